@@ -1,0 +1,138 @@
+/*
+** loader.c -- dlopen libcuda.so.1 and libnvrtc, resolve their entry points.
+*/
+#include "loader.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
+                                CUdriverProcAddressQueryResult *);
+
+static int resolve(get_proc_fn get_proc, const char *name, int abi, void **out) {
+  CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  *out = NULL;
+  return get_proc(name, out, abi, CU_GET_PROC_ADDRESS_DEFAULT, &found) == CUDA_SUCCESS &&
+         found == CU_GET_PROC_ADDRESS_SUCCESS && *out != NULL;
+}
+
+static int resolve_all(cj_driver *drv, get_proc_fn get_proc, char *why, size_t why_len) {
+#define CJ_RESOLVE_(name, abi)                                                                     \
+  if (!resolve(get_proc, #name, abi, (void **)&drv->name)) {                                       \
+    snprintf(why, why_len,                                                                         \
+             "the CUDA driver lacks %s (ABI %d); cujit needs a driver for CUDA 12.0 or newer",     \
+             #name, abi);                                                                          \
+    return 0;                                                                                      \
+  }
+  CJ_DRIVER_FUNCTIONS(CJ_RESOLVE_)
+#undef CJ_RESOLVE_
+#define CJ_RESOLVE_OPTIONAL_(name, abi) resolve(get_proc, #name, abi, (void **)&drv->name);
+  CJ_DRIVER_OPTIONAL_FUNCTIONS(CJ_RESOLVE_OPTIONAL_)
+#undef CJ_RESOLVE_OPTIONAL_
+  return 1;
+}
+
+int cj_driver_open(cj_driver *drv, char *why, size_t why_len) {
+  memset(drv, 0, sizeof *drv);
+  drv->handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!drv->handle) {
+    snprintf(why, why_len,
+             "no CUDA driver: libcuda.so.1 could not be opened (%s); install the NVIDIA driver, "
+             "or compile with an explicit arch such as sm_90",
+             dlerror());
+    return 0;
+  }
+  get_proc_fn get_proc;
+  *(void **)&get_proc = dlsym(drv->handle, "cuGetProcAddress_v2");
+  if (!get_proc) {
+    snprintf(why, why_len, "the CUDA driver is too old (no cuGetProcAddress_v2); cujit needs a "
+                           "driver for CUDA 12.0 or newer");
+    cj_driver_close(drv);
+    return 0;
+  }
+  if (!resolve_all(drv, get_proc, why, why_len)) {
+    cj_driver_close(drv);
+    return 0;
+  }
+  CUresult rc = drv->cuInit(0);
+  if (rc != CUDA_SUCCESS) {
+    const char *name = NULL;
+    drv->cuGetErrorName(rc, &name);
+    snprintf(why, why_len,
+             rc == CUDA_ERROR_NO_DEVICE
+                 ? "no CUDA device: the driver is installed but sees no GPU (cuInit: %s)"
+                 : "the CUDA driver failed to initialise (cuInit: %s); check the driver install",
+             name ? name : "unknown error");
+    cj_driver_close(drv);
+    return 0;
+  }
+  drv->cuDriverGetVersion(&drv->version);
+  return 1;
+}
+
+void cj_driver_close(cj_driver *drv) {
+  if (drv->handle) dlclose(drv->handle);
+  memset(drv, 0, sizeof *drv);
+}
+
+static int nvrtc_resolve(cj_nvrtc *nv, char *why, size_t why_len) {
+#define CJ_NVRTC_RESOLVE_(name)                                                                    \
+  if (!(*(void **)&nv->name = dlsym(nv->handle, #name))) {                                         \
+    snprintf(why, why_len, "%s lacks %s; cujit needs NVRTC 12.0 or newer", nv->path, #name);      \
+    return 0;                                                                                      \
+  }
+  CJ_NVRTC_FUNCTIONS(CJ_NVRTC_RESOLVE_)
+#undef CJ_NVRTC_RESOLVE_
+  return 1;
+}
+
+static int nvrtc_highest_arch(cj_nvrtc *nv) {
+  int n = 0, best = 0;
+  if (nv->nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256) return 0;
+  int archs[256];
+  if (nv->nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS) return 0;
+  for (int i = 0; i < n; i++)
+    if (archs[i] > best) best = archs[i];
+  return best;
+}
+
+int cj_nvrtc_open(cj_nvrtc *nv, char *why, size_t why_len) {
+  static const char *const sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12"};
+  memset(nv, 0, sizeof *nv);
+  const char *env = getenv("CUJIT_NVRTC");
+  if (env && *env) {
+    snprintf(nv->path, sizeof nv->path, "%s", env);
+    nv->handle = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+  }
+  for (size_t i = 0; !nv->handle && !(env && *env) && i < sizeof sonames / sizeof *sonames; i++) {
+    snprintf(nv->path, sizeof nv->path, "%s", sonames[i]);
+    nv->handle = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+  }
+  if (!nv->handle) {
+    snprintf(why, why_len,
+             env && *env ? "no NVRTC: CUJIT_NVRTC=%s could not be opened; point it at a "
+                           "libnvrtc.so, or unset it"
+                         : "no NVRTC: neither libnvrtc.so.13 nor libnvrtc.so.12 could be opened%s; "
+                           "install the CUDA toolkit's NVRTC, add its lib directory to "
+                           "LD_LIBRARY_PATH, or set CUJIT_NVRTC to its path",
+             env && *env ? env : "");
+    memset(nv, 0, sizeof *nv);
+    return 0;
+  }
+  if (!nvrtc_resolve(nv, why, why_len)) {
+    cj_nvrtc_close(nv);
+    return 0;
+  }
+  int major = 0, minor = 0;
+  nv->nvrtcVersion(&major, &minor);
+  nv->version = major * 1000 + minor * 10;
+  nv->max_arch = nvrtc_highest_arch(nv);
+  return 1;
+}
+
+void cj_nvrtc_close(cj_nvrtc *nv) {
+  if (nv->handle) dlclose(nv->handle);
+  memset(nv, 0, sizeof *nv);
+}

@@ -1,0 +1,114 @@
+/*
+** loader.h -- the CUDA driver and NVRTC, opened at run time.
+**
+** Nothing in cujit links libcuda or libnvrtc. The driver's entry points are resolved through
+** cuGetProcAddress with the ABI version of each PFN_* typedef in cudaTypedefs.h (a plain dlsym of
+** "cuMemAlloc" would return the legacy v1 ABI). NVRTC has one ABI per soname, so dlsym suffices.
+*/
+#ifndef CUJIT_LOADER_H
+#define CUJIT_LOADER_H
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <nvrtc.h>
+
+/* X(name, abi): every driver entry point cujit calls, with the ABI version it was written for. */
+#define CJ_DRIVER_FUNCTIONS(X)                                                                     \
+  X(cuInit, 2000)                                                                                  \
+  X(cuDriverGetVersion, 2020)                                                                      \
+  X(cuGetErrorName, 6000)                                                                          \
+  X(cuGetErrorString, 6000)                                                                        \
+  X(cuDeviceGetCount, 2000)                                                                        \
+  X(cuDeviceGet, 2000)                                                                             \
+  X(cuDeviceGetName, 2000)                                                                         \
+  X(cuDeviceGetAttribute, 2000)                                                                    \
+  X(cuDeviceTotalMem, 3020)                                                                        \
+  X(cuDevicePrimaryCtxRetain, 7000)                                                                \
+  X(cuDevicePrimaryCtxRelease, 11000)                                                              \
+  X(cuDevicePrimaryCtxReset, 11000)                                                                \
+  X(cuCtxSetCurrent, 4000)                                                                         \
+  X(cuCtxGetCurrent, 4000)                                                                         \
+  X(cuCtxSynchronize, 2000)                                                                        \
+  X(cuMemAlloc, 3020)                                                                              \
+  X(cuMemFree, 3020)                                                                               \
+  X(cuMemGetInfo, 3020)                                                                            \
+  X(cuMemcpyHtoD, 3020)                                                                            \
+  X(cuMemcpyDtoH, 3020)                                                                            \
+  X(cuMemcpyDtoD, 3020)                                                                            \
+  X(cuMemcpyHtoDAsync, 3020)                                                                       \
+  X(cuMemcpyDtoHAsync, 3020)                                                                       \
+  X(cuMemcpyDtoDAsync, 3020)                                                                       \
+  X(cuMemsetD8, 3020)                                                                              \
+  X(cuMemsetD8Async, 3020)                                                                         \
+  X(cuMemHostAlloc, 2020)                                                                          \
+  X(cuMemFreeHost, 2000)                                                                           \
+  X(cuStreamCreate, 2000)                                                                          \
+  X(cuStreamDestroy, 4000)                                                                         \
+  X(cuStreamSynchronize, 2000)                                                                     \
+  X(cuStreamQuery, 2000)                                                                           \
+  X(cuStreamWaitEvent, 3020)                                                                       \
+  X(cuEventCreate, 2000)                                                                           \
+  X(cuEventDestroy, 4000)                                                                          \
+  X(cuEventRecord, 2000)                                                                           \
+  X(cuEventSynchronize, 2000)                                                                      \
+  X(cuEventQuery, 2000)                                                                            \
+  X(cuEventElapsedTime, 2000)                                                                      \
+  X(cuLibraryLoadData, 12000)                                                                      \
+  X(cuLibraryUnload, 12000)                                                                        \
+  X(cuLibraryGetKernel, 12000)                                                                     \
+  X(cuKernelGetFunction, 12000)                                                                    \
+  X(cuFuncGetAttribute, 2020)                                                                      \
+  X(cuFuncSetAttribute, 9000)                                                                      \
+  X(cuLaunchKernel, 4000)                                                                          \
+  X(cuOccupancyMaxPotentialBlockSize, 6050)
+
+/* Entry points that older drivers may lack; NULL when absent, and callers check. */
+#define CJ_DRIVER_OPTIONAL_FUNCTIONS(X) X(cuFuncGetParamInfo, 12040)
+
+/* Pasted directly so that cuda.h's renames (cuMemAlloc -> cuMemAlloc_v2) touch only the field
+** name, consistently with every use of it, and never the PFN typedef's name. */
+#define CJ_DRIVER_FIELD_(name, abi) PFN_##name##_v##abi name;
+
+typedef struct cj_driver {
+  void *handle;      /* dlopen of libcuda.so.1 */
+  int version;       /* cuDriverGetVersion */
+  CJ_DRIVER_FUNCTIONS(CJ_DRIVER_FIELD_)
+  CJ_DRIVER_OPTIONAL_FUNCTIONS(CJ_DRIVER_FIELD_)
+} cj_driver;
+
+/* X(name): every NVRTC function cujit calls. */
+#define CJ_NVRTC_FUNCTIONS(X)                                                                      \
+  X(nvrtcVersion)                                                                                  \
+  X(nvrtcGetErrorString)                                                                           \
+  X(nvrtcGetNumSupportedArchs)                                                                     \
+  X(nvrtcGetSupportedArchs)                                                                        \
+  X(nvrtcCreateProgram)                                                                            \
+  X(nvrtcDestroyProgram)                                                                           \
+  X(nvrtcCompileProgram)                                                                           \
+  X(nvrtcGetPTXSize)                                                                               \
+  X(nvrtcGetPTX)                                                                                   \
+  X(nvrtcGetCUBINSize)                                                                             \
+  X(nvrtcGetCUBIN)                                                                                 \
+  X(nvrtcGetProgramLogSize)                                                                        \
+  X(nvrtcGetProgramLog)
+
+#define CJ_NVRTC_FIELD_(name) __typeof__(&name) name;
+
+typedef struct cj_nvrtc {
+  void *handle;
+  char path[256];    /* what was opened, for `cujit --version` */
+  int version;       /* major*1000 + minor*10 */
+  int max_arch;      /* highest sm_XX it supports, e.g. 90 or 120 */
+  CJ_NVRTC_FUNCTIONS(CJ_NVRTC_FIELD_)
+} cj_nvrtc;
+
+/* Open the driver and call cuInit(0). On failure, write why into `why` (a sentence that says what
+** is missing and what to do) and return 0. */
+int cj_driver_open(cj_driver *drv, char *why, size_t why_len);
+void cj_driver_close(cj_driver *drv);
+
+/* Open NVRTC: $CUJIT_NVRTC if set, else libnvrtc.so.13, then libnvrtc.so.12. */
+int cj_nvrtc_open(cj_nvrtc *nv, char *why, size_t why_len);
+void cj_nvrtc_close(cj_nvrtc *nv);
+
+#endif

@@ -1,0 +1,466 @@
+/*
+** cujit.h -- the one public header of libcujit, a runtime-compilation kernel engine.
+**
+** A C program hands cujit a CUDA kernel as a string; cujit compiles it with NVRTC, keeps the PTX
+** and CUBIN in a memory + disk cache, and launches it through the CUDA Driver API with arguments
+** checked against the kernel's signature. libcuda and NVRTC are opened at run time, so every
+** function here works (or fails with a clear status) on a machine with neither.
+**
+** Conventions, as SQLite's:
+**   - every object is an opaque handle; freeing a NULL handle is a no-op;
+**   - every fallible function returns a cujit_status; CUJIT_OK is zero;
+**   - after a failure, cujit_errmsg(engine) says what went wrong and what to do. The message is
+**     kept per engine and per thread, so threads sharing an engine never see each other's errors.
+*/
+#ifndef CUJIT_H
+#define CUJIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define CUJIT_API __attribute__((visibility("default")))
+#else
+#define CUJIT_API
+#endif
+
+#define CUJIT_VERSION_MAJOR 0
+#define CUJIT_VERSION_MINOR 1
+#define CUJIT_VERSION_PATCH 0
+#define CUJIT_VERSION_STRING "0.1.0"
+#define CUJIT_VERSION_NUMBER (CUJIT_VERSION_MAJOR * 10000 + CUJIT_VERSION_MINOR * 100 + CUJIT_VERSION_PATCH)
+
+/* ---------------------------------------------------------------------------------------------
+** Status codes
+** ------------------------------------------------------------------------------------------- */
+
+typedef enum cujit_status {
+  CUJIT_OK = 0,
+  CUJIT_ERROR_INVALID_ARGUMENT, /* a NULL where a value is needed, a zero size, a bad option */
+  CUJIT_ERROR_OUT_OF_HOST_MEMORY,
+  CUJIT_ERROR_NO_DRIVER,       /* libcuda.so.1 could not be opened or is too old */
+  CUJIT_ERROR_NO_DEVICE,       /* the driver is there but the device asked for is not */
+  CUJIT_ERROR_NO_NVRTC,        /* NVRTC is needed (a cache miss) but could not be opened */
+  CUJIT_ERROR_SIGNATURE,       /* a malformed kernel signature */
+  CUJIT_ERROR_COMPILE,         /* NVRTC rejected the source; the message holds the mapped log */
+  CUJIT_ERROR_NOT_FOUND,       /* a kernel name that is not in the source */
+  CUJIT_ERROR_ARGUMENT,        /* launch arguments that do not match the signature */
+  CUJIT_ERROR_LAUNCH_CONFIG,   /* grid, block or shared memory outside the device's limits */
+  CUJIT_ERROR_DEVICE_MEMORY,   /* the device could not allocate the memory asked for */
+  CUJIT_ERROR_DEVICE_FAULT,    /* a kernel faulted; the device refuses work until reset */
+  CUJIT_ERROR_BUFFER_LOST,     /* the buffer lived on a device that has been reset since */
+  CUJIT_ERROR_NOT_READY,       /* a stream or event query: the work has not finished yet */
+  CUJIT_ERROR_CACHE,           /* the cache could not be read or written (only from cache calls) */
+  CUJIT_ERROR_IO,              /* a file could not be read or written */
+  CUJIT_ERROR_DRIVER,          /* any other error reported by the CUDA driver */
+  CUJIT_ERROR_INTERRUPTED,     /* a wait was cut short by cujit_interrupt() */
+  CUJIT_ERROR_UNSUPPORTED,     /* the driver, NVRTC or device lacks a feature that was asked for */
+  CUJIT_STATUS_COUNT_
+} cujit_status;
+
+/* A fixed one-line description of a status code (never NULL). */
+CUJIT_API const char *cujit_status_string(cujit_status status);
+
+/* ---------------------------------------------------------------------------------------------
+** Handles
+** ------------------------------------------------------------------------------------------- */
+
+typedef struct cujit_engine cujit_engine;           /* everything cujit knows; one per program */
+typedef struct cujit_device cujit_device;           /* one GPU; owned by the engine, never freed */
+typedef struct cujit_program cujit_program;         /* a compiled translation unit */
+typedef struct cujit_kernel cujit_kernel;           /* one kernel of a program, with its signature */
+typedef struct cujit_buffer cujit_buffer;           /* device memory */
+typedef struct cujit_host_buffer cujit_host_buffer; /* pinned (page-locked) host memory */
+typedef struct cujit_stream cujit_stream;           /* a queue of work on one device */
+typedef struct cujit_event cujit_event;             /* a marker in a stream, for ordering and timing */
+
+/* ---------------------------------------------------------------------------------------------
+** Engine
+** ------------------------------------------------------------------------------------------- */
+
+/* Opens an engine. Never fails for want of a GPU, a driver or NVRTC: those are reported by the
+** calls that need them. Reads CUJIT_DEVICE, CUJIT_NVRTC, CUJIT_CACHE, CUJIT_CACHE_DIR and
+** CUJIT_CACHE_MAX from the environment. On failure *out is NULL. */
+CUJIT_API cujit_status cujit_open(cujit_engine **out);
+
+/* Frees the engine and everything still alive in it (kernels, buffers, streams, events). */
+CUJIT_API void cujit_close(cujit_engine *engine);
+
+/* The message of the last failure of a call on this engine from this thread; "" if none. The
+** pointer stays valid until the next call on the same engine from the same thread. */
+CUJIT_API const char *cujit_errmsg(const cujit_engine *engine);
+
+/* The status of that last failure on this engine from this thread (CUJIT_OK if none yet). */
+CUJIT_API cujit_status cujit_errcode(const cujit_engine *engine);
+
+/* Installs a function that receives the engine's warnings (cache trouble, a slow compile note).
+** By default warnings go to stderr prefixed "cujit: warning: ". NULL restores the default. */
+typedef void (*cujit_warning_fn)(void *user, const char *message);
+CUJIT_API void cujit_set_warning_handler(cujit_engine *engine, cujit_warning_fn fn, void *user);
+
+/* Asks every wait in progress on this engine (synchronize calls) to stop soon with
+** CUJIT_ERROR_INTERRUPTED. Safe to call from a signal handler. The flag clears when a wait
+** reports it. */
+CUJIT_API void cujit_interrupt(cujit_engine *engine);
+
+/* Versions. The driver's and NVRTC's are written as major*1000 + minor*10 (CUDA's own way);
+** each is 0, with the status saying why, when that library is missing. */
+CUJIT_API const char *cujit_version(void);
+CUJIT_API cujit_status cujit_driver_version(cujit_engine *engine, int *version);
+CUJIT_API cujit_status cujit_nvrtc_version(cujit_engine *engine, int *version);
+
+/* ---------------------------------------------------------------------------------------------
+** Devices
+** ------------------------------------------------------------------------------------------- */
+
+typedef struct cujit_device_info {
+  int ordinal;
+  char name[256];
+  int cc_major, cc_minor;   /* compute capability */
+  int multiprocessors;
+  size_t total_memory;      /* bytes */
+  int max_threads_per_block;
+  int max_block_dim[3];
+  int max_grid_dim[3];
+  int max_shared_per_block;        /* bytes without opt-in */
+  int max_shared_per_block_optin;  /* bytes with opt-in */
+  int warp_size;
+  int clock_khz;
+  int memory_clock_khz;
+  int memory_bus_width;     /* bits */
+  int pci_bus_id;
+} cujit_device_info;
+
+/* Number of GPUs the driver sees. Fails with NO_DRIVER when there is no driver. */
+CUJIT_API cujit_status cujit_device_count(cujit_engine *engine, int *count);
+
+/* The device with this ordinal (0-based). Devices belong to the engine; they are never freed. */
+CUJIT_API cujit_status cujit_device_get(cujit_engine *engine, int ordinal, cujit_device **out);
+
+/* The device that new kernels, buffers and streams go to: CUJIT_DEVICE, else 0, until changed. */
+CUJIT_API cujit_status cujit_current_device(cujit_engine *engine, cujit_device **out);
+CUJIT_API cujit_status cujit_set_device(cujit_engine *engine, int ordinal);
+
+CUJIT_API cujit_status cujit_device_info_get(cujit_device *device, cujit_device_info *info);
+CUJIT_API int cujit_device_ordinal(const cujit_device *device);
+
+/* "sm_90" for a compute capability 9.0 device. */
+CUJIT_API cujit_status cujit_device_arch(cujit_device *device, char *buf, size_t len);
+
+/* Free and total device memory in bytes, as the driver reports them now. */
+CUJIT_API cujit_status cujit_device_memory(cujit_device *device, size_t *free_bytes, size_t *total_bytes);
+
+/* Bytes currently allocated through cujit on this device. */
+CUJIT_API size_t cujit_device_allocated(const cujit_device *device);
+
+/* Waits until all work on the device has finished. Reports faults with the kernel that caused
+** them when cujit can tell. */
+CUJIT_API cujit_status cujit_device_synchronize(cujit_device *device);
+
+/* CUJIT_OK while the device is usable; CUJIT_ERROR_DEVICE_FAULT after a sticky fault, with the
+** message saying which kernel faulted and how to recover. */
+CUJIT_API cujit_status cujit_device_status(cujit_device *device);
+
+/* Recreates the device's primary context after a fault. Buffers, streams and events of the device
+** become lost (using them reports BUFFER_LOST / a clear error; freeing them is still fine);
+** compiled kernels stay valid and are reloaded on their next launch. */
+CUJIT_API cujit_status cujit_device_reset(cujit_device *device);
+
+/* ---------------------------------------------------------------------------------------------
+** Compiling
+** ------------------------------------------------------------------------------------------- */
+
+typedef struct cujit_compile_options {
+  const char *arch;           /* "sm_90" or "compute_90"; NULL: the current device's */
+  int fast_math;              /* --use_fast_math */
+  int line_info;              /* -lineinfo */
+  int debug;                  /* -G (device debug) */
+  const char *const *defines; /* "NAME" or "NAME=VALUE" */
+  size_t define_count;
+  const char *const *include_dirs;
+  size_t include_dir_count;
+  const char *const *extra_flags; /* passed to NVRTC as they are */
+  size_t extra_flag_count;
+  const char *std;            /* "c++17" (default), "c++20", ... */
+} cujit_compile_options;
+
+#define CUJIT_COMPILE_OPTIONS_INIT {0}
+
+/* Compiles a translation unit holding one or more extern "C" __global__ kernels. Their signatures
+** are read from the source. `name` names the source in errors ("saxpy.cu"); NULL gives
+** "<source>". A cache hit never runs NVRTC. */
+CUJIT_API cujit_status cujit_program_compile(cujit_engine *engine, const char *source, const char *name,
+                                   const cujit_compile_options *options, cujit_program **out);
+
+/* Reads a .cu file and compiles it as above, naming it by its path in errors. */
+CUJIT_API cujit_status cujit_program_compile_file(cujit_engine *engine, const char *path,
+                                        const cujit_compile_options *options, cujit_program **out);
+
+CUJIT_API void cujit_program_free(cujit_program *program);
+
+/* The kernels the program defines, in source order. */
+CUJIT_API size_t cujit_program_kernel_count(const cujit_program *program);
+CUJIT_API const char *cujit_program_kernel_name(const cujit_program *program, size_t index);
+
+/* The kernel called `name`. The kernel keeps what it needs of the program: freeing the program
+** first is fine. Fails with NOT_FOUND, listing the kernels there are. */
+CUJIT_API cujit_status cujit_program_kernel(cujit_program *program, const char *name, cujit_kernel **out);
+
+/* PTX and CUBIN of the program (NUL-terminated PTX; CUBIN as bytes). The pointers live as long as
+** the program. A program compiled for compute_XX has no CUBIN (NULL, 0). */
+CUJIT_API const char *cujit_program_ptx(const cujit_program *program, size_t *len);
+CUJIT_API const void *cujit_program_cubin(const cujit_program *program, size_t *len);
+
+/* The compile log (warnings), "" when NVRTC said nothing or the program came from the cache. */
+CUJIT_API const char *cujit_program_log(const cujit_program *program);
+
+/* 1 if the program came from the cache (memory or disk), 0 if NVRTC compiled it. */
+CUJIT_API int cujit_program_from_cache(const cujit_program *program);
+
+/* Milliseconds spent getting the program: the compile, or the cache lookup on a hit. */
+CUJIT_API double cujit_program_milliseconds(const cujit_program *program);
+
+/* Defines a kernel from a signature and a body, as Numba's @cuda.jit:
+**     cujit_kernel_define(e, "saxpy(float a, const float *x, float *y, int n)",
+**                         "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+**                         "if (i < n) y[i] = a * x[i] + y[i];", NULL, &k);
+** Type variables (a type named by one upper-case letter, optionally followed by digits: T, U,
+** T2) make the kernel generic: it is specialised and compiled on first use for each concrete type
+** list, from the element types of the buffers passed, or explicitly with cujit_kernel_specialize.
+** A non-generic kernel is compiled (or fetched from the cache) here; errors name the kernel and
+** the line within `body`. `preamble` (may be NULL) is code placed before the kernel: device
+** functions, #includes, constants; its lines are reported as such. */
+CUJIT_API cujit_status cujit_kernel_define(cujit_engine *engine, const char *signature, const char *body,
+                                 const char *preamble, const cujit_compile_options *options,
+                                 cujit_kernel **out);
+
+CUJIT_API void cujit_kernel_free(cujit_kernel *kernel);
+
+/* The kernel's name, its signature as written back by cujit ("saxpy(float a, const float *x,
+** float *y, int n)"), and the full source given to NVRTC. */
+CUJIT_API const char *cujit_kernel_name(const cujit_kernel *kernel);
+CUJIT_API const char *cujit_kernel_signature(const cujit_kernel *kernel);
+CUJIT_API const char *cujit_kernel_source(const cujit_kernel *kernel);
+
+/* The program behind a concrete kernel (NULL for an unspecialised generic kernel). Owned by the
+** kernel. */
+CUJIT_API const cujit_program *cujit_kernel_program(const cujit_kernel *kernel);
+
+/* 1 if the kernel has type variables. */
+CUJIT_API int cujit_kernel_is_generic(const cujit_kernel *kernel);
+
+/* ---------------------------------------------------------------------------------------------
+** Types
+** ------------------------------------------------------------------------------------------- */
+
+typedef enum cujit_dtype {
+  CUJIT_DTYPE_NONE = 0, /* untyped bytes: accepted by any pointer parameter */
+  CUJIT_F16, CUJIT_F32, CUJIT_F64,
+  CUJIT_I8, CUJIT_I16, CUJIT_I32, CUJIT_I64,
+  CUJIT_U8, CUJIT_U16, CUJIT_U32, CUJIT_U64,
+  CUJIT_DTYPE_COUNT_
+} cujit_dtype;
+
+/* "f32", "i64", ... ("bytes" for NONE), the C type ("float", "long long", "__half", ...), the
+** size in bytes, and the dtype named by either spelling (CUJIT_DTYPE_NONE when unknown). */
+CUJIT_API const char *cujit_dtype_name(cujit_dtype dtype);
+CUJIT_API const char *cujit_dtype_ctype(cujit_dtype dtype);
+CUJIT_API size_t cujit_dtype_size(cujit_dtype dtype);
+CUJIT_API cujit_dtype cujit_dtype_from_name(const char *name);
+
+/* Explicitly specialises a generic kernel: `types` gives each type variable in order of first
+** appearance, e.g. {CUJIT_F64} for axpy(T a, const T *x, T *y, int n). The result is owned by
+** the generic kernel (do not free it) and is cached: the same list gives the same kernel. */
+CUJIT_API cujit_status cujit_kernel_specialize(cujit_kernel *kernel, const cujit_dtype *types, size_t count,
+                                     cujit_kernel **out);
+
+/* Parameters, as the signature declares them. */
+typedef enum cujit_param_kind {
+  CUJIT_PARAM_SCALAR,  /* passed by value: int, float, ... */
+  CUJIT_PARAM_POINTER, /* a pointer to device memory */
+} cujit_param_kind;
+
+typedef struct cujit_param_info {
+  const char *name;
+  const char *type;      /* as written, with type variables resolved when concrete: "const float *" */
+  cujit_param_kind kind;
+  cujit_dtype dtype;     /* scalar type, or element type of a pointer; NONE for void * / structs */
+  int is_const;          /* pointer to const */
+  size_t size, align;    /* of the parameter itself (8 for a pointer) */
+  size_t offset;         /* in the parameter buffer */
+  int type_var;          /* index of the type variable this uses, or -1 */
+} cujit_param_info;
+
+CUJIT_API size_t cujit_kernel_param_count(const cujit_kernel *kernel);
+CUJIT_API cujit_status cujit_kernel_param(const cujit_kernel *kernel, size_t index, cujit_param_info *info);
+CUJIT_API size_t cujit_kernel_type_var_count(const cujit_kernel *kernel);
+CUJIT_API const char *cujit_kernel_type_var(const cujit_kernel *kernel, size_t index);
+
+typedef struct cujit_kernel_attributes {
+  int registers;             /* per thread */
+  int static_shared_bytes;
+  int const_bytes;
+  int local_bytes;           /* per thread (spills and stack) */
+  int max_threads_per_block; /* for this kernel on its device */
+  int ptx_version, binary_version;
+} cujit_kernel_attributes;
+
+/* Attributes on the current device (loads the kernel there if needed). */
+CUJIT_API cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel, cujit_kernel_attributes *attrs);
+
+/* ---------------------------------------------------------------------------------------------
+** Launching
+** ------------------------------------------------------------------------------------------- */
+
+typedef enum cujit_arg_kind {
+  CUJIT_ARG_INT,    /* v.i: any integer; range-checked against the parameter */
+  CUJIT_ARG_UINT,   /* v.u */
+  CUJIT_ARG_FLOAT,  /* v.f: converted to the parameter's type; integer parameters need an exact,
+                       in-range integral value */
+  CUJIT_ARG_BUFFER, /* v.buffer: a cujit device buffer, for pointer parameters */
+  CUJIT_ARG_DEVPTR, /* v.devptr: a raw device address, for pointer parameters */
+  CUJIT_ARG_BYTES,  /* v.bytes: exactly the parameter's size, copied as is (structs) */
+} cujit_arg_kind;
+
+typedef struct cujit_arg {
+  cujit_arg_kind kind;
+  union {
+    int64_t i;
+    uint64_t u;
+    double f;
+    cujit_buffer *buffer;
+    uint64_t devptr;
+    const void *bytes;
+  } v;
+} cujit_arg;
+
+/* Helpers to build arguments in place: cujit_launch(k, &cfg, (cujit_arg[]){CUJIT_I(n), ...}, 4) */
+#define CUJIT_ARG_I(x) ((cujit_arg){.kind = CUJIT_ARG_INT, .v.i = (int64_t)(x)})
+#define CUJIT_ARG_U(x) ((cujit_arg){.kind = CUJIT_ARG_UINT, .v.u = (uint64_t)(x)})
+#define CUJIT_ARG_F(x) ((cujit_arg){.kind = CUJIT_ARG_FLOAT, .v.f = (double)(x)})
+#define CUJIT_ARG_BUF(x) ((cujit_arg){.kind = CUJIT_ARG_BUFFER, .v.buffer = (x)})
+
+typedef struct cujit_launch_config {
+  unsigned grid[3];     /* 0 in y or z means 1 */
+  unsigned block[3];
+  unsigned shared_bytes; /* dynamic shared memory */
+  cujit_stream *stream;  /* NULL: the device's default stream */
+} cujit_launch_config;
+
+/* Launches a kernel asynchronously. The arguments are checked against the signature (count, kind,
+** range, exactness) before anything reaches the driver; a mismatch is CUJIT_ERROR_ARGUMENT with a
+** message naming the parameter. A generic kernel is specialised from the dtypes of the buffers
+** passed. The device is the stream's, else the engine's current device. The launch path does no
+** allocation, hashing or string work once the kernel is loaded on that device. */
+CUJIT_API cujit_status cujit_launch(cujit_kernel *kernel, const cujit_launch_config *config,
+                          const cujit_arg *args, size_t nargs);
+
+/* Launches over `n` elements in 1-D with the block size the occupancy API suggests for this kernel
+** (cached), and enough blocks to cover n. */
+CUJIT_API cujit_status cujit_launch_n(cujit_kernel *kernel, size_t n, cujit_stream *stream,
+                            const cujit_arg *args, size_t nargs);
+
+/* The block size cujit_launch_n would pick on the current device. */
+CUJIT_API cujit_status cujit_kernel_suggest_block(cujit_kernel *kernel, int *block_size, int *min_grid);
+
+/* ---------------------------------------------------------------------------------------------
+** Device memory
+** ------------------------------------------------------------------------------------------- */
+
+/* Allocates `bytes` (> 0) on the current device. `dtype` tags the elements (NONE for raw bytes);
+** it is what generic kernels specialise on and what typed pointer parameters check. */
+CUJIT_API cujit_status cujit_buffer_alloc(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
+                                cujit_buffer **out);
+CUJIT_API void cujit_buffer_free(cujit_buffer *buffer);
+
+CUJIT_API size_t cujit_buffer_size(const cujit_buffer *buffer);
+CUJIT_API cujit_dtype cujit_buffer_dtype(const cujit_buffer *buffer);
+CUJIT_API cujit_device *cujit_buffer_device(const cujit_buffer *buffer);
+/* The device address (0 when the buffer is lost). */
+CUJIT_API uint64_t cujit_buffer_devptr(const cujit_buffer *buffer);
+
+/* Copies. Sizes and offsets are in bytes and checked against the buffers. A NULL stream makes the
+** call synchronous; a stream makes it asynchronous (host memory must then stay alive until the
+** stream is done, and is only truly asynchronous when pinned). */
+CUJIT_API cujit_status cujit_memcpy_htod(cujit_buffer *dst, size_t dst_offset, const void *src, size_t bytes,
+                               cujit_stream *stream);
+CUJIT_API cujit_status cujit_memcpy_dtoh(void *dst, const cujit_buffer *src, size_t src_offset, size_t bytes,
+                               cujit_stream *stream);
+CUJIT_API cujit_status cujit_memcpy_dtod(cujit_buffer *dst, size_t dst_offset, const cujit_buffer *src,
+                               size_t src_offset, size_t bytes, cujit_stream *stream);
+/* Sets `bytes` bytes from `offset` to `value`. */
+CUJIT_API cujit_status cujit_memset(cujit_buffer *dst, size_t offset, unsigned char value, size_t bytes,
+                          cujit_stream *stream);
+
+/* Pinned host memory, for fast and truly asynchronous copies. */
+CUJIT_API cujit_status cujit_host_alloc(cujit_engine *engine, size_t bytes, cujit_host_buffer **out);
+CUJIT_API void cujit_host_free(cujit_host_buffer *buffer);
+CUJIT_API void *cujit_host_ptr(const cujit_host_buffer *buffer);
+CUJIT_API size_t cujit_host_size(const cujit_host_buffer *buffer);
+
+/* ---------------------------------------------------------------------------------------------
+** Streams and events
+** ------------------------------------------------------------------------------------------- */
+
+/* A non-blocking stream on the current device. */
+CUJIT_API cujit_status cujit_stream_create(cujit_engine *engine, cujit_stream **out);
+CUJIT_API void cujit_stream_free(cujit_stream *stream);
+CUJIT_API cujit_status cujit_stream_synchronize(cujit_stream *stream);
+/* CUJIT_OK when all work is done, CUJIT_ERROR_NOT_READY while some is pending. */
+CUJIT_API cujit_status cujit_stream_query(cujit_stream *stream);
+/* Makes future work in `stream` wait for `event`. */
+CUJIT_API cujit_status cujit_stream_wait_event(cujit_stream *stream, cujit_event *event);
+CUJIT_API cujit_device *cujit_stream_device(const cujit_stream *stream);
+
+CUJIT_API cujit_status cujit_event_create(cujit_engine *engine, cujit_event **out);
+CUJIT_API void cujit_event_free(cujit_event *event);
+/* Records the event in `stream` (NULL: the default stream). */
+CUJIT_API cujit_status cujit_event_record(cujit_event *event, cujit_stream *stream);
+CUJIT_API cujit_status cujit_event_synchronize(cujit_event *event);
+CUJIT_API cujit_status cujit_event_query(cujit_event *event);
+/* Milliseconds between two recorded, completed events. */
+CUJIT_API cujit_status cujit_event_elapsed(cujit_event *start, cujit_event *end, float *ms);
+
+/* ---------------------------------------------------------------------------------------------
+** Cache
+** ------------------------------------------------------------------------------------------- */
+
+typedef struct cujit_cache_stats {
+  uint64_t memory_hits, disk_hits, misses;
+  uint64_t entries;     /* on disk */
+  uint64_t bytes;       /* on disk */
+  uint64_t max_bytes;   /* the LRU bound */
+  int disk_enabled;     /* 0 when CUJIT_CACHE=off or the directory is unwritable */
+} cujit_cache_stats;
+
+/* The cache directory in use ("" when the disk cache is off). */
+CUJIT_API const char *cujit_cache_dir(cujit_engine *engine);
+CUJIT_API cujit_status cujit_cache_stats_get(cujit_engine *engine, cujit_cache_stats *stats);
+/* Removes every entry, in memory and on disk. */
+CUJIT_API cujit_status cujit_cache_clear(cujit_engine *engine);
+
+/* ---------------------------------------------------------------------------------------------
+** Lua
+** ------------------------------------------------------------------------------------------- */
+
+struct lua_State;
+
+/* Makes the cujit module available in a Lua 5.4 state the program opened itself, sharing
+** `engine` (which must outlive the state), so kernels and buffers made from C and from Lua meet.
+** Afterwards `require "cujit"` returns the module; it is also left on the stack. Returns 1 (the
+** module on the stack). Defined in libcujit-lua (linked into the `cujit` command and `cujit.so`). */
+CUJIT_API int cujit_lua_open(struct lua_State *L, cujit_engine *engine);
+
+/* Wraps a buffer made from C as a Lua device array of `dtype` and 1-D length bytes/size, pushed
+** on the stack; the Lua value does not own it (the C side frees it). Returns 1. */
+CUJIT_API int cujit_lua_push_buffer(struct lua_State *L, cujit_buffer *buffer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUJIT_H */

@@ -1,0 +1,39 @@
+/*
+** gpu.h -- the one helper through which every C test that needs a GPU goes: it skips with a
+** reason when there is none, and fails instead when CUJIT_REQUIRE_GPU=1, so a GPU run cannot
+** pass by skipping.
+*/
+#ifndef CUJIT_TEST_GPU_H
+#define CUJIT_TEST_GPU_H
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cujit.h"
+
+static inline int cj_test_gpu_required(void) {
+  const char *v = getenv("CUJIT_REQUIRE_GPU");
+  return v && strcmp(v, "1") == 0;
+}
+
+/* Opens device 0 of `engine`, or skips (fails under CUJIT_REQUIRE_GPU=1) with the reason. */
+#define CJ_NEED_GPU(engine)                                                                        \
+  do {                                                                                             \
+    cujit_device *cj_dev_;                                                                         \
+    if (cujit_device_get((engine), 0, &cj_dev_) != CUJIT_OK) {                                     \
+      if (cj_test_gpu_required())                                                                  \
+        cr_fatal("CUJIT_REQUIRE_GPU=1 but no GPU: %s", cujit_errmsg(engine));                      \
+      cr_skip_test("no GPU: %s", cujit_errmsg(engine));                                            \
+    }                                                                                              \
+  } while (0)
+
+/* Fresh random floats in [-1, 1) from a small xorshift, so inputs are never zeros. */
+static inline float cj_test_randf(unsigned *state) {
+  unsigned x = *state;
+  x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+  *state = x;
+  return (float)((double)x / 2147483648.0 - 1.0);
+}
+
+#endif
