@@ -32,17 +32,27 @@ typedef struct cj_signature {
   char *type_vars[CJ_MAX_TYPE_VARS];
   size_t ntype_vars;
   size_t param_bytes;      /* total size of the parameter buffer, with padding */
+  int specialized;         /* 1 in a cj_signature_specialize copy: bound[] holds the types */
+  cujit_dtype bound[CJ_MAX_TYPE_VARS];
 } cj_signature;
 
 /* Parses a signature. On failure returns CUJIT_ERROR_SIGNATURE and writes into err a message that
 ** says where (column, the text with a caret line) and what is wrong. */
 cujit_status cj_signature_parse(const char *text, cj_signature *out, char *err, size_t err_len);
 
-/* A concrete copy of a generic signature with types[i] for type variable i. */
+/* A concrete copy of a generic signature with types[i] for type variable i. The copy keeps the
+** names of the type variables (type_vars, ntype_vars) and each parameter's type_var (where it came
+** from), sets specialized = 1 and bound[], and has every type resolved ("const float *"). */
 cujit_status cj_signature_specialize(const cj_signature *generic, const cujit_dtype *types,
                                      size_t ntypes, cj_signature *out, char *err, size_t err_len);
 
 void cj_signature_free(cj_signature *sig);
+
+/* A deep copy; CUJIT_ERROR_OUT_OF_HOST_MEMORY when that fails. */
+cujit_status cj_signature_copy(const cj_signature *sig, cj_signature *out);
+
+/* 1 if the signature is generic and not yet specialised. */
+int cj_signature_is_generic(const cj_signature *sig);
 
 /* "saxpy(float a, const float *x, float *y, int n)"; malloc'd, NULL if out of memory. */
 char *cj_signature_format(const cj_signature *sig);

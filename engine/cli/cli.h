@@ -1,0 +1,47 @@
+/*
+** cli.h -- what the parts of the `cujit` command share: the subcommands (cmd_tools.c), the Lua
+** runner (run.c) and the REPL (repl.c). Private to the command.
+*/
+#ifndef CUJIT_CLI_H
+#define CUJIT_CLI_H
+
+#include <stdio.h>
+
+#include "cujit.h"
+
+#include <lua.h>
+
+#define CLI_NAME "cujit"
+
+/* 1 if argv[1] names a subcommand (devices, compile, cache, help, --version, --help). A first
+** argument that ends in ".lua" or contains a '/' is always a script, never a subcommand. */
+int cli_is_tool(const char *arg);
+
+/* Runs the subcommand named by argv[1]; returns the exit status. */
+int cli_tool_main(int argc, char **argv);
+
+/* The usage text, for `cujit help` and for bad options. */
+void cli_print_usage(FILE *out);
+
+/* Runs Lua as stock `lua` does (scripts, -e, -l, -i, -v, -, --, -E, -W); returns the exit status. */
+int cli_lua_main(int argc, char **argv);
+
+/* Prints "cujit: msg" on stderr. */
+void cli_message(const char *msg);
+
+/* Calls the function below `narg` arguments on the stack in protected mode, with a traceback
+** on error and Ctrl-C turned into a Lua error ("interrupted!") plus cujit_interrupt(engine).
+** Returns the lua_pcall status; on error the message is left on the stack. */
+int cli_docall(lua_State *L, int narg, int nres);
+
+/* On an error status prints the message on the top of the stack and pops it. Returns status. */
+int cli_report(lua_State *L, int status);
+
+/* The engine the runner opened, for the REPL's timing and for interrupts. */
+cujit_engine *cli_engine(void);
+
+/* The interactive loop: reads statements from stdin (with libedit when it is a terminal, plain
+** lines otherwise) and runs them in L until end of input. */
+void cli_repl(lua_State *L);
+
+#endif

@@ -1,0 +1,415 @@
+/*
+** cmd_tools.c -- the subcommands that need no Lua: `cujit --version`, `cujit devices`,
+** `cujit compile`, `cujit cache dir|stats|clear` and `cujit help`.
+*/
+#define _GNU_SOURCE /* dladdr and RTLD_NOLOAD, to name the NVRTC library that was opened */
+
+#include "cli.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lua.h>
+
+typedef int (*tool_fn)(cujit_engine *engine, int argc, char **argv);
+
+static void tool_error(const char *tool, const char *msg) {
+  fprintf(stderr, CLI_NAME " %s: %s\n", tool, msg);
+}
+
+/* Opens an engine for a tool; it never fails for want of a GPU, only for want of memory. */
+static cujit_engine *open_engine(const char *tool) {
+  cujit_engine *engine = NULL;
+  cujit_status st = cujit_open(&engine);
+  if (st != CUJIT_OK) tool_error(tool, cujit_status_string(st));
+  return engine;
+}
+
+/* --- cujit help ------------------------------------------------------------------------------ */
+
+void cli_print_usage(FILE *out) {
+  fputs(
+      "usage: cujit [options] [script [args]]   run Lua 5.4 with cujit, as stock lua does\n"
+      "       cujit                             the REPL (stdin a terminal; else stdin is run)\n"
+      "       cujit --version                   versions of cujit, Lua, NVRTC and the driver\n"
+      "       cujit devices                     list the GPUs\n"
+      "       cujit compile FILE.cu [options]   compile a translation unit to PTX or CUBIN\n"
+      "       cujit cache dir|stats|clear       the on-disk kernel cache\n"
+      "       cujit help                        this text\n"
+      "Lua options:\n"
+      "  -e stat   execute string 'stat'\n"
+      "  -i        enter the REPL after the script (also reads piped lines)\n"
+      "  -l mod    require library 'mod' into global 'mod'\n"
+      "  -l g=mod  require library 'mod' into global 'g'\n"
+      "  -v        show version information\n"
+      "  -E        ignore environment variables LUA_INIT, LUA_PATH, LUA_CPATH\n"
+      "  -W        turn warnings on\n"
+      "  --        stop handling options\n"
+      "  -         run stdin and stop handling options\n"
+      "compile options:\n"
+      "  --arch sm_XX      target (default: the current GPU's; required without a GPU)\n"
+      "  -o OUT            output file, '-' for stdout (default: FILE.ptx or FILE.cubin)\n"
+      "  --ptx, --cubin    what to write (default --ptx)\n"
+      "  -D NAME[=VALUE]   define a macro        -I DIR         add an include directory\n"
+      "  --fast-math       --use_fast_math       --lineinfo     line info for profilers\n"
+      "  -G                device debug info     --std c++NN    language standard\n"
+      "  -X FLAG           pass FLAG to NVRTC as it is\n"
+      "A first argument that ends in .lua or contains '/' is a script, never a subcommand.\n"
+      "In the REPL, :help lists what it adds to Lua.\n",
+      out);
+}
+
+static int tool_help(cujit_engine *engine, int argc, char **argv) {
+  (void)engine, (void)argc, (void)argv;
+  cli_print_usage(stdout);
+  return 0;
+}
+
+/* --- cujit --version ------------------------------------------------------------------------- */
+
+/* CUDA writes versions as major*1000 + minor*10. */
+static void print_cuda_version(const char *what, int version, const char *detail) {
+  printf("%-8s %d.%d%s%s\n", what, version / 1000, version % 1000 / 10, detail[0] ? "  " : "",
+         detail);
+}
+
+/* The file NVRTC was loaded from. The public API has no call for it, so ask the dynamic loader
+** which of the names the engine tries is resident (RTLD_NOLOAD never loads anything). */
+static void nvrtc_library(char *buf, size_t len) {
+  static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12"};
+  const char *env = getenv("CUJIT_NVRTC");
+  buf[0] = '\0';
+  for (size_t i = 0; i < 3 && !buf[0]; i++) {
+    const char *name = i == 0 ? env : names[i - 1];
+    if (!name || !*name) continue;
+    void *h = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
+    if (!h) continue;
+    Dl_info info;
+    void *sym = dlsym(h, "nvrtcVersion");
+    if (sym && dladdr(sym, &info) && info.dli_fname) snprintf(buf, len, "(%s)", info.dli_fname);
+    else snprintf(buf, len, "(%s)", name);
+    dlclose(h);
+  }
+}
+
+static int tool_version(cujit_engine *engine, int argc, char **argv) {
+  (void)argc, (void)argv;
+  int v = 0;
+  char lib[512];
+  printf("%-8s %s\n", "cujit", cujit_version());
+  printf("%-8s %s\n", "Lua", LUA_RELEASE);
+  if (cujit_nvrtc_version(engine, &v) == CUJIT_OK) {
+    nvrtc_library(lib, sizeof lib);
+    print_cuda_version("NVRTC", v, lib);
+  } else {
+    printf("%-8s missing: %s\n", "NVRTC", cujit_errmsg(engine));
+  }
+  if (cujit_driver_version(engine, &v) == CUJIT_OK) print_cuda_version("driver", v, "(CUDA)");
+  else printf("%-8s missing: %s\n", "driver", cujit_errmsg(engine));
+  return 0;
+}
+
+/* --- cujit devices --------------------------------------------------------------------------- */
+
+static int tool_devices(cujit_engine *engine, int argc, char **argv) {
+  (void)argv;
+  if (argc > 2) {
+    tool_error("devices", "takes no arguments");
+    return 1;
+  }
+  int count = 0;
+  if (cujit_device_count(engine, &count) != CUJIT_OK) {
+    tool_error("devices", cujit_errmsg(engine));
+    return 1;
+  }
+  if (count == 0) {
+    tool_error("devices", "the CUDA driver sees no GPU");
+    return 1;
+  }
+  for (int i = 0; i < count; i++) {
+    cujit_device *dev;
+    cujit_device_info info;
+    char arch[32];
+    if (cujit_device_get(engine, i, &dev) != CUJIT_OK ||
+        cujit_device_info_get(dev, &info) != CUJIT_OK ||
+        cujit_device_arch(dev, arch, sizeof arch) != CUJIT_OK) {
+      fprintf(stderr, CLI_NAME " devices: device %d: %s\n", i, cujit_errmsg(engine));
+      return 1;
+    }
+    printf("%d  %s  %s  %.1f GiB  %d SMs\n", i, info.name, arch,
+           (double)info.total_memory / (1024.0 * 1024.0 * 1024.0), info.multiprocessors);
+  }
+  return 0;
+}
+
+/* --- cujit compile --------------------------------------------------------------------------- */
+
+typedef struct compile_args {
+  const char *input, *output;
+  int cubin;
+  cujit_compile_options opts;
+  const char **defines, **includes, **flags; /* each sized for every argument */
+  size_t ndefines, nincludes, nflags;
+} compile_args;
+
+/* The value of an option given as "-D X", "-DX", "--arch sm_90" or "--arch=sm_90"; advances *i
+** past it. NULL (after a message) when it is missing. */
+static const char *option_value(int argc, char **argv, int *i, const char *opt) {
+  const char *a = argv[*i];
+  size_t n = strlen(opt);
+  if (a[n] == '=' && n > 2) return a + n + 1;
+  if (a[n] != '\0' && n == 2) return a + n;
+  if (*i + 1 < argc) return argv[++*i];
+  fprintf(stderr, CLI_NAME " compile: option '%s' needs a value\n", opt);
+  return NULL;
+}
+
+/* 1 if argv[i] is option `opt`, alone, joined ("-DX", short options) or with '=' (long ones). */
+static int is_option(const char *a, const char *opt) {
+  size_t n = strlen(opt);
+  if (strncmp(a, opt, n) != 0) return 0;
+  return a[n] == '\0' || (n == 2 && opt[1] != '-') || (n > 2 && a[n] == '=');
+}
+
+static int parse_compile_args(int argc, char **argv, compile_args *ca) {
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i], *v = NULL;
+    if (strcmp(a, "--ptx") == 0) ca->cubin = 0;
+    else if (strcmp(a, "--cubin") == 0) ca->cubin = 1;
+    else if (strcmp(a, "--fast-math") == 0) ca->opts.fast_math = 1;
+    else if (strcmp(a, "--lineinfo") == 0) ca->opts.line_info = 1;
+    else if (strcmp(a, "-G") == 0) ca->opts.debug = 1;
+    else if (is_option(a, "--arch")) {
+      if (!(v = option_value(argc, argv, &i, "--arch"))) return 0;
+      ca->opts.arch = v;
+    } else if (is_option(a, "--std")) {
+      if (!(v = option_value(argc, argv, &i, "--std"))) return 0;
+      ca->opts.std = v;
+    } else if (is_option(a, "-o")) {
+      if (!(v = option_value(argc, argv, &i, "-o"))) return 0;
+      ca->output = v;
+    } else if (is_option(a, "-D")) {
+      if (!(v = option_value(argc, argv, &i, "-D"))) return 0;
+      ca->defines[ca->ndefines++] = v;
+    } else if (is_option(a, "-I")) {
+      if (!(v = option_value(argc, argv, &i, "-I"))) return 0;
+      ca->includes[ca->nincludes++] = v;
+    } else if (is_option(a, "-X")) {
+      if (!(v = option_value(argc, argv, &i, "-X"))) return 0;
+      ca->flags[ca->nflags++] = v;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      fprintf(stderr, CLI_NAME " compile: unknown option '%s' (see 'cujit help')\n", a);
+      return 0;
+    } else if (ca->input) {
+      fprintf(stderr, CLI_NAME " compile: one input file at a time ('%s' and '%s')\n", ca->input,
+              a);
+      return 0;
+    } else {
+      ca->input = a;
+    }
+  }
+  if (!ca->input) {
+    fprintf(stderr, CLI_NAME " compile: no input file; usage: cujit compile FILE.cu [--arch "
+                    "sm_XX] [-o OUT] [--ptx|--cubin]\n");
+    return 0;
+  }
+  ca->opts.defines = ca->defines, ca->opts.define_count = ca->ndefines;
+  ca->opts.include_dirs = ca->includes, ca->opts.include_dir_count = ca->nincludes;
+  ca->opts.extra_flags = ca->flags, ca->opts.extra_flag_count = ca->nflags;
+  return 1;
+}
+
+/* Without --arch the current GPU decides; with no GPU, say plainly that --arch is needed. */
+static int default_arch(cujit_engine *engine, char *arch, size_t len) {
+  cujit_device *dev;
+  if (cujit_current_device(engine, &dev) == CUJIT_OK && cujit_device_arch(dev, arch, len) == CUJIT_OK)
+    return 1;
+  fprintf(stderr,
+          CLI_NAME " compile: no GPU to take the target from (%s)\n"
+                   "  pass the target explicitly with --arch, for example --arch sm_90\n",
+          cujit_errmsg(engine));
+  return 0;
+}
+
+/* "dir/k.cu" -> "dir/k.ptx"; a name without ".cu" gets the extension added. */
+static char *output_name(const char *input, const char *ext) {
+  size_t n = strlen(input);
+  if (n > 3 && strcmp(input + n - 3, ".cu") == 0) n -= 3;
+  char *out = malloc(n + strlen(ext) + 1);
+  if (!out) return NULL;
+  memcpy(out, input, n);
+  strcpy(out + n, ext);
+  return out;
+}
+
+static int write_output(const char *path, const void *data, size_t len) {
+  int to_stdout = strcmp(path, "-") == 0;
+  FILE *f = to_stdout ? stdout : fopen(path, "wb");
+  if (!f) {
+    fprintf(stderr, CLI_NAME " compile: cannot write %s: %s\n", path, strerror(errno));
+    return 0;
+  }
+  int ok = fwrite(data, 1, len, f) == len;
+  ok = (to_stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
+  if (!ok) fprintf(stderr, CLI_NAME " compile: writing %s failed: %s\n", path, strerror(errno));
+  return ok;
+}
+
+/* "cujit: k.cu: 2 kernels (saxpy, vadd) for sm_90, compiled in 12.3 ms -> k.ptx" on stderr. */
+static void print_summary(const cujit_program *prog, const char *input, const char *arch,
+                          const char *output) {
+  size_t n = cujit_program_kernel_count(prog);
+  fprintf(stderr, CLI_NAME ": %s: %zu kernel%s (", input, n, n == 1 ? "" : "s");
+  for (size_t i = 0; i < n; i++)
+    fprintf(stderr, "%s%s", i ? ", " : "", cujit_program_kernel_name(prog, i));
+  fprintf(stderr, ") for %s, %s in %.1f ms -> %s\n", arch,
+          cujit_program_from_cache(prog) ? "from the cache" : "compiled",
+          cujit_program_milliseconds(prog), strcmp(output, "-") == 0 ? "stdout" : output);
+  if (n == 0)
+    fprintf(stderr, CLI_NAME ": warning: %s defines no extern \"C\" __global__ kernel\n", input);
+}
+
+static int compile_and_write(cujit_engine *engine, compile_args *ca) {
+  char arch[32];
+  if (!ca->opts.arch) {
+    if (!default_arch(engine, arch, sizeof arch)) return 1;
+    ca->opts.arch = arch;
+  }
+  cujit_program *prog = NULL;
+  if (cujit_program_compile_file(engine, ca->input, &ca->opts, &prog) != CUJIT_OK) {
+    fprintf(stderr, "%s\n", cujit_errmsg(engine));
+    return 1;
+  }
+  const char *log = cujit_program_log(prog);
+  if (log && *log) fprintf(stderr, "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
+  size_t len = 0;
+  const void *data =
+      ca->cubin ? cujit_program_cubin(prog, &len) : (const void *)cujit_program_ptx(prog, &len);
+  int status = 1;
+  char *defname = NULL;
+  const char *out = ca->output;
+  if (!data) {
+    fprintf(stderr,
+            CLI_NAME " compile: %s gives no CUBIN (a compute_XX target is PTX only); pass an "
+                     "sm_XX target, or --ptx\n",
+            ca->opts.arch);
+  } else if (!out && !(out = defname = output_name(ca->input, ca->cubin ? ".cubin" : ".ptx"))) {
+    tool_error("compile", "out of memory");
+  } else if (write_output(out, data, len)) {
+    print_summary(prog, ca->input, ca->opts.arch, out);
+    status = 0;
+  }
+  free(defname);
+  cujit_program_free(prog);
+  return status;
+}
+
+static int tool_compile(cujit_engine *engine, int argc, char **argv) {
+  compile_args ca = {0};
+  size_t slots = (size_t)argc;
+  ca.defines = calloc(slots, sizeof *ca.defines);
+  ca.includes = calloc(slots, sizeof *ca.includes);
+  ca.flags = calloc(slots, sizeof *ca.flags);
+  int status = 1;
+  if (!ca.defines || !ca.includes || !ca.flags) tool_error("compile", "out of memory");
+  else if (parse_compile_args(argc, argv, &ca)) status = compile_and_write(engine, &ca);
+  free(ca.defines);
+  free(ca.includes);
+  free(ca.flags);
+  return status;
+}
+
+/* --- cujit cache ----------------------------------------------------------------------------- */
+
+static void format_bytes(char *buf, size_t len, uint64_t bytes) {
+  static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)bytes;
+  size_t u = 0;
+  while (v >= 1024.0 && u + 1 < sizeof units / sizeof *units) v /= 1024.0, u++;
+  if (u == 0) snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
+  else snprintf(buf, len, "%.1f %s", v, units[u]);
+}
+
+static int cache_off(void) {
+  fprintf(stderr, CLI_NAME " cache: the disk cache is off (CUJIT_CACHE=off, or the directory "
+                  "could not be made writable); set CUJIT_CACHE_DIR to a writable directory\n");
+  return 1;
+}
+
+static int cache_stats(cujit_engine *engine) {
+  cujit_cache_stats s;
+  char size[64], max[64];
+  if (cujit_cache_stats_get(engine, &s) != CUJIT_OK) {
+    tool_error("cache", cujit_errmsg(engine));
+    return 1;
+  }
+  if (!s.disk_enabled) return cache_off();
+  format_bytes(size, sizeof size, s.bytes);
+  format_bytes(max, sizeof max, s.max_bytes);
+  printf("directory  %s\n", cujit_cache_dir(engine));
+  printf("entries    %llu\n", (unsigned long long)s.entries);
+  printf("size       %s (limit %s, CUJIT_CACHE_MAX)\n", size, max);
+  return 0;
+}
+
+static int cache_clear(cujit_engine *engine) {
+  cujit_cache_stats s;
+  char size[64];
+  if (cujit_cache_stats_get(engine, &s) != CUJIT_OK || cujit_cache_clear(engine) != CUJIT_OK) {
+    tool_error("cache", cujit_errmsg(engine));
+    return 1;
+  }
+  if (!s.disk_enabled) return cache_off();
+  format_bytes(size, sizeof size, s.bytes);
+  printf("removed %llu entr%s (%s) from %s\n", (unsigned long long)s.entries,
+         s.entries == 1 ? "y" : "ies", size, cujit_cache_dir(engine));
+  return 0;
+}
+
+static int tool_cache(cujit_engine *engine, int argc, char **argv) {
+  const char *what = argc == 3 ? argv[2] : "";
+  if (strcmp(what, "dir") == 0) {
+    const char *dir = cujit_cache_dir(engine);
+    if (!dir || !*dir) return cache_off();
+    printf("%s\n", dir);
+    return 0;
+  }
+  if (strcmp(what, "stats") == 0) return cache_stats(engine);
+  if (strcmp(what, "clear") == 0) return cache_clear(engine);
+  tool_error("cache", "usage: cujit cache dir|stats|clear");
+  return 1;
+}
+
+/* --- dispatch -------------------------------------------------------------------------------- */
+
+static const struct {
+  const char *name;
+  tool_fn fn;
+} tools[] = {
+    {"--version", tool_version}, {"devices", tool_devices}, {"compile", tool_compile},
+    {"cache", tool_cache},       {"help", tool_help},       {"--help", tool_help},
+};
+
+static tool_fn find_tool(const char *arg) {
+  size_t n = strlen(arg);
+  if (strchr(arg, '/') || (n >= 4 && strcmp(arg + n - 4, ".lua") == 0)) return NULL;
+  for (size_t i = 0; i < sizeof tools / sizeof *tools; i++)
+    if (strcmp(arg, tools[i].name) == 0) return tools[i].fn;
+  return NULL;
+}
+
+int cli_is_tool(const char *arg) {
+  return find_tool(arg) != NULL;
+}
+
+int cli_tool_main(int argc, char **argv) {
+  tool_fn fn = find_tool(argv[1]);
+  cujit_engine *engine = open_engine(argv[1]);
+  if (!engine) return 1;
+  int status = fn(engine, argc, argv);
+  cujit_close(engine);
+  if (fflush(stdout) != 0) status = 1;
+  return status;
+}

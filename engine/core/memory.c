@@ -1,0 +1,328 @@
+/*
+** memory.c -- device buffers, pinned host buffers, and the copies and fills between them, with
+** every size and offset checked against the buffers before anything reaches the driver.
+*/
+#include "runtime.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define BUFFER_OF(l) ((cujit_buffer *)((char *)(l) - offsetof(cujit_buffer, link)))
+#define HOST_BUFFER_OF(l) ((cujit_host_buffer *)((char *)(l) - offsetof(cujit_host_buffer, link)))
+
+static int buffer_is_current(const cujit_buffer *b) {
+  return __atomic_load_n(&b->device->generation, __ATOMIC_ACQUIRE) == b->generation;
+}
+
+/* --- device buffers --------------------------------------------------------------------------- */
+
+/* Frees the memory unless a reset already did (the handle would be stale) or the device is
+** faulted (its context cannot free anything; the reset will). */
+static void buffer_destroy(cj_link *link) {
+  cujit_buffer *b = BUFFER_OF(link);
+  cujit_device *device = b->device;
+  if (buffer_is_current(b)) {
+    if (cj_device_enter_quiet(device)) device->engine->drv.cuMemFree(b->ptr);
+    atomic_fetch_sub(&device->allocated, b->size);
+  }
+  free(b);
+}
+
+static cujit_status alloc_failed(cujit_device *device, CUresult rc, size_t bytes) {
+  char asked[32], f[32], t[32];
+  size_t free_bytes = 0, total = 0;
+  cj_bytes_text(bytes, asked, sizeof asked);
+  if (rc != CUDA_ERROR_OUT_OF_MEMORY) {
+    char what[96];
+    snprintf(what, sizeof what, "cuMemAlloc of %s on device %d", asked, device->ordinal);
+    return cj_check(device, rc, what);
+  }
+  device->engine->drv.cuMemGetInfo(&free_bytes, &total);
+  return cj_fail(device->engine, CUJIT_ERROR_DEVICE_MEMORY,
+                 "out of device memory: asked for %s (%zu bytes), device %d has %s free of %s; "
+                 "free buffers you no longer need or allocate less",
+                 asked, bytes, device->ordinal, cj_bytes_text(free_bytes, f, sizeof f),
+                 cj_bytes_text(total, t, sizeof t));
+}
+
+static cujit_status check_alloc_args(cujit_engine *engine, size_t bytes, cujit_dtype dtype) {
+  if (bytes == 0)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_buffer_alloc: a buffer of 0 bytes; ask for at least one byte");
+  if ((unsigned)dtype >= CUJIT_DTYPE_COUNT_)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_buffer_alloc: %d is not a cujit_dtype; use CUJIT_F32, CUJIT_I32, ... "
+                   "or CUJIT_DTYPE_NONE for raw bytes",
+                   (int)dtype);
+  size_t elem = cujit_dtype_size(dtype);
+  if (bytes % elem != 0)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_buffer_alloc: %zu bytes is not a whole number of %s elements (%zu bytes "
+                   "each); ask for a multiple of %zu",
+                   bytes, cujit_dtype_name(dtype), elem, elem);
+  return CUJIT_OK;
+}
+
+cujit_status cujit_buffer_alloc(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
+                                cujit_buffer **out) {
+  if (!engine)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_buffer_alloc: engine is NULL");
+  if (!out)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_buffer_alloc: out is NULL; pass the address of a cujit_buffer *");
+  *out = NULL;
+  cujit_status st = check_alloc_args(engine, bytes, dtype);
+  cujit_device *device = NULL;
+  if (st == CUJIT_OK) st = cj_current_device(engine, &device);
+  if (st == CUJIT_OK) st = cj_device_enter(device);
+  if (st != CUJIT_OK) return st;
+  cujit_buffer *b = calloc(1, sizeof *b);
+  if (!b)
+    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
+                   "cujit_buffer_alloc: out of host memory for the buffer object");
+  CUresult rc = engine->drv.cuMemAlloc(&b->ptr, bytes);
+  if (rc != CUDA_SUCCESS) {
+    free(b);
+    return alloc_failed(device, rc, bytes);
+  }
+  b->device = device;
+  b->generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
+  b->size = bytes;
+  b->dtype = dtype;
+  atomic_fetch_add(&device->allocated, bytes);
+  cj_track(engine, &b->link, buffer_destroy);
+  *out = b;
+  return CUJIT_OK;
+}
+
+void cujit_buffer_free(cujit_buffer *buffer) {
+  if (!buffer) return;
+  cj_untrack(buffer->device->engine, &buffer->link);
+  buffer_destroy(&buffer->link);
+}
+
+size_t cujit_buffer_size(const cujit_buffer *buffer) {
+  return buffer ? buffer->size : 0;
+}
+
+cujit_dtype cujit_buffer_dtype(const cujit_buffer *buffer) {
+  return buffer ? buffer->dtype : CUJIT_DTYPE_NONE;
+}
+
+cujit_device *cujit_buffer_device(const cujit_buffer *buffer) {
+  return buffer ? buffer->device : NULL;
+}
+
+uint64_t cujit_buffer_devptr(const cujit_buffer *buffer) {
+  return buffer && buffer_is_current(buffer) ? (uint64_t)buffer->ptr : 0;
+}
+
+/* --- checks shared by the copies -------------------------------------------------------------- */
+
+/* Overflow-safe: offset + bytes is never computed. */
+static cujit_status check_range(cujit_engine *engine, const char *fn, const char *which,
+                                const cujit_buffer *b, size_t offset, size_t bytes) {
+  if (offset <= b->size && bytes <= b->size - offset) return CUJIT_OK;
+  return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                 "%s: copy of %zu bytes at offset %zu runs past the end of a%s buffer of %zu "
+                 "bytes",
+                 fn, bytes, offset, which, b->size);
+}
+
+/* The stream, when given, must be alive and on the buffer's device. */
+static cujit_status check_stream(cujit_engine *engine, const char *fn, cujit_device *device,
+                                 const cujit_stream *stream) {
+  if (!stream) return CUJIT_OK;
+  if (stream->device != device)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s: the stream is on device %d but the buffer is on device %d; use a stream "
+                   "of the buffer's device",
+                   fn, stream->device->ordinal, device->ordinal);
+  return cj_check_alive(device, stream->generation, "the stream");
+}
+
+/* Lost (made before a reset) or on a faulted device; the message names the buffer. */
+static cujit_status check_buffer(const char *fn, const char *which, const cujit_buffer *b) {
+  cujit_device *device = b->device;
+  if (buffer_is_current(b) && __atomic_load_n(&device->fault, __ATOMIC_ACQUIRE) == CUJIT_OK)
+    return CUJIT_OK;
+  char what[64];
+  snprintf(what, sizeof what, "%s: the %s buffer", fn, which);
+  return cj_check_alive(device, b->generation, what);
+}
+
+/* A NULL stream promises a synchronous call; the driver's "synchronous" copies may return
+** before the device is done (pageable uploads, device-to-device, memset), and our non-blocking
+** streams do not order behind the legacy stream, so wait for it here. */
+static cujit_status finish(cujit_device *device, CUresult rc, const cujit_stream *stream,
+                           const char *call, size_t bytes) {
+  if (rc == CUDA_SUCCESS && !stream) rc = device->engine->drv.cuStreamSynchronize((CUstream)0);
+  if (rc == CUDA_SUCCESS) return CUJIT_OK;
+  char what[96], size[32];
+  snprintf(what, sizeof what, "%s of %s on device %d", call, cj_bytes_text(bytes, size, sizeof size),
+           device->ordinal);
+  return cj_check(device, rc, what);
+}
+
+/* --- copies ----------------------------------------------------------------------------------- */
+
+cujit_status cujit_memcpy_htod(cujit_buffer *dst, size_t dst_offset, const void *src, size_t bytes,
+                               cujit_stream *stream) {
+  static const char fn[] = "cujit_memcpy_htod";
+  if (!dst) return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: dst is NULL", fn);
+  cujit_device *device = dst->device;
+  cujit_engine *engine = device->engine;
+  if (!src && bytes > 0)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "%s: src is NULL; pass host memory", fn);
+  cujit_status st = check_range(engine, fn, " destination", dst, dst_offset, bytes);
+  if (st == CUJIT_OK) st = check_buffer(fn, "destination", dst);
+  if (st == CUJIT_OK) st = check_stream(engine, fn, device, stream);
+  if (st != CUJIT_OK || bytes == 0) return st;
+  if ((st = cj_device_enter(device)) != CUJIT_OK) return st;
+  CUresult rc = engine->drv.cuMemcpyHtoDAsync(dst->ptr + dst_offset, src, bytes,
+                                              cj_stream_handle(stream));
+  return finish(device, rc, stream, "cuMemcpyHtoD", bytes);
+}
+
+cujit_status cujit_memcpy_dtoh(void *dst, const cujit_buffer *src, size_t src_offset, size_t bytes,
+                               cujit_stream *stream) {
+  static const char fn[] = "cujit_memcpy_dtoh";
+  if (!src) return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: src is NULL", fn);
+  cujit_device *device = src->device;
+  cujit_engine *engine = device->engine;
+  if (!dst && bytes > 0)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "%s: dst is NULL; pass host memory", fn);
+  cujit_status st = check_range(engine, fn, " source", src, src_offset, bytes);
+  if (st == CUJIT_OK) st = check_buffer(fn, "source", src);
+  if (st == CUJIT_OK) st = check_stream(engine, fn, device, stream);
+  if (st != CUJIT_OK || bytes == 0) return st;
+  if ((st = cj_device_enter(device)) != CUJIT_OK) return st;
+  CUresult rc =
+      engine->drv.cuMemcpyDtoHAsync(dst, src->ptr + src_offset, bytes, cj_stream_handle(stream));
+  return finish(device, rc, stream, "cuMemcpyDtoH", bytes);
+}
+
+/* Within one buffer the driver's copy is undefined for overlapping ranges; refuse them. */
+static int ranges_overlap(const cujit_buffer *a, size_t ao, const cujit_buffer *b, size_t bo,
+                          size_t bytes) {
+  if (a != b || bytes == 0) return 0;
+  return ao < bo + bytes && bo < ao + bytes; /* both in range, so no overflow */
+}
+
+cujit_status cujit_memcpy_dtod(cujit_buffer *dst, size_t dst_offset, const cujit_buffer *src,
+                               size_t src_offset, size_t bytes, cujit_stream *stream) {
+  static const char fn[] = "cujit_memcpy_dtod";
+  if (!dst || !src)
+    return cj_fail(dst ? dst->device->engine : src ? src->device->engine : NULL,
+                   CUJIT_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, dst ? "src" : "dst");
+  cujit_device *device = dst->device;
+  cujit_engine *engine = device->engine;
+  if (src->device != device)
+    return cj_fail(engine, CUJIT_ERROR_UNSUPPORTED,
+                   "%s: the source is on device %d and the destination on device %d; copies "
+                   "between devices are not supported yet: copy through host memory "
+                   "(cujit_memcpy_dtoh, then cujit_memcpy_htod)",
+                   fn, src->device->ordinal, device->ordinal);
+  cujit_status st = check_range(engine, fn, " source", src, src_offset, bytes);
+  if (st == CUJIT_OK) st = check_range(engine, fn, " destination", dst, dst_offset, bytes);
+  if (st == CUJIT_OK && ranges_overlap(dst, dst_offset, src, src_offset, bytes))
+    st = cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                 "%s: the source [%zu, %zu) and destination [%zu, %zu) overlap in the same "
+                 "buffer; copy through a second buffer",
+                 fn, src_offset, src_offset + bytes, dst_offset, dst_offset + bytes);
+  if (st == CUJIT_OK) st = check_buffer(fn, "source", src);
+  if (st == CUJIT_OK) st = check_buffer(fn, "destination", dst);
+  if (st == CUJIT_OK) st = check_stream(engine, fn, device, stream);
+  if (st != CUJIT_OK || bytes == 0) return st;
+  if ((st = cj_device_enter(device)) != CUJIT_OK) return st;
+  CUresult rc = engine->drv.cuMemcpyDtoDAsync(dst->ptr + dst_offset, src->ptr + src_offset, bytes,
+                                              cj_stream_handle(stream));
+  return finish(device, rc, stream, "cuMemcpyDtoD", bytes);
+}
+
+cujit_status cujit_memset(cujit_buffer *dst, size_t offset, unsigned char value, size_t bytes,
+                          cujit_stream *stream) {
+  static const char fn[] = "cujit_memset";
+  if (!dst) return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: dst is NULL", fn);
+  cujit_device *device = dst->device;
+  cujit_engine *engine = device->engine;
+  cujit_status st = CUJIT_OK;
+  if (offset > dst->size || bytes > dst->size - offset)
+    st = cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                 "%s: setting %zu bytes at offset %zu runs past the end of a buffer of %zu bytes",
+                 fn, bytes, offset, dst->size);
+  if (st == CUJIT_OK) st = check_buffer(fn, "destination", dst);
+  if (st == CUJIT_OK) st = check_stream(engine, fn, device, stream);
+  if (st != CUJIT_OK || bytes == 0) return st;
+  if ((st = cj_device_enter(device)) != CUJIT_OK) return st;
+  CUresult rc =
+      engine->drv.cuMemsetD8Async(dst->ptr + offset, value, bytes, cj_stream_handle(stream));
+  return finish(device, rc, stream, "cuMemsetD8", bytes);
+}
+
+/* --- pinned host memory ----------------------------------------------------------------------- */
+
+static int host_buffer_is_current(const cujit_host_buffer *h) {
+  return __atomic_load_n(&h->device->generation, __ATOMIC_ACQUIRE) == h->generation;
+}
+
+static void host_destroy(cj_link *link) {
+  cujit_host_buffer *h = HOST_BUFFER_OF(link);
+  if (host_buffer_is_current(h) && cj_device_enter_quiet(h->device))
+    h->engine->drv.cuMemFreeHost(h->ptr);
+  free(h);
+}
+
+cujit_status cujit_host_alloc(cujit_engine *engine, size_t bytes, cujit_host_buffer **out) {
+  if (!engine)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_host_alloc: engine is NULL");
+  if (!out)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_host_alloc: out is NULL; pass the address of a cujit_host_buffer *");
+  *out = NULL;
+  if (bytes == 0)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_host_alloc: a buffer of 0 bytes; ask for at least one byte");
+  cujit_device *device = NULL;
+  cujit_status st = cj_current_device(engine, &device);
+  if (st == CUJIT_OK) st = cj_device_enter(device);
+  if (st != CUJIT_OK) return st;
+  cujit_host_buffer *h = calloc(1, sizeof *h);
+  if (!h)
+    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
+                   "cujit_host_alloc: out of host memory for the buffer object");
+  CUresult rc = engine->drv.cuMemHostAlloc(&h->ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
+  if (rc != CUDA_SUCCESS) {
+    char what[96], size[32];
+    free(h);
+    if (rc == CUDA_ERROR_OUT_OF_MEMORY)
+      return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
+                     "cujit_host_alloc: cannot pin %s of host memory; ask for less, or use "
+                     "ordinary (pageable) memory",
+                     cj_bytes_text(bytes, size, sizeof size));
+    snprintf(what, sizeof what, "cuMemHostAlloc of %s", cj_bytes_text(bytes, size, sizeof size));
+    return cj_check(device, rc, what);
+  }
+  h->engine = engine;
+  h->size = bytes;
+  h->device = device;
+  h->generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
+  cj_track(engine, &h->link, host_destroy);
+  *out = h;
+  return CUJIT_OK;
+}
+
+void cujit_host_free(cujit_host_buffer *buffer) {
+  if (!buffer) return;
+  cj_untrack(buffer->engine, &buffer->link);
+  host_destroy(&buffer->link);
+}
+
+void *cujit_host_ptr(const cujit_host_buffer *buffer) {
+  return buffer && host_buffer_is_current(buffer) ? buffer->ptr : NULL;
+}
+
+size_t cujit_host_size(const cujit_host_buffer *buffer) {
+  return buffer ? buffer->size : 0;
+}

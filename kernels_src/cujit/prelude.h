@@ -1,0 +1,6 @@
+/*
+** cujit/prelude.h -- what every kernel generated from a signature and a body gets without asking:
+** the grid helpers only, so that it costs nothing measurable to compile.
+*/
+#pragma once
+#include <cujit/grid.h>

@@ -1,0 +1,212 @@
+/*
+** common.c -- options, clock, medians and CSV rows shared by the C benchmark programs.
+*/
+#include "common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void usage(const char *program) {
+  fprintf(stderr,
+          "usage: %s [--cases LIST] [--kernels DIR] [--reps N] [--launches N] [--batch N]\n"
+          "          [--roundtrips N] [--sizes MIN:MAX[:STEP]] [--sum-log2 K] [--mc-log2 K]\n"
+          "          [--quick] [--short]\n"
+          "Prints CSV rows (case,system,variant,n,value,unit,status,detail) on stdout.\n",
+          program);
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) return 0;
+  *out = v;
+  return 1;
+}
+
+static int parse_sizes(const char *s, bench_opts *o) {
+  int lo = 0, hi = 0, step = 1, used = 0;
+  int got = sscanf(s, "%d:%d%n", &lo, &hi, &used);
+  if (got != 2) return 0;
+  if (s[used] == ':' && sscanf(s + used + 1, "%d", &step) != 1) return 0;
+  if (lo < 4 || hi > 30 || lo > hi || step < 1) return 0;
+  o->min_log2 = lo, o->max_log2 = hi, o->step_log2 = step;
+  return 1;
+}
+
+static void defaults(bench_opts *o) {
+  o->cases = "all";
+  o->kernels = "scripts/bench/kernels";
+  o->reps = 7;
+  o->launches = 20000;
+  o->batch = 1000;
+  o->roundtrips = 2000;
+  o->min_log2 = 20, o->max_log2 = 28, o->step_log2 = 1;
+  o->sum_log2 = 28;
+  o->mc_log2 = 24;
+  o->short_mode = 0;
+}
+
+/* --quick: the same cases on a smaller sweep, for a first look. --short: CI, no GPU expected. */
+static void quick(bench_opts *o) {
+  o->reps = 5, o->launches = 5000, o->roundtrips = 500, o->step_log2 = 4;
+}
+static void shrink(bench_opts *o) {
+  o->reps = 1, o->launches = 10, o->batch = 10, o->roundtrips = 10;
+  o->min_log2 = o->max_log2 = 10, o->sum_log2 = 10, o->mc_log2 = 10;
+  o->short_mode = 1;
+}
+
+static int numeric_option(const char *name, const char *value, bench_opts *o) {
+  struct {
+    const char *name;
+    long lo, hi;
+    int is_int;
+    void *field;
+  } table[] = {
+      {"--reps", 1, 1000, 1, &o->reps},         {"--launches", 1, 100000000, 0, &o->launches},
+      {"--batch", 1, 100000, 1, &o->batch},     {"--roundtrips", 1, 10000000, 0, &o->roundtrips},
+      {"--sum-log2", 4, 30, 1, &o->sum_log2},   {"--mc-log2", 4, 28, 1, &o->mc_log2},
+  };
+  for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
+    if (strcmp(name, table[i].name) != 0) continue;
+    long v;
+    if (!parse_long(value, table[i].lo, table[i].hi, &v)) {
+      fprintf(stderr, "%s: expects an integer from %ld to %ld, got '%s'\n", name, table[i].lo,
+              table[i].hi, value);
+      return -1;
+    }
+    if (table[i].is_int) *(int *)table[i].field = (int)v;
+    else *(long *)table[i].field = v;
+    return 1;
+  }
+  return 0;
+}
+
+int bench_parse(bench_opts *o, int argc, char **argv, const char *program) {
+  defaults(o);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--quick")) { quick(o); continue; }
+    if (!strcmp(a, "--short")) { shrink(o); continue; }
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(program); return 0; }
+    if (strncmp(a, "--", 2) != 0 || i + 1 >= argc) {
+      fprintf(stderr, "%s: unexpected argument '%s' (options take a value: --reps 5)\n", program, a);
+      usage(program);
+      return 0;
+    }
+    const char *v = argv[++i];
+    int r = numeric_option(a, v, o);
+    if (r < 0) return 0;
+    if (r > 0) continue;
+    if (!strcmp(a, "--cases")) o->cases = v;
+    else if (!strcmp(a, "--kernels")) o->kernels = v;
+    else if (!strcmp(a, "--sizes")) {
+      if (!parse_sizes(v, o)) {
+        fprintf(stderr, "--sizes: expects MIN:MAX[:STEP] in log2 elements, 4 <= MIN <= MAX <= 30, "
+                        "got '%s'\n", v);
+        return 0;
+      }
+    } else {
+      fprintf(stderr, "%s: unknown option '%s'\n", program, a);
+      usage(program);
+      return 0;
+    }
+  }
+  if (o->batch > o->launches) o->batch = (int)o->launches;
+  return 1;
+}
+
+int bench_wants(const bench_opts *o, const char *name) {
+  size_t len = strlen(name);
+  for (const char *p = o->cases; *p;) {
+    const char *end = strchr(p, ',');
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    if ((n == 3 && !strncmp(p, "all", 3)) || (n == len && !strncmp(p, name, n))) return 1;
+    p += n + (end ? 1 : 0);
+  }
+  return 0;
+}
+
+double bench_now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double bench_median(double *v, int n) {
+  if (n <= 0) return 0;
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* CSV fields never hold a comma or a line break: the report splits on commas. */
+static void put_clean(const char *s) {
+  for (; s && *s; s++) putchar(*s == ',' ? ';' : (*s == '\n' || *s == '\r') ? ' ' : *s);
+}
+
+static void row(const char *bcase, const char *system, const char *variant, double n,
+                const char *value, const char *unit, const char *status, const char *detail) {
+  put_clean(bcase), putchar(','), put_clean(system), putchar(','), put_clean(variant);
+  printf(",%.0f,%s,", n, value);
+  put_clean(unit), putchar(','), put_clean(status), putchar(','), put_clean(detail);
+  putchar('\n');
+  fflush(stdout);
+}
+
+void bench_row(const char *bcase, const char *system, const char *variant, double n, double value,
+               const char *unit) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.6g", value);
+  row(bcase, system, variant, n, buf, unit, "ok", "");
+}
+
+void bench_missing(const char *bcase, const char *system, const char *variant, double n,
+                   const char *why) {
+  row(bcase, system, variant, n, "", "", "missing", why);
+}
+
+void bench_info(const char *system, const char *what, const char *value) {
+  row("info", system, what, 0, "", "", "info", value);
+}
+
+char *bench_read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *data = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (len + 4096 + 1 > cap) {
+      cap = cap ? cap * 2 : 8192;
+      char *grown = realloc(data, cap);
+      if (!grown) { free(data), fclose(f), errno = ENOMEM; return NULL; }
+      data = grown;
+    }
+    size_t got = fread(data + len, 1, 4096, f);
+    len += got;
+    if (got < 4096) break;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) { free(data), errno = EIO; return NULL; }
+  data[len] = '\0';
+  return data;
+}
+
+char *bench_read_kernel(const bench_opts *o, const char *name, char *why, size_t why_len) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", o->kernels, name);
+  char *text = bench_read_file(path);
+  if (!text)
+    snprintf(why, why_len, "cannot read kernel source %s (%s); pass --kernels scripts/bench/kernels",
+             path, strerror(errno));
+  return text;
+}

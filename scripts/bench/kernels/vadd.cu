@@ -1,0 +1,5 @@
+// vadd.cu -- vector add, one element per thread, as every tutorial writes it (cases 3, 4 and 5).
+extern "C" __global__ void vadd(const float *a, const float *b, float *c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}

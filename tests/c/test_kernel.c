@@ -1,0 +1,373 @@
+/*
+** test_kernel.c -- kernels through the public API: defining, generic specialisation, argument
+** checking (on CI, before any device is needed), and launches checked against host references
+** on the GPU, including faults and recovery.
+*/
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu.h"
+
+static cujit_engine *engine;
+static char cache_dir[] = "/tmp/cujit-test-kernel-XXXXXX";
+
+static void setup(void) {
+  cr_assert_not_null(mkdtemp(cache_dir));
+  setenv("CUJIT_CACHE_DIR", cache_dir, 1);
+  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
+}
+
+static void teardown(void) {
+  cujit_close(engine);
+}
+
+TestSuite(kernel, .init = setup, .fini = teardown);
+
+static const cujit_compile_options sm90 = {.arch = "sm_90"};
+
+static const char *saxpy_body = "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                "if (i < n) y[i] = a * x[i] + y[i];\n";
+
+Test(kernel, define_reads_signature) {
+  cujit_kernel *k;
+  cr_assert_eq(cujit_kernel_define(engine, "saxpy(float a, const float *x, float *y, int n)",
+                                   saxpy_body, NULL, &sm90, &k),
+               CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert_str_eq(cujit_kernel_name(k), "saxpy");
+  cr_assert_eq(cujit_kernel_param_count(k), 4);
+  cujit_param_info p;
+  cr_assert_eq(cujit_kernel_param(k, 1, &p), CUJIT_OK);
+  cr_assert_str_eq(p.name, "x");
+  cr_assert_eq(p.kind, CUJIT_PARAM_POINTER);
+  cr_assert_eq(p.dtype, CUJIT_F32);
+  cr_assert(p.is_const);
+  cr_assert_eq(cujit_kernel_param(k, 3, &p), CUJIT_OK);
+  cr_assert_eq(p.dtype, CUJIT_I32);
+  cr_assert_eq(p.offset, 24);
+  cr_assert_neq(cujit_kernel_param(k, 4, &p), CUJIT_OK);
+  cr_assert(strstr(cujit_kernel_source(k), "saxpy") != NULL);
+  const cujit_program *prog = cujit_kernel_program(k);
+  size_t len;
+  cr_assert(strstr(cujit_program_ptx(prog, &len), ".entry saxpy") != NULL);
+  cr_assert_eq(cujit_kernel_is_generic(k), 0);
+  cujit_kernel_free(k);
+}
+
+Test(kernel, empty_body_and_bad_signature) {
+  cujit_kernel *k = (cujit_kernel *)1;
+  cr_assert_eq(cujit_kernel_define(engine, "f(int n)", "  \n\t", NULL, &sm90, &k),
+               CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert_null(k);
+  cr_assert(strstr(cujit_errmsg(engine), "empty body") != NULL, "%s", cujit_errmsg(engine));
+  cr_assert_eq(cujit_kernel_define(engine, "f(int n, float n)", "return;", NULL, &sm90, &k),
+               CUJIT_ERROR_SIGNATURE);
+  cr_assert(strstr(cujit_errmsg(engine), "n") != NULL);
+  cr_assert_eq(cujit_kernel_define(engine, NULL, "x", NULL, &sm90, &k),
+               CUJIT_ERROR_INVALID_ARGUMENT);
+}
+
+Test(kernel, compile_error_names_kernel_and_line) {
+  cujit_kernel *k;
+  cr_assert_eq(cujit_kernel_define(engine, "broken(float *y, int n)",
+                                   "int i = threadIdx.x;\nif (i < n)\n  y[i] = q;\n", NULL, &sm90,
+                                   &k),
+               CUJIT_ERROR_COMPILE);
+  const char *msg = cujit_errmsg(engine);
+  cr_assert(strstr(msg, "broken") != NULL, "%s", msg);
+  cr_assert(strstr(msg, "line 3") != NULL, "%s", msg);
+}
+
+Test(kernel, program_kernel_not_found_lists_kernels) {
+  cujit_program *p;
+  const char *src = "extern \"C\" __global__ void one(int *x) { x[0] = 1; }\n"
+                    "extern \"C\" __global__ void two(int *x) { x[0] = 2; }\n";
+  cr_assert_eq(cujit_program_compile(engine, src, "two.cu", &sm90, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cujit_kernel *k;
+  cr_assert_eq(cujit_program_kernel(p, "three", &k), CUJIT_ERROR_NOT_FOUND);
+  cr_assert(strstr(cujit_errmsg(engine), "'one'") && strstr(cujit_errmsg(engine), "'two'"), "%s",
+            cujit_errmsg(engine));
+  cr_assert_eq(cujit_program_kernel(p, "two", &k), CUJIT_OK);
+  cujit_program_free(p); /* the kernel keeps what it needs */
+  cr_assert_str_eq(cujit_kernel_name(k), "two");
+  cr_assert_eq(cujit_kernel_param_count(k), 1);
+  cujit_kernel_free(k);
+}
+
+Test(kernel, generic_specialises_once_per_type) {
+  cujit_kernel *g, *f32, *f64, *again;
+  cr_assert_eq(cujit_kernel_define(engine, "axpy(T a, const T *x, T *y, int n)",
+                                   "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                   "if (i < n) y[i] = a * x[i] + y[i];",
+                                   NULL, &sm90, &g),
+               CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert(cujit_kernel_is_generic(g));
+  cr_assert_eq(cujit_kernel_type_var_count(g), 1);
+  cr_assert_str_eq(cujit_kernel_type_var(g, 0), "T");
+  cujit_dtype t = CUJIT_F32;
+  cr_assert_eq(cujit_kernel_specialize(g, &t, 1, &f32), CUJIT_OK, "%s", cujit_errmsg(engine));
+  t = CUJIT_F64;
+  cr_assert_eq(cujit_kernel_specialize(g, &t, 1, &f64), CUJIT_OK, "%s", cujit_errmsg(engine));
+  t = CUJIT_F32;
+  cr_assert_eq(cujit_kernel_specialize(g, &t, 1, &again), CUJIT_OK);
+  cr_assert_eq(again, f32);
+  cr_assert_neq(f32, f64);
+  cujit_param_info p;
+  cujit_kernel_param(f64, 1, &p);
+  cr_assert_eq(p.dtype, CUJIT_F64);
+  size_t len;
+  cr_assert(strstr(cujit_program_ptx(cujit_kernel_program(f64), &len), ".f64") != NULL);
+  cr_assert_eq(cujit_kernel_specialize(g, &t, 2, &again), CUJIT_ERROR_INVALID_ARGUMENT);
+  cujit_kernel_free(f32); /* owned by the generic kernel: a no-op */
+  cujit_kernel_free(g);
+}
+
+/* Argument checks happen before the device is needed, so they run on CI too. */
+static cujit_kernel *define_saxpy(void) {
+  cujit_kernel *k;
+  cr_assert_eq(cujit_kernel_define(engine, "saxpy(float a, const float *x, float *y, int n)",
+                                   saxpy_body, NULL, &sm90, &k),
+               CUJIT_OK, "%s", cujit_errmsg(engine));
+  return k;
+}
+
+static void expect_arg_error(cujit_kernel *k, cujit_arg *args, size_t n, const char *needle) {
+  cujit_launch_config c = {{1, 1, 1}, {32, 1, 1}, 0, NULL};
+  cr_assert_eq(cujit_launch(k, &c, args, n), CUJIT_ERROR_ARGUMENT, "%s", cujit_errmsg(engine));
+  cr_assert(strstr(cujit_errmsg(engine), needle) != NULL, "expected '%s' in: %s", needle,
+            cujit_errmsg(engine));
+}
+
+Test(kernel, argument_checks) {
+  cujit_kernel *k = define_saxpy();
+  cujit_arg args[4] = {CUJIT_ARG_F(2.0), {.kind = CUJIT_ARG_DEVPTR, .v.devptr = 0},
+                       {.kind = CUJIT_ARG_DEVPTR, .v.devptr = 0}, CUJIT_ARG_I(10)};
+  expect_arg_error(k, args, 3, "takes 4 argument");
+  args[3] = CUJIT_ARG_F(3.5);
+  expect_arg_error(k, args, 4, "not an integer");
+  args[3] = CUJIT_ARG_I(1LL << 40);
+  expect_arg_error(k, args, 4, "does not fit");
+  args[3] = CUJIT_ARG_I(-5);
+  args[0] = CUJIT_ARG_F(1e300);
+  expect_arg_error(k, args, 4, "out of range for f32");
+  args[0] = CUJIT_ARG_F(1.5);
+  args[1] = CUJIT_ARG_I(7);
+  expect_arg_error(k, args, 4, "'x'");
+  args[1] = (cujit_arg){.kind = CUJIT_ARG_DEVPTR, .v.devptr = 0};
+  args[0] = (cujit_arg){.kind = CUJIT_ARG_BUFFER, .v.buffer = NULL};
+  expect_arg_error(k, args, 4, "'a'");
+  cujit_kernel_free(k);
+}
+
+Test(kernel, unsigned_and_exact_float_for_int) {
+  cujit_kernel *k;
+  cr_assert_eq(cujit_kernel_define(engine, "f(unsigned char c, unsigned int *out)",
+                                   "out[0] = c;", NULL, &sm90, &k),
+               CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_arg args[2] = {CUJIT_ARG_I(256), {.kind = CUJIT_ARG_DEVPTR, .v.devptr = 0}};
+  expect_arg_error(k, args, 2, "does not fit");
+  args[0] = CUJIT_ARG_I(-1);
+  expect_arg_error(k, args, 2, "does not fit");
+  cujit_kernel_free(k);
+}
+
+/* --- on the GPU --------------------------------------------------------------------------------- */
+
+static void fill_random(float *v, size_t n, unsigned seed) {
+  for (size_t i = 0; i < n; i++) v[i] = cj_test_randf(&seed);
+}
+
+Test(kernel, gpu_saxpy_matches_host) {
+  CJ_NEED_GPU(engine);
+  cujit_kernel *k;
+  cr_assert_eq(cujit_kernel_define(engine, "saxpy(float a, const float *x, float *y, int n)",
+                                   saxpy_body, NULL, NULL, &k),
+               CUJIT_OK, "%s", cujit_errmsg(engine));
+  enum { N = 100003 };
+  float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *out = malloc(N * sizeof *out);
+  fill_random(x, N, 1), fill_random(y, N, 2);
+  cujit_buffer *dx, *dy;
+  cr_assert_eq(cujit_buffer_alloc(engine, N * 4, CUJIT_F32, &dx), CUJIT_OK);
+  cr_assert_eq(cujit_buffer_alloc(engine, N * 4, CUJIT_F32, &dy), CUJIT_OK);
+  cujit_memcpy_htod(dx, 0, x, N * 4, NULL);
+  cujit_memcpy_htod(dy, 0, y, N * 4, NULL);
+  cujit_arg args[4] = {CUJIT_ARG_F(2.5), CUJIT_ARG_BUF(dx), CUJIT_ARG_BUF(dy), CUJIT_ARG_I(N)};
+  cujit_launch_config c = {{(N + 255) / 256, 1, 1}, {256, 1, 1}, 0, NULL};
+  cr_assert_eq(cujit_launch(k, &c, args, 4), CUJIT_OK, "%s", cujit_errmsg(engine));
+  memset(out, 0xff, N * sizeof *out);
+  cr_assert_eq(cujit_memcpy_dtoh(out, dy, 0, N * 4, NULL), CUJIT_OK, "%s", cujit_errmsg(engine));
+  for (size_t i = 0; i < N; i++) cr_assert_float_eq(out[i], 2.5f * x[i] + y[i], 1e-6, "at %zu", i);
+  /* launch_n: occupancy-chosen block over the same data */
+  cujit_memcpy_htod(dy, 0, y, N * 4, NULL);
+  cr_assert_eq(cujit_launch_n(k, N, NULL, args, 4), CUJIT_OK, "%s", cujit_errmsg(engine));
+  memset(out, 0xff, N * sizeof *out);
+  cujit_memcpy_dtoh(out, dy, 0, N * 4, NULL);
+  for (size_t i = 0; i < N; i++) cr_assert_float_eq(out[i], 2.5f * x[i] + y[i], 1e-6, "at %zu", i);
+  cujit_kernel_attributes at;
+  cr_assert_eq(cujit_kernel_attributes_get(k, &at), CUJIT_OK);
+  cr_assert(at.registers > 0 && at.max_threads_per_block > 0);
+  free(x), free(y), free(out);
+}
+
+Test(kernel, gpu_generic_from_buffer_dtypes) {
+  CJ_NEED_GPU(engine);
+  cujit_kernel *g;
+  cr_assert_eq(cujit_kernel_define(engine, "scale(T *y, T a, int n)",
+                                   "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                   "if (i < n) y[i] = y[i] * a;",
+                                   NULL, NULL, &g),
+               CUJIT_OK, "%s", cujit_errmsg(engine));
+  enum { N = 1000 };
+  double hd[N], od[N];
+  float hf[N], of[N];
+  unsigned s = 9;
+  for (int i = 0; i < N; i++) hd[i] = cj_test_randf(&s), hf[i] = (float)hd[i];
+  cujit_buffer *bd, *bf;
+  cujit_buffer_alloc(engine, sizeof hd, CUJIT_F64, &bd);
+  cujit_buffer_alloc(engine, sizeof hf, CUJIT_F32, &bf);
+  cujit_memcpy_htod(bd, 0, hd, sizeof hd, NULL);
+  cujit_memcpy_htod(bf, 0, hf, sizeof hf, NULL);
+  cujit_arg a1[3] = {CUJIT_ARG_BUF(bd), CUJIT_ARG_F(3.0), CUJIT_ARG_I(N)};
+  cujit_arg a2[3] = {CUJIT_ARG_BUF(bf), CUJIT_ARG_F(3.0), CUJIT_ARG_I(N)};
+  cr_assert_eq(cujit_launch_n(g, N, NULL, a1, 3), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert_eq(cujit_launch_n(g, N, NULL, a2, 3), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_memcpy_dtoh(od, bd, 0, sizeof od, NULL);
+  cujit_memcpy_dtoh(of, bf, 0, sizeof of, NULL);
+  for (int i = 0; i < N; i++) {
+    cr_assert_eq(od[i], hd[i] * 3.0);
+    cr_assert_eq(of[i], hf[i] * 3.0f);
+  }
+}
+
+Test(kernel, gpu_2d_launch_and_dynamic_shared) {
+  CJ_NEED_GPU(engine);
+  cujit_kernel *k;
+  /* Each block reverses its row through dynamic shared memory larger than the 48 KiB default. */
+  cr_assert_eq(cujit_kernel_define(engine, "rev(const int *in, int *out, int w, int h)",
+                                   "extern __shared__ int tile[];\n"
+                                   "int y = blockIdx.y;\n"
+                                   "for (int x = threadIdx.x; x < w; x += blockDim.x)\n"
+                                   "  tile[x] = in[y * w + x];\n"
+                                   "__syncthreads();\n"
+                                   "for (int x = threadIdx.x; x < w; x += blockDim.x)\n"
+                                   "  out[y * w + x] = tile[w - 1 - x];\n",
+                                   NULL, NULL, &k),
+               CUJIT_OK, "%s", cujit_errmsg(engine));
+  enum { W = 20000, H = 7 }; /* 80 000 bytes of shared memory per block */
+  int *in = malloc(W * H * sizeof *in), *out = malloc(W * H * sizeof *out);
+  unsigned s = 5;
+  for (int i = 0; i < W * H; i++) in[i] = (int)(cj_test_randf(&s) * 1e6);
+  cujit_buffer *bi, *bo;
+  cujit_buffer_alloc(engine, W * H * 4, CUJIT_I32, &bi);
+  cujit_buffer_alloc(engine, W * H * 4, CUJIT_I32, &bo);
+  cujit_memcpy_htod(bi, 0, in, W * H * 4, NULL);
+  cujit_memset(bo, 0, 0xAB, W * H * 4, NULL);
+  cujit_arg args[4] = {CUJIT_ARG_BUF(bi), CUJIT_ARG_BUF(bo), CUJIT_ARG_I(W), CUJIT_ARG_I(H)};
+  cujit_launch_config c = {{1, H, 1}, {256, 1, 1}, W * 4, NULL};
+  cr_assert_eq(cujit_launch(k, &c, args, 4), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_memcpy_dtoh(out, bo, 0, W * H * 4, NULL);
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) cr_assert_eq(out[y * W + x], in[y * W + W - 1 - x]);
+  free(in), free(out);
+}
+
+Test(kernel, gpu_launch_limits) {
+  CJ_NEED_GPU(engine);
+  cujit_kernel *k = NULL;
+  cr_assert_eq(cujit_kernel_define(engine, "nop(int n)", "(void)n;", NULL, NULL, &k), CUJIT_OK,
+               "%s", cujit_errmsg(engine));
+  cujit_arg a = CUJIT_ARG_I(1);
+  cujit_launch_config c = {{1, 1, 1}, {2048, 1, 1}, 0, NULL};
+  cr_assert_eq(cujit_launch(k, &c, &a, 1), CUJIT_ERROR_LAUNCH_CONFIG);
+  c.block[0] = 32, c.grid[1] = 1u << 20;
+  cr_assert_eq(cujit_launch(k, &c, &a, 1), CUJIT_ERROR_LAUNCH_CONFIG);
+  cr_assert(strstr(cujit_errmsg(engine), "grid.y") != NULL, "%s", cujit_errmsg(engine));
+  c.grid[1] = 1, c.shared_bytes = 1u << 30;
+  cr_assert_eq(cujit_launch(k, &c, &a, 1), CUJIT_ERROR_LAUNCH_CONFIG);
+  c.shared_bytes = 0, c.grid[0] = 0;
+  cr_assert_eq(cujit_launch(k, &c, &a, 1), CUJIT_ERROR_LAUNCH_CONFIG);
+  c.grid[0] = 1;
+  cr_assert_eq(cujit_launch(k, &c, &a, 1), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_device *dev;
+  cujit_current_device(engine, &dev);
+  cr_assert_eq(cujit_device_synchronize(dev), CUJIT_OK);
+}
+
+Test(kernel, gpu_fault_then_reset) {
+  CJ_NEED_GPU(engine);
+  cujit_kernel *bad, *good;
+  cr_assert_eq(cujit_kernel_define(engine, "wild(int *p)",
+                                   "p[(long long)threadIdx.x * 1000000007LL] = 1;", NULL, NULL,
+                                   &bad),
+               CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert_eq(cujit_kernel_define(engine, "fill(int *p, int v, int n)",
+                                   "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                   "if (i < n) p[i] = v;",
+                                   NULL, NULL, &good),
+               CUJIT_OK);
+  cujit_device *dev;
+  cr_assert_eq(cujit_current_device(engine, &dev), CUJIT_OK);
+  cujit_buffer *old;
+  cr_assert_eq(cujit_buffer_alloc(engine, 64, CUJIT_I32, &old), CUJIT_OK);
+  cujit_arg a = {.kind = CUJIT_ARG_DEVPTR, .v.devptr = 16};
+  cujit_launch_config c = {{1, 1, 1}, {32, 1, 1}, 0, NULL};
+  cujit_status st = cujit_launch(bad, &c, &a, 1);
+  if (st == CUJIT_OK) st = cujit_device_synchronize(dev);
+  cr_assert_eq(st, CUJIT_ERROR_DEVICE_FAULT, "%s", cujit_errmsg(engine));
+  cr_assert(strstr(cujit_errmsg(engine), "wild") != NULL, "%s", cujit_errmsg(engine));
+  cr_assert(strstr(cujit_errmsg(engine), "reset") != NULL, "%s", cujit_errmsg(engine));
+  cr_assert_eq(cujit_device_status(dev), CUJIT_ERROR_DEVICE_FAULT);
+  cujit_arg ga[3] = {CUJIT_ARG_BUF(old), CUJIT_ARG_I(7), CUJIT_ARG_I(16)};
+  cr_assert_eq(cujit_launch(good, &c, ga, 3), CUJIT_ERROR_DEVICE_FAULT);
+  cr_assert_eq(cujit_device_reset(dev), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert_eq(cujit_device_status(dev), CUJIT_OK);
+  cr_assert_eq(cujit_launch(good, &c, ga, 3), CUJIT_ERROR_ARGUMENT); /* old buffer is lost */
+  cr_assert(strstr(cujit_errmsg(engine), "lost") != NULL, "%s", cujit_errmsg(engine));
+  cujit_buffer_free(old);
+  cujit_buffer *fresh;
+  cr_assert_eq(cujit_buffer_alloc(engine, 64, CUJIT_I32, &fresh), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  ga[0] = CUJIT_ARG_BUF(fresh);
+  cr_assert_eq(cujit_launch(good, &c, ga, 3), CUJIT_OK, "%s", cujit_errmsg(engine));
+  int out[16];
+  memset(out, 0, sizeof out);
+  cr_assert_eq(cujit_memcpy_dtoh(out, fresh, 0, sizeof out, NULL), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  for (int i = 0; i < 16; i++) cr_assert_eq(out[i], 7);
+}
+
+Test(kernel, gpu_stream_launch_and_events) {
+  CJ_NEED_GPU(engine);
+  cujit_kernel *k = define_saxpy();
+  (void)k;
+  cujit_kernel *fill;
+  cr_assert_eq(cujit_kernel_define(engine, "fill(float *p, float v, long long n)",
+                                   "long long i = cujit::grid1();\n"
+                                   "for (; i < n; i += cujit::gridsize1()) p[i] = v;",
+                                   "#include <cujit/grid.h>", NULL, &fill),
+               CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_stream *s;
+  cujit_event *e0, *e1;
+  cr_assert_eq(cujit_stream_create(engine, &s), CUJIT_OK);
+  cujit_event_create(engine, &e0), cujit_event_create(engine, &e1);
+  enum { N = 1 << 22 };
+  cujit_buffer *b;
+  cujit_buffer_alloc(engine, N * 4, CUJIT_F32, &b);
+  cujit_arg args[3] = {CUJIT_ARG_BUF(b), CUJIT_ARG_F(1.25), CUJIT_ARG_I(N)};
+  cujit_launch_config c = {{264, 1, 1}, {256, 1, 1}, 0, s};
+  cujit_event_record(e0, s);
+  cr_assert_eq(cujit_launch(fill, &c, args, 3), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_event_record(e1, s);
+  cr_assert_eq(cujit_stream_synchronize(s), CUJIT_OK);
+  float ms = -1;
+  cr_assert_eq(cujit_event_elapsed(e0, e1, &ms), CUJIT_OK);
+  cr_assert(ms >= 0);
+  float *h = malloc(N * 4);
+  cujit_memcpy_dtoh(h, b, 0, N * 4, NULL);
+  for (size_t i = 0; i < N; i += 997) cr_assert_eq(h[i], 1.25f);
+  cr_assert_eq(h[N - 1], 1.25f);
+  free(h);
+}
