@@ -512,9 +512,9 @@ static void store_int(void *dst, cujit_dtype d, uint64_t bits) {
 /* Integer parameters: the value must fit, and a float must be an exact integer. */
 static cujit_status pack_int(const cujit_kernel *k, size_t i, const cujit_arg *a, void *dst) {
   cujit_dtype d = k->sig.params[i].dtype;
-  int64_t lo;
-  uint64_t hi;
-  int_range(d, &lo, &hi);
+  int64_t lo = 0;
+  uint64_t hi = 0;
+  if (!int_range(d, &lo, &hi)) return arg_error(k, i, "cujit cannot pass this scalar type");
   switch (a->kind) {
   case CUJIT_ARG_INT:
     if (a->v.i < lo || (a->v.i > 0 && (uint64_t)a->v.i > hi))

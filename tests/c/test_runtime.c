@@ -1,0 +1,632 @@
+/*
+** test_runtime.c -- the runtime layer: devices, device and pinned memory, copies, streams,
+** events, waits, resets. The CPU tests run everywhere (no driver on CI); the GPU tests go through
+** CJ_NEED_GPU and check every result against host data on random inputs with poisoned outputs.
+*/
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cujit.h"
+#include "gpu.h"
+
+static cujit_engine *engine;
+
+static void open_engine(void) {
+  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
+  cr_assert_not_null(engine);
+}
+
+static void close_engine(void) {
+  cujit_close(engine);
+  engine = NULL;
+}
+
+/* The last failure was `status` and its message holds `part`. */
+#define EXPECT_FAIL(call, status, part)                                                            \
+  do {                                                                                             \
+    cujit_status st_ = (call);                                                                     \
+    cr_expect_eq(st_, (status), "%s gave %s (%s), wanted %s", #call, cujit_status_string(st_),     \
+                 cujit_errmsg(engine), cujit_status_string(status));                               \
+    cr_expect(strstr(cujit_errmsg(engine), (part)) != NULL, "%s: message \"%s\" lacks \"%s\"",    \
+              #call, cujit_errmsg(engine), (part));                                                \
+  } while (0)
+
+#define EXPECT_OK(call)                                                                            \
+  do {                                                                                             \
+    cujit_status st_ = (call);                                                                     \
+    cr_assert_eq(st_, CUJIT_OK, "%s failed: %s", #call, cujit_errmsg(engine));                     \
+  } while (0)
+
+static void *poison_ptr(void) {
+  return (void *)(uintptr_t)0xdeadbeef;
+}
+
+/* ---------------------------------------------------------------------------------------------
+** No driver (CI): every call that needs the driver fails cleanly and says why.
+** ------------------------------------------------------------------------------------------- */
+
+static void skip_if_driver(void) {
+  int version = 0;
+  if (cujit_driver_version(engine, &version) == CUJIT_OK)
+    cr_skip_test("a CUDA driver is present (version %d): the no-driver tests need a machine "
+                 "without libcuda.so.1",
+                 version);
+}
+
+Test(runtime_cpu, no_driver_device_calls, .init = open_engine, .fini = close_engine) {
+  skip_if_driver();
+  int count = 7;
+  EXPECT_FAIL(cujit_device_count(engine, &count), CUJIT_ERROR_NO_DRIVER, "libcuda.so.1");
+  cr_expect_eq(count, 0);
+  cujit_device *device = poison_ptr();
+  EXPECT_FAIL(cujit_device_get(engine, 0, &device), CUJIT_ERROR_NO_DRIVER, "libcuda.so.1");
+  cr_expect_null(device);
+  device = poison_ptr();
+  EXPECT_FAIL(cujit_current_device(engine, &device), CUJIT_ERROR_NO_DRIVER, "libcuda.so.1");
+  cr_expect_null(device);
+  EXPECT_FAIL(cujit_set_device(engine, 0), CUJIT_ERROR_NO_DRIVER, "libcuda.so.1");
+}
+
+Test(runtime_cpu, no_driver_object_calls, .init = open_engine, .fini = close_engine) {
+  skip_if_driver();
+  cujit_buffer *buffer = poison_ptr();
+  EXPECT_FAIL(cujit_buffer_alloc(engine, 1024, CUJIT_F32, &buffer), CUJIT_ERROR_NO_DRIVER,
+              "libcuda.so.1");
+  cr_expect_null(buffer);
+  cujit_stream *stream = poison_ptr();
+  EXPECT_FAIL(cujit_stream_create(engine, &stream), CUJIT_ERROR_NO_DRIVER, "libcuda.so.1");
+  cr_expect_null(stream);
+  cujit_event *event = poison_ptr();
+  EXPECT_FAIL(cujit_event_create(engine, &event), CUJIT_ERROR_NO_DRIVER, "libcuda.so.1");
+  cr_expect_null(event);
+  cujit_host_buffer *host = poison_ptr();
+  EXPECT_FAIL(cujit_host_alloc(engine, 64, &host), CUJIT_ERROR_NO_DRIVER, "libcuda.so.1");
+  cr_expect_null(host);
+  /* Asking again gives the same answer, not a crash or a different error. */
+  EXPECT_FAIL(cujit_buffer_alloc(engine, 4, CUJIT_DTYPE_NONE, &buffer), CUJIT_ERROR_NO_DRIVER,
+              "libcuda.so.1");
+}
+
+/* ---------------------------------------------------------------------------------------------
+** Argument checks: these never reach the driver, so they behave the same with or without one.
+** ------------------------------------------------------------------------------------------- */
+
+Test(runtime_cpu, null_handles_are_noops) {
+  cujit_buffer_free(NULL);
+  cujit_host_free(NULL);
+  cujit_stream_free(NULL);
+  cujit_event_free(NULL);
+  cujit_interrupt(NULL);
+  cr_expect_eq(cujit_buffer_size(NULL), 0);
+  cr_expect_eq(cujit_buffer_dtype(NULL), CUJIT_DTYPE_NONE);
+  cr_expect_null(cujit_buffer_device(NULL));
+  cr_expect_eq(cujit_buffer_devptr(NULL), 0);
+  cr_expect_null(cujit_host_ptr(NULL));
+  cr_expect_eq(cujit_host_size(NULL), 0);
+  cr_expect_null(cujit_stream_device(NULL));
+  cr_expect_eq(cujit_device_ordinal(NULL), -1);
+  cr_expect_eq(cujit_device_allocated(NULL), 0);
+}
+
+Test(runtime_cpu, null_engine_and_out) {
+  int count;
+  cujit_device *device;
+  cujit_buffer *buffer;
+  cujit_stream *stream;
+  cujit_event *event;
+  cujit_host_buffer *host;
+  cr_expect_eq(cujit_device_count(NULL, &count), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_device_get(NULL, 0, &device), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_current_device(NULL, &device), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_set_device(NULL, 0), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_buffer_alloc(NULL, 16, CUJIT_F32, &buffer), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_host_alloc(NULL, 16, &host), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_stream_create(NULL, &stream), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_event_create(NULL, &event), CUJIT_ERROR_INVALID_ARGUMENT);
+
+  open_engine();
+  EXPECT_FAIL(cujit_device_count(engine, NULL), CUJIT_ERROR_INVALID_ARGUMENT, "count is NULL");
+  EXPECT_FAIL(cujit_device_get(engine, 0, NULL), CUJIT_ERROR_INVALID_ARGUMENT, "out is NULL");
+  EXPECT_FAIL(cujit_current_device(engine, NULL), CUJIT_ERROR_INVALID_ARGUMENT, "out is NULL");
+  EXPECT_FAIL(cujit_buffer_alloc(engine, 16, CUJIT_F32, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+              "out is NULL");
+  EXPECT_FAIL(cujit_host_alloc(engine, 16, NULL), CUJIT_ERROR_INVALID_ARGUMENT, "out is NULL");
+  EXPECT_FAIL(cujit_stream_create(engine, NULL), CUJIT_ERROR_INVALID_ARGUMENT, "out is NULL");
+  EXPECT_FAIL(cujit_event_create(engine, NULL), CUJIT_ERROR_INVALID_ARGUMENT, "out is NULL");
+  close_engine();
+}
+
+Test(runtime_cpu, bad_sizes_and_dtypes, .init = open_engine, .fini = close_engine) {
+  cujit_buffer *buffer = poison_ptr();
+  EXPECT_FAIL(cujit_buffer_alloc(engine, 0, CUJIT_F32, &buffer), CUJIT_ERROR_INVALID_ARGUMENT,
+              "0 bytes");
+  cr_expect_null(buffer);
+  EXPECT_FAIL(cujit_buffer_alloc(engine, 7, CUJIT_F32, &buffer), CUJIT_ERROR_INVALID_ARGUMENT,
+              "not a whole number of f32");
+  EXPECT_FAIL(cujit_buffer_alloc(engine, 16, (cujit_dtype)99, &buffer),
+              CUJIT_ERROR_INVALID_ARGUMENT, "not a cujit_dtype");
+  EXPECT_FAIL(cujit_buffer_alloc(engine, 16, (cujit_dtype)-1, &buffer),
+              CUJIT_ERROR_INVALID_ARGUMENT, "not a cujit_dtype");
+  cujit_host_buffer *host = poison_ptr();
+  EXPECT_FAIL(cujit_host_alloc(engine, 0, &host), CUJIT_ERROR_INVALID_ARGUMENT, "0 bytes");
+  cr_expect_null(host);
+}
+
+Test(runtime_cpu, null_handles_in_calls) {
+  char host[8];
+  float ms = 1;
+  cujit_device_info info;
+  char arch[16];
+  size_t free_bytes, total;
+  cr_expect_eq(cujit_memcpy_htod(NULL, 0, host, 8, NULL), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_memcpy_dtoh(host, NULL, 0, 8, NULL), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_memcpy_dtod(NULL, 0, NULL, 0, 8, NULL), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_memset(NULL, 0, 1, 8, NULL), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_device_info_get(NULL, &info), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_device_arch(NULL, arch, sizeof arch), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_device_memory(NULL, &free_bytes, &total), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_device_synchronize(NULL), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_device_status(NULL), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_device_reset(NULL), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_stream_synchronize(NULL), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_stream_query(NULL), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_stream_wait_event(NULL, NULL), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_event_record(NULL, NULL), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_event_synchronize(NULL), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_event_query(NULL), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(cujit_event_elapsed(NULL, NULL, &ms), CUJIT_ERROR_INVALID_ARGUMENT);
+}
+
+Test(runtime_cpu, close_with_nothing_made) {
+  open_engine();
+  int count;
+  cujit_device_count(engine, &count); /* may fail without a driver; close must still be clean */
+  close_engine();
+}
+
+/* ---------------------------------------------------------------------------------------------
+** GPU tests.
+** ------------------------------------------------------------------------------------------- */
+
+static cujit_device *gpu;
+
+static void open_gpu(void) {
+  open_engine();
+  CJ_NEED_GPU(engine);
+  EXPECT_OK(cujit_current_device(engine, &gpu));
+}
+
+static void fill_random(void *data, size_t bytes, unsigned seed) {
+  unsigned char *p = data;
+  unsigned state = seed | 1;
+  for (size_t i = 0; i < bytes; i++) {
+    cj_test_randf(&state);
+    p[i] = (unsigned char)(state >> 11);
+  }
+}
+
+static cujit_buffer *alloc(size_t bytes, cujit_dtype dtype) {
+  cujit_buffer *b = NULL;
+  EXPECT_OK(cujit_buffer_alloc(engine, bytes, dtype, &b));
+  cr_assert_not_null(b);
+  return b;
+}
+
+/* A buffer holding random bytes; `host` (bytes long) gets a copy. */
+static cujit_buffer *random_buffer(size_t bytes, unsigned seed, unsigned char *host) {
+  cujit_buffer *b = alloc(bytes, CUJIT_DTYPE_NONE);
+  fill_random(host, bytes, seed);
+  EXPECT_OK(cujit_memcpy_htod(b, 0, host, bytes, NULL));
+  return b;
+}
+
+static void expect_device_holds(const cujit_buffer *b, const unsigned char *want, size_t bytes) {
+  unsigned char *got = malloc(bytes);
+  cr_assert_not_null(got);
+  memset(got, 0xA5, bytes);
+  EXPECT_OK(cujit_memcpy_dtoh(got, b, 0, bytes, NULL));
+  size_t first_bad = bytes;
+  for (size_t i = 0; i < bytes && first_bad == bytes; i++)
+    if (got[i] != want[i]) first_bad = i;
+  cr_expect_eq(first_bad, bytes, "byte %zu differs: got 0x%02x, wanted 0x%02x", first_bad,
+               first_bad < bytes ? got[first_bad] : 0, first_bad < bytes ? want[first_bad] : 0);
+  free(got);
+}
+
+Test(runtime_gpu, device_info_is_sane, .init = open_gpu, .fini = close_engine) {
+  int count = 0;
+  EXPECT_OK(cujit_device_count(engine, &count));
+  cr_assert_geq(count, 1);
+  for (int i = 0; i < count; i++) {
+    cujit_device *device;
+    cujit_device_info info;
+    EXPECT_OK(cujit_device_get(engine, i, &device));
+    EXPECT_OK(cujit_device_info_get(device, &info));
+    cr_expect_eq(cujit_device_ordinal(device), i);
+    cr_expect_eq(info.ordinal, i);
+    cr_expect_gt(strlen(info.name), 0);
+    cr_expect_geq(info.cc_major, 5, "compute capability %d.%d", info.cc_major, info.cc_minor);
+    cr_expect_gt(info.multiprocessors, 0);
+    cr_expect_gt(info.total_memory, (size_t)256 << 20);
+    cr_expect_geq(info.max_threads_per_block, 512);
+    cr_expect_geq(info.max_block_dim[0], 512);
+    cr_expect_geq(info.max_grid_dim[0], 65535);
+    cr_expect_geq(info.max_shared_per_block, 16384);
+    cr_expect_geq(info.max_shared_per_block_optin, info.max_shared_per_block);
+    cr_expect_eq(info.warp_size, 32);
+    char arch[16], want[16];
+    EXPECT_OK(cujit_device_arch(device, arch, sizeof arch));
+    snprintf(want, sizeof want, "sm_%d%d", info.cc_major, info.cc_minor);
+    cr_expect_str_eq(arch, want);
+    EXPECT_FAIL(cujit_device_arch(device, arch, 3), CUJIT_ERROR_INVALID_ARGUMENT, "too small");
+    size_t free_bytes = 0, total = 0;
+    EXPECT_OK(cujit_device_memory(device, &free_bytes, &total));
+    cr_expect_gt(free_bytes, 0);
+    cr_expect_leq(free_bytes, total);
+    cr_expect_eq(cujit_device_status(device), CUJIT_OK);
+  }
+}
+
+Test(runtime_gpu, missing_devices_are_named, .init = open_gpu, .fini = close_engine) {
+  int count = 0;
+  EXPECT_OK(cujit_device_count(engine, &count));
+  cujit_device *device = poison_ptr();
+  EXPECT_FAIL(cujit_device_get(engine, count, &device), CUJIT_ERROR_NO_DEVICE, "does not exist");
+  cr_expect_null(device);
+  cr_expect(strstr(cujit_errmsg(engine), "CUJIT_DEVICE") != NULL, "%s", cujit_errmsg(engine));
+  EXPECT_FAIL(cujit_device_get(engine, -1, &device), CUJIT_ERROR_NO_DEVICE, "device -1");
+  EXPECT_FAIL(cujit_set_device(engine, count + 5), CUJIT_ERROR_NO_DEVICE, "does not exist");
+  cujit_device *current;
+  EXPECT_OK(cujit_current_device(engine, &current));
+  cr_expect_eq(current, gpu, "a refused cujit_set_device must not change the current device");
+  EXPECT_OK(cujit_set_device(engine, 0));
+}
+
+Test(runtime_gpu, malformed_cujit_device) {
+  setenv("CUJIT_DEVICE", "first", 1); /* each test runs in its own process */
+  open_engine();
+  CJ_NEED_GPU(engine);
+  cujit_device *device = poison_ptr();
+  EXPECT_FAIL(cujit_current_device(engine, &device), CUJIT_ERROR_NO_DEVICE,
+              "CUJIT_DEVICE='first' is not a device number");
+  cr_expect_null(device);
+  cujit_buffer *b;
+  EXPECT_FAIL(cujit_buffer_alloc(engine, 16, CUJIT_F32, &b), CUJIT_ERROR_NO_DEVICE, "CUJIT_DEVICE");
+  EXPECT_OK(cujit_set_device(engine, 0));
+  b = alloc(16, CUJIT_F32);
+  cujit_buffer_free(b);
+  close_engine();
+}
+
+Test(runtime_gpu, cujit_device_out_of_range) {
+  setenv("CUJIT_DEVICE", "999", 1);
+  open_engine();
+  CJ_NEED_GPU(engine);
+  cujit_device *device;
+  EXPECT_FAIL(cujit_current_device(engine, &device), CUJIT_ERROR_NO_DEVICE,
+              "CUJIT_DEVICE=999 names device 999");
+  close_engine();
+}
+
+Test(runtime_gpu, htod_dtoh_round_trip, .init = open_gpu, .fini = close_engine) {
+  const size_t n = 4097;
+  float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+  cr_assert(in && out);
+  unsigned state = 12345;
+  for (size_t i = 0; i < n; i++) in[i] = cj_test_randf(&state);
+  cujit_buffer *b = alloc(n * sizeof(float), CUJIT_F32);
+  cr_expect_eq(cujit_buffer_size(b), n * sizeof(float));
+  cr_expect_eq(cujit_buffer_dtype(b), CUJIT_F32);
+  cr_expect_eq(cujit_buffer_device(b), gpu);
+  cr_expect_neq(cujit_buffer_devptr(b), 0);
+  EXPECT_OK(cujit_memset(b, 0, 0xEE, n * sizeof(float), NULL)); /* poison the device side */
+  EXPECT_OK(cujit_memcpy_htod(b, 0, in, n * sizeof(float), NULL));
+  memset(out, 0xA5, n * sizeof *out); /* and the host side */
+  EXPECT_OK(cujit_memcpy_dtoh(out, b, 0, n * sizeof(float), NULL));
+  cr_expect_arr_eq(out, in, n * sizeof(float));
+  cujit_buffer_free(b);
+  free(in);
+  free(out);
+}
+
+Test(runtime_gpu, memset_part_of_a_buffer, .init = open_gpu, .fini = close_engine) {
+  enum { N = 1000 };
+  unsigned char want[N];
+  cujit_buffer *b = random_buffer(N, 777, want);
+  EXPECT_OK(cujit_memset(b, 100, 0x5A, 200, NULL));
+  memset(want + 100, 0x5A, 200);
+  EXPECT_OK(cujit_memset(b, N - 1, 0x11, 1, NULL)); /* the very last byte */
+  want[N - 1] = 0x11;
+  EXPECT_OK(cujit_memset(b, N, 0x22, 0, NULL)); /* nothing, at the end: fine */
+  expect_device_holds(b, want, N);
+  cujit_buffer_free(b);
+}
+
+Test(runtime_gpu, dtod_with_offsets, .init = open_gpu, .fini = close_engine) {
+  enum { N = 2048 };
+  unsigned char src_host[N], want[N];
+  cujit_buffer *src = random_buffer(N, 4242, src_host);
+  cujit_buffer *dst = alloc(N, CUJIT_DTYPE_NONE);
+  EXPECT_OK(cujit_memset(dst, 0, 0xCC, N, NULL));
+  memset(want, 0xCC, N);
+  EXPECT_OK(cujit_memcpy_dtod(dst, 64, src, 128, 512, NULL));
+  memcpy(want + 64, src_host + 128, 512);
+  /* Non-overlapping ranges of one buffer are fine. */
+  EXPECT_OK(cujit_memcpy_dtod(dst, 1500, dst, 64, 100, NULL));
+  memcpy(want + 1500, want + 64, 100);
+  expect_device_holds(dst, want, N);
+  /* Offsets on the host side of htod / dtoh. */
+  unsigned char part[300];
+  memset(part, 0xA5, sizeof part);
+  EXPECT_OK(cujit_memcpy_dtoh(part, src, N - 300, 300, NULL));
+  cr_expect_arr_eq(part, src_host + N - 300, 300);
+  fill_random(part, sizeof part, 99);
+  EXPECT_OK(cujit_memcpy_htod(dst, 7, part, sizeof part, NULL));
+  memcpy(want + 7, part, sizeof part);
+  expect_device_holds(dst, want, N);
+  cujit_buffer_free(src);
+  cujit_buffer_free(dst);
+}
+
+Test(runtime_gpu, out_of_range_copies_are_refused, .init = open_gpu, .fini = close_engine) {
+  enum { N = 256 };
+  unsigned char want[N], host[2 * N];
+  fill_random(host, sizeof host, 5);
+  cujit_buffer *b = random_buffer(N, 31337, want);
+  cujit_buffer *c = alloc(N, CUJIT_DTYPE_NONE);
+  EXPECT_FAIL(cujit_memcpy_htod(b, N - 3, host, 8, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+              "copy of 8 bytes at offset 253 runs past the end of a destination buffer of 256");
+  EXPECT_FAIL(cujit_memcpy_htod(b, 0, host, N + 1, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+              "runs past the end");
+  EXPECT_FAIL(cujit_memcpy_htod(b, SIZE_MAX, host, 2, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+              "runs past the end");
+  EXPECT_FAIL(cujit_memcpy_htod(b, 2, host, SIZE_MAX, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+              "runs past the end");
+  EXPECT_FAIL(cujit_memcpy_htod(b, 0, NULL, 4, NULL), CUJIT_ERROR_INVALID_ARGUMENT, "src is NULL");
+  EXPECT_FAIL(cujit_memcpy_dtoh(host, b, 1, N, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+              "source buffer of 256");
+  EXPECT_FAIL(cujit_memcpy_dtoh(NULL, b, 0, 4, NULL), CUJIT_ERROR_INVALID_ARGUMENT, "dst is NULL");
+  EXPECT_FAIL(cujit_memcpy_dtod(c, 0, b, SIZE_MAX - 1, 4, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+              "runs past the end");
+  EXPECT_FAIL(cujit_memcpy_dtod(c, 200, b, 0, 100, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+              "destination buffer");
+  EXPECT_FAIL(cujit_memcpy_dtod(b, 10, b, 0, 100, NULL), CUJIT_ERROR_INVALID_ARGUMENT, "overlap");
+  EXPECT_FAIL(cujit_memcpy_dtod(c, 0, NULL, 0, 4, NULL), CUJIT_ERROR_INVALID_ARGUMENT, "src is NULL");
+  EXPECT_FAIL(cujit_memset(b, 100, 0, N, NULL), CUJIT_ERROR_INVALID_ARGUMENT, "runs past the end");
+  EXPECT_FAIL(cujit_memset(b, SIZE_MAX, 0, SIZE_MAX, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+              "runs past the end");
+  /* Zero bytes anywhere inside (or at the end) is a no-op, and fine. */
+  EXPECT_OK(cujit_memcpy_htod(b, N, host, 0, NULL));
+  EXPECT_OK(cujit_memcpy_dtoh(host, b, 0, 0, NULL));
+  /* Nothing refused may have written anything. */
+  expect_device_holds(b, want, N);
+  cujit_buffer_free(b);
+  cujit_buffer_free(c);
+}
+
+Test(runtime_gpu, async_copies_with_pinned_memory, .init = open_gpu, .fini = close_engine) {
+  const size_t bytes = (size_t)3 << 20;
+  cujit_host_buffer *in, *out;
+  cujit_stream *stream;
+  cujit_event *start, *end;
+  EXPECT_OK(cujit_host_alloc(engine, bytes, &in));
+  EXPECT_OK(cujit_host_alloc(engine, bytes, &out));
+  cr_assert_not_null(cujit_host_ptr(in));
+  cr_expect_eq(cujit_host_size(in), bytes);
+  EXPECT_OK(cujit_stream_create(engine, &stream));
+  cr_expect_eq(cujit_stream_device(stream), gpu);
+  EXPECT_OK(cujit_event_create(engine, &start));
+  EXPECT_OK(cujit_event_create(engine, &end));
+  fill_random(cujit_host_ptr(in), bytes, 2024);
+  memset(cujit_host_ptr(out), 0xA5, bytes);
+  cujit_buffer *a = alloc(bytes, CUJIT_U8), *b = alloc(bytes, CUJIT_U8);
+  EXPECT_OK(cujit_event_record(start, stream));
+  EXPECT_OK(cujit_memset(b, 0, 0x77, bytes, stream));
+  EXPECT_OK(cujit_memcpy_htod(a, 0, cujit_host_ptr(in), bytes, stream));
+  EXPECT_OK(cujit_memcpy_dtod(b, 0, a, 0, bytes, stream));
+  EXPECT_OK(cujit_memcpy_dtoh(cujit_host_ptr(out), b, 0, bytes, stream));
+  EXPECT_OK(cujit_event_record(end, stream));
+  EXPECT_OK(cujit_event_synchronize(end));
+  EXPECT_OK(cujit_event_query(end));
+  EXPECT_OK(cujit_stream_synchronize(stream));
+  EXPECT_OK(cujit_stream_query(stream));
+  cr_expect_arr_eq(cujit_host_ptr(out), cujit_host_ptr(in), bytes);
+  float ms = -1;
+  EXPECT_OK(cujit_event_elapsed(start, end, &ms));
+  cr_expect_geq(ms, 0.0f);
+  EXPECT_OK(cujit_device_synchronize(gpu));
+  cujit_buffer_free(a);
+  cujit_buffer_free(b);
+  cujit_event_free(start);
+  cujit_event_free(end);
+  cujit_stream_free(stream);
+  cujit_host_free(in);
+  cujit_host_free(out);
+}
+
+Test(runtime_gpu, stream_waits_for_event, .init = open_gpu, .fini = close_engine) {
+  const size_t bytes = (size_t)64 << 20;
+  cujit_stream *producer, *consumer;
+  cujit_event *done;
+  EXPECT_OK(cujit_stream_create(engine, &producer));
+  EXPECT_OK(cujit_stream_create(engine, &consumer));
+  EXPECT_OK(cujit_event_create(engine, &done));
+  cujit_buffer *a = alloc(bytes, CUJIT_DTYPE_NONE), *b = alloc(bytes, CUJIT_DTYPE_NONE);
+  EXPECT_OK(cujit_memset(b, 0, 0x01, bytes, NULL));
+  /* The producer writes a, the consumer copies a to b only after the event. */
+  for (int i = 0; i < 4; i++) EXPECT_OK(cujit_memset(a, 0, (unsigned char)(0x40 + i), bytes, producer));
+  EXPECT_OK(cujit_event_record(done, producer));
+  EXPECT_OK(cujit_stream_wait_event(consumer, done));
+  EXPECT_OK(cujit_memcpy_dtod(b, 0, a, 0, bytes, consumer));
+  EXPECT_OK(cujit_stream_synchronize(consumer));
+  unsigned char *got = malloc(bytes);
+  cr_assert_not_null(got);
+  memset(got, 0xA5, bytes);
+  EXPECT_OK(cujit_memcpy_dtoh(got, b, 0, bytes, NULL));
+  size_t bad = 0;
+  for (size_t i = 0; i < bytes; i++) bad += got[i] != 0x43;
+  cr_expect_eq(bad, 0, "%zu bytes were not the producer's last value", bad);
+  free(got);
+  cujit_buffer_free(a);
+  cujit_buffer_free(b);
+  cujit_event_free(done);
+  cujit_stream_free(producer);
+  cujit_stream_free(consumer);
+}
+
+Test(runtime_gpu, event_misuse, .init = open_gpu, .fini = close_engine) {
+  cujit_event *a, *b;
+  EXPECT_OK(cujit_event_create(engine, &a));
+  EXPECT_OK(cujit_event_create(engine, &b));
+  float ms = 5;
+  EXPECT_FAIL(cujit_event_elapsed(a, b, &ms), CUJIT_ERROR_INVALID_ARGUMENT, "never recorded");
+  EXPECT_OK(cujit_event_record(a, NULL));
+  EXPECT_FAIL(cujit_event_elapsed(a, b, &ms), CUJIT_ERROR_INVALID_ARGUMENT, "end event");
+  EXPECT_FAIL(cujit_event_elapsed(a, b, NULL), CUJIT_ERROR_INVALID_ARGUMENT, "ms is NULL");
+  EXPECT_OK(cujit_event_record(b, NULL));
+  EXPECT_OK(cujit_event_synchronize(b));
+  EXPECT_OK(cujit_event_elapsed(a, b, &ms));
+  cr_expect_geq(ms, 0.0f);
+  cujit_event_free(a);
+  cujit_event_free(b);
+}
+
+Test(runtime_gpu, allocation_beyond_free_memory, .init = open_gpu, .fini = close_engine) {
+  size_t free_bytes = 0, total = 0;
+  EXPECT_OK(cujit_device_memory(gpu, &free_bytes, &total));
+  size_t before = cujit_device_allocated(gpu);
+  cujit_buffer *b = poison_ptr();
+  EXPECT_FAIL(cujit_buffer_alloc(engine, total + free_bytes, CUJIT_DTYPE_NONE, &b),
+              CUJIT_ERROR_DEVICE_MEMORY, "free of");
+  cr_expect(strstr(cujit_errmsg(engine), "asked for") != NULL, "%s", cujit_errmsg(engine));
+  cr_expect_null(b);
+  cr_expect_eq(cujit_device_allocated(gpu), before);
+  size_t free_after = 0;
+  EXPECT_OK(cujit_device_memory(gpu, &free_after, NULL));
+  cr_expect_geq(free_after + ((size_t)64 << 20), free_bytes, "the failed allocation leaked");
+  cr_expect_eq(cujit_device_status(gpu), CUJIT_OK, "running out of memory is not a fault");
+  cujit_buffer *ok = alloc(4096, CUJIT_DTYPE_NONE); /* and the device still works */
+  cujit_buffer_free(ok);
+}
+
+Test(runtime_gpu, memory_accounting, .init = open_gpu, .fini = close_engine) {
+  size_t before = cujit_device_allocated(gpu);
+  size_t sizes[] = {4, 1000, (size_t)1 << 20, 12345};
+  cujit_buffer *b[4];
+  size_t sum = 0;
+  for (int i = 0; i < 4; i++) {
+    b[i] = alloc(sizes[i], CUJIT_DTYPE_NONE);
+    sum += sizes[i];
+    cr_expect_eq(cujit_device_allocated(gpu), before + sum);
+  }
+  cujit_buffer_free(b[1]);
+  cr_expect_eq(cujit_device_allocated(gpu), before + sum - sizes[1]);
+  cujit_buffer_free(b[0]);
+  cujit_buffer_free(b[2]);
+  cujit_buffer_free(b[3]);
+  cr_expect_eq(cujit_device_allocated(gpu), before);
+}
+
+Test(runtime_gpu, reset_loses_old_objects, .init = open_gpu, .fini = close_engine) {
+  enum { N = 512 };
+  unsigned char data[N], got[N];
+  cujit_buffer *old = random_buffer(N, 8, data);
+  cujit_stream *old_stream;
+  cujit_event *old_event;
+  cujit_host_buffer *old_host;
+  EXPECT_OK(cujit_stream_create(engine, &old_stream));
+  EXPECT_OK(cujit_event_create(engine, &old_event));
+  EXPECT_OK(cujit_host_alloc(engine, 64, &old_host));
+  cr_expect_geq(cujit_device_allocated(gpu), (size_t)N);
+
+  EXPECT_OK(cujit_device_reset(gpu));
+  EXPECT_OK(cujit_device_status(gpu));
+  cr_expect_eq(cujit_device_allocated(gpu), 0);
+  cr_expect_eq(cujit_buffer_devptr(old), 0);
+  cr_expect_eq(cujit_buffer_size(old), (size_t)N, "a lost buffer still says what it was");
+  cr_expect_null(cujit_host_ptr(old_host));
+  EXPECT_FAIL(cujit_memcpy_dtoh(got, old, 0, N, NULL), CUJIT_ERROR_BUFFER_LOST, "lost");
+  EXPECT_FAIL(cujit_memcpy_htod(old, 0, data, N, NULL), CUJIT_ERROR_BUFFER_LOST, "reset");
+  EXPECT_FAIL(cujit_memset(old, 0, 0, N, NULL), CUJIT_ERROR_BUFFER_LOST, "lost");
+  EXPECT_FAIL(cujit_stream_synchronize(old_stream), CUJIT_ERROR_BUFFER_LOST, "the stream");
+  EXPECT_FAIL(cujit_stream_query(old_stream), CUJIT_ERROR_BUFFER_LOST, "lost");
+  EXPECT_FAIL(cujit_event_record(old_event, NULL), CUJIT_ERROR_BUFFER_LOST, "the event");
+
+  /* New objects work, old ones free without touching the driver's stale handles. */
+  unsigned char fresh[N];
+  cujit_buffer *b = random_buffer(N, 9, fresh);
+  cr_expect_eq(cujit_device_allocated(gpu), (size_t)N);
+  cujit_buffer *c = alloc(N, CUJIT_DTYPE_NONE);
+  EXPECT_FAIL(cujit_memcpy_dtod(c, 0, old, 0, N, NULL), CUJIT_ERROR_BUFFER_LOST, "source");
+  EXPECT_OK(cujit_memcpy_dtod(c, 0, b, 0, N, NULL));
+  expect_device_holds(c, fresh, N);
+  cujit_stream *stream;
+  EXPECT_OK(cujit_stream_create(engine, &stream));
+  EXPECT_OK(cujit_memset(c, 0, 0x3C, N, stream));
+  EXPECT_OK(cujit_stream_synchronize(stream));
+  memset(fresh, 0x3C, N);
+  expect_device_holds(c, fresh, N);
+  cujit_buffer_free(old);
+  cujit_stream_free(old_stream);
+  cujit_event_free(old_event);
+  cujit_host_free(old_host);
+  cr_expect_eq(cujit_device_allocated(gpu), (size_t)2 * N, "freeing lost buffers counts nothing");
+  EXPECT_OK(cujit_device_synchronize(gpu));
+  cujit_stream_free(stream);
+  cujit_buffer_free(b);
+  cujit_buffer_free(c);
+  cr_expect_eq(cujit_device_allocated(gpu), 0);
+}
+
+/* Enough queued work that the first poll of a wait cannot find it finished. */
+static void queue_lots_of_work(cujit_buffer *big, cujit_stream *stream) {
+  for (int i = 0; i < 32; i++)
+    EXPECT_OK(cujit_memset(big, 0, (unsigned char)i, cujit_buffer_size(big), stream));
+}
+
+Test(runtime_gpu, waits_are_interruptible, .init = open_gpu, .fini = close_engine) {
+  cujit_stream *stream;
+  cujit_event *event;
+  EXPECT_OK(cujit_stream_create(engine, &stream));
+  EXPECT_OK(cujit_event_create(engine, &event));
+  cujit_buffer *big = alloc((size_t)1 << 30, CUJIT_DTYPE_NONE);
+
+  queue_lots_of_work(big, stream);
+  cujit_interrupt(engine);
+  EXPECT_FAIL(cujit_stream_synchronize(stream), CUJIT_ERROR_INTERRUPTED, "interrupted");
+  EXPECT_OK(cujit_stream_synchronize(stream)); /* the flag cleared; the work finishes */
+
+  queue_lots_of_work(big, stream);
+  EXPECT_OK(cujit_event_record(event, stream));
+  cujit_interrupt(engine);
+  EXPECT_FAIL(cujit_event_synchronize(event), CUJIT_ERROR_INTERRUPTED, "interrupted");
+  EXPECT_OK(cujit_event_synchronize(event));
+
+  queue_lots_of_work(big, stream);
+  cujit_interrupt(engine);
+  EXPECT_FAIL(cujit_device_synchronize(gpu), CUJIT_ERROR_INTERRUPTED, "device 0");
+  EXPECT_OK(cujit_device_synchronize(gpu));
+  EXPECT_OK(cujit_stream_query(stream));
+  cujit_buffer_free(big);
+  cujit_event_free(event);
+  cujit_stream_free(stream);
+}
+
+Test(runtime_gpu, close_frees_leftovers) {
+  open_engine();
+  CJ_NEED_GPU(engine);
+  cujit_buffer *b;
+  cujit_stream *s;
+  cujit_event *e;
+  cujit_host_buffer *h;
+  EXPECT_OK(cujit_buffer_alloc(engine, 1 << 20, CUJIT_F64, &b));
+  EXPECT_OK(cujit_stream_create(engine, &s));
+  EXPECT_OK(cujit_event_create(engine, &e));
+  EXPECT_OK(cujit_host_alloc(engine, 1 << 16, &h));
+  EXPECT_OK(cujit_memset(b, 0, 1, 1 << 20, s));
+  EXPECT_OK(cujit_event_record(e, s));
+  close_engine(); /* everything above is freed here */
+}
