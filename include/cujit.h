@@ -444,6 +444,88 @@ CUJIT_API cujit_status cujit_cache_stats_get(cujit_engine *engine, cujit_cache_s
 CUJIT_API cujit_status cujit_cache_clear(cujit_engine *engine);
 
 /* ---------------------------------------------------------------------------------------------
+** Library: random numbers, reductions, elementwise
+**
+** Ready-made device work on whole buffers, built on the kernels of kernels_src/cujit (compiled
+** once per engine and element type on first use, then served by the cache). Each call runs on
+** `stream` (NULL: the default stream) and on the device of the stream, else the current device;
+** the buffers must live there.
+** ------------------------------------------------------------------------------------------- */
+
+/* Fills an f32 or f64 buffer with uniform numbers in (0, 1] from a counter-based generator
+** (Philox4x32-10): element k is number offset + k of the stream that `seed` names, whatever the
+** launch shape, so the result is reproducible and a fill at offset o + m continues exactly where
+** element m of a fill at offset o is. On the device, cujit::uniform_float(seed, offset + k) (or
+** _double) of <cujit/random.h> gives the same numbers. Asynchronous on `stream`. */
+CUJIT_API cujit_status cujit_random_uniform(cujit_buffer *buffer, uint64_t seed, uint64_t offset,
+                                            cujit_stream *stream);
+
+/* As cujit_random_uniform, with normal numbers: mean + std * N(0, 1), by Box-Muller on the same
+** stream of uniforms. std must be finite and >= 0. */
+CUJIT_API cujit_status cujit_random_normal(cujit_buffer *buffer, uint64_t seed, uint64_t offset,
+                                           double mean, double std, cujit_stream *stream);
+
+typedef enum cujit_reduce_op {
+  CUJIT_REDUCE_SUM,
+  CUJIT_REDUCE_MIN,
+  CUJIT_REDUCE_MAX,
+} cujit_reduce_op;
+
+/* A typed result: dtype is F64 (v.f) for floating inputs, I64 (v.i) for signed integers, U64
+** (v.u) for unsigned integers. */
+typedef struct cujit_scalar {
+  cujit_dtype dtype;
+  union {
+    double f;
+    int64_t i;
+    uint64_t u;
+  } v;
+} cujit_scalar;
+
+/* The scalar as a double (integers beyond 2^53 are rounded). */
+CUJIT_API double cujit_scalar_to_double(const cujit_scalar *scalar);
+
+/* Reduces the first `count` elements of a typed buffer (any dtype but NONE) and waits for the
+** result. Integer sums are exact (accumulated in 64 bits, wrapping only past 2^64); floating sums
+** are accumulated in double, so a float32 sum is far more accurate than float32 rounding would
+** allow. min and max are exact and propagate NaN. count 0 gives a sum of 0 and, for min and max,
+** CUJIT_ERROR_INVALID_ARGUMENT. Reductions of one engine are serialised (they share a small
+** scratch buffer per device); the buffer must live on the current device. */
+CUJIT_API cujit_status cujit_reduce(cujit_buffer *buffer, cujit_reduce_op op, size_t count,
+                                    cujit_scalar *result, cujit_stream *stream);
+
+/* The dot product of the first `count` elements of two buffers of the same dtype, accumulated
+** and reported as cujit_reduce's sum is. */
+CUJIT_API cujit_status cujit_dot(cujit_buffer *a, cujit_buffer *b, size_t count,
+                                 cujit_scalar *result, cujit_stream *stream);
+
+/* Defines an elementwise kernel, as CuPy's ElementwiseKernel or Numba's @vectorize:
+**     cujit_elementwise_define(e, "scalar T a, T x, T y -> T z", "z = a * x + y", "axpy", &k);
+** `params` lists the inputs, "->", then the outputs. Each is "type name"; the type is a C type
+** or dtype name ("float", "f32", "unsigned int", "__half"/"half", ...) or a type variable (T, U,
+** T2). Every parameter is an array of that type unless marked `scalar`, which passes it by value
+** to every element (inputs only). `expr` is C++ run once per element, in which each array name is
+** that element (inputs read-only; outputs start as zero and are stored afterwards), scalars are
+** themselves, `i` is the element index and `n` the element count (long long): so `i` and `n` are
+** reserved, as are names starting with `cj_`. The kernel's signature is the parameters in that
+** order then `long long n`; generic kernels are specialised from the buffers passed. The same
+** buffer may be both an input and an output (each element is read before it is written).
+** `name` (NULL: "elementwise") names the kernel; `options` (may be NULL) are as for
+** cujit_kernel_define. The result is an ordinary kernel: free it with cujit_kernel_free. */
+CUJIT_API cujit_status cujit_elementwise_define(cujit_engine *engine, const char *params,
+                                                const char *expr, const char *name,
+                                                const cujit_compile_options *options,
+                                                cujit_kernel **out);
+
+/* Runs an elementwise kernel over n elements: `args` are its parameters without n, which is
+** appended. Every array must hold at least n elements (checked). The grid is sized for memory
+** bandwidth (a grid-stride loop over enough blocks to fill the device), not one thread per
+** element. n == 0 does nothing. */
+CUJIT_API cujit_status cujit_elementwise_launch(cujit_kernel *kernel, size_t n,
+                                                cujit_stream *stream, const cujit_arg *args,
+                                                size_t nargs);
+
+/* ---------------------------------------------------------------------------------------------
 ** Lua
 ** ------------------------------------------------------------------------------------------- */
 

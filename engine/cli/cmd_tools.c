@@ -99,7 +99,7 @@ static int tool_version(cujit_engine *engine, int argc, char **argv) {
   int v = 0;
   char lib[512];
   printf("%-8s %s\n", "cujit", cujit_version());
-  printf("%-8s %s\n", "Lua", LUA_RELEASE);
+  printf("%-8s %s.%s.%s\n", "Lua", LUA_VERSION_MAJOR, LUA_VERSION_MINOR, LUA_VERSION_RELEASE);
   if (cujit_nvrtc_version(engine, &v) == CUJIT_OK) {
     nvrtc_library(lib, sizeof lib);
     print_cuda_version("NVRTC", v, lib);
@@ -333,8 +333,13 @@ static void format_bytes(char *buf, size_t len, uint64_t bytes) {
 }
 
 static int cache_off(void) {
-  fprintf(stderr, CLI_NAME " cache: the disk cache is off (CUJIT_CACHE=off, or the directory "
-                  "could not be made writable); set CUJIT_CACHE_DIR to a writable directory\n");
+  const char *env = getenv("CUJIT_CACHE");
+  if (env && *env)
+    fprintf(stderr, CLI_NAME " cache: the disk cache is off (CUJIT_CACHE=%s); unset CUJIT_CACHE to "
+                    "use it\n", env);
+  else
+    fprintf(stderr, CLI_NAME " cache: the disk cache is off: its directory is not writable; set "
+                    "CUJIT_CACHE_DIR to a writable directory\n");
   return 1;
 }
 

@@ -21,8 +21,17 @@ typedef struct cj_cache_entry {
   size_t ptx_len; /* without the NUL */
   void *cubin;
   size_t cubin_len;
-  char *log;      /* compile log, may be "" */
+  char *log;         /* compile log, may be "" */
+  int nvrtc_version; /* of the NVRTC that built it (major*1000 + minor*10) */
 } cj_cache_entry;
+
+/* The layout of an entry file, <hex key>.cjc: a 64-byte header of little-endian fields, then the
+** PTX, the CUBIN and the log. The NVRTC version is kept in the entry rather than in the key, so
+** that a hit never has to open NVRTC (5-140 ms) to learn it; the compile layer treats an entry
+** from another NVRTC as a miss whenever NVRTC is open. */
+#define CJ_CACHE_SCHEMA 1
+#define CJ_CACHE_MAGIC "CUJITCC"
+#define CJ_CACHE_HEADER_BYTES 64
 
 /* Opens the cache from the environment (CUJIT_CACHE, CUJIT_CACHE_DIR, XDG_CACHE_HOME, HOME,
 ** CUJIT_CACHE_MAX). Never fails: an unusable directory gives a memory-only cache and one warning.

@@ -29,8 +29,7 @@ static void read_device_info(cj_driver *drv, struct cujit_device *d) {
   info->multiprocessors = device_attribute(drv, h, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
   size_t total = 0;
   if (drv->cuDeviceTotalMem(&total, h) == CUDA_SUCCESS) info->total_memory = total;
-  info->max_threads_per_block =
-      device_attribute(drv, h, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  info->max_threads_per_block = device_attribute(drv, h, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
   info->max_block_dim[0] = device_attribute(drv, h, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
   info->max_block_dim[1] = device_attribute(drv, h, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
   info->max_block_dim[2] = device_attribute(drv, h, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
@@ -93,8 +92,10 @@ static cujit_status need_devices(cujit_engine *engine) {
 }
 
 static void gpu_range(int count, char *buf, size_t len) {
-  if (count == 0) snprintf(buf, len, "no GPU");
-  else snprintf(buf, len, "%d GPU%s (0..%d)", count, count == 1 ? "" : "s", count - 1);
+  if (count == 0)
+    snprintf(buf, len, "no GPU");
+  else
+    snprintf(buf, len, "%d GPU%s (0..%d)", count, count == 1 ? "" : "s", count - 1);
 }
 
 static cujit_status no_such_device(cujit_engine *engine, int ordinal) {
@@ -178,8 +179,7 @@ cujit_status cujit_set_device(cujit_engine *engine, int ordinal) {
 /* --- small queries ---------------------------------------------------------------------------- */
 
 #define NEED_DEVICE(device, fn)                                                                    \
-  if (!(device))                                                                                   \
-  return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, fn ": device is NULL")
+  if (!(device)) return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, fn ": device is NULL")
 
 cujit_status cujit_device_info_get(cujit_device *device, cujit_device_info *info) {
   NEED_DEVICE(device, "cujit_device_info_get");
@@ -217,7 +217,8 @@ cujit_status cujit_device_memory(cujit_device *device, size_t *free_bytes, size_
                    "cujit_device_memory: both free_bytes and total_bytes are NULL");
   size_t f = 0, t = 0;
   cujit_status st = cj_device_enter(device);
-  if (st == CUJIT_OK) st = cj_check(device, device->engine->drv.cuMemGetInfo(&f, &t), "cuMemGetInfo");
+  if (st == CUJIT_OK)
+    st = cj_check(device, device->engine->drv.cuMemGetInfo(&f, &t), "cuMemGetInfo");
   if (free_bytes) *free_bytes = f;
   if (total_bytes) *total_bytes = t;
   return st;
@@ -260,8 +261,7 @@ static cujit_status retain_context(cujit_device *device) {
 }
 
 cujit_status cj_device_enter(cujit_device *device) {
-  if (__atomic_load_n(&device->fault, __ATOMIC_ACQUIRE) != CUJIT_OK)
-    return refuse_faulted(device);
+  if (__atomic_load_n(&device->fault, __ATOMIC_ACQUIRE) != CUJIT_OK) return refuse_faulted(device);
   CUcontext ctx = __atomic_load_n(&device->ctx, __ATOMIC_ACQUIRE);
   if (!ctx) {
     cujit_status st = retain_context(device);
@@ -294,7 +294,8 @@ const char *cj_bytes_text(size_t bytes, char *buf, size_t len) {
   }
   double v = (double)bytes / 1024.0;
   size_t u = 0;
-  while (v >= 1024.0 && u + 1 < sizeof units / sizeof *units) v /= 1024.0, u++;
+  /* 1023.97 MiB would print as "1024.0 MiB": move up a unit first. */
+  while (v >= 1023.95 && u + 1 < sizeof units / sizeof *units) v /= 1024.0, u++;
   snprintf(buf, len, "%.1f %s", v, units[u]);
   return buf;
 }
@@ -352,8 +353,8 @@ static cujit_status poison(cujit_device *device, CUresult rc, const char *what) 
   if (device->fault == CUJIT_OK) { /* the first report names the cause; later ones repeat it */
     snprintf(device->fault_msg, sizeof device->fault_msg,
              "device %d faulted: %s (%s)%s, seen by %s; the device refuses further work until "
-             "reset: call cujit_device_reset (Lua: cuda.reset()); its buffers, streams and "
-             "events are lost, host data is untouched%s",
+             "reset: call cujit_device_reset (Lua: cuda.reset()), which loses the device's "
+             "buffers, streams and events (host data is untouched)%s",
              device->ordinal, text, name, blame, what,
              may_need_restart(rc) ? "; if the reset fails too, restart the program" : "");
     __atomic_store_n(&device->fault, CUJIT_ERROR_DEVICE_FAULT, __ATOMIC_RELEASE);
@@ -368,8 +369,8 @@ static cujit_status out_of_memory(cujit_device *device, const char *what) {
   cujit_engine *engine = device->engine;
   if (engine->drv.cuMemGetInfo(&free_bytes, &total) != CUDA_SUCCESS)
     return cj_fail(engine, CUJIT_ERROR_DEVICE_MEMORY,
-                   "%s failed: device %d is out of memory; free buffers you no longer need",
-                   what, device->ordinal);
+                   "%s failed: device %d is out of memory; free buffers you no longer need", what,
+                   device->ordinal);
   return cj_fail(engine, CUJIT_ERROR_DEVICE_MEMORY,
                  "%s failed: device %d is out of memory (free memory is %s of %s); free buffers "
                  "you no longer need",
@@ -390,8 +391,8 @@ cujit_status cj_check(cujit_device *device, CUresult rc, const char *what) {
     return cj_fail(engine, CUJIT_ERROR_NOT_READY, "%s: the work has not finished yet", what);
   case CUDA_ERROR_NO_DEVICE:
   case CUDA_ERROR_INVALID_DEVICE:
-    return cj_fail(engine, CUJIT_ERROR_NO_DEVICE, "%s failed: device %d is not usable (%s)",
-                   what, device->ordinal, rc == CUDA_ERROR_NO_DEVICE ? "no device" : "invalid");
+    return cj_fail(engine, CUJIT_ERROR_NO_DEVICE, "%s failed: device %d is not usable (%s)", what,
+                   device->ordinal, rc == CUDA_ERROR_NO_DEVICE ? "no device" : "invalid");
   case CUDA_ERROR_NOT_SUPPORTED: {
     const char *name, *text;
     error_text(&engine->drv, rc, &name, &text);
@@ -409,8 +410,7 @@ cujit_status cj_check_alive(cujit_device *device, unsigned generation, const cha
                    "%s was made on device %d before the device was reset, so it is lost; make a "
                    "new one (freeing the old one is still fine)",
                    what, device->ordinal);
-  if (__atomic_load_n(&device->fault, __ATOMIC_ACQUIRE) != CUJIT_OK)
-    return refuse_faulted(device);
+  if (__atomic_load_n(&device->fault, __ATOMIC_ACQUIRE) != CUJIT_OK) return refuse_faulted(device);
   return CUJIT_OK;
 }
 
@@ -421,12 +421,13 @@ cujit_status cujit_device_reset(cujit_device *device) {
   cujit_engine *engine = device->engine;
   cj_driver *drv = &engine->drv;
   pthread_mutex_lock(&engine->lock);
-  /* Drop our own retain first: the context is then ours to reset, and the next entry retains a
-  ** fresh one. */
-  if (device->ctx) drv->cuDevicePrimaryCtxRelease(device->handle);
-  __atomic_store_n(&device->ctx, NULL, __ATOMIC_RELEASE);
-  CUresult rc = drv->cuDevicePrimaryCtxReset(device->handle);
+  /* Reset while still retained (the driver documents releasing after a reset as safe), then
+  ** drop our retain, so the next entry retains a freshly initialised context. Without a retain
+  ** nothing of ours lives there (objects need one, and a fault needs objects): no driver call. */
+  CUresult rc = device->ctx ? drv->cuDevicePrimaryCtxReset(device->handle) : CUDA_SUCCESS;
   if (rc == CUDA_SUCCESS) {
+    if (device->ctx) drv->cuDevicePrimaryCtxRelease(device->handle);
+    __atomic_store_n(&device->ctx, NULL, __ATOMIC_RELEASE);
     /* Everything of the old context is gone: its objects become lost, its memory is free. */
     __atomic_add_fetch(&device->generation, 1, __ATOMIC_ACQ_REL);
     atomic_store(&device->allocated, 0);

@@ -88,7 +88,15 @@ static cujit_kernel *kernel_new(cujit_engine *engine) {
   return k;
 }
 
+/* A fault names the kernel launched last on its device: forget the name before it is freed. */
+static void forget_last_launch(cujit_kernel *k) {
+  cujit_engine *e = k->engine;
+  for (int i = 0; e->devices && i < e->device_count; i++)
+    if (e->devices[i].last_kernel == k->sig.name) e->devices[i].last_kernel = NULL;
+}
+
 static void kernel_release_contents(cujit_kernel *k) {
+  forget_last_launch(k);
   for (size_t i = 0; i < k->nspecs; i++) {
     kernel_release_contents(k->specs[i].kernel);
     free(k->specs[i].kernel);
@@ -448,9 +456,6 @@ static inline cujit_status launch_device(cujit_engine *e, cujit_stream *stream,
     *dev = stream->device;
     if (stream->generation != stream->device->generation)
       return cj_check_alive(stream->device, stream->generation, "the stream");
-  } else if (e->devices && e->current_device >= 0 && e->current_device < e->device_count &&
-             e->devices[e->current_device].engine) {
-    *dev = &e->devices[e->current_device];
   } else {
     cujit_status st = cj_current_device(e, dev);
     if (st != CUJIT_OK) return st;

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define BUFFER_OF(l) ((cujit_buffer *)((char *)(l) - offsetof(cujit_buffer, link)))
-#define HOST_BUFFER_OF(l) ((cujit_host_buffer *)((char *)(l) - offsetof(cujit_host_buffer, link)))
+#define BUFFER_OF(l) ((cujit_buffer *)((char *)(l)-offsetof(cujit_buffer, link)))
+#define HOST_BUFFER_OF(l) ((cujit_host_buffer *)((char *)(l)-offsetof(cujit_host_buffer, link)))
 
 static int buffer_is_current(const cujit_buffer *b) {
   return __atomic_load_n(&b->device->generation, __ATOMIC_ACQUIRE) == b->generation;
@@ -160,8 +160,8 @@ static cujit_status finish(cujit_device *device, CUresult rc, const cujit_stream
   if (rc == CUDA_SUCCESS && !stream) rc = device->engine->drv.cuStreamSynchronize((CUstream)0);
   if (rc == CUDA_SUCCESS) return CUJIT_OK;
   char what[96], size[32];
-  snprintf(what, sizeof what, "%s of %s on device %d", call, cj_bytes_text(bytes, size, sizeof size),
-           device->ordinal);
+  snprintf(what, sizeof what, "%s of %s on device %d", call,
+           cj_bytes_text(bytes, size, sizeof size), device->ordinal);
   return cj_check(device, rc, what);
 }
 
@@ -180,8 +180,8 @@ cujit_status cujit_memcpy_htod(cujit_buffer *dst, size_t dst_offset, const void 
   if (st == CUJIT_OK) st = check_stream(engine, fn, device, stream);
   if (st != CUJIT_OK || bytes == 0) return st;
   if ((st = cj_device_enter(device)) != CUJIT_OK) return st;
-  CUresult rc = engine->drv.cuMemcpyHtoDAsync(dst->ptr + dst_offset, src, bytes,
-                                              cj_stream_handle(stream));
+  CUresult rc =
+      engine->drv.cuMemcpyHtoDAsync(dst->ptr + dst_offset, src, bytes, cj_stream_handle(stream));
   return finish(device, rc, stream, "cuMemcpyHtoD", bytes);
 }
 
@@ -214,7 +214,9 @@ cujit_status cujit_memcpy_dtod(cujit_buffer *dst, size_t dst_offset, const cujit
                                size_t src_offset, size_t bytes, cujit_stream *stream) {
   static const char fn[] = "cujit_memcpy_dtod";
   if (!dst || !src)
-    return cj_fail(dst ? dst->device->engine : src ? src->device->engine : NULL,
+    return cj_fail(dst   ? dst->device->engine
+                   : src ? src->device->engine
+                         : NULL,
                    CUJIT_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, dst ? "src" : "dst");
   cujit_device *device = dst->device;
   cujit_engine *engine = device->engine;

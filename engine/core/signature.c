@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* --- the types cujit can size ------------------------------------------------------------------ */
+/* --- the types cujit can size ------------------------------------------------------------------
+ */
 
 typedef struct type_desc {
   const char *spelling; /* normalised */
@@ -21,23 +22,36 @@ typedef struct type_desc {
 } type_desc;
 
 static const type_desc named_types[] = {
-    {"bool", CUJIT_U8, 1, 1},           {"float", CUJIT_F32, 4, 4},
-    {"double", CUJIT_F64, 8, 8},        {"size_t", CUJIT_U64, 8, 8},
-    {"ptrdiff_t", CUJIT_I64, 8, 8},     {"int8_t", CUJIT_I8, 1, 1},
-    {"int16_t", CUJIT_I16, 2, 2},       {"int32_t", CUJIT_I32, 4, 4},
-    {"int64_t", CUJIT_I64, 8, 8},       {"uint8_t", CUJIT_U8, 1, 1},
-    {"uint16_t", CUJIT_U16, 2, 2},      {"uint32_t", CUJIT_U32, 4, 4},
-    {"uint64_t", CUJIT_U64, 8, 8},      {"__half", CUJIT_F16, 2, 2},
-    {"__half2", CUJIT_DTYPE_NONE, 4, 4}, {"void", CUJIT_DTYPE_NONE, 0, 1},
+    {"bool", CUJIT_U8, 1, 1},
+    {"float", CUJIT_F32, 4, 4},
+    {"double", CUJIT_F64, 8, 8},
+    {"size_t", CUJIT_U64, 8, 8},
+    {"ptrdiff_t", CUJIT_I64, 8, 8},
+    {"int8_t", CUJIT_I8, 1, 1},
+    {"int16_t", CUJIT_I16, 2, 2},
+    {"int32_t", CUJIT_I32, 4, 4},
+    {"int64_t", CUJIT_I64, 8, 8},
+    {"uint8_t", CUJIT_U8, 1, 1},
+    {"uint16_t", CUJIT_U16, 2, 2},
+    {"uint32_t", CUJIT_U32, 4, 4},
+    {"uint64_t", CUJIT_U64, 8, 8},
+    {"__half", CUJIT_F16, 2, 2},
+    {"__half2", CUJIT_DTYPE_NONE, 4, 4},
+    {"void", CUJIT_DTYPE_NONE, 0, 1},
 };
 
 /* The integer types spelled with several keywords, once normalised. */
 static const type_desc integer_types[] = {
-    {"char", CUJIT_I8, 1, 1},           {"signed char", CUJIT_I8, 1, 1},
-    {"unsigned char", CUJIT_U8, 1, 1},  {"short", CUJIT_I16, 2, 2},
-    {"unsigned short", CUJIT_U16, 2, 2}, {"int", CUJIT_I32, 4, 4},
-    {"unsigned int", CUJIT_U32, 4, 4},  {"long", CUJIT_I64, 8, 8},
-    {"unsigned long", CUJIT_U64, 8, 8}, {"long long", CUJIT_I64, 8, 8},
+    {"char", CUJIT_I8, 1, 1},
+    {"signed char", CUJIT_I8, 1, 1},
+    {"unsigned char", CUJIT_U8, 1, 1},
+    {"short", CUJIT_I16, 2, 2},
+    {"unsigned short", CUJIT_U16, 2, 2},
+    {"int", CUJIT_I32, 4, 4},
+    {"unsigned int", CUJIT_U32, 4, 4},
+    {"long", CUJIT_I64, 8, 8},
+    {"unsigned long", CUJIT_U64, 8, 8},
+    {"long long", CUJIT_I64, 8, 8},
     {"unsigned long long", CUJIT_U64, 8, 8},
 };
 
@@ -46,28 +60,111 @@ static const struct {
   const char *prefix;
   size_t elem;
 } vector_bases[] = {
-    {"char", 1},  {"uchar", 1},  {"short", 2},    {"ushort", 2},     {"int", 4},     {"uint", 4},
-    {"long", 8},  {"ulong", 8},  {"longlong", 8}, {"ulonglong", 8}, {"float", 4},   {"double", 8},
+    {"char", 1}, {"uchar", 1}, {"short", 2},    {"ushort", 2},    {"int", 4},   {"uint", 4},
+    {"long", 8}, {"ulong", 8}, {"longlong", 8}, {"ulonglong", 8}, {"float", 4}, {"double", 8},
 };
 
 static const char *const reserved_words[] = {
-    "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char",
-    "char16_t", "char32_t", "char8_t", "class", "const", "consteval", "constexpr", "constinit",
-    "const_cast", "continue", "decltype", "default", "delete", "do", "double", "dynamic_cast",
-    "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
-    "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "nullptr",
-    "operator", "or", "private", "protected", "public", "register", "reinterpret_cast", "requires",
-    "restrict", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast",
-    "struct", "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef",
-    "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
-    "while", "_Bool", "__global__", "__device__", "__host__", "__shared__", "__constant__",
-    "__managed__", "__restrict__", "__restrict", "__forceinline__", "__noinline__",
-    "__launch_bounds__", "__grid_constant__", NULL,
+    "alignas",
+    "alignof",
+    "and",
+    "asm",
+    "auto",
+    "bool",
+    "break",
+    "case",
+    "catch",
+    "char",
+    "char16_t",
+    "char32_t",
+    "char8_t",
+    "class",
+    "const",
+    "consteval",
+    "constexpr",
+    "constinit",
+    "const_cast",
+    "continue",
+    "decltype",
+    "default",
+    "delete",
+    "do",
+    "double",
+    "dynamic_cast",
+    "else",
+    "enum",
+    "explicit",
+    "export",
+    "extern",
+    "false",
+    "float",
+    "for",
+    "friend",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "mutable",
+    "namespace",
+    "new",
+    "noexcept",
+    "not",
+    "nullptr",
+    "operator",
+    "or",
+    "private",
+    "protected",
+    "public",
+    "register",
+    "reinterpret_cast",
+    "requires",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "static_assert",
+    "static_cast",
+    "struct",
+    "switch",
+    "template",
+    "this",
+    "thread_local",
+    "throw",
+    "true",
+    "try",
+    "typedef",
+    "typeid",
+    "typename",
+    "union",
+    "unsigned",
+    "using",
+    "virtual",
+    "void",
+    "volatile",
+    "wchar_t",
+    "while",
+    "_Bool",
+    "__global__",
+    "__device__",
+    "__host__",
+    "__shared__",
+    "__constant__",
+    "__managed__",
+    "__restrict__",
+    "__restrict",
+    "__forceinline__",
+    "__noinline__",
+    "__launch_bounds__",
+    "__grid_constant__",
+    NULL,
 };
 
 /* Names the body would lose if a parameter shadowed them. */
-static const char *const builtin_variables[] = {"threadIdx", "blockIdx", "blockDim", "gridDim",
-                                                "warpSize", NULL};
+static const char *const builtin_variables[] = {"threadIdx", "blockIdx", "blockDim",
+                                                "gridDim",   "warpSize", NULL};
 
 static int in_list(const char *const *list, const char *s, size_t n) {
   for (; *list; list++)
@@ -76,8 +173,8 @@ static int in_list(const char *const *list, const char *s, size_t n) {
 }
 
 static int is_qualifier(const char *s, size_t n) {
-  static const char *const q[] = {"const", "volatile", "__restrict__", "restrict", "__restrict",
-                                  NULL};
+  static const char *const q[] = {"const",    "volatile",   "__restrict__",
+                                  "restrict", "__restrict", NULL};
   return in_list(q, s, n);
 }
 
@@ -124,8 +221,10 @@ static int vector_type(const char *s, size_t n, type_desc *out) {
 
 /* A type named by one word: bool, float4, uint32_t, half, ... */
 static int named_type(const char *s, size_t n, type_desc *out) {
-  if (n == 4 && memcmp(s, "half", 4) == 0) s = "__half", n = 6;
-  else if (n == 5 && memcmp(s, "half2", 5) == 0) s = "__half2", n = 7;
+  if (n == 4 && memcmp(s, "half", 4) == 0)
+    s = "__half", n = 6;
+  else if (n == 5 && memcmp(s, "half2", 5) == 0)
+    s = "__half2", n = 7;
   for (size_t i = 0; i < sizeof named_types / sizeof *named_types; i++)
     if (strlen(named_types[i].spelling) == n && memcmp(named_types[i].spelling, s, n) == 0) {
       *out = named_types[i];
@@ -139,7 +238,8 @@ static int is_type_name(const char *s, size_t n) {
   return named_type(s, n, &d) || is_integer_word(s, n);
 }
 
-/* --- tokens ------------------------------------------------------------------------------------ */
+/* --- tokens ------------------------------------------------------------------------------------
+ */
 
 enum { TK_END, TK_IDENT, TK_NUMBER, TK_PUNCT, TK_STRING };
 
@@ -175,8 +275,10 @@ static token next_token(const char *text, size_t *pos, size_t end) {
     if (j < end) j++;
     t.kind = TK_STRING;
   } else {
-    if (c == ':' && j < end && text[j] == ':') j++;
-    else if (c == '.' && j + 1 < end && text[j] == '.' && text[j + 1] == '.') j += 2;
+    if (c == ':' && j < end && text[j] == ':')
+      j++;
+    else if (c == '.' && j + 1 < end && text[j] == '.' && text[j + 1] == '.')
+      j += 2;
     t.kind = TK_PUNCT;
   }
   t.len = j - i;
@@ -188,7 +290,8 @@ static int tok_is(const char *text, token t, const char *s) {
   return t.kind != TK_END && strlen(s) == t.len && memcmp(text + t.pos, s, t.len) == 0;
 }
 
-/* --- errors ------------------------------------------------------------------------------------ */
+/* --- errors ------------------------------------------------------------------------------------
+ */
 
 typedef struct parser {
   const char *text;
@@ -197,28 +300,36 @@ typedef struct parser {
   int lenient; /* scanning a translation unit: unknown types are opaque, not errors */
 } parser;
 
+#define SHOWN_MAX 72 /* a longer signature is shown as a window around the column */
+
 /* "signature 'TEXT': WHAT (column N)" then the text and a caret under the column. */
 static cujit_status sig_error(parser *p, size_t pos, const char *fmt, ...) {
   if (!p->err || p->err_len == 0) return CUJIT_ERROR_SIGNATURE;
   size_t n = strlen(p->text);
-  char *flat = cj_strdup(p->text);
-  if (flat)
-    for (size_t i = 0; i < n; i++)
-      if (isspace((unsigned char)flat[i])) flat[i] = ' ';
+  if (pos > n) pos = n;
+  size_t from = 0, to = n;
+  if (n > SHOWN_MAX) {
+    from = pos > SHOWN_MAX / 2 ? pos - SHOWN_MAX / 2 : 0;
+    to = from + SHOWN_MAX < n ? from + SHOWN_MAX : n;
+  }
+  char shown[SHOWN_MAX + 8];
+  int lead = from > 0 ? 3 : 0;
+  snprintf(shown, sizeof shown, "%s%.*s%s", lead ? "..." : "", (int)(to - from), p->text + from,
+           to < n ? "..." : "");
+  for (char *c = shown; *c; c++)
+    if (isspace((unsigned char)*c)) *c = ' ';
   char what[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
-  if (pos > n) pos = n;
-  int w = snprintf(p->err, p->err_len, "signature '%s': %s (column %zu)\n  %s\n  %*s^",
-                   flat ? flat : p->text, what, pos + 1, flat ? flat : p->text, (int)pos, "");
-  (void)w;
-  free(flat);
+  snprintf(p->err, p->err_len, "signature '%s': %s (column %zu)\n  %s\n  %*s^", shown, what,
+           pos + 1, shown, (int)(pos - from) + lead, "");
   return CUJIT_ERROR_SIGNATURE;
 }
 
-/* --- one parameter ----------------------------------------------------------------------------- */
+/* --- one parameter -----------------------------------------------------------------------------
+ */
 
 #define MAX_PARAM_TOKENS 32
 
@@ -241,8 +352,9 @@ static cujit_status tokenize_param(parser *p, param_text *pt) {
     if (t.kind == TK_PUNCT && *s != '*') {
       switch (*s) {
       case '&':
-        return sig_error(p, t.pos, "references are not supported: pass a pointer ('T *x') or a "
-                                   "value");
+        return sig_error(p, t.pos,
+                         "references are not supported: pass a pointer ('T *x') or a "
+                         "value");
       case '[':
         return sig_error(p, t.pos, "array parameters are not supported: use a pointer ('T *x')");
       case '(':
@@ -250,8 +362,9 @@ static cujit_status tokenize_param(parser *p, param_text *pt) {
       case '=':
         return sig_error(p, t.pos, "default arguments are not supported");
       case '<':
-        return sig_error(p, t.pos, "template types are not supported: use a type variable such as "
-                                   "'T'");
+        return sig_error(p, t.pos,
+                         "template types are not supported: use a type variable such as "
+                         "'T'");
       case ':':
         return sig_error(p, t.pos, "qualified names ('::') are not supported");
       case '.':
@@ -295,6 +408,11 @@ static cujit_status base_type(parser *p, const param_text *pt, const int *words,
   }
   size_t from = first.pos, to = pt->tok[words[nwords - 1]].pos + pt->tok[words[nwords - 1]].len;
   if (!all_integer) {
+    token second = pt->tok[words[1 < nwords ? 1 : 0]];
+    if (nwords > 1 && is_type_name(text + first.pos, first.len) &&
+        !is_integer_word(text + second.pos, second.len))
+      return sig_error(p, second.pos, "unexpected '%.*s' in '%.*s %s': a parameter is 'type name'",
+                       (int)second.len, text + second.pos, (int)(to - from), text + from, pname);
     if (nwords == 1)
       return sig_error(p, first.pos, "unknown type '%.*s' for parameter '%s'", (int)first.len,
                        text + first.pos, pname);
@@ -308,11 +426,13 @@ static cujit_status base_type(parser *p, const param_text *pt, const int *words,
   if (bad)
     return sig_error(p, first.pos, "'%.*s' is not a valid type (parameter '%s')", (int)(to - from),
                      text + from, pname);
-  const char *spelling = ch  ? (unsig ? "unsigned char" : sign ? "signed char" : "char")
-                         : sh ? (unsig ? "unsigned short" : "short")
+  const char *spelling = ch        ? (unsig  ? "unsigned char"
+                                      : sign ? "signed char"
+                                             : "char")
+                         : sh      ? (unsig ? "unsigned short" : "short")
                          : lo == 2 ? (unsig ? "unsigned long long" : "long long")
-                         : lo ? (unsig ? "unsigned long" : "long")
-                              : (unsig ? "unsigned int" : "int");
+                         : lo      ? (unsig ? "unsigned long" : "long")
+                                   : (unsig ? "unsigned int" : "int");
   for (size_t i = 0; i < sizeof integer_types / sizeof *integer_types; i++)
     if (strcmp(integer_types[i].spelling, spelling) == 0) *out = integer_types[i];
   return CUJIT_OK;
@@ -349,11 +469,11 @@ static int find_name(parser *p, const param_text *pt, size_t index) {
   if (nstars == 0 && others == 0) {
     if (type_like) {
       sig_error(p, last.pos + last.len,
-                "parameter %zu ('%.*s') has no name: write it as 'type name'", index + 1,
-                (int)tlen, text + at);
+                "parameter %zu ('%.*s') has no name: write it as 'type name'", index + 1, (int)tlen,
+                text + at);
     } else {
-      sig_error(p, last.pos, "parameter '%.*s' has no type: write it as 'type %.*s'",
-                (int)last.len, ls, (int)last.len, ls);
+      sig_error(p, last.pos, "parameter '%.*s' has no type: write it as 'type %.*s'", (int)last.len,
+                ls, (int)last.len, ls);
     }
     return -1;
   }
@@ -365,8 +485,8 @@ static int find_name(parser *p, const param_text *pt, size_t index) {
     }
     if (all_int) {
       sig_error(p, last.pos + last.len,
-                "parameter %zu ('%.*s') has no name: write it as 'type name'", index + 1,
-                (int)tlen, text + at);
+                "parameter %zu ('%.*s') has no name: write it as 'type name'", index + 1, (int)tlen,
+                text + at);
       return -1;
     }
   }
@@ -403,15 +523,17 @@ static cujit_status parse_param(parser *p, param_text *pt, size_t index, cj_sign
   int words[MAX_PARAM_TOKENS], nwords = 0, base_const = 0, base_volatile = 0, i = 0;
   for (; i < name_tok && !tok_is(text, pt->tok[i], "*"); i++) {
     token t = pt->tok[i];
-    if (tok_is(text, t, "const")) base_const = 1;
-    else if (tok_is(text, t, "volatile")) base_volatile = 1;
+    if (tok_is(text, t, "const"))
+      base_const = 1;
+    else if (tok_is(text, t, "volatile"))
+      base_volatile = 1;
     else if (is_restrict(text + t.pos, t.len))
       return sig_error(p, t.pos, "'%.*s' applies to pointers: write 'T *%.*s %s'", (int)t.len,
                        text + t.pos, (int)t.len, text + t.pos, pname);
-    else words[nwords++] = i;
+    else
+      words[nwords++] = i;
   }
-  if (nwords == 0)
-    return sig_error(p, pt->tok[0].pos, "parameter '%s' has no type", pname);
+  if (nwords == 0) return sig_error(p, pt->tok[0].pos, "parameter '%s' has no type", pname);
   type_desc base;
   int is_tvar;
   st = base_type(p, pt, words, nwords, pname, &base, &is_tvar);
@@ -422,9 +544,11 @@ static cujit_status parse_param(parser *p, param_text *pt, size_t index, cj_sign
   if (base_const) type_add(type, sizeof type, "const", 5);
   if (base_volatile) type_add(type, sizeof type, "volatile", 8);
   token w0 = pt->tok[words[0]];
-  if (is_tvar) type_add(type, sizeof type, text + w0.pos, w0.len);
-  else type_add(type, sizeof type, base.spelling ? base.spelling : text + w0.pos,
-                base.spelling ? strlen(base.spelling) : w0.len);
+  if (is_tvar)
+    type_add(type, sizeof type, text + w0.pos, w0.len);
+  else
+    type_add(type, sizeof type, base.spelling ? base.spelling : text + w0.pos,
+             base.spelling ? strlen(base.spelling) : w0.len);
   int stars = 0;
   for (; i < name_tok; i++) {
     token t = pt->tok[i];
@@ -443,8 +567,7 @@ static cujit_status parse_param(parser *p, param_text *pt, size_t index, cj_sign
   }
   if (stars == 0 && base.size == 0 && !is_tvar && base.spelling &&
       strcmp(base.spelling, "void") == 0)
-    return sig_error(p, w0.pos, "parameter '%s' has type void; only 'void *' can be passed",
-                     pname);
+    return sig_error(p, w0.pos, "parameter '%s' has type void; only 'void *' can be passed", pname);
 
   memset(out, 0, sizeof *out);
   out->type_var = -1;
@@ -494,7 +617,8 @@ static cujit_status opaque_param(parser *p, const param_text *pt, size_t index, 
   return out->name && out->type ? CUJIT_OK : CUJIT_ERROR_OUT_OF_HOST_MEMORY;
 }
 
-/* --- whole signatures -------------------------------------------------------------------------- */
+/* --- whole signatures --------------------------------------------------------------------------
+ */
 
 static size_t align_up(size_t n, size_t a) {
   return a ? (n + a - 1) / a * a : n;
@@ -531,15 +655,18 @@ static cujit_status parse_params(parser *p, size_t open, size_t close, cj_signat
   size_t vs = start, ve;
   while (isspace((unsigned char)text[vs])) vs++;
   ve = vs + 4;
-  if (ve <= close && memcmp(text + vs, "void", 4) == 0 && all_space(text, ve, close)) return CUJIT_OK;
+  if (ve <= close && memcmp(text + vs, "void", 4) == 0 && all_space(text, ve, close))
+    return CUJIT_OK;
   size_t cap = 8;
   sig->params = calloc(cap, sizeof *sig->params);
   if (!sig->params) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   int depth = 0;
   for (size_t i = start; i <= close; i++) {
     char c = i < close ? text[i] : ',';
-    if (c == '(' || c == '[' || c == '<') depth++;
-    else if ((c == ')' || c == ']' || c == '>') && depth > 0) depth--;
+    if (c == '(' || c == '[' || c == '<')
+      depth++;
+    else if ((c == ')' || c == ']' || c == '>') && depth > 0)
+      depth--;
     if (c != ',' || (depth > 0 && i < close)) continue;
     if (all_space(text, start, i))
       return sig_error(p, i < close ? i : close,
@@ -581,8 +708,7 @@ static cujit_status parse_signature(parser *p, cj_signature *out) {
   size_t len = strlen(text), pos = 0;
   token name = next_token(text, &pos, len);
   if (name.kind == TK_END) return sig_error(p, 0, "empty signature: write 'name(type a, ...)'");
-  if (tok_is(text, name, "("))
-    return sig_error(p, name.pos, "missing kernel name before '('");
+  if (tok_is(text, name, "(")) return sig_error(p, name.pos, "missing kernel name before '('");
   if (name.kind == TK_NUMBER)
     return sig_error(p, name.pos, "'%.*s' is not a C identifier", (int)name.len, text + name.pos);
   if (name.kind != TK_IDENT)
@@ -601,8 +727,10 @@ static cujit_status parse_signature(parser *p, cj_signature *out) {
   size_t close = open.pos + 1;
   int depth = 1;
   for (; close < len; close++) {
-    if (text[close] == '(') depth++;
-    else if (text[close] == ')' && --depth == 0) break;
+    if (text[close] == '(')
+      depth++;
+    else if (text[close] == ')' && --depth == 0)
+      break;
   }
   if (close >= len) return sig_error(p, len, "missing ')' at the end of the parameter list");
   size_t after = close + 1;
@@ -678,8 +806,10 @@ static char *replace_word(const char *type, const char *word, const char *with) 
     if (ident_start((unsigned char)*s)) {
       const char *e = s;
       while (ident_char((unsigned char)*e)) e++;
-      if ((size_t)(e - s) == wl && memcmp(s, word, wl) == 0) cj_buf_puts(&b, with);
-      else cj_buf_add(&b, s, (size_t)(e - s));
+      if ((size_t)(e - s) == wl && memcmp(s, word, wl) == 0)
+        cj_buf_puts(&b, with);
+      else
+        cj_buf_add(&b, s, (size_t)(e - s));
       s = e;
     } else {
       cj_buf_add(&b, s++, 1);
@@ -760,7 +890,8 @@ char *cj_signature_format(const cj_signature *sig) {
   return b.data;
 }
 
-/* --- translation units ------------------------------------------------------------------------- */
+/* --- translation units -------------------------------------------------------------------------
+ */
 
 /* A copy of the source with comments, preprocessor lines and the insides of literals blanked to
 ** spaces (newlines kept, so positions stay), except the "C" of extern "C". */
@@ -781,9 +912,12 @@ static char *blank_source(const char *src) {
     }
     if (c == '#' && line_start) {
       while (i < n && s[i] != '\n') {
-        if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n') s[i++] = ' ';
-        else if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') break;
-        else s[i++] = ' ';
+        if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n')
+          s[i++] = ' ';
+        else if (s[i] == '/' && i + 1 < n && s[i + 1] == '*')
+          break;
+        else
+          s[i++] = ' ';
       }
       continue;
     }
@@ -797,7 +931,8 @@ static char *blank_source(const char *src) {
         i++;
       }
       if (i < n) s[i] = s[i + 1] = ' ', i += 2;
-    } else if (c == 'R' && i + 1 < n && s[i + 1] == '"' && (i == 0 || !ident_char((unsigned char)s[i - 1]))) {
+    } else if (c == 'R' && i + 1 < n && s[i + 1] == '"' &&
+               (i == 0 || !ident_char((unsigned char)s[i - 1]))) {
       /* R"delim( ... )delim" */
       size_t d = i + 2;
       while (d < n && s[d] != '(' && d - i < 20) d++;
@@ -850,17 +985,19 @@ static int stmt_is(const scanner *sc, size_t i, const char *s) {
 }
 
 static int is_attribute(const char *s, size_t n) {
-  static const char *const a[] = {"__launch_bounds__", "__maxnreg__", "__cluster_dims__",
-                                  "__attribute__", "__declspec", "alignas", "__align__",
-                                  "__builtin_align__", "decltype", NULL};
+  static const char *const a[] = {
+      "__launch_bounds__", "__maxnreg__", "__cluster_dims__",  "__attribute__", "__declspec",
+      "alignas",           "__align__",   "__builtin_align__", "decltype",      NULL};
   return in_list(a, s, n);
 }
 
 static size_t matching_paren(const scanner *sc, size_t i) {
   int depth = 0;
   for (; i < sc->nstmt; i++) {
-    if (stmt_is(sc, i, "(")) depth++;
-    else if (stmt_is(sc, i, ")") && --depth == 0) return i;
+    if (stmt_is(sc, i, "("))
+      depth++;
+    else if (stmt_is(sc, i, ")") && --depth == 0)
+      return i;
   }
   return sc->nstmt;
 }
@@ -868,7 +1005,8 @@ static size_t matching_paren(const scanner *sc, size_t i) {
 static cujit_status add_kernel(scanner *sc, size_t name_i, size_t open_i, size_t close_i) {
   token nt = sc->stmt[name_i];
   for (size_t k = 0; k < sc->nsigs; k++)
-    if (strlen(sc->sigs[k].name) == nt.len && memcmp(sc->sigs[k].name, sc->text + nt.pos, nt.len) == 0)
+    if (strlen(sc->sigs[k].name) == nt.len &&
+        memcmp(sc->sigs[k].name, sc->text + nt.pos, nt.len) == 0)
       return CUJIT_OK; /* a declaration and its definition */
   size_t ps = sc->stmt[open_i].pos + 1, pe = sc->stmt[close_i].pos;
   cj_buf b = {0};
@@ -910,9 +1048,12 @@ static cujit_status add_kernel(scanner *sc, size_t name_i, size_t open_i, size_t
 static cujit_status consider(scanner *sc) {
   int global = 0, extern_c = scope_extern_c(sc), templ = 0;
   for (size_t i = 0; i < sc->nstmt; i++) {
-    if (stmt_is(sc, i, "__global__")) global = 1;
-    else if (stmt_is(sc, i, "template")) templ = 1;
-    else if (stmt_is(sc, i, "extern") && stmt_is(sc, i + 1, "\"C\"")) extern_c = 1;
+    if (stmt_is(sc, i, "__global__"))
+      global = 1;
+    else if (stmt_is(sc, i, "template"))
+      templ = 1;
+    else if (stmt_is(sc, i, "extern") && stmt_is(sc, i + 1, "\"C\""))
+      extern_c = 1;
   }
   if (!global) return CUJIT_OK;
   if (templ) return sc->templates++, CUJIT_OK;
@@ -1003,7 +1144,7 @@ cujit_status cj_signature_scan(const char *source, cj_signature **out, size_t *c
       snprintf(err, err_len,
                "no extern \"C\" __global__ kernel in the source%s; cujit finds kernels by their C "
                "name: write them as extern \"C\" __global__ void name(...)",
-               sc.templates  ? " (template kernels cannot be launched by name)"
+               sc.templates ? " (template kernels cannot be launched by name)"
                : sc.mangled ? " (a __global__ function without extern \"C\" has a mangled name)"
                             : "");
     return CUJIT_ERROR_NOT_FOUND;

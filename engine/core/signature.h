@@ -17,12 +17,12 @@
 
 typedef struct cj_param {
   char *name;
-  char *type;              /* normalised C spelling: "const float *", "int", "T *" */
+  char *type; /* normalised C spelling: "const float *", "int", "T *" */
   cujit_param_kind kind;
-  cujit_dtype dtype;       /* scalar type or pointee type; NONE for void *, vector types, T */
-  int is_const;            /* pointer to const */
+  cujit_dtype dtype; /* scalar type or pointee type; NONE for void *, vector types, T */
+  int is_const;      /* pointer to const */
   size_t size, align, offset;
-  int type_var;            /* index into type_vars, or -1 */
+  int type_var; /* index into type_vars, or -1 */
 } cj_param;
 
 typedef struct cj_signature {
@@ -31,8 +31,8 @@ typedef struct cj_signature {
   size_t nparams;
   char *type_vars[CJ_MAX_TYPE_VARS];
   size_t ntype_vars;
-  size_t param_bytes;      /* total size of the parameter buffer, with padding */
-  int specialized;         /* 1 in a cj_signature_specialize copy: bound[] holds the types */
+  size_t param_bytes; /* total size of the parameter buffer, with padding */
+  int specialized;    /* 1 in a cj_signature_specialize copy: bound[] holds the types */
   cujit_dtype bound[CJ_MAX_TYPE_VARS];
 } cj_signature;
 

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define STREAM_OF(l) ((cujit_stream *)((char *)(l) - offsetof(cujit_stream, link)))
-#define EVENT_OF(l) ((cujit_event *)((char *)(l) - offsetof(cujit_event, link)))
+#define STREAM_OF(l) ((cujit_stream *)((char *)(l)-offsetof(cujit_stream, link)))
+#define EVENT_OF(l) ((cujit_event *)((char *)(l)-offsetof(cujit_event, link)))
 
-#define SPIN_MS 0.02       /* poll without sleeping for the first 20 us */
+#define SPIN_MS 0.02        /* poll without sleeping for the first 20 us */
 #define FIRST_SLEEP_NS 2000 /* then sleep, doubling up to... */
 #define MAX_SLEEP_NS 100000
 
@@ -38,7 +38,8 @@ cujit_status cj_wait(cujit_device *device, cj_query_fn query, void *handle, cons
     }
     if (cj_now_ms() - start < SPIN_MS) continue;
     nap(sleep_ns);
-    if (sleep_ns < MAX_SLEEP_NS) sleep_ns = sleep_ns * 2 > MAX_SLEEP_NS ? MAX_SLEEP_NS : sleep_ns * 2;
+    if (sleep_ns < MAX_SLEEP_NS)
+      sleep_ns = sleep_ns * 2 > MAX_SLEEP_NS ? MAX_SLEEP_NS : sleep_ns * 2;
   }
 }
 
@@ -93,8 +94,10 @@ static void link_to_device(cujit_stream *s) {
 static void unlink_from_device(cujit_stream *s) {
   cujit_device *device = s->device;
   pthread_mutex_lock(&device->engine->lock);
-  if (s->dev_prev) s->dev_prev->dev_next = s->dev_next;
-  else if (device->streams == s) device->streams = s->dev_next;
+  if (s->dev_prev)
+    s->dev_prev->dev_next = s->dev_next;
+  else if (device->streams == s)
+    device->streams = s->dev_next;
   if (s->dev_next) s->dev_next->dev_prev = s->dev_prev;
   s->dev_prev = s->dev_next = NULL;
   pthread_mutex_unlock(&device->engine->lock);
@@ -237,11 +240,14 @@ cujit_status cujit_event_record(cujit_event *event, cujit_stream *stream) {
                    "%s: the event is on device %d but the stream on device %d; record an event "
                    "made on the stream's device (make it current with cujit_set_device)",
                    fn, device->ordinal, stream->device->ordinal);
-  if (stream) st = enter_stream(stream, fn);
-  else st = cj_device_enter(device);
+  if (stream)
+    st = enter_stream(stream, fn);
+  else
+    st = cj_device_enter(device);
   if (st == CUJIT_OK)
-    st = cj_check(device, device->engine->drv.cuEventRecord(event->handle, cj_stream_handle(stream)),
-                  "cuEventRecord");
+    st =
+        cj_check(device, device->engine->drv.cuEventRecord(event->handle, cj_stream_handle(stream)),
+                 "cuEventRecord");
   if (st == CUJIT_OK) event->recorded = 1;
   return st;
 }
@@ -269,7 +275,8 @@ cujit_status cujit_event_elapsed(cujit_event *start, cujit_event *end, float *ms
   cujit_device *device = start->device;
   cujit_engine *engine = device->engine;
   if (!ms)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "%s: ms is NULL; pass a float to fill", fn);
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "%s: ms is NULL; pass a float to fill",
+                   fn);
   *ms = 0;
   if (end->device != device)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,

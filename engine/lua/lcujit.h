@@ -15,6 +15,11 @@
 
 #include "cujit.h"
 
+/* Everything declared here is internal to the module: hidden from its exported symbols. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(hidden)
+#endif
+
 /* Metatable names, as luaL_newmetatable registers them. */
 #define CJL_ARRAY "cujit.device_array"
 #define CJL_HOST "cujit.host_array"
@@ -150,8 +155,18 @@ void cjl_stream_keep(lua_State *L, int stream_idx, int value_idx);
 ** Opening the parts of the module; each adds its functions to the module table at `module_index`
 ** ------------------------------------------------------------------------------------------- */
 
+/* Registers metatable `name` with the functions `meta`, and an __index: the table of `methods`,
+** or, when `index` is given, that function with two upvalues (the methods table and the
+** metatable itself, to recognise its objects without a registry lookup). */
+void cjl_new_class(lua_State *L, const char *name, const luaL_Reg *meta, const luaL_Reg *methods,
+                   lua_CFunction index);
+
 void cjl_open_kernels(lua_State *L, int module_index); /* lkernel.c */
 void cjl_open_arrays(lua_State *L, int module_index);  /* larray.c */
 void cjl_open_library(lua_State *L, int module_index); /* llibrary.c */
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #endif

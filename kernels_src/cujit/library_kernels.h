@@ -10,7 +10,8 @@
 **     CJ_MM      the min/max type: CJ_T, widened to float or int where shuffles need it;
 **     CJ_MM_MAX, CJ_MM_LOWEST  the identities of min and max in CJ_MM;
 **   CJ_RANDOM  defined for the random-fill program.
-** Every kernel takes void pointers and 64-bit counts, so its signature is the same for every type.
+** Every kernel takes void pointers and 64-bit counts, so its signature is the same for every type;
+** the extern "C" kernels themselves are written by library.c into the translation unit.
 */
 #pragma once
 #include <cujit/grid.h>
@@ -30,8 +31,7 @@ struct __align__(16) cj_vec {
   cj_t v[cj_vec_n];
 };
 
-template <bool DOT, class A>
-__device__ __forceinline__ A cj_term(cj_t a, cj_t b) {
+template <bool DOT, class A> __device__ __forceinline__ A cj_term(cj_t a, cj_t b) {
   return DOT ? (A)a * (A)b : (A)a;
 }
 
@@ -79,8 +79,8 @@ __device__ __forceinline__ void cj_stage1(const void *x, const void *y, unsigned
 
 /* Stage 2: one block folds the partials and writes the 8-byte result. */
 template <class A, class Op>
-__device__ __forceinline__ void cj_stage2(const void *partials, unsigned long long count,
-                                          void *out, A identity, Op op) {
+__device__ __forceinline__ void cj_stage2(const void *partials, unsigned long long count, void *out,
+                                          A identity, Op op) {
   const A *p = (const A *)partials;
   A acc = identity;
   for (unsigned long long i = threadIdx.x; i < count; i += blockDim.x) acc = op(acc, p[i]);
@@ -88,29 +88,31 @@ __device__ __forceinline__ void cj_stage2(const void *partials, unsigned long lo
   if (threadIdx.x == 0) *(cj_sum_t *)out = (cj_sum_t)acc;
 }
 
-extern "C" __global__ void cj_sum(const void *x, unsigned long long n, void *partials) {
+/* The kernels' bodies; library.c writes the extern "C" kernels around them in the translation
+** unit itself, where cujit reads kernel signatures. */
+__device__ __forceinline__ void cj_sum_body(const void *x, unsigned long long n, void *partials) {
   cj_stage1<false>(x, x, n, partials, (cj_sum_t)0, cujit::op_sum());
 }
-extern "C" __global__ void cj_dot(const void *x, const void *y, unsigned long long n,
-                                  void *partials) {
+__device__ __forceinline__ void cj_dot_body(const void *x, const void *y, unsigned long long n,
+                                            void *partials) {
   cj_stage1<true>(x, y, n, partials, (cj_sum_t)0, cujit::op_sum());
 }
-extern "C" __global__ void cj_min(const void *x, unsigned long long n, void *partials) {
+__device__ __forceinline__ void cj_min_body(const void *x, unsigned long long n, void *partials) {
   cj_stage1<false>(x, x, n, partials, (cj_mm_t)(CJ_MM_MAX), cujit::op_min());
 }
-extern "C" __global__ void cj_max(const void *x, unsigned long long n, void *partials) {
+__device__ __forceinline__ void cj_max_body(const void *x, unsigned long long n, void *partials) {
   cj_stage1<false>(x, x, n, partials, (cj_mm_t)(CJ_MM_LOWEST), cujit::op_max());
 }
-extern "C" __global__ void cj_sum_final(const void *partials, unsigned long long count,
-                                        void *out) {
+__device__ __forceinline__ void cj_sum_final_body(const void *partials, unsigned long long count,
+                                                  void *out) {
   cj_stage2(partials, count, out, (cj_sum_t)0, cujit::op_sum());
 }
-extern "C" __global__ void cj_min_final(const void *partials, unsigned long long count,
-                                        void *out) {
+__device__ __forceinline__ void cj_min_final_body(const void *partials, unsigned long long count,
+                                                  void *out) {
   cj_stage2(partials, count, out, (cj_mm_t)(CJ_MM_MAX), cujit::op_min());
 }
-extern "C" __global__ void cj_max_final(const void *partials, unsigned long long count,
-                                        void *out) {
+__device__ __forceinline__ void cj_max_final_body(const void *partials, unsigned long long count,
+                                                  void *out) {
   cj_stage2(partials, count, out, (cj_mm_t)(CJ_MM_LOWEST), cujit::op_max());
 }
 #endif /* CJ_REDUCE */
@@ -121,9 +123,9 @@ extern "C" __global__ void cj_max_final(const void *partials, unsigned long long
 /* Element k of the output is element offset + k of the stream (stream 0). A thread makes one
 ** Philox block, and stores it whole when it lies inside the output and is aligned, which it is
 ** whenever offset is a multiple of the block's element count. */
-extern "C" __global__ void cj_fill_f32(void *out, unsigned long long n, unsigned long long seed,
-                                       unsigned long long offset, int normal, double mean,
-                                       double std) {
+__device__ __forceinline__ void cj_fill_f32_body(void *out, unsigned long long n,
+                                                 unsigned long long seed, unsigned long long offset,
+                                                 int normal, double mean, double std) {
   float *o = (float *)out;
   float fm = (float)mean, fs = (float)std;
   unsigned long long first = offset >> 2, last = (offset + n - 1) >> 2;
@@ -141,9 +143,9 @@ extern "C" __global__ void cj_fill_f32(void *out, unsigned long long n, unsigned
   }
 }
 
-extern "C" __global__ void cj_fill_f64(void *out, unsigned long long n, unsigned long long seed,
-                                       unsigned long long offset, int normal, double mean,
-                                       double std) {
+__device__ __forceinline__ void cj_fill_f64_body(void *out, unsigned long long n,
+                                                 unsigned long long seed, unsigned long long offset,
+                                                 int normal, double mean, double std) {
   double *o = (double *)out;
   unsigned long long first = offset >> 1, last = (offset + n - 1) >> 1;
   for (unsigned long long b = first + cujit::grid1(); b <= last; b += cujit::gridsize1()) {

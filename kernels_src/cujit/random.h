@@ -96,8 +96,7 @@ __device__ __forceinline__ float4 normal_float4(unsigned long long seed, unsigne
   float2 a = box_muller_float(u.x, u.y), b = box_muller_float(u.z, u.w);
   return make_float4(a.x, a.y, b.x, b.y);
 }
-__device__ __forceinline__ double2 normal_double2(unsigned long long seed,
-                                                  unsigned long long block,
+__device__ __forceinline__ double2 normal_double2(unsigned long long seed, unsigned long long block,
                                                   unsigned long long stream = 0) {
   double2 u = uniform_double2(seed, block, stream);
   return box_muller_double(u.x, u.y);
@@ -113,8 +112,7 @@ __device__ __forceinline__ float uniform_float(unsigned long long seed, unsigned
                                                unsigned long long stream = 0) {
   return float4_at_(uniform_float4(seed, index >> 2, stream), (unsigned)index & 3u);
 }
-__device__ __forceinline__ double uniform_double(unsigned long long seed,
-                                                 unsigned long long index,
+__device__ __forceinline__ double uniform_double(unsigned long long seed, unsigned long long index,
                                                  unsigned long long stream = 0) {
   double2 v = uniform_double2(seed, index >> 1, stream);
   return (index & 1ull) ? v.y : v.x;

@@ -67,9 +67,9 @@ static int numeric_option(const char *name, const char *value, bench_opts *o) {
     int is_int;
     void *field;
   } table[] = {
-      {"--reps", 1, 1000, 1, &o->reps},         {"--launches", 1, 100000000, 0, &o->launches},
-      {"--batch", 1, 100000, 1, &o->batch},     {"--roundtrips", 1, 10000000, 0, &o->roundtrips},
-      {"--sum-log2", 4, 30, 1, &o->sum_log2},   {"--mc-log2", 4, 28, 1, &o->mc_log2},
+      {"--reps", 1, 1000, 1, &o->reps},       {"--launches", 1, 100000000, 0, &o->launches},
+      {"--batch", 1, 100000, 1, &o->batch},   {"--roundtrips", 1, 10000000, 0, &o->roundtrips},
+      {"--sum-log2", 4, 30, 1, &o->sum_log2}, {"--mc-log2", 4, 28, 1, &o->mc_log2},
   };
   for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
     if (strcmp(name, table[i].name) != 0) continue;
@@ -79,8 +79,10 @@ static int numeric_option(const char *name, const char *value, bench_opts *o) {
               table[i].hi, value);
       return -1;
     }
-    if (table[i].is_int) *(int *)table[i].field = (int)v;
-    else *(long *)table[i].field = v;
+    if (table[i].is_int)
+      *(int *)table[i].field = (int)v;
+    else
+      *(long *)table[i].field = v;
     return 1;
   }
   return 0;
@@ -90,11 +92,21 @@ int bench_parse(bench_opts *o, int argc, char **argv, const char *program) {
   defaults(o);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "--quick")) { quick(o); continue; }
-    if (!strcmp(a, "--short")) { shrink(o); continue; }
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(program); return 0; }
+    if (!strcmp(a, "--quick")) {
+      quick(o);
+      continue;
+    }
+    if (!strcmp(a, "--short")) {
+      shrink(o);
+      continue;
+    }
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(program);
+      return 0;
+    }
     if (strncmp(a, "--", 2) != 0 || i + 1 >= argc) {
-      fprintf(stderr, "%s: unexpected argument '%s' (options take a value: --reps 5)\n", program, a);
+      fprintf(stderr, "%s: unexpected argument '%s' (options take a value: --reps 5)\n", program,
+              a);
       usage(program);
       return 0;
     }
@@ -102,12 +114,16 @@ int bench_parse(bench_opts *o, int argc, char **argv, const char *program) {
     int r = numeric_option(a, v, o);
     if (r < 0) return 0;
     if (r > 0) continue;
-    if (!strcmp(a, "--cases")) o->cases = v;
-    else if (!strcmp(a, "--kernels")) o->kernels = v;
+    if (!strcmp(a, "--cases"))
+      o->cases = v;
+    else if (!strcmp(a, "--kernels"))
+      o->kernels = v;
     else if (!strcmp(a, "--sizes")) {
       if (!parse_sizes(v, o)) {
-        fprintf(stderr, "--sizes: expects MIN:MAX[:STEP] in log2 elements, 4 <= MIN <= MAX <= 30, "
-                        "got '%s'\n", v);
+        fprintf(stderr,
+                "--sizes: expects MIN:MAX[:STEP] in log2 elements, 4 <= MIN <= MAX <= 30, "
+                "got '%s'\n",
+                v);
         return 0;
       }
     } else {
@@ -187,7 +203,10 @@ char *bench_read_file(const char *path) {
     if (len + 4096 + 1 > cap) {
       cap = cap ? cap * 2 : 8192;
       char *grown = realloc(data, cap);
-      if (!grown) { free(data), fclose(f), errno = ENOMEM; return NULL; }
+      if (!grown) {
+        free(data), fclose(f), errno = ENOMEM;
+        return NULL;
+      }
       data = grown;
     }
     size_t got = fread(data + len, 1, 4096, f);
@@ -196,7 +215,10 @@ char *bench_read_file(const char *path) {
   }
   int bad = ferror(f);
   fclose(f);
-  if (bad) { free(data), errno = EIO; return NULL; }
+  if (bad) {
+    free(data), errno = EIO;
+    return NULL;
+  }
   data[len] = '\0';
   return data;
 }
@@ -206,7 +228,8 @@ char *bench_read_kernel(const bench_opts *o, const char *name, char *why, size_t
   snprintf(path, sizeof path, "%s/%s", o->kernels, name);
   char *text = bench_read_file(path);
   if (!text)
-    snprintf(why, why_len, "cannot read kernel source %s (%s); pass --kernels scripts/bench/kernels",
-             path, strerror(errno));
+    snprintf(why, why_len,
+             "cannot read kernel source %s (%s); pass --kernels scripts/bench/kernels", path,
+             strerror(errno));
   return text;
 }

@@ -19,9 +19,9 @@ typedef struct bench_opts {
   int batch;           /* launches between two synchronizations */
   long roundtrips;     /* launch + synchronize pairs per repetition */
   int min_log2, max_log2, step_log2; /* bandwidth sweep: 2^min .. 2^max elements */
-  int sum_log2;        /* size of the sum, 2^sum_log2 floats */
-  int mc_log2;         /* Monte Carlo paths, 2^mc_log2 */
-  int short_mode;      /* CI: no timing loops worth the name, everything else exercised */
+  int sum_log2;                      /* size of the sum, 2^sum_log2 floats */
+  int mc_log2;                       /* Monte Carlo paths, 2^mc_log2 */
+  int short_mode; /* CI: no timing loops worth the name, everything else exercised */
 } bench_opts;
 
 /* Fills defaults, then reads --cases, --kernels, --reps, --launches, --batch, --roundtrips,

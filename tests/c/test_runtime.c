@@ -30,7 +30,7 @@ static void close_engine(void) {
     cujit_status st_ = (call);                                                                     \
     cr_expect_eq(st_, (status), "%s gave %s (%s), wanted %s", #call, cujit_status_string(st_),     \
                  cujit_errmsg(engine), cujit_status_string(status));                               \
-    cr_expect(strstr(cujit_errmsg(engine), (part)) != NULL, "%s: message \"%s\" lacks \"%s\"",    \
+    cr_expect(strstr(cujit_errmsg(engine), (part)) != NULL, "%s: message \"%s\" lacks \"%s\"",     \
               #call, cujit_errmsg(engine), (part));                                                \
   } while (0)
 
@@ -156,7 +156,7 @@ Test(runtime_cpu, bad_sizes_and_dtypes, .init = open_engine, .fini = close_engin
 }
 
 Test(runtime_cpu, null_handles_in_calls) {
-  char host[8];
+  char host[8] = {0};
   float ms = 1;
   cujit_device_info info;
   char arch[16];
@@ -394,7 +394,8 @@ Test(runtime_gpu, out_of_range_copies_are_refused, .init = open_gpu, .fini = clo
   EXPECT_FAIL(cujit_memcpy_dtod(c, 200, b, 0, 100, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
               "destination buffer");
   EXPECT_FAIL(cujit_memcpy_dtod(b, 10, b, 0, 100, NULL), CUJIT_ERROR_INVALID_ARGUMENT, "overlap");
-  EXPECT_FAIL(cujit_memcpy_dtod(c, 0, NULL, 0, 4, NULL), CUJIT_ERROR_INVALID_ARGUMENT, "src is NULL");
+  EXPECT_FAIL(cujit_memcpy_dtod(c, 0, NULL, 0, 4, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+              "src is NULL");
   EXPECT_FAIL(cujit_memset(b, 100, 0, N, NULL), CUJIT_ERROR_INVALID_ARGUMENT, "runs past the end");
   EXPECT_FAIL(cujit_memset(b, SIZE_MAX, 0, SIZE_MAX, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
               "runs past the end");
@@ -457,7 +458,8 @@ Test(runtime_gpu, stream_waits_for_event, .init = open_gpu, .fini = close_engine
   cujit_buffer *a = alloc(bytes, CUJIT_DTYPE_NONE), *b = alloc(bytes, CUJIT_DTYPE_NONE);
   EXPECT_OK(cujit_memset(b, 0, 0x01, bytes, NULL));
   /* The producer writes a, the consumer copies a to b only after the event. */
-  for (int i = 0; i < 4; i++) EXPECT_OK(cujit_memset(a, 0, (unsigned char)(0x40 + i), bytes, producer));
+  for (int i = 0; i < 4; i++)
+    EXPECT_OK(cujit_memset(a, 0, (unsigned char)(0x40 + i), bytes, producer));
   EXPECT_OK(cujit_event_record(done, producer));
   EXPECT_OK(cujit_stream_wait_event(consumer, done));
   EXPECT_OK(cujit_memcpy_dtod(b, 0, a, 0, bytes, consumer));

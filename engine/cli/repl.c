@@ -1,0 +1,488 @@
+/*
+** repl.c -- the interactive loop of the `cujit` command: reads statements (libedit on a
+** terminal, plain lines from a pipe), continues incomplete ones as lua.c does, prints the values
+** of expressions, keeps a persistent history, and adds a few commands (:help, :time, :quit), a
+** note when a statement runs long, and wall + GPU timing of each statement.
+*/
+#include "cli.h"
+
+#include <errno.h>
+#include <sys/select.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+
+#include <editline/readline.h>
+
+#define PROMPT "> "
+#define PROMPT2 ">> "
+#define HISTORY_MAX 1000
+#define SLOW_SECONDS 0.5 /* a statement running longer than this gets a note */
+
+enum { STMT_READY, STMT_NONE, STMT_EOF, STMT_ERROR, STMT_QUIT };
+
+/* Wakes once a statement has run for SLOW_SECONDS and says so, since neither Lua nor a compile
+** or a GPU wait in C can print anything while it runs. */
+typedef struct watchdog {
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int started, quit, running;
+  unsigned long statement; /* counts statements, so a note is never about an earlier one */
+  struct timespec deadline;
+} watchdog;
+
+typedef struct repl {
+  lua_State *L;
+  cujit_engine *engine;
+  int interactive;
+  char *history_path; /* NULL: no history */
+  int history_warned;
+  int timing;
+  cujit_device *event_device; /* the device the timing events belong to */
+  cujit_event *ev_start, *ev_end;
+  watchdog dog;
+} repl;
+
+static volatile sig_atomic_t sigint_seen;
+static volatile sig_atomic_t in_gpu_wait;
+static cujit_engine *volatile repl_engine;
+
+/* Outside a statement, Ctrl-C abandons the line being typed, or cuts short the wait for the
+** timing event; it never ends the session. */
+static void on_repl_sigint(int sig) {
+  (void)sig;
+  sigint_seen = 1;
+  if (in_gpu_wait && repl_engine) cujit_interrupt(repl_engine);
+}
+
+static void install_repl_sigint(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_repl_sigint; /* no SA_RESTART: a read at the prompt returns */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+}
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* --- the watchdog ------------------------------------------------------------------------------ */
+
+static void *watchdog_main(void *arg) {
+  watchdog *w = arg;
+  pthread_mutex_lock(&w->lock);
+  while (!w->quit) {
+    if (!w->running) {
+      pthread_cond_wait(&w->cond, &w->lock);
+      continue;
+    }
+    unsigned long mine = w->statement;
+    int rc = 0;
+    while (!w->quit && w->running && w->statement == mine && rc != ETIMEDOUT)
+      rc = pthread_cond_timedwait(&w->cond, &w->lock, &w->deadline);
+    if (!w->quit && w->running && w->statement == mine) {
+      fprintf(stderr, CLI_NAME ": still running after %.1f s; Ctrl-C interrupts\n", SLOW_SECONDS);
+      while (!w->quit && w->running && w->statement == mine) pthread_cond_wait(&w->cond, &w->lock);
+    }
+  }
+  pthread_mutex_unlock(&w->lock);
+  return NULL;
+}
+
+static void watchdog_start(watchdog *w) {
+  pthread_mutex_init(&w->lock, NULL);
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&w->cond, &attr);
+  pthread_condattr_destroy(&attr);
+  w->started = pthread_create(&w->thread, NULL, watchdog_main, w) == 0;
+}
+
+static void watchdog_stop(watchdog *w) {
+  if (!w->started) return;
+  pthread_mutex_lock(&w->lock);
+  w->quit = 1;
+  pthread_cond_signal(&w->cond);
+  pthread_mutex_unlock(&w->lock);
+  pthread_join(w->thread, NULL);
+  pthread_cond_destroy(&w->cond);
+  pthread_mutex_destroy(&w->lock);
+  w->started = 0;
+}
+
+static void watchdog_arm(watchdog *w, int running) {
+  if (!w->started) return;
+  pthread_mutex_lock(&w->lock);
+  w->running = running;
+  if (running) {
+    w->statement++;
+    clock_gettime(CLOCK_MONOTONIC, &w->deadline);
+    long ns = w->deadline.tv_nsec + (long)(SLOW_SECONDS * 1e9);
+    w->deadline.tv_sec += ns / 1000000000L;
+    w->deadline.tv_nsec = ns % 1000000000L;
+  }
+  pthread_cond_signal(&w->cond);
+  pthread_mutex_unlock(&w->lock);
+}
+
+/* --- history ----------------------------------------------------------------------------------- */
+
+/* $CUJIT_HISTORY (empty: no history), else ~/.cujit_history. */
+static char *history_file(void) {
+  const char *env = getenv("CUJIT_HISTORY");
+  if (env) return *env ? strdup(env) : NULL;
+  const char *home = getenv("HOME");
+  if (!home || !*home) return NULL;
+  size_t n = strlen(home) + sizeof "/.cujit_history";
+  char *path = malloc(n);
+  if (path) snprintf(path, n, "%s/.cujit_history", home);
+  return path;
+}
+
+static void history_save(repl *r) {
+  if (!r->history_path || r->history_warned) return;
+  errno = 0;
+  if (write_history(r->history_path) == 0) return;
+  r->history_warned = 1;
+  fprintf(stderr, CLI_NAME ": warning: cannot write the history to %s (%s); set CUJIT_HISTORY to "
+                  "a writable file, or to \"\" for none\n",
+          r->history_path, errno ? strerror(errno) : "unknown error");
+}
+
+static void history_add(repl *r, const char *statement) {
+  if (!r->interactive || !*statement) return;
+  add_history(statement);
+  history_save(r);
+}
+
+/* --- reading lines ----------------------------------------------------------------------------- */
+
+/* _PROMPT / _PROMPT2 when set to strings, as in lua.c. */
+static const char *get_prompt(lua_State *L, int first, char *buf, size_t len) {
+  lua_getglobal(L, first ? "_PROMPT" : "_PROMPT2");
+  const char *p = lua_tostring(L, -1);
+  snprintf(buf, len, "%s", p ? p : first ? PROMPT : PROMPT2);
+  lua_pop(L, 1);
+  return buf;
+}
+
+static char *read_plain_line(void) {
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t n = getline(&line, &cap, stdin);
+  if (n < 0) {
+    free(line);
+    return NULL;
+  }
+  if (n > 0 && line[n - 1] == '\n') line[n - 1] = '\0';
+  return line;
+}
+
+/* libedit's own reading retries a read() cut short by a signal, so Ctrl-C at the prompt would
+** wait for the next key. This getc waits with SIGINT blocked except inside pselect, so a Ctrl-C
+** either is seen before waiting or ends the wait: no window where it is lost. */
+static int prompt_getc(FILE *in) {
+  sigset_t unblocked;
+  sigprocmask(SIG_SETMASK, NULL, &unblocked);
+  sigdelset(&unblocked, SIGINT);
+  int fd = fileno(in);
+  for (;;) {
+    if (sigint_seen) return EOF;
+    fd_set readable;
+    FD_ZERO(&readable);
+    FD_SET(fd, &readable);
+    int n = pselect(fd + 1, &readable, NULL, NULL, NULL, &unblocked);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return EOF;
+    unsigned char c;
+    ssize_t got = read(fd, &c, 1);
+    if (got == 1) return c;
+    if (got == 0 || errno != EINTR) return EOF;
+  }
+}
+
+/* A malloc'd line without its newline; NULL at end of input. *interrupted says that Ctrl-C
+** abandoned the line. */
+static char *read_line(repl *r, int first, int *interrupted) {
+  *interrupted = 0;
+  if (!r->interactive) return read_plain_line();
+  char prompt[128];
+  get_prompt(r->L, first, prompt, sizeof prompt);
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigint_seen = 0;
+  sigprocmask(SIG_BLOCK, &block, &old);
+  char *line = readline(prompt);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  if (sigint_seen) {
+    sigint_seen = 0;
+    *interrupted = 1;
+    free(line);
+    fputc('\n', stdout);
+    fflush(stdout);
+    return NULL;
+  }
+  return line;
+}
+
+/* --- commands ---------------------------------------------------------------------------------- */
+
+static void print_help(void) {
+  puts("The cujit REPL runs Lua 5.4 statements, with the cujit module available:\n"
+       "    cuda = require \"cujit\"   (a `local` lasts for one statement only)\n"
+       "An expression alone, or =expr, prints its value(s). An unfinished statement, such as a\n"
+       "function or an unterminated [[ kernel string, continues on the next line (prompt >>).\n"
+       "Commands:\n"
+       "  :help        this text\n"
+       "  :time on     print each statement's wall time, and its GPU time measured with events\n"
+       "               recorded on the current device's default stream before and after it\n"
+       "  :time off    stop timing\n"
+       "  :quit        leave (as does Ctrl-D, or os.exit())\n"
+       "Ctrl-C interrupts a running statement or a wait on the GPU and keeps the session; a\n"
+       "statement still running after 0.5 s (usually a kernel compile) gets a note saying so.\n"
+       "History is kept in $CUJIT_HISTORY, else ~/.cujit_history.");
+}
+
+static void timing_forget_events(repl *r) {
+  cujit_event_free(r->ev_start);
+  cujit_event_free(r->ev_end);
+  r->ev_start = r->ev_end = NULL;
+  r->event_device = NULL;
+}
+
+static void set_timing(repl *r, const char *arg) {
+  if (strcmp(arg, "on") == 0) r->timing = 1;
+  else if (strcmp(arg, "off") == 0) r->timing = 0;
+  else if (*arg) {
+    fprintf(stderr, CLI_NAME ": :time takes 'on' or 'off', not '%s'\n", arg);
+    return;
+  }
+  printf("timing is %s\n", r->timing ? "on" : "off");
+  cujit_device *dev;
+  if (r->timing && cujit_current_device(r->engine, &dev) != CUJIT_OK)
+    printf("(wall time only: %s)\n", cujit_errmsg(r->engine));
+}
+
+/* A line ":word ..." (but not a Lua label "::name::"). Returns STMT_NONE or STMT_QUIT. */
+static int run_command(repl *r, const char *line) {
+  char word[32] = "", arg[64] = "";
+  sscanf(line + 1, "%31s %63s", word, arg);
+  if (strcmp(word, "help") == 0 || strcmp(word, "h") == 0) print_help();
+  else if (strcmp(word, "time") == 0) set_timing(r, arg);
+  else if (strcmp(word, "quit") == 0 || strcmp(word, "q") == 0) return STMT_QUIT;
+  else fprintf(stderr, CLI_NAME ": unknown command ':%s'; :help lists the commands\n", word);
+  fflush(stdout);
+  return STMT_NONE;
+}
+
+static const char *command_of(const char *line) {
+  while (*line == ' ' || *line == '\t') line++;
+  return (line[0] == ':' && line[1] != ':') ? line : NULL;
+}
+
+/* --- assembling statements --------------------------------------------------------------------- */
+
+/* A syntax error at <eof> means "go on reading", as in lua.c. */
+static int incomplete(lua_State *L, int status) {
+  if (status != LUA_ERRSYNTAX) return 0;
+  size_t len;
+  const char *msg = lua_tolstring(L, -1, &len);
+  static const char mark[] = "<eof>";
+  return len >= sizeof mark - 1 && strcmp(msg + len - (sizeof mark - 1), mark) == 0;
+}
+
+/* Compiles "return <text>;" so that an expression typed alone prints its value. */
+static int load_as_expression(lua_State *L, const char *text) {
+  const char *code = lua_pushfstring(L, "return %s;", text);
+  int status = luaL_loadbuffer(L, code, strlen(code), "=stdin");
+  lua_remove(L, -2);
+  if (status != LUA_OK) lua_pop(L, 1);
+  return status;
+}
+
+/* Compiles what was typed: "=expr" as "return expr" (as Lua 5.1 had it), else as an expression
+** if it is one, else as statements. */
+static int load_typed(lua_State *L, const char *typed) {
+  if (typed[0] == '=') {
+    const char *code = lua_pushfstring(L, "return %s", typed + 1);
+    int status = luaL_loadbuffer(L, code, strlen(code), "=stdin");
+    lua_remove(L, -2);
+    return status;
+  }
+  if (load_as_expression(L, typed) == LUA_OK) return LUA_OK;
+  return luaL_loadbuffer(L, typed, strlen(typed), "=stdin");
+}
+
+/* Appends "\n" and `more` to *text. */
+static int append_line(char **text, const char *more) {
+  size_t a = strlen(*text), b = strlen(more);
+  char *t = realloc(*text, a + b + 2);
+  if (!t) return 0;
+  t[a] = '\n';
+  memcpy(t + a + 1, more, b + 1);
+  *text = t;
+  return 1;
+}
+
+/* Reads continuation lines while `*typed` is incomplete. Returns the load status (chunk or
+** message on the stack), or -1 when Ctrl-C abandoned the statement (nothing on the stack). */
+static int complete_statement(repl *r, char **typed) {
+  lua_State *L = r->L;
+  int status, interrupted;
+  while ((status = load_typed(L, *typed)) != LUA_OK && incomplete(L, status)) {
+    char *more = read_line(r, 0, &interrupted);
+    if (!more) {
+      if (!interrupted) return status; /* end of input: report the unfinished statement */
+      lua_pop(L, 1);
+      return -1;
+    }
+    lua_pop(L, 1);
+    int ok = append_line(typed, more);
+    free(more);
+    if (!ok) return luaL_error(L, "not enough memory");
+  }
+  return status;
+}
+
+/* Reads lines until they make a chunk (left on the stack: STMT_READY), a syntax error (message
+** on the stack: STMT_ERROR), a command, an abandoned line (STMT_NONE) or the end (STMT_EOF). The
+** whole statement becomes one history entry, as lua.c keeps it. */
+static int read_statement(repl *r) {
+  int interrupted;
+  char *typed = read_line(r, 1, &interrupted);
+  if (!typed) return interrupted ? STMT_NONE : STMT_EOF;
+  const char *cmd = command_of(typed);
+  int what = cmd ? run_command(r, cmd) : STMT_NONE;
+  if (!cmd) {
+    int status = complete_statement(r, &typed);
+    what = status < 0 ? STMT_NONE : status == LUA_OK ? STMT_READY : STMT_ERROR;
+  }
+  history_add(r, typed);
+  free(typed);
+  return what;
+}
+
+/* --- running statements ------------------------------------------------------------------------ */
+
+/* Records the start event when timing and a usable GPU allow; 1 if it did. */
+static int timing_begin(repl *r) {
+  cujit_device *dev;
+  if (!r->timing || cujit_current_device(r->engine, &dev) != CUJIT_OK ||
+      cujit_device_status(dev) != CUJIT_OK)
+    return 0;
+  if (dev != r->event_device) {
+    timing_forget_events(r);
+    if (cujit_event_create(r->engine, &r->ev_start) != CUJIT_OK ||
+        cujit_event_create(r->engine, &r->ev_end) != CUJIT_OK) {
+      timing_forget_events(r);
+      return 0;
+    }
+    r->event_device = dev;
+  }
+  if (cujit_event_record(r->ev_start, NULL) == CUJIT_OK) return 1;
+  timing_forget_events(r); /* lost in a reset, say: made afresh next time */
+  return 0;
+}
+
+static void timing_end(repl *r, int gpu, double wall) {
+  if (!r->timing) return;
+  float ms = 0;
+  cujit_status st = CUJIT_OK;
+  if (gpu) {
+    in_gpu_wait = 1;
+    st = cujit_event_record(r->ev_end, NULL);
+    if (st == CUJIT_OK) st = cujit_event_synchronize(r->ev_end);
+    if (st == CUJIT_OK) st = cujit_event_elapsed(r->ev_start, r->ev_end, &ms);
+    in_gpu_wait = 0;
+  }
+  if (!gpu) fprintf(stderr, "time: wall %.3f ms\n", wall * 1e3);
+  else if (st == CUJIT_OK) fprintf(stderr, "time: wall %.3f ms, GPU %.3f ms\n", wall * 1e3, ms);
+  else {
+    fprintf(stderr, "time: wall %.3f ms, GPU time unavailable: %s\n", wall * 1e3,
+            cujit_errmsg(r->engine));
+    timing_forget_events(r);
+  }
+}
+
+static uint64_t compiles_so_far(cujit_engine *engine) {
+  cujit_cache_stats s;
+  return cujit_cache_stats_get(engine, &s) == CUJIT_OK ? s.misses : 0;
+}
+
+/* Passes the statement's results to the global print, as lua.c does. */
+static void print_results(lua_State *L, int base) {
+  int n = lua_gettop(L) - base;
+  if (n <= 0) return;
+  luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
+  lua_getglobal(L, "print");
+  lua_insert(L, base + 1);
+  if (lua_pcall(L, n, 0, 0) != LUA_OK)
+    cli_message(lua_pushfstring(L, "error calling 'print' (%s)", lua_tostring(L, -1)));
+}
+
+static void run_statement(repl *r) {
+  lua_State *L = r->L;
+  int base = lua_gettop(L) - 1; /* below the chunk */
+  uint64_t compiles = r->interactive ? compiles_so_far(r->engine) : 0;
+  int gpu = timing_begin(r);
+  double start = now_seconds();
+  if (r->interactive) watchdog_arm(&r->dog, 1);
+  int status = cli_docall(L, 0, LUA_MULTRET);
+  if (r->interactive) watchdog_arm(&r->dog, 0);
+  double wall = now_seconds() - start;
+  install_repl_sigint();
+  if (status == LUA_OK) print_results(L, base);
+  else cli_report(L, status);
+  lua_settop(L, base);
+  fflush(stdout);
+  timing_end(r, gpu, wall);
+  if (r->interactive && wall >= SLOW_SECONDS) {
+    uint64_t n = compiles_so_far(r->engine) - compiles;
+    if (n > 0)
+      fprintf(stderr, CLI_NAME ": NVRTC compiled %llu program%s in that %.1f s; they are cached now\n",
+              (unsigned long long)n, n == 1 ? "" : "s", wall);
+  }
+}
+
+void cli_repl(lua_State *L) {
+  repl r = {.L = L, .engine = cli_engine(), .interactive = isatty(STDIN_FILENO)};
+  repl_engine = r.engine;
+  if (r.interactive) {
+    rl_readline_name = CLI_NAME;
+    rl_getc_function = prompt_getc;
+    rl_catch_signals = 0; /* Ctrl-C is ours; libedit would re-raise it to the process group */
+    r.history_path = history_file();
+    stifle_history(HISTORY_MAX);
+    if (r.history_path) read_history(r.history_path);
+    watchdog_start(&r.dog);
+  }
+  struct sigaction old;
+  sigaction(SIGINT, NULL, &old);
+  install_repl_sigint();
+  for (;;) {
+    int what = read_statement(&r);
+    if (what == STMT_EOF || what == STMT_QUIT) break;
+    if (what == STMT_READY) run_statement(&r);
+    else if (what == STMT_ERROR) cli_report(L, LUA_ERRSYNTAX);
+  }
+  if (r.interactive) {
+    fputc('\n', stdout);
+    watchdog_stop(&r.dog);
+  }
+  fflush(stdout);
+  sigaction(SIGINT, &old, NULL);
+  timing_forget_events(&r);
+  free(r.history_path);
+  repl_engine = NULL;
+}

@@ -1,0 +1,644 @@
+/*
+** cache.c -- the memory + disk cache of compiled code. A small bounded table in memory; on disk,
+** one verified file per key, written whole to a temporary file and renamed into place so that
+** readers (other threads, other processes) only ever see complete entries; least recently used
+** entries are evicted past CUJIT_CACHE_MAX.
+*/
+#include "cache.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#define MEM_SLOTS 64
+#define MEM_MAX_BYTES ((size_t)64 << 20)
+#define DEFAULT_MAX_BYTES ((uint64_t)1 << 30)
+#define ENTRY_MAX_BYTES ((uint64_t)1 << 30) /* a bigger file is not one of ours */
+
+typedef struct mem_slot {
+  int used;
+  cj_cache_key key;
+  cj_cache_entry entry;
+  size_t bytes;
+  uint64_t tick; /* last use, for LRU */
+} mem_slot;
+
+struct cj_cache {
+  cujit_engine *engine;
+  pthread_mutex_t lock;
+  int disk_state; /* 0 not set up yet, 1 on, -1 off (by choice or for want of a directory) */
+  int warned_write;
+  char dir[PATH_MAX];
+  uint64_t max_bytes;
+  uint64_t memory_hits, disk_hits, misses;
+  uint64_t tick;
+  mem_slot mem[MEM_SLOTS];
+};
+
+struct cj_key_builder {
+  XXH3_state_t *state;
+};
+
+/* --- keys --------------------------------------------------------------------------------------
+ */
+
+cj_key_builder *cj_key_begin(void) {
+  cj_key_builder *kb = malloc(sizeof *kb);
+  if (!kb) return NULL;
+  kb->state = XXH3_createState();
+  if (!kb->state || XXH3_128bits_reset(kb->state) != XXH_OK) {
+    XXH3_freeState(kb->state);
+    free(kb);
+    return NULL;
+  }
+  return kb;
+}
+
+void cj_key_add(cj_key_builder *kb, const void *data, size_t len) {
+  if (!kb) return;
+  uint64_t n = len;
+  XXH3_128bits_update(kb->state, &n, sizeof n);
+  if (len) XXH3_128bits_update(kb->state, data, len);
+}
+
+void cj_key_add_str(cj_key_builder *kb, const char *s) {
+  if (s)
+    cj_key_add(kb, s, strlen(s));
+  else
+    cj_key_add(kb, "\xff(null)", 7); /* differs from every string, "" included */
+}
+
+cj_cache_key cj_key_end(cj_key_builder *kb) {
+  cj_cache_key key;
+  memset(&key, 0, sizeof key);
+  if (!kb) return key;
+  XXH128_canonical_t c;
+  XXH128_canonicalFromHash(&c, XXH3_128bits_digest(kb->state));
+  memcpy(key.bytes, c.digest, sizeof key.bytes);
+  XXH3_freeState(kb->state);
+  free(kb);
+  return key;
+}
+
+static void key_hex(const cj_cache_key *key, char out[33]) {
+  for (int i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", key->bytes[i]);
+}
+
+/* --- setting up --------------------------------------------------------------------------------
+ */
+
+/* CUJIT_CACHE_MAX: bytes, with an optional K, M, G or T (powers of 1024, "KB"/"KiB" too). */
+static int parse_size(const char *s, uint64_t *out) {
+  char *end;
+  errno = 0;
+  if (!isdigit((unsigned char)*s)) return 0;
+  unsigned long long n = strtoull(s, &end, 10);
+  if (errno || end == s) return 0;
+  uint64_t mult = 1;
+  if (*end) {
+    const char *units = "KMGT";
+    const char *u = strchr(units, toupper((unsigned char)*end));
+    if (!u) return 0;
+    for (const char *k = units; k <= u; k++) mult *= 1024;
+    end++;
+    if (strcmp(end, "B") == 0 || strcmp(end, "b") == 0 || strcmp(end, "iB") == 0) end = "";
+    if (*end) return 0;
+  }
+  if (n == 0 || n > UINT64_MAX / mult) return 0;
+  *out = n * mult;
+  return 1;
+}
+
+static int env_off(void) {
+  const char *v = getenv("CUJIT_CACHE");
+  if (!v) return 0;
+  static const char *const off[] = {"off", "0", "no", "false", "disabled"};
+  for (size_t i = 0; i < sizeof off / sizeof *off; i++)
+    if (strcasecmp(v, off[i]) == 0) return 1;
+  return 0;
+}
+
+/* mkdir -p; returns 0 or an errno. */
+static int make_dirs(const char *path) {
+  char buf[PATH_MAX];
+  if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return ENAMETOOLONG;
+  for (char *p = buf + 1;; p++) {
+    if (*p == '/' || *p == '\0') {
+      char c = *p;
+      *p = '\0';
+      if (mkdir(buf, 0777) != 0 && errno != EEXIST) return errno;
+      *p = c;
+      if (c == '\0') break;
+    }
+  }
+  struct stat st;
+  if (stat(path, &st) != 0) return errno;
+  if (!S_ISDIR(st.st_mode)) return ENOTDIR;
+  if (access(path, W_OK | X_OK) != 0) return errno;
+  return 0;
+}
+
+static const char *where_from(char *dir, size_t len) {
+  const char *v = getenv("CUJIT_CACHE_DIR");
+  if (v && *v) {
+    snprintf(dir, len, "%s", v);
+    return "CUJIT_CACHE_DIR";
+  }
+  v = getenv("XDG_CACHE_HOME");
+  if (v && *v == '/') {
+    snprintf(dir, len, "%s/cujit", v);
+    return "XDG_CACHE_HOME";
+  }
+  v = getenv("HOME");
+  if (v && *v) {
+    snprintf(dir, len, "%s/.cache/cujit", v);
+    return "HOME";
+  }
+  return NULL;
+}
+
+/* Done on first use rather than in cj_cache_open, so that a warning reaches the handler the
+** program installs right after cujit_open. Called with the lock held. Reads CUJIT_CACHE_MAX too,
+** for the same reason. */
+static void setup_disk(cj_cache *c) {
+  if (c->disk_state != 0) return;
+  c->disk_state = -1;
+  const char *v = getenv("CUJIT_CACHE_MAX");
+  if (v && *v && !parse_size(v, &c->max_bytes)) {
+    c->max_bytes = DEFAULT_MAX_BYTES;
+    cj_warn(c->engine,
+            "CUJIT_CACHE_MAX='%s' is not a size; using 1G. Write bytes with an "
+            "optional K, M or G, such as 512M",
+            v);
+  }
+  if (env_off()) return;
+  const char *from = where_from(c->dir, sizeof c->dir);
+  if (!from) {
+    c->dir[0] = '\0';
+    cj_warn(c->engine, "no cache directory: neither CUJIT_CACHE_DIR, XDG_CACHE_HOME nor HOME is "
+                       "set; compiled kernels are kept in memory only. Set CUJIT_CACHE_DIR to a "
+                       "writable directory (or CUJIT_CACHE=off to silence this)");
+    return;
+  }
+  int err = make_dirs(c->dir);
+  if (err) {
+    cj_warn(c->engine,
+            "cache directory '%s' (from %s) cannot be used: %s; compiled kernels are kept in "
+            "memory only. Set CUJIT_CACHE_DIR to a writable directory (or CUJIT_CACHE=off to "
+            "silence this)",
+            c->dir, from, strerror(err));
+    c->dir[0] = '\0';
+    return;
+  }
+  c->disk_state = 1;
+}
+
+cj_cache *cj_cache_open(cujit_engine *engine) {
+  cj_cache *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->engine = engine;
+  pthread_mutex_init(&c->lock, NULL);
+  c->max_bytes = DEFAULT_MAX_BYTES;
+  return c;
+}
+
+void cj_cache_entry_free(cj_cache_entry *entry) {
+  if (!entry) return;
+  free(entry->ptx);
+  free(entry->cubin);
+  free(entry->log);
+  memset(entry, 0, sizeof *entry);
+}
+
+void cj_cache_close(cj_cache *cache) {
+  if (!cache) return;
+  for (int i = 0; i < MEM_SLOTS; i++) cj_cache_entry_free(&cache->mem[i].entry);
+  pthread_mutex_destroy(&cache->lock);
+  free(cache);
+}
+
+/* --- memory ------------------------------------------------------------------------------------
+ */
+
+static int entry_copy(cj_cache_entry *dst, const cj_cache_entry *src) {
+  memset(dst, 0, sizeof *dst);
+  dst->ptx = malloc(src->ptx_len + 1);
+  dst->cubin = src->cubin_len ? malloc(src->cubin_len) : NULL;
+  dst->log = cj_strdup(src->log ? src->log : "");
+  if (!dst->ptx || (src->cubin_len && !dst->cubin) || !dst->log) {
+    cj_cache_entry_free(dst);
+    return 0;
+  }
+  if (src->ptx_len) memcpy(dst->ptx, src->ptx, src->ptx_len);
+  dst->ptx[src->ptx_len] = '\0';
+  if (src->cubin_len) memcpy(dst->cubin, src->cubin, src->cubin_len);
+  dst->ptx_len = src->ptx_len;
+  dst->cubin_len = src->cubin_len;
+  dst->nvrtc_version = src->nvrtc_version;
+  return 1;
+}
+
+static mem_slot *mem_find(cj_cache *c, const cj_cache_key *key) {
+  for (int i = 0; i < MEM_SLOTS; i++)
+    if (c->mem[i].used && memcmp(c->mem[i].key.bytes, key->bytes, 16) == 0) return &c->mem[i];
+  return NULL;
+}
+
+static void mem_drop(mem_slot *s) {
+  cj_cache_entry_free(&s->entry);
+  s->used = 0;
+  s->bytes = 0;
+}
+
+static void mem_put(cj_cache *c, const cj_cache_key *key, const cj_cache_entry *entry) {
+  size_t bytes = entry->ptx_len + entry->cubin_len + strlen(entry->log ? entry->log : "");
+  if (bytes > MEM_MAX_BYTES) return;
+  mem_slot *s = mem_find(c, key);
+  if (s) mem_drop(s);
+  for (;;) { /* make room: a free slot, and the byte bound */
+    size_t total = bytes;
+    mem_slot *oldest = NULL, *free_slot = NULL;
+    for (int i = 0; i < MEM_SLOTS; i++) {
+      mem_slot *m = &c->mem[i];
+      if (!m->used) {
+        if (!free_slot) free_slot = m;
+        continue;
+      }
+      total += m->bytes;
+      if (!oldest || m->tick < oldest->tick) oldest = m;
+    }
+    if (free_slot && total <= MEM_MAX_BYTES) {
+      s = free_slot;
+      break;
+    }
+    if (!oldest) return;
+    mem_drop(oldest);
+  }
+  if (!entry_copy(&s->entry, entry)) return;
+  s->used = 1;
+  s->key = *key;
+  s->bytes = bytes;
+  s->tick = ++c->tick;
+}
+
+/* --- disk --------------------------------------------------------------------------------------
+ */
+
+static void put_u32(unsigned char *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_u64(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get_u32(const unsigned char *p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+
+static uint64_t get_u64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+
+static void entry_path(const cj_cache *c, const cj_cache_key *key, char *path, size_t len) {
+  char hex[33];
+  key_hex(key, hex);
+  snprintf(path, len, "%s/%s.cjc", c->dir, hex);
+}
+
+/* Reads a whole file; 0 and errno on failure. */
+static int read_all(const char *path, unsigned char **data, size_t *len) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || (uint64_t)st.st_size > ENTRY_MAX_BYTES) {
+    int e = errno ? errno : EFBIG;
+    close(fd);
+    errno = e;
+    return 0;
+  }
+  size_t n = (size_t)st.st_size, got = 0;
+  unsigned char *buf = malloc(n ? n : 1);
+  if (!buf) {
+    close(fd);
+    errno = ENOMEM;
+    return 0;
+  }
+  while (got < n) {
+    ssize_t r = read(fd, buf + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  close(fd);
+  *data = buf;
+  *len = got;
+  return 1;
+}
+
+/* Checks a file's bytes against the key; NULL if good, else why not. */
+static const char *verify(const unsigned char *d, size_t n, const cj_cache_key *key) {
+  if (n < CJ_CACHE_HEADER_BYTES) return "truncated header";
+  if (memcmp(d, CJ_CACHE_MAGIC, 8) != 0) return "not a cujit cache entry";
+  if (get_u32(d + 8) != CJ_CACHE_SCHEMA) return "written by another cujit cache schema";
+  if (memcmp(d + 16, key->bytes, 16) != 0) return "holds another key";
+  uint64_t ptx = get_u64(d + 32), cubin = get_u64(d + 40), log = get_u64(d + 48);
+  uint64_t payload = n - CJ_CACHE_HEADER_BYTES;
+  if (ptx > payload || cubin > payload || log > payload || ptx + cubin + log != payload)
+    return ptx + cubin + log > payload ? "truncated" : "sizes do not match the file";
+  if (XXH64(d + CJ_CACHE_HEADER_BYTES, (size_t)payload, 0) != get_u64(d + 56))
+    return "checksum mismatch";
+  return NULL;
+}
+
+static int disk_get(cj_cache *c, const cj_cache_key *key, cj_cache_entry *out) {
+  char path[PATH_MAX + 40];
+  entry_path(c, key, path, sizeof path);
+  unsigned char *d = NULL;
+  size_t n = 0;
+  if (!read_all(path, &d, &n)) return 0; /* ENOENT: a plain miss */
+  const char *bad = verify(d, n, key);
+  if (bad) {
+    free(d);
+    cj_warn(c->engine, "cache entry %s is corrupt (%s); removed, recompiling", path, bad);
+    unlink(path);
+    return 0;
+  }
+  size_t ptx = (size_t)get_u64(d + 32), cubin = (size_t)get_u64(d + 40),
+         log = (size_t)get_u64(d + 48);
+  const unsigned char *p = d + CJ_CACHE_HEADER_BYTES;
+  memset(out, 0, sizeof *out);
+  out->ptx = cj_strndup((const char *)p, ptx);
+  out->cubin = cubin ? malloc(cubin) : NULL;
+  out->log = cj_strndup((const char *)p + ptx + cubin, log);
+  if (!out->ptx || (cubin && !out->cubin) || !out->log) {
+    cj_cache_entry_free(out);
+    free(d);
+    return 0;
+  }
+  if (cubin) memcpy(out->cubin, p + ptx, cubin);
+  out->ptx_len = ptx;
+  out->cubin_len = cubin;
+  out->nvrtc_version = (int)get_u32(d + 12);
+  free(d);
+  utimensat(AT_FDCWD, path, NULL, 0); /* recently used, for LRU */
+  return 1;
+}
+
+static int write_all(int fd, const void *data, size_t n) {
+  const unsigned char *p = data;
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return 0;
+    p += w, n -= (size_t)w;
+  }
+  return 1;
+}
+
+static void warn_write(cj_cache *c, const char *path, int err) {
+  if (c->warned_write) return;
+  c->warned_write = 1;
+  cj_warn(c->engine,
+          "could not write cache entry %s: %s; kernels are still compiled, only not kept on "
+          "disk. Free space or set CUJIT_CACHE_DIR to a writable directory",
+          path, strerror(err));
+}
+
+static int disk_put(cj_cache *c, const cj_cache_key *key, const cj_cache_entry *e) {
+  char path[PATH_MAX + 40], tmp[PATH_MAX + 80], hex[33];
+  entry_path(c, key, path, sizeof path);
+  key_hex(key, hex);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  unsigned rnd = (unsigned)ts.tv_nsec ^ (unsigned)(uintptr_t)&ts ^ (unsigned)c->tick;
+  snprintf(tmp, sizeof tmp, "%s/.%s.%ld.%08x.tmp", c->dir, hex, (long)getpid(), rnd);
+  size_t log_len = strlen(e->log ? e->log : "");
+  size_t payload = e->ptx_len + e->cubin_len + log_len;
+  unsigned char *buf = malloc(CJ_CACHE_HEADER_BYTES + payload);
+  if (!buf) return 0;
+  unsigned char *p = buf + CJ_CACHE_HEADER_BYTES;
+  memcpy(p, e->ptx, e->ptx_len);
+  if (e->cubin_len) memcpy(p + e->ptx_len, e->cubin, e->cubin_len);
+  if (log_len) memcpy(p + e->ptx_len + e->cubin_len, e->log, log_len);
+  memset(buf, 0, CJ_CACHE_HEADER_BYTES);
+  memcpy(buf, CJ_CACHE_MAGIC, 8);
+  put_u32(buf + 8, CJ_CACHE_SCHEMA);
+  put_u32(buf + 12, (uint32_t)e->nvrtc_version);
+  memcpy(buf + 16, key->bytes, 16);
+  put_u64(buf + 32, e->ptx_len);
+  put_u64(buf + 40, e->cubin_len);
+  put_u64(buf + 48, log_len);
+  put_u64(buf + 56, XXH64(p, payload, 0));
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int ok = fd >= 0 && write_all(fd, buf, CJ_CACHE_HEADER_BYTES + payload);
+  int err = errno;
+  if (fd >= 0 && close(fd) != 0 && ok) ok = 0, err = errno;
+  if (ok && rename(tmp, path) != 0) ok = 0, err = errno;
+  if (!ok) {
+    if (fd >= 0) unlink(tmp);
+    warn_write(c, fd >= 0 ? path : tmp, err);
+  }
+  free(buf);
+  return ok;
+}
+
+typedef struct disk_file {
+  char name[48];
+  off_t size;
+  struct timespec mtime;
+} disk_file;
+
+static int is_entry_name(const char *n) {
+  size_t l = strlen(n);
+  return l == 36 && strcmp(n + 32, ".cjc") == 0 && strspn(n, "0123456789abcdef") == 32;
+}
+
+static int is_temp_name(const char *n) {
+  size_t l = strlen(n);
+  return n[0] == '.' && l > 37 && strcmp(n + l - 4, ".tmp") == 0 &&
+         strspn(n + 1, "0123456789abcdef") == 32;
+}
+
+/* The entries on disk (sizes, mtimes); NULL with *count 0 when none or on failure. */
+static disk_file *list_entries(const cj_cache *c, size_t *count, uint64_t *bytes) {
+  *count = 0, *bytes = 0;
+  DIR *d = opendir(c->dir);
+  if (!d) return NULL;
+  disk_file *files = NULL;
+  size_t cap = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (!is_entry_name(de->d_name)) continue;
+    struct stat st;
+    if (fstatat(dirfd(d), de->d_name, &st, 0) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (*count == cap) {
+      cap = cap ? 2 * cap : 64;
+      disk_file *nf = realloc(files, cap * sizeof *nf);
+      if (!nf) break;
+      files = nf;
+    }
+    disk_file *f = &files[(*count)++];
+    snprintf(f->name, sizeof f->name, "%.40s", de->d_name);
+    f->size = st.st_size;
+    f->mtime = st.st_mtim;
+    *bytes += (uint64_t)st.st_size;
+  }
+  closedir(d);
+  return files;
+}
+
+static int older(const void *a, const void *b) {
+  const disk_file *x = a, *y = b;
+  if (x->mtime.tv_sec != y->mtime.tv_sec) return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+  if (x->mtime.tv_nsec != y->mtime.tv_nsec) return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
+  return strcmp(x->name, y->name);
+}
+
+/* Removes least recently used entries until the disk part fits CUJIT_CACHE_MAX; the entry just
+** written (keep) goes last, only if it alone is too big. */
+static void evict(cj_cache *c, const cj_cache_key *keep) {
+  size_t n;
+  uint64_t total;
+  disk_file *files = list_entries(c, &n, &total);
+  if (total <= c->max_bytes) {
+    free(files);
+    return;
+  }
+  char keep_name[48], hex[33];
+  key_hex(keep, hex);
+  snprintf(keep_name, sizeof keep_name, "%s.cjc", hex);
+  qsort(files, n, sizeof *files, older);
+  for (int pass = 0; pass < 2 && total > c->max_bytes; pass++)
+    for (size_t i = 0; i < n && total > c->max_bytes; i++) {
+      if ((strcmp(files[i].name, keep_name) == 0) != (pass == 1)) continue;
+      char path[PATH_MAX + 48];
+      snprintf(path, sizeof path, "%s/%s", c->dir, files[i].name);
+      if (unlink(path) == 0 || errno == ENOENT) total -= (uint64_t)files[i].size;
+    }
+  free(files);
+}
+
+/* --- the interface -----------------------------------------------------------------------------
+ */
+
+int cj_cache_get(cj_cache *cache, const cj_cache_key *key, cj_cache_entry *out) {
+  if (!cache || !key || !out) return 0;
+  memset(out, 0, sizeof *out);
+  pthread_mutex_lock(&cache->lock);
+  setup_disk(cache);
+  int hit = 0;
+  mem_slot *s = mem_find(cache, key);
+  if (s && entry_copy(out, &s->entry)) {
+    s->tick = ++cache->tick;
+    cache->memory_hits++;
+    hit = 1;
+  } else if (cache->disk_state == 1 && disk_get(cache, key, out)) {
+    cache->disk_hits++;
+    mem_put(cache, key, out);
+    hit = 1;
+  } else {
+    cache->misses++;
+  }
+  pthread_mutex_unlock(&cache->lock);
+  return hit;
+}
+
+void cj_cache_put(cj_cache *cache, const cj_cache_key *key, const cj_cache_entry *entry) {
+  if (!cache || !key || !entry || !entry->ptx) return;
+  pthread_mutex_lock(&cache->lock);
+  setup_disk(cache);
+  mem_put(cache, key, entry);
+  if (cache->disk_state == 1 && disk_put(cache, key, entry)) evict(cache, key);
+  pthread_mutex_unlock(&cache->lock);
+}
+
+const char *cj_cache_dir_path(const cj_cache *cache) {
+  if (!cache) return "";
+  cj_cache *c = (cj_cache *)cache;
+  pthread_mutex_lock(&c->lock);
+  setup_disk(c);
+  pthread_mutex_unlock(&c->lock);
+  return c->disk_state == 1 ? c->dir : "";
+}
+
+void cj_cache_stats(cj_cache *cache, cujit_cache_stats *stats) {
+  memset(stats, 0, sizeof *stats);
+  if (!cache) return;
+  pthread_mutex_lock(&cache->lock);
+  setup_disk(cache);
+  stats->memory_hits = cache->memory_hits;
+  stats->disk_hits = cache->disk_hits;
+  stats->misses = cache->misses;
+  stats->max_bytes = cache->max_bytes;
+  stats->disk_enabled = cache->disk_state == 1;
+  if (cache->disk_state == 1) {
+    size_t n;
+    uint64_t bytes;
+    free(list_entries(cache, &n, &bytes));
+    stats->entries = n;
+    stats->bytes = bytes;
+  }
+  pthread_mutex_unlock(&cache->lock);
+}
+
+cujit_status cj_cache_clear(cj_cache *cache) {
+  if (!cache) return CUJIT_ERROR_INVALID_ARGUMENT;
+  pthread_mutex_lock(&cache->lock);
+  setup_disk(cache);
+  for (int i = 0; i < MEM_SLOTS; i++)
+    if (cache->mem[i].used) mem_drop(&cache->mem[i]);
+  cujit_status st = CUJIT_OK;
+  if (cache->disk_state == 1) {
+    DIR *d = opendir(cache->dir);
+    if (!d) {
+      st = cj_fail(cache->engine, CUJIT_ERROR_CACHE,
+                   "cannot clear the cache: cannot read '%s' (%s)", cache->dir, strerror(errno));
+    } else {
+      struct dirent *de;
+      while ((de = readdir(d)) != NULL) {
+        if (!is_entry_name(de->d_name) && !is_temp_name(de->d_name)) continue;
+        if (unlinkat(dirfd(d), de->d_name, 0) != 0 && errno != ENOENT && st == CUJIT_OK)
+          st = cj_fail(cache->engine, CUJIT_ERROR_CACHE,
+                       "cannot clear the cache: removing '%s/%s' failed (%s); check the "
+                       "directory's permissions",
+                       cache->dir, de->d_name, strerror(errno));
+      }
+      closedir(d);
+    }
+  }
+  pthread_mutex_unlock(&cache->lock);
+  return st;
+}
+
+const char *cujit_cache_dir(cujit_engine *engine) {
+  return engine ? cj_cache_dir_path(engine->cache) : "";
+}
+
+cujit_status cujit_cache_stats_get(cujit_engine *engine, cujit_cache_stats *stats) {
+  if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
+  if (!stats)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_cache_stats_get: stats is NULL; pass a cujit_cache_stats to fill");
+  cj_cache_stats(engine->cache, stats);
+  return CUJIT_OK;
+}
+
+cujit_status cujit_cache_clear(cujit_engine *engine) {
+  if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
+  return cj_cache_clear(engine->cache);
+}

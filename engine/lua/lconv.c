@@ -1,0 +1,332 @@
+/*
+** lconv.c -- conversions between Lua values and typed elements: range and exactness checks by
+** dtype, half precision in C, and nested Lua tables to and from row-major memory.
+*/
+#include "lconv.h"
+
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+int cjl_is_float(cujit_dtype dtype) {
+  return dtype == CUJIT_F16 || dtype == CUJIT_F32 || dtype == CUJIT_F64;
+}
+
+int cjl_is_unsigned(cujit_dtype dtype) {
+  return dtype == CUJIT_U8 || dtype == CUJIT_U16 || dtype == CUJIT_U32 || dtype == CUJIT_U64 ||
+         dtype == CUJIT_DTYPE_NONE;
+}
+
+size_t cjl_elem_size(cujit_dtype dtype) {
+  return dtype == CUJIT_DTYPE_NONE ? 1 : cujit_dtype_size(dtype);
+}
+
+static void int_limits(cujit_dtype dtype, int64_t *min, uint64_t *max) {
+  switch (dtype) {
+  case CUJIT_I8: *min = INT8_MIN, *max = INT8_MAX; break;
+  case CUJIT_I16: *min = INT16_MIN, *max = INT16_MAX; break;
+  case CUJIT_I32: *min = INT32_MIN, *max = INT32_MAX; break;
+  case CUJIT_I64: *min = INT64_MIN, *max = INT64_MAX; break;
+  case CUJIT_U16: *min = 0, *max = UINT16_MAX; break;
+  case CUJIT_U32: *min = 0, *max = UINT32_MAX; break;
+  case CUJIT_U64: *min = 0, *max = UINT64_MAX; break;
+  default: *min = 0, *max = UINT8_MAX; break; /* u8 and untyped bytes */
+  }
+}
+
+static const char *dtype_label(cujit_dtype dtype) {
+  return dtype == CUJIT_DTYPE_NONE ? "bytes" : cujit_dtype_name(dtype);
+}
+
+static const char *out_of_range(lua_State *L, int idx, cujit_dtype dtype) {
+  int64_t min;
+  uint64_t max;
+  char range[64];
+  int_limits(dtype, &min, &max);
+  snprintf(range, sizeof range, "%" PRId64 " to %" PRIu64, min, max);
+  const char *value = luaL_tolstring(L, idx, NULL);
+  return lua_pushfstring(L, "value %s out of range for %s (%s)", value, dtype_label(dtype), range);
+}
+
+static const char *to_integer(lua_State *L, int idx, cujit_dtype dtype, cjl_scalar *out) {
+  int64_t min;
+  uint64_t max;
+  int_limits(dtype, &min, &max);
+  if (lua_isinteger(L, idx)) {
+    lua_Integer v = lua_tointeger(L, idx);
+    if (v < min || (v > 0 && (uint64_t)v > max)) return out_of_range(L, idx, dtype);
+    if (cjl_is_unsigned(dtype)) out->u = (uint64_t)v;
+    else out->i = v;
+    return NULL;
+  }
+  double d = lua_tonumber(L, idx);
+  if (isinf(d) || d != floor(d)) /* NaN fails d == floor(d) */
+    return lua_pushstring(L, "number has no integer representation");
+  if (cjl_is_unsigned(dtype)) {
+    if (d < 0 || d >= 18446744073709551616.0 || (uint64_t)d > max) return out_of_range(L, idx, dtype);
+    out->u = (uint64_t)d;
+  } else {
+    if (d < -9223372036854775808.0 || d >= 9223372036854775808.0) return out_of_range(L, idx, dtype);
+    int64_t v = (int64_t)d;
+    if (v < min || (v > 0 && (uint64_t)v > max)) return out_of_range(L, idx, dtype);
+    out->i = v;
+  }
+  return NULL;
+}
+
+/* The smallest magnitude that rounds to infinity in each float type. */
+static double overflow_threshold(cujit_dtype dtype) {
+  if (dtype == CUJIT_F16) return 65520.0;
+  if (dtype == CUJIT_F32) return (double)FLT_MAX + ldexp(1.0, 103);
+  return INFINITY;
+}
+
+static const char *to_float(lua_State *L, int idx, cujit_dtype dtype, cjl_scalar *out) {
+  double d = lua_tonumber(L, idx);
+  if (isfinite(d) && fabs(d) >= overflow_threshold(dtype)) {
+    const char *value = luaL_tolstring(L, idx, NULL);
+    return lua_pushfstring(L, "value %s out of range for %s (it would become infinity)", value,
+                           cujit_dtype_name(dtype));
+  }
+  out->f = d;
+  return NULL;
+}
+
+const char *cjl_to_scalar(lua_State *L, int idx, cujit_dtype dtype, cjl_scalar *out) {
+  if (lua_type(L, idx) != LUA_TNUMBER)
+    return lua_pushfstring(L, "number expected, got %s", luaL_typename(L, idx));
+  return cjl_is_float(dtype) ? to_float(L, idx, dtype, out) : to_integer(L, idx, dtype, out);
+}
+
+/* Stores `v` as a value of type T at dst; memcpy keeps unaligned destinations safe. */
+#define STORE(T, v)                                                                                \
+  do {                                                                                             \
+    T x_ = (T)(v);                                                                                 \
+    memcpy(dst, &x_, sizeof x_);                                                                   \
+  } while (0)
+
+void cjl_store(cujit_dtype dtype, cjl_scalar value, void *dst) {
+  switch (dtype) {
+  case CUJIT_F16: STORE(uint16_t, cjl_f16_from_double(value.f)); break;
+  case CUJIT_F32: STORE(float, value.f); break;
+  case CUJIT_F64: STORE(double, value.f); break;
+  case CUJIT_I8: STORE(int8_t, value.i); break;
+  case CUJIT_I16: STORE(int16_t, value.i); break;
+  case CUJIT_I32: STORE(int32_t, value.i); break;
+  case CUJIT_I64: STORE(int64_t, value.i); break;
+  case CUJIT_U16: STORE(uint16_t, value.u); break;
+  case CUJIT_U32: STORE(uint32_t, value.u); break;
+  case CUJIT_U64: STORE(uint64_t, value.u); break;
+  default: STORE(uint8_t, value.u); break;
+  }
+}
+
+#define LOAD(T, var)                                                                               \
+  T var;                                                                                           \
+  memcpy(&var, src, sizeof var)
+
+void cjl_push_element(lua_State *L, cujit_dtype dtype, const void *src) {
+  switch (dtype) {
+  case CUJIT_F16: {
+    LOAD(uint16_t, x);
+    lua_pushnumber(L, cjl_f16_to_double(x));
+    break;
+  }
+  case CUJIT_F32: {
+    LOAD(float, x);
+    lua_pushnumber(L, x);
+    break;
+  }
+  case CUJIT_F64: {
+    LOAD(double, x);
+    lua_pushnumber(L, x);
+    break;
+  }
+  case CUJIT_I8: {
+    LOAD(int8_t, x);
+    lua_pushinteger(L, x);
+    break;
+  }
+  case CUJIT_I16: {
+    LOAD(int16_t, x);
+    lua_pushinteger(L, x);
+    break;
+  }
+  case CUJIT_I32: {
+    LOAD(int32_t, x);
+    lua_pushinteger(L, x);
+    break;
+  }
+  case CUJIT_I64: {
+    LOAD(int64_t, x);
+    lua_pushinteger(L, x);
+    break;
+  }
+  case CUJIT_U16: {
+    LOAD(uint16_t, x);
+    lua_pushinteger(L, x);
+    break;
+  }
+  case CUJIT_U32: {
+    LOAD(uint32_t, x);
+    lua_pushinteger(L, x);
+    break;
+  }
+  case CUJIT_U64: {
+    LOAD(uint64_t, x);
+    lua_pushinteger(L, (lua_Integer)x);
+    break;
+  }
+  default: {
+    LOAD(uint8_t, x);
+    lua_pushinteger(L, x);
+    break;
+  }
+  }
+}
+
+/* --- half precision ------------------------------------------------------------------------ */
+
+uint16_t cjl_f16_from_double(double value) {
+  uint16_t sign = signbit(value) ? 0x8000 : 0;
+  double a = fabs(value);
+  if (isnan(value)) return sign | 0x7e00;
+  if (a >= 65520.0) return sign | 0x7c00; /* rounds past the largest half, 65504 */
+  if (a < ldexp(1.0, -14)) {
+    /* Subnormal: a multiple of 2^-24; rint rounds to nearest even, and 1024 becomes the smallest
+    ** normal number, whose bits are exactly 0x0400. */
+    return sign | (uint16_t)rint(ldexp(a, 24));
+  }
+  int e;
+  double m = frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
+  int exponent = e - 1 + 15;
+  double mantissa = rint((m * 2.0 - 1.0) * 1024.0);
+  if (mantissa >= 1024.0) mantissa = 0.0, exponent++;
+  if (exponent >= 31) return sign | 0x7c00;
+  return sign | (uint16_t)(exponent << 10) | (uint16_t)mantissa;
+}
+
+double cjl_f16_to_double(uint16_t bits) {
+  int exponent = (bits >> 10) & 0x1f;
+  int mantissa = bits & 0x3ff;
+  double v;
+  if (exponent == 0) v = ldexp(mantissa, -24);
+  else if (exponent == 31) v = mantissa ? NAN : INFINITY;
+  else v = ldexp(mantissa + 1024, exponent - 25);
+  return (bits & 0x8000) ? -v : v;
+}
+
+/* --- Lua tables ---------------------------------------------------------------------------- */
+
+static const char *element_error(lua_State *L, const size_t *path, int depth, const char *what) {
+  char where[96];
+  size_t used = 0;
+  for (int i = 0; i < depth && used < sizeof where; i++)
+    used += (size_t)snprintf(where + used, sizeof where - used, "[%zu]", path[i]);
+  return lua_pushfstring(L, "element %s: %s", where, what);
+}
+
+const char *cjl_table_shape(lua_State *L, int idx, size_t shape[CJL_MAX_DIMS], int *ndim) {
+  int n = 0;
+  lua_pushvalue(L, idx);
+  for (;;) {
+    size_t len = lua_rawlen(L, -1);
+    if (len == 0)
+      return lua_pushstring(L, n == 0 ? "empty table (an array needs at least one element)"
+                                      : "empty row (an array needs at least one element)");
+    shape[n++] = len;
+    int type = lua_rawgeti(L, -1, 1);
+    if (type == LUA_TNUMBER) break;
+    if (type != LUA_TTABLE) {
+      static const size_t firsts[CJL_MAX_DIMS] = {1, 1, 1};
+      const char *what = lua_pushfstring(L, "number expected, got %s", luaL_typename(L, -1));
+      return element_error(L, firsts, n, what);
+    }
+    if (n == CJL_MAX_DIMS)
+      return lua_pushstring(L, "tables nest at most 3 deep (arrays have 1 to 3 dimensions)");
+    lua_remove(L, -2);
+  }
+  lua_pop(L, 2);
+  for (int i = n; i < CJL_MAX_DIMS; i++) shape[i] = 1;
+  *ndim = n;
+  return NULL;
+}
+
+typedef struct table_reader {
+  lua_State *L;
+  cujit_dtype dtype;
+  int ndim;
+  const size_t *shape;
+  size_t path[CJL_MAX_DIMS];
+  char *dst;
+  size_t elem;
+} table_reader;
+
+/* Reads the table on top of the stack at nesting `level`; returns a reason on failure. */
+static const char *read_level(table_reader *r, int level) {
+  lua_State *L = r->L;
+  int t = lua_gettop(L);
+  size_t n = r->shape[level];
+  if (lua_rawlen(L, t) != n) {
+    const char *what = lua_pushfstring(L, "row of %d elements where %d were expected (ragged rows)",
+                                       (int)lua_rawlen(L, t), (int)n);
+    return element_error(L, r->path, level, what);
+  }
+  for (size_t i = 0; i < n; i++) {
+    r->path[level] = i + 1;
+    lua_rawgeti(L, t, (lua_Integer)i + 1);
+    if (level + 1 < r->ndim) {
+      if (!lua_istable(L, -1)) {
+        const char *what = lua_pushfstring(L, "row (a table) expected, got %s", luaL_typename(L, -1));
+        return element_error(L, r->path, level + 1, what);
+      }
+      const char *why = read_level(r, level + 1);
+      if (why) return why;
+    } else {
+      cjl_scalar v;
+      const char *why = cjl_to_scalar(L, -1, r->dtype, &v);
+      if (why) return element_error(L, r->path, level + 1, why);
+      cjl_store(r->dtype, v, r->dst);
+      r->dst += r->elem;
+    }
+    lua_pop(L, 1);
+  }
+  return NULL;
+}
+
+const char *cjl_table_read(lua_State *L, int idx, cujit_dtype dtype, int ndim, const size_t *shape,
+                           void *dst) {
+  table_reader r = {L, dtype, ndim, shape, {0, 0, 0}, dst, cjl_elem_size(dtype)};
+  luaL_checkstack(L, 2 * CJL_MAX_DIMS + 4, "cujit: reading a table");
+  lua_pushvalue(L, idx);
+  const char *why = read_level(&r, 0);
+  if (!why) lua_pop(L, 1);
+  return why;
+}
+
+static const char *push_level(lua_State *L, cujit_dtype dtype, int ndim, const size_t *shape,
+                              int level, const char *src) {
+  size_t n = shape[level], elem = cjl_elem_size(dtype);
+  lua_createtable(L, n > INT32_MAX ? 0 : (int)n, 0);
+  for (size_t i = 0; i < n; i++) {
+    if (level + 1 < ndim) src = push_level(L, dtype, ndim, shape, level + 1, src);
+    else cjl_push_element(L, dtype, src), src += elem;
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return src;
+}
+
+void cjl_push_table(lua_State *L, cujit_dtype dtype, int ndim, const size_t *shape,
+                    const void *src) {
+  luaL_checkstack(L, CJL_MAX_DIMS + 2, "cujit: building a table");
+  push_level(L, dtype, ndim, shape, 0, src);
+}
+
+void cjl_format_type(char *buf, size_t len, cujit_dtype dtype, int ndim, const size_t *shape) {
+  size_t used = (size_t)snprintf(buf, len, "%s[", dtype_label(dtype));
+  for (int i = 0; i < ndim && used < len; i++)
+    used += (size_t)snprintf(buf + used, len - used, i ? ",%zu" : "%zu", shape[i]);
+  if (used < len) snprintf(buf + used, len - used, "]");
+}

@@ -1,0 +1,186 @@
+-- bench.lua -- cujit from Lua, run by the `cujit` command: launch host time, round trip, cold and
+-- warm first launch, and the bandwidth kernels, on the same kernels/*.cu as every other system and
+-- with the same method (see README.md). Prints CSV rows like the C programs; anything that fails
+-- becomes a "missing" row with the error as the reason.
+--   cujit bench.lua --cases LIST --kernels DIR [--reps N --launches N --batch N --roundtrips N
+--                   --sizes MIN:MAX:STEP --quick --short]
+-- benchclock (built in scripts/bench) must be on package.cpath: os.clock() is CPU time.
+
+local SYS = "cujit_lua"
+
+local function clean(s) return (tostring(s):gsub("[,\r\n\t]", " "):sub(1, 300)) end
+local function row(case, variant, n, value, unit)
+  io.write(string.format("%s,%s,%s,%d,%.6g,%s,ok,\n", case, SYS, variant, n, value, unit))
+  io.flush()
+end
+local function missing(case, variant, n, why)
+  io.write(string.format("%s,%s,%s,%d,,,missing,%s\n", case, SYS, variant, n, clean(why)))
+  io.flush()
+end
+
+local function options(argv)
+  local o = { cases = "all", kernels = "scripts/bench/kernels", reps = 7, launches = 20000,
+              batch = 1000, roundtrips = 2000, sizes = { 20, 28, 1 } }
+  local i = 1
+  while i <= #argv do
+    local a, v = argv[i], argv[i + 1]
+    if a == "--quick" then o.reps, o.launches, o.roundtrips, o.sizes[3] = 5, 5000, 500, 4
+    elseif a == "--short" then
+      o.reps, o.launches, o.batch, o.roundtrips, o.sizes = 1, 10, 10, 10, { 10, 10, 1 }
+    elseif a == "--sizes" and v then
+      local lo, hi, step = v:match("^(%d+):(%d+):?(%d*)$")
+      if not lo then error("--sizes expects MIN:MAX[:STEP], got '" .. v .. "'") end
+      o.sizes = { tonumber(lo), tonumber(hi), tonumber(step) or 1 }
+      i = i + 1
+    elseif (a == "--cases" or a == "--kernels") and v then o[a:sub(3)] = v; i = i + 1
+    elseif (a == "--reps" or a == "--launches" or a == "--batch" or a == "--roundtrips") and v then
+      o[a:sub(3)] = math.tointeger(tonumber(v)) or error(a .. " expects an integer, got '" .. v .. "'")
+      i = i + 1
+    else error("bench.lua: unexpected argument '" .. tostring(a) .. "'") end
+    i = i + 1
+  end
+  o.batch = math.min(o.batch, o.launches)
+  return o
+end
+
+local o = options(arg)
+local function wants(case)
+  for c in o.cases:gmatch("[^,]+") do if c == "all" or c == case then return true end end
+  return false
+end
+
+local function read(name)
+  local f = assert(io.open(o.kernels .. "/" .. name, "r"))
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+local ok_clock, clock = pcall(require, "benchclock")
+local ok_cuda, cuda = pcall(require, "cujit")
+
+-- A kernel of a .cu file: through a whole-source form of the binding when it has one, else
+-- cuda.jit(signature, body) with the kernel's own signature and body cut from the file.
+local function kernel_of(src, name)
+  for _, form in ipairs { "source", "compile", "module", "program" } do
+    if type(cuda[form]) == "function" then
+      local m = cuda[form](src)
+      local ok, k = pcall(function() return m[name] end)
+      if ok and k then return k end
+      if type(m.kernel) == "function" then return m:kernel(name) end
+    end
+  end
+  local sig, body = src:match('extern "C" __global__ void (' .. name .. '%b())%s*(%b{})')
+  if not sig then error("kernel " .. name .. " not found in its .cu file") end
+  return cuda.jit((sig:gsub("%s+", " ")), body:sub(2, -2))
+end
+
+local function median(v)
+  table.sort(v)
+  local n = #v
+  return n % 2 == 1 and v[(n + 1) // 2] or (v[n // 2] + v[n // 2 + 1]) / 2
+end
+
+local function guarded(case, variants, n, body)
+  if not wants(case) then return end
+  local ok, err = pcall(body)
+  if not ok then for _, v in ipairs(variants) do missing(case, v, n, err) end end
+end
+
+local function launch_case()
+  local src, buf = read("empty.cu"), cuda.device_array(1 << 20, "f32")
+  local args = {
+    [1] = { 1 }, [4] = { buf, buf, 1, 0.5 },
+    [12] = { buf, buf, buf, buf, 1, 2, 3, 4, 0.0, 0.5, 1.0, 1.5 },
+  }
+  for _, count in ipairs { 1, 4, 12 } do
+    local k = kernel_of(src, "empty" .. count)
+    local launch, a = k[{ 1, 32 }], args[count]
+    local unpack = table.unpack
+    if wants("launch") then
+      local per = {}
+      for r = 0, o.reps do -- r == 0: warm-up
+        local spent = 0
+        for _ = 1, o.launches // o.batch do
+          local t0 = clock.now()
+          for _ = 1, o.batch do launch(unpack(a)) end
+          spent = spent + (clock.now() - t0)
+          cuda.synchronize()
+        end
+        if r > 0 then per[#per + 1] = spent / o.launches * 1e6 end
+      end
+      row("launch", "args" .. count, o.launches, median(per), "us")
+    end
+    if count == 4 and wants("roundtrip") then
+      local per = {}
+      for r = 0, o.reps do
+        local t0 = clock.now()
+        for _ = 1, o.roundtrips do launch(unpack(a)); cuda.synchronize() end
+        if r > 0 then per[#per + 1] = (clock.now() - t0) / o.roundtrips * 1e6 end
+      end
+      row("roundtrip", "args4", o.roundtrips, median(per), "us")
+    end
+  end
+end
+
+local function first_launch(case)
+  local src, n = read("vadd.cu"), 1 << 20
+  local buf = cuda.device_array(n, "f32")
+  cuda.synchronize()
+  local t0 = clock.now()
+  local k = kernel_of(src, "vadd")
+  k[{ n // 256, 256 }](buf, buf, buf, n)
+  cuda.synchronize()
+  row(case, "vadd", n, (clock.now() - t0) * 1e3, "ms")
+end
+
+local function bandwidth_case()
+  local top = 1 << o.sizes[2]
+  local x, y, z = cuda.device_array(top, "f32"), cuda.device_array(top, "f32"),
+      cuda.device_array(top, "f32")
+  x:fill(1.0); y:fill(2.0)
+  local one, vec = read("vadd.cu") .. read("saxpy.cu"), read("vec4.cu")
+  local k = { vadd = kernel_of(one, "vadd"), saxpy = kernel_of(one, "saxpy"),
+              vadd4 = kernel_of(vec, "vadd4"), saxpy4 = kernel_of(vec, "saxpy4") }
+  local start, stop = cuda.event(), cuda.event()
+  for e = o.sizes[1], o.sizes[2], o.sizes[3] do
+    local n = 1 << e
+    local g1, g4 = (n + 255) // 256, (n // 4 + 255) // 256
+    local runs = {
+      vadd = function() k.vadd[{ g1, 256 }](x, y, z, n) end,
+      saxpy = function() k.saxpy[{ g1, 256 }](2.0, x, z, n) end,
+      vadd4 = function() k.vadd4[{ g4, 256 }](x, y, z, n // 4) end,
+      saxpy4 = function() k.saxpy4[{ g4, 256 }](2.0, x, z, n // 4) end,
+    }
+    for _, variant in ipairs { "vadd", "saxpy", "vadd4", "saxpy4" } do
+      local times = {}
+      for r = 0, o.reps * 3 do
+        start:record(); runs[variant](); stop:record(); stop:synchronize()
+        if r > 0 then times[#times + 1] = cuda.elapsed(start, stop) end
+      end
+      row("bandwidth", variant, n, 12.0 * n / (median(times) * 1e-3) / 1e9, "GB/s")
+    end
+  end
+end
+
+local all = {
+  { "launch", { "args1", "args4", "args12" }, o.launches },
+  { "roundtrip", { "args4" }, o.roundtrips },
+  { "cold", { "vadd" }, 1 << 20 }, { "warm", { "vadd" }, 1 << 20 },
+  { "bandwidth", { "vadd", "saxpy", "vadd4", "saxpy4" }, 1 << o.sizes[2] },
+}
+local why = not ok_cuda and ("require 'cujit' failed (run bench.lua with the cujit command): "
+      .. tostring(cuda))
+    or not ok_clock and ("benchclock is not on package.cpath (" .. tostring(clock) .. ")")
+    or (type(cuda.has_gpu) == "function" and not cuda.has_gpu() and "no GPU")
+if why then
+  for _, c in ipairs(all) do
+    if wants(c[1]) then for _, v in ipairs(c[2]) do missing(c[1], v, c[3], why) end end
+  end
+  return
+end
+guarded("launch", all[1][2], o.launches, launch_case)
+if not wants("launch") then guarded("roundtrip", all[2][2], o.roundtrips, launch_case) end
+guarded("cold", { "vadd" }, 1 << 20, function() first_launch("cold") end)
+guarded("warm", { "vadd" }, 1 << 20, function() first_launch("warm") end)
+guarded("bandwidth", all[5][2], 1 << o.sizes[2], bandwidth_case)

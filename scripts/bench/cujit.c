@@ -1,0 +1,421 @@
+/*
+** cujit.c -- cujit through its public C API (include/cujit.h), on the same kernel sources as the
+** raw Driver API program: launch host time, round trip, cold compile, warm cache, bandwidth, the
+** library's reduction and Monte Carlo with <cujit/random.h>. Without a GPU (CI) each figure is a
+** "missing" row, and --short still compiles every shared kernel for sm_90 through cujit.
+*/
+#include "common.h"
+
+#include "cujit.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SYS "cujit_c"
+
+static cujit_engine *engine;
+static char why[1024];
+
+static int check(cujit_status st, const char *what) {
+  if (st == CUJIT_OK) return 1;
+  snprintf(why, sizeof why, "%s: %s (%s)", what, cujit_errmsg(engine), cujit_status_string(st));
+  return 0;
+}
+
+static int compile(const bench_opts *o, const char *file, const cujit_compile_options *opts,
+                   cujit_program **prog) {
+  char *src = bench_read_kernel(o, file, why, sizeof why);
+  int ok = src && check(cujit_program_compile(engine, src, file, opts, prog), file);
+  free(src);
+  return ok;
+}
+
+static int kernel(const bench_opts *o, const char *file, const char *name, cujit_kernel **k) {
+  cujit_program *prog = NULL;
+  int ok = compile(o, file, NULL, &prog) && check(cujit_program_kernel(prog, name, k), name);
+  cujit_program_free(prog); /* the kernel keeps what it needs */
+  return ok;
+}
+
+static cujit_launch_config config(unsigned grid, unsigned block) {
+  cujit_launch_config c = {{grid, 1, 1}, {block, 1, 1}, 0, NULL};
+  return c;
+}
+
+/* ---- cases 1 and 2 ----------------------------------------------------------------------------
+ */
+
+static size_t pack(cujit_arg *a, cujit_buffer *buf, int nargs) {
+  if (nargs == 1) {
+    a[0] = CUJIT_ARG_I(1);
+    return 1;
+  }
+  if (nargs == 4) {
+    a[0] = CUJIT_ARG_BUF(buf), a[1] = CUJIT_ARG_BUF(buf), a[2] = CUJIT_ARG_I(1);
+    a[3] = CUJIT_ARG_F(0.5);
+    return 4;
+  }
+  for (int k = 0; k < 4; k++) {
+    a[k] = CUJIT_ARG_BUF(buf), a[4 + k] = CUJIT_ARG_I(k + 1);
+    a[8 + k] = CUJIT_ARG_F(0.5 * k);
+  }
+  return 12;
+}
+
+/* Same method as raw.c: batches, only the launch calls timed, drained between batches. */
+static int time_launches(const bench_opts *o, cujit_kernel *k, cujit_device *dev,
+                         const cujit_arg *args, size_t nargs, double *us) {
+  cujit_launch_config cfg = config(1, 32);
+  double *v = calloc((size_t)o->reps, sizeof *v);
+  int ok = v != NULL;
+  for (int r = -1; ok && r < o->reps; r++) {
+    double spent = 0;
+    for (long done = 0; ok && done < o->launches; done += o->batch) {
+      double t0 = bench_now_us();
+      for (int b = 0; b < o->batch; b++)
+        if (cujit_launch(k, &cfg, args, nargs) != CUJIT_OK) ok = 0;
+      spent += bench_now_us() - t0;
+      ok = ok && check(cujit_device_synchronize(dev), "synchronize after a batch");
+    }
+    if (r >= 0) v[r] = spent / (double)o->launches;
+  }
+  if (ok)
+    *us = bench_median(v, o->reps);
+  else if (!*why)
+    snprintf(why, sizeof why, "cujit_launch failed: %s", cujit_errmsg(engine));
+  free(v);
+  return ok;
+}
+
+static int time_roundtrips(const bench_opts *o, cujit_kernel *k, cujit_device *dev,
+                           const cujit_arg *args, size_t nargs, double *us) {
+  cujit_launch_config cfg = config(1, 32);
+  double *v = calloc((size_t)o->reps, sizeof *v);
+  int ok = v != NULL;
+  for (int r = -1; ok && r < o->reps; r++) {
+    double t0 = bench_now_us();
+    for (long i = 0; ok && i < o->roundtrips; i++)
+      ok = check(cujit_launch(k, &cfg, args, nargs), "cujit_launch") &&
+           check(cujit_device_synchronize(dev), "synchronize");
+    if (r >= 0) v[r] = (bench_now_us() - t0) / (double)o->roundtrips;
+  }
+  if (ok) *us = bench_median(v, o->reps);
+  free(v);
+  return ok;
+}
+
+static void case_launch(const bench_opts *o, cujit_device *dev, cujit_buffer *buf) {
+  static const int counts[] = {1, 4, 12};
+  for (int c = 0; c < 3; c++) {
+    char variant[16], name[16];
+    snprintf(variant, sizeof variant, "args%d", counts[c]);
+    snprintf(name, sizeof name, "empty%d", counts[c]);
+    cujit_kernel *k = NULL;
+    cujit_arg args[12];
+    size_t nargs = pack(args, buf, counts[c]);
+    double us;
+    int have = kernel(o, "empty.cu", name, &k);
+    if (bench_wants(o, "launch")) {
+      if (have && time_launches(o, k, dev, args, nargs, &us))
+        bench_row("launch", SYS, variant, (double)o->launches, us, "us");
+      else
+        bench_missing("launch", SYS, variant, (double)o->launches, why);
+    }
+    if (counts[c] == 4 && bench_wants(o, "roundtrip")) {
+      if (have && time_roundtrips(o, k, dev, args, nargs, &us))
+        bench_row("roundtrip", SYS, variant, (double)o->roundtrips, us, "us");
+      else
+        bench_missing("roundtrip", SYS, variant, (double)o->roundtrips, why);
+    }
+    cujit_kernel_free(k);
+  }
+}
+
+/* ---- cases 3 and 4: source (or cache) to first launch finished, in a fresh process ----------- */
+
+static void case_first_launch(const bench_opts *o, const char *bcase, cujit_device *dev,
+                              cujit_buffer *buf) {
+  int n = 1 << 20, want_cached = !strcmp(bcase, "warm");
+  char *src = bench_read_kernel(o, "vadd.cu", why, sizeof why);
+  cujit_program *prog = NULL;
+  cujit_kernel *k = NULL;
+  cujit_launch_config cfg = config((unsigned)(n / 256), 256);
+  cujit_arg args[] = {CUJIT_ARG_BUF(buf), CUJIT_ARG_BUF(buf), CUJIT_ARG_BUF(buf), CUJIT_ARG_I(n)};
+  double t0 = bench_now_us();
+  int ok = src && check(cujit_program_compile(engine, src, "vadd.cu", NULL, &prog), "compile") &&
+           check(cujit_program_kernel(prog, "vadd", &k), "vadd") &&
+           check(cujit_launch(k, &cfg, args, 4), "cujit_launch") &&
+           check(cujit_device_synchronize(dev), "synchronize");
+  double ms = (bench_now_us() - t0) / 1e3;
+  if (ok && cujit_program_from_cache(prog) != want_cached) {
+    snprintf(why, sizeof why, "%s",
+             want_cached ? "the cache missed: was it warmed first?"
+                         : "the cache hit: CUJIT_CACHE_DIR was not empty");
+    ok = 0;
+  }
+  if (ok)
+    bench_row(bcase, SYS, "vadd", n, ms, "ms");
+  else
+    bench_missing(bcase, SYS, "vadd", n, why);
+  cujit_kernel_free(k);
+  cujit_program_free(prog);
+  free(src);
+}
+
+/* ---- the device library: case 6 and the elementwise variants of case 5 ----------------------- */
+
+#ifdef BENCH_HAVE_CUJIT_LIBRARY
+#include "library_cujit.h"
+#else
+static const char library_missing[] = "the device library (cujit_reduce, cujit_elementwise_*) is "
+                                      "not in this build's cujit.h, or differs from the calls in "
+                                      "scripts/bench/library_cujit.h";
+static void case_sum(const bench_opts *o) {
+  bench_missing("sum", SYS, "sum", 1 << o->sum_log2, library_missing);
+}
+#endif
+
+/* ---- case 5 of the shared kernels, timed by events -------------------------------- */
+
+typedef struct sweep {
+  cujit_buffer *a, *b, *c;
+  cujit_kernel *k[6]; /* vadd saxpy vadd4 saxpy4, and the library's vadd_ew saxpy_ew */
+  cujit_event *start, *stop;
+} sweep;
+
+#ifdef BENCH_HAVE_ELEMENTWISE
+enum { VARIANTS = 6 };
+static int launch_elementwise(sweep *s, int what, int n) {
+  return elementwise_once(&s->k[4], what, s->a, s->b, s->c, (size_t)n);
+}
+#else
+enum { VARIANTS = 4 };
+static int launch_elementwise(sweep *s, int what, int n) {
+  (void)s, (void)what, (void)n;
+  return 0;
+}
+#endif
+static const char *const bw_variants[] = {"vadd",   "saxpy",   "vadd4",
+                                          "saxpy4", "vadd_ew", "saxpy_ew"};
+
+static int run_once(sweep *s, int what, int n, double *ms) {
+  int n4 = n / 4, per = what >= 2 ? n4 : n;
+  cujit_launch_config cfg = config((unsigned)((per + 255) / 256), 256);
+  cujit_arg add[] = {CUJIT_ARG_BUF(s->a), CUJIT_ARG_BUF(s->b), CUJIT_ARG_BUF(s->c),
+                     CUJIT_ARG_I(per)};
+  cujit_arg ax[] = {CUJIT_ARG_F(2.0), CUJIT_ARG_BUF(s->a), CUJIT_ARG_BUF(s->c), CUJIT_ARG_I(per)};
+  float f = 0;
+  int ok = check(cujit_event_record(s->start, NULL), "event") &&
+           (what >= 4 ? launch_elementwise(s, what - 4, n)
+                      : check(cujit_launch(s->k[what], &cfg, what % 2 ? ax : add, 4), "launch")) &&
+           check(cujit_event_record(s->stop, NULL), "event") &&
+           check(cujit_event_synchronize(s->stop), "event") &&
+           check(cujit_event_elapsed(s->start, s->stop, &f), "elapsed");
+  *ms = f;
+  return ok;
+}
+
+static int run_median(const bench_opts *o, sweep *s, int what, int n, double *ms) {
+  double v[1000];
+  int reps = o->reps * 3 > 1000 ? 1000 : o->reps * 3;
+  if (!run_once(s, what, n, &v[0])) return 0;
+  for (int r = 0; r < reps; r++)
+    if (!run_once(s, what, n, &v[r])) return 0;
+  *ms = bench_median(v, reps);
+  return 1;
+}
+
+static int fill(cujit_buffer *b, float value, size_t n) {
+  float *host = malloc(n * sizeof *host);
+  if (!host) return snprintf(why, sizeof why, "out of host memory"), 0;
+  for (size_t i = 0; i < n; i++) host[i] = value;
+  int ok = check(cujit_memcpy_htod(b, 0, host, n * sizeof *host, NULL), "copy to device");
+  free(host);
+  return ok;
+}
+
+static int sweep_open(const bench_opts *o, sweep *s, size_t n) {
+  static const char *const files[] = {"vadd.cu", "saxpy.cu", "vec4.cu", "vec4.cu"};
+  static const char *const names[] = {"vadd", "saxpy", "vadd4", "saxpy4"};
+  for (int w = 0; w < 4; w++)
+    if (!kernel(o, files[w], names[w], &s->k[w])) return 0;
+#ifdef BENCH_HAVE_ELEMENTWISE
+  if (!elementwise_define(&s->k[4])) return 0;
+#endif
+  return check(cujit_buffer_alloc(engine, n * 4, CUJIT_F32, &s->a), "alloc") &&
+         check(cujit_buffer_alloc(engine, n * 4, CUJIT_F32, &s->b), "alloc") &&
+         check(cujit_buffer_alloc(engine, n * 4, CUJIT_F32, &s->c), "alloc") &&
+         fill(s->a, 1.0f, n) && fill(s->b, 2.0f, n) &&
+         check(cujit_event_create(engine, &s->start), "event") &&
+         check(cujit_event_create(engine, &s->stop), "event");
+}
+
+static void sweep_close(sweep *s) {
+  for (int w = 0; w < 6; w++) cujit_kernel_free(s->k[w]);
+  cujit_buffer_free(s->a), cujit_buffer_free(s->b), cujit_buffer_free(s->c);
+  cujit_event_free(s->start), cujit_event_free(s->stop);
+}
+
+static int vadd_checks(sweep *s, int n) {
+  float ends[2] = {0, 0};
+  if (!check(cujit_memcpy_dtoh(&ends[0], s->c, 0, 4, NULL), "copy to host") ||
+      !check(cujit_memcpy_dtoh(&ends[1], s->c, (size_t)(n - 1) * 4, 4, NULL), "copy to host"))
+    return 0;
+  if (ends[0] == 3.0f && ends[1] == 3.0f) return 1;
+  snprintf(why, sizeof why, "vadd gave wrong results (%g, %g instead of 3)", ends[0], ends[1]);
+  return 0;
+}
+
+static void case_bandwidth(const bench_opts *o) {
+  sweep s;
+  memset(&s, 0, sizeof s);
+  int ok = sweep_open(o, &s, (size_t)1 << o->max_log2);
+  for (int k = o->min_log2; k <= o->max_log2; k += o->step_log2) {
+    int n = 1 << k;
+    for (int w = 0; w < VARIANTS; w++) {
+      double ms = 0;
+      int good = ok && check(cujit_memset(s.c, 0, 0xff, (size_t)n * 4, NULL), "poison") &&
+                 run_median(o, &s, w, n, &ms) && (w % 2 || vadd_checks(&s, n));
+      if (good)
+        bench_row("bandwidth", SYS, bw_variants[w], n, 12.0 * n / (ms * 1e-3) / 1e9, "GB/s");
+      else
+        bench_missing("bandwidth", SYS, bw_variants[w], n, why);
+    }
+  }
+  sweep_close(&s);
+}
+
+/* ---- case 6: the library's sum ----------------------------------------------------------------
+ */
+
+/* ---- case 7: Monte Carlo, end to end -----------------------------------------------------------
+ */
+
+static const double mc_s0 = 100, mc_strike = 100, mc_rate = 0.05, mc_sigma = 0.2, mc_years = 1;
+
+/* The Black-Scholes price the estimate must agree with, so a fast wrong kernel cannot pass. */
+static double black_scholes_call(void) {
+  double sq = mc_sigma * sqrt(mc_years);
+  double d1 = (log(mc_s0 / mc_strike) + (mc_rate + 0.5 * mc_sigma * mc_sigma) * mc_years) / sq;
+  double d2 = d1 - sq;
+  return mc_s0 * 0.5 * erfc(-d1 / sqrt(2)) -
+         mc_strike * exp(-mc_rate * mc_years) * 0.5 * erfc(-d2 / sqrt(2));
+}
+
+static int mc_once(cujit_kernel *k, cujit_buffer *sum, long long paths, unsigned long long seed,
+                   double *price) {
+  float drift = (float)((mc_rate - 0.5 * mc_sigma * mc_sigma) * mc_years);
+  float vol = (float)(mc_sigma * sqrt(mc_years));
+  cujit_launch_config cfg = config((unsigned)((paths / 4 + 255) / 256), 256);
+  cujit_arg args[] = {CUJIT_ARG_BUF(sum), CUJIT_ARG_I(paths),     CUJIT_ARG_U(seed),
+                      CUJIT_ARG_F(mc_s0), CUJIT_ARG_F(mc_strike), CUJIT_ARG_F(drift),
+                      CUJIT_ARG_F(vol)};
+  double total = 0;
+  int ok = check(cujit_memset(sum, 0, 0, 8, NULL), "memset") &&
+           check(cujit_launch(k, &cfg, args, 7), "cujit_launch") &&
+           check(cujit_memcpy_dtoh(&total, sum, 0, 8, NULL), "copy to host");
+  *price = exp(-mc_rate * mc_years) * total / (double)paths;
+  return ok;
+}
+
+static void case_montecarlo(const bench_opts *o) {
+  long long paths = 1ll << o->mc_log2;
+  cujit_kernel *k = NULL;
+  cujit_buffer *sum = NULL;
+  double price = 0, *v = calloc((size_t)o->reps, sizeof *v);
+  int ok = v && kernel(o, "montecarlo_cujit.cu", "mc_call", &k) &&
+           check(cujit_buffer_alloc(engine, 8, CUJIT_F64, &sum), "alloc") &&
+           mc_once(k, sum, 1024, 1, &price); /* warm-up: loads the kernel */
+  for (int r = 0; ok && r < o->reps; r++) {
+    double t0 = bench_now_us();
+    ok = mc_once(k, sum, paths, 1234 + (unsigned long long)r, &price);
+    v[r] = (bench_now_us() - t0) / 1e3;
+  }
+  double want = black_scholes_call(), err = fabs(price - want);
+  if (ok && paths >= 1 << 20 && err > 0.05) {
+    snprintf(why, sizeof why, "wrong price %.4f (Black-Scholes %.4f)", price, want);
+    ok = 0;
+  }
+  if (ok)
+    bench_row("montecarlo", SYS, "e2e", (double)paths, bench_median(v, o->reps), "ms");
+  else
+    bench_missing("montecarlo", SYS, "e2e", (double)paths, why);
+  cujit_kernel_free(k);
+  cujit_buffer_free(sum);
+  free(v);
+}
+
+/* ---- without a device ------------------------------------------------------------------------ */
+
+/* CI: every shared kernel must at least compile through cujit for the H200's arch. */
+static void compile_checks(const bench_opts *o) {
+  static const char *const files[] = {"empty.cu", "vadd.cu", "saxpy.cu", "vec4.cu",
+                                      "montecarlo_cujit.cu"};
+  cujit_compile_options opts = CUJIT_COMPILE_OPTIONS_INIT;
+  opts.arch = "sm_90";
+  for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+    cujit_program *prog = NULL;
+    double t0 = bench_now_us();
+    if (compile(o, files[f], &opts, &prog))
+      bench_row("compile_check", SYS, files[f], 0, (bench_now_us() - t0) / 1e3, "ms");
+    else
+      bench_missing("compile_check", SYS, files[f], 0, why);
+    cujit_program_free(prog);
+  }
+}
+
+static void all_missing(const bench_opts *o) {
+  static const char *const launch[] = {"args1", "args4", "args12"};
+  for (int c = 0; c < 3 && bench_wants(o, "launch"); c++)
+    bench_missing("launch", SYS, launch[c], (double)o->launches, why);
+  if (bench_wants(o, "roundtrip")) bench_missing("roundtrip", SYS, "args4", 0, why);
+  if (bench_wants(o, "cold")) bench_missing("cold", SYS, "vadd", 1 << 20, why);
+  if (bench_wants(o, "warm")) bench_missing("warm", SYS, "vadd", 1 << 20, why);
+  for (int k = o->min_log2; k <= o->max_log2 && bench_wants(o, "bandwidth"); k += o->step_log2)
+    for (int w = 0; w < VARIANTS; w++) bench_missing("bandwidth", SYS, bw_variants[w], 1 << k, why);
+  if (bench_wants(o, "sum")) bench_missing("sum", SYS, "sum", 1 << o->sum_log2, why);
+  if (bench_wants(o, "montecarlo"))
+    bench_missing("montecarlo", SYS, "e2e", (double)(1ll << o->mc_log2), why);
+}
+
+static void info(void) {
+  char text[64];
+  int v = 0;
+  bench_info(SYS, "cujit", cujit_version());
+  if (cujit_nvrtc_version(engine, &v) == CUJIT_OK) {
+    snprintf(text, sizeof text, "%d.%d", v / 1000, v % 1000 / 10);
+    bench_info(SYS, "nvrtc", text);
+  }
+}
+
+int main(int argc, char **argv) {
+  bench_opts o;
+  if (!bench_parse(&o, argc, argv, "cujit_bench_c")) return 2;
+  cujit_status st = cujit_open(&engine);
+  if (st != CUJIT_OK) {
+    snprintf(why, sizeof why, "cujit_open failed: %s", cujit_status_string(st));
+    all_missing(&o);
+    return 0;
+  }
+  cujit_device *dev = NULL;
+  cujit_buffer *small = NULL;
+  if (!check(cujit_current_device(engine, &dev), "no device") ||
+      !check(cujit_buffer_alloc(engine, 1 << 22, CUJIT_F32, &small), "alloc")) {
+    fprintf(stderr, "cujit_bench_c: %s; every cujit C figure is reported missing\n", why);
+    all_missing(&o);
+    if (o.short_mode && bench_wants(&o, "info")) compile_checks(&o);
+  } else {
+    if (bench_wants(&o, "info")) info();
+    if (bench_wants(&o, "launch") || bench_wants(&o, "roundtrip")) case_launch(&o, dev, small);
+    if (bench_wants(&o, "cold")) case_first_launch(&o, "cold", dev, small);
+    if (bench_wants(&o, "warm")) case_first_launch(&o, "warm", dev, small);
+    if (bench_wants(&o, "bandwidth")) case_bandwidth(&o);
+    if (bench_wants(&o, "sum")) case_sum(&o);
+    if (bench_wants(&o, "montecarlo")) case_montecarlo(&o);
+  }
+  cujit_buffer_free(small);
+  cujit_close(engine);
+  return 0;
+}

@@ -1,0 +1,512 @@
+/*
+** report.c -- turns results.csv into the benchmark's table (stdout and table.md), its verdict on
+** each goal of issue 5 / DESIGN.md section 5, and its charts (launch.png, bandwidth_*.png).
+**
+** usage: cujit_bench_report --csv results.csv --out DIR
+** A malformed CSV line is an error naming the line; a figure that is missing shows as "missing",
+** and a goal that depends on it reads NOT MEASURED, never met.
+*/
+#include "chart.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { FIELDS = 8, MAX_ROWS = 20000, SIZES = 32 };
+
+typedef struct row {
+  char *bcase, *system, *variant, *unit, *status, *detail;
+  double n, value; /* value is NaN unless status is "ok" */
+} row;
+
+static row rows[MAX_ROWS];
+static int nrows;
+static FILE *md; /* table.md, written alongside stdout */
+
+static void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void out(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  if (md) {
+    va_start(ap, fmt);
+    vfprintf(md, fmt, ap);
+    va_end(ap);
+  }
+}
+
+/* ---- reading -----------------------------------------------------------------------------------
+ */
+
+static int split(char *line, char **f) {
+  int n = 0;
+  for (char *p = line;; p++) {
+    if (n < FIELDS) f[n] = n == 0 ? line : f[n];
+    if (*p == ',' || *p == '\0') {
+      int end = *p == '\0';
+      *p = '\0';
+      if (++n < FIELDS && !end) f[n] = p + 1;
+      if (end) break;
+    }
+  }
+  return n;
+}
+
+static int parse_row(char *line, int lineno, row *r) {
+  char *f[FIELDS];
+  int n = split(line, f);
+  if (n != FIELDS) {
+    fprintf(stderr,
+            "results CSV line %d: %d fields, expected %d "
+            "(case,system,variant,n,value,unit,status,detail)\n",
+            lineno, n, FIELDS);
+    return 0;
+  }
+  char *end;
+  r->n = strtod(f[3], &end);
+  if (end == f[3] || *end) {
+    fprintf(stderr, "results CSV line %d: size '%s' is not a number\n", lineno, f[3]);
+    return 0;
+  }
+  int ok = !strcmp(f[6], "ok");
+  r->value = ok ? strtod(f[4], &end) : NAN;
+  if (ok && (end == f[4] || *end || !isfinite(r->value))) {
+    fprintf(stderr, "results CSV line %d: status ok but value '%s' is not a number\n", lineno,
+            f[4]);
+    return 0;
+  }
+  char **dst[] = {&r->bcase, &r->system, &r->variant, NULL, NULL, &r->unit, &r->status, &r->detail};
+  for (int i = 0; i < FIELDS; i++)
+    if (dst[i] && !(*dst[i] = strdup(f[i]))) return 0;
+  return 1;
+}
+
+static int read_csv(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    fprintf(stderr, "cannot read %s: %s\n", path, strerror(errno));
+    return 0;
+  }
+  char line[4096];
+  int lineno = 0, ok = 1;
+  while (ok && fgets(line, sizeof line, f)) {
+    lineno++;
+    line[strcspn(line, "\r\n")] = '\0';
+    if (!*line || (lineno == 1 && !strncmp(line, "case,", 5))) continue;
+    if (nrows == MAX_ROWS) {
+      fprintf(stderr, "%s: more than %d rows\n", path, MAX_ROWS);
+      ok = 0;
+    } else
+      ok = parse_row(line, lineno, &rows[nrows++]);
+  }
+  fclose(f);
+  if (ok && nrows == 0) fprintf(stderr, "%s holds no results\n", path), ok = 0;
+  return ok;
+}
+
+/* ---- looking up -------------------------------------------------------------------------------
+ */
+
+/* The row for (case, system, variant) at size n (n < 0: any size). */
+static const row *find(const char *bcase, const char *system, const char *variant, double n) {
+  for (int i = 0; i < nrows; i++)
+    if (!strcmp(rows[i].bcase, bcase) && !strcmp(rows[i].system, system) &&
+        !strcmp(rows[i].variant, variant) && (n < 0 || rows[i].n == n))
+      return &rows[i];
+  return NULL;
+}
+
+static double value(const char *bcase, const char *system, const char *variant, double n) {
+  const row *r = find(bcase, system, variant, n);
+  return r ? r->value : NAN;
+}
+
+/* The sizes measured for a case, ascending. */
+static int sizes(const char *bcase, double *n) {
+  int count = 0;
+  for (int i = 0; i < nrows; i++) {
+    if (strcmp(rows[i].bcase, bcase) != 0 || !(rows[i].n > 0)) continue;
+    int seen = 0;
+    for (int k = 0; k < count; k++) seen |= n[k] == rows[i].n;
+    if (seen || count == SIZES) continue;
+    int at = count++;
+    while (at > 0 && n[at - 1] > rows[i].n) n[at] = n[at - 1], at--;
+    n[at] = rows[i].n;
+  }
+  return count;
+}
+
+/* ---- the table --------------------------------------------------------------------------------
+ */
+
+static const char *const systems[] = {"raw", "nvrtc", "cujit_c", "cujit_lua", "cupy", "numba"};
+static const char *const titles[] = {"raw C",     "NVRTC alone", "cujit C",
+                                     "cujit Lua", "CuPy",        "Numba"};
+enum { NSYS = 6 };
+
+static const char *title_of(const char *system) {
+  for (int s = 0; s < NSYS; s++)
+    if (!strcmp(systems[s], system)) return titles[s];
+  return system;
+}
+
+/* A table cell: "-" when the system has no such figure, "missing" when it could not be measured.
+** fraction: 0 shows value / floor as "1.02x", 1 as a percentage, 2 as "Nx faster" (floor / value).
+ */
+static void cell(const row *r, double floor, int fraction) {
+  double v = r ? r->value : NAN;
+  if (!r)
+    out(" - |");
+  else if (!isfinite(v))
+    out(" missing |");
+  else if (!isfinite(floor) || floor <= 0)
+    out(" %.4g |", v);
+  else if (fraction == 2)
+    out(" %.4g (%.0fx faster) |", v, floor / v);
+  else if (fraction)
+    out(" %.4g (%.0f%%) |", v, 100 * v / floor);
+  else
+    out(" %.4g (%.2fx) |", v, v / floor);
+}
+
+/* Why figures of a case are missing, one line per system and reason. */
+static void reasons(const char *bcase) {
+  for (int i = 0; i < nrows; i++) {
+    if (strcmp(rows[i].bcase, bcase) != 0 || strcmp(rows[i].status, "missing") != 0) continue;
+    int repeat = 0;
+    for (int j = 0; j < i && !repeat; j++)
+      repeat = !strcmp(rows[j].bcase, bcase) && !strcmp(rows[j].system, rows[i].system) &&
+               !strcmp(rows[j].detail, rows[i].detail);
+    if (!repeat) out("- %s missing: %s\n", title_of(rows[i].system), rows[i].detail);
+  }
+}
+
+/* One table: a row per variant, a column per system present in the case; ratio to `floor_sys`. */
+static void simple_table(const char *heading, const char *bcase, const char *const *variants,
+                         int nvariants, const char *floor_sys, const char *floor_variant,
+                         int fraction) {
+  int used[NSYS] = {0};
+  for (int s = 0; s < NSYS; s++)
+    for (int i = 0; i < nrows; i++)
+      used[s] |= !strcmp(rows[i].bcase, bcase) && !strcmp(rows[i].system, systems[s]);
+  out("\n### %s\n\n| |", heading);
+  for (int s = 0; s < NSYS; s++)
+    if (used[s]) out(" %s |", titles[s]);
+  out("\n|---|");
+  for (int s = 0; s < NSYS; s++)
+    if (used[s]) out("---|");
+  out("\n");
+  for (int v = 0; v < nvariants; v++) {
+    const char *fv = floor_variant ? floor_variant : variants[v];
+    double floor = floor_sys ? value(bcase, floor_sys, fv, -1) : NAN;
+    out("| %s |", variants[v]);
+    for (int s = 0; s < NSYS; s++)
+      if (used[s])
+        cell(find(bcase, systems[s], variants[v], -1),
+             floor_sys && strcmp(systems[s], floor_sys) ? floor : NAN, fraction);
+    out("\n");
+  }
+  reasons(bcase);
+}
+
+static const char *const bw_variants[] = {"vadd",   "saxpy",   "vadd4",
+                                          "saxpy4", "vadd_ew", "saxpy_ew"};
+enum { BW_VARIANTS = 6 };
+
+static int any_figure(const char *bcase, const char *variant, double n) {
+  for (int i = 0; i < nrows; i++)
+    if (!strcmp(rows[i].bcase, bcase) && !strcmp(rows[i].variant, variant) && rows[i].n == n)
+      return 1;
+  return 0;
+}
+
+static void bandwidth_table(void) {
+  double n[SIZES];
+  int count = sizes("bandwidth", n);
+  out("\n### 5. Bandwidth, GB/s (bytes read + written / kernel time by events; %% of the device "
+      "copy at the same size)\n\n| size | kernel | copy | raw C | cujit C | cujit Lua | CuPy | "
+      "Numba |\n"
+      "|---|---|---|---|---|---|---|---|\n");
+  for (int k = 0; k < count; k++) {
+    double copy = value("bandwidth", "raw", "copy", n[k]);
+    for (int v = 0; v < BW_VARIANTS; v++) {
+      if (v > 0 && !any_figure("bandwidth", bw_variants[v], n[k])) continue;
+      out("| 2^%.0f | %s |", log2(n[k]), bw_variants[v]);
+      if (v == 0)
+        cell(find("bandwidth", "raw", "copy", n[k]), NAN, 0);
+      else
+        out(" |");
+      for (int s = 0; s < NSYS; s++)
+        if (strcmp(systems[s], "nvrtc") != 0)
+          cell(find("bandwidth", systems[s], bw_variants[v], n[k]), copy, 1);
+      out("\n");
+    }
+  }
+  reasons("bandwidth");
+}
+
+/* ---- goals --------------------------------------------------------------------------------------
+ */
+
+typedef enum goal_kind {
+  RATIO_MAX,    /* value / floor <= limit (times, lower is better) */
+  FRACTION_MIN, /* value / floor >= limit (bandwidths) */
+  SPEEDUP_MIN,  /* floor / value >= limit (the peer's time over ours) */
+  ABSOLUTE_MAX  /* value <= limit, in the row's unit */
+} goal_kind;
+
+typedef struct goal {
+  const char *what, *bcase, *system, *variant; /* variant NULL: every variant of the case */
+  const char *floor_sys, *floor_variant;       /* floor_variant NULL: the same variant */
+  goal_kind kind;
+  double limit;
+  int largest_only; /* judge only the largest size measured (bandwidth: 2^28) */
+} goal;
+
+static const goal goals[] = {
+    {"launch host time, C <= 1.05x raw", "launch", "cujit_c", NULL, "raw", NULL, RATIO_MAX, 1.05,
+     0},
+    {"launch host time, Lua <= 1.15x raw", "launch", "cujit_lua", NULL, "raw", NULL, RATIO_MAX,
+     1.15, 0},
+    {"cold compile <= 1.10x NVRTC alone", "cold", "cujit_c", "vadd", "nvrtc", NULL, RATIO_MAX, 1.10,
+     0},
+    {"cold compile from Lua <= 1.10x NVRTC alone", "cold", "cujit_lua", "vadd", "nvrtc", NULL,
+     RATIO_MAX, 1.10, 0},
+    {"warm cache to first launch <= 0.2 ms", "warm", "cujit_c", "vadd", NULL, NULL, ABSOLUTE_MAX,
+     0.2, 0},
+    {"warm cache to first launch from Lua <= 0.2 ms", "warm", "cujit_lua", "vadd", NULL, NULL,
+     ABSOLUTE_MAX, 0.2, 0},
+    {"whole script process well under CuPy's (<= 0.5x)", "process", "cujit_lua", "vadd", "cupy",
+     NULL, RATIO_MAX, 0.5, 0},
+    {"whole script process well under Numba's (<= 0.5x)", "process", "cujit_lua", "vadd", "numba",
+     NULL, RATIO_MAX, 0.5, 0},
+    {"bandwidth-bound kernels >= 93% of the device copy", "bandwidth", "cujit_c", NULL, "raw",
+     "copy", FRACTION_MIN, 0.93, 1},
+    {"bandwidth-bound kernels from Lua >= 93% of the device copy", "bandwidth", "cujit_lua", NULL,
+     "raw", "copy", FRACTION_MIN, 0.93, 1},
+    {"sum >= 90% of read bandwidth", "sum", "cujit_c", "sum", "raw", "read", FRACTION_MIN, 0.90, 0},
+    {"Monte Carlo >= 1000x faster than Numba, RNG setup included", "montecarlo", "cujit_c", "e2e",
+     "numba", NULL, SPEEDUP_MIN, 1000, 0},
+    {"Monte Carlo <= 0.3 ms in all", "montecarlo", "cujit_c", "e2e", NULL, NULL, ABSOLUTE_MAX, 0.3,
+     0},
+};
+
+typedef struct tally {
+  int met, missed, unmeasured;
+} tally;
+
+static void verdict(const goal *g, const row *r, tally *t) {
+  const char *fv = g->floor_variant ? g->floor_variant : r->variant;
+  const row *f = g->floor_sys ? find(g->bcase, g->floor_sys, fv, r->n) : NULL;
+  char size[32] = "";
+  if (r->n > 0 && !strcmp(g->bcase, "bandwidth"))
+    snprintf(size, sizeof size, " 2^%.0f", log2(r->n));
+  out("- %s [%s%s, %s]: ", g->what, r->variant, size, title_of(g->system));
+  if (!isfinite(r->value) || (g->floor_sys && (!f || !isfinite(f->value) || f->value <= 0))) {
+    const row *gone = !isfinite(r->value) ? r : f;
+    out("NOT MEASURED (%s missing%s%s)\n", gone ? title_of(gone->system) : title_of(g->floor_sys),
+        gone && *gone->detail ? ": " : "", gone ? gone->detail : "");
+    t->unmeasured++;
+    return;
+  }
+  double got = r->value, ratio = f ? got / f->value : got;
+  int met = 0;
+  switch (g->kind) {
+  case RATIO_MAX:
+    met = ratio <= g->limit, out("%.3fx", ratio);
+    break;
+  case FRACTION_MIN:
+    met = ratio >= g->limit, out("%.1f%%", 100 * ratio);
+    break;
+  case SPEEDUP_MIN:
+    met = 1 / ratio >= g->limit, out("%.0fx faster", 1 / ratio);
+    break;
+  case ABSOLUTE_MAX:
+    met = got <= g->limit, out("%.4g %s", got, r->unit);
+    break;
+  }
+  out(" -> GOAL %s\n", met ? "MET" : "MISSED");
+  if (met)
+    t->met++;
+  else
+    t->missed++;
+}
+
+static void judge(const goal *g, tally *t) {
+  double largest = -1;
+  for (int i = 0; g->largest_only && i < nrows; i++)
+    if (!strcmp(rows[i].bcase, g->bcase) && rows[i].n > largest) largest = rows[i].n;
+  int any = 0;
+  for (int i = 0; i < nrows; i++) {
+    const row *r = &rows[i];
+    if (strcmp(r->bcase, g->bcase) || strcmp(r->system, g->system) ||
+        (g->variant && strcmp(r->variant, g->variant)) || (g->largest_only && r->n != largest))
+      continue;
+    verdict(g, r, t);
+    any = 1;
+  }
+  if (!any) {
+    const row *why = NULL; /* a "missing" row of the whole case says why */
+    for (int i = 0; i < nrows && !why; i++)
+      if (!strcmp(rows[i].bcase, g->bcase) && !strcmp(rows[i].system, g->system)) why = &rows[i];
+    out("- %s [%s]: NOT MEASURED (%s)\n", g->what, title_of(g->system),
+        why ? why->detail : "no row in the results");
+    t->unmeasured++;
+  }
+}
+
+static tally goals_section(void) {
+  tally t = {0, 0, 0};
+  out("\n### Goals (issue 5, DESIGN.md section 5)\n\n");
+  for (size_t i = 0; i < sizeof goals / sizeof *goals; i++) judge(&goals[i], &t);
+  out("\nGoals: %d met, %d missed, %d not measured.\n", t.met, t.missed, t.unmeasured);
+  return t;
+}
+
+/* ---- heading and the case tables
+ * ----------------------------------------------------------------- */
+
+static void heading(void) {
+  out("## cujit benchmark\n\n");
+  for (int i = 0; i < nrows; i++)
+    if (!strcmp(rows[i].status, "info"))
+      out("- %s %s: %s\n", title_of(rows[i].system), rows[i].variant, rows[i].detail);
+  out("\nEach figure is a median over repetitions after a warm-up; \"missing\" says the figure "
+      "could "
+      "not be measured (the reason is listed under the table).\n");
+}
+
+static void mc_table(void) {
+  static const char *const variants[] = {"e2e", "setup", "kernel"};
+  simple_table("7. Monte Carlo, European call, 2^24 paths, end to end with RNG setup, ms (speed-up "
+               "over Numba's end to end)",
+               "montecarlo", variants, 3, "numba", "e2e", 2);
+}
+
+static void tables(void) {
+  static const char *const launch[] = {"args1", "args4", "args12"};
+  static const char *const rt[] = {"args4"};
+  static const char *const vadd[] = {"vadd"};
+  double n[SIZES];
+  simple_table("1. Host time per async launch of an empty kernel, us (x: over raw C)", "launch",
+               launch, 3, "raw", NULL, 0);
+  simple_table("2. Launch + synchronize round trip, us (x: over raw C)", "roundtrip", rt, 1, "raw",
+               NULL, 0);
+  simple_table("3. Cold compile, source to first launch finished, empty caches, ms (x: over NVRTC "
+               "alone)",
+               "cold", vadd, 1, "nvrtc", NULL, 0);
+  simple_table("4a. Warm disk cache in a new process, asking for the kernel to first launch "
+               "finished, ms",
+               "warm", vadd, 1, NULL, NULL, 0);
+  simple_table("4b. Whole process, start to exit, of a script that launches one kernel and prints "
+               "a value, ms (x: over CuPy)",
+               "process", vadd, 1, "cupy", NULL, 0);
+  bandwidth_table();
+  int count = sizes("sum", n);
+  for (int k = 0; k < count; k++) {
+    static const char *const sum[] = {"read", "sum"};
+    char title[160];
+    snprintf(title, sizeof title,
+             "6. Sum of 2^%.0f float32, GB/s of input read (%% of the raw "
+             "read-only kernel)",
+             log2(n[k]));
+    simple_table(title, "sum", sum, 2, "raw", "read", 1);
+  }
+  mc_table();
+}
+
+/* ---- charts -------------------------------------------------------------------------------------
+ */
+
+static int launch_chart(const char *dir) {
+  static const char *const groups[] = {"args1", "args4", "args12"};
+  static const char *const sys[] = {"raw", "cujit_c", "cujit_lua", "cupy", "numba"};
+  const char *names[5];
+  double v[3 * 5];
+  for (int s = 0; s < 5; s++) names[s] = title_of(sys[s]);
+  for (int g = 0; g < 3; g++)
+    for (int s = 0; s < 5; s++) v[g * 5 + s] = value("launch", sys[s], groups[g], -1);
+  char path[4096], err[256];
+  snprintf(path, sizeof path, "%s/launch.png", dir);
+  if (chart_bars(path, "Host time per async launch (median)", "microseconds", 3, groups, 5, names,
+                 v, err, sizeof err))
+    return 1;
+  fprintf(stderr, "launch chart: %s\n", err);
+  return 0;
+}
+
+/* One line per (system, form of the kernel) with at least one figure, plus the device copy. The
+** forms: one element per thread ("vadd"), four ("vadd4"), the system's elementwise builder
+** ("vadd_ew"). */
+static int bandwidth_chart(const char *dir, const char *kernel) {
+  static const char *const sys[] = {"raw", "cujit_c", "cujit_lua", "cupy", "numba"};
+  static const char *const forms[] = {"", "4", "_ew"};
+  enum { MAX_SERIES = 1 + 5 * 3 };
+  double n[SIZES], x[SIZES], y[MAX_SERIES][SIZES];
+  char names[MAX_SERIES][64];
+  chart_series series[MAX_SERIES];
+  int count = sizes("bandwidth", n), nseries = 0;
+  for (int k = 0; k < count; k++) x[k] = log2(n[k]);
+  for (int s = -1; s < 5; s++)
+    for (int f = 0; f < (s < 0 ? 1 : 3); f++) {
+      char var[32];
+      snprintf(var, sizeof var, "%s%s", s < 0 ? "copy" : kernel, s < 0 ? "" : forms[f]);
+      const char *sy = s < 0 ? "raw" : sys[s];
+      int any = 0;
+      for (int k = 0; k < count; k++)
+        any |= isfinite(y[nseries][k] = value("bandwidth", sy, var, n[k]));
+      if (!any) continue;
+      if (s < 0)
+        snprintf(names[nseries], sizeof names[nseries], "device copy");
+      else
+        snprintf(names[nseries], sizeof names[nseries], "%s %s", title_of(sy), var);
+      series[nseries] = (chart_series){names[nseries], count, x, y[nseries]};
+      nseries++;
+    }
+  if (nseries == 0) return 1; /* nothing measured: no chart, and the table says why */
+  char path[4096], title[128], err[256];
+  snprintf(path, sizeof path, "%s/bandwidth_%s.png", dir, kernel);
+  snprintf(title, sizeof title, "%s bandwidth vs size (float32, read + written)", kernel);
+  if (chart_lines(path, title, "elements", "GB/s", nseries, series, 1, err, sizeof err)) return 1;
+  fprintf(stderr, "bandwidth chart: %s\n", err);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *csv = NULL, *dir = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--csv") && i + 1 < argc)
+      csv = argv[++i];
+    else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+      dir = argv[++i];
+    else {
+      fprintf(stderr,
+              "cujit_bench_report: unexpected argument '%s'\n"
+              "usage: cujit_bench_report --csv results.csv --out DIR\n",
+              argv[i]);
+      return 2;
+    }
+  }
+  if (!csv || !dir) {
+    fprintf(stderr, "usage: cujit_bench_report --csv results.csv --out DIR (both are needed)\n");
+    return 2;
+  }
+  if (!read_csv(csv)) return 1;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/table.md", dir);
+  if (!(md = fopen(path, "w"))) {
+    fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
+    return 1;
+  }
+  heading();
+  tables();
+  goals_section();
+  fclose(md);
+  md = NULL;
+  int ok = launch_chart(dir) & bandwidth_chart(dir, "vadd") & bandwidth_chart(dir, "saxpy");
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,552 @@
+/*
+** test_cache.c -- the compiled-code cache: memory and disk hits, hits with no NVRTC at all,
+** corrupt and foreign entries, an unusable directory, CUJIT_CACHE=off, LRU eviction, clearing,
+** the directory's resolution, and two processes filling one cache at once.
+*/
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "compile.h"
+
+static char tmpdir[256], cache_dir[320];
+static const cujit_compile_options sm90 = {.arch = "sm_90"};
+
+/* Warnings received, for the tests that count them. */
+static int nwarnings;
+static char warnings[8][2048];
+
+static void on_warning(void *user, const char *msg) {
+  (void)user;
+  if (nwarnings < 8) snprintf(warnings[nwarnings], sizeof warnings[0], "%s", msg);
+  nwarnings++;
+}
+
+static cujit_engine *open_engine(void) {
+  cujit_engine *e;
+  cr_assert_eq(cujit_open(&e), CUJIT_OK);
+  cujit_set_warning_handler(e, on_warning, NULL);
+  return e;
+}
+
+static void setup(void) {
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/cujit-test-cache-XXXXXX");
+  cr_assert_not_null(mkdtemp(tmpdir));
+  snprintf(cache_dir, sizeof cache_dir, "%s/cache", tmpdir);
+  setenv("CUJIT_CACHE_DIR", cache_dir, 1);
+  unsetenv("CUJIT_CACHE");
+  unsetenv("CUJIT_CACHE_MAX");
+  const char *lib = "/usr/local/cuda/lib64/libnvrtc.so.13";
+  if (!getenv("CUJIT_NVRTC") && access(lib, R_OK) == 0) setenv("CUJIT_NVRTC", lib, 1);
+  nwarnings = 0;
+}
+
+static void teardown(void) {
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "chmod -R u+w '%s' 2>/dev/null; rm -rf '%s'", tmpdir, tmpdir);
+  if (system(cmd) != 0) cr_log_warn("could not remove %s", tmpdir);
+}
+
+static void need_nvrtc(cujit_engine *e) {
+  int v;
+  if (cujit_nvrtc_version(e, &v) != CUJIT_OK) cr_skip_test("no NVRTC: %s", cujit_errmsg(e));
+}
+
+/* A small kernel whose name and constant make it distinct. */
+static char *kernel_src(const char *name, int constant) {
+  static char buf[8][512];
+  static int next;
+  char *s = buf[next++ % 8];
+  snprintf(s, 512, "extern \"C\" __global__ void %s(int *x) { x[threadIdx.x] = %d; }\n", name,
+           constant);
+  return s;
+}
+
+static cujit_program *compile_ok(cujit_engine *e, const char *src) {
+  cujit_program *p;
+  cr_assert_eq(cujit_program_compile(e, src, NULL, &sm90, &p), CUJIT_OK, "%s", cujit_errmsg(e));
+  return p;
+}
+
+/* The entry files in the cache directory. */
+static int list_entries(char names[][64], int max) {
+  DIR *d = opendir(cache_dir);
+  if (!d) return 0;
+  int n = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL)
+    if (strstr(de->d_name, ".cjc") && n < max) snprintf(names[n++], 64, "%.60s", de->d_name);
+  closedir(d);
+  return n;
+}
+
+static void only_entry_path(char *path, size_t len) {
+  char names[4][64];
+  cr_assert_eq(list_entries(names, 4), 1, "one entry on disk");
+  snprintf(path, len, "%s/%s", cache_dir, names[0]);
+}
+
+TestSuite(cache, .init = setup, .fini = teardown, .timeout = 300);
+
+Test(cache, memory_then_disk_hits) {
+  cujit_engine *e = open_engine();
+  need_nvrtc(e);
+  cr_assert_str_eq(cujit_cache_dir(e), cache_dir);
+  const char *src = kernel_src("hit", 41);
+  cujit_program *p = compile_ok(e, src);
+  cr_assert_eq(cujit_program_from_cache(p), 0);
+  char *ptx = strdup(cujit_program_ptx(p, NULL));
+  size_t cubin_len;
+  cujit_program_cubin(p, &cubin_len);
+  cujit_program_free(p);
+  p = compile_ok(e, src);
+  cr_assert_eq(cujit_program_from_cache(p), 1);
+  cr_assert_str_eq(cujit_program_log(p), "");
+  cujit_program_free(p);
+  cujit_cache_stats st;
+  cr_assert_eq(cujit_cache_stats_get(e, &st), CUJIT_OK);
+  cr_assert_eq(st.memory_hits, 1);
+  cr_assert_eq(st.disk_hits, 0);
+  cr_assert_eq(st.misses, 1);
+  cr_assert_eq(st.entries, 1);
+  cr_assert_gt(st.bytes, cubin_len);
+  cr_assert_eq(st.max_bytes, (uint64_t)1 << 30);
+  cr_assert_eq(st.disk_enabled, 1);
+  cujit_close(e);
+
+  e = open_engine();
+  p = compile_ok(e, src);
+  cr_assert_eq(cujit_program_from_cache(p), 1);
+  cr_assert_str_eq(cujit_program_ptx(p, NULL), ptx);
+  size_t len2;
+  const void *cubin = cujit_program_cubin(p, &len2);
+  cr_assert_eq(len2, cubin_len);
+  cr_assert_eq(memcmp(cubin,
+                      "\x7f"
+                      "ELF",
+                      4),
+               0);
+  cr_assert_eq(cujit_program_kernel_count(p), 1);
+  cr_assert_str_eq(cujit_program_kernel_name(p, 0), "hit");
+  cr_assert_eq(cujit_cache_stats_get(e, &st), CUJIT_OK);
+  cr_assert_eq(st.disk_hits, 1);
+  cr_assert_eq(st.misses, 0);
+  cr_assert_eq(nwarnings, 0, "%s", warnings[0]);
+  cujit_close(e);
+  free(ptx);
+}
+
+Test(cache, a_hit_needs_no_nvrtc) {
+  cujit_engine *e = open_engine();
+  need_nvrtc(e);
+  const char *src = kernel_src("warm", 7);
+  cujit_program_free(compile_ok(e, src));
+  cujit_close(e);
+
+  setenv("CUJIT_NVRTC", "/nonexistent/libnvrtc.so", 1);
+  e = open_engine();
+  cujit_program *p = compile_ok(e, src);
+  cr_assert_eq(cujit_program_from_cache(p), 1);
+  cr_assert(strstr(cujit_program_ptx(p, NULL), ".entry warm"));
+  cujit_program_free(p);
+  cr_assert_eq(e->nvrtc_state, 0, "NVRTC was never opened");
+  cr_assert_eq(cujit_program_compile(e, kernel_src("cold", 8), NULL, &sm90, &p),
+               CUJIT_ERROR_NO_NVRTC);
+  cr_assert(strstr(cujit_errmsg(e), "/nonexistent/libnvrtc.so"), "%s", cujit_errmsg(e));
+  cujit_close(e);
+}
+
+/* Damages the one entry with `damage`, then checks a fresh engine warns once with `reason`,
+** rebuilds, and gets the same code as before. */
+static void check_damage(void (*damage)(const char *path), const char *reason) {
+  cujit_engine *e = open_engine();
+  need_nvrtc(e);
+  const char *src = kernel_src("fragile", 99);
+  cujit_program *p = compile_ok(e, src);
+  char *ptx = strdup(cujit_program_ptx(p, NULL));
+  cujit_program_free(p);
+  cujit_close(e);
+  char path[512];
+  only_entry_path(path, sizeof path);
+  damage(path);
+
+  e = open_engine();
+  p = compile_ok(e, src);
+  cr_assert_eq(cujit_program_from_cache(p), 0, "a bad entry is a miss");
+  cr_assert_str_eq(cujit_program_ptx(p, NULL), ptx);
+  cujit_program_free(p);
+  cr_assert_eq(nwarnings, 1);
+  cr_assert(strstr(warnings[0], path), "names the entry: %s", warnings[0]);
+  cr_assert(strstr(warnings[0], reason), "says why: %s", warnings[0]);
+  cr_assert(strstr(warnings[0], "removed, recompiling"), "%s", warnings[0]);
+  cujit_close(e);
+
+  e = open_engine(); /* the rebuilt entry is good */
+  p = compile_ok(e, src);
+  cr_assert_eq(cujit_program_from_cache(p), 1);
+  cujit_program_free(p);
+  cr_assert_eq(nwarnings, 1);
+  cujit_close(e);
+  free(ptx);
+}
+
+static void patch(const char *path, long offset, const void *bytes, size_t n) {
+  int fd = open(path, O_WRONLY);
+  cr_assert_geq(fd, 0);
+  cr_assert_eq(pwrite(fd, bytes, n, offset), (ssize_t)n);
+  close(fd);
+}
+
+static void flip_payload_byte(const char *path) {
+  struct stat st;
+  stat(path, &st);
+  int fd = open(path, O_RDWR);
+  unsigned char b;
+  off_t at = CJ_CACHE_HEADER_BYTES + (st.st_size - CJ_CACHE_HEADER_BYTES) / 2;
+  cr_assert_eq(pread(fd, &b, 1, at), 1);
+  b ^= 0x20;
+  cr_assert_eq(pwrite(fd, &b, 1, at), 1);
+  close(fd);
+}
+
+static void truncate_half(const char *path) {
+  struct stat st;
+  stat(path, &st);
+  cr_assert_eq(truncate(path, st.st_size / 2), 0);
+}
+
+static void truncate_header(const char *path) {
+  cr_assert_eq(truncate(path, 10), 0);
+}
+
+static void wrong_schema(const char *path) {
+  unsigned char v[4] = {CJ_CACHE_SCHEMA + 1, 0, 0, 0};
+  patch(path, 8, v, 4);
+}
+
+static void wrong_key(const char *path) {
+  unsigned char b = 0x5a;
+  patch(path, 20, &b, 1);
+}
+
+static void wrong_magic(const char *path) {
+  patch(path, 0, "GARBAGE!", 8);
+}
+
+Test(cache, flipped_byte) {
+  check_damage(flip_payload_byte, "checksum mismatch");
+}
+
+Test(cache, truncated) {
+  check_damage(truncate_half, "truncated");
+}
+
+Test(cache, truncated_header) {
+  check_damage(truncate_header, "truncated header");
+}
+
+Test(cache, wrong_schema) {
+  check_damage(wrong_schema, "schema");
+}
+
+Test(cache, wrong_key) {
+  check_damage(wrong_key, "another key");
+}
+
+Test(cache, wrong_magic) {
+  check_damage(wrong_magic, "not a cujit cache entry");
+}
+
+Test(cache, unusable_directory_means_memory_only) {
+  char file[400], dir[450];
+  snprintf(file, sizeof file, "%s/plain-file", tmpdir);
+  FILE *f = fopen(file, "w");
+  fputs("not a directory\n", f);
+  fclose(f);
+  snprintf(dir, sizeof dir, "%s/cache", file); /* can never be created, even by root */
+  setenv("CUJIT_CACHE_DIR", dir, 1);
+  cujit_engine *e = open_engine();
+  need_nvrtc(e);
+  const char *src = kernel_src("memonly", 3);
+  cujit_program *p = compile_ok(e, src);
+  cr_assert_eq(cujit_program_from_cache(p), 0);
+  cujit_program_free(p);
+  p = compile_ok(e, src);
+  cr_assert_eq(cujit_program_from_cache(p), 1, "still cached in memory");
+  cujit_program_free(p);
+  cujit_program_free(compile_ok(e, kernel_src("memonly2", 4)));
+  cr_assert_eq(nwarnings, 1, "exactly one warning");
+  cr_assert(strstr(warnings[0], dir), "names the directory: %s", warnings[0]);
+  cr_assert(strstr(warnings[0], "Not a directory"), "says why: %s", warnings[0]);
+  cr_assert(strstr(warnings[0], "CUJIT_CACHE_DIR"), "says how to fix: %s", warnings[0]);
+  cr_assert_str_eq(cujit_cache_dir(e), "");
+  cujit_cache_stats st;
+  cujit_cache_stats_get(e, &st);
+  cr_assert_eq(st.disk_enabled, 0);
+  cr_assert_eq(st.entries, 0);
+  cr_assert_eq(st.memory_hits, 1);
+  cr_assert_eq(cujit_cache_clear(e), CUJIT_OK);
+  cujit_close(e);
+}
+
+Test(cache, off_means_memory_only_and_silent) {
+  setenv("CUJIT_CACHE", "off", 1);
+  cujit_engine *e = open_engine();
+  need_nvrtc(e);
+  const char *src = kernel_src("nodisk", 5);
+  cujit_program_free(compile_ok(e, src));
+  cujit_program *p = compile_ok(e, src);
+  cr_assert_eq(cujit_program_from_cache(p), 1);
+  cujit_program_free(p);
+  cr_assert_eq(nwarnings, 0, "%s", warnings[0]);
+  cr_assert_str_eq(cujit_cache_dir(e), "");
+  cujit_cache_stats st;
+  cujit_cache_stats_get(e, &st);
+  cr_assert_eq(st.disk_enabled, 0);
+  struct stat sb;
+  cr_assert_neq(stat(cache_dir, &sb), 0, "the directory was never made");
+  cujit_close(e);
+}
+
+Test(cache, directory_resolution) {
+  unsetenv("CUJIT_CACHE_DIR");
+  char xdg[400], want[420];
+  snprintf(xdg, sizeof xdg, "%s/xdg", tmpdir);
+  setenv("XDG_CACHE_HOME", xdg, 1);
+  cujit_engine *e = open_engine();
+  snprintf(want, sizeof want, "%s/cujit", xdg);
+  cr_assert_str_eq(cujit_cache_dir(e), want);
+  cujit_close(e);
+  unsetenv("XDG_CACHE_HOME");
+  setenv("HOME", tmpdir, 1);
+  e = open_engine();
+  snprintf(want, sizeof want, "%s/.cache/cujit", tmpdir);
+  cr_assert_str_eq(cujit_cache_dir(e), want);
+  cujit_close(e);
+}
+
+Test(cache, max_size_parsing) {
+  static const struct {
+    const char *text;
+    uint64_t bytes;
+    int warns;
+  } cases[] = {
+      {"4096", 4096, 0},
+      {"64K", 64 << 10, 0},
+      {"3M", 3 << 20, 0},
+      {"2G", (uint64_t)2 << 30, 0},
+      {"5kb", 5 << 10, 0},
+      {"7MiB", 7 << 20, 0},
+      {"lots", (uint64_t)1 << 30, 1},
+      {"-5", (uint64_t)1 << 30, 1},
+      {"0", (uint64_t)1 << 30, 1},
+      {"12Q", (uint64_t)1 << 30, 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    setenv("CUJIT_CACHE_MAX", cases[i].text, 1);
+    nwarnings = 0;
+    cujit_engine *e = open_engine();
+    cujit_cache_stats st;
+    cujit_cache_stats_get(e, &st);
+    cr_assert_eq(st.max_bytes, cases[i].bytes, "%s", cases[i].text);
+    cr_assert_eq(nwarnings, cases[i].warns, "%s", cases[i].text);
+    if (cases[i].warns) cr_assert(strstr(warnings[0], "CUJIT_CACHE_MAX"), "%s", warnings[0]);
+    cujit_close(e);
+  }
+}
+
+static void set_age(const char *name, int seconds_ago) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", cache_dir, name);
+  struct timespec t[2];
+  clock_gettime(CLOCK_REALTIME, &t[0]);
+  t[0].tv_sec -= seconds_ago;
+  t[1] = t[0];
+  cr_assert_eq(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+static int entry_exists(const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", cache_dir, name);
+  return access(path, F_OK) == 0;
+}
+
+Test(cache, lru_eviction) {
+  cujit_engine *e = open_engine();
+  need_nvrtc(e);
+  char names[8][64];
+  cujit_program_free(compile_ok(e, kernel_src("lru_a", 1)));
+  cr_assert_eq(list_entries(names, 8), 1);
+  char a[64];
+  snprintf(a, sizeof a, "%s", names[0]);
+  cujit_program_free(compile_ok(e, kernel_src("lru_b", 2)));
+  cr_assert_eq(list_entries(names, 8), 2);
+  char b[64];
+  snprintf(b, sizeof b, "%s", strcmp(names[0], a) ? names[0] : names[1]);
+  cujit_cache_stats st;
+  cujit_cache_stats_get(e, &st);
+  uint64_t per_entry = st.bytes / 2;
+  cujit_close(e);
+  set_age(a, 1000);
+  set_age(b, 500);
+
+  /* Room for two entries and a half: a third one pushes out the least recently used. */
+  char max[32];
+  snprintf(max, sizeof max, "%llu", (unsigned long long)(per_entry * 5 / 2));
+  setenv("CUJIT_CACHE_MAX", max, 1);
+  e = open_engine();
+  cujit_program *p = compile_ok(e, kernel_src("lru_a", 1)); /* a hit: a becomes the newest */
+  cr_assert_eq(cujit_program_from_cache(p), 1);
+  cujit_program_free(p);
+  cujit_program_free(compile_ok(e, kernel_src("lru_c", 3)));
+  cr_assert(entry_exists(a), "a was used recently");
+  cr_assert(!entry_exists(b), "b was the least recently used");
+  cr_assert_eq(list_entries(names, 8), 2);
+  cujit_cache_stats_get(e, &st);
+  cr_assert_leq(st.bytes, st.max_bytes);
+  cr_assert_eq(nwarnings, 0, "%s", warnings[0]);
+  cujit_close(e);
+}
+
+Test(cache, entry_bigger_than_the_bound_is_kept_alone) {
+  setenv("CUJIT_CACHE_MAX", "1", 1);
+  cujit_engine *e = open_engine();
+  need_nvrtc(e);
+  char names[8][64];
+  cujit_program_free(compile_ok(e, kernel_src("big_a", 1)));
+  cujit_program_free(compile_ok(e, kernel_src("big_b", 2)));
+  cr_assert_eq(list_entries(names, 8), 0, "nothing fits in one byte");
+  cujit_program *p = compile_ok(e, kernel_src("big_b", 2));
+  cr_assert_eq(cujit_program_from_cache(p), 1, "memory still serves it");
+  cujit_program_free(p);
+  cujit_close(e);
+}
+
+Test(cache, clear) {
+  cujit_engine *e = open_engine();
+  need_nvrtc(e);
+  const char *src = kernel_src("cleared", 11);
+  cujit_program_free(compile_ok(e, src));
+  cujit_program_free(compile_ok(e, kernel_src("cleared2", 12)));
+  char stale[600];
+  snprintf(stale, sizeof stale, "%s/.0123456789abcdef0123456789abcdef.123.deadbeef.tmp", cache_dir);
+  FILE *f = fopen(stale, "w");
+  fputs("half written", f);
+  fclose(f);
+  char keep[600];
+  snprintf(keep, sizeof keep, "%s/README", cache_dir);
+  f = fopen(keep, "w");
+  fputs("not ours", f);
+  fclose(f);
+  cujit_cache_stats st;
+  cujit_cache_stats_get(e, &st);
+  cr_assert_eq(st.entries, 2);
+  cr_assert_eq(cujit_cache_clear(e), CUJIT_OK);
+  cujit_cache_stats_get(e, &st);
+  cr_assert_eq(st.entries, 0);
+  cr_assert_eq(st.bytes, 0);
+  cr_assert_neq(access(stale, F_OK), 0, "stale temp files go too");
+  cr_assert_eq(access(keep, F_OK), 0, "files that are not entries stay");
+  cujit_program *p = compile_ok(e, src);
+  cr_assert_eq(cujit_program_from_cache(p), 0, "memory was cleared too");
+  cujit_program_free(p);
+  cr_assert_eq(cujit_cache_clear(NULL), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(cujit_cache_stats_get(e, NULL), CUJIT_ERROR_INVALID_ARGUMENT);
+  cujit_close(e);
+}
+
+Test(cache, key_builder) {
+  cj_key_builder *kb = cj_key_begin();
+  cj_key_add_str(kb, "ab");
+  cj_key_add_str(kb, "c");
+  cj_cache_key k1 = cj_key_end(kb);
+  kb = cj_key_begin();
+  cj_key_add_str(kb, "a");
+  cj_key_add_str(kb, "bc");
+  cj_cache_key k2 = cj_key_end(kb);
+  cr_assert_neq(memcmp(k1.bytes, k2.bytes, 16), 0, "parts cannot run together");
+  kb = cj_key_begin();
+  cj_key_add_str(kb, "ab");
+  cj_key_add_str(kb, "c");
+  cj_cache_key k3 = cj_key_end(kb);
+  cr_assert_eq(memcmp(k1.bytes, k3.bytes, 16), 0);
+  kb = cj_key_begin();
+  cj_key_add_str(kb, NULL);
+  cj_cache_key k4 = cj_key_end(kb);
+  kb = cj_key_begin();
+  cj_key_add_str(kb, "");
+  cj_cache_key k5 = cj_key_end(kb);
+  cr_assert_neq(memcmp(k4.bytes, k5.bytes, 16), 0);
+}
+
+/* One child process: compiles its own kernels and the shared ones; exits 0 when all went well. */
+static void child(int id) {
+  cujit_engine *e;
+  if (cujit_open(&e) != CUJIT_OK) _exit(10);
+  cujit_set_warning_handler(e, on_warning, NULL);
+  char name[32];
+  for (int round = 0; round < 2; round++)
+    for (int i = 0; i < 4; i++) {
+      cujit_program *p;
+      snprintf(name, sizeof name, "own%d_%d", id, i);
+      if (cujit_program_compile(e, kernel_src(name, id * 10 + i), NULL, &sm90, &p) != CUJIT_OK)
+        _exit(11);
+      cujit_program_free(p);
+      snprintf(name, sizeof name, "shared_%d", i);
+      if (cujit_program_compile(e, kernel_src(name, 100 + i), NULL, &sm90, &p) != CUJIT_OK)
+        _exit(12);
+      cujit_program_free(p);
+    }
+  cujit_close(e);
+  _exit(nwarnings ? 13 : 0);
+}
+
+Test(cache, two_processes_at_once) {
+  cujit_engine *e = open_engine();
+  need_nvrtc(e);
+  cujit_close(e);
+  pid_t pids[2];
+  for (int i = 0; i < 2; i++) {
+    pids[i] = fork();
+    cr_assert_geq(pids[i], 0);
+    if (pids[i] == 0) child(i + 1);
+  }
+  for (int i = 0; i < 2; i++) {
+    int status;
+    cr_assert_eq(waitpid(pids[i], &status, 0), pids[i]);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d: status %d", i, status);
+  }
+  char names[32][64];
+  cr_assert_eq(list_entries(names, 32), 12, "4 + 4 own and 4 shared entries");
+
+  setenv("CUJIT_NVRTC", "/nonexistent/libnvrtc.so", 1); /* every one must be a good hit */
+  e = open_engine();
+  char name[32];
+  for (int id = 1; id <= 2; id++)
+    for (int i = 0; i < 4; i++) {
+      snprintf(name, sizeof name, "own%d_%d", id, i);
+      cujit_program *p = compile_ok(e, kernel_src(name, id * 10 + i));
+      cr_assert_str_eq(cujit_program_kernel_name(p, 0), name);
+      cujit_program_free(p);
+    }
+  for (int i = 0; i < 4; i++) {
+    snprintf(name, sizeof name, "shared_%d", i);
+    cujit_program *p = compile_ok(e, kernel_src(name, 100 + i));
+    cr_assert(strstr(cujit_program_ptx(p, NULL), name));
+    cujit_program_free(p);
+  }
+  cr_assert_eq(nwarnings, 0, "%s", warnings[0]);
+  DIR *d = opendir(cache_dir);
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL)
+    cr_assert_null(strstr(de->d_name, ".tmp"), "no temp file left: %s", de->d_name);
+  closedir(d);
+  cujit_close(e);
+}

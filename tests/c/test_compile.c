@@ -1,0 +1,429 @@
+/*
+** test_compile.c -- source generation, NVRTC compiles for an explicit sm_90 (no GPU needed),
+** compile errors mapped to the user's lines, files, defines, include dirs, arch checks and
+** argument checks. Each test has its own fresh cache directory.
+*/
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compile.h"
+
+static cujit_engine *engine;
+static char tmpdir[256];
+
+/* NVRTC from the toolkit when the loader would not find it on its own. */
+static void find_nvrtc(void) {
+  const char *lib = "/usr/local/cuda/lib64/libnvrtc.so.13";
+  if (!getenv("CUJIT_NVRTC") && access(lib, R_OK) == 0) setenv("CUJIT_NVRTC", lib, 1);
+}
+
+static void setup(void) {
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/cujit-test-compile-XXXXXX");
+  cr_assert_not_null(mkdtemp(tmpdir));
+  char cache[300];
+  snprintf(cache, sizeof cache, "%s/cache", tmpdir);
+  setenv("CUJIT_CACHE_DIR", cache, 1);
+  unsetenv("CUJIT_CACHE");
+  unsetenv("CUJIT_CACHE_MAX");
+  find_nvrtc();
+  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
+}
+
+static void teardown(void) {
+  cujit_close(engine);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  if (system(cmd) != 0) cr_log_warn("could not remove %s", tmpdir);
+}
+
+static void need_nvrtc(void) {
+  int v;
+  if (cujit_nvrtc_version(engine, &v) != CUJIT_OK)
+    cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
+}
+
+static const cujit_compile_options sm90 = {.arch = "sm_90"};
+
+static const char *saxpy_src =
+    "extern \"C\" __global__ void saxpy(float a, const float *x, float *y, int n) {\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) y[i] = a * x[i] + y[i];\n"
+    "}\n";
+
+static char *generate(const char *sigtext, const char *body, const char *preamble,
+                      const char *const *types) {
+  cj_signature sig;
+  char err[512];
+  cr_assert_eq(cj_signature_parse(sigtext, &sig, err, sizeof err), CUJIT_OK, "%s", err);
+  char *src = cj_source_for_kernel(&sig, body, preamble, types);
+  cj_signature_free(&sig);
+  cr_assert_not_null(src);
+  return src;
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f, "cannot write %s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+TestSuite(compile, .init = setup, .fini = teardown, .timeout = 120);
+
+Test(compile, codegen_layout) {
+  char *src = generate("saxpy(float a, const float *x, float *y, int n)",
+                       "int i = threadIdx.x;\nif (i < n) y[i] = a * x[i];",
+                       "__device__ float sq(float v) { return v * v; }", NULL);
+  cr_assert(strstr(src, "#line 1 \"saxpy:preamble\"\n__device__ float sq"), "%s", src);
+  cr_assert(strstr(src, "extern \"C\" __global__ void saxpy(float a, const float *x, float *y, "
+                        "int n) {\n#line 1 \"saxpy\"\nint i = threadIdx.x;\n"),
+            "%s", src);
+  cr_assert(strstr(src, "y[i] = a * x[i];\n}\n"), "%s", src);
+  cr_assert_null(strstr(src, "typedef"), "%s", src);
+  cr_assert_null(strstr(src, "cuda_fp16.h"), "%s", src);
+  cr_assert(cj_source_is_kernel(src, "saxpy"));
+  cr_assert(!cj_source_is_kernel(src, "sax"));
+  free(src);
+}
+
+Test(compile, codegen_type_variables_and_half) {
+  const char *types[] = {"double", "__half"};
+  char *src = generate("axpy(T a, const T *x, U *y, int n)", "y[0] = x[0];", NULL, types);
+  cr_assert(strstr(src, "typedef double T;\n"), "%s", src);
+  cr_assert(strstr(src, "typedef __half U;\n"), "%s", src);
+  cr_assert(strstr(src, "#include <cuda_fp16.h>\n"), "%s", src);
+  cr_assert(strstr(src, "void axpy(T a, const T *x, U *y, int n)"), "%s", src);
+  cr_assert_null(strstr(src, ":preamble"), "no preamble given: %s", src);
+  free(src);
+
+  cj_signature sig, conc;
+  char err[256];
+  cr_assert_eq(cj_signature_parse("axpy(T a, T *y)", &sig, err, sizeof err), CUJIT_OK);
+  cujit_dtype t[] = {CUJIT_F32};
+  cr_assert_eq(cj_signature_specialize(&sig, t, 1, &conc, err, sizeof err), CUJIT_OK);
+  src = cj_source_for_kernel(&conc, "y[0] = a;", NULL, NULL);
+  cr_assert(strstr(src, "typedef float T;\n"), "a specialised signature binds T: %s", src);
+  cr_assert(strstr(src, "void axpy(float a, float *y)"), "%s", src);
+  free(src);
+  cj_signature_free(&sig);
+  cj_signature_free(&conc);
+}
+
+Test(compile, good_kernel_for_sm90) {
+  need_nvrtc();
+  cujit_program *p;
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, "saxpy.cu", &sm90, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  size_t ptx_len, cubin_len;
+  const char *ptx = cujit_program_ptx(p, &ptx_len);
+  cr_assert(strstr(ptx, ".entry saxpy"), "PTX lacks the entry");
+  cr_assert_eq(ptx_len, strlen(ptx));
+  const unsigned char *cubin = cujit_program_cubin(p, &cubin_len);
+  cr_assert_not_null(cubin);
+  cr_assert_gt(cubin_len, 64);
+  cr_assert_eq(memcmp(cubin,
+                      "\x7f"
+                      "ELF",
+                      4),
+               0, "CUBIN is an ELF file");
+  cr_assert_eq(cujit_program_kernel_count(p), 1);
+  cr_assert_str_eq(cujit_program_kernel_name(p, 0), "saxpy");
+  cr_assert_null(cujit_program_kernel_name(p, 1));
+  cr_assert_eq(cujit_program_from_cache(p), 0);
+  cr_assert_geq(cujit_program_milliseconds(p), 0.0);
+  cr_assert_not_null(cujit_program_log(p));
+  cr_assert_str_eq(p->arch, "sm_90");
+  cr_assert_eq(p->kernels[0].nparams, 4);
+  cujit_program_free(p);
+}
+
+Test(compile, compute_arch_gives_ptx_only) {
+  need_nvrtc();
+  cujit_compile_options o = {.arch = "compute_90"};
+  cujit_program *p;
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  size_t len = 99;
+  cr_assert_null(cujit_program_cubin(p, &len));
+  cr_assert_eq(len, 0);
+  cr_assert(strstr(cujit_program_ptx(p, NULL), ".target sm_90"));
+  cujit_program_free(p);
+}
+
+Test(compile, half_kernel) {
+  need_nvrtc();
+  char *src = generate("hscale(__half *x, __half s, int n)",
+                       "int i = threadIdx.x;\nif (i < n) x[i] = __hmul(x[i], s);", NULL, NULL);
+  cujit_program *p;
+  cr_assert_eq(cj_program_build(engine, src, "hscale", &sm90, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert(strstr(cujit_program_ptx(p, NULL), ".entry hscale"));
+  cj_program_release(p);
+  free(src);
+}
+
+Test(compile, body_error_names_kernel_and_line) {
+  need_nvrtc();
+  char *src = generate("saxpy(float a, const float *x, float *y, int n)",
+                       "int i = threadIdx.x;\nif (i < n)\n  y[i] = q;\n",
+                       "__device__ float twice(float v) { return 2 * v; }\n", NULL);
+  cujit_program *p = (cujit_program *)1;
+  cr_assert_eq(cj_program_build(engine, src, "saxpy", &sm90, &p), CUJIT_ERROR_COMPILE);
+  cr_assert_null(p);
+  const char *msg = cujit_errmsg(engine);
+  const char *want = "kernel 'saxpy' failed to compile: line 3 of its body: error: identifier "
+                     "\"q\" is undefined\n\n";
+  cr_assert_eq(strncmp(msg, want, strlen(want)), 0, "got: %s", msg);
+  cr_assert(strstr(msg, "y[i] = q;"), "the offending line is quoted: %s", msg);
+  cr_assert(strstr(msg, "saxpy(3): error"), "the NVRTC log follows: %s", msg);
+  cr_assert_eq(cujit_errcode(engine), CUJIT_ERROR_COMPILE);
+  free(src);
+}
+
+Test(compile, preamble_error) {
+  need_nvrtc();
+  char *src = generate("k(float *y)", "y[0] = twice(1.0f);",
+                       "// helpers\n__device__ float twice(float v) { return 2 * w; }\n", NULL);
+  cujit_program *p;
+  cr_assert_eq(cj_program_build(engine, src, "k", &sm90, &p), CUJIT_ERROR_COMPILE);
+  const char *msg = cujit_errmsg(engine);
+  cr_assert(strstr(msg, "kernel 'k' failed to compile: line 2 of its preamble: error: identifier "
+                        "\"w\" is undefined"),
+            "got: %s", msg);
+  free(src);
+}
+
+Test(compile, signature_type_error) {
+  need_nvrtc();
+  /* A type cujit knows but the kernel's code cannot see points at the signature. */
+  char *src = generate("k(T *y)", "y[0] = 1;", NULL, NULL);
+  cujit_program *p;
+  cr_assert_eq(cj_program_build(engine, src, "k", &sm90, &p), CUJIT_ERROR_COMPILE);
+  cr_assert(strstr(cujit_errmsg(engine), "kernel 'k' failed to compile: its signature: error"),
+            "got: %s", cujit_errmsg(engine));
+  free(src);
+}
+
+Test(compile, file_and_its_errors) {
+  need_nvrtc();
+  char path[400];
+  snprintf(path, sizeof path, "%s/good.cu", tmpdir);
+  write_file(path, saxpy_src);
+  cujit_program *p;
+  cr_assert_eq(cujit_program_compile_file(engine, path, &sm90, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert_str_eq(cujit_program_kernel_name(p, 0), "saxpy");
+  cujit_program_free(p);
+
+  snprintf(path, sizeof path, "%s/bad.cu", tmpdir);
+  write_file(path, "// 1\n// 2\n// 3\n// 4\n// 5\nextern \"C\" __global__ void k(int *x) {\n"
+                   "  x[0] = undefined_thing;\n}\n");
+  cr_assert_eq(cujit_program_compile_file(engine, path, &sm90, &p), CUJIT_ERROR_COMPILE);
+  char want[1200];
+  snprintf(want, sizeof want, "'%s' failed to compile: %s:7: error: identifier \"undefined_thing\"",
+           path, path);
+  cr_assert(strstr(cujit_errmsg(engine), want), "got: %s", cujit_errmsg(engine));
+
+  snprintf(path, sizeof path, "%s/missing.cu", tmpdir);
+  cr_assert_eq(cujit_program_compile_file(engine, path, &sm90, &p), CUJIT_ERROR_IO);
+  cr_assert_null(p);
+  cr_assert(strstr(cujit_errmsg(engine), path), "%s", cujit_errmsg(engine));
+  cr_assert(strstr(cujit_errmsg(engine), "No such file or directory"), "%s", cujit_errmsg(engine));
+  cr_assert_eq(cujit_program_compile_file(engine, tmpdir, &sm90, &p), CUJIT_ERROR_IO);
+  cr_assert(strstr(cujit_errmsg(engine), "Is a directory"), "%s", cujit_errmsg(engine));
+}
+
+Test(compile, defines) {
+  need_nvrtc();
+  const char *src = "#ifndef SCALE\n#error define SCALE\n#endif\n"
+                    "extern \"C\" __global__ void k(float *x) { x[0] *= SCALE; }\n";
+  cujit_program *p;
+  cr_assert_eq(cujit_program_compile(engine, src, "scale.cu", &sm90, &p), CUJIT_ERROR_COMPILE);
+  cr_assert(strstr(cujit_errmsg(engine), "failed to compile: scale.cu:2: catastrophic error: "
+                                         "#error directive: define SCALE"),
+            "%s", cujit_errmsg(engine));
+  const char *d3[] = {"SCALE=3.5f", "UNUSED"};
+  cujit_compile_options o = {.arch = "sm_90", .defines = d3, .define_count = 2};
+  cr_assert_eq(cujit_program_compile(engine, src, "scale.cu", &o, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  char *ptx_a = strdup(cujit_program_ptx(p, NULL));
+  cujit_program_free(p);
+  const char *d4[] = {"SCALE=4.5f"};
+  o.defines = d4, o.define_count = 1;
+  cr_assert_eq(cujit_program_compile(engine, src, "scale.cu", &o, &p), CUJIT_OK);
+  cr_assert_eq(cujit_program_from_cache(p), 0, "another define is another key");
+  cr_assert_str_neq(ptx_a, cujit_program_ptx(p, NULL));
+  cujit_program_free(p);
+  free(ptx_a);
+  const char *bad[] = {"3X=1"};
+  o.defines = bad;
+  cr_assert_eq(cujit_program_compile(engine, src, "scale.cu", &o, &p),
+               CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "'3X=1'"), "%s", cujit_errmsg(engine));
+}
+
+Test(compile, include_dirs_are_part_of_the_key) {
+  need_nvrtc();
+  char inc[400], sub[420], hdr[450];
+  snprintf(inc, sizeof inc, "%s/inc", tmpdir);
+  snprintf(sub, sizeof sub, "%s/my", inc);
+  cr_assert_eq(mkdir(inc, 0755), 0);
+  cr_assert_eq(mkdir(sub, 0755), 0);
+  snprintf(hdr, sizeof hdr, "%s/consts.h", sub);
+  write_file(hdr, "#define FACTOR 1234567\n");
+  const char *src = "#include <my/consts.h>\n"
+                    "extern \"C\" __global__ void k(int *x) { x[0] = FACTOR; }\n";
+  const char *dirs[] = {inc};
+  cujit_compile_options o = {.arch = "sm_90", .include_dirs = dirs, .include_dir_count = 1};
+  cujit_program *p;
+  cr_assert_eq(cujit_program_compile(engine, src, NULL, &o, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert(strstr(cujit_program_ptx(p, NULL), "1234567"));
+  cujit_program_free(p);
+  cr_assert_eq(cujit_program_compile(engine, src, NULL, &o, &p), CUJIT_OK);
+  cr_assert_eq(cujit_program_from_cache(p), 1, "same header: a hit");
+  cujit_program_free(p);
+  write_file(hdr, "#define FACTOR 7654321\n");
+  cr_assert_eq(cujit_program_compile(engine, src, NULL, &o, &p), CUJIT_OK);
+  cr_assert_eq(cujit_program_from_cache(p), 0, "the header changed: a miss");
+  cr_assert(strstr(cujit_program_ptx(p, NULL), "7654321"));
+  cujit_program_free(p);
+
+  const char *missing[] = {"/nonexistent/include"};
+  o.include_dirs = missing;
+  cr_assert_eq(cujit_program_compile(engine, src, NULL, &o, &p), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "/nonexistent/include"), "%s", cujit_errmsg(engine));
+}
+
+Test(compile, other_options_change_the_key) {
+  need_nvrtc();
+  cujit_program *p;
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &sm90, &p), CUJIT_OK);
+  cujit_program_free(p);
+  cujit_compile_options o = {.arch = "sm_90", .fast_math = 1};
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p), CUJIT_OK);
+  cr_assert_eq(cujit_program_from_cache(p), 0);
+  cujit_program_free(p);
+  o = (cujit_compile_options){.arch = "sm_90", .line_info = 1, .std = "c++20"};
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert_eq(cujit_program_from_cache(p), 0);
+  cujit_program_free(p);
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, "other-name", &sm90, &p), CUJIT_OK);
+  cr_assert_eq(cujit_program_from_cache(p), 0, "the name reaches NVRTC's log");
+  cujit_program_free(p);
+}
+
+Test(compile, bad_options) {
+  need_nvrtc();
+  cujit_program *p;
+  const char *flags[] = {"--no-such-nvrtc-flag"};
+  cujit_compile_options o = {.arch = "sm_90", .extra_flags = flags, .extra_flag_count = 1};
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p),
+               CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "--no-such-nvrtc-flag"), "%s", cujit_errmsg(engine));
+  const char *null_flag[] = {NULL};
+  o.extra_flags = null_flag;
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p),
+               CUJIT_ERROR_INVALID_ARGUMENT);
+  o = (cujit_compile_options){.arch = "sm_90", .define_count = 2};
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p),
+               CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "defines is NULL"), "%s", cujit_errmsg(engine));
+  o = (cujit_compile_options){.arch = "sm_90", .std = "c++ 17"};
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p),
+               CUJIT_ERROR_INVALID_ARGUMENT);
+}
+
+Test(compile, arch_checks) {
+  char arch[32];
+  const char *bad[] = {"sm90", "sm_", "sm_9", "gfx90", "sm_90x", "compute_"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    cujit_compile_options o = {.arch = bad[i]};
+    cr_assert_eq(cj_compile_arch(engine, &o, arch, sizeof arch), CUJIT_ERROR_INVALID_ARGUMENT, "%s",
+                 bad[i]);
+    cr_assert(strstr(cujit_errmsg(engine), bad[i]), "%s", cujit_errmsg(engine));
+    cr_assert(strstr(cujit_errmsg(engine), "sm_90"), "suggests a form: %s", cujit_errmsg(engine));
+  }
+  cujit_compile_options ok = {.arch = "sm_90a"};
+  cr_assert_eq(cj_compile_arch(engine, &ok, arch, sizeof arch), CUJIT_OK);
+  cr_assert_str_eq(arch, "sm_90a");
+
+  need_nvrtc();
+  cujit_compile_options old = {.arch = "sm_20"};
+  cujit_program *p;
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &old, &p),
+               CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "'sm_20' is not supported"), "%s", cujit_errmsg(engine));
+  cr_assert(strstr(cujit_errmsg(engine), "sm_90"), "lists the supported: %s", cujit_errmsg(engine));
+}
+
+Test(compile, arch_from_the_device) {
+  char arch[32];
+  cujit_status st = cj_compile_arch(engine, NULL, arch, sizeof arch);
+  if (st == CUJIT_OK) {
+    cr_assert_eq(strncmp(arch, "sm_", 3), 0, "%s", arch);
+    return;
+  }
+  cr_assert(st == CUJIT_ERROR_NO_DRIVER || st == CUJIT_ERROR_NO_DEVICE, "status %d", st);
+  cr_assert(strstr(cujit_errmsg(engine), "no GPU to take the arch from ("), "%s",
+            cujit_errmsg(engine));
+  cr_assert(strstr(cujit_errmsg(engine), "pass an explicit arch such as sm_90"), "%s",
+            cujit_errmsg(engine));
+}
+
+Test(compile, argument_checks) {
+  cujit_program *p = (cujit_program *)1;
+  cr_assert_eq(cujit_program_compile(NULL, saxpy_src, NULL, &sm90, &p),
+               CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(cujit_program_compile(engine, NULL, NULL, &sm90, &p), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert_null(p);
+  cr_assert(strstr(cujit_errmsg(engine), "source is NULL"), "%s", cujit_errmsg(engine));
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &sm90, NULL),
+               CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(cujit_program_compile_file(engine, NULL, &sm90, &p), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(cujit_program_compile_file(engine, "", &sm90, &p), CUJIT_ERROR_INVALID_ARGUMENT);
+  cujit_program_free(NULL);
+  cr_assert_eq(cujit_program_kernel_count(NULL), 0);
+  cr_assert_null(cujit_program_kernel_name(NULL, 0));
+  size_t len = 5;
+  cr_assert_null(cujit_program_ptx(NULL, &len));
+  cr_assert_eq(len, 0);
+  cr_assert_str_eq(cujit_program_log(NULL), "");
+}
+
+Test(compile, no_kernel_in_the_source) {
+  need_nvrtc();
+  cujit_program *p;
+  cr_assert_eq(
+      cujit_program_compile(engine, "__device__ int f() { return 1; }\n", "dev.cu", &sm90, &p),
+      CUJIT_ERROR_NOT_FOUND);
+  cr_assert(strstr(cujit_errmsg(engine), "dev.cu"), "%s", cujit_errmsg(engine));
+  cr_assert(strstr(cujit_errmsg(engine), "extern \"C\" __global__"), "%s", cujit_errmsg(engine));
+}
+
+Test(compile, embedded_headers) {
+  need_nvrtc();
+  const char *src = "#include <cujit/grid.h>\n"
+                    "extern \"C\" __global__ void g(int *x) { x[cujit::grid1()] = 1; }\n";
+  cujit_program *p;
+  cr_assert_eq(cujit_program_compile(engine, src, NULL, &sm90, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cujit_program_free(p);
+}
+
+Test(compile, refcounts) {
+  need_nvrtc();
+  cujit_program *p;
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &sm90, &p), CUJIT_OK);
+  cj_program_retain(p); /* as a kernel would */
+  cujit_program_free(p);
+  cr_assert_str_eq(p->kernels[0].name, "saxpy", "still alive for the other holder");
+  cj_program_release(p);
+  /* A program the user never frees goes with the engine (checked by leak tools). */
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &sm90, &p), CUJIT_OK);
+}

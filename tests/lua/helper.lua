@@ -1,0 +1,161 @@
+-- helper.lua -- what the Lua tests share: a small test runner, checks that say what differed,
+-- expected-error checks, random inputs, and the one gate for GPU tests: need_gpu skips (exit
+-- 77) with the reason when there is no GPU, and fails instead under CUJIT_REQUIRE_GPU=1, so a
+-- GPU run cannot pass by skipping.
+local M = {}
+
+local SKIP = 77
+
+local function skip(why)
+  print("SKIP: " .. why)
+  os.exit(SKIP)
+end
+
+local function required(var)
+  return os.getenv(var) == "1"
+end
+
+-- Skips the whole script without a GPU (fails under CUJIT_REQUIRE_GPU=1).
+function M.need_gpu(cuda)
+  local ok, why = cuda.has_gpu()
+  if ok then return end
+  if required("CUJIT_REQUIRE_GPU") then
+    io.stderr:write("FAIL: CUJIT_REQUIRE_GPU=1 but there is no GPU: ", tostring(why), "\n")
+    os.exit(1)
+  end
+  skip("no GPU: " .. tostring(why))
+end
+
+function M.has_gpu(cuda)
+  return (cuda.has_gpu())
+end
+
+-- Skips without NVRTC (fails when a GPU run requires everything).
+function M.need_nvrtc(cuda)
+  if cuda.version().nvrtc then return end
+  if required("CUJIT_REQUIRE_GPU") or required("CUJIT_REQUIRE_NVRTC") then
+    io.stderr:write("FAIL: NVRTC is required but could not be opened\n")
+    os.exit(1)
+  end
+  skip("no NVRTC (libnvrtc.so.13/.12 not found; set CUJIT_NVRTC)")
+end
+
+-- Runner -------------------------------------------------------------------------------------
+
+local tests, failures = {}, 0
+
+-- Registers a test; M.run() runs them in order, each in its own pcall.
+function M.test(name, fn)
+  tests[#tests + 1] = {name = name, fn = fn}
+end
+
+function M.run()
+  for _, t in ipairs(tests) do
+    local ok, err = xpcall(t.fn, debug.traceback)
+    if ok then
+      print("ok   " .. t.name)
+    else
+      failures = failures + 1
+      print("FAIL " .. t.name .. "\n" .. tostring(err))
+    end
+  end
+  print(string.format("%d tests, %d failed", #tests, failures))
+  os.exit(failures == 0 and 0 or 1)
+end
+
+-- Checks ---------------------------------------------------------------------------------------
+
+local function fail(msg, level)
+  error(msg, (level or 1) + 2)
+end
+
+function M.check(cond, msg)
+  if not cond then fail(msg or "check failed") end
+  return cond
+end
+
+function M.eq(got, want, what)
+  if got ~= want then
+    fail(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)))
+  end
+end
+
+-- |got - want| <= tol * max(1, |want|)
+function M.near(got, want, tol, what)
+  if type(got) ~= "number" or math.abs(got - want) > tol * math.max(1, math.abs(want)) then
+    fail(string.format("%s: got %s, want %s (tolerance %g)", what or "value", tostring(got),
+                       tostring(want), tol))
+  end
+end
+
+-- Compares two sequences element by element (exact, or within tol).
+function M.same(got, want, tol, what)
+  M.eq(#got, #want, (what or "array") .. " length")
+  for i = 1, #want do
+    local g, w = got[i], want[i]
+    if tol then
+      if math.abs(g - w) > tol * math.max(1, math.abs(w)) then
+        fail(string.format("%s[%d]: got %s, want %s", what or "array", i, tostring(g), tostring(w)))
+      end
+    elseif g ~= w then
+      fail(string.format("%s[%d]: got %s, want %s", what or "array", i, tostring(g), tostring(w)))
+    end
+  end
+end
+
+function M.contains(text, part, what)
+  if type(text) ~= "string" or not text:find(part, 1, true) then
+    fail(string.format("%s: %q does not contain %q", what or "text", tostring(text), part))
+  end
+end
+
+-- Calls fn(...) expecting an error whose message contains every string in `parts` (one string
+-- or a list). Returns the message.
+function M.raises(parts, fn, ...)
+  local ok, err = pcall(fn, ...)
+  if ok then fail("expected an error containing " .. tostring(type(parts) == "table" and parts[1] or parts)) end
+  err = tostring(err)
+  if type(parts) == "string" then parts = {parts} end
+  for _, p in ipairs(parts) do
+    if not err:find(p, 1, true) then
+      fail(string.format("error %q does not contain %q", err, p))
+    end
+  end
+  return err
+end
+
+-- Random inputs ----------------------------------------------------------------------------------
+
+local seed = tonumber(os.getenv("CUJIT_TEST_SEED") or "") or os.time()
+math.randomseed(seed)
+print("seed " .. seed .. " (set CUJIT_TEST_SEED to repeat)")
+
+-- n random floats in [lo, hi) (default [-1, 1)), never all zeros.
+function M.random_floats(n, lo, hi)
+  lo, hi = lo or -1, hi or 1
+  local t = {}
+  for i = 1, n do t[i] = lo + (hi - lo) * math.random() end
+  return t
+end
+
+function M.random_ints(n, lo, hi)
+  local t = {}
+  for i = 1, n do t[i] = math.random(lo, hi) end
+  return t
+end
+
+-- Rounds to the nearest float32, as the device stores it.
+function M.f32(x)
+  return (string.unpack("f", string.pack("f", x)))
+end
+
+-- A poison value for outputs, so elements a kernel failed to write show up.
+M.POISON = -12345.5
+
+-- The directory of this script, for data files next to it.
+function M.here()
+  local src = debug.getinfo(2, "S").source
+  return src:match("^@(.*/)") or "./"
+end
+
+return M

@@ -1,0 +1,158 @@
+# test_cli_compile.sh -- `cujit compile` (PTX, CUBIN, -o, -D, -I, errors with file:line, the
+# missing --arch message without a GPU) and `cujit cache stats|clear` on what it compiled.
+# Run by ctest as: bash test_cli_compile.sh /path/to/cujit. Needs NVRTC, not a GPU (skips,
+# exit 77, when NVRTC cannot be found).
+set -u
+CUJIT=${1:?usage: bash test_cli_compile.sh /path/to/cujit}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+ok() { echo "ok: $*"; }
+run() {
+  out=$("$@" 2>"$TMP/stderr")
+  rc=$?
+  err=$(cat "$TMP/stderr")
+}
+check() {
+  if grep -Eq -- "$3" <<<"$2"; then ok "$1"; else fail "$1: no /$3/ in: $2"; fi
+}
+check_rc() {
+  if [ "$rc" -eq "$2" ]; then ok "$1: exit $rc"; else fail "$1: exit $rc, wanted $2 (stderr: $err)"; fi
+}
+# The first four bytes of a file, as hex.
+magic() { head -c4 "$1" | od -An -tx1 | tr -d ' \n'; }
+
+export CUJIT_CACHE_DIR="$TMP/cache" # private: `cache clear` must not touch other tests' cache
+
+if ! "$CUJIT" --version | grep -Eq '^NVRTC +[0-9]'; then
+  [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  if ! "$CUJIT" --version | grep -Eq '^NVRTC +[0-9]'; then
+    echo "skip: no NVRTC ($("$CUJIT" --version | grep NVRTC))"
+    exit 77
+  fi
+fi
+if "$CUJIT" devices >/dev/null 2>&1; then have_gpu=1; else have_gpu=0; fi
+
+cd "$TMP" || exit 1
+cat >k.cu <<'EOF'
+extern "C" __global__ void vadd(const float *a, const float *b, float *c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+
+extern "C" __global__ void scale(float *x, float s, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= s;
+}
+EOF
+cat >bad.cu <<'EOF'
+extern "C" __global__ void bad(float *x) {
+  int i = threadIdx.x;
+  x[i] = not_declared_anywhere;
+}
+EOF
+mkdir -p inc
+echo '#define FACTOR 3.0f' >inc/factor.h
+cat >needs.cu <<'EOF'
+#include "factor.h"
+#ifndef SCALE
+#error SCALE must be defined
+#endif
+extern "C" __global__ void scaled(float *x) { x[threadIdx.x] *= FACTOR * SCALE; }
+EOF
+
+# --- PTX, default output name ------------------------------------------------------------------
+run "$CUJIT" compile k.cu --arch sm_90
+check_rc "compile k.cu to PTX" 0
+[ -s k.ptx ] && ok "k.ptx written next to k.cu" || fail "no k.ptx"
+check "PTX has vadd's entry" "$(cat k.ptx 2>/dev/null)" '\.entry vadd'
+check "PTX has scale's entry" "$(cat k.ptx 2>/dev/null)" '\.entry scale'
+check "PTX targets sm_90" "$(cat k.ptx 2>/dev/null)" '\.target sm_90'
+check "summary names both kernels" "$err" '2 kernels \(vadd, scale\) for sm_90'
+[ -z "$out" ] && ok "nothing on stdout when writing a file" || fail "stdout: $out"
+
+# --- the same again comes from the cache ---------------------------------------------------------
+run "$CUJIT" compile k.cu --arch=sm_90 -o again.ptx
+check_rc "compile again" 0
+check "second compile is a cache hit" "$err" 'from the cache'
+cmp -s k.ptx again.ptx && ok "cached PTX is identical" || fail "cached PTX differs"
+
+# --- CUBIN ---------------------------------------------------------------------------------------
+run "$CUJIT" compile k.cu --arch sm_90 --cubin
+check_rc "compile to CUBIN" 0
+[ "$(magic k.cubin 2>/dev/null)" = 7f454c46 ] && ok "k.cubin is ELF" || fail "k.cubin magic: $(magic k.cubin 2>/dev/null)"
+run "$CUJIT" compile k.cu --arch sm_90 --cubin -o out.bin
+[ "$(magic out.bin 2>/dev/null)" = 7f454c46 ] && ok "-o out.bin is ELF" || fail "out.bin missing or not ELF"
+
+# --- -o - writes to stdout ------------------------------------------------------------------------
+run "$CUJIT" compile k.cu --arch sm_90 --ptx -o -
+check_rc "compile to stdout" 0
+check "PTX on stdout" "$out" '\.entry vadd'
+check "summary says stdout" "$err" '-> stdout'
+
+# --- compute_XX has no CUBIN ------------------------------------------------------------------------
+run "$CUJIT" compile k.cu --arch compute_90 --cubin -o c.cubin
+check_rc "compute_90 --cubin" 1
+check "compute_90 --cubin explains" "$err" 'no CUBIN.*sm_XX'
+
+# --- -D and -I -------------------------------------------------------------------------------------
+run "$CUJIT" compile needs.cu --arch sm_90 -I inc
+check_rc "missing -D fails" 1
+check "the #error is reported" "$err" 'SCALE must be defined'
+run "$CUJIT" compile needs.cu --arch sm_90 -I inc -D SCALE=2.0f -o needs.ptx
+check_rc "-I dir -D NAME=VALUE" 0
+check "needs.ptx has its kernel" "$(cat needs.ptx 2>/dev/null)" '\.entry scaled'
+run "$CUJIT" compile needs.cu --arch sm_90 -Iinc -DSCALE=2.0f --fast-math --lineinfo -o needs2.ptx
+check_rc "joined -Idir -DX=Y with --fast-math --lineinfo" 0
+
+# --- errors -----------------------------------------------------------------------------------------
+run "$CUJIT" compile bad.cu --arch sm_90
+check_rc "a bad .cu" 1
+check "the error names bad.cu and line 3" "$err" 'bad\.cu[:(]3'
+check "the error names the culprit" "$err" 'not_declared_anywhere'
+[ ! -e bad.ptx ] && ok "no output for a failed compile" || fail "bad.ptx was written"
+
+run "$CUJIT" compile nowhere.cu --arch sm_90
+check_rc "a missing file" 1
+check "the missing file is named" "$err" 'nowhere\.cu'
+
+run "$CUJIT" compile
+check_rc "no input file" 1
+check "no input explained" "$err" 'no input file'
+run "$CUJIT" compile k.cu --arch sm_90 --bogus
+check_rc "an unknown option" 1
+check "the unknown option is named" "$err" "unknown option '--bogus'"
+run "$CUJIT" compile k.cu --arch
+check_rc "--arch without a value" 1
+check "--arch needs a value" "$err" "'--arch' needs a value"
+run "$CUJIT" compile k.cu --arch sm_90 -o "$TMP/no/such/dir/k.ptx"
+check_rc "an unwritable output" 1
+check "the output path is named" "$err" 'cannot write .*no/such/dir/k\.ptx'
+
+# --- without --arch ----------------------------------------------------------------------------------
+rm -f k.ptx
+run "$CUJIT" compile k.cu
+if [ "$have_gpu" = 1 ]; then
+  check_rc "without --arch, the GPU's arch" 0
+  check "the GPU's arch is used" "$(cat k.ptx 2>/dev/null)" '\.target sm_[0-9]+'
+else
+  check_rc "without --arch and without a GPU" 1
+  check "the message says to pass --arch" "$err" '--arch'
+fi
+
+# --- cache stats and clear -------------------------------------------------------------------------------
+run "$CUJIT" cache stats
+check_rc "cache stats" 0
+entries=$(sed -n 's/^entries *//p' <<<"$out")
+[ "${entries:-0}" -ge 1 ] && ok "cache holds entries ($entries)" || fail "cache stats entries: '$entries'"
+run "$CUJIT" cache clear
+check_rc "cache clear" 0
+check "cache clear reports what it removed" "$out" "^removed $entries entr(y|ies) .* from .*/cache$"
+run "$CUJIT" cache stats
+check "cache is empty after clear" "$out" '^entries +0$'
+run "$CUJIT" compile k.cu --arch sm_90 -o after.ptx
+check "after clear, NVRTC compiles again" "$err" ', compiled in '
+
+echo "$fails failure(s)"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,174 @@
+# test_repl_pty.sh -- the REPL on a terminal (a pseudo-terminal driven from python3's pty
+# module): banner and prompts "> " / ">> ", Ctrl-C interrupting a running statement and keeping
+# the session, Ctrl-C abandoning a half-typed line, Ctrl-D leaving with status 0, the history
+# file written to $CUJIT_HISTORY and read back by the next session (up-arrow recall), and one
+# warning, not an exit, when the history cannot be written.
+# Run by ctest as: bash test_repl_pty.sh /path/to/cujit. Needs python3 (skips without), no GPU.
+set -u
+CUJIT=${1:?usage: bash test_repl_pty.sh /path/to/cujit}
+command -v python3 >/dev/null || { echo "skip: python3 is needed to drive a pseudo-terminal"; exit 77; }
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+export CUJIT_CACHE_DIR="$TMP/cache"
+
+python3 - "$CUJIT" "$TMP" <<'EOF'
+import os, pty, random, re, select, sys, time
+
+cujit, tmp = sys.argv[1], sys.argv[2]
+fails = 0
+
+def fail(msg):
+    global fails
+    fails += 1
+    print("FAIL: " + msg, file=sys.stderr)
+
+def ok(msg):
+    print("ok: " + msg)
+
+class Session:
+    """cujit on a pseudo-terminal; expect() waits (up to a generous limit) for a pattern."""
+    def __init__(self, env):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.environ.update(env)
+            os.execv(cujit, [cujit])
+        self.buf, self.seen = "", 0
+
+    def read(self, seconds):
+        end = time.time() + seconds
+        while time.time() < end:
+            r, _, _ = select.select([self.fd], [], [], 0.05)
+            if not r:
+                continue
+            try:
+                data = os.read(self.fd, 4096)
+            except OSError:
+                return False
+            if not data:
+                return False
+            # a lone \r (libedit redrawing the line) starts a line too, for ^ in patterns
+            self.buf += data.decode(errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+        return True
+
+    def expect(self, what, pattern, limit=30):
+        rx = re.compile(pattern, re.M)
+        end = time.time() + limit
+        while True:
+            m = rx.search(self.buf, self.seen)
+            if m:
+                self.seen = m.end()
+                ok(what)
+                return True
+            if time.time() > end or not self.read(0.1):
+                m = rx.search(self.buf, self.seen)
+                if m:
+                    self.seen = m.end()
+                    ok(what)
+                    return True
+                fail("%s: no /%s/ in: %r" % (what, pattern, self.buf[self.seen:]))
+                return False
+
+    def send(self, text):
+        os.write(self.fd, text.encode())
+
+    def finish(self, limit=30):
+        end = time.time() + limit
+        while time.time() < end:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.read(0.2)
+                return os.waitstatus_to_exitcode(status)
+            self.read(0.1)
+        os.kill(self.pid, 9)
+        os.waitpid(self.pid, 0)
+        return None
+
+a, b = random.randint(2, 999), random.randint(2, 999)
+history = os.path.join(tmp, "history")
+
+# --- session 1: prompts, continuation, Ctrl-C, history ------------------------------------------
+s = Session({"CUJIT_HISTORY": history})
+s.expect("banner", r"^cujit [0-9.]+ -- Lua 5\.4")
+s.expect("first prompt", r"^> ")
+s.send("%d + %d\n" % (a, b))
+s.expect("expression value", r"^%d$" % (a + b))
+s.send("function g(x)\n")
+s.expect("continuation prompt", r"^>> ")
+s.send("  return x * %d\nend\n" % b)
+s.send("g(%d)\n" % a)
+s.expect("multi-line function", r"^%d$" % (a * b))
+s.send("k = [[\n")
+s.expect("[[ continues", r"^>> ")
+s.send("__global__ void k() {}\n]]\n")
+s.send("=#k\n")
+s.expect("[[ string complete", r"^%d$" % len("__global__ void k() {}\n"))
+
+s.send("n = 0 while true do n = n + 1 end\n")
+s.expect("a long statement gets a note", r"still running after 0\.5 s; Ctrl-C interrupts")
+s.send("\x03")
+s.expect("Ctrl-C interrupts it", r"interrupted!")
+s.send("print('alive', n > 0)\n")
+s.expect("the session goes on after Ctrl-C", r"^alive\ttrue$")
+
+s.send("print('never run %d'" % a)
+time.sleep(0.3)
+s.send("\x03")
+s.expect("Ctrl-C at the prompt gives a new prompt", r"^> ")
+s.send("'after abandon', %d\n" % b)
+s.expect("the next statement runs", r"^after abandon\t%d$" % b)
+if re.search(r"^never run", s.buf, re.M):
+    fail("the abandoned line ran")
+else:
+    ok("the abandoned line did not run")
+
+s.send(":time on\n")
+s.expect(":time on", r"^timing is on$")
+s.send("=%d\n" % b)
+s.expect("timing line", r"^time: wall [0-9.]+ ms")
+s.send("\x04")
+rc = s.finish()
+if rc == 0: ok("Ctrl-D exits 0")
+else: fail("Ctrl-D exit status %r" % rc)
+
+try:
+    # libedit writes entries with strvis(3): "\\040" is a space, "\\012" a newline
+    text = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), open(history).read())
+except OSError as e:
+    text = ""
+    fail("no history file: %s" % e)
+for what, piece in [("one-line statement", "%d + %d" % (a, b)),
+                    ("=expr", "=%d" % b),
+                    ("command", ":time on")]:
+    if piece in text: ok("history has the " + what)
+    else: fail("history lacks %r: %r" % (piece, text))
+if re.search(r"function.*g\(x\)", text) and "end" in text: ok("history has the multi-line function")
+else: fail("history lacks the function: %r" % text)
+if "never run" in text: fail("the abandoned line is in the history")
+
+# --- session 2: the history is read back -----------------------------------------------------------
+s = Session({"CUJIT_HISTORY": history})
+s.expect("second session prompt", r"^> ")
+s.send("\x1b[A\n")  # up arrow: the last statement of session 1, =b
+s.expect("up arrow recalls the last entry", r"^> =%d\n%d$" % (b, b))
+s.send("\x04")
+rc = s.finish()
+if rc == 0: ok("second session exits 0")
+else: fail("second session exit status %r" % rc)
+
+# --- session 3: an unwritable history file is one warning, not an exit -------------------------------
+s = Session({"CUJIT_HISTORY": os.path.join(tmp, "no", "such", "dir", "history")})
+s.expect("prompt with a bad history path", r"^> ")
+for i in range(3):
+    s.send("=%d\n" % (a + i))
+    s.expect("statement %d runs" % (i + 1), r"^%d$" % (a + i))
+s.send("\x04")
+rc = s.finish()
+warnings = len(re.findall(r"warning: cannot write the history to .*no/such/dir/history", s.buf))
+if warnings == 1: ok("one history warning")
+else: fail("%d history warnings in: %r" % (warnings, s.buf))
+if rc == 0: ok("exits 0 despite the history")
+else: fail("exit status %r" % rc)
+
+print("%d failure(s)" % fails)
+sys.exit(1 if fails else 0)
+EOF
