@@ -187,7 +187,7 @@ const char *cujit_version(void) {
 cujit_status cujit_driver_version(cujit_engine *engine, int *version) {
   if (!engine || !version) return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "NULL argument");
   *version = 0;
-  cj_driver *drv;
+  cj_driver *drv = NULL;
   cujit_status st = cj_need_driver(engine, &drv);
   if (st == CUJIT_OK) *version = drv->version;
   return st;
@@ -196,7 +196,7 @@ cujit_status cujit_driver_version(cujit_engine *engine, int *version) {
 cujit_status cujit_nvrtc_version(cujit_engine *engine, int *version) {
   if (!engine || !version) return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "NULL argument");
   *version = 0;
-  cj_nvrtc *nv;
+  cj_nvrtc *nv = NULL;
   cujit_status st = cj_need_nvrtc(engine, &nv);
   if (st == CUJIT_OK) *version = nv->version;
   return st;

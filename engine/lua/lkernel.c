@@ -785,7 +785,9 @@ typedef struct copy_slot {
   size_t count;
 } copy_slot;
 
-static void copy_in(lua_State *L, const cjl_kernel *k, copy_slot *slot, cujit_arg *arg) {
+/* Checks a host array or table argument and gets its elements (reading a table into a scratch
+** block), before anything is allocated on the device. */
+static void prepare_copy(lua_State *L, const cjl_kernel *k, copy_slot *slot) {
   const cjl_param *p = &k->params[slot->param];
   int i = slot->param, idx = slot->src;
   luaL_checkstack(L, 8, "cujit: too many host arrays in one launch");
@@ -794,21 +796,25 @@ static void copy_in(lua_State *L, const cjl_kernel *k, copy_slot *slot, cujit_ar
     if (!cjl_host_data(h)) arg_error(L, k, i, "host array has been freed");
     if (!dtype_fits(p, h->dtype)) arg_error(L, k, i, array_mismatch(L, p, h->dtype, "host array"));
     slot->dtype = h->dtype, slot->count = h->size, slot->host = cjl_host_data(h);
-  } else {
-    size_t shape[CJL_MAX_DIMS];
-    int ndim;
-    if (p->type_var >= 0 || p->dtype == CUJIT_DTYPE_NONE)
-      arg_error(L, k, i, lua_pushfstring(L, "a Lua table has no element type for '%s'; pass a "
-                                            "typed array, e.g. cuda.array(t, 'f32')",
-                                         p->name));
-    const char *why = cjl_table_shape(L, idx, shape, &ndim);
-    if (!why && ndim != 1) why = "a flat table (1-D) expected; use cuda.array for 2-D or 3-D";
-    if (why) arg_error(L, k, i, why);
-    slot->dtype = p->dtype, slot->count = shape[0];
-    slot->host = lua_newuserdatauv(L, slot->count * cjl_elem_size(p->dtype), 0);
-    why = cjl_table_read(L, idx, p->dtype, 1, shape, slot->host);
-    if (why) arg_error(L, k, i, why);
+    return;
   }
+  size_t shape[CJL_MAX_DIMS];
+  int ndim;
+  if (p->type_var >= 0 || p->dtype == CUJIT_DTYPE_NONE)
+    arg_error(L, k, i, lua_pushfstring(L, "a Lua table has no element type for '%s'; pass a "
+                                          "typed array, e.g. cuda.array(t, 'f32')",
+                                       p->name));
+  const char *why = cjl_table_shape(L, idx, shape, &ndim);
+  if (!why && ndim != 1) why = "a flat table (1-D) expected; use cuda.array for 2-D or 3-D";
+  if (why) arg_error(L, k, i, why);
+  slot->dtype = p->dtype, slot->count = shape[0];
+  slot->host = lua_newuserdatauv(L, slot->count * cjl_elem_size(p->dtype), 0);
+  why = cjl_table_read(L, idx, p->dtype, 1, shape, slot->host);
+  if (why) arg_error(L, k, i, why);
+}
+
+/* Makes the device copy (a Lua value on the stack, so collected if an error intervenes). */
+static void upload_copy(lua_State *L, const cjl_kernel *k, copy_slot *slot, cujit_arg *arg) {
   slot->temp = cjl_new_array(L, slot->dtype, 1, &slot->count);
   if (cujit_memcpy_htod(slot->temp->buffer, 0, slot->host, slot->count * cjl_elem_size(slot->dtype),
                         NULL) != CUJIT_OK)
@@ -842,9 +848,9 @@ static int launch_with_copies(lua_State *L, cjl_launcher *ln, cujit_stream *stre
   for (int i = 0; i < nargs; i++) {
     if (k->params[i].kind != CUJIT_PARAM_POINTER || cjl_test_array(L, i + 2)) continue;
     slots[n] = (copy_slot){.param = i, .src = i + 2};
-    copy_in(L, k, &slots[n], &args[i]);
-    n++;
+    prepare_copy(L, k, &slots[n++]);
   }
+  for (int j = 0; j < n; j++) upload_copy(L, k, &slots[j], &args[slots[j].param]);
   cujit_status status = launch(ln, stream, args, (size_t)nargs);
   if (status == CUJIT_OK)
     status = stream ? cujit_stream_synchronize(stream)

@@ -257,6 +257,7 @@ def numba_main(a):
     np.row_stack = np.vstack  # numba-cuda 0.30 still looks for it; NumPy 2 removed it
     from numba import cuda, float32, float64
     import numba
+    sys.dont_write_bytecode = True  # no __pycache__ left in the source tree
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import numba_kernels
     from numba.cuda.random import create_xoroshiro128p_states, xoroshiro128p_normal_float32

@@ -1,0 +1,126 @@
+-- test_lua_launch_args.lua -- every argument and configuration error of a launch, found before
+-- anything reaches the GPU (so this runs without one): counts, scalar conversions by the
+-- signature, ranges, wrong array dtypes, tables for generic parameters, bad launch tables.
+local h = require "helper"
+local cuda = require "cujit"
+h.need_nvrtc(cuda)
+
+local SM90 = {arch = "sm_90"}
+local saxpy = cuda.jit("saxpy(float a, const float *x, float *y, int n)", [[
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+]], SM90)
+local ints = cuda.jit("ints(signed char a, unsigned int b, long long c, unsigned long long d, int *out)",
+                      "out[0] = a + b + c + d;", SM90)
+local generic = cuda.jit("gaxpy(T a, const T *x, T *y, int n)", "y[0] = a * x[0];", SM90)
+local x = cuda.array({1, 2, 3}, "f32")
+local y = cuda.array({1, 2, 3}, "f32")
+local out = cuda.host_array(1, "i32")
+local L = saxpy[{1, 32}]
+local gpu = h.has_gpu(cuda)
+
+-- Without a GPU a correct launch fails only at the device; with one, it works.
+local function launch_ok(f, ...)
+  local ok, err = pcall(f, ...)
+  if gpu then h.check(ok, "launch should work: " .. tostring(err))
+  else h.check(not ok and not tostring(err):find("bad argument", 1, true), "got past the checks: " .. tostring(err)) end
+end
+
+h.test("argument count", function()
+  h.raises({"wrong number of arguments to 'saxpy'", "expected 4, got 3",
+            "saxpy(float a, const float *x, float *y, int n)"}, L, 2.0, x, y)
+  h.raises("expected 4, got 5", L, 2.0, x, y, 3, 4)
+  h.raises("expected 4, got 0", L)
+end)
+
+h.test("scalars convert by the signature, not by Lua's subtype", function()
+  h.raises("bad argument #4 'n' to 'saxpy' (number has no integer representation)", L, 2.0, x, y, 3.5)
+  h.raises("bad argument #4 'n' to 'saxpy' (number has no integer representation)", L, 2.0, x, y, 0 / 0)
+  h.raises({"bad argument #4 'n' to 'saxpy'", "out of range for i32"}, L, 2.0, x, y, 2 ^ 31)
+  h.raises({"bad argument #4 'n' to 'saxpy'", "out of range for i32"}, L, 2.0, x, y, math.mininteger)
+  h.raises("bad argument #1 'a' to 'saxpy' (number expected, got string)", L, "2", x, y, 3)
+  h.raises("bad argument #1 'a' to 'saxpy' (number expected, got nil)", L, nil, x, y, 3)
+  h.raises({"bad argument #1 'a'", "out of range for f32"}, L, 1e39, x, y, 3)
+  launch_ok(L, 2, x, y, 3.0) -- an integer for float, 3.0 for int: both fine
+end)
+
+h.test("integer parameter ranges", function()
+  local I = ints[{1, 1}]
+  h.raises({"#1 'a' to 'ints'", "out of range for i8", "-128 to 127"}, I, 128, 0, 0, 0, out)
+  h.raises({"#2 'b'", "out of range for u32"}, I, 0, -1, 0, 0, out)
+  h.raises({"#2 'b'", "out of range for u32"}, I, 0, 2 ^ 32, 0, 0, out)
+  h.raises({"#4 'd'", "out of range for u64"}, I, 0, 0, 0, -1, out)
+  h.raises({"#3 'c'", "out of range for i64"}, I, 0, 0, 2 ^ 63, 0, out)
+  h.raises({"#3 'c'", "no integer representation"}, I, 0, 0, 0.5, 0, out)
+  launch_ok(I, -128, 4294967295, math.mininteger, 2 ^ 63, out)
+end)
+
+h.test("pointer parameters take arrays only", function()
+  h.raises({"bad argument #2 'x' to 'saxpy'", "cujit.device_array expected", "got number"}, L, 2, 5, y, 3)
+  h.raises({"bad argument #3 'y'", "got string"}, L, 2, x, "y", 3)
+  h.raises({"bad argument #2 'x'", "got nil"}, L, 2, nil, y, 3)
+  h.raises({"bad argument #2 'x'", "got userdata"}, L, 2, io.stdout, y, 3)
+end)
+
+h.test("host arrays of the wrong dtype are refused before any copy", function()
+  local xd = cuda.array({1, 2, 3}, "f64")
+  h.raises("bad argument #2 'x' to 'saxpy' (f32 array expected, got f64 host array)", L, 2, xd, y, 3)
+  h.raises("bad argument #3 'y' to 'saxpy' (f32 array expected, got i32 host array)", L, 2, x,
+           cuda.array({1}, "i32"), 1)
+end)
+
+h.test("Lua tables for pointer parameters", function()
+  h.raises({"bad argument #2 'x'", "element [2]: number expected, got string"}, L, 2, {1, "a"}, y, 2)
+  h.raises({"bad argument #2 'x'", "flat table"}, L, 2, {{1, 2}}, y, 2)
+  h.raises({"bad argument #2 'x'", "empty table"}, L, 2, {}, y, 2)
+  h.raises({"bad argument #2 'x' to 'gaxpy'", "no element type"}, generic[{1, 1}], 2, {1, 2}, y, 2)
+  launch_ok(L, 2, {1, 2, 3}, y, 3)
+end)
+
+h.test("generic scalars must be numbers", function()
+  h.raises({"bad argument #1 'a' to 'gaxpy'", "number expected, got table"}, generic[{1, 1}], {}, x, y, 3)
+end)
+
+h.test("launch configuration tables", function()
+  local function cfg(c) return function() return saxpy[c] end end
+  h.raises({"bad launch configuration for 'saxpy'", "the block size is missing"}, cfg {1})
+  h.raises("the grid size is missing", cfg {block = 32})
+  h.raises("grid must be a positive integer, got 0", cfg {0, 32})
+  h.raises("grid must be a positive integer, got 2.5", cfg {2.5, 32})
+  h.raises("block must be a positive integer, got -1", cfg {1, -1})
+  h.raises("grid must be a positive integer or a table {x, y, z}, got string", cfg {"1", 32})
+  h.raises("grid must have 1 to 3 dimensions, got 4", cfg {{1, 1, 1, 1}, 32})
+  h.raises("block must have 1 to 3 dimensions, got 0", cfg {1, {}})
+  h.raises("unknown entry 'blocks'", cfg {grid = 1, blocks = 32})
+  h.raises("unknown entry '3'", cfg {1, 32, 0})
+  h.raises("the grid is given twice", cfg {1, 32, grid = 2})
+  h.raises("shared must be a byte count", cfg {1, 32, shared = -1})
+  h.raises("shared must be a byte count", cfg {1, 32, shared = 1.5})
+  h.raises("stream must be a cujit.stream, got number", cfg {1, 32, stream = 0})
+  h.raises("a kernel is indexed by a launch configuration", function() return saxpy[1] end)
+  h.eq(saxpy.nosuchmethod, nil, "unknown method")
+end)
+
+h.test("launchers are cached per configuration", function()
+  local a = saxpy[{4, 64}]
+  h.eq(saxpy[{4, 64}], a, "same contents give the same launcher")
+  h.eq(saxpy[{grid = {4}, block = {64, 1, 1}}], a, "equivalent spellings too")
+  local b = saxpy[{8, 64}]
+  h.check(b ~= a, "a different grid gives a different launcher")
+  h.contains(tostring(a), "grid {4,1,1} block {64,1,1}", "tostring of the first keeps its config")
+  h.contains(tostring(b), "grid {8,1,1}", "tostring")
+  h.contains(tostring(saxpy[{{2, 3}, {16, 16}, shared = 1024}]), "grid {2,3,1} block {16,16,1} shared 1024", "2-D")
+  h.raises("element count must be a positive integer", saxpy.forall, saxpy, 0)
+  h.raises("element count must be a positive integer", saxpy.forall, saxpy, 2.5)
+  h.eq(saxpy:forall(100), saxpy:forall(100), "forall launchers are cached")
+  h.contains(tostring(saxpy:forall(100)), "forall(100)", "forall tostring")
+  h.raises("wrong number of arguments", saxpy:forall(3), 1, x)
+end)
+
+h.test("a struct parameter takes its bytes", function()
+  local k = cuda.jit("vec(float2 v, float *out)", "out[0] = v.x + v.y;", SM90)
+  h.raises({"bad argument #1 'v' to 'vec'", "a string of its 8 bytes"}, k[{1, 1}], 1.0, out)
+  h.raises("a string of its 8 bytes", k[{1, 1}], "abc", out)
+end)
+
+h.run()
