@@ -23,7 +23,8 @@ int cli_tool_main(int argc, char **argv);
 /* The usage text, for `cujit help` and for bad options. */
 void cli_print_usage(FILE *out);
 
-/* Runs Lua as stock `lua` does (scripts, -e, -l, -i, -v, -, --, -E, -W); returns the exit status. */
+/* Runs Lua as stock `lua` does (scripts, -e, -l, -i, -v, -, --, -E, -W); returns the exit status.
+ */
 int cli_lua_main(int argc, char **argv);
 
 /* Prints "cujit: msg" on stderr. */

@@ -27,38 +27,37 @@ static cujit_engine *open_engine(const char *tool) {
   return engine;
 }
 
-/* --- cujit help ------------------------------------------------------------------------------ */
+/* --- cujit help ------------------------------------------------------------------------------- */
 
 void cli_print_usage(FILE *out) {
-  fputs(
-      "usage: cujit [options] [script [args]]   run Lua 5.4 with cujit, as stock lua does\n"
-      "       cujit                             the REPL (stdin a terminal; else stdin is run)\n"
-      "       cujit --version                   versions of cujit, Lua, NVRTC and the driver\n"
-      "       cujit devices                     list the GPUs\n"
-      "       cujit compile FILE.cu [options]   compile a translation unit to PTX or CUBIN\n"
-      "       cujit cache dir|stats|clear       the on-disk kernel cache\n"
-      "       cujit help                        this text\n"
-      "Lua options:\n"
-      "  -e stat   execute string 'stat'\n"
-      "  -i        enter the REPL after the script (also reads piped lines)\n"
-      "  -l mod    require library 'mod' into global 'mod'\n"
-      "  -l g=mod  require library 'mod' into global 'g'\n"
-      "  -v        show version information\n"
-      "  -E        ignore environment variables LUA_INIT, LUA_PATH, LUA_CPATH\n"
-      "  -W        turn warnings on\n"
-      "  --        stop handling options\n"
-      "  -         run stdin and stop handling options\n"
-      "compile options:\n"
-      "  --arch sm_XX      target (default: the current GPU's; required without a GPU)\n"
-      "  -o OUT            output file, '-' for stdout (default: FILE.ptx or FILE.cubin)\n"
-      "  --ptx, --cubin    what to write (default --ptx)\n"
-      "  -D NAME[=VALUE]   define a macro        -I DIR         add an include directory\n"
-      "  --fast-math       --use_fast_math       --lineinfo     line info for profilers\n"
-      "  -G                device debug info     --std c++NN    language standard\n"
-      "  -X FLAG           pass FLAG to NVRTC as it is\n"
-      "A first argument that ends in .lua or contains '/' is a script, never a subcommand.\n"
-      "In the REPL, :help lists what it adds to Lua.\n",
-      out);
+  fputs("usage: cujit [options] [script [args]]   run Lua 5.4 with cujit, as stock lua does\n"
+        "       cujit                             the REPL (stdin a terminal; else stdin is run)\n"
+        "       cujit --version                   versions of cujit, Lua, NVRTC and the driver\n"
+        "       cujit devices                     list the GPUs\n"
+        "       cujit compile FILE.cu [options]   compile a translation unit to PTX or CUBIN\n"
+        "       cujit cache dir|stats|clear       the on-disk kernel cache\n"
+        "       cujit help                        this text\n"
+        "Lua options:\n"
+        "  -e stat   execute string 'stat'\n"
+        "  -i        enter the REPL after the script (also reads piped lines)\n"
+        "  -l mod    require library 'mod' into global 'mod'\n"
+        "  -l g=mod  require library 'mod' into global 'g'\n"
+        "  -v        show version information\n"
+        "  -E        ignore environment variables LUA_INIT, LUA_PATH, LUA_CPATH\n"
+        "  -W        turn warnings on\n"
+        "  --        stop handling options\n"
+        "  -         run stdin and stop handling options\n"
+        "compile options:\n"
+        "  --arch sm_XX      target (default: the current GPU's; required without a GPU)\n"
+        "  -o OUT            output file, '-' for stdout (default: FILE.ptx or FILE.cubin)\n"
+        "  --ptx, --cubin    what to write (default --ptx)\n"
+        "  -D NAME[=VALUE]   define a macro        -I DIR         add an include directory\n"
+        "  --fast-math       --use_fast_math       --lineinfo     line info for profilers\n"
+        "  -G                device debug info     --std c++NN    language standard\n"
+        "  -X FLAG           pass FLAG to NVRTC as it is\n"
+        "A first argument that ends in .lua or contains '/' is a script, never a subcommand.\n"
+        "In the REPL, :help lists what it adds to Lua.\n",
+        out);
 }
 
 static int tool_help(cujit_engine *engine, int argc, char **argv) {
@@ -67,12 +66,13 @@ static int tool_help(cujit_engine *engine, int argc, char **argv) {
   return 0;
 }
 
-/* --- cujit --version ------------------------------------------------------------------------- */
+/* --- cujit --version -------------------------------------------------------------------------- */
 
 /* CUDA writes versions as major*1000 + minor*10. */
-static void print_cuda_version(const char *what, int version, const char *detail) {
-  printf("%-8s %d.%d%s%s\n", what, version / 1000, version % 1000 / 10, detail[0] ? "  " : "",
-         detail);
+static void print_cuda_version(const char *what, const char *prefix, int version,
+                               const char *detail) {
+  printf("%-8s %s%d.%d%s%s\n", what, prefix, version / 1000, version % 1000 / 10,
+         detail[0] ? "  " : "", detail);
 }
 
 /* The file NVRTC was loaded from. The public API has no call for it, so ask the dynamic loader
@@ -88,8 +88,10 @@ static void nvrtc_library(char *buf, size_t len) {
     if (!h) continue;
     Dl_info info;
     void *sym = dlsym(h, "nvrtcVersion");
-    if (sym && dladdr(sym, &info) && info.dli_fname) snprintf(buf, len, "(%s)", info.dli_fname);
-    else snprintf(buf, len, "(%s)", name);
+    if (sym && dladdr(sym, &info) && info.dli_fname)
+      snprintf(buf, len, "(%s)", info.dli_fname);
+    else
+      snprintf(buf, len, "(%s)", name);
     dlclose(h);
   }
 }
@@ -102,16 +104,18 @@ static int tool_version(cujit_engine *engine, int argc, char **argv) {
   printf("%-8s %s.%s.%s\n", "Lua", LUA_VERSION_MAJOR, LUA_VERSION_MINOR, LUA_VERSION_RELEASE);
   if (cujit_nvrtc_version(engine, &v) == CUJIT_OK) {
     nvrtc_library(lib, sizeof lib);
-    print_cuda_version("NVRTC", v, lib);
+    print_cuda_version("NVRTC", "", v, lib);
   } else {
     printf("%-8s missing: %s\n", "NVRTC", cujit_errmsg(engine));
   }
-  if (cujit_driver_version(engine, &v) == CUJIT_OK) print_cuda_version("driver", v, "(CUDA)");
-  else printf("%-8s missing: %s\n", "driver", cujit_errmsg(engine));
+  if (cujit_driver_version(engine, &v) == CUJIT_OK)
+    print_cuda_version("driver", "CUDA ", v, "");
+  else
+    printf("%-8s missing: %s\n", "driver", cujit_errmsg(engine));
   return 0;
 }
 
-/* --- cujit devices --------------------------------------------------------------------------- */
+/* --- cujit devices ---------------------------------------------------------------------------- */
 
 static int tool_devices(cujit_engine *engine, int argc, char **argv) {
   (void)argv;
@@ -144,7 +148,7 @@ static int tool_devices(cujit_engine *engine, int argc, char **argv) {
   return 0;
 }
 
-/* --- cujit compile --------------------------------------------------------------------------- */
+/* --- cujit compile ---------------------------------------------------------------------------- */
 
 typedef struct compile_args {
   const char *input, *output;
@@ -176,11 +180,16 @@ static int is_option(const char *a, const char *opt) {
 static int parse_compile_args(int argc, char **argv, compile_args *ca) {
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i], *v = NULL;
-    if (strcmp(a, "--ptx") == 0) ca->cubin = 0;
-    else if (strcmp(a, "--cubin") == 0) ca->cubin = 1;
-    else if (strcmp(a, "--fast-math") == 0) ca->opts.fast_math = 1;
-    else if (strcmp(a, "--lineinfo") == 0) ca->opts.line_info = 1;
-    else if (strcmp(a, "-G") == 0) ca->opts.debug = 1;
+    if (strcmp(a, "--ptx") == 0)
+      ca->cubin = 0;
+    else if (strcmp(a, "--cubin") == 0)
+      ca->cubin = 1;
+    else if (strcmp(a, "--fast-math") == 0)
+      ca->opts.fast_math = 1;
+    else if (strcmp(a, "--lineinfo") == 0)
+      ca->opts.line_info = 1;
+    else if (strcmp(a, "-G") == 0)
+      ca->opts.debug = 1;
     else if (is_option(a, "--arch")) {
       if (!(v = option_value(argc, argv, &i, "--arch"))) return 0;
       ca->opts.arch = v;
@@ -212,7 +221,7 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
   }
   if (!ca->input) {
     fprintf(stderr, CLI_NAME " compile: no input file; usage: cujit compile FILE.cu [--arch "
-                    "sm_XX] [-o OUT] [--ptx|--cubin]\n");
+                             "sm_XX] [-o OUT] [--ptx|--cubin]\n");
     return 0;
   }
   ca->opts.defines = ca->defines, ca->opts.define_count = ca->ndefines;
@@ -224,7 +233,8 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
 /* Without --arch the current GPU decides; with no GPU, say plainly that --arch is needed. */
 static int default_arch(cujit_engine *engine, char *arch, size_t len) {
   cujit_device *dev;
-  if (cujit_current_device(engine, &dev) == CUJIT_OK && cujit_device_arch(dev, arch, len) == CUJIT_OK)
+  if (cujit_current_device(engine, &dev) == CUJIT_OK &&
+      cujit_device_arch(dev, arch, len) == CUJIT_OK)
     return 1;
   fprintf(stderr,
           CLI_NAME " compile: no GPU to take the target from (%s)\n"
@@ -279,7 +289,7 @@ static int compile_and_write(cujit_engine *engine, compile_args *ca) {
   }
   cujit_program *prog = NULL;
   if (cujit_program_compile_file(engine, ca->input, &ca->opts, &prog) != CUJIT_OK) {
-    fprintf(stderr, "%s\n", cujit_errmsg(engine));
+    fprintf(stderr, CLI_NAME " compile: %s\n", cujit_errmsg(engine));
     return 1;
   }
   const char *log = cujit_program_log(prog);
@@ -313,33 +323,39 @@ static int tool_compile(cujit_engine *engine, int argc, char **argv) {
   ca.includes = calloc(slots, sizeof *ca.includes);
   ca.flags = calloc(slots, sizeof *ca.flags);
   int status = 1;
-  if (!ca.defines || !ca.includes || !ca.flags) tool_error("compile", "out of memory");
-  else if (parse_compile_args(argc, argv, &ca)) status = compile_and_write(engine, &ca);
+  if (!ca.defines || !ca.includes || !ca.flags)
+    tool_error("compile", "out of memory");
+  else if (parse_compile_args(argc, argv, &ca))
+    status = compile_and_write(engine, &ca);
   free(ca.defines);
   free(ca.includes);
   free(ca.flags);
   return status;
 }
 
-/* --- cujit cache ----------------------------------------------------------------------------- */
+/* --- cujit cache ------------------------------------------------------------------------------ */
 
 static void format_bytes(char *buf, size_t len, uint64_t bytes) {
   static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
   double v = (double)bytes;
   size_t u = 0;
   while (v >= 1024.0 && u + 1 < sizeof units / sizeof *units) v /= 1024.0, u++;
-  if (u == 0) snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
-  else snprintf(buf, len, "%.1f %s", v, units[u]);
+  if (u == 0)
+    snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
+  else
+    snprintf(buf, len, "%.1f %s", v, units[u]);
 }
 
 static int cache_off(void) {
   const char *env = getenv("CUJIT_CACHE");
   if (env && *env)
-    fprintf(stderr, CLI_NAME " cache: the disk cache is off (CUJIT_CACHE=%s); unset CUJIT_CACHE to "
-                    "use it\n", env);
+    fprintf(stderr,
+            CLI_NAME " cache: the disk cache is off (CUJIT_CACHE=%s); unset CUJIT_CACHE to "
+                     "use it\n",
+            env);
   else
     fprintf(stderr, CLI_NAME " cache: the disk cache is off: its directory is not writable; set "
-                    "CUJIT_CACHE_DIR to a writable directory\n");
+                             "CUJIT_CACHE_DIR to a writable directory\n");
   return 1;
 }
 
@@ -387,7 +403,7 @@ static int tool_cache(cujit_engine *engine, int argc, char **argv) {
   return 1;
 }
 
-/* --- dispatch -------------------------------------------------------------------------------- */
+/* --- dispatch --------------------------------------------------------------------------------- */
 
 static const struct {
   const char *name;

@@ -75,7 +75,7 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* --- the watchdog ------------------------------------------------------------------------------ */
+/* --- the watchdog ----------------------------------------------------------------------------- */
 
 static void *watchdog_main(void *arg) {
   watchdog *w = arg;
@@ -135,7 +135,7 @@ static void watchdog_arm(watchdog *w, int running) {
   pthread_mutex_unlock(&w->lock);
 }
 
-/* --- history ----------------------------------------------------------------------------------- */
+/* --- history ---------------------------------------------------------------------------------- */
 
 /* $CUJIT_HISTORY (empty: no history), else ~/.cujit_history. */
 static char *history_file(void) {
@@ -154,8 +154,9 @@ static void history_save(repl *r) {
   errno = 0;
   if (write_history(r->history_path) == 0) return;
   r->history_warned = 1;
-  fprintf(stderr, CLI_NAME ": warning: cannot write the history to %s (%s); set CUJIT_HISTORY to "
-                  "a writable file, or to \"\" for none\n",
+  fprintf(stderr,
+          CLI_NAME ": warning: cannot write the history to %s (%s); set CUJIT_HISTORY to "
+                   "a writable file, or to \"\" for none\n",
           r->history_path, errno ? strerror(errno) : "unknown error");
 }
 
@@ -165,7 +166,7 @@ static void history_add(repl *r, const char *statement) {
   history_save(r);
 }
 
-/* --- reading lines ----------------------------------------------------------------------------- */
+/* --- reading lines ---------------------------------------------------------------------------- */
 
 /* _PROMPT / _PROMPT2 when set to strings, as in lua.c. */
 static const char *get_prompt(lua_State *L, int first, char *buf, size_t len) {
@@ -204,6 +205,8 @@ static int prompt_getc(FILE *in) {
     int n = pselect(fd + 1, &readable, NULL, NULL, NULL, &unblocked);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return EOF;
+    sigset_t pending; /* input and Ctrl-C together: the Ctrl-C came first, so it wins */
+    if (sigpending(&pending) == 0 && sigismember(&pending, SIGINT)) return EOF;
     unsigned char c;
     ssize_t got = read(fd, &c, 1);
     if (got == 1) return c;
@@ -236,7 +239,7 @@ static char *read_line(repl *r, int first, int *interrupted) {
   return line;
 }
 
-/* --- commands ---------------------------------------------------------------------------------- */
+/* --- commands --------------------------------------------------------------------------------- */
 
 static void print_help(void) {
   puts("The cujit REPL runs Lua 5.4 statements, with the cujit module available:\n"
@@ -262,8 +265,10 @@ static void timing_forget_events(repl *r) {
 }
 
 static void set_timing(repl *r, const char *arg) {
-  if (strcmp(arg, "on") == 0) r->timing = 1;
-  else if (strcmp(arg, "off") == 0) r->timing = 0;
+  if (strcmp(arg, "on") == 0)
+    r->timing = 1;
+  else if (strcmp(arg, "off") == 0)
+    r->timing = 0;
   else if (*arg) {
     fprintf(stderr, CLI_NAME ": :time takes 'on' or 'off', not '%s'\n", arg);
     return;
@@ -278,10 +283,14 @@ static void set_timing(repl *r, const char *arg) {
 static int run_command(repl *r, const char *line) {
   char word[32] = "", arg[64] = "";
   sscanf(line + 1, "%31s %63s", word, arg);
-  if (strcmp(word, "help") == 0 || strcmp(word, "h") == 0) print_help();
-  else if (strcmp(word, "time") == 0) set_timing(r, arg);
-  else if (strcmp(word, "quit") == 0 || strcmp(word, "q") == 0) return STMT_QUIT;
-  else fprintf(stderr, CLI_NAME ": unknown command ':%s'; :help lists the commands\n", word);
+  if (strcmp(word, "help") == 0 || strcmp(word, "h") == 0)
+    print_help();
+  else if (strcmp(word, "time") == 0)
+    set_timing(r, arg);
+  else if (strcmp(word, "quit") == 0 || strcmp(word, "q") == 0)
+    return STMT_QUIT;
+  else
+    fprintf(stderr, CLI_NAME ": unknown command ':%s'; :help lists the commands\n", word);
   fflush(stdout);
   return STMT_NONE;
 }
@@ -291,7 +300,7 @@ static const char *command_of(const char *line) {
   return (line[0] == ':' && line[1] != ':') ? line : NULL;
 }
 
-/* --- assembling statements --------------------------------------------------------------------- */
+/* --- assembling statements -------------------------------------------------------------------- */
 
 /* A syntax error at <eof> means "go on reading", as in lua.c. */
 static int incomplete(lua_State *L, int status) {
@@ -357,23 +366,25 @@ static int complete_statement(repl *r, char **typed) {
 
 /* Reads lines until they make a chunk (left on the stack: STMT_READY), a syntax error (message
 ** on the stack: STMT_ERROR), a command, an abandoned line (STMT_NONE) or the end (STMT_EOF). The
-** whole statement becomes one history entry, as lua.c keeps it. */
+** whole statement becomes one history entry, as lua.c keeps it; an abandoned one none. */
 static int read_statement(repl *r) {
   int interrupted;
   char *typed = read_line(r, 1, &interrupted);
   if (!typed) return interrupted ? STMT_NONE : STMT_EOF;
   const char *cmd = command_of(typed);
   int what = cmd ? run_command(r, cmd) : STMT_NONE;
+  int abandoned = 0;
   if (!cmd) {
     int status = complete_statement(r, &typed);
-    what = status < 0 ? STMT_NONE : status == LUA_OK ? STMT_READY : STMT_ERROR;
+    abandoned = status < 0;
+    what = abandoned ? STMT_NONE : status == LUA_OK ? STMT_READY : STMT_ERROR;
   }
-  history_add(r, typed);
+  if (!abandoned) history_add(r, typed);
   free(typed);
   return what;
 }
 
-/* --- running statements ------------------------------------------------------------------------ */
+/* --- running statements ----------------------------------------------------------------------- */
 
 /* Records the start event when timing and a usable GPU allow; 1 if it did. */
 static int timing_begin(repl *r) {
@@ -406,8 +417,10 @@ static void timing_end(repl *r, int gpu, double wall) {
     if (st == CUJIT_OK) st = cujit_event_elapsed(r->ev_start, r->ev_end, &ms);
     in_gpu_wait = 0;
   }
-  if (!gpu) fprintf(stderr, "time: wall %.3f ms\n", wall * 1e3);
-  else if (st == CUJIT_OK) fprintf(stderr, "time: wall %.3f ms, GPU %.3f ms\n", wall * 1e3, ms);
+  if (!gpu)
+    fprintf(stderr, "time: wall %.3f ms\n", wall * 1e3);
+  else if (st == CUJIT_OK)
+    fprintf(stderr, "time: wall %.3f ms, GPU %.3f ms\n", wall * 1e3, ms);
   else {
     fprintf(stderr, "time: wall %.3f ms, GPU time unavailable: %s\n", wall * 1e3,
             cujit_errmsg(r->engine));
@@ -442,15 +455,17 @@ static void run_statement(repl *r) {
   if (r->interactive) watchdog_arm(&r->dog, 0);
   double wall = now_seconds() - start;
   install_repl_sigint();
-  if (status == LUA_OK) print_results(L, base);
-  else cli_report(L, status);
+  if (status == LUA_OK)
+    print_results(L, base);
+  else
+    cli_report(L, status);
   lua_settop(L, base);
   fflush(stdout);
   timing_end(r, gpu, wall);
   if (r->interactive && wall >= SLOW_SECONDS) {
     uint64_t n = compiles_so_far(r->engine) - compiles;
     if (n > 0)
-      fprintf(stderr, CLI_NAME ": NVRTC compiled %llu program%s in that %.1f s; they are cached now\n",
+      fprintf(stderr, CLI_NAME ": NVRTC compiled %llu program%s during that %.1f s statement\n",
               (unsigned long long)n, n == 1 ? "" : "s", wall);
   }
 }
@@ -465,6 +480,7 @@ void cli_repl(lua_State *L) {
     r.history_path = history_file();
     stifle_history(HISTORY_MAX);
     if (r.history_path) read_history(r.history_path);
+    puts("cuda = require \"cujit\" to start; :help lists what the REPL adds to Lua");
     watchdog_start(&r.dog);
   }
   struct sigaction old;
@@ -473,8 +489,10 @@ void cli_repl(lua_State *L) {
   for (;;) {
     int what = read_statement(&r);
     if (what == STMT_EOF || what == STMT_QUIT) break;
-    if (what == STMT_READY) run_statement(&r);
-    else if (what == STMT_ERROR) cli_report(L, LUA_ERRSYNTAX);
+    if (what == STMT_READY)
+      run_statement(&r);
+    else if (what == STMT_ERROR)
+      cli_report(L, LUA_ERRSYNTAX);
   }
   if (r.interactive) {
     fputc('\n', stdout);

@@ -13,8 +13,8 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
-static cujit_engine *run_engine;   /* the one engine of this process */
-static lua_State *volatile run_L;  /* the state a Ctrl-C should stop */
+static cujit_engine *run_engine;  /* the one engine of this process */
+static lua_State *volatile run_L; /* the state a Ctrl-C should stop */
 
 cujit_engine *cli_engine(void) {
   return run_engine;
@@ -82,12 +82,12 @@ int cli_docall(lua_State *L, int narg, int nres) {
   set_sigint(on_sigint, SA_RESETHAND);
   int status = lua_pcall(L, narg, nres, base);
   sigaction(SIGINT, &old, NULL);
-  lua_sethook(L, NULL, 0, 0); /* a Ctrl-C that came too late to stop anything is forgotten */
+  if (lua_gethook(L) == stop_hook) lua_sethook(L, NULL, 0, 0); /* a Ctrl-C too late to act */
   lua_remove(L, base);
   return status;
 }
 
-/* --- running chunks ---------------------------------------------------------------------------- */
+/* --- running chunks --------------------------------------------------------------------------- */
 
 static int run_chunk(lua_State *L, int status) {
   if (status == LUA_OK) status = cli_docall(L, 0, 0);
@@ -110,8 +110,10 @@ static int do_library(lua_State *L, char *spec) {
   lua_pushstring(L, mod);
   int status = cli_docall(L, 1, 1);
   if (status == LUA_OK) {
-    if (eq) lua_pushlstring(L, spec, (size_t)(eq - spec));
-    else lua_pushstring(L, mod);
+    if (eq)
+      lua_pushlstring(L, spec, (size_t)(eq - spec));
+    else
+      lua_pushstring(L, mod);
     lua_insert(L, -2);
     lua_setglobal(L, lua_tostring(L, -2));
     lua_pop(L, 1);
@@ -132,7 +134,7 @@ static int do_script(lua_State *L, char **argv, int script) {
   return cli_report(L, status);
 }
 
-/* --- options ----------------------------------------------------------------------------------- */
+/* --- options ---------------------------------------------------------------------------------- */
 
 enum { HAS_BAD = 1, HAS_I = 2, HAS_V = 4, HAS_E = 8, HAS_CAPITAL_E = 16 };
 
@@ -153,7 +155,9 @@ static int collect_args(char **argv, int *script, int *bad) {
       if (a[2] != '\0') return HAS_BAD;
       *script = argv[i + 1] ? i + 1 : 0;
       return flags;
-    case '\0': *script = i; return flags;
+    case '\0':
+      *script = i;
+      return flags;
     case 'E':
       if (a[2] != '\0') return HAS_BAD;
       flags |= HAS_CAPITAL_E;
@@ -175,7 +179,8 @@ static int collect_args(char **argv, int *script, int *bad) {
     case 'l':
       if (a[2] == '\0' && (argv[++i] == NULL || argv[i][0] == '-')) return HAS_BAD;
       break;
-    default: return HAS_BAD;
+    default:
+      return HAS_BAD;
     }
   }
   return flags;
@@ -184,7 +189,8 @@ static int collect_args(char **argv, int *script, int *bad) {
 static void print_bad_option(const char *opt) {
   if (opt[1] == 'e' || opt[1] == 'l')
     fprintf(stderr, CLI_NAME ": '%s' needs an argument\n", opt);
-  else fprintf(stderr, CLI_NAME ": unrecognized option '%s'\n", opt);
+  else
+    fprintf(stderr, CLI_NAME ": unrecognized option '%s'\n", opt);
   cli_print_usage(stderr);
 }
 

@@ -295,9 +295,10 @@ cujit_status cujit_kernel_specialize(cujit_kernel *kernel, const cujit_dtype *ty
   if (!kernel || !out || (count && !types))
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_kernel_specialize needs a kernel, the types and an output pointer");
-  if (kernel->sig.ntype_vars == 0)
+  if (kernel->program)
     return cj_fail(kernel->engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "kernel '%s' is not generic: it has no type variables to bind", kernel->sig.name);
+                   "kernel '%s' (%s) is not generic: it has no type variables left to bind",
+                   kernel->sig.name, kernel->signature_text);
   if (count != kernel->sig.ntype_vars)
     return cj_fail(kernel->engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "kernel '%s' has %zu type variable(s) but %zu type(s) were given",
@@ -821,7 +822,7 @@ const cujit_program *cujit_kernel_program(const cujit_kernel *kernel) {
 }
 
 int cujit_kernel_is_generic(const cujit_kernel *kernel) {
-  return kernel && kernel->sig.ntype_vars > 0;
+  return kernel && !kernel->program; /* only generic kernels are kept without a program */
 }
 
 size_t cujit_kernel_param_count(const cujit_kernel *kernel) {

@@ -27,7 +27,8 @@ static void set_shape(int *ndim_out, size_t *shape_out, size_t *size_out, int nd
 
 static void push_shape(lua_State *L, int ndim, const size_t *shape) {
   lua_createtable(L, ndim, 0);
-  for (int i = 0; i < ndim; i++) lua_pushinteger(L, (lua_Integer)shape[i]), lua_rawseti(L, -2, i + 1);
+  for (int i = 0; i < ndim; i++)
+    lua_pushinteger(L, (lua_Integer)shape[i]), lua_rawseti(L, -2, i + 1);
 }
 
 /* A scratch block of `bytes` owned by Lua (collected even if an error interrupts its use). */
@@ -204,8 +205,9 @@ static int l_to_device(lua_State *L) {
   int ndim;
   if (lua_istable(L, 1)) {
     if (lua_isnoneornil(L, 2))
-      return luaL_argerror(L, 2, "dtype expected: a Lua table has no element type (use 'f32', "
-                                 "'f64', 'i32', ...)");
+      return luaL_argerror(L, 2,
+                           "dtype expected: a Lua table has no element type (use 'f32', "
+                           "'f64', 'i32', ...)");
     cujit_dtype dtype = cjl_check_dtype(L, 2);
     void *data = table_to_scratch(L, 1, dtype, &ndim, shape);
     cjl_array *a = cjl_new_array(L, dtype, ndim, shape);
@@ -223,8 +225,11 @@ static int l_to_device(lua_State *L) {
     cjl_array *a = cjl_new_array(L, src->dtype, src->ndim, src->shape);
     check_copy(L, a, cujit_memcpy_dtod(a->buffer, 0, b, 0, array_bytes(a), NULL));
   } else {
-    return luaL_argerror(L, 1, lua_pushfstring(L, "table, cujit.host_array or cujit.device_array "
-                                                  "expected, got %s", luaL_typename(L, 1)));
+    return luaL_argerror(L, 1,
+                         lua_pushfstring(L,
+                                         "table, cujit.host_array or cujit.device_array "
+                                         "expected, got %s",
+                                         luaL_typename(L, 1)));
   }
   return 1;
 }
@@ -261,8 +266,11 @@ static cjl_host *target_host(lua_State *L, cjl_array *a, int idx, int pinned) {
     char want[64], got[64];
     cjl_format_type(want, sizeof want, a->dtype, a->ndim, a->shape);
     cjl_format_type(got, sizeof got, h->dtype, h->ndim, h->shape);
-    luaL_argerror(L, idx, lua_pushfstring(L, "host array %s does not match device array %s "
-                                             "(same dtype and element count needed)", got, want));
+    luaL_argerror(L, idx,
+                  lua_pushfstring(L,
+                                  "host array %s does not match device array %s "
+                                  "(same dtype and element count needed)",
+                                  got, want));
   }
   lua_pushvalue(L, idx);
   return h;
@@ -271,7 +279,8 @@ static cjl_host *target_host(lua_State *L, cjl_array *a, int idx, int pinned) {
 static int array_copy_to_host(lua_State *L) {
   cjl_array *a = check_live_array(L, 1);
   cjl_host *h = target_host(L, a, 2, 0);
-  check_copy(L, a, cujit_memcpy_dtoh(cjl_host_data(h), cjl_array_buffer(a), 0, array_bytes(a), NULL));
+  check_copy(L, a,
+             cujit_memcpy_dtoh(cjl_host_data(h), cjl_array_buffer(a), 0, array_bytes(a), NULL));
   return 1;
 }
 
@@ -280,9 +289,11 @@ static int array_copy_to_host(lua_State *L) {
 static int array_copy_to_host_async(lua_State *L) {
   cjl_array *a = check_live_array(L, 1);
   cujit_stream *stream = cjl_opt_stream(L, 2);
-  luaL_argcheck(L, stream, 2, "cujit.stream expected (use a:copy_to_host() for a synchronous copy)");
+  luaL_argcheck(L, stream, 2,
+                "cujit.stream expected (use a:copy_to_host() for a synchronous copy)");
   cjl_host *h = target_host(L, a, 3, 1);
-  check_copy(L, a, cujit_memcpy_dtoh(cjl_host_data(h), cjl_array_buffer(a), 0, array_bytes(a), stream));
+  check_copy(L, a,
+             cujit_memcpy_dtoh(cjl_host_data(h), cjl_array_buffer(a), 0, array_bytes(a), stream));
   cjl_stream_keep(L, 2, -1);
   return 1;
 }
@@ -309,15 +320,17 @@ static int array_copy_from(lua_State *L) {
     int ndim;
     void *data = table_to_scratch(L, 2, a->dtype, &ndim, shape);
     if (shape_size(ndim, shape) != a->size)
-      return luaL_argerror(L, 2, lua_pushfstring(L, "table has %d elements, the array %d",
-                                                 (int)shape_size(ndim, shape), (int)a->size));
+      return luaL_argerror(L, 2,
+                           lua_pushfstring(L, "table has %d elements, the array %d",
+                                           (int)shape_size(ndim, shape), (int)a->size));
     check_copy(L, a, cujit_memcpy_htod(dst, 0, data, nbytes, stream));
     if (stream) cjl_stream_keep(L, 3, -1);
   } else if ((h = cjl_test_host(L, 2)) != NULL) {
     h = cjl_check_host(L, 2);
     if (h->size != a->size)
-      return luaL_argerror(L, 2, lua_pushfstring(L, "host array has %d elements, the array %d",
-                                                 (int)h->size, (int)a->size));
+      return luaL_argerror(L, 2,
+                           lua_pushfstring(L, "host array has %d elements, the array %d",
+                                           (int)h->size, (int)a->size));
     const void *data = host_as(L, 2, h, a->dtype);
     check_copy(L, a, cujit_memcpy_htod(dst, 0, data, nbytes, stream));
     if (stream) cjl_stream_keep(L, 3, data == cjl_host_data(h) ? 2 : -1);
@@ -327,13 +340,19 @@ static int array_copy_from(lua_State *L) {
       char want[64], got[64];
       cjl_format_type(want, sizeof want, a->dtype, a->ndim, a->shape);
       cjl_format_type(got, sizeof got, src->dtype, src->ndim, src->shape);
-      return luaL_argerror(L, 2, lua_pushfstring(L, "cannot copy %s into %s (same dtype and element "
-                                                    "count needed)", got, want));
+      return luaL_argerror(L, 2,
+                           lua_pushfstring(L,
+                                           "cannot copy %s into %s (same dtype and element "
+                                           "count needed)",
+                                           got, want));
     }
     check_copy(L, a, cujit_memcpy_dtod(dst, 0, b, 0, nbytes, stream));
   } else {
-    return luaL_argerror(L, 2, lua_pushfstring(L, "table, cujit.host_array or cujit.device_array "
-                                                  "expected, got %s", luaL_typename(L, 2)));
+    return luaL_argerror(L, 2,
+                         lua_pushfstring(L,
+                                         "table, cujit.host_array or cujit.device_array "
+                                         "expected, got %s",
+                                         luaL_typename(L, 2)));
   }
   lua_settop(L, 1);
   return 1;
@@ -381,8 +400,10 @@ static int array_reshape(lua_State *L) {
   check_reshape(L, a->size, ndim, shape);
   cjl_array *view = new_array_object(L, a->dtype, ndim, shape);
   view->base = a->base ? a->base : a;
-  if (a->base) lua_getiuservalue(L, 1, 1); /* keep the base alive, not the view in between */
-  else lua_pushvalue(L, 1);
+  if (a->base)
+    lua_getiuservalue(L, 1, 1); /* keep the base alive, not the view in between */
+  else
+    lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);
   return 1;
 }
@@ -409,7 +430,8 @@ static int array_tostring(lua_State *L) {
   cujit_buffer *b = cjl_array_buffer(a);
   char type[80];
   cjl_format_type(type, sizeof type, a->dtype, a->ndim, a->shape);
-  if (!b) lua_pushfstring(L, "cujit.device_array %s (freed)", type);
+  if (!b)
+    lua_pushfstring(L, "cujit.device_array %s (freed)", type);
   else if (cujit_buffer_devptr(b) == 0)
     lua_pushfstring(L, "cujit.device_array %s (lost: its device was reset)", type);
   else
@@ -426,17 +448,24 @@ static int array_index(lua_State *L) {
     return luaL_error(L, "device arrays are not indexed from Lua: copy to the host first "
                          "(a:copy_to_host() or a:totable())");
   if (lua_getfield(L, lua_upvalueindex(1), key) != LUA_TNIL) return 1;
-  if (strcmp(key, "shape") == 0) push_shape(L, a->ndim, a->shape);
+  if (strcmp(key, "shape") == 0)
+    push_shape(L, a->ndim, a->shape);
   else if (strcmp(key, "dtype") == 0)
     lua_pushstring(L, a->dtype == CUJIT_DTYPE_NONE ? "bytes" : cujit_dtype_name(a->dtype));
-  else if (strcmp(key, "size") == 0) lua_pushinteger(L, (lua_Integer)a->size);
-  else if (strcmp(key, "ndim") == 0) lua_pushinteger(L, a->ndim);
-  else if (strcmp(key, "nbytes") == 0) lua_pushinteger(L, (lua_Integer)array_bytes(a));
+  else if (strcmp(key, "size") == 0)
+    lua_pushinteger(L, (lua_Integer)a->size);
+  else if (strcmp(key, "ndim") == 0)
+    lua_pushinteger(L, a->ndim);
+  else if (strcmp(key, "nbytes") == 0)
+    lua_pushinteger(L, (lua_Integer)array_bytes(a));
   else if (strcmp(key, "device") == 0) {
     cujit_buffer *b = cjl_array_buffer(a);
-    if (b) lua_pushinteger(L, cujit_device_ordinal(cujit_buffer_device(b)));
-    else lua_pushnil(L);
-  } else lua_pushnil(L);
+    if (b)
+      lua_pushinteger(L, cujit_device_ordinal(cujit_buffer_device(b)));
+    else
+      lua_pushnil(L);
+  } else
+    lua_pushnil(L);
   return 1;
 }
 
@@ -511,8 +540,9 @@ static int l_array(lua_State *L) {
   int ndim;
   luaL_checktype(L, 1, LUA_TTABLE);
   if (lua_isnoneornil(L, 2))
-    return luaL_argerror(L, 2, "dtype expected: a Lua table has no element type (use 'f32', "
-                               "'f64', 'i32', ...)");
+    return luaL_argerror(L, 2,
+                         "dtype expected: a Lua table has no element type (use 'f32', "
+                         "'f64', 'i32', ...)");
   cujit_dtype dtype = cjl_check_dtype(L, 2);
   int pinned = pinned_option(L, 3);
   const char *why = cjl_table_shape(L, 1, shape, &ndim);
@@ -541,18 +571,27 @@ static lua_Integer integer_key(lua_State *L, int idx) {
 /* h[i]: the element (1-based, over all elements in row-major order), nil outside 1..#h as for a
 ** table; h.name: methods and the fields shape, dtype, size, ndim, nbytes, pinned. */
 static int host_index(lua_State *L) {
-  cjl_host *h = luaL_checkudata(L, 1, CJL_HOST);
+  if (!lua_getmetatable(L, 1) || !lua_rawequal(L, -1, lua_upvalueindex(2)))
+    return luaL_typeerror(L, 1, CJL_HOST); /* checked without a registry lookup: h[i] is hot */
+  lua_pop(L, 1);
+  cjl_host *h = lua_touserdata(L, 1);
   if (lua_type(L, 2) == LUA_TSTRING) {
     const char *key = lua_tostring(L, 2);
     if (lua_getfield(L, lua_upvalueindex(1), key) != LUA_TNIL) return 1;
-    if (strcmp(key, "shape") == 0) push_shape(L, h->ndim, h->shape);
-    else if (strcmp(key, "dtype") == 0) lua_pushstring(L, cujit_dtype_name(h->dtype));
-    else if (strcmp(key, "size") == 0) lua_pushinteger(L, (lua_Integer)h->size);
-    else if (strcmp(key, "ndim") == 0) lua_pushinteger(L, h->ndim);
+    if (strcmp(key, "shape") == 0)
+      push_shape(L, h->ndim, h->shape);
+    else if (strcmp(key, "dtype") == 0)
+      lua_pushstring(L, cujit_dtype_name(h->dtype));
+    else if (strcmp(key, "size") == 0)
+      lua_pushinteger(L, (lua_Integer)h->size);
+    else if (strcmp(key, "ndim") == 0)
+      lua_pushinteger(L, h->ndim);
     else if (strcmp(key, "nbytes") == 0)
       lua_pushinteger(L, (lua_Integer)(h->size * cjl_elem_size(h->dtype)));
-    else if (strcmp(key, "pinned") == 0) lua_pushboolean(L, (h->base ? h->base : h)->pinned != NULL);
-    else lua_pushnil(L);
+    else if (strcmp(key, "pinned") == 0)
+      lua_pushboolean(L, (h->base ? h->base : h)->pinned != NULL);
+    else
+      lua_pushnil(L);
     return 1;
   }
   lua_Integer i = integer_key(L, 2);
@@ -594,8 +633,11 @@ static size_t flat_index(lua_State *L, cjl_host *h, int first) {
   for (int d = 0; d < h->ndim; d++) {
     lua_Integer i = luaL_checkinteger(L, first + d);
     if (i < 1 || (size_t)i > h->shape[d])
-      luaL_argerror(L, first + d, lua_pushfstring(L, "index %I out of range for dimension %d (1 "
-                                                     "to %d)", i, d + 1, (int)h->shape[d]));
+      luaL_argerror(L, first + d,
+                    lua_pushfstring(L,
+                                    "index %I out of range for dimension %d (1 "
+                                    "to %d)",
+                                    i, d + 1, (int)h->shape[d]));
     flat = flat * h->shape[d] + (size_t)i - 1;
   }
   return flat;
@@ -673,14 +715,16 @@ static int host_copy_from(lua_State *L) {
     int ndim;
     void *data = table_to_scratch(L, 2, h->dtype, &ndim, shape);
     if (shape_size(ndim, shape) != h->size)
-      return luaL_argerror(L, 2, lua_pushfstring(L, "table has %d elements, the array %d",
-                                                 (int)shape_size(ndim, shape), (int)h->size));
+      return luaL_argerror(L, 2,
+                           lua_pushfstring(L, "table has %d elements, the array %d",
+                                           (int)shape_size(ndim, shape), (int)h->size));
     memcpy(cjl_host_data(h), data, nbytes);
   } else if ((src = cjl_test_host(L, 2)) != NULL) {
     src = cjl_check_host(L, 2);
     if (src->size != h->size)
-      return luaL_argerror(L, 2, lua_pushfstring(L, "host array has %d elements, this one %d",
-                                                 (int)src->size, (int)h->size));
+      return luaL_argerror(L, 2,
+                           lua_pushfstring(L, "host array has %d elements, this one %d",
+                                           (int)src->size, (int)h->size));
     memmove(cjl_host_data(h), host_as(L, 2, src, h->dtype), nbytes);
   } else if ((a = cjl_test_array(L, 2)) != NULL) {
     cujit_buffer *b = cjl_check_array(L, 2, &a);
@@ -688,8 +732,11 @@ static int host_copy_from(lua_State *L) {
       return luaL_argerror(L, 2, "device array must have the same dtype and element count");
     check_copy(L, a, cujit_memcpy_dtoh(cjl_host_data(h), b, 0, nbytes, NULL));
   } else {
-    return luaL_argerror(L, 2, lua_pushfstring(L, "table, cujit.host_array or cujit.device_array "
-                                                  "expected, got %s", luaL_typename(L, 2)));
+    return luaL_argerror(L, 2,
+                         lua_pushfstring(L,
+                                         "table, cujit.host_array or cujit.device_array "
+                                         "expected, got %s",
+                                         luaL_typename(L, 2)));
   }
   lua_settop(L, 1);
   return 1;
@@ -715,8 +762,10 @@ static int host_reshape(lua_State *L) {
   view->base = h->base ? h->base : h;
   set_shape(&view->ndim, view->shape, &view->size, ndim, shape);
   luaL_setmetatable(L, CJL_HOST);
-  if (h->base) lua_getiuservalue(L, 1, 1);
-  else lua_pushvalue(L, 1);
+  if (h->base)
+    lua_getiuservalue(L, 1, 1);
+  else
+    lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);
   return 1;
 }
@@ -822,7 +871,6 @@ static const luaL_Reg module_functions[] = {{"device_array", l_device_array},
                                             {"host_array", l_host_array},
                                             {"array", l_array},
                                             {NULL, NULL}};
-
 
 void cjl_open_arrays(lua_State *L, int module_index) {
   cjl_new_class(L, CJL_ARRAY, array_meta, array_methods, array_index);

@@ -25,14 +25,30 @@ size_t cjl_elem_size(cujit_dtype dtype) {
 
 static void int_limits(cujit_dtype dtype, int64_t *min, uint64_t *max) {
   switch (dtype) {
-  case CUJIT_I8: *min = INT8_MIN, *max = INT8_MAX; break;
-  case CUJIT_I16: *min = INT16_MIN, *max = INT16_MAX; break;
-  case CUJIT_I32: *min = INT32_MIN, *max = INT32_MAX; break;
-  case CUJIT_I64: *min = INT64_MIN, *max = INT64_MAX; break;
-  case CUJIT_U16: *min = 0, *max = UINT16_MAX; break;
-  case CUJIT_U32: *min = 0, *max = UINT32_MAX; break;
-  case CUJIT_U64: *min = 0, *max = UINT64_MAX; break;
-  default: *min = 0, *max = UINT8_MAX; break; /* u8 and untyped bytes */
+  case CUJIT_I8:
+    *min = INT8_MIN, *max = INT8_MAX;
+    break;
+  case CUJIT_I16:
+    *min = INT16_MIN, *max = INT16_MAX;
+    break;
+  case CUJIT_I32:
+    *min = INT32_MIN, *max = INT32_MAX;
+    break;
+  case CUJIT_I64:
+    *min = INT64_MIN, *max = INT64_MAX;
+    break;
+  case CUJIT_U16:
+    *min = 0, *max = UINT16_MAX;
+    break;
+  case CUJIT_U32:
+    *min = 0, *max = UINT32_MAX;
+    break;
+  case CUJIT_U64:
+    *min = 0, *max = UINT64_MAX;
+    break;
+  default:
+    *min = 0, *max = UINT8_MAX;
+    break; /* u8 and untyped bytes */
   }
 }
 
@@ -57,18 +73,22 @@ static const char *to_integer(lua_State *L, int idx, cujit_dtype dtype, cjl_scal
   if (lua_isinteger(L, idx)) {
     lua_Integer v = lua_tointeger(L, idx);
     if (v < min || (v > 0 && (uint64_t)v > max)) return out_of_range(L, idx, dtype);
-    if (cjl_is_unsigned(dtype)) out->u = (uint64_t)v;
-    else out->i = v;
+    if (cjl_is_unsigned(dtype))
+      out->u = (uint64_t)v;
+    else
+      out->i = v;
     return NULL;
   }
   double d = lua_tonumber(L, idx);
   if (isinf(d) || d != floor(d)) /* NaN fails d == floor(d) */
     return lua_pushstring(L, "number has no integer representation");
   if (cjl_is_unsigned(dtype)) {
-    if (d < 0 || d >= 18446744073709551616.0 || (uint64_t)d > max) return out_of_range(L, idx, dtype);
+    if (d < 0 || d >= 18446744073709551616.0 || (uint64_t)d > max)
+      return out_of_range(L, idx, dtype);
     out->u = (uint64_t)d;
   } else {
-    if (d < -9223372036854775808.0 || d >= 9223372036854775808.0) return out_of_range(L, idx, dtype);
+    if (d < -9223372036854775808.0 || d >= 9223372036854775808.0)
+      return out_of_range(L, idx, dtype);
     int64_t v = (int64_t)d;
     if (v < min || (v > 0 && (uint64_t)v > max)) return out_of_range(L, idx, dtype);
     out->i = v;
@@ -109,17 +129,39 @@ const char *cjl_to_scalar(lua_State *L, int idx, cujit_dtype dtype, cjl_scalar *
 
 void cjl_store(cujit_dtype dtype, cjl_scalar value, void *dst) {
   switch (dtype) {
-  case CUJIT_F16: STORE(uint16_t, cjl_f16_from_double(value.f)); break;
-  case CUJIT_F32: STORE(float, value.f); break;
-  case CUJIT_F64: STORE(double, value.f); break;
-  case CUJIT_I8: STORE(int8_t, value.i); break;
-  case CUJIT_I16: STORE(int16_t, value.i); break;
-  case CUJIT_I32: STORE(int32_t, value.i); break;
-  case CUJIT_I64: STORE(int64_t, value.i); break;
-  case CUJIT_U16: STORE(uint16_t, value.u); break;
-  case CUJIT_U32: STORE(uint32_t, value.u); break;
-  case CUJIT_U64: STORE(uint64_t, value.u); break;
-  default: STORE(uint8_t, value.u); break;
+  case CUJIT_F16:
+    STORE(uint16_t, cjl_f16_from_double(value.f));
+    break;
+  case CUJIT_F32:
+    STORE(float, value.f);
+    break;
+  case CUJIT_F64:
+    STORE(double, value.f);
+    break;
+  case CUJIT_I8:
+    STORE(int8_t, value.i);
+    break;
+  case CUJIT_I16:
+    STORE(int16_t, value.i);
+    break;
+  case CUJIT_I32:
+    STORE(int32_t, value.i);
+    break;
+  case CUJIT_I64:
+    STORE(int64_t, value.i);
+    break;
+  case CUJIT_U16:
+    STORE(uint16_t, value.u);
+    break;
+  case CUJIT_U32:
+    STORE(uint32_t, value.u);
+    break;
+  case CUJIT_U64:
+    STORE(uint64_t, value.u);
+    break;
+  default:
+    STORE(uint8_t, value.u);
+    break;
   }
 }
 
@@ -212,9 +254,12 @@ double cjl_f16_to_double(uint16_t bits) {
   int exponent = (bits >> 10) & 0x1f;
   int mantissa = bits & 0x3ff;
   double v;
-  if (exponent == 0) v = ldexp(mantissa, -24);
-  else if (exponent == 31) v = mantissa ? NAN : INFINITY;
-  else v = ldexp(mantissa + 1024, exponent - 25);
+  if (exponent == 0)
+    v = ldexp(mantissa, -24);
+  else if (exponent == 31)
+    v = mantissa ? NAN : INFINITY;
+  else
+    v = ldexp(mantissa + 1024, exponent - 25);
   return (bits & 0x8000) ? -v : v;
 }
 
@@ -279,7 +324,8 @@ static const char *read_level(table_reader *r, int level) {
     lua_rawgeti(L, t, (lua_Integer)i + 1);
     if (level + 1 < r->ndim) {
       if (!lua_istable(L, -1)) {
-        const char *what = lua_pushfstring(L, "row (a table) expected, got %s", luaL_typename(L, -1));
+        const char *what =
+            lua_pushfstring(L, "row (a table) expected, got %s", luaL_typename(L, -1));
         return element_error(L, r->path, level + 1, what);
       }
       const char *why = read_level(r, level + 1);
@@ -311,8 +357,10 @@ static const char *push_level(lua_State *L, cujit_dtype dtype, int ndim, const s
   size_t n = shape[level], elem = cjl_elem_size(dtype);
   lua_createtable(L, n > INT32_MAX ? 0 : (int)n, 0);
   for (size_t i = 0; i < n; i++) {
-    if (level + 1 < ndim) src = push_level(L, dtype, ndim, shape, level + 1, src);
-    else cjl_push_element(L, dtype, src), src += elem;
+    if (level + 1 < ndim)
+      src = push_level(L, dtype, ndim, shape, level + 1, src);
+    else
+      cjl_push_element(L, dtype, src), src += elem;
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   return src;

@@ -8,6 +8,10 @@
 
 #include "lcujit.h"
 
+#if defined(__GNUC__)
+#pragma GCC visibility push(hidden)
+#endif
+
 /* A value converted for a dtype: i for signed integers, u for unsigned ones, f for floats. */
 typedef union cjl_scalar {
   int64_t i;
@@ -53,5 +57,9 @@ void cjl_push_table(lua_State *L, cujit_dtype dtype, int ndim, const size_t *sha
 
 /* Writes "f32[4,5]" into buf. */
 void cjl_format_type(char *buf, size_t len, cujit_dtype dtype, int ndim, const size_t *shape);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #endif

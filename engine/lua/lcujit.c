@@ -16,11 +16,6 @@ LUAMOD_API CJL_EXPORT int luaopen_cujit(lua_State *L);
 ** The engine of a Lua state
 ** ------------------------------------------------------------------------------------------- */
 
-typedef struct cjl_event {
-  cujit_event *event; /* NULL once freed */
-  cjl_state *state;
-} cjl_event;
-
 static const char state_key = 's'; /* its address is the registry key of the state record */
 
 /* The record's finalizer: runs when the state closes, after every object made later (Lua calls
@@ -51,8 +46,10 @@ static cjl_state *new_state(lua_State *L) {
 
 cjl_state *cjl_state_of(lua_State *L) {
   cjl_state *st;
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &state_key) == LUA_TUSERDATA) st = lua_touserdata(L, -1);
-  else st = NULL;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &state_key) == LUA_TUSERDATA)
+    st = lua_touserdata(L, -1);
+  else
+    st = NULL;
   lua_pop(L, 1);
   return st ? st : new_state(L);
 }
@@ -88,7 +85,8 @@ cujit_dtype cjl_check_dtype(lua_State *L, int idx) {
   const char *name = luaL_checkstring(L, idx);
   cujit_dtype dtype = cujit_dtype_from_name(name);
   if (dtype == CUJIT_DTYPE_NONE)
-    luaL_argerror(L, idx, lua_pushfstring(L, "unknown dtype '%s' (use one of " DTYPE_LIST ")", name));
+    luaL_argerror(L, idx,
+                  lua_pushfstring(L, "unknown dtype '%s' (use one of " DTYPE_LIST ")", name));
   return dtype;
 }
 
@@ -101,13 +99,17 @@ static size_t check_dim(lua_State *L, int arg, int which) {
   int exact = 0;
   lua_Integer v = lua_tointegerx(L, -1, &exact);
   if (!exact || v < 1 || (uint64_t)v > (uint64_t)UINT32_MAX * 64) {
-    const char *got = lua_type(L, -1) == LUA_TNUMBER ? luaL_tolstring(L, -1, NULL)
-                                                    : luaL_typename(L, -1);
+    const char *got =
+        lua_type(L, -1) == LUA_TNUMBER ? luaL_tolstring(L, -1, NULL) : luaL_typename(L, -1);
     luaL_argerror(L, arg,
-                  which ? lua_pushfstring(L, "dimension %d of the shape must be a positive "
-                                             "integer, got %s", which, got)
-                        : lua_pushfstring(L, "shape must be a positive integer or a table of 1 to "
-                                             "3 of them, got %s", got));
+                  which ? lua_pushfstring(L,
+                                          "dimension %d of the shape must be a positive "
+                                          "integer, got %s",
+                                          which, got)
+                        : lua_pushfstring(L,
+                                          "shape must be a positive integer or a table of 1 to "
+                                          "3 of them, got %s",
+                                          got));
   }
   lua_pop(L, 1);
   return (size_t)v;
@@ -119,7 +121,8 @@ int cjl_check_shape(lua_State *L, int idx, size_t shape[CJL_MAX_DIMS]) {
   if (lua_istable(L, idx)) {
     size_t n = lua_rawlen(L, idx);
     if (n < 1 || n > CJL_MAX_DIMS)
-      luaL_argerror(L, idx, lua_pushfstring(L, "shape must have 1 to 3 dimensions, got %d", (int)n));
+      luaL_argerror(L, idx,
+                    lua_pushfstring(L, "shape must have 1 to 3 dimensions, got %d", (int)n));
     for (size_t i = 0; i < n; i++) {
       lua_rawgeti(L, idx, (lua_Integer)i + 1);
       shape[i] = check_dim(L, idx, (int)i + 1);
@@ -275,8 +278,8 @@ static int l_reset(lua_State *L) {
 ** ------------------------------------------------------------------------------------------- */
 
 /* Sets field `key` to the version, or leaves it absent when that library is missing. */
-static void set_version(lua_State *L, const char *key,
-                        cujit_status (*get)(cujit_engine *, int *), cujit_engine *e) {
+static void set_version(lua_State *L, const char *key, cujit_status (*get)(cujit_engine *, int *),
+                        cujit_engine *e) {
   int version = 0;
   if (get(e, &version) != CUJIT_OK || version == 0) return;
   lua_pushinteger(L, version);
@@ -334,6 +337,12 @@ static int l_clear_cache(lua_State *L) {
 ** Streams
 ** ------------------------------------------------------------------------------------------- */
 
+/* An event's userdata; declared here because streams wait on events. */
+typedef struct cjl_event {
+  cujit_event *event; /* NULL once freed */
+  cjl_state *state;
+} cjl_event;
+
 static cjl_stream *to_stream(lua_State *L, int idx) {
   cjl_stream *s = luaL_checkudata(L, idx, CJL_STREAM);
   if (!s->stream) luaL_argerror(L, idx, "stream has been freed");
@@ -344,13 +353,15 @@ cujit_stream *cjl_opt_stream(lua_State *L, int idx) {
   if (lua_isnoneornil(L, idx)) return NULL;
   cjl_stream *s = luaL_testudata(L, idx, CJL_STREAM);
   if (!s)
-    luaL_argerror(L, idx, lua_pushfstring(L, "cujit.stream expected, got %s", luaL_typename(L, idx)));
+    luaL_argerror(L, idx,
+                  lua_pushfstring(L, "cujit.stream expected, got %s", luaL_typename(L, idx)));
   if (!s->stream) luaL_argerror(L, idx, "stream has been freed");
   return s->stream;
 }
 
 /* The stream's user value is a table of what its pending asynchronous copies still use. */
 void cjl_stream_keep(lua_State *L, int stream_idx, int value_idx) {
+  stream_idx = lua_absindex(L, stream_idx);
   value_idx = lua_absindex(L, value_idx);
   if (lua_getiuservalue(L, stream_idx, 1) != LUA_TTABLE) {
     lua_pop(L, 1);
@@ -405,7 +416,8 @@ static int stream_wait(lua_State *L) {
   cjl_stream *s = to_stream(L, 1);
   cjl_event *ev = luaL_checkudata(L, 2, CJL_EVENT);
   luaL_argcheck(L, ev->event, 2, "event has been freed");
-  if (cujit_stream_wait_event(s->stream, ev->event) != CUJIT_OK) return cjl_error(L, s->state->engine);
+  if (cujit_stream_wait_event(s->stream, ev->event) != CUJIT_OK)
+    return cjl_error(L, s->state->engine);
   return 0;
 }
 
@@ -418,9 +430,11 @@ static int stream_free(lua_State *L) {
 
 static int stream_tostring(lua_State *L) {
   cjl_stream *s = luaL_checkudata(L, 1, CJL_STREAM);
-  if (!s->stream) lua_pushliteral(L, "cujit.stream (freed)");
+  if (!s->stream)
+    lua_pushliteral(L, "cujit.stream (freed)");
   else
-    lua_pushfstring(L, "cujit.stream on device %d", cujit_device_ordinal(cujit_stream_device(s->stream)));
+    lua_pushfstring(L, "cujit.stream on device %d",
+                    cujit_device_ordinal(cujit_stream_device(s->stream)));
   return 1;
 }
 
@@ -494,7 +508,6 @@ static int event_tostring(lua_State *L) {
 ** Opening the module
 ** ------------------------------------------------------------------------------------------- */
 
-
 void cjl_new_class(lua_State *L, const char *name, const luaL_Reg *meta, const luaL_Reg *methods,
                    lua_CFunction index) {
   luaL_newmetatable(L, name);
@@ -518,29 +531,20 @@ static const luaL_Reg stream_methods[] = {{"synchronize", stream_synchronize},
                                           {NULL, NULL}};
 static const luaL_Reg event_meta[] = {
     {"__gc", event_free}, {"__close", event_free}, {"__tostring", event_tostring}, {NULL, NULL}};
-static const luaL_Reg event_methods[] = {{"record", event_record},
-                                         {"synchronize", event_synchronize},
-                                         {"query", event_query},
-                                         {"elapsed", event_elapsed},
-                                         {"free", event_free},
-                                         {NULL, NULL}};
+static const luaL_Reg event_methods[] = {
+    {"record", event_record}, {"synchronize", event_synchronize},
+    {"query", event_query},   {"elapsed", event_elapsed},
+    {"free", event_free},     {NULL, NULL}};
 
-static const luaL_Reg module_functions[] = {{"devices", l_devices},
-                                            {"has_gpu", l_has_gpu},
-                                            {"device", l_device},
-                                            {"memory", l_memory},
-                                            {"allocated", l_allocated},
-                                            {"synchronize", l_synchronize},
-                                            {"status", l_status},
-                                            {"reset", l_reset},
-                                            {"version", l_version},
-                                            {"cache_stats", l_cache_stats},
-                                            {"cache_dir", l_cache_dir},
-                                            {"clear_cache", l_clear_cache},
-                                            {"stream", l_stream},
-                                            {"event", l_event},
-                                            {"elapsed", event_elapsed},
-                                            {NULL, NULL}};
+static const luaL_Reg module_functions[] = {
+    {"devices", l_devices},     {"has_gpu", l_has_gpu},
+    {"device", l_device},       {"memory", l_memory},
+    {"allocated", l_allocated}, {"synchronize", l_synchronize},
+    {"status", l_status},       {"reset", l_reset},
+    {"version", l_version},     {"cache_stats", l_cache_stats},
+    {"cache_dir", l_cache_dir}, {"clear_cache", l_clear_cache},
+    {"stream", l_stream},       {"event", l_event},
+    {"elapsed", event_elapsed}, {NULL, NULL}};
 
 LUAMOD_API CJL_EXPORT int luaopen_cujit(lua_State *L) {
   luaL_checkversion(L);

@@ -82,9 +82,9 @@ typedef struct cjl_array {
   cjl_state *state;
   cujit_dtype dtype; /* CUJIT_DTYPE_NONE for untyped bytes pushed from C */
   int ndim;
-  int owns;     /* frees the buffer when released; 0 for views and buffers pushed from C */
+  int owns; /* frees the buffer when released; 0 for views and buffers pushed from C */
   size_t shape[CJL_MAX_DIMS];
-  size_t size;  /* elements */
+  size_t size; /* elements */
 } cjl_array;
 
 /* The device array at `idx` and its buffer; raises an argument error if it is not one or if it
@@ -125,8 +125,7 @@ typedef struct cjl_host {
 } cjl_host;
 
 /* Pushes a new zeroed host array (pinned through cujit_host_alloc when asked). */
-cjl_host *cjl_push_host(lua_State *L, cujit_dtype dtype, int ndim, const size_t *shape,
-                        int pinned);
+cjl_host *cjl_push_host(lua_State *L, cujit_dtype dtype, int ndim, const size_t *shape, int pinned);
 
 /* The host array at `idx` (raises if it is not one, or was freed), or NULL from cjl_test_host. */
 cjl_host *cjl_check_host(lua_State *L, int idx);

@@ -28,7 +28,8 @@ typedef struct cjl_param {
 enum { UV_LAUNCHER = 1, UV_FORALL, UV_PARENT, KERNEL_UVS = UV_PARENT };
 
 typedef struct cjl_kernel {
-  cujit_kernel *kernel; /* NULL once freed */
+  cujit_kernel *kernel;      /* NULL once freed */
+  struct cjl_kernel *parent; /* the generic kernel that owns this specialisation, or NULL */
   cjl_state *state;
   int owns;
   int nparams;
@@ -55,8 +56,13 @@ typedef struct cjl_program {
 #define ARRAY_MT lua_upvalueindex(2)
 #define HOST_MT lua_upvalueindex(3)
 
+/* Usable: not freed, and not a specialisation whose generic kernel was freed (with it). */
+static int kernel_alive(const cjl_kernel *k) {
+  return k->kernel && (!k->parent || k->parent->kernel);
+}
+
 static const char *kernel_name(const cjl_kernel *k) {
-  return k->kernel ? cujit_kernel_name(k->kernel) : "?";
+  return kernel_alive(k) ? cujit_kernel_name(k->kernel) : "?";
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -68,8 +74,8 @@ static const char *kernel_name(const cjl_kernel *k) {
 
 typedef struct compile_opts {
   cujit_compile_options o;
-  int anchor;   /* stack index of a table keeping made strings alive */
-  int pieces;   /* stack index of the preamble pieces (device functions, opts.preamble) */
+  int anchor; /* stack index of a table keeping made strings alive */
+  int pieces; /* stack index of the preamble pieces (device functions, opts.preamble) */
   int npieces;
   const char *name; /* opts.name */
 } compile_opts;
@@ -80,15 +86,17 @@ static void anchor_string(lua_State *L, compile_opts *co) {
 
 static int check_flag(lua_State *L, int arg, const char *key) {
   if (!lua_isboolean(L, -1))
-    luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be a boolean, got %s", key,
-                                          luaL_typename(L, -1)));
+    luaL_argerror(
+        L, arg,
+        lua_pushfstring(L, "option '%s' must be a boolean, got %s", key, luaL_typename(L, -1)));
   return lua_toboolean(L, -1);
 }
 
 static const char *check_option_string(lua_State *L, int arg, const char *key) {
   if (lua_type(L, -1) != LUA_TSTRING)
-    luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be a string, got %s", key,
-                                          luaL_typename(L, -1)));
+    luaL_argerror(
+        L, arg,
+        lua_pushfstring(L, "option '%s' must be a string, got %s", key, luaL_typename(L, -1)));
   return lua_tostring(L, -1);
 }
 
@@ -102,8 +110,9 @@ static const char *const *string_list(lua_State *L, int arg, compile_opts *co, c
   const char **items = lua_newuserdatauv(L, (n ? n : 1) * sizeof *items, 0);
   for (size_t i = 0; i < n; i++) {
     if (lua_rawgeti(L, list, (lua_Integer)i + 1) != LUA_TSTRING)
-      luaL_argerror(L, arg, lua_pushfstring(L, "option '%s'[%d] must be a string, got %s", key,
-                                            (int)i + 1, luaL_typename(L, -1)));
+      luaL_argerror(L, arg,
+                    lua_pushfstring(L, "option '%s'[%d] must be a string, got %s", key, (int)i + 1,
+                                    luaL_typename(L, -1)));
     items[i] = lua_tostring(L, -1);
     lua_pop(L, 1);
   }
@@ -115,8 +124,9 @@ static const char *const *string_list(lua_State *L, int arg, compile_opts *co, c
 /* defines: a list {"A", "B=2"} and/or a map {A = true, B = 2, C = "x"}. */
 static void parse_defines(lua_State *L, int arg, compile_opts *co) {
   if (!lua_istable(L, -1))
-    luaL_argerror(L, arg, "option 'defines' must be a table ({'NAME', 'NAME=value'} or "
-                          "{NAME = value})");
+    luaL_argerror(L, arg,
+                  "option 'defines' must be a table ({'NAME', 'NAME=value'} or "
+                  "{NAME = value})");
   int t = lua_gettop(L);
   size_t n = 0;
   lua_pushnil(L);
@@ -136,8 +146,9 @@ static void parse_defines(lua_State *L, int arg, compile_opts *co) {
       lua_pushfstring(L, "%s=%s", lua_tostring(L, -3), value);
       lua_remove(L, -2);
     } else {
-      luaL_argerror(L, arg, "option 'defines' must hold strings 'NAME' / 'NAME=value', or "
-                            "NAME = value (a string, number or true)");
+      luaL_argerror(L, arg,
+                    "option 'defines' must hold strings 'NAME' / 'NAME=value', or "
+                    "NAME = value (a string, number or true)");
     }
     items[i++] = lua_tostring(L, -1);
     anchor_string(L, co);
@@ -183,8 +194,11 @@ static void parse_uses(lua_State *L, int arg, compile_opts *co) {
   for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, uses); i++) {
     lua_rawgeti(L, uses, i);
     if (!luaL_testudata(L, -1, CJL_DEVFN))
-      luaL_argerror(L, arg, lua_pushfstring(L, "option 'uses'[%d] must be a cujit.device_function, "
-                                               "got %s", (int)i, luaL_typename(L, -1)));
+      luaL_argerror(L, arg,
+                    lua_pushfstring(L,
+                                    "option 'uses'[%d] must be a cujit.device_function, "
+                                    "got %s",
+                                    (int)i, luaL_typename(L, -1)));
     add_device_function(L, co, visited, lua_gettop(L));
     lua_pop(L, 1);
   }
@@ -192,17 +206,24 @@ static void parse_uses(lua_State *L, int arg, compile_opts *co) {
 }
 
 static void parse_option(lua_State *L, int arg, compile_opts *co, const char *key) {
-  if (strcmp(key, "arch") == 0) co->o.arch = check_option_string(L, arg, key);
-  else if (strcmp(key, "std") == 0) co->o.std = check_option_string(L, arg, key);
-  else if (strcmp(key, "fast_math") == 0) co->o.fast_math = check_flag(L, arg, key);
-  else if (strcmp(key, "line_info") == 0) co->o.line_info = check_flag(L, arg, key);
-  else if (strcmp(key, "debug") == 0) co->o.debug = check_flag(L, arg, key);
-  else if (strcmp(key, "defines") == 0) parse_defines(L, arg, co);
+  if (strcmp(key, "arch") == 0)
+    co->o.arch = check_option_string(L, arg, key);
+  else if (strcmp(key, "std") == 0)
+    co->o.std = check_option_string(L, arg, key);
+  else if (strcmp(key, "fast_math") == 0)
+    co->o.fast_math = check_flag(L, arg, key);
+  else if (strcmp(key, "line_info") == 0)
+    co->o.line_info = check_flag(L, arg, key);
+  else if (strcmp(key, "debug") == 0)
+    co->o.debug = check_flag(L, arg, key);
+  else if (strcmp(key, "defines") == 0)
+    parse_defines(L, arg, co);
   else if (strcmp(key, "include_dirs") == 0)
     co->o.include_dirs = string_list(L, arg, co, key, &co->o.include_dir_count);
   else if (strcmp(key, "flags") == 0)
     co->o.extra_flags = string_list(L, arg, co, key, &co->o.extra_flag_count);
-  else if (strcmp(key, "name") == 0) co->name = check_option_string(L, arg, key);
+  else if (strcmp(key, "name") == 0)
+    co->name = check_option_string(L, arg, key);
   else if (strcmp(key, "preamble") != 0 && strcmp(key, "uses") != 0)
     luaL_argerror(L, arg, lua_pushfstring(L, "unknown option '%s' (known: " OPTION_NAMES ")", key));
 }
@@ -230,8 +251,10 @@ static const char *parse_options(lua_State *L, int arg, compile_opts *co) {
   lua_pop(L, 1);
   if (lua_getfield(L, arg, "preamble") != LUA_TNIL) {
     check_option_string(L, arg, "preamble");
-    if (co->npieces) lua_pushfstring(L, "#line 1 \"preamble\"\n%s\n", lua_tostring(L, -1));
-    else lua_pushvalue(L, -1);
+    if (co->npieces)
+      lua_pushfstring(L, "#line 1 \"preamble\"\n%s\n", lua_tostring(L, -1));
+    else
+      lua_pushvalue(L, -1);
     lua_rawseti(L, co->pieces, ++co->npieces);
   }
   lua_pop(L, 1);
@@ -299,7 +322,7 @@ static cjl_kernel *push_kernel(lua_State *L, cujit_kernel *kernel, int owns) {
 
 static cjl_kernel *check_kernel(lua_State *L, int idx) {
   cjl_kernel *k = luaL_checkudata(L, idx, CJL_KERNEL);
-  if (!k->kernel) luaL_argerror(L, idx, "kernel has been freed");
+  if (!kernel_alive(k)) luaL_argerror(L, idx, "kernel has been freed");
   return k;
 }
 
@@ -314,8 +337,9 @@ static int l_jit(lua_State *L) {
   cujit_engine *e = cjl_engine(L);
   compile_opts co;
   const char *preamble = parse_options(L, 3, &co);
-  luaL_argcheck(L, !co.name, 3, "option 'name' is for cuda.source and cuda.load (a kernel is "
-                                "named by its signature)");
+  luaL_argcheck(L, !co.name, 3,
+                "option 'name' is for cuda.source and cuda.load (a kernel is "
+                "named by its signature)");
   cujit_kernel *kernel;
   if (cujit_kernel_define(e, signature, body, preamble, &co.o, &kernel) != CUJIT_OK)
     return cjl_error(L, e);
@@ -385,7 +409,8 @@ static int kernel_params(lua_State *L) {
   lua_createtable(L, k->nparams, 0);
   for (int i = 0; i < k->nparams; i++) {
     cujit_param_info info;
-    if (cujit_kernel_param(k->kernel, (size_t)i, &info) != CUJIT_OK) return cjl_error(L, kernel_engine(k));
+    if (cujit_kernel_param(k->kernel, (size_t)i, &info) != CUJIT_OK)
+      return cjl_error(L, kernel_engine(k));
     lua_createtable(L, 0, 6);
     lua_pushstring(L, info.name);
     lua_setfield(L, -2, "name");
@@ -470,15 +495,16 @@ static int kernel_specialize(lua_State *L) {
   cujit_kernel *concrete;
   if (cujit_kernel_specialize(k->kernel, types, want, &concrete) != CUJIT_OK)
     return cjl_error(L, kernel_engine(k));
-  push_kernel(L, concrete, 0); /* owned by the generic kernel, which it keeps alive */
-  lua_pushvalue(L, 1);
+  cjl_kernel *spec = push_kernel(L, concrete, 0); /* owned by the generic kernel */
+  spec->parent = k;
+  lua_pushvalue(L, 1); /* which it keeps alive */
   lua_setiuservalue(L, -2, UV_PARENT);
   return 1;
 }
 
 static int kernel_tostring(lua_State *L) {
   cjl_kernel *k = luaL_checkudata(L, 1, CJL_KERNEL);
-  if (!k->kernel) {
+  if (!kernel_alive(k)) {
     lua_pushliteral(L, "cujit.kernel (freed)");
     return 1;
   }
@@ -509,16 +535,18 @@ static int kernel_tostring(lua_State *L) {
 ** ------------------------------------------------------------------------------------------- */
 
 static int config_error(lua_State *L, const cjl_kernel *k, const char *what) {
-  return luaL_error(L, "bad launch configuration for '%s': %s (use {grid, block} or {grid = {x, y}, "
-                       "block = {x, y}, shared = bytes, stream = s})", kernel_name(k), what);
+  return luaL_error(L,
+                    "bad launch configuration for '%s': %s (use {grid, block} or {grid = {x, y}, "
+                    "block = {x, y}, shared = bytes, stream = s})",
+                    kernel_name(k), what);
 }
 
 static unsigned check_extent(lua_State *L, const cjl_kernel *k, int idx, const char *what) {
   int exact = 0;
   lua_Integer v = lua_tointegerx(L, idx, &exact);
   if (lua_type(L, idx) != LUA_TNUMBER || !exact || v < 1 || v > (lua_Integer)UINT32_MAX) {
-    const char *got = lua_type(L, idx) == LUA_TNUMBER ? luaL_tolstring(L, idx, NULL)
-                                                     : luaL_typename(L, idx);
+    const char *got =
+        lua_type(L, idx) == LUA_TNUMBER ? luaL_tolstring(L, idx, NULL) : luaL_typename(L, idx);
     config_error(L, k, lua_pushfstring(L, "%s must be a positive integer, got %s", what, got));
   }
   return (unsigned)v;
@@ -533,8 +561,11 @@ static void parse_extents(lua_State *L, const cjl_kernel *k, int idx, unsigned d
     return;
   }
   if (!lua_istable(L, idx))
-    config_error(L, k, lua_pushfstring(L, "%s must be a positive integer or a table {x, y, z}, "
-                                          "got %s", what, luaL_typename(L, idx)));
+    config_error(L, k,
+                 lua_pushfstring(L,
+                                 "%s must be a positive integer or a table {x, y, z}, "
+                                 "got %s",
+                                 what, luaL_typename(L, idx)));
   lua_Unsigned n = lua_rawlen(L, idx);
   if (n < 1 || n > 3)
     config_error(L, k, lua_pushfstring(L, "%s must have 1 to 3 dimensions, got %d", what, (int)n));
@@ -571,8 +602,9 @@ static void parse_config(lua_State *L, const cjl_kernel *k, int cfg, cujit_launc
     } else if (key && strcmp(key, "stream") == 0) {
       cjl_stream *s = luaL_testudata(L, value, CJL_STREAM);
       if (!s)
-        config_error(L, k, lua_pushfstring(L, "stream must be a cujit.stream, got %s",
-                                           luaL_typename(L, value)));
+        config_error(
+            L, k,
+            lua_pushfstring(L, "stream must be a cujit.stream, got %s", luaL_typename(L, value)));
       if (!s->stream) config_error(L, k, "the stream has been freed");
       *stream = s;
     } else {
@@ -664,15 +696,17 @@ static int kernel_index(lua_State *L) {
   cjl_kernel *k = lua_touserdata(L, 1);
   switch (lua_type(L, 2)) {
   case LUA_TTABLE:
-    if (!k->kernel) return luaL_error(L, "kernel has been freed");
+    if (!kernel_alive(k)) return luaL_error(L, "kernel has been freed");
     return launcher_for_config(L, k);
   case LUA_TSTRING:
     lua_pushvalue(L, 2);
     lua_rawget(L, lua_upvalueindex(1));
     return 1;
   default:
-    return luaL_error(L, "a kernel is indexed by a launch configuration, as in "
-                         "%s[{grid, block}](...), got %s", kernel_name(k), luaL_typename(L, 2));
+    return luaL_error(L,
+                      "a kernel is indexed by a launch configuration, as in "
+                      "%s[{grid, block}](...), got %s",
+                      kernel_name(k), luaL_typename(L, 2));
   }
 }
 
@@ -686,8 +720,8 @@ static int arg_error(lua_State *L, const cjl_kernel *k, int i, const char *why) 
 }
 
 static int count_error(lua_State *L, const cjl_kernel *k, int got) {
-  return luaL_error(L, "wrong number of arguments to '%s': expected %d, got %d (%s)", kernel_name(k),
-                    k->nparams, got, cujit_kernel_signature(k->kernel));
+  return luaL_error(L, "wrong number of arguments to '%s': expected %d, got %d (%s)",
+                    kernel_name(k), k->nparams, got, cujit_kernel_signature(k->kernel));
 }
 
 static int dtype_fits(const cjl_param *p, cujit_dtype have) {
@@ -708,23 +742,30 @@ static void convert_scalar(lua_State *L, const cjl_kernel *k, int i, int idx, cu
   int type = lua_type(L, idx);
   if (p->is_bool && type == LUA_TBOOLEAN) {
     int v = lua_toboolean(L, idx);
-    if (p->dtype == CUJIT_DTYPE_NONE) arg->kind = CUJIT_ARG_BYTES, arg->v.bytes = &bool_bytes[v];
-    else arg->kind = CUJIT_ARG_INT, arg->v.i = v;
+    if (p->dtype == CUJIT_DTYPE_NONE)
+      arg->kind = CUJIT_ARG_BYTES, arg->v.bytes = &bool_bytes[v];
+    else
+      arg->kind = CUJIT_ARG_INT, arg->v.i = v;
     return;
   }
   if (p->type_var >= 0) { /* generic: the engine converts once the type is known */
     if (type != LUA_TNUMBER)
       arg_error(L, k, i, lua_pushfstring(L, "number expected, got %s", luaL_typename(L, idx)));
-    if (lua_isinteger(L, idx)) arg->kind = CUJIT_ARG_INT, arg->v.i = lua_tointeger(L, idx);
-    else arg->kind = CUJIT_ARG_FLOAT, arg->v.f = lua_tonumber(L, idx);
+    if (lua_isinteger(L, idx))
+      arg->kind = CUJIT_ARG_INT, arg->v.i = lua_tointeger(L, idx);
+    else
+      arg->kind = CUJIT_ARG_FLOAT, arg->v.f = lua_tonumber(L, idx);
     return;
   }
   if (p->dtype == CUJIT_DTYPE_NONE) { /* a struct or vector type: its bytes, from string.pack */
     size_t len = 0;
     const char *bytes = type == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
     if (!bytes || len != p->size || p->size == 0)
-      arg_error(L, k, i, lua_pushfstring(L, "a string of its %d bytes expected (see string.pack), "
-                                            "got %s", (int)p->size, luaL_typename(L, idx)));
+      arg_error(L, k, i,
+                lua_pushfstring(L,
+                                "a string of its %d bytes expected (see string.pack), "
+                                "got %s",
+                                (int)p->size, luaL_typename(L, idx)));
     arg->kind = CUJIT_ARG_BYTES;
     arg->v.bytes = bytes;
     return;
@@ -732,9 +773,12 @@ static void convert_scalar(lua_State *L, const cjl_kernel *k, int i, int idx, cu
   cjl_scalar v;
   const char *why = cjl_to_scalar(L, idx, p->dtype, &v);
   if (why) arg_error(L, k, i, why);
-  if (cjl_is_float(p->dtype)) arg->kind = CUJIT_ARG_FLOAT, arg->v.f = v.f;
-  else if (cjl_is_unsigned(p->dtype)) arg->kind = CUJIT_ARG_UINT, arg->v.u = v.u;
-  else arg->kind = CUJIT_ARG_INT, arg->v.i = v.i;
+  if (cjl_is_float(p->dtype))
+    arg->kind = CUJIT_ARG_FLOAT, arg->v.f = v.f;
+  else if (cjl_is_unsigned(p->dtype))
+    arg->kind = CUJIT_ARG_UINT, arg->v.u = v.u;
+  else
+    arg->kind = CUJIT_ARG_INT, arg->v.i = v.i;
 }
 
 /* Converts argument `idx` for parameter i. Returns 1 when it is a host array or Lua table that
@@ -751,7 +795,8 @@ static int convert_arg(lua_State *L, const cjl_kernel *k, int i, int idx, cujit_
       const cjl_array *a = lua_touserdata(L, idx);
       cujit_buffer *b = cjl_array_buffer(a);
       if (!b) arg_error(L, k, i, "device array has been freed");
-      if (!dtype_fits(p, a->dtype)) arg_error(L, k, i, array_mismatch(L, p, a->dtype, "device array"));
+      if (!dtype_fits(p, a->dtype))
+        arg_error(L, k, i, array_mismatch(L, p, a->dtype, "device array"));
       arg->kind = CUJIT_ARG_BUFFER;
       arg->v.buffer = b;
       return 0;
@@ -762,9 +807,11 @@ static int convert_arg(lua_State *L, const cjl_kernel *k, int i, int idx, cujit_
   } else if (lua_istable(L, idx)) {
     return 1;
   }
-  return arg_error(L, k, i, lua_pushfstring(L, "cujit.device_array expected (or a host array or "
-                                               "table, copied in and out), got %s",
-                                            luaL_typename(L, idx)));
+  return arg_error(L, k, i,
+                   lua_pushfstring(L,
+                                   "cujit.device_array expected (or a host array or "
+                                   "table, copied in and out), got %s",
+                                   luaL_typename(L, idx)));
 }
 
 static cujit_status launch(cjl_launcher *ln, cujit_stream *stream, const cujit_arg *args,
@@ -778,9 +825,9 @@ static cujit_status launch(cjl_launcher *ln, cujit_stream *stream, const cujit_a
 /* A host array or table argument copied through a temporary device array. */
 typedef struct copy_slot {
   int param;
-  int src;          /* stack index of the argument */
-  cjl_array *temp;  /* the device copy (a Lua value on the stack, so collected on error) */
-  void *host;       /* the host elements (the host array's, or a scratch copy of the table) */
+  int src;         /* stack index of the argument */
+  cjl_array *temp; /* the device copy (a Lua value on the stack, so collected on error) */
+  void *host;      /* the host elements (the host array's, or a scratch copy of the table) */
   cujit_dtype dtype;
   size_t count;
 } copy_slot;
@@ -801,9 +848,11 @@ static void prepare_copy(lua_State *L, const cjl_kernel *k, copy_slot *slot) {
   size_t shape[CJL_MAX_DIMS];
   int ndim;
   if (p->type_var >= 0 || p->dtype == CUJIT_DTYPE_NONE)
-    arg_error(L, k, i, lua_pushfstring(L, "a Lua table has no element type for '%s'; pass a "
-                                          "typed array, e.g. cuda.array(t, 'f32')",
-                                       p->name));
+    arg_error(L, k, i,
+              lua_pushfstring(L,
+                              "a Lua table has no element type for '%s'; pass a "
+                              "typed array, e.g. cuda.array(t, 'f32')",
+                              p->name));
   const char *why = cjl_table_shape(L, idx, shape, &ndim);
   if (!why && ndim != 1) why = "a flat table (1-D) expected; use cuda.array for 2-D or 3-D";
   if (why) arg_error(L, k, i, why);
@@ -873,7 +922,7 @@ static int launcher_call(lua_State *L) {
   lua_pop(L, 1);
   cjl_launcher *ln = lua_touserdata(L, 1);
   cjl_kernel *k = ln->kernel;
-  if (!k->kernel) return luaL_error(L, "kernel has been freed");
+  if (!kernel_alive(k)) return luaL_error(L, "kernel has been freed");
   int nargs = lua_gettop(L) - 1;
   if (nargs != k->nparams) return count_error(L, k, nargs);
   cujit_arg args[CJL_MAX_ARGS];
@@ -1098,7 +1147,8 @@ static int l_device_function(lua_State *L) {
     }
     if (lua_getfield(L, 2, "name") != LUA_TNIL) {
       name = luaL_checkstring(L, -1);
-      luaL_argcheck(L, strpbrk(name, "\"\\\n") == NULL, 2, "name may not hold quotes, '\\' or newlines");
+      luaL_argcheck(L, strpbrk(name, "\"\\\n") == NULL, 2,
+                    "name may not hold quotes, '\\' or newlines");
     }
   }
   lua_newuserdatauv(L, 1, 3);
@@ -1113,8 +1163,11 @@ static int l_device_function(lua_State *L) {
       for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -1); i++) {
         lua_rawgeti(L, -1, i);
         if (!luaL_testudata(L, -1, CJL_DEVFN))
-          luaL_argerror(L, 2, lua_pushfstring(L, "option 'uses'[%d] must be a "
-                                                 "cujit.device_function", (int)i));
+          luaL_argerror(L, 2,
+                        lua_pushfstring(L,
+                                        "option 'uses'[%d] must be a "
+                                        "cujit.device_function",
+                                        (int)i));
         lua_rawseti(L, uses, i);
       }
     }
@@ -1163,12 +1216,9 @@ static const luaL_Reg kernel_methods[] = {{"name", kernel_name_m},
                                           {NULL, NULL}};
 static const luaL_Reg program_meta[] = {
     {"__gc", program_gc}, {"__close", program_gc}, {"__tostring", program_tostring}, {NULL, NULL}};
-static const luaL_Reg program_methods[] = {{"kernels", program_kernels},
-                                           {"kernel", program_kernel},
-                                           {"ptx", program_ptx},
-                                           {"log", program_log},
-                                           {"free", program_gc},
-                                           {NULL, NULL}};
+static const luaL_Reg program_methods[] = {{"kernels", program_kernels}, {"kernel", program_kernel},
+                                           {"ptx", program_ptx},         {"log", program_log},
+                                           {"free", program_gc},         {NULL, NULL}};
 static const luaL_Reg devfn_meta[] = {{"__tostring", devfn_tostring}, {NULL, NULL}};
 static const luaL_Reg devfn_methods[] = {{"source", devfn_source}, {NULL, NULL}};
 static const luaL_Reg module_functions[] = {{"jit", l_jit},
@@ -1176,7 +1226,6 @@ static const luaL_Reg module_functions[] = {{"jit", l_jit},
                                             {"load", l_load},
                                             {"device_function", l_device_function},
                                             {NULL, NULL}};
-
 
 void cjl_open_kernels(lua_State *L, int module_index) {
   cjl_new_class(L, CJL_KERNEL, kernel_meta, kernel_methods, kernel_index);

@@ -19,10 +19,11 @@ source .gpu-deps/env.sh
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; git log -1 --format=%H 2>/dev/null || cat .commit 2>/dev/null; } > "$out/machine.txt" 2>&1
 t0=$(date +%s)
-if ! { cmake -S . -B /tmp/b -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/b -j16; } > "$out/build.log" 2>&1; then
+if ! { cmake -S . -B /tmp/b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUJIT_WERROR=OFF && cmake --build /tmp/b -j16; } > "$out/build.log" 2>&1; then
   tail -40 "$out/build.log"; echo "BUILD FAILED"; exit 1
 fi
 t1=$(date +%s)
+echo "== gcc warnings on this machine: $(grep -c "warning:" "$out/build.log")"; grep "warning:" "$out/build.log" | sort -u | head -5
 CUJIT_REQUIRE_GPU=1 ctest --test-dir /tmp/b --output-on-failure -j8 --timeout 300 > "$out/ctest.log" 2>&1
 rc=$?
 t2=$(date +%s)

@@ -60,7 +60,7 @@ function M.run()
     end
   end
   print(string.format("%d tests, %d failed", #tests, failures))
-  os.exit(failures == 0 and 0 or 1)
+  os.exit(failures == 0 and 0 or 1, true) -- closing the state runs every finalizer too
 end
 
 -- Checks ---------------------------------------------------------------------------------------

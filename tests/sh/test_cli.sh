@@ -44,7 +44,7 @@ if grep -Eq '^NVRTC +[0-9]' <<<"$out"; then
   check "--version names the NVRTC library" "$out" '^NVRTC +[0-9]+\.[0-9]+ +\(.*libnvrtc[^)]*\)'
 fi
 if [ "$have_gpu" = 1 ]; then
-  check "--version shows the driver's CUDA version" "$out" '^driver +[0-9]+\.[0-9]+ '
+  check "--version shows the driver's CUDA version" "$out" '^driver +CUDA [0-9]+\.[0-9]+$'
 else
   check "--version says the driver is missing" "$out" '^driver +missing: .*(driver|libcuda)'
 fi

@@ -115,6 +115,31 @@ type(cuda)
 '
 same "require \"cujit\" in the REPL" "$(line 1)" "table"
 
+# --- a kernel typed over several lines (needs NVRTC, not a GPU) -----------------------------------
+if ! "$CUJIT" --version | grep -Eq '^NVRTC +[0-9]' && [ -d /usr/local/cuda/lib64 ]; then
+  export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+if "$CUJIT" --version | grep -Eq '^NVRTC +[0-9]'; then
+  repl "cuda = require 'cujit'
+k = cuda.jit('scale$a(float *x, float s, int n)', [[
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= s;
+]], {arch = 'sm_90'})
+k:ptx():match('%.entry (scale%d+)')
+bad = cuda.jit('broken(int n)', [[
+  int m = n;
+  m += not_declared_$b;
+]], {arch = 'sm_90'})
+'after the compile error'
+"
+  same "a kernel defined over several lines compiles" "$(line 1)" "scale$a"
+  same "the session goes on after a compile error" "$(line 2)" "after the compile error"
+  check "the compile error names the kernel" "$err" "broken"
+  check "and the culprit" "$err" "not_declared_$b"
+else
+  echo "skip: kernel in the REPL (no NVRTC)"
+fi
+
 # --- -i after a script, with its arguments --------------------------------------------------------------
 echo 'greeting = "hi " .. (...)' >"$TMP/pre.lua"
 out=$(printf 'greeting\n' | "$CUJIT" -i "$TMP/pre.lua" there 2>&1)

@@ -113,13 +113,20 @@ s.expect("the session goes on after Ctrl-C", r"^alive\ttrue$")
 s.send("print('never run %d'" % a)
 time.sleep(0.3)
 s.send("\x03")
-s.expect("Ctrl-C at the prompt gives a new prompt", r"^> ")
+s.expect("Ctrl-C at the prompt gives a new prompt", r"never run %d'\n> " % a)
 s.send("'after abandon', %d\n" % b)
 s.expect("the next statement runs", r"^after abandon\t%d$" % b)
 if re.search(r"^never run", s.buf, re.M):
     fail("the abandoned line ran")
 else:
     ok("the abandoned line did not run")
+
+s.send("function half_typed()\n")
+s.expect("continuation before Ctrl-C", r"^>> ")
+s.send("\x03")
+s.expect("Ctrl-C at >> abandons the whole statement", r"^> ")
+s.send("half_typed\n")
+s.expect("the abandoned function was never defined", r"^nil$")
 
 s.send(":time on\n")
 s.expect(":time on", r"^timing is on$")
@@ -143,7 +150,10 @@ for what, piece in [("one-line statement", "%d + %d" % (a, b)),
     else: fail("history lacks %r: %r" % (piece, text))
 if re.search(r"function.*g\(x\)", text) and "end" in text: ok("history has the multi-line function")
 else: fail("history lacks the function: %r" % text)
-if "never run" in text: fail("the abandoned line is in the history")
+if "never run" in text or "half_typed()" in text:
+    fail("an abandoned statement is in the history")
+else:
+    ok("abandoned statements are not in the history")
 
 # --- session 2: the history is read back -----------------------------------------------------------
 s = Session({"CUJIT_HISTORY": history})

@@ -1,0 +1,131 @@
+-- example_support.lua -- what the examples share: the run protocol, compile options, timing,
+-- checks and reporting.
+--
+-- Protocol (ctest runs every example twice, from examples/):
+--   CUJIT_EXAMPLE_COMPILE_ONLY=1  compile every kernel for sm_90 (no GPU needed), run the
+--                                 host-side checks, exit 0;
+--   otherwise                     run in full on the GPU, every check an assertion; without a GPU
+--                                 print "no GPU: <reason>; skipped" and exit 77, or exit 1 when
+--                                 CUJIT_REQUIRE_GPU=1.
+local cuda = require "cujit"
+
+local M = {}
+
+M.compile_only = os.getenv("CUJIT_EXAMPLE_COMPILE_ONLY") == "1"
+
+local started = cuda.clock()
+local checks = 0
+
+local function summary()
+  print(string.format("%d checks passed in %.2f s", checks, cuda.clock() - started))
+end
+
+-- Compile options for the example's kernels: an explicit sm_90 in compile-only mode (there may
+-- be no GPU to ask), the current GPU's otherwise; `extra` entries are added.
+function M.options(extra)
+  local o = {}
+  if M.compile_only then o.arch = "sm_90" end
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return o
+end
+
+local function summary()
+  print(string.format("%d checks passed in %.2f s", checks, cuda.clock() - started))
+end
+
+-- A full run needs a GPU: without one it ends here, before any kernel is compiled for a default
+-- arch (exit 77, or 1 under CUJIT_REQUIRE_GPU=1).
+if not M.compile_only then
+  local ok, why = cuda.has_gpu()
+  if not ok then
+    if os.getenv("CUJIT_REQUIRE_GPU") == "1" then
+      io.stderr:write("FAIL: CUJIT_REQUIRE_GPU=1 but there is no GPU: ", tostring(why), "\n")
+      os.exit(1)
+    end
+    print("no GPU: " .. tostring(why) .. "; skipped")
+    os.exit(77)
+  end
+end
+
+-- Call after compiling the kernels and the host-side checks: a compile-only run ends here
+-- (exit 0); a full run goes on to the GPU work.
+function M.host_checks_done()
+  if not M.compile_only then return end
+  print("compile-only: kernels compiled for sm_90, host checks done")
+  summary()
+  os.exit(0)
+end
+
+-- An assertion that says what it checked: prints "ok   msg", or raises "check failed: msg"
+-- (so the script exits non-zero).
+function M.check(cond, msg, ...)
+  msg = select("#", ...) > 0 and string.format(msg, ...) or msg
+  if not cond then error("check failed: " .. msg, 2) end
+  checks = checks + 1
+  print("ok   " .. msg)
+  return cond
+end
+
+function M.printf(fmt, ...)
+  print(string.format(fmt, ...))
+end
+
+-- Seconds of wall-clock time (os.clock would be CPU time).
+M.clock = cuda.clock
+
+-- Wall-clock milliseconds of fn(...).
+function M.wall_ms(fn, ...)
+  local t0 = cuda.clock()
+  fn(...)
+  return (cuda.clock() - t0) * 1e3
+end
+
+-- GPU milliseconds per call of fn(), measured with events around `reps` calls (default 1) on
+-- `stream` (default: the default stream), after one warm-up call when warm is true.
+function M.gpu_ms(fn, reps, stream, warm)
+  reps = reps or 1
+  if warm then fn() end
+  local e0, e1 = cuda.event(), cuda.event()
+  e0:record(stream)
+  for _ = 1, reps do fn() end
+  e1:record(stream)
+  e1:synchronize()
+  local ms = e0:elapsed(e1) / reps
+  e0:free()
+  e1:free()
+  return ms
+end
+
+-- Number of blocks of `block` threads covering n.
+function M.blocks(n, block)
+  return (n + block - 1) // block
+end
+
+-- The float32 nearest to x, as the device stores it.
+function M.f32(x)
+  return (string.unpack("f", string.pack("f", x)))
+end
+
+-- The seed of this run's random inputs: CUJIT_EXAMPLE_SEED, else the time (printed, to repeat).
+function M.seed()
+  local s = tonumber(os.getenv("CUJIT_EXAMPLE_SEED") or "") or os.time()
+  print("seed " .. s .. " (set CUJIT_EXAMPLE_SEED to repeat)")
+  math.randomseed(s)
+  return s
+end
+
+-- The directory of the calling script (for examples/data), and an output directory
+-- (CUJIT_EXAMPLE_OUT, else examples/out), made if missing.
+function M.here()
+  local src = debug.getinfo(2, "S").source
+  return src:match("^@(.*/)") or "./"
+end
+
+function M.out_dir(here)
+  local dir = os.getenv("CUJIT_EXAMPLE_OUT") or (here .. "out")
+  local ok = os.execute(string.format("mkdir -p '%s'", dir:gsub("'", "'\\''")))
+  if not ok then error("cannot make the output directory " .. dir) end
+  return dir
+end
+
+return M
