@@ -29,10 +29,6 @@ function M.options(extra)
   return o
 end
 
-local function summary()
-  print(string.format("%d checks passed in %.2f s", checks, cuda.clock() - started))
-end
-
 -- A full run needs a GPU: without one it ends here, before any kernel is compiled for a default
 -- arch (exit 77, or 1 under CUJIT_REQUIRE_GPU=1).
 if not M.compile_only then
@@ -54,6 +50,11 @@ function M.host_checks_done()
   print("compile-only: kernels compiled for sm_90, host checks done")
   summary()
   os.exit(0)
+end
+
+-- The end of a full run: how many checks passed, and the wall time of the whole script.
+function M.done()
+  summary()
 end
 
 -- An assertion that says what it checked: prints "ok   msg", or raises "check failed: msg"

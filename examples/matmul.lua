@@ -171,3 +171,4 @@ if arg and arg[1] == "--big" then
   run(4096, 4096, 4096, false)
   run(8192, 8192, 8192, false)
 end
+S.done()

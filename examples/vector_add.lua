@@ -40,3 +40,4 @@ for _ = 1, 10000 do
   if hz[i] ~= S.f32(hx[i] + hy[i]) then bad = bad + 1 end
 end
 S.check(bad == 0, "2^28 elements: 10000 random positions match the host (%d wrong)", bad)
+S.done()

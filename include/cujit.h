@@ -107,6 +107,10 @@ CUJIT_API void cujit_set_warning_handler(cujit_engine *engine, cujit_warning_fn 
 ** reports it. */
 CUJIT_API void cujit_interrupt(cujit_engine *engine);
 
+/* Forgets an interrupt that no wait has reported yet (call it before starting new work, so a
+** Ctrl-C that stopped host code does not cut short a later, unrelated wait). */
+CUJIT_API void cujit_interrupt_clear(cujit_engine *engine);
+
 /* Versions. The driver's and NVRTC's are written as major*1000 + minor*10 (CUDA's own way);
 ** each is 0, with the status saying why, when that library is missing. */
 CUJIT_API const char *cujit_version(void);

@@ -80,6 +80,7 @@ int cli_docall(lua_State *L, int narg, int nres) {
   struct sigaction old;
   sigaction(SIGINT, NULL, &old);
   set_sigint(on_sigint, SA_RESETHAND);
+  if (run_engine) cujit_interrupt_clear(run_engine); /* an old Ctrl-C must not stop new waits */
   int status = lua_pcall(L, narg, nres, base);
   sigaction(SIGINT, &old, NULL);
   if (lua_gethook(L) == stop_hook) lua_sethook(L, NULL, 0, 0); /* a Ctrl-C too late to act */

@@ -98,6 +98,10 @@ void cujit_interrupt(cujit_engine *engine) {
   if (engine) engine->interrupted = 1;
 }
 
+void cujit_interrupt_clear(cujit_engine *engine) {
+  if (engine) engine->interrupted = 0;
+}
+
 static int env_device(void) {
   const char *v = getenv("CUJIT_DEVICE");
   if (!v || !*v) return 0;
