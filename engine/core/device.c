@@ -416,25 +416,60 @@ cujit_status cj_check_alive(cujit_device *device, unsigned generation, const cha
 
 /* --- reset ------------------------------------------------------------------------------------ */
 
+/* After a reset, the first retain tells whether the driver let the fault go: on recent drivers
+** an illegal address or a launch failure stays with the process for good (CUDA documents that
+** the process must be restarted), and the new context is unusable. */
+static cujit_status verify_recovered(cujit_device *device) {
+  cj_driver *drv = &device->engine->drv;
+  CUcontext ctx = NULL;
+  CUresult rc = drv->cuDevicePrimaryCtxRetain(&ctx, device->handle);
+  if (rc == CUDA_SUCCESS) {
+    __atomic_store_n(&device->ctx, ctx, __ATOMIC_RELEASE);
+    return CUJIT_OK;
+  }
+  const char *name, *text;
+  error_text(drv, rc, &name, &text);
+  char cause[sizeof device->fault_msg];
+  snprintf(cause, sizeof cause, "%s", device->fault_msg);
+  snprintf(
+      device->fault_msg, sizeof device->fault_msg,
+      "%.1200s\ncujit reset device %d, but the CUDA driver keeps this fault for the rest of the "
+      "process (%s: %s); no reset can bring the GPU back here: save what you need from host "
+      "memory and restart the program (compiled kernels stay in the disk cache)",
+      cause, device->ordinal, name, text);
+  device->unrecoverable = 1;
+  return CUJIT_ERROR_DEVICE_FAULT;
+}
+
 cujit_status cujit_device_reset(cujit_device *device) {
   NEED_DEVICE(device, "cujit_device_reset");
   cujit_engine *engine = device->engine;
   cj_driver *drv = &engine->drv;
   pthread_mutex_lock(&engine->lock);
+  if (device->unrecoverable) {
+    pthread_mutex_unlock(&engine->lock);
+    return refuse_faulted(device);
+  }
   /* Reset while still retained (the driver documents releasing after a reset as safe), then
   ** drop our retain, so the next entry retains a freshly initialised context. Without a retain
   ** nothing of ours lives there (objects need one, and a fault needs objects): no driver call. */
+  int faulted = device->fault != CUJIT_OK;
   CUresult rc = device->ctx ? drv->cuDevicePrimaryCtxReset(device->handle) : CUDA_SUCCESS;
+  cujit_status st = CUJIT_OK;
   if (rc == CUDA_SUCCESS) {
     if (device->ctx) drv->cuDevicePrimaryCtxRelease(device->handle);
     __atomic_store_n(&device->ctx, NULL, __ATOMIC_RELEASE);
     /* Everything of the old context is gone: its objects become lost, its memory is free. */
     __atomic_add_fetch(&device->generation, 1, __ATOMIC_ACQ_REL);
     atomic_store(&device->allocated, 0);
-    device->fault_msg[0] = '\0';
-    __atomic_store_n(&device->fault, CUJIT_OK, __ATOMIC_RELEASE);
+    if (faulted) st = verify_recovered(device);
+    if (st == CUJIT_OK) {
+      device->fault_msg[0] = '\0';
+      __atomic_store_n(&device->fault, CUJIT_OK, __ATOMIC_RELEASE);
+    }
   }
   pthread_mutex_unlock(&engine->lock);
+  if (st != CUJIT_OK) return refuse_faulted(device);
   if (rc == CUDA_SUCCESS) return CUJIT_OK;
   const char *name, *text;
   error_text(drv, rc, &name, &text);

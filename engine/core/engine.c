@@ -84,8 +84,10 @@ void cj_warn(cujit_engine *engine, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (engine && engine->warn_fn) engine->warn_fn(engine->warn_user, msg);
-  else default_warning(NULL, msg);
+  if (engine && engine->warn_fn)
+    engine->warn_fn(engine->warn_user, msg);
+  else
+    default_warning(NULL, msg);
 }
 
 void cujit_set_warning_handler(cujit_engine *engine, cujit_warning_fn fn, void *user) {
@@ -158,8 +160,8 @@ cujit_status cj_need_driver(cujit_engine *engine, cj_driver **out) {
   if (engine->drv_state == 0) {
     pthread_mutex_lock(&engine->lock);
     if (engine->drv_state == 0)
-      engine->drv_state = cj_driver_open(&engine->drv, engine->drv_why, sizeof engine->drv_why)
-                              ? 1 : -1;
+      engine->drv_state =
+          cj_driver_open(&engine->drv, engine->drv_why, sizeof engine->drv_why) ? 1 : -1;
     pthread_mutex_unlock(&engine->lock);
   }
   if (engine->drv_state < 0)
@@ -179,7 +181,8 @@ cujit_status cj_need_nvrtc(cujit_engine *engine, cj_nvrtc **out) {
           cj_nvrtc_open(&engine->nvrtc, engine->nvrtc_why, sizeof engine->nvrtc_why) ? 1 : -1;
     pthread_mutex_unlock(&engine->lock);
   }
-  if (engine->nvrtc_state < 0) return cj_fail(engine, CUJIT_ERROR_NO_NVRTC, "%s", engine->nvrtc_why);
+  if (engine->nvrtc_state < 0)
+    return cj_fail(engine, CUJIT_ERROR_NO_NVRTC, "%s", engine->nvrtc_why);
   *out = &engine->nvrtc;
   return CUJIT_OK;
 }

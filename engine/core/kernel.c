@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* --- compile options, deep-copied so a generic kernel can specialise later ---------------------- */
+/* --- compile options, deep-copied so a generic kernel can specialise later ----------------------
+ */
 
 static size_t strings_size(const char *const *v, size_t n) {
   size_t total = n * sizeof(char *);
@@ -69,14 +70,18 @@ static int options_valid(cujit_engine *engine, const cujit_compile_options *o) {
   for (int l = 0; l < 3; l++)
     for (size_t i = 0; i < counts[l]; i++)
       if (!lists[l][i]) {
-        cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "compile options: entry %zu of the %s is NULL",
-                i, l == 0 ? "defines" : l == 1 ? "include directories" : "extra flags");
+        cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                "compile options: entry %zu of the %s is NULL", i,
+                l == 0   ? "defines"
+                : l == 1 ? "include directories"
+                         : "extra flags");
         return 0;
       }
   return 1;
 }
 
-/* --- making and freeing kernels ----------------------------------------------------------------- */
+/* --- making and freeing kernels -----------------------------------------------------------------
+ */
 
 static void kernel_destroy(cj_link *link);
 
@@ -161,7 +166,8 @@ static cujit_status compile_concrete(cujit_kernel *k, const char *body, const ch
 
 static cujit_status finish_kernel(cujit_kernel *k) {
   k->signature_text = cj_signature_format(&k->sig);
-  if (!k->signature_text) return cj_fail(k->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  if (!k->signature_text)
+    return cj_fail(k->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   return CUJIT_OK;
 }
 
@@ -170,18 +176,21 @@ cujit_status cujit_kernel_define(cujit_engine *engine, const char *signature, co
                                  cujit_kernel **out) {
   if (out) *out = NULL;
   if (!engine || !signature || !body || !out)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_kernel_define needs an engine, a signature, a body and an output pointer");
+    return cj_fail(
+        engine, CUJIT_ERROR_INVALID_ARGUMENT,
+        "cujit_kernel_define needs an engine, a signature, a body and an output pointer");
   if (!options_valid(engine, options)) return CUJIT_ERROR_INVALID_ARGUMENT;
   cujit_kernel *k = kernel_new(engine);
   if (!k) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   char err[1024];
   cujit_status st = cj_signature_parse(signature, &k->sig, err, sizeof err);
-  if (st != CUJIT_OK) st = cj_fail(engine, st, "%s", err);
+  if (st != CUJIT_OK)
+    st = cj_fail(engine, st, "%s", err);
   else if (body_is_empty(body))
     st = cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                  "kernel '%s' has an empty body: give the statements it runs", k->sig.name);
-  else if (k->sig.ntype_vars == 0) st = compile_concrete(k, body, preamble, options, NULL);
+  else if (k->sig.ntype_vars == 0)
+    st = compile_concrete(k, body, preamble, options, NULL);
   else if (!(k->body = cj_strdup(body)) || (preamble && !(k->preamble = cj_strdup(preamble))) ||
            !options_copy(options, &k->options, &k->options_storage))
     st = cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
@@ -231,7 +240,8 @@ cujit_status cujit_program_kernel(cujit_program *program, const char *name, cuji
   return CUJIT_OK;
 }
 
-/* --- generic kernels ---------------------------------------------------------------------------- */
+/* --- generic kernels ----------------------------------------------------------------------------
+ */
 
 static cujit_kernel *find_spec(cujit_kernel *generic, const cujit_dtype *types) {
   size_t n = generic->sig.ntype_vars;
@@ -345,8 +355,9 @@ static cujit_status infer_types(cujit_kernel *g, const cujit_arg *args, size_t n
 static cujit_status resolve_generic(cujit_kernel **k, const cujit_arg *args, size_t nargs) {
   cujit_kernel *g = *k;
   if (nargs != g->sig.nparams)
-    return cj_fail(g->engine, CUJIT_ERROR_ARGUMENT, "kernel '%s' takes %zu argument(s), got %zu: %s",
-                   g->sig.name, g->sig.nparams, nargs, g->signature_text);
+    return cj_fail(g->engine, CUJIT_ERROR_ARGUMENT,
+                   "kernel '%s' takes %zu argument(s), got %zu: %s", g->sig.name, g->sig.nparams,
+                   nargs, g->signature_text);
   cujit_dtype types[CJ_MAX_TYPE_VARS];
   cujit_status st = infer_types(g, args, nargs, types);
   if (st != CUJIT_OK) return st;
@@ -360,7 +371,8 @@ static cujit_status resolve_generic(cujit_kernel **k, const cujit_arg *args, siz
   return CUJIT_OK;
 }
 
-/* --- loading onto a device ---------------------------------------------------------------------- */
+/* --- loading onto a device ----------------------------------------------------------------------
+ */
 
 static void unload_library(cujit_program *program) {
   cujit_engine *e = program->engine;
@@ -391,7 +403,8 @@ static cujit_status load_library(cujit_program *program, cujit_device *dev) {
   return st;
 }
 
-/* Checks the parameter layout against the driver's view of the compiled kernel, where it has one. */
+/* Checks the parameter layout against the driver's view of the compiled kernel, where it has one.
+ */
 static cujit_status check_layout(cujit_kernel *k, CUfunction fn) {
   cj_driver *drv = &k->engine->drv;
   if (!drv->cuFuncGetParamInfo) return CUJIT_OK;
@@ -417,7 +430,8 @@ static cujit_status load_on_device(cujit_kernel *k, cujit_device *dev, cj_kernel
   if (!k->on_device) k->on_device = calloc((size_t)e->device_count, sizeof *k->on_device);
   cj_kernel_on_device *on = k->on_device ? &k->on_device[dev->ordinal] : NULL;
   CUresult rc = CUDA_SUCCESS;
-  if (!on) st = cj_fail(e, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  if (!on)
+    st = cj_fail(e, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   else if (!k->handle)
     rc = e->drv.cuLibraryGetKernel(&k->handle, (CUlibrary)k->program->library, k->sig.name);
   CUfunction fn = NULL;
@@ -439,7 +453,8 @@ static cujit_status load_on_device(cujit_kernel *k, cujit_device *dev, cj_kernel
 }
 
 /* The kernel's state on `dev`, loading it there first if needed. */
-static inline cujit_status on_device(cujit_kernel *k, cujit_device *dev, cj_kernel_on_device **out) {
+static inline cujit_status on_device(cujit_kernel *k, cujit_device *dev,
+                                     cj_kernel_on_device **out) {
   if (k->on_device) {
     cj_kernel_on_device *on = &k->on_device[dev->ordinal];
     if (on->fn && on->generation == dev->generation) {
@@ -464,16 +479,23 @@ static inline cujit_status launch_device(cujit_engine *e, cujit_stream *stream,
   return cj_device_enter(*dev);
 }
 
-/* --- arguments ---------------------------------------------------------------------------------- */
+/* --- arguments ----------------------------------------------------------------------------------
+ */
 
 static const char *arg_kind_name(cujit_arg_kind kind) {
   switch (kind) {
-  case CUJIT_ARG_INT: return "an integer";
-  case CUJIT_ARG_UINT: return "an unsigned integer";
-  case CUJIT_ARG_FLOAT: return "a float";
-  case CUJIT_ARG_BUFFER: return "a buffer";
-  case CUJIT_ARG_DEVPTR: return "a device pointer";
-  case CUJIT_ARG_BYTES: return "raw bytes";
+  case CUJIT_ARG_INT:
+    return "an integer";
+  case CUJIT_ARG_UINT:
+    return "an unsigned integer";
+  case CUJIT_ARG_FLOAT:
+    return "a float";
+  case CUJIT_ARG_BUFFER:
+    return "a buffer";
+  case CUJIT_ARG_DEVPTR:
+    return "a device pointer";
+  case CUJIT_ARG_BYTES:
+    return "raw bytes";
   }
   return "an unknown kind of argument";
 }
@@ -494,24 +516,49 @@ static cujit_status arg_error(const cujit_kernel *k, size_t i, const char *fmt, 
 
 static int int_range(cujit_dtype d, int64_t *lo, uint64_t *hi) {
   switch (d) {
-  case CUJIT_I8: *lo = INT8_MIN, *hi = INT8_MAX; return 1;
-  case CUJIT_I16: *lo = INT16_MIN, *hi = INT16_MAX; return 1;
-  case CUJIT_I32: *lo = INT32_MIN, *hi = INT32_MAX; return 1;
-  case CUJIT_I64: *lo = INT64_MIN, *hi = INT64_MAX; return 1;
-  case CUJIT_U8: *lo = 0, *hi = UINT8_MAX; return 1;
-  case CUJIT_U16: *lo = 0, *hi = UINT16_MAX; return 1;
-  case CUJIT_U32: *lo = 0, *hi = UINT32_MAX; return 1;
-  case CUJIT_U64: *lo = 0, *hi = UINT64_MAX; return 1;
-  default: return 0;
+  case CUJIT_I8:
+    *lo = INT8_MIN, *hi = INT8_MAX;
+    return 1;
+  case CUJIT_I16:
+    *lo = INT16_MIN, *hi = INT16_MAX;
+    return 1;
+  case CUJIT_I32:
+    *lo = INT32_MIN, *hi = INT32_MAX;
+    return 1;
+  case CUJIT_I64:
+    *lo = INT64_MIN, *hi = INT64_MAX;
+    return 1;
+  case CUJIT_U8:
+    *lo = 0, *hi = UINT8_MAX;
+    return 1;
+  case CUJIT_U16:
+    *lo = 0, *hi = UINT16_MAX;
+    return 1;
+  case CUJIT_U32:
+    *lo = 0, *hi = UINT32_MAX;
+    return 1;
+  case CUJIT_U64:
+    *lo = 0, *hi = UINT64_MAX;
+    return 1;
+  default:
+    return 0;
   }
 }
 
 static void store_int(void *dst, cujit_dtype d, uint64_t bits) {
   switch (cujit_dtype_size(d)) {
-  case 1: *(uint8_t *)dst = (uint8_t)bits; break;
-  case 2: *(uint16_t *)dst = (uint16_t)bits; break;
-  case 4: *(uint32_t *)dst = (uint32_t)bits; break;
-  default: *(uint64_t *)dst = bits; break;
+  case 1:
+    *(uint8_t *)dst = (uint8_t)bits;
+    break;
+  case 2:
+    *(uint16_t *)dst = (uint16_t)bits;
+    break;
+  case 4:
+    *(uint32_t *)dst = (uint32_t)bits;
+    break;
+  default:
+    *(uint64_t *)dst = bits;
+    break;
   }
 }
 
@@ -544,7 +591,8 @@ static cujit_status pack_int(const cujit_kernel *k, size_t i, const cujit_arg *a
     store_int(dst, d, f < 0 ? (uint64_t)(int64_t)f : (uint64_t)f);
     return CUJIT_OK;
   }
-  default: return arg_error(k, i, "expects a number, got %s", arg_kind_name(a->kind));
+  default:
+    return arg_error(k, i, "expects a number, got %s", arg_kind_name(a->kind));
   }
 }
 
@@ -573,17 +621,25 @@ static uint16_t half_bits(double v) {
 static cujit_status pack_float(const cujit_kernel *k, size_t i, const cujit_arg *a, void *dst) {
   double f;
   switch (a->kind) {
-  case CUJIT_ARG_FLOAT: f = a->v.f; break;
-  case CUJIT_ARG_INT: f = (double)a->v.i; break;
-  case CUJIT_ARG_UINT: f = (double)a->v.u; break;
-  default: return arg_error(k, i, "expects a number, got %s", arg_kind_name(a->kind));
+  case CUJIT_ARG_FLOAT:
+    f = a->v.f;
+    break;
+  case CUJIT_ARG_INT:
+    f = (double)a->v.i;
+    break;
+  case CUJIT_ARG_UINT:
+    f = (double)a->v.u;
+    break;
+  default:
+    return arg_error(k, i, "expects a number, got %s", arg_kind_name(a->kind));
   }
   cujit_dtype d = k->sig.params[i].dtype;
   double limit = d == CUJIT_F32 ? FLT_MAX : 65504.0;
   if (d != CUJIT_F64 && isfinite(f) && fabs(f) > limit)
     return arg_error(k, i, "%.17g is out of range for %s (largest %g)", f, cujit_dtype_name(d),
                      limit);
-  if (d == CUJIT_F64) memcpy(dst, &f, sizeof f);
+  if (d == CUJIT_F64)
+    memcpy(dst, &f, sizeof f);
   else if (d == CUJIT_F32) {
     float v = (float)f;
     memcpy(dst, &v, sizeof v);
@@ -598,10 +654,12 @@ static cujit_status pack_pointer(const cujit_kernel *k, size_t i, const cujit_ar
                                  const cujit_device *dev) {
   const cj_param *p = &k->sig.params[i];
   uint64_t addr;
-  if (a->kind == CUJIT_ARG_DEVPTR) addr = a->v.devptr;
+  if (a->kind == CUJIT_ARG_DEVPTR)
+    addr = a->v.devptr;
   else if (a->kind != CUJIT_ARG_BUFFER)
     return arg_error(k, i, "expects a device buffer, got %s", arg_kind_name(a->kind));
-  else if (!a->v.buffer) return arg_error(k, i, "the buffer is NULL");
+  else if (!a->v.buffer)
+    return arg_error(k, i, "the buffer is NULL");
   else {
     const cujit_buffer *b = a->v.buffer;
     if (!dev) { /* no device to compare with: the launch fails for that reason afterwards */
@@ -625,8 +683,9 @@ static cujit_status pack_one(const cujit_kernel *k, size_t i, const cujit_arg *a
   const cj_param *p = &k->sig.params[i];
   if (p->kind == CUJIT_PARAM_POINTER) return pack_pointer(k, i, a, dst, dev);
   if (p->size == 0)
-    return arg_error(k, i, "cujit cannot size this type; use a type from the signature guide "
-                           "(docs/ARCHITECTURE.md) or pass the struct's fields separately");
+    return arg_error(k, i,
+                     "cujit cannot size this type; use a type from the signature guide "
+                     "(docs/ARCHITECTURE.md) or pass the struct's fields separately");
   if (p->dtype == CUJIT_DTYPE_NONE || a->kind == CUJIT_ARG_BYTES) {
     if (a->kind != CUJIT_ARG_BYTES || !a->v.bytes)
       return arg_error(k, i, "expects %zu raw bytes (CUJIT_ARG_BYTES), got %s", p->size,
@@ -639,7 +698,8 @@ static cujit_status pack_one(const cujit_kernel *k, size_t i, const cujit_arg *a
   return pack_int(k, i, a, dst);
 }
 
-/* --- launching ---------------------------------------------------------------------------------- */
+/* --- launching ----------------------------------------------------------------------------------
+ */
 
 static cujit_status check_config(const cujit_kernel *k, const cujit_device *dev,
                                  const cujit_launch_config *c, unsigned grid[3],
@@ -717,8 +777,8 @@ cujit_status cujit_launch(cujit_kernel *kernel, const cujit_launch_config *confi
   const cj_signature *sig = &kernel->sig;
   if (nargs != sig->nparams)
     return cj_fail(kernel->engine, CUJIT_ERROR_ARGUMENT,
-                   "kernel '%s' takes %zu argument(s), got %zu: %s", sig->name, sig->nparams,
-                   nargs, kernel->signature_text);
+                   "kernel '%s' takes %zu argument(s), got %zu: %s", sig->name, sig->nparams, nargs,
+                   kernel->signature_text);
   /* Arguments are checked before the device is asked for, so a mistake in them is reported as
   ** such even on a machine with no GPU. */
   cujit_device *dev = NULL;
@@ -738,9 +798,9 @@ cujit_status cujit_launch(cujit_kernel *kernel, const cujit_launch_config *confi
   if ((st = check_config(kernel, dev, config, grid, block)) != CUJIT_OK) return st;
   if ((st = allow_shared(kernel, dev, on, config->shared_bytes)) != CUJIT_OK) return st;
   dev->last_kernel = sig->name;
-  CUresult rc = kernel->engine->drv.cuLaunchKernel(on->fn, grid[0], grid[1], grid[2], block[0],
-                                                   block[1], block[2], config->shared_bytes,
-                                                   cj_stream_handle(config->stream), pointers, NULL);
+  CUresult rc = kernel->engine->drv.cuLaunchKernel(
+      on->fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], config->shared_bytes,
+      cj_stream_handle(config->stream), pointers, NULL);
   return rc == CUDA_SUCCESS ? CUJIT_OK : launch_error(kernel, dev, rc);
 }
 
@@ -748,8 +808,8 @@ cujit_status cujit_launch(cujit_kernel *kernel, const cujit_launch_config *confi
 static cujit_status suggest(cujit_kernel *k, cujit_device *dev, cj_kernel_on_device *on) {
   if (on->block_size) return CUJIT_OK;
   int min_grid = 0, block = 0;
-  CUresult rc = k->engine->drv.cuOccupancyMaxPotentialBlockSize(&min_grid, &block, on->fn, NULL,
-                                                                0, 0);
+  CUresult rc =
+      k->engine->drv.cuOccupancyMaxPotentialBlockSize(&min_grid, &block, on->fn, NULL, 0, 0);
   if (rc != CUDA_SUCCESS) {
     char what[200];
     snprintf(what, sizeof what, "the occupancy query for kernel '%s'", k->sig.name);
@@ -803,7 +863,8 @@ cujit_status cujit_kernel_suggest_block(cujit_kernel *kernel, int *block_size, i
   return CUJIT_OK;
 }
 
-/* --- introspection ------------------------------------------------------------------------------ */
+/* --- introspection ------------------------------------------------------------------------------
+ */
 
 const char *cujit_kernel_name(const cujit_kernel *kernel) {
   return kernel ? kernel->sig.name : "";
@@ -838,8 +899,8 @@ cujit_status cujit_kernel_param(const cujit_kernel *kernel, size_t index, cujit_
                    "kernel '%s' has %zu parameter(s); there is no parameter %zu", kernel->sig.name,
                    kernel->sig.nparams, index);
   const cj_param *p = &kernel->sig.params[index];
-  *info = (cujit_param_info){p->name,   p->type,      p->kind,   p->dtype, p->is_const,
-                             p->size,   p->align,     p->offset, p->type_var};
+  *info = (cujit_param_info){p->name, p->type,  p->kind,   p->dtype,   p->is_const,
+                             p->size, p->align, p->offset, p->type_var};
   return CUJIT_OK;
 }
 
@@ -864,13 +925,15 @@ cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel, cujit_kernel_attr
   cujit_status st = launch_device(kernel->engine, NULL, &dev);
   if (st == CUJIT_OK) st = on_device(kernel, dev, &on);
   if (st != CUJIT_OK) return st;
-  static const CUfunction_attribute which[] = {
-      CU_FUNC_ATTRIBUTE_NUM_REGS,         CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-      CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
-      CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_FUNC_ATTRIBUTE_PTX_VERSION,
-      CU_FUNC_ATTRIBUTE_BINARY_VERSION};
-  int *fields[] = {&attrs->registers,  &attrs->static_shared_bytes,   &attrs->const_bytes,
-                   &attrs->local_bytes, &attrs->max_threads_per_block, &attrs->ptx_version,
+  static const CUfunction_attribute which[] = {CU_FUNC_ATTRIBUTE_NUM_REGS,
+                                               CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                               CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
+                                               CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+                                               CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                               CU_FUNC_ATTRIBUTE_PTX_VERSION,
+                                               CU_FUNC_ATTRIBUTE_BINARY_VERSION};
+  int *fields[] = {&attrs->registers,     &attrs->static_shared_bytes,   &attrs->const_bytes,
+                   &attrs->local_bytes,   &attrs->max_threads_per_block, &attrs->ptx_version,
                    &attrs->binary_version};
   for (size_t i = 0; i < sizeof which / sizeof *which; i++) {
     CUresult rc = kernel->engine->drv.cuFuncGetAttribute(fields[i], which[i], on->fn);

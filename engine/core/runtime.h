@@ -15,7 +15,8 @@ struct cujit_device {
   cujit_device_info info; /* read once when the device is first got */
   unsigned generation;    /* bumped by each reset; objects made before it are lost */
   cujit_status fault;     /* CUJIT_OK, or DEVICE_FAULT after a sticky error */
-  char fault_msg[1024];   /* the fault, the kernel that caused it, and how to recover */
+  char fault_msg[2048];   /* the fault, the kernel that caused it, and how to recover */
+  int unrecoverable;      /* a reset did not clear the fault: the driver keeps it for the process */
   const char *last_kernel; /* name of the kernel last launched here, to blame on a fault */
   _Atomic size_t allocated;
   struct cujit_stream *streams; /* its live streams (under engine->lock), for synchronize */

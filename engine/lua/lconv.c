@@ -304,7 +304,7 @@ typedef struct table_reader {
   cujit_dtype dtype;
   int ndim;
   const size_t *shape;
-  size_t path[CJL_MAX_DIMS];
+  size_t path[CJL_MAX_DIMS + 1]; /* one spare: read_level may note a level past the last */
   char *dst;
   size_t elem;
 } table_reader;

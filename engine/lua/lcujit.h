@@ -163,6 +163,7 @@ void cjl_new_class(lua_State *L, const char *name, const luaL_Reg *meta, const l
 void cjl_open_kernels(lua_State *L, int module_index); /* lkernel.c */
 void cjl_open_arrays(lua_State *L, int module_index);  /* larray.c */
 void cjl_open_library(lua_State *L, int module_index); /* llibrary.c */
+void cjl_open_images(lua_State *L, int module_index);  /* limage.c */
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

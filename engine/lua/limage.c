@@ -15,12 +15,12 @@
 #if defined(__GNUC__)
 #pragma GCC visibility push(hidden)
 #endif
-void cjl_open_images(lua_State *L, int module_index);
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif
 
-#define MAX_SIDE 65536 /* pixels per side we read: far beyond any test image, far below overflow */
+#define MAX_SIDE 65536 /* pixels per side we read: far beyond any test image, far below overflow   \
+                        */
 
 typedef struct image {
   uint32_t width, height;
@@ -148,7 +148,8 @@ static int png_write_file(const char *path, image *img, char *err, size_t errlen
   int ok = s.info ? write_pixels(&s) : session_fail(&s, "'%s': %s", "libpng could not start");
   png_destroy_write_struct(s.png ? &s.png : NULL, s.info ? &s.info : NULL);
   free(s.rows);
-  if (fclose(s.file) != 0 && ok) ok = session_fail(&s, "cannot write image '%s': %s", strerror(errno));
+  if (fclose(s.file) != 0 && ok)
+    ok = session_fail(&s, "cannot write image '%s': %s", strerror(errno));
   if (!ok) remove(path);
   return ok;
 }
@@ -185,8 +186,9 @@ static void array_layout(lua_State *L, int idx, cujit_dtype *dtype, int *ndim, s
   }
   cjl_array *a = cjl_test_array(L, idx);
   if (!a)
-    luaL_argerror(L, idx, lua_pushfstring(L, "u8 host or device array expected, got %s",
-                                          luaL_typename(L, idx)));
+    luaL_argerror(
+        L, idx,
+        lua_pushfstring(L, "u8 host or device array expected, got %s", luaL_typename(L, idx)));
   cjl_check_array(L, idx, &a);
   *dtype = a->dtype, *ndim = a->ndim;
   memcpy(shape, a->shape, sizeof a->shape);
@@ -211,19 +213,24 @@ static int l_write(lua_State *L) {
   size_t shape[CJL_MAX_DIMS];
   array_layout(L, 2, &dtype, &ndim, shape);
   if (dtype != CUJIT_U8)
-    return luaL_argerror(L, 2, lua_pushfstring(L, "u8 array expected, got %s (scale and convert "
-                                                  "to 0..255 first)",
-                                               dtype == CUJIT_DTYPE_NONE ? "bytes"
-                                                                         : cujit_dtype_name(dtype)));
+    return luaL_argerror(
+        L, 2,
+        lua_pushfstring(L,
+                        "u8 array expected, got %s (scale and convert "
+                        "to 0..255 first)",
+                        dtype == CUJIT_DTYPE_NONE ? "bytes" : cujit_dtype_name(dtype)));
   size_t channels = ndim == 3 ? shape[2] : 1;
   if (ndim == 1 || channels > 4)
-    return luaL_argerror(L, 2, lua_pushfstring(L, "image shape {height, width} or {height, width, "
-                                                  "channels} with 1 to 4 channels expected, got "
-                                                  "%d dimension(s)%s",
-                                               ndim, ndim == 3 ? " and more than 4 channels" : ""));
+    return luaL_argerror(L, 2,
+                         lua_pushfstring(L,
+                                         "image shape {height, width} or {height, width, "
+                                         "channels} with 1 to 4 channels expected, got "
+                                         "%d dimension(s)%s",
+                                         ndim, ndim == 3 ? " and more than 4 channels" : ""));
   if (shape[0] > MAX_SIDE || shape[1] > MAX_SIDE)
     return luaL_argerror(L, 2, "images are limited to 65536 pixels a side");
-  image img = {.width = (uint32_t)shape[1], .height = (uint32_t)shape[0], .channels = (int)channels};
+  image img = {
+      .width = (uint32_t)shape[1], .height = (uint32_t)shape[0], .channels = (int)channels};
   img.pixels = array_pixels(L, 2, shape[0] * shape[1] * channels);
   char err[512];
   if (!png_write_file(path, &img, err, sizeof err)) return luaL_error(L, "%s", err);

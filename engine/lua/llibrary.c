@@ -16,7 +16,6 @@
 #if defined(__GNUC__)
 #pragma GCC visibility push(hidden)
 #endif
-void cjl_open_images(lua_State *L, int module_index); /* limage.c */
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif
@@ -30,10 +29,10 @@ static lua_Integer check_integer(lua_State *L, int idx, const char *what) {
   int exact = 0;
   lua_Integer v = lua_tointegerx(L, idx, &exact);
   if (lua_type(L, idx) != LUA_TNUMBER || !exact)
-    luaL_argerror(L, idx, lua_pushfstring(L, "%s must be an integer, got %s", what,
-                                          lua_type(L, idx) == LUA_TNUMBER
-                                              ? luaL_tolstring(L, idx, NULL)
-                                              : luaL_typename(L, idx)));
+    luaL_argerror(L, idx,
+                  lua_pushfstring(L, "%s must be an integer, got %s", what,
+                                  lua_type(L, idx) == LUA_TNUMBER ? luaL_tolstring(L, idx, NULL)
+                                                                  : luaL_typename(L, idx)));
   return v;
 }
 
@@ -71,9 +70,11 @@ static cujit_buffer *check_float_array(lua_State *L, int idx) {
   cjl_array *a;
   cujit_buffer *b = cjl_check_array(L, idx, &a);
   if (a->dtype != CUJIT_F32 && a->dtype != CUJIT_F64)
-    luaL_argerror(L, idx, lua_pushfstring(L, "f32 or f64 device array expected, got %s (random "
-                                             "fills make floating-point numbers)",
-                                          dtype_name(a->dtype)));
+    luaL_argerror(L, idx,
+                  lua_pushfstring(L,
+                                  "f32 or f64 device array expected, got %s (random "
+                                  "fills make floating-point numbers)",
+                                  dtype_name(a->dtype)));
   return b;
 }
 
@@ -115,9 +116,12 @@ static int l_normal(lua_State *L) {
 /* Integers stay exact as Lua integers (u64 sums past math.maxinteger wrap, as Lua's own unsigned
 ** conventions do); floating results are Lua floats. */
 static void push_scalar(lua_State *L, const cujit_scalar *r) {
-  if (r->dtype == CUJIT_I64) lua_pushinteger(L, (lua_Integer)r->v.i);
-  else if (r->dtype == CUJIT_U64) lua_pushinteger(L, (lua_Integer)r->v.u);
-  else lua_pushnumber(L, r->v.f);
+  if (r->dtype == CUJIT_I64)
+    lua_pushinteger(L, (lua_Integer)r->v.i);
+  else if (r->dtype == CUJIT_U64)
+    lua_pushinteger(L, (lua_Integer)r->v.u);
+  else
+    lua_pushnumber(L, r->v.f);
 }
 
 static int reduce(lua_State *L, cujit_reduce_op op) {
@@ -148,11 +152,12 @@ static int array_dot(lua_State *L) {
   cujit_buffer *ba = check_typed_array(L, 1, &a);
   cujit_buffer *bb = check_typed_array(L, 2, &other);
   if (a->dtype != other->dtype || a->size != other->size)
-    return luaL_argerror(L, 2, lua_pushfstring(L, "dot of a %s array of %I elements with a %s "
-                                                  "array of %I: same dtype and size needed",
-                                               dtype_name(a->dtype), (lua_Integer)a->size,
-                                               dtype_name(other->dtype),
-                                               (lua_Integer)other->size));
+    return luaL_argerror(L, 2,
+                         lua_pushfstring(L,
+                                         "dot of a %s array of %I elements with a %s "
+                                         "array of %I: same dtype and size needed",
+                                         dtype_name(a->dtype), (lua_Integer)a->size,
+                                         dtype_name(other->dtype), (lua_Integer)other->size));
   cujit_stream *stream = cjl_opt_stream(L, 3);
   cujit_scalar r;
   if (cujit_dot(ba, bb, a->size, &r, stream) != CUJIT_OK) return cjl_error(L, cjl_engine(L));
@@ -183,7 +188,7 @@ static void add_array_methods(lua_State *L, const luaL_Reg *methods) {
 ** ------------------------------------------------------------------------------------------- */
 
 typedef struct ew_param {
-  const char *name; /* owned by the kernel */
+  const char *name;  /* owned by the kernel */
   cujit_dtype dtype; /* NONE for a type variable */
   int type_var;      /* -1 when concrete */
   int array, output;
@@ -211,15 +216,17 @@ static const char *ew_name(const cjl_elementwise *ew) {
 
 static int option_flag(lua_State *L, int arg, const char *key) {
   if (!lua_isboolean(L, -1))
-    luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be a boolean, got %s", key,
-                                          luaL_typename(L, -1)));
+    luaL_argerror(
+        L, arg,
+        lua_pushfstring(L, "option '%s' must be a boolean, got %s", key, luaL_typename(L, -1)));
   return lua_toboolean(L, -1);
 }
 
 static const char *option_string(lua_State *L, int arg, const char *key) {
   if (lua_type(L, -1) != LUA_TSTRING)
-    luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be a string, got %s", key,
-                                          luaL_typename(L, -1)));
+    luaL_argerror(
+        L, arg,
+        lua_pushfstring(L, "option '%s' must be a string, got %s", key, luaL_typename(L, -1)));
   return lua_tostring(L, -1);
 }
 
@@ -233,8 +240,9 @@ static void option_defines(lua_State *L, int arg, cujit_compile_options *o) {
   const char **items = lua_newuserdatauv(L, (n ? n : 1) * sizeof *items, 0);
   for (size_t i = 0; i < n; i++) {
     if (lua_rawgeti(L, list, (lua_Integer)i + 1) != LUA_TSTRING)
-      luaL_argerror(L, arg, lua_pushfstring(L, "option 'defines'[%d] must be a string, got %s",
-                                            (int)i + 1, luaL_typename(L, -1)));
+      luaL_argerror(L, arg,
+                    lua_pushfstring(L, "option 'defines'[%d] must be a string, got %s", (int)i + 1,
+                                    luaL_typename(L, -1)));
     items[i] = lua_tostring(L, -1);
     lua_pop(L, 1);
   }
@@ -251,13 +259,20 @@ static void parse_ew_options(lua_State *L, int arg, cujit_compile_options *o, co
   while (lua_next(L, arg)) {
     const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
     if (!key) luaL_argerror(L, arg, "options are named: {arch = 'sm_90', fast_math = true, ...}");
-    if (strcmp(key, "arch") == 0) o->arch = option_string(L, arg, key);
-    else if (strcmp(key, "std") == 0) o->std = option_string(L, arg, key);
-    else if (strcmp(key, "name") == 0) *name = option_string(L, arg, key);
-    else if (strcmp(key, "fast_math") == 0) o->fast_math = option_flag(L, arg, key);
-    else if (strcmp(key, "line_info") == 0) o->line_info = option_flag(L, arg, key);
-    else if (strcmp(key, "debug") == 0) o->debug = option_flag(L, arg, key);
-    else if (strcmp(key, "defines") == 0) option_defines(L, arg, o);
+    if (strcmp(key, "arch") == 0)
+      o->arch = option_string(L, arg, key);
+    else if (strcmp(key, "std") == 0)
+      o->std = option_string(L, arg, key);
+    else if (strcmp(key, "name") == 0)
+      *name = option_string(L, arg, key);
+    else if (strcmp(key, "fast_math") == 0)
+      o->fast_math = option_flag(L, arg, key);
+    else if (strcmp(key, "line_info") == 0)
+      o->line_info = option_flag(L, arg, key);
+    else if (strcmp(key, "debug") == 0)
+      o->debug = option_flag(L, arg, key);
+    else if (strcmp(key, "defines") == 0)
+      option_defines(L, arg, o);
     else
       luaL_argerror(L, arg, lua_pushfstring(L, "unknown option '%s' (known: " EW_OPTIONS ")", key));
     lua_pop(L, 1);
@@ -294,8 +309,16 @@ static int l_elementwise(lua_State *L) {
   const char *expr = luaL_checkstring(L, 2);
   int opts = 4;
   const char *name = NULL;
-  if (lua_istable(L, 3) && lua_isnoneornil(L, 4)) opts = 3; /* (params, expr, options) */
-  else if (!lua_isnoneornil(L, 3)) name = luaL_checkstring(L, 3);
+  if (lua_istable(L, 3) && lua_isnoneornil(L, 4))
+    opts = 3; /* (params, expr, options) */
+  else if (lua_type(L, 3) == LUA_TSTRING)
+    name = lua_tostring(L, 3);
+  else if (!lua_isnoneornil(L, 3))
+    return luaL_argerror(L, 3,
+                         lua_pushfstring(L,
+                                         "kernel name (a string) or options table "
+                                         "expected, got %s",
+                                         luaL_typename(L, 3)));
   cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
   parse_ew_options(L, opts, &o, &name);
   cujit_engine *e = cjl_engine(L);
@@ -309,8 +332,8 @@ static int l_elementwise(lua_State *L) {
 }
 
 static int ew_arg_error(lua_State *L, const cjl_elementwise *ew, int i, const char *why) {
-  return luaL_error(L, "bad argument #%d '%s' to elementwise '%s' (%s)", i + 1,
-                    ew->params[i].name, ew_name(ew), why);
+  return luaL_error(L, "bad argument #%d '%s' to elementwise '%s' (%s)", i + 1, ew->params[i].name,
+                    ew_name(ew), why);
 }
 
 /* What one call has gathered from its arguments. */
@@ -326,34 +349,42 @@ static void bind_type_var(lua_State *L, const cjl_elementwise *ew, ew_call *c, i
   const ew_param *p = &ew->params[i];
   if (p->type_var < 0 || p->type_var >= MAX_TYPE_VARS) return;
   cujit_dtype *bound = &c->binding[p->type_var];
-  if (*bound == CUJIT_DTYPE_NONE) *bound = have;
+  if (*bound == CUJIT_DTYPE_NONE)
+    *bound = have;
   else if (*bound != have)
-    ew_arg_error(L, ew, i, lua_pushfstring(L, "%s array, but its type variable is %s from an "
-                                              "earlier argument",
-                                           dtype_name(have), dtype_name(*bound)));
+    ew_arg_error(L, ew, i,
+                 lua_pushfstring(L,
+                                 "%s array, but its type variable is %s from an "
+                                 "earlier argument",
+                                 dtype_name(have), dtype_name(*bound)));
 }
 
 static void convert_array(lua_State *L, const cjl_elementwise *ew, ew_call *c, int i, int idx) {
   const ew_param *p = &ew->params[i];
   cjl_array *a = cjl_test_array(L, idx);
   if (!a)
-    ew_arg_error(L, ew, i, lua_pushfstring(L, "device array expected (copy host data with "
-                                              "cuda.to_device), got %s",
-                                           luaL_typename(L, idx)));
+    ew_arg_error(L, ew, i,
+                 lua_pushfstring(L,
+                                 "device array expected (copy host data with "
+                                 "cuda.to_device), got %s",
+                                 luaL_typename(L, idx)));
   cujit_buffer *b = cjl_array_buffer(a);
   if (!b) ew_arg_error(L, ew, i, "device array has been freed");
   if (p->type_var < 0 && p->dtype != CUJIT_DTYPE_NONE && a->dtype != p->dtype)
-    ew_arg_error(L, ew, i, lua_pushfstring(L, "%s array expected, got %s", dtype_name(p->dtype),
-                                           dtype_name(a->dtype)));
+    ew_arg_error(L, ew, i,
+                 lua_pushfstring(L, "%s array expected, got %s", dtype_name(p->dtype),
+                                 dtype_name(a->dtype)));
   bind_type_var(L, ew, c, i, a->dtype);
   if (!c->first) {
     c->first = a;
     c->first_param = i;
   } else if (a->size != c->first->size) {
-    ew_arg_error(L, ew, i, lua_pushfstring(L, "it has %I elements but '%s' has %I: all arrays "
-                                              "must have the same size",
-                                           (lua_Integer)a->size, ew->params[c->first_param].name,
-                                           (lua_Integer)c->first->size));
+    ew_arg_error(L, ew, i,
+                 lua_pushfstring(L,
+                                 "it has %I elements but '%s' has %I: all arrays "
+                                 "must have the same size",
+                                 (lua_Integer)a->size, ew->params[c->first_param].name,
+                                 (lua_Integer)c->first->size));
   }
   c->args[i] = CUJIT_ARG_BUF(b);
 }
@@ -361,12 +392,16 @@ static void convert_array(lua_State *L, const cjl_elementwise *ew, ew_call *c, i
 /* Scalars go to the engine as they are; it converts them for the parameter's type, with range and
 ** exactness checks. */
 static void convert_scalar(lua_State *L, const cjl_elementwise *ew, ew_call *c, int i, int idx) {
-  if (lua_type(L, idx) == LUA_TBOOLEAN) c->args[i] = CUJIT_ARG_I(lua_toboolean(L, idx));
-  else if (lua_isinteger(L, idx)) c->args[i] = CUJIT_ARG_I(lua_tointeger(L, idx));
-  else if (lua_type(L, idx) == LUA_TNUMBER) c->args[i] = CUJIT_ARG_F(lua_tonumber(L, idx));
+  if (lua_type(L, idx) == LUA_TBOOLEAN)
+    c->args[i] = CUJIT_ARG_I(lua_toboolean(L, idx));
+  else if (lua_isinteger(L, idx))
+    c->args[i] = CUJIT_ARG_I(lua_tointeger(L, idx));
+  else if (lua_type(L, idx) == LUA_TNUMBER)
+    c->args[i] = CUJIT_ARG_F(lua_tonumber(L, idx));
   else
-    ew_arg_error(L, ew, i, lua_pushfstring(L, "number expected (a scalar parameter), got %s",
-                                           luaL_typename(L, idx)));
+    ew_arg_error(
+        L, ew, i,
+        lua_pushfstring(L, "number expected (a scalar parameter), got %s", luaL_typename(L, idx)));
 }
 
 /* Allocates output i, shaped as the first array, its dtype the parameter's or its type
@@ -376,8 +411,9 @@ static void allocate_output(lua_State *L, const cjl_elementwise *ew, ew_call *c,
   cujit_dtype dtype = p->dtype;
   if (p->type_var >= 0) dtype = p->type_var < MAX_TYPE_VARS ? c->binding[p->type_var] : dtype;
   if (dtype == CUJIT_DTYPE_NONE)
-    ew_arg_error(L, ew, i, "missing: its type variable is not set by any input array; pass the "
-                           "output array");
+    ew_arg_error(L, ew, i,
+                 "missing: its type variable is not set by any input array; pass the "
+                 "output array");
   cjl_array *out = cjl_new_array(L, dtype, c->first->ndim, c->first->shape);
   c->args[i] = CUJIT_ARG_BUF(out->buffer);
 }
@@ -391,18 +427,22 @@ static int ew_call_m(lua_State *L) {
   if (top > 1 && luaL_testudata(L, top, CJL_STREAM)) stream = cjl_opt_stream(L, top--);
   int given = top - 1, ninputs = ew->nparams - ew->noutputs;
   if (given != ew->nparams && given != ninputs)
-    return luaL_error(L, "elementwise '%s' takes %d arguments, or %d without the outputs (then "
-                         "allocated and returned), got %d: %s",
+    return luaL_error(L,
+                      "elementwise '%s' takes %d arguments, or %d without the outputs (then "
+                      "allocated and returned), got %d: %s",
                       ew_name(ew), ew->nparams, ninputs, given, cujit_kernel_signature(ew->kernel));
   ew_call c;
   memset(&c, 0, sizeof c);
   for (int i = 0; i < given; i++) {
-    if (ew->params[i].array) convert_array(L, ew, &c, i, i + 2);
-    else convert_scalar(L, ew, &c, i, i + 2);
+    if (ew->params[i].array)
+      convert_array(L, ew, &c, i, i + 2);
+    else
+      convert_scalar(L, ew, &c, i, i + 2);
   }
   if (!c.first)
-    return luaL_error(L, "elementwise '%s': no array among the arguments, so no element count; "
-                         "pass the output arrays",
+    return luaL_error(L,
+                      "elementwise '%s': no array among the arguments, so no element count; "
+                      "pass the output arrays",
                       ew_name(ew));
   int results = lua_gettop(L);
   if (given == ew->nparams) /* return the outputs passed */
@@ -439,8 +479,10 @@ static int ew_source(lua_State *L) {
 
 static int ew_tostring(lua_State *L) {
   cjl_elementwise *ew = luaL_checkudata(L, 1, CJL_ELEMENTWISE);
-  if (!ew->kernel) lua_pushliteral(L, "cujit.elementwise (freed)");
-  else lua_pushfstring(L, "cujit.elementwise %s", cujit_kernel_signature(ew->kernel));
+  if (!ew->kernel)
+    lua_pushliteral(L, "cujit.elementwise (freed)");
+  else
+    lua_pushfstring(L, "cujit.elementwise %s", cujit_kernel_signature(ew->kernel));
   return 1;
 }
 

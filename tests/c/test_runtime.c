@@ -506,9 +506,7 @@ Test(runtime_gpu, allocation_beyond_free_memory, .init = open_gpu, .fini = close
   cr_expect(strstr(cujit_errmsg(engine), "asked for") != NULL, "%s", cujit_errmsg(engine));
   cr_expect_null(b);
   cr_expect_eq(cujit_device_allocated(gpu), before);
-  size_t free_after = 0;
-  EXPECT_OK(cujit_device_memory(gpu, &free_after, NULL));
-  cr_expect_geq(free_after + ((size_t)64 << 20), free_bytes, "the failed allocation leaked");
+  /* (Free memory is not compared: other test processes share the GPU and change it.) */
   cr_expect_eq(cujit_device_status(gpu), CUJIT_OK, "running out of memory is not a fault");
   cujit_buffer *ok = alloc(4096, CUJIT_DTYPE_NONE); /* and the device still works */
   cujit_buffer_free(ok);
