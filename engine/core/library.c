@@ -480,7 +480,7 @@ double cujit_scalar_to_double(const cujit_scalar *scalar) {
 #define EW_MAX_PARAMS 64
 #define EW_NAME_MAX 64
 #define EW_TYPE_MAX 48
-#define EW_UNROLL 4 /* elements in flight per thread per loop iteration */
+#define EW_BLOCKS_PER_SM 32 /* a grid-stride cap far above residency: waves stay small */
 
 typedef struct ew_param {
   char name[EW_NAME_MAX];
@@ -639,36 +639,68 @@ static void ew_signature(cj_buf *b, const ew_spec *spec, const char *name) {
   cj_buf_puts(b, "long long n)");
 }
 
-/* One call of the element function for unrolled copy u; `at` is the index expression. */
-static void ew_call(cj_buf *b, const ew_spec *spec, int u, const char *at) {
-  cj_buf_printf(b, "    cj_op(%s", at);
-  for (int i = 0; i < spec->count; i++) {
-    const ew_param *p = &spec->params[i];
-    if (!p->scalar) cj_buf_printf(b, ", cj_v%d_%d", i, u); /* scalars are captured */
-  }
-  cj_buf_puts(b, ");\n");
+/* Appends ", <prefix><i><suffix>" for every array parameter i, in order: the arguments of cj_op. */
+static void ew_array_args(cj_buf *b, const ew_spec *spec, const char *prefix, const char *suffix) {
+  for (int i = 0; i < spec->count; i++)
+    if (!spec->params[i].scalar) cj_buf_printf(b, ", %s%d%s", prefix, i, suffix);
 }
 
-/* Loads (inputs) or zeroes (outputs) of copy u, and after the calls, the stores. */
-static void ew_loads(cj_buf *b, const ew_spec *spec, int u, const char *at) {
+/* The step over whole packs: each array as cj_w elements in one vector access, the inputs loaded
+** before any element is computed, the outputs stored after. */
+static void ew_vector_loop(cj_buf *b, const ew_spec *spec) {
+  cj_buf_puts(b, "if (cj_aligned) {\n"
+                 "  const long long cj_packs = n / cj_w;\n"
+                 "#pragma unroll 1\n"
+                 "  for (long long cj_p = cj_first; cj_p < cj_packs; cj_p += cj_stride) {\n");
   for (int i = 0; i < spec->count; i++) {
     const ew_param *p = &spec->params[i];
     if (p->scalar) continue;
     if (p->output)
-      cj_buf_printf(b, "    %s cj_v%d_%d{};\n", p->type, i, u);
+      cj_buf_printf(b, "    cj_ew_pack<%s, cj_w> cj_v%d = {};\n", p->type, i);
     else
-      cj_buf_printf(b, "    const %s cj_v%d_%d = %s[%s];\n", p->type, i, u, p->name, at);
+      cj_buf_printf(b,
+                    "    const cj_ew_pack<%s, cj_w> cj_v%d = "
+                    "((const cj_ew_pack<%s, cj_w> *)%s)[cj_p];\n",
+                    p->type, i, p->type, p->name);
   }
-}
-static void ew_stores(cj_buf *b, const ew_spec *spec, int u, const char *at) {
+  cj_buf_puts(b, "#pragma unroll\n"
+                 "    for (int cj_k = 0; cj_k < cj_w; cj_k++)\n"
+                 "      cj_op(cj_p * cj_w + cj_k");
+  ew_array_args(b, spec, "cj_v", ".v[cj_k]");
+  cj_buf_puts(b, ");\n");
   for (int i = 0; i < spec->count; i++)
     if (spec->params[i].output)
-      cj_buf_printf(b, "    %s[%s] = cj_v%d_%d;\n", spec->params[i].name, at, i, u);
+      cj_buf_printf(b, "    ((cj_ew_pack<%s, cj_w> *)%s)[cj_p] = cj_v%d;\n", spec->params[i].type,
+                    spec->params[i].name, i);
+  cj_buf_puts(b, "  }\n  cj_done = cj_packs * cj_w;\n}\n");
+}
+
+/* One element at a time: the last n % cj_w elements, or all of them when an array is not aligned
+** for packs. */
+static void ew_scalar_loop(cj_buf *b, const ew_spec *spec) {
+  cj_buf_puts(b, "for (long long cj_i = cj_done + cj_first; cj_i < n; cj_i += cj_stride) {\n");
+  for (int i = 0; i < spec->count; i++) {
+    const ew_param *p = &spec->params[i];
+    if (p->scalar) continue;
+    if (p->output)
+      cj_buf_printf(b, "  %s cj_s%d{};\n", p->type, i);
+    else
+      cj_buf_printf(b, "  const %s cj_s%d = %s[cj_i];\n", p->type, i, p->name);
+  }
+  cj_buf_puts(b, "  cj_op(cj_i");
+  ew_array_args(b, spec, "cj_s", "");
+  cj_buf_puts(b, ");\n");
+  for (int i = 0; i < spec->count; i++)
+    if (spec->params[i].output) cj_buf_printf(b, "  %s[cj_i] = cj_s%d;\n", spec->params[i].name, i);
+  cj_buf_puts(b, "}\n");
 }
 
 /* The body: the user's expression first, so its lines are the body's lines 1.. in messages; then
-** a grid-stride loop that loads EW_UNROLL elements of every input before computing any, so that
-** many loads are in flight per thread, and the remainder one at a time. */
+** a grid-stride loop over packs of cj_w consecutive elements (16 bytes of the widest type: the
+** vector loads and stores that reach the copy bandwidth) when every array is aligned for them,
+** and a grid-stride loop over the elements left, one at a time. Scalars are captured by cj_op.
+** Each element is read before it is written, by the same thread, so an output may alias an input
+** (in place), __restrict__ notwithstanding: no other access touches that element. */
 static void ew_body(cj_buf *b, const ew_spec *spec, const char *expr) {
   cj_buf_puts(b, "auto cj_op = [&](long long i");
   for (int i = 0; i < spec->count; i++) {
@@ -676,22 +708,28 @@ static void ew_body(cj_buf *b, const ew_spec *spec, const char *expr) {
     if (!p->scalar) cj_buf_printf(b, ", %s%s &%s", p->output ? "" : "const ", p->type, p->name);
   }
   cj_buf_printf(b, ") { %s\n; };\n", expr);
-  cj_buf_puts(b, "const long long cj_stride = (long long)gridDim.x * blockDim.x;\n"
-                 "long long cj_i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
-  cj_buf_printf(b, "for (; cj_i + %d * cj_stride < n; cj_i += %d * cj_stride) {\n", EW_UNROLL - 1,
-                EW_UNROLL);
-  char at[EW_UNROLL][48];
-  for (int u = 0; u < EW_UNROLL; u++) {
-    snprintf(at[u], sizeof at[u], u ? "cj_i + %d * cj_stride" : "cj_i", u);
-    ew_loads(b, spec, u, at[u]);
-  }
-  for (int u = 0; u < EW_UNROLL; u++) ew_call(b, spec, u, at[u]);
-  for (int u = 0; u < EW_UNROLL; u++) ew_stores(b, spec, u, at[u]);
-  cj_buf_puts(b, "}\nfor (; cj_i < n; cj_i += cj_stride) {\n");
-  ew_loads(b, spec, 0, "cj_i");
-  ew_call(b, spec, 0, "cj_i");
-  ew_stores(b, spec, 0, "cj_i");
-  cj_buf_puts(b, "}\n");
+  cj_buf_puts(b, "constexpr int cj_w = cj_ew_width<");
+  for (int i = 0, first = 1; i < spec->count; i++)
+    if (!spec->params[i].scalar)
+      cj_buf_printf(b, "%s%s", first ? "" : ", ", spec->params[i].type), first = 0;
+  cj_buf_puts(b, ">();\nconst bool cj_aligned = ");
+  for (int i = 0, first = 1; i < spec->count; i++)
+    if (!spec->params[i].scalar)
+      cj_buf_printf(b, "%scj_ew_aligned<cj_w>(%s)", first ? "" : " && ", spec->params[i].name),
+          first = 0;
+  cj_buf_puts(b, ";\n"
+                 "const long long cj_stride = (long long)gridDim.x * blockDim.x;\n"
+                 "const long long cj_first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                 "long long cj_done = 0;\n");
+  ew_vector_loop(b, spec);
+  ew_scalar_loop(b, spec);
+}
+
+/* What the generated kernel includes: its helpers, and half.h when __half may appear. */
+static const char *ew_preamble(const ew_spec *spec) {
+  return spec->uses_half ? "#define CJ_ELEMENTWISE 1\n#include <cujit/library_kernels.h>\n"
+                           "#include <cujit/half.h>\n"
+                         : "#define CJ_ELEMENTWISE 1\n#include <cujit/library_kernels.h>\n";
 }
 
 cujit_status cujit_elementwise_define(cujit_engine *engine, const char *params, const char *expr,
@@ -724,8 +762,7 @@ cujit_status cujit_elementwise_define(cujit_engine *engine, const char *params, 
     if (sig.failed || body.failed)
       st = cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     else
-      st = cujit_kernel_define(engine, sig.data, body.data,
-                               spec->uses_half ? "#include <cujit/half.h>\n" : NULL, options, out);
+      st = cujit_kernel_define(engine, sig.data, body.data, ew_preamble(spec), options, out);
     cj_buf_free(&sig);
     cj_buf_free(&body);
   }
@@ -733,22 +770,39 @@ cujit_status cujit_elementwise_define(cujit_engine *engine, const char *params, 
   return st;
 }
 
-/* Every array argument must hold n elements: the kernel trusts n. */
-static cujit_status ew_check_sizes(cujit_kernel *k, size_t n, const cujit_arg *args, size_t nargs) {
+/* Every array argument must hold n elements: the kernel trusts n. Also finds the widest element
+** of the arrays, which sets how many elements a thread takes per step (0 when none is known). */
+static cujit_status ew_check_sizes(cujit_kernel *k, size_t n, const cujit_arg *args, size_t nargs,
+                                   size_t *widest) {
+  *widest = 0;
   for (size_t i = 0; i < nargs; i++) {
     cujit_param_info info;
-    if (cujit_kernel_param(k, i, &info) != CUJIT_OK || info.kind != CUJIT_PARAM_POINTER ||
-        args[i].kind != CUJIT_ARG_BUFFER || !args[i].v.buffer)
+    if (cujit_kernel_param(k, i, &info) != CUJIT_OK || info.kind != CUJIT_PARAM_POINTER)
       continue;
-    const cujit_buffer *b = args[i].v.buffer;
-    size_t elem = cujit_dtype_size(info.dtype != CUJIT_DTYPE_NONE ? info.dtype : b->dtype);
-    if (elem && b->size / elem < n)
+    const cujit_buffer *b = args[i].kind == CUJIT_ARG_BUFFER ? args[i].v.buffer : NULL;
+    cujit_dtype d = info.dtype != CUJIT_DTYPE_NONE ? info.dtype : b ? b->dtype : CUJIT_DTYPE_NONE;
+    size_t elem = cujit_dtype_size(d);
+    if (elem > *widest) *widest = elem;
+    if (b && elem && b->size / elem < n)
       return cj_fail(k->engine, CUJIT_ERROR_ARGUMENT,
                      "elementwise kernel '%s', argument %zu '%s': the buffer holds %zu elements "
                      "of %zu bytes, fewer than the %zu the launch covers",
                      cujit_kernel_name(k), i + 1, info.name, b->size / elem, elem, n);
   }
   return CUJIT_OK;
+}
+
+/* One thread per pack of 16 bytes of the widest element (as the kernel's cj_w), up to
+** EW_BLOCKS_PER_SM blocks per SM: far more than fit at once, so that blocks finishing unevenly
+** leave little idle at the end, while the grid-stride loop keeps the launch small for any n. */
+static unsigned ew_grid(size_t n, size_t widest, const cujit_device *dev) {
+  size_t per_thread = widest && widest < 16 ? 16 / widest : 4;
+  uint64_t threads = (n + per_thread - 1) / per_thread;
+  uint64_t blocks = (threads + LIB_BLOCK - 1) / LIB_BLOCK;
+  uint64_t most =
+      (uint64_t)(dev->info.multiprocessors > 0 ? dev->info.multiprocessors : 1) * EW_BLOCKS_PER_SM;
+  if (blocks > most) blocks = most;
+  return blocks ? (unsigned)blocks : 1u;
 }
 
 cujit_status cujit_elementwise_launch(cujit_kernel *kernel, size_t n, cujit_stream *stream,
@@ -771,12 +825,13 @@ cujit_status cujit_elementwise_launch(cujit_kernel *kernel, size_t n, cujit_stre
   if (n > (size_t)INT64_MAX)
     return cj_fail(kernel->engine, CUJIT_ERROR_ARGUMENT,
                    "elementwise kernel '%s': n = %zu is too large", cujit_kernel_name(kernel), n);
-  cujit_status st = ew_check_sizes(kernel, n, args, nargs);
+  size_t widest;
+  cujit_status st = ew_check_sizes(kernel, n, args, nargs, &widest);
   if (st != CUJIT_OK || n == 0) return st;
   cujit_arg all[CJ_MAX_PARAMS];
   memcpy(all, args, nargs * sizeof *args);
   all[nargs] = CUJIT_ARG_I((int64_t)n);
   cujit_device *dev = stream ? stream->device : NULL;
   if (!dev && (st = cujit_current_device(kernel->engine, &dev)) != CUJIT_OK) return st;
-  return launch_1d(kernel, grid_for(n, dev, UINT32_MAX / 2), stream, all, nargs + 1);
+  return launch_1d(kernel, ew_grid(n, widest, dev), stream, all, nargs + 1);
 }

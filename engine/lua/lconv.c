@@ -304,13 +304,14 @@ typedef struct table_reader {
   cujit_dtype dtype;
   int ndim;
   const size_t *shape;
-  size_t path[CJL_MAX_DIMS + 1]; /* one spare: read_level may note a level past the last */
+  size_t path[CJL_MAX_DIMS];
   char *dst;
   size_t elem;
 } table_reader;
 
 /* Reads the table on top of the stack at nesting `level`; returns a reason on failure. */
 static const char *read_level(table_reader *r, int level) {
+  if (level < 0 || level >= CJL_MAX_DIMS) return "a table nested deeper than 3 dimensions";
   lua_State *L = r->L;
   int t = lua_gettop(L);
   size_t n = r->shape[level];
@@ -322,7 +323,8 @@ static const char *read_level(table_reader *r, int level) {
   for (size_t i = 0; i < n; i++) {
     r->path[level] = i + 1;
     lua_rawgeti(L, t, (lua_Integer)i + 1);
-    if (level + 1 < r->ndim) {
+    /* ndim <= CJL_MAX_DIMS; the second test only tells the compiler the recursion is bounded. */
+    if (level + 1 < r->ndim && level + 1 < CJL_MAX_DIMS) {
       if (!lua_istable(L, -1)) {
         const char *what =
             lua_pushfstring(L, "row (a table) expected, got %s", luaL_typename(L, -1));

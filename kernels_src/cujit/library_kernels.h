@@ -1,6 +1,7 @@
 /*
 ** cujit/library_kernels.h -- the kernels behind the host library calls (cujit_reduce, cujit_dot,
-** cujit_random_uniform, cujit_random_normal). Internal: engine/core/library.c compiles it once per
+** cujit_random_uniform, cujit_random_normal), and the helpers of the kernels that
+** cujit_elementwise_define generates. Internal: engine/core/library.c compiles it once per
 ** engine and element type, defining the types below first; user code has no reason to include it.
 **
 **   CJ_REDUCE  defined for the reduction program, with
@@ -9,7 +10,8 @@
 **                for integers (so integer sums are exact, modulo 2^64);
 **     CJ_MM      the min/max type: CJ_T, widened to float or int where shuffles need it;
 **     CJ_MM_MAX, CJ_MM_LOWEST  the identities of min and max in CJ_MM;
-**   CJ_RANDOM  defined for the random-fill program.
+**   CJ_RANDOM  defined for the random-fill program;
+**   CJ_ELEMENTWISE  defined in the preamble of every generated elementwise kernel.
 ** Every kernel takes void pointers and 64-bit counts, so its signature is the same for every type;
 ** the extern "C" kernels themselves are written by library.c into the translation unit.
 */
@@ -161,3 +163,30 @@ __device__ __forceinline__ void cj_fill_f64_body(void *out, unsigned long long n
   }
 }
 #endif /* CJ_RANDOM */
+
+#ifdef CJ_ELEMENTWISE
+/* A generated elementwise kernel moves every array cj_ew_width elements at a time: as many as fit
+** 16 bytes of its widest element type, so the widest arrays go as one 16-byte load or store per
+** thread per step (ld.global.v4.f32 for float) and narrower ones as 8, 4 or 2 bytes. Fewer, wider
+** memory instructions are what lift a streaming kernel from ~88% to the copy bandwidth. */
+template <class T> __host__ __device__ constexpr int cj_ew_max_size() {
+  return (int)sizeof(T);
+}
+template <class T, class U, class... R> __host__ __device__ constexpr int cj_ew_max_size() {
+  return (int)sizeof(T) > cj_ew_max_size<U, R...>() ? (int)sizeof(T) : cj_ew_max_size<U, R...>();
+}
+template <class... T> __host__ __device__ constexpr int cj_ew_width() {
+  return 16 / cj_ew_max_size<T...>() > 1 ? 16 / cj_ew_max_size<T...>() : 1;
+}
+
+/* W consecutive elements, aligned as a whole so that a copy of one is a single vector access. */
+template <class T, int W> struct alignas(sizeof(T) * W) cj_ew_pack {
+  T v[W];
+};
+
+/* Whether p may be read or written as packs of W: buffers from cuMemAlloc always can, but a raw
+** device address (CUJIT_ARG_DEVPTR) may point into the middle of one. */
+template <int W, class T> __device__ __forceinline__ bool cj_ew_aligned(const T *p) {
+  return ((unsigned long long)p & (sizeof(T) * W - 1)) == 0;
+}
+#endif /* CJ_ELEMENTWISE */

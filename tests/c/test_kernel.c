@@ -5,6 +5,7 @@
 */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +23,9 @@ static void setup(void) {
 
 static void teardown(void) {
   cujit_close(engine);
+  char cmd[sizeof cache_dir + 16];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
+  if (system(cmd) != 0) cr_log_warn("could not remove %s", cache_dir);
 }
 
 TestSuite(kernel, .init = setup, .fini = teardown);
