@@ -90,8 +90,14 @@ cj_cache_key cj_key_end(cj_key_builder *kb) {
   return key;
 }
 
+/* By table, not snprintf: it is on the path of every cache hit. */
 static void key_hex(const cj_cache_key *key, char out[33]) {
-  for (int i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", key->bytes[i]);
+  static const char digits[] = "0123456789abcdef";
+  for (int i = 0; i < 16; i++) {
+    out[2 * i] = digits[key->bytes[i] >> 4];
+    out[2 * i + 1] = digits[key->bytes[i] & 15];
+  }
+  out[32] = '\0';
 }
 
 /* --- setting up --------------------------------------------------------------------------------
@@ -128,8 +134,18 @@ static int env_off(void) {
   return 0;
 }
 
-/* mkdir -p; returns 0 or an errno. */
+/* The directory exists and is writable: 0, else an errno. */
+static int usable_dir(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0) return errno;
+  if (!S_ISDIR(st.st_mode)) return ENOTDIR;
+  if (access(path, W_OK | X_OK) != 0) return errno;
+  return 0;
+}
+
+/* mkdir -p; returns 0 or an errno. An existing directory (the usual case) costs no mkdir. */
 static int make_dirs(const char *path) {
+  if (usable_dir(path) == 0) return 0;
   char buf[PATH_MAX];
   if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return ENAMETOOLONG;
   for (char *p = buf + 1;; p++) {
@@ -141,11 +157,7 @@ static int make_dirs(const char *path) {
       if (c == '\0') break;
     }
   }
-  struct stat st;
-  if (stat(path, &st) != 0) return errno;
-  if (!S_ISDIR(st.st_mode)) return ENOTDIR;
-  if (access(path, W_OK | X_OK) != 0) return errno;
-  return 0;
+  return usable_dir(path);
 }
 
 static const char *where_from(char *dir, size_t len) {

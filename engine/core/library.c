@@ -777,8 +777,7 @@ static cujit_status ew_check_sizes(cujit_kernel *k, size_t n, const cujit_arg *a
   *widest = 0;
   for (size_t i = 0; i < nargs; i++) {
     cujit_param_info info;
-    if (cujit_kernel_param(k, i, &info) != CUJIT_OK || info.kind != CUJIT_PARAM_POINTER)
-      continue;
+    if (cujit_kernel_param(k, i, &info) != CUJIT_OK || info.kind != CUJIT_PARAM_POINTER) continue;
     const cujit_buffer *b = args[i].kind == CUJIT_ARG_BUFFER ? args[i].v.buffer : NULL;
     cujit_dtype d = info.dtype != CUJIT_DTYPE_NONE ? info.dtype : b ? b->dtype : CUJIT_DTYPE_NONE;
     size_t elem = cujit_dtype_size(d);

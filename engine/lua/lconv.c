@@ -70,8 +70,9 @@ static const char *to_integer(lua_State *L, int idx, cujit_dtype dtype, cjl_scal
   int64_t min;
   uint64_t max;
   int_limits(dtype, &min, &max);
-  if (lua_isinteger(L, idx)) {
-    lua_Integer v = lua_tointeger(L, idx);
+  int exact = 0; /* an integer, or a float with an integer value in lua_Integer's range */
+  lua_Integer v = lua_tointegerx(L, idx, &exact);
+  if (exact) {
     if (v < min || (v > 0 && (uint64_t)v > max)) return out_of_range(L, idx, dtype);
     if (cjl_is_unsigned(dtype))
       out->u = (uint64_t)v;
@@ -79,8 +80,8 @@ static const char *to_integer(lua_State *L, int idx, cujit_dtype dtype, cjl_scal
       out->i = v;
     return NULL;
   }
-  double d = lua_tonumber(L, idx);
-  if (isinf(d) || d != floor(d)) /* NaN fails d == floor(d) */
+  double d = lua_tonumber(L, idx); /* past lua_Integer's range, or not integral */
+  if (isinf(d) || d != floor(d))   /* NaN fails d == floor(d) */
     return lua_pushstring(L, "number has no integer representation");
   if (cjl_is_unsigned(dtype)) {
     if (d < 0 || d >= 18446744073709551616.0 || (uint64_t)d > max)
@@ -89,9 +90,9 @@ static const char *to_integer(lua_State *L, int idx, cujit_dtype dtype, cjl_scal
   } else {
     if (d < -9223372036854775808.0 || d >= 9223372036854775808.0)
       return out_of_range(L, idx, dtype);
-    int64_t v = (int64_t)d;
-    if (v < min || (v > 0 && (uint64_t)v > max)) return out_of_range(L, idx, dtype);
-    out->i = v;
+    int64_t i = (int64_t)d;
+    if (i < min || (i > 0 && (uint64_t)i > max)) return out_of_range(L, idx, dtype);
+    out->i = i;
   }
   return NULL;
 }
@@ -114,10 +115,14 @@ static const char *to_float(lua_State *L, int idx, cujit_dtype dtype, cjl_scalar
   return NULL;
 }
 
+const char *cjl_number_to_scalar(lua_State *L, int idx, cujit_dtype dtype, cjl_scalar *out) {
+  return cjl_is_float(dtype) ? to_float(L, idx, dtype, out) : to_integer(L, idx, dtype, out);
+}
+
 const char *cjl_to_scalar(lua_State *L, int idx, cujit_dtype dtype, cjl_scalar *out) {
   if (lua_type(L, idx) != LUA_TNUMBER)
     return lua_pushfstring(L, "number expected, got %s", luaL_typename(L, idx));
-  return cjl_is_float(dtype) ? to_float(L, idx, dtype, out) : to_integer(L, idx, dtype, out);
+  return cjl_number_to_scalar(L, idx, dtype, out);
 }
 
 /* Stores `v` as a value of type T at dst; memcpy keeps unaligned destinations safe. */

@@ -28,6 +28,9 @@ int cjl_is_unsigned(cujit_dtype dtype); /* u8 .. u64 (and untyped bytes, stored 
 ** u8 (0 to 255)") pushed on the stack for the caller's error message. */
 const char *cjl_to_scalar(lua_State *L, int idx, cujit_dtype dtype, cjl_scalar *out);
 
+/* cjl_to_scalar for a value the caller knows is a number (lua_type is LUA_TNUMBER). */
+const char *cjl_number_to_scalar(lua_State *L, int idx, cujit_dtype dtype, cjl_scalar *out);
+
 /* Stores a converted value as one element of `dtype` at dst. */
 void cjl_store(cujit_dtype dtype, cjl_scalar value, void *dst);
 

@@ -20,6 +20,8 @@ typedef struct cjl_param {
   int is_const;
   int type_var;
   int is_bool;
+  int plain_number;        /* a scalar of a numeric dtype, not bool or generic: the fast path */
+  cujit_arg_kind arg_kind; /* for plain_number: INT, UINT or FLOAT */
   size_t size;
 } cjl_param;
 
@@ -31,6 +33,7 @@ typedef struct cjl_kernel {
   cujit_kernel *kernel;      /* NULL once freed */
   struct cjl_kernel *parent; /* the generic kernel that owns this specialisation, or NULL */
   cjl_state *state;
+  struct cjl_launcher *launcher; /* the cached grid/block launcher (user value UV_LAUNCHER) */
   int owns;
   int nparams;
   char arch[24]; /* from the PTX's .target, "" for a generic kernel */
@@ -314,6 +317,11 @@ static cjl_kernel *push_kernel(lua_State *L, cujit_kernel *kernel, int owns) {
     p->type_var = info.type_var;
     p->size = info.size;
     p->is_bool = info.type && strcmp(info.type, "bool") == 0;
+    p->plain_number = p->kind != CUJIT_PARAM_POINTER && !p->is_bool && p->type_var < 0 &&
+                      p->dtype != CUJIT_DTYPE_NONE;
+    p->arg_kind = cjl_is_float(p->dtype)      ? CUJIT_ARG_FLOAT
+                  : cjl_is_unsigned(p->dtype) ? CUJIT_ARG_UINT
+                                              : CUJIT_ARG_INT;
   }
   read_arch(kernel, k->arch, sizeof k->arch);
   luaL_setmetatable(L, CJL_KERNEL);
@@ -617,13 +625,41 @@ static void parse_config(lua_State *L, const cjl_kernel *k, int cfg, cujit_launc
     config_error(L, k, have_grid ? "the block size is missing" : "the grid size is missing");
 }
 
+/* The form nearly every launch writes, {grid, block} with two positive integers and nothing else,
+** read without the generic walk: two lookups, then a count of the entries (exactly two, and [1]
+** and [2] are there, so there is no other). Returns 0 for anything else, which parse_config then
+** reads, and reports on, as always. */
+static int simple_config(lua_State *L, int cfg, cujit_launch_config *c) {
+  int grid_ok = 0, block_ok = 0;
+  lua_Integer grid = 0, block = 0;
+  if (lua_rawgeti(L, cfg, 1) == LUA_TNUMBER) grid = lua_tointegerx(L, -1, &grid_ok);
+  if (lua_rawgeti(L, cfg, 2) == LUA_TNUMBER) block = lua_tointegerx(L, -1, &block_ok);
+  /* Both values stay on the stack: every index used here and after is absolute. */
+  if (!grid_ok || !block_ok || grid < 1 || block < 1 || grid > (lua_Integer)UINT32_MAX ||
+      block > (lua_Integer)UINT32_MAX)
+    return 0;
+  int entries = 0;
+  lua_pushnil(L);
+  while (lua_next(L, cfg)) {
+    lua_pop(L, 1);
+    if (++entries > 2) {
+      lua_pop(L, 1);
+      return 0;
+    }
+  }
+  memset(c, 0, sizeof *c);
+  c->grid[0] = (unsigned)grid, c->grid[1] = c->grid[2] = 1;
+  c->block[0] = (unsigned)block, c->block[1] = c->block[2] = 1;
+  return 1;
+}
+
 static int same_config(const cujit_launch_config *a, const cujit_launch_config *b) {
   for (int i = 0; i < 3; i++)
     if (a->grid[i] != b->grid[i] || a->block[i] != b->block[i]) return 0;
   return a->shared_bytes == b->shared_bytes;
 }
 
-/* Pushes the launcher cached in user value `slot` of the kernel at 1 if `match` says it fits. */
+/* Pushes the launcher cached in user value `slot` of the kernel at 1, if any. */
 static cjl_launcher *cached_launcher(lua_State *L, int slot) {
   if (lua_getiuservalue(L, 1, slot) == LUA_TUSERDATA) return lua_touserdata(L, -1);
   lua_pop(L, 1);
@@ -648,13 +684,18 @@ static cjl_launcher *new_launcher(lua_State *L, int slot, int stream_idx) {
   return ln;
 }
 
-/* k[cfg] -> the launcher of k with this configuration: the cached one when unchanged. */
+/* k[cfg] -> the launcher of k with this configuration: the cached one when unchanged. The
+** table is read afresh each time (never cached by identity): a hoisted table may be changed
+** between launches. */
 static int launcher_for_config(lua_State *L, cjl_kernel *k) {
   cujit_launch_config c;
-  cjl_stream *s;
-  parse_config(L, k, 2, &c, &s);
-  cjl_launcher *ln = cached_launcher(L, UV_LAUNCHER);
-  if (ln && ln->stream == s && same_config(&ln->config, &c)) return 1;
+  cjl_stream *s = NULL;
+  if (!simple_config(L, 2, &c)) parse_config(L, k, 2, &c, &s);
+  cjl_launcher *ln = k->launcher;
+  if (ln && ln->stream == s && same_config(&ln->config, &c)) {
+    lua_getiuservalue(L, 1, UV_LAUNCHER);
+    return 1;
+  }
   int stream_idx = 0;
   if (s) {
     lua_pushliteral(L, "stream");
@@ -664,6 +705,7 @@ static int launcher_for_config(lua_State *L, cjl_kernel *k) {
   ln = new_launcher(L, UV_LAUNCHER, stream_idx);
   ln->config = c;
   ln->stream = s;
+  k->launcher = ln;
   return 1;
 }
 
@@ -692,8 +734,7 @@ static int kernel_forall(lua_State *L) {
 static int kernel_index(lua_State *L) {
   if (!lua_getmetatable(L, 1) || !lua_rawequal(L, -1, lua_upvalueindex(2)))
     return luaL_typeerror(L, 1, CJL_KERNEL);
-  lua_pop(L, 1);
-  cjl_kernel *k = lua_touserdata(L, 1);
+  cjl_kernel *k = lua_touserdata(L, 1); /* its metatable stays: what is returned is pushed last */
   switch (lua_type(L, 2)) {
   case LUA_TTABLE:
     if (!kernel_alive(k)) return luaL_error(L, "kernel has been freed");
@@ -740,6 +781,19 @@ static const unsigned char bool_bytes[2] = {0, 1};
 static void convert_scalar(lua_State *L, const cjl_kernel *k, int i, int idx, cujit_arg *arg) {
   const cjl_param *p = &k->params[i];
   int type = lua_type(L, idx);
+  if (p->plain_number && type == LUA_TNUMBER) { /* the common case, one conversion call */
+    cjl_scalar v;
+    const char *why = cjl_number_to_scalar(L, idx, p->dtype, &v);
+    if (why) arg_error(L, k, i, why);
+    arg->kind = p->arg_kind;
+    if (p->arg_kind == CUJIT_ARG_FLOAT)
+      arg->v.f = v.f;
+    else if (p->arg_kind == CUJIT_ARG_UINT)
+      arg->v.u = v.u;
+    else
+      arg->v.i = v.i;
+    return;
+  }
   if (p->is_bool && type == LUA_TBOOLEAN) {
     int v = lua_toboolean(L, idx);
     if (p->dtype == CUJIT_DTYPE_NONE)
@@ -917,13 +971,12 @@ static int launch_with_copies(lua_State *L, cjl_launcher *ln, cujit_stream *stre
 
 /* launcher(args...): the launch path. */
 static int launcher_call(lua_State *L) {
+  int nargs = lua_gettop(L) - 1;
   if (!lua_getmetatable(L, 1) || !lua_rawequal(L, -1, LAUNCHER_MT))
     return luaL_error(L, "cujit.launcher expected");
-  lua_pop(L, 1);
-  cjl_launcher *ln = lua_touserdata(L, 1);
+  cjl_launcher *ln = lua_touserdata(L, 1); /* its metatable stays: arguments are 2 .. nargs + 1 */
   cjl_kernel *k = ln->kernel;
   if (!kernel_alive(k)) return luaL_error(L, "kernel has been freed");
-  int nargs = lua_gettop(L) - 1;
   if (nargs != k->nparams) return count_error(L, k, nargs);
   cujit_arg args[CJL_MAX_ARGS];
   int copies = 0;

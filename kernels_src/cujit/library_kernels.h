@@ -180,9 +180,7 @@ template <class... T> __host__ __device__ constexpr int cj_ew_width() {
 }
 
 /* W consecutive elements, aligned as a whole so that a copy of one is a single vector access. */
-template <class T, int W> struct alignas(sizeof(T) * W) cj_ew_pack {
-  T v[W];
-};
+template <class T, int W> struct alignas(sizeof(T) * W) cj_ew_pack { T v[W]; };
 
 /* Whether p may be read or written as packs of W: buffers from cuMemAlloc always can, but a raw
 ** device address (CUJIT_ARG_DEVPTR) may point into the middle of one. */

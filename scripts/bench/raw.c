@@ -43,6 +43,7 @@
   X(cuLibraryLoadData, 12000)                                                                      \
   X(cuLibraryUnload, 12000)                                                                        \
   X(cuLibraryGetKernel, 12000)                                                                     \
+  X(cuKernelGetFunction, 12000)                                                                    \
   X(cuLaunchKernel, 4000)
 
 #define NVRTC_FUNCTIONS(X)                                                                         \
@@ -183,11 +184,14 @@ static int load(const bench_opts *o, const char *file, CUlibrary *lib) {
   return ok;
 }
 
+/* The kernel as a CUfunction of the current context (cuKernelGetFunction, once), which is what
+** cujit launches. A CUkernel cast to CUfunction launches too, but then the driver has to find the
+** current context's function on every launch: a cost cujit does not pay, which let the floor
+** measure slower per launch than cujit itself. */
 static int get_kernel(CUlibrary lib, const char *name, CUfunction *fn) {
   CUkernel k;
-  if (!check(cu.cuLibraryGetKernel(&k, lib, name), "cuLibraryGetKernel")) return 0;
-  *fn = (CUfunction)k;
-  return 1;
+  return check(cu.cuLibraryGetKernel(&k, lib, name), "cuLibraryGetKernel") &&
+         check(cu.cuKernelGetFunction(fn, k), "cuKernelGetFunction");
 }
 
 static int launch(CUfunction fn, unsigned grid, unsigned block, void **params) {

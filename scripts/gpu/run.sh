@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # run.sh -- the whole GPU-machine session in one command (device time is scarce): stage the
-# Debian libraries carried in .gpu-deps, build, run the suite with CUJIT_REQUIRE_GPU=1, run the
-# benchmarks, and leave logs in $OUT (or ./gpu-out). Prints a short summary last.
-#   scripts/gpu/run.sh [--no-bench] [--bench-args "..."]
+# Debian libraries carried in .gpu-deps, build, run the suite with CUJIT_REQUIRE_GPU=1, run every
+# example on its own (keeping its output), the big matmul sizes, and the benchmarks. Everything
+# lands in one folder, packed into $OUT/gpu-run.tgz (the device tool returns few files); the
+# summary is printed last.
+#   scripts/gpu/run.sh [--no-bench] [--no-examples] [--bench-args "..."]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-out=${OUT:-$PWD/gpu-out}
-mkdir -p "$out"
-bench=1 bench_args="--quick"
+out=/tmp/gpu-run
+rm -rf "$out" && mkdir -p "$out"
+bench=1 examples=1 bench_args=""
 while [ $# -gt 0 ]; do
   case $1 in
     --no-bench) bench=0 ;;
+    --no-examples) examples=0 ;;
     --bench-args) bench_args=$2; shift ;;
   esac
   shift
 done
 source .gpu-deps/env.sh
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH
-{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; git log -1 --format=%H 2>/dev/null || cat .commit 2>/dev/null; } > "$out/machine.txt" 2>&1
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; cat .commit 2>/dev/null; } > "$out/machine.txt" 2>&1
 t0=$(date +%s)
 if ! { cmake -S . -B /tmp/b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUJIT_WERROR=OFF && cmake --build /tmp/b -j16; } > "$out/build.log" 2>&1; then
   tail -40 "$out/build.log"; echo "BUILD FAILED"; exit 1
@@ -27,13 +30,30 @@ echo "== gcc warnings on this machine: $(grep -c "warning:" "$out/build.log")"; 
 CUJIT_REQUIRE_GPU=1 ctest --test-dir /tmp/b --output-on-failure -j8 --timeout 300 > "$out/ctest.log" 2>&1
 rc=$?
 t2=$(date +%s)
-if [ "$bench" = 1 ] && [ -x scripts/bench/run.sh ]; then
-  timeout 420 scripts/bench/run.sh --build /tmp/b --out "$out/bench" $bench_args > "$out/bench.log" 2>&1
-  echo "bench exit $?" >> "$out/bench.log"
+if [ "$examples" = 1 ]; then
+  mkdir -p "$out/examples"
+  for f in examples/*.lua; do
+    name=$(basename "$f" .lua); [ "$name" = example_support ] && continue
+    (cd examples && CUJIT_REQUIRE_GPU=1 timeout 120 /tmp/b/cujit "$name.lua") > "$out/examples/$name.txt" 2>&1
+    echo "exit $?" >> "$out/examples/$name.txt"
+  done
+  (cd examples && timeout 120 /tmp/b/cujit matmul.lua --big) > "$out/examples/matmul_big.txt" 2>&1
+  (cd /tmp/b/examples && ./example_saxpy) > "$out/examples/saxpy_c.txt" 2>&1
+  cp examples/out/*.png "$out/examples/" 2>/dev/null
 fi
 t3=$(date +%s)
-echo "== failures"; grep -E "\(Failed\)|\(Subprocess|\(Timeout|\*\*\*" "$out/ctest.log" | head -40
-echo "== bench (tail)"; tail -60 "$out/bench.log" 2>/dev/null
-echo "== timings: build $((t1-t0))s, tests $((t2-t1))s, bench $((t3-t2))s"
+if [ "$bench" = 1 ] && [ -x scripts/bench/run.sh ]; then
+  timeout 400 scripts/bench/run.sh --build /tmp/b --out "$out/bench" $bench_args > "$out/bench.log" 2>&1
+  echo "bench exit $?" >> "$out/bench.log"
+fi
+t4=$(date +%s)
+if [ -n "${OUT:-}" ]; then
+  tar -C /tmp -czf "$OUT/gpu-run.tgz" gpu-run
+  cp "$out/ctest.log" "$OUT/" 2>/dev/null
+fi
+echo "== failures"; grep -E "\(Failed\)|\(Subprocess|\(Timeout|\*\*\*Failed" "$out/ctest.log" | head -40
+echo "== examples"; tail -n 3 "$out"/examples/*.txt 2>/dev/null | head -60
+echo "== bench goals"; grep -E "GOAL|Goals:" "$out/bench/table.md" 2>/dev/null | head -40
+echo "== timings: build $((t1-t0))s, tests $((t2-t1))s, examples $((t3-t2))s, bench $((t4-t3))s"
 echo "== ctest (tail)"; tail -5 "$out/ctest.log"
 exit $rc

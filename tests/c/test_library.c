@@ -260,6 +260,49 @@ Test(library, elementwise_generic_and_every_type_compile) {
   cujit_kernel_free(k);
 }
 
+/* The generated kernel moves 16 bytes per array per step: ld/st.global(.nc).v4.f32 for float, v2
+** for double, 16-byte integer vectors for half; PTX compiled here, no GPU needed. */
+static void expect_vector_ptx(cujit_kernel *k, const char *what, const char *load,
+                              const char *store) {
+  const cujit_program *p = cujit_kernel_program(k);
+  cr_assert_not_null(p, "%s: no program", what);
+  size_t len;
+  const char *ptx = cujit_program_ptx(p, &len);
+  cr_assert_not_null(ptx, "%s: no PTX", what);
+  char nc[64];
+  snprintf(nc, sizeof nc, "ld.global.nc.%s", load + strlen("ld.global."));
+  cr_expect(strstr(ptx, load) != NULL || strstr(ptx, nc) != NULL, "%s: no %s in the PTX:\n%s", what,
+            load, ptx);
+  cr_expect(strstr(ptx, store) != NULL, "%s: no %s in the PTX:\n%s", what, store, ptx);
+  cr_expect(strstr(ptx, ".local") == NULL, "%s: the kernel spills to local memory", what);
+}
+
+Test(library, elementwise_ptx_uses_16_byte_vectors) {
+  cujit_kernel *k, *spec;
+  cujit_status st = cujit_elementwise_define(engine, "float x, float y -> float z", "z = x + y",
+                                             "vadd", &sm90, &k);
+  if (st == CUJIT_ERROR_NO_NVRTC) cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
+  cr_assert_eq(st, CUJIT_OK, "%s", cujit_errmsg(engine));
+  expect_vector_ptx(k, "f32 vadd", "ld.global.v4.f32", "st.global.v4.f32");
+  cujit_kernel_free(k);
+  cr_assert_eq(cujit_elementwise_define(engine, "scalar T a, T x, T y -> T z", "z = a * x + y",
+                                        "axpy", &sm90, &k),
+               CUJIT_OK, "%s", cujit_errmsg(engine));
+  static const struct {
+    cujit_dtype d;
+    const char *load, *store;
+  } want[] = {{CUJIT_F32, "ld.global.v4.f32", "st.global.v4.f32"},
+              {CUJIT_F64, "ld.global.v2.f64", "st.global.v2.f64"},
+              {CUJIT_I32, "ld.global.v4.u32", "st.global.v4.u32"},
+              {CUJIT_F16, "ld.global.v4.u32", "st.global.v4.u32"}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    cr_assert_eq(cujit_kernel_specialize(k, &want[i].d, 1, &spec), CUJIT_OK, "%s: %s",
+                 cujit_dtype_name(want[i].d), cujit_errmsg(engine));
+    expect_vector_ptx(spec, cujit_dtype_name(want[i].d), want[i].load, want[i].store);
+  }
+  cujit_kernel_free(k);
+}
+
 static void expect_define_error(const char *params, const char *expr, cujit_status want,
                                 const char *fragment) {
   cujit_kernel *k = (cujit_kernel *)1;
@@ -873,12 +916,108 @@ Test(library, gpu_elementwise_axpy_matches_host) {
   cr_assert_eq(cujit_elementwise_define(engine, "scalar T a, T x, T y -> T z", "z = a * x + y",
                                         "axpy", NULL, &k),
                CUJIT_OK, "%s", cujit_errmsg(engine));
-  static const size_t ns[] = {1, 3, 4, 5, 1000, 4097, (1u << 20) + 3};
+  static const size_t ns[] = {0, 1, 3, 4, 5, 1000, 1023, 4097, (1u << 20) + 3};
   for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
     check_axpy(k, CUJIT_F32, ns[i]);
     check_axpy(k, CUJIT_F64, ns[i]);
   }
   cujit_kernel_free(k);
+}
+
+/* y = a*x + y in place (the output is the buffer y) over f32, f64 and f16 through one generic
+** kernel; elements past n must keep their values. Inputs are small multiples of 1/4 so every
+** result is exact in each type, half included. */
+static void check_axpy_in_place(cujit_kernel *k, cujit_dtype d, size_t n) {
+  const size_t total = n + 13, es = cujit_dtype_size(d);
+  double *x = malloc(total * sizeof *x), *y = malloc(total * sizeof *y);
+  unsigned char *xs = malloc(total * es), *ys = malloc(total * es);
+  cr_assert(x && y && xs && ys);
+  for (size_t i = 0; i < total; i++) {
+    x[i] = (double)((int)(rand64() % 201) - 100) / 4, y[i] = (double)((int)(rand64() % 201) - 100);
+    if (d == CUJIT_F16) {
+      uint16_t hx = exact_half((float)x[i]), hy = exact_half((float)y[i]);
+      memcpy(xs + i * 2, &hx, 2), memcpy(ys + i * 2, &hy, 2);
+    } else if (d == CUJIT_F32) {
+      float fx = (float)x[i], fy = (float)y[i];
+      memcpy(xs + i * 4, &fx, 4), memcpy(ys + i * 4, &fy, 4);
+    } else {
+      memcpy(xs + i * 8, &x[i], 8), memcpy(ys + i * 8, &y[i], 8);
+    }
+  }
+  cujit_buffer *xb = upload(xs, total * es, d), *yb = upload(ys, total * es, d);
+  cujit_arg args[] = {CUJIT_ARG_F(2.0), CUJIT_ARG_BUF(xb), CUJIT_ARG_BUF(yb), CUJIT_ARG_BUF(yb)};
+  cr_assert_eq(cujit_elementwise_launch(k, n, NULL, args, 4), CUJIT_OK, "%s", cujit_errmsg(engine));
+  unsigned char *got = malloc(total * es);
+  download(got, yb, total * es);
+  for (size_t i = 0; i < total; i++) {
+    double want = i < n ? 2.0 * x[i] + y[i] : y[i];
+    unsigned char w[8];
+    if (d == CUJIT_F16) {
+      uint16_t h = exact_half((float)want);
+      memcpy(w, &h, 2);
+    } else if (d == CUJIT_F32) {
+      float f = (float)want;
+      memcpy(w, &f, 4);
+    } else {
+      memcpy(w, &want, 8);
+    }
+    cr_assert(memcmp(got + i * es, w, es) == 0, "%s in place, n=%zu: y[%zu] should be %g",
+              cujit_dtype_name(d), n, i, want);
+  }
+  cujit_buffer_free(xb), cujit_buffer_free(yb);
+  free(x), free(y), free(xs), free(ys), free(got);
+}
+
+Test(library, gpu_elementwise_in_place_awkward_lengths) {
+  CJ_NEED_GPU(engine);
+  cujit_kernel *k;
+  cr_assert_eq(cujit_elementwise_define(engine, "scalar T a, T x, T y -> T z", "z = a * x + y",
+                                        "axpy", NULL, &k),
+               CUJIT_OK, "%s", cujit_errmsg(engine));
+  static const size_t ns[] = {0, 1, 3, 4, 5, 7, 8, 9, 1023, (1u << 20) + 3};
+  static const cujit_dtype ds[] = {CUJIT_F32, CUJIT_F64, CUJIT_F16};
+  for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+    for (size_t j = 0; j < sizeof ds / sizeof ds[0]; j++) check_axpy_in_place(k, ds[j], ns[i]);
+  cujit_kernel_free(k);
+}
+
+/* Raw device addresses into the middle of buffers are not aligned for 16-byte packs: the kernel
+** must notice and go one element at a time, with every element still right. */
+Test(library, gpu_elementwise_unaligned_addresses) {
+  CJ_NEED_GPU(engine);
+  cujit_kernel *k;
+  cr_assert_eq(cujit_elementwise_define(engine, "float x, float y -> float z", "z = x - 2 * y",
+                                        "sub2", NULL, &k),
+               CUJIT_OK, "%s", cujit_errmsg(engine));
+  const size_t n = 4099, total = n + 8;
+  float *x = malloc(total * sizeof *x), *y = malloc(total * sizeof *y), *z = malloc(total * 4);
+  cr_assert(x && y && z);
+  for (size_t i = 0; i < total; i++)
+    x[i] = (float)((int)(rand64() % 2001) - 1000), y[i] = (float)((int)(rand64() % 2001) - 1000);
+  cujit_buffer *xb = upload(x, total * 4, CUJIT_F32), *yb = upload(y, total * 4, CUJIT_F32);
+  cujit_buffer *zb = upload(NULL, total * 4, CUJIT_F32);
+  static const size_t offsets[][3] = {{1, 0, 0}, {0, 0, 3}, {1, 1, 1}, {2, 0, 2}, {0, 0, 0}};
+  for (size_t t = 0; t < sizeof offsets / sizeof offsets[0]; t++) {
+    const size_t ox = offsets[t][0], oy = offsets[t][1], oz = offsets[t][2];
+    cr_assert_eq(cujit_memset(zb, 0, 0xff, total * 4, NULL), CUJIT_OK);
+    cujit_arg args[] = {{.kind = CUJIT_ARG_DEVPTR, .v.devptr = cujit_buffer_devptr(xb) + 4 * ox},
+                        {.kind = CUJIT_ARG_DEVPTR, .v.devptr = cujit_buffer_devptr(yb) + 4 * oy},
+                        {.kind = CUJIT_ARG_DEVPTR, .v.devptr = cujit_buffer_devptr(zb) + 4 * oz}};
+    cr_assert_eq(cujit_elementwise_launch(k, n, NULL, args, 3), CUJIT_OK, "%s",
+                 cujit_errmsg(engine));
+    download(z, zb, total * 4);
+    for (size_t i = 0; i < total; i++) {
+      if (i >= oz && i < oz + n)
+        cr_assert_eq(z[i], x[i - oz + ox] - 2 * y[i - oz + oy], "offsets %zu %zu %zu: z[%zu]", ox,
+                     oy, oz, i - oz);
+      else
+        cr_assert(isnan(z[i]), "offsets %zu %zu %zu: z[%zu] outside the range was written", ox, oy,
+                  oz, i);
+    }
+  }
+  cujit_buffer_free(xb), cujit_buffer_free(yb), cujit_buffer_free(zb);
+  cujit_kernel_free(k);
+  free(x), free(y), free(z);
 }
 
 Test(library, gpu_elementwise_integers_in_place_and_iota) {
