@@ -400,8 +400,9 @@ static void tables(void) {
                "alone)",
                "cold", vadd, 1, "nvrtc", NULL, 0);
   simple_table("4a. Warm disk cache in a new process, asking for the kernel to first launch "
-               "finished, ms",
-               "warm", vadd, 1, NULL, NULL, 0);
+               "finished, ms (raw C: the driver's own part, a CUBIN in memory loaded, launched "
+               "once and waited for; x: over it)",
+               "warm", vadd, 1, "raw", NULL, 0);
   simple_table("4b. Whole process, start to exit, of a script that launches one kernel and prints "
                "a value, ms (x: over CuPy)",
                "process", vadd, 1, "cupy", NULL, 0);

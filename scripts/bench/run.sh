@@ -164,6 +164,7 @@ main_cases=$(pick info,launch,roundtrip,bandwidth,sum)
 if why=$(have "$raw"); then
   [ -n "$main_cases" ] && step raw "$main_cases" "$csv" "$raw" "${common[@]}" --cases "$main_cases"
   wants cold && per_process nvrtc cold CUJIT_UNUSED "$raw" "${common[@]}" --cases cold
+  wants warm && per_process raw warm CUJIT_UNUSED "$raw" "${common[@]}" --cases warm
 else
   for c in ${main_cases//,/ }; do missing_row "$c" raw "(all)" "$why"; done
 fi

@@ -394,8 +394,9 @@ Test(cache, lru_eviction) {
   cujit_cache_stats_get(e, &st);
   uint64_t per_entry = st.bytes / 2;
   cujit_close(e);
-  set_age(a, 1000);
-  set_age(b, 500);
+  /* Hours old: a hit bumps an entry's time only when it is over an hour old. */
+  set_age(a, 3 * 3600);
+  set_age(b, 2 * 3600);
 
   /* Room for two entries and a half: a third one pushes out the least recently used. */
   char max[32];

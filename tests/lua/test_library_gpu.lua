@@ -238,7 +238,7 @@ end)
 
 T.test("several outputs, in place, no inputs, a stream", function()
   local sincos = cuda.elementwise("double x -> double s, double c", "s = sin(x); c = cos(x)",
-                                  "sincos")
+                                  "sin_and_cos")
   local xs = T.random_floats(1000, -3, 3)
   local s, c = sincos(cuda.to_device(xs, "f64"))
   local hs, hc = s:copy_to_host(), c:copy_to_host()
