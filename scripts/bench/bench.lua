@@ -20,7 +20,7 @@ end
 
 local function options(argv)
   local o = { cases = "all", kernels = "scripts/bench/kernels", reps = 7, launches = 20000,
-              batch = 1000, roundtrips = 2000, sizes = { 20, 28, 1 } }
+              batch = 256, roundtrips = 2000, sizes = { 20, 28, 1 } }
   local i = 1
   while i <= #argv do
     local a, v = argv[i], argv[i + 1]

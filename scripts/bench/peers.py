@@ -53,7 +53,7 @@ def parse():
     p.add_argument("--kernels", default=os.path.join(os.path.dirname(__file__), "kernels"))
     p.add_argument("--reps", type=int, default=7)
     p.add_argument("--launches", type=int, default=20000)
-    p.add_argument("--batch", type=int, default=1000)
+    p.add_argument("--batch", type=int, default=256)
     p.add_argument("--roundtrips", type=int, default=2000)
     p.add_argument("--sizes", default="20:28:1")
     p.add_argument("--sum-log2", type=int, default=28)
