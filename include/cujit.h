@@ -32,7 +32,8 @@ extern "C" {
 #define CUJIT_VERSION_MINOR 1
 #define CUJIT_VERSION_PATCH 0
 #define CUJIT_VERSION_STRING "0.1.0"
-#define CUJIT_VERSION_NUMBER (CUJIT_VERSION_MAJOR * 10000 + CUJIT_VERSION_MINOR * 100 + CUJIT_VERSION_PATCH)
+#define CUJIT_VERSION_NUMBER                                                                       \
+  (CUJIT_VERSION_MAJOR * 10000 + CUJIT_VERSION_MINOR * 100 + CUJIT_VERSION_PATCH)
 
 /* ---------------------------------------------------------------------------------------------
 ** Status codes
@@ -42,23 +43,23 @@ typedef enum cujit_status {
   CUJIT_OK = 0,
   CUJIT_ERROR_INVALID_ARGUMENT, /* a NULL where a value is needed, a zero size, a bad option */
   CUJIT_ERROR_OUT_OF_HOST_MEMORY,
-  CUJIT_ERROR_NO_DRIVER,       /* libcuda.so.1 could not be opened or is too old */
-  CUJIT_ERROR_NO_DEVICE,       /* the driver is there but the device asked for is not */
-  CUJIT_ERROR_NO_NVRTC,        /* NVRTC is needed (a cache miss) but could not be opened */
-  CUJIT_ERROR_SIGNATURE,       /* a malformed kernel signature */
-  CUJIT_ERROR_COMPILE,         /* NVRTC rejected the source; the message holds the mapped log */
-  CUJIT_ERROR_NOT_FOUND,       /* a kernel name that is not in the source */
-  CUJIT_ERROR_ARGUMENT,        /* launch arguments that do not match the signature */
-  CUJIT_ERROR_LAUNCH_CONFIG,   /* grid, block or shared memory outside the device's limits */
-  CUJIT_ERROR_DEVICE_MEMORY,   /* the device could not allocate the memory asked for */
-  CUJIT_ERROR_DEVICE_FAULT,    /* a kernel faulted; the device refuses work until reset */
-  CUJIT_ERROR_BUFFER_LOST,     /* the buffer lived on a device that has been reset since */
-  CUJIT_ERROR_NOT_READY,       /* a stream or event query: the work has not finished yet */
-  CUJIT_ERROR_CACHE,           /* the cache could not be read or written (only from cache calls) */
-  CUJIT_ERROR_IO,              /* a file could not be read or written */
-  CUJIT_ERROR_DRIVER,          /* any other error reported by the CUDA driver */
-  CUJIT_ERROR_INTERRUPTED,     /* a wait was cut short by cujit_interrupt() */
-  CUJIT_ERROR_UNSUPPORTED,     /* the driver, NVRTC or device lacks a feature that was asked for */
+  CUJIT_ERROR_NO_DRIVER,     /* libcuda.so.1 could not be opened or is too old */
+  CUJIT_ERROR_NO_DEVICE,     /* the driver is there but the device asked for is not */
+  CUJIT_ERROR_NO_NVRTC,      /* NVRTC is needed (a cache miss) but could not be opened */
+  CUJIT_ERROR_SIGNATURE,     /* a malformed kernel signature */
+  CUJIT_ERROR_COMPILE,       /* NVRTC rejected the source; the message holds the mapped log */
+  CUJIT_ERROR_NOT_FOUND,     /* a kernel name that is not in the source */
+  CUJIT_ERROR_ARGUMENT,      /* launch arguments that do not match the signature */
+  CUJIT_ERROR_LAUNCH_CONFIG, /* grid, block or shared memory outside the device's limits */
+  CUJIT_ERROR_DEVICE_MEMORY, /* the device could not allocate the memory asked for */
+  CUJIT_ERROR_DEVICE_FAULT,  /* a kernel faulted; the device refuses work until reset */
+  CUJIT_ERROR_BUFFER_LOST,   /* the buffer lived on a device that has been reset since */
+  CUJIT_ERROR_NOT_READY,     /* a stream or event query: the work has not finished yet */
+  CUJIT_ERROR_CACHE,         /* the cache could not be read or written (only from cache calls) */
+  CUJIT_ERROR_IO,            /* a file could not be read or written */
+  CUJIT_ERROR_DRIVER,        /* any other error reported by the CUDA driver */
+  CUJIT_ERROR_INTERRUPTED,   /* a wait was cut short by cujit_interrupt() */
+  CUJIT_ERROR_UNSUPPORTED,   /* the driver, NVRTC or device lacks a feature that was asked for */
   CUJIT_STATUS_COUNT_
 } cujit_status;
 
@@ -69,14 +70,14 @@ CUJIT_API const char *cujit_status_string(cujit_status status);
 ** Handles
 ** ------------------------------------------------------------------------------------------- */
 
-typedef struct cujit_engine cujit_engine;           /* everything cujit knows; one per program */
-typedef struct cujit_device cujit_device;           /* one GPU; owned by the engine, never freed */
-typedef struct cujit_program cujit_program;         /* a compiled translation unit */
-typedef struct cujit_kernel cujit_kernel;           /* one kernel of a program, with its signature */
-typedef struct cujit_buffer cujit_buffer;           /* device memory */
+typedef struct cujit_engine cujit_engine;   /* everything cujit knows; one per program */
+typedef struct cujit_device cujit_device;   /* one GPU; owned by the engine, never freed */
+typedef struct cujit_program cujit_program; /* a compiled translation unit */
+typedef struct cujit_kernel cujit_kernel;   /* one kernel of a program, with its signature */
+typedef struct cujit_buffer cujit_buffer;   /* device memory */
 typedef struct cujit_host_buffer cujit_host_buffer; /* pinned (page-locked) host memory */
 typedef struct cujit_stream cujit_stream;           /* a queue of work on one device */
-typedef struct cujit_event cujit_event;             /* a marker in a stream, for ordering and timing */
+typedef struct cujit_event cujit_event; /* a marker in a stream, for ordering and timing */
 
 /* ---------------------------------------------------------------------------------------------
 ** Engine
@@ -124,18 +125,18 @@ CUJIT_API cujit_status cujit_nvrtc_version(cujit_engine *engine, int *version);
 typedef struct cujit_device_info {
   int ordinal;
   char name[256];
-  int cc_major, cc_minor;   /* compute capability */
+  int cc_major, cc_minor; /* compute capability */
   int multiprocessors;
-  size_t total_memory;      /* bytes */
+  size_t total_memory; /* bytes */
   int max_threads_per_block;
   int max_block_dim[3];
   int max_grid_dim[3];
-  int max_shared_per_block;        /* bytes without opt-in */
-  int max_shared_per_block_optin;  /* bytes with opt-in */
+  int max_shared_per_block;       /* bytes without opt-in */
+  int max_shared_per_block_optin; /* bytes with opt-in */
   int warp_size;
   int clock_khz;
   int memory_clock_khz;
-  int memory_bus_width;     /* bits */
+  int memory_bus_width; /* bits */
   int pci_bus_id;
 } cujit_device_info;
 
@@ -156,7 +157,8 @@ CUJIT_API int cujit_device_ordinal(const cujit_device *device);
 CUJIT_API cujit_status cujit_device_arch(cujit_device *device, char *buf, size_t len);
 
 /* Free and total device memory in bytes, as the driver reports them now. */
-CUJIT_API cujit_status cujit_device_memory(cujit_device *device, size_t *free_bytes, size_t *total_bytes);
+CUJIT_API cujit_status cujit_device_memory(cujit_device *device, size_t *free_bytes,
+                                           size_t *total_bytes);
 
 /* Bytes currently allocated through cujit on this device. */
 CUJIT_API size_t cujit_device_allocated(const cujit_device *device);
@@ -189,20 +191,23 @@ typedef struct cujit_compile_options {
   size_t include_dir_count;
   const char *const *extra_flags; /* passed to NVRTC as they are */
   size_t extra_flag_count;
-  const char *std;            /* "c++17" (default), "c++20", ... */
+  const char *std; /* "c++17" (default), "c++20", ... */
 } cujit_compile_options;
 
-#define CUJIT_COMPILE_OPTIONS_INIT {0}
+#define CUJIT_COMPILE_OPTIONS_INIT                                                                 \
+  { 0 }
 
 /* Compiles a translation unit holding one or more extern "C" __global__ kernels. Their signatures
 ** are read from the source. `name` names the source in errors ("saxpy.cu"); NULL gives
 ** "<source>". A cache hit never runs NVRTC. */
-CUJIT_API cujit_status cujit_program_compile(cujit_engine *engine, const char *source, const char *name,
-                                   const cujit_compile_options *options, cujit_program **out);
+CUJIT_API cujit_status cujit_program_compile(cujit_engine *engine, const char *source,
+                                             const char *name, const cujit_compile_options *options,
+                                             cujit_program **out);
 
 /* Reads a .cu file and compiles it as above, naming it by its path in errors. */
 CUJIT_API cujit_status cujit_program_compile_file(cujit_engine *engine, const char *path,
-                                        const cujit_compile_options *options, cujit_program **out);
+                                                  const cujit_compile_options *options,
+                                                  cujit_program **out);
 
 CUJIT_API void cujit_program_free(cujit_program *program);
 
@@ -212,7 +217,8 @@ CUJIT_API const char *cujit_program_kernel_name(const cujit_program *program, si
 
 /* The kernel called `name`. The kernel keeps what it needs of the program: freeing the program
 ** first is fine. Fails with NOT_FOUND, listing the kernels there are. */
-CUJIT_API cujit_status cujit_program_kernel(cujit_program *program, const char *name, cujit_kernel **out);
+CUJIT_API cujit_status cujit_program_kernel(cujit_program *program, const char *name,
+                                            cujit_kernel **out);
 
 /* PTX and CUBIN of the program (NUL-terminated PTX; CUBIN as bytes). The pointers live as long as
 ** the program. A program compiled for compute_XX has no CUBIN (NULL, 0). */
@@ -238,9 +244,10 @@ CUJIT_API double cujit_program_milliseconds(const cujit_program *program);
 ** A non-generic kernel is compiled (or fetched from the cache) here; errors name the kernel and
 ** the line within `body`. `preamble` (may be NULL) is code placed before the kernel: device
 ** functions, #includes, constants; its lines are reported as such. */
-CUJIT_API cujit_status cujit_kernel_define(cujit_engine *engine, const char *signature, const char *body,
-                                 const char *preamble, const cujit_compile_options *options,
-                                 cujit_kernel **out);
+CUJIT_API cujit_status cujit_kernel_define(cujit_engine *engine, const char *signature,
+                                           const char *body, const char *preamble,
+                                           const cujit_compile_options *options,
+                                           cujit_kernel **out);
 
 CUJIT_API void cujit_kernel_free(cujit_kernel *kernel);
 
@@ -263,9 +270,17 @@ CUJIT_API int cujit_kernel_is_generic(const cujit_kernel *kernel);
 
 typedef enum cujit_dtype {
   CUJIT_DTYPE_NONE = 0, /* untyped bytes: accepted by any pointer parameter */
-  CUJIT_F16, CUJIT_F32, CUJIT_F64,
-  CUJIT_I8, CUJIT_I16, CUJIT_I32, CUJIT_I64,
-  CUJIT_U8, CUJIT_U16, CUJIT_U32, CUJIT_U64,
+  CUJIT_F16,
+  CUJIT_F32,
+  CUJIT_F64,
+  CUJIT_I8,
+  CUJIT_I16,
+  CUJIT_I32,
+  CUJIT_I64,
+  CUJIT_U8,
+  CUJIT_U16,
+  CUJIT_U32,
+  CUJIT_U64,
   CUJIT_DTYPE_COUNT_
 } cujit_dtype;
 
@@ -279,8 +294,8 @@ CUJIT_API cujit_dtype cujit_dtype_from_name(const char *name);
 /* Explicitly specialises a generic kernel: `types` gives each type variable in order of first
 ** appearance, e.g. {CUJIT_F64} for axpy(T a, const T *x, T *y, int n). The result is owned by
 ** the generic kernel (do not free it) and is cached: the same list gives the same kernel. */
-CUJIT_API cujit_status cujit_kernel_specialize(cujit_kernel *kernel, const cujit_dtype *types, size_t count,
-                                     cujit_kernel **out);
+CUJIT_API cujit_status cujit_kernel_specialize(cujit_kernel *kernel, const cujit_dtype *types,
+                                               size_t count, cujit_kernel **out);
 
 /* Parameters, as the signature declares them. */
 typedef enum cujit_param_kind {
@@ -290,22 +305,23 @@ typedef enum cujit_param_kind {
 
 typedef struct cujit_param_info {
   const char *name;
-  const char *type;      /* as written, with type variables resolved when concrete: "const float *" */
+  const char *type; /* as written, with type variables resolved when concrete: "const float *" */
   cujit_param_kind kind;
-  cujit_dtype dtype;     /* scalar type, or element type of a pointer; NONE for void * / structs */
-  int is_const;          /* pointer to const */
-  size_t size, align;    /* of the parameter itself (8 for a pointer) */
-  size_t offset;         /* in the parameter buffer */
-  int type_var;          /* index of the type variable this uses, or -1 */
+  cujit_dtype dtype;  /* scalar type, or element type of a pointer; NONE for void * / structs */
+  int is_const;       /* pointer to const */
+  size_t size, align; /* of the parameter itself (8 for a pointer) */
+  size_t offset;      /* in the parameter buffer */
+  int type_var;       /* index of the type variable this uses, or -1 */
 } cujit_param_info;
 
 CUJIT_API size_t cujit_kernel_param_count(const cujit_kernel *kernel);
-CUJIT_API cujit_status cujit_kernel_param(const cujit_kernel *kernel, size_t index, cujit_param_info *info);
+CUJIT_API cujit_status cujit_kernel_param(const cujit_kernel *kernel, size_t index,
+                                          cujit_param_info *info);
 CUJIT_API size_t cujit_kernel_type_var_count(const cujit_kernel *kernel);
 CUJIT_API const char *cujit_kernel_type_var(const cujit_kernel *kernel, size_t index);
 
 typedef struct cujit_kernel_attributes {
-  int registers;             /* per thread */
+  int registers; /* per thread */
   int static_shared_bytes;
   int const_bytes;
   int local_bytes;           /* per thread (spills and stack) */
@@ -314,7 +330,8 @@ typedef struct cujit_kernel_attributes {
 } cujit_kernel_attributes;
 
 /* Attributes on the current device (loads the kernel there if needed). */
-CUJIT_API cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel, cujit_kernel_attributes *attrs);
+CUJIT_API cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel,
+                                                   cujit_kernel_attributes *attrs);
 
 /* ---------------------------------------------------------------------------------------------
 ** Launching
@@ -349,7 +366,7 @@ typedef struct cujit_arg {
 #define CUJIT_ARG_BUF(x) ((cujit_arg){.kind = CUJIT_ARG_BUFFER, .v.buffer = (x)})
 
 typedef struct cujit_launch_config {
-  unsigned grid[3];     /* 0 in y or z means 1 */
+  unsigned grid[3]; /* 0 in y or z means 1 */
   unsigned block[3];
   unsigned shared_bytes; /* dynamic shared memory */
   cujit_stream *stream;  /* NULL: the device's default stream */
@@ -361,15 +378,16 @@ typedef struct cujit_launch_config {
 ** passed. The device is the stream's, else the engine's current device. The launch path does no
 ** allocation, hashing or string work once the kernel is loaded on that device. */
 CUJIT_API cujit_status cujit_launch(cujit_kernel *kernel, const cujit_launch_config *config,
-                          const cujit_arg *args, size_t nargs);
+                                    const cujit_arg *args, size_t nargs);
 
 /* Launches over `n` elements in 1-D with the block size the occupancy API suggests for this kernel
 ** (cached), and enough blocks to cover n. */
 CUJIT_API cujit_status cujit_launch_n(cujit_kernel *kernel, size_t n, cujit_stream *stream,
-                            const cujit_arg *args, size_t nargs);
+                                      const cujit_arg *args, size_t nargs);
 
 /* The block size cujit_launch_n would pick on the current device. */
-CUJIT_API cujit_status cujit_kernel_suggest_block(cujit_kernel *kernel, int *block_size, int *min_grid);
+CUJIT_API cujit_status cujit_kernel_suggest_block(cujit_kernel *kernel, int *block_size,
+                                                  int *min_grid);
 
 /* ---------------------------------------------------------------------------------------------
 ** Device memory
@@ -378,7 +396,7 @@ CUJIT_API cujit_status cujit_kernel_suggest_block(cujit_kernel *kernel, int *blo
 /* Allocates `bytes` (> 0) on the current device. `dtype` tags the elements (NONE for raw bytes);
 ** it is what generic kernels specialise on and what typed pointer parameters check. */
 CUJIT_API cujit_status cujit_buffer_alloc(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
-                                cujit_buffer **out);
+                                          cujit_buffer **out);
 CUJIT_API void cujit_buffer_free(cujit_buffer *buffer);
 
 CUJIT_API size_t cujit_buffer_size(const cujit_buffer *buffer);
@@ -390,18 +408,20 @@ CUJIT_API uint64_t cujit_buffer_devptr(const cujit_buffer *buffer);
 /* Copies. Sizes and offsets are in bytes and checked against the buffers. A NULL stream makes the
 ** call synchronous; a stream makes it asynchronous (host memory must then stay alive until the
 ** stream is done, and is only truly asynchronous when pinned). */
-CUJIT_API cujit_status cujit_memcpy_htod(cujit_buffer *dst, size_t dst_offset, const void *src, size_t bytes,
-                               cujit_stream *stream);
-CUJIT_API cujit_status cujit_memcpy_dtoh(void *dst, const cujit_buffer *src, size_t src_offset, size_t bytes,
-                               cujit_stream *stream);
-CUJIT_API cujit_status cujit_memcpy_dtod(cujit_buffer *dst, size_t dst_offset, const cujit_buffer *src,
-                               size_t src_offset, size_t bytes, cujit_stream *stream);
+CUJIT_API cujit_status cujit_memcpy_htod(cujit_buffer *dst, size_t dst_offset, const void *src,
+                                         size_t bytes, cujit_stream *stream);
+CUJIT_API cujit_status cujit_memcpy_dtoh(void *dst, const cujit_buffer *src, size_t src_offset,
+                                         size_t bytes, cujit_stream *stream);
+CUJIT_API cujit_status cujit_memcpy_dtod(cujit_buffer *dst, size_t dst_offset,
+                                         const cujit_buffer *src, size_t src_offset, size_t bytes,
+                                         cujit_stream *stream);
 /* Sets `bytes` bytes from `offset` to `value`. */
-CUJIT_API cujit_status cujit_memset(cujit_buffer *dst, size_t offset, unsigned char value, size_t bytes,
-                          cujit_stream *stream);
+CUJIT_API cujit_status cujit_memset(cujit_buffer *dst, size_t offset, unsigned char value,
+                                    size_t bytes, cujit_stream *stream);
 
 /* Pinned host memory, for fast and truly asynchronous copies. */
-CUJIT_API cujit_status cujit_host_alloc(cujit_engine *engine, size_t bytes, cujit_host_buffer **out);
+CUJIT_API cujit_status cujit_host_alloc(cujit_engine *engine, size_t bytes,
+                                        cujit_host_buffer **out);
 CUJIT_API void cujit_host_free(cujit_host_buffer *buffer);
 CUJIT_API void *cujit_host_ptr(const cujit_host_buffer *buffer);
 CUJIT_API size_t cujit_host_size(const cujit_host_buffer *buffer);
@@ -435,10 +455,10 @@ CUJIT_API cujit_status cujit_event_elapsed(cujit_event *start, cujit_event *end,
 
 typedef struct cujit_cache_stats {
   uint64_t memory_hits, disk_hits, misses;
-  uint64_t entries;     /* on disk */
-  uint64_t bytes;       /* on disk */
-  uint64_t max_bytes;   /* the LRU bound */
-  int disk_enabled;     /* 0 when CUJIT_CACHE=off or the directory is unwritable */
+  uint64_t entries;   /* on disk */
+  uint64_t bytes;     /* on disk */
+  uint64_t max_bytes; /* the LRU bound */
+  int disk_enabled;   /* 0 when CUJIT_CACHE=off or the directory is unwritable */
 } cujit_cache_stats;
 
 /* The cache directory in use ("" when the disk cache is off). */

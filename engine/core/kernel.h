@@ -10,9 +10,9 @@
 
 /* What a kernel needs on one device, made on its first launch there. */
 typedef struct cj_kernel_on_device {
-  CUfunction fn;        /* the CUkernel cast, or the per-context function for attributes */
-  unsigned generation;  /* the device generation it was loaded at */
-  int block_size;       /* occupancy suggestion, 0 until asked */
+  CUfunction fn;       /* the CUkernel cast, or the per-context function for attributes */
+  unsigned generation; /* the device generation it was loaded at */
+  int block_size;      /* occupancy suggestion, 0 until asked */
   int min_grid;
   int max_dynamic_shared; /* the opt-in already set with cuFuncSetAttribute */
 } cj_kernel_on_device;
@@ -25,10 +25,10 @@ typedef struct cj_spec {
 struct cujit_kernel {
   cj_link link;
   cujit_engine *engine;
-  char *signature_text;   /* formatted by cujit */
+  char *signature_text; /* formatted by cujit */
   cj_signature sig;
-  cujit_program *program; /* NULL while generic */
-  CUkernel handle;        /* from the program's library, once loaded */
+  cujit_program *program;         /* NULL while generic */
+  CUkernel handle;                /* from the program's library, once loaded */
   cj_kernel_on_device *on_device; /* engine->device_count entries, lazily */
 
   /* Generic kernels keep what they need to specialise. */

@@ -47,8 +47,9 @@ int cj_driver_open(cj_driver *drv, char *why, size_t why_len) {
   get_proc_fn get_proc;
   *(void **)&get_proc = dlsym(drv->handle, "cuGetProcAddress_v2");
   if (!get_proc) {
-    snprintf(why, why_len, "the CUDA driver is too old (no cuGetProcAddress_v2); cujit needs a "
-                           "driver for CUDA 12.0 or newer");
+    snprintf(why, why_len,
+             "the CUDA driver is too old (no cuGetProcAddress_v2); cujit needs a "
+             "driver for CUDA 12.0 or newer");
     cj_driver_close(drv);
     return 0;
   }
@@ -80,7 +81,7 @@ void cj_driver_close(cj_driver *drv) {
 static int nvrtc_resolve(cj_nvrtc *nv, char *why, size_t why_len) {
 #define CJ_NVRTC_RESOLVE_(name)                                                                    \
   if (!(*(void **)&nv->name = dlsym(nv->handle, #name))) {                                         \
-    snprintf(why, why_len, "%s lacks %s; cujit needs NVRTC 12.0 or newer", nv->path, #name);      \
+    snprintf(why, why_len, "%s lacks %s; cujit needs NVRTC 12.0 or newer", nv->path, #name);       \
     return 0;                                                                                      \
   }
   CJ_NVRTC_FUNCTIONS(CJ_NVRTC_RESOLVE_)

@@ -70,8 +70,8 @@
 #define CJ_DRIVER_FIELD_(name, abi) PFN_##name##_v##abi name;
 
 typedef struct cj_driver {
-  void *handle;      /* dlopen of libcuda.so.1 */
-  int version;       /* cuDriverGetVersion */
+  void *handle; /* dlopen of libcuda.so.1 */
+  int version;  /* cuDriverGetVersion */
   CJ_DRIVER_FUNCTIONS(CJ_DRIVER_FIELD_)
   CJ_DRIVER_OPTIONAL_FUNCTIONS(CJ_DRIVER_FIELD_)
 } cj_driver;
@@ -96,9 +96,9 @@ typedef struct cj_driver {
 
 typedef struct cj_nvrtc {
   void *handle;
-  char path[256];    /* what was opened, for `cujit --version` */
-  int version;       /* major*1000 + minor*10 */
-  int max_arch;      /* highest sm_XX it supports, e.g. 90 or 120 */
+  char path[256]; /* what was opened, for `cujit --version` */
+  int version;    /* major*1000 + minor*10 */
+  int max_arch;   /* highest sm_XX it supports, e.g. 90 or 120 */
   CJ_NVRTC_FUNCTIONS(CJ_NVRTC_FIELD_)
 } cj_nvrtc;
 

@@ -19,8 +19,9 @@
 #pragma GCC visibility pop
 #endif
 
-#define MAX_SIDE 65536 /* pixels per side we read: far beyond any test image, far below overflow   \
-                        */
+#define MAX_SIDE                                                                                   \
+  65536 /* pixels per side we read: far beyond any test image, far below overflow                  \
+         */
 
 typedef struct image {
   uint32_t width, height;

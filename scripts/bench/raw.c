@@ -179,8 +179,9 @@ static int compile_cubin(const char *src, const char *name, char **cubin) {
 /* NVRTC to CUBIN, then a context-independent library. */
 static int build(const char *src, const char *name, CUlibrary *lib) {
   char *cubin = NULL;
-  int ok = compile_cubin(src, name, &cubin) &&
-           check(cu.cuLibraryLoadData(lib, cubin, NULL, NULL, 0, NULL, NULL, 0), "cuLibraryLoadData");
+  int ok =
+      compile_cubin(src, name, &cubin) &&
+      check(cu.cuLibraryLoadData(lib, cubin, NULL, NULL, 0, NULL, NULL, 0), "cuLibraryLoadData");
   free(cubin);
   return ok;
 }
@@ -344,10 +345,10 @@ static void case_warm(const bench_opts *o, CUdeviceptr buf) {
   CUlibrary lib;
   CUfunction fn;
   double t0 = bench_now_us();
-  int ok = check(cu.cuLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0),
-                 "cuLibraryLoadData") &&
-           get_kernel(lib, "vadd", &fn) && launch(fn, (unsigned)(n / 256), 256, params) &&
-           check(cu.cuCtxSynchronize(), "cuCtxSynchronize");
+  int ok =
+      check(cu.cuLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0), "cuLibraryLoadData") &&
+      get_kernel(lib, "vadd", &fn) && launch(fn, (unsigned)(n / 256), 256, params) &&
+      check(cu.cuCtxSynchronize(), "cuCtxSynchronize");
   double ms = (bench_now_us() - t0) / 1e3;
   if (ok)
     bench_row("warm", "raw", "vadd", n, ms, "ms");

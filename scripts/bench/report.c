@@ -156,7 +156,7 @@ static const char *title_of(const char *system) {
 
 /* A table cell: "-" when the system has no such figure, "missing" when it could not be measured.
 ** fraction: 0 shows value / floor as "1.02x", 1 as a percentage, 2 as "Nx faster" (floor / value).
- */
+*/
 static void cell(const row *r, double floor, int fraction) {
   double v = r ? r->value : NAN;
   if (!r)

@@ -23,7 +23,7 @@ static inline int cj_test_gpu_required(void) {
     cujit_device *cj_dev_;                                                                         \
     if (cujit_device_get((engine), 0, &cj_dev_) != CUJIT_OK) {                                     \
       if (cj_test_gpu_required())                                                                  \
-        cr_assert_fail("CUJIT_REQUIRE_GPU=1 but no GPU: %s", cujit_errmsg(engine));                      \
+        cr_assert_fail("CUJIT_REQUIRE_GPU=1 but no GPU: %s", cujit_errmsg(engine));                \
       cr_skip_test("no GPU: %s", cujit_errmsg(engine));                                            \
     }                                                                                              \
   } while (0)
