@@ -9,6 +9,7 @@
 -- edge pixel (clamp to edge). Like image libraries, this is correlation (the filter is not
 -- flipped); the filters here are symmetric or used through the magnitude, so it does not matter.
 local cuda = require "cujit"
+package.path = (arg[0]:match("^(.*)/") or ".") .. "/?.lua;" .. package.path -- find example_support
 local S = require "example_support"
 
 local TILE = 16

@@ -1,6 +1,7 @@
 -- devices.lua -- what nvidia-smi and PyCUDA's device listing show: each GPU's name, compute
 -- capability, memory free/total, multiprocessors, clocks, and the driver and NVRTC versions.
 local cuda = require "cujit"
+package.path = (arg[0]:match("^(.*)/") or ".") .. "/?.lua;" .. package.path -- find example_support
 local S = require "example_support"
 
 local function version(v)

@@ -3,6 +3,7 @@
 -- product in float32 and a float64 host reference on sampled rows. Also shown: accumulating in
 -- half instead, which loses far more.
 local cuda = require "cujit"
+package.path = (arg[0]:match("^(.*)/") or ".") .. "/?.lua;" .. package.path -- find example_support
 local S = require "example_support"
 
 local ROWS, COLS = 8192, 4096

@@ -3,6 +3,7 @@
 -- host reference by relative error, with GFLOP/s for each. `cujit matmul.lua --big` also times
 -- 4096^3 and 8192^3 (timing only).
 local cuda = require "cujit"
+package.path = (arg[0]:match("^(.*)/") or ".") .. "/?.lua;" .. package.path -- find example_support
 local S = require "example_support"
 
 local naive = cuda.jit("matmul_naive(const float *A, const float *B, float *C, int M, int N, int K)", [[

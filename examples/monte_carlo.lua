@@ -8,6 +8,7 @@
 --   every path).
 -- Each block of threads sums its payoffs in double; the per-block sums are added by a:sum().
 local cuda = require "cujit"
+package.path = (arg[0]:match("^(.*)/") or ".") .. "/?.lua;" .. package.path -- find example_support
 local S = require "example_support"
 
 local S0, STRIKE, RATE, SIGMA, T = 100.0, 105.0, 0.05, 0.2, 1.0

@@ -3,6 +3,7 @@
 -- random numbers against a Lua reference, and on 2^28 elements whose results are known exactly
 -- (a pattern with a closed-form sum, a planted minimum and maximum at random places).
 local cuda = require "cujit"
+package.path = (arg[0]:match("^(.*)/") or ".") .. "/?.lua;" .. package.path -- find example_support
 local S = require "example_support"
 
 -- x = (i mod 1024) / 4 - 100: exact in float32, so sums in double are exact too; then the

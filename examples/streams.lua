@@ -3,6 +3,7 @@
 -- spread round-robin over 4 streams, so one chunk's copies run while another's kernel does.
 -- Timed with events; the results of both runs are checked against the host.
 local cuda = require "cujit"
+package.path = (arg[0]:match("^(.*)/") or ".") .. "/?.lua;" .. package.path -- find example_support
 local S = require "example_support"
 
 local N, CHUNKS, STREAMS = 1 << 26, 16, 4

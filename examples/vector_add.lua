@@ -1,5 +1,6 @@
 -- vector_add.lua -- the hello world of GPU computing: c = a + b, checked against the host.
 local cuda = require "cujit"
+package.path = (arg[0]:match("^(.*)/") or ".") .. "/?.lua;" .. package.path -- find example_support
 local S = require "example_support"
 
 local add = cuda.jit("add(const float *a, const float *b, float *c, long long n)", [[
