@@ -151,6 +151,24 @@ cujit_stream *cjl_opt_stream(lua_State *L, int idx);
 void cjl_stream_keep(lua_State *L, int stream_idx, int value_idx);
 
 /* ---------------------------------------------------------------------------------------------
+** Compile options tables ({arch = "sm_90", fast_math = true, defines = {...}, ...}), lkernel.c
+** ------------------------------------------------------------------------------------------- */
+
+typedef struct cjl_compile_opts {
+  cujit_compile_options o;
+  int anchor; /* stack index of a table keeping made strings alive */
+  int pieces; /* stack index of the preamble pieces (device functions, opts.preamble) */
+  int npieces;
+  const char *name; /* opts.name */
+} cjl_compile_opts;
+
+/* Reads the options table at `arg` (none or nil: defaults) into co, raising argument errors that
+** name the option at fault. Leaves two tables on the stack that keep the strings alive while
+** the options are used. Returns the preamble made of opts.preamble and the device functions in
+** opts.uses, or NULL when there is none. */
+const char *cjl_parse_compile_options(lua_State *L, int arg, cjl_compile_opts *co);
+
+/* ---------------------------------------------------------------------------------------------
 ** Opening the parts of the module; each adds its functions to the module table at `module_index`
 ** ------------------------------------------------------------------------------------------- */
 

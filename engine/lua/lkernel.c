@@ -75,13 +75,7 @@ static const char *kernel_name(const cjl_kernel *k) {
 #define OPTION_NAMES                                                                               \
   "arch, fast_math, line_info, debug, std, defines, include_dirs, flags, preamble, uses, name"
 
-typedef struct compile_opts {
-  cujit_compile_options o;
-  int anchor; /* stack index of a table keeping made strings alive */
-  int pieces; /* stack index of the preamble pieces (device functions, opts.preamble) */
-  int npieces;
-  const char *name; /* opts.name */
-} compile_opts;
+typedef cjl_compile_opts compile_opts;
 
 static void anchor_string(lua_State *L, compile_opts *co) {
   lua_rawseti(L, co->anchor, (lua_Integer)lua_rawlen(L, co->anchor) + 1);
@@ -235,7 +229,7 @@ static void parse_option(lua_State *L, int arg, compile_opts *co, const char *ke
 ** what co points to stays valid while they, and the options table, are on the stack. Returns
 ** the preamble: the device functions of opts.uses (dependencies first), then opts.preamble;
 ** NULL when there is none. */
-static const char *parse_options(lua_State *L, int arg, compile_opts *co) {
+const char *cjl_parse_compile_options(lua_State *L, int arg, compile_opts *co) {
   memset(co, 0, sizeof *co);
   lua_newtable(L);
   co->anchor = lua_gettop(L);
@@ -344,7 +338,7 @@ static int l_jit(lua_State *L) {
   const char *body = luaL_checkstring(L, 2);
   cujit_engine *e = cjl_engine(L);
   compile_opts co;
-  const char *preamble = parse_options(L, 3, &co);
+  const char *preamble = cjl_parse_compile_options(L, 3, &co);
   luaL_argcheck(L, !co.name, 3,
                 "option 'name' is for cuda.source and cuda.load (a kernel is "
                 "named by its signature)");
@@ -1050,7 +1044,7 @@ static int build_program(lua_State *L, int from_file) {
   const char *text = luaL_checkstring(L, 1);
   cujit_engine *e = cjl_engine(L);
   compile_opts co;
-  const char *preamble = parse_options(L, 2, &co);
+  const char *preamble = cjl_parse_compile_options(L, 2, &co);
   const char *name = co.name ? co.name : from_file ? text : NULL;
   cjl_program *p = lua_newuserdatauv(L, sizeof *p, 1);
   p->program = NULL;

@@ -212,73 +212,6 @@ static const char *ew_name(const cjl_elementwise *ew) {
   return cujit_kernel_name(ew->kernel);
 }
 
-#define EW_OPTIONS "arch, fast_math, line_info, debug, std, defines, name"
-
-static int option_flag(lua_State *L, int arg, const char *key) {
-  if (!lua_isboolean(L, -1))
-    luaL_argerror(
-        L, arg,
-        lua_pushfstring(L, "option '%s' must be a boolean, got %s", key, luaL_typename(L, -1)));
-  return lua_toboolean(L, -1);
-}
-
-static const char *option_string(lua_State *L, int arg, const char *key) {
-  if (lua_type(L, -1) != LUA_TSTRING)
-    luaL_argerror(
-        L, arg,
-        lua_pushfstring(L, "option '%s' must be a string, got %s", key, luaL_typename(L, -1)));
-  return lua_tostring(L, -1);
-}
-
-/* defines: a list of "NAME" / "NAME=VALUE" strings, as a C array in a block pushed on the stack
-** (the strings live in the options table, which stays on the stack). */
-static void option_defines(lua_State *L, int arg, cujit_compile_options *o) {
-  if (!lua_istable(L, -1))
-    luaL_argerror(L, arg, "option 'defines' must be a list of strings {'NAME', 'NAME=VALUE'}");
-  int list = lua_gettop(L);
-  size_t n = lua_rawlen(L, list);
-  const char **items = lua_newuserdatauv(L, (n ? n : 1) * sizeof *items, 0);
-  for (size_t i = 0; i < n; i++) {
-    if (lua_rawgeti(L, list, (lua_Integer)i + 1) != LUA_TSTRING)
-      luaL_argerror(L, arg,
-                    lua_pushfstring(L, "option 'defines'[%d] must be a string, got %s", (int)i + 1,
-                                    luaL_typename(L, -1)));
-    items[i] = lua_tostring(L, -1);
-    lua_pop(L, 1);
-  }
-  lua_insert(L, list - 1); /* below the key and value, so lua_next walks on */
-  o->defines = items;
-  o->define_count = n;
-}
-
-/* Reads the options table at `arg` into o and *name; blocks it needs stay on the stack. */
-static void parse_ew_options(lua_State *L, int arg, cujit_compile_options *o, const char **name) {
-  if (lua_isnoneornil(L, arg)) return;
-  luaL_checktype(L, arg, LUA_TTABLE);
-  lua_pushnil(L);
-  while (lua_next(L, arg)) {
-    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
-    if (!key) luaL_argerror(L, arg, "options are named: {arch = 'sm_90', fast_math = true, ...}");
-    if (strcmp(key, "arch") == 0)
-      o->arch = option_string(L, arg, key);
-    else if (strcmp(key, "std") == 0)
-      o->std = option_string(L, arg, key);
-    else if (strcmp(key, "name") == 0)
-      *name = option_string(L, arg, key);
-    else if (strcmp(key, "fast_math") == 0)
-      o->fast_math = option_flag(L, arg, key);
-    else if (strcmp(key, "line_info") == 0)
-      o->line_info = option_flag(L, arg, key);
-    else if (strcmp(key, "debug") == 0)
-      o->debug = option_flag(L, arg, key);
-    else if (strcmp(key, "defines") == 0)
-      option_defines(L, arg, o);
-    else
-      luaL_argerror(L, arg, lua_pushfstring(L, "unknown option '%s' (known: " EW_OPTIONS ")", key));
-    lua_pop(L, 1);
-  }
-}
-
 /* Wraps a defined kernel, reading its parameters once. */
 static cjl_elementwise *push_ew(lua_State *L, cujit_kernel *kernel) {
   size_t n = cujit_kernel_param_count(kernel);
@@ -319,11 +252,13 @@ static int l_elementwise(lua_State *L) {
                                          "kernel name (a string) or options table "
                                          "expected, got %s",
                                          luaL_typename(L, 3)));
-  cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
-  parse_ew_options(L, opts, &o, &name);
+  cjl_compile_opts co;
+  if (cjl_parse_compile_options(L, opts, &co))
+    return luaL_argerror(L, opts, "an elementwise kernel takes no preamble or device functions");
+  if (co.name) name = co.name;
   cujit_engine *e = cjl_engine(L);
   cujit_kernel *kernel;
-  if (cujit_elementwise_define(e, params, expr, name, &o, &kernel) != CUJIT_OK)
+  if (cujit_elementwise_define(e, params, expr, name, &co.o, &kernel) != CUJIT_OK)
     return cjl_error(L, e);
   /* Should making the userdata raise (out of memory), the kernel stays a live object of the
   ** engine, which frees it when it closes. */

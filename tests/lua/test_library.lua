@@ -133,8 +133,10 @@ T.test("cuda.elementwise definition errors", function()
            {arch = "sm_90", fastmath = true})
   T.raises("option 'fast_math' must be a boolean", cuda.elementwise, "float x -> float y", "y = x",
            "f", {arch = "sm_90", fast_math = 1})
-  T.raises("option 'defines'[1] must be a string", cuda.elementwise, "float x -> float y", "y = x",
-           "f", {arch = "sm_90", defines = {1}})
+  T.raises("option 'defines' must hold strings", cuda.elementwise, "float x -> float y", "y = x",
+           "f", {arch = "sm_90", defines = {{}}})
+  T.raises("takes no preamble", cuda.elementwise, "float x -> float y", "y = x", "f",
+           {arch = "sm_90", preamble = "#define K 2"})
   T.raises("kernel name (a string) or options table expected, got number", cuda.elementwise,
            "float x -> float y", "y = x", 42)
   T.raises("string expected", cuda.elementwise, "float x -> float y")
