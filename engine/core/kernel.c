@@ -662,11 +662,11 @@ static cujit_status pack_pointer(const cujit_kernel *k, size_t i, const cujit_ar
     return arg_error(k, i, "the buffer is NULL");
   else {
     const cujit_buffer *b = a->v.buffer;
-    if (!dev) { /* no device to compare with: the launch fails for that reason afterwards */
-    } else if (b->device != dev)
+    /* With no device (none could be had), the launch fails for that reason right after. */
+    if (dev && b->device != dev)
       return arg_error(k, i, "the buffer lives on device %d but the launch is on device %d",
                        b->device->ordinal, dev->ordinal);
-    else if (b->generation != dev->generation)
+    if (dev && b->generation != dev->generation)
       return arg_error(k, i, "the buffer was lost when device %d was reset; make a new one",
                        dev->ordinal);
     if (p->dtype != CUJIT_DTYPE_NONE && b->dtype != CUJIT_DTYPE_NONE && b->dtype != p->dtype)
@@ -844,18 +844,24 @@ cujit_status cujit_launch_n(cujit_kernel *kernel, size_t n, cujit_stream *stream
   return cujit_launch(kernel, &c, args, nargs);
 }
 
+/* A concrete kernel loaded on the current device, for the queries that need one there. */
+static cujit_status loaded_on_current(cujit_kernel *k, cujit_device **dev,
+                                      cj_kernel_on_device **on) {
+  if (!k->program)
+    return cj_fail(k->engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "kernel '%s' is generic: specialise it first (cujit_kernel_specialize)",
+                   k->sig.name);
+  cujit_status st = launch_device(k->engine, NULL, dev);
+  return st == CUJIT_OK ? on_device(k, *dev, on) : st;
+}
+
 cujit_status cujit_kernel_suggest_block(cujit_kernel *kernel, int *block_size, int *min_grid) {
   if (!kernel || !block_size)
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_kernel_suggest_block needs a kernel and an output pointer");
-  if (!kernel->program)
-    return cj_fail(kernel->engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "kernel '%s' is generic: specialise it first (cujit_kernel_specialize)",
-                   kernel->sig.name);
   cujit_device *dev;
   cj_kernel_on_device *on;
-  cujit_status st = launch_device(kernel->engine, NULL, &dev);
-  if (st == CUJIT_OK) st = on_device(kernel, dev, &on);
+  cujit_status st = loaded_on_current(kernel, &dev, &on);
   if (st == CUJIT_OK) st = suggest(kernel, dev, on);
   if (st != CUJIT_OK) return st;
   *block_size = on->block_size;
@@ -916,14 +922,9 @@ cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel, cujit_kernel_attr
   if (!kernel || !attrs)
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_kernel_attributes_get needs a kernel and an output pointer");
-  if (!kernel->program)
-    return cj_fail(kernel->engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "kernel '%s' is generic: specialise it first (cujit_kernel_specialize)",
-                   kernel->sig.name);
   cujit_device *dev;
   cj_kernel_on_device *on;
-  cujit_status st = launch_device(kernel->engine, NULL, &dev);
-  if (st == CUJIT_OK) st = on_device(kernel, dev, &on);
+  cujit_status st = loaded_on_current(kernel, &dev, &on);
   if (st != CUJIT_OK) return st;
   static const CUfunction_attribute which[] = {CU_FUNC_ATTRIBUTE_NUM_REGS,
                                                CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
