@@ -1,7 +1,10 @@
 -- bench.lua -- cujit from Lua, run by the `cujit` command: launch host time, round trip, cold and
 -- warm first launch, and the bandwidth kernels, on the same kernels/*.cu as every other system and
 -- with the same method (see README.md). Prints CSV rows like the C programs; anything that fails
--- becomes a "missing" row with the error as the reason.
+-- becomes a "missing" row with the error as the reason. The launch case measures, in this process
+-- and interleaved batch by batch with cujit's launches, two floors made by benchclock from the
+-- same kernel's PTX: raw cuLaunchKernel called from the same Lua loop (raw_lua_same), and the same
+-- launch in a C loop (raw_c_in_lua), which the Lua goal is judged against.
 --   cujit bench.lua --cases LIST --kernels DIR [--reps N --launches N --batch N --roundtrips N
 --                   --sizes MIN:MAX:STEP --quick --short]
 -- benchclock (built in scripts/bench) must be on package.cpath: os.clock() is CPU time.
@@ -9,12 +12,13 @@
 local SYS = "cujit_lua"
 
 local function clean(s) return (tostring(s):gsub("[,\r\n\t]", " "):sub(1, 300)) end
-local function row(case, variant, n, value, unit)
-  io.write(string.format("%s,%s,%s,%d,%.6g,%s,ok,\n", case, SYS, variant, n, value, unit))
+local RAW_LUA, RAW_C = "raw_lua_same", "raw_c_in_lua" -- the floors of the launch case
+local function row(case, variant, n, value, unit, system)
+  io.write(string.format("%s,%s,%s,%d,%.6g,%s,ok,\n", case, system or SYS, variant, n, value, unit))
   io.flush()
 end
-local function missing(case, variant, n, why)
-  io.write(string.format("%s,%s,%s,%d,,,missing,%s\n", case, SYS, variant, n, clean(why)))
+local function missing(case, variant, n, why, system)
+  io.write(string.format("%s,%s,%s,%d,,,missing,%s\n", case, system or SYS, variant, n, clean(why)))
   io.flush()
 end
 
@@ -81,43 +85,100 @@ local function median(v)
   return n % 2 == 1 and v[(n + 1) // 2] or (v[n // 2] + v[n // 2 + 1]) / 2
 end
 
+-- The launch case's rows come with its two floors: those are missing too when it is.
+local function missing_all(case, variants, n, why)
+  for _, v in ipairs(variants) do
+    missing(case, v, n, why)
+    if case == "launch" then
+      missing(case, v, n, why, RAW_LUA); missing(case, v, n, why, RAW_C)
+    end
+  end
+end
+
 local function guarded(case, variants, n, body)
   if not wants(case) then return end
   local ok, err = pcall(body)
-  if not ok then for _, v in ipairs(variants) do missing(case, v, n, err) end end
+  if not ok then missing_all(case, variants, n, err) end
 end
 
 -- Launches written as a Lua user writes them, the configuration table included, so that what
 -- the binding does per call (and the garbage it makes) is part of the figure, as Numba's
--- k[grid, block](...) is part of its own.
+-- k[grid, block](...) is part of its own. Each comes with the same launch made raw: the kernel's
+-- PTX loaded by the driver in cujit's context, the same arguments prepared once. The binding has no
+-- k:cubin(), and the driver's JIT of that PTX for this GPU gives the same class of machine code
+-- as the CUBIN cujit launches; an empty kernel's launch cost does not depend on it.
 local function launchers(src, buf)
   local k1, k4, k12 = kernel_of(src, "empty1"), kernel_of(src, "empty4"), kernel_of(src, "empty12")
+  local p = buf:devptr()
   return {
-    [1] = function() k1[{ 1, 32 }](1) end,
-    [4] = function() k4[{ 1, 32 }](buf, buf, 1, 0.5) end,
-    [12] = function() k12[{ 1, 32 }](buf, buf, buf, buf, 1, 2, 3, 4, 0.0, 0.5, 1.0, 1.5) end,
+    [1] = { k = k1, launch = function() k1[{ 1, 32 }](1) end, pattern = "i", args = { 1 } },
+    [4] = { k = k4, launch = function() k4[{ 1, 32 }](buf, buf, 1, 0.5) end, pattern = "ppif",
+            args = { p, p, 1, 0.5 } },
+    [12] = { k = k12,
+             launch = function() k12[{ 1, 32 }](buf, buf, buf, buf, 1, 2, 3, 4, 0.0, 0.5, 1.0, 1.5) end,
+             pattern = "ppppiiiiffff", args = { p, p, p, p, 1, 2, 3, 4, 0.0, 0.5, 1.0, 1.5 } },
   }
+end
+
+-- The raw launcher of one kernel, or nil and why. cujit must have launched first: the launcher
+-- takes the context that is current then.
+local function raw_launcher(l, name)
+  if type(clock.raw_launcher) ~= "function" then
+    return nil, "this benchclock.so has no raw_launcher (rebuild: ninja cujit_bench)"
+  end
+  l.launch(); cuda.synchronize()
+  local ok, r = pcall(clock.raw_launcher, l.k:ptx(), name, 1, 32, l.pattern, table.unpack(l.args))
+  if ok then return r end
+  return nil, r
+end
+
+-- One repetition's batches, each timed alone and followed by a synchronisation (untimed): per
+-- batch, one of cujit from Lua, one of the raw launcher from Lua, one of the raw launcher in a C
+-- loop, in an order that rotates from batch to batch. Returns the three times spent.
+local function interleaved(launch, raw, batches)
+  local spent = { 0, 0, 0 }
+  local sides = raw and 3 or 1
+  for b = 1, batches do
+    for turn = 0, sides - 1 do
+      local side = (b + turn) % sides + 1
+      if side == 3 then
+        spent[3] = spent[3] + clock.raw_c_loop(raw, o.batch)
+      else
+        local t0 = clock.now()
+        if side == 1 then for _ = 1, o.batch do launch() end
+        else for _ = 1, o.batch do raw() end end
+        spent[side] = spent[side] + (clock.now() - t0)
+      end
+      cuda.synchronize()
+    end
+  end
+  return spent
+end
+
+local function time_launches(l, name, variant)
+  local raw, why = raw_launcher(l, name)
+  local per = { {}, {}, {} }
+  local batches = o.launches // o.batch
+  for r = 0, o.reps do -- r == 0: warm-up
+    local spent = interleaved(l.launch, raw, batches)
+    if r > 0 then
+      for s = 1, 3 do per[s][#per[s] + 1] = spent[s] / (batches * o.batch) * 1e6 end
+    end
+  end
+  row("launch", variant, o.launches, median(per[1]), "us")
+  for _, floor in ipairs { { 2, RAW_LUA }, { 3, RAW_C } } do
+    if raw then row("launch", variant, o.launches, median(per[floor[1]]), "us", floor[2])
+    else missing("launch", variant, o.launches, why, floor[2]) end
+  end
+  if raw then raw:free() end
 end
 
 local function launch_case()
   local buf = cuda.device_array(1 << 20, "f32")
   local all = launchers(read("empty.cu"), buf)
   for _, count in ipairs { 1, 4, 12 } do
-    local launch = all[count]
-    if wants("launch") then
-      local per = {}
-      for r = 0, o.reps do -- r == 0: warm-up
-        local spent = 0
-        for _ = 1, o.launches // o.batch do
-          local t0 = clock.now()
-          for _ = 1, o.batch do launch() end
-          spent = spent + (clock.now() - t0)
-          cuda.synchronize()
-        end
-        if r > 0 then per[#per + 1] = spent / (o.launches // o.batch * o.batch) * 1e6 end
-      end
-      row("launch", "args" .. count, o.launches, median(per), "us")
-    end
+    local launch = all[count].launch
+    if wants("launch") then time_launches(all[count], "empty" .. count, "args" .. count) end
     if count == 4 and wants("roundtrip") then
       local per = {}
       for r = 0, o.reps do
@@ -182,7 +243,7 @@ local why = not ok_cuda and ("require 'cujit' failed (run bench.lua with the cuj
     or (type(cuda.has_gpu) == "function" and not cuda.has_gpu() and "no GPU")
 if why then
   for _, c in ipairs(all) do
-    if wants(c[1]) then for _, v in ipairs(c[2]) do missing(c[1], v, c[3], why) end end
+    if wants(c[1]) then missing_all(c[1], c[2], c[3], why) end
   end
   return
 end

@@ -1,8 +1,10 @@
 /*
-** common.c -- options, clock, medians and CSV rows shared by the C benchmark programs.
+** common.c -- options, clock, medians and CSV rows shared by the C benchmark programs, and the raw
+** Driver API they (and benchclock.so) open at run time.
 */
 #include "common.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,4 +234,86 @@ char *bench_read_kernel(const bench_opts *o, const char *name, char *why, size_t
              "cannot read kernel source %s (%s); pass --kernels scripts/bench/kernels", path,
              strerror(errno));
   return text;
+}
+
+/* ---- the raw Driver API ------------------------------------------------------------------------
+ */
+
+bench_driver bench_cu;
+
+typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
+                                CUdriverProcAddressQueryResult *);
+
+int bench_cu_check(CUresult rc, const char *what, char *why, size_t why_len) {
+  if (rc == CUDA_SUCCESS) return 1;
+  const char *name = NULL;
+  if (bench_cu.cuGetErrorName) bench_cu.cuGetErrorName(rc, &name);
+  snprintf(why, why_len, "%s failed: %s", what, name ? name : "unknown CUDA error");
+  return 0;
+}
+
+static int resolve(get_proc_fn get_proc, const char *name, int abi, void **out, char *why,
+                   size_t why_len) {
+  CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  if (get_proc(name, out, abi, CU_GET_PROC_ADDRESS_DEFAULT, &found) == CUDA_SUCCESS &&
+      found == CU_GET_PROC_ADDRESS_SUCCESS && *out)
+    return 1;
+  snprintf(why, why_len, "the CUDA driver lacks %s (ABI %d)", name, abi);
+  return 0;
+}
+
+int bench_driver_open(char *why, size_t why_len) {
+  static int opened;
+  if (opened) return 1;
+  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    snprintf(why, why_len, "no CUDA driver (%s)", dlerror());
+    return 0;
+  }
+  get_proc_fn get_proc;
+  *(void **)&get_proc = dlsym(h, "cuGetProcAddress_v2");
+  if (!get_proc) {
+    snprintf(why, why_len, "the CUDA driver is too old (no cuGetProcAddress_v2)");
+    return 0;
+  }
+  bench_driver d;
+#define RESOLVE(name, abi)                                                                         \
+  if (!resolve(get_proc, #name, abi, (void **)&d.name, why, why_len)) return 0;
+  BENCH_DRIVER_FUNCTIONS(RESOLVE)
+#undef RESOLVE
+  bench_cu = d; /* all or nothing: a half-resolved table is never seen */
+  opened = 1;
+  return 1;
+}
+
+/* A CUkernel cast to CUfunction launches too, but then the driver has to find the current
+** context's function on every launch: a cost cujit does not pay, which once let the floor measure
+** slower per launch than cujit itself. */
+int bench_cu_function(const void *image, const char *name, CUlibrary *lib, CUfunction *fn,
+                      char *why, size_t why_len) {
+  CUkernel k;
+  *lib = NULL;
+  if (!bench_cu_check(bench_cu.cuLibraryLoadData(lib, image, NULL, NULL, 0, NULL, NULL, 0),
+                      "cuLibraryLoadData", why, why_len))
+    return 0;
+  if (bench_cu_check(bench_cu.cuLibraryGetKernel(&k, *lib, name), "cuLibraryGetKernel", why,
+                     why_len) &&
+      bench_cu_check(bench_cu.cuKernelGetFunction(fn, k), "cuKernelGetFunction", why, why_len))
+    return 1;
+  bench_cu.cuLibraryUnload(*lib);
+  *lib = NULL;
+  return 0;
+}
+
+void bench_pack_launch(bench_launch_args *a, CUdeviceptr buf, int nargs) {
+  for (int k = 0; k < 4; k++) a->p[k] = buf, a->i[k] = k + 1, a->f[k] = 0.5f * (float)k;
+  if (nargs == 1)
+    a->params[0] = &a->i[0];
+  else if (nargs == 4) {
+    a->params[0] = &a->p[0], a->params[1] = &a->p[1];
+    a->params[2] = &a->i[0], a->params[3] = &a->f[0];
+  } else {
+    for (int k = 0; k < 4; k++)
+      a->params[k] = &a->p[k], a->params[4 + k] = &a->i[k], a->params[8 + k] = &a->f[k];
+  }
 }

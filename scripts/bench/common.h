@@ -5,9 +5,16 @@
 ** Every program prints rows of results.csv (see README.md): case,system,variant,n,value,unit,
 ** status,detail. A figure that could not be measured is a row with status "missing" and the reason
 ** in detail, never a failure of the program.
+**
+** It also holds the raw Driver API that raw.c, cujit.c (its same-process floor) and benchclock.so
+** (the Lua raw launcher) open at run time: libcuda.so.1 through dlopen + cuGetProcAddress, so that
+** nothing links the driver and every program still runs, with "missing" rows, where there is none.
 */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
 
 #include <stddef.h>
 
@@ -51,5 +58,69 @@ void bench_info(const char *system, const char *what, const char *value);
 char *bench_read_file(const char *path);
 /* Reads `name` from the kernels directory; on failure writes why into `why`. */
 char *bench_read_kernel(const bench_opts *o, const char *name, char *why, size_t why_len);
+
+/* ---- the raw Driver API ------------------------------------------------------------------------
+ */
+
+/* X(name, abi): the driver entry points used, with the ABI their PFN typedef names. */
+#define BENCH_DRIVER_FUNCTIONS(X)                                                                  \
+  X(cuInit, 2000)                                                                                  \
+  X(cuDriverGetVersion, 2020)                                                                      \
+  X(cuGetErrorName, 6000)                                                                          \
+  X(cuDeviceGet, 2000)                                                                             \
+  X(cuDeviceGetName, 2000)                                                                         \
+  X(cuDeviceGetAttribute, 2000)                                                                    \
+  X(cuDevicePrimaryCtxRetain, 7000)                                                                \
+  X(cuCtxSetCurrent, 4000)                                                                         \
+  X(cuCtxGetCurrent, 4000)                                                                         \
+  X(cuCtxSynchronize, 2000)                                                                        \
+  X(cuMemAlloc, 3020)                                                                              \
+  X(cuMemFree, 3020)                                                                               \
+  X(cuMemcpyDtoD, 3020)                                                                            \
+  X(cuMemcpyDtoH, 3020)                                                                            \
+  X(cuMemsetD32, 3020)                                                                             \
+  X(cuEventCreate, 2000)                                                                           \
+  X(cuEventRecord, 2000)                                                                           \
+  X(cuEventSynchronize, 2000)                                                                      \
+  X(cuEventElapsedTime, 2000)                                                                      \
+  X(cuLibraryLoadData, 12000)                                                                      \
+  X(cuLibraryUnload, 12000)                                                                        \
+  X(cuLibraryGetKernel, 12000)                                                                     \
+  X(cuKernelGetFunction, 12000)                                                                    \
+  X(cuLaunchKernel, 4000)
+
+#define BENCH_DRIVER_FIELD(name, abi) PFN_##name##_v##abi name;
+typedef struct bench_driver {
+  BENCH_DRIVER_FUNCTIONS(BENCH_DRIVER_FIELD)
+} bench_driver;
+#undef BENCH_DRIVER_FIELD
+
+/* The driver's entry points; all NULL until bench_driver_open succeeds. */
+extern bench_driver bench_cu;
+
+/* Opens libcuda.so.1 and resolves every entry point (once; later calls return at once). Returns 0
+** and writes why into `why` when there is no driver or it lacks one of them. */
+int bench_driver_open(char *why, size_t why_len);
+
+/* 1 when rc is CUDA_SUCCESS; else 0, and `why` says which call failed with the driver's name of
+** the error. */
+int bench_cu_check(CUresult rc, const char *what, char *why, size_t why_len);
+
+/* Loads a CUBIN or NUL-terminated PTX image as a library and gets `name` from it as a CUfunction
+** of the current context (cuKernelGetFunction, once): the handle cujit itself launches. */
+int bench_cu_function(const void *image, const char *name, CUlibrary *lib, CUfunction *fn,
+                      char *why, size_t why_len);
+
+/* The parameters of empty1 / empty4 / empty12 (kernels/empty.cu), prepared once: params[] points
+** into the struct, so it must not be copied after bench_pack_launch. */
+typedef struct bench_launch_args {
+  CUdeviceptr p[4];
+  int i[4];
+  float f[4];
+  void *params[12];
+} bench_launch_args;
+
+/* Fills a with `nargs` (1, 4 or 12) arguments: device pointers `buf`, ints k + 1, floats 0.5 k. */
+void bench_pack_launch(bench_launch_args *a, CUdeviceptr buf, int nargs);
 
 #endif

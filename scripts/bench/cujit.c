@@ -1,8 +1,10 @@
 /*
 ** cujit.c -- cujit through its public C API (include/cujit.h), on the same kernel sources as the
 ** raw Driver API program: launch host time, round trip, cold compile, warm cache, bandwidth, the
-** library's reduction and Monte Carlo with <cujit/random.h>. Without a GPU (CI) each figure is a
-** "missing" row, and --short still compiles every shared kernel for sm_90 through cujit.
+** library's reduction and Monte Carlo with <cujit/random.h>. The launch case also measures its own
+** floor in this process, interleaved with cujit: raw cuLaunchKernel on the CUBIN cujit compiled.
+** Without a GPU (CI) each figure is a "missing" row, and --short still compiles every shared
+** kernel for sm_90 through cujit.
 */
 #include "common.h"
 
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #define SYS "cujit_c"
+#define SYS_FLOOR "raw_c_same" /* raw cuLaunchKernel, in this process */
 
 static cujit_engine *engine;
 static char why[1024];
@@ -47,44 +50,99 @@ static cujit_launch_config config(unsigned grid, unsigned block) {
 /* ---- cases 1 and 2 ----------------------------------------------------------------------------
  */
 
+/* cujit's arguments: the same values bench_pack_launch gives the raw floor. */
 static size_t pack(cujit_arg *a, cujit_buffer *buf, int nargs) {
+  bench_launch_args v;
+  bench_pack_launch(&v, 0, nargs);
   if (nargs == 1) {
-    a[0] = CUJIT_ARG_I(1);
+    a[0] = CUJIT_ARG_I(v.i[0]);
     return 1;
   }
   if (nargs == 4) {
-    a[0] = CUJIT_ARG_BUF(buf), a[1] = CUJIT_ARG_BUF(buf), a[2] = CUJIT_ARG_I(1);
-    a[3] = CUJIT_ARG_F(0.5);
+    a[0] = CUJIT_ARG_BUF(buf), a[1] = CUJIT_ARG_BUF(buf), a[2] = CUJIT_ARG_I(v.i[0]);
+    a[3] = CUJIT_ARG_F(v.f[0]);
     return 4;
   }
   for (int k = 0; k < 4; k++) {
-    a[k] = CUJIT_ARG_BUF(buf), a[4 + k] = CUJIT_ARG_I(k + 1);
-    a[8 + k] = CUJIT_ARG_F(0.5 * k);
+    a[k] = CUJIT_ARG_BUF(buf), a[4 + k] = CUJIT_ARG_I(v.i[k]);
+    a[8 + k] = CUJIT_ARG_F(v.f[k]);
   }
   return 12;
 }
 
-/* Same method as raw.c: batches, only the launch calls timed, drained between batches. */
-static int time_launches(const bench_opts *o, cujit_kernel *k, cujit_device *dev,
-                         const cujit_arg *args, size_t nargs, double *us) {
-  cujit_launch_config cfg = config(1, 32);
-  double *v = calloc((size_t)o->reps, sizeof *v);
-  int ok = v != NULL;
-  for (int r = -1; ok && r < o->reps; r++) {
-    double spent = 0;
-    for (long done = 0; ok && done < o->launches; done += o->batch) {
-      double t0 = bench_now_us();
-      for (int b = 0; b < o->batch; b++)
-        if (cujit_launch(k, &cfg, args, nargs) != CUJIT_OK) ok = 0;
-      spent += bench_now_us() - t0;
-      ok = ok && check(cujit_device_synchronize(dev), "synchronize after a batch");
-    }
-    if (r >= 0) v[r] = spent / (double)o->launches;
+/* The raw cuLaunchKernel floor, in this process: the CUBIN cujit compiled for the kernel, loaded
+** by the driver itself into the context cujit launches in, and launched with the same arguments.
+** Measured against cujit in the same process, so that what differs between processes (where the
+** driver's memory landed, the CPU it runs on, its clock) is common to both figures. */
+typedef struct raw_floor {
+  CUlibrary lib;
+  CUfunction fn;
+  bench_launch_args args;
+} raw_floor;
+
+static int raw_floor_open(raw_floor *f, cujit_kernel *k, const char *name, cujit_buffer *buf,
+                          int nargs) {
+  const cujit_program *prog = cujit_kernel_program(k);
+  const void *image = prog ? cujit_program_cubin(prog, NULL) : NULL;
+  if (!image && prog) image = cujit_program_ptx(prog, NULL); /* a compute_XX program: PTX only */
+  if (!image) {
+    snprintf(why, sizeof why, "cujit holds neither CUBIN nor PTX of %s", name);
+    return 0;
   }
-  if (ok)
-    *us = bench_median(v, o->reps);
-  else if (!*why)
-    snprintf(why, sizeof why, "cujit_launch failed: %s", cujit_errmsg(engine));
+  CUcontext ctx = NULL;
+  if (!bench_driver_open(why, sizeof why) ||
+      !bench_cu_check(bench_cu.cuCtxGetCurrent(&ctx), "cuCtxGetCurrent", why, sizeof why))
+    return 0;
+  if (!ctx) {
+    snprintf(why, sizeof why, "no current CUDA context after a cujit launch");
+    return 0;
+  }
+  bench_pack_launch(&f->args, (CUdeviceptr)cujit_buffer_devptr(buf), nargs);
+  return bench_cu_function(image, name, &f->lib, &f->fn, why, sizeof why);
+}
+
+static int raw_batch(const bench_opts *o, raw_floor *f) {
+  int ok = 1;
+  for (int b = 0; b < o->batch; b++)
+    if (bench_cu.cuLaunchKernel(f->fn, 1, 1, 1, 32, 1, 1, 0, NULL, f->args.params, NULL)) ok = 0;
+  if (!ok) snprintf(why, sizeof why, "cuLaunchKernel (the same-process floor) failed");
+  return ok;
+}
+
+static int cujit_batch(const bench_opts *o, cujit_kernel *k, const cujit_arg *args, size_t nargs) {
+  cujit_launch_config cfg = config(1, 32);
+  int ok = 1;
+  for (int b = 0; b < o->batch; b++)
+    if (cujit_launch(k, &cfg, args, nargs) != CUJIT_OK) ok = 0;
+  if (!ok) snprintf(why, sizeof why, "cujit_launch failed: %s", cujit_errmsg(engine));
+  return ok;
+}
+
+/* Same method as raw.c: batches, only the launch calls timed, drained between batches. With a
+** floor, every batch of cujit launches is paired with one of raw launches, the pair's order
+** alternating, so both see the same state of the machine: us[0] is cujit's figure, us[1] the
+** floor's. */
+static int time_launches(const bench_opts *o, cujit_kernel *k, cujit_device *dev,
+                         const cujit_arg *args, size_t nargs, raw_floor *raw, double us[2]) {
+  double *v = calloc(2 * (size_t)o->reps, sizeof *v);
+  int ok = v != NULL;
+  if (!v) snprintf(why, sizeof why, "out of host memory");
+  for (int r = -1; ok && r < o->reps; r++) { /* r == -1: warm-up */
+    double spent[2] = {0, 0};
+    long batches = 0;
+    for (long done = 0; ok && done < o->launches; done += o->batch, batches++)
+      for (int turn = 0; ok && turn < 2; turn++) {
+        int side = (int)((turn + batches) % 2); /* 0: cujit, 1: the floor */
+        if (side == 1 && !raw) continue;
+        double t0 = bench_now_us();
+        ok = side ? raw_batch(o, raw) : cujit_batch(o, k, args, nargs);
+        spent[side] += bench_now_us() - t0;
+        ok = ok && check(cujit_device_synchronize(dev), "synchronize after a batch");
+      }
+    double count = (double)batches * o->batch;
+    if (r >= 0) v[r] = spent[0] / count, v[o->reps + r] = spent[1] / count;
+  }
+  if (ok) us[0] = bench_median(v, o->reps), us[1] = bench_median(v + o->reps, o->reps);
   free(v);
   return ok;
 }
@@ -106,6 +164,36 @@ static int time_roundtrips(const bench_opts *o, cujit_kernel *k, cujit_device *d
   return ok;
 }
 
+/* A first launch makes cujit's context current; the floor is then opened in that context. */
+static int floor_for(cujit_kernel *k, cujit_device *dev, const char *name, cujit_buffer *buf,
+                     const cujit_arg *args, size_t nargs, raw_floor *raw) {
+  cujit_launch_config cfg = config(1, 32);
+  return check(cujit_launch(k, &cfg, args, nargs), "cujit_launch") &&
+         check(cujit_device_synchronize(dev), "synchronize") &&
+         raw_floor_open(raw, k, name, buf, (int)nargs);
+}
+
+static void launch_rows(const bench_opts *o, const char *variant, int have, cujit_kernel *k,
+                        cujit_device *dev, const char *name, cujit_buffer *buf,
+                        const cujit_arg *args, size_t nargs) {
+  raw_floor raw;
+  memset(&raw, 0, sizeof raw);
+  double us[2];
+  int with_floor = have && floor_for(k, dev, name, buf, args, nargs, &raw);
+  char floor_why[sizeof why]; /* why the floor is missing: its own failure, or the kernel's */
+  snprintf(floor_why, sizeof floor_why, "%s", why);
+  int ok = have && time_launches(o, k, dev, args, nargs, with_floor ? &raw : NULL, us);
+  if (ok)
+    bench_row("launch", SYS, variant, (double)o->launches, us[0], "us");
+  else
+    bench_missing("launch", SYS, variant, (double)o->launches, why);
+  if (ok && with_floor)
+    bench_row("launch", SYS_FLOOR, variant, (double)o->launches, us[1], "us");
+  else
+    bench_missing("launch", SYS_FLOOR, variant, (double)o->launches, with_floor ? why : floor_why);
+  if (raw.lib) bench_cu.cuLibraryUnload(raw.lib);
+}
+
 static void case_launch(const bench_opts *o, cujit_device *dev, cujit_buffer *buf) {
   static const int counts[] = {1, 4, 12};
   for (int c = 0; c < 3; c++) {
@@ -117,12 +205,7 @@ static void case_launch(const bench_opts *o, cujit_device *dev, cujit_buffer *bu
     size_t nargs = pack(args, buf, counts[c]);
     double us;
     int have = kernel(o, "empty.cu", name, &k);
-    if (bench_wants(o, "launch")) {
-      if (have && time_launches(o, k, dev, args, nargs, &us))
-        bench_row("launch", SYS, variant, (double)o->launches, us, "us");
-      else
-        bench_missing("launch", SYS, variant, (double)o->launches, why);
-    }
+    if (bench_wants(o, "launch")) launch_rows(o, variant, have, k, dev, name, buf, args, nargs);
     if (counts[c] == 4 && bench_wants(o, "roundtrip")) {
       if (have && time_roundtrips(o, k, dev, args, nargs, &us))
         bench_row("roundtrip", SYS, variant, (double)o->roundtrips, us, "us");
@@ -368,8 +451,10 @@ static void compile_checks(const bench_opts *o) {
 
 static void all_missing(const bench_opts *o) {
   static const char *const launch[] = {"args1", "args4", "args12"};
-  for (int c = 0; c < 3 && bench_wants(o, "launch"); c++)
+  for (int c = 0; c < 3 && bench_wants(o, "launch"); c++) {
     bench_missing("launch", SYS, launch[c], (double)o->launches, why);
+    bench_missing("launch", SYS_FLOOR, launch[c], (double)o->launches, why);
+  }
   if (bench_wants(o, "roundtrip")) bench_missing("roundtrip", SYS, "args4", 0, why);
   if (bench_wants(o, "cold")) bench_missing("cold", SYS, "vadd", 1 << 20, why);
   if (bench_wants(o, "warm")) bench_missing("warm", SYS, "vadd", 1 << 20, why);

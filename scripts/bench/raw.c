@@ -9,8 +9,6 @@
 */
 #include "common.h"
 
-#include <cuda.h>
-#include <cudaTypedefs.h>
 #include <nvrtc.h>
 
 #include <dlfcn.h>
@@ -19,32 +17,6 @@
 #include <string.h>
 
 #define SYS "raw"
-
-/* X(name, abi): the driver entry points used here, with the ABI their PFN typedef names. */
-#define DRIVER_FUNCTIONS(X)                                                                        \
-  X(cuInit, 2000)                                                                                  \
-  X(cuDriverGetVersion, 2020)                                                                      \
-  X(cuGetErrorName, 6000)                                                                          \
-  X(cuDeviceGet, 2000)                                                                             \
-  X(cuDeviceGetName, 2000)                                                                         \
-  X(cuDeviceGetAttribute, 2000)                                                                    \
-  X(cuDevicePrimaryCtxRetain, 7000)                                                                \
-  X(cuCtxSetCurrent, 4000)                                                                         \
-  X(cuCtxSynchronize, 2000)                                                                        \
-  X(cuMemAlloc, 3020)                                                                              \
-  X(cuMemFree, 3020)                                                                               \
-  X(cuMemcpyDtoD, 3020)                                                                            \
-  X(cuMemcpyDtoH, 3020)                                                                            \
-  X(cuMemsetD32, 3020)                                                                             \
-  X(cuEventCreate, 2000)                                                                           \
-  X(cuEventRecord, 2000)                                                                           \
-  X(cuEventSynchronize, 2000)                                                                      \
-  X(cuEventElapsedTime, 2000)                                                                      \
-  X(cuLibraryLoadData, 12000)                                                                      \
-  X(cuLibraryUnload, 12000)                                                                        \
-  X(cuLibraryGetKernel, 12000)                                                                     \
-  X(cuKernelGetFunction, 12000)                                                                    \
-  X(cuLaunchKernel, 4000)
 
 #define NVRTC_FUNCTIONS(X)                                                                         \
   X(nvrtcVersion)                                                                                  \
@@ -56,11 +28,9 @@
   X(nvrtcGetProgramLogSize)                                                                        \
   X(nvrtcGetProgramLog)
 
-#define DRIVER_FIELD(name, abi) PFN_##name##_v##abi name;
 #define NVRTC_FIELD(name) __typeof__(&name) name;
 
 static struct {
-  DRIVER_FUNCTIONS(DRIVER_FIELD)
   NVRTC_FUNCTIONS(NVRTC_FIELD)
   void *nvrtc_handle;
   CUdevice dev;
@@ -69,54 +39,21 @@ static struct {
 
 static char why[1024]; /* why the last step failed, for the "missing" rows */
 
-typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
-                                CUdriverProcAddressQueryResult *);
-
 static int check(CUresult rc, const char *what) {
-  if (rc == CUDA_SUCCESS) return 1;
-  const char *name = NULL;
-  if (cu.cuGetErrorName) cu.cuGetErrorName(rc, &name);
-  snprintf(why, sizeof why, "%s failed: %s", what, name ? name : "unknown CUDA error");
-  return 0;
-}
-
-static int resolve(get_proc_fn get_proc, const char *name, int abi, void **out) {
-  CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-  if (get_proc(name, out, abi, CU_GET_PROC_ADDRESS_DEFAULT, &found) == CUDA_SUCCESS &&
-      found == CU_GET_PROC_ADDRESS_SUCCESS && *out)
-    return 1;
-  snprintf(why, sizeof why, "the CUDA driver lacks %s (ABI %d)", name, abi);
-  return 0;
-}
-
-static int open_driver(void) {
-  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    snprintf(why, sizeof why, "no CUDA driver (%s)", dlerror());
-    return 0;
-  }
-  get_proc_fn get_proc;
-  *(void **)&get_proc = dlsym(h, "cuGetProcAddress_v2");
-  if (!get_proc) {
-    snprintf(why, sizeof why, "the CUDA driver is too old (no cuGetProcAddress_v2)");
-    return 0;
-  }
-#define RESOLVE(name, abi)                                                                         \
-  if (!resolve(get_proc, #name, abi, (void **)&cu.name)) return 0;
-  DRIVER_FUNCTIONS(RESOLVE)
-#undef RESOLVE
-  return 1;
+  return bench_cu_check(rc, what, why, sizeof why);
 }
 
 static int open_device(void) {
   CUcontext ctx;
-  if (!check(cu.cuInit(0), "cuInit") || !check(cu.cuDeviceGet(&cu.dev, 0), "cuDeviceGet")) return 0;
-  if (!check(cu.cuDevicePrimaryCtxRetain(&ctx, cu.dev), "cuDevicePrimaryCtxRetain") ||
-      !check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent"))
+  if (!check(bench_cu.cuInit(0), "cuInit") ||
+      !check(bench_cu.cuDeviceGet(&cu.dev, 0), "cuDeviceGet"))
     return 0;
-  cu.cuDeviceGetAttribute(&cu.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu.dev);
-  cu.cuDeviceGetAttribute(&cu.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu.dev);
-  cu.cuDeviceGetAttribute(&cu.sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.dev);
+  if (!check(bench_cu.cuDevicePrimaryCtxRetain(&ctx, cu.dev), "cuDevicePrimaryCtxRetain") ||
+      !check(bench_cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent"))
+    return 0;
+  bench_cu.cuDeviceGetAttribute(&cu.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu.dev);
+  bench_cu.cuDeviceGetAttribute(&cu.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu.dev);
+  bench_cu.cuDeviceGetAttribute(&cu.sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu.dev);
   return 1;
 }
 
@@ -179,9 +116,9 @@ static int compile_cubin(const char *src, const char *name, char **cubin) {
 /* NVRTC to CUBIN, then a context-independent library. */
 static int build(const char *src, const char *name, CUlibrary *lib) {
   char *cubin = NULL;
-  int ok =
-      compile_cubin(src, name, &cubin) &&
-      check(cu.cuLibraryLoadData(lib, cubin, NULL, NULL, 0, NULL, NULL, 0), "cuLibraryLoadData");
+  int ok = compile_cubin(src, name, &cubin) &&
+           check(bench_cu.cuLibraryLoadData(lib, cubin, NULL, NULL, 0, NULL, NULL, 0),
+                 "cuLibraryLoadData");
   free(cubin);
   return ok;
 }
@@ -193,42 +130,19 @@ static int load(const bench_opts *o, const char *file, CUlibrary *lib) {
   return ok;
 }
 
-/* The kernel as a CUfunction of the current context (cuKernelGetFunction, once), which is what
-** cujit launches. A CUkernel cast to CUfunction launches too, but then the driver has to find the
-** current context's function on every launch: a cost cujit does not pay, which let the floor
-** measure slower per launch than cujit itself. */
+/* The kernel as a CUfunction of the current context, as cujit launches it (see common.c). */
 static int get_kernel(CUlibrary lib, const char *name, CUfunction *fn) {
   CUkernel k;
-  return check(cu.cuLibraryGetKernel(&k, lib, name), "cuLibraryGetKernel") &&
-         check(cu.cuKernelGetFunction(fn, k), "cuKernelGetFunction");
+  return check(bench_cu.cuLibraryGetKernel(&k, lib, name), "cuLibraryGetKernel") &&
+         check(bench_cu.cuKernelGetFunction(fn, k), "cuKernelGetFunction");
 }
 
 static int launch(CUfunction fn, unsigned grid, unsigned block, void **params) {
-  return check(cu.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, NULL, params, NULL),
+  return check(bench_cu.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, NULL, params, NULL),
                "cuLaunchKernel");
 }
 
 /* ---- cases 1 and 2: launch host time, round trip --------------------------------------------- */
-
-typedef struct launch_args {
-  CUdeviceptr p[4];
-  int i[4];
-  float f[4];
-  void *params[12];
-} launch_args;
-
-static void pack(launch_args *a, CUdeviceptr buf, int nargs) {
-  for (int k = 0; k < 4; k++) a->p[k] = buf, a->i[k] = k + 1, a->f[k] = 0.5f * (float)k;
-  if (nargs == 1)
-    a->params[0] = &a->i[0];
-  else if (nargs == 4) {
-    a->params[0] = &a->p[0], a->params[1] = &a->p[1];
-    a->params[2] = &a->i[0], a->params[3] = &a->f[0];
-  } else {
-    for (int k = 0; k < 4; k++)
-      a->params[k] = &a->p[k], a->params[4 + k] = &a->i[k], a->params[8 + k] = &a->f[k];
-  }
-}
 
 /* Host microseconds per launch: batches of o->batch launches, only the launch calls timed, the
 ** device drained between batches so the driver's queue never fills. */
@@ -240,9 +154,9 @@ static int time_launches(const bench_opts *o, CUfunction fn, void **params, doub
     for (long done = 0; ok && done < o->launches; done += o->batch) {
       double t0 = bench_now_us();
       for (int b = 0; b < o->batch; b++)
-        if (cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL)) ok = 0;
+        if (bench_cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL)) ok = 0;
       spent += bench_now_us() - t0;
-      ok = ok && check(cu.cuCtxSynchronize(), "cuCtxSynchronize after a batch of launches");
+      ok = ok && check(bench_cu.cuCtxSynchronize(), "cuCtxSynchronize after a batch of launches");
     }
     if (r >= 0) v[r] = spent / (double)o->launches;
   }
@@ -260,7 +174,7 @@ static int time_roundtrips(const bench_opts *o, CUfunction fn, void **params, do
   for (int r = -1; ok && r < o->reps; r++) {
     double t0 = bench_now_us();
     for (long k = 0; ok && k < o->roundtrips; k++)
-      ok = launch(fn, 1, 32, params) && check(cu.cuCtxSynchronize(), "cuCtxSynchronize");
+      ok = launch(fn, 1, 32, params) && check(bench_cu.cuCtxSynchronize(), "cuCtxSynchronize");
     if (r >= 0) v[r] = (bench_now_us() - t0) / (double)o->roundtrips;
   }
   if (ok) *us = bench_median(v, o->reps);
@@ -284,8 +198,8 @@ static void case_launch(const bench_opts *o, CUdeviceptr buf) {
     char variant[16], name[16];
     snprintf(variant, sizeof variant, "args%d", counts[c]);
     snprintf(name, sizeof name, "empty%d", counts[c]);
-    launch_args a;
-    pack(&a, buf, counts[c]);
+    bench_launch_args a;
+    bench_pack_launch(&a, buf, counts[c]);
     CUfunction fn;
     double us;
     int have = get_kernel(lib, name, &fn);
@@ -302,7 +216,7 @@ static void case_launch(const bench_opts *o, CUdeviceptr buf) {
         bench_missing("roundtrip", SYS, variant, (double)o->roundtrips, why);
     }
   }
-  cu.cuLibraryUnload(lib);
+  bench_cu.cuLibraryUnload(lib);
 }
 
 /* ---- case 3: NVRTC alone, source to first launch finished ----------------------------------- */
@@ -322,7 +236,7 @@ static void case_cold(const bench_opts *o, CUdeviceptr buf) {
   double t0 = bench_now_us();
   int ok = build(src, "vadd.cu", &lib) && get_kernel(lib, "vadd", &fn) &&
            launch(fn, (unsigned)(n / 256), 256, params) &&
-           check(cu.cuCtxSynchronize(), "cuCtxSynchronize");
+           check(bench_cu.cuCtxSynchronize(), "cuCtxSynchronize");
   double ms = (bench_now_us() - t0) / 1e3;
   if (ok)
     bench_row("cold", "nvrtc", "vadd", n, ms, "ms");
@@ -345,10 +259,10 @@ static void case_warm(const bench_opts *o, CUdeviceptr buf) {
   CUlibrary lib;
   CUfunction fn;
   double t0 = bench_now_us();
-  int ok =
-      check(cu.cuLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0), "cuLibraryLoadData") &&
-      get_kernel(lib, "vadd", &fn) && launch(fn, (unsigned)(n / 256), 256, params) &&
-      check(cu.cuCtxSynchronize(), "cuCtxSynchronize");
+  int ok = check(bench_cu.cuLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0),
+                 "cuLibraryLoadData") &&
+           get_kernel(lib, "vadd", &fn) && launch(fn, (unsigned)(n / 256), 256, params) &&
+           check(bench_cu.cuCtxSynchronize(), "cuCtxSynchronize");
   double ms = (bench_now_us() - t0) / 1e3;
   if (ok)
     bench_row("warm", "raw", "vadd", n, ms, "ms");
@@ -366,8 +280,8 @@ typedef struct timer {
 
 static int gpu_ms(timer *t, double *ms) {
   float f = 0;
-  if (!check(cu.cuEventSynchronize(t->stop), "cuEventSynchronize") ||
-      !check(cu.cuEventElapsedTime(&f, t->start, t->stop), "cuEventElapsedTime"))
+  if (!check(bench_cu.cuEventSynchronize(t->stop), "cuEventSynchronize") ||
+      !check(bench_cu.cuEventElapsedTime(&f, t->start, t->stop), "cuEventElapsedTime"))
     return 0;
   *ms = f;
   return 1;
@@ -390,7 +304,7 @@ static int run_once(sweep *s, int what, int n, double *ms) {
   void *p_read[] = {&s->a, &s->c, &n4, &never};
   unsigned g1 = (unsigned)((n + 255) / 256), g4 = (unsigned)((n4 + 255) / 256);
   unsigned gread = (unsigned)(cu.sms * 8) < g4 ? (unsigned)(cu.sms * 8) : g4;
-  cu.cuEventRecord(s->t.start, NULL);
+  bench_cu.cuEventRecord(s->t.start, NULL);
   int ok;
   switch (what) {
   case 0:
@@ -409,9 +323,9 @@ static int run_once(sweep *s, int what, int n, double *ms) {
     ok = launch(s->fn[4], gread, 256, p_read);
     break;
   default:
-    ok = check(cu.cuMemcpyDtoD(s->c, s->a, (size_t)n * 4), "cuMemcpyDtoD");
+    ok = check(bench_cu.cuMemcpyDtoD(s->c, s->a, (size_t)n * 4), "cuMemcpyDtoD");
   }
-  cu.cuEventRecord(s->t.stop, NULL);
+  bench_cu.cuEventRecord(s->t.stop, NULL);
   return ok && gpu_ms(&s->t, ms);
 }
 
@@ -436,8 +350,8 @@ static void report_bw(const char *bcase, const char *variant, int n, int ok, dou
 static int vadd_checks(sweep *s, int n) {
   float got[2] = {0, 0};
   /* a = 1, b = 2 everywhere: a correct vadd leaves 3 at both ends. */
-  if (!check(cu.cuMemcpyDtoH(&got[0], s->c, 4), "cuMemcpyDtoH") ||
-      !check(cu.cuMemcpyDtoH(&got[1], s->c + (size_t)(n - 1) * 4, 4), "cuMemcpyDtoH"))
+  if (!check(bench_cu.cuMemcpyDtoH(&got[0], s->c, 4), "cuMemcpyDtoH") ||
+      !check(bench_cu.cuMemcpyDtoH(&got[1], s->c + (size_t)(n - 1) * 4, 4), "cuMemcpyDtoH"))
     return 0;
   if (got[0] == 3.0f && got[1] == 3.0f) return 1;
   snprintf(why, sizeof why, "vadd gave wrong results (%g, %g instead of 3)", got[0], got[1]);
@@ -452,7 +366,7 @@ static void sweep_sizes(const bench_opts *o, sweep *s) {
     int ok = run_median(o, s, 5, n, &ms);
     report_bw("bandwidth", "copy", n, ok, ms, 2.0 * 4 * n);
     for (int w = 0; w < 4; w++) {
-      cu.cuMemsetD32(s->c, 0x7fc00000u, (size_t)n); /* poison: NaN */
+      bench_cu.cuMemsetD32(s->c, 0x7fc00000u, (size_t)n); /* poison: NaN */
       ok = run_median(o, s, w, n, &ms) && (w != 0 || vadd_checks(s, n));
       report_bw("bandwidth", variants[w], n, ok, ms, 3.0 * 4 * n);
     }
@@ -467,14 +381,14 @@ static int sweep_open(const bench_opts *o, sweep *s, size_t bytes) {
     if (!load(o, files[f], &libs[f])) return 0;
   for (int k = 0; k < 5; k++)
     if (!get_kernel(libs[file_of[k]], sweep_names[k], &s->fn[k])) return 0;
-  if (!check(cu.cuMemAlloc(&s->a, bytes), "cuMemAlloc") ||
-      !check(cu.cuMemAlloc(&s->b, bytes), "cuMemAlloc") ||
-      !check(cu.cuMemAlloc(&s->c, bytes), "cuMemAlloc"))
+  if (!check(bench_cu.cuMemAlloc(&s->a, bytes), "cuMemAlloc") ||
+      !check(bench_cu.cuMemAlloc(&s->b, bytes), "cuMemAlloc") ||
+      !check(bench_cu.cuMemAlloc(&s->c, bytes), "cuMemAlloc"))
     return 0;
-  cu.cuMemsetD32(s->a, 0x3f800000u, bytes / 4); /* 1.0f */
-  cu.cuMemsetD32(s->b, 0x40000000u, bytes / 4); /* 2.0f */
-  return check(cu.cuEventCreate(&s->t.start, CU_EVENT_DEFAULT), "cuEventCreate") &&
-         check(cu.cuEventCreate(&s->t.stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  bench_cu.cuMemsetD32(s->a, 0x3f800000u, bytes / 4); /* 1.0f */
+  bench_cu.cuMemsetD32(s->b, 0x40000000u, bytes / 4); /* 2.0f */
+  return check(bench_cu.cuEventCreate(&s->t.start, CU_EVENT_DEFAULT), "cuEventCreate") &&
+         check(bench_cu.cuEventCreate(&s->t.stop, CU_EVENT_DEFAULT), "cuEventCreate");
 }
 
 /* The sum's floor, timed as every sum is: host wall time from the call to one number on the host.
@@ -489,7 +403,7 @@ static int read_to_host(const bench_opts *o, sweep *s, int n, double *ms) {
   for (int r = -1; r < reps; r++) {
     double t0 = bench_now_us();
     if (!launch(s->fn[4], grid, 256, params) ||
-        !check(cu.cuMemcpyDtoH(&got, s->c, sizeof got), "cuMemcpyDtoH"))
+        !check(bench_cu.cuMemcpyDtoH(&got, s->c, sizeof got), "cuMemcpyDtoH"))
       return 0;
     if (r >= 0) v[r] = (bench_now_us() - t0) / 1e3;
   }
@@ -520,9 +434,9 @@ static void case_bandwidth(const bench_opts *o) {
     else
       bench_missing("sum", SYS, "read", n, why);
   }
-  if (s.a) cu.cuMemFree(s.a);
-  if (s.b) cu.cuMemFree(s.b);
-  if (s.c) cu.cuMemFree(s.c);
+  if (s.a) bench_cu.cuMemFree(s.a);
+  if (s.b) bench_cu.cuMemFree(s.b);
+  if (s.c) bench_cu.cuMemFree(s.c);
 }
 
 /* ---- versions, for the report's heading ------------------------------------------------------ */
@@ -530,9 +444,9 @@ static void case_bandwidth(const bench_opts *o) {
 static void case_info(void) {
   char name[256] = "", text[64];
   int version = 0;
-  cu.cuDeviceGetName(name, sizeof name, cu.dev);
+  bench_cu.cuDeviceGetName(name, sizeof name, cu.dev);
   bench_info(SYS, "gpu", name);
-  cu.cuDriverGetVersion(&version);
+  bench_cu.cuDriverGetVersion(&version);
   snprintf(text, sizeof text, "%d.%d", version / 1000, version % 1000 / 10);
   bench_info(SYS, "driver_cuda", text);
   snprintf(text, sizeof text, "sm_%d%d, %d SMs", cu.cc_major, cu.cc_minor, cu.sms);
@@ -560,13 +474,13 @@ static void all_missing(const bench_opts *o) {
 int main(int argc, char **argv) {
   bench_opts o;
   if (!bench_parse(&o, argc, argv, "cujit_bench_raw")) return 2;
-  if (!open_driver() || !open_device()) {
+  if (!bench_driver_open(why, sizeof why) || !open_device()) {
     fprintf(stderr, "cujit_bench_raw: %s; every raw figure is reported missing\n", why);
     all_missing(&o);
     return 0;
   }
   CUdeviceptr small = 0;
-  if (!check(cu.cuMemAlloc(&small, 1 << 22), "cuMemAlloc")) {
+  if (!check(bench_cu.cuMemAlloc(&small, 1 << 22), "cuMemAlloc")) {
     all_missing(&o);
     return 0;
   }
@@ -575,6 +489,6 @@ int main(int argc, char **argv) {
   if (bench_wants(&o, "cold")) case_cold(&o, small);
   if (bench_wants(&o, "warm")) case_warm(&o, small);
   if (bench_wants(&o, "bandwidth") || bench_wants(&o, "sum")) case_bandwidth(&o);
-  cu.cuMemFree(small);
+  bench_cu.cuMemFree(small);
   return 0;
 }

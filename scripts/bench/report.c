@@ -148,9 +148,19 @@ static const char *const titles[] = {"raw C",     "NVRTC alone", "cujit C",
                                      "cujit Lua", "CuPy",        "Numba"};
 enum { NSYS = 6 };
 
+/* The launch case's floors measured inside the cujit processes, interleaved with cujit's own
+** launches: cujit_bench_c's raw cuLaunchKernel, and bench.lua's raw launcher called from the same
+** Lua loop and from a C loop. Only table 1, its goals and its chart show them. */
+static const char *const same_systems[] = {"raw_c_same", "raw_lua_same", "raw_c_in_lua"};
+static const char *const same_titles[] = {"raw C (same process)", "raw from Lua (same process)",
+                                          "raw C loop (Lua process)"};
+enum { NSAME = 3 };
+
 static const char *title_of(const char *system) {
   for (int s = 0; s < NSYS; s++)
     if (!strcmp(systems[s], system)) return titles[s];
+  for (int s = 0; s < NSAME; s++)
+    if (!strcmp(same_systems[s], system)) return same_titles[s];
   return system;
 }
 
@@ -185,32 +195,72 @@ static void reasons(const char *bcase) {
   }
 }
 
-/* One table: a row per variant, a column per system present in the case; ratio to `floor_sys`. */
-static void simple_table(const char *heading, const char *bcase, const char *const *variants,
-                         int nvariants, const char *floor_sys, const char *floor_variant,
+/* A column of a table: a system and the system its ratios are over (NULL: none shown). */
+typedef struct column {
+  const char *system, *floor;
+} column;
+
+static int present(const char *bcase, const char *system) {
+  for (int i = 0; i < nrows; i++)
+    if (!strcmp(rows[i].bcase, bcase) && !strcmp(rows[i].system, system)) return 1;
+  return 0;
+}
+
+/* One table: a row per variant, a column per system present in the case, each cell's ratio over
+** its column's floor at `floor_variant` (NULL: the row's own variant). */
+static void column_table(const char *heading, const char *bcase, const char *const *variants,
+                         int nvariants, const column *cols, int ncols, const char *floor_variant,
                          int fraction) {
-  int used[NSYS] = {0};
-  for (int s = 0; s < NSYS; s++)
-    for (int i = 0; i < nrows; i++)
-      used[s] |= !strcmp(rows[i].bcase, bcase) && !strcmp(rows[i].system, systems[s]);
+  int used[16] = {0};
   out("\n### %s\n\n| |", heading);
-  for (int s = 0; s < NSYS; s++)
-    if (used[s]) out(" %s |", titles[s]);
+  for (int c = 0; c < ncols && c < 16; c++)
+    if ((used[c] = present(bcase, cols[c].system))) out(" %s |", title_of(cols[c].system));
   out("\n|---|");
-  for (int s = 0; s < NSYS; s++)
-    if (used[s]) out("---|");
+  for (int c = 0; c < ncols && c < 16; c++)
+    if (used[c]) out("---|");
   out("\n");
   for (int v = 0; v < nvariants; v++) {
     const char *fv = floor_variant ? floor_variant : variants[v];
-    double floor = floor_sys ? value(bcase, floor_sys, fv, -1) : NAN;
     out("| %s |", variants[v]);
-    for (int s = 0; s < NSYS; s++)
-      if (used[s])
-        cell(find(bcase, systems[s], variants[v], -1),
-             floor_sys && strcmp(systems[s], floor_sys) ? floor : NAN, fraction);
+    for (int c = 0; c < ncols && c < 16; c++)
+      if (used[c])
+        cell(find(bcase, cols[c].system, variants[v], -1),
+             cols[c].floor ? value(bcase, cols[c].floor, fv, -1) : NAN, fraction);
     out("\n");
   }
   reasons(bcase);
+}
+
+/* A table whose every system is held against one floor (none: floor_sys NULL). */
+static void simple_table(const char *heading, const char *bcase, const char *const *variants,
+                         int nvariants, const char *floor_sys, const char *floor_variant,
+                         int fraction) {
+  column cols[NSYS];
+  for (int s = 0; s < NSYS; s++)
+    cols[s].system = systems[s],
+    cols[s].floor = floor_sys && strcmp(systems[s], floor_sys) ? floor_sys : NULL;
+  column_table(heading, bcase, variants, nvariants, cols, NSYS, floor_variant, fraction);
+}
+
+/* Table 1: each cujit figure over the raw floor measured in its own process, interleaved with
+** it; the separate raw C process, CuPy and Numba as before. */
+static void launch_table(void) {
+  static const char *const variants[] = {"args1", "args4", "args12"};
+  static const column cols[] = {
+      {"raw", NULL},
+      {"raw_c_same", NULL},
+      {"cujit_c", "raw_c_same"},
+      {"raw_c_in_lua", NULL},
+      {"raw_lua_same", "raw_c_in_lua"},
+      {"cujit_lua", "raw_c_in_lua"},
+      {"cupy", "raw"},
+      {"numba", "raw"},
+  };
+  column_table("1. Host time per async launch of an empty kernel, us (x: cujit C over raw C in "
+               "its own process, cujit Lua and raw from Lua over raw C in the Lua process, both "
+               "interleaved with the cujit launches; CuPy and Numba over raw C in a process of "
+               "its own)",
+               "launch", variants, 3, cols, sizeof cols / sizeof *cols, NULL, 0);
 }
 
 static const char *const bw_variants[] = {"vadd",   "saxpy",   "vadd4",
@@ -269,10 +319,12 @@ typedef struct goal {
 } goal;
 
 static const goal goals[] = {
-    {"launch host time, C <= 1.05x raw", "launch", "cujit_c", NULL, "raw", NULL, RATIO_MAX, 1.05,
-     0},
-    {"launch host time, Lua <= 1.15x raw", "launch", "cujit_lua", NULL, "raw", NULL, RATIO_MAX,
-     1.15, 0},
+    /* Launch goals are judged in one process: the floor measured there, interleaved with cujit,
+    ** since the same raw launch moved by up to 30% from one process to the next. */
+    {"launch host time, C <= 1.05x raw C in the same process", "launch", "cujit_c", NULL,
+     "raw_c_same", NULL, RATIO_MAX, 1.05, 0},
+    {"launch host time, Lua <= 1.15x raw C in the same (Lua) process", "launch", "cujit_lua", NULL,
+     "raw_c_in_lua", NULL, RATIO_MAX, 1.15, 0},
     {"cold compile <= 1.10x NVRTC alone", "cold", "cujit_c", "vadd", "nvrtc", NULL, RATIO_MAX, 1.10,
      0},
     {"cold compile from Lua <= 1.10x NVRTC alone", "cold", "cujit_lua", "vadd", "nvrtc", NULL,
@@ -396,12 +448,10 @@ static void mc_table(void) {
 }
 
 static void tables(void) {
-  static const char *const launch[] = {"args1", "args4", "args12"};
   static const char *const rt[] = {"args4"};
   static const char *const vadd[] = {"vadd"};
   double n[SIZES];
-  simple_table("1. Host time per async launch of an empty kernel, us (x: over raw C)", "launch",
-               launch, 3, "raw", NULL, 0);
+  launch_table();
   simple_table("2. Launch + synchronize round trip, us (x: over raw C)", "roundtrip", rt, 1, "raw",
                NULL, 0);
   simple_table("3. Cold compile, source to first launch finished, empty caches, ms (x: over NVRTC "
@@ -433,15 +483,17 @@ static void tables(void) {
 
 static int launch_chart(const char *dir) {
   static const char *const groups[] = {"args1", "args4", "args12"};
-  static const char *const sys[] = {"raw", "cujit_c", "cujit_lua", "cupy", "numba"};
-  const char *names[5];
-  double v[3 * 5];
-  for (int s = 0; s < 5; s++) names[s] = title_of(sys[s]);
+  static const char *const sys[] = {"raw",          "raw_c_same", "cujit_c", "raw_c_in_lua",
+                                    "raw_lua_same", "cujit_lua",  "cupy",    "numba"};
+  enum { N = sizeof sys / sizeof *sys };
+  const char *names[N];
+  double v[3 * N];
+  for (int s = 0; s < N; s++) names[s] = title_of(sys[s]);
   for (int g = 0; g < 3; g++)
-    for (int s = 0; s < 5; s++) v[g * 5 + s] = value("launch", sys[s], groups[g], -1);
+    for (int s = 0; s < N; s++) v[g * N + s] = value("launch", sys[s], groups[g], -1);
   char path[4096], err[256];
   snprintf(path, sizeof path, "%s/launch.png", dir);
-  if (chart_bars(path, "Host time per async launch (median)", "microseconds", 3, groups, 5, names,
+  if (chart_bars(path, "Host time per async launch (median)", "microseconds", 3, groups, N, names,
                  v, err, sizeof err))
     return 1;
   fprintf(stderr, "launch chart: %s\n", err);
