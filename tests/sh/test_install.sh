@@ -12,7 +12,8 @@ libdir=$(ls -d "$tmp"/prefix/lib*/ | head -1)
 [ -f "$libdir/pkgconfig/cujit.pc" ] || fail "cujit.pc not installed"
 [ -f "$libdir/cmake/cujit/cujitConfig.cmake" ] || fail "cujitConfig.cmake not installed"
 
-# pkg-config
+# pkg-config (only our .pc, taken as written: a sysroot setting would be prefixed to its paths)
+unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_LIBDIR
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 cc -std=c11 -Wall -Werror $(pkg-config --cflags cujit) "$src/examples/c/saxpy.c" -o "$tmp/saxpy_pc" \
   $(pkg-config --libs cujit) -lm -Wl,-rpath,"$libdir" || fail "build through pkg-config"
