@@ -2,29 +2,7 @@
 # dir/off/usage, and which first arguments are subcommands and which are scripts.
 # Run by ctest as: bash test_cli.sh /path/to/cujit. Works with and without a GPU.
 set -u
-CUJIT=${1:?usage: bash test_cli.sh /path/to/cujit}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
-
-# run CMD...: sets $out, $err and $rc.
-run() {
-  out=$("$@" 2>"$TMP/stderr")
-  rc=$?
-  err=$(cat "$TMP/stderr")
-}
-# check NAME TEXT PATTERN: an extended regex that must match somewhere in TEXT.
-check() {
-  if grep -Eq -- "$3" <<<"$2"; then ok "$1"; else fail "$1: no /$3/ in: $2"; fi
-}
-check_not() {
-  if grep -Eq -- "$3" <<<"$2"; then fail "$1: unexpected /$3/ in: $2"; else ok "$1"; fi
-}
-check_rc() {
-  if [ "$rc" -eq "$2" ]; then ok "$1: exit $rc"; else fail "$1: exit $rc, wanted $2 (stderr: $err)"; fi
-}
+source "$(dirname "$0")/lib.sh"
 
 export CUJIT_CACHE_DIR="$TMP/cache"
 
@@ -116,5 +94,4 @@ check "cache.lua ran as Lua" "$out" '^cache\.lua ran$'
 run bash -c "cd '$TMP/s' && '$CUJIT' cache dir"
 check_not "a bare 'cache' is the subcommand even beside a file" "$out" 'ran'
 
-echo "$fails failure(s)"
-[ "$fails" -eq 0 ]
+finish

@@ -3,23 +3,7 @@
 # Run by ctest as: bash test_cli_compile.sh /path/to/cujit. Needs NVRTC, not a GPU (skips,
 # exit 77, when NVRTC cannot be found).
 set -u
-CUJIT=${1:?usage: bash test_cli_compile.sh /path/to/cujit}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
-run() {
-  out=$("$@" 2>"$TMP/stderr")
-  rc=$?
-  err=$(cat "$TMP/stderr")
-}
-check() {
-  if grep -Eq -- "$3" <<<"$2"; then ok "$1"; else fail "$1: no /$3/ in: $2"; fi
-}
-check_rc() {
-  if [ "$rc" -eq "$2" ]; then ok "$1: exit $rc"; else fail "$1: exit $rc, wanted $2 (stderr: $err)"; fi
-}
+source "$(dirname "$0")/lib.sh"
 # The first four bytes of a file, as hex.
 magic() { head -c4 "$1" | od -An -tx1 | tr -d ' \n'; }
 
@@ -154,5 +138,4 @@ check "cache is empty after clear" "$out" '^entries +0$'
 run "$CUJIT" compile k.cu --arch sm_90 -o after.ptx
 check "after clear, NVRTC compiles again" "$err" ', compiled in '
 
-echo "$fails failure(s)"
-[ "$fails" -eq 0 ]
+finish

@@ -3,29 +3,7 @@
 # traceback, os.exit codes, stdin as a script, Ctrl-C, and `require "cujit"` (no global `cuda`).
 # Run by ctest as: bash test_cli_lua.sh /path/to/cujit. Needs no GPU.
 set -u
-CUJIT=${1:?usage: bash test_cli_lua.sh /path/to/cujit}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
-run() {
-  out=$("$@" 2>"$TMP/stderr")
-  rc=$?
-  err=$(cat "$TMP/stderr")
-}
-check() {
-  if grep -Eq -- "$3" <<<"$2"; then ok "$1"; else fail "$1: no /$3/ in: $2"; fi
-}
-check_not() {
-  if grep -Eq -- "$3" <<<"$2"; then fail "$1: unexpected /$3/ in: $2"; else ok "$1"; fi
-}
-check_rc() {
-  if [ "$rc" -eq "$2" ]; then ok "$1: exit $rc"; else fail "$1: exit $rc, wanted $2 (stderr: $err)"; fi
-}
-same() {
-  if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: got [$2], wanted [$3]"; fi
-}
+source "$(dirname "$0")/lib.sh"
 
 unset LUA_INIT LUA_INIT_5_4
 export CUJIT_CACHE_DIR="$TMP/cache"
@@ -147,5 +125,4 @@ run "$CUJIT" -e 'local cuda = require "cujit"; print(type(cuda), cuda == require
 check_rc "require \"cujit\"" 0
 same "require gives one module table, and no global cuda" "$out" "table	true	nil"
 
-echo "$fails failure(s)"
-[ "$fails" -eq 0 ]
+finish

@@ -3,18 +3,7 @@
 # :time, :quit, unknown commands, and no prompts or banner on a pipe.
 # Run by ctest as: bash test_repl.sh /path/to/cujit. Needs no GPU.
 set -u
-CUJIT=${1:?usage: bash test_repl.sh /path/to/cujit}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
-check() {
-  if grep -Eq -- "$3" <<<"$2"; then ok "$1"; else fail "$1: no /$3/ in: $2"; fi
-}
-check_not() {
-  if grep -Eq -- "$3" <<<"$2"; then fail "$1: unexpected /$3/ in: $2"; else ok "$1"; fi
-}
+source "$(dirname "$0")/lib.sh"
 # repl INPUT: feeds INPUT to `cujit -i`; sets $out, $err, $rc.
 repl() {
   out=$(printf '%s' "$1" | "$CUJIT" -i 2>"$TMP/stderr")
@@ -23,9 +12,6 @@ repl() {
 }
 # line N: the Nth line of $out.
 line() { sed -n "${1}p" <<<"$out"; }
-same() {
-  if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: got [$2], wanted [$3]"; fi
-}
 
 export CUJIT_CACHE_DIR="$TMP/cache" CUJIT_HISTORY="$TMP/history"
 a=$((RANDOM % 1000 + 2)) b=$((RANDOM % 1000 + 2))
@@ -145,5 +131,4 @@ echo 'greeting = "hi " .. (...)' >"$TMP/pre.lua"
 out=$(printf 'greeting\n' | "$CUJIT" -i "$TMP/pre.lua" there 2>&1)
 same "-i enters the REPL after the script" "$out" "hi there"
 
-echo "$fails failure(s)"
-[ "$fails" -eq 0 ]
+finish

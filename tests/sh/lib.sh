@@ -1,0 +1,36 @@
+# lib.sh -- what the shell tests share (sourced, not run: ctest runs only test_*.sh). Sets
+# CUJIT (the command under test, $1), TMP (removed on exit) and the failure count, and gives
+# the checks. A test ends with `finish`.
+CUJIT=${1:?usage: bash $(basename "$0") /path/to/cujit}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+ok() { echo "ok: $*"; }
+
+# run CMD...: sets $out, $err and $rc.
+run() {
+  out=$("$@" 2>"$TMP/stderr")
+  rc=$?
+  err=$(cat "$TMP/stderr")
+}
+# check NAME TEXT PATTERN: an extended regex that must match somewhere in TEXT.
+check() {
+  if grep -Eq -- "$3" <<<"$2"; then ok "$1"; else fail "$1: no /$3/ in: $2"; fi
+}
+check_not() {
+  if grep -Eq -- "$3" <<<"$2"; then fail "$1: unexpected /$3/ in: $2"; else ok "$1"; fi
+}
+check_rc() {
+  if [ "$rc" -eq "$2" ]; then ok "$1: exit $rc"; else fail "$1: exit $rc, wanted $2 (stderr: $err)"; fi
+}
+# same NAME GOT WANTED: exact equality.
+same() {
+  if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: got [$2], wanted [$3]"; fi
+}
+# finish: the verdict, as the exit status.
+finish() {
+  echo "$fails failure(s)"
+  [ "$fails" -eq 0 ]
+  exit
+}
