@@ -354,10 +354,6 @@ static cujit_status infer_types(cujit_kernel *g, const cujit_arg *args, size_t n
 
 static cujit_status resolve_generic(cujit_kernel **k, const cujit_arg *args, size_t nargs) {
   cujit_kernel *g = *k;
-  if (nargs != g->sig.nparams)
-    return cj_fail(g->engine, CUJIT_ERROR_ARGUMENT,
-                   "kernel '%s' takes %zu argument(s), got %zu: %s", g->sig.name, g->sig.nparams,
-                   nargs, g->signature_text);
   cujit_dtype types[CJ_MAX_TYPE_VARS];
   cujit_status st = infer_types(g, args, nargs, types);
   if (st != CUJIT_OK) return st;
@@ -767,41 +763,70 @@ static cujit_status launch_error(cujit_kernel *k, cujit_device *dev, CUresult rc
   return cj_fail(k->engine, CUJIT_ERROR_LAUNCH_CONFIG, "%s", msg);
 }
 
+/* The concrete kernel for these arguments: the count checked, a generic one specialised. */
+static cujit_status resolve(cujit_kernel **k, const cujit_arg *args, size_t nargs) {
+  const cujit_kernel *given = *k;
+  if (nargs != given->sig.nparams)
+    return cj_fail(given->engine, CUJIT_ERROR_ARGUMENT,
+                   "kernel '%s' takes %zu argument(s), got %zu: %s", given->sig.name,
+                   given->sig.nparams, nargs, given->signature_text);
+  return given->program ? CUJIT_OK : resolve_generic(k, args, nargs);
+}
+
+/* Packs the arguments at the offsets of the signature; dev NULL skips the device checks. */
+static cujit_status pack_args(const cujit_kernel *k, const cujit_arg *args, size_t nargs,
+                              const cujit_device *dev, unsigned char *params, void **pointers) {
+  for (size_t i = 0; i < nargs; i++) {
+    void *dst = params + k->sig.params[i].offset;
+    cujit_status st = pack_one(k, i, &args[i], dst, dev);
+    if (st != CUJIT_OK) return st;
+    pointers[i] = dst;
+  }
+  return CUJIT_OK;
+}
+
+/* The device of the launch, with the kernel loaded there. When no device can be had, the
+** arguments are checked first, so a mistake in them is reported as such even with no GPU. */
+static cujit_status place(cujit_kernel *k, cujit_stream *stream, const cujit_arg *args,
+                          size_t nargs, cujit_device **dev, cj_kernel_on_device **on) {
+  cujit_status st = launch_device(k->engine, stream, dev);
+  if (st != CUJIT_OK) {
+    _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
+    void *pointers[CJ_MAX_PARAMS];
+    cujit_status args_st = pack_args(k, args, nargs, NULL, params, pointers);
+    return args_st != CUJIT_OK ? args_st : st;
+  }
+  return on_device(k, *dev, on);
+}
+
+/* The launch itself, once the kernel is concrete and loaded on `dev`. */
+static cujit_status launch_placed(cujit_kernel *k, cujit_device *dev, cj_kernel_on_device *on,
+                                  const cujit_launch_config *config, const cujit_arg *args,
+                                  size_t nargs) {
+  _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
+  void *pointers[CJ_MAX_PARAMS];
+  unsigned grid[3], block[3];
+  cujit_status st = pack_args(k, args, nargs, dev, params, pointers);
+  if (st == CUJIT_OK) st = check_config(k, dev, config, grid, block);
+  if (st == CUJIT_OK) st = allow_shared(k, dev, on, config->shared_bytes);
+  if (st != CUJIT_OK) return st;
+  dev->last_kernel = k->sig.name;
+  CUresult rc = k->engine->drv.cuLaunchKernel(on->fn, grid[0], grid[1], grid[2], block[0], block[1],
+                                              block[2], config->shared_bytes,
+                                              cj_stream_handle(config->stream), pointers, NULL);
+  return rc == CUDA_SUCCESS ? CUJIT_OK : launch_error(k, dev, rc);
+}
+
 cujit_status cujit_launch(cujit_kernel *kernel, const cujit_launch_config *config,
                           const cujit_arg *args, size_t nargs) {
   if (!kernel || !config || (nargs && !args))
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_launch needs a kernel, a launch configuration and the arguments");
-  cujit_status st;
-  if (!kernel->program && (st = resolve_generic(&kernel, args, nargs)) != CUJIT_OK) return st;
-  const cj_signature *sig = &kernel->sig;
-  if (nargs != sig->nparams)
-    return cj_fail(kernel->engine, CUJIT_ERROR_ARGUMENT,
-                   "kernel '%s' takes %zu argument(s), got %zu: %s", sig->name, sig->nparams, nargs,
-                   kernel->signature_text);
-  /* Arguments are checked before the device is asked for, so a mistake in them is reported as
-  ** such even on a machine with no GPU. */
-  cujit_device *dev = NULL;
-  cujit_status device_st = launch_device(kernel->engine, config->stream, &dev);
-  _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
-  void *pointers[CJ_MAX_PARAMS];
-  for (size_t i = 0; i < nargs; i++) {
-    void *dst = params + sig->params[i].offset;
-    if ((st = pack_one(kernel, i, &args[i], dst, device_st == CUJIT_OK ? dev : NULL)) != CUJIT_OK)
-      return st;
-    pointers[i] = dst;
-  }
-  if (device_st != CUJIT_OK) return device_st;
+  cujit_device *dev;
   cj_kernel_on_device *on;
-  if ((st = on_device(kernel, dev, &on)) != CUJIT_OK) return st;
-  unsigned grid[3], block[3];
-  if ((st = check_config(kernel, dev, config, grid, block)) != CUJIT_OK) return st;
-  if ((st = allow_shared(kernel, dev, on, config->shared_bytes)) != CUJIT_OK) return st;
-  dev->last_kernel = sig->name;
-  CUresult rc = kernel->engine->drv.cuLaunchKernel(
-      on->fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], config->shared_bytes,
-      cj_stream_handle(config->stream), pointers, NULL);
-  return rc == CUDA_SUCCESS ? CUJIT_OK : launch_error(kernel, dev, rc);
+  cujit_status st = resolve(&kernel, args, nargs);
+  if (st == CUJIT_OK) st = place(kernel, config->stream, args, nargs, &dev, &on);
+  return st == CUJIT_OK ? launch_placed(kernel, dev, on, config, args, nargs) : st;
 }
 
 /* The occupancy API's block size for the kernel on `dev`, asked once. */
@@ -825,13 +850,11 @@ cujit_status cujit_launch_n(cujit_kernel *kernel, size_t n, cujit_stream *stream
   if (!kernel || (nargs && !args))
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_launch_n needs a kernel and the arguments");
-  cujit_status st;
-  if (!kernel->program && (st = resolve_generic(&kernel, args, nargs)) != CUJIT_OK) return st;
-  if (n == 0) return CUJIT_OK; /* nothing to cover: not an error, as an empty loop is not */
+  cujit_status st = resolve(&kernel, args, nargs);
+  if (st != CUJIT_OK || n == 0) return st; /* nothing to cover is no error, as an empty loop */
   cujit_device *dev;
   cj_kernel_on_device *on;
-  if ((st = launch_device(kernel->engine, stream, &dev)) != CUJIT_OK) return st;
-  if ((st = on_device(kernel, dev, &on)) != CUJIT_OK) return st;
+  if ((st = place(kernel, stream, args, nargs, &dev, &on)) != CUJIT_OK) return st;
   if ((st = suggest(kernel, dev, on)) != CUJIT_OK) return st;
   size_t blocks = (n + (size_t)on->block_size - 1) / (size_t)on->block_size;
   if (blocks > (size_t)dev->info.max_grid_dim[0])
@@ -841,7 +864,7 @@ cujit_status cujit_launch_n(cujit_kernel *kernel, size_t n, cujit_stream *stream
                    kernel->sig.name, n, blocks, on->block_size, dev->ordinal,
                    dev->info.max_grid_dim[0]);
   cujit_launch_config c = {{(unsigned)blocks, 1, 1}, {(unsigned)on->block_size, 1, 1}, 0, stream};
-  return cujit_launch(kernel, &c, args, nargs);
+  return launch_placed(kernel, dev, on, &c, args, nargs);
 }
 
 /* A concrete kernel loaded on the current device, for the queries that need one there. */
