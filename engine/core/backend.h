@@ -1,0 +1,90 @@
+/*
+** backend.h -- the seam between the device-independent core and what runs kernels. Each device
+** carries a pointer to one table of operations; the CUDA backend (backend_cuda.c, over the Driver
+** API) is the first implementation and the CPU device (backend_cpu*.c) the second. Nothing above
+** this seam branches on which backend a device has: it calls through the table.
+**
+** Handles are opaque to the core: a device address is a uint64_t (a CUdeviceptr on CUDA, a host
+** address on the CPU device); streams, events, modules and functions are void pointers the
+** backend made. A NULL stream is the device's default stream, in-order with every other stream
+** as CUDA's legacy default stream is.
+**
+** Every operation returns CUJIT_OK or a failure already recorded with cj_fail (message saying
+** what failed and what to do), except the release operations, which record nothing so that a
+** free never clobbers cujit_errmsg. Waits (synchronize, event_synchronize) honour
+** engine->interrupted and return CUJIT_ERROR_INTERRUPTED when it is set. Internal.
+*/
+#ifndef CUJIT_BACKEND_H
+#define CUJIT_BACKEND_H
+
+#include "cujit.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cujit_program; /* the compiled image a backend loads (compile.h) */
+
+typedef enum cj_copy_kind { CJ_COPY_HTOD, CJ_COPY_DTOH, CJ_COPY_DTOD } cj_copy_kind;
+
+typedef struct cj_backend {
+  const char *name; /* "cuda", "cpu" */
+
+  /* --- devices -------------------------------------------------------------------------------
+  ** enter: makes the device usable on this thread (the CUDA backend retains the primary context
+  ** on first use and makes it current); cheap when already so: the launch path calls it.
+  ** enter_quiet: the same for releases: 1 when usable, 0 otherwise, records nothing.
+  ** reset: drops everything made on the device (objects made before read as lost). */
+  cujit_status (*enter)(cujit_device *dev);
+  int (*enter_quiet)(cujit_device *dev);
+  cujit_status (*mem_info)(cujit_device *dev, size_t *free_bytes, size_t *total_bytes);
+  cujit_status (*synchronize)(cujit_device *dev); /* every stream of the device */
+  cujit_status (*reset)(cujit_device *dev);
+  void (*release)(cujit_device *dev); /* at cujit_close */
+
+  /* --- memory --------------------------------------------------------------------------------
+  ** Host pointers in copies are passed as (uint64_t)(uintptr_t). host_alloc gives page-locked
+  ** memory on CUDA, plain memory on the CPU device. */
+  cujit_status (*alloc)(cujit_device *dev, size_t bytes, uint64_t *addr);
+  void (*free)(cujit_device *dev, uint64_t addr);
+  cujit_status (*host_alloc)(cujit_device *dev, size_t bytes, void **ptr);
+  void (*host_free)(cujit_device *dev, void *ptr);
+  cujit_status (*copy)(cujit_device *dev, cj_copy_kind kind, uint64_t dst, uint64_t src,
+                       size_t bytes, void *stream);
+  cujit_status (*memset8)(cujit_device *dev, uint64_t dst, unsigned char value, size_t bytes,
+                          void *stream);
+
+  /* --- streams and events ------------------------------------------------------------------
+  ** stream_query / event_query return CUJIT_OK when done, CUJIT_ERROR_NOT_READY when not (without
+  ** recording it as an error), or a recorded failure. */
+  cujit_status (*stream_create)(cujit_device *dev, void **stream);
+  void (*stream_destroy)(cujit_device *dev, void *stream);
+  cujit_status (*stream_query)(cujit_device *dev, void *stream);
+  cujit_status (*stream_synchronize)(cujit_device *dev, void *stream);
+  cujit_status (*stream_wait_event)(cujit_device *dev, void *stream, void *event);
+  cujit_status (*event_create)(cujit_device *dev, void **event);
+  void (*event_destroy)(cujit_device *dev, void *event);
+  cujit_status (*event_record)(cujit_device *dev, void *event, void *stream);
+  cujit_status (*event_query)(cujit_device *dev, void *event);
+  cujit_status (*event_synchronize)(cujit_device *dev, void *event);
+  cujit_status (*event_elapsed)(cujit_device *dev, void *start, void *end, float *ms);
+
+  /* --- programs and launches ---------------------------------------------------------------
+  ** load: the program's image (CUBIN/PTX on CUDA, a shared object on the CPU device) made usable
+  ** on the device; unload releases it. get_function finds an extern "C" kernel by name.
+  ** launch: args is the array cuLaunchKernel takes (one pointer per parameter, each pointing at
+  ** the parameter's bytes), grid and block already checked against dev->info. */
+  cujit_status (*load)(cujit_device *dev, const struct cujit_program *program, void **module);
+  void (*unload)(cujit_device *dev, void *module);
+  cujit_status (*get_function)(cujit_device *dev, void *module, const char *name, void **fn);
+  cujit_status (*launch)(cujit_device *dev, void *fn, const unsigned grid[3],
+                         const unsigned block[3], unsigned shared_bytes, void *stream,
+                         void **args);
+  cujit_status (*suggest_block)(cujit_device *dev, void *fn, int *block_size, int *min_grid);
+  cujit_status (*allow_shared)(cujit_device *dev, void *fn, unsigned bytes);
+  cujit_status (*attributes)(cujit_device *dev, void *fn, cujit_kernel_attributes *attrs);
+} cj_backend;
+
+extern const cj_backend cj_backend_cuda;
+extern const cj_backend cj_backend_cpu;
+
+#endif

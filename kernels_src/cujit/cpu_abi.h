@@ -1,0 +1,63 @@
+/*
+** cujit/cpu_abi.h -- the contract between the CPU device's engine side (engine/core, C) and the
+** shared objects it builds from kernels (compiled by the system C++ compiler with
+** <cujit/cpu_prelude.h>). Plain C, included by both. Bump CJ_CPU_ABI_VERSION on any change: the
+** engine refuses a shared object built for another version.
+**
+** A launch: the engine fills one cj_cpu_launch, then each worker thread of its pool calls the
+** kernel's entry, `cjk_<kernel name>(launch, worker)`. The entry takes block indices from
+** launch->next_block (atomically, in schedule order) and runs each whole block on the calling
+** thread, until none are left. The first failure (barrier divergence, __trap, a failed assert, a
+** fault caught by the check build) is written into launch->error once (error_set goes 0 -> 1) and
+** the remaining blocks are skipped.
+*/
+#ifndef CUJIT_CPU_ABI_H
+#define CUJIT_CPU_ABI_H
+
+#define CJ_CPU_ABI_VERSION 1
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum cj_cpu_schedule {
+  CJ_CPU_FORWARD = 0, /* threads of a block run in index order between barriers */
+  CJ_CPU_REVERSE = 1, /* last thread first */
+  CJ_CPU_RANDOM = 2   /* a random order per block and barrier phase, from schedule_seed */
+};
+
+typedef struct cj_cpu_launch {
+  unsigned grid[3], block[3];
+  unsigned shared_bytes; /* dynamic shared memory (extern __shared__) per block */
+  void **args;           /* as cuLaunchKernel's kernelParams */
+  const char *kernel;    /* the kernel's name, for messages */
+
+  int schedule;                      /* enum cj_cpu_schedule */
+  unsigned long long schedule_seed;  /* for CJ_CPU_RANDOM */
+  unsigned long long next_block;     /* taken with __atomic_fetch_add by the workers */
+  unsigned long long total_blocks;   /* grid[0] * grid[1] * grid[2] */
+
+  int error_set;    /* 0, then 1 once error holds the first failure (set with a CAS) */
+  char error[1024]; /* "kernel 'k': block (1,0,0) thread (33,0,0): ..." */
+} cj_cpu_launch;
+
+/* One per (loaded shared object, worker thread), owned by the engine and kept across launches:
+** the entry may keep fiber stacks and shared-memory buffers in `state` (the engine calls the
+** shared object's cj_cpu_worker_release when the worker ends or the module is unloaded). */
+typedef struct cj_cpu_worker {
+  int index;     /* 0 .. workers-1 */
+  void *state;   /* the shared object's own per-worker state, NULL at first */
+} cj_cpu_worker;
+
+typedef void (*cj_cpu_entry_fn)(cj_cpu_launch *launch, cj_cpu_worker *worker);
+
+/* Every CPU-device shared object exports:
+**   int  cj_cpu_abi_version(void);                  returns CJ_CPU_ABI_VERSION
+**   void cj_cpu_worker_release(cj_cpu_worker *w);   frees w->state, sets it to NULL
+**   void cjk_<name>(cj_cpu_launch *, cj_cpu_worker *) for each kernel */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
