@@ -192,13 +192,22 @@ typedef struct cujit_compile_options {
   const char *const *extra_flags; /* passed to NVRTC as they are */
   size_t extra_flag_count;
   const char *std; /* "c++17" (default), "c++20", ... */
+  /* The signatures of the program's kernels, "scale(float *x, int n)", for cujit_program_compile
+  ** and _compile_file: given, they replace reading the kernels from the source (needed when a
+  ** macro writes a kernel), and NVRTC must compile each of them with exactly these parameters.
+  ** Ignored by cujit_kernel_define and cujit_elementwise_define, which have theirs already. */
+  const char *const *signatures;
+  size_t signature_count;
 } cujit_compile_options;
 
 #define CUJIT_COMPILE_OPTIONS_INIT                                                                 \
   { 0 }
 
 /* Compiles a translation unit holding one or more extern "C" __global__ kernels. Their signatures
-** are read from the source. `name` names the source in errors ("saxpy.cu"); NULL gives
+** are read from the source (or taken from options->signatures), and each is confirmed against what
+** NVRTC compiled: a kernel inside an inactive #if is left out, and one whose compiled parameters
+** differ from those read is a compile error naming it. `name` names the source in errors
+*("saxpy.cu"); NULL gives
 ** "<source>". A cache hit never runs NVRTC. */
 CUJIT_API cujit_status cujit_program_compile(cujit_engine *engine, const char *source,
                                              const char *name, const cujit_compile_options *options,

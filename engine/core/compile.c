@@ -4,6 +4,7 @@
 ** the NVRTC compile itself, and the public cujit_program_* functions.
 */
 #include "compile.h"
+#include "scan.h"
 #include "cache.h"
 #include "runtime.h"
 
@@ -435,7 +436,7 @@ void cj_program_release(cujit_program *program) {
 }
 
 static cujit_status new_program(cujit_engine *engine, const char *source, const char *name,
-                                const char *arch, cj_cache_entry *e, int from_cache,
+                                const char *arch, cj_cache_entry *e, int from_cache, cj_scan *scan,
                                 cujit_program **out) {
   cujit_program *p = calloc(1, sizeof *p);
   if (!p) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
@@ -456,7 +457,8 @@ static cujit_status new_program(cujit_engine *engine, const char *source, const 
     return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   }
   char err[1024];
-  cujit_status st = cj_signature_scan(source, &p->kernels, &p->nkernels, err, sizeof err);
+  /* The kernels handed out are those NVRTC compiled (scan.h). */
+  cujit_status st = cj_scan_verify_ptx(scan, p->ptx, &p->kernels, &p->nkernels, err, sizeof err);
   if (st != CUJIT_OK) {
     program_free(p);
     return cj_fail(engine, st, "'%s': %s", name, err);
@@ -487,6 +489,17 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
   char arch[32];
   cujit_status st = cj_compile_arch(engine, options, arch, sizeof arch);
   if (st != CUJIT_OK) return st;
+  /* What is compiled and hashed: the source with the checks of its kernels (scan.h). */
+  cj_scan scan;
+  char scan_err[1024];
+  int given = options && options->signature_count && !cj_source_is_kernel(source, name);
+  st = cj_scan_prepare(source, given ? options->signatures : NULL,
+                       given ? options->signature_count : 0, &scan, scan_err, sizeof scan_err);
+  if (st != CUJIT_OK) {
+    cj_scan_free(&scan);
+    return cj_fail(engine, st, "'%s': %s", name, scan_err);
+  }
+  source = scan.text;
   opt_list o = {0};
   cj_cache_key key;
   cj_cache_entry e = {0};
@@ -513,8 +526,9 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
     }
   }
   opt_free(&o);
-  if (st == CUJIT_OK) st = new_program(engine, source, name, arch, &e, hit, out);
+  if (st == CUJIT_OK) st = new_program(engine, source, name, arch, &e, hit, &scan, out);
   cj_cache_entry_free(&e);
+  cj_scan_free(&scan);
   if (st == CUJIT_OK) (*out)->ms = cj_now_ms() - t0;
   return st;
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "signature.h"
+#include "scan.h"
 
 static cj_signature parse_ok(const char *text) {
   cj_signature sig;
@@ -352,7 +352,7 @@ Test(signature, long_signature_shows_a_window) {
 static size_t scan(const char *src, cj_signature **sigs) {
   size_t n = 0;
   char err[512];
-  cujit_status st = cj_signature_scan(src, sigs, &n, err, sizeof err);
+  cujit_status st = cj_scan_kernels(src, sigs, &n, err, sizeof err);
   cr_assert_eq(st, CUJIT_OK, "scan failed: %s", err);
   return n;
 }
@@ -427,15 +427,15 @@ Test(scan, none_found) {
   cj_signature *sigs = NULL;
   size_t n = 7;
   char err[512];
-  cr_assert_eq(cj_signature_scan("template <class T> __global__ void k(T *x) {}", &sigs, &n, err,
-                                 sizeof err),
-               CUJIT_ERROR_NOT_FOUND);
+  cr_assert_eq(
+      cj_scan_kernels("template <class T> __global__ void k(T *x) {}", &sigs, &n, err, sizeof err),
+      CUJIT_ERROR_NOT_FOUND);
   cr_assert_eq(n, 0);
   cr_assert(strstr(err, "template"), "%s", err);
-  cr_assert_eq(cj_signature_scan("__global__ void k(int *x) {}", &sigs, &n, err, sizeof err),
+  cr_assert_eq(cj_scan_kernels("__global__ void k(int *x) {}", &sigs, &n, err, sizeof err),
                CUJIT_ERROR_NOT_FOUND);
   cr_assert(strstr(err, "extern \"C\""), "%s", err);
-  cr_assert_eq(cj_signature_scan("", &sigs, &n, err, sizeof err), CUJIT_ERROR_NOT_FOUND);
+  cr_assert_eq(cj_scan_kernels("", &sigs, &n, err, sizeof err), CUJIT_ERROR_NOT_FOUND);
 }
 
 Test(scan, kernels_made_by_codegen_are_found) {
