@@ -58,11 +58,10 @@ static cujit_status sig_error(parser *p, size_t pos, const char *fmt, ...) {
 /* --- one parameter -----------------------------------------------------------------------------
  */
 
-#define MAX_PARAM_TOKENS 32
-
+/* A parameter's tokens; as many as it has (freed by the caller). */
 typedef struct param_text {
-  cj_token tok[MAX_PARAM_TOKENS];
-  int n;
+  cj_token *tok;
+  int n, cap;
   size_t start, end;
 } param_text;
 
@@ -100,16 +99,20 @@ static cujit_status tokenize_param(parser *p, param_text *pt) {
         return sig_error(p, t.pos, "unexpected character '%.*s'", (int)t.len, s);
       }
     }
-    if (pt->n == MAX_PARAM_TOKENS)
-      return sig_error(p, t.pos, "this parameter is too long to be a type and a name");
+    if (pt->n == pt->cap) {
+      int cap = pt->cap ? 2 * pt->cap : 16;
+      cj_token *nt = realloc(pt->tok, (size_t)cap * sizeof *nt);
+      if (!nt) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+      pt->tok = nt, pt->cap = cap;
+    }
     pt->tok[pt->n++] = t;
   }
 }
 
-/* Appends a word to a normalised type spelling, one space between words. */
-static void type_add(char *buf, size_t len, const char *s, size_t n) {
-  size_t used = strlen(buf);
-  snprintf(buf + used, len - used, "%s%.*s", used ? " " : "", (int)n, s);
+/* Appends a word to a normalised type spelling: a space before it, except after a star. */
+static void type_add(cj_buf *b, const char *s, size_t n) {
+  if (b->len && b->data[b->len - 1] != '*') cj_buf_puts(b, " ");
+  cj_buf_add(b, s, n);
 }
 
 /* Reads the base type words (all qualifiers already removed). */
@@ -235,19 +238,39 @@ static int find_name(parser *p, const param_text *pt, size_t index) {
   return pt->n - 1;
 }
 
-static cujit_status parse_param(parser *p, param_text *pt, size_t index, cj_signature *sig,
-                                cj_param *out) {
+/* The normalised type of a parameter: base qualifiers, the base type, then the pointer part (stars,
+** each followed by its own qualifiers). `from` is the first token after the base words. */
+static cujit_status write_type(parser *p, const param_text *pt, int from, int name_tok,
+                               int base_const, int base_volatile, const char *base, size_t base_len,
+                               const char *pname, cj_buf *type, int *stars) {
   const char *text = p->text;
-  cujit_status st = tokenize_param(p, pt);
-  if (st != CUJIT_OK) return st;
-  int name_tok = find_name(p, pt, index);
-  if (name_tok < 0) return CUJIT_ERROR_SIGNATURE;
-  cj_token nt = pt->tok[name_tok];
-  char pname[128];
-  snprintf(pname, sizeof pname, "%.*s", (int)nt.len, text + nt.pos);
+  if (base_const) type_add(type, "const", 5);
+  if (base_volatile) type_add(type, "volatile", 8);
+  type_add(type, base, base_len);
+  *stars = 0;
+  for (int i = from; i < name_tok; i++) {
+    cj_token t = pt->tok[i];
+    if (cj_tok_is(text, t, "*")) {
+      (*stars)++;
+      type_add(type, "*", 1);
+    } else if (cj_is_qualifier(text + t.pos, t.len)) {
+      int restrict_ = cj_is_restrict(text + t.pos, t.len);
+      type_add(type, restrict_ ? "__restrict__" : text + t.pos, restrict_ ? 12 : t.len);
+    } else {
+      return sig_error(p, t.pos, "unexpected '%.*s' in parameter '%s': a parameter is 'type name'",
+                       (int)t.len, text + t.pos, pname);
+    }
+  }
+  return type->failed ? CUJIT_ERROR_OUT_OF_HOST_MEMORY : CUJIT_OK;
+}
 
+/* Reads one parameter into out, whose name is set first (so that it is freed with it). */
+static cujit_status read_param(parser *p, param_text *pt, int name_tok, int *words,
+                               cj_signature *sig, cj_param *out) {
+  const char *text = p->text;
+  const char *pname = out->name;
   /* Base: words before the first star; qualifiers there apply to what is pointed at. */
-  int words[MAX_PARAM_TOKENS], nwords = 0, base_const = 0, base_volatile = 0, i = 0;
+  int nwords = 0, base_const = 0, base_volatile = 0, i = 0;
   for (; i < name_tok && !cj_tok_is(text, pt->tok[i], "*"); i++) {
     cj_token t = pt->tok[i];
     if (cj_tok_is(text, t, "const"))
@@ -262,42 +285,19 @@ static cujit_status parse_param(parser *p, param_text *pt, size_t index, cj_sign
   }
   if (nwords == 0) return sig_error(p, pt->tok[0].pos, "parameter '%s' has no type", pname);
   cj_type_desc base;
-  int is_tvar;
-  st = base_type(p, pt, words, nwords, pname, &base, &is_tvar);
+  int is_tvar, stars;
+  cujit_status st = base_type(p, pt, words, nwords, pname, &base, &is_tvar);
   if (st != CUJIT_OK) return st;
-
-  /* The pointer part: stars, each followed by its own qualifiers. */
-  char type[160] = "";
-  if (base_const) type_add(type, sizeof type, "const", 5);
-  if (base_volatile) type_add(type, sizeof type, "volatile", 8);
   cj_token w0 = pt->tok[words[0]];
-  if (is_tvar)
-    type_add(type, sizeof type, text + w0.pos, w0.len);
-  else
-    type_add(type, sizeof type, base.spelling ? base.spelling : text + w0.pos,
-             base.spelling ? strlen(base.spelling) : w0.len);
-  int stars = 0;
-  for (; i < name_tok; i++) {
-    cj_token t = pt->tok[i];
-    size_t used = strlen(type);
-    if (cj_tok_is(text, t, "*")) {
-      stars++;
-      snprintf(type + used, sizeof type - used, "%s*", type[used - 1] == '*' ? "" : " ");
-    } else if (cj_is_qualifier(text + t.pos, t.len)) {
-      const char *q = cj_is_restrict(text + t.pos, t.len) ? "__restrict__" : NULL;
-      snprintf(type + used, sizeof type - used, "%s%.*s", type[used - 1] == '*' ? "" : " ",
-               q ? (int)strlen(q) : (int)t.len, q ? q : text + t.pos);
-    } else {
-      return sig_error(p, t.pos, "unexpected '%.*s' in parameter '%s': a parameter is 'type name'",
-                       (int)t.len, text + t.pos, pname);
-    }
-  }
-  if (stars == 0 && base.size == 0 && !is_tvar && base.spelling &&
-      strcmp(base.spelling, "void") == 0)
+  int spelled = !is_tvar && base.spelling;
+  cj_buf type = {0};
+  st = write_type(p, pt, i, name_tok, base_const, base_volatile,
+                  spelled ? base.spelling : text + w0.pos, spelled ? strlen(base.spelling) : w0.len,
+                  pname, &type, &stars);
+  out->type = type.data; /* freed with the parameter, also on failure */
+  if (st != CUJIT_OK) return st;
+  if (stars == 0 && base.size == 0 && spelled && strcmp(base.spelling, "void") == 0)
     return sig_error(p, w0.pos, "parameter '%s' has type void; only 'void *' can be passed", pname);
-
-  memset(out, 0, sizeof *out);
-  out->type_var = -1;
   if (is_tvar) {
     int tv = add_type_var(sig, text + w0.pos, w0.len);
     if (tv == -2)
@@ -310,10 +310,26 @@ static cujit_status parse_param(parser *p, param_text *pt, size_t index, cj_sign
   out->is_const = stars > 0 && base_const;
   out->size = stars ? 8 : base.size;
   out->align = stars ? 8 : base.align;
-  out->name = cj_strdup(pname);
-  out->type = cj_strdup(type);
-  if (!out->name || !out->type) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   return CUJIT_OK;
+}
+
+static cujit_status parse_param(parser *p, param_text *pt, size_t index, cj_signature *sig,
+                                cj_param *out) {
+  memset(out, 0, sizeof *out);
+  out->type_var = -1;
+  cujit_status st = tokenize_param(p, pt);
+  if (st != CUJIT_OK) return st;
+  int name_tok = find_name(p, pt, index);
+  if (name_tok < 0) return CUJIT_ERROR_SIGNATURE;
+  cj_token nt = pt->tok[name_tok];
+  int *words = malloc((size_t)pt->n * sizeof *words);
+  if (!words || !(out->name = cj_strndup(p->text + nt.pos, nt.len))) {
+    free(words);
+    return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  st = read_param(p, pt, name_tok, words, sig, out);
+  free(words);
+  return st;
 }
 
 /* In a scanned translation unit a parameter cujit cannot read is kept, opaque. */
@@ -414,6 +430,7 @@ static cujit_status parse_params(parser *p, size_t open, size_t close, cj_signat
       free(pr->name), free(pr->type);
       st = opaque_param(p, &pt, sig->nparams, pr);
     }
+    free(pt.tok);
     sig->nparams++; /* counted even on failure, so cj_signature_free frees it */
     if (st != CUJIT_OK) return st;
     for (size_t k = 0; k + 1 < sig->nparams; k++)
@@ -441,8 +458,15 @@ static cujit_status parse_signature(parser *p, cj_signature *out) {
   if (name.kind != CJ_TK_IDENT)
     return sig_error(p, name.pos, "expected the kernel name, found '%.*s'", (int)name.len,
                      text + name.pos);
-  if (cj_is_reserved_word(text + name.pos, name.len) || cj_is_type_name(text + name.pos, name.len))
+  if (cj_is_reserved_word(text + name.pos, name.len))
     return sig_error(p, name.pos, "'%.*s' is a reserved word and cannot name a kernel",
+                     (int)name.len, text + name.pos);
+  /* A translation unit that does not include the type's header may use its name (NVRTC judges);
+  ** cujit's own kernels include them all. */
+  if (!p->lenient && cj_is_type_name(text + name.pos, name.len))
+    return sig_error(p, name.pos,
+                     "'%.*s' names a CUDA type, which the kernel's code sees; a kernel of that "
+                     "name would clash with it: choose another name",
                      (int)name.len, text + name.pos);
   cj_token open = cj_next_token(text, &pos, len);
   if (open.kind == CJ_TK_END)

@@ -10,27 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "gpu.h"
 
-static cujit_engine *engine;
-static char cache_dir[] = "/tmp/cujit-test-kernel-XXXXXX";
-
-static void setup(void) {
-  cr_assert_not_null(mkdtemp(cache_dir));
-  setenv("CUJIT_CACHE_DIR", cache_dir, 1);
-  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
-}
-
-static void teardown(void) {
-  cujit_close(engine);
-  char cmd[sizeof cache_dir + 16];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
-  if (system(cmd) != 0) cr_log_warn("could not remove %s", cache_dir);
-}
-
-TestSuite(kernel, .init = setup, .fini = teardown);
-
-static const cujit_compile_options sm90 = {.arch = "sm_90"};
+TestSuite(kernel, .init = cj_fixture_open, .fini = cj_fixture_close);
 
 static const char *saxpy_body = "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                                 "if (i < n) y[i] = a * x[i] + y[i];\n";

@@ -15,24 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "gpu.h"
 
-static cujit_engine *engine;
-static char cache_dir[] = "/tmp/cujit-test-library-XXXXXX";
-
-static void setup(void) {
-  cr_assert_not_null(mkdtemp(cache_dir));
-  setenv("CUJIT_CACHE_DIR", cache_dir, 1);
-  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
-}
-
-static void teardown(void) {
-  cujit_close(engine);
-}
-
-TestSuite(library, .init = setup, .fini = teardown);
-
-static const cujit_compile_options sm90 = {.arch = "sm_90"};
+TestSuite(library, .init = cj_fixture_open, .fini = cj_fixture_close);
 
 /* --- host reference of Philox4x32-10 and the streams built on it -------------------------------
  */

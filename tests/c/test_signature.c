@@ -324,6 +324,43 @@ Test(signature, param_bytes_at_the_limit) {
   cj_signature_free(&s);
 }
 
+Test(signature, long_names_are_kept_whole) {
+  char name[301], text[700];
+  memset(name, 'a', 300);
+  name[300] = '\0';
+  snprintf(text, sizeof text, "k(float *%s, int n)", name);
+  cj_signature s = parse_ok(text);
+  cr_assert_str_eq(s.params[0].name, name);
+  char *back = cj_signature_format(&s);
+  cr_assert(strstr(back, name), "written back whole");
+  free(back);
+  cj_signature_free(&s);
+}
+
+Test(signature, deep_pointers_are_kept_whole) {
+  /* Twelve levels, each const volatile: 37 tokens and a 180-character type. */
+  char text[1024] = "k(const volatile int ", want[1024] = "const volatile int ";
+  for (int i = 0; i < 12; i++) {
+    strcat(text, "*const volatile ");
+    strcat(want, "*const volatile ");
+  }
+  strcat(text, "p)");
+  want[strlen(want) - 1] = '\0';
+  cj_signature s = parse_ok(text);
+  cr_assert_str_eq(s.params[0].type, want);
+  cr_assert_eq(s.params[0].kind, CUJIT_PARAM_POINTER);
+  cj_signature_free(&s);
+  s = parse_ok("k(int ************p)");
+  cr_assert_str_eq(s.params[0].type, "int ************");
+  cj_signature_free(&s);
+}
+
+Test(signature, kernels_named_like_types_get_a_true_message) {
+  parse_bad("half(int n)", "'half' names a CUDA type", "choose another name");
+  parse_bad("float4(int n)", "'float4' names a CUDA type", NULL);
+  parse_bad("int(int n)", "reserved word", NULL);
+}
+
 Test(signature, multiline_signature_columns) {
   cj_signature sig;
   char err[1024];
