@@ -41,6 +41,7 @@ static int options_copy(const cujit_compile_options *src, cujit_compile_options 
   *storage = NULL;
   if (!src) return 1;
   *dst = *src;
+  dst->signatures = NULL, dst->signature_count = 0; /* a defined kernel has its own signature */
   size_t scalars = (src->arch ? strlen(src->arch) + 1 : 0) + (src->std ? strlen(src->std) + 1 : 0);
   size_t lists = strings_size(src->defines, src->define_count) +
                  strings_size(src->include_dirs, src->include_dir_count) +
