@@ -462,7 +462,7 @@ static char *unit_text(const char *source, const cj_scan_kernel *ks, size_t n, d
     from = ends[i].pos;
   }
   cj_buf_puts(&b, source + from);
-  if (n) cj_buf_puts(&b, "\n");
+  if (n) cj_buf_puts(&b, "\n\n"); /* a last line ending in a backslash joins only the first */
   for (size_t i = 0; i < n; i++)
     if (ks[i].variant == 0 && !has_opaque_param(&ks[i].sig)) add_check(&b, &ks[i], given);
   if (b.failed || !b.data) {

@@ -206,12 +206,18 @@ static void check_axpy(cujit_kernel *k, cujit_dtype d, size_t n) {
   free(x), free(y), free(xs), free(ys), free(zs);
 }
 
-Test(elementwise, gpu_elementwise_axpy_matches_host) {
-  CJ_NEED_GPU(engine);
+/* The generic z = a * x + y, for the current device. */
+static cujit_kernel *define_axpy(void) {
   cujit_kernel *k;
   cr_assert_eq(cujit_elementwise_define(engine, "scalar T a, T x, T y -> T z", "z = a * x + y",
                                         "axpy", NULL, &k),
                CUJIT_OK, "%s", cujit_errmsg(engine));
+  return k;
+}
+
+Test(elementwise, gpu_elementwise_axpy_matches_host) {
+  CJ_NEED_GPU(engine);
+  cujit_kernel *k = define_axpy();
   static const size_t ns[] = {0, 1, 3, 4, 5, 1000, 1023, 4097, (1u << 20) + 3};
   for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
     check_axpy(k, CUJIT_F32, ns[i]);
@@ -267,10 +273,7 @@ static void check_axpy_in_place(cujit_kernel *k, cujit_dtype d, size_t n) {
 
 Test(elementwise, gpu_elementwise_in_place_awkward_lengths) {
   CJ_NEED_GPU(engine);
-  cujit_kernel *k;
-  cr_assert_eq(cujit_elementwise_define(engine, "scalar T a, T x, T y -> T z", "z = a * x + y",
-                                        "axpy", NULL, &k),
-               CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_kernel *k = define_axpy();
   static const size_t ns[] = {0, 1, 3, 4, 5, 7, 8, 9, 1023, (1u << 20) + 3};
   static const cujit_dtype ds[] = {CUJIT_F32, CUJIT_F64, CUJIT_F16};
   for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
