@@ -396,12 +396,6 @@ cujit_status cj_scan_kernels(const char *source, cj_signature **out, size_t *cou
 /* --- the translation unit to compile ------------------------------------------------------------
  */
 
-/* The marker after a definition of a kernel whose name has several parameter lists: the PTX
-** holds it only when the preprocessor kept that definition. */
-static void add_marker(cj_buf *b, const cj_scan_kernel *k) {
-  cj_buf_printf(b, " extern \"C\" { __device__ char cj_variant_%s_%d; }", k->sig.name, k->variant);
-}
-
 /* A #line file name may hold no quote or backslash. */
 static void add_line_name(cj_buf *b, const char *text) {
   for (; *text; text++) cj_buf_add(b, *text == '"' || *text == '\\' ? "'" : text, 1);
@@ -411,6 +405,11 @@ static int has_opaque_param(const cj_signature *sig) {
   for (size_t i = 0; i < sig->nparams; i++)
     if (sig->params[i].size == 0) return 1;
   return 0;
+}
+
+static void add_param_types(cj_buf *b, const cj_signature *sig) {
+  for (size_t i = 0; i < sig->nparams; i++)
+    cj_buf_printf(b, "%s%s", i ? ", " : "", sig->params[i].type);
 }
 
 /* The redeclaration NVRTC refuses when the kernel it compiles has other parameter types, under a
@@ -435,11 +434,24 @@ static void add_check(cj_buf *b, const cj_scan_kernel *k, int given) {
   free(text);
   cj_buf_printf(b, "\"\n%sextern \"C\" { __global__ void %s(", k->scope ? k->scope : "",
                 k->sig.name);
-  for (size_t i = 0; i < k->sig.nparams; i++)
-    cj_buf_printf(b, "%s%s", i ? ", " : "", k->sig.params[i].type);
+  add_param_types(b, &k->sig);
   cj_buf_puts(b, "); }");
   for (int i = 0; i < k->scope_depth; i++) cj_buf_puts(b, " }");
   cj_buf_puts(b, "\n");
+}
+
+/* The marker after a definition of a kernel whose name has several parameter lists: the PTX holds
+** it only when the preprocessor kept that place. A redeclaration beside it makes sure that the
+** kernel compiled there has these parameters (a definition's closing brace may be shared by two
+** openings under #if). */
+static void add_marker(cj_buf *b, const cj_scan_kernel *k) {
+  cj_buf_puts(b, " extern \"C\" { ");
+  if (!has_opaque_param(&k->sig)) {
+    cj_buf_printf(b, "__global__ void %s(", k->sig.name);
+    add_param_types(b, &k->sig);
+    cj_buf_puts(b, "); ");
+  }
+  cj_buf_printf(b, "__device__ char cj_variant_%s_%d; }", k->sig.name, k->variant);
 }
 
 static int by_position(const void *a, const void *b) {

@@ -201,3 +201,17 @@ Test(scan_compiled, the_checks_compile_with_gpp) {
     cj_scan_free(&scan);
   }
 }
+
+Test(scan_compiled, a_body_shared_by_two_openings_is_not_misread) {
+  /* The double opening hides the float one from the reader; the shared closing brace carries the
+  ** double variant's marker, whose redeclaration refuses the float kernel NVRTC compiles. */
+  const char *src = "#ifdef D\n"
+                    "extern \"C\" __global__ void k(double *x) {\n"
+                    "#else\n"
+                    "extern \"C\" __global__ void k(float *x) {\n"
+                    "#endif\n"
+                    "  x[0] = 1;\n"
+                    "}\n"
+                    "extern \"C\" __global__ void k(float *x);\n";
+  compile_fails(src, &sm90, CUJIT_ERROR_COMPILE, "\"k\"", NULL);
+}
