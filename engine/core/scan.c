@@ -441,9 +441,10 @@ static void add_check(cj_buf *b, const cj_scan_kernel *k, int given) {
 }
 
 /* The marker after a definition of a kernel whose name has several parameter lists: the PTX holds
-** it only when the preprocessor kept that place. A redeclaration beside it makes sure that the
-** kernel compiled there has these parameters (a definition's closing brace may be shared by two
-** openings under #if). */
+** it only when the preprocessor kept that place. The redeclaration beside it is a second guard
+** that the kernel compiled there has these parameters. (A closing brace shared by two openings
+** under #if leaves the reader inside the first body for good: no marker, and the check at the end
+** refuses what it did not read.) */
 static void add_marker(cj_buf *b, const cj_scan_kernel *k) {
   cj_buf_puts(b, " extern \"C\" { ");
   if (!has_opaque_param(&k->sig)) {
