@@ -4,7 +4,7 @@
 ** the NVRTC compile itself, and the public cujit_program_* functions.
 */
 #include "compile.h"
-#include "scan.h"
+#include "verify.h"
 #include "cache.h"
 #include "runtime.h"
 
@@ -458,7 +458,7 @@ static cujit_status new_program(cujit_engine *engine, const char *source, const 
   }
   char err[1024];
   /* The kernels handed out are those NVRTC compiled (scan.h). */
-  cujit_status st = cj_scan_verify_ptx(scan, p->ptx, &p->kernels, &p->nkernels, err, sizeof err);
+  cujit_status st = cj_verify_ptx(scan, p->ptx, &p->kernels, &p->nkernels, err, sizeof err);
   if (st != CUJIT_OK) {
     program_free(p);
     return cj_fail(engine, st, "'%s': %s", name, err);

@@ -11,8 +11,8 @@
 **    the compiled definition differs, under a #line naming the kernel and the way out. A name
 **    with several parameter lists gets, after each definition, a one-byte marker variable
 **    (cj_variant_NAME_N) that reaches the PTX only from the definition the preprocessor kept.
-**  - cj_scan_verify_ptx then keeps the kernels the PTX has (.entry), the variant whose marker it
-**    holds, and checks each one's parameter count and sizes against the .entry's .param list.
+**  - cj_verify_ptx (verify.h) then keeps the kernels the PTX has (.entry), the variant whose
+**    marker it holds, and checks each one's parameter count and sizes against its .param list.
 */
 #ifndef CUJIT_SCAN_H
 #define CUJIT_SCAN_H
@@ -38,18 +38,11 @@ typedef struct cj_scan {
 
 /* Reads the kernels of `source` (or parses `signatures`, when signature_count > 0) and writes the
 ** translation unit to compile into out->text. Finding no kernel is not an error here: the compile
-** comes first, so that its errors are reported; cj_scan_verify_ptx says NOT_FOUND. Errors (a
+** comes first, so that its errors are reported; cj_verify_ptx says NOT_FOUND. Errors (a
 ** signature that does not parse, a kernel past the parameter limits, out of memory) write a
 ** message into err. Free with cj_scan_free, also on failure. */
 cujit_status cj_scan_prepare(const char *source, const char *const *signatures,
                              size_t signature_count, cj_scan *out, char *err, size_t err_len);
-
-/* After the compile: the kernels NVRTC built, confirmed against its PTX, moved out of `scan` into
-** *kernels (malloc'd, source order, one per name; free each with cj_signature_free). A kernel
-** read from the source but absent from the PTX (an inactive #if) is dropped; a given signature
-** absent from it, a parameter count or size that differs, or no kernel left are errors. */
-cujit_status cj_scan_verify_ptx(cj_scan *scan, const char *ptx, cj_signature **kernels,
-                                size_t *count, char *err, size_t err_len);
 
 void cj_scan_free(cj_scan *scan);
 

@@ -416,7 +416,10 @@ static cujit_status parse_params(parser *p, size_t open, size_t close, cj_signat
                        i < close ? "empty parameter (a stray comma?)"
                                  : "empty parameter after the last comma");
     if (sig->nparams == CJ_MAX_PARAMS)
-      return sig_error(p, start, "more than %d parameters", CJ_MAX_PARAMS);
+      return sig_error(p, start,
+                       "more than %d parameters, the most cujit launches: pass arrays through "
+                       "pointers",
+                       CJ_MAX_PARAMS);
     if (sig->nparams == cap) {
       cj_param *np = realloc(sig->params, 2 * cap * sizeof *np);
       if (!np) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;

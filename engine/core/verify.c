@@ -5,7 +5,7 @@
 ** The kernels handed out are copies: the scan keeps its own until cj_scan_free.
 */
 #include "engine.h"
-#include "scan.h"
+#include "verify.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -121,8 +121,8 @@ static int listed(const cj_signature *out, size_t n, const char *name) {
   return 0;
 }
 
-cujit_status cj_scan_verify_ptx(cj_scan *scan, const char *ptx, cj_signature **kernels,
-                                size_t *count, char *err, size_t err_len) {
+cujit_status cj_verify_ptx(cj_scan *scan, const char *ptx, cj_signature **kernels, size_t *count,
+                           char *err, size_t err_len) {
   *kernels = NULL, *count = 0;
   if (err && err_len) err[0] = '\0';
   if (!ptx) ptx = "";
