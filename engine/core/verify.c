@@ -81,6 +81,22 @@ static cujit_status check_params(const cj_signature *sig, const char *params, si
   return CUJIT_OK;
 }
 
+/* The names of the extern "C" kernels the PTX has (C++ names, mangled "_Z...", are left out), as
+** "a, b"; 0 when it has none. */
+static int entry_names(const char *ptx, char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (const char *p = strstr(ptx, ".entry"); p && used + 1 < len; p = strstr(p + 6, ".entry")) {
+    const char *s = p + 6, *e;
+    while (*s == ' ' || *s == '\t') s++;
+    for (e = s; isalnum((unsigned char)*e) || *e == '_' || *e == '$'; e++) continue;
+    if (e == s || strncmp(s, "_Z", 2) == 0) continue;
+    int n = snprintf(buf + used, len - used, "%s%.*s", used ? ", " : "", (int)(e - s), s);
+    used = n > 0 && used + (size_t)n < len ? used + (size_t)n : len - 1;
+  }
+  return used > 0;
+}
+
 /* Whether the PTX holds the marker of this variant (scan.c writes it after the definition). */
 static int has_marker(const char *ptx, const cj_scan_kernel *k) {
   char mark[300];
@@ -158,7 +174,13 @@ cujit_status cj_verify_ptx(cj_scan *scan, const char *ptx, cj_signature **kernel
     n++;
   }
   if (st == CUJIT_OK && n == 0) {
-    if (scan->count)
+    char unread[512];
+    if (entry_names(ptx, unread, sizeof unread))
+      snprintf(err, err_len,
+               "the program compiles kernel(s) %s, which cujit could not read from the source "
+               "(does a macro write them?): give their signatures in the signatures option",
+               unread);
+    else if (scan->count)
       snprintf(err, err_len,
                "none of the kernels read from the source (%s%s) is in the compiled program: they "
                "are all inside inactive preprocessor conditions",
