@@ -466,7 +466,7 @@ static char *unit_text(const char *source, const cj_scan_kernel *ks, size_t n, d
                        size_t nends, int given) {
   cj_buf b = {0};
   size_t from = 0;
-  qsort(ends, nends, sizeof *ends, by_position);
+  if (nends) qsort(ends, nends, sizeof *ends, by_position);
   for (size_t i = 0; i < nends; i++) {
     const cj_scan_kernel *k = &ks[ends[i].kernel];
     if (k->variant == 0) continue;
