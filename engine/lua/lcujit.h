@@ -13,7 +13,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "cujit.h"
+#include "cujit_lua.h"
 
 /* Everything declared here is internal to the module: hidden from its exported symbols. */
 #if defined(__GNUC__)

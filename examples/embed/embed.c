@@ -10,7 +10,7 @@
 *CUJIT_EXAMPLE_COMPILE_ONLY=1
 ** makes that part a test of its own.
 */
-#include <cujit.h>
+#include <cujit_lua.h>
 
 #include <lauxlib.h>
 #include <lua.h>
