@@ -191,7 +191,10 @@ typedef struct cujit_compile_options {
   size_t include_dir_count;
   const char *const *extra_flags; /* passed to NVRTC as they are */
   size_t extra_flag_count;
-  const char *std; /* "c++17" (default), "c++20", ... */
+  const char *std;               /* "c++17" (default), "c++20", ... */
+  const char *const *signatures; /* "scale(float *x, int n)": kernels of a translation unit given
+                                    explicitly, for when they cannot be read from the source */
+  size_t signature_count;
 } cujit_compile_options;
 
 #define CUJIT_COMPILE_OPTIONS_INIT                                                                 \

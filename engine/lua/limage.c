@@ -3,7 +3,9 @@
 ** cuda.image.write, with libpng. libpng reports errors by longjmp, so all its work happens in
 ** functions that touch no Lua state and return a message; the Lua side raises afterwards.
 */
-#include "lcujit.h"
+#include "larray.h"
+#include "lhost.h"
+#include "limage.h"
 
 #include <errno.h>
 #include <png.h>
@@ -12,16 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__)
-#pragma GCC visibility push(hidden)
-#endif
-#if defined(__GNUC__)
-#pragma GCC visibility pop
-#endif
-
-#define MAX_SIDE                                                                                   \
-  65536 /* pixels per side we read: far beyond any test image, far below overflow                  \
-         */
+/* Pixels per side we read: far beyond any test image, far below overflow. */
+#define MAX_SIDE 65536
 
 typedef struct image {
   uint32_t width, height;

@@ -1,10 +1,13 @@
 /*
 ** llibrary.c -- the Lua side of cujit's device library: random fills (cuda.random.uniform and
 ** cuda.random.normal), reductions as device array methods (a:sum(), a:min(), a:max(), a:dot(b)),
-** the elementwise builder (cuda.elementwise) and, through limage.c, PNG images (cuda.image).
-** Everything here is a thin layer over the "Library" section of cujit.h.
+** and the elementwise builder (cuda.elementwise). Everything here is a thin layer over the
+** "Library" section of cujit.h.
 */
-#include "lcujit.h"
+#include "larray.h"
+#include "llibrary.h"
+#include "loptions.h"
+#include "lstream.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +15,6 @@
 
 #define CJL_ELEMENTWISE "cujit.elementwise"
 #define MAX_TYPE_VARS 16
-
-#if defined(__GNUC__)
-#pragma GCC visibility push(hidden)
-#endif
-#if defined(__GNUC__)
-#pragma GCC visibility pop
-#endif
 
 /* ---------------------------------------------------------------------------------------------
 ** Shared checks
@@ -163,24 +159,6 @@ static int array_dot(lua_State *L) {
   if (cujit_dot(ba, bb, a->size, &r, stream) != CUJIT_OK) return cjl_error(L, cjl_engine(L));
   push_scalar(L, &r);
   return 1;
-}
-
-/* Adds the methods to the device array class that larray.c registered: its __index is either
-** the methods table or a function whose first upvalue is that table. */
-static void add_array_methods(lua_State *L, const luaL_Reg *methods) {
-  if (luaL_getmetatable(L, CJL_ARRAY) != LUA_TTABLE)
-    luaL_error(L, "cujit: the device array class is not registered yet");
-  int type = lua_getfield(L, -1, "__index");
-  if (type == LUA_TFUNCTION) {
-    if (!lua_getupvalue(L, -1, 1) || !lua_istable(L, -1))
-      luaL_error(L, "cujit: the device array class has no methods table");
-  } else if (type != LUA_TTABLE) {
-    luaL_error(L, "cujit: the device array class has no __index");
-  } else {
-    lua_pushvalue(L, -1);
-  }
-  luaL_setfuncs(L, methods, 0);
-  lua_pop(L, 3);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -450,7 +428,7 @@ static const luaL_Reg ew_methods[] = {{"name", ew_name_m},
                                       {NULL, NULL}};
 
 void cjl_open_library(lua_State *L, int module_index) {
-  add_array_methods(L, array_methods);
+  cjl_add_methods(L, CJL_ARRAY, array_methods);
   cjl_new_class(L, CJL_ELEMENTWISE, ew_meta, ew_methods, NULL);
   luaL_newlib(L, random_functions);
   lua_setfield(L, module_index, "random");
@@ -458,5 +436,4 @@ void cjl_open_library(lua_State *L, int module_index) {
   lua_setfield(L, module_index, "elementwise");
   lua_pushcfunction(L, l_clock);
   lua_setfield(L, module_index, "clock");
-  cjl_open_images(L, module_index);
 }
