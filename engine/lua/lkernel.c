@@ -58,11 +58,6 @@ cjl_kernel *cjl_push_kernel(lua_State *L, cujit_kernel *kernel, int owns) {
     p->type_var = info.type_var;
     p->size = info.size;
     p->is_bool = info.type && strcmp(info.type, "bool") == 0;
-    p->plain_number = p->kind != CUJIT_PARAM_POINTER && !p->is_bool && p->type_var < 0 &&
-                      p->dtype != CUJIT_DTYPE_NONE;
-    p->arg_kind = cjl_is_float(p->dtype)      ? CUJIT_ARG_FLOAT
-                  : cjl_is_unsigned(p->dtype) ? CUJIT_ARG_UINT
-                                              : CUJIT_ARG_INT;
   }
   read_arch(kernel, k->arch, sizeof k->arch);
   luaL_setmetatable(L, CJL_KERNEL);

@@ -17,8 +17,6 @@ typedef struct cjl_param {
   int is_const;
   int type_var;
   int is_bool;
-  int plain_number;        /* a scalar of a numeric dtype, not bool or generic: the fast path */
-  cujit_arg_kind arg_kind; /* for plain_number: INT, UINT or FLOAT */
   size_t size;
 } cjl_param;
 

@@ -11,6 +11,7 @@
 #include "llaunch.h"
 #include "lstream.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* A kernel bound to a launch configuration; user values: the kernel, the stream. */
@@ -205,6 +206,14 @@ static int kernel_forall(lua_State *L) {
   lua_Integer n = lua_tointegerx(L, 2, &exact);
   if (lua_type(L, 2) != LUA_TNUMBER || !exact || n < 1)
     return luaL_argerror(L, 2, "element count must be a positive integer");
+  if (n > INT32_MAX)
+    return luaL_argerror(L, 2,
+                         lua_pushfstring(L,
+                                         "element count %I is over %d: forall gives each "
+                                         "element a thread, and the usual index (blockIdx.x * "
+                                         "blockDim.x + threadIdx.x, in an int) stops there; "
+                                         "launch an explicit grid with a grid-stride loop",
+                                         n, INT32_MAX));
   cjl_stream *s = NULL;
   if (!lua_isnoneornil(L, 3)) {
     cjl_opt_stream(L, 3);
@@ -267,40 +276,46 @@ static const char *array_mismatch(lua_State *L, const cjl_param *p, cujit_dtype 
 
 static const unsigned char bool_bytes[2] = {0, 1};
 
+/* A bool parameter takes true or false, and the numbers 0 and 1: any other byte would be an
+** invalid bool on the device. */
+static void convert_bool(lua_State *L, const cjl_kernel *k, int i, int idx, cujit_arg *arg) {
+  int v;
+  if (lua_type(L, idx) == LUA_TBOOLEAN) {
+    v = lua_toboolean(L, idx);
+  } else if (lua_type(L, idx) == LUA_TNUMBER &&
+             (lua_tonumber(L, idx) == 0 || lua_tonumber(L, idx) == 1)) {
+    v = lua_tonumber(L, idx) == 1;
+  } else {
+    const char *got =
+        lua_type(L, idx) == LUA_TNUMBER ? luaL_tolstring(L, idx, NULL) : luaL_typename(L, idx);
+    arg_error(L, k, i, lua_pushfstring(L, "true or false expected (or 0 or 1), got %s", got));
+    return;
+  }
+  if (k->params[i].dtype == CUJIT_DTYPE_NONE)
+    *arg = (cujit_arg){.kind = CUJIT_ARG_BYTES, .v.bytes = &bool_bytes[v]};
+  else
+    *arg = CUJIT_ARG_I(v);
+}
+
+/* A scalar goes to the engine as Lua holds it, an integer or a float: the engine converts it for
+** the parameter's type and checks its range and exactness, for Lua as for C (one rule, and one
+** message per mistake, which launch_failed puts in Lua's words). Only what is not a number at
+** all is refused here. */
 static void convert_scalar(lua_State *L, const cjl_kernel *k, int i, int idx, cujit_arg *arg) {
   const cjl_param *p = &k->params[i];
   int type = lua_type(L, idx);
-  if (p->plain_number && type == LUA_TNUMBER) { /* the common case, one conversion call */
-    cjl_scalar v;
-    const char *why = cjl_number_to_scalar(L, idx, p->dtype, &v);
-    if (why) arg_error(L, k, i, why);
-    arg->kind = p->arg_kind;
-    if (p->arg_kind == CUJIT_ARG_FLOAT)
-      arg->v.f = v.f;
-    else if (p->arg_kind == CUJIT_ARG_UINT)
-      arg->v.u = v.u;
-    else
-      arg->v.i = v.i;
-    return;
-  }
-  if (p->is_bool && type == LUA_TBOOLEAN) {
-    int v = lua_toboolean(L, idx);
-    if (p->dtype == CUJIT_DTYPE_NONE)
-      arg->kind = CUJIT_ARG_BYTES, arg->v.bytes = &bool_bytes[v];
-    else
-      arg->kind = CUJIT_ARG_INT, arg->v.i = v;
-    return;
-  }
-  if (p->type_var >= 0) { /* generic: the engine converts once the type is known */
-    if (type != LUA_TNUMBER)
-      arg_error(L, k, i, lua_pushfstring(L, "number expected, got %s", luaL_typename(L, idx)));
+  if (type == LUA_TNUMBER && !p->is_bool && (p->dtype != CUJIT_DTYPE_NONE || p->type_var >= 0)) {
     if (lua_isinteger(L, idx))
-      arg->kind = CUJIT_ARG_INT, arg->v.i = lua_tointeger(L, idx);
+      *arg = CUJIT_ARG_I(lua_tointeger(L, idx));
     else
-      arg->kind = CUJIT_ARG_FLOAT, arg->v.f = lua_tonumber(L, idx);
+      *arg = CUJIT_ARG_F(lua_tonumber(L, idx));
     return;
   }
-  if (p->dtype == CUJIT_DTYPE_NONE) { /* a struct or vector type: its bytes, from string.pack */
+  if (p->is_bool) {
+    convert_bool(L, k, i, idx, arg);
+    return;
+  }
+  if (p->dtype == CUJIT_DTYPE_NONE && p->type_var < 0) { /* a struct or vector: its bytes */
     size_t len = 0;
     const char *bytes = type == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
     if (!bytes || len != p->size || p->size == 0)
@@ -309,19 +324,10 @@ static void convert_scalar(lua_State *L, const cjl_kernel *k, int i, int idx, cu
                                 "a string of its %d bytes expected (see string.pack), "
                                 "got %s",
                                 (int)p->size, luaL_typename(L, idx)));
-    arg->kind = CUJIT_ARG_BYTES;
-    arg->v.bytes = bytes;
+    *arg = (cujit_arg){.kind = CUJIT_ARG_BYTES, .v.bytes = bytes};
     return;
   }
-  cjl_scalar v;
-  const char *why = cjl_to_scalar(L, idx, p->dtype, &v);
-  if (why) arg_error(L, k, i, why);
-  if (cjl_is_float(p->dtype))
-    arg->kind = CUJIT_ARG_FLOAT, arg->v.f = v.f;
-  else if (cjl_is_unsigned(p->dtype))
-    arg->kind = CUJIT_ARG_UINT, arg->v.u = v.u;
-  else
-    arg->kind = CUJIT_ARG_INT, arg->v.i = v.i;
+  arg_error(L, k, i, lua_pushfstring(L, "number expected, got %s", luaL_typename(L, idx)));
 }
 
 /* Converts argument `idx` for parameter i. Returns 1 when it is a host array or Lua table that
@@ -363,6 +369,29 @@ static cujit_status launch(cjl_launcher *ln, cujit_stream *stream, const cujit_a
   cujit_launch_config c = ln->config;
   c.stream = stream;
   return cujit_launch(ln->kernel->kernel, &c, args, nargs);
+}
+
+/* Raises the engine's message for a failed launch. When it is about one argument, the engine
+** writes "kernel 'K', argument N 'P' (type): why"; Lua code reads it as the checks made here
+** say it, "bad argument #N 'P' to 'K' (why)". */
+static int launch_failed(lua_State *L, const cjl_kernel *k) {
+  cujit_engine *e = k->state->engine;
+  const char *msg = cujit_errmsg(e), *name = cjl_kernel_name(k);
+  size_t name_len = strlen(name);
+  if (cujit_errcode(e) != CUJIT_ERROR_ARGUMENT || strncmp(msg, "kernel '", 8) != 0 ||
+      strncmp(msg + 8, name, name_len) != 0 || strncmp(msg + 8 + name_len, "', argument ", 12) != 0)
+    return cjl_error(L, e);
+  char *end;
+  long n = strtol(msg + 20 + name_len, &end, 10);
+  if (n < 1 || n > k->nparams) return cjl_error(L, e);
+  const char *param = k->params[n - 1].name;
+  size_t param_len = strlen(param);
+  if (strncmp(end, " '", 2) != 0 || strncmp(end + 2, param, param_len) != 0 ||
+      strncmp(end + 2 + param_len, "' (", 3) != 0)
+    return cjl_error(L, e);
+  const char *why = strstr(end + 2 + param_len, "): ");
+  if (!why) return cjl_error(L, e);
+  return arg_error(L, k, (int)n - 1, why + 3);
 }
 
 /* A host array or table argument copied through a temporary device array. */
@@ -429,18 +458,31 @@ static void release_copies(copy_slot *slots, int n) {
   for (int j = 0; j < n; j++) cjl_release_array(slots[j].temp);
 }
 
+static int have_device(const cjl_kernel *k) {
+  cujit_device *dev;
+  return cujit_current_device(k->state->engine, &dev) == CUJIT_OK;
+}
+
 /* The launch with host arrays or tables among the arguments: copied in, launched, waited for,
 ** copied back unless the parameter is const, as Numba does. */
 static int launch_with_copies(lua_State *L, cjl_launcher *ln, cujit_stream *stream, cujit_arg *args,
                               int nargs) {
   const cjl_kernel *k = ln->kernel;
-  cujit_engine *e = k->state->engine;
   copy_slot slots[CJL_MAX_ARGS];
   int n = 0;
   for (int i = 0; i < nargs; i++) {
     if (k->params[i].kind != CUJIT_PARAM_POINTER || cjl_test_array(L, i + 2)) continue;
     slots[n] = (copy_slot){.param = i, .src = i + 2};
     prepare_copy(L, k, &slots[n++]);
+  }
+  if (!stream && !cujit_kernel_is_generic(k->kernel) && !have_device(k)) {
+    /* Nothing can be copied, and the launch cannot run. The engine checks the arguments before
+    ** it looks for a device, so it is asked to, with placeholders for the copies (which it never
+    ** uses, having no device): a mistake in them is reported as such, not as the missing GPU. */
+    for (int j = 0; j < n; j++)
+      args[slots[j].param] = (cujit_arg){.kind = CUJIT_ARG_DEVPTR, .v.devptr = 0};
+    launch(ln, NULL, args, (size_t)nargs);
+    return launch_failed(L, k);
   }
   for (int j = 0; j < n; j++) upload_copy(L, k, &slots[j], &args[slots[j].param]);
   cujit_status status = launch(ln, stream, args, (size_t)nargs);
@@ -454,7 +496,7 @@ static int launch_with_copies(lua_State *L, cjl_launcher *ln, cujit_stream *stre
     if (status == CUJIT_OK) copy_out(L, &slots[j]);
   }
   release_copies(slots, n);
-  if (status != CUJIT_OK) return cjl_error(L, e);
+  if (status != CUJIT_OK) return launch_failed(L, k);
   return 0;
 }
 
@@ -474,7 +516,7 @@ static int launcher_call(lua_State *L) {
   if (ln->stream && !(stream = ln->stream->stream))
     return luaL_error(L, "the stream of this launch of '%s' has been freed", cjl_kernel_name(k));
   if (copies) return launch_with_copies(L, ln, stream, args, nargs);
-  if (launch(ln, stream, args, (size_t)nargs) != CUJIT_OK) return cjl_error(L, k->state->engine);
+  if (launch(ln, stream, args, (size_t)nargs) != CUJIT_OK) return launch_failed(L, k);
   return 0;
 }
 
@@ -482,7 +524,8 @@ static int launcher_tostring(lua_State *L) {
   cjl_launcher *ln = luaL_checkudata(L, 1, CJL_LAUNCHER);
   const cujit_launch_config *c = &ln->config;
   if (ln->forall)
-    lua_pushfstring(L, "cujit.launcher %s forall(%d)", cjl_kernel_name(ln->kernel), (int)ln->n);
+    lua_pushfstring(L, "cujit.launcher %s forall(%I)", cjl_kernel_name(ln->kernel),
+                    (lua_Integer)ln->n);
   else
     lua_pushfstring(L, "cujit.launcher %s grid {%d,%d,%d} block {%d,%d,%d} shared %d%s",
                     cjl_kernel_name(ln->kernel), (int)c->grid[0], (int)c->grid[1], (int)c->grid[2],

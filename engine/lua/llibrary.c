@@ -216,14 +216,14 @@ static cjl_elementwise *push_ew(lua_State *L, cujit_kernel *kernel) {
 }
 
 static int l_elementwise(lua_State *L) {
-  const char *params = luaL_checkstring(L, 1);
-  const char *expr = luaL_checkstring(L, 2);
+  const char *params = cjl_check_text(L, 1, "the parameter list");
+  const char *expr = cjl_check_text(L, 2, "the expression");
   int opts = 4;
   const char *name = NULL;
   if (lua_istable(L, 3) && lua_isnoneornil(L, 4))
     opts = 3; /* (params, expr, options) */
   else if (lua_type(L, 3) == LUA_TSTRING)
-    name = lua_tostring(L, 3);
+    name = cjl_text(L, 3, 3, "the kernel name");
   else if (!lua_isnoneornil(L, 3))
     return luaL_argerror(L, 3,
                          lua_pushfstring(L,

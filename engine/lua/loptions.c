@@ -70,6 +70,9 @@ static void parse_defines(lua_State *L, int arg, compile_opts *co) {
   size_t i = 0;
   lua_pushnil(L);
   while (lua_next(L, t)) {
+    /* Both halves are checked before "NAME=value" is made: formatting would stop at a NUL. */
+    if (lua_type(L, -2) == LUA_TSTRING) cjl_text(L, -2, arg, "a name in option 'defines'");
+    if (lua_type(L, -1) == LUA_TSTRING) cjl_text(L, -1, arg, "a value in option 'defines'");
     if (lua_type(L, -2) == LUA_TNUMBER && lua_type(L, -1) == LUA_TSTRING) {
       lua_pushvalue(L, -1);
     } else if (lua_type(L, -2) == LUA_TSTRING && lua_isboolean(L, -1) && lua_toboolean(L, -1)) {
@@ -84,7 +87,7 @@ static void parse_defines(lua_State *L, int arg, compile_opts *co) {
                     "option 'defines' must hold strings 'NAME' / 'NAME=value', or "
                     "NAME = value (a string, number or true)");
     }
-    items[i++] = cjl_text(L, -1, arg, "option 'defines'");
+    items[i++] = lua_tostring(L, -1);
     anchor_string(L, co);
     lua_pop(L, 1);
   }
@@ -243,7 +246,7 @@ static const char *default_function_name(const char *code, char *buf, size_t len
 /* cuda.device_function(code [, {name = ..., uses = {...}}]) -> device function object, for
 ** cuda.jit(..., {uses = {f}}). */
 static int l_device_function(lua_State *L) {
-  const char *code = luaL_checkstring(L, 1);
+  const char *code = cjl_check_text(L, 1, "the code");
   lua_settop(L, 2);
   char buf[64];
   const char *name = default_function_name(code, buf, sizeof buf);
@@ -257,7 +260,8 @@ static int l_device_function(lua_State *L) {
       lua_pop(L, 1);
     }
     if (lua_getfield(L, 2, "name") != LUA_TNIL) {
-      name = luaL_checkstring(L, -1);
+      luaL_argcheck(L, lua_type(L, -1) == LUA_TSTRING, 2, "option 'name' must be a string");
+      name = cjl_text(L, -1, 2, "option 'name'");
       luaL_argcheck(L, strpbrk(name, "\"\\\n") == NULL, 2,
                     "name may not hold quotes, '\\' or newlines");
     }

@@ -22,8 +22,8 @@ static cjl_program *check_program(lua_State *L, int idx) {
   return p;
 }
 
-/* Reads a whole file into a Lua string (pushed), or raises naming the file. */
-static void push_file(lua_State *L, const char *path) {
+/* Reads a whole file into a Lua string (pushed and returned), or raises naming the file. */
+static const char *push_file(lua_State *L, const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f) luaL_error(L, "cannot open '%s': %s", path, strerror(errno));
   luaL_Buffer b;
@@ -38,6 +38,11 @@ static void push_file(lua_State *L, const char *path) {
   fclose(f);
   if (failed) luaL_error(L, "cannot read '%s'", path);
   luaL_pushresult(&b);
+  size_t len = 0;
+  const char *text = lua_tolstring(L, -1, &len);
+  if (memchr(text, '\0', len)) /* as cujit_program_compile_file says it */
+    luaL_error(L, "'%s' holds NUL bytes: it is not a CUDA source file", path);
+  return text;
 }
 
 /* Wraps a compiled program, with one kernel object per kernel it defines. */
@@ -57,7 +62,7 @@ static void fill_program(lua_State *L, int idx, cjl_program *p) {
 
 /* cuda.source(src [, options]) and cuda.load(path [, options]) -> program; m.name is a kernel. */
 static int build_program(lua_State *L, int from_file) {
-  const char *text = luaL_checkstring(L, 1);
+  const char *text = cjl_check_text(L, 1, from_file ? "the path" : "the source");
   cujit_engine *e = cjl_engine(L);
   cjl_compile_opts co;
   const char *preamble = cjl_parse_compile_options(L, 2, &co);
@@ -71,7 +76,7 @@ static int build_program(lua_State *L, int from_file) {
   if (from_file && !preamble) {
     status = cujit_program_compile_file(e, text, &co.o, &p->program);
   } else {
-    if (from_file) push_file(L, text), text = lua_tostring(L, -1);
+    if (from_file) text = push_file(L, text);
     if (preamble)
       text = lua_pushfstring(L, "%s\n#line 1 \"%s\"\n%s", preamble, name ? name : "<source>", text);
     status = cujit_program_compile(e, text, name, &co.o, &p->program);
@@ -121,7 +126,7 @@ static void push_kernel_names(lua_State *L, const cjl_program *p) {
 /* m:kernel(name) -> kernel; raises naming the kernels there are. */
 static int program_kernel(lua_State *L) {
   cjl_program *p = check_program(L, 1);
-  const char *name = luaL_checkstring(L, 2);
+  const char *name = cjl_check_text(L, 2, "the kernel name");
   lua_getiuservalue(L, 1, 1);
   if (lua_getfield(L, -1, name) != LUA_TNIL) return 1;
   push_kernel_names(L, p);
