@@ -81,7 +81,9 @@ static int l_jit(lua_State *L) {
   cujit_engine *e = cjl_engine(L);
   cjl_compile_opts co;
   const char *preamble = cjl_parse_compile_options(L, 3, &co);
-  cjl_refuse_unit_options(L, 3, &co, "a kernel of cuda.jit");
+  cjl_refuse_unit_option(L, 3, co.name != NULL, "name", "a kernel is named by its signature");
+  cjl_refuse_unit_option(L, 3, co.o.signatures != NULL, "signatures",
+                         "a kernel of cuda.jit has its signature already");
   cujit_kernel *kernel;
   if (cujit_kernel_define(e, signature, body, preamble, &co.o, &kernel) != CUJIT_OK)
     return cjl_error(L, e);

@@ -233,6 +233,8 @@ static int l_elementwise(lua_State *L) {
   cjl_compile_opts co;
   if (cjl_parse_compile_options(L, opts, &co))
     return luaL_argerror(L, opts, "an elementwise kernel takes no preamble or device functions");
+  cjl_refuse_unit_option(L, opts, co.o.signatures != NULL, "signatures",
+                         "an elementwise kernel's signature comes from its parameter list");
   if (co.name) name = co.name;
   cujit_engine *e = cjl_engine(L);
   cujit_kernel *kernel;

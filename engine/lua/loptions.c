@@ -210,13 +210,12 @@ const char *cjl_parse_compile_options(lua_State *L, int arg, compile_opts *co) {
   return preamble;
 }
 
-void cjl_refuse_unit_options(lua_State *L, int arg, const cjl_compile_opts *co, const char *what) {
-  if (co->name || co->o.signatures)
-    luaL_argerror(L, arg,
-                  lua_pushfstring(L,
-                                  "option '%s' is for cuda.source and cuda.load (%s is named and "
-                                  "typed by its own signature)",
-                                  co->name ? "name" : "signatures", what));
+void cjl_refuse_unit_option(lua_State *L, int arg, int given, const char *option,
+                            const char *what) {
+  if (given)
+    luaL_argerror(
+        L, arg,
+        lua_pushfstring(L, "option '%s' is for cuda.source and cuda.load (%s)", option, what));
 }
 
 /* ---------------------------------------------------------------------------------------------

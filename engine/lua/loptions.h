@@ -24,9 +24,9 @@ typedef struct cjl_compile_opts {
 ** none. */
 const char *cjl_parse_compile_options(lua_State *L, int arg, cjl_compile_opts *co);
 
-/* Raises an argument error at `arg` when the options name a translation unit's `name` or
-** `signatures`, which only cuda.source and cuda.load take; `what` says what was called. */
-void cjl_refuse_unit_options(lua_State *L, int arg, const cjl_compile_opts *co, const char *what);
+/* Raises an argument error at `arg` when `given`: `option` (a translation unit's "name" or
+** "signatures") is only for cuda.source and cuda.load; `what` says why it makes no sense here. */
+void cjl_refuse_unit_option(lua_State *L, int arg, int given, const char *option, const char *what);
 
 /* Registers the device function class and adds cuda.device_function to the module table. */
 void cjl_open_options(lua_State *L, int module_index);

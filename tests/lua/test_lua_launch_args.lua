@@ -121,6 +121,25 @@ h.test("launchers are cached per configuration", function()
   h.raises("wrong number of arguments", saxpy:forall(3), 1, x)
 end)
 
+h.test("bool parameters take true, false, 0 and 1", function()
+  local B = cuda.jit("flag(bool b, int *out)", "out[0] = b ? 7 : 3;", SM90)[{1, 1}]
+  -- Any other byte would be an invalid bool on the device.
+  h.raises("bad argument #1 'b' to 'flag' (true or false expected (or 0 or 1), got 255)", B, 255, out)
+  h.raises("got 2", B, 2, out)
+  h.raises("got 0.5", B, 0.5, out)
+  h.raises("got -1", B, -1, out)
+  h.raises("got string", B, "true", out)
+  h.raises("got nil", B, nil, out)
+  for _, v in ipairs({true, false, 0, 1, 1.0}) do launch_ok(B, v, out) end
+end)
+
+h.test("forall counts must fit the thread index", function()
+  h.raises({"element count 2147483648 is over 2147483647",
+            "grid-stride loop"}, saxpy.forall, saxpy, 2 ^ 31)
+  h.raises("element count 9223372036854775807 is over", saxpy.forall, saxpy, math.maxinteger)
+  h.contains(tostring(saxpy:forall(2 ^ 31 - 1)), "forall(2147483647)", "the largest count")
+end)
+
 h.test("a struct parameter takes its bytes", function()
   local k = cuda.jit("vec(float2 v, float *out)", "out[0] = v.x + v.y;", SM90)
   h.raises({"bad argument #1 'v' to 'vec'", "a string of its 8 bytes"}, k[{1, 1}], 1.0, out)
