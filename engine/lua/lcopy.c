@@ -28,6 +28,16 @@ typedef struct copy_source {
   int keep; /* stack index of what an asynchronous copy must keep alive until the stream is done */
 } copy_source;
 
+/* Raises at `idx`: arrays copied as they are need one dtype and one element count. */
+static void copy_mismatch(lua_State *L, int idx, const copy_target *from, const copy_target *to) {
+  char from_type[64], to_type[64];
+  cjl_format_type(from_type, sizeof from_type, from->dtype, from->ndim, from->shape);
+  cjl_format_type(to_type, sizeof to_type, to->dtype, to->ndim, to->shape);
+  luaL_argerror(L, idx,
+                lua_pushfstring(L, "cannot copy %s into %s (same dtype and element count needed)",
+                                from_type, to_type));
+}
+
 static void size_mismatch(lua_State *L, int idx, const char *what, size_t have, size_t want) {
   luaL_argerror(L, idx,
                 lua_pushfstring(L, "%s has %I elements, the array %I", what, (lua_Integer)have,
@@ -54,16 +64,8 @@ static void read_source(lua_State *L, int idx, const copy_target *t, copy_source
     src->keep = src->host == cjl_host_data(h) ? idx : lua_gettop(L);
   } else if ((a = cjl_test_array(L, idx)) != NULL) {
     src->device = cjl_check_array(L, idx, &a);
-    if (a->size != t->size || a->dtype != t->dtype) {
-      char want[64], got[64];
-      cjl_format_type(want, sizeof want, t->dtype, t->ndim, t->shape);
-      cjl_format_type(got, sizeof got, a->dtype, a->ndim, a->shape);
-      luaL_argerror(L, idx,
-                    lua_pushfstring(L,
-                                    "cannot copy %s into %s (same dtype and element count "
-                                    "needed)",
-                                    got, want));
-    }
+    if (a->size != t->size || a->dtype != t->dtype)
+      copy_mismatch(L, idx, &(copy_target){a->dtype, a->ndim, a->shape, a->size}, t);
   } else {
     luaL_argerror(L, idx,
                   lua_pushfstring(L,
@@ -157,16 +159,9 @@ static cjl_host *target_host(lua_State *L, cjl_array *a, int idx, int pinned) {
   }
   cjl_host *h = cjl_check_host(L, idx);
   if (h->size != a->size || cjl_elem_size(h->dtype) != cjl_elem_size(a->dtype) ||
-      (a->dtype != CUJIT_DTYPE_NONE && h->dtype != a->dtype)) {
-    char want[64], got[64];
-    cjl_format_type(want, sizeof want, a->dtype, a->ndim, a->shape);
-    cjl_format_type(got, sizeof got, h->dtype, h->ndim, h->shape);
-    luaL_argerror(L, idx,
-                  lua_pushfstring(L,
-                                  "host array %s does not match device array %s "
-                                  "(same dtype and element count needed)",
-                                  got, want));
-  }
+      (a->dtype != CUJIT_DTYPE_NONE && h->dtype != a->dtype))
+    copy_mismatch(L, idx, &(copy_target){a->dtype, a->ndim, a->shape, a->size},
+                  &(copy_target){h->dtype, h->ndim, h->shape, h->size});
   lua_pushvalue(L, idx);
   return h;
 }
