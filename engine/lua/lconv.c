@@ -125,6 +125,20 @@ const char *cjl_to_scalar(lua_State *L, int idx, cujit_dtype dtype, cjl_scalar *
   return cjl_number_to_scalar(L, idx, dtype, out);
 }
 
+const char *cjl_to_bool(lua_State *L, int idx, int *out) {
+  if (lua_type(L, idx) == LUA_TBOOLEAN) {
+    *out = lua_toboolean(L, idx);
+    return NULL;
+  }
+  if (lua_type(L, idx) == LUA_TNUMBER && (lua_tonumber(L, idx) == 0 || lua_tonumber(L, idx) == 1)) {
+    *out = lua_tonumber(L, idx) == 1;
+    return NULL;
+  }
+  const char *got =
+      lua_type(L, idx) == LUA_TNUMBER ? luaL_tolstring(L, idx, NULL) : luaL_typename(L, idx);
+  return lua_pushfstring(L, "true or false expected (or 0 or 1), got %s", got);
+}
+
 /* Stores `v` as a value of type T at dst; memcpy keeps unaligned destinations safe. */
 #define STORE(T, v)                                                                                \
   do {                                                                                             \

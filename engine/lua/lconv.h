@@ -30,6 +30,11 @@ const char *cjl_to_scalar(lua_State *L, int idx, cujit_dtype dtype, cjl_scalar *
 /* cjl_to_scalar for a value the caller knows is a number (lua_type is LUA_TNUMBER). */
 const char *cjl_number_to_scalar(lua_State *L, int idx, cujit_dtype dtype, cjl_scalar *out);
 
+/* Converts the Lua value at `idx` for a C bool: true or false, or the numbers 0 and 1 (any other
+** byte would be an invalid bool on the device). Returns NULL and sets *out, else a reason pushed on
+** the stack. */
+const char *cjl_to_bool(lua_State *L, int idx, int *out);
+
 /* Stores a converted value as one element of `dtype` at dst. */
 void cjl_store(cujit_dtype dtype, cjl_scalar value, void *dst);
 

@@ -276,21 +276,10 @@ static const char *array_mismatch(lua_State *L, const cjl_param *p, cujit_dtype 
 
 static const unsigned char bool_bytes[2] = {0, 1};
 
-/* A bool parameter takes true or false, and the numbers 0 and 1: any other byte would be an
-** invalid bool on the device. */
 static void convert_bool(lua_State *L, const cjl_kernel *k, int i, int idx, cujit_arg *arg) {
-  int v;
-  if (lua_type(L, idx) == LUA_TBOOLEAN) {
-    v = lua_toboolean(L, idx);
-  } else if (lua_type(L, idx) == LUA_TNUMBER &&
-             (lua_tonumber(L, idx) == 0 || lua_tonumber(L, idx) == 1)) {
-    v = lua_tonumber(L, idx) == 1;
-  } else {
-    const char *got =
-        lua_type(L, idx) == LUA_TNUMBER ? luaL_tolstring(L, idx, NULL) : luaL_typename(L, idx);
-    arg_error(L, k, i, lua_pushfstring(L, "true or false expected (or 0 or 1), got %s", got));
-    return;
-  }
+  int v = 0;
+  const char *why = cjl_to_bool(L, idx, &v);
+  if (why) arg_error(L, k, i, why);
   if (k->params[i].dtype == CUJIT_DTYPE_NONE)
     *arg = (cujit_arg){.kind = CUJIT_ARG_BYTES, .v.bytes = &bool_bytes[v]};
   else
