@@ -4,7 +4,6 @@
 ** introspection (params, ptx, attributes, ...) and specialisation of generic kernels. Launching
 ** them is llaunch.c's; programs (cuda.source, cuda.load) are lprogram.c's.
 */
-#include "lconv.h"
 #include "lkernel.h"
 #include "loptions.h"
 
