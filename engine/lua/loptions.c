@@ -72,7 +72,10 @@ static void parse_defines(lua_State *L, int arg, compile_opts *co) {
   while (lua_next(L, t)) {
     /* Both halves are checked before "NAME=value" is made: formatting would stop at a NUL. */
     if (lua_type(L, -2) == LUA_TSTRING) cjl_text(L, -2, arg, "a name in option 'defines'");
-    if (lua_type(L, -1) == LUA_TSTRING) cjl_text(L, -1, arg, "a value in option 'defines'");
+    if (lua_type(L, -1) == LUA_TSTRING && lua_type(L, -2) == LUA_TNUMBER)
+      cjl_text(L, -1, arg, "option 'defines'[%I]", lua_tointeger(L, -2));
+    else if (lua_type(L, -1) == LUA_TSTRING)
+      cjl_text(L, -1, arg, "a value in option 'defines'");
     if (lua_type(L, -2) == LUA_TNUMBER && lua_type(L, -1) == LUA_TSTRING) {
       lua_pushvalue(L, -1);
     } else if (lua_type(L, -2) == LUA_TSTRING && lua_isboolean(L, -1) && lua_toboolean(L, -1)) {
