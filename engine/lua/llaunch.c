@@ -11,7 +11,6 @@
 #include "llaunch.h"
 #include "lstream.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 /* A kernel bound to a launch configuration; user values: the kernel, the stream. */
@@ -360,27 +359,13 @@ static cujit_status launch(cjl_launcher *ln, cujit_stream *stream, const cujit_a
   return cujit_launch(ln->kernel->kernel, &c, args, nargs);
 }
 
-/* Raises the engine's message for a failed launch. When it is about one argument, the engine
-** writes "kernel 'K', argument N 'P' (type): why"; Lua code reads it as the checks made here
-** say it, "bad argument #N 'P' to 'K' (why)". */
+/* Raises the engine's message for a failed launch, in the words of the checks made here when it
+** is about one argument. */
 static int launch_failed(lua_State *L, const cjl_kernel *k) {
-  cujit_engine *e = k->state->engine;
-  const char *msg = cujit_errmsg(e), *name = cjl_kernel_name(k);
-  size_t name_len = strlen(name);
-  if (cujit_errcode(e) != CUJIT_ERROR_ARGUMENT || strncmp(msg, "kernel '", 8) != 0 ||
-      strncmp(msg + 8, name, name_len) != 0 || strncmp(msg + 8 + name_len, "', argument ", 12) != 0)
-    return cjl_error(L, e);
-  char *end;
-  long n = strtol(msg + 20 + name_len, &end, 10);
-  if (n < 1 || n > k->nparams) return cjl_error(L, e);
-  const char *param = k->params[n - 1].name;
-  size_t param_len = strlen(param);
-  if (strncmp(end, " '", 2) != 0 || strncmp(end + 2, param, param_len) != 0 ||
-      strncmp(end + 2 + param_len, "' (", 3) != 0)
-    return cjl_error(L, e);
-  const char *why = strstr(end + 2 + param_len, "): ");
-  if (!why) return cjl_error(L, e);
-  return arg_error(L, k, (int)n - 1, why + 3);
+  const char *why;
+  int n = cjl_failed_argument(k->state->engine, cjl_kernel_name(k), &why);
+  if (n >= 1 && n <= k->nparams) return arg_error(L, k, n - 1, why);
+  return cjl_error(L, k->state->engine);
 }
 
 /* A host array or table argument copied through a temporary device array. */

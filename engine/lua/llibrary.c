@@ -365,8 +365,12 @@ static int ew_call_m(lua_State *L) {
   else
     for (int i = ninputs; i < ew->nparams; i++) allocate_output(L, ew, &c, i);
   if (cujit_elementwise_launch(ew->kernel, c.first->size, stream, c.args, (size_t)ew->nparams) !=
-      CUJIT_OK)
+      CUJIT_OK) {
+    const char *why; /* a scalar the engine refused: said as for a kernel launch */
+    int n = cjl_failed_argument(cjl_engine(L), ew_name(ew), &why);
+    if (n >= 1 && n <= ew->nparams) return ew_arg_error(L, ew, n - 1, why);
     return cjl_error(L, cjl_engine(L));
+  }
   return lua_gettop(L) - results;
 }
 

@@ -5,6 +5,7 @@
 #include "lstate.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------------------------------------
@@ -63,6 +64,21 @@ int cjl_error(lua_State *L, cujit_engine *engine) {
   const char *msg = cujit_errmsg(engine);
   if (!msg || !*msg) msg = cujit_status_string(cujit_errcode(engine));
   return luaL_error(L, "%s", msg);
+}
+
+int cjl_failed_argument(cujit_engine *engine, const char *kernel, const char **why) {
+  const char *msg = cujit_errmsg(engine);
+  size_t len = strlen(kernel);
+  if (cujit_errcode(engine) != CUJIT_ERROR_ARGUMENT || strncmp(msg, "kernel '", 8) != 0 ||
+      strncmp(msg + 8, kernel, len) != 0 || strncmp(msg + 8 + len, "', argument ", 12) != 0)
+    return 0;
+  char *end;
+  long n = strtol(msg + 20 + len, &end, 10);
+  const char *param = strncmp(end, " '", 2) == 0 ? strchr(end + 2, '\'') : NULL;
+  const char *reason = param && strncmp(param, "' (", 3) == 0 ? strstr(param, "): ") : NULL;
+  if (!reason || n < 1 || n > INT32_MAX) return 0;
+  *why = reason + 3;
+  return (int)n;
 }
 
 void cjl_check(lua_State *L, cujit_engine *engine, cujit_status status) {

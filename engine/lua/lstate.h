@@ -37,6 +37,11 @@ cujit_engine *cjl_engine(lua_State *L);
 ** wrong and what to do. Never returns; typed int for `return cjl_error(L, e);`. */
 int cjl_error(lua_State *L, cujit_engine *engine);
 
+/* When the engine's last failure is about one launch argument of kernel `kernel` (it writes
+** "kernel 'K', argument N 'P' (type): why"), returns N, counted from 1, and points *why at the
+** reason, for a message in Lua's words ("bad argument #N 'P' to 'K' (why)"); else returns 0. */
+int cjl_failed_argument(cujit_engine *engine, const char *kernel, const char **why);
+
 /* Raises with the engine's message when status is not CUJIT_OK. */
 void cjl_check(lua_State *L, cujit_engine *engine, cujit_status status);
 
