@@ -153,6 +153,36 @@ Test(elementwise, elementwise_definition_errors) {
                CUJIT_ERROR_INVALID_ARGUMENT);
 }
 
+/* The parameter list is read with the signature tokenizer and the signatures' type-variable rule:
+** any spacing, T2 a type variable, Tx not; no fixed item length. No NVRTC needed. */
+Test(elementwise, elementwise_text_reads_like_signatures) {
+  cj_elementwise_kernel text;
+  cr_assert_eq(
+      cj_elementwise_text(engine, "scalar\tT2  a ,T2 x->\n T2 z", "z = a * x", "scale", &text),
+      CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert_str_eq(text.signature,
+                   "scale(T2 a, const T2 *__restrict__ x, T2 *__restrict__ z, long long n)");
+  cj_elementwise_text_free(&text);
+  cr_assert_eq(cj_elementwise_text(engine, "Tx x -> float z", "z = x", "f", &text),
+               CUJIT_ERROR_SIGNATURE);
+  cr_assert(strstr(cujit_errmsg(engine), "'Tx' is not an element type"), "%s",
+            cujit_errmsg(engine));
+  cj_elementwise_text_free(&text);
+  char params[600] = "unsigned   long   long   int   ";
+  memset(params + strlen(params), 'v', 300);
+  strcat(params, " -> float z");
+  cr_assert_eq(cj_elementwise_text(engine, params, "z = 1", "f", &text), CUJIT_ERROR_SIGNATURE);
+  cr_assert(strstr(cujit_errmsg(engine), "longer than 63 characters"), "%s", cujit_errmsg(engine));
+  cj_elementwise_text_free(&text);
+  params[strlen("unsigned   long   long   int   ") + 40] = '\0';
+  strcat(params, " -> float z");
+  cr_assert_eq(cj_elementwise_text(engine, params, "z = 1", "f", &text), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert(strstr(text.signature, "const unsigned long long *__restrict__ vvvv"), "%s",
+            text.signature);
+  cj_elementwise_text_free(&text);
+}
+
 Test(elementwise, elementwise_expression_errors_name_the_kernel) {
   cujit_kernel *k;
   cujit_status st = cujit_elementwise_define(engine, "float x, float y -> float z",
