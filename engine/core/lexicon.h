@@ -9,6 +9,7 @@
 #include "cujit.h"
 
 #include <stddef.h>
+#include <string.h>
 
 /* --- tokens --- */
 
@@ -19,15 +20,23 @@ typedef struct cj_token {
   size_t pos, len; /* in the text */
 } cj_token;
 
-int cj_ident_start(int c);
-int cj_ident_char(int c);
+/* Inline: the scanners call these for every character and token. */
+static inline int cj_ident_start(int c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static inline int cj_ident_char(int c) {
+  return cj_ident_start(c) || (c >= '0' && c <= '9');
+}
 
 /* The token at text[*pos] (spaces skipped), stopping at end; *pos moves past it. "::" and "..."
 ** are one punctuation token; a string runs to its closing quote. */
 cj_token cj_next_token(const char *text, size_t *pos, size_t end);
 
 /* 1 if the token spells s exactly. */
-int cj_tok_is(const char *text, cj_token t, const char *s);
+static inline int cj_tok_is(const char *text, cj_token t, const char *s) {
+  return t.kind != CJ_TK_END && strlen(s) == t.len && memcmp(text + t.pos, s, t.len) == 0;
+}
 
 /* --- words --- */
 
