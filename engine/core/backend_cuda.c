@@ -139,6 +139,7 @@ static int attribute(cj_driver *drv, CUdevice dev, CUdevice_attribute which) {
 }
 
 static void read_info(cj_driver *drv, CUdevice h, int ordinal, cujit_device_info *info) {
+  info->size = sizeof *info;
   info->ordinal = ordinal;
   if (drv->cuDeviceGetName(info->name, (int)sizeof info->name, h) != CUDA_SUCCESS)
     snprintf(info->name, sizeof info->name, "CUDA device %d", ordinal);

@@ -138,7 +138,7 @@ static unsigned grid_for(uint64_t units, const cujit_device *dev, unsigned cap) 
 
 static cujit_status launch_1d(cujit_kernel *k, unsigned grid, cujit_stream *stream,
                               const cujit_arg *args, size_t nargs) {
-  cujit_launch_config c = {{grid, 1, 1}, {LIB_BLOCK, 1, 1}, 0, stream};
+  cujit_launch_config c = {sizeof(cujit_launch_config), {grid, 1, 1}, {LIB_BLOCK, 1, 1}, 0, stream};
   return cujit_launch(k, &c, args, nargs);
 }
 

@@ -821,7 +821,11 @@ Test(library, gpu_block_and_warp_reductions) {
     cujit_buffer *xb = upload(x, blocks * t * sizeof *x, CUJIT_I32);
     cujit_buffer *ob = upload(NULL, blocks * 4 * sizeof(long long), CUJIT_I64);
     cr_assert_eq(cujit_memset(ob, 0, 0xa5, blocks * 4 * sizeof(long long), NULL), CUJIT_OK);
-    cujit_launch_config c = {{blocks, 1, 1}, {shapes[s][0], shapes[s][1], shapes[s][2]}, 0, NULL};
+    cujit_launch_config c = {sizeof(cujit_launch_config),
+                             {blocks, 1, 1},
+                             {shapes[s][0], shapes[s][1], shapes[s][2]},
+                             0,
+                             NULL};
     cujit_arg args[] = {CUJIT_ARG_BUF(xb), CUJIT_ARG_BUF(ob)};
     cr_assert_eq(cujit_launch(k, &c, args, 2), CUJIT_OK, "%s", cujit_errmsg(engine));
     long long out[4 * 5];
@@ -853,7 +857,7 @@ Test(library, gpu_block_and_warp_reductions) {
   float x[256], out[16];
   for (int i = 0; i < 256; i++) x[i] = (float)(rand64() % 1000) / 8; /* exact float sums */
   cujit_buffer *xb = upload(x, sizeof x, CUJIT_F32), *ob = upload(NULL, sizeof out, CUJIT_F32);
-  cujit_launch_config c = {{2, 1, 1}, {128, 1, 1}, 0, NULL};
+  cujit_launch_config c = {sizeof(cujit_launch_config), {2, 1, 1}, {128, 1, 1}, 0, NULL};
   cujit_arg args[] = {CUJIT_ARG_BUF(xb), CUJIT_ARG_BUF(ob)};
   cr_assert_eq(cujit_launch(k, &c, args, 2), CUJIT_OK, "%s", cujit_errmsg(engine));
   download(out, ob, sizeof out);
