@@ -406,10 +406,8 @@ typedef struct cujit_arg {
 **     cujit_kernel *k = NULL; cujit_buffer *x = NULL, *y = NULL; int n = 1024;
 **     cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
 **     cfg.grid[0] = (n + 255) / 256, cfg.block[0] = 256;
-**     cujit_launch(k, &cfg,
-**                  (cujit_arg[]){CUJIT_ARG_F(2.0f), CUJIT_ARG_BUF(x), CUJIT_ARG_BUF(y),
-*CUJIT_ARG_I(n)},
-**                  4);
+**     cujit_arg args[] = {CUJIT_ARG_F(2.0f), CUJIT_ARG_BUF(x), CUJIT_ARG_BUF(y), CUJIT_ARG_I(n)};
+**     cujit_launch(k, &cfg, args, 4);
 */
 #define CUJIT_ARG_I(x) ((cujit_arg){.kind = CUJIT_ARG_INT, .v.i = (int64_t)(x)})
 #define CUJIT_ARG_U(x) ((cujit_arg){.kind = CUJIT_ARG_UINT, .v.u = (uint64_t)(x)})
@@ -587,8 +585,8 @@ CUJIT_API cujit_status cujit_dot(cujit_buffer *a, cujit_buffer *b, size_t count,
 
 /* Defines an elementwise kernel, as CuPy's ElementwiseKernel or Numba's @vectorize. Example:
 **     cujit_kernel *k;
-**     cujit_elementwise_define(e, "scalar T a, T x, T y -> T z", "z = a * x + y", "axpy", NULL,
-*&k);
+**     cujit_elementwise_define(e, "scalar T a, T x, T y -> T z", "z = a * x + y", "axpy",
+**                              NULL, &k);
 ** `params` lists the inputs, "->", then the outputs. Each is "type name"; the type is a C type
 ** or dtype name ("float", "f32", "unsigned int", "__half"/"half", ...) or a type variable (T, U,
 ** T2). Every parameter is an array of that type unless marked `scalar`, which passes it by value
