@@ -5,27 +5,18 @@
 ** GPU: the arch is explicit. Prints one line per figure: what, median and 90th percentile in us.
 **   usage: cujit_bench_redefine [repetitions, default 2000]
 */
+#include "common.h"
+
 #include "cujit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
+/* The median, then (bench_median sorted them) the 90th percentile. */
 static void report(const char *what, double *us, int n) {
-  qsort(us, (size_t)n, sizeof *us, by_value);
-  printf("%-16s median %8.2f us   p90 %8.2f us   (%d repetitions)\n", what, us[n / 2],
-         us[n * 9 / 10], n);
+  double median = bench_median(us, n);
+  printf("%-16s median %8.2f us   p90 %8.2f us   (%d repetitions)\n", what, median, us[n * 9 / 10],
+         n);
 }
 
 static const char *signature = "saxpy(float a, const float *x, float *y, int n)";
@@ -53,18 +44,18 @@ int main(int argc, char **argv) {
   }
   for (int r = 0; r < reps; r++) { /* the first kernel and program stay alive meanwhile */
     cujit_kernel *again;
-    double t0 = now_us();
+    double t0 = bench_now_us();
     cujit_status st = cujit_kernel_define(e, signature, body, NULL, &o, &again);
-    us[r] = now_us() - t0;
+    us[r] = bench_now_us() - t0;
     if (st != CUJIT_OK) return 1;
     cujit_kernel_free(again);
   }
   report("define again", us, reps);
   for (int r = 0; r < reps; r++) {
     cujit_program *again;
-    double t0 = now_us();
+    double t0 = bench_now_us();
     cujit_status st = cujit_program_compile(e, program, "scale.cu", &o, &again);
-    us[r] = now_us() - t0;
+    us[r] = bench_now_us() - t0;
     if (st != CUJIT_OK) return 1;
     cujit_program_free(again);
   }
