@@ -180,8 +180,7 @@ Test(kernel, unsigned_and_exact_float_for_int) {
   cujit_kernel_free(k);
 }
 
-/* --- on the GPU ---------------------------------------------------------------------------------
- */
+/* --- on the GPU ------------------------------------------------------------------------------- */
 
 static void fill_random(float *v, size_t n, unsigned seed) {
   for (size_t i = 0; i < n; i++) v[i] = cj_test_randf(&seed);
