@@ -29,9 +29,12 @@ typedef struct cj_program_map cj_program_map; /* program.h: the loaded programs 
 typedef struct cj_slot cj_slot;               /* per-engine state of higher layers */
 
 struct cujit_engine {
-  pthread_mutex_t lock;       /* guards the lazy opens, the live list, error slots, streams lists */
+  pthread_mutex_t lock;       /* guards the lazy opens, the live list, error slots, slots, faults */
   pthread_mutex_t table_lock; /* serialises making the device table (device.c) */
-  unsigned long id;           /* unique per engine ever opened, to validate thread-local caches */
+  /* Guards every device's list of streams (stream.c); held while they are queried, which may
+  ** record an error, so it is never taken while `lock` is held. */
+  pthread_mutex_t streams_lock;
+  unsigned long id; /* unique per engine ever opened, to validate thread-local caches */
 
   cj_driver drv;
   int drv_state; /* 0 not tried, 1 open, -1 failed (drv_why says why) */
