@@ -60,7 +60,8 @@ static void error_text(const cj_driver *drv, CUresult rc, const char **name, con
 
 static cujit_status driver_error(cujit_engine *engine, CUresult rc, const char *what) {
   const char *name, *text;
-  error_text(engine->drv_state == 1 ? &engine->drv : NULL, rc, &name, &text);
+  error_text(__atomic_load_n(&engine->drv_state, __ATOMIC_ACQUIRE) == 1 ? &engine->drv : NULL, rc,
+             &name, &text);
   return cj_fail(engine, CUJIT_ERROR_DRIVER, "%s failed: %s (%s, code %d)", what, text, name,
                  (int)rc);
 }

@@ -37,7 +37,7 @@ struct cujit_engine {
   unsigned long id; /* unique per engine ever opened, to validate thread-local caches */
 
   cj_driver drv;
-  int drv_state; /* 0 not tried, 1 open, -1 failed (drv_why says why) */
+  int drv_state; /* 0 not tried, 1 open, -1 failed (drv_why says why); atomic access */
   char drv_why[512];
 
   cj_nvrtc nvrtc;
@@ -73,6 +73,9 @@ void cj_warn(cujit_engine *engine, const char *fmt, ...) __attribute__((format(p
 ** NO_DRIVER (or NO_DEVICE when the driver sees no GPU) / NO_NVRTC. */
 cujit_status cj_need_driver(cujit_engine *engine, cj_driver **out);
 cujit_status cj_need_nvrtc(cujit_engine *engine, cj_nvrtc **out);
+
+/* NVRTC when some call already opened it, else NULL; never opens it (5-140 ms). */
+cj_nvrtc *cj_nvrtc_if_open(cujit_engine *engine);
 
 /* Live-object tracking. cj_track sets link->destroy and adds it; cj_untrack removes it. */
 void cj_track(cujit_engine *engine, cj_link *link, void (*destroy)(cj_link *));

@@ -92,8 +92,8 @@ cujit_status cj_compile_arch(cujit_engine *engine, const cujit_compile_options *
   } else {
     snprintf(arch, len, "%s", device_arch ? device_arch : "");
   }
-  if (engine->nvrtc_state == 1)
-    return fit_arch(engine, &engine->nvrtc, options && options->arch, arch, len);
+  cj_nvrtc *nv = cj_nvrtc_if_open(engine);
+  if (nv) return fit_arch(engine, nv, options && options->arch, arch, len);
   return CUJIT_OK;
 }
 
@@ -400,7 +400,8 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const char *so
 ** it (then the entry is stale and is rebuilt). */
 static int lookup(cujit_engine *engine, const cj_cache_key *key, cj_cache_entry *e) {
   if (!cj_cache_get(engine->cache, key, e)) return 0;
-  if (engine->nvrtc_state == 1 && e->nvrtc_version != engine->nvrtc.version) {
+  cj_nvrtc *nv = cj_nvrtc_if_open(engine);
+  if (nv && e->nvrtc_version != nv->version) {
     cj_cache_entry_free(e);
     return 0;
   }

@@ -81,6 +81,17 @@ static void *work(void *arg) {
   return NULL;
 }
 
+/* 1 when NVRTC can be opened, asked of a throwaway engine so that the threads race to open it in
+** theirs. */
+static int nvrtc_available(void) {
+  cujit_engine *probe;
+  int version = 0;
+  if (cujit_open(&probe) != CUJIT_OK) return 0;
+  cujit_status st = cujit_nvrtc_version(probe, &version);
+  cujit_close(probe);
+  return st == CUJIT_OK;
+}
+
 /* Runs the threads; returns 0, or 1 with `why` saying what went wrong first. */
 static int run_threads(char *why, size_t len) {
   pthread_t th[THREADS];
