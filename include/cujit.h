@@ -22,9 +22,9 @@
 ** kernel takes its own lock to find its specialisation). What is not safe is freeing a handle
 ** while another thread uses it (a kernel, program, buffer, stream or event), or cujit_close
 ** while any other call on the engine runs, or cujit_set_warning_handler while another thread
-** may warn (set it before sharing the engine). Work on one stream from several threads is ordered
-*as
-** the calls happen to run. The current device (cujit_set_device) is per engine, not per thread as
+** may warn (set it before sharing the engine). Work on one stream from several threads is
+** ordered as the calls happen to run. The current device (cujit_set_device) is per engine, not per
+*thread as
 ** CUDA's is: a thread that changes it changes it for all.
 **
 ** Lifetimes. Strings and pointers a call returns belong to the object they came from and live as
