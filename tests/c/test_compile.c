@@ -429,8 +429,7 @@ Test(compile, refcounts) {
 }
 
 /* The map of loaded programs: a second program of the same key shares the first one's record
-** (bytes, kernels, modules), has its own log and from_cache, and a cleared cache makes a new one.
- */
+** (bytes, kernels, modules) but has its own log and from_cache; a cleared cache makes a new one. */
 Test(compile, programs_of_one_key_share_a_record) {
   need_nvrtc();
   cujit_program *a, *b, *c;
