@@ -37,6 +37,7 @@ struct cujit_device {
   void *impl;            /* its state (backend_cuda.c: the CUdevice and primary context) */
   int ordinal;
   cujit_device_info info; /* read once when the device table is made */
+  char arch[16];          /* what compiles for it target: "sm_90", "cpu" (set by the backend) */
   unsigned generation;    /* bumped by each reset; objects made before it are lost */
   cujit_status fault;     /* CUJIT_OK, or DEVICE_FAULT after a sticky error */
   char fault_msg[2048];   /* the fault, the kernel that caused it, and how to recover */

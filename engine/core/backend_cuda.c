@@ -208,6 +208,7 @@ cujit_status cj_cuda_devices(cujit_engine *engine, cujit_device **devices, int *
       return driver_error(engine, rc, "reading the CUDA devices");
     }
     read_info(drv, c->handle, i, &d->info);
+    snprintf(d->arch, sizeof d->arch, "sm_%d%d", d->info.cc_major, d->info.cc_minor);
   }
   *devices = devs;
   *count = n;

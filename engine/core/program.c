@@ -204,7 +204,7 @@ cujit_status cj_program_arch(cujit_engine *engine, const cujit_compile_options *
       return cj_fail(engine, cujit_errcode(engine),
                      "no GPU to take the arch from (%s); pass an explicit arch such as sm_90", why);
     }
-    cj_device_arch_text(dev, device_arch, sizeof device_arch);
+    snprintf(device_arch, sizeof device_arch, "%s", dev->arch);
   }
   return cj_compile_arch(engine, options, device_arch, arch, len);
 }
