@@ -15,16 +15,19 @@
 **     initializers without it leave it 0, which means this header's layout), so that they can
 **     grow without breaking programs built against an older header. Declare them with the macro.
 **
-** Threads. Every call may run on any thread. One engine may be used from many threads at once:
-** defining, compiling, specialising and launching kernels, allocating, copying, and making streams
-** and events are safe concurrently, including on the same kernel (cujit_launch of one kernel from
-** many threads takes no lock once the kernel is loaded on the device; a generic kernel takes its
-** own lock to find its specialisation). What is not safe is freeing a handle while another thread
-** uses it (a kernel, program, buffer, stream or event), or cujit_close while any other call on the
-** engine runs, or cujit_set_warning_handler while another thread may warn (set it before sharing
-** the engine). Work on one stream from several threads is ordered as the calls happen to run. The
-** current device (cujit_set_device) is per engine, not per thread as CUDA's is: a thread that
-** changes it changes it for all.
+** Threads. Every call may run on any thread; per handle, what may run at once:
+**   - engine: every call from many threads, but cujit_close (nothing else may run) and
+**     cujit_set_warning_handler (set it before sharing the engine). The current device
+**     (cujit_set_device) is per engine, not per thread as CUDA's is: changing it changes it for
+*all.
+**   - kernel: launches, specialisation and queries from many threads (a concrete kernel's launch
+**     takes no lock once it is loaded on the device; a generic kernel takes its own lock to find
+**     its specialisation); not cujit_kernel_free while another thread uses it.
+**   - program: taking kernels and reading it from many threads; not cujit_program_free meanwhile.
+**   - buffer: copies and launches that use it from many threads (the device runs the work in the
+**     order the calls are made; writes to the same bytes race as on any GPU); not freed meanwhile.
+**   - stream, event: any of their calls from many threads, the work ordered as the calls happen to
+**     run; not freed meanwhile.
 **
 ** Lifetimes. Strings and pointers a call returns belong to the object they came from and live as
 ** long as it: a kernel's name, signature, source, type variables and cujit_param_info fields (the
