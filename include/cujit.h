@@ -18,8 +18,8 @@
 ** Threads. Every call may run on any thread; per handle, what may run at once:
 **   - engine: every call from many threads, but cujit_close (nothing else may run) and
 **     cujit_set_warning_handler (set it before sharing the engine). The current device
-**     (cujit_set_device) is per engine, not per thread as CUDA's is: changing it changes it for
-*all.
+**     (cujit_set_device) is per engine, not per thread as CUDA's is: one thread changes it for
+**     all.
 **   - kernel: launches, specialisation and queries from many threads (a concrete kernel's launch
 **     takes no lock once it is loaded on the device; a generic kernel takes its own lock to find
 **     its specialisation); not cujit_kernel_free while another thread uses it.
