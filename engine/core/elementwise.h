@@ -6,7 +6,7 @@
 #ifndef CUJIT_ELEMENTWISE_H
 #define CUJIT_ELEMENTWISE_H
 
-#include "engine.h"
+#include "base.h"
 
 typedef struct cj_elementwise_kernel {
   char *signature;      /* "saxpy(float a, const float *__restrict__ x, ..., long long n)" */

@@ -5,7 +5,7 @@
 ** PTX side of the confirmation is in verify.c). See scan.h for the design.
 */
 #include "scan.h"
-#include "engine.h"
+#include "base.h"
 #include "lexicon.h"
 
 #include <ctype.h>

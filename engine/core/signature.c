@@ -4,7 +4,7 @@
 ** it cannot; specialises generic signatures; writes signatures back as text.
 */
 #include "signature.h"
-#include "engine.h"
+#include "base.h"
 #include "lexicon.h"
 
 #include <ctype.h>

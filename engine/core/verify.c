@@ -4,7 +4,7 @@
 ** checks their parameter counts and sizes against the signatures cujit launches them with.
 ** The kernels handed out are copies: the scan keeps its own until cj_scan_free.
 */
-#include "engine.h"
+#include "base.h"
 #include "verify.h"
 
 #include <ctype.h>

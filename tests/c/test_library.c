@@ -20,8 +20,7 @@
 
 TestSuite(library, .init = cj_fixture_open, .fini = cj_fixture_close);
 
-/* --- host reference of Philox4x32-10 and the streams built on it -------------------------------
- */
+/* --- host reference of Philox4x32-10 and the streams built on it ------------------------------ */
 
 static void philox(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]) {
   uint32_t x[4] = {ctr[0], ctr[1], ctr[2], ctr[3]}, k0 = key[0], k1 = key[1];
@@ -101,8 +100,7 @@ Test(library, uniform_conversion_is_in_half_open_unit_interval) {
   }
 }
 
-/* --- every header through NVRTC -----------------------------------------------------------------
- */
+/* --- every header through NVRTC --------------------------------------------------------------- */
 
 static cujit_status compile_timed(const char *src, const char *name, cujit_program **p) {
   double t0 = 0;
@@ -199,8 +197,7 @@ Test(library, null_arguments_are_refused) {
   cr_expect_eq(cujit_scalar_to_double(&s), -5.0);
 }
 
-/* --- GPU helpers --------------------------------------------------------------------------------
- */
+/* --- GPU helpers ------------------------------------------------------------------------------ */
 
 static cujit_buffer *fill(cujit_dtype dtype, size_t n, uint64_t seed, uint64_t offset, int normal,
                           double mean, double std) {
@@ -241,8 +238,7 @@ static double normal_cdf(double x) {
   return 0.5 * erfc(-x / sqrt(2.0));
 }
 
-/* --- random numbers on the GPU ------------------------------------------------------------------
- */
+/* --- random numbers on the GPU ---------------------------------------------------------------- */
 
 static void check_uniform(cujit_dtype dtype) {
   const size_t n = 1000000;
@@ -397,8 +393,7 @@ Test(library, gpu_random_argument_errors) {
   cujit_buffer_free(ib), cujit_buffer_free(fb);
 }
 
-/* --- reductions on the GPU ----------------------------------------------------------------------
- */
+/* --- reductions on the GPU -------------------------------------------------------------------- */
 
 /* A value of `dtype` from 64 random bits, stored at p, and returned as a host value in the
 ** result's representation (double, int64 or uint64 through r). */
@@ -627,7 +622,11 @@ Test(library, gpu_block_and_warp_reductions) {
     cujit_buffer *xb = cj_test_upload(x, blocks * t * sizeof *x, CUJIT_I32);
     cujit_buffer *ob = cj_test_upload(NULL, blocks * 4 * sizeof(long long), CUJIT_I64);
     cr_assert_eq(cujit_memset(ob, 0, 0xa5, blocks * 4 * sizeof(long long), NULL), CUJIT_OK);
-    cujit_launch_config c = {{blocks, 1, 1}, {shapes[s][0], shapes[s][1], shapes[s][2]}, 0, NULL};
+    cujit_launch_config c = {sizeof(cujit_launch_config),
+                             {blocks, 1, 1},
+                             {shapes[s][0], shapes[s][1], shapes[s][2]},
+                             0,
+                             NULL};
     cujit_arg args[] = {CUJIT_ARG_BUF(xb), CUJIT_ARG_BUF(ob)};
     cr_assert_eq(cujit_launch(k, &c, args, 2), CUJIT_OK, "%s", cujit_errmsg(engine));
     long long out[4 * 5];
@@ -660,7 +659,7 @@ Test(library, gpu_block_and_warp_reductions) {
   for (int i = 0; i < 256; i++) x[i] = (float)(cj_test_rand64() % 1000) / 8; /* exact float sums */
   cujit_buffer *xb = cj_test_upload(x, sizeof x, CUJIT_F32),
                *ob = cj_test_upload(NULL, sizeof out, CUJIT_F32);
-  cujit_launch_config c = {{2, 1, 1}, {128, 1, 1}, 0, NULL};
+  cujit_launch_config c = {sizeof(cujit_launch_config), {2, 1, 1}, {128, 1, 1}, 0, NULL};
   cujit_arg args[] = {CUJIT_ARG_BUF(xb), CUJIT_ARG_BUF(ob)};
   cr_assert_eq(cujit_launch(k, &c, args, 2), CUJIT_OK, "%s", cujit_errmsg(engine));
   cj_test_download(out, ob, sizeof out);
