@@ -564,8 +564,8 @@ static void replay(repl *r) {
   }
   repl_replay_close(rp);
   fflush(stdout);
-  fprintf(stderr, CLI_NAME ": replayed %zu statement%s in %.3f s%s\n", done, done == 1 ? "" : "s",
-          now_seconds() - start, failed ? " (some failed: see above)" : "");
+  fprintf(stderr, CLI_NAME ": replayed %zu statement%s in %.1f ms%s\n", done, done == 1 ? "" : "s",
+          (now_seconds() - start) * 1e3, failed ? " (some failed: see above)" : "");
 }
 
 void cli_repl(lua_State *L) {
