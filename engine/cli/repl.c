@@ -484,11 +484,13 @@ static uint64_t compiles_so_far(cujit_engine *engine) {
   return cujit_cache_stats_get(engine, &s) == CUJIT_OK ? s.misses : 0;
 }
 
-/* After a failed statement: when the GPU has faulted (the engine says so, or the message is the
-** engine's fault message), says what :restart offers. */
+/* After a failed statement: when the GPU has faulted, says what :restart offers. Every error
+** that a faulted device causes carries the engine's fault message ("device 0 faulted: ..."), so
+** other errors are let go without asking the driver anything; the device state, or the
+** message's own wording, confirms it. */
 static void offer_restart(repl *r, const char *msg) {
-  int faulted = msg && strstr(msg, "faulted") &&
-                (strstr(msg, "refuses further work") || strstr(msg, "restart the program"));
+  if (!msg || !strstr(msg, "faulted")) return;
+  int faulted = strstr(msg, "refuses further work") || strstr(msg, "restart the program");
   int count = 0;
   if (!faulted && cujit_device_count(r->engine, &count) == CUJIT_OK)
     for (int i = 0; i < count && !faulted; i++) {

@@ -111,8 +111,9 @@ static void each_entry(int (*found)(const entry *, void *), void *ctx) {
   }
 }
 
-/* Prints markdown as plain text: no backticks, no **, table cells as "first: rest", wrapped. */
-static void print_text(const char *s, size_t len, int table_row) {
+/* Prints markdown as plain text: no backticks, no **, table cells as "first: rest", wrapped;
+** `column` is where the cursor stands. */
+static void print_text(const char *s, size_t len, int table_row, size_t column) {
   char out[4096];
   size_t n = 0;
   int cell = 0;
@@ -140,13 +141,13 @@ static void print_text(const char *s, size_t len, int table_row) {
   while (n > 0 && (out[n - 1] == ' ' || out[n - 1] == ';')) n--;
   out[n] = '\0';
   /* Word wrap at WRAP columns, continuation lines indented. */
-  size_t col = 0;
+  size_t col = column;
   for (char *word = strtok(out, " "); word; word = strtok(NULL, " ")) {
     size_t w = strlen(word);
-    if (col > 0 && col + 1 + w > WRAP) {
+    if (col > column && col + 1 + w > WRAP) {
       fputs("\n    ", stdout);
       col = 4;
-    } else if (col > 0) {
+    } else if (col > column) {
       fputc(' ', stdout);
       col++;
     }
@@ -183,9 +184,9 @@ static int show_if_matching(const entry *e, void *ctx) {
     if (e->heading) { /* the heading on a line of its own, then its paragraph */
       const char *end = line_end(e->text);
       printf("%.*s\n    ", (int)(end - e->text), e->text);
-      print_text(end, e->len - (size_t)(end - e->text), 0);
+      print_text(end, e->len - (size_t)(end - e->text), 0, 4);
     } else {
-      print_text(e->text, e->len, 1);
+      print_text(e->text, e->len, 1, 0);
     }
     printf("    (docs/lua.md, %s)\n", e->section);
     q->shown++;

@@ -41,6 +41,8 @@ s.expect("a failing statement fails", r"boom %d" % n)
 for st in statements[4:]:
     s.send(st + "\n")
 s.expect("an expression prints", r"^%d$" % (n + 1))
+if "type :restart" in s.buf: fail("an ordinary error offered :restart")
+else: ok("an ordinary error does not offer :restart")
 
 s.send(":history\n")
 m = s.expect(":history lists the statements", r"^   1  cuda = require \"cujit\"\n[\s\S]*^   7  x \+ 1\n")
