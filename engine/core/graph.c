@@ -50,7 +50,7 @@ cujit_status cujit_capture_begin(cujit_stream *stream, cujit_capture_mode mode) 
     free(capture);
     return st;
   }
-  stream->capture = capture;
+  __atomic_store_n(&stream->capture, capture, __ATOMIC_RELEASE); /* read by device waits */
   return CUJIT_OK;
 }
 
@@ -100,7 +100,8 @@ cujit_status cujit_capture_end(cujit_stream *stream, cujit_graph **out) {
   if (!capture)
     return cj_fail(stream->device->engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "%s: the stream is not capturing; begin with cujit_capture_begin", fn);
-  stream->capture = NULL; /* over whatever happens next, as the backend's capture is */
+  /* Over whatever happens next, as the backend's capture is. */
+  __atomic_store_n(&stream->capture, NULL, __ATOMIC_RELEASE);
   cujit_device *dev = stream->device;
   void *handle = NULL;
   cujit_status st = cj_device_enter(dev);

@@ -113,10 +113,19 @@ static int graph_instantiate(lua_State *L) {
 
 /* --- changing a graph ------------------------------------------------------------------------- */
 
-/* Argument `idx` as the engine takes it; the engine checks it against the kernel's signature
-** (type, range, dtype) as for a launch. */
-static void to_arg(lua_State *L, int idx, int arg, const char *kernel, cujit_arg *out) {
-  cjl_array *a;
+/* Argument `idx` for parameter `param` of kernel k as the engine takes it; the engine checks it
+** against the signature (type, range, dtype) as for a launch. A string is a struct's bytes: only
+** for a parameter of no scalar type, as for a launch. */
+static void to_arg(lua_State *L, int idx, const cujit_kernel *k, size_t param, cujit_arg *out) {
+  cujit_param_info info = {0};
+  int known = cujit_kernel_param(k, param, &info) == CUJIT_OK;
+  if (lua_type(L, idx) == LUA_TSTRING && known &&
+      (info.kind != CUJIT_PARAM_SCALAR || info.dtype != CUJIT_DTYPE_NONE))
+    luaL_argerror(
+        L, idx,
+        lua_pushfstring(L, "%s expected for '%s', got string",
+                        info.kind == CUJIT_PARAM_POINTER ? "cujit.device_array" : "number",
+                        info.name));
   switch (lua_type(L, idx)) {
   case LUA_TNUMBER:
     if (lua_isinteger(L, idx))
@@ -131,15 +140,15 @@ static void to_arg(lua_State *L, int idx, int arg, const char *kernel, cujit_arg
     *out = (cujit_arg){.kind = CUJIT_ARG_BYTES, .v.bytes = lua_tostring(L, idx)};
     return;
   default:
-    if ((a = cjl_test_array(L, idx)) != NULL) {
+    if (cjl_test_array(L, idx)) {
       *out = (cujit_arg){.kind = CUJIT_ARG_BUFFER, .v.buffer = cjl_check_array(L, idx, NULL)};
       return;
     }
-    luaL_argerror(L, arg,
+    luaL_argerror(L, idx,
                   lua_pushfstring(L,
                                   "a number, boolean, string or cujit.device_array expected for "
                                   "'%s' (a graph takes no host arrays or tables), got %s",
-                                  kernel, luaL_typename(L, idx)));
+                                  cujit_kernel_name(k), luaL_typename(L, idx)));
   }
 }
 
@@ -157,7 +166,7 @@ static int graph_set_args(lua_State *L) {
   int nargs = lua_gettop(L) - 2;
   luaL_argcheck(L, nargs <= CJL_MAX_ARGS, 3, "too many arguments");
   cujit_arg args[CJL_MAX_ARGS];
-  for (int j = 0; j < nargs; j++) to_arg(L, j + 3, j + 3, name, &args[j]);
+  for (int j = 0; j < nargs; j++) to_arg(L, j + 3, k, (size_t)j, &args[j]);
   if (cujit_graph_set_args(g->graph, (size_t)(i - 1), args, (size_t)nargs) != CUJIT_OK) {
     const char *why;
     int n = cjl_failed_argument(g->state->engine, name, &why);
