@@ -18,7 +18,7 @@ cujit_status cj_cuda_check(cujit_device *dev, CUresult rc, const char *what);
 
 /* The message for a call the driver refused because a stream was capturing (one of the
 ** CUDA_ERROR_STREAM_CAPTURE_* results, CUDA_ERROR_CAPTURED_EVENT), naming `what` and the way out.
- */
+*/
 int cj_cuda_is_capture_error(CUresult rc);
 cujit_status cj_cuda_capture_error(cujit_device *dev, CUresult rc, const char *what);
 
