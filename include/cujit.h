@@ -531,17 +531,18 @@ CUJIT_API cujit_status cujit_event_elapsed(cujit_event *start, cujit_event *end,
 **     cujit_graph_replay(g, s, 1000);   // 1000 replays, asynchronous like launches
 ** Every cujit launch, copy, fill and library call issued on the capturing stream is recorded
 ** (buffers by address: they must outlive the graph's replays; freeing the graph after them is
-** fine). Work on other streams runs as usual meanwhile, from any thread. What cannot be
+** fine; the kernels it launches must outlive its cujit_graph_set_args and cujit_graph_update). Work on other streams runs as usual meanwhile, from any thread. What cannot be
 ** recorded fails during the capture with a message naming the call and the way out:
 **   - a kernel not yet loaded on the device (defined but never launched there, or a generic
 **     kernel's new specialisation): launch it once, or call cujit_kernel_suggest_block, first;
 **   - a reduction (cujit_reduce, cujit_dot), which returns its value to the host;
-**   - a wait on the capturing stream (cujit_stream_synchronize, cujit_stream_query, a copy into
-**     pageable host memory): the driver invalidates the capture, which cujit_capture_end reports.
-** Refused calls leave the stream capturing: end the capture (and discard it) before anything
-** else on that stream. Graphs belong to the device of the stream they were captured on and may be
-** replayed on any stream of that device (NULL: the default stream). A capturing stream, and a
-** graph, is used by one thread at a time.
+**   - a wait on the capturing stream (cujit_stream_synchronize, cujit_stream_query);
+**   - a copy between the device and pageable host memory on that stream: the driver refuses it
+**     and invalidates the capture, which cujit_capture_end then reports (use cujit_host_alloc).
+** The other refusals leave the capture as it was. cujit_device_synchronize does not wait for a
+** capturing stream (nothing runs there). Graphs belong to the device of the stream they were
+** captured on and may be replayed on any stream of that device (NULL: the default stream). A
+** capturing stream, and a graph, is used by one thread at a time.
 ** ------------------------------------------------------------------------------------------- */
 
 typedef struct cujit_graph cujit_graph; /* a recorded sequence of device work, replayable */
