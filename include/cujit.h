@@ -531,8 +531,9 @@ CUJIT_API cujit_status cujit_event_elapsed(cujit_event *start, cujit_event *end,
 **     cujit_graph_replay(g, s, 1000);   // 1000 replays, asynchronous like launches
 ** Every cujit launch, copy, fill and library call issued on the capturing stream is recorded
 ** (buffers by address: they must outlive the graph's replays; freeing the graph after them is
-** fine; the kernels it launches must outlive its cujit_graph_set_args and cujit_graph_update). Work on other streams runs as usual meanwhile, from any thread. What cannot be
-** recorded fails during the capture with a message naming the call and the way out:
+** fine; the kernels it launches must outlive its cujit_graph_set_args and cujit_graph_update).
+** Work on other streams runs as usual meanwhile, from any thread. What cannot be recorded fails
+** during the capture with a message naming the call and the way out:
 **   - a kernel not yet loaded on the device (defined but never launched there, or a generic
 **     kernel's new specialisation): launch it once, or call cujit_kernel_suggest_block, first;
 **   - a reduction (cujit_reduce, cujit_dot), which returns its value to the host;
