@@ -72,10 +72,15 @@ static int l_graph(lua_State *L) {
   cjl_stream *s = luaL_checkudata(L, 4, CJL_STREAM);
   cjl_check(L, e, cujit_capture_begin(s->stream, mode));
   s->capturing = 1;
+  /* No finalizer runs during the capture: freeing device memory is a call the stricter capture
+  ** modes forbid, and would invalidate the capture. */
+  int collecting = lua_gc(L, LUA_GCISRUNNING);
+  lua_gc(L, LUA_GCSTOP);
   lua_pushcfunction(L, traceback);
   lua_pushvalue(L, 1);
   lua_pushvalue(L, 4);
   int failed = lua_pcall(L, 1, 0, 5); /* 6 on failure: the error with its traceback */
+  if (collecting) lua_gc(L, LUA_GCRESTART);
   s->capturing = 0;
   cujit_status st = cujit_capture_end(s->stream, failed ? NULL : &g->graph);
   lua_getiuservalue(L, 4, 1); /* what the captured launches used */
@@ -91,18 +96,42 @@ static int l_graph(lua_State *L) {
 
 /* --- replay ----------------------------------------------------------------------------------- */
 
+/* The replay path tells graphs and streams by the metatables it holds as upvalues 1 and 2 (as
+** the launcher does), not by a registry lookup: a replay of a small graph costs about a
+** microsecond, and the lookups would show. */
+#define GRAPH_MT lua_upvalueindex(1)
+#define STREAM_MT lua_upvalueindex(2)
+
+static cjl_graph *replay_graph(lua_State *L) {
+  if (!lua_getmetatable(L, 1) || !lua_rawequal(L, -1, GRAPH_MT)) to_graph(L, 1); /* raises */
+  lua_pop(L, 1);
+  cjl_graph *g = lua_touserdata(L, 1);
+  if (!g->graph) luaL_argerror(L, 1, "graph has been freed");
+  return g;
+}
+
+static cujit_stream *replay_stream(lua_State *L, int idx) {
+  if (lua_getmetatable(L, idx)) {
+    int is_stream = lua_rawequal(L, -1, STREAM_MT);
+    lua_pop(L, 1);
+    cjl_stream *s = is_stream ? lua_touserdata(L, idx) : NULL;
+    if (s && s->stream) return s->stream;
+  }
+  return cjl_opt_stream(L, idx); /* nil, or raises saying what is wrong */
+}
+
 /* g:launch([stream]): one replay, asynchronous like a launch. */
 static int graph_launch(lua_State *L) {
-  cjl_graph *g = to_graph(L, 1);
-  return graph_check(L, g, cujit_graph_launch(g->graph, cjl_opt_stream(L, 2)));
+  cjl_graph *g = replay_graph(L);
+  return graph_check(L, g, cujit_graph_launch(g->graph, replay_stream(L, 2)));
 }
 
 /* g:replay(n [, stream]): n replays in one call. */
 static int graph_replay(lua_State *L) {
-  cjl_graph *g = to_graph(L, 1);
+  cjl_graph *g = replay_graph(L);
   lua_Integer n = luaL_checkinteger(L, 2);
   luaL_argcheck(L, n >= 0, 2, "the number of replays must be >= 0");
-  return graph_check(L, g, cujit_graph_replay(g->graph, cjl_opt_stream(L, 3), (size_t)n));
+  return graph_check(L, g, cujit_graph_replay(g->graph, replay_stream(L, 3), (size_t)n));
 }
 
 /* g:instantiate(): makes it launchable now (the first launch does otherwise). */
@@ -238,9 +267,7 @@ static int graph_tostring(lua_State *L) {
 static const luaL_Reg graph_meta[] = {
     {"__gc", graph_free}, {"__close", graph_free}, {"__tostring", graph_tostring}, {NULL, NULL}};
 
-static const luaL_Reg graph_methods[] = {{"launch", graph_launch},
-                                         {"replay", graph_replay},
-                                         {"set_args", graph_set_args},
+static const luaL_Reg graph_methods[] = {{"set_args", graph_set_args},
                                          {"update", graph_update},
                                          {"instantiate", graph_instantiate},
                                          {"nodes", graph_nodes},
@@ -248,8 +275,17 @@ static const luaL_Reg graph_methods[] = {{"launch", graph_launch},
                                          {"free", graph_free},
                                          {NULL, NULL}};
 
+static const luaL_Reg replay_methods[] = {
+    {"launch", graph_launch}, {"replay", graph_replay}, {NULL, NULL}};
+
 void cjl_open_graphs(lua_State *L, int module_index) {
   cjl_new_class(L, CJL_GRAPH, graph_meta, graph_methods, NULL);
+  luaL_getmetatable(L, CJL_GRAPH);
+  lua_getfield(L, -1, "__index"); /* the methods table */
+  luaL_getmetatable(L, CJL_GRAPH);
+  luaL_getmetatable(L, CJL_STREAM);
+  luaL_setfuncs(L, replay_methods, 2);
+  lua_pop(L, 2);
   lua_getfield(L, module_index, "stream");
   lua_pushcclosure(L, l_graph, 1);
   lua_setfield(L, module_index, "graph");
