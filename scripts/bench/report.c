@@ -307,7 +307,7 @@ typedef enum goal_kind {
 } goal_kind;
 
 typedef struct goal {
-  const char *what, *bcase, *system, *variant; /* variant NULL: every variant of the case */
+  const char *what, *bcase, *system, *variant; /* NULL: every variant; "rt*": those so begun */
   const char *floor_sys, *floor_variant;       /* floor_variant NULL: the same variant */
   goal_kind kind;
   double limit;
@@ -346,7 +346,29 @@ static const goal goals[] = {
      "numba", NULL, SPEEDUP_MIN, 1000, 0},
     {"Monte Carlo <= 0.3 ms in all", "montecarlo", "cujit_c", "e2e", NULL, NULL, ABSOLUTE_MAX, 0.3,
      0},
+    /* Issue 15: waits at the driver's floor, small operations at or below CuPy's. */
+    {"wait round trip <= 1.10x the driver's own wait of the same kind", "latency", "cujit_c", "rt*",
+     "raw", NULL, RATIO_MAX, 1.10, 0},
+    {"wait round trip from Lua <= 1.10x the driver's own wait of the same kind", "latency",
+     "cujit_lua", "rt*", "raw", NULL, RATIO_MAX, 1.10, 0},
+    {"CPU during a 1 s wait <= 10% of a core", "latency", "cujit_c", "cpu_wait1s", NULL, NULL,
+     ABSOLUTE_MAX, 10, 0},
+    {"CPU during a 1 s wait from Lua <= 10% of a core", "latency", "cujit_lua", "cpu_wait1s", NULL,
+     NULL, ABSOLUTE_MAX, 10, 0},
+    {"small operations at or below CuPy's", "small", "cujit_c", NULL, "cupy", NULL, RATIO_MAX, 1.0,
+     0},
+    {"small operations from Lua at or below CuPy's", "small", "cujit_lua", NULL, "cupy", NULL,
+     RATIO_MAX, 1.0, 0},
+    {"allocate + free >= 2x cheaper than cuMemAlloc + cuMemFree", "small", "cujit_c", "alloc_free",
+     "raw", NULL, RATIO_MAX, 0.5, 0},
 };
+
+/* A goal's variant: exact, or a prefix when it ends in '*'. */
+static int variant_matches(const char *pattern, const char *variant) {
+  size_t n = strlen(pattern);
+  if (n > 0 && pattern[n - 1] == '*') return strncmp(pattern, variant, n - 1) == 0;
+  return strcmp(pattern, variant) == 0;
+}
 
 typedef struct tally {
   int met, missed, unmeasured;
@@ -400,7 +422,8 @@ static void judge(const goal *g, tally *t) {
   for (int i = 0; i < nrows; i++) {
     const row *r = &rows[i];
     if (strcmp(r->bcase, g->bcase) || strcmp(r->system, g->system) ||
-        (g->variant && strcmp(r->variant, g->variant)) || (g->largest_only && r->n != largest))
+        (g->variant && !variant_matches(g->variant, r->variant)) ||
+        (g->largest_only && r->n != largest))
       continue;
     verdict(g, r, t);
     any = 1;
@@ -417,7 +440,7 @@ static void judge(const goal *g, tally *t) {
 
 static tally goals_section(void) {
   tally t = {0, 0, 0};
-  out("\n### Goals (issue 5, DESIGN.md section 5)\n\n");
+  out("\n### Goals (issues 5 and 15, DESIGN.md section 5)\n\n");
   for (size_t i = 0; i < sizeof goals / sizeof *goals; i++) judge(&goals[i], &t);
   out("\nGoals: %d met, %d missed, %d not measured.\n", t.met, t.missed, t.unmeasured);
   return t;
@@ -441,6 +464,33 @@ static void mc_table(void) {
   simple_table("7. Monte Carlo, European call, 2^24 paths, end to end with RNG setup, ms (speed-up "
                "over Numba's end to end)",
                "montecarlo", variants, 3, "numba", "e2e", 2);
+}
+
+/* Issue 15: a spin kernel of each length launched and waited for, per kind of wait (the driver's
+** own wait of that kind is the floor), the CPU a one-second wait takes; then small operations
+** against CuPy. */
+static void latency_tables(void) {
+  static const char *const kinds[] = {"stream", "device", "event"};
+  static const int lengths[] = {0, 5, 20, 50, 200, 1000, 10000};
+  enum { NL = sizeof lengths / sizeof *lengths };
+  static char names[3 * NL + 1][24];
+  const char *variants[3 * NL + 1];
+  for (int k = 0; k < 3; k++)
+    for (int l = 0; l < NL; l++) {
+      snprintf(names[k * NL + l], sizeof names[0], "rt%d_%s", lengths[l], kinds[k]);
+      variants[k * NL + l] = names[k * NL + l];
+    }
+  variants[3 * NL] = "cpu_wait1s";
+  simple_table("8. Launch of a spin kernel of N us + wait, us, by kind of wait (stream, device, "
+               "event); cpu_wait1s: CPU time of a 1 s wait, % of a core (x: over the driver's "
+               "own wait of the same kind)",
+               "latency", variants, 3 * NL + 1, "raw", NULL, 0);
+  static const char *const small[] = {"alloc_free", "zeros",  "sum1k",   "sum1m",
+                                      "dtoh1k",     "htod1k", "table1k", "ew1k"};
+  simple_table("9. Small operations, median us: allocate + free 4 KiB, zeros(1024), sum of 1 K "
+               "and 1 M floats to a host number, 1 K floats from and to the host, a 1 K table "
+               "to the device, an elementwise kernel on 1 K floats + synchronize (x: over CuPy)",
+               "small", small, 8, "cupy", NULL, 0);
 }
 
 static void tables(void) {
@@ -472,6 +522,7 @@ static void tables(void) {
     simple_table(title, "sum", sum, 2, "raw", "read", 1);
   }
   mc_table();
+  latency_tables();
 }
 
 /* ---- charts ---------------------------------------------------------------------------------- */
