@@ -327,7 +327,7 @@ static cujit_status scratch_buffer(lib_state *s, cujit_device *dev, cujit_buffer
                      "reductions on device %d need it to be the current device the first time "
                      "(cujit_set_device)",
                      dev->ordinal);
-    if ((st = cujit_host_alloc(e, 8, pinned)) != CUJIT_OK) return st;
+    if (!*pinned && (st = cujit_host_alloc(e, 8, pinned)) != CUJIT_OK) return st;
     if ((st = cujit_buffer_alloc(e, LIB_SCRATCH_BYTES, CUJIT_DTYPE_NONE, slot)) != CUJIT_OK)
       return st;
   }
