@@ -37,9 +37,11 @@
 ** are static.
 **
 ** Streams. A NULL stream means the device's default stream everywhere (copies, fills, launches,
-** library calls). Work queued on it is ordered after earlier work on it; launches and random fills
-** return at once, while copies and memset on it return when they are done, as cudaMemcpy does (a
-** non-NULL stream makes them asynchronous too), and reductions always wait for their result.
+** library calls). Work queued on it is ordered after earlier work on it; launches, random fills
+** and cujit_memset return at once (a memset on it is ordered before all later work on every
+** stream, as cudaMemset of device memory is), while copies on it return when they are done, as
+** cudaMemcpy does (a non-NULL stream makes them asynchronous too), and reductions always wait for
+** their result.
 **
 ** Code examples in this header are checked by tests/sh/test_header_examples.sh: each one is the
 ** run of lines after an "Example:" line, compiled as statements with cujit_engine *e in scope.

@@ -15,7 +15,9 @@
 ** what failed and what to do), except the release operations, which record nothing so that a
 ** free never clobbers cujit_errmsg. Waits (synchronize, event_synchronize) honour
 ** engine->interrupted and return CUJIT_ERROR_INTERRUPTED when it is set (cj_backend_wait does
-** both). Copies and fills on a NULL stream return when done, as the public API promises.
+** both). Copies on a NULL stream return when done, as the public API promises; a fill
+** (memset8) on a NULL stream may return at once, but must be ordered before all later work on
+** every stream of the device (the CPU device may simply finish it).
 **
 ** The layer sits above compile (load reads a compiled program) and below device, which is the
 ** first to call through the table. backend.c holds what every backend shares. Internal.

@@ -29,7 +29,8 @@ static CUresult join_streams(cuda_device *c) {
   return rc;
 }
 
-/* Every stream waits for the default stream as it is now; after an allocation. */
+/* Every stream waits for the default stream as it is now; after an allocation, and after a fill
+** on the default stream. */
 static CUresult join_default(cuda_device *c) {
   CUresult rc = CUDA_SUCCESS;
   pthread_mutex_lock(&c->streams_lock);
@@ -109,17 +110,20 @@ void cj_cuda_host_free(cujit_device *dev, void *ptr) {
   DRV(dev)->cuMemFreeHost(ptr);
 }
 
-/* A NULL stream promises a synchronous call; the driver's "synchronous" copies may return before
-** the device is done (pageable uploads, device-to-device, memset), and cujit's non-blocking
-** streams do not order behind the legacy stream, so wait for it here. */
-static cujit_status finish(cujit_device *dev, CUresult rc, void *stream, const char *call,
-                           size_t bytes) {
-  if (rc == CUDA_SUCCESS)
-    return stream ? CUJIT_OK : cj_backend_wait(dev, cj_cuda_stream_done, NULL, call);
+static cujit_status failed(cujit_device *dev, CUresult rc, const char *call, size_t bytes) {
   char what[96], size[32];
   snprintf(what, sizeof what, "%s of %s on device %d", call,
            cj_bytes_text(bytes, size, sizeof size), dev->ordinal);
   return cj_cuda_check(dev, rc, what);
+}
+
+/* A copy on a NULL stream promises a synchronous call; the driver's "synchronous" copies may return
+** before the device is done (pageable uploads, device-to-device), and cujit's non-blocking streams
+** do not order behind the legacy stream, so wait for it here. */
+static cujit_status finish(cujit_device *dev, CUresult rc, void *stream, const char *call,
+                           size_t bytes) {
+  if (rc != CUDA_SUCCESS) return failed(dev, rc, call, bytes);
+  return stream ? CUJIT_OK : cj_backend_wait(dev, cj_cuda_stream_done, NULL, call);
 }
 
 cujit_status cj_cuda_copy(cujit_device *dev, cj_copy_kind kind, uint64_t dst, uint64_t src,
@@ -138,8 +142,12 @@ cujit_status cj_cuda_copy(cujit_device *dev, cj_copy_kind kind, uint64_t dst, ui
   }
 }
 
+/* A fill on the default stream does not wait (as cudaMemset of device memory does not): the
+** streams made here are made to wait for it, so all later work on any stream sees it, and the host
+** can only look at device memory through a copy, which comes after it too. */
 cujit_status cj_cuda_memset8(cujit_device *dev, uint64_t dst, unsigned char value, size_t bytes,
                              void *stream) {
   CUresult rc = DRV(dev)->cuMemsetD8Async(dst, value, bytes, (CUstream)stream);
-  return finish(dev, rc, stream, "cuMemsetD8", bytes);
+  if (rc == CUDA_SUCCESS && !stream) rc = join_default(CU(dev));
+  return rc == CUDA_SUCCESS ? CUJIT_OK : failed(dev, rc, "cuMemsetD8", bytes);
 }
