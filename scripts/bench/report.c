@@ -147,11 +147,13 @@ enum { NSYS = 6 };
 
 /* The launch case's floors measured inside the cujit processes, interleaved with cujit's own
 ** launches: cujit_bench_c's raw cuLaunchKernel, and bench.lua's raw launcher called from the same
-** Lua loop and from a C loop. Only table 1, its goals and its chart show them. */
-static const char *const same_systems[] = {"raw_c_same", "raw_lua_same", "raw_c_in_lua"};
+** Lua loop and from a C loop. Only table 1, its goals and its chart show them. And cujit C's
+** waits under CUJIT_WAIT=spin, which only table 8 shows. */
+static const char *const same_systems[] = {"raw_c_same", "raw_lua_same", "raw_c_in_lua",
+                                           "cujit_c_spin"};
 static const char *const same_titles[] = {"raw C (same process)", "raw from Lua (same process)",
-                                          "raw C loop (Lua process)"};
-enum { NSAME = 3 };
+                                          "raw C loop (Lua process)", "cujit C spin"};
+enum { NSAME = 4 };
 
 static const char *title_of(const char *system) {
   for (int s = 0; s < NSYS; s++)
@@ -481,10 +483,15 @@ static void latency_tables(void) {
       variants[k * NL + l] = names[k * NL + l];
     }
   variants[3 * NL] = "cpu_wait1s";
-  simple_table("8. Launch of a spin kernel of N us + wait, us, by kind of wait (stream, device, "
+  static const column cols[] = {{"raw", NULL},
+                                {"cujit_c", "raw"},
+                                {"cujit_c_spin", "raw"},
+                                {"cujit_lua", "raw"},
+                                {"cupy", "raw"}};
+  column_table("8. Launch of a spin kernel of N us + wait, us, by kind of wait (stream, device, "
                "event); cpu_wait1s: CPU time of a 1 s wait, % of a core (x: over the driver's "
-               "own wait of the same kind)",
-               "latency", variants, 3 * NL + 1, "raw", NULL, 0);
+               "own wait of the same kind; cujit C spin: the same with CUJIT_WAIT=spin)",
+               "latency", variants, 3 * NL + 1, cols, sizeof cols / sizeof *cols, NULL, 0);
   static const char *const small[] = {"alloc_free", "zeros",  "sum1k",   "sum1m",
                                       "dtoh1k",     "htod1k", "table1k", "ew1k"};
   simple_table("9. Small operations, median us: allocate + free 4 KiB, zeros(1024), sum of 1 K "

@@ -188,6 +188,15 @@ if [ -n "$main_cases" ]; then
   if why=$(have "$latency"); then
     step cujit_c "$main_cases" "$csv" env CUJIT_CACHE_DIR="$work/cache-c" \
       "$latency" "${common[@]}" --cases "$main_cases"
+    # The same waits under CUJIT_WAIT=spin (never nap): beside the default policy, the rows that
+    # decide its spin window (docs/ARCHITECTURE.md, "Waits and the memory pool").
+    if wants latency; then
+      : >"$work/spin"
+      step cujit_c_spin latency "$work/spin" env CUJIT_CACHE_DIR="$work/cache-c" CUJIT_WAIT=spin \
+        "$latency" "${common[@]}" --cases latency
+      sed -n 's/^latency,cujit_c,/latency,cujit_c_spin,/p' "$work/spin" >>"$csv"
+      grep '^latency,cujit_c_spin,' "$work/spin" >>"$csv"
+    fi
   else
     for c in ${main_cases//,/ }; do missing_row "$c" cujit_c "(all)" "$why"; done
   fi
