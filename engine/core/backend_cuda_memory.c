@@ -134,9 +134,16 @@ cujit_status cj_cuda_copy(cujit_device *dev, cj_copy_kind kind, uint64_t dst, ui
   case CJ_COPY_HTOD:
     return finish(dev, drv->cuMemcpyHtoDAsync(dst, (const void *)(uintptr_t)src, bytes, s), stream,
                   "cuMemcpyHtoD", bytes);
-  case CJ_COPY_DTOH:
+  case CJ_COPY_DTOH: {
+    /* Into pageable memory the driver's copy waits for the work ahead of it in its own way (a
+    ** spin that holds a core and no interrupt can stop), so that wait is cujit's first; it costs
+    ** one query when nothing is queued. */
+    cujit_status st =
+        stream ? CUJIT_OK : cj_backend_wait(dev, cj_cuda_stream_done, NULL, "cujit_memcpy_dtoh");
+    if (st != CUJIT_OK) return st;
     return finish(dev, drv->cuMemcpyDtoHAsync((void *)(uintptr_t)dst, src, bytes, s), stream,
                   "cuMemcpyDtoH", bytes);
+  }
   default:
     return finish(dev, drv->cuMemcpyDtoDAsync(dst, src, bytes, s), stream, "cuMemcpyDtoD", bytes);
   }
