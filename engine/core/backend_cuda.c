@@ -291,7 +291,7 @@ static cujit_status device_done(cujit_device *dev, void *what) {
   CUresult rc = c->drv->cuStreamQuery((CUstream)0);
   pthread_mutex_lock(&c->streams_lock);
   for (int i = 0; i < c->nstreams && rc == CUDA_SUCCESS; i++)
-    rc = c->drv->cuStreamQuery(c->streams[i].stream);
+    if (!c->streams[i].capturing) rc = c->drv->cuStreamQuery(c->streams[i].stream);
   pthread_mutex_unlock(&c->streams_lock);
   return answer(dev, rc, what);
 }
@@ -376,7 +376,7 @@ static CUresult track_stream(cuda_device *c, CUstream s) {
     cuda_stream *grown = realloc(c->streams, (size_t)cap * sizeof *grown);
     if (grown) c->streams = grown, c->cap = cap;
   }
-  if (c->nstreams < c->cap) c->streams[c->nstreams++] = (cuda_stream){s, joined};
+  if (c->nstreams < c->cap) c->streams[c->nstreams++] = (cuda_stream){s, joined, 0};
   int kept = c->streams[c->nstreams - 1].stream == s;
   pthread_mutex_unlock(&c->streams_lock);
   if (kept) return CUDA_SUCCESS;
@@ -394,6 +394,14 @@ static cujit_status cuda_stream_create(cujit_device *dev, void **stream) {
   }
   *stream = s;
   return check(dev, rc, "cuStreamCreate");
+}
+
+void cj_cuda_stream_capturing(cujit_device *dev, void *stream, int capturing) {
+  cuda_device *c = CU(dev);
+  pthread_mutex_lock(&c->streams_lock);
+  for (int i = 0; i < c->nstreams; i++)
+    if (c->streams[i].stream == (CUstream)stream) c->streams[i].capturing = capturing;
+  pthread_mutex_unlock(&c->streams_lock);
 }
 
 static void cuda_stream_destroy(cujit_device *dev, void *stream) {

@@ -12,6 +12,7 @@
 typedef struct cuda_stream {
   CUstream stream;
   CUevent joined;
+  int capturing; /* cj_cuda_stream_capturing: left out of synchronize and the pool's joins */
 } cuda_stream;
 
 typedef struct cuda_device {
@@ -39,6 +40,11 @@ cujit_status cj_cuda_out_of_memory(cujit_device *dev, const char *what, size_t b
 
 /* Waits (cj_backend_wait) for the default stream and every stream made here. */
 cujit_status cj_cuda_synchronize(cujit_device *dev);
+
+/* Marks a stream made here as capturing a graph, or no longer (for stream capture's begin and
+** end): while it captures, device synchronize and the pool's joins leave it out, since a query of
+** it or an event recorded on it would be refused by the driver or recorded into the graph. */
+void cj_cuda_stream_capturing(cujit_device *dev, void *stream, int capturing);
 
 /* A cj_poll_fn for one stream (NULL: the default stream). */
 cujit_status cj_cuda_stream_done(cujit_device *dev, void *stream);

@@ -22,6 +22,7 @@ static CUresult join_streams(cuda_device *c) {
   CUresult rc = CUDA_SUCCESS;
   pthread_mutex_lock(&c->streams_lock);
   for (int i = 0; i < c->nstreams && rc == CUDA_SUCCESS; i++) {
+    if (c->streams[i].capturing) continue;
     rc = c->drv->cuEventRecord(c->streams[i].joined, c->streams[i].stream);
     if (rc == CUDA_SUCCESS) rc = c->drv->cuStreamWaitEvent((CUstream)0, c->streams[i].joined, 0);
   }
@@ -38,7 +39,8 @@ static CUresult join_default(cuda_device *c) {
     rc = c->drv->cuEventCreate(&c->allocated, CU_EVENT_DISABLE_TIMING);
   if (c->nstreams > 0 && rc == CUDA_SUCCESS) rc = c->drv->cuEventRecord(c->allocated, (CUstream)0);
   for (int i = 0; i < c->nstreams && rc == CUDA_SUCCESS; i++)
-    rc = c->drv->cuStreamWaitEvent(c->streams[i].stream, c->allocated, 0);
+    if (!c->streams[i].capturing)
+      rc = c->drv->cuStreamWaitEvent(c->streams[i].stream, c->allocated, 0);
   pthread_mutex_unlock(&c->streams_lock);
   return rc;
 }
