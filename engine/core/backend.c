@@ -39,7 +39,8 @@ cujit_status cj_device_fault(cujit_device *dev, const char *fmt, ...) {
 ** Measured on the H200 (issue 15): a wait that spun 20 us and then slept in doubling naps paid
 ** 35-150 us over the driver's own cuStreamSynchronize for any kernel past 20 us, because Linux's
 ** timer slack (50 us by default) stretches every short nap. A wait now goes through three phases:
-**   1. spin  (the first SPIN_NS):    poll back to back, as the driver's own spinning wait does;
+**   1. spin  (the first SPIN_NS, at most the window): poll back to back, as the driver's own
+**                                     spinning wait does;
 **   2. yield (until the spin window): poll with sched_yield between polls, so other threads of a
 **                                     busy core still run;
 **   3. nap   (after the window):      sleep 1/NAP_DIVISOR of the time waited so far (at least
@@ -131,7 +132,7 @@ cujit_status cj_backend_wait(cujit_device *dev, cj_poll_fn done, void *handle, c
       break;
     }
     long waited = now_ns() - start;
-    if (window == -2 || waited < SPIN_NS) {
+    if (window == -2 || (waited < SPIN_NS && waited < window)) {
       /* phase 1 */
     } else if (waited < window) {
       sched_yield();
