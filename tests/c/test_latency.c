@@ -179,10 +179,11 @@ static cujit_status launch_slow(cujit_kernel *k, cujit_buffer *in, cujit_buffer 
   return cujit_launch(k, &c, args, 4);
 }
 
-/* Queues a slow kernel reading `in`, frees `in` at once, and scribbles over fresh buffers of the
-** same size (which the pool may hand the freed memory to) while the kernel still runs: the
-** kernel's output must still be twice the original input. */
-static void free_while_in_use(cujit_stream *stream) {
+/* Queues a slow kernel reading `in` on `kernel_stream`, frees `in` at once, and scribbles over
+** fresh buffers of the same size (which the pool may hand the freed memory to) on
+** `scribble_stream`, which nothing orders after the kernel but the pool's own ordering, while the
+** kernel still runs: the kernel's output must still be twice the original input. */
+static void free_while_in_use(cujit_stream *kernel_stream, cujit_stream *scribble_stream) {
   enum { N = 1 << 16 };
   static float host[N], got[N], junk[N];
   for (int i = 0; i < N; i++) host[i] = (float)(i % 977) - 300.0f, junk[i] = -12345.0f;
@@ -191,11 +192,11 @@ static void free_while_in_use(cujit_stream *stream) {
   EXPECT_OK(cujit_buffer_alloc(engine, sizeof host, CUJIT_F32, &in));
   EXPECT_OK(cujit_buffer_alloc(engine, sizeof host, CUJIT_F32, &out));
   EXPECT_OK(cujit_memcpy_htod(in, 0, host, sizeof host, NULL));
-  EXPECT_OK(launch_slow(k, in, out, N, 200LL * 1000 * 1000, stream)); /* ~0.1 s at 2 GHz */
+  EXPECT_OK(launch_slow(k, in, out, N, 200LL * 1000 * 1000, kernel_stream)); /* ~0.1 s */
   cujit_buffer_free(in);
   for (int j = 0; j < 4; j++) {
     EXPECT_OK(cujit_buffer_alloc(engine, sizeof host, CUJIT_F32, &fresh[j]));
-    EXPECT_OK(cujit_memcpy_htod(fresh[j], 0, junk, sizeof junk, stream));
+    EXPECT_OK(cujit_memcpy_htod(fresh[j], 0, junk, sizeof junk, scribble_stream));
   }
   EXPECT_OK(cujit_device_synchronize(gpu));
   EXPECT_OK(cujit_memcpy_dtoh(got, out, 0, sizeof got, NULL));
@@ -211,18 +212,24 @@ static void free_while_in_use(cujit_stream *stream) {
 
 Test(pool_gpu, freeing_a_buffer_in_use_on_the_default_stream, .init = open_gpu,
      .fini = close_engine) {
-  free_while_in_use(NULL);
+  cujit_stream *stream;
+  EXPECT_OK(cujit_stream_create(engine, &stream));
+  free_while_in_use(NULL, stream);
+  cujit_stream_free(stream);
 }
 
 Test(pool_gpu, freeing_a_buffer_in_use_on_a_stream, .init = open_gpu, .fini = close_engine) {
   cujit_stream *stream;
   EXPECT_OK(cujit_stream_create(engine, &stream));
-  free_while_in_use(stream);
+  free_while_in_use(stream, NULL);
   cujit_stream_free(stream);
 }
 
 Test(pool_gpu, with_the_pool_off, .init = open_gpu_without_pool, .fini = close_engine) {
-  free_while_in_use(NULL);
+  cujit_stream *stream;
+  EXPECT_OK(cujit_stream_create(engine, &stream));
+  free_while_in_use(stream, NULL);
+  cujit_stream_free(stream);
   cujit_buffer *b;
   EXPECT_OK(cujit_buffer_alloc(engine, 1 << 20, CUJIT_DTYPE_NONE, &b));
   cujit_buffer_free(b);
