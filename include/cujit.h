@@ -37,9 +37,11 @@
 ** are static.
 **
 ** Streams. A NULL stream means the device's default stream everywhere (copies, fills, launches,
-** library calls). Work queued on it is ordered after earlier work on it; launches and random fills
-** return at once, while copies and memset on it return when they are done, as cudaMemcpy does (a
-** non-NULL stream makes them asynchronous too), and reductions always wait for their result.
+** library calls). Work queued on it is ordered after earlier work on it; launches, random fills
+** and cujit_memset return at once (a memset on it is ordered before all later work on every
+** stream, as cudaMemset of device memory is), while copies on it return when they are done, as
+** cudaMemcpy does (a non-NULL stream makes them asynchronous too), and reductions always wait for
+** their result.
 **
 ** Code examples in this header are checked by tests/sh/test_header_examples.sh: each one is the
 ** run of lines after an "Example:" line, compiled as statements with cujit_engine *e in scope.
@@ -197,11 +199,25 @@ CUJIT_API cujit_status cujit_device_arch(cujit_device *device, char *buf, size_t
 CUJIT_API cujit_status cujit_device_memory(cujit_device *device, size_t *free_bytes,
                                            size_t *total_bytes);
 
-/* Bytes currently allocated through cujit on this device. */
+/* Bytes currently allocated through cujit on this device (in live buffers). */
 CUJIT_API size_t cujit_device_allocated(const cujit_device *device);
 
-/* Waits until all work on the device has finished. Reports faults with the kernel that caused
-** them when cujit can tell. */
+/* Device buffers come from a memory pool (the driver's stream-ordered allocator on CUDA): an
+** allocation and a free never wait for the device, and freeing a buffer that queued work still
+** uses is safe (the memory is reused only after that work). The pool keeps freed memory for the
+** next allocation; an allocation that finds the device full trims the pool and retries before
+** failing. CUJIT_POOL=off allocates and frees each buffer with the driver directly (a free then
+** waits for the device). cujit_device_pool_reserved gives the bytes the pool holds now (in use or
+** not; 0 without a pool); cujit_device_trim waits for the device, then gives the pool's unused
+** memory back (for other processes or libraries). */
+CUJIT_API cujit_status cujit_device_pool_reserved(cujit_device *device, size_t *bytes);
+CUJIT_API cujit_status cujit_device_trim(cujit_device *device);
+
+/* Waits until all work cujit queued on the device has finished (its default stream and every
+** cujit stream of it; work another library queued on its own streams is not waited for). Reports
+** faults with the kernel that caused them when cujit can tell. Every wait (devices, streams,
+** events, copies to the host) spins for up to CUJIT_WAIT microseconds (default 1000), then
+** sleeps in short naps, so a long wait does not hold a core; CUJIT_WAIT=spin never sleeps. */
 CUJIT_API cujit_status cujit_device_synchronize(cujit_device *device);
 
 /* CUJIT_OK while the device is usable; CUJIT_ERROR_DEVICE_FAULT after a sticky fault, with the

@@ -15,7 +15,9 @@
 ** what failed and what to do), except the release operations, which record nothing so that a
 ** free never clobbers cujit_errmsg. Waits (synchronize, event_synchronize) honour
 ** engine->interrupted and return CUJIT_ERROR_INTERRUPTED when it is set (cj_backend_wait does
-** both). Copies and fills on a NULL stream return when done, as the public API promises.
+** both). Copies on a NULL stream return when done, as the public API promises; a fill
+** (memset8) on a NULL stream may return at once, but must be ordered before all later work on
+** every stream of the device (the CPU device may simply finish it).
 **
 ** The layer sits above compile (load reads a compiled program) and below device, which is the
 ** first to call through the table. backend.c holds what every backend shares. Internal.
@@ -44,7 +46,6 @@ struct cujit_device {
   int unrecoverable;      /* a reset did not clear the fault: the driver keeps it for the process */
   const char *last_kernel; /* the kernel last launched here, to blame on a fault (atomic access) */
   _Atomic size_t allocated;
-  struct cujit_stream *streams; /* its live streams (engine->streams_lock), for synchronize */
 };
 
 typedef enum cj_copy_kind { CJ_COPY_HTOD, CJ_COPY_DTOH, CJ_COPY_DTOD } cj_copy_kind;
@@ -60,7 +61,9 @@ struct cj_backend {
   cujit_status (*enter)(cujit_device *dev);
   int (*enter_quiet)(cujit_device *dev);
   cujit_status (*mem_info)(cujit_device *dev, size_t *free_bytes, size_t *total_bytes);
-  cujit_status (*synchronize)(cujit_device *dev); /* every stream of the device */
+  /* synchronize: waits (interruptibly, cj_backend_wait) for all work queued on the device: its
+  ** default stream and every stream made by stream_create; the core asks nothing else first. */
+  cujit_status (*synchronize)(cujit_device *dev);
   cujit_status (*reset)(cujit_device *dev);
   void (*release)(cujit_device *dev); /* at cujit_close */
 
@@ -75,6 +78,18 @@ struct cj_backend {
                        size_t bytes, void *stream);
   cujit_status (*memset8)(cujit_device *dev, uint64_t dst, unsigned char value, size_t bytes,
                           void *stream);
+
+  /* --- the memory pool (issue 15) ------------------------------------------------------------
+  ** alloc may serve from a pool and free may return to it, ordered after all work queued so far
+  ** on the device's streams (freeing memory that queued work still uses is safe), without waiting
+  ** for the device. An allocation that finds the device full first trims and retries.
+  ** pool_trim: gives the pool's unused memory back to the device (the CUDA backend: waits for the
+  ** device's queued frees, then cuMemPoolTrimTo 0); OK when there is no pool.
+  ** pool_reserved: the bytes the pool holds now, in use or not (0 without a pool).
+  ** The CPU device has no pool: pool_trim returns CUJIT_OK, pool_reserved sets 0 and returns
+  ** CUJIT_OK. */
+  cujit_status (*pool_trim)(cujit_device *dev);
+  cujit_status (*pool_reserved)(cujit_device *dev, size_t *bytes);
 
   /* --- streams and events ------------------------------------------------------------------
   ** stream_query / event_query return CUJIT_OK when done, CUJIT_ERROR_NOT_READY when not (without
@@ -163,8 +178,9 @@ cujit_status cj_device_fault(cujit_device *dev, const char *fmt, ...)
 cujit_status cj_device_refuse(cujit_device *dev);
 
 /* Waits until done(dev, handle) stops saying CUJIT_ERROR_NOT_READY (which it must not record),
-** polling with a short spin then a backoff up to ~100 us, so that cujit_interrupt can cut the wait
-** short (INTERRUPTED, naming `what` and the device). */
+** by the wait policy of backend.c (spin, then yield, then naps proportional to the time waited;
+** CUJIT_WAIT), so that cujit_interrupt cuts the wait short (INTERRUPTED, naming `what` and the
+** device) and a long wait does not hold a core. */
 typedef cujit_status (*cj_poll_fn)(cujit_device *dev, void *handle);
 cujit_status cj_backend_wait(cujit_device *dev, cj_poll_fn done, void *handle, const char *what);
 

@@ -1,7 +1,8 @@
 /*
 ** backend_cuda.c -- the CUDA backend: every Driver API call cujit makes for a device, behind the
 ** table of operations of backend.h. Devices and their primary contexts, memory, copies and
-** fills, streams and events, loading programs (cuLibraryLoadData) and finding kernels in them,
+** fills (on the driver's stream-ordered memory pool), streams and events, loading programs
+*(cuLibraryLoadData) and finding kernels in them,
 ** launches, occupancy, shared-memory opt-in, attributes, and turning driver results into statuses
 ** and messages (sticky errors poison the device, naming the kernel launched last).
 */
@@ -10,16 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct cuda_device {
-  cj_driver *drv;
-  CUdevice handle;
-  CUcontext ctx;        /* the retained primary context; NULL until first needed (atomic) */
-  pthread_mutex_t lock; /* serialises retaining and resetting the context */
-} cuda_device;
-
-#define CU(dev) ((cuda_device *)(dev)->impl)
-#define DRV(dev) (CU(dev)->drv)
 
 /* --- driver results --------------------------------------------------------------------------- */
 
@@ -135,6 +126,10 @@ cj_driver *cj_cuda_driver(cujit_device *dev) {
   return DRV(dev);
 }
 
+cujit_status cj_cuda_out_of_memory(cujit_device *dev, const char *what, size_t bytes) {
+  return out_of_memory(dev, what, bytes);
+}
+
 /* For queries: NOT_READY is an answer, not an error, and is not recorded. */
 static cujit_status answer(cujit_device *dev, CUresult rc, const char *what) {
   return rc == CUDA_ERROR_NOT_READY ? CUJIT_ERROR_NOT_READY : check(dev, rc, what);
@@ -182,9 +177,17 @@ static void free_table(cujit_device *devs, int n) {
   for (int i = 0; i < n; i++)
     if (devs[i].impl) {
       pthread_mutex_destroy(&CU(&devs[i])->lock);
+      pthread_mutex_destroy(&CU(&devs[i])->streams_lock);
       free(devs[i].impl);
     }
   free(devs);
+}
+
+/* CUJIT_POOL=off (or 0, no) allocates every buffer with cuMemAlloc and frees it with cuMemFree,
+** which waits for the whole device. */
+static int pool_wanted(void) {
+  const char *env = getenv("CUJIT_POOL");
+  return !env || !(strcmp(env, "off") == 0 || strcmp(env, "0") == 0 || strcmp(env, "no") == 0);
 }
 
 cujit_status cj_cuda_devices(cujit_engine *engine, cujit_device **devices, int *count) {
@@ -210,6 +213,7 @@ cujit_status cj_cuda_devices(cujit_engine *engine, cujit_device **devices, int *
     }
     c->drv = drv;
     pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&c->streams_lock, NULL);
     d->engine = engine, d->ordinal = i, d->ops = &cj_backend_cuda, d->impl = c;
     atomic_init(&d->allocated, 0);
     if ((rc = drv->cuDeviceGet(&c->handle, i)) != CUDA_SUCCESS) {
@@ -217,6 +221,9 @@ cujit_status cj_cuda_devices(cujit_engine *engine, cujit_device **devices, int *
       return driver_error(engine, rc, "reading the CUDA devices");
     }
     read_info(drv, c->handle, i, &d->info);
+    if (pool_wanted() && attribute(drv, c->handle, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) &&
+        drv->cuDeviceGetDefaultMemPool(&c->pool, c->handle) != CUDA_SUCCESS)
+      c->pool = NULL;
     snprintf(d->arch, sizeof d->arch, "sm_%d%d", d->info.cc_major, d->info.cc_minor);
   }
   *devices = devs;
@@ -226,6 +233,15 @@ cujit_status cj_cuda_devices(cujit_engine *engine, cujit_device **devices, int *
 
 /* --- devices and contexts --------------------------------------------------------------------- */
 
+/* The pool keeps what is freed to it (the release threshold is "everything"), as CuPy's pool
+** does: memory goes back to the device only through pool_trim, which an allocation that finds the
+** device full calls itself. Without it the driver would release unused memory at every
+** synchronize and the next allocation would map it again. */
+static void keep_pool(cuda_device *c) {
+  cuuint64_t keep = UINT64_MAX;
+  if (c->pool) c->drv->cuMemPoolSetAttribute(c->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+}
+
 /* The first entry: retain the primary context, once. */
 static cujit_status retain(cujit_device *dev) {
   cuda_device *c = CU(dev);
@@ -234,6 +250,7 @@ static cujit_status retain(cujit_device *dev) {
   if (!c->ctx) {
     CUcontext ctx = NULL;
     rc = c->drv->cuDevicePrimaryCtxRetain(&ctx, c->handle);
+    if (rc == CUDA_SUCCESS) keep_pool(c);
     if (rc == CUDA_SUCCESS) __atomic_store_n(&c->ctx, ctx, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&c->lock);
@@ -270,17 +287,23 @@ static cujit_status cuda_mem_info(cujit_device *dev, size_t *free_bytes, size_t 
   return check(dev, DRV(dev)->cuMemGetInfo(free_bytes, total_bytes), "cuMemGetInfo");
 }
 
-/* The legacy stream, polled so that an interrupt can cut the wait short; then the whole context,
-** which catches work cujit did not queue (other libraries sharing the primary context). */
-static cujit_status legacy_done(cujit_device *dev, void *unused) {
-  (void)unused;
-  return answer(dev, DRV(dev)->cuStreamQuery((CUstream)0), "cujit_device_synchronize");
+/* The default (legacy) stream and every stream made here, in one pass: the device is done when
+** all are. Polled by cj_backend_wait, so that an interrupt can cut the wait short; no
+** cuCtxSynchronize after it (it cannot be interrupted and would cost a second round trip).
+** Work other libraries queue on their own streams of the shared context is theirs to wait for. */
+static cujit_status device_done(cujit_device *dev, void *what) {
+  cuda_device *c = CU(dev);
+  CUresult rc = c->drv->cuStreamQuery((CUstream)0);
+  pthread_mutex_lock(&c->streams_lock);
+  for (int i = 0; i < c->nstreams && rc == CUDA_SUCCESS; i++)
+    if (!c->streams[i].capturing) rc = c->drv->cuStreamQuery(c->streams[i].stream);
+  pthread_mutex_unlock(&c->streams_lock);
+  return answer(dev, rc, what);
 }
 
-static cujit_status cuda_synchronize(cujit_device *dev) {
-  cujit_status st = cj_backend_wait(dev, legacy_done, NULL, "cujit_device_synchronize");
-  if (st != CUJIT_OK) return st;
-  return check(dev, DRV(dev)->cuCtxSynchronize(), "cujit_device_synchronize");
+cujit_status cj_cuda_synchronize(cujit_device *dev) {
+  static const char what[] = "cujit_device_synchronize";
+  return cj_backend_wait(dev, device_done, (void *)what, what);
 }
 
 /* After a reset, the first retain tells whether the driver let the fault go: on recent drivers an
@@ -314,10 +337,16 @@ static cujit_status cuda_reset(cujit_device *dev) {
   if (rc == CUDA_SUCCESS) {
     if (c->ctx) c->drv->cuDevicePrimaryCtxRelease(c->handle);
     __atomic_store_n(&c->ctx, NULL, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&c->streams_lock); /* the reset destroyed them, and their events */
+    c->nstreams = 0;
+    c->allocated = NULL;
+    pthread_mutex_unlock(&c->streams_lock);
     if (faulted) {
       CUcontext ctx = NULL;
-      if ((again = c->drv->cuDevicePrimaryCtxRetain(&ctx, c->handle)) == CUDA_SUCCESS)
+      if ((again = c->drv->cuDevicePrimaryCtxRetain(&ctx, c->handle)) == CUDA_SUCCESS) {
+        keep_pool(c);
         __atomic_store_n(&c->ctx, ctx, __ATOMIC_RELEASE);
+      }
     }
   }
   pthread_mutex_unlock(&c->lock);
@@ -333,105 +362,76 @@ static void cuda_release(cujit_device *dev) {
   cuda_device *c = CU(dev);
   if (c->ctx) c->drv->cuDevicePrimaryCtxRelease(c->handle);
   pthread_mutex_destroy(&c->lock);
+  pthread_mutex_destroy(&c->streams_lock);
+  free(c->streams);
   free(c);
   dev->impl = NULL;
 }
 
-/* --- memory ----------------------------------------------------------------------------------- */
-
-static cujit_status cuda_alloc(cujit_device *dev, size_t bytes, uint64_t *addr) {
-  CUdeviceptr ptr = 0;
-  CUresult rc = DRV(dev)->cuMemAlloc(&ptr, bytes);
-  *addr = (uint64_t)ptr;
-  if (rc == CUDA_SUCCESS) return CUJIT_OK;
-  if (rc == CUDA_ERROR_OUT_OF_MEMORY) return out_of_memory(dev, NULL, bytes);
-  char what[96], asked[32];
-  snprintf(what, sizeof what, "cuMemAlloc of %s on device %d",
-           cj_bytes_text(bytes, asked, sizeof asked), dev->ordinal);
-  return check(dev, rc, what);
-}
-
-static void cuda_free(cujit_device *dev, uint64_t addr) {
-  DRV(dev)->cuMemFree((CUdeviceptr)addr);
-}
-
-static cujit_status cuda_host_alloc(cujit_device *dev, size_t bytes, void **ptr) {
-  CUresult rc = DRV(dev)->cuMemHostAlloc(ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
-  if (rc == CUDA_SUCCESS) return CUJIT_OK;
-  char what[96], size[32];
-  cj_bytes_text(bytes, size, sizeof size);
-  if (rc == CUDA_ERROR_OUT_OF_MEMORY)
-    return cj_fail(dev->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
-                   "cujit_host_alloc: cannot pin %s of host memory; ask for less, or use ordinary "
-                   "(pageable) memory",
-                   size);
-  snprintf(what, sizeof what, "cuMemHostAlloc of %s", size);
-  return check(dev, rc, what);
-}
-
-static void cuda_host_free(cujit_device *dev, void *ptr) {
-  DRV(dev)->cuMemFreeHost(ptr);
-}
-
-/* A NULL stream promises a synchronous call; the driver's "synchronous" copies may return before
-** the device is done (pageable uploads, device-to-device, memset), and cujit's non-blocking
-** streams do not order behind the legacy stream, so wait for it here. */
-static cujit_status finish(cujit_device *dev, CUresult rc, void *stream, const char *call,
-                           size_t bytes) {
-  if (rc == CUDA_SUCCESS && !stream) rc = DRV(dev)->cuStreamSynchronize((CUstream)0);
-  if (rc == CUDA_SUCCESS) return CUJIT_OK;
-  char what[96], size[32];
-  snprintf(what, sizeof what, "%s of %s on device %d", call,
-           cj_bytes_text(bytes, size, sizeof size), dev->ordinal);
-  return check(dev, rc, what);
-}
-
-static cujit_status cuda_copy(cujit_device *dev, cj_copy_kind kind, uint64_t dst, uint64_t src,
-                              size_t bytes, void *stream) {
-  cj_driver *drv = DRV(dev);
-  CUstream s = (CUstream)stream;
-  switch (kind) {
-  case CJ_COPY_HTOD:
-    return finish(dev, drv->cuMemcpyHtoDAsync(dst, (const void *)(uintptr_t)src, bytes, s), stream,
-                  "cuMemcpyHtoD", bytes);
-  case CJ_COPY_DTOH:
-    return finish(dev, drv->cuMemcpyDtoHAsync((void *)(uintptr_t)dst, src, bytes, s), stream,
-                  "cuMemcpyDtoH", bytes);
-  default:
-    return finish(dev, drv->cuMemcpyDtoDAsync(dst, src, bytes, s), stream, "cuMemcpyDtoD", bytes);
-  }
-}
-
-static cujit_status cuda_memset8(cujit_device *dev, uint64_t dst, unsigned char value, size_t bytes,
-                                 void *stream) {
-  CUresult rc = DRV(dev)->cuMemsetD8Async(dst, value, bytes, (CUstream)stream);
-  return finish(dev, rc, stream, "cuMemsetD8", bytes);
-}
-
 /* --- streams and events ----------------------------------------------------------------------- */
 
+/* Kept in the device's list (for synchronize and the pool's joins) with its event. */
+static CUresult track_stream(cuda_device *c, CUstream s) {
+  CUevent joined = NULL;
+  CUresult rc = c->drv->cuEventCreate(&joined, CU_EVENT_DISABLE_TIMING);
+  if (rc != CUDA_SUCCESS) return rc;
+  pthread_mutex_lock(&c->streams_lock);
+  if (c->nstreams == c->cap) {
+    int cap = c->cap ? 2 * c->cap : 8;
+    cuda_stream *grown = realloc(c->streams, (size_t)cap * sizeof *grown);
+    if (grown) c->streams = grown, c->cap = cap;
+  }
+  if (c->nstreams < c->cap) c->streams[c->nstreams++] = (cuda_stream){s, joined, 0};
+  int kept = c->streams[c->nstreams - 1].stream == s;
+  pthread_mutex_unlock(&c->streams_lock);
+  if (kept) return CUDA_SUCCESS;
+  c->drv->cuEventDestroy(joined);
+  return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 static cujit_status cuda_stream_create(cujit_device *dev, void **stream) {
+  cuda_device *c = CU(dev);
   CUstream s = NULL;
-  cujit_status st =
-      check(dev, DRV(dev)->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  CUresult rc = c->drv->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+  if (rc == CUDA_SUCCESS && (rc = track_stream(c, s)) != CUDA_SUCCESS) {
+    c->drv->cuStreamDestroy(s);
+    s = NULL;
+  }
   *stream = s;
-  return st;
+  return check(dev, rc, "cuStreamCreate");
+}
+
+void cj_cuda_stream_capturing(cujit_device *dev, void *stream, int capturing) {
+  cuda_device *c = CU(dev);
+  pthread_mutex_lock(&c->streams_lock);
+  for (int i = 0; i < c->nstreams; i++)
+    if (c->streams[i].stream == (CUstream)stream) c->streams[i].capturing = capturing;
+  pthread_mutex_unlock(&c->streams_lock);
 }
 
 static void cuda_stream_destroy(cujit_device *dev, void *stream) {
-  DRV(dev)->cuStreamDestroy((CUstream)stream);
+  cuda_device *c = CU(dev);
+  pthread_mutex_lock(&c->streams_lock);
+  for (int i = 0; i < c->nstreams; i++)
+    if (c->streams[i].stream == (CUstream)stream) {
+      c->drv->cuEventDestroy(c->streams[i].joined);
+      c->streams[i] = c->streams[--c->nstreams];
+      break;
+    }
+  pthread_mutex_unlock(&c->streams_lock);
+  c->drv->cuStreamDestroy((CUstream)stream);
 }
 
 static cujit_status cuda_stream_query(cujit_device *dev, void *stream) {
   return answer(dev, DRV(dev)->cuStreamQuery((CUstream)stream), "cujit_stream_query");
 }
 
-static cujit_status stream_done(cujit_device *dev, void *stream) {
+cujit_status cj_cuda_stream_done(cujit_device *dev, void *stream) {
   return answer(dev, DRV(dev)->cuStreamQuery((CUstream)stream), "cujit_stream_synchronize");
 }
 
 static cujit_status cuda_stream_synchronize(cujit_device *dev, void *stream) {
-  return cj_backend_wait(dev, stream_done, stream, "cujit_stream_synchronize");
+  return cj_backend_wait(dev, cj_cuda_stream_done, stream, "cujit_stream_synchronize");
 }
 
 static cujit_status cuda_stream_wait_event(cujit_device *dev, void *stream, void *event) {
@@ -582,15 +582,17 @@ const cj_backend cj_backend_cuda = {
     .enter = cuda_enter,
     .enter_quiet = cuda_enter_quiet,
     .mem_info = cuda_mem_info,
-    .synchronize = cuda_synchronize,
+    .synchronize = cj_cuda_synchronize,
     .reset = cuda_reset,
     .release = cuda_release,
-    .alloc = cuda_alloc,
-    .free = cuda_free,
-    .host_alloc = cuda_host_alloc,
-    .host_free = cuda_host_free,
-    .copy = cuda_copy,
-    .memset8 = cuda_memset8,
+    .alloc = cj_cuda_alloc,
+    .free = cj_cuda_free,
+    .host_alloc = cj_cuda_host_alloc,
+    .host_free = cj_cuda_host_free,
+    .copy = cj_cuda_copy,
+    .memset8 = cj_cuda_memset8,
+    .pool_trim = cj_cuda_pool_trim,
+    .pool_reserved = cj_cuda_pool_reserved,
     .stream_create = cuda_stream_create,
     .stream_destroy = cuda_stream_destroy,
     .stream_query = cuda_stream_query,

@@ -40,6 +40,7 @@ cujit_status cj_cuda_capture_begin(cujit_device *dev, void *stream, int mode) {
                                               CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
                                               CU_STREAM_CAPTURE_MODE_GLOBAL};
   CUresult rc = cj_cuda_driver(dev)->cuStreamBeginCapture((CUstream)stream, modes[mode]);
+  if (rc == CUDA_SUCCESS) cj_cuda_stream_capturing(dev, stream, 1);
   return cj_cuda_check(dev, rc, "cujit_capture_begin (cuStreamBeginCapture)");
 }
 
@@ -68,6 +69,7 @@ cujit_status cj_cuda_capture_last_node(cujit_device *dev, void *stream, void **n
 cujit_status cj_cuda_capture_end(cujit_device *dev, void *stream, void **graph) {
   CUgraph g = NULL;
   CUresult rc = cj_cuda_driver(dev)->cuStreamEndCapture((CUstream)stream, &g);
+  cj_cuda_stream_capturing(dev, stream, 0);
   *graph = g;
   return cj_cuda_check(dev, rc, "cujit_capture_end (cuStreamEndCapture)");
 }

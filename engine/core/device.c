@@ -174,6 +174,25 @@ size_t cujit_device_allocated(const cujit_device *device) {
   return device ? atomic_load(&device->allocated) : 0;
 }
 
+cujit_status cujit_device_pool_reserved(cujit_device *device, size_t *bytes) {
+  NEED_DEVICE(device, "cujit_device_pool_reserved");
+  if (!bytes)
+    return cj_fail(device->engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_device_pool_reserved: bytes is NULL; pass a size_t to fill");
+  *bytes = 0;
+  if (!device->ops->enter_quiet(device) && device->fault == CUJIT_OK)
+    return CUJIT_OK; /* nothing was ever allocated on it */
+  cujit_status st = cj_device_enter(device);
+  return st == CUJIT_OK ? device->ops->pool_reserved(device, bytes) : st;
+}
+
+cujit_status cujit_device_trim(cujit_device *device) {
+  NEED_DEVICE(device, "cujit_device_trim");
+  if (!device->ops->enter_quiet(device) && device->fault == CUJIT_OK) return CUJIT_OK;
+  cujit_status st = cj_device_enter(device);
+  return st == CUJIT_OK ? device->ops->pool_trim(device) : st;
+}
+
 cujit_status cujit_device_status(cujit_device *device) {
   NEED_DEVICE(device, "cujit_device_status");
   if (__atomic_load_n(&device->fault, __ATOMIC_ACQUIRE) != CUJIT_OK)

@@ -56,8 +56,9 @@ typedef struct lib_state {
   cujit_engine *engine;
   pthread_mutex_t lock; /* guards what follows, and is held through a whole reduction */
   cujit_kernel *reduce[CUJIT_DTYPE_COUNT_][RED_COUNT];
-  cujit_kernel *fill[2];  /* f32, f64 */
-  cujit_buffer **scratch; /* per device ordinal */
+  cujit_kernel *fill[2];       /* f32, f64 */
+  cujit_buffer **scratch;      /* per device ordinal */
+  cujit_host_buffer **results; /* per device ordinal: 8 pinned bytes the result is read into */
   int nscratch;
 } lib_state;
 
@@ -71,6 +72,7 @@ static void state_destroy(void *state) {
   lib_state *s = state;
   pthread_mutex_destroy(&s->lock);
   free(s->scratch);
+  free(s->results);
 }
 
 static const char state_tag = 'L'; /* its address names this file's slot of an engine */
@@ -295,18 +297,26 @@ static cujit_status reduce_kernels(lib_state *s, cujit_dtype d, cujit_kernel ***
   return st;
 }
 
-static cujit_status scratch_buffer(lib_state *s, cujit_device *dev, cujit_buffer **out) {
+/* The device's scratch buffer and pinned result, made on first use (and again after a reset). */
+static cujit_status scratch_buffer(lib_state *s, cujit_device *dev, cujit_buffer **out,
+                                   cujit_host_buffer **result) {
   cujit_engine *e = s->engine;
   if (dev->ordinal >= s->nscratch) {
-    cujit_buffer **grown = realloc(s->scratch, (size_t)(dev->ordinal + 1) * sizeof *grown);
-    if (!grown) return cj_fail(e, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-    for (int i = s->nscratch; i <= dev->ordinal; i++) grown[i] = NULL;
-    s->scratch = grown, s->nscratch = dev->ordinal + 1;
+    size_t n = (size_t)(dev->ordinal + 1);
+    cujit_buffer **grown = realloc(s->scratch, n * sizeof *grown);
+    if (grown) s->scratch = grown;
+    cujit_host_buffer **results = grown ? realloc(s->results, n * sizeof *results) : NULL;
+    if (!results) return cj_fail(e, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    s->results = results;
+    for (int i = s->nscratch; i <= dev->ordinal; i++) grown[i] = NULL, results[i] = NULL;
+    s->nscratch = dev->ordinal + 1;
   }
   cujit_buffer **slot = &s->scratch[dev->ordinal];
+  cujit_host_buffer **pinned = &s->results[dev->ordinal];
   if (*slot && (*slot)->generation != dev->generation) { /* lost in a reset */
     cujit_buffer_free(*slot);
-    *slot = NULL;
+    cujit_host_free(*pinned);
+    *slot = NULL, *pinned = NULL;
   }
   if (!*slot) {
     cujit_device *current;
@@ -317,19 +327,23 @@ static cujit_status scratch_buffer(lib_state *s, cujit_device *dev, cujit_buffer
                      "reductions on device %d need it to be the current device the first time "
                      "(cujit_set_device)",
                      dev->ordinal);
+    if (!*pinned && (st = cujit_host_alloc(e, 8, pinned)) != CUJIT_OK) return st;
     if ((st = cujit_buffer_alloc(e, LIB_SCRATCH_BYTES, CUJIT_DTYPE_NONE, slot)) != CUJIT_OK)
       return st;
   }
   *out = *slot;
+  *result = *pinned;
   return CUJIT_OK;
 }
 
-/* Stage 1 over the input(s), stage 2 over the partials, then the 8-byte result to the host. */
+/* Stage 1 over the input(s), stage 2 over the partials (not when stage 1 ran as one block: it
+** wrote the result), then the 8-byte result to the host through pinned memory. */
 static cujit_status run_reduction(lib_state *s, cujit_device *dev, cujit_kernel **ks, int op,
                                   cujit_buffer *a, cujit_buffer *b, uint64_t count,
                                   cujit_stream *stream, void *result8) {
   cujit_buffer *scratch = NULL;
-  cujit_status st = scratch_buffer(s, dev, &scratch);
+  cujit_host_buffer *pinned = NULL;
+  cujit_status st = scratch_buffer(s, dev, &scratch, &pinned);
   if (st != CUJIT_OK) return st;
   uint64_t partials = cujit_buffer_devptr(scratch), outp = partials + 8 * LIB_MAX_PARTIALS;
   uint64_t vectors =
@@ -345,12 +359,18 @@ static cujit_status run_reduction(lib_state *s, cujit_device *dev, cujit_kernel 
     st = cj_library_launch_1d(ks[op], grid, stream, args, 3);
   }
   if (st != CUJIT_OK) return st;
-  int final = op == RED_MIN ? RED_MIN_FINAL : op == RED_MAX ? RED_MAX_FINAL : RED_SUM_FINAL;
-  cujit_arg fargs[] = {dev_partials, CUJIT_ARG_U(grid), dev_out};
-  if ((st = cj_library_launch_1d(ks[final], 1, stream, fargs, 3)) != CUJIT_OK) return st;
-  if ((st = cujit_memcpy_dtoh(result8, scratch, 8 * LIB_MAX_PARTIALS, 8, stream)) != CUJIT_OK)
-    return st;
-  return stream ? cujit_stream_synchronize(stream) : CUJIT_OK;
+  size_t at = 0; /* where the result is: the first partial after one block */
+  if (grid > 1) {
+    int final = op == RED_MIN ? RED_MIN_FINAL : op == RED_MAX ? RED_MAX_FINAL : RED_SUM_FINAL;
+    cujit_arg fargs[] = {dev_partials, CUJIT_ARG_U(grid), dev_out};
+    if ((st = cj_library_launch_1d(ks[final], 1, stream, fargs, 3)) != CUJIT_OK) return st;
+    at = 8 * LIB_MAX_PARTIALS;
+  }
+  void *host = cujit_host_ptr(pinned);
+  if ((st = cujit_memcpy_dtoh(host, scratch, at, 8, stream)) != CUJIT_OK) return st;
+  if (stream && (st = cujit_stream_synchronize(stream)) != CUJIT_OK) return st;
+  memcpy(result8, host, 8);
+  return CUJIT_OK;
 }
 
 static cujit_status check_count(cujit_engine *e, const char *fn, const cujit_buffer *b,

@@ -46,6 +46,12 @@
   X(cuMemsetD8Async, 3020)                                                                         \
   X(cuMemHostAlloc, 2020)                                                                          \
   X(cuMemFreeHost, 2000)                                                                           \
+  X(cuDeviceGetDefaultMemPool, 11020)                                                              \
+  X(cuMemAllocFromPoolAsync, 11020)                                                                \
+  X(cuMemFreeAsync, 11020)                                                                         \
+  X(cuMemPoolSetAttribute, 11020)                                                                  \
+  X(cuMemPoolGetAttribute, 11020)                                                                  \
+  X(cuMemPoolTrimTo, 11020)                                                                        \
   X(cuStreamCreate, 2000)                                                                          \
   X(cuStreamDestroy, 4000)                                                                         \
   X(cuStreamSynchronize, 2000)                                                                     \

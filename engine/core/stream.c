@@ -1,6 +1,7 @@
 /*
 ** stream.c -- streams, events, and synchronizing a whole device, over the backend seam: every wait
-** polls so that cujit_interrupt can cut it short (cj_backend_wait).
+** is the backend's, by the wait policy of backend.c (cj_backend_wait), which cujit_interrupt cuts
+** short.
 */
 #include "stream.h"
 
@@ -12,58 +13,20 @@
 
 /* --- the device ------------------------------------------------------------------------------- */
 
-/* Every live stream of the device: the lock keeps the list still while it is walked, and is held
-** only for these few queries. */
-static cujit_status streams_done(cujit_device *device, void *unused) {
-  (void)unused;
-  cujit_engine *engine = device->engine;
-  unsigned generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
-  cujit_status st = CUJIT_OK;
-  pthread_mutex_lock(&engine->streams_lock);
-  for (cujit_stream *s = device->streams; s && st == CUJIT_OK; s = s->dev_next) /* capturing */
-    if (s->generation == generation && !__atomic_load_n(&s->capture, __ATOMIC_ACQUIRE))
-      st = device->ops->stream_query(device, s->handle);
-  pthread_mutex_unlock(&engine->streams_lock);
-  return st;
-}
-
+/* One wait, by the backend, for all the device's work (its default stream and every stream). */
 cujit_status cujit_device_synchronize(cujit_device *device) {
   if (!device)
     return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_device_synchronize: device is NULL");
   if (!device->ops->enter_quiet(device) && device->fault == CUJIT_OK)
     return CUJIT_OK; /* nothing was ever queued on it */
   cujit_status st = cj_device_enter(device);
-  if (st == CUJIT_OK) st = cj_backend_wait(device, streams_done, NULL, "cujit_device_synchronize");
   return st == CUJIT_OK ? device->ops->synchronize(device) : st;
 }
 
 /* --- streams ---------------------------------------------------------------------------------- */
 
-static void link_to_device(cujit_stream *s) {
-  cujit_device *device = s->device;
-  pthread_mutex_lock(&device->engine->streams_lock);
-  s->dev_prev = NULL;
-  s->dev_next = device->streams;
-  if (device->streams) device->streams->dev_prev = s;
-  device->streams = s;
-  pthread_mutex_unlock(&device->engine->streams_lock);
-}
-
-static void unlink_from_device(cujit_stream *s) {
-  cujit_device *device = s->device;
-  pthread_mutex_lock(&device->engine->streams_lock);
-  if (s->dev_prev)
-    s->dev_prev->dev_next = s->dev_next;
-  else if (device->streams == s)
-    device->streams = s->dev_next;
-  if (s->dev_next) s->dev_next->dev_prev = s->dev_prev;
-  s->dev_prev = s->dev_next = NULL;
-  pthread_mutex_unlock(&device->engine->streams_lock);
-}
-
 static void stream_destroy(cj_link *link) {
   cujit_stream *s = STREAM_OF(link);
-  unlink_from_device(s);
   if (cj_device_current(s->device, s->generation) && cj_device_enter_quiet(s->device))
     s->device->ops->stream_destroy(s->device, s->handle);
   free(s);
@@ -85,7 +48,6 @@ cujit_status cujit_stream_create(cujit_engine *engine, cujit_stream **out) {
   }
   s->device = device;
   s->generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
-  link_to_device(s);
   cj_track(engine, &s->link, stream_destroy);
   *out = s;
   return CUJIT_OK;

@@ -11,8 +11,7 @@ struct cujit_stream {
   cj_link link;
   cujit_device *device;
   unsigned generation;
-  void *handle;                             /* the backend's */
-  struct cujit_stream *dev_prev, *dev_next; /* in device->streams */
+  void *handle;               /* the backend's */
   struct cj_capture *capture; /* while it captures a graph (graph.c), what launches record */
 };
 

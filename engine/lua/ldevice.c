@@ -98,14 +98,25 @@ static int l_device(lua_State *L) {
   return 1;
 }
 
-/* cuda.memory() -> free, total bytes of the current device. */
+/* cuda.memory() -> free, total bytes of the current device, and the bytes its memory pool holds
+** (in live arrays or kept for the next allocation). */
 static int l_memory(lua_State *L) {
   cujit_engine *e = cjl_engine(L);
-  size_t free_bytes, total_bytes;
-  cjl_check(L, e, cujit_device_memory(current_device(L, e), &free_bytes, &total_bytes));
+  cujit_device *device = current_device(L, e);
+  size_t free_bytes, total_bytes, reserved;
+  cjl_check(L, e, cujit_device_memory(device, &free_bytes, &total_bytes));
+  cjl_check(L, e, cujit_device_pool_reserved(device, &reserved));
   lua_pushinteger(L, (lua_Integer)free_bytes);
   lua_pushinteger(L, (lua_Integer)total_bytes);
-  return 2;
+  lua_pushinteger(L, (lua_Integer)reserved);
+  return 3;
+}
+
+/* cuda.trim(): the pool's unused memory back to the device (after the queued work). */
+static int l_trim(lua_State *L) {
+  cujit_engine *e = cjl_engine(L);
+  cjl_check(L, e, cujit_device_trim(current_device(L, e)));
+  return 0;
 }
 
 static int l_allocated(lua_State *L) {
@@ -203,6 +214,7 @@ static const luaL_Reg module_functions[] = {{"devices", l_devices},
                                             {"device", l_device},
                                             {"memory", l_memory},
                                             {"allocated", l_allocated},
+                                            {"trim", l_trim},
                                             {"synchronize", l_synchronize},
                                             {"status", l_status},
                                             {"reset", l_reset},

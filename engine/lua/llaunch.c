@@ -22,10 +22,27 @@ typedef struct cjl_launcher {
   int forall;
 } cjl_launcher;
 
-/* Upvalues of the launcher's __call: the metatables it tells arguments apart by. */
+/* Upvalues of the launcher's __call: the addresses (light userdata) of the metatables it tells
+** arguments apart by. */
 #define LAUNCHER_MT lua_upvalueindex(1)
 #define ARRAY_MT lua_upvalueindex(2)
 #define HOST_MT lua_upvalueindex(3)
+
+/* Whether the value at idx has the metatable whose address is the light userdata at `mt`: a
+** pointer compare, cheaper on the launch path than lua_rawequal on the metatables themselves.
+** The metatables live in the registry for the life of the state, so the addresses stay valid. */
+static int has_metatable(lua_State *L, int idx, const void *mt) {
+  if (!lua_getmetatable(L, idx)) return 0;
+  int same = lua_topointer(L, -1) == mt;
+  lua_pop(L, 1);
+  return same;
+}
+
+static void push_metatable_address(lua_State *L, const char *name) {
+  luaL_getmetatable(L, name);
+  lua_pushlightuserdata(L, (void *)lua_topointer(L, -1));
+  lua_remove(L, -2);
+}
 
 /* ---------------------------------------------------------------------------------------------
 ** Launch configurations
@@ -229,9 +246,9 @@ static int kernel_forall(lua_State *L) {
 
 /* Indexing a kernel: a table is a launch configuration, a string a method. */
 static int kernel_index(lua_State *L) {
-  if (!lua_getmetatable(L, 1) || !lua_rawequal(L, -1, lua_upvalueindex(2)))
+  if (!has_metatable(L, 1, lua_touserdata(L, lua_upvalueindex(2))))
     return luaL_typeerror(L, 1, CJL_KERNEL);
-  cjl_kernel *k = lua_touserdata(L, 1); /* its metatable stays: what is returned is pushed last */
+  cjl_kernel *k = lua_touserdata(L, 1);
   switch (lua_type(L, 2)) {
   case LUA_TTABLE:
     if (!cjl_kernel_alive(k)) return luaL_error(L, "kernel has been freed");
@@ -318,32 +335,27 @@ static void convert_scalar(lua_State *L, const cjl_kernel *k, int i, int idx, cu
   arg_error(L, k, i, lua_pushfstring(L, "number expected, got %s", luaL_typename(L, idx)));
 }
 
-/* Converts argument `idx` for parameter i. Returns 1 when it is a host array or Lua table that
-** must be copied to the device around the launch (args[i] is then filled in later). */
-static int convert_arg(lua_State *L, const cjl_kernel *k, int i, int idx, cujit_arg *arg) {
+/* Converts argument `idx` for parameter i (array_mt: the device arrays' metatable's address).
+** Returns 1 when it is a host array or Lua table that must be copied to the device around the
+** launch (args[i] is then filled in later). */
+static int convert_arg(lua_State *L, const cjl_kernel *k, int i, int idx, const void *array_mt,
+                       cujit_arg *arg) {
   const cjl_param *p = &k->params[i];
   if (p->kind != CUJIT_PARAM_POINTER) {
     convert_scalar(L, k, i, idx, arg);
     return 0;
   }
-  if (lua_getmetatable(L, idx)) {
-    if (lua_rawequal(L, -1, ARRAY_MT)) {
-      lua_pop(L, 1);
-      const cjl_array *a = lua_touserdata(L, idx);
-      cujit_buffer *b = cjl_array_buffer(a);
-      if (!b) arg_error(L, k, i, "device array has been freed");
-      if (!dtype_fits(p, a->dtype))
-        arg_error(L, k, i, array_mismatch(L, p, a->dtype, "device array"));
-      arg->kind = CUJIT_ARG_BUFFER;
-      arg->v.buffer = b;
-      return 0;
-    }
-    int host = lua_rawequal(L, -1, HOST_MT);
-    lua_pop(L, 1);
-    if (host) return 1;
-  } else if (lua_istable(L, idx)) {
-    return 1;
+  if (has_metatable(L, idx, array_mt)) {
+    const cjl_array *a = lua_touserdata(L, idx);
+    cujit_buffer *b = cjl_array_buffer(a);
+    if (!b) arg_error(L, k, i, "device array has been freed");
+    if (!dtype_fits(p, a->dtype))
+      arg_error(L, k, i, array_mismatch(L, p, a->dtype, "device array"));
+    arg->kind = CUJIT_ARG_BUFFER;
+    arg->v.buffer = b;
+    return 0;
   }
+  if (has_metatable(L, idx, lua_touserdata(L, HOST_MT)) || lua_istable(L, idx)) return 1;
   return arg_error(L, k, i,
                    lua_pushfstring(L,
                                    "cujit.device_array expected (or a host array or "
@@ -490,15 +502,16 @@ static void keep_captured(lua_State *L, int nargs) {
 /* launcher(args...): the launch path. */
 static int launcher_call(lua_State *L) {
   int nargs = lua_gettop(L) - 1;
-  if (!lua_getmetatable(L, 1) || !lua_rawequal(L, -1, LAUNCHER_MT))
+  if (!has_metatable(L, 1, lua_touserdata(L, LAUNCHER_MT)))
     return luaL_error(L, "cujit.launcher expected");
-  cjl_launcher *ln = lua_touserdata(L, 1); /* its metatable stays: arguments are 2 .. nargs + 1 */
+  cjl_launcher *ln = lua_touserdata(L, 1);
   cjl_kernel *k = ln->kernel;
   if (!cjl_kernel_alive(k)) return luaL_error(L, "kernel has been freed");
   if (nargs != k->nparams) return count_error(L, k, nargs);
   cujit_arg args[CJL_MAX_ARGS];
   int copies = 0;
-  for (int i = 0; i < nargs; i++) copies |= convert_arg(L, k, i, i + 2, &args[i]);
+  const void *array_mt = lua_touserdata(L, ARRAY_MT);
+  for (int i = 0; i < nargs; i++) copies |= convert_arg(L, k, i, i + 2, array_mt, &args[i]);
   cujit_stream *stream = NULL;
   if (ln->stream && !(stream = ln->stream->stream))
     return luaL_error(L, "the stream of this launch of '%s' has been freed", cjl_kernel_name(k));
@@ -536,9 +549,9 @@ static const luaL_Reg kernel_methods[] = {{"forall", kernel_forall}, {NULL, NULL
 
 void cjl_open_launchers(lua_State *L) {
   luaL_newmetatable(L, CJL_LAUNCHER);
-  luaL_getmetatable(L, CJL_LAUNCHER);
-  luaL_getmetatable(L, CJL_ARRAY);
-  luaL_getmetatable(L, CJL_HOST);
+  push_metatable_address(L, CJL_LAUNCHER);
+  push_metatable_address(L, CJL_ARRAY);
+  push_metatable_address(L, CJL_HOST);
   lua_pushcclosure(L, launcher_call, 3);
   lua_setfield(L, -2, "__call");
   lua_pushcfunction(L, launcher_tostring);
@@ -549,7 +562,7 @@ void cjl_open_launchers(lua_State *L) {
   cjl_add_methods(L, CJL_KERNEL, kernel_methods);
   luaL_getmetatable(L, CJL_KERNEL);
   lua_getfield(L, -1, "__index");
-  lua_pushvalue(L, -2);
+  push_metatable_address(L, CJL_KERNEL);
   lua_pushcclosure(L, kernel_index, 2);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);

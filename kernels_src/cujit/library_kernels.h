@@ -70,13 +70,18 @@ __device__ __forceinline__ A cj_fold(const cj_t *x, const cj_t *y, unsigned long
   return acc;
 }
 
-/* Stage 1: one partial per block. */
+/* Stage 1: one partial per block; a grid of one block (a small array) writes the 8-byte result
+** itself, where stage 2 would, so the reduction is one launch. */
 template <bool DOT, class A, class Op>
 __device__ __forceinline__ void cj_stage1(const void *x, const void *y, unsigned long long n,
                                           void *partials, A identity, Op op) {
   A acc = cj_fold<DOT>((const cj_t *)x, (const cj_t *)y, n, identity, op);
   acc = cujit::block_reduce(acc, op);
-  if (threadIdx.x == 0) ((A *)partials)[blockIdx.x] = acc;
+  if (threadIdx.x != 0) return;
+  if (gridDim.x == 1)
+    *(cj_sum_t *)partials = (cj_sum_t)acc;
+  else
+    ((A *)partials)[blockIdx.x] = acc;
 }
 
 /* Stage 2: one block folds the partials and writes the 8-byte result. */

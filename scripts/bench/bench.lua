@@ -1,5 +1,6 @@
 -- bench.lua -- cujit from Lua, run by the `cujit` command: launch host time, round trip, cold and
--- warm first launch, the bandwidth kernels and graph replays, on the same kernels/*.cu as every
+-- warm first launch, the bandwidth kernels, graph replays, and the latency and small-operation
+-- cases of issue 15 (as latency.c measures them from C), on the same kernels/*.cu as every
 -- other system and with the same method (see README.md). Prints CSV rows like the C programs; anything that fails
 -- becomes a "missing" row with the error as the reason. The launch case measures, in this process
 -- and interleaved batch by batch with cujit's launches, two floors made by benchclock from the
@@ -31,6 +32,7 @@ local function options(argv)
     if a == "--quick" then o.reps, o.launches, o.roundtrips, o.sizes[3] = 5, 5000, 500, 4
     elseif a == "--short" then
       o.reps, o.launches, o.batch, o.roundtrips, o.sizes = 1, 10, 10, 10, { 10, 10, 1 }
+      o.short = true
     elseif a == "--sizes" and v then
       local lo, hi, step = v:match("^(%d+):(%d+):?(%d*)$")
       if not lo then error("--sizes expects MIN:MAX[:STEP], got '" .. v .. "'") end
@@ -317,12 +319,76 @@ local function graph_step_case()
   row("graph_step", "graph", REPLAYS * STEPS, median(per[2]), "us")
 end
 
+-- Issue 15's cases, as latency.c measures them from C: a spin kernel of each length launched and
+-- waited for (cuda.synchronize, stream:synchronize, event:synchronize), median us; the process's
+-- CPU time (os.clock) during a wait for a one-second kernel, % of the wall time.
+local LENGTHS = { 0, 5, 20, 50, 200, 1000, 10000 }
+local function latency_case()
+  local src = read("spin.cu")
+  local spin, s, e = kernel_of(src, "spin"), cuda.stream(), cuda.event()
+  local waits = {
+    device = function(ns) spin[{ 1, 1 }](ns); cuda.synchronize() end,
+    stream = function(ns) spin[{ 1, 1, stream = s }](ns); s:synchronize() end,
+    event = function(ns) spin[{ 1, 1 }](ns); e:record():synchronize() end,
+  }
+  for _, kind in ipairs { "stream", "device", "event" } do
+    local wait = waits[kind]
+    for _, us in ipairs(LENGTHS) do
+      local count = math.max(o.short and 1 or 5, math.min(o.roundtrips, 2000,
+        us > 0 and 400000 // us or 2000))
+      for _ = 1, 3 do wait(us * 1000) end
+      local times = {}
+      for i = 1, count do
+        local t0 = clock.now()
+        wait(us * 1000)
+        times[i] = (clock.now() - t0) * 1e6
+      end
+      row("latency", "rt" .. us .. "_" .. kind, count, median(times), "us")
+    end
+  end
+  local c0, t0 = os.clock(), clock.now()
+  waits.stream(o.short and 10000000 or 1000000000)
+  row("latency", "cpu_wait1s", 1, 100 * (os.clock() - c0) / (clock.now() - t0), "%")
+end
+
+-- Small operations as a Lua user writes them, each the median us of many.
+local function small_case()
+  local n1k, n1m = 1024, 1 << 20
+  local a1k, a1m = cuda.zeros(n1k, "f32"), cuda.zeros(n1m, "f32")
+  local h = cuda.host_array(n1k, "f32")
+  local t = {}
+  for i = 1, n1k do t[i] = i * 0.5 end
+  local twice = kernel_of(read("spin.cu"), "twice")
+  local ops = {
+    { "alloc_free", function() cuda.device_array(n1k, "f32"):free() end },
+    { "zeros", function() cuda.zeros(n1k, "f32"):free() end },
+    { "sum1k", function() return a1k:sum() end },
+    { "sum1m", function() return a1m:sum() end },
+    { "dtoh1k", function() a1k:copy_to_host(h) end },
+    { "htod1k", function() a1k:copy_from(h) end },
+    { "table1k", function() cuda.to_device(t, "f32"):free() end },
+    { "ew1k", function() twice[{ n1k // 256, 256 }](a1k, n1k); cuda.synchronize() end },
+  }
+  local count = math.min(o.roundtrips, 2000)
+  for _, op in ipairs(ops) do
+    local fn, times = op[2], {}
+    for _ = 1, 3 do fn() end
+    for i = 1, count do
+      local t0 = clock.now()
+      fn()
+      times[i] = (clock.now() - t0) * 1e6
+    end
+    row("small", op[1], count, median(times), "us")
+  end
+end
+
 local all = {
   { "launch", { "args1", "args4", "args12" }, o.launches },
   { "roundtrip", { "args4" }, o.roundtrips },
   { "cold", { "vadd" }, 1 << 20 }, { "warm", { "vadd" }, 1 << 20 },
   { "bandwidth", { "vadd", "saxpy", "vadd4", "saxpy4" }, 1 << o.sizes[2] },
   { "graph", { "nodes1", "nodes10", "nodes100", "nodes1000" }, 0 },
+  { "latency", { "(all)" }, 0 }, { "small", { "(all)" }, 0 },
 }
 local why = not ok_cuda and ("require 'cujit' failed (run bench.lua with the cujit command): "
       .. tostring(cuda))
@@ -346,3 +412,5 @@ if wants("graph") then
     missing("graph_step", "launches", 0, err); missing("graph_step", "graph", 0, err)
   end
 end
+guarded("latency", { "(all)" }, 0, latency_case)
+guarded("small", { "(all)" }, 0, small_case)

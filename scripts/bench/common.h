@@ -74,6 +74,9 @@ char *bench_read_kernel(const bench_opts *o, const char *name, char *why, size_t
   X(cuCtxSetCurrent, 4000)                                                                         \
   X(cuCtxGetCurrent, 4000)                                                                         \
   X(cuCtxSynchronize, 2000)                                                                        \
+  X(cuStreamCreate, 2000)                                                                          \
+  X(cuStreamSynchronize, 2000)                                                                     \
+  X(cuMemcpyHtoD, 3020)                                                                            \
   X(cuMemAlloc, 3020)                                                                              \
   X(cuMemFree, 3020)                                                                               \
   X(cuMemcpyDtoD, 3020)                                                                            \
@@ -88,9 +91,7 @@ char *bench_read_kernel(const bench_opts *o, const char *name, char *why, size_t
   X(cuLibraryGetKernel, 12000)                                                                     \
   X(cuKernelGetFunction, 12000)                                                                    \
   X(cuLaunchKernel, 4000)                                                                          \
-  X(cuStreamCreate, 2000)                                                                          \
   X(cuStreamDestroy, 4000)                                                                         \
-  X(cuStreamSynchronize, 2000)                                                                     \
   X(cuStreamBeginCapture, 10010)                                                                   \
   X(cuStreamEndCapture, 10000)                                                                     \
   X(cuGraphInstantiateWithFlags, 11040)                                                            \

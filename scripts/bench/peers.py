@@ -283,9 +283,72 @@ def cupy_main(a):
                 "us")
             row("graph_setup", sysname, f"capture{n}", n, (t1 - t0) * 1e6, "us")
 
+    def median_us(fn, count):
+        for _ in range(3):
+            fn()
+        times = []
+        for _ in range(count):
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e6)
+        return statistics.median(times)
+
+    def latency_case():
+        """Issue 15: a spin kernel of each length launched and waited for, per kind of wait."""
+        mod = cp.RawModule(code=read_kernel(a, "spin.cu"))
+        spin = mod.get_function("spin")
+        stream, event = cp.cuda.Stream(non_blocking=True), cp.cuda.Event(disable_timing=True)
+        def on_stream(ns):
+            spin((1,), (1,), (np.uint64(ns),), stream=stream)
+            stream.synchronize()
+        def on_device(ns):
+            spin((1,), (1,), (np.uint64(ns),))
+            sync()
+        def on_event(ns):
+            spin((1,), (1,), (np.uint64(ns),))
+            event.record()
+            event.synchronize()
+        waits = {"stream": on_stream, "device": on_device, "event": on_event}
+        for kind in ("stream", "device", "event"):
+            for us in LATENCY_LENGTHS:
+                count = max(1 if a.short else 5,
+                            min(a.roundtrips, 2000, 400000 // us if us else 2000))
+                fn = waits[kind]
+                row("latency", sysname, f"rt{us}_{kind}", count,
+                    median_us(lambda: fn(us * 1000), count), "us")
+        c0, t0 = time.process_time(), time.perf_counter()
+        on_stream(10_000_000 if a.short else 1_000_000_000)
+        row("latency", sysname, "cpu_wait1s", 1,
+            100 * (time.process_time() - c0) / (time.perf_counter() - t0), "%")
+
+    def small_case():
+        """Issue 15: small operations, median us each."""
+        a1k, a1m = cp.zeros(1024, dtype=cp.float32), cp.zeros(1 << 20, dtype=cp.float32)
+        h = np.zeros(1024, dtype=np.float32)
+        table = [i * 0.5 for i in range(1, 1025)]
+        twice = cp.RawModule(code=read_kernel(a, "spin.cu")).get_function("twice")
+        def ew():
+            twice((4,), (256,), (a1k, np.int32(1024)))
+            sync()
+        ops = {
+            "alloc_free": lambda: cp.empty(1024, dtype=cp.float32),  # freed to the pool at once
+            "zeros": lambda: cp.zeros(1024, dtype=cp.float32),
+            "sum1k": lambda: float(a1k.sum()),
+            "sum1m": lambda: float(a1m.sum()),
+            "dtoh1k": lambda: a1k.get(out=h),
+            "htod1k": lambda: a1k.set(h),
+            "table1k": lambda: cp.asarray(table, dtype=cp.float32),
+            "ew1k": ew,
+        }
+        count = min(a.roundtrips, 2000)
+        for variant, fn in ops.items():
+            row("small", sysname, variant, count, median_us(fn, count), "us")
+
     guarded(a, sysname, "launch", ["args1", "args4", "args12"], a.launches, launch_case)
     if not wants(a, "launch"):
         guarded(a, sysname, "roundtrip", ["args4"], a.roundtrips, launch_case)
+    guarded(a, sysname, "latency", ["(all)"], 0, latency_case)
+    guarded(a, sysname, "small", ["(all)"], 0, small_case)
     guarded(a, sysname, "cold", ["vadd"], 1 << 20, lambda: first_launch("cold"))
     guarded(a, sysname, "warm", ["vadd"], 1 << 20, lambda: first_launch("warm"))
     guarded(a, sysname, "bandwidth", BW_VARIANTS, 1 << max(a.sizes), bandwidth_case)
@@ -485,7 +548,9 @@ def numba_main(a):
 
 ALL_CASES = {"launch": ["args1", "args4", "args12"], "roundtrip": ["args4"], "cold": ["vadd"],
              "warm": ["vadd"], "bandwidth": ["vadd", "saxpy"], "sum": ["sum"], "montecarlo": ["e2e"],
-             "graph": ["nodes1", "nodes10", "nodes100", "nodes1000"]}
+             "graph": ["nodes1", "nodes10", "nodes100", "nodes1000"],
+             "latency": ["(all)"], "small": ["(all)"]}
+LATENCY_LENGTHS = (0, 5, 20, 50, 200, 1000, 10000)  # us, as latency.c and bench.lua
 
 
 def main():

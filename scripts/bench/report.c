@@ -148,11 +148,13 @@ enum { NSYS = 6 };
 
 /* The launch case's floors measured inside the cujit processes, interleaved with cujit's own
 ** launches: cujit_bench_c's raw cuLaunchKernel, and bench.lua's raw launcher called from the same
-** Lua loop and from a C loop. Only table 1, its goals and its chart show them. */
-static const char *const same_systems[] = {"raw_c_same", "raw_lua_same", "raw_c_in_lua"};
+** Lua loop and from a C loop. Only table 1, its goals and its chart show them. And cujit C's
+** waits under CUJIT_WAIT=spin, which only table 8 shows. */
+static const char *const same_systems[] = {"raw_c_same", "raw_lua_same", "raw_c_in_lua",
+                                           "cujit_c_spin"};
 static const char *const same_titles[] = {"raw C (same process)", "raw from Lua (same process)",
-                                          "raw C loop (Lua process)"};
-enum { NSAME = 3 };
+                                          "raw C loop (Lua process)", "cujit C spin"};
+enum { NSAME = 4 };
 
 static const char *title_of(const char *system) {
   for (int s = 0; s < NSYS; s++)
@@ -308,7 +310,7 @@ typedef enum goal_kind {
 } goal_kind;
 
 typedef struct goal {
-  const char *what, *bcase, *system, *variant; /* variant NULL: every variant of the case */
+  const char *what, *bcase, *system, *variant; /* NULL: every variant; "rt*": those so begun */
   const char *floor_sys, *floor_variant;       /* floor_variant NULL: the same variant */
   goal_kind kind;
   double limit;
@@ -356,7 +358,29 @@ static const goal goals[] = {
      NULL, NULL, ABSOLUTE_MAX, 0.6, 0},
     {"graph replay from Lua about 0.5 us a node (<= 0.6 us at 1000 nodes)", "graph", "cujit_lua",
      "nodes1000", NULL, NULL, ABSOLUTE_MAX, 0.6, 0},
+    /* Issue 15: waits at the driver's floor, small operations at or below CuPy's. */
+    {"wait round trip <= 1.10x the driver's own wait of the same kind", "latency", "cujit_c", "rt*",
+     "raw", NULL, RATIO_MAX, 1.10, 0},
+    {"wait round trip from Lua <= 1.10x the driver's own wait of the same kind", "latency",
+     "cujit_lua", "rt*", "raw", NULL, RATIO_MAX, 1.10, 0},
+    {"CPU during a 1 s wait <= 10% of a core", "latency", "cujit_c", "cpu_wait1s", NULL, NULL,
+     ABSOLUTE_MAX, 10, 0},
+    {"CPU during a 1 s wait from Lua <= 10% of a core", "latency", "cujit_lua", "cpu_wait1s", NULL,
+     NULL, ABSOLUTE_MAX, 10, 0},
+    {"small operations at or below CuPy's", "small", "cujit_c", NULL, "cupy", NULL, RATIO_MAX, 1.0,
+     0},
+    {"small operations from Lua at or below CuPy's", "small", "cujit_lua", NULL, "cupy", NULL,
+     RATIO_MAX, 1.0, 0},
+    {"allocate + free >= 2x cheaper than cuMemAlloc + cuMemFree", "small", "cujit_c", "alloc_free",
+     "raw", NULL, RATIO_MAX, 0.5, 0},
 };
+
+/* A goal's variant: exact, or a prefix when it ends in '*'. */
+static int variant_matches(const char *pattern, const char *variant) {
+  size_t n = strlen(pattern);
+  if (n > 0 && pattern[n - 1] == '*') return strncmp(pattern, variant, n - 1) == 0;
+  return strcmp(pattern, variant) == 0;
+}
 
 typedef struct tally {
   int met, missed, unmeasured;
@@ -410,7 +434,8 @@ static void judge(const goal *g, tally *t) {
   for (int i = 0; i < nrows; i++) {
     const row *r = &rows[i];
     if (strcmp(r->bcase, g->bcase) || strcmp(r->system, g->system) ||
-        (g->variant && strcmp(r->variant, g->variant)) || (g->largest_only && r->n != largest))
+        (g->variant && !variant_matches(g->variant, r->variant)) ||
+        (g->largest_only && r->n != largest))
       continue;
     verdict(g, r, t);
     any = 1;
@@ -427,7 +452,7 @@ static void judge(const goal *g, tally *t) {
 
 static tally goals_section(void) {
   tally t = {0, 0, 0};
-  out("\n### Goals (issue 5, DESIGN.md section 5)\n\n");
+  out("\n### Goals (issues 5 and 15, DESIGN.md section 5)\n\n");
   for (size_t i = 0; i < sizeof goals / sizeof *goals; i++) judge(&goals[i], &t);
   out("\nGoals: %d met, %d missed, %d not measured.\n", t.met, t.missed, t.unmeasured);
   return t;
@@ -477,6 +502,38 @@ static void graph_tables(void) {
                "graph_step", step, 2, NULL, NULL, 0);
 }
 
+/* Issue 15: a spin kernel of each length launched and waited for, per kind of wait (the driver's
+** own wait of that kind is the floor), the CPU a one-second wait takes; then small operations
+** against CuPy. */
+static void latency_tables(void) {
+  static const char *const kinds[] = {"stream", "device", "event"};
+  static const int lengths[] = {0, 5, 20, 50, 200, 1000, 10000};
+  enum { NL = sizeof lengths / sizeof *lengths };
+  static char names[3 * NL + 1][24];
+  const char *variants[3 * NL + 1];
+  for (int k = 0; k < 3; k++)
+    for (int l = 0; l < NL; l++) {
+      snprintf(names[k * NL + l], sizeof names[0], "rt%d_%s", lengths[l], kinds[k]);
+      variants[k * NL + l] = names[k * NL + l];
+    }
+  variants[3 * NL] = "cpu_wait1s";
+  static const column cols[] = {{"raw", NULL},
+                                {"cujit_c", "raw"},
+                                {"cujit_c_spin", "raw"},
+                                {"cujit_lua", "raw"},
+                                {"cupy", "raw"}};
+  column_table("11. Launch of a spin kernel of N us + wait, us, by kind of wait (stream, device, "
+               "event); cpu_wait1s: CPU time of a 1 s wait, % of a core (x: over the driver's "
+               "own wait of the same kind; cujit C spin: the same with CUJIT_WAIT=spin)",
+               "latency", variants, 3 * NL + 1, cols, sizeof cols / sizeof *cols, NULL, 0);
+  static const char *const small[] = {"alloc_free", "zeros",  "sum1k",   "sum1m",
+                                      "dtoh1k",     "htod1k", "table1k", "ew1k"};
+  simple_table("12. Small operations, median us: allocate + free 4 KiB, zeros(1024), sum of 1 K "
+               "and 1 M floats to a host number, 1 K floats from and to the host, a 1 K table "
+               "to the device, an elementwise kernel on 1 K floats + synchronize (x: over CuPy)",
+               "small", small, 8, "cupy", NULL, 0);
+}
+
 static void tables(void) {
   static const char *const rt[] = {"args4"};
   static const char *const vadd[] = {"vadd"};
@@ -507,6 +564,7 @@ static void tables(void) {
   }
   mc_table();
   graph_tables();
+  latency_tables();
 }
 
 /* ---- charts ---------------------------------------------------------------------------------- */

@@ -42,7 +42,7 @@ done
 [ -n "$out" ] || die_usage "--out is needed: where results.csv, table.md and the charts go"
 [ -d "$build" ] || die_usage "--build $build is not a directory; build the project first"
 case $step_timeout in '' | *[!0-9]*) die_usage "--timeout expects whole seconds, got '$step_timeout'" ;; esac
-known="all info launch roundtrip cold warm process bandwidth sum montecarlo graph"
+known="all info launch roundtrip cold warm process bandwidth sum montecarlo graph latency small"
 for c in ${cases//,/ }; do
   case " $known " in *" $c "*) ;; *) die_usage "unknown case '$c' (cases: ${known// /, })" ;; esac
 done
@@ -57,6 +57,7 @@ echo "case,system,variant,n,value,unit,status,detail" >"$csv"
 
 bench=$build/scripts/bench kernels=$here/kernels
 raw=$bench/cujit_bench_raw cbench=$bench/cujit_bench_c report=$bench/cujit_bench_report
+latency=$bench/cujit_bench_latency
 cujit=$build/cujit
 [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
 export LUA_CPATH="$bench/lua/?.so;$build/lua/?.so;;"
@@ -181,8 +182,28 @@ else
   for c in ${main_cases//,/ } cold warm; do wants "$c" && missing_row "$c" cujit_c "(all)" "$why"; done
 fi
 
+# ---- latency and small operations: cujit C beside the driver, in one process (issue 15) ------------
+main_cases=$(pick latency,small)
+if [ -n "$main_cases" ]; then
+  if why=$(have "$latency"); then
+    step cujit_c "$main_cases" "$csv" env CUJIT_CACHE_DIR="$work/cache-c" \
+      "$latency" "${common[@]}" --cases "$main_cases"
+    # The same waits under CUJIT_WAIT=spin (never nap): beside the default policy, the rows that
+    # decide its spin window (docs/ARCHITECTURE.md, "Waits and the memory pool").
+    if wants latency; then
+      : >"$work/spin"
+      step cujit_c_spin latency "$work/spin" env CUJIT_CACHE_DIR="$work/cache-c" CUJIT_WAIT=spin \
+        "$latency" "${common[@]}" --cases latency
+      sed -n 's/^latency,cujit_c,/latency,cujit_c_spin,/p' "$work/spin" >>"$csv"
+      grep '^latency,cujit_c_spin,' "$work/spin" >>"$csv"
+    fi
+  else
+    for c in ${main_cases//,/ }; do missing_row "$c" cujit_c "(all)" "$why"; done
+  fi
+fi
+
 # ---- cujit Lua ----------------------------------------------------------------------------------------
-main_cases=$(pick launch,roundtrip,bandwidth,graph)
+main_cases=$(pick launch,roundtrip,bandwidth,graph,latency,small)
 if why=$(have "$cujit"); then
   [ -n "$main_cases" ] && step cujit_lua "$main_cases" "$csv" env CUJIT_CACHE_DIR="$work/cache-lua" \
     "$cujit" "$here/bench.lua" "${common[@]}" --cases "$main_cases"
@@ -197,6 +218,7 @@ fi
 # ---- CuPy and Numba, each in processes of its own --------------------------------------------------
 for peer in cupy numba; do
   main_cases=$(pick info,launch,roundtrip,bandwidth,sum,montecarlo,graph)
+  [ $peer = cupy ] && main_cases=$(pick info,launch,roundtrip,bandwidth,sum,montecarlo,graph,latency,small)
   cache_var=CUPY_CACHE_DIR
   [ $peer = numba ] && cache_var=NUMBA_CACHE_DIR
   if ! command -v "$python" >/dev/null 2>&1; then

@@ -63,7 +63,8 @@ for pair in launch,raw launch,cujit_c launch,raw_c_same launch,cujit_lua launch,
   launch,raw_c_in_lua launch,cupy launch,numba cold,nvrtc cold,cujit_c \
   cold,cupy cold,numba warm,cujit_c warm,cujit_lua process,cujit_lua process,cupy process,numba \
   bandwidth,raw bandwidth,cujit_c sum,raw sum,cujit_c sum,cupy sum,numba montecarlo,cujit_c \
-  montecarlo,cupy montecarlo,numba; do
+  montecarlo,cupy montecarlo,numba latency,raw latency,cujit_c latency,cujit_lua latency,cupy \
+  latency,cujit_c_spin small,cujit_c small,cujit_lua small,cupy; do
   grep -q "^$pair," "$csv" || fail "no row for $pair"
 done
 # The C API bench always measures the library's elementwise kernels beside the hand-written ones.
@@ -106,6 +107,12 @@ expect_line "[vadd 2^28, cujit C]: 95.0% -> GOAL MET"
 expect_line "Monte Carlo >= 1000x faster than Numba, RNG setup included [e2e, cujit C]: 21201x faster -> GOAL MET"
 expect_line "| | raw C | raw C (same process) | cujit C | raw C loop (Lua process) | raw from Lua (same process) | cujit Lua | CuPy | Numba |"
 expect_line "| args4 | 3.5 | 4 | 4.1 (1.02x) | 4 | 4.3 (1.07x) | 4.8 (1.20x) | 5 (1.43x) | 28 (8.00x) |"
+expect_line "wait round trip <= 1.10x the driver's own wait of the same kind [rt20_stream, cujit C]: 1.053x -> GOAL MET"
+expect_line "wait round trip <= 1.10x the driver's own wait of the same kind [rt50_stream, cujit C]: 1.521x -> GOAL MISSED"
+expect_line "CPU during a 1 s wait <= 10% of a core [cpu_wait1s, cujit C]: 0.5 % -> GOAL MET"
+expect_line "allocate + free >= 2x cheaper than cuMemAlloc + cuMemFree [alloc_free, cujit C]: 0.200x -> GOAL MET"
+expect_line "small operations at or below CuPy's [zeros, cujit C]: 2.162x -> GOAL MISSED"
+grep -q "same kind \[cpu_wait1s" "$tmp/canned" && fail "the CPU figure is judged as a round trip"
 grep -q "launch host time.* raw \[" "$tmp/canned" && fail "a launch goal is still judged against the other process's raw C"
 for png in launch bandwidth_vadd bandwidth_saxpy; do check_png "$tmp/$png.png"; done
 

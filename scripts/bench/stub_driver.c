@@ -1,0 +1,226 @@
+/*
+** stub_driver.c -- a stand-in libcuda.so.1 for profiling cujit's own host work without a GPU
+** (scripts/bench/profile_launch.sh): one pretend sm_90 device whose memory is host memory, whose
+** launches, waits and loads succeed at once and do nothing. Built into
+** BUILD/scripts/bench/stubcuda/libcuda.so.1; only what puts that directory on LD_LIBRARY_PATH
+** sees it. Never a test of correctness: kernels do not run.
+*/
+#include <cuda.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char object_; /* the address every pretend handle points at */
+static _Thread_local CUcontext current;
+
+static CUresult ok(void) {
+  return CUDA_SUCCESS;
+}
+
+static CUresult get_error_text(CUresult rc, const char **text) {
+  (void)rc;
+  *text = "stub driver";
+  return CUDA_SUCCESS;
+}
+
+static CUresult driver_version(int *v) {
+  *v = 13000;
+  return CUDA_SUCCESS;
+}
+
+static CUresult device_count(int *n) {
+  *n = 1;
+  return CUDA_SUCCESS;
+}
+
+static CUresult device_get(CUdevice *d, int ordinal) {
+  *d = ordinal;
+  return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+static CUresult device_name(char *name, int len, CUdevice d) {
+  (void)d;
+  strncpy(name, "stub sm_90 (no GPU)", (size_t)len - 1);
+  name[len - 1] = '\0';
+  return CUDA_SUCCESS;
+}
+
+static CUresult device_attribute(int *v, CUdevice_attribute a, CUdevice d) {
+  (void)d;
+  switch (a) {
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+    *v = 9;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+    *v = 132;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
+    *v = 1024;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:
+    *v = 64;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
+    *v = 2147483647;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
+    *v = 65535;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+    *v = 49152;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+    *v = 232448;
+    break;
+  case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
+    *v = 32;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+    *v = 1;
+    break;
+  default:
+    *v = 0;
+  }
+  return CUDA_SUCCESS;
+}
+
+static CUresult total_mem(size_t *bytes, CUdevice d) {
+  (void)d;
+  *bytes = (size_t)80 << 30;
+  return CUDA_SUCCESS;
+}
+
+static CUresult mem_info(size_t *free_bytes, size_t *total) {
+  *free_bytes = *total = (size_t)80 << 30;
+  return CUDA_SUCCESS;
+}
+
+static CUresult retain(CUcontext *ctx, CUdevice d) {
+  (void)d;
+  *ctx = (CUcontext)&object_;
+  return CUDA_SUCCESS;
+}
+
+static CUresult get_current(CUcontext *ctx) {
+  *ctx = current;
+  return CUDA_SUCCESS;
+}
+
+static CUresult set_current(CUcontext ctx) {
+  current = ctx;
+  return CUDA_SUCCESS;
+}
+
+/* Every handle-making call writes the pretend handle into its first argument. */
+static CUresult make_handle(void **out) {
+  *out = &object_;
+  return CUDA_SUCCESS;
+}
+
+static CUresult mem_alloc(CUdeviceptr *p, size_t bytes) {
+  void *m = malloc(bytes);
+  *p = (CUdeviceptr)(uintptr_t)m;
+  return m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult mem_alloc_async(CUdeviceptr *p, size_t bytes, CUmemoryPool pool, CUstream s) {
+  (void)pool, (void)s;
+  return mem_alloc(p, bytes);
+}
+
+static CUresult mem_free(CUdeviceptr p) {
+  free((void *)(uintptr_t)p);
+  return CUDA_SUCCESS;
+}
+
+static CUresult host_alloc(void **p, size_t bytes, unsigned flags) {
+  (void)flags;
+  return (*p = malloc(bytes)) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult host_free(void *p) {
+  free(p);
+  return CUDA_SUCCESS;
+}
+
+static CUresult copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
+  (void)s;
+  memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+  return CUDA_SUCCESS;
+}
+
+static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t bytes, CUstream s) {
+  (void)s;
+  memset((void *)(uintptr_t)dst, v, bytes);
+  return CUDA_SUCCESS;
+}
+
+static CUresult not_supported(void) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+static CUresult occupancy(int *min_grid, int *block, CUfunction f, void *fn, size_t s, int l) {
+  (void)f, (void)fn, (void)s, (void)l;
+  *min_grid = 132 * 8, *block = 256;
+  return CUDA_SUCCESS;
+}
+
+static CUresult func_attribute(int *v, CUfunction_attribute a, CUfunction f) {
+  (void)f;
+  *v = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 0;
+  return CUDA_SUCCESS;
+}
+
+#define ENTRY(name, fn)                                                                            \
+  { #name, (void (*)(void))(fn) }
+static const struct {
+  const char *name;
+  void (*fn)(void);
+} entries[] = {
+    ENTRY(cuGetErrorName, get_error_text),
+    ENTRY(cuGetErrorString, get_error_text),
+    ENTRY(cuDriverGetVersion, driver_version),
+    ENTRY(cuDeviceGetCount, device_count),
+    ENTRY(cuDeviceGet, device_get),
+    ENTRY(cuDeviceGetName, device_name),
+    ENTRY(cuDeviceGetAttribute, device_attribute),
+    ENTRY(cuDeviceTotalMem, total_mem),
+    ENTRY(cuMemGetInfo, mem_info),
+    ENTRY(cuDevicePrimaryCtxRetain, retain),
+    ENTRY(cuCtxGetCurrent, get_current),
+    ENTRY(cuCtxSetCurrent, set_current),
+    ENTRY(cuMemAlloc, mem_alloc),
+    ENTRY(cuMemFree, mem_free),
+    ENTRY(cuMemAllocFromPoolAsync, mem_alloc_async),
+    ENTRY(cuMemFreeAsync, mem_free),
+    ENTRY(cuMemHostAlloc, host_alloc),
+    ENTRY(cuMemFreeHost, host_free),
+    ENTRY(cuMemcpyHtoDAsync, copy),
+    ENTRY(cuMemcpyDtoHAsync, copy),
+    ENTRY(cuMemcpyDtoDAsync, copy),
+    ENTRY(cuMemsetD8Async, memset8),
+    ENTRY(cuStreamCreate, make_handle),
+    ENTRY(cuEventCreate, make_handle),
+    ENTRY(cuLibraryLoadData, make_handle),
+    ENTRY(cuLibraryGetKernel, make_handle),
+    ENTRY(cuKernelGetFunction, make_handle),
+    ENTRY(cuDeviceGetDefaultMemPool, make_handle),
+    ENTRY(cuFuncGetParamInfo, not_supported),
+    ENTRY(cuOccupancyMaxPotentialBlockSize, occupancy),
+    ENTRY(cuFuncGetAttribute, func_attribute),
+};
+
+/* Everything else (launches, waits, queries, releases, attributes set) succeeds doing nothing;
+** the calls cujit makes leave no output unwritten that it reads. */
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *status) {
+  (void)version, (void)flags;
+  void (*fn)(void) = (void (*)(void))ok;
+  for (size_t i = 0; i < sizeof entries / sizeof *entries; i++)
+    if (strcmp(entries[i].name, symbol) == 0) fn = entries[i].fn;
+  memcpy(pfn, &fn, sizeof fn);
+  if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
+  return CUDA_SUCCESS;
+}
