@@ -54,6 +54,18 @@ int cj_cache_get(cj_cache *cache, const cj_cache_key *key, cj_cache_entry *out);
 void cj_cache_put(cj_cache *cache, const cj_cache_key *key, const cj_cache_entry *entry);
 void cj_cache_entry_free(cj_cache_entry *entry);
 
+/* The same store for text (the include manifests): <key>.cjm files beside the entries, counted
+** in neither the hits nor the entries of the stats. get: malloc'd text and its length, or NULL. */
+char *cj_cache_get_text(cj_cache *cache, const cj_cache_key *key, size_t *len);
+void cj_cache_put_text(cj_cache *cache, const cj_cache_key *key, const char *text);
+
+/* An entry file's bytes read back for `key`: NULL and a filled entry, or why they are not one.
+** What the disk reader uses after reading; exposed for the fuzzer. */
+const char *cj_cache_entry_parse(const unsigned char *data, size_t len, const cj_cache_key *key,
+                                 cj_cache_entry *out);
+/* CUJIT_CACHE_MAX's syntax: bytes with an optional K, M, G or T (and B/iB). 1 if valid. */
+int cj_cache_parse_size(const char *s, uint64_t *out);
+
 const char *cj_cache_dir_path(const cj_cache *cache);
 void cj_cache_stats(cj_cache *cache, cujit_cache_stats *stats);
 cujit_status cj_cache_clear(cj_cache *cache);

@@ -441,6 +441,13 @@ Test(cache, clear) {
   FILE *f = fopen(stale, "w");
   fputs("half written", f);
   fclose(f);
+  set_age(".0123456789abcdef0123456789abcdef.123.deadbeef.tmp", 120);
+  char young[600]; /* another process's entry being written now */
+  snprintf(young, sizeof young, "%s/.0123456789abcdef0123456789abcdef.124.feedbeef.tmp",
+           cache_dir);
+  f = fopen(young, "w");
+  fputs("being written", f);
+  fclose(f);
   char keep[600];
   snprintf(keep, sizeof keep, "%s/README", cache_dir);
   f = fopen(keep, "w");
@@ -454,6 +461,7 @@ Test(cache, clear) {
   cr_assert_eq(st.entries, 0);
   cr_assert_eq(st.bytes, 0);
   cr_assert_neq(access(stale, F_OK), 0, "stale temp files go too");
+  cr_assert_eq(access(young, F_OK), 0, "temp files younger than a minute stay");
   cr_assert_eq(access(keep, F_OK), 0, "files that are not entries stay");
   cujit_program *p = compile_ok(e, src);
   cr_assert_eq(cujit_program_from_cache(p), 0, "memory was cleared too");
