@@ -443,8 +443,7 @@ Test(cache, clear) {
   fclose(f);
   set_age(".0123456789abcdef0123456789abcdef.123.deadbeef.tmp", 120);
   char young[600]; /* another process's entry being written now */
-  snprintf(young, sizeof young, "%s/.0123456789abcdef0123456789abcdef.124.feedbeef.tmp",
-           cache_dir);
+  snprintf(young, sizeof young, "%s/.0123456789abcdef0123456789abcdef.124.feedbeef.tmp", cache_dir);
   f = fopen(young, "w");
   fputs("being written", f);
   fclose(f);
