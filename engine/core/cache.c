@@ -463,9 +463,13 @@ static int disk_get(cj_cache *c, const cj_cache_key *key, int text, cj_cache_ent
     bad = cj_cache_entry_parse(d, n, key, out);
     free(d);
   }
-  if (got == -2) {
-    cj_warn(c->engine, "cache entry %s is %s; it was left alone and is not used. Remove it", path,
-            bad);
+  if (got == -2 && strcmp(bad, "a directory") == 0) {
+    cj_warn(c->engine,
+            "cache entry %s is a directory; it was left alone and is not used. Remove it", path);
+    return 0;
+  }
+  if (got == -2) { /* a FIFO, a socket, a device: never opened for reading, renamed over */
+    cj_warn(c->engine, "cache entry %s is %s; not read, recompiling to replace it", path, bad);
     return 0;
   }
   if (got == 0) return 0; /* ENOENT: a plain miss */
