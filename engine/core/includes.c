@@ -7,6 +7,7 @@
 ** cache miss, a missed one would cost a stale hit. Also the manifest text and its check.
 */
 #include "includes.h"
+#include "engine.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,12 +25,6 @@
 #define MAX_TOTAL_BYTES ((uint64_t)512 << 20)
 #define RECENT_SECONDS 2 /* an mtime this fresh may still change within its tick: hash always */
 
-typedef struct text {
-  char *data;
-  size_t len, cap;
-  int failed;
-} text;
-
 typedef struct resolver {
   const cj_include_request *rq;
   cj_includes *out;
@@ -40,23 +35,6 @@ typedef struct resolver {
   size_t header_cap, file_cap;
   int failed; /* out of memory */
 } resolver;
-
-static void text_add(text *t, const char *s, size_t n) {
-  if (t->failed) return;
-  if (t->len + n + 1 > t->cap) {
-    size_t cap = t->cap ? t->cap : 256;
-    while (cap < t->len + n + 1) cap *= 2;
-    char *d = realloc(t->data, cap);
-    if (!d) {
-      t->failed = 1;
-      return;
-    }
-    t->data = d, t->cap = cap;
-  }
-  memcpy(t->data + t->len, s, n);
-  t->len += n;
-  t->data[t->len] = '\0';
-}
 
 static char *dup_n(const char *s, size_t n) {
   char *d = malloc(n + 1);
@@ -265,7 +243,7 @@ static size_t ident_len(const char *p) {
 /* At a header name ("x.h" or <x.h>): resolves it and writes the directive up to its end into
 ** out, the name replaced by its real path. Returns where scanning goes on. */
 static const char *header_name(resolver *r, const char *p, const char *from_dir, const char *where,
-                               size_t line, text *out) {
+                               size_t line, cj_buf *out) {
   char close = *p == '"' ? '"' : *p == '<' ? '>' : 0;
   const char *end = close ? strchr(p + 1, close) : NULL;
   const char *nl = strchr(p, '\n');
@@ -281,17 +259,18 @@ static const char *header_name(resolver *r, const char *p, const char *from_dir,
   }
   const char *name = resolve(r, spec, close == '"', from_dir, where, line);
   free(spec);
-  text_add(out, p, 1);
+  cj_buf_add(out, p, 1);
   if (name)
-    text_add(out, name, strlen(name));
+    cj_buf_add(out, name, strlen(name));
   else
-    text_add(out, p + 1, (size_t)(end - p - 1));
+    cj_buf_add(out, p + 1, (size_t)(end - p - 1));
   return end; /* the closing delimiter is copied by the caller */
 }
 
 /* Copies `src` into out, resolving and rewriting every #include, #include_next and
 ** __has_include in it; `from_dir` is where its quoted names are looked for first. */
-static void scan(resolver *r, const char *src, const char *from_dir, const char *where, text *out) {
+static void scan(resolver *r, const char *src, const char *from_dir, const char *where,
+                 cj_buf *out) {
   const char *p = src, *copied = src;
   for (size_t line = 1; *p && !r->failed && r->out->cacheable; line++) {
     const char *q = skip_blank(p), *eol = strchr(p, '\n');
@@ -302,7 +281,7 @@ static void scan(resolver *r, const char *src, const char *from_dir, const char 
           (n == 12 && strncmp(q, "include_next", 12) == 0) ||
           (n == 6 && strncmp(q, "import", 6) == 0)) {
         q = skip_blank(q + n);
-        text_add(out, copied, (size_t)(q - copied));
+        cj_buf_add(out, copied, (size_t)(q - copied));
         copied = header_name(r, q, from_dir, where, line, out);
       } else {
         for (const char *h = q; (h = strstr(h, "__has_include")) && (!eol || h < eol);) {
@@ -311,7 +290,7 @@ static void scan(resolver *r, const char *src, const char *from_dir, const char 
           const char *a = skip_blank(h);
           if (*a != '(') continue;
           a = skip_blank(a + 1);
-          text_add(out, copied, (size_t)(a - copied));
+          cj_buf_add(out, copied, (size_t)(a - copied));
           h = copied = header_name(r, a, from_dir, where, line, out);
         }
       }
@@ -319,7 +298,7 @@ static void scan(resolver *r, const char *src, const char *from_dir, const char 
     if (!eol) break;
     p = eol + 1;
   }
-  text_add(out, copied, strlen(copied));
+  cj_buf_add(out, copied, strlen(copied));
   if (out->failed) r->failed = 1;
 }
 
@@ -407,7 +386,7 @@ int cj_includes_resolve(const cj_include_request *rq, cj_includes *out) {
     if (!(out->flags[out->flag_count++] = dup_n(rq->flags[i], strlen(rq->flags[i])))) r.failed = 1;
   if (!r.failed) read_flags(&r);
   const char *source_dir = r.no_source_dir ? NULL : main_dir;
-  text main = {0};
+  cj_buf main = {0};
   if (!r.failed) scan(&r, rq->source, source_dir, rq->name ? rq->name : "<source>", &main);
   if (!r.failed) pre_includes(&r, source_dir);
   out->source = main.data;
@@ -415,7 +394,7 @@ int cj_includes_resolve(const cj_include_request *rq, cj_includes *out) {
   for (size_t i = 0; i < out->header_count && !r.failed && out->cacheable; i++) {
     int builtin = out->header_names[i][0] != '/'; /* files go by their real, absolute, path */
     char *dir = builtin ? NULL : dir_of(out->header_names[i]);
-    text t = {0};
+    cj_buf t = {0};
     if (builtin || dir) scan(&r, out->header_sources[i], dir, out->header_names[i], &t);
     free(dir);
     if (t.failed || (!builtin && !dir)) r.failed = 1;
@@ -457,12 +436,12 @@ void cj_includes_free(cj_includes *inc) {
 /* Lines: "K <32 hex>", then per file "F <size> <mtime s> <mtime ns> <16 hex> <path>\t<real
 ** path>" and per path probed absent "A <path>". Paths with a tab or newline are not cacheable. */
 char *cj_includes_manifest(const cj_includes *inc, const uint8_t key[16]) {
-  text t = {0};
+  cj_buf t = {0};
   char line[96];
   snprintf(line, sizeof line, "K ");
   for (int i = 0; i < 16; i++) snprintf(line + 2 + 2 * i, 3, "%02x", key[i]);
-  text_add(&t, line, strlen(line));
-  text_add(&t, "\n", 1);
+  cj_buf_add(&t, line, strlen(line));
+  cj_buf_add(&t, "\n", 1);
   for (size_t i = 0; i < inc->file_count; i++) {
     const cj_include_file *f = &inc->files[i];
     if (f->path)
@@ -470,13 +449,13 @@ char *cj_includes_manifest(const cj_includes *inc, const uint8_t key[16]) {
                (long long)f->mtime_sec, (long long)f->mtime_nsec, (unsigned long long)f->hash);
     else
       snprintf(line, sizeof line, "A ");
-    text_add(&t, line, strlen(line));
+    cj_buf_add(&t, line, strlen(line));
     if (f->path) {
-      text_add(&t, f->path, strlen(f->path));
-      text_add(&t, "\t", 1);
+      cj_buf_add(&t, f->path, strlen(f->path));
+      cj_buf_add(&t, "\t", 1);
     }
-    text_add(&t, f->canonical, strlen(f->canonical));
-    text_add(&t, "\n", 1);
+    cj_buf_add(&t, f->canonical, strlen(f->canonical));
+    cj_buf_add(&t, "\n", 1);
   }
   if (t.failed) free(t.data);
   return t.failed ? NULL : t.data;
