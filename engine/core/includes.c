@@ -267,13 +267,24 @@ static const char *header_name(resolver *r, const char *p, const char *from_dir,
   return end; /* the closing delimiter is copied by the caller */
 }
 
+/* The end of the logical line at p: its newline not escaped by a backslash, or its NUL. */
+static const char *line_end(const char *p) {
+  for (;; p++) {
+    p += strcspn(p, "\n");
+    if (*p != '\\' || !p[1]) return *p ? p : p + strlen(p);
+    if (p[1] == '\n') p++;
+  }
+}
+
 /* Copies `src` into out, resolving and rewriting every #include, #include_next and
 ** __has_include in it; `from_dir` is where its quoted names are looked for first. */
 static void scan(resolver *r, const char *src, const char *from_dir, const char *where,
                  cj_buf *out) {
   const char *p = src, *copied = src;
-  for (size_t line = 1; *p && !r->failed && r->out->cacheable; line++) {
-    const char *q = skip_blank(p), *eol = strchr(p, '\n');
+  size_t line = 1;
+  while (*p && !r->failed && r->out->cacheable) {
+    const char *q = skip_blank(p);
+    const char *eol = line_end(q); /* q may be past a comment that spans lines */
     if (*q == '#') {
       q = skip_blank(q + 1);
       size_t n = ident_len(q);
@@ -284,7 +295,7 @@ static void scan(resolver *r, const char *src, const char *from_dir, const char 
         cj_buf_add(out, copied, (size_t)(q - copied));
         copied = header_name(r, q, from_dir, where, line, out);
       } else {
-        for (const char *h = q; (h = strstr(h, "__has_include")) && (!eol || h < eol);) {
+        for (const char *h = q; (h = strstr(h, "__has_include")) && h < eol;) {
           h += strlen("__has_include");
           if (strncmp(h, "_next", 5) == 0) h += 5;
           const char *a = skip_blank(h);
@@ -294,9 +305,12 @@ static void scan(resolver *r, const char *src, const char *from_dir, const char 
           h = copied = header_name(r, a, from_dir, where, line, out);
         }
       }
+      if (copied > eol) eol = line_end(copied); /* a name that ran past: never scan back */
     }
-    if (!eol) break;
+    for (const char *c = p; c < eol; c++) line += *c == '\n';
+    if (!*eol) break;
     p = eol + 1;
+    line++;
   }
   cj_buf_add(out, copied, strlen(copied));
   if (out->failed) r->failed = 1;
@@ -472,6 +486,23 @@ static int hex_value(const char *s, int digits, uint64_t *v) {
   return 1;
 }
 
+/* A decimal number and the space after it, within [*p, end); *p moves past them. */
+static int number(const char **p, const char *end, long long *v) {
+  const char *s = *p;
+  int neg = s < end && *s == '-';
+  s += neg;
+  if (s >= end || *s < '0' || *s > '9') return 0;
+  long long n = 0;
+  for (; s < end && *s >= '0' && *s <= '9'; s++) {
+    if (n > (LLONG_MAX - 9) / 10) return 0;
+    n = n * 10 + (*s - '0');
+  }
+  if (s >= end || *s != ' ') return 0;
+  *v = neg ? -n : n;
+  *p = s + 1;
+  return 1;
+}
+
 /* One "F" line's file still holds what was hashed. */
 static int file_unchanged(const char *path, const char *canonical, long long size, long long sec,
                           long long nsec, uint64_t hash) {
@@ -509,13 +540,13 @@ int cj_includes_manifest_check(const char *t, size_t len, uint8_t key[16]) {
       if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) return 0; /* it appeared */
     } else if (p[0] == 'F') {
       long long size, sec, nsec;
-      char hex[17];
-      int used = 0;
       uint64_t hash;
-      if (sscanf(p + 2, "%lld %lld %lld %16s %n", &size, &sec, &nsec, hex, &used) != 4 ||
-          used == 0 || !hex_value(hex, 16, &hash))
+      const char *a = p + 2;
+      if (!number(&a, nl, &size) || !number(&a, nl, &sec) || !number(&a, nl, &nsec) ||
+          nl - a < 18 || !hex_value(a, 16, &hash) || a[16] != ' ')
         return 0;
-      const char *a = p + 2 + used, *tab = a < nl ? memchr(a, '\t', (size_t)(nl - a)) : NULL;
+      a += 17;
+      const char *tab = memchr(a, '\t', (size_t)(nl - a));
       if (!tab || (size_t)(tab - a) >= sizeof path || (size_t)(nl - tab - 1) >= sizeof canonical)
         return 0;
       memcpy(path, a, (size_t)(tab - a));
