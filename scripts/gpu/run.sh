@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # run.sh -- the whole GPU-machine session in one command (device time is scarce): stage the
 # Debian libraries carried in .gpu-deps, build, run the suite with CUJIT_REQUIRE_GPU=1, run every
-# example on its own (keeping its output), the big matmul sizes, compute-sanitizer (memcheck with
-# leak check, racecheck, synccheck; with --sanitizer, as it multiplies the time) over the
-# examples and the C test programs, and the
-# benchmarks. Everything lands in one folder, packed into $OUT/gpu-run.tgz (the device tool
-# returns few files); the summary is printed last, the sanitizer's summary lines with it.
+# example on its own (keeping its output), the big matmul sizes, with --sanitizer (it multiplies
+# the time) compute-sanitizer's memcheck with leak check, racecheck and synccheck over the
+# examples and the C test programs, and the benchmarks. Everything lands in one folder, packed
+# into $OUT/gpu-run.tgz (the device tool returns few files); the summary is printed last, the
+# sanitizer's summary lines with it.
 #   scripts/gpu/run.sh [--no-bench] [--no-examples] [--sanitizer] [--bench-args "..."]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
