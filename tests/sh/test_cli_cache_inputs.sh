@@ -28,6 +28,24 @@ run "$CUJIT" compile --arch sm_90 k.cu -o -
 check "unchanged: a hit" "$err" 'from the cache'
 check "a hit has the new value" "$out" 'mov.u32.*222;'
 
+# The same through cuda.load, in a directory of its own, and an absolute #include in a preamble.
+mkdir -p lua/sub
+echo '#define VALUE 511' >lua/sub/h.h
+printf '#include "h.h"\nextern "C" __global__ void k(int *p) { *p = VALUE; }\n' >lua/sub/k.cu
+echo '#define PVALUE 521' >lua/abs.h
+cat >lua/load.lua <<EOF
+local cuda = require "cujit"
+local m = cuda.load("lua/sub/k.cu", {arch = "sm_90"})
+local k = cuda.jit("kp(int *p)", "*p = PVALUE;", {arch = "sm_90", preamble = '#include "$TMP/lua/abs.h"'})
+print(m:ptx():match("mov.u32%s+%%r%d+, (%d+);"), k:ptx():match("mov.u32%s+%%r%d+, (%d+);"))
+EOF
+run "$CUJIT" lua/load.lua
+same "cuda.load and a preamble: first values" "$out" "511	521"
+echo '#define VALUE 512' >lua/sub/h.h
+echo '#define PVALUE 522' >lua/abs.h
+run "$CUJIT" lua/load.lua
+same "cuda.load and a preamble: the changed headers are seen" "$out" "512	522"
+
 # -X --include-path=DIR and -X --pre-include=FILE
 mkdir -p xdir
 echo '#define VALUE 333' >xdir/x.h
