@@ -161,7 +161,8 @@ static const char *take_file(resolver *r, const char *path, const char *where, s
     return NULL;
   }
   if (seen) { /* the same file by another path: recorded for the manifest, read once */
-    f->size = seen->size, f->mtime_sec = -1, f->hash = seen->hash;
+    f->size = seen->size, f->mtime_sec = seen->mtime_sec, f->mtime_nsec = seen->mtime_nsec;
+    f->device = seen->device, f->inode = seen->inode, f->hash = seen->hash;
     return seen->canonical;
   }
   f->size = (int64_t)len;
@@ -169,6 +170,7 @@ static const char *take_file(resolver *r, const char *path, const char *where, s
   int fresh = time(NULL) - st.st_mtim.tv_sec < RECENT_SECONDS;
   f->mtime_sec = (int64_t)len != (int64_t)st.st_size || fresh ? -1 : (int64_t)st.st_mtim.tv_sec;
   f->mtime_nsec = st.st_mtim.tv_nsec;
+  f->device = (int64_t)st.st_dev, f->inode = (int64_t)st.st_ino;
   if (!add_header(r, canon, bytes)) return NULL;
   return f->canonical;
 }
@@ -447,11 +449,12 @@ void cj_includes_free(cj_includes *inc) {
 
 /* --- the manifest ----------------------------------------------------------------------------- */
 
-/* Lines: "K <32 hex>", then per file "F <size> <mtime s> <mtime ns> <16 hex> <path>\t<real
-** path>" and per path probed absent "A <path>". Paths with a tab or newline are not cacheable. */
+/* Lines: "K <32 hex>", then per file "F <size> <mtime s> <mtime ns> <device> <inode> <16 hex>
+** <path>\t<real path>" and per path probed absent "A <path>". Paths with a tab or newline are
+** not cacheable. */
 char *cj_includes_manifest(const cj_includes *inc, const uint8_t key[16]) {
   cj_buf t = {0};
-  char line[96];
+  char line[160];
   snprintf(line, sizeof line, "K ");
   for (int i = 0; i < 16; i++) snprintf(line + 2 + 2 * i, 3, "%02x", key[i]);
   cj_buf_add(&t, line, strlen(line));
@@ -459,8 +462,9 @@ char *cj_includes_manifest(const cj_includes *inc, const uint8_t key[16]) {
   for (size_t i = 0; i < inc->file_count; i++) {
     const cj_include_file *f = &inc->files[i];
     if (f->path)
-      snprintf(line, sizeof line, "F %lld %lld %lld %016llx ", (long long)f->size,
-               (long long)f->mtime_sec, (long long)f->mtime_nsec, (unsigned long long)f->hash);
+      snprintf(line, sizeof line, "F %lld %lld %lld %lld %lld %016llx ", (long long)f->size,
+               (long long)f->mtime_sec, (long long)f->mtime_nsec, (long long)f->device,
+               (long long)f->inode, (unsigned long long)f->hash);
     else
       snprintf(line, sizeof line, "A ");
     cj_buf_add(&t, line, strlen(line));
@@ -503,19 +507,17 @@ static int number(const char **p, const char *end, long long *v) {
   return 1;
 }
 
-/* One "F" line's file still holds what was hashed. */
-static int file_unchanged(const char *path, const char *canonical, long long size, long long sec,
-                          long long nsec, uint64_t hash) {
+/* One "F" line's path names the same file still, holding what was hashed. */
+static int file_unchanged(const char *path, const long long v[5], uint64_t hash) {
   struct stat st;
-  char real[PATH_MAX];
-  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || (long long)st.st_size != size) return 0;
-  if (strcmp(path, canonical) != 0 && (!realpath(path, real) || strcmp(real, canonical) != 0))
-    return 0; /* a symbolic link now points elsewhere */
-  if (sec >= 0 && (long long)st.st_mtim.tv_sec == sec && (long long)st.st_mtim.tv_nsec == nsec)
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || (long long)st.st_size != v[0] ||
+      (long long)st.st_dev != v[3] || (long long)st.st_ino != v[4])
+    return 0;
+  if (v[1] >= 0 && (long long)st.st_mtim.tv_sec == v[1] && (long long)st.st_mtim.tv_nsec == v[2])
     return 1;
   size_t len = 0;
   char *bytes = read_file(path, &len, &st);
-  int same = bytes && (long long)len == size && XXH64(bytes, len, 0) == hash;
+  int same = bytes && (long long)len == v[0] && XXH64(bytes, len, 0) == hash;
   free(bytes);
   return same;
 }
@@ -528,7 +530,7 @@ int cj_includes_manifest_check(const char *t, size_t len, uint8_t key[16]) {
     if (!hex_value(t + 2 + 2 * i, 2, &v)) return 0;
     key[i] = (uint8_t)v;
   }
-  char path[PATH_MAX], canonical[PATH_MAX];
+  char path[PATH_MAX];
   for (const char *p = t + 35; p < end;) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     if (!nl || nl - p < 3 || p[1] != ' ') return 0;
@@ -539,21 +541,19 @@ int cj_includes_manifest_check(const char *t, size_t len, uint8_t key[16]) {
       path[nl - p - 2] = '\0';
       if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) return 0; /* it appeared */
     } else if (p[0] == 'F') {
-      long long size, sec, nsec;
+      long long v[5]; /* size, mtime s, mtime ns, device, inode */
       uint64_t hash;
       const char *a = p + 2;
-      if (!number(&a, nl, &size) || !number(&a, nl, &sec) || !number(&a, nl, &nsec) ||
-          nl - a < 18 || !hex_value(a, 16, &hash) || a[16] != ' ')
-        return 0;
+      for (int i = 0; i < 5; i++)
+        if (!number(&a, nl, &v[i])) return 0;
+      if (nl - a < 18 || !hex_value(a, 16, &hash) || a[16] != ' ') return 0;
       a += 17;
       const char *tab = memchr(a, '\t', (size_t)(nl - a));
-      if (!tab || (size_t)(tab - a) >= sizeof path || (size_t)(nl - tab - 1) >= sizeof canonical)
-        return 0;
+      if (!tab || (size_t)(tab - a) >= sizeof path)
+        return 0; /* the real path after it: for people */
       memcpy(path, a, (size_t)(tab - a));
       path[tab - a] = '\0';
-      memcpy(canonical, tab + 1, (size_t)(nl - tab - 1));
-      canonical[nl - tab - 1] = '\0';
-      if (!file_unchanged(path, canonical, size, sec, nsec, hash)) return 0;
+      if (!file_unchanged(path, v, hash)) return 0;
     } else {
       return 0;
     }

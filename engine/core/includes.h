@@ -28,7 +28,9 @@ typedef struct cj_include_file {
   char *path;      /* as it was found ("./hdr.h", "inc/sub/x.h"), NULL for a path probed absent */
   char *canonical; /* its real path: the name the compiler is given */
   int64_t size, mtime_sec, mtime_nsec; /* mtime_sec -1: do not trust stat, compare contents */
-  uint64_t hash;                       /* XXH64 of its bytes */
+  int64_t device,
+      inode;     /* another file at the path (a link moved, a file replaced): resolve again */
+  uint64_t hash; /* XXH64 of its bytes */
 } cj_include_file;
 
 typedef struct cj_includes {
@@ -51,11 +53,12 @@ typedef struct cj_includes {
 int cj_includes_resolve(const cj_include_request *request, cj_includes *out);
 void cj_includes_free(cj_includes *inc);
 
-/* The manifest: the full key plus every file with its size, mtime and hash and every path probed
-** absent. Malloc'd text, or NULL. */
+/* The manifest: the full key plus every file with its size, mtime, device, inode and hash, and
+** every path probed absent. Malloc'd text, or NULL. */
 char *cj_includes_manifest(const cj_includes *inc, const uint8_t key[16]);
-/* 1 and the recorded key when every file still holds what was hashed (stat first; contents only
-** when size or mtime changed) and every absent path is still absent; else 0. */
+/* 1 and the recorded key when every path still names the same file (device and inode), holding
+** what was hashed (a stat; its contents only when size or mtime moved), and every absent path is
+** still absent; else 0. */
 int cj_includes_manifest_check(const char *text, size_t len, uint8_t key[16]);
 
 #endif
