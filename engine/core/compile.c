@@ -310,7 +310,7 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
   int number, cubin;
   parse_arch(arch, &number, &cubin);
   for (size_t i = 0; inc->cacheable && i < o->n && i < inc->flag_count; i++)
-    if (strcmp(o->v[i], inc->flags[i]) != 0) { /* a --pre-include, named by its real path */
+    if (strcmp(o->v[i], inc->flags[i]) != 0) { /* inc was resolved from o: a --pre-include */
       free(o->v[i]);
       if (!(o->v[i] = cj_strdup(inc->flags[i]))) o->failed = 1;
     }
@@ -448,14 +448,14 @@ static cujit_status resolve_lookup(cujit_engine *engine, const char *source, con
                                    cj_cache_key *key, int *key_ok, cj_cache_entry *e, int *hit) {
   const char *tk = toolkit_include();
   if (!inc->source) {
-    cj_include_request rq = {source,
-                             name,
-                             (const char *const *)o->v,
-                             o->n,
-                             tk,
-                             cj_embedded_header_names,
-                             cj_embedded_header_sources,
-                             cj_embedded_header_count};
+    cj_include_request rq = {.source = source,
+                             .name = name,
+                             .system_dir = tk,
+                             .flags = (const char *const *)o->v,
+                             .flag_count = o->n,
+                             .builtin_names = cj_embedded_header_names,
+                             .builtin_sources = cj_embedded_header_sources,
+                             .builtin_count = cj_embedded_header_count};
     if (!cj_includes_resolve(&rq, inc))
       return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
     if (!inc->cacheable)
@@ -504,6 +504,7 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
       snprintf(arch, sizeof arch, "%s", fitted);
       opt_free(&o);
       st = build_options(engine, options, arch, &o);
+      cj_includes_free(&inc); /* resolved with the old options */
       if (st == CUJIT_OK)
         st = resolve_lookup(engine, source, name, arch, &o, &inc, 1, &key, &key_ok, &e, &hit);
     }
