@@ -99,7 +99,9 @@ static char *read_file(const char *path, size_t *len, struct stat *st) {
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return NULL;
   char *buf = NULL;
-  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || (size_t)st->st_size > MAX_FILE_BYTES) {
+  if (fstat(fd, st) != 0) {
+    /* errno says why */
+  } else if (!S_ISREG(st->st_mode) || (size_t)st->st_size > MAX_FILE_BYTES) {
     errno = S_ISREG(st->st_mode) ? EFBIG : EINVAL;
   } else if ((buf = malloc((size_t)st->st_size + 1)) != NULL) {
     size_t got = 0;
@@ -129,7 +131,7 @@ static const char *take_file(resolver *r, const char *path, const char *where, s
   int idx = header_index(r->out, canon);
   cj_include_file *seen = NULL;
   for (size_t i = 0; i < r->out->file_count && idx >= 0; i++)
-    if (r->out->files[i].canonical && strcmp(r->out->files[i].canonical, canon) == 0)
+    if (r->out->files[i].path && strcmp(r->out->files[i].canonical, canon) == 0)
       seen = &r->out->files[i];
   if (idx >= 0 && !seen) return r->out->header_names[idx]; /* a built-in of that name */
   if (seen && strcmp(seen->path, path) == 0) return seen->canonical;
