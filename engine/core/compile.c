@@ -317,10 +317,9 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
   const char *tk = toolkit_include();
   if (tk) opt_add(o, "--include-path=%s%s", tk, NULL);
   if (o->failed) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  if (inc->cacheable) source = inc->source;
-  nvrtcProgram prog;
+  nvrtcProgram prog; /* messages quote `source`, the user's text; NVRTC gets the resolved one */
   nvrtcResult r =
-      inc->cacheable ? nv->nvrtcCreateProgram(&prog, source, name, (int)inc->header_count,
+      inc->cacheable ? nv->nvrtcCreateProgram(&prog, inc->source, name, (int)inc->header_count,
                                               (const char *const *)inc->header_sources,
                                               (const char *const *)inc->header_names)
                      : nv->nvrtcCreateProgram(&prog, source, name, (int)cj_embedded_header_count,
