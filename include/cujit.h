@@ -191,7 +191,10 @@ typedef struct cujit_compile_options {
   size_t include_dir_count;
   const char *const *extra_flags; /* passed to NVRTC as they are */
   size_t extra_flag_count;
-  const char *std; /* "c++17" (default), "c++20", ... */
+  const char *std;               /* "c++17" (default), "c++20", ... */
+  const char *const *signatures; /* "scale(float *x, int n)": kernels of a translation unit given
+                                    explicitly, for when they cannot be read from the source */
+  size_t signature_count;
 } cujit_compile_options;
 
 #define CUJIT_COMPILE_OPTIONS_INIT                                                                 \
@@ -548,23 +551,6 @@ CUJIT_API cujit_status cujit_elementwise_define(cujit_engine *engine, const char
 CUJIT_API cujit_status cujit_elementwise_launch(cujit_kernel *kernel, size_t n,
                                                 cujit_stream *stream, const cujit_arg *args,
                                                 size_t nargs);
-
-/* ---------------------------------------------------------------------------------------------
-** Lua
-** ------------------------------------------------------------------------------------------- */
-
-struct lua_State;
-
-/* Makes the cujit module available in a Lua 5.4 state the program opened itself, sharing
-** `engine` (which must outlive the state), so kernels and buffers made from C and from Lua meet.
-** Afterwards `require "cujit"` returns the module; it is also left on the stack. Returns 1 (the
-** module on the stack). Defined in libcujit-lua (link it with libcujit and liblua5.4); the
-** `cujit` command and the `cujit.so` module carry it too. */
-CUJIT_API int cujit_lua_open(struct lua_State *L, cujit_engine *engine);
-
-/* Wraps a buffer made from C as a Lua device array of `dtype` and 1-D length bytes/size, pushed
-** on the stack; the Lua value does not own it (the C side frees it). Returns 1. */
-CUJIT_API int cujit_lua_push_buffer(struct lua_State *L, cujit_buffer *buffer);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,7 @@
 ** module installed (sharing one engine) before anything runs.
 */
 #include "cli.h"
+#include "cujit_lua.h"
 
 #include <signal.h>
 #include <stdlib.h>

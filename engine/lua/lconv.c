@@ -1,6 +1,6 @@
 /*
 ** lconv.c -- conversions between Lua values and typed elements: range and exactness checks by
-** dtype, half precision in C, and nested Lua tables to and from row-major memory.
+** dtype, half precision in C, nested Lua tables to and from row-major memory, and shapes.
 */
 #include "lconv.h"
 
@@ -123,6 +123,20 @@ const char *cjl_to_scalar(lua_State *L, int idx, cujit_dtype dtype, cjl_scalar *
   if (lua_type(L, idx) != LUA_TNUMBER)
     return lua_pushfstring(L, "number expected, got %s", luaL_typename(L, idx));
   return cjl_number_to_scalar(L, idx, dtype, out);
+}
+
+const char *cjl_to_bool(lua_State *L, int idx, int *out) {
+  if (lua_type(L, idx) == LUA_TBOOLEAN) {
+    *out = lua_toboolean(L, idx);
+    return NULL;
+  }
+  if (lua_type(L, idx) == LUA_TNUMBER && (lua_tonumber(L, idx) == 0 || lua_tonumber(L, idx) == 1)) {
+    *out = lua_tonumber(L, idx) == 1;
+    return NULL;
+  }
+  const char *got =
+      lua_type(L, idx) == LUA_TNUMBER ? luaL_tolstring(L, idx, NULL) : luaL_typename(L, idx);
+  return lua_pushfstring(L, "true or false expected (or 0 or 1), got %s", got);
 }
 
 /* Stores `v` as a value of type T at dst; memcpy keeps unaligned destinations safe. */
@@ -384,4 +398,57 @@ void cjl_format_type(char *buf, size_t len, cujit_dtype dtype, int ndim, const s
   for (int i = 0; i < ndim && used < len; i++)
     used += (size_t)snprintf(buf + used, len - used, i ? ",%zu" : "%zu", shape[i]);
   if (used < len) snprintf(buf + used, len - used, "]");
+}
+
+/* --- shapes and scratch blocks ----------------------------------------------------------- */
+
+size_t cjl_shape_size(int ndim, const size_t *shape) {
+  size_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  return n;
+}
+
+void cjl_set_shape(int *ndim_out, size_t *shape_out, size_t *size_out, int ndim,
+                   const size_t *shape) {
+  *ndim_out = ndim;
+  for (int i = 0; i < CJL_MAX_DIMS; i++) shape_out[i] = i < ndim ? shape[i] : 1;
+  *size_out = cjl_shape_size(ndim, shape);
+}
+
+void cjl_push_shape(lua_State *L, int ndim, const size_t *shape) {
+  lua_createtable(L, ndim, 0);
+  for (int i = 0; i < ndim; i++)
+    lua_pushinteger(L, (lua_Integer)shape[i]), lua_rawseti(L, -2, i + 1);
+}
+
+/* A scratch block of `bytes` owned by Lua (collected even if an error interrupts its use). */
+void *cjl_scratch(lua_State *L, size_t bytes) {
+  return lua_newuserdatauv(L, bytes ? bytes : 1, 0);
+}
+
+/* Reads a Lua table at `idx` as `dtype` into a new scratch block (pushed); fills ndim/shape. */
+void *cjl_table_to_scratch(lua_State *L, int idx, cujit_dtype dtype, int *ndim, size_t *shape) {
+  idx = lua_absindex(L, idx);
+  const char *why = cjl_table_shape(L, idx, shape, ndim);
+  if (why) luaL_argerror(L, idx, why);
+  void *data = cjl_scratch(L, cjl_shape_size(*ndim, shape) * cjl_elem_size(dtype));
+  why = cjl_table_read(L, idx, dtype, *ndim, shape, data);
+  if (why) luaL_argerror(L, idx, why);
+  return data;
+}
+
+int cjl_reshape_args(lua_State *L, int first, size_t have, size_t *shape) {
+  if (lua_gettop(L) > first || !lua_istable(L, first)) {
+    int n = lua_gettop(L) - first + 1;
+    luaL_argcheck(L, n >= 1 && n <= CJL_MAX_DIMS, first, "reshape takes 1 to 3 dimensions");
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) lua_pushvalue(L, first + i), lua_rawseti(L, -2, i + 1);
+    lua_replace(L, first);
+    lua_settop(L, first);
+  }
+  int ndim = cjl_check_shape(L, first, shape);
+  if (cjl_shape_size(ndim, shape) != have)
+    luaL_error(L, "cannot reshape %d elements into a shape of %d", (int)have,
+               (int)cjl_shape_size(ndim, shape));
+  return ndim;
 }

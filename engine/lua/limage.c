@@ -3,7 +3,9 @@
 ** cuda.image.write, with libpng. libpng reports errors by longjmp, so all its work happens in
 ** functions that touch no Lua state and return a message; the Lua side raises afterwards.
 */
-#include "lcujit.h"
+#include "larray.h"
+#include "lhost.h"
+#include "limage.h"
 
 #include <errno.h>
 #include <png.h>
@@ -12,16 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__)
-#pragma GCC visibility push(hidden)
-#endif
-#if defined(__GNUC__)
-#pragma GCC visibility pop
-#endif
-
-#define MAX_SIDE                                                                                   \
-  65536 /* pixels per side we read: far beyond any test image, far below overflow                  \
-         */
+/* Pixels per side we read: far beyond any test image, far below overflow. */
+#define MAX_SIDE 65536
 
 typedef struct image {
   uint32_t width, height;
@@ -161,7 +155,7 @@ static int png_write_file(const char *path, image *img, char *err, size_t errlen
 
 /* cuda.image.read(path) -> host array u8 {height, width, channels}, channels 1, 3 or 4. */
 static int l_read(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
+  const char *path = cjl_check_text(L, 1, "the path");
   image img;
   char err[512];
   if (!png_read_file(path, &img, err, sizeof err)) return luaL_error(L, "%s", err);
@@ -208,7 +202,7 @@ static unsigned char *array_pixels(lua_State *L, int idx, size_t bytes) {
 
 /* cuda.image.write(path, array): a u8 array {h, w} (grey) or {h, w, c}, c = 1, 2, 3 or 4. */
 static int l_write(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
+  const char *path = cjl_check_text(L, 1, "the path");
   cujit_dtype dtype;
   int ndim;
   size_t shape[CJL_MAX_DIMS];

@@ -1,10 +1,13 @@
 /*
 ** llibrary.c -- the Lua side of cujit's device library: random fills (cuda.random.uniform and
 ** cuda.random.normal), reductions as device array methods (a:sum(), a:min(), a:max(), a:dot(b)),
-** the elementwise builder (cuda.elementwise) and, through limage.c, PNG images (cuda.image).
-** Everything here is a thin layer over the "Library" section of cujit.h.
+** and the elementwise builder (cuda.elementwise). Everything here is a thin layer over the
+** "Library" section of cujit.h.
 */
-#include "lcujit.h"
+#include "larray.h"
+#include "llibrary.h"
+#include "loptions.h"
+#include "lstream.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +15,6 @@
 
 #define CJL_ELEMENTWISE "cujit.elementwise"
 #define MAX_TYPE_VARS 16
-
-#if defined(__GNUC__)
-#pragma GCC visibility push(hidden)
-#endif
-#if defined(__GNUC__)
-#pragma GCC visibility pop
-#endif
 
 /* ---------------------------------------------------------------------------------------------
 ** Shared checks
@@ -165,24 +161,6 @@ static int array_dot(lua_State *L) {
   return 1;
 }
 
-/* Adds the methods to the device array class that larray.c registered: its __index is either
-** the methods table or a function whose first upvalue is that table. */
-static void add_array_methods(lua_State *L, const luaL_Reg *methods) {
-  if (luaL_getmetatable(L, CJL_ARRAY) != LUA_TTABLE)
-    luaL_error(L, "cujit: the device array class is not registered yet");
-  int type = lua_getfield(L, -1, "__index");
-  if (type == LUA_TFUNCTION) {
-    if (!lua_getupvalue(L, -1, 1) || !lua_istable(L, -1))
-      luaL_error(L, "cujit: the device array class has no methods table");
-  } else if (type != LUA_TTABLE) {
-    luaL_error(L, "cujit: the device array class has no __index");
-  } else {
-    lua_pushvalue(L, -1);
-  }
-  luaL_setfuncs(L, methods, 0);
-  lua_pop(L, 3);
-}
-
 /* ---------------------------------------------------------------------------------------------
 ** Elementwise kernels: cuda.elementwise(params, expr [, name] [, options]) -> callable
 ** ------------------------------------------------------------------------------------------- */
@@ -238,14 +216,14 @@ static cjl_elementwise *push_ew(lua_State *L, cujit_kernel *kernel) {
 }
 
 static int l_elementwise(lua_State *L) {
-  const char *params = luaL_checkstring(L, 1);
-  const char *expr = luaL_checkstring(L, 2);
+  const char *params = cjl_check_text(L, 1, "the parameter list");
+  const char *expr = cjl_check_text(L, 2, "the expression");
   int opts = 4;
   const char *name = NULL;
   if (lua_istable(L, 3) && lua_isnoneornil(L, 4))
     opts = 3; /* (params, expr, options) */
   else if (lua_type(L, 3) == LUA_TSTRING)
-    name = lua_tostring(L, 3);
+    name = cjl_text(L, 3, 3, "the kernel name");
   else if (!lua_isnoneornil(L, 3))
     return luaL_argerror(L, 3,
                          lua_pushfstring(L,
@@ -255,6 +233,8 @@ static int l_elementwise(lua_State *L) {
   cjl_compile_opts co;
   if (cjl_parse_compile_options(L, opts, &co))
     return luaL_argerror(L, opts, "an elementwise kernel takes no preamble or device functions");
+  cjl_refuse_unit_option(L, opts, co.o.signatures != NULL, "signatures",
+                         "an elementwise kernel's signature comes from its parameter list");
   if (co.name) name = co.name;
   cujit_engine *e = cjl_engine(L);
   cujit_kernel *kernel;
@@ -385,8 +365,12 @@ static int ew_call_m(lua_State *L) {
   else
     for (int i = ninputs; i < ew->nparams; i++) allocate_output(L, ew, &c, i);
   if (cujit_elementwise_launch(ew->kernel, c.first->size, stream, c.args, (size_t)ew->nparams) !=
-      CUJIT_OK)
+      CUJIT_OK) {
+    const char *why; /* a scalar the engine refused: said as for a kernel launch */
+    int n = cjl_failed_argument(cjl_engine(L), ew_name(ew), &why);
+    if (n >= 1 && n <= ew->nparams) return ew_arg_error(L, ew, n - 1, why);
     return cjl_error(L, cjl_engine(L));
+  }
   return lua_gettop(L) - results;
 }
 
@@ -450,7 +434,7 @@ static const luaL_Reg ew_methods[] = {{"name", ew_name_m},
                                       {NULL, NULL}};
 
 void cjl_open_library(lua_State *L, int module_index) {
-  add_array_methods(L, array_methods);
+  cjl_add_methods(L, CJL_ARRAY, array_methods);
   cjl_new_class(L, CJL_ELEMENTWISE, ew_meta, ew_methods, NULL);
   luaL_newlib(L, random_functions);
   lua_setfield(L, module_index, "random");
@@ -458,5 +442,4 @@ void cjl_open_library(lua_State *L, int module_index) {
   lua_setfield(L, module_index, "elementwise");
   lua_pushcfunction(L, l_clock);
   lua_setfield(L, module_index, "clock");
-  cjl_open_images(L, module_index);
 }

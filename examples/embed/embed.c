@@ -7,10 +7,11 @@
 **
 ** With no GPU the script still compiles its kernel (for sm_90) and the launch is skipped, exiting
 ** 77 so test runners count it as skipped (1 under CUJIT_REQUIRE_GPU=1);
-*CUJIT_EXAMPLE_COMPILE_ONLY=1
-** makes that part a test of its own.
+** CUJIT_EXAMPLE_COMPILE_ONLY=1 makes that part a test of its own.
+**
+** cujit_lua.h declares the two functions that hand the engine to Lua; they live in libcujit-lua.
 */
-#include <cujit.h>
+#include <cujit_lua.h>
 
 #include <lauxlib.h>
 #include <lua.h>

@@ -236,8 +236,7 @@ char *bench_read_kernel(const bench_opts *o, const char *name, char *why, size_t
   return text;
 }
 
-/* ---- the raw Driver API ------------------------------------------------------------------------
- */
+/* ---- the raw Driver API ---------------------------------------------------------------------- */
 
 bench_driver bench_cu;
 

@@ -39,8 +39,7 @@ static void out(const char *fmt, ...) {
   }
 }
 
-/* ---- reading -----------------------------------------------------------------------------------
- */
+/* ---- reading --------------------------------------------------------------------------------- */
 
 static int split(char *line, char **f) {
   int n = 0;
@@ -108,8 +107,7 @@ static int read_csv(const char *path) {
   return ok;
 }
 
-/* ---- looking up -------------------------------------------------------------------------------
- */
+/* ---- looking up ------------------------------------------------------------------------------ */
 
 /* The row for (case, system, variant) at size n (n < 0: any size). */
 static const row *find(const char *bcase, const char *system, const char *variant, double n) {
@@ -140,8 +138,7 @@ static int sizes(const char *bcase, double *n) {
   return count;
 }
 
-/* ---- the table --------------------------------------------------------------------------------
- */
+/* ---- the table ------------------------------------------------------------------------------- */
 
 static const char *const systems[] = {"raw", "nvrtc", "cujit_c", "cujit_lua", "cupy", "numba"};
 static const char *const titles[] = {"raw C",     "NVRTC alone", "cujit C",
@@ -299,8 +296,7 @@ static void bandwidth_table(void) {
   reasons("bandwidth");
 }
 
-/* ---- goals --------------------------------------------------------------------------------------
- */
+/* ---- goals ----------------------------------------------------------------------------------- */
 
 typedef enum goal_kind {
   RATIO_MAX,    /* value / floor <= limit (times, lower is better) */
@@ -478,8 +474,7 @@ static void tables(void) {
   mc_table();
 }
 
-/* ---- charts -------------------------------------------------------------------------------------
- */
+/* ---- charts ---------------------------------------------------------------------------------- */
 
 static int launch_chart(const char *dir) {
   static const char *const groups[] = {"args1", "args4", "args12"};

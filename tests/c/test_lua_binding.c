@@ -13,7 +13,7 @@
 #include <lua.h>
 #include <lualib.h>
 
-#include "cujit.h"
+#include "cujit_lua.h"
 #include "gpu.h"
 
 int luaopen_cujit(lua_State *L);

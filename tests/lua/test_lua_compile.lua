@@ -90,6 +90,21 @@ h.test("options are checked", function()
   h.raises("'name' is for cuda.source", cuda.jit, "k(int n)", "", {arch = "sm_90", name = "x"})
 end)
 
+h.test("signatures: a list of strings, for translation units only", function()
+  local src = 'extern "C" __global__ void k(int n) {}'
+  h.raises("option 'signatures' must be a table of strings", cuda.source, src,
+           {arch = "sm_90", signatures = "k(int n)"})
+  h.raises("option 'signatures'[2] must be a string, got number", cuda.source, src,
+           {arch = "sm_90", signatures = {"k(int n)", 2}})
+  h.raises({"option 'signatures' is for cuda.source and cuda.load", "has its signature already"},
+           cuda.jit, "k(int n)", "return;", {arch = "sm_90", signatures = {"k(int n)"}})
+  h.raises({"option 'signatures' is for cuda.source and cuda.load", "parameter list"},
+           cuda.elementwise, "float x -> float y", "y = x", {arch = "sm_90", signatures = {"k()"}})
+  -- Given for kernels the scanner can read too, they agree with it.
+  local m = cuda.source(src, {arch = "sm_90", signatures = {"k(int n)"}})
+  h.same(m:kernels(), {"k"}, nil, "kernels")
+end)
+
 h.test("defines, flags and fast_math reach the compiler", function()
   local body = [[
     #if !defined(SCALE) || !defined(ON) || !defined(LISTED) || LISTED != 7

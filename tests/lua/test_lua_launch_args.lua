@@ -34,10 +34,14 @@ h.test("argument count", function()
 end)
 
 h.test("scalars convert by the signature, not by Lua's subtype", function()
-  h.raises("bad argument #4 'n' to 'saxpy' (number has no integer representation)", L, 2.0, x, y, 3.5)
-  h.raises("bad argument #4 'n' to 'saxpy' (number has no integer representation)", L, 2.0, x, y, 0 / 0)
-  h.raises({"bad argument #4 'n' to 'saxpy'", "out of range for i32"}, L, 2.0, x, y, 2 ^ 31)
-  h.raises({"bad argument #4 'n' to 'saxpy'", "out of range for i32"}, L, 2.0, x, y, math.mininteger)
+  -- The engine checks range and exactness (one rule for C and Lua, kernels and elementwise); the
+  -- binding puts its message in Lua's words.
+  h.raises("bad argument #4 'n' to 'saxpy' (3.5 is not an integer; round it first)", L, 2.0, x, y, 3.5)
+  h.raises({"bad argument #4 'n' to 'saxpy'", "nan is not an integer"}, L, 2.0, x, y, 0 / 0)
+  h.raises("bad argument #4 'n' to 'saxpy' (2147483648 does not fit (range -2147483648..2147483647))",
+           L, 2.0, x, y, 2 ^ 31)
+  h.raises({"bad argument #4 'n' to 'saxpy'", "-9223372036854775808 does not fit"}, L, 2.0, x, y,
+           math.mininteger)
   h.raises("bad argument #1 'a' to 'saxpy' (number expected, got string)", L, "2", x, y, 3)
   h.raises("bad argument #1 'a' to 'saxpy' (number expected, got nil)", L, nil, x, y, 3)
   h.raises({"bad argument #1 'a'", "out of range for f32"}, L, 1e39, x, y, 3)
@@ -46,12 +50,12 @@ end)
 
 h.test("integer parameter ranges", function()
   local I = ints[{1, 1}]
-  h.raises({"#1 'a' to 'ints'", "out of range for i8", "-128 to 127"}, I, 128, 0, 0, 0, out)
-  h.raises({"#2 'b'", "out of range for u32"}, I, 0, -1, 0, 0, out)
-  h.raises({"#2 'b'", "out of range for u32"}, I, 0, 2 ^ 32, 0, 0, out)
-  h.raises({"#4 'd'", "out of range for u64"}, I, 0, 0, 0, -1, out)
-  h.raises({"#3 'c'", "out of range for i64"}, I, 0, 0, 2 ^ 63, 0, out)
-  h.raises({"#3 'c'", "no integer representation"}, I, 0, 0, 0.5, 0, out)
+  h.raises("bad argument #1 'a' to 'ints' (128 does not fit (range -128..127))", I, 128, 0, 0, 0, out)
+  h.raises({"#2 'b'", "-1 does not fit (range 0..4294967295)"}, I, 0, -1, 0, 0, out)
+  h.raises({"#2 'b'", "does not fit (range 0..4294967295)"}, I, 0, 2 ^ 32, 0, 0, out)
+  h.raises({"#4 'd'", "-1 does not fit (range 0..18446744073709551615)"}, I, 0, 0, 0, -1, out)
+  h.raises({"#3 'c'", "does not fit (range -9223372036854775808..9223372036854775807)"}, I, 0, 0, 2 ^ 63, 0, out)
+  h.raises({"#3 'c'", "0.5 is not an integer"}, I, 0, 0, 0.5, 0, out)
   launch_ok(I, -128, 4294967295, math.mininteger, 2 ^ 63, out)
 end)
 
@@ -115,6 +119,25 @@ h.test("launchers are cached per configuration", function()
   h.eq(saxpy:forall(100), saxpy:forall(100), "forall launchers are cached")
   h.contains(tostring(saxpy:forall(100)), "forall(100)", "forall tostring")
   h.raises("wrong number of arguments", saxpy:forall(3), 1, x)
+end)
+
+h.test("bool parameters take true, false, 0 and 1", function()
+  local B = cuda.jit("flag(bool b, int *out)", "out[0] = b ? 7 : 3;", SM90)[{1, 1}]
+  -- Any other byte would be an invalid bool on the device.
+  h.raises("bad argument #1 'b' to 'flag' (true or false expected (or 0 or 1), got 255)", B, 255, out)
+  h.raises("got 2", B, 2, out)
+  h.raises("got 0.5", B, 0.5, out)
+  h.raises("got -1", B, -1, out)
+  h.raises("got string", B, "true", out)
+  h.raises("got nil", B, nil, out)
+  for _, v in ipairs({true, false, 0, 1, 1.0}) do launch_ok(B, v, out) end
+end)
+
+h.test("forall counts must fit the thread index", function()
+  h.raises({"element count 2147483648 is over 2147483647",
+            "grid-stride loop"}, saxpy.forall, saxpy, 2 ^ 31)
+  h.raises("element count 9223372036854775807 is over", saxpy.forall, saxpy, math.maxinteger)
+  h.contains(tostring(saxpy:forall(2 ^ 31 - 1)), "forall(2147483647)", "the largest count")
 end)
 
 h.test("a struct parameter takes its bytes", function()

@@ -66,6 +66,10 @@ for pair in launch,raw launch,cujit_c launch,raw_c_same launch,cujit_lua launch,
   montecarlo,cupy montecarlo,numba; do
   grep -q "^$pair," "$csv" || fail "no row for $pair"
 done
+# The C API bench always measures the library's elementwise kernels beside the hand-written ones.
+for variant in vadd_ew saxpy_ew; do
+  grep -q "^bandwidth,cujit_c,$variant," "$csv" || fail "no bandwidth row for $variant"
+done
 for f in table.md run.log; do [ -s "$out/$f" ] || fail "$f is empty"; done
 grep -q "^### Goals" "$tmp/table" || fail "the table on stdout has no goals section"
 grep -q "^Goals: [0-9]* met, [0-9]* missed, [0-9]* not measured" "$tmp/table" || fail "no goal tally"

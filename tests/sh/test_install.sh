@@ -9,6 +9,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; fail "cmake --install"; }
 libdir=$(ls -d "$tmp"/prefix/lib*/ | head -1)
 [ -f "$tmp/prefix/include/cujit.h" ] || fail "cujit.h not installed"
+[ -f "$tmp/prefix/include/cujit_lua.h" ] || fail "cujit_lua.h not installed"
 [ -f "$libdir/pkgconfig/cujit.pc" ] || fail "cujit.pc not installed"
 [ -f "$libdir/cmake/cujit/cujitConfig.cmake" ] || fail "cujitConfig.cmake not installed"
 

@@ -1,5 +1,5 @@
 /*
-** cujit.c -- cujit through its public C API (include/cujit.h), on the same kernel sources as the
+** c_api.c -- cujit through its public C API (include/cujit.h), on the same kernel sources as the
 ** raw Driver API program: launch host time, round trip, cold compile, warm cache, bandwidth, the
 ** library's reduction and Monte Carlo with <cujit/random.h>. The launch case also measures its own
 ** floor in this process, interleaved with cujit: raw cuLaunchKernel on the CUBIN cujit compiled.
@@ -47,8 +47,7 @@ static cujit_launch_config config(unsigned grid, unsigned block) {
   return c;
 }
 
-/* ---- cases 1 and 2 ----------------------------------------------------------------------------
- */
+/* ---- cases 1 and 2 --------------------------------------------------------------------------- */
 
 /* cujit's arguments: the same values bench_pack_launch gives the raw floor. */
 static size_t pack(cujit_arg *a, cujit_buffer *buf, int nargs) {
@@ -247,20 +246,59 @@ static void case_first_launch(const bench_opts *o, const char *bcase, cujit_devi
   free(src);
 }
 
-/* ---- the device library: case 6 and the elementwise variants of case 5 ----------------------- */
+/* ---- the device library: the sum (case 6) and the elementwise variants of case 5 ------------- */
 
-#ifdef BENCH_HAVE_CUJIT_LIBRARY
-#include "library_cujit.h"
-#else
-static const char library_missing[] = "the device library (cujit_reduce, cujit_elementwise_*) is "
-                                      "not in this build's cujit.h, or differs from the calls in "
-                                      "scripts/bench/library_cujit.h";
+/* Host wall time of a sum that ends with the total on the host, as every system is timed. */
 static void case_sum(const bench_opts *o) {
-  bench_missing("sum", SYS, "sum", 1 << o->sum_log2, library_missing);
+  size_t n = (size_t)1 << o->sum_log2;
+  cujit_buffer *x = NULL;
+  cujit_scalar total = {CUJIT_F64, {0}};
+  int reps = o->reps * 3, ok = 1;
+  double *v = calloc((size_t)reps, sizeof *v);
+  float *ones = v ? malloc(n * sizeof *ones) : NULL;
+  for (size_t i = 0; ones && i < n; i++) ones[i] = 1.0f;
+  ok = ones && check(cujit_buffer_alloc(engine, n * 4, CUJIT_F32, &x), "alloc") &&
+       check(cujit_memcpy_htod(x, 0, ones, n * 4, NULL), "copy to device") &&
+       check(cujit_reduce(x, CUJIT_REDUCE_SUM, n, &total, NULL), "cujit_reduce"); /* warm-up */
+  for (int r = 0; ok && r < reps; r++) {
+    double t0 = bench_now_us();
+    ok = check(cujit_reduce(x, CUJIT_REDUCE_SUM, n, &total, NULL), "cujit_reduce");
+    v[r] = (bench_now_us() - t0) / 1e3;
+  }
+  double got = cujit_scalar_to_double(&total);
+  if (ok && got != (double)n) {
+    snprintf(why, sizeof why, "wrong sum %.17g of %zu ones", got, n);
+    ok = 0;
+  }
+  if (ok)
+    bench_row("sum", SYS, "sum", (double)n, 4.0 * (double)n / (bench_median(v, reps) * 1e-3) / 1e9,
+              "GB/s");
+  else
+    bench_missing("sum", SYS, "sum", (double)n, why);
+  cujit_buffer_free(x);
+  free(ones), free(v);
 }
-#endif
 
-/* ---- case 5 of the shared kernels, timed by events -------------------------------- */
+/* The library's elementwise kernels for the same two operations, launched as the library sizes
+** them (a grid-stride loop); the variants are named vadd_ew and saxpy_ew. */
+static int elementwise_define(cujit_kernel **k) {
+  return check(cujit_elementwise_define(engine, "float x, float y -> float z", "z = x + y",
+                                        "vadd_ew", NULL, &k[0]),
+               "vadd_ew") &&
+         check(cujit_elementwise_define(engine, "scalar float a, float x, float y -> float z",
+                                        "z = a * x + y", "saxpy_ew", NULL, &k[1]),
+               "saxpy_ew");
+}
+
+static int elementwise_once(cujit_kernel **k, int what, cujit_buffer *a, cujit_buffer *b,
+                            cujit_buffer *c, size_t n) {
+  cujit_arg add[] = {CUJIT_ARG_BUF(a), CUJIT_ARG_BUF(b), CUJIT_ARG_BUF(c)};
+  cujit_arg ax[] = {CUJIT_ARG_F(2.0), CUJIT_ARG_BUF(a), CUJIT_ARG_BUF(c), CUJIT_ARG_BUF(c)};
+  return what == 0 ? check(cujit_elementwise_launch(k[0], n, NULL, add, 3), "vadd_ew")
+                   : check(cujit_elementwise_launch(k[1], n, NULL, ax, 4), "saxpy_ew");
+}
+
+/* ---- case 5 of the shared kernels, timed by events ------------------------------------------- */
 
 typedef struct sweep {
   cujit_buffer *a, *b, *c;
@@ -268,18 +306,10 @@ typedef struct sweep {
   cujit_event *start, *stop;
 } sweep;
 
-#ifdef BENCH_HAVE_ELEMENTWISE
 enum { VARIANTS = 6 };
 static int launch_elementwise(sweep *s, int what, int n) {
   return elementwise_once(&s->k[4], what, s->a, s->b, s->c, (size_t)n);
 }
-#else
-enum { VARIANTS = 4 };
-static int launch_elementwise(sweep *s, int what, int n) {
-  (void)s, (void)what, (void)n;
-  return 0;
-}
-#endif
 static const char *const bw_variants[] = {"vadd",   "saxpy",   "vadd4",
                                           "saxpy4", "vadd_ew", "saxpy_ew"};
 
@@ -324,9 +354,7 @@ static int sweep_open(const bench_opts *o, sweep *s, size_t n) {
   static const char *const names[] = {"vadd", "saxpy", "vadd4", "saxpy4"};
   for (int w = 0; w < 4; w++)
     if (!kernel(o, files[w], names[w], &s->k[w])) return 0;
-#ifdef BENCH_HAVE_ELEMENTWISE
   if (!elementwise_define(&s->k[4])) return 0;
-#endif
   return check(cujit_buffer_alloc(engine, n * 4, CUJIT_F32, &s->a), "alloc") &&
          check(cujit_buffer_alloc(engine, n * 4, CUJIT_F32, &s->b), "alloc") &&
          check(cujit_buffer_alloc(engine, n * 4, CUJIT_F32, &s->c), "alloc") &&
@@ -370,11 +398,7 @@ static void case_bandwidth(const bench_opts *o) {
   sweep_close(&s);
 }
 
-/* ---- case 6: the library's sum ----------------------------------------------------------------
- */
-
-/* ---- case 7: Monte Carlo, end to end -----------------------------------------------------------
- */
+/* ---- case 7: Monte Carlo, end to end --------------------------------------------------------- */
 
 static const double mc_s0 = 100, mc_strike = 100, mc_rate = 0.05, mc_sigma = 0.2, mc_years = 1;
 

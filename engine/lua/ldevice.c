@@ -1,0 +1,219 @@
+/*
+** ldevice.c -- the engine's devices, versions and compile cache from Lua: cuda.devices(),
+** cuda.device(), memory and fault status, cuda.version(), cuda.cache_stats() and friends.
+*/
+#include "ldevice.h"
+
+/* ---------------------------------------------------------------------------------------------
+** Devices
+** ------------------------------------------------------------------------------------------- */
+
+static cujit_device *current_device(lua_State *L, cujit_engine *e) {
+  cujit_device *dev;
+  cjl_check(L, e, cujit_current_device(e, &dev));
+  return dev;
+}
+
+static void set_int(lua_State *L, const char *key, lua_Integer v) {
+  lua_pushinteger(L, v);
+  lua_setfield(L, -2, key);
+}
+
+static void set_triple(lua_State *L, const char *key, const int *v) {
+  lua_createtable(L, 3, 0);
+  for (int i = 0; i < 3; i++) lua_pushinteger(L, v[i]), lua_rawseti(L, -2, i + 1);
+  lua_setfield(L, -2, key);
+}
+
+static void push_device_info(lua_State *L, cujit_engine *e, cujit_device *dev) {
+  cujit_device_info info;
+  char arch[32];
+  cjl_check(L, e, cujit_device_info_get(dev, &info));
+  cjl_check(L, e, cujit_device_arch(dev, arch, sizeof arch));
+  lua_createtable(L, 0, 20);
+  set_int(L, "ordinal", info.ordinal);
+  lua_pushstring(L, info.name);
+  lua_setfield(L, -2, "name");
+  lua_pushstring(L, arch);
+  lua_setfield(L, -2, "arch");
+  lua_pushfstring(L, "%d.%d", info.cc_major, info.cc_minor);
+  lua_setfield(L, -2, "compute_capability");
+  set_int(L, "cc_major", info.cc_major);
+  set_int(L, "cc_minor", info.cc_minor);
+  set_int(L, "multiprocessors", info.multiprocessors);
+  set_int(L, "total_memory", (lua_Integer)info.total_memory);
+  set_int(L, "max_threads_per_block", info.max_threads_per_block);
+  set_triple(L, "max_block_dim", info.max_block_dim);
+  set_triple(L, "max_grid_dim", info.max_grid_dim);
+  set_int(L, "max_shared_per_block", info.max_shared_per_block);
+  set_int(L, "max_shared_per_block_optin", info.max_shared_per_block_optin);
+  set_int(L, "warp_size", info.warp_size);
+  set_int(L, "clock_khz", info.clock_khz);
+  set_int(L, "memory_clock_khz", info.memory_clock_khz);
+  set_int(L, "memory_bus_width", info.memory_bus_width);
+  set_int(L, "pci_bus_id", info.pci_bus_id);
+}
+
+/* cuda.devices() -> list of info tables; without a driver or GPU: {}, reason. */
+static int l_devices(lua_State *L) {
+  cujit_engine *e = cjl_engine(L);
+  int count = 0;
+  if (cujit_device_count(e, &count) != CUJIT_OK) {
+    lua_newtable(L);
+    lua_pushstring(L, cujit_errmsg(e));
+    return 2;
+  }
+  lua_createtable(L, count, 0);
+  for (int i = 0; i < count; i++) {
+    cujit_device *dev;
+    cjl_check(L, e, cujit_device_get(e, i, &dev));
+    push_device_info(L, e, dev);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+/* cuda.has_gpu() -> true, or false and the reason. */
+static int l_has_gpu(lua_State *L) {
+  cujit_engine *e = cjl_engine(L);
+  cujit_device *dev;
+  if (cujit_current_device(e, &dev) != CUJIT_OK) {
+    lua_pushboolean(L, 0);
+    lua_pushstring(L, cujit_errmsg(e));
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* cuda.device([ordinal]) -> info of the current device, after making `ordinal` current. */
+static int l_device(lua_State *L) {
+  cujit_engine *e = cjl_engine(L);
+  if (!lua_isnoneornil(L, 1)) {
+    lua_Integer ordinal = luaL_checkinteger(L, 1);
+    luaL_argcheck(L, ordinal >= 0 && ordinal <= INT32_MAX, 1, "device ordinals start at 0");
+    cjl_check(L, e, cujit_set_device(e, (int)ordinal));
+  }
+  push_device_info(L, e, current_device(L, e));
+  return 1;
+}
+
+/* cuda.memory() -> free, total bytes of the current device. */
+static int l_memory(lua_State *L) {
+  cujit_engine *e = cjl_engine(L);
+  size_t free_bytes, total_bytes;
+  cjl_check(L, e, cujit_device_memory(current_device(L, e), &free_bytes, &total_bytes));
+  lua_pushinteger(L, (lua_Integer)free_bytes);
+  lua_pushinteger(L, (lua_Integer)total_bytes);
+  return 2;
+}
+
+static int l_allocated(lua_State *L) {
+  cujit_engine *e = cjl_engine(L);
+  lua_pushinteger(L, (lua_Integer)cujit_device_allocated(current_device(L, e)));
+  return 1;
+}
+
+static int l_synchronize(lua_State *L) {
+  cujit_engine *e = cjl_engine(L);
+  cjl_check(L, e, cujit_device_synchronize(current_device(L, e)));
+  return 0;
+}
+
+/* cuda.status() -> true, or false and the fault (which kernel, how to recover). */
+static int l_status(lua_State *L) {
+  cujit_engine *e = cjl_engine(L);
+  if (cujit_device_status(current_device(L, e)) != CUJIT_OK) {
+    lua_pushboolean(L, 0);
+    lua_pushstring(L, cujit_errmsg(e));
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int l_reset(lua_State *L) {
+  cujit_engine *e = cjl_engine(L);
+  cjl_check(L, e, cujit_device_reset(current_device(L, e)));
+  return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+** Versions and the cache
+** ------------------------------------------------------------------------------------------- */
+
+/* Sets field `key` to the version, or leaves it absent when that library is missing. */
+static void set_version(lua_State *L, const char *key, cujit_status (*get)(cujit_engine *, int *),
+                        cujit_engine *e) {
+  int version = 0;
+  if (get(e, &version) != CUJIT_OK || version == 0) return;
+  lua_pushinteger(L, version);
+  lua_setfield(L, -2, key);
+}
+
+/* cuda.version() -> {cujit = "0.1.0", driver = 13000 | nil, nvrtc = 13000 | nil, lua = ...} */
+static int l_version(lua_State *L) {
+  cujit_engine *e = cjl_engine(L);
+  lua_createtable(L, 0, 4);
+  lua_pushstring(L, cujit_version());
+  lua_setfield(L, -2, "cujit");
+  set_version(L, "driver", cujit_driver_version, e);
+  set_version(L, "nvrtc", cujit_nvrtc_version, e);
+  lua_pushliteral(L, LUA_VERSION_MAJOR "." LUA_VERSION_MINOR);
+  lua_setfield(L, -2, "lua");
+  return 1;
+}
+
+static int l_cache_stats(lua_State *L) {
+  cujit_engine *e = cjl_engine(L);
+  cujit_cache_stats s;
+  cjl_check(L, e, cujit_cache_stats_get(e, &s));
+  lua_createtable(L, 0, 7);
+  set_int(L, "memory_hits", (lua_Integer)s.memory_hits);
+  set_int(L, "disk_hits", (lua_Integer)s.disk_hits);
+  set_int(L, "misses", (lua_Integer)s.misses);
+  set_int(L, "entries", (lua_Integer)s.entries);
+  set_int(L, "bytes", (lua_Integer)s.bytes);
+  set_int(L, "max_bytes", (lua_Integer)s.max_bytes);
+  lua_pushboolean(L, s.disk_enabled);
+  lua_setfield(L, -2, "disk_enabled");
+  return 1;
+}
+
+/* cuda.cache_dir() -> the directory, or nil and why when the disk cache is off. */
+static int l_cache_dir(lua_State *L) {
+  const char *dir = cujit_cache_dir(cjl_engine(L));
+  if (!dir || !*dir) {
+    lua_pushnil(L);
+    lua_pushliteral(L, "the disk cache is off (CUJIT_CACHE=off, or no writable directory)");
+    return 2;
+  }
+  lua_pushstring(L, dir);
+  return 1;
+}
+
+static int l_clear_cache(lua_State *L) {
+  cujit_engine *e = cjl_engine(L);
+  cjl_check(L, e, cujit_cache_clear(e));
+  return 0;
+}
+
+static const luaL_Reg module_functions[] = {{"devices", l_devices},
+                                            {"has_gpu", l_has_gpu},
+                                            {"device", l_device},
+                                            {"memory", l_memory},
+                                            {"allocated", l_allocated},
+                                            {"synchronize", l_synchronize},
+                                            {"status", l_status},
+                                            {"reset", l_reset},
+                                            {"version", l_version},
+                                            {"cache_stats", l_cache_stats},
+                                            {"cache_dir", l_cache_dir},
+                                            {"clear_cache", l_clear_cache},
+                                            {NULL, NULL}};
+
+void cjl_open_devices(lua_State *L, int module_index) {
+  lua_pushvalue(L, module_index);
+  luaL_setfuncs(L, module_functions, 0);
+  lua_pop(L, 1);
+}

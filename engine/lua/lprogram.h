@@ -1,0 +1,14 @@
+/*
+** lprogram.h -- programs from Lua: cuda.source and cuda.load.
+*/
+#ifndef CUJIT_LPROGRAM_H
+#define CUJIT_LPROGRAM_H
+
+#include "lstate.h"
+
+#define CJL_PROGRAM "cujit.program"
+
+/* Registers the program class and adds cuda.source and cuda.load to the module table. */
+void cjl_open_programs(lua_State *L, int module_index);
+
+#endif

@@ -1,0 +1,208 @@
+/*
+** lstream.c -- streams and events from Lua: cuda.stream() with synchronize/query/wait, and
+** cuda.event() with record/synchronize/query/elapsed. A stream keeps alive the host memory its
+** pending asynchronous copies use.
+*/
+#include "lstream.h"
+
+/* ---------------------------------------------------------------------------------------------
+** Streams
+** ------------------------------------------------------------------------------------------- */
+
+/* An event's userdata, declared first because streams wait on events. */
+typedef struct cjl_event {
+  cujit_event *event; /* NULL once freed */
+  cjl_state *state;
+} cjl_event;
+
+static cjl_stream *to_stream(lua_State *L, int idx) {
+  cjl_stream *s = luaL_checkudata(L, idx, CJL_STREAM);
+  if (!s->stream) luaL_argerror(L, idx, "stream has been freed");
+  return s;
+}
+
+cujit_stream *cjl_opt_stream(lua_State *L, int idx) {
+  if (lua_isnoneornil(L, idx)) return NULL;
+  cjl_stream *s = luaL_testudata(L, idx, CJL_STREAM);
+  if (!s)
+    luaL_argerror(L, idx,
+                  lua_pushfstring(L, "cujit.stream expected, got %s", luaL_typename(L, idx)));
+  if (!s->stream) luaL_argerror(L, idx, "stream has been freed");
+  return s->stream;
+}
+
+/* The stream's user value is a table of what its pending asynchronous copies still use. */
+void cjl_stream_keep(lua_State *L, int stream_idx, int value_idx) {
+  stream_idx = lua_absindex(L, stream_idx);
+  value_idx = lua_absindex(L, value_idx);
+  if (lua_getiuservalue(L, stream_idx, 1) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, stream_idx, 1);
+  }
+  lua_pushvalue(L, value_idx);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+static void stream_forget_pending(lua_State *L, int idx) {
+  lua_pushnil(L);
+  lua_setiuservalue(L, idx, 1);
+}
+
+static int l_stream(lua_State *L) {
+  cujit_engine *e = cjl_engine(L);
+  cjl_stream *s = lua_newuserdatauv(L, sizeof *s, 1);
+  s->stream = NULL;
+  s->state = cjl_state_of(L);
+  luaL_setmetatable(L, CJL_STREAM);
+  cjl_check(L, e, cujit_stream_create(e, &s->stream));
+  return 1;
+}
+
+static int stream_synchronize(lua_State *L) {
+  cjl_stream *s = to_stream(L, 1);
+  cujit_status status = cujit_stream_synchronize(s->stream);
+  if (status != CUJIT_OK) return cjl_error(L, s->state->engine);
+  stream_forget_pending(L, 1);
+  return 0;
+}
+
+/* s:query() -> true when all its work is done, false while some is pending. */
+static int stream_query(lua_State *L) {
+  cjl_stream *s = to_stream(L, 1);
+  cujit_status status = cujit_stream_query(s->stream);
+  if (status == CUJIT_ERROR_NOT_READY) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  if (status != CUJIT_OK) return cjl_error(L, s->state->engine);
+  stream_forget_pending(L, 1);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int stream_wait(lua_State *L) {
+  cjl_stream *s = to_stream(L, 1);
+  cjl_event *ev = luaL_checkudata(L, 2, CJL_EVENT);
+  luaL_argcheck(L, ev->event, 2, "event has been freed");
+  if (cujit_stream_wait_event(s->stream, ev->event) != CUJIT_OK)
+    return cjl_error(L, s->state->engine);
+  return 0;
+}
+
+static int stream_free(lua_State *L) {
+  cjl_stream *s = luaL_checkudata(L, 1, CJL_STREAM);
+  if (s->stream && !s->state->closed) cujit_stream_free(s->stream);
+  s->stream = NULL;
+  return 0;
+}
+
+static int stream_tostring(lua_State *L) {
+  cjl_stream *s = luaL_checkudata(L, 1, CJL_STREAM);
+  if (!s->stream)
+    lua_pushliteral(L, "cujit.stream (freed)");
+  else
+    lua_pushfstring(L, "cujit.stream on device %d",
+                    cujit_device_ordinal(cujit_stream_device(s->stream)));
+  return 1;
+}
+
+/* ---------------------------------------------------------------------------------------------
+** Events
+** ------------------------------------------------------------------------------------------- */
+
+static cjl_event *to_event(lua_State *L, int idx) {
+  cjl_event *ev = luaL_checkudata(L, idx, CJL_EVENT);
+  if (!ev->event) luaL_argerror(L, idx, "event has been freed");
+  return ev;
+}
+
+static int l_event(lua_State *L) {
+  cujit_engine *e = cjl_engine(L);
+  cjl_event *ev = lua_newuserdatauv(L, sizeof *ev, 0);
+  ev->event = NULL;
+  ev->state = cjl_state_of(L);
+  luaL_setmetatable(L, CJL_EVENT);
+  cjl_check(L, e, cujit_event_create(e, &ev->event));
+  return 1;
+}
+
+/* e:record([stream]) -> e, so `local t0 = cuda.event():record()` reads well. */
+static int event_record(lua_State *L) {
+  cjl_event *ev = to_event(L, 1);
+  cujit_stream *stream = cjl_opt_stream(L, 2);
+  if (cujit_event_record(ev->event, stream) != CUJIT_OK) return cjl_error(L, ev->state->engine);
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int event_synchronize(lua_State *L) {
+  cjl_event *ev = to_event(L, 1);
+  if (cujit_event_synchronize(ev->event) != CUJIT_OK) return cjl_error(L, ev->state->engine);
+  return 0;
+}
+
+static int event_query(lua_State *L) {
+  cjl_event *ev = to_event(L, 1);
+  cujit_status status = cujit_event_query(ev->event);
+  if (status != CUJIT_OK && status != CUJIT_ERROR_NOT_READY) return cjl_error(L, ev->state->engine);
+  lua_pushboolean(L, status == CUJIT_OK);
+  return 1;
+}
+
+/* start:elapsed(stop) and cuda.elapsed(start, stop) -> milliseconds from start to stop. */
+static int event_elapsed(lua_State *L) {
+  cjl_event *start = to_event(L, 1), *stop = to_event(L, 2);
+  float ms = 0;
+  if (cujit_event_elapsed(start->event, stop->event, &ms) != CUJIT_OK)
+    return cjl_error(L, start->state->engine);
+  lua_pushnumber(L, ms);
+  return 1;
+}
+
+static int event_free(lua_State *L) {
+  cjl_event *ev = luaL_checkudata(L, 1, CJL_EVENT);
+  if (ev->event && !ev->state->closed) cujit_event_free(ev->event);
+  ev->event = NULL;
+  return 0;
+}
+
+static int event_tostring(lua_State *L) {
+  cjl_event *ev = luaL_checkudata(L, 1, CJL_EVENT);
+  lua_pushstring(L, ev->event ? "cujit.event" : "cujit.event (freed)");
+  return 1;
+}
+
+/* ---------------------------------------------------------------------------------------------
+** Opening
+** ------------------------------------------------------------------------------------------- */
+
+static const luaL_Reg stream_meta[] = {
+    {"__gc", stream_free}, {"__close", stream_free}, {"__tostring", stream_tostring}, {NULL, NULL}};
+
+static const luaL_Reg stream_methods[] = {{"synchronize", stream_synchronize},
+                                          {"query", stream_query},
+                                          {"wait", stream_wait},
+                                          {"free", stream_free},
+                                          {NULL, NULL}};
+
+static const luaL_Reg event_meta[] = {
+    {"__gc", event_free}, {"__close", event_free}, {"__tostring", event_tostring}, {NULL, NULL}};
+
+static const luaL_Reg event_methods[] = {
+    {"record", event_record}, {"synchronize", event_synchronize},
+    {"query", event_query},   {"elapsed", event_elapsed},
+    {"free", event_free},     {NULL, NULL}};
+static const luaL_Reg module_functions[] = {
+    {"stream", l_stream}, {"event", l_event}, {"elapsed", event_elapsed}, {NULL, NULL}};
+
+void cjl_open_streams(lua_State *L, int module_index) {
+  cjl_new_class(L, CJL_STREAM, stream_meta, stream_methods, NULL);
+  cjl_new_class(L, CJL_EVENT, event_meta, event_methods, NULL);
+  lua_pushvalue(L, module_index);
+  luaL_setfuncs(L, module_functions, 0);
+  lua_pop(L, 1);
+}
