@@ -136,8 +136,7 @@ static const char *where_from(char *dir, size_t len, int *too_long) {
 ** code the GPU runs (entries are checked for integrity, not authenticity). */
 static const char *unsafe_dir(const char *path) {
   struct stat st;
-  const char *shared = getenv("CUJIT_CACHE_SHARED");
-  if ((shared && strcmp(shared, "1") == 0) || stat(path, &st) != 0) return NULL;
+  if (stat(path, &st) != 0) return NULL; /* it was usable a moment ago: writing will say */
   if (st.st_uid != geteuid()) return "it belongs to another user";
   if (st.st_mode & (S_IWGRP | S_IWOTH)) return "group or others may write it";
   return NULL;
@@ -185,7 +184,9 @@ static void setup_disk(cj_cache *c) {
     c->dir[0] = '\0';
     return;
   }
-  const char *unsafe = unsafe_dir(c->dir);
+  const char *shared = getenv("CUJIT_CACHE_SHARED");
+  c->shared = shared && strcmp(shared, "1") == 0;
+  const char *unsafe = c->shared ? NULL : unsafe_dir(c->dir);
   if (unsafe) {
     cj_warn(c->engine,
             "cache directory '%s' (from %s) is not used: %s, and whoever can write it chooses "
@@ -195,7 +196,6 @@ static void setup_disk(cj_cache *c) {
     c->dir[0] = '\0';
     return;
   }
-  c->shared = getenv("CUJIT_CACHE_SHARED") && strcmp(getenv("CUJIT_CACHE_SHARED"), "1") == 0;
   c->disk_state = 1;
 }
 
