@@ -1,12 +1,11 @@
 /*
-** compile.c -- from a translation unit to a program: the target arch, NVRTC's option list, the
-** cache key over everything that reaches the compiler, the cache lookup (a hit never opens NVRTC),
-** the NVRTC compile itself, and the public cujit_program_* functions.
+** compile.c -- from a translation unit to a compiled program: the target arch, NVRTC's option
+** list, the cache key over everything that reaches the compiler, the cache lookup (a hit never
+** opens NVRTC) and the NVRTC compile itself. Loading and the public cujit_program_* functions
+** are the program layer's (program.c).
 */
 #include "compile.h"
-#include "cache.h"
 #include "includes.h"
-#include "runtime.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -17,12 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void (*cj_program_unload_hook)(cujit_program *program) = NULL;
-
-#define MAX_SOURCE_BYTES ((size_t)256 << 20)
-
-/* --- the arch ----------------------------------------------------------------------------------
- */
+/* --- the arch --------------------------------------------------------------------------------- */
 
 /* "sm_90", "sm_90a", "sm_100f", "compute_90": the number, and whether it gives a CUBIN. */
 static int parse_arch(const char *arch, int *number, int *cubin) {
@@ -79,8 +73,8 @@ static cujit_status fit_arch(cujit_engine *engine, cj_nvrtc *nv, int explicit_ar
                  nv->version / 1000, nv->version % 1000 / 10, nv->path, list);
 }
 
-cujit_status cj_compile_arch(cujit_engine *engine, const cujit_compile_options *options, char *arch,
-                             size_t len) {
+cujit_status cj_compile_arch(cujit_engine *engine, const cujit_compile_options *options,
+                             const char *device_arch, char *arch, size_t len) {
   if (!engine || !arch || len < 16)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "no room for the arch");
   arch[0] = '\0';
@@ -93,22 +87,14 @@ cujit_status cj_compile_arch(cujit_engine *engine, const cujit_compile_options *
                      options->arch);
     snprintf(arch, len, "%s", options->arch);
   } else {
-    cujit_device *dev;
-    if (cj_current_device(engine, &dev) != CUJIT_OK) {
-      char why[1024];
-      snprintf(why, sizeof why, "%s", cujit_errmsg(engine));
-      return cj_fail(engine, cujit_errcode(engine),
-                     "no GPU to take the arch from (%s); pass an explicit arch such as sm_90", why);
-    }
-    snprintf(arch, len, "sm_%d%d", dev->info.cc_major, dev->info.cc_minor);
+    snprintf(arch, len, "%s", device_arch ? device_arch : "");
   }
-  if (engine->nvrtc_state == 1)
-    return fit_arch(engine, &engine->nvrtc, options && options->arch, arch, len);
+  cj_nvrtc *nv = cj_nvrtc_if_open(engine);
+  if (nv) return fit_arch(engine, nv, options && options->arch, arch, len);
   return CUJIT_OK;
 }
 
-/* --- options -----------------------------------------------------------------------------------
- */
+/* --- options ---------------------------------------------------------------------------------- */
 
 typedef struct opt_list {
   char **v;
@@ -211,8 +197,7 @@ static cujit_status build_options(cujit_engine *engine, const cujit_compile_opti
   return CUJIT_OK;
 }
 
-/* --- the key -----------------------------------------------------------------------------------
- */
+/* --- the key ---------------------------------------------------------------------------------- */
 
 /* The source key: what the caller gave, before any header is read. It names the include
 ** manifest, which holds the full key. The working directory is in it because relative names
@@ -253,17 +238,16 @@ static cj_cache_key full_key(const cj_includes *inc, const char *name, const cha
   return cj_key_end(kb);
 }
 
-/* --- NVRTC -------------------------------------------------------------------------------------
- */
+/* --- NVRTC ------------------------------------------------------------------------------------ */
 
-/* The toolkit's headers (cuda_fp16.h, ...), which NVRTC 13 does not carry inside itself. */
-static const char *toolkit_include(void) {
+/* The toolkit's headers (cuda_fp16.h, ...), which NVRTC 13 does not carry inside itself. Written
+** into the caller's `found` (PATH_MAX bytes): compiles run on many threads at once. */
+static const char *toolkit_include(char *found) {
   static const char *const envs[] = {"CUDA_HOME", "CUDA_PATH"};
-  static char found[PATH_MAX];
   struct stat st;
   for (size_t i = 0; i < 2; i++) {
     const char *v = getenv(envs[i]);
-    if (v && *v && snprintf(found, sizeof found, "%s/include/cuda_fp16.h", v) < (int)sizeof found &&
+    if (v && *v && snprintf(found, PATH_MAX, "%s/include/cuda_fp16.h", v) < PATH_MAX &&
         stat(found, &st) == 0) {
       found[strlen(found) - strlen("/cuda_fp16.h")] = '\0';
       return found;
@@ -314,7 +298,8 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
       free(o->v[i]);
       if (!(o->v[i] = cj_strdup(inc->flags[i]))) o->failed = 1;
     }
-  const char *tk = toolkit_include();
+  char found[PATH_MAX];
+  const char *tk = toolkit_include(found);
   if (tk) opt_add(o, "--include-path=%s%s", tk, NULL);
   if (o->failed) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   nvrtcProgram prog; /* messages quote `source`, the user's text; NVRTC gets the resolved one */
@@ -356,68 +341,14 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
   return st;
 }
 
-/* --- programs ----------------------------------------------------------------------------------
- */
-
-static void program_free(cujit_program *p) {
-  free(p->name);
-  free(p->source);
-  free(p->ptx);
-  free(p->cubin);
-  free(p->log);
-  for (size_t i = 0; i < p->nkernels; i++) cj_signature_free(&p->kernels[i]);
-  free(p->kernels);
-  pthread_mutex_destroy(&p->load_lock);
-  free(p);
-}
-
-void cj_program_retain(cujit_program *program) {
-  if (program) atomic_fetch_add(&program->refs, 1);
-}
-
-void cj_program_release(cujit_program *program) {
-  if (!program || atomic_fetch_sub(&program->refs, 1) != 1) return;
-  if (program->library && cj_program_unload_hook) cj_program_unload_hook(program);
-  cj_untrack(program->engine, &program->link);
-  program_free(program);
-}
-
-static cujit_status new_program(cujit_engine *engine, const char *source, const char *name,
-                                const char *arch, cj_cache_entry *e, int from_cache,
-                                cujit_program **out) {
-  cujit_program *p = calloc(1, sizeof *p);
-  if (!p) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  pthread_mutex_init(&p->load_lock, NULL);
-  atomic_init(&p->refs, 1);
-  p->engine = engine;
-  p->name = cj_strdup(name);
-  p->source = cj_strdup(source);
-  snprintf(p->arch, sizeof p->arch, "%.15s", arch);
-  p->ptx = e->ptx, p->ptx_len = e->ptx_len;
-  p->cubin = e->cubin, p->cubin_len = e->cubin_len;
-  p->log = from_cache ? cj_strdup("") : e->log;
-  if (from_cache) free(e->log);
-  memset(e, 0, sizeof *e); /* the program owns its parts now */
-  p->from_cache = from_cache;
-  if (!p->name || !p->source || !p->log) {
-    program_free(p);
-    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  }
-  char err[1024];
-  cujit_status st = cj_signature_scan(source, &p->kernels, &p->nkernels, err, sizeof err);
-  if (st != CUJIT_OK) {
-    program_free(p);
-    return cj_fail(engine, st, "'%s': %s", name, err);
-  }
-  *out = p;
-  return CUJIT_OK;
-}
+/* --- compiling -------------------------------------------------------------------------------- */
 
 /* An entry from the cache, unless NVRTC is open and of another version than the one that built
 ** it (then the entry is stale and is rebuilt). */
 static int lookup(cujit_engine *engine, const cj_cache_key *key, cj_cache_entry *e) {
   if (!cj_cache_get(engine->cache, key, e)) return 0;
-  if (engine->nvrtc_state == 1 && e->nvrtc_version != engine->nvrtc.version) {
+  cj_nvrtc *nv = cj_nvrtc_if_open(engine);
+  if (nv && e->nvrtc_version != nv->version) {
     cj_cache_entry_free(e);
     return 0;
   }
@@ -430,7 +361,8 @@ static int lookup(cujit_engine *engine, const cj_cache_key *key, cj_cache_entry 
 static int manifest_lookup(cujit_engine *engine, const char *source, const char *name,
                            const char *arch, const opt_list *o, cj_cache_key *key, int *key_ok,
                            cj_cache_entry *e) {
-  const char *tk = toolkit_include();
+  char found[PATH_MAX];
+  const char *tk = toolkit_include(found);
   cj_cache_key skey = source_key(source, name, arch, o, tk ? tk : "");
   size_t len = 0;
   char *manifest = cj_cache_get_text(engine->cache, &skey, &len);
@@ -445,7 +377,8 @@ static int manifest_lookup(cujit_engine *engine, const char *source, const char 
 static cujit_status resolve_lookup(cujit_engine *engine, const char *source, const char *name,
                                    const char *arch, const opt_list *o, cj_includes *inc, int look,
                                    cj_cache_key *key, int *key_ok, cj_cache_entry *e, int *hit) {
-  const char *tk = toolkit_include();
+  char found[PATH_MAX];
+  const char *tk = toolkit_include(found);
   if (!inc->source) {
     cj_include_request rq = {.source = source,
                              .name = name,
@@ -463,36 +396,39 @@ static cujit_status resolve_lookup(cujit_engine *engine, const char *source, con
               "must know each file by name; write the #include with a literal file name",
               name, inc->why);
   }
-  if (!(*key_ok = inc->cacheable)) return CUJIT_OK;
+  cj_cache_key skey = source_key(source, name, arch, o, tk ? tk : "");
+  if (!(*key_ok = inc->cacheable)) {
+    *key = skey; /* never looked up nor stored: only names the program layer's record */
+    return CUJIT_OK;
+  }
   *key = full_key(inc, name, arch, o);
   if (look) *hit = lookup(engine, key, e);
-  cj_cache_key skey = source_key(source, name, arch, o, tk ? tk : "");
   char *text = cj_includes_manifest(inc, key->bytes);
   if (text) cj_cache_put_text(engine->cache, &skey, text);
   free(text);
   return CUJIT_OK;
 }
 
-cujit_status cj_program_build(cujit_engine *engine, const char *source, const char *name,
-                              const cujit_compile_options *options, cujit_program **out) {
-  if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
-  if (!out) return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "out is NULL");
-  *out = NULL;
-  if (!source) return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "source is NULL");
-  if (!name) name = "<source>";
-  double t0 = cj_now_ms();
+cujit_status cj_compile(cujit_engine *engine, const char *source, const char *name,
+                        const cujit_compile_options *options, const char *target,
+                        cj_compiled *out) {
+  memset(out, 0, sizeof *out);
   char arch[32];
-  cujit_status st = cj_compile_arch(engine, options, arch, sizeof arch);
-  if (st != CUJIT_OK) return st;
+  snprintf(arch, sizeof arch, "%s", target);
+  /* THE COMPILER DISPATCH POINT: the arch names the compiler. Everything else is NVRTC's below;
+  ** the CPU device's arch "cpu" goes to the host C++ compiler driver here instead (cxx.h:
+  ** cj_cxx_compile after cj_signature_scan, with the shared object's bytes in entry.cubin),
+  ** through the same key, cache lookup and cache store. */
+  cujit_status st = CUJIT_OK;
   opt_list o = {0};
   cj_cache_key key;
-  cj_cache_entry e = {0};
+  cj_cache_entry *e = &out->entry;
   cj_includes inc = {0};
   int hit = 0, key_ok = 0;
   st = build_options(engine, options, arch, &o);
-  if (st == CUJIT_OK) hit = manifest_lookup(engine, source, name, arch, &o, &key, &key_ok, &e);
+  if (st == CUJIT_OK) hit = manifest_lookup(engine, source, name, arch, &o, &key, &key_ok, e);
   if (st == CUJIT_OK && !key_ok)
-    st = resolve_lookup(engine, source, name, arch, &o, &inc, 1, &key, &key_ok, &e, &hit);
+    st = resolve_lookup(engine, source, name, arch, &o, &inc, 1, &key, &key_ok, e, &hit);
   if (st == CUJIT_OK && !hit) {
     cj_nvrtc *nv;
     char fitted[32];
@@ -505,123 +441,23 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
       st = build_options(engine, options, arch, &o);
       cj_includes_free(&inc); /* resolved with the old options */
       if (st == CUJIT_OK)
-        st = resolve_lookup(engine, source, name, arch, &o, &inc, 1, &key, &key_ok, &e, &hit);
+        st = resolve_lookup(engine, source, name, arch, &o, &inc, 1, &key, &key_ok, e, &hit);
     }
     if (st == CUJIT_OK && !hit && !inc.source) /* the manifest held, its entry is gone */
-      st = resolve_lookup(engine, source, name, arch, &o, &inc, 0, &key, &key_ok, &e, &hit);
+      st = resolve_lookup(engine, source, name, arch, &o, &inc, 0, &key, &key_ok, e, &hit);
     if (st == CUJIT_OK && !hit) {
-      st = run_nvrtc(engine, nv, &inc, source, name, arch, &o, &e);
-      if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &key, &e);
+      st = run_nvrtc(engine, nv, &inc, source, name, arch, &o, e);
+      if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &key, e);
     }
   }
   opt_free(&o);
   cj_includes_free(&inc);
-  if (st == CUJIT_OK) st = new_program(engine, source, name, arch, &e, hit, out);
-  cj_cache_entry_free(&e);
-  if (st == CUJIT_OK) (*out)->ms = cj_now_ms() - t0;
-  return st;
-}
-
-/* --- the public functions ----------------------------------------------------------------------
- */
-
-static void program_destroy(cj_link *link) {
-  cj_program_release((cujit_program *)((char *)link - offsetof(cujit_program, link)));
-}
-
-cujit_status cujit_program_compile(cujit_engine *engine, const char *source, const char *name,
-                                   const cujit_compile_options *options, cujit_program **out) {
-  if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
-  if (!out)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_program_compile: out is NULL; pass the address of a cujit_program *");
-  *out = NULL;
-  if (!source)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_program_compile: source is NULL; pass the CUDA C++ text to compile");
-  cujit_status st = cj_program_build(engine, source, name, options, out);
-  if (st == CUJIT_OK) cj_track(engine, &(*out)->link, program_destroy);
-  return st;
-}
-
-static cujit_status read_file(cujit_engine *engine, const char *path, char **out) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return cj_fail(engine, CUJIT_ERROR_IO, "cannot read '%s': %s", path, strerror(errno));
-  cj_buf b = {0};
-  char chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < MAX_SOURCE_BYTES)
-    cj_buf_add(&b, chunk, n);
-  int err = ferror(f) ? errno : 0;
-  fclose(f);
-  if (err || b.failed || b.len >= MAX_SOURCE_BYTES) {
-    cj_buf_free(&b);
-    return cj_fail(engine, err ? CUJIT_ERROR_IO : CUJIT_ERROR_OUT_OF_HOST_MEMORY,
-                   "cannot read '%s': %s", path, err ? strerror(err) : "too big for a source file");
+  if (st != CUJIT_OK) {
+    cj_cache_entry_free(e);
+    return st;
   }
-  if (b.data && memchr(b.data, '\0', b.len)) {
-    cj_buf_free(&b);
-    return cj_fail(engine, CUJIT_ERROR_IO, "'%s' holds NUL bytes: it is not a CUDA source file",
-                   path);
-  }
-  *out = b.data ? b.data : cj_strdup("");
-  return *out ? CUJIT_OK : cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-}
-
-cujit_status cujit_program_compile_file(cujit_engine *engine, const char *path,
-                                        const cujit_compile_options *options, cujit_program **out) {
-  if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
-  if (!out)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_program_compile_file: out is NULL; pass the address of a "
-                   "cujit_program *");
-  *out = NULL;
-  if (!path || !*path)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_program_compile_file: path is NULL or empty");
-  struct stat st;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-    return cj_fail(engine, CUJIT_ERROR_IO, "cannot read '%s': %s", path, strerror(EISDIR));
-  char *source;
-  cujit_status s = read_file(engine, path, &source);
-  if (s != CUJIT_OK) return s;
-  s = cujit_program_compile(engine, source, path, options, out);
-  free(source);
-  return s;
-}
-
-void cujit_program_free(cujit_program *program) {
-  if (!program) return;
-  cj_untrack(program->engine, &program->link);
-  cj_program_release(program);
-}
-
-size_t cujit_program_kernel_count(const cujit_program *program) {
-  return program ? program->nkernels : 0;
-}
-
-const char *cujit_program_kernel_name(const cujit_program *program, size_t index) {
-  return program && index < program->nkernels ? program->kernels[index].name : NULL;
-}
-
-const char *cujit_program_ptx(const cujit_program *program, size_t *len) {
-  if (len) *len = program ? program->ptx_len : 0;
-  return program ? program->ptx : NULL;
-}
-
-const void *cujit_program_cubin(const cujit_program *program, size_t *len) {
-  if (len) *len = program ? program->cubin_len : 0;
-  return program ? program->cubin : NULL;
-}
-
-const char *cujit_program_log(const cujit_program *program) {
-  return program && program->log ? program->log : "";
-}
-
-int cujit_program_from_cache(const cujit_program *program) {
-  return program ? program->from_cache : 0;
-}
-
-double cujit_program_milliseconds(const cujit_program *program) {
-  return program ? program->ms : 0.0;
+  out->key = key;
+  out->from_cache = hit;
+  snprintf(out->arch, sizeof out->arch, "%.15s", arch);
+  return CUJIT_OK;
 }

@@ -7,7 +7,7 @@
 ** cache miss, a missed one would cost a stale hit. Also the manifest text and its check.
 */
 #include "includes.h"
-#include "engine.h"
+#include "base.h"
 
 #include <errno.h>
 #include <fcntl.h>

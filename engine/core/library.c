@@ -1,26 +1,21 @@
 /*
-** library.c -- the host side of cujit's device library: random fills, reductions and dot products
-** (running the kernels of kernels_src/cujit/library_kernels.h), and the elementwise kernel
-** builder (generating a signature + body kernel for cujit_kernel_define).
+** library.c -- the host side of cujit's device library: random fills, reductions and dot products,
+** running the kernels of kernels_src/cujit/library_kernels.h.
 **
 ** Library kernels are compiled once per engine and element type and kept in a small per-engine
-** record, found through a process-wide list keyed by the engine. Defining them again on every
-** call would hit the cache, but each hit builds and loads a new program (a cuLibraryLoadData),
-** which costs far more than the work of a small reduction. The record sits in the engine's list
-** of live objects, so cujit_close frees it; the kernels and buffers it points to are live objects
-** of their own and are freed by cujit_close too.
+** record, the engine's slot for this file (cj_slot_get). Defining them again on every call would
+** find their programs loaded already (program.c keeps a map of them), but would still make kernel
+** objects and find their functions each time. cujit_close frees the record; the
+** kernels and buffers it points to are live objects of their own and are freed by cujit_close
+** before it.
 */
-#include "kernel.h"
+#include "launch.h"
+#include "library.h"
 
-#include <ctype.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The translation unit of a library program (defined below). */
-char *cj_library_source(int program, cujit_dtype d);
 
 /* --- the per-engine record ----------------------------------------------------------------------
  */
@@ -53,16 +48,12 @@ static const lib_kernel_text reduce_texts[RED_COUNT] = {
 static const lib_kernel_text fill_texts[2] = {{"cj_fill_f32", FILL_PARAMS},
                                               {"cj_fill_f64", FILL_PARAMS}};
 
-#define LIB_BLOCK 256         /* threads per block of every library kernel */
 #define LIB_BLOCKS_PER_SM 8   /* 2048 threads: a full SM on sm_80 and later */
 #define LIB_MAX_PARTIALS 4096 /* stage-1 blocks of a reduction, at most */
 #define LIB_SCRATCH_BYTES ((LIB_MAX_PARTIALS + 1) * 8) /* the partials, then the result */
 
 typedef struct lib_state {
-  cj_link link; /* first: the live list hands this pointer back */
   cujit_engine *engine;
-  unsigned long engine_id;
-  struct lib_state *next;
   pthread_mutex_t lock; /* guards what follows, and is held through a whole reduction */
   cujit_kernel *reduce[CUJIT_DTYPE_COUNT_][RED_COUNT];
   cujit_kernel *fill[2];  /* f32, f64 */
@@ -70,39 +61,23 @@ typedef struct lib_state {
   int nscratch;
 } lib_state;
 
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static lib_state *registry;
-
-static void state_destroy(cj_link *link) {
-  lib_state *s = (lib_state *)link;
-  pthread_mutex_lock(&registry_lock);
-  for (lib_state **p = &registry; *p; p = &(*p)->next)
-    if (*p == s) {
-      *p = s->next;
-      break;
-    }
-  pthread_mutex_unlock(&registry_lock);
-  pthread_mutex_destroy(&s->lock);
-  free(s->scratch);
-  free(s);
+static void state_init(void *state, cujit_engine *e) {
+  lib_state *s = state;
+  s->engine = e;
+  pthread_mutex_init(&s->lock, NULL);
 }
 
+static void state_destroy(void *state) {
+  lib_state *s = state;
+  pthread_mutex_destroy(&s->lock);
+  free(s->scratch);
+}
+
+static const char state_tag = 'L'; /* its address names this file's slot of an engine */
+
 static cujit_status state_get(cujit_engine *e, lib_state **out) {
-  pthread_mutex_lock(&registry_lock);
-  lib_state *s = registry;
-  while (s && !(s->engine == e && s->engine_id == e->id)) s = s->next;
-  if (!s && (s = calloc(1, sizeof *s)) != NULL) {
-    s->engine = e;
-    s->engine_id = e->id;
-    pthread_mutex_init(&s->lock, NULL);
-    s->next = registry;
-    registry = s;
-    cj_track(e, &s->link, state_destroy);
-  }
-  pthread_mutex_unlock(&registry_lock);
-  *out = s;
-  return s ? CUJIT_OK
-           : cj_fail(e, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for library state");
+  *out = cj_slot_get(e, &state_tag, sizeof **out, state_init, state_destroy);
+  return *out ? CUJIT_OK : CUJIT_ERROR_OUT_OF_HOST_MEMORY;
 }
 
 /* Compiles a library program and takes the named kernels from it; all or none. */
@@ -147,7 +122,7 @@ static size_t buffer_elements(const cujit_buffer *b) {
 /* A grid that covers `units` threads' worth of work, at most LIB_BLOCKS_PER_SM per SM and `cap`:
 ** grid-stride loops do the rest. */
 static unsigned grid_for(uint64_t units, const cujit_device *dev, unsigned cap) {
-  uint64_t blocks = (units + LIB_BLOCK - 1) / LIB_BLOCK;
+  uint64_t blocks = (units + CJ_LIBRARY_BLOCK - 1) / CJ_LIBRARY_BLOCK;
   uint64_t most =
       (uint64_t)(dev->info.multiprocessors > 0 ? dev->info.multiprocessors : 1) * LIB_BLOCKS_PER_SM;
   if (blocks > most) blocks = most;
@@ -155,9 +130,10 @@ static unsigned grid_for(uint64_t units, const cujit_device *dev, unsigned cap) 
   return blocks ? (unsigned)blocks : 1u;
 }
 
-static cujit_status launch_1d(cujit_kernel *k, unsigned grid, cujit_stream *stream,
-                              const cujit_arg *args, size_t nargs) {
-  cujit_launch_config c = {{grid, 1, 1}, {LIB_BLOCK, 1, 1}, 0, stream};
+cujit_status cj_library_launch_1d(cujit_kernel *k, unsigned grid, cujit_stream *stream,
+                                  const cujit_arg *args, size_t nargs) {
+  cujit_launch_config c = {
+      sizeof(cujit_launch_config), {grid, 1, 1}, {CJ_LIBRARY_BLOCK, 1, 1}, 0, stream};
   return cujit_launch(k, &c, args, nargs);
 }
 
@@ -208,7 +184,7 @@ static cujit_status random_fill(const char *fn, cujit_buffer *buf, uint64_t seed
   cujit_arg args[] = {CUJIT_ARG_BUF(buf),  CUJIT_ARG_U(n),      CUJIT_ARG_U(seed),
                       CUJIT_ARG_U(offset), CUJIT_ARG_I(normal), CUJIT_ARG_F(mean),
                       CUJIT_ARG_F(std)};
-  return launch_1d(k, grid_for(blocks, dev, UINT32_MAX / 2), stream, args, 7);
+  return cj_library_launch_1d(k, grid_for(blocks, dev, UINT32_MAX / 2), stream, args, 7);
 }
 
 cujit_status cujit_random_uniform(cujit_buffer *buffer, uint64_t seed, uint64_t offset,
@@ -280,9 +256,6 @@ static cujit_dtype result_dtype(cujit_dtype d) {
   return is_float(d) ? CUJIT_F64 : is_signed(d) ? CUJIT_I64 : CUJIT_U64;
 }
 
-/* The translation unit of a library program: 0, the reductions over element type d; 1, the
-** random fills. Malloc'd; NULL when out of memory. Not static so that the tests can compile
-** exactly what the library compiles, on a machine with no GPU. */
 char *cj_library_source(int program, cujit_dtype d) {
   cj_buf src = {0};
   const lib_kernel_text *texts = program ? fill_texts : reduce_texts;
@@ -366,15 +339,15 @@ static cujit_status run_reduction(lib_state *s, cujit_device *dev, cujit_kernel 
   cujit_arg dev_out = {.kind = CUJIT_ARG_DEVPTR, .v.devptr = outp};
   if (op == RED_DOT) {
     cujit_arg args[] = {CUJIT_ARG_BUF(a), CUJIT_ARG_BUF(b), CUJIT_ARG_U(count), dev_partials};
-    st = launch_1d(ks[RED_DOT], grid, stream, args, 4);
+    st = cj_library_launch_1d(ks[RED_DOT], grid, stream, args, 4);
   } else {
     cujit_arg args[] = {CUJIT_ARG_BUF(a), CUJIT_ARG_U(count), dev_partials};
-    st = launch_1d(ks[op], grid, stream, args, 3);
+    st = cj_library_launch_1d(ks[op], grid, stream, args, 3);
   }
   if (st != CUJIT_OK) return st;
   int final = op == RED_MIN ? RED_MIN_FINAL : op == RED_MAX ? RED_MAX_FINAL : RED_SUM_FINAL;
   cujit_arg fargs[] = {dev_partials, CUJIT_ARG_U(grid), dev_out};
-  if ((st = launch_1d(ks[final], 1, stream, fargs, 3)) != CUJIT_OK) return st;
+  if ((st = cj_library_launch_1d(ks[final], 1, stream, fargs, 3)) != CUJIT_OK) return st;
   if ((st = cujit_memcpy_dtoh(result8, scratch, 8 * LIB_MAX_PARTIALS, 8, stream)) != CUJIT_OK)
     return st;
   return stream ? cujit_stream_synchronize(stream) : CUJIT_OK;
@@ -472,365 +445,4 @@ double cujit_scalar_to_double(const cujit_scalar *scalar) {
   default:
     return scalar->v.f;
   }
-}
-
-/* --- the elementwise builder --------------------------------------------------------------------
- */
-
-#define EW_MAX_PARAMS 64
-#define EW_NAME_MAX 64
-#define EW_TYPE_MAX 48
-#define EW_BLOCKS_PER_SM 32 /* a grid-stride cap far above residency: waves stay small */
-
-typedef struct ew_param {
-  char name[EW_NAME_MAX];
-  char type[EW_TYPE_MAX]; /* the C type, or the type variable */
-  int scalar, output;
-} ew_param;
-
-typedef struct ew_spec {
-  ew_param params[EW_MAX_PARAMS];
-  int count;
-  int uses_half; /* __half or a type variable appears: the kernel includes <cujit/half.h> */
-} ew_spec;
-
-static int is_ident(const char *s) {
-  if (!(isalpha((unsigned char)*s) || *s == '_')) return 0;
-  for (s++; *s; s++)
-    if (!(isalnum((unsigned char)*s) || *s == '_')) return 0;
-  return 1;
-}
-
-static int is_type_var(const char *s) {
-  if (!isupper((unsigned char)s[0])) return 0;
-  for (s++; *s; s++)
-    if (!isdigit((unsigned char)*s)) return 0;
-  return 1;
-}
-
-/* The C type of a spelling: C types and dtype names as cujit_dtype_from_name knows them, plus the
-** everyday short forms. */
-static const char *element_ctype(const char *t) {
-  static const char *const alias[][2] = {{"unsigned", "unsigned int"},
-                                         {"half", "__half"},
-                                         {"char", "signed char"},
-                                         {"signed", "int"},
-                                         {"unsigned long long int", "unsigned long long"},
-                                         {"long long int", "long long"},
-                                         {"short int", "short"}};
-  for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
-    if (strcmp(t, alias[i][0]) == 0) t = alias[i][1];
-  cujit_dtype d = cujit_dtype_from_name(t);
-  return d == CUJIT_DTYPE_NONE ? NULL : cujit_dtype_ctype(d);
-}
-
-static cujit_status ew_error(cujit_engine *e, const char *params, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static cujit_status ew_error(cujit_engine *e, const char *params, const char *fmt, ...) {
-  char what[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  return cj_fail(e, CUJIT_ERROR_SIGNATURE,
-                 "elementwise parameters \"%s\": %s. Write inputs -> outputs, each as \"type "
-                 "name\", e.g. \"scalar float a, float x, float y -> float z\"",
-                 params, what);
-}
-
-/* Splits one "[scalar] type words name" item (already trimmed, NUL-terminated) into p. */
-static cujit_status parse_item(cujit_engine *e, const char *params, char *item, int output,
-                               ew_param *p) {
-  char *words[16];
-  int n = 0;
-  char *save = NULL;
-  for (char *t = strtok_r(item, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
-    if (n == 16) return ew_error(e, params, "'%s...' has too many words", words[0]);
-    words[n++] = t;
-  }
-  int first = 0;
-  if (n > 0 && strcmp(words[0], "scalar") == 0) p->scalar = 1, first = 1;
-  if (n == 0) return ew_error(e, params, "a parameter is empty");
-  for (int i = 0; i < n; i++)
-    if (!is_ident(words[i]))
-      return ew_error(e, params,
-                      "'%s' is not a type or a name (arrays are implied: write no '*' or "
-                      "'[]'; mark by-value parameters `scalar`)",
-                      words[i]);
-  if (n - first < 2) return ew_error(e, params, "'%s' needs a type and a name", words[n - 1]);
-  p->output = output;
-  if (output && p->scalar)
-    return ew_error(e, params, "output '%s' is marked scalar; outputs are arrays", words[n - 1]);
-  const char *name = words[n - 1];
-  if (strlen(name) >= EW_NAME_MAX) return ew_error(e, params, "the name '%s' is too long", name);
-  if (strcmp(name, "i") == 0 || strcmp(name, "n") == 0 || strncmp(name, "cj_", 3) == 0)
-    return ew_error(e, params,
-                    "'%s' is reserved (i is the element index, n the count, cj_ names are "
-                    "cujit's)",
-                    name);
-  strcpy(p->name, name);
-  char type[EW_TYPE_MAX * 2] = "";
-  for (int i = first; i < n - 1; i++) {
-    if (strlen(type) + strlen(words[i]) + 2 > EW_TYPE_MAX)
-      return ew_error(e, params, "the type of '%s' is too long", name);
-    if (i > first) strcat(type, " ");
-    strcat(type, words[i]);
-  }
-  const char *ctype = n - first == 2 && is_type_var(type) ? type : element_ctype(type);
-  if (!ctype)
-    return ew_error(e, params,
-                    "'%s' is not an element type cujit knows (use float, double, __half, int, "
-                    "unsigned int, long long, ..., a dtype name such as f32, or a type variable "
-                    "such as T)",
-                    type);
-  snprintf(p->type, sizeof p->type, "%s", ctype);
-  return CUJIT_OK;
-}
-
-/* Parses "inputs -> outputs" into spec. */
-static cujit_status ew_parse(cujit_engine *e, const char *params, ew_spec *spec) {
-  const char *arrow = strstr(params, "->");
-  if (!arrow) return ew_error(e, params, "there is no '->' between the inputs and the outputs");
-  if (strstr(arrow + 2, "->")) return ew_error(e, params, "there is more than one '->'");
-  memset(spec, 0, sizeof *spec);
-  for (int side = 0; side < 2; side++) {
-    const char *from = side ? arrow + 2 : params, *to = side ? params + strlen(params) : arrow;
-    const char *p = from;
-    while (p < to && isspace((unsigned char)*p)) p++;
-    if (p == to) {
-      if (side) return ew_error(e, params, "there are no outputs");
-      continue; /* no inputs: fine, as in "-> float z" with "z = i" */
-    }
-    while (from <= to) {
-      const char *comma = memchr(from, ',', (size_t)(to - from));
-      const char *end = comma ? comma : to;
-      char item[256];
-      if ((size_t)(end - from) >= sizeof item)
-        return ew_error(e, params, "a parameter is too long");
-      memcpy(item, from, (size_t)(end - from));
-      item[end - from] = '\0';
-      if (spec->count == EW_MAX_PARAMS)
-        return ew_error(e, params, "there are more than %d parameters", EW_MAX_PARAMS);
-      cujit_status st = parse_item(e, params, item, side, &spec->params[spec->count]);
-      if (st != CUJIT_OK) return st;
-      spec->count++;
-      from = end + 1;
-    }
-  }
-  for (int i = 0; i < spec->count; i++) {
-    const ew_param *p = &spec->params[i];
-    for (int j = 0; j < i; j++)
-      if (strcmp(spec->params[j].name, p->name) == 0)
-        return ew_error(e, params, "the name '%s' is used twice", p->name);
-    if (strcmp(p->type, "__half") == 0 || is_type_var(p->type)) spec->uses_half = 1;
-  }
-  return CUJIT_OK;
-}
-
-static void ew_signature(cj_buf *b, const ew_spec *spec, const char *name) {
-  cj_buf_printf(b, "%s(", name);
-  for (int i = 0; i < spec->count; i++) {
-    const ew_param *p = &spec->params[i];
-    if (p->scalar)
-      cj_buf_printf(b, "%s %s, ", p->type, p->name);
-    else
-      cj_buf_printf(b, "%s%s *__restrict__ %s, ", p->output ? "" : "const ", p->type, p->name);
-  }
-  cj_buf_puts(b, "long long n)");
-}
-
-/* Appends ", <prefix><i><suffix>" for every array parameter i, in order: the arguments of cj_op. */
-static void ew_array_args(cj_buf *b, const ew_spec *spec, const char *prefix, const char *suffix) {
-  for (int i = 0; i < spec->count; i++)
-    if (!spec->params[i].scalar) cj_buf_printf(b, ", %s%d%s", prefix, i, suffix);
-}
-
-/* The step over whole packs: each array as cj_w elements in one vector access, the inputs loaded
-** before any element is computed, the outputs stored after. */
-static void ew_vector_loop(cj_buf *b, const ew_spec *spec) {
-  cj_buf_puts(b, "if (cj_aligned) {\n"
-                 "  const long long cj_packs = n / cj_w;\n"
-                 "#pragma unroll 1\n"
-                 "  for (long long cj_p = cj_first; cj_p < cj_packs; cj_p += cj_stride) {\n");
-  for (int i = 0; i < spec->count; i++) {
-    const ew_param *p = &spec->params[i];
-    if (p->scalar) continue;
-    if (p->output)
-      cj_buf_printf(b, "    cj_ew_pack<%s, cj_w> cj_v%d = {};\n", p->type, i);
-    else
-      cj_buf_printf(b,
-                    "    const cj_ew_pack<%s, cj_w> cj_v%d = "
-                    "((const cj_ew_pack<%s, cj_w> *)%s)[cj_p];\n",
-                    p->type, i, p->type, p->name);
-  }
-  cj_buf_puts(b, "#pragma unroll\n"
-                 "    for (int cj_k = 0; cj_k < cj_w; cj_k++)\n"
-                 "      cj_op(cj_p * cj_w + cj_k");
-  ew_array_args(b, spec, "cj_v", ".v[cj_k]");
-  cj_buf_puts(b, ");\n");
-  for (int i = 0; i < spec->count; i++)
-    if (spec->params[i].output)
-      cj_buf_printf(b, "    ((cj_ew_pack<%s, cj_w> *)%s)[cj_p] = cj_v%d;\n", spec->params[i].type,
-                    spec->params[i].name, i);
-  cj_buf_puts(b, "  }\n  cj_done = cj_packs * cj_w;\n}\n");
-}
-
-/* One element at a time: the last n % cj_w elements, or all of them when an array is not aligned
-** for packs. */
-static void ew_scalar_loop(cj_buf *b, const ew_spec *spec) {
-  cj_buf_puts(b, "for (long long cj_i = cj_done + cj_first; cj_i < n; cj_i += cj_stride) {\n");
-  for (int i = 0; i < spec->count; i++) {
-    const ew_param *p = &spec->params[i];
-    if (p->scalar) continue;
-    if (p->output)
-      cj_buf_printf(b, "  %s cj_s%d{};\n", p->type, i);
-    else
-      cj_buf_printf(b, "  const %s cj_s%d = %s[cj_i];\n", p->type, i, p->name);
-  }
-  cj_buf_puts(b, "  cj_op(cj_i");
-  ew_array_args(b, spec, "cj_s", "");
-  cj_buf_puts(b, ");\n");
-  for (int i = 0; i < spec->count; i++)
-    if (spec->params[i].output) cj_buf_printf(b, "  %s[cj_i] = cj_s%d;\n", spec->params[i].name, i);
-  cj_buf_puts(b, "}\n");
-}
-
-/* The body: the user's expression first, so its lines are the body's lines 1.. in messages; then
-** a grid-stride loop over packs of cj_w consecutive elements (16 bytes of the widest type: the
-** vector loads and stores that reach the copy bandwidth) when every array is aligned for them,
-** and a grid-stride loop over the elements left, one at a time. Scalars are captured by cj_op.
-** Each element is read before it is written, by the same thread, so an output may alias an input
-** (in place), __restrict__ notwithstanding: no other access touches that element. */
-static void ew_body(cj_buf *b, const ew_spec *spec, const char *expr) {
-  cj_buf_puts(b, "auto cj_op = [&](long long i");
-  for (int i = 0; i < spec->count; i++) {
-    const ew_param *p = &spec->params[i];
-    if (!p->scalar) cj_buf_printf(b, ", %s%s &%s", p->output ? "" : "const ", p->type, p->name);
-  }
-  cj_buf_printf(b, ") { %s\n; };\n", expr);
-  cj_buf_puts(b, "constexpr int cj_w = cj_ew_width<");
-  for (int i = 0, first = 1; i < spec->count; i++)
-    if (!spec->params[i].scalar)
-      cj_buf_printf(b, "%s%s", first ? "" : ", ", spec->params[i].type), first = 0;
-  cj_buf_puts(b, ">();\nconst bool cj_aligned = ");
-  for (int i = 0, first = 1; i < spec->count; i++)
-    if (!spec->params[i].scalar)
-      cj_buf_printf(b, "%scj_ew_aligned<cj_w>(%s)", first ? "" : " && ", spec->params[i].name),
-          first = 0;
-  cj_buf_puts(b, ";\n"
-                 "const long long cj_stride = (long long)gridDim.x * blockDim.x;\n"
-                 "const long long cj_first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-                 "long long cj_done = 0;\n");
-  ew_vector_loop(b, spec);
-  ew_scalar_loop(b, spec);
-}
-
-/* What the generated kernel includes: its helpers, and half.h when __half may appear. */
-static const char *ew_preamble(const ew_spec *spec) {
-  return spec->uses_half ? "#define CJ_ELEMENTWISE 1\n#include <cujit/library_kernels.h>\n"
-                           "#include <cujit/half.h>\n"
-                         : "#define CJ_ELEMENTWISE 1\n#include <cujit/library_kernels.h>\n";
-}
-
-cujit_status cujit_elementwise_define(cujit_engine *engine, const char *params, const char *expr,
-                                      const char *name, const cujit_compile_options *options,
-                                      cujit_kernel **out) {
-  if (out) *out = NULL;
-  if (!engine || !params || !expr || !out)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_elementwise_define needs an engine, the parameters, the expression and "
-                   "an output pointer");
-  if (!name) name = "elementwise";
-  if (!is_ident(name) || strncmp(name, "cj_", 3) == 0)
-    return cj_fail(engine, CUJIT_ERROR_SIGNATURE,
-                   "elementwise kernel name \"%s\": use a C identifier not starting with cj_",
-                   name);
-  const char *e = expr;
-  while (isspace((unsigned char)*e)) e++;
-  if (!*e)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "elementwise kernel '%s': the expression is empty; write what each element "
-                   "computes, e.g. \"z = a * x + y\"",
-                   name);
-  ew_spec *spec = malloc(sizeof *spec);
-  if (!spec) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-  cujit_status st = ew_parse(engine, params, spec);
-  if (st == CUJIT_OK) {
-    cj_buf sig = {0}, body = {0};
-    ew_signature(&sig, spec, name);
-    ew_body(&body, spec, expr);
-    if (sig.failed || body.failed)
-      st = cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-    else
-      st = cujit_kernel_define(engine, sig.data, body.data, ew_preamble(spec), options, out);
-    cj_buf_free(&sig);
-    cj_buf_free(&body);
-  }
-  free(spec);
-  return st;
-}
-
-/* Every array argument must hold n elements: the kernel trusts n. Also finds the widest element
-** of the arrays, which sets how many elements a thread takes per step (0 when none is known). */
-static cujit_status ew_check_sizes(cujit_kernel *k, size_t n, const cujit_arg *args, size_t nargs,
-                                   size_t *widest) {
-  *widest = 0;
-  for (size_t i = 0; i < nargs; i++) {
-    cujit_param_info info;
-    if (cujit_kernel_param(k, i, &info) != CUJIT_OK || info.kind != CUJIT_PARAM_POINTER) continue;
-    const cujit_buffer *b = args[i].kind == CUJIT_ARG_BUFFER ? args[i].v.buffer : NULL;
-    cujit_dtype d = info.dtype != CUJIT_DTYPE_NONE ? info.dtype : b ? b->dtype : CUJIT_DTYPE_NONE;
-    size_t elem = cujit_dtype_size(d);
-    if (elem > *widest) *widest = elem;
-    if (b && elem && b->size / elem < n)
-      return cj_fail(k->engine, CUJIT_ERROR_ARGUMENT,
-                     "elementwise kernel '%s', argument %zu '%s': the buffer holds %zu elements "
-                     "of %zu bytes, fewer than the %zu the launch covers",
-                     cujit_kernel_name(k), i + 1, info.name, b->size / elem, elem, n);
-  }
-  return CUJIT_OK;
-}
-
-/* One thread per pack of 16 bytes of the widest element (as the kernel's cj_w), up to
-** EW_BLOCKS_PER_SM blocks per SM: far more than fit at once, so that blocks finishing unevenly
-** leave little idle at the end, while the grid-stride loop keeps the launch small for any n. */
-static unsigned ew_grid(size_t n, size_t widest, const cujit_device *dev) {
-  size_t per_thread = widest && widest < 16 ? 16 / widest : 4;
-  uint64_t threads = (n + per_thread - 1) / per_thread;
-  uint64_t blocks = (threads + LIB_BLOCK - 1) / LIB_BLOCK;
-  uint64_t most =
-      (uint64_t)(dev->info.multiprocessors > 0 ? dev->info.multiprocessors : 1) * EW_BLOCKS_PER_SM;
-  if (blocks > most) blocks = most;
-  return blocks ? (unsigned)blocks : 1u;
-}
-
-cujit_status cujit_elementwise_launch(cujit_kernel *kernel, size_t n, cujit_stream *stream,
-                                      const cujit_arg *args, size_t nargs) {
-  if (!kernel || (nargs && !args))
-    return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_elementwise_launch needs a kernel and the arguments");
-  size_t np = cujit_kernel_param_count(kernel);
-  cujit_param_info last;
-  if (np == 0 || cujit_kernel_param(kernel, np - 1, &last) != CUJIT_OK ||
-      strcmp(last.name, "n") != 0 || last.dtype != CUJIT_I64 || last.kind != CUJIT_PARAM_SCALAR)
-    return cj_fail(kernel->engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "kernel '%s' is not an elementwise kernel (its last parameter is not "
-                   "`long long n`); make it with cujit_elementwise_define",
-                   cujit_kernel_name(kernel));
-  if (nargs != np - 1)
-    return cj_fail(kernel->engine, CUJIT_ERROR_ARGUMENT,
-                   "elementwise kernel '%s' takes %zu argument(s) besides n, got %zu: %s",
-                   cujit_kernel_name(kernel), np - 1, nargs, cujit_kernel_signature(kernel));
-  if (n > (size_t)INT64_MAX)
-    return cj_fail(kernel->engine, CUJIT_ERROR_ARGUMENT,
-                   "elementwise kernel '%s': n = %zu is too large", cujit_kernel_name(kernel), n);
-  size_t widest;
-  cujit_status st = ew_check_sizes(kernel, n, args, nargs, &widest);
-  if (st != CUJIT_OK || n == 0) return st;
-  cujit_arg all[CJ_MAX_PARAMS];
-  memcpy(all, args, nargs * sizeof *args);
-  all[nargs] = CUJIT_ARG_I((int64_t)n);
-  cujit_device *dev = stream ? stream->device : NULL;
-  if (!dev && (st = cujit_current_device(kernel->engine, &dev)) != CUJIT_OK) return st;
-  return launch_1d(kernel, ew_grid(n, widest, dev), stream, all, nargs + 1);
 }

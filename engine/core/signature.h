@@ -1,8 +1,8 @@
 /*
 ** signature.h -- kernel signatures: "saxpy(float a, const float *x, float *y, int n)" parsed into
 ** typed parameters with sizes, alignments and offsets in the launch parameter buffer; type
-** variables (T, U, T2) for generic kernels; and reading the signatures of the extern "C"
-** __global__ kernels of a whole translation unit. Knows nothing of CUDA or NVRTC. Internal.
+** variables (T, U, T2) for generic kernels; signatures written back as text. Knows nothing of CUDA
+** or NVRTC. Internal.
 */
 #ifndef CUJIT_SIGNATURE_H
 #define CUJIT_SIGNATURE_H
@@ -57,12 +57,12 @@ int cj_signature_is_generic(const cj_signature *sig);
 /* "saxpy(float a, const float *x, float *y, int n)"; malloc'd, NULL if out of memory. */
 char *cj_signature_format(const cj_signature *sig);
 
-/* Reads every extern "C" __global__ function of a translation unit (comments, strings and
-** preprocessor lines skipped) into *out (an array of *count signatures, malloc'd; each to be
-** freed with cj_signature_free, the array with free). Kernels whose parameters use types cujit
-** cannot size are still listed, with kind SCALAR and dtype NONE and size 0: launching them is
-** refused with a clear message. No kernel at all is CUJIT_ERROR_NOT_FOUND. */
-cujit_status cj_signature_scan(const char *source, cj_signature **out, size_t *count, char *err,
-                               size_t err_len);
+/* As cj_signature_parse, for a kernel read from a translation unit: a parameter whose type cujit
+** cannot read is kept opaque (kind SCALAR, dtype NONE, size 0; launching it is refused) instead of
+** being an error, and type variables are not recognised (a T there is the program's own type).
+** Past the limits (CJ_MAX_PARAMS, CJ_MAX_PARAM_BYTES) it fails with a message, as the strict
+** parser does. */
+cujit_status cj_signature_parse_lenient(const char *text, cj_signature *out, char *err,
+                                        size_t err_len);
 
 #endif

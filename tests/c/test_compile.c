@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compile.h"
+#include "program.h"
 
 static cujit_engine *engine;
 static char tmpdir[256];
@@ -344,13 +344,13 @@ Test(compile, arch_checks) {
   const char *bad[] = {"sm90", "sm_", "sm_9", "gfx90", "sm_90x", "compute_"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     cujit_compile_options o = {.arch = bad[i]};
-    cr_assert_eq(cj_compile_arch(engine, &o, arch, sizeof arch), CUJIT_ERROR_INVALID_ARGUMENT, "%s",
+    cr_assert_eq(cj_program_arch(engine, &o, arch, sizeof arch), CUJIT_ERROR_INVALID_ARGUMENT, "%s",
                  bad[i]);
     cr_assert(strstr(cujit_errmsg(engine), bad[i]), "%s", cujit_errmsg(engine));
     cr_assert(strstr(cujit_errmsg(engine), "sm_90"), "suggests a form: %s", cujit_errmsg(engine));
   }
   cujit_compile_options ok = {.arch = "sm_90a"};
-  cr_assert_eq(cj_compile_arch(engine, &ok, arch, sizeof arch), CUJIT_OK);
+  cr_assert_eq(cj_program_arch(engine, &ok, arch, sizeof arch), CUJIT_OK);
   cr_assert_str_eq(arch, "sm_90a");
 
   need_nvrtc();
@@ -364,7 +364,7 @@ Test(compile, arch_checks) {
 
 Test(compile, arch_from_the_device) {
   char arch[32];
-  cujit_status st = cj_compile_arch(engine, NULL, arch, sizeof arch);
+  cujit_status st = cj_program_arch(engine, NULL, arch, sizeof arch);
   if (st == CUJIT_OK) {
     cr_assert_eq(strncmp(arch, "sm_", 3), 0, "%s", arch);
     return;
@@ -426,4 +426,35 @@ Test(compile, refcounts) {
   cj_program_release(p);
   /* A program the user never frees goes with the engine (checked by leak tools). */
   cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &sm90, &p), CUJIT_OK);
+}
+
+/* The map of loaded programs: a second program of the same key shares the first one's record
+** (bytes, kernels, modules) but has its own log and from_cache; a cleared cache makes a new one. */
+Test(compile, programs_of_one_key_share_a_record) {
+  need_nvrtc();
+  cujit_program *a, *b, *c;
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, "s.cu", &sm90, &a), CUJIT_OK);
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, "s.cu", &sm90, &b), CUJIT_OK);
+  cr_assert_neq(a, b, "one handle per compile, each freed on its own");
+  cr_assert_eq(cujit_program_from_cache(a), 0);
+  cr_assert_eq(cujit_program_from_cache(b), 1);
+  cr_assert_eq(cujit_program_ptx(a, NULL), cujit_program_ptx(b, NULL), "the bytes are shared");
+  cr_assert_eq(a->kernels, b->kernels, "the kernels read from the source are shared");
+  cujit_program_free(a);
+  cr_assert_str_eq(b->kernels[0].name, "saxpy", "the record outlives the first handle");
+  cujit_kernel *k1, *k2;
+  cr_assert_eq(cujit_kernel_define(engine, "twice(float *y)", "y[0] = 1;", NULL, &sm90, &k1),
+               CUJIT_OK);
+  cr_assert_eq(cujit_kernel_define(engine, "twice(float *y)", "y[0] = 1;", NULL, &sm90, &k2),
+               CUJIT_OK);
+  cr_assert_eq(cujit_kernel_source(k1), cujit_kernel_source(k2), "defined twice, built once");
+  cr_assert_eq(cujit_cache_clear(engine), CUJIT_OK);
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, "s.cu", &sm90, &c), CUJIT_OK);
+  cr_assert_eq(cujit_program_from_cache(c), 0, "a cleared cache compiles again");
+  cr_assert_neq(cujit_program_ptx(c, NULL), cujit_program_ptx(b, NULL), "into a new record");
+  cr_assert_str_eq(cujit_program_ptx(c, NULL), cujit_program_ptx(b, NULL));
+  cujit_program_free(b);
+  cujit_program_free(c);
+  cujit_kernel_free(k1);
+  cujit_kernel_free(k2);
 }

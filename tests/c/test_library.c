@@ -1,10 +1,9 @@
 /*
 ** test_library.c -- the device library (kernels_src/cujit) and its C API: every header compiled
 ** by NVRTC for sm_90, Philox4x32-10 against Random123's known answers, the elementwise builder's
-** parsing and errors (all on CI); and on the GPU, the random fills (statistics, determinism,
-** offsets, equality with the host reference), reductions and dot products against host results
-** on random data of awkward lengths, device-side warp and block reductions, and elementwise
-** kernels against the host.
+** (all on CI); and on the GPU, the random fills (statistics, determinism, offsets, equality with
+** the host reference), reductions and dot products against host results on random data of awkward
+** lengths, and device-side warp and block reductions. The elementwise builder: test_elementwise.c.
 */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -15,27 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "gpu.h"
+#include "library.h"
 
-static cujit_engine *engine;
-static char cache_dir[] = "/tmp/cujit-test-library-XXXXXX";
+TestSuite(library, .init = cj_fixture_open, .fini = cj_fixture_close);
 
-static void setup(void) {
-  cr_assert_not_null(mkdtemp(cache_dir));
-  setenv("CUJIT_CACHE_DIR", cache_dir, 1);
-  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
-}
-
-static void teardown(void) {
-  cujit_close(engine);
-}
-
-TestSuite(library, .init = setup, .fini = teardown);
-
-static const cujit_compile_options sm90 = {.arch = "sm_90"};
-
-/* --- host reference of Philox4x32-10 and the streams built on it -------------------------------
- */
+/* --- host reference of Philox4x32-10 and the streams built on it ------------------------------ */
 
 static void philox(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]) {
   uint32_t x[4] = {ctr[0], ctr[1], ctr[2], ctr[3]}, k0 = key[0], k1 = key[1];
@@ -115,8 +100,7 @@ Test(library, uniform_conversion_is_in_half_open_unit_interval) {
   }
 }
 
-/* --- every header through NVRTC -----------------------------------------------------------------
- */
+/* --- every header through NVRTC --------------------------------------------------------------- */
 
 static cujit_status compile_timed(const char *src, const char *name, cujit_program **p) {
   double t0 = 0;
@@ -183,8 +167,6 @@ Test(library, every_header_compiles_for_sm90) {
 }
 
 /* The library's own programs, exactly as library.c builds them, for every element type. */
-char *cj_library_source(int program, cujit_dtype d);
-
 Test(library, library_kernels_compile_for_sm90, .timeout = 300) {
   cujit_program *p;
   char *src = cj_library_source(1, CUJIT_F32);
@@ -204,152 +186,6 @@ Test(library, library_kernels_compile_for_sm90, .timeout = 300) {
   }
 }
 
-/* --- the elementwise builder, on CI ------------------------------------------------------------
- */
-
-Test(library, elementwise_define_builds_the_signature) {
-  cujit_kernel *k;
-  cujit_status st = cujit_elementwise_define(engine, "scalar float a, float x, float y -> float z",
-                                             "z = a * x + y", "saxpy", &sm90, &k);
-  if (st == CUJIT_ERROR_NO_NVRTC) cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
-  cr_assert_eq(st, CUJIT_OK, "%s", cujit_errmsg(engine));
-  cr_assert_str_eq(cujit_kernel_name(k), "saxpy");
-  cr_assert_eq(cujit_kernel_param_count(k), 5);
-  static const struct {
-    const char *name;
-    cujit_param_kind kind;
-    cujit_dtype dtype;
-    int is_const;
-  } want[] = {{"a", CUJIT_PARAM_SCALAR, CUJIT_F32, 0},
-              {"x", CUJIT_PARAM_POINTER, CUJIT_F32, 1},
-              {"y", CUJIT_PARAM_POINTER, CUJIT_F32, 1},
-              {"z", CUJIT_PARAM_POINTER, CUJIT_F32, 0},
-              {"n", CUJIT_PARAM_SCALAR, CUJIT_I64, 0}};
-  for (size_t i = 0; i < 5; i++) {
-    cujit_param_info p;
-    cr_assert_eq(cujit_kernel_param(k, i, &p), CUJIT_OK);
-    cr_expect_str_eq(p.name, want[i].name);
-    cr_expect_eq(p.kind, want[i].kind, "param %zu", i);
-    cr_expect_eq(p.dtype, want[i].dtype, "param %zu", i);
-    if (want[i].kind == CUJIT_PARAM_POINTER) cr_expect_eq(p.is_const, want[i].is_const);
-  }
-  cujit_kernel_free(k);
-}
-
-Test(library, elementwise_generic_and_every_type_compile) {
-  cujit_kernel *k, *spec;
-  cujit_status st = cujit_elementwise_define(engine, "scalar T a, T x, T y -> T z", "z = a * x + y",
-                                             "axpy", &sm90, &k);
-  if (st == CUJIT_ERROR_NO_NVRTC) cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
-  cr_assert_eq(st, CUJIT_OK, "%s", cujit_errmsg(engine));
-  cr_assert(cujit_kernel_is_generic(k));
-  static const cujit_dtype types[] = {CUJIT_F32, CUJIT_F64, CUJIT_I32, CUJIT_U64, CUJIT_F16};
-  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-    cr_expect_eq(cujit_kernel_specialize(k, &types[i], 1, &spec), CUJIT_OK, "%s: %s",
-                 cujit_dtype_name(types[i]), cujit_errmsg(engine));
-  cujit_kernel_free(k);
-  /* Mixed spellings, several outputs, no inputs. */
-  cr_assert_eq(cujit_elementwise_define(engine, "f64 x, unsigned u, half h -> double s, i64 c",
-                                        "s = x + u + cujit::to_float(h); c = i;", "mixed", &sm90,
-                                        &k),
-               CUJIT_OK, "%s", cujit_errmsg(engine));
-  cujit_kernel_free(k);
-  cr_assert_eq(
-      cujit_elementwise_define(engine, "-> long long z", "z = 3 * i + n", "iota", &sm90, &k),
-      CUJIT_OK, "%s", cujit_errmsg(engine));
-  cujit_kernel_free(k);
-}
-
-/* The generated kernel moves 16 bytes per array per step: ld/st.global(.nc).v4.f32 for float, v2
-** for double, 16-byte integer vectors for half; PTX compiled here, no GPU needed. */
-static void expect_vector_ptx(cujit_kernel *k, const char *what, const char *load,
-                              const char *store) {
-  const cujit_program *p = cujit_kernel_program(k);
-  cr_assert_not_null(p, "%s: no program", what);
-  size_t len;
-  const char *ptx = cujit_program_ptx(p, &len);
-  cr_assert_not_null(ptx, "%s: no PTX", what);
-  char nc[64];
-  snprintf(nc, sizeof nc, "ld.global.nc.%s", load + strlen("ld.global."));
-  cr_expect(strstr(ptx, load) != NULL || strstr(ptx, nc) != NULL, "%s: no %s in the PTX:\n%s", what,
-            load, ptx);
-  cr_expect(strstr(ptx, store) != NULL, "%s: no %s in the PTX:\n%s", what, store, ptx);
-  cr_expect(strstr(ptx, ".local") == NULL, "%s: the kernel spills to local memory", what);
-}
-
-Test(library, elementwise_ptx_uses_16_byte_vectors) {
-  cujit_kernel *k, *spec;
-  cujit_status st = cujit_elementwise_define(engine, "float x, float y -> float z", "z = x + y",
-                                             "vadd", &sm90, &k);
-  if (st == CUJIT_ERROR_NO_NVRTC) cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
-  cr_assert_eq(st, CUJIT_OK, "%s", cujit_errmsg(engine));
-  expect_vector_ptx(k, "f32 vadd", "ld.global.v4.f32", "st.global.v4.f32");
-  cujit_kernel_free(k);
-  cr_assert_eq(cujit_elementwise_define(engine, "scalar T a, T x, T y -> T z", "z = a * x + y",
-                                        "axpy", &sm90, &k),
-               CUJIT_OK, "%s", cujit_errmsg(engine));
-  static const struct {
-    cujit_dtype d;
-    const char *load, *store;
-  } want[] = {{CUJIT_F32, "ld.global.v4.f32", "st.global.v4.f32"},
-              {CUJIT_F64, "ld.global.v2.f64", "st.global.v2.f64"},
-              {CUJIT_I32, "ld.global.v4.u32", "st.global.v4.u32"},
-              {CUJIT_F16, "ld.global.v4.u32", "st.global.v4.u32"}};
-  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-    cr_assert_eq(cujit_kernel_specialize(k, &want[i].d, 1, &spec), CUJIT_OK, "%s: %s",
-                 cujit_dtype_name(want[i].d), cujit_errmsg(engine));
-    expect_vector_ptx(spec, cujit_dtype_name(want[i].d), want[i].load, want[i].store);
-  }
-  cujit_kernel_free(k);
-}
-
-static void expect_define_error(const char *params, const char *expr, cujit_status want,
-                                const char *fragment) {
-  cujit_kernel *k = (cujit_kernel *)1;
-  cujit_status st = cujit_elementwise_define(engine, params, expr, "bad", &sm90, &k);
-  cr_expect_eq(st, want, "\"%s\": got %s: %s", params ? params : "(null)", cujit_status_string(st),
-               cujit_errmsg(engine));
-  cr_expect_null(k, "\"%s\": *out is not NULL after a failure", params ? params : "(null)");
-  cr_expect(strstr(cujit_errmsg(engine), fragment) != NULL, "\"%s\": message \"%s\" lacks \"%s\"",
-            params ? params : "(null)", cujit_errmsg(engine), fragment);
-}
-
-Test(library, elementwise_definition_errors) {
-  expect_define_error("float x, float y", "x", CUJIT_ERROR_SIGNATURE, "no '->'");
-  expect_define_error("float x -> float y -> float z", "y = x", CUJIT_ERROR_SIGNATURE,
-                      "more than one");
-  expect_define_error("float x ->", "x", CUJIT_ERROR_SIGNATURE, "no outputs");
-  expect_define_error("float x -> scalar float y", "y = x", CUJIT_ERROR_SIGNATURE, "marked scalar");
-  expect_define_error("float i -> float y", "y = i", CUJIT_ERROR_SIGNATURE, "reserved");
-  expect_define_error("float x -> float n", "n = x", CUJIT_ERROR_SIGNATURE, "reserved");
-  expect_define_error("float cj_x -> float y", "y = cj_x", CUJIT_ERROR_SIGNATURE, "reserved");
-  expect_define_error("float x, float x -> float y", "y = x", CUJIT_ERROR_SIGNATURE, "twice");
-  expect_define_error("float x -> float x", "x = x", CUJIT_ERROR_SIGNATURE, "twice");
-  expect_define_error("float *x -> float y", "y = *x", CUJIT_ERROR_SIGNATURE, "'*'");
-  expect_define_error("float x[] -> float y", "y = x", CUJIT_ERROR_SIGNATURE, "'[]'");
-  expect_define_error("x -> float y", "y = x", CUJIT_ERROR_SIGNATURE, "needs a type and a name");
-  expect_define_error("quaternion x -> float y", "y = x", CUJIT_ERROR_SIGNATURE,
-                      "not an element type");
-  expect_define_error("float x, -> float y", "y = x", CUJIT_ERROR_SIGNATURE, "empty");
-  expect_define_error("float x -> float y", "  ", CUJIT_ERROR_INVALID_ARGUMENT, "empty");
-  expect_define_error(NULL, "y = x", CUJIT_ERROR_INVALID_ARGUMENT, "needs");
-  cujit_kernel *k = NULL;
-  cr_expect_eq(cujit_elementwise_define(engine, "float x -> float y", "y = x", "9lives", &sm90, &k),
-               CUJIT_ERROR_SIGNATURE);
-  cr_expect_eq(cujit_elementwise_define(NULL, "float x -> float y", "y = x", "f", &sm90, &k),
-               CUJIT_ERROR_INVALID_ARGUMENT);
-}
-
-Test(library, elementwise_expression_errors_name_the_kernel) {
-  cujit_kernel *k;
-  cujit_status st = cujit_elementwise_define(engine, "float x, float y -> float z",
-                                             "z = x +* undefined_name", "broken", &sm90, &k);
-  if (st == CUJIT_ERROR_NO_NVRTC) cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
-  cr_assert_eq(st, CUJIT_ERROR_COMPILE, "%s", cujit_errmsg(engine));
-  cr_expect(strstr(cujit_errmsg(engine), "broken") != NULL, "%s", cujit_errmsg(engine));
-  cr_expect(strstr(cujit_errmsg(engine), "undefined_name") != NULL, "%s", cujit_errmsg(engine));
-}
-
 Test(library, null_arguments_are_refused) {
   cujit_scalar r;
   cr_expect_eq(cujit_reduce(NULL, CUJIT_REDUCE_SUM, 1, &r, NULL), CUJIT_ERROR_INVALID_ARGUMENT);
@@ -361,24 +197,11 @@ Test(library, null_arguments_are_refused) {
   cr_expect_eq(cujit_scalar_to_double(&s), -5.0);
 }
 
-/* --- GPU helpers --------------------------------------------------------------------------------
- */
-
-static cujit_buffer *upload(const void *data, size_t bytes, cujit_dtype dtype) {
-  cujit_buffer *b;
-  cr_assert_eq(cujit_buffer_alloc(engine, bytes, dtype, &b), CUJIT_OK, "%s", cujit_errmsg(engine));
-  if (data)
-    cr_assert_eq(cujit_memcpy_htod(b, 0, data, bytes, NULL), CUJIT_OK, "%s", cujit_errmsg(engine));
-  return b;
-}
-
-static void download(void *dst, cujit_buffer *b, size_t bytes) {
-  cr_assert_eq(cujit_memcpy_dtoh(dst, b, 0, bytes, NULL), CUJIT_OK, "%s", cujit_errmsg(engine));
-}
+/* --- GPU helpers ------------------------------------------------------------------------------ */
 
 static cujit_buffer *fill(cujit_dtype dtype, size_t n, uint64_t seed, uint64_t offset, int normal,
                           double mean, double std) {
-  cujit_buffer *b = upload(NULL, n * cujit_dtype_size(dtype), dtype);
+  cujit_buffer *b = cj_test_upload(NULL, n * cujit_dtype_size(dtype), dtype);
   cr_assert_eq(cujit_memset(b, 0, 0xff, n * cujit_dtype_size(dtype), NULL), CUJIT_OK); /* NaN */
   cujit_status st = normal ? cujit_random_normal(b, seed, offset, mean, std, NULL)
                            : cujit_random_uniform(b, seed, offset, NULL);
@@ -393,10 +216,10 @@ static double *fill_host(cujit_dtype dtype, size_t n, uint64_t seed, uint64_t of
   double *out = malloc(n * sizeof *out);
   cr_assert_not_null(out);
   if (dtype == CUJIT_F64) {
-    download(out, b, n * sizeof *out);
+    cj_test_download(out, b, n * sizeof *out);
   } else {
     float *f = malloc(n * sizeof *f);
-    download(f, b, n * sizeof *f);
+    cj_test_download(f, b, n * sizeof *f);
     for (size_t i = 0; i < n; i++) out[i] = f[i];
     free(f);
   }
@@ -415,8 +238,7 @@ static double normal_cdf(double x) {
   return 0.5 * erfc(-x / sqrt(2.0));
 }
 
-/* --- random numbers on the GPU ------------------------------------------------------------------
- */
+/* --- random numbers on the GPU ---------------------------------------------------------------- */
 
 static void check_uniform(cujit_dtype dtype) {
   const size_t n = 1000000;
@@ -543,15 +365,15 @@ Test(library, gpu_device_side_random_matches_host) {
                CUJIT_OK, "%s", cujit_errmsg(engine));
   const int n = 1000;
   const uint64_t seed = 31337, stream = 0x100000002ULL;
-  cujit_buffer *fb = upload(NULL, n * sizeof(float), CUJIT_F32);
-  cujit_buffer *db = upload(NULL, n * sizeof(double), CUJIT_F64);
+  cujit_buffer *fb = cj_test_upload(NULL, n * sizeof(float), CUJIT_F32);
+  cujit_buffer *db = cj_test_upload(NULL, n * sizeof(double), CUJIT_F64);
   cujit_arg args[] = {CUJIT_ARG_U(seed), CUJIT_ARG_U(stream), CUJIT_ARG_BUF(fb), CUJIT_ARG_BUF(db),
                       CUJIT_ARG_I(n)};
   cr_assert_eq(cujit_launch_n(k, n, NULL, args, 5), CUJIT_OK, "%s", cujit_errmsg(engine));
   float f[1000];
   double d[1000];
-  download(f, fb, sizeof f);
-  download(d, db, sizeof d);
+  cj_test_download(f, fb, sizeof f);
+  cj_test_download(d, db, sizeof d);
   for (int i = 0; i < n; i++) {
     cr_assert_eq(f[i], ref_uniform_f32(seed, i, stream), "float %d", i);
     cr_assert_eq(d[i], ref_uniform_f64(seed, i, stream), "double %d", i);
@@ -562,7 +384,7 @@ Test(library, gpu_device_side_random_matches_host) {
 
 Test(library, gpu_random_argument_errors) {
   CJ_NEED_GPU(engine);
-  cujit_buffer *ib = upload(NULL, 64, CUJIT_I32), *fb = upload(NULL, 64, CUJIT_F32);
+  cujit_buffer *ib = cj_test_upload(NULL, 64, CUJIT_I32), *fb = cj_test_upload(NULL, 64, CUJIT_F32);
   cr_expect_eq(cujit_random_uniform(ib, 1, 0, NULL), CUJIT_ERROR_INVALID_ARGUMENT);
   cr_expect(strstr(cujit_errmsg(engine), "i32") != NULL, "%s", cujit_errmsg(engine));
   cr_expect_eq(cujit_random_normal(fb, 1, 0, 0, -1, NULL), CUJIT_ERROR_INVALID_ARGUMENT);
@@ -571,20 +393,7 @@ Test(library, gpu_random_argument_errors) {
   cujit_buffer_free(ib), cujit_buffer_free(fb);
 }
 
-/* --- reductions on the GPU ----------------------------------------------------------------------
- */
-
-static uint32_t rng_state = 0x9e3779b9u;
-static uint64_t rand64(void) {
-  uint64_t hi = 0;
-  for (int i = 0; i < 2; i++) {
-    uint32_t x = rng_state;
-    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-    rng_state = x;
-    hi = hi << 32 | x;
-  }
-  return hi;
-}
+/* --- reductions on the GPU -------------------------------------------------------------------- */
 
 /* A value of `dtype` from 64 random bits, stored at p, and returned as a host value in the
 ** result's representation (double, int64 or uint64 through r). */
@@ -594,17 +403,8 @@ typedef struct hostval {
   uint64_t u;
 } hostval;
 
-/* Half bits of a float that half represents exactly (we only make such values). */
-static uint16_t exact_half(float f) {
-  if (f == 0) return 0;
-  uint16_t sign = f < 0 ? 0x8000 : 0;
-  int e;
-  double m = frexp(fabs(f), &e); /* f = m 2^e, m in [0.5, 1) */
-  return (uint16_t)(sign | (uint16_t)((e - 1 + 15) << 10) | (uint16_t)((m * 2 - 1) * 1024));
-}
-
 static hostval make_value(cujit_dtype d, void *p) {
-  uint64_t r = rand64();
+  uint64_t r = cj_test_rand64();
   hostval v = {0};
   switch (d) {
   case CUJIT_F32: {
@@ -621,7 +421,7 @@ static hostval make_value(cujit_dtype d, void *p) {
   }
   case CUJIT_F16: {
     float x = (float)((int)(r % 2001) - 1000) / 8;
-    uint16_t h = exact_half(x);
+    uint16_t h = cj_test_exact_half(x);
     memcpy(p, &h, 2);
     v.f = x;
     break;
@@ -707,7 +507,7 @@ static void check_reductions(cujit_dtype d, size_t count) {
       umin = umin < x.u ? umin : x.u, umax = umax > x.u ? umax : x.u;
     }
   }
-  cujit_buffer *ab = upload(a, total * es, d), *bb = upload(b, total * es, d);
+  cujit_buffer *ab = cj_test_upload(a, total * es, d), *bb = cj_test_upload(b, total * es, d);
   cujit_scalar r[4];
   for (int k = 0; k < 4; k++) memset(&r[k], 0xa5, sizeof r[k]); /* poison */
   cujit_status st;
@@ -773,8 +573,9 @@ Test(library, gpu_reduction_nan_and_argument_errors) {
   float x[100];
   for (int i = 0; i < 100; i++) x[i] = (float)i;
   x[57] = NAN;
-  cujit_buffer *b = upload(x, sizeof x, CUJIT_F32), *raw = upload(x, sizeof x, CUJIT_DTYPE_NONE);
-  cujit_buffer *other = upload(NULL, sizeof x, CUJIT_I32);
+  cujit_buffer *b = cj_test_upload(x, sizeof x, CUJIT_F32),
+               *raw = cj_test_upload(x, sizeof x, CUJIT_DTYPE_NONE);
+  cujit_buffer *other = cj_test_upload(NULL, sizeof x, CUJIT_I32);
   cujit_scalar r;
   cr_assert_eq(cujit_reduce(b, CUJIT_REDUCE_MIN, 100, &r, NULL), CUJIT_OK);
   cr_expect(isnan(r.v.f), "min with a NaN is %g", r.v.f);
@@ -817,15 +618,19 @@ Test(library, gpu_block_and_warp_reductions) {
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
     unsigned t = shapes[s][0] * shapes[s][1] * shapes[s][2];
     int *x = malloc(blocks * t * sizeof *x);
-    for (unsigned i = 0; i < blocks * t; i++) x[i] = (int)(rand64() % 2000001) - 1000000;
-    cujit_buffer *xb = upload(x, blocks * t * sizeof *x, CUJIT_I32);
-    cujit_buffer *ob = upload(NULL, blocks * 4 * sizeof(long long), CUJIT_I64);
+    for (unsigned i = 0; i < blocks * t; i++) x[i] = (int)(cj_test_rand64() % 2000001) - 1000000;
+    cujit_buffer *xb = cj_test_upload(x, blocks * t * sizeof *x, CUJIT_I32);
+    cujit_buffer *ob = cj_test_upload(NULL, blocks * 4 * sizeof(long long), CUJIT_I64);
     cr_assert_eq(cujit_memset(ob, 0, 0xa5, blocks * 4 * sizeof(long long), NULL), CUJIT_OK);
-    cujit_launch_config c = {{blocks, 1, 1}, {shapes[s][0], shapes[s][1], shapes[s][2]}, 0, NULL};
+    cujit_launch_config c = {sizeof(cujit_launch_config),
+                             {blocks, 1, 1},
+                             {shapes[s][0], shapes[s][1], shapes[s][2]},
+                             0,
+                             NULL};
     cujit_arg args[] = {CUJIT_ARG_BUF(xb), CUJIT_ARG_BUF(ob)};
     cr_assert_eq(cujit_launch(k, &c, args, 2), CUJIT_OK, "%s", cujit_errmsg(engine));
     long long out[4 * 5];
-    download(out, ob, sizeof out);
+    cj_test_download(out, ob, sizeof out);
     for (unsigned b = 0; b < blocks; b++) {
       long long sum = 0;
       int lo = INT32_MAX, hi = INT32_MIN;
@@ -851,12 +656,13 @@ Test(library, gpu_block_and_warp_reductions) {
                                    "#include <cujit/reduce.h>\n", NULL, &k),
                CUJIT_OK, "%s", cujit_errmsg(engine));
   float x[256], out[16];
-  for (int i = 0; i < 256; i++) x[i] = (float)(rand64() % 1000) / 8; /* exact float sums */
-  cujit_buffer *xb = upload(x, sizeof x, CUJIT_F32), *ob = upload(NULL, sizeof out, CUJIT_F32);
-  cujit_launch_config c = {{2, 1, 1}, {128, 1, 1}, 0, NULL};
+  for (int i = 0; i < 256; i++) x[i] = (float)(cj_test_rand64() % 1000) / 8; /* exact float sums */
+  cujit_buffer *xb = cj_test_upload(x, sizeof x, CUJIT_F32),
+               *ob = cj_test_upload(NULL, sizeof out, CUJIT_F32);
+  cujit_launch_config c = {sizeof(cujit_launch_config), {2, 1, 1}, {128, 1, 1}, 0, NULL};
   cujit_arg args[] = {CUJIT_ARG_BUF(xb), CUJIT_ARG_BUF(ob)};
   cr_assert_eq(cujit_launch(k, &c, args, 2), CUJIT_OK, "%s", cujit_errmsg(engine));
-  download(out, ob, sizeof out);
+  cj_test_download(out, ob, sizeof out);
   for (int w = 0; w < 8; w++) {
     float s = 0, m = -INFINITY;
     for (int l = 0; l < 32; l++) s += x[32 * w + l], m = x[32 * w + l] > m ? x[32 * w + l] : m;
@@ -864,226 +670,5 @@ Test(library, gpu_block_and_warp_reductions) {
     cr_expect_eq(out[2 * w + 1], m, "warp %d max", w);
   }
   cujit_buffer_free(xb), cujit_buffer_free(ob);
-  cujit_kernel_free(k);
-}
-
-/* --- elementwise kernels on the GPU -------------------------------------------------------------
- */
-
-static void check_axpy(cujit_kernel *k, cujit_dtype d, size_t n) {
-  const size_t extra = 16, total = n + extra, es = cujit_dtype_size(d);
-  double *x = malloc(total * sizeof *x), *y = malloc(total * sizeof *y);
-  unsigned char *xs = malloc(total * es), *ys = malloc(total * es), *zs = malloc(total * es);
-  for (size_t i = 0; i < total; i++) {
-    x[i] = (double)((int)(rand64() % 2001) - 1000) / 16,
-    y[i] = (double)((int)(rand64() % 2001) - 1000);
-    if (d == CUJIT_F32) {
-      float fx = (float)x[i], fy = (float)y[i];
-      memcpy(xs + i * 4, &fx, 4), memcpy(ys + i * 4, &fy, 4);
-    } else {
-      memcpy(xs + i * 8, &x[i], 8), memcpy(ys + i * 8, &y[i], 8);
-    }
-  }
-  cujit_buffer *xb = upload(xs, total * es, d), *yb = upload(ys, total * es, d);
-  cujit_buffer *zb = upload(NULL, total * es, d);
-  cr_assert_eq(cujit_memset(zb, 0, 0xff, total * es, NULL), CUJIT_OK);
-  const double a = 2.5;
-  cujit_arg args[] = {CUJIT_ARG_F(a), CUJIT_ARG_BUF(xb), CUJIT_ARG_BUF(yb), CUJIT_ARG_BUF(zb)};
-  cr_assert_eq(cujit_elementwise_launch(k, n, NULL, args, 4), CUJIT_OK, "%s", cujit_errmsg(engine));
-  download(zs, zb, total * es);
-  for (size_t i = 0; i < total; i++) {
-    double z;
-    if (d == CUJIT_F32) {
-      float f;
-      memcpy(&f, zs + i * 4, 4);
-      z = f;
-    } else {
-      memcpy(&z, zs + i * 8, 8);
-    }
-    if (i < n) /* inputs are multiples of 1/16 below 2^11: a*x+y is exact in float */
-      cr_assert_eq(z, a * x[i] + y[i], "%s n=%zu z[%zu] = %g, expected %g", cujit_dtype_name(d), n,
-                   i, z, a * x[i] + y[i]);
-    else
-      cr_assert(isnan(z), "%s n=%zu: z[%zu] past n was written", cujit_dtype_name(d), n, i);
-  }
-  cujit_buffer_free(xb), cujit_buffer_free(yb), cujit_buffer_free(zb);
-  free(x), free(y), free(xs), free(ys), free(zs);
-}
-
-Test(library, gpu_elementwise_axpy_matches_host) {
-  CJ_NEED_GPU(engine);
-  cujit_kernel *k;
-  cr_assert_eq(cujit_elementwise_define(engine, "scalar T a, T x, T y -> T z", "z = a * x + y",
-                                        "axpy", NULL, &k),
-               CUJIT_OK, "%s", cujit_errmsg(engine));
-  static const size_t ns[] = {0, 1, 3, 4, 5, 1000, 1023, 4097, (1u << 20) + 3};
-  for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
-    check_axpy(k, CUJIT_F32, ns[i]);
-    check_axpy(k, CUJIT_F64, ns[i]);
-  }
-  cujit_kernel_free(k);
-}
-
-/* y = a*x + y in place (the output is the buffer y) over f32, f64 and f16 through one generic
-** kernel; elements past n must keep their values. Inputs are small multiples of 1/4 so every
-** result is exact in each type, half included. */
-static void check_axpy_in_place(cujit_kernel *k, cujit_dtype d, size_t n) {
-  const size_t total = n + 13, es = cujit_dtype_size(d);
-  double *x = malloc(total * sizeof *x), *y = malloc(total * sizeof *y);
-  unsigned char *xs = malloc(total * es), *ys = malloc(total * es);
-  cr_assert(x && y && xs && ys);
-  for (size_t i = 0; i < total; i++) {
-    x[i] = (double)((int)(rand64() % 201) - 100) / 4, y[i] = (double)((int)(rand64() % 201) - 100);
-    if (d == CUJIT_F16) {
-      uint16_t hx = exact_half((float)x[i]), hy = exact_half((float)y[i]);
-      memcpy(xs + i * 2, &hx, 2), memcpy(ys + i * 2, &hy, 2);
-    } else if (d == CUJIT_F32) {
-      float fx = (float)x[i], fy = (float)y[i];
-      memcpy(xs + i * 4, &fx, 4), memcpy(ys + i * 4, &fy, 4);
-    } else {
-      memcpy(xs + i * 8, &x[i], 8), memcpy(ys + i * 8, &y[i], 8);
-    }
-  }
-  cujit_buffer *xb = upload(xs, total * es, d), *yb = upload(ys, total * es, d);
-  cujit_arg args[] = {CUJIT_ARG_F(2.0), CUJIT_ARG_BUF(xb), CUJIT_ARG_BUF(yb), CUJIT_ARG_BUF(yb)};
-  cr_assert_eq(cujit_elementwise_launch(k, n, NULL, args, 4), CUJIT_OK, "%s", cujit_errmsg(engine));
-  unsigned char *got = malloc(total * es);
-  download(got, yb, total * es);
-  for (size_t i = 0; i < total; i++) {
-    double want = i < n ? 2.0 * x[i] + y[i] : y[i];
-    unsigned char w[8];
-    if (d == CUJIT_F16) {
-      uint16_t h = exact_half((float)want);
-      memcpy(w, &h, 2);
-    } else if (d == CUJIT_F32) {
-      float f = (float)want;
-      memcpy(w, &f, 4);
-    } else {
-      memcpy(w, &want, 8);
-    }
-    cr_assert(memcmp(got + i * es, w, es) == 0, "%s in place, n=%zu: y[%zu] should be %g",
-              cujit_dtype_name(d), n, i, want);
-  }
-  cujit_buffer_free(xb), cujit_buffer_free(yb);
-  free(x), free(y), free(xs), free(ys), free(got);
-}
-
-Test(library, gpu_elementwise_in_place_awkward_lengths) {
-  CJ_NEED_GPU(engine);
-  cujit_kernel *k;
-  cr_assert_eq(cujit_elementwise_define(engine, "scalar T a, T x, T y -> T z", "z = a * x + y",
-                                        "axpy", NULL, &k),
-               CUJIT_OK, "%s", cujit_errmsg(engine));
-  static const size_t ns[] = {0, 1, 3, 4, 5, 7, 8, 9, 1023, (1u << 20) + 3};
-  static const cujit_dtype ds[] = {CUJIT_F32, CUJIT_F64, CUJIT_F16};
-  for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
-    for (size_t j = 0; j < sizeof ds / sizeof ds[0]; j++) check_axpy_in_place(k, ds[j], ns[i]);
-  cujit_kernel_free(k);
-}
-
-/* Raw device addresses into the middle of buffers are not aligned for 16-byte packs: the kernel
-** must notice and go one element at a time, with every element still right. */
-Test(library, gpu_elementwise_unaligned_addresses) {
-  CJ_NEED_GPU(engine);
-  cujit_kernel *k;
-  cr_assert_eq(cujit_elementwise_define(engine, "float x, float y -> float z", "z = x - 2 * y",
-                                        "sub2", NULL, &k),
-               CUJIT_OK, "%s", cujit_errmsg(engine));
-  const size_t n = 4099, total = n + 8;
-  float *x = malloc(total * sizeof *x), *y = malloc(total * sizeof *y), *z = malloc(total * 4);
-  cr_assert(x && y && z);
-  for (size_t i = 0; i < total; i++)
-    x[i] = (float)((int)(rand64() % 2001) - 1000), y[i] = (float)((int)(rand64() % 2001) - 1000);
-  cujit_buffer *xb = upload(x, total * 4, CUJIT_F32), *yb = upload(y, total * 4, CUJIT_F32);
-  cujit_buffer *zb = upload(NULL, total * 4, CUJIT_F32);
-  static const size_t offsets[][3] = {{1, 0, 0}, {0, 0, 3}, {1, 1, 1}, {2, 0, 2}, {0, 0, 0}};
-  for (size_t t = 0; t < sizeof offsets / sizeof offsets[0]; t++) {
-    const size_t ox = offsets[t][0], oy = offsets[t][1], oz = offsets[t][2];
-    cr_assert_eq(cujit_memset(zb, 0, 0xff, total * 4, NULL), CUJIT_OK);
-    cujit_arg args[] = {{.kind = CUJIT_ARG_DEVPTR, .v.devptr = cujit_buffer_devptr(xb) + 4 * ox},
-                        {.kind = CUJIT_ARG_DEVPTR, .v.devptr = cujit_buffer_devptr(yb) + 4 * oy},
-                        {.kind = CUJIT_ARG_DEVPTR, .v.devptr = cujit_buffer_devptr(zb) + 4 * oz}};
-    cr_assert_eq(cujit_elementwise_launch(k, n, NULL, args, 3), CUJIT_OK, "%s",
-                 cujit_errmsg(engine));
-    download(z, zb, total * 4);
-    for (size_t i = 0; i < total; i++) {
-      if (i >= oz && i < oz + n)
-        cr_assert_eq(z[i], x[i - oz + ox] - 2 * y[i - oz + oy], "offsets %zu %zu %zu: z[%zu]", ox,
-                     oy, oz, i - oz);
-      else
-        cr_assert(isnan(z[i]), "offsets %zu %zu %zu: z[%zu] outside the range was written", ox, oy,
-                  oz, i);
-    }
-  }
-  cujit_buffer_free(xb), cujit_buffer_free(yb), cujit_buffer_free(zb);
-  cujit_kernel_free(k);
-  free(x), free(y), free(z);
-}
-
-Test(library, gpu_elementwise_integers_in_place_and_iota) {
-  CJ_NEED_GPU(engine);
-  cujit_kernel *k;
-  cr_assert_eq(cujit_elementwise_define(engine, "int x, int y -> int s, long long p",
-                                        "s = x + y;\np = (long long)x * y - i;", "ints", NULL, &k),
-               CUJIT_OK, "%s", cujit_errmsg(engine));
-  const size_t n = 100003;
-  int *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *s = malloc(n * sizeof *s);
-  long long *p = malloc(n * sizeof *p);
-  for (size_t i = 0; i < n; i++)
-    x[i] = (int)(rand64() % 2000001) - 1000000, y[i] = (int)(rand64() % 1000);
-  cujit_buffer *xb = upload(x, n * sizeof *x, CUJIT_I32), *yb = upload(y, n * sizeof *y, CUJIT_I32);
-  cujit_buffer *pb = upload(NULL, n * sizeof *p, CUJIT_I64);
-  /* s goes back into x: in place. */
-  cujit_arg args[] = {CUJIT_ARG_BUF(xb), CUJIT_ARG_BUF(yb), CUJIT_ARG_BUF(xb), CUJIT_ARG_BUF(pb)};
-  cr_assert_eq(cujit_elementwise_launch(k, n, NULL, args, 4), CUJIT_OK, "%s", cujit_errmsg(engine));
-  download(s, xb, n * sizeof *s);
-  download(p, pb, n * sizeof *p);
-  for (size_t i = 0; i < n; i++) {
-    cr_assert_eq(s[i], x[i] + y[i], "s[%zu]", i);
-    cr_assert_eq(p[i], (long long)x[i] * y[i] - (long long)i, "p[%zu]", i);
-  }
-  /* Argument errors: a short buffer, a wrong count, a kernel that is not elementwise. */
-  cujit_buffer *small = upload(NULL, 10 * sizeof(int), CUJIT_I32);
-  cujit_arg bad[] = {CUJIT_ARG_BUF(small), CUJIT_ARG_BUF(yb), CUJIT_ARG_BUF(xb), CUJIT_ARG_BUF(pb)};
-  cr_expect_eq(cujit_elementwise_launch(k, n, NULL, bad, 4), CUJIT_ERROR_ARGUMENT);
-  cr_expect(strstr(cujit_errmsg(engine), "fewer") != NULL, "%s", cujit_errmsg(engine));
-  cr_expect_eq(cujit_elementwise_launch(k, n, NULL, args, 3), CUJIT_ERROR_ARGUMENT);
-  cr_expect_eq(cujit_elementwise_launch(k, 0, NULL, args, 4), CUJIT_OK);
-  cujit_kernel_free(k);
-  cr_assert_eq(
-      cujit_elementwise_define(engine, "-> long long z", "z = 3 * i + n", "iota", NULL, &k),
-      CUJIT_OK, "%s", cujit_errmsg(engine));
-  cujit_arg one[] = {CUJIT_ARG_BUF(pb)};
-  cr_assert_eq(cujit_elementwise_launch(k, n, NULL, one, 1), CUJIT_OK, "%s", cujit_errmsg(engine));
-  download(p, pb, n * sizeof *p);
-  for (size_t i = 0; i < n; i++) cr_assert_eq(p[i], 3 * (long long)i + (long long)n, "iota %zu", i);
-  cujit_kernel_free(k);
-  cujit_buffer_free(xb), cujit_buffer_free(yb), cujit_buffer_free(pb), cujit_buffer_free(small);
-  free(x), free(y), free(s), free(p);
-}
-
-Test(library, gpu_elementwise_half) {
-  CJ_NEED_GPU(engine);
-  cujit_kernel *k;
-  cr_assert_eq(cujit_elementwise_define(engine, "half x -> float y, half h",
-                                        "y = cujit::to_float(x) * 2.0f; h = x;", "halves", NULL,
-                                        &k),
-               CUJIT_OK, "%s", cujit_errmsg(engine));
-  enum { N = 777 };
-  uint16_t xs[N], hs[N];
-  float xf[N], y[N];
-  for (int i = 0; i < N; i++)
-    xf[i] = (float)((int)(rand64() % 4001) - 2000) / 4, xs[i] = exact_half(xf[i]);
-  cujit_buffer *xb = upload(xs, sizeof xs, CUJIT_F16), *yb = upload(NULL, sizeof y, CUJIT_F32);
-  cujit_buffer *hb = upload(NULL, sizeof hs, CUJIT_F16);
-  cujit_arg args[] = {CUJIT_ARG_BUF(xb), CUJIT_ARG_BUF(yb), CUJIT_ARG_BUF(hb)};
-  cr_assert_eq(cujit_elementwise_launch(k, N, NULL, args, 3), CUJIT_OK, "%s", cujit_errmsg(engine));
-  download(y, yb, sizeof y);
-  download(hs, hb, sizeof hs);
-  for (int i = 0; i < N; i++) {
-    cr_assert_eq(y[i], 2 * xf[i], "y[%d] = %g for x = %g", i, y[i], xf[i]);
-    cr_assert_eq(hs[i], xs[i], "h[%d]", i);
-  }
-  cujit_buffer_free(xb), cujit_buffer_free(yb), cujit_buffer_free(hb);
   cujit_kernel_free(k);
 }

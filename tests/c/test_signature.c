@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "signature.h"
+#include "scan.h"
 
 static cj_signature parse_ok(const char *text) {
   cj_signature sig;
@@ -324,6 +324,43 @@ Test(signature, param_bytes_at_the_limit) {
   cj_signature_free(&s);
 }
 
+Test(signature, long_names_are_kept_whole) {
+  char name[301], text[700];
+  memset(name, 'a', 300);
+  name[300] = '\0';
+  snprintf(text, sizeof text, "k(float *%s, int n)", name);
+  cj_signature s = parse_ok(text);
+  cr_assert_str_eq(s.params[0].name, name);
+  char *back = cj_signature_format(&s);
+  cr_assert(strstr(back, name), "written back whole");
+  free(back);
+  cj_signature_free(&s);
+}
+
+Test(signature, deep_pointers_are_kept_whole) {
+  /* Twelve levels, each const volatile: 37 tokens and a 180-character type. */
+  char text[1024] = "k(const volatile int ", want[1024] = "const volatile int ";
+  for (int i = 0; i < 12; i++) {
+    strcat(text, "*const volatile ");
+    strcat(want, "*const volatile ");
+  }
+  strcat(text, "p)");
+  want[strlen(want) - 1] = '\0';
+  cj_signature s = parse_ok(text);
+  cr_assert_str_eq(s.params[0].type, want);
+  cr_assert_eq(s.params[0].kind, CUJIT_PARAM_POINTER);
+  cj_signature_free(&s);
+  s = parse_ok("k(int ************p)");
+  cr_assert_str_eq(s.params[0].type, "int ************");
+  cj_signature_free(&s);
+}
+
+Test(signature, kernels_named_like_types_get_a_true_message) {
+  parse_bad("half(int n)", "'half' names a CUDA type", "choose another name");
+  parse_bad("float4(int n)", "'float4' names a CUDA type", NULL);
+  parse_bad("int(int n)", "reserved word", NULL);
+}
+
 Test(signature, multiline_signature_columns) {
   cj_signature sig;
   char err[1024];
@@ -352,7 +389,7 @@ Test(signature, long_signature_shows_a_window) {
 static size_t scan(const char *src, cj_signature **sigs) {
   size_t n = 0;
   char err[512];
-  cujit_status st = cj_signature_scan(src, sigs, &n, err, sizeof err);
+  cujit_status st = cj_scan_kernels(src, sigs, &n, err, sizeof err);
   cr_assert_eq(st, CUJIT_OK, "scan failed: %s", err);
   return n;
 }
@@ -427,15 +464,15 @@ Test(scan, none_found) {
   cj_signature *sigs = NULL;
   size_t n = 7;
   char err[512];
-  cr_assert_eq(cj_signature_scan("template <class T> __global__ void k(T *x) {}", &sigs, &n, err,
-                                 sizeof err),
-               CUJIT_ERROR_NOT_FOUND);
+  cr_assert_eq(
+      cj_scan_kernels("template <class T> __global__ void k(T *x) {}", &sigs, &n, err, sizeof err),
+      CUJIT_ERROR_NOT_FOUND);
   cr_assert_eq(n, 0);
   cr_assert(strstr(err, "template"), "%s", err);
-  cr_assert_eq(cj_signature_scan("__global__ void k(int *x) {}", &sigs, &n, err, sizeof err),
+  cr_assert_eq(cj_scan_kernels("__global__ void k(int *x) {}", &sigs, &n, err, sizeof err),
                CUJIT_ERROR_NOT_FOUND);
   cr_assert(strstr(err, "extern \"C\""), "%s", err);
-  cr_assert_eq(cj_signature_scan("", &sigs, &n, err, sizeof err), CUJIT_ERROR_NOT_FOUND);
+  cr_assert_eq(cj_scan_kernels("", &sigs, &n, err, sizeof err), CUJIT_ERROR_NOT_FOUND);
 }
 
 Test(scan, kernels_made_by_codegen_are_found) {

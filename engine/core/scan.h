@@ -1,0 +1,61 @@
+/*
+** scan.h -- the kernels of a translation unit: read from its text (or taken from signatures the
+** user gives), then confirmed against what NVRTC compiled, so that every kernel handed out has
+** the parameters of the code that runs. Internal.
+**
+** The source text is not what the preprocessor leaves, so reading it alone can be wrong: a kernel
+** inside #if 0, two definitions under #ifdef / #else, a kernel written by a macro. So:
+**  - cj_scan_prepare reads the kernels and writes the translation unit to compile: the source,
+**    then for each kernel a redeclaration with the parameter types cujit read
+**    (extern "C" { __global__ void scale(float *, int); }), which NVRTC (or g++) refuses when
+**    the compiled definition differs, under a #line naming the kernel and the way out. A name
+**    with several parameter lists gets, after each definition, a one-byte marker variable
+**    (cj_variant_NAME_N) that reaches the PTX only from the definition the preprocessor kept.
+**  - cj_verify_ptx (verify.h) then keeps the kernels the PTX has (.entry), the variant whose
+**    marker it holds, and checks each one's parameter count and sizes against its .param list.
+*/
+#ifndef CUJIT_SCAN_H
+#define CUJIT_SCAN_H
+
+#include "signature.h"
+
+/* One parameter list of a kernel name, as read from the source or given. */
+typedef struct cj_scan_kernel {
+  cj_signature sig;
+  int variant; /* 0: the only parameter list of its name; 1, 2, ...: one of several */
+  char *scope; /* the namespaces around it as the source opens them ("namespace a { "), or NULL */
+  int scope_depth; /* the braces `scope` opens */
+} cj_scan_kernel;
+
+typedef struct cj_scan {
+  cj_scan_kernel *kernels; /* source order */
+  size_t count;
+  int given;     /* from explicit signatures, not read from the source */
+  int templates; /* template kernels seen (for the message when no kernel is found) */
+  int mangled;   /* __global__ functions without extern "C" seen (likewise) */
+  char *text;    /* the translation unit to compile and hash: source, markers, checks */
+} cj_scan;
+
+/* Reads the kernels of `source` (or parses `signatures`, when signature_count > 0) and writes the
+** translation unit to compile into out->text. Finding no kernel is not an error here: the compile
+** comes first, so that its errors are reported; cj_verify_ptx says NOT_FOUND. Errors (a
+** signature that does not parse, a kernel past the parameter limits, out of memory) write a
+** message into err. Free with cj_scan_free, also on failure. */
+cujit_status cj_scan_prepare(const char *source, const char *const *signatures,
+                             size_t signature_count, cj_scan *out, char *err, size_t err_len);
+
+void cj_scan_free(cj_scan *scan);
+
+/* The message for a source without a kernel cujit can launch, with the reason when it saw
+** template kernels or __global__ functions without extern "C". */
+void cj_scan_none_message(int templates, int mangled, char *err, size_t err_len);
+
+/* Reads the kernels of a translation unit without compiling: every extern "C" __global__ function
+** (comments, strings and preprocessor lines skipped), one entry per distinct parameter list, into
+** *out (malloc'd; free each with cj_signature_free, the array with free). Kernels whose parameters
+** use types cujit cannot size are listed with kind SCALAR, dtype NONE and size 0: launching them
+** is refused with a clear message. No kernel at all is CUJIT_ERROR_NOT_FOUND. */
+cujit_status cj_scan_kernels(const char *source, cj_signature **out, size_t *count, char *err,
+                             size_t err_len);
+
+#endif

@@ -1,0 +1,199 @@
+/*
+** verify.c -- the PTX side of confirming a program's kernels (scan.h): finds each kernel's .entry
+** and its .param list in the PTX NVRTC made, keeps the kernels and the variants the PTX holds, and
+** checks their parameter counts and sizes against the signatures cujit launches them with.
+** The kernels handed out are copies: the scan keeps its own until cj_scan_free.
+*/
+#include "base.h"
+#include "verify.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The text between the parentheses of `.entry NAME(...)`, or NULL when the PTX has no such entry.
+ */
+static const char *find_entry(const char *ptx, const char *name, size_t *len) {
+  size_t nl = strlen(name);
+  for (const char *p = strstr(ptx, ".entry"); p; p = strstr(p + 6, ".entry")) {
+    const char *s = p + 6;
+    if (!isspace((unsigned char)*s)) continue;
+    while (isspace((unsigned char)*s)) s++;
+    if (strncmp(s, name, nl) != 0) continue;
+    s += nl;
+    while (isspace((unsigned char)*s)) s++;
+    if (*s != '(') continue;
+    const char *close = strchr(s, ')');
+    if (!close) return NULL;
+    *len = (size_t)(close - s - 1);
+    return s + 1;
+  }
+  return NULL;
+}
+
+/* The bytes of one ".param [.align N] .TYPE name[COUNT]": the width of .TYPE (.u32, .b8, .f64,
+** ...) times COUNT; 0 when it cannot be read. */
+static size_t param_bytes(const char *s, size_t n) {
+  size_t width = 0, count = 1;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '.' && i + 2 < n && strchr("usbf", s[i + 1]) && isdigit((unsigned char)s[i + 2]) &&
+        !width) {
+      width = (size_t)strtoul(s + i + 2, NULL, 10) / 8;
+    } else if (s[i] == '[') {
+      count = (size_t)strtoul(s + i + 1, NULL, 10);
+    }
+  }
+  return width * count;
+}
+
+/* Compares the .param list of a kernel's entry with its signature. */
+static cujit_status check_params(const cj_signature *sig, const char *params, size_t len, char *err,
+                                 size_t err_len) {
+  size_t count = 0;
+  for (const char *p = params, *end = params + len; p < end;) {
+    const char *at = strstr(p, ".param");
+    if (!at || at >= end) break;
+    const char *next = memchr(at, ',', (size_t)(end - at));
+    if (!next) next = end;
+    size_t bytes = param_bytes(at + 6, (size_t)(next - at - 6));
+    if (count < sig->nparams && sig->params[count].size && bytes &&
+        bytes != sig->params[count].size) {
+      const cj_param *pr = &sig->params[count];
+      snprintf(err, err_len,
+               "kernel '%s': parameter %zu '%s' (%s) takes %zu bytes as cujit read it, but %zu "
+               "in the compiled kernel; give the kernel's signature in the signatures option",
+               sig->name, count + 1, pr->name, pr->type, pr->size, bytes);
+      return CUJIT_ERROR_SIGNATURE;
+    }
+    count++;
+    p = next;
+  }
+  if (count != sig->nparams) {
+    char *text = cj_signature_format(sig);
+    snprintf(err, err_len,
+             "kernel '%s' has %zu parameter(s) as cujit read it (%s) but %zu as compiled; give "
+             "its signature in the signatures option",
+             sig->name, sig->nparams, text ? text : sig->name, count);
+    free(text);
+    return CUJIT_ERROR_SIGNATURE;
+  }
+  return CUJIT_OK;
+}
+
+/* The names of the extern "C" kernels the PTX has (C++ names, mangled "_Z...", are left out), as
+** "a, b"; 0 when it has none. */
+static int entry_names(const char *ptx, char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (const char *p = strstr(ptx, ".entry"); p && used + 1 < len; p = strstr(p + 6, ".entry")) {
+    const char *s = p + 6, *e;
+    while (*s == ' ' || *s == '\t') s++;
+    for (e = s; isalnum((unsigned char)*e) || *e == '_' || *e == '$'; e++) continue;
+    if (e == s || strncmp(s, "_Z", 2) == 0) continue;
+    int n = snprintf(buf + used, len - used, "%s%.*s", used ? ", " : "", (int)(e - s), s);
+    used = n > 0 && used + (size_t)n < len ? used + (size_t)n : len - 1;
+  }
+  return used > 0;
+}
+
+/* Whether the PTX holds the marker of this variant (scan.c writes it after the definition). */
+static int has_marker(const char *ptx, const cj_scan_kernel *k) {
+  char mark[300];
+  int n = snprintf(mark, sizeof mark, " cj_variant_%s_%d;", k->sig.name, k->variant);
+  return n > 0 && (size_t)n < sizeof mark && strstr(ptx, mark) != NULL;
+}
+
+/* Of the kernels read under this name, the one NVRTC compiled; NULL when none is in the PTX.
+** Several parameter lists and no marker (a definition cujit did not read) is an error. */
+static cujit_status pick(const cj_scan *scan, size_t i, const char *ptx, size_t *chosen, char *err,
+                         size_t err_len) {
+  const cj_scan_kernel *k = &scan->kernels[i];
+  *chosen = SIZE_MAX;
+  if (k->variant == 0) {
+    *chosen = i;
+    return CUJIT_OK;
+  }
+  int lists = 0;
+  for (size_t j = 0; j < scan->count; j++)
+    if (strcmp(scan->kernels[j].sig.name, k->sig.name) == 0) {
+      lists++;
+      if (has_marker(ptx, &scan->kernels[j])) *chosen = j;
+    }
+  size_t len;
+  if (*chosen == SIZE_MAX && find_entry(ptx, k->sig.name, &len)) {
+    snprintf(err, err_len,
+             "kernel '%s' has %d parameter lists in the source and the one compiled is none of "
+             "the definitions cujit read; give its signature in the signatures option",
+             k->sig.name, lists);
+    return CUJIT_ERROR_SIGNATURE;
+  }
+  return CUJIT_OK;
+}
+
+static int listed(const cj_signature *out, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(out[i].name, name) == 0) return 1;
+  return 0;
+}
+
+cujit_status cj_verify_ptx(cj_scan *scan, const char *ptx, cj_signature **kernels, size_t *count,
+                           char *err, size_t err_len) {
+  *kernels = NULL, *count = 0;
+  if (err && err_len) err[0] = '\0';
+  if (!ptx) ptx = "";
+  cj_signature *out = scan->count ? calloc(scan->count, sizeof *out) : NULL;
+  if (scan->count && !out) {
+    snprintf(err, err_len, "out of memory reading the kernels of the program");
+    return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  size_t n = 0;
+  cujit_status st = CUJIT_OK;
+  for (size_t i = 0; i < scan->count && st == CUJIT_OK; i++) {
+    cj_scan_kernel *k = &scan->kernels[i];
+    size_t chosen, len;
+    if (listed(out, n, k->sig.name)) continue;
+    if ((st = pick(scan, i, ptx, &chosen, err, err_len)) != CUJIT_OK) break;
+    const char *params = chosen == SIZE_MAX ? NULL : find_entry(ptx, k->sig.name, &len);
+    if (!params && scan->given) {
+      snprintf(err, err_len,
+               "kernel '%s', given in the signatures option, is not in the compiled program: "
+               "check its name, that it is extern \"C\" __global__, and the preprocessor "
+               "conditions around it",
+               k->sig.name);
+      st = CUJIT_ERROR_NOT_FOUND;
+    }
+    if (!params || st != CUJIT_OK) continue; /* not compiled: an inactive #if, or none chosen */
+    k = &scan->kernels[chosen];
+    if ((st = check_params(&k->sig, params, len, err, err_len)) != CUJIT_OK) break;
+    if (cj_signature_copy(&k->sig, &out[n]) != CUJIT_OK) {
+      snprintf(err, err_len, "out of memory reading the kernels of the program");
+      st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+      break;
+    }
+    n++;
+  }
+  if (st == CUJIT_OK && n == 0) {
+    char unread[512];
+    if (entry_names(ptx, unread, sizeof unread))
+      snprintf(err, err_len,
+               "the program compiles kernel(s) %s, which cujit could not read from the source "
+               "(does a macro write them?): give their signatures in the signatures option",
+               unread);
+    else if (scan->count)
+      snprintf(err, err_len,
+               "none of the kernels read from the source (%s%s) is in the compiled program: they "
+               "are all inside inactive preprocessor conditions",
+               scan->kernels[0].sig.name, scan->count > 1 ? ", ..." : "");
+    else
+      cj_scan_none_message(scan->templates, scan->mangled, err, err_len);
+    st = CUJIT_ERROR_NOT_FOUND;
+  }
+  if (st != CUJIT_OK) {
+    for (size_t i = 0; i < n; i++) cj_signature_free(&out[i]);
+    free(out);
+    return st;
+  }
+  *kernels = out, *count = n;
+  return CUJIT_OK;
+}

@@ -1,0 +1,221 @@
+/*
+** test_scan.c -- the kernels of a translation unit are the ones NVRTC compiled: preprocessor
+** branches, #if 0, kernels written by macros (explicit signatures), parameter limits, and kernel
+** names that are also type names. Compiles for an explicit sm_90: NVRTC, no GPU.
+*/
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "scan.h"
+
+TestSuite(scan_compiled, .init = cj_fixture_open, .fini = cj_fixture_close);
+
+static cujit_program *compile_ok(const char *src, const cujit_compile_options *options) {
+  cujit_program *p = NULL;
+  cr_assert_eq(cujit_program_compile(engine, src, "k.cu", options, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  return p;
+}
+
+static void compile_fails(const char *src, const cujit_compile_options *options, cujit_status want,
+                          const char *part1, const char *part2) {
+  cujit_program *p = NULL;
+  cujit_status st = cujit_program_compile(engine, src, "k.cu", options, &p);
+  cr_assert_eq(st, want, "status %d, want %d: %s", st, want, cujit_errmsg(engine));
+  cr_assert_null(p);
+  cr_assert(strstr(cujit_errmsg(engine), part1), "lacks '%s': %s", part1, cujit_errmsg(engine));
+  if (part2)
+    cr_assert(strstr(cujit_errmsg(engine), part2), "lacks '%s': %s", part2, cujit_errmsg(engine));
+}
+
+/* The type of parameter `index` of kernel `name` of the program. */
+static void param_type(cujit_program *p, const char *name, size_t index, const char *type,
+                       cujit_dtype dtype) {
+  cujit_kernel *k;
+  cr_assert_eq(cujit_program_kernel(p, name, &k), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_param_info info;
+  cr_assert_eq(cujit_kernel_param(k, index, &info), CUJIT_OK);
+  cr_assert_str_eq(info.type, type);
+  cr_assert_eq(info.dtype, dtype);
+  cujit_kernel_free(k);
+}
+
+static const char *ifdef_src =
+    "#ifdef D\n"
+    "extern \"C\" __global__ void scale(double *x, int n) { x[n] *= 2; }\n"
+    "#else\n"
+    "extern \"C\" __global__ void scale(float *x, int n) { x[n] *= 2; }\n"
+    "#endif\n";
+
+Test(scan_compiled, ifdef_gives_the_definition_compiled) {
+  cujit_program *p = compile_ok(ifdef_src, &sm90);
+  cr_assert_eq(cujit_program_kernel_count(p), 1);
+  param_type(p, "scale", 0, "float *", CUJIT_F32);
+  cujit_program_free(p);
+  const char *defines[] = {"D"};
+  cujit_compile_options with_d = {.arch = "sm_90", .defines = defines, .define_count = 1};
+  p = compile_ok(ifdef_src, &with_d);
+  param_type(p, "scale", 0, "double *", CUJIT_F64);
+  cujit_program_free(p);
+}
+
+Test(scan_compiled, kernels_in_if_0_are_left_out) {
+  cujit_program *p = compile_ok("#if 0\n"
+                                "extern \"C\" __global__ void ghost(int *x) {}\n"
+                                "#endif\n"
+                                "extern \"C\" __global__ void real(int *x) { *x = 1; }\n",
+                                &sm90);
+  cr_assert_eq(cujit_program_kernel_count(p), 1);
+  cr_assert_str_eq(cujit_program_kernel_name(p, 0), "real");
+  cujit_kernel *k;
+  cr_assert_eq(cujit_program_kernel(p, "ghost", &k), CUJIT_ERROR_NOT_FOUND);
+  cujit_program_free(p);
+  compile_fails("#if 0\nextern \"C\" __global__ void ghost(int *x) {}\n#endif\n", &sm90,
+                CUJIT_ERROR_NOT_FOUND, "inactive preprocessor conditions", NULL);
+}
+
+static const char *macro_src =
+    "#define KERNEL(name, T) extern \"C\" __global__ void name(T *x, int n) { x[n] = 0; }\n"
+    "KERNEL(scale, float)\n";
+
+Test(scan_compiled, macro_kernels_take_explicit_signatures) {
+  compile_fails(macro_src, &sm90, CUJIT_ERROR_NOT_FOUND, "compiles kernel(s) scale, which cujit",
+                "give their signatures in the signatures option");
+  compile_fails("__global__ void mangled(int *x) {}\n", &sm90, CUJIT_ERROR_NOT_FOUND,
+                "no extern \"C\" __global__ kernel", "mangled name");
+  const char *sigs[] = {"scale(float *x, int n)"};
+  cujit_compile_options o = {.arch = "sm_90", .signatures = sigs, .signature_count = 1};
+  cujit_program *p = compile_ok(macro_src, &o);
+  cr_assert_eq(cujit_program_kernel_count(p), 1);
+  param_type(p, "scale", 0, "float *", CUJIT_F32);
+  param_type(p, "scale", 1, "int", CUJIT_I32);
+  cujit_program_free(p);
+}
+
+Test(scan_compiled, a_wrong_explicit_signature_is_a_compile_error) {
+  const char *wrong[] = {"scale(double *x, int n)"};
+  cujit_compile_options o = {.arch = "sm_90", .signatures = wrong, .signature_count = 1};
+  compile_fails(macro_src, &o, CUJIT_ERROR_COMPILE, "kernel 'scale' is not compiled with",
+                "correct it in the signatures option");
+  const char *absent[] = {"other(float *x, int n)"};
+  o.signatures = absent;
+  compile_fails(macro_src, &o, CUJIT_ERROR_NOT_FOUND, "'other', given in the signatures option",
+                NULL);
+  const char *bad[] = {"scale(float *x, int n)", "scale(float *x, int n)"};
+  o.signatures = bad, o.signature_count = 2;
+  compile_fails(macro_src, &o, CUJIT_ERROR_SIGNATURE, "signatures[1]", "given twice");
+  o.signatures = NULL;
+  compile_fails(macro_src, &o, CUJIT_ERROR_INVALID_ARGUMENT, "signatures is NULL", NULL);
+}
+
+Test(scan_compiled, a_definition_cujit_did_not_read_is_a_compile_error) {
+  /* cujit reads only the double kernel; NVRTC compiles the float one the macro writes. */
+  char src[1024];
+  snprintf(
+      src, sizeof src,
+      "%s#if 0\nextern \"C\" __global__ void scale(double *x, int n) {}\n#else\n"
+      "KERNEL(scale, float)\n#endif\n",
+      "#define KERNEL(name, T) extern \"C\" __global__ void name(T *x, int n) { x[n] = 0; }\n");
+  compile_fails(src, &sm90, CUJIT_ERROR_COMPILE,
+                "compiles kernel 'scale' with other parameters than scale(double *x, int n)",
+                "give its signature in the signatures option");
+}
+
+Test(scan_compiled, a_parameter_count_cujit_misread_is_an_error) {
+  compile_fails("#define TWO int a, int b\n"
+                "extern \"C\" __global__ void k(TWO) {}\n",
+                &sm90, CUJIT_ERROR_SIGNATURE, "1 parameter(s) as cujit read it",
+                "but 2 as compiled");
+}
+
+Test(scan_compiled, more_parameters_than_the_limit_are_refused) {
+  char src[8192];
+  int n = snprintf(src, sizeof src, "extern \"C\" __global__ void big(");
+  for (int i = 0; i < CJ_MAX_PARAMS + 2; i++)
+    n += snprintf(src + n, sizeof src - (size_t)n, "%sint a%d", i ? ", " : "", i);
+  snprintf(src + n, sizeof src - (size_t)n, ") {}\n");
+  char limit[32];
+  snprintf(limit, sizeof limit, "%d", CJ_MAX_PARAMS);
+  compile_fails(src, &sm90, CUJIT_ERROR_SIGNATURE, "kernel 'big'", limit);
+}
+
+Test(scan_compiled, kernels_named_like_types) {
+  cujit_program *p = compile_ok("extern \"C\" __global__ void half(float *x) { *x = 1; }\n"
+                                "extern \"C\" __global__ void float4(int *x) { *x = 1; }\n",
+                                &sm90);
+  cr_assert_eq(cujit_program_kernel_count(p), 2);
+  cr_assert_str_eq(cujit_program_kernel_name(p, 0), "half");
+  cr_assert_str_eq(cujit_program_kernel_name(p, 1), "float4");
+  cujit_program_free(p);
+}
+
+Test(scan_compiled, kernels_in_namespaces_are_checked_there) {
+  cujit_program *p = compile_ok("namespace ns { typedef float real; inline namespace v1 {\n"
+                                "extern \"C\" __global__ void k(real *x, float *y) { *x = *y; }\n"
+                                "extern \"C\" __global__ void k2(float *y, int n) { y[n] = 0; }\n"
+                                "} }\n",
+                                &sm90);
+  cr_assert_eq(cujit_program_kernel_count(p), 2);
+  param_type(p, "k2", 0, "float *", CUJIT_F32);
+  cujit_program_free(p);
+}
+
+/* The checks must compile with g++ too, for the CPU device. */
+Test(scan_compiled, the_checks_compile_with_gpp) {
+  if (system("g++ --version > /dev/null 2>&1") != 0) cr_skip_test("no g++");
+  static const struct {
+    const char *src;
+    int ok;
+  } cases[] = {
+      {"#ifdef D\nextern \"C\" __global__ void scale(double *x, int n) {}\n#else\n"
+       "extern \"C\" __global__ void scale(float *x, int n) {}\n#endif\n",
+       1},
+      {"namespace a { extern \"C\" __global__ void k(const float *__restrict__ x, int n) {} }\n",
+       1},
+      {"#define K(T) extern \"C\" __global__ void scale(T *x, int n) {}\n#if 0\n"
+       "extern \"C\" __global__ void scale(double *x, int n) {}\n#else\nK(float)\n#endif\n",
+       0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    cj_scan scan;
+    char err[512], path[] = "/tmp/cujit-test-scan-XXXXXX.cpp";
+    cr_assert_eq(cj_scan_prepare(cases[i].src, NULL, 0, &scan, err, sizeof err), CUJIT_OK, "%s",
+                 err);
+    int fd = mkstemps(path, 4);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(scan.text, f);
+    fclose(f);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "g++ -fsyntax-only -D__global__= -D__device__= %s > %s.log 2>&1",
+             path, path);
+    int rc = system(cmd);
+    snprintf(cmd, sizeof cmd, "grep -q 'cujit: the source compiles kernel' %s.log", path);
+    int mapped = system(cmd) == 0;
+    snprintf(cmd, sizeof cmd, "rm -f %s %s.log", path, path);
+    if (system(cmd) != 0) cr_log_warn("could not remove %s", path);
+    cr_assert_eq(rc == 0, cases[i].ok, "case %zu: g++ %s:\n%s", i, rc ? "failed" : "passed",
+                 scan.text);
+    if (!cases[i].ok) cr_assert(mapped, "case %zu: g++'s error names the check", i);
+    cj_scan_free(&scan);
+  }
+}
+
+Test(scan_compiled, a_body_shared_by_two_openings_is_not_misread) {
+  /* The reader sees the double opening only (the float one is inside its body, to a reader that
+  ** ignores #if); the check refuses the float kernel NVRTC compiles, saying what to do. */
+  const char *src = "#ifdef D\n"
+                    "extern \"C\" __global__ void k(double *x) {\n"
+                    "#else\n"
+                    "extern \"C\" __global__ void k(float *x) {\n"
+                    "#endif\n"
+                    "  x[0] = 1;\n"
+                    "}\n"
+                    "extern \"C\" __global__ void k(float *x);\n";
+  compile_fails(src, &sm90, CUJIT_ERROR_COMPILE, "other parameters than k(double *x)",
+                "signatures option");
+}
