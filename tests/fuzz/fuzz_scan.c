@@ -1,7 +1,7 @@
 /*
 ** fuzz_scan.c -- the translation-unit scanner (scan.h): any text gives kernels or a message,
 ** never a crash; each kernel found is written back; and the translation unit with the kernels'
-** checks is written for the same text.
+** checks (and markers between definitions) is written for the same text.
 */
 #include "fuzz.h"
 #include "scan.h"
@@ -20,9 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(kernels);
   }
   cj_scan scan;
-  if (cj_scan_prepare(source, NULL, 0, &scan, err, sizeof err) == CUJIT_OK &&
-      (!scan.text || !strstr(scan.text, source)))
-    abort(); /* the unit to compile holds the source whole */
+  if (cj_scan_prepare(source, NULL, 0, &scan, err, sizeof err) == CUJIT_OK && !scan.text)
+    abort(); /* a prepared scan always has the unit to compile */
   cj_scan_free(&scan);
   free(source);
   return 0;
