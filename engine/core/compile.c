@@ -200,18 +200,16 @@ static cujit_status build_options(cujit_engine *engine, const cujit_compile_opti
 /* --- the key ---------------------------------------------------------------------------------- */
 
 /* The source key: what the caller gave, before any header is read. It names the include
-** manifest, which holds the full key. The working directory is in it because relative names
-** ("k.cu", "-I inc") are resolved from there. */
+** manifest, which holds the full key (and the working directory when it resolved a relative
+** name such as "k.cu" or "-I inc": checked only then, so most hits make no getcwd). */
 static cj_cache_key source_key(const char *source, const char *name, const char *arch,
                                const opt_list *o, const char *toolkit) {
   cj_key_builder *kb = cj_key_begin();
   uint32_t schema = CJ_CACHE_SCHEMA;
-  char cwd[PATH_MAX];
   cj_key_add_str(kb, "cujit manifest");
   cj_key_add(kb, &schema, sizeof schema);
   cj_key_add_str(kb, source);
   cj_key_add_str(kb, name);
-  cj_key_add_str(kb, getcwd(cwd, sizeof cwd) ? cwd : "?");
   cj_key_add_str(kb, arch);
   cj_key_add(kb, &o->n, sizeof o->n);
   for (size_t i = 0; i < o->n; i++) cj_key_add_str(kb, o->v[i]);

@@ -451,7 +451,8 @@ void cj_includes_free(cj_includes *inc) {
 
 /* --- the manifest ----------------------------------------------------------------------------- */
 
-/* Lines: "K <32 hex>", then per file "F <size> <mtime s> <mtime ns> <device> <inode> <16 hex>
+/* Lines: "K <32 hex>", "D <working directory>" when a path is relative, then per file "F <size>
+*<mtime s> <mtime ns> <device> <inode> <16 hex>
 ** <path>\t<real path>" and per path probed absent "A <path>". Paths with a tab or newline are
 ** not cacheable. */
 char *cj_includes_manifest(const cj_includes *inc, const uint8_t key[16]) {
@@ -461,6 +462,12 @@ char *cj_includes_manifest(const cj_includes *inc, const uint8_t key[16]) {
   for (int i = 0; i < 16; i++) snprintf(line + 2 + 2 * i, 3, "%02x", key[i]);
   cj_buf_add(&t, line, strlen(line));
   cj_buf_add(&t, "\n", 1);
+  int relative = 0;
+  for (size_t i = 0; i < inc->file_count; i++)
+    relative |= (inc->files[i].path ? inc->files[i].path : inc->files[i].canonical)[0] != '/';
+  char cwd[PATH_MAX];
+  if (relative && !getcwd(cwd, sizeof cwd)) t.failed = 1; /* cannot say where they were */
+  if (relative && !t.failed) cj_buf_printf(&t, "D %s\n", cwd);
   for (size_t i = 0; i < inc->file_count; i++) {
     const cj_include_file *f = &inc->files[i];
     if (f->path)
@@ -536,7 +543,12 @@ int cj_includes_manifest_check(const char *t, size_t len, uint8_t key[16]) {
   for (const char *p = t + 35; p < end;) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     if (!nl || nl - p < 3 || p[1] != ' ') return 0;
-    if (p[0] == 'A') {
+    if (p[0] == 'D') { /* relative paths below were resolved from this directory */
+      char cwd[PATH_MAX];
+      if (!getcwd(cwd, sizeof cwd) || strlen(cwd) != (size_t)(nl - p - 2) ||
+          memcmp(cwd, p + 2, (size_t)(nl - p - 2)) != 0)
+        return 0;
+    } else if (p[0] == 'A') {
       struct stat st;
       if ((size_t)(nl - p - 2) >= sizeof path) return 0;
       memcpy(path, p + 2, (size_t)(nl - p - 2));

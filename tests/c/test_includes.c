@@ -212,6 +212,21 @@ Test(includes, inactive_includes_count_and_touching_does_not) {
   cr_assert_eq(cached, 1, "the bytes are the same: still a hit");
 }
 
+Test(includes, the_same_name_from_two_working_directories) {
+  put("d1/hdr.h", "#define VALUE 1111\n");
+  put("d2/hdr.h", "#define VALUE 2222\n");
+  put("d1/k.cu", "#include \"hdr.h\"\n" KERNEL);
+  put("d2/k.cu", "#include \"hdr.h\"\n" KERNEL); /* the same text, name and options */
+  for (int round = 0; round < 2; round++) {
+    int cached;
+    cr_assert_eq(chdir(at("d1")), 0);
+    cr_assert_eq(value_of("k.cu", NULL, &sm90, &cached), 1111, "round %d", round);
+    cr_assert_eq(chdir(at("d2")), 0);
+    cr_assert_eq(value_of("k.cu", NULL, &sm90, &cached), 2222, "round %d", round);
+    cr_assert_eq(cached, round, "the second round is a hit");
+  }
+}
+
 Test(includes, a_hit_with_headers_needs_no_nvrtc) {
   put("hdr.h", "#define VALUE 911\n");
   put("k.cu", "#include \"hdr.h\"\n" KERNEL);
