@@ -452,9 +452,9 @@ void cj_includes_free(cj_includes *inc) {
 /* --- the manifest ----------------------------------------------------------------------------- */
 
 /* Lines: "K <32 hex>", "D <working directory>" when a path is relative, then per file "F <size>
-*<mtime s> <mtime ns> <device> <inode> <16 hex>
-** <path>\t<real path>" and per path probed absent "A <path>". Paths with a tab or newline are
-** not cacheable. */
+ *<mtime s> <mtime ns> <device> <inode> <16 hex>
+ ** <path>\t<real path>" and per path probed absent "A <path>". Paths with a tab or newline are
+ ** not cacheable. */
 char *cj_includes_manifest(const cj_includes *inc, const uint8_t key[16]) {
   cj_buf t = {0};
   char line[160];
