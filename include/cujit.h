@@ -519,6 +519,88 @@ CUJIT_API cujit_status cujit_event_query(cujit_event *event);
 CUJIT_API cujit_status cujit_event_elapsed(cujit_event *start, cujit_event *end, float *ms);
 
 /* ---------------------------------------------------------------------------------------------
+** Graphs
+**
+** Iterative work made of many small kernels is paced by the host (about 4 us a launch); a graph
+** replays a recorded sequence for about 0.5 us a kernel. Record by stream capture:
+**     cujit_capture_begin(s, CUJIT_CAPTURE_RELAXED);
+**     cujit_launch(k1, &(cujit_launch_config){..., .stream = s}, args1, 3);   // recorded, not run
+**     cujit_launch(k2, &(cujit_launch_config){..., .stream = s}, args2, 2);
+**     cujit_graph *g;
+**     cujit_capture_end(s, &g);
+**     cujit_graph_replay(g, s, 1000);   // 1000 replays, asynchronous like launches
+** Every cujit launch, copy, fill and library call issued on the capturing stream is recorded
+** (buffers by address: they must outlive the graph's replays; freeing the graph after them is
+** fine; the kernels it launches must outlive its cujit_graph_set_args and cujit_graph_update).
+** Work on other streams runs as usual meanwhile, from any thread. What cannot be recorded fails
+** during the capture with a message naming the call and the way out:
+**   - a kernel not yet loaded on the device (defined but never launched there, or a generic
+**     kernel's new specialisation): launch it once, or call cujit_kernel_suggest_block, first;
+**   - a reduction (cujit_reduce, cujit_dot), which returns its value to the host;
+**   - a wait on the capturing stream (cujit_stream_synchronize, cujit_stream_query);
+**   - a copy between the device and pageable host memory on that stream: the driver refuses it
+**     and invalidates the capture, which cujit_capture_end then reports (use cujit_host_alloc).
+** The other refusals leave the capture as it was. cujit_device_synchronize does not wait for a
+** capturing stream (nothing runs there). Graphs belong to the device of the stream they were
+** captured on and may be replayed on any stream of that device (NULL: the default stream). A
+** capturing stream, and a graph, is used by one thread at a time.
+** ------------------------------------------------------------------------------------------- */
+
+typedef struct cujit_graph cujit_graph; /* a recorded sequence of device work, replayable */
+
+/* Which calls of other threads may run while a stream captures (the Driver API's modes):
+** RELAXED (the default) allows everything; THREAD_LOCAL and GLOBAL refuse calls that are unsafe
+** during a capture (a synchronous copy, loading a module) from this thread, or from any thread. */
+typedef enum cujit_capture_mode {
+  CUJIT_CAPTURE_RELAXED,
+  CUJIT_CAPTURE_THREAD_LOCAL,
+  CUJIT_CAPTURE_GLOBAL,
+} cujit_capture_mode;
+
+typedef enum cujit_graph_node_kind {
+  CUJIT_GRAPH_NODE_KERNEL,
+  CUJIT_GRAPH_NODE_COPY,
+  CUJIT_GRAPH_NODE_MEMSET,
+  CUJIT_GRAPH_NODE_OTHER,
+  CUJIT_GRAPH_NODE_KINDS /* the number of kinds */
+} cujit_graph_node_kind;
+
+/* Starts recording the work issued on `stream` (a stream made by cujit_stream_create; the
+** default stream cannot capture). */
+CUJIT_API cujit_status cujit_capture_begin(cujit_stream *stream, cujit_capture_mode mode);
+/* Ends the capture on `stream` and gives the graph, not yet instantiated (`out` NULL: discard
+** it). After a failure, the stream no longer captures either. */
+CUJIT_API cujit_status cujit_capture_end(cujit_stream *stream, cujit_graph **out);
+/* 1 while the stream captures a graph. */
+CUJIT_API int cujit_stream_capturing(const cujit_stream *stream);
+
+/* Makes the graph launchable (tens of microseconds; done by the first launch otherwise). */
+CUJIT_API cujit_status cujit_graph_instantiate(cujit_graph *graph);
+/* One replay of the whole graph on `stream` (NULL: the default stream), asynchronous. */
+CUJIT_API cujit_status cujit_graph_launch(cujit_graph *graph, cujit_stream *stream);
+/* `times` replays in a row on `stream`, in one call. */
+CUJIT_API cujit_status cujit_graph_replay(cujit_graph *graph, cujit_stream *stream, size_t times);
+/* Replaces the arguments of kernel node `index` (kernel launches counted from 0 in capture
+** order) for the following replays, checked against the kernel's signature exactly as a launch
+** checks them (types, ranges, dtypes); the launch configuration stays. Replays already queued
+** keep the arguments they had. */
+CUJIT_API cujit_status cujit_graph_set_args(cujit_graph *graph, size_t index, const cujit_arg *args,
+                                            size_t nargs);
+/* Gives `graph` every node parameter of `from`, a new capture of the same shape (the same
+** kernels, copies and fills in the same order), for the following replays; a different shape is
+** CUJIT_ERROR_INVALID_ARGUMENT saying what differs. `from` is left as it was. */
+CUJIT_API cujit_status cujit_graph_update(cujit_graph *graph, cujit_graph *from);
+/* The number of nodes of a kind (CUJIT_GRAPH_NODE_KINDS: all of them). */
+CUJIT_API size_t cujit_graph_node_count(const cujit_graph *graph, cujit_graph_node_kind kind);
+/* The kernel that kernel node `index` launches (capture order, from 0), NULL past the last. */
+CUJIT_API cujit_kernel *cujit_graph_kernel(const cujit_graph *graph, size_t index);
+CUJIT_API cujit_device *cujit_graph_device(const cujit_graph *graph);
+/* Writes the graph as Graphviz dot to `path` (cuGraphDebugDotPrint). */
+CUJIT_API cujit_status cujit_graph_dot(cujit_graph *graph, const char *path);
+/* Frees the graph; replays already queued complete. */
+CUJIT_API void cujit_graph_free(cujit_graph *graph);
+
+/* ---------------------------------------------------------------------------------------------
 ** Cache
 ** ------------------------------------------------------------------------------------------- */
 

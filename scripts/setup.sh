@@ -6,7 +6,7 @@
 #   SKIP_APT=1 scripts/setup.sh skip the package install
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pkgs="cmake ninja-build pkg-config gcc liblua5.4-dev lua5.4 libcriterion-dev libedit-dev libpng-dev libxxhash-dev"
+pkgs="cmake ninja-build pkg-config gcc liblua5.4-dev lua5.4 libcriterion-dev libedit-dev libpng-dev libxxhash-dev luarocks"
 if [ -z "${SKIP_APT:-}" ] && command -v apt-get >/dev/null; then
   missing=$(for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
   if [ -n "$missing" ]; then

@@ -38,6 +38,9 @@ int cli_docall(lua_State *L, int narg, int nres);
 /* On an error status prints the message on the top of the stack and pops it. Returns status. */
 int cli_report(lua_State *L, int status);
 
+/* The arguments the command was started with, for the REPL's :restart. */
+char **cli_argv(void);
+
 /* The engine the runner opened, for the REPL's timing and for interrupts. */
 cujit_engine *cli_engine(void);
 

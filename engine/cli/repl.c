@@ -1,10 +1,13 @@
 /*
 ** repl.c -- the interactive loop of the `cujit` command: reads statements (libedit on a
 ** terminal, plain lines from a pipe), continues incomplete ones as lua.c does, prints the values
-** of expressions, keeps a persistent history, and adds a few commands (:help, :time, :quit), a
-** note when a statement runs long, and wall + GPU timing of each statement.
+** of expressions (repl_print.c), keeps a persistent history, completes names on Tab
+** (repl_complete.c), and adds a few commands (:help [NAME], :time, :history, :save, :restart,
+** :quit), a note when a statement runs long, wall + GPU timing of each statement, and after a
+** fatal GPU fault the offer of :restart, which replays the session in a new process
+** (repl_session.c).
 */
-#include "cli.h"
+#include "repl.h"
 
 #include <errno.h>
 #include <sys/select.h>
@@ -47,6 +50,9 @@ typedef struct repl {
   cujit_device *event_device; /* the device the timing events belong to */
   cujit_event *ev_start, *ev_end;
   watchdog dog;
+  repl_session *session; /* the statements that ran without error */
+  char *pending;         /* the statement being run, kept when it succeeds */
+  int pending_expression;
 } repl;
 
 static volatile sig_atomic_t sigint_seen;
@@ -214,13 +220,10 @@ static int prompt_getc(FILE *in) {
   }
 }
 
-/* A malloc'd line without its newline; NULL at end of input. *interrupted says that Ctrl-C
-** abandoned the line. */
-static char *read_line(repl *r, int first, int *interrupted) {
+/* libedit's readline with SIGINT blocked but inside prompt_getc's wait. NULL at end of input, or
+** with *interrupted set when Ctrl-C abandoned the line. */
+static char *prompt_line(const char *prompt, int *interrupted) {
   *interrupted = 0;
-  if (!r->interactive) return read_plain_line();
-  char prompt[128];
-  get_prompt(r->L, first, prompt, sizeof prompt);
   sigset_t block, old;
   sigemptyset(&block);
   sigaddset(&block, SIGINT);
@@ -239,6 +242,21 @@ static char *read_line(repl *r, int first, int *interrupted) {
   return line;
 }
 
+/* A malloc'd line without its newline; NULL at end of input. *interrupted says that Ctrl-C
+** abandoned the line. */
+static char *read_line(repl *r, int first, int *interrupted) {
+  *interrupted = 0;
+  if (!r->interactive) return read_plain_line();
+  char prompt[128];
+  return prompt_line(get_prompt(r->L, first, prompt, sizeof prompt), interrupted);
+}
+
+/* An answer to a question of :restart (on a terminal); NULL when Ctrl-C or Ctrl-D gave up. */
+static char *read_answer(const char *question) {
+  int interrupted;
+  return prompt_line(question, &interrupted);
+}
+
 /* --- commands --------------------------------------------------------------------------------- */
 
 static void print_help(void) {
@@ -246,11 +264,17 @@ static void print_help(void) {
        "    cuda = require \"cujit\"   (a `local` lasts for one statement only)\n"
        "An expression alone, or =expr, prints its value(s). An unfinished statement, such as a\n"
        "function or an unterminated [[ kernel string, continues on the next line (prompt >>).\n"
+       "Tab completes names, fields after '.', methods after ':' and cuda.jit's options.\n"
        "Commands:\n"
        "  :help        this text\n"
+       "  :help NAME   the reference of a cujit function or method (cuda.jit, k:ptx, arch...)\n"
        "  :time on     print each statement's wall time, and its GPU time measured with events\n"
        "               recorded on the current device's default stream before and after it\n"
        "  :time off    stop timing\n"
+       "  :history     the statements of this session that ran without error, numbered\n"
+       "  :save FILE   write them to FILE as a Lua script (cujit FILE runs it)\n"
+       "  :restart     a new cujit process that replays them (after a fatal GPU fault); asks\n"
+       "               which to drop, and before replaying any that write files\n"
        "  :quit        leave (as does Ctrl-D, or os.exit())\n"
        "Ctrl-C interrupts a running statement or a wait on the GPU and keeps the session; a\n"
        "statement still running after 0.5 s (usually a kernel compile) gets a note saying so.\n"
@@ -279,12 +303,34 @@ static void set_timing(repl *r, const char *arg) {
     printf("(wall time only: %s)\n", cujit_errmsg(r->engine));
 }
 
+/* The rest of a command line after its word, without surrounding blanks. */
+static void command_argument(const char *line, char *arg, size_t len) {
+  line += strspn(line, " \t");
+  line += strcspn(line, " \t");
+  line += strspn(line, " \t");
+  snprintf(arg, len, "%s", line);
+  size_t n = strlen(arg);
+  while (n > 0 && (arg[n - 1] == ' ' || arg[n - 1] == '\t')) arg[--n] = '\0';
+}
+
 /* A line ":word ..." (but not a Lua label "::name::"). Returns STMT_NONE or STMT_QUIT. */
 static int run_command(repl *r, const char *line) {
-  char word[32] = "", arg[64] = "";
-  sscanf(line + 1, "%31s %63s", word, arg);
-  if (strcmp(word, "help") == 0 || strcmp(word, "h") == 0)
+  char word[32] = "", arg[1024] = "";
+  sscanf(line + 1, "%31s", word);
+  command_argument(line + 1, arg, sizeof arg);
+  if ((strcmp(word, "help") == 0 || strcmp(word, "h") == 0) && *arg)
+    repl_help(arg);
+  else if (strcmp(word, "help") == 0 || strcmp(word, "h") == 0)
     print_help();
+  else if (strcmp(word, "history") == 0)
+    repl_session_print(r->session, stdout);
+  else if (strcmp(word, "save") == 0)
+    repl_session_save(r->session, arg);
+  else if (strcmp(word, "restart") == 0 && !r->interactive)
+    cli_message(":restart needs a terminal: input read from a pipe could not follow into the new "
+                "process");
+  else if (strcmp(word, "restart") == 0)
+    repl_session_restart(r->session, cli_argv(), read_answer);
   else if (strcmp(word, "time") == 0)
     set_timing(r, arg);
   else if (strcmp(word, "quit") == 0 || strcmp(word, "q") == 0)
@@ -321,8 +367,9 @@ static int load_as_expression(lua_State *L, const char *text) {
 }
 
 /* Compiles what was typed: "=expr" as "return expr" (as Lua 5.1 had it), else as an expression
-** if it is one, else as statements. */
-static int load_typed(lua_State *L, const char *typed) {
+** if it is one, else as statements. *expression says which. */
+static int load_typed(lua_State *L, const char *typed, int *expression) {
+  *expression = 1;
   if (typed[0] == '=') {
     const char *code = lua_pushfstring(L, "return %s", typed + 1);
     int status = luaL_loadbuffer(L, code, strlen(code), "=stdin");
@@ -330,6 +377,7 @@ static int load_typed(lua_State *L, const char *typed) {
     return status;
   }
   if (load_as_expression(L, typed) == LUA_OK) return LUA_OK;
+  *expression = 0;
   return luaL_loadbuffer(L, typed, strlen(typed), "=stdin");
 }
 
@@ -349,7 +397,8 @@ static int append_line(char **text, const char *more) {
 static int complete_statement(repl *r, char **typed) {
   lua_State *L = r->L;
   int status, interrupted;
-  while ((status = load_typed(L, *typed)) != LUA_OK && incomplete(L, status)) {
+  while ((status = load_typed(L, *typed, &r->pending_expression)) != LUA_OK &&
+         incomplete(L, status)) {
     char *more = read_line(r, 0, &interrupted);
     if (!more) {
       if (!interrupted) return status; /* end of input: report the unfinished statement */
@@ -380,7 +429,9 @@ static int read_statement(repl *r) {
     what = abandoned ? STMT_NONE : status == LUA_OK ? STMT_READY : STMT_ERROR;
   }
   if (!abandoned) history_add(r, typed);
-  free(typed);
+  free(r->pending);
+  r->pending = what == STMT_READY ? typed : NULL; /* kept in the session if it runs */
+  if (!r->pending) free(typed);
   return what;
 }
 
@@ -433,15 +484,28 @@ static uint64_t compiles_so_far(cujit_engine *engine) {
   return cujit_cache_stats_get(engine, &s) == CUJIT_OK ? s.misses : 0;
 }
 
-/* Passes the statement's results to the global print, as lua.c does. */
-static void print_results(lua_State *L, int base) {
-  int n = lua_gettop(L) - base;
-  if (n <= 0) return;
-  luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
-  lua_getglobal(L, "print");
-  lua_insert(L, base + 1);
-  if (lua_pcall(L, n, 0, 0) != LUA_OK)
-    cli_message(lua_pushfstring(L, "error calling 'print' (%s)", lua_tostring(L, -1)));
+/* After a failed statement: when the GPU has faulted, says what :restart offers. Every error
+** that a faulted device causes carries the engine's fault message ("device 0 faulted: ..."), so
+** other errors are let go without asking the driver anything; the device state, or the
+** message's own wording, confirms it. */
+static void offer_restart(repl *r, const char *msg) {
+  if (!msg || !strstr(msg, "faulted")) return;
+  int faulted = strstr(msg, "refuses further work") || strstr(msg, "restart the program");
+  int count = 0;
+  if (!faulted && cujit_device_count(r->engine, &count) == CUJIT_OK)
+    for (int i = 0; i < count && !faulted; i++) {
+      cujit_device *dev;
+      faulted = cujit_device_get(r->engine, i, &dev) == CUJIT_OK &&
+                cujit_device_status(dev) == CUJIT_ERROR_DEVICE_FAULT;
+    }
+  if (!faulted) return;
+  size_t n = repl_session_count(r->session);
+  fprintf(stderr,
+          CLI_NAME ": the GPU faulted. cuda.reset() may bring it back; when it cannot (the message "
+                   "says to restart the program), type :restart for a new %s process that replays "
+                   "the %zu statement%s that ran without error (:history lists them; you choose "
+                   "which to drop)\n",
+          CLI_NAME, n, n == 1 ? "" : "s");
 }
 
 static void run_statement(repl *r) {
@@ -455,10 +519,17 @@ static void run_statement(repl *r) {
   if (r->interactive) watchdog_arm(&r->dog, 0);
   double wall = now_seconds() - start;
   install_repl_sigint();
-  if (status == LUA_OK)
-    print_results(L, base);
-  else
+  if (status == LUA_OK) {
+    repl_print_values(L, base);
+    if (r->pending) repl_session_add(r->session, r->pending, r->pending_expression);
+  } else {
+    char *msg = lua_tostring(L, -1) ? strdup(lua_tostring(L, -1)) : NULL;
     cli_report(L, status);
+    offer_restart(r, msg);
+    free(msg);
+  }
+  free(r->pending);
+  r->pending = NULL;
   lua_settop(L, base);
   fflush(stdout);
   timing_end(r, gpu, wall);
@@ -470,8 +541,38 @@ static void run_statement(repl *r) {
   }
 }
 
+/* After a :restart: runs the statements the old process handed over, printing what they print
+** but not their values, and keeps those that run in this session's journal. */
+static void replay(repl *r) {
+  repl_replay *rp = repl_replay_open();
+  if (!rp) return;
+  lua_State *L = r->L;
+  double start = now_seconds();
+  size_t done = 0, failed = 0;
+  for (const char *text; (text = repl_replay_next(rp)) != NULL;) {
+    int expression;
+    int status = load_typed(L, text, &expression);
+    if (status == LUA_OK) status = cli_docall(L, 0, 0);
+    install_repl_sigint();
+    if (status == LUA_OK) {
+      repl_session_add(r->session, text, expression);
+      done++;
+    } else {
+      fprintf(stderr, CLI_NAME ": replaying statement %zu failed; it is dropped:\n",
+              done + failed + 1);
+      cli_report(L, status);
+      failed++;
+    }
+  }
+  repl_replay_close(rp);
+  fflush(stdout);
+  fprintf(stderr, CLI_NAME ": replayed %zu statement%s in %.1f ms%s\n", done, done == 1 ? "" : "s",
+          (now_seconds() - start) * 1e3, failed ? " (some failed: see above)" : "");
+}
+
 void cli_repl(lua_State *L) {
   repl r = {.L = L, .engine = cli_engine(), .interactive = isatty(STDIN_FILENO)};
+  r.session = repl_session_new();
   repl_engine = r.engine;
   if (r.interactive) {
     rl_readline_name = CLI_NAME;
@@ -480,12 +581,14 @@ void cli_repl(lua_State *L) {
     r.history_path = history_file();
     stifle_history(HISTORY_MAX);
     if (r.history_path) read_history(r.history_path);
+    repl_complete_install(L);
     puts("cuda = require \"cujit\" to start; :help lists what the REPL adds to Lua");
     watchdog_start(&r.dog);
   }
   struct sigaction old;
   sigaction(SIGINT, NULL, &old);
   install_repl_sigint();
+  replay(&r);
   for (;;) {
     int what = read_statement(&r);
     if (what == STMT_EOF || what == STMT_QUIT) break;
@@ -502,5 +605,7 @@ void cli_repl(lua_State *L) {
   sigaction(SIGINT, &old, NULL);
   timing_forget_events(&r);
   free(r.history_path);
+  free(r.pending);
+  repl_session_free(r.session);
   repl_engine = NULL;
 }

@@ -16,6 +16,11 @@
 
 static cujit_engine *run_engine;  /* the one engine of this process */
 static lua_State *volatile run_L; /* the state a Ctrl-C should stop */
+static char **run_argv;           /* as given to main, for a restart */
+
+char **cli_argv(void) {
+  return run_argv;
+}
 
 cujit_engine *cli_engine(void) {
   return run_engine;
@@ -284,6 +289,7 @@ static int protected_main(lua_State *L) {
 
 /* Lua's warnings are off until -W or a "@on" warning; Lua handles that itself. */
 int cli_lua_main(int argc, char **argv) {
+  run_argv = argv;
   if (cujit_open(&run_engine) != CUJIT_OK) {
     cli_message("cannot open the cujit engine: out of memory");
     return EXIT_FAILURE;

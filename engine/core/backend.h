@@ -107,6 +107,42 @@ struct cj_backend {
   /* param_info: the compiled kernel's own view of parameter `index` (offset and size in the
   ** parameter buffer): 1 when the backend knows it, 0 when it cannot tell (records nothing). */
   int (*param_info)(cujit_device *dev, void *fn, size_t index, size_t *offset, size_t *size);
+
+  /* --- graphs (graph.c) ----------------------------------------------------------------------
+  ** Stream capture: between capture_begin and capture_end, the launches, copies and fills issued
+  ** on `stream` (through the operations above, with that stream) are recorded into a graph
+  ** instead of run; work on other streams runs as usual. The core refuses, before calling the
+  ** backend, what it knows cannot be captured (a kernel not yet loaded, a reduction returning to
+  ** the host); a wait on a capturing stream (stream_query, stream_synchronize, or a copy that must
+  ** complete) must fail in the backend with a message naming the call and saying the stream is
+  ** capturing. A graph is a handle of the backend; an exec is a graph made launchable.
+  ** capture_begin: mode is a cujit_capture_mode (which calls of other threads may run meanwhile;
+  **   a backend without that notion ignores it).
+  ** capture_last_node: the node the last launch on the capturing stream became, a handle that
+  **   graph_set_kernel takes back to address that kernel node.
+  ** capture_end: ends the capture (also when it fails: the stream no longer captures) and gives
+  **   the graph; a capture invalidated by a refused call fails here, saying so.
+  ** graph_nodes: counts[kind] += the graph's nodes of each cujit_graph_node_kind.
+  ** graph_launch: one replay of exec on stream (NULL: the default stream), asynchronous like a
+  **   launch; replays run in order with the stream's other work.
+  ** graph_set_kernel: the kernel node's arguments (args as for launch, copied before it returns)
+  **   and configuration for the exec's later replays. graph_update: the exec takes every node's
+  **   parameters from `graph`, of the same topology (else CUJIT_ERROR_INVALID_ARGUMENT saying
+  **   what differs). graph_dot: a description of the graph written to `path` (CUDA: Graphviz).
+  ** The destroy operations record nothing, as the other releases. */
+  cujit_status (*capture_begin)(cujit_device *dev, void *stream, int mode);
+  cujit_status (*capture_last_node)(cujit_device *dev, void *stream, void **node);
+  cujit_status (*capture_end)(cujit_device *dev, void *stream, void **graph);
+  void (*graph_destroy)(cujit_device *dev, void *graph);
+  cujit_status (*graph_nodes)(cujit_device *dev, void *graph, size_t *counts);
+  cujit_status (*graph_instantiate)(cujit_device *dev, void *graph, void **exec);
+  void (*exec_destroy)(cujit_device *dev, void *exec);
+  cujit_status (*graph_launch)(cujit_device *dev, void *exec, void *stream);
+  cujit_status (*graph_set_kernel)(cujit_device *dev, void *exec, void *node, void *fn,
+                                   const unsigned grid[3], const unsigned block[3],
+                                   unsigned shared_bytes, void **args);
+  cujit_status (*graph_update)(cujit_device *dev, void *exec, void *graph);
+  cujit_status (*graph_dot)(cujit_device *dev, void *graph, const char *path);
 };
 
 extern const cj_backend cj_backend_cuda;

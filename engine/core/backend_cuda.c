@@ -5,7 +5,7 @@
 ** launches, occupancy, shared-memory opt-in, attributes, and turning driver results into statuses
 ** and messages (sticky errors poison the device, naming the kernel launched last).
 */
-#include "backend.h"
+#include "backend_cuda.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +108,7 @@ static cujit_status check(cujit_device *dev, CUresult rc, const char *what) {
   if (rc == CUDA_SUCCESS) return CUJIT_OK;
   cujit_engine *engine = dev->engine;
   if (is_sticky(rc)) return poison(dev, rc, what);
+  if (cj_cuda_is_capture_error(rc)) return cj_cuda_capture_error(dev, rc, what);
   switch (rc) {
   case CUDA_ERROR_OUT_OF_MEMORY:
     return out_of_memory(dev, what, 0);
@@ -124,6 +125,14 @@ static cujit_status check(cujit_device *dev, CUresult rc, const char *what) {
   default:
     return driver_error(engine, rc, what);
   }
+}
+
+cujit_status cj_cuda_check(cujit_device *dev, CUresult rc, const char *what) {
+  return check(dev, rc, what);
+}
+
+cj_driver *cj_cuda_driver(cujit_device *dev) {
+  return DRV(dev);
 }
 
 /* For queries: NOT_READY is an answer, not an error, and is not recorded. */
@@ -601,4 +610,15 @@ const cj_backend cj_backend_cuda = {
     .allow_shared = cuda_allow_shared,
     .attributes = cuda_attributes,
     .param_info = cuda_param_info,
+    .capture_begin = cj_cuda_capture_begin,
+    .capture_last_node = cj_cuda_capture_last_node,
+    .capture_end = cj_cuda_capture_end,
+    .graph_destroy = cj_cuda_graph_destroy,
+    .graph_nodes = cj_cuda_graph_nodes,
+    .graph_instantiate = cj_cuda_graph_instantiate,
+    .exec_destroy = cj_cuda_exec_destroy,
+    .graph_launch = cj_cuda_graph_launch,
+    .graph_set_kernel = cj_cuda_graph_set_kernel,
+    .graph_update = cj_cuda_graph_update,
+    .graph_dot = cj_cuda_graph_dot,
 };

@@ -56,19 +56,23 @@ static inline cujit_status cj_kernel_resolve(cujit_kernel **k, const cujit_arg *
 /* The kernel's state on `dev` (entered), finding its function there first if needed. */
 cujit_status cj_kernel_find_on(cujit_kernel *k, cujit_device *dev, cj_kernel_on_device **out);
 
-/* The launch path's check: no lock and no call when the kernel is ready on `dev`. */
-static inline cujit_status cj_kernel_on(cujit_kernel *k, cujit_device *dev,
-                                        cj_kernel_on_device **out) {
+/* The kernel's state on `dev` when its function there is current, else NULL: no lock, no call. */
+static inline cj_kernel_on_device *cj_kernel_ready(cujit_kernel *k, const cujit_device *dev) {
   cj_kernel_on_device *all = __atomic_load_n(&k->on_device, __ATOMIC_ACQUIRE);
   if (all) {
     cj_kernel_on_device *on = &all[dev->ordinal];
     unsigned generation = __atomic_load_n(&on->generation, __ATOMIC_ACQUIRE);
     if (__atomic_load_n(&on->fn, __ATOMIC_ACQUIRE) &&
-        generation == __atomic_load_n(&dev->generation, __ATOMIC_ACQUIRE)) {
-      *out = on;
-      return CUJIT_OK;
-    }
+        generation == __atomic_load_n(&dev->generation, __ATOMIC_ACQUIRE))
+      return on;
   }
+  return NULL;
+}
+
+/* The launch path's check: no lock and no call when the kernel is ready on `dev`. */
+static inline cujit_status cj_kernel_on(cujit_kernel *k, cujit_device *dev,
+                                        cj_kernel_on_device **out) {
+  if ((*out = cj_kernel_ready(k, dev))) return CUJIT_OK;
   return cj_kernel_find_on(k, dev, out);
 }
 

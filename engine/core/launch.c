@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* --- arguments -------------------------------------------------------------------------------- */
@@ -277,9 +278,8 @@ static cujit_status allow_shared(cujit_device *dev, cj_kernel_on_device *on, uns
   return st;
 }
 
-/* Packs the arguments at the offsets of the signature; dev NULL skips the device checks. */
-static cujit_status pack_args(const cujit_kernel *k, const cujit_arg *args, size_t nargs,
-                              const cujit_device *dev, unsigned char *params, void **pointers) {
+cujit_status cj_launch_pack(const cujit_kernel *k, const cujit_arg *args, size_t nargs,
+                            const cujit_device *dev, unsigned char *params, void **pointers) {
   for (size_t i = 0; i < nargs; i++) {
     void *dst = params + k->sig.params[i].offset;
     cujit_status st = pack_one(k, i, &args[i], dst, dev);
@@ -289,6 +289,8 @@ static cujit_status pack_args(const cujit_kernel *k, const cujit_arg *args, size
   return CUJIT_OK;
 }
 
+static cujit_status place_captured(cujit_kernel *k, cujit_device *dev, cj_kernel_on_device **on);
+
 /* The device of the launch, with the kernel loaded there. When no device can be had, the
 ** arguments are checked first, so a mistake in them is reported as such even with no GPU. */
 static cujit_status place(cujit_kernel *k, cujit_stream *stream, const cujit_arg *args,
@@ -297,10 +299,46 @@ static cujit_status place(cujit_kernel *k, cujit_stream *stream, const cujit_arg
   if (st != CUJIT_OK) {
     _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
     void *pointers[CJ_MAX_PARAMS];
-    cujit_status args_st = pack_args(k, args, nargs, NULL, params, pointers);
+    cujit_status args_st = cj_launch_pack(k, args, nargs, NULL, params, pointers);
     return args_st != CUJIT_OK ? args_st : st;
   }
+  if (stream && stream->capture) return place_captured(k, *dev, on);
   return cj_kernel_on(k, *dev, on);
+}
+
+/* A kernel's first load on a device cannot be recorded into a graph: during a capture the kernel
+** must be ready there already (the launch path's check, without the load). */
+static cujit_status place_captured(cujit_kernel *k, cujit_device *dev, cj_kernel_on_device **on) {
+  if ((*on = cj_kernel_ready(k, dev))) return CUJIT_OK;
+  return cj_fail(k->engine, CUJIT_ERROR_UNSUPPORTED,
+                 "kernel '%s' cannot be launched into a graph: it is not loaded on device %d yet, "
+                 "and compiling or loading a kernel cannot be captured; launch it once (for a "
+                 "generic kernel, with these dtypes) or call cujit_kernel_suggest_block before "
+                 "cujit_capture_begin",
+                 k->sig.name, dev->ordinal);
+}
+
+/* Records the launch just issued on a capturing stream as the capture's next kernel node. */
+static cujit_status note_captured(cujit_kernel *k, cujit_device *dev, cujit_stream *stream,
+                                  const unsigned grid[3], const unsigned block[3],
+                                  unsigned shared_bytes) {
+  cj_capture *c = stream->capture;
+  if (c->count == c->capacity) {
+    size_t capacity = c->capacity ? 2 * c->capacity : 16;
+    cj_graph_kernel *more = realloc(c->kernels, capacity * sizeof *more);
+    if (!more)
+      return cj_fail(k->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
+                     "out of host memory recording kernel '%s' into a graph", k->sig.name);
+    c->kernels = more, c->capacity = capacity;
+  }
+  cj_graph_kernel *n = &c->kernels[c->count];
+  cujit_status st = dev->ops->capture_last_node(dev, stream->handle, &n->node);
+  if (st != CUJIT_OK) return st;
+  n->kernel = k, n->shared_bytes = shared_bytes;
+  memcpy(n->grid, grid, sizeof n->grid);
+  memcpy(n->block, block, sizeof n->block);
+  c->count++;
+  return CUJIT_OK;
 }
 
 /* The launch itself, once the kernel is concrete and loaded on `dev`. */
@@ -310,13 +348,16 @@ static cujit_status launch_placed(cujit_kernel *k, cujit_device *dev, cj_kernel_
   _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
   void *pointers[CJ_MAX_PARAMS];
   unsigned grid[3], block[3];
-  cujit_status st = pack_args(k, args, nargs, dev, params, pointers);
+  cujit_status st = cj_launch_pack(k, args, nargs, dev, params, pointers);
   if (st == CUJIT_OK) st = check_config(k, dev, config, grid, block);
   if (st == CUJIT_OK) st = allow_shared(dev, on, config->shared_bytes);
   if (st != CUJIT_OK) return st;
   __atomic_store_n(&dev->last_kernel, k->sig.name, __ATOMIC_RELAXED);
-  return dev->ops->launch(dev, on->fn, grid, block, config->shared_bytes,
-                          cj_stream_handle(config->stream), pointers);
+  st = dev->ops->launch(dev, on->fn, grid, block, config->shared_bytes,
+                        cj_stream_handle(config->stream), pointers);
+  if (st == CUJIT_OK && config->stream && config->stream->capture)
+    return note_captured(k, dev, config->stream, grid, block, config->shared_bytes);
+  return st;
 }
 
 cujit_status cujit_launch(cujit_kernel *kernel, const cujit_launch_config *config,

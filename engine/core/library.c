@@ -379,6 +379,12 @@ static cujit_status reduce_common(const char *fn, int op, cujit_buffer *a, cujit
                                   size_t count, cujit_scalar *result, cujit_stream *stream) {
   cujit_engine *e = a->device->engine;
   cujit_status st;
+  if (cujit_stream_capturing(stream)) /* its copy to the host would be recorded, not done */
+    return cj_fail(e, CUJIT_ERROR_UNSUPPORTED,
+                   "%s cannot be captured into a graph: it returns its value to the host, which "
+                   "a replay cannot do; reduce before cujit_capture_begin or after "
+                   "cujit_capture_end, or on another stream",
+                   fn);
   if ((st = check_count(e, fn, a, count)) != CUJIT_OK) return st;
   if (b && (st = check_count(e, fn, b, count)) != CUJIT_OK) return st;
   if (b && b->dtype != a->dtype)

@@ -12,7 +12,11 @@
 #include <cudaTypedefs.h>
 #include <nvrtc.h>
 
-/* X(name, abi): every driver entry point cujit calls, with the ABI version it was written for. */
+/* X(name, abi): every driver entry point cujit calls, with the ABI version it was written for.
+** Several graph names are cuda.h macros for versioned symbols (cuStreamBeginCapture ->
+** cuStreamBeginCapture_v2, cuGraphExecUpdate -> _v2,
+** cuGraphExecKernelNodeSetParams -> _v2 taking CUDA_KERNEL_NODE_PARAMS_v2): the ABI named here is
+** the one those macros stand for, so the field cuda.h's rename gives and the PFN agree. */
 #define CJ_DRIVER_FUNCTIONS(X)                                                                     \
   X(cuInit, 2000)                                                                                  \
   X(cuDriverGetVersion, 2020)                                                                      \
@@ -60,7 +64,19 @@
   X(cuFuncGetAttribute, 2020)                                                                      \
   X(cuFuncSetAttribute, 9000)                                                                      \
   X(cuLaunchKernel, 4000)                                                                          \
-  X(cuOccupancyMaxPotentialBlockSize, 6050)
+  X(cuOccupancyMaxPotentialBlockSize, 6050)                                                        \
+  X(cuStreamBeginCapture, 10010)                                                                   \
+  X(cuStreamEndCapture, 10000)                                                                     \
+  X(cuStreamGetCaptureInfo, 11030)                                                                 \
+  X(cuGraphInstantiateWithFlags, 11040)                                                            \
+  X(cuGraphLaunch, 10000)                                                                          \
+  X(cuGraphExecDestroy, 10000)                                                                     \
+  X(cuGraphDestroy, 10000)                                                                         \
+  X(cuGraphGetNodes, 10000)                                                                        \
+  X(cuGraphNodeGetType, 10000)                                                                     \
+  X(cuGraphExecKernelNodeSetParams, 12000)                                                         \
+  X(cuGraphExecUpdate, 12000)                                                                      \
+  X(cuGraphDebugDotPrint, 11030)
 
 /* Entry points that older drivers may lack; NULL when absent, and callers check. */
 #define CJ_DRIVER_OPTIONAL_FUNCTIONS(X) X(cuFuncGetParamInfo, 12040)

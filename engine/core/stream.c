@@ -20,8 +20,9 @@ static cujit_status streams_done(cujit_device *device, void *unused) {
   unsigned generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
   cujit_status st = CUJIT_OK;
   pthread_mutex_lock(&engine->streams_lock);
-  for (cujit_stream *s = device->streams; s && st == CUJIT_OK; s = s->dev_next)
-    if (s->generation == generation) st = device->ops->stream_query(device, s->handle);
+  for (cujit_stream *s = device->streams; s && st == CUJIT_OK; s = s->dev_next) /* capturing */
+    if (s->generation == generation && !__atomic_load_n(&s->capture, __ATOMIC_ACQUIRE))
+      st = device->ops->stream_query(device, s->handle);
   pthread_mutex_unlock(&engine->streams_lock);
   return st;
 }
@@ -112,9 +113,19 @@ static cujit_status enter_stream(cujit_stream *stream, const char *fn) {
   return st == CUJIT_OK ? cj_device_enter(stream->device) : st;
 }
 
+/* A stream that captures a graph records its work instead of running it: a wait on it cannot be
+** recorded, and would never end (graph.c sets stream->capture). */
+static cujit_status refuse_capturing(const cujit_stream *stream, const char *fn) {
+  return cj_fail(stream->device->engine, CUJIT_ERROR_UNSUPPORTED,
+                 "%s: the stream captures a graph, and a wait for it cannot be recorded; wait "
+                 "after cujit_capture_end (then for the graph's replays, as for launches)",
+                 fn);
+}
+
 cujit_status cujit_stream_synchronize(cujit_stream *stream) {
   static const char fn[] = "cujit_stream_synchronize";
   cujit_status st = enter_stream(stream, fn);
+  if (st == CUJIT_OK && stream->capture) return refuse_capturing(stream, fn);
   return st == CUJIT_OK ? stream->device->ops->stream_synchronize(stream->device, stream->handle)
                         : st;
 }
@@ -122,6 +133,7 @@ cujit_status cujit_stream_synchronize(cujit_stream *stream) {
 cujit_status cujit_stream_query(cujit_stream *stream) {
   static const char fn[] = "cujit_stream_query";
   cujit_status st = enter_stream(stream, fn);
+  if (st == CUJIT_OK && stream->capture) return refuse_capturing(stream, fn);
   if (st != CUJIT_OK) return st;
   return stream->device->ops->stream_query(stream->device, stream->handle);
 }

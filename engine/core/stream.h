@@ -13,6 +13,7 @@ struct cujit_stream {
   unsigned generation;
   void *handle;                             /* the backend's */
   struct cujit_stream *dev_prev, *dev_next; /* in device->streams */
+  struct cj_capture *capture; /* while it captures a graph (graph.c), what launches record */
 };
 
 struct cujit_event {

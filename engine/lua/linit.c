@@ -7,6 +7,7 @@
 #include "larray.h"
 #include "lcopy.h"
 #include "ldevice.h"
+#include "lgraph.h"
 #include "lhost.h"
 #include "limage.h"
 #include "lkernel.h"
@@ -38,6 +39,7 @@ LUAMOD_API CJL_EXPORT int luaopen_cujit(lua_State *L) {
   cjl_open_programs(L, module);
   cjl_open_library(L, module);
   cjl_open_images(L, module);
+  cjl_open_graphs(L, module);
   lua_settop(L, module);
   return 1;
 }

@@ -474,6 +474,19 @@ static int launch_with_copies(lua_State *L, cjl_launcher *ln, cujit_stream *stre
   return 0;
 }
 
+/* A launch recorded into a graph: its kernel and device arrays stay alive as long as the
+** capturing stream, from which lgraph.c hands them to the graph (the launcher's user values are
+** the kernel and the stream). */
+static void keep_captured(lua_State *L, int nargs) {
+  lua_getiuservalue(L, 1, 2);
+  int stream_idx = lua_gettop(L);
+  lua_getiuservalue(L, 1, 1);
+  cjl_stream_keep(L, stream_idx, -1);
+  for (int i = 0; i < nargs; i++)
+    if (cjl_test_array(L, i + 2)) cjl_stream_keep(L, stream_idx, i + 2);
+  lua_pop(L, 2);
+}
+
 /* launcher(args...): the launch path. */
 static int launcher_call(lua_State *L) {
   int nargs = lua_gettop(L) - 1;
@@ -489,8 +502,15 @@ static int launcher_call(lua_State *L) {
   cujit_stream *stream = NULL;
   if (ln->stream && !(stream = ln->stream->stream))
     return luaL_error(L, "the stream of this launch of '%s' has been freed", cjl_kernel_name(k));
+  if (copies && ln->stream && ln->stream->capturing)
+    return luaL_error(L,
+                      "'%s' cannot be captured into a graph with a host array or table argument: "
+                      "it is copied in and back around each launch, which a replay cannot do; "
+                      "pass device arrays (cuda.to_device)",
+                      cjl_kernel_name(k));
   if (copies) return launch_with_copies(L, ln, stream, args, nargs);
   if (launch(ln, stream, args, (size_t)nargs) != CUJIT_OK) return launch_failed(L, k);
+  if (ln->stream && ln->stream->capturing) keep_captured(L, nargs);
   return 0;
 }
 

@@ -319,4 +319,16 @@ void cjl_open_options(lua_State *L, int module_index) {
   cjl_new_class(L, CJL_DEVFN, devfn_meta, devfn_methods, NULL);
   lua_pushcfunction(L, l_device_function);
   lua_setfield(L, module_index, "device_function");
+  /* cuda.options: the names an options table takes, from the list the errors give (the REPL
+  ** completes them). */
+  lua_newtable(L);
+  const char *names = OPTION_NAMES;
+  for (lua_Integer i = 1; *names; i++) {
+    size_t len = strcspn(names, ",");
+    lua_pushlstring(L, names, len);
+    lua_rawseti(L, -2, i);
+    names += len;
+    names += strspn(names, ", ");
+  }
+  lua_setfield(L, module_index, "options");
 }

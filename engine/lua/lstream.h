@@ -13,6 +13,8 @@
 typedef struct cjl_stream {
   cujit_stream *stream; /* NULL once freed */
   cjl_state *state;
+  int capturing; /* set by lgraph.c during a capture: launches keep their arrays (cjl_stream_keep)
+                  */
 } cjl_stream;
 
 /* The stream at `idx`, NULL for none or nil; raises for anything else or a freed stream. */

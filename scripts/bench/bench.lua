@@ -1,6 +1,6 @@
 -- bench.lua -- cujit from Lua, run by the `cujit` command: launch host time, round trip, cold and
--- warm first launch, and the bandwidth kernels, on the same kernels/*.cu as every other system and
--- with the same method (see README.md). Prints CSV rows like the C programs; anything that fails
+-- warm first launch, the bandwidth kernels and graph replays, on the same kernels/*.cu as every
+-- other system and with the same method (see README.md). Prints CSV rows like the C programs; anything that fails
 -- becomes a "missing" row with the error as the reason. The launch case measures, in this process
 -- and interleaved batch by batch with cujit's launches, two floors made by benchclock from the
 -- same kernel's PTX: raw cuLaunchKernel called from the same Lua loop (raw_lua_same), and the same
@@ -231,11 +231,98 @@ local function bandwidth_case()
   end
 end
 
+-- The graph case: graphs of 1 .. 1000 empty4 launches captured by cuda.graph, replayed by
+-- g:launch() in a Lua loop (what a user writes), in batches of at most o.batch nodes with only the
+-- replays timed; and what capturing and instantiating cost.
+local GRAPH_SIZES = { 1, 10, 100, 1000 }
+local function graph_sizes() return o.launches < 100 and { 1, 10 } or GRAPH_SIZES end
+
+local function time_replays(g, s, n)
+  local per_batch = math.max(1, o.batch // n)
+  local replays = math.max(per_batch, o.launches // n)
+  local per = {}
+  for r = 0, o.reps do
+    local spent, done = 0, 0
+    while done < replays do
+      local t0 = clock.now()
+      for _ = 1, per_batch do g:launch(s) end
+      spent = spent + (clock.now() - t0)
+      s:synchronize()
+      done = done + per_batch
+    end
+    if r > 0 then per[#per + 1] = spent / (done * n) * 1e6 end
+  end
+  return median(per)
+end
+
+local function graph_case()
+  local buf = cuda.device_array(1 << 20, "f32")
+  local k4 = kernel_of(read("empty.cu"), "empty4")
+  k4[{ 1, 32 }](buf, buf, 1, 0.5) -- loads it: a capture cannot
+  cuda.synchronize()
+  local s = cuda.stream()
+  for _, n in ipairs(graph_sizes()) do
+    local t0 = clock.now()
+    local g = cuda.graph(function(cs)
+      for _ = 1, n do k4[{ 1, 32, stream = cs }](buf, buf, 1, 0.5) end
+    end)
+    local t1 = clock.now()
+    g:instantiate()
+    local t2 = clock.now()
+    row("graph", "nodes" .. n, n, time_replays(g, s, n), "us")
+    row("graph_setup", "capture" .. n, n, (t1 - t0) * 1e6, "us")
+    row("graph_setup", "instantiate" .. n, n, (t2 - t1) * 1e6, "us")
+    g:free()
+  end
+end
+
+-- The step of examples/graphs.lua (five small kernels, 20 steps a graph) on 4096 cells, as
+-- launches and as graph replays: microseconds per step, end to end (waited for).
+local function graph_step_case()
+  local N, STEPS, REPLAYS = 4096, 20, o.launches < 100 and 2 or 50
+  local source = cuda.jit("source(float *u, int cell, float amount)", "u[cell] += amount;")
+  local diffuse = cuda.jit("diffuse(const float *u, float *v, int n, float alpha)", [[
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    v[i] = (i == 0 || i == n - 1) ? u[i] : u[i] + alpha * (u[i - 1] - 2.0f * u[i] + u[i + 1]);
+  ]])
+  local ends = cuda.jit("ends(float *u, int n)", "u[0] = 0.0f; u[n - 1] = 0.0f;")
+  local u, v, s = cuda.zeros(N, "f32"), cuda.zeros(N, "f32"), cuda.stream()
+  local blocks = (N + 255) // 256
+  local function step(st)
+    source[{ 1, 1, stream = st }](u, N // 4, 1.0)
+    source[{ 1, 1, stream = st }](u, N - 1 - N // 4, 1.0)
+    diffuse[{ blocks, 256, stream = st }](u, v, N, 0.25)
+    diffuse[{ blocks, 256, stream = st }](v, u, N, 0.25)
+    ends[{ 1, 1, stream = st }](u, N)
+  end
+  step(s); s:synchronize()
+  local g = cuda.graph(function(cs) for _ = 1, STEPS do step(cs) end end)
+  g:replay(1, s); s:synchronize()
+  local per = { {}, {} }
+  for r = 0, o.reps do
+    local t0 = clock.now()
+    for _ = 1, REPLAYS * STEPS do step(s) end
+    s:synchronize()
+    local t1 = clock.now()
+    g:replay(REPLAYS, s)
+    s:synchronize()
+    local t2 = clock.now()
+    if r > 0 then
+      per[1][#per[1] + 1] = (t1 - t0) / (REPLAYS * STEPS) * 1e6
+      per[2][#per[2] + 1] = (t2 - t1) / (REPLAYS * STEPS) * 1e6
+    end
+  end
+  row("graph_step", "launches", REPLAYS * STEPS, median(per[1]), "us")
+  row("graph_step", "graph", REPLAYS * STEPS, median(per[2]), "us")
+end
+
 local all = {
   { "launch", { "args1", "args4", "args12" }, o.launches },
   { "roundtrip", { "args4" }, o.roundtrips },
   { "cold", { "vadd" }, 1 << 20 }, { "warm", { "vadd" }, 1 << 20 },
   { "bandwidth", { "vadd", "saxpy", "vadd4", "saxpy4" }, 1 << o.sizes[2] },
+  { "graph", { "nodes1", "nodes10", "nodes100", "nodes1000" }, 0 },
 }
 local why = not ok_cuda and ("require 'cujit' failed (run bench.lua with the cujit command): "
       .. tostring(cuda))
@@ -252,3 +339,10 @@ if not wants("launch") then guarded("roundtrip", all[2][2], o.roundtrips, launch
 guarded("cold", { "vadd" }, 1 << 20, function() first_launch("cold") end)
 guarded("warm", { "vadd" }, 1 << 20, function() first_launch("warm") end)
 guarded("bandwidth", all[5][2], 1 << o.sizes[2], bandwidth_case)
+guarded("graph", all[6][2], 0, graph_case)
+if wants("graph") then
+  local ok, err = pcall(graph_step_case)
+  if not ok then
+    missing("graph_step", "launches", 0, err); missing("graph_step", "graph", 0, err)
+  end
+end

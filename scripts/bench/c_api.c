@@ -215,6 +215,81 @@ static void case_launch(const bench_opts *o, cujit_device *dev, cujit_buffer *bu
   }
 }
 
+/* --- the graph case: graphs of empty kernels, captured by cujit, against the raw floor -------- */
+
+typedef struct graph_pair {
+  cujit_graph *graph;
+  cujit_stream *stream;
+  CUgraphExec floor; /* the same launches captured by the driver alone, on floor_stream */
+  CUstream floor_stream;
+} graph_pair;
+
+static int cujit_replay(void *ctx) {
+  graph_pair *p = ctx;
+  return cujit_graph_launch(p->graph, p->stream) == CUJIT_OK;
+}
+
+static int floor_replay(void *ctx) {
+  graph_pair *p = ctx;
+  return bench_cu.cuGraphLaunch(p->floor, p->floor_stream) == CUDA_SUCCESS;
+}
+
+static int drain_pair(void *ctx) {
+  graph_pair *p = ctx;
+  return check(cujit_stream_synchronize(p->stream), "cujit_stream_synchronize") &&
+         bench_cu_check(bench_cu.cuStreamSynchronize(p->floor_stream), "cuStreamSynchronize", why,
+                        sizeof why);
+}
+
+/* cujit's graph of n launches; *capture_us and *instantiate_us what each took. */
+static int cujit_graph_of(cujit_kernel *k, const cujit_arg *args, int n, graph_pair *p,
+                          double *capture_us, double *instantiate_us) {
+  cujit_launch_config cfg = config(1, 32);
+  cfg.stream = p->stream;
+  double t0 = bench_now_us();
+  int began = check(cujit_capture_begin(p->stream, CUJIT_CAPTURE_RELAXED), "cujit_capture_begin");
+  int ok = began;
+  for (int i = 0; ok && i < n; i++) ok = check(cujit_launch(k, &cfg, args, 4), "cujit_launch");
+  if (began)
+    ok = check(cujit_capture_end(p->stream, ok ? &p->graph : NULL), "cujit_capture_end") && ok;
+  double t1 = bench_now_us();
+  ok = ok && check(cujit_graph_instantiate(p->graph), "cujit_graph_instantiate");
+  *capture_us = t1 - t0, *instantiate_us = bench_now_us() - t1;
+  return ok;
+}
+
+static void case_graph(const bench_opts *o, cujit_device *dev, cujit_buffer *buf) {
+  cujit_kernel *k = NULL;
+  cujit_arg args[4];
+  raw_floor raw;
+  graph_pair p;
+  memset(&raw, 0, sizeof raw);
+  memset(&p, 0, sizeof p);
+  pack(args, buf, 4);
+  int ok = kernel(o, "empty.cu", "empty4", &k) && floor_for(k, dev, "empty4", buf, args, 4, &raw) &&
+           check(cujit_stream_create(engine, &p.stream), "cujit_stream_create") &&
+           bench_cu_check(bench_cu.cuStreamCreate(&p.floor_stream, CU_STREAM_NON_BLOCKING),
+                          "cuStreamCreate", why, sizeof why);
+  for (int i = 0; ok && i < bench_graph_count(o); i++) {
+    double capture[2], instantiate[2], us[2];
+    int n = bench_graph_sizes[i];
+    ok = cujit_graph_of(k, args, n, &p, &capture[0], &instantiate[0]) &&
+         bench_raw_graph(raw.fn, raw.args.params, n, p.floor_stream, &p.floor, &capture[1],
+                         &instantiate[1], why, sizeof why) &&
+         bench_time_replays(o, n, cujit_replay, floor_replay, drain_pair, &p, us);
+    if (ok) bench_graph_rows(SYS, i, us[0], capture[0], instantiate[0]);
+    if (ok) bench_graph_rows(SYS_FLOOR, i, us[1], capture[1], instantiate[1]);
+    cujit_graph_free(p.graph);
+    if (p.floor) bench_cu.cuGraphExecDestroy(p.floor);
+    p.graph = NULL, p.floor = NULL;
+  }
+  if (!ok) bench_graph_missing(o, SYS, why), bench_graph_missing(o, SYS_FLOOR, why);
+  if (p.floor_stream) bench_cu.cuStreamDestroy(p.floor_stream);
+  cujit_stream_free(p.stream);
+  if (raw.lib) bench_cu.cuLibraryUnload(raw.lib);
+  cujit_kernel_free(k);
+}
+
 /* --- cases 3 and 4: source (or cache) to first launch finished, in a fresh process ------------ */
 
 static void case_first_launch(const bench_opts *o, const char *bcase, cujit_device *dev,
@@ -487,6 +562,8 @@ static void all_missing(const bench_opts *o) {
   if (bench_wants(o, "sum")) bench_missing("sum", SYS, "sum", 1 << o->sum_log2, why);
   if (bench_wants(o, "montecarlo"))
     bench_missing("montecarlo", SYS, "e2e", (double)(1ll << o->mc_log2), why);
+  if (bench_wants(o, "graph"))
+    bench_graph_missing(o, SYS, why), bench_graph_missing(o, SYS_FLOOR, why);
 }
 
 static void info(void) {
@@ -523,6 +600,7 @@ int main(int argc, char **argv) {
     if (bench_wants(&o, "bandwidth")) case_bandwidth(&o);
     if (bench_wants(&o, "sum")) case_sum(&o);
     if (bench_wants(&o, "montecarlo")) case_montecarlo(&o);
+    if (bench_wants(&o, "graph")) case_graph(&o, dev, small);
   }
   cujit_buffer_free(small);
   cujit_close(engine);

@@ -316,3 +316,77 @@ void bench_pack_launch(bench_launch_args *a, CUdeviceptr buf, int nargs) {
       a->params[k] = &a->p[k], a->params[4 + k] = &a->i[k], a->params[8 + k] = &a->f[k];
   }
 }
+
+/* ---- graphs ---------------------------------------------------------------------------------- */
+
+const int bench_graph_sizes[BENCH_GRAPH_SIZES] = {1, 10, 100, 1000};
+
+int bench_graph_count(const bench_opts *o) {
+  return o->short_mode ? 2 : BENCH_GRAPH_SIZES;
+}
+
+void bench_graph_rows(const char *system, int i, double per_node_us, double capture_us,
+                      double instantiate_us) {
+  char variant[32];
+  int n = bench_graph_sizes[i];
+  snprintf(variant, sizeof variant, "nodes%d", n);
+  bench_row("graph", system, variant, n, per_node_us, "us");
+  snprintf(variant, sizeof variant, "capture%d", n);
+  if (capture_us >= 0) bench_row("graph_setup", system, variant, n, capture_us, "us");
+  snprintf(variant, sizeof variant, "instantiate%d", n);
+  if (instantiate_us >= 0) bench_row("graph_setup", system, variant, n, instantiate_us, "us");
+}
+
+void bench_graph_missing(const bench_opts *o, const char *system, const char *why) {
+  char variant[32];
+  for (int i = 0; i < bench_graph_count(o); i++) {
+    snprintf(variant, sizeof variant, "nodes%d", bench_graph_sizes[i]);
+    bench_missing("graph", system, variant, bench_graph_sizes[i], why);
+  }
+}
+
+int bench_time_replays(const bench_opts *o, int nodes, bench_replay_fn replay,
+                       bench_replay_fn floor, bench_replay_fn drain, void *ctx, double us[2]) {
+  long per_batch = o->batch / nodes > 0 ? o->batch / nodes : 1;
+  long replays = o->launches / nodes > per_batch ? o->launches / nodes : per_batch;
+  double *v = calloc(2 * (size_t)o->reps, sizeof *v);
+  int ok = v != NULL;
+  for (int r = -1; ok && r < o->reps; r++) { /* r == -1: warm-up */
+    double spent[2] = {0, 0};
+    long batches = 0;
+    for (long done = 0; ok && done < replays; done += per_batch, batches++)
+      for (int turn = 0; ok && turn < 2; turn++) {
+        int side = (int)((turn + batches) % 2); /* 0: the system, 1: the floor */
+        if (side == 1 && !floor) continue;
+        double t0 = bench_now_us();
+        for (long b = 0; ok && b < per_batch; b++) ok = side ? floor(ctx) : replay(ctx);
+        spent[side] += bench_now_us() - t0;
+        ok = ok && drain(ctx);
+      }
+    double count = (double)batches * (double)per_batch * nodes;
+    if (r >= 0) v[r] = spent[0] / count, v[o->reps + r] = spent[1] / count;
+  }
+  if (ok) us[0] = bench_median(v, o->reps), us[1] = bench_median(v + o->reps, o->reps);
+  free(v);
+  return ok;
+}
+
+int bench_raw_graph(CUfunction fn, void **params, int nodes, CUstream stream, CUgraphExec *exec,
+                    double *capture_us, double *instantiate_us, char *why, size_t why_len) {
+  CUgraph graph = NULL;
+  double t0 = bench_now_us();
+  int ok = bench_cu_check(bench_cu.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_RELAXED),
+                          "cuStreamBeginCapture", why, why_len);
+  for (int k = 0; ok && k < nodes; k++)
+    ok = bench_cu_check(bench_cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, stream, params, NULL),
+                        "cuLaunchKernel (captured)", why, why_len);
+  CUresult end = bench_cu.cuStreamEndCapture(stream, &graph);
+  ok = ok && bench_cu_check(end, "cuStreamEndCapture", why, why_len);
+  double t1 = bench_now_us();
+  ok = ok && bench_cu_check(bench_cu.cuGraphInstantiateWithFlags(exec, graph, 0),
+                            "cuGraphInstantiateWithFlags", why, why_len);
+  double t2 = bench_now_us();
+  if (graph) bench_cu.cuGraphDestroy(graph);
+  *capture_us = t1 - t0, *instantiate_us = t2 - t1;
+  return ok;
+}

@@ -87,7 +87,16 @@ char *bench_read_kernel(const bench_opts *o, const char *name, char *why, size_t
   X(cuLibraryUnload, 12000)                                                                        \
   X(cuLibraryGetKernel, 12000)                                                                     \
   X(cuKernelGetFunction, 12000)                                                                    \
-  X(cuLaunchKernel, 4000)
+  X(cuLaunchKernel, 4000)                                                                          \
+  X(cuStreamCreate, 2000)                                                                          \
+  X(cuStreamDestroy, 4000)                                                                         \
+  X(cuStreamSynchronize, 2000)                                                                     \
+  X(cuStreamBeginCapture, 10010)                                                                   \
+  X(cuStreamEndCapture, 10000)                                                                     \
+  X(cuGraphInstantiateWithFlags, 11040)                                                            \
+  X(cuGraphLaunch, 10000)                                                                          \
+  X(cuGraphExecDestroy, 10000)                                                                     \
+  X(cuGraphDestroy, 10000)
 
 #define BENCH_DRIVER_FIELD(name, abi) PFN_##name##_v##abi name;
 typedef struct bench_driver {
@@ -122,5 +131,37 @@ typedef struct bench_launch_args {
 
 /* Fills a with `nargs` (1, 4 or 12) arguments: device pointers `buf`, ints k + 1, floats 0.5 k. */
 void bench_pack_launch(bench_launch_args *a, CUdeviceptr buf, int nargs);
+
+/* ---- graphs (the "graph" case) ---------------------------------------------------------------
+** Host time per kernel node of a replayed graph of 1, 10, 100 and 1000 empty4 launches (1 and 10
+** in --short), and what capturing and instantiating one cost. */
+
+#define BENCH_GRAPH_SIZES 4
+extern const int bench_graph_sizes[BENCH_GRAPH_SIZES];
+/* How many of them this run measures. */
+int bench_graph_count(const bench_opts *o);
+
+/* The graph case's rows: per node of graph size bench_graph_sizes[i] ("nodesN"), and the capture
+** and instantiation of it ("captureN", "instantiateN", case graph_setup); the missing ones say
+** why. */
+void bench_graph_rows(const char *system, int i, double per_node_us, double capture_us,
+                      double instantiate_us);
+void bench_graph_missing(const bench_opts *o, const char *system, const char *why);
+
+/* One replay of the graph (1 when queued), and a wait for every replay queued (1 when done). */
+typedef int (*bench_replay_fn)(void *ctx);
+
+/* Host microseconds per node of replaying a graph of `nodes` nodes: about o->launches nodes per
+** repetition, in batches of at most o->batch nodes (at least one replay) with only the replay
+** calls timed and the device drained between batches, the median of o->reps repetitions after a
+** warm-up. With `floor` (may be NULL), each batch is paired with one of the floor's, their order
+** alternating, so both see the same state of the machine: us[1] is the floor's figure. */
+int bench_time_replays(const bench_opts *o, int nodes, bench_replay_fn replay,
+                       bench_replay_fn floor, bench_replay_fn drain, void *ctx, double us[2]);
+
+/* The raw floor's graph: `nodes` launches of fn(params) with one block of 32 threads captured on
+** `stream` (relaxed mode) and instantiated; *capture_us and *instantiate_us what each took. */
+int bench_raw_graph(CUfunction fn, void **params, int nodes, CUstream stream, CUgraphExec *exec,
+                    double *capture_us, double *instantiate_us, char *why, size_t why_len);
 
 #endif

@@ -117,6 +117,29 @@ def time_roundtrips(a, launch, sync):
     return statistics.median(per)
 
 
+def graph_sizes(a):
+    return [1, 10] if a.short else [1, 10, 100, 1000]
+
+
+def time_replays(a, replay, sync, n):
+    """Host microseconds per node of replaying an n-node graph, as common.c measures it."""
+    per_batch = max(1, a.batch // n)
+    replays = max(per_batch, a.launches // n)
+    per = []
+    for r in range(-1, a.reps):
+        spent, done = 0.0, 0
+        while done < replays:
+            t0 = time.perf_counter()
+            for _ in range(per_batch):
+                replay()
+            spent += time.perf_counter() - t0
+            sync()
+            done += per_batch
+        if r >= 0:
+            per.append(spent / (done * n) * 1e6)
+    return statistics.median(per)
+
+
 def host_ms(a, fn, reps=None, budget=None):
     """Median host milliseconds of fn() after one warm-up call; stops early past `budget` s."""
     fn()
@@ -240,12 +263,33 @@ def cupy_main(a):
         ms = host_ms(a, lambda: price(n, next(seeds)), reps=a.reps)
         row("montecarlo", sysname, "e2e", n, ms, "ms")
 
+    def graph_case():
+        # Graphs of n empty4 launches captured on a stream (CuPy instantiates in end_capture, so
+        # the capture row includes it), replayed by g.launch() in batches of at most a.batch nodes.
+        k = cp.RawModule(code=read_kernel(a, "empty.cu")).get_function("empty4")
+        ar = (small, small, np.int32(1), np.float32(0.5))
+        k((1,), (32,), ar)
+        sync()
+        s = cp.cuda.Stream(non_blocking=True)
+        for n in graph_sizes(a):
+            with s:
+                t0 = time.perf_counter()
+                s.begin_capture()
+                for _ in range(n):
+                    k((1,), (32,), ar)
+                g = s.end_capture()
+                t1 = time.perf_counter()
+            row("graph", sysname, f"nodes{n}", n, time_replays(a, lambda: g.launch(s), s.synchronize, n),
+                "us")
+            row("graph_setup", sysname, f"capture{n}", n, (t1 - t0) * 1e6, "us")
+
     guarded(a, sysname, "launch", ["args1", "args4", "args12"], a.launches, launch_case)
     if not wants(a, "launch"):
         guarded(a, sysname, "roundtrip", ["args4"], a.roundtrips, launch_case)
     guarded(a, sysname, "cold", ["vadd"], 1 << 20, lambda: first_launch("cold"))
     guarded(a, sysname, "warm", ["vadd"], 1 << 20, lambda: first_launch("warm"))
     guarded(a, sysname, "bandwidth", BW_VARIANTS, 1 << max(a.sizes), bandwidth_case)
+    guarded(a, sysname, "graph", [f"nodes{n}" for n in graph_sizes(a)], 0, graph_case)
     guarded(a, sysname, "sum", ["sum"], 1 << a.sum_log2, sum_case)
     guarded(a, sysname, "montecarlo", ["e2e"], 1 << a.mc_log2, mc_case)
 
@@ -433,10 +477,15 @@ def numba_main(a):
             bandwidth_case)
     guarded(a, sysname, "sum", ["sum"], 1 << a.sum_log2, sum_case)
     guarded(a, sysname, "montecarlo", ["e2e"], 1 << a.mc_log2, mc_case)
+    if wants(a, "graph"):
+        for n in graph_sizes(a):
+            missing("graph", sysname, f"nodes{n}", n,
+                    "Numba has no CUDA graphs (numba-cuda issues #102 and #832)")
 
 
 ALL_CASES = {"launch": ["args1", "args4", "args12"], "roundtrip": ["args4"], "cold": ["vadd"],
-             "warm": ["vadd"], "bandwidth": ["vadd", "saxpy"], "sum": ["sum"], "montecarlo": ["e2e"]}
+             "warm": ["vadd"], "bandwidth": ["vadd", "saxpy"], "sum": ["sum"], "montecarlo": ["e2e"],
+             "graph": ["nodes1", "nodes10", "nodes100", "nodes1000"]}
 
 
 def main():

@@ -439,6 +439,49 @@ static void case_bandwidth(const bench_opts *o) {
   if (s.c) bench_cu.cuMemFree(s.c);
 }
 
+/* ---- the graph case: replaying captured graphs of empty kernels ------------------------------ */
+
+typedef struct raw_replay {
+  CUgraphExec exec;
+  CUstream stream;
+} raw_replay;
+
+static int raw_replay_once(void *ctx) {
+  raw_replay *g = ctx;
+  return bench_cu.cuGraphLaunch(g->exec, g->stream) == CUDA_SUCCESS;
+}
+
+static int raw_drain(void *ctx) {
+  return check(bench_cu.cuStreamSynchronize(((raw_replay *)ctx)->stream), "cuStreamSynchronize");
+}
+
+static void case_graph(const bench_opts *o, CUdeviceptr buf) {
+  CUlibrary lib;
+  CUfunction fn;
+  raw_replay g = {NULL, NULL};
+  if (!load(o, "empty.cu", &lib)) {
+    bench_graph_missing(o, SYS, why);
+    return;
+  }
+  bench_launch_args a;
+  bench_pack_launch(&a, buf, 4);
+  int ok = get_kernel(lib, "empty4", &fn) &&
+           check(bench_cu.cuStreamCreate(&g.stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  for (int i = 0; ok && i < bench_graph_count(o); i++) {
+    double capture, instantiate, us[2];
+    int n = bench_graph_sizes[i];
+    ok = bench_raw_graph(fn, a.params, n, g.stream, &g.exec, &capture, &instantiate, why,
+                         sizeof why) &&
+         bench_time_replays(o, n, raw_replay_once, NULL, raw_drain, &g, us);
+    if (ok) bench_graph_rows(SYS, i, us[0], capture, instantiate);
+    if (g.exec) bench_cu.cuGraphExecDestroy(g.exec);
+    g.exec = NULL;
+  }
+  if (!ok) bench_graph_missing(o, SYS, why);
+  if (g.stream) bench_cu.cuStreamDestroy(g.stream);
+  bench_cu.cuLibraryUnload(lib);
+}
+
 /* ---- versions, for the report's heading ------------------------------------------------------ */
 
 static void case_info(void) {
@@ -469,6 +512,7 @@ static void all_missing(const bench_opts *o) {
   for (int k = o->min_log2; k <= o->max_log2 && bench_wants(o, "bandwidth"); k += o->step_log2)
     bench_missing("bandwidth", SYS, "copy", 1 << k, why);
   if (bench_wants(o, "sum")) bench_missing("sum", SYS, "read", 1 << o->sum_log2, why);
+  if (bench_wants(o, "graph")) bench_graph_missing(o, SYS, why);
 }
 
 int main(int argc, char **argv) {
@@ -489,6 +533,7 @@ int main(int argc, char **argv) {
   if (bench_wants(&o, "cold")) case_cold(&o, small);
   if (bench_wants(&o, "warm")) case_warm(&o, small);
   if (bench_wants(&o, "bandwidth") || bench_wants(&o, "sum")) case_bandwidth(&o);
+  if (bench_wants(&o, "graph")) case_graph(&o, small);
   bench_cu.cuMemFree(small);
   return 0;
 }

@@ -1,6 +1,7 @@
 /*
 ** report.c -- turns results.csv into the benchmark's table (stdout and table.md), its verdict on
-** each goal of issue 5 / DESIGN.md section 5, and its charts (launch.png, bandwidth_*.png).
+** each goal of issue 5 / DESIGN.md section 5 (and issue 12's graph goals), and its charts
+*(launch.png, bandwidth_*.png).
 **
 ** usage: cujit_bench_report --csv results.csv --out DIR
 ** A malformed CSV line is an error naming the line; a figure that is missing shows as "missing",
@@ -346,6 +347,15 @@ static const goal goals[] = {
      "numba", NULL, SPEEDUP_MIN, 1000, 0},
     {"Monte Carlo <= 0.3 ms in all", "montecarlo", "cujit_c", "e2e", NULL, NULL, ABSOLUTE_MAX, 0.3,
      0},
+    /* Issue 12: a replayed graph costs the driver's own replay and nothing more. */
+    {"graph replay per node, C <= 1.05x the raw graph in the same process", "graph", "cujit_c",
+     NULL, "raw_c_same", NULL, RATIO_MAX, 1.05, 0},
+    {"graph replay per node, Lua <= 1.05x the raw graph (raw C process)", "graph", "cujit_lua",
+     NULL, "raw", NULL, RATIO_MAX, 1.05, 0},
+    {"graph replay about 0.5 us a node (<= 0.6 us at 1000 nodes)", "graph", "cujit_c", "nodes1000",
+     NULL, NULL, ABSOLUTE_MAX, 0.6, 0},
+    {"graph replay from Lua about 0.5 us a node (<= 0.6 us at 1000 nodes)", "graph", "cujit_lua",
+     "nodes1000", NULL, NULL, ABSOLUTE_MAX, 0.6, 0},
 };
 
 typedef struct tally {
@@ -443,6 +453,30 @@ static void mc_table(void) {
                "montecarlo", variants, 3, "numba", "e2e", 2);
 }
 
+/* Graphs: host time per node of a replay, against the raw graph in the same process (cujit C),
+** or in the raw C process (cujit Lua, CuPy); then capture and instantiation; then the graphs
+** example's step. */
+static void graph_tables(void) {
+  static const char *const nodes[] = {"nodes1", "nodes10", "nodes100", "nodes1000"};
+  static const char *const setup[] = {"capture1",      "instantiate1",   "capture10",
+                                      "instantiate10", "capture100",     "instantiate100",
+                                      "capture1000",   "instantiate1000"};
+  static const char *const step[] = {"launches", "graph"};
+  static const column cols[] = {
+      {"raw", NULL},        {"raw_c_same", NULL}, {"cujit_c", "raw_c_same"},
+      {"cujit_lua", "raw"}, {"cupy", "raw"},      {"numba", NULL}};
+  column_table("8. Graph replay: host time per kernel node of a replayed graph of N empty kernels, "
+               "us (x: cujit C over the raw graph replayed in its own process, interleaved; cujit "
+               "Lua, a g:launch() per replay from a Lua loop, and CuPy over the raw C process)",
+               "graph", nodes, 4, cols, sizeof cols / sizeof *cols, NULL, 0);
+  simple_table("9. Graph capture (begin, N launches, end) and instantiation, us (x: over raw C; "
+               "CuPy instantiates inside end_capture)",
+               "graph_setup", setup, 8, "raw", NULL, 0);
+  simple_table("10. The graphs example's step (5 small kernels on 4096 cells), us per step end to "
+               "end, as stream launches and as graph replays (20 steps a graph)",
+               "graph_step", step, 2, NULL, NULL, 0);
+}
+
 static void tables(void) {
   static const char *const rt[] = {"args4"};
   static const char *const vadd[] = {"vadd"};
@@ -472,6 +506,7 @@ static void tables(void) {
     simple_table(title, "sum", sum, 2, "raw", "read", 1);
   }
   mc_table();
+  graph_tables();
 }
 
 /* ---- charts ---------------------------------------------------------------------------------- */

@@ -42,7 +42,7 @@ done
 [ -n "$out" ] || die_usage "--out is needed: where results.csv, table.md and the charts go"
 [ -d "$build" ] || die_usage "--build $build is not a directory; build the project first"
 case $step_timeout in '' | *[!0-9]*) die_usage "--timeout expects whole seconds, got '$step_timeout'" ;; esac
-known="all info launch roundtrip cold warm process bandwidth sum montecarlo"
+known="all info launch roundtrip cold warm process bandwidth sum montecarlo graph"
 for c in ${cases//,/ }; do
   case " $known " in *" $c "*) ;; *) die_usage "unknown case '$c' (cases: ${known// /, })" ;; esac
 done
@@ -160,7 +160,7 @@ have() { [ -x "$1" ] || { echo "$1 was not built (ninja -C $build cujit_bench)";
 python_has() { "$python" -c "import $1" >/dev/null 2>&1; }
 
 # ---- raw C and NVRTC alone ------------------------------------------------------------------------
-main_cases=$(pick info,launch,roundtrip,bandwidth,sum)
+main_cases=$(pick info,launch,roundtrip,bandwidth,sum,graph)
 if why=$(have "$raw"); then
   [ -n "$main_cases" ] && step raw "$main_cases" "$csv" "$raw" "${common[@]}" --cases "$main_cases"
   wants cold && per_process nvrtc cold CUJIT_UNUSED "$raw" "${common[@]}" --cases cold
@@ -170,7 +170,7 @@ else
 fi
 
 # ---- cujit C ----------------------------------------------------------------------------------------
-main_cases=$(pick info,launch,roundtrip,bandwidth,sum,montecarlo)
+main_cases=$(pick info,launch,roundtrip,bandwidth,sum,montecarlo,graph)
 if why=$(have "$cbench"); then
   [ -n "$main_cases" ] && step cujit_c "$main_cases" "$csv" env CUJIT_CACHE_DIR="$work/cache-c" \
     "$cbench" "${common[@]}" --cases "$main_cases"
@@ -182,7 +182,7 @@ else
 fi
 
 # ---- cujit Lua ----------------------------------------------------------------------------------------
-main_cases=$(pick launch,roundtrip,bandwidth)
+main_cases=$(pick launch,roundtrip,bandwidth,graph)
 if why=$(have "$cujit"); then
   [ -n "$main_cases" ] && step cujit_lua "$main_cases" "$csv" env CUJIT_CACHE_DIR="$work/cache-lua" \
     "$cujit" "$here/bench.lua" "${common[@]}" --cases "$main_cases"
@@ -196,7 +196,7 @@ fi
 
 # ---- CuPy and Numba, each in processes of its own --------------------------------------------------
 for peer in cupy numba; do
-  main_cases=$(pick info,launch,roundtrip,bandwidth,sum,montecarlo)
+  main_cases=$(pick info,launch,roundtrip,bandwidth,sum,montecarlo,graph)
   cache_var=CUPY_CACHE_DIR
   [ $peer = numba ] && cache_var=NUMBA_CACHE_DIR
   if ! command -v "$python" >/dev/null 2>&1; then

@@ -11,77 +11,16 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export CUJIT_CACHE_DIR="$TMP/cache"
 
-python3 - "$CUJIT" "$TMP" <<'EOF'
-import os, pty, random, re, select, sys, time
+PYTHONDONTWRITEBYTECODE=1 python3 - "$CUJIT" "$TMP" "$(cd "$(dirname "$0")" && pwd)" <<'EOF'
+import os, random, re, sys, time
+sys.path.insert(0, sys.argv[3])  # pty_session.py
+from pty_session import Session as PtySession, fail, ok, verdict
 
 cujit, tmp = sys.argv[1], sys.argv[2]
-fails = 0
 
-def fail(msg):
-    global fails
-    fails += 1
-    print("FAIL: " + msg, file=sys.stderr)
 
-def ok(msg):
-    print("ok: " + msg)
-
-class Session:
-    """cujit on a pseudo-terminal; expect() waits (up to a generous limit) for a pattern."""
-    def __init__(self, env):
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:
-            os.environ.update(env)
-            os.execv(cujit, [cujit])
-        self.buf, self.seen = "", 0
-
-    def read(self, seconds):
-        end = time.time() + seconds
-        while time.time() < end:
-            r, _, _ = select.select([self.fd], [], [], 0.05)
-            if not r:
-                continue
-            try:
-                data = os.read(self.fd, 4096)
-            except OSError:
-                return False
-            if not data:
-                return False
-            # a lone \r (libedit redrawing the line) starts a line too, for ^ in patterns
-            self.buf += data.decode(errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-        return True
-
-    def expect(self, what, pattern, limit=30):
-        rx = re.compile(pattern, re.M)
-        end = time.time() + limit
-        while True:
-            m = rx.search(self.buf, self.seen)
-            if m:
-                self.seen = m.end()
-                ok(what)
-                return True
-            if time.time() > end or not self.read(0.1):
-                m = rx.search(self.buf, self.seen)
-                if m:
-                    self.seen = m.end()
-                    ok(what)
-                    return True
-                fail("%s: no /%s/ in: %r" % (what, pattern, self.buf[self.seen:]))
-                return False
-
-    def send(self, text):
-        os.write(self.fd, text.encode())
-
-    def finish(self, limit=30):
-        end = time.time() + limit
-        while time.time() < end:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.read(0.2)
-                return os.waitstatus_to_exitcode(status)
-            self.read(0.1)
-        os.kill(self.pid, 9)
-        os.waitpid(self.pid, 0)
-        return None
+def Session(env):
+    return PtySession(cujit, env)
 
 a, b = random.randint(2, 999), random.randint(2, 999)
 history = os.path.join(tmp, "history")
@@ -179,6 +118,5 @@ else: fail("%d history warnings in: %r" % (warnings, s.buf))
 if rc == 0: ok("exits 0 despite the history")
 else: fail("exit status %r" % rc)
 
-print("%d failure(s)" % fails)
-sys.exit(1 if fails else 0)
+verdict()
 EOF

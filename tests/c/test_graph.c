@@ -1,0 +1,320 @@
+/*
+** test_graph.c -- graphs: capture records instead of running, replays run the recorded work in
+** order, argument replacement goes through the launch checks, whole-graph update, the calls a
+** capture refuses (and the capture still ends cleanly), a fault inside a graph named as such,
+** buffers freed before their graph, and a capture on one thread while another thread launches on
+** another stream. The argument checks that need no device run everywhere; the rest through
+** CJ_NEED_GPU, each result checked against host arithmetic on poisoned outputs.
+*/
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "fixture.h"
+#include "gpu.h"
+
+TestSuite(graph, .init = cj_fixture_open, .fini = cj_fixture_close);
+
+#define N 1000
+#define EXPECT_OK(call) cr_assert_eq((call), CUJIT_OK, "%s: %s", #call, cujit_errmsg(engine))
+#define EXPECT_FAIL(call, status, part)                                                            \
+  do {                                                                                             \
+    cujit_status st_ = (call);                                                                     \
+    cr_expect_eq(st_, (status), "%s gave %s (%s)", #call, cujit_status_string(st_),                \
+                 cujit_errmsg(engine));                                                            \
+    cr_expect(strstr(cujit_errmsg(engine), (part)) != NULL, "%s: \"%s\" lacks \"%s\"", #call,      \
+              cujit_errmsg(engine), (part));                                                       \
+  } while (0)
+
+/* x[i] = a * x[i] + b over n elements. */
+static cujit_kernel *define_axpb(void) {
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(engine, "axpb(float *x, float a, float b, int n)",
+                                "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                "if (i < n) x[i] = a * x[i] + b;",
+                                NULL, NULL, &k));
+  return k;
+}
+
+static cujit_status axpb(cujit_kernel *k, cujit_buffer *x, double a, double b, cujit_stream *s) {
+  cujit_launch_config c = {sizeof c, {(N + 127) / 128, 1, 1}, {128, 1, 1}, 0, s};
+  cujit_arg args[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_F(a), CUJIT_ARG_F(b), CUJIT_ARG_I(N)};
+  return cujit_launch(k, &c, args, 4);
+}
+
+static void fill(float *h, float v) {
+  for (int i = 0; i < N; i++) h[i] = v + (float)i;
+}
+
+/* Every element of the buffer is what applying `steps` (a, b) pairs to fill(start) gives. */
+static void expect_steps(cujit_buffer *x, float start, const float (*steps)[2], int nsteps) {
+  float got[N], want[N];
+  fill(want, start);
+  for (int s = 0; s < nsteps; s++)
+    for (int i = 0; i < N; i++) want[i] = steps[s][0] * want[i] + steps[s][1];
+  cj_test_download(got, x, sizeof got);
+  for (int i = 0; i < N; i++)
+    cr_assert_float_eq(got[i], want[i], 1e-3f * (1 + fabsf(want[i])), "x[%d] = %g, want %g", i,
+                       got[i], want[i]);
+}
+
+static cujit_buffer *upload_filled(float start) {
+  float h[N];
+  fill(h, start);
+  return cj_test_upload(h, sizeof h, CUJIT_F32);
+}
+
+/* --- everywhere ------------------------------------------------------------------------------- */
+
+Test(graph, null_handles_are_refused) { /* no engine to hold a message: the status says it */
+#define EXPECT_INVALID(call) cr_expect_eq((call), CUJIT_ERROR_INVALID_ARGUMENT, "%s", #call)
+  EXPECT_INVALID(cujit_capture_begin(NULL, CUJIT_CAPTURE_RELAXED));
+  EXPECT_INVALID(cujit_capture_end(NULL, NULL));
+  EXPECT_INVALID(cujit_graph_launch(NULL, NULL));
+  EXPECT_INVALID(cujit_graph_replay(NULL, NULL, 3));
+  EXPECT_INVALID(cujit_graph_set_args(NULL, 0, NULL, 0));
+  EXPECT_INVALID(cujit_graph_update(NULL, NULL));
+  EXPECT_INVALID(cujit_graph_dot(NULL, "g.dot"));
+  EXPECT_INVALID(cujit_graph_instantiate(NULL));
+  cr_expect_eq(cujit_graph_node_count(NULL, CUJIT_GRAPH_NODE_KINDS), 0);
+  cr_expect_null(cujit_graph_kernel(NULL, 0));
+  cr_expect_null(cujit_graph_device(NULL));
+  cr_expect_eq(cujit_stream_capturing(NULL), 0);
+  cujit_graph_free(NULL);
+}
+
+/* --- on the GPU --------------------------------------------------------------------------------
+ */
+
+/* A stream, a loaded kernel and a buffer, for the tests below. */
+typedef struct setup {
+  cujit_stream *s;
+  cujit_kernel *k;
+  cujit_buffer *x;
+} setup;
+
+static setup make_setup(float start) {
+  setup u;
+  CJ_NEED_GPU(engine);
+  EXPECT_OK(cujit_stream_create(engine, &u.s));
+  u.k = define_axpb();
+  u.x = upload_filled(start);
+  int block;
+  EXPECT_OK(cujit_kernel_suggest_block(u.k, &block, NULL)); /* loads it on the device */
+  return u;
+}
+
+Test(graph, capture_records_and_replay_runs_in_order) {
+  setup u = make_setup(1);
+  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED));
+  cr_expect_eq(cujit_stream_capturing(u.s), 1);
+  EXPECT_OK(axpb(u.k, u.x, 2, 1, u.s));
+  EXPECT_OK(cujit_memset(u.x, 0, 0, 4, u.s)); /* x[0] = 0 */
+  EXPECT_OK(axpb(u.k, u.x, 0.5, -3, u.s));
+  cujit_graph *g;
+  EXPECT_OK(cujit_capture_end(u.s, &g));
+  cr_expect_eq(cujit_stream_capturing(u.s), 0);
+  cr_expect_eq(cujit_graph_node_count(g, CUJIT_GRAPH_NODE_KERNEL), 2);
+  cr_expect_eq(cujit_graph_node_count(g, CUJIT_GRAPH_NODE_MEMSET), 1);
+  cr_expect_eq(cujit_graph_node_count(g, CUJIT_GRAPH_NODE_KINDS), 3);
+  cr_expect_eq(cujit_graph_kernel(g, 1), u.k);
+  cr_expect_null(cujit_graph_kernel(g, 2));
+  EXPECT_OK(cujit_stream_synchronize(u.s));
+  expect_steps(u.x, 1, NULL, 0); /* captured, not run */
+  EXPECT_OK(cujit_graph_replay(g, u.s, 3));
+  EXPECT_OK(cujit_stream_synchronize(u.s)); /* cujit streams do not wait for the default one */
+  EXPECT_OK(cujit_graph_launch(g, NULL));   /* the default stream: returns when done */
+  EXPECT_OK(cujit_device_synchronize(cujit_graph_device(g)));
+  /* Each replay: x = 2x + 1, x[0] = 0, x = x / 2 - 3; so x[0] ends at -3 whatever came before. */
+  float h[N], want1 = 2;
+  for (int r = 0; r < 4; r++) want1 = 0.5f * (2 * want1 + 1) - 3;
+  cj_test_download(h, u.x, sizeof h);
+  cr_expect_float_eq(h[0], -3, 1e-6f, "x[0] = %g", h[0]);
+  cr_expect_float_eq(h[1], want1, 1e-4f, "x[1] = %g, want %g", h[1], want1);
+  char path[sizeof cj_fixture_dir + 16];
+  snprintf(path, sizeof path, "%s/g.dot", cj_fixture_dir);
+  EXPECT_OK(cujit_graph_dot(g, path));
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f);
+  char text[64] = "";
+  cr_expect_gt(fread(text, 1, sizeof text - 1, f), 0);
+  fclose(f);
+  cr_expect(strstr(text, "digraph") != NULL, "dot output starts: %s", text);
+  cujit_graph_free(g);
+}
+
+Test(graph, set_args_checks_like_a_launch) {
+  setup u = make_setup(1);
+  cujit_buffer *y = upload_filled(10), *d;
+  EXPECT_OK(cujit_buffer_alloc(engine, N * sizeof(double), CUJIT_F64, &d));
+  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED));
+  EXPECT_OK(axpb(u.k, u.x, 2, 0, u.s));
+  cujit_graph *g;
+  EXPECT_OK(cujit_capture_end(u.s, &g));
+  cujit_arg bad_n[] = {CUJIT_ARG_BUF(y), CUJIT_ARG_F(3), CUJIT_ARG_F(1), CUJIT_ARG_F(2.5)};
+  EXPECT_FAIL(cujit_graph_set_args(g, 0, bad_n, 4), CUJIT_ERROR_ARGUMENT, "argument 4 'n'");
+  cujit_arg bad_dtype[] = {CUJIT_ARG_BUF(d), CUJIT_ARG_F(3), CUJIT_ARG_F(1), CUJIT_ARG_I(N)};
+  EXPECT_FAIL(cujit_graph_set_args(g, 0, bad_dtype, 4), CUJIT_ERROR_ARGUMENT, "holds f64");
+  cujit_arg range[] = {CUJIT_ARG_BUF(y), CUJIT_ARG_F(1e300), CUJIT_ARG_F(1), CUJIT_ARG_I(N)};
+  EXPECT_FAIL(cujit_graph_set_args(g, 0, range, 4), CUJIT_ERROR_ARGUMENT, "out of range");
+  EXPECT_FAIL(cujit_graph_set_args(g, 0, range, 3), CUJIT_ERROR_ARGUMENT, "4");
+  EXPECT_FAIL(cujit_graph_set_args(g, 1, range, 4), CUJIT_ERROR_INVALID_ARGUMENT, "1 kernel node");
+  cujit_arg good[] = {CUJIT_ARG_BUF(y), CUJIT_ARG_F(3), CUJIT_ARG_F(1), CUJIT_ARG_I(N)};
+  EXPECT_OK(cujit_graph_set_args(g, 0, good, 4));
+  EXPECT_OK(cujit_graph_replay(g, u.s, 2));
+  EXPECT_OK(cujit_stream_synchronize(u.s));
+  static const float twice[][2] = {{3, 1}, {3, 1}};
+  expect_steps(y, 10, twice, 2);
+  expect_steps(u.x, 1, NULL, 0); /* the old argument is no longer used */
+  cujit_graph_free(g);
+}
+
+Test(graph, update_from_a_capture_of_the_same_shape) {
+  setup u = make_setup(1);
+  cujit_buffer *y = upload_filled(5);
+  cujit_graph *g, *g2, *g3;
+  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED));
+  EXPECT_OK(axpb(u.k, u.x, 2, 0, u.s));
+  EXPECT_OK(cujit_capture_end(u.s, &g));
+  EXPECT_OK(cujit_graph_instantiate(g));
+  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_THREAD_LOCAL));
+  EXPECT_OK(axpb(u.k, y, -1, 4, u.s));
+  EXPECT_OK(cujit_capture_end(u.s, &g2));
+  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_GLOBAL));
+  EXPECT_OK(axpb(u.k, y, -1, 4, u.s));
+  EXPECT_OK(axpb(u.k, y, -1, 4, u.s));
+  EXPECT_OK(cujit_capture_end(u.s, &g3));
+  EXPECT_FAIL(cujit_graph_update(g, g3), CUJIT_ERROR_INVALID_ARGUMENT, "same");
+  EXPECT_OK(cujit_graph_update(g, g2));
+  cujit_graph_free(g2); /* g holds its own copy of the parameters */
+  EXPECT_OK(cujit_graph_launch(g, u.s));
+  EXPECT_OK(cujit_stream_synchronize(u.s));
+  static const float once[][2] = {{-1, 4}};
+  expect_steps(y, 5, once, 1);
+  expect_steps(u.x, 1, NULL, 0);
+  cujit_arg good[] = {CUJIT_ARG_BUF(u.x), CUJIT_ARG_F(-1), CUJIT_ARG_F(4), CUJIT_ARG_I(N)};
+  EXPECT_OK(cujit_graph_set_args(g, 0, good, 4)); /* nodes still addressable after the update */
+  EXPECT_OK(cujit_graph_launch(g, u.s));
+  EXPECT_OK(cujit_stream_synchronize(u.s));
+  expect_steps(u.x, 1, once, 1);
+  cujit_graph_free(g);
+  cujit_graph_free(g3);
+}
+
+Test(graph, refused_calls_name_the_way_out_and_the_capture_ends) {
+  setup u = make_setup(1);
+  cujit_kernel *fresh;
+  EXPECT_OK(cujit_kernel_define(engine, "fresh(float *x)", "x[0] = 7;", NULL, NULL, &fresh));
+  cujit_scalar sum;
+  EXPECT_OK(cujit_reduce(u.x, CUJIT_REDUCE_SUM, N, &sum, NULL)); /* its kernels loaded */
+  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED));
+  EXPECT_FAIL(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED), CUJIT_ERROR_INVALID_ARGUMENT,
+              "already capturing");
+  EXPECT_OK(axpb(u.k, u.x, 2, 0, u.s));
+  cujit_launch_config c = {sizeof c, {1, 1, 1}, {1, 1, 1}, 0, u.s};
+  cujit_arg a[] = {CUJIT_ARG_BUF(u.x)};
+  EXPECT_FAIL(cujit_launch(fresh, &c, a, 1), CUJIT_ERROR_UNSUPPORTED, "launch it once");
+  EXPECT_FAIL(cujit_reduce(u.x, CUJIT_REDUCE_SUM, N, &sum, u.s), CUJIT_ERROR_UNSUPPORTED,
+              "returns its value to the host");
+  cujit_graph *g;
+  EXPECT_OK(cujit_capture_end(u.s, &g)); /* refused before the driver: the capture is intact */
+  cr_expect_eq(cujit_graph_node_count(g, CUJIT_GRAPH_NODE_KERNEL), 1);
+  EXPECT_FAIL(cujit_capture_end(u.s, NULL), CUJIT_ERROR_INVALID_ARGUMENT, "not capturing");
+  /* A wait on the capturing stream is refused before the driver: the capture goes on. */
+  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED));
+  EXPECT_FAIL(cujit_stream_synchronize(u.s), CUJIT_ERROR_UNSUPPORTED, "captures a graph");
+  EXPECT_FAIL(cujit_stream_query(u.s), CUJIT_ERROR_UNSUPPORTED, "captures a graph");
+  EXPECT_OK(cujit_device_synchronize(cujit_stream_device(u.s))); /* skips the capturing stream */
+  EXPECT_OK(cujit_capture_end(u.s, NULL));                       /* discarded */
+  cr_expect_eq(cujit_stream_capturing(u.s), 0);
+  EXPECT_OK(cujit_launch(fresh, &c, a, 1)); /* the stream works again */
+  EXPECT_OK(cujit_graph_launch(g, u.s));
+  EXPECT_OK(cujit_stream_synchronize(u.s));
+  float h[2];
+  cj_test_download(h, u.x, sizeof h);
+  cr_expect_float_eq(h[0], 14, 1e-6f);
+  cr_expect_float_eq(h[1], 4, 1e-6f);
+  cujit_graph_free(g);
+}
+
+Test(graph, a_fault_inside_a_graph_is_named_as_such) {
+  setup u = make_setup(1);
+  cujit_kernel *poke;
+  EXPECT_OK(cujit_kernel_define(engine, "poke(unsigned long long addr)",
+                                "*(volatile int *)addr = 1;", NULL, NULL, &poke));
+  EXPECT_OK(cujit_kernel_suggest_block(poke, &(int){0}, NULL));
+  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED));
+  cujit_launch_config c = {sizeof c, {1, 1, 1}, {1, 1, 1}, 0, u.s};
+  cujit_arg a[] = {CUJIT_ARG_U(0)};
+  EXPECT_OK(cujit_launch(poke, &c, a, 1));
+  cujit_graph *g;
+  EXPECT_OK(cujit_capture_end(u.s, &g));
+  cujit_status st = cujit_graph_launch(g, u.s);
+  if (st == CUJIT_OK) st = cujit_stream_synchronize(u.s);
+  cr_expect_eq(st, CUJIT_ERROR_DEVICE_FAULT, "%s", cujit_errmsg(engine));
+  cr_expect(strstr(cujit_errmsg(engine), "cujit_graph") != NULL, "%s", cujit_errmsg(engine));
+  cujit_graph_free(g); /* freeing on a faulted device is fine */
+}
+
+Test(graph, buffers_freed_before_their_graph) {
+  setup u = make_setup(1);
+  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED));
+  EXPECT_OK(axpb(u.k, u.x, 2, 0, u.s));
+  cujit_graph *g;
+  EXPECT_OK(cujit_capture_end(u.s, &g));
+  EXPECT_OK(cujit_graph_launch(g, u.s));
+  EXPECT_OK(cujit_stream_synchronize(u.s));
+  cujit_buffer_free(u.x);
+  cujit_graph_free(g);
+  cujit_buffer *y = upload_filled(3); /* the device goes on */
+  EXPECT_OK(axpb(u.k, y, 2, 0, NULL));
+  static const float once[][2] = {{2, 0}};
+  expect_steps(y, 3, once, 1);
+}
+
+/* One thread captures on its stream while another launches and waits on its own. */
+typedef struct other_thread {
+  cujit_kernel *k;
+  cujit_buffer *y;
+  cujit_stream *s;
+  pthread_barrier_t *captured;
+  cujit_status st;
+} other_thread;
+
+static void *launch_meanwhile(void *p) {
+  other_thread *t = p;
+  pthread_barrier_wait(t->captured); /* the capture has begun */
+  t->st = CUJIT_OK;
+  for (int i = 0; i < 10 && t->st == CUJIT_OK; i++) t->st = axpb(t->k, t->y, 1, 1, t->s);
+  if (t->st == CUJIT_OK) t->st = cujit_stream_synchronize(t->s);
+  pthread_barrier_wait(t->captured); /* done: the capture may end */
+  return NULL;
+}
+
+Test(graph, capture_on_one_thread_while_another_launches) {
+  setup u = make_setup(1);
+  pthread_barrier_t barrier;
+  pthread_barrier_init(&barrier, NULL, 2);
+  other_thread t = {u.k, upload_filled(100), NULL, &barrier, CUJIT_OK};
+  EXPECT_OK(cujit_stream_create(engine, &t.s));
+  pthread_t th;
+  cr_assert_eq(pthread_create(&th, NULL, launch_meanwhile, &t), 0);
+  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED));
+  pthread_barrier_wait(&barrier);
+  for (int i = 0; i < 5; i++) EXPECT_OK(axpb(u.k, u.x, 1, 2, u.s));
+  pthread_barrier_wait(&barrier);
+  cujit_graph *g;
+  EXPECT_OK(cujit_capture_end(u.s, &g));
+  pthread_join(th, NULL);
+  pthread_barrier_destroy(&barrier);
+  cr_expect_eq(t.st, CUJIT_OK, "the other thread: %s", cujit_errmsg(engine));
+  float steps[10][2];
+  for (int i = 0; i < 10; i++) steps[i][0] = 1, steps[i][1] = 1;
+  expect_steps(t.y, 100, (const float(*)[2])steps, 10);
+  cr_expect_eq(cujit_graph_node_count(g, CUJIT_GRAPH_NODE_KERNEL), 5);
+  EXPECT_OK(cujit_graph_launch(g, u.s));
+  EXPECT_OK(cujit_stream_synchronize(u.s));
+  for (int i = 0; i < 5; i++) steps[i][0] = 1, steps[i][1] = 2;
+  expect_steps(u.x, 1, (const float(*)[2])steps, 5);
+  cujit_graph_free(g);
+}

@@ -1,0 +1,80 @@
+# pty_session.py -- what the REPL tests share (imported by the test_repl*.sh scripts' Python):
+# `cujit` on a pseudo-terminal, expect() with a pattern and a generous limit, ok/fail counting.
+import os, pty, re, select, sys, time
+
+fails = 0
+
+
+def fail(msg):
+    global fails
+    fails += 1
+    print("FAIL: " + msg, file=sys.stderr)
+
+
+def ok(msg):
+    print("ok: " + msg)
+
+
+def verdict():
+    print("%d failure(s)" % fails)
+    sys.exit(1 if fails else 0)
+
+
+class Session:
+    """cujit on a pseudo-terminal; expect() waits (up to a generous limit) for a pattern."""
+
+    def __init__(self, cujit, env, args=()):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.environ.update(env)
+            os.execv(cujit, [cujit] + list(args))
+        self.buf, self.seen = "", 0
+
+    def read(self, seconds):
+        end = time.time() + seconds
+        while time.time() < end:
+            r, _, _ = select.select([self.fd], [], [], 0.05)
+            if not r:
+                continue
+            try:
+                data = os.read(self.fd, 4096)
+            except OSError:
+                return False
+            if not data:
+                return False
+            # a lone \r (libedit redrawing the line) starts a line too, for ^ in patterns
+            self.buf += data.decode(errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+        return True
+
+    def expect(self, what, pattern, limit=30):
+        rx = re.compile(pattern, re.M)
+        end = time.time() + limit
+        while True:
+            m = rx.search(self.buf, self.seen)
+            if m:
+                self.seen = m.end()
+                ok(what)
+                return m
+            if time.time() > end or not self.read(0.1):
+                m = rx.search(self.buf, self.seen)
+                if m:
+                    self.seen = m.end()
+                    ok(what)
+                    return m
+                fail("%s: no /%s/ in: %r" % (what, pattern, self.buf[self.seen:]))
+                return None
+
+    def send(self, text):
+        os.write(self.fd, text.encode())
+
+    def finish(self, limit=30):
+        end = time.time() + limit
+        while time.time() < end:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.read(0.2)
+                return os.waitstatus_to_exitcode(status)
+            self.read(0.1)
+        os.kill(self.pid, 9)
+        os.waitpid(self.pid, 0)
+        return None
