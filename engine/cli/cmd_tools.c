@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <lua.h>
 
@@ -254,16 +256,46 @@ static char *output_name(const char *input, const char *ext) {
   return out;
 }
 
-static int write_output(const char *path, const void *data, size_t len) {
-  int to_stdout = strcmp(path, "-") == 0;
-  FILE *f = to_stdout ? stdout : fopen(path, "wb");
-  if (!f) {
-    fprintf(stderr, CLI_NAME " compile: cannot write %s: %s\n", path, strerror(errno));
+/* 1 if writing `output` would overwrite `input` (by name or, through links, by file). */
+static int same_file(const char *input, const char *output) {
+  struct stat a, b;
+  if (strcmp(input, output) == 0) return 1;
+  return stat(input, &a) == 0 && stat(output, &b) == 0 && a.st_dev == b.st_dev &&
+         a.st_ino == b.st_ino;
+}
+
+/* Writes a temporary file beside `path` and renames it into place, so that a full disk or a
+** crash leaves either the old file or the whole new one, never a truncated one. */
+static int write_file(const char *path, const void *data, size_t len) {
+  size_t n = strlen(path) + sizeof ".tmp.XXXXXX";
+  char *tmp = malloc(n);
+  if (!tmp) return errno = ENOMEM, 0;
+  snprintf(tmp, n, "%s.tmp.XXXXXX", path);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    free(tmp);
     return 0;
   }
-  int ok = fwrite(data, 1, len, f) == len;
-  ok = (to_stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
-  if (!ok) fprintf(stderr, CLI_NAME " compile: writing %s failed: %s\n", path, strerror(errno));
+  mode_t mask = umask(0); /* mkstemp makes 0600; an output file gets the usual 0666 & ~umask */
+  umask(mask);
+  FILE *f = fdopen(fd, "wb");
+  int ok = f && fchmod(fd, 0666 & ~mask) == 0 && fwrite(data, 1, len, f) == len;
+  int err = errno;
+  if (f ? fclose(f) != 0 : close(fd) != 0) ok = ok ? (err = errno, 0) : 0;
+  if (ok && rename(tmp, path) != 0) ok = 0, err = errno;
+  if (!ok) unlink(tmp);
+  free(tmp);
+  errno = err;
+  return ok;
+}
+
+static int write_output(const char *path, const void *data, size_t len) {
+  int ok;
+  if (strcmp(path, "-") == 0)
+    ok = fwrite(data, 1, len, stdout) == len && fflush(stdout) == 0;
+  else
+    ok = write_file(path, data, len);
+  if (!ok) fprintf(stderr, CLI_NAME " compile: cannot write %s: %s\n", path, strerror(errno));
   return ok;
 }
 
@@ -307,6 +339,11 @@ static int compile_and_write(cujit_engine *engine, compile_args *ca) {
             ca->opts.arch);
   } else if (!out && !(out = defname = output_name(ca->input, ca->cubin ? ".cubin" : ".ptx"))) {
     tool_error("compile", "out of memory");
+  } else if (strcmp(out, "-") != 0 && same_file(ca->input, out)) {
+    fprintf(stderr,
+            CLI_NAME " compile: the output %s is the input file; it would be overwritten. Pass "
+                     "another -o, or leave -o out to write %s\n",
+            out, ca->cubin ? "FILE.cubin" : "FILE.ptx");
   } else if (write_output(out, data, len)) {
     print_summary(prog, ca->input, ca->opts.arch, out);
     status = 0;
@@ -354,8 +391,8 @@ static int cache_off(void) {
                      "use it\n",
             env);
   else
-    fprintf(stderr, CLI_NAME " cache: the disk cache is off: its directory is not writable; set "
-                             "CUJIT_CACHE_DIR to a writable directory\n");
+    fprintf(stderr, CLI_NAME " cache: the disk cache is off (the warning above says why); set "
+                             "CUJIT_CACHE_DIR to a directory of your own\n");
   return 1;
 }
 

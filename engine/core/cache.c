@@ -18,12 +18,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #define MEM_SLOTS 64
 #define MEM_MAX_BYTES ((size_t)64 << 20)
 #define DEFAULT_MAX_BYTES ((uint64_t)1 << 30)
-#define ENTRY_MAX_BYTES ((uint64_t)1 << 30) /* a bigger file is not one of ours */
 
 typedef struct mem_slot {
   int used;
@@ -38,57 +36,13 @@ struct cj_cache {
   pthread_mutex_t lock;
   int disk_state; /* 0 not set up yet, 1 on, -1 off (by choice or for want of a directory) */
   int warned_write;
+  int shared; /* CUJIT_CACHE_SHARED=1: entries readable by others */
   char dir[PATH_MAX];
   uint64_t max_bytes;
   uint64_t memory_hits, disk_hits, misses;
   uint64_t tick;
   mem_slot mem[MEM_SLOTS];
 };
-
-struct cj_key_builder {
-  XXH3_state_t *state;
-};
-
-/* --- keys --------------------------------------------------------------------------------------
- */
-
-cj_key_builder *cj_key_begin(void) {
-  cj_key_builder *kb = malloc(sizeof *kb);
-  if (!kb) return NULL;
-  kb->state = XXH3_createState();
-  if (!kb->state || XXH3_128bits_reset(kb->state) != XXH_OK) {
-    XXH3_freeState(kb->state);
-    free(kb);
-    return NULL;
-  }
-  return kb;
-}
-
-void cj_key_add(cj_key_builder *kb, const void *data, size_t len) {
-  if (!kb) return;
-  uint64_t n = len;
-  XXH3_128bits_update(kb->state, &n, sizeof n);
-  if (len) XXH3_128bits_update(kb->state, data, len);
-}
-
-void cj_key_add_str(cj_key_builder *kb, const char *s) {
-  if (s)
-    cj_key_add(kb, s, strlen(s));
-  else
-    cj_key_add(kb, "\xff(null)", 7); /* differs from every string, "" included */
-}
-
-cj_cache_key cj_key_end(cj_key_builder *kb) {
-  cj_cache_key key;
-  memset(&key, 0, sizeof key);
-  if (!kb) return key;
-  XXH128_canonical_t c;
-  XXH128_canonicalFromHash(&c, XXH3_128bits_digest(kb->state));
-  memcpy(key.bytes, c.digest, sizeof key.bytes);
-  XXH3_freeState(kb->state);
-  free(kb);
-  return key;
-}
 
 /* By table, not snprintf: it is on the path of every cache hit. */
 static void key_hex(const cj_cache_key *key, char out[33]) {
@@ -104,7 +58,7 @@ static void key_hex(const cj_cache_key *key, char out[33]) {
  */
 
 /* CUJIT_CACHE_MAX: bytes, with an optional K, M, G or T (powers of 1024, "KB"/"KiB" too). */
-static int parse_size(const char *s, uint64_t *out) {
+int cj_cache_parse_size(const char *s, uint64_t *out) {
   char *end;
   errno = 0;
   if (!isdigit((unsigned char)*s)) return 0;
@@ -152,30 +106,39 @@ static int make_dirs(const char *path) {
     if (*p == '/' || *p == '\0') {
       char c = *p;
       *p = '\0';
-      if (mkdir(buf, 0777) != 0 && errno != EEXIST) return errno;
+      int made = mkdir(buf, 0700) == 0;
+      if (!made && errno != EEXIST) return errno;
       *p = c;
-      if (c == '\0') break;
+      if (c == '\0') {
+        if (made && chmod(buf, 0700) != 0) return errno; /* 0700 whatever the umask */
+        break;
+      }
     }
   }
   return usable_dir(path);
 }
 
-static const char *where_from(char *dir, size_t len) {
-  const char *v = getenv("CUJIT_CACHE_DIR");
-  if (v && *v) {
-    snprintf(dir, len, "%s", v);
-    return "CUJIT_CACHE_DIR";
+/* The directory and the variable it came from; NULL when none is set. Room is left for an
+** entry's name after the directory, so a path that does not fit is refused, never cut. */
+static const char *where_from(char *dir, size_t len, int *too_long) {
+  static const char *const vars[] = {"CUJIT_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
+  static const char *const suffixes[] = {"", "/cujit", "/.cache/cujit"};
+  for (int i = 0; i < 3; i++) {
+    const char *v = getenv(vars[i]);
+    if (!v || !*v || (i == 1 && *v != '/')) continue;
+    *too_long = (size_t)snprintf(dir, len, "%s%s", v, suffixes[i]) + 64 >= len;
+    return vars[i];
   }
-  v = getenv("XDG_CACHE_HOME");
-  if (v && *v == '/') {
-    snprintf(dir, len, "%s/cujit", v);
-    return "XDG_CACHE_HOME";
-  }
-  v = getenv("HOME");
-  if (v && *v) {
-    snprintf(dir, len, "%s/.cache/cujit", v);
-    return "HOME";
-  }
+  return NULL;
+}
+
+/* 0, or why a directory that others may write is not used: whoever can write it chooses the
+** code the GPU runs (entries are checked for integrity, not authenticity). */
+static const char *unsafe_dir(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0) return NULL; /* it was usable a moment ago: writing will say */
+  if (st.st_uid != geteuid()) return "it belongs to another user";
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) return "group or others may write it";
   return NULL;
 }
 
@@ -186,7 +149,7 @@ static void setup_disk(cj_cache *c) {
   if (c->disk_state != 0) return;
   c->disk_state = -1;
   const char *v = getenv("CUJIT_CACHE_MAX");
-  if (v && *v && !parse_size(v, &c->max_bytes)) {
+  if (v && *v && !cj_cache_parse_size(v, &c->max_bytes)) {
     c->max_bytes = DEFAULT_MAX_BYTES;
     cj_warn(c->engine,
             "CUJIT_CACHE_MAX='%s' is not a size; using 1G. Write bytes with an "
@@ -194,7 +157,16 @@ static void setup_disk(cj_cache *c) {
             v);
   }
   if (env_off()) return;
-  const char *from = where_from(c->dir, sizeof c->dir);
+  int too_long = 0;
+  const char *from = where_from(c->dir, sizeof c->dir, &too_long);
+  if (from && too_long) {
+    cj_warn(c->engine,
+            "cache directory from %s is too long (the limit is %d bytes); compiled kernels are "
+            "kept in memory only. Set CUJIT_CACHE_DIR to a shorter path",
+            from, (int)sizeof c->dir - 64);
+    c->dir[0] = '\0';
+    return;
+  }
   if (!from) {
     c->dir[0] = '\0';
     cj_warn(c->engine, "no cache directory: neither CUJIT_CACHE_DIR, XDG_CACHE_HOME nor HOME is "
@@ -212,6 +184,18 @@ static void setup_disk(cj_cache *c) {
     c->dir[0] = '\0';
     return;
   }
+  const char *shared = getenv("CUJIT_CACHE_SHARED");
+  c->shared = shared && strcmp(shared, "1") == 0;
+  const char *unsafe = c->shared ? NULL : unsafe_dir(c->dir);
+  if (unsafe) {
+    cj_warn(c->engine,
+            "cache directory '%s' (from %s) is not used: %s, and whoever can write it chooses "
+            "the code your GPU runs; compiled kernels are kept in memory only. Use a directory "
+            "of your own (chmod 700 '%s'), or set CUJIT_CACHE_SHARED=1 to share it knowingly",
+            c->dir, from, unsafe, c->dir);
+    c->dir[0] = '\0';
+    return;
+  }
   c->disk_state = 1;
 }
 
@@ -222,14 +206,6 @@ cj_cache *cj_cache_open(cujit_engine *engine) {
   pthread_mutex_init(&c->lock, NULL);
   c->max_bytes = DEFAULT_MAX_BYTES;
   return c;
-}
-
-void cj_cache_entry_free(cj_cache_entry *entry) {
-  if (!entry) return;
-  free(entry->ptx);
-  free(entry->cubin);
-  free(entry->log);
-  memset(entry, 0, sizeof *entry);
 }
 
 void cj_cache_close(cj_cache *cache) {
@@ -306,111 +282,94 @@ static void mem_put(cj_cache *c, const cj_cache_key *key, const cj_cache_entry *
 /* --- disk --------------------------------------------------------------------------------------
  */
 
-static void put_u32(unsigned char *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_u64(unsigned char *p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const unsigned char *p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
-  return v;
-}
-
-static uint64_t get_u64(const unsigned char *p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
-  return v;
-}
-
-static void entry_path(const cj_cache *c, const cj_cache_key *key, char *path, size_t len) {
+/* Compiled code is <key>.cjc; an include manifest (cj_cache_put_text) is <key>.cjm. */
+static void entry_path(const cj_cache *c, const cj_cache_key *key, int text, char *path,
+                       size_t len) {
   char hex[33];
   key_hex(key, hex);
-  snprintf(path, len, "%s/%s.cjc", c->dir, hex);
+  snprintf(path, len, "%s/%s.%s", c->dir, hex, text ? "cjm" : "cjc");
 }
 
-/* Reads a whole file (and its stat); 0 and errno on failure. */
-static int read_all(const char *path, unsigned char **data, size_t *len, struct stat *info) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  struct stat st;
-  if (fstat(fd, &st) != 0 || (uint64_t)st.st_size > ENTRY_MAX_BYTES) {
-    int e = errno ? errno : EFBIG;
-    close(fd);
-    errno = e;
-    return 0;
-  }
-  size_t n = (size_t)st.st_size, got = 0;
-  unsigned char *buf = malloc(n ? n : 1);
-  if (!buf) {
-    close(fd);
-    errno = ENOMEM;
-    return 0;
-  }
-  while (got < n) {
-    ssize_t r = read(fd, buf + got, n - got);
+static int read_full(int fd, unsigned char *buf, size_t n, size_t *got) {
+  *got = 0;
+  while (*got < n) {
+    ssize_t r = read(fd, buf + *got, n - *got);
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    got += (size_t)r;
+    if (r <= 0) return r == 0;
+    *got += (size_t)r;
   }
-  close(fd);
-  *data = buf;
-  *len = got;
-  *info = st;
   return 1;
 }
 
-/* Checks a file's bytes against the key; NULL if good, else why not. */
-static const char *verify(const unsigned char *d, size_t n, const cj_cache_key *key) {
-  if (n < CJ_CACHE_HEADER_BYTES) return "truncated header";
-  if (memcmp(d, CJ_CACHE_MAGIC, 8) != 0) return "not a cujit cache entry";
-  if (get_u32(d + 8) != CJ_CACHE_SCHEMA) return "written by another cujit cache schema";
-  if (memcmp(d + 16, key->bytes, 16) != 0) return "holds another key";
-  uint64_t ptx = get_u64(d + 32), cubin = get_u64(d + 40), log = get_u64(d + 48);
-  uint64_t payload = n - CJ_CACHE_HEADER_BYTES;
-  if (ptx > payload || cubin > payload || log > payload || ptx + cubin + log != payload)
-    return ptx + cubin + log > payload ? "truncated" : "sizes do not match the file";
-  if (XXH64(d + CJ_CACHE_HEADER_BYTES, (size_t)payload, 0) != get_u64(d + 56))
-    return "checksum mismatch";
-  return NULL;
+/* Reads the entry at `path`: its header first, and the rest only when the header announces an
+** entry for `key` exactly the file's size. Never blocks (a FIFO is not opened for reading
+** whole). 0: absent or unreadable; 1: *data filled; -1: *bad says why it is not an entry; -2:
+** not a regular file, *bad says what it is. */
+static int read_entry(const char *path, const cj_cache_key *key, unsigned char **data, size_t *len,
+                      struct stat *info, const char **bad) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return 0;
+  unsigned char head[CJ_CACHE_HEADER_BYTES];
+  size_t got = 0;
+  int result = -1;
+  if (fstat(fd, info) != 0) {
+    result = 0;
+  } else if (!S_ISREG(info->st_mode)) {
+    *bad = S_ISDIR(info->st_mode) ? "a directory" : "not a regular file", result = -2;
+  } else if (!read_full(fd, head, sizeof head, &got) ||
+             (*bad = cj_cache_entry_check_header(head, got, key, (uint64_t)info->st_size)) !=
+                 NULL) {
+    if (!*bad) *bad = "unreadable";
+  } else if (!(*data = malloc((size_t)info->st_size))) {
+    result = 0;
+  } else {
+    memcpy(*data, head, sizeof head);
+    result = read_full(fd, *data + sizeof head, (size_t)info->st_size - sizeof head, &got) &&
+                     got == (size_t)info->st_size - sizeof head
+                 ? 1
+                 : -1;
+    *len = (size_t)info->st_size;
+    if (result != 1) free(*data), *bad = "truncated";
+  }
+  close(fd);
+  return result;
 }
 
 #define LRU_RESOLUTION_SECONDS 3600
+#define TEMP_GRACE_SECONDS 60
 
-static int disk_get(cj_cache *c, const cj_cache_key *key, cj_cache_entry *out) {
+static int disk_get(cj_cache *c, const cj_cache_key *key, int text, cj_cache_entry *out) {
   char path[PATH_MAX + 40];
-  entry_path(c, key, path, sizeof path);
+  entry_path(c, key, text, path, sizeof path);
   unsigned char *d = NULL;
   size_t n = 0;
   struct stat info;
-  if (!read_all(path, &d, &n, &info)) return 0; /* ENOENT: a plain miss */
-  const char *bad = verify(d, n, key);
+  const char *bad = NULL;
+  int got = read_entry(path, key, &d, &n, &info, &bad);
+  if (got == 1) {
+    bad = cj_cache_entry_parse(d, n, key, out);
+    free(d);
+  }
+  if (got == -2 && strcmp(bad, "a directory") == 0) {
+    cj_warn(c->engine,
+            "cache entry %s is a directory; it was left alone and is not used. Remove it", path);
+    return 0;
+  }
+  if (got == -2) { /* a FIFO, a socket, a device: never opened for reading, renamed over */
+    cj_warn(c->engine, "cache entry %s is %s; not read, recompiling to replace it", path, bad);
+    return 0;
+  }
+  if (got == 0) return 0; /* ENOENT: a plain miss */
   if (bad) {
-    free(d);
-    cj_warn(c->engine, "cache entry %s is corrupt (%s); removed, recompiling", path, bad);
-    unlink(path);
+    if (unlink(path) == 0 || errno == ENOENT)
+      cj_warn(c->engine, "cache entry %s is corrupt (%s); removed, recompiling", path, bad);
+    else
+      cj_warn(c->engine,
+              "cache entry %s is corrupt (%s) and could not be removed (%s); "
+              "recompiling",
+              path, bad, strerror(errno));
     return 0;
   }
-  size_t ptx = (size_t)get_u64(d + 32), cubin = (size_t)get_u64(d + 40),
-         log = (size_t)get_u64(d + 48);
-  const unsigned char *p = d + CJ_CACHE_HEADER_BYTES;
-  memset(out, 0, sizeof *out);
-  out->ptx = cj_strndup((const char *)p, ptx);
-  out->cubin = cubin ? malloc(cubin) : NULL;
-  out->log = cj_strndup((const char *)p + ptx + cubin, log);
-  if (!out->ptx || (cubin && !out->cubin) || !out->log) {
-    cj_cache_entry_free(out);
-    free(d);
-    return 0;
-  }
-  if (cubin) memcpy(out->cubin, p + ptx, cubin);
-  out->ptx_len = ptx;
-  out->cubin_len = cubin;
-  out->nvrtc_version = (int)get_u32(d + 12);
-  free(d);
   /* Recently used, for LRU. An hour's resolution is plenty for eviction, and skipping the
   ** metadata write on hot entries keeps a hit to reads only. */
   if (time(NULL) - info.st_mtime > LRU_RESOLUTION_SECONDS) utimensat(AT_FDCWD, path, NULL, 0);
@@ -437,33 +396,20 @@ static void warn_write(cj_cache *c, const char *path, int err) {
           path, strerror(err));
 }
 
-static int disk_put(cj_cache *c, const cj_cache_key *key, const cj_cache_entry *e) {
+static int disk_put(cj_cache *c, const cj_cache_key *key, int text, const cj_cache_entry *e) {
   char path[PATH_MAX + 40], tmp[PATH_MAX + 80], hex[33];
-  entry_path(c, key, path, sizeof path);
+  entry_path(c, key, text, path, sizeof path);
   key_hex(key, hex);
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   unsigned rnd = (unsigned)ts.tv_nsec ^ (unsigned)(uintptr_t)&ts ^ (unsigned)c->tick;
   snprintf(tmp, sizeof tmp, "%s/.%s.%ld.%08x.tmp", c->dir, hex, (long)getpid(), rnd);
-  size_t log_len = strlen(e->log ? e->log : "");
-  size_t payload = e->ptx_len + e->cubin_len + log_len;
-  unsigned char *buf = malloc(CJ_CACHE_HEADER_BYTES + payload);
+  size_t len;
+  unsigned char *buf = cj_cache_entry_encode(key, e, &len);
   if (!buf) return 0;
-  unsigned char *p = buf + CJ_CACHE_HEADER_BYTES;
-  memcpy(p, e->ptx, e->ptx_len);
-  if (e->cubin_len) memcpy(p + e->ptx_len, e->cubin, e->cubin_len);
-  if (log_len) memcpy(p + e->ptx_len + e->cubin_len, e->log, log_len);
-  memset(buf, 0, CJ_CACHE_HEADER_BYTES);
-  memcpy(buf, CJ_CACHE_MAGIC, 8);
-  put_u32(buf + 8, CJ_CACHE_SCHEMA);
-  put_u32(buf + 12, (uint32_t)e->nvrtc_version);
-  memcpy(buf + 16, key->bytes, 16);
-  put_u64(buf + 32, e->ptx_len);
-  put_u64(buf + 40, e->cubin_len);
-  put_u64(buf + 48, log_len);
-  put_u64(buf + 56, XXH64(p, payload, 0));
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  int ok = fd >= 0 && write_all(fd, buf, CJ_CACHE_HEADER_BYTES + payload);
+  /* 0600 whatever the umask: only the owner may read what only the owner may write. */
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, c->shared ? 0644 : 0600);
+  int ok = fd >= 0 && (c->shared || fchmod(fd, 0600) == 0) && write_all(fd, buf, len);
   int err = errno;
   if (fd >= 0 && close(fd) != 0 && ok) ok = 0, err = errno;
   if (ok && rename(tmp, path) != 0) ok = 0, err = errno;
@@ -483,7 +429,8 @@ typedef struct disk_file {
 
 static int is_entry_name(const char *n) {
   size_t l = strlen(n);
-  return l == 36 && strcmp(n + 32, ".cjc") == 0 && strspn(n, "0123456789abcdef") == 32;
+  return l == 36 && (strcmp(n + 32, ".cjc") == 0 || strcmp(n + 32, ".cjm") == 0) &&
+         strspn(n, "0123456789abcdef") == 32;
 }
 
 static int is_temp_name(const char *n) {
@@ -529,7 +476,7 @@ static int older(const void *a, const void *b) {
 
 /* Removes least recently used entries until the disk part fits CUJIT_CACHE_MAX; the entry just
 ** written (keep) goes last, only if it alone is too big. */
-static void evict(cj_cache *c, const cj_cache_key *keep) {
+static void evict(cj_cache *c, const cj_cache_key *keep, int text) {
   size_t n;
   uint64_t total;
   disk_file *files = list_entries(c, &n, &total);
@@ -539,7 +486,7 @@ static void evict(cj_cache *c, const cj_cache_key *keep) {
   }
   char keep_name[48], hex[33];
   key_hex(keep, hex);
-  snprintf(keep_name, sizeof keep_name, "%s.cjc", hex);
+  snprintf(keep_name, sizeof keep_name, "%s.%s", hex, text ? "cjm" : "cjc");
   qsort(files, n, sizeof *files, older);
   for (int pass = 0; pass < 2 && total > c->max_bytes; pass++)
     for (size_t i = 0; i < n && total > c->max_bytes; i++) {
@@ -554,7 +501,8 @@ static void evict(cj_cache *c, const cj_cache_key *keep) {
 /* --- the interface -----------------------------------------------------------------------------
  */
 
-int cj_cache_get(cj_cache *cache, const cj_cache_key *key, cj_cache_entry *out) {
+/* A hit or a miss; `text` entries (manifests) are kept apart on disk and not counted. */
+static int get(cj_cache *cache, const cj_cache_key *key, int text, cj_cache_entry *out) {
   if (!cache || !key || !out) return 0;
   memset(out, 0, sizeof *out);
   pthread_mutex_lock(&cache->lock);
@@ -563,26 +511,49 @@ int cj_cache_get(cj_cache *cache, const cj_cache_key *key, cj_cache_entry *out) 
   mem_slot *s = mem_find(cache, key);
   if (s && entry_copy(out, &s->entry)) {
     s->tick = ++cache->tick;
-    cache->memory_hits++;
+    cache->memory_hits += !text;
     hit = 1;
-  } else if (cache->disk_state == 1 && disk_get(cache, key, out)) {
-    cache->disk_hits++;
+  } else if (cache->disk_state == 1 && disk_get(cache, key, text, out)) {
+    cache->disk_hits += !text;
     mem_put(cache, key, out);
     hit = 1;
   } else {
-    cache->misses++;
+    cache->misses += !text;
   }
   pthread_mutex_unlock(&cache->lock);
   return hit;
 }
 
-void cj_cache_put(cj_cache *cache, const cj_cache_key *key, const cj_cache_entry *entry) {
+static void put(cj_cache *cache, const cj_cache_key *key, int text, const cj_cache_entry *entry) {
   if (!cache || !key || !entry || !entry->ptx) return;
   pthread_mutex_lock(&cache->lock);
   setup_disk(cache);
   mem_put(cache, key, entry);
-  if (cache->disk_state == 1 && disk_put(cache, key, entry)) evict(cache, key);
+  if (cache->disk_state == 1 && disk_put(cache, key, text, entry)) evict(cache, key, text);
   pthread_mutex_unlock(&cache->lock);
+}
+
+int cj_cache_get(cj_cache *cache, const cj_cache_key *key, cj_cache_entry *out) {
+  return get(cache, key, 0, out);
+}
+
+void cj_cache_put(cj_cache *cache, const cj_cache_key *key, const cj_cache_entry *entry) {
+  put(cache, key, 0, entry);
+}
+
+char *cj_cache_get_text(cj_cache *cache, const cj_cache_key *key, size_t *len) {
+  cj_cache_entry e;
+  if (!get(cache, key, 1, &e)) return NULL;
+  *len = e.ptx_len;
+  char *t = e.ptx;
+  e.ptx = NULL;
+  cj_cache_entry_free(&e);
+  return t;
+}
+
+void cj_cache_put_text(cj_cache *cache, const cj_cache_key *key, const char *text) {
+  cj_cache_entry e = {.ptx = (char *)text, .ptx_len = text ? strlen(text) : 0, .log = ""};
+  put(cache, key, 1, &e);
 }
 
 const char *cj_cache_dir_path(const cj_cache *cache) {
@@ -607,8 +578,9 @@ void cj_cache_stats(cj_cache *cache, cujit_cache_stats *stats) {
   if (cache->disk_state == 1) {
     size_t n;
     uint64_t bytes;
-    free(list_entries(cache, &n, &bytes));
-    stats->entries = n;
+    disk_file *files = list_entries(cache, &n, &bytes);
+    for (size_t i = 0; i < n; i++) stats->entries += strcmp(files[i].name + 32, ".cjc") == 0;
+    free(files);
     stats->bytes = bytes;
   }
   pthread_mutex_unlock(&cache->lock);
@@ -629,7 +601,12 @@ cujit_status cj_cache_clear(cj_cache *cache) {
     } else {
       struct dirent *de;
       while ((de = readdir(d)) != NULL) {
+        struct stat info;
         if (!is_entry_name(de->d_name) && !is_temp_name(de->d_name)) continue;
+        /* another process's entry being written: its rename will need the file */
+        if (is_temp_name(de->d_name) && fstatat(dirfd(d), de->d_name, &info, 0) == 0 &&
+            time(NULL) - info.st_mtime < TEMP_GRACE_SECONDS)
+          continue;
         if (unlinkat(dirfd(d), de->d_name, 0) != 0 && errno != ENOENT && st == CUJIT_OK)
           st = cj_fail(cache->engine, CUJIT_ERROR_CACHE,
                        "cannot clear the cache: removing '%s/%s' failed (%s); check the "

@@ -54,6 +54,26 @@ int cj_cache_get(cj_cache *cache, const cj_cache_key *key, cj_cache_entry *out);
 void cj_cache_put(cj_cache *cache, const cj_cache_key *key, const cj_cache_entry *entry);
 void cj_cache_entry_free(cj_cache_entry *entry);
 
+/* The same store for text (the include manifests): <key>.cjm files beside the entries, counted
+** in neither the hits nor the entries of the stats. get: malloc'd text and its length, or NULL. */
+char *cj_cache_get_text(cj_cache *cache, const cj_cache_key *key, size_t *len);
+void cj_cache_put_text(cj_cache *cache, const cj_cache_key *key, const char *text);
+
+/* The entry file for `key` (header, PTX, CUBIN, log): malloc'd, its size in *len; NULL when out
+** of memory. */
+unsigned char *cj_cache_entry_encode(const cj_cache_key *key, const cj_cache_entry *entry,
+                                     size_t *len);
+/* Why the first n bytes of a file of file_size bytes do not begin an entry for `key`; NULL when
+** they do (the sizes they announce add up to the file's). Read before the rest of a file. */
+const char *cj_cache_entry_check_header(const unsigned char *data, size_t n,
+                                        const cj_cache_key *key, uint64_t file_size);
+/* An entry file's bytes read back for `key`: NULL and a filled entry, or why they are not one
+** (the header as above, then the checksum). */
+const char *cj_cache_entry_parse(const unsigned char *data, size_t len, const cj_cache_key *key,
+                                 cj_cache_entry *out);
+/* CUJIT_CACHE_MAX's syntax: bytes with an optional K, M, G or T (and B/iB). 1 if valid. */
+int cj_cache_parse_size(const char *s, uint64_t *out);
+
 const char *cj_cache_dir_path(const cj_cache *cache);
 void cj_cache_stats(cj_cache *cache, cujit_cache_stats *stats);
 cujit_status cj_cache_clear(cj_cache *cache);

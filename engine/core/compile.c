@@ -5,19 +5,16 @@
 ** are the program layer's (program.c).
 */
 #include "compile.h"
+#include "includes.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#define MAX_INCLUDE_FILES 4096
-#define MAX_INCLUDE_BYTES ((uint64_t)64 << 20)
-#define MAX_INCLUDE_DEPTH 16
+#include <unistd.h>
 
 /* --- the arch --------------------------------------------------------------------------------- */
 
@@ -202,105 +199,41 @@ static cujit_status build_options(cujit_engine *engine, const cujit_compile_opti
 
 /* --- the key ---------------------------------------------------------------------------------- */
 
-typedef struct file_list {
-  char **paths;
-  size_t n, cap;
-  uint64_t bytes;
-  int over; /* past the bounds: hash sizes and mtimes instead of contents */
-} file_list;
-
-static void list_files(file_list *fl, const char *dir, int depth) {
-  if (depth > MAX_INCLUDE_DEPTH) return;
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *de;
-  while ((de = readdir(d)) != NULL) {
-    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
-    char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path) continue;
-    struct stat lst, st;
-    if (lstat(path, &lst) != 0) continue;
-    if (S_ISDIR(lst.st_mode)) { /* real directories only: a symlink loop cannot trap us */
-      list_files(fl, path, depth + 1);
-      continue;
-    }
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    if (fl->n == fl->cap) {
-      size_t cap = fl->cap ? 2 * fl->cap : 64;
-      char **np = realloc(fl->paths, cap * sizeof *np);
-      if (!np) break;
-      fl->paths = np, fl->cap = cap;
-    }
-    if (!(fl->paths[fl->n] = cj_strdup(path))) break;
-    fl->n++;
-    fl->bytes += (uint64_t)st.st_size;
-    if (fl->n > MAX_INCLUDE_FILES || fl->bytes > MAX_INCLUDE_BYTES) fl->over = 1;
-  }
-  closedir(d);
-}
-
-static int by_name(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void hash_file(cj_key_builder *kb, const char *path, int contents) {
-  struct stat st;
-  if (stat(path, &st) != 0) return;
-  if (!contents) {
-    int64_t meta[3] = {(int64_t)st.st_size, (int64_t)st.st_mtim.tv_sec,
-                       (int64_t)st.st_mtim.tv_nsec};
-    cj_key_add(kb, meta, sizeof meta);
-    return;
-  }
-  FILE *f = fopen(path, "rb");
-  if (!f) return;
-  char *buf = malloc((size_t)st.st_size + 1);
-  size_t n = buf ? fread(buf, 1, (size_t)st.st_size, f) : 0;
-  fclose(f);
-  cj_key_add(kb, buf ? buf : "", n);
-  free(buf);
-}
-
-/* Every file a user include dir holds, since any of them may be #included. */
-static void hash_include_dir(cujit_engine *engine, cj_key_builder *kb, const char *dir) {
-  file_list fl = {0};
-  list_files(&fl, dir, 0);
-  qsort(fl.paths, fl.n, sizeof *fl.paths, by_name);
-  if (fl.over)
-    cj_warn(engine,
-            "include dir '%s' holds more than %d files or %d MiB; the cache key uses their sizes "
-            "and times instead of their contents. Point include_dirs at a smaller directory",
-            dir, MAX_INCLUDE_FILES, (int)(MAX_INCLUDE_BYTES >> 20));
-  cj_key_add(kb, &fl.n, sizeof fl.n);
-  for (size_t i = 0; i < fl.n; i++) {
-    cj_key_add_str(kb, fl.paths[i] + strlen(dir));
-    hash_file(kb, fl.paths[i], !fl.over);
-    free(fl.paths[i]);
-  }
-  free(fl.paths);
-}
-
-static cujit_status make_key(cujit_engine *engine, const char *source, const char *name,
-                             const cujit_compile_options *op, const char *arch, const opt_list *o,
-                             cj_cache_key *key) {
+/* The source key: what the caller gave, before any header is read. It names the include
+** manifest, which holds the full key (and the working directory when it resolved a relative
+** name such as "k.cu" or "-I inc": checked only then, so most hits make no getcwd). */
+static cj_cache_key source_key(const char *source, const char *name, const char *arch,
+                               const opt_list *o, const char *toolkit) {
   cj_key_builder *kb = cj_key_begin();
-  if (!kb) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  uint32_t schema = CJ_CACHE_SCHEMA;
+  cj_key_add_str(kb, "cujit manifest");
+  cj_key_add(kb, &schema, sizeof schema);
+  cj_key_add_str(kb, source);
+  cj_key_add_str(kb, name);
+  cj_key_add_str(kb, arch);
+  cj_key_add(kb, &o->n, sizeof o->n);
+  for (size_t i = 0; i < o->n; i++) cj_key_add_str(kb, o->v[i]);
+  cj_key_add_str(kb, cj_embedded_headers_hash);
+  cj_key_add_str(kb, toolkit);
+  return cj_key_end(kb); /* all zero when out of memory: a key nothing is stored under twice */
+}
+
+/* The full key: exactly what NVRTC is given (the rewritten source, every header's bytes). */
+static cj_cache_key full_key(const cj_includes *inc, const char *name, const char *arch,
+                             const opt_list *o) {
+  cj_key_builder *kb = cj_key_begin();
   uint32_t schema = CJ_CACHE_SCHEMA;
   int number, cubin = 0;
   parse_arch(arch, &number, &cubin);
   cj_key_add_str(kb, "cujit program");
   cj_key_add(kb, &schema, sizeof schema);
-  cj_key_add_str(kb, source);
+  cj_key_add(kb, inc->digest, sizeof inc->digest);
   cj_key_add_str(kb, name);
   cj_key_add_str(kb, arch);
   cj_key_add_str(kb, cubin ? "ptx+cubin" : "ptx");
   cj_key_add(kb, &o->n, sizeof o->n);
   for (size_t i = 0; i < o->n; i++) cj_key_add_str(kb, o->v[i]);
-  cj_key_add_str(kb, cj_embedded_headers_hash);
-  for (size_t i = 0; op && i < op->include_dir_count; i++)
-    hash_include_dir(engine, kb, op->include_dirs[i]);
-  *key = cj_key_end(kb);
-  return CUJIT_OK;
+  return cj_key_end(kb);
 }
 
 /* --- NVRTC ------------------------------------------------------------------------------------ */
@@ -351,17 +284,29 @@ static cujit_status get_outputs(cujit_engine *engine, cj_nvrtc *nv, nvrtcProgram
   return CUJIT_OK;
 }
 
-static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const char *source,
-                              const char *name, const char *arch, opt_list *o, cj_cache_entry *e) {
+/* Compiles `inc` when its includes were resolved (NVRTC then reads no file: every header is
+** given in memory), else the source as it is, NVRTC finding its headers itself. */
+static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc,
+                              const char *source, const char *name, const char *arch, opt_list *o,
+                              cj_cache_entry *e) {
   int number, cubin;
   parse_arch(arch, &number, &cubin);
+  for (size_t i = 0; inc->cacheable && i < o->n && i < inc->flag_count; i++)
+    if (strcmp(o->v[i], inc->flags[i]) != 0) { /* inc was resolved from o: a --pre-include */
+      free(o->v[i]);
+      if (!(o->v[i] = cj_strdup(inc->flags[i]))) o->failed = 1;
+    }
   char found[PATH_MAX];
   const char *tk = toolkit_include(found);
   if (tk) opt_add(o, "--include-path=%s%s", tk, NULL);
   if (o->failed) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  nvrtcProgram prog;
-  nvrtcResult r = nv->nvrtcCreateProgram(&prog, source, name, (int)cj_embedded_header_count,
-                                         cj_embedded_header_sources, cj_embedded_header_names);
+  nvrtcProgram prog; /* messages quote `source`, the user's text; NVRTC gets the resolved one */
+  nvrtcResult r =
+      inc->cacheable ? nv->nvrtcCreateProgram(&prog, inc->source, name, (int)inc->header_count,
+                                              (const char *const *)inc->header_sources,
+                                              (const char *const *)inc->header_names)
+                     : nv->nvrtcCreateProgram(&prog, source, name, (int)cj_embedded_header_count,
+                                              cj_embedded_header_sources, cj_embedded_header_names);
   if (r != NVRTC_SUCCESS) return nvrtc_status(engine, nv, r, "nvrtcCreateProgram");
   nvrtcResult cr = nv->nvrtcCompileProgram(prog, (int)o->n, (const char *const *)o->v);
   size_t log_len = 0;
@@ -408,6 +353,60 @@ static int lookup(cujit_engine *engine, const cj_cache_key *key, cj_cache_entry 
   return 1;
 }
 
+/* The cache lookup by the include rule (docs/ARCHITECTURE.md), first half: the manifest under
+** the source key gives the full key while every header it lists is unchanged (a stat each).
+** *key_ok is 1 when it did; the entry may still be missing. */
+static int manifest_lookup(cujit_engine *engine, const char *source, const char *name,
+                           const char *arch, const opt_list *o, cj_cache_key *key, int *key_ok,
+                           cj_cache_entry *e) {
+  char found[PATH_MAX];
+  const char *tk = toolkit_include(found);
+  cj_cache_key skey = source_key(source, name, arch, o, tk ? tk : "");
+  size_t len = 0;
+  char *manifest = cj_cache_get_text(engine->cache, &skey, &len);
+  *key_ok = manifest && cj_includes_manifest_check(manifest, len, key->bytes);
+  free(manifest);
+  return *key_ok && lookup(engine, key, e);
+}
+
+/* Second half: resolves the includes (once; inc is kept for the compile), makes the full key,
+** looks it up when `look`, and writes the manifest. A program whose includes cannot be resolved
+** is not cacheable: *key_ok 0, and one warning saying where. */
+static cujit_status resolve_lookup(cujit_engine *engine, const char *source, const char *name,
+                                   const char *arch, const opt_list *o, cj_includes *inc, int look,
+                                   cj_cache_key *key, int *key_ok, cj_cache_entry *e, int *hit) {
+  char found[PATH_MAX];
+  const char *tk = toolkit_include(found);
+  if (!inc->source) {
+    cj_include_request rq = {.source = source,
+                             .name = name,
+                             .system_dir = tk,
+                             .flags = (const char *const *)o->v,
+                             .flag_count = o->n,
+                             .builtin_names = cj_embedded_header_names,
+                             .builtin_sources = cj_embedded_header_sources,
+                             .builtin_count = cj_embedded_header_count};
+    if (!cj_includes_resolve(&rq, inc))
+      return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+    if (!inc->cacheable)
+      cj_warn(engine,
+              "'%s' is compiled without the cache: %s. cujit hashes every header it includes and "
+              "must know each file by name; write the #include with a literal file name",
+              name, inc->why);
+  }
+  cj_cache_key skey = source_key(source, name, arch, o, tk ? tk : "");
+  if (!(*key_ok = inc->cacheable)) {
+    *key = skey; /* never looked up nor stored: only names the program layer's record */
+    return CUJIT_OK;
+  }
+  *key = full_key(inc, name, arch, o);
+  if (look) *hit = lookup(engine, key, e);
+  char *text = cj_includes_manifest(inc, key->bytes);
+  if (text) cj_cache_put_text(engine->cache, &skey, text);
+  free(text);
+  return CUJIT_OK;
+}
+
 cujit_status cj_compile(cujit_engine *engine, const char *source, const char *name,
                         const cujit_compile_options *options, const char *target,
                         cj_compiled *out) {
@@ -422,10 +421,12 @@ cujit_status cj_compile(cujit_engine *engine, const char *source, const char *na
   opt_list o = {0};
   cj_cache_key key;
   cj_cache_entry *e = &out->entry;
-  int hit = 0;
+  cj_includes inc = {0};
+  int hit = 0, key_ok = 0;
   st = build_options(engine, options, arch, &o);
-  if (st == CUJIT_OK) st = make_key(engine, source, name, options, arch, &o, &key);
-  if (st == CUJIT_OK) hit = lookup(engine, &key, e);
+  if (st == CUJIT_OK) hit = manifest_lookup(engine, source, name, arch, &o, &key, &key_ok, e);
+  if (st == CUJIT_OK && !key_ok)
+    st = resolve_lookup(engine, source, name, arch, &o, &inc, 1, &key, &key_ok, e, &hit);
   if (st == CUJIT_OK && !hit) {
     cj_nvrtc *nv;
     char fitted[32];
@@ -436,15 +437,19 @@ cujit_status cj_compile(cujit_engine *engine, const char *source, const char *na
       snprintf(arch, sizeof arch, "%s", fitted);
       opt_free(&o);
       st = build_options(engine, options, arch, &o);
-      if (st == CUJIT_OK) st = make_key(engine, source, name, options, arch, &o, &key);
-      if (st == CUJIT_OK) hit = lookup(engine, &key, e);
+      cj_includes_free(&inc); /* resolved with the old options */
+      if (st == CUJIT_OK)
+        st = resolve_lookup(engine, source, name, arch, &o, &inc, 1, &key, &key_ok, e, &hit);
     }
+    if (st == CUJIT_OK && !hit && !inc.source) /* the manifest held, its entry is gone */
+      st = resolve_lookup(engine, source, name, arch, &o, &inc, 0, &key, &key_ok, e, &hit);
     if (st == CUJIT_OK && !hit) {
-      st = run_nvrtc(engine, nv, source, name, arch, &o, e);
-      if (st == CUJIT_OK) cj_cache_put(engine->cache, &key, e);
+      st = run_nvrtc(engine, nv, &inc, source, name, arch, &o, e);
+      if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &key, e);
     }
   }
   opt_free(&o);
+  cj_includes_free(&inc);
   if (st != CUJIT_OK) {
     cj_cache_entry_free(e);
     return st;

@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # run.sh -- the whole GPU-machine session in one command (device time is scarce): stage the
 # Debian libraries carried in .gpu-deps, build, run the suite with CUJIT_REQUIRE_GPU=1, run every
-# example on its own (keeping its output), the big matmul sizes, and the benchmarks. Everything
-# lands in one folder, packed into $OUT/gpu-run.tgz (the device tool returns few files); the
-# summary is printed last.
-#   scripts/gpu/run.sh [--no-bench] [--no-examples] [--bench-args "..."]
+# example on its own (keeping its output), the big matmul sizes, with --sanitizer (it multiplies
+# the time) compute-sanitizer's memcheck with leak check, racecheck and synccheck over the
+# examples and the C test programs, and the benchmarks. Everything lands in one folder, packed
+# into $OUT/gpu-run.tgz (the device tool returns few files); the summary is printed last, the
+# sanitizer's summary lines with it.
+#   scripts/gpu/run.sh [--no-bench] [--no-examples] [--sanitizer] [--bench-args "..."]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=/tmp/gpu-run
 rm -rf "$out" && mkdir -p "$out"
-bench=1 examples=1 bench_args=""
+bench=1 examples=1 sanitizer=0 bench_args=""
 while [ $# -gt 0 ]; do
   case $1 in
     --no-bench) bench=0 ;;
     --no-examples) examples=0 ;;
+    --sanitizer) sanitizer=1 ;;
     --bench-args) bench_args=$2; shift ;;
   esac
   shift
@@ -42,6 +45,34 @@ if [ "$examples" = 1 ]; then
   cp examples/out/*.png "$out/examples/" 2>/dev/null
 fi
 t3=$(date +%s)
+# compute-sanitizer: each tool over each Lua example, the C example and each C test program
+# (Criterion's workers are child processes: --target-processes all follows them). One file per
+# run, ending with its exit status; the summary greps their "SUMMARY" lines.
+cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+if [ "$sanitizer" = 1 ] && [ -x "$cs" ]; then
+  mkdir -p "$out/sanitizer"
+  for tool in memcheck racecheck synccheck; do
+    args=(--tool "$tool" --target-processes all --error-exitcode 99)
+    [ "$tool" = memcheck ] && args+=(--leak-check full)
+    for f in examples/*.lua; do
+      name=$(basename "$f" .lua); [ "$name" = example_support ] && continue
+      (cd examples && CUJIT_REQUIRE_GPU=1 timeout 300 "$cs" "${args[@]}" /tmp/b/cujit "$name.lua") \
+        > "$out/sanitizer/$tool-$name.txt" 2>&1
+      echo "exit $?" >> "$out/sanitizer/$tool-$name.txt"
+    done
+    (cd /tmp/b/examples && timeout 300 "$cs" "${args[@]}" ./example_saxpy) \
+      > "$out/sanitizer/$tool-saxpy_c.txt" 2>&1
+    echo "exit $?" >> "$out/sanitizer/$tool-saxpy_c.txt"
+    for t in /tmp/b/tests/test_*; do
+      [ -x "$t" ] || continue
+      CUJIT_REQUIRE_GPU=1 CUJIT_CACHE_DIR=/tmp/b/test-cache-sanitizer CUJIT_SOURCE_DIR=$PWD \
+        CUJIT_BINARY_DIR=/tmp/b timeout 600 "$cs" "${args[@]}" "$t" --jobs 1 \
+        > "$out/sanitizer/$tool-$(basename "$t").txt" 2>&1
+      echo "exit $?" >> "$out/sanitizer/$tool-$(basename "$t").txt"
+    done
+  done
+fi
+t3s=$(date +%s)
 if [ "$bench" = 1 ] && [ -x scripts/bench/run.sh ]; then
   timeout 400 scripts/bench/run.sh --build /tmp/b --out "$out/bench" $bench_args > "$out/bench.log" 2>&1
   echo "bench exit $?" >> "$out/bench.log"
@@ -53,7 +84,14 @@ if [ -n "${OUT:-}" ]; then
 fi
 echo "== failures"; grep -E "\(Failed\)|\(Subprocess|\(Timeout|\*\*\*Failed" "$out/ctest.log" | head -40
 echo "== examples"; tail -n 3 "$out"/examples/*.txt 2>/dev/null | head -60
+echo "== compute-sanitizer (runs: $(ls "$out"/sanitizer/*.txt 2>/dev/null | wc -l); a run with errors exits 99)"
+for f in "$out"/sanitizer/*.txt; do
+  [ -e "$f" ] || { echo "not run (pass --sanitizer; it needs compute-sanitizer at $cs)"; break; }
+  printf '%-40s %s | %s\n' "$(basename "$f" .txt)" \
+    "$(grep -hE "(ERROR|LEAK|RACECHECK|SYNCCHECK) SUMMARY" "$f" | tr '\n' ' ' | cut -c1-120)" \
+    "$(tail -n 1 "$f")"
+done | head -80
 echo "== bench goals"; grep -E "GOAL|Goals:" "$out/bench/table.md" 2>/dev/null | head -40
-echo "== timings: build $((t1-t0))s, tests $((t2-t1))s, examples $((t3-t2))s, bench $((t4-t3))s"
+echo "== timings: build $((t1-t0))s, tests $((t2-t1))s, examples $((t3-t2))s, sanitizer $((t3s-t3))s, bench $((t4-t3s))s"
 echo "== ctest (tail)"; tail -5 "$out/ctest.log"
 exit $rc

@@ -1,7 +1,8 @@
 /*
 ** test_cache.c -- the compiled-code cache: memory and disk hits, hits with no NVRTC at all,
 ** corrupt and foreign entries, an unusable directory, CUJIT_CACHE=off, LRU eviction, clearing,
-** the directory's resolution, and two processes filling one cache at once.
+** the directory's resolution, two processes filling one cache at once, what else may sit at
+** an entry's path (a FIFO, a directory, a huge file), and who may write the cache.
 */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -441,6 +442,12 @@ Test(cache, clear) {
   FILE *f = fopen(stale, "w");
   fputs("half written", f);
   fclose(f);
+  set_age(".0123456789abcdef0123456789abcdef.123.deadbeef.tmp", 120);
+  char young[600]; /* another process's entry being written now */
+  snprintf(young, sizeof young, "%s/.0123456789abcdef0123456789abcdef.124.feedbeef.tmp", cache_dir);
+  f = fopen(young, "w");
+  fputs("being written", f);
+  fclose(f);
   char keep[600];
   snprintf(keep, sizeof keep, "%s/README", cache_dir);
   f = fopen(keep, "w");
@@ -454,6 +461,7 @@ Test(cache, clear) {
   cr_assert_eq(st.entries, 0);
   cr_assert_eq(st.bytes, 0);
   cr_assert_neq(access(stale, F_OK), 0, "stale temp files go too");
+  cr_assert_eq(access(young, F_OK), 0, "temp files younger than a minute stay");
   cr_assert_eq(access(keep, F_OK), 0, "files that are not entries stay");
   cujit_program *p = compile_ok(e, src);
   cr_assert_eq(cujit_program_from_cache(p), 0, "memory was cleared too");
@@ -550,4 +558,160 @@ Test(cache, two_processes_at_once) {
     cr_assert_null(strstr(de->d_name, ".tmp"), "no temp file left: %s", de->d_name);
   closedir(d);
   cujit_close(e);
+}
+
+/* --- what may sit at an entry's path, and who may write the cache ---------------------------- */
+
+/* Bytes this process has read, from /proc/self/io. */
+static unsigned long long bytes_read(void) {
+  FILE *f = fopen("/proc/self/io", "r");
+  unsigned long long n = 0;
+  if (!f) cr_skip_test("no /proc/self/io");
+  if (fscanf(f, "rchar: %llu", &n) != 1) n = 0;
+  fclose(f);
+  return n;
+}
+
+static unsigned long long read_during_compile;
+
+/* Compiles once, then puts something else at the entry's path with `replace`, and compiles again
+** with a fresh engine: it must not hang, must compile, and warn `count` times, first with `says`.
+*/
+static void check_foreign(void (*replace)(const char *path), const char *says, int count) {
+  cujit_engine *e = open_engine();
+  need_nvrtc(e);
+  const char *src = kernel_src("foreign", 21);
+  cujit_program_free(compile_ok(e, src));
+  cujit_close(e);
+  char path[512];
+  only_entry_path(path, sizeof path);
+  cr_assert_eq(unlink(path), 0);
+  replace(path);
+  alarm(60); /* a hang fails here instead of at the suite's timeout */
+  e = open_engine();
+  unsigned long long before = bytes_read();
+  cujit_program *p = compile_ok(e, src);
+  read_during_compile = bytes_read() - before;
+  cr_assert_eq(cujit_program_from_cache(p), 0);
+  cujit_program_free(p);
+  cujit_close(e);
+  alarm(0);
+  cr_assert_eq(nwarnings, count, "%d warnings: %s | %s", nwarnings, warnings[0], warnings[1]);
+  cr_assert(strstr(warnings[0], path), "names the entry: %s", warnings[0]);
+  cr_assert(strstr(warnings[0], says), "%s", warnings[0]);
+}
+
+static void make_fifo(const char *path) {
+  cr_assert_eq(mkfifo(path, 0600), 0);
+}
+
+static void make_dir(const char *path) {
+  cr_assert_eq(mkdir(path, 0700), 0);
+}
+
+Test(cache, fifo_at_an_entry_path_does_not_hang) {
+  char path[512];
+  check_foreign(make_fifo, "not a regular file; not read, recompiling to replace it", 1);
+  only_entry_path(path, sizeof path);
+  struct stat st;
+  cr_assert_eq(stat(path, &st), 0);
+  cr_assert(S_ISREG(st.st_mode), "replaced, as the warning says");
+}
+
+Test(cache, directory_at_an_entry_path_is_not_said_removed) {
+  check_foreign(make_dir, "is a directory; it was left alone", 2);
+  cr_assert(strstr(warnings[1], "could not write") && strstr(warnings[1], "Is a directory"),
+            "then the write fails, and says so: %s", warnings[1]);
+  cr_assert_null(strstr(warnings[0], "removed"), "%s", warnings[0]);
+  char path[512];
+  only_entry_path(path, sizeof path);
+  struct stat st;
+  cr_assert_eq(stat(path, &st), 0);
+  cr_assert(S_ISDIR(st.st_mode), "still there, as the warning says");
+}
+
+static void one_gib_file(const char *path) {
+  int fd = open(path, O_WRONLY | O_CREAT, 0600);
+  cr_assert_geq(fd, 0);
+  cr_assert_eq(ftruncate(fd, (off_t)1 << 30), 0); /* sparse: costs no disk */
+  close(fd);
+}
+
+Test(cache, a_huge_file_at_an_entry_path_is_not_read_whole) {
+  check_foreign(one_gib_file, "not a cujit cache entry", 1);
+  cr_assert_lt(read_during_compile, 256ull << 20, "read %llu bytes", read_during_compile);
+}
+
+static mode_t mode_of(const char *path) {
+  struct stat st;
+  cr_assert_eq(stat(path, &st), 0, "%s", path);
+  return st.st_mode & 07777;
+}
+
+Test(cache, private_modes_whatever_the_umask) {
+  for (int round = 0; round < 2; round++) {
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/umask%d/cujit", tmpdir, round);
+    setenv("CUJIT_CACHE_DIR", dir, 1);
+    mode_t old = umask(round == 0 ? 0 : 0277);
+    cujit_engine *e = open_engine();
+    need_nvrtc(e);
+    cujit_program_free(compile_ok(e, kernel_src("modes", 40 + round)));
+    cujit_close(e);
+    umask(old);
+    cr_assert_eq(mode_of(dir), 0700, "directory, umask round %d: %o", round, mode_of(dir));
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int files = 0;
+    while ((de = readdir(d)) != NULL) {
+      if (de->d_name[0] == '.') continue;
+      char path[700];
+      snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+      cr_assert_eq(mode_of(path), 0600, "%s: %o", path, mode_of(path));
+      files++;
+    }
+    closedir(d);
+    cr_assert_eq(files, 2, "the entry and its manifest");
+  }
+}
+
+/* A directory others may write is refused with one warning, then used once shared on purpose. */
+static void check_refused(const char *dir, const char *why) {
+  setenv("CUJIT_CACHE_DIR", dir, 1);
+  cujit_engine *e = open_engine();
+  need_nvrtc(e);
+  cujit_program_free(compile_ok(e, kernel_src("refused", 50)));
+  cujit_program_free(compile_ok(e, kernel_src("refused", 51)));
+  cr_assert_str_eq(cujit_cache_dir(e), "", "memory only");
+  cujit_close(e);
+  cr_assert_eq(nwarnings, 1, "one warning");
+  cr_assert(strstr(warnings[0], dir), "names the path: %s", warnings[0]);
+  cr_assert(strstr(warnings[0], why), "says why: %s", warnings[0]);
+  cr_assert(strstr(warnings[0], "chmod 700") && strstr(warnings[0], "CUJIT_CACHE_SHARED=1"),
+            "says the fix: %s", warnings[0]);
+  setenv("CUJIT_CACHE_SHARED", "1", 1);
+  nwarnings = 0;
+  e = open_engine();
+  cujit_program_free(compile_ok(e, kernel_src("refused", 50)));
+  cr_assert_str_eq(cujit_cache_dir(e), dir, "shared on purpose: used");
+  cujit_close(e);
+  unsetenv("CUJIT_CACHE_SHARED");
+  cr_assert_eq(nwarnings, 0, "%s", warnings[0]);
+}
+
+Test(cache, group_or_world_writable_directory_is_refused) {
+  char dir[400];
+  snprintf(dir, sizeof dir, "%s/shared", tmpdir);
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  cr_assert_eq(chmod(dir, 0777), 0);
+  check_refused(dir, "group or others may write it");
+}
+
+Test(cache, directory_of_another_user_is_refused) {
+  if (geteuid() != 0) cr_skip_test("needs root to give a directory away");
+  char dir[400];
+  snprintf(dir, sizeof dir, "%s/theirs", tmpdir);
+  cr_assert_eq(mkdir(dir, 0755), 0);
+  cr_assert_eq(chown(dir, 65534, 65534), 0);
+  check_refused(dir, "belongs to another user");
 }

@@ -1,0 +1,289 @@
+/*
+** test_includes.c -- the cache's input rule: what NVRTC compiles is what was hashed. Each test
+** compiles a program that reads a header, changes the header (or what its name resolves to),
+** and checks the next compile sees the change instead of a stale entry; and that an unchanged
+** header still gives a hit, without NVRTC.
+*/
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "compile.h"
+#include "includes.h"
+
+static char dir[256];
+static int nwarnings;
+static char warning[2048];
+
+static void on_warning(void *user, const char *msg) {
+  (void)user;
+  snprintf(warning, sizeof warning, "%s", msg);
+  nwarnings++;
+}
+
+static void setup(void) {
+  snprintf(dir, sizeof dir, "/tmp/cujit-test-includes-XXXXXX");
+  cr_assert_not_null(mkdtemp(dir));
+  char cache[300];
+  snprintf(cache, sizeof cache, "%s/cache", dir);
+  setenv("CUJIT_CACHE_DIR", cache, 1);
+  unsetenv("CUJIT_CACHE");
+  const char *lib = "/usr/local/cuda/lib64/libnvrtc.so.13";
+  if (!getenv("CUJIT_NVRTC") && access(lib, R_OK) == 0) setenv("CUJIT_NVRTC", lib, 1);
+  nwarnings = 0;
+}
+
+static void teardown(void) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
+}
+
+TestSuite(includes, .init = setup, .fini = teardown, .timeout = 300);
+
+/* dir/<name> := the printf'd text, creating the directories on the way. */
+static void put(const char *name, const char *fmt, ...) {
+  char path[512], cmd[700];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", path);
+  cr_assert_eq(system(cmd), 0);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f, "%s", path);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(f, fmt, ap);
+  va_end(ap);
+  fclose(f);
+}
+
+static const char *at(const char *name) {
+  static char path[8][512];
+  static int next;
+  char *p = path[next++ % 8];
+  snprintf(p, 512, "%s/%s", dir, name);
+  return p;
+}
+
+static cujit_engine *open_engine(void) {
+  cujit_engine *e;
+  cr_assert_eq(cujit_open(&e), CUJIT_OK);
+  cujit_set_warning_handler(e, on_warning, NULL);
+  int v;
+  if (cujit_nvrtc_version(e, &v) != CUJIT_OK) cr_skip_test("no NVRTC: %s", cujit_errmsg(e));
+  return e;
+}
+
+/* Compiles the file (or the source, when `file` is NULL) with a fresh engine, so that only the
+** disk cache carries over; returns the value the kernel stores, and whether it came from the
+** cache. */
+static int value_of(const char *file, const char *source, const cujit_compile_options *op,
+                    int *from_cache) {
+  cujit_engine *e = open_engine();
+  cujit_program *p;
+  cujit_status st = file ? cujit_program_compile_file(e, file, op, &p)
+                         : cujit_program_compile(e, source, NULL, op, &p);
+  cr_assert_eq(st, CUJIT_OK, "%s", cujit_errmsg(e));
+  const char *mov = strstr(cujit_program_ptx(p, NULL), "mov.u32");
+  cr_assert_not_null(mov, "%s", cujit_program_ptx(p, NULL));
+  int v = atoi(strchr(mov, ',') + 1);
+  *from_cache = cujit_program_from_cache(p);
+  cujit_close(e);
+  return v;
+}
+
+static const cujit_compile_options sm90 = {.arch = "sm_90"};
+#define KERNEL "extern \"C\" __global__ void k(int *p) { *p = VALUE; }\n"
+
+/* Compiles, checks `want`, and checks that compiling again is a hit with the same value. */
+static void expect(const char *file, const char *source, const cujit_compile_options *op, int want,
+                   int want_cached) {
+  int cached;
+  cr_assert_eq(value_of(file, source, op, &cached), want);
+  cr_assert_eq(cached, want_cached, "from the cache: %d, expected %d", cached, want_cached);
+  cr_assert_eq(value_of(file, source, op, &cached), want);
+  cr_assert_eq(cached, 1, "an unchanged program is a hit");
+}
+
+Test(includes, quoted_beside_the_file) {
+  put("hdr.h", "#define VALUE 111\n");
+  put("k.cu", "#include \"hdr.h\"\n" KERNEL);
+  expect(at("k.cu"), NULL, &sm90, 111, 0);
+  put("hdr.h", "#define VALUE 222\n");
+  expect(at("k.cu"), NULL, &sm90, 222, 0);
+}
+
+Test(includes, parent_directory_and_nested) {
+  put("x.h", "#include \"y.h\"\n");
+  put("y.h", "#define VALUE 311\n");
+  put("src/k.cu", "#include \"../x.h\"\n" KERNEL);
+  expect(at("src/k.cu"), NULL, &sm90, 311, 0);
+  put("y.h", "#define VALUE 312\n"); /* two levels down */
+  expect(at("src/k.cu"), NULL, &sm90, 312, 0);
+}
+
+Test(includes, absolute_in_source_and_preamble) {
+  put("abs.h", "#define VALUE 411\n");
+  char src[700];
+  snprintf(src, sizeof src, "#include \"%s\"\n" KERNEL, at("abs.h"));
+  expect(NULL, src, &sm90, 411, 0);
+  put("abs.h", "#define VALUE 412\n");
+  expect(NULL, src, &sm90, 412, 0);
+
+  char pre[600];
+  snprintf(pre, sizeof pre, "#include \"%s\"", at("abs.h"));
+  for (int round = 0; round < 2; round++) {
+    put("abs.h", "#define VALUE %d\n", 421 + round);
+    cujit_engine *e = open_engine();
+    cujit_kernel *k;
+    cr_assert_eq(cujit_kernel_define(e, "kp(int *p)", "*p = VALUE;", pre, &sm90, &k), CUJIT_OK,
+                 "%s", cujit_errmsg(e));
+    const char *ptx = cujit_program_ptx(cujit_kernel_program(k), NULL);
+    char want[32];
+    snprintf(want, sizeof want, "%d;", 421 + round);
+    cr_assert(strstr(ptx, want), "preamble's header, round %d: %s", round, ptx);
+    cujit_close(e);
+  }
+}
+
+Test(includes, symlinked_subdirectory_under_include_dir) {
+  put("one/sub/v.h", "#define VALUE 511\n");
+  put("two/sub/v.h", "#define VALUE 522\n");
+  cr_assert_eq(mkdir(at("inc"), 0700), 0);
+  cr_assert_eq(symlink(at("one/sub"), at("inc/sub")), 0);
+  const char *dirs[] = {at("inc")};
+  cujit_compile_options op = {.arch = "sm_90", .include_dirs = dirs, .include_dir_count = 1};
+  const char *src = "#include <sub/v.h>\n" KERNEL;
+  expect(NULL, src, &op, 511, 0);
+  put("one/sub/v.h", "#define VALUE 512\n");
+  expect(NULL, src, &op, 512, 0);
+  cr_assert_eq(unlink(at("inc/sub")), 0); /* same path, another directory */
+  cr_assert_eq(symlink(at("two/sub"), at("inc/sub")), 0);
+  expect(NULL, src, &op, 522, 0);
+}
+
+Test(includes, include_path_and_pre_include_flags) {
+  put("flagdir/f.h", "#define VALUE 611\n");
+  put("pre.h", "#define VALUE 621\n");
+  char ip[400], pi[400];
+  snprintf(ip, sizeof ip, "--include-path=%s", at("flagdir"));
+  snprintf(pi, sizeof pi, "--pre-include=%s", at("pre.h"));
+  const char *flags[] = {ip};
+  cujit_compile_options op = {.arch = "sm_90", .extra_flags = flags, .extra_flag_count = 1};
+  const char *src = "#include \"f.h\"\n" KERNEL;
+  expect(NULL, src, &op, 611, 0);
+  put("flagdir/f.h", "#define VALUE 612\n");
+  expect(NULL, src, &op, 612, 0);
+
+  const char *pflags[] = {pi};
+  cujit_compile_options pop = {.arch = "sm_90", .extra_flags = pflags, .extra_flag_count = 1};
+  expect(NULL, KERNEL, &pop, 621, 0);
+  put("pre.h", "#define VALUE 622\n");
+  expect(NULL, KERNEL, &pop, 622, 0);
+}
+
+Test(includes, a_new_header_that_shadows_is_seen) {
+  put("b/s.h", "#define VALUE 711\n");
+  cr_assert_eq(mkdir(at("a"), 0700), 0);
+  const char *dirs[] = {at("a"), at("b")};
+  cujit_compile_options op = {.arch = "sm_90", .include_dirs = dirs, .include_dir_count = 2};
+  const char *src = "#include \"s.h\"\n" KERNEL;
+  expect(NULL, src, &op, 711, 0);
+  put("a/s.h", "#define VALUE 722\n"); /* found first now */
+  expect(NULL, src, &op, 722, 0);
+}
+
+Test(includes, inactive_includes_count_and_touching_does_not) {
+  put("live.h", "#define VALUE 811\n");
+  put("dead.h", "#error never read by the compiler\n");
+  put("k.cu", "#include \"live.h\"\n#if 0\n#include \"dead.h\"\n#endif\n" KERNEL);
+  expect(at("k.cu"), NULL, &sm90, 811, 0);
+  put("dead.h", "#error changed\n"); /* a spurious miss is the price of never a stale hit */
+  expect(at("k.cu"), NULL, &sm90, 811, 0);
+  struct timespec t[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
+  cr_assert_eq(utimensat(AT_FDCWD, at("live.h"), t, 0), 0); /* new time, same bytes */
+  int cached;
+  cr_assert_eq(value_of(at("k.cu"), NULL, &sm90, &cached), 811);
+  cr_assert_eq(cached, 1, "the bytes are the same: still a hit");
+}
+
+Test(includes, the_same_name_from_two_working_directories) {
+  put("d1/hdr.h", "#define VALUE 1111\n");
+  put("d2/hdr.h", "#define VALUE 2222\n");
+  put("d1/k.cu", "#include \"hdr.h\"\n" KERNEL);
+  put("d2/k.cu", "#include \"hdr.h\"\n" KERNEL); /* the same text, name and options */
+  for (int round = 0; round < 2; round++) {
+    int cached;
+    cr_assert_eq(chdir(at("d1")), 0);
+    cr_assert_eq(value_of("k.cu", NULL, &sm90, &cached), 1111, "round %d", round);
+    cr_assert_eq(chdir(at("d2")), 0);
+    cr_assert_eq(value_of("k.cu", NULL, &sm90, &cached), 2222, "round %d", round);
+    cr_assert_eq(cached, round, "the second round is a hit");
+  }
+}
+
+Test(includes, a_hit_with_headers_needs_no_nvrtc) {
+  put("hdr.h", "#define VALUE 911\n");
+  put("k.cu", "#include \"hdr.h\"\n" KERNEL);
+  expect(at("k.cu"), NULL, &sm90, 911, 0);
+  setenv("CUJIT_NVRTC", "/nonexistent/libnvrtc.so", 1);
+  cujit_engine *e;
+  cr_assert_eq(cujit_open(&e), CUJIT_OK);
+  cujit_program *p;
+  cr_assert_eq(cujit_program_compile_file(e, at("k.cu"), &sm90, &p), CUJIT_OK, "%s",
+               cujit_errmsg(e));
+  cr_assert_eq(cujit_program_from_cache(p), 1);
+  cr_assert_eq(e->nvrtc_state, 0, "NVRTC was never opened");
+  cujit_close(e);
+}
+
+Test(includes, macro_include_is_compiled_every_time_with_one_warning) {
+  put("m.h", "#define VALUE 1011\n");
+  put("k.cu", "#define HDR \"m.h\"\n\n#include HDR\n" KERNEL);
+  for (int round = 0; round < 2; round++) {
+    nwarnings = 0;
+    int cached;
+    cr_assert_eq(value_of(at("k.cu"), NULL, &sm90, &cached), 1011 + round);
+    cr_assert_eq(cached, 0, "never from the cache");
+    cr_assert_eq(nwarnings, 1, "one warning");
+    cr_assert(strstr(warning, "k.cu:3"), "names the line: %s", warning);
+    cr_assert(strstr(warning, "without the cache"), "%s", warning);
+    put("m.h", "#define VALUE 1012\n");
+  }
+}
+
+/* The resolver alone: what it hands over and the manifest's verdicts. */
+Test(includes, resolver_and_manifest) {
+  put("r/a.h", "#pragma once\n#include \"b.h\"\n");
+  put("r/b.h", "#define VALUE 1\n");
+  char src[600];
+  snprintf(src, sizeof src, "#include \"a.h\"\n#include <cujit/x.h>\n#include \"a.h\"\n");
+  const char *flags[] = {"-arch=sm_90"};
+  const char *bnames[] = {"cujit/x.h"}, *bsrcs[] = {"#include \"b.h\"\n"};
+  cj_include_request rq = {src, at("r/k.cu"), flags, 1, at("r"), bnames, bsrcs, 1};
+  cj_includes inc;
+  cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
+  cr_assert_eq(inc.cacheable, 1, "%s", inc.why);
+  cr_assert_eq(inc.header_count, 3, "a.h, b.h once each, and the built-in");
+  char real[4096];
+  cr_assert_not_null(realpath(at("r/a.h"), real));
+  cr_assert(strstr(inc.source, real), "the directive names the real path: %s", inc.source);
+  cr_assert(strstr(inc.source, "<cujit/x.h>"), "built-ins keep their names: %s", inc.source);
+  uint8_t key[16] = {7}, got[16];
+  char *m = cj_includes_manifest(&inc, key);
+  cr_assert_not_null(m);
+  cr_assert_eq(cj_includes_manifest_check(m, strlen(m), got), 1);
+  cr_assert_eq(memcmp(key, got, 16), 0);
+  put("r/b.h", "#define VALUE 2\n");
+  cr_assert_eq(cj_includes_manifest_check(m, strlen(m), got), 0, "a header changed");
+  put("r/b.h", "#define VALUE 1\n");
+  cr_assert_eq(cj_includes_manifest_check(m, strlen(m), got), 1, "same bytes again");
+  cr_assert_eq(cj_includes_manifest_check(m, strlen(m) - 3, got), 0, "a cut manifest");
+  free(m);
+  cj_includes_free(&inc);
+}
