@@ -199,7 +199,10 @@ static int graph_set_args(lua_State *L) {
   if (cujit_graph_set_args(g->graph, (size_t)(i - 1), args, (size_t)nargs) != CUJIT_OK) {
     const char *why;
     int n = cjl_failed_argument(g->state->engine, name, &why);
-    if (n >= 1 && n <= nargs) return luaL_argerror(L, n + 2, why);
+    cujit_param_info param = {0};
+    if (n >= 1 && n <= nargs && cujit_kernel_param(k, (size_t)(n - 1), &param) == CUJIT_OK)
+      return luaL_error(L, "bad argument #%d '%s' to 'set_args' of kernel '%s' (%s)", n + 1,
+                        param.name, name, why);
     return cjl_error(L, g->state->engine);
   }
   for (int j = 0; j < nargs; j++) /* the arrays it now uses stay alive with it */
