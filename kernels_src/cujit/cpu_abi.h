@@ -32,10 +32,10 @@ typedef struct cj_cpu_launch {
   void **args;           /* as cuLaunchKernel's kernelParams */
   const char *kernel;    /* the kernel's name, for messages */
 
-  int schedule;                      /* enum cj_cpu_schedule */
-  unsigned long long schedule_seed;  /* for CJ_CPU_RANDOM */
-  unsigned long long next_block;     /* taken with __atomic_fetch_add by the workers */
-  unsigned long long total_blocks;   /* grid[0] * grid[1] * grid[2] */
+  int schedule;                     /* enum cj_cpu_schedule */
+  unsigned long long schedule_seed; /* for CJ_CPU_RANDOM */
+  unsigned long long next_block;    /* taken with __atomic_fetch_add by the workers */
+  unsigned long long total_blocks;  /* grid[0] * grid[1] * grid[2] */
 
   int error_set;    /* 0, then 1 once error holds the first failure (set with a CAS) */
   char error[1024]; /* "kernel 'k': block (1,0,0) thread (33,0,0): ..." */
@@ -45,8 +45,8 @@ typedef struct cj_cpu_launch {
 ** the entry may keep fiber stacks and shared-memory buffers in `state` (the engine calls the
 ** shared object's cj_cpu_worker_release when the worker ends or the module is unloaded). */
 typedef struct cj_cpu_worker {
-  int index;     /* 0 .. workers-1 */
-  void *state;   /* the shared object's own per-worker state, NULL at first */
+  int index;   /* 0 .. workers-1 */
+  void *state; /* the shared object's own per-worker state, NULL at first */
 } cj_cpu_worker;
 
 typedef void (*cj_cpu_entry_fn)(cj_cpu_launch *launch, cj_cpu_worker *worker);

@@ -1,0 +1,218 @@
+/*
+** cujit/cpu_exec.h -- the CPU device's block executor: how the CUDA threads of a block run on one
+** OS thread, with barriers, warp operations and the errors a GPU would not report.
+**
+** Lazy fibers. Each block starts as a plain loop over its threads on a "runner" stack, with the
+** kernel inlined into the loop: a barrier-free kernel never switches context. When a thread
+** reaches __syncthreads or a warp operation while in that loop, the runner's stack becomes that
+** thread's fiber (its continuation is right there), the other threads that must meet it (the whole
+** block for a barrier, its warp for a warp operation) start as fibers on stacks of their own, and
+** a round-robin scheduler on the worker's stack runs them between barriers in schedule order.
+** Threads that already finished in the loop cannot take part, so a barrier reached after one of
+** them returned is barrier divergence, reported as such; afterwards the loop goes on with a fresh
+** runner for whatever has not run.
+**
+** Warp operations deposit each lane's value in per-warp scratch; the last lane to arrive computes
+** every lane's result (an implicit warp barrier), so shuffles, votes and __syncwarp are one
+** mechanism. Lanes are 32 consecutive linear thread ids, as on the GPU.
+*/
+#pragma once
+
+namespace cj_cpu {
+
+enum : unsigned char { T_NEW, T_DONE, T_RUN, T_BAR, T_WARP };
+enum { CONV_NONE, CONV_BAR, CONV_WARP, CONV_FAIL };
+enum { max_threads = 1024 };
+
+struct fiber {
+  context ctx;
+  int slot;
+  const char *file; /* where it waits, and what */
+  int line;
+  const char *what;
+  int pred;
+};
+
+struct warp {
+  unsigned arrived, required, pred;
+  unsigned res_ballot, res_members; /* the last completed operation */
+  signed char src[32];
+  unsigned long long in[32], out[32];
+};
+
+struct exec {
+  /* the launch */
+  cj_cpu_launch *L;
+  const void *args;               /* the kernel's arguments, unpacked */
+  void (*call)(const void *args); /* runs the kernel once for the current thread */
+  void (*plain)(exec *);          /* the runner's loop, with the kernel inlined */
+  char *dyn;                      /* dynamic shared memory */
+  size_t dyn_cap;
+  /* the block */
+  unsigned n, bx, bxy; /* threads; blockDim.x; blockDim.x * blockDim.y */
+  unsigned cur;        /* linear id of the thread running now */
+  unsigned pos;        /* the runner's position in `order` */
+  unsigned phase;      /* barrier phases completed */
+  unsigned *order;     /* schedule order of this phase; NULL: forward */
+  bool in_runner;
+  int conv;            /* why the runner (or a failing fiber) came back */
+  unsigned runner_gen; /* bumped when the runner's stack becomes a fiber */
+  int runner_slot;     /* -1: no runner */
+  int bar_result;
+  context sched, runner;
+  unsigned char state[max_threads];
+  fiber fibers[max_threads];
+  warp warps[max_threads / 32];
+  unsigned order_buf[max_threads];
+  stack_pool pool;
+};
+
+/* --- messages ---------------------------------------------------------------------------------
+ */
+static inline uint3 tid_of(const exec *ex, unsigned t) {
+  if (ex->n == ex->bx) return uint3{t, 0, 0};
+  return uint3{t % ex->bx, (t % ex->bxy) / ex->bx, t / ex->bxy};
+}
+/* "line 7" for the kernel's own body (#line names it after the kernel), else "file:7". */
+static inline void where(char *buf, size_t len, const char *kernel, const char *file, int line) {
+  if (file && kernel && strcmp(file, kernel) == 0)
+    snprintf(buf, len, "line %d", line);
+  else
+    snprintf(buf, len, "%s:%d", file ? file : "?", line);
+}
+/* Writes launch->error once: "kernel 'k': block (x,y,z) thread (a,b,c): <text>". */
+__attribute__((format(printf, 3, 4))) static inline void set_error(exec *ex, unsigned t,
+                                                                   const char *fmt, ...) {
+  int expected = 0;
+  cj_cpu_launch *L = ex->L;
+  if (!__atomic_compare_exchange_n(&L->error_set, &expected, 1, false, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_RELAXED))
+    return;
+  uint3 b = R.bid, th = tid_of(ex, t);
+  int k = snprintf(L->error, sizeof L->error,
+                   "kernel '%s': block (%u,%u,%u) thread (%u,%u,%u): ", L->kernel, b.x, b.y, b.z,
+                   th.x, th.y, th.z);
+  va_list ap;
+  va_start(ap, fmt);
+  if (k > 0 && (size_t)k < sizeof L->error) vsnprintf(L->error + k, sizeof L->error - k, fmt, ap);
+  va_end(ap);
+}
+static inline bool failed(const exec *ex) {
+  return __atomic_load_n(&ex->L->error_set, __ATOMIC_RELAXED) != 0;
+}
+
+/* --- switching --------------------------------------------------------------------------------
+ */
+/* The current thread (plain or fiber) stops for good: back to the scheduler. */
+[[noreturn]] static inline void abandon(exec *ex) {
+  ex->conv = CONV_FAIL;
+  context dead;
+  context_switch(&dead, &ex->sched, true);
+  __builtin_unreachable();
+}
+[[noreturn]] static inline void fail_here(const char *file, int line, const char *what) {
+  exec *ex = R.ex;
+  char w[320];
+  where(w, sizeof w, ex->L->kernel, file, line);
+  set_error(ex, ex->cur, "%s (%s)", what, w);
+  abandon(ex);
+}
+
+static inline void fiber_exit(exec *ex, unsigned t) {
+  ex->state[t] = T_DONE;
+  context_switch(&ex->fibers[t].ctx, &ex->sched, true);
+  __builtin_unreachable();
+}
+static void fiber_main(void *p) {
+  exec *ex = (exec *)p;
+  unsigned t = ex->cur;
+  context_started(&ex->sched);
+  ex->call(ex->args);
+  fiber_exit(ex, t);
+}
+static void runner_main(void *p) {
+  exec *ex = (exec *)p;
+  context_started(&ex->sched);
+  for (;;) {
+    ex->plain(ex);
+    ex->conv = CONV_NONE;
+    context_switch(&ex->runner, &ex->sched, false);
+  }
+}
+
+/* The runner's loop for kernel K: every not-yet-run thread in order, K inlined. */
+template <auto K, class Args> static void plain_loop(exec *ex) {
+  const Args &a = *(const Args *)ex->args;
+  const unsigned gen = ex->runner_gen, n = ex->n;
+  if (!ex->order && ex->pos == 0 && n == ex->bx) { /* the common case: a fresh 1-D block */
+    R.tid = uint3{0, 0, 0};
+    for (unsigned t = 0; t < n; t++) {
+      R.tid.x = t;
+      ex->cur = t;
+      std::apply(K, a);
+      if (__builtin_expect(ex->runner_gen != gen, 0)) fiber_exit(ex, t);
+      ex->state[t] = T_DONE;
+    }
+    ex->pos = n;
+    return;
+  }
+  for (; ex->pos < n; ex->pos++) {
+    unsigned t = ex->order ? ex->order[ex->pos] : ex->pos;
+    if (ex->state[t] != T_NEW) continue;
+    R.tid = tid_of(ex, t);
+    ex->cur = t;
+    std::apply(K, a);
+    if (__builtin_expect(ex->runner_gen != gen, 0)) fiber_exit(ex, t);
+    ex->state[t] = T_DONE;
+  }
+}
+
+static inline void resume(exec *ex, unsigned t) {
+  R.tid = tid_of(ex, t);
+  ex->cur = t;
+  ex->in_runner = false;
+  context_switch(&ex->sched, &ex->fibers[t].ctx, false);
+}
+
+/* --- schedules --------------------------------------------------------------------------------
+ */
+static inline unsigned long long mix(unsigned long long x) { /* splitmix64's finaliser */
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+/* The order threads run in during the current phase: NULL (forward), reversed, or shuffled. */
+static inline void make_order(exec *ex, unsigned long long block) {
+  cj_cpu_launch *L = ex->L;
+  if (L->schedule == CJ_CPU_FORWARD) {
+    ex->order = nullptr;
+    return;
+  }
+  unsigned n = ex->n, *o = ex->order_buf;
+  for (unsigned i = 0; i < n; i++) o[i] = L->schedule == CJ_CPU_REVERSE ? n - 1 - i : i;
+  if (L->schedule == CJ_CPU_RANDOM) {
+    unsigned long long s = mix(L->schedule_seed ^ mix(block * 0x100000001ull + ex->phase));
+    for (unsigned i = n - 1; i > 0; i--) {
+      s = mix(s);
+      unsigned j = (unsigned)(s % (i + 1)), tmp = o[i];
+      o[i] = o[j], o[j] = tmp;
+    }
+  }
+  ex->order = o;
+}
+/* Block k of the launch in schedule order: forward, reversed, or an affine permutation. */
+static inline unsigned long long block_at(const cj_cpu_launch *L, unsigned long long k) {
+  unsigned long long n = L->total_blocks;
+  if (L->schedule == CJ_CPU_REVERSE) return n - 1 - k;
+  if (L->schedule != CJ_CPU_RANDOM || n < 2) return k;
+  unsigned long long a = (mix(L->schedule_seed) | 1) % n, b = mix(L->schedule_seed + 1) % n;
+  for (;; a = (a + 1) % n) { /* a must be coprime with n */
+    unsigned long long x = a, y = n;
+    while (y) x %= y, std::swap(x, y);
+    if (a != 0 && x == 1) break;
+  }
+  return (unsigned long long)(((unsigned __int128)a * k + b) % n);
+}
+
+} // namespace cj_cpu

@@ -1,0 +1,151 @@
+/*
+** cujit/cpu_fiber.h -- user-level context switches and their stacks, for the CPU device's block
+** executor (cpu_exec.h). On x86-64 a switch is a few instructions of our own: push the six
+** callee-saved registers, swap stack pointers, pop, return; no system call (swapcontext makes one
+** each time, ~185 ns against ~5 here) and no glibc longjmp check to trip over. Elsewhere it falls
+** back to ucontext. Under AddressSanitizer every switch is announced to it, as its fiber API asks.
+**
+** Stacks come from a pool per worker: mmap'd slots with a guard page below each, mapped on first
+** need and reused across blocks and launches. Each slot's top is shifted by a multiple of 64 bytes
+** so that the tops of consecutive stacks do not all land in the same L1 set.
+*/
+#pragma once
+
+#if !defined(__x86_64__)
+#include <ucontext.h>
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+extern "C" void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom,
+                                               size_t size);
+extern "C" void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
+                                                size_t *size_old);
+#endif
+
+namespace cj_cpu {
+
+#if defined(__SANITIZE_ADDRESS__)
+enum { stack_bytes = 512 * 1024 }; /* instrumented frames are several times larger */
+#else
+enum { stack_bytes = 128 * 1024 };
+#endif
+enum { guard_bytes = 4096, slots_per_chunk = 32, max_slots = 1024 + 64 };
+
+struct context {
+#if defined(__x86_64__)
+  void *sp;
+#else
+  ucontext_t uc;
+#endif
+  const void *bottom; /* the stack's lowest address and size, for AddressSanitizer */
+  size_t size;
+  void *fake; /* AddressSanitizer's fake stack while switched away */
+};
+
+#if defined(__x86_64__)
+/* cj_cpu_swap(save, load): saves the callee-saved registers on the current stack and its pointer
+** in *save, then resumes the stack `load`. A new stack starts in cj_cpu_boot, which calls
+** r13(r12) and must never return. Local symbols: this translation unit only. */
+asm(".text\n"
+    ".p2align 4\n"
+    "cj_cpu_swap:\n"
+    "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+    "  movq %rsp, (%rdi)\n"
+    "  movq %rsi, %rsp\n"
+    "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
+    "  ret\n"
+    "cj_cpu_boot:\n"
+    "  movq %r12, %rdi\n"
+    "  callq *%r13\n"
+    "  ud2\n");
+extern "C" void cj_cpu_swap(void **save, void *load) __asm__("cj_cpu_swap");
+extern "C" void cj_cpu_boot(void) __asm__("cj_cpu_boot");
+#endif
+
+/* Makes c start fn(arg) on the stack [lo, lo + size) when first switched to. */
+static inline void context_make(context *c, char *lo, size_t size, unsigned color,
+                                void (*fn)(void *), void *arg) {
+  c->bottom = lo, c->size = size, c->fake = nullptr;
+#if defined(__x86_64__)
+  char *top = lo + size - 64 * (color % 32);
+  void **sp = (void **)((uintptr_t)top & ~(uintptr_t)15) - 9; /* 16-aligned after the ret */
+  sp[0] = sp[1] = nullptr;                                    /* r15, r14 */
+  sp[2] = (void *)fn, sp[3] = arg;                            /* r13, r12 */
+  sp[4] = sp[5] = nullptr;                                    /* rbx, rbp */
+  sp[6] = (void *)&cj_cpu_boot, sp[7] = sp[8] = nullptr;
+  c->sp = sp;
+#else
+  getcontext(&c->uc);
+  c->uc.uc_stack.ss_sp = lo;
+  c->uc.uc_stack.ss_size = size;
+  c->uc.uc_link = nullptr;
+  makecontext(&c->uc, (void (*)())fn, 1, arg); /* one pointer argument: fine on LP64 glibc */
+#endif
+}
+
+/* Switches from `from` (saved, resumable) to `to`. `from_ends`: from will never be resumed. */
+static inline void context_switch(context *from, context *to, bool from_ends) {
+#if defined(__SANITIZE_ADDRESS__)
+  __sanitizer_start_switch_fiber(from_ends ? nullptr : &from->fake, to->bottom, to->size);
+#else
+  (void)from_ends;
+#endif
+#if defined(__x86_64__)
+  cj_cpu_swap(&from->sp, to->sp);
+#else
+  swapcontext(&from->uc, &to->uc);
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+  __sanitizer_finish_switch_fiber(from->fake, nullptr, nullptr);
+#endif
+}
+
+/* The first thing a new context does: tell AddressSanitizer it has arrived, and learn the stack
+** it came from (the worker's own, which the sanitizer knows and we do not). */
+static inline void context_started(context *came_from) {
+#if defined(__SANITIZE_ADDRESS__)
+  __sanitizer_finish_switch_fiber(nullptr, &came_from->bottom, &came_from->size);
+#else
+  (void)came_from;
+#endif
+}
+
+struct stack_pool {
+  char *lo[max_slots]; /* each slot's usable stack, above its guard page */
+  unsigned nslots;
+  unsigned free_list[max_slots];
+  unsigned nfree;
+  char *chunks[max_slots / slots_per_chunk + 1];
+  unsigned nchunks;
+
+  /* A free slot's index, or -1 when mapping another chunk failed. */
+  int take() {
+    if (nfree == 0 && !grow()) return -1;
+    return (int)free_list[--nfree];
+  }
+  void give(unsigned slot) {
+    free_list[nfree++] = slot;
+  }
+  bool grow() {
+    if (nslots + slots_per_chunk > max_slots) return false;
+    size_t step = stack_bytes + guard_bytes, bytes = step * slots_per_chunk;
+    void *m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return false;
+    chunks[nchunks++] = (char *)m;
+    for (unsigned i = 0; i < slots_per_chunk; i++) {
+      char *slot = (char *)m + i * step;
+      mprotect(slot, guard_bytes, PROT_NONE); /* a stack overflow faults instead of corrupting */
+      lo[nslots] = slot + guard_bytes;
+      free_list[nfree++] = nslots++;
+    }
+    return true;
+  }
+  void release() {
+    size_t bytes = (size_t)(stack_bytes + guard_bytes) * slots_per_chunk;
+    for (unsigned i = 0; i < nchunks; i++) munmap(chunks[i], bytes);
+    nchunks = nslots = nfree = 0;
+  }
+};
+
+} // namespace cj_cpu

@@ -1,0 +1,451 @@
+/*
+** cujit/cpu_sync.h -- the CPU device's scheduler and what kernels call into it: __syncthreads and
+** its _count/_and/_or forms, the warp shuffles and votes, __syncwarp, __activemask, __trap and
+** assert, dynamic shared memory, and the generated entries' template (see cpu_exec.h for the
+** scheme). Every failure names the kernel, the block, the thread and the line.
+*/
+#pragma once
+
+namespace cj_cpu {
+
+/* --- starting and describing threads ----------------------------------------------------------
+ */
+static inline bool start_fiber(exec *ex, unsigned t) {
+  int slot = ex->pool.take();
+  if (slot < 0) {
+    set_error(ex, t, "no memory left for the block's fiber stacks");
+    return false;
+  }
+  ex->fibers[t].slot = slot;
+  context_make(&ex->fibers[t].ctx, ex->pool.lo[slot], stack_bytes, (unsigned)slot, fiber_main, ex);
+  ex->state[t] = T_RUN;
+  return true;
+}
+static inline bool start_range(exec *ex, unsigned first, unsigned end) {
+  for (unsigned t = first; t < end; t++)
+    if (ex->state[t] == T_NEW && !start_fiber(ex, t)) return false;
+  return true;
+}
+static inline void describe(const exec *ex, unsigned t, char *buf, size_t len) {
+  const fiber *f = &ex->fibers[t];
+  char w[320];
+  if (ex->state[t] == T_DONE) {
+    snprintf(buf, len, "returned");
+  } else {
+    where(w, sizeof w, ex->L->kernel, f->file, f->line);
+    snprintf(buf, len, "waits at %s (%s)", f->what, w);
+  }
+}
+static inline void thread_name(const exec *ex, unsigned t, char *buf, size_t len) {
+  uint3 v = tid_of(ex, t);
+  snprintf(buf, len, "thread (%u,%u,%u)", v.x, v.y, v.z);
+}
+
+/* --- the scheduler ----------------------------------------------------------------------------
+ */
+/* Nobody can run and someone waits: complete the barrier, start the rest of the block, or name
+** the divergence. True when fibers may run again; false when all are done or on an error. */
+static inline bool unblock(exec *ex, unsigned long long block, bool *error) {
+  unsigned n = ex->n, nbar = 0, bar = n, warp_waiter = n, fresh = n, done = n;
+  for (unsigned t = 0; t < n; t++) {
+    unsigned char s = ex->state[t];
+    if (s == T_BAR && nbar++ == 0) bar = t;
+    if (s == T_WARP && warp_waiter == n) warp_waiter = t;
+    if (s == T_NEW && fresh == n) fresh = t;
+    if (s == T_DONE && done == n) done = t;
+  }
+  char a[400], b[400], who[64];
+  *error = true;
+  if (warp_waiter < n) { /* a lane it needs returned, or waits elsewhere */
+    unsigned w = warp_waiter >> 5;
+    const warp *W = &ex->warps[w];
+    unsigned missing = W->required & ~W->arrived, lane = (unsigned)__builtin_ctz(missing);
+    describe(ex, warp_waiter, a, sizeof a);
+    describe(ex, w * 32 + lane, b, sizeof b);
+    thread_name(ex, w * 32 + lane, who, sizeof who);
+    set_error(ex, warp_waiter, "%s for lane %u, %s, which %s", a, lane, who, b);
+    return false;
+  }
+  if (nbar == 0) {
+    *error = false;
+    return false;
+  }
+  describe(ex, bar, a, sizeof a);
+  if (done < n) { /* "returned while 255 threads wait at __syncthreads (line 9)" */
+    set_error(ex, done, "returned while %u thread%s wait%s%s", nbar, nbar == 1 ? "" : "s",
+              nbar == 1 ? "s" : "", a + strlen("waits"));
+    return false;
+  }
+  if (fresh < n) { /* a warp's fibers reached a barrier first: the whole block takes part */
+    *error = !start_range(ex, 0, n);
+    return !*error;
+  }
+  const fiber *f0 = &ex->fibers[bar];
+  int count = 0;
+  for (unsigned t = 0; t < n; t++) {
+    const fiber *f = &ex->fibers[t];
+    if (f->line != f0->line || strcmp(f->file, f0->file) != 0 || strcmp(f->what, f0->what) != 0) {
+      describe(ex, t, b, sizeof b);
+      thread_name(ex, bar, who, sizeof who);
+      set_error(ex, t, "%s while %s %s", b, who, a);
+      return false;
+    }
+    count += f->pred;
+  }
+  ex->bar_result = strcmp(f0->what, "__syncthreads_and") == 0  ? count == (int)n
+                   : strcmp(f0->what, "__syncthreads_or") == 0 ? count > 0
+                                                               : count;
+  ex->phase++;
+  make_order(ex, block);
+  memset(ex->state, T_RUN, n);
+  *error = false;
+  return true;
+}
+
+/* Runs the block's fibers until all are done; false on an error (recorded). */
+static inline bool run_fibers(exec *ex, unsigned long long block) {
+  ex->conv = CONV_NONE;
+  for (;;) {
+    bool ran = false;
+    for (unsigned i = 0; i < ex->n; i++) {
+      unsigned t = ex->order ? ex->order[i] : i;
+      if (ex->state[t] != T_RUN) continue;
+      resume(ex, t);
+      if (ex->conv == CONV_FAIL) return false;
+      ran = true;
+    }
+    bool error;
+    if (!ran && !unblock(ex, block, &error)) return !error;
+  }
+}
+
+static inline void give_back_fibers(exec *ex) {
+  for (unsigned t = 0; t < ex->n; t++)
+    if (ex->fibers[t].slot >= 0)
+      ex->pool.give((unsigned)ex->fibers[t].slot), ex->fibers[t].slot = -1;
+}
+
+/* Runs one whole block on this OS thread. */
+static inline void run_block(exec *ex, unsigned long long block) {
+  unsigned n = ex->n;
+  ex->phase = 0, ex->pos = 0;
+  make_order(ex, block);
+  memset(ex->state, T_NEW, n);
+  for (;;) {
+    if (ex->runner_slot < 0) {
+      ex->runner_slot = ex->pool.take();
+      if (ex->runner_slot < 0) {
+        set_error(ex, 0, "no memory left for the runner's stack");
+        return;
+      }
+      context_make(&ex->runner, ex->pool.lo[ex->runner_slot], stack_bytes,
+                   (unsigned)ex->runner_slot, runner_main, ex);
+    }
+    ex->in_runner = true;
+    ex->conv = CONV_NONE;
+    context_switch(&ex->sched, &ex->runner, false);
+    ex->in_runner = false;
+    if (ex->conv == CONV_NONE) return; /* the loop ran every remaining thread */
+    if (ex->conv == CONV_FAIL) {       /* the runner's stack is abandoned: reuse it */
+      ex->pool.give((unsigned)ex->runner_slot);
+      ex->runner_slot = -1;
+      return;
+    }
+    /* The runner's thread `cur` reached a barrier or warp operation: its stack is its fiber. */
+    unsigned t = ex->cur;
+    ex->fibers[t].slot = ex->runner_slot;
+    ex->runner_slot = -1;
+    ex->runner_gen++;
+    if (!ex->order) ex->pos = t;
+    ex->pos++;
+    bool ok = true;
+    if (ex->conv == CONV_BAR) {
+      ok = start_range(ex, 0, n);
+    } else {
+      unsigned first = t & ~31u, end = first + 32 < n ? first + 32 : n;
+      ok = start_range(ex, first, end);
+    }
+    ok = ok && run_fibers(ex, block);
+    give_back_fibers(ex);
+    if (!ok) return;
+  }
+}
+
+/* --- what kernels call --------------------------------------------------------------------- */
+static inline int barrier(const char *file, int line, const char *what, int pred) {
+  exec *ex = R.ex;
+  unsigned t = ex->cur;
+  fiber *f = &ex->fibers[t];
+  f->file = file, f->line = line, f->what = what, f->pred = pred;
+  ex->state[t] = T_BAR;
+  if (ex->in_runner) {
+    ex->conv = CONV_BAR;
+    f->ctx.bottom = ex->runner.bottom, f->ctx.size = ex->runner.size;
+  }
+  context_switch(&f->ctx, &ex->sched, false);
+  return ex->bar_result;
+}
+
+struct warp_result {
+  unsigned long long value;
+  unsigned ballot, members;
+};
+/* One warp operation: this lane offers `value` and `pred`, and wants the value of lane `src`. */
+static inline warp_result warp_op(const char *file, int line, const char *what, unsigned mask,
+                                  unsigned long long value, unsigned src, int pred) {
+  exec *ex = R.ex;
+  unsigned t = ex->cur, w = t >> 5, lane = t & 31u, bit = 1u << lane;
+  unsigned lanes = ex->n - (w << 5) < 32 ? ex->n - (w << 5) : 32;
+  mask = (mask & (lanes == 32 ? ~0u : (1u << lanes) - 1u)) | bit;
+  if (mask == bit) return warp_result{value, pred ? bit : 0u, bit};
+  if (ex->in_runner)
+    for (unsigned l = 0; l < lanes; l++)
+      if ((mask >> l & 1u) && ex->state[(w << 5) + l] == T_DONE) {
+        char at[320];
+        where(at, sizeof at, ex->L->kernel, file, line);
+        set_error(ex, t,
+                  "waits at %s (%s) for lane %u, which returned (a warp whose first lanes "
+                  "finish before the others reach a warp operation)",
+                  what, at, l);
+        abandon(ex);
+      }
+  warp *W = &ex->warps[w];
+  W->in[lane] = value, W->src[lane] = (signed char)(src & 31u);
+  W->pred |= pred ? bit : 0u, W->arrived |= bit, W->required |= mask;
+  if (!ex->in_runner && (W->arrived & W->required) == W->required) {
+    unsigned arrived = W->arrived;
+    for (unsigned l = 0; l < 32; l++) {
+      if (!(arrived >> l & 1u)) continue;
+      unsigned s = (unsigned)W->src[l];
+      W->out[l] = (arrived >> s & 1u) ? W->in[s] : W->in[l];
+      if (l != lane) ex->state[(w << 5) + l] = T_RUN;
+    }
+    W->res_ballot = W->pred & arrived, W->res_members = arrived;
+    W->arrived = W->required = W->pred = 0;
+    return warp_result{W->out[lane], W->res_ballot, W->res_members};
+  }
+  fiber *f = &ex->fibers[t];
+  f->file = file, f->line = line, f->what = what, f->pred = 0;
+  ex->state[t] = T_WARP;
+  if (ex->in_runner) {
+    ex->conv = CONV_WARP;
+    f->ctx.bottom = ex->runner.bottom, f->ctx.size = ex->runner.size;
+  }
+  context_switch(&f->ctx, &ex->sched, false);
+  return warp_result{W->out[lane], W->res_ballot, W->res_members};
+}
+
+template <class T> static inline unsigned long long to_bits(T v) {
+  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value,
+                "warp shuffles take values of at most 8 bytes");
+  unsigned long long b = 0;
+  memcpy(&b, &v, sizeof v);
+  return b;
+}
+template <class T> static inline T from_bits(unsigned long long b) {
+  T v;
+  memcpy(&v, &b, sizeof v);
+  return v;
+}
+/* The source lane of each shuffle kind, as PTX's shfl.sync defines it for a segment `width`. */
+static inline unsigned lane_now() {
+  return R.ex->cur & 31u;
+}
+template <class T>
+static inline T shfl(const char *file, int line, unsigned mask, T v, int src, int width = 32) {
+  unsigned lane = lane_now(), lo = lane & ~(unsigned)(width - 1);
+  unsigned s = lo | ((unsigned)src & (unsigned)(width - 1));
+  return from_bits<T>(warp_op(file, line, "__shfl_sync", mask, to_bits(v), s, 0).value);
+}
+template <class T>
+static inline T shfl_up(const char *file, int line, unsigned mask, T v, unsigned d,
+                        int width = 32) {
+  unsigned lane = lane_now(), lo = lane & ~(unsigned)(width - 1);
+  unsigned s = lane - d >= lo && lane >= d ? lane - d : lane;
+  return from_bits<T>(warp_op(file, line, "__shfl_up_sync", mask, to_bits(v), s, 0).value);
+}
+template <class T>
+static inline T shfl_down(const char *file, int line, unsigned mask, T v, unsigned d,
+                          int width = 32) {
+  unsigned lane = lane_now(), hi = (lane & ~(unsigned)(width - 1)) | (unsigned)(width - 1);
+  unsigned s = lane + d <= hi ? lane + d : lane;
+  return from_bits<T>(warp_op(file, line, "__shfl_down_sync", mask, to_bits(v), s, 0).value);
+}
+template <class T>
+static inline T shfl_xor(const char *file, int line, unsigned mask, T v, int m, int width = 32) {
+  unsigned lane = lane_now(), hi = (lane & ~(unsigned)(width - 1)) | (unsigned)(width - 1);
+  unsigned s = (lane ^ (unsigned)m) <= hi ? lane ^ (unsigned)m : lane;
+  return from_bits<T>(warp_op(file, line, "__shfl_xor_sync", mask, to_bits(v), s, 0).value);
+}
+static inline unsigned vote(const char *file, int line, const char *what, unsigned mask, int p) {
+  warp_result r = warp_op(file, line, what, mask, 0, lane_now(), p);
+  if (what[2] == 'b') return r.ballot;                        /* __ballot_sync */
+  if (what[2] == 'a' && what[3] == 'n') return r.ballot != 0; /* __any_sync */
+  if (what[2] == 'a') return r.ballot == r.members;           /* __all_sync */
+  return 0;                                                   /* __syncwarp */
+}
+static inline void syncwarp(const char *file, int line, unsigned mask = 0xffffffffu) {
+  vote(file, line, "__syncwarp", mask, 0);
+}
+/* The lanes of this warp that have not returned. */
+static inline unsigned activemask() {
+  exec *ex = R.ex;
+  unsigned w = ex->cur >> 5, m = 0;
+  for (unsigned l = 0; l < 32 && (w << 5) + l < ex->n; l++)
+    if (ex->state[(w << 5) + l] != T_DONE) m |= 1u << l;
+  return m;
+}
+static inline void *dyn_shared() {
+  return R.ex->dyn;
+}
+
+/* --- the generated entries --------------------------------------------------------------------
+ */
+template <class F> struct params;
+template <class... P> struct params<void (*)(P...)> {
+  typedef std::tuple<typename std::decay<P>::type...> tuple;
+  template <size_t... I> static tuple unpack(void **a, std::index_sequence<I...>) {
+    return tuple(*(const typename std::decay<P>::type *)a[I]...);
+  }
+  static tuple unpack(void **a) {
+    return unpack(a, std::index_sequence_for<P...>());
+  }
+};
+template <auto K, class Args> static void call(const void *a) {
+  std::apply(K, *(const Args *)a);
+}
+
+static inline exec *worker_exec(cj_cpu_worker *w) {
+  if (!w->state) {
+    void *m = calloc(1, sizeof(exec));
+    if (!m) return nullptr;
+    exec *ex = new (m) exec();
+    ex->runner_slot = -1;
+    for (unsigned t = 0; t < max_threads; t++) ex->fibers[t].slot = -1;
+    w->state = ex;
+  }
+  return (exec *)w->state;
+}
+static inline void worker_release(cj_cpu_worker *w) {
+  exec *ex = (exec *)w->state;
+  if (!ex) return;
+  ex->pool.release();
+  free(ex->dyn);
+  ex->~exec();
+  free(ex);
+  w->state = nullptr;
+}
+
+#if defined(CJ_CPU_CHECK)
+/* Under the sanitizers: say which CUDA thread was running when a report is written. The report's
+** own stack trace names the line, in the file #line gave (the kernel's name for its body). */
+extern "C" void __asan_set_error_report_callback(void (*)(const char *)) __attribute__((weak));
+extern "C" void __sanitizer_set_death_callback(void (*)(void)) __attribute__((weak));
+static inline void report_thread(const char *report) {
+  exec *ex = R.ex;
+  if (!ex) return;
+  char line[64] = "";
+  size_t kl = strlen(ex->L->kernel);
+  for (const char *p = report ? strstr(report, ex->L->kernel) : nullptr; p;
+       p = strstr(p + 1, ex->L->kernel))
+    if (p > report && p[-1] == ' ' && p[kl] == ':' && p[kl + 1] >= '0' && p[kl + 1] <= '9') {
+      snprintf(line, sizeof line, ", line %d of its body", atoi(p + kl + 1));
+      break;
+    }
+  set_error(ex, ex->cur, "the sanitizer's report%s", line);
+  fprintf(stderr, "cujit: the report above is from %s\n", ex->L->error);
+}
+static void on_asan_report(const char *report) {
+  report_thread(report);
+}
+static void on_death(void) {
+  report_thread(nullptr);
+}
+static inline void install_check_hooks() {
+  if (__asan_set_error_report_callback) __asan_set_error_report_callback(on_asan_report);
+  if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(on_death);
+}
+#else
+static inline void install_check_hooks() {}
+#endif
+
+/* Launch-wide setup shared by every kernel's entry; false when the launch cannot run. */
+static inline bool begin_launch(exec *ex, cj_cpu_launch *L) {
+  ex->L = L;
+  unsigned long long n = (unsigned long long)L->block[0] * L->block[1] * L->block[2];
+  if (n == 0 || n > max_threads) {
+    ex->n = 1, ex->bx = 1, ex->bxy = 1;
+    set_error(ex, 0, "a block of %llu threads: the CPU device runs 1 to %u", n,
+              (unsigned)max_threads);
+    return false;
+  }
+  if (L->shared_bytes > ex->dyn_cap) {
+    free(ex->dyn);
+    ex->dyn = (char *)aligned_alloc(256, (L->shared_bytes + 255u) & ~255u);
+    ex->dyn_cap = ex->dyn ? L->shared_bytes : 0;
+    if (!ex->dyn) {
+      set_error(ex, 0, "no memory for %u bytes of dynamic shared memory", L->shared_bytes);
+      return false;
+    }
+  }
+  ex->n = (unsigned)n, ex->bx = L->block[0], ex->bxy = L->block[0] * L->block[1];
+  R.ex = ex;
+  R.bdim = dim3(L->block[0], L->block[1], L->block[2]);
+  R.gdim = dim3(L->grid[0], L->grid[1], L->grid[2]);
+  install_check_hooks();
+  return true;
+}
+
+template <auto K> static void entry(cj_cpu_launch *L, cj_cpu_worker *w) {
+  typedef params<decltype(K)> P;
+  typedef typename P::tuple Args;
+  exec *ex = worker_exec(w);
+  if (!ex) {
+    int expected = 0;
+    if (__atomic_compare_exchange_n(&L->error_set, &expected, 1, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_RELAXED))
+      snprintf(L->error, sizeof L->error, "kernel '%s': out of host memory", L->kernel);
+    return;
+  }
+  Args args = P::unpack(L->args);
+  ex->args = &args, ex->call = &call<K, Args>, ex->plain = &plain_loop<K, Args>;
+  if (!begin_launch(ex, L)) return;
+  unsigned gx = L->grid[0], gxy = L->grid[0] * L->grid[1];
+  while (!failed(ex)) {
+    unsigned long long k = __atomic_fetch_add(&L->next_block, 1ull, __ATOMIC_RELAXED);
+    if (k >= L->total_blocks) break;
+    unsigned long long b = block_at(L, k);
+    R.bid = uint3{(unsigned)(b % gx), (unsigned)(b % gxy / gx), (unsigned)(b / gxy)};
+    run_block(ex, b);
+  }
+  R.ex = nullptr;
+}
+
+} // namespace cj_cpu
+
+/* --- the CUDA names ---------------------------------------------------------------------------
+ */
+#define __syncthreads() ((void)::cj_cpu::barrier(__FILE__, __LINE__, "__syncthreads", 0))
+#define __syncthreads_count(p) ::cj_cpu::barrier(__FILE__, __LINE__, "__syncthreads_count", !!(p))
+#define __syncthreads_and(p) ::cj_cpu::barrier(__FILE__, __LINE__, "__syncthreads_and", !!(p))
+#define __syncthreads_or(p) ::cj_cpu::barrier(__FILE__, __LINE__, "__syncthreads_or", !!(p))
+#define __shfl_sync(...) ::cj_cpu::shfl(__FILE__, __LINE__, __VA_ARGS__)
+#define __shfl_up_sync(...) ::cj_cpu::shfl_up(__FILE__, __LINE__, __VA_ARGS__)
+#define __shfl_down_sync(...) ::cj_cpu::shfl_down(__FILE__, __LINE__, __VA_ARGS__)
+#define __shfl_xor_sync(...) ::cj_cpu::shfl_xor(__FILE__, __LINE__, __VA_ARGS__)
+#define __ballot_sync(m, p) ::cj_cpu::vote(__FILE__, __LINE__, "__ballot_sync", (m), !!(p))
+#define __any_sync(m, p) ((int)::cj_cpu::vote(__FILE__, __LINE__, "__any_sync", (m), !!(p)))
+#define __all_sync(m, p) ((int)::cj_cpu::vote(__FILE__, __LINE__, "__all_sync", (m), !!(p)))
+#define __syncwarp(...) ::cj_cpu::syncwarp(__FILE__, __LINE__, ##__VA_ARGS__)
+#define __activemask() ::cj_cpu::activemask()
+#define __trap() ::cj_cpu::fail_here(__FILE__, __LINE__, "__trap() was called")
+#define __brkpt() ::cj_cpu::fail_here(__FILE__, __LINE__, "__brkpt() was called")
+
+/* assert(): glibc's macro calls __assert_fail, which this hidden definition takes over inside the
+** shared object, so the failure is a launch error naming the thread instead of an abort. */
+extern "C" __attribute__((visibility("hidden"), noreturn)) void
+__assert_fail(const char *expr, const char *file, unsigned line, const char *) noexcept {
+  char what[256];
+  snprintf(what, sizeof what, "assertion '%s' failed", expr);
+  ::cj_cpu::fail_here(file, (int)line, what);
+}
