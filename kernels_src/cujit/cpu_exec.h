@@ -31,13 +31,23 @@ struct fiber {
   int line;
   const char *what;
   int pred;
+  unsigned wmask;            /* the member mask of the warp operation it waits in */
+  unsigned long long wvalue; /* that operation's results for this lane */
+  unsigned wballot, wmembers;
 };
 
-struct warp {
-  unsigned arrived, required, pred;
-  unsigned res_ballot, res_members; /* the last completed operation */
+/* Lanes meet in a warp operation when they name the same operation and member mask, as PTX's
+** shfl.sync and vote.sync define it; a warp may have a few such meetings open at once (lanes
+** 0-7 in one reduction, 8-31 already in the next shuffle). */
+struct warp_group {
+  const char *what;
+  unsigned mask, arrived, pred;
   signed char src[32];
-  unsigned long long in[32], out[32];
+  unsigned long long in[32];
+};
+enum { groups_per_warp = 4 };
+struct warp {
+  warp_group g[groups_per_warp];
 };
 
 struct exec {

@@ -57,9 +57,13 @@ static inline bool unblock(exec *ex, unsigned long long block, bool *error) {
   char a[400], b[400], who[64];
   *error = true;
   if (warp_waiter < n) { /* a lane it needs returned, or waits elsewhere */
-    unsigned w = warp_waiter >> 5;
-    const warp *W = &ex->warps[w];
-    unsigned missing = W->required & ~W->arrived, lane = (unsigned)__builtin_ctz(missing);
+    unsigned w = warp_waiter >> 5, missing = 0;
+    const fiber *f = &ex->fibers[warp_waiter];
+    for (int k = 0; k < groups_per_warp; k++) {
+      const warp_group *G = &ex->warps[w].g[k];
+      if (G->arrived >> (warp_waiter & 31u) & 1u) missing = f->wmask & ~G->arrived;
+    }
+    unsigned lane = missing ? (unsigned)__builtin_ctz(missing) : 0;
     describe(ex, warp_waiter, a, sizeof a);
     describe(ex, w * 32 + lane, b, sizeof b);
     thread_name(ex, w * 32 + lane, who, sizeof who);
@@ -131,6 +135,8 @@ static inline void run_block(exec *ex, unsigned long long block) {
   ex->phase = 0, ex->pos = 0;
   make_order(ex, block);
   memset(ex->state, T_NEW, n);
+  for (unsigned w = 0; w < (n + 31) / 32; w++) /* a failed block may have left some open */
+    for (int k = 0; k < groups_per_warp; k++) ex->warps[w].g[k].arrived = 0;
   for (;;) {
     if (ex->runner_slot < 0) {
       ex->runner_slot = ex->pool.take();
@@ -190,6 +196,20 @@ struct warp_result {
   unsigned long long value;
   unsigned ballot, members;
 };
+/* The open meeting of `what` with `mask` in warp W, or a free one; NULL when all are taken. */
+static inline warp_group *meeting(warp *W, const char *what, unsigned mask) {
+  warp_group *free_group = nullptr;
+  for (int k = 0; k < groups_per_warp; k++) {
+    warp_group *G = &W->g[k];
+    if (!G->arrived) {
+      if (!free_group) free_group = G;
+    } else if (G->mask == mask && strcmp(G->what, what) == 0) {
+      return G;
+    }
+  }
+  if (free_group) free_group->what = what, free_group->mask = mask, free_group->pred = 0;
+  return free_group;
+}
 /* One warp operation: this lane offers `value` and `pred`, and wants the value of lane `src`. */
 static inline warp_result warp_op(const char *file, int line, const char *what, unsigned mask,
                                   unsigned long long value, unsigned src, int pred) {
@@ -198,10 +218,10 @@ static inline warp_result warp_op(const char *file, int line, const char *what, 
   unsigned lanes = ex->n - (w << 5) < 32 ? ex->n - (w << 5) : 32;
   mask = (mask & (lanes == 32 ? ~0u : (1u << lanes) - 1u)) | bit;
   if (mask == bit) return warp_result{value, pred ? bit : 0u, bit};
+  char at[320];
   if (ex->in_runner)
     for (unsigned l = 0; l < lanes; l++)
       if ((mask >> l & 1u) && ex->state[(w << 5) + l] == T_DONE) {
-        char at[320];
         where(at, sizeof at, ex->L->kernel, file, line);
         set_error(ex, t,
                   "waits at %s (%s) for lane %u, which returned (a warp whose first lanes "
@@ -209,30 +229,37 @@ static inline warp_result warp_op(const char *file, int line, const char *what, 
                   what, at, l);
         abandon(ex);
       }
-  warp *W = &ex->warps[w];
-  W->in[lane] = value, W->src[lane] = (signed char)(src & 31u);
-  W->pred |= pred ? bit : 0u, W->arrived |= bit, W->required |= mask;
-  if (!ex->in_runner && (W->arrived & W->required) == W->required) {
-    unsigned arrived = W->arrived;
+  warp_group *G = meeting(&ex->warps[w], what, mask);
+  if (!G) {
+    where(at, sizeof at, ex->L->kernel, file, line);
+    set_error(ex, t, "%s (%s): more than %d different warp operations pending in one warp", what,
+              at, (int)groups_per_warp);
+    abandon(ex);
+  }
+  G->in[lane] = value, G->src[lane] = (signed char)(src & 31u);
+  G->pred |= pred ? bit : 0u, G->arrived |= bit;
+  fiber *f = &ex->fibers[t];
+  if (!ex->in_runner && (G->arrived & G->mask) == G->mask) {
+    unsigned arrived = G->arrived;
     for (unsigned l = 0; l < 32; l++) {
       if (!(arrived >> l & 1u)) continue;
-      unsigned s = (unsigned)W->src[l];
-      W->out[l] = (arrived >> s & 1u) ? W->in[s] : W->in[l];
+      unsigned s = (unsigned)G->src[l];
+      fiber *fl = &ex->fibers[(w << 5) + l];
+      fl->wvalue = (arrived >> s & 1u) ? G->in[s] : G->in[l];
+      fl->wballot = G->pred & arrived, fl->wmembers = arrived;
       if (l != lane) ex->state[(w << 5) + l] = T_RUN;
     }
-    W->res_ballot = W->pred & arrived, W->res_members = arrived;
-    W->arrived = W->required = W->pred = 0;
-    return warp_result{W->out[lane], W->res_ballot, W->res_members};
+    G->arrived = 0;
+    return warp_result{f->wvalue, f->wballot, f->wmembers};
   }
-  fiber *f = &ex->fibers[t];
-  f->file = file, f->line = line, f->what = what, f->pred = 0;
+  f->file = file, f->line = line, f->what = what, f->pred = 0, f->wmask = mask;
   ex->state[t] = T_WARP;
   if (ex->in_runner) {
     ex->conv = CONV_WARP;
     f->ctx.bottom = ex->runner.bottom, f->ctx.size = ex->runner.size;
   }
   context_switch(&f->ctx, &ex->sched, false);
-  return warp_result{W->out[lane], W->res_ballot, W->res_members};
+  return warp_result{f->wvalue, f->wballot, f->wmembers};
 }
 
 template <class T> static inline unsigned long long to_bits(T v) {
@@ -284,9 +311,14 @@ static inline unsigned vote(const char *file, int line, const char *what, unsign
   if (what[2] == 'a') return r.ballot == r.members;           /* __all_sync */
   return 0;                                                   /* __syncwarp */
 }
-static inline void syncwarp(const char *file, int line, unsigned mask = 0xffffffffu) {
-  vote(file, line, "__syncwarp", mask, 0);
-}
+/* __syncwarp() and __syncwarp(mask) through one macro: syncwarp(file, line)(mask). */
+struct syncwarp {
+  const char *file;
+  int line;
+  void operator()(unsigned mask = 0xffffffffu) const {
+    vote(file, line, "__syncwarp", mask, 0);
+  }
+};
 /* The lanes of this warp that have not returned. */
 static inline unsigned activemask() {
   exec *ex = R.ex;
@@ -436,7 +468,7 @@ template <auto K> static void entry(cj_cpu_launch *L, cj_cpu_worker *w) {
 #define __ballot_sync(m, p) ::cj_cpu::vote(__FILE__, __LINE__, "__ballot_sync", (m), !!(p))
 #define __any_sync(m, p) ((int)::cj_cpu::vote(__FILE__, __LINE__, "__any_sync", (m), !!(p)))
 #define __all_sync(m, p) ((int)::cj_cpu::vote(__FILE__, __LINE__, "__all_sync", (m), !!(p)))
-#define __syncwarp(...) ::cj_cpu::syncwarp(__FILE__, __LINE__, ##__VA_ARGS__)
+#define __syncwarp(...) (::cj_cpu::syncwarp{__FILE__, __LINE__}(__VA_ARGS__))
 #define __activemask() ::cj_cpu::activemask()
 #define __trap() ::cj_cpu::fail_here(__FILE__, __LINE__, "__trap() was called")
 #define __brkpt() ::cj_cpu::fail_here(__FILE__, __LINE__, "__brkpt() was called")
