@@ -62,6 +62,7 @@ struct exec {
   unsigned n, bx, bxy; /* threads; blockDim.x; blockDim.x * blockDim.y */
   unsigned cur;        /* linear id of the thread running now */
   unsigned pos;        /* the runner's position in `order` */
+  unsigned sweep;      /* the running fiber's position in `order` */
   unsigned phase;      /* barrier phases completed */
   unsigned *order;     /* schedule order of this phase; NULL: forward */
   bool in_runner;
@@ -82,6 +83,17 @@ struct exec {
 static inline uint3 tid_of(const exec *ex, unsigned t) {
   if (ex->n == ex->bx) return uint3{t, 0, 0};
   return uint3{t % ex->bx, (t % ex->bxy) / ex->bx, t / ex->bxy};
+}
+/* The linear id of the CUDA thread running now (the loops write only threadIdx). */
+static inline unsigned current(const exec *ex) {
+  const regs *r = me();
+  return r->tid.x + ex->bx * r->tid.y + ex->bxy * r->tid.z;
+}
+/* The runner's fast loop does not mark the threads it finishes; in forward order they are those
+** before the current one. Called where a thread's state matters while the runner runs. */
+static inline void runner_catch_up(exec *ex, unsigned t) {
+  if (!ex->order)
+    for (unsigned u = ex->pos; u < t; u++) ex->state[u] = T_DONE;
 }
 /* "line 7" for the kernel's own body (#line names it after the kernel), else "file:7". */
 static inline void where(char *buf, size_t len, const char *kernel, const char *file, int line) {
@@ -121,21 +133,37 @@ static inline bool failed(const exec *ex) {
   __builtin_unreachable();
 }
 [[noreturn]] static inline void fail_here(const char *file, int line, const char *what) {
-  exec *ex = R.ex;
+  exec *ex = me()->ex;
   char w[320];
   where(w, sizeof w, ex->L->kernel, file, line);
-  set_error(ex, ex->cur, "%s (%s)", what, w);
+  set_error(ex, current(ex), "%s (%s)", what, w);
   abandon(ex);
 }
 
+/* Fiber t stops (it waits, or `ends`): straight on to the next runnable fiber of this sweep, or
+** back to the scheduler when there is none: one switch per thread per barrier. */
+static inline void switch_next(exec *ex, unsigned t, bool ends) {
+  unsigned n = ex->n, i = ex->sweep + 1, u = 0;
+  for (; i < n; i++) {
+    u = ex->order ? ex->order[i] : i;
+    if (ex->state[u] == T_RUN) break;
+  }
+  if (i < n) {
+    ex->sweep = i;
+    me()->tid = tid_of(ex, u);
+    context_switch(&ex->fibers[t].ctx, &ex->fibers[u].ctx, ends);
+  } else {
+    context_switch(&ex->fibers[t].ctx, &ex->sched, ends);
+  }
+}
 static inline void fiber_exit(exec *ex, unsigned t) {
   ex->state[t] = T_DONE;
-  context_switch(&ex->fibers[t].ctx, &ex->sched, true);
+  switch_next(ex, t, true);
   __builtin_unreachable();
 }
 static void fiber_main(void *p) {
   exec *ex = (exec *)p;
-  unsigned t = ex->cur;
+  unsigned t = current(ex);
   context_started(&ex->sched);
   ex->call(ex->args);
   fiber_exit(ex, t);
@@ -154,23 +182,22 @@ static void runner_main(void *p) {
 template <auto K, class Args> static void plain_loop(exec *ex) {
   const Args &a = *(const Args *)ex->args;
   const unsigned gen = ex->runner_gen, n = ex->n;
+  regs *r = me();
   if (!ex->order && ex->pos == 0 && n == ex->bx) { /* the common case: a fresh 1-D block */
-    R.tid = uint3{0, 0, 0};
+    r->tid = uint3{0, 0, 0};
     for (unsigned t = 0; t < n; t++) {
-      R.tid.x = t;
-      ex->cur = t;
+      r->tid.x = t;
       std::apply(K, a);
       if (__builtin_expect(ex->runner_gen != gen, 0)) fiber_exit(ex, t);
-      ex->state[t] = T_DONE;
     }
+    runner_catch_up(ex, n);
     ex->pos = n;
     return;
   }
   for (; ex->pos < n; ex->pos++) {
     unsigned t = ex->order ? ex->order[ex->pos] : ex->pos;
     if (ex->state[t] != T_NEW) continue;
-    R.tid = tid_of(ex, t);
-    ex->cur = t;
+    r->tid = tid_of(ex, t);
     std::apply(K, a);
     if (__builtin_expect(ex->runner_gen != gen, 0)) fiber_exit(ex, t);
     ex->state[t] = T_DONE;
@@ -178,8 +205,7 @@ template <auto K, class Args> static void plain_loop(exec *ex) {
 }
 
 static inline void resume(exec *ex, unsigned t) {
-  R.tid = tid_of(ex, t);
-  ex->cur = t;
+  me()->tid = tid_of(ex, t);
   ex->in_runner = false;
   context_switch(&ex->sched, &ex->fibers[t].ctx, false);
 }

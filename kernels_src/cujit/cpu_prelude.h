@@ -6,7 +6,7 @@
 ** barriers and warp operations (cpu_exec.h) follow from here.
 **
 ** Built-in variables are macros over one thread_local record, `cj_cpu::R`, that the executor
-** rewrites before running each CUDA thread: a read of threadIdx.x is one load from it.
+** rewrites before running each CUDA thread: in the thread loop a read of threadIdx.x is one load.
 */
 #pragma once
 #define __CUJIT_CPU__ 1
@@ -126,12 +126,18 @@ struct regs {
   exec *ex; /* the block being run on this OS thread */
 };
 static thread_local regs R;
+/* &R through a call g++ may hoist out of loops and merge (`const`: one value per OS thread, and a
+** CUDA thread never changes OS thread), where a direct access to a thread_local of a dlopen'd
+** object costs a __tls_get_addr call at each use inside the thread loop. */
+__attribute__((const, noinline)) static regs *me() {
+  return &R;
+}
 } // namespace cj_cpu
 
-#define threadIdx (::cj_cpu::R.tid)
-#define blockIdx (::cj_cpu::R.bid)
-#define blockDim (::cj_cpu::R.bdim)
-#define gridDim (::cj_cpu::R.gdim)
+#define threadIdx (::cj_cpu::me()->tid)
+#define blockIdx (::cj_cpu::me()->bid)
+#define blockDim (::cj_cpu::me()->bdim)
+#define gridDim (::cj_cpu::me()->gdim)
 #define warpSize 32
 
 #include <cujit/cpu_math.h>

@@ -88,7 +88,9 @@ static inline bool unblock(exec *ex, unsigned long long block, bool *error) {
   int count = 0;
   for (unsigned t = 0; t < n; t++) {
     const fiber *f = &ex->fibers[t];
-    if (f->line != f0->line || strcmp(f->file, f0->file) != 0 || strcmp(f->what, f0->what) != 0) {
+    bool same = f->line == f0->line && (f->file == f0->file || strcmp(f->file, f0->file) == 0) &&
+                (f->what == f0->what || strcmp(f->what, f0->what) == 0);
+    if (!same) {
       describe(ex, t, b, sizeof b);
       thread_name(ex, bar, who, sizeof who);
       set_error(ex, t, "%s while %s %s", b, who, a);
@@ -110,16 +112,19 @@ static inline bool unblock(exec *ex, unsigned long long block, bool *error) {
 static inline bool run_fibers(exec *ex, unsigned long long block) {
   ex->conv = CONV_NONE;
   for (;;) {
-    bool ran = false;
-    for (unsigned i = 0; i < ex->n; i++) {
-      unsigned t = ex->order ? ex->order[i] : i;
-      if (ex->state[t] != T_RUN) continue;
+    unsigned i = 0, t = 0;
+    for (; i < ex->n; i++) {
+      t = ex->order ? ex->order[i] : i;
+      if (ex->state[t] == T_RUN) break;
+    }
+    if (i < ex->n) { /* a sweep: the fibers pass control along until the end of the order */
+      ex->sweep = i;
       resume(ex, t);
       if (ex->conv == CONV_FAIL) return false;
-      ran = true;
+      continue;
     }
     bool error;
-    if (!ran && !unblock(ex, block, &error)) return !error;
+    if (!unblock(ex, block, &error)) return !error;
   }
 }
 
@@ -158,7 +163,8 @@ static inline void run_block(exec *ex, unsigned long long block) {
       return;
     }
     /* The runner's thread `cur` reached a barrier or warp operation: its stack is its fiber. */
-    unsigned t = ex->cur;
+    unsigned t = current(ex);
+    runner_catch_up(ex, t);
     ex->fibers[t].slot = ex->runner_slot;
     ex->runner_slot = -1;
     ex->runner_gen++;
@@ -179,16 +185,18 @@ static inline void run_block(exec *ex, unsigned long long block) {
 
 /* --- what kernels call --------------------------------------------------------------------- */
 static inline int barrier(const char *file, int line, const char *what, int pred) {
-  exec *ex = R.ex;
-  unsigned t = ex->cur;
+  exec *ex = me()->ex;
+  unsigned t = current(ex);
   fiber *f = &ex->fibers[t];
   f->file = file, f->line = line, f->what = what, f->pred = pred;
   ex->state[t] = T_BAR;
   if (ex->in_runner) {
     ex->conv = CONV_BAR;
     f->ctx.bottom = ex->runner.bottom, f->ctx.size = ex->runner.size;
+    context_switch(&f->ctx, &ex->sched, false);
+  } else {
+    switch_next(ex, t, false);
   }
-  context_switch(&f->ctx, &ex->sched, false);
   return ex->bar_result;
 }
 
@@ -213,12 +221,13 @@ static inline warp_group *meeting(warp *W, const char *what, unsigned mask) {
 /* One warp operation: this lane offers `value` and `pred`, and wants the value of lane `src`. */
 static inline warp_result warp_op(const char *file, int line, const char *what, unsigned mask,
                                   unsigned long long value, unsigned src, int pred) {
-  exec *ex = R.ex;
-  unsigned t = ex->cur, w = t >> 5, lane = t & 31u, bit = 1u << lane;
+  exec *ex = me()->ex;
+  unsigned t = current(ex), w = t >> 5, lane = t & 31u, bit = 1u << lane;
   unsigned lanes = ex->n - (w << 5) < 32 ? ex->n - (w << 5) : 32;
   mask = (mask & (lanes == 32 ? ~0u : (1u << lanes) - 1u)) | bit;
   if (mask == bit) return warp_result{value, pred ? bit : 0u, bit};
   char at[320];
+  if (ex->in_runner) runner_catch_up(ex, t);
   if (ex->in_runner)
     for (unsigned l = 0; l < lanes; l++)
       if ((mask >> l & 1u) && ex->state[(w << 5) + l] == T_DONE) {
@@ -257,8 +266,10 @@ static inline warp_result warp_op(const char *file, int line, const char *what, 
   if (ex->in_runner) {
     ex->conv = CONV_WARP;
     f->ctx.bottom = ex->runner.bottom, f->ctx.size = ex->runner.size;
+    context_switch(&f->ctx, &ex->sched, false);
+  } else {
+    switch_next(ex, t, false);
   }
-  context_switch(&f->ctx, &ex->sched, false);
   return warp_result{f->wvalue, f->wballot, f->wmembers};
 }
 
@@ -276,7 +287,7 @@ template <class T> static inline T from_bits(unsigned long long b) {
 }
 /* The source lane of each shuffle kind, as PTX's shfl.sync defines it for a segment `width`. */
 static inline unsigned lane_now() {
-  return R.ex->cur & 31u;
+  return current(me()->ex) & 31u;
 }
 template <class T>
 static inline T shfl(const char *file, int line, unsigned mask, T v, int src, int width = 32) {
@@ -321,14 +332,15 @@ struct syncwarp {
 };
 /* The lanes of this warp that have not returned. */
 static inline unsigned activemask() {
-  exec *ex = R.ex;
-  unsigned w = ex->cur >> 5, m = 0;
+  exec *ex = me()->ex;
+  unsigned t = current(ex), w = t >> 5, m = 0;
+  if (ex->in_runner) runner_catch_up(ex, t);
   for (unsigned l = 0; l < 32 && (w << 5) + l < ex->n; l++)
     if (ex->state[(w << 5) + l] != T_DONE) m |= 1u << l;
   return m;
 }
 static inline void *dyn_shared() {
-  return R.ex->dyn;
+  return me()->ex->dyn;
 }
 
 /* --- the generated entries --------------------------------------------------------------------
@@ -384,7 +396,7 @@ static inline void report_thread(const char *report) {
       snprintf(line, sizeof line, ", line %d of its body", atoi(p + kl + 1));
       break;
     }
-  set_error(ex, ex->cur, "the sanitizer's report%s", line);
+  set_error(ex, current(ex), "the sanitizer's report%s", line);
   fprintf(stderr, "cujit: the report above is from %s\n", ex->L->error);
 }
 static void on_asan_report(const char *report) {
@@ -443,12 +455,19 @@ template <auto K> static void entry(cj_cpu_launch *L, cj_cpu_worker *w) {
   ex->args = &args, ex->call = &call<K, Args>, ex->plain = &plain_loop<K, Args>;
   if (!begin_launch(ex, L)) return;
   unsigned gx = L->grid[0], gxy = L->grid[0] * L->grid[1];
+  /* Blocks are taken a few at a time when there are many: one contended atomic per block would
+  ** cost more than a small block's threads. */
+  unsigned long long total = L->total_blocks, chunk = total / 256 > 32 ? 32 : total / 256;
+  chunk = chunk ? chunk : 1;
   while (!failed(ex)) {
-    unsigned long long k = __atomic_fetch_add(&L->next_block, 1ull, __ATOMIC_RELAXED);
-    if (k >= L->total_blocks) break;
-    unsigned long long b = block_at(L, k);
-    R.bid = uint3{(unsigned)(b % gx), (unsigned)(b % gxy / gx), (unsigned)(b / gxy)};
-    run_block(ex, b);
+    unsigned long long k = __atomic_fetch_add(&L->next_block, chunk, __ATOMIC_RELAXED);
+    if (k >= total) break;
+    for (unsigned long long end = k + chunk < total ? k + chunk : total; k < end; k++) {
+      unsigned long long b = block_at(L, k);
+      R.bid = uint3{(unsigned)(b % gx), (unsigned)(b % gxy / gx), (unsigned)(b / gxy)};
+      run_block(ex, b);
+      if (failed(ex)) break;
+    }
   }
   R.ex = nullptr;
 }

@@ -100,7 +100,7 @@ cpu_module *cpu_compile(const char *source, const char *const *kernels, size_t n
   if (!getenv("CUJIT_CPU_KEEP")) unlink(cpp);
   cpu_module *m = calloc(1, sizeof *m);
   m->so = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-  unlink(so);
+  if (!getenv("CUJIT_CPU_KEEP")) unlink(so);
   if (!m->so) {
     snprintf(err, err_len, "dlopen: %s", dlerror());
     free(m);
