@@ -66,6 +66,7 @@ struct exec {
   unsigned phase;      /* barrier phases completed */
   unsigned *order;     /* schedule order of this phase; NULL: forward */
   bool in_runner;
+  bool state_dirty;    /* state[] holds more than T_NEW (the fast loop leaves it untouched) */
   int conv;            /* why the runner (or a failing fiber) came back */
   unsigned runner_gen; /* bumped when the runner's stack becomes a fiber */
   int runner_slot;     /* -1: no runner */
@@ -92,6 +93,7 @@ static inline unsigned current(const exec *ex) {
 /* The runner's fast loop does not mark the threads it finishes; in forward order they are those
 ** before the current one. Called where a thread's state matters while the runner runs. */
 static inline void runner_catch_up(exec *ex, unsigned t) {
+  ex->state_dirty = true;
   if (!ex->order)
     for (unsigned u = ex->pos; u < t; u++) ex->state[u] = T_DONE;
 }
@@ -190,10 +192,10 @@ template <auto K, class Args> static void plain_loop(exec *ex) {
       std::apply(K, a);
       if (__builtin_expect(ex->runner_gen != gen, 0)) fiber_exit(ex, t);
     }
-    runner_catch_up(ex, n);
     ex->pos = n;
     return;
   }
+  ex->state_dirty = true;
   for (; ex->pos < n; ex->pos++) {
     unsigned t = ex->order ? ex->order[ex->pos] : ex->pos;
     if (ex->state[t] != T_NEW) continue;

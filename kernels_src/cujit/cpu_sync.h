@@ -17,6 +17,7 @@ static inline bool start_fiber(exec *ex, unsigned t) {
     return false;
   }
   ex->fibers[t].slot = slot;
+  ex->state_dirty = true;
   context_make(&ex->fibers[t].ctx, ex->pool.lo[slot], stack_bytes, (unsigned)slot, fiber_main, ex);
   ex->state[t] = T_RUN;
   return true;
@@ -139,9 +140,12 @@ static inline void run_block(exec *ex, unsigned long long block) {
   unsigned n = ex->n;
   ex->phase = 0, ex->pos = 0;
   make_order(ex, block);
-  memset(ex->state, T_NEW, n);
-  for (unsigned w = 0; w < (n + 31) / 32; w++) /* a failed block may have left some open */
-    for (int k = 0; k < groups_per_warp; k++) ex->warps[w].g[k].arrived = 0;
+  if (ex->state_dirty) {
+    memset(ex->state, T_NEW, n);
+    for (unsigned w = 0; w < (n + 31) / 32; w++) /* a failed block may have left some open */
+      for (int k = 0; k < groups_per_warp; k++) ex->warps[w].g[k].arrived = 0;
+    ex->state_dirty = false;
+  }
   for (;;) {
     if (ex->runner_slot < 0) {
       ex->runner_slot = ex->pool.take();
@@ -433,6 +437,7 @@ static inline bool begin_launch(exec *ex, cj_cpu_launch *L) {
     }
   }
   ex->n = (unsigned)n, ex->bx = L->block[0], ex->bxy = L->block[0] * L->block[1];
+  ex->state_dirty = true; /* from an earlier launch, perhaps with more threads */
   R.ex = ex;
   R.bdim = dim3(L->block[0], L->block[1], L->block[2]);
   R.gdim = dim3(L->grid[0], L->grid[1], L->grid[2]);
@@ -464,7 +469,9 @@ template <auto K> static void entry(cj_cpu_launch *L, cj_cpu_worker *w) {
     if (k >= total) break;
     for (unsigned long long end = k + chunk < total ? k + chunk : total; k < end; k++) {
       unsigned long long b = block_at(L, k);
-      R.bid = uint3{(unsigned)(b % gx), (unsigned)(b % gxy / gx), (unsigned)(b / gxy)};
+      R.bid = gx == total
+                  ? uint3{(unsigned)b, 0, 0}
+                  : uint3{(unsigned)(b % gx), (unsigned)(b % gxy / gx), (unsigned)(b / gxy)};
       run_block(ex, b);
       if (failed(ex)) break;
     }
