@@ -20,6 +20,7 @@ extern "C" void __sanitizer_start_switch_fiber(void **fake_stack_save, const voi
                                                size_t size);
 extern "C" void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
                                                 size_t *size_old);
+extern "C" void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 #endif
 
 namespace cj_cpu {
@@ -63,8 +64,21 @@ extern "C" void cj_cpu_boot(void) __asm__("cj_cpu_boot");
 #endif
 
 /* Makes c start fn(arg) on the stack [lo, lo + size) when first switched to. */
+/* A fiber that ends by switching away never returns through its last frames, so AddressSanitizer's
+** marks on them stay in the shadow of its stack: clear them before the stack is used again (the
+** top, where those frames are, each time; all of it after a failure left frames anywhere). */
+static inline void stack_unpoison(char *lo, size_t size, bool all) {
+#if defined(__SANITIZE_ADDRESS__)
+  size_t top = all || size < 32768 ? size : 32768;
+  __asan_unpoison_memory_region(lo + size - top, top);
+#else
+  (void)lo, (void)size, (void)all;
+#endif
+}
+
 static inline void context_make(context *c, char *lo, size_t size, unsigned color,
                                 void (*fn)(void *), void *arg) {
+  stack_unpoison(lo, size, false);
   c->bottom = lo, c->size = size, c->fake = nullptr;
 #if defined(__x86_64__)
   char *top = lo + size - 64 * (color % 32);

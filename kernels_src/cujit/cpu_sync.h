@@ -129,10 +129,13 @@ static inline bool run_fibers(exec *ex, unsigned long long block) {
   }
 }
 
-static inline void give_back_fibers(exec *ex) {
-  for (unsigned t = 0; t < ex->n; t++)
-    if (ex->fibers[t].slot >= 0)
-      ex->pool.give((unsigned)ex->fibers[t].slot), ex->fibers[t].slot = -1;
+static inline void give_back_fibers(exec *ex, bool failed_block) {
+  for (unsigned t = 0; t < ex->n; t++) {
+    int slot = ex->fibers[t].slot;
+    if (slot < 0) continue;
+    stack_unpoison(ex->pool.lo[slot], stack_bytes, failed_block);
+    ex->pool.give((unsigned)slot), ex->fibers[t].slot = -1;
+  }
 }
 
 /* Runs one whole block on this OS thread. */
@@ -162,6 +165,7 @@ static inline void run_block(exec *ex, unsigned long long block) {
     ex->in_runner = false;
     if (ex->conv == CONV_NONE) return; /* the loop ran every remaining thread */
     if (ex->conv == CONV_FAIL) {       /* the runner's stack is abandoned: reuse it */
+      stack_unpoison(ex->pool.lo[ex->runner_slot], stack_bytes, true);
       ex->pool.give((unsigned)ex->runner_slot);
       ex->runner_slot = -1;
       return;
@@ -182,7 +186,7 @@ static inline void run_block(exec *ex, unsigned long long block) {
       ok = start_range(ex, first, end);
     }
     ok = ok && run_fibers(ex, block);
-    give_back_fibers(ex);
+    give_back_fibers(ex, !ok);
     if (!ok) return;
   }
 }
@@ -390,13 +394,16 @@ static inline void worker_release(cj_cpu_worker *w) {
 extern "C" void __asan_set_error_report_callback(void (*)(const char *)) __attribute__((weak));
 extern "C" void __sanitizer_set_death_callback(void (*)(void)) __attribute__((weak));
 static inline void report_thread(const char *report) {
+  static thread_local bool reported;
   exec *ex = R.ex;
-  if (!ex) return;
+  if (!ex || reported) return;
+  reported = true;
   char line[64] = "";
   size_t kl = strlen(ex->L->kernel);
   for (const char *p = report ? strstr(report, ex->L->kernel) : nullptr; p;
        p = strstr(p + 1, ex->L->kernel))
-    if (p > report && p[-1] == ' ' && p[kl] == ':' && p[kl + 1] >= '0' && p[kl + 1] <= '9') {
+    if (p > report && (p[-1] == ' ' || p[-1] == '/') && p[kl] == ':' && p[kl + 1] >= '0' &&
+        p[kl + 1] <= '9') {
       snprintf(line, sizeof line, ", line %d of its body", atoi(p + kl + 1));
       break;
     }

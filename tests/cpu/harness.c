@@ -73,22 +73,22 @@ static int run(const char *cmd, char *err, size_t err_len) {
   return pclose(p) == 0 ? 0 : -1;
 }
 
-cpu_module *cpu_compile(const char *source, const char *const *kernels, size_t nkernels, int check,
-                        char *err, size_t err_len) {
+int cpu_build(const char *source, const char *const *kernels, size_t nkernels, int check, char *so,
+              size_t so_len, char *err, size_t err_len) {
   char *tu = cj_cpu_translation_unit(source, kernels, nkernels, check, err, err_len);
-  if (!tu) return NULL;
+  if (!tu) return -1;
   const char *tmp = getenv("CUJIT_CPU_TMP") ? getenv("CUJIT_CPU_TMP") : "/tmp";
   const char *src = getenv("CUJIT_SOURCE_DIR") ? getenv("CUJIT_SOURCE_DIR") : ".";
   const char *cxx = getenv("CUJIT_CXX") ? getenv("CUJIT_CXX") : "g++";
-  char cpp[512], so[512], cmd[2048];
+  char cpp[512], cmd[2048];
   static int counter;
   snprintf(cpp, sizeof cpp, "%s/cujit_cpu_%d_%d.cpp", tmp, (int)getpid(), counter);
-  snprintf(so, sizeof so, "%s/cujit_cpu_%d_%d.so", tmp, (int)getpid(), counter++);
+  snprintf(so, so_len, "%s/cujit_cpu_%d_%d.so", tmp, (int)getpid(), counter++);
   FILE *f = fopen(cpp, "w");
   if (!f || fputs(tu, f) < 0 || fclose(f) != 0) {
     snprintf(err, err_len, "cannot write %s", cpp);
     free(tu);
-    return NULL;
+    return -1;
   }
   free(tu);
   snprintf(cmd, sizeof cmd,
@@ -96,11 +96,14 @@ cpu_module *cpu_compile(const char *source, const char *const *kernels, size_t n
            "-I%s/kernels_src %s -o %s",
            cxx, check ? "-fsanitize=address,undefined -fno-sanitize-recover=all" : "", src, cpp,
            so);
-  if (run(cmd, err, err_len) != 0) return NULL;
+  int rc = run(cmd, err, err_len);
   if (!getenv("CUJIT_CPU_KEEP")) unlink(cpp);
+  return rc;
+}
+
+cpu_module *cpu_open(const char *so, char *err, size_t err_len) {
   cpu_module *m = calloc(1, sizeof *m);
   m->so = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-  if (!getenv("CUJIT_CPU_KEEP")) unlink(so);
   if (!m->so) {
     snprintf(err, err_len, "dlopen: %s", dlerror());
     free(m);
@@ -123,6 +126,15 @@ cpu_module *cpu_compile(const char *source, const char *const *kernels, size_t n
     m->args[i] = (worker_arg){m, i};
     pthread_create(&m->threads[i], NULL, worker_main, &m->args[i]);
   }
+  return m;
+}
+
+cpu_module *cpu_compile(const char *source, const char *const *kernels, size_t nkernels, int check,
+                        char *err, size_t err_len) {
+  char so[512];
+  if (cpu_build(source, kernels, nkernels, check, so, sizeof so, err, err_len) != 0) return NULL;
+  cpu_module *m = cpu_open(so, err, err_len);
+  if (!getenv("CUJIT_CPU_KEEP")) unlink(so);
   return m;
 }
 

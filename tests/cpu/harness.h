@@ -15,6 +15,10 @@ typedef struct cpu_module cpu_module;
 cpu_module *cpu_compile(const char *source, const char *const *kernels, size_t nkernels, int check,
                         char *err, size_t err_len);
 void cpu_unload(cpu_module *m);
+/* The two halves of cpu_compile: build the shared object at a fresh path (so), and open it. */
+int cpu_build(const char *source, const char *const *kernels, size_t nkernels, int check, char *so,
+              size_t so_len, char *err, size_t err_len);
+cpu_module *cpu_open(const char *so, char *err, size_t err_len);
 
 typedef struct cpu_launch_opts {
   unsigned grid[3], block[3], shared_bytes;

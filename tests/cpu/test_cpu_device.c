@@ -22,7 +22,7 @@
 
 __extension__ typedef _Float16 host_half;            /* GCC's binary16, rounding to nearest even */
 char *cj_library_source(int program, cujit_dtype d); /* engine/core/library.c */
-int check_mode_tests(const char *self);              /* test_cpu_check.c */
+int check_mode_tests(const char *self, const char *so, const char *which); /* test_cpu_check.c */
 
 static int failures, checks;
 #define CHECK(cond, ...)                                                                           \
@@ -473,7 +473,8 @@ static void test_refusals(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc > 1 && strcmp(argv[1], "--check-child") == 0) return check_mode_tests(NULL);
+  if (argc > 3 && strcmp(argv[1], "--check-child") == 0)
+    return check_mode_tests(NULL, argv[2], argv[3]);
   rng_state = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32) ^ 0x9E37ull;
   printf("test_cpu_device: random seed %llu\n", rng_state);
   cpu_module *m = cpu_compile(MAIN_SRC, MAIN_KERNELS, 16, 0, err, sizeof err);
@@ -493,7 +494,7 @@ int main(int argc, char **argv) {
   test_library_programs();
   test_errors();
   test_refusals();
-  failures += check_mode_tests(argv[0]);
+  failures += check_mode_tests(argv[0], NULL, NULL);
   printf("test_cpu_device: %d checks, %d failed\n", checks, failures);
   return failures ? 1 : 0;
 }

@@ -28,39 +28,37 @@
   "#line 1 \"" name "\"\n" body "\n}\n"
 
 static const char *const NAMES[] = {"vadd", "saxpy", "gsum", "bsum"};
-static const char SRC[] =
-    "#include <cujit/prelude.h>\n" KERNEL("vadd", "const float *a, const float *b, float *c, int n",
-                                          "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                                          "  if (i < n) c[i] = a[i] + b[i];")
-        KERNEL("saxpy", "float a, const float *x, float *y, int n",
-               "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-               "  if (i < n) y[i] = a * x[i] + y[i];")
-            KERNEL("gsum", "const float *x, float *out, int n",
-                   "  __shared__ float s[256];\n"
-                   "  float v = 0;\n"
-                   "  for (long long i : cujit::grid_stride(n)) v += x[i];\n"
-                   "  unsigned t = threadIdx.x;\n"
-                   "  s[t] = v;\n"
-                   "  __syncthreads();\n"
-                   "  for (unsigned st = 128; st >= 32; st >>= 1) {\n"
-                   "    if (t < st) s[t] += s[t + st];\n"
-                   "    __syncthreads();\n"
-                   "  }\n"
-                   "  if (t < 32) {\n"
-                   "    v = s[t];\n"
-                   "    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);\n"
-                   "    if (t == 0) atomicAdd(out, v);\n"
-                   "  }")
-                KERNEL("bsum", "const float *x, float *out",
-                       "  __shared__ float s[256];\n"
-                       "  unsigned t = threadIdx.x;\n"
-                       "  s[t] = x[blockIdx.x * 256 + t];\n"
-                       "  __syncthreads();\n"
-                       "  for (unsigned st = 128; st > 0; st >>= 1) {\n"
-                       "    if (t < st) s[t] += s[t + st];\n"
-                       "    __syncthreads();\n"
-                       "  }\n"
-                       "  if (t == 0) out[blockIdx.x] = s[0];");
+static const char SRC[] = "#include <cujit/prelude.h>\n" KERNEL(
+    "vadd", "const float *a, const float *b, float *c, int n",
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) c[i] = a[i] + b[i];") KERNEL("saxpy", "float a, const float *x, float *y, int n",
+                                               "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                               "  if (i < n) y[i] = a * x[i] + y[i];")
+    KERNEL("gsum", "const float *x, float *out, int n",
+           "  __shared__ float s[256];\n"
+           "  float v = 0;\n"
+           "  for (long long i : cujit::grid_stride(n)) v += x[i];\n"
+           "  unsigned t = threadIdx.x;\n"
+           "  s[t] = v;\n"
+           "  __syncthreads();\n"
+           "  for (unsigned st = 128; st >= 32; st >>= 1) {\n"
+           "    if (t < st) s[t] += s[t + st];\n"
+           "    __syncthreads();\n"
+           "  }\n"
+           "  if (t < 32) {\n"
+           "    v = s[t];\n"
+           "    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);\n"
+           "    if (t == 0) atomicAdd(out, v);\n"
+           "  }") KERNEL("bsum", "const float *x, float *out",
+                         "  __shared__ float s[256];\n"
+                         "  unsigned t = threadIdx.x;\n"
+                         "  s[t] = x[blockIdx.x * 256 + t];\n"
+                         "  __syncthreads();\n"
+                         "  for (unsigned st = 128; st > 0; st >>= 1) {\n"
+                         "    if (t < st) s[t] += s[t + st];\n"
+                         "    __syncthreads();\n"
+                         "  }\n"
+                         "  if (t == 0) out[blockIdx.x] = s[0];");
 
 /* Process CPU time (both workers' together), so that other load on the machine does not count;
 ** the figures below are CPU seconds, the ratios CPU time against CPU time. */
@@ -131,18 +129,21 @@ int main(void) {
     for (int i = 0; i < n; i++) a[i] = (float)(i % 1000) * 0.001f, b[i] = 1.0f, c[i] = 0;
     int reps = n < (1 << 20) ? 200 : 10;
     void *va[] = {&a, &b, &c, &n}, *sa[] = {&alpha, &a, &c, &n};
-    double kv = BEST(reps, cpu_launch(m, "vadd", &(cpu_launch_opts){{(n + 255) / 256, 1, 1},
-                                                                    {256, 1, 1}, 0, 0, 0},
-                                      va, err, sizeof err));
+    double kv =
+        BEST(reps, cpu_launch(m, "vadd",
+                              &(cpu_launch_opts){{(n + 255) / 256, 1, 1}, {256, 1, 1}, 0, 0, 0}, va,
+                              err, sizeof err));
     double cv = BEST(reps, ref_run(0, a, b, c, 0, n));
-    double ks = BEST(reps, cpu_launch(m, "saxpy", &(cpu_launch_opts){{(n + 255) / 256, 1, 1},
-                                                                     {256, 1, 1}, 0, 0, 0},
-                                      sa, err, sizeof err));
+    double ks =
+        BEST(reps, cpu_launch(m, "saxpy",
+                              &(cpu_launch_opts){{(n + 255) / 256, 1, 1}, {256, 1, 1}, 0, 0, 0}, sa,
+                              err, sizeof err));
     double cs = BEST(reps, ref_run(1, a, NULL, c, alpha, n));
     float out = 0, *po = &out;
     void *ga[] = {&a, &po, &n};
-    double kg = BEST(reps, cpu_launch(m, "gsum", &(cpu_launch_opts){{GS_GRID, 1, 1}, {GS_BLOCK, 1, 1}, 0, 0, 0},
-                                      ga, err, sizeof err));
+    double kg = BEST(
+        reps, cpu_launch(m, "gsum", &(cpu_launch_opts){{GS_GRID, 1, 1}, {GS_BLOCK, 1, 1}, 0, 0, 0},
+                         ga, err, sizeof err));
     double cg = BEST(reps, ref_run(2, a, NULL, NULL, 0, n));
     printf("n = %d floats (%s)\n", n, n < (1 << 20) ? "in cache" : "from memory");
     printf("  vector add     kernel %8.1f us   C loop %8.1f us   ratio %.2f\n", kv * 1e6, cv * 1e6,
@@ -158,8 +159,9 @@ int main(void) {
   float *x = malloc(blocks * 256 * 4), *o = malloc(blocks * 4);
   for (int i = 0; i < blocks * 256; i++) x[i] = 1.0f;
   void *ba[] = {&x, &o};
-  double kb = BEST(5, cpu_launch(m, "bsum", &(cpu_launch_opts){{blocks, 1, 1}, {256, 1, 1}, 0, 0, 0},
-                                 ba, err, sizeof err));
+  double kb =
+      BEST(5, cpu_launch(m, "bsum", &(cpu_launch_opts){{blocks, 1, 1}, {256, 1, 1}, 0, 0, 0}, ba,
+                         err, sizeof err));
   printf("block reduction, 256 threads, one element each: %.1f ns (CPU) per thread per barrier "
          "(%.2f ms CPU for %d blocks x 9 barriers)\n",
          kb / ((double)blocks * 256 * 9) * 1e9, kb * 1e3, blocks);
