@@ -128,33 +128,23 @@ static inline long long clock64() {
 static inline void __nanosleep(unsigned) {}
 
 /* Cache-hinted loads and stores are plain accesses on the host. */
-template <class T> static inline T __ldg(const T *p) {
-  return *p;
-}
-template <class T> static inline T __ldcg(const T *p) {
-  return *p;
-}
-template <class T> static inline T __ldca(const T *p) {
-  return *p;
-}
-template <class T> static inline T __ldcs(const T *p) {
-  return *p;
-}
-template <class T> static inline T __ldlu(const T *p) {
-  return *p;
-}
-template <class T> static inline T __ldcv(const T *p) {
-  return *p;
-}
-template <class T> static inline void __stwb(T *p, T v) {
-  *p = v;
-}
-template <class T> static inline void __stcg(T *p, T v) {
-  *p = v;
-}
-template <class T> static inline void __stcs(T *p, T v) {
-  *p = v;
-}
-template <class T> static inline void __stwt(T *p, T v) {
-  *p = v;
-}
+#define CJ_LOAD(name)                                                                              \
+  template <class T> static inline T name(const T *p) {                                            \
+    return *p;                                                                                     \
+  }
+#define CJ_STORE(name)                                                                             \
+  template <class T> static inline void name(T *p, T v) {                                          \
+    *p = v;                                                                                        \
+  }
+CJ_LOAD(__ldg)
+CJ_LOAD(__ldcg)
+CJ_LOAD(__ldca)
+CJ_LOAD(__ldcs)
+CJ_LOAD(__ldlu)
+CJ_LOAD(__ldcv)
+CJ_STORE(__stwb)
+CJ_STORE(__stcg)
+CJ_STORE(__stcs)
+CJ_STORE(__stwt)
+#undef CJ_LOAD
+#undef CJ_STORE

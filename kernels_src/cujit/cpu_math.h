@@ -112,35 +112,18 @@ static inline double __dsqrt_rn(double x) {
   return sqrt(x);
 }
 /* The round-to-nearest arithmetic is the host's default; the directed roundings are not kept. */
-#define CJ_ARITH(sfx)                                                                              \
-  static inline float __fadd_##sfx(float a, float b) {                                             \
-    return a + b;                                                                                  \
-  }                                                                                                \
-  static inline float __fsub_##sfx(float a, float b) {                                             \
-    return a - b;                                                                                  \
-  }                                                                                                \
-  static inline float __fmul_##sfx(float a, float b) {                                             \
-    return a * b;                                                                                  \
-  }                                                                                                \
-  static inline float __fdiv_##sfx(float a, float b) {                                             \
-    return a / b;                                                                                  \
-  }                                                                                                \
-  static inline float __fmaf_##sfx(float a, float b, float c) {                                    \
+#define CJ_OP(name, T, op)                                                                         \
+  static inline T name(T a, T b) {                                                                 \
+    return a op b;                                                                                 \
+  }
+#define CJ_ARITH(s)                                                                                \
+  CJ_OP(__fadd_##s, float, +)                                                                      \
+  CJ_OP(__fsub_##s, float, -) CJ_OP(__fmul_##s, float, *) CJ_OP(__fdiv_##s, float, /)              \
+      CJ_OP(__dadd_##s, double, +) CJ_OP(__dsub_##s, double, -) CJ_OP(__dmul_##s, double, *)       \
+          CJ_OP(__ddiv_##s, double, /) static inline float __fmaf_##s(float a, float b, float c) { \
     return fmaf(a, b, c);                                                                          \
   }                                                                                                \
-  static inline double __dadd_##sfx(double a, double b) {                                          \
-    return a + b;                                                                                  \
-  }                                                                                                \
-  static inline double __dsub_##sfx(double a, double b) {                                          \
-    return a - b;                                                                                  \
-  }                                                                                                \
-  static inline double __dmul_##sfx(double a, double b) {                                          \
-    return a * b;                                                                                  \
-  }                                                                                                \
-  static inline double __ddiv_##sfx(double a, double b) {                                          \
-    return a / b;                                                                                  \
-  }                                                                                                \
-  static inline double __fma_##sfx(double a, double b, double c) {                                 \
+  static inline double __fma_##s(double a, double b, double c) {                                   \
     return fma(a, b, c);                                                                           \
   }
 CJ_ARITH(rn)
@@ -148,6 +131,7 @@ CJ_ARITH(rz)
 CJ_ARITH(ru)
 CJ_ARITH(rd)
 #undef CJ_ARITH
+#undef CJ_OP
 
 /* --- reinterpretations and conversions ------------------------------------------------------- */
 template <class To, class From> static inline To cj_bits_(From f) {
