@@ -59,16 +59,18 @@ struct exec {
   char *dyn;                      /* dynamic shared memory */
   size_t dyn_cap;
   /* the block */
-  unsigned n, bx, bxy; /* threads; blockDim.x; blockDim.x * blockDim.y */
-  unsigned cur;        /* linear id of the thread running now */
-  unsigned pos;        /* the runner's position in `order` */
-  unsigned sweep;      /* the running fiber's position in `order` */
-  unsigned phase;      /* barrier phases completed */
-  unsigned *order;     /* schedule order of this phase; NULL: forward */
+  unsigned n, bx, bxy;               /* threads; blockDim.x; blockDim.x * blockDim.y */
+  unsigned cur;                      /* linear id of the thread running now */
+  unsigned long long k, kend, block; /* this worker's blocks k..kend-1 in launch order; block k */
+  unsigned pos;                      /* the runner's position in `order` */
+  unsigned sweep;                    /* the running fiber's position in `order` */
+  unsigned phase;                    /* barrier phases completed */
+  unsigned *order;                   /* schedule order of this phase; NULL: forward */
   bool in_runner;
   bool state_dirty;    /* state[] holds more than T_NEW (the fast loop leaves it untouched) */
   int conv;            /* why the runner (or a failing fiber) came back */
   unsigned runner_gen; /* bumped when the runner's stack becomes a fiber */
+  unsigned limit;      /* the fast loop's bound (0 after a conversion) */
   int runner_slot;     /* -1: no runner */
   int bar_result;
   context sched, runner;
@@ -123,6 +125,58 @@ __attribute__((format(printf, 3, 4))) static inline void set_error(exec *ex, uns
 }
 static inline bool failed(const exec *ex) {
   return __atomic_load_n(&ex->L->error_set, __ATOMIC_RELAXED) != 0;
+}
+
+/* --- schedules --------------------------------------------------------------------------------
+ */
+static inline unsigned long long mix(unsigned long long x) { /* splitmix64's finaliser */
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+/* The order threads run in during the current phase: NULL (forward), reversed, or shuffled. */
+static inline void make_order(exec *ex) {
+  cj_cpu_launch *L = ex->L;
+  if (L->schedule == CJ_CPU_FORWARD) {
+    ex->order = nullptr;
+    return;
+  }
+  unsigned n = ex->n, *o = ex->order_buf;
+  for (unsigned i = 0; i < n; i++) o[i] = L->schedule == CJ_CPU_REVERSE ? n - 1 - i : i;
+  if (L->schedule == CJ_CPU_RANDOM) {
+    unsigned long long s = mix(L->schedule_seed ^ mix(ex->block * 0x100000001ull + ex->phase));
+    for (unsigned i = n - 1; i > 0; i--) {
+      s = mix(s);
+      unsigned j = (unsigned)(s % (i + 1)), tmp = o[i];
+      o[i] = o[j], o[j] = tmp;
+    }
+  }
+  ex->order = o;
+}
+/* Block k of the launch in schedule order: forward, reversed, or an affine permutation. */
+static inline unsigned long long block_at(const cj_cpu_launch *L, unsigned long long k) {
+  unsigned long long n = L->total_blocks;
+  if (L->schedule == CJ_CPU_REVERSE) return n - 1 - k;
+  if (L->schedule != CJ_CPU_RANDOM || n < 2) return k;
+  unsigned long long a = (mix(L->schedule_seed) | 1) % n, b = mix(L->schedule_seed + 1) % n;
+  for (;; a = (a + 1) % n) { /* a must be coprime with n */
+    unsigned long long x = a, y = n;
+    while (y) x %= y, std::swap(x, y);
+    if (a != 0 && x == 1) break;
+  }
+  return (unsigned long long)(((unsigned __int128)a * k + b) % n);
+}
+
+/* Block k of this worker's range becomes the current one: its index in blockIdx. */
+static inline void set_block(exec *ex, regs *r) {
+  const cj_cpu_launch *L = ex->L;
+  unsigned long long b = block_at(L, ex->k);
+  unsigned gx = L->grid[0], gxy = L->grid[0] * L->grid[1];
+  ex->block = b;
+  r->bid = gx == L->total_blocks
+               ? uint3{(unsigned)b, 0, 0}
+               : uint3{(unsigned)(b % gx), (unsigned)(b % gxy / gx), (unsigned)(b / gxy)};
 }
 
 /* --- switching --------------------------------------------------------------------------------
@@ -186,14 +240,22 @@ template <auto K, class Args> static void plain_loop(exec *ex) {
   const unsigned gen = ex->runner_gen, n = ex->n;
   regs *r = me();
   if (!ex->order && ex->pos == 0 && n == ex->bx) { /* the common case: a fresh 1-D block */
-    r->tid = uint3{0, 0, 0};
-    for (unsigned t = 0; t < n; t++) {
-      r->tid.x = t;
-      std::apply(K, a);
-      if (__builtin_expect(ex->runner_gen != gen, 0)) fiber_exit(ex, t);
+    for (;;) {
+      /* The bound is read from ex: a conversion sets it to 0, so that the stack that became a
+      ** fiber leaves the loop when its thread returns (one test per thread for both). */
+      ex->limit = n;
+      r->tid = uint3{0, 0, 0};
+      for (unsigned t = 0; t < ex->limit; t++) {
+        r->tid.x = t;
+        std::apply(K, a);
+      }
+      if (__builtin_expect(ex->runner_gen != gen, 0)) fiber_exit(ex, current(ex));
+      ex->pos = n;
+      /* On to the worker's next block without a switch: nothing of this one is left to undo. */
+      if (ex->k + 1 >= ex->kend || failed(ex)) return;
+      ex->k++, ex->pos = 0;
+      set_block(ex, r);
     }
-    ex->pos = n;
-    return;
   }
   ex->state_dirty = true;
   for (; ex->pos < n; ex->pos++) {
@@ -210,47 +272,6 @@ static inline void resume(exec *ex, unsigned t) {
   me()->tid = tid_of(ex, t);
   ex->in_runner = false;
   context_switch(&ex->sched, &ex->fibers[t].ctx, false);
-}
-
-/* --- schedules --------------------------------------------------------------------------------
- */
-static inline unsigned long long mix(unsigned long long x) { /* splitmix64's finaliser */
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-/* The order threads run in during the current phase: NULL (forward), reversed, or shuffled. */
-static inline void make_order(exec *ex, unsigned long long block) {
-  cj_cpu_launch *L = ex->L;
-  if (L->schedule == CJ_CPU_FORWARD) {
-    ex->order = nullptr;
-    return;
-  }
-  unsigned n = ex->n, *o = ex->order_buf;
-  for (unsigned i = 0; i < n; i++) o[i] = L->schedule == CJ_CPU_REVERSE ? n - 1 - i : i;
-  if (L->schedule == CJ_CPU_RANDOM) {
-    unsigned long long s = mix(L->schedule_seed ^ mix(block * 0x100000001ull + ex->phase));
-    for (unsigned i = n - 1; i > 0; i--) {
-      s = mix(s);
-      unsigned j = (unsigned)(s % (i + 1)), tmp = o[i];
-      o[i] = o[j], o[j] = tmp;
-    }
-  }
-  ex->order = o;
-}
-/* Block k of the launch in schedule order: forward, reversed, or an affine permutation. */
-static inline unsigned long long block_at(const cj_cpu_launch *L, unsigned long long k) {
-  unsigned long long n = L->total_blocks;
-  if (L->schedule == CJ_CPU_REVERSE) return n - 1 - k;
-  if (L->schedule != CJ_CPU_RANDOM || n < 2) return k;
-  unsigned long long a = (mix(L->schedule_seed) | 1) % n, b = mix(L->schedule_seed + 1) % n;
-  for (;; a = (a + 1) % n) { /* a must be coprime with n */
-    unsigned long long x = a, y = n;
-    while (y) x %= y, std::swap(x, y);
-    if (a != 0 && x == 1) break;
-  }
-  return (unsigned long long)(((unsigned __int128)a * k + b) % n);
 }
 
 } // namespace cj_cpu

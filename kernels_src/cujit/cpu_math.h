@@ -118,9 +118,11 @@ static inline double __dsqrt_rn(double x) {
   }
 #define CJ_ARITH(s)                                                                                \
   CJ_OP(__fadd_##s, float, +)                                                                      \
-  CJ_OP(__fsub_##s, float, -) CJ_OP(__fmul_##s, float, *) CJ_OP(__fdiv_##s, float, /)              \
-      CJ_OP(__dadd_##s, double, +) CJ_OP(__dsub_##s, double, -) CJ_OP(__dmul_##s, double, *)       \
-          CJ_OP(__ddiv_##s, double, /) static inline float __fmaf_##s(float a, float b, float c) { \
+  CJ_OP(__fsub_##s, float, -)                                                                      \
+  CJ_OP(__fmul_##s, float, *)                                                                      \
+  CJ_OP(__fdiv_##s, float, /)                                                                      \
+  CJ_OP(__dadd_##s, double, +) CJ_OP(__dsub_##s, double, -) CJ_OP(__dmul_##s, double, *)           \
+      CJ_OP(__ddiv_##s, double, /) static inline float __fmaf_##s(float a, float b, float c) {     \
     return fmaf(a, b, c);                                                                          \
   }                                                                                                \
   static inline double __fma_##s(double a, double b, double c) {                                   \

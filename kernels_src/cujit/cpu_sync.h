@@ -46,7 +46,7 @@ static inline void thread_name(const exec *ex, unsigned t, char *buf, size_t len
  */
 /* Nobody can run and someone waits: complete the barrier, start the rest of the block, or name
 ** the divergence. True when fibers may run again; false when all are done or on an error. */
-static inline bool unblock(exec *ex, unsigned long long block, bool *error) {
+static inline bool unblock(exec *ex, bool *error) {
   unsigned n = ex->n, nbar = 0, bar = n, warp_waiter = n, fresh = n, done = n;
   for (unsigned t = 0; t < n; t++) {
     unsigned char s = ex->state[t];
@@ -103,14 +103,14 @@ static inline bool unblock(exec *ex, unsigned long long block, bool *error) {
                    : strcmp(f0->what, "__syncthreads_or") == 0 ? count > 0
                                                                : count;
   ex->phase++;
-  make_order(ex, block);
+  make_order(ex);
   memset(ex->state, T_RUN, n);
   *error = false;
   return true;
 }
 
 /* Runs the block's fibers until all are done; false on an error (recorded). */
-static inline bool run_fibers(exec *ex, unsigned long long block) {
+static inline bool run_fibers(exec *ex) {
   ex->conv = CONV_NONE;
   for (;;) {
     unsigned i = 0, t = 0;
@@ -125,7 +125,7 @@ static inline bool run_fibers(exec *ex, unsigned long long block) {
       continue;
     }
     bool error;
-    if (!unblock(ex, block, &error)) return !error;
+    if (!unblock(ex, &error)) return !error;
   }
 }
 
@@ -138,11 +138,12 @@ static inline void give_back_fibers(exec *ex, bool failed_block) {
   }
 }
 
-/* Runs one whole block on this OS thread. */
-static inline void run_block(exec *ex, unsigned long long block) {
+/* Runs block ex->block on this OS thread (and, in the runner's fast loop, the blocks after it up
+** to ex->kend: ex->k says how far it got). */
+static inline void run_block(exec *ex) {
   unsigned n = ex->n;
   ex->phase = 0, ex->pos = 0;
-  make_order(ex, block);
+  make_order(ex);
   if (ex->state_dirty) {
     memset(ex->state, T_NEW, n);
     for (unsigned w = 0; w < (n + 31) / 32; w++) /* a failed block may have left some open */
@@ -175,7 +176,7 @@ static inline void run_block(exec *ex, unsigned long long block) {
     runner_catch_up(ex, t);
     ex->fibers[t].slot = ex->runner_slot;
     ex->runner_slot = -1;
-    ex->runner_gen++;
+    ex->runner_gen++, ex->limit = 0;
     if (!ex->order) ex->pos = t;
     ex->pos++;
     bool ok = true;
@@ -185,7 +186,7 @@ static inline void run_block(exec *ex, unsigned long long block) {
       unsigned first = t & ~31u, end = first + 32 < n ? first + 32 : n;
       ok = start_range(ex, first, end);
     }
-    ok = ok && run_fibers(ex, block);
+    ok = ok && run_fibers(ex);
     give_back_fibers(ex, !ok);
     if (!ok) return;
   }
@@ -466,7 +467,6 @@ template <auto K> static void entry(cj_cpu_launch *L, cj_cpu_worker *w) {
   Args args = P::unpack(L->args);
   ex->args = &args, ex->call = &call<K, Args>, ex->plain = &plain_loop<K, Args>;
   if (!begin_launch(ex, L)) return;
-  unsigned gx = L->grid[0], gxy = L->grid[0] * L->grid[1];
   /* Blocks are taken a few at a time when there are many: one contended atomic per block would
   ** cost more than a small block's threads. */
   unsigned long long total = L->total_blocks, chunk = total / 256 > 32 ? 32 : total / 256;
@@ -474,13 +474,10 @@ template <auto K> static void entry(cj_cpu_launch *L, cj_cpu_worker *w) {
   while (!failed(ex)) {
     unsigned long long k = __atomic_fetch_add(&L->next_block, chunk, __ATOMIC_RELAXED);
     if (k >= total) break;
-    for (unsigned long long end = k + chunk < total ? k + chunk : total; k < end; k++) {
-      unsigned long long b = block_at(L, k);
-      R.bid = gx == total
-                  ? uint3{(unsigned)b, 0, 0}
-                  : uint3{(unsigned)(b % gx), (unsigned)(b % gxy / gx), (unsigned)(b / gxy)};
-      run_block(ex, b);
-      if (failed(ex)) break;
+    ex->kend = k + chunk < total ? k + chunk : total;
+    for (ex->k = k; ex->k < ex->kend && !failed(ex); ex->k++) {
+      set_block(ex, me());
+      run_block(ex);
     }
   }
   R.ex = nullptr;

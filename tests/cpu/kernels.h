@@ -10,9 +10,10 @@
   "#line 1 \"" name ":signature\"\nextern \"C\" __global__ void " name "(" params ") {\n"          \
   "#line 1 \"" name "\"\n" body "\n}\n"
 
-static const char *const MAIN_KERNELS[] = {
-    "vadd",   "matmul", "tree_sum", "warp_sum", "shuffles", "votes", "atomics",  "dyn_rev",
-    "ns_rev", "racy",   "idx3",     "philox",   "printer",  "half",  "sync_ops", "lib_sum"};
+static const char *const MAIN_KERNELS[] = {"vadd",    "matmul",  "tree_sum", "warp_sum", "shuffles",
+                                           "votes",   "atomics", "dyn_rev",  "ns_rev",   "racy",
+                                           "idx3",    "philox",  "printer",  "half",     "sync_ops",
+                                           "lib_sum", "cond_bar"};
 static const char MAIN_SRC[] =
     "#include <cujit/prelude.h>\n#include <cujit/reduce.h>\n#include <cujit/random.h>\n"
     "#include <cujit/half.h>\n"
@@ -141,7 +142,19 @@ static const char MAIN_SRC[] =
     KERNEL("lib_sum", "const double *x, double *sums, double *mins",
            "  double v = x[blockIdx.x * blockDim.x + threadIdx.x];\n"
            "  double s = cujit::block_sum(v), m = cujit::block_min(v);\n"
-           "  if (threadIdx.x == 0) sums[blockIdx.x] = s, mins[blockIdx.x] = m;");
+           "  if (threadIdx.x == 0) sums[blockIdx.x] = s, mins[blockIdx.x] = m;")
+    /* A barrier in some blocks only: plain blocks and fiber blocks follow each other on a worker.
+     */
+    KERNEL("cond_bar", "const int *x, int *y",
+           "  __shared__ int s[128];\n"
+           "  unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + t;\n"
+           "  if (blockIdx.x % 3 == 1) {\n"
+           "    s[t] = x[i];\n"
+           "    __syncthreads();\n"
+           "    y[i] = s[blockDim.x - 1 - t];\n"
+           "  } else {\n"
+           "    y[i] = x[i] + 1;\n"
+           "  }");
 
 static const char *const ERROR_KERNELS[] = {"ret_early", "two_bars",   "warp_ret", "plain_warp",
                                             "trapper",   "fiber_trap", "asserter", "copy"};

@@ -245,6 +245,17 @@ static void test_shared_and_schedules(cpu_module *m) {
         "a racy kernel should differ between schedules (wrong: forward %d, reverse %d, random %d)",
         wrong_fwd, wrong_rev, wrong_rnd);
   for (int s = 0; s < 3; s++) free(racy[s]);
+  /* Blocks with and without a barrier, many per worker. */
+  int nc = 600 * 128, *xc = malloc(nc * 4), *yc = poisoned(nc * 4), bad = 0;
+  for (int i = 0; i < nc; i++) xc[i] = rand_int(1, 1 << 30);
+  void *a4[] = {&xc, &yc};
+  launch(m, "cond_bar", shape(600, 1, 1, 128, 1, 1), a4);
+  for (int i = 0; i < nc; i++) {
+    int b = i / 128, t = i % 128;
+    bad += yc[i] != (b % 3 == 1 ? xc[b * 128 + 127 - t] : xc[i] + 1);
+  }
+  CHECK(bad == 0, "blocks with and without a barrier: %d wrong", bad);
+  free(xc), free(yc);
   free(x), free(y), free(xi), free(yi);
 }
 
@@ -479,7 +490,7 @@ int main(int argc, char **argv) {
     return check_mode_tests(NULL, argv[2], argv[3]);
   rng_state = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32) ^ 0x9E37ull;
   printf("test_cpu_device: random seed %llu\n", rng_state);
-  cpu_module *m = cpu_compile(MAIN_SRC, MAIN_KERNELS, 16, 0, err, sizeof err);
+  cpu_module *m = cpu_compile(MAIN_SRC, MAIN_KERNELS, 17, 0, err, sizeof err);
   CHECK(m != NULL, "the main kernels did not compile: %s", err);
   if (m) {
     test_vadd(m);
