@@ -116,15 +116,16 @@ static void refuse(scan *sc, size_t at, const char *what) {
   long line = sc->line;
   for (size_t j = sc->i; j < at; j++)
     if (sc->s[j] == '\n') line++;
+  char where[320];
+  size_t kl = strlen(k);
   if (strcmp(sc->file, k) == 0)
-    snprintf(sc->err, sc->err_len,
-             "kernel '%s' uses %s (line %ld of its body), which is not supported on the CPU "
-             "device",
-             k, what, line);
+    snprintf(where, sizeof where, "line %ld of its body", line);
+  else if (strncmp(sc->file, k, kl) == 0 && strcmp(sc->file + kl, ":preamble") == 0)
+    snprintf(where, sizeof where, "line %ld of its preamble", line);
   else
-    snprintf(sc->err, sc->err_len,
-             "kernel '%s' uses %s (%s:%ld), which is not supported on the CPU device", k, what,
-             sc->file, line);
+    snprintf(where, sizeof where, "%s:%ld", sc->file, line);
+  snprintf(sc->err, sc->err_len,
+           "kernel '%s' uses %s (%s), which is not supported on the CPU device", k, what, where);
 }
 
 /* A preprocessor line at sc->i (the '#'): tracks #line, maps CUDA's headers. */

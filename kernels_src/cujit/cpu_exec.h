@@ -99,10 +99,14 @@ static inline void runner_catch_up(exec *ex, unsigned t) {
   if (!ex->order)
     for (unsigned u = ex->pos; u < t; u++) ex->state[u] = T_DONE;
 }
-/* "line 7" for the kernel's own body (#line names it after the kernel), else "file:7". */
+/* "line 7" for the kernel's own body (#line names it after the kernel, and its preamble
+** "kernel:preamble", as source.c writes them), else "file:7". */
 static inline void where(char *buf, size_t len, const char *kernel, const char *file, int line) {
+  size_t kl = kernel ? strlen(kernel) : 0;
   if (file && kernel && strcmp(file, kernel) == 0)
     snprintf(buf, len, "line %d", line);
+  else if (file && kernel && strncmp(file, kernel, kl) == 0 && strcmp(file + kl, ":preamble") == 0)
+    snprintf(buf, len, "line %d of its preamble", line);
   else
     snprintf(buf, len, "%s:%d", file ? file : "?", line);
 }

@@ -31,6 +31,7 @@
 #include <new>
 #include <setjmp.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -144,4 +145,5 @@ __attribute__((const, noinline)) static regs *me() {
 #include <cujit/cpu_atomic.h>
 #include <cujit/cpu_fiber.h>
 #include <cujit/cpu_exec.h>
+#include <cujit/cpu_check.h>
 #include <cujit/cpu_sync.h>

@@ -389,42 +389,6 @@ static inline void worker_release(cj_cpu_worker *w) {
   w->state = nullptr;
 }
 
-#if defined(CJ_CPU_CHECK)
-/* Under the sanitizers: say which CUDA thread was running when a report is written. The report's
-** own stack trace names the line, in the file #line gave (the kernel's name for its body). */
-extern "C" void __asan_set_error_report_callback(void (*)(const char *)) __attribute__((weak));
-extern "C" void __sanitizer_set_death_callback(void (*)(void)) __attribute__((weak));
-static inline void report_thread(const char *report) {
-  static thread_local bool reported;
-  exec *ex = R.ex;
-  if (!ex || reported) return;
-  reported = true;
-  char line[64] = "";
-  size_t kl = strlen(ex->L->kernel);
-  for (const char *p = report ? strstr(report, ex->L->kernel) : nullptr; p;
-       p = strstr(p + 1, ex->L->kernel))
-    if (p > report && (p[-1] == ' ' || p[-1] == '/') && p[kl] == ':' && p[kl + 1] >= '0' &&
-        p[kl + 1] <= '9') {
-      snprintf(line, sizeof line, ", line %d of its body", atoi(p + kl + 1));
-      break;
-    }
-  set_error(ex, current(ex), "the sanitizer's report%s", line);
-  fprintf(stderr, "cujit: the report above is from %s\n", ex->L->error);
-}
-static void on_asan_report(const char *report) {
-  report_thread(report);
-}
-static void on_death(void) {
-  report_thread(nullptr);
-}
-static inline void install_check_hooks() {
-  if (__asan_set_error_report_callback) __asan_set_error_report_callback(on_asan_report);
-  if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(on_death);
-}
-#else
-static inline void install_check_hooks() {}
-#endif
-
 /* Launch-wide setup shared by every kernel's entry; false when the launch cannot run. */
 static inline bool begin_launch(exec *ex, cj_cpu_launch *L) {
   ex->L = L;

@@ -4,7 +4,8 @@
 ** program with --check-child, the sanitizer runtime preloaded, as an instrumented object needs)
 ** whose exit status and report are checked: a clean barrier-and-shuffle kernel runs with no
 ** report (the fiber switches are announced to the sanitizer), and an out-of-bounds store, in plain
-** mode and in fiber mode, is reported with the kernel, block, thread and line of its body.
+** mode and in fiber mode, is reported with the kernel, block, thread and line of its body; so is
+** a signed overflow (UBSan).
 */
 #include "harness.h"
 
@@ -19,20 +20,26 @@ int check_mode_tests(const char *self, const char *so, const char *which);
   "#line 1 \"" name ":signature\"\nextern \"C\" __global__ void " name "(" params ") {\n"          \
   "#line 1 \"" name "\"\n" body "\n}\n"
 
-static const char *const NAMES[] = {"clean", "oob", "oob_fiber"};
-static const char SRC[] = "#include <cujit/reduce.h>\n" KERNEL(
-    "clean", "const int *x, long long *out, int n",
-    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  long long v = i < n ? x[i] : 0;\n"
-    "  v = cujit::block_sum(v);\n"
-    "  if (threadIdx.x == 0) atomicAdd((unsigned long long *)out,"
-    " (unsigned long long)v);") KERNEL("oob", "int *y, int n",
-                                       "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                                       "  if (i <= n) y[i] = 1;")
+static const char *const NAMES[] = {"clean", "oob", "oob_fiber", "ub"};
+// clang-format off
+static const char SRC[] =
+    "#include <cujit/reduce.h>\n"
+    KERNEL("clean", "const int *x, long long *out, int n",
+           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "  long long v = i < n ? x[i] : 0;\n"
+           "  v = cujit::block_sum(v);\n"
+           "  if (threadIdx.x == 0) atomicAdd((unsigned long long *)out, (unsigned long long)v);")
+    KERNEL("oob", "int *y, int n",
+           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "  if (i <= n) y[i] = 1;")
     KERNEL("oob_fiber", "int *y, int n",
            "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
            "  __syncthreads();\n"
-           "  if (i <= n) y[i] = 2;");
+           "  if (i <= n) y[i] = 2;")
+    KERNEL("ub", "int *y, int n",
+           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "  if (i == 700) y[i] = n * 3000000;");
+// clang-format on
 
 /* The child: one case, on the instrumented object; its exit status and output are the result. */
 static int child(const char *so, const char *which) {
@@ -83,7 +90,7 @@ int check_mode_tests(const char *self, const char *so, const char *which) {
   static char err[65536];
   char lib[512];
   int failures = 0, status;
-  if (cpu_build(SRC, NAMES, 3, 1, lib, sizeof lib, err, sizeof err) != 0) {
+  if (cpu_build(SRC, NAMES, 4, 1, lib, sizeof lib, err, sizeof err) != 0) {
     printf("FAIL check build: %s\n", err);
     return 1;
   }
@@ -103,6 +110,10 @@ int check_mode_tests(const char *self, const char *so, const char *which) {
        {"heap-buffer-overflow",
         "cujit: the report above is from kernel 'oob_fiber': block (3,0,0) thread (232,0,0)",
         "line 3 of its body"}},
+      {"ub",
+       1,
+       {"ub:2", "runtime error: signed integer overflow",
+        "cujit: the report above is from kernel 'ub': block (2,0,0) thread (188,0,0)"}},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     if (run_child(self, lib, cases[c].kernel, err, sizeof err, &status) != 0) {
