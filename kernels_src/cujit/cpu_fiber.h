@@ -11,7 +11,11 @@
 */
 #pragma once
 
-#if !defined(__x86_64__)
+/* CJ_CPU_UCONTEXT forces the portable switch (for testing it on x86-64). */
+#if defined(__x86_64__) && !defined(CJ_CPU_UCONTEXT)
+#define CJ_CPU_ASM_SWITCH 1
+#else
+#define CJ_CPU_ASM_SWITCH 0
 #include <ucontext.h>
 #endif
 
@@ -33,7 +37,7 @@ enum { stack_bytes = 128 * 1024 };
 enum { guard_bytes = 4096, slots_per_chunk = 32, max_slots = 1024 + 64 };
 
 struct context {
-#if defined(__x86_64__)
+#if CJ_CPU_ASM_SWITCH
   void *sp;
 #else
   ucontext_t uc;
@@ -43,7 +47,7 @@ struct context {
   void *fake; /* AddressSanitizer's fake stack while switched away */
 };
 
-#if defined(__x86_64__)
+#if CJ_CPU_ASM_SWITCH
 /* cj_cpu_swap(save, load): saves the callee-saved registers on the current stack and its pointer
 ** in *save, then resumes the stack `load`. A new stack starts in cj_cpu_boot, which calls
 ** r13(r12) and must never return. Local symbols: this translation unit only. */
@@ -80,7 +84,7 @@ static inline void context_make(context *c, char *lo, size_t size, unsigned colo
                                 void (*fn)(void *), void *arg) {
   stack_unpoison(lo, size, false);
   c->bottom = lo, c->size = size, c->fake = nullptr;
-#if defined(__x86_64__)
+#if CJ_CPU_ASM_SWITCH
   char *top = lo + size - 64 * (color % 32);
   void **sp = (void **)((uintptr_t)top & ~(uintptr_t)15) - 9; /* 16-aligned after the ret */
   sp[0] = sp[1] = nullptr;                                    /* r15, r14 */
@@ -104,7 +108,7 @@ static inline void context_switch(context *from, context *to, bool from_ends) {
 #else
   (void)from_ends;
 #endif
-#if defined(__x86_64__)
+#if CJ_CPU_ASM_SWITCH
   cj_cpu_swap(&from->sp, to->sp);
 #else
   swapcontext(&from->uc, &to->uc);
