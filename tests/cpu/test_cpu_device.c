@@ -6,8 +6,10 @@
 ** GPU would not report (barrier divergence, __trap, assert), schedules, and refusals.
 ** `test_cpu_device --check-child` is the AddressSanitizer half, run in a child process.
 */
+#include "compile.h"
 #include "cpu_source.h"
 #include "cujit.h"
+#include "signature.h"
 #include "harness.h"
 #include "kernels.h"
 #include "../../kernels_src/cujit/cpu_abi.h"
@@ -421,6 +423,45 @@ static void test_library_programs(void) {
   }
 }
 
+/* A generic signature + body kernel, as source.c writes it for NVRTC: typedefs, a preamble with a
+** device function, #line per part, and <cuda_fp16.h> for __half (mapped to cujit/half.h). */
+static void test_generated_source(void) {
+  cj_signature sig;
+  char msg[512];
+  const char *types[] = {"__half"};
+  if (cj_signature_parse("haxpy(T a, const T *x, T *y, int n)", &sig, msg, sizeof msg) !=
+      CUJIT_OK) {
+    CHECK(0, "signature: %s", msg);
+    return;
+  }
+  char *src =
+      cj_source_for_kernel(&sig,
+                           "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                           "if (i < n) y[i] = (T)fmadd((float)a, (float)x[i], (float)y[i]);",
+                           "__device__ float fmadd(float a, float b, float c) {\n"
+                           "  return a * b + c;\n}\n",
+                           types);
+  const char *names[] = {"haxpy"};
+  cpu_module *m = src ? cpu_compile(src, names, 1, 0, err, sizeof err) : NULL;
+  CHECK(m != NULL, "a generic __half kernel from source.c: %s", err);
+  if (m) {
+    int n = 1000;
+    host_half a = (host_half)rand_float(), *x = malloc(n * 2), *y = malloc(n * 2),
+              *ref = malloc(n * 2);
+    for (int i = 0; i < n; i++) {
+      x[i] = (host_half)rand_float(), y[i] = (host_half)rand_float();
+      ref[i] = (host_half)((float)a * (float)x[i] + (float)y[i]);
+    }
+    void *args[] = {&a, &x, &y, &n};
+    launch(m, "haxpy", shape(4, 1, 1, 256, 1, 1), args);
+    CHECK(memcmp(ref, y, n * 2) == 0, "haxpy on __half differs from the host's");
+    free(x), free(y), free(ref);
+    cpu_unload(m);
+  }
+  free(src);
+  cj_signature_free(&sig);
+}
+
 static void expect_error(cpu_module *m, const char *k, cpu_launch_opts o, void **args,
                          const char *text) {
   int rc = cpu_launch(m, k, &o, args, err, sizeof err);
@@ -507,6 +548,7 @@ int main(int argc, char **argv) {
     cpu_unload(m);
   }
   test_library_programs();
+  test_generated_source();
   test_errors();
   test_refusals();
   failures += check_mode_tests(argv[0], NULL, NULL);
