@@ -29,8 +29,12 @@ static inline void report_thread(const char *report) {
       snprintf(line, sizeof line, ", line %d of its body", atoi(p + kl + 1));
       break;
     }
-  set_error(ex, current(ex), "the sanitizer's report%s", line);
-  fprintf(stderr, "cujit: the report above is from %s\n", ex->L->error);
+  unsigned t = current(ex);
+  set_error(ex, t, "the sanitizer's report%s", line);
+  uint3 b = R.bid, th = tid_of(ex, t); /* this thread's, whatever launch->error holds */
+  fprintf(stderr,
+          "cujit: the report above is from kernel '%s': block (%u,%u,%u) thread (%u,%u,%u)%s\n",
+          ex->L->kernel, b.x, b.y, b.z, th.x, th.y, th.z, line);
 }
 static void on_asan_report(const char *report) {
   report_thread(report);

@@ -60,7 +60,6 @@ struct exec {
   size_t dyn_cap;
   /* the block */
   unsigned n, bx, bxy;               /* threads; blockDim.x; blockDim.x * blockDim.y */
-  unsigned cur;                      /* linear id of the thread running now */
   unsigned long long k, kend, block; /* this worker's blocks k..kend-1 in launch order; block k */
   unsigned pos;                      /* the runner's position in `order` */
   unsigned sweep;                    /* the running fiber's position in `order` */
@@ -224,13 +223,13 @@ static inline void fiber_exit(exec *ex, unsigned t) {
 static void fiber_main(void *p) {
   exec *ex = (exec *)p;
   unsigned t = current(ex);
-  context_started(&ex->sched);
+  context_started();
   ex->call(ex->args);
   fiber_exit(ex, t);
 }
 static void runner_main(void *p) {
   exec *ex = (exec *)p;
-  context_started(&ex->sched);
+  context_started();
   for (;;) {
     ex->plain(ex);
     ex->conv = CONV_NONE;

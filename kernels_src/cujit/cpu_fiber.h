@@ -11,6 +11,8 @@
 */
 #pragma once
 
+#include <pthread.h>
+
 /* CJ_CPU_UCONTEXT forces the portable switch (for testing it on x86-64). */
 #if defined(__x86_64__) && !defined(CJ_CPU_UCONTEXT)
 #define CJ_CPU_ASM_SWITCH 1
@@ -118,13 +120,24 @@ static inline void context_switch(context *from, context *to, bool from_ends) {
 #endif
 }
 
-/* The first thing a new context does: tell AddressSanitizer it has arrived, and learn the stack
-** it came from (the worker's own, which the sanitizer knows and we do not). */
-static inline void context_started(context *came_from) {
+/* The first thing a new context does: tell AddressSanitizer it has arrived. */
+static inline void context_started() {
 #if defined(__SANITIZE_ADDRESS__)
-  __sanitizer_finish_switch_fiber(nullptr, &came_from->bottom, &came_from->size);
+  __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
+#endif
+}
+/* c is the calling OS thread's own stack (the scheduler's): its bounds, for AddressSanitizer. */
+static inline void context_of_this_thread(context *c) {
+#if defined(__SANITIZE_ADDRESS__)
+  pthread_attr_t attr;
+  void *lo;
+  size_t size;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    if (pthread_attr_getstack(&attr, &lo, &size) == 0) c->bottom = lo, c->size = size;
+    pthread_attr_destroy(&attr);
+  }
 #else
-  (void)came_from;
+  (void)c;
 #endif
 }
 

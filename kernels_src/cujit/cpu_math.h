@@ -122,7 +122,8 @@ static inline double __dsqrt_rn(double x) {
   CJ_OP(__fmul_##s, float, *)                                                                      \
   CJ_OP(__fdiv_##s, float, /)                                                                      \
   CJ_OP(__dadd_##s, double, +)                                                                     \
-  CJ_OP(__dsub_##s, double, -) CJ_OP(__dmul_##s, double, *)                                        \
+  CJ_OP(__dsub_##s, double, -)                                                                     \
+  CJ_OP(__dmul_##s, double, *)                                                                     \
       CJ_OP(__ddiv_##s, double, /) static inline float __fmaf_##s(float a, float b, float c) {     \
     return fmaf(a, b, c);                                                                          \
   }                                                                                                \

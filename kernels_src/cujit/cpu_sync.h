@@ -413,6 +413,7 @@ static inline bool begin_launch(exec *ex, cj_cpu_launch *L) {
   R.ex = ex;
   R.bdim = dim3(L->block[0], L->block[1], L->block[2]);
   R.gdim = dim3(L->grid[0], L->grid[1], L->grid[2]);
+  context_of_this_thread(&ex->sched);
   install_check_hooks();
   return true;
 }
