@@ -75,6 +75,12 @@ typedef struct scan {
   size_t nkernels;
   char *err;
   size_t err_len;
+  /* Conditional blocks: bit d of `cpu_test` set when the #if at nesting d tests __CUJIT_CPU__,
+  ** bit d of `off` when its current branch is not compiled for the CPU device. Nothing is
+  ** refused in such a branch: portable code keeps its GPU-only parts under #ifndef __CUJIT_CPU__.
+ */
+  unsigned nesting;
+  unsigned long cpu_test, off;
 } scan;
 
 static int ident_start(int c) {
@@ -128,7 +134,28 @@ static void refuse(scan *sc, size_t at, const char *what) {
            "kernel '%s' uses %s (%s), which is not supported on the CPU device", k, what, where);
 }
 
-/* A preprocessor line at sc->i (the '#'): tracks #line, maps CUDA's headers. */
+/* Follows #if/#ifdef/#ifndef/#elif/#else/#endif for the branches that test __CUJIT_CPU__. */
+static void conditional(scan *sc, const char *d, const char *end) {
+  const char *mention = strstr(d, "__CUJIT_CPU__");
+  int tests = mention && mention < end;
+  unsigned long bit = sc->nesting < 8 * sizeof sc->off ? 1ul << sc->nesting : 0;
+  if (strncmp(d, "ifdef", 5) == 0 || strncmp(d, "ifndef", 6) == 0 || strncmp(d, "if", 2) == 0) {
+    unsigned long next = bit << 1;
+    if (!next) return;
+    sc->nesting++;
+    /* compiled for the CPU unless it says "not": #ifndef, !defined(...) */
+    int negated = strncmp(d, "ifndef", 6) == 0 || (tests && strstr(d, "!") && strstr(d, "!") < end);
+    sc->cpu_test = tests ? sc->cpu_test | next : sc->cpu_test & ~next;
+    sc->off = tests && negated ? sc->off | next : sc->off & ~next;
+  } else if (strncmp(d, "else", 4) == 0 || strncmp(d, "elif", 4) == 0) {
+    if (sc->cpu_test & bit) sc->off ^= bit;
+  } else if (strncmp(d, "endif", 5) == 0 && sc->nesting > 0) {
+    sc->cpu_test &= ~bit, sc->off &= ~bit;
+    sc->nesting--;
+  }
+}
+
+/* A preprocessor line at sc->i (the '#'): tracks #line and conditionals, maps CUDA's headers. */
 static void directive(scan *sc) {
   size_t end = sc->i;
   while (end < sc->n && sc->s[end] != '\n') {
@@ -145,6 +172,7 @@ static void directive(scan *sc) {
     sc->line = line - 1; /* the directive's own newline comes next */
     return;
   }
+  conditional(sc, d, sc->s + end);
   if (strncmp(d, "include", 7) == 0) {
     for (size_t k = 0; k < sizeof header_map / sizeof header_map[0]; k++) {
       const char *h = strstr(d, header_map[k].cuda);
@@ -253,7 +281,7 @@ static int rewrite(scan *sc) {
                (i == 0 || !ident_char((unsigned char)sc->s[i - 1]))) {
       while (j < sc->n && ident_char((unsigned char)sc->s[j])) j++;
       size_t len = j - i;
-      for (size_t k = 0; k < sizeof unsupported / sizeof unsupported[0]; k++)
+      for (size_t k = 0; !sc->off && k < sizeof unsupported / sizeof unsupported[0]; k++)
         if (strlen(unsupported[k].name) == len &&
             memcmp(sc->s + i, unsupported[k].name, len) == 0) {
           refuse(sc, i, unsupported[k].what);
@@ -264,7 +292,7 @@ static int rewrite(scan *sc) {
         while (k < sc->n && isspace((unsigned char)sc->s[k])) k++;
         if (strncmp(sc->s + k, "__shared__", 10) == 0 && extern_shared(sc, k + 10)) continue;
       }
-    } else if (c == '<' && c1 == '<' && i + 2 < sc->n && sc->s[i + 2] == '<') {
+    } else if (c == '<' && c1 == '<' && i + 2 < sc->n && sc->s[i + 2] == '<' && !sc->off) {
       refuse(sc, i, "kernel launches from the device (<<<...>>>)");
       return 0;
     }

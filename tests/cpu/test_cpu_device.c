@@ -522,6 +522,21 @@ static void test_refusals(void) {
     CHECK(!tu && strstr(err, cases[i].text), "refusal %zu: got '%s'", i, tu ? "(accepted)" : err);
     free(tu);
   }
+  /* GPU-only code under #ifndef __CUJIT_CPU__ (or the #else of #ifdef) is not refused. */
+  static const char *const portable[] = {
+      "#ifndef __CUJIT_CPU__\nasm(\"trap;\");\n#endif\n",
+      "#if !defined(__CUJIT_CPU__) && 1\nasm(\"trap;\");\n#else\nint a;\n#endif\n",
+      "#ifdef __CUJIT_CPU__\nint a;\n#else\n#if 1\nasm(\"trap;\");\n#endif\n#endif\n",
+  };
+  for (size_t i = 0; i < sizeof portable / sizeof portable[0]; i++) {
+    char *ok = cj_cpu_translation_unit(portable[i], k, 1, 0, err, sizeof err);
+    CHECK(ok != NULL, "portable source %zu refused: %s", i, err);
+    free(ok);
+  }
+  char *late = cj_cpu_translation_unit("#ifdef __CUJIT_CPU__\n#endif\nasm(\"x\");\n", k, 1, 0, err,
+                                       sizeof err);
+  CHECK(!late && strstr(err, "inline PTX"), "asm after a closed #ifdef __CUJIT_CPU__ accepted");
+  free(late);
   const char *bad[] = {"k; system(\"x\")"};
   char *tu = cj_cpu_translation_unit("", bad, 1, 0, err, sizeof err);
   CHECK(!tu && strstr(err, "is not a kernel name"), "a bad kernel name was accepted");
