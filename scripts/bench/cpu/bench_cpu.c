@@ -6,7 +6,7 @@
 ** the C loops split the same work over two pthreads. Prints figures; asserts nothing.
 **
 ** Build by hand after a normal build (it links libcujit.a for cj_cpu_translation_unit):
-**   cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Iengine/core -Itests/cpu \
+**   cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -Iengine/core -Itests/cpu \
 **      scripts/bench/cpu/bench_cpu.c tests/cpu/harness.c build/libcujit.a \
 **      -lxxhash -ldl -lpthread -lm -o build/bench_cpu
 **   CUJIT_SOURCE_DIR=$PWD build/bench_cpu
@@ -97,18 +97,29 @@ static double ref_run(int kind, const float *a, const float *b, float *c, float 
 }
 
 static char err[16384];
-/* Best of `reps` runs, in seconds. */
-#define BEST(reps, stmt)                                                                           \
-  ({                                                                                               \
-    double best_ = 1e30;                                                                           \
-    for (int r_ = 0; r_ < (reps); r_++) {                                                          \
-      double t0_ = now();                                                                          \
-      stmt;                                                                                        \
-      double t_ = now() - t0_;                                                                     \
-      best_ = t_ < best_ ? t_ : best_;                                                             \
-    }                                                                                              \
-    best_;                                                                                         \
-  })
+/* The best of `reps` runs of a kernel launch and of a C reference, in CPU seconds. */
+static double best_launch(int reps, cpu_module *m, const char *k, unsigned grid, void **args) {
+  cpu_launch_opts o = {{grid, 1, 1}, {256, 1, 1}, 0, 0, 0};
+  double best = 1e30;
+  for (int r = 0; r < reps; r++) {
+    double t0 = now();
+    if (cpu_launch(m, k, &o, args, err, sizeof err) != 0) fprintf(stderr, "%s\n", err);
+    double t = now() - t0;
+    best = t < best ? t : best;
+  }
+  return best;
+}
+static double best_ref(int reps, int kind, const float *a, const float *b, float *c, float alpha,
+                       long n) {
+  double best = 1e30;
+  for (int r = 0; r < reps; r++) {
+    double t0 = now();
+    ref_run(kind, a, b, c, alpha, n);
+    double t = now() - t0;
+    best = t < best ? t : best;
+  }
+  return best;
+}
 
 int main(void) {
   cpu_module *m = cpu_compile(SRC, NAMES, 4, 0, err, sizeof err);
@@ -124,22 +135,15 @@ int main(void) {
     for (int i = 0; i < n; i++) a[i] = (float)(i % 1000) * 0.001f, b[i] = 1.0f, c[i] = 0;
     int reps = n < (1 << 20) ? 200 : 10;
     void *va[] = {&a, &b, &c, &n}, *sa[] = {&alpha, &a, &c, &n};
-    double kv =
-        BEST(reps, cpu_launch(m, "vadd",
-                              &(cpu_launch_opts){{(n + 255) / 256, 1, 1}, {256, 1, 1}, 0, 0, 0}, va,
-                              err, sizeof err));
-    double cv = BEST(reps, ref_run(0, a, b, c, 0, n));
-    double ks =
-        BEST(reps, cpu_launch(m, "saxpy",
-                              &(cpu_launch_opts){{(n + 255) / 256, 1, 1}, {256, 1, 1}, 0, 0, 0}, sa,
-                              err, sizeof err));
-    double cs = BEST(reps, ref_run(1, a, NULL, c, alpha, n));
+    double kv = best_launch(reps, m, "vadd", (n + 255) / 256, va);
+    double cv = best_ref(reps, 0, a, b, c, 0, n);
+    double ks = best_launch(reps, m, "saxpy", (n + 255) / 256, sa);
+    double cs = best_ref(reps, 1, a, NULL, c, alpha, n);
     float out = 0, *po = &out;
     void *ga[] = {&a, &po, &n};
-    double kg[2], cg = BEST(reps, ref_run(2, a, NULL, NULL, 0, n));
+    double kg[2], cg = best_ref(reps, 2, a, NULL, NULL, 0, n);
     for (int g = 0; g < 2; g++) {
-      cpu_launch_opts go = {{g ? 8 : 2, 1, 1}, {256, 1, 1}, 0, 0, 0};
-      kg[g] = BEST(reps, cpu_launch(m, "gsum", &go, ga, err, sizeof err));
+      kg[g] = best_launch(reps, m, "gsum", g ? 8 : 2, ga);
     }
     printf("n = %d floats (%s)\n", n, n < (1 << 20) ? "in cache" : "from memory");
     printf("  vector add     kernel %8.1f us   C loop %8.1f us   ratio %.2f\n", kv * 1e6, cv * 1e6,
@@ -156,9 +160,7 @@ int main(void) {
   float *x = malloc(blocks * 256 * 4), *o = malloc(blocks * 4);
   for (int i = 0; i < blocks * 256; i++) x[i] = 1.0f;
   void *ba[] = {&x, &o};
-  double kb =
-      BEST(5, cpu_launch(m, "bsum", &(cpu_launch_opts){{blocks, 1, 1}, {256, 1, 1}, 0, 0, 0}, ba,
-                         err, sizeof err));
+  double kb = best_launch(5, m, "bsum", blocks, ba);
   printf("block reduction, 256 threads, one element each: %.1f ns (CPU) per thread per barrier "
          "(%.2f ms CPU for %d blocks x 9 barriers)\n",
          kb / ((double)blocks * 256 * 9) * 1e9, kb * 1e3, blocks);
