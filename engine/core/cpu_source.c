@@ -78,7 +78,7 @@ typedef struct scan {
   /* Conditional blocks: bit d of `cpu_test` set when the #if at nesting d tests __CUJIT_CPU__,
   ** bit d of `off` when its current branch is not compiled for the CPU device. Nothing is
   ** refused in such a branch: portable code keeps its GPU-only parts under #ifndef __CUJIT_CPU__.
- */
+  */
   unsigned nesting;
   unsigned long cpu_test, off;
 } scan;
@@ -347,7 +347,9 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
               "extern \"C\" __attribute__((visibility(\"default\"))) int cj_cpu_abi_version(void) "
               "{\n  return CJ_CPU_ABI_VERSION;\n}\n"
               "extern \"C\" __attribute__((visibility(\"default\"))) void "
-              "cj_cpu_worker_release(cj_cpu_worker *w) {\n  ::cj_cpu::worker_release(w);\n}\n");
+              "cj_cpu_worker_release(cj_cpu_worker *w) {\n  ::cj_cpu::worker_release(w);\n}\n"
+              "extern \"C\" __attribute__((visibility(\"default\"))) int cj_cpu_where(char *buf, "
+              "size_t len) {\n  return ::cj_cpu::where_now(buf, len);\n}\n");
   if (sc.out.failed) {
     cj_buf_free(&sc.out);
     snprintf(err, err_len, "out of host memory");

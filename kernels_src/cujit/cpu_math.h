@@ -124,7 +124,7 @@ static inline double __dsqrt_rn(double x) {
   CJ_OP(__dadd_##s, double, +)                                                                     \
   CJ_OP(__dsub_##s, double, -)                                                                     \
   CJ_OP(__dmul_##s, double, *)                                                                     \
-      CJ_OP(__ddiv_##s, double, /) static inline float __fmaf_##s(float a, float b, float c) {     \
+  CJ_OP(__ddiv_##s, double, /) static inline float __fmaf_##s(float a, float b, float c) {         \
     return fmaf(a, b, c);                                                                          \
   }                                                                                                \
   static inline double __fma_##s(double a, double b, double c) {                                   \

@@ -352,6 +352,36 @@ static inline void *dyn_shared() {
   return me()->ex->dyn;
 }
 
+/* For cj_cpu_where (cpu_abi.h): the CUDA thread running on this OS thread, formatted by hand
+** (a fault handler calls it). */
+static inline size_t put_text(char *buf, size_t at, size_t len, const char *s) {
+  for (; *s && at + 1 < len; s++) buf[at++] = *s;
+  return at;
+}
+static inline size_t put_uint(char *buf, size_t at, size_t len, unsigned v) {
+  char digits[12];
+  int n = 0;
+  do digits[n++] = (char)('0' + v % 10), v /= 10;
+  while (v);
+  while (n > 0 && at + 1 < len) buf[at++] = digits[--n];
+  return at;
+}
+static inline size_t put_triple(char *buf, size_t at, size_t len, const char *name, uint3 v) {
+  at = put_text(buf, at, len, name);
+  at = put_uint(buf, at, len, v.x), at = put_text(buf, at, len, ",");
+  at = put_uint(buf, at, len, v.y), at = put_text(buf, at, len, ",");
+  at = put_uint(buf, at, len, v.z);
+  return put_text(buf, at, len, ")");
+}
+static inline int where_now(char *buf, size_t len) {
+  const regs *r = me();
+  if (!r->ex || !buf || len == 0) return 0;
+  size_t at = put_triple(buf, 0, len, "block (", r->bid);
+  at = put_triple(buf, at, len, " thread (", r->tid);
+  buf[at] = '\0';
+  return 1;
+}
+
 /* --- the generated entries --------------------------------------------------------------------
  */
 template <class F> struct params;

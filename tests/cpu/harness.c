@@ -181,3 +181,9 @@ void cpu_unload(cpu_module *m) {
   dlclose(m->so);
   free(m);
 }
+
+int cpu_where(cpu_module *m, char *buf, size_t len) {
+  cj_cpu_where_fn where;
+  LOOKUP(where, m->so, "cj_cpu_where");
+  return where ? where(buf, len) : -1;
+}

@@ -10,10 +10,10 @@
   "#line 1 \"" name ":signature\"\nextern \"C\" __global__ void " name "(" params ") {\n"          \
   "#line 1 \"" name "\"\n" body "\n}\n"
 
-static const char *const MAIN_KERNELS[] = {"vadd",    "matmul",  "tree_sum", "warp_sum", "shuffles",
-                                           "votes",   "atomics", "dyn_rev",  "ns_rev",   "racy",
-                                           "idx3",    "philox",  "printer",  "half",     "sync_ops",
-                                           "lib_sum", "cond_bar"};
+static const char *const MAIN_KERNELS[] = {
+    "vadd",    "matmul",  "tree_sum", "warp_sum", "shuffles", "votes",
+    "atomics", "dyn_rev", "ns_rev",   "racy",     "idx3",     "philox",
+    "printer", "half",    "sync_ops", "lib_sum",  "cond_bar", "whereami"};
 static const char MAIN_SRC[] =
     "#include <cujit/prelude.h>\n#include <cujit/reduce.h>\n#include <cujit/random.h>\n"
     "#include <cujit/half.h>\n"
@@ -154,7 +154,11 @@ static const char MAIN_SRC[] =
            "    y[i] = s[blockDim.x - 1 - t];\n"
            "  } else {\n"
            "    y[i] = x[i] + 1;\n"
-           "  }");
+           "  }")
+    /* What cj_cpu_where tells a fault handler on a worker thread. */
+    KERNEL("whereami", "char *out",
+           "  if (blockIdx.x == 2 && threadIdx.y == 1 && threadIdx.x == 5)\n"
+           "    ::cj_cpu::where_now(out, 64);");
 
 static const char *const ERROR_KERNELS[] = {"ret_early", "two_bars",   "warp_ret", "plain_warp",
                                             "trapper",   "fiber_trap", "asserter", "copy"};

@@ -289,6 +289,12 @@ static void test_indices(cpu_module *m) {
           "__syncthreads_count/and/or in block %d", blk);
   }
   free(out), free(x), free(so);
+  char where[64] = "";
+  char *pw = where;
+  void *a3[] = {&pw};
+  launch(m, "whereami", shape(3, 1, 1, 8, 2, 1), a3);
+  CHECK(strcmp(where, "block (2,0,0) thread (5,1,0)") == 0, "where_now: '%s'", where);
+  CHECK(cpu_where(m, where, sizeof where) == 0, "cj_cpu_where outside a launch says '%s'", where);
 }
 
 /* Philox4x32-10 written independently from the paper, for random inputs beyond the KATs. */
@@ -548,7 +554,7 @@ int main(int argc, char **argv) {
     return check_mode_tests(NULL, argv[2], argv[3]);
   rng_state = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32) ^ 0x9E37ull;
   printf("test_cpu_device: random seed %llu\n", rng_state);
-  cpu_module *m = cpu_compile(MAIN_SRC, MAIN_KERNELS, 17, 0, err, sizeof err);
+  cpu_module *m = cpu_compile(MAIN_SRC, MAIN_KERNELS, 18, 0, err, sizeof err);
   CHECK(m != NULL, "the main kernels did not compile: %s", err);
   if (m) {
     test_vadd(m);
