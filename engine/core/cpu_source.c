@@ -55,6 +55,18 @@ static const struct {
     {"cudaLaunchDevice", "dynamic parallelism (cudaLaunchDevice)"},
 };
 
+/* Headers of CUDA libraries the CPU device does not have. */
+static const struct {
+  const char *header, *what;
+} unsupported_headers[] = {
+    {"cooperative_groups", "cooperative groups (<cooperative_groups.h>)"},
+    {"mma.h", "tensor-core fragments (<mma.h>)"},
+    {"cuda_bf16.h", "__nv_bfloat16 (<cuda_bf16.h>)"},
+    {"curand_kernel.h", "cuRAND's device API (<curand_kernel.h>; <cujit/random.h> has Philox)"},
+    {"cub/", "CUB"},
+    {"cuda/", "libcu++ (<cuda/...>)"},
+};
+
 /* CUDA headers a program may include: the host has cujit's stand-ins, or needs nothing. */
 static const struct {
   const char *cuda, *cpu;
@@ -81,6 +93,7 @@ typedef struct scan {
   */
   unsigned nesting;
   unsigned long cpu_test, off;
+  int failed; /* a directive was refused (err holds why) */
 } scan;
 
 static int ident_start(int c) {
@@ -174,6 +187,15 @@ static void directive(scan *sc) {
   }
   conditional(sc, d, sc->s + end);
   if (strncmp(d, "include", 7) == 0) {
+    for (size_t k = 0; !sc->off && k < sizeof unsupported_headers / sizeof unsupported_headers[0];
+         k++) {
+      const char *h = strstr(d, unsupported_headers[k].header);
+      if (h && h < sc->s + end && (h[-1] == '<' || h[-1] == '"')) {
+        refuse(sc, sc->i, unsupported_headers[k].what);
+        sc->failed = 1;
+        return;
+      }
+    }
     for (size_t k = 0; k < sizeof header_map / sizeof header_map[0]; k++) {
       const char *h = strstr(d, header_map[k].cuda);
       if (h && h < sc->s + end && (h[-1] == '<' || h[-1] == '"')) {
@@ -208,7 +230,11 @@ static int extern_shared(scan *sc, size_t after_shared) {
   cj_buf type = {0};
   for (size_t k = after_shared; k < name_start; k++) {
     if (strncmp(sc->s + k, "__align__", 9) == 0 || strncmp(sc->s + k, "alignas", 7) == 0) {
-      while (k < name_start && sc->s[k] != ')') k++;
+      int parens = 0; /* to the ')' that closes it: __align__(sizeof(float4)) */
+      for (; k < name_start; k++) {
+        parens += (sc->s[k] == '(') - (sc->s[k] == ')');
+        if (sc->s[k] == ')' && parens == 0) break;
+      }
       continue;
     }
     cj_buf_add(&type, sc->s + k, 1);
@@ -254,6 +280,7 @@ static int rewrite(scan *sc) {
     char c = sc->s[i], c1 = i + 1 < sc->n ? sc->s[i + 1] : 0;
     if (c == '#' && line_start) {
       directive(sc);
+      if (sc->failed) return 0;
       continue;
     }
     if (c == '\n')

@@ -87,7 +87,7 @@ static const char MAIN_SRC[] =
                     "  atomicXor(xorv, x[i]);\n"
                     "  atomicMax(dmx, (double)x[i] * 0.5);")
                     KERNEL("dyn_rev", "const float *x, float *y",
-                           "  extern __shared__ float buf[];\n"
+                           "  extern __shared__ __align__(sizeof(float4)) float buf[];\n"
                            "  unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + t;\n"
                            "  buf[t] = x[i];\n"
                            "  __syncthreads();\n"

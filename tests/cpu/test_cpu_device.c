@@ -519,6 +519,8 @@ static void test_refusals(void) {
       {"#line 1 \"k\"\n// asm in a comment is fine\n__shfl(v, 0);\n",
        "the pre-CUDA 9 __shfl (use __shfl_sync) (line 2"},
       {"#line 1 \"k\"\nchild<<<1, 1>>>();\n", "kernel launches from the device"},
+      {"#line 1 \"k\"\n#include <cooperative_groups.h>\n",
+       "kernel 'k' uses cooperative groups (<cooperative_groups.h>) (line 1 of its body)"},
       {"#line 1 \"k:preamble\"\n\n__device__ int f() { return __ballot(1); }\n",
        "kernel 'k' uses the pre-CUDA 9 __ballot (use __ballot_sync) (line 2 of its preamble)"},
   };
