@@ -2,8 +2,9 @@
 ** cujit/cpu_prelude.h -- CUDA C++ on the host: what the CPU device's translation unit includes
 ** ahead of the kernels (engine/core/cpu_source.c writes that unit; g++ compiles it into a shared
 ** object). This file maps the CUDA keywords, built-in variables and vector types onto C++17; the
-** math (cpu_math.h), atomics (cpu_atomic.h), fibers (cpu_fiber.h) and the block executor with
-** barriers and warp operations (cpu_exec.h) follow from here.
+** math (cpu_math.h), atomics (cpu_atomic.h), fibers (cpu_fiber.h), the block executor
+** (cpu_exec.h), the check build's reports (cpu_check.h) and the scheduler with barriers, warp
+** operations and the entries' template (cpu_sync.h) follow from here.
 **
 ** Built-in variables are macros over one thread_local record, `cj_cpu::R`, that the executor
 ** rewrites before running each CUDA thread: in the thread loop a read of threadIdx.x is one load.
@@ -29,7 +30,6 @@
 #include <limits>
 #include <math.h>
 #include <new>
-#include <setjmp.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <tuple>
