@@ -119,8 +119,8 @@ static void test_reductions(cpu_module *m) {
   CHECK(bad == 0, "tree_sum: %d wrong blocks", bad);
 
   /* Block shapes that are not multiples of 32 exercise reduce.h's partial warps. */
-  unsigned blocks[] = {256, 96, 64};
-  for (int s = 0; s < 3; s++) {
+  unsigned blocks[] = {256, 96, 64, 1024};
+  for (int s = 0; s < 4; s++) {
     unsigned long long sum = 0;
     long long *per = poisoned(8 * 8);
     unsigned long long *ps = &sum;
