@@ -55,24 +55,23 @@ static const struct {
     {"cudaLaunchDevice", "dynamic parallelism (cudaLaunchDevice)"},
 };
 
-/* Headers of CUDA libraries the CPU device does not have. */
+/* CUDA headers a program may include: those the CPU device has a stand-in for ("" when it needs
+** none), and those of libraries it lacks, refused with what they are. */
 static const struct {
-  const char *header, *what;
-} unsupported_headers[] = {
-    {"cooperative_groups", "cooperative groups (<cooperative_groups.h>)"},
-    {"mma.h", "tensor-core fragments (<mma.h>)"},
-    {"cuda_bf16.h", "__nv_bfloat16 (<cuda_bf16.h>)"},
-    {"curand_kernel.h", "cuRAND's device API (<curand_kernel.h>; <cujit/random.h> has Philox)"},
-    {"cub/", "CUB"},
-    {"cuda/", "libcu++ (<cuda/...>)"},
-};
-
-/* CUDA headers a program may include: the host has cujit's stand-ins, or needs nothing. */
-static const struct {
-  const char *cuda, *cpu;
-} header_map[] = {
-    {"cuda_fp16.h", "cujit/half.h"},      {"cuda_runtime.h", NULL}, {"cuda_runtime_api.h", NULL},
-    {"device_launch_parameters.h", NULL}, {"cuda.h", NULL},
+  const char *header, *stand_in, *refused;
+} cuda_headers[] = {
+    {"cuda_fp16.h", "cujit/half.h", NULL},
+    {"cuda_runtime.h", "", NULL},
+    {"cuda_runtime_api.h", "", NULL},
+    {"device_launch_parameters.h", "", NULL},
+    {"cuda.h", "", NULL},
+    {"cooperative_groups", NULL, "cooperative groups (<cooperative_groups.h>)"},
+    {"mma.h", NULL, "tensor-core fragments (<mma.h>)"},
+    {"cuda_bf16.h", NULL, "__nv_bfloat16 (<cuda_bf16.h>)"},
+    {"curand_kernel.h", NULL,
+     "cuRAND's device API (<curand_kernel.h>; <cujit/random.h> has Philox)"},
+    {"cub/", NULL, "CUB"},
+    {"cuda/", NULL, "libcu++ (<cuda/...>)"},
 };
 
 typedef struct scan {
@@ -187,22 +186,19 @@ static void directive(scan *sc) {
   }
   conditional(sc, d, sc->s + end);
   if (strncmp(d, "include", 7) == 0) {
-    for (size_t k = 0; !sc->off && k < sizeof unsupported_headers / sizeof unsupported_headers[0];
-         k++) {
-      const char *h = strstr(d, unsupported_headers[k].header);
-      if (h && h < sc->s + end && (h[-1] == '<' || h[-1] == '"')) {
-        refuse(sc, sc->i, unsupported_headers[k].what);
+    for (size_t k = 0; k < sizeof cuda_headers / sizeof cuda_headers[0]; k++) {
+      const char *h = strstr(d, cuda_headers[k].header);
+      if (!h || h >= sc->s + end || (h[-1] != '<' && h[-1] != '"')) continue;
+      if (cuda_headers[k].refused) {
+        if (sc->off) break;
+        refuse(sc, sc->i, cuda_headers[k].refused);
         sc->failed = 1;
         return;
       }
-    }
-    for (size_t k = 0; k < sizeof header_map / sizeof header_map[0]; k++) {
-      const char *h = strstr(d, header_map[k].cuda);
-      if (h && h < sc->s + end && (h[-1] == '<' || h[-1] == '"')) {
-        if (header_map[k].cpu) cj_buf_printf(&sc->out, "#include <%s>", header_map[k].cpu);
-        sc->i = end;
-        return;
-      }
+      if (*cuda_headers[k].stand_in)
+        cj_buf_printf(&sc->out, "#include <%s>", cuda_headers[k].stand_in);
+      sc->i = end;
+      return;
     }
   }
   emit_to(sc, end);

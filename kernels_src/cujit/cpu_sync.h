@@ -193,19 +193,25 @@ static inline void run_block(exec *ex) {
 }
 
 /* --- what kernels call --------------------------------------------------------------------- */
-static inline int barrier(const char *file, int line, const char *what, int pred) {
-  exec *ex = me()->ex;
-  unsigned t = current(ex);
+/* Thread t waits (T_BAR or T_WARP) until the scheduler or a warp's last lane lets it go on. In
+** the runner, this is where the runner's stack becomes t's fiber. */
+static inline void wait_here(exec *ex, unsigned t, unsigned char why) {
   fiber *f = &ex->fibers[t];
-  f->file = file, f->line = line, f->what = what, f->pred = pred;
-  ex->state[t] = T_BAR;
+  ex->state[t] = why;
   if (ex->in_runner) {
-    ex->conv = CONV_BAR;
+    ex->conv = why == T_BAR ? CONV_BAR : CONV_WARP;
     f->ctx.bottom = ex->runner.bottom, f->ctx.size = ex->runner.size;
     context_switch(&f->ctx, &ex->sched, false);
   } else {
     switch_next(ex, t, false);
   }
+}
+static inline int barrier(const char *file, int line, const char *what, int pred) {
+  exec *ex = me()->ex;
+  unsigned t = current(ex);
+  fiber *f = &ex->fibers[t];
+  f->file = file, f->line = line, f->what = what, f->pred = pred;
+  wait_here(ex, t, T_BAR);
   return ex->bar_result;
 }
 
@@ -271,14 +277,7 @@ static inline warp_result warp_op(const char *file, int line, const char *what, 
     return warp_result{f->wvalue, f->wballot, f->wmembers};
   }
   f->file = file, f->line = line, f->what = what, f->pred = 0, f->wmask = mask;
-  ex->state[t] = T_WARP;
-  if (ex->in_runner) {
-    ex->conv = CONV_WARP;
-    f->ctx.bottom = ex->runner.bottom, f->ctx.size = ex->runner.size;
-    context_switch(&f->ctx, &ex->sched, false);
-  } else {
-    switch_next(ex, t, false);
-  }
+  wait_here(ex, t, T_WARP);
   return warp_result{f->wvalue, f->wballot, f->wmembers};
 }
 
