@@ -39,8 +39,22 @@ struct fiber {
 /* Lanes meet in a warp operation when they name the same operation and member mask, as PTX's
 ** shfl.sync and vote.sync define it; a warp may have a few such meetings open at once (lanes
 ** 0-7 in one reduction, 8-31 already in the next shuffle). */
+enum {
+  W_SELECT,
+  W_ADD,
+  W_MIN_S,
+  W_MIN_U,
+  W_MAX_S,
+  W_MAX_U,
+  W_AND,
+  W_OR,
+  W_XOR,
+  W_MATCH_ANY,
+  W_MATCH_ALL
+};
 struct warp_group {
   const char *what;
+  int combine; /* W_SELECT: each lane takes lane src's value; else what all lanes get */
   unsigned mask, arrived, pred;
   signed char src[32];
   unsigned long long in[32];

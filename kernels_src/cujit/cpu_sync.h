@@ -220,7 +220,7 @@ struct warp_result {
   unsigned ballot, members;
 };
 /* The open meeting of `what` with `mask` in warp W, or a free one; NULL when all are taken. */
-static inline warp_group *meeting(warp *W, const char *what, unsigned mask) {
+static inline warp_group *meeting(warp *W, const char *what, unsigned mask, int combine) {
   warp_group *free_group = nullptr;
   for (int k = 0; k < groups_per_warp; k++) {
     warp_group *G = &W->g[k];
@@ -230,17 +230,51 @@ static inline warp_group *meeting(warp *W, const char *what, unsigned mask) {
       return G;
     }
   }
-  if (free_group) free_group->what = what, free_group->mask = mask, free_group->pred = 0;
+  if (free_group)
+    free_group->what = what, free_group->mask = mask, free_group->pred = 0,
+    free_group->combine = combine;
   return free_group;
 }
-/* One warp operation: this lane offers `value` and `pred`, and wants the value of lane `src`. */
+/* What every lane of a reduction or __match_all_sync gets, from the values of `arrived`. */
+static inline unsigned long long combine_all(const warp_group *G, unsigned arrived) {
+  int c = G->combine;
+  if (c == W_SELECT || c == W_MATCH_ANY) return 0;
+  unsigned first = (unsigned)__builtin_ctz(arrived), r = (unsigned)G->in[first];
+  for (unsigned l = first + 1; l < 32; l++) {
+    if (!(arrived >> l & 1u)) continue;
+    unsigned v = (unsigned)G->in[l];
+    if (c == W_MATCH_ALL && G->in[l] != G->in[first]) return 0;
+    r = c == W_ADD     ? r + v
+        : c == W_MIN_S ? ((int)v < (int)r ? v : r)
+        : c == W_MIN_U ? (v < r ? v : r)
+        : c == W_MAX_S ? ((int)v > (int)r ? v : r)
+        : c == W_MAX_U ? (v > r ? v : r)
+        : c == W_AND   ? r & v
+        : c == W_OR    ? r | v
+        : c == W_XOR   ? r ^ v
+                       : r;
+  }
+  return c == W_MATCH_ALL ? arrived : r;
+}
+/* __match_any_sync: the lanes whose value equals lane l's. */
+static inline unsigned match_any(const warp_group *G, unsigned arrived, unsigned l) {
+  unsigned m = 0;
+  for (unsigned j = 0; j < 32; j++)
+    if ((arrived >> j & 1u) && G->in[j] == G->in[l]) m |= 1u << j;
+  return m;
+}
+/* One warp operation: this lane offers `value` and `pred`, and wants the value of lane `src` (or,
+** with another `combine`, the reduction of every lane's value). */
 static inline warp_result warp_op(const char *file, int line, const char *what, unsigned mask,
-                                  unsigned long long value, unsigned src, int pred) {
+                                  unsigned long long value, unsigned src, int pred,
+                                  int combine = W_SELECT) {
   exec *ex = me()->ex;
   unsigned t = current(ex), w = t >> 5, lane = t & 31u, bit = 1u << lane;
   unsigned lanes = ex->n - (w << 5) < 32 ? ex->n - (w << 5) : 32;
   mask = (mask & (lanes == 32 ? ~0u : (1u << lanes) - 1u)) | bit;
-  if (mask == bit) return warp_result{value, pred ? bit : 0u, bit};
+  if (mask == bit) /* alone: its own value, and a match with itself */
+    return warp_result{combine == W_MATCH_ANY || combine == W_MATCH_ALL ? bit : value,
+                       pred ? bit : 0u, bit};
   char at[320];
   if (ex->in_runner) runner_catch_up(ex, t);
   if (ex->in_runner)
@@ -253,7 +287,7 @@ static inline warp_result warp_op(const char *file, int line, const char *what, 
                   what, at, l);
         abandon(ex);
       }
-  warp_group *G = meeting(&ex->warps[w], what, mask);
+  warp_group *G = meeting(&ex->warps[w], what, mask, combine);
   if (!G) {
     where(at, sizeof at, ex->L->kernel, file, line);
     set_error(ex, t, "%s (%s): more than %d different warp operations pending in one warp", what,
@@ -265,11 +299,14 @@ static inline warp_result warp_op(const char *file, int line, const char *what, 
   fiber *f = &ex->fibers[t];
   if (!ex->in_runner && (G->arrived & G->mask) == G->mask) {
     unsigned arrived = G->arrived;
+    unsigned long long all = combine_all(G, arrived);
     for (unsigned l = 0; l < 32; l++) {
       if (!(arrived >> l & 1u)) continue;
       unsigned s = (unsigned)G->src[l];
       fiber *fl = &ex->fibers[(w << 5) + l];
-      fl->wvalue = (arrived >> s & 1u) ? G->in[s] : G->in[l];
+      fl->wvalue = G->combine == W_SELECT      ? ((arrived >> s & 1u) ? G->in[s] : G->in[l])
+                   : G->combine == W_MATCH_ANY ? match_any(G, arrived, l)
+                                               : all;
       fl->wballot = G->pred & arrived, fl->wmembers = arrived;
       if (l != lane) ex->state[(w << 5) + l] = T_RUN;
     }
@@ -329,6 +366,33 @@ static inline unsigned vote(const char *file, int line, const char *what, unsign
   if (what[2] == 'a' && what[3] == 'n') return r.ballot != 0; /* __any_sync */
   if (what[2] == 'a') return r.ballot == r.members;           /* __all_sync */
   return 0;                                                   /* __syncwarp */
+}
+/* sm_80's warp reductions over 32-bit integers, and __match_any_sync / __match_all_sync. */
+#define CJ_REDUCE(fn, name, T, combine)                                                            \
+  static inline T fn(const char *file, int line, unsigned mask, T v) {                             \
+    return (T)warp_op(file, line, name, mask, (unsigned)v, 0, 0, combine).value;                   \
+  }
+CJ_REDUCE(reduce_add, "__reduce_add_sync", unsigned, W_ADD)
+CJ_REDUCE(reduce_add, "__reduce_add_sync", int, W_ADD)
+CJ_REDUCE(reduce_min, "__reduce_min_sync", unsigned, W_MIN_U)
+CJ_REDUCE(reduce_min, "__reduce_min_sync", int, W_MIN_S)
+CJ_REDUCE(reduce_max, "__reduce_max_sync", unsigned, W_MAX_U)
+CJ_REDUCE(reduce_max, "__reduce_max_sync", int, W_MAX_S)
+CJ_REDUCE(reduce_and, "__reduce_and_sync", unsigned, W_AND)
+CJ_REDUCE(reduce_or, "__reduce_or_sync", unsigned, W_OR)
+CJ_REDUCE(reduce_xor, "__reduce_xor_sync", unsigned, W_XOR)
+#undef CJ_REDUCE
+template <class T>
+static inline unsigned match_any_sync(const char *file, int line, unsigned mask, T v) {
+  return (unsigned)warp_op(file, line, "__match_any_sync", mask, to_bits(v), 0, 0, W_MATCH_ANY)
+      .value;
+}
+template <class T>
+static inline unsigned match_all_sync(const char *file, int line, unsigned mask, T v, int *pred) {
+  unsigned r =
+      (unsigned)warp_op(file, line, "__match_all_sync", mask, to_bits(v), 0, 0, W_MATCH_ALL).value;
+  *pred = r != 0;
+  return r;
 }
 /* __syncwarp() and __syncwarp(mask) through one macro: syncwarp(file, line)(mask). */
 struct syncwarp {
@@ -494,6 +558,14 @@ template <auto K> static void entry(cj_cpu_launch *L, cj_cpu_worker *w) {
 #define __all_sync(m, p) ((int)::cj_cpu::vote(__FILE__, __LINE__, "__all_sync", (m), !!(p)))
 #define __syncwarp(...) (::cj_cpu::syncwarp{__FILE__, __LINE__}(__VA_ARGS__))
 #define __activemask() ::cj_cpu::activemask()
+#define __reduce_add_sync(m, v) ::cj_cpu::reduce_add(__FILE__, __LINE__, (m), (v))
+#define __reduce_min_sync(m, v) ::cj_cpu::reduce_min(__FILE__, __LINE__, (m), (v))
+#define __reduce_max_sync(m, v) ::cj_cpu::reduce_max(__FILE__, __LINE__, (m), (v))
+#define __reduce_and_sync(m, v) ::cj_cpu::reduce_and(__FILE__, __LINE__, (m), (v))
+#define __reduce_or_sync(m, v) ::cj_cpu::reduce_or(__FILE__, __LINE__, (m), (v))
+#define __reduce_xor_sync(m, v) ::cj_cpu::reduce_xor(__FILE__, __LINE__, (m), (v))
+#define __match_any_sync(m, v) ::cj_cpu::match_any_sync(__FILE__, __LINE__, (m), (v))
+#define __match_all_sync(m, v, p) ::cj_cpu::match_all_sync(__FILE__, __LINE__, (m), (v), (p))
 #define __trap() ::cj_cpu::fail_here(__FILE__, __LINE__, "__trap() was called")
 #define __brkpt() ::cj_cpu::fail_here(__FILE__, __LINE__, "__brkpt() was called")
 

@@ -11,9 +11,9 @@
   "#line 1 \"" name "\"\n" body "\n}\n"
 
 static const char *const MAIN_KERNELS[] = {
-    "vadd",    "matmul",  "tree_sum", "warp_sum", "shuffles", "votes",
-    "atomics", "dyn_rev", "ns_rev",   "racy",     "idx3",     "philox",
-    "printer", "half",    "sync_ops", "lib_sum",  "cond_bar", "whereami"};
+    "vadd",     "matmul",  "tree_sum", "warp_sum", "shuffles", "votes",   "atomics",
+    "dyn_rev",  "ns_rev",  "racy",     "idx3",     "philox",   "printer", "half",
+    "sync_ops", "lib_sum", "cond_bar", "whereami", "wred"};
 static const char MAIN_SRC[] =
     "#include <cujit/prelude.h>\n#include <cujit/reduce.h>\n#include <cujit/random.h>\n"
     "#include <cujit/half.h>\n"
@@ -155,6 +155,17 @@ static const char MAIN_SRC[] =
            "  } else {\n"
            "    y[i] = x[i] + 1;\n"
            "  }")
+    /* sm_80's warp reductions and the match operations. */
+    KERNEL("wred", "const int *x, int *out",
+           "  int i = blockIdx.x * blockDim.x + threadIdx.x, v = x[i], p;\n"
+           "  out[8 * i + 0] = __reduce_add_sync(0xffffffffu, v);\n"
+           "  out[8 * i + 1] = __reduce_min_sync(0xffffffffu, v);\n"
+           "  out[8 * i + 2] = (int)__reduce_max_sync(0xffffffffu, (unsigned)v);\n"
+           "  out[8 * i + 3] = (int)__reduce_xor_sync(0xffffffffu, (unsigned)v);\n"
+           "  out[8 * i + 4] = (int)__match_any_sync(0xffffffffu, v & 3);\n"
+           "  out[8 * i + 5] = (int)__match_all_sync(0xffffffffu, v & 3, &p);\n"
+           "  out[8 * i + 6] = p;\n"
+           "  out[8 * i + 7] = (int)__match_all_sync(0xffffffffu, 7, &p) + p;")
     /* What cj_cpu_where tells a fault handler on a worker thread. */
     KERNEL("whereami", "char *out",
            "  if (blockIdx.x == 2 && threadIdx.y == 1 && threadIdx.x == 5)\n"

@@ -175,6 +175,30 @@ static void test_warp_ops(cpu_module *m) {
     bad += v[3 * i] != ballot || v[3 * i + 1] != any || v[3 * i + 2] != all;
   }
   CHECK(bad == 0, "shuffles and votes: %d wrong values", bad);
+  int *r = poisoned(n * 8 * 4);
+  for (int i = 0; i < 32; i++) x[96 + i] = 4 * i + 2; /* one warp where __match_all_sync holds */
+  void *a3[] = {&x, &r};
+  launch(m, "wred", shape(4, 1, 1, 128, 1, 1), a3);
+  bad = 0;
+  for (int w = 0; w < n; w += 32) {
+    int sum = 0, mn = x[w];
+    unsigned mx = 0, xr = 0, all = 1;
+    for (int j = 0; j < 32; j++) {
+      int e = x[w + j];
+      sum += e, mn = e < mn ? e : mn, mx = (unsigned)e > mx ? (unsigned)e : mx, xr ^= (unsigned)e;
+      all &= (e & 3) == (x[w] & 3);
+    }
+    for (int j = 0; j < 32; j++) {
+      const int *o = r + 8 * (w + j);
+      unsigned any = 0;
+      for (int k = 0; k < 32; k++) any |= (unsigned)((x[w + k] & 3) == (x[w + j] & 3)) << k;
+      bad += o[0] != sum || o[1] != mn || (unsigned)o[2] != mx || (unsigned)o[3] != xr;
+      bad += (unsigned)o[4] != any || (unsigned)o[5] != (all ? 0xffffffffu : 0) || o[6] != (int)all;
+      bad += o[7] != (int)0xffffffffu + 1;
+    }
+  }
+  CHECK(bad == 0, "__reduce_*_sync and __match_*_sync: %d wrong values", bad);
+  free(r);
   free(x), free(out), free(v);
 }
 
@@ -476,7 +500,8 @@ static void expect_error(cpu_module *m, const char *k, cpu_launch_opts o, void *
 }
 
 static void test_errors(void) {
-  cpu_module *m = cpu_compile(ERROR_SRC, ERROR_KERNELS, 8, 0, err, sizeof err);
+  cpu_module *m = cpu_compile(ERROR_SRC, ERROR_KERNELS,
+                              sizeof ERROR_KERNELS / sizeof *ERROR_KERNELS, 0, err, sizeof err);
   CHECK(m != NULL, "the error kernels: %s", err);
   if (!m) return;
   int *y = poisoned(16 * 256 * 4), *x = malloc(16 * 256 * 4);
@@ -556,7 +581,8 @@ int main(int argc, char **argv) {
     return check_mode_tests(NULL, argv[2], argv[3]);
   rng_state = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32) ^ 0x9E37ull;
   printf("test_cpu_device: random seed %llu\n", rng_state);
-  cpu_module *m = cpu_compile(MAIN_SRC, MAIN_KERNELS, 18, 0, err, sizeof err);
+  cpu_module *m = cpu_compile(MAIN_SRC, MAIN_KERNELS, sizeof MAIN_KERNELS / sizeof *MAIN_KERNELS, 0,
+                              err, sizeof err);
   CHECK(m != NULL, "the main kernels did not compile: %s", err);
   if (m) {
     test_vadd(m);
