@@ -14,6 +14,7 @@ static const char *const MAIN_KERNELS[] = {
     "vadd",     "matmul",  "tree_sum", "warp_sum", "shuffles", "votes",   "atomics",
     "dyn_rev",  "ns_rev",  "racy",     "idx3",     "philox",   "printer", "half",
     "sync_ops", "lib_sum", "cond_bar", "whereami", "wred"};
+// clang-format off
 static const char MAIN_SRC[] =
     "#include <cujit/prelude.h>\n#include <cujit/reduce.h>\n#include <cujit/random.h>\n"
     "#include <cujit/half.h>\n"
@@ -56,88 +57,88 @@ static const char MAIN_SRC[] =
            "  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);\n"
            "  if ((threadIdx.x & 31) == 0) atomicAdd(out, (unsigned long long)v);\n"
            "  if (threadIdx.x == 0) blocks[blockIdx.x] = b;")
-        KERNEL("shuffles", "const int *x, int *out",
-               "  int i = blockIdx.x * blockDim.x + threadIdx.x, l = threadIdx.x & 31, v = x[i];\n"
-               "  out[5 * i + 0] = __shfl_sync(0xffffffffu, v, (l * 7) % 32);\n"
-               "  out[5 * i + 1] = __shfl_up_sync(0xffffffffu, v, 3);\n"
-               "  out[5 * i + 2] = __shfl_down_sync(0xffffffffu, v, 5);\n"
-               "  out[5 * i + 3] = __shfl_xor_sync(0xffffffffu, v, 9);\n"
-               "  out[5 * i + 4] = __shfl_sync(0xffffffffu, v, 3, 16);")
-            KERNEL("votes", "const int *x, unsigned *out",
-                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                   "  out[3 * i + 0] = __ballot_sync(0xffffffffu, x[i] & 1);\n"
-                   "  out[3 * i + 1] = __any_sync(0xffffffffu, x[i] % 61 == 0);\n"
-                   "  out[3 * i + 2] = __all_sync(0xffffffffu, x[i] % 29 != 0);\n"
-                   "  __syncwarp();")
-                KERNEL(
-                    "atomics",
-                    "const int *x, int n, int *ci, unsigned long long *cu, float *cf, double *cd, "
-                    "int *mx, int *mn, unsigned *hist, unsigned *orv, int *xorv, double *dmx",
-                    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                    "  if (i >= n) return;\n"
-                    "  atomicAdd(ci, 1);\n"
-                    "  atomicSub(ci, 2);\n"
-                    "  atomicAdd(cu, (unsigned long long)x[i]);\n"
-                    "  atomicAdd(cf, 1.0f);\n"
-                    "  atomicAdd(cd, (double)x[i]);\n"
-                    "  atomicMax(mx, x[i]);\n"
-                    "  atomicMin(mn, x[i]);\n"
-                    "  atomicAdd(&hist[x[i] % 16], 1u);\n"
-                    "  atomicOr(orv, 1u << (x[i] % 32));\n"
-                    "  atomicXor(xorv, x[i]);\n"
-                    "  atomicMax(dmx, (double)x[i] * 0.5);")
-                    KERNEL("dyn_rev", "const float *x, float *y",
-                           "  extern __shared__ __align__(sizeof(float4)) float buf[];\n"
-                           "  unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + t;\n"
-                           "  buf[t] = x[i];\n"
-                           "  __syncthreads();\n"
-                           "  y[i] = buf[blockDim.x - 1 - t];")
-                        KERNEL("ns_rev", "const int *x, int *y",
-                               "  unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + t;\n"
-                               "  ns_buf[t] = x[i];\n"
-                               "  __syncthreads();\n"
-                               "  y[i] = ns_buf[blockDim.x - 1 - t];")
+    KERNEL("shuffles", "const int *x, int *out",
+           "  int i = blockIdx.x * blockDim.x + threadIdx.x, l = threadIdx.x & 31, v = x[i];\n"
+           "  out[5 * i + 0] = __shfl_sync(0xffffffffu, v, (l * 7) % 32);\n"
+           "  out[5 * i + 1] = __shfl_up_sync(0xffffffffu, v, 3);\n"
+           "  out[5 * i + 2] = __shfl_down_sync(0xffffffffu, v, 5);\n"
+           "  out[5 * i + 3] = __shfl_xor_sync(0xffffffffu, v, 9);\n"
+           "  out[5 * i + 4] = __shfl_sync(0xffffffffu, v, 3, 16);")
+    KERNEL("votes", "const int *x, unsigned *out",
+           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "  out[3 * i + 0] = __ballot_sync(0xffffffffu, x[i] & 1);\n"
+           "  out[3 * i + 1] = __any_sync(0xffffffffu, x[i] % 61 == 0);\n"
+           "  out[3 * i + 2] = __all_sync(0xffffffffu, x[i] % 29 != 0);\n"
+           "  __syncwarp();")
+    KERNEL(
+           "atomics",
+           "const int *x, int n, int *ci, unsigned long long *cu, float *cf, double *cd, "
+           "int *mx, int *mn, unsigned *hist, unsigned *orv, int *xorv, double *dmx",
+           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "  if (i >= n) return;\n"
+           "  atomicAdd(ci, 1);\n"
+           "  atomicSub(ci, 2);\n"
+           "  atomicAdd(cu, (unsigned long long)x[i]);\n"
+           "  atomicAdd(cf, 1.0f);\n"
+           "  atomicAdd(cd, (double)x[i]);\n"
+           "  atomicMax(mx, x[i]);\n"
+           "  atomicMin(mn, x[i]);\n"
+           "  atomicAdd(&hist[x[i] % 16], 1u);\n"
+           "  atomicOr(orv, 1u << (x[i] % 32));\n"
+           "  atomicXor(xorv, x[i]);\n"
+           "  atomicMax(dmx, (double)x[i] * 0.5);")
+    KERNEL("dyn_rev", "const float *x, float *y",
+           "  extern __shared__ __align__(sizeof(float4)) float buf[];\n"
+           "  unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + t;\n"
+           "  buf[t] = x[i];\n"
+           "  __syncthreads();\n"
+           "  y[i] = buf[blockDim.x - 1 - t];")
+    KERNEL("ns_rev", "const int *x, int *y",
+           "  unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + t;\n"
+           "  ns_buf[t] = x[i];\n"
+           "  __syncthreads();\n"
+           "  y[i] = ns_buf[blockDim.x - 1 - t];")
     /* Missing __syncthreads: each thread reads its neighbour's slot, which may not be written. */
     KERNEL("racy", "const int *x, int *y",
            "  __shared__ int s[128];\n"
            "  unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + t;\n"
            "  s[t] = x[i];\n"
            "  y[i] = s[(t + 1) % blockDim.x];")
-        KERNEL(
-            "idx3", "int *out",
-            "  unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);\n"
-            "  unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n"
-            "  unsigned i = b * blockDim.x * blockDim.y * blockDim.z + t;\n"
-            "  out[i] = threadIdx.x + 10 * threadIdx.y + 100 * threadIdx.z + 1000 * blockIdx.x +\n"
-            "           10000 * blockIdx.y + 100000 * blockIdx.z;\n"
-            "  __syncthreads();\n"
-            "  if (t == 0) out[i] += 0;")
-            KERNEL("philox", "const unsigned *in, unsigned *out, int n",
-                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                   "  if (i >= n) return;\n"
-                   "  const unsigned *c = in + 6 * i;\n"
-                   "  uint4 r = cujit::philox4x32_10(make_uint4(c[0], c[1], c[2], c[3]),\n"
-                   "                                 make_uint2(c[4], c[5]));\n"
-                   "  out[4 * i] = r.x, out[4 * i + 1] = r.y, out[4 * i + 2] = r.z, out[4 * i + 3] "
-                   "= r.w;") KERNEL("printer", "const int *x",
-                                    "  if (threadIdx.x == 1) printf(\"block %d says %d\\n\", "
-                                    "blockIdx.x, x[blockIdx.x]);")
-                KERNEL("half", "const float *x, unsigned short *bits, float *back, int n",
-                       "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                       "  if (i >= n) return;\n"
-                       "  __half h = __float2half(x[i]);\n"
-                       "  bits[i] = h.__x;\n"
-                       "  back[i] = __half2float(h);")
-                    KERNEL("sync_ops", "const int *x, int *out",
-                           "  int p = x[blockIdx.x * blockDim.x + threadIdx.x] % 3 == 0;\n"
-                           "  int c = __syncthreads_count(p), a = __syncthreads_and(p), o = "
-                           "__syncthreads_or(p);\n"
-                           "  int a1 = __syncthreads_and(1), o0 = __syncthreads_or(0);\n"
-                           "  if (threadIdx.x == 7) {\n"
-                           "    out[5 * blockIdx.x] = c, out[5 * blockIdx.x + 1] = a;\n"
-                           "    out[5 * blockIdx.x + 2] = o, out[5 * blockIdx.x + 3] = a1, out[5 * "
-                           "blockIdx.x + 4] = o0;\n"
-                           "  }")
+    KERNEL(
+           "idx3", "int *out",
+           "  unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);\n"
+           "  unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n"
+           "  unsigned i = b * blockDim.x * blockDim.y * blockDim.z + t;\n"
+           "  out[i] = threadIdx.x + 10 * threadIdx.y + 100 * threadIdx.z + 1000 * blockIdx.x +\n"
+           "           10000 * blockIdx.y + 100000 * blockIdx.z;\n"
+           "  __syncthreads();\n"
+           "  if (t == 0) out[i] += 0;")
+    KERNEL("philox", "const unsigned *in, unsigned *out, int n",
+           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "  if (i >= n) return;\n"
+           "  const unsigned *c = in + 6 * i;\n"
+           "  uint4 r = cujit::philox4x32_10(make_uint4(c[0], c[1], c[2], c[3]),\n"
+           "                                 make_uint2(c[4], c[5]));\n"
+           "  out[4 * i] = r.x, out[4 * i + 1] = r.y;\n"
+           "  out[4 * i + 2] = r.z, out[4 * i + 3] = r.w;")
+    KERNEL("printer", "const int *x",
+           "  if (threadIdx.x == 1) printf(\"block %d says %d\\n\", blockIdx.x, x[blockIdx.x]);")
+    KERNEL("half", "const float *x, unsigned short *bits, float *back, int n",
+           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "  if (i >= n) return;\n"
+           "  __half h = __float2half(x[i]);\n"
+           "  bits[i] = __half_as_ushort(h);\n"
+           "  back[i] = __half2float(__hadd(h, __hmul(h, __float2half(0.5f))));")
+    KERNEL("sync_ops", "const int *x, int *out",
+           "  int p = x[blockIdx.x * blockDim.x + threadIdx.x] % 3 == 0;\n"
+           "  int c = __syncthreads_count(p), a = __syncthreads_and(p);\n"
+           "  int o = __syncthreads_or(p);\n"
+           "  int a1 = __syncthreads_and(1), o0 = __syncthreads_or(0);\n"
+           "  if (threadIdx.x == 7) {\n"
+           "    out[5 * blockIdx.x] = c, out[5 * blockIdx.x + 1] = a;\n"
+           "    out[5 * blockIdx.x + 2] = o, out[5 * blockIdx.x + 3] = a1, out[5 * "
+           "blockIdx.x + 4] = o0;\n"
+           "  }")
     /* reduce.h's block_min and block_sum over a block that is not a multiple of 32. */
     KERNEL("lib_sum", "const double *x, double *sums, double *mins",
            "  double v = x[blockIdx.x * blockDim.x + threadIdx.x];\n"
@@ -170,42 +171,48 @@ static const char MAIN_SRC[] =
     KERNEL("whereami", "char *out",
            "  if (blockIdx.x == 2 && threadIdx.y == 1 && threadIdx.x == 5)\n"
            "    ::cj_cpu::where_now(out, 64);");
+// clang-format on
 
 static const char *const ERROR_KERNELS[] = {"ret_early", "two_bars",   "warp_ret", "plain_warp",
                                             "trapper",   "fiber_trap", "asserter", "copy"};
-static const char ERROR_SRC[] = "#include <cassert>\n" KERNEL("ret_early", "int *y",
-                                                              "  if (threadIdx.x == 5) return;\n"
-                                                              "  __syncthreads();\n"
-                                                              "  y[threadIdx.x] = 1;")
+// clang-format off
+static const char ERROR_SRC[] =
+    "#include <cassert>\n"
+    KERNEL("ret_early", "int *y",
+           "  if (threadIdx.x == 5) return;\n"
+           "  __syncthreads();\n"
+           "  y[threadIdx.x] = 1;")
     KERNEL("two_bars", "int *y",
            "  if (threadIdx.x < 64)\n"
            "    __syncthreads();\n"
            "  else\n"
            "    __syncthreads();\n"
-           "  y[threadIdx.x] = 1;") KERNEL("warp_ret", "int *y",
-                                           "  int v = threadIdx.x;\n"
-                                           "  if (threadIdx.x == 3) return;\n"
-                                           "  v += __shfl_down_sync(0xffffffffu, v, 1);\n"
-                                           "  y[threadIdx.x] = v;")
-        KERNEL("plain_warp", "int *y",
-               "  if (threadIdx.x == 0) return;\n"
-               "  int v = __shfl_down_sync(0xffffffffu, (int)threadIdx.x, 1);\n"
-               "  y[threadIdx.x] = v;")
-            KERNEL("trapper", "int *y",
-                   "  if (blockIdx.x == 3 && threadIdx.x == 7) __trap();\n"
-                   "  y[blockIdx.x * blockDim.x + threadIdx.x] = 1;")
-                KERNEL("fiber_trap", "int *y",
-                       "  __syncthreads();\n"
-                       "  if (threadIdx.x == 40) __trap();\n"
-                       "  __syncthreads();\n"
-                       "  y[threadIdx.x] = 1;")
-                    KERNEL("asserter", "const int *x, int *y",
-                           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                           "  assert(x[i] >= 0);\n"
-                           "  y[i] = x[i];")
-                        KERNEL("copy", "const int *x, int *y",
-                               "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                               "  __syncthreads();\n"
-                               "  y[i] = x[i];");
+           "  y[threadIdx.x] = 1;")
+    KERNEL("warp_ret", "int *y",
+           "  int v = threadIdx.x;\n"
+           "  if (threadIdx.x == 3) return;\n"
+           "  v += __shfl_down_sync(0xffffffffu, v, 1);\n"
+           "  y[threadIdx.x] = v;")
+    KERNEL("plain_warp", "int *y",
+           "  if (threadIdx.x == 0) return;\n"
+           "  int v = __shfl_down_sync(0xffffffffu, (int)threadIdx.x, 1);\n"
+           "  y[threadIdx.x] = v;")
+    KERNEL("trapper", "int *y",
+           "  if (blockIdx.x == 3 && threadIdx.x == 7) __trap();\n"
+           "  y[blockIdx.x * blockDim.x + threadIdx.x] = 1;")
+    KERNEL("fiber_trap", "int *y",
+           "  __syncthreads();\n"
+           "  if (threadIdx.x == 40) __trap();\n"
+           "  __syncthreads();\n"
+           "  y[threadIdx.x] = 1;")
+    KERNEL("asserter", "const int *x, int *y",
+           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "  assert(x[i] >= 0);\n"
+           "  y[i] = x[i];")
+    KERNEL("copy", "const int *x, int *y",
+           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "  __syncthreads();\n"
+           "  y[i] = x[i];");
+// clang-format on
 
 #endif

@@ -24,12 +24,15 @@
   "#line 1 \"" name "\"\n" body "\n}\n"
 
 static const char *const NAMES[] = {"vadd", "saxpy", "gsum", "bsum"};
-static const char SRC[] = "#include <cujit/prelude.h>\n" KERNEL(
-    "vadd", "const float *a, const float *b, float *c, int n",
-    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  if (i < n) c[i] = a[i] + b[i];") KERNEL("saxpy", "float a, const float *x, float *y, int n",
-                                               "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                                               "  if (i < n) y[i] = a * x[i] + y[i];")
+// clang-format off
+static const char SRC[] =
+    "#include <cujit/prelude.h>\n"
+    KERNEL("vadd", "const float *a, const float *b, float *c, int n",
+           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "  if (i < n) c[i] = a[i] + b[i];")
+    KERNEL("saxpy", "float a, const float *x, float *y, int n",
+           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "  if (i < n) y[i] = a * x[i] + y[i];")
     KERNEL("gsum", "const float *x, float *out, int n",
            "  __shared__ float s[256];\n"
            "  float v = 0;\n"
@@ -45,16 +48,18 @@ static const char SRC[] = "#include <cujit/prelude.h>\n" KERNEL(
            "    v = s[t];\n"
            "    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);\n"
            "    if (t == 0) atomicAdd(out, v);\n"
-           "  }") KERNEL("bsum", "const float *x, float *out",
-                         "  __shared__ float s[256];\n"
-                         "  unsigned t = threadIdx.x;\n"
-                         "  s[t] = x[blockIdx.x * 256 + t];\n"
-                         "  __syncthreads();\n"
-                         "  for (unsigned st = 128; st > 0; st >>= 1) {\n"
-                         "    if (t < st) s[t] += s[t + st];\n"
-                         "    __syncthreads();\n"
-                         "  }\n"
-                         "  if (t == 0) out[blockIdx.x] = s[0];");
+           "  }")
+    KERNEL("bsum", "const float *x, float *out",
+           "  __shared__ float s[256];\n"
+           "  unsigned t = threadIdx.x;\n"
+           "  s[t] = x[blockIdx.x * 256 + t];\n"
+           "  __syncthreads();\n"
+           "  for (unsigned st = 128; st > 0; st >>= 1) {\n"
+           "    if (t < st) s[t] += s[t + st];\n"
+           "    __syncthreads();\n"
+           "  }\n"
+           "  if (t == 0) out[blockIdx.x] = s[0];");
+// clang-format on
 
 /* Process CPU time (both workers' together), so that other load on the machine does not count;
 ** the figures below are CPU seconds, the ratios CPU time against CPU time. */
