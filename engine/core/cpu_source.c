@@ -102,21 +102,25 @@ static void emit_to(scan *sc, size_t j) {
   sc->i = j;
 }
 
-/* The kernel whose definition is the last one before offset `at`, else the first kernel. */
+/* Whether the name at p (len characters) is a definition: "void name(". */
+static int defines(const char *s, const char *p, size_t len) {
+  const char *q = p + len, *v = p;
+  while (*q == ' ' || *q == '\t') q++;
+  while (v > s && isspace((unsigned char)v[-1])) v--;
+  return *q == '(' && v - s >= 4 && strncmp(v - 4, "void", 4) == 0 &&
+         (v - s == 4 || !ident_char((unsigned char)v[-5]));
+}
+
+/* The kernel defined last before offset `at`, else the first kernel. */
 static const char *kernel_at(const scan *sc, size_t at) {
   const char *best = sc->nkernels ? sc->kernels[0] : "?";
   size_t best_pos = 0;
   for (size_t k = 0; k < sc->nkernels; k++) {
     size_t len = strlen(sc->kernels[k]);
     for (const char *p = strstr(sc->s, sc->kernels[k]); p && (size_t)(p - sc->s) < at;
-         p = strstr(p + 1, sc->kernels[k])) {
-      const char *q = p + len;
-      while (*q == ' ' || *q == '\t') q++;
-      int whole = (p == sc->s || !ident_char((unsigned char)p[-1])) && *q == '(';
-      if (whole && (size_t)(p - sc->s) >= best_pos && strstr(sc->s, "__global__") &&
-          (size_t)(strstr(sc->s, "__global__") - sc->s) < (size_t)(p - sc->s))
+         p = strstr(p + 1, sc->kernels[k]))
+      if ((size_t)(p - sc->s) >= best_pos && defines(sc->s, p, len))
         best = sc->kernels[k], best_pos = (size_t)(p - sc->s);
-    }
   }
   return best;
 }

@@ -546,14 +546,17 @@ static void test_refusals(void) {
       {"#line 1 \"k\"\n// asm in a comment is fine\n__shfl(v, 0);\n",
        "the pre-CUDA 9 __shfl (use __shfl_sync) (line 2"},
       {"#line 1 \"k\"\nchild<<<1, 1>>>();\n", "kernel launches from the device"},
+      {"extern \"C\" __global__ void k(int *y) {}\nextern \"C\" __global__ void k2(int *y) {\n"
+       "#line 1 \"k2\"\n  y[0] = tex1D(t, 0);\n}\n",
+       "kernel 'k2' uses textures (tex1D) (line 1 of its body)"},
       {"#line 1 \"k\"\n#include <cooperative_groups.h>\n",
        "kernel 'k' uses cooperative groups (<cooperative_groups.h>) (line 1 of its body)"},
       {"#line 1 \"k:preamble\"\n\n__device__ int f() { return __ballot(1); }\n",
        "kernel 'k' uses the pre-CUDA 9 __ballot (use __ballot_sync) (line 2 of its preamble)"},
   };
-  const char *k[] = {"k"};
+  const char *k[] = {"k", "k2"};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char *tu = cj_cpu_translation_unit(cases[i].source, k, 1, 0, err, sizeof err);
+    char *tu = cj_cpu_translation_unit(cases[i].source, k, 2, 0, err, sizeof err);
     CHECK(!tu && strstr(err, cases[i].text), "refusal %zu: got '%s'", i, tu ? "(accepted)" : err);
     free(tu);
   }
