@@ -26,6 +26,7 @@ enum { max_threads = 1024 };
 
 struct fiber {
   context ctx;
+  uint3 tid; /* its threadIdx, computed once when it starts */
   int slot;
   const char *file; /* where it waits, and what */
   int line;
@@ -223,7 +224,7 @@ static inline void switch_next(exec *ex, unsigned t, bool ends) {
   }
   if (i < n) {
     ex->sweep = i;
-    me()->tid = tid_of(ex, u);
+    me()->tid = ex->fibers[u].tid;
     context_switch(&ex->fibers[t].ctx, &ex->fibers[u].ctx, ends);
   } else {
     context_switch(&ex->fibers[t].ctx, &ex->sched, ends);
@@ -286,7 +287,7 @@ template <auto K, class Args> static void plain_loop(exec *ex) {
 }
 
 static inline void resume(exec *ex, unsigned t) {
-  me()->tid = tid_of(ex, t);
+  me()->tid = ex->fibers[t].tid;
   ex->in_runner = false;
   context_switch(&ex->sched, &ex->fibers[t].ctx, false);
 }

@@ -17,6 +17,7 @@ static inline bool start_fiber(exec *ex, unsigned t) {
     return false;
   }
   ex->fibers[t].slot = slot;
+  ex->fibers[t].tid = tid_of(ex, t);
   ex->state_dirty = true;
   context_make(&ex->fibers[t].ctx, ex->pool.lo[slot], stack_bytes, (unsigned)slot, fiber_main, ex);
   ex->state[t] = T_RUN;
@@ -175,6 +176,7 @@ static inline void run_block(exec *ex) {
     unsigned t = current(ex);
     runner_catch_up(ex, t);
     ex->fibers[t].slot = ex->runner_slot;
+    ex->fibers[t].tid = tid_of(ex, t);
     ex->runner_slot = -1;
     ex->runner_gen++, ex->limit = 0;
     if (!ex->order) ex->pos = t;
