@@ -228,7 +228,7 @@ static inline warp_group *meeting(warp *W, const char *what, unsigned mask, int 
     warp_group *G = &W->g[k];
     if (!G->arrived) {
       if (!free_group) free_group = G;
-    } else if (G->mask == mask && strcmp(G->what, what) == 0) {
+    } else if (G->mask == mask && (G->what == what || strcmp(G->what, what) == 0)) {
       return G;
     }
   }
@@ -267,11 +267,29 @@ static inline unsigned match_any(const warp_group *G, unsigned arrived, unsigned
 }
 /* One warp operation: this lane offers `value` and `pred`, and wants the value of lane `src` (or,
 ** with another `combine`, the reduction of every lane's value). */
+enum { S_SELF, S_IDX, S_UP, S_DOWN, S_XOR };
+/* The source lane of each shuffle kind, as PTX's shfl.sync defines it for a segment `width`. */
+static inline unsigned source_lane(unsigned lane, int kind, unsigned arg, int width) {
+  unsigned lo = lane & ~(unsigned)(width - 1), hi = lo | (unsigned)(width - 1);
+  switch (kind) {
+  case S_IDX:
+    return lo | (arg & (unsigned)(width - 1));
+  case S_UP:
+    return lane >= arg && lane - arg >= lo ? lane - arg : lane;
+  case S_DOWN:
+    return lane + arg <= hi ? lane + arg : lane;
+  case S_XOR:
+    return (lane ^ arg) <= hi ? lane ^ arg : lane;
+  default:
+    return lane;
+  }
+}
 static inline warp_result warp_op(const char *file, int line, const char *what, unsigned mask,
-                                  unsigned long long value, unsigned src, int pred,
-                                  int combine = W_SELECT) {
+                                  unsigned long long value, int kind, unsigned arg, int width,
+                                  int pred, int combine = W_SELECT) {
   exec *ex = me()->ex;
   unsigned t = current(ex), w = t >> 5, lane = t & 31u, bit = 1u << lane;
+  unsigned src = source_lane(lane, kind, arg, width);
   unsigned lanes = ex->n - (w << 5) < 32 ? ex->n - (w << 5) : 32;
   mask = (mask & (lanes == 32 ? ~0u : (1u << lanes) - 1u)) | bit;
   if (mask == bit) /* alone: its own value, and a match with itself */
@@ -332,38 +350,30 @@ template <class T> static inline T from_bits(unsigned long long b) {
   memcpy(&v, &b, sizeof v);
   return v;
 }
-/* The source lane of each shuffle kind, as PTX's shfl.sync defines it for a segment `width`. */
-static inline unsigned lane_now() {
-  return current(me()->ex) & 31u;
-}
 template <class T>
 static inline T shfl(const char *file, int line, unsigned mask, T v, int src, int width = 32) {
-  unsigned lane = lane_now(), lo = lane & ~(unsigned)(width - 1);
-  unsigned s = lo | ((unsigned)src & (unsigned)(width - 1));
-  return from_bits<T>(warp_op(file, line, "__shfl_sync", mask, to_bits(v), s, 0).value);
+  return from_bits<T>(
+      warp_op(file, line, "__shfl_sync", mask, to_bits(v), S_IDX, (unsigned)src, width, 0).value);
 }
 template <class T>
 static inline T shfl_up(const char *file, int line, unsigned mask, T v, unsigned d,
                         int width = 32) {
-  unsigned lane = lane_now(), lo = lane & ~(unsigned)(width - 1);
-  unsigned s = lane - d >= lo && lane >= d ? lane - d : lane;
-  return from_bits<T>(warp_op(file, line, "__shfl_up_sync", mask, to_bits(v), s, 0).value);
+  return from_bits<T>(
+      warp_op(file, line, "__shfl_up_sync", mask, to_bits(v), S_UP, d, width, 0).value);
 }
 template <class T>
 static inline T shfl_down(const char *file, int line, unsigned mask, T v, unsigned d,
                           int width = 32) {
-  unsigned lane = lane_now(), hi = (lane & ~(unsigned)(width - 1)) | (unsigned)(width - 1);
-  unsigned s = lane + d <= hi ? lane + d : lane;
-  return from_bits<T>(warp_op(file, line, "__shfl_down_sync", mask, to_bits(v), s, 0).value);
+  return from_bits<T>(
+      warp_op(file, line, "__shfl_down_sync", mask, to_bits(v), S_DOWN, d, width, 0).value);
 }
 template <class T>
 static inline T shfl_xor(const char *file, int line, unsigned mask, T v, int m, int width = 32) {
-  unsigned lane = lane_now(), hi = (lane & ~(unsigned)(width - 1)) | (unsigned)(width - 1);
-  unsigned s = (lane ^ (unsigned)m) <= hi ? lane ^ (unsigned)m : lane;
-  return from_bits<T>(warp_op(file, line, "__shfl_xor_sync", mask, to_bits(v), s, 0).value);
+  return from_bits<T>(
+      warp_op(file, line, "__shfl_xor_sync", mask, to_bits(v), S_XOR, (unsigned)m, width, 0).value);
 }
 static inline unsigned vote(const char *file, int line, const char *what, unsigned mask, int p) {
-  warp_result r = warp_op(file, line, what, mask, 0, lane_now(), p);
+  warp_result r = warp_op(file, line, what, mask, 0, S_SELF, 0, 32, p);
   if (what[2] == 'b') return r.ballot;                        /* __ballot_sync */
   if (what[2] == 'a' && what[3] == 'n') return r.ballot != 0; /* __any_sync */
   if (what[2] == 'a') return r.ballot == r.members;           /* __all_sync */
@@ -372,7 +382,7 @@ static inline unsigned vote(const char *file, int line, const char *what, unsign
 /* sm_80's warp reductions over 32-bit integers, and __match_any_sync / __match_all_sync. */
 #define CJ_REDUCE(fn, name, T, combine)                                                            \
   static inline T fn(const char *file, int line, unsigned mask, T v) {                             \
-    return (T)warp_op(file, line, name, mask, (unsigned)v, 0, 0, combine).value;                   \
+    return (T)warp_op(file, line, name, mask, (unsigned)v, S_SELF, 0, 32, 0, combine).value;       \
   }
 CJ_REDUCE(reduce_add, "__reduce_add_sync", unsigned, W_ADD)
 CJ_REDUCE(reduce_add, "__reduce_add_sync", int, W_ADD)
@@ -386,13 +396,15 @@ CJ_REDUCE(reduce_xor, "__reduce_xor_sync", unsigned, W_XOR)
 #undef CJ_REDUCE
 template <class T>
 static inline unsigned match_any_sync(const char *file, int line, unsigned mask, T v) {
-  return (unsigned)warp_op(file, line, "__match_any_sync", mask, to_bits(v), 0, 0, W_MATCH_ANY)
+  return (unsigned)warp_op(file, line, "__match_any_sync", mask, to_bits(v), S_SELF, 0, 32, 0,
+                           W_MATCH_ANY)
       .value;
 }
 template <class T>
 static inline unsigned match_all_sync(const char *file, int line, unsigned mask, T v, int *pred) {
-  unsigned r =
-      (unsigned)warp_op(file, line, "__match_all_sync", mask, to_bits(v), 0, 0, W_MATCH_ALL).value;
+  unsigned r = (unsigned)warp_op(file, line, "__match_all_sync", mask, to_bits(v), S_SELF, 0, 32, 0,
+                                 W_MATCH_ALL)
+                   .value;
   *pred = r != 0;
   return r;
 }

@@ -23,7 +23,7 @@
   "#line 1 \"" name ":signature\"\nextern \"C\" __global__ void " name "(" params ") {\n"          \
   "#line 1 \"" name "\"\n" body "\n}\n"
 
-static const char *const NAMES[] = {"vadd", "saxpy", "gsum", "bsum"};
+static const char *const NAMES[] = {"vadd", "saxpy", "gsum", "bsum", "wsum"};
 // clang-format off
 static const char SRC[] =
     "#include <cujit/prelude.h>\n"
@@ -58,7 +58,11 @@ static const char SRC[] =
            "    if (t < st) s[t] += s[t + st];\n"
            "    __syncthreads();\n"
            "  }\n"
-           "  if (t == 0) out[blockIdx.x] = s[0];");
+           "  if (t == 0) out[blockIdx.x] = s[0];")
+    KERNEL("wsum", "const float *x, float *out",
+           "  float v = x[blockIdx.x * 256 + threadIdx.x];\n"
+           "  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);\n"
+           "  if ((threadIdx.x & 31) == 0) out[blockIdx.x * 8 + threadIdx.x / 32] = v;");
 // clang-format on
 
 /* Process CPU time (both workers' together), so that other load on the machine does not count;
@@ -127,7 +131,7 @@ static double best_ref(int reps, int kind, const float *a, const float *b, float
 }
 
 int main(void) {
-  cpu_module *m = cpu_compile(SRC, NAMES, 4, 0, err, sizeof err);
+  cpu_module *m = cpu_compile(SRC, NAMES, 5, 0, err, sizeof err);
   if (!m) {
     fprintf(stderr, "compile failed: %s\n", err);
     return 1;
@@ -170,6 +174,14 @@ int main(void) {
          "(%.2f ms CPU for %d blocks x 9 barriers)\n",
          kb / ((double)blocks * 256 * 9) * 1e9, kb * 1e3, blocks);
   if (o[0] != 256.0f) printf("  (wrong result %g)\n", o[0]);
+  float *wo = malloc(blocks * 8 * 4);
+  void *wa[] = {&x, &wo};
+  double kw = best_launch(5, m, "wsum", blocks, wa);
+  printf("warp-shuffle reduction, 256 threads, five __shfl_down_sync each: %.1f ns (CPU) per "
+         "thread per shuffle\n",
+         kw / ((double)blocks * 256 * 5) * 1e9);
+  if (wo[0] != 32.0f) printf("  (wrong result %g)\n", wo[0]);
+  free(wo);
   free(x), free(o);
   cpu_unload(m);
   return 0;
