@@ -8,6 +8,19 @@
 */
 #pragma once
 
+/* The constants of the toolkit's math_constants.h that kernels use most (the CPU device maps
+** #include <math_constants.h> to nothing). */
+#define CUDART_PI_F 3.141592654f
+#define CUDART_PI 3.1415926535897931e+0
+#define CUDART_2_OVER_PI_F 0.636619772f
+#define CUDART_SQRT_2PI_F 2.506628275f
+#define CUDART_INF_F __builtin_inff()
+#define CUDART_NAN_F __builtin_nanf("")
+#define CUDART_INF __builtin_inf()
+#define CUDART_NAN __builtin_nan("")
+#define CUDART_MAX_NORMAL_F 3.40282347e+38f
+#define CUDART_MIN_DENORM_F 1.40129846e-45f
+
 /* --- float and double functions CUDA has and C++ does not ------------------------------------ */
 static inline float rsqrtf(float x) {
   return 1.0f / sqrtf(x);

@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory> /* before the keyword macros: its shared_ptr uses __noinline__ */
 #include <math.h>
 #include <new>
 #include <sys/mman.h>

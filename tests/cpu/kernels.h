@@ -18,6 +18,9 @@ static const char *const MAIN_KERNELS[] = {
 static const char MAIN_SRC[] =
     "#include <cujit/prelude.h>\n#include <cujit/reduce.h>\n#include <cujit/random.h>\n"
     "#include <cujit/half.h>\n"
+    /* what kernels written for the toolkit include: mapped, or standard headers after the prelude */
+    "#include <cuda_runtime.h>\n#include <math_constants.h>\n#include <memory>\n#include <algorithm>\n"
+    "__constant__ float pi_const = CUDART_PI_F;\n"
     "extern __shared__ int ns_buf[];\n" /* dynamic shared memory declared at namespace scope */
     KERNEL("vadd", "const float *a, const float *b, float *c, int n",
            "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
