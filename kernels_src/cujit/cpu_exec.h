@@ -124,7 +124,9 @@ static inline void where(char *buf, size_t len, const char *kernel, const char *
   else
     snprintf(buf, len, "%s:%d", file ? file : "?", line);
 }
-/* Writes launch->error once: "kernel 'k': block (x,y,z) thread (a,b,c): <text>". */
+/* Writes launch->error once: "kernel 'k': block (x,y,z) thread (a,b,c): <text>", without the
+** thread for any_thread. */
+enum : unsigned { any_thread = ~0u };
 __attribute__((format(printf, 3, 4))) static inline void set_error(exec *ex, unsigned t,
                                                                    const char *fmt, ...) {
   int expected = 0;
@@ -132,10 +134,12 @@ __attribute__((format(printf, 3, 4))) static inline void set_error(exec *ex, uns
   if (!__atomic_compare_exchange_n(&L->error_set, &expected, 1, false, __ATOMIC_ACQ_REL,
                                    __ATOMIC_RELAXED))
     return;
-  uint3 b = R.bid, th = tid_of(ex, t);
-  int k = snprintf(L->error, sizeof L->error,
-                   "kernel '%s': block (%u,%u,%u) thread (%u,%u,%u): ", L->kernel, b.x, b.y, b.z,
-                   th.x, th.y, th.z);
+  uint3 b = R.bid, th = tid_of(ex, t == any_thread ? 0 : t);
+  int k = t == any_thread ? snprintf(L->error, sizeof L->error,
+                                     "kernel '%s': block (%u,%u,%u): ", L->kernel, b.x, b.y, b.z)
+                          : snprintf(L->error, sizeof L->error,
+                                     "kernel '%s': block (%u,%u,%u) thread (%u,%u,%u): ", L->kernel,
+                                     b.x, b.y, b.z, th.x, th.y, th.z);
   va_list ap;
   va_start(ap, fmt);
   if (k > 0 && (size_t)k < sizeof L->error) vsnprintf(L->error + k, sizeof L->error - k, fmt, ap);
@@ -214,9 +218,21 @@ static inline void set_block(exec *ex, regs *r) {
   abandon(ex);
 }
 
+/* "its stack overflowed" when thread t's stack (slot) lost its canary: true if so (recorded). */
+static inline bool overflowed(exec *ex, unsigned t, int slot) {
+  if (slot < 0 || ex->pool.intact((unsigned)slot)) return false;
+  set_error(ex, t,
+            "%s stack overflowed: more than %u KiB of local variables and calls (each CUDA "
+            "thread's stack on the CPU device)",
+            t == any_thread ? "a thread's" : "its", (unsigned)(stack_bytes / 1024));
+  ex->pool.mark((unsigned)slot);
+  return true;
+}
+
 /* Fiber t stops (it waits, or `ends`): straight on to the next runnable fiber of this sweep, or
 ** back to the scheduler when there is none: one switch per thread per barrier. */
 static inline void switch_next(exec *ex, unsigned t, bool ends) {
+  if (overflowed(ex, t, ex->fibers[t].slot)) abandon(ex);
   unsigned n = ex->n, i = ex->sweep + 1, u = 0;
   for (; i < n; i++) {
     u = ex->order ? ex->order[i] : i;
@@ -269,6 +285,7 @@ template <auto K, class Args> static void plain_loop(exec *ex) {
       }
       if (__builtin_expect(ex->runner_gen != gen, 0)) fiber_exit(ex, current(ex));
       ex->pos = n;
+      if (overflowed(ex, any_thread, ex->runner_slot)) return;
       /* On to the worker's next block without a switch: nothing of this one is left to undo. */
       if (ex->k + 1 >= ex->kend || failed(ex)) return;
       ex->k++, ex->pos = 0;

@@ -5,9 +5,9 @@
 ** each time, ~185 ns against ~5 here) and no glibc longjmp check to trip over. Elsewhere it falls
 ** back to ucontext. Under AddressSanitizer every switch is announced to it, as its fiber API asks.
 **
-** Stacks come from a pool per worker: mmap'd slots with a guard page below each, mapped on first
-** need and reused across blocks and launches. Each slot's top is shifted by a multiple of 64 bytes
-** so that the tops of consecutive stacks do not all land in the same L1 set.
+** Stacks come from a pool per worker, mapped on first need and reused across blocks and launches
+** (see stack_pool for overflow detection). Each slot's top is shifted by a multiple of 64 bytes so
+** that the tops of consecutive stacks do not all land in the same L1 set.
 */
 #pragma once
 
@@ -141,39 +141,54 @@ static inline void context_of_this_thread(context *c) {
 #endif
 }
 
+/* Stacks are mapped 32 at a time, one guard page under each group, with a canary word at the
+** bottom of every stack: a guard page per stack would cost two memory mappings per CUDA thread
+** of a block, per worker and per loaded object, which a many-core host running many kernels would
+** take past the kernel's limit on mappings (vm.max_map_count). An overflow is reported when the
+** overflowing thread next switches, or when its block ends (stack_pool::intact). */
 struct stack_pool {
-  char *lo[max_slots]; /* each slot's usable stack, above its guard page */
+  char *lo[max_slots]; /* each slot's stack: lo[s] (its canary) up to lo[s] + stack_bytes */
   unsigned nslots;
   unsigned free_list[max_slots];
   unsigned nfree;
   char *chunks[max_slots / slots_per_chunk + 1];
   unsigned nchunks;
 
+  static unsigned long long canary(unsigned slot) {
+    return 0x6375a1b2c3d4e5f6ull ^ slot;
+  }
+  bool intact(unsigned slot) const {
+    return *(const volatile unsigned long long *)lo[slot] == canary(slot);
+  }
   /* A free slot's index, or -1 when mapping another chunk failed. */
   int take() {
     if (nfree == 0 && !grow()) return -1;
     return (int)free_list[--nfree];
   }
+  void mark(unsigned slot) { /* the canary again, after an overflow was reported */
+    *(unsigned long long *)lo[slot] = canary(slot);
+  }
   void give(unsigned slot) {
+    mark(slot);
     free_list[nfree++] = slot;
   }
   bool grow() {
     if (nslots + slots_per_chunk > max_slots) return false;
-    size_t step = stack_bytes + guard_bytes, bytes = step * slots_per_chunk;
+    size_t bytes = guard_bytes + (size_t)stack_bytes * slots_per_chunk;
     void *m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) return false;
+    mprotect(m, guard_bytes, PROT_NONE);
     chunks[nchunks++] = (char *)m;
     for (unsigned i = 0; i < slots_per_chunk; i++) {
-      char *slot = (char *)m + i * step;
-      mprotect(slot, guard_bytes, PROT_NONE); /* a stack overflow faults instead of corrupting */
-      lo[nslots] = slot + guard_bytes;
+      lo[nslots] = (char *)m + guard_bytes + (size_t)i * stack_bytes;
+      *(unsigned long long *)lo[nslots] = canary(nslots);
       free_list[nfree++] = nslots++;
     }
     return true;
   }
   void release() {
-    size_t bytes = (size_t)(stack_bytes + guard_bytes) * slots_per_chunk;
+    size_t bytes = guard_bytes + (size_t)stack_bytes * slots_per_chunk;
     for (unsigned i = 0; i < nchunks; i++) munmap(chunks[i], bytes);
     nchunks = nslots = nfree = 0;
   }

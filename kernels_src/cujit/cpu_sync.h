@@ -134,6 +134,7 @@ static inline void give_back_fibers(exec *ex, bool failed_block) {
   for (unsigned t = 0; t < ex->n; t++) {
     int slot = ex->fibers[t].slot;
     if (slot < 0) continue;
+    overflowed(ex, t, slot);
     stack_unpoison(ex->pool.lo[slot], stack_bytes, failed_block);
     ex->pool.give((unsigned)slot), ex->fibers[t].slot = -1;
   }
@@ -165,8 +166,11 @@ static inline void run_block(exec *ex) {
     ex->conv = CONV_NONE;
     context_switch(&ex->sched, &ex->runner, false);
     ex->in_runner = false;
-    if (ex->conv == CONV_NONE) return; /* the loop ran every remaining thread */
-    if (ex->conv == CONV_FAIL) {       /* the runner's stack is abandoned: reuse it */
+    if (ex->conv == CONV_NONE) { /* the loop ran every remaining thread */
+      overflowed(ex, any_thread, ex->runner_slot);
+      return;
+    }
+    if (ex->conv == CONV_FAIL) { /* the runner's stack is abandoned: reuse it */
       stack_unpoison(ex->pool.lo[ex->runner_slot], stack_bytes, true);
       ex->pool.give((unsigned)ex->runner_slot);
       ex->runner_slot = -1;

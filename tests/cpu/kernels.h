@@ -176,11 +176,18 @@ static const char MAIN_SRC[] =
            "    ::cj_cpu::where_now(out, 64);");
 // clang-format on
 
-static const char *const ERROR_KERNELS[] = {"ret_early", "two_bars",   "warp_ret", "plain_warp",
-                                            "trapper",   "fiber_trap", "asserter", "copy"};
+static const char *const ERROR_KERNELS[] = {"ret_early", "two_bars", "warp_ret",   "plain_warp",
+                                            "trapper",   "fiber_trap", "asserter", "copy",
+                                            "deep_plain", "deep_fiber"};
 // clang-format off
 static const char ERROR_SRC[] =
     "#include <cassert>\n"
+    /* a local array larger than a thread's 128 KiB stack, written through */
+    "__device__ __noinline__ int deep(int n) {\n"
+    "  volatile char buf[150 * 1024];\n"
+    "  for (int i = (int)sizeof buf - 1; i >= 0; i--) buf[i] = (char)(i + n);\n"
+    "  return buf[n];\n"
+    "}\n"
     KERNEL("ret_early", "int *y",
            "  if (threadIdx.x == 5) return;\n"
            "  __syncthreads();\n"
@@ -212,6 +219,12 @@ static const char ERROR_SRC[] =
            "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
            "  assert(x[i] >= 0);\n"
            "  y[i] = x[i];")
+    KERNEL("deep_plain", "int *y",
+           "  if (blockIdx.x == 1 && threadIdx.x == 3) y[0] = deep(150);")
+    KERNEL("deep_fiber", "int *y",
+           "  __syncthreads();\n"
+           "  if (threadIdx.x == 3) y[0] = deep(150);\n"
+           "  __syncthreads();")
     KERNEL("copy", "const int *x, int *y",
            "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
            "  __syncthreads();\n"
