@@ -176,8 +176,8 @@ static const char MAIN_SRC[] =
            "    ::cj_cpu::where_now(out, 64);");
 // clang-format on
 
-static const char *const ERROR_KERNELS[] = {"ret_early", "two_bars", "warp_ret",   "plain_warp",
-                                            "trapper",   "fiber_trap", "asserter", "copy",
+static const char *const ERROR_KERNELS[] = {"ret_early",  "two_bars",   "warp_ret", "plain_warp",
+                                            "trapper",    "fiber_trap", "asserter", "copy",
                                             "deep_plain", "deep_fiber"};
 // clang-format off
 static const char ERROR_SRC[] =
