@@ -14,7 +14,9 @@
 #ifndef CUJIT_CPU_ABI_H
 #define CUJIT_CPU_ABI_H
 
-#define CJ_CPU_ABI_VERSION 1
+#define CJ_CPU_ABI_VERSION 2
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,7 +56,12 @@ typedef void (*cj_cpu_entry_fn)(cj_cpu_launch *launch, cj_cpu_worker *worker);
 /* Every CPU-device shared object exports:
 **   int  cj_cpu_abi_version(void);                  returns CJ_CPU_ABI_VERSION
 **   void cj_cpu_worker_release(cj_cpu_worker *w);   frees w->state, sets it to NULL
-**   void cjk_<name>(cj_cpu_launch *, cj_cpu_worker *) for each kernel */
+**   void cjk_<name>(cj_cpu_launch *, cj_cpu_worker *) for each kernel
+**   int  cj_cpu_where(char *buf, size_t len);       (version 2) when the calling OS thread is
+**        inside an entry of this object: writes "block (x,y,z) thread (a,b,c)" (the CUDA thread
+**        running now) and returns 1; else returns 0. For a fault handler on a worker thread (a
+**        wild pointer, a fiber's stack overflow): no allocation, no stdio. */
+typedef int (*cj_cpu_where_fn)(char *buf, size_t len);
 
 #ifdef __cplusplus
 }

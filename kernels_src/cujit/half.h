@@ -5,11 +5,12 @@
 ** half-precision arithmetic); otherwise a minimal stand-in of our own defines __half as 16 bits
 ** that convert to and from float (round to nearest even) through single PTX instructions, so
 ** arithmetic on it happens in float. Both spell the conversions __float2half / __half2float, and
-** cujit::to_float / cujit::from_float work with either.
+** cujit::to_float / cujit::from_float work with either. On the CPU device (__CUJIT_CPU__) the
+** stand-in is always used, its conversions written in C++ with the same rounding as the GPU's.
 */
 #pragma once
 
-#if !defined(__CUDA_FP16_H__) && defined(__has_include)
+#if !defined(__CUDA_FP16_H__) && defined(__has_include) && !defined(__CUJIT_CPU__)
 #if __has_include(<cuda_fp16.h>)
 #include <cuda_fp16.h>
 #endif
@@ -18,17 +19,61 @@
 #if !defined(__CUDA_FP16_H__) && !defined(CUJIT_HALF_FALLBACK)
 #define CUJIT_HALF_FALLBACK 1
 
+#if defined(__CUJIT_CPU__)
+/* Round to nearest even (F. Giesen's float_to_half_fast3_rtne); NaN becomes 0x7fff as with PTX. */
+static inline unsigned short cj_cpu_float_to_half(float f) {
+  unsigned u, sign;
+  memcpy(&u, &f, 4);
+  sign = (u >> 16) & 0x8000u;
+  u &= 0x7fffffffu;
+  if (u >= 0x47800000u) return (unsigned short)(sign | (u > 0x7f800000u ? 0x7fffu : 0x7c00u));
+  if (u < 0x38800000u) { /* subnormal half: let the float adder round */
+    float a, magic = 0.5f;
+    unsigned m;
+    memcpy(&a, &u, 4);
+    a += magic;
+    memcpy(&m, &a, 4);
+    return (unsigned short)(sign | (m - 0x3f000000u));
+  }
+  u += 0xc8000fffu + ((u >> 13) & 1u);
+  return (unsigned short)(sign | (u >> 13));
+}
+static inline float cj_cpu_half_to_float(unsigned short h) {
+  unsigned sign = (unsigned)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
+  float f;
+  if (e == 0x1f) {
+    u = sign | 0x7f800000u | (m << 13);
+  } else if (e == 0) {
+    f = (float)m * 5.9604644775390625e-8f;
+    memcpy(&u, &f, 4);
+    u |= sign;
+  } else {
+    u = sign | ((e + 112u) << 23) | (m << 13);
+  }
+  memcpy(&f, &u, 4);
+  return f;
+}
+#endif
+
 struct __align__(2) __half {
   unsigned short __x;
   __half() = default;
   __device__ __forceinline__ __half(float f) {
+#if defined(__CUJIT_CPU__)
+    __x = cj_cpu_float_to_half(f);
+#else
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(__x) : "f"(f));
+#endif
   }
   __device__ __forceinline__ __half(double d) : __half((float)d) {}
   __device__ __forceinline__ operator float() const {
+#if defined(__CUJIT_CPU__)
+    return cj_cpu_half_to_float(__x);
+#else
     float f;
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(__x));
     return f;
+#endif
   }
 };
 
@@ -38,6 +83,64 @@ __device__ __forceinline__ __half __float2half(float f) {
 __device__ __forceinline__ float __half2float(__half h) {
   return (float)h;
 }
+
+#if defined(__CUJIT_CPU__)
+/* On the CPU device, the part of the toolkit's cuda_fp16.h that kernels use most. Each operation
+** rounds once more from float, which gives the correctly rounded half result for + - * / (float
+** has more than 2 x 11 + 2 bits), as the GPU's native half arithmetic does. */
+#define CJ_HALF_OP(name, op)                                                                       \
+  static inline __half name(__half a, __half b) {                                                  \
+    return __half((float)a op(float) b);                                                           \
+  }
+#define CJ_HALF_CMP(name, op)                                                                      \
+  static inline bool name(__half a, __half b) {                                                    \
+    return (float)a op(float) b;                                                                   \
+  }
+CJ_HALF_OP(__hadd, +)
+CJ_HALF_OP(__hsub, -)
+CJ_HALF_OP(__hmul, *)
+CJ_HALF_OP(__hdiv, /)
+CJ_HALF_CMP(__heq, ==)
+CJ_HALF_CMP(__hne, !=)
+CJ_HALF_CMP(__hlt, <)
+CJ_HALF_CMP(__hle, <=)
+CJ_HALF_CMP(__hgt, >)
+CJ_HALF_CMP(__hge, >=)
+#undef CJ_HALF_OP
+#undef CJ_HALF_CMP
+static inline __half __hneg(__half a) {
+  return __half(-(float)a);
+}
+static inline __half __habs(__half a) {
+  return __half(fabsf((float)a));
+}
+static inline __half __hfma(__half a, __half b, __half c) {
+  return __half(fmaf((float)a, (float)b, (float)c));
+}
+static inline __half __hmax(__half a, __half b) {
+  return __half(fmaxf((float)a, (float)b));
+}
+static inline __half __hmin(__half a, __half b) {
+  return __half(fminf((float)a, (float)b));
+}
+static inline __half __float2half_rn(float f) {
+  return __half(f);
+}
+static inline __half __int2half_rn(int i) {
+  return __half((float)i);
+}
+static inline int __half2int_rz(__half h) {
+  return (int)(float)h;
+}
+static inline unsigned short __half_as_ushort(__half h) {
+  return h.__x;
+}
+static inline __half __ushort_as_half(unsigned short x) {
+  __half h;
+  h.__x = x;
+  return h;
+}
+#endif
 #endif
 
 namespace cujit {

@@ -233,7 +233,11 @@ static void wrong_schema(const char *path) {
 }
 
 static void wrong_key(const char *path) {
-  unsigned char b = 0x5a;
+  unsigned char b;
+  int fd = open(path, O_RDONLY);
+  cr_assert_eq(pread(fd, &b, 1, 20), 1);
+  close(fd);
+  b ^= 0xff; /* a different byte whatever the key was (a fixed value may be the key's own) */
   patch(path, 20, &b, 1);
 }
 

@@ -1,0 +1,382 @@
+/*
+** cpu_source.c -- the CPU device's translation unit: cujit's kernel source (what NVRTC gets)
+** rewritten for the system C++ compiler. One pass over the source, aware of comments, literals
+** and #line, that refuses what the host cannot run (textures, inline PTX, ...) with the kernel and
+** line that use it, turns `extern __shared__` arrays into views of the block's dynamic shared
+** memory, and maps CUDA's headers onto cujit's; then one exported entry per kernel.
+*/
+#include "cpu_source.h"
+#include "base.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Identifiers the CPU device has no meaning for, and how a message names them. */
+static const struct {
+  const char *name, *what;
+} unsupported[] = {
+    {"asm", "inline PTX (asm)"},
+    {"__asm__", "inline PTX (asm)"},
+    {"__asm", "inline PTX (asm)"},
+    {"tex1D", "textures (tex1D)"},
+    {"tex1Dfetch", "textures (tex1Dfetch)"},
+    {"tex2D", "textures (tex2D)"},
+    {"tex3D", "textures (tex3D)"},
+    {"tex2DLayered", "textures (tex2DLayered)"},
+    {"texCubemap", "textures (texCubemap)"},
+    {"cudaTextureObject_t", "textures (cudaTextureObject_t)"},
+    {"cudaSurfaceObject_t", "surfaces (cudaSurfaceObject_t)"},
+    {"surf2Dread", "surfaces (surf2Dread)"},
+    {"surf2Dwrite", "surfaces (surf2Dwrite)"},
+    {"cooperative_groups", "cooperative groups"},
+    {"nvcuda", "tensor-core fragments (nvcuda::wmma)"},
+    {"__shfl", "the pre-CUDA 9 __shfl (use __shfl_sync)"},
+    {"__shfl_up", "the pre-CUDA 9 __shfl_up (use __shfl_up_sync)"},
+    {"__shfl_down", "the pre-CUDA 9 __shfl_down (use __shfl_down_sync)"},
+    {"__shfl_xor", "the pre-CUDA 9 __shfl_xor (use __shfl_xor_sync)"},
+    {"__ballot", "the pre-CUDA 9 __ballot (use __ballot_sync)"},
+    {"__half2", "__half2"},
+    {"__nv_bfloat16", "__nv_bfloat16"},
+    {"__nv_bfloat162", "__nv_bfloat162"},
+    {"__pipeline_memcpy_async", "asynchronous copies (__pipeline_memcpy_async)"},
+    {"__cvta_generic_to_shared", "address-space conversions (__cvta_generic_to_shared)"},
+    {"cudaMalloc", "the device runtime (cudaMalloc)"},
+    {"cudaDeviceSynchronize", "the device runtime (cudaDeviceSynchronize)"},
+    {"cudaLaunchDevice", "dynamic parallelism (cudaLaunchDevice)"},
+};
+
+/* CUDA headers a program may include: those the CPU device has a stand-in for ("" when it needs
+** none), and those of libraries it lacks, refused with what they are. */
+static const struct {
+  const char *header, *stand_in, *refused;
+} cuda_headers[] = {
+    {"cuda_fp16.h", "cujit/half.h", NULL},
+    {"cuda_runtime.h", "", NULL},
+    {"cuda_runtime_api.h", "", NULL},
+    {"device_launch_parameters.h", "", NULL},
+    {"cuda.h", "", NULL},
+    {"vector_types.h", "", NULL},
+    {"vector_functions.h", "", NULL},
+    {"device_functions.h", "", NULL},
+    {"math_constants.h", "", NULL},
+    {"cooperative_groups", NULL, "cooperative groups (<cooperative_groups.h>)"},
+    {"mma.h", NULL, "tensor-core fragments (<mma.h>)"},
+    {"cuda_bf16.h", NULL, "__nv_bfloat16 (<cuda_bf16.h>)"},
+    {"curand_kernel.h", NULL,
+     "cuRAND's device API (<curand_kernel.h>; <cujit/random.h> has Philox)"},
+    {"cub/", NULL, "CUB"},
+    {"cuda/", NULL, "libcu++ (<cuda/...>)"},
+};
+
+typedef struct scan {
+  const char *s;
+  size_t i, n;
+  cj_buf out;
+  char file[256]; /* where #line says we are */
+  long line;
+  unsigned depth;         /* brace depth */
+  unsigned long function; /* bit d set: brace at depth d opened a function body (or within) */
+  const char *const *kernels;
+  size_t nkernels;
+  char *err;
+  size_t err_len;
+  /* Conditional blocks: bit d of `cpu_test` set when the #if at nesting d tests __CUJIT_CPU__,
+  ** bit d of `off` when its current branch is not compiled for the CPU device. Nothing is
+  ** refused in such a branch: portable code keeps its GPU-only parts under #ifndef __CUJIT_CPU__.
+  */
+  unsigned nesting;
+  unsigned long cpu_test, off;
+  int failed; /* a directive was refused (err holds why) */
+} scan;
+
+static int ident_start(int c) {
+  return isalpha(c) || c == '_';
+}
+static int ident_char(int c) {
+  return isalnum(c) || c == '_';
+}
+
+/* Copies s[i, j) to the output, counting lines. */
+static void emit_to(scan *sc, size_t j) {
+  for (size_t k = sc->i; k < j; k++)
+    if (sc->s[k] == '\n') sc->line++;
+  cj_buf_add(&sc->out, sc->s + sc->i, j - sc->i);
+  sc->i = j;
+}
+
+/* Whether the name at p (len characters) is a definition: "void name(". */
+static int defines(const char *s, const char *p, size_t len) {
+  const char *q = p + len, *v = p;
+  while (*q == ' ' || *q == '\t') q++;
+  while (v > s && isspace((unsigned char)v[-1])) v--;
+  return *q == '(' && v - s >= 4 && strncmp(v - 4, "void", 4) == 0 &&
+         (v - s == 4 || !ident_char((unsigned char)v[-5]));
+}
+
+/* The kernel defined last before offset `at`, else the first kernel. */
+static const char *kernel_at(const scan *sc, size_t at) {
+  const char *best = sc->nkernels ? sc->kernels[0] : "?";
+  size_t best_pos = 0;
+  for (size_t k = 0; k < sc->nkernels; k++) {
+    size_t len = strlen(sc->kernels[k]);
+    for (const char *p = strstr(sc->s, sc->kernels[k]); p && (size_t)(p - sc->s) < at;
+         p = strstr(p + 1, sc->kernels[k]))
+      if ((size_t)(p - sc->s) >= best_pos && defines(sc->s, p, len))
+        best = sc->kernels[k], best_pos = (size_t)(p - sc->s);
+  }
+  return best;
+}
+
+static void refuse(scan *sc, size_t at, const char *what) {
+  const char *k = kernel_at(sc, at);
+  long line = sc->line;
+  for (size_t j = sc->i; j < at; j++)
+    if (sc->s[j] == '\n') line++;
+  char where[320];
+  size_t kl = strlen(k);
+  if (strcmp(sc->file, k) == 0)
+    snprintf(where, sizeof where, "line %ld of its body", line);
+  else if (strncmp(sc->file, k, kl) == 0 && strcmp(sc->file + kl, ":preamble") == 0)
+    snprintf(where, sizeof where, "line %ld of its preamble", line);
+  else
+    snprintf(where, sizeof where, "%s:%ld", sc->file, line);
+  snprintf(sc->err, sc->err_len,
+           "kernel '%s' uses %s (%s), which is not supported on the CPU device", k, what, where);
+}
+
+/* Follows #if/#ifdef/#ifndef/#elif/#else/#endif for the branches that test __CUJIT_CPU__. */
+static void conditional(scan *sc, const char *d, const char *end) {
+  const char *mention = strstr(d, "__CUJIT_CPU__");
+  int tests = mention && mention < end;
+  unsigned long bit = sc->nesting < 8 * sizeof sc->off ? 1ul << sc->nesting : 0;
+  if (strncmp(d, "ifdef", 5) == 0 || strncmp(d, "ifndef", 6) == 0 || strncmp(d, "if", 2) == 0) {
+    unsigned long next = bit << 1;
+    if (!next) return;
+    sc->nesting++;
+    /* compiled for the CPU unless it says "not": #ifndef, !defined(...) */
+    int negated = strncmp(d, "ifndef", 6) == 0 || (tests && strstr(d, "!") && strstr(d, "!") < end);
+    sc->cpu_test = tests ? sc->cpu_test | next : sc->cpu_test & ~next;
+    sc->off = tests && negated ? sc->off | next : sc->off & ~next;
+  } else if (strncmp(d, "else", 4) == 0 || strncmp(d, "elif", 4) == 0) {
+    if (sc->cpu_test & bit) sc->off ^= bit;
+  } else if (strncmp(d, "endif", 5) == 0 && sc->nesting > 0) {
+    sc->cpu_test &= ~bit, sc->off &= ~bit;
+    sc->nesting--;
+  }
+}
+
+/* A preprocessor line at sc->i (the '#'): tracks #line and conditionals, maps CUDA's headers. */
+static void directive(scan *sc) {
+  size_t end = sc->i;
+  while (end < sc->n && sc->s[end] != '\n') {
+    if (sc->s[end] == '\\' && end + 1 < sc->n && sc->s[end + 1] == '\n') end++;
+    end++;
+  }
+  const char *d = sc->s + sc->i + 1;
+  while (*d == ' ' || *d == '\t') d++;
+  long line;
+  char file[256];
+  if (sscanf(d, "line %ld \"%255[^\"]\"", &line, file) == 2) {
+    emit_to(sc, end);
+    snprintf(sc->file, sizeof sc->file, "%s", file);
+    sc->line = line - 1; /* the directive's own newline comes next */
+    return;
+  }
+  conditional(sc, d, sc->s + end);
+  if (strncmp(d, "include", 7) == 0) {
+    for (size_t k = 0; k < sizeof cuda_headers / sizeof cuda_headers[0]; k++) {
+      const char *h = strstr(d, cuda_headers[k].header);
+      if (!h || h >= sc->s + end || (h[-1] != '<' && h[-1] != '"')) continue;
+      if (cuda_headers[k].refused) {
+        if (sc->off) break;
+        refuse(sc, sc->i, cuda_headers[k].refused);
+        sc->failed = 1;
+        return;
+      }
+      if (*cuda_headers[k].stand_in)
+        cj_buf_printf(&sc->out, "#include <%s>", cuda_headers[k].stand_in);
+      sc->i = end;
+      return;
+    }
+  }
+  emit_to(sc, end);
+}
+
+/* `extern __shared__ T name[];` at sc->i: inside a function, a reference to the block's dynamic
+** shared memory; elsewhere a macro for the same (the #line after it keeps lines right). */
+static int extern_shared(scan *sc, size_t after_shared) {
+  size_t semi = after_shared;
+  while (semi < sc->n && sc->s[semi] != ';' && sc->s[semi] != '{' && sc->s[semi] != '}') semi++;
+  if (semi >= sc->n || sc->s[semi] != ';') return 0;
+  size_t close = semi;
+  while (close > after_shared && isspace((unsigned char)sc->s[close - 1])) close--;
+  if (close < 2 || sc->s[close - 1] != ']') return 0;
+  size_t open = close - 1;
+  while (open > after_shared && isspace((unsigned char)sc->s[open - 1])) open--;
+  if (sc->s[open - 1] != '[') return 0;
+  size_t name_end = open - 1;
+  while (name_end > after_shared && isspace((unsigned char)sc->s[name_end - 1])) name_end--;
+  size_t name_start = name_end;
+  while (name_start > after_shared && ident_char((unsigned char)sc->s[name_start - 1]))
+    name_start--;
+  if (name_start == name_end) return 0;
+  /* The element type: the text between __shared__ and the name, without __align__(...). */
+  cj_buf type = {0};
+  for (size_t k = after_shared; k < name_start; k++) {
+    if (strncmp(sc->s + k, "__align__", 9) == 0 || strncmp(sc->s + k, "alignas", 7) == 0) {
+      int parens = 0; /* to the ')' that closes it: __align__(sizeof(float4)) */
+      for (; k < name_start; k++) {
+        parens += (sc->s[k] == '(') - (sc->s[k] == ')');
+        if (sc->s[k] == ')' && parens == 0) break;
+      }
+      continue;
+    }
+    cj_buf_add(&type, sc->s + k, 1);
+  }
+  int name_len = (int)(name_end - name_start);
+  const char *name = sc->s + name_start;
+  long newlines = 0;
+  for (size_t k = sc->i; k <= semi; k++) newlines += sc->s[k] == '\n';
+  if (sc->function >> sc->depth & 1ul)
+    cj_buf_printf(&sc->out, "%s (&%.*s)[] = *(%s(*)[])::cj_cpu::dyn_shared();",
+                  type.data ? type.data : "", name_len, name, type.data ? type.data : "");
+  else
+    cj_buf_printf(
+        &sc->out,
+        "\n#undef %.*s\n#define %.*s (*(%s(*)[])::cj_cpu::dyn_shared())\n#line %ld \"%s\"\n",
+        name_len, name, name_len, name, type.data ? type.data : "", sc->line + newlines, sc->file);
+  sc->line += newlines;
+  cj_buf_free(&type);
+  sc->i = semi + 1;
+  return 1;
+}
+
+/* Whether the brace at sc->i opens a function body: the last thing before it is `)`, or a
+** trailing `const`/`noexcept`/`override`, or we are already inside one. */
+static int opens_function(const scan *sc) {
+  if (sc->function >> sc->depth & 1ul) return 1;
+  size_t k = sc->i;
+  while (k > 0 && isspace((unsigned char)sc->s[k - 1])) k--;
+  if (k > 0 && sc->s[k - 1] == ')') return 1;
+  static const char *const tails[] = {"const", "noexcept", "override", "final"};
+  for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++) {
+    size_t l = strlen(tails[t]);
+    if (k >= l && strncmp(sc->s + k - l, tails[t], l) == 0) return 1;
+  }
+  return 0;
+}
+
+/* The rewritten source into sc->out; 0 with sc->err set when something is not supported. */
+static int rewrite(scan *sc) {
+  int line_start = 1;
+  while (sc->i < sc->n) {
+    size_t i = sc->i;
+    char c = sc->s[i], c1 = i + 1 < sc->n ? sc->s[i + 1] : 0;
+    if (c == '#' && line_start) {
+      directive(sc);
+      if (sc->failed) return 0;
+      continue;
+    }
+    if (c == '\n')
+      line_start = 1;
+    else if (!isspace((unsigned char)c))
+      line_start = 0;
+    size_t j = i + 1;
+    if (c == '/' && c1 == '/') {
+      while (j < sc->n && sc->s[j] != '\n') j++;
+    } else if (c == '/' && c1 == '*') {
+      const char *e = strstr(sc->s + i + 2, "*/");
+      j = e ? (size_t)(e - sc->s) + 2 : sc->n;
+    } else if (c == '"' || c == '\'') {
+      while (j < sc->n && sc->s[j] != c && sc->s[j] != '\n') j += sc->s[j] == '\\' ? 2 : 1;
+      j = j < sc->n ? j + 1 : sc->n;
+    } else if (c == '{') {
+      int fn = opens_function(sc);
+      if (sc->depth + 1 < 8 * sizeof sc->function) {
+        sc->depth++;
+        sc->function = fn ? sc->function | 1ul << sc->depth : sc->function & ~(1ul << sc->depth);
+      }
+    } else if (c == '}') {
+      if (sc->depth > 0) sc->depth--;
+    } else if (ident_start((unsigned char)c) &&
+               (i == 0 || !ident_char((unsigned char)sc->s[i - 1]))) {
+      while (j < sc->n && ident_char((unsigned char)sc->s[j])) j++;
+      size_t len = j - i;
+      for (size_t k = 0; !sc->off && k < sizeof unsupported / sizeof unsupported[0]; k++)
+        if (strlen(unsupported[k].name) == len &&
+            memcmp(sc->s + i, unsupported[k].name, len) == 0) {
+          refuse(sc, i, unsupported[k].what);
+          return 0;
+        }
+      if (len == 6 && memcmp(sc->s + i, "extern", 6) == 0) {
+        size_t k = j;
+        while (k < sc->n && isspace((unsigned char)sc->s[k])) k++;
+        if (strncmp(sc->s + k, "__shared__", 10) == 0 && extern_shared(sc, k + 10)) continue;
+      }
+    } else if (c == '<' && c1 == '<' && i + 2 < sc->n && sc->s[i + 2] == '<' && !sc->off) {
+      refuse(sc, i, "kernel launches from the device (<<<...>>>)");
+      return 0;
+    }
+    emit_to(sc, j);
+  }
+  return 1;
+}
+
+static int is_identifier(const char *s) {
+  if (!s || !ident_start((unsigned char)*s)) return 0;
+  for (; *s; s++)
+    if (!ident_char((unsigned char)*s)) return 0;
+  return 1;
+}
+
+char *cj_cpu_translation_unit(const char *source, const char *const *kernel_names, size_t nkernels,
+                              int check, char *err, size_t err_len) {
+  static char dummy[1];
+  if (!err || err_len == 0) err = dummy, err_len = sizeof dummy;
+  err[0] = '\0';
+  if (!source || (nkernels && !kernel_names)) {
+    snprintf(err, err_len, "no source or no kernel names given for the CPU device");
+    return NULL;
+  }
+  for (size_t k = 0; k < nkernels; k++)
+    if (!is_identifier(kernel_names[k])) {
+      snprintf(err, err_len, "'%s' is not a kernel name (a C identifier)",
+               kernel_names[k] ? kernel_names[k] : "(null)");
+      return NULL;
+    }
+  scan sc = {.s = source,
+             .n = strlen(source),
+             .line = 1,
+             .kernels = kernel_names,
+             .nkernels = nkernels,
+             .err = err,
+             .err_len = err_len};
+  snprintf(sc.file, sizeof sc.file, "<source>");
+  if (check) cj_buf_puts(&sc.out, "#define CJ_CPU_CHECK 1\n");
+  cj_buf_puts(&sc.out, "#include <cujit/cpu_prelude.h>\n#line 1 \"<source>\"\n");
+  if (!rewrite(&sc)) {
+    cj_buf_free(&sc.out);
+    return NULL;
+  }
+  cj_buf_puts(&sc.out, "\n#line 1 \"<cujit cpu entries>\"\n");
+  for (size_t k = 0; k < nkernels; k++)
+    cj_buf_printf(&sc.out,
+                  "extern \"C\" __attribute__((visibility(\"default\"))) void cjk_%s(cj_cpu_launch "
+                  "*l, cj_cpu_worker *w) {\n  ::cj_cpu::entry<&%s>(l, w);\n}\n",
+                  kernel_names[k], kernel_names[k]);
+  cj_buf_puts(&sc.out,
+              "extern \"C\" __attribute__((visibility(\"default\"))) int cj_cpu_abi_version(void) "
+              "{\n  return CJ_CPU_ABI_VERSION;\n}\n"
+              "extern \"C\" __attribute__((visibility(\"default\"))) void "
+              "cj_cpu_worker_release(cj_cpu_worker *w) {\n  ::cj_cpu::worker_release(w);\n}\n"
+              "extern \"C\" __attribute__((visibility(\"default\"))) int cj_cpu_where(char *buf, "
+              "size_t len) {\n  return ::cj_cpu::where_now(buf, len);\n}\n");
+  if (sc.out.failed) {
+    cj_buf_free(&sc.out);
+    snprintf(err, err_len, "out of host memory");
+    return NULL;
+  }
+  return sc.out.data;
+}

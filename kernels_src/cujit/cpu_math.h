@@ -1,0 +1,355 @@
+/*
+** cujit/cpu_math.h -- the CUDA math library and intrinsics on the host, for the CPU device
+** (included by cpu_prelude.h). The standard functions (sinf, expf, ...) come from <cmath> with
+** their float overloads; this adds what CUDA has beyond them: the fast intrinsics (__expf,
+** __fdividef: here the exact functions, which are within the intrinsics' error bounds), the
+** bit operations (__popc, __clz, __ffs, __brev), reinterpretations, rounding conversions,
+** integer helpers and CUDA's min/max overloads.
+*/
+#pragma once
+
+/* The constants of the toolkit's math_constants.h that kernels use most (the CPU device maps
+** #include <math_constants.h> to nothing). */
+#define CUDART_PI_F 3.141592654f
+#define CUDART_PI 3.1415926535897931e+0
+#define CUDART_2_OVER_PI_F 0.636619772f
+#define CUDART_SQRT_2PI_F 2.506628275f
+#define CUDART_INF_F __builtin_inff()
+#define CUDART_NAN_F __builtin_nanf("")
+#define CUDART_INF __builtin_inf()
+#define CUDART_NAN __builtin_nan("")
+#define CUDART_MAX_NORMAL_F 3.40282347e+38f
+#define CUDART_MIN_DENORM_F 1.40129846e-45f
+
+/* --- float and double functions CUDA has and C++ does not ------------------------------------ */
+static inline float rsqrtf(float x) {
+  return 1.0f / sqrtf(x);
+}
+static inline double rsqrt(double x) {
+  return 1.0 / sqrt(x);
+}
+static inline float rcbrtf(float x) {
+  return 1.0f / cbrtf(x);
+}
+static inline double rcbrt(double x) {
+  return 1.0 / cbrt(x);
+}
+#ifndef __USE_GNU /* glibc declares these four with _GNU_SOURCE, which g++ defines */
+static inline void sincosf(float x, float *s, float *c) {
+  *s = sinf(x), *c = cosf(x);
+}
+static inline void sincos(double x, double *s, double *c) {
+  *s = sin(x), *c = cos(x);
+}
+static inline float exp10f(float x) {
+  return powf(10.0f, x);
+}
+static inline double exp10(double x) {
+  return pow(10.0, x);
+}
+#endif
+#if !(defined(__GLIBC_PREREQ) && __GLIBC_PREREQ(2, 41)) /* C23's sinpi and cospi */
+static inline float sinpif(float x) {
+  return (float)sin(M_PI * (double)x);
+}
+static inline float cospif(float x) {
+  return (float)cos(M_PI * (double)x);
+}
+static inline double sinpi(double x) {
+  return sin(M_PI * x);
+}
+static inline double cospi(double x) {
+  return cos(M_PI * x);
+}
+#endif
+static inline void sincospif(float x, float *s, float *c) {
+  *s = sinpif(x), *c = cospif(x);
+}
+static inline void sincospi(double x, double *s, double *c) {
+  *s = sinpi(x), *c = cospi(x);
+}
+static inline float normcdff(float x) {
+  return 0.5f * erfcf(-x * (float)M_SQRT1_2);
+}
+static inline double normcdf(double x) {
+  return 0.5 * erfc(-x * M_SQRT1_2);
+}
+static inline float fdividef(float a, float b) {
+  return a / b;
+}
+static inline float saturatef_(float x) {
+  return x != x ? 0.0f : x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x;
+}
+
+/* --- intrinsics: the exact function stands in for the fast one ------------------------------
+** glibc declares __expf, __sinf, ... (C linkage, unexported): these hidden definitions match. */
+#define CJ_FAST1(name, exact)                                                                      \
+  extern "C" __attribute__((visibility("hidden"))) float name(float x) noexcept {                  \
+    return exact(x);                                                                               \
+  }
+CJ_FAST1(__expf, expf)
+CJ_FAST1(__exp10f, exp10f)
+CJ_FAST1(__logf, logf)
+CJ_FAST1(__log2f, log2f)
+CJ_FAST1(__log10f, log10f)
+CJ_FAST1(__sinf, sinf)
+CJ_FAST1(__cosf, cosf)
+CJ_FAST1(__tanf, tanf)
+#undef CJ_FAST1
+extern "C" __attribute__((visibility("hidden"))) void __sincosf(float x, float *s,
+                                                                float *c) noexcept {
+  *s = sinf(x), *c = cosf(x);
+}
+extern "C" __attribute__((visibility("hidden"))) float __powf(float x, float y) noexcept {
+  return powf(x, y);
+}
+static inline float __fdividef(float a, float b) {
+  return a / b;
+}
+static inline float __saturatef(float x) {
+  return saturatef_(x);
+}
+static inline float __frcp_rn(float x) {
+  return 1.0f / x;
+}
+static inline float __fsqrt_rn(float x) {
+  return sqrtf(x);
+}
+static inline float __frsqrt_rn(float x) {
+  return 1.0f / sqrtf(x);
+}
+static inline double __drcp_rn(double x) {
+  return 1.0 / x;
+}
+static inline double __dsqrt_rn(double x) {
+  return sqrt(x);
+}
+/* The round-to-nearest arithmetic is the host's default; the directed roundings are not kept. */
+#define CJ_OP(name, T, op)                                                                         \
+  static inline T name(T a, T b) {                                                                 \
+    return a op b;                                                                                 \
+  }
+#define CJ_ARITH(s)                                                                                \
+  CJ_OP(__fadd_##s, float, +)                                                                      \
+  CJ_OP(__fsub_##s, float, -)                                                                      \
+  CJ_OP(__fmul_##s, float, *)                                                                      \
+  CJ_OP(__fdiv_##s, float, /)                                                                      \
+  CJ_OP(__dadd_##s, double, +)                                                                     \
+  CJ_OP(__dsub_##s, double, -)                                                                     \
+  CJ_OP(__dmul_##s, double, *)                                                                     \
+  CJ_OP(__ddiv_##s, double, /) static inline float __fmaf_##s(float a, float b, float c) {         \
+    return fmaf(a, b, c);                                                                          \
+  }                                                                                                \
+  static inline double __fma_##s(double a, double b, double c) {                                   \
+    return fma(a, b, c);                                                                           \
+  }
+CJ_ARITH(rn)
+CJ_ARITH(rz)
+CJ_ARITH(ru)
+CJ_ARITH(rd)
+#undef CJ_ARITH
+#undef CJ_OP
+
+/* --- reinterpretations and conversions ------------------------------------------------------- */
+template <class To, class From> static inline To cj_bits_(From f) {
+  static_assert(sizeof(To) == sizeof(From), "same size");
+  To t;
+  memcpy(&t, &f, sizeof t);
+  return t;
+}
+static inline float __int_as_float(int x) {
+  return cj_bits_<float>(x);
+}
+static inline float __uint_as_float(unsigned x) {
+  return cj_bits_<float>(x);
+}
+static inline int __float_as_int(float x) {
+  return cj_bits_<int>(x);
+}
+static inline unsigned __float_as_uint(float x) {
+  return cj_bits_<unsigned>(x);
+}
+static inline double __longlong_as_double(long long x) {
+  return cj_bits_<double>(x);
+}
+static inline long long __double_as_longlong(double x) {
+  return cj_bits_<long long>(x);
+}
+static inline int __double2hiint(double x) {
+  return (int)(cj_bits_<unsigned long long>(x) >> 32);
+}
+static inline int __double2loint(double x) {
+  return (int)cj_bits_<unsigned long long>(x);
+}
+static inline double __hiloint2double(int hi, int lo) {
+  return cj_bits_<double>((unsigned long long)(unsigned)hi << 32 | (unsigned)lo);
+}
+/* Rounding conversions: rn is nearest-even (rint under the default mode), rz truncation, ru/rd
+** ceil/floor; out-of-range values are clamped as the GPU does, NaN gives 0. */
+template <class I> static inline I cj_to_int_(double v) {
+  if (v != v) return 0;
+  if (v <= (double)std::numeric_limits<I>::min()) return std::numeric_limits<I>::min();
+  if (v >= (double)std::numeric_limits<I>::max()) return std::numeric_limits<I>::max();
+  return (I)v;
+}
+#define CJ_CONV(from, T, to, I)                                                                    \
+  static inline I __##from##2##to##_rn(T v) {                                                      \
+    return cj_to_int_<I>(rint(v));                                                                 \
+  }                                                                                                \
+  static inline I __##from##2##to##_rz(T v) {                                                      \
+    return cj_to_int_<I>(trunc(v));                                                                \
+  }                                                                                                \
+  static inline I __##from##2##to##_ru(T v) {                                                      \
+    return cj_to_int_<I>(ceil(v));                                                                 \
+  }                                                                                                \
+  static inline I __##from##2##to##_rd(T v) {                                                      \
+    return cj_to_int_<I>(floor(v));                                                                \
+  }
+CJ_CONV(float, float, int, int)
+CJ_CONV(float, float, uint, unsigned)
+CJ_CONV(float, float, ll, long long)
+CJ_CONV(float, float, ull, unsigned long long)
+CJ_CONV(double, double, int, int)
+CJ_CONV(double, double, uint, unsigned)
+CJ_CONV(double, double, ll, long long)
+CJ_CONV(double, double, ull, unsigned long long)
+#undef CJ_CONV
+static inline float __int2float_rn(int v) {
+  return (float)v;
+}
+static inline float __uint2float_rn(unsigned v) {
+  return (float)v;
+}
+static inline float __ll2float_rn(long long v) {
+  return (float)v;
+}
+static inline double __int2double_rn(int v) {
+  return (double)v;
+}
+static inline double __ll2double_rn(long long v) {
+  return (double)v;
+}
+static inline float __double2float_rn(double v) {
+  return (float)v;
+}
+
+/* --- integer intrinsics ---------------------------------------------------------------------- */
+static inline int __popc(unsigned x) {
+  return __builtin_popcount(x);
+}
+static inline int __popcll(unsigned long long x) {
+  return __builtin_popcountll(x);
+}
+static inline int __clz(int x) {
+  return x ? __builtin_clz((unsigned)x) : 32;
+}
+static inline int __clzll(long long x) {
+  return x ? __builtin_clzll((unsigned long long)x) : 64;
+}
+static inline int __ffs(int x) {
+  return __builtin_ffs(x);
+}
+static inline int __ffsll(long long x) {
+  return __builtin_ffsll(x);
+}
+static inline unsigned __brev(unsigned x) {
+  x = (x >> 1 & 0x55555555u) | (x & 0x55555555u) << 1;
+  x = (x >> 2 & 0x33333333u) | (x & 0x33333333u) << 2;
+  x = (x >> 4 & 0x0f0f0f0fu) | (x & 0x0f0f0f0fu) << 4;
+  return __builtin_bswap32(x);
+}
+static inline unsigned long long __brevll(unsigned long long x) {
+  return (unsigned long long)__brev((unsigned)x) << 32 | __brev((unsigned)(x >> 32));
+}
+static inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  unsigned long long v = (unsigned long long)y << 32 | x;
+  unsigned r = 0;
+  for (int i = 0; i < 4; i++) r |= (unsigned)(v >> (8 * ((s >> (4 * i)) & 7)) & 0xff) << (8 * i);
+  return r;
+}
+static inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) {
+  return (unsigned)((((unsigned long long)hi << 32 | lo) << (s & 31)) >> 32);
+}
+static inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
+  return (unsigned)(((unsigned long long)hi << 32 | lo) >> (s & 31));
+}
+static inline unsigned __funnelshift_lc(unsigned lo, unsigned hi, unsigned s) {
+  return __funnelshift_l(lo, hi, s > 32 ? 32 : s);
+}
+static inline unsigned __funnelshift_rc(unsigned lo, unsigned hi, unsigned s) {
+  return s >= 32 ? hi : __funnelshift_r(lo, hi, s);
+}
+static inline int __mulhi(int a, int b) {
+  return (int)(((long long)a * b) >> 32);
+}
+static inline unsigned __umulhi(unsigned a, unsigned b) {
+  return (unsigned)(((unsigned long long)a * b) >> 32);
+}
+static inline long long __mul64hi(long long a, long long b) {
+  return (long long)(((__int128)a * b) >> 64);
+}
+static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+  return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+static inline int __mul24(int a, int b) {
+  return (int)((unsigned)(a << 8 >> 8) * (unsigned)(b << 8 >> 8));
+}
+static inline unsigned __umul24(unsigned a, unsigned b) {
+  return (a & 0xffffffu) * (b & 0xffffffu);
+}
+static inline int __hadd(int a, int b) {
+  return (int)(((long long)a + b) >> 1);
+}
+static inline int __rhadd(int a, int b) {
+  return (int)(((long long)a + b + 1) >> 1);
+}
+static inline unsigned __uhadd(unsigned a, unsigned b) {
+  return (unsigned)(((unsigned long long)a + b) >> 1);
+}
+static inline unsigned __urhadd(unsigned a, unsigned b) {
+  return (unsigned)(((unsigned long long)a + b + 1) >> 1);
+}
+static inline unsigned __sad(int a, int b, unsigned c) {
+  return (a > b ? (unsigned)a - (unsigned)b : (unsigned)b - (unsigned)a) + c;
+}
+static inline unsigned __usad(unsigned a, unsigned b, unsigned c) {
+  return (a > b ? a - b : b - a) + c;
+}
+
+/* --- CUDA's min and max: one overload set over the arithmetic types, with C's conversions
+** (an int and an unsigned compare as unsigned, as CUDA's mixed overloads do); floating types
+** follow fminf/fmaxf, which return the other operand when one is NaN. */
+template <class A, class B>
+static inline typename std::enable_if<std::is_arithmetic<A>::value && std::is_arithmetic<B>::value,
+                                      typename std::common_type<A, B>::type>::type
+min(A a, B b) {
+  typedef typename std::common_type<A, B>::type C;
+  if (std::is_floating_point<C>::value) return (C)fmin((C)a, (C)b);
+  return (C)a < (C)b ? (C)a : (C)b;
+}
+template <class A, class B>
+static inline typename std::enable_if<std::is_arithmetic<A>::value && std::is_arithmetic<B>::value,
+                                      typename std::common_type<A, B>::type>::type
+max(A a, B b) {
+  typedef typename std::common_type<A, B>::type C;
+  if (std::is_floating_point<C>::value) return (C)fmax((C)a, (C)b);
+  return (C)a > (C)b ? (C)a : (C)b;
+}
+static inline unsigned umin(unsigned a, unsigned b) {
+  return a < b ? a : b;
+}
+static inline unsigned umax(unsigned a, unsigned b) {
+  return a > b ? a : b;
+}
+static inline long long llmin(long long a, long long b) {
+  return a < b ? a : b;
+}
+static inline long long llmax(long long a, long long b) {
+  return a > b ? a : b;
+}
+static inline unsigned long long ullmin(unsigned long long a, unsigned long long b) {
+  return a < b ? a : b;
+}
+static inline unsigned long long ullmax(unsigned long long a, unsigned long long b) {
+  return a > b ? a : b;
+}
