@@ -77,8 +77,7 @@ typedef struct cj_backend {
   void (*unload)(cujit_device *dev, void *module);
   cujit_status (*get_function)(cujit_device *dev, void *module, const char *name, void **fn);
   cujit_status (*launch)(cujit_device *dev, void *fn, const unsigned grid[3],
-                         const unsigned block[3], unsigned shared_bytes, void *stream,
-                         void **args);
+                         const unsigned block[3], unsigned shared_bytes, void *stream, void **args);
   cujit_status (*suggest_block)(cujit_device *dev, void *fn, int *block_size, int *min_grid);
   cujit_status (*allow_shared)(cujit_device *dev, void *fn, unsigned bytes);
   cujit_status (*attributes)(cujit_device *dev, void *fn, cujit_kernel_attributes *attrs);

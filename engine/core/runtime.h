@@ -9,6 +9,8 @@
 
 struct cujit_device {
   cujit_engine *engine;
+  const struct cj_backend *ops; /* the backend running this device's work (backend.h) */
+  void *impl;                   /* its state (backend_cpu.c: queue, pool, allocations) */
   int ordinal;
   CUdevice handle;
   CUcontext ctx;          /* the retained primary context; NULL until first needed */
