@@ -480,11 +480,16 @@ static cujit_status cpu_memset8(cujit_device *dev, uint64_t dst, unsigned char v
 
 /* --- streams and events ----------------------------------------------------------------------- */
 
-static cujit_status cpu_stream_create(cujit_device *dev, void **stream) {
+/* A zeroed stream or event record. */
+static cujit_status new_handle(cujit_device *dev, size_t size, void **out, const char *what) {
   if (faulted(dev)) return refuse(dev);
-  if (!(*stream = calloc(1, sizeof(cpu_stream))))
-    return cj_fail(dev->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a stream");
+  if (!(*out = calloc(1, size)))
+    return cj_fail(dev->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %s", what);
   return CUJIT_OK;
+}
+
+static cujit_status cpu_stream_create(cujit_device *dev, void **stream) {
+  return new_handle(dev, sizeof(cpu_stream), stream, "a stream");
 }
 
 /* Work already queued on it still runs, as on CUDA; the queue holds no pointer to the stream. */
@@ -522,10 +527,7 @@ static cujit_status cpu_stream_wait_event(cujit_device *dev, void *stream, void 
 }
 
 static cujit_status cpu_event_create(cujit_device *dev, void **event) {
-  if (faulted(dev)) return refuse(dev);
-  if (!(*event = calloc(1, sizeof(cpu_event))))
-    return cj_fail(dev->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for an event");
-  return CUJIT_OK;
+  return new_handle(dev, sizeof(cpu_event), event, "an event");
 }
 
 static void cpu_event_destroy(cujit_device *dev, void *event) {

@@ -14,6 +14,7 @@
 #include "compile.h"
 #include "cpu_device.h"
 #include "cxx.h"
+#include "expect.h"
 
 static const char kernels_source[] =
     "extern \"C\" __global__ void affine(const float *x, float *y, int n) {\n"
@@ -36,21 +37,6 @@ static cujit_device dev;
 static cujit_program program;
 static void *module;
 static const cj_backend *ops = &cj_backend_cpu;
-
-#define EXPECT_OK(call)                                                                            \
-  do {                                                                                             \
-    cujit_status st_ = (call);                                                                     \
-    cr_assert_eq(st_, CUJIT_OK, "%s failed: %s", #call, cujit_errmsg(engine));                     \
-  } while (0)
-
-#define EXPECT_FAIL(call, status, part)                                                            \
-  do {                                                                                             \
-    cujit_status st_ = (call);                                                                     \
-    cr_expect_eq(st_, (status), "%s gave %s (%s), wanted %s", #call, cujit_status_string(st_),     \
-                 cujit_errmsg(engine), cujit_status_string(status));                               \
-    cr_expect(strstr(cujit_errmsg(engine), (part)) != NULL, "%s: message \"%s\" lacks \"%s\"",     \
-              #call, cujit_errmsg(engine), (part));                                                \
-  } while (0)
 
 static void open_device(void) {
   cr_assert_eq(cujit_open(&engine), CUJIT_OK);
