@@ -4,7 +4,9 @@
 ** stream order, events, interrupted waits, launch failures and crashes as device faults, reset,
 ** loading, and compile errors placed at the user's line. Needs g++ only: runs on CI.
 */
+#define _GNU_SOURCE /* memmem */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -346,4 +348,29 @@ Test(cpu_backend, identity_and_missing_compiler, .init = open_device, .fini = cl
   EXPECT_FAIL(cj_cxx_identity(engine, 0, &plain), CUJIT_ERROR_COMPILE, "was not found");
   cr_expect(strstr(cujit_errmsg(engine), "CUJIT_CXX"), "%s", cujit_errmsg(engine));
   unsetenv("CUJIT_CXX");
+}
+
+Test(cpu_backend, checked_build_needs_the_sanitizer_runtime_first, .init = open_device,
+     .fini = close_all) {
+  setenv("CUJIT_CPU_CHECK", "1", 1);
+  compile_into(kernels_source, "checked.cu", &program);
+  unsetenv("CUJIT_CPU_CHECK");
+  cr_expect(memmem(program.cubin, program.cubin_len, "libasan.so", 10) != NULL,
+            "a checked build links AddressSanitizer");
+  if (!dlsym(RTLD_DEFAULT, "__asan_init")) {
+    void *m = NULL;
+    EXPECT_FAIL(ops->load(&dev, &program, &m), CUJIT_ERROR_UNSUPPORTED, "LD_PRELOAD");
+    cr_expect_null(m);
+    return;
+  }
+  /* Run with LD_PRELOAD=$(g++ -print-file-name=libasan.so): the checked kernel runs. */
+  EXPECT_OK(ops->load(&dev, &program, &module));
+  float x[300], y[300];
+  for (int i = 0; i < 300; i++) x[i] = (float)i;
+  uint64_t dx = addr(x), dy = addr(y);
+  int n = 300;
+  void *args[] = {&dx, &dy, &n};
+  EXPECT_OK(launch("affine", 2, 256, NULL, args));
+  EXPECT_OK(ops->synchronize(&dev));
+  for (int i = 0; i < 300; i++) cr_expect_eq(y[i], 2.0f * x[i] + 1.0f, "y[%d]", i);
 }
