@@ -9,25 +9,48 @@
 ** backend made. A NULL stream is the device's default stream, in-order with every other stream
 ** as CUDA's legacy default stream is.
 **
-** Every operation returns CUJIT_OK or a failure already recorded with cj_fail (message saying
+** The core calls every operation but enter, enter_quiet, reset and release with the device
+** entered on the calling thread. Every operation returns CUJIT_OK or a failure already recorded
+*with cj_fail (message saying
 ** what failed and what to do), except the release operations, which record nothing so that a
 ** free never clobbers cujit_errmsg. Waits (synchronize, event_synchronize) honour
-** engine->interrupted and return CUJIT_ERROR_INTERRUPTED when it is set. Internal.
+** engine->interrupted and return CUJIT_ERROR_INTERRUPTED when it is set (cj_backend_wait does
+** both). Copies and fills on a NULL stream return when done, as the public API promises.
+**
+** The layer sits above compile (load reads a compiled program) and below device, which is the
+** first to call through the table. backend.c holds what every backend shares. Internal.
 */
 #ifndef CUJIT_BACKEND_H
 #define CUJIT_BACKEND_H
 
-#include "cujit.h"
+#include "compile.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-struct cujit_program; /* the compiled image a backend loads (compile.h) */
+typedef struct cj_backend cj_backend;
+
+/* A device: what is common to every backend, then the backend's own state behind impl. */
+struct cujit_device {
+  cujit_engine *engine;
+  const cj_backend *ops; /* the backend running this device's work */
+  void *impl;            /* its state (backend_cuda.c: the CUdevice and primary context) */
+  int ordinal;
+  cujit_device_info info; /* read once when the device table is made */
+  unsigned generation;    /* bumped by each reset; objects made before it are lost */
+  cujit_status fault;     /* CUJIT_OK, or DEVICE_FAULT after a sticky error */
+  char fault_msg[2048];   /* the fault, the kernel that caused it, and how to recover */
+  int unrecoverable;      /* a reset did not clear the fault: the driver keeps it for the process */
+  const char *last_kernel; /* the kernel last launched here, to blame on a fault (atomic access) */
+  _Atomic size_t allocated;
+  struct cujit_stream *streams; /* its live streams (under engine->lock), for synchronize */
+};
 
 typedef enum cj_copy_kind { CJ_COPY_HTOD, CJ_COPY_DTOH, CJ_COPY_DTOD } cj_copy_kind;
 
-typedef struct cj_backend {
+struct cj_backend {
   const char *name; /* "cuda", "cpu" */
+  const char *arch; /* what every device of the backend compiles for ("cpu"); NULL: sm_<cc> */
 
   /* --- devices -------------------------------------------------------------------------------
   ** enter: makes the device usable on this thread (the CUDA backend retains the primary context
@@ -81,9 +104,37 @@ typedef struct cj_backend {
   cujit_status (*suggest_block)(cujit_device *dev, void *fn, int *block_size, int *min_grid);
   cujit_status (*allow_shared)(cujit_device *dev, void *fn, unsigned bytes);
   cujit_status (*attributes)(cujit_device *dev, void *fn, cujit_kernel_attributes *attrs);
-} cj_backend;
+  /* param_info: the compiled kernel's own view of parameter `index` (offset and size in the
+  ** parameter buffer): 1 when the backend knows it, 0 when it cannot tell (records nothing). */
+  int (*param_info)(cujit_device *dev, void *fn, size_t index, size_t *offset, size_t *size);
+};
 
 extern const cj_backend cj_backend_cuda;
 extern const cj_backend cj_backend_cpu;
+
+/* The CUDA devices the driver sees, as a table of `*count` devices (malloc'd; ordinals from 0,
+** ops = &cj_backend_cuda, info filled). Opens the driver; a failure is recorded. */
+cujit_status cj_cuda_devices(cujit_engine *engine, cujit_device **devices, int *count);
+
+/* The CPU device, as a record of one device (malloc'd; ordinal CUJIT_DEVICE_CPU, ops =
+** &cj_backend_cpu, info filled: one worker per core, or CUJIT_CPU_THREADS). Needs no driver; its
+** threads start with its first work. backend_cpu.c. */
+cujit_status cj_cpu_device(cujit_engine *engine, cujit_device **device);
+
+/* --- what every backend shares (backend.c) ---------------------------------------------------- */
+
+/* Poisons the device with a sticky fault: the first report's message (printf-style) is kept,
+** later ones keep it; returns cj_device_refuse. */
+cujit_status cj_device_fault(cujit_device *dev, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Records the device's fault as this thread's error and returns DEVICE_FAULT. */
+cujit_status cj_device_refuse(cujit_device *dev);
+
+/* Waits until done(dev, handle) stops saying CUJIT_ERROR_NOT_READY (which it must not record),
+** polling with a short spin then a backoff up to ~100 us, so that cujit_interrupt can cut the wait
+** short (INTERRUPTED, naming `what` and the device). */
+typedef cujit_status (*cj_poll_fn)(cujit_device *dev, void *handle);
+cujit_status cj_backend_wait(cujit_device *dev, cj_poll_fn done, void *handle, const char *what);
 
 #endif

@@ -9,8 +9,6 @@
 */
 #define _GNU_SOURCE /* memfd_create, memmem */
 #include "backend.h"
-#include "compile.h"
-#include "cpu_device.h"
 #include "cpu_pool.h"
 
 #include <dlfcn.h>
@@ -151,23 +149,12 @@ static int faulted(const cujit_device *dev) {
   return __atomic_load_n(&dev->fault, __ATOMIC_ACQUIRE) != CUJIT_OK;
 }
 
-static cujit_status refuse(cujit_device *dev) {
-  return cj_fail(dev->engine, CUJIT_ERROR_DEVICE_FAULT, "%s", dev->fault_msg);
-}
-
-/* The first fault's message is kept; later work is refused with it until a reset. */
 static void fault(cujit_device *dev, const char *what) {
-  cujit_engine *engine = dev->engine;
-  pthread_mutex_lock(&engine->lock);
-  if (dev->fault == CUJIT_OK) {
-    snprintf(dev->fault_msg, sizeof dev->fault_msg,
-             "the CPU device faulted: %.1500s; it refuses further work until reset: call "
-             "cujit_device_reset (Lua: cuda.reset()), which loses the device's buffers, streams "
-             "and events (host data is untouched)",
-             what);
-    __atomic_store_n(&dev->fault, CUJIT_ERROR_DEVICE_FAULT, __ATOMIC_RELEASE);
-  }
-  pthread_mutex_unlock(&engine->lock);
+  cj_device_fault(dev,
+                  "the CPU device faulted: %.1500s; it refuses further work until reset: call "
+                  "cujit_device_reset (Lua: cuda.reset()), which loses the device's buffers, "
+                  "streams and events (host data is untouched)",
+                  what);
 }
 
 /* Waits until the queue has finished op `seq`; honours cujit_interrupt. */
@@ -191,7 +178,7 @@ static cujit_status wait_for(cujit_device *dev, uint64_t seq, const char *what) 
     pthread_cond_timedwait(&c->done, &c->lock, &until);
   }
   pthread_mutex_unlock(&c->lock);
-  return faulted(dev) ? refuse(dev) : CUJIT_OK;
+  return faulted(dev) ? cj_device_refuse(dev) : CUJIT_OK;
 }
 
 /* Waits for everything queued so far, with no interruption: for unload, reset and release. */
@@ -313,7 +300,7 @@ static cujit_status enqueue(cujit_device *dev, cpu_op *op, void *stream) {
  */
 
 static cujit_status cpu_enter(cujit_device *dev) {
-  return faulted(dev) ? refuse(dev) : CUJIT_OK;
+  return faulted(dev) ? cj_device_refuse(dev) : CUJIT_OK;
 }
 
 static int cpu_enter_quiet(cujit_device *dev) {
@@ -342,25 +329,18 @@ static cujit_status cpu_mem_info(cujit_device *dev, size_t *free_bytes, size_t *
 }
 
 static cujit_status cpu_synchronize(cujit_device *dev) {
-  if (faulted(dev)) return refuse(dev);
+  if (faulted(dev)) return cj_device_refuse(dev);
   return wait_for(dev, queued_so_far(cpu_of(dev)), "cujit_device_synchronize");
 }
 
-/* The whole reset: queued work dropped or finished, memory freed, the fault cleared, and the
-** generation bumped so older buffers, streams and events read as lost. Loaded kernels stay. */
+/* The backend's part of a reset (device.c bumps the generation and clears the fault): queued
+** work finished or dropped, and every allocation freed. Loaded kernels stay. */
 static cujit_status cpu_reset(cujit_device *dev) {
   cpu_dev *c = cpu_of(dev);
-  cujit_engine *engine = dev->engine;
   drain(c);
   pthread_mutex_lock(&c->lock);
   table_free_all(&c->allocs);
   pthread_mutex_unlock(&c->lock);
-  pthread_mutex_lock(&engine->lock);
-  __atomic_add_fetch(&dev->generation, 1, __ATOMIC_ACQ_REL);
-  atomic_store(&dev->allocated, 0);
-  dev->fault_msg[0] = '\0';
-  __atomic_store_n(&dev->fault, CUJIT_OK, __ATOMIC_RELEASE);
-  pthread_mutex_unlock(&engine->lock);
   return CUJIT_OK;
 }
 
@@ -423,7 +403,7 @@ static void untrack(cujit_device *dev, void *p) {
 }
 
 static cujit_status cpu_alloc(cujit_device *dev, size_t bytes, uint64_t *addr) {
-  if (faulted(dev)) return refuse(dev);
+  if (faulted(dev)) return cj_device_refuse(dev);
   void *p = NULL;
   cujit_status st = track(dev, bytes, &p);
   if (st == CUJIT_OK) *addr = (uint64_t)(uintptr_t)p;
@@ -435,7 +415,7 @@ static void cpu_free(cujit_device *dev, uint64_t addr) {
 }
 
 static cujit_status cpu_host_alloc(cujit_device *dev, size_t bytes, void **ptr) {
-  return faulted(dev) ? refuse(dev) : track(dev, bytes, ptr);
+  return faulted(dev) ? cj_device_refuse(dev) : track(dev, bytes, ptr);
 }
 
 static void cpu_host_free(cujit_device *dev, void *ptr) {
@@ -447,7 +427,7 @@ static void cpu_host_free(cujit_device *dev, void *ptr) {
 ** memory. */
 static cujit_status cpu_copy(cujit_device *dev, cj_copy_kind kind, uint64_t dst, uint64_t src,
                              size_t bytes, void *stream) {
-  if (faulted(dev)) return refuse(dev);
+  if (faulted(dev)) return cj_device_refuse(dev);
   void *d = (void *)(uintptr_t)dst;
   const void *s = (const void *)(uintptr_t)src;
   if (!stream) {
@@ -466,7 +446,7 @@ static cujit_status cpu_copy(cujit_device *dev, cj_copy_kind kind, uint64_t dst,
 
 static cujit_status cpu_memset8(cujit_device *dev, uint64_t dst, unsigned char value, size_t bytes,
                                 void *stream) {
-  if (faulted(dev)) return refuse(dev);
+  if (faulted(dev)) return cj_device_refuse(dev);
   if (!stream) {
     cujit_status st = wait_for(dev, queued_so_far(cpu_of(dev)), "a fill on the default stream");
     if (st == CUJIT_OK && bytes) memset((void *)(uintptr_t)dst, value, bytes);
@@ -482,7 +462,7 @@ static cujit_status cpu_memset8(cujit_device *dev, uint64_t dst, unsigned char v
 
 /* A zeroed stream or event record. */
 static cujit_status new_handle(cujit_device *dev, size_t size, void **out, const char *what) {
-  if (faulted(dev)) return refuse(dev);
+  if (faulted(dev)) return cj_device_refuse(dev);
   if (!(*out = calloc(1, size)))
     return cj_fail(dev->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %s", what);
   return CUJIT_OK;
@@ -503,7 +483,7 @@ static uint64_t stream_end(cujit_device *dev, void *stream) {
 }
 
 static cujit_status done_by(cujit_device *dev, uint64_t seq) {
-  if (faulted(dev)) return refuse(dev);
+  if (faulted(dev)) return cj_device_refuse(dev);
   cpu_dev *c = cpu_of(dev);
   pthread_mutex_lock(&c->lock);
   int done = c->completed >= seq;
@@ -516,14 +496,14 @@ static cujit_status cpu_stream_query(cujit_device *dev, void *stream) {
 }
 
 static cujit_status cpu_stream_synchronize(cujit_device *dev, void *stream) {
-  if (faulted(dev)) return refuse(dev);
+  if (faulted(dev)) return cj_device_refuse(dev);
   return wait_for(dev, stream_end(dev, stream), "cujit_stream_synchronize");
 }
 
 /* One queue runs every stream in the order work was queued, so the event's record, queued
 ** before this call, is always behind us: nothing to wait for. */
 static cujit_status cpu_stream_wait_event(cujit_device *dev, void *stream, void *event) {
-  return faulted(dev) ? refuse(dev) : CUJIT_OK;
+  return faulted(dev) ? cj_device_refuse(dev) : CUJIT_OK;
 }
 
 static cujit_status cpu_event_create(cujit_device *dev, void **event) {
@@ -542,7 +522,7 @@ static void cpu_event_destroy(cujit_device *dev, void *event) {
 }
 
 static cujit_status cpu_event_record(cujit_device *dev, void *event, void *stream) {
-  if (faulted(dev)) return refuse(dev);
+  if (faulted(dev)) return cj_device_refuse(dev);
   cpu_op *op = new_op(dev, OP_RECORD, 0);
   if (!op) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   op->event = event;
@@ -562,7 +542,7 @@ static cujit_status cpu_event_query(cujit_device *dev, void *event) {
 }
 
 static cujit_status cpu_event_synchronize(cujit_device *dev, void *event) {
-  if (faulted(dev)) return refuse(dev);
+  if (faulted(dev)) return cj_device_refuse(dev);
   return wait_for(dev, event_seq(dev, event), "cujit_event_synchronize");
 }
 
@@ -595,6 +575,52 @@ static void free_module(cpu_module *m, int workers) {
   free(m);
 }
 
+/* A generic kernel's program binds each type variable with a line "typedef <C type> <T>;" ahead
+** of the kernel (source.c); the scan of the program does not read typedefs, so its signature
+** leaves those parameters unsized. Reading the typedefs back gives the types bound. */
+static int bound_types(const cujit_program *p, const cj_signature *sig, cujit_dtype *types) {
+  for (size_t v = 0; v < sig->ntype_vars; v++) {
+    types[v] = CUJIT_DTYPE_NONE;
+    for (const char *s = strstr(p->source, "typedef "); s && !types[v];
+         s = strstr(s + 1, "typedef ")) {
+      const char *text = s + 8, *end = strchr(text, ';');
+      char line[64];
+      if (!end || (size_t)(end - text) >= sizeof line) continue;
+      memcpy(line, text, (size_t)(end - text));
+      line[end - text] = '\0';
+      char *space = strrchr(line, ' ');
+      if (!space || strcmp(space + 1, sig->type_vars[v]) != 0) continue;
+      *space = '\0';
+      types[v] = cujit_dtype_from_name(line);
+    }
+    if (types[v] == CUJIT_DTYPE_NONE) return 0;
+  }
+  return 1;
+}
+
+/* The signature of a specialised generic kernel, as the kernel layer lays it out: the scanned one
+** parsed again (its single upper-case names become type variables), then bound. */
+static int concrete_signature(const cujit_program *p, const cj_signature *scanned,
+                              cj_signature *out) {
+  char *text = cj_signature_format(scanned), err[256];
+  cj_signature generic;
+  cujit_dtype types[CJ_MAX_TYPE_VARS];
+  int ok = text && cj_signature_parse(text, &generic, err, sizeof err) == CUJIT_OK;
+  free(text);
+  if (!ok) return 0;
+  ok = cj_signature_is_generic(&generic) && bound_types(p, &generic, types) &&
+       cj_signature_specialize(&generic, types, generic.ntype_vars, out, err, sizeof err) ==
+           CUJIT_OK;
+  cj_signature_free(&generic);
+  return ok;
+}
+
+static int unsized(const cj_signature *sig) {
+  for (size_t i = 0; i < sig->nparams; i++)
+    if (sig->params[i].size == 0) return 1;
+  return 0;
+}
+
 /* The parameter layout of each kernel, from the signatures scanned out of the program: the queue
 ** copies the arguments of a launch, since the caller's buffer is gone when the kernel runs. */
 static int copy_layouts(cpu_module *m, const cujit_program *program) {
@@ -603,6 +629,9 @@ static int copy_layouts(cpu_module *m, const cujit_program *program) {
   m->nfunctions = program->nkernels;
   for (size_t i = 0; i < program->nkernels; i++) {
     const cj_signature *sig = &program->kernels[i];
+    cj_signature concrete;
+    int specialized = unsized(sig) && concrete_signature(program, sig, &concrete);
+    if (specialized) sig = &concrete;
     cpu_function *f = &m->functions[i];
     f->module = m;
     f->name = cj_strdup(sig->name);
@@ -610,9 +639,10 @@ static int copy_layouts(cpu_module *m, const cujit_program *program) {
     f->param_bytes = sig->param_bytes;
     f->offsets = calloc(sig->nparams + 1, sizeof *f->offsets);
     f->sizes = calloc(sig->nparams + 1, sizeof *f->sizes);
-    if (!f->name || !f->offsets || !f->sizes) return 0;
-    for (size_t p = 0; p < sig->nparams; p++)
+    for (size_t p = 0; f->offsets && f->sizes && p < sig->nparams; p++)
       f->offsets[p] = sig->params[p].offset, f->sizes[p] = sig->params[p].size;
+    if (specialized) cj_signature_free(&concrete);
+    if (!f->name || !f->offsets || !f->sizes) return 0;
   }
   return 1;
 }
@@ -631,11 +661,14 @@ static cujit_status load_failed(cujit_device *dev, const cujit_program *p, const
 }
 
 static cujit_status cpu_load(cujit_device *dev, const cujit_program *program, void **module) {
-  if (faulted(dev)) return refuse(dev);
+  if (faulted(dev)) return cj_device_refuse(dev);
+  if (strcmp(program->arch, "cpu") != 0)
+    return cj_fail(dev->engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "'%s' was compiled for %s, not for the CPU device: compile it while the CPU "
+                   "device is current, or with arch \"cpu\"",
+                   program->name, program->arch);
   if (!program->cubin || program->cubin_len < 4 || memcmp(program->cubin, "\177ELF", 4) != 0)
-    return load_failed(dev, program,
-                       "the program holds no shared object (was it compiled for "
-                       "the CPU device, arch \"cpu\"?)");
+    return load_failed(dev, program, "the program holds no shared object");
   if (needs_missing_asan(program->cubin, program->cubin_len))
     return cj_fail(dev->engine, CUJIT_ERROR_UNSUPPORTED,
                    "'%s' was built with CUJIT_CPU_CHECK=1 (AddressSanitizer), whose runtime must "
@@ -713,7 +746,7 @@ static cujit_status cpu_get_function(cujit_device *dev, void *module, const char
 static cujit_status cpu_launch(cujit_device *dev, void *fn, const unsigned grid[3],
                                const unsigned block[3], unsigned shared_bytes, void *stream,
                                void **args) {
-  if (faulted(dev)) return refuse(dev);
+  if (faulted(dev)) return cj_device_refuse(dev);
   cpu_function *f = fn;
   for (size_t i = 0; i < f->nparams; i++)
     if (f->sizes[i] == 0)
@@ -762,8 +795,15 @@ static cujit_status cpu_attributes(cujit_device *dev, void *fn, cujit_kernel_att
   return CUJIT_OK;
 }
 
+/* The layout comes from the signatures cujit scanned, not from the compiled code: nothing to
+** check it against. */
+static int cpu_param_info(cujit_device *dev, void *fn, size_t index, size_t *offset, size_t *size) {
+  return 0;
+}
+
 const cj_backend cj_backend_cpu = {
     .name = "cpu",
+    .arch = "cpu",
     .enter = cpu_enter,
     .enter_quiet = cpu_enter_quiet,
     .mem_info = cpu_mem_info,
@@ -794,6 +834,7 @@ const cj_backend cj_backend_cpu = {
     .suggest_block = cpu_suggest_block,
     .allow_shared = cpu_allow_shared,
     .attributes = cpu_attributes,
+    .param_info = cpu_param_info,
 };
 
 /* --- making the device -------------------------------------------------------------------------
@@ -824,9 +865,14 @@ static void read_schedule(cpu_dev *c) {
   }
 }
 
-cujit_status cj_cpu_device_init(cujit_engine *engine, cujit_device *dev, int ordinal) {
+cujit_status cj_cpu_device(cujit_engine *engine, cujit_device **device) {
+  cujit_device *dev = calloc(1, sizeof *dev);
   cpu_dev *c = calloc(1, sizeof *c);
-  if (!c) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+  if (!dev || !c) {
+    free(dev);
+    free(c);
+    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+  }
   pthread_mutex_init(&c->lock, NULL);
   pthread_cond_init(&c->work, NULL);
   pthread_cond_init(&c->done, NULL);
@@ -835,11 +881,10 @@ cujit_status cj_cpu_device_init(cujit_engine *engine, cujit_device *dev, int ord
   dev->engine = engine;
   dev->ops = &cj_backend_cpu;
   dev->impl = c;
-  dev->ordinal = ordinal;
+  dev->ordinal = CUJIT_DEVICE_CPU;
   atomic_init(&dev->allocated, 0);
   cujit_device_info *info = &dev->info;
-  memset(info, 0, sizeof *info);
-  info->ordinal = ordinal;
+  info->ordinal = CUJIT_DEVICE_CPU;
   snprintf(info->name, sizeof info->name, "CPU (%d thread%s)", c->workers,
            c->workers == 1 ? "" : "s");
   info->multiprocessors = c->workers;
@@ -852,5 +897,6 @@ cujit_status cj_cpu_device_init(cujit_engine *engine, cujit_device *dev, int ord
   info->max_shared_per_block_optin = MAX_SHARED_OPTIN;
   info->warp_size = 32;
   info->pci_bus_id = -1;
+  *device = dev;
   return CUJIT_OK;
 }

@@ -7,7 +7,7 @@
 #ifndef CUJIT_CACHE_H
 #define CUJIT_CACHE_H
 
-#include "engine.h"
+#include "base.h"
 
 #include <stdint.h>
 

@@ -1,11 +1,11 @@
 /*
-** compile.c -- from a translation unit to a program: the target arch, NVRTC's option list, the
-** cache key over everything that reaches the compiler, the cache lookup (a hit never opens NVRTC),
-** the NVRTC compile itself, and the public cujit_program_* functions.
+** compile.c -- from a translation unit to a compiled program: the target arch, NVRTC's option
+** list, the cache key over everything that reaches the compiler, the cache lookup (a hit never
+** opens NVRTC) and the NVRTC compile itself. Loading and the public cujit_program_* functions
+** are the program layer's (program.c).
 */
 #include "compile.h"
-#include "cache.h"
-#include "runtime.h"
+#include "cxx.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -16,15 +16,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-void (*cj_program_unload_hook)(cujit_program *program) = NULL;
-
 #define MAX_INCLUDE_FILES 4096
 #define MAX_INCLUDE_BYTES ((uint64_t)64 << 20)
 #define MAX_INCLUDE_DEPTH 16
-#define MAX_SOURCE_BYTES ((size_t)256 << 20)
 
-/* --- the arch ----------------------------------------------------------------------------------
- */
+/* --- the arch --------------------------------------------------------------------------------- */
 
 /* "sm_90", "sm_90a", "sm_100f", "compute_90": the number, and whether it gives a CUBIN. */
 static int parse_arch(const char *arch, int *number, int *cubin) {
@@ -81,36 +77,31 @@ static cujit_status fit_arch(cujit_engine *engine, cj_nvrtc *nv, int explicit_ar
                  nv->version / 1000, nv->version % 1000 / 10, nv->path, list);
 }
 
-cujit_status cj_compile_arch(cujit_engine *engine, const cujit_compile_options *options, char *arch,
-                             size_t len) {
+cujit_status cj_compile_arch(cujit_engine *engine, const cujit_compile_options *options,
+                             const char *device_arch, char *arch, size_t len) {
   if (!engine || !arch || len < 16)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "no room for the arch");
   arch[0] = '\0';
   int number, cubin;
-  if (options && options->arch) {
+  if (options && options->arch && strcmp(options->arch, "cpu") != 0) {
     if (!parse_arch(options->arch, &number, &cubin))
       return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                      "arch '%s' is not an arch: write sm_NN (such as sm_90) for a CUBIN and PTX, "
-                     "or compute_NN for PTX only",
+                     "compute_NN for PTX only, or cpu for the CPU device",
                      options->arch);
     snprintf(arch, len, "%s", options->arch);
   } else {
-    cujit_device *dev;
-    if (cj_current_device(engine, &dev) != CUJIT_OK) {
-      char why[1024];
-      snprintf(why, sizeof why, "%s", cujit_errmsg(engine));
-      return cj_fail(engine, cujit_errcode(engine),
-                     "no GPU to take the arch from (%s); pass an explicit arch such as sm_90", why);
-    }
-    snprintf(arch, len, "sm_%d%d", dev->info.cc_major, dev->info.cc_minor);
+    snprintf(arch, len, "%s",
+             options && options->arch ? options->arch
+             : device_arch            ? device_arch
+                                      : "");
   }
-  if (engine->nvrtc_state == 1)
+  if (engine->nvrtc_state == 1 && strcmp(arch, "cpu") != 0)
     return fit_arch(engine, &engine->nvrtc, options && options->arch, arch, len);
   return CUJIT_OK;
 }
 
-/* --- options -----------------------------------------------------------------------------------
- */
+/* --- options ---------------------------------------------------------------------------------- */
 
 typedef struct opt_list {
   char **v;
@@ -213,8 +204,7 @@ static cujit_status build_options(cujit_engine *engine, const cujit_compile_opti
   return CUJIT_OK;
 }
 
-/* --- the key -----------------------------------------------------------------------------------
- */
+/* --- the key ---------------------------------------------------------------------------------- */
 
 typedef struct file_list {
   char **paths;
@@ -296,7 +286,7 @@ static void hash_include_dir(cujit_engine *engine, cj_key_builder *kb, const cha
 
 static cujit_status make_key(cujit_engine *engine, const char *source, const char *name,
                              const cujit_compile_options *op, const char *arch, const opt_list *o,
-                             cj_cache_key *key) {
+                             const char *compiler, cj_cache_key *key) {
   cj_key_builder *kb = cj_key_begin();
   if (!kb) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   uint32_t schema = CJ_CACHE_SCHEMA;
@@ -311,14 +301,14 @@ static cujit_status make_key(cujit_engine *engine, const char *source, const cha
   cj_key_add(kb, &o->n, sizeof o->n);
   for (size_t i = 0; i < o->n; i++) cj_key_add_str(kb, o->v[i]);
   cj_key_add_str(kb, cj_embedded_headers_hash);
+  if (compiler) cj_key_add_str(kb, compiler); /* the host C++ compiler's identity (cxx.h) */
   for (size_t i = 0; op && i < op->include_dir_count; i++)
     hash_include_dir(engine, kb, op->include_dirs[i]);
   *key = cj_key_end(kb);
   return CUJIT_OK;
 }
 
-/* --- NVRTC -------------------------------------------------------------------------------------
- */
+/* --- NVRTC ------------------------------------------------------------------------------------ */
 
 /* The toolkit's headers (cuda_fp16.h, ...), which NVRTC 13 does not carry inside itself. */
 static const char *toolkit_include(void) {
@@ -408,62 +398,7 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const char *so
   return st;
 }
 
-/* --- programs ----------------------------------------------------------------------------------
- */
-
-static void program_free(cujit_program *p) {
-  free(p->name);
-  free(p->source);
-  free(p->ptx);
-  free(p->cubin);
-  free(p->log);
-  for (size_t i = 0; i < p->nkernels; i++) cj_signature_free(&p->kernels[i]);
-  free(p->kernels);
-  pthread_mutex_destroy(&p->load_lock);
-  free(p);
-}
-
-void cj_program_retain(cujit_program *program) {
-  if (program) atomic_fetch_add(&program->refs, 1);
-}
-
-void cj_program_release(cujit_program *program) {
-  if (!program || atomic_fetch_sub(&program->refs, 1) != 1) return;
-  if (program->library && cj_program_unload_hook) cj_program_unload_hook(program);
-  cj_untrack(program->engine, &program->link);
-  program_free(program);
-}
-
-static cujit_status new_program(cujit_engine *engine, const char *source, const char *name,
-                                const char *arch, cj_cache_entry *e, int from_cache,
-                                cujit_program **out) {
-  cujit_program *p = calloc(1, sizeof *p);
-  if (!p) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  pthread_mutex_init(&p->load_lock, NULL);
-  atomic_init(&p->refs, 1);
-  p->engine = engine;
-  p->name = cj_strdup(name);
-  p->source = cj_strdup(source);
-  snprintf(p->arch, sizeof p->arch, "%.15s", arch);
-  p->ptx = e->ptx, p->ptx_len = e->ptx_len;
-  p->cubin = e->cubin, p->cubin_len = e->cubin_len;
-  p->log = from_cache ? cj_strdup("") : e->log;
-  if (from_cache) free(e->log);
-  memset(e, 0, sizeof *e); /* the program owns its parts now */
-  p->from_cache = from_cache;
-  if (!p->name || !p->source || !p->log) {
-    program_free(p);
-    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  }
-  char err[1024];
-  cujit_status st = cj_signature_scan(source, &p->kernels, &p->nkernels, err, sizeof err);
-  if (st != CUJIT_OK) {
-    program_free(p);
-    return cj_fail(engine, st, "'%s': %s", name, err);
-  }
-  *out = p;
-  return CUJIT_OK;
-}
+/* --- compiling -------------------------------------------------------------------------------- */
 
 /* An entry from the cache, unless NVRTC is open and of another version than the one that built
 ** it (then the entry is stale and is rebuilt). */
@@ -476,24 +411,58 @@ static int lookup(cujit_engine *engine, const cj_cache_key *key, cj_cache_entry 
   return 1;
 }
 
-cujit_status cj_program_build(cujit_engine *engine, const char *source, const char *name,
-                              const cujit_compile_options *options, cujit_program **out) {
-  if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
-  if (!out) return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "out is NULL");
-  *out = NULL;
-  if (!source) return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "source is NULL");
-  if (!name) name = "<source>";
-  double t0 = cj_now_ms();
+/* The CPU device's arch "cpu": the host C++ compiler (cxx.h) through the same options, key and
+** cache, the compiler's identity joining the key; the shared object goes in entry.cubin. The
+** entry carries no NVRTC version, so none is checked. */
+static cujit_status compile_cpu(cujit_engine *engine, const char *source, const char *name,
+                                const cujit_compile_options *options, cj_compiled *out) {
+  const char *identity;
+  opt_list o = {0};
+  cj_cache_entry *e = &out->entry;
+  int hit = 0;
+  cujit_status st = cj_cxx_identity(engine, cj_cxx_check(), &identity);
+  if (st == CUJIT_OK) st = build_options(engine, options, "cpu", &o);
+  if (st == CUJIT_OK) st = make_key(engine, source, name, options, "cpu", &o, identity, &out->key);
+  opt_free(&o);
+  if (st == CUJIT_OK) hit = cj_cache_get(engine->cache, &out->key, e);
+  if (st == CUJIT_OK && !hit) {
+    cj_signature *kernels = NULL;
+    size_t n = 0;
+    char err[1024];
+    st = cj_signature_scan(source, &kernels, &n, err, sizeof err);
+    if (st != CUJIT_OK)
+      cj_fail(engine, st, "'%s': %s", name, err);
+    else
+      st = cj_cxx_compile(engine, source, name, options, kernels, n, e);
+    for (size_t i = 0; i < n; i++) cj_signature_free(&kernels[i]);
+    free(kernels);
+    if (st == CUJIT_OK) cj_cache_put(engine->cache, &out->key, e);
+  }
+  if (st != CUJIT_OK) {
+    cj_cache_entry_free(e);
+    return st;
+  }
+  out->from_cache = hit;
+  snprintf(out->arch, sizeof out->arch, "cpu");
+  return CUJIT_OK;
+}
+
+cujit_status cj_compile(cujit_engine *engine, const char *source, const char *name,
+                        const cujit_compile_options *options, const char *target,
+                        cj_compiled *out) {
+  memset(out, 0, sizeof *out);
+  /* THE COMPILER DISPATCH POINT: the arch names the compiler. */
+  if (strcmp(target, "cpu") == 0) return compile_cpu(engine, source, name, options, out);
   char arch[32];
-  cujit_status st = cj_compile_arch(engine, options, arch, sizeof arch);
-  if (st != CUJIT_OK) return st;
+  snprintf(arch, sizeof arch, "%s", target);
+  cujit_status st = CUJIT_OK;
   opt_list o = {0};
   cj_cache_key key;
-  cj_cache_entry e = {0};
+  cj_cache_entry *e = &out->entry;
   int hit = 0;
   st = build_options(engine, options, arch, &o);
-  if (st == CUJIT_OK) st = make_key(engine, source, name, options, arch, &o, &key);
-  if (st == CUJIT_OK) hit = lookup(engine, &key, &e);
+  if (st == CUJIT_OK) st = make_key(engine, source, name, options, arch, &o, NULL, &key);
+  if (st == CUJIT_OK) hit = lookup(engine, &key, e);
   if (st == CUJIT_OK && !hit) {
     cj_nvrtc *nv;
     char fitted[32];
@@ -504,121 +473,21 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
       snprintf(arch, sizeof arch, "%s", fitted);
       opt_free(&o);
       st = build_options(engine, options, arch, &o);
-      if (st == CUJIT_OK) st = make_key(engine, source, name, options, arch, &o, &key);
-      if (st == CUJIT_OK) hit = lookup(engine, &key, &e);
+      if (st == CUJIT_OK) st = make_key(engine, source, name, options, arch, &o, NULL, &key);
+      if (st == CUJIT_OK) hit = lookup(engine, &key, e);
     }
     if (st == CUJIT_OK && !hit) {
-      st = run_nvrtc(engine, nv, source, name, arch, &o, &e);
-      if (st == CUJIT_OK) cj_cache_put(engine->cache, &key, &e);
+      st = run_nvrtc(engine, nv, source, name, arch, &o, e);
+      if (st == CUJIT_OK) cj_cache_put(engine->cache, &key, e);
     }
   }
   opt_free(&o);
-  if (st == CUJIT_OK) st = new_program(engine, source, name, arch, &e, hit, out);
-  cj_cache_entry_free(&e);
-  if (st == CUJIT_OK) (*out)->ms = cj_now_ms() - t0;
-  return st;
-}
-
-/* --- the public functions ----------------------------------------------------------------------
- */
-
-static void program_destroy(cj_link *link) {
-  cj_program_release((cujit_program *)((char *)link - offsetof(cujit_program, link)));
-}
-
-cujit_status cujit_program_compile(cujit_engine *engine, const char *source, const char *name,
-                                   const cujit_compile_options *options, cujit_program **out) {
-  if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
-  if (!out)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_program_compile: out is NULL; pass the address of a cujit_program *");
-  *out = NULL;
-  if (!source)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_program_compile: source is NULL; pass the CUDA C++ text to compile");
-  cujit_status st = cj_program_build(engine, source, name, options, out);
-  if (st == CUJIT_OK) cj_track(engine, &(*out)->link, program_destroy);
-  return st;
-}
-
-static cujit_status read_file(cujit_engine *engine, const char *path, char **out) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return cj_fail(engine, CUJIT_ERROR_IO, "cannot read '%s': %s", path, strerror(errno));
-  cj_buf b = {0};
-  char chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < MAX_SOURCE_BYTES)
-    cj_buf_add(&b, chunk, n);
-  int err = ferror(f) ? errno : 0;
-  fclose(f);
-  if (err || b.failed || b.len >= MAX_SOURCE_BYTES) {
-    cj_buf_free(&b);
-    return cj_fail(engine, err ? CUJIT_ERROR_IO : CUJIT_ERROR_OUT_OF_HOST_MEMORY,
-                   "cannot read '%s': %s", path, err ? strerror(err) : "too big for a source file");
+  if (st != CUJIT_OK) {
+    cj_cache_entry_free(e);
+    return st;
   }
-  if (b.data && memchr(b.data, '\0', b.len)) {
-    cj_buf_free(&b);
-    return cj_fail(engine, CUJIT_ERROR_IO, "'%s' holds NUL bytes: it is not a CUDA source file",
-                   path);
-  }
-  *out = b.data ? b.data : cj_strdup("");
-  return *out ? CUJIT_OK : cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-}
-
-cujit_status cujit_program_compile_file(cujit_engine *engine, const char *path,
-                                        const cujit_compile_options *options, cujit_program **out) {
-  if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
-  if (!out)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_program_compile_file: out is NULL; pass the address of a "
-                   "cujit_program *");
-  *out = NULL;
-  if (!path || !*path)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_program_compile_file: path is NULL or empty");
-  struct stat st;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-    return cj_fail(engine, CUJIT_ERROR_IO, "cannot read '%s': %s", path, strerror(EISDIR));
-  char *source;
-  cujit_status s = read_file(engine, path, &source);
-  if (s != CUJIT_OK) return s;
-  s = cujit_program_compile(engine, source, path, options, out);
-  free(source);
-  return s;
-}
-
-void cujit_program_free(cujit_program *program) {
-  if (!program) return;
-  cj_untrack(program->engine, &program->link);
-  cj_program_release(program);
-}
-
-size_t cujit_program_kernel_count(const cujit_program *program) {
-  return program ? program->nkernels : 0;
-}
-
-const char *cujit_program_kernel_name(const cujit_program *program, size_t index) {
-  return program && index < program->nkernels ? program->kernels[index].name : NULL;
-}
-
-const char *cujit_program_ptx(const cujit_program *program, size_t *len) {
-  if (len) *len = program ? program->ptx_len : 0;
-  return program ? program->ptx : NULL;
-}
-
-const void *cujit_program_cubin(const cujit_program *program, size_t *len) {
-  if (len) *len = program ? program->cubin_len : 0;
-  return program ? program->cubin : NULL;
-}
-
-const char *cujit_program_log(const cujit_program *program) {
-  return program && program->log ? program->log : "";
-}
-
-int cujit_program_from_cache(const cujit_program *program) {
-  return program ? program->from_cache : 0;
-}
-
-double cujit_program_milliseconds(const cujit_program *program) {
-  return program ? program->ms : 0.0;
+  out->key = key;
+  out->from_cache = hit;
+  snprintf(out->arch, sizeof out->arch, "%.15s", arch);
+  return CUJIT_OK;
 }

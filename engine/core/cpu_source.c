@@ -5,7 +5,7 @@
 ** barriers, warps or extern __shared__), __trap() as a launch error, and one entry per kernel.
 */
 #include "cpu_source.h"
-#include "engine.h"
+#include "base.h"
 
 #include <stdio.h>
 #include <string.h>

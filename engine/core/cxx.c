@@ -6,8 +6,8 @@
 */
 #define _GNU_SOURCE /* pipe2 */
 #include "cxx.h"
-#include "compile.h"
 #include "cpu_source.h"
+#include "source.h"
 
 #include <errno.h>
 #include <fcntl.h>

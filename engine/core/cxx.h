@@ -7,7 +7,7 @@
 #define CUJIT_CXX_H
 
 #include "cache.h"
-#include "engine.h"
+#include "base.h"
 #include "signature.h"
 
 /* 1 when kernels for the CPU device are to be built with AddressSanitizer and UBSan

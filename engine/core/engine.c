@@ -1,116 +1,30 @@
 /*
-** engine.c -- opening and closing the engine; per-thread error messages; warnings; the lazy
-** opening of the driver and NVRTC; live-object tracking; dtypes; small string helpers.
+** engine.c -- the top of the core: cujit_open makes an engine and opens what it owns (the cache,
+** the map of loaded programs); cujit_close frees every live object, then closes those, releases
+** the devices and the driver. Everything else is in the layers below (docs/ARCHITECTURE.md).
 */
-#include "engine.h"
 #include "cache.h"
-#include "runtime.h"
+#include "device.h"
+#include "program.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-struct cj_errslot {
-  cj_errslot *next;
-  pthread_t thread;
-  cujit_status status;
-  char msg[CJ_MSG_MAX];
-};
 
 static atomic_ulong next_engine_id = 1;
 
-/* The slot of the last engine this thread failed on, so repeated failures skip the lock. */
-static _Thread_local struct {
-  unsigned long engine_id;
-  cj_errslot *slot;
-} tls_slot;
-
-static cj_errslot *find_slot(const cujit_engine *engine, int create) {
-  if (tls_slot.engine_id == engine->id && tls_slot.slot) return tls_slot.slot;
-  cujit_engine *e = (cujit_engine *)engine;
-  pthread_t self = pthread_self();
-  pthread_mutex_lock(&e->lock);
-  cj_errslot *s = e->errs;
-  while (s && !pthread_equal(s->thread, self)) s = s->next;
-  if (!s && create && (s = calloc(1, sizeof *s)) != NULL) {
-    s->thread = self;
-    s->next = e->errs;
-    e->errs = s;
-  }
-  pthread_mutex_unlock(&e->lock);
-  if (s) tls_slot.engine_id = engine->id, tls_slot.slot = s;
-  return s;
-}
-
-cujit_status cj_vfail(cujit_engine *engine, cujit_status status, const char *fmt, va_list ap) {
-  if (!engine) return status;
-  cj_errslot *s = find_slot(engine, 1);
-  if (!s) return status;
-  s->status = status;
-  vsnprintf(s->msg, sizeof s->msg, fmt, ap);
-  return status;
-}
-
-cujit_status cj_fail(cujit_engine *engine, cujit_status status, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  cj_vfail(engine, status, fmt, ap);
-  va_end(ap);
-  return status;
-}
-
-const char *cujit_errmsg(const cujit_engine *engine) {
-  if (!engine) return "no engine (NULL): open one with cujit_open";
-  cj_errslot *s = find_slot(engine, 0);
-  return s ? s->msg : "";
-}
-
-cujit_status cujit_errcode(const cujit_engine *engine) {
-  if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
-  cj_errslot *s = find_slot(engine, 0);
-  return s ? s->status : CUJIT_OK;
-}
-
-static void default_warning(void *user, const char *message) {
-  (void)user;
-  fprintf(stderr, "cujit: warning: %s\n", message);
-}
-
-void cj_warn(cujit_engine *engine, const char *fmt, ...) {
-  char msg[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (engine && engine->warn_fn)
-    engine->warn_fn(engine->warn_user, msg);
-  else
-    default_warning(NULL, msg);
-}
-
-void cujit_set_warning_handler(cujit_engine *engine, cujit_warning_fn fn, void *user) {
-  if (!engine) return;
-  engine->warn_fn = fn ? fn : default_warning;
-  engine->warn_user = fn ? user : NULL;
-}
-
-void cujit_interrupt(cujit_engine *engine) {
-  if (engine) engine->interrupted = 1;
-}
-
-void cujit_interrupt_clear(cujit_engine *engine) {
-  if (engine) engine->interrupted = 0;
-}
+/* CUJIT_DEVICE: an ordinal, "cpu", or anything else, which the first use of the current device
+** reports (device.c). */
+#define BAD_ENV_DEVICE (-2)
 
 static int env_device(void) {
   const char *v = getenv("CUJIT_DEVICE");
   if (!v || !*v) return 0;
+  if (strcmp(v, "cpu") == 0) return CUJIT_DEVICE_CPU;
   char *end;
   errno = 0;
   long n = strtol(v, &end, 10);
-  return (*end || errno || n < 0 || n > 1024) ? -1 : (int)n;
+  return (*end || errno || n < 0 || n > 1024) ? BAD_ENV_DEVICE : (int)n;
 }
 
 cujit_status cujit_open(cujit_engine **out) {
@@ -119,13 +33,18 @@ cujit_status cujit_open(cujit_engine **out) {
   cujit_engine *e = calloc(1, sizeof *e);
   if (!e) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   pthread_mutex_init(&e->lock, NULL);
+  pthread_mutex_init(&e->table_lock, NULL);
   e->id = atomic_fetch_add(&next_engine_id, 1);
   e->device_count = -1;
   e->current_device = env_device();
-  e->warn_fn = default_warning;
+  /* warn_fn NULL: warnings go to stderr (cj_warn) */
   e->live.next = e->live.prev = &e->live;
-  e->cache = cj_cache_open(e);
+  e->programs = cj_program_map_open();
+  e->cache = e->programs ? cj_cache_open(e) : NULL;
   if (!e->cache) {
+    cj_program_map_close(e->programs);
+    pthread_mutex_destroy(&e->table_lock);
+    pthread_mutex_destroy(&e->lock);
     free(e);
     return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   }
@@ -141,225 +60,14 @@ void cujit_close(cujit_engine *engine) {
     cj_untrack(engine, l);
     l->destroy(l);
   }
+  cj_slots_free(engine);
+  cj_program_map_close(engine->programs); /* unloads the programs from the devices */
   cj_cache_close(engine->cache);
-  if (engine->drv_state == 1) {
-    for (int i = 0; i < engine->device_count; i++)
-      if (engine->devices && engine->devices[i].ctx)
-        engine->drv.cuDevicePrimaryCtxRelease(engine->devices[i].handle);
-    cj_driver_close(&engine->drv);
-  }
-  free(engine->devices);
+  cj_devices_release(engine);
+  if (engine->drv_state == 1) cj_driver_close(&engine->drv);
   if (engine->nvrtc_state == 1) cj_nvrtc_close(&engine->nvrtc);
-  for (cj_errslot *s = engine->errs, *next; s; s = next) next = s->next, free(s);
-  if (tls_slot.engine_id == engine->id) tls_slot.engine_id = 0, tls_slot.slot = NULL;
+  cj_errors_free(engine);
+  pthread_mutex_destroy(&engine->table_lock);
   pthread_mutex_destroy(&engine->lock);
   free(engine);
-}
-
-cujit_status cj_need_driver(cujit_engine *engine, cj_driver **out) {
-  if (engine->drv_state == 0) {
-    pthread_mutex_lock(&engine->lock);
-    if (engine->drv_state == 0)
-      engine->drv_state =
-          cj_driver_open(&engine->drv, engine->drv_why, sizeof engine->drv_why) ? 1 : -1;
-    pthread_mutex_unlock(&engine->lock);
-  }
-  if (engine->drv_state < 0)
-    return cj_fail(engine,
-                   strncmp(engine->drv_why, "no CUDA device", 14) == 0 ? CUJIT_ERROR_NO_DEVICE
-                                                                       : CUJIT_ERROR_NO_DRIVER,
-                   "%s", engine->drv_why);
-  *out = &engine->drv;
-  return CUJIT_OK;
-}
-
-cujit_status cj_need_nvrtc(cujit_engine *engine, cj_nvrtc **out) {
-  if (engine->nvrtc_state == 0) {
-    pthread_mutex_lock(&engine->lock);
-    if (engine->nvrtc_state == 0)
-      engine->nvrtc_state =
-          cj_nvrtc_open(&engine->nvrtc, engine->nvrtc_why, sizeof engine->nvrtc_why) ? 1 : -1;
-    pthread_mutex_unlock(&engine->lock);
-  }
-  if (engine->nvrtc_state < 0)
-    return cj_fail(engine, CUJIT_ERROR_NO_NVRTC, "%s", engine->nvrtc_why);
-  *out = &engine->nvrtc;
-  return CUJIT_OK;
-}
-
-const char *cujit_version(void) {
-  return CUJIT_VERSION_STRING;
-}
-
-cujit_status cujit_driver_version(cujit_engine *engine, int *version) {
-  if (!engine || !version) return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "NULL argument");
-  *version = 0;
-  cj_driver *drv = NULL;
-  cujit_status st = cj_need_driver(engine, &drv);
-  if (st == CUJIT_OK) *version = drv->version;
-  return st;
-}
-
-cujit_status cujit_nvrtc_version(cujit_engine *engine, int *version) {
-  if (!engine || !version) return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "NULL argument");
-  *version = 0;
-  cj_nvrtc *nv = NULL;
-  cujit_status st = cj_need_nvrtc(engine, &nv);
-  if (st == CUJIT_OK) *version = nv->version;
-  return st;
-}
-
-void cj_track(cujit_engine *engine, cj_link *link, void (*destroy)(cj_link *)) {
-  link->destroy = destroy;
-  pthread_mutex_lock(&engine->lock);
-  link->next = engine->live.next;
-  link->prev = &engine->live;
-  engine->live.next->prev = link;
-  engine->live.next = link;
-  pthread_mutex_unlock(&engine->lock);
-}
-
-void cj_untrack(cujit_engine *engine, cj_link *link) {
-  pthread_mutex_lock(&engine->lock);
-  if (link->next) {
-    link->prev->next = link->next;
-    link->next->prev = link->prev;
-    link->next = link->prev = NULL;
-  }
-  pthread_mutex_unlock(&engine->lock);
-}
-
-const char *cujit_status_string(cujit_status status) {
-  static const char *const text[CUJIT_STATUS_COUNT_] = {
-      [CUJIT_OK] = "no error",
-      [CUJIT_ERROR_INVALID_ARGUMENT] = "invalid argument",
-      [CUJIT_ERROR_OUT_OF_HOST_MEMORY] = "out of host memory",
-      [CUJIT_ERROR_NO_DRIVER] = "no CUDA driver",
-      [CUJIT_ERROR_NO_DEVICE] = "no such CUDA device",
-      [CUJIT_ERROR_NO_NVRTC] = "no NVRTC",
-      [CUJIT_ERROR_SIGNATURE] = "malformed kernel signature",
-      [CUJIT_ERROR_COMPILE] = "compile error",
-      [CUJIT_ERROR_NOT_FOUND] = "kernel not found",
-      [CUJIT_ERROR_ARGUMENT] = "kernel arguments do not match the signature",
-      [CUJIT_ERROR_LAUNCH_CONFIG] = "launch configuration outside the device's limits",
-      [CUJIT_ERROR_DEVICE_MEMORY] = "out of device memory",
-      [CUJIT_ERROR_DEVICE_FAULT] = "device fault (reset the device)",
-      [CUJIT_ERROR_BUFFER_LOST] = "buffer lost in a device reset",
-      [CUJIT_ERROR_NOT_READY] = "not ready",
-      [CUJIT_ERROR_CACHE] = "cache error",
-      [CUJIT_ERROR_IO] = "I/O error",
-      [CUJIT_ERROR_DRIVER] = "CUDA driver error",
-      [CUJIT_ERROR_INTERRUPTED] = "interrupted",
-      [CUJIT_ERROR_UNSUPPORTED] = "unsupported",
-  };
-  return (unsigned)status < CUJIT_STATUS_COUNT_ ? text[status] : "unknown status";
-}
-
-/* --- dtypes ----------------------------------------------------------------------------------- */
-
-static const struct {
-  const char *name, *ctype;
-  size_t size;
-} dtypes[CUJIT_DTYPE_COUNT_] = {
-    [CUJIT_DTYPE_NONE] = {"bytes", "unsigned char", 1},
-    [CUJIT_F16] = {"f16", "__half", 2},
-    [CUJIT_F32] = {"f32", "float", 4},
-    [CUJIT_F64] = {"f64", "double", 8},
-    [CUJIT_I8] = {"i8", "signed char", 1},
-    [CUJIT_I16] = {"i16", "short", 2},
-    [CUJIT_I32] = {"i32", "int", 4},
-    [CUJIT_I64] = {"i64", "long long", 8},
-    [CUJIT_U8] = {"u8", "unsigned char", 1},
-    [CUJIT_U16] = {"u16", "unsigned short", 2},
-    [CUJIT_U32] = {"u32", "unsigned int", 4},
-    [CUJIT_U64] = {"u64", "unsigned long long", 8},
-};
-
-const char *cujit_dtype_name(cujit_dtype dtype) {
-  return (unsigned)dtype < CUJIT_DTYPE_COUNT_ ? dtypes[dtype].name : "?";
-}
-
-const char *cujit_dtype_ctype(cujit_dtype dtype) {
-  return (unsigned)dtype < CUJIT_DTYPE_COUNT_ ? dtypes[dtype].ctype : "?";
-}
-
-size_t cujit_dtype_size(cujit_dtype dtype) {
-  return (unsigned)dtype < CUJIT_DTYPE_COUNT_ ? dtypes[dtype].size : 0;
-}
-
-cujit_dtype cujit_dtype_from_name(const char *name) {
-  if (!name) return CUJIT_DTYPE_NONE;
-  for (int i = 1; i < CUJIT_DTYPE_COUNT_; i++)
-    if (strcmp(name, dtypes[i].name) == 0 || strcmp(name, dtypes[i].ctype) == 0)
-      return (cujit_dtype)i;
-  return CUJIT_DTYPE_NONE;
-}
-
-/* --- small helpers ---------------------------------------------------------------------------- */
-
-double cj_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-char *cj_strndup(const char *s, size_t n) {
-  char *p = malloc(n + 1);
-  if (!p) return NULL;
-  memcpy(p, s, n);
-  p[n] = '\0';
-  return p;
-}
-
-char *cj_strdup(const char *s) {
-  return s ? cj_strndup(s, strlen(s)) : NULL;
-}
-
-void cj_buf_add(cj_buf *b, const char *s, size_t n) {
-  if (b->failed) return;
-  if (b->len + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + n + 1) cap *= 2;
-    char *p = realloc(b->data, cap);
-    if (!p) {
-      b->failed = 1;
-      return;
-    }
-    b->data = p, b->cap = cap;
-  }
-  memcpy(b->data + b->len, s, n);
-  b->len += n;
-  b->data[b->len] = '\0';
-}
-
-void cj_buf_puts(cj_buf *b, const char *s) {
-  cj_buf_add(b, s, strlen(s));
-}
-
-void cj_buf_printf(cj_buf *b, const char *fmt, ...) {
-  char small[512];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(small, sizeof small, fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  if ((size_t)n < sizeof small) {
-    cj_buf_add(b, small, (size_t)n);
-    return;
-  }
-  char *big = malloc((size_t)n + 1);
-  if (!big) {
-    b->failed = 1;
-    return;
-  }
-  va_start(ap, fmt);
-  vsnprintf(big, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  cj_buf_add(b, big, (size_t)n);
-  free(big);
-}
-
-void cj_buf_free(cj_buf *b) {
-  free(b->data);
-  memset(b, 0, sizeof *b);
 }

@@ -4,13 +4,13 @@
 ** builder (generating a signature + body kernel for cujit_kernel_define).
 **
 ** Library kernels are compiled once per engine and element type and kept in a small per-engine
-** record, found through a process-wide list keyed by the engine. Defining them again on every
+** record, the engine's slot for this file (cj_slot_get). Defining them again on every
 ** call would hit the cache, but each hit builds and loads a new program (a cuLibraryLoadData),
-** which costs far more than the work of a small reduction. The record sits in the engine's list
-** of live objects, so cujit_close frees it; the kernels and buffers it points to are live objects
-** of their own and are freed by cujit_close too.
+** which costs far more than the work of a small reduction. cujit_close frees the record; the
+** kernels and buffers it points to are live objects of their own and are freed by cujit_close
+** before it.
 */
-#include "kernel.h"
+#include "launch.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -59,10 +59,7 @@ static const lib_kernel_text fill_texts[2] = {{"cj_fill_f32", FILL_PARAMS},
 #define LIB_SCRATCH_BYTES ((LIB_MAX_PARTIALS + 1) * 8) /* the partials, then the result */
 
 typedef struct lib_state {
-  cj_link link; /* first: the live list hands this pointer back */
   cujit_engine *engine;
-  unsigned long engine_id;
-  struct lib_state *next;
   pthread_mutex_t lock; /* guards what follows, and is held through a whole reduction */
   cujit_kernel *reduce[CUJIT_DTYPE_COUNT_][RED_COUNT];
   cujit_kernel *fill[2];  /* f32, f64 */
@@ -70,39 +67,23 @@ typedef struct lib_state {
   int nscratch;
 } lib_state;
 
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static lib_state *registry;
-
-static void state_destroy(cj_link *link) {
-  lib_state *s = (lib_state *)link;
-  pthread_mutex_lock(&registry_lock);
-  for (lib_state **p = &registry; *p; p = &(*p)->next)
-    if (*p == s) {
-      *p = s->next;
-      break;
-    }
-  pthread_mutex_unlock(&registry_lock);
-  pthread_mutex_destroy(&s->lock);
-  free(s->scratch);
-  free(s);
+static void state_init(void *state, cujit_engine *e) {
+  lib_state *s = state;
+  s->engine = e;
+  pthread_mutex_init(&s->lock, NULL);
 }
 
+static void state_destroy(void *state) {
+  lib_state *s = state;
+  pthread_mutex_destroy(&s->lock);
+  free(s->scratch);
+}
+
+static const char state_tag = 'L'; /* its address names this file's slot of an engine */
+
 static cujit_status state_get(cujit_engine *e, lib_state **out) {
-  pthread_mutex_lock(&registry_lock);
-  lib_state *s = registry;
-  while (s && !(s->engine == e && s->engine_id == e->id)) s = s->next;
-  if (!s && (s = calloc(1, sizeof *s)) != NULL) {
-    s->engine = e;
-    s->engine_id = e->id;
-    pthread_mutex_init(&s->lock, NULL);
-    s->next = registry;
-    registry = s;
-    cj_track(e, &s->link, state_destroy);
-  }
-  pthread_mutex_unlock(&registry_lock);
-  *out = s;
-  return s ? CUJIT_OK
-           : cj_fail(e, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for library state");
+  *out = cj_slot_get(e, &state_tag, sizeof **out, state_init, state_destroy);
+  return *out ? CUJIT_OK : CUJIT_ERROR_OUT_OF_HOST_MEMORY;
 }
 
 /* Compiles a library program and takes the named kernels from it; all or none. */
@@ -324,13 +305,14 @@ static cujit_status reduce_kernels(lib_state *s, cujit_dtype d, cujit_kernel ***
 
 static cujit_status scratch_buffer(lib_state *s, cujit_device *dev, cujit_buffer **out) {
   cujit_engine *e = s->engine;
-  if (dev->ordinal >= s->nscratch) {
-    cujit_buffer **grown = realloc(s->scratch, (size_t)(dev->ordinal + 1) * sizeof *grown);
+  int at = cj_device_slot(dev);
+  if (at >= s->nscratch) {
+    cujit_buffer **grown = realloc(s->scratch, (size_t)(at + 1) * sizeof *grown);
     if (!grown) return cj_fail(e, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-    for (int i = s->nscratch; i <= dev->ordinal; i++) grown[i] = NULL;
-    s->scratch = grown, s->nscratch = dev->ordinal + 1;
+    for (int i = s->nscratch; i <= at; i++) grown[i] = NULL;
+    s->scratch = grown, s->nscratch = at + 1;
   }
-  cujit_buffer **slot = &s->scratch[dev->ordinal];
+  cujit_buffer **slot = &s->scratch[at];
   if (*slot && (*slot)->generation != dev->generation) { /* lost in a reset */
     cujit_buffer_free(*slot);
     *slot = NULL;

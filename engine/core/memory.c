@@ -1,8 +1,8 @@
 /*
-** memory.c -- device buffers, pinned host buffers, and the copies and fills between them, with
-** every size and offset checked against the buffers before anything reaches the driver.
+** memory.c -- device buffers, host buffers, and the copies and fills between them, with every size
+** and offset checked against the buffers before anything reaches the backend.
 */
-#include "runtime.h"
+#include "memory.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #define HOST_BUFFER_OF(l) ((cujit_host_buffer *)((char *)(l)-offsetof(cujit_host_buffer, link)))
 
 static int buffer_is_current(const cujit_buffer *b) {
-  return __atomic_load_n(&b->device->generation, __ATOMIC_ACQUIRE) == b->generation;
+  return cj_device_current(b->device, b->generation);
 }
 
 /* --- device buffers --------------------------------------------------------------------------- */
@@ -23,27 +23,10 @@ static void buffer_destroy(cj_link *link) {
   cujit_buffer *b = BUFFER_OF(link);
   cujit_device *device = b->device;
   if (buffer_is_current(b)) {
-    if (cj_device_enter_quiet(device)) device->engine->drv.cuMemFree(b->ptr);
+    if (cj_device_enter_quiet(device)) device->ops->free(device, b->ptr);
     atomic_fetch_sub(&device->allocated, b->size);
   }
   free(b);
-}
-
-static cujit_status alloc_failed(cujit_device *device, CUresult rc, size_t bytes) {
-  char asked[32], f[32], t[32];
-  size_t free_bytes = 0, total = 0;
-  cj_bytes_text(bytes, asked, sizeof asked);
-  if (rc != CUDA_ERROR_OUT_OF_MEMORY) {
-    char what[96];
-    snprintf(what, sizeof what, "cuMemAlloc of %s on device %d", asked, device->ordinal);
-    return cj_check(device, rc, what);
-  }
-  device->engine->drv.cuMemGetInfo(&free_bytes, &total);
-  return cj_fail(device->engine, CUJIT_ERROR_DEVICE_MEMORY,
-                 "out of device memory: asked for %s (%zu bytes), device %d has %s free of %s; "
-                 "free buffers you no longer need or allocate less",
-                 asked, bytes, device->ordinal, cj_bytes_text(free_bytes, f, sizeof f),
-                 cj_bytes_text(total, t, sizeof t));
 }
 
 static cujit_status check_alloc_args(cujit_engine *engine, size_t bytes, cujit_dtype dtype) {
@@ -66,25 +49,18 @@ static cujit_status check_alloc_args(cujit_engine *engine, size_t bytes, cujit_d
 
 cujit_status cujit_buffer_alloc(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
                                 cujit_buffer **out) {
-  if (!engine)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_buffer_alloc: engine is NULL");
-  if (!out)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_buffer_alloc: out is NULL; pass the address of a cujit_buffer *");
-  *out = NULL;
-  cujit_status st = check_alloc_args(engine, bytes, dtype);
-  cujit_device *device = NULL;
-  if (st == CUJIT_OK) st = cj_current_device(engine, &device);
-  if (st == CUJIT_OK) st = cj_device_enter(device);
+  static const char fn[] = "cujit_buffer_alloc";
+  cujit_status st = cj_check_new(engine, out, fn, "cujit_buffer");
   if (st != CUJIT_OK) return st;
-  cujit_buffer *b = calloc(1, sizeof *b);
-  if (!b)
-    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
-                   "cujit_buffer_alloc: out of host memory for the buffer object");
-  CUresult rc = engine->drv.cuMemAlloc(&b->ptr, bytes);
-  if (rc != CUDA_SUCCESS) {
+  *out = NULL;
+  cujit_device *device = NULL;
+  cujit_buffer *b = NULL;
+  if ((st = check_alloc_args(engine, bytes, dtype)) != CUJIT_OK ||
+      (st = cj_new_on_current(engine, fn, "buffer", sizeof *b, &device, (void **)&b)) != CUJIT_OK)
+    return st;
+  if ((st = device->ops->alloc(device, bytes, &b->ptr)) != CUJIT_OK) {
     free(b);
-    return alloc_failed(device, rc, bytes);
+    return st;
   }
   b->device = device;
   b->generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
@@ -115,7 +91,7 @@ cujit_device *cujit_buffer_device(const cujit_buffer *buffer) {
 }
 
 uint64_t cujit_buffer_devptr(const cujit_buffer *buffer) {
-  return buffer && buffer_is_current(buffer) ? (uint64_t)buffer->ptr : 0;
+  return buffer && buffer_is_current(buffer) ? buffer->ptr : 0;
 }
 
 /* --- checks shared by the copies -------------------------------------------------------------- */
@@ -152,19 +128,6 @@ static cujit_status check_buffer(const char *fn, const char *which, const cujit_
   return cj_check_alive(device, b->generation, what);
 }
 
-/* A NULL stream promises a synchronous call; the driver's "synchronous" copies may return
-** before the device is done (pageable uploads, device-to-device, memset), and our non-blocking
-** streams do not order behind the legacy stream, so wait for it here. */
-static cujit_status finish(cujit_device *device, CUresult rc, const cujit_stream *stream,
-                           const char *call, size_t bytes) {
-  if (rc == CUDA_SUCCESS && !stream) rc = device->engine->drv.cuStreamSynchronize((CUstream)0);
-  if (rc == CUDA_SUCCESS) return CUJIT_OK;
-  char what[96], size[32];
-  snprintf(what, sizeof what, "%s of %s on device %d", call,
-           cj_bytes_text(bytes, size, sizeof size), device->ordinal);
-  return cj_check(device, rc, what);
-}
-
 /* --- copies ----------------------------------------------------------------------------------- */
 
 cujit_status cujit_memcpy_htod(cujit_buffer *dst, size_t dst_offset, const void *src, size_t bytes,
@@ -180,9 +143,8 @@ cujit_status cujit_memcpy_htod(cujit_buffer *dst, size_t dst_offset, const void 
   if (st == CUJIT_OK) st = check_stream(engine, fn, device, stream);
   if (st != CUJIT_OK || bytes == 0) return st;
   if ((st = cj_device_enter(device)) != CUJIT_OK) return st;
-  CUresult rc =
-      engine->drv.cuMemcpyHtoDAsync(dst->ptr + dst_offset, src, bytes, cj_stream_handle(stream));
-  return finish(device, rc, stream, "cuMemcpyHtoD", bytes);
+  return device->ops->copy(device, CJ_COPY_HTOD, dst->ptr + dst_offset, (uint64_t)(uintptr_t)src,
+                           bytes, cj_stream_handle(stream));
 }
 
 cujit_status cujit_memcpy_dtoh(void *dst, const cujit_buffer *src, size_t src_offset, size_t bytes,
@@ -198,9 +160,8 @@ cujit_status cujit_memcpy_dtoh(void *dst, const cujit_buffer *src, size_t src_of
   if (st == CUJIT_OK) st = check_stream(engine, fn, device, stream);
   if (st != CUJIT_OK || bytes == 0) return st;
   if ((st = cj_device_enter(device)) != CUJIT_OK) return st;
-  CUresult rc =
-      engine->drv.cuMemcpyDtoHAsync(dst, src->ptr + src_offset, bytes, cj_stream_handle(stream));
-  return finish(device, rc, stream, "cuMemcpyDtoH", bytes);
+  return device->ops->copy(device, CJ_COPY_DTOH, (uint64_t)(uintptr_t)dst, src->ptr + src_offset,
+                           bytes, cj_stream_handle(stream));
 }
 
 /* Within one buffer the driver's copy is undefined for overlapping ranges; refuse them. */
@@ -238,9 +199,8 @@ cujit_status cujit_memcpy_dtod(cujit_buffer *dst, size_t dst_offset, const cujit
   if (st == CUJIT_OK) st = check_stream(engine, fn, device, stream);
   if (st != CUJIT_OK || bytes == 0) return st;
   if ((st = cj_device_enter(device)) != CUJIT_OK) return st;
-  CUresult rc = engine->drv.cuMemcpyDtoDAsync(dst->ptr + dst_offset, src->ptr + src_offset, bytes,
-                                              cj_stream_handle(stream));
-  return finish(device, rc, stream, "cuMemcpyDtoD", bytes);
+  return device->ops->copy(device, CJ_COPY_DTOD, dst->ptr + dst_offset, src->ptr + src_offset,
+                           bytes, cj_stream_handle(stream));
 }
 
 cujit_status cujit_memset(cujit_buffer *dst, size_t offset, unsigned char value, size_t bytes,
@@ -258,53 +218,37 @@ cujit_status cujit_memset(cujit_buffer *dst, size_t offset, unsigned char value,
   if (st == CUJIT_OK) st = check_stream(engine, fn, device, stream);
   if (st != CUJIT_OK || bytes == 0) return st;
   if ((st = cj_device_enter(device)) != CUJIT_OK) return st;
-  CUresult rc =
-      engine->drv.cuMemsetD8Async(dst->ptr + offset, value, bytes, cj_stream_handle(stream));
-  return finish(device, rc, stream, "cuMemsetD8", bytes);
+  return device->ops->memset8(device, dst->ptr + offset, value, bytes, cj_stream_handle(stream));
 }
 
 /* --- pinned host memory ----------------------------------------------------------------------- */
 
 static int host_buffer_is_current(const cujit_host_buffer *h) {
-  return __atomic_load_n(&h->device->generation, __ATOMIC_ACQUIRE) == h->generation;
+  return cj_device_current(h->device, h->generation);
 }
 
 static void host_destroy(cj_link *link) {
   cujit_host_buffer *h = HOST_BUFFER_OF(link);
   if (host_buffer_is_current(h) && cj_device_enter_quiet(h->device))
-    h->engine->drv.cuMemFreeHost(h->ptr);
+    h->device->ops->host_free(h->device, h->ptr);
   free(h);
 }
 
 cujit_status cujit_host_alloc(cujit_engine *engine, size_t bytes, cujit_host_buffer **out) {
-  if (!engine)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_host_alloc: engine is NULL");
-  if (!out)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_host_alloc: out is NULL; pass the address of a cujit_host_buffer *");
+  static const char fn[] = "cujit_host_alloc";
+  cujit_status st = cj_check_new(engine, out, fn, "cujit_host_buffer");
+  if (st != CUJIT_OK) return st;
   *out = NULL;
   if (bytes == 0)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_host_alloc: a buffer of 0 bytes; ask for at least one byte");
   cujit_device *device = NULL;
-  cujit_status st = cj_current_device(engine, &device);
-  if (st == CUJIT_OK) st = cj_device_enter(device);
-  if (st != CUJIT_OK) return st;
-  cujit_host_buffer *h = calloc(1, sizeof *h);
-  if (!h)
-    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
-                   "cujit_host_alloc: out of host memory for the buffer object");
-  CUresult rc = engine->drv.cuMemHostAlloc(&h->ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
-  if (rc != CUDA_SUCCESS) {
-    char what[96], size[32];
+  cujit_host_buffer *h = NULL;
+  if ((st = cj_new_on_current(engine, fn, "buffer", sizeof *h, &device, (void **)&h)) != CUJIT_OK)
+    return st;
+  if ((st = device->ops->host_alloc(device, bytes, &h->ptr)) != CUJIT_OK) {
     free(h);
-    if (rc == CUDA_ERROR_OUT_OF_MEMORY)
-      return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
-                     "cujit_host_alloc: cannot pin %s of host memory; ask for less, or use "
-                     "ordinary (pageable) memory",
-                     cj_bytes_text(bytes, size, sizeof size));
-    snprintf(what, sizeof what, "cuMemHostAlloc of %s", cj_bytes_text(bytes, size, sizeof size));
-    return cj_check(device, rc, what);
+    return st;
   }
   h->engine = engine;
   h->size = bytes;

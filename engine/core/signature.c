@@ -4,7 +4,7 @@
 ** whole translation unit.
 */
 #include "signature.h"
-#include "engine.h"
+#include "base.h"
 
 #include <ctype.h>
 #include <stdarg.h>

@@ -2,7 +2,8 @@
 ** source.c -- the translation unit for a signature + body kernel, with #line directives that name
 ** each part, and the reading of NVRTC's log back into the user's terms ("line 3 of its body").
 */
-#include "compile.h"
+#include "source.h"
+#include "base.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,82 +1,39 @@
 /*
-** stream.c -- streams, events, and waiting on them: every synchronize polls the driver with a
-** short spin and a backoff, so a wait stays fast yet cujit_interrupt can cut it short.
+** stream.c -- streams, events, and synchronizing a whole device, over the backend seam: every wait
+** polls so that cujit_interrupt can cut it short (cj_backend_wait).
 */
-#include "runtime.h"
+#include "stream.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #define STREAM_OF(l) ((cujit_stream *)((char *)(l)-offsetof(cujit_stream, link)))
 #define EVENT_OF(l) ((cujit_event *)((char *)(l)-offsetof(cujit_event, link)))
 
-#define SPIN_MS 0.02        /* poll without sleeping for the first 20 us */
-#define FIRST_SLEEP_NS 2000 /* then sleep, doubling up to... */
-#define MAX_SLEEP_NS 100000
+/* --- the device ------------------------------------------------------------------------------- */
 
-/* --- waiting ---------------------------------------------------------------------------------- */
-
-static void nap(long ns) {
-  struct timespec ts = {0, ns};
-  nanosleep(&ts, NULL);
-}
-
-cujit_status cj_wait(cujit_device *device, cj_query_fn query, void *handle, const char *what) {
-  cujit_engine *engine = device->engine;
-  double start = cj_now_ms();
-  long sleep_ns = FIRST_SLEEP_NS;
-  for (;;) {
-    CUresult rc = query(device, handle);
-    if (rc != CUDA_ERROR_NOT_READY) return cj_check(device, rc, what);
-    if (engine->interrupted) {
-      engine->interrupted = 0;
-      return cj_fail(engine, CUJIT_ERROR_INTERRUPTED,
-                     "%s was interrupted (cujit_interrupt); the work already queued on device %d "
-                     "goes on running",
-                     what, device->ordinal);
-    }
-    if (cj_now_ms() - start < SPIN_MS) continue;
-    nap(sleep_ns);
-    if (sleep_ns < MAX_SLEEP_NS)
-      sleep_ns = sleep_ns * 2 > MAX_SLEEP_NS ? MAX_SLEEP_NS : sleep_ns * 2;
-  }
-}
-
-static CUresult query_stream(cujit_device *device, void *handle) {
-  return device->engine->drv.cuStreamQuery((CUstream)handle);
-}
-
-static CUresult query_event(cujit_device *device, void *handle) {
-  return device->engine->drv.cuEventQuery((CUevent)handle);
-}
-
-/* The legacy stream and every live stream of the device: the lock keeps the list still while
-** it is walked, and is held only for these few queries. */
-static CUresult query_device(cujit_device *device, void *unused) {
+/* Every live stream of the device: the lock keeps the list still while it is walked, and is held
+** only for these few queries. */
+static cujit_status streams_done(cujit_device *device, void *unused) {
   (void)unused;
   cujit_engine *engine = device->engine;
   unsigned generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
+  cujit_status st = CUJIT_OK;
   pthread_mutex_lock(&engine->lock);
-  CUresult rc = engine->drv.cuStreamQuery((CUstream)0);
-  for (cujit_stream *s = device->streams; s && rc == CUDA_SUCCESS; s = s->dev_next)
-    if (s->generation == generation) rc = engine->drv.cuStreamQuery(s->handle);
+  for (cujit_stream *s = device->streams; s && st == CUJIT_OK; s = s->dev_next)
+    if (s->generation == generation) st = device->ops->stream_query(device, s->handle);
   pthread_mutex_unlock(&engine->lock);
-  return rc;
+  return st;
 }
 
 cujit_status cujit_device_synchronize(cujit_device *device) {
   if (!device)
     return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_device_synchronize: device is NULL");
-  if (!__atomic_load_n(&device->ctx, __ATOMIC_ACQUIRE) && device->fault == CUJIT_OK)
+  if (!device->ops->enter_quiet(device) && device->fault == CUJIT_OK)
     return CUJIT_OK; /* nothing was ever queued on it */
   cujit_status st = cj_device_enter(device);
-  if (st == CUJIT_OK) st = cj_wait(device, query_device, NULL, "cujit_device_synchronize");
-  /* Catches work cujit did not queue (other libraries sharing the primary context); by now it
-  ** is usually done and this returns at once. */
-  if (st == CUJIT_OK)
-    st = cj_check(device, device->engine->drv.cuCtxSynchronize(), "cujit_device_synchronize");
-  return st;
+  if (st == CUJIT_OK) st = cj_backend_wait(device, streams_done, NULL, "cujit_device_synchronize");
+  return st == CUJIT_OK ? device->ops->synchronize(device) : st;
 }
 
 /* --- streams ---------------------------------------------------------------------------------- */
@@ -103,35 +60,24 @@ static void unlink_from_device(cujit_stream *s) {
   pthread_mutex_unlock(&device->engine->lock);
 }
 
-static int is_current(const cujit_device *device, unsigned generation) {
-  return __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE) == generation;
-}
-
 static void stream_destroy(cj_link *link) {
   cujit_stream *s = STREAM_OF(link);
   unlink_from_device(s);
-  if (is_current(s->device, s->generation) && cj_device_enter_quiet(s->device))
-    s->device->engine->drv.cuStreamDestroy(s->handle);
+  if (cj_device_current(s->device, s->generation) && cj_device_enter_quiet(s->device))
+    s->device->ops->stream_destroy(s->device, s->handle);
   free(s);
 }
 
 cujit_status cujit_stream_create(cujit_engine *engine, cujit_stream **out) {
-  if (!engine)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_stream_create: engine is NULL");
-  if (!out)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_stream_create: out is NULL; pass the address of a cujit_stream *");
+  static const char fn[] = "cujit_stream_create";
+  cujit_status st = cj_check_new(engine, out, fn, "cujit_stream");
+  if (st != CUJIT_OK) return st;
   *out = NULL;
   cujit_device *device = NULL;
-  cujit_status st = cj_current_device(engine, &device);
-  if (st == CUJIT_OK) st = cj_device_enter(device);
-  if (st != CUJIT_OK) return st;
-  cujit_stream *s = calloc(1, sizeof *s);
-  if (!s)
-    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
-                   "cujit_stream_create: out of host memory for the stream object");
-  st = cj_check(device, engine->drv.cuStreamCreate(&s->handle, CU_STREAM_NON_BLOCKING),
-                "cuStreamCreate");
+  cujit_stream *s = NULL;
+  if ((st = cj_new_on_current(engine, fn, "stream", sizeof *s, &device, (void **)&s)) != CUJIT_OK)
+    return st;
+  st = device->ops->stream_create(device, &s->handle);
   if (st != CUJIT_OK) {
     free(s);
     return st;
@@ -158,7 +104,7 @@ cujit_device *cujit_stream_device(const cujit_stream *stream) {
 static cujit_status enter_stream(cujit_stream *stream, const char *fn) {
   if (!stream) return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: stream is NULL", fn);
   cujit_status st = CUJIT_OK;
-  if (!is_current(stream->device, stream->generation)) {
+  if (!cj_device_current(stream->device, stream->generation)) {
     char what[80];
     snprintf(what, sizeof what, "%s: the stream", fn);
     st = cj_check_alive(stream->device, stream->generation, what);
@@ -169,41 +115,36 @@ static cujit_status enter_stream(cujit_stream *stream, const char *fn) {
 cujit_status cujit_stream_synchronize(cujit_stream *stream) {
   static const char fn[] = "cujit_stream_synchronize";
   cujit_status st = enter_stream(stream, fn);
-  return st == CUJIT_OK ? cj_wait(stream->device, query_stream, stream->handle, fn) : st;
+  return st == CUJIT_OK ? stream->device->ops->stream_synchronize(stream->device, stream->handle)
+                        : st;
 }
 
 cujit_status cujit_stream_query(cujit_stream *stream) {
   static const char fn[] = "cujit_stream_query";
   cujit_status st = enter_stream(stream, fn);
   if (st != CUJIT_OK) return st;
-  return cj_check(stream->device, stream->device->engine->drv.cuStreamQuery(stream->handle), fn);
+  return stream->device->ops->stream_query(stream->device, stream->handle);
 }
 
 /* --- events ----------------------------------------------------------------------------------- */
 
 static void event_destroy(cj_link *link) {
   cujit_event *e = EVENT_OF(link);
-  if (is_current(e->device, e->generation) && cj_device_enter_quiet(e->device))
-    e->device->engine->drv.cuEventDestroy(e->handle);
+  if (cj_device_current(e->device, e->generation) && cj_device_enter_quiet(e->device))
+    e->device->ops->event_destroy(e->device, e->handle);
   free(e);
 }
 
 cujit_status cujit_event_create(cujit_engine *engine, cujit_event **out) {
-  if (!engine)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_event_create: engine is NULL");
-  if (!out)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_event_create: out is NULL; pass the address of a cujit_event *");
+  static const char fn[] = "cujit_event_create";
+  cujit_status st = cj_check_new(engine, out, fn, "cujit_event");
+  if (st != CUJIT_OK) return st;
   *out = NULL;
   cujit_device *device = NULL;
-  cujit_status st = cj_current_device(engine, &device);
-  if (st == CUJIT_OK) st = cj_device_enter(device);
-  if (st != CUJIT_OK) return st;
-  cujit_event *e = calloc(1, sizeof *e);
-  if (!e)
-    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
-                   "cujit_event_create: out of host memory for the event object");
-  st = cj_check(device, engine->drv.cuEventCreate(&e->handle, CU_EVENT_DEFAULT), "cuEventCreate");
+  cujit_event *e = NULL;
+  if ((st = cj_new_on_current(engine, fn, "event", sizeof *e, &device, (void **)&e)) != CUJIT_OK)
+    return st;
+  st = device->ops->event_create(device, &e->handle);
   if (st != CUJIT_OK) {
     free(e);
     return st;
@@ -223,7 +164,7 @@ void cujit_event_free(cujit_event *event) {
 
 static cujit_status check_event(cujit_event *event, const char *fn, const char *which) {
   if (!event) return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, which);
-  if (is_current(event->device, event->generation) && event->device->fault == CUJIT_OK)
+  if (cj_device_current(event->device, event->generation) && event->device->fault == CUJIT_OK)
     return CUJIT_OK;
   char what[80];
   snprintf(what, sizeof what, "%s: %s", fn, which);
@@ -245,9 +186,7 @@ cujit_status cujit_event_record(cujit_event *event, cujit_stream *stream) {
   else
     st = cj_device_enter(device);
   if (st == CUJIT_OK)
-    st =
-        cj_check(device, device->engine->drv.cuEventRecord(event->handle, cj_stream_handle(stream)),
-                 "cuEventRecord");
+    st = device->ops->event_record(device, event->handle, cj_stream_handle(stream));
   if (st == CUJIT_OK) event->recorded = 1;
   return st;
 }
@@ -256,7 +195,7 @@ cujit_status cujit_event_synchronize(cujit_event *event) {
   static const char fn[] = "cujit_event_synchronize";
   cujit_status st = check_event(event, fn, "the event");
   if (st == CUJIT_OK) st = cj_device_enter(event->device);
-  return st == CUJIT_OK ? cj_wait(event->device, query_event, event->handle, fn) : st;
+  return st == CUJIT_OK ? event->device->ops->event_synchronize(event->device, event->handle) : st;
 }
 
 cujit_status cujit_event_query(cujit_event *event) {
@@ -264,7 +203,7 @@ cujit_status cujit_event_query(cujit_event *event) {
   cujit_status st = check_event(event, fn, "the event");
   if (st == CUJIT_OK) st = cj_device_enter(event->device);
   if (st != CUJIT_OK) return st;
-  return cj_check(event->device, event->device->engine->drv.cuEventQuery(event->handle), fn);
+  return event->device->ops->event_query(event->device, event->handle);
 }
 
 cujit_status cujit_event_elapsed(cujit_event *start, cujit_event *end, float *ms) {
@@ -288,13 +227,7 @@ cujit_status cujit_event_elapsed(cujit_event *start, cujit_event *end, float *ms
                    "%s: the %s event was never recorded; record both with cujit_event_record", fn,
                    start->recorded ? "end" : "start");
   if ((st = cj_device_enter(device)) != CUJIT_OK) return st;
-  CUresult rc = engine->drv.cuEventElapsedTime(ms, start->handle, end->handle);
-  if (rc == CUDA_ERROR_NOT_READY)
-    return cj_fail(engine, CUJIT_ERROR_NOT_READY,
-                   "%s: an event has not completed yet; call cujit_event_synchronize on the end "
-                   "event first",
-                   fn);
-  return cj_check(device, rc, fn);
+  return device->ops->event_elapsed(device, start->handle, end->handle, ms);
 }
 
 cujit_status cujit_stream_wait_event(cujit_stream *stream, cujit_event *event) {
@@ -302,7 +235,5 @@ cujit_status cujit_stream_wait_event(cujit_stream *stream, cujit_event *event) {
   cujit_status st = check_event(event, fn, "the event");
   if (st == CUJIT_OK) st = enter_stream(stream, fn);
   if (st != CUJIT_OK) return st;
-  return cj_check(stream->device,
-                  stream->device->engine->drv.cuStreamWaitEvent(stream->handle, event->handle, 0),
-                  "cuStreamWaitEvent");
+  return stream->device->ops->stream_wait_event(stream->device, stream->handle, event->handle);
 }

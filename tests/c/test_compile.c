@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compile.h"
+#include "program.h"
 
 static cujit_engine *engine;
 static char tmpdir[256];
@@ -344,13 +344,13 @@ Test(compile, arch_checks) {
   const char *bad[] = {"sm90", "sm_", "sm_9", "gfx90", "sm_90x", "compute_"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     cujit_compile_options o = {.arch = bad[i]};
-    cr_assert_eq(cj_compile_arch(engine, &o, arch, sizeof arch), CUJIT_ERROR_INVALID_ARGUMENT, "%s",
+    cr_assert_eq(cj_program_arch(engine, &o, arch, sizeof arch), CUJIT_ERROR_INVALID_ARGUMENT, "%s",
                  bad[i]);
     cr_assert(strstr(cujit_errmsg(engine), bad[i]), "%s", cujit_errmsg(engine));
     cr_assert(strstr(cujit_errmsg(engine), "sm_90"), "suggests a form: %s", cujit_errmsg(engine));
   }
   cujit_compile_options ok = {.arch = "sm_90a"};
-  cr_assert_eq(cj_compile_arch(engine, &ok, arch, sizeof arch), CUJIT_OK);
+  cr_assert_eq(cj_program_arch(engine, &ok, arch, sizeof arch), CUJIT_OK);
   cr_assert_str_eq(arch, "sm_90a");
 
   need_nvrtc();
@@ -364,7 +364,7 @@ Test(compile, arch_checks) {
 
 Test(compile, arch_from_the_device) {
   char arch[32];
-  cujit_status st = cj_compile_arch(engine, NULL, arch, sizeof arch);
+  cujit_status st = cj_program_arch(engine, NULL, arch, sizeof arch);
   if (st == CUJIT_OK) {
     cr_assert_eq(strncmp(arch, "sm_", 3), 0, "%s", arch);
     return;

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "backend.h"
+#include "device.h"
 #include "compile.h"
-#include "cpu_device.h"
 #include "cxx.h"
 #include "expect.h"
 
@@ -35,15 +35,14 @@ static const char kernels_source[] =
     "}\n";
 
 static cujit_engine *engine;
-static cujit_device dev;
+static cujit_device *dev;
 static cujit_program program;
 static void *module;
 static const cj_backend *ops = &cj_backend_cpu;
 
 static void open_device(void) {
   cr_assert_eq(cujit_open(&engine), CUJIT_OK);
-  memset(&dev, 0, sizeof dev);
-  EXPECT_OK(cj_cpu_device_init(engine, &dev, 0));
+  EXPECT_OK(cj_cpu_device(engine, &dev));
 }
 
 static void compile_into(const char *source, const char *name, cujit_program *p) {
@@ -54,6 +53,7 @@ static void compile_into(const char *source, const char *name, cujit_program *p)
   cj_cache_entry e;
   EXPECT_OK(cj_cxx_compile(engine, source, name, NULL, p->kernels, p->nkernels, &e));
   p->name = (char *)name;
+  snprintf(p->arch, sizeof p->arch, "cpu");
   p->cubin = e.cubin, p->cubin_len = e.cubin_len;
   free(e.ptx);
   free(e.log);
@@ -69,13 +69,14 @@ static void free_program(cujit_program *p) {
 static void open_all(void) {
   open_device();
   compile_into(kernels_source, "cpu_test.cu", &program);
-  EXPECT_OK(ops->load(&dev, &program, &module));
+  EXPECT_OK(ops->load(dev, &program, &module));
 }
 
 static void close_all(void) {
-  if (module) ops->unload(&dev, module);
+  if (module) ops->unload(dev, module);
   module = NULL;
-  ops->release(&dev);
+  ops->release(dev);
+  free(dev);
   free_program(&program);
   cujit_close(engine);
   engine = NULL;
@@ -83,14 +84,14 @@ static void close_all(void) {
 
 static void *function(const char *name) {
   void *fn = NULL;
-  EXPECT_OK(ops->get_function(&dev, module, name, &fn));
+  EXPECT_OK(ops->get_function(dev, module, name, &fn));
   return fn;
 }
 
 static cujit_status launch(const char *name, unsigned blocks, unsigned threads, void *stream,
                            void **args) {
   unsigned grid[3] = {blocks, 1, 1}, block[3] = {threads, 1, 1};
-  return ops->launch(&dev, function(name), grid, block, 0, stream, args);
+  return ops->launch(dev, function(name), grid, block, 0, stream, args);
 }
 
 static uint64_t addr(const void *p) {
@@ -103,52 +104,52 @@ static uint64_t addr(const void *p) {
 Test(cpu_backend, memory_copies_and_fills, .init = open_device, .fini = close_all) {
   enum { N = 1000 };
   uint64_t a = 0, b = 0;
-  EXPECT_OK(ops->alloc(&dev, N, &a));
-  EXPECT_OK(ops->alloc(&dev, N, &b));
+  EXPECT_OK(ops->alloc(dev, N, &a));
+  EXPECT_OK(ops->alloc(dev, N, &b));
   cr_expect_eq(a % 256, 0, "device memory is aligned to 256 bytes");
   cr_expect_eq(b % 256, 0);
   unsigned char host[N], back[N];
   for (int i = 0; i < N; i++) host[i] = (unsigned char)(i * 7 + 3);
-  EXPECT_OK(ops->copy(&dev, CJ_COPY_HTOD, a, addr(host), N, NULL));
-  EXPECT_OK(ops->copy(&dev, CJ_COPY_DTOD, b, a, N, NULL));
+  EXPECT_OK(ops->copy(dev, CJ_COPY_HTOD, a, addr(host), N, NULL));
+  EXPECT_OK(ops->copy(dev, CJ_COPY_DTOD, b, a, N, NULL));
   memset(back, 0, N);
-  EXPECT_OK(ops->copy(&dev, CJ_COPY_DTOH, addr(back), b, N, NULL));
+  EXPECT_OK(ops->copy(dev, CJ_COPY_DTOH, addr(back), b, N, NULL));
   cr_expect_arr_eq(back, host, N);
   void *stream = NULL;
-  EXPECT_OK(ops->stream_create(&dev, &stream));
-  EXPECT_OK(ops->memset8(&dev, b + 100, 0xab, 50, stream));
-  EXPECT_OK(ops->copy(&dev, CJ_COPY_DTOH, addr(back), b, N, stream));
-  EXPECT_OK(ops->stream_synchronize(&dev, stream));
+  EXPECT_OK(ops->stream_create(dev, &stream));
+  EXPECT_OK(ops->memset8(dev, b + 100, 0xab, 50, stream));
+  EXPECT_OK(ops->copy(dev, CJ_COPY_DTOH, addr(back), b, N, stream));
+  EXPECT_OK(ops->stream_synchronize(dev, stream));
   for (int i = 0; i < N; i++)
     cr_expect_eq(back[i], i >= 100 && i < 150 ? 0xab : host[i], "byte %d", i);
   size_t free_bytes = 0, total = 0;
-  EXPECT_OK(ops->mem_info(&dev, &free_bytes, &total));
+  EXPECT_OK(ops->mem_info(dev, &free_bytes, &total));
   cr_expect_gt(total, 0);
   cr_expect_leq(free_bytes, total);
-  cr_expect_eq(dev.info.total_memory, total);
-  ops->stream_destroy(&dev, stream);
-  ops->free(&dev, a);
-  ops->free(&dev, b);
+  cr_expect_eq(dev->info.total_memory, total);
+  ops->stream_destroy(dev, stream);
+  ops->free(dev, a);
+  ops->free(dev, b);
 }
 
 Test(cpu_backend, staged_upload_lets_the_caller_reuse_its_memory, .init = open_all,
      .fini = close_all) {
   int flag = 0;
   uint64_t d = 0;
-  EXPECT_OK(ops->alloc(&dev, sizeof(int), &d));
+  EXPECT_OK(ops->alloc(dev, sizeof(int), &d));
   void *stream = NULL;
-  EXPECT_OK(ops->stream_create(&dev, &stream));
+  EXPECT_OK(ops->stream_create(dev, &stream));
   uint64_t flag_addr = addr(&flag);
   void *args[] = {&flag_addr};
   EXPECT_OK(launch("wait_flag", 1, 1, stream, args)); /* holds the queue */
   int value = 42;
-  EXPECT_OK(ops->copy(&dev, CJ_COPY_HTOD, d, addr(&value), sizeof value, stream));
+  EXPECT_OK(ops->copy(dev, CJ_COPY_HTOD, d, addr(&value), sizeof value, stream));
   value = -1; /* after the call: the upload must keep 42 */
   __atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
-  EXPECT_OK(ops->stream_synchronize(&dev, stream));
+  EXPECT_OK(ops->stream_synchronize(dev, stream));
   cr_expect_eq(*(int *)(uintptr_t)d, 42);
-  ops->stream_destroy(&dev, stream);
-  ops->free(&dev, d);
+  ops->stream_destroy(dev, stream);
+  ops->free(dev, d);
 }
 
 /* --- launches and order ------------------------------------------------------------------------
@@ -158,24 +159,24 @@ Test(cpu_backend, launch_then_copy_on_one_stream, .init = open_all, .fini = clos
   enum { N = 100000 };
   float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
   uint64_t dx = 0, dy = 0;
-  EXPECT_OK(ops->alloc(&dev, N * sizeof *x, &dx));
-  EXPECT_OK(ops->alloc(&dev, N * sizeof *y, &dy));
+  EXPECT_OK(ops->alloc(dev, N * sizeof *x, &dx));
+  EXPECT_OK(ops->alloc(dev, N * sizeof *y, &dy));
   for (int i = 0; i < N; i++) x[i] = (float)(i % 1000) * 0.5f, y[i] = -7.0f;
-  EXPECT_OK(ops->copy(&dev, CJ_COPY_HTOD, dx, addr(x), N * sizeof *x, NULL));
-  EXPECT_OK(ops->copy(&dev, CJ_COPY_HTOD, dy, addr(y), N * sizeof *y, NULL));
+  EXPECT_OK(ops->copy(dev, CJ_COPY_HTOD, dx, addr(x), N * sizeof *x, NULL));
+  EXPECT_OK(ops->copy(dev, CJ_COPY_HTOD, dy, addr(y), N * sizeof *y, NULL));
   void *stream = NULL;
-  EXPECT_OK(ops->stream_create(&dev, &stream));
+  EXPECT_OK(ops->stream_create(dev, &stream));
   int n = N;
   void *args[] = {&dx, &dy, &n};
   EXPECT_OK(launch("affine", (N + 255) / 256, 256, stream, args));
-  EXPECT_OK(ops->copy(&dev, CJ_COPY_DTOH, addr(y), dy, N * sizeof *y, stream));
-  EXPECT_OK(ops->stream_synchronize(&dev, stream));
-  EXPECT_OK(ops->stream_query(&dev, stream));
+  EXPECT_OK(ops->copy(dev, CJ_COPY_DTOH, addr(y), dy, N * sizeof *y, stream));
+  EXPECT_OK(ops->stream_synchronize(dev, stream));
+  EXPECT_OK(ops->stream_query(dev, stream));
   for (int i = 0; i < N; i++)
     if (y[i] != 2.0f * x[i] + 1.0f) cr_assert_fail("y[%d] = %g, want %g", i, y[i], 2 * x[i] + 1);
-  ops->stream_destroy(&dev, stream);
-  ops->free(&dev, dx);
-  ops->free(&dev, dy);
+  ops->stream_destroy(dev, stream);
+  ops->free(dev, dx);
+  ops->free(dev, dy);
   free(x);
   free(y);
 }
@@ -185,30 +186,30 @@ Test(cpu_backend, work_is_asynchronous_and_events_follow_it, .init = open_all, .
   uint64_t flag_addr = addr(&flag);
   void *args[] = {&flag_addr};
   void *start = NULL, *end = NULL, *stream = NULL;
-  EXPECT_OK(ops->event_create(&dev, &start));
-  EXPECT_OK(ops->event_create(&dev, &end));
-  EXPECT_OK(ops->stream_create(&dev, &stream));
-  EXPECT_OK(ops->event_record(&dev, start, stream));
+  EXPECT_OK(ops->event_create(dev, &start));
+  EXPECT_OK(ops->event_create(dev, &end));
+  EXPECT_OK(ops->stream_create(dev, &stream));
+  EXPECT_OK(ops->event_record(dev, start, stream));
   EXPECT_OK(launch("wait_flag", 1, 1, stream, args));
-  EXPECT_OK(ops->event_record(&dev, end, stream));
+  EXPECT_OK(ops->event_record(dev, end, stream));
   /* The kernel cannot finish before the flag is set: everything behind it is pending. */
-  cr_expect_eq(ops->stream_query(&dev, stream), CUJIT_ERROR_NOT_READY);
-  cr_expect_eq(ops->event_query(&dev, end), CUJIT_ERROR_NOT_READY);
-  cr_expect_eq(ops->stream_query(&dev, NULL), CUJIT_ERROR_NOT_READY,
+  cr_expect_eq(ops->stream_query(dev, stream), CUJIT_ERROR_NOT_READY);
+  cr_expect_eq(ops->event_query(dev, end), CUJIT_ERROR_NOT_READY);
+  cr_expect_eq(ops->stream_query(dev, NULL), CUJIT_ERROR_NOT_READY,
                "the default stream is ordered after the other streams' work");
   float ms = -1;
-  EXPECT_FAIL(ops->event_elapsed(&dev, start, end, &ms), CUJIT_ERROR_NOT_READY, "synchronize");
+  EXPECT_FAIL(ops->event_elapsed(dev, start, end, &ms), CUJIT_ERROR_NOT_READY, "synchronize");
   __atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
-  EXPECT_OK(ops->event_synchronize(&dev, end));
-  EXPECT_OK(ops->event_query(&dev, end));
-  EXPECT_OK(ops->event_query(&dev, start));
-  EXPECT_OK(ops->event_elapsed(&dev, start, end, &ms));
+  EXPECT_OK(ops->event_synchronize(dev, end));
+  EXPECT_OK(ops->event_query(dev, end));
+  EXPECT_OK(ops->event_query(dev, start));
+  EXPECT_OK(ops->event_elapsed(dev, start, end, &ms));
   cr_expect_geq(ms, 0.0f);
-  EXPECT_OK(ops->stream_wait_event(&dev, stream, end));
-  EXPECT_OK(ops->synchronize(&dev));
-  ops->event_destroy(&dev, start);
-  ops->event_destroy(&dev, end);
-  ops->stream_destroy(&dev, stream);
+  EXPECT_OK(ops->stream_wait_event(dev, stream, end));
+  EXPECT_OK(ops->synchronize(dev));
+  ops->event_destroy(dev, start);
+  ops->event_destroy(dev, end);
+  ops->stream_destroy(dev, stream);
 }
 
 Test(cpu_backend, event_destroyed_while_pending, .init = open_all, .fini = close_all) {
@@ -216,12 +217,12 @@ Test(cpu_backend, event_destroyed_while_pending, .init = open_all, .fini = close
   uint64_t flag_addr = addr(&flag);
   void *args[] = {&flag_addr};
   void *event = NULL;
-  EXPECT_OK(ops->event_create(&dev, &event));
+  EXPECT_OK(ops->event_create(dev, &event));
   EXPECT_OK(launch("wait_flag", 1, 1, NULL, args));
-  EXPECT_OK(ops->event_record(&dev, event, NULL));
-  ops->event_destroy(&dev, event); /* the queued record still holds it */
+  EXPECT_OK(ops->event_record(dev, event, NULL));
+  ops->event_destroy(dev, event); /* the queued record still holds it */
   __atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
-  EXPECT_OK(ops->synchronize(&dev));
+  EXPECT_OK(ops->synchronize(dev));
 }
 
 Test(cpu_backend, interrupted_wait, .init = open_all, .fini = close_all) {
@@ -230,10 +231,10 @@ Test(cpu_backend, interrupted_wait, .init = open_all, .fini = close_all) {
   void *args[] = {&flag_addr};
   EXPECT_OK(launch("wait_flag", 1, 1, NULL, args));
   cujit_interrupt(engine);
-  EXPECT_FAIL(ops->synchronize(&dev), CUJIT_ERROR_INTERRUPTED, "interrupted");
-  cr_expect_eq(ops->stream_query(&dev, NULL), CUJIT_ERROR_NOT_READY, "the kernel goes on");
+  EXPECT_FAIL(ops->synchronize(dev), CUJIT_ERROR_INTERRUPTED, "interrupted");
+  cr_expect_eq(ops->stream_query(dev, NULL), CUJIT_ERROR_NOT_READY, "the kernel goes on");
   __atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
-  EXPECT_OK(ops->synchronize(&dev));
+  EXPECT_OK(ops->synchronize(dev));
 }
 
 /* --- failures ----------------------------------------------------------------------------------
@@ -243,37 +244,37 @@ Test(cpu_backend, trap_faults_the_device_until_reset, .init = open_all, .fini = 
   int which = 700;
   void *args[] = {&which};
   EXPECT_OK(launch("trap_at", 4, 256, NULL, args));
-  EXPECT_FAIL(ops->synchronize(&dev), CUJIT_ERROR_DEVICE_FAULT, "kernel 'trap_at'");
+  EXPECT_FAIL(ops->synchronize(dev), CUJIT_ERROR_DEVICE_FAULT, "kernel 'trap_at'");
   cr_expect(strstr(cujit_errmsg(engine), "block (2,0,0) thread (188,0,0)"), "%s",
             cujit_errmsg(engine));
   cr_expect(strstr(cujit_errmsg(engine), "__trap"), "%s", cujit_errmsg(engine));
   uint64_t a = 0;
-  EXPECT_FAIL(ops->alloc(&dev, 64, &a), CUJIT_ERROR_DEVICE_FAULT, "until reset");
-  EXPECT_FAIL(ops->enter(&dev), CUJIT_ERROR_DEVICE_FAULT, "trap_at");
-  cr_expect_eq(ops->enter_quiet(&dev), 0);
-  unsigned generation = dev.generation;
-  EXPECT_OK(ops->reset(&dev));
-  cr_expect_neq(dev.generation, generation, "a reset makes older objects lost");
-  EXPECT_OK(ops->enter(&dev));
-  EXPECT_OK(ops->alloc(&dev, 64, &a));
+  EXPECT_FAIL(ops->alloc(dev, 64, &a), CUJIT_ERROR_DEVICE_FAULT, "until reset");
+  EXPECT_FAIL(ops->enter(dev), CUJIT_ERROR_DEVICE_FAULT, "trap_at");
+  cr_expect_eq(ops->enter_quiet(dev), 0);
+  unsigned generation = dev->generation;
+  EXPECT_OK(cujit_device_reset(dev));
+  cr_expect_neq(dev->generation, generation, "a reset makes older objects lost");
+  EXPECT_OK(ops->enter(dev));
+  EXPECT_OK(ops->alloc(dev, 64, &a));
   which = -1; /* no thread traps now */
   EXPECT_OK(launch("trap_at", 4, 256, NULL, args));
-  EXPECT_OK(ops->synchronize(&dev));
+  EXPECT_OK(ops->synchronize(dev));
 }
 
 Test(cpu_backend, crash_is_a_fault_naming_the_kernel, .init = open_all, .fini = close_all) {
   uint64_t wild = 16;
   void *args[] = {&wild};
   EXPECT_OK(launch("wild", 8, 32, NULL, args));
-  EXPECT_FAIL(ops->synchronize(&dev), CUJIT_ERROR_DEVICE_FAULT, "kernel 'wild' crashed");
+  EXPECT_FAIL(ops->synchronize(dev), CUJIT_ERROR_DEVICE_FAULT, "kernel 'wild' crashed");
   cr_expect(strstr(cujit_errmsg(engine), "SIGSEGV"), "%s", cujit_errmsg(engine));
   cr_expect(strstr(cujit_errmsg(engine), "CUJIT_CPU_CHECK=1"), "%s", cujit_errmsg(engine));
-  EXPECT_OK(ops->reset(&dev));
+  EXPECT_OK(cujit_device_reset(dev));
   int target[32] = {0};
   uint64_t good = addr(target);
   args[0] = &good;
   EXPECT_OK(launch("wild", 1, 32, NULL, args));
-  EXPECT_OK(ops->synchronize(&dev));
+  EXPECT_OK(ops->synchronize(dev));
   for (int i = 0; i < 32; i++) cr_expect_eq(target[i], 1, "element %d", i);
 }
 
@@ -281,14 +282,14 @@ Test(cpu_backend, reset_frees_memory_and_later_frees_are_harmless, .init = open_
      .fini = close_all) {
   uint64_t a = 0;
   void *h = NULL;
-  EXPECT_OK(ops->alloc(&dev, 4096, &a));
-  EXPECT_OK(ops->host_alloc(&dev, 4096, &h));
+  EXPECT_OK(ops->alloc(dev, 4096, &a));
+  EXPECT_OK(ops->host_alloc(dev, 4096, &h));
   memset(h, 1, 4096);
-  EXPECT_OK(ops->reset(&dev));
-  ops->free(&dev, a); /* already freed by the reset: ignored */
-  ops->host_free(&dev, h);
-  EXPECT_OK(ops->alloc(&dev, 4096, &a));
-  ops->free(&dev, a);
+  EXPECT_OK(ops->reset(dev));
+  ops->free(dev, a); /* already freed by the reset: ignored */
+  ops->host_free(dev, h);
+  EXPECT_OK(ops->alloc(dev, 4096, &a));
+  ops->free(dev, a);
 }
 
 /* --- programs ----------------------------------------------------------------------------------
@@ -296,27 +297,29 @@ Test(cpu_backend, reset_frees_memory_and_later_frees_are_harmless, .init = open_
 
 Test(cpu_backend, load_and_functions, .init = open_all, .fini = close_all) {
   void *fn = NULL;
-  EXPECT_FAIL(ops->get_function(&dev, module, "missing", &fn), CUJIT_ERROR_NOT_FOUND, "'missing'");
-  EXPECT_OK(ops->get_function(&dev, module, "affine", &fn));
+  EXPECT_FAIL(ops->get_function(dev, module, "missing", &fn), CUJIT_ERROR_NOT_FOUND, "'missing'");
+  EXPECT_OK(ops->get_function(dev, module, "affine", &fn));
   cujit_kernel_attributes attrs;
-  EXPECT_OK(ops->attributes(&dev, fn, &attrs));
+  EXPECT_OK(ops->attributes(dev, fn, &attrs));
   cr_expect_eq(attrs.max_threads_per_block, 1024);
   int block = 0, grid = 0;
-  EXPECT_OK(ops->suggest_block(&dev, fn, &block, &grid));
+  EXPECT_OK(ops->suggest_block(dev, fn, &block, &grid));
   cr_expect_eq(block, 256);
-  EXPECT_OK(ops->allow_shared(&dev, fn, 100 * 1024));
-  EXPECT_FAIL(ops->allow_shared(&dev, fn, 300 * 1024), CUJIT_ERROR_LAUNCH_CONFIG, "at most");
+  EXPECT_OK(ops->allow_shared(dev, fn, 100 * 1024));
+  EXPECT_FAIL(ops->allow_shared(dev, fn, 300 * 1024), CUJIT_ERROR_LAUNCH_CONFIG, "at most");
   cujit_program bad = program;
   char junk[64] = "not a shared object";
   bad.cubin = junk, bad.cubin_len = sizeof junk;
   void *other = NULL;
-  EXPECT_FAIL(ops->load(&dev, &bad, &other), CUJIT_ERROR_DRIVER, "no shared object");
+  EXPECT_FAIL(ops->load(dev, &bad, &other), CUJIT_ERROR_DRIVER, "no shared object");
+  snprintf(bad.arch, sizeof bad.arch, "sm_90");
+  EXPECT_FAIL(ops->load(dev, &bad, &other), CUJIT_ERROR_INVALID_ARGUMENT, "compiled for sm_90");
   /* A second load of the same image is independent of the first. */
-  EXPECT_OK(ops->load(&dev, &program, &other));
-  ops->unload(&dev, other);
-  cr_expect(strstr(dev.info.name, "CPU ("), "%s", dev.info.name);
-  cr_expect_eq(dev.info.max_threads_per_block, 1024);
-  cr_expect_eq(dev.info.warp_size, 32);
+  EXPECT_OK(ops->load(dev, &program, &other));
+  ops->unload(dev, other);
+  cr_expect(strstr(dev->info.name, "CPU ("), "%s", dev->info.name);
+  cr_expect_eq(dev->info.max_threads_per_block, 1024);
+  cr_expect_eq(dev->info.warp_size, 32);
 }
 
 /* --- the compiler ------------------------------------------------------------------------------
@@ -359,18 +362,18 @@ Test(cpu_backend, checked_build_needs_the_sanitizer_runtime_first, .init = open_
             "a checked build links AddressSanitizer");
   if (!dlsym(RTLD_DEFAULT, "__asan_init")) {
     void *m = NULL;
-    EXPECT_FAIL(ops->load(&dev, &program, &m), CUJIT_ERROR_UNSUPPORTED, "LD_PRELOAD");
+    EXPECT_FAIL(ops->load(dev, &program, &m), CUJIT_ERROR_UNSUPPORTED, "LD_PRELOAD");
     cr_expect_null(m);
     return;
   }
   /* Run with LD_PRELOAD=$(g++ -print-file-name=libasan.so): the checked kernel runs. */
-  EXPECT_OK(ops->load(&dev, &program, &module));
+  EXPECT_OK(ops->load(dev, &program, &module));
   float x[300], y[300];
   for (int i = 0; i < 300; i++) x[i] = (float)i;
   uint64_t dx = addr(x), dy = addr(y);
   int n = 300;
   void *args[] = {&dx, &dy, &n};
   EXPECT_OK(launch("affine", 2, 256, NULL, args));
-  EXPECT_OK(ops->synchronize(&dev));
+  EXPECT_OK(ops->synchronize(dev));
   for (int i = 0; i < 300; i++) cr_expect_eq(y[i], 2.0f * x[i] + 1.0f, "y[%d]", i);
 }

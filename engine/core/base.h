@@ -1,10 +1,11 @@
 /*
-** engine.h -- the engine object shared by every layer of libcujit: error messages, warnings,
-** the lazily opened driver and NVRTC, the devices, the cache, and the list of live objects.
-** Internal: nothing here is public.
+** base.h -- the bottom of libcujit's core: the engine record every layer shares, per-thread error
+** messages, warnings, the lazily opened driver and NVRTC, the list of live objects, per-engine
+** state slots, dtypes, strings, growable buffers, sizes as text and the clock. Calls nothing
+** above the loader. Internal: nothing here is public.
 */
-#ifndef CUJIT_ENGINE_H
-#define CUJIT_ENGINE_H
+#ifndef CUJIT_BASE_H
+#define CUJIT_BASE_H
 
 #include "cujit.h"
 #include "loader.h"
@@ -23,11 +24,14 @@ typedef struct cj_link {
 } cj_link;
 
 typedef struct cj_errslot cj_errslot;
-typedef struct cj_cache cj_cache;
+typedef struct cj_cache cj_cache;             /* cache.h */
+typedef struct cj_program_map cj_program_map; /* program.h: the loaded programs */
+typedef struct cj_slot cj_slot;               /* per-engine state of higher layers */
 
 struct cujit_engine {
-  pthread_mutex_t lock; /* guards the lazy opens, the device array, the live list, error slots */
-  unsigned long id;     /* unique per engine ever opened, to validate thread-local caches */
+  pthread_mutex_t lock;       /* guards the lazy opens, the live list, error slots, streams lists */
+  pthread_mutex_t table_lock; /* serialises making the device table (device.c) */
+  unsigned long id;           /* unique per engine ever opened, to validate thread-local caches */
 
   cj_driver drv;
   int drv_state; /* 0 not tried, 1 open, -1 failed (drv_why says why) */
@@ -37,11 +41,14 @@ struct cujit_engine {
   int nvrtc_state;
   char nvrtc_why[512];
 
-  int device_count;             /* -1 until the driver is asked */
-  struct cujit_device *devices; /* device_count of them, filled on first use */
-  int current_device;
+  int device_count;                /* -1 until the driver is asked */
+  struct cujit_device *devices;    /* device_count of them, filled on first use (device.c) */
+  int current_device;              /* per engine, not per thread (unlike CUDA's current device) */
+  struct cujit_device *cpu_device; /* the CPU device, made on first use (device.c) */
 
-  cj_cache *cache;
+  cj_cache *cache;          /* opened and closed by engine.c */
+  cj_program_map *programs; /* opened and closed by engine.c */
+  cj_slot *slots;           /* under lock; freed by engine.c through cj_slots_free */
 
   cujit_warning_fn warn_fn;
   void *warn_user;
@@ -69,8 +76,23 @@ cujit_status cj_need_nvrtc(cujit_engine *engine, cj_nvrtc **out);
 void cj_track(cujit_engine *engine, cj_link *link, void (*destroy)(cj_link *));
 void cj_untrack(cujit_engine *engine, cj_link *link);
 
+/* A per-engine record of a higher layer (the device library's kernels and scratch buffers), found
+** by `tag` (the address of something of that layer's, unique in the process). Made zeroed, of
+** `size` bytes, on first use, when `init` runs (under the engine's lock: it must not fail or
+** record); `destroy` runs at cujit_close, after every live object is gone, before it is freed.
+** NULL when out of memory (recorded). */
+void *cj_slot_get(cujit_engine *engine, const void *tag, size_t size,
+                  void (*init)(void *state, cujit_engine *engine), void (*destroy)(void *state));
+void cj_slots_free(cujit_engine *engine);
+
+/* "512 bytes", "4.0 KiB", "1.5 GiB": sizes in messages. Returns buf. */
+const char *cj_bytes_text(size_t bytes, char *buf, size_t len);
+
 /* Milliseconds from a monotonic clock. */
 double cj_now_ms(void);
+
+/* Frees the error slots of every thread (cujit_close). */
+void cj_errors_free(cujit_engine *engine);
 
 /* Returns a malloc'd copy, or NULL. */
 char *cj_strdup(const char *s);

@@ -1,0 +1,407 @@
+/*
+** launch.c -- launching kernels: checking arguments against the signature and packing them (the
+** core's one scalar-conversion policy: ranges, exactness, dtypes), checking the launch
+** configuration against the device, and the launch path itself, which takes no lock, allocates
+** nothing and does no hashing or string work once the kernel is ready on the device. Also the
+** queries that need a kernel on the current device (block suggestion, attributes).
+*/
+#include "launch.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* --- arguments -------------------------------------------------------------------------------- */
+
+static const char *arg_kind_name(cujit_arg_kind kind) {
+  switch (kind) {
+  case CUJIT_ARG_INT:
+    return "an integer";
+  case CUJIT_ARG_UINT:
+    return "an unsigned integer";
+  case CUJIT_ARG_FLOAT:
+    return "a float";
+  case CUJIT_ARG_BUFFER:
+    return "a buffer";
+  case CUJIT_ARG_DEVPTR:
+    return "a device pointer";
+  case CUJIT_ARG_BYTES:
+    return "raw bytes";
+  }
+  return "an unknown kind of argument";
+}
+
+static cujit_status arg_error(const cujit_kernel *k, size_t i, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static cujit_status arg_error(const cujit_kernel *k, size_t i, const char *fmt, ...) {
+  char detail[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(detail, sizeof detail, fmt, ap);
+  va_end(ap);
+  const cj_param *p = &k->sig.params[i];
+  return cj_fail(k->engine, CUJIT_ERROR_ARGUMENT, "kernel '%s', argument %zu '%s' (%s): %s",
+                 k->sig.name, i + 1, p->name, p->type, detail);
+}
+
+static int int_range(cujit_dtype d, int64_t *lo, uint64_t *hi) {
+  switch (d) {
+  case CUJIT_I8:
+    *lo = INT8_MIN, *hi = INT8_MAX;
+    return 1;
+  case CUJIT_I16:
+    *lo = INT16_MIN, *hi = INT16_MAX;
+    return 1;
+  case CUJIT_I32:
+    *lo = INT32_MIN, *hi = INT32_MAX;
+    return 1;
+  case CUJIT_I64:
+    *lo = INT64_MIN, *hi = INT64_MAX;
+    return 1;
+  case CUJIT_U8:
+    *lo = 0, *hi = UINT8_MAX;
+    return 1;
+  case CUJIT_U16:
+    *lo = 0, *hi = UINT16_MAX;
+    return 1;
+  case CUJIT_U32:
+    *lo = 0, *hi = UINT32_MAX;
+    return 1;
+  case CUJIT_U64:
+    *lo = 0, *hi = UINT64_MAX;
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static void store_int(void *dst, cujit_dtype d, uint64_t bits) {
+  switch (cujit_dtype_size(d)) {
+  case 1:
+    *(uint8_t *)dst = (uint8_t)bits;
+    break;
+  case 2:
+    *(uint16_t *)dst = (uint16_t)bits;
+    break;
+  case 4:
+    *(uint32_t *)dst = (uint32_t)bits;
+    break;
+  default:
+    *(uint64_t *)dst = bits;
+    break;
+  }
+}
+
+/* Integer parameters: the value must fit, and a float must be an exact integer. */
+static cujit_status pack_int(const cujit_kernel *k, size_t i, const cujit_arg *a, void *dst) {
+  cujit_dtype d = k->sig.params[i].dtype;
+  int64_t lo = 0;
+  uint64_t hi = 0;
+  if (!int_range(d, &lo, &hi)) return arg_error(k, i, "cujit cannot pass this scalar type");
+  switch (a->kind) {
+  case CUJIT_ARG_INT:
+    if (a->v.i < lo || (a->v.i > 0 && (uint64_t)a->v.i > hi))
+      return arg_error(k, i, "%lld does not fit (range %lld..%llu)", (long long)a->v.i,
+                       (long long)lo, (unsigned long long)hi);
+    store_int(dst, d, (uint64_t)a->v.i);
+    return CUJIT_OK;
+  case CUJIT_ARG_UINT:
+    if (a->v.u > hi)
+      return arg_error(k, i, "%llu does not fit (range %lld..%llu)", (unsigned long long)a->v.u,
+                       (long long)lo, (unsigned long long)hi);
+    store_int(dst, d, a->v.u);
+    return CUJIT_OK;
+  case CUJIT_ARG_FLOAT: {
+    double f = a->v.f;
+    if (!isfinite(f) || f != floor(f))
+      return arg_error(k, i, "%.17g is not an integer; round it first", f);
+    if (f < (double)lo || f >= 18446744073709551616.0 || (f >= 0 && (uint64_t)f > hi))
+      return arg_error(k, i, "%.17g does not fit (range %lld..%llu)", f, (long long)lo,
+                       (unsigned long long)hi);
+    store_int(dst, d, f < 0 ? (uint64_t)(int64_t)f : (uint64_t)f);
+    return CUJIT_OK;
+  }
+  default:
+    return arg_error(k, i, "expects a number, got %s", arg_kind_name(a->kind));
+  }
+}
+
+/* IEEE binary16 from a double, rounding to nearest even. */
+static uint16_t half_bits(double v) {
+  float f = (float)v;
+  uint32_t x;
+  memcpy(&x, &f, sizeof x);
+  uint32_t sign = (x >> 16) & 0x8000u, exp = (x >> 23) & 0xffu, mant = x & 0x7fffffu;
+  if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
+  int e = (int)exp - 127 + 15;
+  if (e >= 31) return (uint16_t)(sign | 0x7c00u);
+  if (e <= 0) {
+    if (e < -10) return (uint16_t)sign;
+    mant |= 0x800000u;
+    uint32_t shift = (uint32_t)(14 - e), half = mant >> shift, rest = mant & ((1u << shift) - 1);
+    uint32_t mid = 1u << (shift - 1);
+    if (rest > mid || (rest == mid && (half & 1u))) half++;
+    return (uint16_t)(sign | half);
+  }
+  uint32_t half = sign | ((uint32_t)e << 10) | (mant >> 13), rest = mant & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) half++;
+  return (uint16_t)half;
+}
+
+static cujit_status pack_float(const cujit_kernel *k, size_t i, const cujit_arg *a, void *dst) {
+  double f;
+  switch (a->kind) {
+  case CUJIT_ARG_FLOAT:
+    f = a->v.f;
+    break;
+  case CUJIT_ARG_INT:
+    f = (double)a->v.i;
+    break;
+  case CUJIT_ARG_UINT:
+    f = (double)a->v.u;
+    break;
+  default:
+    return arg_error(k, i, "expects a number, got %s", arg_kind_name(a->kind));
+  }
+  cujit_dtype d = k->sig.params[i].dtype;
+  double limit = d == CUJIT_F32 ? FLT_MAX : 65504.0;
+  if (d != CUJIT_F64 && isfinite(f) && fabs(f) > limit)
+    return arg_error(k, i, "%.17g is out of range for %s (largest %g)", f, cujit_dtype_name(d),
+                     limit);
+  if (d == CUJIT_F64)
+    memcpy(dst, &f, sizeof f);
+  else if (d == CUJIT_F32) {
+    float v = (float)f;
+    memcpy(dst, &v, sizeof v);
+  } else {
+    uint16_t h = half_bits(f);
+    memcpy(dst, &h, sizeof h);
+  }
+  return CUJIT_OK;
+}
+
+static cujit_status pack_pointer(const cujit_kernel *k, size_t i, const cujit_arg *a, void *dst,
+                                 const cujit_device *dev) {
+  const cj_param *p = &k->sig.params[i];
+  uint64_t addr;
+  if (a->kind == CUJIT_ARG_DEVPTR)
+    addr = a->v.devptr;
+  else if (a->kind != CUJIT_ARG_BUFFER)
+    return arg_error(k, i, "expects a device buffer, got %s", arg_kind_name(a->kind));
+  else if (!a->v.buffer)
+    return arg_error(k, i, "the buffer is NULL");
+  else {
+    const cujit_buffer *b = a->v.buffer;
+    /* With no device (none could be had), the launch fails for that reason right after. */
+    if (dev && b->device != dev)
+      return arg_error(k, i, "the buffer lives on device %d but the launch is on device %d",
+                       b->device->ordinal, dev->ordinal);
+    if (dev && b->generation != dev->generation)
+      return arg_error(k, i, "the buffer was lost when device %d was reset; make a new one",
+                       dev->ordinal);
+    if (p->dtype != CUJIT_DTYPE_NONE && b->dtype != CUJIT_DTYPE_NONE && b->dtype != p->dtype)
+      return arg_error(k, i, "the buffer holds %s but the parameter points to %s",
+                       cujit_dtype_name(b->dtype), cujit_dtype_name(p->dtype));
+    addr = b->ptr;
+  }
+  memcpy(dst, &addr, sizeof addr);
+  return CUJIT_OK;
+}
+
+static cujit_status pack_one(const cujit_kernel *k, size_t i, const cujit_arg *a, void *dst,
+                             const cujit_device *dev) {
+  const cj_param *p = &k->sig.params[i];
+  if (p->kind == CUJIT_PARAM_POINTER) return pack_pointer(k, i, a, dst, dev);
+  if (p->size == 0)
+    return arg_error(k, i,
+                     "cujit cannot size this type; use a type from the signature guide "
+                     "(docs/ARCHITECTURE.md) or pass the struct's fields separately");
+  if (p->dtype == CUJIT_DTYPE_NONE || a->kind == CUJIT_ARG_BYTES) {
+    if (a->kind != CUJIT_ARG_BYTES || !a->v.bytes)
+      return arg_error(k, i, "expects %zu raw bytes (CUJIT_ARG_BYTES), got %s", p->size,
+                       arg_kind_name(a->kind));
+    memcpy(dst, a->v.bytes, p->size);
+    return CUJIT_OK;
+  }
+  if (p->dtype == CUJIT_F16 || p->dtype == CUJIT_F32 || p->dtype == CUJIT_F64)
+    return pack_float(k, i, a, dst);
+  return pack_int(k, i, a, dst);
+}
+
+/* --- launching -------------------------------------------------------------------------------- */
+
+static cujit_status check_config(const cujit_kernel *k, const cujit_device *dev,
+                                 const cujit_launch_config *c, unsigned grid[3],
+                                 unsigned block[3]) {
+  const cujit_device_info *info = &dev->info;
+  static const char axis[3] = {'x', 'y', 'z'};
+  unsigned threads = 1;
+  for (int d = 0; d < 3; d++) {
+    grid[d] = (d > 0 && c->grid[d] == 0) ? 1 : c->grid[d];
+    block[d] = (d > 0 && c->block[d] == 0) ? 1 : c->block[d];
+    if (grid[d] == 0 || block[d] == 0)
+      return cj_fail(k->engine, CUJIT_ERROR_LAUNCH_CONFIG,
+                     "kernel '%s': %s.%c is 0; every launch needs at least one block of one thread",
+                     k->sig.name, grid[d] == 0 ? "grid" : "block", axis[d]);
+    if (grid[d] > (unsigned)info->max_grid_dim[d] || block[d] > (unsigned)info->max_block_dim[d])
+      return cj_fail(k->engine, CUJIT_ERROR_LAUNCH_CONFIG,
+                     "kernel '%s': %s.%c = %u is over device %d's limit of %d", k->sig.name,
+                     grid[d] > (unsigned)info->max_grid_dim[d] ? "grid" : "block", axis[d],
+                     grid[d] > (unsigned)info->max_grid_dim[d] ? grid[d] : block[d], dev->ordinal,
+                     grid[d] > (unsigned)info->max_grid_dim[d] ? info->max_grid_dim[d]
+                                                               : info->max_block_dim[d]);
+    threads *= block[d];
+  }
+  if (threads > (unsigned)info->max_threads_per_block)
+    return cj_fail(k->engine, CUJIT_ERROR_LAUNCH_CONFIG,
+                   "kernel '%s': a block of %u threads is over device %d's limit of %d",
+                   k->sig.name, threads, dev->ordinal, info->max_threads_per_block);
+  if (c->shared_bytes > (unsigned)info->max_shared_per_block_optin)
+    return cj_fail(k->engine, CUJIT_ERROR_LAUNCH_CONFIG,
+                   "kernel '%s': %u bytes of dynamic shared memory is over device %d's limit of "
+                   "%d bytes per block",
+                   k->sig.name, c->shared_bytes, dev->ordinal, info->max_shared_per_block_optin);
+  return CUJIT_OK;
+}
+
+/* Shared memory beyond the default 48 KiB needs an opt-in, once per kernel and size. */
+static cujit_status allow_shared(cujit_device *dev, cj_kernel_on_device *on, unsigned bytes) {
+  if (bytes <= (unsigned)dev->info.max_shared_per_block ||
+      bytes <= (unsigned)__atomic_load_n(&on->max_dynamic_shared, __ATOMIC_RELAXED))
+    return CUJIT_OK;
+  cujit_status st = dev->ops->allow_shared(dev, on->fn, bytes);
+  if (st == CUJIT_OK) __atomic_store_n(&on->max_dynamic_shared, (int)bytes, __ATOMIC_RELAXED);
+  return st;
+}
+
+/* Packs the arguments at the offsets of the signature; dev NULL skips the device checks. */
+static cujit_status pack_args(const cujit_kernel *k, const cujit_arg *args, size_t nargs,
+                              const cujit_device *dev, unsigned char *params, void **pointers) {
+  for (size_t i = 0; i < nargs; i++) {
+    void *dst = params + k->sig.params[i].offset;
+    cujit_status st = pack_one(k, i, &args[i], dst, dev);
+    if (st != CUJIT_OK) return st;
+    pointers[i] = dst;
+  }
+  return CUJIT_OK;
+}
+
+/* The device of the launch, with the kernel loaded there. When no device can be had, the
+** arguments are checked first, so a mistake in them is reported as such even with no GPU. */
+static cujit_status place(cujit_kernel *k, cujit_stream *stream, const cujit_arg *args,
+                          size_t nargs, cujit_device **dev, cj_kernel_on_device **on) {
+  cujit_status st = cj_stream_device(k->engine, stream, dev);
+  if (st != CUJIT_OK) {
+    _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
+    void *pointers[CJ_MAX_PARAMS];
+    cujit_status args_st = pack_args(k, args, nargs, NULL, params, pointers);
+    return args_st != CUJIT_OK ? args_st : st;
+  }
+  return cj_kernel_on(k, *dev, on);
+}
+
+/* The launch itself, once the kernel is concrete and loaded on `dev`. */
+static cujit_status launch_placed(cujit_kernel *k, cujit_device *dev, cj_kernel_on_device *on,
+                                  const cujit_launch_config *config, const cujit_arg *args,
+                                  size_t nargs) {
+  _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
+  void *pointers[CJ_MAX_PARAMS];
+  unsigned grid[3], block[3];
+  cujit_status st = pack_args(k, args, nargs, dev, params, pointers);
+  if (st == CUJIT_OK) st = check_config(k, dev, config, grid, block);
+  if (st == CUJIT_OK) st = allow_shared(dev, on, config->shared_bytes);
+  if (st != CUJIT_OK) return st;
+  __atomic_store_n(&dev->last_kernel, k->sig.name, __ATOMIC_RELAXED);
+  return dev->ops->launch(dev, on->fn, grid, block, config->shared_bytes,
+                          cj_stream_handle(config->stream), pointers);
+}
+
+cujit_status cujit_launch(cujit_kernel *kernel, const cujit_launch_config *config,
+                          const cujit_arg *args, size_t nargs) {
+  if (!kernel || !config || (nargs && !args))
+    return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_launch needs a kernel, a launch configuration and the arguments");
+  cujit_device *dev;
+  cj_kernel_on_device *on;
+  cujit_status st = cj_kernel_resolve(&kernel, args, nargs);
+  if (st == CUJIT_OK) st = place(kernel, config->stream, args, nargs, &dev, &on);
+  return st == CUJIT_OK ? launch_placed(kernel, dev, on, config, args, nargs) : st;
+}
+
+/* The backend's block size for the kernel on `dev`, asked once; the block size is published
+** after the grid, so a reader that sees it sees both. */
+static cujit_status suggest(cujit_device *dev, cj_kernel_on_device *on, int *block_size,
+                            int *min_grid) {
+  *block_size = __atomic_load_n(&on->block_size, __ATOMIC_ACQUIRE);
+  if (*block_size) {
+    *min_grid = __atomic_load_n(&on->min_grid, __ATOMIC_RELAXED);
+    return CUJIT_OK;
+  }
+  int grid = 0, block = 0;
+  cujit_status st = dev->ops->suggest_block(dev, on->fn, &block, &grid);
+  if (st != CUJIT_OK) return st;
+  *block_size = block > 0 ? block : 256, *min_grid = grid;
+  __atomic_store_n(&on->min_grid, grid, __ATOMIC_RELAXED);
+  __atomic_store_n(&on->block_size, *block_size, __ATOMIC_RELEASE);
+  return CUJIT_OK;
+}
+
+cujit_status cujit_launch_n(cujit_kernel *kernel, size_t n, cujit_stream *stream,
+                            const cujit_arg *args, size_t nargs) {
+  if (!kernel || (nargs && !args))
+    return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_launch_n needs a kernel and the arguments");
+  cujit_status st = cj_kernel_resolve(&kernel, args, nargs);
+  if (st != CUJIT_OK || n == 0) return st; /* nothing to cover is no error, as an empty loop */
+  cujit_device *dev;
+  cj_kernel_on_device *on;
+  int block_size, min_grid;
+  if ((st = place(kernel, stream, args, nargs, &dev, &on)) != CUJIT_OK) return st;
+  if ((st = suggest(dev, on, &block_size, &min_grid)) != CUJIT_OK) return st;
+  size_t blocks = (n + (size_t)block_size - 1) / (size_t)block_size;
+  if (blocks > (size_t)dev->info.max_grid_dim[0])
+    return cj_fail(kernel->engine, CUJIT_ERROR_LAUNCH_CONFIG,
+                   "kernel '%s': %zu elements need %zu blocks of %d, over device %d's grid limit "
+                   "of %d; use a grid-stride loop and an explicit grid",
+                   kernel->sig.name, n, blocks, block_size, dev->ordinal,
+                   dev->info.max_grid_dim[0]);
+  cujit_launch_config c = {{(unsigned)blocks, 1, 1}, {(unsigned)block_size, 1, 1}, 0, stream};
+  return launch_placed(kernel, dev, on, &c, args, nargs);
+}
+
+/* A concrete kernel loaded on the current device, for the queries that need one there. */
+static cujit_status loaded_on_current(cujit_kernel *k, cujit_device **dev,
+                                      cj_kernel_on_device **on) {
+  if (!k->program)
+    return cj_fail(k->engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "kernel '%s' is generic: specialise it first (cujit_kernel_specialize)",
+                   k->sig.name);
+  cujit_status st = cj_stream_device(k->engine, NULL, dev);
+  return st == CUJIT_OK ? cj_kernel_on(k, *dev, on) : st;
+}
+
+cujit_status cujit_kernel_suggest_block(cujit_kernel *kernel, int *block_size, int *min_grid) {
+  if (!kernel || !block_size)
+    return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_kernel_suggest_block needs a kernel and an output pointer");
+  cujit_device *dev;
+  cj_kernel_on_device *on;
+  int grid = 0;
+  cujit_status st = loaded_on_current(kernel, &dev, &on);
+  if (st == CUJIT_OK) st = suggest(dev, on, block_size, &grid);
+  if (st == CUJIT_OK && min_grid) *min_grid = grid;
+  return st;
+}
+
+cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel, cujit_kernel_attributes *attrs) {
+  if (!kernel || !attrs)
+    return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_kernel_attributes_get needs a kernel and an output pointer");
+  cujit_device *dev;
+  cj_kernel_on_device *on;
+  cujit_status st = loaded_on_current(kernel, &dev, &on);
+  return st == CUJIT_OK ? dev->ops->attributes(dev, on->fn, attrs) : st;
+}

@@ -1,0 +1,401 @@
+/*
+** program.c -- programs on devices: building one for the current device's arch, references,
+** loading the program's module onto each device on first need (through the backend) and
+** unloading it with the last reference, and the public cujit_program_* calls.
+*/
+#include "program.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_SOURCE_BYTES ((size_t)256 << 20)
+
+/* What the programs of one cache key share: the compiled bytes, the kernels read from the
+** source, and the module on each device. The map holds one reference while it lists the record,
+** each program one more. */
+typedef struct cj_code {
+  cj_cache_key key;
+  _Atomic int refs;
+  struct cj_code *next; /* in its bucket of the map */
+  cujit_engine *engine;
+  char *name, *source;
+  char arch[16];
+  char *ptx;
+  size_t ptx_len;
+  void *cubin;
+  size_t cubin_len;
+  cj_signature *kernels;
+  size_t nkernels;
+  void **modules;            /* cj_device_slots entries once loaded anywhere (atomic) */
+  pthread_mutex_t load_lock; /* guards making modules */
+} cj_code;
+
+struct cj_program_map {
+  pthread_mutex_t lock;
+  cj_code **buckets;
+  size_t nbuckets, count;
+};
+
+/* --- shared records --------------------------------------------------------------------------- */
+
+static void code_release(cj_code *k);
+
+/* A record of the compiled bytes in `c` (which it takes), its kernels read from the source; NULL
+** on failure (recorded). */
+static cj_code *code_new(cujit_engine *engine, const char *source, const char *name,
+                         cj_compiled *c) {
+  cj_code *k = calloc(1, sizeof *k);
+  if (!k) {
+    cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+    return NULL;
+  }
+  atomic_init(&k->refs, 1);
+  pthread_mutex_init(&k->load_lock, NULL);
+  k->engine = engine;
+  k->key = c->key;
+  memcpy(k->arch, c->arch, sizeof k->arch);
+  k->ptx = c->entry.ptx, k->ptx_len = c->entry.ptx_len;
+  k->cubin = c->entry.cubin, k->cubin_len = c->entry.cubin_len;
+  c->entry.ptx = NULL, c->entry.cubin = NULL; /* the record owns them now */
+  k->name = cj_strdup(name);
+  k->source = cj_strdup(source);
+  char err[1024];
+  cujit_status st = !k->name || !k->source
+                        ? cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory")
+                        : cj_signature_scan(source, &k->kernels, &k->nkernels, err, sizeof err);
+  if (st == CUJIT_OK) return k;
+  if (st != CUJIT_ERROR_OUT_OF_HOST_MEMORY) cj_fail(engine, st, "'%s': %s", name, err);
+  code_release(k);
+  return NULL;
+}
+
+/* Unloads from every device the record was loaded on that is still usable; a faulted device's
+** context is gone with its modules, or goes with the reset. */
+static void code_release(cj_code *k) {
+  if (!k || atomic_fetch_sub(&k->refs, 1) != 1) return;
+  cujit_engine *e = k->engine;
+  for (int i = 0, n = cj_device_slots(e); k->modules && i < n; i++) {
+    cujit_device *dev = cj_device_in_slot(e, i);
+    if (k->modules[i] && dev && cj_device_enter_quiet(dev)) dev->ops->unload(dev, k->modules[i]);
+  }
+  free(k->modules);
+  for (size_t i = 0; i < k->nkernels; i++) cj_signature_free(&k->kernels[i]);
+  free(k->kernels);
+  free(k->name);
+  free(k->source);
+  free(k->ptx);
+  free(k->cubin);
+  pthread_mutex_destroy(&k->load_lock);
+  free(k);
+}
+
+/* --- the map of loaded programs --------------------------------------------------------------- */
+
+#define MAP_FIRST_BUCKETS 64
+#define MAP_MAX_RECORDS 1024 /* past it, records no program uses any more are dropped */
+
+cj_program_map *cj_program_map_open(void) {
+  cj_program_map *m = calloc(1, sizeof *m);
+  if (m && !(m->buckets = calloc(MAP_FIRST_BUCKETS, sizeof *m->buckets))) {
+    free(m);
+    return NULL;
+  }
+  if (m) {
+    m->nbuckets = MAP_FIRST_BUCKETS;
+    pthread_mutex_init(&m->lock, NULL);
+  }
+  return m;
+}
+
+void cj_program_map_close(cj_program_map *m) {
+  if (!m) return;
+  for (size_t b = 0; b < m->nbuckets; b++)
+    for (cj_code *k = m->buckets[b], *next; k; k = next) next = k->next, code_release(k);
+  free(m->buckets);
+  pthread_mutex_destroy(&m->lock);
+  free(m);
+}
+
+static size_t bucket_of(const cj_program_map *m, const cj_cache_key *key) {
+  uint64_t h;
+  memcpy(&h, key->bytes, sizeof h); /* a slice of a 128-bit hash: already uniform */
+  return (size_t)(h % m->nbuckets);
+}
+
+/* The record for `key`, with a reference for the caller, or NULL. */
+static cj_code *map_find(cj_program_map *m, const cj_cache_key *key) {
+  pthread_mutex_lock(&m->lock);
+  cj_code *k = m->buckets[bucket_of(m, key)];
+  while (k && memcmp(k->key.bytes, key->bytes, sizeof key->bytes) != 0) k = k->next;
+  if (k) atomic_fetch_add(&k->refs, 1);
+  pthread_mutex_unlock(&m->lock);
+  return k;
+}
+
+static void grow(cj_program_map *m) {
+  size_t n = m->nbuckets * 2;
+  cj_code **b = calloc(n, sizeof *b);
+  if (!b) return; /* longer chains, still correct */
+  for (size_t i = 0; i < m->nbuckets; i++)
+    for (cj_code *k = m->buckets[i], *next; k; k = next) {
+      next = k->next;
+      uint64_t h;
+      memcpy(&h, k->key.bytes, sizeof h);
+      k->next = b[h % n], b[h % n] = k;
+    }
+  free(m->buckets);
+  m->buckets = b, m->nbuckets = n;
+}
+
+/* Unlinks the records no program holds (the map's is the only reference); they are released by
+** the caller, outside the lock. Returns the list, linked through next. */
+static cj_code *unlink_idle(cj_program_map *m) {
+  cj_code *idle = NULL;
+  for (size_t b = 0; b < m->nbuckets; b++)
+    for (cj_code **p = &m->buckets[b]; *p;) {
+      cj_code *k = *p;
+      if (atomic_load(&k->refs) == 1) {
+        *p = k->next, k->next = idle, idle = k, m->count--;
+      } else {
+        p = &k->next;
+      }
+    }
+  return idle;
+}
+
+/* Lists `k` under its key (taking a reference for the map), in place of an older record of the
+** same key (the cache was cleared and the code rebuilt), which its programs keep. */
+static void map_put(cj_program_map *m, cj_code *k) {
+  atomic_fetch_add(&k->refs, 1);
+  pthread_mutex_lock(&m->lock);
+  cj_code *drop = NULL;
+  for (cj_code **p = &m->buckets[bucket_of(m, &k->key)]; *p; p = &(*p)->next)
+    if (memcmp((*p)->key.bytes, k->key.bytes, sizeof k->key.bytes) == 0) {
+      drop = *p, *p = drop->next, drop->next = NULL, m->count--;
+      break;
+    }
+  size_t b = bucket_of(m, &k->key);
+  k->next = m->buckets[b], m->buckets[b] = k, m->count++;
+  if (m->count > MAP_MAX_RECORDS) {
+    cj_code *idle = unlink_idle(m);
+    while (idle) {
+      cj_code *next = idle->next;
+      idle->next = drop, drop = idle, idle = next;
+    }
+  }
+  if (m->count > 2 * m->nbuckets) grow(m);
+  pthread_mutex_unlock(&m->lock);
+  for (cj_code *next; drop; drop = next) next = drop->next, code_release(drop);
+}
+
+/* --- building --------------------------------------------------------------------------------- */
+
+cujit_status cj_program_arch(cujit_engine *engine, const cujit_compile_options *options, char *arch,
+                             size_t len) {
+  char device_arch[32] = "";
+  if (!(options && options->arch)) {
+    cujit_device *dev;
+    if (cj_current_device(engine, &dev) != CUJIT_OK) {
+      char why[1024];
+      snprintf(why, sizeof why, "%s", cujit_errmsg(engine));
+      return cj_fail(engine, cujit_errcode(engine),
+                     "no GPU to take the arch from (%s); pass an explicit arch such as sm_90", why);
+    }
+    cj_device_arch_text(dev, device_arch, sizeof device_arch);
+  }
+  return cj_compile_arch(engine, options, device_arch, arch, len);
+}
+
+/* A program of the shared record `k` (whose reference it takes over). */
+static cujit_status program_new(cujit_engine *engine, cj_code *k, cj_compiled *c, double t0,
+                                cujit_program **out) {
+  cujit_program *p = calloc(1, sizeof *p);
+  if (!p || !(p->log = c->from_cache ? cj_strdup("") : c->entry.log)) {
+    free(p);
+    code_release(k);
+    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  }
+  if (!c->from_cache) c->entry.log = NULL; /* the program owns it now */
+  p->name = k->name, p->source = k->source;
+  memcpy(p->arch, k->arch, sizeof p->arch);
+  p->ptx = k->ptx, p->ptx_len = k->ptx_len;
+  p->cubin = k->cubin, p->cubin_len = k->cubin_len;
+  p->kernels = k->kernels, p->nkernels = k->nkernels;
+  p->from_cache = c->from_cache;
+  p->engine = engine;
+  atomic_init(&p->refs, 1);
+  p->code = k;
+  p->ms = cj_now_ms() - t0;
+  *out = p;
+  return CUJIT_OK;
+}
+
+cujit_status cj_program_build(cujit_engine *engine, const char *source, const char *name,
+                              const cujit_compile_options *options, cujit_program **out) {
+  if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
+  if (!out) return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "out is NULL");
+  *out = NULL;
+  if (!source) return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "source is NULL");
+  if (!name) name = "<source>";
+  double t0 = cj_now_ms();
+  char arch[32];
+  cj_compiled c;
+  cujit_status st = cj_program_arch(engine, options, arch, sizeof arch);
+  if (st == CUJIT_OK) st = cj_compile(engine, source, name, options, arch, &c);
+  if (st != CUJIT_OK) return st;
+  /* A hit in the byte cache whose record is already here skips the scan and the loads. */
+  cj_code *k = c.from_cache ? map_find(engine->programs, &c.key) : NULL;
+  if (!k) {
+    if (!(k = code_new(engine, source, name, &c))) {
+      cj_cache_entry_free(&c.entry);
+      return cujit_errcode(engine);
+    }
+    map_put(engine->programs, k);
+  }
+  st = program_new(engine, k, &c, t0, out);
+  cj_cache_entry_free(&c.entry);
+  return st;
+}
+
+/* --- references and modules ------------------------------------------------------------------- */
+
+void cj_program_retain(cujit_program *program) {
+  if (program) atomic_fetch_add(&program->refs, 1);
+}
+
+void cj_program_release(cujit_program *program) {
+  if (!program || atomic_fetch_sub(&program->refs, 1) != 1) return;
+  code_release(program->code);
+  free(program->log);
+  free(program);
+}
+
+static cujit_status load(cj_code *k, cujit_program *p, cujit_device *dev, void **module) {
+  cujit_status st = CUJIT_OK;
+  pthread_mutex_lock(&k->load_lock);
+  void **modules = k->modules;
+  if (!modules && (modules = calloc((size_t)cj_device_slots(k->engine), sizeof *modules)) != NULL)
+    __atomic_store_n(&k->modules, modules, __ATOMIC_RELEASE);
+  if (!modules)
+    st = cj_fail(k->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  else if (!modules[cj_device_slot(dev)] && (st = dev->ops->load(dev, p, module)) == CUJIT_OK)
+    __atomic_store_n(&modules[cj_device_slot(dev)], *module, __ATOMIC_RELEASE);
+  if (st == CUJIT_OK) *module = modules[cj_device_slot(dev)];
+  pthread_mutex_unlock(&k->load_lock);
+  return st;
+}
+
+cujit_status cj_program_module(cujit_program *program, cujit_device *dev, void **module) {
+  cj_code *k = program->code;
+  void **modules = __atomic_load_n(&k->modules, __ATOMIC_ACQUIRE);
+  if (modules &&
+      (*module = __atomic_load_n(&modules[cj_device_slot(dev)], __ATOMIC_ACQUIRE)) != NULL)
+    return CUJIT_OK;
+  return load(k, program, dev, module);
+}
+
+/* --- the public functions --------------------------------------------------------------------- */
+
+static void program_destroy(cj_link *link) {
+  cj_program_release((cujit_program *)(void *)((char *)link - offsetof(cujit_program, link)));
+}
+
+cujit_status cujit_program_compile(cujit_engine *engine, const char *source, const char *name,
+                                   const cujit_compile_options *options, cujit_program **out) {
+  if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
+  if (!out)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_program_compile: out is NULL; pass the address of a cujit_program *");
+  *out = NULL;
+  if (!source)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_program_compile: source is NULL; pass the CUDA C++ text to compile");
+  cujit_status st = cj_program_build(engine, source, name, options, out);
+  if (st == CUJIT_OK) cj_track(engine, &(*out)->link, program_destroy);
+  return st;
+}
+
+static cujit_status read_file(cujit_engine *engine, const char *path, char **out) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return cj_fail(engine, CUJIT_ERROR_IO, "cannot read '%s': %s", path, strerror(errno));
+  cj_buf b = {0};
+  char chunk[65536];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < MAX_SOURCE_BYTES)
+    cj_buf_add(&b, chunk, n);
+  int err = ferror(f) ? errno : 0;
+  fclose(f);
+  if (err || b.failed || b.len >= MAX_SOURCE_BYTES) {
+    cj_buf_free(&b);
+    return cj_fail(engine, err ? CUJIT_ERROR_IO : CUJIT_ERROR_OUT_OF_HOST_MEMORY,
+                   "cannot read '%s': %s", path, err ? strerror(err) : "too big for a source file");
+  }
+  if (b.data && memchr(b.data, '\0', b.len)) {
+    cj_buf_free(&b);
+    return cj_fail(engine, CUJIT_ERROR_IO, "'%s' holds NUL bytes: it is not a CUDA source file",
+                   path);
+  }
+  *out = b.data ? b.data : cj_strdup("");
+  return *out ? CUJIT_OK : cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+}
+
+cujit_status cujit_program_compile_file(cujit_engine *engine, const char *path,
+                                        const cujit_compile_options *options, cujit_program **out) {
+  if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
+  if (!out)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_program_compile_file: out is NULL; pass the address of a "
+                   "cujit_program *");
+  *out = NULL;
+  if (!path || !*path)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_program_compile_file: path is NULL or empty");
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    return cj_fail(engine, CUJIT_ERROR_IO, "cannot read '%s': %s", path, strerror(EISDIR));
+  char *source;
+  cujit_status s = read_file(engine, path, &source);
+  if (s != CUJIT_OK) return s;
+  s = cujit_program_compile(engine, source, path, options, out);
+  free(source);
+  return s;
+}
+
+void cujit_program_free(cujit_program *program) {
+  if (!program) return;
+  cj_untrack(program->engine, &program->link);
+  cj_program_release(program);
+}
+
+size_t cujit_program_kernel_count(const cujit_program *program) {
+  return program ? program->nkernels : 0;
+}
+
+const char *cujit_program_kernel_name(const cujit_program *program, size_t index) {
+  return program && index < program->nkernels ? program->kernels[index].name : NULL;
+}
+
+const char *cujit_program_ptx(const cujit_program *program, size_t *len) {
+  if (len) *len = program ? program->ptx_len : 0;
+  return program ? program->ptx : NULL;
+}
+
+const void *cujit_program_cubin(const cujit_program *program, size_t *len) {
+  if (len) *len = program ? program->cubin_len : 0;
+  return program ? program->cubin : NULL;
+}
+
+const char *cujit_program_log(const cujit_program *program) {
+  return program && program->log ? program->log : "";
+}
+
+int cujit_program_from_cache(const cujit_program *program) {
+  return program ? program->from_cache : 0;
+}
+
+double cujit_program_milliseconds(const cujit_program *program) {
+  return program ? program->ms : 0.0;
+}
