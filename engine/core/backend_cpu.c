@@ -392,10 +392,12 @@ static cujit_status track(cujit_device *dev, size_t bytes, void **out) {
   return CUJIT_OK;
 }
 
-/* Frees memory this device gave out and a reset has not freed already. */
+/* Frees memory this device gave out and a reset has not freed already. Like cuMemFree, it first
+** waits for the queued work, which may still use the memory. */
 static void untrack(cujit_device *dev, void *p) {
   cpu_dev *c = cpu_of(dev);
   if (!c || !p) return;
+  drain(c);
   pthread_mutex_lock(&c->lock);
   int mine = table_take(&c->allocs, (uint64_t)(uintptr_t)p);
   pthread_mutex_unlock(&c->lock);

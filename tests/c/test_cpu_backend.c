@@ -7,10 +7,12 @@
 #define _GNU_SOURCE /* memmem */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend.h"
 #include "device.h"
@@ -235,6 +237,26 @@ Test(cpu_backend, interrupted_wait, .init = open_all, .fini = close_all) {
   cr_expect_eq(ops->stream_query(dev, NULL), CUJIT_ERROR_NOT_READY, "the kernel goes on");
   __atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
   EXPECT_OK(ops->synchronize(dev));
+}
+
+static void *release_flag_later(void *flag) {
+  struct timespec ts = {0, 50 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  __atomic_store_n((int *)flag, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+Test(cpu_backend, free_waits_for_the_work_queued_before, .init = open_all, .fini = close_all) {
+  int flag = 0;
+  uint64_t flag_addr = addr(&flag), d = 0;
+  EXPECT_OK(ops->alloc(dev, 4096, &d));
+  void *args[] = {&flag_addr};
+  EXPECT_OK(launch("wait_flag", 1, 1, NULL, args)); /* may still use d, as far as free knows */
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, release_flag_later, &flag), 0);
+  ops->free(dev, d);
+  cr_expect_eq(ops->stream_query(dev, NULL), CUJIT_OK, "free returned before the queue drained");
+  pthread_join(t, NULL);
 }
 
 /* --- failures ----------------------------------------------------------------------------------
