@@ -27,6 +27,17 @@ void cj_cpu_module_free(cj_cpu_module *m) {
     for (int i = 0; i < m->nworkers; i++) m->release(&m->workers[i]);
   free(m->workers);
   if (m->handle) dlclose(m->handle);
+  if (m->fd >= 0) {
+    /* glibc finds loaded objects by name first: while an object named /proc/self/fd/N stays
+    ** loaded (C++ unique symbols make it NODELETE), fd N must not name another one. */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd);
+    void *still = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+    if (still)
+      dlclose(still);
+    else
+      close(m->fd);
+  }
   free(m);
 }
 
@@ -131,14 +142,15 @@ cujit_status cj_cpu_module_load(cujit_engine *engine, const cujit_program *progr
                    "-print-file-name=libasan.so) (the cujit command does this itself)",
                    program->name);
   cj_cpu_module *m = calloc(1, sizeof *m);
+  if (m) m->fd = -1;
   if (!m || !copy_layouts(m, program) ||
       !(m->workers = calloc((size_t)workers, sizeof *m->workers))) {
-    if (m) cj_cpu_module_free(m);
+    cj_cpu_module_free(m);
     return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
   }
   m->nworkers = workers;
   for (int i = 0; i < workers; i++) m->workers[i].index = i;
-  int fd = memfd_create("cujit-kernels", MFD_CLOEXEC);
+  int fd = m->fd = memfd_create("cujit-kernels", MFD_CLOEXEC);
   size_t written = 0;
   while (fd >= 0 && written < program->cubin_len) {
     ssize_t n = write(fd, (const char *)program->cubin + written, program->cubin_len - written);
@@ -153,7 +165,6 @@ cujit_status cj_cpu_module_load(cujit_engine *engine, const cujit_program *progr
     m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!m->handle) snprintf(why, sizeof why, "%s", dlerror());
   }
-  if (fd >= 0) close(fd); /* the mapping keeps what dlopen needs */
   int (*version)(void) = NULL;
   if (m->handle) {
     *(void **)&version = dlsym(m->handle, "cj_cpu_abi_version");

@@ -20,6 +20,7 @@ typedef struct cj_cpu_function {
 
 struct cj_cpu_module {
   void *handle;
+  int fd; /* the memfd it was loaded from, open while it is loaded: its name stays unique */
   void (*release)(cj_cpu_worker *worker); /* the shared object's cj_cpu_worker_release */
   cj_cpu_worker *workers;                 /* one per pool worker */
   int nworkers;

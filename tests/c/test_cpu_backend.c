@@ -344,6 +344,42 @@ Test(cpu_backend, load_and_functions, .init = open_all, .fini = close_all) {
   cr_expect_eq(dev->info.warp_size, 32);
 }
 
+static const char other_source[] = "extern \"C\" __global__ void negate(int *x, int n) {\n"
+                                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                   "  if (i < n) x[i] = -x[i];\n"
+                                   "}\n";
+
+/* Each load is its own shared object, though every one is named /proc/self/fd/N. */
+Test(cpu_backend, programs_loaded_together_and_in_turn_stay_apart, .init = open_all,
+     .fini = close_all) {
+  cujit_program second;
+  compile_into(other_source, "other.cu", &second);
+  void *m2 = NULL, *fn = NULL;
+  EXPECT_OK(ops->load(dev, &second, &m2));
+  EXPECT_OK(ops->get_function(dev, m2, "negate", &fn));
+  EXPECT_FAIL(ops->get_function(dev, m2, "affine", &fn), CUJIT_ERROR_NOT_FOUND, "affine");
+  EXPECT_OK(ops->get_function(dev, module, "affine", &fn));
+  ops->unload(dev, module);
+  module = NULL;
+  ops->unload(dev, m2);
+  for (int round = 0; round < 3; round++) { /* fd numbers come back: names must not */
+    EXPECT_OK(ops->load(dev, round % 2 ? &program : &second, &m2));
+    EXPECT_OK(ops->get_function(dev, m2, round % 2 ? "affine" : "negate", &fn));
+    ops->unload(dev, m2);
+  }
+  int x[3] = {1, -2, 3}, n = 3;
+  uint64_t dx = addr(x);
+  void *args[] = {&dx, &n};
+  EXPECT_OK(ops->load(dev, &second, &m2));
+  EXPECT_OK(ops->get_function(dev, m2, "negate", &fn));
+  unsigned grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
+  EXPECT_OK(ops->launch(dev, fn, grid, block, 0, NULL, args));
+  EXPECT_OK(ops->synchronize(dev));
+  cr_expect(x[0] == -1 && x[1] == 2 && x[2] == -3, "%d %d %d", x[0], x[1], x[2]);
+  ops->unload(dev, m2);
+  free_program(&second);
+}
+
 /* --- the compiler ------------------------------------------------------------------------------
  */
 
