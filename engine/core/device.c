@@ -126,10 +126,11 @@ static cujit_status bad_current_device(cujit_engine *engine, int current) {
   gpu_range(engine->device_count, range, sizeof range);
   const char *env = getenv("CUJIT_DEVICE");
   if (current < 0)
-    return cj_fail(engine, CUJIT_ERROR_NO_DEVICE,
-                   "CUJIT_DEVICE='%s' is not a device: set it to an ordinal (this machine has "
-                   "%s) or to cpu, unset it to use device 0, or call cujit_set_device",
-                   env ? env : "", range);
+    return cj_fail(
+        engine, CUJIT_ERROR_NO_DEVICE,
+        "CUJIT_DEVICE='%s' is not a device number or cpu: set it to an ordinal (this machine has "
+        "%s) or to cpu, unset it to use device 0, or call cujit_set_device",
+        env ? env : "", range);
   if (env && *env)
     return cj_fail(engine, CUJIT_ERROR_NO_DEVICE,
                    "CUJIT_DEVICE=%s names device %d, which does not exist: this machine has %s",

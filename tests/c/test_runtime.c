@@ -262,7 +262,7 @@ Test(runtime_gpu, missing_devices_are_named, .init = open_gpu, .fini = close_eng
   EXPECT_FAIL(cujit_device_get(engine, count, &device), CUJIT_ERROR_NO_DEVICE, "does not exist");
   cr_expect_null(device);
   cr_expect(strstr(cujit_errmsg(engine), "CUJIT_DEVICE") != NULL, "%s", cujit_errmsg(engine));
-  EXPECT_FAIL(cujit_device_get(engine, -1, &device), CUJIT_ERROR_NO_DEVICE, "device -1");
+  EXPECT_FAIL(cujit_device_get(engine, -2, &device), CUJIT_ERROR_NO_DEVICE, "device -2");
   EXPECT_FAIL(cujit_set_device(engine, count + 5), CUJIT_ERROR_NO_DEVICE, "does not exist");
   cujit_device *current;
   EXPECT_OK(cujit_current_device(engine, &current));
