@@ -10,7 +10,39 @@
 **   - every object is an opaque handle; freeing a NULL handle is a no-op;
 **   - every fallible function returns a cujit_status; CUJIT_OK is zero;
 **   - after a failure, cujit_errmsg(engine) says what went wrong and what to do. The message is
-**     kept per engine and per thread, so threads sharing an engine never see each other's errors.
+**     kept per engine and per thread, so threads sharing an engine never see each other's errors;
+**   - option and info structs begin with `size_t size`, set by their INIT macro (designated
+**     initializers without it leave it 0, which means this header's layout), so that they can
+**     grow without breaking programs built against an older header. Declare them with the macro.
+**
+** Threads. Every call may run on any thread; per handle, what may run at once:
+**   - engine: every call from many threads, but cujit_close (nothing else may run) and
+**     cujit_set_warning_handler (set it before sharing the engine). The current device
+**     (cujit_set_device) is per engine, not per thread as CUDA's is: one thread changes it for
+**     all.
+**   - kernel: launches, specialisation and queries from many threads (a concrete kernel's launch
+**     takes no lock once it is loaded on the device; a generic kernel takes its own lock to find
+**     its specialisation); not cujit_kernel_free while another thread uses it.
+**   - program: taking kernels and reading it from many threads; not cujit_program_free meanwhile.
+**   - buffer: copies and launches that use it from many threads (the device runs the work in the
+**     order the calls are made; writes to the same bytes race as on any GPU); not freed meanwhile.
+**   - stream, event: any of their calls from many threads, the work ordered as the calls happen to
+**     run; not freed meanwhile.
+**
+** Lifetimes. Strings and pointers a call returns belong to the object they came from and live as
+** long as it: a kernel's name, signature, source, type variables and cujit_param_info fields (the
+** kernel; a specialisation lives as long as its generic kernel); a program's kernel names, PTX,
+** CUBIN and log (the program); cujit_cache_dir (the engine); cujit_errmsg (until the next call on
+** the same engine from the same thread). cujit_status_string, cujit_version and the dtype names
+** are static.
+**
+** Streams. A NULL stream means the device's default stream everywhere (copies, fills, launches,
+** library calls). Work queued on it is ordered after earlier work on it; launches and random fills
+** return at once, while copies and memset on it return when they are done, as cudaMemcpy does (a
+** non-NULL stream makes them asynchronous too), and reductions always wait for their result.
+**
+** Code examples in this header are checked by tests/sh/test_header_examples.sh: each one is the
+** run of lines after an "Example:" line, compiled as statements with cujit_engine *e in scope.
 */
 #ifndef CUJIT_H
 #define CUJIT_H
@@ -123,6 +155,7 @@ CUJIT_API cujit_status cujit_nvrtc_version(cujit_engine *engine, int *version);
 ** ------------------------------------------------------------------------------------------- */
 
 typedef struct cujit_device_info {
+  size_t size; /* set with CUJIT_DEVICE_INFO_INIT; the library fills the fields it covers */
   int ordinal;
   char name[256];
   int cc_major, cc_minor; /* compute capability */
@@ -140,6 +173,9 @@ typedef struct cujit_device_info {
   int pci_bus_id;
 } cujit_device_info;
 
+#define CUJIT_DEVICE_INFO_INIT                                                                     \
+  { .size = sizeof(cujit_device_info) }
+
 /* Number of GPUs the driver sees. Fails with NO_DRIVER when there is no driver. */
 CUJIT_API cujit_status cujit_device_count(cujit_engine *engine, int *count);
 
@@ -154,7 +190,8 @@ CUJIT_API cujit_status cujit_device_count(cujit_engine *engine, int *count);
 CUJIT_API cujit_status cujit_device_get(cujit_engine *engine, int ordinal, cujit_device **out);
 
 /* The device that new kernels, buffers and streams go to: CUJIT_DEVICE (an ordinal or "cpu"),
-** else 0, until changed. */
+** else 0, until changed. Per engine, not per thread (unlike CUDA's current device): setting it
+** affects every thread. */
 CUJIT_API cujit_status cujit_current_device(cujit_engine *engine, cujit_device **out);
 CUJIT_API cujit_status cujit_set_device(cujit_engine *engine, int ordinal);
 
@@ -189,6 +226,7 @@ CUJIT_API cujit_status cujit_device_reset(cujit_device *device);
 ** ------------------------------------------------------------------------------------------- */
 
 typedef struct cujit_compile_options {
+  size_t size;                /* sizeof(cujit_compile_options): use CUJIT_COMPILE_OPTIONS_INIT */
   const char *arch;           /* "sm_90" or "compute_90"; NULL: the current device's */
   int fast_math;              /* --use_fast_math */
   int line_info;              /* -lineinfo */
@@ -203,7 +241,7 @@ typedef struct cujit_compile_options {
 } cujit_compile_options;
 
 #define CUJIT_COMPILE_OPTIONS_INIT                                                                 \
-  { 0 }
+  { .size = sizeof(cujit_compile_options) }
 
 /* Compiles a translation unit holding one or more extern "C" __global__ kernels. Their signatures
 ** are read from the source. `name` names the source in errors ("saxpy.cu"); NULL gives
@@ -221,6 +259,7 @@ CUJIT_API void cujit_program_free(cujit_program *program);
 
 /* The kernels the program defines, in source order. */
 CUJIT_API size_t cujit_program_kernel_count(const cujit_program *program);
+/* NULL past the last; the name lives as long as the program. */
 CUJIT_API const char *cujit_program_kernel_name(const cujit_program *program, size_t index);
 
 /* The kernel called `name`. The kernel keeps what it needs of the program: freeing the program
@@ -242,10 +281,12 @@ CUJIT_API int cujit_program_from_cache(const cujit_program *program);
 /* Milliseconds spent getting the program: the compile, or the cache lookup on a hit. */
 CUJIT_API double cujit_program_milliseconds(const cujit_program *program);
 
-/* Defines a kernel from a signature and a body, as Numba's @cuda.jit:
-**     cujit_kernel_define(e, "saxpy(float a, const float *x, float *y, int n)",
-**                         "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-**                         "if (i < n) y[i] = a * x[i] + y[i];", NULL, &k);
+/* Defines a kernel from a signature and a body, as Numba's @cuda.jit. Example:
+**     cujit_kernel *k;
+**     cujit_status st = cujit_kernel_define(e, "saxpy(float a, const float *x, float *y, int n)",
+**                                           "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+**                                           "if (i < n) y[i] = a * x[i] + y[i];",
+**                                           NULL, NULL, &k);
 ** Type variables (a type named by one upper-case letter, optionally followed by digits: T, U,
 ** T2) make the kernel generic: it is specialised and compiled on first use for each concrete type
 ** list, from the element types of the buffers passed, or explicitly with cujit_kernel_specialize.
@@ -260,7 +301,8 @@ CUJIT_API cujit_status cujit_kernel_define(cujit_engine *engine, const char *sig
 CUJIT_API void cujit_kernel_free(cujit_kernel *kernel);
 
 /* The kernel's name, its signature as written back by cujit ("saxpy(float a, const float *x,
-** float *y, int n)"), and the full source given to NVRTC. */
+** float *y, int n)"), and the full source given to NVRTC ("" for an unspecialised generic kernel).
+** Each lives as long as the kernel. */
 CUJIT_API const char *cujit_kernel_name(const cujit_kernel *kernel);
 CUJIT_API const char *cujit_kernel_signature(const cujit_kernel *kernel);
 CUJIT_API const char *cujit_kernel_source(const cujit_kernel *kernel);
@@ -323,12 +365,14 @@ typedef struct cujit_param_info {
 } cujit_param_info;
 
 CUJIT_API size_t cujit_kernel_param_count(const cujit_kernel *kernel);
+/* Fills `info`; its strings live as long as the kernel. */
 CUJIT_API cujit_status cujit_kernel_param(const cujit_kernel *kernel, size_t index,
                                           cujit_param_info *info);
 CUJIT_API size_t cujit_kernel_type_var_count(const cujit_kernel *kernel);
 CUJIT_API const char *cujit_kernel_type_var(const cujit_kernel *kernel, size_t index);
 
 typedef struct cujit_kernel_attributes {
+  size_t size;   /* set with CUJIT_KERNEL_ATTRIBUTES_INIT */
   int registers; /* per thread */
   int static_shared_bytes;
   int const_bytes;
@@ -336,6 +380,9 @@ typedef struct cujit_kernel_attributes {
   int max_threads_per_block; /* for this kernel on its device */
   int ptx_version, binary_version;
 } cujit_kernel_attributes;
+
+#define CUJIT_KERNEL_ATTRIBUTES_INIT                                                               \
+  { .size = sizeof(cujit_kernel_attributes) }
 
 /* Attributes on the current device (loads the kernel there if needed). */
 CUJIT_API cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel,
@@ -367,18 +414,28 @@ typedef struct cujit_arg {
   } v;
 } cujit_arg;
 
-/* Helpers to build arguments in place: cujit_launch(k, &cfg, (cujit_arg[]){CUJIT_I(n), ...}, 4) */
+/* Helpers to build arguments in place. Example:
+**     cujit_kernel *k = NULL; cujit_buffer *x = NULL, *y = NULL; int n = 1024;
+**     cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
+**     cfg.grid[0] = (n + 255) / 256, cfg.block[0] = 256;
+**     cujit_arg args[] = {CUJIT_ARG_F(2.0f), CUJIT_ARG_BUF(x), CUJIT_ARG_BUF(y), CUJIT_ARG_I(n)};
+**     cujit_launch(k, &cfg, args, 4);
+*/
 #define CUJIT_ARG_I(x) ((cujit_arg){.kind = CUJIT_ARG_INT, .v.i = (int64_t)(x)})
 #define CUJIT_ARG_U(x) ((cujit_arg){.kind = CUJIT_ARG_UINT, .v.u = (uint64_t)(x)})
 #define CUJIT_ARG_F(x) ((cujit_arg){.kind = CUJIT_ARG_FLOAT, .v.f = (double)(x)})
 #define CUJIT_ARG_BUF(x) ((cujit_arg){.kind = CUJIT_ARG_BUFFER, .v.buffer = (x)})
 
 typedef struct cujit_launch_config {
+  size_t size;      /* sizeof(cujit_launch_config): use CUJIT_LAUNCH_CONFIG_INIT */
   unsigned grid[3]; /* 0 in y or z means 1 */
   unsigned block[3];
   unsigned shared_bytes; /* dynamic shared memory */
   cujit_stream *stream;  /* NULL: the device's default stream */
 } cujit_launch_config;
+
+#define CUJIT_LAUNCH_CONFIG_INIT                                                                   \
+  { .size = sizeof(cujit_launch_config) }
 
 /* Launches a kernel asynchronously. The arguments are checked against the signature (count, kind,
 ** range, exactness) before anything reaches the driver; a mismatch is CUJIT_ERROR_ARGUMENT with a
@@ -413,9 +470,10 @@ CUJIT_API cujit_device *cujit_buffer_device(const cujit_buffer *buffer);
 /* The device address (0 when the buffer is lost). */
 CUJIT_API uint64_t cujit_buffer_devptr(const cujit_buffer *buffer);
 
-/* Copies. Sizes and offsets are in bytes and checked against the buffers. A NULL stream makes the
-** call synchronous; a stream makes it asynchronous (host memory must then stay alive until the
-** stream is done, and is only truly asynchronous when pinned). */
+/* Copies. Sizes and offsets are in bytes and checked against the buffers. On the NULL (default)
+** stream the call returns when the copy is done; on another stream it is asynchronous (host
+** memory must then stay alive until the stream is done, and is only truly asynchronous when
+** pinned). */
 CUJIT_API cujit_status cujit_memcpy_htod(cujit_buffer *dst, size_t dst_offset, const void *src,
                                          size_t bytes, cujit_stream *stream);
 CUJIT_API cujit_status cujit_memcpy_dtoh(void *dst, const cujit_buffer *src, size_t src_offset,
@@ -442,7 +500,8 @@ CUJIT_API size_t cujit_host_size(const cujit_host_buffer *buffer);
 CUJIT_API cujit_status cujit_stream_create(cujit_engine *engine, cujit_stream **out);
 CUJIT_API void cujit_stream_free(cujit_stream *stream);
 CUJIT_API cujit_status cujit_stream_synchronize(cujit_stream *stream);
-/* CUJIT_OK when all work is done, CUJIT_ERROR_NOT_READY while some is pending. */
+/* CUJIT_OK when all work is done, CUJIT_ERROR_NOT_READY while some is pending. NOT_READY is an
+** answer, not a failure: it is not recorded as the thread's last error (cujit_errmsg). */
 CUJIT_API cujit_status cujit_stream_query(cujit_stream *stream);
 /* Makes future work in `stream` wait for `event`. */
 CUJIT_API cujit_status cujit_stream_wait_event(cujit_stream *stream, cujit_event *event);
@@ -453,6 +512,7 @@ CUJIT_API void cujit_event_free(cujit_event *event);
 /* Records the event in `stream` (NULL: the default stream). */
 CUJIT_API cujit_status cujit_event_record(cujit_event *event, cujit_stream *stream);
 CUJIT_API cujit_status cujit_event_synchronize(cujit_event *event);
+/* As cujit_stream_query, for the work before the event's record. */
 CUJIT_API cujit_status cujit_event_query(cujit_event *event);
 /* Milliseconds between two recorded, completed events. */
 CUJIT_API cujit_status cujit_event_elapsed(cujit_event *start, cujit_event *end, float *ms);
@@ -462,6 +522,7 @@ CUJIT_API cujit_status cujit_event_elapsed(cujit_event *start, cujit_event *end,
 ** ------------------------------------------------------------------------------------------- */
 
 typedef struct cujit_cache_stats {
+  size_t size; /* set with CUJIT_CACHE_STATS_INIT */
   uint64_t memory_hits, disk_hits, misses;
   uint64_t entries;   /* on disk */
   uint64_t bytes;     /* on disk */
@@ -469,7 +530,10 @@ typedef struct cujit_cache_stats {
   int disk_enabled;   /* 0 when CUJIT_CACHE=off or the directory is unwritable */
 } cujit_cache_stats;
 
-/* The cache directory in use ("" when the disk cache is off). */
+#define CUJIT_CACHE_STATS_INIT                                                                     \
+  { .size = sizeof(cujit_cache_stats) }
+
+/* The cache directory in use ("" when the disk cache is off); lives as long as the engine. */
 CUJIT_API const char *cujit_cache_dir(cujit_engine *engine);
 CUJIT_API cujit_status cujit_cache_stats_get(cujit_engine *engine, cujit_cache_stats *stats);
 /* Removes every entry, in memory and on disk. */
@@ -531,8 +595,10 @@ CUJIT_API cujit_status cujit_reduce(cujit_buffer *buffer, cujit_reduce_op op, si
 CUJIT_API cujit_status cujit_dot(cujit_buffer *a, cujit_buffer *b, size_t count,
                                  cujit_scalar *result, cujit_stream *stream);
 
-/* Defines an elementwise kernel, as CuPy's ElementwiseKernel or Numba's @vectorize:
-**     cujit_elementwise_define(e, "scalar T a, T x, T y -> T z", "z = a * x + y", "axpy", &k);
+/* Defines an elementwise kernel, as CuPy's ElementwiseKernel or Numba's @vectorize. Example:
+**     cujit_kernel *k;
+**     cujit_elementwise_define(e, "scalar T a, T x, T y -> T z", "z = a * x + y", "axpy",
+**                              NULL, &k);
 ** `params` lists the inputs, "->", then the outputs. Each is "type name"; the type is a C type
 ** or dtype name ("float", "f32", "unsigned int", "__half"/"half", ...) or a type variable (T, U,
 ** T2). Every parameter is an array of that type unless marked `scalar`, which passes it by value

@@ -37,20 +37,20 @@ struct cujit_device {
   void *impl;            /* its state (backend_cuda.c: the CUdevice and primary context) */
   int ordinal;
   cujit_device_info info; /* read once when the device table is made */
+  char arch[16];          /* what compiles for it target: "sm_90", "cpu" (set by the backend) */
   unsigned generation;    /* bumped by each reset; objects made before it are lost */
   cujit_status fault;     /* CUJIT_OK, or DEVICE_FAULT after a sticky error */
   char fault_msg[2048];   /* the fault, the kernel that caused it, and how to recover */
   int unrecoverable;      /* a reset did not clear the fault: the driver keeps it for the process */
   const char *last_kernel; /* the kernel last launched here, to blame on a fault (atomic access) */
   _Atomic size_t allocated;
-  struct cujit_stream *streams; /* its live streams (under engine->lock), for synchronize */
+  struct cujit_stream *streams; /* its live streams (engine->streams_lock), for synchronize */
 };
 
 typedef enum cj_copy_kind { CJ_COPY_HTOD, CJ_COPY_DTOH, CJ_COPY_DTOD } cj_copy_kind;
 
 struct cj_backend {
   const char *name; /* "cuda", "cpu" */
-  const char *arch; /* what every device of the backend compiles for ("cpu"); NULL: sm_<cc> */
 
   /* --- devices -------------------------------------------------------------------------------
   ** enter: makes the device usable on this thread (the CUDA backend retains the primary context
@@ -97,7 +97,7 @@ struct cj_backend {
   ** launch: args is the array cuLaunchKernel takes (one pointer per parameter, each pointing at
   ** the parameter's bytes), grid and block already checked against dev->info. */
   cujit_status (*load)(cujit_device *dev, const struct cujit_program *program, void **module);
-  void (*unload)(cujit_device *dev, void *module);
+  void (*unload)(cujit_device *dev, void *module); /* entered or not, faulted or not */
   cujit_status (*get_function)(cujit_device *dev, void *module, const char *name, void **fn);
   cujit_status (*launch)(cujit_device *dev, void *fn, const unsigned grid[3],
                          const unsigned block[3], unsigned shared_bytes, void *stream, void **args);

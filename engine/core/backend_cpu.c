@@ -9,6 +9,7 @@
 */
 #define _GNU_SOURCE /* sched_getaffinity */
 #include "backend.h"
+#include "cpu_alloc.h"
 #include "cpu_module.h"
 #include "cpu_pool.h"
 
@@ -22,58 +23,6 @@
 #define ALIGNMENT 256
 #define WAIT_SLICE_NS 5000000 /* how often a wait looks at engine->interrupted */
 #define MAX_SHARED_OPTIN (228 * 1024)
-
-/* --- allocations: address -> size, so a reset frees them and figures are real ------------------
- */
-
-typedef struct alloc_slot {
-  uint64_t addr; /* 0 empty, 1 removed */
-  size_t size;
-} alloc_slot;
-
-typedef struct alloc_table {
-  alloc_slot *slots;
-  size_t cap, used; /* used counts removed slots too */
-} alloc_table;
-
-static size_t slot_of(const alloc_table *t, uint64_t addr) {
-  return (size_t)((addr >> 8) * 0x9E3779B97F4A7C15ull) & (t->cap - 1);
-}
-
-static int table_put(alloc_table *t, uint64_t addr, size_t size) {
-  if ((t->used + 1) * 2 > t->cap) {
-    alloc_table bigger = {calloc(t->cap ? 2 * t->cap : 64, sizeof(alloc_slot)),
-                          t->cap ? 2 * t->cap : 64, 0};
-    if (!bigger.slots) return 0;
-    for (size_t i = 0; i < t->cap; i++)
-      if (t->slots[i].addr > 1) table_put(&bigger, t->slots[i].addr, t->slots[i].size);
-    free(t->slots);
-    *t = bigger;
-  }
-  size_t i = slot_of(t, addr);
-  while (t->slots[i].addr > 1) i = (i + 1) & (t->cap - 1);
-  if (t->slots[i].addr == 0) t->used++;
-  t->slots[i].addr = addr, t->slots[i].size = size;
-  return 1;
-}
-
-/* 1 and the slot emptied when addr is there. */
-static int table_take(alloc_table *t, uint64_t addr) {
-  if (!t->cap) return 0;
-  for (size_t i = slot_of(t, addr); t->slots[i].addr != 0; i = (i + 1) & (t->cap - 1))
-    if (t->slots[i].addr == addr) {
-      t->slots[i].addr = 1;
-      return 1;
-    }
-  return 0;
-}
-
-static void table_free_all(alloc_table *t) {
-  for (size_t i = 0; i < t->cap; i++)
-    if (t->slots[i].addr > 1) free((void *)(uintptr_t)t->slots[i].addr);
-  free(t->slots);
-  memset(t, 0, sizeof *t);
-}
 
 /* --- the device's state ------------------------------------------------------------------------
  */
@@ -115,7 +64,7 @@ typedef struct cpu_dev {
   int workers;
   int schedule;
   unsigned long long seed;
-  alloc_table allocs;
+  cj_alloc_table allocs;
 } cpu_dev;
 
 static cpu_dev *cpu_of(cujit_device *dev) {
@@ -319,7 +268,7 @@ static cujit_status cpu_reset(cujit_device *dev) {
   cpu_dev *c = cpu_of(dev);
   drain(c);
   pthread_mutex_lock(&c->lock);
-  table_free_all(&c->allocs);
+  cj_alloc_free_all(&c->allocs);
   pthread_mutex_unlock(&c->lock);
   return CUJIT_OK;
 }
@@ -334,7 +283,7 @@ static void cpu_release(cujit_device *dev) {
   pthread_mutex_unlock(&c->lock);
   if (started) pthread_join(c->thread, NULL); /* it finishes what is queued first */
   cj_cpu_pool_free(c->pool);
-  table_free_all(&c->allocs);
+  cj_alloc_free_all(&c->allocs);
   pthread_cond_destroy(&c->work);
   pthread_cond_destroy(&c->done);
   pthread_mutex_destroy(&c->lock);
@@ -362,7 +311,7 @@ static cujit_status track(cujit_device *dev, size_t bytes, void **out) {
   void *p = aligned_alloc(ALIGNMENT, (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT);
   if (!p) return out_of_memory(dev, bytes);
   pthread_mutex_lock(&c->lock);
-  int ok = table_put(&c->allocs, (uint64_t)(uintptr_t)p, bytes);
+  int ok = cj_alloc_put(&c->allocs, (uint64_t)(uintptr_t)p, bytes);
   pthread_mutex_unlock(&c->lock);
   if (!ok) {
     free(p);
@@ -379,7 +328,7 @@ static void untrack(cujit_device *dev, void *p) {
   if (!c || !p) return;
   drain(c);
   pthread_mutex_lock(&c->lock);
-  int mine = table_take(&c->allocs, (uint64_t)(uintptr_t)p);
+  int mine = cj_alloc_take(&c->allocs, (uint64_t)(uintptr_t)p);
   pthread_mutex_unlock(&c->lock);
   if (mine) free(p);
 }
@@ -624,7 +573,6 @@ static int cpu_param_info(cujit_device *dev, void *fn, size_t index, size_t *off
 
 const cj_backend cj_backend_cpu = {
     .name = "cpu",
-    .arch = "cpu",
     .enter = cpu_enter,
     .enter_quiet = cpu_enter_quiet,
     .mem_info = cpu_mem_info,
@@ -703,6 +651,7 @@ cujit_status cj_cpu_device(cujit_engine *engine, cujit_device **device) {
   dev->ops = &cj_backend_cpu;
   dev->impl = c;
   dev->ordinal = CUJIT_DEVICE_CPU;
+  snprintf(dev->arch, sizeof dev->arch, "cpu");
   atomic_init(&dev->allocated, 0);
   cujit_device_info *info = &dev->info;
   info->ordinal = CUJIT_DEVICE_CPU;

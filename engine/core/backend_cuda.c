@@ -60,7 +60,8 @@ static void error_text(const cj_driver *drv, CUresult rc, const char **name, con
 
 static cujit_status driver_error(cujit_engine *engine, CUresult rc, const char *what) {
   const char *name, *text;
-  error_text(engine->drv_state == 1 ? &engine->drv : NULL, rc, &name, &text);
+  error_text(__atomic_load_n(&engine->drv_state, __ATOMIC_ACQUIRE) == 1 ? &engine->drv : NULL, rc,
+             &name, &text);
   return cj_fail(engine, CUJIT_ERROR_DRIVER, "%s failed: %s (%s, code %d)", what, text, name,
                  (int)rc);
 }
@@ -139,6 +140,7 @@ static int attribute(cj_driver *drv, CUdevice dev, CUdevice_attribute which) {
 }
 
 static void read_info(cj_driver *drv, CUdevice h, int ordinal, cujit_device_info *info) {
+  info->size = sizeof *info;
   info->ordinal = ordinal;
   if (drv->cuDeviceGetName(info->name, (int)sizeof info->name, h) != CUDA_SUCCESS)
     snprintf(info->name, sizeof info->name, "CUDA device %d", ordinal);
@@ -206,6 +208,7 @@ cujit_status cj_cuda_devices(cujit_engine *engine, cujit_device **devices, int *
       return driver_error(engine, rc, "reading the CUDA devices");
     }
     read_info(drv, c->handle, i, &d->info);
+    snprintf(d->arch, sizeof d->arch, "sm_%d%d", d->info.cc_major, d->info.cc_minor);
   }
   *devices = devs;
   *count = n;

@@ -108,15 +108,30 @@ void cj_errors_free(cujit_engine *engine) {
   if (tls_slot.engine_id == engine->id) tls_slot.engine_id = 0, tls_slot.slot = NULL;
 }
 
+/* Opens a library once: `state` is 0 (not tried), 1 (open) or -1 (failed), published with a release
+** store after the library's record is filled, so a reader that sees 1 sees the record. */
+static int open_once(cujit_engine *engine, int *state, int (*open)(void *, char *, size_t),
+                     void *lib, char *why, size_t why_len) {
+  int s = __atomic_load_n(state, __ATOMIC_ACQUIRE);
+  if (s != 0) return s;
+  pthread_mutex_lock(&engine->lock);
+  if ((s = *state) == 0)
+    __atomic_store_n(state, s = open(lib, why, why_len) ? 1 : -1, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&engine->lock);
+  return s;
+}
+
+static int open_driver(void *lib, char *why, size_t why_len) {
+  return cj_driver_open(lib, why, why_len);
+}
+
+static int open_nvrtc(void *lib, char *why, size_t why_len) {
+  return cj_nvrtc_open(lib, why, why_len);
+}
+
 cujit_status cj_need_driver(cujit_engine *engine, cj_driver **out) {
-  if (engine->drv_state == 0) {
-    pthread_mutex_lock(&engine->lock);
-    if (engine->drv_state == 0)
-      engine->drv_state =
-          cj_driver_open(&engine->drv, engine->drv_why, sizeof engine->drv_why) ? 1 : -1;
-    pthread_mutex_unlock(&engine->lock);
-  }
-  if (engine->drv_state < 0)
+  if (open_once(engine, &engine->drv_state, open_driver, &engine->drv, engine->drv_why,
+                sizeof engine->drv_why) < 0)
     return cj_fail(engine,
                    strncmp(engine->drv_why, "no CUDA device", 14) == 0 ? CUJIT_ERROR_NO_DEVICE
                                                                        : CUJIT_ERROR_NO_DRIVER,
@@ -126,17 +141,15 @@ cujit_status cj_need_driver(cujit_engine *engine, cj_driver **out) {
 }
 
 cujit_status cj_need_nvrtc(cujit_engine *engine, cj_nvrtc **out) {
-  if (engine->nvrtc_state == 0) {
-    pthread_mutex_lock(&engine->lock);
-    if (engine->nvrtc_state == 0)
-      engine->nvrtc_state =
-          cj_nvrtc_open(&engine->nvrtc, engine->nvrtc_why, sizeof engine->nvrtc_why) ? 1 : -1;
-    pthread_mutex_unlock(&engine->lock);
-  }
-  if (engine->nvrtc_state < 0)
+  if (open_once(engine, &engine->nvrtc_state, open_nvrtc, &engine->nvrtc, engine->nvrtc_why,
+                sizeof engine->nvrtc_why) < 0)
     return cj_fail(engine, CUJIT_ERROR_NO_NVRTC, "%s", engine->nvrtc_why);
   *out = &engine->nvrtc;
   return CUJIT_OK;
+}
+
+cj_nvrtc *cj_nvrtc_if_open(cujit_engine *engine) {
+  return __atomic_load_n(&engine->nvrtc_state, __ATOMIC_ACQUIRE) == 1 ? &engine->nvrtc : NULL;
 }
 
 const char *cujit_version(void) {

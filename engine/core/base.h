@@ -29,12 +29,15 @@ typedef struct cj_program_map cj_program_map; /* program.h: the loaded programs 
 typedef struct cj_slot cj_slot;               /* per-engine state of higher layers */
 
 struct cujit_engine {
-  pthread_mutex_t lock;       /* guards the lazy opens, the live list, error slots, streams lists */
+  pthread_mutex_t lock;       /* guards the lazy opens, the live list, error slots, slots, faults */
   pthread_mutex_t table_lock; /* serialises making the device table (device.c) */
-  unsigned long id;           /* unique per engine ever opened, to validate thread-local caches */
+  /* Guards every device's list of streams (stream.c); held while they are queried, which may
+  ** record an error, so it is never taken while `lock` is held. */
+  pthread_mutex_t streams_lock;
+  unsigned long id; /* unique per engine ever opened, to validate thread-local caches */
 
   cj_driver drv;
-  int drv_state; /* 0 not tried, 1 open, -1 failed (drv_why says why) */
+  int drv_state; /* 0 not tried, 1 open, -1 failed (drv_why says why); atomic access */
   char drv_why[512];
 
   cj_nvrtc nvrtc;
@@ -71,6 +74,9 @@ void cj_warn(cujit_engine *engine, const char *fmt, ...) __attribute__((format(p
 ** NO_DRIVER (or NO_DEVICE when the driver sees no GPU) / NO_NVRTC. */
 cujit_status cj_need_driver(cujit_engine *engine, cj_driver **out);
 cujit_status cj_need_nvrtc(cujit_engine *engine, cj_nvrtc **out);
+
+/* NVRTC when some call already opened it, else NULL; never opens it (5-140 ms). */
+cj_nvrtc *cj_nvrtc_if_open(cujit_engine *engine);
 
 /* Live-object tracking. cj_track sets link->destroy and adds it; cj_untrack removes it. */
 void cj_track(cujit_engine *engine, cj_link *link, void (*destroy)(cj_link *));

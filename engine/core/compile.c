@@ -96,8 +96,9 @@ cujit_status cj_compile_arch(cujit_engine *engine, const cujit_compile_options *
              : device_arch            ? device_arch
                                       : "");
   }
-  if (engine->nvrtc_state == 1 && strcmp(arch, "cpu") != 0)
-    return fit_arch(engine, &engine->nvrtc, options && options->arch, arch, len);
+  cj_nvrtc *nv = cj_nvrtc_if_open(engine);
+  if (nv && strcmp(arch, "cpu") != 0)
+    return fit_arch(engine, nv, options && options->arch, arch, len);
   return CUJIT_OK;
 }
 
@@ -310,14 +311,14 @@ static cujit_status make_key(cujit_engine *engine, const char *source, const cha
 
 /* --- NVRTC ------------------------------------------------------------------------------------ */
 
-/* The toolkit's headers (cuda_fp16.h, ...), which NVRTC 13 does not carry inside itself. */
-static const char *toolkit_include(void) {
+/* The toolkit's headers (cuda_fp16.h, ...), which NVRTC 13 does not carry inside itself. Written
+** into the caller's `found` (PATH_MAX bytes): compiles run on many threads at once. */
+static const char *toolkit_include(char *found) {
   static const char *const envs[] = {"CUDA_HOME", "CUDA_PATH"};
-  static char found[PATH_MAX];
   struct stat st;
   for (size_t i = 0; i < 2; i++) {
     const char *v = getenv(envs[i]);
-    if (v && *v && snprintf(found, sizeof found, "%s/include/cuda_fp16.h", v) < (int)sizeof found &&
+    if (v && *v && snprintf(found, PATH_MAX, "%s/include/cuda_fp16.h", v) < PATH_MAX &&
         stat(found, &st) == 0) {
       found[strlen(found) - strlen("/cuda_fp16.h")] = '\0';
       return found;
@@ -360,7 +361,8 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const char *so
                               const char *name, const char *arch, opt_list *o, cj_cache_entry *e) {
   int number, cubin;
   parse_arch(arch, &number, &cubin);
-  const char *tk = toolkit_include();
+  char found[PATH_MAX];
+  const char *tk = toolkit_include(found);
   if (tk) opt_add(o, "--include-path=%s%s", tk, NULL);
   if (o->failed) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   nvrtcProgram prog;
@@ -404,7 +406,8 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const char *so
 ** it (then the entry is stale and is rebuilt). */
 static int lookup(cujit_engine *engine, const cj_cache_key *key, cj_cache_entry *e) {
   if (!cj_cache_get(engine->cache, key, e)) return 0;
-  if (engine->nvrtc_state == 1 && e->nvrtc_version != engine->nvrtc.version) {
+  cj_nvrtc *nv = cj_nvrtc_if_open(engine);
+  if (nv && e->nvrtc_version != nv->version) {
     cj_cache_entry_free(e);
     return 0;
   }

@@ -7,7 +7,7 @@
 #ifndef CUJIT_CPU_POOL_H
 #define CUJIT_CPU_POOL_H
 
-#include "../../kernels_src/cujit/cpu_abi.h"
+#include <cujit/cpu_abi.h>
 
 typedef struct cj_cpu_pool cj_cpu_pool;
 

@@ -186,20 +186,12 @@ int cujit_device_ordinal(const cujit_device *device) {
   return device ? device->ordinal : -1;
 }
 
-void cj_device_arch_text(const cujit_device *device, char *buf, size_t len) {
-  if (device->ops->arch)
-    snprintf(buf, len, "%s", device->ops->arch);
-  else
-    snprintf(buf, len, "sm_%d%d", device->info.cc_major, device->info.cc_minor);
-}
-
 cujit_status cujit_device_arch(cujit_device *device, char *buf, size_t len) {
   NEED_DEVICE(device, "cujit_device_arch");
   if (!buf || len == 0)
     return cj_fail(device->engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_device_arch: no buffer to write the arch into (buf NULL or len 0)");
-  char arch[32];
-  cj_device_arch_text(device, arch, sizeof arch);
+  const char *arch = device->arch;
   int n = snprintf(buf, len, "%s", arch);
   if (n < 0 || (size_t)n >= len) {
     buf[0] = '\0';

@@ -32,9 +32,6 @@ static inline int cj_device_current(const cujit_device *device, unsigned generat
 ** (with a message naming `what`), or the device's fault. */
 cujit_status cj_check_alive(cujit_device *device, unsigned generation, const char *what);
 
-/* "sm_90": the arch a compile for this device targets. */
-void cj_device_arch_text(const cujit_device *device, char *buf, size_t len);
-
 /* The checks that open every call making an object: an engine, and an output pointer (`fn` names
 ** the call, `type` the handle: "cujit_stream"). */
 cujit_status cj_check_new(cujit_engine *engine, const void *out, const char *fn, const char *type);

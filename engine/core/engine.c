@@ -34,6 +34,7 @@ cujit_status cujit_open(cujit_engine **out) {
   if (!e) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   pthread_mutex_init(&e->lock, NULL);
   pthread_mutex_init(&e->table_lock, NULL);
+  pthread_mutex_init(&e->streams_lock, NULL);
   e->id = atomic_fetch_add(&next_engine_id, 1);
   e->device_count = -1;
   e->current_device = env_device();
@@ -43,6 +44,7 @@ cujit_status cujit_open(cujit_engine **out) {
   e->cache = e->programs ? cj_cache_open(e) : NULL;
   if (!e->cache) {
     cj_program_map_close(e->programs);
+    pthread_mutex_destroy(&e->streams_lock);
     pthread_mutex_destroy(&e->table_lock);
     pthread_mutex_destroy(&e->lock);
     free(e);
@@ -67,6 +69,7 @@ void cujit_close(cujit_engine *engine) {
   if (engine->drv_state == 1) cj_driver_close(&engine->drv);
   if (engine->nvrtc_state == 1) cj_nvrtc_close(&engine->nvrtc);
   cj_errors_free(engine);
+  pthread_mutex_destroy(&engine->streams_lock);
   pthread_mutex_destroy(&engine->table_lock);
   pthread_mutex_destroy(&engine->lock);
   free(engine);

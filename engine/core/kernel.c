@@ -349,7 +349,7 @@ static cujit_status resolve_generic(cujit_kernel **k, const cujit_arg *args, siz
   return specialize_locked(g, types, k); /* a lookup under the lock, then a compile on a miss */
 }
 
-cujit_status cj_kernel_resolve(cujit_kernel **k, const cujit_arg *args, size_t nargs) {
+cujit_status cj_kernel_resolve_slow(cujit_kernel **k, const cujit_arg *args, size_t nargs) {
   const cujit_kernel *given = *k;
   if (nargs != given->sig.nparams)
     return cj_fail(given->engine, CUJIT_ERROR_ARGUMENT,

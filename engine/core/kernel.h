@@ -44,8 +44,14 @@ struct cujit_kernel {
 };
 
 /* The concrete kernel for these arguments: a generic one specialised from the dtypes of the
-** buffers passed (under the generic kernel's lock); the argument count checked. */
-cujit_status cj_kernel_resolve(cujit_kernel **k, const cujit_arg *args, size_t nargs);
+** buffers passed (under the generic kernel's lock); the argument count checked. The launch path's
+** common case, a concrete kernel given the right count, is decided here without a call. */
+cujit_status cj_kernel_resolve_slow(cujit_kernel **k, const cujit_arg *args, size_t nargs);
+static inline cujit_status cj_kernel_resolve(cujit_kernel **k, const cujit_arg *args,
+                                             size_t nargs) {
+  if ((*k)->program && nargs == (*k)->sig.nparams) return CUJIT_OK;
+  return cj_kernel_resolve_slow(k, args, nargs);
+}
 
 /* The kernel's state on `dev` (entered), finding its function there first if needed. */
 cujit_status cj_kernel_find_on(cujit_kernel *k, cujit_device *dev, cj_kernel_on_device **out);

@@ -368,7 +368,11 @@ cujit_status cujit_launch_n(cujit_kernel *kernel, size_t n, cujit_stream *stream
                    "of %d; use a grid-stride loop and an explicit grid",
                    kernel->sig.name, n, blocks, block_size, dev->ordinal,
                    dev->info.max_grid_dim[0]);
-  cujit_launch_config c = {{(unsigned)blocks, 1, 1}, {(unsigned)block_size, 1, 1}, 0, stream};
+  cujit_launch_config c = {sizeof(cujit_launch_config),
+                           {(unsigned)blocks, 1, 1},
+                           {(unsigned)block_size, 1, 1},
+                           0,
+                           stream};
   return launch_placed(kernel, dev, on, &c, args, nargs);
 }
 
@@ -403,5 +407,7 @@ cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel, cujit_kernel_attr
   cujit_device *dev;
   cj_kernel_on_device *on;
   cujit_status st = loaded_on_current(kernel, &dev, &on);
-  return st == CUJIT_OK ? dev->ops->attributes(dev, on->fn, attrs) : st;
+  if (st != CUJIT_OK) return st;
+  attrs->size = sizeof *attrs; /* the layout filled */
+  return dev->ops->attributes(dev, on->fn, attrs);
 }

@@ -4,9 +4,9 @@
 ** builder (generating a signature + body kernel for cujit_kernel_define).
 **
 ** Library kernels are compiled once per engine and element type and kept in a small per-engine
-** record, the engine's slot for this file (cj_slot_get). Defining them again on every
-** call would hit the cache, but each hit builds and loads a new program (a cuLibraryLoadData),
-** which costs far more than the work of a small reduction. cujit_close frees the record; the
+** record, the engine's slot for this file (cj_slot_get). Defining them again on every call would
+** find their programs loaded already (program.c keeps a map of them), but would still make kernel
+** objects and find their functions each time. cujit_close frees the record; the
 ** kernels and buffers it points to are live objects of their own and are freed by cujit_close
 ** before it.
 */
@@ -138,7 +138,7 @@ static unsigned grid_for(uint64_t units, const cujit_device *dev, unsigned cap) 
 
 static cujit_status launch_1d(cujit_kernel *k, unsigned grid, cujit_stream *stream,
                               const cujit_arg *args, size_t nargs) {
-  cujit_launch_config c = {{grid, 1, 1}, {LIB_BLOCK, 1, 1}, 0, stream};
+  cujit_launch_config c = {sizeof(cujit_launch_config), {grid, 1, 1}, {LIB_BLOCK, 1, 1}, 0, stream};
   return cujit_launch(k, &c, args, nargs);
 }
 

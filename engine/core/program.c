@@ -72,14 +72,14 @@ static cj_code *code_new(cujit_engine *engine, const char *source, const char *n
   return NULL;
 }
 
-/* Unloads from every device the record was loaded on that is still usable; a faulted device's
-** context is gone with its modules, or goes with the reset. */
+/* Unloads from every device the record was loaded on: modules outlive resets (a CUlibrary belongs
+** to no context), so this runs whatever state the device is in. */
 static void code_release(cj_code *k) {
   if (!k || atomic_fetch_sub(&k->refs, 1) != 1) return;
   cujit_engine *e = k->engine;
   for (int i = 0, n = cj_device_slots(e); k->modules && i < n; i++) {
     cujit_device *dev = cj_device_in_slot(e, i);
-    if (k->modules[i] && dev && cj_device_enter_quiet(dev)) dev->ops->unload(dev, k->modules[i]);
+    if (k->modules[i] && dev) dev->ops->unload(dev, k->modules[i]);
   }
   free(k->modules);
   for (size_t i = 0; i < k->nkernels; i++) cj_signature_free(&k->kernels[i]);
@@ -204,7 +204,7 @@ cujit_status cj_program_arch(cujit_engine *engine, const cujit_compile_options *
       return cj_fail(engine, cujit_errcode(engine),
                      "no GPU to take the arch from (%s); pass an explicit arch such as sm_90", why);
     }
-    cj_device_arch_text(dev, device_arch, sizeof device_arch);
+    snprintf(device_arch, sizeof device_arch, "%s", dev->arch);
   }
   return cj_compile_arch(engine, options, device_arch, arch, len);
 }

@@ -19,10 +19,10 @@ static cujit_status streams_done(cujit_device *device, void *unused) {
   cujit_engine *engine = device->engine;
   unsigned generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
   cujit_status st = CUJIT_OK;
-  pthread_mutex_lock(&engine->lock);
+  pthread_mutex_lock(&engine->streams_lock);
   for (cujit_stream *s = device->streams; s && st == CUJIT_OK; s = s->dev_next)
     if (s->generation == generation) st = device->ops->stream_query(device, s->handle);
-  pthread_mutex_unlock(&engine->lock);
+  pthread_mutex_unlock(&engine->streams_lock);
   return st;
 }
 
@@ -40,24 +40,24 @@ cujit_status cujit_device_synchronize(cujit_device *device) {
 
 static void link_to_device(cujit_stream *s) {
   cujit_device *device = s->device;
-  pthread_mutex_lock(&device->engine->lock);
+  pthread_mutex_lock(&device->engine->streams_lock);
   s->dev_prev = NULL;
   s->dev_next = device->streams;
   if (device->streams) device->streams->dev_prev = s;
   device->streams = s;
-  pthread_mutex_unlock(&device->engine->lock);
+  pthread_mutex_unlock(&device->engine->streams_lock);
 }
 
 static void unlink_from_device(cujit_stream *s) {
   cujit_device *device = s->device;
-  pthread_mutex_lock(&device->engine->lock);
+  pthread_mutex_lock(&device->engine->streams_lock);
   if (s->dev_prev)
     s->dev_prev->dev_next = s->dev_next;
   else if (device->streams == s)
     device->streams = s->dev_next;
   if (s->dev_next) s->dev_next->dev_prev = s->dev_prev;
   s->dev_prev = s->dev_next = NULL;
-  pthread_mutex_unlock(&device->engine->lock);
+  pthread_mutex_unlock(&device->engine->streams_lock);
 }
 
 static void stream_destroy(cj_link *link) {

@@ -24,7 +24,8 @@ static const char *body = "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                           "if (i < n) y[i] = a * x[i] + y[i];\n";
 
 static int compile_only(cujit_engine *e) {
-  cujit_compile_options options = {.arch = "sm_90"};
+  cujit_compile_options options = CUJIT_COMPILE_OPTIONS_INIT;
+  options.arch = "sm_90";
   cujit_kernel *k;
   CHECK(e, cujit_kernel_define(e, signature, body, NULL, &options, &k));
   const cujit_program *p = cujit_kernel_program(k);

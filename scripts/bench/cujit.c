@@ -43,12 +43,11 @@ static int kernel(const bench_opts *o, const char *file, const char *name, cujit
 }
 
 static cujit_launch_config config(unsigned grid, unsigned block) {
-  cujit_launch_config c = {{grid, 1, 1}, {block, 1, 1}, 0, NULL};
+  cujit_launch_config c = {sizeof(cujit_launch_config), {grid, 1, 1}, {block, 1, 1}, 0, NULL};
   return c;
 }
 
-/* ---- cases 1 and 2 ----------------------------------------------------------------------------
- */
+/* --- cases 1 and 2 ---------------------------------------------------------------------------- */
 
 /* cujit's arguments: the same values bench_pack_launch gives the raw floor. */
 static size_t pack(cujit_arg *a, cujit_buffer *buf, int nargs) {
@@ -216,7 +215,7 @@ static void case_launch(const bench_opts *o, cujit_device *dev, cujit_buffer *bu
   }
 }
 
-/* ---- cases 3 and 4: source (or cache) to first launch finished, in a fresh process ----------- */
+/* --- cases 3 and 4: source (or cache) to first launch finished, in a fresh process ------------ */
 
 static void case_first_launch(const bench_opts *o, const char *bcase, cujit_device *dev,
                               cujit_buffer *buf) {
@@ -247,7 +246,7 @@ static void case_first_launch(const bench_opts *o, const char *bcase, cujit_devi
   free(src);
 }
 
-/* ---- the device library: case 6 and the elementwise variants of case 5 ----------------------- */
+/* --- the device library: case 6 and the elementwise variants of case 5 ------------------------ */
 
 #ifdef BENCH_HAVE_CUJIT_LIBRARY
 #include "library_cujit.h"
@@ -260,7 +259,7 @@ static void case_sum(const bench_opts *o) {
 }
 #endif
 
-/* ---- case 5 of the shared kernels, timed by events -------------------------------- */
+/* --- case 5 of the shared kernels, timed by events -------------------------------------------- */
 
 typedef struct sweep {
   cujit_buffer *a, *b, *c;
@@ -370,11 +369,9 @@ static void case_bandwidth(const bench_opts *o) {
   sweep_close(&s);
 }
 
-/* ---- case 6: the library's sum ----------------------------------------------------------------
- */
+/* --- case 6: the library's sum ---------------------------------------------------------------- */
 
-/* ---- case 7: Monte Carlo, end to end -----------------------------------------------------------
- */
+/* --- case 7: Monte Carlo, end to end ---------------------------------------------------------- */
 
 static const double mc_s0 = 100, mc_strike = 100, mc_rate = 0.05, mc_sigma = 0.2, mc_years = 1;
 
@@ -430,7 +427,7 @@ static void case_montecarlo(const bench_opts *o) {
   free(v);
 }
 
-/* ---- without a device ------------------------------------------------------------------------ */
+/* --- without a device ------------------------------------------------------------------------- */
 
 /* CI: every shared kernel must at least compile through cujit for the H200's arch. */
 static void compile_checks(const bench_opts *o) {

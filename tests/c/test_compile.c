@@ -427,3 +427,34 @@ Test(compile, refcounts) {
   /* A program the user never frees goes with the engine (checked by leak tools). */
   cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &sm90, &p), CUJIT_OK);
 }
+
+/* The map of loaded programs: a second program of the same key shares the first one's record
+** (bytes, kernels, modules) but has its own log and from_cache; a cleared cache makes a new one. */
+Test(compile, programs_of_one_key_share_a_record) {
+  need_nvrtc();
+  cujit_program *a, *b, *c;
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, "s.cu", &sm90, &a), CUJIT_OK);
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, "s.cu", &sm90, &b), CUJIT_OK);
+  cr_assert_neq(a, b, "one handle per compile, each freed on its own");
+  cr_assert_eq(cujit_program_from_cache(a), 0);
+  cr_assert_eq(cujit_program_from_cache(b), 1);
+  cr_assert_eq(cujit_program_ptx(a, NULL), cujit_program_ptx(b, NULL), "the bytes are shared");
+  cr_assert_eq(a->kernels, b->kernels, "the kernels read from the source are shared");
+  cujit_program_free(a);
+  cr_assert_str_eq(b->kernels[0].name, "saxpy", "the record outlives the first handle");
+  cujit_kernel *k1, *k2;
+  cr_assert_eq(cujit_kernel_define(engine, "twice(float *y)", "y[0] = 1;", NULL, &sm90, &k1),
+               CUJIT_OK);
+  cr_assert_eq(cujit_kernel_define(engine, "twice(float *y)", "y[0] = 1;", NULL, &sm90, &k2),
+               CUJIT_OK);
+  cr_assert_eq(cujit_kernel_source(k1), cujit_kernel_source(k2), "defined twice, built once");
+  cr_assert_eq(cujit_cache_clear(engine), CUJIT_OK);
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, "s.cu", &sm90, &c), CUJIT_OK);
+  cr_assert_eq(cujit_program_from_cache(c), 0, "a cleared cache compiles again");
+  cr_assert_neq(cujit_program_ptx(c, NULL), cujit_program_ptx(b, NULL), "into a new record");
+  cr_assert_str_eq(cujit_program_ptx(c, NULL), cujit_program_ptx(b, NULL));
+  cujit_program_free(b);
+  cujit_program_free(c);
+  cujit_kernel_free(k1);
+  cujit_kernel_free(k2);
+}

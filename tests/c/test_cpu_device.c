@@ -27,6 +27,13 @@ static void close_engine(void) {
   engine = NULL;
 }
 
+static cujit_launch_config launch_1d(unsigned blocks, unsigned threads) {
+  cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
+  cfg.grid[0] = blocks, cfg.block[0] = threads;
+  cfg.grid[1] = cfg.grid[2] = cfg.block[1] = cfg.block[2] = 1;
+  return cfg;
+}
+
 static cujit_buffer *upload(const void *data, size_t bytes, cujit_dtype dtype) {
   cujit_buffer *b = NULL;
   EXPECT_OK(cujit_buffer_alloc(engine, bytes, dtype, &b));
@@ -87,7 +94,7 @@ Test(cpu_device, saxpy_from_a_signature_and_a_body, .init = open_cpu, .fini = cl
   unsigned seed = 12345;
   for (int i = 0; i < N; i++) x[i] = cj_test_randf(&seed), y[i] = cj_test_randf(&seed);
   cujit_buffer *dx = upload(x, N * sizeof *x, CUJIT_F32), *dy = upload(y, N * sizeof *y, CUJIT_F32);
-  cujit_launch_config cfg = {{(N + 127) / 128, 1, 1}, {128, 1, 1}, 0, NULL};
+  cujit_launch_config cfg = launch_1d((N + 127) / 128, 128);
   cujit_arg args[] = {CUJIT_ARG_F(2.5), CUJIT_ARG_BUF(dx), CUJIT_ARG_BUF(dy), CUJIT_ARG_I(N)};
   EXPECT_OK(cujit_launch(k, &cfg, args, 4));
   EXPECT_OK(cujit_memcpy_dtoh(out, dy, 0, N * sizeof *out, NULL));
@@ -162,7 +169,7 @@ Test(cpu_device, program_of_two_kernels_and_the_disk_cache, .init = open_cpu,
   EXPECT_OK(cujit_program_kernel(p, "twice", &twice));
   cujit_buffer *d = NULL;
   EXPECT_OK(cujit_buffer_alloc(engine, N * sizeof(int), CUJIT_I32, &d));
-  cujit_launch_config cfg = {{(N + 63) / 64, 1, 1}, {64, 1, 1}, 0, NULL};
+  cujit_launch_config cfg = launch_1d((N + 63) / 64, 64);
   EXPECT_OK(cujit_launch(fill, &cfg,
                          (cujit_arg[]){CUJIT_ARG_BUF(d), CUJIT_ARG_I(-40), CUJIT_ARG_I(N)}, 3));
   EXPECT_OK(cujit_launch(twice, &cfg, (cujit_arg[]){CUJIT_ARG_BUF(d), CUJIT_ARG_I(N)}, 2));
@@ -202,7 +209,7 @@ Test(cpu_device, trap_faults_until_reset, .init = open_cpu, .fini = close_engine
                                 NULL, NULL, &k));
   cujit_buffer *b = NULL;
   EXPECT_OK(cujit_buffer_alloc(engine, 64, CUJIT_U8, &b));
-  cujit_launch_config cfg = {{2, 1, 1}, {64, 1, 1}, 0, NULL};
+  cujit_launch_config cfg = launch_1d(2, 64);
   EXPECT_OK(cujit_launch(k, &cfg, (cujit_arg[]){CUJIT_ARG_I(77)}, 1));
   cujit_device *dev = NULL;
   EXPECT_OK(cujit_current_device(engine, &dev));

@@ -34,8 +34,7 @@ TestSuite(library, .init = setup, .fini = teardown);
 
 static const cujit_compile_options sm90 = {.arch = "sm_90"};
 
-/* --- host reference of Philox4x32-10 and the streams built on it -------------------------------
- */
+/* --- host reference of Philox4x32-10 and the streams built on it ------------------------------ */
 
 static void philox(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]) {
   uint32_t x[4] = {ctr[0], ctr[1], ctr[2], ctr[3]}, k0 = key[0], k1 = key[1];
@@ -115,8 +114,7 @@ Test(library, uniform_conversion_is_in_half_open_unit_interval) {
   }
 }
 
-/* --- every header through NVRTC -----------------------------------------------------------------
- */
+/* --- every header through NVRTC --------------------------------------------------------------- */
 
 static cujit_status compile_timed(const char *src, const char *name, cujit_program **p) {
   double t0 = 0;
@@ -204,8 +202,7 @@ Test(library, library_kernels_compile_for_sm90, .timeout = 300) {
   }
 }
 
-/* --- the elementwise builder, on CI ------------------------------------------------------------
- */
+/* --- the elementwise builder, on CI ----------------------------------------------------------- */
 
 Test(library, elementwise_define_builds_the_signature) {
   cujit_kernel *k;
@@ -361,8 +358,7 @@ Test(library, null_arguments_are_refused) {
   cr_expect_eq(cujit_scalar_to_double(&s), -5.0);
 }
 
-/* --- GPU helpers --------------------------------------------------------------------------------
- */
+/* --- GPU helpers ------------------------------------------------------------------------------ */
 
 static cujit_buffer *upload(const void *data, size_t bytes, cujit_dtype dtype) {
   cujit_buffer *b;
@@ -415,8 +411,7 @@ static double normal_cdf(double x) {
   return 0.5 * erfc(-x / sqrt(2.0));
 }
 
-/* --- random numbers on the GPU ------------------------------------------------------------------
- */
+/* --- random numbers on the GPU ---------------------------------------------------------------- */
 
 static void check_uniform(cujit_dtype dtype) {
   const size_t n = 1000000;
@@ -571,8 +566,7 @@ Test(library, gpu_random_argument_errors) {
   cujit_buffer_free(ib), cujit_buffer_free(fb);
 }
 
-/* --- reductions on the GPU ----------------------------------------------------------------------
- */
+/* --- reductions on the GPU -------------------------------------------------------------------- */
 
 static uint32_t rng_state = 0x9e3779b9u;
 static uint64_t rand64(void) {
@@ -821,7 +815,11 @@ Test(library, gpu_block_and_warp_reductions) {
     cujit_buffer *xb = upload(x, blocks * t * sizeof *x, CUJIT_I32);
     cujit_buffer *ob = upload(NULL, blocks * 4 * sizeof(long long), CUJIT_I64);
     cr_assert_eq(cujit_memset(ob, 0, 0xa5, blocks * 4 * sizeof(long long), NULL), CUJIT_OK);
-    cujit_launch_config c = {{blocks, 1, 1}, {shapes[s][0], shapes[s][1], shapes[s][2]}, 0, NULL};
+    cujit_launch_config c = {sizeof(cujit_launch_config),
+                             {blocks, 1, 1},
+                             {shapes[s][0], shapes[s][1], shapes[s][2]},
+                             0,
+                             NULL};
     cujit_arg args[] = {CUJIT_ARG_BUF(xb), CUJIT_ARG_BUF(ob)};
     cr_assert_eq(cujit_launch(k, &c, args, 2), CUJIT_OK, "%s", cujit_errmsg(engine));
     long long out[4 * 5];
@@ -853,7 +851,7 @@ Test(library, gpu_block_and_warp_reductions) {
   float x[256], out[16];
   for (int i = 0; i < 256; i++) x[i] = (float)(rand64() % 1000) / 8; /* exact float sums */
   cujit_buffer *xb = upload(x, sizeof x, CUJIT_F32), *ob = upload(NULL, sizeof out, CUJIT_F32);
-  cujit_launch_config c = {{2, 1, 1}, {128, 1, 1}, 0, NULL};
+  cujit_launch_config c = {sizeof(cujit_launch_config), {2, 1, 1}, {128, 1, 1}, 0, NULL};
   cujit_arg args[] = {CUJIT_ARG_BUF(xb), CUJIT_ARG_BUF(ob)};
   cr_assert_eq(cujit_launch(k, &c, args, 2), CUJIT_OK, "%s", cujit_errmsg(engine));
   download(out, ob, sizeof out);
@@ -867,8 +865,7 @@ Test(library, gpu_block_and_warp_reductions) {
   cujit_kernel_free(k);
 }
 
-/* --- elementwise kernels on the GPU -------------------------------------------------------------
- */
+/* --- elementwise kernels on the GPU ----------------------------------------------------------- */
 
 static void check_axpy(cujit_kernel *k, cujit_dtype d, size_t n) {
   const size_t extra = 16, total = n + extra, es = cujit_dtype_size(d);

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# test_header_examples.sh -- every code example in include/cujit.h compiles. An example is the run
+# of comment lines indented by five spaces ("**     code") after a line ending in "Example:"; each
+# is compiled as the body of a function with `cujit_engine *e` in scope, warnings as errors
+# (unused variables aside: examples declare what they show). The CUJIT argument is not used.
+set -u
+cd "${CUJIT_SOURCE_DIR:?}" || exit 1
+CC=${CC:-cc}
+command -v "$CC" >/dev/null || { echo "no C compiler: skipped"; exit 77; }
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+awk -v dir="$TMP" '
+  /Example:[[:space:]]*$/ { n++; file = sprintf("%s/example%02d.c", dir, n); taking = 1;
+                            print "#include \"cujit.h\"" > file;
+                            printf "void example%d(cujit_engine *e);\nvoid example%d(cujit_engine *e) {\n", n, n > file;
+                            next }
+  taking && /^\*\*     / { sub(/^\*\*     /, ""); print > file; next }
+  taking { print "}" > file; close(file); taking = 0 }
+' include/cujit.h
+fails=0 count=0
+for f in "$TMP"/example*.c; do
+  [ -e "$f" ] || break
+  count=$((count + 1))
+  if "$CC" -std=c11 -Wall -Wextra -Wpedantic -Werror -Wno-unused -fsyntax-only -Iinclude "$f" \
+    2>"$TMP/err"; then
+    echo "ok: $(basename "$f") compiles"
+  else
+    echo "FAIL: example $count of include/cujit.h does not compile:" >&2
+    cat -n "$f" >&2
+    cat "$TMP/err" >&2
+    fails=$((fails + 1))
+  fi
+done
+[ "$count" -gt 0 ] || { echo "FAIL: no example found in include/cujit.h" >&2; fails=1; }
+echo "$count example(s), $fails failure(s)"
+[ "$fails" -eq 0 ]
