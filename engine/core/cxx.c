@@ -27,13 +27,17 @@ extern char **environ;
 #define MAX_OUTPUT (1 << 20)    /* of the compiler kept for the log; the rest is dropped */
 #define MAX_OBJECT (256u << 20) /* a shared object bigger than this is refused */
 
-/* Flags that do not depend on the program: part of the identity in the cache key. */
-static const char *const plain_flags[] = {"-O2", "-fPIC", "-shared", "-pipe", "-w", NULL};
+/* Flags that do not depend on the program: part of the identity in the cache key.
+** -U_FORTIFY_SOURCE: distributions that turn it on by default make glibc's longjmp refuse to
+** jump onto another stack, which the block executor's fibers do. */
+static const char *const plain_flags[] = {
+    "-O2", "-fPIC", "-shared", "-pipe", "-w", "-U_FORTIFY_SOURCE", NULL};
 static const char *const check_flags[] = {"-O1",
                                           "-fPIC",
                                           "-shared",
                                           "-pipe",
                                           "-w",
+                                          "-U_FORTIFY_SOURCE",
                                           "-g",
                                           "-fno-omit-frame-pointer",
                                           "-fsanitize=address,undefined",
