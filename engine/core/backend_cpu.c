@@ -132,7 +132,7 @@ static void run_launch(cujit_device *dev, cpu_dev *c, cpu_op *op) {
   const cj_cpu_function *fn = op->fn;
   launch->schedule = c->schedule;
   launch->schedule_seed = c->seed + op->seq;
-  cj_cpu_job job = {fn->entry, launch, fn->module->workers, fn->module->release};
+  cj_cpu_job job = {fn->entry, launch, fn->module->workers, fn->module->release, fn->module->where};
   cj_cpu_pool_run(c->pool, &job);
   if (__atomic_load_n(&launch->error_set, __ATOMIC_ACQUIRE)) fault(dev, launch->error);
 }

@@ -169,6 +169,7 @@ cujit_status cj_cpu_module_load(cujit_engine *engine, const cujit_program *progr
   if (m->handle) {
     *(void **)&version = dlsym(m->handle, "cj_cpu_abi_version");
     *(void **)&m->release = dlsym(m->handle, "cj_cpu_worker_release");
+    *(void **)&m->where = dlsym(m->handle, "cj_cpu_where"); /* optional */
     if (!version || !m->release || version() != CJ_CPU_ABI_VERSION)
       snprintf(why, sizeof why,
                "it was built for another version of the CPU device's ABI (it says %d, this "

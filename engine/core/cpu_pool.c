@@ -43,8 +43,10 @@ static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
 
 /* Set while this thread runs a kernel; the handler jumps to it. */
 static __thread sigjmp_buf *kernel_jump;
+static __thread int (*kernel_where)(char *buf, size_t len);
 static __thread int crash_signal;
 static __thread void *crash_address;
+static __thread char crash_where[128]; /* "block (x,y,z) thread (a,b,c)", or "" */
 static __thread void *alt_stack;
 
 static void pass_on(int sig, siginfo_t *info, void *context) {
@@ -72,6 +74,8 @@ static void on_crash(int sig, siginfo_t *info, void *context) {
   kernel_jump = NULL;
   crash_signal = sig;
   crash_address = info ? info->si_addr : NULL;
+  crash_where[0] = '\0';
+  if (kernel_where && !kernel_where(crash_where, sizeof crash_where)) crash_where[0] = '\0';
   siglongjmp(*jump, 1);
 }
 
@@ -124,9 +128,10 @@ static void report_crash(cj_cpu_launch *launch) {
                                    __ATOMIC_ACQUIRE))
     return;
   snprintf(launch->error, sizeof launch->error,
-           "kernel '%s' crashed on the CPU device with %s (address %p); run it with "
-           "CUJIT_CPU_CHECK=1 to have AddressSanitizer name the line, block and thread",
-           launch->kernel ? launch->kernel : "?", signal_meaning(crash_signal), crash_address);
+           "kernel '%s' crashed on the CPU device%s%s with %s (address %p); run it with "
+           "CUJIT_CPU_CHECK=1 to have AddressSanitizer name the line",
+           launch->kernel ? launch->kernel : "?", crash_where[0] ? " in " : "", crash_where,
+           signal_meaning(crash_signal), crash_address);
 }
 
 /* Worker `index`'s part of the job. volatile: read after a siglongjmp. */
@@ -134,6 +139,7 @@ static int run_part(const cj_cpu_job *job, int index) {
   sigjmp_buf jump;
   cj_cpu_worker *volatile worker = &job->workers[index];
   if (sigsetjmp(jump, 1) == 0) {
+    kernel_where = job->where;
     kernel_jump = &jump;
     job->entry(job->launch, worker);
     kernel_jump = NULL;

@@ -80,6 +80,12 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
     cj_buf_printf(
         &b, "extern \"C\" void cjk_%s(cj_cpu_launch *L, cj_cpu_worker *) { cj_run(%s, L); }\n",
         kernel_names[i], kernel_names[i]);
+  cj_buf_puts(&b, "extern \"C\" int cj_cpu_where(char *buf, size_t len) {\n"
+                  "  if (!cj_launch_) return 0;\n"
+                  "  snprintf(buf, len, \"block (%u,%u,%u) thread (%u,%u,%u)\", blockIdx.x,\n"
+                  "           blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z);\n"
+                  "  return 1;\n"
+                  "}\n");
   cj_buf_puts(&b, "extern \"C\" int cj_cpu_abi_version(void) { return CJ_CPU_ABI_VERSION; }\n"
                   "extern \"C\" void cj_cpu_worker_release(cj_cpu_worker *w) { w->state = 0; }\n");
   if (b.failed) {

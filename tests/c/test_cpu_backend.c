@@ -290,6 +290,9 @@ Test(cpu_backend, crash_is_a_fault_naming_the_kernel, .init = open_all, .fini = 
   EXPECT_OK(launch("wild", 8, 32, NULL, args));
   EXPECT_FAIL(ops->synchronize(dev), CUJIT_ERROR_DEVICE_FAULT, "kernel 'wild' crashed");
   cr_expect(strstr(cujit_errmsg(engine), "SIGSEGV"), "%s", cujit_errmsg(engine));
+  cr_expect(strstr(cujit_errmsg(engine), "in block (") &&
+                strstr(cujit_errmsg(engine), "thread (0,"),
+            "the crash names the block and thread: %s", cujit_errmsg(engine));
   cr_expect(strstr(cujit_errmsg(engine), "CUJIT_CPU_CHECK=1"), "%s", cujit_errmsg(engine));
   EXPECT_OK(cujit_device_reset(dev));
   int target[32] = {0};
