@@ -410,7 +410,11 @@ static void cpu_stream_destroy(cujit_device *dev, void *stream) {
 
 /* The seq a stream's work ends at: the default stream is ordered after everything. */
 static uint64_t stream_end(cujit_device *dev, void *stream) {
-  return stream ? ((cpu_stream *)stream)->last : queued_so_far(cpu_of(dev));
+  cpu_dev *c = cpu_of(dev);
+  pthread_mutex_lock(&c->lock); /* enqueue writes `last` under it, from any thread */
+  uint64_t seq = stream ? ((cpu_stream *)stream)->last : c->submitted;
+  pthread_mutex_unlock(&c->lock);
+  return seq;
 }
 
 static cujit_status done_by(cujit_device *dev, uint64_t seq) {
