@@ -21,6 +21,8 @@ S.printf("compiled a probe kernel in %.1f ms", (S.clock() - t0) * 1e3)
 S.host_checks_done()
 
 local devices, why = cuda.devices()
+-- cuda.devices() lists the CPU device (arch "cpu") after the GPUs; this example is about GPUs.
+if devices[#devices] and devices[#devices].arch == "cpu" then devices[#devices] = nil end
 S.check(#devices >= 1, "the driver lists %d GPU(s)%s", #devices, why and (": " .. why) or "")
 local current = cuda.device().ordinal
 local MiB = 1 << 20

@@ -181,18 +181,26 @@ typedef struct cujit_device_info {
 /* Number of GPUs the driver sees. Fails with NO_DRIVER when there is no driver. */
 CUJIT_API cujit_status cujit_device_count(cujit_engine *engine, int *count);
 
-/* The device with this ordinal (0-based). Devices belong to the engine; they are never freed. */
+/* The CPU device: the same kernels compiled by the system C++ compiler (g++, or CUJIT_CXX) and
+** run on the host's cores, with no GPU, driver or NVRTC needed (docs/cpu.md). It is never chosen
+** on its own: pass this ordinal to cujit_device_get or cujit_set_device, or set CUJIT_DEVICE=cpu.
+** Its arch is "cpu"; cujit_device_count does not count it. */
+#define CUJIT_DEVICE_CPU (-1)
+
+/* The device with this ordinal (0-based, or CUJIT_DEVICE_CPU). Devices belong to the engine; they
+** are never freed. */
 CUJIT_API cujit_status cujit_device_get(cujit_engine *engine, int ordinal, cujit_device **out);
 
-/* The device that new kernels, buffers and streams go to: CUJIT_DEVICE, else 0, until changed.
-** Per engine, not per thread (unlike CUDA's current device): setting it affects every thread. */
+/* The device that new kernels, buffers and streams go to: CUJIT_DEVICE (an ordinal or "cpu"),
+** else 0, until changed. Per engine, not per thread (unlike CUDA's current device): setting it
+** affects every thread. */
 CUJIT_API cujit_status cujit_current_device(cujit_engine *engine, cujit_device **out);
 CUJIT_API cujit_status cujit_set_device(cujit_engine *engine, int ordinal);
 
 CUJIT_API cujit_status cujit_device_info_get(cujit_device *device, cujit_device_info *info);
 CUJIT_API int cujit_device_ordinal(const cujit_device *device);
 
-/* "sm_90" for a compute capability 9.0 device. */
+/* "sm_90" for a compute capability 9.0 device; "cpu" for the CPU device. */
 CUJIT_API cujit_status cujit_device_arch(cujit_device *device, char *buf, size_t len);
 
 /* Free and total device memory in bytes, as the driver reports them now. */

@@ -167,6 +167,11 @@ extern const cj_backend cj_backend_cpu;
 ** ops = &cj_backend_cuda, info filled). Opens the driver; a failure is recorded. */
 cujit_status cj_cuda_devices(cujit_engine *engine, cujit_device **devices, int *count);
 
+/* The CPU device, as a record of one device (malloc'd; ordinal CUJIT_DEVICE_CPU, ops =
+** &cj_backend_cpu, info filled: one worker per core, or CUJIT_CPU_THREADS). Needs no driver; its
+** threads start with its first work. backend_cpu.c. */
+cujit_status cj_cpu_device(cujit_engine *engine, cujit_device **device);
+
 /* --- what every backend shares (backend.c) ---------------------------------------------------- */
 
 /* Poisons the device with a sticky fault: the first report's message (printf-style) is kept,

@@ -44,9 +44,10 @@ struct cujit_engine {
   int nvrtc_state;
   char nvrtc_why[512];
 
-  int device_count;             /* -1 until the driver is asked */
-  struct cujit_device *devices; /* device_count of them, filled on first use (device.c) */
-  int current_device;           /* per engine, not per thread (unlike CUDA's current device) */
+  int device_count;                /* -1 until the driver is asked */
+  struct cujit_device *devices;    /* device_count of them, filled on first use (device.c) */
+  int current_device;              /* per engine, not per thread (unlike CUDA's current device) */
+  struct cujit_device *cpu_device; /* the CPU device, made on first use (device.c) */
 
   cj_cache *cache;          /* opened and closed by engine.c */
   cj_program_map *programs; /* opened and closed by engine.c */

@@ -6,6 +6,8 @@
 */
 #include "compile.h"
 #include "includes.h"
+#include "cxx.h"
+#include "scan.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -79,18 +81,22 @@ cujit_status cj_compile_arch(cujit_engine *engine, const cujit_compile_options *
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "no room for the arch");
   arch[0] = '\0';
   int number, cubin;
-  if (options && options->arch) {
+  if (options && options->arch && strcmp(options->arch, "cpu") != 0) {
     if (!parse_arch(options->arch, &number, &cubin))
       return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                      "arch '%s' is not an arch: write sm_NN (such as sm_90) for a CUBIN and PTX, "
-                     "or compute_NN for PTX only",
+                     "compute_NN for PTX only, or cpu for the CPU device",
                      options->arch);
     snprintf(arch, len, "%s", options->arch);
   } else {
-    snprintf(arch, len, "%s", device_arch ? device_arch : "");
+    snprintf(arch, len, "%s",
+             options && options->arch ? options->arch
+             : device_arch            ? device_arch
+                                      : "");
   }
   cj_nvrtc *nv = cj_nvrtc_if_open(engine);
-  if (nv) return fit_arch(engine, nv, options && options->arch, arch, len);
+  if (nv && strcmp(arch, "cpu") != 0)
+    return fit_arch(engine, nv, options && options->arch, arch, len);
   return CUJIT_OK;
 }
 
@@ -407,16 +413,62 @@ static cujit_status resolve_lookup(cujit_engine *engine, const char *source, con
   return CUJIT_OK;
 }
 
+/* The CPU device's arch "cpu": the host C++ compiler (cxx.h) through the same options, key and
+** cache, the compiler's identity joining the key; the shared object goes in entry.cubin. The
+** entry carries no NVRTC version, so none is checked. */
+static cujit_status compile_cpu(cujit_engine *engine, const char *source, const char *name,
+                                const cujit_compile_options *options, cj_compiled *out) {
+  const char *identity;
+  opt_list o = {0};
+  cj_cache_entry *e = &out->entry;
+  int hit = 0;
+  cj_includes inc = {0};
+  int key_ok = 0;
+  cujit_status st = cj_cxx_identity(engine, cj_cxx_check(), &identity);
+  if (st == CUJIT_OK) st = build_options(engine, options, "cpu", &o);
+  /* The include rule holds here too: every header the source can include is hashed (g++ then
+  ** reads the same files), and the compiler's identity joins the key. */
+  if (st == CUJIT_OK)
+    st = resolve_lookup(engine, source, name, "cpu", &o, &inc, 0, &out->key, &key_ok, e, &hit);
+  opt_free(&o);
+  cj_includes_free(&inc);
+  if (st == CUJIT_OK) {
+    cj_key_builder *kb = cj_key_begin();
+    cj_key_add(kb, out->key.bytes, sizeof out->key.bytes);
+    cj_key_add_str(kb, identity);
+    out->key = cj_key_end(kb);
+    if (key_ok) hit = cj_cache_get(engine->cache, &out->key, e);
+  }
+  if (st == CUJIT_OK && !hit) {
+    cj_signature *kernels = NULL;
+    size_t n = 0;
+    char err[1024];
+    st = cj_scan_kernels(source, &kernels, &n, err, sizeof err);
+    if (st != CUJIT_OK)
+      cj_fail(engine, st, "'%s': %s", name, err);
+    else
+      st = cj_cxx_compile(engine, source, name, options, kernels, n, e);
+    for (size_t i = 0; i < n; i++) cj_signature_free(&kernels[i]);
+    free(kernels);
+    if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &out->key, e);
+  }
+  if (st != CUJIT_OK) {
+    cj_cache_entry_free(e);
+    return st;
+  }
+  out->from_cache = hit;
+  snprintf(out->arch, sizeof out->arch, "cpu");
+  return CUJIT_OK;
+}
+
 cujit_status cj_compile(cujit_engine *engine, const char *source, const char *name,
                         const cujit_compile_options *options, const char *target,
                         cj_compiled *out) {
   memset(out, 0, sizeof *out);
+  /* THE COMPILER DISPATCH POINT: the arch names the compiler. */
+  if (strcmp(target, "cpu") == 0) return compile_cpu(engine, source, name, options, out);
   char arch[32];
   snprintf(arch, sizeof arch, "%s", target);
-  /* THE COMPILER DISPATCH POINT: the arch names the compiler. Everything else is NVRTC's below;
-  ** the CPU device's arch "cpu" goes to the host C++ compiler driver here instead (cxx.h:
-  ** cj_cxx_compile after cj_signature_scan, with the shared object's bytes in entry.cubin),
-  ** through the same key, cache lookup and cache store. */
   cujit_status st = CUJIT_OK;
   opt_list o = {0};
   cj_cache_key key;

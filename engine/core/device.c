@@ -30,11 +30,39 @@ static cujit_status need_devices(cujit_engine *engine) {
   return st;
 }
 
+/* The CPU device, made on first use once the GPU table was tried, so that cj_device_slots stays
+** fixed from then on. It needs no driver: a failure to find GPUs is no failure here. */
+static cujit_status need_cpu(cujit_engine *engine, cujit_device **out) {
+  cujit_device *dev = __atomic_load_n(&engine->cpu_device, __ATOMIC_ACQUIRE);
+  cujit_status st = CUJIT_OK;
+  if (!dev) {
+    need_devices(engine);
+    pthread_mutex_lock(&engine->table_lock);
+    if (!engine->cpu_device && (st = cj_cpu_device(engine, &dev)) == CUJIT_OK)
+      __atomic_store_n(&engine->cpu_device, dev, __ATOMIC_RELEASE);
+    dev = engine->cpu_device;
+    pthread_mutex_unlock(&engine->table_lock);
+  }
+  *out = dev;
+  return st;
+}
+
+cujit_device *cj_device_in_slot(cujit_engine *engine, int slot) {
+  if (slot == 0) return __atomic_load_n(&engine->cpu_device, __ATOMIC_ACQUIRE);
+  int gpus = __atomic_load_n(&engine->device_count, __ATOMIC_ACQUIRE);
+  return slot > 0 && slot <= gpus ? &engine->devices[slot - 1] : NULL;
+}
+
 void cj_devices_release(cujit_engine *engine) {
   for (int i = 0; i < engine->device_count; i++)
     engine->devices[i].ops->release(&engine->devices[i]);
   free(engine->devices);
   engine->devices = NULL;
+  if (engine->cpu_device) {
+    engine->cpu_device->ops->release(engine->cpu_device);
+    free(engine->cpu_device);
+    engine->cpu_device = NULL;
+  }
 }
 
 static void gpu_range(int count, char *buf, size_t len) {
@@ -49,8 +77,20 @@ static cujit_status no_such_device(cujit_engine *engine, int ordinal) {
   gpu_range(engine->device_count, range, sizeof range);
   return cj_fail(engine, CUJIT_ERROR_NO_DEVICE,
                  "device %d does not exist: this machine has %s; set CUJIT_DEVICE or call "
-                 "cujit_set_device with one of those",
+                 "cujit_set_device with one of those, or with CUJIT_DEVICE_CPU (CUJIT_DEVICE=cpu) "
+                 "for the CPU device",
                  ordinal, range);
+}
+
+/* Without a GPU, whatever the reason, the message also says how to run on the CPU device. */
+static cujit_status suggest_cpu(cujit_engine *engine, cujit_status st) {
+  char why[CJ_MSG_MAX - 256];
+  snprintf(why, sizeof why, "%s", cujit_errmsg(engine));
+  return cj_fail(engine, st,
+                 "%s\nNo GPU to run on: to run kernels on the CPU device instead, set "
+                 "CUJIT_DEVICE=cpu (C: cujit_set_device(engine, CUJIT_DEVICE_CPU); Lua: "
+                 "cuda.device(\"cpu\"))",
+                 why);
 }
 
 cujit_status cujit_device_count(cujit_engine *engine, int *count) {
@@ -72,6 +112,7 @@ cujit_status cujit_device_get(cujit_engine *engine, int ordinal, cujit_device **
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_device_get: out is NULL; pass the address of a cujit_device *");
   *out = NULL;
+  if (ordinal == CUJIT_DEVICE_CPU) return need_cpu(engine, out);
   cujit_status st = need_devices(engine);
   if (st != CUJIT_OK) return st;
   if (ordinal < 0 || ordinal >= engine->device_count) return no_such_device(engine, ordinal);
@@ -85,10 +126,11 @@ static cujit_status bad_current_device(cujit_engine *engine, int current) {
   gpu_range(engine->device_count, range, sizeof range);
   const char *env = getenv("CUJIT_DEVICE");
   if (current < 0)
-    return cj_fail(engine, CUJIT_ERROR_NO_DEVICE,
-                   "CUJIT_DEVICE='%s' is not a device number: set it to an ordinal (this machine "
-                   "has %s), unset it to use device 0, or call cujit_set_device",
-                   env ? env : "", range);
+    return cj_fail(
+        engine, CUJIT_ERROR_NO_DEVICE,
+        "CUJIT_DEVICE='%s' is not a device number or cpu: set it to an ordinal (this machine has "
+        "%s) or to cpu, unset it to use device 0, or call cujit_set_device",
+        env ? env : "", range);
   if (env && *env)
     return cj_fail(engine, CUJIT_ERROR_NO_DEVICE,
                    "CUJIT_DEVICE=%s names device %d, which does not exist: this machine has %s",
@@ -97,10 +139,14 @@ static cujit_status bad_current_device(cujit_engine *engine, int current) {
 }
 
 cujit_status cj_current_device(cujit_engine *engine, cujit_device **out) {
-  cujit_status st = need_devices(engine);
-  if (st != CUJIT_OK) return st;
   int current = __atomic_load_n(&engine->current_device, __ATOMIC_RELAXED);
-  if (current < 0 || current >= engine->device_count) return bad_current_device(engine, current);
+  if (current == CUJIT_DEVICE_CPU) return need_cpu(engine, out);
+  cujit_status st = need_devices(engine);
+  if (st != CUJIT_OK) return suggest_cpu(engine, st);
+  if (current < 0 || current >= engine->device_count) {
+    st = bad_current_device(engine, current);
+    return engine->device_count == 0 ? suggest_cpu(engine, st) : st;
+  }
   *out = &engine->devices[current];
   return CUJIT_OK;
 }

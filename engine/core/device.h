@@ -41,6 +41,20 @@ cujit_status cj_check_new(cujit_engine *engine, const void *out, const char *fn,
 cujit_status cj_new_on_current(cujit_engine *engine, const char *fn, const char *what, size_t size,
                                cujit_device **device, void **object);
 
+/* Per-device arrays (a kernel's functions, a program's modules) have cj_device_slots entries:
+** the CPU device (ordinal CUJIT_DEVICE_CPU, -1) in slot 0, then GPU i in slot i + 1. The count
+** is fixed once any device was got: getting the CPU device makes the GPU table first. */
+static inline int cj_device_slot(const cujit_device *device) {
+  return device->ordinal + 1;
+}
+static inline int cj_device_slots(const cujit_engine *engine) {
+  int gpus = __atomic_load_n(&engine->device_count, __ATOMIC_ACQUIRE);
+  return (gpus > 0 ? gpus : 0) + 1;
+}
+
+/* The device in `slot`, or NULL when there is none (the CPU device not made yet). */
+cujit_device *cj_device_in_slot(cujit_engine *engine, int slot);
+
 /* Releases every device and frees the table (cujit_close). */
 void cj_devices_release(cujit_engine *engine);
 

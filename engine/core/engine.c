@@ -9,16 +9,22 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 static atomic_ulong next_engine_id = 1;
+
+/* CUJIT_DEVICE: an ordinal, "cpu", or anything else, which the first use of the current device
+** reports (device.c). */
+#define BAD_ENV_DEVICE (-2)
 
 static int env_device(void) {
   const char *v = getenv("CUJIT_DEVICE");
   if (!v || !*v) return 0;
+  if (strcmp(v, "cpu") == 0) return CUJIT_DEVICE_CPU;
   char *end;
   errno = 0;
   long n = strtol(v, &end, 10);
-  return (*end || errno || n < 0 || n > 1024) ? -1 : (int)n;
+  return (*end || errno || n < 0 || n > 1024) ? BAD_ENV_DEVICE : (int)n;
 }
 
 cujit_status cujit_open(cujit_engine **out) {

@@ -93,11 +93,12 @@ static cujit_kernel *kernel_new(cujit_engine *engine) {
 /* A fault names the kernel launched last on its device: forget the name before it is freed. */
 static void forget_last_launch(cujit_kernel *k) {
   cujit_engine *e = k->engine;
-  int count = __atomic_load_n(&e->device_count, __ATOMIC_ACQUIRE);
-  for (int i = 0; i < count; i++) {
+  for (int i = 0, n = cj_device_slots(e); i < n; i++) {
+    cujit_device *dev = cj_device_in_slot(e, i);
     const char *name = k->sig.name;
-    __atomic_compare_exchange_n(&e->devices[i].last_kernel, &name, NULL, 0, __ATOMIC_RELAXED,
-                                __ATOMIC_RELAXED);
+    if (dev)
+      __atomic_compare_exchange_n(&dev->last_kernel, &name, NULL, 0, __ATOMIC_RELAXED,
+                                  __ATOMIC_RELAXED);
   }
 }
 
@@ -382,11 +383,11 @@ static cujit_status check_layout(cujit_kernel *k, cujit_device *dev, void *fn) {
 static cujit_status find_locked(cujit_kernel *k, cujit_device *dev, cj_kernel_on_device **out) {
   cj_kernel_on_device *all = k->on_device;
   if (!all) {
-    all = calloc((size_t)k->engine->device_count, sizeof *all);
+    all = calloc((size_t)cj_device_slots(k->engine), sizeof *all);
     if (!all) return cj_fail(k->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
     __atomic_store_n(&k->on_device, all, __ATOMIC_RELEASE);
   }
-  cj_kernel_on_device *on = &all[dev->ordinal];
+  cj_kernel_on_device *on = &all[cj_device_slot(dev)];
   unsigned generation = __atomic_load_n(&dev->generation, __ATOMIC_ACQUIRE);
   *out = on;
   if (__atomic_load_n(&on->fn, __ATOMIC_ACQUIRE) && on->generation == generation) return CUJIT_OK;

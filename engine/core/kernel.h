@@ -60,7 +60,7 @@ cujit_status cj_kernel_find_on(cujit_kernel *k, cujit_device *dev, cj_kernel_on_
 static inline cj_kernel_on_device *cj_kernel_ready(cujit_kernel *k, const cujit_device *dev) {
   cj_kernel_on_device *all = __atomic_load_n(&k->on_device, __ATOMIC_ACQUIRE);
   if (all) {
-    cj_kernel_on_device *on = &all[dev->ordinal];
+    cj_kernel_on_device *on = &all[cj_device_slot(dev)];
     unsigned generation = __atomic_load_n(&on->generation, __ATOMIC_ACQUIRE);
     if (__atomic_load_n(&on->fn, __ATOMIC_ACQUIRE) &&
         generation == __atomic_load_n(&dev->generation, __ATOMIC_ACQUIRE))

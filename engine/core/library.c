@@ -301,18 +301,19 @@ static cujit_status reduce_kernels(lib_state *s, cujit_dtype d, cujit_kernel ***
 static cujit_status scratch_buffer(lib_state *s, cujit_device *dev, cujit_buffer **out,
                                    cujit_host_buffer **result) {
   cujit_engine *e = s->engine;
-  if (dev->ordinal >= s->nscratch) {
-    size_t n = (size_t)(dev->ordinal + 1);
+  int at = cj_device_slot(dev);
+  if (at >= s->nscratch) {
+    size_t n = (size_t)(at + 1);
     cujit_buffer **grown = realloc(s->scratch, n * sizeof *grown);
     if (grown) s->scratch = grown;
     cujit_host_buffer **results = grown ? realloc(s->results, n * sizeof *results) : NULL;
     if (!results) return cj_fail(e, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     s->results = results;
-    for (int i = s->nscratch; i <= dev->ordinal; i++) grown[i] = NULL, results[i] = NULL;
-    s->nscratch = dev->ordinal + 1;
+    for (int i = s->nscratch; i <= at; i++) grown[i] = NULL, results[i] = NULL;
+    s->nscratch = at + 1;
   }
-  cujit_buffer **slot = &s->scratch[dev->ordinal];
-  cujit_host_buffer **pinned = &s->results[dev->ordinal];
+  cujit_buffer **slot = &s->scratch[at];
+  cujit_host_buffer **pinned = &s->results[at];
   if (*slot && (*slot)->generation != dev->generation) { /* lost in a reset */
     cujit_buffer_free(*slot);
     cujit_host_free(*pinned);

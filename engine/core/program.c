@@ -32,7 +32,7 @@ typedef struct cj_code {
   size_t cubin_len;
   cj_signature *kernels;
   size_t nkernels;
-  void **modules;            /* engine->device_count entries once loaded anywhere (atomic) */
+  void **modules;            /* cj_device_slots entries once loaded anywhere (atomic) */
   pthread_mutex_t load_lock; /* guards making modules */
 } cj_code;
 
@@ -68,6 +68,8 @@ static cj_code *code_new(cujit_engine *engine, const char *source, const char *n
   char err[1024];
   cujit_status st = !k->name || !k->source
                         ? cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory")
+                    : strcmp(k->arch, "cpu") == 0 /* no PTX: g++ checked the redeclarations */
+                        ? cj_scan_kernels(source, &k->kernels, &k->nkernels, err, sizeof err)
                         : cj_verify_ptx(scan, k->ptx, &k->kernels, &k->nkernels, err, sizeof err);
   if (st == CUJIT_OK) return k;
   if (st != CUJIT_ERROR_OUT_OF_HOST_MEMORY) cj_fail(engine, st, "'%s': %s", name, err);
@@ -80,9 +82,9 @@ static cj_code *code_new(cujit_engine *engine, const char *source, const char *n
 static void code_release(cj_code *k) {
   if (!k || atomic_fetch_sub(&k->refs, 1) != 1) return;
   cujit_engine *e = k->engine;
-  for (int i = 0; k->modules && i < e->device_count; i++) {
-    cujit_device *dev = &e->devices[i];
-    if (k->modules[i]) dev->ops->unload(dev, k->modules[i]);
+  for (int i = 0, n = cj_device_slots(e); k->modules && i < n; i++) {
+    cujit_device *dev = cj_device_in_slot(e, i);
+    if (k->modules[i] && dev) dev->ops->unload(dev, k->modules[i]);
   }
   free(k->modules);
   for (size_t i = 0; i < k->nkernels; i++) cj_signature_free(&k->kernels[i]);
@@ -296,13 +298,13 @@ static cujit_status load(cj_code *k, cujit_program *p, cujit_device *dev, void *
   cujit_status st = CUJIT_OK;
   pthread_mutex_lock(&k->load_lock);
   void **modules = k->modules;
-  if (!modules && (modules = calloc((size_t)k->engine->device_count, sizeof *modules)) != NULL)
+  if (!modules && (modules = calloc((size_t)cj_device_slots(k->engine), sizeof *modules)) != NULL)
     __atomic_store_n(&k->modules, modules, __ATOMIC_RELEASE);
   if (!modules)
     st = cj_fail(k->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  else if (!modules[dev->ordinal] && (st = dev->ops->load(dev, p, module)) == CUJIT_OK)
-    __atomic_store_n(&modules[dev->ordinal], *module, __ATOMIC_RELEASE);
-  if (st == CUJIT_OK) *module = modules[dev->ordinal];
+  else if (!modules[cj_device_slot(dev)] && (st = dev->ops->load(dev, p, module)) == CUJIT_OK)
+    __atomic_store_n(&modules[cj_device_slot(dev)], *module, __ATOMIC_RELEASE);
+  if (st == CUJIT_OK) *module = modules[cj_device_slot(dev)];
   pthread_mutex_unlock(&k->load_lock);
   return st;
 }
@@ -310,7 +312,8 @@ static cujit_status load(cj_code *k, cujit_program *p, cujit_device *dev, void *
 cujit_status cj_program_module(cujit_program *program, cujit_device *dev, void **module) {
   cj_code *k = program->code;
   void **modules = __atomic_load_n(&k->modules, __ATOMIC_ACQUIRE);
-  if (modules && (*module = __atomic_load_n(&modules[dev->ordinal], __ATOMIC_ACQUIRE)) != NULL)
+  if (modules &&
+      (*module = __atomic_load_n(&modules[cj_device_slot(dev)], __ATOMIC_ACQUIRE)) != NULL)
     return CUJIT_OK;
   return load(k, program, dev, module);
 }

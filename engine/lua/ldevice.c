@@ -4,6 +4,8 @@
 */
 #include "ldevice.h"
 
+#include <string.h>
+
 /* ---------------------------------------------------------------------------------------------
 ** Devices
 ** ------------------------------------------------------------------------------------------- */
@@ -54,23 +56,21 @@ static void push_device_info(lua_State *L, cujit_engine *e, cujit_device *dev) {
   set_int(L, "pci_bus_id", info.pci_bus_id);
 }
 
-/* cuda.devices() -> list of info tables; without a driver or GPU: {}, reason. */
+/* cuda.devices() -> list of info tables, the GPUs then the CPU device (arch "cpu"); without a
+** driver or GPU: {cpu}, the reason there is no GPU. */
 static int l_devices(lua_State *L) {
   cujit_engine *e = cjl_engine(L);
-  int count = 0;
-  if (cujit_device_count(e, &count) != CUJIT_OK) {
-    lua_newtable(L);
-    lua_pushstring(L, cujit_errmsg(e));
-    return 2;
-  }
-  lua_createtable(L, count, 0);
-  for (int i = 0; i < count; i++) {
+  int count = 0, gpus = cujit_device_count(e, &count) == CUJIT_OK;
+  if (!gpus) lua_pushstring(L, cujit_errmsg(e));
+  lua_createtable(L, count + 1, 0);
+  for (int i = 0; i <= count; i++) {
     cujit_device *dev;
-    cjl_check(L, e, cujit_device_get(e, i, &dev));
+    cjl_check(L, e, cujit_device_get(e, i < count ? i : CUJIT_DEVICE_CPU, &dev));
     push_device_info(L, e, dev);
     lua_rawseti(L, -2, i + 1);
   }
-  return 1;
+  if (!gpus) lua_insert(L, -2);
+  return gpus ? 1 : 2;
 }
 
 /* cuda.has_gpu() -> true, or false and the reason. */
@@ -86,12 +86,17 @@ static int l_has_gpu(lua_State *L) {
   return 1;
 }
 
-/* cuda.device([ordinal]) -> info of the current device, after making `ordinal` current. */
+/* cuda.device([ordinal | "cpu"]) -> info of the current device, after making that one current. */
 static int l_device(lua_State *L) {
   cujit_engine *e = cjl_engine(L);
-  if (!lua_isnoneornil(L, 1)) {
+  if (lua_type(L, 1) == LUA_TSTRING) {
+    luaL_argcheck(L, strcmp(lua_tostring(L, 1), "cpu") == 0, 1,
+                  "a device is an ordinal (0, 1, ...) or \"cpu\"");
+    cjl_check(L, e, cujit_set_device(e, CUJIT_DEVICE_CPU));
+  } else if (!lua_isnoneornil(L, 1)) {
     lua_Integer ordinal = luaL_checkinteger(L, 1);
-    luaL_argcheck(L, ordinal >= 0 && ordinal <= INT32_MAX, 1, "device ordinals start at 0");
+    luaL_argcheck(L, (ordinal >= 0 && ordinal <= INT32_MAX) || ordinal == CUJIT_DEVICE_CPU, 1,
+                  "device ordinals start at 0 (the CPU device: \"cpu\" or -1)");
     cjl_check(L, e, cujit_set_device(e, (int)ordinal));
   }
   push_device_info(L, e, current_device(L, e));

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cujit.h"
+#include "expect.h"
 #include "gpu.h"
 
 static cujit_engine *engine;
@@ -23,22 +24,6 @@ static void close_engine(void) {
   cujit_close(engine);
   engine = NULL;
 }
-
-/* The last failure was `status` and its message holds `part`. */
-#define EXPECT_FAIL(call, status, part)                                                            \
-  do {                                                                                             \
-    cujit_status st_ = (call);                                                                     \
-    cr_expect_eq(st_, (status), "%s gave %s (%s), wanted %s", #call, cujit_status_string(st_),     \
-                 cujit_errmsg(engine), cujit_status_string(status));                               \
-    cr_expect(strstr(cujit_errmsg(engine), (part)) != NULL, "%s: message \"%s\" lacks \"%s\"",     \
-              #call, cujit_errmsg(engine), (part));                                                \
-  } while (0)
-
-#define EXPECT_OK(call)                                                                            \
-  do {                                                                                             \
-    cujit_status st_ = (call);                                                                     \
-    cr_assert_eq(st_, CUJIT_OK, "%s failed: %s", #call, cujit_errmsg(engine));                     \
-  } while (0)
 
 static void *poison_ptr(void) {
   return (void *)(uintptr_t)0xdeadbeef;
@@ -277,7 +262,7 @@ Test(runtime_gpu, missing_devices_are_named, .init = open_gpu, .fini = close_eng
   EXPECT_FAIL(cujit_device_get(engine, count, &device), CUJIT_ERROR_NO_DEVICE, "does not exist");
   cr_expect_null(device);
   cr_expect(strstr(cujit_errmsg(engine), "CUJIT_DEVICE") != NULL, "%s", cujit_errmsg(engine));
-  EXPECT_FAIL(cujit_device_get(engine, -1, &device), CUJIT_ERROR_NO_DEVICE, "device -1");
+  EXPECT_FAIL(cujit_device_get(engine, -2, &device), CUJIT_ERROR_NO_DEVICE, "device -2");
   EXPECT_FAIL(cujit_set_device(engine, count + 5), CUJIT_ERROR_NO_DEVICE, "does not exist");
   cujit_device *current;
   EXPECT_OK(cujit_current_device(engine, &current));

@@ -270,7 +270,7 @@ h.test("kernel attributes", function()
   local dev = cuda.device()
   h.eq(dev.ordinal, 0, "current device")
   h.eq(cuda.device(0).ordinal, 0, "set device 0")
-  h.raises("device ordinals start at 0", cuda.device, -1)
+  h.raises("device ordinals start at 0", cuda.device, -2)
 end)
 
 h.test("launch limits are reported by the engine", function()

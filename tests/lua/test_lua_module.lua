@@ -31,8 +31,13 @@ h.test("has_gpu and devices agree", function()
   local ok, why = cuda.has_gpu()
   local list, reason = cuda.devices()
   h.eq(type(list), "table", "devices()")
+  local cpu = list[#list]
+  h.eq(cpu.arch, "cpu", "the CPU device is listed last")
+  h.eq(cpu.ordinal, -1, "the CPU device's ordinal")
+  h.check(cpu.name:match("^CPU %(%d+ threads?%)$"), "CPU device name " .. tostring(cpu.name))
+  h.check(cpu.total_memory > 0 and cpu.multiprocessors > 0, "CPU device info filled in")
   if ok then
-    h.check(#list >= 1, "a GPU but no devices listed")
+    h.check(#list >= 2, "a GPU but no GPU listed")
     local d = list[1]
     h.eq(d.ordinal, 0, "first ordinal")
     h.check(d.arch:match("^sm_%d+$"), "arch " .. tostring(d.arch))
@@ -40,7 +45,8 @@ h.test("has_gpu and devices agree", function()
     h.eq(#d.max_block_dim, 3, "max_block_dim")
   else
     h.eq(type(why), "string", "has_gpu reason")
-    h.eq(#list, 0, "no devices without a GPU")
+    h.check(why:find("CUJIT_DEVICE=cpu", 1, true), "the reason says how to use the CPU device")
+    h.eq(#list, 1, "only the CPU device without a GPU")
     h.eq(type(reason), "string", "devices() reason")
   end
 end)

@@ -1,0 +1,242 @@
+/*
+** cpu_pool.c -- the CPU device's worker threads and the catching of a kernel's crash. A kernel
+** that touches a wild pointer would end the whole process; on a GPU it only faults the device.
+** So each worker runs the entry behind sigsetjmp, and the handler (on an alternate stack, since
+** the fault may be a stack overflow or lie on a fiber's stack) jumps back when the faulting
+** thread is a worker inside a kernel; any other fault goes to the handler that was there before.
+*/
+#include "cpu_pool.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALT_STACK_BYTES (64 * 1024)
+
+struct cj_cpu_pool {
+  pthread_mutex_t lock;
+  pthread_cond_t start, finished;
+  int threads;          /* workers, the caller of cj_cpu_pool_run included */
+  pthread_t *made;      /* threads - 1 of them */
+  unsigned long job_id; /* bumped per job; a worker runs each id once */
+  int wanted;           /* workers 0 .. wanted-1 take part in the current job */
+  int running;          /* workers still in the current job */
+  int stop;
+  int crashed;
+  cj_cpu_job job;
+};
+
+typedef struct worker_arg {
+  cj_cpu_pool *pool;
+  int index;
+} worker_arg;
+
+/* --- catching crashes ------------------------------------------------------------------------- */
+
+static const int caught[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+#define NCAUGHT (sizeof caught / sizeof *caught)
+static struct sigaction previous[NCAUGHT];
+static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
+
+/* Set while this thread runs a kernel; the handler jumps to it. */
+static __thread sigjmp_buf *kernel_jump;
+static __thread int (*kernel_where)(char *buf, size_t len);
+static __thread int crash_signal;
+static __thread void *crash_address;
+static __thread char crash_where[128]; /* "block (x,y,z) thread (a,b,c)", or "" */
+static __thread void *alt_stack;
+
+static void pass_on(int sig, siginfo_t *info, void *context) {
+  for (size_t i = 0; i < NCAUGHT; i++) {
+    if (caught[i] != sig) continue;
+    const struct sigaction *old = &previous[i];
+    if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
+      old->sa_sigaction(sig, info, context);
+    } else if (old->sa_handler == SIG_DFL || old->sa_handler == SIG_IGN) {
+      /* Returning re-runs the faulting instruction, which now takes the default action. */
+      signal(sig, SIG_DFL);
+    } else {
+      old->sa_handler(sig);
+    }
+    return;
+  }
+}
+
+static void on_crash(int sig, siginfo_t *info, void *context) {
+  sigjmp_buf *jump = kernel_jump;
+  if (!jump) {
+    pass_on(sig, info, context);
+    return;
+  }
+  kernel_jump = NULL;
+  crash_signal = sig;
+  crash_address = info ? info->si_addr : NULL;
+  crash_where[0] = '\0';
+  if (kernel_where && !kernel_where(crash_where, sizeof crash_where)) crash_where[0] = '\0';
+  siglongjmp(*jump, 1);
+}
+
+static void install_handlers(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_crash;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < NCAUGHT; i++) sigaction(caught[i], &sa, &previous[i]);
+}
+
+int cj_cpu_thread_begin(void) {
+  pthread_once(&handlers_once, install_handlers);
+  if (alt_stack) return 1;
+  stack_t ss = {.ss_sp = malloc(ALT_STACK_BYTES), .ss_size = ALT_STACK_BYTES, .ss_flags = 0};
+  if (!ss.ss_sp || sigaltstack(&ss, NULL) != 0) {
+    free(ss.ss_sp);
+    return 0;
+  }
+  alt_stack = ss.ss_sp;
+  return 1;
+}
+
+void cj_cpu_thread_end(void) {
+  if (!alt_stack) return;
+  stack_t ss = {.ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE};
+  sigaltstack(&ss, NULL);
+  free(alt_stack);
+  alt_stack = NULL;
+}
+
+static const char *signal_meaning(int sig) {
+  switch (sig) {
+  case SIGSEGV:
+    return "SIGSEGV, an access to memory the kernel may not touch";
+  case SIGBUS:
+    return "SIGBUS, a misaligned or unmapped access";
+  case SIGFPE:
+    return "SIGFPE, an integer division by zero or overflow";
+  default:
+    return "SIGILL, an illegal instruction";
+  }
+}
+
+/* The first failure wins the launch's error slot; the others keep theirs out. */
+static void report_crash(cj_cpu_launch *launch) {
+  int expected = 0;
+  if (!__atomic_compare_exchange_n(&launch->error_set, &expected, 1, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE))
+    return;
+  snprintf(launch->error, sizeof launch->error,
+           "kernel '%s' crashed on the CPU device%s%s with %s (address %p); run it with "
+           "CUJIT_CPU_CHECK=1 to have AddressSanitizer name the line",
+           launch->kernel ? launch->kernel : "?", crash_where[0] ? " in " : "", crash_where,
+           signal_meaning(crash_signal), crash_address);
+}
+
+/* Worker `index`'s part of the job. volatile: read after a siglongjmp. */
+static int run_part(const cj_cpu_job *job, int index) {
+  sigjmp_buf jump;
+  cj_cpu_worker *volatile worker = &job->workers[index];
+  if (sigsetjmp(jump, 1) == 0) {
+    kernel_where = job->where;
+    kernel_jump = &jump;
+    job->entry(job->launch, worker);
+    kernel_jump = NULL;
+    return 0;
+  }
+  report_crash(job->launch);
+  if (job->release) job->release(worker); /* its fibers stopped mid-way */
+  return 1;
+}
+
+/* --- the pool ----------------------------------------------------------------------------------
+ */
+
+static void *worker_main(void *p) {
+  worker_arg arg = *(worker_arg *)p;
+  free(p);
+  cj_cpu_pool *pool = arg.pool;
+  cj_cpu_thread_begin();
+  unsigned long seen = 0;
+  pthread_mutex_lock(&pool->lock);
+  for (;;) {
+    while (!pool->stop && pool->job_id == seen) pthread_cond_wait(&pool->start, &pool->lock);
+    if (pool->stop) break;
+    seen = pool->job_id;
+    if (arg.index >= pool->wanted) continue;
+    cj_cpu_job job = pool->job;
+    pthread_mutex_unlock(&pool->lock);
+    int crashed = run_part(&job, arg.index);
+    pthread_mutex_lock(&pool->lock);
+    pool->crashed |= crashed;
+    if (--pool->running == 0) pthread_cond_signal(&pool->finished);
+  }
+  pthread_mutex_unlock(&pool->lock);
+  cj_cpu_thread_end();
+  return NULL;
+}
+
+cj_cpu_pool *cj_cpu_pool_new(int threads) {
+  if (threads < 1) threads = 1;
+  cj_cpu_pool *pool = calloc(1, sizeof *pool);
+  if (!pool) return NULL;
+  pool->made = calloc((size_t)threads, sizeof *pool->made);
+  if (!pool->made) {
+    free(pool);
+    return NULL;
+  }
+  pthread_mutex_init(&pool->lock, NULL);
+  pthread_cond_init(&pool->start, NULL);
+  pthread_cond_init(&pool->finished, NULL);
+  pool->threads = 1;
+  for (int i = 1; i < threads; i++) {
+    worker_arg *arg = malloc(sizeof *arg);
+    if (!arg) break;
+    arg->pool = pool, arg->index = i;
+    if (pthread_create(&pool->made[i - 1], NULL, worker_main, arg) != 0) {
+      free(arg);
+      break; /* fewer workers than cores still works */
+    }
+    pool->threads++;
+  }
+  return pool;
+}
+
+void cj_cpu_pool_free(cj_cpu_pool *pool) {
+  if (!pool) return;
+  pthread_mutex_lock(&pool->lock);
+  pool->stop = 1;
+  pthread_cond_broadcast(&pool->start);
+  pthread_mutex_unlock(&pool->lock);
+  for (int i = 0; i + 1 < pool->threads; i++) pthread_join(pool->made[i], NULL);
+  pthread_cond_destroy(&pool->start);
+  pthread_cond_destroy(&pool->finished);
+  pthread_mutex_destroy(&pool->lock);
+  free(pool->made);
+  free(pool);
+}
+
+int cj_cpu_pool_size(const cj_cpu_pool *pool) {
+  return pool ? pool->threads : 0;
+}
+
+int cj_cpu_pool_run(cj_cpu_pool *pool, const cj_cpu_job *job) {
+  unsigned long long blocks = job->launch->total_blocks;
+  int wanted = blocks < (unsigned long long)pool->threads ? (int)blocks : pool->threads;
+  if (wanted < 1) wanted = 1;
+  pthread_mutex_lock(&pool->lock);
+  pool->job = *job;
+  pool->wanted = wanted;
+  pool->running = wanted - 1;
+  pool->crashed = 0;
+  pool->job_id++;
+  if (wanted > 1) pthread_cond_broadcast(&pool->start);
+  pthread_mutex_unlock(&pool->lock);
+  int crashed = run_part(job, 0);
+  pthread_mutex_lock(&pool->lock);
+  while (pool->running > 0) pthread_cond_wait(&pool->finished, &pool->lock);
+  crashed |= pool->crashed;
+  pthread_mutex_unlock(&pool->lock);
+  return crashed;
+}
