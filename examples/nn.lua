@@ -317,8 +317,9 @@ Net.__index = Net
 
 -- A multilayer perceptron: sizes = {784, 128, 128, 10}, dtype (f16, f32 or f64), batch,
 -- optimizer ("sgd" with lr and momentum, or "adam" with lr), mean and std of the pixels (the
--- inputs are normalised by them), seed (He initialisation: N(0, 2 / fan_in) from cuda.random, biases zero), loss_scale
--- (f16: the starting scale, dynamic), max_steps (batches per epoch), sms (for the tile choice).
+-- inputs are normalised by them), seed (He initialisation: N(0, 2 / fan_in) from cuda.random,
+-- biases zero), loss_scale (f16: the starting scale, dynamic), max_steps (batches per epoch), sms
+-- (for the tile choice).
 -- Layer l's weights are stored fan_in x fan_out, so the forward pass is X * W.
 function M.net(k, cfg)
   local self = setmetatable({k = k, sizes = cfg.sizes, dtype = cfg.dtype, batch = cfg.batch,
@@ -339,7 +340,7 @@ function M.net(k, cfg)
       local w = master
       if f16 then -- the f16 working copy, rounded from the master
         w = cuda.device_array(p[2], "f16")
-        k.sgd[{blocks(fin * fout, 256), 256}](master, w, cuda.zeros(p[2], "f16"),
+        k.sgd[{blocks(master.size, 256), 256}](master, w, cuda.zeros(p[2], "f16"),
                                               cuda.zeros(p[2], "f32"),
                                               cuda.to_device({1, 0, 0}, "f32"),
                                               cuda.zeros(1, "i32"), 0, 0, master.size)
