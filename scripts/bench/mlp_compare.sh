@@ -3,9 +3,9 @@
 # (f32 and f16, graph replays and launches, batch 128 and 1024; MNIST 5k for 20 epochs and
 # Fashion-MNIST for 10) beside its PyTorch twin scripts/bench/mlp_torch.py (eager f32 and f16
 # autocast, CUDA-graph capture of the step), and the tiled GEMM beside torch.matmul (TF32 off),
-# then one table with the goals' verdicts. Every program runs under `timeout`, so the script
-# ends (about 2 minutes on an H200) whatever happens; a run that fails or times out is a
-# `missing` row.
+# then one table with the goals' verdicts. Every program runs under `timeout` within a budget of
+# 230 s for the whole script (MLP_COMPARE_BUDGET), so it ends whatever happens; a run that
+# fails, times out or does not fit is a `missing` row.
 #
 # Usage: scripts/bench/mlp_compare.sh [--cujit PATH] [--python PYTHON] [--out DIR] [--compile]
 #   --cujit    the cujit command (default build/cujit)
@@ -36,11 +36,20 @@ log=$out/results.log
 : > "$log"
 
 # run SECONDS NAME COMMAND...: the command's output goes to OUT/NAME.log and its RESULT lines
-# to the results log, tagged with their implementation.
+# to the results log, tagged with their implementation. No run goes past the whole script's
+# budget (BUDGET seconds from the start): what does not fit is skipped (its rows `missing`).
+BUDGET=${MLP_COMPARE_BUDGET:-230}
+began=$(date +%s)
 run() {
   limit=$1 name=$2
   shift 2
-  echo "== $name: $*" >&2
+  left=$((BUDGET - ($(date +%s) - began)))
+  if [ "$left" -lt 15 ]; then
+    echo "== $name: skipped, the ${BUDGET} s budget is spent" >&2
+    return
+  fi
+  [ "$limit" -le "$left" ] || limit=$left
+  echo "== $name (at most $limit s): $*" >&2
   start=$(date +%s)
   timeout -k 5 "$limit" "$@" > "$out/$name.log" 2>&1
   rc=$?
