@@ -20,8 +20,11 @@ local nn = require "nn"
 
 local here = S.here()
 
--- On the CPU device (CUJIT_DEVICE=cpu) the default run is small: 1,000 images, one epoch.
-local on_cpu = os.getenv("CUJIT_DEVICE") == "cpu"
+-- On the CPU device (CUJIT_DEVICE=cpu, or a current device whose name or arch says cpu) the
+-- default run is small: 1,000 images, one epoch.
+local info = not S.compile_only and cuda.device() or {}
+local on_cpu = os.getenv("CUJIT_DEVICE") == "cpu" or tostring(info.arch):lower():find("cpu")
+               or tostring(info.name):lower():find("cpu")
 
 local SPEC = {
   data = "mnist5k", data_dir = here .. "../data", epochs = 20, batch = {128},
@@ -115,7 +118,6 @@ if #(arg or {}) == 0 and on_cpu then
 end
 local default_run = #(arg or {}) == 0
 
-local info = not S.compile_only and cuda.device() or {}
 local sms = info.multiprocessors or 132
 local dtypes = {}
 for _, p in ipairs(o.precision) do dtypes[#dtypes + 1] = p end
