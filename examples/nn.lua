@@ -10,6 +10,11 @@ local cuda = require "cujit"
 
 local M = {}
 
+-- Blocks of b threads covering n, at most cap.
+local function blocks(n, b, cap)
+  return math.max(1, math.min((n + b - 1) // b, cap or 1 << 20))
+end
+
 -- Kernels -------------------------------------------------------------------------------------
 
 local PREAMBLE = [==[
@@ -20,6 +25,16 @@ template <> struct acc_of<double> { typedef double type; };
 // Storage -> accumulator (f16 and f32 widen to float, f64 stays double).
 template <class T> __device__ __forceinline__ typename acc_of<T>::type widen(T x) {
   return (typename acc_of<T>::type)cujit::to_float(x);
+}
+// The GEMM's epilogue on entry (r, c) of C: bit 1 adds bias[c], bit 2 applies ReLU, bit 4 keeps
+// the entry only where mask[r, c] > 0.
+template <class T, class Acc>
+__device__ __forceinline__ T epilogue(Acc v, const T *bias, const T *mask, int r, int c, int N,
+                                      int epi) {
+  if (epi & 1) v += widen(bias[c]);
+  if (epi & 2) v = v > Acc(0) ? v : Acc(0);
+  if ((epi & 4) && !(widen(mask[(size_t)r * N + c]) > Acc(0))) v = 0;
+  return T(v);
 }
 ]==]
 
@@ -33,7 +48,8 @@ template <class T> __device__ __forceinline__ typename acc_of<T>::type widen(T x
 local GEMM_CORE = [==[
 template <int ta, int tb, class T>
 __device__ __forceinline__ void gemm_tile(const T *A, const T *B, T *C, const T *bias, const T *mask,
-                                          int M, int N, int K, int epi,
+                                          int M, int N, int K, int epi, float *partial,
+                                          int splits,
                                           typename acc_of<T>::type (&As)[2][BK][BM + 4],
                                           typename acc_of<T>::type (&Bs)[2][BK][BN + 4]) {
   typedef typename acc_of<T>::type Acc;
@@ -77,12 +93,15 @@ __device__ __forceinline__ void gemm_tile(const T *A, const T *B, T *C, const T 
       Bs[buf][tb ? e % BK : e / BN][tb ? e / BK : e % BN] = rb[l];
     }
   };
-  load(0);
+  // Split k (splits > 1): block z sums k in [kb, ke), a whole number of BK steps, into partial.
+  const int chunk = ((K + splits - 1) / splits + BK - 1) / BK * BK;
+  const int kb = blockIdx.z * chunk, ke = min(K, kb + chunk);
+  load(kb);
   store(0);
   __syncthreads();
   int buf = 0;
-  for (int k0 = 0; k0 < K; k0 += BK) {
-    const bool more = k0 + BK < K;
+  for (int k0 = kb; k0 < ke; k0 += BK) {
+    const bool more = k0 + BK < ke;
     if (more) load(k0 + BK);
 #pragma unroll UNROLL
     for (int k = 0; k < BK; k++) {
@@ -108,11 +127,8 @@ __device__ __forceinline__ void gemm_tile(const T *A, const T *B, T *C, const T 
     for (int j = 0; j < TN; j++) {
       const int c = col0 + (j / GN) * (BN / (TN / GN)) + tx * GN + j % GN;
       if (c >= N) continue;
-      Acc v = acc[i][j];
-      if (epi & 1) v += widen(bias[c]);
-      if (epi & 2) v = v > Acc(0) ? v : Acc(0);
-      if ((epi & 4) && !(widen(mask[(size_t)r * N + c]) > Acc(0))) v = 0;
-      C[(size_t)r * N + c] = T(v);
+      if (splits > 1) partial[((size_t)blockIdx.z * M + r) * N + c] = (float)acc[i][j];
+      else C[(size_t)r * N + c] = epilogue(acc[i][j], bias, mask, r, c, N, epi);
     }
   }
 }
@@ -125,16 +141,16 @@ local GEMM_BODY = [==[
   __shared__ __align__(16) Acc As[2][BK][BM + 4]; // A's tile, transposed (k-major)
   __shared__ __align__(16) Acc Bs[2][BK][BN + 4];
   if (ta) {
-    if (tb) gemm_tile<1, 1>(A, B, C, bias, mask, M, N, K, epi, As, Bs);
-    else gemm_tile<1, 0>(A, B, C, bias, mask, M, N, K, epi, As, Bs);
+    if (tb) gemm_tile<1, 1>(A, B, C, bias, mask, M, N, K, epi, partial, splits, As, Bs);
+    else gemm_tile<1, 0>(A, B, C, bias, mask, M, N, K, epi, partial, splits, As, Bs);
   } else {
-    if (tb) gemm_tile<0, 1>(A, B, C, bias, mask, M, N, K, epi, As, Bs);
-    else gemm_tile<0, 0>(A, B, C, bias, mask, M, N, K, epi, As, Bs);
+    if (tb) gemm_tile<0, 1>(A, B, C, bias, mask, M, N, K, epi, partial, splits, As, Bs);
+    else gemm_tile<0, 0>(A, B, C, bias, mask, M, N, K, epi, partial, splits, As, Bs);
   }
 ]==]
 
 local GEMM_SIGNATURE = "%s(const T *A, const T *B, T *C, const T *bias, const T *mask, int M, "
-                       .. "int N, int K, int ta, int tb, int epi)"
+                       .. "int N, int K, int ta, int tb, int epi, float *partial, int splits)"
 
 -- The two tile shapes: 128 x 128 (8 x 8 per thread) for large products, 32 x 32 (2 x 2 per
 -- thread) for the MLP's small ones, where a large tile would leave most of the GPU idle. The
@@ -211,6 +227,18 @@ local KERNELS = {
   if (threadIdx.y == 0 && c < cols) {
     for (int k = 1; k < 8; k++) s += part[k][threadIdx.x];
     db[c] = T(s);
+  }
+]==]},
+  -- The end of a split-k GEMM: C = epilogue(sum of the splits' partial products), in a fixed
+  -- order (no atomics: runs repeat exactly).
+  splitk_reduce = {"splitk_reduce(const float *partial, T *C, const T *bias, const T *mask, "
+                   .. "int M, int N, int splits, int epi)", [==[
+  const long long total = (long long)M * N;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+       i += (long long)gridDim.x * blockDim.x) {
+    float v = 0.0f;
+    for (int z = 0; z < splits; z++) v += partial[z * total + i];
+    C[i] = epilogue(v, bias, mask, (int)(i / N), (int)(i % N), N, epi);
   }
 ]==]},
   -- Sets *flag when any gradient is infinite or NaN (an overflow of the scaled f16 gradients).
@@ -294,20 +322,34 @@ function M.kernels(options, dtypes)
 end
 
 -- The launch of C = op(A) op(B) (+ epilogue) on `stream`, with the tile shape that fills the GPU:
--- large tiles once there are at least `sms` of them.
-function M.gemm(k, s, A, B, C, bias, mask, m, n, kk, ta, tb, epi, sms)
+-- large tiles once there are at least `sms` of them. With small tiles that still leave SMs idle
+-- and a long k (the first layer's 784, weight gradients at batch 1024), k is split over up to 8
+-- blocks (each of 4 or more BK steps) when `partial` (an f32 array) has room for the partial
+-- products, and a final kernel sums them with the epilogue: a long k loop of few
+-- blocks is bound by the latency of its loads, not by arithmetic.
+function M.gemm(k, s, A, B, C, bias, mask, m, n, kk, ta, tb, epi, sms, partial)
+  sms = sms or 132
   local t = M.TILES.large
   local size = "large"
-  if ((m + t.BM - 1) // t.BM) * ((n + t.BN - 1) // t.BN) < (sms or 132) then
+  if ((m + t.BM - 1) // t.BM) * ((n + t.BN - 1) // t.BN) < sms then
     t, size = M.TILES.small, "small"
   end
+  local gx, gy = (n + t.BN - 1) // t.BN, (m + t.BM - 1) // t.BM
+  local splits = 1
+  if partial and size == "small" and C.dtype ~= "f64" then
+    local steps = (kk + t.BK - 1) // t.BK
+    splits = math.max(1, math.min(8, (2 * sms) // (gx * gy), steps // 4, partial.size // (m * n)))
+    local chunk = ((kk + splits - 1) // splits + t.BK - 1) // t.BK * t.BK
+    splits = (kk + chunk - 1) // chunk -- no split left without work
+  end
+  k.no_partial = k.no_partial or cuda.zeros(1, "f32")
   local threads = (t.BM // t.TM) * (t.BN // t.TN)
-  k["gemm_" .. size][{grid = {(n + t.BN - 1) // t.BN, (m + t.BM - 1) // t.BM}, block = threads,
-                      stream = s}](A, B, C, bias, mask, m, n, kk, ta, tb, epi)
-end
-
-local function blocks(n, b, cap)
-  return math.max(1, math.min((n + b - 1) // b, cap or 1 << 20))
+  k["gemm_" .. size][{grid = {gx, gy, splits}, block = threads, stream = s}](
+    A, B, C, bias, mask, m, n, kk, ta, tb, epi, partial or k.no_partial, splits)
+  if splits > 1 then
+    k.splitk_reduce[{blocks(m * n, 256, 1024), 256, stream = s}](partial, C, bias, mask, m, n,
+                                                                  splits, epi)
+  end
 end
 
 -- The model ------------------------------------------------------------------------------------
@@ -358,6 +400,12 @@ function M.net(k, cfg)
   self.stats = cuda.zeros(2 * math.max(cfg.max_steps or 1, 1), "f64")
   self.dummy = cuda.zeros(1, dt)
   self.ws = self:workspace(cfg.batch)
+  -- room for 8 splits of the largest product of a step (f64 nets never split)
+  local largest = 0
+  for l, L in ipairs(self.layers) do
+    largest = math.max(largest, cfg.batch * L.fout, L.fin * L.fout, l > 1 and cfg.batch * L.fin or 0)
+  end
+  self.partial = dt ~= "f64" and cuda.zeros(8 * largest, "f32") or nil
   return self
 end
 
@@ -380,7 +428,7 @@ function Net:forward(ws, s, want_grad, stats, state)
   for l = 1, n do
     local L = self.layers[l]
     M.gemm(k, s, input, L.params[1].w, ws.h[l], L.params[2].w, self.dummy, ws.rows, L.fout, L.fin,
-           0, 0, l < n and 3 or 1, self.sms)
+           0, 0, l < n and 3 or 1, self.sms, self.partial)
     input = ws.h[l]
   end
   k.xent[{1, 256, stream = s}](ws.h[n], ws.y, ws.dz[n], self.amp, stats or self.stats,
@@ -395,12 +443,12 @@ function Net:backward(ws, s)
     local L = self.layers[l]
     local input = l > 1 and ws.h[l - 1] or ws.x
     M.gemm(k, s, input, ws.dz[l], L.params[1].grad, self.dummy, self.dummy, L.fin, L.fout,
-           ws.rows, 1, 0, 0, self.sms)                                    -- dW = X^T dZ
+           ws.rows, 1, 0, 0, self.sms, self.partial)                      -- dW = X^T dZ
     k.colsum[{grid = blocks(L.fout, 32), block = {32, 8}, stream = s}](ws.dz[l], L.params[2].grad,
                                                                        ws.rows, L.fout) -- db
     if l > 1 then                                                         -- dZ' = dZ W^T . [H > 0]
       M.gemm(k, s, ws.dz[l], L.params[1].w, ws.dz[l - 1], self.dummy, ws.h[l - 1], ws.rows, L.fin,
-             L.fout, 0, 1, 4, self.sms)
+             L.fout, 0, 1, 4, self.sms, self.partial)
     end
   end
 end
