@@ -17,6 +17,7 @@ local cuda = require "cujit"
 package.path = (arg[0]:match("^(.*)/") or ".") .. "/?.lua;" .. package.path -- find example_support
 local S = require "example_support"
 local nn = require "nn"
+local H = require "nn_host"
 
 local here = S.here()
 
@@ -40,7 +41,7 @@ usage: cujit mlp.lua [--data mnist5k|fashion|DIR] [--data-dir DIR] [--epochs N]
 
 -- Options, checked: every value in range, every list entry known.
 local function options(argv)
-  local o = nn.parse_args(argv, SPEC)
+  local o = H.parse_args(argv, SPEC)
   local function positive_int(name, v)
     if v ~= math.floor(v) or v < 1 then error(string.format("--%s: %s is not a positive integer",
                                                             name, tostring(v)), 0) end
@@ -99,7 +100,7 @@ do
           and o.exec[1] == "graph", "arguments: lists, --name=value, flags, defaults")
   local ok, err = pcall(options, {"--precision", "f8"})
   S.check(not ok and err:find("f8 is not f32 or f16", 1, true), "arguments: a bad precision is refused")
-  local perm = nn.shuffler(1, 10)()
+  local perm = H.shuffler(1, 10)()
   local seen = {}
   for _, v in ipairs(perm) do seen[v] = true end
   S.check(#perm == 10 and #seen == 9 and seen[0], "the epoch order is a permutation")
@@ -172,12 +173,12 @@ end
 local t_load = S.clock()
 local train, test
 if files.csv then
-  train, test = nn.parse_mnist_csv(nn.read_file(files.csv), files.csv)
+  train, test = H.parse_mnist_csv(H.read_file(files.csv), files.csv)
 else
-  train = nn.idx_dataset(files.train_images, files.train_labels)
-  test = nn.idx_dataset(files.test_images, files.test_labels)
+  train = H.idx_dataset(files.train_images, files.train_labels)
+  test = H.idx_dataset(files.test_images, files.test_labels)
 end
-if o.train_limit > 0 then train = nn.take(train, o.train_limit) end
+if o.train_limit > 0 then train = H.take(train, o.train_limit) end
 local dtrain, dtest = nn.upload(k, train), nn.upload(k, test)
 -- The pixel statistics of each training set (the usual constants; scripts/bench/mlp_torch.py
 -- uses the same), by which the inputs are normalised.
@@ -195,7 +196,7 @@ local function train_run(precision, exec, batch)
   local net = nn.net(k, {sizes = {train.features, 128, 128, 10}, dtype = precision, batch = batch,
                          optimizer = o.optimizer, lr = o.lr, momentum = o.momentum, seed = o.seed,
                          max_steps = steps, sms = sms, mean = pixels.mean, std = pixels.std})
-  local next_order = nn.shuffler(o.seed, train.n)
+  local next_order = H.shuffler(o.seed, train.n)
   local graph
   local r = {loss = {}, train_acc = {}, test_acc = {}, epoch_ms = {}, first_loss = nil}
   for epoch = 1, o.epochs do
@@ -264,7 +265,7 @@ for _, batch in ipairs(o.batch) do
         local path = o.chart ~= "" and o.chart
                      or string.format("%s/mlp_%s_%s_b%d.png", S.out_dir(here), o.data:gsub("[^%w]",
                                       "_"), precision, batch)
-        nn.chart(path, {{values = loss, color = {200, 40, 40}},
+        H.chart(path, {{values = loss, color = {200, 40, 40}},
                         {values = r.train_acc, color = {40, 90, 220}},
                         {values = r.test_acc, color = {30, 160, 60}}})
         S.printf("  chart: %s (red: loss / its maximum, blue: train accuracy, green: test "

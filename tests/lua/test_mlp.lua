@@ -8,6 +8,7 @@ local h = require "helper"
 local cuda = require "cujit"
 package.path = h.here() .. "../../examples/?.lua;" .. package.path
 local nn = require "nn"
+local H = require "nn_host"
 
 h.need_gpu(cuda)
 
@@ -249,7 +250,7 @@ local data = synthetic()
 local function train(dtype, exec, optimizer, lr)
   local net = nn.net(k, {sizes = {64, 32, 32, 10}, dtype = dtype, batch = 32, seed = 11,
                          max_steps = 20, optimizer = optimizer, lr = lr, momentum = 0.9})
-  local next_order = nn.shuffler(7, 640)
+  local next_order = H.shuffler(7, 640)
   local graph
   for _ = 1, 10 do
     data.order:copy_from(next_order())
