@@ -1,0 +1,313 @@
+-- mlp.lua -- trains the 784-128-128-10 multilayer perceptron of the GPU tutorials on real digits,
+-- with cujit kernels only (examples/nn.lua): a tiled GEMM with bias+ReLU fused into its epilogue,
+-- a fused softmax cross-entropy, bias gradients by column sums, SGD with momentum; optionally in
+-- mixed precision (f16 weights and activations, f32 accumulation and master weights, dynamic loss
+-- scale). The training step is issued either as plain launches per batch or captured once as a
+-- CUDA graph and replayed (the batch counter lives on the device, so one replay call runs a whole
+-- epoch). Prints loss and train/test accuracy per epoch, one RESULT line per run, and writes a
+-- PNG chart of the curves.
+--
+--   cujit mlp.lua                           MNIST 5k (4,000 train / 1,000 test), 20 epochs,
+--                                           f32 and f16, graph and launches, checked
+--   cujit mlp.lua --data fashion --epochs 10 --batch 128,1024 --precision f32,f16
+--   cujit mlp.lua --data /path/to/idx/dir   original MNIST IDX files (train-images-idx3-ubyte...)
+--   cujit mlp.lua --gemm                    the GEMM's TFLOP/s at 4096^3 and the MLP's shapes
+-- The data is fetched once by scripts/fetch_mnist.sh (never at run time).
+local cuda = require "cujit"
+package.path = (arg[0]:match("^(.*)/") or ".") .. "/?.lua;" .. package.path -- find example_support
+local S = require "example_support"
+local nn = require "nn"
+local H = require "nn_host"
+
+local here = S.here()
+
+-- On the CPU device (CUJIT_DEVICE=cpu, or a current device whose name or arch says cpu) the
+-- default run is small: 1,000 images, one epoch.
+local info = not S.compile_only and cuda.device() or {}
+local on_cpu = os.getenv("CUJIT_DEVICE") == "cpu" or tostring(info.arch):lower():find("cpu")
+               or tostring(info.name):lower():find("cpu")
+
+local SPEC = {
+  data = "mnist5k", data_dir = here .. "../data", epochs = 20, batch = {128},
+  precision = {"f32", "f16"}, exec = {"graph", "launch"}, optimizer = "sgd", lr = 0,
+  momentum = 0.9, seed = 1,
+  train_limit = 0, chart = "", gemm = false, check = false, quiet = false,
+}
+local USAGE = [==[
+usage: cujit mlp.lua [--data mnist5k|fashion|DIR] [--data-dir DIR] [--epochs N]
+         [--batch N[,N...]] [--precision f32,f16] [--exec graph,launch] [--optimizer sgd|adam]
+         [--lr X (default 0.05 for sgd, 0.001 for adam)] [--momentum X]
+         [--seed N] [--train-limit N] [--chart FILE.png] [--gemm] [--check] [--quiet]]==]
+
+-- Options, checked: every value in range, every list entry known.
+local function options(argv)
+  local o = H.parse_args(argv, SPEC)
+  local function positive_int(name, v)
+    if v ~= math.floor(v) or v < 1 then error(string.format("--%s: %s is not a positive integer",
+                                                            name, tostring(v)), 0) end
+  end
+  positive_int("epochs", o.epochs)
+  for _, b in ipairs(o.batch) do positive_int("batch", tonumber(b) or 0) end
+  for _, p in ipairs(o.precision) do
+    if p ~= "f32" and p ~= "f16" then error("--precision: " .. p .. " is not f32 or f16", 0) end
+  end
+  for _, e in ipairs(o.exec) do
+    if e ~= "graph" and e ~= "launch" then error("--exec: " .. e .. " is not graph or launch", 0) end
+  end
+  if o.optimizer ~= "sgd" and o.optimizer ~= "adam" then
+    error("--optimizer: " .. o.optimizer .. " is not sgd or adam", 0)
+  end
+  if o.lr == 0 then o.lr = o.optimizer == "sgd" and 0.05 or 0.001 end
+  if o.lr <= 0 or o.momentum < 0 or o.momentum >= 1 then
+    error("--lr must be > 0 and --momentum in [0, 1)", 0)
+  end
+  if o.train_limit < 0 then error("--train-limit must be >= 0", 0) end
+  return o
+end
+
+-- The data set's files, and the command that fetches them when they are missing.
+local FETCH = "scripts/fetch_mnist.sh"
+local function data_files(o)
+  if o.data == "mnist5k" then
+    return {csv = o.data_dir .. "/mnist_5k.csv.gz"}
+  end
+  local dir = o.data == "fashion" and o.data_dir .. "/fashion-mnist" or o.data
+  local files = {}
+  for key, base in pairs({train_images = "train-images-idx3-ubyte", train_labels =
+                          "train-labels-idx1-ubyte", test_images = "t10k-images-idx3-ubyte",
+                          test_labels = "t10k-labels-idx1-ubyte"}) do
+    local path = dir .. "/" .. base
+    local f = io.open(path .. ".gz", "rb")
+    if f then f:close() path = path .. ".gz" end
+    files[key] = path
+  end
+  return files
+end
+
+local function missing(files)
+  for _, path in pairs(files) do
+    local f = io.open(path, "rb")
+    if not f then return path end
+    f:close()
+  end
+end
+
+-- Host checks (these also run in compile-only mode) --------------------------------------------
+
+do
+  local o = options({"--batch", "32,64", "--precision=f16", "--epochs", "3", "--gemm"})
+  S.check(o.batch[2] == 64 and o.precision[1] == "f16" and o.epochs == 3 and o.gemm
+          and o.exec[1] == "graph", "arguments: lists, --name=value, flags, defaults")
+  local ok, err = pcall(options, {"--precision", "f8"})
+  S.check(not ok and err:find("f8 is not f32 or f16", 1, true), "arguments: a bad precision is refused")
+  local perm = H.shuffler(1, 10)()
+  local seen = {}
+  for _, v in ipairs(perm) do seen[v] = true end
+  S.check(#perm == 10 and #seen == 9 and seen[0], "the epoch order is a permutation")
+end
+
+local parsed, o = pcall(options, arg or {})
+if not parsed then
+  io.stderr:write("mlp.lua: ", tostring(o), "\n", USAGE, "\n")
+  os.exit(2)
+end
+if #(arg or {}) == 0 and on_cpu then
+  -- Adam learns faster than SGD from 100 steps (numpy's version of this run: 78-84 % on three
+  -- initialisations, against 60-80 % for SGD)
+  o.train_limit, o.epochs, o.batch, o.precision, o.exec = 1000, 1, {10}, {"f32"}, {"launch"}
+  o.optimizer, o.lr = "adam", 0.001
+end
+local default_run = #(arg or {}) == 0
+
+local sms = info.multiprocessors or 132
+local dtypes = {}
+for _, p in ipairs(o.precision) do dtypes[#dtypes + 1] = p end
+local k = nn.kernels(S.options(), S.compile_only and {"f32", "f16"} or dtypes)
+S.host_checks_done()
+
+-- The GEMM benchmark ---------------------------------------------------------------------------
+
+local function gemm_bench()
+  local shapes = {{4096, 4096, 4096, 0, 0, "A*B"}}
+  for _, b in ipairs(o.batch) do -- the MLP's first layer, forward and backward
+    shapes[#shapes + 1] = {b, 128, 784, 0, 0, "X*W1"}
+    shapes[#shapes + 1] = {784, 128, b, 1, 0, "X^T*dZ1"}
+    shapes[#shapes + 1] = {b, 784, 128, 0, 1, "dZ1*W1^T"}
+    shapes[#shapes + 1] = {b, 128, 128, 0, 0, "H1*W2"}
+  end
+  local dummy = cuda.zeros(1, "f32")
+  for _, sh in ipairs(shapes) do
+    local m, n, kk, ta, tb, what = table.unpack(sh)
+    local A = cuda.random.normal(cuda.device_array(ta == 1 and {kk, m} or {m, kk}), 1)
+    local B = cuda.random.normal(cuda.device_array(tb == 1 and {n, kk} or {kk, n}), 2)
+    local C = cuda.device_array({m, n})
+    local partial = cuda.zeros(8 * m * n, "f32") -- split k where the MLP would
+    local reps = m * n * kk > 1e9 and 10 or 200
+    local ms = S.gpu_ms(function()
+      nn.gemm(k, nil, A, B, C, dummy, dummy, m, n, kk, ta, tb, 0, sms, partial)
+    end, reps, nil, true)
+    S.printf("GEMM %-9s %5dx%5dx%5d  %8.4f ms  %6.2f TFLOP/s", what, m, n, kk, ms,
+             2 * m * n * kk / ms / 1e9)
+    print(string.format("GEMMRESULT op=%s m=%d n=%d k=%d ms=%.5f tflops=%.3f", what, m, n, kk, ms,
+                        2 * m * n * kk / ms / 1e9))
+  end
+end
+
+if o.gemm then
+  gemm_bench()
+  S.done()
+  return
+end
+
+-- The data -------------------------------------------------------------------------------------
+
+local files = data_files(o)
+local absent = missing(files)
+if absent then
+  print(string.format("data not found: %s\nfetch it once with:  %s   (from the repository root; "
+                      .. "it writes %s)\nor point --data at a directory of MNIST IDX files",
+                      absent, FETCH, o.data_dir))
+  os.exit(77)
+end
+
+local t_load = S.clock()
+local train, test
+if files.csv then
+  train, test = H.parse_mnist_csv(H.read_file(files.csv), files.csv)
+else
+  train = H.idx_dataset(files.train_images, files.train_labels)
+  test = H.idx_dataset(files.test_images, files.test_labels)
+end
+if o.train_limit > 0 then train = H.take(train, o.train_limit) end
+local dtrain, dtest = nn.upload(k, train), nn.upload(k, test)
+-- The pixel statistics of each training set (the usual constants; scripts/bench/mlp_torch.py
+-- uses the same), by which the inputs are normalised.
+local pixels = o.data == "fashion" and {mean = 0.2860, std = 0.3530} or {mean = 0.1307, std = 0.3081}
+S.printf("%s: %d training and %d test images of %d pixels, loaded in %.2f s", o.data, train.n,
+         test.n, train.features, S.clock() - t_load)
+
+-- Training -------------------------------------------------------------------------------------
+
+-- One run: returns {losses, train_acc, test_acc, epoch_ms} per epoch.
+local function train_run(precision, exec, batch)
+  local steps = train.n // batch
+  if steps < 1 then error(string.format("batch %d is larger than the %d training images", batch,
+                                        train.n), 0) end
+  local net = nn.net(k, {sizes = {train.features, 128, 128, 10}, dtype = precision, batch = batch,
+                         optimizer = o.optimizer, lr = o.lr, momentum = o.momentum, seed = o.seed,
+                         max_steps = steps, sms = sms, mean = pixels.mean, std = pixels.std})
+  local next_order = H.shuffler(o.seed, train.n)
+  local graph
+  local r = {loss = {}, train_acc = {}, test_acc = {}, epoch_ms = {}, first_loss = nil}
+  for epoch = 1, o.epochs do
+    dtrain.order:copy_from(next_order())
+    net.state:fill(0)
+    cuda.synchronize()
+    local t0 = S.clock()
+    if exec == "launch" then
+      for _ = 1, steps do net:step(dtrain, nil) end
+    else
+      local replays = steps
+      if not graph then -- the first step loads every kernel (a capture cannot), then capture
+        net:step(dtrain, nil)
+        graph = cuda.graph(function(s) net:step(dtrain, s) end)
+        replays = steps - 1
+      end
+      if replays > 0 then graph:replay(replays) end
+    end
+    cuda.synchronize()
+    r.epoch_ms[epoch] = (S.clock() - t0) * 1e3
+    local st = net.stats:copy_to_host()
+    local loss, right = 0, 0
+    for i = 1, steps do loss, right = loss + st[2 * i - 1], right + st[2 * i] end
+    r.first_loss = r.first_loss or st[1] / batch
+    r.last_loss = st[2 * steps - 1] / batch
+    r.loss[epoch], r.train_acc[epoch] = loss / (steps * batch), right / (steps * batch)
+    r.test_loss, r.test_acc[epoch] = net:evaluate(dtest)
+    if not o.quiet then
+      S.printf("  epoch %2d  loss %.4f  train %6.2f%%  test %6.2f%%  %8.2f ms", epoch, r.loss[epoch],
+               100 * r.train_acc[epoch], 100 * r.test_acc[epoch], r.epoch_ms[epoch])
+    end
+  end
+  local amp = net.amp:copy_to_host()
+  r.skipped, r.scale = amp[3], amp[1]
+  return r
+end
+
+-- The median epoch time, leaving out the first epoch (kernel loading, the capture) when there
+-- are others.
+local function typical_ms(t)
+  local v = {}
+  for i = (#t > 1 and 2 or 1), #t do v[#v + 1] = t[i] end
+  table.sort(v)
+  return v[(#v + 1) // 2]
+end
+
+local results = {}
+for _, batch in ipairs(o.batch) do
+  for _, precision in ipairs(o.precision) do
+    for _, exec in ipairs(o.exec) do
+      S.printf("%s, %s, %s, batch %d, %d epochs, %s, lr %g, momentum %g:", o.data, precision,
+               exec, batch, o.epochs, o.optimizer, o.lr, o.momentum)
+      local r = train_run(precision, exec, batch)
+      results[#results + 1] = {precision = precision, exec = exec, batch = batch, r = r}
+      local ms = typical_ms(r.epoch_ms)
+      print(string.format("RESULT data=%s precision=%s exec=%s batch=%d epochs=%d train_n=%d "
+                          .. "optimizer=%s test_acc=%.4f train_acc=%.4f loss=%.5f epoch_ms=%.3f "
+                          .. "step_us=%.2f skipped=%d", o.data, precision, exec, batch, o.epochs,
+                          train.n, o.optimizer,
+                          r.test_acc[o.epochs], r.train_acc[o.epochs], r.loss[o.epochs], ms,
+                          ms * 1e3 / (train.n // batch), r.skipped))
+      if exec == o.exec[1] then
+        local loss = {}
+        local top = math.max(table.unpack(r.loss))
+        for i, v in ipairs(r.loss) do loss[i] = v / top end
+        local path = o.chart ~= "" and o.chart
+                     or string.format("%s/mlp_%s_%s_b%d.png", S.out_dir(here), o.data:gsub("[^%w]",
+                                      "_"), precision, batch)
+        H.chart(path, {{values = loss, color = {200, 40, 40}},
+                        {values = r.train_acc, color = {40, 90, 220}},
+                        {values = r.test_acc, color = {30, 160, 60}}})
+        S.printf("  chart: %s (red: loss / its maximum, blue: train accuracy, green: test "
+                 .. "accuracy; grid every 10%%)", path)
+      end
+    end
+  end
+end
+
+-- Checks ---------------------------------------------------------------------------------------
+
+local function find(precision, exec, batch)
+  for _, x in ipairs(results) do
+    if x.precision == precision and x.exec == exec and x.batch == batch then return x.r end
+  end
+end
+
+if default_run or o.check then
+  for _, x in ipairs(results) do
+    local r, tag = x.r, string.format("%s %s batch %d", x.precision, x.exec, x.batch)
+    S.check(r.last_loss < r.first_loss, "%s: the loss falls (first batch %.3f, last %.3f)", tag,
+            r.first_loss, r.last_loss)
+    local floor = on_cpu and 0.80 or 0.90
+    S.check(r.test_acc[o.epochs] > floor, "%s: test accuracy %.2f%% > %.0f%%", tag,
+            100 * r.test_acc[o.epochs], 100 * floor)
+  end
+  for _, batch in ipairs(o.batch) do
+    for _, precision in ipairs(o.precision) do
+      local g, l = find(precision, "graph", batch), find(precision, "launch", batch)
+      if g and l then -- the same kernels in the same order: the same numbers, bit for bit
+        local same = true
+        for i = 1, o.epochs do same = same and g.loss[i] == l.loss[i] end
+        S.check(same, "%s batch %d: graph replays and launches give identical losses", precision,
+                batch)
+      end
+    end
+    local full, half = find("f32", o.exec[1], batch), find("f16", o.exec[1], batch)
+    if full and half then
+      local gap = math.abs(full.test_acc[o.epochs] - half.test_acc[o.epochs])
+      S.check(gap <= 0.02, "batch %d: f16 test accuracy within 2 points of f32 (%.2f points)",
+              batch, 100 * gap)
+    end
+  end
+end
+S.done()

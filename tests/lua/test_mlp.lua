@@ -1,0 +1,307 @@
+-- test_mlp.lua -- examples/nn.lua's kernels on the device: the GEMM (A*B, A^T*B, A*B^T, A^T*B^T,
+-- with its epilogues, both tile shapes, odd sizes) against a host reference; the softmax
+-- cross-entropy against a Lua reference, extreme logits included; column sums; every layer's
+-- gradient against central finite differences in f64; the optimisers against their formulas;
+-- then training: 200 steps on a fixed seed reach a stated loss, graph replays match launches bit
+-- for bit, and the f16 path ends within a stated tolerance of the f32 one.
+local h = require "helper"
+local cuda = require "cujit"
+package.path = h.here() .. "../../examples/?.lua;" .. package.path
+local nn = require "nn"
+local H = require "nn_host"
+
+h.need_gpu(cuda)
+
+local k = nn.kernels({}, {"f64", "f32", "f16"})
+local TILE_SMS = {large = 1, small = 1 << 30} -- the `sms` that makes nn.gemm pick each tile
+
+local function dev(t, dtype)
+  return cuda.to_device(t, dtype)
+end
+
+-- Op(X) entry (i, j) (1-based) of a row-major rows x cols matrix stored transposed when t = 1.
+local function at(X, t, i, j, rows, cols)
+  if t == 1 then return X[(j - 1) * rows + i] end
+  return X[(i - 1) * cols + j]
+end
+
+h.test("GEMM: the four products and the epilogues, both tiles, f64 and f32, odd sizes", function()
+  -- {m, n, k, split}: with split, nn.gemm gets room for partial products and splits k (f32)
+  for _, dt in ipairs({"f64", "f32"}) do
+    for tile, sms in pairs(TILE_SMS) do
+      for _, shape in ipairs({{37, 45, 70}, {130, 129, 17}, {37, 45, 300, true}}) do
+        local m, n, kk = shape[1], shape[2], shape[3]
+        local partial = shape[4] and cuda.zeros(8 * m * n, "f32") or nil
+        for _, op in ipairs({{0, 0}, {1, 0}, {0, 1}, {1, 1}}) do
+          for _, epi in ipairs({0, 3, 5}) do
+            local ta, tb = op[1], op[2]
+            local A, B = h.random_floats(m * kk), h.random_floats(kk * n)
+            local bias, mask = h.random_floats(n), h.random_floats(m * n)
+            local C = cuda.full({m, n}, h.POISON, dt)
+            nn.gemm(k, nil, dev(A, dt), dev(B, dt), C, dev(bias, dt), dev(mask, dt), m, n, kk, ta,
+                    tb, epi, sms, partial)
+            local got = C:copy_to_host()
+            local Ah, Bh = dev(A, dt):totable(), dev(B, dt):totable() -- as stored
+            local bh, mh = dev(bias, dt):totable(), dev(mask, dt):totable()
+            local unit = dt == "f64" and 2 ^ -52 or 2 ^ -23
+            for i = 1, m do
+              for j = 1, n do
+                local s, mag = 0, 0
+                for l = 1, kk do
+                  local t = at(Ah, ta, i, l, m, kk) * at(Bh, tb, l, j, kk, n)
+                  s, mag = s + t, mag + math.abs(t)
+                end
+                if epi & 1 ~= 0 then s, mag = s + bh[j], mag + math.abs(bh[j]) end
+                if epi & 2 ~= 0 and s < 0 then s = 0 end
+                if epi & 4 ~= 0 and not (mh[(i - 1) * n + j] > 0) then s = 0 end
+                local g = got[(i - 1) * n + j]
+                if math.abs(g - s) > 2 * (kk + 1) * unit * mag + 1e-300 then
+                  error(string.format("%s %s tile %dx%dx%d ta=%d tb=%d epi=%d: C[%d,%d] = %.17g, "
+                                      .. "want %.17g", dt, tile, m, n, kk, ta, tb, epi, i, j, g, s))
+                end
+              end
+            end
+          end
+        end
+      end
+    end
+  end
+end)
+
+-- The softmax cross-entropy of one row in double, the stable way: loss, gradient (unscaled),
+-- and the arg max (first of equals, 0-based).
+local function xent_ref(z, y)
+  local top, arg = z[1], 0
+  for c = 2, #z do if z[c] > top then top, arg = z[c], c - 1 end end
+  local s = 0
+  for c = 1, #z do s = s + math.exp(z[c] - top) end
+  local g = {}
+  for c = 1, #z do g[c] = math.exp(z[c] - top) / s - (c - 1 == y and 1 or 0) end
+  return math.log(s) - (z[y + 1] - top), g, arg
+end
+
+h.test("softmax cross-entropy: loss, gradient, right answers, extreme logits", function()
+  local rows = {
+    {0.3, -1.2, 2.5, 0.0, 1.1}, -- ordinary
+    {1e4, -1e4, 0, 5, 3},      -- exp(1e4) overflows unless the maximum is taken out
+    {-1e30, 1e30, 0, 0, 0},    -- and with the label on the smallest: a loss of 2e30
+    {7, 7, 7, 7, 7},           -- ties: log 5, the first index wins
+    {-50, -60, -70, -55, -52}, -- all very negative
+    {h.random_floats(5)[1], 3, -3, 0.5, 0.25},
+  }
+  local labels = {2, 0, 0, 3, 1, 4}
+  for _, dt in ipairs({"f64", "f32"}) do
+    local flat = {}
+    for _, r in ipairs(rows) do for _, v in ipairs(r) do flat[#flat + 1] = v end end
+    local logits = dev(flat, dt)
+    local zh = logits:copy_to_host() -- the logits as stored
+    local dlogits = cuda.full({#rows, 5}, h.POISON, dt)
+    local stats, state = cuda.zeros(2, "f64"), cuda.zeros(1, "i32")
+    local scale = 4 -- the loss scale multiplies the gradient only
+    k.xent[{1, 256}](logits, dev(labels, "i32"), dlogits, dev({scale, 0, 0}, "f32"), stats, state,
+                     #rows, 5, 1)
+    local st, g = stats:copy_to_host(), dlogits:copy_to_host()
+    local loss, right = 0, 0
+    local tol = dt == "f64" and 1e-12 or 2e-6
+    for r = 1, #rows do
+      local z = {}
+      for c = 1, 5 do z[c] = zh[(r - 1) * 5 + c] end
+      local l, grad, arg = xent_ref(z, labels[r])
+      loss, right = loss + l, right + (arg == labels[r] and 1 or 0)
+      for c = 1, 5 do
+        h.near(g[(r - 1) * 5 + c], grad[c] * scale / #rows, tol,
+               string.format("%s dlogits[%d,%d]", dt, r, c))
+      end
+    end
+    h.near(st[1], loss, tol, dt .. " loss sum")
+    h.check(math.abs(st[1]) < math.huge, dt .. ": the loss is finite")
+    h.eq(st[2], right, dt .. " right answers")
+    -- without want_grad the gradient is left alone
+    dlogits:fill(h.POISON)
+    k.xent[{1, 256}](logits, dev(labels, "i32"), dlogits, dev({1, 0, 0}, "f32"), stats, state,
+                     #rows, 5, 0)
+    h.eq(dlogits:max(), h.POISON, dt .. ": no gradient written without want_grad")
+  end
+end)
+
+h.test("column sums (bias gradients): rows and columns past the block's lanes", function()
+  local rows, cols = 300, 45
+  local x = h.random_floats(rows * cols)
+  local db = cuda.full(cols, h.POISON, "f64")
+  k.colsum[{grid = 2, block = {32, 8}}](dev(x, "f64"), db, rows, cols)
+  local got = db:copy_to_host()
+  for c = 1, cols do
+    local s = 0
+    for r = 1, rows do s = s + x[(r - 1) * cols + c] end
+    h.near(got[c], s, 1e-12, "db[" .. c .. "]")
+  end
+end)
+
+-- A small f64 net with random parameters (biases too, so no pre-activation sits at 0) and a
+-- random batch.
+local function random_net(sms)
+  local net = nn.net(k, {sizes = {7, 6, 5, 4}, dtype = "f64", batch = 5, seed = 3, max_steps = 1,
+                         sms = sms, lr = 0, momentum = 0})
+  for _, L in ipairs(net.layers) do
+    for _, p in ipairs(L.params) do p.w:copy_from(h.random_floats(p.w.size)) end
+  end
+  net.ws.x:copy_from(h.random_floats(5 * 7))
+  net.ws.y:copy_from({0, 3, 1, 2, 3})
+  return net
+end
+
+h.test("gradients of every layer against central differences (f64, both tiles)", function()
+  for tile, sms in pairs(TILE_SMS) do
+    local net = random_net(sms)
+    local ws = net.ws
+    net:forward(ws, nil, true)
+    net:backward(ws, nil)
+    local function loss()
+      net:forward(ws, nil, false)
+      return net.stats:copy_to_host()[1] / ws.rows
+    end
+    local eps = 1e-6
+    for l, L in ipairs(net.layers) do
+      for _, p in ipairs(L.params) do
+        local g, w = p.grad:copy_to_host(), p.w:copy_to_host()
+        for i = 1, #w do
+          local orig = w[i]
+          w[i] = orig + eps
+          p.w:copy_from(w)
+          local up = loss()
+          w[i] = orig - eps
+          p.w:copy_from(w)
+          local down = loss()
+          w[i] = orig
+          p.w:copy_from(w)
+          h.near(g[i], (up - down) / (2 * eps), 1e-6,
+                 string.format("%s tile: d loss / d %s%d[%d]", tile, p.name, l, i))
+        end
+      end
+    end
+  end
+end)
+
+h.test("f64 nets refuse to train (their master is their weights)", function()
+  h.raises("f64 nets are for gradient checks", function() random_net(1):update(nil) end)
+end)
+
+h.test("SGD and Adam: one step against their formulas; an overflow skips the step", function()
+  local n = 5
+  local w0, g0, v0 = h.random_floats(n), h.random_floats(n), h.random_floats(n)
+  local function run(kernel, flag, ...)
+    local w, m1 = dev(w0, "f32"), dev(v0, "f32")
+    local wh = cuda.zeros(n, "f16")
+    local args = {...}
+    if kernel == "sgd" then
+      k.sgd[{1, 256}](w, wh, dev(g0, "f16"), m1, dev({2, 0, 0}, "f32"), dev({flag}, "i32"), args[1],
+                      args[2], n)
+      return w:copy_to_host(), m1:copy_to_host(), wh:copy_to_host()
+    end
+    local m2 = dev({0.5, 0.25, 1, 2, 0.125}, "f32")
+    k.adam[{1, 256}](w, wh, dev(g0, "f16"), m1, m2, dev({2, 0, 0}, "f32"), dev({flag}, "i32"),
+                     dev({args[1]}, "i32"), 0.01, 0.9, 0.999, 1e-8, n)
+    return w:copy_to_host(), m1:copy_to_host(), wh:copy_to_host(), m2:copy_to_host()
+  end
+  local gh = dev(g0, "f16"):copy_to_host() -- the f16 gradients as stored; the loss scale is 2
+  local w, v, wh = run("sgd", 0, 0.1, 0.9)
+  for i = 1, n do
+    local vi = 0.9 * h.f32(v0[i]) + gh[i] / 2
+    h.near(v[i], vi, 1e-6, "sgd velocity " .. i)
+    h.near(w[i], h.f32(w0[i]) - 0.1 * vi, 1e-6, "sgd weight " .. i)
+    h.near(wh[i], w[i], 1e-3, "sgd f16 copy " .. i)
+  end
+  w = run("sgd", 1, 0.1, 0.9)
+  for i = 1, n do h.eq(w[i], h.f32(w0[i]), "skipped sgd step leaves weight " .. i) end
+  local w2, m1, _, m2 = run("adam", 0, 4) -- 4 steps taken before: t = 5
+  local v2 = {0.5, 0.25, 1, 2, 0.125}
+  for i = 1, n do
+    local g = gh[i] / 2
+    local a, b = 0.9 * h.f32(v0[i]) + 0.1 * g, 0.999 * v2[i] + 0.001 * g * g
+    h.near(m1[i], a, 1e-6, "adam m " .. i)
+    h.near(m2[i], b, 1e-6, "adam v " .. i)
+    local step = 0.01 / (1 - 0.9 ^ 5) * a / (math.sqrt(b) / math.sqrt(1 - 0.999 ^ 5) + 1e-8)
+    h.near(w2[i], h.f32(w0[i]) - step, 1e-5, "adam weight " .. i)
+  end
+end)
+
+-- Training on a made-up, separable set: 640 items of 64 pixels, class c = (i - 1) % 10 lighting
+-- the pixels f with f % 10 == c over uniform noise (a fixed LCG), 32 a batch, 20 batches an
+-- epoch, 10 epochs = 200 steps.
+local function synthetic()
+  local x, bytes, labels = 12345, {}, {}
+  for i = 1, 640 do
+    local c = (i - 1) % 10
+    labels[i] = string.char(c)
+    local row = {}
+    for f = 0, 63 do
+      x = x * 6364136223846793005 + 1442695040888963407
+      row[f + 1] = (x >> 33) % 76 + (f % 10 == c and 180 or 0)
+    end
+    bytes[i] = string.char(table.unpack(row))
+  end
+  return nn.upload(k, {n = 640, features = 64, images = table.concat(bytes),
+                       labels = table.concat(labels)})
+end
+local data = synthetic()
+
+-- Trains 200 steps; exec "launch" or "graph" (first step launched, then captured and replayed).
+-- Returns the last epoch's mean loss, the net, and the accuracy on the whole set.
+local function train(dtype, exec, optimizer, lr)
+  local net = nn.net(k, {sizes = {64, 32, 32, 10}, dtype = dtype, batch = 32, seed = 11,
+                         max_steps = 20, optimizer = optimizer, lr = lr, momentum = 0.9})
+  local next_order = H.shuffler(7, 640)
+  local graph
+  for _ = 1, 10 do
+    data.order:copy_from(next_order())
+    net.state:fill(0)
+    if exec == "launch" then
+      for _ = 1, 20 do net:step(data, nil) end
+    else
+      local replays = 20
+      if not graph then
+        net:step(data, nil)
+        graph = cuda.graph(function(s) net:step(data, s) end)
+        replays = 19
+      end
+      graph:replay(replays)
+    end
+  end
+  local st = net.stats:copy_to_host()
+  local loss = 0
+  for i = 1, 20 do loss = loss + st[2 * i - 1] end
+  local ordered = {}
+  for i = 1, 640 do ordered[i] = i - 1 end
+  data.order:copy_from(ordered)
+  local _, acc = net:evaluate(data)
+  return loss / 640, net, acc
+end
+
+h.test("200 steps of SGD (f32) reach a loss below 0.02; graph replays match launches exactly", function()
+  local loss, net, acc = train("f32", "launch", "sgd", 0.05)
+  h.check(loss < 0.02, string.format("last epoch's loss %.4g < 0.02", loss))
+  h.eq(acc, 1, "accuracy on the training set")
+  local gloss, gnet = train("f32", "graph", "sgd", 0.05)
+  h.eq(gloss, loss, "loss: graph against launches")
+  for l, L in ipairs(net.layers) do
+    for j, p in ipairs(L.params) do
+      h.same(gnet.layers[l].params[j].w:copy_to_host(), p.w:copy_to_host(), nil,
+             string.format("layer %d %s: graph against launches", l, p.name))
+    end
+  end
+end)
+
+h.test("200 steps of Adam (f32, lr 0.003) reach a loss below 0.05", function()
+  local loss = train("f32", "launch", "adam", 0.003)
+  h.check(loss < 0.05, string.format("last epoch's loss %.4g < 0.05", loss))
+end)
+
+h.test("f16 (loss-scaled) ends within 0.02 of f32's loss, no step skipped, all right", function()
+  local l32 = train("f32", "launch", "sgd", 0.05)
+  local l16, net16, acc16 = train("f16", "graph", "sgd", 0.05)
+  h.check(math.abs(l16 - l32) <= 0.02, string.format("f16 loss %.4g, f32 loss %.4g", l16, l32))
+  h.eq(acc16, 1, "f16 accuracy on the training set")
+  h.eq(net16.amp:copy_to_host()[3], 0, "skipped f16 steps")
+end)
+
+h.run()

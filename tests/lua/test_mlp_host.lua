@@ -1,0 +1,127 @@
+-- test_mlp_host.lua -- examples/nn_host.lua, the host side of the MLP example, needing no GPU: the
+-- IDX reader, the MNIST CSV reader and its per-class split, gunzipping, the command-line parser,
+-- the epoch order (the same permutations as scripts/bench/mlp_torch.py's) and the PNG chart.
+local h = require "helper"
+local cuda = require "cujit"
+package.path = h.here() .. "../../examples/?.lua;" .. package.path
+local H = require "nn_host"
+
+local function idx(dims, data, dtype)
+  local head = string.pack(">I2BB", 0, dtype or 8, #dims)
+  for _, d in ipairs(dims) do head = head .. string.pack(">I4", d) end
+  return head .. data
+end
+
+local function tmpname(suffix)
+  return os.tmpname() .. (suffix or "")
+end
+
+h.test("IDX: dims and data of a good file", function()
+  local dims, data = H.parse_idx(idx({2, 2, 3}, "abcdefghijkl"))
+  h.same(dims, {2, 2, 3}, nil, "dims")
+  h.eq(data, "abcdefghijkl", "data")
+end)
+
+h.test("IDX: every malformed header is an error saying what is wrong", function()
+  h.raises({"f.idx", "not an IDX file"}, H.parse_idx, "\1\0\8\1" .. string.pack(">I4", 1) .. "x", "f.idx")
+  h.raises("only u8 (0x08) is read", H.parse_idx, idx({1}, "xxxx", 0x0D))
+  h.raises("truncated header", H.parse_idx, string.pack(">I2BB", 0, 8, 3) .. "\0\0\0\1")
+  h.raises("too short", H.parse_idx, "\0\0")
+  h.raises("header says 6 bytes of data, the file holds 5", H.parse_idx, idx({2, 3}, "12345"))
+  h.raises("header says 6 bytes of data, the file holds 7", H.parse_idx, idx({2, 3}, "1234567"))
+end)
+
+h.test("IDX data sets: gzipped files, labels checked, sizes matched", function()
+  local img, lab = tmpname("-images"), tmpname("-labels")
+  local function write(path, bytes)
+    local f = assert(io.open(path, "wb"))
+    f:write(bytes)
+    f:close()
+  end
+  write(img, idx({3, 2, 2}, string.rep("\7", 12)))
+  write(lab, idx({3}, "\0\9\4"))
+  assert(os.execute("gzip -f '" .. img .. "'"))
+  local d = H.idx_dataset(img .. ".gz", lab)
+  h.eq(d.n, 3, "n")
+  h.eq(d.features, 4, "features")
+  h.eq(d.images, string.rep("\7", 12), "images through gzip")
+  h.eq(d.labels, "\0\9\4", "labels")
+  write(lab, idx({3}, "\0\10\4"))
+  h.raises("label 10 of item 2 is not a class 0..9", H.idx_dataset, img .. ".gz", lab)
+  write(lab, idx({2}, "\0\1"))
+  h.raises("do not match (3 images, 2 labels)", H.idx_dataset, img .. ".gz", lab)
+  h.raises("cannot open", H.read_file, img .. ".missing")
+  os.remove(img .. ".gz")
+  os.remove(lab)
+end)
+
+h.test("CSV: per-class split, classes interleaved, bad lines refused", function()
+  -- 3-pixel images; class 1 has 4 images, class 0 has 2: half of each trains
+  local csv = "1,1,1,1\n2,2,2,1\n3,3,3,0\n4,4,4,1\n5,5,5,0\n6,6,6,1\n"
+  local train, test = H.parse_mnist_csv(csv, "t.csv", 0.5)
+  h.eq(train.n, 3, "train n")
+  h.eq(test.n, 3, "test n")
+  h.eq(train.features, 3, "features")
+  -- train: class 1 -> rows 1, 2; class 0 -> row 3; interleaved: 1st of class 0, 1st of class 1,
+  -- 2nd of class 1
+  h.eq(train.labels, "\0\1\1", "train labels")
+  h.eq(train.images, "\3\3\3\1\1\1\2\2\2", "train images")
+  h.eq(test.labels, "\0\1\1", "test labels")
+  h.eq(test.images, "\5\5\5\4\4\4\6\6\6", "test images")
+  h.raises("t.csv line 2: \"256\" is not a value 0..255", H.parse_mnist_csv, "1,2,0\n256,1,0\n", "t.csv")
+  h.raises("line 1: label 12 is not 0..9", H.parse_mnist_csv, "1,2,12\n", "t.csv")
+  h.raises("line 2: 1 pixels where line 1 has 2", H.parse_mnist_csv, "1,2,0\n1,0\n", "t.csv")
+  h.raises("no data", H.parse_mnist_csv, "", "t.csv")
+  local first = H.take(train, 2)
+  h.eq(first.labels, "\0\1", "take: labels")
+  h.eq(first.images, "\3\3\3\1\1\1", "take: images")
+end)
+
+h.test("arguments: values, lists, flags and every kind of mistake", function()
+  local spec = {epochs = 20, batch = {128}, data = "mnist5k", gemm = false}
+  local o = H.parse_args({"--epochs=3", "--batch", "32,64", "--gemm", "--data", "fashion"}, spec)
+  h.eq(o.epochs, 3, "epochs")
+  h.same(o.batch, {32, 64}, nil, "batch list")
+  h.eq(o.gemm, true, "flag")
+  h.eq(o.data, "fashion", "string")
+  h.eq(H.parse_args({}, spec).epochs, 20, "default")
+  h.raises("unknown option --epoch", H.parse_args, {"--epoch", "3"}, spec)
+  h.raises("--epochs needs a value", H.parse_args, {"--epochs"}, spec)
+  h.raises('--epochs: "x" is not a number', H.parse_args, {"--epochs", "x"}, spec)
+  h.raises("--gemm takes no value", H.parse_args, {"--gemm=1"}, spec)
+  h.raises('argument 1 ("epochs") is not an option --name', H.parse_args, {"epochs"}, spec)
+  h.raises("--batch: empty list", H.parse_args, {"--batch", ","}, spec)
+end)
+
+h.test("epoch order: permutations, reproducible, the same as the PyTorch twin's", function()
+  local a, b = H.shuffler(1, 20), H.shuffler(1, 20)
+  local first = {table.unpack(a())}
+  h.same(b(), first, nil, "same seed, same first epoch")
+  local second = a()
+  local seen = {}
+  for _, v in ipairs(second) do seen[v] = (seen[v] or 0) + 1 end
+  for v = 0, 19 do h.eq(seen[v], 1, "count of " .. v) end
+  local differs = false
+  for i = 1, 20 do differs = differs or second[i] ~= first[i] end
+  h.check(differs, "the second epoch has another order")
+  -- printed by scripts/bench/mlp_torch.py's shuffler(1, 20), second epoch (its own splitmix64)
+  h.same({table.unpack(second, 1, 10)}, {4, 7, 10, 8, 17, 13, 19, 0, 12, 11}, nil,
+         "second epoch against Python's")
+end)
+
+h.test("chart: a PNG with the series drawn in their colours on white", function()
+  local path = tmpname(".png")
+  H.chart(path, {{values = {0, 1}, color = {200, 40, 40}}}, 100, 60)
+  local img = cuda.image.read(path)
+  os.remove(path)
+  h.same(img.shape, {60, 100, 3}, nil, "shape")
+  local function pixel(x, y) -- 1-based
+    local at = ((y - 1) * 100 + (x - 1)) * 3
+    return img[at + 1], img[at + 2], img[at + 3]
+  end
+  h.same({pixel(3, 3)}, {255, 255, 255}, nil, "background")
+  h.same({pixel(21, 40)}, {200, 40, 40}, nil, "the first point (x = 20 px, value 0)")
+  h.same({pixel(80, 20)}, {200, 40, 40}, nil, "the last point (value 1)")
+end)
+
+h.run()
