@@ -341,7 +341,11 @@ Test(compile, bad_options) {
 
 Test(compile, arch_checks) {
   char arch[32];
-  const char *bad[] = {"sm90", "sm_", "sm_9", "gfx90", "sm_90x", "compute_"};
+  /* Each malformation, and junk after a legal suffix (the mirror: a suffix check that reads one
+  ** character would let "sm_90ab" through). */
+  const char *bad[] = {"sm90",     "sm_",       "sm_9",      "gfx90",  "sm_90x",
+                       "compute_", "sm_90ab",   "sm_100fx",  "sm_90a ", "compute_90af",
+                       "sm_9a",    "sm_1000",   "sm_-90"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     cujit_compile_options o = {.arch = bad[i]};
     cr_assert_eq(cj_program_arch(engine, &o, arch, sizeof arch), CUJIT_ERROR_INVALID_ARGUMENT, "%s",
@@ -349,9 +353,13 @@ Test(compile, arch_checks) {
     cr_assert(strstr(cujit_errmsg(engine), bad[i]), "%s", cujit_errmsg(engine));
     cr_assert(strstr(cujit_errmsg(engine), "sm_90"), "suggests a form: %s", cujit_errmsg(engine));
   }
-  cujit_compile_options ok = {.arch = "sm_90a"};
-  cr_assert_eq(cj_program_arch(engine, &ok, arch, sizeof arch), CUJIT_OK);
-  cr_assert_str_eq(arch, "sm_90a");
+  const char *good[] = {"sm_90a", "sm_100f", "compute_90", "compute_90a", "sm_10", "sm_999"};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    cujit_compile_options ok = {.arch = good[i]};
+    cr_assert_eq(cj_program_arch(engine, &ok, arch, sizeof arch), CUJIT_OK, "%s: %s", good[i],
+                 cujit_errmsg(engine));
+    cr_assert_str_eq(arch, good[i]);
+  }
 
   need_nvrtc();
   cujit_compile_options old = {.arch = "sm_20"};

@@ -281,6 +281,12 @@ Test(signature, errors) {
   parse_bad("k(void x)", "type void", NULL);
   parse_bad("k(int a, void)", "has no name", NULL);
   parse_bad("k(struct S s)", "unknown type 'struct S'", NULL);
+  /* A type variable is ONE upper-case letter and digits: two letters, a lower-case letter, or a
+  ** digit first are unknown types, never generic parameters. */
+  parse_bad("k(TX a)", "unknown type 'TX' for parameter 'a'", NULL);
+  parse_bad("k(const TX *a)", "unknown type 'TX'", NULL);
+  parse_bad("k(T2X a)", "unknown type 'T2X'", NULL);
+  parse_bad("k(t a)", "unknown type 't'", NULL);
   parse_bad("k(unsigned float x)", "unexpected 'float'", NULL);
   parse_bad("k(short long x)", "not a valid type", NULL);
   parse_bad("k(__restrict__ float *p)", "applies to pointers", NULL);
