@@ -274,8 +274,12 @@ Test(cache, entry_sizes_against_the_file) {
   cj_cache_key key = {{0}};
   memcpy(key.bytes, "0123456789abcdef", 16);
   unsigned char cubin[3] = {1, 2, 3};
-  cj_cache_entry e = {.ptx = "// ptx\n", .ptx_len = 7, .cubin = cubin, .cubin_len = 3,
-                      .log = "warn", .nvrtc_version = 12080};
+  cj_cache_entry e = {.ptx = "// ptx\n",
+                      .ptx_len = 7,
+                      .cubin = cubin,
+                      .cubin_len = 3,
+                      .log = "warn",
+                      .nvrtc_version = 12080};
   size_t n;
   unsigned char *d = cj_cache_entry_encode(&key, &e, &n);
   cr_assert_not_null(d);

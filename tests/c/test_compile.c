@@ -343,9 +343,9 @@ Test(compile, arch_checks) {
   char arch[32];
   /* Each malformation, and junk after a legal suffix (the mirror: a suffix check that reads one
   ** character would let "sm_90ab" through). */
-  const char *bad[] = {"sm90",     "sm_",       "sm_9",      "gfx90",  "sm_90x",
-                       "compute_", "sm_90ab",   "sm_100fx",  "sm_90a ", "compute_90af",
-                       "sm_9a",    "sm_1000",   "sm_-90"};
+  const char *bad[] = {"sm90",     "sm_",     "sm_9",     "gfx90",   "sm_90x",
+                       "compute_", "sm_90ab", "sm_100fx", "sm_90a ", "compute_90af",
+                       "sm_9a",    "sm_1000", "sm_-90"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     cujit_compile_options o = {.arch = bad[i]};
     cr_assert_eq(cj_program_arch(engine, &o, arch, sizeof arch), CUJIT_ERROR_INVALID_ARGUMENT, "%s",

@@ -67,6 +67,15 @@ end)
 h.test("floats: overflow is an error, inf and nan pass", function()
   local a = cuda.host_array(3, "f32")
   h.raises("out of range for f32", function() a[1] = 1e39 end)
+  local FLT_MAX = (2 - 2 ^ -23) * 2 ^ 127
+  a[1] = FLT_MAX
+  h.eq(a[1], FLT_MAX, "the largest float")
+  a[1] = -FLT_MAX
+  h.eq(a[1], -FLT_MAX, "the largest float, negative")
+  a[1] = FLT_MAX + 2 ^ 102
+  h.eq(a[1], FLT_MAX, "under half an ulp past FLT_MAX rounds to it")
+  h.raises("out of range for f32", function() a[1] = FLT_MAX + 2 ^ 103 end)
+  h.raises("out of range for f32", function() a[1] = -(FLT_MAX + 2 ^ 103) end)
   a[1], a[2], a[3] = math.huge, -math.huge, 0 / 0
   h.eq(a[1], math.huge, "inf")
   h.eq(a[2], -math.huge, "-inf")
@@ -83,7 +92,10 @@ h.test("f16 rounds to nearest even", function()
   h.eq(stored(0.1), 0.0999755859375, "0.1")
   h.eq(stored(65504), 65504, "largest half")
   h.eq(stored(65519), 65504, "just below the overflow point")
+  h.eq(stored(65510), 65504, "65510 rounds to the largest half (as a __half argument does)")
+  h.eq(stored(-65519.99), -65504, "negative, just below the overflow point")
   h.raises("out of range for f16", stored, 65520)
+  h.raises("out of range for f16", stored, -65520)
   h.eq(stored(1 + 2 ^ -11), 1.0, "tie rounds to even (down)")
   h.eq(stored(1 + 3 * 2 ^ -11), 1 + 2 ^ -9, "tie rounds to even (up)")
   h.eq(stored(2 ^ -24), 2 ^ -24, "smallest subnormal")
@@ -157,6 +169,11 @@ h.test("bad tables are refused naming the element", function()
   h.raises({"element [3]", "number expected, got string"}, cuda.array, {1, 2, "x"}, "f32")
   h.raises({"element [2]", "number expected, got nil"}, cuda.array, {1, nil, 3}, "f32")
   h.raises({"element [2]", "ragged"}, cuda.array, {{1, 2}, {3}}, "f32")
+  h.raises({"element [2]", "row of 3 elements where 2 were expected (ragged rows)"}, cuda.array,
+           {{1, 2}, {3, 4, 5}}, "f32") -- the mirror: a longer row
+  h.raises({"element [2][2]", "row of 2 elements where 1 were expected"}, cuda.array, {{{1}, {2}}, {{3}, {4, 5}}}, "f32")
+  h.raises({"element [2][1]", "ragged"}, cuda.array, {{{1}, {2}}, {{3, 4}, {5}}}, "f32")
+  h.raises({"element [3]", "ragged"}, cuda.array, {{1}, {2}, {3, 4}}, "f32")
   h.raises({"element [2]", "row (a table) expected"}, cuda.array, {{1, 2}, 3}, "f32")
   h.raises({"element [1][2]", "out of range for u8"}, cuda.array, {{1, 300}}, "u8")
   h.raises("nest at most 3", cuda.array, {{{{1}}}}, "f32")

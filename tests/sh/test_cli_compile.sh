@@ -130,6 +130,15 @@ run "$CUJIT" cache stats
 check_rc "cache stats" 0
 entries=$(sed -n 's/^entries *//p' <<<"$out")
 [ "${entries:-0}" -ge 1 ] && ok "cache holds entries ($entries)" || fail "cache stats entries: '$entries'"
+# A mistyped command must not wipe the cache: extra arguments are refused and nothing is removed.
+for junk in "clear junk" "clear clear" "clear --all" "stats junk" "dir junk"; do
+  run "$CUJIT" cache $junk
+  check_rc "cache $junk is refused" 1
+  check "cache $junk: usage" "$err" '^cujit cache: usage: cujit cache dir\|stats\|clear$'
+  same "cache $junk prints nothing on stdout" "$out" ""
+done
+run "$CUJIT" cache stats
+same "the refused commands removed nothing" "$(sed -n 's/^entries *//p' <<<"$out")" "$entries"
 run "$CUJIT" cache clear
 check_rc "cache clear" 0
 check "cache clear reports what it removed" "$out" "^removed $entries entr(y|ies) .* from .*/cache$"
