@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "scratch.h"
 #include "cache.h"
 #include "compile.h"
 
@@ -38,8 +39,7 @@ static cujit_engine *open_engine(void) {
 }
 
 static void setup(void) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/cujit-test-cache-XXXXXX");
-  cr_assert_not_null(mkdtemp(tmpdir));
+  cr_assert_lt(snprintf(tmpdir, sizeof tmpdir, "%s", cj_scratch_make("cache")), (int)sizeof tmpdir);
   snprintf(cache_dir, sizeof cache_dir, "%s/cache", tmpdir);
   setenv("CUJIT_CACHE_DIR", cache_dir, 1);
   unsetenv("CUJIT_CACHE");
@@ -50,9 +50,7 @@ static void setup(void) {
 }
 
 static void teardown(void) {
-  char cmd[700];
-  snprintf(cmd, sizeof cmd, "chmod -R u+w '%s' 2>/dev/null; rm -rf '%s'", tmpdir, tmpdir);
-  if (system(cmd) != 0) cr_log_warn("could not remove %s", tmpdir);
+  cj_scratch_remove();
 }
 
 static void need_nvrtc(cujit_engine *e) {

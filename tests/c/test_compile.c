@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "scratch.h"
 #include "program.h"
 
 static cujit_engine *engine;
@@ -22,8 +23,8 @@ static void find_nvrtc(void) {
 }
 
 static void setup(void) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/cujit-test-compile-XXXXXX");
-  cr_assert_not_null(mkdtemp(tmpdir));
+  cr_assert_lt(snprintf(tmpdir, sizeof tmpdir, "%s", cj_scratch_make("compile")),
+               (int)sizeof tmpdir);
   char cache[300];
   snprintf(cache, sizeof cache, "%s/cache", tmpdir);
   setenv("CUJIT_CACHE_DIR", cache, 1);
@@ -35,9 +36,7 @@ static void setup(void) {
 
 static void teardown(void) {
   cujit_close(engine);
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  if (system(cmd) != 0) cr_log_warn("could not remove %s", tmpdir);
+  cj_scratch_remove();
 }
 
 static void need_nvrtc(void) {

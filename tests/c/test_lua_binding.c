@@ -16,6 +16,7 @@
 
 #include "cujit_lua.h"
 #include "gpu.h"
+#include "scratch.h"
 
 int luaopen_cujit(lua_State *L);
 
@@ -29,7 +30,7 @@ static void find_nvrtc(void) {
 
 static void setup(void) {
   find_nvrtc();
-  if (!getenv("CUJIT_CACHE_DIR")) setenv("CUJIT_CACHE_DIR", "/tmp/cujit-test-lua-binding", 1);
+  if (!getenv("CUJIT_CACHE_DIR")) setenv("CUJIT_CACHE_DIR", cj_scratch_make("lua-binding"), 1);
   cr_assert_eq(cujit_open(&engine), CUJIT_OK);
   L = luaL_newstate();
   cr_assert_not_null(L);
@@ -39,6 +40,7 @@ static void setup(void) {
 static void teardown(void) {
   if (L) lua_close(L);
   cujit_close(engine);
+  cj_scratch_remove();
 }
 
 /* Runs a chunk; returns NULL on success, else the error message (valid until the next call). */

@@ -182,7 +182,8 @@ Test(scan_compiled, the_checks_compile_with_gpp) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     cj_scan scan;
-    char err[512], path[] = "/tmp/cujit-test-scan-XXXXXX.cpp";
+    char err[512], path[600];
+    snprintf(path, sizeof path, "%s/unit-XXXXXX.cpp", cj_scratch); /* the fixture's scratch */
     cr_assert_eq(cj_scan_prepare(cases[i].src, NULL, 0, &scan, err, sizeof err), CUJIT_OK, "%s",
                  err);
     int fd = mkstemps(path, 4);
@@ -190,7 +191,7 @@ Test(scan_compiled, the_checks_compile_with_gpp) {
     FILE *f = fdopen(fd, "w");
     fputs(scan.text, f);
     fclose(f);
-    char cmd[512];
+    char cmd[1400];
     snprintf(cmd, sizeof cmd, "g++ -fsyntax-only -D__global__= -D__device__= %s > %s.log 2>&1",
              path, path);
     int rc = system(cmd);
