@@ -14,7 +14,8 @@
 #     -w WORKDIR  where the copy, its build and the results live (default build-mutate)
 #     -f LIST     run the mutants named in LIST (one path a line; such as an earlier run's
 #                 results/<file>.survived) instead of a fresh sample: did new assertions kill them?
-# Results: WORKDIR/results/<file>.{killed,survived,invalid} and WORKDIR/results/report.txt.
+# Results: WORKDIR/results/<file>.{killed,survived,invalid,same} and WORKDIR/results/report.txt.
+# A mutant that changes only white space is the same program: listed in .same, not run.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 sample=40 seed=1 work="$here/build-mutate" list=""
@@ -58,7 +59,8 @@ fields() { grep "^$1 " "$table" | awk '{print $2, $3}'; }
 run_tests() {
   local regex=$1
   rm -rf "$build/test-cache" "$build/test-tmp" # a fresh cache and scratch per mutant
-  nice -n 19 ctest --test-dir "$build" -R "$regex" -j1 --timeout 120 > "$work/ctest.log" 2>&1
+  mkdir -p "$build/test-tmp"
+  nice -n 19 ctest --test-dir "$build" -R "$regex" -j1 --timeout 30 > "$work/ctest.log" 2>&1
 }
 
 build_targets() {
@@ -68,6 +70,7 @@ build_targets() {
 }
 
 total_killed=0 total_valid=0
+echo "# scripts/mutate.sh $* ($(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$here" rev-parse --short HEAD))" > "$results/report.txt"
 for f in "$@"; do
   read -r targets regex <<< "$(fields "$f")"
   name=$(basename "$f" .c) dir=$(dirname "$f")
@@ -93,7 +96,13 @@ for f in "$@"; do
     chosen=$all
   fi
   : > "$results/$name.killed"; : > "$results/$name.survived"; : > "$results/$name.invalid"
+  : > "$results/$name.same"
   for m in $chosen; do
+    # Changes only in white space (universalmutator's regexes make some) are the same program.
+    if [ "$(tr -d '[:space:]' < "$m")" = "$(tr -d '[:space:]' < "$orig")" ]; then
+      echo "$m" >> "$results/$name.same"
+      continue
+    fi
     cp "$m" "$src/$f"
     if ! build_targets "$targets"; then
       echo "$m" >> "$results/$name.invalid"
@@ -107,12 +116,12 @@ for f in "$@"; do
   done
   build_targets "$targets" > /dev/null 2>&1 # leave the copy built as the tree is
   k=$(wc -l < "$results/$name.killed") s=$(wc -l < "$results/$name.survived")
-  i=$(wc -l < "$results/$name.invalid")
+  i=$(wc -l < "$results/$name.invalid") w=$(wc -l < "$results/$name.same")
   valid=$((k + s)) secs=$(($(date +%s) - start))
   total_killed=$((total_killed + k)) total_valid=$((total_valid + valid))
   score="n/a"
   [ "$valid" -gt 0 ] && score="$((100 * k / valid))%"
-  line="$f: $k of $valid valid mutants killed ($score); $i invalid; $(printf '%s\n' "$chosen" | grep -c .) run of $generated generated (seed $seed); ${secs}s"
+  line="$f: $k of $valid valid mutants killed ($score); $i invalid, $w white space only; $(printf '%s\n' "$chosen" | grep -c .) run of $generated generated (seed $seed); ${secs}s"
   echo "$line" | tee -a "$results/report.txt"
   while read -r m; do
     [ -n "$m" ] || continue
