@@ -270,6 +270,12 @@ Test(signature, errors) {
   parse_bad("k(int for)", "reserved word", NULL);
   parse_bad("k(int size_t)", "is a type", NULL);
   parse_bad("k(int threadIdx)", "built-in variable", NULL);
+  parse_bad("k(int blockIdx)", "'blockIdx' is a CUDA built-in variable", NULL);
+  parse_bad("k(int blockDim)", "'blockDim' is a CUDA built-in variable", NULL);
+  parse_bad("k(int gridDim)", "'gridDim' is a CUDA built-in variable", NULL);
+  parse_bad("k(int warpSize)", "'warpSize' is a CUDA built-in variable", NULL);
+  parse_bad("k(const a)", "parameter 'a' has no type", NULL);
+  parse_bad("k(int n, volatile *p)", "parameter 'p' has no type", NULL);
   parse_bad("k(int 2a)", "not a C identifier", NULL);
   parse_bad("k(float x[4])", "array", NULL);
   parse_bad("k(float &x)", "references", NULL);

@@ -44,6 +44,8 @@ else
 fi
 run "$CUJIT" devices extra
 check_rc "devices with an argument" 1
+same "devices with an argument: one message, nothing else" "$err" "cujit devices: takes no arguments"
+same "devices with an argument: nothing on stdout" "$out" ""
 
 # --- help -------------------------------------------------------------------------------------
 for h in help --help; do

@@ -144,6 +144,20 @@ check_rc "cache clear" 0
 check "cache clear reports what it removed" "$out" "^removed $entries entr(y|ies) .* from .*/cache$"
 run "$CUJIT" cache stats
 check "cache is empty after clear" "$out" '^entries +0$'
+check "an empty cache's size, in bytes, and the default limit" "$out" \
+  '^size +0 bytes \(limit 1\.0 GiB, CUJIT_CACHE_MAX\)$'
+run env CUJIT_CACHE_MAX=1536 "$CUJIT" cache stats
+check "a limit in KiB" "$out" '^size +0 bytes \(limit 1\.5 KiB, CUJIT_CACHE_MAX\)$'
+run env CUJIT_CACHE_MAX=1000 "$CUJIT" cache stats
+check "a limit under 1 KiB, in bytes" "$out" '^size +0 bytes \(limit 1000 bytes, CUJIT_CACHE_MAX\)$'
+run "$CUJIT" cache clear
+check "clearing an empty cache" "$out" '^removed 0 entries \(0 bytes\) from .*/cache$'
+# A file whose only kernel the preprocessor leaves out is refused, saying so; nothing is written.
+printf '#if 0\nextern "C" __global__ void gone(int *x) { x[0] = 1; }\n#endif\n' >nokernel.cu
+run "$CUJIT" compile nokernel.cu --arch sm_90 -o nokernel.ptx
+check_rc "a file whose kernel is under #if 0" 1
+check "it says why" "$err" "^cujit compile: 'nokernel\.cu': none of the kernels read from the source \(gone\) is in the compiled program"
+[ ! -e nokernel.ptx ] && ok "no output for it" || fail "nokernel.ptx was written"
 run "$CUJIT" compile k.cu --arch sm_90 -o after.ptx
 check "after clear, NVRTC compiles again" "$err" ', compiled in '
 
