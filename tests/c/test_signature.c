@@ -284,6 +284,10 @@ Test(signature, errors) {
   parse_bad("k(std::vector<int> v)", "'::'", NULL);
   parse_bad("k(vec<int> v)", "template", NULL);
   parse_bad("k(int a, ...)", "variadic", NULL);
+  parse_bad("k(int a,...)", "variadic", NULL);
+  parse_bad("k(float0 v)", "unknown type 'float0'", NULL);
+  parse_bad("k(float5 v)", "unknown type 'float5'", NULL);
+  parse_bad("k(double4_16b v)", "unknown type 'double4_16b'", NULL);
   parse_bad("k(void x)", "type void", NULL);
   parse_bad("k(int a, void)", "has no name", NULL);
   parse_bad("k(struct S s)", "unknown type 'struct S'", NULL);
