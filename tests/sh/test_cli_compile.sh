@@ -110,6 +110,23 @@ check "the unknown option is named" "$err" "unknown option '--bogus'"
 run "$CUJIT" compile k.cu --arch
 check_rc "--arch without a value" 1
 check "--arch needs a value" "$err" "'--arch' needs a value"
+# A refused command line compiles nothing: one message, no summary, no output.
+for opt in --arch --std -o -D -I -X; do
+  rm -f k.ptx
+  run "$CUJIT" compile k.cu --arch sm_90 $opt
+  check_rc "$opt without a value" 1
+  same "$opt without a value: the one message" "$err" "cujit compile: option '$opt' needs a value"
+  [ ! -e k.ptx ] && ok "$opt without a value: no output" || fail "$opt without a value wrote k.ptx"
+done
+run "$CUJIT" compile k.cu bad.cu --arch sm_90
+check_rc "two input files" 1
+same "two input files: the one message" "$err" "cujit compile: one input file at a time ('k.cu' and 'bad.cu')"
+[ ! -e k.ptx ] && ok "two input files: no output" || fail "two input files wrote k.ptx"
+run "$CUJIT" compile k.cu --arch sm_90 --bogus
+same "an unknown option: the one message" "$err" "cujit compile: unknown option '--bogus' (see 'cujit help')"
+run "$CUJIT" compile k.cu --arch sm_90 -o k.ptx
+check_rc "a good compile" 0
+check_not "a file with kernels gets no warning" "$err" 'warning'
 run "$CUJIT" compile k.cu --arch sm_90 -o "$TMP/no/such/dir/k.ptx"
 check_rc "an unwritable output" 1
 check "the output path is named" "$err" 'cannot write .*no/such/dir/k\.ptx'
