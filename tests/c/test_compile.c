@@ -77,6 +77,8 @@ Test(compile, codegen_layout) {
   char *src = generate("saxpy(float a, const float *x, float *y, int n)",
                        "int i = threadIdx.x;\nif (i < n) y[i] = a * x[i];",
                        "__device__ float sq(float v) { return v * v; }", NULL);
+  const char *first = "#line 1 \"saxpy:generated\"\n#include <cujit/prelude.h>\n";
+  cr_assert_eq(strncmp(src, first, strlen(first)), 0, "the embedded prelude comes first: %s", src);
   cr_assert(strstr(src, "#line 1 \"saxpy:preamble\"\n__device__ float sq"), "%s", src);
   cr_assert(strstr(src, "extern \"C\" __global__ void saxpy(float a, const float *x, float *y, "
                         "int n) {\n#line 1 \"saxpy\"\nint i = threadIdx.x;\n"),
@@ -86,6 +88,20 @@ Test(compile, codegen_layout) {
   cr_assert_null(strstr(src, "cuda_fp16.h"), "%s", src);
   cr_assert(cj_source_is_kernel(src, "saxpy"));
   cr_assert(!cj_source_is_kernel(src, "sax"));
+  free(src);
+}
+
+Test(compile, an_error_message_without_a_log) {
+  /* NVRTC may give no log at all: the message still names what failed. */
+  char *src = generate("k(int *y)", "y[0] = 1;", NULL, NULL);
+  char *msg = cj_compile_error_message("k", src, NULL);
+  cr_assert_not_null(msg);
+  cr_assert_str_eq(msg, "kernel 'k' failed to compile\n(NVRTC wrote no log)");
+  free(msg);
+  msg = cj_compile_error_message(NULL, "int x;", NULL);
+  cr_assert_not_null(msg);
+  cr_assert(strstr(msg, "<source>"), "%s", msg);
+  free(msg);
   free(src);
 }
 
