@@ -96,7 +96,8 @@ Test(compile, an_error_message_without_a_log) {
   char *src = generate("k(int *y)", "y[0] = 1;", NULL, NULL);
   char *msg = cj_compile_error_message("k", src, NULL);
   cr_assert_not_null(msg);
-  cr_assert_str_eq(msg, "kernel 'k' failed to compile\n(NVRTC wrote no log)");
+  cr_assert_eq(strncmp(msg, "kernel 'k' failed to compile", 28), 0, "%s", msg);
+  cr_assert(strstr(msg, "(NVRTC wrote no log)"), "%s", msg);
   free(msg);
   msg = cj_compile_error_message(NULL, "int x;", NULL);
   cr_assert_not_null(msg);
