@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,6 +341,35 @@ Test(cache, entry_sizes_against_the_file) {
   cr_assert_str_eq(cj_cache_entry_parse(shrunk, n, &key, &got), "checksum mismatch");
   free(shrunk);
   free(d);
+}
+
+Test(cache, null_arguments_and_balanced_close) {
+  cj_cache_close(NULL); /* engine.c closes a cache that failed to open */
+  cujit_engine *e = open_engine();
+  cj_cache_entry entry = {.ptx = "// p\n", .ptx_len = 5, .log = ""};
+  cj_cache_key key = {{1}};
+  cj_cache *c = cj_cache_open(e);
+  cr_assert_not_null(c);
+  cj_cache_put(c, NULL, &entry);
+  cj_cache_put(c, &key, NULL);
+  cj_cache_put(NULL, &key, &entry);
+  cj_cache_entry none = {.ptx = NULL};
+  cj_cache_put(c, &key, &none);
+  cj_cache_entry got;
+  cr_assert_eq(cj_cache_get(c, &key, &got), 0, "nothing was stored");
+  cj_cache_close(c);
+  /* A closed cache gives back all it took (glibc's count of bytes in use). */
+  struct mallinfo2 before = mallinfo2();
+  for (int i = 0; i < 3; i++) {
+    c = cj_cache_open(e);
+    cj_cache_put(c, &key, &entry);
+    cj_cache_close(c);
+  }
+  struct mallinfo2 after = mallinfo2();
+  cr_assert_leq(after.uordblks + after.hblkhd, before.uordblks + before.hblkhd + 1024,
+                "three caches opened and closed kept %zu bytes",
+                (after.uordblks + after.hblkhd) - (before.uordblks + before.hblkhd));
+  cujit_close(e);
 }
 
 Test(cache, wrong_schema) {
