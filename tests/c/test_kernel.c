@@ -233,6 +233,89 @@ Test(kernel, float_limits_one_rule) {
   cujit_kernel_free(f);
 }
 
+/* The bytes packed for argument `i` of `k`, as a little-endian unsigned number. */
+static uint64_t packed_at(cujit_kernel *k, const unsigned char *params, size_t i) {
+  cujit_param_info p;
+  cujit_kernel_param(k, i, &p);
+  uint64_t v = 0;
+  memcpy(&v, params + p.offset, p.size);
+  return v;
+}
+
+Test(kernel, integers_pack_at_their_width) {
+  cujit_kernel *k;
+  cr_assert_eq(
+      cujit_kernel_define(engine,
+                          "ik(signed char a, unsigned short b, unsigned int c, long long d, "
+                          "unsigned long long e, short f, int *out)",
+                          "out[0] = 1;", NULL, &sm90, &k),
+      CUJIT_OK, "%s", cujit_errmsg(engine));
+  _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
+  void *pointers[7];
+  cujit_arg args[7] = {CUJIT_ARG_I(-2),
+                       CUJIT_ARG_U(65535),
+                       CUJIT_ARG_U(4294967295u),
+                       CUJIT_ARG_I(INT64_MIN),
+                       CUJIT_ARG_U(UINT64_MAX),
+                       CUJIT_ARG_F(-3.0),
+                       {.kind = CUJIT_ARG_DEVPTR, .v.devptr = 0x1000}};
+  memset(params, 0xab, sizeof params);
+  cr_assert_eq(cj_launch_pack(k, args, 7, NULL, params, pointers), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert_eq(packed_at(k, params, 0), 0xfe, "signed char -2, one byte");
+  cr_assert_eq(params[1], 0xab, "nothing written past the char");
+  cr_assert_eq(packed_at(k, params, 1), 0xffff);
+  cr_assert_eq(packed_at(k, params, 2), 0xffffffffu);
+  cr_assert_eq(packed_at(k, params, 3), (uint64_t)1 << 63);
+  cr_assert_eq(packed_at(k, params, 4), UINT64_MAX);
+  cr_assert_eq(packed_at(k, params, 5), 0xfffd, "short -3 from an exact float");
+  cr_assert_eq(packed_at(k, params, 6), 0x1000, "a device pointer as given");
+  for (size_t i = 0; i < 7; i++) {
+    cujit_param_info p;
+    cujit_kernel_param(k, i, &p);
+    cr_assert_eq(pointers[i], params + p.offset, "pointers[%zu] at its offset", i);
+  }
+  /* Unsigned values past the range, each width; and the kind named in the message. */
+  cujit_arg bad[7];
+  memcpy(bad, args, sizeof bad);
+  bad[1] = CUJIT_ARG_U(65536);
+  cr_assert_eq(cj_launch_pack(k, bad, 7, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "65536 does not fit (range 0..65535)"), "%s",
+            cujit_errmsg(engine));
+  bad[1] = CUJIT_ARG_I(-1);
+  cr_assert_eq(cj_launch_pack(k, bad, 7, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "-1 does not fit (range 0..65535)"), "%s",
+            cujit_errmsg(engine));
+  memcpy(bad, args, sizeof bad);
+  bad[2] = CUJIT_ARG_U(4294967296u);
+  cr_assert_eq(cj_launch_pack(k, bad, 7, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "argument 3 'c' (unsigned int): 4294967296 does not fit"),
+            "%s", cujit_errmsg(engine));
+  memcpy(bad, args, sizeof bad);
+  bad[0] = (cujit_arg){.kind = CUJIT_ARG_DEVPTR, .v.devptr = 8};
+  cr_assert_eq(cj_launch_pack(k, bad, 7, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "expects a number, got a device pointer"), "%s",
+            cujit_errmsg(engine));
+  bad[0] = CUJIT_ARG_BUF(NULL);
+  cr_assert_eq(cj_launch_pack(k, bad, 7, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "expects a number, got a buffer"), "%s",
+            cujit_errmsg(engine));
+  memcpy(bad, args, sizeof bad);
+  bad[6] = CUJIT_ARG_U(7);
+  cr_assert_eq(cj_launch_pack(k, bad, 7, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "expects a device buffer, got an unsigned integer"), "%s",
+            cujit_errmsg(engine));
+  bad[6] = CUJIT_ARG_F(1.0);
+  cr_assert_eq(cj_launch_pack(k, bad, 7, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "expects a device buffer, got a float"), "%s",
+            cujit_errmsg(engine));
+  bad[6] = CUJIT_ARG_I(7);
+  cr_assert_eq(cj_launch_pack(k, bad, 7, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "expects a device buffer, got an integer"), "%s",
+            cujit_errmsg(engine));
+  cujit_kernel_free(k);
+}
+
 Test(kernel, unsigned_and_exact_float_for_int) {
   cujit_kernel *k;
   cr_assert_eq(cujit_kernel_define(engine, "f(unsigned char c, unsigned int *out)", "out[0] = c;",
