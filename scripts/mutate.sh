@@ -53,7 +53,7 @@ if [ ! -f "$build/build.ninja" ]; then
     { echo "mutate.sh: configure failed, see $work/configure.log" >&2; exit 1; }
 fi
 
-fields() { grep "^$1 " "$table" | awk '{print $2, $3}'; }
+fields() { grep "^$1 " "$table" | awk '{print $2, $3, $4}'; }
 
 # Runs the table's tests for FILE against what is built; 0 when they all pass.
 run_tests() {
@@ -72,7 +72,7 @@ build_targets() {
 total_killed=0 total_valid=0
 echo "# scripts/mutate.sh $* ($(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$here" rev-parse --short HEAD))" > "$results/report.txt"
 for f in "$@"; do
-  read -r targets regex <<< "$(fields "$f")"
+  read -r targets regex upto <<< "$(fields "$f")"
   name=$(basename "$f" .c) dir=$(dirname "$f")
   orig="$work/orig-$name.c" mdir="$work/mutants/$name"
   cp "$src/$f" "$orig"
@@ -84,7 +84,15 @@ for f in "$@"; do
   fi
   if [ -z "$list" ]; then
     rm -rf "$mdir" && mkdir -p "$mdir"
-    (cd "$mdir" && mutate "$src/$f" c --noCheck --mutantDir "$mdir" > "$work/mutate-$name.log" 2>&1)
+    # A 4th column "upto:WORD" mutates only the lines above the first line holding WORD (the part
+    # of the file in scope, such as launch.c's argument checks).
+    lines=()
+    if [ -n "$upto" ]; then
+      last=$(grep -n -F -m1 "${upto#upto:}" "$src/$f" | cut -d: -f1)
+      seq 1 "$((${last:-1} - 1))" > "$work/lines-$name.txt"
+      lines=(--lines "$work/lines-$name.txt")
+    fi
+    (cd "$mdir" && mutate "$src/$f" c --noCheck "${lines[@]}" --mutantDir "$mdir" > "$work/mutate-$name.log" 2>&1)
   fi
   all=$(find "$mdir" -name "$name.mutant.*.c" 2> /dev/null | sort -V)
   generated=$(printf '%s\n' "$all" | grep -c .)
