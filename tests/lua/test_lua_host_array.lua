@@ -142,6 +142,24 @@ h.test("iteration: ipairs, pairs and numeric for", function()
   for i = 1, #a do sum = sum + a[i]; want = want + src[i] end
   h.eq(sum, want, "sum")
   h.same(a:totable(), src, nil, "totable")
+  local next_of, state = pairs(a)
+  h.eq(next_of(state, -1), nil, "the iterator gives nothing before the first element")
+  h.eq(next_of(state, #a), nil, "nor past the last")
+  h.eq(select(2, next_of(state, 0)), src[1], "from 0, the first")
+end)
+
+h.test("a view of a view keeps the memory alive", function()
+  local a = cuda.array({1, 2, 3, 4, 5, 6}, "f64")
+  local v = a:reshape(2, 3):reshape(3, 2)
+  a = nil
+  collectgarbage()
+  collectgarbage()
+  local others = {}
+  for i = 1, 50 do others[i] = cuda.array({-1, -1, -1, -1, -1, -1}, "f64") end
+  h.same(v.shape, {3, 2}, nil, "the shape")
+  h.eq(v:get(3, 2), 6, "the last element")
+  h.eq(v:get(1, 1), 1, "the first element")
+  h.eq(#others, 50)
 end)
 
 h.test("2-D and 3-D arrays from nested tables", function()
@@ -222,6 +240,11 @@ h.test("pinned host arrays need the driver", function()
   else
     h.raises({}, cuda.host_array, 8, "f32", {pinned = true})
   end
+  local q = cuda.host_array(8, "f32", {pinned = false})
+  h.eq(q.pinned, false, "pinned = false is a plain host array")
+  h.eq(#q, 8)
+  h.raises("unknown option 'pinnned' (known: pinned)", cuda.host_array, 8, "f32",
+           {pinned = false, pinnned = true})
 end)
 
 h.run()
