@@ -11,6 +11,7 @@
 
 #include "fixture.h"
 #include "scan.h"
+#include "verify.h"
 
 TestSuite(scan_compiled, .init = cj_fixture_open, .fini = cj_fixture_close);
 
@@ -219,4 +220,52 @@ Test(scan_compiled, a_body_shared_by_two_openings_is_not_misread) {
                     "extern \"C\" __global__ void k(float *x);\n";
   compile_fails(src, &sm90, CUJIT_ERROR_COMPILE, "other parameters than k(double *x)",
                 "signatures option");
+}
+
+/* The PTX check by hand-written PTX: parameter sizes from .u32, .f64 and .b8 arrays. */
+static cujit_status verify_with(const char *src, const char *ptx, char *err, size_t len) {
+  cj_scan scan;
+  cr_assert_eq(cj_scan_prepare(src, NULL, 0, &scan, err, len), CUJIT_OK, "%s", err);
+  cj_signature *kernels = NULL;
+  size_t n = 0;
+  cujit_status st = cj_verify_ptx(&scan, ptx, &kernels, &n, err, len);
+  if (st == CUJIT_OK) {
+    cr_assert_eq(n, 1);
+    for (size_t i = 0; i < n; i++) cj_signature_free(&kernels[i]);
+    free(kernels);
+  }
+  cj_scan_free(&scan);
+  return st;
+}
+
+Test(scan_ptx, parameter_sizes_are_read_from_the_ptx) {
+  const char *src = "extern \"C\" __global__ void k(unsigned int a, __half h, double d) {}\n";
+  char err[1024];
+  const char *good = ".visible .entry k(\n\t.param .u32 k_param_0,\n\t.param .align 2 .b8 "
+                     "k_param_1[2],\n\t.param .f64 k_param_2\n)\n{\n}\n";
+  cr_assert_eq(verify_with(src, good, err, sizeof err), CUJIT_OK, "%s", err);
+  const char *bad_u32 = ".visible .entry k(\n\t.param .u64 k_param_0,\n\t.param .align 2 .b8 "
+                        "k_param_1[2],\n\t.param .f64 k_param_2\n)\n{\n}\n";
+  cr_assert_eq(verify_with(src, bad_u32, err, sizeof err), CUJIT_ERROR_SIGNATURE);
+  cr_assert(strstr(err, "parameter 1 'a' (unsigned int) takes 4 bytes as cujit read it, but 8"),
+            "%s", err);
+  const char *bad_b8 = ".visible .entry k(\n\t.param .u32 k_param_0,\n\t.param .align 2 .b8 "
+                       "k_param_1[12],\n\t.param .f64 k_param_2\n)\n{\n}\n";
+  cr_assert_eq(verify_with(src, bad_b8, err, sizeof err), CUJIT_ERROR_SIGNATURE);
+  cr_assert(strstr(err, "parameter 2 'h' (__half) takes 2 bytes as cujit read it, but 12"), "%s",
+            err);
+  const char *bad_f = ".visible .entry k(\n\t.param .u32 k_param_0,\n\t.param .align 2 .b8 "
+                      "k_param_1[2],\n\t.param .f32 k_param_2\n)\n{\n}\n";
+  cr_assert_eq(verify_with(src, bad_f, err, sizeof err), CUJIT_ERROR_SIGNATURE);
+  cr_assert(strstr(err, "parameter 3 'd' (double) takes 8 bytes as cujit read it, but 4"), "%s",
+            err);
+  const char *fewer = ".visible .entry k(\n\t.param .u32 k_param_0\n)\n{\n}\n";
+  cr_assert_eq(verify_with(src, fewer, err, sizeof err), CUJIT_ERROR_SIGNATURE);
+  cr_assert(strstr(err, "has 3 parameter(s) as cujit read it"), "%s", err);
+  cr_assert(strstr(err, "but 1 as compiled"), "%s", err);
+  /* Two entries, the kernel second: found past the first. */
+  const char *two = ".visible .entry other(\n\t.param .u32 other_param_0\n)\n{\n}\n"
+                    ".visible .entry k(\n\t.param .u32 k_param_0,\n\t.param .align 2 .b8 "
+                    "k_param_1[2],\n\t.param .f64 k_param_2\n)\n{\n}\n";
+  cr_assert_eq(verify_with(src, two, err, sizeof err), CUJIT_OK, "%s", err);
 }
