@@ -269,3 +269,39 @@ Test(scan_ptx, parameter_sizes_are_read_from_the_ptx) {
                     "k_param_1[2],\n\t.param .f64 k_param_2\n)\n{\n}\n";
   cr_assert_eq(verify_with(src, two, err, sizeof err), CUJIT_OK, "%s", err);
 }
+
+/* The kernels a source holds, by name, in order ("a,b"); asserts the scan succeeds. */
+static void scanned_names(const char *src, char *names, size_t len) {
+  cj_scan scan;
+  char err[512];
+  cr_assert_eq(cj_scan_prepare(src, NULL, 0, &scan, err, sizeof err), CUJIT_OK, "%s", err);
+  names[0] = '\0';
+  for (size_t i = 0; i < scan.count; i++)
+    snprintf(names + strlen(names), len - strlen(names), "%s%s", i ? "," : "",
+             scan.kernels[i].sig.name);
+  cj_scan_free(&scan);
+}
+
+Test(scan_ptx, kernels_in_comments_strings_and_directives_are_not_read) {
+  char names[256];
+  scanned_names("// extern \"C\" __global__ void line_comment(int x) {}\n"
+                "/* extern \"C\" __global__ void block_comment(int x) {}\n"
+                "   extern \"C\" __global__ void second_line(int x) {} */\n"
+                "#define K extern \"C\" __global__ void directive(int x) {}\n"
+                "#define LONG a \\\n"
+                "  extern \"C\" __global__ void continued(int x) {}\n"
+                "# /* a comment on a directive */ define X 1\n"
+                "extern \"C\" __global__ void real(int *x, char c) {\n"
+                "  const char *s = \"extern \\\"C\\\" __global__ void in_string(int x) {}\";\n"
+                "  const char *r = R\"d(extern \"C\" __global__ void in_raw(int x) {})d\";\n"
+                "  x[0] = s[0] + r[0] + ')' + '\\'';\n"
+                "}\n"
+                "extern \"C\" __global__ void after(float *y) { y[0] = 1; }\n",
+                names, sizeof names);
+  cr_assert_str_eq(names, "real,after");
+  scanned_names(
+      "extern \"C\" __global__ void a(int *x) {} /* c */ extern \"C\" __global__ void "
+      "b(int *x) {}\n// last line without a newline: extern \"C\" __global__ void c(int x)",
+      names, sizeof names);
+  cr_assert_str_eq(names, "a,b");
+}
