@@ -86,6 +86,7 @@ check_rc "missing -D fails" 1
 check "the #error is reported" "$err" 'SCALE must be defined'
 run "$CUJIT" compile needs.cu --arch sm_90 -I inc -D SCALE=2.0f -o needs.ptx
 check_rc "-I dir -D NAME=VALUE" 0
+check_not "one kernel, no warning" "$err" 'warning'
 check "needs.ptx has its kernel" "$(cat needs.ptx 2>/dev/null)" '\.entry scaled'
 run "$CUJIT" compile needs.cu --arch sm_90 -Iinc -DSCALE=2.0f --fast-math --lineinfo -o needs2.ptx
 check_rc "joined -Idir -DX=Y with --fast-math --lineinfo" 0
