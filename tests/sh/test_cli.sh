@@ -40,6 +40,7 @@ if [ "$have_gpu" = 1 ]; then
 else
   check_rc "devices without a GPU" 1
   check "devices explains on stderr" "$err" '^cujit devices: .*(driver|GPU|device)'
+  same "devices explains in one line" "$(wc -l <<<"$err")" 1
   [ -z "$out" ] && ok "devices prints nothing on stdout" || fail "devices stdout: $out"
 fi
 run "$CUJIT" devices extra

@@ -105,6 +105,7 @@ check "the missing file is named" "$err" 'nowhere\.cu'
 run "$CUJIT" compile
 check_rc "no input file" 1
 check "no input explained" "$err" 'no input file'
+same "no input: one line, nothing compiled" "$(wc -l <<<"$err")" 1
 run "$CUJIT" compile k.cu --arch sm_90 --bogus
 check_rc "an unknown option" 1
 check "the unknown option is named" "$err" "unknown option '--bogus'"
