@@ -285,6 +285,8 @@ Test(signature, errors) {
   parse_bad("k(vec<int> v)", "template", NULL);
   parse_bad("k(int a, ...)", "variadic", NULL);
   parse_bad("k(int a,...)", "variadic", NULL);
+  parse_bad("k(...)", "variadic", NULL);
+  parse_bad("k(float *...)", "variadic", NULL);
   parse_bad("k(float0 v)", "unknown type 'float0'", NULL);
   parse_bad("k(float5 v)", "unknown type 'float5'", NULL);
   parse_bad("k(double4_16b v)", "unknown type 'double4_16b'", NULL);
