@@ -91,6 +91,25 @@ Test(compile, codegen_layout) {
   free(src);
 }
 
+Test(compile, many_defines) {
+  /* More options than the option list's first allocation (16): it grows, and each one counts. */
+  need_nvrtc();
+  enum { N = 200 };
+  static char names[N][32];
+  const char *defines[N];
+  for (int i = 0; i < N; i++) {
+    snprintf(names[i], sizeof names[i], "D%d=%d", i, i);
+    defines[i] = names[i];
+  }
+  cujit_compile_options o = {.arch = "sm_90", .defines = defines, .define_count = N};
+  cujit_program *p;
+  const char *src = "#if D0 != 0 || D199 != 199 || D100 != 100\n#error lost\n#endif\n"
+                    "extern \"C\" __global__ void many(int *x) { x[0] = D150; }\n";
+  cr_assert_eq(cujit_program_compile(engine, src, NULL, &o, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cujit_program_free(p);
+}
+
 Test(compile, an_error_message_without_a_log) {
   /* NVRTC may give no log at all: the message still names what failed. */
   char *src = generate("k(int *y)", "y[0] = 1;", NULL, NULL);
@@ -359,9 +378,9 @@ Test(compile, arch_checks) {
   char arch[32];
   /* Each malformation, and junk after a legal suffix (the mirror: a suffix check that reads one
   ** character would let "sm_90ab" through). */
-  const char *bad[] = {"sm90",     "sm_",     "sm_9",     "gfx90",   "sm_90x",
-                       "compute_", "sm_90ab", "sm_100fx", "sm_90a ", "compute_90af",
-                       "sm_9a",    "sm_1000", "sm_-90"};
+  const char *bad[] = {"sm90",       "sm_",      "sm_9",    "gfx90",        "sm_90x", "compute_",
+                       "sm_90ab",    "sm_100fx", "sm_90a ", "compute_90af", "sm-90",  "sx_90",
+                       "compute-90", "sm_9a",    "sm_1000", "sm_-90"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     cujit_compile_options o = {.arch = bad[i]};
     cr_assert_eq(cj_program_arch(engine, &o, arch, sizeof arch), CUJIT_ERROR_INVALID_ARGUMENT, "%s",
@@ -383,6 +402,12 @@ Test(compile, arch_checks) {
   cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &old, &p),
                CUJIT_ERROR_INVALID_ARGUMENT);
   cr_assert(strstr(cujit_errmsg(engine), "'sm_20' is not supported"), "%s", cujit_errmsg(engine));
+  int v;
+  cr_assert_eq(cujit_nvrtc_version(engine, &v), CUJIT_OK);
+  char by[64];
+  snprintf(by, sizeof by, "not supported by NVRTC %d.%d (", v / 1000, v % 1000 / 10);
+  cr_assert(strstr(cujit_errmsg(engine), by), "names NVRTC's version (%s): %s", by,
+            cujit_errmsg(engine));
   cr_assert(strstr(cujit_errmsg(engine), "sm_90"), "lists the supported: %s", cujit_errmsg(engine));
 }
 
