@@ -31,6 +31,7 @@ while getopts "n:s:w:f:h" opt; do
 done
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || usage
+mkdir -p "$work" && work=$(cd "$work" && pwd)
 command -v mutate > /dev/null || { echo "mutate.sh: universalmutator is missing: pip install universalmutator" >&2; exit 2; }
 table="$here/scripts/mutate.table"
 for f in "$@"; do
