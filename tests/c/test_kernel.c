@@ -316,6 +316,25 @@ Test(kernel, integers_pack_at_their_width) {
   cujit_kernel_free(k);
 }
 
+Test(kernel, a_parameter_type_cujit_cannot_size) {
+  cujit_program *p;
+  const char *src = "struct pair { int a, b; };\n"
+                    "extern \"C\" __global__ void sk(pair v, int *out) { out[0] = v.a + v.b; }\n";
+  cr_assert_eq(cujit_program_compile(engine, src, NULL, &sm90, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cujit_kernel *k;
+  cr_assert_eq(cujit_program_kernel(p, "sk", &k), CUJIT_OK, "%s", cujit_errmsg(engine));
+  _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
+  void *pointers[2];
+  cujit_arg args[2] = {CUJIT_ARG_I(1), {.kind = CUJIT_ARG_DEVPTR, .v.devptr = 0}};
+  cr_assert_eq(cj_launch_pack(k, args, 2, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "argument 1 'v' (pair): cujit cannot size this type; use "
+                                         "a type from the signature guide"),
+            "%s", cujit_errmsg(engine));
+  cujit_kernel_free(k);
+  cujit_program_free(p);
+}
+
 Test(kernel, unsigned_and_exact_float_for_int) {
   cujit_kernel *k;
   cr_assert_eq(cujit_kernel_define(engine, "f(unsigned char c, unsigned int *out)", "out[0] = c;",
