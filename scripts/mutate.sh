@@ -61,7 +61,17 @@ run_tests() {
   local regex=$1
   rm -rf "$build/test-cache" "$build/test-tmp" # a fresh cache and scratch per mutant
   mkdir -p "$build/test-tmp"
-  nice -n 19 ctest --test-dir "$build" -R "$regex" -j1 --timeout 30 > "$work/ctest.log" 2>&1
+  # The tests' own TIMEOUT (600 s) outranks ctest --timeout, so a mutant that makes a test hang is
+  # cut off here: ctest runs in its own process group, killed whole after 60 s (a killed mutant).
+  setsid nice -n 19 ctest --test-dir "$build" -R "$regex" -j1 > "$work/ctest.log" 2>&1 &
+  local pid=$! rc
+  (sleep 60 && kill -KILL -- "-$pid" 2> /dev/null) &
+  local watch=$!
+  wait "$pid"
+  rc=$?
+  kill "$watch" 2> /dev/null
+  wait "$watch" 2> /dev/null
+  return $rc
 }
 
 build_targets() {
