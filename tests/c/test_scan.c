@@ -304,4 +304,19 @@ Test(scan_ptx, kernels_in_comments_strings_and_directives_are_not_read) {
       "b(int *x) {}\n// last line without a newline: extern \"C\" __global__ void c(int x)",
       names, sizeof names);
   cr_assert_str_eq(names, "a,b");
+  /* A division is not a comment: "/ (" must not hide the kernels after it. */
+  scanned_names("extern \"C\" __global__ void d(int *x, int n) { x[0] = 1 / (n + 1); }\n"
+                "extern \"C\" __global__ void e(int *x) { x[0] = 2 /1; }\n"
+                "extern \"C\" __global__ void f(int *x) {}\n",
+                names, sizeof names);
+  cr_assert_str_eq(names, "d,e,f");
+  /* More kernels than the first allocation holds (8). */
+  char src[4096] = "", want[256] = "";
+  for (int k = 0; k < 20; k++) {
+    snprintf(src + strlen(src), sizeof src - strlen(src),
+             "extern \"C\" __global__ void k%d(int *x) { x[0] = %d; }\n", k, k);
+    snprintf(want + strlen(want), sizeof want - strlen(want), "%sk%d", k ? "," : "", k);
+  }
+  scanned_names(src, names, sizeof names);
+  cr_assert_str_eq(names, want);
 }
