@@ -130,26 +130,38 @@ static cujit_status pack_int(const cujit_kernel *k, size_t i, const cujit_arg *a
   }
 }
 
-/* IEEE binary16 from a double, rounding to nearest even. */
+/* IEEE binary16 from a double, rounding to nearest even straight from the double's 52-bit
+** mantissa (through float first, a value just below a tie between two halves could round twice). */
 static uint16_t half_bits(double v) {
-  float f = (float)v;
-  uint32_t x;
-  memcpy(&x, &f, sizeof x);
-  uint32_t sign = (x >> 16) & 0x8000u, exp = (x >> 23) & 0xffu, mant = x & 0x7fffffu;
-  if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
-  int e = (int)exp - 127 + 15;
+  uint64_t x;
+  memcpy(&x, &v, sizeof x);
+  uint64_t sign = (x >> 48) & 0x8000u, mant = x & ((UINT64_C(1) << 52) - 1);
+  int exp = (int)((x >> 52) & 0x7ff);
+  if (exp == 0x7ff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
+  int e = exp - 1023 + 15;
   if (e >= 31) return (uint16_t)(sign | 0x7c00u);
-  if (e <= 0) {
+  if (e <= 0) { /* a subnormal half, or zero */
     if (e < -10) return (uint16_t)sign;
-    mant |= 0x800000u;
-    uint32_t shift = (uint32_t)(14 - e), half = mant >> shift, rest = mant & ((1u << shift) - 1);
-    uint32_t mid = 1u << (shift - 1);
+    mant |= UINT64_C(1) << 52;
+    unsigned shift = (unsigned)(43 - e);
+    uint64_t half = mant >> shift, rest = mant & ((UINT64_C(1) << shift) - 1);
+    uint64_t mid = UINT64_C(1) << (shift - 1);
     if (rest > mid || (rest == mid && (half & 1u))) half++;
     return (uint16_t)(sign | half);
   }
-  uint32_t half = sign | ((uint32_t)e << 10) | (mant >> 13), rest = mant & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) half++;
+  uint64_t half = sign | ((uint64_t)e << 10) | (mant >> 42),
+           rest = mant & ((UINT64_C(1) << 42) - 1);
+  uint64_t mid = UINT64_C(1) << 41;
+  if (rest > mid || (rest == mid && (half & 1u))) half++; /* a carry moves into the exponent */
   return (uint16_t)half;
+}
+
+/* The one rule for a float parameter (the Lua binding's host arrays follow it too): a value is
+** rounded to the nearest value of the type, and refused only when that would be infinity: from
+** 65520 for __half (65504 is the largest half) and from FLT_MAX + 2^103 (half an ulp) for float.
+** Infinity and NaN passed as such are passed on. */
+static double overflow_threshold(cujit_dtype d) {
+  return d == CUJIT_F16 ? 65520.0 : (double)FLT_MAX + ldexp(1.0, 103);
 }
 
 static cujit_status pack_float(const cujit_kernel *k, size_t i, const cujit_arg *a, void *dst) {
@@ -168,10 +180,10 @@ static cujit_status pack_float(const cujit_kernel *k, size_t i, const cujit_arg 
     return arg_error(k, i, "expects a number, got %s", arg_kind_name(a->kind));
   }
   cujit_dtype d = k->sig.params[i].dtype;
-  double limit = d == CUJIT_F32 ? FLT_MAX : 65504.0;
-  if (d != CUJIT_F64 && isfinite(f) && fabs(f) > limit)
-    return arg_error(k, i, "%.17g is out of range for %s (largest %g)", f, cujit_dtype_name(d),
-                     limit);
+  if (d != CUJIT_F64 && isfinite(f) && fabs(f) >= overflow_threshold(d))
+    return arg_error(k, i,
+                     "%.17g is out of range for %s (it would become infinity; the largest is %.9g)",
+                     f, cujit_dtype_name(d), d == CUJIT_F16 ? 65504.0 : (double)FLT_MAX);
   if (d == CUJIT_F64)
     memcpy(dst, &f, sizeof f);
   else if (d == CUJIT_F32) {

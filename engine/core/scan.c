@@ -33,7 +33,7 @@ static char *blank_source(const char *src) {
     if (c == '#' && line_start) {
       while (i < n && s[i] != '\n') {
         if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n')
-          s[i++] = ' ';
+          s[i] = ' ', i += 2; /* a continued line: the directive goes on past the newline */
         else if (s[i] == '/' && i + 1 < n && s[i + 1] == '*')
           break;
         else

@@ -97,7 +97,9 @@ static const char *to_integer(lua_State *L, int idx, cujit_dtype dtype, cjl_scal
   return NULL;
 }
 
-/* The smallest magnitude that rounds to infinity in each float type. */
+/* The smallest magnitude that rounds to infinity in each float type. One rule with a scalar
+** argument (launch.c's pack_float): round to the nearest value, refuse only what would become
+** infinity; so a[1] = 65510 on an f16 array stores 65504, as a __half argument of 65510 passes. */
 static double overflow_threshold(cujit_dtype dtype) {
   if (dtype == CUJIT_F16) return 65520.0;
   if (dtype == CUJIT_F32) return (double)FLT_MAX + ldexp(1.0, 103);

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "scratch.h"
 #include "cache.h"
 #include "compile.h"
 
@@ -38,8 +40,7 @@ static cujit_engine *open_engine(void) {
 }
 
 static void setup(void) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/cujit-test-cache-XXXXXX");
-  cr_assert_not_null(mkdtemp(tmpdir));
+  cr_assert_lt(snprintf(tmpdir, sizeof tmpdir, "%s", cj_scratch_make("cache")), (int)sizeof tmpdir);
   snprintf(cache_dir, sizeof cache_dir, "%s/cache", tmpdir);
   setenv("CUJIT_CACHE_DIR", cache_dir, 1);
   unsetenv("CUJIT_CACHE");
@@ -50,9 +51,7 @@ static void setup(void) {
 }
 
 static void teardown(void) {
-  char cmd[700];
-  snprintf(cmd, sizeof cmd, "chmod -R u+w '%s' 2>/dev/null; rm -rf '%s'", tmpdir, tmpdir);
-  if (system(cmd) != 0) cr_log_warn("could not remove %s", tmpdir);
+  cj_scratch_remove();
 }
 
 static void need_nvrtc(cujit_engine *e) {
@@ -227,6 +226,13 @@ static void truncate_header(const char *path) {
   cr_assert_eq(truncate(path, 10), 0);
 }
 
+static void append_byte(const char *path) {
+  int fd = open(path, O_WRONLY | O_APPEND);
+  cr_assert_geq(fd, 0);
+  cr_assert_eq(write(fd, "x", 1), 1);
+  close(fd);
+}
+
 static void wrong_schema(const char *path) {
   unsigned char v[4] = {CJ_CACHE_SCHEMA + 1, 0, 0, 0};
   patch(path, 8, v, 4);
@@ -255,6 +261,119 @@ Test(cache, truncated) {
 
 Test(cache, truncated_header) {
   check_damage(truncate_header, "truncated header");
+}
+
+Test(cache, longer_than_its_header_says) {
+  /* The mirror of "truncated": the payload's checksum still matches, so the size check alone
+  ** refuses a file its header sizes add up to LESS than. */
+  check_damage(append_byte, "sizes do not match the file");
+}
+
+static void put_le64(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+Test(cache, entry_sizes_against_the_file) {
+  cj_cache_key key = {{0}};
+  memcpy(key.bytes, "0123456789abcdef", 16);
+  unsigned char cubin[3] = {1, 2, 3};
+  cj_cache_entry e = {.ptx = "// ptx\n",
+                      .ptx_len = 7,
+                      .cubin = cubin,
+                      .cubin_len = 3,
+                      .log = "warn",
+                      .nvrtc_version = 12080};
+  size_t n;
+  unsigned char *d = cj_cache_entry_encode(&key, &e, &n);
+  cr_assert_not_null(d);
+  cr_assert_eq(n, CJ_CACHE_HEADER_BYTES + 7 + 3 + 4);
+  cr_assert_null(cj_cache_entry_check_header(d, n, &key, n));
+  cr_assert_str_eq(cj_cache_entry_check_header(d, n, &key, n + 1), "sizes do not match the file");
+  cr_assert_str_eq(cj_cache_entry_check_header(d, n, &key, n - 1), "truncated");
+  cr_assert_str_eq(cj_cache_entry_check_header(d, CJ_CACHE_HEADER_BYTES - 1, &key, n),
+                   "truncated header");
+  cj_cache_entry got;
+  cr_assert_null(cj_cache_entry_parse(d, n, &key, &got));
+  cr_assert_eq(got.ptx_len, 7);
+  cr_assert_str_eq(got.ptx, "// ptx\n");
+  cr_assert_eq(got.cubin_len, 3);
+  cr_assert_eq(memcmp(got.cubin, cubin, 3), 0);
+  cr_assert_str_eq(got.log, "warn");
+  cr_assert_eq(got.nvrtc_version, 12080);
+  cj_cache_entry_free(&got);
+  cr_assert_null(got.ptx, "free clears the entry");
+
+  /* A PTX size one short, with the checksum made to match the shorter payload: only the sizes
+  ** catch that the file holds a byte more than the header accounts for. */
+  unsigned char *shrunk = malloc(n);
+  memcpy(shrunk, d, n);
+  put_le64(shrunk + 32, 6);
+  cr_assert_str_eq(cj_cache_entry_parse(shrunk, n, &key, &got), "sizes do not match the file");
+  cr_assert_null(got.ptx, "nothing handed out");
+  /* Sizes that wrap around 2^64 to the file's size are refused, not trusted. */
+  put_le64(shrunk + 32, UINT64_MAX - 1);
+  put_le64(shrunk + 40, 3 + 7 + 2);
+  cr_assert_str_eq(cj_cache_entry_check_header(shrunk, n, &key, n), "sizes do not match the file");
+  put_le64(shrunk + 32, (uint64_t)1 << 63);
+  put_le64(shrunk + 40, (uint64_t)1 << 63);
+  put_le64(shrunk + 48, 14);
+  cr_assert_str_eq(cj_cache_entry_check_header(shrunk, n, &key, n), "sizes do not match the file");
+  /* Past 1 GiB a part is refused even when the file is that long. */
+  uint64_t big = ((uint64_t)1 << 30) + 1;
+  put_le64(shrunk + 32, big);
+  put_le64(shrunk + 40, 0);
+  put_le64(shrunk + 48, 0);
+  cr_assert_str_eq(cj_cache_entry_check_header(shrunk, n, &key, CJ_CACHE_HEADER_BYTES + big),
+                   "sizes do not match the file");
+  put_le64(shrunk + 32, big - 1);
+  cr_assert_null(cj_cache_entry_check_header(shrunk, n, &key, CJ_CACHE_HEADER_BYTES + big - 1));
+  memcpy(shrunk, d, n);
+  shrunk[7] ^= 1;
+  cr_assert_str_eq(cj_cache_entry_check_header(shrunk, n, &key, n), "not a cujit cache entry");
+  memcpy(shrunk, d, n);
+  shrunk[10] = 1; /* the schema's third byte */
+  cr_assert_str_eq(cj_cache_entry_check_header(shrunk, n, &key, n),
+                   "written by another cujit cache schema");
+  memcpy(shrunk, d, n);
+  shrunk[31] ^= 1; /* the key's last byte */
+  cr_assert_str_eq(cj_cache_entry_check_header(shrunk, n, &key, n), "holds another key");
+  memcpy(shrunk, d, n);
+  shrunk[n - 1] ^= 1; /* the log's last byte */
+  cr_assert_str_eq(cj_cache_entry_parse(shrunk, n, &key, &got), "checksum mismatch");
+  memcpy(shrunk, d, n);
+  shrunk[CJ_CACHE_HEADER_BYTES] ^= 1; /* the PTX's first byte */
+  cr_assert_str_eq(cj_cache_entry_parse(shrunk, n, &key, &got), "checksum mismatch");
+  free(shrunk);
+  free(d);
+}
+
+Test(cache, null_arguments_and_balanced_close) {
+  cj_cache_close(NULL); /* engine.c closes a cache that failed to open */
+  cujit_engine *e = open_engine();
+  cj_cache_entry entry = {.ptx = "// p\n", .ptx_len = 5, .log = ""};
+  cj_cache_key key = {{1}};
+  cj_cache *c = cj_cache_open(e);
+  cr_assert_not_null(c);
+  cj_cache_put(c, NULL, &entry);
+  cj_cache_put(c, &key, NULL);
+  cj_cache_put(NULL, &key, &entry);
+  cj_cache_entry none = {.ptx = NULL};
+  cj_cache_put(c, &key, &none);
+  cj_cache_entry got;
+  cr_assert_eq(cj_cache_get(c, &key, &got), 0, "nothing was stored");
+  cj_cache_close(c);
+  /* A closed cache gives back all it took (glibc's count of bytes in use). */
+  struct mallinfo2 before = mallinfo2();
+  for (int i = 0; i < 3; i++) {
+    c = cj_cache_open(e);
+    cj_cache_put(c, &key, &entry);
+    cj_cache_close(c);
+  }
+  struct mallinfo2 after = mallinfo2();
+  cr_assert_leq(after.uordblks + after.hblkhd, before.uordblks + before.hblkhd + 1024,
+                "three caches opened and closed kept %zu bytes",
+                (after.uordblks + after.hblkhd) - (before.uordblks + before.hblkhd));
+  cujit_close(e);
 }
 
 Test(cache, wrong_schema) {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "scratch.h"
 #include "program.h"
 
 static cujit_engine *engine;
@@ -22,8 +23,8 @@ static void find_nvrtc(void) {
 }
 
 static void setup(void) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/cujit-test-compile-XXXXXX");
-  cr_assert_not_null(mkdtemp(tmpdir));
+  cr_assert_lt(snprintf(tmpdir, sizeof tmpdir, "%s", cj_scratch_make("compile")),
+               (int)sizeof tmpdir);
   char cache[300];
   snprintf(cache, sizeof cache, "%s/cache", tmpdir);
   setenv("CUJIT_CACHE_DIR", cache, 1);
@@ -35,9 +36,7 @@ static void setup(void) {
 
 static void teardown(void) {
   cujit_close(engine);
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  if (system(cmd) != 0) cr_log_warn("could not remove %s", tmpdir);
+  cj_scratch_remove();
 }
 
 static void need_nvrtc(void) {
@@ -78,6 +77,8 @@ Test(compile, codegen_layout) {
   char *src = generate("saxpy(float a, const float *x, float *y, int n)",
                        "int i = threadIdx.x;\nif (i < n) y[i] = a * x[i];",
                        "__device__ float sq(float v) { return v * v; }", NULL);
+  const char *first = "#line 1 \"saxpy:generated\"\n#include <cujit/prelude.h>\n";
+  cr_assert_eq(strncmp(src, first, strlen(first)), 0, "the embedded prelude comes first: %s", src);
   cr_assert(strstr(src, "#line 1 \"saxpy:preamble\"\n__device__ float sq"), "%s", src);
   cr_assert(strstr(src, "extern \"C\" __global__ void saxpy(float a, const float *x, float *y, "
                         "int n) {\n#line 1 \"saxpy\"\nint i = threadIdx.x;\n"),
@@ -87,6 +88,40 @@ Test(compile, codegen_layout) {
   cr_assert_null(strstr(src, "cuda_fp16.h"), "%s", src);
   cr_assert(cj_source_is_kernel(src, "saxpy"));
   cr_assert(!cj_source_is_kernel(src, "sax"));
+  free(src);
+}
+
+Test(compile, many_defines) {
+  /* More options than the option list's first allocation (16): it grows, and each one counts. */
+  need_nvrtc();
+  enum { N = 200 };
+  static char names[N][32];
+  const char *defines[N];
+  for (int i = 0; i < N; i++) {
+    snprintf(names[i], sizeof names[i], "D%d=%d", i, i);
+    defines[i] = names[i];
+  }
+  cujit_compile_options o = {.arch = "sm_90", .defines = defines, .define_count = N};
+  cujit_program *p;
+  const char *src = "#if D0 != 0 || D199 != 199 || D100 != 100\n#error lost\n#endif\n"
+                    "extern \"C\" __global__ void many(int *x) { x[0] = D150; }\n";
+  cr_assert_eq(cujit_program_compile(engine, src, NULL, &o, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cujit_program_free(p);
+}
+
+Test(compile, an_error_message_without_a_log) {
+  /* NVRTC may give no log at all: the message still names what failed. */
+  char *src = generate("k(int *y)", "y[0] = 1;", NULL, NULL);
+  char *msg = cj_compile_error_message("k", src, NULL);
+  cr_assert_not_null(msg);
+  cr_assert_eq(strncmp(msg, "kernel 'k' failed to compile", 28), 0, "%s", msg);
+  cr_assert(strstr(msg, "(NVRTC wrote no log)"), "%s", msg);
+  free(msg);
+  msg = cj_compile_error_message(NULL, "int x;", NULL);
+  cr_assert_not_null(msg);
+  cr_assert(strstr(msg, "<source>"), "%s", msg);
+  free(msg);
   free(src);
 }
 
@@ -341,7 +376,11 @@ Test(compile, bad_options) {
 
 Test(compile, arch_checks) {
   char arch[32];
-  const char *bad[] = {"sm90", "sm_", "sm_9", "gfx90", "sm_90x", "compute_"};
+  /* Each malformation, and junk after a legal suffix (the mirror: a suffix check that reads one
+  ** character would let "sm_90ab" through). */
+  const char *bad[] = {"sm90",       "sm_",      "sm_9",    "gfx90",        "sm_90x", "compute_",
+                       "sm_90ab",    "sm_100fx", "sm_90a ", "compute_90af", "sm-90",  "sx_90",
+                       "compute-90", "sm_9a",    "sm_1000", "sm_-90"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     cujit_compile_options o = {.arch = bad[i]};
     cr_assert_eq(cj_program_arch(engine, &o, arch, sizeof arch), CUJIT_ERROR_INVALID_ARGUMENT, "%s",
@@ -349,9 +388,13 @@ Test(compile, arch_checks) {
     cr_assert(strstr(cujit_errmsg(engine), bad[i]), "%s", cujit_errmsg(engine));
     cr_assert(strstr(cujit_errmsg(engine), "sm_90"), "suggests a form: %s", cujit_errmsg(engine));
   }
-  cujit_compile_options ok = {.arch = "sm_90a"};
-  cr_assert_eq(cj_program_arch(engine, &ok, arch, sizeof arch), CUJIT_OK);
-  cr_assert_str_eq(arch, "sm_90a");
+  const char *good[] = {"sm_90a", "sm_100f", "compute_90", "compute_90a", "sm_10", "sm_999"};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    cujit_compile_options ok = {.arch = good[i]};
+    cr_assert_eq(cj_program_arch(engine, &ok, arch, sizeof arch), CUJIT_OK, "%s: %s", good[i],
+                 cujit_errmsg(engine));
+    cr_assert_str_eq(arch, good[i]);
+  }
 
   need_nvrtc();
   cujit_compile_options old = {.arch = "sm_20"};
@@ -359,6 +402,12 @@ Test(compile, arch_checks) {
   cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &old, &p),
                CUJIT_ERROR_INVALID_ARGUMENT);
   cr_assert(strstr(cujit_errmsg(engine), "'sm_20' is not supported"), "%s", cujit_errmsg(engine));
+  int v;
+  cr_assert_eq(cujit_nvrtc_version(engine, &v), CUJIT_OK);
+  char by[64];
+  snprintf(by, sizeof by, "not supported by NVRTC %d.%d (", v / 1000, v % 1000 / 10);
+  cr_assert(strstr(cujit_errmsg(engine), by), "names NVRTC's version (%s): %s", by,
+            cujit_errmsg(engine));
   cr_assert(strstr(cujit_errmsg(engine), "sm_90"), "lists the supported: %s", cujit_errmsg(engine));
 }
 

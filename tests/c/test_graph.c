@@ -131,8 +131,8 @@ Test(graph, capture_records_and_replay_runs_in_order) {
   cj_test_download(h, u.x, sizeof h);
   cr_expect_float_eq(h[0], -3, 1e-6f, "x[0] = %g", h[0]);
   cr_expect_float_eq(h[1], want1, 1e-4f, "x[1] = %g, want %g", h[1], want1);
-  char path[sizeof cj_fixture_dir + 16];
-  snprintf(path, sizeof path, "%s/g.dot", cj_fixture_dir);
+  char path[sizeof cj_scratch + 16];
+  snprintf(path, sizeof path, "%s/g.dot", cj_scratch);
   EXPECT_OK(cujit_graph_dot(g, path));
   FILE *f = fopen(path, "r");
   cr_assert_not_null(f);

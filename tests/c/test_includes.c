@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "scratch.h"
 #include "cache.h"
 #include "compile.h"
 #include "includes.h"
@@ -28,8 +29,7 @@ static void on_warning(void *user, const char *msg) {
 }
 
 static void setup(void) {
-  snprintf(dir, sizeof dir, "/tmp/cujit-test-includes-XXXXXX");
-  cr_assert_not_null(mkdtemp(dir));
+  cr_assert_lt(snprintf(dir, sizeof dir, "%s", cj_scratch_make("includes")), (int)sizeof dir);
   char cache[300];
   snprintf(cache, sizeof cache, "%s/cache", dir);
   setenv("CUJIT_CACHE_DIR", cache, 1);
@@ -40,9 +40,7 @@ static void setup(void) {
 }
 
 static void teardown(void) {
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
+  cj_scratch_remove();
 }
 
 TestSuite(includes, .init = setup, .fini = teardown, .timeout = 300);

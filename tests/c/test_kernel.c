@@ -4,6 +4,7 @@
 ** on the GPU, including faults and recovery.
 */
 #include <criterion/criterion.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "fixture.h"
 #include "gpu.h"
+#include "launch.h"
 
 TestSuite(kernel, .init = cj_fixture_open, .fini = cj_fixture_close);
 
@@ -149,6 +151,188 @@ Test(kernel, argument_checks) {
   args[0] = (cujit_arg){.kind = CUJIT_ARG_BUFFER, .v.buffer = NULL};
   expect_arg_error(k, args, 4, "'a'");
   cujit_kernel_free(k);
+}
+
+/* Packs one float argument for parameter 0 of `k` (no device needed); returns the status. */
+static cujit_status pack_one(cujit_kernel *k, cujit_arg a, unsigned char *params) {
+  cujit_arg args[2] = {a, {.kind = CUJIT_ARG_DEVPTR, .v.devptr = 0}};
+  void *pointers[2];
+  memset(params, 0xee, 16);
+  return cj_launch_pack(k, args, 2, NULL, params, pointers);
+}
+
+static uint16_t packed_half(cujit_kernel *k, double v) {
+  _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
+  cr_assert_eq(pack_one(k, CUJIT_ARG_F(v), params), CUJIT_OK, "%.17g: %s", v, cujit_errmsg(engine));
+  uint16_t h;
+  memcpy(&h, params, sizeof h);
+  return h;
+}
+
+Test(kernel, float_limits_one_rule) {
+  /* One rule, as the Lua binding's host arrays: a value rounds to the nearest of the type and is
+  ** refused only when that would be infinity. So the largest values pass, and so does 65510 for a
+  ** __half (it becomes 65504, as a[1] = 65510 does on an f16 host array). */
+  cujit_kernel *h, *f;
+  cr_assert_eq(
+      cujit_kernel_define(engine, "hk(__half v, int *out)", "out[0] = 1;", NULL, &sm90, &h),
+      CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert_eq(cujit_kernel_define(engine, "fk(float v, int *out)", "out[0] = 1;", NULL, &sm90, &f),
+               CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert_eq(packed_half(h, 65504.0), 0x7bff, "the largest half");
+  cr_assert_eq(packed_half(h, -65504.0), 0xfbff);
+  cr_assert_eq(packed_half(h, 65510.0), 0x7bff, "rounds down to the largest half");
+  cr_assert_eq(packed_half(h, 65519.99999999), 0x7bff, "no double rounding through float");
+  cr_assert_eq(packed_half(h, 1.0), 0x3c00);
+  cr_assert_eq(packed_half(h, 1.0 + 0x1p-11), 0x3c00, "a tie rounds to even");
+  cr_assert_eq(packed_half(h, 1.0 + 0x1p-11 + 0x1p-40), 0x3c01, "just past a tie rounds up");
+  cr_assert_eq(packed_half(h, 1.0 + 3 * 0x1p-11), 0x3c02, "a tie from odd rounds up");
+  cr_assert_eq(packed_half(h, 0x1p-24), 0x0001, "the smallest subnormal");
+  cr_assert_eq(packed_half(h, 0x1p-25), 0x0000, "half of it is a tie to zero");
+  cr_assert_eq(packed_half(h, 0x1.8p-25), 0x0001);
+  cr_assert_eq(packed_half(h, 0x1p-26), 0x0000);
+  cr_assert_eq(packed_half(h, 0x1.ffcp-15), 0x0400,
+               "a subnormal rounding up to the smallest normal");
+  cr_assert_eq(packed_half(h, -0.0), 0x8000);
+  cr_assert_eq(packed_half(h, 0.333251953125), 0x3555);
+  cr_assert_eq(packed_half(h, INFINITY), 0x7c00, "infinity passed as such");
+  cr_assert_eq(packed_half(h, NAN) & 0x7e00, 0x7e00);
+  _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
+  cr_assert_eq(pack_one(h, CUJIT_ARG_I(65504), params), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert_eq(pack_one(h, CUJIT_ARG_I(65519), params), CUJIT_OK, "%s", cujit_errmsg(engine));
+  const double refused_half[] = {65520.0, -65520.0, 1e6};
+  for (size_t i = 0; i < 3; i++) {
+    cr_assert_eq(pack_one(h, CUJIT_ARG_F(refused_half[i]), params), CUJIT_ERROR_ARGUMENT, "%g",
+                 refused_half[i]);
+    cr_assert(strstr(cujit_errmsg(engine), "is out of range for f16 (it would become infinity; the "
+                                           "largest is 65504)"),
+              "%s", cujit_errmsg(engine));
+  }
+  cr_assert_eq(pack_one(h, CUJIT_ARG_I(65520), params), CUJIT_ERROR_ARGUMENT);
+
+  float got;
+  cr_assert_eq(pack_one(f, CUJIT_ARG_F(FLT_MAX), params), CUJIT_OK, "%s", cujit_errmsg(engine));
+  memcpy(&got, params, sizeof got);
+  cr_assert_eq(got, FLT_MAX, "the largest float");
+  cr_assert_eq(pack_one(f, CUJIT_ARG_F(-FLT_MAX), params), CUJIT_OK, "%s", cujit_errmsg(engine));
+  memcpy(&got, params, sizeof got);
+  cr_assert_eq(got, -FLT_MAX);
+  double below = (double)FLT_MAX + 0x1p103 - 0x1p80; /* just under half an ulp past FLT_MAX */
+  cr_assert_eq(pack_one(f, CUJIT_ARG_F(below), params), CUJIT_OK, "%s", cujit_errmsg(engine));
+  memcpy(&got, params, sizeof got);
+  cr_assert_eq(got, FLT_MAX, "rounds down to the largest float");
+  cr_assert_eq(pack_one(f, CUJIT_ARG_F(1.5), params), CUJIT_OK);
+  memcpy(&got, params, sizeof got);
+  cr_assert_eq(got, 1.5f);
+  cr_assert_eq(pack_one(f, CUJIT_ARG_F((double)FLT_MAX + 0x1p103), params), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "out of range for f32 (it would become infinity; the "
+                                         "largest is 3.40282347e+38)"),
+            "%s", cujit_errmsg(engine));
+  cr_assert_eq(pack_one(f, CUJIT_ARG_F(-1e39), params), CUJIT_ERROR_ARGUMENT);
+  cujit_kernel_free(h);
+  cujit_kernel_free(f);
+}
+
+/* The bytes packed for argument `i` of `k`, as a little-endian unsigned number. */
+static uint64_t packed_at(cujit_kernel *k, const unsigned char *params, size_t i) {
+  cujit_param_info p;
+  cujit_kernel_param(k, i, &p);
+  uint64_t v = 0;
+  memcpy(&v, params + p.offset, p.size);
+  return v;
+}
+
+Test(kernel, integers_pack_at_their_width) {
+  cujit_kernel *k;
+  cr_assert_eq(
+      cujit_kernel_define(engine,
+                          "ik(signed char a, unsigned short b, unsigned int c, long long d, "
+                          "unsigned long long e, short f, int *out)",
+                          "out[0] = 1;", NULL, &sm90, &k),
+      CUJIT_OK, "%s", cujit_errmsg(engine));
+  _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
+  void *pointers[7];
+  cujit_arg args[7] = {CUJIT_ARG_I(-2),
+                       CUJIT_ARG_U(65535),
+                       CUJIT_ARG_U(4294967295u),
+                       CUJIT_ARG_I(INT64_MIN),
+                       CUJIT_ARG_U(UINT64_MAX),
+                       CUJIT_ARG_F(-3.0),
+                       {.kind = CUJIT_ARG_DEVPTR, .v.devptr = 0x1000}};
+  memset(params, 0xab, sizeof params);
+  cr_assert_eq(cj_launch_pack(k, args, 7, NULL, params, pointers), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert_eq(packed_at(k, params, 0), 0xfe, "signed char -2, one byte");
+  cr_assert_eq(params[1], 0xab, "nothing written past the char");
+  cr_assert_eq(packed_at(k, params, 1), 0xffff);
+  cr_assert_eq(packed_at(k, params, 2), 0xffffffffu);
+  cr_assert_eq(packed_at(k, params, 3), (uint64_t)1 << 63);
+  cr_assert_eq(packed_at(k, params, 4), UINT64_MAX);
+  cr_assert_eq(packed_at(k, params, 5), 0xfffd, "short -3 from an exact float");
+  cr_assert_eq(packed_at(k, params, 6), 0x1000, "a device pointer as given");
+  for (size_t i = 0; i < 7; i++) {
+    cujit_param_info p;
+    cujit_kernel_param(k, i, &p);
+    cr_assert_eq(pointers[i], params + p.offset, "pointers[%zu] at its offset", i);
+  }
+  /* Unsigned values past the range, each width; and the kind named in the message. */
+  cujit_arg bad[7];
+  memcpy(bad, args, sizeof bad);
+  bad[1] = CUJIT_ARG_U(65536);
+  cr_assert_eq(cj_launch_pack(k, bad, 7, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "65536 does not fit (range 0..65535)"), "%s",
+            cujit_errmsg(engine));
+  bad[1] = CUJIT_ARG_I(-1);
+  cr_assert_eq(cj_launch_pack(k, bad, 7, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "-1 does not fit (range 0..65535)"), "%s",
+            cujit_errmsg(engine));
+  memcpy(bad, args, sizeof bad);
+  bad[2] = CUJIT_ARG_U(4294967296u);
+  cr_assert_eq(cj_launch_pack(k, bad, 7, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "argument 3 'c' (unsigned int): 4294967296 does not fit"),
+            "%s", cujit_errmsg(engine));
+  memcpy(bad, args, sizeof bad);
+  bad[0] = (cujit_arg){.kind = CUJIT_ARG_DEVPTR, .v.devptr = 8};
+  cr_assert_eq(cj_launch_pack(k, bad, 7, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "expects a number, got a device pointer"), "%s",
+            cujit_errmsg(engine));
+  bad[0] = CUJIT_ARG_BUF(NULL);
+  cr_assert_eq(cj_launch_pack(k, bad, 7, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "expects a number, got a buffer"), "%s",
+            cujit_errmsg(engine));
+  memcpy(bad, args, sizeof bad);
+  bad[6] = CUJIT_ARG_U(7);
+  cr_assert_eq(cj_launch_pack(k, bad, 7, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "expects a device buffer, got an unsigned integer"), "%s",
+            cujit_errmsg(engine));
+  bad[6] = CUJIT_ARG_F(1.0);
+  cr_assert_eq(cj_launch_pack(k, bad, 7, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "expects a device buffer, got a float"), "%s",
+            cujit_errmsg(engine));
+  bad[6] = CUJIT_ARG_I(7);
+  cr_assert_eq(cj_launch_pack(k, bad, 7, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "expects a device buffer, got an integer"), "%s",
+            cujit_errmsg(engine));
+  cujit_kernel_free(k);
+}
+
+Test(kernel, a_parameter_type_cujit_cannot_size) {
+  cujit_program *p;
+  const char *src = "struct pair { int a, b; };\n"
+                    "extern \"C\" __global__ void sk(pair v, int *out) { out[0] = v.a + v.b; }\n";
+  cr_assert_eq(cujit_program_compile(engine, src, NULL, &sm90, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cujit_kernel *k;
+  cr_assert_eq(cujit_program_kernel(p, "sk", &k), CUJIT_OK, "%s", cujit_errmsg(engine));
+  _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
+  void *pointers[2];
+  cujit_arg args[2] = {CUJIT_ARG_I(1), {.kind = CUJIT_ARG_DEVPTR, .v.devptr = 0}};
+  cr_assert_eq(cj_launch_pack(k, args, 2, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "argument 1 'v' (pair): cujit cannot size this type; use "
+                                         "a type from the signature guide"),
+            "%s", cujit_errmsg(engine));
+  cujit_kernel_free(k);
+  cujit_program_free(p);
 }
 
 Test(kernel, unsigned_and_exact_float_for_int) {

@@ -607,11 +607,37 @@ Test(runtime_gpu, close_frees_leftovers) {
   cujit_stream *s;
   cujit_event *e;
   cujit_host_buffer *h;
-  EXPECT_OK(cujit_buffer_alloc(engine, 1 << 20, CUJIT_F64, &b));
+  /* A second engine watches the device's memory pool (the driver's default pool, one per device):
+  ** a buffer the first engine leaves alive must be back in it after cujit_close, so a trim can
+  ** give it back; a leaked buffer stays reserved. */
+  cujit_device *gpu, *seen;
+  cujit_engine *watch;
+  EXPECT_OK(cujit_current_device(engine, &gpu));
+  cr_assert_eq(cujit_open(&watch), CUJIT_OK);
+  cr_assert_eq(cujit_device_get(watch, cujit_device_ordinal(gpu), &seen), CUJIT_OK, "%s",
+               cujit_errmsg(watch));
+  const size_t big = (size_t)256 << 20;
+  size_t before, during, after;
+  cr_assert_eq(cujit_device_trim(seen), CUJIT_OK, "%s", cujit_errmsg(watch));
+  cr_assert_eq(cujit_device_pool_reserved(seen, &before), CUJIT_OK, "%s", cujit_errmsg(watch));
+  EXPECT_OK(cujit_buffer_alloc(engine, big, CUJIT_F64, &b));
   EXPECT_OK(cujit_stream_create(engine, &s));
   EXPECT_OK(cujit_event_create(engine, &e));
   EXPECT_OK(cujit_host_alloc(engine, 1 << 16, &h));
-  EXPECT_OK(cujit_memset(b, 0, 1, 1 << 20, s));
+  EXPECT_OK(cujit_memset(b, 0, 1, big, s));
   EXPECT_OK(cujit_event_record(e, s));
+  cr_assert_eq(cujit_device_pool_reserved(seen, &during), CUJIT_OK, "%s", cujit_errmsg(watch));
   close_engine(); /* everything above is freed here */
+  cr_assert_eq(cujit_device_trim(seen), CUJIT_OK, "%s", cujit_errmsg(watch));
+  cr_assert_eq(cujit_device_pool_reserved(seen, &after), CUJIT_OK, "%s", cujit_errmsg(watch));
+  if (during == 0) { /* CUJIT_POOL=off: no pool to watch */
+    cr_assert_eq(after, 0);
+  } else {
+    cr_assert_geq(during, before + big, "the pool holds the buffer: %zu, then %zu", before, during);
+    cr_assert_lt(after + big, during + 1,
+                 "the leftover buffer went back to the pool and was "
+                 "trimmed: %zu before close, %zu after",
+                 during, after);
+  }
+  cujit_close(watch);
 }

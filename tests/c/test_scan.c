@@ -11,6 +11,7 @@
 
 #include "fixture.h"
 #include "scan.h"
+#include "verify.h"
 
 TestSuite(scan_compiled, .init = cj_fixture_open, .fini = cj_fixture_close);
 
@@ -182,7 +183,8 @@ Test(scan_compiled, the_checks_compile_with_gpp) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     cj_scan scan;
-    char err[512], path[] = "/tmp/cujit-test-scan-XXXXXX.cpp";
+    char err[512], path[600];
+    snprintf(path, sizeof path, "%s/unit-XXXXXX.cpp", cj_scratch); /* the fixture's scratch */
     cr_assert_eq(cj_scan_prepare(cases[i].src, NULL, 0, &scan, err, sizeof err), CUJIT_OK, "%s",
                  err);
     int fd = mkstemps(path, 4);
@@ -190,7 +192,7 @@ Test(scan_compiled, the_checks_compile_with_gpp) {
     FILE *f = fdopen(fd, "w");
     fputs(scan.text, f);
     fclose(f);
-    char cmd[512];
+    char cmd[1400];
     snprintf(cmd, sizeof cmd, "g++ -fsyntax-only -D__global__= -D__device__= %s > %s.log 2>&1",
              path, path);
     int rc = system(cmd);
@@ -218,4 +220,103 @@ Test(scan_compiled, a_body_shared_by_two_openings_is_not_misread) {
                     "extern \"C\" __global__ void k(float *x);\n";
   compile_fails(src, &sm90, CUJIT_ERROR_COMPILE, "other parameters than k(double *x)",
                 "signatures option");
+}
+
+/* The PTX check by hand-written PTX: parameter sizes from .u32, .f64 and .b8 arrays. */
+static cujit_status verify_with(const char *src, const char *ptx, char *err, size_t len) {
+  cj_scan scan;
+  cr_assert_eq(cj_scan_prepare(src, NULL, 0, &scan, err, len), CUJIT_OK, "%s", err);
+  cj_signature *kernels = NULL;
+  size_t n = 0;
+  cujit_status st = cj_verify_ptx(&scan, ptx, &kernels, &n, err, len);
+  if (st == CUJIT_OK) {
+    cr_assert_eq(n, 1);
+    for (size_t i = 0; i < n; i++) cj_signature_free(&kernels[i]);
+    free(kernels);
+  }
+  cj_scan_free(&scan);
+  return st;
+}
+
+Test(scan_ptx, parameter_sizes_are_read_from_the_ptx) {
+  const char *src = "extern \"C\" __global__ void k(unsigned int a, __half h, double d) {}\n";
+  char err[1024];
+  const char *good = ".visible .entry k(\n\t.param .u32 k_param_0,\n\t.param .align 2 .b8 "
+                     "k_param_1[2],\n\t.param .f64 k_param_2\n)\n{\n}\n";
+  cr_assert_eq(verify_with(src, good, err, sizeof err), CUJIT_OK, "%s", err);
+  const char *bad_u32 = ".visible .entry k(\n\t.param .u64 k_param_0,\n\t.param .align 2 .b8 "
+                        "k_param_1[2],\n\t.param .f64 k_param_2\n)\n{\n}\n";
+  cr_assert_eq(verify_with(src, bad_u32, err, sizeof err), CUJIT_ERROR_SIGNATURE);
+  cr_assert(strstr(err, "parameter 1 'a' (unsigned int) takes 4 bytes as cujit read it, but 8"),
+            "%s", err);
+  const char *bad_b8 = ".visible .entry k(\n\t.param .u32 k_param_0,\n\t.param .align 2 .b8 "
+                       "k_param_1[12],\n\t.param .f64 k_param_2\n)\n{\n}\n";
+  cr_assert_eq(verify_with(src, bad_b8, err, sizeof err), CUJIT_ERROR_SIGNATURE);
+  cr_assert(strstr(err, "parameter 2 'h' (__half) takes 2 bytes as cujit read it, but 12"), "%s",
+            err);
+  const char *bad_f = ".visible .entry k(\n\t.param .u32 k_param_0,\n\t.param .align 2 .b8 "
+                      "k_param_1[2],\n\t.param .f32 k_param_2\n)\n{\n}\n";
+  cr_assert_eq(verify_with(src, bad_f, err, sizeof err), CUJIT_ERROR_SIGNATURE);
+  cr_assert(strstr(err, "parameter 3 'd' (double) takes 8 bytes as cujit read it, but 4"), "%s",
+            err);
+  const char *fewer = ".visible .entry k(\n\t.param .u32 k_param_0\n)\n{\n}\n";
+  cr_assert_eq(verify_with(src, fewer, err, sizeof err), CUJIT_ERROR_SIGNATURE);
+  cr_assert(strstr(err, "has 3 parameter(s) as cujit read it"), "%s", err);
+  cr_assert(strstr(err, "but 1 as compiled"), "%s", err);
+  /* Two entries, the kernel second: found past the first. */
+  const char *two = ".visible .entry other(\n\t.param .u32 other_param_0\n)\n{\n}\n"
+                    ".visible .entry k(\n\t.param .u32 k_param_0,\n\t.param .align 2 .b8 "
+                    "k_param_1[2],\n\t.param .f64 k_param_2\n)\n{\n}\n";
+  cr_assert_eq(verify_with(src, two, err, sizeof err), CUJIT_OK, "%s", err);
+}
+
+/* The kernels a source holds, by name, in order ("a,b"); asserts the scan succeeds. */
+static void scanned_names(const char *src, char *names, size_t len) {
+  cj_scan scan;
+  char err[512];
+  cr_assert_eq(cj_scan_prepare(src, NULL, 0, &scan, err, sizeof err), CUJIT_OK, "%s", err);
+  names[0] = '\0';
+  for (size_t i = 0; i < scan.count; i++)
+    snprintf(names + strlen(names), len - strlen(names), "%s%s", i ? "," : "",
+             scan.kernels[i].sig.name);
+  cj_scan_free(&scan);
+}
+
+Test(scan_ptx, kernels_in_comments_strings_and_directives_are_not_read) {
+  char names[256];
+  scanned_names("// extern \"C\" __global__ void line_comment(int x) {}\n"
+                "/* extern \"C\" __global__ void block_comment(int x) {}\n"
+                "   extern \"C\" __global__ void second_line(int x) {} */\n"
+                "#define K extern \"C\" __global__ void directive(int x) {}\n"
+                "#define LONG a \\\n"
+                "  extern \"C\" __global__ void continued(int x) {}\n"
+                "# /* a comment on a directive */ define X 1\n"
+                "extern \"C\" __global__ void real(int *x, char c) {\n"
+                "  const char *s = \"extern \\\"C\\\" __global__ void in_string(int x) {}\";\n"
+                "  const char *r = R\"d(extern \"C\" __global__ void in_raw(int x) {})d\";\n"
+                "  x[0] = s[0] + r[0] + ')' + '\\'';\n"
+                "}\n"
+                "extern \"C\" __global__ void after(float *y) { y[0] = 1; }\n",
+                names, sizeof names);
+  cr_assert_str_eq(names, "real,after");
+  scanned_names(
+      "extern \"C\" __global__ void a(int *x) {} /* c */ extern \"C\" __global__ void "
+      "b(int *x) {}\n// last line without a newline: extern \"C\" __global__ void c(int x)",
+      names, sizeof names);
+  cr_assert_str_eq(names, "a,b");
+  /* A division is not a comment: "/ (" must not hide the kernels after it. */
+  scanned_names("extern \"C\" __global__ void d(int *x, int n) { x[0] = 1 / (n + 1); }\n"
+                "extern \"C\" __global__ void e(int *x) { x[0] = 2 /1; }\n"
+                "extern \"C\" __global__ void f(int *x) {}\n",
+                names, sizeof names);
+  cr_assert_str_eq(names, "d,e,f");
+  /* More kernels than the first allocation holds (8). */
+  char src[4096] = "", want[256] = "";
+  for (int k = 0; k < 20; k++) {
+    snprintf(src + strlen(src), sizeof src - strlen(src),
+             "extern \"C\" __global__ void k%d(int *x) { x[0] = %d; }\n", k, k);
+    snprintf(want + strlen(want), sizeof want - strlen(want), "%sk%d", k ? "," : "", k);
+  }
+  scanned_names(src, names, sizeof names);
+  cr_assert_str_eq(names, want);
 }

@@ -270,6 +270,12 @@ Test(signature, errors) {
   parse_bad("k(int for)", "reserved word", NULL);
   parse_bad("k(int size_t)", "is a type", NULL);
   parse_bad("k(int threadIdx)", "built-in variable", NULL);
+  parse_bad("k(int blockIdx)", "'blockIdx' is a CUDA built-in variable", NULL);
+  parse_bad("k(int blockDim)", "'blockDim' is a CUDA built-in variable", NULL);
+  parse_bad("k(int gridDim)", "'gridDim' is a CUDA built-in variable", NULL);
+  parse_bad("k(int warpSize)", "'warpSize' is a CUDA built-in variable", NULL);
+  parse_bad("k(const a)", "parameter 'a' has no type", NULL);
+  parse_bad("k(int n, volatile *p)", "parameter 'p' has no type", NULL);
   parse_bad("k(int 2a)", "not a C identifier", NULL);
   parse_bad("k(float x[4])", "array", NULL);
   parse_bad("k(float &x)", "references", NULL);
@@ -278,9 +284,21 @@ Test(signature, errors) {
   parse_bad("k(std::vector<int> v)", "'::'", NULL);
   parse_bad("k(vec<int> v)", "template", NULL);
   parse_bad("k(int a, ...)", "variadic", NULL);
+  parse_bad("k(int a,...)", "variadic", NULL);
+  parse_bad("k(...)", "variadic", NULL);
+  parse_bad("k(float *...)", "variadic", NULL);
+  parse_bad("k(float0 v)", "unknown type 'float0'", NULL);
+  parse_bad("k(float5 v)", "unknown type 'float5'", NULL);
+  parse_bad("k(double4_16b v)", "unknown type 'double4_16b'", NULL);
   parse_bad("k(void x)", "type void", NULL);
   parse_bad("k(int a, void)", "has no name", NULL);
   parse_bad("k(struct S s)", "unknown type 'struct S'", NULL);
+  /* A type variable is ONE upper-case letter and digits: two letters, a lower-case letter, or a
+  ** digit first are unknown types, never generic parameters. */
+  parse_bad("k(TX a)", "unknown type 'TX' for parameter 'a'", NULL);
+  parse_bad("k(const TX *a)", "unknown type 'TX'", NULL);
+  parse_bad("k(T2X a)", "unknown type 'T2X'", NULL);
+  parse_bad("k(t a)", "unknown type 't'", NULL);
   parse_bad("k(unsigned float x)", "unexpected 'float'", NULL);
   parse_bad("k(short long x)", "not a valid type", NULL);
   parse_bad("k(__restrict__ float *p)", "applies to pointers", NULL);

@@ -8,22 +8,18 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
+#include "scratch.h"
 #include "threads.h"
 
-static char cache_dir[] = "/tmp/cujit-test-threads-XXXXXX";
-
 static void setup(void) {
-  cr_assert_not_null(mkdtemp(cache_dir));
-  setenv("CUJIT_CACHE_DIR", cache_dir, 1);
+  setenv("CUJIT_CACHE_DIR", cj_scratch_make("threads"), 1);
   if (!nvrtc_available()) cr_skip_test("no NVRTC");
   cr_assert_eq(cujit_open(&engine), CUJIT_OK);
 }
 
 static void teardown(void) {
   cujit_close(engine);
-  char cmd[sizeof cache_dir + 16];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
-  if (system(cmd) != 0) cr_log_warn("could not remove %s", cache_dir);
+  cj_scratch_remove();
 }
 
 TestSuite(threads, .init = setup, .fini = teardown, .timeout = 300);

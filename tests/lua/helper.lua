@@ -6,9 +6,39 @@ local M = {}
 
 local SKIP = 77
 
+-- The test script's scratch directory (M.scratch), removed when the script ends.
+local scratch
+
+local function remove_scratch()
+  if scratch then os.execute("rm -rf '" .. scratch .. "'") end
+  scratch = nil
+end
+
 local function skip(why)
   print("SKIP: " .. why)
+  remove_scratch()
   os.exit(SKIP)
+end
+
+-- A scratch directory of this script, under $TMPDIR (ctest points it at the build tree's
+-- test-tmp; /tmp without it), made on first use and removed by M.run (or a skip) at the end, so
+-- two build trees testing at once never meet and /tmp is left as it was.
+function M.scratch()
+  if not scratch then
+    local base = os.getenv("TMPDIR") or "/tmp"
+    local p = assert(io.popen("mktemp -d '" .. base .. "/cujit-lua-XXXXXX'"))
+    scratch = p:read("l")
+    p:close()
+    assert(scratch and scratch ~= "", "cannot make a scratch directory under " .. base)
+  end
+  return scratch
+end
+
+-- A fresh path in the scratch directory (no file is made there), ending in `suffix`.
+local names = 0
+function M.tmpname(suffix)
+  names = names + 1
+  return string.format("%s/f%d%s", M.scratch(), names, suffix or "")
 end
 
 local function required(var)
@@ -60,6 +90,7 @@ function M.run()
     end
   end
   print(string.format("%d tests, %d failed", #tests, failures))
+  remove_scratch()
   os.exit(failures == 0 and 0 or 1, true) -- closing the state runs every finalizer too
 end
 

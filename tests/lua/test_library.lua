@@ -8,9 +8,7 @@ local cuda = require "cujit"
 T.need_nvrtc(cuda)
 
 local SM90 = {arch = "sm_90"}
-local tmp = os.tmpname()
-os.remove(tmp)
-assert(os.execute("mkdir -p '" .. tmp .. "'"))
+local tmp = T.scratch()
 
 -- A minimal PNG encoder: stored (uncompressed) deflate blocks, CRC-32 and Adler-32 by hand ----
 

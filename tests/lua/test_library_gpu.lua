@@ -282,9 +282,7 @@ end)
 T.test("images from device arrays", function()
   local img = cuda.host_array({5, 7, 3}, "u8")
   for i = 1, #img do img[i] = math.random(0, 255) end
-  local base = os.tmpname()
-  os.remove(base)
-  local path = base .. ".png"
+  local path = T.tmpname(".png")
   cuda.image.write(path, img:to_device())
   local back = cuda.image.read(path)
   os.remove(path)

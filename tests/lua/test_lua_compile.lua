@@ -169,7 +169,7 @@ h.test("cuda.source gives each kernel by name", function()
 end)
 
 h.test("cuda.load compiles a .cu file", function()
-  local path = os.tmpname() .. ".cu"
+  local path = h.tmpname(".cu")
   local f = assert(io.open(path, "w"))
   f:write(TWO_KERNELS)
   f:close()

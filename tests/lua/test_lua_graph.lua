@@ -52,7 +52,7 @@ h.test("capture records, replays run in order", function()
   local steps = {}
   for _ = 1, 4 do steps[#steps + 1] = {2, 1}; steps[#steps + 1] = {0.5, -1} end
   h.same(x:copy_to_host(), apply(xs, steps), 1e-5, "after 4 replays")
-  local path = os.tmpname()
+  local path = h.tmpname()
   g:dot(path)
   local f = assert(io.open(path))
   h.contains(f:read("a"), "digraph", "Graphviz output")

@@ -67,6 +67,15 @@ end)
 h.test("floats: overflow is an error, inf and nan pass", function()
   local a = cuda.host_array(3, "f32")
   h.raises("out of range for f32", function() a[1] = 1e39 end)
+  local FLT_MAX = (2 - 2 ^ -23) * 2 ^ 127
+  a[1] = FLT_MAX
+  h.eq(a[1], FLT_MAX, "the largest float")
+  a[1] = -FLT_MAX
+  h.eq(a[1], -FLT_MAX, "the largest float, negative")
+  a[1] = FLT_MAX + 2 ^ 102
+  h.eq(a[1], FLT_MAX, "under half an ulp past FLT_MAX rounds to it")
+  h.raises("out of range for f32", function() a[1] = FLT_MAX + 2 ^ 103 end)
+  h.raises("out of range for f32", function() a[1] = -(FLT_MAX + 2 ^ 103) end)
   a[1], a[2], a[3] = math.huge, -math.huge, 0 / 0
   h.eq(a[1], math.huge, "inf")
   h.eq(a[2], -math.huge, "-inf")
@@ -83,7 +92,10 @@ h.test("f16 rounds to nearest even", function()
   h.eq(stored(0.1), 0.0999755859375, "0.1")
   h.eq(stored(65504), 65504, "largest half")
   h.eq(stored(65519), 65504, "just below the overflow point")
+  h.eq(stored(65510), 65504, "65510 rounds to the largest half (as a __half argument does)")
+  h.eq(stored(-65519.99), -65504, "negative, just below the overflow point")
   h.raises("out of range for f16", stored, 65520)
+  h.raises("out of range for f16", stored, -65520)
   h.eq(stored(1 + 2 ^ -11), 1.0, "tie rounds to even (down)")
   h.eq(stored(1 + 3 * 2 ^ -11), 1 + 2 ^ -9, "tie rounds to even (up)")
   h.eq(stored(2 ^ -24), 2 ^ -24, "smallest subnormal")
@@ -130,6 +142,24 @@ h.test("iteration: ipairs, pairs and numeric for", function()
   for i = 1, #a do sum = sum + a[i]; want = want + src[i] end
   h.eq(sum, want, "sum")
   h.same(a:totable(), src, nil, "totable")
+  local next_of, state = pairs(a)
+  h.eq(next_of(state, -1), nil, "the iterator gives nothing before the first element")
+  h.eq(next_of(state, #a), nil, "nor past the last")
+  h.eq(select(2, next_of(state, 0)), src[1], "from 0, the first")
+end)
+
+h.test("a view of a view keeps the memory alive", function()
+  local a = cuda.array({1, 2, 3, 4, 5, 6}, "f64")
+  local v = a:reshape(2, 3):reshape(3, 2)
+  a = nil
+  collectgarbage()
+  collectgarbage()
+  local others = {}
+  for i = 1, 50 do others[i] = cuda.array({-1, -1, -1, -1, -1, -1}, "f64") end
+  h.same(v.shape, {3, 2}, nil, "the shape")
+  h.eq(v:get(3, 2), 6, "the last element")
+  h.eq(v:get(1, 1), 1, "the first element")
+  h.eq(#others, 50)
 end)
 
 h.test("2-D and 3-D arrays from nested tables", function()
@@ -157,7 +187,14 @@ h.test("bad tables are refused naming the element", function()
   h.raises({"element [3]", "number expected, got string"}, cuda.array, {1, 2, "x"}, "f32")
   h.raises({"element [2]", "number expected, got nil"}, cuda.array, {1, nil, 3}, "f32")
   h.raises({"element [2]", "ragged"}, cuda.array, {{1, 2}, {3}}, "f32")
+  h.raises({"element [2]", "row of 3 elements where 2 were expected (ragged rows)"}, cuda.array,
+           {{1, 2}, {3, 4, 5}}, "f32") -- the mirror: a longer row
+  h.raises({"element [2][2]", "row of 2 elements where 1 were expected"}, cuda.array, {{{1}, {2}}, {{3}, {4, 5}}}, "f32")
+  h.raises({"element [2][1]", "ragged"}, cuda.array, {{{1}, {2}}, {{3, 4}, {5}}}, "f32")
+  h.raises({"element [3]", "ragged"}, cuda.array, {{1}, {2}, {3, 4}}, "f32")
   h.raises({"element [2]", "row (a table) expected"}, cuda.array, {{1, 2}, 3}, "f32")
+  h.raises({"element [1][1]", "number expected, got string"}, cuda.array, {{"a", 1}}, "f32")
+  h.raises({"element [1][1][1]", "number expected, got boolean"}, cuda.array, {{{true}}}, "f32")
   h.raises({"element [1][2]", "out of range for u8"}, cuda.array, {{1, 300}}, "u8")
   h.raises("nest at most 3", cuda.array, {{{{1}}}}, "f32")
   h.raises("dtype expected", cuda.array, {1, 2})
@@ -205,6 +242,11 @@ h.test("pinned host arrays need the driver", function()
   else
     h.raises({}, cuda.host_array, 8, "f32", {pinned = true})
   end
+  local q = cuda.host_array(8, "f32", {pinned = false})
+  h.eq(q.pinned, false, "pinned = false is a plain host array")
+  h.eq(#q, 8)
+  h.raises("unknown option 'pinnned' (known: pinned)", cuda.host_array, 8, "f32",
+           {pinned = false, pinnned = true})
 end)
 
 h.run()

@@ -19,11 +19,17 @@ local out = cuda.host_array(1, "i32")
 local L = saxpy[{1, 32}]
 local gpu = h.has_gpu(cuda)
 
--- Without a GPU a correct launch fails only at the device; with one, it works.
+-- Without a GPU a correct launch fails only at the device, with the message that says there is
+-- none (any other error, such as a wrong argument check, fails the test); with one, it works.
+local function no_device(err)
+  err = tostring(err)
+  return err:find("^no CUDA driver: ") or err:find("^no CUDA device: ")
+      or err:find("this machine has no GPU", 1, true)
+end
 local function launch_ok(f, ...)
   local ok, err = pcall(f, ...)
   if gpu then h.check(ok, "launch should work: " .. tostring(err))
-  else h.check(not ok and not tostring(err):find("bad argument", 1, true), "got past the checks: " .. tostring(err)) end
+  else h.check(not ok and no_device(err), "should fail only for want of a GPU: " .. tostring(err)) end
 end
 
 h.test("argument count", function()
@@ -46,6 +52,26 @@ h.test("scalars convert by the signature, not by Lua's subtype", function()
   h.raises("bad argument #1 'a' to 'saxpy' (number expected, got nil)", L, nil, x, y, 3)
   h.raises({"bad argument #1 'a'", "out of range for f32"}, L, 1e39, x, y, 3)
   launch_ok(L, 2, x, y, 3.0) -- an integer for float, 3.0 for int: both fine
+end)
+
+h.test("float limits: one rule for scalars and host arrays", function()
+  -- A value rounds to the nearest of the parameter's type; only one that would become infinity
+  -- is refused, as for an element of a host array of that dtype (test_lua_host_array.lua).
+  local hk = cuda.jit("hk(__half v, float f, int *out)", "out[0] = 1;", SM90)[{1, 1}]
+  local FLT_MAX = (2 - 2 ^ -23) * 2 ^ 127
+  launch_ok(hk, 65504, FLT_MAX, out) -- the largest values
+  launch_ok(hk, -65504, -FLT_MAX, out)
+  launch_ok(hk, 65510, 1, out) -- stored as 65504, as a[1] = 65510 on an f16 host array
+  launch_ok(hk, 65519.99, FLT_MAX + 2 ^ 102, out)
+  launch_ok(hk, math.huge, -math.huge, out)
+  h.raises({"bad argument #1 'v' to 'hk'", "65520 is out of range for f16 (it would become infinity"},
+           hk, 65520, 1, out)
+  h.raises({"bad argument #1 'v'", "out of range for f16"}, hk, -65520.5, 1, out)
+  h.raises({"bad argument #2 'f' to 'hk'", "out of range for f32 (it would become infinity"},
+           hk, 1, FLT_MAX + 2 ^ 103, out)
+  local a = cuda.host_array(1, "f16")
+  a[1] = 65510
+  h.eq(a[1], 65504, "the host array side of the same rule")
 end)
 
 h.test("integer parameter ranges", function()

@@ -36,7 +36,7 @@ h.test("cuda.source and cuda.load", function()
 end)
 
 h.test("a file read for cuda.load with a preamble", function()
-  local path = os.tmpname()
+  local path = h.tmpname()
   local f = assert(io.open(path, "wb"))
   f:write('extern "C" __global__ void a(int *p) { *p = 1; }\0junk')
   f:close()

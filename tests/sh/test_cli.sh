@@ -40,10 +40,13 @@ if [ "$have_gpu" = 1 ]; then
 else
   check_rc "devices without a GPU" 1
   check "devices explains on stderr" "$err" '^cujit devices: .*(driver|GPU|device)'
+  same "devices explains in one line" "$(wc -l <<<"$err")" 1
   [ -z "$out" ] && ok "devices prints nothing on stdout" || fail "devices stdout: $out"
 fi
 run "$CUJIT" devices extra
 check_rc "devices with an argument" 1
+same "devices with an argument: one message, nothing else" "$err" "cujit devices: takes no arguments"
+same "devices with an argument: nothing on stdout" "$out" ""
 
 # --- help -------------------------------------------------------------------------------------
 for h in help --help; do

@@ -86,6 +86,7 @@ check_rc "missing -D fails" 1
 check "the #error is reported" "$err" 'SCALE must be defined'
 run "$CUJIT" compile needs.cu --arch sm_90 -I inc -D SCALE=2.0f -o needs.ptx
 check_rc "-I dir -D NAME=VALUE" 0
+check_not "one kernel, no warning" "$err" 'warning'
 check "needs.ptx has its kernel" "$(cat needs.ptx 2>/dev/null)" '\.entry scaled'
 run "$CUJIT" compile needs.cu --arch sm_90 -Iinc -DSCALE=2.0f --fast-math --lineinfo -o needs2.ptx
 check_rc "joined -Idir -DX=Y with --fast-math --lineinfo" 0
@@ -104,12 +105,30 @@ check "the missing file is named" "$err" 'nowhere\.cu'
 run "$CUJIT" compile
 check_rc "no input file" 1
 check "no input explained" "$err" 'no input file'
+same "no input: one line, nothing compiled" "$(wc -l <<<"$err")" 1
 run "$CUJIT" compile k.cu --arch sm_90 --bogus
 check_rc "an unknown option" 1
 check "the unknown option is named" "$err" "unknown option '--bogus'"
 run "$CUJIT" compile k.cu --arch
 check_rc "--arch without a value" 1
 check "--arch needs a value" "$err" "'--arch' needs a value"
+# A refused command line compiles nothing: one message, no summary, no output.
+for opt in --arch --std -o -D -I -X; do
+  rm -f k.ptx
+  run "$CUJIT" compile k.cu --arch sm_90 $opt
+  check_rc "$opt without a value" 1
+  same "$opt without a value: the one message" "$err" "cujit compile: option '$opt' needs a value"
+  [ ! -e k.ptx ] && ok "$opt without a value: no output" || fail "$opt without a value wrote k.ptx"
+done
+run "$CUJIT" compile k.cu bad.cu --arch sm_90
+check_rc "two input files" 1
+same "two input files: the one message" "$err" "cujit compile: one input file at a time ('k.cu' and 'bad.cu')"
+[ ! -e k.ptx ] && ok "two input files: no output" || fail "two input files wrote k.ptx"
+run "$CUJIT" compile k.cu --arch sm_90 --bogus
+same "an unknown option: the one message" "$err" "cujit compile: unknown option '--bogus' (see 'cujit help')"
+run "$CUJIT" compile k.cu --arch sm_90 -o k.ptx
+check_rc "a good compile" 0
+check_not "a file with kernels gets no warning" "$err" 'warning'
 run "$CUJIT" compile k.cu --arch sm_90 -o "$TMP/no/such/dir/k.ptx"
 check_rc "an unwritable output" 1
 check "the output path is named" "$err" 'cannot write .*no/such/dir/k\.ptx'
@@ -130,11 +149,34 @@ run "$CUJIT" cache stats
 check_rc "cache stats" 0
 entries=$(sed -n 's/^entries *//p' <<<"$out")
 [ "${entries:-0}" -ge 1 ] && ok "cache holds entries ($entries)" || fail "cache stats entries: '$entries'"
+# A mistyped command must not wipe the cache: extra arguments are refused and nothing is removed.
+for junk in "clear junk" "clear clear" "clear --all" "stats junk" "dir junk"; do
+  run "$CUJIT" cache $junk
+  check_rc "cache $junk is refused" 1
+  check "cache $junk: usage" "$err" '^cujit cache: usage: cujit cache dir\|stats\|clear$'
+  same "cache $junk prints nothing on stdout" "$out" ""
+done
+run "$CUJIT" cache stats
+same "the refused commands removed nothing" "$(sed -n 's/^entries *//p' <<<"$out")" "$entries"
 run "$CUJIT" cache clear
 check_rc "cache clear" 0
 check "cache clear reports what it removed" "$out" "^removed $entries entr(y|ies) .* from .*/cache$"
 run "$CUJIT" cache stats
 check "cache is empty after clear" "$out" '^entries +0$'
+check "an empty cache's size, in bytes, and the default limit" "$out" \
+  '^size +0 bytes \(limit 1\.0 GiB, CUJIT_CACHE_MAX\)$'
+run env CUJIT_CACHE_MAX=1536 "$CUJIT" cache stats
+check "a limit in KiB" "$out" '^size +0 bytes \(limit 1\.5 KiB, CUJIT_CACHE_MAX\)$'
+run env CUJIT_CACHE_MAX=1000 "$CUJIT" cache stats
+check "a limit under 1 KiB, in bytes" "$out" '^size +0 bytes \(limit 1000 bytes, CUJIT_CACHE_MAX\)$'
+run "$CUJIT" cache clear
+check "clearing an empty cache" "$out" '^removed 0 entries \(0 bytes\) from .*/cache$'
+# A file whose only kernel the preprocessor leaves out is refused, saying so; nothing is written.
+printf '#if 0\nextern "C" __global__ void gone(int *x) { x[0] = 1; }\n#endif\n' >nokernel.cu
+run "$CUJIT" compile nokernel.cu --arch sm_90 -o nokernel.ptx
+check_rc "a file whose kernel is under #if 0" 1
+check "it says why" "$err" "^cujit compile: 'nokernel\.cu': none of the kernels read from the source \(gone\) is in the compiled program"
+[ ! -e nokernel.ptx ] && ok "no output for it" || fail "nokernel.ptx was written"
 run "$CUJIT" compile k.cu --arch sm_90 -o after.ptx
 check "after clear, NVRTC compiles again" "$err" ', compiled in '
 
