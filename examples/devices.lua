@@ -21,6 +21,15 @@ S.printf("compiled a probe kernel in %.1f ms", (S.clock() - t0) * 1e3)
 S.host_checks_done()
 
 local devices, why = cuda.devices()
+if S.on_cpu then -- no GPU: the CPU device is listed last and runs the probe
+  local cpu = devices[#devices]
+  S.check(cpu and cpu.arch == "cpu", "the CPU device is listed (%s)", cpu and cpu.name or "none")
+  local out = cuda.device_array(1, "i32")
+  probe[{1, 1}](out)
+  S.check(out:copy_to_host()[1] == 42, "the CPU device runs a kernel")
+  S.done()
+  os.exit(0)
+end
 -- cuda.devices() lists the CPU device (arch "cpu") after the GPUs; this example is about GPUs.
 if devices[#devices] and devices[#devices].arch == "cpu" then devices[#devices] = nil end
 S.check(#devices >= 1, "the driver lists %d GPU(s)%s", #devices, why and (": " .. why) or "")

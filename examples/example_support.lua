@@ -38,10 +38,18 @@ if not M.compile_only then
       io.stderr:write("FAIL: CUJIT_REQUIRE_GPU=1 but there is no GPU: ", tostring(why), "\n")
       os.exit(1)
     end
-    print("no GPU: " .. tostring(why) .. "; skipped")
-    os.exit(77)
+    -- No GPU: the example runs for real on the CPU device (docs/cpu.md), at the smaller sizes
+    -- each example chooses through M.on_cpu; CUJIT_EXAMPLE_NO_CPU=1 keeps the old skip.
+    if os.getenv("CUJIT_EXAMPLE_NO_CPU") == "1" then
+      print("no GPU: " .. tostring(why) .. "; skipped")
+      os.exit(77)
+    end
+    cuda.device("cpu")
+    M.on_cpu = true
+    print("no GPU (" .. tostring(why):match("^[^;]*") .. "): running on the CPU device")
   end
 end
+M.on_cpu = M.on_cpu or (not M.compile_only and cuda.device().arch == "cpu")
 
 -- Call after compiling the kernels and the host-side checks: a compile-only run ends here
 -- (exit 0); a full run goes on to the GPU work.

@@ -444,10 +444,22 @@ static cujit_status compile_cpu(cujit_engine *engine, const char *source, const 
     size_t n = 0;
     char err[1024];
     st = cj_scan_kernels(source, &kernels, &n, err, sizeof err);
-    if (st != CUJIT_OK)
+    if (st != CUJIT_OK) {
       cj_fail(engine, st, "'%s': %s", name, err);
-    else
+    } else { /* one entry per name: the scan's checks redeclare each kernel (scan.h) */
+      size_t kept = 0;
+      for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < kept && strcmp(kernels[j].name, kernels[i].name) != 0) j++;
+        if (j < kept) {
+          cj_signature_free(&kernels[i]);
+          continue;
+        }
+        kernels[kept++] = kernels[i];
+      }
+      n = kept;
       st = cj_cxx_compile(engine, source, name, options, kernels, n, e);
+    }
     for (size_t i = 0; i < n; i++) cj_signature_free(&kernels[i]);
     free(kernels);
     if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &out->key, e);

@@ -28,6 +28,19 @@ static inline int cj_test_gpu_required(void) {
     }                                                                                              \
   } while (0)
 
+/* Like CJ_NEED_GPU for suites that hold on the CPU device too: without a GPU the CPU device
+** (docs/cpu.md) becomes current and the test runs there; CUJIT_TEST_NO_CPU=1 skips instead. */
+#define CJ_NEED_DEVICE(engine)                                                                     \
+  do {                                                                                             \
+    cujit_device *cj_dev_;                                                                         \
+    if (cujit_device_get((engine), 0, &cj_dev_) != CUJIT_OK) {                                     \
+      if (cj_test_gpu_required())                                                                  \
+        cr_assert_fail("CUJIT_REQUIRE_GPU=1 but no GPU: %s", cujit_errmsg(engine));                \
+      if (getenv("CUJIT_TEST_NO_CPU") || cujit_set_device((engine), CUJIT_DEVICE_CPU) != CUJIT_OK) \
+        cr_skip_test("no GPU: %s", cujit_errmsg(engine));                                          \
+    }                                                                                              \
+  } while (0)
+
 /* Fresh random floats in [-1, 1) from a small xorshift, so inputs are never zeros. */
 static inline float cj_test_randf(unsigned *state) {
   unsigned x = *state;

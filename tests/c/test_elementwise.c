@@ -246,7 +246,7 @@ static cujit_kernel *define_axpy(void) {
 }
 
 Test(elementwise, gpu_elementwise_axpy_matches_host) {
-  CJ_NEED_GPU(engine);
+  CJ_NEED_DEVICE(engine);
   cujit_kernel *k = define_axpy();
   static const size_t ns[] = {0, 1, 3, 4, 5, 1000, 1023, 4097, (1u << 20) + 3};
   for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
@@ -302,7 +302,7 @@ static void check_axpy_in_place(cujit_kernel *k, cujit_dtype d, size_t n) {
 }
 
 Test(elementwise, gpu_elementwise_in_place_awkward_lengths) {
-  CJ_NEED_GPU(engine);
+  CJ_NEED_DEVICE(engine);
   cujit_kernel *k = define_axpy();
   static const size_t ns[] = {0, 1, 3, 4, 5, 7, 8, 9, 1023, (1u << 20) + 3};
   static const cujit_dtype ds[] = {CUJIT_F32, CUJIT_F64, CUJIT_F16};
@@ -314,7 +314,7 @@ Test(elementwise, gpu_elementwise_in_place_awkward_lengths) {
 /* Raw device addresses into the middle of buffers are not aligned for 16-byte packs: the kernel
 ** must notice and go one element at a time, with every element still right. */
 Test(elementwise, gpu_elementwise_unaligned_addresses) {
-  CJ_NEED_GPU(engine);
+  CJ_NEED_DEVICE(engine);
   cujit_kernel *k;
   cr_assert_eq(cujit_elementwise_define(engine, "float x, float y -> float z", "z = x - 2 * y",
                                         "sub2", NULL, &k),
@@ -353,7 +353,7 @@ Test(elementwise, gpu_elementwise_unaligned_addresses) {
 }
 
 Test(elementwise, gpu_elementwise_integers_in_place_and_iota) {
-  CJ_NEED_GPU(engine);
+  CJ_NEED_DEVICE(engine);
   cujit_kernel *k;
   cr_assert_eq(cujit_elementwise_define(engine, "int x, int y -> int s, long long p",
                                         "s = x + y;\np = (long long)x * y - i;", "ints", NULL, &k),
@@ -396,7 +396,7 @@ Test(elementwise, gpu_elementwise_integers_in_place_and_iota) {
 }
 
 Test(elementwise, gpu_elementwise_half) {
-  CJ_NEED_GPU(engine);
+  CJ_NEED_DEVICE(engine);
   cujit_kernel *k;
   cr_assert_eq(cujit_elementwise_define(engine, "half x -> float y, half h",
                                         "y = cujit::to_float(x) * 2.0f; h = x;", "halves", NULL,

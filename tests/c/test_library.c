@@ -294,19 +294,19 @@ static void check_normal(cujit_dtype dtype) {
 }
 
 Test(library, gpu_uniform_statistics) {
-  CJ_NEED_GPU(engine);
+  CJ_NEED_DEVICE(engine);
   check_uniform(CUJIT_F32);
   check_uniform(CUJIT_F64);
 }
 
 Test(library, gpu_normal_statistics) {
-  CJ_NEED_GPU(engine);
+  CJ_NEED_DEVICE(engine);
   check_normal(CUJIT_F32);
   check_normal(CUJIT_F64);
 }
 
 Test(library, gpu_random_matches_host_reference) {
-  CJ_NEED_GPU(engine);
+  CJ_NEED_DEVICE(engine);
   const size_t n = 100003;
   const uint64_t seed = 0x123456789abcdefULL, offset = (1ULL << 34) + 5; /* counters above 2^32 */
   double *uf = fill_host(CUJIT_F32, n, seed, offset, 0, 0, 1);
@@ -324,7 +324,7 @@ Test(library, gpu_random_matches_host_reference) {
 }
 
 Test(library, gpu_random_is_deterministic_and_offsets_continue) {
-  CJ_NEED_GPU(engine);
+  CJ_NEED_DEVICE(engine);
   const size_t n = 4099;
   static const cujit_dtype types[] = {CUJIT_F32, CUJIT_F64};
   for (int t = 0; t < 2; t++)
@@ -350,7 +350,7 @@ Test(library, gpu_random_is_deterministic_and_offsets_continue) {
 }
 
 Test(library, gpu_device_side_random_matches_host) {
-  CJ_NEED_GPU(engine);
+  CJ_NEED_DEVICE(engine);
   cujit_kernel *k;
   cr_assert_eq(cujit_kernel_define(
                    engine,
@@ -383,7 +383,7 @@ Test(library, gpu_device_side_random_matches_host) {
 }
 
 Test(library, gpu_random_argument_errors) {
-  CJ_NEED_GPU(engine);
+  CJ_NEED_DEVICE(engine);
   cujit_buffer *ib = cj_test_upload(NULL, 64, CUJIT_I32), *fb = cj_test_upload(NULL, 64, CUJIT_F32);
   cr_expect_eq(cujit_random_uniform(ib, 1, 0, NULL), CUJIT_ERROR_INVALID_ARGUMENT);
   cr_expect(strstr(cujit_errmsg(engine), "i32") != NULL, "%s", cujit_errmsg(engine));
@@ -559,7 +559,7 @@ static void check_reductions(cujit_dtype d, size_t count) {
 }
 
 Test(library, gpu_reductions_match_host, .timeout = 300) {
-  CJ_NEED_GPU(engine);
+  CJ_NEED_DEVICE(engine);
   static const cujit_dtype types[] = {CUJIT_F32, CUJIT_F64, CUJIT_F16, CUJIT_I8,  CUJIT_I32,
                                       CUJIT_I64, CUJIT_U8,  CUJIT_U16, CUJIT_U32, CUJIT_U64};
   static const size_t lengths[] = {0, 1, 2, 3, 15, 16, 17, 31, 32, 33, 1000, (1u << 20) + 7};
@@ -569,7 +569,7 @@ Test(library, gpu_reductions_match_host, .timeout = 300) {
 }
 
 Test(library, gpu_reduction_nan_and_argument_errors) {
-  CJ_NEED_GPU(engine);
+  CJ_NEED_DEVICE(engine);
   float x[100];
   for (int i = 0; i < 100; i++) x[i] = (float)i;
   x[57] = NAN;
@@ -597,7 +597,7 @@ Test(library, gpu_reduction_nan_and_argument_errors) {
 
 /* Device-side block reductions over blocks of awkward shapes, including partial warps. */
 Test(library, gpu_block_and_warp_reductions) {
-  CJ_NEED_GPU(engine);
+  CJ_NEED_DEVICE(engine);
   cujit_kernel *k;
   cr_assert_eq(cujit_kernel_define(
                    engine, "blockred(const int *x, long long *out)",

@@ -46,6 +46,13 @@ local function required(var)
 end
 
 -- Skips the whole script without a GPU (fails under CUJIT_REQUIRE_GPU=1).
+-- For what only a GPU has (graphs, the driver's memory pool): skips the script on the CPU
+-- device with the reason (fails under CUJIT_REQUIRE_GPU=1, where there is a GPU anyway).
+function M.need_real_gpu(cuda, what)
+  M.need_gpu(cuda)
+  if cuda.device().arch == "cpu" then skip("the CPU device has no " .. what) end
+end
+
 function M.need_gpu(cuda)
   local ok, why = cuda.has_gpu()
   if ok then return end
@@ -53,7 +60,10 @@ function M.need_gpu(cuda)
     io.stderr:write("FAIL: CUJIT_REQUIRE_GPU=1 but there is no GPU: ", tostring(why), "\n")
     os.exit(1)
   end
-  skip("no GPU: " .. tostring(why))
+  -- No GPU: run on the CPU device (docs/cpu.md) unless CUJIT_TEST_NO_CPU=1 asks for the skip.
+  if required("CUJIT_TEST_NO_CPU") then skip("no GPU: " .. tostring(why)) end
+  cuda.device("cpu")
+  print("no GPU: running on the CPU device")
 end
 
 function M.has_gpu(cuda)

@@ -9,7 +9,7 @@ local cuda = require "cujit"
 h.raises("function expected", cuda.graph, 42)
 h.raises("invalid option 'sometimes'", cuda.graph, function() end, "sometimes")
 
-h.need_gpu(cuda)
+h.need_real_gpu(cuda, "CUDA graphs yet (docs/cpu.md)")
 
 local N = 1000
 local axpb = cuda.jit("axpb(float *x, float a, float b, int n)", [[

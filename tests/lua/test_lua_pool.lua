@@ -15,6 +15,10 @@ T.test("the pool keeps freed memory until cuda.trim", function()
   a:free()
   T.eq(cuda.allocated(), before, "allocated after the free")
   local _, _, reserved = cuda.memory()
+  if cuda.device().arch == "cpu" then -- no pool there: freed memory goes back at once
+    T.eq(reserved, 0, "the CPU device keeps no pool")
+    return
+  end
   T.check(reserved >= 64 * 1024 * 1024, "the pool holds " .. reserved .. " bytes after a free")
   cuda.trim()
   local _, _, after = cuda.memory()
