@@ -79,6 +79,10 @@ cujit_status cj_cuda_pool_trim(cujit_device *dev) {
   cuda_device *c = CU(dev);
   if (!c->pool) return CUJIT_OK;
   cujit_status st = cj_cuda_synchronize(dev); /* frees still queued hold their blocks */
+  /* A free counts as outstanding until the host has observed its completion through a
+  ** synchronize; a query does not count (the trim left every block otherwise). The work is done
+  ** by now, so this returns at once. */
+  if (st == CUJIT_OK) st = cj_cuda_check(dev, c->drv->cuCtxSynchronize(), "cujit_device_trim");
   return st == CUJIT_OK ? cj_cuda_check(dev, c->drv->cuMemPoolTrimTo(c->pool, 0), "cuMemPoolTrimTo")
                         : st;
 }
