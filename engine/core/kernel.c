@@ -6,19 +6,24 @@
 #include "kernel.h"
 
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* --- compile options, deep-copied so a generic kernel can specialise later -------------------- */
 
+/* Each list's pointer array starts aligned: the text of the list before it may end anywhere. */
+#define PTR_ALIGN(x) (((x) + sizeof(char *) - 1) & ~(sizeof(char *) - 1))
+
 static size_t strings_size(const char *const *v, size_t n) {
-  size_t total = n * sizeof(char *);
+  size_t total = sizeof(char *) - 1 + n * sizeof(char *);
   for (size_t i = 0; i < n; i++) total += strlen(v[i]) + 1;
   return total;
 }
 
 static const char *const *copy_strings(const char *const *v, size_t n, char **cursor) {
   if (n == 0) return NULL;
+  *cursor = (char *)PTR_ALIGN((uintptr_t)*cursor);
   char **out = (char **)(void *)*cursor;
   char *text = *cursor + n * sizeof(char *);
   for (size_t i = 0; i < n; i++) {
@@ -31,7 +36,7 @@ static const char *const *copy_strings(const char *const *v, size_t n, char **cu
   return (const char *const *)out;
 }
 
-/* One allocation holds every string of the copy: pointer arrays first, so they stay aligned. */
+/* One allocation holds every string of the copy, each pointer array aligned (PTR_ALIGN). */
 static int options_copy(const cujit_compile_options *src, cujit_compile_options *dst,
                         void **storage) {
   *dst = (cujit_compile_options)CUJIT_COMPILE_OPTIONS_INIT;
