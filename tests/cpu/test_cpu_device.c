@@ -185,7 +185,8 @@ static void test_warp_ops(cpu_module *m) {
     unsigned mx = 0, xr = 0, all = 1;
     for (int j = 0; j < 32; j++) {
       int e = x[w + j];
-      sum += e, mn = e < mn ? e : mn, mx = (unsigned)e > mx ? (unsigned)e : mx, xr ^= (unsigned)e;
+      sum = (int)((unsigned)sum + (unsigned)e), mn = e < mn ? e : mn,
+      mx = (unsigned)e > mx ? (unsigned)e : mx, xr ^= (unsigned)e;
       all &= (e & 3) == (x[w] & 3);
     }
     for (int j = 0; j < 32; j++) {
