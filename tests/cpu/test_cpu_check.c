@@ -75,7 +75,11 @@ static int run_child(const char *self, const char *so, const char *which, char *
   if (!p || !fgets(preload, sizeof preload, p)) return -1;
   pclose(p);
   preload[strcspn(preload, "\n")] = '\0';
-  snprintf(cmd, sizeof cmd, "LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0 %s --check-child %s %s 2>&1",
+  /* UBSAN_OPTIONS is set, not inherited: the sanitizer suite's halt_on_error=1 would end the child
+  ** inside UBSan's recoverable handler, before the check build's own line naming the thread. */
+  snprintf(cmd, sizeof cmd,
+           "LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 %s "
+           "--check-child %s %s 2>&1",
            preload, self, so, which);
   p = popen(cmd, "r");
   if (!p) return -1;
