@@ -1,9 +1,10 @@
 /*
 ** test_latency.c -- the wait policy and the memory pool (issue 15). The wait tests drive
 ** cj_backend_wait with a stand-in device whose work "finishes" when the test says, so they run
-** without a GPU; the GPU tests interrupt a wait of seconds, free buffers that queued kernels still
-** use (on the default stream and on a stream), turn the pool off, and run out of memory with the
-** pool holding what the allocation needs.
+** without a GPU; the device tests (GPU 0, else the CPU device) interrupt a wait of seconds and free
+** buffers that queued kernels still use (on the default stream and on a stream); on a GPU they also
+** turn the pool off and run out of memory with the pool holding what the allocation needs (the
+** CPU device has no pool: those skip there, saying so).
 */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -140,15 +141,32 @@ Test(pool_api, null_arguments_are_refused, .init = open_engine, .fini = close_en
 }
 
 /* ---------------------------------------------------------------------------------------------
-** On the GPU.
+** On a device: GPU 0, else the CPU device.
 ** ------------------------------------------------------------------------------------------- */
 
-static cujit_device *gpu;
+static cujit_device *gpu; /* the device the test runs on: a GPU or the CPU device */
 
 static void open_gpu(void) {
   open_engine();
-  CJ_NEED_GPU(engine);
-  EXPECT_OK(cujit_device_get(engine, 0, &gpu));
+  CJ_NEED_DEVICE(engine);
+  EXPECT_OK(cujit_current_device(engine, &gpu));
+}
+
+static int on_cpu(void) {
+  return cujit_device_ordinal(gpu) == CUJIT_DEVICE_CPU;
+}
+
+/* What only the driver's memory pool does cannot be seen on the CPU device, which has none. */
+static void need_pool(void) {
+  if (on_cpu())
+    cr_skip_test("the CPU device has no memory pool (a GPU's is the driver's stream-ordered "
+                 "allocator): buffers are host memory, freed at once after the queued work");
+}
+
+/* The clock cycles each thread of an n-thread launch spins for the launch to take about `cycles`:
+** a GPU runs the threads at once, the CPU device one after another on each core. */
+static long long spin_cycles(long long cycles, int n) {
+  return on_cpu() ? cycles / n : cycles;
 }
 
 static void open_gpu_without_pool(void) {
@@ -192,7 +210,8 @@ static void free_while_in_use(cujit_stream *kernel_stream, cujit_stream *scribbl
   EXPECT_OK(cujit_buffer_alloc(engine, sizeof host, CUJIT_F32, &in));
   EXPECT_OK(cujit_buffer_alloc(engine, sizeof host, CUJIT_F32, &out));
   EXPECT_OK(cujit_memcpy_htod(in, 0, host, sizeof host, NULL));
-  EXPECT_OK(launch_slow(k, in, out, N, 200LL * 1000 * 1000, kernel_stream)); /* ~0.1 s */
+  EXPECT_OK(
+      launch_slow(k, in, out, N, spin_cycles(200LL * 1000 * 1000, N), kernel_stream)); /* ~0.1 s */
   cujit_buffer_free(in);
   for (int j = 0; j < 4; j++) {
     EXPECT_OK(cujit_buffer_alloc(engine, sizeof host, CUJIT_F32, &fresh[j]));
@@ -210,7 +229,7 @@ static void free_while_in_use(cujit_stream *kernel_stream, cujit_stream *scribbl
   cujit_kernel_free(k);
 }
 
-Test(pool_gpu, freeing_a_buffer_in_use_on_the_default_stream, .init = open_gpu,
+Test(pool_device, freeing_a_buffer_in_use_on_the_default_stream, .init = open_gpu,
      .fini = close_engine) {
   cujit_stream *stream;
   EXPECT_OK(cujit_stream_create(engine, &stream));
@@ -218,14 +237,14 @@ Test(pool_gpu, freeing_a_buffer_in_use_on_the_default_stream, .init = open_gpu,
   cujit_stream_free(stream);
 }
 
-Test(pool_gpu, freeing_a_buffer_in_use_on_a_stream, .init = open_gpu, .fini = close_engine) {
+Test(pool_device, freeing_a_buffer_in_use_on_a_stream, .init = open_gpu, .fini = close_engine) {
   cujit_stream *stream;
   EXPECT_OK(cujit_stream_create(engine, &stream));
   free_while_in_use(stream, NULL);
   cujit_stream_free(stream);
 }
 
-Test(pool_gpu, with_the_pool_off, .init = open_gpu_without_pool, .fini = close_engine) {
+Test(pool_device, with_the_pool_off, .init = open_gpu_without_pool, .fini = close_engine) {
   cujit_stream *stream;
   EXPECT_OK(cujit_stream_create(engine, &stream));
   free_while_in_use(stream, NULL);
@@ -239,7 +258,8 @@ Test(pool_gpu, with_the_pool_off, .init = open_gpu_without_pool, .fini = close_e
   EXPECT_OK(cujit_device_trim(gpu));
 }
 
-Test(pool_gpu, the_pool_keeps_and_trim_returns, .init = open_gpu, .fini = close_engine) {
+Test(pool_device, the_pool_keeps_and_trim_returns, .init = open_gpu, .fini = close_engine) {
+  need_pool();
   size_t size = (size_t)64 << 20, reserved = 0;
   cujit_buffer *b;
   EXPECT_OK(cujit_buffer_alloc(engine, size, CUJIT_DTYPE_NONE, &b));
@@ -255,7 +275,8 @@ Test(pool_gpu, the_pool_keeps_and_trim_returns, .init = open_gpu, .fini = close_
 
 /* Two freed blocks of 25% each stay in the pool; a block of 60% fits only once they go back (40%
 ** is left for other test processes sharing the GPU). */
-Test(pool_gpu, out_of_memory_trims_first, .init = open_gpu, .fini = close_engine) {
+Test(pool_device, out_of_memory_trims_first, .init = open_gpu, .fini = close_engine) {
+  need_pool();
   size_t free_bytes = 0, total = 0, reserved = 0;
   EXPECT_OK(cujit_device_memory(gpu, &free_bytes, &total));
   size_t part = free_bytes / 100 * 25 & ~(size_t)0xFFFFF;
@@ -286,7 +307,7 @@ static void *interrupt_after_200ms(void *unused) {
 
 /* A kernel of seconds, and each kind of wait on it interrupted from another thread while it naps;
 ** afterwards the kernel still finishes and its result is right. */
-Test(pool_gpu, interrupting_a_wait_of_seconds, .init = open_gpu, .fini = close_engine) {
+Test(pool_device, interrupting_a_wait_of_seconds, .init = open_gpu, .fini = close_engine) {
   enum { N = 256 };
   float host[N], got[N];
   for (int i = 0; i < N; i++) host[i] = (float)i;
@@ -299,7 +320,7 @@ Test(pool_gpu, interrupting_a_wait_of_seconds, .init = open_gpu, .fini = close_e
   EXPECT_OK(cujit_buffer_alloc(engine, sizeof host, CUJIT_F32, &in));
   EXPECT_OK(cujit_buffer_alloc(engine, sizeof host, CUJIT_F32, &out));
   EXPECT_OK(cujit_memcpy_htod(in, 0, host, sizeof host, NULL));
-  long long cycles = 4LL * 1000 * 1000 * 1000; /* ~2 s at 2 GHz */
+  long long cycles = spin_cycles(4LL * 1000 * 1000 * 1000, N); /* ~2 s at 2 GHz */
   for (int kind = 0; kind < 3; kind++) {
     EXPECT_OK(launch_slow(k, in, out, N, cycles, stream));
     EXPECT_OK(cujit_event_record(event, stream));

@@ -188,7 +188,7 @@ Test(lua_binding, an_owned_engine_closes_with_its_state) {
 }
 
 Test(lua_binding, a_c_buffer_is_seen_from_lua_and_not_freed_by_it) {
-  CJ_NEED_GPU(engine);
+  CJ_NEED_DEVICE(engine);
   cujit_buffer *buf;
   cr_assert_eq(cujit_buffer_alloc(engine, 16 * sizeof(float), CUJIT_F32, &buf), CUJIT_OK, "%s",
                cujit_errmsg(engine));
