@@ -1,15 +1,17 @@
 /*
 ** saxpy.c -- the C quick start: define a kernel from a string, move data, launch, check.
 **
-** With no GPU it still compiles the kernel (for sm_90) and reports that the launch was skipped,
-** exiting 77 so test runners count it as skipped (1 under CUJIT_REQUIRE_GPU=1);
-** CUJIT_EXAMPLE_COMPILE_ONLY=1 makes that part a test of its own.
+** It runs on the current device (CUJIT_DEVICE, else GPU 0), and with no GPU on the CPU device
+** (docs/cpu.md), saying so on its "runs on:" line; CUJIT_EXAMPLE_NO_CPU=1 skips instead (exit 77,
+** as test runners count it) and CUJIT_REQUIRE_GPU=1 fails. CUJIT_EXAMPLE_COMPILE_ONLY=1 only
+** compiles the kernel, for sm_90, which needs NVRTC but no GPU.
 */
 #include <cujit.h>
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(engine, call)                                                                        \
   do {                                                                                             \
@@ -34,18 +36,44 @@ static int compile_only(cujit_engine *e) {
   return 0;
 }
 
+static int is_set(const char *name) {
+  const char *v = getenv(name);
+  return v && *v == '1';
+}
+
+/* Makes the device to run on current: the current one, else (no GPU) the CPU device. Returns -1
+** to go on, else the exit status. */
+static int choose_device(cujit_engine *e) {
+  cujit_device *dev;
+  cujit_device_info info = CUJIT_DEVICE_INFO_INIT;
+  if (cujit_current_device(e, &dev) == CUJIT_OK && cujit_device_info_get(dev, &info) == CUJIT_OK) {
+    if (info.ordinal == CUJIT_DEVICE_CPU)
+      printf("runs on: CPU device (%s)\n", info.name);
+    else
+      printf("runs on: GPU %d (%s)\n", info.ordinal, info.name);
+    return -1;
+  }
+  char why[512];
+  snprintf(why, sizeof why, "%s", cujit_errmsg(e));
+  why[strcspn(why, "\n")] = '\0'; /* the reason, without the advice that follows it */
+  if (is_set("CUJIT_REQUIRE_GPU")) {
+    fprintf(stderr, "saxpy: CUJIT_REQUIRE_GPU=1 but there is no GPU: %s\n", why);
+    return 1;
+  }
+  if (is_set("CUJIT_EXAMPLE_NO_CPU")) {
+    printf("no GPU (%s): skipped\n", why);
+    return 77;
+  }
+  CHECK(e, cujit_set_device(e, CUJIT_DEVICE_CPU));
+  printf("runs on: CPU device (no GPU: %s)\n", why);
+  return -1;
+}
+
 int main(void) {
   cujit_engine *e;
   if (cujit_open(&e) != CUJIT_OK) return 1;
-  const char *only = getenv("CUJIT_EXAMPLE_COMPILE_ONLY");
-  cujit_device *dev;
-  if ((only && *only == '1') || cujit_current_device(e, &dev) != CUJIT_OK) {
-    int rc = compile_only(e);
-    if (!(only && *only == '1')) {
-      const char *required = getenv("CUJIT_REQUIRE_GPU");
-      printf("no GPU (%s): launch skipped\n", cujit_errmsg(e));
-      rc = required && *required == '1' ? 1 : 77;
-    }
+  int rc = is_set("CUJIT_EXAMPLE_COMPILE_ONLY") ? compile_only(e) : choose_device(e);
+  if (rc >= 0) {
     cujit_close(e);
     return rc;
   }

@@ -5,9 +5,10 @@
 **
 **   usage: example_embed [script.lua]
 **
-** With no GPU the script still compiles its kernel (for sm_90) and the launch is skipped, exiting
-** 77 so test runners count it as skipped (1 under CUJIT_REQUIRE_GPU=1);
-** CUJIT_EXAMPLE_COMPILE_ONLY=1 makes that part a test of its own.
+** It runs on the current device (CUJIT_DEVICE, else GPU 0), and with no GPU on the CPU device
+** (docs/cpu.md), saying so on its "runs on:" line; CUJIT_EXAMPLE_NO_CPU=1 skips instead (exit 77,
+** as test runners count it) and CUJIT_REQUIRE_GPU=1 fails. With CUJIT_EXAMPLE_COMPILE_ONLY=1 the
+** script only compiles its kernel, for sm_90, which needs NVRTC but no GPU.
 **
 ** cujit_lua.h declares the two functions that hand the engine to Lua; they live in libcujit-lua.
 */
@@ -20,6 +21,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { N = 100000 };
 
@@ -57,6 +59,34 @@ static int check(cujit_engine *e, cujit_buffer *buf, const float *before, float 
   return bad != 0;
 }
 
+/* 1 when there is a device to run on, made current: the current one, else (no GPU) the CPU device;
+** 0 to stop with *rc. */
+static int choose_device(cujit_engine *e, int *rc) {
+  cujit_device *dev;
+  cujit_device_info info = CUJIT_DEVICE_INFO_INIT;
+  if (cujit_current_device(e, &dev) == CUJIT_OK && cujit_device_info_get(dev, &info) == CUJIT_OK) {
+    printf(info.ordinal == CUJIT_DEVICE_CPU ? "runs on: CPU device (%s)\n" : "runs on: GPU (%s)\n",
+           info.name);
+    return 1;
+  }
+  char why[512];
+  snprintf(why, sizeof why, "%s", cujit_errmsg(e));
+  why[strcspn(why, "\n")] = '\0'; /* the reason, without the advice that follows it */
+  if (is_set("CUJIT_REQUIRE_GPU")) {
+    fprintf(stderr, "embed: CUJIT_REQUIRE_GPU=1 but there is no GPU: %s\n", why);
+    *rc = 1;
+  } else if (is_set("CUJIT_EXAMPLE_NO_CPU")) {
+    printf("no GPU (%s): skipped\n", why);
+    *rc = 77;
+  } else if (cujit_set_device(e, CUJIT_DEVICE_CPU) != CUJIT_OK) {
+    fprintf(stderr, "embed: %s\n", cujit_errmsg(e));
+    *rc = 1;
+  } else {
+    printf("runs on: CPU device (no GPU: %s)\n", why);
+  }
+  return *rc == 0;
+}
+
 int main(int argc, char **argv) {
   const char *script = argc > 1 ? argv[1] : "script.lua";
   cujit_engine *e;
@@ -67,15 +97,18 @@ int main(int argc, char **argv) {
   cujit_lua_open(L, e); /* `require "cujit"` in the script now gives this engine's module */
   lua_pop(L, 1);
 
-  cujit_device *dev;
-  char no_gpu[512] = "";
-  int gpu = !is_set("CUJIT_EXAMPLE_COMPILE_ONLY") && cujit_current_device(e, &dev) == CUJIT_OK;
-  if (!gpu) snprintf(no_gpu, sizeof no_gpu, "%s", cujit_errmsg(e));
+  int rc = 0;
+  int run = !is_set("CUJIT_EXAMPLE_COMPILE_ONLY") && choose_device(e, &rc);
+  if (rc != 0) {
+    lua_close(L);
+    cujit_close(e);
+    return rc;
+  }
   cujit_buffer *buf = NULL;
   float *before = malloc(N * sizeof *before);
   if (!before) return 1;
   for (int i = 0; i < N; i++) before[i] = (float)rand() / (float)RAND_MAX - 0.5f;
-  if (gpu) {
+  if (run) {
     if (cujit_buffer_alloc(e, N * sizeof(float), CUJIT_F32, &buf) != CUJIT_OK ||
         cujit_memcpy_htod(buf, 0, before, N * sizeof(float), NULL) != CUJIT_OK) {
       fprintf(stderr, "embed: %s\n", cujit_errmsg(e));
@@ -85,16 +118,13 @@ int main(int argc, char **argv) {
     lua_setglobal(L, "data");
   }
 
-  int rc = run_script(L, script);
-  if (rc == 0 && gpu) {
+  rc = run_script(L, script);
+  if (rc == 0 && run) {
     int ok_scale, ok_shift;
     float scale = (float)lua_tonumberx(L, -2, &ok_scale),
           shift = (float)lua_tonumberx(L, -1, &ok_shift);
     if (!ok_scale || !ok_shift) fprintf(stderr, "embed: the script must return scale, shift\n");
     rc = ok_scale && ok_shift ? check(e, buf, before, scale, shift) : 1;
-  } else if (rc == 0 && !is_set("CUJIT_EXAMPLE_COMPILE_ONLY")) {
-    printf("no GPU (%s): launch skipped\n", no_gpu);
-    rc = is_set("CUJIT_REQUIRE_GPU") ? 1 : 77;
   }
 
   lua_close(L);           /* the state goes first: it does not close the shared engine */

@@ -3,7 +3,7 @@
 -- on that array, and returns the constants it used so the program can check the result.
 local cuda = require "cujit" -- the program's module: same engine as the C side
 
-local opts = data == nil and {arch = "sm_90"} or nil -- no GPU here: compile for the H200's arch
+local opts = data == nil and {arch = "sm_90"} or nil -- compile-only run: for the H200's arch
 local affine = cuda.jit("affine(float *y, float scale, float shift, int n)", [[
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = scale * y[i] + shift;
