@@ -46,10 +46,16 @@ if not M.compile_only then
     end
     cuda.device("cpu")
     M.on_cpu = true
-    print("no GPU (" .. tostring(why):match("^[^;]*") .. "): running on the CPU device")
+    print("runs on: CPU device (no GPU: " .. tostring(why):match("^[^\n]*") .. ")")
   end
 end
-M.on_cpu = M.on_cpu or (not M.compile_only and cuda.device().arch == "cpu")
+-- The "runs on:" line (scripts/test_summary.lua counts them) when the device was not chosen above.
+if not M.compile_only and not M.on_cpu then
+  local d = cuda.device()
+  M.on_cpu = d.arch == "cpu"
+  print(M.on_cpu and "runs on: CPU device (" .. d.name .. ")"
+        or string.format("runs on: GPU %d (%s)", d.ordinal, d.name))
+end
 
 -- Call after compiling the kernels and the host-side checks: a compile-only run ends here
 -- (exit 0); a full run goes on to the GPU work.

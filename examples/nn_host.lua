@@ -132,6 +132,51 @@ function M.parse_mnist_csv(text, what, train_share)
   return set(parts.train), set(parts.test)
 end
 
+-- A made-up data set, for runs without the real one (the CPU device on CI, where data/ is
+-- empty): ten classes of 28x28 images, each class a fixed random prototype and each image its
+-- class's prototype with half of its pixels replaced by noise. The same for the same seed; the
+-- classes interleaved, as parse_mnist_csv leaves them. Returns the training and test sets.
+function M.synthetic_digits(n_train, n_test, seed)
+  local x = (seed * 2654435761 + 1) % 4294967296
+  local function next32() -- xorshift32
+    x = x ~ (x << 13) & 0xFFFFFFFF
+    x = x ~ (x >> 17)
+    x = x ~ (x << 5) & 0xFFFFFFFF
+    return x
+  end
+  local features, prototypes = 784, {}
+  for c = 0, 9 do
+    local p = {}
+    for j = 1, features do p[j] = next32() % 256 end
+    prototypes[c] = p
+  end
+  local function set(n)
+    local img, lab, px = {}, {}, {}
+    for i = 0, n - 1 do
+      local p = prototypes[i % 10]
+      for j = 1, features do
+        local r = next32()
+        px[j] = r & 1 == 1 and (r >> 8) % 256 or p[j]
+      end
+      img[#img + 1], lab[#lab + 1] = string.char(table.unpack(px)), string.char(i % 10)
+    end
+    return M.check_dataset({n = n, features = features, images = table.concat(img),
+                            labels = table.concat(lab)}, "synthetic digits")
+  end
+  return set(n_train), set(n_test)
+end
+
+-- The mean and standard deviation of a data set's pixels, scaled to [0, 1].
+function M.pixel_stats(d)
+  local sum, sq = 0, 0
+  for i = 1, #d.images do
+    local v = d.images:byte(i) / 255
+    sum, sq = sum + v, sq + v * v
+  end
+  local mean = sum / #d.images
+  return {mean = mean, std = math.sqrt(math.max(sq / #d.images - mean * mean, 0))}
+end
+
 -- The first n items of a data set.
 function M.take(d, n)
   if n >= d.n then return d end
@@ -242,12 +287,31 @@ function M.chart(path, series, w, h)
   end
   cuda.image.write(path, img)
 end
--- Run as a script: check the IDX reader on made-up bytes.
+-- Run as a script: check the IDX reader on made-up bytes, and the synthetic digits.
 if ... ~= "nn_host" then
   local idx = string.pack(">I2BBI4I4", 0, 8, 2, 2, 3) .. "\1\2\3\4\5\6"
   local dims, data = M.parse_idx(idx)
   assert(dims[1] == 2 and dims[2] == 3 and data == "\1\2\3\4\5\6", "IDX reader")
-  print("nn_host.lua: IDX reader checked; the example is mlp.lua")
+  local train, test = M.synthetic_digits(30, 20, 7)
+  local again = M.synthetic_digits(30, 20, 7)
+  assert(train.n == 30 and test.n == 20 and #train.images == 30 * 784 and #test.labels == 20,
+         "synthetic digits: sizes")
+  assert(again.images == train.images and train.images ~= test.images:sub(1, 30 * 784),
+         "synthetic digits: the same for a seed, the two sets different")
+  assert(train.labels:sub(1, 12) == "\0\1\2\3\4\5\6\7\8\9\0\1", "synthetic digits: classes interleave")
+  -- Images 1 and 11 are of one class: each keeps half of its prototype's pixels, so about a
+  -- quarter of theirs agree; images of two classes agree on a 256th.
+  local function shared(a, b)
+    local n = 0
+    for j = 1, 784 do
+      n = n + (train.images:byte(a * 784 + j) == train.images:byte(b * 784 + j) and 1 or 0)
+    end
+    return n
+  end
+  assert(shared(0, 10) > 784 // 8 and shared(0, 1) < 784 // 32,
+         string.format("synthetic digits: %d pixels shared within a class, %d across", shared(0, 10),
+                       shared(0, 1)))
+  print("nn_host.lua: IDX reader and synthetic digits checked; the example is mlp.lua")
 end
 
 return M

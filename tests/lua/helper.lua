@@ -53,9 +53,16 @@ function M.need_real_gpu(cuda, what)
   if cuda.device().arch == "cpu" then skip("the CPU device has no " .. what) end
 end
 
+-- need_gpu says where the script runs, on a line "runs on: DEVICE (...)" that
+-- scripts/test_summary.lua counts.
 function M.need_gpu(cuda)
   local ok, why = cuda.has_gpu()
-  if ok then return end
+  if ok then
+    local d = cuda.device()
+    print(d.arch == "cpu" and "runs on: CPU device (" .. d.name .. ")"
+          or string.format("runs on: GPU %d (%s)", d.ordinal, d.name))
+    return
+  end
   if required("CUJIT_REQUIRE_GPU") then
     io.stderr:write("FAIL: CUJIT_REQUIRE_GPU=1 but there is no GPU: ", tostring(why), "\n")
     os.exit(1)
@@ -63,7 +70,7 @@ function M.need_gpu(cuda)
   -- No GPU: run on the CPU device (docs/cpu.md) unless CUJIT_TEST_NO_CPU=1 asks for the skip.
   if required("CUJIT_TEST_NO_CPU") then skip("no GPU: " .. tostring(why)) end
   cuda.device("cpu")
-  print("no GPU: running on the CPU device")
+  print("runs on: CPU device (no GPU: " .. tostring(why):match("^[^\n]*") .. ")")
 end
 
 function M.has_gpu(cuda)
