@@ -1,7 +1,8 @@
 -- reduce.lua -- sum, min, max and dot of 2^28 elements with the library's reductions
 -- (a:sum(), a:min(), a:max(), a:dot(b)), with the bandwidth they reach. Checked two ways: on 2^20
 -- random numbers against a Lua reference, and on 2^28 elements whose results are known exactly
--- (a pattern with a closed-form sum, a planted minimum and maximum at random places).
+-- (a pattern with a closed-form sum, a planted minimum and maximum at random places). On the CPU
+-- device the big arrays are 2^24 elements, with the same checks.
 local cuda = require "cujit"
 package.path = (arg[0]:match("^(.*)/") or ".") .. "/?.lua;" .. package.path -- find example_support
 local S = require "example_support"
@@ -80,8 +81,9 @@ do
   S.check(math.abs(x:dot(y) - d) <= 1e-12 * mag, "dot: %.9g (Lua %.9g)", x:dot(y), d)
 end
 
--- 2^28 elements: exact results and bandwidth ----------------------------------------------------
-local n = 1 << 28
+-- 2^28 elements (2^24 on the CPU device): exact results and bandwidth ---------------------------
+local LOG_N = S.on_cpu and 24 or 28
+local n = 1 << LOG_N
 local lo_at, hi_at = math.random(0, n - 1), math.random(0, n - 1)
 while hi_at == lo_at do hi_at = math.random(0, n - 1) end
 local x = pattern(lo_at, hi_at, cuda.device_array(n))
@@ -91,26 +93,26 @@ local GiB = 4 * n / 2 ^ 30
 local function timed(name, fn, bytes)
   local result
   local ms = S.gpu_ms(function() result = fn() end, 5, nil, true)
-  S.printf("%-4s of 2^28 f32: %8.3f ms, %6.0f GB/s (reading %.0f GiB)", name, ms,
+  S.printf("%-4s of 2^%d f32: %8.3f ms, %6.0f GB/s (reading %.2f GiB)", name, LOG_N, ms,
            bytes / ms / 1e6, bytes / 2 ^ 30)
   return result
 end
 
 local s = timed("sum", function() return x:sum() end, 4 * n)
-S.check(s == want_sum, "sum of 2^28 = %.17g, exactly the closed form", s)
+S.check(s == want_sum, "sum of 2^%d = %.17g, exactly the closed form", LOG_N, s)
 local lo = timed("min", function() return x:min() end, 4 * n)
 S.check(lo == -1000.5, "min found the value planted at %d", lo_at)
 local hi = timed("max", function() return x:max() end, 4 * n)
 S.check(hi == 1000.25, "max found the value planted at %d", hi_at)
 local d = timed("dot", function() return x:dot(x) end, 8 * n)
-S.check(d == want_dot, "dot(x, x) of 2^28 = %.17g, exactly the closed form", d)
+S.check(d == want_dot, "dot(x, x) of 2^%d = %.17g, exactly the closed form", LOG_N, d)
 
 x:free()
 local k = ipattern(cuda.device_array(n, "i32"))
 local want_isum, want_idot = ipattern_sums(n)
 S.check(k:sum() == want_isum and math.type(k:sum()) == "integer",
-        "i32 sum of 2^28 = %d, exact, a Lua integer", k:sum())
+        "i32 sum of 2^%d = %d, exact, a Lua integer", LOG_N, k:sum())
 S.check(k:min() == -1000 and k:max() == 1000, "i32 min and max")
-S.check(k:dot(k) == want_idot, "i32 dot of 2^28 = %d, exact", k:dot(k))
-S.printf("(%.0f GiB per f32 array; the reductions read the input once)", GiB)
+S.check(k:dot(k) == want_idot, "i32 dot of 2^%d = %d, exact", LOG_N, k:dot(k))
+S.printf("(%.2f GiB per f32 array; the reductions read the input once)", GiB)
 S.done()
