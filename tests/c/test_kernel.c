@@ -348,7 +348,6 @@ Test(kernel, unsigned_and_exact_float_for_int) {
 }
 
 /* --- on a device: GPU 0, else the CPU device -------------------------------------------------- */
- */
 
 static void fill_random(float *v, size_t n, unsigned seed) {
   for (size_t i = 0; i < n; i++) v[i] = cj_test_randf(&seed);
