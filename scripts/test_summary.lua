@@ -1,9 +1,14 @@
 -- test_summary.lua -- the closing summary of scripts/test.sh: reads ctest's JUnit report and
--- says, per device, what ran, passed, failed and was skipped, with the reasons, counting the
--- Criterion cases inside the C test programs too (ctest sees a program whose cases all skipped
--- as one passed test). Criterion prints "[SKIP] suite::case: reason" per skipped case (at
--- CRITERION_VERBOSITY_LEVEL=1) and "Synthesis: Tested: N | Passing: N | Failing: N |
--- Crashing: N", where Tested leaves the skipped cases out.
+-- says what ran where (on a GPU, on the CPU device, compile-only, with no device) and what
+-- passed, failed and was skipped, with the reasons, counting the Criterion cases inside the C
+-- test programs too (ctest sees a program whose cases all skipped as one passed test).
+-- Criterion prints "[SKIP] suite::case: reason" per skipped case (at CRITERION_VERBOSITY_LEVEL=1)
+-- and "Synthesis: Tested: N | Passing: N | Failing: N | Crashing: N", where Tested leaves the
+-- skipped cases out. Where a test ran is what it said on its "runs on: GPU ..." or "runs on: CPU
+-- device ..." lines (tests/lua/helper.lua, examples/example_support.lua, the C examples; a
+-- Criterion case's line ends in "[suite::case]", tests/c/gpu.h); a test that says neither and
+-- whose name says cpu is one of the CPU device's own suites; any other ran no kernel the
+-- summary knows of ("no device named"). A test named *.compile only compiles, for sm_90.
 --   lua5.4 scripts/test_summary.lua JUNIT_XML CTEST_STATUS [GPU_LINE]
 -- GPU_LINE: what `cujit devices` said (its first line, or its error). Prints only; the exit
 -- status of scripts/test.sh stays ctest's.
@@ -33,6 +38,11 @@ local function device_of(reason)
 end
 
 local tests = {passed = 0, failed = 0, skipped = 0, n = 0, failures = {}}
+-- Where the tests that ran did so: group -> {names}; and the Criterion cases per device.
+local GROUPS = {"GPU", "CPU device", "compile-only", "no device named"}
+local ran = {}
+for _, g in ipairs(GROUPS) do ran[g] = {} end
+local case_devices = {GPU = 0, ["CPU device"] = 0}
 local cases = {programs = 0, tested = 0, passed = 0, failed = 0, crashed = 0, skipped = 0}
 local skips = {} -- reason -> {device =, tests = {names}, cases = {suite -> count}, ncases =}
 local order = {}
@@ -62,6 +72,27 @@ for attrs, body in xml:gmatch("<testcase(.-)>(.-)</testcase>") do
   local status = attrs:match('status="(.-)"') or "?"
   local out = unescape(body:match("<system%-out>(.-)</system%-out>") or "")
   tests.n = tests.n + 1
+  if status ~= "notrun" then
+    local devices, own = {}, false
+    for device in out:gmatch("runs on: (%u[%w ]-) %f[(%[]") do
+      device = device:match("^GPU") and "GPU" or device
+      devices[device] = true
+      own = own or device == "GPU" or device == "CPU device"
+    end
+    for device, case in out:gmatch("runs on: ([^\n]-) %[([%w_]+::[%w_]+)%]") do
+      if case_devices[device] then case_devices[device] = case_devices[device] + 1 end
+    end
+    if name:match("%.compile$") then
+      table.insert(ran["compile-only"], name)
+    elseif not own and name:lower():find("cpu", 1, true) then
+      table.insert(ran["CPU device"], name)
+    elseif not own then
+      table.insert(ran["no device named"], name)
+    end
+    for _, device in ipairs({"GPU", "CPU device"}) do
+      if devices[device] then table.insert(ran[device], name) end
+    end
+  end
   if status == "run" then
     tests.passed = tests.passed + 1
   elseif status == "notrun" and body:find("<skipped", 1, true) then
@@ -100,6 +131,28 @@ print(string.format("Criterion: %s in %s: %d passed, %d failed, %d crashed, %d s
                     plural(cases.tested + cases.skipped, "case"), plural(cases.programs, "program"),
                     cases.passed, cases.failed, cases.crashed, cases.skipped))
 if #tests.failures > 0 then print("failed:    " .. table.concat(tests.failures, " ")) end
+
+-- Where the tests that ran did so (a test with cases on both devices is in both lines).
+local function wrapped(names)
+  local indent = string.rep(" ", 19) -- under the counts
+  local lines, line = {}, indent
+  for _, n in ipairs(names) do
+    if #line + #n + 1 > 100 and line:find("%S") then
+      lines[#lines + 1], line = line, indent
+    end
+    line = line .. " " .. n
+  end
+  if line:find("%S") then lines[#lines + 1] = line end
+  return table.concat(lines, "\n")
+end
+print("ran on:")
+for _, g in ipairs(GROUPS) do
+  local cases = case_devices[g] and case_devices[g] > 0
+                and string.format(" (%s that said so)", plural(case_devices[g], "Criterion case"))
+                or ""
+  print(string.format("  %-17s %s%s", g .. ":", plural(#ran[g], "test"), cases))
+  if #ran[g] > 0 then print(wrapped(ran[g])) end
+end
 
 -- One line per device: what was skipped for want of it, and why.
 local by_device, devices = {}, {}
