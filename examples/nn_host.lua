@@ -298,7 +298,8 @@ if ... ~= "nn_host" then
          "synthetic digits: sizes")
   assert(again.images == train.images and train.images ~= test.images:sub(1, 30 * 784),
          "synthetic digits: the same for a seed, the two sets different")
-  assert(train.labels:sub(1, 12) == "\0\1\2\3\4\5\6\7\8\9\0\1", "synthetic digits: classes interleave")
+  assert(train.labels:sub(1, 12) == "\0\1\2\3\4\5\6\7\8\9\0\1",
+         "synthetic digits: classes interleave")
   -- Images 1 and 11 are of one class: each keeps half of its prototype's pixels, so about a
   -- quarter of theirs agree; images of two classes agree on a 256th.
   local function shared(a, b)
