@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# test_cli_cpu_check.sh -- `cujit script.lua` under CUJIT_CPU_CHECK=1 (engine/cli/main.c): the
+# command restarts itself with AddressSanitizer's runtime preloaded, so a checked kernel loads
+# from a script: an out-of-bounds store is reported with the kernel, the line of its body, the
+# block and the thread, and the command exits non-zero; a clean script runs to its end, with
+# LD_PRELOAD put back as it was for what it starts. Already restarted (the loop guard), the
+# command does not restart again: the checked kernel's load says what to do. A compiler without
+# the runtime is named. Needs g++ (the CPU device's compiler) and its libasan.
+. "$(dirname "$0")/lib.sh"
+command -v g++ >/dev/null || { echo "skip: g++ is needed (the CPU device's compiler)"; exit 77; }
+# UBSan's halt_on_error (the sanitizer suite's) would end the process before cujit's line.
+export CUJIT_DEVICE=cpu UBSAN_OPTIONS=print_stacktrace=1 CUJIT_CACHE_DIR="$TMP/cache"
+unset CUJIT_CPU_CHECK_RESTARTED
+
+cat >"$TMP/oob.lua" <<'EOF'
+local cuda = require "cujit"
+local k = cuda.jit("oob(int *y, int n)", [[
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i <= n) y[i] = 1;
+]])
+local y = cuda.zeros(1024, "i32") -- 4096 bytes: y[1024] is the first byte past the buffer
+k[{5, 256}](y, 1024)
+cuda.synchronize()
+print("not reached")
+EOF
+cat >"$TMP/clean.lua" <<'EOF'
+local cuda = require "cujit"
+local k = cuda.jit("inc(int *y, int n)", [[
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] += i;
+]])
+local y = cuda.zeros(1000, "i32")
+k[{4, 256}](y, 1000)
+local t = y:totable()
+print("sum", t[1] + t[2] + t[1000], "preload", tostring(os.getenv("LD_PRELOAD")),
+      "restarted", tostring(os.getenv("CUJIT_CPU_CHECK_RESTARTED")))
+EOF
+
+CUJIT_CPU_CHECK=1 run "$CUJIT" "$TMP/oob.lua"
+check "the sanitizer names the overflow" "$err" "AddressSanitizer: heap-buffer-overflow"
+check "the report's first frame is the kernel's body, line 2" "$err" "in oob .*oob:2"
+check "cujit names the kernel, block, thread and line" "$err" \
+  "cujit: the report above is from kernel 'oob': block \(4,0,0\) thread \(0,0,0\), line 2 of its body"
+check_not "the script stops there" "$out" "not reached"
+[ "$rc" -ne 0 ] && ok "exits non-zero ($rc)" || fail "exit status 0 after an out-of-bounds store"
+
+unset LD_PRELOAD
+CUJIT_CPU_CHECK=1 run "$CUJIT" "$TMP/clean.lua"
+check_rc "a clean checked script" 0
+check "its kernel ran" "$out" "^sum	1000	"
+check "LD_PRELOAD is put back (unset) for what the script starts" "$out" "preload	nil	"
+check "the restart's mark is gone" "$out" "restarted	nil$"
+
+CUJIT_CPU_CHECK=1 CUJIT_CPU_CHECK_RESTARTED= run "$CUJIT" "$TMP/oob.lua"
+if [ -n "$(nm -D "$CUJIT" 2>/dev/null | grep -w __asan_init)" ]; then
+  ok "the sanitizer build has the runtime from the start: nothing to guard"
+else
+  check "already restarted: no second restart, the load says what to do" "$err" \
+    "LD_PRELOAD=\\$\(g\+\+ -print-file-name=libasan.so\)"
+  [ "$rc" -ne 0 ] && ok "and exits non-zero ($rc)" || fail "exit status 0 without the runtime"
+fi
+
+CUJIT_CPU_CHECK=1 CUJIT_CXX=false run "$CUJIT" -e 'print("ran")'
+check "a compiler without the runtime is named" "$err" \
+  "the C\+\+ compiler \(false\) has no AddressSanitizer runtime"
+check "and the command runs on" "$out" "^ran$"
+finish
