@@ -13,7 +13,10 @@ cd "$(dirname "$0")/.."
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUJIT_SANITIZE=address,undefined
 cmake --build build-san -j"$(nproc)"
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
+# allocator_may_return_null: an allocation too big for the host fails as without ASan, so the
+# CPU device's out-of-memory errors are tested here too.
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
+export ASAN_OPTIONS=$ASAN_OPTIONS:allocator_may_return_null=1
 export LSAN_OPTIONS=suppressions=$PWD/scripts/sanitize.supp:print_suppressions=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ctest --test-dir build-san --output-on-failure -j"$(nproc)" -E '^sh\.test_(lua_stock|install)$' "$@"
