@@ -3,23 +3,30 @@
 # address; cuda.synchronize() reports the fault and the REPL offers :restart; :restart, dropping
 # the faulting launch, re-executes the process, the session's variables are back (arrays with
 # their contents, kernels launch again) and the time of the replay and of the whole restart are
-# printed (figures, not checks). Skips without a GPU (fails instead under CUJIT_REQUIRE_GPU=1).
+# printed (figures, not checks). Without a GPU it runs on the CPU device (CUJIT_DEVICE=cpu), whose
+# crash handler reports the wild store as a fault naming the kernel; CUJIT_TEST_NO_CPU=1 skips
+# instead, CUJIT_REQUIRE_GPU=1 fails.
 # Run by ctest as: bash test_repl_fault_gpu.sh /path/to/cujit. Needs python3.
 set -u
 CUJIT=${1:?usage: bash test_repl_fault_gpu.sh /path/to/cujit}
 command -v python3 >/dev/null || { echo "skip: python3 is needed to drive a pseudo-terminal"; exit 77; }
 why=$("$CUJIT" -e 'local ok, why = (require "cujit").has_gpu() io.write(ok and "" or tostring(why))')
+device=0
 if [ -n "$why" ]; then
   [ "${CUJIT_REQUIRE_GPU:-}" = 1 ] && { echo "FAIL: CUJIT_REQUIRE_GPU=1 but there is no GPU: $why"; exit 1; }
-  echo "skip: no GPU: $why"
-  exit 77
+  [ "${CUJIT_TEST_NO_CPU:-}" = 1 ] && { echo "skip: no GPU: $why"; exit 77; }
+  export CUJIT_DEVICE=cpu # the restarted process inherits it
+  device=-1
+  echo "runs on: CPU device (no GPU: ${why%%$'\n'*})"
+else
+  echo "runs on: GPU 0"
 fi
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export CUJIT_CACHE_DIR="$TMP/cache" CUJIT_HISTORY="" TMPDIR="$TMP"
 here=$(cd "$(dirname "$0")" && pwd)
 
-PYTHONDONTWRITEBYTECODE=1 python3 - "$CUJIT" "$here" <<'EOF'
+PYTHONDONTWRITEBYTECODE=1 python3 - "$CUJIT" "$here" "$device" <<'EOF'
 import sys, time
 sys.path.insert(0, sys.argv[2])
 from pty_session import Session, fail, ok, verdict
@@ -53,7 +60,8 @@ if m:
           "restart to the new prompt %.0f ms" % (m.group(1), whole * 1e3))
 s.send("a, h\n")
 s.expect("device and host arrays are back with their contents",
-         r"^cujit\.device_array f32\[3\] on device 0 \{2\.0, 4\.0, 6\.0\}\tcujit\.host_array f32\[3\] \{4\.0, 5\.0, 6\.0\}$")
+         r"^cujit\.device_array f32\[3\] on device " + sys.argv[3] +
+         r" \{2\.0, 4\.0, 6\.0\}\tcujit\.host_array f32\[3\] \{4\.0, 5\.0, 6\.0\}$")
 s.send("k2[{1, 3}](a, 3) print(a:totable()[3], cuda.status())\n")
 s.expect("kernels launch again on a healthy device", r"^18\.0\ttrue$")
 s.send("\x04")
