@@ -66,6 +66,8 @@ typedef struct cpu_dev {
   int schedule;
   unsigned long long seed;
   cj_alloc_table allocs;
+  cj_alloc_table handles; /* live streams and events: a reset or the release frees them, as the
+                          ** layer above does not once they are lost */
 } cpu_dev;
 
 static cpu_dev *cpu_of(cujit_device *dev) {
@@ -270,6 +272,7 @@ static cujit_status cpu_reset(cujit_device *dev) {
   drain(c);
   pthread_mutex_lock(&c->lock);
   cj_alloc_free_all(&c->allocs);
+  cj_alloc_free_all(&c->handles);
   pthread_mutex_unlock(&c->lock);
   return CUJIT_OK;
 }
@@ -285,6 +288,7 @@ static void cpu_release(cujit_device *dev) {
   if (started) pthread_join(c->thread, NULL); /* it finishes what is queued first */
   cj_cpu_pool_free(c->pool);
   cj_alloc_free_all(&c->allocs);
+  cj_alloc_free_all(&c->handles);
   pthread_cond_destroy(&c->work);
   pthread_cond_destroy(&c->done);
   pthread_mutex_destroy(&c->lock);
@@ -392,12 +396,25 @@ static cujit_status cpu_memset8(cujit_device *dev, uint64_t dst, unsigned char v
 
 /* --- streams and events ----------------------------------------------------------------------- */
 
-/* A zeroed stream or event record. */
+/* A zeroed stream or event record, recorded in c->handles. */
 static cujit_status new_handle(cujit_device *dev, size_t size, void **out, const char *what) {
   if (faulted(dev)) return cj_device_refuse(dev);
-  if (!(*out = calloc(1, size)))
+  cpu_dev *c = cpu_of(dev);
+  void *h = calloc(1, size);
+  pthread_mutex_lock(&c->lock);
+  int ok = h && cj_alloc_put(&c->handles, (uint64_t)(uintptr_t)h, size);
+  pthread_mutex_unlock(&c->lock);
+  if (!ok) {
+    free(h);
     return cj_fail(dev->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %s", what);
+  }
+  *out = h;
   return CUJIT_OK;
+}
+
+/* 1 when the handle was live (and is no longer recorded); the caller frees it. */
+static int take_handle(cpu_dev *c, void *h) {
+  return cj_alloc_take(&c->handles, (uint64_t)(uintptr_t)h);
 }
 
 static cujit_status cpu_stream_create(cujit_device *dev, void **stream) {
@@ -406,7 +423,11 @@ static cujit_status cpu_stream_create(cujit_device *dev, void **stream) {
 
 /* Work already queued on it still runs, as on CUDA; the queue holds no pointer to the stream. */
 static void cpu_stream_destroy(cujit_device *dev, void *stream) {
-  free(stream);
+  cpu_dev *c = cpu_of(dev);
+  pthread_mutex_lock(&c->lock);
+  int live = take_handle(c, stream);
+  pthread_mutex_unlock(&c->lock);
+  if (live) free(stream);
 }
 
 /* The seq a stream's work ends at: the default stream is ordered after everything. */
@@ -451,10 +472,10 @@ static void cpu_event_destroy(cujit_device *dev, void *event) {
   cpu_event *e = event;
   if (!e) return;
   pthread_mutex_lock(&c->lock);
-  int pending = e->pending;
-  e->destroyed = 1;
+  int live = take_handle(c, e), pending = live && e->pending; /* not live: a reset freed it */
+  if (live) e->destroyed = 1;
   pthread_mutex_unlock(&c->lock);
-  if (!pending) free(e);
+  if (live && !pending) free(e);
 }
 
 static cujit_status cpu_event_record(cujit_device *dev, void *event, void *stream) {
