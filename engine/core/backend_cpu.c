@@ -66,8 +66,6 @@ typedef struct cpu_dev {
   int schedule;
   unsigned long long seed;
   cj_alloc_table allocs;
-  cj_alloc_table handles; /* live streams and events: a reset or the release frees them, as the
-                          ** layer above does not once they are lost */
 } cpu_dev;
 
 static cpu_dev *cpu_of(cujit_device *dev) {
@@ -272,7 +270,6 @@ static cujit_status cpu_reset(cujit_device *dev) {
   drain(c);
   pthread_mutex_lock(&c->lock);
   cj_alloc_free_all(&c->allocs);
-  cj_alloc_free_all(&c->handles);
   pthread_mutex_unlock(&c->lock);
   return CUJIT_OK;
 }
@@ -288,7 +285,6 @@ static void cpu_release(cujit_device *dev) {
   if (started) pthread_join(c->thread, NULL); /* it finishes what is queued first */
   cj_cpu_pool_free(c->pool);
   cj_alloc_free_all(&c->allocs);
-  cj_alloc_free_all(&c->handles);
   pthread_cond_destroy(&c->work);
   pthread_cond_destroy(&c->done);
   pthread_mutex_destroy(&c->lock);
@@ -326,16 +322,21 @@ static cujit_status track(cujit_device *dev, size_t bytes, void **out) {
   return CUJIT_OK;
 }
 
-/* Frees memory this device gave out and a reset has not freed already. Like cuMemFree, it first
-** waits for the queued work, which may still use the memory. */
+/* 1 when p is memory this device gave out (buffers, host memory, streams and events) and a
+** reset has not freed already; it is no longer recorded, and the caller frees it. */
+static int take(cpu_dev *c, void *p) {
+  pthread_mutex_lock(&c->lock);
+  int mine = cj_alloc_take(&c->allocs, (uint64_t)(uintptr_t)p);
+  pthread_mutex_unlock(&c->lock);
+  return mine;
+}
+
+/* Like cuMemFree, it first waits for the queued work, which may still use the memory. */
 static void untrack(cujit_device *dev, void *p) {
   cpu_dev *c = cpu_of(dev);
   if (!c || !p) return;
   drain(c);
-  pthread_mutex_lock(&c->lock);
-  int mine = cj_alloc_take(&c->allocs, (uint64_t)(uintptr_t)p);
-  pthread_mutex_unlock(&c->lock);
-  if (mine) free(p);
+  if (take(c, p)) free(p);
 }
 
 static cujit_status cpu_alloc(cujit_device *dev, size_t bytes, uint64_t *addr) {
@@ -396,38 +397,22 @@ static cujit_status cpu_memset8(cujit_device *dev, uint64_t dst, unsigned char v
 
 /* --- streams and events ----------------------------------------------------------------------- */
 
-/* A zeroed stream or event record, recorded in c->handles. */
-static cujit_status new_handle(cujit_device *dev, size_t size, void **out, const char *what) {
+/* A zeroed stream or event record, recorded with the memory: a reset frees it with the rest, as
+** the layer above no longer destroys what a reset made lost. */
+static cujit_status new_handle(cujit_device *dev, size_t size, void **out) {
   if (faulted(dev)) return cj_device_refuse(dev);
-  cpu_dev *c = cpu_of(dev);
-  void *h = calloc(1, size);
-  pthread_mutex_lock(&c->lock);
-  int ok = h && cj_alloc_put(&c->handles, (uint64_t)(uintptr_t)h, size);
-  pthread_mutex_unlock(&c->lock);
-  if (!ok) {
-    free(h);
-    return cj_fail(dev->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %s", what);
-  }
-  *out = h;
-  return CUJIT_OK;
-}
-
-/* 1 when the handle was live (and is no longer recorded); the caller frees it. */
-static int take_handle(cpu_dev *c, void *h) {
-  return cj_alloc_take(&c->handles, (uint64_t)(uintptr_t)h);
+  cujit_status st = track(dev, size, out);
+  if (st == CUJIT_OK) memset(*out, 0, size);
+  return st;
 }
 
 static cujit_status cpu_stream_create(cujit_device *dev, void **stream) {
-  return new_handle(dev, sizeof(cpu_stream), stream, "a stream");
+  return new_handle(dev, sizeof(cpu_stream), stream);
 }
 
 /* Work already queued on it still runs, as on CUDA; the queue holds no pointer to the stream. */
 static void cpu_stream_destroy(cujit_device *dev, void *stream) {
-  cpu_dev *c = cpu_of(dev);
-  pthread_mutex_lock(&c->lock);
-  int live = take_handle(c, stream);
-  pthread_mutex_unlock(&c->lock);
-  if (live) free(stream);
+  if (take(cpu_of(dev), stream)) free(stream);
 }
 
 /* The seq a stream's work ends at: the default stream is ordered after everything. */
@@ -464,18 +449,18 @@ static cujit_status cpu_stream_wait_event(cujit_device *dev, void *stream, void 
 }
 
 static cujit_status cpu_event_create(cujit_device *dev, void **event) {
-  return new_handle(dev, sizeof(cpu_event), event, "an event");
+  return new_handle(dev, sizeof(cpu_event), event);
 }
 
 static void cpu_event_destroy(cujit_device *dev, void *event) {
   cpu_dev *c = cpu_of(dev);
   cpu_event *e = event;
-  if (!e) return;
+  if (!e || !take(c, e)) return;
   pthread_mutex_lock(&c->lock);
-  int live = take_handle(c, e), pending = live && e->pending; /* not live: a reset freed it */
-  if (live) e->destroyed = 1;
+  int pending = e->pending;
+  e->destroyed = 1;
   pthread_mutex_unlock(&c->lock);
-  if (live && !pending) free(e);
+  if (!pending) free(e);
 }
 
 static cujit_status cpu_event_record(cujit_device *dev, void *event, void *stream) {
