@@ -103,7 +103,7 @@ local function run_all()
 
   local y = cuda.zeros(N, "f32")
   m.float_mix[{blocks, 256}](x, 1.5, y, N)
-  r.float_mix = {y:copy_to_host():totable(), 4e-6}
+  r.float_mix = {y:copy_to_host():totable(), 1e-5}
 
   local bits = cuda.zeros(4 * 64, "u32")
   m.philox[{1, 64}](SEED, bits, 64)
@@ -122,14 +122,16 @@ local function run_all()
 
   local dA, dB, dC = cuda.to_device(A, "f32"), cuda.to_device(B, "f32"), cuda.zeros(M * P, "f32")
   m.matmul[{{(P + 15) // 16, (M + 15) // 16}, {16, 16}}](dA, dB, dC, M, P, K)
-  r.matmul = {dC:copy_to_host():totable(), K * 2 ^ -24}
+  -- A GPU fuses multiply-adds: each of the K steps may round differently, by up to an ulp of a
+  -- sum of up to K products of size 1.
+  r.matmul = {dC:copy_to_host():totable(), 2 * K * K * 2 ^ -24}
 
   -- The library: reductions (integer ones exact), random fills (uniform floats are made from the
   -- Philox bits exactly; normal ones go through log, sqrt and sincos).
   r.reductions_int = {{k:sum(), k:min(), k:max(), k:dot(k)}, "exact"}
-  r.reductions_float = {{x:sum(), x:min(), x:max(), x:dot(x)}, 1e-12}
+  r.reductions_float = {{x:sum(), x:min(), x:max(), x:dot(x)}, 1e-10} -- in double, any order
   r.uniform = {cuda.random.uniform(cuda.device_array(N), SEED, 3):copy_to_host():totable(), "exact"}
-  r.normal = {cuda.random.normal(cuda.device_array(N), SEED):copy_to_host():totable(), 4e-6}
+  r.normal = {cuda.random.normal(cuda.device_array(N), SEED):copy_to_host():totable(), 1e-5}
   return r
 end
 
