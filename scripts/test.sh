@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# test.sh -- run the whole test suite (after scripts/setup.sh built ./build), then a summary per
-# device of what ran, passed, failed and was skipped, with the reasons, Criterion cases included
-# (scripts/test_summary.lua). GPU tests skip with a reason when there is no GPU;
-# CUJIT_REQUIRE_GPU=1 turns those skips into failures. The exit status is ctest's: the summary
+# test.sh -- run the whole test suite (after scripts/setup.sh built ./build), then a summary of
+# what ran where (on a GPU, on the CPU device, compile-only, with no device), what passed and
+# failed, and what was skipped and why, Criterion cases included (scripts/test_summary.lua).
+# Without a GPU the GPU tests run on the CPU device; CUJIT_REQUIRE_GPU=1 makes them fail instead. The exit status is ctest's: the summary
 # only prints, and its own failure is reported, never counted.
 set -uo pipefail
 cd "$(dirname "$0")/.."
