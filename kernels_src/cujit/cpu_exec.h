@@ -32,10 +32,11 @@ namespace cj_cpu {
 enum : unsigned char { T_NEW, T_DONE, T_RUN, T_BAR, T_WARP };
 enum { CONV_NONE, CONV_BAR, CONV_WARP, CONV_YIELD, CONV_FAIL };
 enum { max_threads = 1024 };
-/* Loop iterations a thread runs before it yields. Small enough that a 256-thread block's slices
-** of a grid-stride loop stay in L2 (256 x 128 x 4 bytes read = 128 KiB), large enough that the
-** switch (a few ns) costs little against the slice's work. */
-enum : unsigned { slice_iterations = 32 };
+/* Loop iterations a thread runs before it yields: few enough that the lines a block's slices of
+** a grid-stride loop read stay in L1 and L2, enough that the switch (a few ns) costs little
+** against the slice's work; not a power of two, so that the inner loop of a tiled kernel (16, 32
+** or 64 iterations between barriers) does not yield once per tile for nothing. */
+enum : unsigned { slice_iterations = 48 };
 
 struct fiber {
   context ctx;
