@@ -3,7 +3,8 @@
 ** rewritten for the system C++ compiler. One pass over the source, aware of comments, literals
 ** and #line, that refuses what the host cannot run (textures, inline PTX, ...) with the kernel and
 ** line that use it, turns `extern __shared__` arrays into views of the block's dynamic shared
-** memory, and maps CUDA's headers onto cujit's; then one exported entry per kernel.
+** memory, maps CUDA's headers onto cujit's, and starts every loop body of a function with a tick
+** of the executor's time slices (cpu_exec.h); then one exported entry per kernel.
 */
 #include "cpu_source.h"
 #include "base.h"
@@ -88,8 +89,18 @@ typedef struct scan {
   */
   unsigned nesting;
   unsigned long cpu_test, off;
-  int failed; /* a directive was refused (err holds why) */
+  int failed;     /* a directive was refused (err holds why) */
+  size_t tick_at; /* the `)` closing a loop's header, to be followed by a tick; 0: none */
 } scan;
+
+/* What goes around a loop: a counter of its iterations in a variable of its own (a register,
+** where a counter in memory would chain each iteration to the last through a store), and a tick
+** before the body. A `switch` holds the variable because it takes no `else`: an `else` of the
+** user's after the loop stays bound as it was, as it does after the tick's `else`. No newline,
+** so lines stay as they were. */
+static const char loop_slice[] =
+    "switch (unsigned cj_slice = ::cj_cpu::slice_iterations) default: ";
+static const char loop_tick[] = " if (::cj_cpu::tick(cj_slice)) {} else ";
 
 static int ident_start(int c) {
   return isalpha(c) || c == '_';
@@ -253,6 +264,52 @@ static int extern_shared(scan *sc, size_t after_shared) {
   return 1;
 }
 
+/* The end of the string or character literal, or comment, that starts at s[i], or i. */
+static size_t skip_literal(const char *s, size_t i, size_t n) {
+  char c = s[i], c1 = i + 1 < n ? s[i + 1] : 0;
+  size_t j = i + 1;
+  if (c == '/' && c1 == '/') {
+    while (j < n && s[j] != '\n') j++;
+  } else if (c == '/' && c1 == '*') {
+    const char *e = strstr(s + i + 2, "*/");
+    j = e ? (size_t)(e - s) + 2 : n;
+  } else if (c == '"' || c == '\'') {
+    while (j < n && s[j] != c && s[j] != '\n') j += s[j] == '\\' ? 2 : 1;
+    j = j < n ? j + 1 : n;
+  } else {
+    return i;
+  }
+  return j;
+}
+
+/* `for` or `while` ends at `after` inside a function: note the `)` that closes its header and
+** return 1, unless a `;` follows it (the end of a do-while, or an empty loop) or a loop's header
+** is open already. */
+static int note_loop(scan *sc, size_t after, int is_while) {
+  if (sc->tick_at || !(sc->function >> sc->depth & 1ul)) return 0;
+  size_t k = after;
+  while (k < sc->n && isspace((unsigned char)sc->s[k])) k++;
+  if (k >= sc->n || sc->s[k] != '(') return 0;
+  int parens = 0;
+  for (; k < sc->n; k++) {
+    size_t lit = skip_literal(sc->s, k, sc->n);
+    if (lit != k) {
+      k = lit - 1;
+      continue;
+    }
+    if (sc->s[k] == '#' || sc->s[k] == '{' || sc->s[k] == '}' || (sc->s[k] == ';' && !parens))
+      return 0; /* a directive, a brace or a stray `;`: leave it as written */
+    parens += (sc->s[k] == '(') - (sc->s[k] == ')');
+    if (parens == 0) break;
+  }
+  if (k >= sc->n) return 0;
+  size_t next = k + 1;
+  while (next < sc->n && isspace((unsigned char)sc->s[next])) next++;
+  if (is_while && next < sc->n && sc->s[next] == ';') return 0;
+  sc->tick_at = k;
+  return 1;
+}
+
 /* Whether the brace at sc->i opens a function body: the last thing before it is `)`, or a
 ** trailing `const`/`noexcept`/`override`, or we are already inside one. */
 static int opens_function(const scan *sc) {
@@ -283,16 +340,9 @@ static int rewrite(scan *sc) {
       line_start = 1;
     else if (!isspace((unsigned char)c))
       line_start = 0;
-    size_t j = i + 1;
-    if (c == '/' && c1 == '/') {
-      while (j < sc->n && sc->s[j] != '\n') j++;
-    } else if (c == '/' && c1 == '*') {
-      const char *e = strstr(sc->s + i + 2, "*/");
-      j = e ? (size_t)(e - sc->s) + 2 : sc->n;
-    } else if (c == '"' || c == '\'') {
-      while (j < sc->n && sc->s[j] != c && sc->s[j] != '\n') j += sc->s[j] == '\\' ? 2 : 1;
-      j = j < sc->n ? j + 1 : sc->n;
-    } else if (c == '{') {
+    size_t j = skip_literal(sc->s, i, sc->n); /* past a comment or literal: copied as it is */
+    if (j == i) j = i + 1;
+    if (c == '{') {
       int fn = opens_function(sc);
       if (sc->depth + 1 < 8 * sizeof sc->function) {
         sc->depth++;
@@ -310,6 +360,10 @@ static int rewrite(scan *sc) {
           refuse(sc, i, unsupported[k].what);
           return 0;
         }
+      if ((len == 3 && memcmp(sc->s + i, "for", 3) == 0) ||
+          (len == 5 && memcmp(sc->s + i, "while", 5) == 0)) {
+        if (note_loop(sc, j, len == 5)) cj_buf_puts(&sc->out, loop_slice);
+      }
       if (len == 6 && memcmp(sc->s + i, "extern", 6) == 0) {
         size_t k = j;
         while (k < sc->n && isspace((unsigned char)sc->s[k])) k++;
@@ -320,6 +374,10 @@ static int rewrite(scan *sc) {
       return 0;
     }
     emit_to(sc, j);
+    if (sc->tick_at && sc->i > sc->tick_at) {
+      if (i == sc->tick_at) cj_buf_puts(&sc->out, loop_tick);
+      sc->tick_at = 0;
+    }
   }
   return 1;
 }

@@ -12,6 +12,15 @@
 ** them returned is barrier divergence, reported as such; afterwards the loop goes on with a fresh
 ** runner for whatever has not run.
 **
+** Time slices. A thread that runs a long loop without a barrier (the accumulation of a grid-stride
+** reduction) would otherwise run all of it before the next thread starts, so each cache line of
+** the input would be fetched once per thread that reads part of it, and a stride through a large
+** array misses the TLB at every step. cpu_source.c gives every loop of the user's code a counter
+** and a tick at the top of its body; after `slice_iterations` iterations of one loop, a thread
+** yields to the next one (in the runner, that makes the block fibers, as a barrier does). The
+** threads of a block then advance through their loops side by side, as a GPU's do, and share the
+** lines they read. A thread whose loops are shorter never yields.
+**
 ** Warp operations deposit each lane's value in per-warp scratch; the last lane to arrive computes
 ** every lane's result (an implicit warp barrier), so shuffles, votes and __syncwarp are one
 ** mechanism. Lanes are 32 consecutive linear thread ids, as on the GPU.
@@ -21,8 +30,13 @@
 namespace cj_cpu {
 
 enum : unsigned char { T_NEW, T_DONE, T_RUN, T_BAR, T_WARP };
-enum { CONV_NONE, CONV_BAR, CONV_WARP, CONV_FAIL };
+enum { CONV_NONE, CONV_BAR, CONV_WARP, CONV_YIELD, CONV_FAIL };
 enum { max_threads = 1024 };
+/* Loop iterations a thread runs before it yields: few enough that the lines a block's slices of
+** a grid-stride loop read stay in L1 and L2, enough that the switch (a few ns) costs little
+** against the slice's work; not a power of two, so that the inner loop of a tiled kernel (16, 32
+** or 64 iterations between barriers) does not yield once per tile for nothing. */
+enum : unsigned { slice_iterations = 48 };
 
 struct fiber {
   context ctx;
@@ -230,9 +244,10 @@ static inline bool overflowed(exec *ex, unsigned t, int slot) {
 }
 
 /* Fiber t stops (it waits, or `ends`): straight on to the next runnable fiber of this sweep, or
-** back to the scheduler when there is none: one switch per thread per barrier. */
-static inline void switch_next(exec *ex, unsigned t, bool ends) {
-  if (overflowed(ex, t, ex->fibers[t].slot)) abandon(ex);
+** back to the scheduler when there is none: one switch per thread per barrier. A thread that
+** only yields its time slice is checked for a stack overflow at its next wait or return. */
+static inline void switch_next(exec *ex, unsigned t, bool ends, bool yields = false) {
+  if (!yields && overflowed(ex, t, ex->fibers[t].slot)) abandon(ex);
   unsigned n = ex->n, i = ex->sweep + 1, u = 0;
   for (; i < n; i++) {
     u = ex->order ? ex->order[i] : i;

@@ -6,8 +6,8 @@
 ** back to ucontext. Under AddressSanitizer every switch is announced to it, as its fiber API asks.
 **
 ** Stacks come from a pool per worker, mapped on first need and reused across blocks and launches
-** (see stack_pool for overflow detection). Each slot's top is shifted by a multiple of 64 bytes so
-** that the tops of consecutive stacks do not all land in the same L1 set.
+** (see stack_pool for overflow detection). Consecutive stacks are a cache line more than a stack
+** apart, so that their tops and their canaries do not all land in the same L1 set.
 */
 #pragma once
 
@@ -37,6 +37,10 @@ enum { stack_bytes = 512 * 1024 }; /* instrumented frames are several times larg
 enum { stack_bytes = 128 * 1024 };
 #endif
 enum { guard_bytes = 4096, slots_per_chunk = 32, max_slots = 1024 + 64 };
+/* Consecutive stacks are one cache line more than a stack apart, so that their tops and their
+** canaries (read at most switches) fall in different cache sets: at a power-of-two pitch those of
+** a whole block would compete for one set of L1 and of L2. */
+enum { slot_pitch = stack_bytes + 64 };
 
 struct context {
 #if CJ_CPU_ASM_SWITCH
@@ -82,16 +86,14 @@ static inline void stack_unpoison(char *lo, size_t size, bool all) {
 #endif
 }
 
-static inline void context_make(context *c, char *lo, size_t size, unsigned color,
-                                void (*fn)(void *), void *arg) {
+static inline void context_make(context *c, char *lo, size_t size, void (*fn)(void *), void *arg) {
   stack_unpoison(lo, size, false);
   c->bottom = lo, c->size = size, c->fake = nullptr;
 #if CJ_CPU_ASM_SWITCH
-  char *top = lo + size - 64 * (color % 32);
-  void **sp = (void **)((uintptr_t)top & ~(uintptr_t)15) - 9; /* 16-aligned after the ret */
-  sp[0] = sp[1] = nullptr;                                    /* r15, r14 */
-  sp[2] = (void *)fn, sp[3] = arg;                            /* r13, r12 */
-  sp[4] = sp[5] = nullptr;                                    /* rbx, rbp */
+  void **sp = (void **)((uintptr_t)(lo + size) & ~(uintptr_t)15) - 9; /* 16-aligned after ret */
+  sp[0] = sp[1] = nullptr;                                            /* r15, r14 */
+  sp[2] = (void *)fn, sp[3] = arg;                                    /* r13, r12 */
+  sp[4] = sp[5] = nullptr;                                            /* rbx, rbp */
   sp[6] = (void *)&cj_cpu_boot, sp[7] = sp[8] = nullptr;
   c->sp = sp;
 #else
@@ -174,21 +176,21 @@ struct stack_pool {
   }
   bool grow() {
     if (nslots + slots_per_chunk > max_slots) return false;
-    size_t bytes = guard_bytes + (size_t)stack_bytes * slots_per_chunk;
+    size_t bytes = guard_bytes + (size_t)slot_pitch * slots_per_chunk;
     void *m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) return false;
     mprotect(m, guard_bytes, PROT_NONE);
     chunks[nchunks++] = (char *)m;
     for (unsigned i = 0; i < slots_per_chunk; i++) {
-      lo[nslots] = (char *)m + guard_bytes + (size_t)i * stack_bytes;
+      lo[nslots] = (char *)m + guard_bytes + (size_t)i * slot_pitch;
       *(unsigned long long *)lo[nslots] = canary(nslots);
       free_list[nfree++] = nslots++;
     }
     return true;
   }
   void release() {
-    size_t bytes = guard_bytes + (size_t)stack_bytes * slots_per_chunk;
+    size_t bytes = guard_bytes + (size_t)slot_pitch * slots_per_chunk;
     for (unsigned i = 0; i < nchunks; i++) munmap(chunks[i], bytes);
     nchunks = nslots = nfree = 0;
   }

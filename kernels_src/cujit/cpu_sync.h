@@ -19,7 +19,7 @@ static inline bool start_fiber(exec *ex, unsigned t) {
   ex->fibers[t].slot = slot;
   ex->fibers[t].tid = tid_of(ex, t);
   ex->state_dirty = true;
-  context_make(&ex->fibers[t].ctx, ex->pool.lo[slot], stack_bytes, (unsigned)slot, fiber_main, ex);
+  context_make(&ex->fibers[t].ctx, ex->pool.lo[slot], stack_bytes, fiber_main, ex);
   ex->state[t] = T_RUN;
   return true;
 }
@@ -159,8 +159,7 @@ static inline void run_block(exec *ex) {
         set_error(ex, 0, "no memory left for the runner's stack");
         return;
       }
-      context_make(&ex->runner, ex->pool.lo[ex->runner_slot], stack_bytes,
-                   (unsigned)ex->runner_slot, runner_main, ex);
+      context_make(&ex->runner, ex->pool.lo[ex->runner_slot], stack_bytes, runner_main, ex);
     }
     ex->in_runner = true;
     ex->conv = CONV_NONE;
@@ -186,7 +185,7 @@ static inline void run_block(exec *ex) {
     if (!ex->order) ex->pos = t;
     ex->pos++;
     bool ok = true;
-    if (ex->conv == CONV_BAR) {
+    if (ex->conv != CONV_WARP) { /* a barrier, or a time slice's end: the whole block */
       ok = start_range(ex, 0, n);
     } else {
       unsigned first = t & ~31u, end = first + 32 < n ? first + 32 : n;
@@ -212,6 +211,32 @@ static inline void wait_here(exec *ex, unsigned t, unsigned char why) {
     switch_next(ex, t, false);
   }
 }
+/* The running thread's time slice is over (see cpu_exec.h): on to the next thread, which in the
+** runner first makes the block fibers. Out of a kernel (a loop run when the object is loaded) or
+** in a block of one thread there is nobody to yield to. Returns the next slice's iterations. */
+__attribute__((noinline)) static unsigned slice_over() {
+  exec *ex = me()->ex;
+  if (!ex || ex->n < 2) return slice_iterations;
+  unsigned t = current(ex);
+  fiber *f = &ex->fibers[t];
+  ex->state[t] = T_RUN;
+  if (ex->in_runner) {
+    ex->conv = CONV_YIELD;
+    f->ctx.bottom = ex->runner.bottom, f->ctx.size = ex->runner.size;
+    context_switch(&f->ctx, &ex->sched, false);
+  } else {
+    switch_next(ex, t, false, true);
+  }
+  return slice_iterations;
+}
+/* At the top of every loop body of the user's code (cpu_source.c writes the call and the loop's
+** counter): one decrement per iteration. constexpr, and nothing at all in a constant evaluation,
+** so that the loops of constexpr functions stay constant expressions. */
+constexpr bool tick(unsigned &left) {
+  if (!__builtin_is_constant_evaluated() && __builtin_expect(--left == 0, 0)) left = slice_over();
+  return false;
+}
+
 static inline int barrier(const char *file, int line, const char *what, int pred) {
   exec *ex = me()->ex;
   unsigned t = current(ex);

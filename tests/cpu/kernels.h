@@ -224,10 +224,12 @@ static const char ERROR_SRC[] =
 static const char *const OVERFLOW_KERNELS[] = {"deep_plain", "deep_fiber"};
 // clang-format off
 static const char OVERFLOW_SRC[] =
-    /* a local array larger than a thread's 128 KiB stack, written through */
+    /* a local array larger than a thread's 128 KiB stack, written through; a do-while, which
+    ** has no time-slice tick, so that deep_plain's thread overflows in the plain loop */
     "__device__ __noinline__ int deep(int n) {\n"
     "  volatile char buf[150 * 1024];\n"
-    "  for (int i = (int)sizeof buf - 1; i >= 0; i--) buf[i] = (char)(i + n);\n"
+    "  int i = (int)sizeof buf - 1;\n"
+    "  do buf[i] = (char)(i + n); while (--i >= 0);\n"
     "  return buf[n];\n"
     "}\n"
     KERNEL("deep_plain", "int *y",

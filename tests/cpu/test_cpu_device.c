@@ -593,6 +593,46 @@ static void test_refusals(void) {
   free(tu);
 }
 
+/* Time slices (cpu_exec.h): a thread in a long loop yields to the next one before its loop ends;
+** the loop rewrite keeps an `else` after a loop bound to its `if`, loops of constexpr functions
+** constant, and do-while loops as they were. */
+static void test_time_slices(void) {
+  static const char src[] =
+      "constexpr int tri(int n) { int s = 0; for (int i = 1; i <= n; i++) s += i; return s; }\n"
+      "static_assert(tri(4) == 10, \"a loop of a constexpr function\");\n" KERNEL(
+          "slices", "int *log, int *next, int *out, int n",
+          "  for (int i = 0; i < n; i++) log[atomicAdd(next, 1)] = threadIdx.x;\n"
+          "  int k = 0, j = 0;\n"
+          "  if (n > 0) while (k < 3) k++; else k = -1;\n"
+          "  do j++; while (j < 5);\n"
+          "  out[threadIdx.x] = k * 10 + j;");
+  const char *names[] = {"slices"};
+  cpu_module *m = cpu_compile(src, names, 1, 0, err, sizeof err);
+  CHECK(m != NULL, "the time-slice kernel did not compile: %s", err);
+  if (!m) return;
+  enum { n = 1000 };
+  int *log = calloc(2 * n, sizeof(int)), next = 0, *pnext = &next, out[2] = {0, 0}, *pout = out;
+  int count = n;
+  void *args[] = {&log, &pnext, &pout, &count};
+  launch(m, "slices", shape(1, 1, 1, 2, 1, 1), args);
+  int first_of_1 = 2 * n, ones = 0;
+  for (int i = 0; i < 2 * n; i++) {
+    if (log[i] == 1 && first_of_1 == 2 * n) first_of_1 = i;
+    ones += log[i] == 1;
+  }
+  CHECK(next == 2 * n && ones == n, "slices: %d entries, %d of thread 1", next, ones);
+  CHECK(first_of_1 < n, "slices: thread 1 first ran after %d iterations of thread 0's loop of %d",
+        first_of_1, n);
+  CHECK(out[0] == 35 && out[1] == 35, "slices: the loops after it gave %d, %d (35 expected)",
+        out[0], out[1]);
+  count = 0;
+  launch(m, "slices", shape(1, 1, 1, 2, 1, 1), args);
+  CHECK(out[0] == -5 && out[1] == -5, "slices: the else after a loop gave %d, %d (-5 expected)",
+        out[0], out[1]);
+  free(log);
+  cpu_unload(m);
+}
+
 int main(int argc, char **argv) {
   if (argc > 3 && strcmp(argv[1], "--check-child") == 0)
     return check_mode_tests(NULL, argv[2], argv[3]);
@@ -615,6 +655,7 @@ int main(int argc, char **argv) {
   }
   test_library_programs();
   test_generated_source();
+  test_time_slices();
   test_errors();
   test_refusals();
   failures += check_mode_tests(argv[0], NULL, NULL);
