@@ -197,8 +197,10 @@ cujit_status cj_cpu_enqueue(cujit_device *dev, cpu_op *op, void *stream) {
   }
   op->seq = ++c->submitted;
   if (stream) ((cpu_stream *)stream)->last = op->seq;
-  if (op->kind == OP_RECORD)
-    op->event->seq = op->seq, op->event->pending++, op->event->captured = 0;
+  if (op->kind == OP_RECORD) {
+    op->event->seq = op->seq, op->event->pending++;
+    __atomic_store_n(&op->event->captured, 0, __ATOMIC_RELEASE); /* a point of the work again */
+  }
   if (c->tail)
     c->tail->next = op;
   else

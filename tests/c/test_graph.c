@@ -348,8 +348,8 @@ Test(graph, copies_through_pinned_memory_are_recorded_and_read_at_each_replay) {
     EXPECT_OK(cujit_stream_synchronize(u.s));
     for (int i = 0; i < N; i++) {
       float want = i < 2 ? 0 : 3 * (float)(round * 1000 + i) - 1;
-      cr_assert_float_eq(hout[i], want, 1e-3f, "round %d: out[%d] = %g, want %g", round, i,
-                         hout[i], want);
+      cr_assert_float_eq(hout[i], want, 1e-3f, "round %d: out[%d] = %g, want %g", round, i, hout[i],
+                         want);
     }
   }
   cujit_graph_free(g);
@@ -402,13 +402,20 @@ Test(graph, replays_queued_before_set_args_keep_their_arguments) {
   cujit_stream_free(other);
 }
 
-Test(graph, an_event_recorded_into_a_capture_adds_no_node) {
-  setup u = make_setup(1);
+/* A capture begun on u's stream: x = 2x, then an event recorded (a point of the capture, as the
+** driver has it). */
+static cujit_event *capture_with_event(const setup *u) {
   cujit_event *e;
   EXPECT_OK(cujit_event_create(engine, &e));
-  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED));
-  EXPECT_OK(axpb(u.k, u.x, 2, 0, u.s));
-  EXPECT_OK(cujit_event_record(e, u.s)); /* a point of the capture, as the driver has it */
+  EXPECT_OK(cujit_capture_begin(u->s, CUJIT_CAPTURE_RELAXED));
+  EXPECT_OK(axpb(u->k, u->x, 2, 0, u->s));
+  EXPECT_OK(cujit_event_record(e, u->s));
+  return e;
+}
+
+Test(graph, an_event_recorded_into_a_capture_adds_no_node) {
+  setup u = make_setup(1);
+  cujit_event *e = capture_with_event(&u);
   EXPECT_OK(axpb(u.k, u.x, 1, 1, u.s));
   cujit_graph *g;
   EXPECT_OK(cujit_capture_end(u.s, &g));
@@ -424,11 +431,7 @@ Test(graph, an_event_recorded_into_a_capture_adds_no_node) {
 
 Test(graph, waiting_for_an_event_recorded_into_a_capture_is_refused) {
   setup u = make_setup(1);
-  cujit_event *e;
-  EXPECT_OK(cujit_event_create(engine, &e));
-  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED));
-  EXPECT_OK(axpb(u.k, u.x, 2, 0, u.s));
-  EXPECT_OK(cujit_event_record(e, u.s));
+  cujit_event *e = capture_with_event(&u);
   EXPECT_FAIL(cujit_event_synchronize(e), CUJIT_ERROR_UNSUPPORTED, "captur");
   EXPECT_FAIL(cujit_event_query(e), CUJIT_ERROR_UNSUPPORTED, "captur");
   cujit_capture_end(u.s, NULL); /* its status is the driver's to choose: the refusals may count */
