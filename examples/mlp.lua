@@ -119,7 +119,7 @@ end
 if #(arg or {}) == 0 and on_cpu then
   -- Adam learns faster than SGD from 100 steps (numpy's version of this run: 78-84 % on three
   -- initialisations, against 60-80 % for SGD)
-  o.train_limit, o.epochs, o.batch, o.precision, o.exec = 1000, 1, {10}, {"f32"}, {"launch"}
+  o.train_limit, o.epochs, o.batch, o.precision, o.exec = 1000, 1, {10}, {"f32"}, {"graph"}
   o.optimizer, o.lr = "adam", 0.001
 end
 local default_run = #(arg or {}) == 0

@@ -619,7 +619,8 @@ CUJIT_API size_t cujit_graph_node_count(const cujit_graph *graph, cujit_graph_no
 /* The kernel that kernel node `index` launches (capture order, from 0), NULL past the last. */
 CUJIT_API cujit_kernel *cujit_graph_kernel(const cujit_graph *graph, size_t index);
 CUJIT_API cujit_device *cujit_graph_device(const cujit_graph *graph);
-/* Writes the graph as Graphviz dot to `path` (cuGraphDebugDotPrint). */
+/* Writes the graph as Graphviz dot to `path` (cuGraphDebugDotPrint; the CPU device writes its
+** nodes as a chain). */
 CUJIT_API cujit_status cujit_graph_dot(cujit_graph *graph, const char *path);
 /* Frees the graph; replays already queued complete. */
 CUJIT_API void cujit_graph_free(cujit_graph *graph);

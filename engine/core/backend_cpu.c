@@ -8,11 +8,8 @@
 ** kernel faults the device as a GPU fault does, until a reset.
 */
 #define _GNU_SOURCE /* sched_getaffinity */
-#include "backend.h"
+#include "backend_cpu.h"
 #include "backend_cpu_graph.h"
-#include "cpu_alloc.h"
-#include "cpu_module.h"
-#include "cpu_pool.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -28,46 +25,6 @@
 /* --- the device's state ------------------------------------------------------------------------
  */
 
-typedef struct cpu_event {
-  uint64_t seq;  /* of the last record queued; 0 never recorded */
-  double ms;     /* host time when that record was reached */
-  int pending;   /* records queued, not yet run */
-  int destroyed; /* freed by the last pending record */
-} cpu_event;
-
-typedef struct cpu_stream {
-  uint64_t last; /* seq of the last work queued on it */
-} cpu_stream;
-
-enum op_kind { OP_COPY, OP_FILL, OP_LAUNCH, OP_RECORD };
-
-typedef struct cpu_op {
-  struct cpu_op *next;
-  enum op_kind kind;
-  uint64_t seq;
-  void *dst;
-  const void *src;
-  size_t bytes;
-  unsigned char value;
-  cj_cpu_function *fn;
-  cj_cpu_launch *launch; /* inside this allocation, with the copied parameters */
-  cpu_event *event;
-} cpu_op;
-
-typedef struct cpu_dev {
-  pthread_mutex_t lock;
-  pthread_cond_t work, done;
-  cpu_op *head, *tail;
-  uint64_t submitted, completed; /* seq of the last op queued / finished */
-  int stop, started;
-  pthread_t thread;
-  cj_cpu_pool *pool;
-  int workers;
-  int schedule;
-  unsigned long long seed;
-  cj_alloc_table allocs;
-} cpu_dev;
-
 static cpu_dev *cpu_of(cujit_device *dev) {
   return (cpu_dev *)dev->impl;
 }
@@ -79,12 +36,12 @@ static int faulted(const cujit_device *dev) {
   return __atomic_load_n(&dev->fault, __ATOMIC_ACQUIRE) != CUJIT_OK;
 }
 
-static void fault(cujit_device *dev, const char *what) {
+static void fault(cujit_device *dev, const char *what, const char *where) {
   cj_device_fault(dev,
-                  "the CPU device faulted: %.1500s; it refuses further work until reset: call "
+                  "the CPU device faulted: %.1500s%s; it refuses further work until reset: call "
                   "cujit_device_reset (Lua: cuda.reset()), which loses the device's buffers, "
                   "streams and events (host data is untouched)",
-                  what);
+                  what, where);
 }
 
 /* Waits until the queue has finished op `seq`; honours cujit_interrupt. */
@@ -128,14 +85,32 @@ static uint64_t queued_so_far(cpu_dev *c) {
 /* --- the queue ---------------------------------------------------------------------------------
  */
 
-static void run_launch(cujit_device *dev, cpu_dev *c, cpu_op *op) {
+/* `where` follows the kernel's failure in the fault's message. A graph's launches run again:
+** their block counter starts over. */
+static void run_launch(cujit_device *dev, cpu_dev *c, cpu_op *op, uint64_t seq, const char *where) {
   cj_cpu_launch *launch = op->launch;
   const cj_cpu_function *fn = op->fn;
   launch->schedule = c->schedule;
-  launch->schedule_seed = c->seed + op->seq;
+  launch->schedule_seed = c->seed + seq;
+  launch->next_block = 0, launch->error_set = 0;
   cj_cpu_job job = {fn->entry, launch, fn->module->workers, fn->module->release, fn->module->where};
   cj_cpu_pool_run(c->pool, &job);
-  if (__atomic_load_n(&launch->error_set, __ATOMIC_ACQUIRE)) fault(dev, launch->error);
+  if (__atomic_load_n(&launch->error_set, __ATOMIC_ACQUIRE)) fault(dev, launch->error, where);
+}
+
+static void run_op(cujit_device *dev, cpu_dev *c, cpu_op *op);
+
+/* A graph's replays: its nodes in order, each as it ran when queued alone, until a fault. */
+static void run_graph(cujit_device *dev, cpu_dev *c, const cpu_op *op) {
+  const cpu_plan *plan = op->plan;
+  for (size_t r = 0; r <= op->repeat; r++)
+    for (size_t i = 0; i < plan->count && !faulted(dev); i++) {
+      cpu_op *node = &plan->nodes[i];
+      if (node->kind == OP_LAUNCH)
+        run_launch(dev, c, node, op->seq + r, " (in a kernel node of a replayed cujit_graph)");
+      else
+        run_op(dev, c, node);
+    }
 }
 
 static void run_op(cujit_device *dev, cpu_dev *c, cpu_op *op) {
@@ -147,19 +122,26 @@ static void run_op(cujit_device *dev, cpu_dev *c, cpu_op *op) {
     memset(op->dst, op->value, op->bytes);
     break;
   case OP_LAUNCH:
-    run_launch(dev, c, op);
+    run_launch(dev, c, op, op->seq, "");
     break;
   case OP_RECORD:
     op->event->ms = cj_now_ms();
     break;
+  case OP_GRAPH:
+    run_graph(dev, c, op);
+    break;
   }
 }
 
-/* Frees the op; an event whose last record this was, and which was destroyed, goes too. */
+/* Frees the op; an event whose last record this was, and which was destroyed, goes too. A
+** replay's op goes back to the graph's side (backend_cpu_graph.c). */
 static void finish_op(cpu_dev *c, cpu_op *op) {
   if (op->kind == OP_RECORD && --op->event->pending == 0 && op->event->destroyed) free(op->event);
   c->completed = op->seq;
-  free(op);
+  if (op->kind == OP_GRAPH)
+    cj_cpu_replay_done(c, op);
+  else
+    free(op);
 }
 
 static void *queue_main(void *p) {
@@ -185,7 +167,7 @@ static void *queue_main(void *p) {
 }
 
 /* An op with `extra` bytes after it (staged data, the launch and its parameters). */
-static cpu_op *new_op(cujit_device *dev, enum op_kind kind, size_t extra) {
+cpu_op *cj_cpu_new_op(cujit_device *dev, enum op_kind kind, size_t extra) {
   cpu_op *op = calloc(1, sizeof *op + extra);
   if (!op)
     cj_fail(dev->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
@@ -195,9 +177,9 @@ static cpu_op *new_op(cujit_device *dev, enum op_kind kind, size_t extra) {
   return op;
 }
 
-/* Queues op behind everything queued before (the queue thread and pool start with the first
-** op); stream, when given, remembers it. */
-static cujit_status enqueue(cujit_device *dev, cpu_op *op, void *stream) {
+/* The queue thread and pool start with the first op. */
+cujit_status cj_cpu_enqueue(cujit_device *dev, cpu_op *op, void *stream) {
+  if (stream && ((cpu_stream *)stream)->capture) return cj_cpu_capture_op(dev, op, stream);
   cpu_dev *c = cpu_of(dev);
   pthread_mutex_lock(&c->lock);
   if (!c->started) {
@@ -215,7 +197,10 @@ static cujit_status enqueue(cujit_device *dev, cpu_op *op, void *stream) {
   }
   op->seq = ++c->submitted;
   if (stream) ((cpu_stream *)stream)->last = op->seq;
-  if (op->kind == OP_RECORD) op->event->seq = op->seq, op->event->pending++;
+  if (op->kind == OP_RECORD) {
+    op->event->seq = op->seq, op->event->pending++;
+    __atomic_store_n(&op->event->captured, 0, __ATOMIC_RELEASE); /* a point of the work again */
+  }
   if (c->tail)
     c->tail->next = op;
   else
@@ -284,6 +269,7 @@ static void cpu_release(cujit_device *dev) {
   pthread_mutex_unlock(&c->lock);
   if (started) pthread_join(c->thread, NULL); /* it finishes what is queued first */
   cj_cpu_pool_free(c->pool);
+  cj_cpu_replay_spares_free(c);
   cj_alloc_free_all(&c->allocs);
   pthread_cond_destroy(&c->work);
   pthread_cond_destroy(&c->done);
@@ -372,13 +358,14 @@ static cujit_status cpu_copy(cujit_device *dev, cj_copy_kind kind, uint64_t dst,
     if (st == CUJIT_OK && bytes) memcpy(d, s, bytes);
     return st;
   }
+  if (((cpu_stream *)stream)->capture) return cj_cpu_capture_copy(dev, kind, d, s, bytes, stream);
   int stage = kind == CJ_COPY_HTOD;
-  cpu_op *op = new_op(dev, OP_COPY, stage ? bytes : 0);
+  cpu_op *op = cj_cpu_new_op(dev, OP_COPY, stage ? bytes : 0);
   if (!op) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   op->dst = d, op->bytes = bytes;
   if (stage) memcpy(op + 1, s, bytes);
   op->src = stage ? (const void *)(op + 1) : s;
-  return enqueue(dev, op, stream);
+  return cj_cpu_enqueue(dev, op, stream);
 }
 
 static cujit_status cpu_memset8(cujit_device *dev, uint64_t dst, unsigned char value, size_t bytes,
@@ -389,10 +376,10 @@ static cujit_status cpu_memset8(cujit_device *dev, uint64_t dst, unsigned char v
     if (st == CUJIT_OK && bytes) memset((void *)(uintptr_t)dst, value, bytes);
     return st;
   }
-  cpu_op *op = new_op(dev, OP_FILL, 0);
+  cpu_op *op = cj_cpu_new_op(dev, OP_FILL, 0);
   if (!op) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   op->dst = (void *)(uintptr_t)dst, op->value = value, op->bytes = bytes;
-  return enqueue(dev, op, stream);
+  return cj_cpu_enqueue(dev, op, stream);
 }
 
 /* --- streams and events ----------------------------------------------------------------------- */
@@ -412,7 +399,9 @@ static cujit_status cpu_stream_create(cujit_device *dev, void **stream) {
 
 /* Work already queued on it still runs, as on CUDA; the queue holds no pointer to the stream. */
 static void cpu_stream_destroy(cujit_device *dev, void *stream) {
-  if (take(cpu_of(dev), stream)) free(stream);
+  if (!take(cpu_of(dev), stream)) return;
+  cj_cpu_capture_free(((cpu_stream *)stream)->capture);
+  free(stream);
 }
 
 /* The seq a stream's work ends at: the default stream is ordered after everything. */
@@ -445,7 +434,8 @@ static cujit_status cpu_stream_synchronize(cujit_device *dev, void *stream) {
 /* One queue runs every stream in the order work was queued, so the event's record, queued
 ** before this call, is always behind us: nothing to wait for. */
 static cujit_status cpu_stream_wait_event(cujit_device *dev, void *stream, void *event) {
-  return faulted(dev) ? cj_device_refuse(dev) : CUJIT_OK;
+  if (faulted(dev)) return cj_device_refuse(dev);
+  return cj_cpu_event_uncaptured(dev, event, "cujit_stream_wait_event");
 }
 
 static cujit_status cpu_event_create(cujit_device *dev, void **event) {
@@ -465,10 +455,10 @@ static void cpu_event_destroy(cujit_device *dev, void *event) {
 
 static cujit_status cpu_event_record(cujit_device *dev, void *event, void *stream) {
   if (faulted(dev)) return cj_device_refuse(dev);
-  cpu_op *op = new_op(dev, OP_RECORD, 0);
+  cpu_op *op = cj_cpu_new_op(dev, OP_RECORD, 0);
   if (!op) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   op->event = event;
-  return enqueue(dev, op, stream);
+  return cj_cpu_enqueue(dev, op, stream);
 }
 
 static uint64_t event_seq(cujit_device *dev, cpu_event *e) {
@@ -480,17 +470,21 @@ static uint64_t event_seq(cujit_device *dev, cpu_event *e) {
 }
 
 static cujit_status cpu_event_query(cujit_device *dev, void *event) {
-  return done_by(dev, event_seq(dev, event));
+  cujit_status st = cj_cpu_event_uncaptured(dev, event, "cujit_event_query");
+  return st == CUJIT_OK ? done_by(dev, event_seq(dev, event)) : st;
 }
 
 static cujit_status cpu_event_synchronize(cujit_device *dev, void *event) {
-  if (faulted(dev)) return cj_device_refuse(dev);
+  cujit_status st = cj_cpu_event_uncaptured(dev, event, "cujit_event_synchronize");
+  if (st != CUJIT_OK || faulted(dev)) return st != CUJIT_OK ? st : cj_device_refuse(dev);
   return wait_for(dev, event_seq(dev, event), "cujit_event_synchronize");
 }
 
 static cujit_status cpu_event_elapsed(cujit_device *dev, void *start, void *end, float *ms) {
   cpu_event *a = start, *b = end;
-  cujit_status st = done_by(dev, event_seq(dev, a));
+  cujit_status st = cj_cpu_event_uncaptured(dev, a, "cujit_event_elapsed");
+  if (st == CUJIT_OK) st = cj_cpu_event_uncaptured(dev, b, "cujit_event_elapsed");
+  if (st == CUJIT_OK) st = done_by(dev, event_seq(dev, a));
   if (st == CUJIT_OK) st = done_by(dev, event_seq(dev, b));
   if (st == CUJIT_ERROR_NOT_READY)
     return cj_fail(dev->engine, CUJIT_ERROR_NOT_READY,
@@ -537,7 +531,7 @@ static cujit_status cpu_launch(cujit_device *dev, void *fn, const unsigned grid[
                      f->name, i + 1);
   size_t pointers = (f->nparams * sizeof(void *) + 15) / 16 * 16;
   size_t launch_bytes = (sizeof(cj_cpu_launch) + 15) / 16 * 16;
-  cpu_op *op = new_op(dev, OP_LAUNCH, 16 + launch_bytes + pointers + f->param_bytes);
+  cpu_op *op = cj_cpu_new_op(dev, OP_LAUNCH, 16 + launch_bytes + pointers + f->param_bytes);
   if (!op) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   unsigned char *base = (unsigned char *)(((uintptr_t)(op + 1) + 15) / 16 * 16);
   cj_cpu_launch *launch = (cj_cpu_launch *)base;
@@ -553,7 +547,7 @@ static cujit_status cpu_launch(cujit_device *dev, void *fn, const unsigned grid[
   launch->kernel = f->name;
   launch->total_blocks = (unsigned long long)grid[0] * grid[1] * grid[2];
   op->fn = f, op->launch = launch;
-  return enqueue(dev, op, stream);
+  return cj_cpu_enqueue(dev, op, stream);
 }
 
 static cujit_status cpu_suggest_block(cujit_device *dev, void *fn, int *block_size, int *min_grid) {

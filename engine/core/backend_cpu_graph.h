@@ -1,12 +1,14 @@
 /*
 ** backend_cpu_graph.h -- the CPU device's answers to the memory-pool and graph operations of
-** backend.h: it keeps no pool (freed memory goes back to the C library at once), and it does not
-** capture graphs yet, which it says plainly instead of recording. Private to the backend layer.
+** backend.h (it keeps no pool: freed memory goes back to the C library at once), and what
+** backend_cpu.c hands to the graph side: ops issued on a capturing stream, a replay's op when it
+** has run, and the check that an event was not last recorded into a capture. Private to the
+** backend layer.
 */
 #ifndef CUJIT_BACKEND_CPU_GRAPH_H
 #define CUJIT_BACKEND_CPU_GRAPH_H
 
-#include "backend.h"
+#include "backend_cpu.h"
 
 cujit_status cj_cpu_pool_trim(cujit_device *dev);
 cujit_status cj_cpu_pool_reserved(cujit_device *dev, size_t *bytes);
@@ -23,5 +25,21 @@ cujit_status cj_cpu_graph_set_kernel(cujit_device *dev, void *exec, void *node, 
                                      unsigned shared_bytes, void **args);
 cujit_status cj_cpu_graph_update(cujit_device *dev, void *exec, void *graph);
 cujit_status cj_cpu_graph_dot(cujit_device *dev, void *graph, const char *path);
+
+/* An op issued on a capturing stream (cj_cpu_enqueue hands it over): recorded into the capture,
+** or refused; takes the op. */
+cujit_status cj_cpu_capture_op(cujit_device *dev, cpu_op *op, void *stream);
+/* A copy issued on a capturing stream: recorded, or refused when it touches pageable host
+** memory (which invalidates the capture, as CUDA's driver does). */
+cujit_status cj_cpu_capture_copy(cujit_device *dev, cj_copy_kind kind, void *dst, const void *src,
+                                 size_t bytes, void *stream);
+/* Frees a capture in progress (a stream destroyed while it captures); NULL is fine. */
+void cj_cpu_capture_free(void *capture);
+/* CUJIT_OK, or a recorded refusal when the event was last recorded on a capturing stream. */
+cujit_status cj_cpu_event_uncaptured(cujit_device *dev, void *event, const char *fn);
+/* Under the device's lock, when a replay's op has run: releases its plan, keeps the op. */
+void cj_cpu_replay_done(cpu_dev *c, cpu_op *op);
+/* Frees the kept replay ops (at the device's release). */
+void cj_cpu_replay_spares_free(cpu_dev *c);
 
 #endif

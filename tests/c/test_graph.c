@@ -2,9 +2,12 @@
 ** test_graph.c -- graphs: capture records instead of running, replays run the recorded work in
 ** order, argument replacement goes through the launch checks, whole-graph update, the calls a
 ** capture refuses (and the capture still ends cleanly), a fault inside a graph named as such,
-** buffers freed before their graph, and a capture on one thread while another thread launches on
-** another stream. The argument checks that need no device run everywhere; the rest through
-** CJ_NEED_GPU, each result checked against host arithmetic on poisoned outputs.
+** buffers freed before their graph, a capture on one thread while another thread launches on
+** another stream, copies through pinned memory recorded (a pageable one refused, invalidating the
+** capture), replays queued before cujit_graph_set_args keeping their arguments, and an event
+** recorded into a capture. The argument checks that need no device run everywhere; the rest
+** through CJ_NEED_DEVICE (on the CPU device when there is no GPU), each result checked against host
+** arithmetic.
 */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -83,7 +86,7 @@ Test(graph, null_handles_are_refused) { /* no engine to hold a message: the stat
   cujit_graph_free(NULL);
 }
 
-/* --- on the GPU --------------------------------------------------------------------------------
+/* --- on a device (a GPU, else the CPU device) --------------------------------------------------
  */
 
 /* A stream, a loaded kernel and a buffer, for the tests below. */
@@ -95,7 +98,7 @@ typedef struct setup {
 
 static setup make_setup(float start) {
   setup u;
-  CJ_NEED_GPU(engine);
+  CJ_NEED_DEVICE(engine);
   EXPECT_OK(cujit_stream_create(engine, &u.s));
   u.k = define_axpb();
   u.x = upload_filled(start);
@@ -317,4 +320,121 @@ Test(graph, capture_on_one_thread_while_another_launches) {
   for (int i = 0; i < 5; i++) steps[i][0] = 1, steps[i][1] = 2;
   expect_steps(u.x, 1, (const float(*)[2])steps, 5);
   cujit_graph_free(g);
+}
+
+Test(graph, copies_through_pinned_memory_are_recorded_and_read_at_each_replay) {
+  setup u = make_setup(1);
+  cujit_host_buffer *in, *out;
+  EXPECT_OK(cujit_host_alloc(engine, N * sizeof(float), &in));
+  EXPECT_OK(cujit_host_alloc(engine, N * sizeof(float), &out));
+  float *hin = cujit_host_ptr(in), *hout = cujit_host_ptr(out);
+  cujit_buffer *y;
+  EXPECT_OK(cujit_buffer_alloc(engine, N * sizeof(float), CUJIT_F32, &y));
+  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED));
+  EXPECT_OK(cujit_memcpy_htod(u.x, 0, hin, N * sizeof(float), u.s));
+  EXPECT_OK(axpb(u.k, u.x, 3, -1, u.s));
+  EXPECT_OK(cujit_memcpy_dtod(y, 0, u.x, 0, N * sizeof(float), u.s));
+  EXPECT_OK(cujit_memset(y, 0, 0, 2 * sizeof(float), u.s)); /* y[0] = y[1] = 0 */
+  EXPECT_OK(cujit_memcpy_dtoh(hout, y, 0, N * sizeof(float), u.s));
+  cujit_graph *g;
+  EXPECT_OK(cujit_capture_end(u.s, &g));
+  cr_expect_eq(cujit_graph_node_count(g, CUJIT_GRAPH_NODE_COPY), 3);
+  cr_expect_eq(cujit_graph_node_count(g, CUJIT_GRAPH_NODE_KERNEL), 1);
+  cr_expect_eq(cujit_graph_node_count(g, CUJIT_GRAPH_NODE_MEMSET), 1);
+  cr_expect_eq(cujit_graph_node_count(g, CUJIT_GRAPH_NODE_KINDS), 5);
+  for (int round = 0; round < 3; round++) { /* new input each round: read when the replay runs */
+    for (int i = 0; i < N; i++) hin[i] = (float)(round * 1000 + i), hout[i] = -12345;
+    EXPECT_OK(cujit_graph_launch(g, u.s));
+    EXPECT_OK(cujit_stream_synchronize(u.s));
+    for (int i = 0; i < N; i++) {
+      float want = i < 2 ? 0 : 3 * (float)(round * 1000 + i) - 1;
+      cr_assert_float_eq(hout[i], want, 1e-3f, "round %d: out[%d] = %g, want %g", round, i, hout[i],
+                         want);
+    }
+  }
+  cujit_graph_free(g);
+  cujit_host_free(in);
+  cujit_host_free(out);
+}
+
+Test(graph, a_pageable_copy_is_refused_and_invalidates_the_capture) {
+  setup u = make_setup(1);
+  static float pageable[N];
+  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED));
+  EXPECT_OK(axpb(u.k, u.x, 2, 0, u.s));
+  EXPECT_FAIL(cujit_memcpy_htod(u.x, 0, pageable, sizeof pageable, u.s), CUJIT_ERROR_UNSUPPORTED,
+              "cujit_host_alloc");
+  EXPECT_FAIL(axpb(u.k, u.x, 2, 0, u.s), CUJIT_ERROR_UNSUPPORTED, "invalidated");
+  cujit_graph *g = NULL;
+  EXPECT_FAIL(cujit_capture_end(u.s, &g), CUJIT_ERROR_UNSUPPORTED, "invalidated");
+  cr_expect_null(g);
+  cr_expect_eq(cujit_stream_capturing(u.s), 0);
+  EXPECT_OK(cujit_memcpy_dtoh(pageable, u.x, 0, sizeof pageable, u.s)); /* the stream works */
+  EXPECT_OK(cujit_stream_synchronize(u.s));
+  expect_steps(u.x, 1, NULL, 0); /* nothing of the capture ran */
+  cr_expect_float_eq(pageable[5], 6, 1e-6f, "pageable[5] = %g", pageable[5]);
+}
+
+Test(graph, replays_queued_before_set_args_keep_their_arguments) {
+  setup u = make_setup(1);
+  cujit_buffer *y = upload_filled(2);
+  cujit_stream *other;
+  EXPECT_OK(cujit_stream_create(engine, &other));
+  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED));
+  EXPECT_OK(axpb(u.k, u.x, 1, 1, u.s));
+  cujit_graph *g;
+  EXPECT_OK(cujit_capture_end(u.s, &g));
+  enum { QUEUED = 300 };
+  EXPECT_OK(cujit_graph_replay(g, u.s, QUEUED / 2)); /* still queued, most of them, below */
+  EXPECT_OK(cujit_graph_replay(g, other, QUEUED / 2));
+  cujit_arg to_y[] = {CUJIT_ARG_BUF(y), CUJIT_ARG_F(2), CUJIT_ARG_F(0), CUJIT_ARG_I(N)};
+  EXPECT_OK(cujit_graph_set_args(g, 0, to_y, 4));
+  EXPECT_OK(cujit_graph_replay(g, u.s, 2));
+  cujit_graph_free(g); /* replays already queued complete */
+  EXPECT_OK(cujit_device_synchronize(cujit_stream_device(u.s)));
+  float h[N];
+  cj_test_download(h, u.x, sizeof h);
+  for (int i = 0; i < N; i++)
+    cr_assert_float_eq(h[i], 1 + (float)i + QUEUED, 1e-3f, "x[%d] = %g after %d replays", i, h[i],
+                       QUEUED);
+  static const float twice[][2] = {{2, 0}, {2, 0}};
+  expect_steps(y, 2, twice, 2);
+  cujit_stream_free(other);
+}
+
+/* A capture begun on u's stream: x = 2x, then an event recorded (a point of the capture, as the
+** driver has it). */
+static cujit_event *capture_with_event(const setup *u) {
+  cujit_event *e;
+  EXPECT_OK(cujit_event_create(engine, &e));
+  EXPECT_OK(cujit_capture_begin(u->s, CUJIT_CAPTURE_RELAXED));
+  EXPECT_OK(axpb(u->k, u->x, 2, 0, u->s));
+  EXPECT_OK(cujit_event_record(e, u->s));
+  return e;
+}
+
+Test(graph, an_event_recorded_into_a_capture_adds_no_node) {
+  setup u = make_setup(1);
+  cujit_event *e = capture_with_event(&u);
+  EXPECT_OK(axpb(u.k, u.x, 1, 1, u.s));
+  cujit_graph *g;
+  EXPECT_OK(cujit_capture_end(u.s, &g));
+  cr_expect_eq(cujit_graph_node_count(g, CUJIT_GRAPH_NODE_KINDS), 2);
+  EXPECT_OK(cujit_graph_launch(g, u.s));
+  EXPECT_OK(cujit_event_record(e, u.s)); /* outside a capture: a point of the device's work */
+  EXPECT_OK(cujit_event_synchronize(e));
+  static const float steps[][2] = {{2, 0}, {1, 1}};
+  expect_steps(u.x, 1, steps, 2);
+  cujit_graph_free(g);
+  cujit_event_free(e);
+}
+
+Test(graph, waiting_for_an_event_recorded_into_a_capture_is_refused) {
+  setup u = make_setup(1);
+  cujit_event *e = capture_with_event(&u);
+  EXPECT_FAIL(cujit_event_synchronize(e), CUJIT_ERROR_UNSUPPORTED, "captur");
+  EXPECT_FAIL(cujit_event_query(e), CUJIT_ERROR_UNSUPPORTED, "captur");
+  cujit_capture_end(u.s, NULL); /* its status is the driver's to choose: the refusals may count */
+  cr_expect_eq(cujit_stream_capturing(u.s), 0);
+  cujit_event_free(e);
 }

@@ -46,7 +46,7 @@ local function required(var)
 end
 
 -- Skips the whole script without a GPU (fails under CUJIT_REQUIRE_GPU=1).
--- For what only a GPU has (graphs, the driver's memory pool): skips the script on the CPU
+-- For what only a GPU has (the driver's memory pool, its faults): skips the script on the CPU
 -- device with the reason (fails under CUJIT_REQUIRE_GPU=1, where there is a GPU anyway).
 function M.need_real_gpu(cuda, what)
   M.need_gpu(cuda)

@@ -2,14 +2,16 @@
 -- in order, g:set_args checks arguments as a launch does, g:update takes a capture of the same
 -- shape, the graph keeps alive the kernels and arrays it uses, an error in the capture function
 -- ends the capture and is raised again with its traceback, and what cannot be captured is
--- refused with the way out. The argument checks that need no GPU run first, everywhere.
+-- refused with the way out. The argument checks that need no device run first, everywhere; the
+-- rest on a GPU, else on the CPU device.
 local h = require "helper"
 local cuda = require "cujit"
 
 h.raises("function expected", cuda.graph, 42)
 h.raises("invalid option 'sometimes'", cuda.graph, function() end, "sometimes")
 
-h.need_real_gpu(cuda, "CUDA graphs yet (docs/cpu.md)")
+h.need_gpu(cuda)
+local ordinal = cuda.device().ordinal
 
 local N = 1000
 local axpb = cuda.jit("axpb(float *x, float a, float b, int n)", [[
@@ -42,7 +44,7 @@ h.test("capture records, replays run in order", function()
     axpb[{cfg_blocks, 128, stream = s}](x, 2, 1, N)
     axpb[{cfg_blocks, 128, stream = s}](x, 0.5, -1, N)
   end)
-  h.eq(tostring(g), "cujit.graph: 2 kernel nodes on device 0", "tostring")
+  h.eq(tostring(g), "cujit.graph: 2 kernel nodes on device " .. ordinal, "tostring")
   h.eq(g:nodes().kernel, 2, "kernel nodes")
   h.eq(g:nodes().total, 2, "all nodes")
   h.same(x:copy_to_host(), apply(xs, {}), nil, "nothing ran during the capture")
@@ -148,6 +150,26 @@ h.test("an error in the capture function ends the capture and keeps its tracebac
          "the next capture works, and the failed one ran nothing")
 end)
 
+h.test("copies from pinned host arrays are recorded and read at each replay", function()
+  local src = cuda.host_array(N, "f32", {pinned = true})
+  local x, y = cuda.zeros(N, "f32"), cuda.zeros(N, "f32")
+  local g = cuda.graph(function(s)
+    x:copy_from(src, s)
+    axpb[{cfg_blocks, 128, stream = s}](x, 2, 1, N)
+    y:copy_from(x, s)
+  end)
+  local n = g:nodes()
+  h.eq(n.copy, 2, "copy nodes")
+  h.eq(n.kernel, 1, "kernel nodes")
+  for round = 1, 3 do
+    local xs = h.random_floats(N)
+    for i = 1, N do src[i] = xs[i] end
+    g:launch()
+    cuda.synchronize()
+    h.same(y:copy_to_host(), apply(xs, {{2, 1}}), 1e-6, "round " .. round)
+  end
+end)
+
 h.test("what cannot be captured is refused with the way out", function()
   local x = cuda.to_device(h.random_floats(N), "f32")
   local fresh = cuda.jit("fresh(float *x)", "x[0] = 7;")
@@ -157,6 +179,7 @@ h.test("what cannot be captured is refused with the way out", function()
   h.raises("pass device arrays", cuda.graph,
            function(s) axpb[{cfg_blocks, 128, stream = s}]({1, 2, 3}, 1, 1, 3) end)
   h.raises("captures a graph", cuda.graph, function(s) s:synchronize() end)
+  h.raises("cujit_host_alloc", cuda.graph, function(s) x:copy_from(h.random_floats(N), s) end)
   local g = cuda.graph(function(s) axpb[{cfg_blocks, 128, stream = s}](x, 1, 1, N) end)
   h.eq(g:nodes().kernel, 1, "captures work after the refusals")
 end)

@@ -11,7 +11,6 @@ local nn = require "nn"
 local H = require "nn_host"
 
 h.need_gpu(cuda)
-local graphs = cuda.device().arch ~= "cpu" -- the CPU device does not capture graphs yet
 
 local k = nn.kernels({}, {"f64", "f32", "f16"})
 local TILE_SMS = {large = 1, small = 1 << 30} -- the `sms` that makes nn.gemm pick each tile
@@ -282,10 +281,6 @@ h.test("200 steps of SGD (f32) reach a loss below 0.02; graph replays match laun
   local loss, net, acc = train("f32", "launch", "sgd", 0.05)
   h.check(loss < 0.02, string.format("last epoch's loss %.4g < 0.02", loss))
   h.eq(acc, 1, "accuracy on the training set")
-  if not graphs then
-    print("     (graph half not run: the CPU device has no CUDA graphs yet)")
-    return
-  end
   local gloss, gnet = train("f32", "graph", "sgd", 0.05)
   h.eq(gloss, loss, "loss: graph against launches")
   for l, L in ipairs(net.layers) do
@@ -303,7 +298,7 @@ end)
 
 h.test("f16 (loss-scaled) ends within 0.02 of f32's loss, no step skipped, all right", function()
   local l32 = train("f32", "launch", "sgd", 0.05)
-  local l16, net16, acc16 = train("f16", graphs and "graph" or "launch", "sgd", 0.05)
+  local l16, net16, acc16 = train("f16", "graph", "sgd", 0.05)
   h.check(math.abs(l16 - l32) <= 0.02, string.format("f16 loss %.4g, f32 loss %.4g", l16, l32))
   h.eq(acc16, 1, "f16 accuracy on the training set")
   h.eq(net16.amp:copy_to_host()[3], 0, "skipped f16 steps")
