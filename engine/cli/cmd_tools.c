@@ -52,7 +52,7 @@ void cli_print_usage(FILE *out) {
         "compile options:\n"
         "  --arch sm_XX      target (default: the current GPU's; required without a GPU)\n"
         "  -o OUT            output file, '-' for stdout (default: FILE.ptx or FILE.cubin)\n"
-        "  --ptx, --cubin    what to write (default --ptx)\n"
+        "  --ptx, --cubin    what to write (default: from -o's extension .ptx/.cubin, else PTX)\n"
         "  -D NAME[=VALUE]   define a macro        -I DIR         add an include directory\n"
         "  --fast-math       --use_fast_math       --lineinfo     line info for profilers\n"
         "  -G                device debug info     --std c++NN    language standard\n"
@@ -154,6 +154,7 @@ static int tool_devices(cujit_engine *engine, int argc, char **argv) {
 
 typedef struct compile_args {
   const char *input, *output;
+  const char *kind_flag; /* "--ptx", "--cubin" or NULL: what the command line asked for */
   int cubin;
   cujit_compile_options opts;
   const char **defines, **includes, **flags; /* each sized for every argument */
@@ -179,13 +180,34 @@ static int is_option(const char *a, const char *opt) {
   return a[n] == '\0' || (n == 2 && opt[1] != '-') || (n > 2 && a[n] == '=');
 }
 
+/* 1 if `path` ends in `ext` (".ptx", ".cubin"). */
+static int has_extension(const char *path, const char *ext) {
+  size_t n = strlen(path), e = strlen(ext);
+  return n > e && strcmp(path + n - e, ext) == 0;
+}
+
+/* PTX or CUBIN: --ptx/--cubin, else the extension of -o (".cubin" is a CUBIN, ".ptx" PTX), else
+** PTX. A flag that contradicts the extension is refused: either answer could be the mistake. */
+static int choose_output_kind(compile_args *ca) {
+  const char *out = ca->output ? ca->output : "";
+  int ext = has_extension(out, ".cubin") ? 1 : has_extension(out, ".ptx") ? 0 : -1;
+  int flag = !ca->kind_flag ? -1 : strcmp(ca->kind_flag, "--cubin") == 0;
+  if (flag >= 0 && ext >= 0 && flag != ext) {
+    fprintf(stderr,
+            CLI_NAME " compile: %s contradicts -o %s, whose extension asks for %s; drop %s, or "
+                     "name the output %s\n",
+            ca->kind_flag, out, ext ? "a CUBIN" : "PTX", ca->kind_flag, ext ? "*.ptx" : "*.cubin");
+    return 0;
+  }
+  ca->cubin = flag >= 0 ? flag : ext >= 0 ? ext : 0;
+  return 1;
+}
+
 static int parse_compile_args(int argc, char **argv, compile_args *ca) {
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i], *v = NULL;
-    if (strcmp(a, "--ptx") == 0)
-      ca->cubin = 0;
-    else if (strcmp(a, "--cubin") == 0)
-      ca->cubin = 1;
+    if (strcmp(a, "--ptx") == 0 || strcmp(a, "--cubin") == 0)
+      ca->kind_flag = a;
     else if (strcmp(a, "--fast-math") == 0)
       ca->opts.fast_math = 1;
     else if (strcmp(a, "--lineinfo") == 0)
@@ -226,6 +248,7 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
                              "sm_XX] [-o OUT] [--ptx|--cubin]\n");
     return 0;
   }
+  if (!choose_output_kind(ca)) return 0;
   ca->opts.defines = ca->defines, ca->opts.define_count = ca->ndefines;
   ca->opts.include_dirs = ca->includes, ca->opts.include_dir_count = ca->nincludes;
   ca->opts.extra_flags = ca->flags, ca->opts.extra_flag_count = ca->nflags;
@@ -335,7 +358,7 @@ static int compile_and_write(cujit_engine *engine, compile_args *ca) {
   if (!data) {
     fprintf(stderr,
             CLI_NAME " compile: %s gives no CUBIN (a compute_XX target is PTX only); pass an "
-                     "sm_XX target, or --ptx\n",
+                     "sm_XX target, or write PTX (--ptx, -o FILE.ptx)\n",
             ca->opts.arch);
   } else if (!out && !(out = defname = output_name(ca->input, ca->cubin ? ".cubin" : ".ptx"))) {
     tool_error("compile", "out of memory");
