@@ -336,6 +336,18 @@ static void print_summary(const cujit_program *prog, const char *input, const ch
     fprintf(stderr, CLI_NAME ": warning: %s defines no extern \"C\" __global__ kernel\n", input);
 }
 
+/* The engine's message, with the options it names as C fields (extra_flags, std, arch) named as
+** they are given on this command line. */
+static void print_compile_error(const char *msg) {
+  static const char c_words[] = "check extra_flags, std and arch";
+  const char *at = strstr(msg, c_words);
+  if (at)
+    fprintf(stderr, CLI_NAME " compile: %.*scheck -X, --std and --arch%s\n", (int)(at - msg), msg,
+            at + strlen(c_words));
+  else
+    fprintf(stderr, CLI_NAME " compile: %s\n", msg);
+}
+
 static int compile_and_write(cujit_engine *engine, compile_args *ca) {
   char arch[32];
   if (!ca->opts.arch) {
@@ -344,7 +356,7 @@ static int compile_and_write(cujit_engine *engine, compile_args *ca) {
   }
   cujit_program *prog = NULL;
   if (cujit_program_compile_file(engine, ca->input, &ca->opts, &prog) != CUJIT_OK) {
-    fprintf(stderr, CLI_NAME " compile: %s\n", cujit_errmsg(engine));
+    print_compile_error(cujit_errmsg(engine));
     return 1;
   }
   const char *log = cujit_program_log(prog);

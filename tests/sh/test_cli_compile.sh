@@ -127,6 +127,13 @@ check "the error names bad.cu and line 3" "$err" 'bad\.cu[:(]3'
 check "the error names the culprit" "$err" 'not_declared_anywhere'
 [ ! -e bad.ptx ] && ok "no output for a failed compile" || fail "bad.ptx was written"
 
+# An option NVRTC refuses: the message names the command line's options, not the C fields.
+run "$CUJIT" compile k.cu --arch sm_90 -X --no-such-nvrtc-option -o refused.ptx
+check_rc "an option NVRTC refuses" 1
+check "it names -X, --std and --arch" "$err" "NVRTC refused an option compiling 'k\.cu'; check -X, --std and --arch\."
+check "it shows NVRTC's complaint" "$err" 'no-such-nvrtc-option'
+check_not "no C field name" "$err" 'extra_flags'
+
 run "$CUJIT" compile nowhere.cu --arch sm_90
 check_rc "a missing file" 1
 check "the missing file is named" "$err" 'nowhere\.cu'
