@@ -126,12 +126,12 @@ static int tool_devices(cujit_engine *engine, int argc, char **argv) {
     return 1;
   }
   int count = 0;
-  if (cujit_device_count(engine, &count) != CUJIT_OK) {
-    tool_error("devices", cujit_errmsg(engine));
-    return 1;
-  }
-  if (count == 0) {
-    tool_error("devices", "the CUDA driver sees no GPU");
+  cujit_status st = cujit_device_count(engine, &count);
+  if (st != CUJIT_OK || count == 0) {
+    tool_error("devices", st == CUJIT_OK ? "the CUDA driver sees no GPU" : cujit_errmsg(engine));
+    fputs("  without a GPU, kernels run on the CPU device: CUJIT_DEVICE=cpu cujit script.lua, or "
+          "cuda.device(\"cpu\") in Lua; 'cujit compile --arch sm_90' needs no GPU\n",
+          stderr);
     return 1;
   }
   for (int i = 0; i < count; i++) {
@@ -261,10 +261,11 @@ static int default_arch(cujit_engine *engine, char *arch, size_t len) {
   if (cujit_current_device(engine, &dev) == CUJIT_OK &&
       cujit_device_arch(dev, arch, len) == CUJIT_OK)
     return 1;
+  const char *why = cujit_errmsg(engine); /* its first line: the hints after it are for running */
   fprintf(stderr,
-          CLI_NAME " compile: no GPU to take the target from (%s)\n"
+          CLI_NAME " compile: no GPU to take the target from (%.*s)\n"
                    "  pass the target explicitly with --arch, for example --arch sm_90\n",
-          cujit_errmsg(engine));
+          (int)strcspn(why, "\n"), why);
   return 0;
 }
 
