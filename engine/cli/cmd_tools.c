@@ -128,10 +128,12 @@ static int tool_devices(cujit_engine *engine, int argc, char **argv) {
   int count = 0;
   cujit_status st = cujit_device_count(engine, &count);
   if (st != CUJIT_OK || count == 0) {
-    tool_error("devices", st == CUJIT_OK ? "the CUDA driver sees no GPU" : cujit_errmsg(engine));
-    fputs("  without a GPU, kernels run on the CPU device: CUJIT_DEVICE=cpu cujit script.lua, or "
-          "cuda.device(\"cpu\") in Lua; 'cujit compile --arch sm_90' needs no GPU\n",
-          stderr);
+    /* One line, so that scripts can show it whole with `head -1`. */
+    fprintf(stderr,
+            CLI_NAME
+            " devices: %s (without a GPU, kernels run on the CPU device: CUJIT_DEVICE=cpu, "
+            "or cuda.device(\"cpu\") in Lua; 'cujit compile --arch sm_90' needs no GPU)\n",
+            st == CUJIT_OK ? "the CUDA driver sees no GPU" : cujit_errmsg(engine));
     return 1;
   }
   for (int i = 0; i < count; i++) {

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(engine, call)                                                                        \
   do {                                                                                             \
@@ -43,7 +44,8 @@ int main(void) {
     int rc = compile_only(e);
     if (!(only && *only == '1')) {
       const char *required = getenv("CUJIT_REQUIRE_GPU");
-      printf("no GPU (%s): launch skipped\n", cujit_errmsg(e));
+      const char *why = cujit_errmsg(e); /* its first line: why there is no GPU */
+      printf("no GPU (%.*s): launch skipped\n", (int)strcspn(why, "\n"), why);
       rc = required && *required == '1' ? 1 : 77;
     }
     cujit_close(e);

@@ -20,6 +20,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { N = 100000 };
 
@@ -70,7 +71,8 @@ int main(int argc, char **argv) {
   cujit_device *dev;
   char no_gpu[512] = "";
   int gpu = !is_set("CUJIT_EXAMPLE_COMPILE_ONLY") && cujit_current_device(e, &dev) == CUJIT_OK;
-  if (!gpu) snprintf(no_gpu, sizeof no_gpu, "%s", cujit_errmsg(e));
+  if (!gpu) /* the message's first line: why there is no GPU */
+    snprintf(no_gpu, sizeof no_gpu, "%.*s", (int)strcspn(cujit_errmsg(e), "\n"), cujit_errmsg(e));
   cujit_buffer *buf = NULL;
   float *before = malloc(N * sizeof *before);
   if (!before) return 1;
