@@ -418,7 +418,7 @@ CUJIT_API cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel,
 ** ------------------------------------------------------------------------------------------- */
 
 typedef enum cujit_arg_kind {
-  CUJIT_ARG_INT,    /* v.i: any integer; range-checked against the parameter */
+  CUJIT_ARG_INT,    /* v.i: any integer; range-checked against the parameter (bool: 0..1) */
   CUJIT_ARG_UINT,   /* v.u */
   CUJIT_ARG_FLOAT,  /* v.f: converted to the parameter's type; integer parameters need an exact,
                        in-range integral value */

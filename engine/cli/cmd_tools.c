@@ -52,7 +52,7 @@ void cli_print_usage(FILE *out) {
         "compile options:\n"
         "  --arch sm_XX      target (default: the current GPU's; required without a GPU)\n"
         "  -o OUT            output file, '-' for stdout (default: FILE.ptx or FILE.cubin)\n"
-        "  --ptx, --cubin    what to write (default --ptx)\n"
+        "  --ptx, --cubin    what to write (default: from -o's extension .ptx/.cubin, else PTX)\n"
         "  -D NAME[=VALUE]   define a macro        -I DIR         add an include directory\n"
         "  --fast-math       --use_fast_math       --lineinfo     line info for profilers\n"
         "  -G                device debug info     --std c++NN    language standard\n"
@@ -126,12 +126,14 @@ static int tool_devices(cujit_engine *engine, int argc, char **argv) {
     return 1;
   }
   int count = 0;
-  if (cujit_device_count(engine, &count) != CUJIT_OK) {
-    tool_error("devices", cujit_errmsg(engine));
-    return 1;
-  }
-  if (count == 0) {
-    tool_error("devices", "the CUDA driver sees no GPU");
+  cujit_status st = cujit_device_count(engine, &count);
+  if (st != CUJIT_OK || count == 0) {
+    /* One line, so that scripts can show it whole with `head -1`. */
+    fprintf(stderr,
+            CLI_NAME
+            " devices: %s (without a GPU, kernels run on the CPU device: CUJIT_DEVICE=cpu, "
+            "or cuda.device(\"cpu\") in Lua; 'cujit compile --arch sm_90' needs no GPU)\n",
+            st == CUJIT_OK ? "the CUDA driver sees no GPU" : cujit_errmsg(engine));
     return 1;
   }
   for (int i = 0; i < count; i++) {
@@ -154,6 +156,7 @@ static int tool_devices(cujit_engine *engine, int argc, char **argv) {
 
 typedef struct compile_args {
   const char *input, *output;
+  const char *kind_flag; /* "--ptx", "--cubin" or NULL: what the command line asked for */
   int cubin;
   cujit_compile_options opts;
   const char **defines, **includes, **flags; /* each sized for every argument */
@@ -179,13 +182,34 @@ static int is_option(const char *a, const char *opt) {
   return a[n] == '\0' || (n == 2 && opt[1] != '-') || (n > 2 && a[n] == '=');
 }
 
+/* 1 if `path` ends in `ext` (".ptx", ".cubin"). */
+static int has_extension(const char *path, const char *ext) {
+  size_t n = strlen(path), e = strlen(ext);
+  return n > e && strcmp(path + n - e, ext) == 0;
+}
+
+/* PTX or CUBIN: --ptx/--cubin, else the extension of -o (".cubin" is a CUBIN, ".ptx" PTX), else
+** PTX. A flag that contradicts the extension is refused: either answer could be the mistake. */
+static int choose_output_kind(compile_args *ca) {
+  const char *out = ca->output ? ca->output : "";
+  int ext = has_extension(out, ".cubin") ? 1 : has_extension(out, ".ptx") ? 0 : -1;
+  int flag = !ca->kind_flag ? -1 : strcmp(ca->kind_flag, "--cubin") == 0;
+  if (flag >= 0 && ext >= 0 && flag != ext) {
+    fprintf(stderr,
+            CLI_NAME " compile: %s contradicts -o %s, whose extension asks for %s; drop %s, or "
+                     "name the output %s\n",
+            ca->kind_flag, out, ext ? "a CUBIN" : "PTX", ca->kind_flag, ext ? "*.ptx" : "*.cubin");
+    return 0;
+  }
+  ca->cubin = flag >= 0 ? flag : ext >= 0 ? ext : 0;
+  return 1;
+}
+
 static int parse_compile_args(int argc, char **argv, compile_args *ca) {
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i], *v = NULL;
-    if (strcmp(a, "--ptx") == 0)
-      ca->cubin = 0;
-    else if (strcmp(a, "--cubin") == 0)
-      ca->cubin = 1;
+    if (strcmp(a, "--ptx") == 0 || strcmp(a, "--cubin") == 0)
+      ca->kind_flag = a;
     else if (strcmp(a, "--fast-math") == 0)
       ca->opts.fast_math = 1;
     else if (strcmp(a, "--lineinfo") == 0)
@@ -226,6 +250,7 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
                              "sm_XX] [-o OUT] [--ptx|--cubin]\n");
     return 0;
   }
+  if (!choose_output_kind(ca)) return 0;
   ca->opts.defines = ca->defines, ca->opts.define_count = ca->ndefines;
   ca->opts.include_dirs = ca->includes, ca->opts.include_dir_count = ca->nincludes;
   ca->opts.extra_flags = ca->flags, ca->opts.extra_flag_count = ca->nflags;
@@ -238,10 +263,11 @@ static int default_arch(cujit_engine *engine, char *arch, size_t len) {
   if (cujit_current_device(engine, &dev) == CUJIT_OK &&
       cujit_device_arch(dev, arch, len) == CUJIT_OK)
     return 1;
+  const char *why = cujit_errmsg(engine); /* its first line: the hints after it are for running */
   fprintf(stderr,
-          CLI_NAME " compile: no GPU to take the target from (%s)\n"
+          CLI_NAME " compile: no GPU to take the target from (%.*s)\n"
                    "  pass the target explicitly with --arch, for example --arch sm_90\n",
-          cujit_errmsg(engine));
+          (int)strcspn(why, "\n"), why);
   return 0;
 }
 
@@ -313,6 +339,18 @@ static void print_summary(const cujit_program *prog, const char *input, const ch
     fprintf(stderr, CLI_NAME ": warning: %s defines no extern \"C\" __global__ kernel\n", input);
 }
 
+/* The engine's message, with the options it names as C fields (extra_flags, std, arch) named as
+** they are given on this command line. */
+static void print_compile_error(const char *msg) {
+  static const char c_words[] = "check extra_flags, std and arch";
+  const char *at = strstr(msg, c_words);
+  if (at)
+    fprintf(stderr, CLI_NAME " compile: %.*scheck -X, --std and --arch%s\n", (int)(at - msg), msg,
+            at + strlen(c_words));
+  else
+    fprintf(stderr, CLI_NAME " compile: %s\n", msg);
+}
+
 static int compile_and_write(cujit_engine *engine, compile_args *ca) {
   char arch[32];
   if (!ca->opts.arch) {
@@ -321,7 +359,7 @@ static int compile_and_write(cujit_engine *engine, compile_args *ca) {
   }
   cujit_program *prog = NULL;
   if (cujit_program_compile_file(engine, ca->input, &ca->opts, &prog) != CUJIT_OK) {
-    fprintf(stderr, CLI_NAME " compile: %s\n", cujit_errmsg(engine));
+    print_compile_error(cujit_errmsg(engine));
     return 1;
   }
   const char *log = cujit_program_log(prog);
@@ -335,7 +373,7 @@ static int compile_and_write(cujit_engine *engine, compile_args *ca) {
   if (!data) {
     fprintf(stderr,
             CLI_NAME " compile: %s gives no CUBIN (a compute_XX target is PTX only); pass an "
-                     "sm_XX target, or --ptx\n",
+                     "sm_XX target, or write PTX (--ptx, -o FILE.ptx)\n",
             ca->opts.arch);
   } else if (!out && !(out = defname = output_name(ca->input, ca->cubin ? ".cubin" : ".ptx"))) {
     tool_error("compile", "out of memory");

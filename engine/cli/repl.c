@@ -299,8 +299,12 @@ static void set_timing(repl *r, const char *arg) {
   }
   printf("timing is %s\n", r->timing ? "on" : "off");
   cujit_device *dev;
-  if (r->timing && cujit_current_device(r->engine, &dev) != CUJIT_OK)
-    printf("(wall time only: %s)\n", cujit_errmsg(r->engine));
+  if (r->timing && cujit_current_device(r->engine, &dev) != CUJIT_OK) {
+    const char *why = cujit_errmsg(r->engine);
+    printf("(wall time only, no device to time with events: %.*s; the CPU device's time is shown "
+           "too when it is current: CUJIT_DEVICE=cpu, or cuda.device(\"cpu\"))\n",
+           (int)strcspn(why, "\n"), why);
+  }
 }
 
 /* The rest of a command line after its word, without surrounding blanks. */
@@ -471,7 +475,8 @@ static void timing_end(repl *r, int gpu, double wall) {
   if (!gpu)
     fprintf(stderr, "time: wall %.3f ms\n", wall * 1e3);
   else if (st == CUJIT_OK)
-    fprintf(stderr, "time: wall %.3f ms, GPU %.3f ms\n", wall * 1e3, ms);
+    fprintf(stderr, "time: wall %.3f ms, %s %.3f ms\n", wall * 1e3,
+            cujit_device_ordinal(r->event_device) == CUJIT_DEVICE_CPU ? "CPU device" : "GPU", ms);
   else {
     fprintf(stderr, "time: wall %.3f ms, GPU time unavailable: %s\n", wall * 1e3,
             cujit_errmsg(r->engine));

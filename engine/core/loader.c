@@ -39,8 +39,7 @@ int cj_driver_open(cj_driver *drv, char *why, size_t why_len) {
   drv->handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!drv->handle) {
     snprintf(why, why_len,
-             "no CUDA driver: libcuda.so.1 could not be opened (%s); install the NVIDIA driver, "
-             "or compile with an explicit arch such as sm_90",
+             "no CUDA driver: libcuda.so.1 could not be opened (%s); install the NVIDIA driver",
              dlerror());
     return 0;
   }

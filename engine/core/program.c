@@ -204,10 +204,13 @@ cujit_status cj_program_arch(cujit_engine *engine, const cujit_compile_options *
   if (!(options && options->arch)) {
     cujit_device *dev;
     if (cj_current_device(engine, &dev) != CUJIT_OK) {
-      char why[1024];
+      char why[1024]; /* its first line says why; the lines after, how to run without a GPU */
       snprintf(why, sizeof why, "%s", cujit_errmsg(engine));
+      int first = (int)strcspn(why, "\n");
       return cj_fail(engine, cujit_errcode(engine),
-                     "no GPU to take the arch from (%s); pass an explicit arch such as sm_90", why);
+                     "no GPU to take the arch from (%.*s); pass an explicit arch such as sm_90 to "
+                     "compile without one%s",
+                     first, why, why + first);
     }
     snprintf(device_arch, sizeof device_arch, "%s", dev->arch);
   }

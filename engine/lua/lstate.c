@@ -60,9 +60,12 @@ cujit_engine *cjl_engine(lua_State *L) {
   return st->engine;
 }
 
+/* The engine's messages name the fields of cujit_compile_options, as a C caller wrote them; the
+** one the Lua options table spells otherwise (`flags`, not extra_flags) is named the Lua way. */
 int cjl_error(lua_State *L, cujit_engine *engine) {
   const char *msg = cujit_errmsg(engine);
   if (!msg || !*msg) msg = cujit_status_string(cujit_errcode(engine));
+  if (strstr(msg, "check extra_flags")) msg = luaL_gsub(L, msg, "check extra_flags", "check flags");
   return luaL_error(L, "%s", msg);
 }
 

@@ -316,6 +316,32 @@ Test(kernel, integers_pack_at_their_width) {
   cujit_kernel_free(k);
 }
 
+/* A bool parameter takes 0 and 1 only: another byte is not a bool on the device (docs: cujit.h). */
+Test(kernel, bool_takes_0_and_1) {
+  cujit_kernel *k;
+  cr_assert_eq(cujit_kernel_define(engine, "bk(bool b, int *out)", "out[0] = b;", NULL, &sm90, &k),
+               CUJIT_OK, "%s", cujit_errmsg(engine));
+  _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
+  void *pointers[2];
+  cujit_arg args[2] = {CUJIT_ARG_I(1), {.kind = CUJIT_ARG_DEVPTR, .v.devptr = 0x1000}};
+  cr_assert_eq(cj_launch_pack(k, args, 2, NULL, params, pointers), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert_eq(packed_at(k, params, 0), 1);
+  args[0] = CUJIT_ARG_F(0.0);
+  cr_assert_eq(cj_launch_pack(k, args, 2, NULL, params, pointers), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert_eq(packed_at(k, params, 0), 0);
+  cujit_arg bad[] = {CUJIT_ARG_I(2), CUJIT_ARG_U(255), CUJIT_ARG_F(2.0), CUJIT_ARG_I(-1)};
+  const char *why[] = {"2 does not fit (range 0..1)", "255 does not fit (range 0..1)",
+                       "2 does not fit (range 0..1)", "-1 does not fit (range 0..1)"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    args[0] = bad[i];
+    cr_assert_eq(cj_launch_pack(k, args, 2, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);
+    cr_assert(strstr(cujit_errmsg(engine), "argument 1 'b' (bool): "), "%s", cujit_errmsg(engine));
+    cr_assert(strstr(cujit_errmsg(engine), why[i]), "%s", cujit_errmsg(engine));
+  }
+}
+
 Test(kernel, a_parameter_type_cujit_cannot_size) {
   cujit_program *p;
   const char *src = "struct pair { int a, b; };\n"

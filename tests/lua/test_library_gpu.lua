@@ -219,6 +219,13 @@ T.test("elementwise axpy with a scalar, against Lua", function()
   end
 end)
 
+T.test("elementwise scalars: a Lua boolean passes as 0 or 1; bool is not an elementwise type", function()
+  local pick = cuda.elementwise("scalar int flag, int x -> int y", "y = flag * 10 + x", "pick")
+  T.same(pick(true, cuda.full(2, 1, "i32")):totable(), {11, 11}, nil, "true is 1")
+  T.same(pick(false, cuda.full(2, 1, "i32")):totable(), {1, 1}, nil, "false is 0")
+  T.raises("'bool' is not an element type", cuda.elementwise, "scalar bool b, int x -> int y", "y = b")
+end)
+
 T.test("generic elementwise over f64, i32 and u8, shapes kept", function()
   local scale = cuda.elementwise("scalar T a, T x -> T y", "y = a * x + (T)i", "scale")
   local xs = T.random_ints(12, -50, 50)

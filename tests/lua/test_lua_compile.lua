@@ -118,6 +118,15 @@ h.test("defines, flags and fast_math reach the compiler", function()
   h.raises("defines did not arrive", cuda.jit, "defs2(float *y)", body, {arch = "sm_90", defines = {ON = true}})
 end)
 
+h.test("an option NVRTC refuses: the message names the Lua option, flags", function()
+  local bogus = {arch = "sm_90", flags = {"--no-such-nvrtc-option"}}
+  local err = h.raises({"NVRTC refused an option", "check flags, std and arch", "--no-such-nvrtc-option"},
+                       cuda.jit, "bogus(int *x)", "x[0] = 1;", bogus)
+  h.check(not err:find("extra_flags", 1, true), "no C field name in: " .. err)
+  h.raises("check flags, std and arch", cuda.source, 'extern "C" __global__ void b(int *x) {}', bogus)
+  h.raises("check flags, std and arch", cuda.elementwise, "int x -> int y", "y = x", bogus)
+end)
+
 h.test("device functions shared by kernels", function()
   local sq = cuda.device_function [[
     __device__ float sq(float x) { return x * x; }

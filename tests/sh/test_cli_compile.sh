@@ -69,6 +69,35 @@ check_rc "compile to CUBIN" 0
 run "$CUJIT" compile k.cu --arch sm_90 --cubin -o out.bin
 [ "$(magic out.bin 2>/dev/null)" = 7f454c46 ] && ok "-o out.bin is ELF" || fail "out.bin missing or not ELF"
 
+# --- the output kind follows -o's extension; a flag that contradicts it is refused ---------------
+run "$CUJIT" compile k.cu --arch sm_90 -o file.cubin
+check_rc "-o file.cubin without --cubin" 0
+[ "$(magic file.cubin 2>/dev/null)" = 7f454c46 ] && ok "-o file.cubin writes a CUBIN (ELF)" ||
+  fail "-o file.cubin is not ELF: $(magic file.cubin 2>/dev/null)"
+check "the summary names file.cubin" "$err" '-> file\.cubin$'
+run "$CUJIT" compile k.cu --arch sm_90 --cubin -o named.ptx
+check_rc "--cubin -o named.ptx" 1
+same "--cubin -o named.ptx: the one message" "$err" \
+  "cujit compile: --cubin contradicts -o named.ptx, whose extension asks for PTX; drop --cubin, or name the output *.cubin"
+run "$CUJIT" compile k.cu --arch sm_90 -o named.ptx --ptx
+check_rc "-o named.ptx --ptx agree" 0
+check "named.ptx is PTX" "$(cat named.ptx 2>/dev/null)" '\.entry vadd'
+for order in "--ptx -o x.cubin" "-o x.cubin --ptx" "--ptx -ox.cubin"; do
+  rm -f x.cubin k.ptx
+  run "$CUJIT" compile k.cu --arch sm_90 $order
+  check_rc "$order is refused" 1
+  check "$order: the contradiction is named" "$err" \
+    '^cujit compile: --ptx contradicts -o x\.cubin, whose extension asks for a CUBIN; drop --ptx, or name the output \*\.ptx$'
+  [ ! -e x.cubin ] && [ ! -e k.ptx ] && ok "$order: nothing written" || fail "$order wrote a file"
+done
+run "$CUJIT" compile k.cu --arch compute_90 -o c.cubin
+check_rc "compute_90 -o c.cubin" 1
+check "compute_90 -o c.cubin explains" "$err" 'no CUBIN.*sm_XX target, or write PTX'
+[ ! -e c.cubin ] && ok "compute_90 -o c.cubin: nothing written" || fail "c.cubin was written"
+run "$CUJIT" compile k.cu --arch sm_90 -o plain.out
+check_rc "-o plain.out" 0
+check "another extension: PTX, the default" "$(cat plain.out 2>/dev/null)" '\.entry vadd'
+
 # --- -o - writes to stdout ------------------------------------------------------------------------
 run "$CUJIT" compile k.cu --arch sm_90 --ptx -o -
 check_rc "compile to stdout" 0
@@ -97,6 +126,13 @@ check_rc "a bad .cu" 1
 check "the error names bad.cu and line 3" "$err" 'bad\.cu[:(]3'
 check "the error names the culprit" "$err" 'not_declared_anywhere'
 [ ! -e bad.ptx ] && ok "no output for a failed compile" || fail "bad.ptx was written"
+
+# An option NVRTC refuses: the message names the command line's options, not the C fields.
+run "$CUJIT" compile k.cu --arch sm_90 -X --no-such-nvrtc-option -o refused.ptx
+check_rc "an option NVRTC refuses" 1
+check "it names -X, --std and --arch" "$err" "NVRTC refused an option compiling 'k\.cu'; check -X, --std and --arch\."
+check "it shows NVRTC's complaint" "$err" 'no-such-nvrtc-option'
+check_not "no C field name" "$err" 'extra_flags'
 
 run "$CUJIT" compile nowhere.cu --arch sm_90
 check_rc "a missing file" 1

@@ -1,0 +1,129 @@
+# test_doc_snippets.sh -- every fenced ```lua block in README.md and docs/*.md runs as written,
+# unless it is marked ```lua fragment (docs/CONTRIBUTING.md says when to mark one). Each block is
+# run alone by `cujit`, in a scratch directory where `examples/` is the checkout's, with a scratch
+# cache: on the GPU when there is one, else on the CPU device (CUJIT_DEVICE=cpu), else (no GPU and
+# no CPU device) only parsed. A block marked ```lua gpu runs on a GPU only (elsewhere it is parsed
+# and counted as skipped). A block that fails is named by file, block number and line, with the
+# error mapped to the line of the document.
+# Run by ctest as: bash test_doc_snippets.sh /path/to/cujit [file.md ...] (the files default to
+# README.md and docs/*.md of CUJIT_SOURCE_DIR, else of this checkout).
+set -u
+source "$(dirname "$0")/lib.sh"
+shift
+SRC=${CUJIT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+if [ $# -gt 0 ]; then docs=("$@"); else docs=("$SRC/README.md" "$SRC"/docs/*.md); fi
+
+# --- where the blocks run ---------------------------------------------------------------------
+export CUJIT_CACHE_DIR="$TMP/cache" # scratch: the blocks' kernels never reach the user's cache
+work="$TMP/work"
+mkdir -p "$work" "$TMP/blocks"
+ln -s "$SRC/examples" "$work/examples" # blocks read examples/data/...; they write in $work
+if "$CUJIT" devices >/dev/null 2>&1; then
+  mode="on the GPU"
+  device_env=()
+elif [ "${CUJIT_REQUIRE_GPU:-}" = 1 ]; then
+  fail "CUJIT_REQUIRE_GPU=1 but there is no GPU: $("$CUJIT" devices 2>&1 | head -1)"
+  finish
+elif [ "${CUJIT_TEST_NO_CPU:-}" = 1 ]; then
+  mode="parse only"
+  device_env=()
+  echo "no GPU, and CUJIT_TEST_NO_CPU=1 keeps the blocks off the CPU device"
+elif CUJIT_DEVICE=cpu "$CUJIT" -e 'local cuda = require "cujit"
+  local k = cuda.jit("probe(int *x)", "x[0] = 7;")
+  local x = cuda.zeros(1, "i32"); k[{1, 1}](x); assert(x:totable()[1] == 7)' >"$TMP/probe" 2>&1; then
+  mode="on the CPU device (no GPU here)"
+  device_env=(CUJIT_DEVICE=cpu)
+else
+  mode="parse only"
+  device_env=()
+  echo "no GPU, and the CPU device failed: $(head -c 300 "$TMP/probe")"
+fi
+echo "running the doc blocks: $mode"
+
+# --- extracting the blocks -----------------------------------------------------------------------
+# Writes each ```lua and ```lua gpu block of $1 to $TMP/blocks/N.lua and prints "N LINE KIND" per
+# block, LINE being the document's line of its first Lua line and KIND "lua" or "gpu". A block
+# never closed is reported as "open LINE".
+extract() {
+  awk -v dir="$TMP/blocks" -v base="$2" '
+    !inside && /^```/ {
+      inside = 1; start = NR
+      info = $0; sub(/^```[ \t]*/, "", info); sub(/[ \t]+$/, "", info)
+      run = (info == "lua" || info == "lua gpu")
+      kind = info == "lua" ? "lua" : "gpu"
+      if (run) { n++; file = sprintf("%s/%d.lua", dir, base + n); printf "" > file }
+      next
+    }
+    inside && /^```[ \t]*$/ {
+      inside = 0
+      if (run) { close(file); printf "%d %d %s\n", base + n, start + 1, kind }
+      next
+    }
+    inside && run { print >> file }
+    END { if (inside) printf "open %d\n", start }
+  ' "$1"
+}
+
+# Parses block $1 without running it.
+parse() {
+  BLOCK="$1" "$CUJIT" -e 'assert(loadfile(os.getenv("BLOCK")))' </dev/null >"$TMP/out" 2>&1
+}
+
+# The line of the document that line N of a block starting at document line START is.
+doc_line() { echo $(($2 + $1 - 1)); }
+
+# --- running them ------------------------------------------------------------------------------------
+fragment_help="Make the block run as written, set-up lines included ('local cuda = require \"cujit\"', its inputs), or mark it: open it with \`\`\`lua fragment instead of \`\`\`lua when it cannot run alone (a synopsis, a part of a larger program), or with \`\`\`lua gpu when it needs what only a GPU has (docs/CONTRIBUTING.md, 'Code blocks in the docs')."
+total=0
+ran=0
+gpu_only=0
+fragments=0
+base=0
+for doc in "${docs[@]}"; do
+  rel=${doc#"$SRC"/}
+  fragments=$((fragments + $(grep -c '^```lua[ \t]\+fragment[ \t]*$' "$doc")))
+  nblock=0
+  while read -r id line kind; do
+    if [ "$id" = open ]; then
+      fail "$rel: the code block opened at line $line is never closed (a line of just \`\`\`)"
+      continue
+    fi
+    nblock=$((nblock + 1))
+    total=$((total + 1))
+    base=$id
+    block="$TMP/blocks/$id.lua"
+    what="$rel, Lua block $nblock (lines $line-$(($line + $(wc -l <"$block") - 1)))"
+    if [ "$kind" = gpu ] && [ "$mode" != "on the GPU" ]; then
+      what="$what (\`\`\`lua gpu: parsed only, run on a GPU)"
+      gpu_only=$((gpu_only + 1))
+      parse "$block"
+    elif [ "$mode" != "parse only" ]; then
+      (cd "$work" && env "${device_env[@]}" timeout 120 "$CUJIT" "$block") </dev/null >"$TMP/out" 2>&1
+    else
+      parse "$block"
+    fi
+    rc=$?
+    if [ "$rc" -eq 0 ]; then
+      [ "$kind" = gpu ] && [ "$mode" != "on the GPU" ] || ran=$((ran + 1))
+      ok "$what"
+      continue
+    fi
+    # The first "N.lua:L:" in the output is where the block failed; map it to the document.
+    at=$(grep -o "blocks/$id\.lua:[0-9]\+:" "$TMP/out" | head -1 | sed 's/.*:\([0-9]\+\):$/\1/')
+    where=""
+    [ -n "$at" ] && where=", at $rel:$(doc_line "$at" "$line") (line $at of the block: $(sed -n "${at}p" "$block" | sed 's/^ *//'))"
+    [ "$rc" -eq 124 ] && where="$where, still running after 120 s"
+    fail "$what fails ($mode, exit $rc)$where:
+$(sed "s|$TMP/blocks/$id\.lua|$rel block $nblock|g" "$TMP/out" | head -20)
+  $fragment_help"
+  done < <(extract "$doc" "$base")
+done
+[ "$mode" = "parse only" ] && verdict="were parsed, not run" || verdict="ran $mode"
+echo "$ran of $total runnable Lua blocks $verdict; $gpu_only skipped (\`\`\`lua gpu: no GPU here);" \
+  "$fragments marked as fragments"
+[ "$total" -gt 0 ] || fail "no runnable Lua block found in ${docs[*]}"
+if [ "$mode" = "parse only" ] && [ "$fails" -eq 0 ]; then
+  echo "skip: the blocks were only parsed: no GPU, and not the CPU device (above)"
+  exit 77
+fi
+finish
