@@ -260,6 +260,11 @@ typedef struct cujit_compile_options {
   ** Ignored by cujit_kernel_define and cujit_elementwise_define, which have theirs already. */
   const char *const *signatures;
   size_t signature_count;
+  /* Template kernels to instantiate, as CuPy's name_expressions: "scale<float>"; each becomes a
+  ** kernel of that name (cujit_program_kernel(p, "scale<float>", &k)) whose parameters are the
+  ** template's with the arguments put in. For cujit_program_compile and _compile_file. */
+  const char *const *name_expressions;
+  size_t name_expression_count;
 } cujit_compile_options;
 
 #define CUJIT_COMPILE_OPTIONS_INIT                                                                 \
@@ -387,6 +392,7 @@ typedef struct cujit_param_info {
   size_t size, align; /* of the parameter itself (8 for a pointer) */
   size_t offset;      /* in the parameter buffer */
   int type_var;       /* index of the type variable this uses, or -1 */
+  int nullable;       /* a pointer declared "= NULL": takes a NULL buffer (Lua: nil) */
 } cujit_param_info;
 
 CUJIT_API size_t cujit_kernel_param_count(const cujit_kernel *kernel);

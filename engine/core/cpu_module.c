@@ -190,8 +190,9 @@ cujit_status cj_cpu_module_function(cujit_engine *engine, cj_cpu_module *m, cons
   for (size_t i = 0; i < m->nfunctions; i++) {
     cj_cpu_function *f = &m->functions[i];
     if (strcmp(f->name, name) != 0) continue;
-    char symbol[320];
-    snprintf(symbol, sizeof symbol, "cjk_%s", name);
+    char symbol[330], entry[320];
+    cj_signature_entry_name(name, entry, sizeof entry);
+    snprintf(symbol, sizeof symbol, "cjk_%s", entry);
     if (!f->entry) *(void **)&f->entry = dlsym(m->handle, symbol);
     if (!f->entry) break;
     *fn = f;

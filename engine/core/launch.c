@@ -204,8 +204,12 @@ static cujit_status pack_pointer(const cujit_kernel *k, size_t i, const cujit_ar
     addr = a->v.devptr;
   else if (a->kind != CUJIT_ARG_BUFFER)
     return arg_error(k, i, "expects a device buffer, got %s", arg_kind_name(a->kind));
+  else if (!a->v.buffer && p->nullable)
+    addr = 0; /* declared "= NULL": the kernel checks for it */
   else if (!a->v.buffer)
-    return arg_error(k, i, "the buffer is NULL");
+    return arg_error(k, i,
+                     "the buffer is NULL (nil); a pointer parameter takes a null pointer only "
+                     "when the kernel declares it so, as 'float *bias = NULL'");
   else {
     const cujit_buffer *b = a->v.buffer;
     /* With no device (none could be had), the launch fails for that reason right after. */

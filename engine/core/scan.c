@@ -97,6 +97,10 @@ typedef struct scanner {
   size_t body_kernel; /* 1 + the kernel whose body is open, or 0 */
   int body_depth;
   int templates, mangled;
+  cj_scan_template *tm; /* template kernels */
+  size_t ntm, tmcap;
+  char **td_names, **td_types; /* typedefs of the source ("uint" -> "unsigned int") */
+  size_t ntd, tdcap;
   char *err;
   size_t err_len;
 } scanner;
@@ -179,30 +183,208 @@ static cujit_status grow_kernels(scanner *sc) {
   return CUJIT_OK;
 }
 
+/* The name of a C++-linkage kernel with the namespaces open around it: "ns::k" (an unnamed
+** namespace adds nothing: its names are reached unqualified). Malloc'd. */
+static char *qualified_name(const scanner *sc, const char *name, size_t len) {
+  cj_buf b = {0};
+  for (int i = 0; i < sc->depth && i < MAX_SCOPE; i++) {
+    if (sc->scope[i] != 'N') continue;
+    size_t from = sc->head_from[i], to = sc->head_to[i];
+    while (to > from && isspace((unsigned char)sc->text[to - 1])) to--;
+    size_t w = to;
+    while (w > from && cj_ident_char((unsigned char)sc->text[w - 1])) w--;
+    if (to - w == 9 && memcmp(sc->text + w, "namespace", 9) == 0) continue;
+    cj_buf_add(&b, sc->text + w, to - w);
+    cj_buf_puts(&b, "::");
+  }
+  cj_buf_add(&b, name, len);
+  if (b.failed) cj_buf_free(&b);
+  return b.data;
+}
+
+/* `text` with each whole word in names[] replaced by its types[] entry, and words cut at top
+** level (not inside parentheses) of the parameter list kept as they are. Malloc'd or NULL. */
+static char *replace_words(const char *text, size_t len, char *const *names, char *const *types,
+                           size_t n) {
+  cj_buf b = {0};
+  for (size_t i = 0; i < len;) {
+    if (cj_ident_start((unsigned char)text[i]) &&
+        (i == 0 || !cj_ident_char((unsigned char)text[i - 1]))) {
+      size_t e = i;
+      while (e < len && cj_ident_char((unsigned char)text[e])) e++;
+      size_t k = 0;
+      while (k < n && !(strlen(names[k]) == e - i && memcmp(names[k], text + i, e - i) == 0)) k++;
+      if (k < n)
+        cj_buf_puts(&b, types[k]);
+      else
+        cj_buf_add(&b, text + i, e - i);
+      i = e;
+    } else {
+      cj_buf_add(&b, text + i++, 1);
+    }
+  }
+  if (b.failed || !b.data) {
+    cj_buf_free(&b);
+    return cj_strndup("", 0);
+  }
+  return b.data;
+}
+
+/* Parses a kernel's parameters (the source's typedefs and, for a template's instantiation, its
+** arguments put in) into *sig, named `qualified` when given, else by the name token. */
+static cujit_status read_params(scanner *sc, const char *qualified, const char *name, size_t nlen,
+                                const char *params, size_t plen, const char *shown,
+                                cj_signature *sig) {
+  char *typed = replace_words(params, plen, sc->td_names, sc->td_types, sc->ntd);
+  cj_buf b = {0};
+  cj_buf_add(&b, name, nlen);
+  cj_buf_puts(&b, "(");
+  cj_buf_puts(&b, typed ? typed : "");
+  cj_buf_puts(&b, ")");
+  free(typed);
+  if (b.failed || !typed) {
+    cj_buf_free(&b);
+    return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  char why[1024];
+  cujit_status st = cj_signature_parse_lenient(b.data, sig, why, sizeof why);
+  b.data[nlen] = '\0'; /* the name alone, for the message */
+  if (st == CUJIT_ERROR_SIGNATURE && sc->err)
+    snprintf(sc->err, sc->err_len, "kernel '%s' of the source cannot be launched by cujit: %s",
+             shown       ? shown
+             : qualified ? qualified
+                         : b.data,
+             why);
+  cj_buf_free(&b);
+  if (st == CUJIT_OK && qualified) {
+    char *q = cj_strdup(qualified);
+    if (!q) {
+      cj_signature_free(sig);
+      return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    free(sig->name);
+    sig->name = q;
+  }
+  return st;
+}
+
+/* `typedef WORDS NAME;` or `using NAME = WORDS;` at namespace scope, WORDS being words and stars
+** only: remembered, so that a kernel's `uint *p` reads as `unsigned int *p`. */
+static cujit_status note_typedef(scanner *sc) {
+  size_t from, to, name;
+  if (sc->nstmt >= 3 && stmt_is(sc, 0, "typedef"))
+    from = 1, to = sc->nstmt - 1, name = sc->nstmt - 1;
+  else if (sc->nstmt >= 4 && stmt_is(sc, 0, "using") && stmt_is(sc, 2, "="))
+    from = 3, to = sc->nstmt, name = 1;
+  else
+    return CUJIT_OK;
+  if (sc->stmt[name].kind != CJ_TK_IDENT || from >= to) return CUJIT_OK;
+  for (size_t i = from; i < to; i++)
+    if (sc->stmt[i].kind != CJ_TK_IDENT && !stmt_is(sc, i, "*")) return CUJIT_OK;
+  cj_token first = sc->stmt[from], last = sc->stmt[to - 1], nt = sc->stmt[name];
+  char *type = replace_words(sc->text + first.pos, last.pos + last.len - first.pos, sc->td_names,
+                             sc->td_types, sc->ntd); /* typedefs of typedefs */
+  char *tname = cj_strndup(sc->text + nt.pos, nt.len);
+  if (sc->ntd == sc->tdcap) {
+    size_t cap = sc->tdcap ? 2 * sc->tdcap : 8;
+    char **nn = realloc(sc->td_names, cap * sizeof *nn);
+    if (nn) sc->td_names = nn;
+    char **nt2 = nn ? realloc(sc->td_types, cap * sizeof *nt2) : NULL;
+    if (nt2) sc->td_types = nt2, sc->tdcap = cap;
+  }
+  if (!type || !tname || sc->ntd == sc->tdcap) {
+    free(type), free(tname);
+    return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  for (char *c = type; *c; c++)
+    if (isspace((unsigned char)*c)) *c = ' ';
+  sc->td_names[sc->ntd] = tname, sc->td_types[sc->ntd++] = type;
+  return CUJIT_OK;
+}
+
+static void free_template(cj_scan_template *t) {
+  for (size_t i = 0; i < t->ntparams; i++) free(t->tparams[i]), free(t->tdefaults[i]);
+  free(t->tparams), free(t->tdefaults), free(t->name), free(t->params), free(t->scope);
+}
+
+/* `template <class T, int N = 4> __global__ void name(...)`: remembered for name expressions. */
+static cujit_status add_template(scanner *sc) {
+  size_t lt = 0;
+  while (lt < sc->nstmt && !stmt_is(sc, lt, "template")) lt++;
+  if (++lt >= sc->nstmt || !stmt_is(sc, lt, "<")) return CUJIT_OK;
+  size_t gt = lt + 1;
+  for (int depth = 1; gt < sc->nstmt; gt++) {
+    if (stmt_is(sc, gt, "<")) depth++;
+    if (stmt_is(sc, gt, ">") && --depth == 0) break;
+  }
+  size_t fn = gt + 1;
+  while (fn + 1 < sc->nstmt && !(sc->stmt[fn].kind == CJ_TK_IDENT && stmt_is(sc, fn + 1, "(") &&
+                                 !is_attribute(sc->text + sc->stmt[fn].pos, sc->stmt[fn].len)))
+    fn = stmt_is(sc, fn + 1, "(") ? matching_paren(sc, fn + 1) : fn + 1;
+  if (gt >= sc->nstmt || fn + 1 >= sc->nstmt) return CUJIT_OK;
+  size_t close = matching_paren(sc, fn + 1);
+  if (close >= sc->nstmt) return CUJIT_OK;
+  if (sc->ntm == sc->tmcap) {
+    size_t cap = sc->tmcap ? 2 * sc->tmcap : 4;
+    cj_scan_template *nt = realloc(sc->tm, cap * sizeof *nt);
+    if (!nt) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+    sc->tm = nt, sc->tmcap = cap;
+  }
+  cj_scan_template *t = &sc->tm[sc->ntm];
+  memset(t, 0, sizeof *t);
+  cj_token nt = sc->stmt[fn];
+  size_t ps = sc->stmt[fn + 1].pos + 1, pe = sc->stmt[close].pos;
+  t->name = qualified_name(sc, sc->text + nt.pos, nt.len);
+  t->params = cj_strndup(sc->text + ps, pe - ps);
+  cj_scan_kernel scope = {0};
+  cujit_status st = t->name && t->params ? scope_text(sc, &scope) : CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  t->scope = scope.scope, t->scope_depth = scope.scope_depth;
+  size_t cap = gt - lt; /* at most that many parameters */
+  t->tparams = calloc(cap, sizeof *t->tparams);
+  t->tdefaults = calloc(cap, sizeof *t->tdefaults);
+  if (st == CUJIT_OK && (!t->tparams || !t->tdefaults)) st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  /* Each parameter: its name is the last word before its '=' (or its end). */
+  for (size_t i = lt + 1, start = i; st == CUJIT_OK && i <= gt; i++) {
+    int depth = 0;
+    size_t eq = 0;
+    for (i = start; i < gt; i++) {
+      if (stmt_is(sc, i, "<") || stmt_is(sc, i, "(")) depth++;
+      if ((stmt_is(sc, i, ">") || stmt_is(sc, i, ")")) && depth > 0) depth--;
+      if (depth == 0 && stmt_is(sc, i, "=") && !eq) eq = i;
+      if (depth == 0 && stmt_is(sc, i, ",")) break;
+    }
+    size_t name_end = eq ? eq : i;
+    if (name_end > start && sc->stmt[name_end - 1].kind == CJ_TK_IDENT) {
+      cj_token w = sc->stmt[name_end - 1];
+      t->tparams[t->ntparams] = cj_strndup(sc->text + w.pos, w.len);
+      if (eq && eq + 1 < i) {
+        cj_token a = sc->stmt[eq + 1], b = sc->stmt[i - 1];
+        t->tdefaults[t->ntparams] = cj_strndup(sc->text + a.pos, b.pos + b.len - a.pos);
+      }
+      if (!t->tparams[t->ntparams++]) st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    start = i + 1;
+  }
+  sc->ntm++;
+  return st;
+}
+
 /* Reads the kernel whose name is stmt[name_i] and parameters stmt[open_i..close_i]; *index is its
 ** entry: a new one, or the one with the same name and parameter list read before (a declaration
 ** and its definition; the definition's parameter names win). */
 static cujit_status add_kernel(scanner *sc, size_t name_i, size_t open_i, size_t close_i,
-                               int definition, size_t *index) {
+                               int definition, int cxx, size_t *index) {
   cj_token nt = sc->stmt[name_i];
   size_t ps = sc->stmt[open_i].pos + 1, pe = sc->stmt[close_i].pos;
-  cj_buf b = {0};
-  cj_buf_add(&b, sc->text + nt.pos, nt.len);
-  cj_buf_puts(&b, "(");
-  cj_buf_add(&b, sc->text + ps, pe - ps);
-  cj_buf_puts(&b, ")");
-  if (b.failed || grow_kernels(sc) != CUJIT_OK) {
-    cj_buf_free(&b);
-    return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
-  }
+  if (grow_kernels(sc) != CUJIT_OK) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   cj_scan_kernel *k = &sc->ks[sc->nks];
   memset(k, 0, sizeof *k);
-  char why[1024];
-  cujit_status st = cj_signature_parse_lenient(b.data, &k->sig, why, sizeof why);
-  cj_buf_free(&b);
-  if (st == CUJIT_ERROR_SIGNATURE && sc->err)
-    snprintf(sc->err, sc->err_len, "kernel '%.*s' of the source cannot be launched by cujit: %s",
-             (int)nt.len, sc->text + nt.pos, why);
+  k->cxx = cxx;
+  char *qualified = cxx ? qualified_name(sc, sc->text + nt.pos, nt.len) : NULL;
+  if (cxx && !qualified) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  cujit_status st =
+      read_params(sc, qualified, sc->text + nt.pos, nt.len, sc->text + ps, pe - ps, NULL, &k->sig);
+  free(qualified);
   if (st != CUJIT_OK) return st;
   for (size_t i = 0; i < sc->nks; i++)
     if (strcmp(sc->ks[i].sig.name, k->sig.name) == 0 && same_params(&sc->ks[i].sig, &k->sig)) {
@@ -234,9 +416,9 @@ static cujit_status consider(scanner *sc, int definition) {
     else if (stmt_is(sc, i, "extern") && stmt_is(sc, i + 1, "\"C\""))
       extern_c = 1;
   }
-  if (!global) return CUJIT_OK;
-  if (templ) return sc->templates++, CUJIT_OK;
-  if (!extern_c) return sc->mangled++, CUJIT_OK;
+  if (!global) return note_typedef(sc);
+  if (templ) return sc->templates++, add_template(sc);
+  if (!extern_c) sc->mangled++;
   for (size_t i = 0; i < sc->nstmt; i++) {
     cj_token t = sc->stmt[i];
     if (stmt_is(sc, i, "[") && stmt_is(sc, i + 1, "[")) {
@@ -252,7 +434,7 @@ static cujit_status consider(scanner *sc, int definition) {
       continue;
     }
     size_t index;
-    cujit_status st = add_kernel(sc, i, i + 1, close, definition, &index);
+    cujit_status st = add_kernel(sc, i, i + 1, close, definition, !extern_c, &index);
     if (st == CUJIT_OK && definition) sc->body_kernel = index + 1, sc->body_depth = sc->depth;
     return st;
   }
@@ -349,7 +531,9 @@ static cujit_status read_source(const char *source, scanner *sc, char *err, size
   cujit_status st = scan_tokens(sc);
   free(sc->stmt);
   free(blank);
-  sc->text = NULL, sc->stmt = NULL;
+  for (size_t i = 0; i < sc->ntd; i++) free(sc->td_names[i]), free(sc->td_types[i]);
+  free(sc->td_names), free(sc->td_types);
+  sc->text = NULL, sc->stmt = NULL, sc->td_names = sc->td_types = NULL, sc->ntd = 0;
   if (st == CUJIT_OK) number_variants(sc->ks, sc->nks);
   if (st == CUJIT_ERROR_OUT_OF_HOST_MEMORY && err && err_len)
     snprintf(err, err_len, "out of memory reading the kernels of the source");
@@ -358,11 +542,10 @@ static cujit_status read_source(const char *source, scanner *sc, char *err, size
 
 void cj_scan_none_message(int templates, int mangled, char *err, size_t err_len) {
   if (err && err_len)
-    snprintf(err, err_len,
-             "no extern \"C\" __global__ kernel in the source%s; cujit finds kernels by their C "
-             "name: write them as extern \"C\" __global__ void name(...)",
-             templates ? " (template kernels cannot be launched by name)"
-             : mangled ? " (a __global__ function without extern \"C\" has a mangled name)"
+    snprintf(err, err_len, "no __global__ kernel in the source%s",
+             templates ? " other than templates: name their instantiations in the "
+                         "name_expressions option, such as {\"scale<float>\"}"
+             : mangled ? " that cujit could read"
                        : "");
 }
 
@@ -390,6 +573,8 @@ cujit_status cj_scan_kernels(const char *source, cj_signature **out, size_t *cou
     *out = sigs, *count = sc.nks;
   }
   free_kernels(sc.ks, sc.nks);
+  for (size_t i = 0; i < sc.ntm; i++) free_template(&sc.tm[i]);
+  free(sc.tm);
   return st;
 }
 
@@ -414,7 +599,28 @@ static void add_param_types(cj_buf *b, const cj_signature *sig) {
 
 /* The redeclaration NVRTC refuses when the kernel it compiles has other parameter types, under a
 ** #line whose file name tells the user what happened and what to do. */
+/* Whether two types are the same, for the checks of C++-linkage kernels (no <type_traits>:
+** NVRTC finds it only in the toolkit's libcu++). */
+static const char same_type[] =
+    "#ifndef CJ_SAME_TYPE_\n#define CJ_SAME_TYPE_\n"
+    "template <class A, class B> struct cj_same_type_ { static const bool v = false; };\n"
+    "template <class A> struct cj_same_type_<A, A> { static const bool v = true; };\n#endif\n";
+
 static void add_check(cj_buf *b, const cj_scan_kernel *k, int given) {
+  if (k->cxx) { /* no redeclaration with C linkage: the kernel's own type must match */
+    char *text = cj_signature_format(&k->sig);
+    cj_buf_puts(b, "#line 1 \"");
+    cj_buf_printf(b, "cujit: the source compiles C++ kernel '%s' with other parameters than ",
+                  k->sig.name);
+    add_line_name(b, text ? text : k->sig.name);
+    cj_buf_puts(b, ", read from its text (or it is overloaded): give its signature in the "
+                   "signatures option\"\n");
+    free(text);
+    cj_buf_printf(b, "static_assert(cj_same_type_<decltype(&%s), void (*)(", k->sig.name);
+    add_param_types(b, &k->sig);
+    cj_buf_printf(b, ")>::v, \"cujit: kernel parameters differ\");\n");
+    return;
+  }
   char *text = cj_signature_format(&k->sig);
   cj_buf_puts(b, "#line 1 \"");
   if (given) {
@@ -447,7 +653,7 @@ static void add_check(cj_buf *b, const cj_scan_kernel *k, int given) {
 ** refuses what it did not read.) */
 static void add_marker(cj_buf *b, const cj_scan_kernel *k) {
   cj_buf_puts(b, " extern \"C\" { ");
-  if (!has_opaque_param(&k->sig)) {
+  if (!has_opaque_param(&k->sig) && !k->cxx) {
     cj_buf_printf(b, "__global__ void %s(", k->sig.name);
     add_param_types(b, &k->sig);
     cj_buf_puts(b, "); ");
@@ -476,6 +682,11 @@ static char *unit_text(const char *source, const cj_scan_kernel *ks, size_t n, d
   }
   cj_buf_puts(&b, source + from);
   if (n) cj_buf_puts(&b, "\n\n"); /* a last line ending in a backslash joins only the first */
+  for (size_t i = 0; i < n; i++)
+    if (ks[i].cxx) {
+      cj_buf_puts(&b, same_type);
+      break;
+    }
   for (size_t i = 0; i < n; i++)
     if (ks[i].variant == 0 && !has_opaque_param(&ks[i].sig)) add_check(&b, &ks[i], given);
   if (b.failed || !b.data) {
@@ -533,6 +744,7 @@ cujit_status cj_scan_prepare(const char *source, const char *const *signatures,
                                : read_source(source, &sc, err, err_len);
   out->kernels = sc.ks, out->count = sc.nks;
   out->templates = sc.templates, out->mangled = sc.mangled;
+  out->tmpls = sc.tm, out->ntmpls = sc.ntm;
   if (st == CUJIT_OK &&
       !(out->text = unit_text(source, sc.ks, sc.nks, sc.ends, sc.nends, out->given))) {
     snprintf(err, err_len, "out of memory writing the translation unit");
@@ -545,6 +757,161 @@ cujit_status cj_scan_prepare(const char *source, const char *const *signatures,
 void cj_scan_free(cj_scan *scan) {
   if (!scan) return;
   free_kernels(scan->kernels, scan->count);
+  for (size_t i = 0; i < scan->ntmpls; i++) free_template(&scan->tmpls[i]);
+  free(scan->tmpls);
   free(scan->text);
   memset(scan, 0, sizeof *scan);
+}
+
+static int all_blank(const char *s, const char *end) {
+  for (; s < end; s++)
+    if (!isspace((unsigned char)*s)) return 0;
+  return 1;
+}
+
+/* --- name expressions ------------------------------------------------------------------------ */
+
+static char *trimmed(const char *s, size_t n) {
+  while (n && isspace((unsigned char)*s)) s++, n--;
+  while (n && isspace((unsigned char)s[n - 1])) n--;
+  return cj_strndup(s, n);
+}
+
+/* The template arguments of "scale<float, 4>" into args (malloc'd strings), up to max. */
+static size_t template_args(const char *lt, const char *end, char **args, size_t max) {
+  size_t n = 0;
+  int depth = 0;
+  const char *start = lt + 1;
+  for (const char *c = lt + 1; c < end && n < max; c++) {
+    if (*c == '<' || *c == '(') depth++;
+    if ((*c == '>' || *c == ')') && depth > 0) depth--;
+    if (depth == 0 && *c == ',') args[n++] = trimmed(start, (size_t)(c - start)), start = c + 1;
+  }
+  if (n < max && !all_blank(start, end)) args[n++] = trimmed(start, (size_t)(end - start));
+  return n;
+}
+
+/* The kernel instantiated by one name expression, added to the scan. */
+static cujit_status instantiate(cj_scan *scan, scanner *sc, const char *expr, char *err,
+                                size_t err_len) {
+  const char *lt = strchr(expr, '<'), *gt = strrchr(expr, '>');
+  size_t base_len = lt ? (size_t)(lt - expr) : strlen(expr);
+  char *base = trimmed(expr, base_len);
+  if (!base) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  for (size_t i = 0; i < scan->count; i++) /* a C++-linkage kernel read already */
+    if (strcmp(scan->kernels[i].sig.name, expr) == 0 && scan->kernels[i].cxx) {
+      free(base);
+      return CUJIT_OK;
+    }
+  const cj_scan_template *t = NULL;
+  for (size_t i = 0; lt && gt > lt && !t && i < scan->ntmpls; i++)
+    if (strcmp(scan->tmpls[i].name, base) == 0) t = &scan->tmpls[i];
+  free(base);
+  if (!t) {
+    cj_buf names = {0};
+    for (size_t i = 0; i < scan->ntmpls; i++)
+      cj_buf_printf(&names, "%s%s", i ? ", " : "", scan->tmpls[i].name);
+    snprintf(err, err_len,
+             "name expression '%s' names no template kernel of the source (%s%s); write "
+             "NAME<ARGS>, such as \"scale<float>\"",
+             expr, names.data ? "it has " : "it has none", names.data ? names.data : "");
+    cj_buf_free(&names);
+    return CUJIT_ERROR_NOT_FOUND;
+  }
+  char *args[CJ_MAX_TYPE_VARS * 4] = {0};
+  size_t nargs = template_args(lt, gt, args, sizeof args / sizeof args[0]);
+  cujit_status st = CUJIT_OK;
+  for (size_t i = nargs; i < t->ntparams && st == CUJIT_OK; i++)
+    if (i < sizeof args / sizeof args[0] && t->tdefaults[i] &&
+        !(args[nargs++] = cj_strdup(t->tdefaults[i])))
+      st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  if (st == CUJIT_OK && nargs != t->ntparams) {
+    snprintf(err, err_len,
+             "name expression '%s': template kernel '%s' takes %zu argument(s), not %zu", expr,
+             t->name, t->ntparams, nargs);
+    st = CUJIT_ERROR_SIGNATURE;
+  }
+  char *params =
+      st == CUJIT_OK ? replace_words(t->params, strlen(t->params), t->tparams, args, nargs) : NULL;
+  for (size_t i = 0; i < nargs; i++) free(args[i]);
+  if (st != CUJIT_OK) return st;
+  if (!params || grow_kernels(sc) != CUJIT_OK) {
+    free(params);
+    return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  cj_scan_kernel *k = &sc->ks[sc->nks];
+  memset(k, 0, sizeof *k);
+  k->cxx = 1;
+  sc->err = err, sc->err_len = err_len;
+  st = read_params(sc, expr, "cj_k", 4, params, strlen(params), expr, &k->sig);
+  free(params);
+  if (st == CUJIT_OK) sc->nks++;
+  return st;
+}
+
+cujit_status cj_scan_instantiate(cj_scan *scan, const char *const *exprs, size_t count, char *err,
+                                 size_t err_len) {
+  if (err && err_len) err[0] = '\0';
+  if (!count) return CUJIT_OK;
+  if (!exprs) {
+    snprintf(err, err_len, "name_expression_count is %zu but name_expressions is NULL", count);
+    return CUJIT_ERROR_INVALID_ARGUMENT;
+  }
+  scanner sc;
+  memset(&sc, 0, sizeof sc);
+  sc.ks = scan->kernels, sc.nks = sc.kcap = scan->count;
+  size_t first = scan->count;
+  cujit_status st = CUJIT_OK;
+  for (size_t i = 0; i < count && st == CUJIT_OK; i++) {
+    if (!exprs[i] || !*exprs[i]) {
+      snprintf(err, err_len, "name expression %zu is NULL or empty", i + 1);
+      st = CUJIT_ERROR_INVALID_ARGUMENT;
+    } else {
+      for (size_t j = 0; j < sc.nks && st == CUJIT_OK; j++)
+        if (strcmp(sc.ks[j].sig.name, exprs[i]) == 0 && j >= first) {
+          snprintf(err, err_len, "name expression '%s' is given twice", exprs[i]);
+          st = CUJIT_ERROR_INVALID_ARGUMENT;
+        }
+      if (st == CUJIT_OK) st = instantiate(scan, &sc, exprs[i], err, err_len);
+    }
+    scan->kernels = sc.ks, scan->count = sc.nks;
+  }
+  if (st != CUJIT_OK) return st;
+  cj_buf b = {0};
+  cj_buf_puts(&b, scan->text);
+  cj_buf_puts(&b, "\n");
+  cj_buf_puts(&b, same_type);
+  for (size_t i = first; i < scan->count; i++)
+    if (!has_opaque_param(&scan->kernels[i].sig))
+      add_check(&b, &scan->kernels[i], 0);
+    else /* no check: the name expression joins the text (and so the key) all the same */
+      cj_buf_printf(&b, "/* cujit name expression: %s */\n", scan->kernels[i].sig.name);
+  if (b.failed) {
+    cj_buf_free(&b);
+    snprintf(err, err_len, "out of memory writing the translation unit");
+    return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  free(scan->text);
+  scan->text = b.data;
+  return CUJIT_OK;
+}
+
+cujit_status cj_scan_copy_kernels(const cj_scan *scan, cj_signature **kernels, size_t *count) {
+  *kernels = NULL, *count = 0;
+  cj_signature *out = calloc(scan->count ? scan->count : 1, sizeof *out);
+  if (!out) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  size_t n = 0;
+  for (size_t i = 0; i < scan->count; i++) {
+    size_t j = 0;
+    while (j < n && strcmp(out[j].name, scan->kernels[i].sig.name) != 0) j++;
+    if (j < n) continue;
+    if (cj_signature_copy(&scan->kernels[i].sig, &out[n]) != CUJIT_OK) {
+      for (size_t k = 0; k < n; k++) cj_signature_free(&out[k]);
+      free(out);
+      return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    n++;
+  }
+  *kernels = out, *count = n;
+  return CUJIT_OK;
 }

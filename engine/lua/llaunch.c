@@ -355,6 +355,10 @@ static int convert_arg(lua_State *L, const cjl_kernel *k, int i, int idx, const 
     arg->v.buffer = b;
     return 0;
   }
+  if (lua_isnil(L, idx)) { /* a null pointer: the engine takes it where the kernel says "= NULL" */
+    *arg = (cujit_arg){.kind = CUJIT_ARG_BUFFER, .v.buffer = NULL};
+    return 0;
+  }
   if (has_metatable(L, idx, lua_touserdata(L, HOST_MT)) || lua_istable(L, idx)) return 1;
   return arg_error(L, k, i,
                    lua_pushfstring(L,
@@ -457,7 +461,8 @@ static int launch_with_copies(lua_State *L, cjl_launcher *ln, cujit_stream *stre
   copy_slot slots[CJL_MAX_ARGS];
   int n = 0;
   for (int i = 0; i < nargs; i++) {
-    if (k->params[i].kind != CUJIT_PARAM_POINTER || cjl_test_array(L, i + 2)) continue;
+    if (k->params[i].kind != CUJIT_PARAM_POINTER || cjl_test_array(L, i + 2) || lua_isnil(L, i + 2))
+      continue;
     slots[n] = (copy_slot){.param = i, .src = i + 2};
     prepare_copy(L, k, &slots[n++]);
   }
