@@ -7,7 +7,7 @@
 */
 #include "cpu_source.h"
 #include "base.h"
-#include "signature.h"
+#include "lexicon.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -336,7 +336,7 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
   }
   char entry[320]; /* cjk_<the name as an identifier>: "scale<float>" and "ns::k" too */
   for (size_t k = 0; k < nkernels; k++)
-    if (!kernel_names[k] || !cj_signature_entry_name(kernel_names[k], entry, sizeof entry)) {
+    if (!kernel_names[k] || !cj_entry_identifier(kernel_names[k], entry, sizeof entry)) {
       snprintf(err, err_len, "'%s' is not a kernel name cujit can export",
                kernel_names[k] ? kernel_names[k] : "(null)");
       return NULL;
@@ -357,7 +357,7 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
   }
   cj_buf_puts(&sc.out, "\n#line 1 \"<cujit cpu entries>\"\n");
   for (size_t k = 0; k < nkernels; k++) {
-    cj_signature_entry_name(kernel_names[k], entry, sizeof entry);
+    cj_entry_identifier(kernel_names[k], entry, sizeof entry);
     cj_buf_printf(&sc.out,
                   "extern \"C\" __attribute__((visibility(\"default\"))) void cjk_%s(cj_cpu_launch "
                   "*l, cj_cpu_worker *w) {\n  ::cj_cpu::entry<&%s >(l, w);\n}\n",

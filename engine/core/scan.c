@@ -78,11 +78,6 @@ static char *blank_source(const char *src) {
 
 #define MAX_SCOPE 256
 
-typedef struct definition_end {
-  size_t pos;    /* just after the '}' closing a kernel's body */
-  size_t kernel; /* its index in the scanner's kernels */
-} definition_end;
-
 typedef struct scanner {
   const char *text; /* blanked */
   cj_token *stmt;
@@ -92,7 +87,7 @@ typedef struct scanner {
   int depth;
   cj_scan_kernel *ks;
   size_t nks, kcap;
-  definition_end *ends;
+  cj_definition_end *ends;
   size_t nends, ecap;
   size_t body_kernel; /* 1 + the kernel whose body is open, or 0 */
   int body_depth;
@@ -202,40 +197,13 @@ static char *qualified_name(const scanner *sc, const char *name, size_t len) {
   return b.data;
 }
 
-/* `text` with each whole word in names[] replaced by its types[] entry, and words cut at top
-** level (not inside parentheses) of the parameter list kept as they are. Malloc'd or NULL. */
-static char *replace_words(const char *text, size_t len, char *const *names, char *const *types,
-                           size_t n) {
-  cj_buf b = {0};
-  for (size_t i = 0; i < len;) {
-    if (cj_ident_start((unsigned char)text[i]) &&
-        (i == 0 || !cj_ident_char((unsigned char)text[i - 1]))) {
-      size_t e = i;
-      while (e < len && cj_ident_char((unsigned char)text[e])) e++;
-      size_t k = 0;
-      while (k < n && !(strlen(names[k]) == e - i && memcmp(names[k], text + i, e - i) == 0)) k++;
-      if (k < n)
-        cj_buf_puts(&b, types[k]);
-      else
-        cj_buf_add(&b, text + i, e - i);
-      i = e;
-    } else {
-      cj_buf_add(&b, text + i++, 1);
-    }
-  }
-  if (b.failed || !b.data) {
-    cj_buf_free(&b);
-    return cj_strndup("", 0);
-  }
-  return b.data;
-}
-
 /* Parses a kernel's parameters (the source's typedefs and, for a template's instantiation, its
 ** arguments put in) into *sig, named `qualified` when given, else by the name token. */
-static cujit_status read_params(scanner *sc, const char *qualified, const char *name, size_t nlen,
-                                const char *params, size_t plen, const char *shown,
-                                cj_signature *sig) {
-  char *typed = replace_words(params, plen, sc->td_names, sc->td_types, sc->ntd);
+static cujit_status read_params(char **td_names, char **td_types, size_t ntd, const char *qualified,
+                                const char *name, size_t nlen, const char *params, size_t plen,
+                                const char *shown, cj_signature *sig, char *err, size_t err_len) {
+  char *typed = cj_replace_words(params, plen, (const char *const *)td_names,
+                                 (const char *const *)td_types, ntd);
   cj_buf b = {0};
   cj_buf_add(&b, name, nlen);
   cj_buf_puts(&b, "(");
@@ -249,8 +217,8 @@ static cujit_status read_params(scanner *sc, const char *qualified, const char *
   char why[1024];
   cujit_status st = cj_signature_parse_lenient(b.data, sig, why, sizeof why);
   b.data[nlen] = '\0'; /* the name alone, for the message */
-  if (st == CUJIT_ERROR_SIGNATURE && sc->err)
-    snprintf(sc->err, sc->err_len, "kernel '%s' of the source cannot be launched by cujit: %s",
+  if (st == CUJIT_ERROR_SIGNATURE && err)
+    snprintf(err, err_len, "kernel '%s' of the source cannot be launched by cujit: %s",
              shown       ? shown
              : qualified ? qualified
                          : b.data,
@@ -282,8 +250,9 @@ static cujit_status note_typedef(scanner *sc) {
   for (size_t i = from; i < to; i++)
     if (sc->stmt[i].kind != CJ_TK_IDENT && !stmt_is(sc, i, "*")) return CUJIT_OK;
   cj_token first = sc->stmt[from], last = sc->stmt[to - 1], nt = sc->stmt[name];
-  char *type = replace_words(sc->text + first.pos, last.pos + last.len - first.pos, sc->td_names,
-                             sc->td_types, sc->ntd); /* typedefs of typedefs */
+  char *type = cj_replace_words(sc->text + first.pos, last.pos + last.len - first.pos,
+                                (const char *const *)sc->td_names,
+                                (const char *const *)sc->td_types, sc->ntd); /* of typedefs */
   char *tname = cj_strndup(sc->text + nt.pos, nt.len);
   if (sc->ntd == sc->tdcap) {
     size_t cap = sc->tdcap ? 2 * sc->tdcap : 8;
@@ -383,7 +352,8 @@ static cujit_status add_kernel(scanner *sc, size_t name_i, size_t open_i, size_t
   char *qualified = cxx ? qualified_name(sc, sc->text + nt.pos, nt.len) : NULL;
   if (cxx && !qualified) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   cujit_status st =
-      read_params(sc, qualified, sc->text + nt.pos, nt.len, sc->text + ps, pe - ps, NULL, &k->sig);
+      read_params(sc->td_names, sc->td_types, sc->ntd, qualified, sc->text + nt.pos, nt.len,
+                  sc->text + ps, pe - ps, NULL, &k->sig, sc->err, sc->err_len);
   free(qualified);
   if (st != CUJIT_OK) return st;
   for (size_t i = 0; i < sc->nks; i++)
@@ -448,14 +418,14 @@ static char brace_kind(const scanner *sc) {
   return 'O';
 }
 
-static cujit_status note_definition_end(scanner *sc, size_t pos) {
+static cujit_status note_cj_definition_end(scanner *sc, size_t pos) {
   if (sc->nends == sc->ecap) {
     size_t cap = sc->ecap ? 2 * sc->ecap : 8;
-    definition_end *ne = realloc(sc->ends, cap * sizeof *ne);
+    cj_definition_end *ne = realloc(sc->ends, cap * sizeof *ne);
     if (!ne) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
     sc->ends = ne, sc->ecap = cap;
   }
-  sc->ends[sc->nends++] = (definition_end){pos, sc->body_kernel - 1};
+  sc->ends[sc->nends++] = (cj_definition_end){pos, sc->body_kernel - 1};
   sc->body_kernel = 0;
   return CUJIT_OK;
 }
@@ -475,7 +445,7 @@ static cujit_status end_statement(scanner *sc, cj_token t) {
     sc->depth++;
   } else if (c == '}' && sc->depth > 0) {
     sc->depth--;
-    if (sc->body_kernel && sc->depth == sc->body_depth) st = note_definition_end(sc, t.pos + 1);
+    if (sc->body_kernel && sc->depth == sc->body_depth) st = note_cj_definition_end(sc, t.pos + 1);
   }
   sc->nstmt = 0;
   return st;
@@ -531,9 +501,7 @@ static cujit_status read_source(const char *source, scanner *sc, char *err, size
   cujit_status st = scan_tokens(sc);
   free(sc->stmt);
   free(blank);
-  for (size_t i = 0; i < sc->ntd; i++) free(sc->td_names[i]), free(sc->td_types[i]);
-  free(sc->td_names), free(sc->td_types);
-  sc->text = NULL, sc->stmt = NULL, sc->td_names = sc->td_types = NULL, sc->ntd = 0;
+  sc->text = NULL, sc->stmt = NULL;
   if (st == CUJIT_OK) number_variants(sc->ks, sc->nks);
   if (st == CUJIT_ERROR_OUT_OF_HOST_MEMORY && err && err_len)
     snprintf(err, err_len, "out of memory reading the kernels of the source");
@@ -572,128 +540,14 @@ cujit_status cj_scan_kernels(const char *source, cj_signature **out, size_t *cou
     for (size_t i = 0; i < sc.nks; i++) memset(&sc.ks[i].sig, 0, sizeof sc.ks[i].sig);
     *out = sigs, *count = sc.nks;
   }
+  cj_scan rest = {.tmpls = sc.tm,
+                  .ntmpls = sc.ntm,
+                  .td_names = sc.td_names,
+                  .td_types = sc.td_types,
+                  .ntd = sc.ntd};
+  cj_scan_free(&rest);
   free_kernels(sc.ks, sc.nks);
-  for (size_t i = 0; i < sc.ntm; i++) free_template(&sc.tm[i]);
-  free(sc.tm);
   return st;
-}
-
-/* --- the translation unit to compile ------------------------------------------------------------
- */
-
-/* A #line file name may hold no quote or backslash. */
-static void add_line_name(cj_buf *b, const char *text) {
-  for (; *text; text++) cj_buf_add(b, *text == '"' || *text == '\\' ? "'" : text, 1);
-}
-
-static int has_opaque_param(const cj_signature *sig) {
-  for (size_t i = 0; i < sig->nparams; i++)
-    if (sig->params[i].size == 0) return 1;
-  return 0;
-}
-
-static void add_param_types(cj_buf *b, const cj_signature *sig) {
-  for (size_t i = 0; i < sig->nparams; i++)
-    cj_buf_printf(b, "%s%s", i ? ", " : "", sig->params[i].type);
-}
-
-/* The redeclaration NVRTC refuses when the kernel it compiles has other parameter types, under a
-** #line whose file name tells the user what happened and what to do. */
-/* Whether two types are the same, for the checks of C++-linkage kernels (no <type_traits>:
-** NVRTC finds it only in the toolkit's libcu++). */
-static const char same_type[] =
-    "#ifndef CJ_SAME_TYPE_\n#define CJ_SAME_TYPE_\n"
-    "template <class A, class B> struct cj_same_type_ { static const bool v = false; };\n"
-    "template <class A> struct cj_same_type_<A, A> { static const bool v = true; };\n#endif\n";
-
-static void add_check(cj_buf *b, const cj_scan_kernel *k, int given) {
-  if (k->cxx) { /* no redeclaration with C linkage: the kernel's own type must match */
-    char *text = cj_signature_format(&k->sig);
-    cj_buf_puts(b, "#line 1 \"");
-    cj_buf_printf(b, "cujit: the source compiles C++ kernel '%s' with other parameters than ",
-                  k->sig.name);
-    add_line_name(b, text ? text : k->sig.name);
-    cj_buf_puts(b, ", read from its text (or it is overloaded): give its signature in the "
-                   "signatures option\"\n");
-    free(text);
-    cj_buf_printf(b, "static_assert(cj_same_type_<decltype(&%s), void (*)(", k->sig.name);
-    add_param_types(b, &k->sig);
-    cj_buf_printf(b, ")>::v, \"cujit: kernel parameters differ\");\n");
-    return;
-  }
-  char *text = cj_signature_format(&k->sig);
-  cj_buf_puts(b, "#line 1 \"");
-  if (given) {
-    cj_buf_printf(b,
-                  "cujit: kernel '%s' is not compiled with the parameters of the signature "
-                  "given for it, ",
-                  k->sig.name);
-    add_line_name(b, text ? text : k->sig.name);
-    cj_buf_puts(b, ": correct it in the signatures option");
-  } else {
-    cj_buf_printf(b, "cujit: the source compiles kernel '%s' with other parameters than ",
-                  k->sig.name);
-    add_line_name(b, text ? text : k->sig.name);
-    cj_buf_puts(b, ", read from its text (a macro or a preprocessor condition decides them): give "
-                   "its signature in the signatures option");
-  }
-  free(text);
-  cj_buf_printf(b, "\"\n%sextern \"C\" { __global__ void %s(", k->scope ? k->scope : "",
-                k->sig.name);
-  add_param_types(b, &k->sig);
-  cj_buf_puts(b, "); }");
-  for (int i = 0; i < k->scope_depth; i++) cj_buf_puts(b, " }");
-  cj_buf_puts(b, "\n");
-}
-
-/* The marker after a definition of a kernel whose name has several parameter lists: the PTX holds
-** it only when the preprocessor kept that place. The redeclaration beside it is a second guard
-** that the kernel compiled there has these parameters. (A closing brace shared by two openings
-** under #if leaves the reader inside the first body for good: no marker, and the check at the end
-** refuses what it did not read.) */
-static void add_marker(cj_buf *b, const cj_scan_kernel *k) {
-  cj_buf_puts(b, " extern \"C\" { ");
-  if (!has_opaque_param(&k->sig) && !k->cxx) {
-    cj_buf_printf(b, "__global__ void %s(", k->sig.name);
-    add_param_types(b, &k->sig);
-    cj_buf_puts(b, "); ");
-  }
-  cj_buf_printf(b, "__device__ char cj_variant_%s_%d; }", k->sig.name, k->variant);
-}
-
-static int by_position(const void *a, const void *b) {
-  size_t x = ((const definition_end *)a)->pos, y = ((const definition_end *)b)->pos;
-  return x < y ? -1 : x > y;
-}
-
-/* The source with a marker after each definition of a kernel of several parameter lists, then a
-** check for each kernel whose parameters cujit can all size (the others cannot be launched). */
-static char *unit_text(const char *source, const cj_scan_kernel *ks, size_t n, definition_end *ends,
-                       size_t nends, int given) {
-  cj_buf b = {0};
-  size_t from = 0;
-  if (nends) qsort(ends, nends, sizeof *ends, by_position);
-  for (size_t i = 0; i < nends; i++) {
-    const cj_scan_kernel *k = &ks[ends[i].kernel];
-    if (k->variant == 0) continue;
-    cj_buf_add(&b, source + from, ends[i].pos - from);
-    add_marker(&b, k);
-    from = ends[i].pos;
-  }
-  cj_buf_puts(&b, source + from);
-  if (n) cj_buf_puts(&b, "\n\n"); /* a last line ending in a backslash joins only the first */
-  for (size_t i = 0; i < n; i++)
-    if (ks[i].cxx) {
-      cj_buf_puts(&b, same_type);
-      break;
-    }
-  for (size_t i = 0; i < n; i++)
-    if (ks[i].variant == 0 && !has_opaque_param(&ks[i].sig)) add_check(&b, &ks[i], given);
-  if (b.failed || !b.data) {
-    cj_buf_free(&b);
-    return NULL;
-  }
-  return b.data;
 }
 
 /* The kernels named by explicit signatures, each parsed as cj_signature_parse does. */
@@ -745,8 +599,9 @@ cujit_status cj_scan_prepare(const char *source, const char *const *signatures,
   out->kernels = sc.ks, out->count = sc.nks;
   out->templates = sc.templates, out->mangled = sc.mangled;
   out->tmpls = sc.tm, out->ntmpls = sc.ntm;
+  out->td_names = sc.td_names, out->td_types = sc.td_types, out->ntd = sc.ntd;
   if (st == CUJIT_OK &&
-      !(out->text = unit_text(source, sc.ks, sc.nks, sc.ends, sc.nends, out->given))) {
+      !(out->text = cj_unit_text(source, sc.ks, sc.nks, sc.ends, sc.nends, out->given))) {
     snprintf(err, err_len, "out of memory writing the translation unit");
     st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   }
@@ -759,159 +614,14 @@ void cj_scan_free(cj_scan *scan) {
   free_kernels(scan->kernels, scan->count);
   for (size_t i = 0; i < scan->ntmpls; i++) free_template(&scan->tmpls[i]);
   free(scan->tmpls);
+  for (size_t i = 0; i < scan->ntd; i++) free(scan->td_names[i]), free(scan->td_types[i]);
+  free(scan->td_names), free(scan->td_types);
   free(scan->text);
   memset(scan, 0, sizeof *scan);
 }
 
-static int all_blank(const char *s, const char *end) {
-  for (; s < end; s++)
-    if (!isspace((unsigned char)*s)) return 0;
-  return 1;
-}
-
-/* --- name expressions ------------------------------------------------------------------------ */
-
-static char *trimmed(const char *s, size_t n) {
-  while (n && isspace((unsigned char)*s)) s++, n--;
-  while (n && isspace((unsigned char)s[n - 1])) n--;
-  return cj_strndup(s, n);
-}
-
-/* The template arguments of "scale<float, 4>" into args (malloc'd strings), up to max. */
-static size_t template_args(const char *lt, const char *end, char **args, size_t max) {
-  size_t n = 0;
-  int depth = 0;
-  const char *start = lt + 1;
-  for (const char *c = lt + 1; c < end && n < max; c++) {
-    if (*c == '<' || *c == '(') depth++;
-    if ((*c == '>' || *c == ')') && depth > 0) depth--;
-    if (depth == 0 && *c == ',') args[n++] = trimmed(start, (size_t)(c - start)), start = c + 1;
-  }
-  if (n < max && !all_blank(start, end)) args[n++] = trimmed(start, (size_t)(end - start));
-  return n;
-}
-
-/* The kernel instantiated by one name expression, added to the scan. */
-static cujit_status instantiate(cj_scan *scan, scanner *sc, const char *expr, char *err,
-                                size_t err_len) {
-  const char *lt = strchr(expr, '<'), *gt = strrchr(expr, '>');
-  size_t base_len = lt ? (size_t)(lt - expr) : strlen(expr);
-  char *base = trimmed(expr, base_len);
-  if (!base) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
-  for (size_t i = 0; i < scan->count; i++) /* a C++-linkage kernel read already */
-    if (strcmp(scan->kernels[i].sig.name, expr) == 0 && scan->kernels[i].cxx) {
-      free(base);
-      return CUJIT_OK;
-    }
-  const cj_scan_template *t = NULL;
-  for (size_t i = 0; lt && gt > lt && !t && i < scan->ntmpls; i++)
-    if (strcmp(scan->tmpls[i].name, base) == 0) t = &scan->tmpls[i];
-  free(base);
-  if (!t) {
-    cj_buf names = {0};
-    for (size_t i = 0; i < scan->ntmpls; i++)
-      cj_buf_printf(&names, "%s%s", i ? ", " : "", scan->tmpls[i].name);
-    snprintf(err, err_len,
-             "name expression '%s' names no template kernel of the source (%s%s); write "
-             "NAME<ARGS>, such as \"scale<float>\"",
-             expr, names.data ? "it has " : "it has none", names.data ? names.data : "");
-    cj_buf_free(&names);
-    return CUJIT_ERROR_NOT_FOUND;
-  }
-  char *args[CJ_MAX_TYPE_VARS * 4] = {0};
-  size_t nargs = template_args(lt, gt, args, sizeof args / sizeof args[0]);
-  cujit_status st = CUJIT_OK;
-  for (size_t i = nargs; i < t->ntparams && st == CUJIT_OK; i++)
-    if (i < sizeof args / sizeof args[0] && t->tdefaults[i] &&
-        !(args[nargs++] = cj_strdup(t->tdefaults[i])))
-      st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
-  if (st == CUJIT_OK && nargs != t->ntparams) {
-    snprintf(err, err_len,
-             "name expression '%s': template kernel '%s' takes %zu argument(s), not %zu", expr,
-             t->name, t->ntparams, nargs);
-    st = CUJIT_ERROR_SIGNATURE;
-  }
-  char *params =
-      st == CUJIT_OK ? replace_words(t->params, strlen(t->params), t->tparams, args, nargs) : NULL;
-  for (size_t i = 0; i < nargs; i++) free(args[i]);
-  if (st != CUJIT_OK) return st;
-  if (!params || grow_kernels(sc) != CUJIT_OK) {
-    free(params);
-    return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
-  }
-  cj_scan_kernel *k = &sc->ks[sc->nks];
-  memset(k, 0, sizeof *k);
-  k->cxx = 1;
-  sc->err = err, sc->err_len = err_len;
-  st = read_params(sc, expr, "cj_k", 4, params, strlen(params), expr, &k->sig);
-  free(params);
-  if (st == CUJIT_OK) sc->nks++;
-  return st;
-}
-
-cujit_status cj_scan_instantiate(cj_scan *scan, const char *const *exprs, size_t count, char *err,
-                                 size_t err_len) {
-  if (err && err_len) err[0] = '\0';
-  if (!count) return CUJIT_OK;
-  if (!exprs) {
-    snprintf(err, err_len, "name_expression_count is %zu but name_expressions is NULL", count);
-    return CUJIT_ERROR_INVALID_ARGUMENT;
-  }
-  scanner sc;
-  memset(&sc, 0, sizeof sc);
-  sc.ks = scan->kernels, sc.nks = sc.kcap = scan->count;
-  size_t first = scan->count;
-  cujit_status st = CUJIT_OK;
-  for (size_t i = 0; i < count && st == CUJIT_OK; i++) {
-    if (!exprs[i] || !*exprs[i]) {
-      snprintf(err, err_len, "name expression %zu is NULL or empty", i + 1);
-      st = CUJIT_ERROR_INVALID_ARGUMENT;
-    } else {
-      for (size_t j = 0; j < sc.nks && st == CUJIT_OK; j++)
-        if (strcmp(sc.ks[j].sig.name, exprs[i]) == 0 && j >= first) {
-          snprintf(err, err_len, "name expression '%s' is given twice", exprs[i]);
-          st = CUJIT_ERROR_INVALID_ARGUMENT;
-        }
-      if (st == CUJIT_OK) st = instantiate(scan, &sc, exprs[i], err, err_len);
-    }
-    scan->kernels = sc.ks, scan->count = sc.nks;
-  }
-  if (st != CUJIT_OK) return st;
-  cj_buf b = {0};
-  cj_buf_puts(&b, scan->text);
-  cj_buf_puts(&b, "\n");
-  cj_buf_puts(&b, same_type);
-  for (size_t i = first; i < scan->count; i++)
-    if (!has_opaque_param(&scan->kernels[i].sig))
-      add_check(&b, &scan->kernels[i], 0);
-    else /* no check: the name expression joins the text (and so the key) all the same */
-      cj_buf_printf(&b, "/* cujit name expression: %s */\n", scan->kernels[i].sig.name);
-  if (b.failed) {
-    cj_buf_free(&b);
-    snprintf(err, err_len, "out of memory writing the translation unit");
-    return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
-  }
-  free(scan->text);
-  scan->text = b.data;
-  return CUJIT_OK;
-}
-
-cujit_status cj_scan_copy_kernels(const cj_scan *scan, cj_signature **kernels, size_t *count) {
-  *kernels = NULL, *count = 0;
-  cj_signature *out = calloc(scan->count ? scan->count : 1, sizeof *out);
-  if (!out) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
-  size_t n = 0;
-  for (size_t i = 0; i < scan->count; i++) {
-    size_t j = 0;
-    while (j < n && strcmp(out[j].name, scan->kernels[i].sig.name) != 0) j++;
-    if (j < n) continue;
-    if (cj_signature_copy(&scan->kernels[i].sig, &out[n]) != CUJIT_OK) {
-      for (size_t k = 0; k < n; k++) cj_signature_free(&out[k]);
-      free(out);
-      return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
-    }
-    n++;
-  }
-  *kernels = out, *count = n;
-  return CUJIT_OK;
+cujit_status cj_scan_read_params(const cj_scan *scan, const char *name, const char *params,
+                                 cj_signature *sig, char *err, size_t err_len) {
+  return read_params(scan->td_names, scan->td_types, scan->ntd, name, "cj_k", 4, params,
+                     strlen(params), name, sig, err, err_len);
 }

@@ -49,6 +49,8 @@ typedef struct cj_scan {
   char *text;              /* the translation unit to compile and hash: source, markers, checks */
   cj_scan_template *tmpls; /* the template kernels, for name expressions */
   size_t ntmpls;
+  char **td_names, **td_types; /* the source's typedefs ("uint" -> "unsigned int") */
+  size_t ntd;
 } cj_scan;
 
 /* Reads the kernels of `source` (or parses `signatures`, when signature_count > 0) and writes the
@@ -83,5 +85,24 @@ void cj_scan_none_message(int templates, int mangled, char *err, size_t err_len)
 ** is refused with a clear message. No kernel at all is CUJIT_ERROR_NOT_FOUND. */
 cujit_status cj_scan_kernels(const char *source, cj_signature **out, size_t *count, char *err,
                              size_t err_len);
+
+/* --- between scan.c (reading), unit.c (the text written) and names.c (name expressions) --- */
+
+typedef struct cj_definition_end {
+  size_t pos;    /* just after the '}' closing a kernel's body */
+  size_t kernel; /* its index in the scan's kernels */
+} cj_definition_end;
+
+/* The source with a marker after each definition of a kernel of several parameter lists, then a
+** check for each kernel whose parameters cujit can all size. Malloc'd, NULL when out of memory. */
+char *cj_unit_text(const char *source, const cj_scan_kernel *ks, size_t n, cj_definition_end *ends,
+                   size_t nends, int given);
+
+/* Appends to *text the checks of ks[from, to) (instantiated by name); 0 when out of memory. */
+int cj_unit_add_checks(char **text, const cj_scan_kernel *ks, size_t from, size_t to);
+
+/* Reads the parameter list `params` (the source's typedefs put in) as kernel `name`'s. */
+cujit_status cj_scan_read_params(const cj_scan *scan, const char *name, const char *params,
+                                 cj_signature *sig, char *err, size_t err_len);
 
 #endif

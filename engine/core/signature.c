@@ -619,30 +619,6 @@ int cj_signature_is_generic(const cj_signature *sig) {
   return sig && sig->ntype_vars > 0 && !sig->specialized;
 }
 
-/* "const T *" with T bound to "float" gives "const float *". */
-static char *replace_word(const char *type, const char *word, const char *with) {
-  cj_buf b = {0};
-  size_t wl = strlen(word);
-  for (const char *s = type; *s;) {
-    if (cj_ident_start((unsigned char)*s)) {
-      const char *e = s;
-      while (cj_ident_char((unsigned char)*e)) e++;
-      if ((size_t)(e - s) == wl && memcmp(s, word, wl) == 0)
-        cj_buf_puts(&b, with);
-      else
-        cj_buf_add(&b, s, (size_t)(e - s));
-      s = e;
-    } else {
-      cj_buf_add(&b, s++, 1);
-    }
-  }
-  if (b.failed || !b.data) {
-    cj_buf_free(&b);
-    return NULL;
-  }
-  return b.data;
-}
-
 cujit_status cj_signature_specialize(const cj_signature *generic, const cujit_dtype *types,
                                      size_t ntypes, cj_signature *out, char *err, size_t err_len) {
   if (err && err_len) err[0] = '\0';
@@ -669,7 +645,8 @@ cujit_status cj_signature_specialize(const cj_signature *generic, const cujit_dt
     cj_param *pr = &out->params[i];
     if (pr->type_var >= 0) {
       cujit_dtype d = types[pr->type_var];
-      char *t = replace_word(pr->type, out->type_vars[pr->type_var], cujit_dtype_ctype(d));
+      const char *var = out->type_vars[pr->type_var], *ctype = cujit_dtype_ctype(d);
+      char *t = cj_replace_words(pr->type, strlen(pr->type), &var, &ctype, 1); /* T* -> float* */
       if (!t) {
         cj_signature_free(out);
         return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
@@ -709,16 +686,4 @@ char *cj_signature_format(const cj_signature *sig) {
     return NULL;
   }
   return b.data;
-}
-
-int cj_signature_entry_name(const char *name, char *buf, size_t len) {
-  int plain = cj_ident_start((unsigned char)*name);
-  for (const char *c = name; *c && plain; c++) plain = cj_ident_char((unsigned char)*c);
-  if (plain) return snprintf(buf, len, "%s", name) < (int)len;
-  size_t used = (size_t)snprintf(buf, len, "cjx__");
-  for (const char *c = name; *c && used < len; c++)
-    used += (size_t)(isalnum((unsigned char)*c)
-                         ? snprintf(buf + used, len - used, "%c", *c)
-                         : snprintf(buf + used, len - used, "_%02x", (unsigned)(unsigned char)*c));
-  return used < len;
 }

@@ -72,9 +72,4 @@ static inline const char *cj_signature_symbol(const cj_signature *sig) {
   return sig->symbol ? sig->symbol : sig->name;
 }
 
-/* An identifier for any kernel name, for the CPU device's exported entries (cjk_<it>): a C
-** identifier is itself; "scale<float>" or "ns::k" become "cjx__" and their characters with each
-** one other than a letter or digit written _XX (hex). 0 when it does not fit in len bytes. */
-int cj_signature_entry_name(const char *name, char *buf, size_t len);
-
 #endif
