@@ -464,6 +464,32 @@ static cujit_status resolve_lookup(cujit_engine *engine, const char *source, con
   return CUJIT_OK;
 }
 
+/* g++ compiles a copy of the source in a scratch directory: the source's own directory (the
+** program name's, or the working directory's for a name without one), where NVRTC looks for its
+** quoted includes first, is made the first -I, unless -no-source-include says otherwise. */
+static cujit_status compile_cxx_in_dir(cujit_engine *engine, const char *source, const char *name,
+                                       const cujit_compile_options *options,
+                                       const cj_signature *kernels, size_t n, cj_cache_entry *e) {
+  cujit_compile_options o = options ? *options : (cujit_compile_options)CUJIT_COMPILE_OPTIONS_INIT;
+  for (size_t i = 0; i < o.extra_flag_count; i++)
+    if (o.extra_flags[i] && strstr(o.extra_flags[i], "no-source-include"))
+      return cj_cxx_compile(engine, source, name, options, kernels, n, e);
+  char dir[PATH_MAX];
+  const char *slash = strrchr(name, '/');
+  if (slash)
+    snprintf(dir, sizeof dir, "%.*s", slash == name ? 1 : (int)(slash - name), name);
+  else if (!getcwd(dir, sizeof dir))
+    return cj_cxx_compile(engine, source, name, options, kernels, n, e);
+  const char **dirs = malloc((o.include_dir_count + 1) * sizeof *dirs);
+  if (!dirs) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  dirs[0] = dir;
+  for (size_t i = 0; i < o.include_dir_count; i++) dirs[i + 1] = o.include_dirs[i];
+  o.include_dirs = dirs, o.include_dir_count++;
+  cujit_status st = cj_cxx_compile(engine, source, name, &o, kernels, n, e);
+  free(dirs);
+  return st;
+}
+
 /* The CPU device's arch "cpu": the host C++ compiler (cxx.h) through the same options, key and
 ** cache, the compiler's identity joining the key; the shared object goes in entry.cubin. The
 ** entry carries no NVRTC version, so none is checked. */
@@ -502,7 +528,7 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
       cj_scan_none_message(scan->templates, scan->mangled, err, sizeof err);
       st = cj_fail(engine, CUJIT_ERROR_NOT_FOUND, "'%s': %s", name, err);
     } else
-      st = cj_cxx_compile(engine, source, name, options, kernels, n, e);
+      st = compile_cxx_in_dir(engine, source, name, options, kernels, n, e);
     for (size_t i = 0; i < n; i++) cj_signature_free(&kernels[i]);
     free(kernels);
     if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &out->key, e);

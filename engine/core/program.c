@@ -4,6 +4,7 @@
 ** unloading it with the last reference, and the public cujit_program_* calls.
 */
 #include "program.h"
+#include "includes.h"
 #include "scan.h"
 #include "source.h"
 #include "verify.h"
@@ -239,6 +240,43 @@ static cujit_status program_new(cujit_engine *engine, cj_code *k, cj_compiled *c
   return CUJIT_OK;
 }
 
+/* Kernels defined in the headers the source includes by quoted name (found as the compiler finds
+** them: the source's directory, then include_dirs and -I flags) are the program's too. */
+static cujit_status read_headers(cujit_engine *engine, const char *source, const char *name,
+                                 const cujit_compile_options *op, cj_scan *scan, char *err) {
+  if (!strstr(source, "#include") && !strstr(source, "# include")) return CUJIT_OK;
+  size_t ndirs = op ? op->include_dir_count : 0, nflags = op ? op->extra_flag_count : 0;
+  char **flags = calloc(ndirs + nflags + 1, sizeof *flags);
+  cj_includes inc = {0};
+  int ok = flags != NULL;
+  for (size_t i = 0; ok && i < ndirs; i++) {
+    size_t n = strlen(op->include_dirs[i] ? op->include_dirs[i] : "") + 16;
+    if ((ok = (flags[i] = malloc(n)) != NULL))
+      snprintf(flags[i], n, "--include-path=%s", op->include_dirs[i] ? op->include_dirs[i] : "");
+  }
+  for (size_t i = 0; ok && i < nflags; i++) flags[ndirs + i] = (char *)op->extra_flags[i];
+  cj_include_request rq = {.source = source,
+                           .name = name,
+                           .flags = (const char *const *)flags,
+                           .flag_count = ndirs + nflags,
+                           .builtin_names = cj_embedded_header_names,
+                           .builtin_sources = cj_embedded_header_sources,
+                           .builtin_count = cj_embedded_header_count};
+  ok = ok && cj_includes_resolve(&rq, &inc);
+  const char **texts = ok ? calloc(inc.header_count + 1, sizeof *texts) : NULL;
+  size_t n = 0;
+  for (size_t i = 0; texts && i < inc.header_count; i++)
+    if (inc.header_names[i][0] == '/') texts[n++] = inc.header_sources[i]; /* not <cujit/...> */
+  cujit_status st = texts ? cj_scan_headers(scan, texts, n, err, 1024)
+                          : (snprintf(err, 1024, "out of memory reading headers"),
+                             CUJIT_ERROR_OUT_OF_HOST_MEMORY);
+  free(texts);
+  cj_includes_free(&inc);
+  for (size_t i = 0; flags && i < ndirs; i++) free(flags[i]);
+  free(flags);
+  return st;
+}
+
 /* Each C++-linkage kernel's symbol: the lowered name NVRTC gave its name expression, kept in the
 ** entry (the CPU device's entries are named from the kernel's name: no lowered names there). */
 static cujit_status lowered_names(cujit_engine *engine, const char *name, cj_scan *scan,
@@ -279,6 +317,7 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
   int given = options && options->signature_count && !cj_source_is_kernel(source, name);
   st = cj_scan_prepare(source, given ? options->signatures : NULL,
                        given ? options->signature_count : 0, &scan, scan_err, sizeof scan_err);
+  if (st == CUJIT_OK && !given) st = read_headers(engine, source, name, options, &scan, scan_err);
   if (st == CUJIT_OK && options && options->name_expression_count &&
       !cj_source_is_kernel(source, name))
     st = cj_scan_instantiate(&scan, options->name_expressions, options->name_expression_count,

@@ -625,3 +625,64 @@ cujit_status cj_scan_read_params(const cj_scan *scan, const char *name, const ch
   return read_params(scan->td_names, scan->td_types, scan->ntd, name, "cj_k", 4, params,
                      strlen(params), name, sig, err, err_len);
 }
+
+/* Moves n items of `size` bytes from src to the end of *dst (holding *count); 0 when out of
+** memory (src is then left as it was). */
+static int append(void **dst, size_t *count, void *src, size_t n, size_t size) {
+  if (!n) return 1;
+  char *grown = realloc(*dst, (*count + n) * size);
+  if (!grown) return 0;
+  memcpy(grown + *count * size, src, n * size);
+  *dst = grown, *count += n;
+  return 1;
+}
+
+cujit_status cj_scan_headers(cj_scan *scan, const char *const *texts, size_t count, char *err,
+                             size_t err_len) {
+  size_t first = scan->count;
+  cujit_status st = CUJIT_OK;
+  for (size_t h = 0; h < count && st == CUJIT_OK; h++) {
+    scanner sc;
+    st = read_source(texts[h], &sc, err, err_len);
+    free(sc.ends);
+    size_t kept = 0; /* a kernel the source declares and the header defines is read once */
+    for (size_t i = 0; st == CUJIT_OK && i < sc.nks; i++) {
+      size_t j = 0;
+      while (j < scan->count && !(strcmp(scan->kernels[j].sig.name, sc.ks[i].sig.name) == 0 &&
+                                  same_params(&scan->kernels[j].sig, &sc.ks[i].sig)))
+        j++;
+      if (j < scan->count)
+        cj_signature_free(&sc.ks[i].sig), free(sc.ks[i].scope);
+      else
+        sc.ks[kept++] = sc.ks[i];
+    }
+    sc.nks = kept;
+    if (st == CUJIT_OK &&
+        append((void **)&scan->kernels, &scan->count, sc.ks, sc.nks, sizeof *sc.ks))
+      sc.nks = 0; /* moved */
+    if (st == CUJIT_OK &&
+        append((void **)&scan->tmpls, &scan->ntmpls, sc.tm, sc.ntm, sizeof *sc.tm))
+      sc.ntm = 0;
+    size_t ntd = scan->ntd;
+    if (st == CUJIT_OK &&
+        append((void **)&scan->td_names, &ntd, sc.td_names, sc.ntd, sizeof(char *))) {
+      if (append((void **)&scan->td_types, &scan->ntd, sc.td_types, sc.ntd, sizeof(char *)))
+        sc.ntd = 0; /* both moved; else the names array is longer than ntd says, harmlessly */
+    }
+    if (st == CUJIT_OK && (sc.nks || sc.ntm || sc.ntd)) st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+    scan->templates += sc.templates, scan->mangled += sc.mangled;
+    cj_scan rest = {.kernels = sc.ks,
+                    .count = sc.nks,
+                    .tmpls = sc.tm,
+                    .ntmpls = sc.ntm,
+                    .td_names = sc.td_names,
+                    .td_types = sc.td_types,
+                    .ntd = sc.ntd};
+    cj_scan_free(&rest);
+  }
+  if (st == CUJIT_OK && scan->count > first &&
+      !cj_unit_add_checks(&scan->text, scan->kernels, first, scan->count))
+    st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  if (st == CUJIT_ERROR_OUT_OF_HOST_MEMORY) snprintf(err, err_len, "out of memory reading headers");
+  return st;
+}

@@ -63,6 +63,12 @@ cujit_status cj_scan_prepare(const char *source, const char *const *signatures,
 
 void cj_scan_free(cj_scan *scan);
 
+/* Adds the kernels (and templates, typedefs) defined in headers the source includes (their texts,
+** read by the caller), after the source's, with their checks. A kernel of a header with several
+** parameter lists under #if is not supported there (no marker can follow its definition). */
+cujit_status cj_scan_headers(cj_scan *scan, const char *const *texts, size_t count, char *err,
+                             size_t err_len);
+
 /* Adds the kernels named by name expressions ("scale<float>", or a C++-linkage kernel's name) to
 ** a prepared scan: each template instantiation's parameters are the template's with the
 ** arguments put in for its parameters, checked in the text like any kernel's. A name that is no

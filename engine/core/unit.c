@@ -132,10 +132,10 @@ int cj_unit_add_checks(char **text, const cj_scan_kernel *ks, size_t from, size_
   cj_buf_puts(&b, "\n");
   cj_buf_puts(&b, same_type);
   for (size_t i = from; i < to; i++)
-    if (!has_opaque_param(&ks[i].sig))
+    if (!has_opaque_param(&ks[i].sig) && ks[i].variant == 0)
       add_check(&b, &ks[i], 0);
-    else /* no check: the name expression joins the text (and so the key) all the same */
-      cj_buf_printf(&b, "/* cujit name expression: %s */\n", ks[i].sig.name);
+    else /* no check: the name (a name expression) joins the text, and the key, all the same */
+      cj_buf_printf(&b, "/* cujit kernel: %s */\n", ks[i].sig.name);
   if (b.failed) {
     cj_buf_free(&b);
     return 0;
