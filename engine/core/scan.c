@@ -355,14 +355,20 @@ static cujit_status add_kernel(scanner *sc, size_t name_i, size_t open_i, size_t
       read_params(sc->td_names, sc->td_types, sc->ntd, qualified, sc->text + nt.pos, nt.len,
                   sc->text + ps, pe - ps, NULL, &k->sig, sc->err, sc->err_len);
   free(qualified);
+  if (st == CUJIT_OK && !(k->params = cj_strndup(sc->text + ps, pe - ps))) {
+    cj_signature_free(&k->sig);
+    st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  }
   if (st != CUJIT_OK) return st;
   for (size_t i = 0; i < sc->nks; i++)
     if (strcmp(sc->ks[i].sig.name, k->sig.name) == 0 && same_params(&sc->ks[i].sig, &k->sig)) {
       if (definition) {
         cj_signature_free(&sc->ks[i].sig);
-        sc->ks[i].sig = k->sig;
+        free(sc->ks[i].params);
+        sc->ks[i].sig = k->sig, sc->ks[i].params = k->params;
       } else {
         cj_signature_free(&k->sig);
+        free(k->params);
       }
       *index = i;
       return CUJIT_OK;
@@ -478,7 +484,8 @@ static cujit_status scan_tokens(scanner *sc) {
 }
 
 static void free_kernels(cj_scan_kernel *ks, size_t n) {
-  for (size_t i = 0; i < n; i++) cj_signature_free(&ks[i].sig), free(ks[i].scope);
+  for (size_t i = 0; i < n; i++)
+    cj_signature_free(&ks[i].sig), free(ks[i].scope), free(ks[i].params);
   free(ks);
 }
 
@@ -652,7 +659,7 @@ cujit_status cj_scan_headers(cj_scan *scan, const char *const *texts, size_t cou
                                   same_params(&scan->kernels[j].sig, &sc.ks[i].sig)))
         j++;
       if (j < scan->count)
-        cj_signature_free(&sc.ks[i].sig), free(sc.ks[i].scope);
+        cj_signature_free(&sc.ks[i].sig), free(sc.ks[i].scope), free(sc.ks[i].params);
       else
         sc.ks[kept++] = sc.ks[i];
     }
@@ -671,14 +678,17 @@ cujit_status cj_scan_headers(cj_scan *scan, const char *const *texts, size_t cou
     }
     if (st == CUJIT_OK && (sc.nks || sc.ntm || sc.ntd)) st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
     scan->templates += sc.templates, scan->mangled += sc.mangled;
-    cj_scan rest = {.kernels = sc.ks,
-                    .count = sc.nks,
-                    .tmpls = sc.tm,
-                    .ntmpls = sc.ntm,
-                    .td_names = sc.td_names,
-                    .td_types = sc.td_types,
-                    .ntd = sc.ntd};
+    cj_scan rest = {0}; /* what was not moved */
+    rest.kernels = sc.ks, rest.count = sc.nks, rest.tmpls = sc.tm, rest.ntmpls = sc.ntm;
+    rest.td_names = sc.td_names, rest.td_types = sc.td_types, rest.ntd = sc.ntd;
     cj_scan_free(&rest);
+  }
+  /* The source's kernels again, with the headers' typedefs: `uint *` from a shared header. */
+  for (size_t i = 0; st == CUJIT_OK && scan->ntd && i < first; i++) {
+    cj_signature again;
+    cj_scan_kernel *k = &scan->kernels[i];
+    if (k->params && cj_scan_read_params(scan, k->sig.name, k->params, &again, NULL, 0) == CUJIT_OK)
+      cj_signature_free(&k->sig), k->sig = again;
   }
   if (st == CUJIT_OK && scan->count > first &&
       !cj_unit_add_checks(&scan->text, scan->kernels, first, scan->count))

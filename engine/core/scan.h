@@ -25,8 +25,9 @@ typedef struct cj_scan_kernel {
   int variant; /* 0: the only parameter list of its name; 1, 2, ...: one of several */
   char *scope; /* the namespaces around it as the source opens them ("namespace a { "), or NULL */
   int scope_depth; /* the braces `scope` opens */
+  char *params; /* the parameter list as written (read again once a header's typedefs are known) */
   int cxx; /* C++ linkage (no extern "C", or a template's instantiation): NVRTC is given the name
-           ** expression "&NAME" and the lowered name it answers is the kernel's symbol */
+            ** expression "&NAME" and the lowered name it answers is the kernel's symbol */
 } cj_scan_kernel;
 
 /* A template kernel of the source: instantiated by cj_scan_instantiate for a name expression. */
