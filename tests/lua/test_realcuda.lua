@@ -121,6 +121,17 @@ h.test("both CUDA 13 headers compile with NVRTC (include/cccl on its path)", fun
   h.eq(r:kernels()[1], "count_inside", "found by its C++ name")
 end)
 
+h.test("headers shared with host code: -default-device and __CUDACC_RTC__", function()
+  h.need_nvrtc(cuda)
+  local shared = "inline float sq(float x) { return x * x; }\n" ..
+                 "#ifndef __CUDACC_RTC__\n#include <vector>\n" ..
+                 "void reference(const std::vector<float> &x, float *out);\n#endif\n"
+  local src = shared .. "__global__ void sqs(float *x) { x[0] = sq(x[0]); }\n"
+  h.raises({"sq"}, cuda.source, src, {arch = "sm_90"})
+  local m = cuda.source(src, {arch = "sm_90", flags = {"-default-device"}})
+  h.eq(m:kernels()[1], "sqs", "the kernel beside the shared header")
+end)
+
 h.test("NVRTC's warnings are kept on a cache hit", function()
   h.need_nvrtc(cuda)
   local src = "__global__ void warns(int *x) { int unused_here; *x = 1; }\n"
