@@ -294,6 +294,10 @@ int cj_entry_identifier(const char *name, char *buf, size_t len) {
   int plain = cj_ident_start((unsigned char)*name);
   for (const char *c = name; *c && plain; c++) plain = cj_ident_char((unsigned char)*c);
   if (plain) return snprintf(buf, len, "%s", name) < (int)len;
+  /* A qualified name or a template's: "ns::k", "scale<float, 4>", "k<unsigned int *>". Nothing
+  ** that could end the expression it is written into ("k; system(...)"). */
+  for (const char *c = name; *c; c++)
+    if (!cj_ident_char((unsigned char)*c) && !strchr(":<>, *&-+.", *c)) return 0;
   size_t used = (size_t)snprintf(buf, len, "cjx__");
   for (const char *c = name; *c && used < len; c++)
     used += (size_t)(isalnum((unsigned char)*c)

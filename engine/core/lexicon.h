@@ -78,7 +78,8 @@ char *cj_replace_words(const char *text, size_t len, const char *const *names,
 
 /* An identifier for any kernel name, for the CPU device's exported entries (cjk_<it>): a C
 ** identifier is itself; "scale<float>" or "ns::k" become "cjx__" and their characters with each
-** one other than a letter or digit written _XX (hex). 0 when it does not fit in len bytes. */
+** one other than a letter or digit written _XX (hex). 0 when it does not fit in len bytes, or
+** when the name holds what no such name holds (';', '(', quotes, ...). */
 int cj_entry_identifier(const char *name, char *buf, size_t len);
 
 #endif

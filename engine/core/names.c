@@ -41,6 +41,14 @@ static size_t template_args(const char *lt, const char *end, char **args, size_t
 
 /* The kernel instantiated by one name expression, added to the scan. */
 static cujit_status instantiate(cj_scan *scan, const char *expr, char *err, size_t err_len) {
+  char entry[320];
+  if (!cj_entry_identifier(expr, entry, sizeof entry)) {
+    snprintf(err, err_len,
+             "name expression '%s' is not a kernel's name: write NAME<ARGS>, such as "
+             "\"scale<float>\" or \"ns::transpose<double, 32>\" (at most 150 characters)",
+             expr);
+    return CUJIT_ERROR_INVALID_ARGUMENT;
+  }
   const char *lt = strchr(expr, '<'), *gt = strrchr(expr, '>');
   size_t base_len = lt ? (size_t)(lt - expr) : strlen(expr);
   char *base = trimmed(expr, base_len);
@@ -93,9 +101,14 @@ static cujit_status instantiate(cj_scan *scan, const char *expr, char *err, size
   cj_scan_kernel *k = &ks[scan->count];
   memset(k, 0, sizeof *k);
   k->cxx = 1;
-  st = cj_scan_read_params(scan, expr, params, &k->sig, err, err_len);
+  k->scope_depth = t->scope_depth; /* its check goes where the template's types are declared */
+  if (t->scope && !(k->scope = cj_strdup(t->scope))) st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  if (st == CUJIT_OK) st = cj_scan_read_params(scan, expr, params, &k->sig, err, err_len);
   free(params);
-  if (st == CUJIT_OK) scan->count++;
+  if (st == CUJIT_OK)
+    scan->count++;
+  else
+    free(k->scope);
   return st;
 }
 

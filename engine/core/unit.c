@@ -37,20 +37,6 @@ static const char same_type[] =
     "template <class A> struct cj_same_type_<A, A> { static const bool v = true; };\n#endif\n";
 
 static void add_check(cj_buf *b, const cj_scan_kernel *k, int given) {
-  if (k->cxx) { /* no redeclaration with C linkage: the kernel's own type must match */
-    char *text = cj_signature_format(&k->sig);
-    cj_buf_puts(b, "#line 1 \"");
-    cj_buf_printf(b, "cujit: the source compiles C++ kernel '%s' with other parameters than ",
-                  k->sig.name);
-    add_line_name(b, text ? text : k->sig.name);
-    cj_buf_puts(b, ", read from its text (or it is overloaded): give its signature in the "
-                   "signatures option\"\n");
-    free(text);
-    cj_buf_printf(b, "static_assert(cj_same_type_<decltype(&%s), void (*)(", k->sig.name);
-    add_param_types(b, &k->sig);
-    cj_buf_printf(b, ")>::v, \"cujit: kernel parameters differ\");\n");
-    return;
-  }
   char *text = cj_signature_format(&k->sig);
   cj_buf_puts(b, "#line 1 \"");
   if (given) {
@@ -61,17 +47,24 @@ static void add_check(cj_buf *b, const cj_scan_kernel *k, int given) {
     add_line_name(b, text ? text : k->sig.name);
     cj_buf_puts(b, ": correct it in the signatures option");
   } else {
-    cj_buf_printf(b, "cujit: the source compiles kernel '%s' with other parameters than ",
-                  k->sig.name);
+    cj_buf_printf(b, "cujit: the source compiles %skernel '%s' with other parameters than ",
+                  k->cxx ? "C++ " : "", k->sig.name);
     add_line_name(b, text ? text : k->sig.name);
-    cj_buf_puts(b, ", read from its text (a macro or a preprocessor condition decides them): give "
-                   "its signature in the signatures option");
+    cj_buf_puts(b, k->cxx ? ", read from its text (or it is overloaded)"
+                          : ", read from its text (a macro or a preprocessor condition decides "
+                            "them)");
+    cj_buf_puts(b, ": give its signature in the signatures option");
   }
   free(text);
-  cj_buf_printf(b, "\"\n%sextern \"C\" { __global__ void %s(", k->scope ? k->scope : "",
-                k->sig.name);
+  /* In the kernel's namespaces, where the types of its parameters are declared. A C++ kernel
+  ** cannot be redeclared with C linkage: its own type must match instead. */
+  cj_buf_printf(b, "\"\n%s", k->scope ? k->scope : "");
+  if (k->cxx)
+    cj_buf_printf(b, "static_assert(cj_same_type_<decltype(&%s), void (*)(", k->sig.name);
+  else
+    cj_buf_printf(b, "extern \"C\" { __global__ void %s(", k->sig.name);
   add_param_types(b, &k->sig);
-  cj_buf_puts(b, "); }");
+  cj_buf_puts(b, k->cxx ? ")>::v, \"cujit: kernel parameters differ\");" : "); }");
   for (int i = 0; i < k->scope_depth; i++) cj_buf_puts(b, " }");
   cj_buf_puts(b, "\n");
 }

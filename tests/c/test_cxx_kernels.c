@@ -171,3 +171,22 @@ Test(cxx_kernels, entries_with_and_without_lowered_names) {
   cr_assert_str_eq(cj_cache_entry_parse(d, n, &key, &got), "malformed lowered names");
   free(d);
 }
+
+Test(cxx_kernels, types_declared_in_the_kernels_namespace) {
+  need_nvrtc();
+  const char *ns = "namespace lib {\n"
+                   "struct Cell { float v; };\n"
+                   "__global__ void clear(Cell *c, int n) { if (n) c[0].v = 0; }\n"
+                   "template <class T> __global__ void put(Cell *c, T v) { c[0].v = v; }\n"
+                   "}\n";
+  const char *names[] = {"lib::put<float>"};
+  cujit_compile_options o = {
+      .arch = "sm_90", .name_expressions = names, .name_expression_count = 1};
+  cujit_program *p = NULL;
+  cr_assert_eq(cujit_program_compile(engine, ns, "ns.cu", &o, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert_eq(cujit_program_kernel_count(p), 2);
+  cr_assert_str_eq(cujit_program_kernel_name(p, 0), "lib::clear");
+  cr_assert_str_eq(cujit_program_kernel_name(p, 1), "lib::put<float>");
+  cujit_program_free(p);
+}
