@@ -244,7 +244,13 @@ static cujit_status program_new(cujit_engine *engine, cj_code *k, cj_compiled *c
 ** them: the source's directory, then include_dirs and -I flags) are the program's too. */
 static cujit_status read_headers(cujit_engine *engine, const char *source, const char *name,
                                  const cujit_compile_options *op, cj_scan *scan, char *err) {
-  if (!strstr(source, "#include") && !strstr(source, "# include")) return CUJIT_OK;
+  int quoted = 0; /* most sources include none: no resolving, no file read */
+  for (const char *at = strstr(source, "include"); at && !quoted; at = strstr(at + 7, "include")) {
+    const char *q = at + 7;
+    while (*q == ' ' || *q == '\t') q++;
+    quoted = *q == '"';
+  }
+  if (!quoted) return CUJIT_OK;
   size_t ndirs = op ? op->include_dir_count : 0, nflags = op ? op->extra_flag_count : 0;
   char **flags = calloc(ndirs + nflags + 1, sizeof *flags);
   cj_includes inc = {0};
@@ -317,7 +323,8 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
   int given = options && options->signature_count && !cj_source_is_kernel(source, name);
   st = cj_scan_prepare(source, given ? options->signatures : NULL,
                        given ? options->signature_count : 0, &scan, scan_err, sizeof scan_err);
-  if (st == CUJIT_OK && !given) st = read_headers(engine, source, name, options, &scan, scan_err);
+  if (st == CUJIT_OK && !given && !cj_source_is_kernel(source, name))
+    st = read_headers(engine, source, name, options, &scan, scan_err);
   if (st == CUJIT_OK && options && options->name_expression_count &&
       !cj_source_is_kernel(source, name))
     st = cj_scan_instantiate(&scan, options->name_expressions, options->name_expression_count,
