@@ -323,7 +323,7 @@ static void convert_scalar(lua_State *L, const cjl_kernel *k, int i, int idx, cu
   if (p->dtype == CUJIT_DTYPE_NONE && p->type_var < 0) { /* a struct or vector: its bytes */
     size_t len = 0;
     const char *bytes = type == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
-    if (!bytes || len != p->size || p->size == 0)
+    if (p->size && (!bytes || len != p->size)) /* no size: the engine says what to do */
       arg_error(L, k, i,
                 lua_pushfstring(L,
                                 "a string of its %d bytes expected (see string.pack), "
