@@ -260,13 +260,21 @@ typedef struct cujit_compile_options {
   ** Ignored by cujit_kernel_define and cujit_elementwise_define, which have theirs already. */
   const char *const *signatures;
   size_t signature_count;
+  /* Template kernels to instantiate, as CuPy's name_expressions: "scale<float>"; each becomes a
+  ** kernel of that name (cujit_program_kernel(p, "scale<float>", &k)) whose parameters are the
+  ** template's with the arguments put in. For cujit_program_compile and _compile_file. */
+  const char *const *name_expressions;
+  size_t name_expression_count;
 } cujit_compile_options;
 
 #define CUJIT_COMPILE_OPTIONS_INIT                                                                 \
   { .size = sizeof(cujit_compile_options) }
 
-/* Compiles a translation unit holding one or more extern "C" __global__ kernels. Their signatures
-** are read from the source (or taken from options->signatures), and each is confirmed against what
+/* Compiles a translation unit holding one or more __global__ kernels: extern "C" ones by their
+** name, C++-linkage ones by their qualified name ("k", "ns::k"), template instantiations named in
+** options->name_expressions, and those of headers it includes by quoted name (docs/cuda-code.md).
+** Their signatures are read from the source (or taken from options->signatures), and each is
+** confirmed against what
 ** NVRTC compiled: a kernel inside an inactive #if is left out, and one whose compiled parameters
 ** differ from those read is a compile error naming it. `name` names the source in errors
 *("saxpy.cu"); NULL gives
@@ -297,7 +305,8 @@ CUJIT_API cujit_status cujit_program_kernel(cujit_program *program, const char *
 CUJIT_API const char *cujit_program_ptx(const cujit_program *program, size_t *len);
 CUJIT_API const void *cujit_program_cubin(const cujit_program *program, size_t *len);
 
-/* The compile log (warnings), "" when NVRTC said nothing or the program came from the cache. */
+/* The compile log (warnings), "" when NVRTC said nothing; a cache hit has the log of the compile
+** that made the entry. */
 CUJIT_API const char *cujit_program_log(const cujit_program *program);
 
 /* 1 if the program came from the cache (memory or disk), 0 if NVRTC compiled it. */
@@ -387,6 +396,7 @@ typedef struct cujit_param_info {
   size_t size, align; /* of the parameter itself (8 for a pointer) */
   size_t offset;      /* in the parameter buffer */
   int type_var;       /* index of the type variable this uses, or -1 */
+  int nullable;       /* a pointer declared "= NULL": takes a NULL buffer (Lua: nil) */
 } cujit_param_info;
 
 CUJIT_API size_t cujit_kernel_param_count(const cujit_kernel *kernel);

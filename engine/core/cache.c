@@ -230,6 +230,11 @@ static int entry_copy(cj_cache_entry *dst, const cj_cache_entry *src) {
   if (src->ptx_len) memcpy(dst->ptx, src->ptx, src->ptx_len);
   dst->ptx[src->ptx_len] = '\0';
   if (src->cubin_len) memcpy(dst->cubin, src->cubin, src->cubin_len);
+  if (src->names_len && !(dst->names = malloc(src->names_len))) {
+    cj_cache_entry_free(dst);
+    return 0;
+  }
+  if (src->names_len) memcpy(dst->names, src->names, dst->names_len = src->names_len);
   dst->ptx_len = src->ptx_len;
   dst->cubin_len = src->cubin_len;
   dst->nvrtc_version = src->nvrtc_version;

@@ -23,10 +23,14 @@ typedef struct cj_cache_entry {
   size_t cubin_len;
   char *log;         /* compile log, may be "" */
   int nvrtc_version; /* of the NVRTC that built it (major*1000 + minor*10) */
+  char *names;       /* C++ kernels' lowered names: "EXPR\0LOWERED\0" pairs, or NULL */
+  size_t names_len;
 } cj_cache_entry;
 
 /* The layout of an entry file, <hex key>.cjc: a 64-byte header of little-endian fields, then the
-** PTX, the CUBIN and the log. The NVRTC version is kept in the entry rather than in the key, so
+** PTX, the CUBIN and the log (the log's length counts, after a NUL, the lowered names of C++
+** kernels when there are any: entries without names read as before, so no new schema). The NVRTC
+*version is kept in the entry rather than in the key, so
 ** that a hit never has to open NVRTC (5-140 ms) to learn it; the compile layer treats an entry
 ** from another NVRTC as a miss whenever NVRTC is open. */
 #define CJ_CACHE_SCHEMA 1
@@ -53,6 +57,8 @@ int cj_cache_get(cj_cache *cache, const cj_cache_key *key, cj_cache_entry *out);
 /* Stores an entry in memory and (when enabled) on disk. Failures to write are warnings. */
 void cj_cache_put(cj_cache *cache, const cj_cache_key *key, const cj_cache_entry *entry);
 void cj_cache_entry_free(cj_cache_entry *entry);
+/* The lowered name recorded for a name expression ("&k"), or NULL. */
+const char *cj_cache_entry_lowered(const cj_cache_entry *entry, const char *expr);
 
 /* The same store for text (the include manifests): <key>.cjm files beside the entries, counted
 ** in neither the hits nor the entries of the stats. get: malloc'd text and its length, or NULL. */

@@ -74,6 +74,14 @@ static uint64_t get_u64(const unsigned char *p) {
   return v;
 }
 
+/* Names are pairs of NUL-terminated strings: the last byte must end one (so every strlen stays
+** inside), and there is an even count of them. */
+static int names_ok(const char *p, size_t n) {
+  size_t strings = 0;
+  for (size_t i = 0; i < n; i++) strings += p[i] == '\0';
+  return p[n - 1] == '\0' && strings % 2 == 0;
+}
+
 /* Why a header does not announce an entry for `key` of `file_size` bytes; NULL if it does. */
 const char *cj_cache_entry_check_header(const unsigned char *d, size_t n, const cj_cache_key *key,
                                         uint64_t file_size) {
@@ -101,8 +109,16 @@ const char *cj_cache_entry_parse(const unsigned char *d, size_t n, const cj_cach
   if (XXH64(p, ptx + cubin + log, 0) != get_u64(d + 56)) return "checksum mismatch";
   out->ptx = cj_strndup((const char *)p, ptx);
   out->cubin = cubin ? malloc(cubin) : NULL;
-  out->log = cj_strndup((const char *)p + ptx + cubin, log);
-  if (!out->ptx || (cubin && !out->cubin) || !out->log) {
+  const char *logp = (const char *)p + ptx + cubin, *nul = memchr(logp, '\0', log);
+  size_t names = nul ? log - (size_t)(nul + 1 - logp) : 0;
+  out->log = cj_strndup(logp, nul ? (size_t)(nul - logp) : log);
+  if (names && !names_ok(nul + 1, names)) {
+    cj_cache_entry_free(out);
+    return "malformed lowered names";
+  }
+  if (names && (out->names = malloc(names)) != NULL)
+    memcpy(out->names, nul + 1, out->names_len = names);
+  if (!out->ptx || (cubin && !out->cubin) || !out->log || (names && !out->names)) {
     cj_cache_entry_free(out);
     return "out of memory";
   }
@@ -115,14 +131,19 @@ const char *cj_cache_entry_parse(const unsigned char *d, size_t n, const cj_cach
 
 unsigned char *cj_cache_entry_encode(const cj_cache_key *key, const cj_cache_entry *e,
                                      size_t *len) {
-  size_t log_len = strlen(e->log ? e->log : "");
+  size_t text_len = strlen(e->log ? e->log : "");
+  size_t log_len = text_len + (e->names_len ? 1 + e->names_len : 0);
   size_t payload = e->ptx_len + e->cubin_len + log_len;
   unsigned char *buf = malloc(CJ_CACHE_HEADER_BYTES + payload);
   if (!buf) return NULL;
   unsigned char *p = buf + CJ_CACHE_HEADER_BYTES;
   memcpy(p, e->ptx, e->ptx_len);
   if (e->cubin_len) memcpy(p + e->ptx_len, e->cubin, e->cubin_len);
-  if (log_len) memcpy(p + e->ptx_len + e->cubin_len, e->log, log_len);
+  if (text_len) memcpy(p + e->ptx_len + e->cubin_len, e->log, text_len);
+  if (e->names_len) {
+    p[e->ptx_len + e->cubin_len + text_len] = '\0';
+    memcpy(p + e->ptx_len + e->cubin_len + text_len + 1, e->names, e->names_len);
+  }
   memset(buf, 0, CJ_CACHE_HEADER_BYTES);
   memcpy(buf, CJ_CACHE_MAGIC, 8);
   put_u32(buf + 8, CJ_CACHE_SCHEMA);
@@ -141,5 +162,17 @@ void cj_cache_entry_free(cj_cache_entry *entry) {
   free(entry->ptx);
   free(entry->cubin);
   free(entry->log);
+  free(entry->names);
   memset(entry, 0, sizeof *entry);
+}
+
+const char *cj_cache_entry_lowered(const cj_cache_entry *entry, const char *expr) {
+  const char *p = entry->names, *end = p ? p + entry->names_len : NULL;
+  while (p && p < end) {
+    const char *lowered = p + strlen(p) + 1;
+    if (lowered >= end) return NULL;
+    if (strcmp(p, expr) == 0) return lowered;
+    p = lowered + strlen(lowered) + 1;
+  }
+  return NULL;
 }

@@ -261,6 +261,18 @@ static const char *toolkit_include(char *found) {
   return NULL;
 }
 
+/* CUDA 13 keeps libcu++ (<cuda/std/...>, which <cooperative_groups.h> and <curand_kernel.h>
+** include) under the toolkit's include/cccl, as nvcc's own -I does: searched before the toolkit's
+** include directory. Part of the options, so of the key. */
+static void add_cccl(opt_list *o) {
+  char found[PATH_MAX], dir[PATH_MAX + 8];
+  const char *tk = toolkit_include(found);
+  struct stat st;
+  if (tk && snprintf(dir, sizeof dir, "%s/cccl", tk) < (int)sizeof dir && stat(dir, &st) == 0 &&
+      S_ISDIR(st.st_mode))
+    opt_add(o, "--include-path=%s%s", dir, NULL);
+}
+
 static cujit_status nvrtc_status(cujit_engine *engine, cj_nvrtc *nv, nvrtcResult r,
                                  const char *what) {
   return cj_fail(engine, CUJIT_ERROR_COMPILE, "NVRTC failed in %s: %s", what,
@@ -290,11 +302,34 @@ static cujit_status get_outputs(cujit_engine *engine, cj_nvrtc *nv, nvrtcProgram
   return CUJIT_OK;
 }
 
+/* The lowered name of each name expression (in `exprs`, NUL-separated), kept in the entry. */
+static cujit_status lowered_names(cujit_engine *engine, cj_nvrtc *nv, nvrtcProgram prog,
+                                  const cj_buf *exprs, cj_cache_entry *e) {
+  cj_buf names = {0};
+  for (size_t at = 0; at < exprs->len; at += strlen(exprs->data + at) + 1) {
+    const char *lowered = NULL;
+    nvrtcResult r = nv->nvrtcGetLoweredName(prog, exprs->data + at, &lowered);
+    if (r != NVRTC_SUCCESS || !lowered) {
+      cj_buf_free(&names);
+      return nvrtc_status(engine, nv, r, "nvrtcGetLoweredName");
+    }
+    cj_buf_add(&names, exprs->data + at, strlen(exprs->data + at) + 1);
+    cj_buf_add(&names, lowered, strlen(lowered) + 1);
+  }
+  if (names.failed) {
+    cj_buf_free(&names);
+    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  }
+  e->names = names.data, e->names_len = names.len;
+  return CUJIT_OK;
+}
+
 /* Compiles `inc` when its includes were resolved (NVRTC then reads no file: every header is
 ** given in memory), else the source as it is, NVRTC finding its headers itself. */
 static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc,
-                              const char *source, const char *name, const char *arch, opt_list *o,
+                              const cj_scan *scan, const char *name, const char *arch, opt_list *o,
                               cj_cache_entry *e) {
+  const char *source = scan->text;
   int number, cubin;
   parse_arch(arch, &number, &cubin);
   for (size_t i = 0; inc->cacheable && i < o->n && i < inc->flag_count; i++)
@@ -314,6 +349,20 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
                      : nv->nvrtcCreateProgram(&prog, source, name, (int)cj_embedded_header_count,
                                               cj_embedded_header_sources, cj_embedded_header_names);
   if (r != NVRTC_SUCCESS) return nvrtc_status(engine, nv, r, "nvrtcCreateProgram");
+  cj_buf exprs = {0}; /* "&NAME\0" of each C++-linkage kernel */
+  for (size_t i = 0; i < scan->count && r == NVRTC_SUCCESS; i++)
+    if (scan->kernels[i].cxx) {
+      size_t at = exprs.len;
+      cj_buf_printf(&exprs, "&%s", scan->kernels[i].sig.name);
+      cj_buf_add(&exprs, "", 1);
+      if (!exprs.failed) r = nv->nvrtcAddNameExpression(prog, exprs.data + at);
+    }
+  if (exprs.failed || r != NVRTC_SUCCESS) {
+    nv->nvrtcDestroyProgram(&prog);
+    cj_buf_free(&exprs);
+    return exprs.failed ? cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory")
+                        : nvrtc_status(engine, nv, r, "nvrtcAddNameExpression");
+  }
   nvrtcResult cr = nv->nvrtcCompileProgram(prog, (int)o->n, (const char *const *)o->v);
   size_t log_len = 0;
   if (nv->nvrtcGetProgramLogSize(prog, &log_len) != NVRTC_SUCCESS) log_len = 0;
@@ -339,7 +388,9 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
                  nv->nvrtcGetErrorString(cr), e->log);
   } else {
     st = get_outputs(engine, nv, prog, cubin, e);
+    if (st == CUJIT_OK && exprs.len) st = lowered_names(engine, nv, prog, &exprs, e);
   }
+  cj_buf_free(&exprs);
   nv->nvrtcDestroyProgram(&prog);
   e->nvrtc_version = nv->version;
   return st;
@@ -413,11 +464,38 @@ static cujit_status resolve_lookup(cujit_engine *engine, const char *source, con
   return CUJIT_OK;
 }
 
+/* g++ compiles a copy of the source in a scratch directory: the source's own directory (the
+** program name's, or the working directory's for a name without one), where NVRTC looks for its
+** quoted includes first, is made the first -I, unless -no-source-include says otherwise. */
+static cujit_status compile_cxx_in_dir(cujit_engine *engine, const char *source, const char *name,
+                                       const cujit_compile_options *options,
+                                       const cj_signature *kernels, size_t n, cj_cache_entry *e) {
+  cujit_compile_options o = options ? *options : (cujit_compile_options)CUJIT_COMPILE_OPTIONS_INIT;
+  for (size_t i = 0; i < o.extra_flag_count; i++)
+    if (o.extra_flags[i] && strstr(o.extra_flags[i], "no-source-include"))
+      return cj_cxx_compile(engine, source, name, options, kernels, n, e);
+  char dir[PATH_MAX];
+  const char *slash = strrchr(name, '/');
+  if (slash)
+    snprintf(dir, sizeof dir, "%.*s", slash == name ? 1 : (int)(slash - name), name);
+  else if (!getcwd(dir, sizeof dir))
+    return cj_cxx_compile(engine, source, name, options, kernels, n, e);
+  const char **dirs = malloc((o.include_dir_count + 1) * sizeof *dirs);
+  if (!dirs) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  dirs[0] = dir;
+  for (size_t i = 0; i < o.include_dir_count; i++) dirs[i + 1] = o.include_dirs[i];
+  o.include_dirs = dirs, o.include_dir_count++;
+  cujit_status st = cj_cxx_compile(engine, source, name, &o, kernels, n, e);
+  free(dirs);
+  return st;
+}
+
 /* The CPU device's arch "cpu": the host C++ compiler (cxx.h) through the same options, key and
 ** cache, the compiler's identity joining the key; the shared object goes in entry.cubin. The
 ** entry carries no NVRTC version, so none is checked. */
-static cujit_status compile_cpu(cujit_engine *engine, const char *source, const char *name,
+static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const char *name,
                                 const cujit_compile_options *options, cj_compiled *out) {
+  const char *source = scan->text;
   const char *identity;
   opt_list o = {0};
   cj_cache_entry *e = &out->entry;
@@ -441,25 +519,16 @@ static cujit_status compile_cpu(cujit_engine *engine, const char *source, const 
   }
   if (st == CUJIT_OK && !hit) {
     cj_signature *kernels = NULL;
-    size_t n = 0;
-    char err[1024];
-    st = cj_scan_kernels(source, &kernels, &n, err, sizeof err);
-    if (st != CUJIT_OK) {
-      cj_fail(engine, st, "'%s': %s", name, err);
-    } else { /* one entry per name: the scan's checks redeclare each kernel (scan.h) */
-      size_t kept = 0;
-      for (size_t i = 0; i < n; i++) {
-        size_t j = 0;
-        while (j < kept && strcmp(kernels[j].name, kernels[i].name) != 0) j++;
-        if (j < kept) {
-          cj_signature_free(&kernels[i]);
-          continue;
-        }
-        kernels[kept++] = kernels[i];
-      }
-      n = kept;
-      st = cj_cxx_compile(engine, source, name, options, kernels, n, e);
-    }
+    size_t n = 0; /* one entry per name: the scan's checks redeclare each kernel (scan.h) */
+    st = cj_scan_copy_kernels(scan, &kernels, &n);
+    if (st != CUJIT_OK)
+      cj_fail(engine, st, "out of memory");
+    else if (n == 0) {
+      char err[1024];
+      cj_scan_none_message(scan->templates, scan->mangled, err, sizeof err);
+      st = cj_fail(engine, CUJIT_ERROR_NOT_FOUND, "'%s': %s", name, err);
+    } else
+      st = compile_cxx_in_dir(engine, source, name, options, kernels, n, e);
     for (size_t i = 0; i < n; i++) cj_signature_free(&kernels[i]);
     free(kernels);
     if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &out->key, e);
@@ -473,12 +542,13 @@ static cujit_status compile_cpu(cujit_engine *engine, const char *source, const 
   return CUJIT_OK;
 }
 
-cujit_status cj_compile(cujit_engine *engine, const char *source, const char *name,
+cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *name,
                         const cujit_compile_options *options, const char *target,
                         cj_compiled *out) {
   memset(out, 0, sizeof *out);
   /* THE COMPILER DISPATCH POINT: the arch names the compiler. */
-  if (strcmp(target, "cpu") == 0) return compile_cpu(engine, source, name, options, out);
+  if (strcmp(target, "cpu") == 0) return compile_cpu(engine, scan, name, options, out);
+  const char *source = scan->text;
   char arch[32];
   snprintf(arch, sizeof arch, "%s", target);
   cujit_status st = CUJIT_OK;
@@ -488,6 +558,7 @@ cujit_status cj_compile(cujit_engine *engine, const char *source, const char *na
   cj_includes inc = {0};
   int hit = 0, key_ok = 0;
   st = build_options(engine, options, arch, &o);
+  add_cccl(&o);
   if (st == CUJIT_OK) hit = manifest_lookup(engine, source, name, arch, &o, &key, &key_ok, e);
   if (st == CUJIT_OK && !key_ok)
     st = resolve_lookup(engine, source, name, arch, &o, &inc, 1, &key, &key_ok, e, &hit);
@@ -501,6 +572,7 @@ cujit_status cj_compile(cujit_engine *engine, const char *source, const char *na
       snprintf(arch, sizeof arch, "%s", fitted);
       opt_free(&o);
       st = build_options(engine, options, arch, &o);
+      add_cccl(&o);
       cj_includes_free(&inc); /* resolved with the old options */
       if (st == CUJIT_OK)
         st = resolve_lookup(engine, source, name, arch, &o, &inc, 1, &key, &key_ok, e, &hit);
@@ -508,7 +580,7 @@ cujit_status cj_compile(cujit_engine *engine, const char *source, const char *na
     if (st == CUJIT_OK && !hit && !inc.source) /* the manifest held, its entry is gone */
       st = resolve_lookup(engine, source, name, arch, &o, &inc, 0, &key, &key_ok, e, &hit);
     if (st == CUJIT_OK && !hit) {
-      st = run_nvrtc(engine, nv, &inc, source, name, arch, &o, e);
+      st = run_nvrtc(engine, nv, &inc, scan, name, arch, &o, e);
       if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &key, e);
     }
   }

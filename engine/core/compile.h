@@ -8,6 +8,7 @@
 #define CUJIT_COMPILE_H
 
 #include "cache.h"
+#include "scan.h"
 #include "signature.h"
 #include "source.h"
 
@@ -53,11 +54,13 @@ typedef struct cj_compiled {
 cujit_status cj_compile_arch(cujit_engine *engine, const cujit_compile_options *options,
                              const char *device_arch, char *arch, size_t len);
 
-/* Compiles (or fetches from the cache) a full translation unit for `arch` (from
-** cj_compile_arch). `name` names it in messages. Compile errors come back as CUJIT_ERROR_COMPILE
+/* Compiles (or fetches from the cache) the translation unit of a scan (scan->text) for `arch`
+** (from cj_compile_arch); NVRTC gets the name expression "&NAME" of each C++-linkage kernel and
+** out->entry.names keeps the lowered names it answers, so a hit needs no NVRTC. `name` names it in
+*messages. Compile errors come back as CUJIT_ERROR_COMPILE
 ** with a message naming the source and the user's line, then the compiler's log. On success the
 ** caller frees out->entry (cj_cache_entry_free) or takes its parts. */
-cujit_status cj_compile(cujit_engine *engine, const char *source, const char *name,
+cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *name,
                         const cujit_compile_options *options, const char *arch, cj_compiled *out);
 
 #endif

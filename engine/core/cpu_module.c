@@ -6,6 +6,7 @@
 */
 #define _GNU_SOURCE /* memfd_create, memmem */
 #include "cpu_module.h"
+#include "lexicon.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -190,8 +191,9 @@ cujit_status cj_cpu_module_function(cujit_engine *engine, cj_cpu_module *m, cons
   for (size_t i = 0; i < m->nfunctions; i++) {
     cj_cpu_function *f = &m->functions[i];
     if (strcmp(f->name, name) != 0) continue;
-    char symbol[320];
-    snprintf(symbol, sizeof symbol, "cjk_%s", name);
+    char symbol[330], entry[320];
+    cj_entry_identifier(name, entry, sizeof entry);
+    snprintf(symbol, sizeof symbol, "cjk_%s", entry);
     if (!f->entry) *(void **)&f->entry = dlsym(m->handle, symbol);
     if (!f->entry) break;
     *fn = f;

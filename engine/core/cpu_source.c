@@ -8,6 +8,7 @@
 */
 #include "cpu_source.h"
 #include "base.h"
+#include "lexicon.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -382,13 +383,6 @@ static int rewrite(scan *sc) {
   return 1;
 }
 
-static int is_identifier(const char *s) {
-  if (!s || !ident_start((unsigned char)*s)) return 0;
-  for (; *s; s++)
-    if (!ident_char((unsigned char)*s)) return 0;
-  return 1;
-}
-
 char *cj_cpu_translation_unit(const char *source, const char *const *kernel_names, size_t nkernels,
                               int check, char *err, size_t err_len) {
   static char dummy[1];
@@ -398,9 +392,10 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
     snprintf(err, err_len, "no source or no kernel names given for the CPU device");
     return NULL;
   }
+  char entry[320]; /* cjk_<the name as an identifier>: "scale<float>" and "ns::k" too */
   for (size_t k = 0; k < nkernels; k++)
-    if (!is_identifier(kernel_names[k])) {
-      snprintf(err, err_len, "'%s' is not a kernel name (a C identifier)",
+    if (!kernel_names[k] || !cj_entry_identifier(kernel_names[k], entry, sizeof entry)) {
+      snprintf(err, err_len, "'%s' is not a kernel name cujit can export",
                kernel_names[k] ? kernel_names[k] : "(null)");
       return NULL;
     }
@@ -419,11 +414,13 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
     return NULL;
   }
   cj_buf_puts(&sc.out, "\n#line 1 \"<cujit cpu entries>\"\n");
-  for (size_t k = 0; k < nkernels; k++)
+  for (size_t k = 0; k < nkernels; k++) {
+    cj_entry_identifier(kernel_names[k], entry, sizeof entry);
     cj_buf_printf(&sc.out,
                   "extern \"C\" __attribute__((visibility(\"default\"))) void cjk_%s(cj_cpu_launch "
-                  "*l, cj_cpu_worker *w) {\n  ::cj_cpu::entry<&%s>(l, w);\n}\n",
-                  kernel_names[k], kernel_names[k]);
+                  "*l, cj_cpu_worker *w) {\n  ::cj_cpu::entry<&%s >(l, w);\n}\n",
+                  entry, kernel_names[k]);
+  }
   cj_buf_puts(&sc.out,
               "extern \"C\" __attribute__((visibility(\"default\"))) int cj_cpu_abi_version(void) "
               "{\n  return CJ_CPU_ABI_VERSION;\n}\n"

@@ -305,6 +305,8 @@ static void scan(resolver *r, const char *src, const char *from_dir, const char 
           const char *a = skip_blank(h);
           if (*a != '(') continue;
           a = skip_blank(a + 1);
+          /* A macro that wraps it (libcu++'s _CCCL_HAS_INCLUDE(_X)): tests nothing here. */
+          if (n == 6 && strncmp(q, "define", 6) == 0 && *a != '"' && *a != '<') continue;
           cj_buf_add(out, copied, (size_t)(a - copied));
           h = copied = header_name(r, a, from_dir, where, line, out);
         }

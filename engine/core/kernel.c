@@ -44,6 +44,7 @@ static int options_copy(const cujit_compile_options *src, cujit_compile_options 
   if (!src) return 1;
   *dst = *src;
   dst->signatures = NULL, dst->signature_count = 0; /* a defined kernel has its own signature */
+  dst->name_expressions = NULL, dst->name_expression_count = 0;
   size_t scalars = (src->arch ? strlen(src->arch) + 1 : 0) + (src->std ? strlen(src->std) + 1 : 0);
   size_t lists = strings_size(src->defines, src->define_count) +
                  strings_size(src->include_dirs, src->include_dir_count) +
@@ -398,7 +399,7 @@ static cujit_status find_locked(cujit_kernel *k, cujit_device *dev, cj_kernel_on
   if (__atomic_load_n(&on->fn, __ATOMIC_ACQUIRE) && on->generation == generation) return CUJIT_OK;
   void *module = NULL, *fn = NULL;
   cujit_status st = cj_program_module(k->program, dev, &module);
-  if (st == CUJIT_OK) st = dev->ops->get_function(dev, module, k->sig.name, &fn);
+  if (st == CUJIT_OK) st = dev->ops->get_function(dev, module, cj_signature_symbol(&k->sig), &fn);
   if (st == CUJIT_OK) st = check_layout(k, dev, fn);
   if (st != CUJIT_OK) return st;
   __atomic_store_n(&on->fn, NULL, __ATOMIC_RELEASE);
@@ -451,8 +452,8 @@ cujit_status cujit_kernel_param(const cujit_kernel *kernel, size_t index, cujit_
                    "kernel '%s' has %zu parameter(s); there is no parameter %zu", kernel->sig.name,
                    kernel->sig.nparams, index);
   const cj_param *p = &kernel->sig.params[index];
-  *info = (cujit_param_info){p->name, p->type,  p->kind,   p->dtype,   p->is_const,
-                             p->size, p->align, p->offset, p->type_var};
+  *info = (cujit_param_info){p->name, p->type,  p->kind,   p->dtype,    p->is_const,
+                             p->size, p->align, p->offset, p->type_var, p->nullable};
   return CUJIT_OK;
 }
 

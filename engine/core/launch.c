@@ -206,8 +206,12 @@ static cujit_status pack_pointer(const cujit_kernel *k, size_t i, const cujit_ar
     addr = a->v.devptr;
   else if (a->kind != CUJIT_ARG_BUFFER)
     return arg_error(k, i, "expects a device buffer, got %s", arg_kind_name(a->kind));
+  else if (!a->v.buffer && p->nullable)
+    addr = 0; /* declared "= NULL": the kernel checks for it */
   else if (!a->v.buffer)
-    return arg_error(k, i, "the buffer is NULL");
+    return arg_error(k, i,
+                     "the buffer is NULL (nil); a pointer parameter takes a null pointer only "
+                     "when the kernel declares it so, as 'float *bias = NULL'");
   else {
     const cujit_buffer *b = a->v.buffer;
     /* With no device (none could be had), the launch fails for that reason right after. */
@@ -232,8 +236,10 @@ static cujit_status pack_one(const cujit_kernel *k, size_t i, const cujit_arg *a
   if (p->kind == CUJIT_PARAM_POINTER) return pack_pointer(k, i, a, dst, dev);
   if (p->size == 0)
     return arg_error(k, i,
-                     "cujit cannot size this type; use a type from the signature guide "
-                     "(docs/ARCHITECTURE.md) or pass the struct's fields separately");
+                     "cujit cannot size this type (it reads sizes it does not know from the "
+                     "PTX, which the CPU device has not); give the kernel's signature with C "
+                     "types in the signatures option, or pass the value through a pointer "
+                     "(docs/cuda-code.md)");
   if (p->dtype == CUJIT_DTYPE_NONE || a->kind == CUJIT_ARG_BYTES) {
     if (a->kind != CUJIT_ARG_BYTES || !a->v.bytes)
       return arg_error(k, i, "expects %zu raw bytes (CUJIT_ARG_BYTES), got %s", p->size,

@@ -4,8 +4,10 @@
 ** the reserved words; and the one rule for type variables.
 */
 #include "lexicon.h"
+#include "base.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 static const cj_type_desc named_types[] = {
@@ -263,4 +265,43 @@ int cj_integer_type(const char *spelling, cj_type_desc *out) {
 
 int cj_is_reserved_word(const char *s, size_t n) {
   return cj_in_list(reserved_words, s, n);
+}
+
+char *cj_replace_words(const char *text, size_t len, const char *const *names,
+                       const char *const *with, size_t n) {
+  cj_buf b = {0};
+  for (size_t i = 0; i < len;) {
+    if (cj_ident_start((unsigned char)text[i]) &&
+        (i == 0 || !cj_ident_char((unsigned char)text[i - 1]))) {
+      size_t e = i, k = 0;
+      while (e < len && cj_ident_char((unsigned char)text[e])) e++;
+      while (k < n && !(strlen(names[k]) == e - i && memcmp(names[k], text + i, e - i) == 0)) k++;
+      if (k < n)
+        cj_buf_puts(&b, with[k]);
+      else
+        cj_buf_add(&b, text + i, e - i);
+      i = e;
+    } else {
+      cj_buf_add(&b, text + i++, 1);
+    }
+  }
+  if (!b.failed && !b.data) return cj_strdup("");
+  if (b.failed) cj_buf_free(&b);
+  return b.data;
+}
+
+int cj_entry_identifier(const char *name, char *buf, size_t len) {
+  int plain = cj_ident_start((unsigned char)*name);
+  for (const char *c = name; *c && plain; c++) plain = cj_ident_char((unsigned char)*c);
+  if (plain) return snprintf(buf, len, "%s", name) < (int)len;
+  /* A qualified name or a template's: "ns::k", "scale<float, 4>", "k<unsigned int *>". Nothing
+  ** that could end the expression it is written into ("k; system(...)"). */
+  for (const char *c = name; *c; c++)
+    if (!cj_ident_char((unsigned char)*c) && !strchr(":<>, *&-+.", *c)) return 0;
+  size_t used = (size_t)snprintf(buf, len, "cjx__");
+  for (const char *c = name; *c && used < len; c++)
+    used += (size_t)(isalnum((unsigned char)*c)
+                         ? snprintf(buf + used, len - used, "%c", *c)
+                         : snprintf(buf + used, len - used, "_%02x", (unsigned)(unsigned char)*c));
+  return used < len;
 }

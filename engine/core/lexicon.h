@@ -71,4 +71,15 @@ int cj_is_type_var_name(const char *s, size_t n);
 /* 1 if s[0..n) is one of the NULL-terminated list. */
 int cj_in_list(const char *const *list, const char *s, size_t n);
 
+/* text[0..len) with each whole word that is names[k] replaced by with[k] (typedefs, template
+** arguments, type variables). Malloc'd, or NULL when out of memory. */
+char *cj_replace_words(const char *text, size_t len, const char *const *names,
+                       const char *const *with, size_t n);
+
+/* An identifier for any kernel name, for the CPU device's exported entries (cjk_<it>): a C
+** identifier is itself; "scale<float>" or "ns::k" become "cjx__" and their characters with each
+** one other than a letter or digit written _XX (hex). 0 when it does not fit in len bytes, or
+** when the name holds what no such name holds (';', '(', quotes, ...). */
+int cj_entry_identifier(const char *name, char *buf, size_t len);
+
 #endif

@@ -112,7 +112,9 @@ typedef struct cj_driver {
   X(nvrtcGetCUBINSize)                                                                             \
   X(nvrtcGetCUBIN)                                                                                 \
   X(nvrtcGetProgramLogSize)                                                                        \
-  X(nvrtcGetProgramLog)
+  X(nvrtcGetProgramLog)                                                                            \
+  X(nvrtcAddNameExpression)                                                                        \
+  X(nvrtcGetLoweredName)
 
 #define CJ_NVRTC_FIELD_(name) __typeof__(&name) name;
 

@@ -4,6 +4,7 @@
 ** unloading it with the last reference, and the public cujit_program_* calls.
 */
 #include "program.h"
+#include "includes.h"
 #include "scan.h"
 #include "source.h"
 #include "verify.h"
@@ -69,7 +70,7 @@ static cj_code *code_new(cujit_engine *engine, const char *source, const char *n
   cujit_status st = !k->name || !k->source
                         ? cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory")
                     : strcmp(k->arch, "cpu") == 0 /* no PTX: g++ checked the redeclarations */
-                        ? cj_scan_kernels(source, &k->kernels, &k->nkernels, err, sizeof err)
+                        ? cj_scan_copy_kernels(scan, &k->kernels, &k->nkernels)
                         : cj_verify_ptx(scan, k->ptx, &k->kernels, &k->nkernels, err, sizeof err);
   if (st == CUJIT_OK) return k;
   if (st != CUJIT_ERROR_OUT_OF_HOST_MEMORY) cj_fail(engine, st, "'%s': %s", name, err);
@@ -221,12 +222,13 @@ cujit_status cj_program_arch(cujit_engine *engine, const cujit_compile_options *
 static cujit_status program_new(cujit_engine *engine, cj_code *k, cj_compiled *c, double t0,
                                 cujit_program **out) {
   cujit_program *p = calloc(1, sizeof *p);
-  if (!p || !(p->log = c->from_cache ? cj_strdup("") : c->entry.log)) {
+  /* The log comes with the entry, so a hit shows the warnings a cold compile printed. */
+  if (!p || !(p->log = c->entry.log ? c->entry.log : cj_strdup(""))) {
     free(p);
     code_release(k);
     return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   }
-  if (!c->from_cache) c->entry.log = NULL; /* the program owns it now */
+  c->entry.log = NULL; /* the program owns it now */
   p->name = k->name, p->source = k->source;
   memcpy(p->arch, k->arch, sizeof p->arch);
   p->ptx = k->ptx, p->ptx_len = k->ptx_len;
@@ -238,6 +240,71 @@ static cujit_status program_new(cujit_engine *engine, cj_code *k, cj_compiled *c
   p->code = k;
   p->ms = cj_now_ms() - t0;
   *out = p;
+  return CUJIT_OK;
+}
+
+/* Kernels defined in the headers the source includes by quoted name (found as the compiler finds
+** them: the source's directory, then include_dirs and -I flags) are the program's too. */
+static cujit_status read_headers(cujit_engine *engine, const char *source, const char *name,
+                                 const cujit_compile_options *op, cj_scan *scan, char *err) {
+  int quoted = 0; /* most sources include none: no resolving, no file read */
+  for (const char *at = strstr(source, "include"); at && !quoted; at = strstr(at + 7, "include")) {
+    const char *q = at + 7;
+    while (*q == ' ' || *q == '\t') q++;
+    quoted = *q == '"';
+  }
+  if (!quoted) return CUJIT_OK;
+  size_t ndirs = op ? op->include_dir_count : 0, nflags = op ? op->extra_flag_count : 0;
+  char **flags = calloc(ndirs + nflags + 1, sizeof *flags);
+  cj_includes inc = {0};
+  int ok = flags != NULL;
+  for (size_t i = 0; ok && i < ndirs; i++) {
+    size_t n = strlen(op->include_dirs[i] ? op->include_dirs[i] : "") + 16;
+    if ((ok = (flags[i] = malloc(n)) != NULL))
+      snprintf(flags[i], n, "--include-path=%s", op->include_dirs[i] ? op->include_dirs[i] : "");
+  }
+  for (size_t i = 0; ok && i < nflags; i++) flags[ndirs + i] = (char *)op->extra_flags[i];
+  cj_include_request rq = {.source = source,
+                           .name = name,
+                           .flags = (const char *const *)flags,
+                           .flag_count = ndirs + nflags,
+                           .builtin_names = cj_embedded_header_names,
+                           .builtin_sources = cj_embedded_header_sources,
+                           .builtin_count = cj_embedded_header_count};
+  ok = ok && cj_includes_resolve(&rq, &inc);
+  const char **texts = ok ? calloc(inc.header_count + 1, sizeof *texts) : NULL;
+  size_t n = 0;
+  for (size_t i = 0; texts && i < inc.header_count; i++)
+    if (inc.header_names[i][0] == '/') texts[n++] = inc.header_sources[i]; /* not <cujit/...> */
+  cujit_status st = texts ? cj_scan_headers(scan, texts, n, err, 1024)
+                          : (snprintf(err, 1024, "out of memory reading headers"),
+                             CUJIT_ERROR_OUT_OF_HOST_MEMORY);
+  free(texts);
+  cj_includes_free(&inc);
+  for (size_t i = 0; flags && i < ndirs; i++) free(flags[i]);
+  free(flags);
+  return st;
+}
+
+/* Each C++-linkage kernel's symbol: the lowered name NVRTC gave its name expression, kept in the
+** entry (the CPU device's entries are named from the kernel's name: no lowered names there). */
+static cujit_status lowered_names(cujit_engine *engine, const char *name, cj_scan *scan,
+                                  const cj_cache_entry *e) {
+  for (size_t i = 0; i < scan->count; i++) {
+    cj_signature *sig = &scan->kernels[i].sig;
+    if (!scan->kernels[i].cxx || !e->ptx_len) continue;
+    char expr[1024];
+    snprintf(expr, sizeof expr, "&%s", sig->name);
+    const char *lowered = cj_cache_entry_lowered(e, expr);
+    if (!lowered)
+      return cj_fail(engine, CUJIT_ERROR_COMPILE,
+                     "'%s': the compiled program has no lowered name for kernel '%s'; clear the "
+                     "cache (cujit cache clear) and compile again",
+                     name, sig->name);
+    free(sig->symbol);
+    if (!(sig->symbol = cj_strdup(lowered)))
+      return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  }
   return CUJIT_OK;
 }
 
@@ -259,12 +326,20 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
   int given = options && options->signature_count && !cj_source_is_kernel(source, name);
   st = cj_scan_prepare(source, given ? options->signatures : NULL,
                        given ? options->signature_count : 0, &scan, scan_err, sizeof scan_err);
+  if (st == CUJIT_OK && !given && !cj_source_is_kernel(source, name))
+    st = read_headers(engine, source, name, options, &scan, scan_err);
+  if (st == CUJIT_OK && options && options->name_expression_count &&
+      !cj_source_is_kernel(source, name))
+    st = cj_scan_instantiate(&scan, options->name_expressions, options->name_expression_count,
+                             scan_err, sizeof scan_err);
   if (st != CUJIT_OK) {
     cj_scan_free(&scan);
     return cj_fail(engine, st, "'%s': %s", name, scan_err);
   }
-  st = cj_compile(engine, scan.text, name, options, arch, &c);
+  st = cj_compile(engine, &scan, name, options, arch, &c);
+  if (st == CUJIT_OK) st = lowered_names(engine, name, &scan, &c.entry);
   if (st != CUJIT_OK) {
+    cj_cache_entry_free(&c.entry);
     cj_scan_free(&scan);
     return st;
   }

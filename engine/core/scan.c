@@ -78,11 +78,6 @@ static char *blank_source(const char *src) {
 
 #define MAX_SCOPE 256
 
-typedef struct definition_end {
-  size_t pos;    /* just after the '}' closing a kernel's body */
-  size_t kernel; /* its index in the scanner's kernels */
-} definition_end;
-
 typedef struct scanner {
   const char *text; /* blanked */
   cj_token *stmt;
@@ -92,11 +87,15 @@ typedef struct scanner {
   int depth;
   cj_scan_kernel *ks;
   size_t nks, kcap;
-  definition_end *ends;
+  cj_definition_end *ends;
   size_t nends, ecap;
   size_t body_kernel; /* 1 + the kernel whose body is open, or 0 */
   int body_depth;
   int templates, mangled;
+  cj_scan_template *tm; /* template kernels */
+  size_t ntm, tmcap;
+  char **td_names, **td_types; /* typedefs of the source ("uint" -> "unsigned int") */
+  size_t ntd, tdcap;
   char *err;
   size_t err_len;
 } scanner;
@@ -179,38 +178,197 @@ static cujit_status grow_kernels(scanner *sc) {
   return CUJIT_OK;
 }
 
+/* The name of a C++-linkage kernel with the namespaces open around it: "ns::k" (an unnamed
+** namespace adds nothing: its names are reached unqualified). Malloc'd. */
+static char *qualified_name(const scanner *sc, const char *name, size_t len) {
+  cj_buf b = {0};
+  for (int i = 0; i < sc->depth && i < MAX_SCOPE; i++) {
+    if (sc->scope[i] != 'N') continue;
+    size_t from = sc->head_from[i], to = sc->head_to[i];
+    while (to > from && isspace((unsigned char)sc->text[to - 1])) to--;
+    size_t w = to;
+    while (w > from && cj_ident_char((unsigned char)sc->text[w - 1])) w--;
+    if (to - w == 9 && memcmp(sc->text + w, "namespace", 9) == 0) continue;
+    cj_buf_add(&b, sc->text + w, to - w);
+    cj_buf_puts(&b, "::");
+  }
+  cj_buf_add(&b, name, len);
+  if (b.failed) cj_buf_free(&b);
+  return b.data;
+}
+
+/* Parses a kernel's parameters (the source's typedefs and, for a template's instantiation, its
+** arguments put in) into *sig, named `qualified` when given, else by the name token. */
+static cujit_status read_params(char **td_names, char **td_types, size_t ntd, const char *qualified,
+                                const char *name, size_t nlen, const char *params, size_t plen,
+                                const char *shown, cj_signature *sig, char *err, size_t err_len) {
+  char *typed = cj_replace_words(params, plen, (const char *const *)td_names,
+                                 (const char *const *)td_types, ntd);
+  cj_buf b = {0};
+  cj_buf_add(&b, name, nlen);
+  cj_buf_puts(&b, "(");
+  cj_buf_puts(&b, typed ? typed : "");
+  cj_buf_puts(&b, ")");
+  free(typed);
+  if (b.failed || !typed) {
+    cj_buf_free(&b);
+    return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  char why[1024];
+  cujit_status st = cj_signature_parse_lenient(b.data, sig, why, sizeof why);
+  b.data[nlen] = '\0'; /* the name alone, for the message */
+  if (st == CUJIT_ERROR_SIGNATURE && err)
+    snprintf(err, err_len, "kernel '%s' of the source cannot be launched by cujit: %s",
+             shown       ? shown
+             : qualified ? qualified
+                         : b.data,
+             why);
+  cj_buf_free(&b);
+  if (st == CUJIT_OK && qualified) {
+    char *q = cj_strdup(qualified);
+    if (!q) {
+      cj_signature_free(sig);
+      return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    free(sig->name);
+    sig->name = q;
+  }
+  return st;
+}
+
+/* `typedef WORDS NAME;` or `using NAME = WORDS;` at namespace scope, WORDS being words and stars
+** only: remembered, so that a kernel's `uint *p` reads as `unsigned int *p`. */
+static cujit_status note_typedef(scanner *sc) {
+  size_t from, to, name;
+  if (sc->nstmt >= 3 && stmt_is(sc, 0, "typedef"))
+    from = 1, to = sc->nstmt - 1, name = sc->nstmt - 1;
+  else if (sc->nstmt >= 4 && stmt_is(sc, 0, "using") && stmt_is(sc, 2, "="))
+    from = 3, to = sc->nstmt, name = 1;
+  else
+    return CUJIT_OK;
+  if (sc->stmt[name].kind != CJ_TK_IDENT || from >= to) return CUJIT_OK;
+  for (size_t i = from; i < to; i++)
+    if (sc->stmt[i].kind != CJ_TK_IDENT && !stmt_is(sc, i, "*")) return CUJIT_OK;
+  cj_token first = sc->stmt[from], last = sc->stmt[to - 1], nt = sc->stmt[name];
+  char *type = cj_replace_words(sc->text + first.pos, last.pos + last.len - first.pos,
+                                (const char *const *)sc->td_names,
+                                (const char *const *)sc->td_types, sc->ntd); /* of typedefs */
+  char *tname = cj_strndup(sc->text + nt.pos, nt.len);
+  if (sc->ntd == sc->tdcap) {
+    size_t cap = sc->tdcap ? 2 * sc->tdcap : 8;
+    char **nn = realloc(sc->td_names, cap * sizeof *nn);
+    if (nn) sc->td_names = nn;
+    char **nt2 = nn ? realloc(sc->td_types, cap * sizeof *nt2) : NULL;
+    if (nt2) sc->td_types = nt2, sc->tdcap = cap;
+  }
+  if (!type || !tname || sc->ntd == sc->tdcap) {
+    free(type), free(tname);
+    return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  for (char *c = type; *c; c++)
+    if (isspace((unsigned char)*c)) *c = ' ';
+  sc->td_names[sc->ntd] = tname, sc->td_types[sc->ntd++] = type;
+  return CUJIT_OK;
+}
+
+static void free_template(cj_scan_template *t) {
+  for (size_t i = 0; i < t->ntparams; i++) free(t->tparams[i]), free(t->tdefaults[i]);
+  free(t->tparams), free(t->tdefaults), free(t->name), free(t->params), free(t->scope);
+}
+
+/* `template <class T, int N = 4> __global__ void name(...)`: remembered for name expressions. */
+static cujit_status add_template(scanner *sc) {
+  size_t lt = 0;
+  while (lt < sc->nstmt && !stmt_is(sc, lt, "template")) lt++;
+  if (++lt >= sc->nstmt || !stmt_is(sc, lt, "<")) return CUJIT_OK;
+  size_t gt = lt + 1;
+  for (int depth = 1; gt < sc->nstmt; gt++) {
+    if (stmt_is(sc, gt, "<")) depth++;
+    if (stmt_is(sc, gt, ">") && --depth == 0) break;
+  }
+  size_t fn = gt + 1;
+  while (fn + 1 < sc->nstmt && !(sc->stmt[fn].kind == CJ_TK_IDENT && stmt_is(sc, fn + 1, "(") &&
+                                 !is_attribute(sc->text + sc->stmt[fn].pos, sc->stmt[fn].len)))
+    fn = stmt_is(sc, fn + 1, "(") ? matching_paren(sc, fn + 1) : fn + 1;
+  if (gt >= sc->nstmt || fn + 1 >= sc->nstmt) return CUJIT_OK;
+  size_t close = matching_paren(sc, fn + 1);
+  if (close >= sc->nstmt) return CUJIT_OK;
+  if (sc->ntm == sc->tmcap) {
+    size_t cap = sc->tmcap ? 2 * sc->tmcap : 4;
+    cj_scan_template *nt = realloc(sc->tm, cap * sizeof *nt);
+    if (!nt) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+    sc->tm = nt, sc->tmcap = cap;
+  }
+  cj_scan_template *t = &sc->tm[sc->ntm];
+  memset(t, 0, sizeof *t);
+  cj_token nt = sc->stmt[fn];
+  size_t ps = sc->stmt[fn + 1].pos + 1, pe = sc->stmt[close].pos;
+  t->name = qualified_name(sc, sc->text + nt.pos, nt.len);
+  t->params = cj_strndup(sc->text + ps, pe - ps);
+  cj_scan_kernel scope = {0};
+  cujit_status st = t->name && t->params ? scope_text(sc, &scope) : CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  t->scope = scope.scope, t->scope_depth = scope.scope_depth;
+  size_t cap = gt - lt; /* at most that many parameters */
+  t->tparams = calloc(cap, sizeof *t->tparams);
+  t->tdefaults = calloc(cap, sizeof *t->tdefaults);
+  if (st == CUJIT_OK && (!t->tparams || !t->tdefaults)) st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  /* Each parameter: its name is the last word before its '=' (or its end). */
+  for (size_t i = lt + 1, start = i; st == CUJIT_OK && i <= gt; i++) {
+    int depth = 0;
+    size_t eq = 0;
+    for (i = start; i < gt; i++) {
+      if (stmt_is(sc, i, "<") || stmt_is(sc, i, "(")) depth++;
+      if ((stmt_is(sc, i, ">") || stmt_is(sc, i, ")")) && depth > 0) depth--;
+      if (depth == 0 && stmt_is(sc, i, "=") && !eq) eq = i;
+      if (depth == 0 && stmt_is(sc, i, ",")) break;
+    }
+    size_t name_end = eq ? eq : i;
+    if (name_end > start && sc->stmt[name_end - 1].kind == CJ_TK_IDENT) {
+      cj_token w = sc->stmt[name_end - 1];
+      t->tparams[t->ntparams] = cj_strndup(sc->text + w.pos, w.len);
+      if (eq && eq + 1 < i) {
+        cj_token a = sc->stmt[eq + 1], b = sc->stmt[i - 1];
+        t->tdefaults[t->ntparams] = cj_strndup(sc->text + a.pos, b.pos + b.len - a.pos);
+      }
+      if (!t->tparams[t->ntparams++]) st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    start = i + 1;
+  }
+  sc->ntm++;
+  return st;
+}
+
 /* Reads the kernel whose name is stmt[name_i] and parameters stmt[open_i..close_i]; *index is its
 ** entry: a new one, or the one with the same name and parameter list read before (a declaration
 ** and its definition; the definition's parameter names win). */
 static cujit_status add_kernel(scanner *sc, size_t name_i, size_t open_i, size_t close_i,
-                               int definition, size_t *index) {
+                               int definition, int cxx, size_t *index) {
   cj_token nt = sc->stmt[name_i];
   size_t ps = sc->stmt[open_i].pos + 1, pe = sc->stmt[close_i].pos;
-  cj_buf b = {0};
-  cj_buf_add(&b, sc->text + nt.pos, nt.len);
-  cj_buf_puts(&b, "(");
-  cj_buf_add(&b, sc->text + ps, pe - ps);
-  cj_buf_puts(&b, ")");
-  if (b.failed || grow_kernels(sc) != CUJIT_OK) {
-    cj_buf_free(&b);
-    return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
-  }
+  if (grow_kernels(sc) != CUJIT_OK) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   cj_scan_kernel *k = &sc->ks[sc->nks];
   memset(k, 0, sizeof *k);
-  char why[1024];
-  cujit_status st = cj_signature_parse_lenient(b.data, &k->sig, why, sizeof why);
-  cj_buf_free(&b);
-  if (st == CUJIT_ERROR_SIGNATURE && sc->err)
-    snprintf(sc->err, sc->err_len, "kernel '%.*s' of the source cannot be launched by cujit: %s",
-             (int)nt.len, sc->text + nt.pos, why);
+  k->cxx = cxx;
+  char *qualified = cxx ? qualified_name(sc, sc->text + nt.pos, nt.len) : NULL;
+  if (cxx && !qualified) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  cujit_status st =
+      read_params(sc->td_names, sc->td_types, sc->ntd, qualified, sc->text + nt.pos, nt.len,
+                  sc->text + ps, pe - ps, NULL, &k->sig, sc->err, sc->err_len);
+  free(qualified);
+  if (st == CUJIT_OK && !(k->params = cj_strndup(sc->text + ps, pe - ps))) {
+    cj_signature_free(&k->sig);
+    st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  }
   if (st != CUJIT_OK) return st;
   for (size_t i = 0; i < sc->nks; i++)
     if (strcmp(sc->ks[i].sig.name, k->sig.name) == 0 && same_params(&sc->ks[i].sig, &k->sig)) {
       if (definition) {
         cj_signature_free(&sc->ks[i].sig);
-        sc->ks[i].sig = k->sig;
+        free(sc->ks[i].params);
+        sc->ks[i].sig = k->sig, sc->ks[i].params = k->params;
       } else {
         cj_signature_free(&k->sig);
+        free(k->params);
       }
       *index = i;
       return CUJIT_OK;
@@ -234,9 +392,9 @@ static cujit_status consider(scanner *sc, int definition) {
     else if (stmt_is(sc, i, "extern") && stmt_is(sc, i + 1, "\"C\""))
       extern_c = 1;
   }
-  if (!global) return CUJIT_OK;
-  if (templ) return sc->templates++, CUJIT_OK;
-  if (!extern_c) return sc->mangled++, CUJIT_OK;
+  if (!global) return note_typedef(sc);
+  if (templ) return sc->templates++, add_template(sc);
+  if (!extern_c) sc->mangled++;
   for (size_t i = 0; i < sc->nstmt; i++) {
     cj_token t = sc->stmt[i];
     if (stmt_is(sc, i, "[") && stmt_is(sc, i + 1, "[")) {
@@ -252,7 +410,7 @@ static cujit_status consider(scanner *sc, int definition) {
       continue;
     }
     size_t index;
-    cujit_status st = add_kernel(sc, i, i + 1, close, definition, &index);
+    cujit_status st = add_kernel(sc, i, i + 1, close, definition, !extern_c, &index);
     if (st == CUJIT_OK && definition) sc->body_kernel = index + 1, sc->body_depth = sc->depth;
     return st;
   }
@@ -266,14 +424,14 @@ static char brace_kind(const scanner *sc) {
   return 'O';
 }
 
-static cujit_status note_definition_end(scanner *sc, size_t pos) {
+static cujit_status note_cj_definition_end(scanner *sc, size_t pos) {
   if (sc->nends == sc->ecap) {
     size_t cap = sc->ecap ? 2 * sc->ecap : 8;
-    definition_end *ne = realloc(sc->ends, cap * sizeof *ne);
+    cj_definition_end *ne = realloc(sc->ends, cap * sizeof *ne);
     if (!ne) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
     sc->ends = ne, sc->ecap = cap;
   }
-  sc->ends[sc->nends++] = (definition_end){pos, sc->body_kernel - 1};
+  sc->ends[sc->nends++] = (cj_definition_end){pos, sc->body_kernel - 1};
   sc->body_kernel = 0;
   return CUJIT_OK;
 }
@@ -293,7 +451,7 @@ static cujit_status end_statement(scanner *sc, cj_token t) {
     sc->depth++;
   } else if (c == '}' && sc->depth > 0) {
     sc->depth--;
-    if (sc->body_kernel && sc->depth == sc->body_depth) st = note_definition_end(sc, t.pos + 1);
+    if (sc->body_kernel && sc->depth == sc->body_depth) st = note_cj_definition_end(sc, t.pos + 1);
   }
   sc->nstmt = 0;
   return st;
@@ -326,7 +484,8 @@ static cujit_status scan_tokens(scanner *sc) {
 }
 
 static void free_kernels(cj_scan_kernel *ks, size_t n) {
-  for (size_t i = 0; i < n; i++) cj_signature_free(&ks[i].sig), free(ks[i].scope);
+  for (size_t i = 0; i < n; i++)
+    cj_signature_free(&ks[i].sig), free(ks[i].scope), free(ks[i].params);
   free(ks);
 }
 
@@ -358,11 +517,10 @@ static cujit_status read_source(const char *source, scanner *sc, char *err, size
 
 void cj_scan_none_message(int templates, int mangled, char *err, size_t err_len) {
   if (err && err_len)
-    snprintf(err, err_len,
-             "no extern \"C\" __global__ kernel in the source%s; cujit finds kernels by their C "
-             "name: write them as extern \"C\" __global__ void name(...)",
-             templates ? " (template kernels cannot be launched by name)"
-             : mangled ? " (a __global__ function without extern \"C\" has a mangled name)"
+    snprintf(err, err_len, "no __global__ kernel in the source%s",
+             templates ? " other than templates: name their instantiations in the "
+                         "name_expressions option, such as {\"scale<float>\"}"
+             : mangled ? " that cujit could read"
                        : "");
 }
 
@@ -389,100 +547,14 @@ cujit_status cj_scan_kernels(const char *source, cj_signature **out, size_t *cou
     for (size_t i = 0; i < sc.nks; i++) memset(&sc.ks[i].sig, 0, sizeof sc.ks[i].sig);
     *out = sigs, *count = sc.nks;
   }
+  cj_scan rest = {.tmpls = sc.tm,
+                  .ntmpls = sc.ntm,
+                  .td_names = sc.td_names,
+                  .td_types = sc.td_types,
+                  .ntd = sc.ntd};
+  cj_scan_free(&rest);
   free_kernels(sc.ks, sc.nks);
   return st;
-}
-
-/* --- the translation unit to compile ------------------------------------------------------------
- */
-
-/* A #line file name may hold no quote or backslash. */
-static void add_line_name(cj_buf *b, const char *text) {
-  for (; *text; text++) cj_buf_add(b, *text == '"' || *text == '\\' ? "'" : text, 1);
-}
-
-static int has_opaque_param(const cj_signature *sig) {
-  for (size_t i = 0; i < sig->nparams; i++)
-    if (sig->params[i].size == 0) return 1;
-  return 0;
-}
-
-static void add_param_types(cj_buf *b, const cj_signature *sig) {
-  for (size_t i = 0; i < sig->nparams; i++)
-    cj_buf_printf(b, "%s%s", i ? ", " : "", sig->params[i].type);
-}
-
-/* The redeclaration NVRTC refuses when the kernel it compiles has other parameter types, under a
-** #line whose file name tells the user what happened and what to do. */
-static void add_check(cj_buf *b, const cj_scan_kernel *k, int given) {
-  char *text = cj_signature_format(&k->sig);
-  cj_buf_puts(b, "#line 1 \"");
-  if (given) {
-    cj_buf_printf(b,
-                  "cujit: kernel '%s' is not compiled with the parameters of the signature "
-                  "given for it, ",
-                  k->sig.name);
-    add_line_name(b, text ? text : k->sig.name);
-    cj_buf_puts(b, ": correct it in the signatures option");
-  } else {
-    cj_buf_printf(b, "cujit: the source compiles kernel '%s' with other parameters than ",
-                  k->sig.name);
-    add_line_name(b, text ? text : k->sig.name);
-    cj_buf_puts(b, ", read from its text (a macro or a preprocessor condition decides them): give "
-                   "its signature in the signatures option");
-  }
-  free(text);
-  cj_buf_printf(b, "\"\n%sextern \"C\" { __global__ void %s(", k->scope ? k->scope : "",
-                k->sig.name);
-  add_param_types(b, &k->sig);
-  cj_buf_puts(b, "); }");
-  for (int i = 0; i < k->scope_depth; i++) cj_buf_puts(b, " }");
-  cj_buf_puts(b, "\n");
-}
-
-/* The marker after a definition of a kernel whose name has several parameter lists: the PTX holds
-** it only when the preprocessor kept that place. The redeclaration beside it is a second guard
-** that the kernel compiled there has these parameters. (A closing brace shared by two openings
-** under #if leaves the reader inside the first body for good: no marker, and the check at the end
-** refuses what it did not read.) */
-static void add_marker(cj_buf *b, const cj_scan_kernel *k) {
-  cj_buf_puts(b, " extern \"C\" { ");
-  if (!has_opaque_param(&k->sig)) {
-    cj_buf_printf(b, "__global__ void %s(", k->sig.name);
-    add_param_types(b, &k->sig);
-    cj_buf_puts(b, "); ");
-  }
-  cj_buf_printf(b, "__device__ char cj_variant_%s_%d; }", k->sig.name, k->variant);
-}
-
-static int by_position(const void *a, const void *b) {
-  size_t x = ((const definition_end *)a)->pos, y = ((const definition_end *)b)->pos;
-  return x < y ? -1 : x > y;
-}
-
-/* The source with a marker after each definition of a kernel of several parameter lists, then a
-** check for each kernel whose parameters cujit can all size (the others cannot be launched). */
-static char *unit_text(const char *source, const cj_scan_kernel *ks, size_t n, definition_end *ends,
-                       size_t nends, int given) {
-  cj_buf b = {0};
-  size_t from = 0;
-  if (nends) qsort(ends, nends, sizeof *ends, by_position);
-  for (size_t i = 0; i < nends; i++) {
-    const cj_scan_kernel *k = &ks[ends[i].kernel];
-    if (k->variant == 0) continue;
-    cj_buf_add(&b, source + from, ends[i].pos - from);
-    add_marker(&b, k);
-    from = ends[i].pos;
-  }
-  cj_buf_puts(&b, source + from);
-  if (n) cj_buf_puts(&b, "\n\n"); /* a last line ending in a backslash joins only the first */
-  for (size_t i = 0; i < n; i++)
-    if (ks[i].variant == 0 && !has_opaque_param(&ks[i].sig)) add_check(&b, &ks[i], given);
-  if (b.failed || !b.data) {
-    cj_buf_free(&b);
-    return NULL;
-  }
-  return b.data;
 }
 
 /* The kernels named by explicit signatures, each parsed as cj_signature_parse does. */
@@ -533,8 +605,10 @@ cujit_status cj_scan_prepare(const char *source, const char *const *signatures,
                                : read_source(source, &sc, err, err_len);
   out->kernels = sc.ks, out->count = sc.nks;
   out->templates = sc.templates, out->mangled = sc.mangled;
+  out->tmpls = sc.tm, out->ntmpls = sc.ntm;
+  out->td_names = sc.td_names, out->td_types = sc.td_types, out->ntd = sc.ntd;
   if (st == CUJIT_OK &&
-      !(out->text = unit_text(source, sc.ks, sc.nks, sc.ends, sc.nends, out->given))) {
+      !(out->text = cj_unit_text(source, sc.ks, sc.nks, sc.ends, sc.nends, out->given))) {
     snprintf(err, err_len, "out of memory writing the translation unit");
     st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   }
@@ -545,6 +619,80 @@ cujit_status cj_scan_prepare(const char *source, const char *const *signatures,
 void cj_scan_free(cj_scan *scan) {
   if (!scan) return;
   free_kernels(scan->kernels, scan->count);
+  for (size_t i = 0; i < scan->ntmpls; i++) free_template(&scan->tmpls[i]);
+  free(scan->tmpls);
+  for (size_t i = 0; i < scan->ntd; i++) free(scan->td_names[i]), free(scan->td_types[i]);
+  free(scan->td_names), free(scan->td_types);
   free(scan->text);
   memset(scan, 0, sizeof *scan);
+}
+
+cujit_status cj_scan_read_params(const cj_scan *scan, const char *name, const char *params,
+                                 cj_signature *sig, char *err, size_t err_len) {
+  return read_params(scan->td_names, scan->td_types, scan->ntd, name, "cj_k", 4, params,
+                     strlen(params), name, sig, err, err_len);
+}
+
+/* Moves n items of `size` bytes from src to the end of *dst (holding *count); 0 when out of
+** memory (src is then left as it was). */
+static int append(void **dst, size_t *count, void *src, size_t n, size_t size) {
+  if (!n) return 1;
+  char *grown = realloc(*dst, (*count + n) * size);
+  if (!grown) return 0;
+  memcpy(grown + *count * size, src, n * size);
+  *dst = grown, *count += n;
+  return 1;
+}
+
+cujit_status cj_scan_headers(cj_scan *scan, const char *const *texts, size_t count, char *err,
+                             size_t err_len) {
+  size_t first = scan->count;
+  cujit_status st = CUJIT_OK;
+  for (size_t h = 0; h < count && st == CUJIT_OK; h++) {
+    scanner sc;
+    st = read_source(texts[h], &sc, err, err_len);
+    free(sc.ends);
+    size_t kept = 0; /* a kernel the source declares and the header defines is read once */
+    for (size_t i = 0; st == CUJIT_OK && i < sc.nks; i++) {
+      size_t j = 0;
+      while (j < scan->count && !(strcmp(scan->kernels[j].sig.name, sc.ks[i].sig.name) == 0 &&
+                                  same_params(&scan->kernels[j].sig, &sc.ks[i].sig)))
+        j++;
+      if (j < scan->count)
+        cj_signature_free(&sc.ks[i].sig), free(sc.ks[i].scope), free(sc.ks[i].params);
+      else
+        sc.ks[kept++] = sc.ks[i];
+    }
+    sc.nks = kept;
+    if (st == CUJIT_OK &&
+        append((void **)&scan->kernels, &scan->count, sc.ks, sc.nks, sizeof *sc.ks))
+      sc.nks = 0; /* moved */
+    if (st == CUJIT_OK &&
+        append((void **)&scan->tmpls, &scan->ntmpls, sc.tm, sc.ntm, sizeof *sc.tm))
+      sc.ntm = 0;
+    size_t ntd = scan->ntd;
+    if (st == CUJIT_OK &&
+        append((void **)&scan->td_names, &ntd, sc.td_names, sc.ntd, sizeof(char *))) {
+      if (append((void **)&scan->td_types, &scan->ntd, sc.td_types, sc.ntd, sizeof(char *)))
+        sc.ntd = 0; /* both moved; else the names array is longer than ntd says, harmlessly */
+    }
+    if (st == CUJIT_OK && (sc.nks || sc.ntm || sc.ntd)) st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+    scan->templates += sc.templates, scan->mangled += sc.mangled;
+    cj_scan rest = {0}; /* what was not moved */
+    rest.kernels = sc.ks, rest.count = sc.nks, rest.tmpls = sc.tm, rest.ntmpls = sc.ntm;
+    rest.td_names = sc.td_names, rest.td_types = sc.td_types, rest.ntd = sc.ntd;
+    cj_scan_free(&rest);
+  }
+  /* The source's kernels again, with the headers' typedefs: `uint *` from a shared header. */
+  for (size_t i = 0; st == CUJIT_OK && scan->ntd && i < first; i++) {
+    cj_signature again;
+    cj_scan_kernel *k = &scan->kernels[i];
+    if (k->params && cj_scan_read_params(scan, k->sig.name, k->params, &again, NULL, 0) == CUJIT_OK)
+      cj_signature_free(&k->sig), k->sig = again;
+  }
+  if (st == CUJIT_OK && scan->count > first &&
+      !cj_unit_add_checks(&scan->text, scan->kernels, first, scan->count))
+    st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  if (st == CUJIT_ERROR_OUT_OF_HOST_MEMORY) snprintf(err, err_len, "out of memory reading headers");
+  return st;
 }

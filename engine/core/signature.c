@@ -346,7 +346,8 @@ static cujit_status opaque_param(parser *p, const param_text *pt, size_t index, 
   size_t ns = e;
   while (ns > s && cj_ident_char((unsigned char)p->text[ns - 1])) ns--;
   char name[32];
-  if (ns < e && ns > s && cj_ident_start((unsigned char)p->text[ns])) {
+  int named = ns < e && ns > s && cj_ident_start((unsigned char)p->text[ns]);
+  if (named) {
     out->name = cj_strndup(p->text + ns, e - ns);
     e = ns;
     while (e > s && isspace((unsigned char)p->text[e - 1])) e--;
@@ -357,7 +358,59 @@ static cujit_status opaque_param(parser *p, const param_text *pt, size_t index, 
   out->type = cj_strndup(p->text + s, e - s);
   for (char *c = out->type; c && *c; c++)
     if (isspace((unsigned char)*c)) *c = ' ';
-  return out->name && out->type ? CUJIT_OK : CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  if (!out->name || !out->type) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  /* A pointer is a pointer, whatever it points to (a user struct, a typedef, a template): an
+  ** untyped one, which takes any buffer. */
+  size_t t = strlen(out->type);
+  for (;;) {
+    while (t > 0 && out->type[t - 1] == ' ') t--;
+    size_t w = t;
+    while (w > 0 && cj_ident_char((unsigned char)out->type[w - 1])) w--;
+    if (w == t || !cj_is_qualifier(out->type + w, t - w)) break;
+    t = w;
+  }
+  if (t > 0 && out->type[t - 1] == '*' && named) {
+    out->kind = CUJIT_PARAM_POINTER;
+    out->size = out->align = 8;
+    out->is_const = strncmp(out->type, "const ", 6) == 0;
+  }
+  return CUJIT_OK;
+}
+
+/* Where a parameter's default value begins (its top-level '='), or `end` when it has none. */
+static size_t default_at(const char *text, size_t start, size_t end) {
+  int depth = 0;
+  for (size_t i = start; i < end; i++) {
+    char c = text[i];
+    if (c == '(' || c == '[' || c == '{')
+      depth++;
+    else if ((c == ')' || c == ']' || c == '}') && depth > 0)
+      depth--;
+    else if (c == '=' && depth == 0)
+      return i;
+  }
+  return end;
+}
+
+/* A default value: "= NULL" (nullptr, 0) on a pointer makes it take a null pointer (nil in Lua);
+** any other is ignored in a translation unit (every argument is passed) and refused in a
+** signature, where it could only mislead. */
+static cujit_status read_default(parser *p, cj_param *pr, size_t eq, size_t end) {
+  size_t s = eq + 1;
+  while (s < end && isspace((unsigned char)p->text[s])) s++;
+  while (end > s && isspace((unsigned char)p->text[end - 1])) end--;
+  size_t n = end - s;
+  const char *v = p->text + s;
+  int null = (n == 4 && memcmp(v, "NULL", 4) == 0) || (n == 7 && memcmp(v, "nullptr", 7) == 0) ||
+             (n == 1 && *v == '0');
+  if (pr->kind == CUJIT_PARAM_POINTER && null) {
+    pr->nullable = 1;
+    return CUJIT_OK;
+  }
+  if (p->lenient) return CUJIT_OK;
+  return sig_error(p, eq,
+                   "default arguments are not supported, except '= NULL' on a pointer parameter "
+                   "(it then takes nil, or a NULL buffer from C)");
 }
 
 /* --- whole signatures --------------------------------------------------------------------------
@@ -426,13 +479,15 @@ static cujit_status parse_params(parser *p, size_t open, size_t close, cj_signat
       memset(np + cap, 0, cap * sizeof *np);
       sig->params = np, cap *= 2;
     }
-    param_text pt = {.start = start, .end = i};
+    size_t eq = default_at(text, start, i);
+    param_text pt = {.start = start, .end = eq};
     cj_param *pr = &sig->params[sig->nparams];
     cujit_status st = parse_param(p, &pt, sig->nparams, sig, pr);
     if (st == CUJIT_ERROR_SIGNATURE && p->lenient) {
       free(pr->name), free(pr->type);
       st = opaque_param(p, &pt, sig->nparams, pr);
     }
+    if (st == CUJIT_OK && eq < i) st = read_default(p, pr, eq, i);
     free(pt.tok);
     sig->nparams++; /* counted even on failure, so cj_signature_free frees it */
     if (st != CUJIT_OK) return st;
@@ -532,14 +587,16 @@ void cj_signature_free(cj_signature *sig) {
   free(sig->params);
   for (size_t i = 0; i < sig->ntype_vars; i++) free(sig->type_vars[i]);
   free(sig->name);
+  free(sig->symbol);
   memset(sig, 0, sizeof *sig);
 }
 
 cujit_status cj_signature_copy(const cj_signature *sig, cj_signature *out) {
   memset(out, 0, sizeof *out);
   *out = *sig;
-  out->name = NULL, out->params = NULL, out->nparams = 0, out->ntype_vars = 0;
+  out->name = NULL, out->symbol = NULL, out->params = NULL, out->nparams = 0, out->ntype_vars = 0;
   if (!(out->name = cj_strdup(sig->name))) goto oom;
+  if (sig->symbol && !(out->symbol = cj_strdup(sig->symbol))) goto oom;
   for (size_t i = 0; i < sig->ntype_vars; i++, out->ntype_vars++)
     if (!(out->type_vars[i] = cj_strdup(sig->type_vars[i]))) goto oom;
   if (sig->nparams && !(out->params = calloc(sig->nparams, sizeof *out->params))) goto oom;
@@ -560,30 +617,6 @@ oom:
 
 int cj_signature_is_generic(const cj_signature *sig) {
   return sig && sig->ntype_vars > 0 && !sig->specialized;
-}
-
-/* "const T *" with T bound to "float" gives "const float *". */
-static char *replace_word(const char *type, const char *word, const char *with) {
-  cj_buf b = {0};
-  size_t wl = strlen(word);
-  for (const char *s = type; *s;) {
-    if (cj_ident_start((unsigned char)*s)) {
-      const char *e = s;
-      while (cj_ident_char((unsigned char)*e)) e++;
-      if ((size_t)(e - s) == wl && memcmp(s, word, wl) == 0)
-        cj_buf_puts(&b, with);
-      else
-        cj_buf_add(&b, s, (size_t)(e - s));
-      s = e;
-    } else {
-      cj_buf_add(&b, s++, 1);
-    }
-  }
-  if (b.failed || !b.data) {
-    cj_buf_free(&b);
-    return NULL;
-  }
-  return b.data;
 }
 
 cujit_status cj_signature_specialize(const cj_signature *generic, const cujit_dtype *types,
@@ -612,7 +645,8 @@ cujit_status cj_signature_specialize(const cj_signature *generic, const cujit_dt
     cj_param *pr = &out->params[i];
     if (pr->type_var >= 0) {
       cujit_dtype d = types[pr->type_var];
-      char *t = replace_word(pr->type, out->type_vars[pr->type_var], cujit_dtype_ctype(d));
+      const char *var = out->type_vars[pr->type_var], *ctype = cujit_dtype_ctype(d);
+      char *t = cj_replace_words(pr->type, strlen(pr->type), &var, &ctype, 1); /* T* -> float* */
       if (!t) {
         cj_signature_free(out);
         return CUJIT_ERROR_OUT_OF_HOST_MEMORY;

@@ -23,10 +23,12 @@ typedef struct cj_param {
   int is_const;      /* pointer to const */
   size_t size, align, offset;
   int type_var; /* index into type_vars, or -1 */
+  int nullable; /* a pointer declared with a default of NULL, nullptr or 0: takes a null pointer */
 } cj_param;
 
 typedef struct cj_signature {
-  char *name;
+  char *name;   /* as the user names it: "scale", "ns::k", "scale<float>" */
+  char *symbol; /* the compiled code's name for it (NVRTC's lowered name), or NULL: `name` */
   cj_param *params;
   size_t nparams;
   char *type_vars[CJ_MAX_TYPE_VARS];
@@ -64,5 +66,10 @@ char *cj_signature_format(const cj_signature *sig);
 ** parser does. */
 cujit_status cj_signature_parse_lenient(const char *text, cj_signature *out, char *err,
                                         size_t err_len);
+
+/* The name the backend looks the kernel up by: its lowered name, else its name. */
+static inline const char *cj_signature_symbol(const cj_signature *sig) {
+  return sig->symbol ? sig->symbol : sig->name;
+}
 
 #endif

@@ -47,6 +47,41 @@ static size_t param_bytes(const char *s, size_t n) {
   return width * count;
 }
 
+/* The alignment a ".param .align N ..." states, else the width of its type. */
+static size_t param_align(const char *s, size_t n, size_t bytes) {
+  const char *a = NULL;
+  for (size_t i = 0; i + 6 < n && !a; i++)
+    if (memcmp(s + i, ".align", 6) == 0) a = s + i + 6;
+  size_t align = a ? (size_t)strtoul(a, NULL, 10) : 0;
+  if (!align)
+    for (size_t i = 0; i + 2 < n && !align; i++)
+      if (s[i] == '.' && strchr("usbf", s[i + 1]) && isdigit((unsigned char)s[i + 2]))
+        align = (size_t)strtoul(s + i + 2, NULL, 10) / 8;
+  return align && align <= bytes ? align : 1;
+}
+
+/* A parameter whose type cujit cannot read (a struct, a typedef it did not see) takes the size
+** and alignment NVRTC gave it: it is then passed as that many bytes (CUJIT_ARG_BYTES, a Lua
+** string). The offsets are laid out again. */
+static void fill_sizes(cj_signature *sig, const char *params, size_t len) {
+  size_t count = 0, off = 0;
+  for (const char *p = params, *end = params + len; p < end && count < sig->nparams; count++) {
+    const char *at = strstr(p, ".param");
+    if (!at || at >= end) break;
+    const char *next = memchr(at, ',', (size_t)(end - at));
+    if (!next) next = end;
+    cj_param *pr = &sig->params[count];
+    size_t bytes = param_bytes(at + 6, (size_t)(next - at - 6));
+    if (pr->size == 0 && pr->kind == CUJIT_PARAM_SCALAR && bytes)
+      pr->size = bytes, pr->align = param_align(at + 6, (size_t)(next - at - 6), bytes);
+    off = (off + pr->align - 1) / pr->align * pr->align;
+    pr->offset = off;
+    off += pr->size;
+    p = next;
+  }
+  sig->param_bytes = off;
+}
+
 /* Compares the .param list of a kernel's entry with its signature. */
 static cujit_status check_params(const cj_signature *sig, const char *params, size_t len, char *err,
                                  size_t err_len) {
@@ -121,7 +156,7 @@ static cujit_status pick(const cj_scan *scan, size_t i, const char *ptx, size_t 
       if (has_marker(ptx, &scan->kernels[j])) *chosen = j;
     }
   size_t len;
-  if (*chosen == SIZE_MAX && find_entry(ptx, k->sig.name, &len)) {
+  if (*chosen == SIZE_MAX && find_entry(ptx, cj_signature_symbol(&k->sig), &len)) {
     snprintf(err, err_len,
              "kernel '%s' has %d parameter lists in the source and the one compiled is none of "
              "the definitions cujit read; give its signature in the signatures option",
@@ -154,7 +189,8 @@ cujit_status cj_verify_ptx(cj_scan *scan, const char *ptx, cj_signature **kernel
     size_t chosen, len;
     if (listed(out, n, k->sig.name)) continue;
     if ((st = pick(scan, i, ptx, &chosen, err, err_len)) != CUJIT_OK) break;
-    const char *params = chosen == SIZE_MAX ? NULL : find_entry(ptx, k->sig.name, &len);
+    const char *params =
+        chosen == SIZE_MAX ? NULL : find_entry(ptx, cj_signature_symbol(&k->sig), &len);
     if (!params && scan->given) {
       snprintf(err, err_len,
                "kernel '%s', given in the signatures option, is not in the compiled program: "
@@ -171,7 +207,7 @@ cujit_status cj_verify_ptx(cj_scan *scan, const char *ptx, cj_signature **kernel
       st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
       break;
     }
-    n++;
+    fill_sizes(&out[n++], params, len);
   }
   if (st == CUJIT_OK && n == 0) {
     char unread[512];

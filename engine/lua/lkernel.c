@@ -83,6 +83,8 @@ static int l_jit(lua_State *L) {
   cjl_refuse_unit_option(L, 3, co.name != NULL, "name", "a kernel is named by its signature");
   cjl_refuse_unit_option(L, 3, co.o.signatures != NULL, "signatures",
                          "a kernel of cuda.jit has its signature already");
+  cjl_refuse_unit_option(L, 3, co.o.name_expressions != NULL, "name_expressions",
+                         "template kernels are instantiated by cuda.source");
   cujit_kernel *kernel;
   if (cujit_kernel_define(e, signature, body, preamble, &co.o, &kernel) != CUJIT_OK)
     return cjl_error(L, e);
@@ -167,6 +169,12 @@ static int kernel_params(lua_State *L) {
     }
     lua_pushboolean(L, info.is_const);
     lua_setfield(L, -2, "const");
+    lua_pushinteger(L, (lua_Integer)info.size);
+    lua_setfield(L, -2, "size");
+    if (info.nullable) {
+      lua_pushboolean(L, 1);
+      lua_setfield(L, -2, "nullable");
+    }
     if (info.type_var >= 0) {
       lua_pushstring(L, cujit_kernel_type_var(k->kernel, (size_t)info.type_var));
       lua_setfield(L, -2, "type_var");

@@ -323,7 +323,7 @@ static void convert_scalar(lua_State *L, const cjl_kernel *k, int i, int idx, cu
   if (p->dtype == CUJIT_DTYPE_NONE && p->type_var < 0) { /* a struct or vector: its bytes */
     size_t len = 0;
     const char *bytes = type == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
-    if (!bytes || len != p->size || p->size == 0)
+    if (p->size && (!bytes || len != p->size)) /* no size: the engine says what to do */
       arg_error(L, k, i,
                 lua_pushfstring(L,
                                 "a string of its %d bytes expected (see string.pack), "
@@ -353,6 +353,10 @@ static int convert_arg(lua_State *L, const cjl_kernel *k, int i, int idx, const 
       arg_error(L, k, i, array_mismatch(L, p, a->dtype, "device array"));
     arg->kind = CUJIT_ARG_BUFFER;
     arg->v.buffer = b;
+    return 0;
+  }
+  if (lua_isnil(L, idx)) { /* a null pointer: the engine takes it where the kernel says "= NULL" */
+    *arg = (cujit_arg){.kind = CUJIT_ARG_BUFFER, .v.buffer = NULL};
     return 0;
   }
   if (has_metatable(L, idx, lua_touserdata(L, HOST_MT)) || lua_istable(L, idx)) return 1;
@@ -457,7 +461,8 @@ static int launch_with_copies(lua_State *L, cjl_launcher *ln, cujit_stream *stre
   copy_slot slots[CJL_MAX_ARGS];
   int n = 0;
   for (int i = 0; i < nargs; i++) {
-    if (k->params[i].kind != CUJIT_PARAM_POINTER || cjl_test_array(L, i + 2)) continue;
+    if (k->params[i].kind != CUJIT_PARAM_POINTER || cjl_test_array(L, i + 2) || lua_isnil(L, i + 2))
+      continue;
     slots[n] = (copy_slot){.param = i, .src = i + 2};
     prepare_copy(L, k, &slots[n++]);
   }

@@ -130,7 +130,10 @@ static int program_kernel(lua_State *L) {
   lua_getiuservalue(L, 1, 1);
   if (lua_getfield(L, -1, name) != LUA_TNIL) return 1;
   push_kernel_names(L, p);
-  return luaL_error(L, "the program has no kernel '%s' (it has: %s)", name, lua_tostring(L, -1));
+  return luaL_error(L, "the program has no kernel '%s' (it has: %s)%s", name, lua_tostring(L, -1),
+                    strchr(name, '<') ? "; name a template's instantiations in the "
+                                        "name_expressions option of cuda.source"
+                                      : "");
 }
 
 static int program_ptx(lua_State *L) {

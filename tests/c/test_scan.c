@@ -86,8 +86,8 @@ static const char *macro_src =
 Test(scan_compiled, macro_kernels_take_explicit_signatures) {
   compile_fails(macro_src, &sm90, CUJIT_ERROR_NOT_FOUND, "compiles kernel(s) scale, which cujit",
                 "give their signatures in the signatures option");
-  compile_fails("__global__ void mangled(int *x) {}\n", &sm90, CUJIT_ERROR_NOT_FOUND,
-                "no extern \"C\" __global__ kernel", "mangled name");
+  compile_fails("__device__ void not_a_kernel(int *x) {}\n", &sm90, CUJIT_ERROR_NOT_FOUND,
+                "no __global__ kernel", NULL);
   const char *sigs[] = {"scale(float *x, int n)"};
   cujit_compile_options o = {.arch = "sm_90", .signatures = sigs, .signature_count = 1};
   cujit_program *p = compile_ok(macro_src, &o);

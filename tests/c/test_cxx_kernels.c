@@ -1,0 +1,192 @@
+/*
+** test_cxx_kernels.c -- real CUDA code through the C API: C++-linkage kernels and template
+** instantiations named by name_expressions (their lowered names kept in the cache entry, so a
+** hit in a new engine finds them without NVRTC), the entry format with and without lowered
+** names, pointers to any type, '= NULL' pointers taking a NULL buffer, and the NVRTC log kept
+** on a hit. Compiles for an explicit sm_90: NVRTC, no GPU.
+*/
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "compile.h"
+#include "fixture.h"
+
+TestSuite(cxx_kernels, .init = cj_fixture_open, .fini = cj_fixture_close);
+
+static void need_nvrtc(void) {
+  int v;
+  if (cujit_nvrtc_version(engine, &v) != CUJIT_OK)
+    cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
+}
+
+static const char *src = "typedef unsigned int uint;\n"
+                         "struct Params { float scale; int n; };\n"
+                         "namespace ops { __global__ void fill(uint *x, uint v) { x[0] = v; } }\n"
+                         "static __global__ void apply(Params p, float *x, float *bias = NULL) {\n"
+                         "  x[0] = p.scale + (bias ? bias[0] : 0.0f); }\n"
+                         "template <typename T, int N> __global__ void scale(T *x, T a) {\n"
+                         "  for (int i = 0; i < N; i++) x[i] *= a; }\n";
+
+static const char *exprs[] = {"scale<float, 4>", "scale<double, 2>"};
+
+static cujit_program *compile(void) {
+  cujit_compile_options o = {
+      .arch = "sm_90", .name_expressions = exprs, .name_expression_count = 2};
+  cujit_program *p = NULL;
+  cr_assert_eq(cujit_program_compile(engine, src, "k.cu", &o, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  return p;
+}
+
+/* The lowered name of kernel `name` is an .entry of the PTX. */
+static void lowered_in_ptx(cujit_program *p, const char *name, const char *want) {
+  for (size_t i = 0; i < p->nkernels; i++)
+    if (strcmp(p->kernels[i].name, name) == 0) {
+      cr_assert_not_null(p->kernels[i].symbol, "kernel %s has no lowered name", name);
+      cr_assert_str_eq(p->kernels[i].symbol, want);
+      char entry[256];
+      snprintf(entry, sizeof entry, ".entry %s(", want);
+      cr_assert(strstr(p->ptx, entry), "PTX lacks %s", entry);
+      return;
+    }
+  cr_assert_fail("no kernel %s", name);
+}
+
+static void check_program(cujit_program *p) {
+  const char *want[] = {"ops::fill", "apply", "scale<float, 4>", "scale<double, 2>"};
+  cr_assert_eq(cujit_program_kernel_count(p), 4);
+  for (size_t i = 0; i < 4; i++) cr_assert_str_eq(cujit_program_kernel_name(p, i), want[i]);
+  lowered_in_ptx(p, "ops::fill", "_ZN3ops4fillEPjj");
+  lowered_in_ptx(p, "scale<double, 2>", "_Z5scaleIdLi2EEvPT_S0_");
+  cujit_kernel *k;
+  cujit_param_info info;
+  cr_assert_eq(cujit_program_kernel(p, "scale<float, 4>", &k), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert_eq(cujit_kernel_param(k, 1, &info), CUJIT_OK);
+  cr_assert_str_eq(info.type, "float");
+  cr_assert_eq(info.dtype, CUJIT_F32);
+  cujit_kernel_free(k);
+  cr_assert_eq(cujit_program_kernel(p, "ops::fill", &k), CUJIT_OK);
+  cr_assert_eq(cujit_kernel_param(k, 0, &info), CUJIT_OK);
+  cr_assert_eq(info.dtype, CUJIT_U32, "uint * read through the typedef");
+  cujit_kernel_free(k);
+  cr_assert_eq(cujit_program_kernel(p, "apply", &k), CUJIT_OK);
+  cr_assert_eq(cujit_kernel_param(k, 0, &info), CUJIT_OK);
+  cr_assert_eq(info.size, 8, "the struct's size comes from the PTX");
+  cr_assert_eq(cujit_kernel_param(k, 2, &info), CUJIT_OK);
+  cr_assert(info.nullable, "bias is declared = NULL");
+  cr_assert_eq(cujit_kernel_param(k, 1, &info), CUJIT_OK);
+  cr_assert(!info.nullable);
+  cujit_kernel_free(k);
+}
+
+Test(cxx_kernels, names_and_lowered_names_cold_and_from_the_cache) {
+  need_nvrtc();
+  cujit_program *p = compile();
+  cr_assert(!cujit_program_from_cache(p));
+  check_program(p);
+  cujit_program_free(p);
+  /* A new engine: a hit on disk, no NVRTC run, the lowered names from the entry. */
+  cujit_close(engine);
+  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
+  p = compile();
+  cr_assert(cujit_program_from_cache(p));
+  check_program(p);
+  cujit_program_free(p);
+}
+
+Test(cxx_kernels, a_null_buffer_only_where_the_kernel_says_null) {
+  need_nvrtc();
+  cujit_program *p = compile();
+  cujit_kernel *k;
+  cr_assert_eq(cujit_program_kernel(p, "apply", &k), CUJIT_OK);
+  float params[2] = {2.0f, 0.0f};
+  cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
+  cfg.grid[0] = cfg.block[0] = 1;
+  cujit_arg nulls[] = {
+      {.kind = CUJIT_ARG_BYTES, .v.bytes = params}, CUJIT_ARG_BUF(NULL), CUJIT_ARG_BUF(NULL)};
+  cr_assert_eq(cujit_launch(k, &cfg, nulls, 3), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "'x'"), "%s", cujit_errmsg(engine));
+  cr_assert(strstr(cujit_errmsg(engine), "= NULL"), "%s", cujit_errmsg(engine));
+  cujit_kernel_free(k);
+  cujit_program_free(p);
+}
+
+Test(cxx_kernels, unknown_names_say_how) {
+  need_nvrtc();
+  const char *bad[] = {"shift<float>"};
+  cujit_compile_options o = {.arch = "sm_90", .name_expressions = bad, .name_expression_count = 1};
+  cujit_program *p = NULL;
+  cr_assert_eq(cujit_program_compile(engine, src, "k.cu", &o, &p), CUJIT_ERROR_NOT_FOUND);
+  cr_assert(strstr(cujit_errmsg(engine), "it has scale"), "%s", cujit_errmsg(engine));
+  const char *few[] = {"scale<float>"};
+  o.name_expressions = few;
+  cr_assert_eq(cujit_program_compile(engine, src, "k.cu", &o, &p), CUJIT_ERROR_SIGNATURE);
+  cr_assert(strstr(cujit_errmsg(engine), "takes 2 argument(s), not 1"), "%s", cujit_errmsg(engine));
+}
+
+Test(cxx_kernels, the_log_comes_back_on_a_hit) {
+  need_nvrtc();
+  const char *warns = "extern \"C\" __global__ void w(int *x) { int unused_here; *x = 1; }\n";
+  cujit_program *p = NULL, *q = NULL;
+  cr_assert_eq(cujit_program_compile(engine, warns, "w.cu", &sm90, &p), CUJIT_OK);
+  cr_assert(strstr(cujit_program_log(p), "unused_here"), "%s", cujit_program_log(p));
+  cujit_close(engine);
+  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
+  cr_assert_eq(cujit_program_compile(engine, warns, "w.cu", &sm90, &q), CUJIT_OK);
+  cr_assert(cujit_program_from_cache(q));
+  cr_assert(strstr(cujit_program_log(q), "unused_here"), "the hit's log: '%s'",
+            cujit_program_log(q));
+  cujit_program_free(q);
+}
+
+Test(cxx_kernels, entries_with_and_without_lowered_names) {
+  cj_cache_key key = {{0}};
+  memcpy(key.bytes, "0123456789abcdef", 16);
+  char names[] = "&k\0_Z1kv\0&s<int>\0_Z1sIiEvv";
+  cj_cache_entry e = {
+      .ptx = "// ptx\n", .ptx_len = 7, .log = "warn", .names = names, .names_len = sizeof names};
+  size_t n;
+  unsigned char *d = cj_cache_entry_encode(&key, &e, &n);
+  cj_cache_entry got;
+  cr_assert_null(cj_cache_entry_parse(d, n, &key, &got));
+  cr_assert_str_eq(got.log, "warn");
+  cr_assert_str_eq(cj_cache_entry_lowered(&got, "&s<int>"), "_Z1sIiEvv");
+  cr_assert_str_eq(cj_cache_entry_lowered(&got, "&k"), "_Z1kv");
+  cr_assert_null(cj_cache_entry_lowered(&got, "&z"));
+  cj_cache_entry_free(&got);
+  free(d);
+  e.names = NULL, e.names_len = 0; /* as entries were written before lowered names */
+  d = cj_cache_entry_encode(&key, &e, &n);
+  cr_assert_null(cj_cache_entry_parse(d, n, &key, &got));
+  cr_assert_str_eq(got.log, "warn");
+  cr_assert_null(got.names);
+  cj_cache_entry_free(&got);
+  free(d);
+  e.names = names, e.names_len = 5; /* "&k\0_Z" : a pair cut short */
+  d = cj_cache_entry_encode(&key, &e, &n);
+  cr_assert_str_eq(cj_cache_entry_parse(d, n, &key, &got), "malformed lowered names");
+  free(d);
+}
+
+Test(cxx_kernels, types_declared_in_the_kernels_namespace) {
+  need_nvrtc();
+  const char *ns = "namespace lib {\n"
+                   "struct Cell { float v; };\n"
+                   "__global__ void clear(Cell *c, int n) { if (n) c[0].v = 0; }\n"
+                   "template <class T> __global__ void put(Cell *c, T v) { c[0].v = v; }\n"
+                   "}\n";
+  const char *names[] = {"lib::put<float>"};
+  cujit_compile_options o = {
+      .arch = "sm_90", .name_expressions = names, .name_expression_count = 1};
+  cujit_program *p = NULL;
+  cr_assert_eq(cujit_program_compile(engine, ns, "ns.cu", &o, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert_eq(cujit_program_kernel_count(p), 2);
+  cr_assert_str_eq(cujit_program_kernel_name(p, 0), "lib::clear");
+  cr_assert_str_eq(cujit_program_kernel_name(p, 1), "lib::put<float>");
+  cujit_program_free(p);
+}
