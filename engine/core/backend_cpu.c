@@ -10,6 +10,7 @@
 #define _GNU_SOURCE /* sched_getaffinity */
 #include "backend.h"
 #include "backend_cpu_graph.h"
+#include "backend_toolbox.h"
 #include "cpu_alloc.h"
 #include "cpu_module.h"
 #include "cpu_pool.h"
@@ -622,6 +623,7 @@ const cj_backend cj_backend_cpu = {
     .graph_set_kernel = cj_cpu_graph_set_kernel,
     .graph_update = cj_cpu_graph_update,
     .graph_dot = cj_cpu_graph_dot,
+    .toolbox = &cj_cpu_toolbox,
 };
 
 /* --- making the device -------------------------------------------------------------------------

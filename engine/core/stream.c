@@ -102,7 +102,7 @@ cujit_status cujit_stream_query(cujit_stream *stream) {
 
 /* --- events ----------------------------------------------------------------------------------- */
 
-static void event_destroy(cj_link *link) {
+void cj_event_destroy(cj_link *link) {
   cujit_event *e = EVENT_OF(link);
   if (cj_device_current(e->device, e->generation) && cj_device_enter_quiet(e->device))
     e->device->ops->event_destroy(e->device, e->handle);
@@ -125,7 +125,7 @@ cujit_status cujit_event_create(cujit_engine *engine, cujit_event **out) {
   }
   e->device = device;
   e->generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
-  cj_track(engine, &e->link, event_destroy);
+  cj_track(engine, &e->link, cj_event_destroy);
   *out = e;
   return CUJIT_OK;
 }
@@ -133,7 +133,7 @@ cujit_status cujit_event_create(cujit_engine *engine, cujit_event **out) {
 void cujit_event_free(cujit_event *event) {
   if (!event) return;
   cj_untrack(event->device->engine, &event->link);
-  event_destroy(&event->link);
+  cj_event_destroy(&event->link);
 }
 
 static cujit_status check_event(cujit_event *event, const char *fn, const char *which) {

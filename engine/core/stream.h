@@ -23,6 +23,9 @@ struct cujit_event {
   int recorded; /* elapsed time needs both events recorded */
 };
 
+/* The live list's destructor of events (also for those ipc.c makes). */
+void cj_event_destroy(cj_link *link);
+
 /* The backend's stream for a launch or copy: the stream's handle, or NULL (the default stream). */
 static inline void *cj_stream_handle(const cujit_stream *stream) {
   return stream ? stream->handle : NULL;
