@@ -240,8 +240,8 @@ static int array_newindex(lua_State *L) {
 /* Fields of a device array: methods first, then shape, dtype, size, ndim, nbytes, device. */
 static int array_index(lua_State *L) {
   cjl_array *a = luaL_checkudata(L, 1, CJL_ARRAY);
-  const char *key = lua_tostring(L, 2);
   if (lua_type(L, 2) != LUA_TSTRING) return host_visible_element(L, a, 0);
+  const char *key = lua_tostring(L, 2);
   if (lua_getfield(L, lua_upvalueindex(1), key) != LUA_TNIL) return 1;
   if (strcmp(key, "shape") == 0)
     cjl_push_shape(L, a->ndim, a->shape);

@@ -5,6 +5,7 @@
 */
 #include "cujit_lua.h"
 #include "larray.h"
+#include "lcoop.h"
 #include "lcopy.h"
 #include "ldevice.h"
 #include "lgraph.h"
@@ -44,6 +45,7 @@ LUAMOD_API CJL_EXPORT int luaopen_cujit(lua_State *L) {
   cjl_open_graphs(L, module);
   cjl_open_views(L);
   cjl_open_managed(L, module);
+  cjl_open_cooperative(L);
   lua_settop(L, module);
   return 1;
 }
