@@ -21,9 +21,7 @@ cujit_buffer *cjl_array_buffer(const cjl_array *a) {
 
 cujit_buffer *cjl_check_array(lua_State *L, int idx, cjl_array **out) {
   cjl_array *a = cjl_test_array(L, idx);
-  if (!a)
-    luaL_argerror(L, idx,
-                  lua_pushfstring(L, "cujit.device_array expected, got %s", luaL_typename(L, idx)));
+  if (!a) luaL_typeerror(L, idx, CJL_ARRAY); /* names the value by its class's __name */
   cujit_buffer *b = cjl_array_buffer(a);
   if (!b) luaL_argerror(L, idx, "device array has been freed");
   if (out) *out = a;

@@ -366,7 +366,9 @@ static int convert_arg(lua_State *L, const cjl_kernel *k, int i, int idx, const 
                    lua_pushfstring(L,
                                    "cujit.device_array expected (or a host array or "
                                    "table, copied in and out), got %s",
-                                   luaL_typename(L, idx)));
+                                   luaL_getmetafield(L, idx, "__name") == LUA_TSTRING
+                                       ? lua_tostring(L, -1)
+                                       : luaL_typename(L, idx)));
 }
 
 static cujit_status launch(cjl_launcher *ln, cujit_stream *stream, const cujit_arg *args,

@@ -276,6 +276,12 @@ static const luaL_Reg strided_methods[] = {{"copy", strided_copy},
 
 void cjl_open_views(lua_State *L) {
   cjl_new_class(L, CJL_STRIDED, strided_meta, strided_methods, strided_index);
+  /* What a type error elsewhere says of it (luaL_typeerror reads __name): why it is refused. */
+  luaL_getmetatable(L, CJL_STRIDED);
+  lua_pushliteral(L, "cujit.strided_view (columns of a matrix, not contiguous: v:copy() makes a "
+                     "contiguous array)");
+  lua_setfield(L, -2, "__name");
+  lua_pop(L, 1);
   cjl_add_methods(L, CJL_ARRAY, array_methods);
   cjl_add_methods(L, CJL_PROGRAM, program_methods);
   cjl_add_methods(L, CJL_KERNEL, kernel_methods);
