@@ -48,6 +48,19 @@ static cujit_status bad_handle(cujit_engine *engine, const char *fn, const char 
                                                      : "cujit_buffer_ipc_handle");
 }
 
+/* The handle of memory at `addr` (event NULL) or of `event`, made at `generation`, as hex. */
+static cujit_status export_hex(const char *fn, cujit_device *device, unsigned generation,
+                               uint64_t addr, void *event, char *hex) {
+  if (!cj_device_current(device, generation)) return cj_check_alive(device, generation, fn);
+  unsigned char handle[CJ_IPC_HANDLE_BYTES];
+  const cj_backend_toolbox *t = device->ops->toolbox;
+  cujit_status st = cj_device_enter(device);
+  if (st == CUJIT_OK)
+    st = event ? t->ipc_event_export(device, event, handle) : t->ipc_export(device, addr, handle);
+  if (st == CUJIT_OK) to_hex(handle, hex);
+  return st;
+}
+
 /* --- memory ----------------------------------------------------------------------------------- */
 
 cujit_status cujit_buffer_alloc_shareable(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
@@ -63,20 +76,15 @@ cujit_status cujit_buffer_ipc_handle(const cujit_buffer *buffer, char text[CUJIT
                    buffer ? "text" : "the buffer");
   cujit_device *device = buffer->device;
   if (buffer->orphaned) return cj_buffer_orphan_error(device->engine, fn);
-  if (!cj_device_current(device, buffer->generation))
-    return cj_check_alive(device, buffer->generation, fn);
   if (buffer->kind != CJ_BUFFER_SHAREABLE)
     return cj_fail(device->engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "%s: only a buffer allocated shareable can be exported (memory of cujit's pool "
                    "cannot); allocate it with cujit_buffer_alloc_shareable (Lua: "
                    "cuda.device_array(shape, dtype, {shareable = true}))",
                    fn);
-  unsigned char handle[CJ_IPC_HANDLE_BYTES];
   char hex[2 * CJ_IPC_HANDLE_BYTES + 1];
-  cujit_status st = cj_device_enter(device);
-  if (st == CUJIT_OK) st = device->ops->toolbox->ipc_export(device, buffer->ptr, handle);
+  cujit_status st = export_hex(fn, device, buffer->generation, buffer->ptr, NULL, hex);
   if (st != CUJIT_OK) return st;
-  to_hex(handle, hex);
   snprintf(text, CUJIT_IPC_HANDLE_MAX, MEM_PREFIX "%s:%zu:%s",
            buffer->dtype == CUJIT_DTYPE_NONE ? "bytes" : cujit_dtype_name(buffer->dtype),
            buffer->size, hex);
@@ -130,32 +138,8 @@ cujit_status cujit_buffer_ipc_open(cujit_engine *engine, const char *text, cujit
 
 /* --- events ----------------------------------------------------------------------------------- */
 
-/* A shareable event of the current device: created, or opened from another process's handle. */
-static cujit_status new_event(cujit_engine *engine, const char *fn, const unsigned char *handle,
-                              cujit_event **out) {
-  cujit_status st = cj_check_new(engine, out, fn, "cujit_event");
-  if (st != CUJIT_OK) return st;
-  *out = NULL;
-  cujit_device *device = NULL;
-  cujit_event *e = NULL;
-  if ((st = cj_new_on_current(engine, fn, "event", sizeof *e, &device, (void **)&e)) != CUJIT_OK)
-    return st;
-  const cj_backend_toolbox *t = device->ops->toolbox;
-  st = handle ? t->ipc_event_open(device, handle, &e->handle)
-              : t->ipc_event_create(device, &e->handle);
-  if (st != CUJIT_OK) {
-    free(e);
-    return st;
-  }
-  e->device = device;
-  e->generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
-  cj_track(engine, &e->link, cj_event_destroy);
-  *out = e;
-  return CUJIT_OK;
-}
-
 cujit_status cujit_event_create_shareable(cujit_engine *engine, cujit_event **out) {
-  return new_event(engine, "cujit_event_create_shareable", NULL, out);
+  return cj_event_new(engine, "cujit_event_create_shareable", 1, NULL, out);
 }
 
 cujit_status cujit_event_ipc_handle(const cujit_event *event, char text[CUJIT_IPC_HANDLE_MAX]) {
@@ -163,15 +147,9 @@ cujit_status cujit_event_ipc_handle(const cujit_event *event, char text[CUJIT_IP
   if (!event || !text)
     return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                    event ? "text" : "the event");
-  cujit_device *device = event->device;
-  if (!cj_device_current(device, event->generation))
-    return cj_check_alive(device, event->generation, fn);
-  unsigned char handle[CJ_IPC_HANDLE_BYTES];
   char hex[2 * CJ_IPC_HANDLE_BYTES + 1];
-  cujit_status st = cj_device_enter(device);
-  if (st == CUJIT_OK) st = device->ops->toolbox->ipc_event_export(device, event->handle, handle);
+  cujit_status st = export_hex(fn, event->device, event->generation, 0, event->handle, hex);
   if (st != CUJIT_OK) return st;
-  to_hex(handle, hex);
   snprintf(text, CUJIT_IPC_HANDLE_MAX, EVENT_PREFIX "%s", hex);
   return CUJIT_OK;
 }
@@ -184,5 +162,5 @@ cujit_status cujit_event_ipc_open(cujit_engine *engine, const char *text, cujit_
     if (out) *out = NULL;
     return bad_handle(engine, fn, text ? text : "(NULL)");
   }
-  return new_event(engine, fn, handle, out);
+  return cj_event_new(engine, fn, 1, handle, out);
 }

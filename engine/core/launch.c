@@ -386,16 +386,23 @@ static cujit_status launch_placed(cujit_kernel *k, cujit_device *dev, cj_kernel_
   return st;
 }
 
-cujit_status cujit_launch(cujit_kernel *kernel, const cujit_launch_config *config,
-                          const cujit_arg *args, size_t nargs) {
+/* cujit_launch, or (cooperative) cujit_launch_cooperative. */
+static cujit_status launch_checked(cujit_kernel *kernel, const cujit_launch_config *config,
+                                   const cujit_arg *args, size_t nargs, int cooperative) {
   if (!kernel || !config || (nargs && !args))
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_launch needs a kernel, a launch configuration and the arguments");
+                   "%s needs a kernel, a launch configuration and the arguments",
+                   cooperative ? "cujit_launch_cooperative" : "cujit_launch");
   cujit_device *dev;
   cj_kernel_on_device *on;
   cujit_status st = cj_kernel_resolve(&kernel, args, nargs);
   if (st == CUJIT_OK) st = place(kernel, config->stream, args, nargs, &dev, &on);
-  return st == CUJIT_OK ? launch_placed(kernel, dev, on, config, args, nargs, 0) : st;
+  return st == CUJIT_OK ? launch_placed(kernel, dev, on, config, args, nargs, cooperative) : st;
+}
+
+cujit_status cujit_launch(cujit_kernel *kernel, const cujit_launch_config *config,
+                          const cujit_arg *args, size_t nargs) {
+  return launch_checked(kernel, config, args, nargs, 0);
 }
 
 /* --- cooperative launches (issue 16) ---------------------------------------------------------- */
@@ -423,15 +430,7 @@ static cujit_status check_cooperative(cujit_kernel *k, cujit_device *dev, cj_ker
 
 cujit_status cujit_launch_cooperative(cujit_kernel *kernel, const cujit_launch_config *config,
                                       const cujit_arg *args, size_t nargs) {
-  if (!kernel || !config || (nargs && !args))
-    return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_launch_cooperative needs a kernel, a launch configuration and the "
-                   "arguments");
-  cujit_device *dev;
-  cj_kernel_on_device *on;
-  cujit_status st = cj_kernel_resolve(&kernel, args, nargs);
-  if (st == CUJIT_OK) st = place(kernel, config->stream, args, nargs, &dev, &on);
-  return st == CUJIT_OK ? launch_placed(kernel, dev, on, config, args, nargs, 1) : st;
+  return launch_checked(kernel, config, args, nargs, 1);
 }
 
 /* The backend's block size for the kernel on `dev`, asked once; the block size is published

@@ -4,6 +4,7 @@
 ** short.
 */
 #include "stream.h"
+#include "backend_toolbox.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,7 +103,7 @@ cujit_status cujit_stream_query(cujit_stream *stream) {
 
 /* --- events ----------------------------------------------------------------------------------- */
 
-void cj_event_destroy(cj_link *link) {
+static void event_destroy(cj_link *link) {
   cujit_event *e = EVENT_OF(link);
   if (cj_device_current(e->device, e->generation) && cj_device_enter_quiet(e->device))
     e->device->ops->event_destroy(e->device, e->handle);
@@ -110,7 +111,11 @@ void cj_event_destroy(cj_link *link) {
 }
 
 cujit_status cujit_event_create(cujit_engine *engine, cujit_event **out) {
-  static const char fn[] = "cujit_event_create";
+  return cj_event_new(engine, "cujit_event_create", 0, NULL, out);
+}
+
+cujit_status cj_event_new(cujit_engine *engine, const char *fn, int shareable,
+                          const unsigned char *ipc_handle, cujit_event **out) {
   cujit_status st = cj_check_new(engine, out, fn, "cujit_event");
   if (st != CUJIT_OK) return st;
   *out = NULL;
@@ -118,14 +123,17 @@ cujit_status cujit_event_create(cujit_engine *engine, cujit_event **out) {
   cujit_event *e = NULL;
   if ((st = cj_new_on_current(engine, fn, "event", sizeof *e, &device, (void **)&e)) != CUJIT_OK)
     return st;
-  st = device->ops->event_create(device, &e->handle);
+  const cj_backend_toolbox *toolbox = device->ops->toolbox;
+  st = !shareable   ? device->ops->event_create(device, &e->handle)
+       : ipc_handle ? toolbox->ipc_event_open(device, ipc_handle, &e->handle)
+                    : toolbox->ipc_event_create(device, &e->handle);
   if (st != CUJIT_OK) {
     free(e);
     return st;
   }
   e->device = device;
   e->generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
-  cj_track(engine, &e->link, cj_event_destroy);
+  cj_track(engine, &e->link, event_destroy);
   *out = e;
   return CUJIT_OK;
 }
@@ -133,7 +141,7 @@ cujit_status cujit_event_create(cujit_engine *engine, cujit_event **out) {
 void cujit_event_free(cujit_event *event) {
   if (!event) return;
   cj_untrack(event->device->engine, &event->link);
-  cj_event_destroy(&event->link);
+  event_destroy(&event->link);
 }
 
 static cujit_status check_event(cujit_event *event, const char *fn, const char *which) {
