@@ -98,7 +98,7 @@ Test(toolbox, mapped_and_registered_host_memory_is_used_by_kernels) {
   OK(cujit_host_alloc(engine, N * sizeof(float), &h));
   OK(cujit_host_map(h, CUJIT_F32, &view));
   cr_assert_eq(cujit_buffer_host_ptr(view), cujit_host_ptr(h));
-  float *own = malloc(N * sizeof(float));
+  float *own = aligned_alloc(4096, 4096); /* page-aligned, as older drivers required */
   OK(cujit_host_register(engine, own, N * sizeof(float), &r));
   OK(cujit_host_map(r, CUJIT_F32, &rview));
   cujit_kernel *k = define("iota(float *x, int n)",
