@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 typedef struct cj_backend cj_backend;
+typedef struct cj_backend_toolbox cj_backend_toolbox; /* backend_toolbox.h */
 
 /* A device: what is common to every backend, then the backend's own state behind impl. */
 struct cujit_device {
@@ -158,6 +159,8 @@ struct cj_backend {
                                    unsigned shared_bytes, void **args);
   cujit_status (*graph_update)(cujit_device *dev, void *exec, void *graph);
   cujit_status (*graph_dot)(cujit_device *dev, void *graph, const char *path);
+
+  const cj_backend_toolbox *toolbox; /* issue 16's operations: backend_toolbox.h */
 };
 
 extern const cj_backend cj_backend_cuda;

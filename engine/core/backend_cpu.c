@@ -10,6 +10,7 @@
 #define _GNU_SOURCE /* sched_getaffinity */
 #include "backend_cpu.h"
 #include "backend_cpu_graph.h"
+#include "backend_toolbox.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -622,6 +623,7 @@ const cj_backend cj_backend_cpu = {
     .graph_set_kernel = cj_cpu_graph_set_kernel,
     .graph_update = cj_cpu_graph_update,
     .graph_dot = cj_cpu_graph_dot,
+    .toolbox = &cj_cpu_toolbox,
 };
 
 /* --- making the device -------------------------------------------------------------------------

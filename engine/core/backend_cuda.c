@@ -7,6 +7,7 @@
 ** and messages (sticky errors poison the device, naming the kernel launched last).
 */
 #include "backend_cuda.h"
+#include "backend_toolbox.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -623,4 +624,5 @@ const cj_backend cj_backend_cuda = {
     .graph_set_kernel = cj_cuda_graph_set_kernel,
     .graph_update = cj_cuda_graph_update,
     .graph_dot = cj_cuda_graph_dot,
+    .toolbox = &cj_cuda_toolbox,
 };

@@ -99,7 +99,9 @@ cujit_status cj_cuda_pool_reserved(cujit_device *dev, size_t *bytes) {
 }
 
 cujit_status cj_cuda_host_alloc(cujit_device *dev, size_t bytes, void **ptr) {
-  CUresult rc = DRV(dev)->cuMemHostAlloc(ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
+  /* DEVICEMAP: kernels may use it in place (cujit_host_map), as UVA allows anyway */
+  CUresult rc =
+      DRV(dev)->cuMemHostAlloc(ptr, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
   if (rc == CUDA_SUCCESS) return CUJIT_OK;
   char what[96], size[32];
   cj_bytes_text(bytes, size, sizeof size);

@@ -6,6 +6,7 @@
 ** queries that need a kernel on the current device (block suggestion, attributes).
 */
 #include "launch.h"
+#include "backend_toolbox.h"
 
 #include <float.h>
 #include <math.h>
@@ -218,6 +219,10 @@ static cujit_status pack_pointer(const cujit_kernel *k, size_t i, const cujit_ar
     if (dev && b->device != dev)
       return arg_error(k, i, "the buffer lives on device %d but the launch is on device %d",
                        b->device->ordinal, dev->ordinal);
+    if (b->orphaned)
+      return arg_error(k, i,
+                       "the buffer is a view of memory that has been freed; keep the "
+                       "array it views alive while the view is used");
     if (dev && b->generation != dev->generation)
       return arg_error(k, i, "the buffer was lost when device %d was reset; make a new one",
                        dev->ordinal);
@@ -361,18 +366,27 @@ static cujit_status note_captured(cujit_kernel *k, cujit_device *dev, cujit_stre
   return CUJIT_OK;
 }
 
-/* The launch itself, once the kernel is concrete and loaded on `dev`. */
+static cujit_status check_cooperative(cujit_kernel *k, cujit_device *dev, cj_kernel_on_device *on,
+                                      const cujit_launch_config *config, const unsigned grid[3],
+                                      const unsigned block[3]);
+
+/* The launch itself, once the kernel is concrete and loaded on `dev`; cooperative: all blocks at
+** once (cujit_launch_cooperative). */
 static cujit_status launch_placed(cujit_kernel *k, cujit_device *dev, cj_kernel_on_device *on,
                                   const cujit_launch_config *config, const cujit_arg *args,
-                                  size_t nargs) {
+                                  size_t nargs, int cooperative) {
   _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
   void *pointers[CJ_MAX_PARAMS];
   unsigned grid[3], block[3];
   cujit_status st = cj_launch_pack(k, args, nargs, dev, params, pointers);
   if (st == CUJIT_OK) st = check_config(k, dev, config, grid, block);
   if (st == CUJIT_OK) st = allow_shared(dev, on, config->shared_bytes);
+  if (st == CUJIT_OK && cooperative) st = check_cooperative(k, dev, on, config, grid, block);
   if (st != CUJIT_OK) return st;
   __atomic_store_n(&dev->last_kernel, k->sig.name, __ATOMIC_RELAXED);
+  if (cooperative)
+    return dev->ops->toolbox->launch_cooperative(dev, on->fn, grid, block, config->shared_bytes,
+                                                 cj_stream_handle(config->stream), pointers);
   st = dev->ops->launch(dev, on->fn, grid, block, config->shared_bytes,
                         cj_stream_handle(config->stream), pointers);
   if (st == CUJIT_OK && config->stream && config->stream->capture)
@@ -380,16 +394,51 @@ static cujit_status launch_placed(cujit_kernel *k, cujit_device *dev, cj_kernel_
   return st;
 }
 
-cujit_status cujit_launch(cujit_kernel *kernel, const cujit_launch_config *config,
-                          const cujit_arg *args, size_t nargs) {
+/* cujit_launch, or (cooperative) cujit_launch_cooperative. */
+static cujit_status launch_checked(cujit_kernel *kernel, const cujit_launch_config *config,
+                                   const cujit_arg *args, size_t nargs, int cooperative) {
   if (!kernel || !config || (nargs && !args))
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_launch needs a kernel, a launch configuration and the arguments");
+                   "%s needs a kernel, a launch configuration and the arguments",
+                   cooperative ? "cujit_launch_cooperative" : "cujit_launch");
   cujit_device *dev;
   cj_kernel_on_device *on;
   cujit_status st = cj_kernel_resolve(&kernel, args, nargs);
   if (st == CUJIT_OK) st = place(kernel, config->stream, args, nargs, &dev, &on);
-  return st == CUJIT_OK ? launch_placed(kernel, dev, on, config, args, nargs) : st;
+  return st == CUJIT_OK ? launch_placed(kernel, dev, on, config, args, nargs, cooperative) : st;
+}
+
+cujit_status cujit_launch(cujit_kernel *kernel, const cujit_launch_config *config,
+                          const cujit_arg *args, size_t nargs) {
+  return launch_checked(kernel, config, args, nargs, 0);
+}
+
+/* --- cooperative launches (issue 16) ---------------------------------------------------------- */
+
+static cujit_status check_cooperative(cujit_kernel *k, cujit_device *dev, cj_kernel_on_device *on,
+                                      const cujit_launch_config *config, const unsigned grid[3],
+                                      const unsigned block[3]) {
+  if (config->stream && config->stream->capture)
+    return cj_fail(k->engine, CUJIT_ERROR_UNSUPPORTED,
+                   "kernel '%s': a cooperative launch cannot be captured into a graph by cujit; "
+                   "launch it outside the capture",
+                   k->sig.name);
+  unsigned long long fit = 0;
+  unsigned threads = block[0] * block[1] * block[2];
+  unsigned long long blocks = (unsigned long long)grid[0] * grid[1] * grid[2];
+  cujit_status st =
+      dev->ops->toolbox->coresident_blocks(dev, on->fn, threads, config->shared_bytes, &fit);
+  if (st != CUJIT_OK || blocks <= fit) return st;
+  return cj_fail(k->engine, CUJIT_ERROR_LAUNCH_CONFIG,
+                 "kernel '%s': a cooperative launch of %llu blocks of %u threads does not fit on "
+                 "device %d at once: at most %llu such blocks are co-resident (blocks per SM x %d "
+                 "SMs); launch at most %llu blocks and loop over the data in the kernel",
+                 k->sig.name, blocks, threads, dev->ordinal, fit, dev->info.multiprocessors, fit);
+}
+
+cujit_status cujit_launch_cooperative(cujit_kernel *kernel, const cujit_launch_config *config,
+                                      const cujit_arg *args, size_t nargs) {
+  return launch_checked(kernel, config, args, nargs, 1);
 }
 
 /* The backend's block size for the kernel on `dev`, asked once; the block size is published
@@ -434,7 +483,7 @@ cujit_status cujit_launch_n(cujit_kernel *kernel, size_t n, cujit_stream *stream
                            {(unsigned)block_size, 1, 1},
                            0,
                            stream};
-  return launch_placed(kernel, dev, on, &c, args, nargs);
+  return launch_placed(kernel, dev, on, &c, args, nargs, 0);
 }
 
 /* A concrete kernel loaded on the current device, for the queries that need one there. */
@@ -459,6 +508,21 @@ cujit_status cujit_kernel_suggest_block(cujit_kernel *kernel, int *block_size, i
   if (st == CUJIT_OK) st = suggest(dev, on, block_size, &grid);
   if (st == CUJIT_OK && min_grid) *min_grid = grid;
   return st;
+}
+
+cujit_status cujit_kernel_max_cooperative_blocks(cujit_kernel *kernel, unsigned block_threads,
+                                                 unsigned shared_bytes,
+                                                 unsigned long long *blocks) {
+  if (!kernel || !blocks || block_threads == 0)
+    return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_kernel_max_cooperative_blocks needs a kernel, a block of at least one "
+                   "thread and an output pointer");
+  cujit_device *dev;
+  cj_kernel_on_device *on;
+  cujit_status st = loaded_on_current(kernel, &dev, &on);
+  return st == CUJIT_OK ? dev->ops->toolbox->coresident_blocks(dev, on->fn, block_threads,
+                                                               shared_bytes, blocks)
+                        : st;
 }
 
 cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel, cujit_kernel_attributes *attrs) {

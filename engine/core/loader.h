@@ -85,7 +85,24 @@
   X(cuGraphDebugDotPrint, 11030)
 
 /* Entry points that older drivers may lack; NULL when absent, and callers check. */
-#define CJ_DRIVER_OPTIONAL_FUNCTIONS(X) X(cuFuncGetParamInfo, 12040)
+/* Issue 16's toolbox (backend_cuda_toolbox.c) is optional too: a driver without one of them
+** refuses that feature alone, saying so. */
+#define CJ_DRIVER_OPTIONAL_FUNCTIONS(X)                                                            \
+  X(cuFuncGetParamInfo, 12040)                                                                     \
+  X(cuMemAllocManaged, 6000)                                                                       \
+  X(cuMemPrefetchAsync, 12020)                                                                     \
+  X(cuMemAdvise, 12020)                                                                            \
+  X(cuMemHostGetDevicePointer, 3020)                                                               \
+  X(cuMemHostRegister, 6050)                                                                       \
+  X(cuMemHostUnregister, 4000)                                                                     \
+  X(cuLibraryGetGlobal, 12000)                                                                     \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050)                                             \
+  X(cuLaunchCooperativeKernel, 9000)                                                               \
+  X(cuIpcGetMemHandle, 4010)                                                                       \
+  X(cuIpcOpenMemHandle, 11000)                                                                     \
+  X(cuIpcCloseMemHandle, 4010)                                                                     \
+  X(cuIpcGetEventHandle, 4010)                                                                     \
+  X(cuIpcOpenEventHandle, 4010)
 
 /* Pasted directly so that cuda.h's renames (cuMemAlloc -> cuMemAlloc_v2) touch only the field
 ** name, consistently with every use of it, and never the PFN typedef's name. */

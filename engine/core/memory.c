@@ -3,6 +3,7 @@
 ** and offset checked against the buffers before anything reaches the backend.
 */
 #include "memory.h"
+#include "backend_toolbox.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -12,19 +13,27 @@
 #define HOST_BUFFER_OF(l) ((cujit_host_buffer *)((char *)(l)-offsetof(cujit_host_buffer, link)))
 
 static int buffer_is_current(const cujit_buffer *b) {
-  return cj_device_current(b->device, b->generation);
+  return cj_device_current(b->device, b->generation) && !b->orphaned;
 }
 
 /* --- device buffers --------------------------------------------------------------------------- */
 
 /* Frees the memory unless a reset already did (the handle would be stale) or the device is
 ** faulted (its context cannot free anything; the reset will). */
-static void buffer_destroy(cj_link *link) {
+void cj_buffer_destroy(cj_link *link) {
   cujit_buffer *b = BUFFER_OF(link);
   cujit_device *device = b->device;
-  if (buffer_is_current(b)) {
-    if (cj_device_enter_quiet(device)) device->ops->free(device, b->ptr);
-    atomic_fetch_sub(&device->allocated, b->size);
+  cj_buffer_detach(b);
+  if (b->kind == CJ_BUFFER_VIEW) {
+    /* the owner's memory */
+  } else if (buffer_is_current(b)) {
+    if (cj_device_enter_quiet(device)) {
+      if (b->kind == CJ_BUFFER_DEVICE)
+        device->ops->free(device, b->ptr);
+      else
+        cj_buffer_release_special(b);
+    }
+    if (b->kind != CJ_BUFFER_OPENED) atomic_fetch_sub(&device->allocated, b->size);
   }
   free(b);
 }
@@ -49,7 +58,18 @@ static cujit_status check_alloc_args(cujit_engine *engine, size_t bytes, cujit_d
 
 cujit_status cujit_buffer_alloc(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
                                 cujit_buffer **out) {
-  static const char fn[] = "cujit_buffer_alloc";
+  return cj_buffer_alloc_kind(engine, bytes, dtype, CJ_BUFFER_DEVICE, "cujit_buffer_alloc", out);
+}
+
+static cujit_status alloc_memory(cujit_device *device, size_t bytes, cj_buffer_kind kind,
+                                 uint64_t *ptr) {
+  if (kind == CJ_BUFFER_MANAGED) return device->ops->toolbox->managed_alloc(device, bytes, ptr);
+  if (kind == CJ_BUFFER_SHAREABLE) return device->ops->toolbox->shareable_alloc(device, bytes, ptr);
+  return device->ops->alloc(device, bytes, ptr);
+}
+
+cujit_status cj_buffer_alloc_kind(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
+                                  cj_buffer_kind kind, const char *fn, cujit_buffer **out) {
   cujit_status st = cj_check_new(engine, out, fn, "cujit_buffer");
   if (st != CUJIT_OK) return st;
   *out = NULL;
@@ -58,16 +78,18 @@ cujit_status cujit_buffer_alloc(cujit_engine *engine, size_t bytes, cujit_dtype 
   if ((st = check_alloc_args(engine, bytes, dtype)) != CUJIT_OK ||
       (st = cj_new_on_current(engine, fn, "buffer", sizeof *b, &device, (void **)&b)) != CUJIT_OK)
     return st;
-  if ((st = device->ops->alloc(device, bytes, &b->ptr)) != CUJIT_OK) {
+  if ((st = alloc_memory(device, bytes, kind, &b->ptr)) != CUJIT_OK) {
     free(b);
     return st;
   }
+  b->kind = (unsigned char)kind;
+  b->host_visible = kind == CJ_BUFFER_MANAGED ? CJ_HOST_MANAGED : 0;
   b->device = device;
   b->generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
   b->size = bytes;
   b->dtype = dtype;
   atomic_fetch_add(&device->allocated, bytes);
-  cj_track(engine, &b->link, buffer_destroy);
+  cj_track(engine, &b->link, cj_buffer_destroy);
   *out = b;
   return CUJIT_OK;
 }
@@ -75,7 +97,7 @@ cujit_status cujit_buffer_alloc(cujit_engine *engine, size_t bytes, cujit_dtype 
 void cujit_buffer_free(cujit_buffer *buffer) {
   if (!buffer) return;
   cj_untrack(buffer->device->engine, &buffer->link);
-  buffer_destroy(&buffer->link);
+  cj_buffer_destroy(&buffer->link);
 }
 
 size_t cujit_buffer_size(const cujit_buffer *buffer) {
@@ -121,6 +143,7 @@ static cujit_status check_stream(cujit_engine *engine, const char *fn, cujit_dev
 /* Lost (made before a reset) or on a faulted device; the message names the buffer. */
 static cujit_status check_buffer(const char *fn, const char *which, const cujit_buffer *b) {
   cujit_device *device = b->device;
+  if (b->orphaned) return cj_buffer_orphan_error(device->engine, fn);
   if (buffer_is_current(b) && __atomic_load_n(&device->fault, __ATOMIC_ACQUIRE) == CUJIT_OK)
     return CUJIT_OK;
   char what[64];
@@ -164,11 +187,13 @@ cujit_status cujit_memcpy_dtoh(void *dst, const cujit_buffer *src, size_t src_of
                            bytes, cj_stream_handle(stream));
 }
 
-/* Within one buffer the driver's copy is undefined for overlapping ranges; refuse them. */
+/* The driver's copy is undefined for overlapping ranges (one buffer, or views sharing memory);
+** refuse them. Both buffers are on one device, so their addresses compare. */
 static int ranges_overlap(const cujit_buffer *a, size_t ao, const cujit_buffer *b, size_t bo,
                           size_t bytes) {
-  if (a != b || bytes == 0) return 0;
-  return ao < bo + bytes && bo < ao + bytes; /* both in range, so no overflow */
+  if (bytes == 0) return 0;
+  uint64_t x = a->ptr + ao, y = b->ptr + bo;
+  return x < y + bytes && y < x + bytes; /* both in range, so no overflow */
 }
 
 cujit_status cujit_memcpy_dtod(cujit_buffer *dst, size_t dst_offset, const cujit_buffer *src,
@@ -227,10 +252,15 @@ static int host_buffer_is_current(const cujit_host_buffer *h) {
   return cj_device_current(h->device, h->generation);
 }
 
-static void host_destroy(cj_link *link) {
+void cj_host_destroy(cj_link *link) {
   cujit_host_buffer *h = HOST_BUFFER_OF(link);
-  if (host_buffer_is_current(h) && cj_device_enter_quiet(h->device))
-    h->device->ops->host_free(h->device, h->ptr);
+  cj_buffer_orphan_views(&h->views);
+  if (host_buffer_is_current(h) && cj_device_enter_quiet(h->device)) {
+    if (h->registered)
+      h->device->ops->toolbox->host_unregister(h->device, h->ptr);
+    else
+      h->device->ops->host_free(h->device, h->ptr);
+  }
   free(h);
 }
 
@@ -254,7 +284,7 @@ cujit_status cujit_host_alloc(cujit_engine *engine, size_t bytes, cujit_host_buf
   h->size = bytes;
   h->device = device;
   h->generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
-  cj_track(engine, &h->link, host_destroy);
+  cj_track(engine, &h->link, cj_host_destroy);
   *out = h;
   return CUJIT_OK;
 }
@@ -262,7 +292,7 @@ cujit_status cujit_host_alloc(cujit_engine *engine, size_t bytes, cujit_host_buf
 void cujit_host_free(cujit_host_buffer *buffer) {
   if (!buffer) return;
   cj_untrack(buffer->engine, &buffer->link);
-  host_destroy(&buffer->link);
+  cj_host_destroy(&buffer->link);
 }
 
 void *cujit_host_ptr(const cujit_host_buffer *buffer) {

@@ -4,6 +4,7 @@
 ** short.
 */
 #include "stream.h"
+#include "backend_toolbox.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,7 +111,11 @@ static void event_destroy(cj_link *link) {
 }
 
 cujit_status cujit_event_create(cujit_engine *engine, cujit_event **out) {
-  static const char fn[] = "cujit_event_create";
+  return cj_event_new(engine, "cujit_event_create", 0, NULL, out);
+}
+
+cujit_status cj_event_new(cujit_engine *engine, const char *fn, int shareable,
+                          const unsigned char *ipc_handle, cujit_event **out) {
   cujit_status st = cj_check_new(engine, out, fn, "cujit_event");
   if (st != CUJIT_OK) return st;
   *out = NULL;
@@ -118,7 +123,10 @@ cujit_status cujit_event_create(cujit_engine *engine, cujit_event **out) {
   cujit_event *e = NULL;
   if ((st = cj_new_on_current(engine, fn, "event", sizeof *e, &device, (void **)&e)) != CUJIT_OK)
     return st;
-  st = device->ops->event_create(device, &e->handle);
+  const cj_backend_toolbox *toolbox = device->ops->toolbox;
+  st = !shareable   ? device->ops->event_create(device, &e->handle)
+       : ipc_handle ? toolbox->ipc_event_open(device, ipc_handle, &e->handle)
+                    : toolbox->ipc_event_create(device, &e->handle);
   if (st != CUJIT_OK) {
     free(e);
     return st;

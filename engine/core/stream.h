@@ -23,6 +23,11 @@ struct cujit_event {
   int recorded; /* elapsed time needs both events recorded */
 };
 
+/* A new event on the current device (`fn` names the call): an ordinary one, or a shareable one
+** (issue 16, ipc.c): made, or opened from another process's handle (CJ_IPC_HANDLE_BYTES). */
+cujit_status cj_event_new(cujit_engine *engine, const char *fn, int shareable,
+                          const unsigned char *ipc_handle, cujit_event **out);
+
 /* The backend's stream for a launch or copy: the stream's handle, or NULL (the default stream). */
 static inline void *cj_stream_handle(const cujit_stream *stream) {
   return stream ? stream->handle : NULL;

@@ -21,9 +21,7 @@ cujit_buffer *cjl_array_buffer(const cjl_array *a) {
 
 cujit_buffer *cjl_check_array(lua_State *L, int idx, cjl_array **out) {
   cjl_array *a = cjl_test_array(L, idx);
-  if (!a)
-    luaL_argerror(L, idx,
-                  lua_pushfstring(L, "cujit.device_array expected, got %s", luaL_typename(L, idx)));
+  if (!a) luaL_typeerror(L, idx, CJL_ARRAY); /* names the value by its class's __name */
   cujit_buffer *b = cjl_array_buffer(a);
   if (!b) luaL_argerror(L, idx, "device array has been freed");
   if (out) *out = a;
@@ -53,6 +51,19 @@ cjl_array *cjl_new_array(lua_State *L, cujit_dtype dtype, int ndim, const size_t
   a->owns = 1;
   if (cujit_buffer_alloc(e, a->size * cjl_elem_size(dtype), dtype, &a->buffer) != CUJIT_OK)
     cjl_error(L, e);
+  return a;
+}
+
+cjl_array *cjl_wrap_buffer(lua_State *L, cujit_buffer *buffer, cujit_dtype dtype, int ndim,
+                           const size_t *shape, int owns, int keep_idx) {
+  if (keep_idx) keep_idx = lua_absindex(L, keep_idx);
+  cjl_array *a = new_array_object(L, dtype, ndim, shape);
+  a->buffer = buffer;
+  a->owns = owns;
+  if (keep_idx) {
+    lua_pushvalue(L, keep_idx);
+    lua_setiuservalue(L, -2, 1);
+  }
   return a;
 }
 
@@ -188,13 +199,47 @@ static int array_tostring(lua_State *L) {
   return 1;
 }
 
+/* a[i] (and a[i] = v) of managed memory (or mapped host memory), read and written by the host in
+** place. After a launch from Lua the device's queued work is waited for first, once, so the host
+** never races a kernel over the array (a kernel's fault is then raised here). */
+static int host_visible_element(lua_State *L, cjl_array *a, int store) {
+  cujit_buffer *b = cjl_array_buffer(a);
+  char *host = b ? cujit_buffer_host_ptr(b) : NULL;
+  if (!host)
+    return luaL_error(L, b ? "device arrays are not indexed from Lua: copy to the host first "
+                             "(a:copy_to_host() or a:totable()), or allocate it with "
+                             "cuda.managed_array"
+                           : "device array has been freed or lost");
+  int exact = 0;
+  lua_Integer i = lua_tointegerx(L, 2, &exact);
+  if (!exact || i < 1 || (size_t)i > a->size)
+    return luaL_error(L, "index %s is outside the managed array's 1..%d",
+                      luaL_tolstring(L, 2, NULL), (int)a->size);
+  if (a->synced != a->state->launches) {
+    cjl_check_array_status(L, a, cujit_device_synchronize(cujit_buffer_device(b)));
+    a->synced = a->state->launches;
+  }
+  size_t esize = cjl_elem_size(a->dtype);
+  if (!store) {
+    cjl_push_element(L, a->dtype, host + (size_t)(i - 1) * esize);
+    return 1;
+  }
+  cjl_scalar v;
+  const char *why = cjl_to_scalar(L, 3, a->dtype, &v);
+  if (why) return luaL_error(L, "cannot store into managed array at %d: %s", (int)i, why);
+  cjl_store(a->dtype, v, host + (size_t)(i - 1) * esize);
+  return 0;
+}
+
+static int array_newindex(lua_State *L) {
+  return host_visible_element(L, luaL_checkudata(L, 1, CJL_ARRAY), 1);
+}
+
 /* Fields of a device array: methods first, then shape, dtype, size, ndim, nbytes, device. */
 static int array_index(lua_State *L) {
   cjl_array *a = luaL_checkudata(L, 1, CJL_ARRAY);
+  if (lua_type(L, 2) != LUA_TSTRING) return host_visible_element(L, a, 0);
   const char *key = lua_tostring(L, 2);
-  if (lua_type(L, 2) != LUA_TSTRING)
-    return luaL_error(L, "device arrays are not indexed from Lua: copy to the host first "
-                         "(a:copy_to_host() or a:totable())");
   if (lua_getfield(L, lua_upvalueindex(1), key) != LUA_TNIL) return 1;
   if (strcmp(key, "shape") == 0)
     cjl_push_shape(L, a->ndim, a->shape);
@@ -231,11 +276,9 @@ int cujit_lua_push_buffer(lua_State *L, cujit_buffer *buffer) {
   return 1;
 }
 
-static const luaL_Reg array_meta[] = {{"__gc", array_free},
-                                      {"__close", array_free},
-                                      {"__len", array_len},
-                                      {"__tostring", array_tostring},
-                                      {NULL, NULL}};
+static const luaL_Reg array_meta[] = {
+    {"__gc", array_free},           {"__close", array_free},        {"__len", array_len},
+    {"__tostring", array_tostring}, {"__newindex", array_newindex}, {NULL, NULL}};
 static const luaL_Reg array_methods[] = {{"copy", array_copy},       {"fill", array_fill},
                                          {"reshape", array_reshape}, {"devptr", array_devptr},
                                          {"free", array_free},       {NULL, NULL}};

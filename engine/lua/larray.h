@@ -17,7 +17,8 @@ typedef struct cjl_array {
   int ndim;
   int owns; /* frees the buffer when released; 0 for views and buffers pushed from C */
   size_t shape[CJL_MAX_DIMS];
-  size_t size; /* elements */
+  size_t size;          /* elements */
+  unsigned long synced; /* managed: state->launches when the host last waited for the device */
 } cjl_array;
 
 /* The device array at `idx` and its buffer; raises an argument error if it is not one or if it
@@ -40,6 +41,12 @@ cjl_array *cjl_new_array(lua_State *L, cujit_dtype dtype, int ndim, const size_t
 
 /* Raises with the engine's message when a call on the array's engine failed. */
 void cjl_check_array_status(lua_State *L, const cjl_array *a, cujit_status status);
+
+/* Pushes a device array around `buffer` (a view, managed or shareable buffer of the toolbox)
+** with that dtype and shape; owns: frees the buffer with the array; keep_idx (0: none) is a value
+** the array keeps alive (the array or program it views). */
+cjl_array *cjl_wrap_buffer(lua_State *L, cujit_buffer *buffer, cujit_dtype dtype, int ndim,
+                           const size_t *shape, int owns, int keep_idx);
 
 /* Frees the array's buffer now if the array owns it; idempotent. */
 void cjl_release_array(cjl_array *a);

@@ -80,9 +80,10 @@ static int pinned_option(lua_State *L, int idx) {
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-    if (strcmp(key, "pinned") != 0)
-      luaL_argerror(L, idx, lua_pushfstring(L, "unknown option '%s' (known: pinned)", key));
-    pinned = lua_toboolean(L, -1);
+    /* mapped: pinned memory is mapped for the device as well (h:mapped(), lmanaged.c) */
+    if (strcmp(key, "pinned") != 0 && strcmp(key, "mapped") != 0)
+      luaL_argerror(L, idx, lua_pushfstring(L, "unknown option '%s' (known: pinned, mapped)", key));
+    pinned = pinned || lua_toboolean(L, -1);
     lua_pop(L, 1);
   }
   return pinned;

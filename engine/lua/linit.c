@@ -5,6 +5,7 @@
 */
 #include "cujit_lua.h"
 #include "larray.h"
+#include "lcoop.h"
 #include "lcopy.h"
 #include "ldevice.h"
 #include "lgraph.h"
@@ -13,9 +14,11 @@
 #include "lkernel.h"
 #include "llaunch.h"
 #include "llibrary.h"
+#include "lmanaged.h"
 #include "loptions.h"
 #include "lprogram.h"
 #include "lstream.h"
+#include "lview.h"
 
 #define CJL_EXPORT __attribute__((visibility("default")))
 
@@ -40,6 +43,9 @@ LUAMOD_API CJL_EXPORT int luaopen_cujit(lua_State *L) {
   cjl_open_library(L, module);
   cjl_open_images(L, module);
   cjl_open_graphs(L, module);
+  cjl_open_views(L);
+  cjl_open_managed(L, module);
+  cjl_open_cooperative(L);
   lua_settop(L, module);
   return 1;
 }

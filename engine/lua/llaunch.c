@@ -20,6 +20,7 @@ typedef struct cjl_launcher {
   cjl_stream *stream;         /* NULL: the default stream */
   size_t n;                   /* forall: the element count */
   int forall;
+  int cooperative; /* {..., cooperative = true}: cujit_launch_cooperative */
 } cjl_launcher;
 
 /* Upvalues of the launcher's __call: the addresses (light userdata) of the metatables it tells
@@ -51,7 +52,7 @@ static void push_metatable_address(lua_State *L, const char *name) {
 static int config_error(lua_State *L, const cjl_kernel *k, const char *what) {
   return luaL_error(L,
                     "bad launch configuration for '%s': %s (use {grid, block} or {grid = {x, y}, "
-                    "block = {x, y}, shared = bytes, stream = s})",
+                    "block = {x, y}, shared = bytes, stream = s, cooperative = true})",
                     cjl_kernel_name(k), what);
 }
 
@@ -92,7 +93,7 @@ static void parse_extents(lua_State *L, const cjl_kernel *k, int idx, unsigned d
 
 /* Reads the configuration table at `cfg` (one pass over its entries; nothing allocated). */
 static void parse_config(lua_State *L, const cjl_kernel *k, int cfg, cujit_launch_config *c,
-                         cjl_stream **stream) {
+                         cjl_stream **stream, int *cooperative) {
   int have_grid = 0, have_block = 0;
   memset(c, 0, sizeof *c);
   *stream = NULL;
@@ -121,6 +122,9 @@ static void parse_config(lua_State *L, const cjl_kernel *k, int cfg, cujit_launc
             lua_pushfstring(L, "stream must be a cujit.stream, got %s", luaL_typename(L, value)));
       if (!s->stream) config_error(L, k, "the stream has been freed");
       *stream = s;
+    } else if (key && strcmp(key, "cooperative") == 0) {
+      if (!lua_isboolean(L, value)) config_error(L, k, "cooperative must be true or false");
+      *cooperative = lua_toboolean(L, value);
     } else {
       const char *name = luaL_tolstring(L, -2, NULL);
       config_error(L, k, lua_pushfstring(L, "unknown entry '%s'", name));
@@ -196,9 +200,10 @@ static cjl_launcher *new_launcher(lua_State *L, int slot, int stream_idx) {
 static int launcher_for_config(lua_State *L, cjl_kernel *k) {
   cujit_launch_config c;
   cjl_stream *s = NULL;
-  if (!simple_config(L, 2, &c)) parse_config(L, k, 2, &c, &s);
+  int cooperative = 0;
+  if (!simple_config(L, 2, &c)) parse_config(L, k, 2, &c, &s, &cooperative);
   cjl_launcher *ln = k->launcher;
-  if (ln && ln->stream == s && same_config(&ln->config, &c)) {
+  if (ln && ln->stream == s && ln->cooperative == cooperative && same_config(&ln->config, &c)) {
     lua_getiuservalue(L, 1, CJL_UV_LAUNCHER);
     return 1;
   }
@@ -211,6 +216,7 @@ static int launcher_for_config(lua_State *L, cjl_kernel *k) {
   ln = new_launcher(L, CJL_UV_LAUNCHER, stream_idx);
   ln->config = c;
   ln->stream = s;
+  ln->cooperative = cooperative;
   k->launcher = ln;
   return 1;
 }
@@ -364,14 +370,18 @@ static int convert_arg(lua_State *L, const cjl_kernel *k, int i, int idx, const 
                    lua_pushfstring(L,
                                    "cujit.device_array expected (or a host array or "
                                    "table, copied in and out), got %s",
-                                   luaL_typename(L, idx)));
+                                   luaL_getmetafield(L, idx, "__name") == LUA_TSTRING
+                                       ? lua_tostring(L, -1)
+                                       : luaL_typename(L, idx)));
 }
 
 static cujit_status launch(cjl_launcher *ln, cujit_stream *stream, const cujit_arg *args,
                            size_t nargs) {
+  ln->kernel->state->launches++;
   if (ln->forall) return cujit_launch_n(ln->kernel->kernel, ln->n, stream, args, nargs);
   cujit_launch_config c = ln->config;
   c.stream = stream;
+  if (ln->cooperative) return cujit_launch_cooperative(ln->kernel->kernel, &c, args, nargs);
   return cujit_launch(ln->kernel->kernel, &c, args, nargs);
 }
 

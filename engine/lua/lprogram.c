@@ -22,6 +22,10 @@ static cjl_program *check_program(lua_State *L, int idx) {
   return p;
 }
 
+cujit_program *cjl_check_program(lua_State *L, int idx) {
+  return check_program(L, idx)->program;
+}
+
 /* Reads a whole file into a Lua string (pushed and returned), or raises naming the file. */
 static const char *push_file(lua_State *L, const char *path) {
   FILE *f = fopen(path, "rb");

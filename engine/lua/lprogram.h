@@ -8,6 +8,9 @@
 
 #define CJL_PROGRAM "cujit.program"
 
+/* The program at `idx`; raises if it is not one or was freed. */
+cujit_program *cjl_check_program(lua_State *L, int idx);
+
 /* Registers the program class and adds cuda.source and cuda.load to the module table. */
 void cjl_open_programs(lua_State *L, int module_index);
 

@@ -24,6 +24,8 @@ typedef struct cjl_state {
   cujit_engine *engine; /* NULL until first needed (or given by cujit_lua_open) */
   int owns_engine;      /* 1: closed with the state; 0: shared from C, the C side closes it */
   int closed;           /* the owned engine was closed: every object in it is already freed */
+  unsigned long
+      launches; /* kernel launches made from Lua: managed arrays wait after one (larray.c) */
 } cjl_state;
 
 /* The state's record, made on first call. */

@@ -120,13 +120,21 @@ static cjl_event *to_event(lua_State *L, int idx) {
   return ev;
 }
 
-static int l_event(lua_State *L) {
-  cujit_engine *e = cjl_engine(L);
+cujit_event **cjl_new_event(lua_State *L) {
   cjl_event *ev = lua_newuserdatauv(L, sizeof *ev, 0);
   ev->event = NULL;
   ev->state = cjl_state_of(L);
   luaL_setmetatable(L, CJL_EVENT);
-  cjl_check(L, e, cujit_event_create(e, &ev->event));
+  return &ev->event;
+}
+
+cujit_event *cjl_check_event(lua_State *L, int idx) {
+  return to_event(L, idx)->event;
+}
+
+static int l_event(lua_State *L) {
+  cujit_engine *e = cjl_engine(L);
+  cjl_check(L, e, cujit_event_create(e, cjl_new_event(L)));
   return 1;
 }
 

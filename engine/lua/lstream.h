@@ -24,6 +24,12 @@ cujit_stream *cjl_opt_stream(lua_State *L, int idx);
 ** host memory an asynchronous copy still reads or writes. */
 void cjl_stream_keep(lua_State *L, int stream_idx, int value_idx);
 
+/* Pushes an event userdata holding no event yet; the caller fills the slot (cujit_event_create
+** and the toolbox's shareable and opened events, lmanaged.c). The event at `idx`, raising if it is
+** not one or was freed. */
+cujit_event **cjl_new_event(lua_State *L);
+cujit_event *cjl_check_event(lua_State *L, int idx);
+
 /* Registers the stream and event classes and adds cuda.stream, cuda.event, cuda.elapsed to the
 ** module table at `module_index`. */
 void cjl_open_streams(lua_State *L, int module_index);

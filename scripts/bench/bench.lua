@@ -233,6 +233,37 @@ local function bandwidth_case()
   end
 end
 
+-- The memory case (issue 16): the read kernel over 2^(largest size, at most 26) floats held in
+-- device memory, managed memory prefetched to the device, managed memory left on the host (each
+-- repetition first moves it back, so the kernel's page faults migrate it), and mapped pinned host
+-- memory read over the bus; GB/s of floats read.
+local function memory_case()
+  local n = 1 << math.min(o.sizes[2], 26)
+  local k = kernel_of(read("read.cu"), "readall")
+  local out = cuda.zeros(1)
+  local device, managed = cuda.zeros(n), cuda.managed_array(n, "f32")
+  local host = cuda.host_array(n, "f32", { mapped = true })
+  local mapped = host:mapped()
+  local grid = 4 * cuda.device().multiprocessors
+  local start, stop = cuda.event(), cuda.event()
+  local function run(a) k[{ grid, 256 }](a, out, n // 4, -1.0) end
+  local variants = {
+    { "device", function() run(device) end },
+    { "managed_prefetched", function() run(managed) end, function() managed:prefetch("device") end },
+    { "managed", function() run(managed) end, function() managed:prefetch("host") end },
+    { "mapped", function() run(mapped) end },
+  }
+  for _, v in ipairs(variants) do
+    local times = {}
+    for r = 0, o.reps do
+      if v[3] then v[3](); cuda.synchronize() end
+      start:record(); v[2](); stop:record(); stop:synchronize()
+      if r > 0 then times[#times + 1] = cuda.elapsed(start, stop) end
+    end
+    row("memory", v[1], n, 4.0 * n / (median(times) * 1e-3) / 1e9, "GB/s")
+  end
+end
+
 -- The graph case: graphs of 1 .. 1000 empty4 launches captured by cuda.graph, replayed by
 -- g:launch() in a Lua loop (what a user writes), in batches of at most o.batch nodes with only the
 -- replays timed; and what capturing and instantiating cost.
@@ -389,6 +420,7 @@ local all = {
   { "bandwidth", { "vadd", "saxpy", "vadd4", "saxpy4" }, 1 << o.sizes[2] },
   { "graph", { "nodes1", "nodes10", "nodes100", "nodes1000" }, 0 },
   { "latency", { "(all)" }, 0 }, { "small", { "(all)" }, 0 },
+  { "memory", { "device", "managed_prefetched", "managed", "mapped" }, 1 << math.min(o.sizes[2], 26) },
 }
 local why = not ok_cuda and ("require 'cujit' failed (run bench.lua with the cujit command): "
       .. tostring(cuda))
@@ -414,3 +446,4 @@ if wants("graph") then
 end
 guarded("latency", { "(all)" }, 0, latency_case)
 guarded("small", { "(all)" }, 0, small_case)
+guarded("memory", all[9][2], all[9][3], memory_case)

@@ -534,6 +534,17 @@ static void latency_tables(void) {
                "small", small, 8, "cupy", NULL, 0);
 }
 
+/* Issue 16: the read kernel over device, managed (prefetched or not) and mapped host memory,
+** from Lua, each as a fraction of device memory. */
+static void memory_table(void) {
+  static const char *const where[] = {"device", "managed_prefetched", "managed", "mapped"};
+  static const column cols[] = {{"cujit_lua", "cujit_lua"}};
+  column_table("13. A kernel reading 2^26 floats (at most) from device memory, managed memory "
+               "prefetched to the device, managed memory migrated by page faults, and mapped "
+               "host memory, GB/s (%: of device memory)",
+               "memory", where, 4, cols, 1, "device", 1);
+}
+
 static void tables(void) {
   static const char *const rt[] = {"args4"};
   static const char *const vadd[] = {"vadd"};
@@ -565,6 +576,7 @@ static void tables(void) {
   mc_table();
   graph_tables();
   latency_tables();
+  memory_table();
 }
 
 /* ---- charts ---------------------------------------------------------------------------------- */

@@ -42,7 +42,7 @@ done
 [ -n "$out" ] || die_usage "--out is needed: where results.csv, table.md and the charts go"
 [ -d "$build" ] || die_usage "--build $build is not a directory; build the project first"
 case $step_timeout in '' | *[!0-9]*) die_usage "--timeout expects whole seconds, got '$step_timeout'" ;; esac
-known="all info launch roundtrip cold warm process bandwidth sum montecarlo graph latency small"
+known="all info launch roundtrip cold warm process bandwidth sum montecarlo graph latency small memory"
 for c in ${cases//,/ }; do
   case " $known " in *" $c "*) ;; *) die_usage "unknown case '$c' (cases: ${known// /, })" ;; esac
 done
@@ -203,7 +203,7 @@ if [ -n "$main_cases" ]; then
 fi
 
 # ---- cujit Lua ----------------------------------------------------------------------------------------
-main_cases=$(pick launch,roundtrip,bandwidth,graph,latency,small)
+main_cases=$(pick launch,roundtrip,bandwidth,graph,latency,small,memory)
 if why=$(have "$cujit"); then
   [ -n "$main_cases" ] && step cujit_lua "$main_cases" "$csv" env CUJIT_CACHE_DIR="$work/cache-lua" \
     "$cujit" "$here/bench.lua" "${common[@]}" --cases "$main_cases"

@@ -245,7 +245,7 @@ h.test("pinned host arrays need the driver", function()
   local q = cuda.host_array(8, "f32", {pinned = false})
   h.eq(q.pinned, false, "pinned = false is a plain host array")
   h.eq(#q, 8)
-  h.raises("unknown option 'pinnned' (known: pinned)", cuda.host_array, 8, "f32",
+  h.raises("unknown option 'pinnned' (known: pinned, mapped)", cuda.host_array, 8, "f32",
            {pinned = false, pinnned = true})
 end)
 

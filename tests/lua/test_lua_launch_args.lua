@@ -89,7 +89,7 @@ h.test("pointer parameters take arrays only", function()
   h.raises({"bad argument #2 'x' to 'saxpy'", "cujit.device_array expected", "got number"}, L, 2, 5, y, 3)
   h.raises({"bad argument #3 'y'", "got string"}, L, 2, x, "y", 3)
   h.raises({"bad argument #2 'x'", "(nil)", "= NULL"}, L, 2, nil, y, 3) -- only where declared so
-  h.raises({"bad argument #2 'x'", "got userdata"}, L, 2, io.stdout, y, 3)
+  h.raises({"bad argument #2 'x'", "got FILE*"}, L, 2, io.stdout, y, 3)
 end)
 
 h.test("host arrays of the wrong dtype are refused before any copy", function()

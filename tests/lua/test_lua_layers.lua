@@ -9,7 +9,8 @@ local dir = here .. "/../../engine/lua/"
 
 -- Bottom to top: a file may include the headers of the files before it, never after.
 local LADDER = {"lstate", "lconv", "lstream", "ldevice", "lhost", "larray", "lcopy", "loptions",
-                "lkernel", "llaunch", "lprogram", "llibrary", "limage", "lgraph", "linit"}
+                "lkernel", "llaunch", "lprogram", "llibrary", "limage", "lgraph", "lview", "lmanaged",
+                "lcoop", "linit"}
 local rung = {}
 for i, name in ipairs(LADDER) do rung[name] = i end
 
