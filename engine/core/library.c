@@ -55,8 +55,10 @@ static const lib_kernel_text fill_texts[2] = {{"cj_fill_f32", FILL_PARAMS},
 typedef struct lib_state {
   cujit_engine *engine;
   pthread_mutex_t lock; /* guards what follows, and is held through a whole reduction */
-  cujit_kernel *reduce[CUJIT_DTYPE_COUNT_][RED_COUNT];
-  cujit_kernel *fill[2];       /* f32, f64 */
+  /* Per kind of device: [0] GPUs (PTX loads on any of them), [1] the CPU device (a shared object):
+  ** an engine may switch between the two, and a program runs only on the kind it was built for. */
+  cujit_kernel *reduce[2][CUJIT_DTYPE_COUNT_][RED_COUNT];
+  cujit_kernel *fill[2][2];    /* [kind][f32, f64] */
   cujit_buffer **scratch;      /* per device ordinal */
   cujit_host_buffer **results; /* per device ordinal: 8 pinned bytes the result is read into */
   int nscratch;
@@ -83,10 +85,13 @@ static cujit_status state_get(cujit_engine *e, lib_state **out) {
 }
 
 /* Compiles a library program and takes the named kernels from it; all or none. */
-static cujit_status build_kernels(cujit_engine *e, const char *source, const char *what,
-                                  const lib_kernel_text *texts, size_t count, cujit_kernel **out) {
+static cujit_status build_kernels(cujit_engine *e, const cujit_device *dev, const char *source,
+                                  const char *what, const lib_kernel_text *texts, size_t count,
+                                  cujit_kernel **out) {
   cujit_program *prog;
-  cujit_status st = cujit_program_compile(e, source, what, NULL, &prog);
+  cujit_compile_options options = {0};
+  options.arch = dev->arch; /* the device the work runs on, whichever is current */
+  cujit_status st = cujit_program_compile(e, source, what, &options, &prog);
   if (st != CUJIT_OK) return st;
   size_t got = 0;
   while (got < count && (st = cujit_program_kernel(prog, texts[got].name, &out[got])) == CUJIT_OK)
@@ -142,16 +147,22 @@ cujit_status cj_library_launch_1d(cujit_kernel *k, unsigned grid, cujit_stream *
 /* --- random fills -------------------------------------------------------------------------------
  */
 
-static cujit_status fill_kernel(lib_state *s, cujit_dtype dtype, cujit_kernel **out) {
+static int device_kind(const cujit_device *dev) {
+  return dev->ordinal == CUJIT_DEVICE_CPU;
+}
+
+static cujit_status fill_kernel(lib_state *s, const cujit_device *dev, cujit_dtype dtype,
+                                cujit_kernel **out) {
   cujit_status st = CUJIT_OK;
+  cujit_kernel **fill = s->fill[device_kind(dev)];
   pthread_mutex_lock(&s->lock);
-  if (!s->fill[0]) {
+  if (!fill[0]) {
     char *src = cj_library_source(1, CUJIT_F32);
-    st = src ? build_kernels(s->engine, src, "cujit random", fill_texts, 2, s->fill)
+    st = src ? build_kernels(s->engine, dev, src, "cujit random", fill_texts, 2, fill)
              : cj_fail(s->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     free(src);
   }
-  *out = s->fill[dtype == CUJIT_F64];
+  *out = fill[dtype == CUJIT_F64];
   pthread_mutex_unlock(&s->lock);
   return st;
 }
@@ -180,7 +191,7 @@ static cujit_status random_fill(const char *fn, cujit_buffer *buf, uint64_t seed
   cujit_status st;
   if ((st = work_device(e, fn, stream, &buf, 1, &dev)) != CUJIT_OK) return st;
   if ((st = state_get(e, &s)) != CUJIT_OK) return st;
-  if ((st = fill_kernel(s, buf->dtype, &k)) != CUJIT_OK) return st;
+  if ((st = fill_kernel(s, dev, buf->dtype, &k)) != CUJIT_OK) return st;
   unsigned per_block = buf->dtype == CUJIT_F32 ? 4 : 2; /* elements per Philox block */
   uint64_t blocks = (offset + n - 1) / per_block - offset / per_block + 1;
   cujit_arg args[] = {CUJIT_ARG_BUF(buf),  CUJIT_ARG_U(n),      CUJIT_ARG_U(seed),
@@ -284,16 +295,18 @@ char *cj_library_source(int program, cujit_dtype d) {
   return src.data;
 }
 
-static cujit_status reduce_kernels(lib_state *s, cujit_dtype d, cujit_kernel ***out) {
+static cujit_status reduce_kernels(lib_state *s, const cujit_device *dev, cujit_dtype d,
+                                   cujit_kernel ***out) {
   cujit_status st = CUJIT_OK;
-  if (!s->reduce[d][0]) {
+  cujit_kernel **reduce = s->reduce[device_kind(dev)][d];
+  if (!reduce[0]) {
     char *src = cj_library_source(0, d), what[64];
     snprintf(what, sizeof what, "cujit reduce %s", cujit_dtype_name(d));
-    st = src ? build_kernels(s->engine, src, what, reduce_texts, RED_COUNT, s->reduce[d])
+    st = src ? build_kernels(s->engine, dev, src, what, reduce_texts, RED_COUNT, reduce)
              : cj_fail(s->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     free(src);
   }
-  *out = s->reduce[d];
+  *out = reduce;
   return st;
 }
 
@@ -428,7 +441,7 @@ static cujit_status reduce_common(const char *fn, int op, cujit_buffer *a, cujit
   if ((st = work_device(e, fn, stream, bufs, b ? 2 : 1, &dev)) != CUJIT_OK) return st;
   if ((st = state_get(e, &s)) != CUJIT_OK) return st;
   pthread_mutex_lock(&s->lock);
-  st = reduce_kernels(s, a->dtype, &ks);
+  st = reduce_kernels(s, dev, a->dtype, &ks);
   if (st == CUJIT_OK) st = run_reduction(s, dev, ks, op, a, b, count, stream, raw);
   pthread_mutex_unlock(&s->lock);
   if (st == CUJIT_OK) store_result(a->dtype, raw, result);

@@ -105,6 +105,7 @@ static int array_ipc_handle(lua_State *L) {
 ** shape of the same size is given). */
 static int l_ipc_open(lua_State *L) {
   const char *text = cjl_check_text(L, 1, "the IPC handle");
+  lua_settop(L, 2); /* the shape (or nil) stays at 2, below the new array */
   cujit_engine *e = cjl_engine(L);
   cjl_array *a = cjl_wrap_buffer(L, NULL, CUJIT_U8, 1, (size_t[]){1}, 1, 0);
   cjl_check(L, e, cujit_buffer_ipc_open(e, text, &a->buffer));

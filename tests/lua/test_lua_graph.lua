@@ -179,7 +179,9 @@ h.test("what cannot be captured is refused with the way out", function()
   h.raises("pass device arrays", cuda.graph,
            function(s) axpb[{cfg_blocks, 128, stream = s}]({1, 2, 3}, 1, 1, 3) end)
   h.raises("captures a graph", cuda.graph, function(s) s:synchronize() end)
-  h.raises("cujit_host_alloc", cuda.graph, function(s) x:copy_from(h.random_floats(N), s) end)
+  if cuda.device().arch == "cpu" then -- stricter than CUDA's driver, which records the copy
+    h.raises("cujit_host_alloc", cuda.graph, function(s) x:copy_from(h.random_floats(N), s) end)
+  end
   local g = cuda.graph(function(s) axpb[{cfg_blocks, 128, stream = s}](x, 1, 1, N) end)
   h.eq(g:nodes().kernel, 1, "captures work after the refusals")
 end)
