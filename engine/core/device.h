@@ -41,6 +41,10 @@ cujit_status cj_check_new(cujit_engine *engine, const void *out, const char *fn,
 cujit_status cj_new_on_current(cujit_engine *engine, const char *fn, const char *what, size_t size,
                                cujit_device **device, void **object);
 
+/* The same on a device given (not NULL): entered, and the object allocated zeroed. */
+cujit_status cj_new_on_device(cujit_device *device, const char *fn, const char *what, size_t size,
+                              void **object);
+
 /* Per-device arrays (a kernel's functions, a program's modules) have cj_device_slots entries:
 ** the CPU device (ordinal CUJIT_DEVICE_CPU, -1) in slot 0, then GPU i in slot i + 1. The count
 ** is fixed once any device was got: getting the CPU device makes the GPU table first. */
@@ -51,6 +55,9 @@ static inline int cj_device_slots(const cujit_engine *engine) {
   int gpus = __atomic_load_n(&engine->device_count, __ATOMIC_ACQUIRE);
   return (gpus > 0 ? gpus : 0) + 1;
 }
+
+/* "device 1" or "the CPU device", for messages. Returns buf. */
+const char *cj_device_name(const cujit_device *device, char *buf, size_t len);
 
 /* The device in `slot`, or NULL when there is none (the CPU device not made yet). */
 cujit_device *cj_device_in_slot(cujit_engine *engine, int slot);

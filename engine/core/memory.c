@@ -3,6 +3,7 @@
 ** and offset checked against the buffers before anything reaches the backend.
 */
 #include "memory.h"
+#include "peer.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -47,17 +48,19 @@ static cujit_status check_alloc_args(cujit_engine *engine, size_t bytes, cujit_d
   return CUJIT_OK;
 }
 
-cujit_status cujit_buffer_alloc(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
-                                cujit_buffer **out) {
-  static const char fn[] = "cujit_buffer_alloc";
+/* A buffer on `device`, or on the engine's current device when it is NULL. */
+static cujit_status buffer_alloc(cujit_engine *engine, cujit_device *device, size_t bytes,
+                                 cujit_dtype dtype, const char *fn, cujit_buffer **out) {
   cujit_status st = cj_check_new(engine, out, fn, "cujit_buffer");
   if (st != CUJIT_OK) return st;
   *out = NULL;
-  cujit_device *device = NULL;
   cujit_buffer *b = NULL;
-  if ((st = check_alloc_args(engine, bytes, dtype)) != CUJIT_OK ||
-      (st = cj_new_on_current(engine, fn, "buffer", sizeof *b, &device, (void **)&b)) != CUJIT_OK)
-    return st;
+  if ((st = check_alloc_args(engine, bytes, dtype)) != CUJIT_OK) return st;
+  if (device)
+    st = cj_new_on_device(device, fn, "buffer", sizeof *b, (void **)&b);
+  else
+    st = cj_new_on_current(engine, fn, "buffer", sizeof *b, &device, (void **)&b);
+  if (st != CUJIT_OK) return st;
   if ((st = device->ops->alloc(device, bytes, &b->ptr)) != CUJIT_OK) {
     free(b);
     return st;
@@ -70,6 +73,18 @@ cujit_status cujit_buffer_alloc(cujit_engine *engine, size_t bytes, cujit_dtype 
   cj_track(engine, &b->link, buffer_destroy);
   *out = b;
   return CUJIT_OK;
+}
+
+cujit_status cujit_buffer_alloc(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
+                                cujit_buffer **out) {
+  return buffer_alloc(engine, NULL, bytes, dtype, "cujit_buffer_alloc", out);
+}
+
+cujit_status cujit_buffer_alloc_on(cujit_device *device, size_t bytes, cujit_dtype dtype,
+                                   cujit_buffer **out) {
+  if (!device)
+    return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_buffer_alloc_on: device is NULL");
+  return buffer_alloc(device->engine, device, bytes, dtype, "cujit_buffer_alloc_on", out);
 }
 
 void cujit_buffer_free(cujit_buffer *buffer) {
@@ -181,12 +196,6 @@ cujit_status cujit_memcpy_dtod(cujit_buffer *dst, size_t dst_offset, const cujit
                    CUJIT_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, dst ? "src" : "dst");
   cujit_device *device = dst->device;
   cujit_engine *engine = device->engine;
-  if (src->device != device)
-    return cj_fail(engine, CUJIT_ERROR_UNSUPPORTED,
-                   "%s: the source is on device %d and the destination on device %d; copies "
-                   "between devices are not supported yet: copy through host memory "
-                   "(cujit_memcpy_dtoh, then cujit_memcpy_htod)",
-                   fn, src->device->ordinal, device->ordinal);
   cujit_status st = check_range(engine, fn, " source", src, src_offset, bytes);
   if (st == CUJIT_OK) st = check_range(engine, fn, " destination", dst, dst_offset, bytes);
   if (st == CUJIT_OK && ranges_overlap(dst, dst_offset, src, src_offset, bytes))
@@ -196,6 +205,10 @@ cujit_status cujit_memcpy_dtod(cujit_buffer *dst, size_t dst_offset, const cujit
                  fn, src_offset, src_offset + bytes, dst_offset, dst_offset + bytes);
   if (st == CUJIT_OK) st = check_buffer(fn, "source", src);
   if (st == CUJIT_OK) st = check_buffer(fn, "destination", dst);
+  if (st == CUJIT_OK && src->device != device) /* peer.c */
+    return bytes ? cj_copy_between(dst->device, dst->ptr + dst_offset, src->device,
+                                   src->ptr + src_offset, bytes, stream)
+                 : CUJIT_OK;
   if (st == CUJIT_OK) st = check_stream(engine, fn, device, stream);
   if (st != CUJIT_OK || bytes == 0) return st;
   if ((st = cj_device_enter(device)) != CUJIT_OK) return st;

@@ -32,15 +32,18 @@ static void stream_destroy(cj_link *link) {
   free(s);
 }
 
-cujit_status cujit_stream_create(cujit_engine *engine, cujit_stream **out) {
-  static const char fn[] = "cujit_stream_create";
+/* Makes a stream on `device`, or on the engine's current device when it is NULL. */
+static cujit_status stream_create(cujit_engine *engine, cujit_device *device, const char *fn,
+                                  cujit_stream **out) {
   cujit_status st = cj_check_new(engine, out, fn, "cujit_stream");
   if (st != CUJIT_OK) return st;
   *out = NULL;
-  cujit_device *device = NULL;
   cujit_stream *s = NULL;
-  if ((st = cj_new_on_current(engine, fn, "stream", sizeof *s, &device, (void **)&s)) != CUJIT_OK)
-    return st;
+  if (device)
+    st = cj_new_on_device(device, fn, "stream", sizeof *s, (void **)&s);
+  else
+    st = cj_new_on_current(engine, fn, "stream", sizeof *s, &device, (void **)&s);
+  if (st != CUJIT_OK) return st;
   st = device->ops->stream_create(device, &s->handle);
   if (st != CUJIT_OK) {
     free(s);
@@ -51,6 +54,16 @@ cujit_status cujit_stream_create(cujit_engine *engine, cujit_stream **out) {
   cj_track(engine, &s->link, stream_destroy);
   *out = s;
   return CUJIT_OK;
+}
+
+cujit_status cujit_stream_create(cujit_engine *engine, cujit_stream **out) {
+  return stream_create(engine, NULL, "cujit_stream_create", out);
+}
+
+cujit_status cujit_stream_create_on(cujit_device *device, cujit_stream **out) {
+  if (!device)
+    return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_stream_create_on: device is NULL");
+  return stream_create(device->engine, device, "cujit_stream_create_on", out);
 }
 
 void cujit_stream_free(cujit_stream *stream) {
@@ -109,15 +122,17 @@ static void event_destroy(cj_link *link) {
   free(e);
 }
 
-cujit_status cujit_event_create(cujit_engine *engine, cujit_event **out) {
-  static const char fn[] = "cujit_event_create";
+static cujit_status event_create(cujit_engine *engine, cujit_device *device, const char *fn,
+                                 cujit_event **out) {
   cujit_status st = cj_check_new(engine, out, fn, "cujit_event");
   if (st != CUJIT_OK) return st;
   *out = NULL;
-  cujit_device *device = NULL;
   cujit_event *e = NULL;
-  if ((st = cj_new_on_current(engine, fn, "event", sizeof *e, &device, (void **)&e)) != CUJIT_OK)
-    return st;
+  if (device)
+    st = cj_new_on_device(device, fn, "event", sizeof *e, (void **)&e);
+  else
+    st = cj_new_on_current(engine, fn, "event", sizeof *e, &device, (void **)&e);
+  if (st != CUJIT_OK) return st;
   st = device->ops->event_create(device, &e->handle);
   if (st != CUJIT_OK) {
     free(e);
@@ -128,6 +143,16 @@ cujit_status cujit_event_create(cujit_engine *engine, cujit_event **out) {
   cj_track(engine, &e->link, event_destroy);
   *out = e;
   return CUJIT_OK;
+}
+
+cujit_status cujit_event_create(cujit_engine *engine, cujit_event **out) {
+  return event_create(engine, NULL, "cujit_event_create", out);
+}
+
+cujit_status cujit_event_create_on(cujit_device *device, cujit_event **out) {
+  if (!device)
+    return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_event_create_on: device is NULL");
+  return event_create(device->engine, device, "cujit_event_create_on", out);
 }
 
 void cujit_event_free(cujit_event *event) {
