@@ -136,7 +136,7 @@ cujit_status cujit_nccl_id_read(cujit_engine *engine, const char *path, double t
     }
     if (cj_now_ms() >= deadline)
       return cj_fail(engine, CUJIT_ERROR_IO,
-                     "%s: %s did not appear within %.1f s; start rank 0 (which writes it with "
+                     "%s: %s did not appear within %g s; start rank 0 (which writes it with "
                      "cujit_nccl_id_write) or wait longer",
                      fn, path, timeout_s > 0 ? timeout_s : 0.0);
     nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
