@@ -1,7 +1,7 @@
 /*
 ** gpu.h -- the one helper through which every C test that needs a GPU goes: it skips with a
 ** reason when there is none, and fails instead when CUJIT_REQUIRE_GPU=1, so a GPU run cannot
-** pass by skipping.
+** pass by skipping; CJ_NEED_GPUS does the same for N GPUs under CUJIT_REQUIRE_GPUS=N.
 */
 #ifndef CUJIT_TEST_GPU_H
 #define CUJIT_TEST_GPU_H
@@ -38,6 +38,27 @@ static inline int cj_test_gpu_required(void) {
         cr_assert_fail("CUJIT_REQUIRE_GPU=1 but no GPU: %s", cujit_errmsg(engine));                \
       if (getenv("CUJIT_TEST_NO_CPU") || cujit_set_device((engine), CUJIT_DEVICE_CPU) != CUJIT_OK) \
         cr_skip_test("no GPU: %s", cujit_errmsg(engine));                                          \
+    }                                                                                              \
+  } while (0)
+
+/* The GPUs a run requires: CUJIT_REQUIRE_GPUS=N, or 1 under CUJIT_REQUIRE_GPU=1, else 0. */
+static inline int cj_test_gpus_required(void) {
+  const char *v = getenv("CUJIT_REQUIRE_GPUS");
+  if (v && *v) return atoi(v);
+  return cj_test_gpu_required();
+}
+
+/* Needs `n` GPUs in `engine`: skips with the reason when there are fewer, and fails instead when
+** CUJIT_REQUIRE_GPUS asks for at least n. */
+#define CJ_NEED_GPUS(engine, n)                                                                    \
+  do {                                                                                             \
+    int cj_count_ = 0;                                                                             \
+    if (cujit_device_count((engine), &cj_count_) != CUJIT_OK) cj_count_ = 0;                       \
+    if (cj_count_ < (n)) {                                                                         \
+      if (cj_test_gpus_required() >= (n))                                                          \
+        cr_assert_fail("CUJIT_REQUIRE_GPUS=%d but the test needs %d GPUs and there are %d",        \
+                       cj_test_gpus_required(), (n), cj_count_);                                   \
+      cr_skip_test("needs %d GPUs, this machine has %d", (n), cj_count_);                          \
     }                                                                                              \
   } while (0)
 
