@@ -156,7 +156,7 @@ if opts.rank then
   cuda.synchronize(dev)
   local s, q = host_total(dev, bufs)
   print(string.format("partial %d %.17g %.17g %d", rank, s, q, (last - first) * 4))
-  if nccl_ok then
+  if nccl_ok and ranks <= gpus then -- NCCL takes one rank per GPU
     local id
     if rank == 0 then
       id = cuda.nccl.unique_id()
@@ -178,6 +178,10 @@ end
 
 if opts.procs then
   local n = opts.procs > 0 and opts.procs or math.max(gpus, 1)
+  if nccl_ok and n > gpus then
+    nccl_ok, nccl_why = false, string.format("%d processes share %d GPUs; NCCL takes one rank "
+                                             .. "per GPU", n, gpus)
+  end
   local seed = S.seed()
   local id_file = os.tmpname()
   os.remove(id_file) -- rank 0 writes it whole (a rename); the others wait for it to appear

@@ -121,7 +121,6 @@ cujit_status cujit_nccl_comm_init_all(cujit_engine *engine, const int *ordinals,
       if (ordinals[i] == ordinals[j])
         return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                        "%s: device %d is listed twice; list each device once", fn, ordinals[i]);
-  cujit_device *current = NULL;
   const cj_nccl *lib = cj_nccl_need(engine, fn);
   if (!lib) return CUJIT_ERROR_UNSUPPORTED;
   cujit_nccl_comm *c = comm_new(engine, lib, count);
@@ -134,9 +133,12 @@ cujit_status cujit_nccl_comm_init_all(cujit_engine *engine, const int *ordinals,
       memset(c->comms, 0, (size_t)count * sizeof *c->comms);
       st = cj_nccl_fail(engine, lib, NULL, rc, "ncclCommInitAll");
     }
+    /* It may leave another device's context current: enter the engine's current GPU again
+    ** (quietly: its failure is not this call's). */
+    int current = __atomic_load_n(&engine->current_device, __ATOMIC_RELAXED);
+    if (current >= 0 && current < engine->device_count)
+      cj_device_enter_quiet(&engine->devices[current]);
   }
-  /* ncclCommInitAll may leave another device's context current: enter the current one again. */
-  if (cj_current_device(engine, &current) == CUJIT_OK) cj_device_enter_quiet(current);
   if (st != CUJIT_OK) {
     free(c);
     return st;
