@@ -14,8 +14,8 @@ cujit_device *cjl_check_device(lua_State *L, int idx);
 cujit_device *cjl_opt_device_option(lua_State *L, int idx);
 
 /* Adds cuda.devices, has_gpu, device, enable_peer, memory, allocated, synchronize, status, reset,
-*version,
-** cache_stats, cache_dir and clear_cache to the module table at `module_index`. */
+ *version,
+ ** cache_stats, cache_dir and clear_cache to the module table at `module_index`. */
 void cjl_open_devices(lua_State *L, int module_index);
 
 #endif
