@@ -264,8 +264,8 @@ cujit_status cj_check_new(cujit_engine *engine, const void *out, const char *fn,
   return CUJIT_OK;
 }
 
-cujit_status cj_new_on_device(cujit_device *device, const char *fn, const char *what, size_t size,
-                              void **object) {
+static cujit_status new_on_device(cujit_device *device, const char *fn, const char *what,
+                                  size_t size, void **object) {
   *object = NULL;
   cujit_status st = cj_device_enter(device);
   if (st != CUJIT_OK) return st;
@@ -279,8 +279,8 @@ cujit_status cj_new_on_device(cujit_device *device, const char *fn, const char *
 cujit_status cj_new_on_current(cujit_engine *engine, const char *fn, const char *what, size_t size,
                                cujit_device **device, void **object) {
   *object = NULL;
-  cujit_status st = cj_current_device(engine, device);
-  return st == CUJIT_OK ? cj_new_on_device(*device, fn, what, size, object) : st;
+  cujit_status st = *device ? CUJIT_OK : cj_current_device(engine, device);
+  return st == CUJIT_OK ? new_on_device(*device, fn, what, size, object) : st;
 }
 
 /* --- entering --------------------------------------------------------------------------------- */

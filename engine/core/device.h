@@ -36,14 +36,10 @@ cujit_status cj_check_alive(cujit_device *device, unsigned generation, const cha
 ** the call, `type` the handle: "cujit_stream"). */
 cujit_status cj_check_new(cujit_engine *engine, const void *out, const char *fn, const char *type);
 
-/* Then the current device, entered, and the object allocated zeroed (`what` names it in the
-** out-of-memory message: "stream"). */
+/* Then the current device (or *device when it is not NULL), entered, and the object allocated
+** zeroed (`what` names it in the out-of-memory message: "stream"). */
 cujit_status cj_new_on_current(cujit_engine *engine, const char *fn, const char *what, size_t size,
                                cujit_device **device, void **object);
-
-/* The same on a device given (not NULL): entered, and the object allocated zeroed. */
-cujit_status cj_new_on_device(cujit_device *device, const char *fn, const char *what, size_t size,
-                              void **object);
 
 /* Per-device arrays (a kernel's functions, a program's modules) have cj_device_slots entries:
 ** the CPU device (ordinal CUJIT_DEVICE_CPU, -1) in slot 0, then GPU i in slot i + 1. The count

@@ -56,11 +56,8 @@ static cujit_status buffer_alloc(cujit_engine *engine, cujit_device *device, siz
   *out = NULL;
   cujit_buffer *b = NULL;
   if ((st = check_alloc_args(engine, bytes, dtype)) != CUJIT_OK) return st;
-  if (device)
-    st = cj_new_on_device(device, fn, "buffer", sizeof *b, (void **)&b);
-  else
-    st = cj_new_on_current(engine, fn, "buffer", sizeof *b, &device, (void **)&b);
-  if (st != CUJIT_OK) return st;
+  if ((st = cj_new_on_current(engine, fn, "buffer", sizeof *b, &device, (void **)&b)) != CUJIT_OK)
+    return st;
   if ((st = device->ops->alloc(device, bytes, &b->ptr)) != CUJIT_OK) {
     free(b);
     return st;

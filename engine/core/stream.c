@@ -39,11 +39,8 @@ static cujit_status stream_create(cujit_engine *engine, cujit_device *device, co
   if (st != CUJIT_OK) return st;
   *out = NULL;
   cujit_stream *s = NULL;
-  if (device)
-    st = cj_new_on_device(device, fn, "stream", sizeof *s, (void **)&s);
-  else
-    st = cj_new_on_current(engine, fn, "stream", sizeof *s, &device, (void **)&s);
-  if (st != CUJIT_OK) return st;
+  if ((st = cj_new_on_current(engine, fn, "stream", sizeof *s, &device, (void **)&s)) != CUJIT_OK)
+    return st;
   st = device->ops->stream_create(device, &s->handle);
   if (st != CUJIT_OK) {
     free(s);
@@ -128,11 +125,8 @@ static cujit_status event_create(cujit_engine *engine, cujit_device *device, con
   if (st != CUJIT_OK) return st;
   *out = NULL;
   cujit_event *e = NULL;
-  if (device)
-    st = cj_new_on_device(device, fn, "event", sizeof *e, (void **)&e);
-  else
-    st = cj_new_on_current(engine, fn, "event", sizeof *e, &device, (void **)&e);
-  if (st != CUJIT_OK) return st;
+  if ((st = cj_new_on_current(engine, fn, "event", sizeof *e, &device, (void **)&e)) != CUJIT_OK)
+    return st;
   st = device->ops->event_create(device, &e->handle);
   if (st != CUJIT_OK) {
     free(e);

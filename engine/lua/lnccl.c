@@ -171,80 +171,82 @@ static size_t elements(const cujit_buffer *b) {
   return cujit_buffer_size(b) / cujit_dtype_size(cujit_buffer_dtype(b));
 }
 
+/* What a collective's Lua call gives: the communicator (argument 1), the arrays (argument 2),
+** the output arrays, and the streams. */
+typedef struct call {
+  cjl_comm *c;
+  cujit_buffer *send[MAX_LOCAL], *recv[MAX_LOCAL];
+  cujit_stream *stream_list[MAX_LOCAL];
+  cujit_buffer **out;     /* recv, or NULL: in place */
+  cujit_stream **streams; /* stream_list, or NULL: the default streams */
+} call;
+
+/* Reads the call; the output arrays at `out_idx` (required or not), the streams at `streams_idx`.
+ */
+static void read_call(lua_State *L, call *k, int out_idx, int out_required, int streams_idx) {
+  k->c = check_comm(L, 1);
+  check_arrays(L, 2, k->c->comm, k->send);
+  k->out = NULL;
+  if (out_required || !lua_isnoneornil(L, out_idx)) {
+    check_arrays(L, out_idx, k->c->comm, k->recv);
+    k->out = k->recv;
+  }
+  k->streams = opt_streams(L, streams_idx, k->c->comm, k->stream_list);
+}
+
+static int check_root(lua_State *L, int idx) {
+  lua_Integer root = luaL_checkinteger(L, idx);
+  luaL_argcheck(L, root >= 0 && root <= INT32_MAX, idx, "a rank expected");
+  return (int)root;
+}
+
 /* comm:all_reduce(arrays [, op = "sum" [, out_arrays [, streams]]]); in place without out. */
 static int comm_all_reduce(lua_State *L) {
-  cjl_comm *c = check_comm(L, 1);
-  cujit_buffer *send[MAX_LOCAL], *recv[MAX_LOCAL];
-  cujit_stream *streams[MAX_LOCAL];
-  check_arrays(L, 2, c->comm, send);
-  cujit_nccl_op op = check_op(L, 3);
-  int out = !lua_isnoneornil(L, 4);
-  if (out) check_arrays(L, 4, c->comm, recv);
-  cujit_stream **s = opt_streams(L, 5, c->comm, streams);
-  cjl_check(L, c->state->engine,
-            cujit_nccl_all_reduce(c->comm, send, out ? recv : NULL, elements(send[0]), op, s));
+  call k;
+  read_call(L, &k, 4, 0, 5);
+  cjl_check(L, k.c->state->engine,
+            cujit_nccl_all_reduce(k.c->comm, k.send, k.out, elements(k.send[0]), check_op(L, 3),
+                                  k.streams));
   return 0;
 }
 
 /* comm:broadcast(arrays, root [, out_arrays [, streams]]); in place without out. */
 static int comm_broadcast(lua_State *L) {
-  cjl_comm *c = check_comm(L, 1);
-  cujit_buffer *send[MAX_LOCAL], *recv[MAX_LOCAL];
-  cujit_stream *streams[MAX_LOCAL];
-  check_arrays(L, 2, c->comm, send);
-  lua_Integer root = luaL_checkinteger(L, 3);
-  luaL_argcheck(L, root >= 0 && root <= INT32_MAX, 3, "a rank expected");
-  int out = !lua_isnoneornil(L, 4);
-  if (out) check_arrays(L, 4, c->comm, recv);
-  cujit_stream **s = opt_streams(L, 5, c->comm, streams);
-  cjl_check(
-      L, c->state->engine,
-      cujit_nccl_broadcast(c->comm, send, out ? recv : NULL, elements(send[0]), (int)root, s));
+  call k;
+  read_call(L, &k, 4, 0, 5);
+  cjl_check(L, k.c->state->engine,
+            cujit_nccl_broadcast(k.c->comm, k.send, k.out, elements(k.send[0]), check_root(L, 3),
+                                 k.streams));
   return 0;
 }
 
 /* comm:reduce(arrays, op, root [, out_arrays [, streams]]); in place without out. */
 static int comm_reduce(lua_State *L) {
-  cjl_comm *c = check_comm(L, 1);
-  cujit_buffer *send[MAX_LOCAL], *recv[MAX_LOCAL];
-  cujit_stream *streams[MAX_LOCAL];
-  check_arrays(L, 2, c->comm, send);
-  cujit_nccl_op op = check_op(L, 3);
-  lua_Integer root = luaL_checkinteger(L, 4);
-  luaL_argcheck(L, root >= 0 && root <= INT32_MAX, 4, "a rank expected");
-  int out = !lua_isnoneornil(L, 5);
-  if (out) check_arrays(L, 5, c->comm, recv);
-  cujit_stream **s = opt_streams(L, 6, c->comm, streams);
-  cjl_check(
-      L, c->state->engine,
-      cujit_nccl_reduce(c->comm, send, out ? recv : NULL, elements(send[0]), op, (int)root, s));
+  call k;
+  read_call(L, &k, 5, 0, 6);
+  cjl_check(L, k.c->state->engine,
+            cujit_nccl_reduce(k.c->comm, k.send, k.out, elements(k.send[0]), check_op(L, 3),
+                              check_root(L, 4), k.streams));
   return 0;
 }
 
 /* comm:all_gather(arrays, out_arrays [, streams]): each out holds ranks * #array elements. */
 static int comm_all_gather(lua_State *L) {
-  cjl_comm *c = check_comm(L, 1);
-  cujit_buffer *send[MAX_LOCAL], *recv[MAX_LOCAL];
-  cujit_stream *streams[MAX_LOCAL];
-  check_arrays(L, 2, c->comm, send);
-  check_arrays(L, 3, c->comm, recv);
-  cujit_stream **s = opt_streams(L, 4, c->comm, streams);
-  cjl_check(L, c->state->engine, cujit_nccl_all_gather(c->comm, send, recv, elements(send[0]), s));
+  call k;
+  read_call(L, &k, 3, 1, 4);
+  cjl_check(L, k.c->state->engine,
+            cujit_nccl_all_gather(k.c->comm, k.send, k.out, elements(k.send[0]), k.streams));
   return 0;
 }
 
 /* comm:reduce_scatter(arrays, out_arrays [, op = "sum" [, streams]]): each array holds ranks *
 ** #out elements. */
 static int comm_reduce_scatter(lua_State *L) {
-  cjl_comm *c = check_comm(L, 1);
-  cujit_buffer *send[MAX_LOCAL], *recv[MAX_LOCAL];
-  cujit_stream *streams[MAX_LOCAL];
-  check_arrays(L, 2, c->comm, send);
-  check_arrays(L, 3, c->comm, recv);
-  cujit_nccl_op op = check_op(L, 4);
-  cujit_stream **s = opt_streams(L, 5, c->comm, streams);
-  cjl_check(L, c->state->engine,
-            cujit_nccl_reduce_scatter(c->comm, send, recv, elements(recv[0]), op, s));
+  call k;
+  read_call(L, &k, 3, 1, 5);
+  cjl_check(L, k.c->state->engine,
+            cujit_nccl_reduce_scatter(k.c->comm, k.send, k.out, elements(k.recv[0]), check_op(L, 4),
+                                      k.streams));
   return 0;
 }
 
