@@ -47,6 +47,14 @@ cujit_status cj_cuda_peer_enable(cujit_device *dev, cujit_device *peer) {
   CUcontext peer_ctx = __atomic_load_n(&CU(peer)->ctx, __ATOMIC_ACQUIRE);
   if ((st = dev->ops->enter(dev)) != CUJIT_OK) return st;
   CUresult rc = drv->cuCtxEnablePeerAccess(peer_ctx, 0);
-  if (rc == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) return CUJIT_OK;
-  return cj_cuda_check(dev, rc, "cuCtxEnablePeerAccess");
+  if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+    return cj_cuda_check(dev, rc, "cuCtxEnablePeerAccess");
+  /* Buffers come from peer's memory pool, which cuCtxEnablePeerAccess does not open: a pool
+  ** grants access to other devices itself. */
+  CUmemoryPool pool = CU(peer)->pool;
+  if (!pool) return CUJIT_OK; /* CUJIT_POOL=off: plain allocations follow the context's access */
+  CUmemAccessDesc access = {.location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = dev->ordinal},
+                            .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  return cj_cuda_check(dev, drv->cuMemPoolSetAccess(pool, &access, 1),
+                       "cuMemPoolSetAccess (opening a device's memory pool to its peer)");
 }

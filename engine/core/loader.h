@@ -56,6 +56,7 @@
   X(cuMemPoolSetAttribute, 11020)                                                                  \
   X(cuMemPoolGetAttribute, 11020)                                                                  \
   X(cuMemPoolTrimTo, 11020)                                                                        \
+  X(cuMemPoolSetAccess, 11020)                                                                     \
   X(cuStreamCreate, 2000)                                                                          \
   X(cuStreamDestroy, 4000)                                                                         \
   X(cuStreamSynchronize, 2000)                                                                     \
