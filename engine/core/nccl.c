@@ -369,6 +369,10 @@ static cujit_status run_collective(cujit_nccl_comm *c, const collective *k) {
   int dtype = -1;
   cujit_status st = check_collective(c, fn, k, &dtype);
   if (st != CUJIT_OK) return st;
+  /* Every device usable before the group opens: a group missing one rank's call would wait for
+  ** it forever. */
+  for (int i = 0; i < c->nlocal && st == CUJIT_OK; i++) st = cj_device_enter(c->devices[i]);
+  if (st != CUJIT_OK) return st;
   const cj_nccl *n = c->lib;
   cj_nccl_result rc = n->GroupStart();
   if (rc != CJ_NCCL_SUCCESS) return cj_nccl_fail(c->engine, n, NULL, rc, "ncclGroupStart");
