@@ -19,6 +19,15 @@ T.test("{device = 'cpu'} places arrays on the CPU device, whatever the current d
        "to_device of a host array, the options in the dtype's place")
 end)
 
+T.test("{device = 'cpu'} places streams and events too", function()
+  local s = cuda.stream{device = "cpu"}
+  T.contains(tostring(s), "on device -1", "the stream's device")
+  local e = cuda.event{device = -1}
+  e:record(s)
+  s:synchronize()
+  T.raises("option 'device' is an ordinal", cuda.stream, {device = true})
+end)
+
 T.test("a:copy_to(device) makes a copy there with the same contents; b:copy_from(a) too", function()
   local a = cuda.to_device({1.5, -2, 3}, "f32", {device = "cpu"})
   local b = a:copy_to("cpu")

@@ -59,9 +59,8 @@ T.test("copies between the GPUs, both ways, with and without a stream", function
   local got = back:copy_to_host()
   for i = 1, n, 997 do T.eq(got[i], T.f32(xs[i]), "round trip [" .. i .. "]") end
   T.eq(got[n], T.f32(xs[n]), "round trip, last element")
-  cuda.device(1)
-  local s1 = cuda.stream()
-  cuda.device(0)
+  local s1 = cuda.stream{device = 1} -- while device 0 is current
+  T.contains(tostring(s1), "on device 1", "the stream's device")
   local a2 = a0:copy_to(1, s1)
   s1:synchronize()
   local got2 = a2:copy_to_host()
