@@ -1,8 +1,7 @@
 /*
 ** lstream.c -- streams and events from Lua: cuda.stream([{device = d}]) with
-** synchronize/query/wait, and cuda.event([{device = d}]) with record/synchronize/query/elapsed. A
-*stream keeps alive the host memory its
-** pending asynchronous copies use.
+** synchronize/query/wait, and cuda.event([{device = d}]) with record/synchronize/query/elapsed.
+** A stream keeps alive the host memory its pending asynchronous copies use.
 */
 #include "ldevice.h"
 #include "lstream.h"
