@@ -181,8 +181,8 @@ typedef struct call {
   cujit_stream **streams; /* stream_list, or NULL: the default streams */
 } call;
 
-/* Reads the call; the output arrays at `out_idx` (required or not), the streams at `streams_idx`.
- */
+/* Reads the call: the output arrays at `out_idx` (required or not), the streams at
+** `streams_idx`. */
 static void read_call(lua_State *L, call *k, int out_idx, int out_required, int streams_idx) {
   k->c = check_comm(L, 1);
   check_arrays(L, 2, k->c->comm, k->send);
