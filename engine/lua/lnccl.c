@@ -96,7 +96,8 @@ static int l_comm(lua_State *L) {
 static int l_comm_rank(lua_State *L) {
   cujit_engine *e = cjl_engine(L);
   luaL_checktype(L, 1, LUA_TTABLE);
-  lua_getfield(L, 1, "device");
+  if (lua_getfield(L, 1, "device") != LUA_TSTRING && !lua_isinteger(L, -1))
+    return luaL_argerror(L, 1, "option 'device' is an ordinal (0, 1, ...) or \"cpu\"");
   cujit_device *dev = cjl_check_device(L, lua_gettop(L));
   lua_getfield(L, 1, "ranks");
   lua_getfield(L, 1, "rank");

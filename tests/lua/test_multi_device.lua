@@ -67,6 +67,7 @@ end)
 T.test("comm_rank checks its table, the rank and the id before NCCL", function()
   T.raises("{device = d, ranks = n, rank = r, id = hex} expected", cuda.nccl.comm_rank,
            {device = "cpu", ranks = 2})
+  T.raises("option 'device' is an ordinal", cuda.nccl.comm_rank, {ranks = 2, rank = 0, id = "0"})
   T.raises("rank must be in 0 .. ranks - 1", cuda.nccl.comm_rank,
            {device = "cpu", ranks = 2, rank = 2, id = "00"})
   T.raises("a unique id is 256 hex digits, got 3 characters", cuda.nccl.comm_rank,
