@@ -237,6 +237,14 @@ CUJIT_API cujit_status cujit_device_status(cujit_device *device);
 ** compiled kernels stay valid and are reloaded on their next launch. */
 CUJIT_API cujit_status cujit_device_reset(cujit_device *device);
 
+/* Several GPUs (docs/scaling.md). Buffers, streams and events belong to the device they were made
+** on (the current one, or the one given to the _on calls); a launch runs on its stream's device,
+** or the current one, and refuses a buffer of another device (naming the parameter and both
+** devices) unless peer access from the launch's device to the buffer's was enabled here. Peer
+** access lets kernels on `device` read and write `peer`'s memory over NVLink or PCIe; both must
+** be GPUs; CUJIT_ERROR_UNSUPPORTED when the hardware cannot. A reset of either device drops it. */
+CUJIT_API cujit_status cujit_device_enable_peer(cujit_device *device, cujit_device *peer);
+
 /* ---------------------------------------------------------------------------------------------
 ** Compiling
 ** ------------------------------------------------------------------------------------------- */
@@ -497,6 +505,9 @@ CUJIT_API cujit_status cujit_kernel_suggest_block(cujit_kernel *kernel, int *blo
 ** it is what generic kernels specialise on and what typed pointer parameters check. */
 CUJIT_API cujit_status cujit_buffer_alloc(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
                                           cujit_buffer **out);
+/* The same on a device given (a GPU or the CPU device), whatever the current device. */
+CUJIT_API cujit_status cujit_buffer_alloc_on(cujit_device *device, size_t bytes, cujit_dtype dtype,
+                                             cujit_buffer **out);
 CUJIT_API void cujit_buffer_free(cujit_buffer *buffer);
 
 CUJIT_API size_t cujit_buffer_size(const cujit_buffer *buffer);
@@ -516,6 +527,11 @@ CUJIT_API cujit_status cujit_memcpy_dtoh(void *dst, const cujit_buffer *src, siz
 CUJIT_API cujit_status cujit_memcpy_dtod(cujit_buffer *dst, size_t dst_offset,
                                          const cujit_buffer *src, size_t src_offset, size_t bytes,
                                          cujit_stream *stream);
+/* cujit_memcpy_dtod between two devices: between GPUs a peer copy (over NVLink or PCIe, staged
+** through host memory by the driver when the GPUs cannot reach each other), between a GPU and the
+** CPU device the GPU's host copy (the CPU device's memory is host memory, its queued work is
+** waited for first). The stream, if any, is one of either device (of the GPU's, with the CPU
+** device); it does not order the other device's work: record an event there and wait for it. */
 /* Sets `bytes` bytes from `offset` to `value`. */
 CUJIT_API cujit_status cujit_memset(cujit_buffer *dst, size_t offset, unsigned char value,
                                     size_t bytes, cujit_stream *stream);
@@ -533,6 +549,8 @@ CUJIT_API size_t cujit_host_size(const cujit_host_buffer *buffer);
 
 /* A non-blocking stream on the current device. */
 CUJIT_API cujit_status cujit_stream_create(cujit_engine *engine, cujit_stream **out);
+/* A non-blocking stream on the device given, whatever the current device. */
+CUJIT_API cujit_status cujit_stream_create_on(cujit_device *device, cujit_stream **out);
 CUJIT_API void cujit_stream_free(cujit_stream *stream);
 CUJIT_API cujit_status cujit_stream_synchronize(cujit_stream *stream);
 /* CUJIT_OK when all work is done, CUJIT_ERROR_NOT_READY while some is pending. NOT_READY is an
@@ -543,6 +561,7 @@ CUJIT_API cujit_status cujit_stream_wait_event(cujit_stream *stream, cujit_event
 CUJIT_API cujit_device *cujit_stream_device(const cujit_stream *stream);
 
 CUJIT_API cujit_status cujit_event_create(cujit_engine *engine, cujit_event **out);
+CUJIT_API cujit_status cujit_event_create_on(cujit_device *device, cujit_event **out);
 CUJIT_API void cujit_event_free(cujit_event *event);
 /* Records the event in `stream` (NULL: the default stream). */
 CUJIT_API cujit_status cujit_event_record(cujit_event *event, cujit_stream *stream);
@@ -840,6 +859,77 @@ CUJIT_API cujit_status cujit_event_ipc_handle(const cujit_event *event,
                                               char text[CUJIT_IPC_HANDLE_MAX]);
 CUJIT_API cujit_status cujit_event_ipc_open(cujit_engine *engine, const char *text,
                                             cujit_event **out);
+
+/* ---------------------------------------------------------------------------------------------
+** NCCL collectives over several GPUs (docs/scaling.md)
+** ---------------------------------------------------------------------------------------------
+** NCCL is opened at run time on first use, once per process: $CUJIT_NCCL when set (a path to
+** libnccl.so.2), else libnccl.so.2 from the library path. Without it these calls fail with
+** CUJIT_ERROR_UNSUPPORTED saying what to install or set. cujit never sets or unsets NCCL's
+** environment variables (NCCL_NVLS_ENABLE among them): they stay as the caller left them.
+**
+** A communicator holds ranks on GPUs: every listed device of this process (init_all, ranks 0..n-1
+** in the order given), or one device of this process as rank `rank` of `nranks` processes sharing
+** one unique id (init_rank, which blocks until every rank has joined; the path a run over several
+** hosts takes). Its local ranks are those of this process. A collective takes arrays with one
+** buffer per local rank, in that order, each on its rank's device, all of one dtype NCCL knows
+** (i8, u8, i32, u32, i64, u64, f16, f32, f64), and `streams` (NULL: every rank's default stream;
+** else one per local rank, each NULL or a stream of the rank's device). It is asynchronous, like a
+** launch, issued for all local ranks in one NCCL group; counts are elements. `recv` NULL means in
+** place (into `send`) for all_reduce, broadcast and reduce; all_gather's recv holds nranks *
+** send_count elements, reduce_scatter's send nranks * recv_count. Reduce writes recv on the root
+** only. Every argument is checked before NCCL sees it. */
+typedef struct cujit_nccl_comm cujit_nccl_comm;
+
+typedef enum cujit_nccl_op {
+  CUJIT_NCCL_SUM,
+  CUJIT_NCCL_PROD,
+  CUJIT_NCCL_MIN,
+  CUJIT_NCCL_MAX,
+  CUJIT_NCCL_AVG
+} cujit_nccl_op;
+
+#define CUJIT_NCCL_ID_HEX 257 /* a unique id as text: 256 hex digits and a NUL */
+
+/* NCCL's version (major*10000 + minor*100 + patch), opening it. */
+CUJIT_API cujit_status cujit_nccl_version(cujit_engine *engine, int *version);
+
+/* A new unique id (ncclGetUniqueId) as hex text, on rank 0, for the other ranks to receive: by
+** an environment variable, by MPI, or by a file. The file: written whole (a rename), read by
+** waiting for it to appear, up to timeout_s seconds (cujit_interrupt cuts the wait short); what
+** is read is checked to be an id. */
+CUJIT_API cujit_status cujit_nccl_unique_id(cujit_engine *engine, char id_hex[CUJIT_NCCL_ID_HEX]);
+CUJIT_API cujit_status cujit_nccl_id_write(cujit_engine *engine, const char *path,
+                                           const char *id_hex);
+CUJIT_API cujit_status cujit_nccl_id_read(cujit_engine *engine, const char *path, double timeout_s,
+                                          char id_hex[CUJIT_NCCL_ID_HEX]);
+
+CUJIT_API cujit_status cujit_nccl_comm_init_all(cujit_engine *engine, const int *ordinals,
+                                                int count, cujit_nccl_comm **out);
+CUJIT_API cujit_status cujit_nccl_comm_init_rank(cujit_device *device, int nranks, int rank,
+                                                 const char *id_hex, cujit_nccl_comm **out);
+CUJIT_API void cujit_nccl_comm_free(cujit_nccl_comm *comm);
+/* Ranks in the whole communicator; local ranks; the rank and device of local rank `local`. */
+CUJIT_API int cujit_nccl_comm_ranks(const cujit_nccl_comm *comm);
+CUJIT_API int cujit_nccl_comm_local(const cujit_nccl_comm *comm);
+CUJIT_API int cujit_nccl_comm_rank(const cujit_nccl_comm *comm, int local);
+CUJIT_API cujit_device *cujit_nccl_comm_device(const cujit_nccl_comm *comm, int local);
+
+CUJIT_API cujit_status cujit_nccl_all_reduce(cujit_nccl_comm *comm, cujit_buffer *const *send,
+                                             cujit_buffer *const *recv, size_t count,
+                                             cujit_nccl_op op, cujit_stream *const *streams);
+CUJIT_API cujit_status cujit_nccl_broadcast(cujit_nccl_comm *comm, cujit_buffer *const *send,
+                                            cujit_buffer *const *recv, size_t count, int root,
+                                            cujit_stream *const *streams);
+CUJIT_API cujit_status cujit_nccl_reduce(cujit_nccl_comm *comm, cujit_buffer *const *send,
+                                         cujit_buffer *const *recv, size_t count, cujit_nccl_op op,
+                                         int root, cujit_stream *const *streams);
+CUJIT_API cujit_status cujit_nccl_all_gather(cujit_nccl_comm *comm, cujit_buffer *const *send,
+                                             cujit_buffer *const *recv, size_t send_count,
+                                             cujit_stream *const *streams);
+CUJIT_API cujit_status cujit_nccl_reduce_scatter(cujit_nccl_comm *comm, cujit_buffer *const *send,
+                                                 cujit_buffer *const *recv, size_t recv_count,
+                                                 cujit_nccl_op op, cujit_stream *const *streams);
 
 #ifdef __cplusplus
 }

@@ -161,6 +161,18 @@ struct cj_backend {
   cujit_status (*graph_dot)(cujit_device *dev, void *graph, const char *path);
 
   const cj_backend_toolbox *toolbox; /* issue 16's operations: backend_toolbox.h */
+  /* --- between devices (issue 14; peer.c) ---------------------------------------------------
+  ** host_addressed: 1 when the device's addresses are host addresses (the CPU device), so a copy
+  **   to or from it is the other device's host copy.
+  ** copy_peer: `bytes` from src on src_dev to dst on dev, two devices of this backend, with the
+  **   stream's device entered (a stream of dev or src_dev; NULL: returns when done, ordered after
+  **   the work queued on both devices' default streams). NULL in a backend of one device.
+  ** peer_enable: lets kernels running on dev read and write peer's memory; UNSUPPORTED (recorded)
+  **   when the hardware cannot. Called with dev entered. NULL in a backend of one device. */
+  int host_addressed;
+  cujit_status (*copy_peer)(cujit_device *dev, uint64_t dst, cujit_device *src_dev, uint64_t src,
+                            size_t bytes, void *stream);
+  cujit_status (*peer_enable)(cujit_device *dev, cujit_device *peer);
 };
 
 extern const cj_backend cj_backend_cuda;

@@ -579,6 +579,7 @@ static int cpu_param_info(cujit_device *dev, void *fn, size_t index, size_t *off
 
 const cj_backend cj_backend_cpu = {
     .name = "cpu",
+    .host_addressed = 1,
     .enter = cpu_enter,
     .enter_quiet = cpu_enter_quiet,
     .mem_info = cpu_mem_info,

@@ -625,4 +625,6 @@ const cj_backend cj_backend_cuda = {
     .graph_update = cj_cuda_graph_update,
     .graph_dot = cj_cuda_graph_dot,
     .toolbox = &cj_cuda_toolbox,
+    .copy_peer = cj_cuda_copy_peer,
+    .peer_enable = cj_cuda_peer_enable,
 };

@@ -86,4 +86,9 @@ cujit_status cj_cuda_graph_set_kernel(cujit_device *dev, void *exec, void *node,
 cujit_status cj_cuda_graph_update(cujit_device *dev, void *exec, void *graph);
 cujit_status cj_cuda_graph_dot(cujit_device *dev, void *graph, const char *path);
 
+/* Copies and access between two GPUs (backend_cuda_peer.c); backend.h says what each does. */
+cujit_status cj_cuda_copy_peer(cujit_device *dev, uint64_t dst, cujit_device *src_dev, uint64_t src,
+                               size_t bytes, void *stream);
+cujit_status cj_cuda_peer_enable(cujit_device *dev, cujit_device *peer);
+
 #endif

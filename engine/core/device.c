@@ -65,6 +65,14 @@ void cj_devices_release(cujit_engine *engine) {
   }
 }
 
+const char *cj_device_name(const cujit_device *device, char *buf, size_t len) {
+  if (device->ordinal == CUJIT_DEVICE_CPU)
+    snprintf(buf, len, "the CPU device");
+  else
+    snprintf(buf, len, "device %d", device->ordinal);
+  return buf;
+}
+
 static void gpu_range(int count, char *buf, size_t len) {
   if (count == 0)
     snprintf(buf, len, "no GPU");
@@ -256,17 +264,23 @@ cujit_status cj_check_new(cujit_engine *engine, const void *out, const char *fn,
   return CUJIT_OK;
 }
 
-cujit_status cj_new_on_current(cujit_engine *engine, const char *fn, const char *what, size_t size,
-                               cujit_device **device, void **object) {
+static cujit_status new_on_device(cujit_device *device, const char *fn, const char *what,
+                                  size_t size, void **object) {
   *object = NULL;
-  cujit_status st = cj_current_device(engine, device);
-  if (st == CUJIT_OK) st = cj_device_enter(*device);
+  cujit_status st = cj_device_enter(device);
   if (st != CUJIT_OK) return st;
   *object = calloc(1, size);
   if (!*object)
-    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
+    return cj_fail(device->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
                    "%s: out of host memory for the %s object", fn, what);
   return CUJIT_OK;
+}
+
+cujit_status cj_new_on_current(cujit_engine *engine, const char *fn, const char *what, size_t size,
+                               cujit_device **device, void **object) {
+  *object = NULL;
+  cujit_status st = *device ? CUJIT_OK : cj_current_device(engine, device);
+  return st == CUJIT_OK ? new_on_device(*device, fn, what, size, object) : st;
 }
 
 /* --- entering --------------------------------------------------------------------------------- */

@@ -36,8 +36,8 @@ cujit_status cj_check_alive(cujit_device *device, unsigned generation, const cha
 ** the call, `type` the handle: "cujit_stream"). */
 cujit_status cj_check_new(cujit_engine *engine, const void *out, const char *fn, const char *type);
 
-/* Then the current device, entered, and the object allocated zeroed (`what` names it in the
-** out-of-memory message: "stream"). */
+/* Then the current device (or *device when it is not NULL), entered, and the object allocated
+** zeroed (`what` names it in the out-of-memory message: "stream"). */
 cujit_status cj_new_on_current(cujit_engine *engine, const char *fn, const char *what, size_t size,
                                cujit_device **device, void **object);
 
@@ -51,6 +51,9 @@ static inline int cj_device_slots(const cujit_engine *engine) {
   int gpus = __atomic_load_n(&engine->device_count, __ATOMIC_ACQUIRE);
   return (gpus > 0 ? gpus : 0) + 1;
 }
+
+/* "device 1" or "the CPU device", for messages. Returns buf. */
+const char *cj_device_name(const cujit_device *device, char *buf, size_t len);
 
 /* The device in `slot`, or NULL when there is none (the CPU device not made yet). */
 cujit_device *cj_device_in_slot(cujit_engine *engine, int slot);

@@ -7,6 +7,7 @@
 */
 #include "launch.h"
 #include "backend_toolbox.h"
+#include "peer.h"
 
 #include <float.h>
 #include <math.h>
@@ -199,6 +200,17 @@ static cujit_status pack_float(const cujit_kernel *k, size_t i, const cujit_arg 
   return CUJIT_OK;
 }
 
+/* A buffer of another device, refused before the driver sees it (issue 14). */
+static cujit_status foreign_buffer(const cujit_kernel *k, size_t i, const cujit_device *home,
+                                   const cujit_device *dev) {
+  char have[32], want[32];
+  return arg_error(k, i,
+                   "the buffer lives on %s but the launch is on %s; copy it there "
+                   "(cujit_memcpy_dtod; Lua: a:copy_to(device)), or between two GPUs enable peer "
+                   "access (cujit_device_enable_peer; Lua: cuda.enable_peer)",
+                   cj_device_name(home, have, sizeof have), cj_device_name(dev, want, sizeof want));
+}
+
 static cujit_status pack_pointer(const cujit_kernel *k, size_t i, const cujit_arg *a, void *dst,
                                  const cujit_device *dev) {
   const cj_param *p = &k->sig.params[i];
@@ -216,16 +228,15 @@ static cujit_status pack_pointer(const cujit_kernel *k, size_t i, const cujit_ar
   else {
     const cujit_buffer *b = a->v.buffer;
     /* With no device (none could be had), the launch fails for that reason right after. */
-    if (dev && b->device != dev)
-      return arg_error(k, i, "the buffer lives on device %d but the launch is on device %d",
-                       b->device->ordinal, dev->ordinal);
+    if (dev && b->device != dev && !cj_peer_enabled(dev, b->device)) /* peer.c */
+      return foreign_buffer(k, i, b->device, dev);
     if (b->orphaned)
       return arg_error(k, i,
                        "the buffer is a view of memory that has been freed; keep the "
                        "array it views alive while the view is used");
-    if (dev && b->generation != dev->generation)
+    if (dev && b->generation != b->device->generation)
       return arg_error(k, i, "the buffer was lost when device %d was reset; make a new one",
-                       dev->ordinal);
+                       b->device->ordinal);
     if (p->dtype != CUJIT_DTYPE_NONE && b->dtype != CUJIT_DTYPE_NONE && b->dtype != p->dtype)
       return arg_error(k, i, "the buffer holds %s but the parameter points to %s",
                        cujit_dtype_name(b->dtype), cujit_dtype_name(p->dtype));

@@ -42,6 +42,10 @@
   X(cuMemcpyHtoDAsync, 3020)                                                                       \
   X(cuMemcpyDtoHAsync, 3020)                                                                       \
   X(cuMemcpyDtoDAsync, 3020)                                                                       \
+  X(cuMemcpyPeer, 4000)                                                                            \
+  X(cuMemcpyPeerAsync, 4000)                                                                       \
+  X(cuDeviceCanAccessPeer, 4000)                                                                   \
+  X(cuCtxEnablePeerAccess, 4000)                                                                   \
   X(cuMemsetD8, 3020)                                                                              \
   X(cuMemsetD8Async, 3020)                                                                         \
   X(cuMemHostAlloc, 2020)                                                                          \
@@ -52,6 +56,7 @@
   X(cuMemPoolSetAttribute, 11020)                                                                  \
   X(cuMemPoolGetAttribute, 11020)                                                                  \
   X(cuMemPoolTrimTo, 11020)                                                                        \
+  X(cuMemPoolSetAccess, 11020)                                                                     \
   X(cuStreamCreate, 2000)                                                                          \
   X(cuStreamDestroy, 4000)                                                                         \
   X(cuStreamSynchronize, 2000)                                                                     \

@@ -4,6 +4,7 @@
 */
 #include "memory.h"
 #include "backend_toolbox.h"
+#include "peer.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -56,11 +57,6 @@ static cujit_status check_alloc_args(cujit_engine *engine, size_t bytes, cujit_d
   return CUJIT_OK;
 }
 
-cujit_status cujit_buffer_alloc(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
-                                cujit_buffer **out) {
-  return cj_buffer_alloc_kind(engine, bytes, dtype, CJ_BUFFER_DEVICE, "cujit_buffer_alloc", out);
-}
-
 static cujit_status alloc_memory(cujit_device *device, size_t bytes, cj_buffer_kind kind,
                                  uint64_t *ptr) {
   if (kind == CJ_BUFFER_MANAGED) return device->ops->toolbox->managed_alloc(device, bytes, ptr);
@@ -68,15 +64,16 @@ static cujit_status alloc_memory(cujit_device *device, size_t bytes, cj_buffer_k
   return device->ops->alloc(device, bytes, ptr);
 }
 
-cujit_status cj_buffer_alloc_kind(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
-                                  cj_buffer_kind kind, const char *fn, cujit_buffer **out) {
+/* A buffer of `kind` on `device`, or on the engine's current device when it is NULL. */
+static cujit_status buffer_alloc(cujit_engine *engine, cujit_device *device, size_t bytes,
+                                 cujit_dtype dtype, cj_buffer_kind kind, const char *fn,
+                                 cujit_buffer **out) {
   cujit_status st = cj_check_new(engine, out, fn, "cujit_buffer");
   if (st != CUJIT_OK) return st;
   *out = NULL;
-  cujit_device *device = NULL;
   cujit_buffer *b = NULL;
-  if ((st = check_alloc_args(engine, bytes, dtype)) != CUJIT_OK ||
-      (st = cj_new_on_current(engine, fn, "buffer", sizeof *b, &device, (void **)&b)) != CUJIT_OK)
+  if ((st = check_alloc_args(engine, bytes, dtype)) != CUJIT_OK) return st;
+  if ((st = cj_new_on_current(engine, fn, "buffer", sizeof *b, &device, (void **)&b)) != CUJIT_OK)
     return st;
   if ((st = alloc_memory(device, bytes, kind, &b->ptr)) != CUJIT_OK) {
     free(b);
@@ -92,6 +89,24 @@ cujit_status cj_buffer_alloc_kind(cujit_engine *engine, size_t bytes, cujit_dtyp
   cj_track(engine, &b->link, cj_buffer_destroy);
   *out = b;
   return CUJIT_OK;
+}
+
+cujit_status cj_buffer_alloc_kind(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
+                                  cj_buffer_kind kind, const char *fn, cujit_buffer **out) {
+  return buffer_alloc(engine, NULL, bytes, dtype, kind, fn, out);
+}
+
+cujit_status cujit_buffer_alloc(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
+                                cujit_buffer **out) {
+  return buffer_alloc(engine, NULL, bytes, dtype, CJ_BUFFER_DEVICE, "cujit_buffer_alloc", out);
+}
+
+cujit_status cujit_buffer_alloc_on(cujit_device *device, size_t bytes, cujit_dtype dtype,
+                                   cujit_buffer **out) {
+  if (!device)
+    return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_buffer_alloc_on: device is NULL");
+  return buffer_alloc(device->engine, device, bytes, dtype, CJ_BUFFER_DEVICE,
+                      "cujit_buffer_alloc_on", out);
 }
 
 void cujit_buffer_free(cujit_buffer *buffer) {
@@ -206,12 +221,6 @@ cujit_status cujit_memcpy_dtod(cujit_buffer *dst, size_t dst_offset, const cujit
                    CUJIT_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, dst ? "src" : "dst");
   cujit_device *device = dst->device;
   cujit_engine *engine = device->engine;
-  if (src->device != device)
-    return cj_fail(engine, CUJIT_ERROR_UNSUPPORTED,
-                   "%s: the source is on device %d and the destination on device %d; copies "
-                   "between devices are not supported yet: copy through host memory "
-                   "(cujit_memcpy_dtoh, then cujit_memcpy_htod)",
-                   fn, src->device->ordinal, device->ordinal);
   cujit_status st = check_range(engine, fn, " source", src, src_offset, bytes);
   if (st == CUJIT_OK) st = check_range(engine, fn, " destination", dst, dst_offset, bytes);
   if (st == CUJIT_OK && ranges_overlap(dst, dst_offset, src, src_offset, bytes))
@@ -221,6 +230,10 @@ cujit_status cujit_memcpy_dtod(cujit_buffer *dst, size_t dst_offset, const cujit
                  fn, src_offset, src_offset + bytes, dst_offset, dst_offset + bytes);
   if (st == CUJIT_OK) st = check_buffer(fn, "source", src);
   if (st == CUJIT_OK) st = check_buffer(fn, "destination", dst);
+  if (st == CUJIT_OK && src->device != device) /* peer.c */
+    return bytes ? cj_copy_between(dst->device, dst->ptr + dst_offset, src->device,
+                                   src->ptr + src_offset, bytes, stream)
+                 : CUJIT_OK;
   if (st == CUJIT_OK) st = check_stream(engine, fn, device, stream);
   if (st != CUJIT_OK || bytes == 0) return st;
   if ((st = cj_device_enter(device)) != CUJIT_OK) return st;

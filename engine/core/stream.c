@@ -33,12 +33,12 @@ static void stream_destroy(cj_link *link) {
   free(s);
 }
 
-cujit_status cujit_stream_create(cujit_engine *engine, cujit_stream **out) {
-  static const char fn[] = "cujit_stream_create";
+/* Makes a stream on `device`, or on the engine's current device when it is NULL. */
+static cujit_status stream_create(cujit_engine *engine, cujit_device *device, const char *fn,
+                                  cujit_stream **out) {
   cujit_status st = cj_check_new(engine, out, fn, "cujit_stream");
   if (st != CUJIT_OK) return st;
   *out = NULL;
-  cujit_device *device = NULL;
   cujit_stream *s = NULL;
   if ((st = cj_new_on_current(engine, fn, "stream", sizeof *s, &device, (void **)&s)) != CUJIT_OK)
     return st;
@@ -52,6 +52,16 @@ cujit_status cujit_stream_create(cujit_engine *engine, cujit_stream **out) {
   cj_track(engine, &s->link, stream_destroy);
   *out = s;
   return CUJIT_OK;
+}
+
+cujit_status cujit_stream_create(cujit_engine *engine, cujit_stream **out) {
+  return stream_create(engine, NULL, "cujit_stream_create", out);
+}
+
+cujit_status cujit_stream_create_on(cujit_device *device, cujit_stream **out) {
+  if (!device)
+    return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_stream_create_on: device is NULL");
+  return stream_create(device->engine, device, "cujit_stream_create_on", out);
 }
 
 void cujit_stream_free(cujit_stream *stream) {
@@ -110,16 +120,13 @@ static void event_destroy(cj_link *link) {
   free(e);
 }
 
-cujit_status cujit_event_create(cujit_engine *engine, cujit_event **out) {
-  return cj_event_new(engine, "cujit_event_create", 0, NULL, out);
-}
-
-cujit_status cj_event_new(cujit_engine *engine, const char *fn, int shareable,
-                          const unsigned char *ipc_handle, cujit_event **out) {
+/* An event on `device` (NULL: the current one); shareable for IPC, or opened from a handle. */
+static cujit_status event_create(cujit_engine *engine, cujit_device *device, const char *fn,
+                                 int shareable, const unsigned char *ipc_handle,
+                                 cujit_event **out) {
   cujit_status st = cj_check_new(engine, out, fn, "cujit_event");
   if (st != CUJIT_OK) return st;
   *out = NULL;
-  cujit_device *device = NULL;
   cujit_event *e = NULL;
   if ((st = cj_new_on_current(engine, fn, "event", sizeof *e, &device, (void **)&e)) != CUJIT_OK)
     return st;
@@ -136,6 +143,21 @@ cujit_status cj_event_new(cujit_engine *engine, const char *fn, int shareable,
   cj_track(engine, &e->link, event_destroy);
   *out = e;
   return CUJIT_OK;
+}
+
+cujit_status cj_event_new(cujit_engine *engine, const char *fn, int shareable,
+                          const unsigned char *ipc_handle, cujit_event **out) {
+  return event_create(engine, NULL, fn, shareable, ipc_handle, out);
+}
+
+cujit_status cujit_event_create(cujit_engine *engine, cujit_event **out) {
+  return event_create(engine, NULL, "cujit_event_create", 0, NULL, out);
+}
+
+cujit_status cujit_event_create_on(cujit_device *device, cujit_event **out) {
+  if (!device)
+    return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_event_create_on: device is NULL");
+  return event_create(device->engine, device, "cujit_event_create_on", 0, NULL, out);
 }
 
 void cujit_event_free(cujit_event *event) {

@@ -6,6 +6,7 @@
 #include "cujit_lua.h"
 #include "larray.h"
 #include "lconv.h"
+#include "ldevice.h"
 
 #include <string.h>
 
@@ -44,12 +45,15 @@ static cjl_array *new_array_object(lua_State *L, cujit_dtype dtype, int ndim, co
   return a;
 }
 
-cjl_array *cjl_new_array(lua_State *L, cujit_dtype dtype, int ndim, const size_t *shape) {
+cjl_array *cjl_new_array_on(lua_State *L, cujit_device *device, cujit_dtype dtype, int ndim,
+                            const size_t *shape) {
   cujit_engine *e = cjl_engine(L);
   /* The userdata first, so that the buffer always has an owner that the collector will see. */
   cjl_array *a = new_array_object(L, dtype, ndim, shape);
   a->owns = 1;
-  if (cujit_buffer_alloc(e, a->size * cjl_elem_size(dtype), dtype, &a->buffer) != CUJIT_OK)
+  size_t bytes = a->size * cjl_elem_size(dtype);
+  if ((device ? cujit_buffer_alloc_on(device, bytes, dtype, &a->buffer)
+              : cujit_buffer_alloc(e, bytes, dtype, &a->buffer)) != CUJIT_OK)
     cjl_error(L, e);
   return a;
 }
@@ -65,6 +69,21 @@ cjl_array *cjl_wrap_buffer(lua_State *L, cujit_buffer *buffer, cujit_dtype dtype
     lua_setiuservalue(L, -2, 1);
   }
   return a;
+}
+
+cjl_array *cjl_new_array(lua_State *L, cujit_dtype dtype, int ndim, const size_t *shape) {
+  return cjl_new_array_on(L, NULL, dtype, ndim, shape);
+}
+
+/* The dtype at `idx` (default f32) and the options table ({device = ...}) after it, or the
+** options table at `idx` itself when the dtype is left out. */
+static cujit_dtype dtype_and_device(lua_State *L, int idx, cujit_device **device) {
+  if (lua_istable(L, idx)) {
+    *device = cjl_opt_device_option(L, idx);
+    return CUJIT_F32;
+  }
+  *device = cjl_opt_device_option(L, idx + 1);
+  return cjl_opt_dtype(L, idx, CUJIT_F32);
 }
 
 void cjl_release_array(cjl_array *a) {
@@ -107,18 +126,23 @@ static void fill_array(lua_State *L, cjl_array *a, int value_idx) {
   lua_pop(L, 1);
 }
 
-/* cuda.device_array(shape [, dtype]) -> uninitialized device array (dtype default f32). */
+/* cuda.device_array(shape [, dtype] [, {device = d}]) -> uninitialized device array (dtype
+** default f32) on the current device or d. */
 static int l_device_array(lua_State *L) {
   size_t shape[CJL_MAX_DIMS];
   int ndim = cjl_check_shape(L, 1, shape);
-  cjl_new_array(L, cjl_opt_dtype(L, 2, CUJIT_F32), ndim, shape);
+  cujit_device *device;
+  cujit_dtype dtype = dtype_and_device(L, 2, &device);
+  cjl_new_array_on(L, device, dtype, ndim, shape);
   return 1;
 }
 
 static int l_zeros(lua_State *L) {
   size_t shape[CJL_MAX_DIMS];
   int ndim = cjl_check_shape(L, 1, shape);
-  cjl_array *a = cjl_new_array(L, cjl_opt_dtype(L, 2, CUJIT_F32), ndim, shape);
+  cujit_device *device;
+  cujit_dtype dtype = dtype_and_device(L, 2, &device);
+  cjl_array *a = cjl_new_array_on(L, device, dtype, ndim, shape);
   cjl_check_array_status(L, a, cujit_memset(a->buffer, 0, 0, cjl_array_bytes(a), NULL));
   return 1;
 }
@@ -127,11 +151,12 @@ static int l_zeros(lua_State *L) {
 static int l_full(lua_State *L) {
   size_t shape[CJL_MAX_DIMS];
   int ndim = cjl_check_shape(L, 1, shape);
-  cujit_dtype dtype = cjl_opt_dtype(L, 3, CUJIT_F32);
+  cujit_device *device;
+  cujit_dtype dtype = dtype_and_device(L, 3, &device);
   cjl_scalar v;
   const char *why = cjl_to_scalar(L, 2, dtype, &v); /* before allocating */
   if (why) luaL_argerror(L, 2, why);
-  cjl_array *a = cjl_new_array(L, dtype, ndim, shape);
+  cjl_array *a = cjl_new_array_on(L, device, dtype, ndim, shape);
   fill_array(L, a, 2);
   return 1;
 }
@@ -139,7 +164,8 @@ static int l_full(lua_State *L) {
 /* a:copy() -> a new device array with the same contents. */
 static int array_copy(lua_State *L) {
   cjl_array *a = cjl_live_array(L, 1);
-  cjl_array *b = cjl_new_array(L, a->dtype, a->ndim, a->shape);
+  cjl_array *b =
+      cjl_new_array_on(L, cujit_buffer_device(cjl_array_buffer(a)), a->dtype, a->ndim, a->shape);
   cjl_check_array_status(
       L, a, cujit_memcpy_dtod(b->buffer, 0, cjl_array_buffer(a), 0, cjl_array_bytes(a), NULL));
   return 1;

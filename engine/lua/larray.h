@@ -38,6 +38,9 @@ size_t cjl_array_bytes(const cjl_array *a);
 /* Allocates a buffer on the current device and pushes it as a new device array. Raises on
 ** failure (no GPU, out of memory) with the engine's message. */
 cjl_array *cjl_new_array(lua_State *L, cujit_dtype dtype, int ndim, const size_t *shape);
+/* The same on `device` (NULL: the current device). */
+cjl_array *cjl_new_array_on(lua_State *L, cujit_device *device, cujit_dtype dtype, int ndim,
+                            const size_t *shape);
 
 /* Raises with the engine's message when a call on the array's engine failed. */
 void cjl_check_array_status(lua_State *L, const cjl_array *a, cujit_status status);

@@ -1,12 +1,14 @@
 /*
 ** lcopy.c -- copies between Lua tables, host arrays and device arrays: cuda.to_device,
-** cuda.to_device_async, a:copy_from, a:copy_to_host(_async), a:totable, h:copy_from, h:to_device.
+** cuda.to_device_async, a:copy_to, a:copy_from, a:copy_to_host(_async), a:totable, h:copy_from,
+*h:to_device.
 ** Every copy reads its source through one dispatch (read_source), so the same source is checked
 ** the same way whatever the destination.
 */
 #include "larray.h"
 #include "lconv.h"
 #include "lcopy.h"
+#include "ldevice.h"
 #include "lhost.h"
 #include "lstream.h"
 
@@ -95,14 +97,23 @@ static void copy_into_array(lua_State *L, cjl_array *a, int src_idx, cujit_strea
   if (stream) cjl_stream_keep(L, stream_idx, src.keep);
 }
 
-/* cuda.to_device(x [, dtype]): x a Lua table (nested for 2-D/3-D; dtype required), a host array
-** (dtype defaults to its own) or a device array (a copy with its own dtype). */
+/* cuda.to_device(x [, dtype] [, {device = d}]): x a Lua table (nested for 2-D/3-D; dtype
+** required), a host array (dtype defaults to its own) or a device array (a copy with its own dtype,
+** from any device); on the current device or d. */
 static int l_to_device(lua_State *L) {
   size_t shape[CJL_MAX_DIMS];
   int ndim;
   cujit_dtype dtype;
   cjl_host *h;
   cjl_array *a;
+  cujit_device *device = NULL;
+  if (lua_istable(L, 2) && !lua_istable(L, 1)) { /* the options in the dtype's place */
+    device = cjl_opt_device_option(L, 2);
+    lua_pushnil(L);
+    lua_replace(L, 2);
+  } else {
+    device = cjl_opt_device_option(L, 3);
+  }
   if (lua_istable(L, 1)) {
     if (lua_isnoneornil(L, 2))
       return luaL_argerror(L, 2,
@@ -130,9 +141,22 @@ static int l_to_device(lua_State *L) {
     return 0;
   }
   lua_settop(L, 1);
-  cjl_array *copy = cjl_new_array(L, dtype, ndim, shape);
+  cjl_array *copy = cjl_new_array_on(L, device, dtype, ndim, shape);
   copy_into_array(L, copy, 1, NULL, 0);
   lua_settop(L, 2);
+  return 1;
+}
+
+/* a:copy_to(device [, stream]) -> a new array on `device` (an ordinal or "cpu") with a's dtype,
+** shape and contents: a peer copy between GPUs, a host copy with the CPU device. The stream, of
+** either device, makes it asynchronous. */
+static int array_copy_to(lua_State *L) {
+  cjl_array *a = cjl_live_array(L, 1);
+  cujit_device *device = cjl_check_device(L, 2);
+  cujit_stream *stream = cjl_opt_stream(L, 3);
+  cjl_array *b = cjl_new_array_on(L, device, a->dtype, a->ndim, a->shape);
+  cjl_check_array_status(
+      L, a, cujit_memcpy_dtod(b->buffer, 0, cjl_array_buffer(a), 0, cjl_array_bytes(a), stream));
   return 1;
 }
 
@@ -236,7 +260,8 @@ static int host_to_device(lua_State *L) {
   return 1;
 }
 
-static const luaL_Reg array_methods[] = {{"copy_to_host", array_copy_to_host},
+static const luaL_Reg array_methods[] = {{"copy_to", array_copy_to},
+                                         {"copy_to_host", array_copy_to_host},
                                          {"copy_to_host_async", array_copy_to_host_async},
                                          {"totable", array_totable},
                                          {"copy_from", array_copy_from},

@@ -86,21 +86,53 @@ static int l_has_gpu(lua_State *L) {
   return 1;
 }
 
+/* The ordinal at `idx`: 0, 1, ..., or "cpu" / -1 for the CPU device. */
+static int check_ordinal(lua_State *L, int idx) {
+  if (lua_type(L, idx) == LUA_TSTRING) {
+    luaL_argcheck(L, strcmp(lua_tostring(L, idx), "cpu") == 0, idx,
+                  "a device is an ordinal (0, 1, ...) or \"cpu\"");
+    return CUJIT_DEVICE_CPU;
+  }
+  lua_Integer ordinal = luaL_checkinteger(L, idx);
+  luaL_argcheck(L, (ordinal >= 0 && ordinal <= INT32_MAX) || ordinal == CUJIT_DEVICE_CPU, idx,
+                "device ordinals start at 0 (the CPU device: \"cpu\" or -1)");
+  return (int)ordinal;
+}
+
+cujit_device *cjl_check_device(lua_State *L, int idx) {
+  cujit_engine *e = cjl_engine(L);
+  cujit_device *dev;
+  cjl_check(L, e, cujit_device_get(e, check_ordinal(L, idx), &dev));
+  return dev;
+}
+
+cujit_device *cjl_opt_device_option(lua_State *L, int idx) {
+  if (lua_isnoneornil(L, idx)) return NULL;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_getfield(L, idx, "device");
+  cujit_device *dev = NULL;
+  if (!lua_isnil(L, -1)) {
+    if (lua_type(L, -1) != LUA_TSTRING && !lua_isinteger(L, -1))
+      luaL_argerror(L, idx, "option 'device' is an ordinal (0, 1, ...) or \"cpu\"");
+    dev = cjl_check_device(L, lua_gettop(L));
+  }
+  lua_pop(L, 1);
+  return dev;
+}
+
 /* cuda.device([ordinal | "cpu"]) -> info of the current device, after making that one current. */
 static int l_device(lua_State *L) {
   cujit_engine *e = cjl_engine(L);
-  if (lua_type(L, 1) == LUA_TSTRING) {
-    luaL_argcheck(L, strcmp(lua_tostring(L, 1), "cpu") == 0, 1,
-                  "a device is an ordinal (0, 1, ...) or \"cpu\"");
-    cjl_check(L, e, cujit_set_device(e, CUJIT_DEVICE_CPU));
-  } else if (!lua_isnoneornil(L, 1)) {
-    lua_Integer ordinal = luaL_checkinteger(L, 1);
-    luaL_argcheck(L, (ordinal >= 0 && ordinal <= INT32_MAX) || ordinal == CUJIT_DEVICE_CPU, 1,
-                  "device ordinals start at 0 (the CPU device: \"cpu\" or -1)");
-    cjl_check(L, e, cujit_set_device(e, (int)ordinal));
-  }
+  if (!lua_isnoneornil(L, 1)) cjl_check(L, e, cujit_set_device(e, check_ordinal(L, 1)));
   push_device_info(L, e, current_device(L, e));
   return 1;
+}
+
+/* cuda.enable_peer(device, peer): kernels on `device` may then take arrays of `peer`. */
+static int l_enable_peer(lua_State *L) {
+  cujit_device *dev = cjl_check_device(L, 1), *peer = cjl_check_device(L, 2);
+  cjl_check(L, cjl_engine(L), cujit_device_enable_peer(dev, peer));
+  return 0;
 }
 
 /* cuda.memory() -> free, total bytes of the current device, and the bytes its memory pool holds
@@ -130,9 +162,11 @@ static int l_allocated(lua_State *L) {
   return 1;
 }
 
+/* cuda.synchronize([device]): the current device's work, or that device's. */
 static int l_synchronize(lua_State *L) {
   cujit_engine *e = cjl_engine(L);
-  cjl_check(L, e, cujit_device_synchronize(current_device(L, e)));
+  cujit_device *dev = lua_isnoneornil(L, 1) ? current_device(L, e) : cjl_check_device(L, 1);
+  cjl_check(L, e, cujit_device_synchronize(dev));
   return 0;
 }
 
@@ -217,6 +251,7 @@ static int l_clear_cache(lua_State *L) {
 static const luaL_Reg module_functions[] = {{"devices", l_devices},
                                             {"has_gpu", l_has_gpu},
                                             {"device", l_device},
+                                            {"enable_peer", l_enable_peer},
                                             {"memory", l_memory},
                                             {"allocated", l_allocated},
                                             {"trim", l_trim},

@@ -15,6 +15,7 @@
 #include "llaunch.h"
 #include "llibrary.h"
 #include "lmanaged.h"
+#include "lnccl.h"
 #include "loptions.h"
 #include "lprogram.h"
 #include "lstream.h"
@@ -36,6 +37,7 @@ LUAMOD_API CJL_EXPORT int luaopen_cujit(lua_State *L) {
   cjl_open_hosts(L, module);
   cjl_open_arrays(L, module);
   cjl_open_copies(L, module);
+  cjl_open_nccl(L, module);
   cjl_open_options(L, module);
   cjl_open_kernels(L, module);
   cjl_open_launchers(L);

@@ -1,8 +1,9 @@
 /*
-** lstream.c -- streams and events from Lua: cuda.stream() with synchronize/query/wait, and
-** cuda.event() with record/synchronize/query/elapsed. A stream keeps alive the host memory its
-** pending asynchronous copies use.
+** lstream.c -- streams and events from Lua: cuda.stream([{device = d}]) with
+** synchronize/query/wait, and cuda.event([{device = d}]) with record/synchronize/query/elapsed.
+** A stream keeps alive the host memory its pending asynchronous copies use.
 */
+#include "ldevice.h"
 #include "lstream.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -54,11 +55,14 @@ static void stream_forget_pending(lua_State *L, int idx) {
 
 static int l_stream(lua_State *L) {
   cujit_engine *e = cjl_engine(L);
+  cujit_device *device = cjl_opt_device_option(L, 1); /* cuda.stream{device = d} */
   cjl_stream *s = lua_newuserdatauv(L, sizeof *s, 1);
   s->stream = NULL;
   s->state = cjl_state_of(L);
   luaL_setmetatable(L, CJL_STREAM);
-  cjl_check(L, e, cujit_stream_create(e, &s->stream));
+  cjl_check(L, e,
+            device ? cujit_stream_create_on(device, &s->stream)
+                   : cujit_stream_create(e, &s->stream));
   return 1;
 }
 
@@ -134,7 +138,9 @@ cujit_event *cjl_check_event(lua_State *L, int idx) {
 
 static int l_event(lua_State *L) {
   cujit_engine *e = cjl_engine(L);
-  cjl_check(L, e, cujit_event_create(e, cjl_new_event(L)));
+  cujit_device *device = cjl_opt_device_option(L, 1); /* cuda.event{device = d} */
+  cujit_event **event = cjl_new_event(L);
+  cjl_check(L, e, device ? cujit_event_create_on(device, event) : cujit_event_create(e, event));
   return 1;
 }
 

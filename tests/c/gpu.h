@@ -4,6 +4,7 @@
 ** instead when CUJIT_REQUIRE_GPU=1, so a GPU run cannot pass by skipping. Each case that gets a
 ** device says which on a line "runs on: DEVICE [suite::case]", which scripts/test_summary.lua
 ** counts.
+** CJ_NEED_GPUS does the same for N GPUs under CUJIT_REQUIRE_GPUS=N.
 */
 #ifndef CUJIT_TEST_GPU_H
 #define CUJIT_TEST_GPU_H
@@ -60,6 +61,27 @@ static inline int cj_test_on_cpu(cujit_engine *engine) {
     if (getenv("CUJIT_TEST_NO_CPU") || cujit_set_device((engine), CUJIT_DEVICE_CPU) != CUJIT_OK)   \
       cr_skip_test("no GPU: %s", cujit_errmsg(engine));                                            \
     cj_test_runs_on("CPU device");                                                                 \
+  } while (0)
+
+/* The GPUs a run requires: CUJIT_REQUIRE_GPUS=N, or 1 under CUJIT_REQUIRE_GPU=1, else 0. */
+static inline int cj_test_gpus_required(void) {
+  const char *v = getenv("CUJIT_REQUIRE_GPUS");
+  if (v && *v) return atoi(v);
+  return cj_test_gpu_required();
+}
+
+/* Needs `n` GPUs in `engine`: skips with the reason when there are fewer, and fails instead when
+** CUJIT_REQUIRE_GPUS asks for at least n. */
+#define CJ_NEED_GPUS(engine, n)                                                                    \
+  do {                                                                                             \
+    int cj_count_ = 0;                                                                             \
+    if (cujit_device_count((engine), &cj_count_) != CUJIT_OK) cj_count_ = 0;                       \
+    if (cj_count_ < (n)) {                                                                         \
+      if (cj_test_gpus_required() >= (n))                                                          \
+        cr_assert_fail("CUJIT_REQUIRE_GPUS=%d but the test needs %d GPUs and there are %d",        \
+                       cj_test_gpus_required(), (n), cj_count_);                                   \
+      cr_skip_test("needs %d GPUs, this machine has %d", (n), cj_count_);                          \
+    }                                                                                              \
   } while (0)
 
 /* Fresh random floats in [-1, 1) from a small xorshift, so inputs are never zeros. */

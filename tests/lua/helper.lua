@@ -73,6 +73,59 @@ function M.need_gpu(cuda)
   print("runs on: CPU device (no GPU: " .. tostring(why):match("^[^\n]*") .. ")")
 end
 
+-- The GPUs the driver sees (0 without a driver).
+function M.gpu_count(cuda)
+  local n = 0
+  for _, d in ipairs(cuda.devices()) do
+    if d.arch ~= "cpu" then n = n + 1 end
+  end
+  return n
+end
+
+-- The GPUs a run requires: CUJIT_REQUIRE_GPUS=N (the two-GPU machine sets 2), or 1 under
+-- CUJIT_REQUIRE_GPU=1, else 0.
+function M.required_gpus()
+  local n = tonumber(os.getenv("CUJIT_REQUIRE_GPUS") or "")
+  if n then return n end
+  return required("CUJIT_REQUIRE_GPU") and 1 or 0
+end
+
+-- For what needs `n` GPUs (several devices): skips the script with the reason when there are
+-- fewer, and fails instead when CUJIT_REQUIRE_GPUS asks for at least n. Returns the count.
+function M.need_gpus(cuda, n)
+  local have = M.gpu_count(cuda)
+  if have >= n then return have end
+  local why = string.format("needs %d GPUs, this machine has %d", n, have)
+  if M.required_gpus() >= n then
+    io.stderr:write("FAIL: CUJIT_REQUIRE_GPUS=", M.required_gpus(), " but the test ", why, "\n")
+    os.exit(1)
+  end
+  skip(why)
+end
+
+-- NCCL for a GPU test: skips without it (fails when GPUs are required), and refuses to touch it
+-- unless NCCL_NVLS_ENABLE=0 is in the environment (NVLink multicast must stay off on the shared
+-- GPU machines; cujit never sets it).
+function M.need_nccl(cuda)
+  local ok, why = cuda.nccl.available()
+  local failing = M.required_gpus() >= 1
+  if not ok then
+    if failing then
+      io.stderr:write("FAIL: GPUs are required but NCCL is not there: ", tostring(why), "\n")
+      os.exit(1)
+    end
+    skip("no NCCL: " .. tostring(why))
+  end
+  if os.getenv("NCCL_NVLS_ENABLE") ~= "0" then
+    local msg = "NCCL_NVLS_ENABLE is not 0; set NCCL_NVLS_ENABLE=0 before a GPU run uses NCCL"
+    if failing then
+      io.stderr:write("FAIL: ", msg, "\n")
+      os.exit(1)
+    end
+    skip(msg)
+  end
+end
+
 function M.has_gpu(cuda)
   return (cuda.has_gpu())
 end

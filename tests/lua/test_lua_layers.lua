@@ -8,9 +8,9 @@ local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
 local dir = here .. "/../../engine/lua/"
 
 -- Bottom to top: a file may include the headers of the files before it, never after.
-local LADDER = {"lstate", "lconv", "lstream", "ldevice", "lhost", "larray", "lcopy", "loptions",
-                "lkernel", "llaunch", "lprogram", "llibrary", "limage", "lgraph", "lview", "lmanaged",
-                "lcoop", "linit"}
+local LADDER = {"lstate", "lconv", "ldevice", "lstream", "lhost", "larray", "lcopy", "lnccl",
+                "loptions", "lkernel", "llaunch", "lprogram", "llibrary", "limage", "lgraph", "lview",
+                "lmanaged", "lcoop", "linit"}
 local rung = {}
 for i, name in ipairs(LADDER) do rung[name] = i end
 
