@@ -130,9 +130,10 @@ static const char *take_file(resolver *r, const char *path, const char *where, s
   }
   int idx = header_index(r->out, canon);
   cj_include_file *seen = NULL;
+  size_t seen_at = 0;
   for (size_t i = 0; i < r->out->file_count && idx >= 0; i++)
     if (r->out->files[i].path && strcmp(r->out->files[i].canonical, canon) == 0)
-      seen = &r->out->files[i];
+      seen = &r->out->files[i], seen_at = i;
   if (idx >= 0 && !seen) return r->out->header_names[idx]; /* a built-in of that name */
   if (seen && strcmp(seen->path, path) == 0) return seen->canonical;
   size_t len = 0;
@@ -163,9 +164,10 @@ static const char *take_file(resolver *r, const char *path, const char *where, s
     return NULL;
   }
   if (seen) { /* the same file by another path: recorded for the manifest, read once */
-    f->size = seen->size, f->mtime_sec = seen->mtime_sec, f->mtime_nsec = seen->mtime_nsec;
-    f->device = seen->device, f->inode = seen->inode, f->hash = seen->hash;
-    return seen->canonical;
+    const cj_include_file *first = &r->out->files[seen_at]; /* add_record may have moved it */
+    f->size = first->size, f->mtime_sec = first->mtime_sec, f->mtime_nsec = first->mtime_nsec;
+    f->device = first->device, f->inode = first->inode, f->hash = first->hash;
+    return first->canonical;
   }
   f->size = (int64_t)len;
   f->hash = XXH64(bytes, len, 0);
