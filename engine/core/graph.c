@@ -61,10 +61,10 @@ int cujit_stream_capturing(const cujit_stream *stream) {
 static void graph_destroy(cj_link *link) {
   cujit_graph *g = GRAPH_OF(link);
   cujit_device *dev = g->device;
-  int alive = cj_device_current(dev, g->generation);
-  /* A lost graph's driver objects went with the context; the CPU device's are this process's
-  ** memory, which its reset leaves to their owner: freed here. */
-  if ((alive && cj_device_enter_quiet(dev)) || (!alive && dev->ops->host_addressed)) {
+  /* A lost graph's driver objects went with the context, and a faulted context takes no call; the
+  ** CPU device's are this process's memory, which neither a reset nor a fault frees: freed here. */
+  if (dev->ops->host_addressed ||
+      (cj_device_current(dev, g->generation) && cj_device_enter_quiet(dev))) {
     if (g->exec) dev->ops->exec_destroy(dev, g->exec);
     dev->ops->graph_destroy(dev, g->graph);
   }
