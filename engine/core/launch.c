@@ -104,8 +104,7 @@ static cujit_status pack_int(const cujit_kernel *k, size_t i, const cujit_arg *a
   int64_t lo = 0;
   uint64_t hi = 0;
   if (!int_range(d, &lo, &hi)) return arg_error(k, i, "cujit cannot pass this scalar type");
-  if (strcmp(k->sig.params[i].type, "bool") == 0)
-    hi = 1; /* another byte is no bool on the device */
+  if (k->sig.params[i].boolean) hi = 1; /* another byte is no bool on the device */
   switch (a->kind) {
   case CUJIT_ARG_INT:
     if (a->v.i < lo || (a->v.i > 0 && (uint64_t)a->v.i > hi))

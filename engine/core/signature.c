@@ -308,6 +308,7 @@ static cujit_status read_param(parser *p, param_text *pt, int name_tok, int *wor
   out->kind = stars ? CUJIT_PARAM_POINTER : CUJIT_PARAM_SCALAR;
   out->dtype = stars > 1 ? CUJIT_DTYPE_NONE : base.dtype;
   out->is_const = stars > 0 && base_const;
+  out->boolean = stars == 0 && spelled && strcmp(base.spelling, "bool") == 0;
   out->size = stars ? 8 : base.size;
   out->align = stars ? 8 : base.align;
   return CUJIT_OK;

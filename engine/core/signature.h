@@ -24,6 +24,7 @@ typedef struct cj_param {
   size_t size, align, offset;
   int type_var; /* index into type_vars, or -1 */
   int nullable; /* a pointer declared with a default of NULL, nullptr or 0: takes a null pointer */
+  int boolean;  /* a bool scalar: a u8 that takes 0 or 1 only */
 } cj_param;
 
 typedef struct cj_signature {
