@@ -261,6 +261,8 @@ Test(signature, errors) {
   parse_bad("int(float a)", "reserved word", NULL);
   parse_bad("k(int a, , int b)", "empty parameter", "column 10");
   parse_bad("k(int a,)", "empty parameter", NULL);
+  parse_bad("k(=T *x, int n)", "parameter 1 has a default value but no type and name", NULL);
+  parse_bad("k(int n, = 3)", "parameter 2 has a default value but no type and name", NULL);
   parse_bad("k(int)", "has no name", NULL);
   parse_bad("k(const float *)", "has no name", NULL);
   parse_bad("k(unsigned long)", "has no name", NULL);
