@@ -13,6 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether the R at s[i], before a '"', opens a raw string: it starts a word, or follows an
+** encoding prefix (u8R"(...)", uR, UR, LR); any other word ending in R is a name. */
+static int raw_string_opens(const char *s, size_t i) {
+  size_t w = i;
+  while (w > 0 && cj_ident_char((unsigned char)s[w - 1])) w--;
+  size_t len = i - w;
+  return len == 0 || (len == 1 && strchr("uUL", s[w])) ||
+         (len == 2 && s[w] == 'u' && s[w + 1] == '8');
+}
+
 /* A copy of the source with comments, preprocessor lines and the insides of literals blanked to
 ** spaces (newlines kept, so positions stay), except the "C" of extern "C". */
 static char *blank_source(const char *src) {
@@ -51,8 +61,7 @@ static char *blank_source(const char *src) {
         i++;
       }
       if (i < n) s[i] = s[i + 1] = ' ', i += 2;
-    } else if (c == 'R' && i + 1 < n && s[i + 1] == '"' &&
-               (i == 0 || !cj_ident_char((unsigned char)s[i - 1]))) {
+    } else if (c == 'R' && i + 1 < n && s[i + 1] == '"' && raw_string_opens(s, i)) {
       /* R"delim( ... )delim" */
       size_t d = i + 2;
       while (d < n && s[d] != '(' && d - i < 20) d++;
@@ -503,9 +512,8 @@ static cujit_status read_source(const char *source, scanner *sc, char *err, size
   memset(sc, 0, sizeof *sc);
   sc->err = err, sc->err_len = err_len;
   char *blank = blank_source(source);
-  if (!blank) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   sc->text = blank;
-  cujit_status st = scan_tokens(sc);
+  cujit_status st = blank ? scan_tokens(sc) : CUJIT_ERROR_OUT_OF_HOST_MEMORY; /* message below */
   free(sc->stmt);
   free(blank);
   sc->text = NULL, sc->stmt = NULL;

@@ -320,3 +320,69 @@ Test(scan_ptx, kernels_in_comments_strings_and_directives_are_not_read) {
   scanned_names(src, names, sizeof names);
   cr_assert_str_eq(names, want);
 }
+
+/* `xR"(` is an identifier (here a macro given by -D) then a string, not a raw string: what
+** follows the string's end is read. */
+Test(scan_ptx, an_identifier_ending_in_r_before_a_string_is_not_a_raw_string) {
+  char names[256];
+  scanned_names("xR\"(\";\nextern \"C\" __global__ void k(int *x) {}\n", names, sizeof names);
+  cr_assert_str_eq(names, "k");
+  /* A raw string with an encoding prefix is a raw string: its quote does not end it, and the
+  ** kernel after it is read. */
+  scanned_names("const char *s = u8R\"(a\"b)\";\nextern \"C\" __global__ void k(int *x) {}\n",
+                names, sizeof names);
+  cr_assert_str_eq(names, "k");
+  scanned_names("const wchar_t *w = LR\"d(\")d\";\nextern \"C\" __global__ void k(int *x) {}\n",
+                names, sizeof names);
+  cr_assert_str_eq(names, "k");
+}
+
+/* typedef and using at namespace scope are put into the kernels' parameters; the namespaces
+** around a kernel (nested ones too) are its scope text. */
+Test(scan_ptx, typedefs_usings_and_nested_namespaces_are_read) {
+  const char *src = "typedef unsigned int uint;\n"
+                    "using real = float;\n"
+                    "typedef real *rptr;\n"
+                    "namespace a { namespace b {\n"
+                    "extern \"C\" __global__ void k(uint u, real r, rptr p) {}\n"
+                    "} }\n";
+  cj_scan scan;
+  char err[512];
+  cr_assert_eq(cj_scan_prepare(src, NULL, 0, &scan, err, sizeof err), CUJIT_OK, "%s", err);
+  cr_assert_eq(scan.count, 1);
+  const cj_signature *sig = &scan.kernels[0].sig;
+  cr_assert_eq(sig->nparams, 3);
+  cr_assert_str_eq(sig->params[0].type, "unsigned int");
+  cr_assert_eq(sig->params[0].dtype, CUJIT_U32);
+  cr_assert_str_eq(sig->params[1].type, "float");
+  cr_assert_str_eq(sig->params[2].type, "float *");
+  cr_assert_eq(scan.ntd, 3);
+  cr_assert_str_eq(scan.kernels[0].scope, "namespace a  { namespace b  { ");
+  cr_assert_eq(scan.kernels[0].scope_depth, 2);
+  cj_scan_free(&scan);
+}
+
+/* A template kernel is remembered, its name qualified, its parameters and defaults read past an
+** attribute's parentheses. */
+Test(scan_ptx, template_kernels_are_remembered_with_their_parameters) {
+  const char *src = "namespace ns {\n"
+                    "template <class T, int N = 4> __global__ __launch_bounds__(128) void "
+                    "scale(T *x, int n) {}\n"
+                    "}\n";
+  cj_scan scan;
+  char err[512];
+  cr_assert_eq(cj_scan_prepare(src, NULL, 0, &scan, err, sizeof err), CUJIT_OK, "%s", err);
+  cr_assert_eq(scan.count, 0);
+  cr_assert_eq(scan.templates, 1);
+  cr_assert_eq(scan.ntmpls, 1);
+  const cj_scan_template *t = &scan.tmpls[0];
+  cr_assert_str_eq(t->name, "ns::scale");
+  cr_assert_str_eq(t->params, "T *x, int n");
+  cr_assert_eq(t->ntparams, 2);
+  cr_assert_str_eq(t->tparams[0], "T");
+  cr_assert_null(t->tdefaults[0]);
+  cr_assert_str_eq(t->tparams[1], "N");
+  cr_assert_str_eq(t->tdefaults[1], "4");
+  cr_assert_str_eq(t->scope, "namespace ns  { "); /* the head as written, then " { " */
+  cj_scan_free(&scan);
+}
