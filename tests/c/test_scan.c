@@ -386,3 +386,39 @@ Test(scan_ptx, template_kernels_are_remembered_with_their_parameters) {
   cr_assert_str_eq(t->scope, "namespace ns  { "); /* the head as written, then " { " */
   cj_scan_free(&scan);
 }
+
+/* A parameter of a type cujit cannot size (a struct it did not see) takes the size and alignment
+** the PTX gives it, stated (.align) or the width of its type; the offsets are laid out again. */
+Test(scan_ptx, unread_types_take_the_ptx_sizes_and_alignments) {
+  const char *src = "struct S;\nextern \"C\" __global__ void k(char c, S s, char d, S t) {}\n";
+  const char *ptx = ".visible .entry k(\n\t.param .u8 k_param_0,\n\t.param .align 8 .b8 "
+                    "k_param_1[16],\n\t.param .u8 k_param_2,\n\t.param .u64 k_param_3\n)\n{\n}\n";
+  cj_scan scan;
+  char err[1024];
+  cr_assert_eq(cj_scan_prepare(src, NULL, 0, &scan, err, sizeof err), CUJIT_OK, "%s", err);
+  cj_signature *kernels = NULL;
+  size_t n = 0;
+  cr_assert_eq(cj_verify_ptx(&scan, ptx, &kernels, &n, err, sizeof err), CUJIT_OK, "%s", err);
+  cr_assert_eq(n, 1);
+  const cj_param *p = kernels[0].params;
+  cr_assert_eq(p[1].size, 16);
+  cr_assert_eq(p[1].align, 8, "stated by .align");
+  cr_assert_eq(p[1].offset, 8);
+  cr_assert_eq(p[3].size, 8);
+  cr_assert_eq(p[3].align, 8, "the width of .u64");
+  cr_assert_eq(p[3].offset, 32);
+  cr_assert_eq(kernels[0].param_bytes, 40);
+  cj_signature_free(&kernels[0]);
+  free(kernels);
+  cj_scan_free(&scan);
+}
+
+/* A kernel the PTX has and the source reading did not find is named in the message, even when its
+** name is one letter. */
+Test(scan_ptx, a_kernel_compiled_but_not_read_is_named) {
+  char err[1024];
+  const char *src = "#define K(n) extern \"C\" __global__ void n(int x) {}\nK(k)\n";
+  const char *ptx = ".visible .entry k(\n\t.param .u32 k_param_0\n)\n{\n}\n";
+  cr_assert_eq(verify_with(src, ptx, err, sizeof err), CUJIT_ERROR_NOT_FOUND);
+  cr_assert(strstr(err, "the program compiles kernel(s) k, which cujit could not read"), "%s", err);
+}
