@@ -372,6 +372,13 @@ Test(compile, bad_options) {
   o = (cujit_compile_options){.arch = "sm_90", .std = "c++ 17"};
   cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p),
                CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "std 'c++ 17' is not a language standard"), "%s",
+            cujit_errmsg(engine));
+  o.std = ""; /* the empty mirror: refused by cujit, not passed to NVRTC as "-std=" */
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p),
+               CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "std '' is not a language standard"), "%s",
+            cujit_errmsg(engine));
 }
 
 Test(compile, arch_checks) {

@@ -183,6 +183,14 @@ Test(includes, include_path_and_pre_include_flags) {
   expect(NULL, KERNEL, &pop, 621, 0);
   put("pre.h", "#define VALUE 622\n");
   expect(NULL, KERNEL, &pop, 622, 0);
+
+  /* A relative --pre-include is found beside the file compiled, not in the working directory:
+  ** NVRTC is given its real path (by its own search it would not find it). */
+  put("rel/pre.h", "#define VALUE 631\n");
+  put("rel/k.cu", KERNEL);
+  const char *rflags[] = {"--pre-include=pre.h"};
+  cujit_compile_options rop = {.arch = "sm_90", .extra_flags = rflags, .extra_flag_count = 1};
+  expect(at("rel/k.cu"), NULL, &rop, 631, 0);
 }
 
 Test(includes, a_new_header_that_shadows_is_seen) {
