@@ -366,6 +366,10 @@ Test(includes, damaged_manifests_are_refused) {
   free(untrusted);
   snprintf(to, sizeof to, "F %lld %lld ", size + 1, sec);
   check_edit(m, "\nF ", from, to, 0, "another size");
+  char spaced[700], unspaced[700];
+  snprintf(spaced, sizeof spaced, " %s\t", at("m/a.h"));
+  snprintf(unspaced, sizeof unspaced, "x%s\t", at("m/a.h"));
+  check_edit(m, "\nF ", spaced, unspaced, 0, "no space after the hash");
   /* The absent path appears: a miss. */
   put("m/none/c.h", "#define VALUE 4\n");
   cr_assert_eq(cj_includes_manifest_check(m, strlen(m), got), 0, "%s", m);
@@ -420,5 +424,36 @@ Test(includes, the_per_file_size_limit) {
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 0);
   cr_assert(strstr(inc.why, "cannot read"), "%s", inc.why);
+  cj_includes_free(&inc);
+}
+
+/* __has_include names are resolved and rewritten like #include's; a name found nowhere is probed
+** in each -I directory once, and only there. */
+Test(includes, has_include_and_names_found_nowhere) {
+  put("h/a.h", "#define VALUE 1\n");
+  char real[4096];
+  cr_assert_not_null(realpath(at("h/a.h"), real));
+  char iflag[600], want[8400];
+  snprintf(iflag, sizeof iflag, "-I%s", at("h/inc"));
+  const char *flags[] = {iflag};
+  cj_include_request rq = {"#if __has_include(\"a.h\")\n#endif\n#include <nowhere.h>\n",
+                           at("h/k.cu"),
+                           flags,
+                           1,
+                           NULL,
+                           NULL,
+                           NULL,
+                           0};
+  cj_includes inc;
+  cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
+  cr_assert_eq(inc.cacheable, 1, "%s", inc.why);
+  snprintf(want, sizeof want, "#if __has_include(\"%s\")\n#endif\n#include <nowhere.h>\n", real);
+  cr_assert_str_eq(inc.source, want);
+  cr_assert_eq(inc.header_count, 1);
+  cr_assert_eq(inc.file_count, 2, "a.h read, inc/nowhere.h probed absent");
+  cr_assert_not_null(inc.files[0].path);
+  cr_assert_null(inc.files[1].path);
+  snprintf(want, sizeof want, "%s/nowhere.h", at("h/inc"));
+  cr_assert_str_eq(inc.files[1].canonical, want);
   cj_includes_free(&inc);
 }

@@ -3,13 +3,19 @@
 ** fails (the executable is linked with --wrap=malloc,calloc,realloc, tests/CMakeLists.txt), for
 ** every N until the call makes no more, and each call must then answer CUJIT_OK or
 ** CUJIT_ERROR_OUT_OF_HOST_MEMORY with a message, and free what it made (scripts/sanitize.sh sees a
-** leak). Covers the source reader (scan.c), the PTX check (verify.c) and the signature parser.
+** leak). Covers the source reader (scan.c), the PTX check (verify.c), the signature parser and
+** the include resolver, whose answer must then be the same as with every allocation granted.
 */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "includes.h"
 #include "scan.h"
+#include "scratch.h"
 #include "signature.h"
 #include "verify.h"
 
@@ -25,6 +31,7 @@ static int refuse(void) {
   if (allocations_left < 0) return 0;
   if (allocations_left-- > 0) return 0;
   failed = 1;
+  errno = ENOMEM; /* as malloc says it */
   return 1;
 }
 
@@ -163,4 +170,62 @@ Test(oom, the_source_reader_answers_out_of_memory) {
 Test(oom, the_ptx_check_and_the_signature_parser_answer_out_of_memory) {
   cr_assert_gt(sweep(verify), 2);
   cr_assert_gt(sweep(parse), 4);
+}
+
+static void put(const char *dir, const char *name, const char *text) {
+  char path[700];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f, "%s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+Test(oom, the_include_resolver_fails_whole_or_answers_the_same) {
+  const char *dir = cj_scratch_make("oom");
+  char inc_dir[600], iflag[700], name[700];
+  snprintf(inc_dir, sizeof inc_dir, "%s/inc", dir);
+  cr_assert_eq(mkdir(inc_dir, 0700), 0);
+  put(dir, "a.h", "#pragma once\n#include <b.h>\n#if __has_include(\"c.h\")\n#endif\n");
+  put(inc_dir, "b.h", "#include \"a.h\"\n#include <cujit/x.h>\n#define VALUE 1\n");
+  put(dir, "pre.h", "#define PRE 1\n");
+  snprintf(iflag, sizeof iflag, "-I%s", inc_dir);
+  snprintf(name, sizeof name, "%s/k.cu", dir);
+  const char *flags[] = {"-I", dir, iflag, "--pre-include=pre.h"};
+  const char *bnames[] = {"cujit/x.h"}, *bsrcs[] = {"#include <b.h>\n"};
+  cj_include_request rq = {
+      "#include \"a.h\"\n#include <nowhere.h>\n", name, flags, 4, NULL, bnames, bsrcs, 1};
+  cj_includes want, got;
+  cr_assert_eq(cj_includes_resolve(&rq, &want), 1);
+  cr_assert_eq(want.cacheable, 1, "%s", want.why);
+  uint8_t key[16] = {1};
+  char *want_manifest = cj_includes_manifest(&want, key);
+  cr_assert_not_null(want_manifest);
+  long n = 0;
+  for (;; n++) {
+    arm(n);
+    int ok = cj_includes_resolve(&rq, &got);
+    char *manifest = ok ? cj_includes_manifest(&got, key) : NULL;
+    int was_refused = failed, complete = ok && manifest;
+    disarm();
+    if (ok) {
+      cr_assert_eq(got.cacheable, 1, "allocation %ld refused: %s", n, got.why);
+      cr_assert_str_eq(got.source, want.source, "allocation %ld refused", n);
+      cr_assert_eq(got.header_count, want.header_count, "allocation %ld refused", n);
+      for (size_t i = 0; i < want.header_count; i++)
+        cr_assert_str_eq(got.header_sources[i], want.header_sources[i], "allocation %ld", n);
+      cr_assert_eq(memcmp(got.digest, want.digest, sizeof want.digest), 0, "allocation %ld", n);
+      if (manifest) cr_assert_str_eq(manifest, want_manifest, "allocation %ld refused", n);
+      free(manifest);
+      cj_includes_free(&got);
+    }
+    if (!was_refused) {
+      cr_assert(complete, "the resolver fails with no allocation refused");
+      break;
+    }
+  }
+  cr_assert_gt(n, 20);
+  free(want_manifest);
+  cj_includes_free(&want);
+  cj_scratch_remove();
 }
