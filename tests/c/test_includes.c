@@ -370,6 +370,12 @@ Test(includes, damaged_manifests_are_refused) {
   snprintf(spaced, sizeof spaced, " %s\t", at("m/a.h"));
   snprintf(unspaced, sizeof unspaced, "x%s\t", at("m/a.h"));
   check_edit(m, "\nF ", spaced, unspaced, 0, "no space after the hash");
+  /* A file at a path listed as absent (after a longer path was read): a miss. */
+  char *appeared = malloc(strlen(m) + 700);
+  cr_assert_not_null(appeared);
+  sprintf(appeared, "%sA %s\n", m, at("m/a.h"));
+  cr_assert_eq(cj_includes_manifest_check(appeared, strlen(appeared), got), 0, "%s", appeared);
+  free(appeared);
   /* The absent path appears: a miss. */
   put("m/none/c.h", "#define VALUE 4\n");
   cr_assert_eq(cj_includes_manifest_check(m, strlen(m), got), 0, "%s", m);
