@@ -514,3 +514,38 @@ Test(compile, programs_of_one_key_share_a_record) {
   cujit_kernel_free(k1);
   cujit_kernel_free(k2);
 }
+
+/* Each NVRTC call that fails is an error naming the call (a stand-in NVRTC fails the one named
+** by CJ_TEST_NVRTC_FAIL, tests/c/nvrtc_failing.c); the program log unavailable is no error. */
+Test(compile, nvrtc_failures_are_errors_naming_the_call) {
+  need_nvrtc();
+  setenv("CUJIT_NVRTC", CJ_TEST_NVRTC_FAILING, 1);
+  static const char *const calls[] = {"nvrtcCreateProgram",    "nvrtcAddNameExpression",
+                                      "nvrtcCompileProgram",   "nvrtcGetPTXSize",
+                                      "nvrtcGetPTX",           "nvrtcGetCUBINSize",
+                                      "nvrtcGetCUBIN",         "nvrtcGetLoweredName",
+                                      "nvrtcGetProgramLogSize"};
+  for (size_t i = 0; i < sizeof calls / sizeof *calls; i++) {
+    setenv("CJ_TEST_NVRTC_FAIL", calls[i], 1);
+    cujit_engine *e;
+    cr_assert_eq(cujit_open(&e), CUJIT_OK);
+    char src[1024]; /* a source of its own, so that no run is a cache hit */
+    snprintf(src, sizeof src, "// %s\n%s__global__ void cxxk(int *p) { *p = 1; }\n", calls[i],
+             saxpy_src);
+    cujit_program *p = NULL;
+    cujit_status st = cujit_program_compile(e, src, NULL, &sm90, &p);
+    if (strcmp(calls[i], "nvrtcGetProgramLogSize") == 0) {
+      cr_assert_eq(st, CUJIT_OK, "%s: %s", calls[i], cujit_errmsg(e));
+      cujit_program_free(p);
+    } else {
+      cr_assert_neq(st, CUJIT_OK, "%s failing", calls[i]);
+      cr_assert_null(p);
+      const char *says =
+          strcmp(calls[i], "nvrtcCompileProgram") == 0 ? "NVRTC failed compiling" : calls[i];
+      cr_assert(strstr(cujit_errmsg(e), says), "%s: %s", calls[i], cujit_errmsg(e));
+      cr_assert(strstr(cujit_errmsg(e), "NVRTC_ERROR_INTERNAL_ERROR"), "%s", cujit_errmsg(e));
+    }
+    cujit_close(e);
+  }
+  unsetenv("CJ_TEST_NVRTC_FAIL");
+}
