@@ -838,3 +838,39 @@ Test(cache, directory_of_another_user_is_refused) {
   cr_assert_eq(chown(dir, 65534, 65534), 0);
   check_refused(dir, "belongs to another user");
 }
+
+/* The memory cache keeps entries up to 64 MiB in all: one of exactly 64 MiB stays, one byte more
+** is not kept, and a second entry that would pass the bound drops the oldest. Memory only
+** (CUJIT_CACHE=off), so each answer comes from memory. */
+Test(cache, the_memory_bound) {
+  setenv("CUJIT_CACHE", "off", 1);
+  cujit_engine *e = open_engine();
+  cj_cache *c = cj_cache_open(e);
+  cr_assert_not_null(c);
+  size_t mib64 = (size_t)64 << 20;
+  char *text = malloc(mib64 + 1);
+  cr_assert_not_null(text);
+  memset(text, 'p', mib64);
+  text[mib64] = '\0';
+  cj_cache_key a = {{1}}, b = {{2}}, big = {{3}};
+  cj_cache_entry got;
+  cj_cache_entry exact = {.ptx = text, .ptx_len = mib64 - 4, .log = "four"};
+  cj_cache_put(c, &a, &exact);
+  cr_assert_eq(cj_cache_get(c, &a, &got), 1, "64 MiB in all (PTX and log) is kept");
+  cr_assert_eq(got.ptx_len, mib64 - 4);
+  cr_assert_str_eq(got.log, "four");
+  cj_cache_entry_free(&got);
+  cj_cache_entry over = {.ptx = text, .ptx_len = mib64 - 3, .log = "four"};
+  cj_cache_put(c, &big, &over);
+  cr_assert_eq(cj_cache_get(c, &big, &got), 0, "one byte over 64 MiB is not kept");
+  cr_assert_eq(cj_cache_get(c, &a, &got), 1, "and drops nothing");
+  cj_cache_entry_free(&got);
+  cj_cache_entry half = {.ptx = text, .ptx_len = mib64 / 2, .log = ""};
+  cj_cache_put(c, &b, &half);
+  cr_assert_eq(cj_cache_get(c, &b, &got), 1);
+  cj_cache_entry_free(&got);
+  cr_assert_eq(cj_cache_get(c, &a, &got), 0, "the oldest made room");
+  cj_cache_close(c);
+  free(text);
+  cujit_close(e);
+}
