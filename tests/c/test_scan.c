@@ -270,11 +270,16 @@ Test(scan_ptx, parameter_sizes_are_read_from_the_ptx) {
   cr_assert_eq(verify_with(src, two, err, sizeof err), CUJIT_OK, "%s", err);
 }
 
+/* Reads src's kernels into *scan; asserts it succeeds. */
+static void prepare_ok(const char *src, cj_scan *scan) {
+  char err[512];
+  cr_assert_eq(cj_scan_prepare(src, NULL, 0, scan, err, sizeof err), CUJIT_OK, "%s", err);
+}
+
 /* The kernels a source holds, by name, in order ("a,b"); asserts the scan succeeds. */
 static void scanned_names(const char *src, char *names, size_t len) {
   cj_scan scan;
-  char err[512];
-  cr_assert_eq(cj_scan_prepare(src, NULL, 0, &scan, err, sizeof err), CUJIT_OK, "%s", err);
+  prepare_ok(src, &scan);
   names[0] = '\0';
   for (size_t i = 0; i < scan.count; i++)
     snprintf(names + strlen(names), len - strlen(names), "%s%s", i ? "," : "",
@@ -347,8 +352,7 @@ Test(scan_ptx, typedefs_usings_and_nested_namespaces_are_read) {
                     "extern \"C\" __global__ void k(uint u, real r, rptr p) {}\n"
                     "} }\n";
   cj_scan scan;
-  char err[512];
-  cr_assert_eq(cj_scan_prepare(src, NULL, 0, &scan, err, sizeof err), CUJIT_OK, "%s", err);
+  prepare_ok(src, &scan);
   cr_assert_eq(scan.count, 1);
   const cj_signature *sig = &scan.kernels[0].sig;
   cr_assert_eq(sig->nparams, 3);
@@ -370,8 +374,7 @@ Test(scan_ptx, template_kernels_are_remembered_with_their_parameters) {
                     "scale(T *x, int n) {}\n"
                     "}\n";
   cj_scan scan;
-  char err[512];
-  cr_assert_eq(cj_scan_prepare(src, NULL, 0, &scan, err, sizeof err), CUJIT_OK, "%s", err);
+  prepare_ok(src, &scan);
   cr_assert_eq(scan.count, 0);
   cr_assert_eq(scan.templates, 1);
   cr_assert_eq(scan.ntmpls, 1);
