@@ -874,3 +874,35 @@ Test(cache, the_memory_bound) {
   free(text);
   cujit_close(e);
 }
+
+/* The entry just written is evicted last, even when the others look newer (dated ahead by a
+** machine whose clock runs fast). */
+Test(cache, the_entry_just_written_is_evicted_last) {
+  cujit_engine *e = open_engine();
+  need_nvrtc(e);
+  char names[8][64], a[64], b[64];
+  cujit_program_free(compile_ok(e, kernel_src("ahead_a", 1)));
+  cr_assert_eq(list_entries(names, 8), 1);
+  snprintf(a, sizeof a, "%s", names[0]);
+  cujit_program_free(compile_ok(e, kernel_src("ahead_b", 2)));
+  cr_assert_eq(list_entries(names, 8), 2);
+  snprintf(b, sizeof b, "%s", strcmp(names[0], a) ? names[0] : names[1]);
+  cujit_cache_stats st;
+  cujit_cache_stats_get(e, &st);
+  uint64_t per_entry = st.bytes / 2;
+  cujit_close(e);
+  set_age(a, -2 * 3600);
+  set_age(b, -3 * 3600);
+  char max[32];
+  snprintf(max, sizeof max, "%llu", (unsigned long long)(per_entry * 5 / 2));
+  setenv("CUJIT_CACHE_MAX", max, 1);
+  e = open_engine();
+  cujit_program_free(compile_ok(e, kernel_src("ahead_c", 3)));
+  cr_assert_eq(list_entries(names, 8), 2);
+  int c_kept = strcmp(names[0], a) && strcmp(names[0], b);
+  c_kept |= strcmp(names[1], a) && strcmp(names[1], b);
+  cr_assert(c_kept, "the new entry is kept: %s, %s", names[0], names[1]);
+  cr_assert(entry_exists(b), "b is dated the newest");
+  cr_assert(!entry_exists(a), "a was the oldest of the others");
+  cujit_close(e);
+}
