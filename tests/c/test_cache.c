@@ -4,13 +4,17 @@
 ** the directory's resolution, two processes filling one cache at once, what else may sit at
 ** an entry's path (a FIFO, a directory, a huge file), and who may write the cache.
 */
+#define _GNU_SOURCE /* unshare */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -905,4 +909,34 @@ Test(cache, the_entry_just_written_is_evicted_last) {
   cr_assert(entry_exists(b), "b is dated the newest");
   cr_assert(!entry_exists(a), "a was the oldest of the others");
   cujit_close(e);
+}
+
+/* A directory cujit may not write is not used (memory only, one warning saying why). For root,
+** who may write any directory, a read-only file system: a tmpfs mounted read-only in this test
+** process's own mount namespace (private, so nothing outside sees it). */
+Test(cache, a_directory_cujit_cannot_write_means_memory_only) {
+  char ro[400];
+  snprintf(ro, sizeof ro, "%s/ro", tmpdir);
+  cr_assert_eq(mkdir(ro, 0700), 0);
+  int mounted = 0;
+  if (geteuid() != 0) {
+    cr_assert_eq(chmod(ro, 0500), 0);
+  } else if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+             mount("cujit-test-ro", ro, "tmpfs", MS_RDONLY, "mode=700") != 0) {
+    cr_skip_test("root, and no read-only directory to be had: unshare or mount refused (%s)",
+                 strerror(errno));
+  } else {
+    mounted = 1;
+  }
+  setenv("CUJIT_CACHE_DIR", ro, 1);
+  cujit_engine *e = open_engine();
+  need_nvrtc(e);
+  cujit_program_free(compile_ok(e, kernel_src("readonly", 7)));
+  cr_assert_eq(nwarnings, 1, "one warning");
+  cr_assert(strstr(warnings[0], ro), "names the directory: %s", warnings[0]);
+  cr_assert(strstr(warnings[0], mounted ? "Read-only file system" : "Permission denied"),
+            "says why: %s", warnings[0]);
+  cr_assert_str_eq(cujit_cache_dir(e), "");
+  cujit_close(e);
+  if (mounted) cr_assert_eq(umount2(ro, MNT_DETACH), 0);
 }
