@@ -1,8 +1,9 @@
 /*
 ** nvrtc_failing.c -- a stand-in NVRTC for tests (CUJIT_NVRTC=<this library>): every call goes to
 ** the real libnvrtc.so.13 except the one named by $CJ_TEST_NVRTC_FAIL, which answers
-** NVRTC_ERROR_INTERNAL_ERROR. So the suite sees cujit handle each NVRTC failure, which the real
-** library never gives on a valid program.
+** NVRTC_ERROR_INTERNAL_ERROR; $CJ_TEST_NVRTC_VERSION ("12.9") replaces the version it reports.
+** So the suite sees cujit handle each NVRTC failure, which the real library never gives on a
+** valid program, and versions other than the installed one.
 */
 #include <dlfcn.h>
 #include <nvrtc.h>
@@ -33,6 +34,11 @@ const char *nvrtcGetErrorString(nvrtcResult result) {
 }
 
 nvrtcResult nvrtcVersion(int *major, int *minor) {
+  const char *v = getenv("CJ_TEST_NVRTC_VERSION");
+  if (v && strchr(v, '.')) {
+    *major = atoi(v), *minor = atoi(strchr(v, '.') + 1);
+    return NVRTC_SUCCESS;
+  }
   FORWARD(nvrtcVersion, major, minor);
 }
 

@@ -4,6 +4,7 @@
 ** argument checks. Each test has its own fresh cache directory.
 */
 #include <criterion/criterion.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,23 @@ Test(compile, codegen_layout) {
   cr_assert(cj_source_is_kernel(src, "saxpy"));
   cr_assert(!cj_source_is_kernel(src, "sax"));
   free(src);
+}
+
+/* Generating a kernel's source keeps nothing (glibc's count of bytes in use, over many). */
+Test(compile, codegen_keeps_no_memory) {
+  cj_signature sig;
+  char err[512];
+  cr_assert_eq(
+      cj_signature_parse("saxpy(float a, const float *x, float *y, int n)", &sig, err, sizeof err),
+      CUJIT_OK, "%s", err);
+  free(cj_source_for_kernel(&sig, "y[0] = a;", NULL, NULL)); /* first-use allocations */
+  struct mallinfo2 before = mallinfo2();
+  for (int i = 0; i < 200; i++) free(cj_source_for_kernel(&sig, "y[0] = a;", NULL, NULL));
+  struct mallinfo2 after = mallinfo2();
+  cj_signature_free(&sig);
+  cr_assert_leq(after.uordblks + after.hblkhd, before.uordblks + before.hblkhd + 1024,
+                "200 sources kept %zu bytes",
+                (after.uordblks + after.hblkhd) - (before.uordblks + before.hblkhd));
 }
 
 Test(compile, many_defines) {

@@ -156,7 +156,16 @@ static cujit_status parse(char *err, size_t len) {
   cj_signature sig;
   cujit_status st = cj_signature_parse(
       "scale(const float *__restrict__ x, T *y, int2 v, unsigned long long n)", &sig, err, len);
-  if (st == CUJIT_OK) cj_signature_free(&sig);
+  if (st == CUJIT_OK) { /* complete, checked with every allocation granted */
+    long left = allocations_left;
+    disarm();
+    cr_assert_eq(sig.nparams, 4);
+    cr_assert_eq(sig.ntype_vars, 1);
+    cr_assert_eq(sig.params[1].type_var, 0);
+    cr_assert_str_eq(sig.params[1].type, "T *");
+    allocations_left = left;
+    cj_signature_free(&sig);
+  }
   return st;
 }
 
