@@ -340,6 +340,11 @@ Test(scan_ptx, an_identifier_ending_in_r_before_a_string_is_not_a_raw_string) {
   scanned_names("const wchar_t *w = LR\"d(\")d\";\nextern \"C\" __global__ void k(int *x) {}\n",
                 names, sizeof names);
   cr_assert_str_eq(names, "k");
+  /* A division in a directive does not end it; decltype(...) before the name is not the name. */
+  scanned_names("#define HALF(a) (a) / 2; extern \"C\" __global__ void in_define(int x) {}\n"
+                "extern \"C\" __global__ decltype(void()) k(int *x) {}\n",
+                names, sizeof names);
+  cr_assert_str_eq(names, "k");
 }
 
 /* typedef and using at namespace scope are put into the kernels' parameters; the namespaces
@@ -370,7 +375,8 @@ Test(scan_ptx, typedefs_usings_and_nested_namespaces_are_read) {
 ** attribute's parentheses. */
 Test(scan_ptx, template_kernels_are_remembered_with_their_parameters) {
   const char *src = "namespace ns {\n"
-                    "template <class T, int N = 4> __global__ __launch_bounds__(128) void "
+                    "template <class T, class U = X<int>, int N = 4> __global__ "
+                    "__launch_bounds__(128) void "
                     "scale(T *x, int n) {}\n"
                     "}\n";
   cj_scan scan;
@@ -381,11 +387,13 @@ Test(scan_ptx, template_kernels_are_remembered_with_their_parameters) {
   const cj_scan_template *t = &scan.tmpls[0];
   cr_assert_str_eq(t->name, "ns::scale");
   cr_assert_str_eq(t->params, "T *x, int n");
-  cr_assert_eq(t->ntparams, 2);
+  cr_assert_eq(t->ntparams, 3);
   cr_assert_str_eq(t->tparams[0], "T");
   cr_assert_null(t->tdefaults[0]);
-  cr_assert_str_eq(t->tparams[1], "N");
-  cr_assert_str_eq(t->tdefaults[1], "4");
+  cr_assert_str_eq(t->tparams[1], "U");
+  cr_assert_str_eq(t->tdefaults[1], "X<int>", "a nested template argument list");
+  cr_assert_str_eq(t->tparams[2], "N");
+  cr_assert_str_eq(t->tdefaults[2], "4");
   cr_assert_str_eq(t->scope, "namespace ns  { "); /* the head as written, then " { " */
   cj_scan_free(&scan);
 }
