@@ -353,19 +353,21 @@ Test(scan_ptx, typedefs_usings_and_nested_namespaces_are_read) {
   const char *src = "typedef unsigned int uint;\n"
                     "using real = float;\n"
                     "typedef real *rptr;\n"
+                    "typedef double dbl;\n"
                     "namespace a { namespace b {\n"
-                    "extern \"C\" __global__ void k(uint u, real r, rptr p) {}\n"
+                    "extern \"C\" __global__ void k(uint u, real r, rptr p, dbl d) {}\n"
                     "} }\n";
   cj_scan scan;
   prepare_ok(src, &scan);
   cr_assert_eq(scan.count, 1);
   const cj_signature *sig = &scan.kernels[0].sig;
-  cr_assert_eq(sig->nparams, 3);
+  cr_assert_eq(sig->nparams, 4);
+  cr_assert_str_eq(sig->params[3].type, "double", "a typedef of three words");
   cr_assert_str_eq(sig->params[0].type, "unsigned int");
   cr_assert_eq(sig->params[0].dtype, CUJIT_U32);
   cr_assert_str_eq(sig->params[1].type, "float");
   cr_assert_str_eq(sig->params[2].type, "float *");
-  cr_assert_eq(scan.ntd, 3);
+  cr_assert_eq(scan.ntd, 4);
   cr_assert_str_eq(scan.kernels[0].scope, "namespace a  { namespace b  { ");
   cr_assert_eq(scan.kernels[0].scope_depth, 2);
   cj_scan_free(&scan);
@@ -432,4 +434,17 @@ Test(scan_ptx, a_kernel_compiled_but_not_read_is_named) {
   const char *ptx = ".visible .entry k(\n\t.param .u32 k_param_0\n)\n{\n}\n";
   cr_assert_eq(verify_with(src, ptx, err, sizeof err), CUJIT_ERROR_NOT_FOUND);
   cr_assert(strstr(err, "the program compiles kernel(s) k, which cujit could not read"), "%s", err);
+}
+
+/* A header's typedef reaches the source's kernels: they are read again once it is known. */
+Test(scan_ptx, a_headers_typedef_reaches_the_sources_kernels) {
+  cj_scan scan;
+  prepare_ok("extern \"C\" __global__ void k(ushort *x) {}\n", &scan);
+  const char *headers[] = {"typedef unsigned short ushort;\n"};
+  char err[512];
+  cr_assert_eq(cj_scan_headers(&scan, headers, 1, err, sizeof err), CUJIT_OK, "%s", err);
+  cr_assert_eq(scan.count, 1);
+  cr_assert_str_eq(scan.kernels[0].sig.params[0].type, "unsigned short *");
+  cr_assert_eq(scan.kernels[0].sig.params[0].dtype, CUJIT_U16);
+  cj_scan_free(&scan);
 }
