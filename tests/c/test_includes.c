@@ -366,6 +366,14 @@ Test(includes, damaged_manifests_are_refused) {
   free(untrusted);
   snprintf(to, sizeof to, "F %lld %lld ", size + 1, sec);
   check_edit(m, "\nF ", from, to, 0, "another size");
+  long long ns, dev, ino;
+  cr_assert_eq(sscanf(f, "\nF %lld %lld %lld %lld %lld", &size, &sec, &ns, &dev, &ino), 5);
+  char ids[128], other[128];
+  snprintf(ids, sizeof ids, " %lld %lld ", dev, ino);
+  snprintf(other, sizeof other, " %lld %lld ", dev + 1, ino);
+  check_edit(m, "\nF ", ids, other, 0, "another device");
+  snprintf(other, sizeof other, " %lld %lld ", dev, ino + 1);
+  check_edit(m, "\nF ", ids, other, 0, "another inode");
   char spaced[700], unspaced[700];
   snprintf(spaced, sizeof spaced, " %s\t", at("m/a.h"));
   snprintf(unspaced, sizeof unspaced, "x%s\t", at("m/a.h"));
