@@ -471,3 +471,30 @@ Test(includes, has_include_and_names_found_nowhere) {
   cr_assert_str_eq(inc.files[1].canonical, want);
   cj_includes_free(&inc);
 }
+
+/* The includes of one program hold at most 512 MiB: eight headers of 64 MiB (hard links of one
+** file, each a path of its own) pass, one byte more is refused, saying why. */
+Test(includes, the_total_size_limit) {
+  put("total/h0.h", "");
+  FILE *f = fopen(at("total/h0.h"), "w");
+  cr_assert_not_null(f);
+  static char chunk[1 << 20];
+  memset(chunk, ' ', sizeof chunk);
+  for (int i = 0; i < 64; i++) cr_assert_eq(fwrite(chunk, 1, sizeof chunk, f), sizeof chunk);
+  fclose(f);
+  char src[1024] = "", name[32];
+  for (int i = 0; i < 8; i++) {
+    snprintf(name, sizeof name, "total/h%d.h", i);
+    if (i) cr_assert_eq(link(at("total/h0.h"), at(name)), 0);
+    snprintf(src + strlen(src), sizeof src - strlen(src), "#include \"h%d.h\"\n", i);
+  }
+  put("total/one.h", "x");
+  snprintf(src + strlen(src), sizeof src - strlen(src), "#include \"one.h\"\n");
+  cj_include_request rq = {src, at("total/k.cu"), NULL, 0, NULL, NULL, NULL, 0};
+  cj_includes inc;
+  cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
+  cr_assert_eq(inc.cacheable, 0);
+  cr_assert(strstr(inc.why, "k.cu:9:"), "the include past the limit (line 9): %s", inc.why);
+  cr_assert(strstr(inc.why, "512 MiB"), "%s", inc.why);
+  cj_includes_free(&inc);
+}
