@@ -157,6 +157,17 @@ Test(elementwise, elementwise_definition_errors) {
 ** any spacing, T2 a type variable, Tx not; no fixed item length. No NVRTC needed. */
 Test(elementwise, elementwise_text_reads_like_signatures) {
   cj_elementwise_kernel text;
+  /* 64 parameters are taken, 65 are refused (the mirror). */
+  char many[2048] = "";
+  for (int i = 0; i < 63; i++) snprintf(many + strlen(many), 32, "%sfloat a%d", i ? ", " : "", i);
+  strcat(many, " -> float z");
+  cr_assert_eq(cj_elementwise_text(engine, many, "z = a0", "many", &text), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cj_elementwise_text_free(&text);
+  strcat(many, ", float z2");
+  cr_assert_eq(cj_elementwise_text(engine, many, "z = a0", "many", &text), CUJIT_ERROR_SIGNATURE);
+  cr_assert(strstr(cujit_errmsg(engine), "more than 64 parameters"), "%s", cujit_errmsg(engine));
+  cj_elementwise_text_free(&text);
   cr_assert_eq(
       cj_elementwise_text(engine, "scalar\tT2  a ,T2 x->\n T2 z", "z = a * x", "scale", &text),
       CUJIT_OK, "%s", cujit_errmsg(engine));
