@@ -145,6 +145,8 @@ Test(elementwise, elementwise_definition_errors) {
                       "not an element type");
   expect_define_error("float x, -> float y", "y = x", CUJIT_ERROR_SIGNATURE, "empty");
   expect_define_error("float x -> float y", "  ", CUJIT_ERROR_INVALID_ARGUMENT, "empty");
+  expect_define_error("float x -> float y", "", CUJIT_ERROR_INVALID_ARGUMENT,
+                      "e.g. \"z = a * x + y\""); /* says what to write */
   expect_define_error(NULL, "y = x", CUJIT_ERROR_INVALID_ARGUMENT, "needs");
   cujit_kernel *k = NULL;
   cr_expect_eq(cujit_elementwise_define(engine, "float x -> float y", "y = x", "9lives", &sm90, &k),
