@@ -1,8 +1,6 @@
 /*
-** verify.h -- confirming a program's kernels against the PTX NVRTC made for it (or the CPU device's
-*shared
-** object) (the second half of
-** the design in scan.h). Internal.
+** verify.h -- confirming a program's kernels against the PTX NVRTC made for it, or against the
+** shared object g++ made for the CPU device (the second half of the design in scan.h). Internal.
 */
 #ifndef CUJIT_VERIFY_H
 #define CUJIT_VERIFY_H

@@ -248,6 +248,46 @@ Test(cpu_device, kernels_are_the_ones_compiled, .init = open_cpu, .fini = close_
   }
 }
 
+/* C++-linkage kernels (static, without extern "C", in a namespace) keep strong references beside
+** the weak ones of extern "C" kernels: g++ refuses a static one made weak ("weak declaration of
+** 'twice' must be public"), which once broke tests/realcuda/scan.cu. A C++ kernel an #if removes
+** is therefore a compile error naming it, as NVRTC's name expression makes it on a GPU. */
+Test(cpu_device, cxx_kernels_beside_extern_c_ones, .init = open_cpu, .fini = close_engine) {
+  static const char source[] = "static __global__ void twice(int *x) { *x *= 2; }\n"
+                               "__global__ void thrice(int *x) { *x *= 3; }\n"
+                               "namespace ns { __global__ void add1(int *x) { *x += 1; } }\n"
+                               "#if 0\nextern \"C\" __global__ void ghost(int *x) {}\n#endif\n"
+                               "extern \"C\" __global__ void seven(int *x) { *x = 7; }\n";
+  cujit_program *p = NULL;
+  cr_assert_eq(cujit_program_compile(engine, source, "linkage.cu", NULL, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_expect_eq(cujit_program_kernel_count(p), 4,
+               "ghost is left out of twice, thrice, ns::add1, seven");
+  int x = 0;
+  cujit_buffer *b = upload(&x, sizeof x, CUJIT_I32);
+  cujit_launch_config cfg = launch_1d(1, 1);
+  static const char *const order[] = {"seven", "twice", "thrice", "ns::add1"};
+  for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+    cujit_kernel *k = NULL;
+    cr_assert_eq(cujit_program_kernel(p, order[i], &k), CUJIT_OK, "%s", cujit_errmsg(engine));
+    EXPECT_OK(cujit_launch(k, &cfg, (cujit_arg[]){CUJIT_ARG_BUF(b)}, 1));
+    cujit_kernel_free(k);
+  }
+  EXPECT_OK(cujit_memcpy_dtoh(&x, b, 0, sizeof x, NULL));
+  cr_expect_eq(x, (7 * 2) * 3 + 1, "each kernel ran once, in order: %d", x);
+  cujit_kernel *ghost = NULL;
+  cr_expect_eq(cujit_program_kernel(p, "ghost", &ghost), CUJIT_ERROR_NOT_FOUND);
+  cujit_buffer_free(b);
+  cujit_program_free(p);
+  static const char removed[] = "#if 0\nstatic __global__ void gone(int *x) {}\n#endif\n"
+                                "extern \"C\" __global__ void here(int *x) {}\n";
+  p = NULL;
+  EXPECT_FAIL(cujit_program_compile(engine, removed, "removed.cu", NULL, &p), CUJIT_ERROR_COMPILE,
+              "C++ kernel 'gone' with other parameters than gone(int *x), read from its text (or "
+              "it is overloaded, or an #if removes it)");
+  cr_expect_null(p);
+}
+
 Test(cpu_device, compile_error_names_the_line_of_the_body, .init = open_cpu, .fini = close_engine) {
   cujit_kernel *k = NULL;
   EXPECT_FAIL(cujit_kernel_define(engine, "bad(float *y)", "int i = threadIdx.x;\ny[i] = nope;",
