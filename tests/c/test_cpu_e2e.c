@@ -286,6 +286,18 @@ Test(cpu_device, cxx_kernels_beside_extern_c_ones, .init = open_cpu, .fini = clo
               "C++ kernel 'gone' with other parameters than gone(int *x), read from its text (or "
               "it is overloaded, or an #if removes it)");
   cr_expect_null(p);
+  /* Variants of one name, one extern "C" and one static: the name is C++ for the entry. */
+  static const char mixed[] = "#ifdef D\nextern \"C\" __global__ void pick(int *x) { *x = 1; }\n"
+                              "#else\nstatic __global__ void pick(float *x) { *x = 2; }\n#endif\n";
+  cr_assert_eq(cujit_program_compile(engine, mixed, "mixed.cu", NULL, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cujit_kernel *k = NULL;
+  cr_assert_eq(cujit_program_kernel(p, "pick", &k), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_param_info info;
+  cr_assert_eq(cujit_kernel_param(k, 0, &info), CUJIT_OK);
+  cr_expect_str_eq(info.type, "float *", "the static variant was compiled");
+  cujit_kernel_free(k);
+  cujit_program_free(p);
 }
 
 Test(cpu_device, compile_error_names_the_line_of_the_body, .init = open_cpu, .fini = close_engine) {
