@@ -6,18 +6,22 @@
 # examples and the C test programs, and the benchmarks. Everything lands in one folder, packed
 # into $OUT/gpu-run.tgz (the device tool returns few files); the summary is printed last, the
 # sanitizer's summary lines with it.
-#   scripts/gpu/run.sh [--no-bench] [--no-examples] [--sanitizer] [--bench-args "..."]
+#   scripts/gpu/run.sh [--no-bench] [--no-examples] [--sanitizer] [--sanitizer-jobs N (8)]
+#                      [--sanitizer-tools memcheck,racecheck,synccheck] [--bench-args "..."]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=/tmp/gpu-run
 rm -rf "$out" && mkdir -p "$out"
-bench=1 examples=1 sanitizer=0 bench_args=""
+bench=1 examples=1 sanitizer=0 bench_args="" sanitizer_jobs=8
+sanitizer_tools=memcheck,racecheck,synccheck
 while [ $# -gt 0 ]; do
   case $1 in
     --no-bench) bench=0 ;;
     --no-examples) examples=0 ;;
     --sanitizer) sanitizer=1 ;;
     --bench-args) bench_args=$2; shift ;;
+    --sanitizer-jobs) sanitizer_jobs=$2; shift ;;
+    --sanitizer-tools) sanitizer=1 sanitizer_tools=$2; shift ;;
   esac
   shift
 done
@@ -47,30 +51,34 @@ fi
 t3=$(date +%s)
 # compute-sanitizer: each tool over each Lua example, the C example and each C test program
 # (Criterion's workers are child processes: --target-processes all follows them). One file per
-# run, ending with its exit status; the summary greps their "SUMMARY" lines.
+# run, ending with its exit status; the summary greps their "SUMMARY" lines. The runs are
+# independent processes on one GPU, so --sanitizer-jobs of them go at once (serially the three
+# tools take far longer than one device call); --sanitizer-tools picks the tools.
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+sanitize_one() { # TOOL KIND NAME: KIND is lua (an example), c (the C example) or test
+  local tool=$1 kind=$2 name=$3 log="$out/sanitizer/$1-$(basename "$3").txt"
+  local args=(--tool "$tool" --target-processes all --error-exitcode 99)
+  [ "$tool" = memcheck ] && args+=(--leak-check full)
+  case $kind in
+    lua) (cd examples && CUJIT_REQUIRE_GPU=1 timeout 300 "$cs" "${args[@]}" /tmp/b/cujit "$name.lua") ;;
+    c) (cd /tmp/b/examples && timeout 300 "$cs" "${args[@]}" "./$name") ;;
+    test) CUJIT_REQUIRE_GPU=1 CUJIT_CACHE_DIR=/tmp/b/test-cache-sanitizer-$tool CUJIT_SOURCE_DIR=$PWD \
+            CUJIT_BINARY_DIR=/tmp/b timeout 600 "$cs" "${args[@]}" "$name" --jobs 1 ;;
+  esac > "$log" 2>&1
+  echo "exit $?" >> "$log"
+}
 if [ "$sanitizer" = 1 ] && [ -x "$cs" ]; then
   mkdir -p "$out/sanitizer"
-  for tool in memcheck racecheck synccheck; do
-    args=(--tool "$tool" --target-processes all --error-exitcode 99)
-    [ "$tool" = memcheck ] && args+=(--leak-check full)
+  export -f sanitize_one
+  export out cs
+  for tool in ${sanitizer_tools//,/ }; do
     for f in examples/*.lua; do
       name=$(basename "$f" .lua); [ "$name" = example_support ] && continue
-      (cd examples && CUJIT_REQUIRE_GPU=1 timeout 300 "$cs" "${args[@]}" /tmp/b/cujit "$name.lua") \
-        > "$out/sanitizer/$tool-$name.txt" 2>&1
-      echo "exit $?" >> "$out/sanitizer/$tool-$name.txt"
+      echo "$tool lua $name"
     done
-    (cd /tmp/b/examples && timeout 300 "$cs" "${args[@]}" ./example_saxpy) \
-      > "$out/sanitizer/$tool-saxpy_c.txt" 2>&1
-    echo "exit $?" >> "$out/sanitizer/$tool-saxpy_c.txt"
-    for t in /tmp/b/tests/test_*; do
-      [ -x "$t" ] || continue
-      CUJIT_REQUIRE_GPU=1 CUJIT_CACHE_DIR=/tmp/b/test-cache-sanitizer CUJIT_SOURCE_DIR=$PWD \
-        CUJIT_BINARY_DIR=/tmp/b timeout 600 "$cs" "${args[@]}" "$t" --jobs 1 \
-        > "$out/sanitizer/$tool-$(basename "$t").txt" 2>&1
-      echo "exit $?" >> "$out/sanitizer/$tool-$(basename "$t").txt"
-    done
-  done
+    echo "$tool c example_saxpy"
+    for t in /tmp/b/tests/test_*; do [ -x "$t" ] && echo "$tool test $t"; done
+  done | xargs -P "$sanitizer_jobs" -L 1 bash -c 'sanitize_one "$@"' _
 fi
 t3s=$(date +%s)
 if [ "$bench" = 1 ] && [ -x scripts/bench/run.sh ]; then
