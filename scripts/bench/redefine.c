@@ -2,7 +2,9 @@
 ** redefine.c -- what defining an already-defined kernel costs in the same process, and compiling
 ** an already-compiled program: the per-engine map of loaded programs should make each a lookup
 ** (goal: under 5 us). Needs NVRTC once (for the first compile, unless the disk cache has it), no
-** GPU: the arch is explicit. Prints one line per figure: what, median and 90th percentile in us.
+** GPU: the arch is explicit. Prints one line per figure: what, median and 90th percentile in us,
+** and the same as a results.csv row (case "redefine", system cujit_c, variants define and
+** compile) for run.sh.
 **   usage: cujit_bench_redefine [repetitions, default 2000]
 */
 #include "common.h"
@@ -13,10 +15,12 @@
 #include <stdlib.h>
 
 /* The median, then (bench_median sorted them) the 90th percentile. */
-static void report(const char *what, double *us, int n) {
+static void report(const char *what, const char *variant, double *us, int n) {
   double median = bench_median(us, n);
   printf("%-16s median %8.2f us   p90 %8.2f us   (%d repetitions)\n", what, median, us[n * 9 / 10],
          n);
+  printf("redefine,cujit_c,%s,%d,%.4g,us,ok,median of %d; p90 %.4g us\n", variant, n, median, n,
+         us[n * 9 / 10]);
 }
 
 static const char *signature = "saxpy(float a, const float *x, float *y, int n)";
@@ -50,7 +54,7 @@ int main(int argc, char **argv) {
     if (st != CUJIT_OK) return 1;
     cujit_kernel_free(again);
   }
-  report("define again", us, reps);
+  report("define again", "define", us, reps);
   for (int r = 0; r < reps; r++) {
     cujit_program *again;
     double t0 = bench_now_us();
@@ -59,7 +63,7 @@ int main(int argc, char **argv) {
     if (st != CUJIT_OK) return 1;
     cujit_program_free(again);
   }
-  report("compile again", us, reps);
+  report("compile again", "compile", us, reps);
   cujit_kernel_free(k);
   cujit_program_free(p);
   cujit_close(e);
