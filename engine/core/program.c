@@ -1,7 +1,8 @@
 /*
-** program.c -- programs on devices: building one for the current device's arch, references,
-** loading the program's module onto each device on first need (through the backend) and
-** unloading it with the last reference, and the public cujit_program_* calls.
+** program.c -- programs on devices: building one for the current device's arch (through the map
+** of built programs and its memo of what each build was given), references, loading the
+** program's module onto each device on first need (through the backend) and unloading it with
+** the last reference, and the public cujit_program_* calls.
 */
 #include "program.h"
 #include "includes.h"
