@@ -46,8 +46,8 @@ typedef struct cj_compiled {
   cj_cache_entry entry;
   int from_cache;
   int pure; /* the compiler read no file and probed none: the bytes follow from
-            *cj_compile_memo_key's
-            ** inputs alone (the key and the cache's input rule, docs/ARCHITECTURE.md) */
+             *cj_compile_memo_key's
+             ** inputs alone (the key and the cache's input rule, docs/ARCHITECTURE.md) */
 } cj_compiled;
 
 /* The arch to compile for: options->arch when given ("sm_NN", "sm_NNa", "compute_NN"; checked),

@@ -5,38 +5,22 @@
 ** checks, the cache) and checks the PTX or the cache's answer follows; a memo that handed back
 ** the earlier program would fail. NVRTC compiles for an explicit sm_90 (no GPU needed).
 */
-#include <criterion/criterion.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "cujit.h"
-#include "scratch.h"
+#include "fixture.h"
 
-static cujit_engine *engine;
-static char dir[256];
+static const char *dir; /* the scratch directory: the cache's, and the headers' */
 
 static void setup(void) {
-  cr_assert_lt(snprintf(dir, sizeof dir, "%s", cj_scratch_make("memo")), (int)sizeof dir);
-  char cache[300];
-  snprintf(cache, sizeof cache, "%s/cache", dir);
-  setenv("CUJIT_CACHE_DIR", cache, 1);
   unsetenv("CUJIT_CACHE");
-  const char *lib = "/usr/local/cuda/lib64/libnvrtc.so.13";
-  if (!getenv("CUJIT_NVRTC") && access(lib, R_OK) == 0) setenv("CUJIT_NVRTC", lib, 1);
-  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
+  cj_fixture_open();
+  dir = cj_scratch;
   int v;
   if (cujit_nvrtc_version(engine, &v) != CUJIT_OK)
     cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
 }
 
-static void teardown(void) {
-  cujit_close(engine);
-  cj_scratch_remove();
-}
-
-TestSuite(memo, .init = setup, .fini = teardown, .timeout = 300);
+TestSuite(memo, .init = setup, .fini = cj_fixture_close, .timeout = 300);
 
 static void write_file(const char *path, const char *text) {
   FILE *f = fopen(path, "w");
@@ -101,54 +85,52 @@ Test(memo, changed_option) {
   cr_expect_eq(compile_expecting(source, "k.cu", &o, 333333), 0);
 }
 
-/* The header a source includes changes between two compiles of the same text: the second sees
-** it (its size changes too, so no mtime granularity can hide the edit). */
-Test(memo, included_header_changes) {
-  char name[300], header[300];
+/* A file the compile reads (`file` in the scratch directory; NULL text: absent) changes between
+** compiles of the same source "k.cu" there: the compile after the change sees it (the size
+** changes too, so no mtime granularity can hide the edit). */
+static void file_changes(const char *source, const cujit_compile_options *o, const char *file,
+                         const char *before, long before_value, const char *after,
+                         long after_value) {
+  char name[600], path[600];
   snprintf(name, sizeof name, "%s/k.cu", dir);
-  snprintf(header, sizeof header, "%s/value.h", dir);
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  if (before) write_file(path, before);
+  cr_expect_eq(compile_expecting(source, name, o, before_value), 0);
+  cr_expect_eq(compile_expecting(source, name, o, before_value), 1);
+  write_file(path, after);
+  cr_expect_eq(compile_expecting(source, name, o, after_value), 0);
+}
+
+Test(memo, included_header_changes) {
   const char *source = "#include \"value.h\"\n"
                        "extern \"C\" __global__ void store(int *y) { y[threadIdx.x] = VALUE; }\n";
   cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
   o.arch = "sm_90";
-  write_file(header, "#define VALUE 555555\n");
-  cr_expect_eq(compile_expecting(source, name, &o, 555555), 0);
-  cr_expect_eq(compile_expecting(source, name, &o, 555555), 1);
-  write_file(header, "#define VALUE 6666666\n");
-  cr_expect_eq(compile_expecting(source, name, &o, 6666666), 0);
+  file_changes(source, &o, "value.h", "#define VALUE 555555\n", 555555, "#define VALUE 6666666\n",
+               6666666);
 }
 
 /* A file the source never names: read through --pre-include. */
 Test(memo, pre_included_file_changes) {
-  char header[300], flag[320];
-  snprintf(header, sizeof header, "%s/pre.h", dir);
-  snprintf(flag, sizeof flag, "--pre-include=%s", header);
+  char flag[600];
+  snprintf(flag, sizeof flag, "--pre-include=%s/pre.h", dir);
   const char *flags[] = {flag};
   const char *source = "extern \"C\" __global__ void store(int *y) { y[threadIdx.x] = VALUE; }\n";
   cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
   o.arch = "sm_90";
   o.extra_flags = flags, o.extra_flag_count = 1;
-  write_file(header, "#define VALUE 777777\n");
-  cr_expect_eq(compile_expecting(source, "k.cu", &o, 777777), 0);
-  cr_expect_eq(compile_expecting(source, "k.cu", &o, 777777), 1);
-  write_file(header, "#define VALUE 8888888\n");
-  cr_expect_eq(compile_expecting(source, "k.cu", &o, 8888888), 0);
+  file_changes(source, &o, "pre.h", "#define VALUE 777777\n", 777777, "#define VALUE 8888888\n",
+               8888888);
 }
 
 /* A file probed absent by __has_include appears between two compiles. */
 Test(memo, probed_file_appears) {
-  char name[300], header[300];
-  snprintf(name, sizeof name, "%s/k.cu", dir);
-  snprintf(header, sizeof header, "%s/maybe.h", dir);
   const char *source = "#if __has_include(\"maybe.h\")\n#include \"maybe.h\"\n#else\n"
                        "#define VALUE 121212\n#endif\n"
                        "extern \"C\" __global__ void store(int *y) { y[threadIdx.x] = VALUE; }\n";
   cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
   o.arch = "sm_90";
-  cr_expect_eq(compile_expecting(source, name, &o, 121212), 0);
-  cr_expect_eq(compile_expecting(source, name, &o, 121212), 1);
-  write_file(header, "#define VALUE 343434\n");
-  cr_expect_eq(compile_expecting(source, name, &o, 343434), 0);
+  file_changes(source, &o, "maybe.h", NULL, 121212, "#define VALUE 343434\n", 343434);
 }
 
 /* Many programs built, then built again in the other order: each is its own. */
