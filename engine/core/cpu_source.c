@@ -383,8 +383,8 @@ static int rewrite(scan *sc) {
   return 1;
 }
 
-char *cj_cpu_translation_unit(const char *source, const char *const *kernel_names, size_t nkernels,
-                              int check, char *err, size_t err_len) {
+char *cj_cpu_translation_unit(const char *source, const char *const *kernel_names, const int *cxx,
+                              size_t nkernels, int check, char *err, size_t err_len) {
   static char dummy[1];
   if (!err || err_len == 0) err = dummy, err_len = sizeof dummy;
   err[0] = '\0';
@@ -416,6 +416,14 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
   cj_buf_puts(&sc.out, "\n#line 1 \"<cujit cpu entries>\"\n");
   for (size_t k = 0; k < nkernels; k++) {
     cj_entry_identifier(kernel_names[k], entry, sizeof entry);
+    /* An extern "C" kernel the preprocessor removed (#if 0) is then only referenced, and the
+    ** reference weak, so the object still links; cj_verify_object drops it, seeing it undefined.
+    ** A C++-linkage kernel keeps a strong reference: a static one cannot be weak (g++: "weak
+    ** declaration must be public"), and a qualified name or a template's instantiation is found
+    ** by g++'s name lookup: removed, it is a compile (or link) error, as NVRTC's name expression
+    ** is for a GPU. */
+    if (!(cxx && cxx[k]) && strcmp(entry, kernel_names[k]) == 0)
+      cj_buf_printf(&sc.out, "#pragma weak %s\n", kernel_names[k]);
     cj_buf_printf(&sc.out,
                   "extern \"C\" __attribute__((visibility(\"default\"))) void cjk_%s(cj_cpu_launch "
                   "*l, cj_cpu_worker *w) {\n  ::cj_cpu::entry<&%s >(l, w);\n}\n",

@@ -10,10 +10,12 @@
 /* The C++ translation unit g++ compiles for the CPU device: the prelude, then `source` (the same
 ** translation unit NVRTC gets, with its #line directives), with `extern __shared__` declarations
 ** rewritten, and one exported entry `cjk_<name>` per kernel plus cj_cpu_abi_version,
-** cj_cpu_worker_release and cj_cpu_where (cpu_abi.h). `check`: build for AddressSanitizer/UBSan
-** reports. Malloc'd, or NULL with a message in err ("kernel 'k' uses X, which is not supported
-** on the CPU device"). */
-char *cj_cpu_translation_unit(const char *source, const char *const *kernel_names, size_t nkernels,
-                              int check, char *err, size_t err_len);
+** cj_cpu_worker_release and cj_cpu_where (cpu_abi.h). cxx[k] says kernel k has C++ linkage
+** (cj_scan_kernel's cxx; NULL: none has): an extern "C" kernel is referenced weakly, so one the
+** preprocessor removed still links (and is then left out), a C++ one strongly. `check`: build for
+** AddressSanitizer/UBSan reports. Malloc'd, or NULL with a message in err ("kernel 'k' uses X,
+** which is not supported on the CPU device"). */
+char *cj_cpu_translation_unit(const char *source, const char *const *kernel_names, const int *cxx,
+                              size_t nkernels, int check, char *err, size_t err_len);
 
 #endif

@@ -460,7 +460,7 @@ static cujit_status compile_in(cujit_engine *engine, const char *dir, const char
 
 cujit_status cj_cxx_compile(cujit_engine *engine, const char *source, const char *name,
                             const cujit_compile_options *options, const cj_signature *kernels,
-                            size_t nkernels, cj_cache_entry *out) {
+                            const int *cxx, size_t nkernels, cj_cache_entry *out) {
   memset(out, 0, sizeof *out);
   if (!name) name = "<source>";
   int check = cj_cxx_check();
@@ -471,7 +471,7 @@ cujit_status cj_cxx_compile(cujit_engine *engine, const char *source, const char
   if (!names) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   for (size_t i = 0; i < nkernels; i++) names[i] = kernels[i].name;
   char err[1024] = "";
-  char *unit = cj_cpu_translation_unit(source, names, nkernels, check, err, sizeof err);
+  char *unit = cj_cpu_translation_unit(source, names, cxx, nkernels, check, err, sizeof err);
   free(names);
   if (!unit)
     return cj_fail(engine, CUJIT_ERROR_COMPILE, "'%s' cannot be built for the CPU device: %s", name,

@@ -21,13 +21,13 @@ int cj_cxx_check(void);
 ** ends. */
 cujit_status cj_cxx_identity(cujit_engine *engine, int check, const char **identity);
 
-/* Compiles `source` (the translation unit NVRTC would get, holding the extern "C" __global__
-** kernels listed in `kernels`) for the CPU device: the shared object's bytes go to out->cubin,
-** the compiler's output to out->log, out->ptx is "". A compile error is CUJIT_ERROR_COMPILE with
-** the first error placed at the user's line ("kernel 'k' failed to compile: line 3 of its body:
-** error: ..."), then the compiler's whole output. */
+/* Compiles `source` (the translation unit NVRTC would get, holding the __global__ kernels listed
+** in `kernels`; cxx[i] says kernel i has C++ linkage, NULL that none has) for the CPU device: the
+** shared object's bytes go to out->cubin, the compiler's output to out->log, out->ptx is "". A
+** compile error is CUJIT_ERROR_COMPILE with the first error placed at the user's line ("kernel
+** 'k' failed to compile: line 3 of its body: error: ..."), then the compiler's whole output. */
 cujit_status cj_cxx_compile(cujit_engine *engine, const char *source, const char *name,
                             const cujit_compile_options *options, const cj_signature *kernels,
-                            size_t nkernels, cj_cache_entry *out);
+                            const int *cxx, size_t nkernels, cj_cache_entry *out);
 
 #endif

@@ -142,22 +142,32 @@ cujit_status cj_scan_instantiate(cj_scan *scan, const char *const *exprs, size_t
   return CUJIT_OK;
 }
 
-cujit_status cj_scan_copy_kernels(const cj_scan *scan, cj_signature **kernels, size_t *count) {
-  *kernels = NULL, *count = 0;
+cujit_status cj_scan_copy_kernels(const cj_scan *scan, cj_signature **kernels, int **cxx,
+                                  size_t *count) {
+  *kernels = NULL, *cxx = NULL, *count = 0;
   cj_signature *out = calloc(scan->count ? scan->count : 1, sizeof *out);
-  if (!out) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  int *linkage = calloc(scan->count ? scan->count : 1, sizeof *linkage);
+  if (!out || !linkage) {
+    free(out);
+    free(linkage);
+    return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  }
   size_t n = 0;
   for (size_t i = 0; i < scan->count; i++) {
     size_t j = 0;
     while (j < n && strcmp(out[j].name, scan->kernels[i].sig.name) != 0) j++;
-    if (j < n) continue;
+    if (j < n) { /* another parameter list of the same name: C++ linkage if any of them has it */
+      linkage[j] |= scan->kernels[i].cxx;
+      continue;
+    }
     if (cj_signature_copy(&scan->kernels[i].sig, &out[n]) != CUJIT_OK) {
       for (size_t k = 0; k < n; k++) cj_signature_free(&out[k]);
       free(out);
+      free(linkage);
       return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
     }
-    n++;
+    linkage[n++] = scan->kernels[i].cxx;
   }
-  *kernels = out, *count = n;
+  *kernels = out, *cxx = linkage, *count = n;
   return CUJIT_OK;
 }

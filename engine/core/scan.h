@@ -12,7 +12,8 @@
 **    with several parameter lists gets, after each definition, a one-byte marker variable
 **    (cj_variant_NAME_N) that reaches the PTX only from the definition the preprocessor kept.
 **  - cj_verify_ptx (verify.h) then keeps the kernels the PTX has (.entry), the variant whose
-**    marker it holds, and checks each one's parameter count and sizes against its .param list.
+**    marker it holds, and checks each one's parameter count and sizes against its .param list;
+**    cj_verify_object does the same against the CPU device's shared object (its symbols).
 */
 #ifndef CUJIT_SCAN_H
 #define CUJIT_SCAN_H
@@ -77,9 +78,12 @@ cujit_status cj_scan_headers(cj_scan *scan, const char *const *texts, size_t cou
 cujit_status cj_scan_instantiate(cj_scan *scan, const char *const *exprs, size_t count, char *err,
                                  size_t err_len);
 
-/* The kernels of a scan as the CPU device builds them (no PTX to confirm them against): one per
-** name, the first parameter list read, copied into *kernels. */
-cujit_status cj_scan_copy_kernels(const cj_scan *scan, cj_signature **kernels, size_t *count);
+/* The kernels of a scan as the CPU device builds them: one per name, the first parameter list
+** read, copied into *kernels, and in *cxx (malloc'd, one per kernel) whether the name has C++
+** linkage (cxx above, in any of its parameter lists). The shared object g++ makes is then read
+** for the kernels and variants it holds (cj_verify_object). */
+cujit_status cj_scan_copy_kernels(const cj_scan *scan, cj_signature **kernels, int **cxx,
+                                  size_t *count);
 
 /* The message for a source without a kernel cujit can launch, with the reason when it saw
 ** template kernels or __global__ functions without extern "C". */

@@ -50,7 +50,7 @@ static void add_check(cj_buf *b, const cj_scan_kernel *k, int given) {
     cj_buf_printf(b, "cujit: the source compiles %skernel '%s' with other parameters than ",
                   k->cxx ? "C++ " : "", k->sig.name);
     add_line_name(b, text ? text : k->sig.name);
-    cj_buf_puts(b, k->cxx ? ", read from its text (or it is overloaded)"
+    cj_buf_puts(b, k->cxx ? ", read from its text (or it is overloaded, or an #if removes it)"
                           : ", read from its text (a macro or a preprocessor condition decides "
                             "them)");
     cj_buf_puts(b, ": give its signature in the signatures option");

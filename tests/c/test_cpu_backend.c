@@ -54,7 +54,7 @@ static void compile_into(const char *source, const char *name, cujit_program *p)
   cr_assert_eq(cj_scan_kernels(source, &p->kernels, &p->nkernels, err, sizeof err), CUJIT_OK, "%s",
                err);
   cj_cache_entry e;
-  EXPECT_OK(cj_cxx_compile(engine, source, name, NULL, p->kernels, p->nkernels, &e));
+  EXPECT_OK(cj_cxx_compile(engine, source, name, NULL, p->kernels, NULL, p->nkernels, &e));
   p->name = (char *)name;
   snprintf(p->arch, sizeof p->arch, "cpu");
   p->cubin = e.cubin, p->cubin_len = e.cubin_len;
@@ -395,8 +395,8 @@ Test(cpu_backend, compile_error_at_the_users_line, .init = open_device, .fini = 
       &sig, "int i = threadIdx.x;\nif (i < n) y[i] = undefined_thing;", NULL, NULL);
   cr_assert_not_null(source);
   cj_cache_entry e;
-  EXPECT_FAIL(cj_cxx_compile(engine, source, "broken", NULL, &sig, 1, &e), CUJIT_ERROR_COMPILE,
-              "kernel 'broken' failed to compile: line 2 of its body: error:");
+  EXPECT_FAIL(cj_cxx_compile(engine, source, "broken", NULL, &sig, NULL, 1, &e),
+              CUJIT_ERROR_COMPILE, "kernel 'broken' failed to compile: line 2 of its body: error:");
   cr_expect(strstr(cujit_errmsg(engine), "undefined_thing"), "%s", cujit_errmsg(engine));
   cr_expect_null(e.cubin);
   free(source);

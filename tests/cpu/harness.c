@@ -75,7 +75,7 @@ static int run(const char *cmd, char *err, size_t err_len) {
 
 int cpu_build(const char *source, const char *const *kernels, size_t nkernels, int check, char *so,
               size_t so_len, char *err, size_t err_len) {
-  char *tu = cj_cpu_translation_unit(source, kernels, nkernels, check, err, err_len);
+  char *tu = cj_cpu_translation_unit(source, kernels, NULL, nkernels, check, err, err_len);
   if (!tu) return -1;
   const char *tmp = getenv("CUJIT_CPU_TMP") ? getenv("CUJIT_CPU_TMP") : "/tmp";
   const char *src = getenv("CUJIT_SOURCE_DIR") ? getenv("CUJIT_SOURCE_DIR") : ".";

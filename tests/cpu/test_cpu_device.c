@@ -568,7 +568,7 @@ static void test_refusals(void) {
   };
   const char *k[] = {"k", "k2"};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char *tu = cj_cpu_translation_unit(cases[i].source, k, 2, 0, err, sizeof err);
+    char *tu = cj_cpu_translation_unit(cases[i].source, k, NULL, 2, 0, err, sizeof err);
     CHECK(!tu && strstr(err, cases[i].text), "refusal %zu: got '%s'", i, tu ? "(accepted)" : err);
     free(tu);
   }
@@ -579,16 +579,16 @@ static void test_refusals(void) {
       "#ifdef __CUJIT_CPU__\nint a;\n#else\n#if 1\nasm(\"trap;\");\n#endif\n#endif\n",
   };
   for (size_t i = 0; i < sizeof portable / sizeof portable[0]; i++) {
-    char *ok = cj_cpu_translation_unit(portable[i], k, 1, 0, err, sizeof err);
+    char *ok = cj_cpu_translation_unit(portable[i], k, NULL, 1, 0, err, sizeof err);
     CHECK(ok != NULL, "portable source %zu refused: %s", i, err);
     free(ok);
   }
-  char *late = cj_cpu_translation_unit("#ifdef __CUJIT_CPU__\n#endif\nasm(\"x\");\n", k, 1, 0, err,
-                                       sizeof err);
+  char *late = cj_cpu_translation_unit("#ifdef __CUJIT_CPU__\n#endif\nasm(\"x\");\n", k, NULL, 1, 0,
+                                       err, sizeof err);
   CHECK(!late && strstr(err, "inline PTX"), "asm after a closed #ifdef __CUJIT_CPU__ accepted");
   free(late);
   const char *bad[] = {"k; system(\"x\")"};
-  char *tu = cj_cpu_translation_unit("", bad, 1, 0, err, sizeof err);
+  char *tu = cj_cpu_translation_unit("", bad, NULL, 1, 0, err, sizeof err);
   CHECK(!tu && strstr(err, "is not a kernel name"), "a bad kernel name was accepted");
   free(tu);
 }

@@ -1,0 +1,60 @@
+/*
+** elf_symbols.c -- which symbols an ELF64 shared object in memory defines (elf_symbols.h). Every
+** offset and size read from the object is checked against its length before use: the bytes come
+** from the disk cache.
+*/
+#include "elf_symbols.h"
+
+#include <elf.h>
+#include <string.h>
+
+/* The section header at `index`, or NULL when it lies outside the image. */
+static const Elf64_Shdr *section(const unsigned char *image, size_t len, const Elf64_Ehdr *eh,
+                                 size_t index) {
+  if (index >= eh->e_shnum || eh->e_shentsize != sizeof(Elf64_Shdr)) return NULL;
+  size_t at = (size_t)eh->e_shoff + index * sizeof(Elf64_Shdr);
+  if (eh->e_shoff > len || at > len || len - at < sizeof(Elf64_Shdr)) return NULL;
+  return (const Elf64_Shdr *)(const void *)(image + at);
+}
+
+/* Whether [off, off + size) lies inside the image. */
+static int inside(size_t len, Elf64_Off off, Elf64_Xword size) {
+  return off <= len && size <= len - off;
+}
+
+/* Looks `name` up in one symbol table (SHT_SYMTAB or SHT_DYNSYM): 1 defined, 0 not, -1 bad. */
+static int look_up(const unsigned char *image, size_t len, const Elf64_Ehdr *eh,
+                   const Elf64_Shdr *symtab, const char *name) {
+  const Elf64_Shdr *strtab = section(image, len, eh, symtab->sh_link);
+  if (!strtab || symtab->sh_entsize != sizeof(Elf64_Sym) ||
+      !inside(len, symtab->sh_offset, symtab->sh_size) ||
+      !inside(len, strtab->sh_offset, strtab->sh_size))
+    return -1;
+  const char *strings = (const char *)image + strtab->sh_offset;
+  size_t nlen = strlen(name), count = symtab->sh_size / sizeof(Elf64_Sym);
+  for (size_t i = 0; i < count; i++) {
+    Elf64_Sym sym;
+    memcpy(&sym, image + symtab->sh_offset + i * sizeof sym, sizeof sym);
+    if (sym.st_name >= strtab->sh_size || strtab->sh_size - sym.st_name <= nlen) continue;
+    if (memcmp(strings + sym.st_name, name, nlen + 1) == 0 && sym.st_shndx != SHN_UNDEF) return 1;
+  }
+  return 0;
+}
+
+int cj_elf_defines(const unsigned char *image, size_t len, const char *name) {
+  Elf64_Ehdr eh;
+  if (!image || !name || len < sizeof eh) return -1;
+  memcpy(&eh, image, sizeof eh);
+  if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_ident[EI_DATA] != ELFDATA2LSB || (size_t)eh.e_shoff % 8 != 0)
+    return -1;
+  /* The full table (.symtab) holds hidden symbols too; a stripped object has only .dynsym. */
+  const Elf64_Shdr *dynsym = NULL;
+  for (size_t i = 0; i < eh.e_shnum; i++) {
+    const Elf64_Shdr *sh = section(image, len, &eh, i);
+    if (!sh) return -1;
+    if (sh->sh_type == SHT_SYMTAB) return look_up(image, len, &eh, sh, name);
+    if (sh->sh_type == SHT_DYNSYM) dynsym = sh;
+  }
+  return dynsym ? look_up(image, len, &eh, dynsym, name) : -1;
+}
