@@ -542,6 +542,15 @@ int cj_cache_get(cj_cache *cache, const cj_cache_key *key, cj_cache_entry *out) 
   return get(cache, key, 0, out);
 }
 
+int cj_cache_touch(cj_cache *cache, const cj_cache_key *key) {
+  if (!cache || !key) return 0;
+  pthread_mutex_lock(&cache->lock);
+  mem_slot *s = mem_find(cache, key);
+  if (s) s->tick = ++cache->tick, cache->memory_hits++;
+  pthread_mutex_unlock(&cache->lock);
+  return s != NULL;
+}
+
 void cj_cache_put(cj_cache *cache, const cj_cache_key *key, const cj_cache_entry *entry) {
   put(cache, key, 0, entry);
 }

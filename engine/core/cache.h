@@ -54,6 +54,9 @@ cj_cache_key cj_key_end(cj_key_builder *kb); /* frees kb */
 /* 1 and a filled entry (owned by the caller, free with cj_cache_entry_free) on a hit in memory or
 ** on disk; 0 on a miss. */
 int cj_cache_get(cj_cache *cache, const cj_cache_key *key, cj_cache_entry *out);
+/* 1, counted as a memory hit, when the entry of `key` is held in memory (nothing is copied: for
+** a caller that already holds what it decodes to); 0, counted as nothing, when it is not. */
+int cj_cache_touch(cj_cache *cache, const cj_cache_key *key);
 /* Stores an entry in memory and (when enabled) on disk. Failures to write are warnings. */
 void cj_cache_put(cj_cache *cache, const cj_cache_key *key, const cj_cache_entry *entry);
 void cj_cache_entry_free(cj_cache_entry *entry);

@@ -423,15 +423,16 @@ static int lookup(cujit_engine *engine, const cj_cache_key *key, cj_cache_entry 
 
 /* The cache lookup by the include rule (docs/ARCHITECTURE.md), first half: the manifest under
 ** the source key gives the full key while every header it lists is unchanged (a stat each).
-** *key_ok is 1 when it did; the entry may still be missing. */
+** *key_ok is 1 when it did (the entry may still be missing), *pure when it lists no file. */
 static int manifest_lookup(cujit_engine *engine, const char *source, const char *name,
                            const char *arch, const opt_list *o, cj_cache_key *key, int *key_ok,
-                           cj_cache_entry *e) {
+                           int *pure, cj_cache_entry *e) {
   const char *tk = toolkit_include();
   cj_cache_key skey = source_key(source, name, arch, o, tk ? tk : "");
   size_t len = 0;
   char *manifest = cj_cache_get_text(engine->cache, &skey, &len);
   *key_ok = manifest && cj_includes_manifest_check(manifest, len, key->bytes);
+  *pure = *key_ok && cj_includes_manifest_empty(manifest, len);
   free(manifest);
   return *key_ok && lookup(engine, key, e);
 }
@@ -518,6 +519,7 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
   ** reads the same files), and the compiler's identity joins the key. */
   if (st == CUJIT_OK)
     st = resolve_lookup(engine, source, name, "cpu", &o, &inc, 0, &out->key, &key_ok, e, &hit);
+  out->pure = key_ok && inc.file_count == 0;
   opt_free(&o);
   cj_includes_free(&inc);
   if (st == CUJIT_OK) {
@@ -568,10 +570,11 @@ cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *n
   cj_cache_key key;
   cj_cache_entry *e = &out->entry;
   cj_includes inc = {0};
-  int hit = 0, key_ok = 0;
+  int hit = 0, key_ok = 0, manifest_pure = 0;
   st = build_options(engine, options, arch, &o);
   add_cccl(&o);
-  if (st == CUJIT_OK) hit = manifest_lookup(engine, source, name, arch, &o, &key, &key_ok, e);
+  if (st == CUJIT_OK)
+    hit = manifest_lookup(engine, source, name, arch, &o, &key, &key_ok, &manifest_pure, e);
   if (st == CUJIT_OK && !key_ok)
     st = resolve_lookup(engine, source, name, arch, &o, &inc, 1, &key, &key_ok, e, &hit);
   if (st == CUJIT_OK && !hit) {
@@ -596,6 +599,7 @@ cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *n
       if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &key, e);
     }
   }
+  out->pure = key_ok && (inc.source ? inc.file_count == 0 : manifest_pure);
   opt_free(&o);
   cj_includes_free(&inc);
   if (st != CUJIT_OK) {
@@ -606,4 +610,48 @@ cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *n
   out->from_cache = hit;
   snprintf(out->arch, sizeof out->arch, "%.15s", arch);
   return CUJIT_OK;
+}
+
+/* --- the memo key ----------------------------------------------------------------------------- */
+
+static void add_list(cj_key_builder *kb, const char *const *list, size_t n) {
+  cj_key_add(kb, &n, sizeof n);
+  for (size_t i = 0; i < n; i++) cj_key_add_str(kb, list[i]);
+}
+
+int cj_compile_memo_key(cujit_engine *engine, const char *source, const char *name,
+                        const cujit_compile_options *options, const char *arch, cj_cache_key *out) {
+  static const cujit_compile_options none = CUJIT_COMPILE_OPTIONS_INIT;
+  const cujit_compile_options *op = options ? options : &none;
+  if ((op->define_count && !op->defines) || (op->include_dir_count && !op->include_dirs) ||
+      (op->extra_flag_count && !op->extra_flags) || (op->signature_count && !op->signatures) ||
+      (op->name_expression_count && !op->name_expressions))
+    return 0;                                          /* refused by the compile, which says so */
+  for (size_t i = 0; i < op->include_dir_count; i++) { /* build_options' check, without words */
+    struct stat st;
+    if (!op->include_dirs[i] || stat(op->include_dirs[i], &st) != 0 || !S_ISDIR(st.st_mode))
+      return 0;
+  }
+  const char *identity = ""; /* CUJIT_CXX and CUJIT_CPU_CHECK may change between builds */
+  if (strcmp(arch, "cpu") == 0 && cj_cxx_identity(engine, cj_cxx_check(), &identity) != CUJIT_OK)
+    return 0;
+  int switches[3] = {op->fast_math != 0, op->line_info != 0, op->debug != 0};
+  uint32_t schema = CJ_CACHE_SCHEMA;
+  cj_key_builder *kb = cj_key_begin();
+  cj_key_add_str(kb, "cujit memo");
+  cj_key_add(kb, &schema, sizeof schema);
+  cj_key_add_str(kb, source);
+  cj_key_add_str(kb, name);
+  cj_key_add_str(kb, arch);
+  cj_key_add_str(kb, identity);
+  cj_key_add(kb, switches, sizeof switches);
+  cj_key_add_str(kb, op->std);
+  add_list(kb, op->defines, op->define_count);
+  add_list(kb, op->include_dirs, op->include_dir_count);
+  add_list(kb, op->extra_flags, op->extra_flag_count);
+  add_list(kb, op->signatures, op->signature_count);
+  add_list(kb, op->name_expressions, op->name_expression_count);
+  *out = cj_key_end(kb);
+  static const cj_cache_key zero; /* what cj_key_end gives when out of memory */
+  return memcmp(out->bytes, zero.bytes, sizeof zero.bytes) != 0;
 }

@@ -45,6 +45,9 @@ typedef struct cj_compiled {
   char arch[16]; /* the arch compiled for (capped at NVRTC's highest when the device's is newer) */
   cj_cache_entry entry;
   int from_cache;
+  int pure; /* the compiler read no file and probed none: the bytes follow from
+             *cj_compile_memo_key's
+             ** inputs alone (the key and the cache's input rule, docs/ARCHITECTURE.md) */
 } cj_compiled;
 
 /* The arch to compile for: options->arch when given ("sm_NN", "sm_NNa", "compute_NN"; checked),
@@ -62,5 +65,14 @@ cujit_status cj_compile_arch(cujit_engine *engine, const cujit_compile_options *
 ** caller frees out->entry (cj_cache_entry_free) or takes its parts. */
 cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *name,
                         const cujit_compile_options *options, const char *arch, cj_compiled *out);
+
+/* The memo key of a build: a hash of what the caller gave, before the scan rewrote the source:
+** the source, its name, the arch (from cj_compile_arch), every compile option, and for arch "cpu"
+** the C++ compiler's identity. Together with the process's constants (the embedded headers, the
+** toolkit's directory) it decides the cache key of a compile that came out `pure`, so the program
+** layer may remember that key under it. 1 and *out, or 0 when the options are ones the compile
+** would refuse (it then says why) or out of memory. */
+int cj_compile_memo_key(cujit_engine *engine, const char *source, const char *name,
+                        const cujit_compile_options *options, const char *arch, cj_cache_key *out);
 
 #endif

@@ -580,3 +580,7 @@ int cj_includes_manifest_check(const char *t, size_t len, uint8_t key[16]) {
   }
   return 1;
 }
+
+int cj_includes_manifest_empty(const char *text, size_t len) {
+  return text && len == 35 && strncmp(text, "K ", 2) == 0 && text[34] == '\n'; /* "K <key>\n" */
+}

@@ -60,5 +60,7 @@ char *cj_includes_manifest(const cj_includes *inc, const uint8_t key[16]);
 ** what was hashed (a stat; its contents only when size or mtime moved), and every absent path is
 ** still absent; else 0. */
 int cj_includes_manifest_check(const char *text, size_t len, uint8_t key[16]);
+/* 1 when the manifest lists no file and no absent path: the unit read nothing but itself. */
+int cj_includes_manifest_empty(const char *text, size_t len);
 
 #endif

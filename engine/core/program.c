@@ -1,7 +1,8 @@
 /*
-** program.c -- programs on devices: building one for the current device's arch, references,
-** loading the program's module onto each device on first need (through the backend) and
-** unloading it with the last reference, and the public cujit_program_* calls.
+** program.c -- programs on devices: building one for the current device's arch (through the map
+** of built programs and its memo of what each build was given), references, loading the
+** program's module onto each device on first need (through the backend) and unloading it with
+** the last reference, and the public cujit_program_* calls.
 */
 #include "program.h"
 #include "includes.h"
@@ -33,14 +34,28 @@ typedef struct cj_code {
   size_t cubin_len;
   cj_signature *kernels;
   size_t nkernels;
+  char *log;                 /* the compile log, which every program of the key is given */
+  int nvrtc_version;         /* of the NVRTC that built it; 0 for the CPU device's */
   void **modules;            /* cj_device_slots entries once loaded anywhere (atomic) */
   pthread_mutex_t load_lock; /* guards making modules */
 } cj_code;
+
+/* The memo (under the map's lock): what a build was given (cj_compile_memo_key) to the cache key
+** it compiled to, for builds that read no file (cj_compiled.pure), so building the same again
+** skips the scan, the options and the cache key. Direct-mapped: a build whose slot another took
+** goes the whole way, as it would without the memo. */
+#define MEMO_SLOTS 1024
+
+typedef struct memo_slot {
+  cj_cache_key given, key;
+  int used;
+} memo_slot;
 
 struct cj_program_map {
   pthread_mutex_t lock;
   cj_code **buckets;
   size_t nbuckets, count;
+  memo_slot memo[MEMO_SLOTS];
 };
 
 /* --- shared records --------------------------------------------------------------------------- */
@@ -66,8 +81,10 @@ static cj_code *code_new(cujit_engine *engine, const char *source, const char *n
   c->entry.ptx = NULL, c->entry.cubin = NULL; /* the record owns them now */
   k->name = cj_strdup(name);
   k->source = cj_strdup(source);
+  k->log = cj_strdup(c->entry.log ? c->entry.log : "");
+  k->nvrtc_version = c->entry.nvrtc_version;
   char err[1024];
-  cujit_status st = !k->name || !k->source
+  cujit_status st = !k->name || !k->source || !k->log
                         ? cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory")
                     : strcmp(k->arch, "cpu") == 0
                         ? cj_verify_object(scan, k->cubin, k->cubin_len, &k->kernels, &k->nkernels,
@@ -93,6 +110,7 @@ static void code_release(cj_code *k) {
   free(k->kernels);
   free(k->name);
   free(k->source);
+  free(k->log);
   free(k->ptx);
   free(k->cubin);
   pthread_mutex_destroy(&k->load_lock);
@@ -198,6 +216,43 @@ static void map_put(cj_program_map *m, cj_code *k) {
   for (cj_code *next; drop; drop = next) next = drop->next, code_release(drop);
 }
 
+/* --- the memo --------------------------------------------------------------------------------- */
+
+static memo_slot *memo_slot_of(cj_program_map *m, const cj_cache_key *given) {
+  uint64_t h;
+  memcpy(&h, given->bytes, sizeof h);
+  return &m->memo[h % MEMO_SLOTS];
+}
+
+static void memo_put(cj_program_map *m, const cj_cache_key *given, const cj_cache_key *key) {
+  pthread_mutex_lock(&m->lock);
+  memo_slot *s = memo_slot_of(m, given);
+  s->given = *given, s->key = *key, s->used = 1;
+  pthread_mutex_unlock(&m->lock);
+}
+
+/* The record a build given `given` made before (a reference for the caller), while building it
+** again would find the same: it is still in the map, the byte cache still holds its entry in memory
+** (as the lookup it stands for would have found it, counted as that hit; so cujit_cache_clear
+** means compiling again), and an NVRTC opened since is the one that built it. Else NULL. */
+static cj_code *memo_find(cujit_engine *engine, const cj_cache_key *given) {
+  cj_program_map *m = engine->programs;
+  pthread_mutex_lock(&m->lock);
+  memo_slot *s = memo_slot_of(m, given);
+  cj_cache_key key = s->key;
+  int used = s->used && memcmp(s->given.bytes, given->bytes, sizeof given->bytes) == 0;
+  pthread_mutex_unlock(&m->lock);
+  cj_code *k = used ? map_find(m, &key) : NULL;
+  if (!k) return NULL;
+  cj_nvrtc *nv = cj_nvrtc_if_open(engine);
+  if ((nv && strcmp(k->arch, "cpu") != 0 && k->nvrtc_version != nv->version) ||
+      !cj_cache_touch(engine->cache, &key)) {
+    code_release(k);
+    return NULL;
+  }
+  return k;
+}
+
 /* --- building --------------------------------------------------------------------------------- */
 
 cujit_status cj_program_arch(cujit_engine *engine, const cujit_compile_options *options, char *arch,
@@ -220,22 +275,21 @@ cujit_status cj_program_arch(cujit_engine *engine, const cujit_compile_options *
 }
 
 /* A program of the shared record `k` (whose reference it takes over). */
-static cujit_status program_new(cujit_engine *engine, cj_code *k, cj_compiled *c, double t0,
+static cujit_status program_new(cujit_engine *engine, cj_code *k, int from_cache, double t0,
                                 cujit_program **out) {
   cujit_program *p = calloc(1, sizeof *p);
   /* The log comes with the entry, so a hit shows the warnings a cold compile printed. */
-  if (!p || !(p->log = c->entry.log ? c->entry.log : cj_strdup(""))) {
+  if (!p || !(p->log = cj_strdup(k->log))) {
     free(p);
     code_release(k);
     return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   }
-  c->entry.log = NULL; /* the program owns it now */
   p->name = k->name, p->source = k->source;
   memcpy(p->arch, k->arch, sizeof p->arch);
   p->ptx = k->ptx, p->ptx_len = k->ptx_len;
   p->cubin = k->cubin, p->cubin_len = k->cubin_len;
   p->kernels = k->kernels, p->nkernels = k->nkernels;
-  p->from_cache = c->from_cache;
+  p->from_cache = from_cache;
   p->engine = engine;
   atomic_init(&p->refs, 1);
   p->code = k;
@@ -321,6 +375,10 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
   cj_compiled c;
   cujit_status st = cj_program_arch(engine, options, arch, sizeof arch);
   if (st != CUJIT_OK) return st;
+  cj_cache_key asked;
+  int memo = cj_compile_memo_key(engine, source, name, options, arch, &asked);
+  cj_code *known = memo ? memo_find(engine, &asked) : NULL;
+  if (known) return program_new(engine, known, 1, t0, out);
   /* What is compiled and hashed: the source with the checks of its kernels (scan.h). */
   cj_scan scan;
   char scan_err[1024];
@@ -355,7 +413,8 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
     map_put(engine->programs, k);
   }
   cj_scan_free(&scan);
-  st = program_new(engine, k, &c, t0, out);
+  if (memo && c.pure) memo_put(engine->programs, &asked, &k->key);
+  st = program_new(engine, k, c.from_cache, t0, out);
   cj_cache_entry_free(&c.entry);
   return st;
 }

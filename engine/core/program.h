@@ -10,7 +10,9 @@
 
 /* The engine's map of loaded programs, from cache key to what the programs of that key share
 ** (bytes, kernels, the module on each device), so a second program of a key costs a lookup in
-** the byte cache and this map, and no load. Opened and closed by engine.c. */
+** the byte cache and this map, and no load; and its memo, from what a build that read no file was
+** given to its key, so building the same again skips the scan and the key (docs/ARCHITECTURE.md,
+** "The program cache"). Opened and closed by engine.c. */
 cj_program_map *cj_program_map_open(void);
 void cj_program_map_close(cj_program_map *map);
 
