@@ -181,8 +181,15 @@ cujit_status cujit_memcpy_htod(cujit_buffer *dst, size_t dst_offset, const void 
   if (st == CUJIT_OK) st = check_stream(engine, fn, device, stream);
   if (st != CUJIT_OK || bytes == 0) return st;
   if ((st = cj_device_enter(device)) != CUJIT_OK) return st;
-  return device->ops->copy(device, CJ_COPY_HTOD, dst->ptr + dst_offset, (uint64_t)(uintptr_t)src,
-                           bytes, cj_stream_handle(stream));
+  st = device->ops->copy(device, CJ_COPY_HTOD, dst->ptr + dst_offset, (uint64_t)(uintptr_t)src,
+                         bytes, cj_stream_handle(stream));
+  /* A small upload on the default stream may return once the source is consumed, before the
+  ** device has the bytes (stream order brings them to all later work there). Memory the host or
+  ** another process may read without a stream (managed, mapped, shareable, views of any) has
+  ** them when this returns, as before. */
+  if (st == CUJIT_OK && !stream && dst->kind != CJ_BUFFER_DEVICE)
+    st = device->ops->stream_synchronize(device, NULL);
+  return st;
 }
 
 cujit_status cujit_memcpy_dtoh(void *dst, const cujit_buffer *src, size_t src_offset, size_t bytes,

@@ -11,8 +11,10 @@ struct cujit_stream {
   cj_link link;
   cujit_device *device;
   unsigned generation;
-  void *handle;               /* the backend's */
-  struct cj_capture *capture; /* while it captures a graph (graph.c), what launches record */
+  void *handle;                     /* the backend's */
+  struct cj_capture *capture;       /* while it captures a graph (graph.c), what launches record */
+  void *joined;                     /* an event of the backend's, recorded on the default stream */
+  _Atomic unsigned long seen_epoch; /* the device's order_epoch this stream last caught up with */
 };
 
 struct cujit_event {
@@ -28,9 +30,20 @@ struct cujit_event {
 cujit_status cj_event_new(cujit_engine *engine, const char *fn, int shareable,
                           const unsigned char *ipc_handle, cujit_event **out);
 
-/* The backend's stream for a launch or copy: the stream's handle, or NULL (the default stream). */
-static inline void *cj_stream_handle(const cujit_stream *stream) {
-  return stream ? stream->handle : NULL;
+/* Makes the stream wait for the device's default stream as it is now (issue 15): what the backend
+** queued there before bumping order_epoch (a pool block handed out again, a fill, a staged
+** upload) comes before the stream's next work. stream.c. */
+void cj_stream_catch_up(cujit_stream *stream, unsigned long epoch);
+
+/* The backend's stream for a launch or copy: the stream's handle, or NULL (the default stream).
+** Every piece of work queued on a stream gets its handle here, so a stream behind the default
+** stream catches up first: one load and a compare when it is not. */
+static inline void *cj_stream_handle(cujit_stream *stream) {
+  if (!stream) return NULL;
+  unsigned long epoch = __atomic_load_n(&stream->device->order_epoch, __ATOMIC_ACQUIRE);
+  if (epoch != atomic_load_explicit(&stream->seen_epoch, memory_order_relaxed))
+    cj_stream_catch_up(stream, epoch);
+  return stream->handle;
 }
 
 /* The device work on `stream` goes to (the stream's, else the engine's current one), entered,
