@@ -179,7 +179,7 @@ static void free_table(cujit_device *devs, int n) {
     if (devs[i].impl) {
       pthread_mutex_destroy(&CU(&devs[i])->lock);
       pthread_mutex_destroy(&CU(&devs[i])->streams_lock);
-      cj_cuda_pool_close(CU(&devs[i])); /* holds nothing yet: only its locks go */
+      cj_cuda_pool_close(&devs[i]); /* holds nothing yet: only its locks go */
       free(devs[i].impl);
     }
   free(devs);
@@ -376,9 +376,9 @@ static cujit_status cuda_reset(cujit_device *dev) {
 static void cuda_release(cujit_device *dev) {
   cuda_device *c = CU(dev);
   if (cuda_enter_quiet(dev) && __atomic_load_n(&dev->fault, __ATOMIC_ACQUIRE) == CUJIT_OK)
-    cj_cuda_pool_close(c); /* the pool's free blocks go back to the driver's pool */
+    cj_cuda_pool_close(dev); /* the pool's free blocks go back to the driver's pool */
   else
-    cj_cuda_pool_forget(c), cj_cuda_pool_close(c);
+    cj_cuda_pool_forget(c), cj_cuda_pool_close(dev);
   if (c->ctx) c->drv->cuDevicePrimaryCtxRelease(c->handle);
   pthread_mutex_destroy(&c->lock);
   pthread_mutex_destroy(&c->streams_lock);

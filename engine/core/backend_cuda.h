@@ -39,6 +39,9 @@ typedef struct cuda_stage {
   size_t used;
   CUevent left[CJ_STAGE_SEGMENTS]; /* recorded on the default stream when a segment is left */
   unsigned char recorded[CJ_STAGE_SEGMENTS];
+  pthread_mutex_t down_lock; /* small downloads land in `down` (CJ_STAGE_SEGMENT pinned bytes) */
+  unsigned char *down;
+  int down_unavailable;
 } cuda_stage;
 
 typedef struct cuda_device {
@@ -84,13 +87,19 @@ cujit_status cj_cuda_pool_trim(cujit_device *dev);
 cujit_status cj_cuda_pool_reserved(cujit_device *dev, size_t *bytes);
 void cj_cuda_pool_init(cuda_device *c);
 void cj_cuda_pool_forget(cuda_device *c);
-void cj_cuda_pool_close(cuda_device *c);
+void cj_cuda_pool_close(cujit_device *dev);
 
 /* A copy of `bytes` from host memory to dst on the default stream through the staging ring: 1
 ** when it took the copy (its status in *st: queued, and src free to change), 0 when the copy
 ** must go the ordinary way (too large, several GPUs, no ring). */
 int cj_cuda_staged_upload(cujit_device *dev, uint64_t dst, const void *src, size_t bytes,
                           cujit_status *st);
+
+/* A copy of `bytes` from src to host memory on the default stream through a pinned buffer: the
+** copy queued, the default stream waited for (interruptibly), the bytes copied out. 1 when it took
+** the copy (its status in *st), 0 when the copy must go the ordinary way. */
+int cj_cuda_staged_download(cujit_device *dev, void *dst, uint64_t src, size_t bytes,
+                            cujit_status *st);
 
 /* Work just queued on the default stream comes before every stream's next work. */
 static inline void cj_cuda_order_after_default(cujit_device *dev) {

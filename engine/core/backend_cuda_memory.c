@@ -56,6 +56,9 @@ cujit_status cj_cuda_copy(cujit_device *dev, cj_copy_kind kind, uint64_t dst, ui
                   "cuMemcpyHtoD", bytes);
   }
   case CJ_COPY_DTOH: {
+    cujit_status staged;
+    if (!stream && cj_cuda_staged_download(dev, (void *)(uintptr_t)dst, src, bytes, &staged))
+      return staged; /* small: one copy and one wait */
     /* Into pageable memory the driver's copy waits for the work ahead of it in its own way (a
     ** spin that holds a core and no interrupt can stop), so that wait is cujit's first; it costs
     ** one query when nothing is queued. */

@@ -95,6 +95,19 @@ static CUresult join_streams(cuda_device *c) {
   return rc;
 }
 
+/* join_streams when some stream got work since the last one (or work the core could not mark:
+** cj_stream_handle); nothing at all when every stream sat idle, the common case of a program that
+** made a stream once. The flag is cleared before the join: work marked after that is seen by the
+** next one, work marked before it was queued before the join's events. */
+static CUresult join_streams_if_used(cujit_device *dev) {
+  if (!atomic_load_explicit(&dev->stream_work_unmarked, memory_order_acquire) &&
+      !atomic_exchange_explicit(&dev->stream_work, 0, memory_order_acq_rel))
+    return CUDA_SUCCESS;
+  CUresult rc = join_streams(CU(dev));
+  if (rc != CUDA_SUCCESS) atomic_store(&dev->stream_work, 1);
+  return rc;
+}
+
 static int has_streams(cuda_device *c) {
   pthread_mutex_lock(&c->streams_lock);
   int n = c->nstreams;
@@ -103,15 +116,15 @@ static int has_streams(cuda_device *c) {
 }
 
 /* A free block of exactly `size`, taken off its list (joined first when it needs it), or NULL. */
-static CUresult take(cuda_device *c, size_t size, cuda_block **out) {
-  cuda_cache *k = &c->cache;
+static CUresult take(cujit_device *dev, size_t size, cuda_block **out) {
+  cuda_cache *k = &CU(dev)->cache;
   *out = NULL;
   cuda_block **p = free_list(k, size);
   while (*p && (*p)->size != size) p = &(*p)->next_free;
   cuda_block *b = *p;
   if (!b) return CUDA_SUCCESS;
   if (b->after > k->joins) {
-    CUresult rc = join_streams(c);
+    CUresult rc = join_streams_if_used(dev);
     if (rc != CUDA_SUCCESS) return rc;
     k->joins++; /* every block freed so far is now behind the default stream */
   }
@@ -124,12 +137,14 @@ static CUresult take(cuda_device *c, size_t size, cuda_block **out) {
 
 /* Gives every free block back to the driver's pool (in stream order on the default stream, after
 ** one join when some still wait for one). Called with the cache locked. */
-static CUresult release_free(cuda_device *c) {
+static CUresult release_free(cujit_device *dev) {
+  cuda_device *c = CU(dev);
   cuda_cache *k = &c->cache;
   CUresult rc = CUDA_SUCCESS;
   for (int i = 0; i < CJ_CACHE_BINS; i++)
     for (cuda_block *b = k->free[i]; b; b = b->next_free)
-      if (b->after > k->joins && rc == CUDA_SUCCESS && (rc = join_streams(c)) == CUDA_SUCCESS)
+      if (b->after > k->joins && rc == CUDA_SUCCESS &&
+          (rc = join_streams_if_used(dev)) == CUDA_SUCCESS)
         k->joins++;
   if (rc != CUDA_SUCCESS) return rc;
   for (int i = 0; i < CJ_CACHE_BINS; i++) {
@@ -182,7 +197,7 @@ static CUresult alloc_once(cujit_device *dev, size_t bytes, uint64_t *addr) {
   size_t size = rounded(bytes);
   cuda_block *b = NULL;
   pthread_mutex_lock(&c->cache.lock);
-  CUresult rc = take(c, size, &b);
+  CUresult rc = take(dev, size, &b);
   pthread_mutex_unlock(&c->cache.lock);
   if (rc == CUDA_SUCCESS && b) *addr = b->addr;
   if (rc == CUDA_SUCCESS && !b) rc = fresh(dev, size, addr);
@@ -236,7 +251,7 @@ cujit_status cj_cuda_pool_trim(cujit_device *dev) {
   cuda_device *c = CU(dev);
   if (!c->pool) return CUJIT_OK;
   pthread_mutex_lock(&c->cache.lock);
-  CUresult rc = release_free(c);
+  CUresult rc = release_free(dev);
   pthread_mutex_unlock(&c->cache.lock);
   cujit_status st =
       cj_cuda_check(dev, rc, "giving the pool's free blocks back (cujit_device_trim)");
@@ -336,12 +351,49 @@ int cj_cuda_staged_upload(cujit_device *dev, uint64_t dst, const void *src, size
   return 1;
 }
 
+/* Small downloads: cuMemcpyDtoHAsync into pinned memory returns at once, and the wait for it is
+** cujit's (interruptible, the wait policy's), where a copy into pageable memory would first need
+** a wait of cujit's for the work ahead (the driver's own spins uninterruptibly), then the copy,
+** then a query: one driver call fewer. An interrupted wait leaves the copy queued; the next
+** download's copy lands after it in stream order, and is waited for before it is read. */
+int cj_cuda_staged_download(cujit_device *dev, void *dst, uint64_t src, size_t bytes,
+                            cujit_status *st) {
+  cuda_device *c = CU(dev);
+  cuda_stage *r = &c->stage;
+  if (bytes > CJ_STAGE_SEGMENT) return 0;
+  pthread_mutex_lock(&r->down_lock);
+  if (!r->down && !r->down_unavailable) {
+    void *down = NULL;
+    if (c->drv->cuMemHostAlloc(&down, CJ_STAGE_SEGMENT, CU_MEMHOSTALLOC_PORTABLE) == CUDA_SUCCESS)
+      r->down = down;
+    else
+      r->down_unavailable = 1;
+  }
+  if (!r->down) {
+    pthread_mutex_unlock(&r->down_lock);
+    return 0;
+  }
+  CUresult rc = c->drv->cuMemcpyDtoHAsync(r->down, src, bytes, (CUstream)0);
+  if (rc == CUDA_SUCCESS) {
+    *st = cj_backend_wait(dev, cj_cuda_stream_done, NULL, "cujit_memcpy_dtoh");
+    if (*st == CUJIT_OK) memcpy(dst, r->down, bytes);
+  } else {
+    char what[96], size[32];
+    snprintf(what, sizeof what, "cuMemcpyDtoH of %s on device %d",
+             cj_bytes_text(bytes, size, sizeof size), dev->ordinal);
+    *st = cj_cuda_check(dev, rc, what);
+  }
+  pthread_mutex_unlock(&r->down_lock);
+  return 1;
+}
+
 /* --- the device's lifetime ----------------------------------------------------------------------
  */
 
 void cj_cuda_pool_init(cuda_device *c) {
   pthread_mutex_init(&c->cache.lock, NULL);
   pthread_mutex_init(&c->stage.lock, NULL);
+  pthread_mutex_init(&c->stage.down_lock, NULL);
 }
 
 /* The blocks and the ring lived in a context that is gone (a reset) or going (forget after
@@ -361,12 +413,16 @@ void cj_cuda_pool_forget(cuda_device *c) {
   memset(r->left, 0, sizeof r->left);
   memset(r->recorded, 0, sizeof r->recorded);
   pthread_mutex_unlock(&c->stage.lock);
+  pthread_mutex_lock(&r->down_lock);
+  r->down = NULL, r->down_unavailable = 0;
+  pthread_mutex_unlock(&r->down_lock);
 }
 
 /* cujit_close, with the context current: free blocks and the ring go back to the driver. */
-void cj_cuda_pool_close(cuda_device *c) {
+void cj_cuda_pool_close(cujit_device *dev) {
+  cuda_device *c = CU(dev);
   pthread_mutex_lock(&c->cache.lock);
-  release_free(c);
+  release_free(dev);
   pthread_mutex_unlock(&c->cache.lock);
   cuda_stage *r = &c->stage;
   if (r->ring) {
@@ -374,7 +430,12 @@ void cj_cuda_pool_close(cuda_device *c) {
     for (int i = 0; i < CJ_STAGE_SEGMENTS; i++) c->drv->cuEventDestroy(r->left[i]);
     c->drv->cuMemFreeHost(r->ring);
   }
+  if (r->down) {
+    c->drv->cuCtxSynchronize(); /* an interrupted download may still write it */
+    c->drv->cuMemFreeHost(r->down);
+  }
   cj_cuda_pool_forget(c);
   pthread_mutex_destroy(&c->cache.lock);
   pthread_mutex_destroy(&c->stage.lock);
+  pthread_mutex_destroy(&c->stage.down_lock);
 }

@@ -43,6 +43,9 @@ void cj_stream_catch_up(cujit_stream *stream, unsigned long epoch) {
   cujit_device *dev = stream->device;
   if (stream->capture) return;
   const cj_backend *ops = dev->ops;
+  /* the default stream of the stream's device: NCCL's and peer copies' callers may have another
+  ** device entered */
+  if (ops->enter(dev) != CUJIT_OK) return;
   if ((ops->event_record(dev, stream->joined, NULL) == CUJIT_OK &&
        ops->stream_wait_event(dev, stream->handle, stream->joined) == CUJIT_OK) ||
       ops->synchronize(dev) == CUJIT_OK)
@@ -211,7 +214,7 @@ cujit_status cujit_event_record(cujit_event *event, cujit_stream *stream) {
   else
     st = cj_device_enter(device);
   if (st == CUJIT_OK)
-    st = device->ops->event_record(device, event->handle, cj_stream_handle(stream));
+    st = device->ops->event_record(device, event->handle, cj_stream_queue(stream)); /* no memory */
   if (st == CUJIT_OK) event->recorded = 1;
   return st;
 }
