@@ -290,11 +290,21 @@ static cujit_status segment_done(cujit_device *dev, void *event) {
   return cj_cuda_check(dev, rc, "cujit_memcpy_htod (waiting for a staging segment)");
 }
 
+/* While a stream captures a graph, pinned memory is not made (the driver may refuse it, or end
+** the capture): the copy goes the ordinary way. */
+static int capturing(cuda_device *c) {
+  int any = 0;
+  pthread_mutex_lock(&c->streams_lock);
+  for (int i = 0; i < c->nstreams; i++) any |= c->streams[i].capturing;
+  pthread_mutex_unlock(&c->streams_lock);
+  return any;
+}
+
 /* The ring and its events, made at the first staged upload; 0 when they cannot be. */
 static int have_ring(cuda_device *c) {
   cuda_stage *r = &c->stage;
   if (r->ring) return 1;
-  if (r->unavailable) return 0;
+  if (r->unavailable || capturing(c)) return 0;
   void *ring = NULL;
   int ok = c->drv->cuMemHostAlloc(&ring, (size_t)CJ_STAGE_SEGMENTS * CJ_STAGE_SEGMENT,
                                   CU_MEMHOSTALLOC_PORTABLE) == CUDA_SUCCESS;
@@ -362,7 +372,7 @@ int cj_cuda_staged_download(cujit_device *dev, void *dst, uint64_t src, size_t b
   cuda_stage *r = &c->stage;
   if (bytes > CJ_STAGE_SEGMENT) return 0;
   pthread_mutex_lock(&r->down_lock);
-  if (!r->down && !r->down_unavailable) {
+  if (!r->down && !r->down_unavailable && !capturing(c)) {
     void *down = NULL;
     if (c->drv->cuMemHostAlloc(&down, CJ_STAGE_SEGMENT, CU_MEMHOSTALLOC_PORTABLE) == CUDA_SUCCESS)
       r->down = down;

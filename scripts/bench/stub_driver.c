@@ -6,6 +6,8 @@
 ** sees it. Never a test of correctness: kernels do not run.
 ** CUJIT_STUB_CALL_NS=N makes every driver call spin N ns (the H200 driver's calls cost roughly
 ** 100-1000 ns each), so a figure also shows how many driver calls a path makes.
+** CUJIT_STUB_KERNEL_NS=N makes every launch pretend to run N ns: queries answer NOT_READY until
+** then and the driver's own waits spin until then, so a wait's polls cost what they would.
 */
 #include <cuda.h>
 #include <stdlib.h>
@@ -15,7 +17,15 @@
 static char object_; /* the address every pretend handle points at */
 static _Thread_local CUcontext current;
 
-static long call_ns = -1; /* CUJIT_STUB_CALL_NS, read at the first call */
+static long call_ns = -1;   /* CUJIT_STUB_CALL_NS, read at the first call */
+static long kernel_ns = -1; /* CUJIT_STUB_KERNEL_NS */
+static long busy_until;     /* the pretend device runs a kernel until then (ns) */
+
+static long now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000000000L + t.tv_nsec;
+}
 
 /* The pretend cost of one driver call. */
 static void cost(void) {
@@ -32,6 +42,29 @@ static void cost(void) {
 
 static CUresult ok(void) {
   cost();
+  return CUDA_SUCCESS;
+}
+
+static CUresult launch(void) {
+  cost();
+  if (kernel_ns < 0) {
+    const char *env = getenv("CUJIT_STUB_KERNEL_NS");
+    kernel_ns = env ? atol(env) : 0;
+  }
+  if (kernel_ns > 0) __atomic_store_n(&busy_until, now_ns() + kernel_ns, __ATOMIC_RELAXED);
+  return CUDA_SUCCESS;
+}
+
+static CUresult query(void) {
+  cost();
+  return now_ns() < __atomic_load_n(&busy_until, __ATOMIC_RELAXED) ? CUDA_ERROR_NOT_READY
+                                                                   : CUDA_SUCCESS;
+}
+
+static CUresult synchronize(void) {
+  cost();
+  while (now_ns() < __atomic_load_n(&busy_until, __ATOMIC_RELAXED)) {
+  }
   return CUDA_SUCCESS;
 }
 
@@ -249,6 +282,12 @@ static const struct {
     ENTRY(cuFuncGetParamInfo, not_supported),
     ENTRY(cuOccupancyMaxPotentialBlockSize, occupancy),
     ENTRY(cuFuncGetAttribute, func_attribute),
+    ENTRY(cuLaunchKernel, launch),
+    ENTRY(cuStreamQuery, query),
+    ENTRY(cuEventQuery, query),
+    ENTRY(cuStreamSynchronize, synchronize),
+    ENTRY(cuEventSynchronize, synchronize),
+    ENTRY(cuCtxSynchronize, synchronize),
 };
 
 /* Everything else (launches, waits, queries, releases, attributes set) succeeds doing nothing;
