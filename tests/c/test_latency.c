@@ -341,7 +341,7 @@ Test(pool_device, interrupting_a_wait_of_seconds, .init = open_gpu, .fini = clos
 
 /* A freed block comes back for the next buffer of the same size (rounded): the pool's own cache,
 ** no driver call. */
-Test(pool_device, a_freed_block_is_handed_out_again, .init = open_gpu, .fini = close_engine) {
+Test(pool_copies, a_freed_block_is_handed_out_again, .init = open_gpu, .fini = close_engine) {
   need_pool();
   cujit_buffer *a, *b, *c;
   EXPECT_OK(cujit_buffer_alloc(engine, 4000, CUJIT_F32, &a));
@@ -354,6 +354,33 @@ Test(pool_device, a_freed_block_is_handed_out_again, .init = open_gpu, .fini = c
   cr_expect_eq(cujit_device_allocated(gpu), 4096 + 4000);
   cujit_buffer_free(b);
   cujit_buffer_free(c);
+}
+
+/* Uploads and downloads of many sizes on the default stream, around the staging buffers' limit
+** (64 KiB) and more than the upload ring holds (1 MiB) in all, each of different bytes, each read
+** back whole; then a download into the middle of a host array leaves its ends alone. */
+Test(pool_copies, small_copies_each_way, .init = open_gpu, .fini = close_engine) {
+  enum { MAX = 64 * 1024 + 512 };
+  static unsigned char up[MAX], down[MAX + 2];
+  static const size_t sizes[] = {1, 3, 512, 4096, 4097, 60000, 65535, 65536, 65537, MAX};
+  enum { NSIZES = sizeof sizes / sizeof *sizes };
+  cujit_buffer *b;
+  EXPECT_OK(cujit_buffer_alloc(engine, MAX, CUJIT_DTYPE_NONE, &b));
+  for (int round = 0; round < 4; round++)
+    for (int s = 0; s < NSIZES; s++) {
+      size_t n = sizes[s];
+      for (size_t i = 0; i < n; i++) up[i] = (unsigned char)(i * 7 + (size_t)s * 31 + round);
+      EXPECT_OK(cujit_memcpy_htod(b, 0, up, n, NULL));
+      memset(up, 0xEE, n); /* the upload's source may change at once */
+      memset(down, 0x5A, sizeof down);
+      EXPECT_OK(cujit_memcpy_dtoh(down + 1, b, 0, n, NULL));
+      cr_assert_eq(down[0], 0x5A, "the download wrote before its destination");
+      cr_assert_eq(down[n + 1], 0x5A, "the download of %zu bytes wrote past its end", n);
+      for (size_t i = 0; i < n; i++)
+        if (down[i + 1] != (unsigned char)(i * 7 + (size_t)s * 31 + round))
+          cr_assert_fail("round %d, %zu bytes: byte %zu is %d", round, n, i, down[i + 1]);
+    }
+  cujit_buffer_free(b);
 }
 
 /* Each thread copies its element after spinning `cycles` clocks. */
