@@ -51,11 +51,11 @@ struct cujit_device {
   ** on every stream must follow (a pool block handed out again, a fill, a staged upload); a
   ** stream behind it waits for the default stream before its next work (cj_stream_handle). */
   _Atomic unsigned long order_epoch;
-  /* Set after work is queued on a stream (stream.h, cj_stream_queued), cleared by the pool when
-  ** it makes the default stream wait for every stream; `stream_work_unmarked` stays set once a
-  ** caller queued stream work without that mark (cj_stream_handle), and the pool then always
-  ** waits for the streams. */
-  _Atomic int stream_work, stream_work_unmarked;
+  /* Set after work is queued on a stream (stream.h, cj_stream_queued): `stream_work` is cleared
+  ** by the pool when it makes the default stream wait for every stream, `streams_busy` by device
+  ** synchronize once it saw every stream done. `stream_work_unmarked` stays set once a caller
+  ** queued stream work without that mark (cj_stream_handle): both then always ask the streams. */
+  _Atomic int stream_work, streams_busy, stream_work_unmarked;
 };
 
 typedef enum cj_copy_kind { CJ_COPY_HTOD, CJ_COPY_DTOH, CJ_COPY_DTOD } cj_copy_kind;

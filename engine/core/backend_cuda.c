@@ -294,8 +294,10 @@ static cujit_status cuda_mem_info(cujit_device *dev, size_t *free_bytes, size_t 
 ** Polled by cj_backend_wait, so that an interrupt can cut the wait short; no cuCtxSynchronize
 ** after it (it cannot be interrupted and would cost a second round trip). Once every stream was
 ** seen done in one pass, only the default stream is asked again: a device wait usually waits for
-** one busy stream, and each poll then costs what a stream wait's does. Work other libraries queue
-** on their own streams of the shared context is theirs to wait for. */
+** one busy stream, and each poll then costs what a stream wait's does. The streams are not asked
+** at all when no work was queued on them since a device wait last saw them done (streams_busy,
+** cleared when this wait starts and set again should it end before seeing them done). Work other
+** libraries queue on their own streams of the shared context is theirs to wait for. */
 typedef struct device_wait {
   const char *what;
   int streams_done;
@@ -318,7 +320,12 @@ static cujit_status device_done(cujit_device *dev, void *handle) {
 
 cujit_status cj_cuda_synchronize(cujit_device *dev) {
   device_wait w = {"cujit_device_synchronize", 0};
-  return cj_backend_wait(dev, device_done, &w, w.what);
+  if (!atomic_load_explicit(&dev->stream_work_unmarked, memory_order_acquire) &&
+      !atomic_exchange_explicit(&dev->streams_busy, 0, memory_order_acq_rel))
+    w.streams_done = 1; /* nothing queued on a stream since they were last seen done */
+  cujit_status st = cj_backend_wait(dev, device_done, &w, w.what);
+  if (!w.streams_done) atomic_store(&dev->streams_busy, 1);
+  return st;
 }
 
 /* After a reset, the first retain tells whether the driver let the fault go: on recent drivers an

@@ -214,7 +214,8 @@ cujit_status cujit_event_record(cujit_event *event, cujit_stream *stream) {
   else
     st = cj_device_enter(device);
   if (st == CUJIT_OK)
-    st = device->ops->event_record(device, event->handle, cj_stream_queue(stream)); /* no memory */
+    st = device->ops->event_record(device, event->handle, cj_stream_queue(stream));
+  cj_stream_queued(stream); /* device synchronize waits for the record too */
   if (st == CUJIT_OK) event->recorded = 1;
   return st;
 }
@@ -263,5 +264,7 @@ cujit_status cujit_stream_wait_event(cujit_stream *stream, cujit_event *event) {
   cujit_status st = check_event(event, fn, "the event");
   if (st == CUJIT_OK) st = enter_stream(stream, fn);
   if (st != CUJIT_OK) return st;
-  return stream->device->ops->stream_wait_event(stream->device, stream->handle, event->handle);
+  st = stream->device->ops->stream_wait_event(stream->device, stream->handle, event->handle);
+  cj_stream_queued(stream);
+  return st;
 }

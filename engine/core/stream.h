@@ -48,11 +48,16 @@ static inline void *cj_stream_queue(cujit_stream *stream) {
 }
 
 /* After work was queued on `stream` (NULL: nothing to say): the pool's next reuse of a freed
-** block makes the default stream wait for the streams first (backend_cuda_pool.c). A store only
-** when the flag is clear, so launches on streams do not keep writing a shared line. */
+** block makes the default stream wait for the streams first (backend_cuda_pool.c), and the next
+** device synchronize asks them. Stores only when a flag is clear, so launches on streams do not
+** keep writing a shared line. */
 static inline void cj_stream_queued(cujit_stream *stream) {
-  if (stream && !atomic_load_explicit(&stream->device->stream_work, memory_order_relaxed))
-    atomic_store_explicit(&stream->device->stream_work, 1, memory_order_release);
+  if (!stream) return;
+  cujit_device *dev = stream->device;
+  if (!atomic_load_explicit(&dev->stream_work, memory_order_relaxed))
+    atomic_store_explicit(&dev->stream_work, 1, memory_order_release);
+  if (!atomic_load_explicit(&dev->streams_busy, memory_order_relaxed))
+    atomic_store_explicit(&dev->streams_busy, 1, memory_order_release);
 }
 
 /* cj_stream_queue for callers that do not call cj_stream_queued after queuing (graphs, NCCL,
