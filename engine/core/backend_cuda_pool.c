@@ -335,13 +335,14 @@ int cj_cuda_staged_upload(cujit_device *dev, uint64_t dst, const void *src, size
   }
   *st = CUJIT_OK;
   CUresult rc = CUDA_SUCCESS;
-  if (r->used + bytes > CJ_STAGE_SEGMENT) { /* on to the next segment */
+  if (r->used + bytes > CJ_STAGE_SEGMENT) { /* on to the next segment, once its copies are done */
+    int next = (r->segment + 1) % CJ_STAGE_SEGMENTS;
     rc = c->drv->cuEventRecord(r->left[r->segment], (CUstream)0);
     if (rc == CUDA_SUCCESS) r->recorded[r->segment] = 1;
-    r->segment = (r->segment + 1) % CJ_STAGE_SEGMENTS, r->used = 0;
-    if (rc == CUDA_SUCCESS && r->recorded[r->segment])
-      *st = cj_backend_wait(dev, segment_done, r->left[r->segment], "cujit_memcpy_htod");
-    if (rc == CUDA_SUCCESS && *st == CUJIT_OK) r->recorded[r->segment] = 0;
+    if (rc == CUDA_SUCCESS && r->recorded[next])
+      *st = cj_backend_wait(dev, segment_done, r->left[next], "cujit_memcpy_htod");
+    if (rc == CUDA_SUCCESS && *st == CUJIT_OK) /* an interrupted wait leaves the ring as it was */
+      r->recorded[next] = 0, r->segment = next, r->used = 0;
   }
   if (rc == CUDA_SUCCESS && *st == CUJIT_OK) {
     unsigned char *slot = r->ring + (size_t)r->segment * CJ_STAGE_SEGMENT + r->used;
