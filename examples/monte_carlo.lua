@@ -66,26 +66,7 @@ local asian = cuda.jit([[asian(unsigned long long seed, long long paths, float s
 
 -- Closed forms (host) -----------------------------------------------------------------------
 
--- The standard normal CDF, through erfc (Numerical Recipes' erfcc: fractional error < 1.2e-7).
-local function erfc(x)
-  local z = math.abs(x)
-  local t = 1 / (1 + 0.5 * z)
-  local r = t * math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418
-    + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587
-    + t * (-0.82215223 + t * 0.17087277)))))))))
-  return x >= 0 and r or 2 - r
-end
-
-local function ncdf(x)
-  return 0.5 * erfc(-x / math.sqrt(2))
-end
-
--- Black-Scholes price of a European call.
-local function black_scholes(s0, k, r, sigma, t)
-  local d1 = (math.log(s0 / k) + (r + sigma * sigma / 2) * t) / (sigma * math.sqrt(t))
-  local d2 = d1 - sigma * math.sqrt(t)
-  return s0 * ncdf(d1) - k * math.exp(-r * t) * ncdf(d2)
-end
+local ncdf, black_scholes = S.normal_cdf, S.black_scholes
 
 -- Call on the geometric average of n equally spaced fixings t_i = i T / n: log G is normal
 -- with mean log S0 + (r - s^2/2) T (n+1)/(2n) and variance s^2 T (n+1)(2n+1)/(6n^2).

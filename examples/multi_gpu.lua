@@ -41,20 +41,7 @@ local european = cuda.jit([[european_slice(unsigned long long seed, long long fi
 
 -- Black-Scholes (host) -------------------------------------------------------------------------
 
-local function erfc(x) -- Numerical Recipes' erfcc: fractional error < 1.2e-7
-  local z = math.abs(x)
-  local t = 1 / (1 + 0.5 * z)
-  local r = t * math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418
-    + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587
-    + t * (-0.82215223 + t * 0.17087277)))))))))
-  return x >= 0 and r or 2 - r
-end
-
-local function black_scholes(s0, k, r, sigma, t)
-  local function ncdf(x) return 0.5 * erfc(-x / math.sqrt(2)) end
-  local d1 = (math.log(s0 / k) + (r + sigma * sigma / 2) * t) / (sigma * math.sqrt(t))
-  return s0 * ncdf(d1) - k * math.exp(-r * t) * ncdf(d1 - sigma * math.sqrt(t))
-end
+local black_scholes = S.black_scholes
 
 -- The slice of `blocks` Philox blocks that part i (1-based) of n prices: [first, last).
 local function slice(blocks, i, n)

@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,33 +245,44 @@ static cj_cache_key full_key(const cj_includes *inc, const char *name, const cha
 
 /* --- NVRTC ------------------------------------------------------------------------------------ */
 
-/* The toolkit's headers (cuda_fp16.h, ...), which NVRTC 13 does not carry inside itself. Written
-** into the caller's `found` (PATH_MAX bytes): compiles run on many threads at once. */
-static const char *toolkit_include(char *found) {
+/* The toolkit's include directory (cuda_fp16.h, ...), which NVRTC 13 does not carry inside itself,
+** and its cccl directory (below). Found once per process: every compile and every cache hit needs
+** them, and three stat calls were most of what defining an already-defined kernel cost. The
+** toolkit does not move while a process runs; CUDA_HOME/CUDA_PATH are read at the first compile. */
+static char toolkit_dir[PATH_MAX], toolkit_cccl[PATH_MAX + 8];
+static pthread_once_t toolkit_once = PTHREAD_ONCE_INIT;
+
+static void find_toolkit(void) {
   static const char *const envs[] = {"CUDA_HOME", "CUDA_PATH"};
+  char found[PATH_MAX];
   struct stat st;
-  for (size_t i = 0; i < 2; i++) {
+  for (size_t i = 0; i < 2 && !toolkit_dir[0]; i++) {
     const char *v = getenv(envs[i]);
     if (v && *v && snprintf(found, PATH_MAX, "%s/include/cuda_fp16.h", v) < PATH_MAX &&
-        stat(found, &st) == 0) {
-      found[strlen(found) - strlen("/cuda_fp16.h")] = '\0';
-      return found;
-    }
+        stat(found, &st) == 0)
+      snprintf(toolkit_dir, sizeof toolkit_dir, "%s/include", v);
   }
-  if (stat("/usr/local/cuda/include/cuda_fp16.h", &st) == 0) return "/usr/local/cuda/include";
-  return NULL;
+  if (!toolkit_dir[0] && stat("/usr/local/cuda/include/cuda_fp16.h", &st) == 0)
+    strcpy(toolkit_dir, "/usr/local/cuda/include");
+  /* CUDA 13 keeps libcu++ (<cuda/std/...>, which <cooperative_groups.h> and <curand_kernel.h>
+  ** include) under the toolkit's include/cccl, as nvcc's own -I does. */
+  if (toolkit_dir[0] &&
+      snprintf(toolkit_cccl, sizeof toolkit_cccl, "%s/cccl", toolkit_dir) <
+          (int)sizeof toolkit_cccl &&
+      !(stat(toolkit_cccl, &st) == 0 && S_ISDIR(st.st_mode)))
+    toolkit_cccl[0] = '\0';
 }
 
-/* CUDA 13 keeps libcu++ (<cuda/std/...>, which <cooperative_groups.h> and <curand_kernel.h>
-** include) under the toolkit's include/cccl, as nvcc's own -I does: searched before the toolkit's
-** include directory. Part of the options, so of the key. */
+static const char *toolkit_include(void) {
+  pthread_once(&toolkit_once, find_toolkit);
+  return toolkit_dir[0] ? toolkit_dir : NULL;
+}
+
+/* The cccl directory, searched before the toolkit's include directory. Part of the options, so
+** of the key. */
 static void add_cccl(opt_list *o) {
-  char found[PATH_MAX], dir[PATH_MAX + 8];
-  const char *tk = toolkit_include(found);
-  struct stat st;
-  if (tk && snprintf(dir, sizeof dir, "%s/cccl", tk) < (int)sizeof dir && stat(dir, &st) == 0 &&
-      S_ISDIR(st.st_mode))
-    opt_add(o, "--include-path=%s%s", dir, NULL);
+  pthread_once(&toolkit_once, find_toolkit);
+  if (toolkit_cccl[0]) opt_add(o, "--include-path=%s%s", toolkit_cccl, NULL);
 }
 
 static cujit_status nvrtc_status(cujit_engine *engine, cj_nvrtc *nv, nvrtcResult r,
@@ -337,8 +349,7 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
       free(o->v[i]);
       if (!(o->v[i] = cj_strdup(inc->flags[i]))) o->failed = 1;
     }
-  char found[PATH_MAX];
-  const char *tk = toolkit_include(found);
+  const char *tk = toolkit_include();
   if (tk) opt_add(o, "--include-path=%s%s", tk, NULL);
   if (o->failed) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   nvrtcProgram prog; /* messages quote `source`, the user's text; NVRTC gets the resolved one */
@@ -416,8 +427,7 @@ static int lookup(cujit_engine *engine, const cj_cache_key *key, cj_cache_entry 
 static int manifest_lookup(cujit_engine *engine, const char *source, const char *name,
                            const char *arch, const opt_list *o, cj_cache_key *key, int *key_ok,
                            cj_cache_entry *e) {
-  char found[PATH_MAX];
-  const char *tk = toolkit_include(found);
+  const char *tk = toolkit_include();
   cj_cache_key skey = source_key(source, name, arch, o, tk ? tk : "");
   size_t len = 0;
   char *manifest = cj_cache_get_text(engine->cache, &skey, &len);
@@ -432,8 +442,7 @@ static int manifest_lookup(cujit_engine *engine, const char *source, const char 
 static cujit_status resolve_lookup(cujit_engine *engine, const char *source, const char *name,
                                    const char *arch, const opt_list *o, cj_includes *inc, int look,
                                    cj_cache_key *key, int *key_ok, cj_cache_entry *e, int *hit) {
-  char found[PATH_MAX];
-  const char *tk = toolkit_include(found);
+  const char *tk = toolkit_include();
   if (!inc->source) {
     cj_include_request rq = {.source = source,
                              .name = name,

@@ -320,6 +320,11 @@ static cujit_status parse_param(parser *p, param_text *pt, size_t index, cj_sign
   out->type_var = -1;
   cujit_status st = tokenize_param(p, pt);
   if (st != CUJIT_OK) return st;
+  if (pt->n == 0) /* nothing before its '=': the default value of no parameter */
+    return sig_error(p, pt->end,
+                     "parameter %zu has a default value but no type and name: write it "
+                     "as 'type name = value'",
+                     index + 1);
   int name_tok = find_name(p, pt, index);
   if (name_tok < 0) return CUJIT_ERROR_SIGNATURE;
   cj_token nt = pt->tok[name_tok];

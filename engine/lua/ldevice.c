@@ -73,17 +73,22 @@ static int l_devices(lua_State *L) {
   return gpus ? 1 : 2;
 }
 
-/* cuda.has_gpu() -> true, or false and the reason. */
+/* cuda.has_gpu() -> true, or false and the reason. Whether there is a GPU, whichever device is
+** current: the CPU device (CUJIT_DEVICE=cpu) is not one. */
 static int l_has_gpu(lua_State *L) {
   cujit_engine *e = cjl_engine(L);
-  cujit_device *dev;
-  if (cujit_current_device(e, &dev) != CUJIT_OK) {
-    lua_pushboolean(L, 0);
-    lua_pushstring(L, cujit_errmsg(e));
-    return 2;
+  int count = 0;
+  cujit_status st = cujit_device_count(e, &count);
+  if (st == CUJIT_OK && count > 0) {
+    lua_pushboolean(L, 1);
+    return 1;
   }
-  lua_pushboolean(L, 1);
-  return 1;
+  lua_pushboolean(L, 0);
+  lua_pushfstring(L,
+                  "%s; to run kernels on the CPU device instead, set CUJIT_DEVICE=cpu (Lua: "
+                  "cuda.device(\"cpu\"))",
+                  st == CUJIT_OK ? "the driver sees no GPU" : cujit_errmsg(e));
+  return 2;
 }
 
 /* The ordinal at `idx`: 0, 1, ..., or "cpu" / -1 for the CPU device. */

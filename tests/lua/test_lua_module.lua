@@ -104,4 +104,13 @@ h.test("dtype and shape misuse is an argument error", function()
   h.raises("out of range for u8", cuda.full, 4, 256, "u8")
 end)
 
+-- Last: it makes the CPU device current.
+h.test("has_gpu does not count the CPU device", function()
+  local ok = cuda.has_gpu()
+  local gpu_current, d = pcall(cuda.device) -- fails without a GPU: no device chosen yet
+  cuda.device("cpu")
+  h.eq(cuda.has_gpu(), ok, "has_gpu with the CPU device current")
+  if gpu_current and d.ordinal ~= -1 then cuda.device(d.ordinal) end
+end)
+
 h.run()
