@@ -519,7 +519,12 @@ CUJIT_API uint64_t cujit_buffer_devptr(const cujit_buffer *buffer);
 /* Copies. Sizes and offsets are in bytes and checked against the buffers. On the NULL (default)
 ** stream the call returns when the copy is done; on another stream it is asynchronous (host
 ** memory must then stay alive until the stream is done, and is only truly asynchronous when
-** pinned). */
+** pinned). One exception, as the driver's own cuMemcpyHtoD from pageable memory: a host-to-device
+** copy of at most 64 KiB into a device buffer (not managed, mapped or shareable memory, nor a
+** view) on a machine with one GPU returns once the source was read, and may change at once; all
+** work queued afterwards through cujit (any stream), on the legacy default stream or on blocking
+** streams sees the bytes; another library's non-blocking stream must first wait for the device
+** (cujit_device_synchronize). */
 CUJIT_API cujit_status cujit_memcpy_htod(cujit_buffer *dst, size_t dst_offset, const void *src,
                                          size_t bytes, cujit_stream *stream);
 CUJIT_API cujit_status cujit_memcpy_dtoh(void *dst, const cujit_buffer *src, size_t src_offset,

@@ -48,4 +48,11 @@ cujit_engine *cli_engine(void);
 ** lines otherwise) and runs them in L until end of input. */
 void cli_repl(lua_State *L);
 
+/* A cache of small freed blocks chained in front of L's allocator (lua_blocks.c), which makes the
+** short-lived tables of a Lua loop cheaper to make and collect. Returns NULL when there is no
+** memory for it (L then works as before). Free it after lua_close(L), never before. */
+typedef struct cli_block_cache cli_block_cache;
+cli_block_cache *cli_block_cache_install(lua_State *L);
+void cli_block_cache_free(cli_block_cache *cache);
+
 #endif

@@ -300,6 +300,7 @@ int cli_lua_main(int argc, char **argv) {
     cujit_close(run_engine);
     return EXIT_FAILURE;
   }
+  cli_block_cache *blocks = cli_block_cache_install(L);
   lua_gc(L, LUA_GCSTOP);
   lua_pushcfunction(L, protected_main);
   lua_pushinteger(L, argc);
@@ -308,6 +309,7 @@ int cli_lua_main(int argc, char **argv) {
   int ok = lua_toboolean(L, -1);
   cli_report(L, status);
   lua_close(L);
+  cli_block_cache_free(blocks);
   cujit_close(run_engine);
   run_engine = NULL;
   fflush(stdout);

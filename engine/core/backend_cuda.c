@@ -179,6 +179,7 @@ static void free_table(cujit_device *devs, int n) {
     if (devs[i].impl) {
       pthread_mutex_destroy(&CU(&devs[i])->lock);
       pthread_mutex_destroy(&CU(&devs[i])->streams_lock);
+      cj_cuda_pool_close(&devs[i]); /* holds nothing yet: only its locks go */
       free(devs[i].impl);
     }
   free(devs);
@@ -215,6 +216,7 @@ cujit_status cj_cuda_devices(cujit_engine *engine, cujit_device **devices, int *
     c->drv = drv;
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->streams_lock, NULL);
+    cj_cuda_pool_init(c);
     d->engine = engine, d->ordinal = i, d->ops = &cj_backend_cuda, d->impl = c;
     atomic_init(&d->allocated, 0);
     if ((rc = drv->cuDeviceGet(&c->handle, i)) != CUDA_SUCCESS) {
@@ -288,23 +290,42 @@ static cujit_status cuda_mem_info(cujit_device *dev, size_t *free_bytes, size_t 
   return check(dev, DRV(dev)->cuMemGetInfo(free_bytes, total_bytes), "cuMemGetInfo");
 }
 
-/* The default (legacy) stream and every stream made here, in one pass: the device is done when
-** all are. Polled by cj_backend_wait, so that an interrupt can cut the wait short; no
-** cuCtxSynchronize after it (it cannot be interrupted and would cost a second round trip).
-** Work other libraries queue on their own streams of the shared context is theirs to wait for. */
-static cujit_status device_done(cujit_device *dev, void *what) {
+/* The streams made here, then the default (legacy) stream: the device is done when all are.
+** Polled by cj_backend_wait, so that an interrupt can cut the wait short; no cuCtxSynchronize
+** after it (it cannot be interrupted and would cost a second round trip). Once every stream was
+** seen done in one pass, only the default stream is asked again: a device wait usually waits for
+** one busy stream, and each poll then costs what a stream wait's does. The streams are not asked
+** at all when no work was queued on them since a device wait last saw them done (streams_busy,
+** cleared when this wait starts and set again should it end before seeing them done). Work other
+** libraries queue on their own streams of the shared context is theirs to wait for. */
+typedef struct device_wait {
+  const char *what;
+  int streams_done;
+} device_wait;
+
+static cujit_status device_done(cujit_device *dev, void *handle) {
   cuda_device *c = CU(dev);
-  CUresult rc = c->drv->cuStreamQuery((CUstream)0);
-  pthread_mutex_lock(&c->streams_lock);
-  for (int i = 0; i < c->nstreams && rc == CUDA_SUCCESS; i++)
-    if (!c->streams[i].capturing) rc = c->drv->cuStreamQuery(c->streams[i].stream);
-  pthread_mutex_unlock(&c->streams_lock);
-  return answer(dev, rc, what);
+  device_wait *w = handle;
+  CUresult rc = CUDA_SUCCESS;
+  if (!w->streams_done) {
+    pthread_mutex_lock(&c->streams_lock);
+    for (int i = 0; i < c->nstreams && rc == CUDA_SUCCESS; i++)
+      if (!c->streams[i].capturing) rc = c->drv->cuStreamQuery(c->streams[i].stream);
+    pthread_mutex_unlock(&c->streams_lock);
+    w->streams_done = rc == CUDA_SUCCESS;
+  }
+  if (rc == CUDA_SUCCESS) rc = c->drv->cuStreamQuery((CUstream)0);
+  return answer(dev, rc, w->what);
 }
 
 cujit_status cj_cuda_synchronize(cujit_device *dev) {
-  static const char what[] = "cujit_device_synchronize";
-  return cj_backend_wait(dev, device_done, (void *)what, what);
+  device_wait w = {"cujit_device_synchronize", 0};
+  if (!atomic_load_explicit(&dev->stream_work_unmarked, memory_order_acquire) &&
+      !atomic_exchange_explicit(&dev->streams_busy, 0, memory_order_acq_rel))
+    w.streams_done = 1; /* nothing queued on a stream since they were last seen done */
+  cujit_status st = cj_backend_wait(dev, device_done, &w, w.what);
+  if (!w.streams_done) atomic_store(&dev->streams_busy, 1);
+  return st;
 }
 
 /* After a reset, the first retain tells whether the driver let the fault go: on recent drivers an
@@ -340,8 +361,8 @@ static cujit_status cuda_reset(cujit_device *dev) {
     __atomic_store_n(&c->ctx, NULL, __ATOMIC_RELEASE);
     pthread_mutex_lock(&c->streams_lock); /* the reset destroyed them, and their events */
     c->nstreams = 0;
-    c->allocated = NULL;
     pthread_mutex_unlock(&c->streams_lock);
+    cj_cuda_pool_forget(c); /* its blocks and ring went with the context */
     if (faulted) {
       CUcontext ctx = NULL;
       if ((again = c->drv->cuDevicePrimaryCtxRetain(&ctx, c->handle)) == CUDA_SUCCESS) {
@@ -361,6 +382,10 @@ static cujit_status cuda_reset(cujit_device *dev) {
 
 static void cuda_release(cujit_device *dev) {
   cuda_device *c = CU(dev);
+  if (cuda_enter_quiet(dev) && __atomic_load_n(&dev->fault, __ATOMIC_ACQUIRE) == CUJIT_OK)
+    cj_cuda_pool_close(dev); /* the pool's free blocks go back to the driver's pool */
+  else
+    cj_cuda_pool_forget(c), cj_cuda_pool_close(dev);
   if (c->ctx) c->drv->cuDevicePrimaryCtxRelease(c->handle);
   pthread_mutex_destroy(&c->lock);
   pthread_mutex_destroy(&c->streams_lock);
@@ -410,11 +435,17 @@ void cj_cuda_stream_capturing(cujit_device *dev, void *stream, int capturing) {
   pthread_mutex_unlock(&c->streams_lock);
 }
 
+/* The stream's work still queued goes on after it is destroyed: the default stream waits for it
+** first, so that device synchronize and the pool's reuse of freed blocks, which no longer see the
+** stream, still come after that work. */
 static void cuda_stream_destroy(cujit_device *dev, void *stream) {
   cuda_device *c = CU(dev);
   pthread_mutex_lock(&c->streams_lock);
   for (int i = 0; i < c->nstreams; i++)
     if (c->streams[i].stream == (CUstream)stream) {
+      if (!c->streams[i].capturing &&
+          c->drv->cuEventRecord(c->streams[i].joined, (CUstream)stream) == CUDA_SUCCESS)
+        c->drv->cuStreamWaitEvent((CUstream)0, c->streams[i].joined, 0);
       c->drv->cuEventDestroy(c->streams[i].joined);
       c->streams[i] = c->streams[--c->nstreams];
       break;

@@ -16,18 +16,47 @@ typedef struct cuda_stream {
   int capturing; /* cj_cuda_stream_capturing: left out of synchronize and the pool's joins */
 } cuda_stream;
 
+/* backend_cuda_pool.c: cujit's cache of device blocks over the driver's pool. */
+#define CJ_CACHE_BINS 256
+typedef struct cuda_block cuda_block;
+typedef struct cuda_cache {
+  pthread_mutex_t lock;
+  cuda_block **by_addr; /* every block taken from the driver and not given back, by address */
+  size_t nbuckets, nblocks;
+  cuda_block *free[CJ_CACHE_BINS]; /* free blocks, by rounded size */
+  size_t free_bytes;
+  unsigned long joins; /* joins of every stream into the default stream made for reuse */
+} cuda_cache;
+
+/* backend_cuda_pool.c: the pinned ring small uploads are staged through. */
+#define CJ_STAGE_SEGMENT (64 * 1024)
+#define CJ_STAGE_SEGMENTS 16
+typedef struct cuda_stage {
+  pthread_mutex_t lock;
+  unsigned char *ring; /* CJ_STAGE_SEGMENTS * CJ_STAGE_SEGMENT pinned bytes, made on first use */
+  int unavailable;     /* the ring could not be made: uploads wait as before */
+  int segment;         /* the segment being filled, `used` bytes of it so far */
+  size_t used;
+  CUevent left[CJ_STAGE_SEGMENTS]; /* recorded on the default stream when a segment is left */
+  unsigned char recorded[CJ_STAGE_SEGMENTS];
+  pthread_mutex_t down_lock; /* small downloads land in `down` (CJ_STAGE_SEGMENT pinned bytes) */
+  unsigned char *down;
+  int down_unavailable;
+} cuda_stage;
+
 typedef struct cuda_device {
   cj_driver *drv;
   CUdevice handle;
   CUcontext ctx;        /* the retained primary context; NULL until first needed (atomic) */
   pthread_mutex_t lock; /* serialises retaining and resetting the context */
   CUmemoryPool pool;    /* the device's default pool, or NULL: CUJIT_POOL=off, or unsupported */
-  /* The streams made here, for synchronize and for ordering pool frees and allocations against
-  ** them (streams_lock); `allocated` is recorded on the default stream after a pool allocation. */
+  /* The streams made here, for synchronize and for ordering the reuse of freed blocks against
+  ** them (streams_lock). */
   pthread_mutex_t streams_lock;
   cuda_stream *streams;
   int nstreams, cap;
-  CUevent allocated;
+  cuda_cache cache;
+  cuda_stage stage;
 } cuda_device;
 
 #define CU(dev) ((cuda_device *)(dev)->impl)
@@ -50,18 +79,40 @@ void cj_cuda_stream_capturing(cujit_device *dev, void *stream, int capturing);
 /* A cj_poll_fn for one stream (NULL: the default stream). */
 cujit_status cj_cuda_stream_done(cujit_device *dev, void *stream);
 
-/* backend_cuda_memory.c: the memory operations of the table, and the pool's. */
+/* backend_cuda_pool.c: buffers from the pool (the table's alloc, free, pool_trim and
+** pool_reserved), the device's pool made, forgotten at a reset, given back at cujit_close. */
 cujit_status cj_cuda_alloc(cujit_device *dev, size_t bytes, uint64_t *addr);
 void cj_cuda_free(cujit_device *dev, uint64_t addr);
+cujit_status cj_cuda_pool_trim(cujit_device *dev);
+cujit_status cj_cuda_pool_reserved(cujit_device *dev, size_t *bytes);
+void cj_cuda_pool_init(cuda_device *c);
+void cj_cuda_pool_forget(cuda_device *c);
+void cj_cuda_pool_close(cujit_device *dev);
+
+/* A copy of `bytes` from host memory to dst on the default stream through the staging ring: 1
+** when it took the copy (its status in *st: queued, and src free to change), 0 when the copy
+** must go the ordinary way (too large, several GPUs, no ring). */
+int cj_cuda_staged_upload(cujit_device *dev, uint64_t dst, const void *src, size_t bytes,
+                          cujit_status *st);
+
+/* A copy of `bytes` from src to host memory on the default stream through a pinned buffer: the
+** copy queued, the default stream waited for (interruptibly), the bytes copied out. 1 when it took
+** the copy (its status in *st), 0 when the copy must go the ordinary way. */
+int cj_cuda_staged_download(cujit_device *dev, void *dst, uint64_t src, size_t bytes,
+                            cujit_status *st);
+
+/* Work just queued on the default stream comes before every stream's next work. */
+static inline void cj_cuda_order_after_default(cujit_device *dev) {
+  __atomic_fetch_add(&dev->order_epoch, 1, __ATOMIC_RELEASE);
+}
+
+/* backend_cuda_memory.c: the other memory operations of the table. */
 cujit_status cj_cuda_host_alloc(cujit_device *dev, size_t bytes, void **ptr);
 void cj_cuda_host_free(cujit_device *dev, void *ptr);
 cujit_status cj_cuda_copy(cujit_device *dev, cj_copy_kind kind, uint64_t dst, uint64_t src,
                           size_t bytes, void *stream);
 cujit_status cj_cuda_memset8(cujit_device *dev, uint64_t dst, unsigned char value, size_t bytes,
                              void *stream);
-cujit_status cj_cuda_pool_trim(cujit_device *dev);
-cujit_status cj_cuda_pool_reserved(cujit_device *dev, size_t *bytes);
-
 /* The driver of a CUDA device. */
 cj_driver *cj_cuda_driver(cujit_device *dev);
 

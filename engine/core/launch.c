@@ -394,12 +394,14 @@ static cujit_status launch_placed(cujit_kernel *k, cujit_device *dev, cj_kernel_
   if (st == CUJIT_OK && cooperative) st = check_cooperative(k, dev, on, config, grid, block);
   if (st != CUJIT_OK) return st;
   __atomic_store_n(&dev->last_kernel, k->sig.name, __ATOMIC_RELAXED);
+  void *stream = cj_stream_queue(config->stream);
   if (cooperative)
-    return dev->ops->toolbox->launch_cooperative(dev, on->fn, grid, block, config->shared_bytes,
-                                                 cj_stream_handle(config->stream), pointers);
-  st = dev->ops->launch(dev, on->fn, grid, block, config->shared_bytes,
-                        cj_stream_handle(config->stream), pointers);
-  if (st == CUJIT_OK && config->stream && config->stream->capture)
+    st = dev->ops->toolbox->launch_cooperative(dev, on->fn, grid, block, config->shared_bytes,
+                                               stream, pointers);
+  else
+    st = dev->ops->launch(dev, on->fn, grid, block, config->shared_bytes, stream, pointers);
+  cj_stream_queued(config->stream);
+  if (st == CUJIT_OK && !cooperative && config->stream && config->stream->capture)
     return note_captured(k, dev, config->stream, grid, block, config->shared_bytes);
   return st;
 }

@@ -181,8 +181,16 @@ cujit_status cujit_memcpy_htod(cujit_buffer *dst, size_t dst_offset, const void 
   if (st == CUJIT_OK) st = check_stream(engine, fn, device, stream);
   if (st != CUJIT_OK || bytes == 0) return st;
   if ((st = cj_device_enter(device)) != CUJIT_OK) return st;
-  return device->ops->copy(device, CJ_COPY_HTOD, dst->ptr + dst_offset, (uint64_t)(uintptr_t)src,
-                           bytes, cj_stream_handle(stream));
+  st = device->ops->copy(device, CJ_COPY_HTOD, dst->ptr + dst_offset, (uint64_t)(uintptr_t)src,
+                         bytes, cj_stream_queue(stream));
+  cj_stream_queued(stream);
+  /* A small upload on the default stream may return once the source is consumed, before the
+  ** device has the bytes (stream order brings them to all later work there). Memory the host or
+  ** another process may read without a stream (managed, mapped, shareable, views of any) has
+  ** them when this returns, as before. */
+  if (st == CUJIT_OK && !stream && dst->kind != CJ_BUFFER_DEVICE)
+    st = device->ops->stream_synchronize(device, NULL);
+  return st;
 }
 
 cujit_status cujit_memcpy_dtoh(void *dst, const cujit_buffer *src, size_t src_offset, size_t bytes,
@@ -198,8 +206,10 @@ cujit_status cujit_memcpy_dtoh(void *dst, const cujit_buffer *src, size_t src_of
   if (st == CUJIT_OK) st = check_stream(engine, fn, device, stream);
   if (st != CUJIT_OK || bytes == 0) return st;
   if ((st = cj_device_enter(device)) != CUJIT_OK) return st;
-  return device->ops->copy(device, CJ_COPY_DTOH, (uint64_t)(uintptr_t)dst, src->ptr + src_offset,
-                           bytes, cj_stream_handle(stream));
+  st = device->ops->copy(device, CJ_COPY_DTOH, (uint64_t)(uintptr_t)dst, src->ptr + src_offset,
+                         bytes, cj_stream_queue(stream));
+  cj_stream_queued(stream);
+  return st;
 }
 
 /* The driver's copy is undefined for overlapping ranges (one buffer, or views sharing memory);
@@ -237,8 +247,10 @@ cujit_status cujit_memcpy_dtod(cujit_buffer *dst, size_t dst_offset, const cujit
   if (st == CUJIT_OK) st = check_stream(engine, fn, device, stream);
   if (st != CUJIT_OK || bytes == 0) return st;
   if ((st = cj_device_enter(device)) != CUJIT_OK) return st;
-  return device->ops->copy(device, CJ_COPY_DTOD, dst->ptr + dst_offset, src->ptr + src_offset,
-                           bytes, cj_stream_handle(stream));
+  st = device->ops->copy(device, CJ_COPY_DTOD, dst->ptr + dst_offset, src->ptr + src_offset, bytes,
+                         cj_stream_queue(stream));
+  cj_stream_queued(stream);
+  return st;
 }
 
 cujit_status cujit_memset(cujit_buffer *dst, size_t offset, unsigned char value, size_t bytes,
@@ -256,7 +268,9 @@ cujit_status cujit_memset(cujit_buffer *dst, size_t offset, unsigned char value,
   if (st == CUJIT_OK) st = check_stream(engine, fn, device, stream);
   if (st != CUJIT_OK || bytes == 0) return st;
   if ((st = cj_device_enter(device)) != CUJIT_OK) return st;
-  return device->ops->memset8(device, dst->ptr + offset, value, bytes, cj_stream_handle(stream));
+  st = device->ops->memset8(device, dst->ptr + offset, value, bytes, cj_stream_queue(stream));
+  cj_stream_queued(stream);
+  return st;
 }
 
 /* --- pinned host memory ----------------------------------------------------------------------- */

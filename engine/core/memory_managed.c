@@ -46,8 +46,10 @@ cujit_status cujit_buffer_prefetch(cujit_buffer *buffer, int to_host, cujit_stre
   cujit_status st = check_managed("cujit_buffer_prefetch", buffer, stream);
   if (st != CUJIT_OK) return st;
   cujit_device *device = buffer->device;
-  return device->ops->toolbox->prefetch(device, buffer->ptr, buffer->size, to_host != 0,
-                                        cj_stream_handle(stream));
+  st = device->ops->toolbox->prefetch(device, buffer->ptr, buffer->size, to_host != 0,
+                                      cj_stream_queue(stream));
+  cj_stream_queued(stream);
+  return st;
 }
 
 cujit_status cujit_buffer_advise(cujit_buffer *buffer, cujit_advice advice) {

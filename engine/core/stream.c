@@ -28,9 +28,28 @@ cujit_status cujit_device_synchronize(cujit_device *device) {
 
 static void stream_destroy(cj_link *link) {
   cujit_stream *s = STREAM_OF(link);
-  if (cj_device_current(s->device, s->generation) && cj_device_enter_quiet(s->device))
+  if (cj_device_current(s->device, s->generation) && cj_device_enter_quiet(s->device)) {
+    s->device->ops->event_destroy(s->device, s->joined);
     s->device->ops->stream_destroy(s->device, s->handle);
+  }
   free(s);
+}
+
+/* Two calls queued, nothing waited for on the host. A capturing stream is left behind: its work
+** runs at the graph's replays, which catch up themselves. Should the join fail, a wait for the
+** whole device orders the stream as well; should that fail too, the device is in trouble that
+** the stream's own work is about to report. */
+void cj_stream_catch_up(cujit_stream *stream, unsigned long epoch) {
+  cujit_device *dev = stream->device;
+  if (stream->capture) return;
+  const cj_backend *ops = dev->ops;
+  /* the default stream of the stream's device: NCCL's and peer copies' callers may have another
+  ** device entered */
+  if (ops->enter(dev) != CUJIT_OK) return;
+  if ((ops->event_record(dev, stream->joined, NULL) == CUJIT_OK &&
+       ops->stream_wait_event(dev, stream->handle, stream->joined) == CUJIT_OK) ||
+      ops->synchronize(dev) == CUJIT_OK)
+    atomic_store_explicit(&stream->seen_epoch, epoch, memory_order_relaxed);
 }
 
 /* Makes a stream on `device`, or on the engine's current device when it is NULL. */
@@ -43,10 +62,15 @@ static cujit_status stream_create(cujit_engine *engine, cujit_device *device, co
   if ((st = cj_new_on_current(engine, fn, "stream", sizeof *s, &device, (void **)&s)) != CUJIT_OK)
     return st;
   st = device->ops->stream_create(device, &s->handle);
+  if (st == CUJIT_OK && (st = device->ops->event_create(device, &s->joined)) != CUJIT_OK)
+    device->ops->stream_destroy(device, s->handle);
   if (st != CUJIT_OK) {
     free(s);
     return st;
   }
+  /* a new stream has nothing queued that could run before the default stream's past work, but
+  ** what it queues may: it starts behind */
+  atomic_init(&s->seen_epoch, __atomic_load_n(&device->order_epoch, __ATOMIC_ACQUIRE) - 1);
   s->device = device;
   s->generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
   cj_track(engine, &s->link, stream_destroy);
@@ -190,7 +214,8 @@ cujit_status cujit_event_record(cujit_event *event, cujit_stream *stream) {
   else
     st = cj_device_enter(device);
   if (st == CUJIT_OK)
-    st = device->ops->event_record(device, event->handle, cj_stream_handle(stream));
+    st = device->ops->event_record(device, event->handle, cj_stream_queue(stream));
+  cj_stream_queued(stream); /* device synchronize waits for the record too */
   if (st == CUJIT_OK) event->recorded = 1;
   return st;
 }
@@ -239,5 +264,7 @@ cujit_status cujit_stream_wait_event(cujit_stream *stream, cujit_event *event) {
   cujit_status st = check_event(event, fn, "the event");
   if (st == CUJIT_OK) st = enter_stream(stream, fn);
   if (st != CUJIT_OK) return st;
-  return stream->device->ops->stream_wait_event(stream->device, stream->handle, event->handle);
+  st = stream->device->ops->stream_wait_event(stream->device, stream->handle, event->handle);
+  cj_stream_queued(stream);
+  return st;
 }

@@ -11,8 +11,10 @@ struct cujit_stream {
   cj_link link;
   cujit_device *device;
   unsigned generation;
-  void *handle;               /* the backend's */
-  struct cj_capture *capture; /* while it captures a graph (graph.c), what launches record */
+  void *handle;                     /* the backend's */
+  struct cj_capture *capture;       /* while it captures a graph (graph.c), what launches record */
+  void *joined;                     /* an event of the backend's, recorded on the default stream */
+  _Atomic unsigned long seen_epoch; /* the device's order_epoch this stream last caught up with */
 };
 
 struct cujit_event {
@@ -28,9 +30,42 @@ struct cujit_event {
 cujit_status cj_event_new(cujit_engine *engine, const char *fn, int shareable,
                           const unsigned char *ipc_handle, cujit_event **out);
 
-/* The backend's stream for a launch or copy: the stream's handle, or NULL (the default stream). */
-static inline void *cj_stream_handle(const cujit_stream *stream) {
-  return stream ? stream->handle : NULL;
+/* Makes the stream wait for the device's default stream as it is now (issue 15): what the backend
+** queued there before bumping order_epoch (a pool block handed out again, a fill, a staged
+** upload) comes before the stream's next work. stream.c. */
+void cj_stream_catch_up(cujit_stream *stream, unsigned long epoch);
+
+/* The backend's stream for work about to be queued: the stream's handle, or NULL (the default
+** stream). Every piece of work queued on a stream gets its handle here or from cj_stream_handle,
+** so a stream behind the default stream catches up first: one load and a compare when it is not.
+** The caller calls cj_stream_queued once the work is queued. */
+static inline void *cj_stream_queue(cujit_stream *stream) {
+  if (!stream) return NULL;
+  unsigned long epoch = __atomic_load_n(&stream->device->order_epoch, __ATOMIC_ACQUIRE);
+  if (epoch != atomic_load_explicit(&stream->seen_epoch, memory_order_relaxed))
+    cj_stream_catch_up(stream, epoch);
+  return stream->handle;
+}
+
+/* After work was queued on `stream` (NULL: nothing to say): the pool's next reuse of a freed
+** block makes the default stream wait for the streams first (backend_cuda_pool.c), and the next
+** device synchronize asks them. Stores only when a flag is clear, so launches on streams do not
+** keep writing a shared line. */
+static inline void cj_stream_queued(cujit_stream *stream) {
+  if (!stream) return;
+  cujit_device *dev = stream->device;
+  if (!atomic_load_explicit(&dev->stream_work, memory_order_relaxed))
+    atomic_store_explicit(&dev->stream_work, 1, memory_order_release);
+  if (!atomic_load_explicit(&dev->streams_busy, memory_order_relaxed))
+    atomic_store_explicit(&dev->streams_busy, 1, memory_order_release);
+}
+
+/* cj_stream_queue for callers that do not call cj_stream_queued after queuing (graphs, NCCL,
+** peer copies): the pool then waits for the streams at every reuse from here on. */
+static inline void *cj_stream_handle(cujit_stream *stream) {
+  if (stream && !atomic_load_explicit(&stream->device->stream_work_unmarked, memory_order_relaxed))
+    atomic_store_explicit(&stream->device->stream_work_unmarked, 1, memory_order_release);
+  return cj_stream_queue(stream);
 }
 
 /* The device work on `stream` goes to (the stream's, else the engine's current one), entered,

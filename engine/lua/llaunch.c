@@ -39,6 +39,13 @@ static int has_metatable(lua_State *L, int idx, const void *mt) {
   return same;
 }
 
+/* has_metatable for the value at 1 of a metamethod, which leaves the metatable on the stack (one
+** API call fewer on the launch path; the callers index the stack absolutely, and return values
+** they push after it). */
+static int self_has_metatable(lua_State *L, const void *mt) {
+  return lua_getmetatable(L, 1) && lua_topointer(L, -1) == mt;
+}
+
 static void push_metatable_address(lua_State *L, const char *name) {
   luaL_getmetatable(L, name);
   lua_pushlightuserdata(L, (void *)lua_topointer(L, -1));
@@ -252,7 +259,7 @@ static int kernel_forall(lua_State *L) {
 
 /* Indexing a kernel: a table is a launch configuration, a string a method. */
 static int kernel_index(lua_State *L) {
-  if (!has_metatable(L, 1, lua_touserdata(L, lua_upvalueindex(2))))
+  if (!self_has_metatable(L, lua_touserdata(L, lua_upvalueindex(2))))
     return luaL_typeerror(L, 1, CJL_KERNEL);
   cjl_kernel *k = lua_touserdata(L, 1);
   switch (lua_type(L, 2)) {
@@ -517,7 +524,7 @@ static void keep_captured(lua_State *L, int nargs) {
 /* launcher(args...): the launch path. */
 static int launcher_call(lua_State *L) {
   int nargs = lua_gettop(L) - 1;
-  if (!has_metatable(L, 1, lua_touserdata(L, LAUNCHER_MT)))
+  if (!self_has_metatable(L, lua_touserdata(L, LAUNCHER_MT)))
     return luaL_error(L, "cujit.launcher expected");
   cjl_launcher *ln = lua_touserdata(L, 1);
   cjl_kernel *k = ln->kernel;

@@ -108,16 +108,24 @@ end
 -- k[grid, block](...) is part of its own. Each comes with the same launch made raw: the kernel's
 -- PTX loaded by the driver in cujit's context, the same arguments prepared once. The binding has no
 -- k:cubin(), and the driver's JIT of that PTX for this GPU gives the same class of machine code
--- as the CUBIN cujit launches; an empty kernel's launch cost does not depend on it.
+-- as the CUBIN cujit launches; an empty kernel's launch cost does not depend on it. `batch(n)` is
+-- the loop a user writes, the launch inline in its body, as the raw launcher's loop is timed (a
+-- Lua function called per launch would add a call the raw side does not pay).
 local function launchers(src, buf)
   local k1, k4, k12 = kernel_of(src, "empty1"), kernel_of(src, "empty4"), kernel_of(src, "empty12")
   local p = buf:devptr()
   return {
-    [1] = { k = k1, launch = function() k1[{ 1, 32 }](1) end, pattern = "i", args = { 1 } },
-    [4] = { k = k4, launch = function() k4[{ 1, 32 }](buf, buf, 1, 0.5) end, pattern = "ppif",
-            args = { p, p, 1, 0.5 } },
+    [1] = { k = k1, launch = function() k1[{ 1, 32 }](1) end,
+            batch = function(n) for _ = 1, n do k1[{ 1, 32 }](1) end end,
+            pattern = "i", args = { 1 } },
+    [4] = { k = k4, launch = function() k4[{ 1, 32 }](buf, buf, 1, 0.5) end,
+            batch = function(n) for _ = 1, n do k4[{ 1, 32 }](buf, buf, 1, 0.5) end end,
+            pattern = "ppif", args = { p, p, 1, 0.5 } },
     [12] = { k = k12,
              launch = function() k12[{ 1, 32 }](buf, buf, buf, buf, 1, 2, 3, 4, 0.0, 0.5, 1.0, 1.5) end,
+             batch = function(n)
+               for _ = 1, n do k12[{ 1, 32 }](buf, buf, buf, buf, 1, 2, 3, 4, 0.0, 0.5, 1.0, 1.5) end
+             end,
              pattern = "ppppiiiiffff", args = { p, p, p, p, 1, 2, 3, 4, 0.0, 0.5, 1.0, 1.5 } },
   }
 end
@@ -137,7 +145,7 @@ end
 -- One repetition's batches, each timed alone and followed by a synchronisation (untimed): per
 -- batch, one of cujit from Lua, one of the raw launcher from Lua, one of the raw launcher in a C
 -- loop, in an order that rotates from batch to batch. Returns the three times spent.
-local function interleaved(launch, raw, batches)
+local function interleaved(batch, raw, batches)
   local spent = { 0, 0, 0 }
   local sides = raw and 3 or 1
   for b = 1, batches do
@@ -147,7 +155,7 @@ local function interleaved(launch, raw, batches)
         spent[3] = spent[3] + clock.raw_c_loop(raw, o.batch)
       else
         local t0 = clock.now()
-        if side == 1 then for _ = 1, o.batch do launch() end
+        if side == 1 then batch(o.batch)
         else for _ = 1, o.batch do raw() end end
         spent[side] = spent[side] + (clock.now() - t0)
       end
@@ -162,7 +170,7 @@ local function time_launches(l, name, variant)
   local per = { {}, {}, {} }
   local batches = o.launches // o.batch
   for r = 0, o.reps do -- r == 0: warm-up
-    local spent = interleaved(l.launch, raw, batches)
+    local spent = interleaved(l.batch, raw, batches)
     if r > 0 then
       for s = 1, 3 do per[s][#per[s] + 1] = spent[s] / (batches * o.batch) * 1e6 end
     end

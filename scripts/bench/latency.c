@@ -73,7 +73,9 @@ static int open_setup(const bench_opts *o, setup *s) {
   ok = ok && cu(bench_cu.cuLibraryGetKernel(&k, s->lib, "twice"), "cuLibraryGetKernel") &&
        cu(bench_cu.cuKernelGetFunction(&s->raw_twice, k), "cuKernelGetFunction") &&
        cu(bench_cu.cuStreamCreate(&s->raw_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate") &&
-       cu(bench_cu.cuEventCreate(&s->raw_event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+       /* the kind of event cujit_event_create makes (and CuPy's Event()): one that can time, whose
+       ** record costs the driver more than a CU_EVENT_DISABLE_TIMING one's */
+       cu(bench_cu.cuEventCreate(&s->raw_event, CU_EVENT_DEFAULT), "cuEventCreate");
   cujit_program_free(prog);
   return ok;
 }

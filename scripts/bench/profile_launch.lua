@@ -2,7 +2,8 @@
 -- against the stand-in driver (stub_driver.c), where launches cost next to nothing, so what is
 -- left is the binding's and the engine's part. Per launch (ns): the raw launcher from the same Lua
 -- loop (benchclock), a kept launcher l(...), the inline form k[{g, b}](...). With `first`: cujit's
--- part of a warm-cache first launch (cuda.jit + first launch + wait, ms), as case `warm` times it.
+-- part of a warm-cache first launch (cuda.source + first launch + wait, ms), as case `warm` times
+-- it, step by step.
 --   LD_LIBRARY_PATH=BUILD/scripts/bench/stubcuda LUA_CPATH='BUILD/scripts/bench/lua/?.so;;' \
 --     BUILD/cujit scripts/bench/profile_launch.lua [launches | first]
 -- Under valgrind --tool=callgrind the same run gives instructions per function.
@@ -11,15 +12,25 @@ local clock = require "benchclock"
 
 local N = math.tointeger(tonumber(arg[1] or "")) or 200000
 if arg[1] == "first" then -- run twice: the first run fills the disk cache
-  local src = "int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) c[i] = a[i] + b[i];"
+  -- As bench.lua's warm case: the kernel's source through cuda.source, then each step timed.
+  local src = 'extern "C" __global__ void vadd(const float *a, const float *b, float *c, int n) {\n'
+      .. "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) c[i] = a[i] + b[i];\n}\n"
   local n = 1 << 20
   local buf = cuda.device_array(n, "f32")
   cuda.synchronize()
-  local t0 = clock.now()
-  local v = cuda.jit("vadd(const float *a, const float *b, float *c, int n)", src)
-  v[{ n // 256, 256 }](buf, buf, buf, n)
-  cuda.synchronize()
-  print(string.format("first launch from a warm disk cache: %.4f ms", (clock.now() - t0) * 1e3))
+  local t = { clock.now() }
+  local m = cuda.source(src); t[2] = clock.now()
+  local v = m.vadd; t[3] = clock.now()
+  local launch = v[{ n // 256, 256 }]; t[4] = clock.now()
+  launch(buf, buf, buf, n); t[5] = clock.now()
+  cuda.synchronize(); t[6] = clock.now()
+  local steps = {}
+  for i, name in ipairs { "cuda.source", "m.vadd", "k[cfg]", "the launch", "the wait" } do
+    steps[i] = string.format("%s %.4f", name, (t[i + 1] - t[i]) * 1e3)
+  end
+  print(string.format("first launch from a warm disk cache: %.4f ms (%s ms; %s)", (t[6] - t[1]) * 1e3,
+                      table.concat(steps, ", "), m.vadd:compile_info().from_cache and "a cache hit"
+                      or "compiled: run it again"))
   return
 end
 local k = cuda.jit("e4(const float *x, float *y, int n, float a)", "if (n < 0) y[0] = a;")

@@ -4,40 +4,97 @@
 ** launches, waits and loads succeed at once and do nothing. Built into
 ** BUILD/scripts/bench/stubcuda/libcuda.so.1; only what puts that directory on LD_LIBRARY_PATH
 ** sees it. Never a test of correctness: kernels do not run.
+** CUJIT_STUB_CALL_NS=N makes every driver call spin N ns (the H200 driver's calls cost roughly
+** 100-1000 ns each), so a figure also shows how many driver calls a path makes.
+** CUJIT_STUB_KERNEL_NS=N makes every launch pretend to run N ns: queries answer NOT_READY until
+** then and the driver's own waits spin until then, so a wait's polls cost what they would.
 */
 #include <cuda.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static char object_; /* the address every pretend handle points at */
 static _Thread_local CUcontext current;
 
+static long call_ns = -1;   /* CUJIT_STUB_CALL_NS, read at the first call */
+static long kernel_ns = -1; /* CUJIT_STUB_KERNEL_NS */
+static long busy_until;     /* the pretend device runs a kernel until then (ns) */
+
+static long now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+/* The pretend cost of one driver call. */
+static void cost(void) {
+  if (call_ns < 0) {
+    const char *env = getenv("CUJIT_STUB_CALL_NS");
+    call_ns = env ? atol(env) : 0;
+  }
+  if (call_ns == 0) return;
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do clock_gettime(CLOCK_MONOTONIC, &t);
+  while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < call_ns);
+}
+
 static CUresult ok(void) {
+  cost();
+  return CUDA_SUCCESS;
+}
+
+static CUresult launch(void) {
+  cost();
+  if (kernel_ns < 0) {
+    const char *env = getenv("CUJIT_STUB_KERNEL_NS");
+    kernel_ns = env ? atol(env) : 0;
+  }
+  if (kernel_ns > 0) __atomic_store_n(&busy_until, now_ns() + kernel_ns, __ATOMIC_RELAXED);
+  return CUDA_SUCCESS;
+}
+
+static CUresult query(void) {
+  cost();
+  return now_ns() < __atomic_load_n(&busy_until, __ATOMIC_RELAXED) ? CUDA_ERROR_NOT_READY
+                                                                   : CUDA_SUCCESS;
+}
+
+static CUresult synchronize(void) {
+  cost();
+  while (now_ns() < __atomic_load_n(&busy_until, __ATOMIC_RELAXED)) {
+  }
   return CUDA_SUCCESS;
 }
 
 static CUresult get_error_text(CUresult rc, const char **text) {
+  cost();
   (void)rc;
   *text = "stub driver";
   return CUDA_SUCCESS;
 }
 
 static CUresult driver_version(int *v) {
+  cost();
   *v = 13000;
   return CUDA_SUCCESS;
 }
 
 static CUresult device_count(int *n) {
+  cost();
   *n = 1;
   return CUDA_SUCCESS;
 }
 
 static CUresult device_get(CUdevice *d, int ordinal) {
+  cost();
   *d = ordinal;
   return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
 static CUresult device_name(char *name, int len, CUdevice d) {
+  cost();
   (void)d;
   strncpy(name, "stub sm_90 (no GPU)", (size_t)len - 1);
   name[len - 1] = '\0';
@@ -45,6 +102,7 @@ static CUresult device_name(char *name, int len, CUdevice d) {
 }
 
 static CUresult device_attribute(int *v, CUdevice_attribute a, CUdevice d) {
+  cost();
   (void)d;
   switch (a) {
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
@@ -87,39 +145,45 @@ static CUresult device_attribute(int *v, CUdevice_attribute a, CUdevice d) {
 }
 
 static CUresult total_mem(size_t *bytes, CUdevice d) {
+  cost();
   (void)d;
   *bytes = (size_t)80 << 30;
   return CUDA_SUCCESS;
 }
 
 static CUresult mem_info(size_t *free_bytes, size_t *total) {
+  cost();
   *free_bytes = *total = (size_t)80 << 30;
   return CUDA_SUCCESS;
 }
 
 static CUresult retain(CUcontext *ctx, CUdevice d) {
+  cost();
   (void)d;
   *ctx = (CUcontext)&object_;
   return CUDA_SUCCESS;
 }
 
-static CUresult get_current(CUcontext *ctx) {
+static CUresult get_current(CUcontext *ctx) { /* a thread-local read in the real driver: free */
   *ctx = current;
   return CUDA_SUCCESS;
 }
 
 static CUresult set_current(CUcontext ctx) {
+  cost();
   current = ctx;
   return CUDA_SUCCESS;
 }
 
 /* Every handle-making call writes the pretend handle into its first argument. */
 static CUresult make_handle(void **out) {
+  cost();
   *out = &object_;
   return CUDA_SUCCESS;
 }
 
 static CUresult mem_alloc(CUdeviceptr *p, size_t bytes) {
+  cost();
   void *m = malloc(bytes);
   *p = (CUdeviceptr)(uintptr_t)m;
   return m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
@@ -131,43 +195,51 @@ static CUresult mem_alloc_async(CUdeviceptr *p, size_t bytes, CUmemoryPool pool,
 }
 
 static CUresult mem_free(CUdeviceptr p) {
+  cost();
   free((void *)(uintptr_t)p);
   return CUDA_SUCCESS;
 }
 
 static CUresult host_alloc(void **p, size_t bytes, unsigned flags) {
+  cost();
   (void)flags;
   return (*p = malloc(bytes)) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 static CUresult host_free(void *p) {
+  cost();
   free(p);
   return CUDA_SUCCESS;
 }
 
 static CUresult copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
+  cost();
   (void)s;
   memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
   return CUDA_SUCCESS;
 }
 
 static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t bytes, CUstream s) {
+  cost();
   (void)s;
   memset((void *)(uintptr_t)dst, v, bytes);
   return CUDA_SUCCESS;
 }
 
 static CUresult not_supported(void) {
+  cost();
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 static CUresult occupancy(int *min_grid, int *block, CUfunction f, void *fn, size_t s, int l) {
+  cost();
   (void)f, (void)fn, (void)s, (void)l;
   *min_grid = 132 * 8, *block = 256;
   return CUDA_SUCCESS;
 }
 
 static CUresult func_attribute(int *v, CUfunction_attribute a, CUfunction f) {
+  cost();
   (void)f;
   *v = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 0;
   return CUDA_SUCCESS;
@@ -210,6 +282,12 @@ static const struct {
     ENTRY(cuFuncGetParamInfo, not_supported),
     ENTRY(cuOccupancyMaxPotentialBlockSize, occupancy),
     ENTRY(cuFuncGetAttribute, func_attribute),
+    ENTRY(cuLaunchKernel, launch),
+    ENTRY(cuStreamQuery, query),
+    ENTRY(cuEventQuery, query),
+    ENTRY(cuStreamSynchronize, synchronize),
+    ENTRY(cuEventSynchronize, synchronize),
+    ENTRY(cuCtxSynchronize, synchronize),
 };
 
 /* Everything else (launches, waits, queries, releases, attributes set) succeeds doing nothing;

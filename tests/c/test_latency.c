@@ -4,7 +4,8 @@
 ** without a GPU; the device tests (GPU 0, else the CPU device) interrupt a wait of seconds and free
 ** buffers that queued kernels still use (on the default stream and on a stream); on a GPU they also
 ** turn the pool off and run out of memory with the pool holding what the allocation needs (the
-** CPU device has no pool: those skip there, saying so).
+** CPU device has no pool: those skip there, saying so), reuse a freed block, and order small
+** uploads and fills of the default stream before the work of every stream.
 */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -336,4 +337,146 @@ Test(pool_device, interrupting_a_wait_of_seconds, .init = open_gpu, .fini = clos
   cujit_event_free(event);
   cujit_stream_free(stream);
   cujit_kernel_free(k);
+}
+
+/* A freed block comes back for the next buffer of the same size (rounded): the pool's own cache,
+** no driver call. */
+Test(pool_copies, a_freed_block_is_handed_out_again, .init = open_gpu, .fini = close_engine) {
+  need_pool();
+  cujit_buffer *a, *b, *c;
+  EXPECT_OK(cujit_buffer_alloc(engine, 4000, CUJIT_F32, &a));
+  uint64_t first = cujit_buffer_devptr(a);
+  cujit_buffer_free(a);
+  EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_F32, &b)); /* 4000 and 4096 round alike */
+  cr_expect_eq(cujit_buffer_devptr(b), first, "the freed block was not reused");
+  EXPECT_OK(cujit_buffer_alloc(engine, 4000, CUJIT_F32, &c)); /* b holds it: another block */
+  cr_expect_neq(cujit_buffer_devptr(c), first);
+  cr_expect_eq(cujit_device_allocated(gpu), 4096 + 4000);
+  cujit_buffer_free(b);
+  cujit_buffer_free(c);
+}
+
+/* Uploads and downloads of many sizes on the default stream, around the staging buffers' limit
+** (64 KiB) and more than the upload ring holds (1 MiB) in all, each of different bytes, each read
+** back whole; then a download into the middle of a host array leaves its ends alone. */
+Test(pool_copies, small_copies_each_way, .init = open_gpu, .fini = close_engine) {
+  enum { MAX = 64 * 1024 + 512 };
+  static unsigned char up[MAX], down[MAX + 2];
+  static const size_t sizes[] = {1, 3, 512, 4096, 4097, 60000, 65535, 65536, 65537, MAX};
+  enum { NSIZES = sizeof sizes / sizeof *sizes };
+  cujit_buffer *b;
+  EXPECT_OK(cujit_buffer_alloc(engine, MAX, CUJIT_DTYPE_NONE, &b));
+  for (int round = 0; round < 4; round++)
+    for (int s = 0; s < NSIZES; s++) {
+      size_t n = sizes[s];
+      for (size_t i = 0; i < n; i++) up[i] = (unsigned char)(i * 7 + (size_t)s * 31 + round);
+      EXPECT_OK(cujit_memcpy_htod(b, 0, up, n, NULL));
+      memset(up, 0xEE, n); /* the upload's source may change at once */
+      memset(down, 0x5A, sizeof down);
+      EXPECT_OK(cujit_memcpy_dtoh(down + 1, b, 0, n, NULL));
+      cr_assert_eq(down[0], 0x5A, "the download wrote before its destination");
+      cr_assert_eq(down[n + 1], 0x5A, "the download of %zu bytes wrote past its end", n);
+      for (size_t i = 0; i < n; i++)
+        if (down[i + 1] != (unsigned char)(i * 7 + (size_t)s * 31 + round))
+          cr_assert_fail("round %d, %zu bytes: byte %zu is %d", round, n, i, down[i + 1]);
+    }
+  cujit_buffer_free(b);
+}
+
+/* Each thread copies its element after spinning `cycles` clocks. */
+static cujit_kernel *slow_copy(void) {
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(engine,
+                                "slow_copy(const float *in, float *out, int n, long long cycles)",
+                                "long long start = clock64();\n"
+                                "while (clock64() - start < cycles) {}\n"
+                                "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                "if (i < n) out[i] = in[i];\n",
+                                NULL, NULL, &k));
+  return k;
+}
+
+/* Small uploads on the default stream return before the device has the bytes (staged); queued
+** behind a slow kernel, they must still reach a kernel on a stream made before them and one made
+** after, and work on the default stream. More uploads than the staging ring holds (1 MiB), each
+** of different values, so its segments are reused. */
+Test(pool_device, small_uploads_reach_every_stream, .init = open_gpu, .fini = close_engine) {
+  enum { N = 12 * 1024, UPLOADS = 40 }; /* 48 KiB each */
+  static float host[N], got[N];
+  cujit_kernel *copy = slow_copy();
+  cujit_stream *before, *after;
+  cujit_buffer *buf[UPLOADS], *out, *scratch;
+  EXPECT_OK(cujit_stream_create(engine, &before));
+  EXPECT_OK(cujit_buffer_alloc(engine, sizeof host, CUJIT_F32, &out));
+  EXPECT_OK(cujit_buffer_alloc(engine, sizeof host, CUJIT_F32, &scratch));
+  /* ~0.05 s on the default stream, which every upload below queues behind */
+  long long cycles = on_cpu() ? 20000 : 100LL * 1000 * 1000;
+  cujit_launch_config c = {sizeof c, {N / 256, 1, 1}, {256, 1, 1}, 0, NULL};
+  cujit_arg args[] = {CUJIT_ARG_BUF(scratch), CUJIT_ARG_BUF(scratch), CUJIT_ARG_I(N),
+                      CUJIT_ARG_I(cycles)};
+  EXPECT_OK(cujit_launch(copy, &c, args, 4));
+  for (int u = 0; u < UPLOADS; u++) {
+    for (int i = 0; i < N; i++) host[i] = (float)(u * 1000 + i % 997);
+    EXPECT_OK(cujit_buffer_alloc(engine, sizeof host, CUJIT_F32, &buf[u]));
+    EXPECT_OK(cujit_memcpy_htod(buf[u], 0, host, sizeof host, NULL));
+  }
+  for (int i = 0; i < N; i++) host[i] = -1.0f; /* the uploads' source is free to change */
+  EXPECT_OK(cujit_stream_create(engine, &after));
+  cujit_stream *streams[] = {before, after, NULL};
+  for (int s = 0; s < 3; s++) {
+    int u = s == 2 ? UPLOADS - 1 : s * 17;
+    cujit_launch_config on = {sizeof on, {N / 256, 1, 1}, {256, 1, 1}, 0, streams[s]};
+    cujit_arg a[] = {CUJIT_ARG_BUF(buf[u]), CUJIT_ARG_BUF(out), CUJIT_ARG_I(N), CUJIT_ARG_I(0)};
+    EXPECT_OK(cujit_launch(copy, &on, a, 4));
+    EXPECT_OK(cujit_device_synchronize(gpu));
+    EXPECT_OK(cujit_memcpy_dtoh(got, out, 0, sizeof got, NULL));
+    for (int i = 0; i < N; i++)
+      if (got[i] != (float)(u * 1000 + i % 997))
+        cr_assert_fail("stream %d, upload %d, element %d: %g", s, u, i, (double)got[i]);
+  }
+  for (int u = 0; u < UPLOADS; u++) {
+    EXPECT_OK(cujit_memcpy_dtoh(got, buf[u], 0, sizeof got, NULL));
+    for (int i = 0; i < N; i++)
+      if (got[i] != (float)(u * 1000 + i % 997))
+        cr_assert_fail("upload %d, element %d: %g", u, i, (double)got[i]);
+    cujit_buffer_free(buf[u]);
+  }
+  cujit_buffer_free(out);
+  cujit_buffer_free(scratch);
+  cujit_stream_free(before);
+  cujit_stream_free(after);
+  cujit_kernel_free(copy);
+}
+
+/* A fill on the default stream behind a slow kernel, then a kernel on a stream reading the filled
+** buffer: the stream waits for the fill (it catches up with the default stream first). */
+Test(pool_device, a_stream_sees_a_fill_of_the_default_stream, .init = open_gpu,
+     .fini = close_engine) {
+  enum { N = 4096 };
+  static float host[N], got[N];
+  for (int i = 0; i < N; i++) host[i] = 7.0f;
+  cujit_kernel *copy = slow_copy();
+  cujit_stream *stream;
+  cujit_buffer *in, *out;
+  EXPECT_OK(cujit_stream_create(engine, &stream));
+  EXPECT_OK(cujit_buffer_alloc(engine, sizeof host, CUJIT_F32, &in));
+  EXPECT_OK(cujit_buffer_alloc(engine, sizeof host, CUJIT_F32, &out));
+  EXPECT_OK(cujit_memcpy_htod(in, 0, host, sizeof host, NULL));
+  EXPECT_OK(cujit_memset(out, 0, 0, sizeof host, NULL));
+  long long cycles = on_cpu() ? 20000 : 100LL * 1000 * 1000;
+  cujit_launch_config c = {sizeof c, {N / 256, 1, 1}, {256, 1, 1}, 0, NULL};
+  cujit_arg slow[] = {CUJIT_ARG_BUF(in), CUJIT_ARG_BUF(out), CUJIT_ARG_I(N), CUJIT_ARG_I(cycles)};
+  EXPECT_OK(cujit_launch(copy, &c, slow, 4));           /* out = 7 after ~0.05 s */
+  EXPECT_OK(cujit_memset(in, 0, 0, sizeof host, NULL)); /* in = 0 after that */
+  c.stream = stream;
+  cujit_arg fast[] = {CUJIT_ARG_BUF(in), CUJIT_ARG_BUF(out), CUJIT_ARG_I(N), CUJIT_ARG_I(0)};
+  EXPECT_OK(cujit_launch(copy, &c, fast, 4)); /* out = 0, after both */
+  EXPECT_OK(cujit_stream_synchronize(stream));
+  EXPECT_OK(cujit_device_synchronize(gpu));
+  EXPECT_OK(cujit_memcpy_dtoh(got, out, 0, sizeof got, NULL));
+  for (int i = 0; i < N; i++) cr_assert_eq(got[i], 0.0f, "element %d is %g", i, (double)got[i]);
+  cujit_buffer_free(in);
+  cujit_buffer_free(out);
+  cujit_stream_free(stream);
+  cujit_kernel_free(copy);
 }

@@ -147,6 +147,30 @@ h.test("launchers are cached per configuration", function()
   h.raises("wrong number of arguments", saxpy:forall(3), 1, x)
 end)
 
+h.test("a configuration table changed between launches is read again", function()
+  local cfg = {4, 64}
+  local a = saxpy[cfg]
+  cfg[1] = 8
+  local b = saxpy[cfg]
+  h.check(b ~= a, "a new grid gives a new launcher")
+  h.contains(tostring(b), "grid {8,1,1} block {64,1,1}", "the new grid is the one launched")
+  cfg.sharde = 16 -- a misspelt key after launches that took the quick path
+  h.raises("unknown entry 'sharde'", function() return saxpy[cfg] end)
+  cfg.sharde, cfg.shared = nil, 16
+  h.contains(tostring(saxpy[cfg]), "grid {8,1,1} block {64,1,1} shared 16", "shared added")
+  cfg.shared, cfg[3] = nil, 1
+  h.raises("unknown entry '3'", function() return saxpy[cfg] end)
+  cfg[3] = nil
+  h.eq(saxpy[cfg], saxpy[{8, 64}], "back to two entries, the cached launcher again")
+end)
+
+h.test("the launch metamethods check what they are called on", function()
+  h.raises("cujit.launcher expected", getmetatable(L).__call, x, 2.0, x, y, 3)
+  h.raises("cujit.launcher expected", getmetatable(L).__call, {}, 2.0, x, y, 3)
+  h.raises("cujit.kernel expected, got cujit.host_array", getmetatable(saxpy).__index, x, {1, 32})
+  h.raises("cujit.kernel expected, got table", getmetatable(saxpy).__index, {}, {1, 32})
+end)
+
 h.test("bool parameters take true, false, 0 and 1", function()
   local B = cuda.jit("flag(bool b, int *out)", "out[0] = b ? 7 : 3;", SM90)[{1, 1}]
   -- Any other byte would be an invalid bool on the device.
