@@ -14,7 +14,8 @@
 --                                           f32 and f16, graph and launches, checked
 --   cujit mlp.lua --data fashion --epochs 10 --batch 128,1024 --precision f32,f16
 --   cujit mlp.lua --data /path/to/idx/dir   original MNIST IDX files (train-images-idx3-ubyte...)
---   cujit mlp.lua --gemm                    the GEMM's TFLOP/s at 4096^3 and the MLP's shapes
+--   cujit mlp.lua --gemm                    the GEMM's TFLOP/s at 4096^3 (--gemm-size) and the
+--                                           MLP's shapes
 --   cujit mlp.lua --data synthetic          made-up digits (ten noisy prototypes, nn_host.lua):
 --                                           no files needed
 -- The data is fetched once by scripts/fetch_mnist.sh (never at run time). On the CPU device the
@@ -38,15 +39,16 @@ local SPEC = {
   data = "mnist5k", data_dir = here .. "../data", epochs = 20, batch = {128},
   precision = {"f32", "f16"}, exec = {"graph", "launch"}, optimizer = "sgd", lr = 0,
   momentum = 0.9, weight_decay = 5e-4, schedule = "cosine", warmup = 1, shift = 1, seed = 1,
-  train_limit = 0, chart = "", init_out = "", gemm = false, check = false, quiet = false,
+  train_limit = 0, chart = "", init_out = "", gemm = false, gemm_size = 4096, check = false,
+  quiet = false,
 }
 local USAGE = [==[
 usage: cujit mlp.lua [--data mnist5k|fashion|synthetic|DIR] [--data-dir DIR] [--epochs N]
          [--batch N[,N...]] [--precision f32,f16] [--exec graph,launch] [--optimizer sgd|adam]
          [--lr X (default 0.1 x (batch/128)^(1/3) for sgd, 0.001 for adam)] [--momentum X]
          [--weight-decay X] [--schedule cosine|constant] [--warmup EPOCHS] [--shift PIXELS]
-         [--seed N] [--train-limit N] [--chart FILE.png] [--init-out FILE] [--gemm] [--check]
-         [--quiet]
+         [--seed N] [--train-limit N] [--chart FILE.png] [--init-out FILE] [--gemm]
+         [--gemm-size N (the square GEMM, default 4096)] [--check] [--quiet]
   --init-out writes the initial weights for scripts/bench/mlp_torch.py --init]==]
 
 -- Options, checked: every value in range, every list entry known.
@@ -78,6 +80,7 @@ local function options(argv)
     error("--shift: " .. tostring(o.shift) .. " is not a whole number of pixels 0..7", 0)
   end
   if o.train_limit < 0 then error("--train-limit must be >= 0", 0) end
+  positive_int("gemm-size", o.gemm_size)
   return o
 end
 
@@ -149,7 +152,7 @@ S.host_checks_done()
 -- The GEMM benchmark ---------------------------------------------------------------------------
 
 local function gemm_bench()
-  local shapes = {{4096, 4096, 4096, 0, 0, "A*B"}}
+  local shapes = {{o.gemm_size, o.gemm_size, o.gemm_size, 0, 0, "A*B"}}
   for _, b in ipairs(o.batch) do -- the MLP's first layer, forward and backward
     shapes[#shapes + 1] = {b, 128, 784, 0, 0, "X*W1"}
     shapes[#shapes + 1] = {784, 128, b, 1, 0, "X^T*dZ1"}

@@ -340,8 +340,9 @@ def run(args, data, mode, precision, batch, init):
 
 def gemm(args):
     torch.backends.cuda.matmul.allow_tf32 = False
-    dev = torch.device("cuda")
-    shapes = [(4096, 4096, 4096, False, False, "A*B")]
+    dev = torch.device(args.device)
+    size = args.gemm_size
+    shapes = [(size, size, size, False, False, "A*B")]
     for b in args.batch:
         shapes += [(b, 128, 784, False, False, "X*W1"), (784, 128, b, True, False, "X^T*dZ1"),
                    (b, 784, 128, False, True, "dZ1*W1^T"), (b, 128, 128, False, False, "H1*W2")]
@@ -351,13 +352,19 @@ def gemm(args):
         a_, b_ = (a.t() if ta else a), (b.t() if tb else b)
         reps = 10 if m * n * k > 1e9 else 200
         torch.matmul(a_, b_)
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        for _ in range(reps):
-            torch.matmul(a_, b_)
-        e1.record()
-        e1.synchronize()
-        ms = e0.elapsed_time(e1) / reps
+        if dev.type == "cuda":
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            for _ in range(reps):
+                torch.matmul(a_, b_)
+            e1.record()
+            e1.synchronize()
+            ms = e0.elapsed_time(e1) / reps
+        else:
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                torch.matmul(a_, b_)
+            ms = (time.perf_counter() - t0) * 1e3 / reps
         print(f"GEMMRESULT impl=torch op={what} m={m} n={n} k={k} ms={ms:.5f} "
               f"tflops={2 * m * n * k / ms / 1e9:.3f}", flush=True)
 
@@ -383,7 +390,12 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--init", help="start from these weights (cujit mlp.lua --init-out FILE)")
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    p.add_argument("--train-limit", type=int, default=0,
+                   help="train on the first N training images only (as mlp.lua's)")
+    p.add_argument("--holdout", type=int, default=0,
+                   help="validation: the last N training images replace the test set")
     p.add_argument("--gemm", action="store_true")
+    p.add_argument("--gemm-size", type=int, default=4096, help="the square GEMM's size")
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args()
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -392,6 +404,15 @@ def main():
         gemm(args)
         return
     data = load(args)
+    (xtr, ytr), test = data
+    if args.holdout > 0:  # the validation split: never choose a recipe on the test set
+        if args.holdout >= xtr.shape[0]:
+            sys.exit(f"--holdout {args.holdout}: only {xtr.shape[0]} training images")
+        keep = xtr.shape[0] - args.holdout
+        (xtr, ytr), test = (xtr[:keep], ytr[:keep]), (xtr[keep:], ytr[keep:])
+    if args.train_limit > 0:
+        xtr, ytr = xtr[:args.train_limit], ytr[:args.train_limit]
+    data = (xtr, ytr), test
     init = read_weights(args.init) if args.init else None
     for batch in args.batch:
         for precision in args.precision:
