@@ -7,11 +7,10 @@
 -- 0.1 x (batch / 128)^(1/3) warmed up linearly over the first epoch, held, and decayed to 0 by a
 -- cosine over the last 40 % of the run, every training image moved by a random shift of up to
 -- 1 pixel each way (the same moves as the PyTorch twin's), the last batch of an epoch filled up
--- with the epoch's first images. The training step is issued
--- either as plain launches per batch or captured once as a
--- CUDA graph and replayed (the batch counter lives on the device, so one replay call runs a whole
--- epoch). Prints loss and train/test accuracy per epoch, one RESULT line per run, and writes a
--- PNG chart of the curves.
+-- with the epoch's first images. The training step is issued either as plain launches per batch
+-- or captured once as a CUDA graph and replayed (the batch counter lives on the device, so one
+-- replay call runs a whole epoch). Prints loss and train/test accuracy per epoch, one RESULT
+-- line per run, and writes a PNG chart of the curves.
 --
 --   cujit mlp.lua                           MNIST 5k (4,000 train / 1,000 test), 20 epochs,
 --                                           f32 and f16, graph and launches, checked
@@ -51,8 +50,7 @@ usage: cujit mlp.lua [--data mnist5k|fashion|synthetic|DIR] [--data-dir DIR] [--
          [--lr X (default 0.1 x (batch/128)^(1/3) for sgd, 0.01 x (batch/1024)^(1/2) for adam)]
          [--momentum X (sgd)] [--weight-decay X] [--schedule cosine|constant]
          [--decay SHARE (the cosine's share of the run, at its end; 1 = all)] [--warmup EPOCHS]
-         [--shift PIXELS]
-         [--seed N] [--train-limit N] [--chart FILE.png] [--init-out FILE] [--gemm]
+         [--shift PIXELS] [--seed N] [--train-limit N] [--chart FILE.png] [--init-out FILE] [--gemm]
          [--gemm-size N (the square GEMM, default 4096)] [--check] [--quiet]
   --init-out writes the initial weights for scripts/bench/mlp_torch.py --init]==]
 
