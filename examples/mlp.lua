@@ -1,20 +1,23 @@
 -- mlp.lua -- trains the 784-128-128-10 multilayer perceptron of the GPU tutorials on real digits,
 -- with cujit kernels only (examples/nn.lua): a tiled GEMM with bias+ReLU fused into its epilogue,
--- a fused softmax cross-entropy, bias gradients by column sums, SGD with momentum; optionally in
--- mixed precision (f16 weights and activations, f32 accumulation and master weights, dynamic loss
--- scale). The training recipe (docs/examples.md says why): inputs standardised, SGD with
--- momentum 0.9 and weight decay 5e-4, a learning rate of 0.1 x (batch / 128)^(1/3) warmed up
--- linearly over the first epoch and decayed to 0 by a cosine, every training image moved by a
--- random shift of up to 1 pixel each way (the same moves as the PyTorch twin's). The training step is issued either as plain launches per batch or captured once as a
--- CUDA graph and replayed (the batch counter lives on the device, so one replay call runs a whole
--- epoch). Prints loss and train/test accuracy per epoch, one RESULT line per run, and writes a
--- PNG chart of the curves.
+-- a fused softmax cross-entropy, bias gradients by column sums, SGD with momentum (or Adam);
+-- optionally in mixed precision (f16 weights and activations, f32 accumulation and master
+-- weights, dynamic loss scale). The training recipe (docs/examples.md says why): inputs
+-- standardised, SGD with momentum 0.9 and weight decay 5e-4, a learning rate of
+-- 0.1 x (batch / 128)^(1/3) warmed up linearly over the first epoch, held, and decayed to 0 by a
+-- cosine over the last 40 % of the run, every training image moved by a random shift of up to
+-- 1 pixel each way (the same moves as the PyTorch twin's), the last batch of an epoch filled up
+-- with the epoch's first images. The training step is issued either as plain launches per batch
+-- or captured once as a CUDA graph and replayed (the batch counter lives on the device, so one
+-- replay call runs a whole epoch). Prints loss and train/test accuracy per epoch, one RESULT
+-- line per run, and writes a PNG chart of the curves.
 --
 --   cujit mlp.lua                           MNIST 5k (4,000 train / 1,000 test), 20 epochs,
 --                                           f32 and f16, graph and launches, checked
 --   cujit mlp.lua --data fashion --epochs 10 --batch 128,1024 --precision f32,f16
 --   cujit mlp.lua --data /path/to/idx/dir   original MNIST IDX files (train-images-idx3-ubyte...)
---   cujit mlp.lua --gemm                    the GEMM's TFLOP/s at 4096^3 and the MLP's shapes
+--   cujit mlp.lua --gemm                    the GEMM's TFLOP/s at 4096^3 (--gemm-size) and the
+--                                           MLP's shapes
 --   cujit mlp.lua --data synthetic          made-up digits (ten noisy prototypes, nn_host.lua):
 --                                           no files needed
 -- The data is fetched once by scripts/fetch_mnist.sh (never at run time). On the CPU device the
@@ -37,16 +40,18 @@ local on_cpu = S.on_cpu
 local SPEC = {
   data = "mnist5k", data_dir = here .. "../data", epochs = 20, batch = {128},
   precision = {"f32", "f16"}, exec = {"graph", "launch"}, optimizer = "sgd", lr = 0,
-  momentum = 0.9, weight_decay = 5e-4, schedule = "cosine", warmup = 1, shift = 1, seed = 1,
-  train_limit = 0, chart = "", init_out = "", gemm = false, check = false, quiet = false,
+  momentum = 0.9, weight_decay = 5e-4, schedule = "cosine", decay = 0.4, warmup = 1, shift = 1,
+  seed = 1, train_limit = 0, chart = "", init_out = "", gemm = false, gemm_size = 4096,
+  check = false, quiet = false,
 }
 local USAGE = [==[
 usage: cujit mlp.lua [--data mnist5k|fashion|synthetic|DIR] [--data-dir DIR] [--epochs N]
          [--batch N[,N...]] [--precision f32,f16] [--exec graph,launch] [--optimizer sgd|adam]
-         [--lr X (default 0.1 x (batch/128)^(1/3) for sgd, 0.001 for adam)] [--momentum X]
-         [--weight-decay X] [--schedule cosine|constant] [--warmup EPOCHS] [--shift PIXELS]
-         [--seed N] [--train-limit N] [--chart FILE.png] [--init-out FILE] [--gemm] [--check]
-         [--quiet]
+         [--lr X (default 0.1 x (batch/128)^(1/3) for sgd, 0.01 x (batch/1024)^(1/2) for adam)]
+         [--momentum X (sgd)] [--weight-decay X] [--schedule cosine|constant]
+         [--decay SHARE (the cosine's share of the run, at its end; 1 = all)] [--warmup EPOCHS]
+         [--shift PIXELS] [--seed N] [--train-limit N] [--chart FILE.png] [--init-out FILE] [--gemm]
+         [--gemm-size N (the square GEMM, default 4096)] [--check] [--quiet]
   --init-out writes the initial weights for scripts/bench/mlp_torch.py --init]==]
 
 -- Options, checked: every value in range, every list entry known.
@@ -71,6 +76,7 @@ local function options(argv)
     error("--lr must be > 0 and --momentum in [0, 1)", 0)
   end
   if o.weight_decay < 0 or o.warmup < 0 then error("--weight-decay and --warmup must be >= 0", 0) end
+  if not (o.decay > 0 and o.decay <= 1) then error("--decay must be in (0, 1]", 0) end
   if o.schedule ~= "cosine" and o.schedule ~= "constant" then
     error("--schedule: " .. o.schedule .. " is not cosine or constant", 0)
   end
@@ -78,6 +84,7 @@ local function options(argv)
     error("--shift: " .. tostring(o.shift) .. " is not a whole number of pixels 0..7", 0)
   end
   if o.train_limit < 0 then error("--train-limit must be >= 0", 0) end
+  positive_int("gemm-size", o.gemm_size)
   return o
 end
 
@@ -149,7 +156,7 @@ S.host_checks_done()
 -- The GEMM benchmark ---------------------------------------------------------------------------
 
 local function gemm_bench()
-  local shapes = {{4096, 4096, 4096, 0, 0, "A*B"}}
+  local shapes = {{o.gemm_size, o.gemm_size, o.gemm_size, 0, 0, "A*B"}}
   for _, b in ipairs(o.batch) do -- the MLP's first layer, forward and backward
     shapes[#shapes + 1] = {b, 128, 784, 0, 0, "X*W1"}
     shapes[#shapes + 1] = {784, 128, b, 1, 0, "X^T*dZ1"}
@@ -226,26 +233,30 @@ local init_written = false
 
 -- One run: returns {losses, train_acc, test_acc, epoch_ms} per epoch.
 local function train_run(precision, exec, batch)
-  local steps = train.n // batch
-  if steps < 1 then error(string.format("batch %d is larger than the %d training images", batch,
-                                        train.n), 0) end
+  if batch > train.n then error(string.format("batch %d is larger than the %d training images",
+                                              batch, train.n), 0) end
+  -- every image every epoch: the last batch is filled up with the epoch's first images
+  local steps = (train.n + batch - 1) // batch
+  local positions = steps * batch
+  dtrain.order, dtrain.shifts = cuda.zeros(positions, "i32"), cuda.zeros(positions, "u8")
   local net = nn.net(k, {sizes = {train.features, 128, 128, 10}, dtype = precision, batch = batch,
                          optimizer = o.optimizer, lr = lr_for(batch), momentum = o.momentum,
                          seed = o.seed, max_steps = steps, sms = sms, mean = pixels.mean,
                          std = pixels.std, weight_decay = o.weight_decay, schedule = o.schedule,
                          warmup = math.floor(o.warmup * steps + 0.5),
-                         total_steps = steps * o.epochs, shift = o.shift})
+                         total_steps = steps * o.epochs, shift = o.shift,
+                         decay_steps = math.floor(o.decay * steps * o.epochs + 0.5)})
   if o.init_out ~= "" and not init_written then -- every run starts from these (the same seed)
     H.write_weights(o.init_out, net:weights())
     init_written = true
     S.printf("  initial weights written to %s (for mlp_torch.py --init)", o.init_out)
   end
   local next_order = H.shuffler(o.seed, train.n)
-  local next_shifts = H.shift_codes(o.seed, train.n, o.shift)
+  local next_shifts = H.shift_codes(o.seed, positions, o.shift)
   local graph
   local r = {loss = {}, train_acc = {}, test_acc = {}, epoch_ms = {}, first_loss = nil}
   for epoch = 1, o.epochs do
-    dtrain.order:copy_from(next_order())
+    dtrain.order:copy_from(H.fill_order(next_order(), positions))
     dtrain.shifts:copy_from(next_shifts())
     net.state:fill(0)
     cuda.synchronize()
@@ -293,10 +304,10 @@ local results = {}
 for _, batch in ipairs(o.batch) do
   for _, precision in ipairs(o.precision) do
     for _, exec in ipairs(o.exec) do
-      S.printf("%s, %s, %s, batch %d, %d epochs, %s, lr %g (%s, warm-up %g epochs), momentum %g, "
-               .. "weight decay %g, shifts up to %d px:", o.data, precision, exec, batch, o.epochs,
-               o.optimizer, lr_for(batch), o.schedule, o.warmup, o.momentum, o.weight_decay,
-               o.shift)
+      S.printf("%s, %s, %s, batch %d, %d epochs, %s, lr %g (%s over the last %g of the run, "
+               .. "warm-up %g epochs), momentum %g, weight decay %g, shifts up to %d px:", o.data,
+               precision, exec, batch, o.epochs, o.optimizer, lr_for(batch), o.schedule, o.decay,
+               o.warmup, o.momentum, o.weight_decay, o.shift)
       local r = train_run(precision, exec, batch)
       results[#results + 1] = {precision = precision, exec = exec, batch = batch, r = r}
       local ms = typical_ms(r.epoch_ms)
@@ -305,7 +316,7 @@ for _, batch in ipairs(o.batch) do
                           .. "epoch_ms=%.3f step_us=%.2f skipped=%d", o.data, precision, exec,
                           batch, o.epochs, train.n, o.optimizer, lr_for(batch),
                           r.test_acc[o.epochs], r.train_acc[o.epochs], r.loss[o.epochs], ms,
-                          ms * 1e3 / (train.n // batch), r.skipped))
+                          ms * 1e3 / ((train.n + batch - 1) // batch), r.skipped))
       if exec == o.exec[1] then
         local loss = {}
         local top = math.max(table.unpack(r.loss))

@@ -258,13 +258,13 @@ local KERNELS = {
     if (!isfinite(widen(g[i]))) *flag = 1;
 ]==]},
   -- The step's learning rate into rate[0] (nn_host.lr_at, in f32): lr, times a linear warm-up
-  -- over the first `warmup` steps, times (cosine = 1) a cosine decay to 0 over `total` steps;
-  -- t = clock[0], the steps taken.
+  -- over the first `warmup` steps, times (cosine = 1) a cosine decay to 0 over the last `decay`
+  -- of the run's `total` steps (1 before them); t = clock[0], the steps taken.
   schedule = {"schedule(const int *clock, float *rate, float lr, int warmup, int total, "
-              .. "int cosine)", [==[
-  const float t = (float)clock[0];
+              .. "int decay, int cosine)", [==[
+  const float t = (float)clock[0], start = (float)(total - decay);
   float f = 1.0f;
-  if (cosine && total > 0) f = 0.5f * (1.0f + cospif(t / (float)total));
+  if (cosine && decay > 0 && t > start) f = 0.5f * (1.0f + cospif((t - start) / (float)decay));
   if (warmup > 0 && t < (float)warmup) f *= (t + 1.0f) / (float)warmup;
   rate[0] = lr * f;
 ]==]},
@@ -387,7 +387,8 @@ Net.__index = Net
 -- biases zero), loss_scale (f16: the starting scale, dynamic), max_steps (batches per epoch), sms
 -- (for the tile choice). The training recipe's parts, all off by default: weight_decay (added
 -- to the gradient, as PyTorch's optimisers do), schedule = "cosine" (the learning rate decays
--- to 0 over total_steps; otherwise constant), warmup (steps of linear warm-up), shift (the
+-- to 0 by a cosine over the last decay_steps of total_steps, all of them by default; otherwise
+-- constant), warmup (steps of linear warm-up), shift (the
 -- augmentation's radius in pixels, the images `width` pixels a row, 28 by default; the moves
 -- are the codes in the data's `shifts`, nn_host.shift_codes).
 -- Layer l's weights are stored fan_in x fan_out, so the forward pass is X * W.
@@ -398,6 +399,7 @@ function M.net(k, cfg)
                              std = cfg.std or 1, weight_decay = cfg.weight_decay or 0,
                              schedule = cfg.schedule or "constant", warmup = cfg.warmup or 0,
                              total_steps = cfg.total_steps or 0, shift = cfg.shift or 0,
+                             decay_steps = cfg.decay_steps or cfg.total_steps or 0,
                              width = cfg.width or 28}, Net)
   if self.schedule ~= "constant" and self.schedule ~= "cosine" then
     error("schedule " .. tostring(self.schedule) .. " is not constant or cosine", 2)
@@ -507,7 +509,7 @@ function Net:update(s)
     end
   end
   k.schedule[{1, 1, stream = s}](self.clock, self.rate, self.lr, self.warmup, self.total_steps,
-                                 self.schedule == "cosine" and 1 or 0)
+                                 self.decay_steps, self.schedule == "cosine" and 1 or 0)
   for _, L in ipairs(self.layers) do
     for _, p in ipairs(L.params) do
       local n = p.grad.size

@@ -239,21 +239,34 @@ function M.shift_codes(seed, n, radius)
 end
 
 -- The learning rate of step t (0-based, counting every step of the run): `lr` times a linear
--- warm-up over the first `warmup` steps ((t + 1) / warmup) times, with schedule "cosine", a
--- cosine decay from 1 to 0 over the run's `total` steps (0.5 (1 + cos(pi t / total))). The
+-- warm-up over the first `warmup` steps ((t + 1) / warmup) times, with schedule "cosine", 1 and
+-- then a cosine decay from 1 to 0 over the last `decay` of the run's `total` steps (all of them
+-- when decay is nil): 0.5 (1 + cos(pi (t - start) / decay)) after start = total - decay. The
 -- device computes the same in nn.lua's `schedule` kernel (in f32), and mlp_torch.py in Python.
-function M.lr_at(t, lr, warmup, total, schedule)
-  local f = 1
-  if schedule == "cosine" and total > 0 then f = 0.5 * (1 + math.cos(math.pi * t / total)) end
+function M.lr_at(t, lr, warmup, total, schedule, decay)
+  decay = decay or total
+  local f, start = 1, total - decay
+  if schedule == "cosine" and decay > 0 and t > start then
+    f = 0.5 * (1 + math.cos(math.pi * (t - start) / decay))
+  end
   if warmup > 0 and t < warmup then f = f * (t + 1) / warmup end
   return lr * f
 end
 
--- The recipe's learning rate for SGD at a batch size when none is given: 0.1 at batch 128,
--- scaled by the cube root of the batch ratio (0.2 at 1024; docs/examples.md says why).
+-- The recipe's learning rate at a batch size when none is given (docs/examples.md says why):
+-- for Adam 0.01 at batch 1024, scaled by the square root of the batch ratio (0.0035 at 128);
+-- for SGD 0.1 at batch 128, scaled by the cube root (0.2 at 1024).
 function M.default_lr(optimizer, batch)
-  if optimizer == "adam" then return 0.001 end
+  if optimizer == "adam" then return 0.01 * (batch / 1024) ^ 0.5 end
   return 0.1 * (batch / 128) ^ (1 / 3)
+end
+
+-- An epoch's order filled to `count` positions (a whole number of batches): the permutation,
+-- then its first images again, so that the last batch is full and no image sits the epoch out.
+function M.fill_order(perm, count)
+  local filled = {}
+  for i = 1, count do filled[i] = perm[(i - 1) % #perm + 1] end
+  return filled
 end
 
 -- The initial weights' file, for the PyTorch twin to start from exactly these weights

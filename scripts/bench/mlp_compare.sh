@@ -10,9 +10,15 @@
 # fails, times out or does not fit is a `missing` row.
 #
 # Usage: scripts/bench/mlp_compare.sh [--cujit PATH] [--python PYTHON] [--out DIR] [--compile]
+#                                     [--quick] [--device cpu]
 #   --cujit    the cujit command (default build/cujit)
 #   --out      where the logs and the cujit charts go (default $OUT/mlp-compare, else /tmp/...)
 #   --compile  also the twin with torch.compile(mode="reduce-overhead") (slow to compile)
+#   --quick    a trial of the script itself, every run small (MNIST 5k for 2 epochs, Fashion on
+#              its first 4,096 training images for 1 epoch, the square GEMM at 256^3): the same
+#              programs, options and table as the real run, figures that mean nothing
+#   --device cpu  the twin on the CPU, eager only (a trial without a GPU: cujit then runs on its
+#              CPU device); about 3 minutes with --quick on a 2-core machine
 # The data must be in data/ (scripts/fetch_mnist.sh; on a machine without network, carry data/).
 set -u
 
@@ -21,19 +27,32 @@ cujit=$root/build/cujit
 python=python3
 out=${OUT:-/tmp}/mlp-compare
 modes=eager,graphs
+quick=0
+device=cuda
 while [ $# -gt 0 ]; do
   case $1 in
     --cujit) cujit=$2; shift 2 ;;
     --python) python=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --compile) modes=eager,graphs,compile; shift ;;
+    --quick) quick=1; shift ;;
+    --device) device=$2; shift 2 ;;
     *) echo "mlp_compare.sh: unknown argument $1 (see the comment at the top)" >&2; exit 2 ;;
   esac
 done
+case $device in
+  cuda) ;;
+  cpu) modes=eager ;; # CUDA graphs and torch.compile's reduce-overhead need a GPU
+  *) echo "mlp_compare.sh: --device "$device" is not cuda or cpu" >&2; exit 2 ;;
+esac
 [ -x "$cujit" ] || { echo "mlp_compare.sh: no cujit command at $cujit (--cujit PATH)" >&2; exit 2; }
 [ -f "$root/data/mnist_5k.csv.gz" ] ||
   { echo "mlp_compare.sh: no data; run scripts/fetch_mnist.sh first" >&2; exit 2; }
 mkdir -p "$out"
+# the runs start in examples/: paths given relative to where the script was started become absolute
+case $cujit in /*) ;; *) cujit=$(pwd)/$cujit ;; esac
+case $python in */*) case $python in /*) ;; *) python=$(pwd)/$python ;; esac ;; esac
+out=$(cd "$out" && pwd)
 log=$out/results.log
 : > "$log"
 rm -f "$out"/init-*.bin # a stale file must not stand in for this run's
@@ -64,21 +83,29 @@ run() {
 cd "$root/examples" || exit 1
 export CUJIT_EXAMPLE_OUT="$out"
 both="--batch 128,1024 --quiet"
-run 120 cujit-gemm "$cujit" mlp.lua --gemm --batch 128,1024
-run 120 torch-gemm "$python" "$root/scripts/bench/mlp_torch.py" --gemm --batch 128,1024
-run 150 cujit-mnist "$cujit" mlp.lua --data mnist5k --epochs 20 $both --precision f32,f16 \
+mnist_epochs=20 fashion_epochs=10 fashion_limit='' gemm_size=4096
+[ $quick -eq 0 ] || mnist_epochs=2 fashion_epochs=1 fashion_limit="--train-limit 4096" gemm_size=256
+twin="$root/scripts/bench/mlp_torch.py"
+run 120 cujit-gemm "$cujit" mlp.lua --gemm --gemm-size $gemm_size --batch 128,1024
+run 120 torch-gemm "$python" "$twin" --gemm --gemm-size $gemm_size --batch 128,1024 --device "$device"
+run 150 cujit-mnist "$cujit" mlp.lua --data mnist5k --epochs $mnist_epochs $both --precision f32,f16 \
   --exec graph,launch --init-out "$out/init-mnist5k.bin"
-run 150 cujit-fashion "$cujit" mlp.lua --data fashion --epochs 10 $both --precision f32,f16 \
-  --exec graph,launch --init-out "$out/init-fashion.bin"
+run 150 cujit-fashion "$cujit" mlp.lua --data fashion --epochs $fashion_epochs $fashion_limit $both \
+  --precision f32,f16 --exec graph,launch --init-out "$out/init-fashion.bin"
 # the twin from cujit's initial weights when cujit wrote them (its own He draw otherwise)
 init() { [ -f "$out/init-$1.bin" ] && echo "--init $out/init-$1.bin"; }
-run 150 torch-mnist "$python" "$root/scripts/bench/mlp_torch.py" --data mnist5k --epochs 20 $both \
-  --precision f32,f16 --modes $modes $(init mnist5k)
-run 200 torch-fashion "$python" "$root/scripts/bench/mlp_torch.py" --data fashion --epochs 10 $both \
-  --precision f32,f16 --modes $modes $(init fashion)
+run 150 torch-mnist "$python" "$twin" --data mnist5k --epochs $mnist_epochs $both \
+  --precision f32,f16 --modes $modes --device "$device" $(init mnist5k)
+run 200 torch-fashion "$python" "$twin" --data fashion --epochs $fashion_epochs $fashion_limit $both \
+  --precision f32,f16 --modes $modes --device "$device" $(init fashion)
+echo "== all runs done after $(( $(date +%s) - began )) s" >&2
 
-"$python" - "$log" <<'PY'
+"$python" - "$log" "$quick" "$gemm_size" <<'PY'
 import sys
+
+quick, size = sys.argv[2] == "1", sys.argv[3]
+if quick:
+    print("\n**A --quick trial: small runs, the figures and verdicts mean nothing.**")
 
 rows, gemm = [], []
 for line in open(sys.argv[1]):
@@ -162,9 +189,31 @@ for batch in (128, 1024):
             None if c is None or best is None else float(c["epoch_ms"]) < best,
             "missing" if c is None or best is None else
             f"{float(c['epoch_ms']):.2f} ms against {best:.2f} ms")
-c, t = g("cujit", "A*B", "4096", "4096", "4096"), g("torch", "A*B", "4096", "4096", "4096")
-verdict("GEMM 4096^3 f32 >= 60 % of cuBLAS", None if c is None or t is None else c >= 0.6 * t,
+c, t = g("cujit", "A*B", size, size, size), g("torch", "A*B", size, size, size)
+verdict(f"GEMM {size}^3 f32 >= 60 % of cuBLAS", None if c is None or t is None else c >= 0.6 * t,
         "missing" if c is None or t is None else f"{c:.2f} against {t:.2f} TFLOP/s, {100 * c / t:.0f} %")
+
+# docs/examples.md's "Figures on the H200", ready to paste.
+def acc_ms(r):
+    return "missing" if r is None else \
+        f"{100 * float(r['test_acc']):.2f} %, {float(r['epoch_ms']):.2f} ms"
+
+print("\n## For docs/examples.md (test accuracy after the last epoch, median epoch time)\n")
+print("| run | test accuracy | epoch time | PyTorch eager | PyTorch graphs |")
+print("| --- | --- | --- | --- | --- |")
+for data, name in (("mnist5k", "MNIST 5k"), ("fashion", "Fashion")):
+    for batch, precision in ((128, "f32"), (128, "f16"), (1024, "f32"), (1024, "f16")):
+        c = find("cujit", data, precision, "graph", batch)
+        e = find("torch", data, precision, "eager", batch)
+        gr = find("torch", data, precision, "graphs", batch)
+        print(f"| {name}, batch {batch}, {precision}, graph | "
+              + ("missing | |" if c is None else
+                 f"{100 * float(c['test_acc']):.2f} % | {float(c['epoch_ms']):.2f} ms |")
+              + f" {acc_ms(e)} | {acc_ms(gr) if precision == 'f32' else '-'} |")
+gc, gt = g("cujit", "A*B", size, size, size), g("torch", "A*B", size, size, size)
+print(f"| GEMM {size}³ f32 | | {'missing' if gc is None else f'{gc:.2f}'} TFLOP/s | "
+      f"cuBLAS (torch.matmul): {'missing' if gt is None else f'{gt:.2f}'} TFLOP/s | |")
+
 print(f"\n{verdicts.count('PASS')} passed, {verdicts.count('FAIL')} failed, "
       f"{verdicts.count('missing')} missing")
 PY

@@ -1,10 +1,11 @@
 """mlp_torch.py -- the PyTorch twin of examples/mlp.lua: the same 784-128-128-10 MLP, He
 initialisation (N(0, 2/fan_in), zero biases), optimiser (SGD with momentum, or Adam), batch size,
 epochs, input normalisation, train/test split and data order (the same splitmix64 Fisher-Yates
-shuffle, the last partial batch dropped), on the same GPU, with the same training recipe (weight
-decay, a linear warm-up and cosine decay of the learning rate per step, the learning rate per
-batch size, and random shifts of the training images drawn from the same splitmix64 stream as
-mlp.lua's, so both move the same image the same way in the same step).
+shuffle, the last batch filled up with the epoch's first images), on the same GPU, with the same
+training recipe (weight decay, a linear warm-up of the learning rate, held, then a cosine decay
+over the last part of the run, per step; the learning rate per batch size; random shifts of the
+training images drawn from the same splitmix64 stream as mlp.lua's, so both move the same image
+the same way in the same step).
 
 Same start: with --init FILE (written by `cujit mlp.lua --init-out FILE`, same --seed) the twin
 starts from exactly cujit's initial weights (its cuda.random He draw), so that the two runs differ
@@ -160,19 +161,27 @@ def shift_maps(radius, width=28, height=28):
     return torch.tensor(maps, dtype=torch.long)
 
 
-def lr_at(t, lr, warmup, total, schedule):
-    """nn_host.lr_at: lr x linear warm-up over `warmup` steps x cosine decay to 0 over `total`."""
-    f = 1.0
-    if schedule == "cosine" and total > 0:
-        f = 0.5 * (1 + math.cos(math.pi * t / total))
+def lr_at(t, lr, warmup, total, schedule, decay=None):
+    """nn_host.lr_at: lr x linear warm-up over `warmup` steps x (cosine) 1, then a cosine decay to
+    0 over the last `decay` of the `total` steps (all of them when decay is None)."""
+    decay = total if decay is None else decay
+    f, start = 1.0, total - decay
+    if schedule == "cosine" and decay > 0 and t > start:
+        f = 0.5 * (1 + math.cos(math.pi * (t - start) / decay))
     if warmup > 0 and t < warmup:
         f *= (t + 1) / warmup
     return lr * f
 
 
 def default_lr(optimizer, batch):
-    """nn_host.default_lr: 0.1 x (batch / 128)^(1/3) for SGD, 0.001 for Adam."""
-    return 0.001 if optimizer == "adam" else 0.1 * (batch / 128) ** (1 / 3)
+    """nn_host.default_lr: 0.01 x (batch / 1024)^(1/2) for Adam, 0.1 x (batch / 128)^(1/3) for
+    SGD."""
+    return 0.01 * (batch / 1024) ** 0.5 if optimizer == "adam" else 0.1 * (batch / 128) ** (1 / 3)
+
+
+def fill_order(perm, count):
+    """nn_host.fill_order: the permutation, then its first images again, to `count` positions."""
+    return [perm[i % len(perm)] for i in range(count)]
 
 
 WEIGHTS_MAGIC = b"cujit-mlp-weights 1\n"
@@ -240,15 +249,16 @@ def run(args, data, mode, precision, batch, init):
     xtr = ((xtr.to(dev).float() / 255 - mean) / std).contiguous()
     xte = ((xte.to(dev).float() / 255 - mean) / std).contiguous()
     ytr, yte = ytr.to(dev), yte.to(dev)
-    n, steps = xtr.shape[0], xtr.shape[0] // batch
+    n, steps = xtr.shape[0], -(-xtr.shape[0] // batch)  # the last batch filled up
     # The shifts: a background column (pixel 0, normalised) after the 784 pixels, and each move
     # code's source pixel per output pixel.
     xpad = torch.cat([xtr, torch.full((n, 1), -mean / std, device=dev)], 1).contiguous()
     maps = shift_maps(args.shift).to(dev)
     base_lr = args.lr or default_lr(args.optimizer, batch)
     total, warmup = steps * args.epochs, int(args.warmup * steps + 0.5)
+    decay = int(args.decay * total + 0.5)
     graphs = mode == "graphs"
-    lr_now = torch.tensor(lr_at(0, base_lr, warmup, total, args.schedule), device=dev)
+    lr_now = torch.tensor(lr_at(0, base_lr, warmup, total, args.schedule, decay), device=dev)
     net = model(args.seed, dev, init)
     opt = optimiser(args, net, lr_now if graphs else lr_now.item(), graphs)
     lossf = torch.nn.CrossEntropyLoss()
@@ -263,7 +273,7 @@ def run(args, data, mode, precision, batch, init):
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
 
     def set_lr():  # before each step (eager: the float; graphs: the tensor the graph reads)
-        lr = lr_at(clock[0], base_lr, warmup, total, args.schedule)
+        lr = lr_at(clock[0], base_lr, warmup, total, args.schedule, decay)
         if graphs:
             lr_now.fill_(lr)
         else:
@@ -288,11 +298,11 @@ def run(args, data, mode, precision, batch, init):
         right.add_((out.argmax(1) == y).sum())
 
     next_order = shuffler(args.seed, n)
-    next_codes = shift_codes(args.seed, n, args.shift)
+    next_codes = shift_codes(args.seed, steps * batch, args.shift)
     graph = None
     times, test_acc, train_acc, losses = [], [], [], []
     for epoch in range(1, args.epochs + 1):
-        order = torch.tensor(next_order(), device=dev)
+        order = torch.tensor(fill_order(next_order(), steps * batch), device=dev)
         epoch_codes = torch.tensor(next_codes(), device=dev)
         loss_sum.zero_()
         right.zero_()
@@ -340,8 +350,9 @@ def run(args, data, mode, precision, batch, init):
 
 def gemm(args):
     torch.backends.cuda.matmul.allow_tf32 = False
-    dev = torch.device("cuda")
-    shapes = [(4096, 4096, 4096, False, False, "A*B")]
+    dev = torch.device(args.device)
+    size = args.gemm_size
+    shapes = [(size, size, size, False, False, "A*B")]
     for b in args.batch:
         shapes += [(b, 128, 784, False, False, "X*W1"), (784, 128, b, True, False, "X^T*dZ1"),
                    (b, 784, 128, False, True, "dZ1*W1^T"), (b, 128, 128, False, False, "H1*W2")]
@@ -351,13 +362,19 @@ def gemm(args):
         a_, b_ = (a.t() if ta else a), (b.t() if tb else b)
         reps = 10 if m * n * k > 1e9 else 200
         torch.matmul(a_, b_)
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        for _ in range(reps):
-            torch.matmul(a_, b_)
-        e1.record()
-        e1.synchronize()
-        ms = e0.elapsed_time(e1) / reps
+        if dev.type == "cuda":
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            for _ in range(reps):
+                torch.matmul(a_, b_)
+            e1.record()
+            e1.synchronize()
+            ms = e0.elapsed_time(e1) / reps
+        else:
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                torch.matmul(a_, b_)
+            ms = (time.perf_counter() - t0) * 1e3 / reps
         print(f"GEMMRESULT impl=torch op={what} m={m} n={n} k={k} ms={ms:.5f} "
               f"tflops={2 * m * n * k / ms / 1e9:.3f}", flush=True)
 
@@ -373,17 +390,24 @@ def main():
     p.add_argument("--precision", default="f32", type=lambda s: s.split(","))
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"])
     p.add_argument("--lr", type=float, default=0.0,
-                   help="default 0.1 x (batch/128)^(1/3) (sgd), 0.001 (adam)")
+                   help="default 0.1 x (batch/128)^(1/3) (sgd), 0.01 x (batch/1024)^(1/2) (adam)")
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--weight-decay", type=float, default=5e-4)
     p.add_argument("--schedule", default="cosine", choices=["cosine", "constant"])
     p.add_argument("--warmup", type=float, default=1.0, help="epochs of linear warm-up")
+    p.add_argument("--decay", type=float, default=0.4,
+                   help="share of the run, at its end, over which the cosine decays (1: all)")
     p.add_argument("--shift", type=int, default=1, choices=range(8),
                    help="largest random move of a training image, pixels (0: none)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--init", help="start from these weights (cujit mlp.lua --init-out FILE)")
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    p.add_argument("--train-limit", type=int, default=0,
+                   help="train on the first N training images only (as mlp.lua's)")
+    p.add_argument("--holdout", type=int, default=0,
+                   help="validation: the last N training images replace the test set")
     p.add_argument("--gemm", action="store_true")
+    p.add_argument("--gemm-size", type=int, default=4096, help="the square GEMM's size")
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args()
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -392,6 +416,15 @@ def main():
         gemm(args)
         return
     data = load(args)
+    (xtr, ytr), test = data
+    if args.holdout > 0:  # the validation split: never choose a recipe on the test set
+        if args.holdout >= xtr.shape[0]:
+            sys.exit(f"--holdout {args.holdout}: only {xtr.shape[0]} training images")
+        keep = xtr.shape[0] - args.holdout
+        (xtr, ytr), test = (xtr[:keep], ytr[:keep]), (xtr[keep:], ytr[keep:])
+    if args.train_limit > 0:
+        xtr, ytr = xtr[:args.train_limit], ytr[:args.train_limit]
+    data = (xtr, ytr), test
     init = read_weights(args.init) if args.init else None
     for batch in args.batch:
         for precision in args.precision:

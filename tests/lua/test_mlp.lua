@@ -227,17 +227,18 @@ h.test("SGD and Adam with weight decay: one step against their formulas; an over
   end
 end)
 
-h.test("the learning-rate schedule kernel against nn_host.lr_at: warm-up, cosine, constant", function()
+h.test("the learning-rate schedule kernel against nn_host.lua's lr_at: warm-up, held, cosine", function()
   local rate, clock = cuda.zeros(1, "f32"), cuda.zeros(1, "i32")
-  for _, case in ipairs({{0.2, 6, 60, "cosine"}, {0.1, 0, 620, "cosine"}, {0.05, 4, 100, "constant"},
-                         {0.3, 0, 0, "cosine"}}) do
-    local lr, warmup, total, schedule = table.unpack(case)
-    for _, t in ipairs({0, 1, 3, 5, 6, 7, 30, 59, 61, 310, 619}) do
+  for _, case in ipairs({{0.2, 6, 60, "cosine", 60}, {0.1, 0, 620, "cosine", 620},
+                         {0.2, 4, 80, "cosine", 32}, {0.1, 32, 640, "cosine", 256},
+                         {0.05, 4, 100, "constant", 100}, {0.3, 0, 0, "cosine", 0}}) do
+    local lr, warmup, total, schedule, decay = table.unpack(case)
+    for _, t in ipairs({0, 1, 3, 5, 6, 7, 30, 47, 48, 49, 59, 61, 79, 310, 383, 384, 385, 619}) do
       clock:copy_from({t})
-      k.schedule[{1, 1}](clock, rate, lr, warmup, total, schedule == "cosine" and 1 or 0)
-      h.near(rate:copy_to_host()[1], H.lr_at(t, lr, warmup, total, schedule), 1e-6,
-             string.format("lr at step %d (lr %g, warm-up %d, %d steps, %s)", t, lr, warmup, total,
-                           schedule))
+      k.schedule[{1, 1}](clock, rate, lr, warmup, total, decay, schedule == "cosine" and 1 or 0)
+      h.near(rate:copy_to_host()[1], H.lr_at(t, lr, warmup, total, schedule, decay), 1e-6,
+             string.format("lr at step %d (lr %g, warm-up %d, %d steps, %s over the last %d)", t,
+                           lr, warmup, total, schedule, decay))
     end
   end
 end)

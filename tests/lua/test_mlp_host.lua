@@ -128,7 +128,7 @@ h.test("shift codes: in range, every move drawn, reproducible, the same as the P
   h.raises("shift radius 8 is not an integer 0..7", H.shift_codes, 1, 4, 8)
 end)
 
-h.test("learning rate: warm-up, cosine decay to 0, constant, the recipe's per batch", function()
+h.test("learning rate: warm-up, held, cosine decay to 0, constant, the recipe's per batch", function()
   local lr, total = 0.2, 60
   h.near(H.lr_at(0, lr, 4, total, "cosine"), lr / 4 * 1, 1e-15, "first warm-up step: lr / 4")
   h.near(H.lr_at(3, lr, 4, total, "cosine"), lr * 0.5 * (1 + math.cos(math.pi * 3 / 60)), 1e-15,
@@ -141,11 +141,29 @@ h.test("learning rate: warm-up, cosine decay to 0, constant, the recipe's per ba
     h.check(H.lr_at(t, lr, 4, total, "cosine") < H.lr_at(t - 1, lr, 4, total, "cosine"),
             "decreasing after the warm-up, step " .. t)
   end
+  -- held, then the cosine over the last 32 of 80 steps (Python's lr_at(t, 0.2, 4, 80, "cosine", 32))
+  h.eq(H.lr_at(2, lr, 4, 80, "cosine", 32), lr * 3 / 4, "warming up, before the decay")
+  h.eq(H.lr_at(47, lr, 4, 80, "cosine", 32), lr, "held until the decay starts")
+  h.eq(H.lr_at(48, lr, 4, 80, "cosine", 32), lr, "the decay's first step: its cosine is 1")
+  h.near(H.lr_at(49, lr, 4, 80, "cosine", 32), 0.1995184726672197, 1e-15, "Python's, step 49")
+  h.near(H.lr_at(60, lr, 4, 80, "cosine", 32), 0.138268343236509, 1e-15, "Python's, step 60")
+  h.near(H.lr_at(79, lr, 4, 80, "cosine", 32), 0.00048152733278031826, 1e-15, "Python's, step 79")
+  h.eq(H.lr_at(30, lr, 0, total, "cosine", total), H.lr_at(30, lr, 0, total, "cosine"),
+       "decay over the whole run: the plain cosine")
   h.eq(H.lr_at(17, lr, 0, total, "constant"), lr, "constant")
   h.eq(H.lr_at(1, lr, 4, total, "constant"), lr / 2, "constant, warming up")
   h.near(H.default_lr("sgd", 128), 0.1, 1e-15, "SGD at batch 128")
   h.near(H.default_lr("sgd", 1024), 0.2, 1e-15, "SGD at batch 1024")
-  h.eq(H.default_lr("adam", 1024), 0.001, "Adam")
+  h.near(H.default_lr("adam", 1024), 0.01, 1e-15, "Adam at batch 1024")
+  h.near(H.default_lr("adam", 128), 0.0035355339059327377, 1e-15, "Adam at batch 128: / sqrt(8)")
+end)
+
+h.test("epoch order filled to whole batches: the permutation, then its first images", function()
+  local perm = {4, 0, 3, 1, 2}
+  h.same(H.fill_order(perm, 5), perm, nil, "a whole number of batches: the permutation")
+  h.same(H.fill_order(perm, 8), {4, 0, 3, 1, 2, 4, 0, 3}, nil, "the last batch filled up")
+  h.same(H.fill_order(perm, 12), {4, 0, 3, 1, 2, 4, 0, 3, 1, 2, 4, 0}, nil, "more than twice")
+  h.same(perm, {4, 0, 3, 1, 2}, nil, "the permutation itself is left as it was")
 end)
 
 h.test("weights file: f32 round trip, every malformed file refused", function()
