@@ -220,6 +220,7 @@ end
 function Trainer:epoch(perm)
   local shards = M.shards(perm, self.n, self.shard, self.steps)
   for r, rep in ipairs(self.replicas) do
+    cuda.device(rep.device)
     rep.data.order:copy_from(shards[r])
     rep.net.state:fill(0)
   end
