@@ -491,14 +491,6 @@ local function run(label, devs)
   return r, t
 end
 
--- The median epoch time, leaving out the first (kernel loading, the capture) when there are more.
-local function typical_ms(t)
-  local v = {}
-  for i = (#t > 1 and 2 or 1), #t do v[#v + 1] = t[i] end
-  table.sort(v)
-  return v[(#v + 1) // 2]
-end
-
 local one = run(string.format("one replica, batch %d on %s", o.batch,
                               S.on_cpu and "the CPU device" or "GPU " .. tostring(devices[1])),
                 {devices[1]})
@@ -506,7 +498,7 @@ local many, trainer = run(string.format("%d replicas (%s), shards of %d", replic
                                         reduce == "nccl" and "NCCL" or "FALLBACK kernel average",
                                         o.batch // replicas), devices)
 
-local ms1, msn = typical_ms(one.ms), typical_ms(many.ms)
+local ms1, msn = S.typical_ms(one.ms), S.typical_ms(many.ms)
 local speedup = ms1 / msn
 if reduce == "nccl" then
   S.printf("scaling: one GPU %.2f ms an epoch, %d GPUs %.2f ms: %.2fx (ideal %dx)", ms1, replicas,
