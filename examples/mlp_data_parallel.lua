@@ -94,7 +94,23 @@ function M.trainer(k, cfg)
   local self = setmetatable({k = k, n = n, shard = b, batch = cfg.batch, steps = cfg.steps,
                              exec = cfg.exec or "launch", reduce = n > 1 and cfg.reduce or "none",
                              comm = cfg.comm, replicas = {}, dtype = cfg.dtype}, Trainer)
-  if self.reduce == "nccl" and not cfg.comm then error("reduce = \"nccl\" needs cfg.comm", 2) end
+  if cfg.steps * cfg.batch > cfg.train.n then
+    error(string.format("%d steps of %d rows need %d training rows, the data set has %d",
+                        cfg.steps, cfg.batch, cfg.steps * cfg.batch, cfg.train.n), 2)
+  end
+  if n > 1 and self.reduce ~= "nccl" and self.reduce ~= "kernel" then
+    error(string.format("reduce = %s: \"nccl\" or \"kernel\" expected for %d replicas",
+                        tostring(self.reduce), n), 2)
+  end
+  if self.reduce == "nccl" then
+    local listed = cfg.comm and cfg.comm:devices() or {}
+    local same = #listed == n
+    for r = 1, n do same = same and listed[r] == cfg.devices[r] end
+    if not same then
+      error("reduce = \"nccl\" needs cfg.comm, a communicator over the replicas' devices in "
+            .. "their order", 2)
+    end
+  end
   if self.reduce == "kernel" then
     for _, d in ipairs(cfg.devices) do
       if d ~= cfg.devices[1] then
@@ -110,9 +126,8 @@ function M.trainer(k, cfg)
                            seed = cfg.seed, max_steps = cfg.steps, sms = cfg.sms,
                            mean = cfg.mean, std = cfg.std})
     uploads[d] = uploads[d] or nn.upload(k, cfg.train) -- replicas of one device share the data
-    -- "kernel": one stream, as the average needs every replica's backward pass before it
-    streams[d] = (self.reduce ~= "kernel" or not streams[d]) and cuda.stream{device = d}
-                 or streams[d]
+    -- one stream per device: with "kernel" the average then follows every replica's backward
+    streams[d] = streams[d] or cuda.stream{device = d}
     self.replicas[r] = {device = d, net = net, stream = streams[d],
                         data = {images = uploads[d].images, labels = uploads[d].labels,
                                 order = cuda.zeros(cfg.steps * b, "i32", {device = d})}}
@@ -189,8 +204,9 @@ function Trainer:all_reduce()
     for r, rep in ipairs(self.replicas) do flats[r], streams[r] = rep.flat, rep.stream end
     self.comm:all_reduce(flats, "avg", nil, streams)
   elseif self.reduce == "kernel" then
-    self.k.average_replicas[{blocks(self.params, 256, 1024), 256, stream = self.replicas[1].stream}](
-      self.stacked, self.n, self.params)
+    local s = self.replicas[1].stream -- every replica's: they share the device and its stream
+    self.k.average_replicas[{blocks(self.params, 256, 1024), 256, stream = s}](self.stacked, self.n,
+                                                                              self.params)
   end
 end
 
@@ -344,7 +360,8 @@ do
   for _ in pairs(seen) do count = count + 1 end
   S.check(count == 24, "the shards of an epoch cover every row once")
   local good, err = pcall(options, {"--precision", "f8"})
-  S.check(not good and err:find("f8 is not one of", 1, true), "arguments: a bad precision is refused")
+  S.check(not good and err:find("f8 is not one of", 1, true),
+          "arguments: a bad precision is refused")
 end
 
 local parsed, o = pcall(options, arg or {})
@@ -437,7 +454,9 @@ local function data_set()
                         .. "\nskip: no data (%s not found)", absent))
     os.exit(77)
   end
-  if absent then print("data not found: " .. absent .. "; the default run trains on synthetic digits") end
+  if absent then
+    print("data not found: " .. absent .. "; the default run trains on synthetic digits")
+  end
   o.data = "synthetic"
   local train, test = H.synthetic_digits(o.train_limit > 0 and o.train_limit or 4000, 1000, o.seed)
   return train, test, H.pixel_stats(train)

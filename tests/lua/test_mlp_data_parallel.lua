@@ -149,9 +149,20 @@ h.test("without the all-reduce the replicas part and the losses are not one repl
   h.check(largest_difference(losses, ref_losses) > 1e-3, "the losses differ from one replica's")
 end)
 
-h.test("a global batch that does not split into equal shards is refused", function()
+h.test("bad configurations are refused, saying what to change", function()
+  local function cfg(extra)
+    local c = {devices = {home, home}, reduce = "kernel", batch = BATCH, steps = 2, train = train}
+    for key, v in pairs(extra) do c[key] = v end
+    return c
+  end
   h.raises("does not split into 5 equal shards; use a multiple of 5", dp.trainer, k,
-           {devices = {home, home, home, home, home}, reduce = "kernel", batch = BATCH})
+           cfg({devices = {home, home, home, home, home}}))
+  h.raises("11 steps of 24 rows need 264 training rows, the data set has 240", dp.trainer, k,
+           cfg({steps = 11}))
+  h.raises("reduce = sum: \"nccl\" or \"kernel\" expected for 2 replicas", dp.trainer, k,
+           cfg({reduce = "sum"}))
+  h.raises("needs cfg.comm, a communicator over the replicas' devices", dp.trainer, k,
+           cfg({reduce = "nccl"}))
 end)
 
 if not unchecked then
