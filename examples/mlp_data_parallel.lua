@@ -546,8 +546,8 @@ for r = 2, replicas do
           i and string.format(" (weight %d: %.9g vs %.9g)", i, a, b) or "")
 end
 S.check(worst <= TOLERANCE, "the loss of every step (%d) is one replica's with the same global "
-        .. "batch within %g relative (largest difference %.3g, step %d)", #one.steps, TOLERANCE,
-        worst, at)
+        .. "batch within %g (relative, absolute below 1; largest difference %.3g, step %d)",
+        #one.steps, TOLERANCE, worst, at)
 S.check(many.loss[o.epochs] < many.steps[1], "the loss falls (first step %.4f, last epoch %.4f)",
         many.steps[1], many.loss[o.epochs])
 print(string.format("RESULT data=%s replicas=%d reduce=%s precision=%s exec=%s batch=%d hidden=%d "
