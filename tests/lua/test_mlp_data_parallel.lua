@@ -111,7 +111,10 @@ end)
 local function largest_difference(a, b)
   h.eq(#a, #b, "the lists' lengths")
   local worst = 0
-  for i = 1, #a do worst = math.max(worst, math.abs(a[i] - b[i]) / math.max(1, math.abs(b[i]))) end
+  for i = 1, #a do
+    local d = math.abs(a[i] - b[i]) / math.max(1, math.abs(b[i]))
+    if not (d <= worst) then worst = d end -- a NaN counts as the largest difference
+  end
   return worst
 end
 
