@@ -387,6 +387,12 @@ for _, d in ipairs(cuda.devices()) do
   if d.arch ~= "cpu" then gpus = gpus + 1 end
 end
 local replicas = o.gpus > 0 and o.gpus or math.max(gpus, 2)
+if o.batch % replicas ~= 0 then
+  io.stderr:write(string.format("mlp_data_parallel.lua: the global batch %d does not split into %d "
+                                .. "equal shards; pass --batch as a multiple of %d\n", o.batch,
+                                replicas, replicas))
+  os.exit(2)
+end
 local nccl_ok, why = cuda.nccl.available()
 if S.on_cpu then
   nccl_ok, why = false, "the CPU device has no NCCL"
@@ -412,15 +418,9 @@ if reduce == "nccl" then
   S.printf("%d replicas on GPUs 0..%d; gradients all-reduced by NCCL (one avg all-reduce of a "
            .. "flat buffer per step)", replicas, replicas - 1)
 else
-  S.printf("FALLBACK: %d replicas on %s; gradients averaged by a cujit kernel "
-           .. "(average_replicas), not NCCL: %s", replicas, where,
+  S.printf("FALLBACK: %d replica%s on %s; gradients averaged by a cujit kernel "
+           .. "(average_replicas), not NCCL: %s", replicas, replicas == 1 and "" or "s", where,
            o.reduce == "kernel" and "--reduce kernel" or why)
-end
-if o.batch % replicas ~= 0 then
-  io.stderr:write(string.format("mlp_data_parallel.lua: the global batch %d does not split into %d "
-                                .. "equal shards; pass --batch as a multiple of %d\n", o.batch,
-                                replicas, replicas))
-  os.exit(2)
 end
 
 -- The data (as mlp.lua reads it; synthetic digits when the default data is not there) ----------
