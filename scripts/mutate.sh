@@ -54,7 +54,7 @@ if [ ! -f "$build/build.ninja" ]; then
     { echo "mutate.sh: configure failed, see $work/configure.log" >&2; exit 1; }
 fi
 
-fields() { grep "^$1 " "$table" | awk '{print $2, $3, $4}'; }
+fields() { grep "^$1 " "$table" | awk '{print $2, $3, $4, $5}'; }
 
 # Runs the table's tests for FILE against what is built; 0 when they all pass.
 run_tests() {
@@ -62,10 +62,11 @@ run_tests() {
   rm -rf "$build/test-cache" "$build/test-tmp" # a fresh cache and scratch per mutant
   mkdir -p "$build/test-tmp"
   # The tests' own TIMEOUT (600 s) outranks ctest --timeout, so a mutant that makes a test hang is
-  # cut off here: ctest runs in its own process group, killed whole after 60 s (a killed mutant).
+  # cut off here: ctest runs in its own process group, killed whole after $limit s (60, or the
+  # table's limit:SECONDS for tests that compile many kernels on the CPU device): a killed mutant.
   setsid nice -n 19 ctest --test-dir "$build" -R "$regex" -j1 > "$work/ctest.log" 2>&1 &
   local pid=$! rc
-  (sleep 60 && kill -KILL -- "-$pid" 2> /dev/null) &
+  (sleep "$limit" && kill -KILL -- "-$pid" 2> /dev/null) &
   local watch=$!
   wait "$pid"
   rc=$?
@@ -83,7 +84,11 @@ build_targets() {
 total_killed=0 total_valid=0
 echo "# scripts/mutate.sh $* ($(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$here" rev-parse --short HEAD))" > "$results/report.txt"
 for f in "$@"; do
-  read -r targets regex upto <<< "$(fields "$f")"
+  read -r targets regex opt1 opt2 <<< "$(fields "$f")"
+  upto="" limit=60
+  for o in $opt1 $opt2; do
+    case $o in upto:*) upto=$o ;; limit:*) limit=${o#limit:} ;; esac
+  done
   name=$(basename "$f" .c) dir=$(dirname "$f")
   orig="$work/orig-$name.c" mdir="$work/mutants/$name"
   cp "$src/$f" "$orig"

@@ -416,10 +416,6 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
   cj_buf_puts(&sc.out, "\n#line 1 \"<cujit cpu entries>\"\n");
   for (size_t k = 0; k < nkernels; k++) {
     cj_entry_identifier(kernel_names[k], entry, sizeof entry);
-    /* A kernel the preprocessor removed (#if 0) is then only referenced, and the reference weak,
-    ** so the object still links; cj_verify_object drops it, seeing it undefined. */
-    if (strcmp(entry, kernel_names[k]) == 0)
-      cj_buf_printf(&sc.out, "#pragma weak %s\n", kernel_names[k]);
     cj_buf_printf(&sc.out,
                   "extern \"C\" __attribute__((visibility(\"default\"))) void cjk_%s(cj_cpu_launch "
                   "*l, cj_cpu_worker *w) {\n  ::cj_cpu::entry<&%s >(l, w);\n}\n",

@@ -193,6 +193,7 @@ static void record_absent(resolver *r, const char *path) {
 /* dir/name is a regular file: 1. Else records it as probed absent. */
 static int probe(resolver *r, const char *dir, const char *name, char *path, size_t size) {
   struct stat st;
+  if (r->failed) return 0; /* out of memory: a record may be half made; the resolve fails whole */
   int n = dir ? snprintf(path, size, "%s/%s", dir, name) : snprintf(path, size, "%s", name);
   if (n < 0 || (size_t)n >= size) return 0;
   if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) return 1;
@@ -205,7 +206,7 @@ static int probe(resolver *r, const char *dir, const char *name, char *path, siz
 static const char *resolve(resolver *r, const char *spec, int quoted, const char *from_dir,
                            const char *where, size_t line) {
   char path[PATH_MAX];
-  if (header_index(r->out, spec) >= 0) return NULL;
+  if (r->failed || header_index(r->out, spec) >= 0) return NULL;
   for (size_t i = 0; i < r->rq->builtin_count; i++) /* a built-in: handed over when reached */
     if (strcmp(r->rq->builtin_names[i], spec) == 0) {
       const char *b = r->rq->builtin_sources[i];

@@ -69,9 +69,8 @@ static cj_code *code_new(cujit_engine *engine, const char *source, const char *n
   char err[1024];
   cujit_status st = !k->name || !k->source
                         ? cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory")
-                    : strcmp(k->arch, "cpu") == 0
-                        ? cj_verify_object(scan, k->cubin, k->cubin_len, &k->kernels, &k->nkernels,
-                                           err, sizeof err)
+                    : strcmp(k->arch, "cpu") == 0 /* no PTX: g++ checked the redeclarations */
+                        ? cj_scan_copy_kernels(scan, &k->kernels, &k->nkernels)
                         : cj_verify_ptx(scan, k->ptx, &k->kernels, &k->nkernels, err, sizeof err);
   if (st == CUJIT_OK) return k;
   if (st != CUJIT_ERROR_OUT_OF_HOST_MEMORY) cj_fail(engine, st, "'%s': %s", name, err);

@@ -13,6 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether the R at s[i] (before a '"') opens a raw string: it starts a word, or follows an
+** encoding prefix (u8R"(...)", uR, UR, LR); any other word ending in R is a name. */
+static int raw_string_opens(const char *s, size_t i) {
+  size_t w = i;
+  while (w > 0 && cj_ident_char((unsigned char)s[w - 1])) w--;
+  return i == w || (i - w == 1 && strchr("uUL", s[w])) || (i - w == 2 && !strncmp(s + w, "u8", 2));
+}
+
 /* A copy of the source with comments, preprocessor lines and the insides of literals blanked to
 ** spaces (newlines kept, so positions stay), except the "C" of extern "C". */
 static char *blank_source(const char *src) {
@@ -51,8 +59,7 @@ static char *blank_source(const char *src) {
         i++;
       }
       if (i < n) s[i] = s[i + 1] = ' ', i += 2;
-    } else if (c == 'R' && i + 1 < n && s[i + 1] == '"' &&
-               (i == 0 || !cj_ident_char((unsigned char)s[i - 1]))) {
+    } else if (c == 'R' && i + 1 < n && s[i + 1] == '"' && raw_string_opens(s, i)) {
       /* R"delim( ... )delim" */
       size_t d = i + 2;
       while (d < n && s[d] != '(' && d - i < 20) d++;
@@ -100,15 +107,11 @@ typedef struct scanner {
   size_t err_len;
 } scanner;
 
-static int scope_open(const scanner *sc) {
+/* Whether a brace of this kind is open around the statement ('O': a body or a class, which
+** holds no kernel of interest; 'E': extern "C"). */
+static int scope_holds(const scanner *sc, char kind) {
   for (int i = 0; i < sc->depth && i < MAX_SCOPE; i++)
-    if (sc->scope[i] == 'O') return 0;
-  return 1;
-}
-
-static int scope_extern_c(const scanner *sc) {
-  for (int i = 0; i < sc->depth && i < MAX_SCOPE; i++)
-    if (sc->scope[i] == 'E') return 1;
+    if (sc->scope[i] == kind) return 1;
   return 0;
 }
 
@@ -383,7 +386,7 @@ static cujit_status add_kernel(scanner *sc, size_t name_i, size_t open_i, size_t
 
 /* A declaration or definition at namespace scope: is it an extern "C" __global__ kernel? */
 static cujit_status consider(scanner *sc, int definition) {
-  int global = 0, extern_c = scope_extern_c(sc), templ = 0;
+  int global = 0, extern_c = scope_holds(sc, 'E'), templ = 0;
   for (size_t i = 0; i < sc->nstmt; i++) {
     if (stmt_is(sc, i, "__global__"))
       global = 1;
@@ -440,7 +443,7 @@ static cujit_status note_cj_definition_end(scanner *sc, size_t pos) {
 static cujit_status end_statement(scanner *sc, cj_token t) {
   char c = sc->text[t.pos];
   cujit_status st = CUJIT_OK;
-  if (c != '}' && scope_open(sc)) st = consider(sc, c == '{');
+  if (c != '}' && !scope_holds(sc, 'O')) st = consider(sc, c == '{');
   if (st != CUJIT_OK) return st;
   if (c == '{') {
     if (sc->depth < MAX_SCOPE) {
@@ -472,7 +475,7 @@ static cujit_status scan_tokens(scanner *sc) {
       if (st != CUJIT_OK) return st;
       continue;
     }
-    if (!scope_open(sc)) continue; /* inside a function body or a class: not needed */
+    if (scope_holds(sc, 'O')) continue; /* inside a function body or a class: not needed */
     if (sc->nstmt == sc->cap) {
       size_t cap = sc->cap ? 2 * sc->cap : 64;
       cj_token *nt = realloc(sc->stmt, cap * sizeof *nt);
@@ -503,9 +506,8 @@ static cujit_status read_source(const char *source, scanner *sc, char *err, size
   memset(sc, 0, sizeof *sc);
   sc->err = err, sc->err_len = err_len;
   char *blank = blank_source(source);
-  if (!blank) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   sc->text = blank;
-  cujit_status st = scan_tokens(sc);
+  cujit_status st = blank ? scan_tokens(sc) : CUJIT_ERROR_OUT_OF_HOST_MEMORY; /* message below */
   free(sc->stmt);
   free(blank);
   sc->text = NULL, sc->stmt = NULL;

@@ -1,12 +1,10 @@
 /*
-** verify.c -- the compiled side of confirming a program's kernels (scan.h): finds each kernel's
-** .entry and its .param list in the PTX NVRTC made (or its symbol in the shared object g++ made for
-** the CPU device), keeps the kernels and the variants the program holds, and checks their
-** parameter counts and sizes against the signatures cujit launches them with.
+** verify.c -- the PTX side of confirming a program's kernels (scan.h): finds each kernel's .entry
+** and its .param list in the PTX NVRTC made, keeps the kernels and the variants the PTX holds, and
+** checks their parameter counts and sizes against the signatures cujit launches them with.
 ** The kernels handed out are copies: the scan keeps its own until cj_scan_free.
 */
 #include "base.h"
-#include "elf_symbols.h"
 #include "verify.h"
 
 #include <ctype.h>
@@ -134,37 +132,17 @@ static int entry_names(const char *ptx, char *buf, size_t len) {
   return used > 0;
 }
 
-/* What was compiled: NVRTC's PTX, or the CPU device's shared object. */
-typedef struct compiled {
-  const char *ptx;
-  const unsigned char *object;
-  size_t object_len;
-} compiled;
-
-/* Whether the program holds the marker of this variant (scan.c writes it after the definition). */
-static int has_marker(const compiled *c, const cj_scan_kernel *k) {
+/* Whether the PTX holds the marker of this variant (scan.c writes it after the definition). */
+static int has_marker(const char *ptx, const cj_scan_kernel *k) {
   char mark[300];
-  int n = snprintf(mark, sizeof mark, "%scj_variant_%s_%d%s", c->ptx ? " " : "", k->sig.name,
-                   k->variant, c->ptx ? ";" : "");
-  if (n <= 0 || (size_t)n >= sizeof mark) return 0;
-  return c->ptx ? strstr(c->ptx, mark) != NULL
-                : cj_elf_defines(c->object, c->object_len, mark) == 1;
-}
-
-/* The kernel's .param list in the PTX (*len bytes), or NULL when the program does not define it.
-** The CPU device's object has no parameter list to read (g++ checked the redeclarations): an
-** empty one stands for a kernel it defines. A C++-linkage kernel's symbol there is mangled by g++
-** and is taken as defined (its name expression made g++ instantiate it). */
-static const char *compiled_entry(const compiled *c, const cj_scan_kernel *k, size_t *len) {
-  if (c->ptx) return find_entry(c->ptx, cj_signature_symbol(&k->sig), len);
-  *len = 0;
-  return k->cxx || cj_elf_defines(c->object, c->object_len, k->sig.name) == 1 ? "" : NULL;
+  int n = snprintf(mark, sizeof mark, " cj_variant_%s_%d;", k->sig.name, k->variant);
+  return n > 0 && (size_t)n < sizeof mark && strstr(ptx, mark) != NULL;
 }
 
 /* Of the kernels read under this name, the one NVRTC compiled; NULL when none is in the PTX.
 ** Several parameter lists and no marker (a definition cujit did not read) is an error. */
-static cujit_status pick(const cj_scan *scan, size_t i, const compiled *c, size_t *chosen,
-                         char *err, size_t err_len) {
+static cujit_status pick(const cj_scan *scan, size_t i, const char *ptx, size_t *chosen, char *err,
+                         size_t err_len) {
   const cj_scan_kernel *k = &scan->kernels[i];
   *chosen = SIZE_MAX;
   if (k->variant == 0) {
@@ -175,10 +153,10 @@ static cujit_status pick(const cj_scan *scan, size_t i, const compiled *c, size_
   for (size_t j = 0; j < scan->count; j++)
     if (strcmp(scan->kernels[j].sig.name, k->sig.name) == 0) {
       lists++;
-      if (has_marker(c, &scan->kernels[j])) *chosen = j;
+      if (has_marker(ptx, &scan->kernels[j])) *chosen = j;
     }
   size_t len;
-  if (*chosen == SIZE_MAX && compiled_entry(c, k, &len)) {
+  if (*chosen == SIZE_MAX && find_entry(ptx, cj_signature_symbol(&k->sig), &len)) {
     snprintf(err, err_len,
              "kernel '%s' has %d parameter lists in the source and the one compiled is none of "
              "the definitions cujit read; give its signature in the signatures option",
@@ -194,10 +172,11 @@ static int listed(const cj_signature *out, size_t n, const char *name) {
   return 0;
 }
 
-static cujit_status verify(cj_scan *scan, const compiled *c, cj_signature **kernels, size_t *count,
+cujit_status cj_verify_ptx(cj_scan *scan, const char *ptx, cj_signature **kernels, size_t *count,
                            char *err, size_t err_len) {
   *kernels = NULL, *count = 0;
   if (err && err_len) err[0] = '\0';
+  if (!ptx) ptx = "";
   cj_signature *out = scan->count ? calloc(scan->count, sizeof *out) : NULL;
   if (scan->count && !out) {
     snprintf(err, err_len, "out of memory reading the kernels of the program");
@@ -209,9 +188,9 @@ static cujit_status verify(cj_scan *scan, const compiled *c, cj_signature **kern
     cj_scan_kernel *k = &scan->kernels[i];
     size_t chosen, len;
     if (listed(out, n, k->sig.name)) continue;
-    if ((st = pick(scan, i, c, &chosen, err, err_len)) != CUJIT_OK) break;
+    if ((st = pick(scan, i, ptx, &chosen, err, err_len)) != CUJIT_OK) break;
     const char *params =
-        chosen == SIZE_MAX ? NULL : compiled_entry(c, &scan->kernels[chosen], &len);
+        chosen == SIZE_MAX ? NULL : find_entry(ptx, cj_signature_symbol(&k->sig), &len);
     if (!params && scan->given) {
       snprintf(err, err_len,
                "kernel '%s', given in the signatures option, is not in the compiled program: "
@@ -222,18 +201,17 @@ static cujit_status verify(cj_scan *scan, const compiled *c, cj_signature **kern
     }
     if (!params || st != CUJIT_OK) continue; /* not compiled: an inactive #if, or none chosen */
     k = &scan->kernels[chosen];
-    if (c->ptx && (st = check_params(&k->sig, params, len, err, err_len)) != CUJIT_OK) break;
+    if ((st = check_params(&k->sig, params, len, err, err_len)) != CUJIT_OK) break;
     if (cj_signature_copy(&k->sig, &out[n]) != CUJIT_OK) {
       snprintf(err, err_len, "out of memory reading the kernels of the program");
       st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
       break;
     }
-    if (c->ptx) fill_sizes(&out[n], params, len);
-    n++;
+    fill_sizes(&out[n++], params, len);
   }
   if (st == CUJIT_OK && n == 0) {
     char unread[512];
-    if (c->ptx && entry_names(c->ptx, unread, sizeof unread))
+    if (entry_names(ptx, unread, sizeof unread))
       snprintf(err, err_len,
                "the program compiles kernel(s) %s, which cujit could not read from the source "
                "(does a macro write them?): give their signatures in the signatures option",
@@ -254,23 +232,4 @@ static cujit_status verify(cj_scan *scan, const compiled *c, cj_signature **kern
   }
   *kernels = out, *count = n;
   return CUJIT_OK;
-}
-
-cujit_status cj_verify_ptx(cj_scan *scan, const char *ptx, cj_signature **kernels, size_t *count,
-                           char *err, size_t err_len) {
-  compiled c = {.ptx = ptx ? ptx : ""};
-  return verify(scan, &c, kernels, count, err, err_len);
-}
-
-cujit_status cj_verify_object(cj_scan *scan, const unsigned char *object, size_t len,
-                              cj_signature **kernels, size_t *count, char *err, size_t err_len) {
-  if (cj_elf_defines(object, len, "cj_cpu_abi_version") != 1) {
-    *kernels = NULL, *count = 0;
-    snprintf(err, err_len,
-             "the CPU device's compiled program is not a shared object cujit made; clear the "
-             "cache (cujit cache clear) and compile again");
-    return CUJIT_ERROR_COMPILE;
-  }
-  compiled c = {.object = object, .object_len = len};
-  return verify(scan, &c, kernels, count, err, err_len);
 }

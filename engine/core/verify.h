@@ -1,7 +1,5 @@
 /*
-** verify.h -- confirming a program's kernels against the PTX NVRTC made for it (or the CPU device's
-*shared
-** object) (the second half of
+** verify.h -- confirming a program's kernels against the PTX NVRTC made for it (the second half of
 ** the design in scan.h). Internal.
 */
 #ifndef CUJIT_VERIFY_H
@@ -15,12 +13,5 @@
 ** absent from it, a parameter count or size that differs, or no kernel left are errors. */
 cujit_status cj_verify_ptx(cj_scan *scan, const char *ptx, cj_signature **kernels, size_t *count,
                            char *err, size_t err_len);
-
-/* The same for the CPU device, against the shared object g++ made (`object`, len bytes): a kernel
-** is kept when the object defines it (an inactive #if leaves only a weak reference), a variant
-** when it defines its marker. Parameters are not compared there: g++ compiled the redeclarations
-** with the types cujit read, so a mismatch was already a compile error. */
-cujit_status cj_verify_object(cj_scan *scan, const unsigned char *object, size_t len,
-                              cj_signature **kernels, size_t *count, char *err, size_t err_len);
 
 #endif

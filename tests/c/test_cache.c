@@ -4,13 +4,17 @@
 ** the directory's resolution, two processes filling one cache at once, what else may sit at
 ** an entry's path (a FIFO, a directory, a huge file), and who may write the cache.
 */
+#define _GNU_SOURCE /* unshare */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -837,4 +841,102 @@ Test(cache, directory_of_another_user_is_refused) {
   cr_assert_eq(mkdir(dir, 0755), 0);
   cr_assert_eq(chown(dir, 65534, 65534), 0);
   check_refused(dir, "belongs to another user");
+}
+
+/* The memory cache keeps entries up to 64 MiB in all: one of exactly 64 MiB stays, one byte more
+** is not kept, and a second entry that would pass the bound drops the oldest. Memory only
+** (CUJIT_CACHE=off), so each answer comes from memory. */
+Test(cache, the_memory_bound) {
+  setenv("CUJIT_CACHE", "off", 1);
+  cujit_engine *e = open_engine();
+  cj_cache *c = cj_cache_open(e);
+  cr_assert_not_null(c);
+  size_t mib64 = (size_t)64 << 20;
+  char *text = malloc(mib64 + 1);
+  cr_assert_not_null(text);
+  memset(text, 'p', mib64);
+  text[mib64] = '\0';
+  cj_cache_key a = {{1}}, b = {{2}}, big = {{3}};
+  cj_cache_entry got;
+  cj_cache_entry exact = {.ptx = text, .ptx_len = mib64 - 4, .log = "four"};
+  cj_cache_put(c, &a, &exact);
+  cr_assert_eq(cj_cache_get(c, &a, &got), 1, "64 MiB in all (PTX and log) is kept");
+  cr_assert_eq(got.ptx_len, mib64 - 4);
+  cr_assert_str_eq(got.log, "four");
+  cj_cache_entry_free(&got);
+  cj_cache_entry over = {.ptx = text, .ptx_len = mib64 - 3, .log = "four"};
+  cj_cache_put(c, &big, &over);
+  cr_assert_eq(cj_cache_get(c, &big, &got), 0, "one byte over 64 MiB is not kept");
+  cr_assert_eq(cj_cache_get(c, &a, &got), 1, "and drops nothing");
+  cj_cache_entry_free(&got);
+  cj_cache_entry half = {.ptx = text, .ptx_len = mib64 / 2, .log = ""};
+  cj_cache_put(c, &b, &half);
+  cr_assert_eq(cj_cache_get(c, &b, &got), 1);
+  cj_cache_entry_free(&got);
+  cr_assert_eq(cj_cache_get(c, &a, &got), 0, "the oldest made room");
+  cj_cache_close(c);
+  free(text);
+  cujit_close(e);
+}
+
+/* The entry just written is evicted last, even when the others look newer (dated ahead by a
+** machine whose clock runs fast). */
+Test(cache, the_entry_just_written_is_evicted_last) {
+  cujit_engine *e = open_engine();
+  need_nvrtc(e);
+  char names[8][64], a[64], b[64];
+  cujit_program_free(compile_ok(e, kernel_src("ahead_a", 1)));
+  cr_assert_eq(list_entries(names, 8), 1);
+  snprintf(a, sizeof a, "%s", names[0]);
+  cujit_program_free(compile_ok(e, kernel_src("ahead_b", 2)));
+  cr_assert_eq(list_entries(names, 8), 2);
+  snprintf(b, sizeof b, "%s", strcmp(names[0], a) ? names[0] : names[1]);
+  cujit_cache_stats st;
+  cujit_cache_stats_get(e, &st);
+  uint64_t per_entry = st.bytes / 2;
+  cujit_close(e);
+  set_age(a, -2 * 3600);
+  set_age(b, -3 * 3600);
+  char max[32];
+  snprintf(max, sizeof max, "%llu", (unsigned long long)(per_entry * 5 / 2));
+  setenv("CUJIT_CACHE_MAX", max, 1);
+  e = open_engine();
+  cujit_program_free(compile_ok(e, kernel_src("ahead_c", 3)));
+  cr_assert_eq(list_entries(names, 8), 2);
+  int c_kept = strcmp(names[0], a) && strcmp(names[0], b);
+  c_kept |= strcmp(names[1], a) && strcmp(names[1], b);
+  cr_assert(c_kept, "the new entry is kept: %s, %s", names[0], names[1]);
+  cr_assert(entry_exists(b), "b is dated the newest");
+  cr_assert(!entry_exists(a), "a was the oldest of the others");
+  cujit_close(e);
+}
+
+/* A directory cujit may not write is not used (memory only, one warning saying why). For root,
+** who may write any directory, a read-only file system: a tmpfs mounted read-only in this test
+** process's own mount namespace (private, so nothing outside sees it). */
+Test(cache, a_directory_cujit_cannot_write_means_memory_only) {
+  char ro[400];
+  snprintf(ro, sizeof ro, "%s/ro", tmpdir);
+  cr_assert_eq(mkdir(ro, 0700), 0);
+  int mounted = 0;
+  if (geteuid() != 0) {
+    cr_assert_eq(chmod(ro, 0500), 0);
+  } else if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+             mount("cujit-test-ro", ro, "tmpfs", MS_RDONLY, "mode=700") != 0) {
+    cr_skip_test("root, and no read-only directory to be had: unshare or mount refused (%s)",
+                 strerror(errno));
+  } else {
+    mounted = 1;
+  }
+  setenv("CUJIT_CACHE_DIR", ro, 1);
+  cujit_engine *e = open_engine();
+  need_nvrtc(e);
+  cujit_program_free(compile_ok(e, kernel_src("readonly", 7)));
+  cr_assert_eq(nwarnings, 1, "one warning");
+  cr_assert(strstr(warnings[0], ro), "names the directory: %s", warnings[0]);
+  cr_assert(strstr(warnings[0], mounted ? "Read-only file system" : "Permission denied"),
+            "says why: %s", warnings[0]);
+  cr_assert_str_eq(cujit_cache_dir(e), "");
+  cujit_close(e);
+  if (mounted) cr_assert_eq(umount2(ro, MNT_DETACH), 0);
 }

@@ -4,6 +4,7 @@
 ** argument checks. Each test has its own fresh cache directory.
 */
 #include <criterion/criterion.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,23 @@ Test(compile, codegen_layout) {
   cr_assert(cj_source_is_kernel(src, "saxpy"));
   cr_assert(!cj_source_is_kernel(src, "sax"));
   free(src);
+}
+
+/* Generating a kernel's source keeps nothing (glibc's count of bytes in use, over many). */
+Test(compile, codegen_keeps_no_memory) {
+  cj_signature sig;
+  char err[512];
+  cr_assert_eq(
+      cj_signature_parse("saxpy(float a, const float *x, float *y, int n)", &sig, err, sizeof err),
+      CUJIT_OK, "%s", err);
+  free(cj_source_for_kernel(&sig, "y[0] = a;", NULL, NULL)); /* first-use allocations */
+  struct mallinfo2 before = mallinfo2();
+  for (int i = 0; i < 200; i++) free(cj_source_for_kernel(&sig, "y[0] = a;", NULL, NULL));
+  struct mallinfo2 after = mallinfo2();
+  cj_signature_free(&sig);
+  cr_assert_leq(after.uordblks + after.hblkhd, before.uordblks + before.hblkhd + 1024,
+                "200 sources kept %zu bytes",
+                (after.uordblks + after.hblkhd) - (before.uordblks + before.hblkhd));
 }
 
 Test(compile, many_defines) {
@@ -372,6 +390,13 @@ Test(compile, bad_options) {
   o = (cujit_compile_options){.arch = "sm_90", .std = "c++ 17"};
   cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p),
                CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "std 'c++ 17' is not a language standard"), "%s",
+            cujit_errmsg(engine));
+  o.std = ""; /* the empty mirror: refused by cujit, not passed to NVRTC as "-std=" */
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p),
+               CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "std '' is not a language standard"), "%s",
+            cujit_errmsg(engine));
 }
 
 Test(compile, arch_checks) {
@@ -506,4 +531,39 @@ Test(compile, programs_of_one_key_share_a_record) {
   cujit_program_free(c);
   cujit_kernel_free(k1);
   cujit_kernel_free(k2);
+}
+
+/* Each NVRTC call that fails is an error naming the call (a stand-in NVRTC fails the one named
+** by CJ_TEST_NVRTC_FAIL, tests/c/nvrtc_failing.c); the program log unavailable is no error. */
+Test(compile, nvrtc_failures_are_errors_naming_the_call) {
+  need_nvrtc();
+  setenv("CUJIT_NVRTC", CJ_TEST_NVRTC_FAILING, 1);
+  static const char *const calls[] = {"nvrtcCreateProgram",    "nvrtcAddNameExpression",
+                                      "nvrtcCompileProgram",   "nvrtcGetPTXSize",
+                                      "nvrtcGetPTX",           "nvrtcGetCUBINSize",
+                                      "nvrtcGetCUBIN",         "nvrtcGetLoweredName",
+                                      "nvrtcGetProgramLogSize"};
+  for (size_t i = 0; i < sizeof calls / sizeof *calls; i++) {
+    setenv("CJ_TEST_NVRTC_FAIL", calls[i], 1);
+    cujit_engine *e;
+    cr_assert_eq(cujit_open(&e), CUJIT_OK);
+    char src[1024]; /* a source of its own, so that no run is a cache hit */
+    snprintf(src, sizeof src, "// %s\n%s__global__ void cxxk(int *p) { *p = 1; }\n", calls[i],
+             saxpy_src);
+    cujit_program *p = NULL;
+    cujit_status st = cujit_program_compile(e, src, NULL, &sm90, &p);
+    if (strcmp(calls[i], "nvrtcGetProgramLogSize") == 0) {
+      cr_assert_eq(st, CUJIT_OK, "%s: %s", calls[i], cujit_errmsg(e));
+      cujit_program_free(p);
+    } else {
+      cr_assert_neq(st, CUJIT_OK, "%s failing", calls[i]);
+      cr_assert_null(p);
+      const char *says =
+          strcmp(calls[i], "nvrtcCompileProgram") == 0 ? "NVRTC failed compiling" : calls[i];
+      cr_assert(strstr(cujit_errmsg(e), says), "%s: %s", calls[i], cujit_errmsg(e));
+      cr_assert(strstr(cujit_errmsg(e), "NVRTC_ERROR_INTERNAL_ERROR"), "%s", cujit_errmsg(e));
+    }
+    cujit_close(e);
+  }
+  unsetenv("CJ_TEST_NVRTC_FAIL");
 }

@@ -404,6 +404,9 @@ Test(cpu_backend, compile_error_at_the_users_line, .init = open_device, .fini = 
 }
 
 Test(cpu_backend, identity_and_missing_compiler, .init = open_device, .fini = close_all) {
+  cujit_device_info info = CUJIT_DEVICE_INFO_INIT;
+  EXPECT_OK(cujit_device_info_get(dev, &info));
+  cr_expect_eq(info.pci_bus_id, -1, "the CPU device has no PCI bus");
   const char *plain = NULL, *checked = NULL;
   EXPECT_OK(cj_cxx_identity(engine, 0, &plain));
   EXPECT_OK(cj_cxx_identity(engine, 1, &checked));

@@ -1,5 +1,5 @@
 /*
-** test_cpu_e2e.c -- the CPU device end to end through the public API, as a user without a GPU
+** test_cpu_device.c -- the CPU device end to end through the public API, as a user without a GPU
 ** would use it: selecting it (CUJIT_DEVICE_CPU, CUJIT_DEVICE=cpu), kernels defined from a
 ** signature and a body or compiled from a .cu source, buffers, launches on streams, events, the
 ** disk cache, compile errors at the user's line, and a fault with the reset that clears it. Every
@@ -191,61 +191,6 @@ Test(cpu_device, program_of_two_kernels_and_the_disk_cache, .init = open_cpu,
   cujit_program_free(again);
   cujit_close(second);
   free(source);
-}
-
-/* The kernels handed out are the ones g++ built, as on a GPU they are the ones NVRTC built
-** (issue 8): a kernel inside #if 0 is left out, and of two definitions under #ifdef the one
-** compiled gives the parameters, so an array of the other type is refused, not misread. */
-Test(cpu_device, kernels_are_the_ones_compiled, .init = open_cpu, .fini = close_engine) {
-  static const char ghost[] = "#if 0\nextern \"C\" __global__ void ghost(int *x) {}\n#endif\n"
-                              "extern \"C\" __global__ void real(int *x) { *x = 7; }\n";
-  cujit_program *p = NULL;
-  cr_assert_eq(cujit_program_compile(engine, ghost, "ghost.cu", NULL, &p), CUJIT_OK, "%s",
-               cujit_errmsg(engine));
-  cr_expect_eq(cujit_program_kernel_count(p), 1);
-  cr_expect_str_eq(cujit_program_kernel_name(p, 0), "real");
-  cujit_kernel *k = NULL;
-  cr_expect_eq(cujit_program_kernel(p, "ghost", &k), CUJIT_ERROR_NOT_FOUND);
-  cujit_program_free(p);
-  static const char ifdef[] =
-      "#ifdef D\n"
-      "extern \"C\" __global__ void scale(double *x, int n) { for (int i = 0; i < n; i++) x[i] "
-      "*= 2; }\n"
-      "#else\n"
-      "extern \"C\" __global__ void scale(float *x, int n) { for (int i = 0; i < n; i++) x[i] *= "
-      "3; }\n"
-      "#endif\n";
-  const char *defines[] = {"D"};
-  for (int with_d = 0; with_d < 2; with_d++) {
-    cujit_compile_options o = {.defines = defines, .define_count = (size_t)with_d};
-    cr_assert_eq(cujit_program_compile(engine, ifdef, "ifdef.cu", &o, &p), CUJIT_OK, "%s",
-                 cujit_errmsg(engine));
-    cr_assert_eq(cujit_program_kernel(p, "scale", &k), CUJIT_OK, "%s", cujit_errmsg(engine));
-    cujit_param_info info;
-    cr_assert_eq(cujit_kernel_param(k, 0, &info), CUJIT_OK);
-    cr_expect_str_eq(info.type, with_d ? "double *" : "float *");
-    double in[2] = {1, 2};
-    float inf[2] = {1, 2};
-    cujit_buffer *b =
-        with_d ? upload(in, sizeof in, CUJIT_F64) : upload(inf, sizeof inf, CUJIT_F32);
-    cujit_launch_config cfg = launch_1d(1, 1);
-    EXPECT_OK(cujit_launch(k, &cfg, (cujit_arg[]){CUJIT_ARG_BUF(b), CUJIT_ARG_I(2)}, 2));
-    if (with_d) {
-      EXPECT_OK(cujit_memcpy_dtoh(in, b, 0, sizeof in, NULL));
-      cr_expect(in[0] == 2 && in[1] == 4, "the double kernel ran: %g %g", in[0], in[1]);
-    } else {
-      EXPECT_OK(cujit_memcpy_dtoh(inf, b, 0, sizeof inf, NULL));
-      cr_expect(inf[0] == 3 && inf[1] == 6, "the float kernel ran: %g %g", inf[0], inf[1]);
-    }
-    cujit_buffer *other =
-        with_d ? upload(inf, sizeof inf, CUJIT_F32) : upload(in, sizeof in, CUJIT_F64);
-    cr_expect_neq(cujit_launch(k, &cfg, (cujit_arg[]){CUJIT_ARG_BUF(other), CUJIT_ARG_I(2)}, 2),
-                  CUJIT_OK, "an array of the other definition's type is refused");
-    cujit_buffer_free(other);
-    cujit_buffer_free(b);
-    cujit_kernel_free(k);
-    cujit_program_free(p);
-  }
 }
 
 Test(cpu_device, compile_error_names_the_line_of_the_body, .init = open_cpu, .fini = close_engine) {

@@ -145,6 +145,8 @@ Test(elementwise, elementwise_definition_errors) {
                       "not an element type");
   expect_define_error("float x, -> float y", "y = x", CUJIT_ERROR_SIGNATURE, "empty");
   expect_define_error("float x -> float y", "  ", CUJIT_ERROR_INVALID_ARGUMENT, "empty");
+  expect_define_error("float x -> float y", "", CUJIT_ERROR_INVALID_ARGUMENT,
+                      "e.g. \"z = a * x + y\""); /* says what to write */
   expect_define_error(NULL, "y = x", CUJIT_ERROR_INVALID_ARGUMENT, "needs");
   cujit_kernel *k = NULL;
   cr_expect_eq(cujit_elementwise_define(engine, "float x -> float y", "y = x", "9lives", &sm90, &k),
@@ -157,6 +159,17 @@ Test(elementwise, elementwise_definition_errors) {
 ** any spacing, T2 a type variable, Tx not; no fixed item length. No NVRTC needed. */
 Test(elementwise, elementwise_text_reads_like_signatures) {
   cj_elementwise_kernel text;
+  /* 64 parameters are taken, 65 are refused (the mirror). */
+  char many[2048] = "";
+  for (int i = 0; i < 63; i++) snprintf(many + strlen(many), 32, "%sfloat a%d", i ? ", " : "", i);
+  strcat(many, " -> float z");
+  cr_assert_eq(cj_elementwise_text(engine, many, "z = a0", "many", &text), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cj_elementwise_text_free(&text);
+  strcat(many, ", float z2");
+  cr_assert_eq(cj_elementwise_text(engine, many, "z = a0", "many", &text), CUJIT_ERROR_SIGNATURE);
+  cr_assert(strstr(cujit_errmsg(engine), "more than 64 parameters"), "%s", cujit_errmsg(engine));
+  cj_elementwise_text_free(&text);
   cr_assert_eq(
       cj_elementwise_text(engine, "scalar\tT2  a ,T2 x->\n T2 z", "z = a * x", "scale", &text),
       CUJIT_OK, "%s", cujit_errmsg(engine));
@@ -379,7 +392,9 @@ Test(elementwise, gpu_elementwise_integers_in_place_and_iota) {
   cujit_buffer *small = cj_test_upload(NULL, 10 * sizeof(int), CUJIT_I32);
   cujit_arg bad[] = {CUJIT_ARG_BUF(small), CUJIT_ARG_BUF(yb), CUJIT_ARG_BUF(xb), CUJIT_ARG_BUF(pb)};
   cr_expect_eq(cujit_elementwise_launch(k, n, NULL, bad, 4), CUJIT_ERROR_ARGUMENT);
-  cr_expect(strstr(cujit_errmsg(engine), "fewer") != NULL, "%s", cujit_errmsg(engine));
+  cr_expect(strstr(cujit_errmsg(engine), "argument 1 'x': the buffer holds 10 elements of 4 "
+                                         "bytes, fewer than the 100003") != NULL,
+            "%s", cujit_errmsg(engine));
   cr_expect_eq(cujit_elementwise_launch(k, n, NULL, args, 3), CUJIT_ERROR_ARGUMENT);
   cr_expect_eq(cujit_elementwise_launch(k, 0, NULL, args, 4), CUJIT_OK);
   cujit_kernel_free(k);

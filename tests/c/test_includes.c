@@ -183,6 +183,14 @@ Test(includes, include_path_and_pre_include_flags) {
   expect(NULL, KERNEL, &pop, 621, 0);
   put("pre.h", "#define VALUE 622\n");
   expect(NULL, KERNEL, &pop, 622, 0);
+
+  /* A relative --pre-include is found beside the file compiled, not in the working directory:
+  ** NVRTC is given its real path (by its own search it would not find it). */
+  put("rel/pre.h", "#define VALUE 631\n");
+  put("rel/k.cu", KERNEL);
+  const char *rflags[] = {"--pre-include=pre.h"};
+  cujit_compile_options rop = {.arch = "sm_90", .extra_flags = rflags, .extra_flag_count = 1};
+  expect(at("rel/k.cu"), NULL, &rop, 631, 0);
 }
 
 Test(includes, a_new_header_that_shadows_is_seen) {
@@ -283,5 +291,210 @@ Test(includes, resolver_and_manifest) {
   cr_assert_eq(cj_includes_manifest_check(m, strlen(m), got), 1, "same bytes again");
   cr_assert_eq(cj_includes_manifest_check(m, strlen(m) - 3, got), 0, "a cut manifest");
   free(m);
+  cj_includes_free(&inc);
+}
+
+/* A copy of m with the first `from` after `after` replaced by `to`. */
+static char *edited(const char *m, const char *after, const char *from, const char *to) {
+  const char *a = strstr(m, after);
+  cr_assert_not_null(a, "'%s' in %s", after, m);
+  const char *f = strstr(a, from);
+  cr_assert_not_null(f, "'%s' in %s", from, m);
+  char *e = malloc(strlen(m) + strlen(to) + 1);
+  cr_assert_not_null(e);
+  sprintf(e, "%.*s%s%s", (int)(f - m), m, to, f + strlen(from));
+  return e;
+}
+
+static void check_edit(const char *m, const char *after, const char *from, const char *to, int want,
+                       const char *what) {
+  char *e = edited(m, after, from, to);
+  uint8_t got[16];
+  cr_assert_eq(cj_includes_manifest_check(e, strlen(e), got), want, "%s:\n%s", what, e);
+  free(e);
+}
+
+/* Every field of the manifest is checked: a damaged one is a miss, never a hit. */
+Test(includes, damaged_manifests_are_refused) {
+  put("m/a.h", "#include <c.h>\n");
+  put("m/inc/c.h", "#define VALUE 3\n");
+  const char *flags[] = {"-I", at("m/none"), "--include-path=", at("m/inc")};
+  char inc_flag[600];
+  snprintf(inc_flag, sizeof inc_flag, "--include-path=%s", at("m/inc"));
+  flags[2] = inc_flag;
+  cj_include_request rq = {"#include \"a.h\"\n", at("m/k.cu"), flags, 3, NULL, NULL, NULL, 0};
+  cj_includes inc;
+  cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
+  cr_assert_eq(inc.cacheable, 1, "%s", inc.why);
+  cr_assert_eq(inc.header_count, 2);
+  uint8_t key[16] = {0xab, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 0xcd}, got[16];
+  char *m = cj_includes_manifest(&inc, key);
+  cr_assert_not_null(m);
+  cr_assert(strstr(m, "\nA "), "the path probed absent (m/none/c.h) is listed: %s", m);
+  cr_assert_eq(cj_includes_manifest_check(m, strlen(m), got), 1, "%s", m);
+  cr_assert_eq(memcmp(key, got, 16), 0);
+  check_edit(m, "K ", "ab", "aB", 0, "an upper-case key digit");
+  check_edit(m, "K ", "cd\n", "cdX", 0, "the key line not ended");
+  check_edit(m, "K ", "ab", "a", 0, "a short key");
+  check_edit(m, "\nF ", "F ", "F\t", 0, "no space after the kind");
+  check_edit(m, "\nF ", "F ", "G ", 0, "an unknown kind");
+  check_edit(m, "\nF ", "F ", "F -", 0, "a negative size");
+  check_edit(m, "\nF ", "F ", "F x", 0, "a size that is not a number");
+  check_edit(m, "\nF ", "F ", "F 99999999999999999999", 0, "a size past the range");
+  check_edit(m, "\nF ", "\t", " ", 0, "no tab before the real path");
+  check_edit(m, "\nA ", "A ", "A \n", 0, "an empty absent path");
+  check_edit(m, "\n", "\n", "\nD /nowhere\n", 0, "another working directory");
+  char cwd[4096], dline[4200];
+  cr_assert_not_null(getcwd(cwd, sizeof cwd));
+  snprintf(dline, sizeof dline, "\nD %s\n", cwd);
+  check_edit(m, "\n", "\n", dline, 1, "this working directory");
+  /* The hash is checked when the mtime is not trusted (-1): a wrong one is a miss. */
+  const char *f = strstr(m, "\nF ");
+  long long size, sec;
+  cr_assert_eq(sscanf(f, "\nF %lld %lld", &size, &sec), 2);
+  char from[64], to[64];
+  snprintf(from, sizeof from, "F %lld %lld ", size, sec);
+  snprintf(to, sizeof to, "F %lld -1 ", size);
+  check_edit(m, "\nF ", from, to, 1, "mtime untrusted, same bytes");
+  char *untrusted = edited(m, "\nF ", from, to);
+  const char *tab = strchr(strstr(untrusted, "\nF "), '\t');
+  char *h = (char *)tab - 17; /* the hash's first digit */
+  h[0] = h[0] == '0' ? '1' : '0';
+  cr_assert_eq(cj_includes_manifest_check(untrusted, strlen(untrusted), got), 0, "%s", untrusted);
+  h[0] = 'x';
+  cr_assert_eq(cj_includes_manifest_check(untrusted, strlen(untrusted), got), 0, "a bad digit");
+  free(untrusted);
+  snprintf(to, sizeof to, "F %lld %lld ", size + 1, sec);
+  check_edit(m, "\nF ", from, to, 0, "another size");
+  long long ns, dev, ino;
+  cr_assert_eq(sscanf(f, "\nF %lld %lld %lld %lld %lld", &size, &sec, &ns, &dev, &ino), 5);
+  char ids[128], other[128];
+  snprintf(ids, sizeof ids, " %lld %lld ", dev, ino);
+  snprintf(other, sizeof other, " %lld %lld ", dev + 1, ino);
+  check_edit(m, "\nF ", ids, other, 0, "another device");
+  snprintf(other, sizeof other, " %lld %lld ", dev, ino + 1);
+  check_edit(m, "\nF ", ids, other, 0, "another inode");
+  char spaced[700], unspaced[700];
+  snprintf(spaced, sizeof spaced, " %s\t", at("m/a.h"));
+  snprintf(unspaced, sizeof unspaced, "x%s\t", at("m/a.h"));
+  check_edit(m, "\nF ", spaced, unspaced, 0, "no space after the hash");
+  /* A file at a path listed as absent (after a longer path was read): a miss. */
+  char *appeared = malloc(strlen(m) + 700);
+  cr_assert_not_null(appeared);
+  sprintf(appeared, "%sA %s\n", m, at("m/a.h"));
+  cr_assert_eq(cj_includes_manifest_check(appeared, strlen(appeared), got), 0, "%s", appeared);
+  free(appeared);
+  /* The absent path appears: a miss. */
+  put("m/none/c.h", "#define VALUE 4\n");
+  cr_assert_eq(cj_includes_manifest_check(m, strlen(m), got), 0, "%s", m);
+  free(m);
+  cj_includes_free(&inc);
+}
+
+/* -no-source-include: a quoted name is not looked for beside the source, only in -I directories;
+** a --pre-include (both spellings) is found beside the source and named by its real path. */
+Test(includes, search_order_and_pre_includes) {
+  put("s/a.h", "#define VALUE 1\n");
+  put("s/inc/a.h", "#define VALUE 2\n");
+  put("s/pre.h", "#define PRE 1\n");
+  char beside[4096], in_inc[4096], pre[4096];
+  cr_assert_not_null(realpath(at("s/a.h"), beside));
+  cr_assert_not_null(realpath(at("s/inc/a.h"), in_inc));
+  cr_assert_not_null(realpath(at("s/pre.h"), pre));
+  char iflag[600];
+  snprintf(iflag, sizeof iflag, "-I%s", at("s/inc"));
+  const char *flags[] = {iflag, "--pre-include=pre.h", "-include", "pre.h"};
+  cj_include_request rq = {"#include \"a.h\"\n", at("s/k.cu"), flags, 4, NULL, NULL, NULL, 0};
+  cj_includes inc;
+  cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
+  cr_assert_eq(inc.cacheable, 1, "%s", inc.why);
+  cr_assert(strstr(inc.source, beside), "beside the source first: %s", inc.source);
+  char want[4200];
+  snprintf(want, sizeof want, "--pre-include=%s", pre);
+  cr_assert_eq(inc.flag_count, 4);
+  cr_assert_str_eq(inc.flags[1], want);
+  cr_assert_str_eq(inc.flags[2], "-include");
+  cr_assert_str_eq(inc.flags[3], pre);
+  cj_includes_free(&inc);
+  const char *no_source[] = {"-no-source-include", iflag};
+  rq.flags = no_source, rq.flag_count = 2;
+  cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
+  cr_assert(strstr(inc.source, in_inc), "only the -I directory: %s", inc.source);
+  cj_includes_free(&inc);
+}
+
+/* A header over 64 MiB is not read (the include is then not cacheable, saying which); one of
+** exactly 64 MiB is read (here it holds NUL bytes, which is the reason given). Sparse files. */
+Test(includes, the_per_file_size_limit) {
+  put("big/k.h", "");
+  cr_assert_eq(truncate(at("big/k.h"), (off_t)64 << 20), 0);
+  cj_include_request rq = {"#include \"k.h\"\n", at("big/k.cu"), NULL, 0, NULL, NULL, NULL, 0};
+  cj_includes inc;
+  cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
+  cr_assert_eq(inc.cacheable, 0);
+  cr_assert(strstr(inc.why, "NUL bytes"), "%s", inc.why);
+  cj_includes_free(&inc);
+  cr_assert_eq(truncate(at("big/k.h"), ((off_t)64 << 20) + 1), 0);
+  cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
+  cr_assert_eq(inc.cacheable, 0);
+  cr_assert(strstr(inc.why, "cannot read"), "%s", inc.why);
+  cj_includes_free(&inc);
+}
+
+/* __has_include names are resolved and rewritten like #include's; a name found nowhere is probed
+** in each -I directory once, and only there. */
+Test(includes, has_include_and_names_found_nowhere) {
+  put("h/a.h", "#define VALUE 1\n");
+  char real[4096];
+  cr_assert_not_null(realpath(at("h/a.h"), real));
+  char iflag[600], want[8400];
+  snprintf(iflag, sizeof iflag, "-I%s", at("h/inc"));
+  const char *flags[] = {iflag};
+  cj_include_request rq = {"#if __has_include(\"a.h\")\n#endif\n#include <nowhere.h>\n",
+                           at("h/k.cu"),
+                           flags,
+                           1,
+                           NULL,
+                           NULL,
+                           NULL,
+                           0};
+  cj_includes inc;
+  cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
+  cr_assert_eq(inc.cacheable, 1, "%s", inc.why);
+  snprintf(want, sizeof want, "#if __has_include(\"%s\")\n#endif\n#include <nowhere.h>\n", real);
+  cr_assert_str_eq(inc.source, want);
+  cr_assert_eq(inc.header_count, 1);
+  cr_assert_eq(inc.file_count, 2, "a.h read, inc/nowhere.h probed absent");
+  cr_assert_not_null(inc.files[0].path);
+  cr_assert_null(inc.files[1].path);
+  snprintf(want, sizeof want, "%s/nowhere.h", at("h/inc"));
+  cr_assert_str_eq(inc.files[1].canonical, want);
+  cj_includes_free(&inc);
+}
+
+/* The includes of one program hold at most 512 MiB: eight headers of 64 MiB (hard links of one
+** file, each a path of its own) pass, one byte more is refused, saying why. */
+Test(includes, the_total_size_limit) {
+  put("total/h0.h", "");
+  FILE *f = fopen(at("total/h0.h"), "w");
+  cr_assert_not_null(f);
+  static char chunk[1 << 20];
+  memset(chunk, ' ', sizeof chunk);
+  for (int i = 0; i < 64; i++) cr_assert_eq(fwrite(chunk, 1, sizeof chunk, f), sizeof chunk);
+  fclose(f);
+  char src[1024] = "", name[32];
+  for (int i = 0; i < 8; i++) {
+    snprintf(name, sizeof name, "total/h%d.h", i);
+    if (i) cr_assert_eq(link(at("total/h0.h"), at(name)), 0);
+    snprintf(src + strlen(src), sizeof src - strlen(src), "#include \"h%d.h\"\n", i);
+  }
+  put("total/one.h", "x");
+  snprintf(src + strlen(src), sizeof src - strlen(src), "#include \"one.h\"\n");
+  cj_include_request rq = {src, at("total/k.cu"), NULL, 0, NULL, NULL, NULL, 0};
+  cj_includes inc;
+  cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
+  cr_assert_eq(inc.cacheable, 0);
+  cr_assert(strstr(inc.why, "k.cu:9:"), "the include past the limit (line 9): %s", inc.why);
+  cr_assert(strstr(inc.why, "512 MiB"), "%s", inc.why);
   cj_includes_free(&inc);
 }

@@ -270,11 +270,16 @@ Test(scan_ptx, parameter_sizes_are_read_from_the_ptx) {
   cr_assert_eq(verify_with(src, two, err, sizeof err), CUJIT_OK, "%s", err);
 }
 
+/* Reads src's kernels into *scan; asserts it succeeds. */
+static void prepare_ok(const char *src, cj_scan *scan) {
+  char err[512];
+  cr_assert_eq(cj_scan_prepare(src, NULL, 0, scan, err, sizeof err), CUJIT_OK, "%s", err);
+}
+
 /* The kernels a source holds, by name, in order ("a,b"); asserts the scan succeeds. */
 static void scanned_names(const char *src, char *names, size_t len) {
   cj_scan scan;
-  char err[512];
-  cr_assert_eq(cj_scan_prepare(src, NULL, 0, &scan, err, sizeof err), CUJIT_OK, "%s", err);
+  prepare_ok(src, &scan);
   names[0] = '\0';
   for (size_t i = 0; i < scan.count; i++)
     snprintf(names + strlen(names), len - strlen(names), "%s%s", i ? "," : "",
@@ -319,4 +324,127 @@ Test(scan_ptx, kernels_in_comments_strings_and_directives_are_not_read) {
   }
   scanned_names(src, names, sizeof names);
   cr_assert_str_eq(names, want);
+}
+
+/* `xR"(` is an identifier (here a macro given by -D) then a string, not a raw string: what
+** follows the string's end is read. */
+Test(scan_ptx, an_identifier_ending_in_r_before_a_string_is_not_a_raw_string) {
+  char names[256];
+  scanned_names("xR\"(\";\nextern \"C\" __global__ void k(int *x) {}\n", names, sizeof names);
+  cr_assert_str_eq(names, "k");
+  /* A raw string with an encoding prefix is a raw string: its quote does not end it, and the
+  ** kernel after it is read. */
+  scanned_names("const char *s = u8R\"(a\"b)\";\nextern \"C\" __global__ void k(int *x) {}\n",
+                names, sizeof names);
+  cr_assert_str_eq(names, "k");
+  scanned_names("const wchar_t *w = LR\"d(\")d\";\nextern \"C\" __global__ void k(int *x) {}\n",
+                names, sizeof names);
+  cr_assert_str_eq(names, "k");
+  /* A division in a directive does not end it; decltype(...) before the name is not the name. */
+  scanned_names("#define HALF(a) (a) / 2; extern \"C\" __global__ void in_define(int x) {}\n"
+                "extern \"C\" __global__ decltype(void()) k(int *x) {}\n",
+                names, sizeof names);
+  cr_assert_str_eq(names, "k");
+}
+
+/* typedef and using at namespace scope are put into the kernels' parameters; the namespaces
+** around a kernel (nested ones too) are its scope text. */
+Test(scan_ptx, typedefs_usings_and_nested_namespaces_are_read) {
+  const char *src = "typedef unsigned int uint;\n"
+                    "using real = float;\n"
+                    "typedef real *rptr;\n"
+                    "typedef double dbl;\n"
+                    "namespace a { namespace b {\n"
+                    "extern \"C\" __global__ void k(uint u, real r, rptr p, dbl d) {}\n"
+                    "} }\n";
+  cj_scan scan;
+  prepare_ok(src, &scan);
+  cr_assert_eq(scan.count, 1);
+  const cj_signature *sig = &scan.kernels[0].sig;
+  cr_assert_eq(sig->nparams, 4);
+  cr_assert_str_eq(sig->params[3].type, "double", "a typedef of three words");
+  cr_assert_str_eq(sig->params[0].type, "unsigned int");
+  cr_assert_eq(sig->params[0].dtype, CUJIT_U32);
+  cr_assert_str_eq(sig->params[1].type, "float");
+  cr_assert_str_eq(sig->params[2].type, "float *");
+  cr_assert_eq(scan.ntd, 4);
+  cr_assert_str_eq(scan.kernels[0].scope, "namespace a  { namespace b  { ");
+  cr_assert_eq(scan.kernels[0].scope_depth, 2);
+  cj_scan_free(&scan);
+}
+
+/* A template kernel is remembered, its name qualified, its parameters and defaults read past an
+** attribute's parentheses. */
+Test(scan_ptx, template_kernels_are_remembered_with_their_parameters) {
+  const char *src = "namespace ns {\n"
+                    "template <class T, class U = X<int>, int N = 4> __global__ "
+                    "__launch_bounds__(128) void "
+                    "scale(T *x, int n) {}\n"
+                    "}\n";
+  cj_scan scan;
+  prepare_ok(src, &scan);
+  cr_assert_eq(scan.count, 0);
+  cr_assert_eq(scan.templates, 1);
+  cr_assert_eq(scan.ntmpls, 1);
+  const cj_scan_template *t = &scan.tmpls[0];
+  cr_assert_str_eq(t->name, "ns::scale");
+  cr_assert_str_eq(t->params, "T *x, int n");
+  cr_assert_eq(t->ntparams, 3);
+  cr_assert_str_eq(t->tparams[0], "T");
+  cr_assert_null(t->tdefaults[0]);
+  cr_assert_str_eq(t->tparams[1], "U");
+  cr_assert_str_eq(t->tdefaults[1], "X<int>", "a nested template argument list");
+  cr_assert_str_eq(t->tparams[2], "N");
+  cr_assert_str_eq(t->tdefaults[2], "4");
+  cr_assert_str_eq(t->scope, "namespace ns  { "); /* the head as written, then " { " */
+  cj_scan_free(&scan);
+}
+
+/* A parameter of a type cujit cannot size (a struct it did not see) takes the size and alignment
+** the PTX gives it, stated (.align) or the width of its type; the offsets are laid out again. */
+Test(scan_ptx, unread_types_take_the_ptx_sizes_and_alignments) {
+  const char *src = "struct S;\nextern \"C\" __global__ void k(char c, S s, char d, S t) {}\n";
+  const char *ptx = ".visible .entry k(\n\t.param .u8 k_param_0,\n\t.param .align 8 .b8 "
+                    "k_param_1[16],\n\t.param .u8 k_param_2,\n\t.param .u64 k_param_3\n)\n{\n}\n";
+  cj_scan scan;
+  char err[1024];
+  cr_assert_eq(cj_scan_prepare(src, NULL, 0, &scan, err, sizeof err), CUJIT_OK, "%s", err);
+  cj_signature *kernels = NULL;
+  size_t n = 0;
+  cr_assert_eq(cj_verify_ptx(&scan, ptx, &kernels, &n, err, sizeof err), CUJIT_OK, "%s", err);
+  cr_assert_eq(n, 1);
+  const cj_param *p = kernels[0].params;
+  cr_assert_eq(p[1].size, 16);
+  cr_assert_eq(p[1].align, 8, "stated by .align");
+  cr_assert_eq(p[1].offset, 8);
+  cr_assert_eq(p[3].size, 8);
+  cr_assert_eq(p[3].align, 8, "the width of .u64");
+  cr_assert_eq(p[3].offset, 32);
+  cr_assert_eq(kernels[0].param_bytes, 40);
+  cj_signature_free(&kernels[0]);
+  free(kernels);
+  cj_scan_free(&scan);
+}
+
+/* A kernel the PTX has and the source reading did not find is named in the message, even when its
+** name is one letter. */
+Test(scan_ptx, a_kernel_compiled_but_not_read_is_named) {
+  char err[1024];
+  const char *src = "#define K(n) extern \"C\" __global__ void n(int x) {}\nK(k)\n";
+  const char *ptx = ".visible .entry k(\n\t.param .u32 k_param_0\n)\n{\n}\n";
+  cr_assert_eq(verify_with(src, ptx, err, sizeof err), CUJIT_ERROR_NOT_FOUND);
+  cr_assert(strstr(err, "the program compiles kernel(s) k, which cujit could not read"), "%s", err);
+}
+
+/* A header's typedef reaches the source's kernels: they are read again once it is known. */
+Test(scan_ptx, a_headers_typedef_reaches_the_sources_kernels) {
+  cj_scan scan;
+  prepare_ok("extern \"C\" __global__ void k(ushort *x) {}\n", &scan);
+  const char *headers[] = {"typedef unsigned short ushort;\n"};
+  char err[512];
+  cr_assert_eq(cj_scan_headers(&scan, headers, 1, err, sizeof err), CUJIT_OK, "%s", err);
+  cr_assert_eq(scan.count, 1);
+  cr_assert_str_eq(scan.kernels[0].sig.params[0].type, "unsigned short *");
+  cr_assert_eq(scan.kernels[0].sig.params[0].dtype, CUJIT_U16);
+  cj_scan_free(&scan);
 }

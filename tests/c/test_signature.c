@@ -180,9 +180,10 @@ Test(signature, type_variables) {
   cr_assert(cj_signature_is_generic(&s));
 
   cj_signature c;
-  char err[512];
+  char err[512] = "left from before";
   cujit_dtype types[] = {CUJIT_F64, CUJIT_I16, CUJIT_U8};
   cr_assert_eq(cj_signature_specialize(&s, types, 3, &c, err, sizeof err), CUJIT_OK, "%s", err);
+  cr_assert_str_eq(err, "", "a success leaves no message");
   cr_assert(!cj_signature_is_generic(&c));
   cr_assert_str_eq(c.params[0].type, "double");
   cr_assert_eq(c.params[0].size, 8);
@@ -268,6 +269,18 @@ Test(signature, errors) {
   parse_bad("k(unsigned long)", "has no name", NULL);
   parse_bad("k(n)", "has no type", NULL);
   parse_bad("k(int a, float a)", "'a' is declared twice", "column 16");
+  {
+    /* A default argument on a scalar: refused when given, passed over when read from a source. */
+    cj_signature lenient;
+    char why[256];
+    parse_bad("k(int n = 4)", "default arguments are not supported", NULL);
+    cr_assert_eq(cj_signature_parse_lenient("k(int n = 4)", &lenient, why, sizeof why), CUJIT_OK,
+                 "%s", why);
+    cr_assert_eq(lenient.nparams, 1);
+    cj_signature_free(&lenient);
+  }
+  /* The column is the name's, not that of a longer word it starts ("const"). */
+  parse_bad("k(int c, const int c)", "'c' is declared twice", "column 20");
   parse_bad("k(float float)", "reserved word", NULL);
   parse_bad("k(int for)", "reserved word", NULL);
   parse_bad("k(int size_t)", "is a type", NULL);

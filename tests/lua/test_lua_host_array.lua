@@ -218,6 +218,8 @@ h.test("tostring, reshape, fill, copy_from, free", function()
   h.same(b:totable(), {1.5, 2, 3}, nil, "copy_from converts dtypes")
   b:copy_from({7, 8, 9})
   h.same(b:totable(), {7, 8, 9}, nil, "copy_from a table")
+  local cube = cuda.host_array({2, 2, 2}, "i32"):copy_from({{{1, 2}, {3, 4}}, {{5, 6}, {7, 8}}})
+  for i = 1, 8 do h.eq(cube[i], i, "copy_from a 3-D table, element " .. i) end
   h.raises("table has 2 elements", b.copy_from, b, {1, 2})
   h.raises("out of range for u8", cuda.host_array(3, "u8").copy_from, cuda.host_array(3, "u8"),
            cuda.array({1, -2, 3}, "i32"))

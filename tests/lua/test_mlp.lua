@@ -2,6 +2,7 @@
 -- with its epilogues, both tile shapes, odd sizes) against a host reference; the softmax
 -- cross-entropy against a Lua reference, extreme logits included; column sums; every layer's
 -- gradient against central finite differences in f64; the optimisers against their formulas;
+-- the learning-rate schedule against nn_host's; the gather's shifts against a host reference;
 -- then training: 200 steps on a fixed seed reach a stated loss, graph replays match launches bit
 -- for bit, and the f16 path ends within a stated tolerance of the f32 one.
 local h = require "helper"
@@ -186,27 +187,28 @@ h.test("f64 nets refuse to train (their master is their weights)", function()
   h.raises("f64 nets are for gradient checks", function() random_net(1):update(nil) end)
 end)
 
-h.test("SGD and Adam: one step against their formulas; an overflow skips the step", function()
-  local n = 5
+h.test("SGD and Adam with weight decay: one step against their formulas; an overflow skips it",
+       function()
+  local n, wd = 5, 0.03
   local w0, g0, v0 = h.random_floats(n), h.random_floats(n), h.random_floats(n)
   local function run(kernel, flag, ...)
     local w, m1 = dev(w0, "f32"), dev(v0, "f32")
     local wh = cuda.zeros(n, "f16")
     local args = {...}
     if kernel == "sgd" then
-      k.sgd[{1, 256}](w, wh, dev(g0, "f16"), m1, dev({2, 0, 0}, "f32"), dev({flag}, "i32"), args[1],
-                      args[2], n)
+      k.sgd[{1, 256}](w, wh, dev(g0, "f16"), m1, dev({2, 0, 0}, "f32"), dev({flag}, "i32"),
+                      dev({args[1]}, "f32"), wd, args[2], n)
       return w:copy_to_host(), m1:copy_to_host(), wh:copy_to_host()
     end
     local m2 = dev({0.5, 0.25, 1, 2, 0.125}, "f32")
     k.adam[{1, 256}](w, wh, dev(g0, "f16"), m1, m2, dev({2, 0, 0}, "f32"), dev({flag}, "i32"),
-                     dev({args[1]}, "i32"), 0.01, 0.9, 0.999, 1e-8, n)
+                     dev({args[1]}, "i32"), dev({0.01}, "f32"), wd, 0.9, 0.999, 1e-8, n)
     return w:copy_to_host(), m1:copy_to_host(), wh:copy_to_host(), m2:copy_to_host()
   end
   local gh = dev(g0, "f16"):copy_to_host() -- the f16 gradients as stored; the loss scale is 2
   local w, v, wh = run("sgd", 0, 0.1, 0.9)
   for i = 1, n do
-    local vi = 0.9 * h.f32(v0[i]) + gh[i] / 2
+    local vi = 0.9 * h.f32(v0[i]) + gh[i] / 2 + wd * h.f32(w0[i])
     h.near(v[i], vi, 1e-6, "sgd velocity " .. i)
     h.near(w[i], h.f32(w0[i]) - 0.1 * vi, 1e-6, "sgd weight " .. i)
     h.near(wh[i], w[i], 1e-3, "sgd f16 copy " .. i)
@@ -216,12 +218,63 @@ h.test("SGD and Adam: one step against their formulas; an overflow skips the ste
   local w2, m1, _, m2 = run("adam", 0, 4) -- 4 steps taken before: t = 5
   local v2 = {0.5, 0.25, 1, 2, 0.125}
   for i = 1, n do
-    local g = gh[i] / 2
+    local g = gh[i] / 2 + wd * h.f32(w0[i])
     local a, b = 0.9 * h.f32(v0[i]) + 0.1 * g, 0.999 * v2[i] + 0.001 * g * g
     h.near(m1[i], a, 1e-6, "adam m " .. i)
     h.near(m2[i], b, 1e-6, "adam v " .. i)
     local step = 0.01 / (1 - 0.9 ^ 5) * a / (math.sqrt(b) / math.sqrt(1 - 0.999 ^ 5) + 1e-8)
     h.near(w2[i], h.f32(w0[i]) - step, 1e-5, "adam weight " .. i)
+  end
+end)
+
+h.test("the learning-rate schedule kernel against nn_host.lr_at: warm-up, cosine, constant", function()
+  local rate, clock = cuda.zeros(1, "f32"), cuda.zeros(1, "i32")
+  for _, case in ipairs({{0.2, 6, 60, "cosine"}, {0.1, 0, 620, "cosine"}, {0.05, 4, 100, "constant"},
+                         {0.3, 0, 0, "cosine"}}) do
+    local lr, warmup, total, schedule = table.unpack(case)
+    for _, t in ipairs({0, 1, 3, 5, 6, 7, 30, 59, 61, 310, 619}) do
+      clock:copy_from({t})
+      k.schedule[{1, 1}](clock, rate, lr, warmup, total, schedule == "cosine" and 1 or 0)
+      h.near(rate:copy_to_host()[1], H.lr_at(t, lr, warmup, total, schedule), 1e-6,
+             string.format("lr at step %d (lr %g, warm-up %d, %d steps, %s)", t, lr, warmup, total,
+                           schedule))
+    end
+  end
+end)
+
+h.test("gather: normalised rows in the epoch's order, moved by their shift codes", function()
+  -- 3 images of 5 x 4 pixels (width 4), pixel values distinct and non-zero
+  local width, height, n, radius = 4, 5, 3, 1
+  local features = width * height
+  local bytes = {}
+  for i = 1, n * features do bytes[i] = 10 + i end
+  local data = nn.upload(k, {n = n, features = features, images = string.char(table.unpack(bytes)),
+                             labels = "\1\2\3"})
+  data.order:copy_from({2, 0, 1})
+  local codes = {0, 8, 5} -- (dx, dy) = (-1, -1), (1, 1), (1, 0)
+  data.shifts:copy_from(codes)
+  local x, y = cuda.full({n, features}, h.POISON, "f64"), cuda.zeros(n, "i32")
+  local mean, std = 0.25, 0.5
+  for _, r in ipairs({radius, 0}) do
+    k.gather[{2, 32}](data.images, data.labels, data.order, data.shifts, cuda.zeros(1, "i32"), x, y,
+                      n, features, width, r, mean, 1 / std)
+    local got = x:copy_to_host()
+    for b = 1, n do
+      local src = ({2, 0, 1})[b]
+      local side = 2 * r + 1
+      local code = r > 0 and codes[b] or 0
+      local dx, dy = code % side - r, code // side - r
+      for f = 0, features - 1 do
+        local row, col = f // width - dy, f % width - dx
+        local p = 0
+        if row >= 0 and row < height and col >= 0 and col < width then
+          p = bytes[src * features + row * width + col + 1]
+        end
+        h.near(got[(b - 1) * features + f + 1], (p / 255 - mean) / std, 1e-12,
+               string.format("radius %d, row %d, pixel %d", r, b, f))
+      end
+    end
+    h.same(y:copy_to_host(), {3, 1, 2}, nil, "labels in the order")
   end
 end)
 

@@ -1,6 +1,7 @@
 -- test_mlp_host.lua -- examples/nn_host.lua, the host side of the MLP example, needing no GPU: the
 -- IDX reader, the MNIST CSV reader and its per-class split, gunzipping, the command-line parser,
--- the epoch order (the same permutations as scripts/bench/mlp_torch.py's) and the PNG chart.
+-- the epoch order and the augmentation's shift codes (the same as scripts/bench/mlp_torch.py's),
+-- the learning-rate schedule, the initial weights' file and the PNG chart.
 local h = require "helper"
 local cuda = require "cujit"
 package.path = h.here() .. "../../examples/?.lua;" .. package.path
@@ -107,6 +108,71 @@ h.test("epoch order: permutations, reproducible, the same as the PyTorch twin's"
   -- printed by scripts/bench/mlp_torch.py's shuffler(1, 20), second epoch (its own splitmix64)
   h.same({table.unpack(second, 1, 10)}, {4, 7, 10, 8, 17, 13, 19, 0, 12, 11}, nil,
          "second epoch against Python's")
+end)
+
+h.test("shift codes: in range, every move drawn, reproducible, the same as the PyTorch twin's", function()
+  local a = H.shift_codes(1, 12, 1)
+  local first = {table.unpack(a())}
+  h.same(H.shift_codes(1, 12, 1)(), first, nil, "same seed, same first epoch")
+  local second = a()
+  -- printed by scripts/bench/mlp_torch.py's shift_codes(1, 12, 1), second epoch
+  h.same(second, {6, 5, 8, 3, 5, 5, 8, 2, 4, 3, 5, 1}, nil, "second epoch against Python's")
+  h.same(H.shift_codes(3, 6, 2)(), {21, 15, 18, 21, 2, 9}, nil, "radius 2 against Python's")
+  local seen, many = {}, H.shift_codes(5, 900, 1)()
+  for _, c in ipairs(many) do seen[c] = (seen[c] or 0) + 1 end
+  for c = 0, 8 do
+    h.check((seen[c] or 0) > 60, string.format("move %d drawn %d times of 900", c, seen[c] or 0))
+  end
+  h.eq(seen[9], nil, "no code past 8 at radius 1")
+  h.same(H.shift_codes(1, 4, 0)(), {0, 0, 0, 0}, nil, "radius 0: no moves")
+  h.raises("shift radius 8 is not an integer 0..7", H.shift_codes, 1, 4, 8)
+end)
+
+h.test("learning rate: warm-up, cosine decay to 0, constant, the recipe's per batch", function()
+  local lr, total = 0.2, 60
+  h.near(H.lr_at(0, lr, 4, total, "cosine"), lr / 4 * 1, 1e-15, "first warm-up step: lr / 4")
+  h.near(H.lr_at(3, lr, 4, total, "cosine"), lr * 0.5 * (1 + math.cos(math.pi * 3 / 60)), 1e-15,
+         "the last warm-up step is the cosine's")
+  h.near(H.lr_at(30, lr, 0, total, "cosine"), lr / 2, 1e-15, "half way: lr / 2")
+  h.near(H.lr_at(5, lr, 3, total, "cosine"), 0.19659258262890683, 1e-15, "Python's lr_at(5, ...)")
+  local last = H.lr_at(total - 1, lr, 4, total, "cosine")
+  h.check(last > 0 and last < lr * 1e-3, string.format("the last step's lr %g is near 0", last))
+  for t = 4, total - 1 do
+    h.check(H.lr_at(t, lr, 4, total, "cosine") < H.lr_at(t - 1, lr, 4, total, "cosine"),
+            "decreasing after the warm-up, step " .. t)
+  end
+  h.eq(H.lr_at(17, lr, 0, total, "constant"), lr, "constant")
+  h.eq(H.lr_at(1, lr, 4, total, "constant"), lr / 2, "constant, warming up")
+  h.near(H.default_lr("sgd", 128), 0.1, 1e-15, "SGD at batch 128")
+  h.near(H.default_lr("sgd", 1024), 0.2, 1e-15, "SGD at batch 1024")
+  h.eq(H.default_lr("adam", 1024), 0.001, "Adam")
+end)
+
+h.test("weights file: f32 round trip, every malformed file refused", function()
+  local path = tmpname(".bin")
+  local W = {0.1, -2.5, 3e-8, 1 / 3, 7, -0}
+  H.write_weights(path, {{rows = 2, cols = 3, values = W}, {rows = 1, cols = 3, values = {0, 0, 1}}})
+  local t = H.read_weights(path)
+  h.eq(#t, 2, "tensors")
+  h.eq(t[1].rows, 2, "rows")
+  h.eq(t[1].cols, 3, "cols")
+  for i, v in ipairs(W) do h.eq(t[1].values[i], h.f32(v), "value " .. i .. " as f32") end
+  h.same(t[2].values, {0, 0, 1}, nil, "second tensor")
+  local bytes = H.read_file(path)
+  local function corrupt(b)
+    local f = assert(io.open(path, "wb"))
+    f:write(b)
+    f:close()
+  end
+  corrupt(bytes:sub(1, -2))
+  h.raises("truncated", H.read_weights, path)
+  corrupt(bytes .. "x")
+  h.raises("bytes after the last tensor", H.read_weights, path)
+  corrupt("x" .. bytes)
+  h.raises("not a cujit-mlp-weights file", H.read_weights, path)
+  h.raises("tensor 1: 2 values for 1 x 3", H.write_weights, path, {{rows = 1, cols = 3,
+                                                                    values = {1, 2}}})
+  os.remove(path)
 end)
 
 h.test("chart: a PNG with the series drawn in their colours on white", function()

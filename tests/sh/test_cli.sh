@@ -18,6 +18,12 @@ check_rc "--version" 0
 check "--version names cujit" "$out" '^cujit +[0-9]+\.[0-9]+\.[0-9]+$'
 check "--version names Lua" "$out" '^Lua +5\.4\.[0-9]+$'
 check "--version has an NVRTC line" "$out" '^NVRTC +([0-9]+\.[0-9]+ |missing: .+)'
+# A minor version of 9 (a stand-in NVRTC reports 12.9: tests/c/nvrtc_failing.c).
+shim="$CUJIT_BINARY_DIR/tests/libnvrtc_failing.so"
+if [ -f "$shim" ]; then
+  CUJIT_NVRTC="$shim" CJ_TEST_NVRTC_VERSION=12.9 run "$CUJIT" --version
+  check "--version shows NVRTC 12.9" "$out" '^NVRTC +12\.9 '
+fi
 if grep -Eq '^NVRTC +[0-9]' <<<"$out"; then
   check "--version names the NVRTC library" "$out" '^NVRTC +[0-9]+\.[0-9]+ +\(.*libnvrtc[^)]*\)'
 fi

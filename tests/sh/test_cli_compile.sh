@@ -75,6 +75,13 @@ check_rc "-o file.cubin without --cubin" 0
 [ "$(magic file.cubin 2>/dev/null)" = 7f454c46 ] && ok "-o file.cubin writes a CUBIN (ELF)" ||
   fail "-o file.cubin is not ELF: $(magic file.cubin 2>/dev/null)"
 check "the summary names file.cubin" "$err" '-> file\.cubin$'
+# An output that cannot be put in place (a directory there) is an error, the file left as it was.
+mkdir -p a_dir
+run "$CUJIT" compile k.cu --arch sm_90 -o a_dir
+check_rc "-o onto a directory" 1
+check "-o onto a directory says so" "$err" 'a_dir'
+[ -d a_dir ] && [ -z "$(ls -A . | grep 'a_dir\.tmp')" ] && ok "no temporary file left" ||
+  fail "a_dir replaced or a temporary left: $(ls -A)"
 run "$CUJIT" compile k.cu --arch sm_90 --cubin -o named.ptx
 check_rc "--cubin -o named.ptx" 1
 same "--cubin -o named.ptx: the one message" "$err" \

@@ -1,0 +1,98 @@
+/*
+** nvrtc_failing.c -- a stand-in NVRTC for tests (CUJIT_NVRTC=<this library>): every call goes to
+** the real libnvrtc.so.13 except the one named by $CJ_TEST_NVRTC_FAIL, which answers
+** NVRTC_ERROR_INTERNAL_ERROR; $CJ_TEST_NVRTC_VERSION ("12.9") replaces the version it reports.
+** So the suite sees cujit handle each NVRTC failure, which the real library never gives on a
+** valid program, and versions other than the installed one.
+*/
+#include <dlfcn.h>
+#include <nvrtc.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *real(const char *name) {
+  static void *handle;
+  if (!handle) handle = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
+  return handle ? dlsym(handle, name) : NULL;
+}
+
+static int fails(const char *name) {
+  const char *f = getenv("CJ_TEST_NVRTC_FAIL");
+  return f && strcmp(f, name) == 0;
+}
+
+#define FORWARD(name, ...)                                                                         \
+  __typeof__(&name) fn;                                                                            \
+  *(void **)&fn = real(#name);                                                                     \
+  if (fails(#name) || !fn) return NVRTC_ERROR_INTERNAL_ERROR;                                      \
+  return fn(__VA_ARGS__)
+
+const char *nvrtcGetErrorString(nvrtcResult result) {
+  const char *(*fn)(nvrtcResult);
+  *(void **)&fn = real("nvrtcGetErrorString");
+  return fn ? fn(result) : "no real NVRTC";
+}
+
+nvrtcResult nvrtcVersion(int *major, int *minor) {
+  const char *v = getenv("CJ_TEST_NVRTC_VERSION");
+  if (v && strchr(v, '.')) {
+    *major = atoi(v), *minor = atoi(strchr(v, '.') + 1);
+    return NVRTC_SUCCESS;
+  }
+  FORWARD(nvrtcVersion, major, minor);
+}
+
+nvrtcResult nvrtcGetNumSupportedArchs(int *n) {
+  FORWARD(nvrtcGetNumSupportedArchs, n);
+}
+
+nvrtcResult nvrtcGetSupportedArchs(int *archs) {
+  FORWARD(nvrtcGetSupportedArchs, archs);
+}
+
+nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src, const char *name,
+                               int numHeaders, const char *const *headers,
+                               const char *const *includeNames) {
+  FORWARD(nvrtcCreateProgram, prog, src, name, numHeaders, headers, includeNames);
+}
+
+nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog) {
+  FORWARD(nvrtcDestroyProgram, prog);
+}
+
+nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char *const *options) {
+  FORWARD(nvrtcCompileProgram, prog, numOptions, options);
+}
+
+nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t *size) {
+  FORWARD(nvrtcGetPTXSize, prog, size);
+}
+
+nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char *ptx) {
+  FORWARD(nvrtcGetPTX, prog, ptx);
+}
+
+nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t *size) {
+  FORWARD(nvrtcGetCUBINSize, prog, size);
+}
+
+nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char *cubin) {
+  FORWARD(nvrtcGetCUBIN, prog, cubin);
+}
+
+nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t *size) {
+  FORWARD(nvrtcGetProgramLogSize, prog, size);
+}
+
+nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char *log) {
+  FORWARD(nvrtcGetProgramLog, prog, log);
+}
+
+nvrtcResult nvrtcAddNameExpression(nvrtcProgram prog, const char *const name_expression) {
+  FORWARD(nvrtcAddNameExpression, prog, name_expression);
+}
+
+nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog, const char *const name_expression,
+                                const char **lowered_name) {
+  FORWARD(nvrtcGetLoweredName, prog, name_expression, lowered_name);
+}

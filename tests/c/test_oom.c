@@ -1,0 +1,240 @@
+/*
+** test_oom.c -- out of memory is an error, never a crash: the N-th allocation the engine makes
+** fails (the executable is linked with --wrap=malloc,calloc,realloc, tests/CMakeLists.txt), for
+** every N until the call makes no more, and each call must then answer CUJIT_OK or
+** CUJIT_ERROR_OUT_OF_HOST_MEMORY with a message, and free what it made (scripts/sanitize.sh sees a
+** leak). Covers the source reader (scan.c), the PTX check (verify.c), the signature parser and
+** the include resolver, whose answer must then be the same as with every allocation granted.
+*/
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "includes.h"
+#include "scan.h"
+#include "scratch.h"
+#include "signature.h"
+#include "verify.h"
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+
+/* Allocations left before the failing one; -1: none fails. */
+static long allocations_left = -1;
+static int failed; /* an allocation was refused since the last arm() */
+
+static int refuse(void) {
+  if (allocations_left < 0) return 0;
+  if (allocations_left-- > 0) return 0;
+  failed = 1;
+  errno = ENOMEM; /* as malloc says it */
+  return 1;
+}
+
+void *__wrap_malloc(size_t n) {
+  return refuse() ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size) {
+  return refuse() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t n) {
+  return refuse() ? NULL : __real_realloc(p, n);
+}
+
+static void arm(long n) {
+  allocations_left = n, failed = 0;
+}
+
+static void disarm(void) {
+  allocations_left = -1;
+}
+
+/* A source with typedefs, namespaces, a template, a declaration and its definition, two
+** parameter lists of one name, comments, strings and a directive: most of the reader's paths. */
+static const char *rich_src =
+    "#define N 4 /* a directive */\n"
+    "typedef unsigned int uint;\n"
+    "using real = float;\n"
+    "namespace ns { inline namespace v1 {\n"
+    "template <class T, int M = 2> __global__ void tk(T *x) {}\n"
+    "extern \"C\" __global__ void a(uint *u, real r);\n"
+    "extern \"C\" __global__ void a(uint *u, real r) { const char *s = \"}\"; u[0] = s[0]; }\n"
+    "} }\n"
+    "#ifdef D\n"
+    "extern \"C\" __global__ void b(double *x) {}\n"
+    "#else\n"
+    "extern \"C\" __global__ void b(float *x) {}\n"
+    "#endif\n"
+    "__global__ void cxx_kernel(int n) {}\n";
+
+/* Runs `call` with the 0th, 1st, ... allocation refused until it completes without a refusal;
+** each run must answer OK or out of memory, with a message for the latter. Returns the number of
+** allocations the call makes. */
+static long sweep(cujit_status (*call)(char *err, size_t len)) {
+  for (long n = 0;; n++) {
+    char err[1024] = "";
+    arm(n);
+    cujit_status st = call(err, sizeof err);
+    int was_refused = failed;
+    disarm();
+    if (!was_refused) {
+      cr_assert_eq(st, CUJIT_OK, "the call fails with no allocation refused: %s", err);
+      return n;
+    }
+    cr_assert(st == CUJIT_OK || st == CUJIT_ERROR_OUT_OF_HOST_MEMORY,
+              "allocation %ld refused: status %d: %s", n, st, err);
+    if (st == CUJIT_ERROR_OUT_OF_HOST_MEMORY)
+      cr_assert(strstr(err, "out of memory"), "allocation %ld refused: message '%s'", n, err);
+  }
+}
+
+static cujit_status prepare(char *err, size_t len) {
+  cj_scan scan;
+  cujit_status st = cj_scan_prepare(rich_src, NULL, 0, &scan, err, len);
+  cj_scan_free(&scan);
+  return st;
+}
+
+static cujit_status prepare_given(char *err, size_t len) {
+  const char *sigs[] = {"a(const float *x, int n)", "b(double2 v, __half h)"};
+  cj_scan scan;
+  cujit_status st = cj_scan_prepare(rich_src, sigs, 2, &scan, err, len);
+  cj_scan_free(&scan);
+  return st;
+}
+
+static cujit_status prepare_with_header(char *err, size_t len) {
+  const char *headers[] = {"typedef unsigned short ushort;\n"
+                           "extern \"C\" __global__ void h(ushort *x) {}\n"
+                           "template <class T> __global__ void th(T *x) {}\n"};
+  cj_scan scan;
+  cujit_status st =
+      cj_scan_prepare("extern \"C\" __global__ void k(ushort *x) {}\n", NULL, 0, &scan, err, len);
+  if (st == CUJIT_OK) st = cj_scan_headers(&scan, headers, 1, err, len);
+  cj_scan_free(&scan);
+  return st;
+}
+
+static cujit_status scan_kernels(char *err, size_t len) {
+  cj_signature *sigs = NULL;
+  size_t n = 0;
+  cujit_status st = cj_scan_kernels(rich_src, &sigs, &n, err, len);
+  for (size_t i = 0; i < n; i++) cj_signature_free(&sigs[i]);
+  free(sigs);
+  return st;
+}
+
+static const char *ptx =
+    ".visible .entry a(\n\t.param .u64 a_param_0,\n\t.param .f32 a_param_1\n)\n"
+    "{\n}\n.visible .entry b(\n\t.param .u64 b_param_0\n)\n{\n}\n"
+    ".global .u32 cj_variant_b_2;\n";
+
+/* The check alone under the sweep: the scan is read with every allocation granted. */
+static cujit_status verify(char *err, size_t len) {
+  long left = allocations_left;
+  disarm();
+  cj_scan scan;
+  cr_assert_eq(cj_scan_prepare(rich_src, NULL, 0, &scan, err, len), CUJIT_OK, "%s", err);
+  arm(left);
+  cj_signature *kernels = NULL;
+  size_t n = 0;
+  cujit_status st = cj_verify_ptx(&scan, ptx, &kernels, &n, err, len);
+  if (st == CUJIT_OK) cr_assert_eq(n, 2, "%s", err);
+  for (size_t i = 0; i < n; i++) cj_signature_free(&kernels[i]);
+  free(kernels);
+  cj_scan_free(&scan);
+  return st;
+}
+
+static cujit_status parse(char *err, size_t len) {
+  cj_signature sig;
+  cujit_status st = cj_signature_parse(
+      "scale(const float *__restrict__ x, T *y, int2 v, unsigned long long n)", &sig, err, len);
+  if (st == CUJIT_OK) { /* complete, checked with every allocation granted */
+    long left = allocations_left;
+    disarm();
+    cr_assert_eq(sig.nparams, 4);
+    cr_assert_eq(sig.ntype_vars, 1);
+    cr_assert_eq(sig.params[1].type_var, 0);
+    cr_assert_str_eq(sig.params[1].type, "T *");
+    allocations_left = left;
+    cj_signature_free(&sig);
+  }
+  return st;
+}
+
+Test(oom, the_source_reader_answers_out_of_memory) {
+  cr_assert_gt(sweep(prepare), 20);
+  cr_assert_gt(sweep(prepare_given), 4);
+  cr_assert_gt(sweep(prepare_with_header), 10);
+  cr_assert_gt(sweep(scan_kernels), 20);
+}
+
+Test(oom, the_ptx_check_and_the_signature_parser_answer_out_of_memory) {
+  cr_assert_gt(sweep(verify), 2);
+  cr_assert_gt(sweep(parse), 4);
+}
+
+static void put(const char *dir, const char *name, const char *text) {
+  char path[700];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f, "%s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+Test(oom, the_include_resolver_fails_whole_or_answers_the_same) {
+  const char *dir = cj_scratch_make("oom");
+  char inc_dir[600], iflag[700], name[700];
+  snprintf(inc_dir, sizeof inc_dir, "%s/inc", dir);
+  cr_assert_eq(mkdir(inc_dir, 0700), 0);
+  put(dir, "a.h", "#pragma once\n#include <b.h>\n#if __has_include(\"c.h\")\n#endif\n");
+  put(inc_dir, "b.h", "#include \"a.h\"\n#include <cujit/x.h>\n#define VALUE 1\n");
+  put(dir, "pre.h", "#define PRE 1\n");
+  snprintf(iflag, sizeof iflag, "-I%s", inc_dir);
+  snprintf(name, sizeof name, "%s/k.cu", dir);
+  const char *flags[] = {"-I", dir, iflag, "--pre-include=pre.h"};
+  const char *bnames[] = {"cujit/x.h"}, *bsrcs[] = {"#include <b.h>\n"};
+  cj_include_request rq = {
+      "#include \"a.h\"\n#include <nowhere.h>\n", name, flags, 4, NULL, bnames, bsrcs, 1};
+  cj_includes want, got;
+  cr_assert_eq(cj_includes_resolve(&rq, &want), 1);
+  cr_assert_eq(want.cacheable, 1, "%s", want.why);
+  uint8_t key[16] = {1};
+  char *want_manifest = cj_includes_manifest(&want, key);
+  cr_assert_not_null(want_manifest);
+  long n = 0;
+  for (;; n++) {
+    arm(n);
+    int ok = cj_includes_resolve(&rq, &got);
+    char *manifest = ok ? cj_includes_manifest(&got, key) : NULL;
+    int was_refused = failed, complete = ok && manifest;
+    disarm();
+    if (ok) {
+      cr_assert_eq(got.cacheable, 1, "allocation %ld refused: %s", n, got.why);
+      cr_assert_str_eq(got.source, want.source, "allocation %ld refused", n);
+      cr_assert_eq(got.header_count, want.header_count, "allocation %ld refused", n);
+      for (size_t i = 0; i < want.header_count; i++)
+        cr_assert_str_eq(got.header_sources[i], want.header_sources[i], "allocation %ld", n);
+      cr_assert_eq(memcmp(got.digest, want.digest, sizeof want.digest), 0, "allocation %ld", n);
+      if (manifest) cr_assert_str_eq(manifest, want_manifest, "allocation %ld refused", n);
+      free(manifest);
+      cj_includes_free(&got);
+    }
+    if (!was_refused) {
+      cr_assert(complete, "the resolver fails with no allocation refused");
+      break;
+    }
+  }
+  cr_assert_gt(n, 20);
+  free(want_manifest);
+  cj_includes_free(&want);
+  cj_scratch_remove();
+}
