@@ -133,6 +133,7 @@ function M.trainer(k, cfg)
     streams[d] = streams[d] or cuda.stream{device = d}
     self.replicas[r] = {device = d, net = net, stream = streams[d],
                         data = {images = uploads[d].images, labels = uploads[d].labels,
+                                shifts = uploads[d].shifts, -- zero: no augmentation here
                                 order = cuda.zeros(cfg.steps * b, "i32", {device = d})}}
   end
   self:flatten_gradients()
@@ -194,8 +195,8 @@ end
 local function compute(rep, s)
   local net, ws = rep.net, rep.net.ws
   net.k.gather[{blocks(ws.rows * net.sizes[1], 256, 1024), 256, stream = s}](
-    rep.data.images, rep.data.labels, rep.data.order, net.state, ws.x, ws.y, ws.rows,
-    net.sizes[1], net.mean, 1 / net.std)
+    rep.data.images, rep.data.labels, rep.data.order, rep.data.shifts, net.state, ws.x, ws.y,
+    ws.rows, net.sizes[1], net.width, net.shift, net.mean, 1 / net.std)
   net:forward(ws, s, true)
   net:backward(ws, s)
 end
