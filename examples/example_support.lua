@@ -112,6 +112,15 @@ function M.gpu_ms(fn, reps, stream, warm)
   return ms
 end
 
+-- The typical time of a list of repeated runs (epochs): the median, leaving out the first run
+-- (kernel loading, graph capture) when there are others.
+function M.typical_ms(times)
+  local v = {}
+  for i = (#times > 1 and 2 or 1), #times do v[#v + 1] = times[i] end
+  table.sort(v)
+  return v[(#v + 1) // 2]
+end
+
 -- Number of blocks of `block` threads covering n.
 function M.blocks(n, block)
   return (n + block - 1) // block
