@@ -8,6 +8,11 @@
 ** 100-1000 ns each), so a figure also shows how many driver calls a path makes.
 ** CUJIT_STUB_KERNEL_NS=N makes every launch pretend to run N ns: queries answer NOT_READY until
 ** then and the driver's own waits spin until then, so a wait's polls cost what they would.
+** CUJIT_STUB_FAIL=cuName[,cuName...] makes those calls fail, with CUJIT_STUB_FAIL_CODE (a CUresult,
+** 2 = out of memory unless set) and nothing written: read when cujit looks the calls up, so set it
+** before cujit_open. Tests use it for paths a real GPU takes only under load or after a fault.
+** cujit_stub_live_allocations() (dlsym it from libcuda.so.1) counts the device and pinned blocks
+** allocated and not yet freed: what a real driver would report leaked at context destruction.
 */
 #include <cuda.h>
 #include <stdlib.h>
@@ -17,9 +22,19 @@
 static char object_; /* the address every pretend handle points at */
 static _Thread_local CUcontext current;
 
-static long call_ns = -1;   /* CUJIT_STUB_CALL_NS, read at the first call */
-static long kernel_ns = -1; /* CUJIT_STUB_KERNEL_NS */
-static long busy_until;     /* the pretend device runs a kernel until then (ns) */
+static long call_ns = -1;     /* CUJIT_STUB_CALL_NS, read at the first call */
+static long kernel_ns = -1;   /* CUJIT_STUB_KERNEL_NS */
+static long busy_until;       /* the pretend device runs a kernel until then (ns) */
+static long live_allocations; /* device and pinned blocks allocated, not yet freed */
+
+long cujit_stub_live_allocations(void);
+long cujit_stub_live_allocations(void) {
+  return __atomic_load_n(&live_allocations, __ATOMIC_RELAXED);
+}
+
+static void counted(void *block, int delta) {
+  if (block) __atomic_add_fetch(&live_allocations, delta, __ATOMIC_RELAXED);
+}
 
 static long now_ns(void) {
   struct timespec t;
@@ -153,6 +168,7 @@ static CUresult total_mem(size_t *bytes, CUdevice d) {
 
 static CUresult mem_info(size_t *free_bytes, size_t *total) {
   cost();
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT; /* as the real driver answers */
   *free_bytes = *total = (size_t)80 << 30;
   return CUDA_SUCCESS;
 }
@@ -185,6 +201,7 @@ static CUresult make_handle(void **out) {
 static CUresult mem_alloc(CUdeviceptr *p, size_t bytes) {
   cost();
   void *m = malloc(bytes);
+  counted(m, 1);
   *p = (CUdeviceptr)(uintptr_t)m;
   return m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
@@ -196,6 +213,7 @@ static CUresult mem_alloc_async(CUdeviceptr *p, size_t bytes, CUmemoryPool pool,
 
 static CUresult mem_free(CUdeviceptr p) {
   cost();
+  counted((void *)(uintptr_t)p, -1);
   free((void *)(uintptr_t)p);
   return CUDA_SUCCESS;
 }
@@ -203,11 +221,13 @@ static CUresult mem_free(CUdeviceptr p) {
 static CUresult host_alloc(void **p, size_t bytes, unsigned flags) {
   cost();
   (void)flags;
-  return (*p = malloc(bytes)) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+  counted(*p = malloc(bytes), 1);
+  return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 static CUresult host_free(void *p) {
   cost();
+  counted(p, -1);
   free(p);
   return CUDA_SUCCESS;
 }
@@ -224,6 +244,21 @@ static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t bytes, CUstream
   (void)s;
   memset((void *)(uintptr_t)dst, v, bytes);
   return CUDA_SUCCESS;
+}
+
+/* A call named in CUJIT_STUB_FAIL. */
+static CUresult failing(void) {
+  cost();
+  const char *code = getenv("CUJIT_STUB_FAIL_CODE");
+  return code ? (CUresult)atoi(code) : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static int told_to_fail(const char *symbol) {
+  const char *list = getenv("CUJIT_STUB_FAIL");
+  size_t n = strlen(symbol);
+  for (const char *at = list; at && (at = strstr(at, symbol)) != NULL; at += n)
+    if ((at == list || at[-1] == ',') && (at[n] == ',' || at[n] == '\0')) return 1;
+  return 0;
 }
 
 static CUresult not_supported(void) {
@@ -298,6 +333,7 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint
   void (*fn)(void) = (void (*)(void))ok;
   for (size_t i = 0; i < sizeof entries / sizeof *entries; i++)
     if (strcmp(entries[i].name, symbol) == 0) fn = entries[i].fn;
+  if (told_to_fail(symbol)) fn = (void (*)(void))failing;
   memcpy(pfn, &fn, sizeof fn);
   if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
   return CUDA_SUCCESS;
