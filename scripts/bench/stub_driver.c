@@ -13,8 +13,11 @@
 ** before cujit_open. Tests use it for paths a real GPU takes only under load or after a fault.
 ** cujit_stub_live_allocations() (dlsym it from libcuda.so.1) counts the device and pinned blocks
 ** allocated and not yet freed: what a real driver would report leaked at context destruction.
+** cuInit starts a thread of the driver's own, as the real one does: unmapping the library while
+** it lives (a dlclose that really unloads) crashes the process, as it does with the real driver.
 */
 #include <cuda.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -80,6 +83,29 @@ static CUresult synchronize(void) {
   cost();
   while (now_ns() < __atomic_load_n(&busy_until, __ATOMIC_RELAXED)) {
   }
+  return CUDA_SUCCESS;
+}
+
+/* The driver's own thread: wakes every millisecond, in the library's code. */
+static void *driver_thread(void *unused) {
+  (void)unused;
+  for (;;) {
+    struct timespec t = {0, 1000000};
+    nanosleep(&t, NULL);
+  }
+  return NULL;
+}
+
+static void start_driver_thread(void) {
+  pthread_t t;
+  if (pthread_create(&t, NULL, driver_thread, NULL) == 0) pthread_detach(t);
+}
+
+static CUresult init(unsigned flags) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  cost();
+  (void)flags;
+  pthread_once(&once, start_driver_thread);
   return CUDA_SUCCESS;
 }
 
@@ -286,6 +312,7 @@ static const struct {
   const char *name;
   void (*fn)(void);
 } entries[] = {
+    ENTRY(cuInit, init),
     ENTRY(cuGetErrorName, get_error_text),
     ENTRY(cuGetErrorString, get_error_text),
     ENTRY(cuDriverGetVersion, driver_version),
