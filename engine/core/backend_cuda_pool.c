@@ -15,8 +15,9 @@
 **     the default stream) bumps the device's order_epoch: each stream waits for the default
 **     stream before its next work (cj_stream_handle), once per bump, not per block.
 ** Nothing is given back to the driver until pool_trim (cujit_device_trim, cuda.trim(), an
-** allocation that finds the device full) or cujit_close; a reset forgets the blocks with the
-** context that held them. CUJIT_POOL=off bypasses all of it (cuMemAlloc, cuMemFree).
+** allocation that finds the device full), a reset or cujit_close (cj_cuda_pool_give_back: every
+** block and the staging buffers, even from a faulted context). CUJIT_POOL=off bypasses all of it
+** (cuMemAlloc, cuMemFree).
 */
 #include "backend_cuda.h"
 
