@@ -18,6 +18,7 @@
 */
 #include <cuda.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -25,18 +26,47 @@
 static char object_; /* the address every pretend handle points at */
 static _Thread_local CUcontext current;
 
-static long call_ns = -1;     /* CUJIT_STUB_CALL_NS, read at the first call */
-static long kernel_ns = -1;   /* CUJIT_STUB_KERNEL_NS */
-static long busy_until;       /* the pretend device runs a kernel until then (ns) */
-static long live_allocations; /* device and pinned blocks allocated, not yet freed */
+static long call_ns = -1;   /* CUJIT_STUB_CALL_NS, read at the first call */
+static long kernel_ns = -1; /* CUJIT_STUB_KERNEL_NS */
+static long busy_until;     /* the pretend device runs a kernel until then (ns) */
+/* Every pretend block (device or pinned memory) is kept on a list until freed: counted, and
+** still reachable when a test makes the frees fail, so LeakSanitizer does not blame the stand-in
+** for what the pretend driver would free with its context. */
+typedef struct block_header {
+  struct block_header *prev, *next;
+  char pad[48]; /* the block after it stays 64-byte aligned, as malloc's is 16 */
+} block_header;
+
+static block_header live = {&live, &live, {0}};
+static long live_allocations;
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 
 long cujit_stub_live_allocations(void);
 long cujit_stub_live_allocations(void) {
-  return __atomic_load_n(&live_allocations, __ATOMIC_RELAXED);
+  pthread_mutex_lock(&live_lock);
+  long n = live_allocations;
+  pthread_mutex_unlock(&live_lock);
+  return n;
 }
 
-static void counted(void *block, int delta) {
-  if (block) __atomic_add_fetch(&live_allocations, delta, __ATOMIC_RELAXED);
+static void *block_alloc(size_t bytes) {
+  block_header *h = bytes > SIZE_MAX - sizeof *h ? NULL : malloc(sizeof *h + bytes);
+  if (!h) return NULL;
+  pthread_mutex_lock(&live_lock);
+  h->prev = &live, h->next = live.next, live.next->prev = h, live.next = h;
+  live_allocations++;
+  pthread_mutex_unlock(&live_lock);
+  return h + 1;
+}
+
+static void block_free(void *block) {
+  if (!block) return;
+  block_header *h = (block_header *)block - 1;
+  pthread_mutex_lock(&live_lock);
+  h->prev->next = h->next, h->next->prev = h->prev;
+  live_allocations--;
+  pthread_mutex_unlock(&live_lock);
+  free(h);
 }
 
 static long now_ns(void) {
@@ -226,8 +256,7 @@ static CUresult make_handle(void **out) {
 
 static CUresult mem_alloc(CUdeviceptr *p, size_t bytes) {
   cost();
-  void *m = malloc(bytes);
-  counted(m, 1);
+  void *m = block_alloc(bytes);
   *p = (CUdeviceptr)(uintptr_t)m;
   return m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
@@ -239,22 +268,20 @@ static CUresult mem_alloc_async(CUdeviceptr *p, size_t bytes, CUmemoryPool pool,
 
 static CUresult mem_free(CUdeviceptr p) {
   cost();
-  counted((void *)(uintptr_t)p, -1);
-  free((void *)(uintptr_t)p);
+  block_free((void *)(uintptr_t)p);
   return CUDA_SUCCESS;
 }
 
 static CUresult host_alloc(void **p, size_t bytes, unsigned flags) {
   cost();
   (void)flags;
-  counted(*p = malloc(bytes), 1);
+  *p = block_alloc(bytes);
   return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 static CUresult host_free(void *p) {
   cost();
-  counted(p, -1);
-  free(p);
+  block_free(p);
   return CUDA_SUCCESS;
 }
 
