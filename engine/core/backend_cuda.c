@@ -77,7 +77,9 @@ static cujit_status poison(cujit_device *dev, CUresult rc, const char *what) {
 static cujit_status out_of_memory(cujit_device *dev, const char *what, size_t bytes) {
   size_t free_bytes = 0, total = 0;
   char asked[32], f[32], t[32];
-  int known = DRV(dev)->cuMemGetInfo(&free_bytes, &total) == CUDA_SUCCESS;
+  /* Without a context (its retain is what failed) the driver cannot say: not asked. */
+  int known = __atomic_load_n(&CU(dev)->ctx, __ATOMIC_ACQUIRE) &&
+              DRV(dev)->cuMemGetInfo(&free_bytes, &total) == CUDA_SUCCESS;
   cj_bytes_text(free_bytes, f, sizeof f);
   cj_bytes_text(total, t, sizeof t);
   if (bytes)
@@ -179,7 +181,7 @@ static void free_table(cujit_device *devs, int n) {
     if (devs[i].impl) {
       pthread_mutex_destroy(&CU(&devs[i])->lock);
       pthread_mutex_destroy(&CU(&devs[i])->streams_lock);
-      cj_cuda_pool_close(&devs[i]); /* holds nothing yet: only its locks go */
+      cj_cuda_pool_close(CU(&devs[i])); /* holds nothing yet: only its locks go */
       free(devs[i].impl);
     }
   free(devs);
@@ -350,10 +352,12 @@ static cujit_status unrecoverable(cujit_device *dev, CUresult rc) {
 
 /* Reset while still retained (the driver documents releasing after a reset as safe), then drop
 ** our retain, so the next entry retains a freshly initialised context. Without a retain nothing
-** of ours lives there (objects need one, and a fault needs objects): no driver call. */
+** of ours lives there (objects need one, and a fault needs objects): no driver call. What the
+** pool holds goes back first, even from a faulted context (cj_cuda_pool_give_back). */
 static cujit_status cuda_reset(cujit_device *dev) {
   cuda_device *c = CU(dev);
   int faulted = __atomic_load_n(&dev->fault, __ATOMIC_ACQUIRE) != CUJIT_OK;
+  if (cuda_enter_quiet(dev)) cj_cuda_pool_give_back(dev, 1);
   pthread_mutex_lock(&c->lock);
   CUresult rc = c->ctx ? c->drv->cuDevicePrimaryCtxReset(c->handle) : CUDA_SUCCESS, again = rc;
   if (rc == CUDA_SUCCESS) {
@@ -362,7 +366,7 @@ static cujit_status cuda_reset(cujit_device *dev) {
     pthread_mutex_lock(&c->streams_lock); /* the reset destroyed them, and their events */
     c->nstreams = 0;
     pthread_mutex_unlock(&c->streams_lock);
-    cj_cuda_pool_forget(c); /* its blocks and ring went with the context */
+    cj_cuda_pool_forget(c); /* what give_back could not free went with the context */
     if (faulted) {
       CUcontext ctx = NULL;
       if ((again = c->drv->cuDevicePrimaryCtxRetain(&ctx, c->handle)) == CUDA_SUCCESS) {
@@ -380,12 +384,11 @@ static cujit_status cuda_reset(cujit_device *dev) {
                  dev->ordinal, text, name);
 }
 
+/* Never retained (or the retain failed): no driver call at all, nothing of ours is there. */
 static void cuda_release(cujit_device *dev) {
   cuda_device *c = CU(dev);
-  if (cuda_enter_quiet(dev) && __atomic_load_n(&dev->fault, __ATOMIC_ACQUIRE) == CUJIT_OK)
-    cj_cuda_pool_close(dev); /* the pool's free blocks go back to the driver's pool */
-  else
-    cj_cuda_pool_forget(c), cj_cuda_pool_close(dev);
+  if (cuda_enter_quiet(dev)) cj_cuda_pool_give_back(dev, 0);
+  cj_cuda_pool_close(c);
   if (c->ctx) c->drv->cuDevicePrimaryCtxRelease(c->handle);
   pthread_mutex_destroy(&c->lock);
   pthread_mutex_destroy(&c->streams_lock);

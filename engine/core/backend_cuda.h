@@ -80,14 +80,15 @@ void cj_cuda_stream_capturing(cujit_device *dev, void *stream, int capturing);
 cujit_status cj_cuda_stream_done(cujit_device *dev, void *stream);
 
 /* backend_cuda_pool.c: buffers from the pool (the table's alloc, free, pool_trim and
-** pool_reserved), the device's pool made, forgotten at a reset, given back at cujit_close. */
+** pool_reserved), the device's pool made, given back before a reset and at cujit_close. */
 cujit_status cj_cuda_alloc(cujit_device *dev, size_t bytes, uint64_t *addr);
 void cj_cuda_free(cujit_device *dev, uint64_t addr);
 cujit_status cj_cuda_pool_trim(cujit_device *dev);
 cujit_status cj_cuda_pool_reserved(cujit_device *dev, size_t *bytes);
 void cj_cuda_pool_init(cuda_device *c);
 void cj_cuda_pool_forget(cuda_device *c);
-void cj_cuda_pool_close(cujit_device *dev);
+void cj_cuda_pool_give_back(cujit_device *dev, int with_live_buffers);
+void cj_cuda_pool_close(cuda_device *c);
 
 /* A copy of `bytes` from host memory to dst on the default stream through the staging ring: 1
 ** when it took the copy (its status in *st: queued, and src free to change), 0 when the copy

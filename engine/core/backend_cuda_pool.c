@@ -15,8 +15,9 @@
 **     the default stream) bumps the device's order_epoch: each stream waits for the default
 **     stream before its next work (cj_stream_handle), once per bump, not per block.
 ** Nothing is given back to the driver until pool_trim (cujit_device_trim, cuda.trim(), an
-** allocation that finds the device full) or cujit_close; a reset forgets the blocks with the
-** context that held them. CUJIT_POOL=off bypasses all of it (cuMemAlloc, cuMemFree).
+** allocation that finds the device full), a reset or cujit_close (cj_cuda_pool_give_back: every
+** block and the staging buffers, even from a faulted context). CUJIT_POOL=off bypasses all of it
+** (cuMemAlloc, cuMemFree).
 */
 #include "backend_cuda.h"
 
@@ -407,8 +408,8 @@ void cj_cuda_pool_init(cuda_device *c) {
   pthread_mutex_init(&c->stage.down_lock, NULL);
 }
 
-/* The blocks and the ring lived in a context that is gone (a reset) or going (forget after
-** giving back): only the records are freed. */
+/* Only the records: what they named is given back already (cj_cuda_pool_give_back) or lives in
+** no context any more. */
 void cj_cuda_pool_forget(cuda_device *c) {
   cuda_cache *k = &c->cache;
   pthread_mutex_lock(&k->lock);
@@ -429,22 +430,40 @@ void cj_cuda_pool_forget(cuda_device *c) {
   pthread_mutex_unlock(&r->down_lock);
 }
 
-/* cujit_close, with the context current: free blocks and the ring go back to the driver. */
-void cj_cuda_pool_close(cujit_device *dev) {
+/* Before the context is reset (with_live_buffers) or let go (cujit_close), with it current: the
+** blocks the cache holds go back to the driver, and the staging buffers. Left to the context's
+** destruction they would be freed too, but memory checkers report them leaked there, and a
+** program that closes an engine and opens another would keep them. At a reset the blocks of live
+** buffers go too: the reset loses those buffers, and a lost buffer never reaches the driver again.
+** At cujit_close every buffer was freed already (a block still in use would be left to the
+** context's release). A healthy context first finishes its work (copies
+** still read the ring, and freed blocks may still be in use on the streams); a faulted one is not
+** waited for, its frees may fail, and they are tried anyway: the pointers are forgotten either
+** way. */
+void cj_cuda_pool_give_back(cujit_device *dev, int with_live_buffers) {
   cuda_device *c = CU(dev);
-  pthread_mutex_lock(&c->cache.lock);
-  release_free(dev);
-  pthread_mutex_unlock(&c->cache.lock);
+  cj_driver *drv = c->drv;
+  if (__atomic_load_n(&dev->fault, __ATOMIC_ACQUIRE) == CUJIT_OK) drv->cuCtxSynchronize();
+  cuda_cache *k = &c->cache;
+  pthread_mutex_lock(&k->lock);
+  for (size_t i = 0; i < k->nbuckets; i++)
+    for (cuda_block *b = k->by_addr[i]; b; b = b->next)
+      if (with_live_buffers || !b->in_use) drv->cuMemFreeAsync((CUdeviceptr)b->addr, (CUstream)0);
+  pthread_mutex_unlock(&k->lock);
   cuda_stage *r = &c->stage;
-  if (r->ring) {
-    c->drv->cuCtxSynchronize(); /* uploads still queued read the ring */
-    for (int i = 0; i < CJ_STAGE_SEGMENTS; i++) c->drv->cuEventDestroy(r->left[i]);
-    c->drv->cuMemFreeHost(r->ring);
-  }
-  if (r->down) {
-    c->drv->cuCtxSynchronize(); /* an interrupted download may still write it */
-    c->drv->cuMemFreeHost(r->down);
-  }
+  pthread_mutex_lock(&r->lock);
+  for (int i = 0; i < CJ_STAGE_SEGMENTS; i++)
+    if (r->left[i]) drv->cuEventDestroy(r->left[i]);
+  if (r->ring) drv->cuMemFreeHost(r->ring);
+  pthread_mutex_unlock(&r->lock);
+  pthread_mutex_lock(&r->down_lock);
+  if (r->down) drv->cuMemFreeHost(r->down);
+  pthread_mutex_unlock(&r->down_lock);
+  cj_cuda_pool_forget(c);
+}
+
+/* The device's records and locks go (after cj_cuda_pool_give_back, or with nothing to give). */
+void cj_cuda_pool_close(cuda_device *c) {
   cj_cuda_pool_forget(c);
   pthread_mutex_destroy(&c->cache.lock);
   pthread_mutex_destroy(&c->stage.lock);

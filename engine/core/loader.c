@@ -36,7 +36,10 @@ static int resolve_all(cj_driver *drv, get_proc_fn get_proc, char *why, size_t w
 
 int cj_driver_open(cj_driver *drv, char *why, size_t why_len) {
   memset(drv, 0, sizeof *drv);
-  drv->handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  /* NODELETE: once cuInit ran, the driver has threads and exit handlers of its own, and
+  ** unmapping it at cujit_close leaves them pointing at nothing (seen as a crash at exit after
+  ** a primary context failed to be made). dlclose only drops the count. */
+  drv->handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!drv->handle) {
     snprintf(why, why_len,
              "no CUDA driver: libcuda.so.1 could not be opened (%s); install the NVIDIA driver",

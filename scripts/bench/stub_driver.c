@@ -8,8 +8,17 @@
 ** 100-1000 ns each), so a figure also shows how many driver calls a path makes.
 ** CUJIT_STUB_KERNEL_NS=N makes every launch pretend to run N ns: queries answer NOT_READY until
 ** then and the driver's own waits spin until then, so a wait's polls cost what they would.
+** CUJIT_STUB_FAIL=cuName[,cuName...] makes those calls fail, with CUJIT_STUB_FAIL_CODE (a CUresult,
+** 2 = out of memory unless set) and nothing written: read when cujit looks the calls up, so set it
+** before cujit_open. Tests use it for paths a real GPU takes only under load or after a fault.
+** cujit_stub_live_allocations() (dlsym it from libcuda.so.1) counts the device and pinned blocks
+** allocated and not yet freed: what a real driver would report leaked at context destruction.
+** cuInit starts a thread of the driver's own, as the real one does: unmapping the library while
+** it lives (a dlclose that really unloads) crashes the process, as it does with the real driver.
 */
 #include <cuda.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,6 +29,45 @@ static _Thread_local CUcontext current;
 static long call_ns = -1;   /* CUJIT_STUB_CALL_NS, read at the first call */
 static long kernel_ns = -1; /* CUJIT_STUB_KERNEL_NS */
 static long busy_until;     /* the pretend device runs a kernel until then (ns) */
+/* Every pretend block (device or pinned memory) is kept on a list until freed: counted, and
+** still reachable when a test makes the frees fail, so LeakSanitizer does not blame the stand-in
+** for what the pretend driver would free with its context. */
+typedef struct block_header {
+  struct block_header *prev, *next;
+  char pad[48]; /* the block after it stays 64-byte aligned, as malloc's is 16 */
+} block_header;
+
+static block_header live = {&live, &live, {0}};
+static long live_allocations;
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+
+long cujit_stub_live_allocations(void);
+long cujit_stub_live_allocations(void) {
+  pthread_mutex_lock(&live_lock);
+  long n = live_allocations;
+  pthread_mutex_unlock(&live_lock);
+  return n;
+}
+
+static void *block_alloc(size_t bytes) {
+  block_header *h = bytes > SIZE_MAX - sizeof *h ? NULL : malloc(sizeof *h + bytes);
+  if (!h) return NULL;
+  pthread_mutex_lock(&live_lock);
+  h->prev = &live, h->next = live.next, live.next->prev = h, live.next = h;
+  live_allocations++;
+  pthread_mutex_unlock(&live_lock);
+  return h + 1;
+}
+
+static void block_free(void *block) {
+  if (!block) return;
+  block_header *h = (block_header *)block - 1;
+  pthread_mutex_lock(&live_lock);
+  h->prev->next = h->next, h->next->prev = h->prev;
+  live_allocations--;
+  pthread_mutex_unlock(&live_lock);
+  free(h);
+}
 
 static long now_ns(void) {
   struct timespec t;
@@ -65,6 +113,29 @@ static CUresult synchronize(void) {
   cost();
   while (now_ns() < __atomic_load_n(&busy_until, __ATOMIC_RELAXED)) {
   }
+  return CUDA_SUCCESS;
+}
+
+/* The driver's own thread: wakes every millisecond, in the library's code. */
+static void *driver_thread(void *unused) {
+  (void)unused;
+  for (;;) {
+    struct timespec t = {0, 1000000};
+    nanosleep(&t, NULL);
+  }
+  return NULL;
+}
+
+static void start_driver_thread(void) {
+  pthread_t t;
+  if (pthread_create(&t, NULL, driver_thread, NULL) == 0) pthread_detach(t);
+}
+
+static CUresult init(unsigned flags) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  cost();
+  (void)flags;
+  pthread_once(&once, start_driver_thread);
   return CUDA_SUCCESS;
 }
 
@@ -153,6 +224,7 @@ static CUresult total_mem(size_t *bytes, CUdevice d) {
 
 static CUresult mem_info(size_t *free_bytes, size_t *total) {
   cost();
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT; /* as the real driver answers */
   *free_bytes = *total = (size_t)80 << 30;
   return CUDA_SUCCESS;
 }
@@ -184,7 +256,7 @@ static CUresult make_handle(void **out) {
 
 static CUresult mem_alloc(CUdeviceptr *p, size_t bytes) {
   cost();
-  void *m = malloc(bytes);
+  void *m = block_alloc(bytes);
   *p = (CUdeviceptr)(uintptr_t)m;
   return m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
@@ -196,19 +268,20 @@ static CUresult mem_alloc_async(CUdeviceptr *p, size_t bytes, CUmemoryPool pool,
 
 static CUresult mem_free(CUdeviceptr p) {
   cost();
-  free((void *)(uintptr_t)p);
+  block_free((void *)(uintptr_t)p);
   return CUDA_SUCCESS;
 }
 
 static CUresult host_alloc(void **p, size_t bytes, unsigned flags) {
   cost();
   (void)flags;
-  return (*p = malloc(bytes)) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+  *p = block_alloc(bytes);
+  return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 static CUresult host_free(void *p) {
   cost();
-  free(p);
+  block_free(p);
   return CUDA_SUCCESS;
 }
 
@@ -224,6 +297,21 @@ static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t bytes, CUstream
   (void)s;
   memset((void *)(uintptr_t)dst, v, bytes);
   return CUDA_SUCCESS;
+}
+
+/* A call named in CUJIT_STUB_FAIL. */
+static CUresult failing(void) {
+  cost();
+  const char *code = getenv("CUJIT_STUB_FAIL_CODE");
+  return code ? (CUresult)atoi(code) : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static int told_to_fail(const char *symbol) {
+  const char *list = getenv("CUJIT_STUB_FAIL");
+  size_t n = strlen(symbol);
+  for (const char *at = list; at && (at = strstr(at, symbol)) != NULL; at += n)
+    if ((at == list || at[-1] == ',') && (at[n] == ',' || at[n] == '\0')) return 1;
+  return 0;
 }
 
 static CUresult not_supported(void) {
@@ -251,6 +339,7 @@ static const struct {
   const char *name;
   void (*fn)(void);
 } entries[] = {
+    ENTRY(cuInit, init),
     ENTRY(cuGetErrorName, get_error_text),
     ENTRY(cuGetErrorString, get_error_text),
     ENTRY(cuDriverGetVersion, driver_version),
@@ -298,6 +387,7 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint
   void (*fn)(void) = (void (*)(void))ok;
   for (size_t i = 0; i < sizeof entries / sizeof *entries; i++)
     if (strcmp(entries[i].name, symbol) == 0) fn = entries[i].fn;
+  if (told_to_fail(symbol)) fn = (void (*)(void))failing;
   memcpy(pfn, &fn, sizeof fn);
   if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
   return CUDA_SUCCESS;

@@ -1,0 +1,152 @@
+/*
+** test_stub_driver.c -- what the CUDA backend does around a device's context, against the
+** stand-in driver (scripts/bench/stub_driver.c; tests/CMakeLists.txt runs this program with it
+** first on LD_LIBRARY_PATH, and nowhere else): a primary context that cannot be retained (the
+** GPU full of other processes) is a clear error and a clean close, and a reset or a close gives
+** back every block and pinned buffer the backend cached, counted by the stand-in, even when the
+** context faulted. CUJIT_STUB_FAIL is read when the engine opens the driver: each case sets it
+** before cujit_open (every case runs in a process of its own).
+*/
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cujit.h"
+#include "scratch.h"
+
+static cujit_engine *engine;
+static cujit_device *gpu;
+
+#define EXPECT_OK(call)                                                                            \
+  do {                                                                                             \
+    cujit_status st_ = (call);                                                                     \
+    cr_assert_eq(st_, CUJIT_OK, "%s failed: %s", #call, cujit_errmsg(engine));                     \
+  } while (0)
+
+/* The engine, with the stand-in failing the calls named (NULL: none) with `code`. */
+static void open_failing(const char *calls, const char *code) {
+  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
+  if (calls) setenv("CUJIT_STUB_FAIL", calls, 1);
+  if (code) setenv("CUJIT_STUB_FAIL_CODE", code, 1);
+  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
+  cr_assert_eq(cujit_device_get(engine, 0, &gpu), CUJIT_OK,
+               "the stand-in driver's device 0 is missing (%s): is scripts/bench/stubcuda first "
+               "on LD_LIBRARY_PATH?",
+               cujit_errmsg(engine));
+}
+
+static void close_engine(void) {
+  cujit_close(engine);
+  engine = NULL;
+  unsetenv("CUJIT_STUB_FAIL");
+  unsetenv("CUJIT_STUB_FAIL_CODE");
+  cj_scratch_remove();
+}
+
+/* Device and pinned blocks the stand-in handed out and got no free for. */
+static long live_allocations(void) {
+  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  cr_assert_not_null(cuda, "libcuda.so.1 is not loaded");
+  long (*count)(void) = (long (*)(void))dlsym(cuda, "cujit_stub_live_allocations");
+  dlclose(cuda);
+  cr_assert_not_null(count, "libcuda.so.1 is not the stand-in driver (scripts/bench/stubcuda)");
+  return count();
+}
+
+/* A buffer of `bytes` from the pool, filled through the staging ring and read back through the
+** pinned download buffer (both are made at their first use). */
+static cujit_buffer *used_buffer(size_t bytes) {
+  unsigned char data[512], got[512];
+  cr_assert_leq(bytes, sizeof data);
+  for (size_t i = 0; i < bytes; i++) data[i] = (unsigned char)(i * 7 + 1);
+  cujit_buffer *b;
+  EXPECT_OK(cujit_buffer_alloc(engine, bytes, CUJIT_DTYPE_NONE, &b));
+  EXPECT_OK(cujit_memcpy_htod(b, 0, data, bytes, NULL));
+  EXPECT_OK(cujit_memcpy_dtoh(got, b, 0, bytes, NULL));
+  cr_assert_arr_eq(got, data, bytes);
+  return b;
+}
+
+Test(stub_context, a_context_that_cannot_be_made_is_an_error_and_a_clean_close,
+     .fini = cj_scratch_remove) {
+  open_failing("cuDevicePrimaryCtxRetain", NULL);
+  cujit_buffer *b = NULL;
+  for (int attempt = 0; attempt < 2; attempt++) { /* the second asks again, and fails the same */
+    cr_expect_eq(cujit_buffer_alloc(engine, 256, CUJIT_DTYPE_NONE, &b), CUJIT_ERROR_DEVICE_MEMORY);
+    const char *msg = cujit_errmsg(engine);
+    cr_expect(strstr(msg, "retaining the primary context of device 0 failed") != NULL, "%s", msg);
+    cr_expect(strstr(msg, "out of memory") != NULL, "%s", msg);
+    cr_expect(strstr(msg, "free memory is") == NULL, "no context to ask: %s", msg);
+  }
+  cr_expect_null(b);
+  cujit_stream *s = NULL;
+  cr_expect_eq(cujit_stream_create(engine, &s), CUJIT_ERROR_DEVICE_MEMORY);
+  cr_expect_eq(cujit_device_trim(gpu), CUJIT_OK, "nothing was made: nothing to trim");
+  cujit_close(engine);
+  engine = NULL;
+  /* The driver stays mapped after cujit_close: its threads and exit handlers outlive the engine
+  ** (unmapping it crashed the process at exit on the H200 after this very failure). */
+  void *still = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  cr_expect_not_null(still, "cujit_close unmapped the CUDA driver");
+  if (still) dlclose(still);
+  unsetenv("CUJIT_STUB_FAIL");
+}
+
+Test(stub_context, close_gives_back_the_pool_and_the_staging_buffers, .fini = close_engine) {
+  open_failing(NULL, NULL);
+  long before = live_allocations();
+  cujit_buffer *kept = used_buffer(512);
+  cujit_buffer_free(used_buffer(256)); /* a free block in the pool's cache */
+  cr_assert_gt(live_allocations(), before + 2, "two blocks, the ring and the download buffer");
+  (void)kept; /* freed by cujit_close */
+  cujit_close(engine);
+  engine = NULL;
+  cr_expect_eq(live_allocations(), before, "cujit_close left blocks or pinned buffers behind");
+}
+
+Test(stub_context, a_reset_gives_back_the_pool_and_the_staging_buffers, .fini = close_engine) {
+  open_failing(NULL, NULL);
+  long before = live_allocations();
+  cujit_buffer *lost = used_buffer(512);
+  cujit_buffer_free(used_buffer(256));
+  cr_assert_gt(live_allocations(), before + 2);
+  EXPECT_OK(cujit_device_reset(gpu));
+  /* The stand-in's reset frees nothing: what is still counted, cujit left to the context. */
+  cr_expect_eq(live_allocations(), before, "the reset left blocks or pinned buffers behind");
+  cujit_buffer_free(lost); /* lost: freed without a driver call */
+  cr_expect_eq(live_allocations(), before);
+  cujit_buffer *again = used_buffer(512); /* the pool and the staging buffers, made anew */
+  cr_expect_gt(live_allocations(), before);
+  cujit_buffer_free(again);
+}
+
+Test(stub_context, a_faulted_reset_still_gives_back, .fini = close_engine) {
+  open_failing("cuStreamQuery", "700"); /* CUDA_ERROR_ILLEGAL_ADDRESS at the first wait */
+  long before = live_allocations();
+  cujit_buffer *b;
+  unsigned char data[256] = {1}, got[256];
+  EXPECT_OK(cujit_buffer_alloc(engine, sizeof data, CUJIT_DTYPE_NONE, &b));
+  EXPECT_OK(cujit_memcpy_htod(b, 0, data, sizeof data, NULL));
+  cr_assert_eq(cujit_memcpy_dtoh(got, b, 0, sizeof got, NULL), CUJIT_ERROR_DEVICE_FAULT);
+  cr_assert_eq(cujit_device_status(gpu), CUJIT_ERROR_DEVICE_FAULT);
+  cr_assert_gt(live_allocations(), before + 2, "the block, the ring and the download buffer");
+  EXPECT_OK(cujit_device_reset(gpu));
+  EXPECT_OK(cujit_device_status(gpu));
+  cr_expect_eq(live_allocations(), before, "a faulted reset left blocks or pinned buffers behind");
+  cujit_buffer_free(b);
+}
+
+/* Frees a faulted context refuses are forgotten: nothing stale is handed out after the reset. */
+Test(stub_context, frees_refused_at_a_reset_are_forgotten, .fini = close_engine) {
+  open_failing("cuMemFreeAsync,cuMemFreeHost", "700");
+  cujit_buffer *old = used_buffer(512);
+  uint64_t old_ptr = cujit_buffer_devptr(old);
+  cujit_buffer_free(old);
+  EXPECT_OK(cujit_device_reset(gpu));
+  EXPECT_OK(cujit_device_status(gpu));
+  cujit_buffer *fresh = used_buffer(512); /* works, in a block of the new context */
+  cr_expect_neq(cujit_buffer_devptr(fresh), old_ptr, "a block of the old context came back");
+  cujit_buffer_free(fresh);
+}
