@@ -290,9 +290,15 @@ static void mem_put(cj_cache *c, const cj_cache_key *key, const cj_cache_entry *
 /* Compiled code is <key>.cjc; an include manifest (cj_cache_put_text) is <key>.cjm. */
 static void entry_path(const cj_cache *c, const cj_cache_key *key, int text, char *path,
                        size_t len) {
-  char hex[33];
-  key_hex(key, hex);
-  snprintf(path, len, "%s/%s.%s", c->dir, hex, text ? "cjm" : "cjc");
+  size_t dl = strnlen(c->dir, sizeof c->dir); /* setup_disk keeps 64 bytes free for the name */
+  if (dl + 38 > len) {
+    path[0] = '\0';
+    return;
+  }
+  memcpy(path, c->dir, dl);
+  path[dl] = '/';
+  key_hex(key, path + dl + 1);
+  memcpy(path + dl + 33, text ? ".cjm" : ".cjc", 5);
 }
 
 static int read_full(int fd, unsigned char *buf, size_t n, size_t *got) {

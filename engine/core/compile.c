@@ -109,7 +109,9 @@ typedef struct opt_list {
   int failed;
 } opt_list;
 
-static void opt_add(opt_list *o, const char *fmt, const char *a, const char *b) {
+/* Adds `flag` followed by `value` (when given): concatenated, not formatted, as every cache hit
+** builds the list. */
+static void opt_add(opt_list *o, const char *flag, const char *value) {
   if (o->failed) return;
   if (o->n == o->cap) {
     size_t cap = o->cap ? 2 * o->cap : 16;
@@ -120,13 +122,15 @@ static void opt_add(opt_list *o, const char *fmt, const char *a, const char *b) 
     }
     o->v = nv, o->cap = cap;
   }
-  size_t need = strlen(fmt) + (a ? strlen(a) : 0) + (b ? strlen(b) : 0) + 1;
-  char *s = malloc(need);
+  size_t fl = strlen(flag), vl = value ? strlen(value) : 0;
+  char *s = malloc(fl + vl + 1);
   if (!s) {
     o->failed = 1;
     return;
   }
-  snprintf(s, need, fmt, a ? a : "", b ? b : "");
+  memcpy(s, flag, fl);
+  if (vl) memcpy(s + fl, value, vl);
+  s[fl + vl] = '\0';
   o->v[o->n++] = s;
 }
 
@@ -157,15 +161,15 @@ static int valid_std(const char *s) {
 ** depends on the machine, not on the program). */
 static cujit_status build_options(cujit_engine *engine, const cujit_compile_options *op,
                                   const char *arch, opt_list *o) {
-  opt_add(o, "-arch=%s%s", arch, NULL);
+  opt_add(o, "-arch=", arch);
   const char *std = op && op->std ? op->std : "c++17";
   if (!valid_std(std))
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "std '%s' is not a language standard: write c++17, c++20, ...", std);
-  opt_add(o, "-std=%s%s", std, NULL);
-  if (op && op->fast_math) opt_add(o, "--use_fast_math%s%s", NULL, NULL);
-  if (op && op->line_info) opt_add(o, "-lineinfo%s%s", NULL, NULL);
-  if (op && op->debug) opt_add(o, "-G%s%s", NULL, NULL);
+  opt_add(o, "-std=", std);
+  if (op && op->fast_math) opt_add(o, "--use_fast_math", NULL);
+  if (op && op->line_info) opt_add(o, "-lineinfo", NULL);
+  if (op && op->debug) opt_add(o, "-G", NULL);
   if (op && op->define_count && !op->defines)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "define_count is %zu but defines is NULL",
                    op->define_count);
@@ -174,7 +178,7 @@ static cujit_status build_options(cujit_engine *engine, const cujit_compile_opti
       return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                      "define %zu ('%s') is not NAME or NAME=VALUE with NAME a C identifier", i,
                      op->defines[i] ? op->defines[i] : "(NULL)");
-    opt_add(o, "-D%s%s", op->defines[i], NULL);
+    opt_add(o, "-D", op->defines[i]);
   }
   if (op && op->include_dir_count && !op->include_dirs)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -190,7 +194,7 @@ static cujit_status build_options(cujit_engine *engine, const cujit_compile_opti
     if (!S_ISDIR(st.st_mode))
       return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "include dir '%s' is not a directory",
                      dir);
-    opt_add(o, "--include-path=%s%s", dir, NULL);
+    opt_add(o, "--include-path=", dir);
   }
   if (op && op->extra_flag_count && !op->extra_flags)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -198,7 +202,7 @@ static cujit_status build_options(cujit_engine *engine, const cujit_compile_opti
   for (size_t i = 0; op && i < op->extra_flag_count; i++) {
     if (!op->extra_flags[i] || !*op->extra_flags[i])
       return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "extra flag %zu is NULL or empty", i);
-    opt_add(o, "%s%s", op->extra_flags[i], NULL);
+    opt_add(o, "", op->extra_flags[i]);
   }
   if (o->failed) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   return CUJIT_OK;
@@ -282,7 +286,7 @@ static const char *toolkit_include(void) {
 ** of the key. */
 static void add_cccl(opt_list *o) {
   pthread_once(&toolkit_once, find_toolkit);
-  if (toolkit_cccl[0]) opt_add(o, "--include-path=%s%s", toolkit_cccl, NULL);
+  if (toolkit_cccl[0]) opt_add(o, "--include-path=", toolkit_cccl);
 }
 
 static cujit_status nvrtc_status(cujit_engine *engine, cj_nvrtc *nv, nvrtcResult r,
@@ -350,7 +354,7 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
       if (!(o->v[i] = cj_strdup(inc->flags[i]))) o->failed = 1;
     }
   const char *tk = toolkit_include();
-  if (tk) opt_add(o, "--include-path=%s%s", tk, NULL);
+  if (tk) opt_add(o, "--include-path=", tk);
   if (o->failed) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   nvrtcProgram prog; /* messages quote `source`, the user's text; NVRTC gets the resolved one */
   nvrtcResult r =

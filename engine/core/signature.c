@@ -676,17 +676,24 @@ cujit_status cj_signature_specialize(const cj_signature *generic, const cujit_dt
   return CUJIT_OK;
 }
 
-char *cj_signature_format(const cj_signature *sig) {
-  if (!sig || !sig->name) return NULL;
-  cj_buf b = {0};
-  cj_buf_printf(&b, "%s(", sig->name);
+void cj_signature_write(struct cj_buf *b, const cj_signature *sig) {
+  cj_buf_puts(b, sig->name);
+  cj_buf_add(b, "(", 1);
   for (size_t i = 0; i < sig->nparams; i++) {
     const char *t = sig->params[i].type;
     size_t tl = strlen(t);
-    cj_buf_printf(&b, "%s%s%s%s", i ? ", " : "", t, tl && t[tl - 1] == '*' ? "" : " ",
-                  sig->params[i].name);
+    if (i) cj_buf_add(b, ", ", 2);
+    cj_buf_add(b, t, tl);
+    if (!(tl && t[tl - 1] == '*')) cj_buf_add(b, " ", 1);
+    cj_buf_puts(b, sig->params[i].name);
   }
-  cj_buf_puts(&b, ")");
+  cj_buf_add(b, ")", 1);
+}
+
+char *cj_signature_format(const cj_signature *sig) {
+  if (!sig || !sig->name) return NULL;
+  cj_buf b = {0};
+  cj_signature_write(&b, sig);
   if (b.failed) {
     cj_buf_free(&b);
     return NULL;
