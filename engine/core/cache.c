@@ -312,36 +312,49 @@ static int read_full(int fd, unsigned char *buf, size_t n, size_t *got) {
   return 1;
 }
 
-/* Reads the entry at `path`: its header first, and the rest only when the header announces an
-** entry for `key` exactly the file's size. Never blocks (a FIFO is not opened for reading
-** whole). 0: absent or unreadable; 1: *data filled; -1: *bad says why it is not an entry; -2:
-** not a regular file, *bad says what it is. */
+/* Past this size an entry is read in two steps: the header, and the rest only once the header
+** announces an entry for the key of exactly the file's size. A smaller file is read whole in one
+** call (a hit then costs one read per file), its header checked before anything else is used. */
+#define WHOLE_READ_BYTES ((size_t)1 << 20)
+
+/* Reads the entry at `path`. Never blocks (a FIFO is not opened for reading whole). 0: absent or
+** unreadable; 1: *data filled; -1: *bad says why it is not an entry; -2: not a regular file,
+** *bad says what it is. */
 static int read_entry(const char *path, const cj_cache_key *key, unsigned char **data, size_t *len,
                       struct stat *info, const char **bad) {
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return 0;
-  unsigned char head[CJ_CACHE_HEADER_BYTES];
-  size_t got = 0;
+  unsigned char head[CJ_CACHE_HEADER_BYTES], *buf = head;
+  size_t got = 0, size = 0;
   int result = -1;
   if (fstat(fd, info) != 0) {
     result = 0;
   } else if (!S_ISREG(info->st_mode)) {
     *bad = S_ISDIR(info->st_mode) ? "a directory" : "not a regular file", result = -2;
-  } else if (!read_full(fd, head, sizeof head, &got) ||
-             (*bad = cj_cache_entry_check_header(head, got, key, (uint64_t)info->st_size)) !=
-                 NULL) {
+  } else if ((size = (size_t)info->st_size) <= WHOLE_READ_BYTES &&
+             !(buf = malloc(size ? size : 1))) {
+    result = 0;
+  } else if (!read_full(fd, buf, buf == head ? sizeof head : size, &got) ||
+             (*bad = cj_cache_entry_check_header(buf, got, key, (uint64_t)size)) != NULL) {
     if (!*bad) *bad = "unreadable";
-  } else if (!(*data = malloc((size_t)info->st_size))) {
+  } else if (buf != head) { /* read whole */
+    result = got == size ? 1 : -1;
+    if (result == 1)
+      *data = buf, *len = size, buf = NULL;
+    else
+      *bad = "truncated";
+  } else if (!(*data = malloc(size))) {
     result = 0;
   } else {
     memcpy(*data, head, sizeof head);
-    result = read_full(fd, *data + sizeof head, (size_t)info->st_size - sizeof head, &got) &&
-                     got == (size_t)info->st_size - sizeof head
-                 ? 1
-                 : -1;
-    *len = (size_t)info->st_size;
+    result =
+        read_full(fd, *data + sizeof head, size - sizeof head, &got) && got == size - sizeof head
+            ? 1
+            : -1;
+    *len = size;
     if (result != 1) free(*data), *bad = "truncated";
   }
+  if (buf != head) free(buf);
   close(fd);
   return result;
 }

@@ -162,7 +162,8 @@ int cj_named_type(const char *s, size_t n, cj_type_desc *out) {
   else if (n == 5 && memcmp(s, "half2", 5) == 0)
     s = "__half2", n = 7;
   for (size_t i = 0; i < sizeof named_types / sizeof *named_types; i++)
-    if (strlen(named_types[i].spelling) == n && memcmp(named_types[i].spelling, s, n) == 0) {
+    if (named_types[i].spelling[0] == s[0] && strncmp(named_types[i].spelling, s, n) == 0 &&
+        named_types[i].spelling[n] == '\0') {
       *out = named_types[i];
       return 1;
     }
