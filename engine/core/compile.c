@@ -442,8 +442,9 @@ static int manifest_lookup(cujit_engine *engine, const char *source, const char 
 }
 
 /* Second half: resolves the includes (once; inc is kept for the compile), makes the full key,
-** looks it up when `look`, and writes the manifest. A program whose includes cannot be resolved
-** is not cacheable: *key_ok 0, and one warning saying where. */
+** looks it up when `look`, and writes the manifest (with `look` 2, on a miss only: the source
+** reads no file, cj_includes_none, and its hits never read the manifest). A program whose
+** includes cannot be resolved is not cacheable: *key_ok 0, and one warning saying where. */
 static cujit_status resolve_lookup(cujit_engine *engine, const char *source, const char *name,
                                    const char *arch, const opt_list *o, cj_includes *inc, int look,
                                    cj_cache_key *key, int *key_ok, cj_cache_entry *e, int *hit) {
@@ -465,13 +466,14 @@ static cujit_status resolve_lookup(cujit_engine *engine, const char *source, con
               "must know each file by name; write the #include with a literal file name",
               name, inc->why);
   }
-  cj_cache_key skey = source_key(source, name, arch, o, tk ? tk : "");
-  if (!(*key_ok = inc->cacheable)) {
-    *key = skey; /* never looked up nor stored: only names the program layer's record */
+  if (!(*key_ok = inc->cacheable)) { /* never looked up nor stored: only names the record */
+    *key = source_key(source, name, arch, o, tk ? tk : "");
     return CUJIT_OK;
   }
   *key = full_key(inc, name, arch, o);
   if (look) *hit = lookup(engine, key, e);
+  if (look == 2 && *hit) return CUJIT_OK;
+  cj_cache_key skey = source_key(source, name, arch, o, tk ? tk : "");
   char *text = cj_includes_manifest(inc, key->bytes);
   if (text) cj_cache_put_text(engine->cache, &skey, text);
   free(text);
@@ -577,7 +579,9 @@ cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *n
   int hit = 0, key_ok = 0, manifest_pure = 0;
   st = build_options(engine, options, arch, &o);
   add_cccl(&o);
-  if (st == CUJIT_OK)
+  if (st == CUJIT_OK && cj_includes_none(source, (const char *const *)o.v, o.n))
+    st = resolve_lookup(engine, source, name, arch, &o, &inc, 2, &key, &key_ok, e, &hit);
+  else if (st == CUJIT_OK)
     hit = manifest_lookup(engine, source, name, arch, &o, &key, &key_ok, &manifest_pure, e);
   if (st == CUJIT_OK && !key_ok)
     st = resolve_lookup(engine, source, name, arch, &o, &inc, 1, &key, &key_ok, e, &hit);

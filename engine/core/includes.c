@@ -435,6 +435,13 @@ int cj_includes_resolve(const cj_include_request *rq, cj_includes *out) {
   return 1;
 }
 
+int cj_includes_none(const char *source, const char *const *flags, size_t flag_count) {
+  if (strstr(source, "include") || strstr(source, "import")) return 0;
+  for (size_t i = 0; i < flag_count; i++) /* --pre-include, -include (read_flags, pre_includes) */
+    if (strstr(flags[i], "pre-include") || strncmp(flags[i], "-include", 8) == 0) return 0;
+  return 1;
+}
+
 void cj_includes_free(cj_includes *inc) {
   if (!inc) return;
   for (size_t i = 0; i < inc->header_count; i++) {
