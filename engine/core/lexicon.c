@@ -236,6 +236,7 @@ int cj_is_reserved_word(const char *s, size_t n) {
 
 char *cj_replace_words(const char *text, size_t len, const char *const *names,
                        const char *const *with, size_t n) {
+  if (n == 0) return cj_strndup(text, len); /* no typedef: most sources */
   cj_buf b = {0};
   for (size_t i = 0; i < len;) {
     if (cj_ident_start((unsigned char)text[i]) &&
