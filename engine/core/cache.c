@@ -88,18 +88,17 @@ static int env_off(void) {
   return 0;
 }
 
-/* The directory exists and is writable: 0, else an errno. */
-static int usable_dir(const char *path) {
-  struct stat st;
-  if (stat(path, &st) != 0) return errno;
-  if (!S_ISDIR(st.st_mode)) return ENOTDIR;
+/* The directory exists and is writable: 0 and its *st, else an errno. */
+static int usable_dir(const char *path, struct stat *st) {
+  if (stat(path, st) != 0) return errno;
+  if (!S_ISDIR(st->st_mode)) return ENOTDIR;
   if (access(path, W_OK | X_OK) != 0) return errno;
   return 0;
 }
 
 /* mkdir -p; returns 0 or an errno. An existing directory (the usual case) costs no mkdir. */
-static int make_dirs(const char *path) {
-  if (usable_dir(path) == 0) return 0;
+static int make_dirs(const char *path, struct stat *st) {
+  if (usable_dir(path, st) == 0) return 0;
   char buf[PATH_MAX];
   if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return ENAMETOOLONG;
   for (char *p = buf + 1;; p++) {
@@ -115,7 +114,7 @@ static int make_dirs(const char *path) {
       }
     }
   }
-  return usable_dir(path);
+  return usable_dir(path, st);
 }
 
 /* The directory and the variable it came from; NULL when none is set. Room is left for an
@@ -134,11 +133,9 @@ static const char *where_from(char *dir, size_t len, int *too_long) {
 
 /* 0, or why a directory that others may write is not used: whoever can write it chooses the
 ** code the GPU runs (entries are checked for integrity, not authenticity). */
-static const char *unsafe_dir(const char *path) {
-  struct stat st;
-  if (stat(path, &st) != 0) return NULL; /* it was usable a moment ago: writing will say */
-  if (st.st_uid != geteuid()) return "it belongs to another user";
-  if (st.st_mode & (S_IWGRP | S_IWOTH)) return "group or others may write it";
+static const char *unsafe_dir(const struct stat *st) {
+  if (st->st_uid != geteuid()) return "it belongs to another user";
+  if (st->st_mode & (S_IWGRP | S_IWOTH)) return "group or others may write it";
   return NULL;
 }
 
@@ -174,7 +171,8 @@ static void setup_disk(cj_cache *c) {
                        "writable directory (or CUJIT_CACHE=off to silence this)");
     return;
   }
-  int err = make_dirs(c->dir);
+  struct stat st; /* of the directory, as make_dirs found it usable */
+  int err = make_dirs(c->dir, &st);
   if (err) {
     cj_warn(c->engine,
             "cache directory '%s' (from %s) cannot be used: %s; compiled kernels are kept in "
@@ -186,7 +184,7 @@ static void setup_disk(cj_cache *c) {
   }
   const char *shared = getenv("CUJIT_CACHE_SHARED");
   c->shared = shared && strcmp(shared, "1") == 0;
-  const char *unsafe = c->shared ? NULL : unsafe_dir(c->dir);
+  const char *unsafe = c->shared ? NULL : unsafe_dir(&st);
   if (unsafe) {
     cj_warn(c->engine,
             "cache directory '%s' (from %s) is not used: %s, and whoever can write it chooses "
