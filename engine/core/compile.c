@@ -425,6 +425,11 @@ static int lookup(cujit_engine *engine, const cj_cache_key *key, cj_cache_entry 
   return 1;
 }
 
+/* Up to this size a source that names no header is resolved (a copy and a hash, about a
+** nanosecond a byte) rather than looked up through its manifest (a file more to open and read:
+** several microseconds), so that the first hit of a new process opens one file. */
+#define DIRECT_MAX_BYTES ((size_t)16 << 10)
+
 /* The cache lookup by the include rule (docs/ARCHITECTURE.md), first half: the manifest under
 ** the source key gives the full key while every header it lists is unchanged (a stat each).
 ** *key_ok is 1 when it did (the entry may still be missing), *pure when it lists no file. */
@@ -579,7 +584,8 @@ cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *n
   int hit = 0, key_ok = 0, manifest_pure = 0;
   st = build_options(engine, options, arch, &o);
   add_cccl(&o);
-  if (st == CUJIT_OK && cj_includes_none(source, (const char *const *)o.v, o.n))
+  if (st == CUJIT_OK && strlen(source) <= DIRECT_MAX_BYTES &&
+      cj_includes_none(source, (const char *const *)o.v, o.n))
     st = resolve_lookup(engine, source, name, arch, &o, &inc, 2, &key, &key_ok, e, &hit);
   else if (st == CUJIT_OK)
     hit = manifest_lookup(engine, source, name, arch, &o, &key, &key_ok, &manifest_pure, e);
