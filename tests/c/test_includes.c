@@ -305,6 +305,15 @@ Test(includes, a_source_naming_no_header_needs_no_manifest) {
   cr_assert_eq(value_of(NULL, named, &sm90, &cached), 1202);
   cr_assert_eq(cached, 1, "a hit, through the includes resolved afresh");
   cr_assert_eq(nwarnings, 1, "its damaged manifest was read and refused");
+  /* Past 16 KiB the manifest is read again (it costs less than resolving the text). */
+  static char big[20000];
+  int at = snprintf(big, sizeof big, "extern \"C\" __global__ void k(int *p) { *p = 1203; }\n");
+  memset(big + at, ' ', sizeof big - (size_t)at - 1);
+  expect(NULL, big, &sm90, 1203, 0);
+  overwrite_manifests("damaged");
+  nwarnings = 0;
+  cr_assert_eq(value_of(NULL, big, &sm90, &cached), 1203);
+  cr_assert_eq(nwarnings, 1, "a big source's damaged manifest was read and refused");
   const char *none[] = {"-arch=sm_90", "--include-path=/usr/include", "-I", "/x/include"};
   cr_assert_eq(cj_includes_none(plain, none, 4), 1);
   cr_assert_eq(cj_includes_none(named, none, 4), 0);
