@@ -88,18 +88,17 @@ static int env_off(void) {
   return 0;
 }
 
-/* The directory exists and is writable: 0, else an errno. */
-static int usable_dir(const char *path) {
-  struct stat st;
-  if (stat(path, &st) != 0) return errno;
-  if (!S_ISDIR(st.st_mode)) return ENOTDIR;
+/* The directory exists and is writable: 0 and its *st, else an errno. */
+static int usable_dir(const char *path, struct stat *st) {
+  if (stat(path, st) != 0) return errno;
+  if (!S_ISDIR(st->st_mode)) return ENOTDIR;
   if (access(path, W_OK | X_OK) != 0) return errno;
   return 0;
 }
 
 /* mkdir -p; returns 0 or an errno. An existing directory (the usual case) costs no mkdir. */
-static int make_dirs(const char *path) {
-  if (usable_dir(path) == 0) return 0;
+static int make_dirs(const char *path, struct stat *st) {
+  if (usable_dir(path, st) == 0) return 0;
   char buf[PATH_MAX];
   if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return ENAMETOOLONG;
   for (char *p = buf + 1;; p++) {
@@ -115,7 +114,7 @@ static int make_dirs(const char *path) {
       }
     }
   }
-  return usable_dir(path);
+  return usable_dir(path, st);
 }
 
 /* The directory and the variable it came from; NULL when none is set. Room is left for an
@@ -134,11 +133,9 @@ static const char *where_from(char *dir, size_t len, int *too_long) {
 
 /* 0, or why a directory that others may write is not used: whoever can write it chooses the
 ** code the GPU runs (entries are checked for integrity, not authenticity). */
-static const char *unsafe_dir(const char *path) {
-  struct stat st;
-  if (stat(path, &st) != 0) return NULL; /* it was usable a moment ago: writing will say */
-  if (st.st_uid != geteuid()) return "it belongs to another user";
-  if (st.st_mode & (S_IWGRP | S_IWOTH)) return "group or others may write it";
+static const char *unsafe_dir(const struct stat *st) {
+  if (st->st_uid != geteuid()) return "it belongs to another user";
+  if (st->st_mode & (S_IWGRP | S_IWOTH)) return "group or others may write it";
   return NULL;
 }
 
@@ -174,7 +171,8 @@ static void setup_disk(cj_cache *c) {
                        "writable directory (or CUJIT_CACHE=off to silence this)");
     return;
   }
-  int err = make_dirs(c->dir);
+  struct stat st; /* of the directory, as make_dirs found it usable */
+  int err = make_dirs(c->dir, &st);
   if (err) {
     cj_warn(c->engine,
             "cache directory '%s' (from %s) cannot be used: %s; compiled kernels are kept in "
@@ -186,7 +184,7 @@ static void setup_disk(cj_cache *c) {
   }
   const char *shared = getenv("CUJIT_CACHE_SHARED");
   c->shared = shared && strcmp(shared, "1") == 0;
-  const char *unsafe = c->shared ? NULL : unsafe_dir(c->dir);
+  const char *unsafe = c->shared ? NULL : unsafe_dir(&st);
   if (unsafe) {
     cj_warn(c->engine,
             "cache directory '%s' (from %s) is not used: %s, and whoever can write it chooses "
@@ -290,9 +288,15 @@ static void mem_put(cj_cache *c, const cj_cache_key *key, const cj_cache_entry *
 /* Compiled code is <key>.cjc; an include manifest (cj_cache_put_text) is <key>.cjm. */
 static void entry_path(const cj_cache *c, const cj_cache_key *key, int text, char *path,
                        size_t len) {
-  char hex[33];
-  key_hex(key, hex);
-  snprintf(path, len, "%s/%s.%s", c->dir, hex, text ? "cjm" : "cjc");
+  size_t dl = strnlen(c->dir, sizeof c->dir); /* setup_disk keeps 64 bytes free for the name */
+  if (dl + 38 > len) {
+    path[0] = '\0';
+    return;
+  }
+  memcpy(path, c->dir, dl);
+  path[dl] = '/';
+  key_hex(key, path + dl + 1);
+  memcpy(path + dl + 33, text ? ".cjm" : ".cjc", 5);
 }
 
 static int read_full(int fd, unsigned char *buf, size_t n, size_t *got) {
@@ -306,36 +310,49 @@ static int read_full(int fd, unsigned char *buf, size_t n, size_t *got) {
   return 1;
 }
 
-/* Reads the entry at `path`: its header first, and the rest only when the header announces an
-** entry for `key` exactly the file's size. Never blocks (a FIFO is not opened for reading
-** whole). 0: absent or unreadable; 1: *data filled; -1: *bad says why it is not an entry; -2:
-** not a regular file, *bad says what it is. */
+/* Past this size an entry is read in two steps: the header, and the rest only once the header
+** announces an entry for the key of exactly the file's size. A smaller file is read whole in one
+** call (a hit then costs one read per file), its header checked before anything else is used. */
+#define WHOLE_READ_BYTES ((size_t)1 << 20)
+
+/* Reads the entry at `path`. Never blocks (a FIFO is not opened for reading whole). 0: absent or
+** unreadable; 1: *data filled; -1: *bad says why it is not an entry; -2: not a regular file,
+** *bad says what it is. */
 static int read_entry(const char *path, const cj_cache_key *key, unsigned char **data, size_t *len,
                       struct stat *info, const char **bad) {
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return 0;
-  unsigned char head[CJ_CACHE_HEADER_BYTES];
-  size_t got = 0;
+  unsigned char head[CJ_CACHE_HEADER_BYTES], *buf = head;
+  size_t got = 0, size = 0;
   int result = -1;
   if (fstat(fd, info) != 0) {
     result = 0;
   } else if (!S_ISREG(info->st_mode)) {
     *bad = S_ISDIR(info->st_mode) ? "a directory" : "not a regular file", result = -2;
-  } else if (!read_full(fd, head, sizeof head, &got) ||
-             (*bad = cj_cache_entry_check_header(head, got, key, (uint64_t)info->st_size)) !=
-                 NULL) {
+  } else if ((size = (size_t)info->st_size) <= WHOLE_READ_BYTES &&
+             !(buf = malloc(size ? size : 1))) {
+    result = 0;
+  } else if (!read_full(fd, buf, buf == head ? sizeof head : size, &got) ||
+             (*bad = cj_cache_entry_check_header(buf, got, key, (uint64_t)size)) != NULL) {
     if (!*bad) *bad = "unreadable";
-  } else if (!(*data = malloc((size_t)info->st_size))) {
+  } else if (buf != head) { /* read whole */
+    result = got == size ? 1 : -1;
+    if (result == 1)
+      *data = buf, *len = size, buf = NULL;
+    else
+      *bad = "truncated";
+  } else if (!(*data = malloc(size))) {
     result = 0;
   } else {
     memcpy(*data, head, sizeof head);
-    result = read_full(fd, *data + sizeof head, (size_t)info->st_size - sizeof head, &got) &&
-                     got == (size_t)info->st_size - sizeof head
-                 ? 1
-                 : -1;
-    *len = (size_t)info->st_size;
+    result =
+        read_full(fd, *data + sizeof head, size - sizeof head, &got) && got == size - sizeof head
+            ? 1
+            : -1;
+    *len = size;
     if (result != 1) free(*data), *bad = "truncated";
   }
+  if (buf != head) free(buf);
   close(fd);
   return result;
 }

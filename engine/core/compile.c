@@ -109,7 +109,9 @@ typedef struct opt_list {
   int failed;
 } opt_list;
 
-static void opt_add(opt_list *o, const char *fmt, const char *a, const char *b) {
+/* Adds `flag` followed by `value` (when given): concatenated, not formatted, as every cache hit
+** builds the list. */
+static void opt_add(opt_list *o, const char *flag, const char *value) {
   if (o->failed) return;
   if (o->n == o->cap) {
     size_t cap = o->cap ? 2 * o->cap : 16;
@@ -120,13 +122,15 @@ static void opt_add(opt_list *o, const char *fmt, const char *a, const char *b) 
     }
     o->v = nv, o->cap = cap;
   }
-  size_t need = strlen(fmt) + (a ? strlen(a) : 0) + (b ? strlen(b) : 0) + 1;
-  char *s = malloc(need);
+  size_t fl = strlen(flag), vl = value ? strlen(value) : 0;
+  char *s = malloc(fl + vl + 1);
   if (!s) {
     o->failed = 1;
     return;
   }
-  snprintf(s, need, fmt, a ? a : "", b ? b : "");
+  memcpy(s, flag, fl);
+  if (vl) memcpy(s + fl, value, vl);
+  s[fl + vl] = '\0';
   o->v[o->n++] = s;
 }
 
@@ -157,15 +161,15 @@ static int valid_std(const char *s) {
 ** depends on the machine, not on the program). */
 static cujit_status build_options(cujit_engine *engine, const cujit_compile_options *op,
                                   const char *arch, opt_list *o) {
-  opt_add(o, "-arch=%s%s", arch, NULL);
+  opt_add(o, "-arch=", arch);
   const char *std = op && op->std ? op->std : "c++17";
   if (!valid_std(std))
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "std '%s' is not a language standard: write c++17, c++20, ...", std);
-  opt_add(o, "-std=%s%s", std, NULL);
-  if (op && op->fast_math) opt_add(o, "--use_fast_math%s%s", NULL, NULL);
-  if (op && op->line_info) opt_add(o, "-lineinfo%s%s", NULL, NULL);
-  if (op && op->debug) opt_add(o, "-G%s%s", NULL, NULL);
+  opt_add(o, "-std=", std);
+  if (op && op->fast_math) opt_add(o, "--use_fast_math", NULL);
+  if (op && op->line_info) opt_add(o, "-lineinfo", NULL);
+  if (op && op->debug) opt_add(o, "-G", NULL);
   if (op && op->define_count && !op->defines)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "define_count is %zu but defines is NULL",
                    op->define_count);
@@ -174,7 +178,7 @@ static cujit_status build_options(cujit_engine *engine, const cujit_compile_opti
       return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                      "define %zu ('%s') is not NAME or NAME=VALUE with NAME a C identifier", i,
                      op->defines[i] ? op->defines[i] : "(NULL)");
-    opt_add(o, "-D%s%s", op->defines[i], NULL);
+    opt_add(o, "-D", op->defines[i]);
   }
   if (op && op->include_dir_count && !op->include_dirs)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -190,7 +194,7 @@ static cujit_status build_options(cujit_engine *engine, const cujit_compile_opti
     if (!S_ISDIR(st.st_mode))
       return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "include dir '%s' is not a directory",
                      dir);
-    opt_add(o, "--include-path=%s%s", dir, NULL);
+    opt_add(o, "--include-path=", dir);
   }
   if (op && op->extra_flag_count && !op->extra_flags)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -198,7 +202,7 @@ static cujit_status build_options(cujit_engine *engine, const cujit_compile_opti
   for (size_t i = 0; op && i < op->extra_flag_count; i++) {
     if (!op->extra_flags[i] || !*op->extra_flags[i])
       return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "extra flag %zu is NULL or empty", i);
-    opt_add(o, "%s%s", op->extra_flags[i], NULL);
+    opt_add(o, "", op->extra_flags[i]);
   }
   if (o->failed) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   return CUJIT_OK;
@@ -282,7 +286,7 @@ static const char *toolkit_include(void) {
 ** of the key. */
 static void add_cccl(opt_list *o) {
   pthread_once(&toolkit_once, find_toolkit);
-  if (toolkit_cccl[0]) opt_add(o, "--include-path=%s%s", toolkit_cccl, NULL);
+  if (toolkit_cccl[0]) opt_add(o, "--include-path=", toolkit_cccl);
 }
 
 static cujit_status nvrtc_status(cujit_engine *engine, cj_nvrtc *nv, nvrtcResult r,
@@ -350,7 +354,7 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
       if (!(o->v[i] = cj_strdup(inc->flags[i]))) o->failed = 1;
     }
   const char *tk = toolkit_include();
-  if (tk) opt_add(o, "--include-path=%s%s", tk, NULL);
+  if (tk) opt_add(o, "--include-path=", tk);
   if (o->failed) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   nvrtcProgram prog; /* messages quote `source`, the user's text; NVRTC gets the resolved one */
   nvrtcResult r =
@@ -421,6 +425,11 @@ static int lookup(cujit_engine *engine, const cj_cache_key *key, cj_cache_entry 
   return 1;
 }
 
+/* Up to this size a source that names no header is resolved (a copy and a hash, about a
+** nanosecond a byte) rather than looked up through its manifest (a file more to open and read:
+** several microseconds), so that the first hit of a new process opens one file. */
+#define DIRECT_MAX_BYTES ((size_t)16 << 10)
+
 /* The cache lookup by the include rule (docs/ARCHITECTURE.md), first half: the manifest under
 ** the source key gives the full key while every header it lists is unchanged (a stat each).
 ** *key_ok is 1 when it did (the entry may still be missing), *pure when it lists no file. */
@@ -438,8 +447,9 @@ static int manifest_lookup(cujit_engine *engine, const char *source, const char 
 }
 
 /* Second half: resolves the includes (once; inc is kept for the compile), makes the full key,
-** looks it up when `look`, and writes the manifest. A program whose includes cannot be resolved
-** is not cacheable: *key_ok 0, and one warning saying where. */
+** looks it up when `look`, and writes the manifest (with `look` 2, on a miss only: the source
+** reads no file, cj_includes_none, and its hits never read the manifest). A program whose
+** includes cannot be resolved is not cacheable: *key_ok 0, and one warning saying where. */
 static cujit_status resolve_lookup(cujit_engine *engine, const char *source, const char *name,
                                    const char *arch, const opt_list *o, cj_includes *inc, int look,
                                    cj_cache_key *key, int *key_ok, cj_cache_entry *e, int *hit) {
@@ -461,13 +471,14 @@ static cujit_status resolve_lookup(cujit_engine *engine, const char *source, con
               "must know each file by name; write the #include with a literal file name",
               name, inc->why);
   }
-  cj_cache_key skey = source_key(source, name, arch, o, tk ? tk : "");
-  if (!(*key_ok = inc->cacheable)) {
-    *key = skey; /* never looked up nor stored: only names the program layer's record */
+  if (!(*key_ok = inc->cacheable)) { /* never looked up nor stored: only names the record */
+    *key = source_key(source, name, arch, o, tk ? tk : "");
     return CUJIT_OK;
   }
   *key = full_key(inc, name, arch, o);
   if (look) *hit = lookup(engine, key, e);
+  if (look == 2 && *hit) return CUJIT_OK;
+  cj_cache_key skey = source_key(source, name, arch, o, tk ? tk : "");
   char *text = cj_includes_manifest(inc, key->bytes);
   if (text) cj_cache_put_text(engine->cache, &skey, text);
   free(text);
@@ -573,7 +584,10 @@ cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *n
   int hit = 0, key_ok = 0, manifest_pure = 0;
   st = build_options(engine, options, arch, &o);
   add_cccl(&o);
-  if (st == CUJIT_OK)
+  if (st == CUJIT_OK && strlen(source) <= DIRECT_MAX_BYTES &&
+      cj_includes_none(source, (const char *const *)o.v, o.n))
+    st = resolve_lookup(engine, source, name, arch, &o, &inc, 2, &key, &key_ok, e, &hit);
+  else if (st == CUJIT_OK)
     hit = manifest_lookup(engine, source, name, arch, &o, &key, &key_ok, &manifest_pure, e);
   if (st == CUJIT_OK && !key_ok)
     st = resolve_lookup(engine, source, name, arch, &o, &inc, 1, &key, &key_ok, e, &hit);

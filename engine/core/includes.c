@@ -288,7 +288,8 @@ static const char *line_end(const char *p) {
 static void scan(resolver *r, const char *src, const char *from_dir, const char *where,
                  cj_buf *out) {
   const char *p = src, *copied = src;
-  size_t line = 1;
+  const char *has = strstr(src, "__has_include"); /* the next one; searched again only past it, */
+  size_t line = 1;                                /* so a text of many directives stays linear */
   while (*p && !r->failed && r->out->cacheable) {
     const char *q = skip_blank(p);
     const char *eol = line_end(q); /* q may be past a comment that spans lines */
@@ -302,8 +303,10 @@ static void scan(resolver *r, const char *src, const char *from_dir, const char 
         cj_buf_add(out, copied, (size_t)(q - copied));
         copied = header_name(r, q, from_dir, where, line, out);
       } else {
-        for (const char *h = q; (h = strstr(h, "__has_include")) && h < eol;) {
-          h += strlen("__has_include");
+        for (const char *h = q;;) {
+          if (has && has < h) has = strstr(h, "__has_include");
+          if (!has || has >= eol) break;
+          h = has + strlen("__has_include");
           if (strncmp(h, "_next", 5) == 0) h += 5;
           const char *a = skip_blank(h);
           if (*a != '(') continue;
@@ -410,7 +413,10 @@ int cj_includes_resolve(const cj_include_request *rq, cj_includes *out) {
   if (!r.failed) read_flags(&r);
   const char *source_dir = r.no_source_dir ? NULL : main_dir;
   cj_buf main = {0};
-  if (!r.failed) scan(&r, rq->source, source_dir, rq->name ? rq->name : "<source>", &main);
+  if (!r.failed && cj_includes_none(rq->source, NULL, 0)) /* nothing to rewrite: a copy */
+    r.failed = !(main.data = dup_n(rq->source, strlen(rq->source)));
+  else if (!r.failed)
+    scan(&r, rq->source, source_dir, rq->name ? rq->name : "<source>", &main);
   if (!r.failed) pre_includes(&r, source_dir);
   out->source = main.data;
   /* each header in turn, the files found while scanning being appended behind */
@@ -432,6 +438,13 @@ int cj_includes_resolve(const cj_include_request *rq, cj_includes *out) {
     return 0;
   }
   make_digest(out);
+  return 1;
+}
+
+int cj_includes_none(const char *source, const char *const *flags, size_t flag_count) {
+  if (strstr(source, "include") || strstr(source, "import")) return 0;
+  for (size_t i = 0; i < flag_count; i++) /* --pre-include, -include (read_flags, pre_includes) */
+    if (strstr(flags[i], "pre-include") || strncmp(flags[i], "-include", 8) == 0) return 0;
   return 1;
 }
 

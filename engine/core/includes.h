@@ -51,6 +51,12 @@ typedef struct cj_includes {
 ** cannot resolve (computed by a macro, unreadable, holding NUL bytes) leaves out->cacheable 0
 ** with the reason; the compiler then gets the request unchanged and must not be cached. */
 int cj_includes_resolve(const cj_include_request *request, cj_includes *out);
+
+/* 1 when resolving `source` with these flags can read no file at all: its text never says
+** include or import (no directive, no __has_include, active or not) and no flag pre-includes
+** one. Its full key then needs no manifest: resolving it reads nothing, and costs less than the
+** manifest's lookup. */
+int cj_includes_none(const char *source, const char *const *flags, size_t flag_count);
 void cj_includes_free(cj_includes *inc);
 
 /* The manifest: the full key plus every file with its size, mtime, device, inode and hash, and

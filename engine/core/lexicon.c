@@ -53,101 +53,54 @@ static const struct {
     {"long", 8}, {"ulong", 8}, {"longlong", 8}, {"ulonglong", 8}, {"float", 4}, {"double", 8},
 };
 
-static const char *const reserved_words[] = {"alignas",
-                                             "alignof",
-                                             "and",
-                                             "asm",
-                                             "auto",
-                                             "bool",
-                                             "break",
-                                             "case",
-                                             "catch",
-                                             "char",
-                                             "char16_t",
-                                             "char32_t",
-                                             "char8_t",
-                                             "class",
-                                             "const",
-                                             "consteval",
-                                             "constexpr",
-                                             "constinit",
-                                             "const_cast",
-                                             "continue",
-                                             "decltype",
-                                             "default",
-                                             "delete",
-                                             "do",
-                                             "double",
-                                             "dynamic_cast",
-                                             "else",
-                                             "enum",
-                                             "explicit",
-                                             "export",
-                                             "extern",
-                                             "false",
-                                             "float",
-                                             "for",
-                                             "friend",
-                                             "goto",
-                                             "if",
-                                             "inline",
-                                             "int",
-                                             "long",
-                                             "mutable",
-                                             "namespace",
-                                             "new",
-                                             "noexcept",
-                                             "not",
-                                             "nullptr",
-                                             "operator",
-                                             "or",
-                                             "private",
-                                             "protected",
-                                             "public",
-                                             "register",
-                                             "reinterpret_cast",
-                                             "requires",
-                                             "restrict",
-                                             "return",
-                                             "short",
-                                             "signed",
-                                             "sizeof",
-                                             "static",
-                                             "static_assert",
-                                             "static_cast",
-                                             "struct",
-                                             "switch",
-                                             "template",
-                                             "this",
-                                             "thread_local",
-                                             "throw",
-                                             "true",
-                                             "try",
-                                             "typedef",
-                                             "typeid",
-                                             "typename",
-                                             "union",
-                                             "unsigned",
-                                             "using",
-                                             "virtual",
-                                             "void",
-                                             "volatile",
-                                             "wchar_t",
-                                             "while",
-                                             "_Bool",
-                                             "__global__",
-                                             "__device__",
-                                             "__host__",
-                                             "__shared__",
-                                             "__constant__",
-                                             "__managed__",
-                                             "__restrict__",
-                                             "__restrict",
-                                             "__forceinline__",
-                                             "__noinline__",
-                                             "__launch_bounds__",
-                                             "__grid_constant__",
-                                             NULL};
+/* In strcmp order (cj_is_reserved_word searches it by halves). */
+static const char *const reserved_words[] = {"_Bool",        "__constant__",
+                                             "__device__",   "__forceinline__",
+                                             "__global__",   "__grid_constant__",
+                                             "__host__",     "__launch_bounds__",
+                                             "__managed__",  "__noinline__",
+                                             "__restrict",   "__restrict__",
+                                             "__shared__",   "alignas",
+                                             "alignof",      "and",
+                                             "asm",          "auto",
+                                             "bool",         "break",
+                                             "case",         "catch",
+                                             "char",         "char16_t",
+                                             "char32_t",     "char8_t",
+                                             "class",        "const",
+                                             "const_cast",   "consteval",
+                                             "constexpr",    "constinit",
+                                             "continue",     "decltype",
+                                             "default",      "delete",
+                                             "do",           "double",
+                                             "dynamic_cast", "else",
+                                             "enum",         "explicit",
+                                             "export",       "extern",
+                                             "false",        "float",
+                                             "for",          "friend",
+                                             "goto",         "if",
+                                             "inline",       "int",
+                                             "long",         "mutable",
+                                             "namespace",    "new",
+                                             "noexcept",     "not",
+                                             "nullptr",      "operator",
+                                             "or",           "private",
+                                             "protected",    "public",
+                                             "register",     "reinterpret_cast",
+                                             "requires",     "restrict",
+                                             "return",       "short",
+                                             "signed",       "sizeof",
+                                             "static",       "static_assert",
+                                             "static_cast",  "struct",
+                                             "switch",       "template",
+                                             "this",         "thread_local",
+                                             "throw",        "true",
+                                             "try",          "typedef",
+                                             "typeid",       "typename",
+                                             "union",        "unsigned",
+                                             "using",        "virtual",
+                                             "void",         "volatile",
+                                             "wchar_t",      "while"};
 
 int cj_in_list(const char *const *list, const char *s, size_t n) {
   for (; *list; list++) /* stops at the first differing byte: no strlen of every word */
@@ -209,7 +162,8 @@ int cj_named_type(const char *s, size_t n, cj_type_desc *out) {
   else if (n == 5 && memcmp(s, "half2", 5) == 0)
     s = "__half2", n = 7;
   for (size_t i = 0; i < sizeof named_types / sizeof *named_types; i++)
-    if (strlen(named_types[i].spelling) == n && memcmp(named_types[i].spelling, s, n) == 0) {
+    if (named_types[i].spelling[0] == s[0] && strncmp(named_types[i].spelling, s, n) == 0 &&
+        named_types[i].spelling[n] == '\0') {
       *out = named_types[i];
       return 1;
     }
@@ -263,12 +217,26 @@ int cj_integer_type(const char *spelling, cj_type_desc *out) {
   return 0;
 }
 
+/* By halves: the signature parser asks about every parameter name twice. */
 int cj_is_reserved_word(const char *s, size_t n) {
-  return cj_in_list(reserved_words, s, n);
+  size_t lo = 0, hi = sizeof reserved_words / sizeof *reserved_words;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const char *w = reserved_words[mid];
+    int c = strncmp(w, s, n);
+    if (c == 0) c = w[n] != '\0'; /* w longer than s sorts after it */
+    if (c == 0) return 1;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return 0;
 }
 
 char *cj_replace_words(const char *text, size_t len, const char *const *names,
                        const char *const *with, size_t n) {
+  if (n == 0) return cj_strndup(text, len); /* no typedef: most sources */
   cj_buf b = {0};
   for (size_t i = 0; i < len;) {
     if (cj_ident_start((unsigned char)text[i]) &&

@@ -382,13 +382,13 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
   /* What is compiled and hashed: the source with the checks of its kernels (scan.h). */
   cj_scan scan;
   char scan_err[1024];
-  int given = options && options->signature_count && !cj_source_is_kernel(source, name);
+  int kernel_source = cj_source_is_kernel(source, name); /* cujit_kernel's, not the user's */
+  int given = options && options->signature_count && !kernel_source;
   st = cj_scan_prepare(source, given ? options->signatures : NULL,
                        given ? options->signature_count : 0, &scan, scan_err, sizeof scan_err);
-  if (st == CUJIT_OK && !given && !cj_source_is_kernel(source, name))
+  if (st == CUJIT_OK && !given && !kernel_source)
     st = read_headers(engine, source, name, options, &scan, scan_err);
-  if (st == CUJIT_OK && options && options->name_expression_count &&
-      !cj_source_is_kernel(source, name))
+  if (st == CUJIT_OK && options && options->name_expression_count && !kernel_source)
     st = cj_scan_instantiate(&scan, options->name_expressions, options->name_expression_count,
                              scan_err, sizeof scan_err);
   if (st != CUJIT_OK) {

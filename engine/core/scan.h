@@ -99,6 +99,11 @@ cujit_status cj_scan_kernels(const char *source, cj_signature **out, size_t *cou
 
 /* --- between scan.c (reading), unit.c (the text written) and names.c (name expressions) --- */
 
+/* A copy of the source with comments, preprocessor lines and the insides of literals blanked to
+** spaces (newlines kept, so positions stay), except the "C" of extern "C" (blank.c). Malloc'd,
+** NULL when out of memory. */
+char *cj_blank_source(const char *src);
+
 typedef struct cj_definition_end {
   size_t pos;    /* just after the '}' closing a kernel's body */
   size_t kernel; /* its index in the scan's kernels */

@@ -17,8 +17,7 @@
 static const char *const builtin_variables[] = {"threadIdx", "blockIdx", "blockDim",
                                                 "gridDim",   "warpSize", NULL};
 
-/* --- errors ------------------------------------------------------------------------------------
- */
+/* --- errors ----------------------------------------------------------------------------------- */
 
 typedef struct parser {
   const char *text;
@@ -55,14 +54,15 @@ static cujit_status sig_error(parser *p, size_t pos, const char *fmt, ...) {
   return CUJIT_ERROR_SIGNATURE;
 }
 
-/* --- one parameter -----------------------------------------------------------------------------
- */
+/* --- one parameter ---------------------------------------------------------------------------- */
 
-/* A parameter's tokens; as many as it has (freed by the caller). */
+/* A parameter's tokens; as many as it has: in `small` while they fit (most parameters), else
+** malloc'd (freed by the caller when tok is not small). */
 typedef struct param_text {
   cj_token *tok;
   int n, cap;
   size_t start, end;
+  cj_token small[16];
 } param_text;
 
 static cujit_status tokenize_param(parser *p, param_text *pt) {
@@ -99,10 +99,12 @@ static cujit_status tokenize_param(parser *p, param_text *pt) {
         return sig_error(p, t.pos, "unexpected character '%.*s'", (int)t.len, s);
       }
     }
+    if (!pt->tok) pt->tok = pt->small, pt->cap = (int)(sizeof pt->small / sizeof *pt->small);
     if (pt->n == pt->cap) {
-      int cap = pt->cap ? 2 * pt->cap : 16;
-      cj_token *nt = realloc(pt->tok, (size_t)cap * sizeof *nt);
+      int cap = 2 * pt->cap;
+      cj_token *nt = realloc(pt->tok == pt->small ? NULL : pt->tok, (size_t)cap * sizeof *nt);
       if (!nt) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+      if (pt->tok == pt->small) memcpy(nt, pt->small, sizeof pt->small);
       pt->tok = nt, pt->cap = cap;
     }
     pt->tok[pt->n++] = t;
@@ -193,8 +195,8 @@ static int find_name(parser *p, const param_text *pt, size_t index) {
               index + 1, (int)tlen, text + at);
     return -1;
   }
-  int type_like = cj_is_type_name(ls, last.len) || cj_is_reserved_word(ls, last.len) ||
-                  (!p->lenient && cj_is_type_var_name(ls, last.len));
+  int type_name = cj_is_type_name(ls, last.len), reserved = cj_is_reserved_word(ls, last.len);
+  int type_like = type_name || reserved || (!p->lenient && cj_is_type_var_name(ls, last.len));
   if (nstars == 0 && others == 0) {
     if (type_like) {
       sig_error(p, last.pos + last.len,
@@ -220,12 +222,12 @@ static int find_name(parser *p, const param_text *pt, size_t index) {
       return -1;
     }
   }
-  if (cj_is_reserved_word(ls, last.len)) {
+  if (reserved) {
     sig_error(p, last.pos, "'%.*s' is a reserved word and cannot name a parameter", (int)last.len,
               ls);
     return -1;
   }
-  if (cj_is_type_name(ls, last.len)) {
+  if (type_name) {
     sig_error(p, last.pos, "'%.*s' is a type and cannot name a parameter", (int)last.len, ls);
     return -1;
   }
@@ -328,13 +330,13 @@ static cujit_status parse_param(parser *p, param_text *pt, size_t index, cj_sign
   int name_tok = find_name(p, pt, index);
   if (name_tok < 0) return CUJIT_ERROR_SIGNATURE;
   cj_token nt = pt->tok[name_tok];
-  int *words = malloc((size_t)pt->n * sizeof *words);
+  int few[16], *words = pt->n <= 16 ? few : malloc((size_t)pt->n * sizeof *words);
   if (!words || !(out->name = cj_strndup(p->text + nt.pos, nt.len))) {
-    free(words);
+    if (words != few) free(words);
     return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   }
   st = read_param(p, pt, name_tok, words, sig, out);
-  free(words);
+  if (words != few) free(words);
   return st;
 }
 
@@ -419,8 +421,7 @@ static cujit_status read_default(parser *p, cj_param *pr, size_t eq, size_t end)
                    "(it then takes nil, or a NULL buffer from C)");
 }
 
-/* --- whole signatures --------------------------------------------------------------------------
- */
+/* --- whole signatures ------------------------------------------------------------------------- */
 
 static size_t align_up(size_t n, size_t a) {
   return a ? (n + a - 1) / a * a : n;
@@ -494,7 +495,7 @@ static cujit_status parse_params(parser *p, size_t open, size_t close, cj_signat
       st = opaque_param(p, &pt, sig->nparams, pr);
     }
     if (st == CUJIT_OK && eq < i) st = read_default(p, pr, eq, i);
-    free(pt.tok);
+    if (pt.tok != pt.small) free(pt.tok);
     sig->nparams++; /* counted even on failure, so cj_signature_free frees it */
     if (st != CUJIT_OK) return st;
     for (size_t k = 0; k + 1 < sig->nparams; k++)
@@ -676,20 +677,24 @@ cujit_status cj_signature_specialize(const cj_signature *generic, const cujit_dt
   return CUJIT_OK;
 }
 
-char *cj_signature_format(const cj_signature *sig) {
-  if (!sig || !sig->name) return NULL;
-  cj_buf b = {0};
-  cj_buf_printf(&b, "%s(", sig->name);
+void cj_signature_write(struct cj_buf *b, const cj_signature *sig) {
+  cj_buf_puts(b, sig->name);
+  cj_buf_add(b, "(", 1);
   for (size_t i = 0; i < sig->nparams; i++) {
     const char *t = sig->params[i].type;
     size_t tl = strlen(t);
-    cj_buf_printf(&b, "%s%s%s%s", i ? ", " : "", t, tl && t[tl - 1] == '*' ? "" : " ",
-                  sig->params[i].name);
+    if (i) cj_buf_add(b, ", ", 2);
+    cj_buf_add(b, t, tl);
+    cj_buf_add(b, " ", tl && t[tl - 1] == '*' ? 0 : 1);
+    cj_buf_puts(b, sig->params[i].name);
   }
-  cj_buf_puts(&b, ")");
-  if (b.failed) {
-    cj_buf_free(&b);
-    return NULL;
-  }
+  cj_buf_add(b, ")", 1);
+}
+
+char *cj_signature_format(const cj_signature *sig) {
+  if (!sig || !sig->name) return NULL;
+  cj_buf b = {0};
+  cj_signature_write(&b, sig);
+  if (b.failed) cj_buf_free(&b); /* data NULL */
   return b.data;
 }

@@ -60,6 +60,10 @@ int cj_signature_is_generic(const cj_signature *sig);
 /* "saxpy(float a, const float *x, float *y, int n)"; malloc'd, NULL if out of memory. */
 char *cj_signature_format(const cj_signature *sig);
 
+/* The same text appended to b (no format string: the translation unit writes one per kernel). */
+struct cj_buf;
+void cj_signature_write(struct cj_buf *b, const cj_signature *sig);
+
 /* As cj_signature_parse, for a kernel read from a translation unit: a parameter whose type cujit
 ** cannot read is kept opaque (kind SCALAR, dtype NONE, size 0; launching it is refused) instead of
 ** being an error, and type variables are not recognised (a T there is the program's own type).

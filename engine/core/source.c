@@ -71,9 +71,11 @@ char *cj_source_for_kernel(const cj_signature *sig, const char *body, const char
 
 int cj_source_is_kernel(const char *source, const char *name) {
   if (!source || !name) return 0;
-  char mark[320];
-  snprintf(mark, sizeof mark, "\n#line 1 \"%s\"\n", name);
-  return strstr(source, mark) != NULL;
+  static const char mark[] = "\n#line 1 \""; /* then the name, '"' and a newline */
+  size_t nl = strlen(name), ml = sizeof mark - 1;
+  for (const char *p = strstr(source, mark); p; p = strstr(p + 1, mark))
+    if (strncmp(p + ml, name, nl) == 0 && strncmp(p + ml + nl, "\"\n", 2) == 0) return 1;
+  return 0;
 }
 
 /* One diagnostic line of NVRTC: "FILE(LINE): error: TEXT". */

@@ -11,9 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A #line file name may hold no quote or backslash. */
-static void add_line_name(cj_buf *b, const char *text) {
-  for (; *text; text++) cj_buf_add(b, *text == '"' || *text == '\\' ? "'" : text, 1);
+/* The kernel's signature as text in a #line file name, which may hold no quote or backslash:
+** written in place, each such byte then replaced by one quote mark. */
+static void add_line_name(cj_buf *b, const cj_signature *sig) {
+  size_t from = b->len;
+  cj_signature_write(b, sig);
+  for (size_t i = from; !b->failed && i < b->len; i++)
+    if (b->data[i] == '"' || b->data[i] == '\\') b->data[i] = '\'';
 }
 
 static int has_opaque_param(const cj_signature *sig) {
@@ -23,8 +27,10 @@ static int has_opaque_param(const cj_signature *sig) {
 }
 
 static void add_param_types(cj_buf *b, const cj_signature *sig) {
-  for (size_t i = 0; i < sig->nparams; i++)
-    cj_buf_printf(b, "%s%s", i ? ", " : "", sig->params[i].type);
+  for (size_t i = 0; i < sig->nparams; i++) {
+    if (i) cj_buf_add(b, ", ", 2);
+    cj_buf_puts(b, sig->params[i].type);
+  }
 }
 
 /* The redeclaration NVRTC refuses when the kernel it compiles has other parameter types, under a
@@ -36,33 +42,35 @@ static const char same_type[] =
     "template <class A, class B> struct cj_same_type_ { static const bool v = false; };\n"
     "template <class A> struct cj_same_type_<A, A> { static const bool v = true; };\n#endif\n";
 
+/* Built with cj_buf_puts, not a format: a cache hit writes this for every kernel. */
 static void add_check(cj_buf *b, const cj_scan_kernel *k, int given) {
-  char *text = cj_signature_format(&k->sig);
+  const char *name = k->sig.name;
   cj_buf_puts(b, "#line 1 \"");
   if (given) {
-    cj_buf_printf(b,
-                  "cujit: kernel '%s' is not compiled with the parameters of the signature "
-                  "given for it, ",
-                  k->sig.name);
-    add_line_name(b, text ? text : k->sig.name);
+    cj_buf_puts(b, "cujit: kernel '");
+    cj_buf_puts(b, name);
+    cj_buf_puts(b, "' is not compiled with the parameters of the signature given for it, ");
+    add_line_name(b, &k->sig);
     cj_buf_puts(b, ": correct it in the signatures option");
   } else {
-    cj_buf_printf(b, "cujit: the source compiles %skernel '%s' with other parameters than ",
-                  k->cxx ? "C++ " : "", k->sig.name);
-    add_line_name(b, text ? text : k->sig.name);
+    cj_buf_puts(b, k->cxx ? "cujit: the source compiles C++ kernel '"
+                          : "cujit: the source compiles kernel '");
+    cj_buf_puts(b, name);
+    cj_buf_puts(b, "' with other parameters than ");
+    add_line_name(b, &k->sig);
     cj_buf_puts(b, k->cxx ? ", read from its text (or it is overloaded, or an #if removes it)"
                           : ", read from its text (a macro or a preprocessor condition decides "
                             "them)");
     cj_buf_puts(b, ": give its signature in the signatures option");
   }
-  free(text);
   /* In the kernel's namespaces, where the types of its parameters are declared. A C++ kernel
   ** cannot be redeclared with C linkage: its own type must match instead. */
-  cj_buf_printf(b, "\"\n%s", k->scope ? k->scope : "");
-  if (k->cxx)
-    cj_buf_printf(b, "static_assert(cj_same_type_<decltype(&%s), void (*)(", k->sig.name);
-  else
-    cj_buf_printf(b, "extern \"C\" { __global__ void %s(", k->sig.name);
+  cj_buf_puts(b, "\"\n");
+  if (k->scope) cj_buf_puts(b, k->scope);
+  cj_buf_puts(b, k->cxx ? "static_assert(cj_same_type_<decltype(&"
+                        : "extern \"C\" { __global__ void ");
+  cj_buf_puts(b, name);
+  cj_buf_puts(b, k->cxx ? "), void (*)(" : "(");
   add_param_types(b, &k->sig);
   cj_buf_puts(b, k->cxx ? ")>::v, \"cujit: kernel parameters differ\");" : "); }");
   for (int i = 0; i < k->scope_depth; i++) cj_buf_puts(b, " }");

@@ -19,6 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include "scratch.h"
 #include "cache.h"
 #include "compile.h"
@@ -620,6 +622,27 @@ Test(cache, key_builder) {
   cj_key_add_str(kb, "");
   cj_cache_key k5 = cj_key_end(kb);
   cr_assert_neq(memcmp(k4.bytes, k5.bytes, 16), 0);
+}
+
+/* The builder gathers small parts before hashing: the key must be XXH3-128 of every part, each
+** after its 8-byte length, whatever their sizes (parts that fill the gathered block exactly,
+** cross it, or are bigger than it), so that keys stay those of entries already on disk. */
+Test(cache, key_builder_hashes_the_parts_as_one_stream) {
+  static const size_t sizes[] = {0, 1, 7, 500, 3, 1, 504, 512, 513, 2000, 5, 511, 0, 4096, 9};
+  static char part[4096], all[16384];
+  size_t used = 0;
+  cj_key_builder *kb = cj_key_begin();
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    for (size_t j = 0; j < sizes[i]; j++) part[j] = (char)(i * 31 + j * 7);
+    uint64_t n = sizes[i];
+    memcpy(all + used, &n, sizeof n), used += sizeof n;
+    memcpy(all + used, part, sizes[i]), used += sizes[i];
+    cj_key_add(kb, part, sizes[i]);
+  }
+  cj_cache_key got = cj_key_end(kb);
+  XXH128_canonical_t want;
+  XXH128_canonicalFromHash(&want, XXH3_128bits(all, used));
+  cr_assert_eq(memcmp(got.bytes, want.digest, 16), 0, "the key is the hash of the whole stream");
 }
 
 /* One child process: compiles its own kernels and the shared ones; exits 0 when all went well. */

@@ -5,6 +5,7 @@
 ** header still gives a hit, without NVRTC.
 */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -261,6 +262,65 @@ Test(includes, macro_include_is_compiled_every_time_with_one_warning) {
     cr_assert(strstr(warning, "without the cache"), "%s", warning);
     put("m.h", "#define VALUE 1012\n");
   }
+}
+
+/* Writes `text` over every manifest in the cache; returns how many there were. */
+static int overwrite_manifests(const char *text) {
+  char cache[300], path[600];
+  snprintf(cache, sizeof cache, "%s/cache", dir);
+  DIR *d = opendir(cache);
+  cr_assert_not_null(d, "%s", cache);
+  int n = 0;
+  for (struct dirent *de; (de = readdir(d)) != NULL;)
+    if (strstr(de->d_name, ".cjm")) {
+      snprintf(path, sizeof path, "%s/%s", cache, de->d_name);
+      FILE *f = fopen(path, "w");
+      cr_assert_not_null(f, "%s", path);
+      fputs(text, f);
+      fclose(f);
+      n++;
+    }
+  closedir(d);
+  return n;
+}
+
+/* A source that names no header (no include or import anywhere, no pre-include flag) is looked
+** up by its full key at once: its manifest is never read, so a damaged one goes unnoticed. One
+** that names a header, even an in-memory one, still goes through its manifest. */
+Test(includes, a_source_naming_no_header_needs_no_manifest) {
+  const char *plain = "extern \"C\" __global__ void k(int *p) { *p = 1201; }\n";
+  const char *named =
+      "#include <cujit/grid.h>\nextern \"C\" __global__ void k(int *p) { *p = 1202; "
+      "}\n";
+  expect(NULL, plain, &sm90, 1201, 0);
+  cr_assert_eq(overwrite_manifests("damaged"), 1, "the compile wrote its manifest all the same");
+  nwarnings = 0;
+  int cached;
+  cr_assert_eq(value_of(NULL, plain, &sm90, &cached), 1201);
+  cr_assert_eq(cached, 1, "a hit");
+  cr_assert_eq(nwarnings, 0, "the manifest was not read: %s", warning);
+  expect(NULL, named, &sm90, 1202, 0);
+  overwrite_manifests("damaged");
+  nwarnings = 0;
+  cr_assert_eq(value_of(NULL, named, &sm90, &cached), 1202);
+  cr_assert_eq(cached, 1, "a hit, through the includes resolved afresh");
+  cr_assert_eq(nwarnings, 1, "its damaged manifest was read and refused");
+  /* Past 16 KiB the manifest is read again (it costs less than resolving the text). */
+  static char big[20000];
+  int at = snprintf(big, sizeof big, "extern \"C\" __global__ void k(int *p) { *p = 1203; }\n");
+  memset(big + at, ' ', sizeof big - (size_t)at - 1);
+  expect(NULL, big, &sm90, 1203, 0);
+  overwrite_manifests("damaged");
+  nwarnings = 0;
+  cr_assert_eq(value_of(NULL, big, &sm90, &cached), 1203);
+  cr_assert_eq(nwarnings, 1, "a big source's damaged manifest was read and refused");
+  const char *none[] = {"-arch=sm_90", "--include-path=/usr/include", "-I", "/x/include"};
+  cr_assert_eq(cj_includes_none(plain, none, 4), 1);
+  cr_assert_eq(cj_includes_none(named, none, 4), 0);
+  cr_assert_eq(cj_includes_none("#if __has_include(<x.h>)\n#endif\n", NULL, 0), 0);
+  cr_assert_eq(cj_includes_none("#import \"x.h\"\n", NULL, 0), 0);
+  const char *pre[][2] = {{"--pre-include=x.h", ""}, {"--pre-include", "x.h"}, {"-include", "x.h"}};
+  for (int i = 0; i < 3; i++) cr_assert_eq(cj_includes_none(plain, pre[i], 2), 0, "%s", pre[i][0]);
 }
 
 /* The resolver alone: what it hands over and the manifest's verdicts. */

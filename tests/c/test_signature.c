@@ -322,6 +322,122 @@ Test(signature, errors) {
   parse_bad("k(A a, B b, C c, D d, E e, F f, G g, H h, I i)", "too many type variables", NULL);
 }
 
+/* Every reserved word is found (the lexicon searches its sorted list by halves: a word out of
+** order would be missed), and words that only start or extend one are not reserved. */
+Test(signature, every_reserved_word_is_refused_as_a_name) {
+  static const char *const reserved[] = {"alignas",
+                                         "alignof",
+                                         "and",
+                                         "asm",
+                                         "auto",
+                                         "bool",
+                                         "break",
+                                         "case",
+                                         "catch",
+                                         "char",
+                                         "char16_t",
+                                         "char32_t",
+                                         "char8_t",
+                                         "class",
+                                         "const",
+                                         "consteval",
+                                         "constexpr",
+                                         "constinit",
+                                         "const_cast",
+                                         "continue",
+                                         "decltype",
+                                         "default",
+                                         "delete",
+                                         "do",
+                                         "double",
+                                         "dynamic_cast",
+                                         "else",
+                                         "enum",
+                                         "explicit",
+                                         "export",
+                                         "extern",
+                                         "false",
+                                         "float",
+                                         "for",
+                                         "friend",
+                                         "goto",
+                                         "if",
+                                         "inline",
+                                         "int",
+                                         "long",
+                                         "mutable",
+                                         "namespace",
+                                         "new",
+                                         "noexcept",
+                                         "not",
+                                         "nullptr",
+                                         "operator",
+                                         "or",
+                                         "private",
+                                         "protected",
+                                         "public",
+                                         "register",
+                                         "reinterpret_cast",
+                                         "requires",
+                                         "restrict",
+                                         "return",
+                                         "short",
+                                         "signed",
+                                         "sizeof",
+                                         "static",
+                                         "static_assert",
+                                         "static_cast",
+                                         "struct",
+                                         "switch",
+                                         "template",
+                                         "this",
+                                         "thread_local",
+                                         "throw",
+                                         "true",
+                                         "try",
+                                         "typedef",
+                                         "typeid",
+                                         "typename",
+                                         "union",
+                                         "unsigned",
+                                         "using",
+                                         "virtual",
+                                         "void",
+                                         "volatile",
+                                         "wchar_t",
+                                         "while",
+                                         "_Bool",
+                                         "__global__",
+                                         "__device__",
+                                         "__host__",
+                                         "__shared__",
+                                         "__constant__",
+                                         "__managed__",
+                                         "__restrict__",
+                                         "__restrict",
+                                         "__forceinline__",
+                                         "__noinline__",
+                                         "__launch_bounds__",
+                                         "__grid_constant__"};
+  char text[64];
+  for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++) {
+    snprintf(text, sizeof text, "%s(int a)", reserved[i]);
+    parse_bad(text, "reserved word", NULL);
+    snprintf(text, sizeof text, "k(int %s)", reserved[i]);
+    cj_signature sig;
+    char err[1024];
+    cr_assert_neq(cj_signature_parse(text, &sig, err, sizeof err), CUJIT_OK, "'%s' parsed", text);
+  }
+  static const char *const near[] = {"_Boo",     "_Boolx", "__global", "__global__x",
+                                     "alignasx", "al",     "const_",   "constant",
+                                     "whil",     "whilex", "zz",       "A"};
+  for (size_t i = 0; i < sizeof near / sizeof *near; i++) {
+    snprintf(text, sizeof text, "%s(int a)", near[i]);
+    cj_signature sig = parse_ok(text);
+    cj_signature_free(&sig);
+  }
+}
+
 Test(signature, null_text) {
   cj_signature sig;
   char err[256];
