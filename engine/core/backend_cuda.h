@@ -104,7 +104,7 @@ int cj_cuda_staged_download(cujit_device *dev, void *dst, uint64_t src, size_t b
 
 /* Work just queued on the default stream comes before every stream's next work. */
 static inline void cj_cuda_order_after_default(cujit_device *dev) {
-  __atomic_fetch_add(&dev->order_epoch, 1, __ATOMIC_RELEASE);
+  atomic_fetch_add_explicit(&dev->order_epoch, 1, memory_order_release);
 }
 
 /* backend_cuda_memory.c: the other memory operations of the table. */

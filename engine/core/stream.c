@@ -70,7 +70,7 @@ static cujit_status stream_create(cujit_engine *engine, cujit_device *device, co
   }
   /* a new stream has nothing queued that could run before the default stream's past work, but
   ** what it queues may: it starts behind */
-  atomic_init(&s->seen_epoch, __atomic_load_n(&device->order_epoch, __ATOMIC_ACQUIRE) - 1);
+  atomic_init(&s->seen_epoch, atomic_load_explicit(&device->order_epoch, memory_order_acquire) - 1);
   s->device = device;
   s->generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
   cj_track(engine, &s->link, stream_destroy);

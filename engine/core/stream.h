@@ -41,7 +41,7 @@ void cj_stream_catch_up(cujit_stream *stream, unsigned long epoch);
 ** The caller calls cj_stream_queued once the work is queued. */
 static inline void *cj_stream_queue(cujit_stream *stream) {
   if (!stream) return NULL;
-  unsigned long epoch = __atomic_load_n(&stream->device->order_epoch, __ATOMIC_ACQUIRE);
+  unsigned long epoch = atomic_load_explicit(&stream->device->order_epoch, memory_order_acquire);
   if (epoch != atomic_load_explicit(&stream->seen_epoch, memory_order_relaxed))
     cj_stream_catch_up(stream, epoch);
   return stream->handle;
