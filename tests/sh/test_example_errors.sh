@@ -1,10 +1,37 @@
 #!/usr/bin/env bash
-# test_example_errors.sh -- an example whose cujit call fails says so and exits 1 (the examples'
-# CHECK): here the C quick start (examples/c/saxpy.c) on the CPU device with no C++ compiler.
+# test_example_errors.sh -- the C quick start (examples/c/saxpy.c) on its paths other than a plain
+# run: a cujit call that fails (the CPU device with no C++ compiler) is reported and exits 1 (the
+# examples' CHECK); and without a GPU (CUDA_VISIBLE_DEVICES= hides any), CUJIT_REQUIRE_GPU=1 fails
+# saying why, CUJIT_EXAMPLE_NO_CPU=1 skips (77), and a plain run falls back to the CPU device,
+# saying so and why on one line.
 . "$(dirname "$0")/lib.sh"
 saxpy="$CUJIT_BINARY_DIR/examples/example_saxpy"
 [ -x "$saxpy" ] || { echo "skip: $saxpy is not built"; exit 77; }
 CUJIT_DEVICE=cpu CUJIT_CXX=/nonexistent/g++ CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
 check_rc "saxpy with a failing call" 1
 check "says what failed" "$err" '^saxpy: .*(/nonexistent/g\+\+|CUJIT_CXX)'
+
+CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
+check_rc "saxpy on the CPU device by CUJIT_DEVICE=cpu" 0
+check "names the device it runs on" "$out" '^runs on: CPU device \(CPU .+\)$'
+check "checks every element" "$out" '^saxpy on 1048576 floats: ok \(0 mismatches\)$'
+
+export CUDA_VISIBLE_DEVICES=
+unset CUJIT_DEVICE CUJIT_REQUIRE_GPU CUJIT_EXAMPLE_NO_CPU
+if "$CUJIT" devices > /dev/null 2>&1; then
+  echo "ok: (the no-GPU paths are not checked: a GPU is visible with CUDA_VISIBLE_DEVICES=)"
+  finish
+fi
+CUJIT_REQUIRE_GPU=1 run "$saxpy"
+check_rc "CUJIT_REQUIRE_GPU=1 without a GPU" 1
+check "says a GPU was required, and why there is none" "$err" \
+  '^saxpy: CUJIT_REQUIRE_GPU=1 but there is no GPU: .*no CUDA (driver|device)'
+check_not "ran nothing" "$out" 'runs on'
+CUJIT_EXAMPLE_NO_CPU=1 run "$saxpy"
+check_rc "CUJIT_EXAMPLE_NO_CPU=1 without a GPU skips" 77
+check "says why it skipped" "$out" '^no GPU \(.*no CUDA (driver|device).*\): skipped$'
+CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
+check_rc "without a GPU it runs on the CPU device" 0
+check "says so and why, on one line" "$out" '^runs on: CPU device \(no GPU: .*no CUDA (driver|device).*\)$'
+check "and checks every element" "$out" '^saxpy on 1048576 floats: ok \(0 mismatches\)$'
 finish
