@@ -3,7 +3,7 @@
 # run: a cujit call that fails (the CPU device with no C++ compiler) is reported and exits 1 (the
 # examples' CHECK); and without a GPU (CUDA_VISIBLE_DEVICES= hides any), CUJIT_REQUIRE_GPU=1 fails
 # saying why, CUJIT_EXAMPLE_NO_CPU=1 skips (77), and a plain run falls back to the CPU device,
-# saying so and why on one line.
+# saying so and why on one line. CUJIT_EXAMPLE_COMPILE_ONLY=1 compiles and runs nothing.
 . "$(dirname "$0")/lib.sh"
 saxpy="$CUJIT_BINARY_DIR/examples/example_saxpy"
 [ -x "$saxpy" ] || { echo "skip: $saxpy is not built"; exit 77; }
@@ -15,6 +15,12 @@ CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
 check_rc "saxpy on the CPU device by CUJIT_DEVICE=cpu" 0
 check "names the device it runs on" "$out" '^runs on: CPU device \(CPU .+\)$'
 check "checks every element" "$out" '^saxpy on 1048576 floats: ok \(0 mismatches\)$'
+
+CUJIT_EXAMPLE_COMPILE_ONLY=1 CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
+check_rc "CUJIT_EXAMPLE_COMPILE_ONLY=1" 0
+check "compiles for sm_90, saying how" "$out" \
+  '^compiled saxpy\(float a, const float \*x, float \*y, int n\) for sm_90 \((NVRTC|cache hit), [0-9.]+ ms\)$'
+check_not "and runs nothing" "$out" 'runs on|saxpy on'
 
 export CUDA_VISIBLE_DEVICES=
 unset CUJIT_DEVICE CUJIT_REQUIRE_GPU CUJIT_EXAMPLE_NO_CPU
