@@ -14,18 +14,22 @@
 #     -w WORKDIR  where the copy, its build and the results live (default build-mutate)
 #     -f LIST     run the mutants named in LIST (one path a line; such as an earlier run's
 #                 results/<file>.survived) instead of a fresh sample: did new assertions kill them?
+#     -a          build the copy with AddressSanitizer, LeakSanitizer and UBSan (WORKDIR/build-san,
+#                 as scripts/sanitize.sh does): a mutant that only leaks memory or reads past an
+#                 allocation is killed too (slower: the first build takes minutes)
 # Results: WORKDIR/results/<file>.{killed,survived,invalid,same} and WORKDIR/results/report.txt.
 # A mutant that changes only white space is the same program: listed in .same, not run.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
-sample=40 seed=1 work="$here/build-mutate" list=""
-usage() { sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
-while getopts "n:s:w:f:h" opt; do
+sample=40 seed=1 work="$here/build-mutate" list="" sanitize=0
+usage() { sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+while getopts "n:s:w:f:ah" opt; do
   case $opt in
     n) sample=$OPTARG ;;
     s) seed=$OPTARG ;;
     w) work=$OPTARG ;;
     f) list=$(cd "$(dirname "$OPTARG")" && pwd)/$(basename "$OPTARG") ;;
+    a) sanitize=1 ;;
     *) usage ;;
   esac
 done
@@ -40,7 +44,13 @@ done
 
 # A private copy of the tree (tracked and untracked files, no build trees), so the worktree is never
 # mutated and can be edited while this runs.
-src="$work/src" build="$work/build" results="$work/results"
+src="$work/src" build="$work/build" results="$work/results" config=(-DCMAKE_BUILD_TYPE=Release)
+if [ "$sanitize" = 1 ]; then
+  build="$work/build-san" config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUJIT_SANITIZE=address,undefined)
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
+  export LSAN_OPTIONS=suppressions=$here/scripts/sanitize.supp:print_suppressions=0
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+fi
 mkdir -p "$src" "$results"
 # Only files that differ are copied (with a fresh mtime), so ninja rebuilds exactly those.
 (cd "$here" && git ls-files --cached --others --exclude-standard -z) |
@@ -50,7 +60,7 @@ mkdir -p "$src" "$results"
   done
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release > "$work/configure.log" 2>&1 ||
+  cmake -S "$src" -B "$build" -G Ninja "${config[@]}" > "$work/configure.log" 2>&1 ||
     { echo "mutate.sh: configure failed, see $work/configure.log" >&2; exit 1; }
 fi
 
@@ -145,7 +155,8 @@ for f in "$@"; do
   total_killed=$((total_killed + k)) total_valid=$((total_valid + valid))
   score="n/a"
   [ "$valid" -gt 0 ] && score="$((100 * k / valid))%"
-  line="$f: $k of $valid valid mutants killed ($score); $i invalid, $w white space only; $(printf '%s\n' "$chosen" | grep -c .) run of $generated generated (seed $seed); ${secs}s"
+  tag="" && [ "$sanitize" = 1 ] && tag=" (sanitized build)"
+  line="$f$tag: $k of $valid valid mutants killed ($score); $i invalid, $w white space only; $(printf '%s\n' "$chosen" | grep -c .) run of $generated generated (seed $seed); ${secs}s"
   echo "$line" | tee -a "$results/report.txt"
   while read -r m; do
     [ -n "$m" ] || continue
