@@ -348,6 +348,19 @@ Test(cpu_backend, load_and_functions, .init = open_all, .fini = close_all) {
   cr_expect_eq(dev->info.warp_size, 32);
 }
 
+/* A program built for another version of the CPU device's ABI (a cache entry written by another
+** cujit) is refused, saying which version it has: its entry points may take other arguments. */
+Test(cpu_backend, another_abi_version_is_refused, .init = open_device, .fini = close_all) {
+  static const char older[] = "extern \"C\" __global__ void one(int *x) { x[0] = 1; }\n"
+                              "#undef CJ_CPU_ABI_VERSION\n"
+                              "#define CJ_CPU_ABI_VERSION 1\n";
+  compile_into(older, "older.cu", &program);
+  void *m = NULL;
+  EXPECT_FAIL(ops->load(dev, &program, &m), CUJIT_ERROR_DRIVER,
+              "another version of the CPU device's ABI (it says 1, this library needs");
+  cr_expect_null(m);
+}
+
 static const char other_source[] = "extern \"C\" __global__ void negate(int *x, int n) {\n"
                                    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                                    "  if (i < n) x[i] = -x[i];\n"
