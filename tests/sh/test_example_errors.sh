@@ -3,7 +3,8 @@
 # run: a cujit call that fails (the CPU device with no C++ compiler) is reported and exits 1 (the
 # examples' CHECK); and without a GPU (CUDA_VISIBLE_DEVICES= hides any), CUJIT_REQUIRE_GPU=1 fails
 # saying why, CUJIT_EXAMPLE_NO_CPU=1 skips (77), and a plain run falls back to the CPU device,
-# saying so and why on one line. CUJIT_EXAMPLE_COMPILE_ONLY=1 compiles and runs nothing.
+# saying so and why on one line. CUJIT_EXAMPLE_COMPILE_ONLY=1 compiles and runs nothing. Its
+# check can fail: a wrong result (one float spoilt by tests/c/dtoh_corrupting.c) is caught.
 . "$(dirname "$0")/lib.sh"
 saxpy="$CUJIT_BINARY_DIR/examples/example_saxpy"
 [ -x "$saxpy" ] || { echo "skip: $saxpy is not built"; exit 77; }
@@ -15,6 +16,13 @@ CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
 check_rc "saxpy on the CPU device by CUJIT_DEVICE=cpu" 0
 check "names the device it runs on" "$out" '^runs on: CPU device \(CPU .+\)$'
 check "checks every element" "$out" '^saxpy on 1048576 floats: ok \(0 mismatches\)$'
+# Its check can fail: one float spoilt on its way back is caught. (A sanitized build's runtime
+# must come first among the libraries; the stand-in is loaded before it.)
+spoil="$CUJIT_BINARY_DIR/tests/libdtoh_corrupting.so"
+LD_PRELOAD=$spoil ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+  CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
+check_rc "saxpy given a wrong result" 1
+check "counts the one wrong element" "$out" '^saxpy on 1048576 floats: FAILED \(1 mismatches\)$'
 
 CUJIT_EXAMPLE_COMPILE_ONLY=1 CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
 check_rc "CUJIT_EXAMPLE_COMPILE_ONLY=1" 0
