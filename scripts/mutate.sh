@@ -2,11 +2,12 @@
 # scripts/mutate.sh -- mutation testing: does the suite fail when the code is wrong?
 #
 # For each FILE (a path listed in scripts/mutate.table), universalmutator (pip install
-# universalmutator) writes regular-expression mutants of it; each chosen mutant replaces the file in a
-# private copy of the tree, the table's targets are rebuilt (nice -n 19, -j1: one core, low
-# priority), and the table's CPU-testable ctest tests run with a fresh cache and a private scratch
-# directory. A mutant that does not build is invalid (not counted); one some test fails on is
-# killed; the rest survive. Prints each file's score and every survivor with its diff.
+# universalmutator) writes regular-expression mutants of it (C by its C rules; Lua, which it has
+# no rules for, by its universal ones); each chosen mutant replaces the file in a private copy of
+# the tree, the table's targets are rebuilt (nice -n 19, -j1: one core, low priority), and the
+# table's CPU-testable ctest tests run with a fresh cache and a private scratch directory. A
+# mutant that does not build (Lua: that luac5.4 -p refuses) is invalid (not counted); one some
+# test fails on is killed; the rest survive. Prints each file's score and every survivor with its diff.
 #
 #   scripts/mutate.sh [-n N] [-s SEED] [-w WORKDIR] FILE...
 #     -n N        sample N mutants per file (default 40; 0 = every mutant)
@@ -18,11 +19,12 @@
 #                 as scripts/sanitize.sh does): a mutant that only leaks memory or reads past an
 #                 allocation is killed too (slower: the first build takes minutes)
 # Results: WORKDIR/results/<file>.{killed,survived,invalid,same} and WORKDIR/results/report.txt.
-# A mutant that changes only white space is the same program: listed in .same, not run.
+# A mutant that changes only white space (or a Lua one compiled to the same bytecode) is the same
+# program: listed in .same, not run.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 sample=40 seed=1 work="$here/build-mutate" list="" sanitize=0
-usage() { sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 while getopts "n:s:w:f:ah" opt; do
   case $opt in
     n) sample=$OPTARG ;;
@@ -38,6 +40,7 @@ shift $((OPTIND - 1))
 mkdir -p "$work" && work=$(cd "$work" && pwd)
 command -v mutate > /dev/null || { echo "mutate.sh: universalmutator is missing: pip install universalmutator" >&2; exit 2; }
 table="$here/scripts/mutate.table"
+luac=$(command -v luac5.4 || command -v luac) # Lua files: the syntax check, the bytecode compared
 for f in "$@"; do
   grep -q "^$f " "$table" || { echo "mutate.sh: $f has no line in $table: add its targets and tests" >&2; exit 2; }
 done
@@ -99,8 +102,10 @@ for f in "$@"; do
   for o in $opt1 $opt2; do
     case $o in upto:*) upto=$o ;; limit:*) limit=${o#limit:} ;; esac
   done
-  name=$(basename "$f" .c) dir=$(dirname "$f")
-  orig="$work/orig-$name.c" mdir="$work/mutants/$name"
+  ext=${f##*.}
+  name=$(basename "$f" ".$ext") dir=$(dirname "$f") lang=()
+  [ "$ext" = c ] && lang=(c)
+  orig="$work/orig-$name.$ext" mdir="$work/mutants/$name"
   cp "$src/$f" "$orig"
   start=$(date +%s)
   # The baseline must build and pass, or every mutant would look killed.
@@ -118,12 +123,12 @@ for f in "$@"; do
       seq 1 "$((${last:-1} - 1))" > "$work/lines-$name.txt"
       lines=(--lines "$work/lines-$name.txt")
     fi
-    (cd "$mdir" && mutate "$src/$f" c --noCheck "${lines[@]}" --mutantDir "$mdir" > "$work/mutate-$name.log" 2>&1)
+    (cd "$mdir" && mutate "$src/$f" "${lang[@]}" --noCheck "${lines[@]}" --mutantDir "$mdir" > "$work/mutate-$name.log" 2>&1)
   fi
-  all=$(find "$mdir" -name "$name.mutant.*.c" 2> /dev/null | sort -V)
+  all=$(find "$mdir" -name "$name.mutant.*.$ext" 2> /dev/null | sort -V)
   generated=$(printf '%s\n' "$all" | grep -c .)
   if [ -n "$list" ]; then
-    chosen=$(grep "/$name\.mutant\.[0-9]*\.c$" "$list")
+    chosen=$(grep "/$name\.mutant\.[0-9]*\.$ext$" "$list")
   elif [ "$sample" -gt 0 ]; then
     chosen=$(printf '%s\n' "$all" | shuf -n "$sample" --random-source=<(yes "$seed"))
   else
@@ -133,12 +138,16 @@ for f in "$@"; do
   : > "$results/$name.same"
   for m in $chosen; do
     # Changes only in white space (universalmutator's regexes make some) are the same program.
-    if [ "$(tr -d '[:space:]' < "$m")" = "$(tr -d '[:space:]' < "$orig")" ]; then
+    # So is a Lua mutant compiled to the same bytecode (a change in a comment, say).
+    if [ "$(tr -d '[:space:]' < "$m")" = "$(tr -d '[:space:]' < "$orig")" ] ||
+      { [ "$ext" = lua ] && cmp -s <("$luac" -s -o - "$m" 2> /dev/null) <("$luac" -s -o - "$orig"); }; then
       echo "$m" >> "$results/$name.same"
       continue
     fi
     cp "$m" "$src/$f"
-    if ! build_targets "$targets"; then
+    if [ "$ext" = lua ] && ! "$luac" -p "$m" > /dev/null 2>&1; then
+      echo "$m" >> "$results/$name.invalid"
+    elif ! build_targets "$targets"; then
       echo "$m" >> "$results/$name.invalid"
     elif run_tests "$regex"; then
       echo "$m" >> "$results/$name.survived"
