@@ -30,6 +30,15 @@ static const char kernels_source[] =
     "  while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {\n"
     "  }\n"
     "}\n"
+    "extern \"C\" __global__ void last_block_waits(int *flag, int *done) {\n"
+    "  if (blockIdx.x + 1 < gridDim.x)\n"
+    "    for (volatile int spin = 0; spin < 1000000; spin = spin + 1) {\n"
+    "    }\n"
+    "  else\n"
+    "    while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {\n"
+    "    }\n"
+    "  __atomic_store_n(&done[blockIdx.x], 1, __ATOMIC_RELEASE);\n"
+    "}\n"
     "extern \"C\" __global__ void trap_at(int which) {\n"
     "  if ((int)(blockIdx.x * blockDim.x + threadIdx.x) == which) __trap();\n"
     "}\n"
@@ -226,6 +235,33 @@ Test(cpu_backend, event_destroyed_while_pending, .init = open_all, .fini = close
   ops->event_destroy(dev, event); /* the queued record still holds it */
   __atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
   EXPECT_OK(ops->synchronize(dev));
+}
+
+static void open_all_with_four_workers(void) {
+  setenv("CUJIT_CPU_THREADS", "4", 1);
+  open_all();
+  unsetenv("CUJIT_CPU_THREADS");
+}
+
+/* A launch of fewer blocks than workers is done when its last block is: a worker left out of it
+** must not count as one that finished (the launch would end while a block still runs). */
+Test(cpu_backend, a_launch_of_fewer_blocks_than_workers_waits_for_each,
+     .init = open_all_with_four_workers, .fini = close_all) {
+  int flag = 0, done[2] = {0, 0};
+  uint64_t flag_addr = addr(&flag), done_addr = addr(done);
+  void *args[] = {&flag_addr, &done_addr};
+  void *stream = NULL;
+  EXPECT_OK(ops->stream_create(dev, &stream));
+  EXPECT_OK(launch("last_block_waits", 2, 1, stream, args));
+  while (!__atomic_load_n(&done[0], __ATOMIC_ACQUIRE)) {
+  }
+  /* Time for a wrongly finished launch to show; the right answer does not depend on it. */
+  nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+  cr_expect_eq(ops->stream_query(dev, stream), CUJIT_ERROR_NOT_READY, "the last block still waits");
+  __atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
+  EXPECT_OK(ops->synchronize(dev));
+  cr_expect_eq(done[1], 1);
+  ops->stream_destroy(dev, stream);
 }
 
 Test(cpu_backend, interrupted_wait, .init = open_all, .fini = close_all) {
