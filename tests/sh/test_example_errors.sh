@@ -4,7 +4,8 @@
 # examples' CHECK); and without a GPU (CUDA_VISIBLE_DEVICES= hides any), CUJIT_REQUIRE_GPU=1 fails
 # saying why, CUJIT_EXAMPLE_NO_CPU=1 skips (77), and a plain run falls back to the CPU device,
 # saying so and why on one line. CUJIT_EXAMPLE_COMPILE_ONLY=1 compiles and runs nothing. Its
-# check can fail: a wrong result (one float spoilt by tests/c/dtoh_corrupting.c) is caught.
+# check can fail: a wrong result (one float spoilt by tests/c/dtoh_corrupting.c) is caught; and
+# so is one given to examples/vector_add.lua.
 . "$(dirname "$0")/lib.sh"
 saxpy="$CUJIT_BINARY_DIR/examples/example_saxpy"
 [ -x "$saxpy" ] || { echo "skip: $saxpy is not built"; exit 77; }
@@ -29,6 +30,28 @@ check_rc "CUJIT_EXAMPLE_COMPILE_ONLY=1" 0
 check "compiles for sm_90, saying how" "$out" \
   '^compiled saxpy\(float a, const float \*x, float \*y, int n\) for sm_90 \((NVRTC|cache hit), [0-9.]+ ms\)$'
 check_not "and runs nothing" "$out" 'runs on|saxpy on'
+
+# A Lua example's check can fail too: with one element of each array copied back spoilt (LUA_INIT
+# wraps copy_to_host), vector_add.lua counts the one wrong element and exits non-zero.
+cat > "$TMP/spoil.lua" << 'EOF'
+require "cujit"
+local arrays = debug.getregistry()["cujit.device_array"]
+local index = arrays.__index
+arrays.__index = function(a, key)
+  local method = index(a, key)
+  if key ~= "copy_to_host" then return method end
+  return function(...)
+    local h = method(...)
+    local i = #h // 2 + 1
+    h[i] = h[i] + 1
+    return h
+  end
+end
+EOF
+CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" LUA_INIT="@$TMP/spoil.lua" \
+  run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/vector_add.lua"
+check_rc "vector_add.lua given a wrong result" 1
+check "vector_add.lua counts the one wrong element" "$err" 'check failed: c = a \+ b for all [0-9]+ elements \(1 wrong\)'
 
 export CUDA_VISIBLE_DEVICES=
 unset CUJIT_DEVICE CUJIT_REQUIRE_GPU CUJIT_EXAMPLE_NO_CPU
