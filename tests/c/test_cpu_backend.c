@@ -6,6 +6,7 @@
 */
 #define _GNU_SOURCE /* memmem */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@
 #include "cxx.h"
 #include "scan.h"
 #include "expect.h"
+#include "scratch.h"
 
 static const char kernels_source[] =
     "extern \"C\" __global__ void affine(const float *x, float *y, int n) {\n"
@@ -386,6 +388,26 @@ Test(cpu_backend, load_and_functions, .init = open_all, .fini = close_all) {
   cr_expect(strstr(dev->info.name, "CPU ("), "%s", dev->info.name);
   cr_expect_eq(dev->info.max_threads_per_block, 1024);
   cr_expect_eq(dev->info.warp_size, 32);
+}
+
+/* g++ works in a scratch directory under TMPDIR (the source, the headers, the object): all of it
+** goes once the compile is done. */
+Test(cpu_backend, a_compile_leaves_nothing_in_tmpdir, .init = open_device, .fini = close_all) {
+  const char *scratch = cj_scratch_make("cxx");
+  char *tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+  setenv("TMPDIR", scratch, 1);
+  compile_into(kernels_source, "clean.cu", &program);
+  if (tmpdir)
+    setenv("TMPDIR", tmpdir, 1);
+  else
+    unsetenv("TMPDIR");
+  free(tmpdir);
+  DIR *d = opendir(scratch);
+  cr_assert_not_null(d);
+  for (struct dirent *entry; (entry = readdir(d));)
+    cr_expect(strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0,
+              "left in TMPDIR: %s", entry->d_name);
+  closedir(d);
 }
 
 /* A program built for another version of the CPU device's ABI (a cache entry written by another
