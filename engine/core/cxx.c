@@ -245,6 +245,8 @@ static void remove_tree(const char *path) {
       rmdir(child);
     }
   }
+  snprintf(child, sizeof child, "%s/include", path); /* the loop above stops below it */
+  rmdir(child);
   rmdir(path);
 }
 

@@ -29,6 +29,9 @@ static void cj_scratch_at_exit(void) {
 /* Makes "$TMPDIR/cujit-test-WHAT-XXXXXX" (/tmp without TMPDIR) and returns its path. */
 static inline const char *cj_scratch_make(const char *what) {
   static int registered;
+  /* One at a time: a second would take the first's place and leave it behind. */
+  cr_assert(!cj_scratch[0], "a second scratch directory while %s is there: make it inside that",
+            cj_scratch);
   const char *base = getenv("TMPDIR");
   snprintf(cj_scratch, sizeof cj_scratch, "%s/cujit-test-%s-XXXXXX", base && *base ? base : "/tmp",
            what);

@@ -6,6 +6,7 @@
 */
 #define _GNU_SOURCE /* memmem */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@
 #include "cxx.h"
 #include "scan.h"
 #include "expect.h"
+#include "scratch.h"
 
 static const char kernels_source[] =
     "extern \"C\" __global__ void affine(const float *x, float *y, int n) {\n"
@@ -29,6 +31,15 @@ static const char kernels_source[] =
     "extern \"C\" __global__ void wait_flag(int *flag) {\n"
     "  while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {\n"
     "  }\n"
+    "}\n"
+    "extern \"C\" __global__ void last_block_waits(int *flag, int *done) {\n"
+    "  if (blockIdx.x + 1 < gridDim.x)\n"
+    "    for (volatile int spin = 0; spin < 1000000; spin = spin + 1) {\n"
+    "    }\n"
+    "  else\n"
+    "    while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {\n"
+    "    }\n"
+    "  __atomic_store_n(&done[blockIdx.x], 1, __ATOMIC_RELEASE);\n"
     "}\n"
     "extern \"C\" __global__ void trap_at(int which) {\n"
     "  if ((int)(blockIdx.x * blockDim.x + threadIdx.x) == which) __trap();\n"
@@ -228,6 +239,37 @@ Test(cpu_backend, event_destroyed_while_pending, .init = open_all, .fini = close
   EXPECT_OK(ops->synchronize(dev));
 }
 
+static void open_all_with_four_workers(void) {
+  setenv("CUJIT_CPU_THREADS", "4", 1);
+  open_all();
+  unsetenv("CUJIT_CPU_THREADS");
+}
+
+/* A launch of fewer blocks than workers is done when its last block is: a worker left out of it
+** must not count as one that finished (the launch would end while a block still runs). */
+Test(cpu_backend, a_launch_of_fewer_blocks_than_workers_waits_for_each,
+     .init = open_all_with_four_workers, .fini = close_all) {
+  void *stream = NULL;
+  EXPECT_OK(ops->stream_create(dev, &stream));
+  /* Which worker takes which block varies: ten launches give a wrong early end ten chances. */
+  for (int round = 0; round < 10; round++) {
+    int flag = 0, done[2] = {0, 0};
+    uint64_t flag_addr = addr(&flag), done_addr = addr(done);
+    void *args[] = {&flag_addr, &done_addr};
+    EXPECT_OK(launch("last_block_waits", 2, 1, stream, args));
+    while (!__atomic_load_n(&done[0], __ATOMIC_ACQUIRE)) {
+    }
+    /* Time for a wrongly finished launch to show; the right answer does not depend on it. */
+    nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+    cr_expect_eq(ops->stream_query(dev, stream), CUJIT_ERROR_NOT_READY,
+                 "round %d: the last block still waits", round);
+    __atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
+    EXPECT_OK(ops->synchronize(dev));
+    cr_expect_eq(done[1], 1, "round %d", round);
+  }
+  ops->stream_destroy(dev, stream);
+}
+
 Test(cpu_backend, interrupted_wait, .init = open_all, .fini = close_all) {
   int flag = 0;
   uint64_t flag_addr = addr(&flag);
@@ -346,6 +388,39 @@ Test(cpu_backend, load_and_functions, .init = open_all, .fini = close_all) {
   cr_expect(strstr(dev->info.name, "CPU ("), "%s", dev->info.name);
   cr_expect_eq(dev->info.max_threads_per_block, 1024);
   cr_expect_eq(dev->info.warp_size, 32);
+}
+
+/* g++ works in a scratch directory under TMPDIR (the source, the headers, the object): all of it
+** goes once the compile is done. */
+Test(cpu_backend, a_compile_leaves_nothing_in_tmpdir, .init = open_device, .fini = close_all) {
+  const char *scratch = cj_scratch_make("cxx");
+  char *tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+  setenv("TMPDIR", scratch, 1);
+  compile_into(kernels_source, "clean.cu", &program);
+  if (tmpdir)
+    setenv("TMPDIR", tmpdir, 1);
+  else
+    unsetenv("TMPDIR");
+  free(tmpdir);
+  DIR *d = opendir(scratch);
+  cr_assert_not_null(d);
+  for (struct dirent *entry; (entry = readdir(d));)
+    cr_expect(strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0,
+              "left in TMPDIR: %s", entry->d_name);
+  closedir(d);
+}
+
+/* A program built for another version of the CPU device's ABI (a cache entry written by another
+** cujit) is refused, saying which version it has: its entry points may take other arguments. */
+Test(cpu_backend, another_abi_version_is_refused, .init = open_device, .fini = close_all) {
+  static const char older[] = "extern \"C\" __global__ void one(int *x) { x[0] = 1; }\n"
+                              "#undef CJ_CPU_ABI_VERSION\n"
+                              "#define CJ_CPU_ABI_VERSION 1\n";
+  compile_into(older, "older.cu", &program);
+  void *m = NULL;
+  EXPECT_FAIL(ops->load(dev, &program, &m), CUJIT_ERROR_DRIVER,
+              "another version of the CPU device's ABI (it says 1, this library needs");
+  cr_expect_null(m);
 }
 
 static const char other_source[] = "extern \"C\" __global__ void negate(int *x, int n) {\n"

@@ -204,6 +204,37 @@ Test(graph, update_from_a_capture_of_the_same_shape) {
   cujit_graph_free(g3);
 }
 
+/* The kernels alike, the other nodes not: the device's own comparison of the nodes refuses it. */
+Test(graph, update_refuses_a_capture_whose_other_nodes_differ) {
+  setup u = make_setup(1);
+  cujit_buffer *y = upload_filled(5);
+  cujit_graph *g, *fewer, *first_differs;
+  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED));
+  EXPECT_OK(cujit_memset(y, 0, 0, 4, u.s));
+  EXPECT_OK(axpb(u.k, u.x, 2, 0, u.s));
+  EXPECT_OK(cujit_capture_end(u.s, &g));
+  EXPECT_OK(cujit_graph_instantiate(g));
+  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED)); /* the kernel without the memset */
+  EXPECT_OK(axpb(u.k, u.x, 2, 0, u.s));
+  EXPECT_OK(cujit_capture_end(u.s, &fewer));
+  EXPECT_FAIL(cujit_graph_update(g, fewer), CUJIT_ERROR_INVALID_ARGUMENT, "topology differs");
+  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED)); /* a copy where the memset was */
+  EXPECT_OK(cujit_memcpy_dtod(y, 0, u.x, 0, 4, u.s));
+  EXPECT_OK(axpb(u.k, u.x, 2, 0, u.s));
+  EXPECT_OK(cujit_capture_end(u.s, &first_differs));
+  EXPECT_FAIL(cujit_graph_update(g, first_differs), CUJIT_ERROR_INVALID_ARGUMENT,
+              "a node is of another kind");
+  EXPECT_OK(cujit_graph_launch(g, u.s)); /* still the graph it was */
+  EXPECT_OK(cujit_stream_synchronize(u.s));
+  float h[2];
+  cj_test_download(h, y, sizeof h);
+  cr_expect_float_eq(h[0], 0, 0, "the memset ran, not the copy");
+  cr_expect_float_eq(h[1], 6, 0);
+  cujit_graph_free(g);
+  cujit_graph_free(fewer);
+  cujit_graph_free(first_differs);
+}
+
 Test(graph, refused_calls_name_the_way_out_and_the_capture_ends) {
   setup u = make_setup(1);
   cujit_kernel *fresh;

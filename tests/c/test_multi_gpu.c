@@ -5,8 +5,10 @@
 ** GPUs (CJ_NEED_GPUS: skipped with fewer, failed under CUJIT_REQUIRE_GPUS=2).
 */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "expect.h"
 #include "fixture.h"
@@ -91,7 +93,9 @@ Test(multi_gpu, rendezvous_file) {
   char id[CUJIT_NCCL_ID_HEX], back[CUJIT_NCCL_ID_HEX];
   for (int i = 0; i < 256; i++) id[i] = "0123456789ABCDEF"[(i * 7) % 16];
   id[256] = '\0';
-  const char *dir = cj_scratch_make("rendezvous");
+  char dir[sizeof cj_scratch + 16]; /* inside the fixture's scratch, removed with it */
+  snprintf(dir, sizeof dir, "%s/rendezvous", cj_scratch);
+  cr_assert_eq(mkdir(dir, 0700), 0, "%s: %s", dir, strerror(errno));
   char path[1024], missing[1024];
   snprintf(path, sizeof path, "%s/id", dir);
   snprintf(missing, sizeof missing, "%s/never", dir);

@@ -181,6 +181,10 @@ h.test("what cannot be captured is refused with the way out", function()
   h.raises("captures a graph", cuda.graph, function(s) s:synchronize() end)
   if cuda.device().arch == "cpu" then -- stricter than CUDA's driver, which records the copy
     h.raises("cujit_host_alloc", cuda.graph, function(s) x:copy_from(h.random_floats(N), s) end)
+    local inner = cuda.graph(function(s) axpb[{cfg_blocks, 128, stream = s}](x, 1, 1, N) end)
+    h.raises("replay it before cujit_capture_begin or after cujit_capture_end, or capture its "
+             .. "work again", cuda.graph, function(s) inner:launch(s) end)
+    inner:free()
   end
   local g = cuda.graph(function(s) axpb[{cfg_blocks, 128, stream = s}](x, 1, 1, N) end)
   h.eq(g:nodes().kernel, 1, "captures work after the refusals")

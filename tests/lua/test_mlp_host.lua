@@ -14,7 +14,7 @@ local function idx(dims, data, dtype)
 end
 
 local function tmpname(suffix)
-  return os.tmpname() .. (suffix or "")
+  return h.tmpname(suffix) -- in the test's scratch directory, removed at the end (os.tmpname: /tmp)
 end
 
 h.test("IDX: dims and data of a good file", function()

@@ -1,10 +1,74 @@
 #!/usr/bin/env bash
-# test_example_errors.sh -- an example whose cujit call fails says so and exits 1 (the examples'
-# CHECK): here the C quick start (examples/c/saxpy.c) on the CPU device with no C++ compiler.
+# test_example_errors.sh -- the C quick start (examples/c/saxpy.c) on its paths other than a plain
+# run: a cujit call that fails (the CPU device with no C++ compiler) is reported and exits 1 (the
+# examples' CHECK); and without a GPU (CUDA_VISIBLE_DEVICES= hides any), CUJIT_REQUIRE_GPU=1 fails
+# saying why, CUJIT_EXAMPLE_NO_CPU=1 skips (77), and a plain run falls back to the CPU device,
+# saying so and why on one line. CUJIT_EXAMPLE_COMPILE_ONLY=1 compiles and runs nothing. Its
+# check can fail: a wrong result (one float spoilt by tests/c/dtoh_corrupting.c) is caught; and
+# so is one given to examples/vector_add.lua.
 . "$(dirname "$0")/lib.sh"
 saxpy="$CUJIT_BINARY_DIR/examples/example_saxpy"
 [ -x "$saxpy" ] || { echo "skip: $saxpy is not built"; exit 77; }
 CUJIT_DEVICE=cpu CUJIT_CXX=/nonexistent/g++ CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
 check_rc "saxpy with a failing call" 1
 check "says what failed" "$err" '^saxpy: .*(/nonexistent/g\+\+|CUJIT_CXX)'
+
+CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
+check_rc "saxpy on the CPU device by CUJIT_DEVICE=cpu" 0
+check "names the device it runs on" "$out" '^runs on: CPU device \(CPU .+\)$'
+check "checks every element" "$out" '^saxpy on 1048576 floats: ok \(0 mismatches\)$'
+# Its check can fail: one float spoilt on its way back is caught. (A sanitized build's runtime
+# must come first among the libraries; the stand-in is loaded before it.)
+spoil="$CUJIT_BINARY_DIR/tests/libdtoh_corrupting.so"
+LD_PRELOAD=$spoil ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+  CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
+check_rc "saxpy given a wrong result" 1
+check "counts the one wrong element" "$out" '^saxpy on 1048576 floats: FAILED \(1 mismatches\)$'
+
+CUJIT_EXAMPLE_COMPILE_ONLY=1 CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
+check_rc "CUJIT_EXAMPLE_COMPILE_ONLY=1" 0
+check "compiles for sm_90, saying how" "$out" \
+  '^compiled saxpy\(float a, const float \*x, float \*y, int n\) for sm_90 \((NVRTC|cache hit), [0-9.]+ ms\)$'
+check_not "and runs nothing" "$out" 'runs on|saxpy on'
+
+# A Lua example's check can fail too: with one element of each array copied back spoilt (LUA_INIT
+# wraps copy_to_host), vector_add.lua counts the one wrong element and exits non-zero.
+cat > "$TMP/spoil.lua" << 'EOF'
+require "cujit"
+local arrays = debug.getregistry()["cujit.device_array"]
+local index = arrays.__index
+arrays.__index = function(a, key)
+  local method = index(a, key)
+  if key ~= "copy_to_host" then return method end
+  return function(...)
+    local h = method(...)
+    local i = #h // 2 + 1
+    h[i] = h[i] + 1
+    return h
+  end
+end
+EOF
+CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" LUA_INIT="@$TMP/spoil.lua" \
+  run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/vector_add.lua"
+check_rc "vector_add.lua given a wrong result" 1
+check "vector_add.lua counts the one wrong element" "$err" 'check failed: c = a \+ b for all [0-9]+ elements \(1 wrong\)'
+
+export CUDA_VISIBLE_DEVICES=
+unset CUJIT_DEVICE CUJIT_REQUIRE_GPU CUJIT_EXAMPLE_NO_CPU
+if "$CUJIT" devices > /dev/null 2>&1; then
+  echo "ok: (the no-GPU paths are not checked: a GPU is visible with CUDA_VISIBLE_DEVICES=)"
+  finish
+fi
+CUJIT_REQUIRE_GPU=1 run "$saxpy"
+check_rc "CUJIT_REQUIRE_GPU=1 without a GPU" 1
+check "says a GPU was required, and why there is none" "$err" \
+  '^saxpy: CUJIT_REQUIRE_GPU=1 but there is no GPU: .*no CUDA (driver|device)'
+check_not "ran nothing" "$out" 'runs on'
+CUJIT_EXAMPLE_NO_CPU=1 run "$saxpy"
+check_rc "CUJIT_EXAMPLE_NO_CPU=1 without a GPU skips" 77
+check "says why it skipped" "$out" '^no GPU \(.*no CUDA (driver|device).*\): skipped$'
+CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
+check_rc "without a GPU it runs on the CPU device" 0
+check "says so and why, on one line" "$out" '^runs on: CPU device \(no GPU: .*no CUDA (driver|device).*\)$'
+check "and checks every element" "$out" '^saxpy on 1048576 floats: ok \(0 mismatches\)$'
 finish
