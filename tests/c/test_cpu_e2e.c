@@ -2,8 +2,9 @@
 ** test_cpu_e2e.c -- the CPU device end to end through the public API, as a user without a GPU
 ** would use it: selecting it (CUJIT_DEVICE_CPU, CUJIT_DEVICE=cpu), kernels defined from a
 ** signature and a body or compiled from a .cu source, buffers, launches on streams, events, the
-** disk cache, compile errors at the user's line, and a fault with the reset that clears it. Every
-** result is checked against the same computation on the host. Needs only g++: runs on CI.
+** disk cache, compile errors at the user's line, and faults (a trap, a recursion without bound)
+** with the reset that clears them. Every result is checked against the same computation on the
+** host. Needs only g++: runs on CI.
 */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -328,6 +329,32 @@ Test(cpu_device, trap_faults_until_reset, .init = open_cpu, .fini = close_engine
   EXPECT_FAIL(cujit_memcpy_dtoh(&byte, b, 0, 1, NULL), CUJIT_ERROR_BUFFER_LOST, "reset");
   cujit_buffer_free(b);
   EXPECT_OK(cujit_launch(k, &cfg, (cujit_arg[]){CUJIT_ARG_I(-1)}, 1));
+  EXPECT_OK(cujit_device_synchronize(dev));
+  cujit_kernel_free(k);
+}
+
+/* A kernel recursing without bound runs past the bottom of its stack group into the guard page
+** under it: the crash is caught on the worker's alternate signal stack (the faulting stack has no
+** room left) and is the device's fault, not the end of the process. */
+Test(cpu_device, unbounded_recursion_is_a_device_fault, .init = open_cpu, .fini = close_engine) {
+  cujit_kernel *k = NULL;
+  EXPECT_OK(cujit_kernel_define(engine, "deeper(int stop)",
+                                "struct down {\n"
+                                "  static __device__ __noinline__ int go(int n, int stop) {\n"
+                                "    volatile char pad[512];\n"
+                                "    pad[n % 512] = (char)n;\n"
+                                "    return n == stop ? 0 : go(n + 1, stop) + pad[n % 512];\n"
+                                "  }\n"
+                                "};\n"
+                                "if (threadIdx.x == 0) down::go(0, stop);",
+                                NULL, NULL, &k));
+  cujit_launch_config cfg = launch_1d(1, 32);
+  cujit_device *dev = NULL;
+  EXPECT_OK(cujit_current_device(engine, &dev));
+  EXPECT_OK(cujit_launch(k, &cfg, (cujit_arg[]){CUJIT_ARG_I(-1)}, 1));
+  EXPECT_FAIL(cujit_device_synchronize(dev), CUJIT_ERROR_DEVICE_FAULT, "kernel 'deeper' crashed");
+  EXPECT_OK(cujit_device_reset(dev));
+  EXPECT_OK(cujit_launch(k, &cfg, (cujit_arg[]){CUJIT_ARG_I(100)}, 1)); /* a bounded one runs */
   EXPECT_OK(cujit_device_synchronize(dev));
   cujit_kernel_free(k);
 }

@@ -1,10 +1,12 @@
 /*
 ** test_oom.c -- out of memory is an error, never a crash: the N-th allocation the engine makes
-** fails (the executable is linked with --wrap=malloc,calloc,realloc, tests/CMakeLists.txt), for
+** fails (the executable is linked with --wrap=malloc,calloc,realloc,aligned_alloc,
+** tests/CMakeLists.txt), for
 ** every N until the call makes no more, and each call must then answer CUJIT_OK or
 ** CUJIT_ERROR_OUT_OF_HOST_MEMORY with a message, and free what it made (scripts/sanitize.sh sees a
 ** leak). Covers the source reader (scan.c), the PTX check (verify.c), the signature parser and
-** the include resolver, whose answer must then be the same as with every allocation granted.
+** the include resolver, whose answer must then be the same as with every allocation granted, and
+** a graph's instantiation on the CPU device (its plan is one aligned_alloc).
 */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cujit.h"
 #include "includes.h"
 #include "scan.h"
 #include "scratch.h"
@@ -22,6 +25,7 @@
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
 void *__real_realloc(void *p, size_t n);
+void *__real_aligned_alloc(size_t alignment, size_t n);
 
 /* Allocations left before the failing one; -1: none fails. */
 static long allocations_left = -1;
@@ -45,6 +49,10 @@ void *__wrap_calloc(size_t n, size_t size) {
 
 void *__wrap_realloc(void *p, size_t n) {
   return refuse() ? NULL : __real_realloc(p, n);
+}
+
+void *__wrap_aligned_alloc(size_t alignment, size_t n) {
+  return refuse() ? NULL : __real_aligned_alloc(alignment, n);
 }
 
 static void arm(long n) {
@@ -236,5 +244,50 @@ Test(oom, the_include_resolver_fails_whole_or_answers_the_same) {
   cr_assert_gt(n, 20);
   free(want_manifest);
   cj_includes_free(&want);
+  cj_scratch_remove();
+}
+
+/* The CPU device needs no compiler for a memset: the graph holds one, and each refused allocation
+** of its instantiation must answer out of host memory, saying so, and leave it uninstantiated (a
+** graph taken as instantiated without its plan would run nothing, or crash at its launch). */
+Test(oom, a_graph_instantiated_on_the_cpu_device_fails_whole) {
+  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
+  cujit_engine *engine;
+  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
+  cr_assert_eq(cujit_set_device(engine, CUJIT_DEVICE_CPU), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_stream *s;
+  cujit_buffer *b;
+  cr_assert_eq(cujit_stream_create(engine, &s), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert_eq(cujit_buffer_alloc(engine, 64, CUJIT_U8, &b), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_graph *g;
+  cr_assert_eq(cujit_capture_begin(s, CUJIT_CAPTURE_RELAXED), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert_eq(cujit_memset(b, 8, 7, 16, s), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert_eq(cujit_capture_end(s, &g), CUJIT_OK, "%s", cujit_errmsg(engine));
+  long n = 0;
+  for (;; n++) {
+    arm(n);
+    cujit_status st = cujit_graph_instantiate(g);
+    int was_refused = failed;
+    disarm();
+    if (!was_refused) {
+      cr_assert_eq(st, CUJIT_OK, "fails with no allocation refused: %s", cujit_errmsg(engine));
+      break;
+    }
+    cr_assert_eq(st, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "allocation %ld refused: status %d", n, st);
+    cr_assert(strstr(cujit_errmsg(engine), "out of host memory"), "allocation %ld refused: '%s'", n,
+              cujit_errmsg(engine));
+  }
+  cr_assert_geq(n, 2, "the exec record and its plan");
+  unsigned char h[64];
+  cr_assert_eq(cujit_memset(b, 0, 0, sizeof h, NULL), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert_eq(cujit_graph_launch(g, s), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert_eq(cujit_stream_synchronize(s), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert_eq(cujit_memcpy_dtoh(h, b, 0, sizeof h, NULL), CUJIT_OK, "%s", cujit_errmsg(engine));
+  for (size_t i = 0; i < sizeof h; i++)
+    cr_expect_eq(h[i], i >= 8 && i < 24 ? 7 : 0, "byte %zu after the replay", i);
+  cujit_graph_free(g);
+  cujit_buffer_free(b);
+  cujit_stream_free(s);
+  cujit_close(engine);
   cj_scratch_remove();
 }

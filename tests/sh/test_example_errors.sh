@@ -5,7 +5,8 @@
 # saying why, CUJIT_EXAMPLE_NO_CPU=1 skips (77), and a plain run falls back to the CPU device,
 # saying so and why on one line. CUJIT_EXAMPLE_COMPILE_ONLY=1 compiles and runs nothing. Its
 # check can fail: a wrong result (one float spoilt by tests/c/dtoh_corrupting.c) is caught; and
-# so is one given to examples/vector_add.lua.
+# so is one given to examples/vector_add.lua, to each of its two checks, whose printed bandwidth
+# must be the bytes it moves over the time it prints.
 . "$(dirname "$0")/lib.sh"
 saxpy="$CUJIT_BINARY_DIR/examples/example_saxpy"
 [ -x "$saxpy" ] || { echo "skip: $saxpy is not built"; exit 77; }
@@ -33,8 +34,11 @@ check_not "and runs nothing" "$out" 'runs on|saxpy on'
 
 # A Lua example's check can fail too: with one element of each array copied back spoilt (LUA_INIT
 # wraps copy_to_host), vector_add.lua counts the one wrong element and exits non-zero.
+# CJ_SPOIL_COPY=N spoils the N-th copy only, and pins the positions math.random(1, n) draws to the
+# spoilt one, so a check of sampled positions sees it at every draw.
 cat > "$TMP/spoil.lua" << 'EOF'
 require "cujit"
+local only, copies = tonumber(os.getenv("CJ_SPOIL_COPY") or ""), 0
 local arrays = debug.getregistry()["cujit.device_array"]
 local index = arrays.__index
 arrays.__index = function(a, key)
@@ -42,16 +46,36 @@ arrays.__index = function(a, key)
   if key ~= "copy_to_host" then return method end
   return function(...)
     local h = method(...)
+    copies = copies + 1
+    if only and copies ~= only then return h end
     local i = #h // 2 + 1
     h[i] = h[i] + 1
     return h
   end
+end
+if only then
+  math.random = function(_, n) return n // 2 + 1 end -- (1, n): the spoilt element
 end
 EOF
 CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" LUA_INIT="@$TMP/spoil.lua" \
   run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/vector_add.lua"
 check_rc "vector_add.lua given a wrong result" 1
 check "vector_add.lua counts the one wrong element" "$err" 'check failed: c = a \+ b for all [0-9]+ elements \(1 wrong\)'
+# Its second check (10000 random positions of the big arrays: z is the 4th copy) counts too.
+CJ_SPOIL_COPY=4 CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" LUA_INIT="@$TMP/spoil.lua" \
+  run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/vector_add.lua"
+check_rc "vector_add.lua given a wrong result in its big arrays" 1
+check "its second check counts every draw of the wrong element" "$err" \
+  'check failed: 2\^24 elements: 10000 random positions match the host \(10000 wrong\)'
+# The bandwidth it prints is 3 x 4 bytes per element over the time it prints (rounded as printed).
+figures=$(sed -En 's/^2\^([0-9]+) floats: ([0-9.]+) ms per add, ([^ ]+) GB\/s .*/\1 \2 \3/p' <<<"$out")
+same "prints one bandwidth line" "$(wc -w <<<"$figures")" 3
+if awk '{ want = 3 * 4 * 2 ^ $1 / $2 / 1e6; slack = 0.5 + want * 0.0005 / $2
+          exit !($2 > 0 && $3 + 0 > 0 && $3 + 0 < 1e6 && ($3 - want) ^ 2 <= slack ^ 2) }' <<<"$figures"; then
+  ok "the bandwidth printed is 12 bytes x 2^n / time ($figures)"
+else
+  fail "the bandwidth printed is not 12 bytes x 2^n / time: $out"
+fi
 
 export CUDA_VISIBLE_DEVICES=
 unset CUJIT_DEVICE CUJIT_REQUIRE_GPU CUJIT_EXAMPLE_NO_CPU
