@@ -308,6 +308,7 @@ static cujit_status add_kernel(scanner *sc, size_t name_i, size_t open_i, size_t
     }
   if ((st = scope_text(sc, k)) != CUJIT_OK) {
     cj_signature_free(&k->sig);
+    free(k->params);
     return st;
   }
   *index = sc->nks++;
@@ -595,7 +596,7 @@ cujit_status cj_scan_headers(cj_scan *scan, const char *const *texts, size_t cou
       else
         sc.ks[kept++] = sc.ks[i];
     }
-    sc.nks = kept;
+    if (st == CUJIT_OK) sc.nks = kept; /* else every kernel read is freed below */
     if (st == CUJIT_OK &&
         append((void **)&scan->kernels, &scan->count, sc.ks, sc.nks, sizeof *sc.ks))
       sc.nks = 0; /* moved */
