@@ -537,6 +537,7 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
     cj_key_builder *kb = cj_key_begin();
     cj_key_add(kb, out->key.bytes, sizeof out->key.bytes);
     cj_key_add_str(kb, identity);
+    cj_key_add_str(kb, cj_cpu_writer_hash); /* what wraps the source for g++ (cmake/embed.cmake) */
     out->key = cj_key_end(kb);
     if (key_ok) hit = cj_cache_get(engine->cache, &out->key, e);
   }
