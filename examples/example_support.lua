@@ -59,6 +59,17 @@ end
 
 -- Call after compiling the kernels and the host-side checks: a compile-only run ends here
 -- (exit 0); a full run goes on to the GPU work.
+-- The example's options read by parse(args) (which raises on a bad one), from the command line;
+-- a bad option ends the run with its message and the usage (exit 2), before anything is done.
+function M.command_line(name, parse, usage)
+  local parsed, o = pcall(parse, arg or {})
+  if not parsed then
+    io.stderr:write(name, ": ", tostring(o), "\n", usage, "\n")
+    os.exit(2)
+  end
+  return o
+end
+
 function M.host_checks_done()
   if not M.compile_only then return end
   print(string.format("compile-only: kernels compiled for sm_90, %d host checks passed in %.2f s; " ..

@@ -133,11 +133,7 @@ do
   S.check(#perm == 10 and #seen == 9 and seen[0], "the epoch order is a permutation")
 end
 
-local parsed, o = pcall(options, arg or {})
-if not parsed then
-  io.stderr:write("mlp.lua: ", tostring(o), "\n", USAGE, "\n")
-  os.exit(2)
-end
+local o = S.command_line("mlp.lua", options, USAGE)
 if #(arg or {}) == 0 and on_cpu then
   -- Adam learns faster than SGD from 100 steps (numpy's version of this run: 78-84 % on three
   -- initialisations, against 60-80 % for SGD)

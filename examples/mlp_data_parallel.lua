@@ -368,11 +368,7 @@ do
           "arguments: a bad precision is refused")
 end
 
-local parsed, o = pcall(options, arg or {})
-if not parsed then
-  io.stderr:write("mlp_data_parallel.lua: ", tostring(o), "\n", USAGE, "\n")
-  os.exit(2)
-end
+local o = S.command_line("mlp_data_parallel.lua", options, USAGE)
 local default_run = #(arg or {}) == 0
 if default_run and S.on_cpu then -- two cores: 1,000 images, two epochs, shards of 10
   o.train_limit, o.epochs, o.batch, o.optimizer, o.lr = 1000, 2, 20, "adam", 0.001

@@ -49,13 +49,12 @@ struct cujit_device {
   _Atomic size_t allocated;
   /* Bumped (release) by the backend after it queues work on the default stream that later work
   ** on every stream must follow (a pool block handed out again, a fill, a staged upload); a
-  ** stream behind it waits for the default stream before its next work (cj_stream_handle). */
+  ** stream behind it waits for the default stream before its next work (cj_stream_queue). */
   _Atomic unsigned long order_epoch;
   /* Set after work is queued on a stream (stream.h, cj_stream_queued): `stream_work` is cleared
   ** by the pool when it makes the default stream wait for every stream, `streams_busy` by device
-  ** synchronize once it saw every stream done. `stream_work_unmarked` stays set once a caller
-  ** queued stream work without that mark (cj_stream_handle): both then always ask the streams. */
-  _Atomic int stream_work, streams_busy, stream_work_unmarked;
+  ** synchronize once it saw every stream done. */
+  _Atomic int stream_work, streams_busy;
 };
 
 typedef enum cj_copy_kind { CJ_COPY_HTOD, CJ_COPY_DTOH, CJ_COPY_DTOD } cj_copy_kind;

@@ -322,8 +322,7 @@ static cujit_status device_done(cujit_device *dev, void *handle) {
 
 cujit_status cj_cuda_synchronize(cujit_device *dev) {
   device_wait w = {"cujit_device_synchronize", 0};
-  if (!atomic_load_explicit(&dev->stream_work_unmarked, memory_order_acquire) &&
-      !atomic_exchange_explicit(&dev->streams_busy, 0, memory_order_acq_rel))
+  if (!atomic_exchange_explicit(&dev->streams_busy, 0, memory_order_acq_rel))
     w.streams_done = 1; /* nothing queued on a stream since they were last seen done */
   cujit_status st = cj_backend_wait(dev, device_done, &w, w.what);
   if (!w.streams_done) atomic_store(&dev->streams_busy, 1);

@@ -13,7 +13,7 @@
 **     every block freed before it, so a loop of temporaries pays it once per round, not per block;
 **   - a block handed out (again, or fresh from the driver's pool, which reuses in stream order on
 **     the default stream) bumps the device's order_epoch: each stream waits for the default
-**     stream before its next work (cj_stream_handle), once per bump, not per block.
+**     stream before its next work (cj_stream_queue), once per bump, not per block.
 ** Nothing is given back to the driver until pool_trim (cujit_device_trim, cuda.trim(), an
 ** allocation that finds the device full), a reset or cujit_close (cj_cuda_pool_give_back: every
 ** block and the staging buffers, even from a faulted context). CUJIT_POOL=off bypasses all of it
@@ -96,14 +96,12 @@ static CUresult join_streams(cuda_device *c) {
   return rc;
 }
 
-/* join_streams when some stream got work since the last one (or work the core could not mark:
-** cj_stream_handle); nothing at all when every stream sat idle, the common case of a program that
-** made a stream once. The flag is cleared before the join: work marked after that is seen by the
-** next one, work marked before it was queued before the join's events. */
+/* join_streams when some stream got work since the last one; nothing at all when every stream sat
+ *idle, the common case of a program that
+ ** made a stream once. The flag is cleared before the join: work marked after that is seen by the
+ ** next one, work marked before it was queued before the join's events. */
 static CUresult join_streams_if_used(cujit_device *dev) {
-  if (!atomic_load_explicit(&dev->stream_work_unmarked, memory_order_acquire) &&
-      !atomic_exchange_explicit(&dev->stream_work, 0, memory_order_acq_rel))
-    return CUDA_SUCCESS;
+  if (!atomic_exchange_explicit(&dev->stream_work, 0, memory_order_acq_rel)) return CUDA_SUCCESS;
   CUresult rc = join_streams(CU(dev));
   if (rc != CUDA_SUCCESS) atomic_store(&dev->stream_work, 1);
   return rc;

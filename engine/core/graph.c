@@ -148,10 +148,11 @@ cujit_status cujit_graph_replay(cujit_graph *graph, cujit_stream *stream, size_t
   if (st == CUJIT_OK) st = instantiate(graph);
   if (st != CUJIT_OK) return st;
   cujit_device *dev = graph->device;
-  void *exec = graph->exec, *handle = cj_stream_handle(stream);
+  void *exec = graph->exec, *handle = cj_stream_queue(stream);
   __atomic_store_n(&dev->last_kernel, graph_blame, __ATOMIC_RELAXED);
   for (size_t i = 0; i < times && st == CUJIT_OK; i++)
     st = dev->ops->graph_launch(dev, exec, handle);
+  cj_stream_queued(stream);
   return st;
 }
 

@@ -345,7 +345,7 @@ static cj_nccl_result issue(const cujit_nccl_comm *c, const collective *k, int i
   const cj_nccl *n = c->lib;
   const void *send = (const void *)(uintptr_t)k->send[i]->ptr;
   void *recv = (void *)(uintptr_t)(k->recv ? k->recv[i]->ptr : k->send[i]->ptr);
-  cj_nccl_stream s = k->streams ? cj_stream_handle(k->streams[i]) : NULL;
+  cj_nccl_stream s = k->streams ? cj_stream_queue(k->streams[i]) : NULL;
   cj_nccl_comm_t comm = c->comms[i];
   switch (k->kind) {
   case ALL_REDUCE:
@@ -382,6 +382,7 @@ static cujit_status run_collective(cujit_nccl_comm *c, const collective *k) {
     if (rc != CJ_NCCL_SUCCESS) failed_rank = i;
   }
   cj_nccl_result end = n->GroupEnd(); /* always, to close the group */
+  for (int i = 0; k->streams && i < c->nlocal; i++) cj_stream_queued(k->streams[i]);
   if (st != CUJIT_OK) return st;
   char what[96];
   if (rc != CJ_NCCL_SUCCESS) {

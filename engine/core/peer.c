@@ -101,8 +101,10 @@ static cujit_status copy_with_host(cujit_device *dst_dev, uint64_t dst, cujit_de
   cujit_status st = cujit_device_synchronize(host);
   if (st == CUJIT_OK) st = cj_device_enter(gpu);
   if (st != CUJIT_OK) return st;
-  return gpu->ops->copy(gpu, host == dst_dev ? CJ_COPY_DTOH : CJ_COPY_HTOD, dst, src, bytes,
-                        cj_stream_handle(stream));
+  st = gpu->ops->copy(gpu, host == dst_dev ? CJ_COPY_DTOH : CJ_COPY_HTOD, dst, src, bytes,
+                      cj_stream_queue(stream));
+  cj_stream_queued(stream);
+  return st;
 }
 
 cujit_status cj_copy_between(cujit_device *dst_dev, uint64_t dst, cujit_device *src_dev,
@@ -127,5 +129,7 @@ cujit_status cj_copy_between(cujit_device *dst_dev, uint64_t dst, cujit_device *
   if ((st = cj_device_enter(src_dev)) != CUJIT_OK || (st = cj_device_enter(dst_dev)) != CUJIT_OK)
     return st;
   if (stream && (st = cj_device_enter(stream->device)) != CUJIT_OK) return st;
-  return dst_dev->ops->copy_peer(dst_dev, dst, src_dev, src, bytes, cj_stream_handle(stream));
+  st = dst_dev->ops->copy_peer(dst_dev, dst, src_dev, src, bytes, cj_stream_queue(stream));
+  cj_stream_queued(stream);
+  return st;
 }

@@ -36,9 +36,9 @@ cujit_status cj_event_new(cujit_engine *engine, const char *fn, int shareable,
 void cj_stream_catch_up(cujit_stream *stream, unsigned long epoch);
 
 /* The backend's stream for work about to be queued: the stream's handle, or NULL (the default
-** stream). Every piece of work queued on a stream gets its handle here or from cj_stream_handle,
-** so a stream behind the default stream catches up first: one load and a compare when it is not.
-** The caller calls cj_stream_queued once the work is queued. */
+** stream). Every piece of work queued on a stream gets its handle here, so a stream behind the
+** default stream catches up first: one load and a compare when it is not. The caller calls
+** cj_stream_queued once the work is queued. */
 static inline void *cj_stream_queue(cujit_stream *stream) {
   if (!stream) return NULL;
   unsigned long epoch = atomic_load_explicit(&stream->device->order_epoch, memory_order_acquire);
@@ -58,14 +58,6 @@ static inline void cj_stream_queued(cujit_stream *stream) {
     atomic_store_explicit(&dev->stream_work, 1, memory_order_release);
   if (!atomic_load_explicit(&dev->streams_busy, memory_order_relaxed))
     atomic_store_explicit(&dev->streams_busy, 1, memory_order_release);
-}
-
-/* cj_stream_queue for callers that do not call cj_stream_queued after queuing (graphs, NCCL,
-** peer copies): the pool then waits for the streams at every reuse from here on. */
-static inline void *cj_stream_handle(cujit_stream *stream) {
-  if (stream && !atomic_load_explicit(&stream->device->stream_work_unmarked, memory_order_relaxed))
-    atomic_store_explicit(&stream->device->stream_work_unmarked, 1, memory_order_release);
-  return cj_stream_queue(stream);
 }
 
 /* The device work on `stream` goes to (the stream's, else the engine's current one), entered,
