@@ -93,6 +93,16 @@ function M.check(cond, msg, ...)
   return cond
 end
 
+-- A Monte Carlo estimate against its exact value, within five standard errors. Examples draw a
+-- fresh seed on every run, so the bound sets how often a correct kernel fails by chance: at three
+-- SE that is 1 run in 370 per check (CI met it), at five 1 in 1.7 million. A wrong kernel (a bad
+-- normal, a lost path, a biased payoff) still lands tens of SE away.
+M.SE_BOUND = 5
+function M.check_estimate(what, value, exact_name, exact, se)
+  return M.check(math.abs(value - exact) <= M.SE_BOUND * se, "%s: |MC - %s| = %.6f <= %d SE = %.6f",
+                 what, exact_name, math.abs(value - exact), M.SE_BOUND, M.SE_BOUND * se)
+end
+
 function M.printf(fmt, ...)
   print(string.format(fmt, ...))
 end

@@ -1,9 +1,9 @@
 -- monte_carlo.lua -- option pricing by Monte Carlo with random numbers made inside the kernel by
 -- <cujit/random.h> (counter-based: no generator state to set up, unlike cuRAND's XORWOW).
 --   European call: 2^24 paths of the exact log-normal step S_T = S0 exp((r - s^2/2) T + s sqrt(T) Z),
---   checked against the Black-Scholes closed form within three standard errors.
+--   checked against the Black-Scholes closed form within five standard errors.
 --   Asian call (arithmetic average of 64 fixings): no closed form; priced on the same kind of
---   paths together with the geometric-average Asian call, which has one (checked within three
+--   paths together with the geometric-average Asian call, which has one (checked within five
 --   standard errors), and the arithmetic price must be at least the geometric one (AM >= GM on
 --   every path).
 -- Each block of threads sums its payoffs in double; the per-block sums are added by a:sum().
@@ -116,8 +116,7 @@ local exact = black_scholes(S0, STRIKE, RATE, SIGMA, T)
 S.printf("European call, %d paths: %.6f +- %.6f (SE); Black-Scholes %.6f", PATHS, value, se, exact)
 S.printf("  kernel %.3f ms (GPU); first RNG to price %.3f ms wall (launch, kernel, 2 sums); no "
          .. "RNG state to set up", ms, wall)
-S.check(math.abs(value - exact) <= 3 * se, "European: |MC - Black-Scholes| = %.6f <= 3 SE = %.6f",
-        math.abs(value - exact), 3 * se)
+S.check_estimate("European", value, "Black-Scholes", exact, se)
 ms = S.gpu_ms(function() launch(seed, PATHS, S0, STRIKE, drift, vol, sums, squares) end, 10)
 S.printf("  kernel again, warm: %.3f ms", ms)
 
@@ -137,9 +136,7 @@ S.printf("Asian call (%d fixings), %d paths: arithmetic %.6f +- %.6f, geometric 
          .. "(closed form %.6f)", FIXINGS, PATHS, avalue, ase, gvalue, gse, gexact)
 S.printf("  kernel %.3f ms (GPU, %d normals); first RNG to price %.3f ms wall", ms,
          PATHS * FIXINGS, wall)
-S.check(math.abs(gvalue - gexact) <= 3 * gse,
-        "geometric Asian: |MC - closed form| = %.6f <= 3 SE = %.6f", math.abs(gvalue - gexact),
-        3 * gse)
+S.check_estimate("geometric Asian", gvalue, "closed form", gexact, gse)
 S.check(avalue >= gvalue, "arithmetic Asian %.6f >= geometric Asian %.6f", avalue, gvalue)
 S.check(avalue < value, "Asian %.6f < European %.6f (averaging lowers the volatility)", avalue,
         value)
