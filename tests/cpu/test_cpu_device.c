@@ -22,11 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
-__extension__ typedef _Float16 host_half;            /* GCC's binary16, rounding to nearest even */
-char *cj_library_source(int program, cujit_dtype d); /* engine/core/library.c */
+#include "library.h"
+
 int check_mode_tests(const char *self, const char *so, const char *which); /* test_cpu_check.c */
 
 static int failures, checks;
+#define CHECK_PLACEHOLDER
 #define CHECK(cond, ...)                                                                           \
   do {                                                                                             \
     checks++;                                                                                      \
@@ -37,6 +38,40 @@ static int failures, checks;
       printf("\n");                                                                                \
     }                                                                                              \
   } while (0)
+
+/* binary16 by its bits, the host's reference for __half: conversions round to nearest even.
+** Written out rather than _Float16 so that every C11 compiler builds the test (clang 14 has no
+** _Float16 on x86-64), and independent of cujit's own conversions, which it checks. */
+typedef uint16_t host_half;
+
+static host_half half_of(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000, mag = x & 0x7fffffff, exp = mag >> 23;
+  if (mag > 0x7f800000) return (host_half)(sign | 0x7e00);  /* NaN */
+  if (mag >= 0x477ff000) return (host_half)(sign | 0x7c00); /* 65520 and up round to infinity */
+  if (exp == 0) return (host_half)sign;                     /* a float subnormal: far below */
+  uint32_t m = (mag & 0x7fffff) | 0x800000, shift, q;
+  if (mag >= 0x38800000) { /* a normal half: the float's 13 low mantissa bits go */
+    shift = 13;
+    q = ((exp - 127 + 15) << 10) | ((m >> 13) & 0x3ff);
+  } else { /* a subnormal half, in units of 2^-24 */
+    shift = 126 - exp;
+    if (shift > 31) return (host_half)sign;
+    q = m >> shift;
+  }
+  uint32_t rem = m & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+  if (rem > halfway || (rem == halfway && (q & 1))) q++; /* a carry moves into the exponent */
+  return (host_half)(sign | q);
+}
+
+static float float_of(host_half h) {
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  float f = e == 0    ? ldexpf((float)m, -24)
+            : e == 31 ? (m ? NAN : INFINITY)
+                      : ldexpf((float)(m | 0x400), e - 25);
+  return h & 0x8000 ? -f : f;
+}
 
 static unsigned long long rng_state;
 static unsigned long long rnd(void) {
@@ -383,7 +418,7 @@ static void test_printf_and_half(cpu_module *m) {
     snprintf(line, sizeof line, "block %d says %d\n", b, x[b]);
     CHECK(strstr(text, line) != NULL, "printf: '%s' missing from '%s'", line, text);
   }
-  /* __half: every conversion rounds to nearest even, as _Float16 does on the host; __hadd and
+  /* __half: every conversion rounds to nearest even, as half_of does on the host; __hadd and
   ** __hmul round once, as the GPU's half arithmetic. */
   int n = 4096;
   float *f = malloc(n * 4), *back = poisoned(n * 4);
@@ -397,11 +432,9 @@ static void test_printf_and_half(cpu_module *m) {
   launch(m, "half", shape(n / 256, 1, 1, 256, 1, 1), a2);
   int bad = 0;
   for (int i = 0; i < n; i++) {
-    host_half h = (host_half)f[i];
-    unsigned short hb;
-    memcpy(&hb, &h, 2);
-    host_half sum = (host_half)((float)h + (float)(host_half)((float)h * 0.5f));
-    bad += bits[i] != hb || back[i] != (float)sum;
+    host_half h = half_of(f[i]);
+    host_half sum = half_of(float_of(h) + float_of(half_of(float_of(h) * 0.5f)));
+    bad += bits[i] != h || back[i] != float_of(sum);
   }
   CHECK(bad == 0, "__half conversions: %d of %d differ", bad, n);
   free(f), free(back), free(bits);
@@ -479,11 +512,11 @@ static void test_generated_source(void) {
   CHECK(m != NULL, "a generic __half kernel from source.c: %s", err);
   if (m) {
     int n = 1000;
-    host_half a = (host_half)rand_float(), *x = malloc(n * 2), *y = malloc(n * 2),
+    host_half a = half_of(rand_float()), *x = malloc(n * 2), *y = malloc(n * 2),
               *ref = malloc(n * 2);
     for (int i = 0; i < n; i++) {
-      x[i] = (host_half)rand_float(), y[i] = (host_half)rand_float();
-      ref[i] = (host_half)((float)a * (float)x[i] + (float)y[i]);
+      x[i] = half_of(rand_float()), y[i] = half_of(rand_float());
+      ref[i] = half_of(float_of(a) * float_of(x[i]) + float_of(y[i]));
     }
     void *args[] = {&a, &x, &y, &n};
     launch(m, "haxpy", shape(4, 1, 1, 256, 1, 1), args);
