@@ -3,7 +3,8 @@
 -- left is the binding's and the engine's part. Per launch (ns): the raw launcher from the same Lua
 -- loop (benchclock), a kept launcher l(...), the inline form k[{g, b}](...). With `first`: cujit's
 -- part of a warm-cache first launch (cuda.source + first launch + wait, ms), as case `warm` times
--- it, step by step.
+-- it, step by step, then the same for a second kernel in the same process (the first pays the
+-- process's first pass through the code as well).
 --   LD_LIBRARY_PATH=BUILD/scripts/bench/stubcuda LUA_CPATH='BUILD/scripts/bench/lua/?.so;;' \
 --     BUILD/cujit scripts/bench/profile_launch.lua [launches | first]
 -- Under valgrind --tool=callgrind the same run gives instructions per function.
@@ -30,6 +31,19 @@ if arg[1] == "first" then -- run twice: the first run fills the disk cache
   end
   print(string.format("first launch from a warm disk cache: %.4f ms (%s ms; %s)", (t[6] - t[1]) * 1e3,
                       table.concat(steps, ", "), m.vadd:compile_info().from_cache and "a cache hit"
+                      or "compiled: run it again"))
+  -- The same steps for another kernel of the same shape in the same process: what is left of
+  -- the first one's time beyond this is the process's first pass through that code (cold caches,
+  -- page faults), not work each kernel repeats.
+  local src2 = src:gsub("vadd", "vadd_again")
+  local u = { clock.now() }
+  local m2 = cuda.source(src2); u[2] = clock.now()
+  m2.vadd_again[{ n // 256, 256 }](buf, buf, buf, n); u[3] = clock.now()
+  cuda.synchronize(); u[4] = clock.now()
+  print(string.format("a second kernel, same process: %.4f ms (cuda.source %.4f, the launch %.4f, "
+                      .. "the wait %.4f ms; %s)", (u[4] - u[1]) * 1e3, (u[2] - u[1]) * 1e3,
+                      (u[3] - u[2]) * 1e3, (u[4] - u[3]) * 1e3,
+                      m2.vadd_again:compile_info().from_cache and "a cache hit"
                       or "compiled: run it again"))
   return
 end

@@ -1,6 +1,6 @@
 /*
 ** stub_driver.c -- a stand-in libcuda.so.1 for profiling cujit's own host work without a GPU
-** (scripts/bench/profile_launch.sh): one pretend sm_90 device whose memory is host memory, whose
+** (scripts/bench/profile_launch.lua): one pretend sm_90 device whose memory is host memory, whose
 ** launches, waits and loads succeed at once and do nothing. Built into
 ** BUILD/scripts/bench/stubcuda/libcuda.so.1; only what puts that directory on LD_LIBRARY_PATH
 ** sees it. Never a test of correctness: kernels do not run.
