@@ -6,7 +6,7 @@
 # saying so and why on one line. CUJIT_EXAMPLE_COMPILE_ONLY=1 compiles and runs nothing. Its
 # check can fail: a wrong result (one float spoilt by tests/c/dtoh_corrupting.c) is caught; and
 # so is one given to examples/vector_add.lua, to each of its two checks, whose printed bandwidth
-# must be the bytes it moves over the time it prints.
+# must be the bytes it moves over the time it prints; so must examples/reduce.lua's.
 . "$(dirname "$0")/lib.sh"
 saxpy="$CUJIT_BINARY_DIR/examples/example_saxpy"
 [ -x "$saxpy" ] || { echo "skip: $saxpy is not built"; exit 77; }
@@ -76,6 +76,23 @@ if awk '{ want = 3 * 4 * 2 ^ $1 / $2 / 1e6; slack = 0.5 + want * 0.0005 / $2
 else
   fail "the bandwidth printed is not 12 bytes x 2^n / time: $out"
 fi
+
+# reduce.lua's figures: sum, min and max read 4 bytes per element, dot (of x with itself, as
+# x:dot(x) counts it) 8; each line's GB/s is those bytes over its time, its GiB those bytes, and
+# the last line the f32 array's size (all as rounded in print).
+CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/reduce.lua"
+check_rc "reduce.lua on the CPU device" 0
+figures=$(sed -En 's/^(sum|min|max|dot) +of 2\^([0-9]+) f32: +([0-9.]+) ms, +([^ ]+) GB\/s \(reading ([^ ]+) GiB\)$/\1 \2 \3 \4 \5/p' <<<"$out")
+same "reduce.lua prints four bandwidth lines" "$(cut -d' ' -f1 <<<"$figures" | tr '\n' ' ')" "sum min max dot "
+if awk '{ bytes = ($1 == "dot" ? 8 : 4) * 2 ^ $2; want = bytes / $3 / 1e6; slack = 0.5 + want * 0.0005 / $3
+          if (!($3 > 0 && $4 + 0 > 0 && ($4 - want) ^ 2 <= slack ^ 2 && ($5 - bytes / 2 ^ 30) ^ 2 <= 0.0051 ^ 2)) exit 1 }' <<<"$figures"; then
+  ok "reduce.lua's bandwidth is the bytes read (4 or 8 x 2^n) over the time ($(tr '\n' ';' <<<"$figures"))"
+else
+  fail "reduce.lua's bandwidth is not the bytes read over the time: $out"
+fi
+log_n=$(sed -En 's/^sum +of 2\^([0-9]+) f32:.*/\1/p' <<<"$out")
+gib=$(awk -v n="${log_n:-0}" 'BEGIN { printf "%.2f", 4 * 2 ^ n / 2 ^ 30 }')
+check "and the size of one f32 array of 2^$log_n" "$out" "^\\($gib GiB per f32 array; the reductions read the input once\\)$"
 
 export CUDA_VISIBLE_DEVICES=
 unset CUJIT_DEVICE CUJIT_REQUIRE_GPU CUJIT_EXAMPLE_NO_CPU
