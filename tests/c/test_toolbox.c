@@ -1,11 +1,13 @@
 /*
 ** test_toolbox.c -- issue 16's C API on a device (a GPU, or the CPU device without one): buffer
 ** views in copies, fills and launches and their life after the viewed buffer is freed; managed
-** memory through its host address; mapped and registered host memory; a program's globals with
-** the dtype and shape of their declarations; cooperative launches (run on a GPU, refused with a
-** message on the CPU device) and IPC handles (refused on the CPU device; parsed on both).
+** memory through its host address (on the CPU device, given back to the heap when freed); mapped
+** and registered host memory; a program's globals with the dtype and shape of their declarations,
+** and only its own variables; cooperative launches (run on a GPU, refused with a message on the
+** CPU device) and IPC handles (refused on the CPU device; parsed on both).
 */
 #include <criterion/criterion.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +24,21 @@ static int on_cpu(void) {
   OK(cujit_current_device(engine, &dev));
   OK(cujit_device_arch(dev, arch, sizeof arch));
   return strcmp(arch, "cpu") == 0;
+}
+
+#ifdef __SANITIZE_ADDRESS__ /* from libasan (GCC ships no header declaring it) */
+size_t __sanitizer_get_current_allocated_bytes(void);
+#endif
+
+/* Bytes the host's heap holds now: AddressSanitizer's count in a sanitizer build (its allocator
+** replaces glibc's), glibc's otherwise. */
+static size_t heap_bytes(void) {
+#ifdef __SANITIZE_ADDRESS__
+  return __sanitizer_get_current_allocated_bytes();
+#else
+  struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;
+#endif
 }
 
 static cujit_kernel *define(const char *sig, const char *body) {
@@ -88,6 +105,15 @@ Test(toolbox, managed_memory_is_written_by_the_host_and_the_device) {
   cr_assert(strstr(cujit_errmsg(engine), "not managed memory"), "%s", cujit_errmsg(engine));
   cujit_buffer_free(d);
   cujit_buffer_free(m);
+  if (on_cpu()) { /* its managed memory is the host's heap: a free gives it back at once */
+    enum { BIG = 64 << 20 };
+    size_t before = heap_bytes();
+    OK(cujit_buffer_alloc_managed(engine, BIG, CUJIT_DTYPE_NONE, &m));
+    size_t held = heap_bytes();
+    cr_assert_geq(held, before + BIG, "the heap holds the managed buffer");
+    cujit_buffer_free(m);
+    cr_assert_leq(heap_bytes(), held - BIG, "freed, not held until the device's reset or close");
+  }
 }
 
 Test(toolbox, mapped_and_registered_host_memory_is_used_by_kernels) {
@@ -157,6 +183,18 @@ Test(toolbox, a_programs_globals_have_their_declared_dtype_and_shape) {
   cujit_buffer *none = NULL;
   cr_assert_eq(cujit_program_global(p, "missing", &none, NULL, NULL, NULL), CUJIT_ERROR_NOT_FOUND);
   cr_assert(strstr(cujit_errmsg(engine), "'missing'"), "%s", cujit_errmsg(engine));
+  cr_assert(
+      strstr(cujit_errmsg(engine), "is not found by name: declare it at file scope, not static"),
+      "the message says what to do: %s", cujit_errmsg(engine));
+  /* Only the program's own variables: not its kernel (a function), not the linker's marks
+  ** (__bss_start, _edata, _end: untyped symbols of every shared object, so of the CPU device's
+  ** program), not a variable of the C or C++ library (which the CPU device's program links). */
+  const char *not_globals[] = {"use", "__bss_start", "_edata", "_end", "environ", "stdout"};
+  for (size_t i = 0; i < sizeof not_globals / sizeof *not_globals; i++) {
+    cr_assert_eq(cujit_program_global(p, not_globals[i], &none, NULL, NULL, NULL),
+                 CUJIT_ERROR_NOT_FOUND, "'%s' is not a global of the program", not_globals[i]);
+    cr_assert_null(none);
+  }
   cujit_buffer_free(g);
   cujit_buffer_free(lv);
   cujit_buffer_free(out);
@@ -175,6 +213,8 @@ Test(toolbox, cooperative_launches_run_on_a_gpu_and_are_refused_on_the_cpu_devic
   if (on_cpu()) {
     cr_assert_eq(st, CUJIT_ERROR_UNSUPPORTED);
     cr_assert(strstr(cujit_errmsg(engine), "grid-wide barrier"), "%s", cujit_errmsg(engine));
+    cr_assert(strstr(cujit_errmsg(engine), "split the kernel at the barrier into launches"),
+              "the message says what to do: %s", cujit_errmsg(engine));
     cr_assert_eq(cujit_kernel_max_cooperative_blocks(k, 32, 0, &fit), CUJIT_ERROR_UNSUPPORTED);
   } else {
     cr_assert_eq(st, CUJIT_OK, "%s", cujit_errmsg(engine));
