@@ -147,6 +147,16 @@ Test(toolbox, mapped_and_registered_host_memory_is_used_by_kernels) {
   free(own);
 }
 
+/* Each name must be no global of the program (NOT_FOUND, the buffer left NULL). */
+static void refuse_globals(cujit_program *p, const char *const *names) {
+  for (; *names; names++) {
+    cujit_buffer *none = NULL;
+    cr_assert_eq(cujit_program_global(p, *names, &none, NULL, NULL, NULL), CUJIT_ERROR_NOT_FOUND,
+                 "'%s' is not a global of the program", *names);
+    cr_assert_null(none);
+  }
+}
+
 Test(toolbox, a_programs_globals_have_their_declared_dtype_and_shape) {
   CJ_NEED_DEVICE(engine);
   cujit_program *p;
@@ -190,13 +200,21 @@ Test(toolbox, a_programs_globals_have_their_declared_dtype_and_shape) {
   ** (__bss_start, _edata, _end: untyped symbols of every shared object, so of the CPU device's
   ** program), not a variable of the C or C++ library, which the CPU device's program links
   ** (_ZSt4cout is std::cout). */
-  const char *not_globals[] = {"use",     "__bss_start", "_edata",   "_end",
-                               "environ", "stdout",      "_ZSt4cout"};
-  for (size_t i = 0; i < sizeof not_globals / sizeof *not_globals; i++) {
-    cr_assert_eq(cujit_program_global(p, not_globals[i], &none, NULL, NULL, NULL),
-                 CUJIT_ERROR_NOT_FOUND, "'%s' is not a global of the program", not_globals[i]);
-    cr_assert_null(none);
-  }
+  const char *not_globals[] = {
+      "use",     "cjk_use", "cj_cpu_abi_version", "__bss_start", "_edata", "_end",
+      "environ", "stdout",  "_ZSt4cout",          NULL};
+  refuse_globals(p, not_globals);
+  /* A second program, loaded after the first: not the first's variables either. */
+  cujit_program *other;
+  OK(cujit_program_compile(engine,
+                           "__device__ int mine;\n"
+                           "extern \"C\" __global__ void touch() { mine = 1; }\n",
+                           "other.cu", NULL, &other));
+  refuse_globals(other, (const char *[]){"coeffs", "level", "environ", "_ZSt4cout", NULL});
+  OK(cujit_program_global(other, "mine", &none, &dtype, NULL, NULL));
+  cr_assert_eq(dtype, CUJIT_I32);
+  cujit_buffer_free(none);
+  cujit_program_free(other);
   cujit_buffer_free(g);
   cujit_buffer_free(lv);
   cujit_buffer_free(out);
