@@ -7,12 +7,12 @@
 ** CPU device) and IPC handles (refused on the CPU device; parsed on both).
 */
 #include <criterion/criterion.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fixture.h"
 #include "gpu.h"
+#include "heap.h"
 
 TestSuite(toolbox, .init = cj_fixture_open, .fini = cj_fixture_close);
 
@@ -24,21 +24,6 @@ static int on_cpu(void) {
   OK(cujit_current_device(engine, &dev));
   OK(cujit_device_arch(dev, arch, sizeof arch));
   return strcmp(arch, "cpu") == 0;
-}
-
-#ifdef __SANITIZE_ADDRESS__ /* from libasan (GCC ships no header declaring it) */
-size_t __sanitizer_get_current_allocated_bytes(void);
-#endif
-
-/* Bytes the host's heap holds now: AddressSanitizer's count in a sanitizer build (its allocator
-** replaces glibc's), glibc's otherwise. */
-static size_t heap_bytes(void) {
-#ifdef __SANITIZE_ADDRESS__
-  return __sanitizer_get_current_allocated_bytes();
-#else
-  struct mallinfo2 m = mallinfo2();
-  return m.uordblks + m.hblkhd;
-#endif
 }
 
 static cujit_kernel *define(const char *sig, const char *body) {
@@ -107,12 +92,13 @@ Test(toolbox, managed_memory_is_written_by_the_host_and_the_device) {
   cujit_buffer_free(m);
   if (on_cpu()) { /* its managed memory is the host's heap: a free gives it back at once */
     enum { BIG = 64 << 20 };
-    size_t before = heap_bytes();
+    size_t before = cj_test_heap_bytes();
     OK(cujit_buffer_alloc_managed(engine, BIG, CUJIT_DTYPE_NONE, &m));
-    size_t held = heap_bytes();
+    size_t held = cj_test_heap_bytes();
     cr_assert_geq(held, before + BIG, "the heap holds the managed buffer");
     cujit_buffer_free(m);
-    cr_assert_leq(heap_bytes(), held - BIG, "freed, not held until the device's reset or close");
+    cr_assert_leq(cj_test_heap_bytes(), held - BIG,
+                  "freed, not held until the device's reset or close");
   }
 }
 
