@@ -47,14 +47,19 @@ static void cpu_host_unregister(cujit_device *dev, void *host) {
   (void)dev, (void)host;
 }
 
-/* A variable at file scope keeps its plain name in C++ (variables are not mangled there). */
+/* A variable at file scope keeps its plain name in C++ (variables are not mangled there). dlsym
+** also searches the libraries the program links (environ, stdout of the C library): a symbol
+** found is the program's only when it lies in the program's own object. */
 static cujit_status cpu_get_global(cujit_device *dev, void *module, const char *name,
                                    uint64_t *addr, size_t *bytes) {
   cj_cpu_module *m = module;
   void *p = dlsym(m->handle, name);
   Dl_info info;
   const ElfW(Sym) *sym = NULL;
-  if (!p || !dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
+  struct link_map *own = NULL, *found = NULL;
+  if (!p || dlinfo(m->handle, RTLD_DI_LINKMAP, &own) != 0 ||
+      !dladdr1(p, &info, (void **)&found, RTLD_DL_LINKMAP) || found != own ||
+      !dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
       ELF64_ST_TYPE(sym->st_info) != STT_OBJECT)
     return cj_fail(dev->engine, CUJIT_ERROR_NOT_FOUND,
                    "the program has no __device__ or __constant__ variable '%s' (a variable of "

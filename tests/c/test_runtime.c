@@ -14,10 +14,8 @@
 
 #include "cujit.h"
 #include "expect.h"
-#ifdef __SANITIZE_ADDRESS__ /* from libasan (GCC ships no header declaring it) */
-size_t __sanitizer_get_current_allocated_bytes(void);
-#endif
 #include "gpu.h"
+#include "heap.h"
 
 static cujit_engine *engine;
 
@@ -664,22 +662,11 @@ Test(runtime_device, waits_are_interruptible, .init = open_device, .fini = close
   cujit_stream_free(stream);
 }
 
-/* Bytes the host's heap holds now: AddressSanitizer's count in a sanitizer build (its allocator
-** replaces glibc's), glibc's otherwise. */
-static size_t host_heap_bytes(void) {
-#ifdef __SANITIZE_ADDRESS__
-  return __sanitizer_get_current_allocated_bytes();
-#else
-  struct mallinfo2 m = mallinfo2();
-  return m.uordblks + m.hblkhd;
-#endif
-}
-
 /* What holds a closed engine's leftover buffer until it is given back: on a GPU, the device's
 ** memory pool (the driver's default pool, one per device), watched from a second engine and
 ** trimmed first, so a leaked buffer stays reserved; on the CPU device, the host's heap. */
 static size_t held_bytes(cujit_engine *watch, cujit_device *seen, int trim) {
-  if (!seen) return host_heap_bytes();
+  if (!seen) return cj_test_heap_bytes();
   size_t bytes = 0;
   if (trim) cr_assert_eq(cujit_device_trim(seen), CUJIT_OK, "%s", cujit_errmsg(watch));
   cr_assert_eq(cujit_device_pool_reserved(seen, &bytes), CUJIT_OK, "%s", cujit_errmsg(watch));

@@ -1,9 +1,10 @@
 /*
 ** test_toolbox.c -- issue 16's C API on a device (a GPU, or the CPU device without one): buffer
 ** views in copies, fills and launches and their life after the viewed buffer is freed; managed
-** memory through its host address; mapped and registered host memory; a program's globals with
-** the dtype and shape of their declarations; cooperative launches (run on a GPU, refused with a
-** message on the CPU device) and IPC handles (refused on the CPU device; parsed on both).
+** memory through its host address (on the CPU device, given back to the heap when freed); mapped
+** and registered host memory; a program's globals with the dtype and shape of their declarations,
+** and only its own variables; cooperative launches (run on a GPU, refused with a message on the
+** CPU device) and IPC handles (refused on the CPU device; parsed on both).
 */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "fixture.h"
 #include "gpu.h"
+#include "heap.h"
 
 TestSuite(toolbox, .init = cj_fixture_open, .fini = cj_fixture_close);
 
@@ -88,6 +90,16 @@ Test(toolbox, managed_memory_is_written_by_the_host_and_the_device) {
   cr_assert(strstr(cujit_errmsg(engine), "not managed memory"), "%s", cujit_errmsg(engine));
   cujit_buffer_free(d);
   cujit_buffer_free(m);
+  if (on_cpu()) { /* its managed memory is the host's heap: a free gives it back at once */
+    enum { BIG = 64 << 20 };
+    size_t before = cj_test_heap_bytes();
+    OK(cujit_buffer_alloc_managed(engine, BIG, CUJIT_DTYPE_NONE, &m));
+    size_t held = cj_test_heap_bytes();
+    cr_assert_geq(held, before + BIG, "the heap holds the managed buffer");
+    cujit_buffer_free(m);
+    cr_assert_leq(cj_test_heap_bytes(), held - BIG,
+                  "freed, not held until the device's reset or close");
+  }
 }
 
 Test(toolbox, mapped_and_registered_host_memory_is_used_by_kernels) {
@@ -119,6 +131,16 @@ Test(toolbox, mapped_and_registered_host_memory_is_used_by_kernels) {
   cujit_buffer_free(rview);
   cujit_host_free(r); /* unregisters; the memory is ours */
   free(own);
+}
+
+/* Each name must be no global of the program (NOT_FOUND, the buffer left NULL). */
+static void refuse_globals(cujit_program *p, const char *const *names) {
+  for (; *names; names++) {
+    cujit_buffer *none = NULL;
+    cr_assert_eq(cujit_program_global(p, *names, &none, NULL, NULL, NULL), CUJIT_ERROR_NOT_FOUND,
+                 "'%s' is not a global of the program", *names);
+    cr_assert_null(none);
+  }
 }
 
 Test(toolbox, a_programs_globals_have_their_declared_dtype_and_shape) {
@@ -157,6 +179,28 @@ Test(toolbox, a_programs_globals_have_their_declared_dtype_and_shape) {
   cujit_buffer *none = NULL;
   cr_assert_eq(cujit_program_global(p, "missing", &none, NULL, NULL, NULL), CUJIT_ERROR_NOT_FOUND);
   cr_assert(strstr(cujit_errmsg(engine), "'missing'"), "%s", cujit_errmsg(engine));
+  cr_assert(
+      strstr(cujit_errmsg(engine), "is not found by name: declare it at file scope, not static"),
+      "the message says what to do: %s", cujit_errmsg(engine));
+  /* Only the program's own variables: not its kernel (a function), not the linker's marks
+  ** (__bss_start, _edata, _end: untyped symbols of every shared object, so of the CPU device's
+  ** program), not a variable of the C or C++ library, which the CPU device's program links
+  ** (_ZSt4cout is std::cout). */
+  const char *not_globals[] = {
+      "use",     "cjk_use", "cj_cpu_abi_version", "__bss_start", "_edata", "_end",
+      "environ", "stdout",  "_ZSt4cout",          NULL};
+  refuse_globals(p, not_globals);
+  /* A second program, loaded after the first: not the first's variables either. */
+  cujit_program *other;
+  OK(cujit_program_compile(engine,
+                           "__device__ int mine;\n"
+                           "extern \"C\" __global__ void touch() { mine = 1; }\n",
+                           "other.cu", NULL, &other));
+  refuse_globals(other, (const char *[]){"coeffs", "level", "environ", "_ZSt4cout", NULL});
+  OK(cujit_program_global(other, "mine", &none, &dtype, NULL, NULL));
+  cr_assert_eq(dtype, CUJIT_I32);
+  cujit_buffer_free(none);
+  cujit_program_free(other);
   cujit_buffer_free(g);
   cujit_buffer_free(lv);
   cujit_buffer_free(out);
@@ -175,6 +219,8 @@ Test(toolbox, cooperative_launches_run_on_a_gpu_and_are_refused_on_the_cpu_devic
   if (on_cpu()) {
     cr_assert_eq(st, CUJIT_ERROR_UNSUPPORTED);
     cr_assert(strstr(cujit_errmsg(engine), "grid-wide barrier"), "%s", cujit_errmsg(engine));
+    cr_assert(strstr(cujit_errmsg(engine), "split the kernel at the barrier into launches"),
+              "the message says what to do: %s", cujit_errmsg(engine));
     cr_assert_eq(cujit_kernel_max_cooperative_blocks(k, 32, 0, &fit), CUJIT_ERROR_UNSUPPORTED);
   } else {
     cr_assert_eq(st, CUJIT_OK, "%s", cujit_errmsg(engine));

@@ -6,7 +6,8 @@
 # saying so and why on one line. CUJIT_EXAMPLE_COMPILE_ONLY=1 compiles and runs nothing. Its
 # check can fail: a wrong result (one float spoilt by tests/c/dtoh_corrupting.c) is caught; and
 # so is one given to examples/vector_add.lua, to each of its two checks, whose printed bandwidth
-# must be the bytes it moves over the time it prints.
+# must be the bytes it moves over the time it prints; so must examples/reduce.lua's, whose checks
+# of its planted minimum and maximum fail when given one beyond it.
 . "$(dirname "$0")/lib.sh"
 saxpy="$CUJIT_BINARY_DIR/examples/example_saxpy"
 [ -x "$saxpy" ] || { echo "skip: $saxpy is not built"; exit 77; }
@@ -35,18 +36,25 @@ check_not "and runs nothing" "$out" 'runs on|saxpy on'
 # A Lua example's check can fail too: with one element of each array copied back spoilt (LUA_INIT
 # wraps copy_to_host), vector_add.lua counts the one wrong element and exits non-zero.
 # CJ_SPOIL_COPY=N spoils the N-th copy only, and pins the positions math.random(1, n) draws to the
-# spoilt one, so a check of sampled positions sees it at every draw.
+# spoilt one, so a check of sampled positions sees it at every draw. CJ_SPOIL_METHOD=min (or max)
+# spoils that reduction's result instead, from its CJ_SPOIL_FROM-th call on: one beyond the right
+# answer (min - 1, max + 1).
 cat > "$TMP/spoil.lua" << 'EOF'
 require "cujit"
 local only, copies = tonumber(os.getenv("CJ_SPOIL_COPY") or ""), 0
+local spoilt = os.getenv("CJ_SPOIL_METHOD") or "copy_to_host"
+local from = tonumber(os.getenv("CJ_SPOIL_FROM") or "1")
 local arrays = debug.getregistry()["cujit.device_array"]
 local index = arrays.__index
 arrays.__index = function(a, key)
   local method = index(a, key)
-  if key ~= "copy_to_host" then return method end
+  if key ~= spoilt then return method end
   return function(...)
     local h = method(...)
     copies = copies + 1
+    if key ~= "copy_to_host" then
+      return copies < from and h or key == "max" and h + 1 or h - 1
+    end
     if only and copies ~= only then return h end
     local i = #h // 2 + 1
     h[i] = h[i] + 1
@@ -76,6 +84,31 @@ if awk '{ want = 3 * 4 * 2 ^ $1 / $2 / 1e6; slack = 0.5 + want * 0.0005 / $2
 else
   fail "the bandwidth printed is not 12 bytes x 2^n / time: $out"
 fi
+
+# reduce.lua's figures: sum, min and max read 4 bytes per element, dot (of x with itself, as
+# x:dot(x) counts it) 8; each line's GB/s is those bytes over its time, its GiB those bytes, and
+# the last line the f32 array's size (all as rounded in print).
+CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/reduce.lua"
+check_rc "reduce.lua on the CPU device" 0
+figures=$(sed -En 's/^(sum|min|max|dot) +of 2\^([0-9]+) f32: +([0-9.]+) ms, +([^ ]+) GB\/s \(reading ([^ ]+) GiB\)$/\1 \2 \3 \4 \5/p' <<<"$out")
+same "reduce.lua prints four bandwidth lines" "$(cut -d' ' -f1 <<<"$figures" | tr '\n' ' ')" "sum min max dot "
+if awk '{ bytes = ($1 == "dot" ? 8 : 4) * 2 ^ $2; want = bytes / $3 / 1e6; slack = 0.5 + want * 0.0005 / $3
+          if (!($3 > 0 && $4 + 0 > 0 && ($4 - want) ^ 2 <= slack ^ 2 && ($5 - bytes / 2 ^ 30) ^ 2 <= 0.0051 ^ 2)) exit 1 }' <<<"$figures"; then
+  ok "reduce.lua's bandwidth is the bytes read (4 or 8 x 2^n) over the time ($(tr '\n' ';' <<<"$figures"))"
+else
+  fail "reduce.lua's bandwidth is not the bytes read over the time: $out"
+fi
+log_n=$(sed -En 's/^sum +of 2\^([0-9]+) f32:.*/\1/p' <<<"$out")
+gib=$(awk -v n="${log_n:-0}" 'BEGIN { printf "%.2f", 4 * 2 ^ n / 2 ^ 30 }')
+check "and the size of one f32 array of 2^$log_n" "$out" "^\\($gib GiB per f32 array; the reductions read the input once\\)$"
+# Its checks of the planted extremes want them exactly: a min below the planted one (or a max
+# above it) fails. (The first call of each is the 2^20 check's, left right.)
+for m in min max; do
+  CJ_SPOIL_METHOD=$m CJ_SPOIL_FROM=2 CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" \
+    LUA_INIT="@$TMP/spoil.lua" run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/reduce.lua"
+  check_rc "reduce.lua given a $m beyond the planted one" 1
+  check "its check of the planted $m fails" "$err" "check failed: $m found the value planted at"
+done
 
 export CUDA_VISIBLE_DEVICES=
 unset CUJIT_DEVICE CUJIT_REQUIRE_GPU CUJIT_EXAMPLE_NO_CPU
