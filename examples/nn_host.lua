@@ -288,10 +288,9 @@ function M.write_weights(path, tensors)
                                       table.unpack(t.values, at, last))
     end
   end
-  local f, err = io.open(path, "wb")
-  if not f then error("cannot write the weights to " .. path .. ": " .. tostring(err), 0) end
-  f:write(table.concat(parts))
-  f:close()
+  -- cuda.write_file, not io.open(path, "wb"): a failed write leaves an existing file as it was
+  local ok, err = pcall(cuda.write_file, path, table.concat(parts))
+  if not ok then error("cannot write the weights to " .. path .. ": " .. tostring(err), 0) end
 end
 
 -- The tensors of a weights file (the list write_weights takes); a malformed file is an error

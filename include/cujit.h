@@ -152,6 +152,25 @@ CUJIT_API const char *cujit_version(void);
 CUJIT_API cujit_status cujit_driver_version(cujit_engine *engine, int *version);
 CUJIT_API cujit_status cujit_nvrtc_version(cujit_engine *engine, int *version);
 
+/* Writes len bytes to the file `path` the way cujit writes every file a user names (`cujit
+** compile -o`, cuda.image.write, cuda.write_file, the REPL's :save and history), so that a write
+** never harms what was there:
+**   - a regular file, or a name that does not exist yet, is written to a temporary file in the
+**     same directory and renamed into place: a failure (full disk, `ulimit -f`, an error half
+**     way) leaves the old file as it was, or no file. A replaced file keeps its permissions; a
+**     new one gets 0666 less the umask. Through a symbolic link, the file it points at is the
+**     one replaced, and the link stays;
+**   - a character device (/dev/null, /dev/stdout's terminal), a FIFO, or a regular file with
+**     other hard links is opened and written in place, never replaced or removed; so is a
+**     regular file in a directory where no temporary file can be made;
+**   - "-" is standard output;
+**   - a directory, a block device or a socket is refused.
+** CUJIT_ERROR_IO with the reason otherwise. SIGXFSZ is held off for the write (a file past the
+** size limit is an error, not the end of the process). engine may be NULL (no message then).
+** Thread-safe. */
+CUJIT_API cujit_status cujit_file_write(cujit_engine *engine, const char *path, const void *data,
+                                        size_t len);
+
 /* ---------------------------------------------------------------------------------------------
 ** Devices
 ** ------------------------------------------------------------------------------------------- */

@@ -290,39 +290,12 @@ static int same_file(const char *input, const char *output) {
          a.st_ino == b.st_ino;
 }
 
-/* Writes a temporary file beside `path` and renames it into place, so that a full disk or a
-** crash leaves either the old file or the whole new one, never a truncated one. */
-static int write_file(const char *path, const void *data, size_t len) {
-  size_t n = strlen(path) + sizeof ".tmp.XXXXXX";
-  char *tmp = malloc(n);
-  if (!tmp) return errno = ENOMEM, 0;
-  snprintf(tmp, n, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    free(tmp);
-    return 0;
-  }
-  mode_t mask = umask(0); /* mkstemp makes 0600; an output file gets the usual 0666 & ~umask */
-  umask(mask);
-  FILE *f = fdopen(fd, "wb");
-  int ok = f && fchmod(fd, 0666 & ~mask) == 0 && fwrite(data, 1, len, f) == len;
-  int err = errno;
-  if (f ? fclose(f) != 0 : close(fd) != 0) ok = ok ? (err = errno, 0) : 0;
-  if (ok && rename(tmp, path) != 0) ok = 0, err = errno;
-  if (!ok) unlink(tmp);
-  free(tmp);
-  errno = err;
-  return ok;
-}
-
-static int write_output(const char *path, const void *data, size_t len) {
-  int ok;
-  if (strcmp(path, "-") == 0)
-    ok = fwrite(data, 1, len, stdout) == len && fflush(stdout) == 0;
-  else
-    ok = write_file(path, data, len);
-  if (!ok) fprintf(stderr, CLI_NAME " compile: cannot write %s: %s\n", path, strerror(errno));
-  return ok;
+/* The output is written by cujit_file_write's rule: a regular file through a temporary file and a
+** rename, /dev/null, a FIFO or a terminal in place (never replaced), "-" to stdout. */
+static int write_output(cujit_engine *engine, const char *path, const void *data, size_t len) {
+  if (cujit_file_write(engine, path, data, len) == CUJIT_OK) return 1;
+  fprintf(stderr, CLI_NAME " compile: %s\n", cujit_errmsg(engine));
+  return 0;
 }
 
 /* "cujit: k.cu: 2 kernels (saxpy, vadd) for sm_90, compiled in 12.3 ms -> k.ptx" on stderr. */
@@ -382,7 +355,7 @@ static int compile_and_write(cujit_engine *engine, compile_args *ca) {
             CLI_NAME " compile: the output %s is the input file; it would be overwritten. Pass "
                      "another -o, or leave -o out to write %s\n",
             out, ca->cubin ? "FILE.cubin" : "FILE.ptx");
-  } else if (write_output(out, data, len)) {
+  } else if (write_output(engine, out, data, len)) {
     print_summary(prog, ca->input, ca->opts.arch, out);
     status = 0;
   }

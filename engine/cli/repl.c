@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <sys/select.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -155,15 +156,48 @@ static char *history_file(void) {
   return path;
 }
 
+/* The history is kept only in a regular file (or a new one): through a link, in the file it
+** points at. Anything else (/dev/null, a FIFO) means no history: libedit's writer would chmod it
+** 0600 and its reader would block on a FIFO. NULL: no history file. */
+static char *history_target(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0) return errno == ENOENT ? strdup(path) : NULL;
+  return S_ISREG(st.st_mode) ? realpath(path, NULL) : NULL;
+}
+
+/* libedit writes the history to a new file beside it, renamed over the old one, so an error
+** (a full disk) leaves the old history as it was. */
+static int write_history_whole(const char *target) {
+  size_t n = strlen(target) + sizeof ".cujit-XXXXXX";
+  char *tmp = malloc(n);
+  if (!tmp) return errno = ENOMEM, 0;
+  snprintf(tmp, n, "%s.cujit-XXXXXX", target);
+  int fd = mkstemp(tmp), ok = 0;
+  if (fd >= 0) {
+    close(fd);
+    errno = 0;
+    ok = write_history(tmp) == 0 && rename(tmp, target) == 0;
+    int err = errno;
+    if (!ok) unlink(tmp); /* our own temporary file */
+    errno = err;
+  }
+  free(tmp);
+  return ok;
+}
+
 static void history_save(repl *r) {
   if (!r->history_path || r->history_warned) return;
-  errno = 0;
-  if (write_history(r->history_path) == 0) return;
+  char *target = history_target(r->history_path);
+  if (!target) return; /* not a regular file: no history, by the rule above */
+  int ok = write_history_whole(target);
+  int err = errno;
+  free(target);
+  if (ok) return;
   r->history_warned = 1;
   fprintf(stderr,
           CLI_NAME ": warning: cannot write the history to %s (%s); set CUJIT_HISTORY to "
                    "a writable file, or to \"\" for none\n",
-          r->history_path, errno ? strerror(errno) : "unknown error");
+          r->history_path, err ? strerror(err) : "unknown error");
 }
 
 static void history_add(repl *r, const char *statement) {
@@ -585,7 +619,9 @@ void cli_repl(lua_State *L) {
     rl_catch_signals = 0; /* Ctrl-C is ours; libedit would re-raise it to the process group */
     r.history_path = history_file();
     stifle_history(HISTORY_MAX);
-    if (r.history_path) read_history(r.history_path);
+    char *history = r.history_path ? history_target(r.history_path) : NULL;
+    if (history) read_history(history);
+    free(history);
     repl_complete_install(L);
     puts("cuda = require \"cujit\" to start; :help lists what the REPL adds to Lua");
     watchdog_start(&r.dog);

@@ -9,9 +9,11 @@
 #include "repl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -118,9 +120,13 @@ void repl_session_save(const repl_session *s, const char *path) {
     cli_message(":save needs a file name: :save session.lua");
     return;
   }
-  FILE *f = fopen(path, "w");
+  /* Made whole in memory, then written by cujit_file_write: a failure (a full disk) leaves an
+  ** existing file as it was, and /dev/stdout or a FIFO is written in place, never replaced. */
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
   if (!f) {
-    fprintf(stderr, CLI_NAME ": cannot write %s (%s)\n", path, strerror(errno));
+    cli_message("not enough memory to save the session");
     return;
   }
   time_t now = time(NULL);
@@ -134,18 +140,24 @@ void repl_session_save(const repl_session *s, const char *path) {
   size_t n = s ? s->n : 0;
   for (size_t i = 0; i < n; i++) {
     const statement *st = &s->items[i];
-    const char *text = st->text[0] == '=' ? st->text + 1 : st->text;
+    const char *body = st->text[0] == '=' ? st->text + 1 : st->text;
     if (st->as_expression)
-      fprintf(f, "print(%s)\n", text);
+      fprintf(f, "print(%s)\n", body);
     else
-      fprintf(f, "%s\n", text);
+      fprintf(f, "%s\n", body);
   }
   int failed = ferror(f);
   if (fclose(f) != 0 || failed) {
-    fprintf(stderr, CLI_NAME ": writing %s failed (%s)\n", path, strerror(errno));
+    free(text);
+    cli_message("not enough memory to save the session");
     return;
   }
-  printf("saved %zu statement%s to %s\n", n, n == 1 ? "" : "s", path);
+  cujit_engine *e = cli_engine();
+  if (cujit_file_write(e, path, text, len) != CUJIT_OK)
+    fprintf(stderr, CLI_NAME ": :save: %s\n", e ? cujit_errmsg(e) : "cannot write the file");
+  else
+    printf("saved %zu statement%s to %s\n", n, n == 1 ? "" : "s", path);
+  free(text);
 }
 
 /* --- :restart ------------------------------------------------------------------------------------
@@ -273,7 +285,20 @@ repl_replay *repl_replay_open(void) {
   char *path = strdup(env);
   unsetenv(REPLAY_ENV); /* not for the programs this session starts */
   if (!path) return NULL;
-  FILE *f = fopen(path, "r");
+  /* Only a replay file :restart made is read and removed: a regular file of this user, not
+  ** reached through a link, named as write_replay names it, starting with the magic line. Any
+  ** other path in the variable is left exactly as it is. */
+  const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+  int fd = strncmp(base, "cujit-replay-", 13) == 0
+               ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+               : -1;
+  struct stat info;
+  if (fd >= 0 && (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_uid != geteuid())) {
+    close(fd);
+    fd = -1;
+  }
+  FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+  if (fd >= 0 && !f) close(fd);
   repl_replay *rp = calloc(1, sizeof *rp);
   size_t cap = 0;
   if (f && rp) {
@@ -291,14 +316,17 @@ repl_replay *repl_replay_open(void) {
     }
   }
   if (f) fclose(f);
-  unlink(path);
   if (!rp || !rp->data || rp->len < strlen(REPLAY_MAGIC) ||
       memcmp(rp->data, REPLAY_MAGIC, strlen(REPLAY_MAGIC)) != 0) {
-    fprintf(stderr, CLI_NAME ": the replay file %s could not be read; nothing replayed\n", path);
+    fprintf(stderr,
+            CLI_NAME ": %s is not a replay file that :restart wrote; nothing replayed (the file "
+                     "was left as it was)\n",
+            path);
     free(path);
     repl_replay_close(rp);
     return NULL;
   }
+  unlink(path); /* read whole: the file has done its work */
   free(path);
   rp->data[rp->len] = '\0';
   rp->pos = strlen(REPLAY_MAGIC);

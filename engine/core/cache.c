@@ -320,7 +320,8 @@ static int read_full(int fd, unsigned char *buf, size_t n, size_t *got) {
 ** *bad says what it is. */
 static int read_entry(const char *path, const cj_cache_key *key, unsigned char **data, size_t *len,
                       struct stat *info, const char **bad) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+  if (fd < 0 && errno == ELOOP) return *bad = "a symbolic link", -2;
   if (fd < 0) return 0;
   unsigned char head[CJ_CACHE_HEADER_BYTES], *buf = head;
   size_t got = 0, size = 0;
@@ -377,8 +378,11 @@ static int disk_get(cj_cache *c, const cj_cache_key *key, int text, cj_cache_ent
             "cache entry %s is a directory; it was left alone and is not used. Remove it", path);
     return 0;
   }
-  if (got == -2) { /* a FIFO, a socket, a device: never opened for reading, renamed over */
-    cj_warn(c->engine, "cache entry %s is %s; not read, recompiling to replace it", path, bad);
+  if (got == -2) { /* a FIFO, a socket, a device, a link: not cujit's, never read or replaced */
+    cj_warn(c->engine,
+            "cache entry %s is %s; it was left alone and is not used (the kernel is compiled "
+            "and kept in memory only). Remove it",
+            path, bad);
     return 0;
   }
   if (got == 0) return 0; /* ENOENT: a plain miss */
@@ -434,6 +438,12 @@ static int disk_put(cj_cache *c, const cj_cache_key *key, int text, const cj_cac
   int ok = fd >= 0 && (c->shared || fchmod(fd, 0600) == 0) && write_all(fd, buf, len);
   int err = errno;
   if (fd >= 0 && close(fd) != 0 && ok) ok = 0, err = errno;
+  struct stat there; /* what is not cujit's own regular file is never renamed over */
+  if (ok && lstat(path, &there) == 0 && !S_ISREG(there.st_mode)) {
+    unlink(tmp);
+    free(buf);
+    return 0;
+  }
   if (ok && rename(tmp, path) != 0) ok = 0, err = errno;
   if (!ok) {
     if (fd >= 0) unlink(tmp);
@@ -472,7 +482,8 @@ static disk_file *list_entries(const cj_cache *c, size_t *count, uint64_t *bytes
   while ((de = readdir(d)) != NULL) {
     if (!is_entry_name(de->d_name)) continue;
     struct stat st;
-    if (fstatat(dirfd(d), de->d_name, &st, 0) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+      continue; /* only cujit's own regular files are counted and evicted */
     if (*count == cap) {
       cap = cap ? 2 * cap : 64;
       disk_file *nf = realloc(files, cap * sizeof *nf);
@@ -638,6 +649,9 @@ cujit_status cj_cache_clear(cj_cache *cache) {
         if (is_temp_name(de->d_name) && fstatat(dirfd(d), de->d_name, &info, 0) == 0 &&
             time(NULL) - info.st_mtime < TEMP_GRACE_SECONDS)
           continue;
+        if (fstatat(dirfd(d), de->d_name, &info, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(info.st_mode))
+          continue; /* a link, a FIFO, a device named like an entry: not cujit's to remove */
         if (unlinkat(dirfd(d), de->d_name, 0) != 0 && errno != ENOENT && st == CUJIT_OK)
           st = cj_fail(cache->engine, CUJIT_ERROR_CACHE,
                        "cannot clear the cache: removing '%s/%s' failed (%s); check the "

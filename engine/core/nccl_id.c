@@ -4,6 +4,7 @@
 ** named, and the rendezvous file (written whole by rename, read by waiting for it to appear).
 */
 #include "nccl.h"
+#include "files.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -81,21 +82,19 @@ cujit_status cujit_nccl_id_write(cujit_engine *engine, const char *path, const c
   cj_nccl_id id;
   cujit_status st = cj_nccl_id_parse(engine, fn, id_hex, &id);
   if (st != CUJIT_OK) return st;
-  /* Written beside the target and renamed over it, so a reader never sees half an id. */
-  char tmp[4096];
-  int n = snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-  if (n < 0 || (size_t)n >= sizeof tmp)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "%s: the path is too long", fn);
-  FILE *f = fopen(tmp, "w");
-  int ok = f && fprintf(f, "%.*s\n", ID_DIGITS, id_hex + strspn(id_hex, " \t\r\n")) > 0;
-  if (f) ok = (fclose(f) == 0) && ok;
-  if (ok && rename(tmp, path) == 0) return CUJIT_OK;
-  int err = errno;
-  remove(tmp);
-  return cj_fail(engine, CUJIT_ERROR_IO,
-                 "%s: cannot write the unique id to %s (%s); choose a path every rank can reach "
-                 "(a shared file system across hosts)",
-                 fn, path, strerror(err));
+  /* Written beside the target and renamed over it (files.c), so a reader never sees half an
+  ** id; a FIFO or a device given as the path is written in place. */
+  char text[ID_DIGITS + 2];
+  snprintf(text, sizeof text, "%.*s\n", ID_DIGITS, id_hex + strspn(id_hex, " \t\r\n"));
+  st = cj_file_write(engine, fn, path, text, strlen(text));
+  if (st != CUJIT_OK) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", cujit_errmsg(engine));
+    return cj_fail(engine, st,
+                   "%s; choose a path every rank can reach (a shared file system across hosts)",
+                   why);
+  }
+  return CUJIT_OK;
 }
 
 /* The file's text when it is there (1), 0 while absent; anything else fails. */

@@ -1,7 +1,8 @@
 /*
 ** limage.c -- PNG images as u8 arrays of shape {height, width, channels}: cuda.image.read and
 ** cuda.image.write, with libpng. libpng reports errors by longjmp, so all its work happens in
-** functions that touch no Lua state and return a message; the Lua side raises afterwards.
+** functions that touch no Lua state and return a message; the Lua side raises afterwards. A
+** written image is encoded in memory first and then written whole by cujit_file_write.
 */
 #include "larray.h"
 #include "lhost.h"
@@ -34,6 +35,8 @@ typedef struct png_session {
   image *img;
   char *err;
   size_t errlen;
+  unsigned char *out; /* the encoded file, written whole afterwards (cujit_file_write) */
+  size_t out_len, out_cap;
 } png_session;
 
 static void on_png_error(png_structp png, png_const_charp msg) {
@@ -115,12 +118,31 @@ static int png_read_file(const char *path, image *img, char *err, size_t errlen)
   return ok;
 }
 
+/* libpng's output goes into memory: the file is written whole by cujit_file_write's rule, so a
+** libpng error or a full disk leaves an existing file as it was. */
+static void on_png_write(png_structp png, png_bytep data, size_t len) {
+  png_session *s = png_get_io_ptr(png);
+  if (len > s->out_cap - s->out_len) {
+    size_t cap = s->out_cap ? 2 * s->out_cap : 1 << 16;
+    while (cap - s->out_len < len) cap *= 2;
+    unsigned char *grown = realloc(s->out, cap);
+    if (!grown) png_error(png, "out of host memory");
+    s->out = grown, s->out_cap = cap;
+  }
+  memcpy(s->out + s->out_len, data, len);
+  s->out_len += len;
+}
+
+static void on_png_flush(png_structp png) {
+  (void)png;
+}
+
 static int write_pixels(png_session *s) {
   static const int color_types[] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
                                     PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGBA};
   const image *img = s->img;
   if (setjmp(png_jmpbuf(s->png))) return 0;
-  png_init_io(s->png, s->file);
+  png_set_write_fn(s->png, s, on_png_write, on_png_flush);
   png_set_IHDR(s->png, s->info, img->width, img->height, 8, color_types[img->channels],
                PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   png_write_info(s->png, s->info);
@@ -133,20 +155,21 @@ static int write_pixels(png_session *s) {
   return 1;
 }
 
-/* Writes img as an 8-bit PNG. Returns 1, or 0 with a message in err (and no file left behind). */
-static int png_write_file(const char *path, image *img, char *err, size_t errlen) {
+/* Encodes img as an 8-bit PNG; *out (malloc'd) and *out_len, or 0 with a message in err. */
+static int png_encode(const char *path, image *img, unsigned char **out, size_t *out_len, char *err,
+                      size_t errlen) {
   png_session s = {.path = path, .img = img, .err = err, .errlen = errlen};
-  s.file = fopen(path, "wb");
-  if (!s.file) return session_fail(&s, "cannot write image '%s': %s", strerror(errno));
   s.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &s, on_png_error, on_png_warning);
   s.info = s.png ? png_create_info_struct(s.png) : NULL;
   int ok = s.info ? write_pixels(&s) : session_fail(&s, "'%s': %s", "libpng could not start");
   png_destroy_write_struct(s.png ? &s.png : NULL, s.info ? &s.info : NULL);
   free(s.rows);
-  if (fclose(s.file) != 0 && ok)
-    ok = session_fail(&s, "cannot write image '%s': %s", strerror(errno));
-  if (!ok) remove(path);
-  return ok;
+  if (!ok) {
+    free(s.out);
+    return 0;
+  }
+  *out = s.out, *out_len = s.out_len;
+  return 1;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -228,7 +251,14 @@ static int l_write(lua_State *L) {
       .width = (uint32_t)shape[1], .height = (uint32_t)shape[0], .channels = (int)channels};
   img.pixels = array_pixels(L, 2, shape[0] * shape[1] * channels);
   char err[512];
-  if (!png_write_file(path, &img, err, sizeof err)) return luaL_error(L, "%s", err);
+  unsigned char *png;
+  size_t len;
+  if (!png_encode(path, &img, &png, &len, err, sizeof err))
+    return luaL_error(L, "cuda.image.write: %s (nothing was written)", err);
+  cujit_engine *e = cjl_engine(L);
+  cujit_status st = cujit_file_write(e, path, png, len);
+  free(png);
+  if (st != CUJIT_OK) return luaL_error(L, "cuda.image.write: %s", cujit_errmsg(e));
   return 0;
 }
 

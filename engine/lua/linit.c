@@ -8,6 +8,7 @@
 #include "lcoop.h"
 #include "lcopy.h"
 #include "ldevice.h"
+#include "lfile.h"
 #include "lgraph.h"
 #include "lhost.h"
 #include "limage.h"
@@ -44,6 +45,7 @@ LUAMOD_API CJL_EXPORT int luaopen_cujit(lua_State *L) {
   cjl_open_programs(L, module);
   cjl_open_library(L, module);
   cjl_open_images(L, module);
+  cjl_open_files(L, module);
   cjl_open_graphs(L, module);
   cjl_open_views(L);
   cjl_open_managed(L, module);

@@ -240,7 +240,7 @@ T.test("PNG write errors: dtype, shape, channels, unwritable path", function()
            cuda.host_array(4, "u8"))
   T.raises("more than 4 channels", cuda.image.write, tmp .. "/x.png",
            cuda.host_array({2, 2, 5}, "u8"))
-  T.raises({"cannot write image", "No such file"}, cuda.image.write,
+  T.raises({"cuda.image.write: cannot write", "No such file"}, cuda.image.write,
            tmp .. "/no/such/dir/x.png", cuda.host_array({2, 2}, "u8"))
   T.raises("u8 host or device array expected", cuda.image.write, tmp .. "/x.png", {1, 2, 3})
   local h = cuda.host_array({2, 2}, "u8")

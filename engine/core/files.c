@@ -1,0 +1,203 @@
+/*
+** files.c -- how cujit writes a file the user named (`cujit compile -o`, cuda.image.write,
+** cuda.write_file, the REPL's :save and history, NCCL id files): the rule that a write never
+** harms what was there. A regular file (or a new name) is written to a temporary file beside it
+** and renamed into place, so a failure (full disk, libpng error, `ulimit -f`) leaves the old file
+** as it was; through a symbolic link the link's target is the file replaced and the link stays.
+** Anything that is not a plain file of its own (a character device such as /dev/null, a FIFO, a
+** regular file with other hard links) is opened and written in place, never replaced or
+** removed; a directory, a block device and a socket are refused.
+*/
+#define _GNU_SOURCE /* renameat2's RENAME_NOREPLACE */
+#include "files.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* write() in full, EINTR retried. With SIGXFSZ blocked (see write_guarded), a file past
+** `ulimit -f` fails here with EFBIG instead of ending the process. */
+static int write_all(int fd, const unsigned char *p, size_t n) {
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return 0;
+    if (w == 0) return errno = EIO, 0;
+    p += w, n -= (size_t)w;
+  }
+  return 1;
+}
+
+/* A library must not change the process's signal dispositions, so SIGXFSZ is blocked in this
+** thread only for the write, and one it raised is taken off the pending set before unblocking. */
+static int write_guarded(int fd, const void *data, size_t len) {
+  sigset_t xfsz, old;
+  sigemptyset(&xfsz);
+  sigaddset(&xfsz, SIGXFSZ);
+  pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+  int ok = write_all(fd, data, len), err = errno;
+  sigset_t pending;
+  if (!sigismember(&old, SIGXFSZ) && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
+    struct timespec zero = {0, 0};
+    sigtimedwait(&xfsz, NULL, &zero);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  errno = err;
+  return ok;
+}
+
+/* The directory part of path ("." when it has none), malloc'd. */
+static char *dir_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) return strdup(".");
+  if (slash == path) return strdup("/");
+  return strndup(path, (size_t)(slash - path));
+}
+
+/* Writes the data to a new temporary file beside `target` and renames it over `target`
+** (replace) or onto the free name (RENAME_NOREPLACE: if something appeared there meanwhile, it
+** is not replaced and the caller looks again). mode: the permissions the file gets. */
+static int write_by_rename(const char *target, int replace, mode_t mode, const void *data,
+                           size_t len, int *err) {
+  char *dir = dir_of(target);
+  const char *base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+  size_t n = (dir ? strlen(dir) : 0) + strlen(base) + sizeof "/..cujit-XXXXXX";
+  char *tmp = dir ? malloc(n) : NULL;
+  if (!tmp) {
+    free(dir);
+    return *err = ENOMEM, 0;
+  }
+  snprintf(tmp, n, "%s/.%s.cujit-XXXXXX", dir, base);
+  free(dir);
+  int fd = mkostemp(tmp, O_CLOEXEC);
+  if (fd < 0) {
+    *err = errno;
+    free(tmp);
+    return -1; /* no temporary file: the caller may write in place */
+  }
+  int ok = fchmod(fd, mode) == 0 && write_guarded(fd, data, len);
+  *err = errno;
+  if (close(fd) != 0 && ok) ok = 0, *err = errno;
+  if (ok) {
+    int moved = replace ? rename(tmp, target)
+                        : renameat2(AT_FDCWD, tmp, AT_FDCWD, target, RENAME_NOREPLACE);
+    if (moved != 0) ok = 0, *err = errno;
+  }
+  if (!ok) unlink(tmp); /* our own temporary file, never the target */
+  free(tmp);
+  return ok;
+}
+
+/* Opens the existing `path` without creating or replacing it and writes the data into it. */
+static int write_in_place(const char *path, int truncate, const void *data, size_t len, int *err) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | (truncate ? O_TRUNC : 0));
+  if (fd < 0) return *err = errno, 0;
+  int ok = write_guarded(fd, data, len);
+  *err = errno;
+  if (close(fd) != 0 && ok) ok = 0, *err = errno;
+  return ok;
+}
+
+static int write_stdout(const void *data, size_t len, int *err) {
+  fflush(stdout); /* what the program printed before goes first */
+  int ok = write_guarded(STDOUT_FILENO, data, len);
+  *err = errno;
+  return ok;
+}
+
+static const char *kind_of(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return NULL;
+}
+
+cujit_status cj_file_write(cujit_engine *engine, const char *fn, const char *path, const void *data,
+                           size_t len) {
+  const char *sep = fn ? ": " : "";
+  if (!fn) fn = "";
+  if (!path || !*path)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "%s%sno file name given", fn, sep);
+  if (!data && len)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "%s%sdata is NULL for %zu bytes", fn, sep,
+                   len);
+  static const unsigned char none[1];
+  if (!data) data = none;
+  int err = 0, ok = 0, in_place = 0; /* in_place: a regular file was opened and truncated */
+  if (strcmp(path, "-") == 0) {
+    ok = write_stdout(data, len, &err);
+  } else {
+    mode_t mask = umask(0);
+    umask(mask);
+    for (int attempt = 0; attempt < 4 && !ok; attempt++) {
+      struct stat st;
+      if (stat(path, &st) != 0) {
+        if (errno != ENOENT) {
+          err = errno;
+          break;
+        }
+        struct stat link;
+        if (lstat(path, &link) == 0) { /* a dangling symbolic link: create its target */
+          int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+          if (fd < 0) {
+            err = errno;
+            break;
+          }
+          close(fd);
+          ok = write_in_place(path, 1, data, len, &err);
+          in_place = 1;
+          break;
+        }
+        ok = write_by_rename(path, 0, 0666 & ~mask, data, len, &err);
+        if (ok < 0) break;
+        if (!ok && err == EEXIST) continue; /* it appeared meanwhile: look at it again */
+        break;
+      }
+      const char *refused = kind_of(st.st_mode);
+      if (refused)
+        return cj_fail(engine, CUJIT_ERROR_IO,
+                       "%s%s'%s' is %s; cujit writes only to a file, a character device or a "
+                       "pipe. Give a file name",
+                       fn, sep, path, refused);
+      if (!S_ISREG(st.st_mode) || st.st_nlink > 1) { /* /dev/null, a FIFO, a shared inode */
+        ok = write_in_place(path, S_ISREG(st.st_mode), data, len, &err);
+        in_place = S_ISREG(st.st_mode);
+        break;
+      }
+      char *target = realpath(path, NULL); /* through links: the file they point at */
+      if (!target) {
+        err = errno;
+        break;
+      }
+      ok = write_by_rename(target, 1, st.st_mode & 07777, data, len, &err);
+      if (ok < 0) { /* no temporary file beside it (a read-only directory): the file itself */
+        ok = write_in_place(target, 1, data, len, &err);
+        in_place = 1;
+      }
+      free(target);
+      break;
+    }
+    if (ok < 0) ok = 0;
+  }
+  if (ok) return CUJIT_OK;
+  int full = err == ENOSPC || err == EFBIG || err == EDQUOT;
+  return cj_fail(engine, CUJIT_ERROR_IO, "%s%scannot write '%s': %s; %s%s", fn, sep, path,
+                 strerror(err ? err : EIO),
+                 full ? "free space (or raise the file size limit) and try again"
+                      : "check the path and its directory's permissions",
+                 in_place ? " (it was written in place, since it has other hard links or its "
+                            "directory is not writable, so it may be incomplete)"
+                          : "; what was there is as it was");
+}
+
+cujit_status cujit_file_write(cujit_engine *engine, const char *path, const void *data,
+                              size_t len) {
+  return cj_file_write(engine, NULL, path, data, len);
+}

@@ -1,0 +1,14 @@
+/*
+** files.h -- writing a file the user named without harming what was there (files.c).
+*/
+#ifndef CUJIT_FILES_H
+#define CUJIT_FILES_H
+
+#include "base.h"
+
+/* Writes len bytes to path by the rule of files.c; on failure the message names fn (unless NULL)
+** and path, says why and what to do. "-" is standard output. */
+cujit_status cj_file_write(cujit_engine *engine, const char *fn, const char *path, const void *data,
+                           size_t len);
+
+#endif

@@ -1,0 +1,191 @@
+/*
+** test_files.c -- cujit_file_write from C: its refusals (no path, NULL data, a directory, a
+** socket), that a replaced file keeps its mode and a link its target, that a file with other hard
+** links is written in place, that a new name is made 0666 less the umask, that a failed write
+** leaves the old file and no temporary file, and that SIGXFSZ does not end the process. The
+** front ends (compile -o, image.write, :save, history) are in tests/sh/test_output_files.sh.
+*/
+#include "scratch.h"
+
+#include <criterion/criterion.h>
+#include <cujit.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static cujit_engine *engine;
+static const char *dir;
+static char path[600];
+
+static void setup(void) {
+  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
+  dir = cj_scratch_make("files");
+}
+
+static void teardown(void) {
+  cujit_close(engine);
+  cj_scratch_remove();
+}
+
+TestSuite(files, .init = setup, .fini = teardown);
+
+static const char *at(const char *name) {
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  return path;
+}
+
+static void put(const char *name, const char *text) {
+  FILE *f = fopen(at(name), "w");
+  cr_assert(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static char *slurp(const char *name) {
+  static char text[4096];
+  FILE *f = fopen(at(name), "r");
+  cr_assert(f, "cannot read %s", name);
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  text[n] = '\0';
+  fclose(f);
+  return text;
+}
+
+/* Entries in the scratch directory whose name holds "cujit-": our temporary files. */
+static int temporaries(void) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) n += strstr(de->d_name, "cujit-") != NULL;
+  closedir(d);
+  return n;
+}
+
+Test(files, refusals_say_what_was_wrong) {
+  cr_assert_eq(cujit_file_write(engine, NULL, "x", 1), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "no file name"), "%s", cujit_errmsg(engine));
+  cr_assert_eq(cujit_file_write(engine, "", "x", 1), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(cujit_file_write(engine, at("n"), NULL, 3), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "NULL for 3 bytes"), "%s", cujit_errmsg(engine));
+  cr_assert_eq(access(at("n"), F_OK), -1, "nothing made by a refused call");
+  cr_assert_eq(cujit_file_write(NULL, at("n"), "x", 1), CUJIT_OK, "engine may be NULL");
+  cr_assert_eq(cujit_file_write(NULL, "", "x", 1), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(cujit_file_write(engine, at("empty"), NULL, 0), CUJIT_OK, "0 bytes need no data");
+  struct stat st;
+  cr_assert_eq(stat(at("empty"), &st), 0);
+  cr_assert_eq(st.st_size, 0);
+}
+
+Test(files, a_directory_and_a_socket_are_refused_and_stay) {
+  cr_assert_eq(mkdir(at("d"), 0700), 0);
+  cr_assert_eq(cujit_file_write(engine, at("d"), "x", 1), CUJIT_ERROR_IO);
+  cr_assert(strstr(cujit_errmsg(engine), "is a directory; cujit writes only to a file"), "%s",
+            cujit_errmsg(engine));
+  struct stat st;
+  cr_assert(stat(at("d"), &st) == 0 && S_ISDIR(st.st_mode));
+  int s = socket(AF_UNIX, SOCK_STREAM, 0);
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  const char *sock = at("sock");
+  cr_assert_lt(strlen(sock), sizeof addr.sun_path, "the scratch path is too long for a socket");
+  memcpy(addr.sun_path, sock, strlen(sock) + 1);
+  cr_assert_eq(bind(s, (struct sockaddr *)&addr, sizeof addr), 0);
+  cr_assert_eq(cujit_file_write(engine, at("sock"), "x", 1), CUJIT_ERROR_IO);
+  cr_assert(strstr(cujit_errmsg(engine), "is a socket"), "%s", cujit_errmsg(engine));
+  cr_assert(lstat(at("sock"), &st) == 0 && S_ISSOCK(st.st_mode), "the socket stays");
+  close(s);
+}
+
+Test(files, a_replaced_file_keeps_its_mode_and_a_new_one_follows_the_umask) {
+  put("f", "old");
+  cr_assert_eq(chmod(at("f"), 0604), 0);
+  cr_assert_eq(cujit_file_write(engine, at("f"), "new", 3), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert_str_eq(slurp("f"), "new");
+  struct stat st;
+  cr_assert_eq(stat(at("f"), &st), 0);
+  cr_assert_eq(st.st_mode & 07777, 0604);
+  mode_t old = umask(077);
+  cr_assert_eq(cujit_file_write(engine, at("g"), "x", 1), CUJIT_OK);
+  umask(old);
+  cr_assert_eq(stat(at("g"), &st), 0);
+  cr_assert_eq(st.st_mode & 07777, 0600);
+  cr_assert_eq(temporaries(), 0);
+}
+
+Test(files, a_link_keeps_its_target_and_hard_links_stay_shared) {
+  put("target", "old");
+  cr_assert_eq(symlink("target", at("link")), 0);
+  cr_assert_eq(cujit_file_write(engine, at("link"), "through", 7), CUJIT_OK);
+  struct stat st;
+  cr_assert(lstat(at("link"), &st) == 0 && S_ISLNK(st.st_mode), "still a link");
+  cr_assert_str_eq(slurp("target"), "through");
+  cr_assert_eq(symlink("made-by-link", at("dangling")), 0);
+  cr_assert_eq(cujit_file_write(engine, at("dangling"), "made", 4), CUJIT_OK);
+  cr_assert(lstat(at("dangling"), &st) == 0 && S_ISLNK(st.st_mode));
+  cr_assert_str_eq(slurp("made-by-link"), "made", "a dangling link's target is created");
+  put("h1", "shared");
+  char second[600];
+  snprintf(second, sizeof second, "%s/h2", dir);
+  cr_assert_eq(link(at("h1"), second), 0);
+  cr_assert_eq(cujit_file_write(engine, at("h1"), "both", 4), CUJIT_OK);
+  cr_assert_str_eq(slurp("h2"), "both", "written in place: the other name sees it");
+  cr_assert(stat(at("h1"), &st) == 0 && st.st_nlink == 2);
+}
+
+Test(files, a_fifo_is_written_in_place) {
+  cr_assert_eq(mkfifo(at("fifo"), 0600), 0);
+  pid_t child = fork();
+  if (child == 0) { /* the reader */
+    FILE *f = fopen(at("fifo"), "r");
+    char got[16] = "";
+    size_t n = f ? fread(got, 1, sizeof got - 1, f) : 0;
+    _exit(n == 5 && memcmp(got, "piped", 5) == 0 ? 0 : 1);
+  }
+  cr_assert_eq(cujit_file_write(engine, at("fifo"), "piped", 5), CUJIT_OK);
+  int status;
+  waitpid(child, &status, 0);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the reader got the bytes");
+  struct stat st;
+  cr_assert(lstat(at("fifo"), &st) == 0 && S_ISFIFO(st.st_mode), "still a FIFO");
+}
+
+Test(files, past_the_size_limit_the_old_file_stays_and_the_process_lives) {
+  put("big", "the old contents");
+  struct rlimit old, small = {.rlim_cur = 4096, .rlim_max = RLIM_INFINITY};
+  getrlimit(RLIMIT_FSIZE, &old);
+  small.rlim_max = old.rlim_max;
+  cr_assert_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+  static char data[65536];
+  memset(data, 'x', sizeof data);
+  cujit_status st = cujit_file_write(engine, at("big"), data, sizeof data);
+  setrlimit(RLIMIT_FSIZE, &old);
+  cr_assert_eq(st, CUJIT_ERROR_IO, "an error, not SIGXFSZ's end of the process");
+  cr_assert(strstr(cujit_errmsg(engine), "File too large") &&
+                strstr(cujit_errmsg(engine), "what was there is as it was"),
+            "%s", cujit_errmsg(engine));
+  cr_assert_str_eq(slurp("big"), "the old contents");
+  cr_assert_eq(temporaries(), 0, "the temporary file is removed");
+  sigset_t pending;
+  sigpending(&pending);
+  cr_assert(!sigismember(&pending, SIGXFSZ), "no SIGXFSZ left pending");
+}
+
+Test(files, dash_is_standard_output) {
+  fflush(stdout);
+  int saved = dup(1);
+  int fd = open(at("out"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  dup2(fd, 1);
+  close(fd);
+  cujit_status st = cujit_file_write(engine, "-", "to stdout", 9);
+  dup2(saved, 1);
+  close(saved);
+  cr_assert_eq(st, CUJIT_OK);
+  cr_assert_str_eq(slurp("out"), "to stdout");
+  cr_assert_eq(access("-", F_OK), -1, "no file named '-' made");
+}
