@@ -10,6 +10,7 @@
 #include "program.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct declared {
   cujit_dtype dtype;
@@ -107,6 +108,47 @@ static void describe(const cujit_program *program, const char *name, size_t byte
   d->dtype = CUJIT_DTYPE_NONE, d->ndim = 1, d->shape[0] = bytes;
 }
 
+static int is_ident_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '$';
+}
+
+/* Whether the PTX line [line, end) declares the variable `name` in global or constant memory:
+** `.visible .global .align 4 .u32 name;`, `.extern .const .b8 name[64];`, `.global ... name =
+*{..}`.
+*/
+static int declares(const char *line, const char *end, const char *name, size_t n) {
+  while (line < end && (*line == ' ' || *line == '\t')) line++;
+  static const char *const starts[] = {".visible ", ".extern ", ".weak ", ".global ", ".const "};
+  int module_scope = 0; /* a directive at module scope, not an instruction or a parameter */
+  for (size_t i = 0; i < sizeof starts / sizeof *starts; i++)
+    module_scope |= strncmp(line, starts[i], strlen(starts[i])) == 0;
+  if (!module_scope) return 0;
+  const char *p = NULL;
+  for (const char *q = line; q < end && !p; q++)
+    if (strncmp(q, ".global ", 8) == 0 || strncmp(q, ".const ", 7) == 0) p = q + 1;
+  if (!p) return 0;
+  for (; p + n < end; p++)
+    if (memcmp(p, name, n) == 0 && !is_ident_char(p[-1]) && p[-1] != '.' &&
+        (p[n] == ';' || p[n] == '[' || p[n] == ' ' || p[n] == '='))
+      return 1;
+  return 0;
+}
+
+/* Whether a GPU program's PTX declares `name` as a variable. The driver's cuLibraryGetGlobal is
+** not asked about other names: for a kernel's name it does not answer NOT_FOUND (seen on the
+** H200), and a function is not a variable on any device. */
+static int ptx_declares_variable(const char *ptx, const char *name) {
+  size_t n = strlen(name);
+  for (const char *line = ptx; *line;) {
+    const char *end = strchr(line, '\n');
+    if (!end) end = line + strlen(line);
+    if (declares(line, end, name, n)) return 1;
+    line = *end ? end + 1 : end;
+  }
+  return 0;
+}
+
 cujit_status cujit_program_global(cujit_program *program, const char *name, cujit_buffer **out,
                                   cujit_dtype *dtype, int *ndim, size_t shape[3]) {
   static const char fn[] = "cujit_program_global";
@@ -119,6 +161,14 @@ cujit_status cujit_program_global(cujit_program *program, const char *name, cuji
   void *module = NULL;
   uint64_t addr = 0;
   size_t bytes = 0;
+  if (strncmp(program->arch, "sm_", 3) == 0 || strncmp(program->arch, "compute_", 8) == 0) {
+    if (!program->ptx || !*name || !ptx_declares_variable(program->ptx, name))
+      return cj_fail(engine, CUJIT_ERROR_NOT_FOUND,
+                     "the program has no __device__ or __constant__ variable '%s' (a variable of "
+                     "C++ linkage inside a namespace, or a static one, is not found by name: "
+                     "declare it at file scope, not static)",
+                     name);
+  }
   cujit_status st = cj_current_device(engine, &dev);
   if (st == CUJIT_OK) st = cj_device_enter(dev);
   if (st == CUJIT_OK) st = cj_program_module(program, dev, &module);

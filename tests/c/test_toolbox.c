@@ -208,6 +208,45 @@ Test(toolbox, a_programs_globals_have_their_declared_dtype_and_shape) {
   cujit_program_free(p);
 }
 
+/* A GPU program's globals are the variables its PTX declares: a kernel's name, a name that
+** only starts like a variable's, or one only mentioned in code is NOT_FOUND before the driver is
+** asked (on the H200 cuLibraryGetGlobal did not answer NOT_FOUND for a kernel's name). Compiled
+** for sm_90 with NVRTC, so it runs without a GPU: there the declared ones get past the filter and
+** fail for want of a device (not NOT_FOUND); on a GPU they are found. */
+Test(toolbox, a_gpu_programs_globals_are_the_variables_its_ptx_declares) {
+  cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
+  o.arch = "sm_90";
+  cujit_program *p;
+  cujit_status st =
+      cujit_program_compile(engine,
+                            "__constant__ float taps[9];\n"
+                            "__device__ int counter = 3;\n"
+                            "__device__ unsigned long long wide;\n"
+                            "__device__ float helper(float x) { return x * taps[0]; }\n"
+                            "extern \"C\" __global__ void use(float *y) {\n"
+                            "  y[0] = helper(y[0]) + counter + wide;\n"
+                            "}\n",
+                            "ptx_globals.cu", &o, &p);
+  if (st == CUJIT_ERROR_NO_NVRTC) cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
+  OK(st);
+  const char *absent[] = {"use",      "helper", "_Z6helperf", "tap",   "taps9",  "count",
+                          "counterx", "ounter", "y",          "float", "global", NULL};
+  refuse_globals(p, absent);
+  cujit_buffer *none = NULL;
+  cr_assert_eq(cujit_program_global(p, "use", &none, NULL, NULL, NULL), CUJIT_ERROR_NOT_FOUND);
+  cr_assert(strstr(cujit_errmsg(engine), "no __device__ or __constant__ variable 'use'"), "%s",
+            cujit_errmsg(engine));
+  cr_assert_eq(cujit_program_global(p, "", &none, NULL, NULL, NULL), CUJIT_ERROR_NOT_FOUND);
+  const char *present[] = {"taps", "counter", "wide", NULL};
+  for (const char *const *n = present; *n; n++) {
+    cujit_buffer *g = NULL;
+    st = cujit_program_global(p, *n, &g, NULL, NULL, NULL);
+    cr_assert_neq(st, CUJIT_ERROR_NOT_FOUND, "'%s' is declared: %s", *n, cujit_errmsg(engine));
+    if (st == CUJIT_OK) cujit_buffer_free(g); /* on an sm_90 GPU */
+  }
+  cujit_program_free(p);
+}
+
 Test(toolbox, cooperative_launches_run_on_a_gpu_and_are_refused_on_the_cpu_device) {
   CJ_NEED_DEVICE(engine);
   cujit_kernel *k = define("one(int *y)", "y[blockIdx.x] = 1;");
