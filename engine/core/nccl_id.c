@@ -86,13 +86,14 @@ cujit_status cujit_nccl_id_write(cujit_engine *engine, const char *path, const c
   ** id; a FIFO or a device given as the path is written in place. */
   char text[ID_DIGITS + 2];
   snprintf(text, sizeof text, "%.*s\n", ID_DIGITS, id_hex + strspn(id_hex, " \t\r\n"));
-  st = cj_file_write(engine, fn, path, text, strlen(text));
+  st = cj_file_write(engine, NULL, path, text, strlen(text));
   if (st != CUJIT_OK) {
     char why[1024];
     snprintf(why, sizeof why, "%s", cujit_errmsg(engine));
     return cj_fail(engine, st,
-                   "%s; choose a path every rank can reach (a shared file system across hosts)",
-                   why);
+                   "%s: cannot write the unique id: %s; choose a path every rank can reach (a "
+                   "shared file system across hosts)",
+                   fn, why);
   }
   return CUJIT_OK;
 }
