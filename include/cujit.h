@@ -124,7 +124,8 @@ typedef struct cujit_event cujit_event; /* a marker in a stream, for ordering an
 
 /* Opens an engine. Never fails for want of a GPU, a driver or NVRTC: those are reported by the
 ** calls that need them. Reads CUJIT_DEVICE, CUJIT_NVRTC, CUJIT_CACHE, CUJIT_CACHE_DIR and
-** CUJIT_CACHE_MAX from the environment. On failure *out is NULL. */
+** CUJIT_CACHE_MAX from the environment, strictly (README.md, "Environment": a value not understood
+** is an error or a warning, never a guess). On failure *out is NULL. */
 CUJIT_API cujit_status cujit_open(cujit_engine **out);
 
 /* Frees the engine and everything still alive in it (kernels, buffers, streams, events). */

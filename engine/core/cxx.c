@@ -7,6 +7,7 @@
 #define _GNU_SOURCE /* pipe2 */
 #include "cxx.h"
 #include "cpu_source.h"
+#include "env.h"
 #include "source.h"
 
 #include <errno.h>
@@ -44,8 +45,9 @@ static const char *const check_flags[] = {"-O1",
                                           NULL};
 
 int cj_cxx_check(void) {
-  const char *v = getenv("CUJIT_CPU_CHECK");
-  return v && *v && strcmp(v, "0") != 0;
+  int on = 0;
+  char why[256];
+  return cj_env_bool("CUJIT_CPU_CHECK", &on, why, sizeof why) == CJ_ENV_BAD ? -1 : on;
 }
 
 /* --- running a tool ----------------------------------------------------------------------------
@@ -136,6 +138,13 @@ static char *make_identity(const char *version, const char *const *flags) {
 cujit_status cj_cxx_identity(cujit_engine *engine, int check, const char **identity) {
   cxx_command c;
   *identity = NULL;
+  if (check < 0) { /* a value of CUJIT_CPU_CHECK not understood: neither build is what was meant */
+    char why[256];
+    int on;
+    cj_env_bool("CUJIT_CPU_CHECK", &on, why, sizeof why);
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s; the CPU device compiles nothing until it is one of those", why);
+  }
   if (!command_from_env(&c))
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "CUJIT_CXX is blank: set it to a C++17 compiler such as g++, or unset it");

@@ -128,17 +128,11 @@ cujit_status cujit_device_get(cujit_engine *engine, int ordinal, cujit_device **
   return CUJIT_OK;
 }
 
-/* Why the current device is unusable: a malformed CUJIT_DEVICE, or one naming a missing GPU. */
+/* Why the current device is unusable: CUJIT_DEVICE, or the program, names a missing GPU. */
 static cujit_status bad_current_device(cujit_engine *engine, int current) {
   char range[64];
   gpu_range(engine->device_count, range, sizeof range);
   const char *env = getenv("CUJIT_DEVICE");
-  if (current < 0)
-    return cj_fail(
-        engine, CUJIT_ERROR_NO_DEVICE,
-        "CUJIT_DEVICE='%s' is not a device number or cpu: set it to an ordinal (this machine has "
-        "%s) or to cpu, unset it to use device 0, or call cujit_set_device",
-        env ? env : "", range);
   if (env && *env)
     return cj_fail(engine, CUJIT_ERROR_NO_DEVICE,
                    "CUJIT_DEVICE=%s names device %d, which does not exist: this machine has %s",
@@ -146,9 +140,21 @@ static cujit_status bad_current_device(cujit_engine *engine, int current) {
   return no_such_device(engine, current);
 }
 
+/* A CUJIT_DEVICE that is neither an ordinal nor cpu: said first, whatever the GPUs, so that
+** no advice to "set CUJIT_DEVICE=cpu" follows a value the user meant as just that. */
+static cujit_status bad_env_device(cujit_engine *engine) {
+  const char *env = getenv("CUJIT_DEVICE");
+  return cj_fail(engine, CUJIT_ERROR_NO_DEVICE,
+                 "CUJIT_DEVICE='%s' is not understood: it takes a GPU ordinal (0, 1, ...: digits "
+                 "only) or cpu (lower case, nothing around it) for the CPU device; unset it to "
+                 "use device 0, or call cujit_set_device",
+                 env ? env : "");
+}
+
 cujit_status cj_current_device(cujit_engine *engine, cujit_device **out) {
   int current = __atomic_load_n(&engine->current_device, __ATOMIC_RELAXED);
   if (current == CUJIT_DEVICE_CPU) return need_cpu(engine, out);
+  if (current < 0) return bad_env_device(engine);
   cujit_status st = need_devices(engine);
   if (st != CUJIT_OK) return suggest_cpu(engine, st);
   if (current < 0 || current >= engine->device_count) {
