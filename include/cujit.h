@@ -222,7 +222,8 @@ CUJIT_API cujit_status cujit_device_arch(cujit_device *device, char *buf, size_t
 CUJIT_API cujit_status cujit_device_memory(cujit_device *device, size_t *free_bytes,
                                            size_t *total_bytes);
 
-/* Bytes currently allocated through cujit on this device (in live buffers). */
+/* Bytes currently allocated through cujit on this device (in live buffers): the sizes asked for,
+** on every device, not what the allocator rounds them up to (a 4-byte buffer counts 4). */
 CUJIT_API size_t cujit_device_allocated(const cujit_device *device);
 
 /* Device buffers come from a memory pool (the driver's stream-ordered allocator on CUDA): an

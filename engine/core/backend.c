@@ -113,11 +113,13 @@ static void restore_slack(unsigned long old) {
 
 static cujit_status interrupted(cujit_device *dev, const char *what) {
   cujit_engine *engine = dev->engine;
+  char name[32] = "the CPU device"; /* device.c's cj_device_name, a layer up */
+  if (dev->ordinal != CUJIT_DEVICE_CPU) snprintf(name, sizeof name, "device %d", dev->ordinal);
   engine->interrupted = 0;
   return cj_fail(engine, CUJIT_ERROR_INTERRUPTED,
-                 "%s was interrupted (cujit_interrupt); the work already queued on device %d "
-                 "goes on running",
-                 what, dev->ordinal);
+                 "%s was interrupted (cujit_interrupt); the work already queued on %s goes on "
+                 "running",
+                 what, name);
 }
 
 cujit_status cj_backend_wait(cujit_device *dev, cj_poll_fn done, void *handle, const char *what) {
