@@ -82,13 +82,16 @@ doc_line() { echo $(($2 + $1 - 1)); }
 # --- the C blocks ------------------------------------------------------------------------------
 BIN=${CUJIT_BINARY_DIR:-$(cd "$(dirname "$CUJIT")" && pwd)}
 CC=${CC:-cc}
+# A sanitizer build's libcujit needs the sanitizer's runtime in the program that links it.
+san=()
+nm -D "$BIN/libcujit.so" 2>/dev/null | grep -qw __asan_init && san=(-fsanitize=address,undefined)
 # Compiles C block $1 to $1.bin; the compiler's messages go to $TMP/out.
 compile_c() {
   local extra=()
   if grep -q 'cujit_lua\.h' "$1"; then
     extra=("$BIN/libcujit-lua.a" $(pkg-config --cflags --libs lua5.4 libpng) -lm)
   fi
-  "$CC" -std=c11 -Wall -Wextra -Werror -pedantic -I"$SRC/include" -o "$1.bin" "$1" \
+  "$CC" -std=c11 -Wall -Wextra -Werror -pedantic "${san[@]}" -I"$SRC/include" -o "$1.bin" "$1" \
     -L"$BIN" -lcujit -Wl,-rpath,"$BIN" "${extra[@]}" >"$TMP/out" 2>&1
 }
 # Runs the compiled C block $1 (without CUJIT_DEVICE: it chooses its device) and checks that its

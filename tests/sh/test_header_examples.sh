@@ -122,9 +122,16 @@ elif [ -z "$BIN" ] || [ ! -e "$BIN/libcujit.so" ]; then
   fails=$((fails + 1))
 else
   [ "${CUJIT_TEST_NO_CPU:-}" = 1 ] && echo "note: CUJIT_TEST_NO_CPU=1: the C++ program is built, not run"
+  # A sanitizer build's libcujit (GCC's runtime) links only into a program built with it, by g++.
+  san=()
+  nm -D "$BIN/libcujit.so" 2>/dev/null | grep -qw __asan_init && san=(-fsanitize=address,undefined)
   for cxx in "${cxxs[@]}"; do
+    if [ ${#san[@]} -gt 0 ] && [ "$cxx" != g++ ]; then
+      echo "note: a sanitizer build: the C++ program is built and run by g++ only, not $cxx"
+      continue
+    fi
     for std in c++11 c++20; do
-      if ! "$cxx" -std=$std -Wall -Wextra -Wpedantic -Werror -Iinclude -o "$TMP/prog" \
+      if ! "$cxx" -std=$std -Wall -Wextra -Wpedantic -Werror "${san[@]}" -Iinclude -o "$TMP/prog" \
         "$TMP/prog.cpp" -L"$BIN" -lcujit -Wl,-rpath,"$BIN" 2>"$TMP/err"; then
         echo "FAIL: the C++ program does not compile as $std ($cxx):" >&2
         cat "$TMP/err" >&2
