@@ -134,8 +134,8 @@ wall = (S.clock() - t0) * 1e3
 local gexact = geometric_asian(S0, STRIKE, RATE, SIGMA, T, FIXINGS)
 S.printf("Asian call (%d fixings), %d paths: arithmetic %.6f +- %.6f, geometric %.6f +- %.6f "
          .. "(closed form %.6f)", FIXINGS, PATHS, avalue, ase, gvalue, gse, gexact)
-S.printf("  kernel %.3f ms (GPU, %d normals); first RNG to price %.3f ms wall", ms,
-         PATHS * FIXINGS, wall)
+S.printf("  kernel %.3f ms (%s, %d normals); first RNG to price %.3f ms wall", ms,
+         S.on_cpu and "the CPU device" or "GPU", PATHS * FIXINGS, wall)
 S.check_estimate("geometric Asian", gvalue, "closed form", gexact, gse)
 S.check(avalue >= gvalue, "arithmetic Asian %.6f >= geometric Asian %.6f", avalue, gvalue)
 S.check(avalue < value, "Asian %.6f < European %.6f (averaging lowers the volatility)", avalue,
