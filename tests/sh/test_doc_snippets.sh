@@ -92,7 +92,7 @@ compile_c() {
     extra=("$BIN/libcujit-lua.a" $(pkg-config --cflags --libs lua5.4 libpng) -lm)
   fi
   "$CC" -std=c11 -Wall -Wextra -Werror -pedantic "${san[@]}" -I"$SRC/include" -o "$1.bin" "$1" \
-    -L"$BIN" -lcujit -Wl,-rpath,"$BIN" "${extra[@]}" >"$TMP/out" 2>&1
+    -L"$BIN" -lcujit -Wl,-rpath,"$BIN" "${extra[@]}" -lm >"$TMP/out" 2>&1
 }
 # Runs the compiled C block $1 (without CUJIT_DEVICE: it chooses its device) and checks that its
 # output holds each "/* --> TEXT */" line of the block, in order. Sets rc; the output is $TMP/out.
