@@ -2,7 +2,8 @@
 # test_cpu_labels.sh -- what runs on the CPU device is never labelled as the GPU's or NVRTC's:
 # the REPL's note after a slow statement that compiled ("cujit: 1 program compiled during that
 # ... s statement", not "NVRTC compiled": g++ compiled it), and the timings of
-# examples/monte_carlo.lua ("kernel ... ms (the CPU device", not "(GPU"). Runs on the CPU device
+# examples/monte_carlo.lua ("kernel ... ms (the CPU device", not "(GPU") and conv2d.lua ("CPU
+# device part", not "GPU part"). Runs on the CPU device
 # (CUJIT_DEVICE=cpu); needs g++, and python3 for the REPL's terminal.
 . "$(dirname "$0")/lib.sh"
 command -v g++ >/dev/null || { echo "skip: g++ is needed (the CPU device's compiler)"; exit 77; }
@@ -42,4 +43,8 @@ check_rc "monte_carlo.lua on the CPU device" 0
 check "its first timing names the CPU device" "$out" '^  kernel [0-9.]+ ms \(the CPU device\); first RNG'
 check "its second too" "$out" '^  kernel [0-9.]+ ms \(the CPU device, [0-9]+ normals\)'
 check_not "no timing says GPU" "$out" '\(GPU'
+CUJIT_EXAMPLE_OUT="$TMP/out" run "$CUJIT" conv2d.lua
+check_rc "conv2d.lua on the CPU device" 0
+check "its wall time names the CPU device" "$out" '; CPU device part [0-9.]+ ms wall$'
+check_not "and not the GPU" "$out" 'GPU part'
 finish
