@@ -73,6 +73,14 @@ const char *cj_device_name(const cujit_device *device, char *buf, size_t len) {
   return buf;
 }
 
+const char *cj_device_name_in(const cujit_device *device, const cujit_engine *engine, char *buf,
+                              size_t len) {
+  char name[32];
+  cj_device_name(device, name, sizeof name);
+  snprintf(buf, len, "%s%s", name, device->engine == engine ? "" : " of another engine");
+  return buf;
+}
+
 static void gpu_range(int count, char *buf, size_t len) {
   if (count == 0)
     snprintf(buf, len, "no GPU");
@@ -297,11 +305,12 @@ int cj_device_enter_quiet(cujit_device *device) {
 }
 
 cujit_status cj_check_alive(cujit_device *device, unsigned generation, const char *what) {
+  char name[32];
   if (__atomic_load_n(&device->generation, __ATOMIC_ACQUIRE) != generation)
     return cj_fail(device->engine, CUJIT_ERROR_BUFFER_LOST,
-                   "%s was made on device %d before the device was reset, so it is lost; make a "
-                   "new one (freeing the old one is still fine)",
-                   what, device->ordinal);
+                   "%s was made on %s before the device was reset, so it is lost; make a new "
+                   "one (freeing the old one is still fine)",
+                   what, cj_device_name(device, name, sizeof name));
   if (__atomic_load_n(&device->fault, __ATOMIC_ACQUIRE) != CUJIT_OK)
     return cj_device_refuse(device);
   return CUJIT_OK;

@@ -147,11 +147,13 @@ static cujit_status check_range(cujit_engine *engine, const char *fn, const char
 static cujit_status check_stream(cujit_engine *engine, const char *fn, cujit_device *device,
                                  const cujit_stream *stream) {
   if (!stream) return CUJIT_OK;
+  char s[64], b[64];
   if (stream->device != device)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "%s: the stream is on device %d but the buffer is on device %d; use a stream "
-                   "of the buffer's device",
-                   fn, stream->device->ordinal, device->ordinal);
+                   "%s: the stream is on %s but the buffer is on %s; use a stream of the "
+                   "buffer's device",
+                   fn, cj_device_name_in(stream->device, engine, s, sizeof s),
+                   cj_device_name_in(device, engine, b, sizeof b));
   return cj_check_alive(device, stream->generation, "the stream");
 }
 

@@ -43,6 +43,38 @@ Test(messages, a_buffer_of_another_engine_is_named_so) {
   cujit_close(other);
 }
 
+/* Two engines' CPU devices are two devices: each message says which is whose, never "the CPU
+** device but ... the CPU device" (or "device -1 ... device -1"). */
+Test(messages, another_engines_stream_and_buffer_are_named_so) {
+  cujit_engine *other;
+  cr_assert_eq(cujit_open(&other), CUJIT_OK);
+  cr_assert_eq(cujit_set_device(other, CUJIT_DEVICE_CPU), CUJIT_OK);
+  cujit_buffer *mine, *theirs;
+  cujit_stream *their_stream;
+  cujit_event *ev;
+  float host[4] = {1, 2, 3, 4};
+  EXPECT_OK(cujit_buffer_alloc(engine, sizeof host, CUJIT_F32, &mine));
+  cr_assert_eq(cujit_buffer_alloc(other, sizeof host, CUJIT_F32, &theirs), CUJIT_OK);
+  cr_assert_eq(cujit_stream_create(other, &their_stream), CUJIT_OK);
+  EXPECT_OK(cujit_event_create(engine, &ev));
+  EXPECT_FAIL(cujit_memcpy_htod(mine, 0, host, sizeof host, their_stream),
+              CUJIT_ERROR_INVALID_ARGUMENT,
+              "the stream is on the CPU device of another engine but the buffer is on the CPU "
+              "device;");
+  EXPECT_FAIL(cujit_event_record(ev, their_stream), CUJIT_ERROR_INVALID_ARGUMENT,
+              "the event is on the CPU device but the stream on the CPU device of another engine");
+  cujit_scalar r; /* their buffer, my stream: the message is kept by the buffer's engine */
+  cujit_stream *my_stream;
+  EXPECT_OK(cujit_stream_create(engine, &my_stream));
+  cr_expect_eq(cujit_reduce(theirs, CUJIT_REDUCE_SUM, 4, &r, my_stream),
+               CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect(strstr(cujit_errmsg(other), "the buffer lives on the CPU device but the work would "
+                                        "run on the CPU device of another engine;"),
+            "%s", cujit_errmsg(other));
+  cr_expect(strstr(cujit_errmsg(engine), "device -1") == NULL, "%s", cujit_errmsg(engine));
+  cujit_close(other);
+}
+
 Test(messages, launch_limits_name_the_cpu_device) {
   cujit_kernel *k;
   EXPECT_OK(cujit_kernel_define(engine, "nop(int n)", "(void)n;", NULL, NULL, &k));
