@@ -204,8 +204,8 @@ for k, f in ipairs(filters) do
   print("wrote " .. path)
 end
 cuda.image.write(out_dir .. "/shapes_montage.png", montage)
-S.printf("wrote %s/shapes_montage.png (input | blur | sharpen | edges); GPU part %.1f ms wall",
-         out_dir, (S.clock() - started) * 1e3)
+S.printf("wrote %s/shapes_montage.png (input | blur | sharpen | edges); %s part %.1f ms wall",
+         out_dir, S.on_cpu and "CPU device" or "GPU", (S.clock() - started) * 1e3)
 
 -- A filter set at run time: its 3x3 taps in __constant__ memory, written from Lua through the
 -- program's global (m:global("taps"):copy_from(...)), against the same kernel reading them

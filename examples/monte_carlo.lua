@@ -114,8 +114,8 @@ local value, se = price(sums, squares, PATHS)
 local wall = (S.clock() - t0) * 1e3
 local exact = black_scholes(S0, STRIKE, RATE, SIGMA, T)
 S.printf("European call, %d paths: %.6f +- %.6f (SE); Black-Scholes %.6f", PATHS, value, se, exact)
-S.printf("  kernel %.3f ms (GPU); first RNG to price %.3f ms wall (launch, kernel, 2 sums); no "
-         .. "RNG state to set up", ms, wall)
+S.printf("  kernel %.3f ms (%s); first RNG to price %.3f ms wall (launch, kernel, 2 sums); no "
+         .. "RNG state to set up", ms, S.on_cpu and "the CPU device" or "GPU", wall)
 S.check_estimate("European", value, "Black-Scholes", exact, se)
 ms = S.gpu_ms(function() launch(seed, PATHS, S0, STRIKE, drift, vol, sums, squares) end, 10)
 S.printf("  kernel again, warm: %.3f ms", ms)
@@ -134,8 +134,8 @@ wall = (S.clock() - t0) * 1e3
 local gexact = geometric_asian(S0, STRIKE, RATE, SIGMA, T, FIXINGS)
 S.printf("Asian call (%d fixings), %d paths: arithmetic %.6f +- %.6f, geometric %.6f +- %.6f "
          .. "(closed form %.6f)", FIXINGS, PATHS, avalue, ase, gvalue, gse, gexact)
-S.printf("  kernel %.3f ms (GPU, %d normals); first RNG to price %.3f ms wall", ms,
-         PATHS * FIXINGS, wall)
+S.printf("  kernel %.3f ms (%s, %d normals); first RNG to price %.3f ms wall", ms,
+         S.on_cpu and "the CPU device" or "GPU", PATHS * FIXINGS, wall)
 S.check_estimate("geometric Asian", gvalue, "closed form", gexact, gse)
 S.check(avalue >= gvalue, "arithmetic Asian %.6f >= geometric Asian %.6f", avalue, gvalue)
 S.check(avalue < value, "Asian %.6f < European %.6f (averaging lowers the volatility)", avalue,

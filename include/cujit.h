@@ -43,8 +43,13 @@
 ** cudaMemcpy does (a non-NULL stream makes them asynchronous too), and reductions always wait for
 ** their result.
 **
+** C++. The header works unchanged from C++11 on (g++ and clang++, -pedantic): the declarations are
+** extern "C", and the CUJIT_ARG_* and *_INIT macros, which C writes with compound literals and
+** designated initializers, are inline functions there giving the same values.
+**
 ** Code examples in this header are checked by tests/sh/test_header_examples.sh: each one is the
-** run of lines after an "Example:" line, compiled as statements with cujit_engine *e in scope.
+** run of lines after an "Example:" line, compiled as statements with cujit_engine *e in scope (as
+** C11 and as C++11 to C++20), and a C++ program using every macro is built and run.
 */
 #ifndef CUJIT_H
 #define CUJIT_H
@@ -119,7 +124,8 @@ typedef struct cujit_event cujit_event; /* a marker in a stream, for ordering an
 
 /* Opens an engine. Never fails for want of a GPU, a driver or NVRTC: those are reported by the
 ** calls that need them. Reads CUJIT_DEVICE, CUJIT_NVRTC, CUJIT_CACHE, CUJIT_CACHE_DIR and
-** CUJIT_CACHE_MAX from the environment. On failure *out is NULL. */
+** CUJIT_CACHE_MAX from the environment, strictly (README.md, "Environment": a value not understood
+** is an error or a warning, never a guess). On failure *out is NULL. */
 CUJIT_API cujit_status cujit_open(cujit_engine **out);
 
 /* Frees the engine and everything still alive in it (kernels, buffers, streams, events). */
@@ -194,8 +200,17 @@ typedef struct cujit_device_info {
   int pci_bus_id;
 } cujit_device_info;
 
+#ifndef __cplusplus
 #define CUJIT_DEVICE_INFO_INIT                                                                     \
   { .size = sizeof(cujit_device_info) }
+#else /* C++ before C++20 has no designated initializers: zeroed, with its size */
+static inline cujit_device_info cujit_device_info_init_(void) {
+  cujit_device_info v = cujit_device_info();
+  v.size = sizeof v;
+  return v;
+}
+#define CUJIT_DEVICE_INFO_INIT (cujit_device_info_init_())
+#endif
 
 /* Number of GPUs the driver sees. Fails with NO_DRIVER when there is no driver. */
 CUJIT_API cujit_status cujit_device_count(cujit_engine *engine, int *count);
@@ -226,7 +241,8 @@ CUJIT_API cujit_status cujit_device_arch(cujit_device *device, char *buf, size_t
 CUJIT_API cujit_status cujit_device_memory(cujit_device *device, size_t *free_bytes,
                                            size_t *total_bytes);
 
-/* Bytes currently allocated through cujit on this device (in live buffers). */
+/* Bytes currently allocated through cujit on this device (in live buffers): the sizes asked for,
+** on every device, not what the allocator rounds them up to (a 4-byte buffer counts 4). */
 CUJIT_API size_t cujit_device_allocated(const cujit_device *device);
 
 /* Device buffers come from a memory pool (the driver's stream-ordered allocator on CUDA): an
@@ -294,8 +310,17 @@ typedef struct cujit_compile_options {
   size_t name_expression_count;
 } cujit_compile_options;
 
+#ifndef __cplusplus
 #define CUJIT_COMPILE_OPTIONS_INIT                                                                 \
   { .size = sizeof(cujit_compile_options) }
+#else /* C++ before C++20 has no designated initializers: zeroed, with its size */
+static inline cujit_compile_options cujit_compile_options_init_(void) {
+  cujit_compile_options v = cujit_compile_options();
+  v.size = sizeof v;
+  return v;
+}
+#define CUJIT_COMPILE_OPTIONS_INIT (cujit_compile_options_init_())
+#endif
 
 /* Compiles a translation unit holding one or more __global__ kernels: extern "C" ones by their
 ** name, C++-linkage ones by their qualified name ("k", "ns::k"), template instantiations named in
@@ -443,8 +468,17 @@ typedef struct cujit_kernel_attributes {
   int ptx_version, binary_version;
 } cujit_kernel_attributes;
 
+#ifndef __cplusplus
 #define CUJIT_KERNEL_ATTRIBUTES_INIT                                                               \
   { .size = sizeof(cujit_kernel_attributes) }
+#else /* C++ before C++20 has no designated initializers: zeroed, with its size */
+static inline cujit_kernel_attributes cujit_kernel_attributes_init_(void) {
+  cujit_kernel_attributes v = cujit_kernel_attributes();
+  v.size = sizeof v;
+  return v;
+}
+#define CUJIT_KERNEL_ATTRIBUTES_INIT (cujit_kernel_attributes_init_())
+#endif
 
 /* Attributes on the current device (loads the kernel there if needed). */
 CUJIT_API cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel,
@@ -483,10 +517,43 @@ typedef struct cujit_arg {
 **     cujit_arg args[] = {CUJIT_ARG_F(2.0f), CUJIT_ARG_BUF(x), CUJIT_ARG_BUF(y), CUJIT_ARG_I(n)};
 **     cujit_launch(k, &cfg, args, 4);
 */
+#ifndef __cplusplus
 #define CUJIT_ARG_I(x) ((cujit_arg){.kind = CUJIT_ARG_INT, .v.i = (int64_t)(x)})
 #define CUJIT_ARG_U(x) ((cujit_arg){.kind = CUJIT_ARG_UINT, .v.u = (uint64_t)(x)})
 #define CUJIT_ARG_F(x) ((cujit_arg){.kind = CUJIT_ARG_FLOAT, .v.f = (double)(x)})
 #define CUJIT_ARG_BUF(x) ((cujit_arg){.kind = CUJIT_ARG_BUFFER, .v.buffer = (x)})
+#else
+/* C++ has no compound literals and (even C++20) no nested designators: the same values, made by
+** inline functions, so the macros read the same in both languages. */
+static inline cujit_arg cujit_arg_int_(int64_t x) {
+  cujit_arg a = cujit_arg();
+  a.kind = CUJIT_ARG_INT;
+  a.v.i = x;
+  return a;
+}
+static inline cujit_arg cujit_arg_uint_(uint64_t x) {
+  cujit_arg a = cujit_arg();
+  a.kind = CUJIT_ARG_UINT;
+  a.v.u = x;
+  return a;
+}
+static inline cujit_arg cujit_arg_float_(double x) {
+  cujit_arg a = cujit_arg();
+  a.kind = CUJIT_ARG_FLOAT;
+  a.v.f = x;
+  return a;
+}
+static inline cujit_arg cujit_arg_buffer_(cujit_buffer *x) {
+  cujit_arg a = cujit_arg();
+  a.kind = CUJIT_ARG_BUFFER;
+  a.v.buffer = x;
+  return a;
+}
+#define CUJIT_ARG_I(x) (cujit_arg_int_(static_cast<int64_t>(x)))
+#define CUJIT_ARG_U(x) (cujit_arg_uint_(static_cast<uint64_t>(x)))
+#define CUJIT_ARG_F(x) (cujit_arg_float_(static_cast<double>(x)))
+#define CUJIT_ARG_BUF(x) (cujit_arg_buffer_(x))
+#endif
 
 typedef struct cujit_launch_config {
   size_t size;      /* sizeof(cujit_launch_config): use CUJIT_LAUNCH_CONFIG_INIT */
@@ -496,8 +563,17 @@ typedef struct cujit_launch_config {
   cujit_stream *stream;  /* NULL: the device's default stream */
 } cujit_launch_config;
 
+#ifndef __cplusplus
 #define CUJIT_LAUNCH_CONFIG_INIT                                                                   \
   { .size = sizeof(cujit_launch_config) }
+#else /* C++ before C++20 has no designated initializers: zeroed, with its size */
+static inline cujit_launch_config cujit_launch_config_init_(void) {
+  cujit_launch_config v = cujit_launch_config();
+  v.size = sizeof v;
+  return v;
+}
+#define CUJIT_LAUNCH_CONFIG_INIT (cujit_launch_config_init_())
+#endif
 
 /* Launches a kernel asynchronously. The arguments are checked against the signature (count, kind,
 ** range, exactness) before anything reaches the driver; a mismatch is CUJIT_ERROR_ARGUMENT with a
@@ -691,8 +767,17 @@ typedef struct cujit_cache_stats {
   int disk_enabled;   /* 0 when CUJIT_CACHE=off or the directory is unwritable */
 } cujit_cache_stats;
 
+#ifndef __cplusplus
 #define CUJIT_CACHE_STATS_INIT                                                                     \
   { .size = sizeof(cujit_cache_stats) }
+#else /* C++ before C++20 has no designated initializers: zeroed, with its size */
+static inline cujit_cache_stats cujit_cache_stats_init_(void) {
+  cujit_cache_stats v = cujit_cache_stats();
+  v.size = sizeof v;
+  return v;
+}
+#define CUJIT_CACHE_STATS_INIT (cujit_cache_stats_init_())
+#endif
 
 /* The cache directory in use ("" when the disk cache is off); lives as long as the engine. */
 CUJIT_API const char *cujit_cache_dir(cujit_engine *engine);

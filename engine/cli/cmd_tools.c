@@ -324,12 +324,27 @@ static void print_compile_error(const char *msg) {
     fprintf(stderr, CLI_NAME " compile: %s\n", msg);
 }
 
+/* The CPU device's code is a host shared object built when a program asks for it, never a PTX
+** or CUBIN file: refused, whether asked for (--arch cpu) or taken from the current device. */
+static int refuse_cpu_arch(const compile_args *ca, int asked) {
+  if (strcmp(ca->opts.arch, "cpu") != 0) return 0;
+  fprintf(stderr,
+          CLI_NAME " compile: %s, which has no PTX or CUBIN: its kernels are compiled by the "
+                   "C++ compiler when a script or program uses them (CUJIT_DEVICE=cpu). This "
+                   "command writes GPU code only: pass a GPU target, for example --arch sm_90\n",
+          asked ? "--arch cpu names the CPU device"
+                : "the current device is the CPU device (CUJIT_DEVICE=cpu)");
+  return 1;
+}
+
 static int compile_and_write(cujit_engine *engine, compile_args *ca) {
   char arch[32];
+  int asked = ca->opts.arch != NULL;
   if (!ca->opts.arch) {
     if (!default_arch(engine, arch, sizeof arch)) return 1;
     ca->opts.arch = arch;
   }
+  if (refuse_cpu_arch(ca, asked)) return 1;
   cujit_program *prog = NULL;
   if (cujit_program_compile_file(engine, ca->input, &ca->opts, &prog) != CUJIT_OK) {
     print_compile_error(cujit_errmsg(engine));

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -65,8 +66,12 @@ static void restart_with_asan(char **argv) {
     put_preload_back();
     return;
   }
+  /* Only a value that turns the check on (the library's reading: 1, on, yes, true in any case);
+  ** a value it does not understand is refused by the first compile for the CPU device. */
   const char *check = getenv("CUJIT_CPU_CHECK");
-  if (!check || !*check || strcmp(check, "0") == 0) return;
+  if (!check || !(strcmp(check, "1") == 0 || strcasecmp(check, "on") == 0 ||
+                  strcasecmp(check, "yes") == 0 || strcasecmp(check, "true") == 0))
+    return;
   if (dlsym(RTLD_DEFAULT, "__asan_init")) return;
   char runtime[4096];
   if (!asan_runtime(runtime, sizeof runtime)) {

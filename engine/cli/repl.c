@@ -302,7 +302,7 @@ static void print_help(void) {
        "Commands:\n"
        "  :help        this text\n"
        "  :help NAME   the reference of a cujit function or method (cuda.jit, k:ptx, arch...)\n"
-       "  :time on     print each statement's wall time, and its GPU time measured with events\n"
+       "  :time on     print each statement's wall time, and its device time measured with events\n"
        "               recorded on the current device's default stream before and after it\n"
        "  :time off    stop timing\n"
        "  :history     the statements of this session that ran without error, numbered\n"
@@ -512,7 +512,8 @@ static void timing_end(repl *r, int gpu, double wall) {
     fprintf(stderr, "time: wall %.3f ms, %s %.3f ms\n", wall * 1e3,
             cujit_device_ordinal(r->event_device) == CUJIT_DEVICE_CPU ? "CPU device" : "GPU", ms);
   else {
-    fprintf(stderr, "time: wall %.3f ms, GPU time unavailable: %s\n", wall * 1e3,
+    fprintf(stderr, "time: wall %.3f ms, %s time unavailable: %s\n", wall * 1e3,
+            cujit_device_ordinal(r->event_device) == CUJIT_DEVICE_CPU ? "CPU device" : "GPU",
             cujit_errmsg(r->engine));
     timing_forget_events(r);
   }
@@ -575,7 +576,7 @@ static void run_statement(repl *r) {
   if (r->interactive && wall >= SLOW_SECONDS) {
     uint64_t n = compiles_so_far(r->engine) - compiles;
     if (n > 0)
-      fprintf(stderr, CLI_NAME ": NVRTC compiled %llu program%s during that %.1f s statement\n",
+      fprintf(stderr, CLI_NAME ": %llu program%s compiled during that %.1f s statement\n",
               (unsigned long long)n, n == 1 ? "" : "s", wall);
   }
 }

@@ -34,7 +34,8 @@ static void add_name(entry *e, const char *s, size_t len) {
   e->count++;
 }
 
-/* The names in `line` (up to `end`): every "cuda.x(" and "v:x(" (calls), or in an options row,
+/* The names in `line` (up to `end`): every "cuda.x(", "cuda.x.y(" (a table of the module:
+** cuda.nccl.comm) and "v:x(" (calls; "{" too, Lua's call with a table), or in an options row,
 ** the "x" of each "`x = ...`". */
 static void collect_names(entry *e, const char *line, const char *end, int options) {
   for (const char *p = line; p < end; p++) {
@@ -52,7 +53,10 @@ static void collect_names(entry *e, const char *line, const char *end, int optio
     if (q == p || q >= end || (*q != '.' && *q != ':')) continue;
     const char *r = q + 1;
     while (r < end && name_char(*r)) r++;
-    if (r > q + 1 && r < end && *r == '(' && (*q == ':' || strncmp(p, "cuda", 4) == 0))
+    if (*q == '.' && r + 1 < end && *r == '.' && name_char(r[1]) && strncmp(p, "cuda.", 5) == 0)
+      for (r++; r < end && name_char(*r);) r++; /* cuda.nccl.comm */
+    if (r > q + 1 && r < end && (*r == '(' || *r == '{') &&
+        (*q == ':' || (q - p == 4 && strncmp(p, "cuda", 4) == 0)))
       add_name(e, p, (size_t)(r - p));
     p = r;
   }
@@ -115,11 +119,24 @@ static void each_entry(int (*found)(const entry *, void *), void *ctx) {
 ** `column` is where the cursor stands. */
 static void print_text(const char *s, size_t len, int table_row, size_t column) {
   char out[4096];
-  size_t n = 0;
+  size_t n = 0, link_end = 0;
   int cell = 0;
   for (size_t i = 0; i < len && n + 4 < sizeof out; i++) {
     char c = s[i];
     if (c == '`') continue;
+    if (c == '[') { /* a link [text](where): its text only; other brackets (m[i]) stay */
+      size_t j = i + 1;
+      while (j < len && s[j] != ']' && s[j] != '[' && s[j] != '\n') j++;
+      if (j + 1 < len && s[j] == ']' && s[j + 1] == '(') {
+        link_end = j;
+        continue;
+      }
+    }
+    if (link_end && i == link_end) {
+      while (i < len && s[i] != ')') i++;
+      link_end = 0;
+      continue;
+    }
     if (c == '*' && i + 1 < len && s[i + 1] == '*') {
       i++;
       continue;
@@ -162,10 +179,16 @@ typedef struct query {
   size_t prefix_len;
   char sep;           /* '.', ':' or 0 */
   const char *member; /* "jit", "ptx" */
+  const char *whole;  /* the name as asked: "cuda.jit", "nccl.comm" */
   int shown;
 } query;
 
 static int member_matches(const query *q, const char *name) {
+  /* cuda.nccl.comm: also as "nccl.comm" and, bare, as "comm" */
+  if (strncmp(name, "cuda.", 5) == 0 && strchr(name + 5, '.')) {
+    if (strcmp(name + 5, q->whole) == 0) return 1;
+    if (!q->sep && strcmp(strrchr(name, '.') + 1, q->member) == 0) return 1;
+  }
   const char *sep = strpbrk(name, ".:");
   const char *member = sep ? sep + 1 : name;
   if (strcmp(member, q->member) != 0) return 0;
@@ -196,7 +219,7 @@ static int show_if_matching(const entry *e, void *ctx) {
 }
 
 typedef struct name_list {
-  char text[4096];
+  char text[16384];
   size_t len;
 } name_list;
 
@@ -217,7 +240,9 @@ int repl_help(const char *name) {
   snprintf(word, sizeof word, "%s", name);
   size_t len = strlen(word);
   if (len >= 2 && strcmp(word + len - 2, "()") == 0) word[len - 2] = '\0';
-  query q = {.member = word};
+  char whole[128];
+  snprintf(whole, sizeof whole, "%s", word);
+  query q = {.member = word, .whole = whole};
   char *sep = strpbrk(word, ".:");
   if (sep) {
     q.prefix = word;

@@ -5,6 +5,7 @@
 ** The operations themselves are in backend_cuda.c (and the CPU device's files).
 */
 #include "backend.h"
+#include "env.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -65,17 +66,18 @@ static pthread_once_t window_once = PTHREAD_ONCE_INIT;
 
 static void read_window(void) {
   const char *env = getenv("CUJIT_WAIT");
-  long us = DEFAULT_WINDOW_US;
+  unsigned long long us = DEFAULT_WINDOW_US;
   if (env && strcmp(env, "spin") == 0) {
     window_ns = -2; /* never nap */
     return;
   }
-  if (env && *env) {
-    char *end;
-    long v = strtol(env, &end, 10);
-    if (*end == '\0' && v >= 0 && v <= 10L * 1000 * 1000) us = v;
+  char why[256];
+  if (cj_env_uint("CUJIT_WAIT", 0, 10ULL * 1000 * 1000, &us, why, sizeof why) == CJ_ENV_BAD) {
+    us = DEFAULT_WINDOW_US; /* once per process (the window is), with no engine to hand */
+    cj_warn(NULL, "%s: microseconds to spin before napping, or spin; waits use the default, %ld",
+            why, DEFAULT_WINDOW_US);
   }
-  window_ns = us * 1000L;
+  window_ns = (long)us * 1000L;
 }
 
 static long now_ns(void) {
@@ -111,18 +113,21 @@ static void restore_slack(unsigned long old) {
 
 static cujit_status interrupted(cujit_device *dev, const char *what) {
   cujit_engine *engine = dev->engine;
+  char name[32] = "the CPU device"; /* device.c's cj_device_name, a layer up */
+  if (dev->ordinal != CUJIT_DEVICE_CPU) snprintf(name, sizeof name, "device %d", dev->ordinal);
   engine->interrupted = 0;
   return cj_fail(engine, CUJIT_ERROR_INTERRUPTED,
-                 "%s was interrupted (cujit_interrupt); the work already queued on device %d "
-                 "goes on running",
-                 what, dev->ordinal);
+                 "%s was interrupted (cujit_interrupt); the work already queued on %s goes on "
+                 "running",
+                 what, name);
 }
 
 cujit_status cj_backend_wait(cujit_device *dev, cj_poll_fn done, void *handle, const char *what) {
   cujit_engine *engine = dev->engine;
+  pthread_once(&window_once,
+               read_window);           /* first, so a bad CUJIT_WAIT is told at the first wait */
   cujit_status st = done(dev, handle); /* work already done costs one poll, not a clock read */
   if (st != CUJIT_ERROR_NOT_READY) return st;
-  pthread_once(&window_once, read_window);
   long start = now_ns(), window = window_ns;
   unsigned long slack = 0;
   int napping = 0;

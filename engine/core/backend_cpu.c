@@ -11,6 +11,7 @@
 #include "backend_cpu.h"
 #include "backend_cpu_graph.h"
 #include "backend_toolbox.h"
+#include "env.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -630,29 +631,14 @@ const cj_backend cj_backend_cpu = {
 /* --- making the device -------------------------------------------------------------------------
  */
 
-static int worker_count(void) {
-  const char *env = getenv("CUJIT_CPU_THREADS");
-  if (env && *env) {
-    long n = strtol(env, NULL, 10);
-    if (n >= 1 && n <= 1024) return (int)n;
-  }
+/* CUJIT_CPU_THREADS, else the cores this process may use; -1 with why for a bad value. */
+static int worker_count(char *why, size_t len) {
+  int n = cj_env_cpu_threads(why, len);
+  if (n != 0) return n;
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int)n : 1;
-}
-
-/* CUJIT_CPU_SCHEDULE=forward|reverse|random[:seed] */
-static void read_schedule(cpu_dev *c) {
-  const char *env = getenv("CUJIT_CPU_SCHEDULE");
-  c->schedule = CJ_CPU_FORWARD;
-  c->seed = (unsigned long long)time(NULL);
-  if (!env) return;
-  if (strcmp(env, "reverse") == 0) c->schedule = CJ_CPU_REVERSE;
-  if (strncmp(env, "random", 6) == 0) {
-    c->schedule = CJ_CPU_RANDOM;
-    if (env[6] == ':') c->seed = strtoull(env + 7, NULL, 10);
-  }
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores > 0 ? (int)cores : 1;
 }
 
 cujit_status cj_cpu_device(cujit_engine *engine, cujit_device **device) {
@@ -663,11 +649,24 @@ cujit_status cj_cpu_device(cujit_engine *engine, cujit_device **device) {
     free(c);
     return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
   }
+  char why[512];
+  int drawn = 0; /* a random order whose seed was not given: say it, so it can be had again */
+  c->seed = (unsigned long long)time(NULL);
+  if ((c->workers = worker_count(why, sizeof why)) < 0 ||
+      (c->schedule = cj_env_cpu_schedule(&c->seed, &drawn, why, sizeof why)) < 0) {
+    free(dev);
+    free(c);
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s; fix or unset it to use the CPU device", why);
+  }
   pthread_mutex_init(&c->lock, NULL);
   pthread_cond_init(&c->work, NULL);
   pthread_cond_init(&c->done, NULL);
-  c->workers = worker_count();
-  read_schedule(c);
+  if (drawn)
+    cj_warn(engine,
+            "CUJIT_CPU_SCHEDULE=random: the CPU device runs blocks and threads in the order of "
+            "seed %llu; set CUJIT_CPU_SCHEDULE=random:%llu to have that order again",
+            c->seed, c->seed);
   dev->engine = engine;
   dev->ops = &cj_backend_cpu;
   dev->impl = c;

@@ -8,6 +8,7 @@
 */
 #include "backend_cuda.h"
 #include "backend_toolbox.h"
+#include "env.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,11 +188,16 @@ static void free_table(cujit_device *devs, int n) {
   free(devs);
 }
 
-/* CUJIT_POOL=off (or 0, no) allocates every buffer with cuMemAlloc and frees it with cuMemFree,
-** which waits for the whole device. */
-static int pool_wanted(void) {
-  const char *env = getenv("CUJIT_POOL");
-  return !env || !(strcmp(env, "off") == 0 || strcmp(env, "0") == 0 || strcmp(env, "no") == 0);
+/* CUJIT_POOL=off (or 0, no, false) allocates every buffer with cuMemAlloc and frees it with
+** cuMemFree, which waits for the whole device. A value not understood warns and keeps the pool. */
+static int pool_wanted(cujit_engine *engine) {
+  int on = 1;
+  char why[256];
+  if (cj_env_bool("CUJIT_POOL", &on, why, sizeof why) == CJ_ENV_BAD) {
+    cj_warn(engine, "%s; the memory pool stays on", why);
+    on = 1;
+  }
+  return on;
 }
 
 cujit_status cj_cuda_devices(cujit_engine *engine, cujit_device **devices, int *count) {
@@ -207,6 +213,7 @@ cujit_status cj_cuda_devices(cujit_engine *engine, cujit_device **devices, int *
   if (n > 0 && !devs)
     return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
                    "out of host memory while reading the device table");
+  int pool = n > 0 && pool_wanted(engine); /* read (and warned about) once for all GPUs */
   for (int i = 0; i < n; i++) {
     cujit_device *d = &devs[i];
     cuda_device *c = calloc(1, sizeof *c);
@@ -226,7 +233,7 @@ cujit_status cj_cuda_devices(cujit_engine *engine, cujit_device **devices, int *
       return driver_error(engine, rc, "reading the CUDA devices");
     }
     read_info(drv, c->handle, i, &d->info);
-    if (pool_wanted() && attribute(drv, c->handle, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) &&
+    if (pool && attribute(drv, c->handle, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) &&
         drv->cuDeviceGetDefaultMemPool(&c->pool, c->handle) != CUDA_SUCCESS)
       c->pool = NULL;
     snprintf(d->arch, sizeof d->arch, "sm_%d%d", d->info.cc_major, d->info.cc_minor);

@@ -5,6 +5,7 @@
 ** entries are evicted past CUJIT_CACHE_MAX.
 */
 #include "cache.h"
+#include "env.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -79,13 +80,18 @@ int cj_cache_parse_size(const char *s, uint64_t *out) {
   return 1;
 }
 
-static int env_off(void) {
+/* CUJIT_CACHE: off (0, no, false) or on; "disabled", an older spelling, is off too. A value not
+** understood warns and keeps the disk cache on (what an unset variable means). */
+static int env_off(cujit_engine *engine) {
   const char *v = getenv("CUJIT_CACHE");
-  if (!v) return 0;
-  static const char *const off[] = {"off", "0", "no", "false", "disabled"};
-  for (size_t i = 0; i < sizeof off / sizeof *off; i++)
-    if (strcasecmp(v, off[i]) == 0) return 1;
-  return 0;
+  if (v && strcasecmp(v, "disabled") == 0) return 1;
+  int on = 1;
+  char why[256];
+  if (cj_env_bool("CUJIT_CACHE", &on, why, sizeof why) == CJ_ENV_BAD) {
+    cj_warn(engine, "%s; the disk cache stays on", why);
+    on = 1;
+  }
+  return !on;
 }
 
 /* The directory exists and is writable: 0 and its *st, else an errno. */
@@ -153,7 +159,7 @@ static void setup_disk(cj_cache *c) {
             "optional K, M or G, such as 512M",
             v);
   }
-  if (env_off()) return;
+  if (env_off(c->engine)) return;
   int too_long = 0;
   const char *from = where_from(c->dir, sizeof c->dir, &too_long);
   if (from && too_long) {
@@ -182,8 +188,13 @@ static void setup_disk(cj_cache *c) {
     c->dir[0] = '\0';
     return;
   }
-  const char *shared = getenv("CUJIT_CACHE_SHARED");
-  c->shared = shared && strcmp(shared, "1") == 0;
+  int shared = 0;
+  char why[256];
+  if (cj_env_bool("CUJIT_CACHE_SHARED", &shared, why, sizeof why) == CJ_ENV_BAD) {
+    cj_warn(c->engine, "%s; the cache is not shared", why);
+    shared = 0;
+  }
+  c->shared = shared;
   const char *unsafe = c->shared ? NULL : unsafe_dir(&st);
   if (unsafe) {
     cj_warn(c->engine,

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE /* pipe2 */
 #include "cxx.h"
 #include "cpu_source.h"
+#include "env.h"
 #include "source.h"
 
 #include <errno.h>
@@ -44,8 +45,9 @@ static const char *const check_flags[] = {"-O1",
                                           NULL};
 
 int cj_cxx_check(void) {
-  const char *v = getenv("CUJIT_CPU_CHECK");
-  return v && *v && strcmp(v, "0") != 0;
+  int on = 0;
+  char why[256];
+  return cj_env_bool("CUJIT_CPU_CHECK", &on, why, sizeof why) == CJ_ENV_BAD ? -1 : on;
 }
 
 /* --- running a tool ----------------------------------------------------------------------------
@@ -136,6 +138,13 @@ static char *make_identity(const char *version, const char *const *flags) {
 cujit_status cj_cxx_identity(cujit_engine *engine, int check, const char **identity) {
   cxx_command c;
   *identity = NULL;
+  if (check < 0) { /* a value of CUJIT_CPU_CHECK not understood: neither build is what was meant */
+    char why[256];
+    int on;
+    cj_env_bool("CUJIT_CPU_CHECK", &on, why, sizeof why);
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s; the CPU device compiles nothing until it is one of those", why);
+  }
   if (!command_from_env(&c))
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "CUJIT_CXX is blank: set it to a C++17 compiler such as g++, or unset it");
@@ -346,6 +355,50 @@ static void build_args(arg_list *a, const cxx_command *c, const char *dir, int c
 /* --- errors ------------------------------------------------------------------------------------
  */
 
+/* The FILE and LINE of a g++ line "FILE:LINE[:COL]<mark at hit>": 1 and *file_end, *line. */
+static int location(const char *s, const char *hit, const char **file_end, long *line) {
+  const char *nums[2] = {NULL, NULL}; /* back over ":COL" and ":LINE" */
+  const char *p = hit;
+  int count = 0;
+  while (count < 2) {
+    const char *q = p;
+    while (q > s && q[-1] >= '0' && q[-1] <= '9') q--;
+    if (q == p || q == s || q[-1] != ':') break;
+    nums[count++] = q;
+    p = q - 1;
+  }
+  if (count == 0) return 0;
+  *file_end = p;
+  *line = strtol(nums[count - 1], NULL, 10);
+  return 1;
+}
+
+/* The first occurrence of `mark` in the line [s, s + n), or NULL. */
+static const char *find_in_line(const char *s, size_t n, const char *mark) {
+  size_t ml = strlen(mark);
+  for (const char *p = s; p + ml <= s + n; p++)
+    if (memcmp(p, mark, ml) == 0) return p;
+  return NULL;
+}
+
+/* An error inside cujit's own headers (a static_assert saying what the CPU device lacks) is the
+** user's line that instantiated it: the last "FILE:LINE:COL:   required from here" of the log
+** outside those headers. 0 when there is none. */
+static int user_site(const char *log, const char **file, const char **file_end, long *line) {
+  int found = 0;
+  for (const char *s = log; *s;) {
+    const char *e = strchr(s, '\n');
+    size_t n = e ? (size_t)(e - s) : strlen(s);
+    const char *hit = find_in_line(s, n, ":   required from here");
+    const char *fe;
+    long l;
+    if (hit && !find_in_line(s, n, "/include/cujit/") && location(s, hit, &fe, &l))
+      *file = s, *file_end = fe, *line = l, found = 1;
+    s += n + (e ? 1 : 0);
+  }
+  return found;
+}
+
 /* The first "FILE:LINE[:COL]: [fatal ]error: TEXT" of g++'s output, rewritten in NVRTC's form
 ** "FILE(LINE): error: TEXT" so that source.c places it. FILE may hold colons ("k:preamble"). */
 static int first_error(const char *log, cj_buf *out) {
@@ -354,28 +407,14 @@ static int first_error(const char *log, cj_buf *out) {
     const char *e = strchr(s, '\n');
     size_t n = e ? (size_t)(e - s) : strlen(s);
     for (size_t m = 0; m < 2; m++) {
-      const char *hit = NULL;
-      for (const char *p = s; p + strlen(marks[m]) <= s + n; p++)
-        if (memcmp(p, marks[m], strlen(marks[m])) == 0) {
-          hit = p;
-          break;
-        }
-      if (!hit) continue;
+      const char *hit = find_in_line(s, n, marks[m]);
+      const char *file = s, *file_end;
+      long line;
+      if (!hit || !location(s, hit, &file_end, &line)) continue;
       const char *text = hit + strlen(marks[m]);
-      /* back over ":COL" and ":LINE" */
-      const char *nums[2] = {NULL, NULL};
-      const char *p = hit;
-      int count = 0;
-      while (count < 2) {
-        const char *q = p;
-        while (q > s && q[-1] >= '0' && q[-1] <= '9') q--;
-        if (q == p || q == s || q[-1] != ':') break;
-        nums[count++] = q;
-        p = q - 1;
-      }
-      if (count == 0) continue;
-      const char *line = nums[count - 1];
-      cj_buf_printf(out, "%.*s(%ld): error: %.*s\n", (int)(p - s), s, strtol(line, NULL, 10),
+      if (find_in_line(s, (size_t)(file_end - s), "/include/cujit/"))
+        user_site(log, &file, &file_end, &line);
+      cj_buf_printf(out, "%.*s(%ld): error: %.*s\n", (int)(file_end - file), file, line,
                     (int)(s + n - text), text);
       return 1;
     }

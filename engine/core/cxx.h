@@ -11,7 +11,8 @@
 #include "signature.h"
 
 /* 1 when kernels for the CPU device are to be built with AddressSanitizer and UBSan
-** (CUJIT_CPU_CHECK=1 in the environment). */
+** (CUJIT_CPU_CHECK=1, on, yes or true), 0 when not (unset, 0, off, no, false), -1 for any other
+** value, which cj_cxx_identity refuses with the accepted ones. */
 int cj_cxx_check(void);
 
 /* What identifies the compiler and how cujit runs it, for the cache key: the first line of

@@ -73,6 +73,14 @@ const char *cj_device_name(const cujit_device *device, char *buf, size_t len) {
   return buf;
 }
 
+const char *cj_device_name_in(const cujit_device *device, const cujit_engine *engine, char *buf,
+                              size_t len) {
+  char name[32];
+  cj_device_name(device, name, sizeof name);
+  snprintf(buf, len, "%s%s", name, device->engine == engine ? "" : " of another engine");
+  return buf;
+}
+
 static void gpu_range(int count, char *buf, size_t len) {
   if (count == 0)
     snprintf(buf, len, "no GPU");
@@ -128,17 +136,11 @@ cujit_status cujit_device_get(cujit_engine *engine, int ordinal, cujit_device **
   return CUJIT_OK;
 }
 
-/* Why the current device is unusable: a malformed CUJIT_DEVICE, or one naming a missing GPU. */
+/* Why the current device is unusable: CUJIT_DEVICE, or the program, names a missing GPU. */
 static cujit_status bad_current_device(cujit_engine *engine, int current) {
   char range[64];
   gpu_range(engine->device_count, range, sizeof range);
   const char *env = getenv("CUJIT_DEVICE");
-  if (current < 0)
-    return cj_fail(
-        engine, CUJIT_ERROR_NO_DEVICE,
-        "CUJIT_DEVICE='%s' is not a device number or cpu: set it to an ordinal (this machine has "
-        "%s) or to cpu, unset it to use device 0, or call cujit_set_device",
-        env ? env : "", range);
   if (env && *env)
     return cj_fail(engine, CUJIT_ERROR_NO_DEVICE,
                    "CUJIT_DEVICE=%s names device %d, which does not exist: this machine has %s",
@@ -146,9 +148,21 @@ static cujit_status bad_current_device(cujit_engine *engine, int current) {
   return no_such_device(engine, current);
 }
 
+/* A CUJIT_DEVICE that is neither an ordinal nor cpu: said first, whatever the GPUs, so that
+** no advice to "set CUJIT_DEVICE=cpu" follows a value the user meant as just that. */
+static cujit_status bad_env_device(cujit_engine *engine) {
+  const char *env = getenv("CUJIT_DEVICE");
+  return cj_fail(engine, CUJIT_ERROR_NO_DEVICE,
+                 "CUJIT_DEVICE='%s' is not understood: it takes a GPU ordinal (0, 1, ...: digits "
+                 "only) or cpu (lower case, nothing around it) for the CPU device; unset it to "
+                 "use device 0, or call cujit_set_device",
+                 env ? env : "");
+}
+
 cujit_status cj_current_device(cujit_engine *engine, cujit_device **out) {
   int current = __atomic_load_n(&engine->current_device, __ATOMIC_RELAXED);
   if (current == CUJIT_DEVICE_CPU) return need_cpu(engine, out);
+  if (current < 0) return bad_env_device(engine);
   cujit_status st = need_devices(engine);
   if (st != CUJIT_OK) return suggest_cpu(engine, st);
   if (current < 0 || current >= engine->device_count) {
@@ -291,11 +305,12 @@ int cj_device_enter_quiet(cujit_device *device) {
 }
 
 cujit_status cj_check_alive(cujit_device *device, unsigned generation, const char *what) {
+  char name[32];
   if (__atomic_load_n(&device->generation, __ATOMIC_ACQUIRE) != generation)
     return cj_fail(device->engine, CUJIT_ERROR_BUFFER_LOST,
-                   "%s was made on device %d before the device was reset, so it is lost; make a "
-                   "new one (freeing the old one is still fine)",
-                   what, device->ordinal);
+                   "%s was made on %s before the device was reset, so it is lost; make a new "
+                   "one (freeing the old one is still fine)",
+                   what, cj_device_name(device, name, sizeof name));
   if (__atomic_load_n(&device->fault, __ATOMIC_ACQUIRE) != CUJIT_OK)
     return cj_device_refuse(device);
   return CUJIT_OK;

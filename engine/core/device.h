@@ -55,6 +55,11 @@ static inline int cj_device_slots(const cujit_engine *engine) {
 /* "device 1" or "the CPU device", for messages. Returns buf. */
 const char *cj_device_name(const cujit_device *device, char *buf, size_t len);
 
+/* The same, as `engine` sees it: "the CPU device of another engine" (or "device 0 of ...") when
+** the device is not `engine`'s, so two engines' CPU devices never read as one device. */
+const char *cj_device_name_in(const cujit_device *device, const cujit_engine *engine, char *buf,
+                              size_t len);
+
 /* The device in `slot`, or NULL when there is none (the CPU device not made yet). */
 cujit_device *cj_device_in_slot(cujit_engine *engine, int slot);
 

@@ -21,10 +21,9 @@ static int env_device(void) {
   const char *v = getenv("CUJIT_DEVICE");
   if (!v || !*v) return 0;
   if (strcmp(v, "cpu") == 0) return CUJIT_DEVICE_CPU;
-  char *end;
-  errno = 0;
-  long n = strtol(v, &end, 10);
-  return (*end || errno || n < 0 || n > 1024) ? BAD_ENV_DEVICE : (int)n;
+  if (strspn(v, "0123456789") != strlen(v) || strlen(v) > 4) return BAD_ENV_DEVICE; /* " 1", "+1" */
+  long n = strtol(v, NULL, 10);
+  return n > 1024 ? BAD_ENV_DEVICE : (int)n;
 }
 
 cujit_status cujit_open(cujit_engine **out) {

@@ -122,11 +122,13 @@ cujit_status cujit_capture_end(cujit_stream *stream, cujit_graph **out) {
 static cujit_status enter_graph(cujit_graph *g, const cujit_stream *stream, const char *fn) {
   if (!g) return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: the graph is NULL", fn);
   cujit_device *dev = g->device;
+  char gd[64], sd[64];
   if (stream && stream->device != dev)
     return cj_fail(dev->engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "%s: the graph was captured on device %d but the stream is on device %d; "
-                   "capture it again on a stream of that device",
-                   fn, dev->ordinal, stream->device->ordinal);
+                   "%s: the graph was captured on %s but the stream is on %s; capture it again "
+                   "on a stream of that device",
+                   fn, cj_device_name_in(dev, dev->engine, gd, sizeof gd),
+                   cj_device_name_in(stream->device, dev->engine, sd, sizeof sd));
   if (!cj_device_current(dev, g->generation))
     return cj_check_alive(dev, g->generation, "the graph");
   if (stream && stream->generation != g->generation)

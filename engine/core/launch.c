@@ -203,6 +203,13 @@ static cujit_status pack_float(const cujit_kernel *k, size_t i, const cujit_arg 
 static cujit_status foreign_buffer(const cujit_kernel *k, size_t i, const cujit_device *home,
                                    const cujit_device *dev) {
   char have[32], want[32];
+  if (home->engine !=
+      dev->engine) /* "lives on the CPU device but the launch is on the CPU device" */
+    return arg_error(k, i,
+                     "the buffer belongs to another engine (another cujit_open, or another Lua "
+                     "state's module): buffers, kernels and streams work only within the engine "
+                     "that made them; make the buffer with this kernel's engine, or copy the data "
+                     "through host memory");
   return arg_error(k, i,
                    "the buffer lives on %s but the launch is on %s; copy it there "
                    "(cujit_memcpy_dtod; Lua: a:copy_to(device)), or between two GPUs enable peer "
@@ -213,6 +220,7 @@ static cujit_status foreign_buffer(const cujit_kernel *k, size_t i, const cujit_
 static cujit_status pack_pointer(const cujit_kernel *k, size_t i, const cujit_arg *a, void *dst,
                                  const cujit_device *dev) {
   const cj_param *p = &k->sig.params[i];
+  char name[32];
   uint64_t addr;
   if (a->kind == CUJIT_ARG_DEVPTR)
     addr = a->v.devptr;
@@ -234,8 +242,8 @@ static cujit_status pack_pointer(const cujit_kernel *k, size_t i, const cujit_ar
                        "the buffer is a view of memory that has been freed; keep the "
                        "array it views alive while the view is used");
     if (dev && b->generation != b->device->generation)
-      return arg_error(k, i, "the buffer was lost when device %d was reset; make a new one",
-                       b->device->ordinal);
+      return arg_error(k, i, "the buffer was lost when %s was reset; make a new one",
+                       cj_device_name(b->device, name, sizeof name));
     if (p->dtype != CUJIT_DTYPE_NONE && b->dtype != CUJIT_DTYPE_NONE && b->dtype != p->dtype)
       return arg_error(k, i, "the buffer holds %s but the parameter points to %s",
                        cujit_dtype_name(b->dtype), cujit_dtype_name(p->dtype));
@@ -273,6 +281,7 @@ static cujit_status check_config(const cujit_kernel *k, const cujit_device *dev,
                                  const cujit_launch_config *c, unsigned grid[3],
                                  unsigned block[3]) {
   const cujit_device_info *info = &dev->info;
+  char name[32]; /* "device 0", "the CPU device" */
   static const char axis[3] = {'x', 'y', 'z'};
   unsigned threads = 1;
   for (int d = 0; d < 3; d++) {
@@ -284,22 +293,24 @@ static cujit_status check_config(const cujit_kernel *k, const cujit_device *dev,
                      k->sig.name, grid[d] == 0 ? "grid" : "block", axis[d]);
     if (grid[d] > (unsigned)info->max_grid_dim[d] || block[d] > (unsigned)info->max_block_dim[d])
       return cj_fail(k->engine, CUJIT_ERROR_LAUNCH_CONFIG,
-                     "kernel '%s': %s.%c = %u is over device %d's limit of %d", k->sig.name,
+                     "kernel '%s': %s.%c = %u is over %s's limit of %d", k->sig.name,
                      grid[d] > (unsigned)info->max_grid_dim[d] ? "grid" : "block", axis[d],
-                     grid[d] > (unsigned)info->max_grid_dim[d] ? grid[d] : block[d], dev->ordinal,
+                     grid[d] > (unsigned)info->max_grid_dim[d] ? grid[d] : block[d],
+                     cj_device_name(dev, name, sizeof name),
                      grid[d] > (unsigned)info->max_grid_dim[d] ? info->max_grid_dim[d]
                                                                : info->max_block_dim[d]);
     threads *= block[d];
   }
   if (threads > (unsigned)info->max_threads_per_block)
     return cj_fail(k->engine, CUJIT_ERROR_LAUNCH_CONFIG,
-                   "kernel '%s': a block of %u threads is over device %d's limit of %d",
-                   k->sig.name, threads, dev->ordinal, info->max_threads_per_block);
+                   "kernel '%s': a block of %u threads is over %s's limit of %d", k->sig.name,
+                   threads, cj_device_name(dev, name, sizeof name), info->max_threads_per_block);
   if (c->shared_bytes > (unsigned)info->max_shared_per_block_optin)
     return cj_fail(k->engine, CUJIT_ERROR_LAUNCH_CONFIG,
-                   "kernel '%s': %u bytes of dynamic shared memory is over device %d's limit of "
+                   "kernel '%s': %u bytes of dynamic shared memory is over %s's limit of "
                    "%d bytes per block",
-                   k->sig.name, c->shared_bytes, dev->ordinal, info->max_shared_per_block_optin);
+                   k->sig.name, c->shared_bytes, cj_device_name(dev, name, sizeof name),
+                   info->max_shared_per_block_optin);
   return CUJIT_OK;
 }
 
@@ -345,12 +356,13 @@ static cujit_status place(cujit_kernel *k, cujit_stream *stream, const cujit_arg
 ** must be ready there already (the launch path's check, without the load). */
 static cujit_status place_captured(cujit_kernel *k, cujit_device *dev, cj_kernel_on_device **on) {
   if ((*on = cj_kernel_ready(k, dev))) return CUJIT_OK;
+  char name[32];
   return cj_fail(k->engine, CUJIT_ERROR_UNSUPPORTED,
-                 "kernel '%s' cannot be launched into a graph: it is not loaded on device %d yet, "
+                 "kernel '%s' cannot be launched into a graph: it is not loaded on %s yet, "
                  "and compiling or loading a kernel cannot be captured; launch it once (for a "
                  "generic kernel, with these dtypes) or call cujit_kernel_suggest_block before "
                  "cujit_capture_begin",
-                 k->sig.name, dev->ordinal);
+                 k->sig.name, cj_device_name(dev, name, sizeof name));
 }
 
 /* Records the launch just issued on a capturing stream as the capture's next kernel node. */
@@ -480,15 +492,16 @@ cujit_status cujit_launch_n(cujit_kernel *kernel, size_t n, cujit_stream *stream
   if (st != CUJIT_OK || n == 0) return st; /* nothing to cover is no error, as an empty loop */
   cujit_device *dev;
   cj_kernel_on_device *on;
+  char name[32];
   int block_size, min_grid;
   if ((st = place(kernel, stream, args, nargs, &dev, &on)) != CUJIT_OK) return st;
   if ((st = suggest(dev, on, &block_size, &min_grid)) != CUJIT_OK) return st;
   size_t blocks = (n + (size_t)block_size - 1) / (size_t)block_size;
   if (blocks > (size_t)dev->info.max_grid_dim[0])
     return cj_fail(kernel->engine, CUJIT_ERROR_LAUNCH_CONFIG,
-                   "kernel '%s': %zu elements need %zu blocks of %d, over device %d's grid limit "
+                   "kernel '%s': %zu elements need %zu blocks of %d, over %s's grid limit "
                    "of %d; use a grid-stride loop and an explicit grid",
-                   kernel->sig.name, n, blocks, block_size, dev->ordinal,
+                   kernel->sig.name, n, blocks, block_size, cj_device_name(dev, name, sizeof name),
                    dev->info.max_grid_dim[0]);
   cujit_launch_config c = {sizeof(cujit_launch_config),
                            {(unsigned)blocks, 1, 1},

@@ -111,12 +111,14 @@ static cujit_status work_device(cujit_engine *e, const char *fn, cujit_stream *s
   cujit_device *dev = stream ? stream->device : NULL;
   cujit_status st;
   if (!dev && (st = cujit_current_device(e, &dev)) != CUJIT_OK) return st;
+  char have[64], want[64];
   for (size_t i = 0; i < nbufs; i++)
     if (bufs[i]->device != dev)
       return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
-                     "%s: the buffer lives on device %d but the work would run on device %d; "
-                     "pass a stream of device %d or make it current (cujit_set_device)",
-                     fn, bufs[i]->device->ordinal, dev->ordinal, bufs[i]->device->ordinal);
+                     "%s: the buffer lives on %s but the work would run on %s; pass a stream of "
+                     "the buffer's device or make it current (cujit_set_device)",
+                     fn, cj_device_name_in(bufs[i]->device, e, have, sizeof have),
+                     cj_device_name_in(dev, e, want, sizeof want));
   *out = dev;
   return CUJIT_OK;
 }
@@ -336,11 +338,12 @@ static cujit_status scratch_buffer(lib_state *s, cujit_device *dev, cujit_buffer
     cujit_device *current;
     cujit_status st = cujit_current_device(e, &current);
     if (st != CUJIT_OK) return st;
+    char name[64];
     if (current != dev)
       return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
-                     "reductions on device %d need it to be the current device the first time "
+                     "reductions on %s need it to be the current device the first time "
                      "(cujit_set_device)",
-                     dev->ordinal);
+                     cj_device_name_in(dev, e, name, sizeof name));
     if (!*pinned && (st = cujit_host_alloc(e, 8, pinned)) != CUJIT_OK) return st;
     if ((st = cujit_buffer_alloc(e, LIB_SCRATCH_BYTES, CUJIT_DTYPE_NONE, slot)) != CUJIT_OK)
       return st;

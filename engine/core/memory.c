@@ -147,11 +147,13 @@ static cujit_status check_range(cujit_engine *engine, const char *fn, const char
 static cujit_status check_stream(cujit_engine *engine, const char *fn, cujit_device *device,
                                  const cujit_stream *stream) {
   if (!stream) return CUJIT_OK;
+  char s[64], b[64];
   if (stream->device != device)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "%s: the stream is on device %d but the buffer is on device %d; use a stream "
-                   "of the buffer's device",
-                   fn, stream->device->ordinal, device->ordinal);
+                   "%s: the stream is on %s but the buffer is on %s; use a stream of the "
+                   "buffer's device",
+                   fn, cj_device_name_in(stream->device, engine, s, sizeof s),
+                   cj_device_name_in(device, engine, b, sizeof b));
   return cj_check_alive(device, stream->generation, "the stream");
 }
 
@@ -221,6 +223,26 @@ static int ranges_overlap(const cujit_buffer *a, size_t ao, const cujit_buffer *
   return x < y + bytes && y < x + bytes; /* both in range, so no overflow */
 }
 
+/* Two views of one array that overlap: their bytes counted from that array's start, where views
+** of it are (each view's own offsets would read alike: [0, 32) and [0, 32)). */
+static cujit_status overlap_error(cujit_engine *engine, const char *fn, const cujit_buffer *dst,
+                                  size_t dst_offset, const cujit_buffer *src, size_t src_offset,
+                                  size_t bytes) {
+  uint64_t sroot = src->root_ptr ? src->root_ptr : src->ptr;
+  uint64_t droot = dst->root_ptr ? dst->root_ptr : dst->ptr;
+  if (src == dst || sroot != droot)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s: the source [%zu, %zu) and destination [%zu, %zu) overlap in the same "
+                   "buffer; copy through a second buffer",
+                   fn, src_offset, src_offset + bytes, dst_offset, dst_offset + bytes);
+  uint64_t s = src->ptr + src_offset - sroot, d = dst->ptr + dst_offset - droot;
+  return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                 "%s: the source and the destination are views of one array and overlap: bytes "
+                 "[%llu, %llu) and [%llu, %llu) of that array; copy through a second buffer",
+                 fn, (unsigned long long)s, (unsigned long long)(s + bytes), (unsigned long long)d,
+                 (unsigned long long)(d + bytes));
+}
+
 cujit_status cujit_memcpy_dtod(cujit_buffer *dst, size_t dst_offset, const cujit_buffer *src,
                                size_t src_offset, size_t bytes, cujit_stream *stream) {
   static const char fn[] = "cujit_memcpy_dtod";
@@ -234,10 +256,7 @@ cujit_status cujit_memcpy_dtod(cujit_buffer *dst, size_t dst_offset, const cujit
   cujit_status st = check_range(engine, fn, " source", src, src_offset, bytes);
   if (st == CUJIT_OK) st = check_range(engine, fn, " destination", dst, dst_offset, bytes);
   if (st == CUJIT_OK && ranges_overlap(dst, dst_offset, src, src_offset, bytes))
-    st = cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                 "%s: the source [%zu, %zu) and destination [%zu, %zu) overlap in the same "
-                 "buffer; copy through a second buffer",
-                 fn, src_offset, src_offset + bytes, dst_offset, dst_offset + bytes);
+    st = overlap_error(engine, fn, dst, dst_offset, src, src_offset, bytes);
   if (st == CUJIT_OK) st = check_buffer(fn, "source", src);
   if (st == CUJIT_OK) st = check_buffer(fn, "destination", dst);
   if (st == CUJIT_OK && src->device != device) /* peer.c */

@@ -22,6 +22,7 @@ struct cujit_buffer {
   unsigned char host_visible; /* CJ_HOST_MANAGED or _MAPPED: the host may use ptr directly */
   cujit_buffer **owner;       /* a view's owner's list head, NULL once orphaned or with none */
   cujit_buffer *views, *next_view;
+  uint64_t root_ptr; /* a cujit_buffer_view's: its owner's address, so messages can count from it */
 };
 
 typedef enum cj_buffer_kind {

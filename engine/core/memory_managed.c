@@ -33,10 +33,12 @@ static cujit_status check_managed(const char *fn, cujit_buffer *buffer, cujit_st
                    "%s: the buffer is not managed memory; allocate it with "
                    "cujit_buffer_alloc_managed (Lua: cuda.managed_array)",
                    fn);
+  char s[64], b[64];
   if (stream && stream->device != device)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "%s: the stream is on device %d but the buffer on device %d", fn,
-                   stream->device->ordinal, device->ordinal);
+                   "%s: the stream is on %s but the buffer on %s", fn,
+                   cj_device_name_in(stream->device, engine, s, sizeof s),
+                   cj_device_name_in(device, engine, b, sizeof b));
   if (stream && !cj_device_current(device, stream->generation))
     return cj_check_alive(device, stream->generation, "the stream");
   return cj_device_enter(device);

@@ -114,7 +114,10 @@ cujit_status cujit_buffer_view(cujit_buffer *buffer, size_t offset, size_t bytes
   cujit_buffer **list = owner ? &owner->views : buffer->owner;
   cujit_status st = cj_buffer_new_view(engine, buffer->device, buffer->generation,
                                        buffer->ptr + offset, bytes, dtype, list, out);
-  if (st == CUJIT_OK) (*out)->host_visible = buffer->host_visible;
+  if (st == CUJIT_OK) {
+    (*out)->host_visible = buffer->host_visible;
+    (*out)->root_ptr = owner ? owner->ptr : buffer->root_ptr ? buffer->root_ptr : buffer->ptr;
+  }
   return st;
 }
 

@@ -261,6 +261,10 @@ cujit_status cj_program_arch(cujit_engine *engine, const cujit_compile_options *
   if (!(options && options->arch)) {
     cujit_device *dev;
     if (cj_current_device(engine, &dev) != CUJIT_OK) {
+      /* The CPU device that could not be made, or a CUJIT_DEVICE not understood: its own words
+      ** (no "no GPU" framing: the user did not ask for a GPU). */
+      if (__atomic_load_n(&engine->current_device, __ATOMIC_RELAXED) < 0)
+        return cujit_errcode(engine);
       char why[1024]; /* its first line says why; the lines after, how to run without a GPU */
       snprintf(why, sizeof why, "%s", cujit_errmsg(engine));
       int first = (int)strcspn(why, "\n");

@@ -204,11 +204,13 @@ cujit_status cujit_event_record(cujit_event *event, cujit_stream *stream) {
   cujit_status st = check_event(event, fn, "the event");
   if (st != CUJIT_OK) return st;
   cujit_device *device = event->device;
+  char ev[64], st_name[64];
   if (stream && stream->device != device)
     return cj_fail(device->engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "%s: the event is on device %d but the stream on device %d; record an event "
-                   "made on the stream's device (make it current with cujit_set_device)",
-                   fn, device->ordinal, stream->device->ordinal);
+                   "%s: the event is on %s but the stream on %s; record an event made on the "
+                   "stream's device (make it current with cujit_set_device)",
+                   fn, cj_device_name_in(device, device->engine, ev, sizeof ev),
+                   cj_device_name_in(stream->device, device->engine, st_name, sizeof st_name));
   if (stream)
     st = enter_stream(stream, fn);
   else

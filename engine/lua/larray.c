@@ -210,6 +210,22 @@ static int array_len(lua_State *L) {
   return 1;
 }
 
+/* 1 when an array the view at `idx` was made from (its kept uservalue, and so on up) has been
+** freed: the view's memory is gone with it, which is no device reset. */
+static int parent_freed(lua_State *L, int idx) {
+  int freed = 0, depth = 0;
+  lua_pushvalue(L, idx);
+  while (!freed && depth < 64 && lua_getiuservalue(L, -1, 1) == LUA_TUSERDATA) {
+    cjl_array *up = cjl_test_array(L, -1);
+    if (!up) break;
+    freed = cjl_array_buffer(up) == NULL;
+    lua_remove(L, -2);
+    depth++;
+  }
+  lua_pop(L, 2);
+  return freed;
+}
+
 static int array_tostring(lua_State *L) {
   cjl_array *a = luaL_checkudata(L, 1, CJL_ARRAY);
   cujit_buffer *b = cjl_array_buffer(a);
@@ -217,8 +233,12 @@ static int array_tostring(lua_State *L) {
   cjl_format_type(type, sizeof type, a->dtype, a->ndim, a->shape);
   if (!b)
     lua_pushfstring(L, "cujit.device_array %s (freed)", type);
+  else if (cujit_buffer_devptr(b) == 0 && parent_freed(L, 1))
+    lua_pushfstring(L, "cujit.device_array %s (a view of an array that was freed)", type);
   else if (cujit_buffer_devptr(b) == 0)
     lua_pushfstring(L, "cujit.device_array %s (lost: its device was reset)", type);
+  else if (cujit_device_ordinal(cujit_buffer_device(b)) == CUJIT_DEVICE_CPU)
+    lua_pushfstring(L, "cujit.device_array %s on the CPU device", type);
   else
     lua_pushfstring(L, "cujit.device_array %s on device %d", type,
                     cujit_device_ordinal(cujit_buffer_device(b)));

@@ -4,6 +4,7 @@
 */
 #include "ldevice.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------------------------------------
@@ -84,10 +85,16 @@ static int l_has_gpu(lua_State *L) {
     return 1;
   }
   lua_pushboolean(L, 0);
-  lua_pushfstring(L,
-                  "%s; to run kernels on the CPU device instead, set CUJIT_DEVICE=cpu (Lua: "
-                  "cuda.device(\"cpu\"))",
-                  st == CUJIT_OK ? "the driver sees no GPU" : cujit_errmsg(e));
+  char why[1024]; /* kept: asking for the current device below sets the message anew */
+  snprintf(why, sizeof why, "%s", st == CUJIT_OK ? "the driver sees no GPU" : cujit_errmsg(e));
+  cujit_device *dev;
+  if (cujit_current_device(e, &dev) == CUJIT_OK && cujit_device_ordinal(dev) == CUJIT_DEVICE_CPU)
+    lua_pushfstring(L, "%s; kernels run on the CPU device, the current device", why);
+  else
+    lua_pushfstring(L,
+                    "%s; to run kernels on the CPU device instead, set CUJIT_DEVICE=cpu (Lua: "
+                    "cuda.device(\"cpu\"))",
+                    why);
   return 2;
 }
 
@@ -176,9 +183,12 @@ static int l_synchronize(lua_State *L) {
 }
 
 /* cuda.status() -> true, or false and the fault (which kernel, how to recover). */
+/* cuda.status() -> true, or false and the reason: the current device's health, and with no
+** device to be had (no driver, no GPU), false and why rather than an error. */
 static int l_status(lua_State *L) {
   cujit_engine *e = cjl_engine(L);
-  if (cujit_device_status(current_device(L, e)) != CUJIT_OK) {
+  cujit_device *dev;
+  if (cujit_current_device(e, &dev) != CUJIT_OK || cujit_device_status(dev) != CUJIT_OK) {
     lua_pushboolean(L, 0);
     lua_pushstring(L, cujit_errmsg(e));
     return 2;

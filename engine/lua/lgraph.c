@@ -30,10 +30,13 @@ static int graph_check(lua_State *L, const cjl_graph *g, cujit_status status) {
 
 /* --- capture ---------------------------------------------------------------------------------- */
 
-/* The message handler of the capture function: its error with the traceback to where it arose. */
+/* The message handler of the capture function: a message gets the traceback to where it arose;
+** any other error object (error({code = 7}), error(42)) comes back to the caller as it is, the same
+*value,
+** as pcall would give it. */
 static int traceback(lua_State *L) {
+  if (lua_type(L, 1) != LUA_TSTRING) return 1; /* the object itself, at 1 (a number too) */
   const char *msg = lua_tostring(L, 1);
-  if (!msg) msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
   luaL_traceback(L, L, msg, 1);
   return 1;
 }
@@ -262,8 +265,13 @@ static int graph_tostring(lua_State *L) {
     return 1;
   }
   size_t n = cujit_graph_node_count(g->graph, CUJIT_GRAPH_NODE_KERNEL);
-  lua_pushfstring(L, "cujit.graph: %d kernel node%s on device %d", (int)n, n == 1 ? "" : "s",
-                  cujit_device_ordinal(cujit_graph_device(g->graph)));
+  int ordinal = cujit_device_ordinal(cujit_graph_device(g->graph));
+  if (ordinal == CUJIT_DEVICE_CPU)
+    lua_pushfstring(L, "cujit.graph: %d kernel node%s on the CPU device", (int)n,
+                    n == 1 ? "" : "s");
+  else
+    lua_pushfstring(L, "cujit.graph: %d kernel node%s on device %d", (int)n, n == 1 ? "" : "s",
+                    ordinal);
   return 1;
 }
 

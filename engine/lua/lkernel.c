@@ -18,12 +18,21 @@ const char *cjl_kernel_name(const cjl_kernel *k) {
   return cjl_kernel_alive(k) ? cujit_kernel_name(k->kernel) : "?";
 }
 
-/* The arch a program was built for, from the ".target sm_90" line of its PTX. */
+/* The arch a program was built for, from the ".target sm_90" line of its PTX; "cpu" for the CPU
+** device's, which has no PTX and whose binary is a host shared object: an ELF file whose machine
+** (e_machine, bytes 18-19, little-endian) is not EM_CUDA (190), which every CUBIN's is. */
 static void read_arch(const cujit_kernel *kernel, char *arch, size_t len) {
   const cujit_program *p = cujit_kernel_program(kernel);
   const char *ptx = p ? cujit_program_ptx(p, NULL) : NULL;
   const char *target = ptx ? strstr(ptx, ".target") : NULL;
   arch[0] = '\0';
+  size_t bin_len = 0;
+  const void *bin = p && !target ? cujit_program_cubin(p, &bin_len) : NULL;
+  const unsigned char *b = bin;
+  if (b && bin_len >= 20 && memcmp(b, "\177ELF", 4) == 0 && (b[18] | b[19] << 8) != 190) {
+    snprintf(arch, len, "cpu");
+    return;
+  }
   if (!target) return;
   target += strlen(".target");
   while (*target == ' ' || *target == '\t') target++;

@@ -108,6 +108,8 @@ static int stream_tostring(lua_State *L) {
   cjl_stream *s = luaL_checkudata(L, 1, CJL_STREAM);
   if (!s->stream)
     lua_pushliteral(L, "cujit.stream (freed)");
+  else if (cujit_device_ordinal(cujit_stream_device(s->stream)) == CUJIT_DEVICE_CPU)
+    lua_pushliteral(L, "cujit.stream on the CPU device");
   else
     lua_pushfstring(L, "cujit.stream on device %d",
                     cujit_device_ordinal(cujit_stream_device(s->stream)));

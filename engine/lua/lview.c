@@ -32,11 +32,11 @@ static void check_range(lua_State *L, int idx, size_t n, size_t *first, size_t *
   if (f < 0) f += (lua_Integer)n + 1;
   if (l < 0) l += (lua_Integer)n + 1;
   if (f < 1 || l > (lua_Integer)n || f > l)
-    luaL_error(L,
-               "slice %d..%d is outside 1..%d or empty: give first <= last within the "
+    luaL_error(L, /* %I: the values whole, never cut to an int (2^32 + 1 is not 1) */
+               "slice %I..%I is outside 1..%I or empty: give first <= last within the "
                "dimension (negative counts from the end)",
-               (int)luaL_checkinteger(L, idx), (int)luaL_optinteger(L, idx + 1, (lua_Integer)n),
-               (int)n);
+               luaL_checkinteger(L, idx), luaL_optinteger(L, idx + 1, (lua_Integer)n),
+               (lua_Integer)n);
   *first = (size_t)(f - 1);
   *count = (size_t)(l - f + 1);
 }

@@ -67,6 +67,15 @@ template <class T> static inline cj_cpu::if_float<T> atomicMin(T *p, cj_cpu::if_
 template <class T> static inline cj_cpu::if_float<T> atomicMax(T *p, cj_cpu::if_float<T> v) {
   return cj_cpu::update(p, [v](T o) { return fmax(o, v); });
 }
+/* Every other pointee (CUDA's __half, __half2, __nv_bfloat16 adds, a struct): a clear refusal
+** rather than g++'s list of overloads that do not match. */
+template <class T, class U>
+static inline typename std::enable_if<!std::is_arithmetic<T>::value, T>::type atomicAdd(T *, U) {
+  static_assert(sizeof(T) == 0, "cujit: atomicAdd on this type (__half, __half2, __nv_bfloat16 or "
+                                "another non-arithmetic type) is not supported on the CPU device; "
+                                "add in float (atomicAdd(float *, float)) or run on a GPU");
+  return T();
+}
 template <class T> static inline T atomicExch(T *p, typename std::common_type<T>::type v) {
   return cj_cpu::update(p, [v](T) { return v; });
 }

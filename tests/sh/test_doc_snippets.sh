@@ -5,6 +5,11 @@
 # no CPU device) only parsed. A block marked ```lua gpu runs on a GPU only (elsewhere it is parsed
 # and counted as skipped). A block that fails is named by file, block number and line, with the
 # error mapped to the line of the document.
+# Every ```c block is a whole program: compiled (C11, warnings as errors) against the checkout's
+# include/ and the build's libcujit (and libcujit-lua with Lua 5.4 when it includes cujit_lua.h),
+# then run in the same scratch directory WITHOUT CUJIT_DEVICE (the program must choose the CPU
+# device itself where there is no GPU); it must exit 0, and each `/* --> TEXT */` in it is a line
+# its output must hold, in that order. ```c fragment blocks are not compiled.
 # Run by ctest as: bash test_doc_snippets.sh /path/to/cujit [file.md ...] (the files default to
 # README.md and docs/*.md of CUJIT_SOURCE_DIR, else of this checkout).
 set -u
@@ -41,17 +46,19 @@ fi
 echo "running the doc blocks: $mode"
 
 # --- extracting the blocks -----------------------------------------------------------------------
-# Writes each ```lua and ```lua gpu block of $1 to $TMP/blocks/N.lua and prints "N LINE KIND" per
-# block, LINE being the document's line of its first Lua line and KIND "lua" or "gpu". A block
-# never closed is reported as "open LINE".
+# Writes each ```lua and ```lua gpu block of $1 to $TMP/blocks/N.lua, each ```c block to
+# $TMP/blocks/N.c, and prints "N LINE KIND" per block, LINE being the document's line of its first
+# code line and KIND "lua", "gpu" or "c". A block never closed is reported as "open LINE".
 extract() {
   awk -v dir="$TMP/blocks" -v base="$2" '
     !inside && /^```/ {
       inside = 1; start = NR
       info = $0; sub(/^```[ \t]*/, "", info); sub(/[ \t]+$/, "", info)
-      run = (info == "lua" || info == "lua gpu")
-      kind = info == "lua" ? "lua" : "gpu"
-      if (run) { n++; file = sprintf("%s/%d.lua", dir, base + n); printf "" > file }
+      run = (info == "lua" || info == "lua gpu" || info == "c")
+      kind = info == "lua" ? "lua" : info == "c" ? "c" : "gpu"
+      if (run) {
+        n++; file = sprintf("%s/%d.%s", dir, base + n, kind == "c" ? "c" : "lua"); printf "" > file
+      }
       next
     }
     inside && /^```[ \t]*$/ {
@@ -72,16 +79,52 @@ parse() {
 # The line of the document that line N of a block starting at document line START is.
 doc_line() { echo $(($2 + $1 - 1)); }
 
+# --- the C blocks ------------------------------------------------------------------------------
+BIN=${CUJIT_BINARY_DIR:-$(cd "$(dirname "$CUJIT")" && pwd)}
+CC=${CC:-cc}
+# A sanitizer build's libcujit needs the sanitizer's runtime in the program that links it.
+san=()
+nm -D "$BIN/libcujit.so" 2>/dev/null | grep -qw __asan_init && san=(-fsanitize=address,undefined)
+# Compiles C block $1 to $1.bin; the compiler's messages go to $TMP/out.
+compile_c() {
+  local extra=()
+  if grep -q 'cujit_lua\.h' "$1"; then
+    extra=("$BIN/libcujit-lua.a" $(pkg-config --cflags --libs lua5.4 libpng) -lm)
+  fi
+  "$CC" -std=c11 -Wall -Wextra -Werror -pedantic "${san[@]}" -I"$SRC/include" -o "$1.bin" "$1" \
+    -L"$BIN" -lcujit -Wl,-rpath,"$BIN" "${extra[@]}" -lm >"$TMP/out" 2>&1
+}
+# Runs the compiled C block $1 (without CUJIT_DEVICE: it chooses its device) and checks that its
+# output holds each "/* --> TEXT */" line of the block, in order. Sets rc; the output is $TMP/out.
+run_c() {
+  (cd "$work" && env -u CUJIT_DEVICE timeout 120 "$1.bin") </dev/null >"$TMP/out" 2>&1
+  rc=$?
+  [ "$rc" -eq 0 ] || return
+  grep -o '/\* --> .* \*/' "$1" | sed 's|^/\* --> ||; s| \*/$||' >"$1.want"
+  local missing
+  missing=$(awk 'NR == FNR { want[++nw] = $0; next }
+                 k < nw && $0 == want[k + 1] { k++ }
+                 END { if (k < nw) print want[k + 1] }' "$1.want" "$TMP/out")
+  if [ -n "$missing" ]; then
+    echo "the output lacks the line the block promises (/* --> $missing */), in that order" >>"$TMP/out"
+    rc=1
+  fi
+}
+
 # --- running them ------------------------------------------------------------------------------------
 fragment_help="Make the block run as written, set-up lines included ('local cuda = require \"cujit\"', its inputs), or mark it: open it with \`\`\`lua fragment instead of \`\`\`lua when it cannot run alone (a synopsis, a part of a larger program), or with \`\`\`lua gpu when it needs what only a GPU has (docs/CONTRIBUTING.md, 'Code blocks in the docs')."
 total=0
 ran=0
 gpu_only=0
 fragments=0
+c_total=0
+c_ran=0
+c_fragments=0
 base=0
 for doc in "${docs[@]}"; do
   rel=${doc#"$SRC"/}
   fragments=$((fragments + $(grep -c '^```lua[ \t]\+fragment[ \t]*$' "$doc")))
+  c_fragments=$((c_fragments + $(grep -c '^```c[ \t]\+fragment[ \t]*$' "$doc")))
   nblock=0
   while read -r id line kind; do
     if [ "$id" = open ]; then
@@ -91,6 +134,29 @@ for doc in "${docs[@]}"; do
     nblock=$((nblock + 1))
     total=$((total + 1))
     base=$id
+    if [ "$kind" = c ]; then
+      total=$((total - 1))
+      c_total=$((c_total + 1))
+      block="$TMP/blocks/$id.c"
+      what="$rel, C block $nblock (lines $line-$(($line + $(wc -l <"$block") - 1)))"
+      if ! compile_c "$block"; then
+        fail "$what does not compile:
+$(sed "s|$TMP/blocks/$id\.c|$rel block $nblock|g" "$TMP/out" | head -20)
+  Make it a whole program (main, its #includes), or open it with \`\`\`c fragment."
+      elif [ "$mode" = "parse only" ]; then
+        ok "$what compiles (not run: $mode)"
+      else
+        run_c "$block"
+        if [ "$rc" -eq 0 ]; then
+          c_ran=$((c_ran + 1))
+          ok "$what"
+        else
+          fail "$what fails ($mode, exit $rc):
+$(head -20 "$TMP/out")"
+        fi
+      fi
+      continue
+    fi
     block="$TMP/blocks/$id.lua"
     what="$rel, Lua block $nblock (lines $line-$(($line + $(wc -l <"$block") - 1)))"
     if [ "$kind" = gpu ] && [ "$mode" != "on the GPU" ]; then
@@ -121,6 +187,7 @@ done
 [ "$mode" = "parse only" ] && verdict="were parsed, not run" || verdict="ran $mode"
 echo "$ran of $total runnable Lua blocks $verdict; $gpu_only skipped (\`\`\`lua gpu: no GPU here);" \
   "$fragments marked as fragments"
+echo "$c_ran of $c_total C blocks compiled and ran $mode; $c_fragments marked as fragments"
 [ "$total" -gt 0 ] || fail "no runnable Lua block found in ${docs[*]}"
 if [ "$mode" = "parse only" ] && [ "$fails" -eq 0 ]; then
   echo "skip: the blocks were only parsed: no GPU, and not the CPU device (above)"

@@ -11,12 +11,12 @@ set -u
 CUJIT=${1:?usage: bash test_repl_fault_gpu.sh /path/to/cujit}
 command -v python3 >/dev/null || { echo "skip: python3 is needed to drive a pseudo-terminal"; exit 77; }
 why=$("$CUJIT" -e 'local ok, why = (require "cujit").has_gpu() io.write(ok and "" or tostring(why))')
-device=0
+device="device 0"
 if [ -n "$why" ]; then
   [ "${CUJIT_REQUIRE_GPU:-}" = 1 ] && { echo "FAIL: CUJIT_REQUIRE_GPU=1 but there is no GPU: $why"; exit 1; }
   [ "${CUJIT_TEST_NO_CPU:-}" = 1 ] && { echo "skip: no GPU: $why"; exit 77; }
   export CUJIT_DEVICE=cpu # the restarted process inherits it
-  device=-1
+  device="the CPU device"
   echo "runs on: CPU device (no GPU: ${why%%$'\n'*})"
 else
   echo "runs on: GPU 0"
@@ -60,7 +60,7 @@ if m:
           "restart to the new prompt %.0f ms" % (m.group(1), whole * 1e3))
 s.send("a, h\n")
 s.expect("device and host arrays are back with their contents",
-         r"^cujit\.device_array f32\[3\] on device " + sys.argv[3] +
+         r"^cujit\.device_array f32\[3\] on " + sys.argv[3] +
          r" \{2\.0, 4\.0, 6\.0\}\tcujit\.host_array f32\[3\] \{4\.0, 5\.0, 6\.0\}$")
 s.send("k2[{1, 3}](a, 3) print(a:totable()[3], cuda.status())\n")
 s.expect("kernels launch again on a healthy device", r"^18\.0\ttrue$")
