@@ -128,12 +128,15 @@ static int tool_devices(cujit_engine *engine, int argc, char **argv) {
   int count = 0;
   cujit_status st = cujit_device_count(engine, &count);
   if (st != CUJIT_OK || count == 0) {
-    /* One line, so that scripts can show it whole with `head -1`. */
-    fprintf(stderr,
-            CLI_NAME
-            " devices: %s (without a GPU, kernels run on the CPU device: CUJIT_DEVICE=cpu, "
-            "or cuda.device(\"cpu\") in Lua; 'cujit compile --arch sm_90' needs no GPU)\n",
-            st == CUJIT_OK ? "the CUDA driver sees no GPU" : cujit_errmsg(engine));
+    /* One line, so that scripts can show it whole with `head -1`. A user who already chose the
+    ** CPU device is told it is in use, not to choose it. */
+    const char *chosen = getenv("CUJIT_DEVICE");
+    int on_cpu = chosen && strcmp(chosen, "cpu") == 0;
+    fprintf(stderr, CLI_NAME " devices: %s (%s; 'cujit compile --arch sm_90' needs no GPU)\n",
+            st == CUJIT_OK ? "the CUDA driver sees no GPU" : cujit_errmsg(engine),
+            on_cpu ? "kernels run on the CPU device, as CUJIT_DEVICE=cpu asks"
+                   : "without a GPU, kernels run on the CPU device: CUJIT_DEVICE=cpu, or "
+                     "cuda.device(\"cpu\") in Lua");
     return 1;
   }
   for (int i = 0; i < count; i++) {

@@ -21,6 +21,9 @@ check_rc "cujit devices" 1
 check "devices: why" "$err" '^cujit devices: no CUDA (driver|device)'
 check "devices: the CPU device" "$(tr '\n' ' ' <<<"$err")" "$CPU_HINT"
 check "devices: compiling needs no GPU" "$err" "cujit compile --arch sm_90' needs no GPU"
+run env CUJIT_DEVICE=cpu "$CUJIT" devices
+check "devices, with the CPU device chosen: says it is in use" "$err" "kernels run on the CPU device, as CUJIT_DEVICE=cpu asks"
+check_not "devices, with the CPU device chosen: no advice to choose it" "$err" "without a GPU, kernels run on the CPU device: CUJIT_DEVICE=cpu"
 run "$CUJIT" --version
 check_not "--version: the driver line offers no arch" "$(grep '^driver' <<<"$out")" 'arch'
 printf 'extern "C" __global__ void k(int *x) { x[0] = 1; }\n' >k.cu
