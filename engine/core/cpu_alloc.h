@@ -24,7 +24,7 @@ int cj_alloc_put(cj_alloc_table *t, uint64_t addr, size_t size);
 /* 1, and the record removed, when addr is recorded; 0 otherwise. */
 int cj_alloc_take(cj_alloc_table *t, uint64_t addr);
 
-/* Frees every recorded address (they came from aligned_alloc) and empties the table. */
+/* Frees every recorded address (they came from aligned_alloc or posix_memalign) and empties the table. */
 void cj_alloc_free_all(cj_alloc_table *t);
 
 #endif
