@@ -41,6 +41,7 @@ static const char *const check_flags[] = {"-O1",
                                           "-g",
                                           "-fno-omit-frame-pointer",
                                           "-fsanitize=address,undefined",
+                                          "-fno-sanitize-recover=all",
                                           NULL};
 
 int cj_cxx_check(void) {

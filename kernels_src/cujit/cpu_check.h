@@ -36,6 +36,21 @@ static inline void report_thread(const char *report) {
           "cujit: the report above is from kernel '%s': block (%u,%u,%u) thread (%u,%u,%u)%s\n",
           ex->L->kernel, b.x, b.y, b.z, th.x, th.y, th.z, line);
 }
+/* UBSan's data argument starts with the source location (file, line, column) of the check: the
+** file is the kernel's name in its body (#line). It is read as text only when it is exactly that
+** name, so a handler whose data starts otherwise is named without a line. */
+static inline void report_ubsan(const void *data) {
+  struct location {
+    const char *file;
+    unsigned line, column;
+  } loc;
+  memcpy(&loc, data, sizeof loc);
+  exec *ex = R.ex;
+  char text[320] = "";
+  if (ex && loc.file && strcmp(loc.file, ex->L->kernel) == 0)
+    snprintf(text, sizeof text, " %s:%u:", ex->L->kernel, loc.line);
+  report_thread(text);
+}
 static void on_asan_report(const char *report) {
   report_thread(report);
 }
@@ -56,7 +71,7 @@ static inline void install_check_hooks() {}
   extern "C"                                                                                       \
       __attribute__((visibility("hidden"), noreturn)) void __ubsan_handle_##name##_abort params {  \
     __ubsan_handle_##name args;                                                                    \
-    ::cj_cpu::report_thread(nullptr);                                                              \
+    ::cj_cpu::report_ubsan(d);                                                                     \
     fflush(stderr);                                                                                \
     _exit(1);                                                                                      \
   }
