@@ -12,7 +12,6 @@
 #include "backend_cpu_graph.h"
 #include "backend_toolbox.h"
 
-#include <dlfcn.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,31 +293,10 @@ static cujit_status out_of_memory(cujit_device *dev, size_t bytes) {
                  cj_bytes_text(free_bytes, f, sizeof f), cj_bytes_text(total, t, sizeof t));
 }
 
-/* 1 when AddressSanitizer's runtime is in the process (CUJIT_CPU_CHECK=1 kernels load only
-** then). Its allocator puts a red zone right after the size asked for, to the byte. */
-static int asan_present(void) {
-  static int known = -1;
-  int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
-  if (v < 0) {
-    v = dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
-    __atomic_store_n(&known, v, __ATOMIC_RELAXED);
-  }
-  return v;
-}
-
-/* Buffers start 256-byte aligned, as cuMemAlloc's. Without the sanitizer they are rounded up to
-** a multiple of 256 (aligned_alloc's rule); under it they end exactly where the caller's bytes
-** end, so that x[n] is reported for every n and element size, not only when n * size is a
-** multiple of 256 (posix_memalign takes any size). */
 static cujit_status track(cujit_device *dev, size_t bytes, void **out) {
   cpu_dev *c = cpu_of(dev);
   if (bytes > SIZE_MAX - ALIGNMENT) return out_of_memory(dev, bytes);
-  void *p = NULL;
-  if (asan_present()) {
-    if (posix_memalign(&p, ALIGNMENT, bytes) != 0) p = NULL;
-  } else {
-    p = aligned_alloc(ALIGNMENT, (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT);
-  }
+  void *p = cj_alloc_block(ALIGNMENT, bytes);
   if (!p) return out_of_memory(dev, bytes);
   pthread_mutex_lock(&c->lock);
   int ok = cj_alloc_put(&c->allocs, (uint64_t)(uintptr_t)p, bytes);
