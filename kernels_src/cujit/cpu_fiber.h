@@ -27,6 +27,7 @@ extern "C" void __sanitizer_start_switch_fiber(void **fake_stack_save, const voi
 extern "C" void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
                                                 size_t *size_old);
 extern "C" void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+extern "C" void __asan_poison_memory_region(void const volatile *addr, size_t size);
 #endif
 
 namespace cj_cpu {

@@ -535,9 +535,20 @@ static inline bool begin_launch(exec *ex, cj_cpu_launch *L) {
               (unsigned)max_threads);
     return false;
   }
+#if defined(__SANITIZE_ADDRESS__)
+  /* Exactly the launch's size, however large the last one was: AddressSanitizer's red zone then
+  ** starts at the first byte past it (posix_memalign takes any size). The sanitizer gives 0 bytes
+  ** one addressable byte, poisoned here, so that any use of extern __shared__ is reported. */
+  if (!ex->dyn || L->shared_bytes != ex->dyn_cap) {
+    free(ex->dyn);
+    void *p = nullptr;
+    ex->dyn = posix_memalign(&p, 256, L->shared_bytes) == 0 ? (char *)p : nullptr;
+    if (ex->dyn && L->shared_bytes == 0) __asan_poison_memory_region(ex->dyn, 1);
+#else
   if (L->shared_bytes > ex->dyn_cap) {
     free(ex->dyn);
     ex->dyn = (char *)aligned_alloc(256, (L->shared_bytes + 255u) & ~255u);
+#endif
     ex->dyn_cap = ex->dyn ? L->shared_bytes : 0;
     if (!ex->dyn) {
       set_error(ex, 0, "no memory for %u bytes of dynamic shared memory", L->shared_bytes);
