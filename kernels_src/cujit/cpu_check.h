@@ -5,7 +5,8 @@
 ** block (3,0,0) thread (232,0,0): ...". AddressSanitizer hands its report to a callback; UBSan has
 ** no such hook (and its fatal path skips the death callback), so the fatal handlers the check
 ** build calls are defined here: each prints UBSan's own report through the recoverable handler,
-** then the thread, then ends the process as the fatal handler would.
+** then the thread, then flushes stdout (the kernels' printf) and ends the process as the fatal
+** handler would.
 */
 #pragma once
 
@@ -51,8 +52,11 @@ static inline void report_ubsan(const void *data) {
     snprintf(text, sizeof text, " %s:%u:", ex->L->kernel, loc.line);
   report_thread(text);
 }
+/* The sanitizer ends the process with _exit: what the kernel's printf and the host wrote to a
+** buffered stdout (a file, a pipe) would be lost without this flush. */
 static void on_asan_report(const char *report) {
   report_thread(report);
+  fflush(stdout);
 }
 static inline void install_check_hooks() {
   if (__asan_set_error_report_callback) __asan_set_error_report_callback(on_asan_report);
@@ -72,6 +76,7 @@ static inline void install_check_hooks() {}
       __attribute__((visibility("hidden"), noreturn)) void __ubsan_handle_##name##_abort params {  \
     __ubsan_handle_##name args;                                                                    \
     ::cj_cpu::report_ubsan(d);                                                                     \
+    fflush(stdout);                                                                                \
     fflush(stderr);                                                                                \
     _exit(1);                                                                                      \
   }
