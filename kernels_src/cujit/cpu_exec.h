@@ -49,6 +49,8 @@ struct fiber {
   unsigned wmask;            /* the member mask of the warp operation it waits in */
   unsigned long long wvalue; /* that operation's results for this lane */
   unsigned wballot, wmembers;
+  unsigned long long site; /* check build: the call path to the barrier it waits at */
+  const void *kframe;      /* check build: run_kernel's frame, where that path starts */
 };
 
 /* Lanes meet in a warp operation when they name the same operation and member mask, as PTX's
@@ -283,6 +285,21 @@ static void runner_main(void *p) {
   }
 }
 
+#if defined(CJ_CPU_CHECK)
+/* The check build's one way into a kernel, from a fiber and from the runner alike (not inlined,
+** not cloned: one copy): its frame is where the call path a barrier is told apart by starts
+** (barrier_site), so that the executor's frames around it, which differ between the runner and a
+** fiber, never count. */
+template <auto K, class Args>
+__attribute__((noinline, noclone)) static void run_kernel(exec *ex, const Args &a) {
+  ex->fibers[current(ex)].kframe = __builtin_frame_address(0);
+  std::apply(K, a);
+}
+#define CJ_RUN_KERNEL(ex, K, Args, a) run_kernel<K, Args>((ex), (a))
+#else
+#define CJ_RUN_KERNEL(ex, K, Args, a) std::apply(K, a)
+#endif
+
 /* The runner's loop for kernel K: every not-yet-run thread in order, K inlined. */
 template <auto K, class Args> static void plain_loop(exec *ex) {
   const Args &a = *(const Args *)ex->args;
@@ -296,7 +313,7 @@ template <auto K, class Args> static void plain_loop(exec *ex) {
       r->tid = uint3{0, 0, 0};
       for (unsigned t = 0; t < ex->limit; t++) {
         r->tid.x = t;
-        std::apply(K, a);
+        CJ_RUN_KERNEL(ex, K, Args, a);
       }
       if (__builtin_expect(ex->runner_gen != gen, 0)) fiber_exit(ex, current(ex));
       ex->pos = n;
@@ -312,7 +329,7 @@ template <auto K, class Args> static void plain_loop(exec *ex) {
     unsigned t = ex->order ? ex->order[ex->pos] : ex->pos;
     if (ex->state[t] != T_NEW) continue;
     r->tid = tid_of(ex, t);
-    std::apply(K, a);
+    CJ_RUN_KERNEL(ex, K, Args, a);
     if (__builtin_expect(ex->runner_gen != gen, 0)) fiber_exit(ex, t);
     ex->state[t] = T_DONE;
   }

@@ -92,10 +92,13 @@ static inline bool unblock(exec *ex, bool *error) {
     const fiber *f = &ex->fibers[t];
     bool same = f->line == f0->line && (f->file == f0->file || strcmp(f->file, f0->file) == 0) &&
                 (f->what == f0->what || strcmp(f->what, f0->what) == 0);
-    if (!same) {
+    if (!same || f->site != f0->site) { /* site: the check build's call path (barrier_site) */
       describe(ex, t, b, sizeof b);
       thread_name(ex, bar, who, sizeof who);
-      set_error(ex, t, "%s while %s %s", b, who, a);
+      set_error(ex, t, "%s while %s %s%s", b, who, a,
+                same ? ", reached another way (another call of the same line, macro or function: "
+                       "divergent barriers)"
+                     : "");
       return false;
     }
     count += f->pred;
@@ -237,11 +240,34 @@ constexpr bool tick(unsigned &left) {
   return false;
 }
 
+#if defined(CJ_CPU_CHECK)
+/* The check build's identity of a barrier call: the return addresses of the frames from here up
+** to run_kernel's (the check build keeps frame pointers), so that two __syncthreads on one line,
+** in one macro, or in one helper function called from two places are two barriers, as they are to
+** CUDA, while every thread that calls one helper from one place, in a loop or not, meets the
+** others there. The walk stays on this stack, below `top`. */
+__attribute__((noinline, noclone, no_sanitize_address)) static unsigned long long
+barrier_site(const void *top) {
+  unsigned long long h = 0x243F6A8885A308D3ull;
+  const void *const *f = (const void *const *)__builtin_frame_address(0);
+  for (int depth = 0; depth < 256 && (const void *)f < top; depth++) {
+    h = mix(h ^ (unsigned long long)(uintptr_t)f[1]);
+    const void *const *up = (const void *const *)f[0];
+    if (up <= f) break;
+    f = up;
+  }
+  return h;
+}
+#endif
+
 static inline int barrier(const char *file, int line, const char *what, int pred) {
   exec *ex = me()->ex;
   unsigned t = current(ex);
   fiber *f = &ex->fibers[t];
   f->file = file, f->line = line, f->what = what, f->pred = pred;
+#if defined(CJ_CPU_CHECK)
+  f->site = barrier_site(f->kframe);
+#endif
   wait_here(ex, t, T_BAR);
   return ex->bar_result;
 }
@@ -501,7 +527,7 @@ template <class... P> struct params<void (*)(P...)> {
   }
 };
 template <auto K, class Args> static void call(const void *a) {
-  std::apply(K, *(const Args *)a);
+  CJ_RUN_KERNEL(me()->ex, K, Args, *(const Args *)a);
 }
 
 static inline exec *worker_exec(cj_cpu_worker *w) {
