@@ -498,6 +498,12 @@ static inline size_t put_uint(char *buf, size_t at, size_t len, unsigned v) {
   while (n > 0 && at + 1 < len) buf[at++] = digits[--n];
   return at;
 }
+static inline size_t put_hex(char *buf, size_t at, size_t len, uintptr_t v) {
+  int shift = 60;
+  while (shift > 0 && !(v >> shift & 15u)) shift -= 4;
+  for (; shift >= 0 && at + 1 < len; shift -= 4) buf[at++] = "0123456789abcdef"[v >> shift & 15u];
+  return at;
+}
 static inline size_t put_triple(char *buf, size_t at, size_t len, const char *name, uint3 v) {
   at = put_text(buf, at, len, name);
   at = put_uint(buf, at, len, v.x), at = put_text(buf, at, len, ",");
@@ -510,6 +516,20 @@ static inline int where_now(char *buf, size_t len) {
   if (!r->ex || !buf || len == 0) return 0;
   size_t at = put_triple(buf, 0, len, "block (", r->bid);
   at = put_triple(buf, at, len, " thread (", r->tid);
+#if defined(CJ_CPU_CHECK)
+  /* The guard page under this thread's own stack (cpu_fiber.h own_guard): a crash at an address in
+  ** it is this thread overflowing its stack. */
+  const exec *ex = r->ex;
+  int slot = ex->in_runner ? ex->runner_slot : ex->fibers[current(ex)].slot;
+  if (slot >= 0) {
+    uintptr_t lo = (uintptr_t)ex->pool.lo[slot];
+    at = put_text(buf, at, len, " (an address in 0x");
+    at = put_hex(buf, at, len, lo - guard_bytes);
+    at = put_text(buf, at, len, "-0x");
+    at = put_hex(buf, at, len, lo - 1);
+    at = put_text(buf, at, len, " is its stack overflowing)");
+  }
+#endif
   buf[at] = '\0';
   return 1;
 }
