@@ -234,13 +234,19 @@ static inline void set_block(exec *ex, regs *r) {
   abandon(ex);
 }
 
-/* "its stack overflowed" when thread t's stack (slot) lost its canary: true if so (recorded). */
+/* "its stack overflowed" when thread t's stack (slot) lost its canary: true if so (recorded).
+** Without a guard page of its own under each stack (own_guard), the canary may also have been
+** hit by a thread whose stack lies above this one and whose frame jumped over its own canary:
+** the message says so, and how to have the thread that overflowed named. */
 static inline bool overflowed(exec *ex, unsigned t, int slot) {
   if (slot < 0 || ex->pool.intact((unsigned)slot)) return false;
   set_error(ex, t,
             "%s stack overflowed: more than %u KiB of local variables and calls (each CUDA "
-            "thread's stack on the CPU device)",
-            t == any_thread ? "a thread's" : "its", (unsigned)(stack_bytes / 1024));
+            "thread's stack on the CPU device)%s",
+            t == any_thread ? "a thread's" : "its", (unsigned)(stack_bytes / 1024),
+            own_guard ? ""
+                      : ", or another thread's stack overflowed into it; CUJIT_CPU_CHECK=1 "
+                        "names the thread that overflowed");
   ex->pool.mark((unsigned)slot);
   return true;
 }

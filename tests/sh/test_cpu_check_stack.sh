@@ -84,4 +84,12 @@ for name in fiber runner; do
   check "$name: a 400000-byte frame fits, no thread's locals change" "$out" \
     "^$name	400000	4093	ran, threads with changed locals 0, big 85$"
 done
+# Without the check build the canary at the bottom of each stack is all there is: a frame that
+# jumps over its own canary can hit the next stack's, whose thread is then named; the message says
+# that it may be another thread's overflow, and how to find which (before, it named the victim
+# alone).
+CUJIT_CPU_CHECK=0 run "$CUJIT" "$TMP/stack.lua"
+check_rc "without the check build, the script runs" 0
+check "a thread named for a canary hit says it may be another's overflow" "$out" \
+  "its stack overflowed: more than 128 KiB of local variables and calls \(each CUDA thread's stack on the CPU device\), or another thread's stack overflowed into it; CUJIT_CPU_CHECK=1 names the thread that overflowed"
 finish
