@@ -11,7 +11,8 @@
 
 /* A block of `bytes` starting at a multiple of `alignment` (a power of two, at least
 ** sizeof(void *)), for free(); NULL when out of memory. Under AddressSanitizer it ends exactly at
-** `bytes`, so that the sanitizer's red zone follows the caller's last byte. */
+** `bytes`, so that the sanitizer's red zone follows the caller's last byte, and under
+** CUJIT_CPU_CHECK=1 too its bytes are all ones (0xff). */
 void *cj_alloc_block(size_t alignment, size_t bytes);
 
 typedef struct cj_alloc_slot {

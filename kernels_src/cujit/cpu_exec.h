@@ -212,6 +212,11 @@ static inline void set_block(exec *ex, regs *r) {
   unsigned long long b = block_at(L, ex->k);
   unsigned gx = L->grid[0], gxy = L->grid[0] * L->grid[1];
   ex->block = b;
+#if defined(CJ_CPU_CHECK)
+  /* Each block's dynamic shared memory starts as all-ones bytes (NaN, -1), not as what the last
+  ** block left: a read of shared memory the block did not write shows in its results. */
+  if (ex->dyn_cap) memset(ex->dyn, 0xff, ex->dyn_cap);
+#endif
   r->bid = gx == L->total_blocks
                ? uint3{(unsigned)b, 0, 0}
                : uint3{(unsigned)(b % gx), (unsigned)(b % gxy / gx), (unsigned)(b / gxy)};
