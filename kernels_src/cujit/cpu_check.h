@@ -93,5 +93,7 @@ CJ_UBSAN(load_invalid_value, (void *d, void *a), (d, a))
 CJ_UBSAN(float_cast_overflow, (void *d, void *a), (d, a))
 CJ_UBSAN(vla_bound_not_positive, (void *d, void *a), (d, a))
 CJ_UBSAN(nonnull_arg, (void *d), (d))
+CJ_UBSAN(nonnull_return_v1, (void *d, void *l), (d, l))
+CJ_UBSAN(invalid_builtin, (void *d), (d))
 #undef CJ_UBSAN
 #endif

@@ -6,7 +6,7 @@
 # -fno-sanitize-recover=all: the report was printed, the kernel ran on and the script ended with
 # status 0. The cases: an index out of bounds of a static __shared__ array (which AddressSanitizer
 # does not see: shared memory is thread_local), of a __device__ array, a signed overflow, a shift
-# by 32. Needs g++ and its libasan.
+# by 32, __builtin_ctz(0). Needs g++ and its libasan.
 . "$(dirname "$0")/lib.sh"
 command -v g++ >/dev/null || { echo "skip: g++ is needed (the CPU device's compiler)"; exit 77; }
 # UBSan's halt_on_error (the sanitizer suite's) would end the process before cujit's line.
@@ -32,6 +32,9 @@ local bodies = {
   shift = [[
   int i = threadIdx.x;
   o[i] = 1 << (n + i - 20);]],
+  builtin = [[
+  int i = threadIdx.x;
+  o[i] = __builtin_ctz((unsigned)(i - 20));]],
 }
 local which = arg[1]
 local k = cuda.jit("ub_" .. which .. "(int *o, int n)", bodies[which],
@@ -54,5 +57,6 @@ shared 2 32 index 32 out of bounds for type 'float \[32\]'
 device 2 32 index 32 out of bounds for type 'int \[32\]'
 overflow 2 20 signed integer overflow: 1000 \* 3000000
 shift 2 20 shift exponent 32 is too large
+builtin 2 20 passing zero to ctz\(\), which is not a valid argument
 EOF
 finish
