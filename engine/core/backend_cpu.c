@@ -297,7 +297,7 @@ static cujit_status out_of_memory(cujit_device *dev, size_t bytes) {
 static cujit_status track(cujit_device *dev, size_t bytes, void **out) {
   cpu_dev *c = cpu_of(dev);
   if (bytes > SIZE_MAX - ALIGNMENT) return out_of_memory(dev, bytes);
-  void *p = aligned_alloc(ALIGNMENT, (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT);
+  void *p = cj_alloc_block(ALIGNMENT, bytes);
   if (!p) return out_of_memory(dev, bytes);
   pthread_mutex_lock(&c->lock);
   int ok = cj_alloc_put(&c->allocs, (uint64_t)(uintptr_t)p, bytes);

@@ -538,6 +538,9 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
     cj_key_add(kb, out->key.bytes, sizeof out->key.bytes);
     cj_key_add_str(kb, identity);
     cj_key_add_str(kb, cj_cpu_writer_hash); /* what wraps the source for g++ (cmake/embed.cmake) */
+    /* The prelude every unit includes (<cujit/cpu_*.h>): the full key holds only the headers the
+    ** source itself includes, and a hit by it would load an object built on an older prelude. */
+    cj_key_add_str(kb, cj_embedded_headers_hash);
     out->key = cj_key_end(kb);
     if (key_ok) hit = cj_cache_get(engine->cache, &out->key, e);
   }

@@ -1,11 +1,45 @@
 /*
-** cpu_alloc.c -- the CPU device's record of the memory it gave out: an open-addressing table from
-** address to size, so that a reset frees everything and a free after a reset is recognised.
+** cpu_alloc.c -- the CPU device's memory blocks and its record of those it gave out: an
+** open-addressing table from address to size, so that a reset frees everything and a free after a
+** reset is recognised.
 */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
 #include "cpu_alloc.h"
+#include "cxx.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* 1 when AddressSanitizer's runtime is in the process (CUJIT_CPU_CHECK=1 kernels load only
+** then). Its allocator puts a red zone right after the size asked for, to the byte. */
+static int asan_present(void) {
+  static int known = -1;
+  int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
+  if (v < 0) {
+    v = dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
+    __atomic_store_n(&known, v, __ATOMIC_RELAXED);
+  }
+  return v;
+}
+
+/* Without the sanitizer a block is rounded up to a multiple of the alignment (aligned_alloc's
+** rule); under it the block ends exactly where the caller's bytes end, so that x[n] is reported
+** for every n and element size, not only when n * size is a multiple of the alignment
+** (posix_memalign takes any size). */
+void *cj_alloc_block(size_t alignment, size_t bytes) {
+  void *p = NULL;
+  if (asan_present()) {
+    if (posix_memalign(&p, alignment, bytes) != 0) return NULL;
+    /* The check build cannot report a read of memory nothing wrote (g++ has no MemorySanitizer):
+    ** all-ones bytes (NaN as float and double, -1 as integers) make one show in the results,
+    ** where fresh pages would read as plausible zeros. */
+    if (cj_cxx_check()) memset(p, 0xff, bytes);
+    return p;
+  }
+  if (bytes > SIZE_MAX - alignment) return NULL;
+  return aligned_alloc(alignment, (bytes + alignment - 1) / alignment * alignment);
+}
 
 static size_t slot_of(const cj_alloc_table *t, uint64_t addr) {
   return (size_t)((addr >> 8) * 0x9E3779B97F4A7C15ull) & (t->cap - 1);

@@ -6,6 +6,7 @@
 ** thread is a worker inside a kernel; any other fault goes to the handler that was there before.
 */
 #include "cpu_pool.h"
+#include "cxx.h"
 
 #include <pthread.h>
 #include <setjmp.h>
@@ -46,7 +47,7 @@ static __thread sigjmp_buf *kernel_jump;
 static __thread int (*kernel_where)(char *buf, size_t len);
 static __thread int crash_signal;
 static __thread void *crash_address;
-static __thread char crash_where[128]; /* "block (x,y,z) thread (a,b,c)", or "" */
+static __thread char crash_where[256]; /* "block (x,y,z) thread (a,b,c)[ (...)]", or "" */
 static __thread void *alt_stack;
 
 static void pass_on(int sig, siginfo_t *info, void *context) {
@@ -127,11 +128,16 @@ static void report_crash(cj_cpu_launch *launch) {
   if (!__atomic_compare_exchange_n(&launch->error_set, &expected, 1, 0, __ATOMIC_ACQ_REL,
                                    __ATOMIC_ACQUIRE))
     return;
+  /* Under the check build the sanitizer already watched every buffer: what still crashes is a
+  ** stack overflow (the address in the thread's guard page, which the check build's where names)
+  ** or an address outside any buffer. */
   snprintf(launch->error, sizeof launch->error,
-           "kernel '%s' crashed on the CPU device%s%s with %s (address %p); run it with "
-           "CUJIT_CPU_CHECK=1 to have AddressSanitizer name the line",
+           "kernel '%s' crashed on the CPU device%s%s with %s (address %p); %s",
            launch->kernel ? launch->kernel : "?", crash_where[0] ? " in " : "", crash_where,
-           signal_meaning(crash_signal), crash_address);
+           signal_meaning(crash_signal), crash_address,
+           cj_cxx_check() ? "under CUJIT_CPU_CHECK=1 that is a stack overflow or a pointer "
+                            "outside every buffer, which AddressSanitizer does not report"
+                          : "run it with CUJIT_CPU_CHECK=1 to have AddressSanitizer name the line");
 }
 
 /* Worker `index`'s part of the job. volatile: read after a siglongjmp. */

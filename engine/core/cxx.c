@@ -42,6 +42,8 @@ static const char *const check_flags[] = {"-O1",
                                           "-g",
                                           "-fno-omit-frame-pointer",
                                           "-fsanitize=address,undefined",
+                                          "-fno-sanitize-recover=all",
+                                          "-fstack-clash-protection",
                                           NULL};
 
 int cj_cxx_check(void) {

@@ -5,7 +5,8 @@
 ** block (3,0,0) thread (232,0,0): ...". AddressSanitizer hands its report to a callback; UBSan has
 ** no such hook (and its fatal path skips the death callback), so the fatal handlers the check
 ** build calls are defined here: each prints UBSan's own report through the recoverable handler,
-** then the thread, then ends the process as the fatal handler would.
+** then the thread, then flushes stdout (the kernels' printf) and ends the process as the fatal
+** handler would.
 */
 #pragma once
 
@@ -36,8 +37,26 @@ static inline void report_thread(const char *report) {
           "cujit: the report above is from kernel '%s': block (%u,%u,%u) thread (%u,%u,%u)%s\n",
           ex->L->kernel, b.x, b.y, b.z, th.x, th.y, th.z, line);
 }
+/* UBSan's data argument starts with the source location (file, line, column) of the check: the
+** file is the kernel's name in its body (#line). It is read as text only when it is exactly that
+** name, so a handler whose data starts otherwise is named without a line. */
+static inline void report_ubsan(const void *data) {
+  struct location {
+    const char *file;
+    unsigned line, column;
+  } loc;
+  memcpy(&loc, data, sizeof loc);
+  exec *ex = R.ex;
+  char text[320] = "";
+  if (ex && loc.file && strcmp(loc.file, ex->L->kernel) == 0)
+    snprintf(text, sizeof text, " %s:%u:", ex->L->kernel, loc.line);
+  report_thread(text);
+}
+/* The sanitizer ends the process with _exit: what the kernel's printf and the host wrote to a
+** buffered stdout (a file, a pipe) would be lost without this flush. */
 static void on_asan_report(const char *report) {
   report_thread(report);
+  fflush(stdout);
 }
 static inline void install_check_hooks() {
   if (__asan_set_error_report_callback) __asan_set_error_report_callback(on_asan_report);
@@ -56,7 +75,8 @@ static inline void install_check_hooks() {}
   extern "C"                                                                                       \
       __attribute__((visibility("hidden"), noreturn)) void __ubsan_handle_##name##_abort params {  \
     __ubsan_handle_##name args;                                                                    \
-    ::cj_cpu::report_thread(nullptr);                                                              \
+    ::cj_cpu::report_ubsan(d);                                                                     \
+    fflush(stdout);                                                                                \
     fflush(stderr);                                                                                \
     _exit(1);                                                                                      \
   }
@@ -73,5 +93,7 @@ CJ_UBSAN(load_invalid_value, (void *d, void *a), (d, a))
 CJ_UBSAN(float_cast_overflow, (void *d, void *a), (d, a))
 CJ_UBSAN(vla_bound_not_positive, (void *d, void *a), (d, a))
 CJ_UBSAN(nonnull_arg, (void *d), (d))
+CJ_UBSAN(nonnull_return_v1, (void *d, void *l), (d, l))
+CJ_UBSAN(invalid_builtin, (void *d), (d))
 #undef CJ_UBSAN
 #endif

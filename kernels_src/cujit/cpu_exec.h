@@ -49,6 +49,8 @@ struct fiber {
   unsigned wmask;            /* the member mask of the warp operation it waits in */
   unsigned long long wvalue; /* that operation's results for this lane */
   unsigned wballot, wmembers;
+  unsigned long long site; /* check build: the call path to the barrier it waits at */
+  const void *kframe;      /* check build: run_kernel's frame, where that path starts */
 };
 
 /* Lanes meet in a warp operation when they name the same operation and member mask, as PTX's
@@ -210,6 +212,11 @@ static inline void set_block(exec *ex, regs *r) {
   unsigned long long b = block_at(L, ex->k);
   unsigned gx = L->grid[0], gxy = L->grid[0] * L->grid[1];
   ex->block = b;
+#if defined(CJ_CPU_CHECK)
+  /* Each block's dynamic shared memory starts as all-ones bytes (NaN, -1), not as what the last
+  ** block left: a read of shared memory the block did not write shows in its results. */
+  if (ex->dyn_cap) memset(ex->dyn, 0xff, ex->dyn_cap);
+#endif
   r->bid = gx == L->total_blocks
                ? uint3{(unsigned)b, 0, 0}
                : uint3{(unsigned)(b % gx), (unsigned)(b % gxy / gx), (unsigned)(b / gxy)};
@@ -232,13 +239,19 @@ static inline void set_block(exec *ex, regs *r) {
   abandon(ex);
 }
 
-/* "its stack overflowed" when thread t's stack (slot) lost its canary: true if so (recorded). */
+/* "its stack overflowed" when thread t's stack (slot) lost its canary: true if so (recorded).
+** Without a guard page of its own under each stack (own_guard), the canary may also have been
+** hit by a thread whose stack lies above this one and whose frame jumped over its own canary:
+** the message says so, and how to have the thread that overflowed named. */
 static inline bool overflowed(exec *ex, unsigned t, int slot) {
   if (slot < 0 || ex->pool.intact((unsigned)slot)) return false;
   set_error(ex, t,
             "%s stack overflowed: more than %u KiB of local variables and calls (each CUDA "
-            "thread's stack on the CPU device)",
-            t == any_thread ? "a thread's" : "its", (unsigned)(stack_bytes / 1024));
+            "thread's stack on the CPU device)%s",
+            t == any_thread ? "a thread's" : "its", (unsigned)(stack_bytes / 1024),
+            own_guard ? ""
+                      : ", or another thread's stack overflowed into it; CUJIT_CPU_CHECK=1 "
+                        "names the thread that overflowed");
   ex->pool.mark((unsigned)slot);
   return true;
 }
@@ -283,6 +296,21 @@ static void runner_main(void *p) {
   }
 }
 
+#if defined(CJ_CPU_CHECK)
+/* The check build's one way into a kernel, from a fiber and from the runner alike (not inlined,
+** not cloned: one copy): its frame is where the call path a barrier is told apart by starts
+** (barrier_site), so that the executor's frames around it, which differ between the runner and a
+** fiber, never count. */
+template <auto K, class Args>
+__attribute__((noinline, noclone)) static void run_kernel(exec *ex, const Args &a) {
+  ex->fibers[current(ex)].kframe = __builtin_frame_address(0);
+  std::apply(K, a);
+}
+#define CJ_RUN_KERNEL(ex, K, Args, a) run_kernel<K, Args>((ex), (a))
+#else
+#define CJ_RUN_KERNEL(ex, K, Args, a) std::apply(K, a)
+#endif
+
 /* The runner's loop for kernel K: every not-yet-run thread in order, K inlined. */
 template <auto K, class Args> static void plain_loop(exec *ex) {
   const Args &a = *(const Args *)ex->args;
@@ -296,7 +324,7 @@ template <auto K, class Args> static void plain_loop(exec *ex) {
       r->tid = uint3{0, 0, 0};
       for (unsigned t = 0; t < ex->limit; t++) {
         r->tid.x = t;
-        std::apply(K, a);
+        CJ_RUN_KERNEL(ex, K, Args, a);
       }
       if (__builtin_expect(ex->runner_gen != gen, 0)) fiber_exit(ex, current(ex));
       ex->pos = n;
@@ -312,7 +340,7 @@ template <auto K, class Args> static void plain_loop(exec *ex) {
     unsigned t = ex->order ? ex->order[ex->pos] : ex->pos;
     if (ex->state[t] != T_NEW) continue;
     r->tid = tid_of(ex, t);
-    std::apply(K, a);
+    CJ_RUN_KERNEL(ex, K, Args, a);
     if (__builtin_expect(ex->runner_gen != gen, 0)) fiber_exit(ex, t);
     ex->state[t] = T_DONE;
   }

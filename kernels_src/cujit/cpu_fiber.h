@@ -27,6 +27,7 @@ extern "C" void __sanitizer_start_switch_fiber(void **fake_stack_save, const voi
 extern "C" void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
                                                 size_t *size_old);
 extern "C" void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+extern "C" void __asan_poison_memory_region(void const volatile *addr, size_t size);
 #endif
 
 namespace cj_cpu {
@@ -37,10 +38,18 @@ enum { stack_bytes = 512 * 1024 }; /* instrumented frames are several times larg
 enum { stack_bytes = 128 * 1024 };
 #endif
 enum { guard_bytes = 4096, slots_per_chunk = 32, max_slots = 1024 + 64 };
+#if defined(CJ_CPU_CHECK)
+/* The check build gives every stack a guard page of its own, right under it, and probes each page
+** of a large frame as it is made (-fstack-clash-protection, cxx.c): a thread that overflows its
+** stack faults there, named as the thread that crashed, before it writes into the stack below (a
+** frame that jumps over a canary would silently overwrite another thread's locals). */
+enum { own_guard = 1, slot_pitch = guard_bytes + stack_bytes };
+#else
 /* Consecutive stacks are one cache line more than a stack apart, so that their tops and their
 ** canaries (read at most switches) fall in different cache sets: at a power-of-two pitch those of
 ** a whole block would compete for one set of L1 and of L2. */
-enum { slot_pitch = stack_bytes + 64 };
+enum { own_guard = 0, slot_pitch = stack_bytes + 64 };
+#endif
 
 struct context {
 #if CJ_CPU_ASM_SWITCH
@@ -147,7 +156,9 @@ static inline void context_of_this_thread(context *c) {
 ** bottom of every stack: a guard page per stack would cost two memory mappings per CUDA thread
 ** of a block, per worker and per loaded object, which a many-core host running many kernels would
 ** take past the kernel's limit on mappings (vm.max_map_count). An overflow is reported when the
-** overflowing thread next switches, or when its block ends (stack_pool::intact). */
+** overflowing thread next switches, or when its block ends (stack_pool::intact). The check build
+** pays for a guard page under every stack (own_guard); where the kernel refuses another mapping,
+** that stack keeps only its canary. */
 struct stack_pool {
   char *lo[max_slots]; /* each slot's stack: lo[s] (its canary) up to lo[s] + stack_bytes */
   unsigned nslots;
@@ -184,6 +195,7 @@ struct stack_pool {
     chunks[nchunks++] = (char *)m;
     for (unsigned i = 0; i < slots_per_chunk; i++) {
       lo[nslots] = (char *)m + guard_bytes + (size_t)i * slot_pitch;
+      if (own_guard && i > 0) mprotect(lo[nslots] - guard_bytes, guard_bytes, PROT_NONE);
       *(unsigned long long *)lo[nslots] = canary(nslots);
       free_list[nfree++] = nslots++;
     }

@@ -92,10 +92,13 @@ static inline bool unblock(exec *ex, bool *error) {
     const fiber *f = &ex->fibers[t];
     bool same = f->line == f0->line && (f->file == f0->file || strcmp(f->file, f0->file) == 0) &&
                 (f->what == f0->what || strcmp(f->what, f0->what) == 0);
-    if (!same) {
+    if (!same || f->site != f0->site) { /* site: the check build's call path (barrier_site) */
       describe(ex, t, b, sizeof b);
       thread_name(ex, bar, who, sizeof who);
-      set_error(ex, t, "%s while %s %s", b, who, a);
+      set_error(ex, t, "%s while %s %s%s", b, who, a,
+                same ? ", reached another way (another call of the same line, macro or function: "
+                       "divergent barriers)"
+                     : "");
       return false;
     }
     count += f->pred;
@@ -237,11 +240,34 @@ constexpr bool tick(unsigned &left) {
   return false;
 }
 
+#if defined(CJ_CPU_CHECK)
+/* The check build's identity of a barrier call: the return addresses of the frames from here up
+** to run_kernel's (the check build keeps frame pointers), so that two __syncthreads on one line,
+** in one macro, or in one helper function called from two places are two barriers, as they are to
+** CUDA, while every thread that calls one helper from one place, in a loop or not, meets the
+** others there. The walk stays on this stack, below `top`. */
+__attribute__((noinline, noclone, no_sanitize_address)) static unsigned long long
+barrier_site(const void *top) {
+  unsigned long long h = 0x243F6A8885A308D3ull;
+  const void *const *f = (const void *const *)__builtin_frame_address(0);
+  for (int depth = 0; depth < 256 && (const void *)f < top; depth++) {
+    h = mix(h ^ (unsigned long long)(uintptr_t)f[1]);
+    const void *const *up = (const void *const *)f[0];
+    if (up <= f) break;
+    f = up;
+  }
+  return h;
+}
+#endif
+
 static inline int barrier(const char *file, int line, const char *what, int pred) {
   exec *ex = me()->ex;
   unsigned t = current(ex);
   fiber *f = &ex->fibers[t];
   f->file = file, f->line = line, f->what = what, f->pred = pred;
+#if defined(CJ_CPU_CHECK)
+  f->site = barrier_site(f->kframe);
+#endif
   wait_here(ex, t, T_BAR);
   return ex->bar_result;
 }
@@ -472,6 +498,12 @@ static inline size_t put_uint(char *buf, size_t at, size_t len, unsigned v) {
   while (n > 0 && at + 1 < len) buf[at++] = digits[--n];
   return at;
 }
+static inline size_t put_hex(char *buf, size_t at, size_t len, uintptr_t v) {
+  int shift = 60;
+  while (shift > 0 && !(v >> shift & 15u)) shift -= 4;
+  for (; shift >= 0 && at + 1 < len; shift -= 4) buf[at++] = "0123456789abcdef"[v >> shift & 15u];
+  return at;
+}
 static inline size_t put_triple(char *buf, size_t at, size_t len, const char *name, uint3 v) {
   at = put_text(buf, at, len, name);
   at = put_uint(buf, at, len, v.x), at = put_text(buf, at, len, ",");
@@ -484,6 +516,20 @@ static inline int where_now(char *buf, size_t len) {
   if (!r->ex || !buf || len == 0) return 0;
   size_t at = put_triple(buf, 0, len, "block (", r->bid);
   at = put_triple(buf, at, len, " thread (", r->tid);
+#if defined(CJ_CPU_CHECK)
+  /* The guard page under this thread's own stack (cpu_fiber.h own_guard): a crash at an address in
+  ** it is this thread overflowing its stack. */
+  const exec *ex = r->ex;
+  int slot = ex->in_runner ? ex->runner_slot : ex->fibers[current(ex)].slot;
+  if (slot >= 0) {
+    uintptr_t lo = (uintptr_t)ex->pool.lo[slot];
+    at = put_text(buf, at, len, " (an address in 0x");
+    at = put_hex(buf, at, len, lo - guard_bytes);
+    at = put_text(buf, at, len, "-0x");
+    at = put_hex(buf, at, len, lo - 1);
+    at = put_text(buf, at, len, " is its stack overflowing)");
+  }
+#endif
   buf[at] = '\0';
   return 1;
 }
@@ -501,7 +547,7 @@ template <class... P> struct params<void (*)(P...)> {
   }
 };
 template <auto K, class Args> static void call(const void *a) {
-  std::apply(K, *(const Args *)a);
+  CJ_RUN_KERNEL(me()->ex, K, Args, *(const Args *)a);
 }
 
 static inline exec *worker_exec(cj_cpu_worker *w) {
@@ -535,9 +581,20 @@ static inline bool begin_launch(exec *ex, cj_cpu_launch *L) {
               (unsigned)max_threads);
     return false;
   }
+#if defined(__SANITIZE_ADDRESS__)
+  /* Exactly the launch's size, however large the last one was: AddressSanitizer's red zone then
+  ** starts at the first byte past it (posix_memalign takes any size). The sanitizer gives 0 bytes
+  ** one addressable byte, poisoned here, so that any use of extern __shared__ is reported. */
+  if (!ex->dyn || L->shared_bytes != ex->dyn_cap) {
+    free(ex->dyn);
+    void *p = nullptr;
+    ex->dyn = posix_memalign(&p, 256, L->shared_bytes) == 0 ? (char *)p : nullptr;
+    if (ex->dyn && L->shared_bytes == 0) __asan_poison_memory_region(ex->dyn, 1);
+#else
   if (L->shared_bytes > ex->dyn_cap) {
     free(ex->dyn);
     ex->dyn = (char *)aligned_alloc(256, (L->shared_bytes + 255u) & ~255u);
+#endif
     ex->dyn_cap = ex->dyn ? L->shared_bytes : 0;
     if (!ex->dyn) {
       set_error(ex, 0, "no memory for %u bytes of dynamic shared memory", L->shared_bytes);

@@ -94,8 +94,10 @@ int cpu_build(const char *source, const char *const *kernels, size_t nkernels, i
   snprintf(cmd, sizeof cmd,
            "%s -std=c++17 -O2 -g -shared -fPIC -Wall -Wno-unknown-pragmas -Werror=return-type %s "
            "-I%s/kernels_src %s -o %s",
-           cxx, check ? "-fsanitize=address,undefined -fno-sanitize-recover=all" : "", src, cpp,
-           so);
+           cxx,
+           check ? "-fsanitize=address,undefined -fno-sanitize-recover=all -fstack-clash-protection"
+                 : "",
+           src, cpp, so);
   int rc = run(cmd, err, err_len);
   if (!getenv("CUJIT_CPU_KEEP")) unlink(cpp);
   return rc;

@@ -24,4 +24,10 @@ check "a changed writer gives a digest" "$changed" '^[0-9a-f]{64}$'
 if [ "$changed" != "$now" ]; then ok "a changed writer gives another digest"; else fail "a changed writer kept its digest"; fi
 grep -q 'cj_key_add_str(kb, cj_cpu_writer_hash)' "$core/compile.c" &&
   ok "the CPU device's key joins it" || fail "compile.c's CPU key does not add cj_cpu_writer_hash"
+# The prelude (<cujit/cpu_*.h>, in every unit though the source does not include it) joins the
+# CPU key too: before, an object built on an older prelude was loaded from the cache.
+cpu_key=$(sed -n '/^static cujit_status compile_cpu(/,/^}/p' "$core/compile.c")
+grep -q 'cj_key_add_str(kb, cj_embedded_headers_hash)' <<<"$cpu_key" &&
+  ok "the CPU device's key joins the embedded headers' digest" ||
+  fail "compile_cpu's key does not add cj_embedded_headers_hash"
 finish
