@@ -137,9 +137,12 @@ CUJIT_API cujit_status cujit_errcode(const cujit_engine *engine);
 typedef void (*cujit_warning_fn)(void *user, const char *message);
 CUJIT_API void cujit_set_warning_handler(cujit_engine *engine, cujit_warning_fn fn, void *user);
 
-/* Asks every wait in progress on this engine (synchronize calls) to stop soon with
-** CUJIT_ERROR_INTERRUPTED. Safe to call from a signal handler. The flag clears when a wait
-** reports it. */
+/* Makes every wait in progress on this engine (the synchronize calls, a default-stream copy or
+** fill waiting for earlier work, cujit_nccl_id_read), on every thread, end soon with
+** CUJIT_ERROR_INTERRUPTED; the work queued goes on running. When no wait is in progress the
+** interrupt stays pending, and the next wait to start reports it at once. Once a wait has
+** reported it, it is no longer pending: waits that start later run normally. Safe to call from a
+** signal handler and from any thread (it only bumps an atomic counter). */
 CUJIT_API void cujit_interrupt(cujit_engine *engine);
 
 /* Forgets an interrupt that no wait has reported yet (call it before starting new work, so a

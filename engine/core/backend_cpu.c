@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define ALIGNMENT 256
-#define WAIT_SLICE_NS 5000000 /* how often a wait looks at engine->interrupted */
+#define WAIT_SLICE_NS 5000000 /* how often a wait looks for cujit_interrupt */
 #define MAX_SHARED_OPTIN (228 * 1024)
 
 /* --- the device's state ------------------------------------------------------------------------
@@ -49,10 +49,12 @@ static void fault(cujit_device *dev, const char *what, const char *where) {
 static cujit_status wait_for(cujit_device *dev, uint64_t seq, const char *what) {
   cpu_dev *c = cpu_of(dev);
   cujit_engine *engine = dev->engine;
+  unsigned mark = cj_interrupt_mark(engine);
   pthread_mutex_lock(&c->lock);
+  c->waiting++;
   while (c->completed < seq) {
-    if (engine->interrupted) {
-      engine->interrupted = 0;
+    if (cj_interrupted(engine, mark)) {
+      c->waiting--;
       pthread_mutex_unlock(&c->lock);
       return cj_fail(engine, CUJIT_ERROR_INTERRUPTED,
                      "%s was interrupted (cujit_interrupt); the work already queued on the CPU "
@@ -65,6 +67,7 @@ static cujit_status wait_for(cujit_device *dev, uint64_t seq, const char *what) 
     if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
     pthread_cond_timedwait(&c->done, &c->lock, &until);
   }
+  c->waiting--;
   pthread_mutex_unlock(&c->lock);
   return faulted(dev) ? cj_device_refuse(dev) : CUJIT_OK;
 }

@@ -57,6 +57,7 @@ typedef struct cpu_dev {
   cpu_op *head, *tail;
   uint64_t submitted, completed; /* seq of the last op queued / finished */
   int stop, started;
+  int waiting; /* wait_for calls in progress (tests look, to interrupt them all) */
   pthread_t thread;
   cj_cpu_pool *pool;
   int workers;

@@ -1,0 +1,186 @@
+/*
+** test_cpu_waits.c -- the CPU device's waits and frees through the public API, with kernels that
+** spin until the host releases them: cujit_interrupt ends every wait in progress (on any number
+** of threads, of every kind), a pending interrupt and cujit_interrupt_clear, and frees that never
+** wait for the queue yet never give back memory that queued work still uses. Needs g++ only.
+*/
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend_cpu.h"
+#include "cujit.h"
+#include "device.h"
+#include "expect.h"
+#include "scratch.h"
+
+static cujit_engine *engine;
+static cujit_device *dev;
+static cujit_kernel *spin;    /* spins until f[0] != 0 */
+static cujit_buffer *flag;    /* managed: the host releases the kernel through it */
+static volatile int *release; /* flag's host pointer */
+static cujit_stream *stream;  /* spin runs on it; the default stream's waits are behind it */
+
+static void open_cpu(void) {
+  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cpu_waits"), 1);
+  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
+  EXPECT_OK(cujit_set_device(engine, CUJIT_DEVICE_CPU));
+  EXPECT_OK(cujit_current_device(engine, &dev));
+  EXPECT_OK(cujit_kernel_define(engine, "spin(volatile int *f)", "while (f[0] == 0) { }", NULL,
+                                NULL, &spin));
+  EXPECT_OK(cujit_buffer_alloc_managed(engine, 4, CUJIT_I32, &flag));
+  release = cujit_buffer_host_ptr(flag);
+  *release = 0;
+  EXPECT_OK(cujit_stream_create(engine, &stream));
+}
+
+static void close_cpu(void) {
+  cujit_close(engine);
+  engine = NULL;
+  cj_scratch_remove();
+}
+
+static cujit_launch_config one_thread(void) {
+  cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
+  cfg.grid[0] = cfg.block[0] = 1;
+  return cfg;
+}
+
+static void launch_spin(void) {
+  cujit_launch_config cfg = one_thread();
+  cujit_arg a[] = {CUJIT_ARG_BUF(flag)};
+  cfg.stream = stream;
+  EXPECT_OK(cujit_launch(spin, &cfg, a, 1));
+}
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* The number of waits in progress on the CPU device's queue. */
+static int waiting(void) {
+  cpu_dev *c = dev->impl;
+  pthread_mutex_lock(&c->lock);
+  int n = c->waiting;
+  pthread_mutex_unlock(&c->lock);
+  return n;
+}
+
+/* Until `n` waits are blocked on the queue (a test that breaks hangs here, to ctest's timeout,
+** rather than pass). */
+static void until_waiting(int n) {
+  while (waiting() < n) sleep_ms(1);
+}
+
+/* --- cujit_interrupt ends every wait -------------------------------------------------------- */
+
+enum wait_kind { WAIT_DEVICE, WAIT_STREAM, WAIT_EVENT, WAIT_COPY, WAIT_KINDS };
+
+typedef struct waiter {
+  pthread_t thread;
+  enum wait_kind kind;
+  cujit_event *event;
+  cujit_status status;
+  char message[512];
+} waiter;
+
+static void *wait_one(void *p) {
+  waiter *w = p;
+  int back = -1;
+  switch (w->kind) {
+  case WAIT_DEVICE:
+    w->status = cujit_device_synchronize(dev);
+    break;
+  case WAIT_STREAM:
+    w->status = cujit_stream_synchronize(stream);
+    break;
+  case WAIT_EVENT:
+    w->status = cujit_event_synchronize(w->event);
+    break;
+  default:
+    w->status = cujit_memcpy_dtoh(&back, flag, 0, sizeof back, NULL); /* after the kernel */
+    break;
+  }
+  snprintf(w->message, sizeof w->message, "%s", cujit_errmsg(engine));
+  return NULL;
+}
+
+/* `count` threads wait, each its kind in turn; all are blocked before the one interrupt. */
+static void interrupt_waiters(int count) {
+  waiter *w = calloc((size_t)count, sizeof *w);
+  cr_assert(w);
+  cujit_event *event;
+  launch_spin();
+  EXPECT_OK(cujit_event_create(engine, &event));
+  EXPECT_OK(cujit_event_record(event, stream));
+  for (int i = 0; i < count; i++) {
+    w[i].kind = (enum wait_kind)(i % WAIT_KINDS), w[i].event = event;
+    cr_assert_eq(pthread_create(&w[i].thread, NULL, wait_one, &w[i]), 0);
+  }
+  until_waiting(count);
+  cujit_interrupt(engine);
+  for (int i = 0; i < count; i++) {
+    pthread_join(w[i].thread, NULL);
+    cr_expect_eq(w[i].status, CUJIT_ERROR_INTERRUPTED, "waiter %d (kind %d) gave %s: %s", i,
+                 (int)w[i].kind, cujit_status_string(w[i].status), w[i].message);
+    cr_expect(strstr(w[i].message, "interrupted") != NULL, "waiter %d: %s", i, w[i].message);
+  }
+  cr_expect_eq(cujit_event_query(event), CUJIT_ERROR_NOT_READY, "the kernel goes on running");
+  *release = 1;
+  /* Reported by all: this wait, started after, runs to the kernel's end. */
+  EXPECT_OK(cujit_device_synchronize(dev));
+  EXPECT_OK(cujit_event_query(event));
+  cujit_event_free(event);
+  free(w);
+}
+
+Test(cpu_waits, an_interrupt_ends_every_wait_of_three_threads, .init = open_cpu,
+     .fini = close_cpu, .timeout = 60) {
+  interrupt_waiters(3);
+}
+
+Test(cpu_waits, an_interrupt_ends_every_kind_of_wait_on_eight_threads, .init = open_cpu,
+     .fini = close_cpu, .timeout = 60) {
+  interrupt_waiters(8);
+  /* And again, on the same engine: the first interrupt was reported, a second one counts anew. */
+  *release = 0;
+  interrupt_waiters(3);
+}
+
+Test(cpu_waits, a_pending_interrupt_stops_the_next_wait_only, .init = open_cpu, .fini = close_cpu,
+     .timeout = 60) {
+  cujit_interrupt(engine); /* no wait in progress: it stays pending */
+  cujit_interrupt(engine); /* two interrupts before a wait are still one report */
+  launch_spin();
+  EXPECT_FAIL(cujit_device_synchronize(dev), CUJIT_ERROR_INTERRUPTED, "interrupted");
+  /* Reported: the next wait is not cut short (another thread releases the kernel once it waits). */
+  waiter w = {.kind = WAIT_DEVICE};
+  cr_assert_eq(pthread_create(&w.thread, NULL, wait_one, &w), 0);
+  until_waiting(1);
+  sleep_ms(20); /* several of the wait's looks at the interrupt count: none may end it */
+  cr_expect_eq(waiting(), 1, "the wait ended without an interrupt");
+  *release = 1;
+  pthread_join(w.thread, NULL);
+  cr_expect_eq(w.status, CUJIT_OK, "%s: %s", cujit_status_string(w.status), w.message);
+}
+
+Test(cpu_waits, interrupt_clear_forgets_a_pending_interrupt, .init = open_cpu, .fini = close_cpu,
+     .timeout = 60) {
+  cujit_interrupt(engine);
+  cujit_interrupt_clear(engine);
+  launch_spin();
+  waiter w = {.kind = WAIT_COPY};
+  cr_assert_eq(pthread_create(&w.thread, NULL, wait_one, &w), 0);
+  until_waiting(1);
+  sleep_ms(20);
+  cr_expect_eq(waiting(), 1, "a cleared interrupt ended the wait");
+  *release = 1;
+  pthread_join(w.thread, NULL);
+  cr_expect_eq(w.status, CUJIT_OK, "%s: %s", cujit_status_string(w.status), w.message);
+  cujit_interrupt(NULL); /* a no-op, as every call on a NULL handle */
+  cujit_interrupt_clear(NULL);
+}
