@@ -134,6 +134,8 @@ static void run_op(cujit_device *dev, cpu_dev *c, cpu_op *op) {
   case OP_GRAPH:
     run_graph(dev, c, op);
     break;
+  case OP_FREE:
+    break; /* queue_main frees, faulted or not */
   }
 }
 
@@ -160,7 +162,10 @@ static void *queue_main(void *p) {
     c->head = op->next;
     if (!c->head) c->tail = NULL;
     pthread_mutex_unlock(&c->lock);
-    if (!faulted(dev)) run_op(dev, c, op); /* after a fault, queued work is dropped */
+    if (op->kind == OP_FREE)
+      free(op->dst);
+    else if (!faulted(dev))
+      run_op(dev, c, op); /* after a fault, queued work is dropped */
     pthread_mutex_lock(&c->lock);
     finish_op(c, op);
     pthread_cond_broadcast(&c->done);
@@ -321,12 +326,29 @@ static int take(cpu_dev *c, void *p) {
   return mine;
 }
 
-/* Like cuMemFree, it first waits for the queued work, which may still use the memory. */
+/* As a GPU's stream-ordered pool does, a free never waits: with work queued (which may still use
+** the memory) the free is queued behind it, so the memory is reused only after that work; with
+** the queue idle it is immediate. Only out of host memory for the op does it wait instead. */
 static void untrack(cujit_device *dev, void *p) {
   cpu_dev *c = cpu_of(dev);
-  if (!c || !p) return;
-  drain(c);
-  if (take(c, p)) free(p);
+  if (!c || !p || !take(c, p)) return;
+  cpu_op *op = calloc(1, sizeof *op); /* not cj_cpu_new_op: a free records no error */
+  pthread_mutex_lock(&c->lock);
+  int busy = c->completed < c->submitted;
+  if (busy && op) {
+    op->kind = OP_FREE, op->dst = p, op->seq = ++c->submitted;
+    if (c->tail)
+      c->tail->next = op;
+    else
+      c->head = op;
+    c->tail = op;
+    pthread_cond_signal(&c->work);
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (busy && op) return;
+  free(op);
+  if (busy) drain(c);
+  free(p);
 }
 
 static cujit_status cpu_alloc(cujit_device *dev, size_t bytes, uint64_t *addr) {

@@ -24,7 +24,9 @@ typedef struct cpu_stream {
   struct cpu_capture *capture; /* while it captures a graph (backend_cpu_graph.c) */
 } cpu_stream;
 
-enum op_kind { OP_COPY, OP_FILL, OP_LAUNCH, OP_RECORD, OP_GRAPH };
+/* OP_FREE gives `dst` back to the host's allocator: a free queued behind the work that may use
+** it, run even after a fault (the memory is no longer the device's). */
+enum op_kind { OP_COPY, OP_FILL, OP_LAUNCH, OP_RECORD, OP_GRAPH, OP_FREE };
 
 typedef struct cpu_op {
   struct cpu_op *next;

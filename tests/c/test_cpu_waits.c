@@ -184,3 +184,121 @@ Test(cpu_waits, interrupt_clear_forgets_a_pending_interrupt, .init = open_cpu, .
   cujit_interrupt(NULL); /* a no-op, as every call on a NULL handle */
   cujit_interrupt_clear(NULL);
 }
+
+/* --- frees never wait, yet never give back memory queued work uses --------------------------- */
+
+typedef struct freer {
+  cujit_buffer *buffer;
+  cujit_host_buffer *host;
+  int done; /* atomic */
+} freer;
+
+static void *free_them(void *p) {
+  freer *f = p;
+  cujit_buffer_free(f->buffer);
+  cujit_host_free(f->host);
+  __atomic_store_n(&f->done, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+/* Up to a minute for the frees to return; a free that waits for the queue never does, since the
+** kernel ends only when this thread releases it afterwards. */
+static int frees_return(freer *f) {
+  for (int i = 0; i < 60000 && !__atomic_load_n(&f->done, __ATOMIC_ACQUIRE); i++) sleep_ms(1);
+  return __atomic_load_n(&f->done, __ATOMIC_ACQUIRE);
+}
+
+Test(cpu_waits, freeing_unrelated_memory_does_not_wait_for_a_running_kernel, .init = open_cpu,
+     .fini = close_cpu, .timeout = 120) {
+  freer f = {0};
+  EXPECT_OK(cujit_buffer_alloc(engine, 1 << 20, CUJIT_U8, &f.buffer));
+  EXPECT_OK(cujit_host_alloc(engine, 1 << 20, &f.host));
+  size_t before = cujit_device_allocated(dev);
+  launch_spin();
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, free_them, &f), 0);
+  int returned = frees_return(&f);
+  cr_expect(returned, "cujit_buffer_free / cujit_host_free waited for the kernel");
+  cr_expect_eq(cujit_stream_query(stream), CUJIT_ERROR_NOT_READY, "the kernel still runs");
+  cr_expect_eq(cujit_device_allocated(dev), before - (1 << 20), "the buffer no longer counts");
+  *release = 1;
+  pthread_join(t, NULL);
+  EXPECT_OK(cujit_device_synchronize(dev));
+  /* With the queue idle a free is immediate; the device goes on working. */
+  cujit_buffer *b;
+  EXPECT_OK(cujit_buffer_alloc(engine, 64, CUJIT_U8, &b));
+  cujit_buffer_free(b);
+  *release = 1;
+  launch_spin();
+  EXPECT_OK(cujit_device_synchronize(dev));
+}
+
+/* 64 MiB: past glibc's largest mmap threshold, so a free gives the pages back to the kernel at
+** once, and a kernel still reading them would crash (a device fault) instead of reading stale
+** bytes by luck. */
+#define BIG ((size_t)64 << 20)
+
+static cujit_kernel *reader(void) {
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(engine,
+                                "read_after(volatile int *f, const unsigned char *b, long long n, "
+                                "int *out, int trap)",
+                                "while (f[0] == 0) { }\n"
+                                "out[0] = b[0] + b[n / 2] + b[n - 1];\n"
+                                "if (trap) __trap();",
+                                NULL, NULL, &k));
+  return k;
+}
+
+static void launch_reader(cujit_kernel *k, cujit_buffer *big, cujit_buffer *out, int trap) {
+  cujit_launch_config cfg = one_thread();
+  cujit_arg a[] = {CUJIT_ARG_BUF(flag), CUJIT_ARG_BUF(big), CUJIT_ARG_I((long long)BIG),
+                   CUJIT_ARG_BUF(out), CUJIT_ARG_I(trap)};
+  EXPECT_OK(cujit_launch(k, &cfg, a, 5));
+}
+
+Test(cpu_waits, memory_freed_while_queued_work_uses_it_lives_until_that_work_ends,
+     .init = open_cpu, .fini = close_cpu, .timeout = 120) {
+  cujit_kernel *k = reader();
+  cujit_buffer *big, *out;
+  EXPECT_OK(cujit_buffer_alloc(engine, BIG, CUJIT_U8, &big));
+  EXPECT_OK(cujit_buffer_alloc(engine, 4, CUJIT_I32, &out));
+  EXPECT_OK(cujit_memset(big, 0, 0x5A, BIG, NULL));
+  EXPECT_OK(cujit_memset(out, 0, 0, 4, NULL));
+  launch_reader(k, big, out, 0);
+  freer f = {.buffer = big};
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, free_them, &f), 0);
+  cr_expect(frees_return(&f), "cujit_buffer_free waited for the kernel that uses the buffer");
+  /* Memory allocated now must not be the freed buffer's, which the kernel still reads. */
+  cujit_buffer *again;
+  EXPECT_OK(cujit_buffer_alloc(engine, BIG, CUJIT_U8, &again));
+  EXPECT_OK(cujit_memset(again, 0, 0x11, BIG, stream)); /* queued: behind the kernel */
+  *release = 1;
+  pthread_join(t, NULL);
+  EXPECT_OK(cujit_device_synchronize(dev));
+  int got = 0;
+  EXPECT_OK(cujit_memcpy_dtoh(&got, out, 0, sizeof got, NULL));
+  cr_expect_eq(got, 3 * 0x5A, "the kernel read %d, not the freed buffer's bytes", got);
+  cujit_buffer_free(again);
+}
+
+Test(cpu_waits, a_free_queued_behind_a_kernel_that_faults_still_frees, .init = open_cpu,
+     .fini = close_cpu, .timeout = 120) {
+  cujit_kernel *k = reader();
+  cujit_buffer *big, *out;
+  EXPECT_OK(cujit_buffer_alloc(engine, BIG, CUJIT_U8, &big));
+  EXPECT_OK(cujit_buffer_alloc(engine, 4, CUJIT_I32, &out));
+  EXPECT_OK(cujit_memset(big, 0, 0x5A, BIG, NULL));
+  launch_reader(k, big, out, 1);
+  cujit_buffer_free(big); /* queued: LeakSanitizer (scripts/sanitize.sh) sees a lost one */
+  *release = 1;
+  EXPECT_FAIL(cujit_device_synchronize(dev), CUJIT_ERROR_DEVICE_FAULT, "__trap");
+  EXPECT_OK(cujit_device_reset(dev));
+  EXPECT_OK(cujit_buffer_alloc_managed(engine, 4, CUJIT_I32, &flag));
+  release = cujit_buffer_host_ptr(flag);
+  *release = 1;
+  EXPECT_OK(cujit_stream_create(engine, &stream));
+  launch_spin();
+  EXPECT_OK(cujit_device_synchronize(dev));
+}
