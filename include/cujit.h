@@ -122,7 +122,9 @@ typedef struct cujit_event cujit_event; /* a marker in a stream, for ordering an
 ** CUJIT_CACHE_MAX from the environment. On failure *out is NULL. */
 CUJIT_API cujit_status cujit_open(cujit_engine **out);
 
-/* Frees the engine and everything still alive in it (kernels, buffers, streams, events). */
+/* Frees the engine and everything still alive in it (kernels, buffers, streams, events). Work
+** still queued on the CPU device gets 2 s to finish; what still runs then is abandoned, with a
+** warning, as a GPU's context teardown ends its kernels (docs/cpu.md). */
 CUJIT_API void cujit_close(cujit_engine *engine);
 
 /* The message of the last failure of a call on this engine from this thread; "" if none. The
@@ -237,7 +239,9 @@ CUJIT_API cujit_status cujit_device_status(cujit_device *device);
 
 /* Recreates the device's primary context after a fault. Buffers, streams and events of the device
 ** become lost (using them reports BUFFER_LOST / a clear error; freeing them is still fine);
-** compiled kernels stay valid and are reloaded on their next launch. */
+** compiled kernels stay valid and are reloaded on their next launch. As a GPU's reset, it ends
+** the kernel running now and drops the work queued (the CPU device abandons the kernel, wherever
+** it is: docs/cpu.md). */
 CUJIT_API cujit_status cujit_device_reset(cujit_device *device);
 
 /* Several GPUs (docs/scaling.md). Buffers, streams and events belong to the device they were made

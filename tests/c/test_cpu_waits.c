@@ -138,8 +138,8 @@ static void interrupt_waiters(int count) {
   free(w);
 }
 
-Test(cpu_waits, an_interrupt_ends_every_wait_of_three_threads, .init = open_cpu,
-     .fini = close_cpu, .timeout = 60) {
+Test(cpu_waits, an_interrupt_ends_every_wait_of_three_threads, .init = open_cpu, .fini = close_cpu,
+     .timeout = 60) {
   interrupt_waiters(3);
 }
 
@@ -257,8 +257,8 @@ static void launch_reader(cujit_kernel *k, cujit_buffer *big, cujit_buffer *out,
   EXPECT_OK(cujit_launch(k, &cfg, a, 5));
 }
 
-Test(cpu_waits, memory_freed_while_queued_work_uses_it_lives_until_that_work_ends,
-     .init = open_cpu, .fini = close_cpu, .timeout = 120) {
+Test(cpu_waits, memory_freed_while_queued_work_uses_it_lives_until_that_work_ends, .init = open_cpu,
+     .fini = close_cpu, .timeout = 120) {
   cujit_kernel *k = reader();
   cujit_buffer *big, *out;
   EXPECT_OK(cujit_buffer_alloc(engine, BIG, CUJIT_U8, &big));
@@ -301,4 +301,125 @@ Test(cpu_waits, a_free_queued_behind_a_kernel_that_faults_still_frees, .init = o
   EXPECT_OK(cujit_stream_create(engine, &stream));
   launch_spin();
   EXPECT_OK(cujit_device_synchronize(dev));
+}
+
+/* --- a kernel that never ends is abandoned by a reset, and by cujit_close ------------------- */
+
+static void check_saxpy(void) {
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(engine, "axpy(float a, const float *x, float *y, int n)",
+                                "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                "if (i < n) y[i] = a * x[i] + y[i];",
+                                NULL, NULL, &k));
+  enum { N = 1000 };
+  float x[N], y[N], got[N];
+  for (int i = 0; i < N; i++) x[i] = (float)i, y[i] = 1.0f;
+  cujit_buffer *dx, *dy;
+  EXPECT_OK(cujit_buffer_alloc(engine, sizeof x, CUJIT_F32, &dx));
+  EXPECT_OK(cujit_buffer_alloc(engine, sizeof y, CUJIT_F32, &dy));
+  EXPECT_OK(cujit_memcpy_htod(dx, 0, x, sizeof x, NULL));
+  EXPECT_OK(cujit_memcpy_htod(dy, 0, y, sizeof y, NULL));
+  cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
+  cfg.grid[0] = (N + 127) / 128, cfg.block[0] = 128;
+  cujit_arg a[] = {CUJIT_ARG_F(2.0), CUJIT_ARG_BUF(dx), CUJIT_ARG_BUF(dy), CUJIT_ARG_I(N)};
+  EXPECT_OK(cujit_launch(k, &cfg, a, 4));
+  EXPECT_OK(cujit_memcpy_dtoh(got, dy, 0, sizeof got, NULL));
+  for (int i = 0; i < N; i++) cr_expect_eq(got[i], 2.0f * i + 1.0f, "y[%d] = %g", i, got[i]);
+  cujit_buffer_free(dx);
+  cujit_buffer_free(dy);
+  cujit_kernel_free(k);
+}
+
+/* After the reset the old buffers are lost; the test makes new ones and runs a kernel. */
+static void reset_and_work_again(void) {
+  EXPECT_OK(cujit_device_reset(dev));
+  EXPECT_OK(cujit_device_status(dev));
+  EXPECT_OK(cujit_buffer_alloc_managed(engine, 4, CUJIT_I32, &flag));
+  release = cujit_buffer_host_ptr(flag);
+  *release = 0;
+  EXPECT_OK(cujit_stream_create(engine, &stream));
+  check_saxpy();
+  launch_spin(); /* the device runs a kernel of the same program again, and ends it */
+  *release = 1;
+  EXPECT_OK(cujit_device_synchronize(dev));
+}
+
+Test(cpu_waits, a_reset_abandons_a_kernel_that_never_ends, .init = open_cpu, .fini = close_cpu,
+     .timeout = 120) {
+  launch_spin();
+  cujit_buffer *after;
+  EXPECT_OK(cujit_buffer_alloc(engine, 64, CUJIT_U8, &after));
+  EXPECT_OK(cujit_memset(after, 0, 7, 64, stream)); /* queued behind: dropped by the reset */
+  cujit_interrupt(engine); /* as Ctrl-C would: the wait ends, the kernel goes on */
+  EXPECT_FAIL(cujit_device_synchronize(dev), CUJIT_ERROR_INTERRUPTED, "interrupted");
+  cr_expect_eq(cujit_stream_query(stream), CUJIT_ERROR_NOT_READY, "the kernel still runs");
+  reset_and_work_again();
+  /* A second abandon on the same device works as the first. */
+  *release = 0;
+  launch_spin();
+  reset_and_work_again();
+}
+
+/* Every worker inside the kernel, on fibers (a barrier in the loop), some blocks still queued
+** for the workers: all leave, and the fibers' state is given back. */
+Test(cpu_waits, a_reset_abandons_a_kernel_on_every_worker_and_its_fibers, .init = open_cpu,
+     .fini = close_cpu, .timeout = 120) {
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(engine, "spin_sync(volatile int *f)",
+                                "__shared__ int seen;\n"
+                                "while (f[0] == 0) { if (threadIdx.x == 0) seen = f[0];\n"
+                                "  __syncthreads(); }",
+                                NULL, NULL, &k));
+  cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
+  cfg.grid[0] = 64, cfg.block[0] = 128, cfg.stream = stream;
+  cujit_arg a[] = {CUJIT_ARG_BUF(flag)};
+  EXPECT_OK(cujit_launch(k, &cfg, a, 1));
+  EXPECT_OK(cujit_launch(k, &cfg, a, 1)); /* a second launch, queued: dropped */
+  reset_and_work_again();
+  /* The same kernel, its fibers made anew, runs to its end once released. */
+  *release = 0;
+  cfg.stream = stream;
+  a[0] = CUJIT_ARG_BUF(flag);
+  EXPECT_OK(cujit_launch(k, &cfg, a, 1));
+  *release = 1;
+  EXPECT_OK(cujit_device_synchronize(dev));
+  cujit_kernel_free(k);
+}
+
+typedef struct warnings {
+  char text[2048];
+  int count;
+} warnings;
+
+static void keep_warning(void *user, const char *message) {
+  warnings *w = user;
+  w->count++;
+  snprintf(w->text, sizeof w->text, "%s", message);
+}
+
+Test(cpu_waits, close_abandons_a_kernel_that_never_ends_with_a_warning, .init = open_cpu,
+     .fini = close_cpu, .timeout = 120) {
+  static warnings w;
+  cujit_set_warning_handler(engine, keep_warning, &w);
+  launch_spin();
+  cujit_buffer *unfreed;
+  EXPECT_OK(cujit_buffer_alloc(engine, 1 << 20, CUJIT_U8, &unfreed)); /* freed by the close */
+  cujit_close(engine); /* returns (ctest's timeout says otherwise), having waited its 2 s */
+  engine = NULL;
+  cr_expect_eq(w.count, 1, "%d warnings, last: %s", w.count, w.text);
+  cr_expect(strstr(w.text, "cujit_close: the CPU device was still running kernel 'spin'"), "%s",
+            w.text);
+  cr_expect(strstr(w.text, "abandoned it"), "%s", w.text);
+}
+
+Test(cpu_waits, close_waits_for_work_that_ends, .init = open_cpu, .fini = close_cpu,
+     .timeout = 120) {
+  static warnings w;
+  cujit_set_warning_handler(engine, keep_warning, &w);
+  check_saxpy();
+  launch_spin();
+  *release = 1; /* ends soon: the close waits for it, and says nothing */
+  cujit_close(engine);
+  engine = NULL;
+  cr_expect_eq(w.count, 0, "%s", w.text);
 }
