@@ -118,11 +118,16 @@ static cujit_status no_compiler(cujit_engine *engine, const cxx_command *c, int 
 /* --- the identity ------------------------------------------------------------------------------
  */
 
+/* Held from the look-up to the store, `g++ --version` included: threads that make their first
+** compile at once wait for the one that asks the compiler, instead of each asking and all but
+** the last one's strings being lost. */
 static pthread_mutex_t identity_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
+typedef struct cxx_identity {
   char command[PATH_MAX];
-  char *text[2]; /* plain, check */
-} known;
+  char *text[2];             /* plain, check */
+  struct cxx_identity *next; /* older ones (CUJIT_CXX changed): callers may still hold their text */
+} cxx_identity;
+static cxx_identity *known;
 
 static char *make_identity(const char *version, const char *const *flags) {
   cj_buf b = {0};
@@ -133,6 +138,40 @@ static char *make_identity(const char *version, const char *const *flags) {
   return b.data;
 }
 
+/* Asks the compiler its version and stores the identities; under identity_lock. */
+static cujit_status ask_compiler(cujit_engine *engine, const cxx_command *c, const char *command) {
+  char *argv[MAX_WORDS + 2];
+  for (int i = 0; i < c->nwords; i++) argv[i] = c->words[i];
+  argv[c->nwords] = "--version";
+  argv[c->nwords + 1] = NULL;
+  char *output;
+  int status = 0, err = run_tool(argv, &output, &status);
+  if (err) return no_compiler(engine, c, err);
+  if (status != 0) {
+    cujit_status st = cj_fail(engine, CUJIT_ERROR_COMPILE,
+                              "'%s --version' failed (exit status %d); set CUJIT_CXX to a C++17 "
+                              "compiler. It said:\n%s",
+                              c->words[0], status, output ? output : "");
+    free(output);
+    return st;
+  }
+  output[strcspn(output, "\n")] = '\0';
+  cxx_identity *id = calloc(1, sizeof *id);
+  char *plain = make_identity(output, plain_flags), *checked = make_identity(output, check_flags);
+  free(output);
+  if (!id || !plain || !checked) {
+    free(id);
+    free(plain);
+    free(checked);
+    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  }
+  snprintf(id->command, sizeof id->command, "%s", command);
+  id->text[0] = plain, id->text[1] = checked;
+  id->next = known; /* kept, and reachable: a change of CUJIT_CXX is rare */
+  known = id;
+  return CUJIT_OK;
+}
+
 cujit_status cj_cxx_identity(cujit_engine *engine, int check, const char **identity) {
   cxx_command c;
   *identity = NULL;
@@ -140,44 +179,13 @@ cujit_status cj_cxx_identity(cujit_engine *engine, int check, const char **ident
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "CUJIT_CXX is blank: set it to a C++17 compiler such as g++, or unset it");
   const char *env = getenv("CUJIT_CXX");
+  const char *command = env && *env ? env : "g++";
+  cujit_status st = CUJIT_OK;
   pthread_mutex_lock(&identity_lock);
-  if (known.text[0] && strcmp(known.command, env && *env ? env : "g++") == 0) {
-    *identity = known.text[check ? 1 : 0];
-    pthread_mutex_unlock(&identity_lock);
-    return CUJIT_OK;
-  }
+  if (!known || strcmp(known->command, command) != 0) st = ask_compiler(engine, &c, command);
+  if (st == CUJIT_OK) *identity = known->text[check ? 1 : 0];
   pthread_mutex_unlock(&identity_lock);
-  char *argv[MAX_WORDS + 2];
-  for (int i = 0; i < c.nwords; i++) argv[i] = c.words[i];
-  argv[c.nwords] = "--version";
-  argv[c.nwords + 1] = NULL;
-  char *output;
-  int status = 0, err = run_tool(argv, &output, &status);
-  if (err) return no_compiler(engine, &c, err);
-  if (status != 0) {
-    cujit_status st = cj_fail(engine, CUJIT_ERROR_COMPILE,
-                              "'%s --version' failed (exit status %d); set CUJIT_CXX to a C++17 "
-                              "compiler. It said:\n%s",
-                              c.words[0], status, output ? output : "");
-    free(output);
-    return st;
-  }
-  output[strcspn(output, "\n")] = '\0';
-  char *plain = make_identity(output, plain_flags), *checked = make_identity(output, check_flags);
-  free(output);
-  if (!plain || !checked) {
-    free(plain);
-    free(checked);
-    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  }
-  pthread_mutex_lock(&identity_lock);
-  /* The old strings may still be held by callers: they are kept (a change of CUJIT_CXX within
-  ** one process is rare, and each costs two short strings). */
-  snprintf(known.command, sizeof known.command, "%s", env && *env ? env : "g++");
-  known.text[0] = plain, known.text[1] = checked;
-  *identity = known.text[check ? 1 : 0];
-  pthread_mutex_unlock(&identity_lock);
-  return CUJIT_OK;
+  return st;
 }
 
 /* --- the scratch directory ---------------------------------------------------------------------
