@@ -7,6 +7,7 @@
 #define _GNU_SOURCE /* pipe2 */
 #include "cxx.h"
 #include "cpu_source.h"
+#include "cxx_scratch.h"
 #include "source.h"
 
 #include <errno.h>
@@ -68,7 +69,7 @@ static int command_from_env(cxx_command *c) {
 
 /* Runs argv with stdout and stderr into *output (malloc'd, NUL-terminated, cut at MAX_OUTPUT).
 ** Returns 0 and the exit status, or an errno when the program could not be started. */
-static int run_tool(char *const *argv, char **output, int *exit_status) {
+static int run_tool(char *const *argv, char *const *envp, char **output, int *exit_status) {
   int fds[2];
   *output = NULL;
   if (pipe2(fds, O_CLOEXEC) != 0) return errno;
@@ -78,7 +79,7 @@ static int run_tool(char *const *argv, char **output, int *exit_status) {
   posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
   posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
   pid_t pid;
-  int err = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  int err = posix_spawnp(&pid, argv[0], &fa, NULL, argv, envp);
   posix_spawn_file_actions_destroy(&fa);
   close(fds[1]);
   if (err != 0) {
@@ -145,7 +146,7 @@ static cujit_status ask_compiler(cujit_engine *engine, const cxx_command *c, con
   argv[c->nwords] = "--version";
   argv[c->nwords + 1] = NULL;
   char *output;
-  int status = 0, err = run_tool(argv, &output, &status);
+  int status = 0, err = run_tool(argv, environ, &output, &status);
   if (err) return no_compiler(engine, c, err);
   if (status != 0) {
     cujit_status st = cj_fail(engine, CUJIT_ERROR_COMPILE,
@@ -228,34 +229,6 @@ static int write_headers(const char *dir) {
     if (err) return err;
   }
   return 0;
-}
-
-/* Removes the scratch directory and everything in it (two levels of headers at most). */
-static void remove_tree(const char *path) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return;
-  if (!S_ISDIR(st.st_mode)) {
-    unlink(path);
-    return;
-  }
-  char child[PATH_MAX];
-  static const char *const parts[] = {"tu.cpp", "k.so", NULL};
-  for (size_t i = 0; parts[i]; i++) {
-    snprintf(child, sizeof child, "%s/%s", path, parts[i]);
-    unlink(child);
-  }
-  for (size_t i = 0; i < cj_embedded_header_count; i++) {
-    snprintf(child, sizeof child, "%s/include/%s", path, cj_embedded_header_names[i]);
-    unlink(child);
-    for (char *slash = strrchr(child, '/'); slash && slash > child + strlen(path) + 8;
-         slash = strrchr(child, '/')) {
-      *slash = '\0';
-      rmdir(child);
-    }
-  }
-  snprintf(child, sizeof child, "%s/include", path); /* the loop above stops below it */
-  rmdir(child);
-  rmdir(path);
 }
 
 static int read_object(const char *path, void **data, size_t *len) {
@@ -422,6 +395,23 @@ static cujit_status scratch_failed(cujit_engine *engine, const char *what, int e
                  what, strerror(err));
 }
 
+/* The environment with TMPDIR=dir/tmp, so that the compiler's own temporaries (cc*.s, cc*.o)
+** land in the scratch directory and go with it, also after a kill. The strings are environ's
+** but the one made, kept in a static per thread buffer. NULL when out of memory. */
+static char **env_with_tmpdir(const char *dir) {
+  static __thread char tmpdir[PATH_MAX];
+  snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s/tmp", dir);
+  size_t n = 0;
+  while (environ[n]) n++;
+  char **env = calloc(n + 2, sizeof *env);
+  if (!env) return NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(environ[i], "TMPDIR=", 7) != 0) env[k++] = environ[i];
+  env[k++] = tmpdir;
+  return env;
+}
+
 /* Writes the unit and the headers into dir, runs the compiler, reads the shared object. */
 static cujit_status compile_in(cujit_engine *engine, const char *dir, const char *unit,
                                const char *source, const char *name,
@@ -448,7 +438,9 @@ static cujit_status compile_in(cujit_engine *engine, const char *dir, const char
   }
   char *output = NULL;
   int status = 0;
-  err = run_tool(a.v, &output, &status);
+  char **env = env_with_tmpdir(dir);
+  err = env ? run_tool(a.v, env, &output, &status) : ENOMEM;
+  free(env);
   args_free(&a);
   if (err) {
     cj_buf_free(&notes);
@@ -486,15 +478,14 @@ cujit_status cj_cxx_compile(cujit_engine *engine, const char *source, const char
   if (!unit)
     return cj_fail(engine, CUJIT_ERROR_COMPILE, "'%s' cannot be built for the CPU device: %s", name,
                    err[0] ? err : "out of memory");
-  const char *tmp = getenv("TMPDIR");
   char dir[PATH_MAX / 2]; /* room left in every path made from it */
-  snprintf(dir, sizeof dir, "%s/cujit-cxx-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
+  int made = cj_cxx_scratch_make(dir, sizeof dir);
+  if (made != 0) {
     free(unit);
-    return scratch_failed(engine, "make a directory", errno);
+    return scratch_failed(engine, "make a directory", made);
   }
   st = compile_in(engine, dir, unit, source, name, options, check, out);
-  remove_tree(dir);
+  cj_cxx_scratch_remove(dir);
   free(unit);
   if (st != CUJIT_OK) cj_cache_entry_free(out);
   return st;
