@@ -122,6 +122,29 @@ int cj_interrupted(cujit_engine *engine, unsigned mark) {
   return 1;
 }
 
+void cj_fsize_guard(cj_fsize *g) {
+  sigset_t xfsz, pending;
+  sigemptyset(&xfsz);
+  sigaddset(&xfsz, SIGXFSZ);
+  pthread_sigmask(SIG_BLOCK, &xfsz, &g->old);
+  /* One already pending (the caller's own, blocked before) is not ours to consume. */
+  g->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+}
+
+void cj_fsize_release(cj_fsize *g) {
+  int saved = errno; /* the caller reads the write's errno after this */
+  sigset_t xfsz, pending;
+  sigemptyset(&xfsz);
+  sigaddset(&xfsz, SIGXFSZ);
+  if (!g->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
+    struct timespec now = {0, 0};
+    while (sigtimedwait(&xfsz, NULL, &now) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+  errno = saved;
+}
+
 void cj_errors_free(cujit_engine *engine) {
   for (cj_errslot *s = engine->errs, *next; s; s = next) next = s->next, free(s);
   engine->errs = NULL;

@@ -77,6 +77,17 @@ cujit_status cj_vfail(cujit_engine *engine, cujit_status status, const char *fmt
 unsigned cj_interrupt_mark(cujit_engine *engine);
 int cj_interrupted(cujit_engine *engine, unsigned mark);
 
+/* Around a write of a file: a write past the size limit (ulimit -f, RLIMIT_FSIZE) raises
+** SIGXFSZ, whose default action ends the process. cj_fsize_guard blocks it in this thread only
+** (a library leaves the process's dispositions alone), so write() fails with EFBIG instead;
+** cj_fsize_release consumes the signal if the writes raised it, and restores the mask. */
+typedef struct cj_fsize {
+  sigset_t old;
+  int was_pending;
+} cj_fsize;
+void cj_fsize_guard(cj_fsize *g);
+void cj_fsize_release(cj_fsize *g);
+
 /* Sends a warning to the engine's handler (stderr by default). */
 void cj_warn(cujit_engine *engine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -192,21 +192,23 @@ cujit_status cj_cxx_identity(cujit_engine *engine, int check, const char **ident
 /* --- the scratch directory ---------------------------------------------------------------------
  */
 
+/* Past ulimit -f the write fails with EFBIG (cj_fsize_guard), and the compile says so. */
 static int write_file(const char *path, const void *data, size_t len) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return errno;
   const char *p = data;
-  while (len > 0) {
+  int err = 0;
+  cj_fsize limit;
+  cj_fsize_guard(&limit);
+  while (len > 0 && !err) {
     ssize_t n = write(fd, p, len);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      return err;
-    }
-    p += n, len -= (size_t)n;
+    if (n < 0) err = errno;
+    if (n > 0) p += n, len -= (size_t)n;
   }
-  return close(fd) == 0 ? 0 : errno;
+  cj_fsize_release(&limit);
+  if (close(fd) != 0 && !err) err = errno;
+  return err;
 }
 
 /* Every embedded header under dir/include, so `#include <cujit/...>` finds it. */
@@ -390,9 +392,11 @@ static cujit_status compile_failed(cujit_engine *engine, const char *name, const
 
 static cujit_status scratch_failed(cujit_engine *engine, const char *what, int err) {
   return cj_fail(engine, CUJIT_ERROR_IO,
-                 "the CPU device could not %s in its temporary directory: %s; set TMPDIR to a "
-                 "writable directory",
-                 what, strerror(err));
+                 "the CPU device could not %s in its temporary directory: %s; %s", what,
+                 strerror(err),
+                 err == EFBIG ? "the file size limit (ulimit -f) is below what a compile writes: "
+                                "raise it"
+                              : "set TMPDIR to a writable directory");
 }
 
 /* The environment with TMPDIR=dir/tmp, so that the compiler's own temporaries (cc*.s, cc*.o)

@@ -86,9 +86,12 @@ cujit_status cujit_nccl_id_write(cujit_engine *engine, const char *path, const c
   int n = snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
   if (n < 0 || (size_t)n >= sizeof tmp)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "%s: the path is too long", fn);
+  cj_fsize limit; /* past ulimit -f: an error below, not SIGXFSZ */
+  cj_fsize_guard(&limit);
   FILE *f = fopen(tmp, "w");
   int ok = f && fprintf(f, "%.*s\n", ID_DIGITS, id_hex + strspn(id_hex, " \t\r\n")) > 0;
   if (f) ok = (fclose(f) == 0) && ok;
+  cj_fsize_release(&limit);
   if (ok && rename(tmp, path) == 0) return CUJIT_OK;
   int err = errno;
   remove(tmp);
