@@ -43,6 +43,10 @@ static void close_cpu(void) {
   cj_scratch_remove();
 }
 
+/* A broken wait hangs rather than fails: the timeout ends it. Per suite, not per test: the
+** sanitizer build's Criterion runner leaks a block per test timeout when tests run in parallel. */
+TestSuite(cpu_waits, .timeout = 120);
+
 static cujit_launch_config one_thread(void) {
   cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
   cfg.grid[0] = cfg.block[0] = 1;
@@ -138,21 +142,20 @@ static void interrupt_waiters(int count) {
   free(w);
 }
 
-Test(cpu_waits, an_interrupt_ends_every_wait_of_three_threads, .init = open_cpu, .fini = close_cpu,
-     .timeout = 60) {
+Test(cpu_waits, an_interrupt_ends_every_wait_of_three_threads, .init = open_cpu,
+     .fini = close_cpu) {
   interrupt_waiters(3);
 }
 
 Test(cpu_waits, an_interrupt_ends_every_kind_of_wait_on_eight_threads, .init = open_cpu,
-     .fini = close_cpu, .timeout = 60) {
+     .fini = close_cpu) {
   interrupt_waiters(8);
   /* And again, on the same engine: the first interrupt was reported, a second one counts anew. */
   *release = 0;
   interrupt_waiters(3);
 }
 
-Test(cpu_waits, a_pending_interrupt_stops_the_next_wait_only, .init = open_cpu, .fini = close_cpu,
-     .timeout = 60) {
+Test(cpu_waits, a_pending_interrupt_stops_the_next_wait_only, .init = open_cpu, .fini = close_cpu) {
   cujit_interrupt(engine); /* no wait in progress: it stays pending */
   cujit_interrupt(engine); /* two interrupts before a wait are still one report */
   launch_spin();
@@ -168,8 +171,7 @@ Test(cpu_waits, a_pending_interrupt_stops_the_next_wait_only, .init = open_cpu, 
   cr_expect_eq(w.status, CUJIT_OK, "%s: %s", cujit_status_string(w.status), w.message);
 }
 
-Test(cpu_waits, interrupt_clear_forgets_a_pending_interrupt, .init = open_cpu, .fini = close_cpu,
-     .timeout = 60) {
+Test(cpu_waits, interrupt_clear_forgets_a_pending_interrupt, .init = open_cpu, .fini = close_cpu) {
   cujit_interrupt(engine);
   cujit_interrupt_clear(engine);
   launch_spin();
@@ -209,7 +211,7 @@ static int frees_return(freer *f) {
 }
 
 Test(cpu_waits, freeing_unrelated_memory_does_not_wait_for_a_running_kernel, .init = open_cpu,
-     .fini = close_cpu, .timeout = 120) {
+     .fini = close_cpu) {
   freer f = {0};
   EXPECT_OK(cujit_buffer_alloc(engine, 1 << 20, CUJIT_U8, &f.buffer));
   EXPECT_OK(cujit_host_alloc(engine, 1 << 20, &f.host));
@@ -258,7 +260,7 @@ static void launch_reader(cujit_kernel *k, cujit_buffer *big, cujit_buffer *out,
 }
 
 Test(cpu_waits, memory_freed_while_queued_work_uses_it_lives_until_that_work_ends, .init = open_cpu,
-     .fini = close_cpu, .timeout = 120) {
+     .fini = close_cpu) {
   cujit_kernel *k = reader();
   cujit_buffer *big, *out;
   EXPECT_OK(cujit_buffer_alloc(engine, BIG, CUJIT_U8, &big));
@@ -284,7 +286,7 @@ Test(cpu_waits, memory_freed_while_queued_work_uses_it_lives_until_that_work_end
 }
 
 Test(cpu_waits, a_free_queued_behind_a_kernel_that_faults_still_frees, .init = open_cpu,
-     .fini = close_cpu, .timeout = 120) {
+     .fini = close_cpu) {
   cujit_kernel *k = reader();
   cujit_buffer *big, *out;
   EXPECT_OK(cujit_buffer_alloc(engine, BIG, CUJIT_U8, &big));
@@ -344,8 +346,7 @@ static void reset_and_work_again(void) {
   EXPECT_OK(cujit_device_synchronize(dev));
 }
 
-Test(cpu_waits, a_reset_abandons_a_kernel_that_never_ends, .init = open_cpu, .fini = close_cpu,
-     .timeout = 120) {
+Test(cpu_waits, a_reset_abandons_a_kernel_that_never_ends, .init = open_cpu, .fini = close_cpu) {
   launch_spin();
   cujit_buffer *after;
   EXPECT_OK(cujit_buffer_alloc(engine, 64, CUJIT_U8, &after));
@@ -363,7 +364,7 @@ Test(cpu_waits, a_reset_abandons_a_kernel_that_never_ends, .init = open_cpu, .fi
 /* Every worker inside the kernel, on fibers (a barrier in the loop), some blocks still queued
 ** for the workers: all leave, and the fibers' state is given back. */
 Test(cpu_waits, a_reset_abandons_a_kernel_on_every_worker_and_its_fibers, .init = open_cpu,
-     .fini = close_cpu, .timeout = 120) {
+     .fini = close_cpu) {
   cujit_kernel *k;
   EXPECT_OK(cujit_kernel_define(engine, "spin_sync(volatile int *f)",
                                 "__shared__ int seen;\n"
@@ -398,7 +399,7 @@ static void keep_warning(void *user, const char *message) {
 }
 
 Test(cpu_waits, close_abandons_a_kernel_that_never_ends_with_a_warning, .init = open_cpu,
-     .fini = close_cpu, .timeout = 120) {
+     .fini = close_cpu) {
   static warnings w;
   cujit_set_warning_handler(engine, keep_warning, &w);
   launch_spin();
@@ -412,8 +413,7 @@ Test(cpu_waits, close_abandons_a_kernel_that_never_ends_with_a_warning, .init = 
   cr_expect(strstr(w.text, "abandoned it"), "%s", w.text);
 }
 
-Test(cpu_waits, close_waits_for_work_that_ends, .init = open_cpu, .fini = close_cpu,
-     .timeout = 120) {
+Test(cpu_waits, close_waits_for_work_that_ends, .init = open_cpu, .fini = close_cpu) {
   static warnings w;
   cujit_set_warning_handler(engine, keep_warning, &w);
   check_saxpy();
