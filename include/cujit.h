@@ -128,7 +128,9 @@ typedef struct cujit_event cujit_event; /* a marker in a stream, for ordering an
 ** is an error or a warning, never a guess). On failure *out is NULL. */
 CUJIT_API cujit_status cujit_open(cujit_engine **out);
 
-/* Frees the engine and everything still alive in it (kernels, buffers, streams, events). */
+/* Frees the engine and everything still alive in it (kernels, buffers, streams, events). Work
+** still queued on the CPU device gets 2 s to finish; what still runs then is abandoned, with a
+** warning, as a GPU's context teardown ends its kernels (docs/cpu.md). */
 CUJIT_API void cujit_close(cujit_engine *engine);
 
 /* The message of the last failure of a call on this engine from this thread; "" if none. The
@@ -143,9 +145,12 @@ CUJIT_API cujit_status cujit_errcode(const cujit_engine *engine);
 typedef void (*cujit_warning_fn)(void *user, const char *message);
 CUJIT_API void cujit_set_warning_handler(cujit_engine *engine, cujit_warning_fn fn, void *user);
 
-/* Asks every wait in progress on this engine (synchronize calls) to stop soon with
-** CUJIT_ERROR_INTERRUPTED. Safe to call from a signal handler. The flag clears when a wait
-** reports it. */
+/* Makes every wait in progress on this engine (the synchronize calls, a default-stream copy or
+** fill waiting for earlier work, cujit_nccl_id_read), on every thread, end soon with
+** CUJIT_ERROR_INTERRUPTED; the work queued goes on running. When no wait is in progress the
+** interrupt stays pending, and the next wait to start reports it at once. Once a wait has
+** reported it, it is no longer pending: waits that start later run normally. Safe to call from a
+** signal handler and from any thread (it only bumps an atomic counter). */
 CUJIT_API void cujit_interrupt(cujit_engine *engine);
 
 /* Forgets an interrupt that no wait has reported yet (call it before starting new work, so a
@@ -269,7 +274,9 @@ CUJIT_API cujit_status cujit_device_status(cujit_device *device);
 
 /* Recreates the device's primary context after a fault. Buffers, streams and events of the device
 ** become lost (using them reports BUFFER_LOST / a clear error; freeing them is still fine);
-** compiled kernels stay valid and are reloaded on their next launch. */
+** compiled kernels stay valid and are reloaded on their next launch. As a GPU's reset, it ends
+** the kernel running now and drops the work queued (the CPU device abandons the kernel, wherever
+** it is: docs/cpu.md). */
 CUJIT_API cujit_status cujit_device_reset(cujit_device *device);
 
 /* Several GPUs (docs/scaling.md). Buffers, streams and events belong to the device they were made

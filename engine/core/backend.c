@@ -115,7 +115,6 @@ static cujit_status interrupted(cujit_device *dev, const char *what) {
   cujit_engine *engine = dev->engine;
   char name[32] = "the CPU device"; /* device.c's cj_device_name, a layer up */
   if (dev->ordinal != CUJIT_DEVICE_CPU) snprintf(name, sizeof name, "device %d", dev->ordinal);
-  engine->interrupted = 0;
   return cj_fail(engine, CUJIT_ERROR_INTERRUPTED,
                  "%s was interrupted (cujit_interrupt); the work already queued on %s goes on "
                  "running",
@@ -131,8 +130,9 @@ cujit_status cj_backend_wait(cujit_device *dev, cj_poll_fn done, void *handle, c
   long start = now_ns(), window = window_ns;
   unsigned long slack = 0;
   int napping = 0;
+  unsigned mark = cj_interrupt_mark(engine);
   for (;;) {
-    if (engine->interrupted) {
+    if (cj_interrupted(engine, mark)) {
       st = interrupted(dev, what);
       break;
     }

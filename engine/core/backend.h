@@ -14,8 +14,9 @@
 *with cj_fail (message saying
 ** what failed and what to do), except the release operations, which record nothing so that a
 ** free never clobbers cujit_errmsg. Waits (synchronize, event_synchronize) honour
-** engine->interrupted and return CUJIT_ERROR_INTERRUPTED when it is set (cj_backend_wait does
-** both). Copies on a NULL stream return when done, as the public API promises; a fill
+** cujit_interrupt: each takes cj_interrupt_mark when it starts and returns
+** CUJIT_ERROR_INTERRUPTED once cj_interrupted says so (cj_backend_wait does both). Copies on a NULL
+*stream return when done, as the public API promises; a fill
 ** (memset8) on a NULL stream may return at once, but must be ordered before all later work on
 ** every stream of the device (the CPU device may simply finish it).
 **

@@ -5,7 +5,8 @@
 ** asynchronous (a missing synchronize misbehaves as on a GPU) while the default stream stays
 ** ordered with every other stream, as CUDA's legacy stream is. Kernels are shared objects loaded
 ** from memory (cpu_module.c); a launch runs on the worker pool (cpu_pool.c), and a failure in a
-** kernel faults the device as a GPU fault does, until a reset.
+** kernel faults the device as a GPU fault does, until a reset. The queue itself, its waits and
+** the abandoning of a kernel that runs at a reset or at the close are in backend_cpu_queue.c.
 */
 #define _GNU_SOURCE /* sched_getaffinity */
 #include "backend_cpu.h"
@@ -21,8 +22,8 @@
 #include <unistd.h>
 
 #define ALIGNMENT 256
-#define WAIT_SLICE_NS 5000000 /* how often a wait looks at engine->interrupted */
 #define MAX_SHARED_OPTIN (228 * 1024)
+#define CLOSE_WAIT_MS 2000 /* what cujit_close gives running work before abandoning it */
 
 /* --- the device's state ------------------------------------------------------------------------
  */
@@ -31,186 +32,8 @@ static cpu_dev *cpu_of(cujit_device *dev) {
   return (cpu_dev *)dev->impl;
 }
 
-/* --- faults and waits --------------------------------------------------------------------------
- */
-
 static int faulted(const cujit_device *dev) {
   return __atomic_load_n(&dev->fault, __ATOMIC_ACQUIRE) != CUJIT_OK;
-}
-
-static void fault(cujit_device *dev, const char *what, const char *where) {
-  cj_device_fault(dev,
-                  "the CPU device faulted: %.1500s%s; it refuses further work until reset: call "
-                  "cujit_device_reset (Lua: cuda.reset()), which loses the device's buffers, "
-                  "streams and events (host data is untouched)",
-                  what, where);
-}
-
-/* Waits until the queue has finished op `seq`; honours cujit_interrupt. */
-static cujit_status wait_for(cujit_device *dev, uint64_t seq, const char *what) {
-  cpu_dev *c = cpu_of(dev);
-  cujit_engine *engine = dev->engine;
-  pthread_mutex_lock(&c->lock);
-  while (c->completed < seq) {
-    if (engine->interrupted) {
-      engine->interrupted = 0;
-      pthread_mutex_unlock(&c->lock);
-      return cj_fail(engine, CUJIT_ERROR_INTERRUPTED,
-                     "%s was interrupted (cujit_interrupt); the work already queued on the CPU "
-                     "device goes on running",
-                     what);
-    }
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += WAIT_SLICE_NS;
-    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
-    pthread_cond_timedwait(&c->done, &c->lock, &until);
-  }
-  pthread_mutex_unlock(&c->lock);
-  return faulted(dev) ? cj_device_refuse(dev) : CUJIT_OK;
-}
-
-/* Waits for everything queued so far, with no interruption: for unload, reset and release. */
-static void drain(cpu_dev *c) {
-  pthread_mutex_lock(&c->lock);
-  while (c->completed < c->submitted) pthread_cond_wait(&c->done, &c->lock);
-  pthread_mutex_unlock(&c->lock);
-}
-
-static uint64_t queued_so_far(cpu_dev *c) {
-  pthread_mutex_lock(&c->lock);
-  uint64_t seq = c->submitted;
-  pthread_mutex_unlock(&c->lock);
-  return seq;
-}
-
-/* --- the queue ---------------------------------------------------------------------------------
- */
-
-/* `where` follows the kernel's failure in the fault's message. A graph's launches run again:
-** their block counter starts over. */
-static void run_launch(cujit_device *dev, cpu_dev *c, cpu_op *op, uint64_t seq, const char *where) {
-  cj_cpu_launch *launch = op->launch;
-  const cj_cpu_function *fn = op->fn;
-  launch->schedule = c->schedule;
-  launch->schedule_seed = c->seed + seq;
-  launch->next_block = 0, launch->error_set = 0;
-  cj_cpu_job job = {fn->entry, launch, fn->module->workers, fn->module->release, fn->module->where};
-  cj_cpu_pool_run(c->pool, &job);
-  if (__atomic_load_n(&launch->error_set, __ATOMIC_ACQUIRE)) fault(dev, launch->error, where);
-}
-
-static void run_op(cujit_device *dev, cpu_dev *c, cpu_op *op);
-
-/* A graph's replays: its nodes in order, each as it ran when queued alone, until a fault. */
-static void run_graph(cujit_device *dev, cpu_dev *c, const cpu_op *op) {
-  const cpu_plan *plan = op->plan;
-  for (size_t r = 0; r <= op->repeat; r++)
-    for (size_t i = 0; i < plan->count && !faulted(dev); i++) {
-      cpu_op *node = &plan->nodes[i];
-      if (node->kind == OP_LAUNCH)
-        run_launch(dev, c, node, op->seq + r, " (in a kernel node of a replayed cujit_graph)");
-      else
-        run_op(dev, c, node);
-    }
-}
-
-static void run_op(cujit_device *dev, cpu_dev *c, cpu_op *op) {
-  switch (op->kind) {
-  case OP_COPY:
-    memcpy(op->dst, op->src, op->bytes);
-    break;
-  case OP_FILL:
-    memset(op->dst, op->value, op->bytes);
-    break;
-  case OP_LAUNCH:
-    run_launch(dev, c, op, op->seq, "");
-    break;
-  case OP_RECORD:
-    op->event->ms = cj_now_ms();
-    break;
-  case OP_GRAPH:
-    run_graph(dev, c, op);
-    break;
-  }
-}
-
-/* Frees the op; an event whose last record this was, and which was destroyed, goes too. A
-** replay's op goes back to the graph's side (backend_cpu_graph.c). */
-static void finish_op(cpu_dev *c, cpu_op *op) {
-  if (op->kind == OP_RECORD && --op->event->pending == 0 && op->event->destroyed) free(op->event);
-  c->completed = op->seq;
-  if (op->kind == OP_GRAPH)
-    cj_cpu_replay_done(c, op);
-  else
-    free(op);
-}
-
-static void *queue_main(void *p) {
-  cujit_device *dev = p;
-  cpu_dev *c = cpu_of(dev);
-  cj_cpu_thread_begin();
-  pthread_mutex_lock(&c->lock);
-  for (;;) {
-    while (!c->head && !c->stop) pthread_cond_wait(&c->work, &c->lock);
-    if (!c->head) break;
-    cpu_op *op = c->head;
-    c->head = op->next;
-    if (!c->head) c->tail = NULL;
-    pthread_mutex_unlock(&c->lock);
-    if (!faulted(dev)) run_op(dev, c, op); /* after a fault, queued work is dropped */
-    pthread_mutex_lock(&c->lock);
-    finish_op(c, op);
-    pthread_cond_broadcast(&c->done);
-  }
-  pthread_mutex_unlock(&c->lock);
-  cj_cpu_thread_end();
-  return NULL;
-}
-
-/* An op with `extra` bytes after it (staged data, the launch and its parameters). */
-cpu_op *cj_cpu_new_op(cujit_device *dev, enum op_kind kind, size_t extra) {
-  cpu_op *op = calloc(1, sizeof *op + extra);
-  if (!op)
-    cj_fail(dev->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
-            "out of host memory queueing work on the CPU device");
-  else
-    op->kind = kind;
-  return op;
-}
-
-/* The queue thread and pool start with the first op. */
-cujit_status cj_cpu_enqueue(cujit_device *dev, cpu_op *op, void *stream) {
-  if (stream && ((cpu_stream *)stream)->capture) return cj_cpu_capture_op(dev, op, stream);
-  cpu_dev *c = cpu_of(dev);
-  pthread_mutex_lock(&c->lock);
-  if (!c->started) {
-    c->pool = cj_cpu_pool_new(c->workers);
-    if (!c->pool || pthread_create(&c->thread, NULL, queue_main, dev) != 0) {
-      cj_cpu_pool_free(c->pool);
-      c->pool = NULL;
-      pthread_mutex_unlock(&c->lock);
-      free(op);
-      return cj_fail(dev->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
-                     "the CPU device could not start its threads; free some memory or lower "
-                     "CUJIT_CPU_THREADS");
-    }
-    c->started = 1;
-  }
-  op->seq = ++c->submitted;
-  if (stream) ((cpu_stream *)stream)->last = op->seq;
-  if (op->kind == OP_RECORD) {
-    op->event->seq = op->seq, op->event->pending++;
-    __atomic_store_n(&op->event->captured, 0, __ATOMIC_RELEASE); /* a point of the work again */
-  }
-  if (c->tail)
-    c->tail->next = op;
-  else
-    c->head = op;
-  c->tail = op;
-  pthread_cond_signal(&c->work);
-  pthread_mutex_unlock(&c->lock);
-  return CUJIT_OK;
 }
 
 /* --- devices ------------------------------------------------------------------------------------
@@ -247,23 +70,61 @@ static cujit_status cpu_mem_info(cujit_device *dev, size_t *free_bytes, size_t *
 
 static cujit_status cpu_synchronize(cujit_device *dev) {
   if (faulted(dev)) return cj_device_refuse(dev);
-  return wait_for(dev, queued_so_far(cpu_of(dev)), "cujit_device_synchronize");
+  return cj_cpu_wait_for(dev, cj_cpu_queued(cpu_of(dev)), "cujit_device_synchronize");
 }
 
-/* The backend's part of a reset (device.c bumps the generation and clears the fault): queued
-** work finished or dropped, and every allocation freed. Loaded kernels stay. */
+/* The backend's part of a reset (device.c bumps the generation and clears the fault): as a GPU's
+** reset, the kernel running now is abandoned and the queued work dropped, and every allocation
+** freed. Loaded kernels stay. */
 static cujit_status cpu_reset(cujit_device *dev) {
   cpu_dev *c = cpu_of(dev);
-  drain(c);
+  if (!cj_cpu_abandon(dev, "cujit_device_reset"))
+    return cj_fail(dev->engine, CUJIT_ERROR_DEVICE_FAULT,
+                   "cujit_device_reset: the CPU device's kernel did not stop when abandoned (its "
+                   "threads do not take signal SIGRTMAX-2); the device stays faulted: restart the "
+                   "program");
   pthread_mutex_lock(&c->lock);
   cj_alloc_free_all(&c->allocs);
   pthread_mutex_unlock(&c->lock);
   return CUJIT_OK;
 }
 
+/* At cujit_close, queued work gets CLOSE_WAIT_MS to finish; then, as a GPU's context is torn
+** down at exit, the kernel still running is abandoned, with a warning. 0 when it would not stop:
+** the device's threads and memory are then left as they are (the process may still exit). */
+static int stop_queue(cujit_device *dev, cpu_dev *c) {
+  double deadline = cj_now_ms() + CLOSE_WAIT_MS;
+  pthread_mutex_lock(&c->lock);
+  while (c->started && c->completed < c->submitted && cj_now_ms() < deadline) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 10 * 1000000L;
+    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+    pthread_cond_timedwait(&c->done, &c->lock, &until);
+  }
+  int busy = c->started && c->completed < c->submitted;
+  char what[300];
+  snprintf(what, sizeof what, "%s%.200s%s", c->running ? "kernel '" : "its work",
+           c->running ? c->running : "", c->running ? "'" : "");
+  pthread_mutex_unlock(&c->lock);
+  if (!busy) return 1;
+  int stopped = cj_cpu_abandon(dev, "cujit_close");
+  cj_warn(dev->engine,
+          "cujit_close: the CPU device was still running %s %d s after the close; %s (as a GPU's "
+          "work ends when its context is torn down at exit)",
+          what, CLOSE_WAIT_MS / 1000,
+          stopped ? "abandoned it and the work queued after it"
+                  : "it did not stop when abandoned, and is left running");
+  return stopped;
+}
+
 static void cpu_release(cujit_device *dev) {
   cpu_dev *c = cpu_of(dev);
   if (!c) return;
+  if (!stop_queue(dev, c)) {
+    dev->impl = NULL; /* its threads may still use all of it */
+    return;
+  }
   pthread_mutex_lock(&c->lock);
   c->stop = 1;
   pthread_cond_signal(&c->work);
@@ -319,12 +180,13 @@ static int take(cpu_dev *c, void *p) {
   return mine;
 }
 
-/* Like cuMemFree, it first waits for the queued work, which may still use the memory. */
+/* As a GPU's stream-ordered pool does, a free never waits: with work queued (which may still use
+** the memory) the free is queued behind it, so the memory is reused only after that work; with
+** the queue idle it is immediate. */
 static void untrack(cujit_device *dev, void *p) {
   cpu_dev *c = cpu_of(dev);
-  if (!c || !p) return;
-  drain(c);
-  if (take(c, p)) free(p);
+  if (!c || !p || !take(c, p)) return;
+  if (!cj_cpu_queue_behind(dev, OP_FREE, p)) free(p);
 }
 
 static cujit_status cpu_alloc(cujit_device *dev, size_t bytes, uint64_t *addr) {
@@ -356,7 +218,8 @@ static cujit_status cpu_copy(cujit_device *dev, cj_copy_kind kind, uint64_t dst,
   void *d = (void *)(uintptr_t)dst;
   const void *s = (const void *)(uintptr_t)src;
   if (!stream) {
-    cujit_status st = wait_for(dev, queued_so_far(cpu_of(dev)), "a copy on the default stream");
+    cujit_status st =
+        cj_cpu_wait_for(dev, cj_cpu_queued(cpu_of(dev)), "a copy on the default stream");
     if (st == CUJIT_OK && bytes) memcpy(d, s, bytes);
     return st;
   }
@@ -373,11 +236,13 @@ static cujit_status cpu_copy(cujit_device *dev, cj_copy_kind kind, uint64_t dst,
 static cujit_status cpu_memset8(cujit_device *dev, uint64_t dst, unsigned char value, size_t bytes,
                                 void *stream) {
   if (faulted(dev)) return cj_device_refuse(dev);
-  if (!stream) {
-    cujit_status st = wait_for(dev, queued_so_far(cpu_of(dev)), "a fill on the default stream");
-    if (st == CUJIT_OK && bytes) memset((void *)(uintptr_t)dst, value, bytes);
-    return st;
+  cpu_dev *c = cpu_of(dev);
+  if (!stream && cj_cpu_queued(c) == cj_cpu_completed(c)) { /* nothing before it: done now */
+    if (bytes) memset((void *)(uintptr_t)dst, value, bytes);
+    return CUJIT_OK;
   }
+  /* Else queued, also on the default stream: it returns at once, as the header says, and the one
+  ** queue orders it before all later work on every stream. */
   cpu_op *op = cj_cpu_new_op(dev, OP_FILL, 0);
   if (!op) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   op->dst = (void *)(uintptr_t)dst, op->value = value, op->bytes = bytes;
@@ -430,7 +295,7 @@ static cujit_status cpu_stream_query(cujit_device *dev, void *stream) {
 
 static cujit_status cpu_stream_synchronize(cujit_device *dev, void *stream) {
   if (faulted(dev)) return cj_device_refuse(dev);
-  return wait_for(dev, stream_end(dev, stream), "cujit_stream_synchronize");
+  return cj_cpu_wait_for(dev, stream_end(dev, stream), "cujit_stream_synchronize");
 }
 
 /* One queue runs every stream in the order work was queued, so the event's record, queued
@@ -479,7 +344,7 @@ static cujit_status cpu_event_query(cujit_device *dev, void *event) {
 static cujit_status cpu_event_synchronize(cujit_device *dev, void *event) {
   cujit_status st = cj_cpu_event_uncaptured(dev, event, "cujit_event_synchronize");
   if (st != CUJIT_OK || faulted(dev)) return st != CUJIT_OK ? st : cj_device_refuse(dev);
-  return wait_for(dev, event_seq(dev, event), "cujit_event_synchronize");
+  return cj_cpu_wait_for(dev, event_seq(dev, event), "cujit_event_synchronize");
 }
 
 static cujit_status cpu_event_elapsed(cujit_device *dev, void *start, void *end, float *ms) {
@@ -506,10 +371,9 @@ static cujit_status cpu_load(cujit_device *dev, const cujit_program *program, vo
   return st;
 }
 
+/* Queued behind the launches that may still need its code, as a free is: never waits. */
 static void cpu_unload(cujit_device *dev, void *module) {
-  if (!module) return;
-  drain(cpu_of(dev)); /* no queued launch may still need its code */
-  cj_cpu_module_free(module);
+  if (module && !cj_cpu_queue_behind(dev, OP_UNLOAD, module)) cj_cpu_module_free(module);
 }
 
 static cujit_status cpu_get_function(cujit_device *dev, void *module, const char *name, void **fn) {

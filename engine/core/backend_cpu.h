@@ -24,7 +24,9 @@ typedef struct cpu_stream {
   struct cpu_capture *capture; /* while it captures a graph (backend_cpu_graph.c) */
 } cpu_stream;
 
-enum op_kind { OP_COPY, OP_FILL, OP_LAUNCH, OP_RECORD, OP_GRAPH };
+/* OP_FREE gives `dst` back to the host's allocator, OP_UNLOAD unloads the module `dst`: queued
+** behind the work that may use the memory or the code, and run even after a fault. */
+enum op_kind { OP_COPY, OP_FILL, OP_LAUNCH, OP_RECORD, OP_GRAPH, OP_FREE, OP_UNLOAD };
 
 typedef struct cpu_op {
   struct cpu_op *next;
@@ -57,6 +59,8 @@ typedef struct cpu_dev {
   cpu_op *head, *tail;
   uint64_t submitted, completed; /* seq of the last op queued / finished */
   int stop, started;
+  int waiting;         /* cj_cpu_wait_for calls in progress (tests look, to interrupt them all) */
+  const char *running; /* the kernel the queue runs now, for messages; NULL when none */
   pthread_t thread;
   cj_cpu_pool *pool;
   int workers;
@@ -69,6 +73,25 @@ typedef struct cpu_dev {
 
 /* A zeroed op of `kind` with `extra` bytes after it; NULL (recorded) when out of memory. */
 cpu_op *cj_cpu_new_op(cujit_device *dev, enum op_kind kind, size_t extra);
+
+/* --- backend_cpu_queue.c --------------------------------------------------------------------- */
+
+/* Waits until the queue has finished op `seq`; honours cujit_interrupt; then reports a fault. */
+cujit_status cj_cpu_wait_for(cujit_device *dev, uint64_t seq, const char *what);
+/* Waits for everything queued so far, with no interruption. */
+void cj_cpu_drain(cpu_dev *c);
+uint64_t cj_cpu_queued(cpu_dev *c);    /* the seq of the last op queued */
+uint64_t cj_cpu_completed(cpu_dev *c); /* the seq of the last op finished */
+
+/* Queues an OP_FREE or OP_UNLOAD of `what` behind the work queued so far and returns 1; 0 when
+** the queue is idle (the caller does it now: no work can use it). Never fails: without memory
+** for the op it waits for the queue and returns 0. */
+int cj_cpu_queue_behind(cujit_device *dev, enum op_kind kind, void *what);
+
+/* Drops the work queued and abandons the kernel running now (cj_cpu_pool_abandon), faulting the
+** device with a message naming `by`; returns 1 once the queue is idle, 0 when the kernel did not
+** leave within ABANDON_MS (its thread does not take the signal: the queue is then left alone). */
+int cj_cpu_abandon(cujit_device *dev, const char *by);
 
 /* Queues op behind everything queued before; `stream`, when given, remembers it. On a capturing
 ** stream the op is recorded into the graph instead. Takes the op, also on failure. */

@@ -442,6 +442,8 @@ cujit_status cj_cpu_graph_dot(cujit_device *dev, void *graph, const char *path) 
                    "cujit_graph_dot: could not write '%s'; check that its directory exists and "
                    "is writable",
                    path);
+  cj_fsize limit; /* past ulimit -f: the error below, not SIGXFSZ */
+  cj_fsize_guard(&limit);
   fprintf(f, "digraph cujit_cpu_graph {\n  node [shape=box];\n");
   for (size_t i = 0; i < g->count; i++) {
     const cpu_op *op = g->ops[i];
@@ -459,7 +461,9 @@ cujit_status cj_cpu_graph_dot(cujit_device *dev, void *graph, const char *path) 
     if (i > 0) fprintf(f, "  n%zu -> n%zu;\n", i - 1, i);
   }
   fprintf(f, "}\n");
-  if (fclose(f) != 0)
+  int closed = fclose(f) == 0;
+  cj_fsize_release(&limit);
+  if (!closed)
     return cj_fail(dev->engine, CUJIT_ERROR_IO, "cujit_graph_dot: could not finish writing '%s'",
                    path);
   return CUJIT_OK;

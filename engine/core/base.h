@@ -55,7 +55,11 @@ struct cujit_engine {
 
   cujit_warning_fn warn_fn;
   void *warn_user;
-  volatile sig_atomic_t interrupted;
+  /* cujit_interrupt bumps `interrupts`; `reported` is the count the last report or
+  ** cujit_interrupt_clear saw. Counters, not a flag, so that every wait in progress sees the
+  ** interrupt (none can clear it for the others); lock-free atomics, so a signal handler may
+  ** bump it. Waits use cj_interrupt_mark and cj_interrupted. */
+  atomic_uint interrupts, reported;
 
   cj_errslot *errs; /* one per thread that has failed a call */
   cj_link live;     /* list head */
@@ -66,6 +70,23 @@ struct cujit_engine {
 cujit_status cj_fail(cujit_engine *engine, cujit_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 cujit_status cj_vfail(cujit_engine *engine, cujit_status status, const char *fmt, va_list ap);
+
+/* A wait takes a mark when it starts and asks cj_interrupted(mark) as it goes: 1 once
+** cujit_interrupt was called after the mark, or before it without any wait having reported it
+** yet (a pending interrupt). A 1 counts as reported, so waits started later are not cut short. */
+unsigned cj_interrupt_mark(cujit_engine *engine);
+int cj_interrupted(cujit_engine *engine, unsigned mark);
+
+/* Around a write of a file: a write past the size limit (ulimit -f, RLIMIT_FSIZE) raises
+** SIGXFSZ, whose default action ends the process. cj_fsize_guard blocks it in this thread only
+** (a library leaves the process's dispositions alone), so write() fails with EFBIG instead;
+** cj_fsize_release consumes the signal if the writes raised it, and restores the mask. */
+typedef struct cj_fsize {
+  sigset_t old;
+  int was_pending;
+} cj_fsize;
+void cj_fsize_guard(cj_fsize *g);
+void cj_fsize_release(cj_fsize *g);
 
 /* Sends a warning to the engine's handler (stderr by default). */
 void cj_warn(cujit_engine *engine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

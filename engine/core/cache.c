@@ -446,8 +446,11 @@ static int disk_put(cj_cache *c, const cj_cache_key *key, int text, const cj_cac
   if (!buf) return 0;
   /* 0600 whatever the umask: only the owner may read what only the owner may write. */
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, c->shared ? 0644 : 0600);
+  cj_fsize limit; /* past ulimit -f: EFBIG and the warning below, not SIGXFSZ */
+  cj_fsize_guard(&limit);
   int ok = fd >= 0 && (c->shared || fchmod(fd, 0600) == 0) && write_all(fd, buf, len);
   int err = errno;
+  cj_fsize_release(&limit);
   if (fd >= 0 && close(fd) != 0 && ok) ok = 0, err = errno;
   struct stat there; /* what is not cujit's own regular file is never renamed over */
   if (ok && lstat(path, &there) == 0 && !S_ISREG(there.st_mode)) {

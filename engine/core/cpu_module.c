@@ -153,15 +153,26 @@ cujit_status cj_cpu_module_load(cujit_engine *engine, const cujit_program *progr
   for (int i = 0; i < workers; i++) m->workers[i].index = i;
   int fd = m->fd = memfd_create("cujit-kernels", MFD_CLOEXEC);
   size_t written = 0;
+  int write_err = 0;
+  cj_fsize limit; /* a memfd counts against ulimit -f too: EFBIG, not SIGXFSZ */
+  cj_fsize_guard(&limit);
   while (fd >= 0 && written < program->cubin_len) {
     ssize_t n = write(fd, (const char *)program->cubin + written, program->cubin_len - written);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0) write_err = errno;
     if (n <= 0) break;
     written += (size_t)n;
   }
+  cj_fsize_release(&limit);
   char path[64], why[1024];
   snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-  snprintf(why, sizeof why, "%s", fd < 0 ? strerror(errno) : "the shared object was not written");
+  snprintf(why, sizeof why, "%s",
+           fd < 0 ? strerror(errno)
+           : write_err == EFBIG
+               ? "File too large to write into memory (a memfd counts against the file size "
+                 "limit, ulimit -f: raise it)"
+           : write_err ? strerror(write_err)
+                       : "the shared object was not written");
   if (fd >= 0 && written == program->cubin_len) {
     m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!m->handle) snprintf(why, sizeof why, "%s", dlerror());

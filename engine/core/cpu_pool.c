@@ -4,18 +4,23 @@
 ** So each worker runs the entry behind sigsetjmp, and the handler (on an alternate stack, since
 ** the fault may be a stack overflow or lie on a fiber's stack) jumps back when the faulting
 ** thread is a worker inside a kernel; any other fault goes to the handler that was there before.
+** Abandoning a kernel (a reset or cujit_close that cannot wait for it) takes the same way out: the
+** pool sends its threads ABANDON_SIGNAL, whose handler jumps back when the thread is in a kernel.
 */
 #include "cpu_pool.h"
 #include "cxx.h"
 
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define ALT_STACK_BYTES (64 * 1024)
+/* Installed only when a kernel is first abandoned; a real-time signal, unlikely to be in use. */
+#define ABANDON_SIGNAL (SIGRTMAX - 2)
 
 struct cj_cpu_pool {
   pthread_mutex_t lock;
@@ -27,6 +32,9 @@ struct cj_cpu_pool {
   int running;          /* workers still in the current job */
   int stop;
   int crashed;
+  int abandoning; /* atomic: workers leave the kernel they run, and enter none */
+  int has_caller; /* caller: the thread of cj_cpu_pool_run (worker 0), once it ran a job */
+  pthread_t caller;
   cj_cpu_job job;
 };
 
@@ -49,6 +57,9 @@ static __thread int crash_signal;
 static __thread void *crash_address;
 static __thread char crash_where[256]; /* "block (x,y,z) thread (a,b,c)[ (...)]", or "" */
 static __thread void *alt_stack;
+static __thread cj_cpu_pool *kernel_pool; /* the pool of the kernel this thread runs */
+static struct sigaction previous_abandon;
+static pthread_once_t abandon_once = PTHREAD_ONCE_INIT;
 
 static void pass_on(int sig, siginfo_t *info, void *context) {
   for (size_t i = 0; i < NCAUGHT; i++) {
@@ -80,6 +91,35 @@ static void on_crash(int sig, siginfo_t *info, void *context) {
   siglongjmp(*jump, 1);
 }
 
+/* Jumps out of the kernel when its pool is abandoning; any other arrival (the kernel already
+** ended, or someone else's signal of this number) goes to the previous handler, if any. */
+static void on_abandon(int sig, siginfo_t *info, void *context) {
+  sigjmp_buf *jump = kernel_jump;
+  cj_cpu_pool *pool = kernel_pool;
+  if (!jump || !pool || !__atomic_load_n(&pool->abandoning, __ATOMIC_SEQ_CST)) {
+    if ((previous_abandon.sa_flags & SA_SIGINFO) && previous_abandon.sa_sigaction)
+      previous_abandon.sa_sigaction(sig, info, context);
+    else if (previous_abandon.sa_handler != SIG_DFL && previous_abandon.sa_handler != SIG_IGN)
+      previous_abandon.sa_handler(sig);
+    return;
+  }
+  kernel_jump = NULL;
+  crash_signal = sig;
+  crash_address = NULL;
+  crash_where[0] = '\0';
+  if (kernel_where && !kernel_where(crash_where, sizeof crash_where)) crash_where[0] = '\0';
+  siglongjmp(*jump, 1);
+}
+
+static void install_abandon(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_abandon;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(ABANDON_SIGNAL, &sa, &previous_abandon);
+}
+
 static void install_handlers(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -91,6 +131,10 @@ static void install_handlers(void) {
 
 int cj_cpu_thread_begin(void) {
   pthread_once(&handlers_once, install_handlers);
+  sigset_t abandon; /* the creating thread's mask is inherited: this signal must get through */
+  sigemptyset(&abandon);
+  sigaddset(&abandon, ABANDON_SIGNAL);
+  pthread_sigmask(SIG_UNBLOCK, &abandon, NULL);
   if (alt_stack) return 1;
   stack_t ss = {.ss_sp = malloc(ALT_STACK_BYTES), .ss_size = ALT_STACK_BYTES, .ss_flags = 0};
   if (!ss.ss_sp || sigaltstack(&ss, NULL) != 0) {
@@ -128,6 +172,13 @@ static void report_crash(cj_cpu_launch *launch) {
   if (!__atomic_compare_exchange_n(&launch->error_set, &expected, 1, 0, __ATOMIC_ACQ_REL,
                                    __ATOMIC_ACQUIRE))
     return;
+  if (crash_signal == ABANDON_SIGNAL) {
+    snprintf(launch->error, sizeof launch->error,
+             "kernel '%s' was abandoned on the CPU device%s%s while it still ran (a reset, or "
+             "cujit_close after waiting for it): its work is unfinished",
+             launch->kernel ? launch->kernel : "?", crash_where[0] ? " in " : "", crash_where);
+    return;
+  }
   /* Under the check build the sanitizer already watched every buffer: what still crashes is a
   ** stack overflow (the address in the thread's guard page, which the check build's where names)
   ** or an address outside any buffer. */
@@ -140,16 +191,26 @@ static void report_crash(cj_cpu_launch *launch) {
                           : "run it with CUJIT_CPU_CHECK=1 to have AddressSanitizer name the line");
 }
 
-/* Worker `index`'s part of the job. volatile: read after a siglongjmp. */
-static int run_part(const cj_cpu_job *job, int index) {
+/* Worker `index`'s part of the job. volatile: read after a siglongjmp. The abandoning flag is
+** read after kernel_jump is set, and cj_cpu_pool_abandon sets it before signalling: either the
+** part never starts, or the signal finds it in the kernel. */
+static int run_part(cj_cpu_pool *pool, const cj_cpu_job *job, int index) {
   sigjmp_buf jump;
   cj_cpu_worker *volatile worker = &job->workers[index];
   if (sigsetjmp(jump, 1) == 0) {
     kernel_where = job->where;
+    kernel_pool = pool;
     kernel_jump = &jump;
-    job->entry(job->launch, worker);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (!__atomic_load_n(&pool->abandoning, __ATOMIC_SEQ_CST)) {
+      job->entry(job->launch, worker);
+      kernel_jump = NULL;
+      return 0;
+    }
     kernel_jump = NULL;
-    return 0;
+    crash_signal = ABANDON_SIGNAL, crash_where[0] = '\0';
+    report_crash(job->launch);
+    return 1;
   }
   report_crash(job->launch);
   if (job->release) job->release(worker); /* its fibers stopped mid-way */
@@ -173,7 +234,7 @@ static void *worker_main(void *p) {
     if (arg.index >= pool->wanted) continue;
     cj_cpu_job job = pool->job;
     pthread_mutex_unlock(&pool->lock);
-    int crashed = run_part(&job, arg.index);
+    int crashed = run_part(pool, &job, arg.index);
     pthread_mutex_lock(&pool->lock);
     pool->crashed |= crashed;
     if (--pool->running == 0) pthread_cond_signal(&pool->finished);
@@ -236,13 +297,27 @@ int cj_cpu_pool_run(cj_cpu_pool *pool, const cj_cpu_job *job) {
   pool->wanted = wanted;
   pool->running = wanted - 1;
   pool->crashed = 0;
+  pool->caller = pthread_self(), pool->has_caller = 1;
   pool->job_id++;
   if (wanted > 1) pthread_cond_broadcast(&pool->start);
   pthread_mutex_unlock(&pool->lock);
-  int crashed = run_part(job, 0);
+  int crashed = run_part(pool, job, 0);
   pthread_mutex_lock(&pool->lock);
   while (pool->running > 0) pthread_cond_wait(&pool->finished, &pool->lock);
   crashed |= pool->crashed;
   pthread_mutex_unlock(&pool->lock);
   return crashed;
+}
+
+void cj_cpu_pool_abandon(cj_cpu_pool *pool) {
+  pthread_once(&abandon_once, install_abandon);
+  __atomic_store_n(&pool->abandoning, 1, __ATOMIC_SEQ_CST);
+  pthread_mutex_lock(&pool->lock);
+  for (int i = 0; i + 1 < pool->threads; i++) pthread_kill(pool->made[i], ABANDON_SIGNAL);
+  if (pool->has_caller) pthread_kill(pool->caller, ABANDON_SIGNAL);
+  pthread_mutex_unlock(&pool->lock);
+}
+
+void cj_cpu_pool_resume(cj_cpu_pool *pool) {
+  __atomic_store_n(&pool->abandoning, 0, __ATOMIC_SEQ_CST);
 }

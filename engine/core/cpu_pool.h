@@ -41,4 +41,11 @@ void cj_cpu_thread_end(void);
 ** blocks. Returns 1 when a worker crashed. */
 int cj_cpu_pool_run(cj_cpu_pool *pool, const cj_cpu_job *job);
 
+/* Abandons the job that runs now, as a GPU's reset does: every worker inside the kernel leaves
+** it (a signal whose handler jumps out, as from a crash), and workers enter no kernel until
+** cj_cpu_pool_resume. The launch's error says the kernel was abandoned. Returns at once; the
+** job's cj_cpu_pool_run returns when its workers are out. Locks the kernel held stay held. */
+void cj_cpu_pool_abandon(cj_cpu_pool *pool);
+void cj_cpu_pool_resume(cj_cpu_pool *pool);
+
 #endif

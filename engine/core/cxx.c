@@ -7,6 +7,7 @@
 #define _GNU_SOURCE /* pipe2 */
 #include "cxx.h"
 #include "cpu_source.h"
+#include "cxx_scratch.h"
 #include "env.h"
 #include "source.h"
 
@@ -72,7 +73,7 @@ static int command_from_env(cxx_command *c) {
 
 /* Runs argv with stdout and stderr into *output (malloc'd, NUL-terminated, cut at MAX_OUTPUT).
 ** Returns 0 and the exit status, or an errno when the program could not be started. */
-static int run_tool(char *const *argv, char **output, int *exit_status) {
+static int run_tool(char *const *argv, char *const *envp, char **output, int *exit_status) {
   int fds[2];
   *output = NULL;
   if (pipe2(fds, O_CLOEXEC) != 0) return errno;
@@ -82,7 +83,7 @@ static int run_tool(char *const *argv, char **output, int *exit_status) {
   posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
   posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
   pid_t pid;
-  int err = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  int err = posix_spawnp(&pid, argv[0], &fa, NULL, argv, envp);
   posix_spawn_file_actions_destroy(&fa);
   close(fds[1]);
   if (err != 0) {
@@ -122,11 +123,16 @@ static cujit_status no_compiler(cujit_engine *engine, const cxx_command *c, int 
 /* --- the identity ------------------------------------------------------------------------------
  */
 
+/* Held from the look-up to the store, `g++ --version` included: threads that make their first
+** compile at once wait for the one that asks the compiler, instead of each asking and all but
+** the last one's strings being lost. */
 static pthread_mutex_t identity_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
+typedef struct cxx_identity {
   char command[PATH_MAX];
-  char *text[2]; /* plain, check */
-} known;
+  char *text[2];             /* plain, check */
+  struct cxx_identity *next; /* older ones (CUJIT_CXX changed): callers may still hold their text */
+} cxx_identity;
+static cxx_identity *known;
 
 static char *make_identity(const char *version, const char *const *flags) {
   cj_buf b = {0};
@@ -135,6 +141,40 @@ static char *make_identity(const char *version, const char *const *flags) {
   for (size_t i = 0; flags[i]; i++) cj_buf_printf(&b, " %s", flags[i]);
   if (b.failed) cj_buf_free(&b);
   return b.data;
+}
+
+/* Asks the compiler its version and stores the identities; under identity_lock. */
+static cujit_status ask_compiler(cujit_engine *engine, const cxx_command *c, const char *command) {
+  char *argv[MAX_WORDS + 2];
+  for (int i = 0; i < c->nwords; i++) argv[i] = c->words[i];
+  argv[c->nwords] = "--version";
+  argv[c->nwords + 1] = NULL;
+  char *output;
+  int status = 0, err = run_tool(argv, environ, &output, &status);
+  if (err) return no_compiler(engine, c, err);
+  if (status != 0) {
+    cujit_status st = cj_fail(engine, CUJIT_ERROR_COMPILE,
+                              "'%s --version' failed (exit status %d); set CUJIT_CXX to a C++17 "
+                              "compiler. It said:\n%s",
+                              c->words[0], status, output ? output : "");
+    free(output);
+    return st;
+  }
+  output[strcspn(output, "\n")] = '\0';
+  cxx_identity *id = calloc(1, sizeof *id);
+  char *plain = make_identity(output, plain_flags), *checked = make_identity(output, check_flags);
+  free(output);
+  if (!id || !plain || !checked) {
+    free(id);
+    free(plain);
+    free(checked);
+    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  }
+  snprintf(id->command, sizeof id->command, "%s", command);
+  id->text[0] = plain, id->text[1] = checked;
+  id->next = known; /* kept, and reachable: a change of CUJIT_CXX is rare */
+  known = id;
+  return CUJIT_OK;
 }
 
 cujit_status cj_cxx_identity(cujit_engine *engine, int check, const char **identity) {
@@ -151,64 +191,35 @@ cujit_status cj_cxx_identity(cujit_engine *engine, int check, const char **ident
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "CUJIT_CXX is blank: set it to a C++17 compiler such as g++, or unset it");
   const char *env = getenv("CUJIT_CXX");
+  const char *command = env && *env ? env : "g++";
+  cujit_status st = CUJIT_OK;
   pthread_mutex_lock(&identity_lock);
-  if (known.text[0] && strcmp(known.command, env && *env ? env : "g++") == 0) {
-    *identity = known.text[check ? 1 : 0];
-    pthread_mutex_unlock(&identity_lock);
-    return CUJIT_OK;
-  }
+  if (!known || strcmp(known->command, command) != 0) st = ask_compiler(engine, &c, command);
+  if (st == CUJIT_OK) *identity = known->text[check ? 1 : 0];
   pthread_mutex_unlock(&identity_lock);
-  char *argv[MAX_WORDS + 2];
-  for (int i = 0; i < c.nwords; i++) argv[i] = c.words[i];
-  argv[c.nwords] = "--version";
-  argv[c.nwords + 1] = NULL;
-  char *output;
-  int status = 0, err = run_tool(argv, &output, &status);
-  if (err) return no_compiler(engine, &c, err);
-  if (status != 0) {
-    cujit_status st = cj_fail(engine, CUJIT_ERROR_COMPILE,
-                              "'%s --version' failed (exit status %d); set CUJIT_CXX to a C++17 "
-                              "compiler. It said:\n%s",
-                              c.words[0], status, output ? output : "");
-    free(output);
-    return st;
-  }
-  output[strcspn(output, "\n")] = '\0';
-  char *plain = make_identity(output, plain_flags), *checked = make_identity(output, check_flags);
-  free(output);
-  if (!plain || !checked) {
-    free(plain);
-    free(checked);
-    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  }
-  pthread_mutex_lock(&identity_lock);
-  /* The old strings may still be held by callers: they are kept (a change of CUJIT_CXX within
-  ** one process is rare, and each costs two short strings). */
-  snprintf(known.command, sizeof known.command, "%s", env && *env ? env : "g++");
-  known.text[0] = plain, known.text[1] = checked;
-  *identity = known.text[check ? 1 : 0];
-  pthread_mutex_unlock(&identity_lock);
-  return CUJIT_OK;
+  return st;
 }
 
 /* --- the scratch directory ---------------------------------------------------------------------
  */
 
+/* Past ulimit -f the write fails with EFBIG (cj_fsize_guard), and the compile says so. */
 static int write_file(const char *path, const void *data, size_t len) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return errno;
   const char *p = data;
-  while (len > 0) {
+  int err = 0;
+  cj_fsize limit;
+  cj_fsize_guard(&limit);
+  while (len > 0 && !err) {
     ssize_t n = write(fd, p, len);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      return err;
-    }
-    p += n, len -= (size_t)n;
+    if (n < 0) err = errno;
+    if (n > 0) p += n, len -= (size_t)n;
   }
-  return close(fd) == 0 ? 0 : errno;
+  cj_fsize_release(&limit);
+  if (close(fd) != 0 && !err) err = errno;
+  return err;
 }
 
 /* Every embedded header under dir/include, so `#include <cujit/...>` finds it. */
@@ -231,34 +242,6 @@ static int write_headers(const char *dir) {
     if (err) return err;
   }
   return 0;
-}
-
-/* Removes the scratch directory and everything in it (two levels of headers at most). */
-static void remove_tree(const char *path) {
-  struct stat st;
-  if (lstat(path, &st) != 0) return;
-  if (!S_ISDIR(st.st_mode)) {
-    unlink(path);
-    return;
-  }
-  char child[PATH_MAX];
-  static const char *const parts[] = {"tu.cpp", "k.so", NULL};
-  for (size_t i = 0; parts[i]; i++) {
-    snprintf(child, sizeof child, "%s/%s", path, parts[i]);
-    unlink(child);
-  }
-  for (size_t i = 0; i < cj_embedded_header_count; i++) {
-    snprintf(child, sizeof child, "%s/include/%s", path, cj_embedded_header_names[i]);
-    unlink(child);
-    for (char *slash = strrchr(child, '/'); slash && slash > child + strlen(path) + 8;
-         slash = strrchr(child, '/')) {
-      *slash = '\0';
-      rmdir(child);
-    }
-  }
-  snprintf(child, sizeof child, "%s/include", path); /* the loop above stops below it */
-  rmdir(child);
-  rmdir(path);
 }
 
 static int read_object(const char *path, void **data, size_t *len) {
@@ -450,9 +433,28 @@ static cujit_status compile_failed(cujit_engine *engine, const char *name, const
 
 static cujit_status scratch_failed(cujit_engine *engine, const char *what, int err) {
   return cj_fail(engine, CUJIT_ERROR_IO,
-                 "the CPU device could not %s in its temporary directory: %s; set TMPDIR to a "
-                 "writable directory",
-                 what, strerror(err));
+                 "the CPU device could not %s in its temporary directory: %s; %s", what,
+                 strerror(err),
+                 err == EFBIG ? "the file size limit (ulimit -f) is below what a compile writes: "
+                                "raise it"
+                              : "set TMPDIR to a writable directory");
+}
+
+/* The environment with TMPDIR=dir/tmp, so that the compiler's own temporaries (cc*.s, cc*.o)
+** land in the scratch directory and go with it, also after a kill. The strings are environ's
+** but the one made, kept in a static per thread buffer. NULL when out of memory. */
+static char **env_with_tmpdir(const char *dir) {
+  static __thread char tmpdir[PATH_MAX];
+  snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s/tmp", dir);
+  size_t n = 0;
+  while (environ[n]) n++;
+  char **env = calloc(n + 2, sizeof *env);
+  if (!env) return NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(environ[i], "TMPDIR=", 7) != 0) env[k++] = environ[i];
+  env[k++] = tmpdir;
+  return env;
 }
 
 /* Writes the unit and the headers into dir, runs the compiler, reads the shared object. */
@@ -481,7 +483,9 @@ static cujit_status compile_in(cujit_engine *engine, const char *dir, const char
   }
   char *output = NULL;
   int status = 0;
-  err = run_tool(a.v, &output, &status);
+  char **env = env_with_tmpdir(dir);
+  err = env ? run_tool(a.v, env, &output, &status) : ENOMEM;
+  free(env);
   args_free(&a);
   if (err) {
     cj_buf_free(&notes);
@@ -519,15 +523,14 @@ cujit_status cj_cxx_compile(cujit_engine *engine, const char *source, const char
   if (!unit)
     return cj_fail(engine, CUJIT_ERROR_COMPILE, "'%s' cannot be built for the CPU device: %s", name,
                    err[0] ? err : "out of memory");
-  const char *tmp = getenv("TMPDIR");
   char dir[PATH_MAX / 2]; /* room left in every path made from it */
-  snprintf(dir, sizeof dir, "%s/cujit-cxx-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
+  int made = cj_cxx_scratch_make(dir, sizeof dir);
+  if (made != 0) {
     free(unit);
-    return scratch_failed(engine, "make a directory", errno);
+    return scratch_failed(engine, "make a directory", made);
   }
   st = compile_in(engine, dir, unit, source, name, options, check, out);
-  remove_tree(dir);
+  cj_cxx_scratch_remove(dir);
   free(unit);
   if (st != CUJIT_OK) cj_cache_entry_free(out);
   return st;

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,21 +34,13 @@ static int write_all(int fd, const unsigned char *p, size_t n) {
   return 1;
 }
 
-/* A library must not change the process's signal dispositions, so SIGXFSZ is blocked in this
-** thread only for the write, and one it raised is taken off the pending set before unblocking. */
+/* Past `ulimit -f` a write fails with EFBIG instead of SIGXFSZ ending the process: the signal
+** is held off in this thread only for the write (cj_fsize_guard, base.c). */
 static int write_guarded(int fd, const void *data, size_t len) {
-  sigset_t xfsz, old;
-  sigemptyset(&xfsz);
-  sigaddset(&xfsz, SIGXFSZ);
-  pthread_sigmask(SIG_BLOCK, &xfsz, &old);
-  int ok = write_all(fd, data, len), err = errno;
-  sigset_t pending;
-  if (!sigismember(&old, SIGXFSZ) && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
-    struct timespec zero = {0, 0};
-    sigtimedwait(&xfsz, NULL, &zero);
-  }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  errno = err;
+  cj_fsize limit;
+  cj_fsize_guard(&limit);
+  int ok = write_all(fd, data, len);
+  cj_fsize_release(&limit); /* keeps errno */
   return ok;
 }
 

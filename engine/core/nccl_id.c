@@ -128,9 +128,9 @@ cujit_status cujit_nccl_id_read(cujit_engine *engine, const char *path, double t
   double deadline = cj_now_ms() + (timeout_s > 0 ? timeout_s * 1000.0 : 0);
   int found;
   /* Rank 0 may not have written it yet: look every 10 ms until the timeout. */
+  unsigned mark = cj_interrupt_mark(engine);
   while ((found = read_id_file(engine, fn, path, text, sizeof text, &st)) == 0) {
-    if (engine->interrupted) {
-      engine->interrupted = 0; /* reported once, as the waits of backend.c do */
+    if (cj_interrupted(engine, mark)) {
       return cj_fail(engine, CUJIT_ERROR_INTERRUPTED, "%s: interrupted while waiting for %s", fn,
                      path);
     }

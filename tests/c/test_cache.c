@@ -2,7 +2,8 @@
 ** test_cache.c -- the compiled-code cache: memory and disk hits, hits with no NVRTC at all,
 ** corrupt and foreign entries, an unusable directory, CUJIT_CACHE=off, LRU eviction, clearing,
 ** the directory's resolution, two processes filling one cache at once, what else may sit at
-** an entry's path (a FIFO, a directory, a huge file), and who may write the cache.
+** an entry's path (a FIFO, a directory, a huge file), who may write the cache, and a write past
+** the file size limit (ulimit -f), which warns instead of ending the process with SIGXFSZ.
 */
 #define _GNU_SOURCE /* unshare */
 #include <criterion/criterion.h>
@@ -14,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1002,4 +1005,51 @@ Test(cache, a_directory_cujit_cannot_write_means_memory_only) {
   cr_assert_str_eq(cujit_cache_dir(e), "");
   cujit_close(e);
   if (mounted) cr_assert_eq(umount2(ro, MNT_DETACH), 0);
+}
+
+/* Past ulimit -f a write raises SIGXFSZ, whose default action ends the process: the cache write
+** must fail with EFBIG and a warning instead, with SIGXFSZ's disposition and this thread's mask
+** as they were, and nothing pending. Before: the process died (killed by SIGXFSZ). */
+Test(cache, a_write_past_the_file_size_limit_warns_and_the_process_goes_on) {
+  cujit_engine *e = open_engine();
+  cj_cache *c = cj_cache_open(e);
+  cr_assert_not_null(c);
+  static unsigned char cubin[64 * 1024];
+  memset(cubin, 0x5A, sizeof cubin);
+  cj_cache_entry entry = {
+      .ptx = "", .ptx_len = 0, .cubin = cubin, .cubin_len = sizeof cubin, .log = ""};
+  cj_cache_key key = {{7}};
+  struct rlimit old, small;
+  cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+  small = old;
+  small.rlim_cur = 4096;
+  cr_assert_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+  sigset_t mask_before, mask_after, pending;
+  pthread_sigmask(SIG_BLOCK, NULL, &mask_before);
+  cj_cache_put(c, &key, &entry);
+  pthread_sigmask(SIG_BLOCK, NULL, &mask_after);
+  cr_assert_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+  cr_expect_eq(nwarnings, 1, "%d warnings", nwarnings);
+  cr_expect(strstr(warnings[0], "could not write cache entry"), "%s", warnings[0]);
+  cr_expect(strstr(warnings[0], strerror(EFBIG)), "says why: %s", warnings[0]);
+  cr_expect_eq(sigismember(&mask_after, SIGXFSZ), sigismember(&mask_before, SIGXFSZ),
+               "the thread's mask is as it was");
+  cr_expect_eq(sigpending(&pending), 0);
+  cr_expect_eq(sigismember(&pending, SIGXFSZ), 0, "the SIGXFSZ raised was consumed");
+  struct sigaction now;
+  sigaction(SIGXFSZ, NULL, &now);
+  cr_expect(now.sa_handler == SIG_DFL, "SIGXFSZ's disposition is left alone");
+  char names[4][64];
+  cr_expect_eq(list_entries(names, 4), 0, "no entry, and no partial file");
+  DIR *d = opendir(cache_dir);
+  int temporaries = 0;
+  for (struct dirent *de; d && (de = readdir(d));)
+    temporaries += strstr(de->d_name, ".tmp") != NULL;
+  if (d) closedir(d);
+  cr_expect_eq(temporaries, 0, "the temporary file was removed");
+  /* Within the limit again, the next write is kept. */
+  cj_cache_put(c, &key, &entry);
+  cr_expect_eq(list_entries(names, 4), 1);
+  cj_cache_close(c);
+  cujit_close(e);
 }
