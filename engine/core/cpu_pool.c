@@ -7,6 +7,7 @@
 */
 #include "cpu_pool.h"
 
+#include <fenv.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -134,17 +135,24 @@ static void report_crash(cj_cpu_launch *launch) {
            signal_meaning(crash_signal), crash_address);
 }
 
-/* Worker `index`'s part of the job. volatile: read after a siglongjmp. */
+/* Worker `index`'s part of the job. volatile: read after a siglongjmp. The floating-point
+** environment (a fast-math kernel's flush to zero, a rounding mode a kernel set) is the kernel's
+** own, as on a GPU: put back after it, also when a crash jumped out of it (Linux starts a signal
+** handler with the default environment; elsewhere the kernel's could stay). */
 static int run_part(const cj_cpu_job *job, int index) {
   sigjmp_buf jump;
   cj_cpu_worker *volatile worker = &job->workers[index];
+  fenv_t fenv;
+  fegetenv(&fenv);
   if (sigsetjmp(jump, 1) == 0) {
     kernel_where = job->where;
     kernel_jump = &jump;
     job->entry(job->launch, worker);
     kernel_jump = NULL;
+    fesetenv(&fenv);
     return 0;
   }
+  fesetenv(&fenv);
   report_crash(job->launch);
   if (job->release) job->release(worker); /* its fibers stopped mid-way */
   return 1;

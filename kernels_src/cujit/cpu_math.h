@@ -21,6 +21,34 @@
 #define CUDART_MAX_NORMAL_F 3.40282347e+38f
 #define CUDART_MIN_DENORM_F 1.40129846e-45f
 
+/* --- fast math's flush to zero --------------------------------------------------------------
+** NVRTC's --use_fast_math implies -ftz=true: single-precision denormal inputs and results are
+** flushed to zero, doubles keep theirs. The host flushes through its control register for the
+** time a fast-math kernel runs on a worker (the entry holds one of these); the register is the
+** thread's, so the host thread and other kernels keep denormals. The host's register covers both
+** widths: on the CPU device a fast-math kernel flushes double denormals too (docs/cpu.md). */
+namespace cj_cpu {
+struct ftz_scope {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned saved = __builtin_ia32_stmxcsr();
+  ftz_scope() {
+    __builtin_ia32_ldmxcsr(saved | 0x8040u); /* FTZ (bit 15) and DAZ (bit 6) */
+  }
+  ~ftz_scope() {
+    __builtin_ia32_ldmxcsr(saved);
+  }
+#elif defined(__aarch64__)
+  unsigned long saved = __builtin_aarch64_get_fpcr64();
+  ftz_scope() {
+    __builtin_aarch64_set_fpcr64(saved | (1ul << 24)); /* FZ */
+  }
+  ~ftz_scope() {
+    __builtin_aarch64_set_fpcr64(saved);
+  }
+#endif
+};
+} // namespace cj_cpu
+
 /* --- float and double functions CUDA has and C++ does not ------------------------------------ */
 static inline float rsqrtf(float x) {
   return 1.0f / sqrtf(x);
