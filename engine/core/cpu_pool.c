@@ -6,6 +6,7 @@
 ** thread is a worker inside a kernel; any other fault goes to the handler that was there before.
 */
 #include "cpu_pool.h"
+#include "cpu_divide.h"
 
 #include <fenv.h>
 #include <pthread.h>
@@ -72,6 +73,7 @@ static void on_crash(int sig, siginfo_t *info, void *context) {
     pass_on(sig, info, context);
     return;
   }
+  if (sig == SIGFPE && info && cj_div_resume(info->si_code, context)) return; /* GPU's value */
   kernel_jump = NULL;
   crash_signal = sig;
   crash_address = info ? info->si_addr : NULL;

@@ -131,3 +131,114 @@ Test(fast_math, belongs_to_its_kernel, .init = open_cpu, .fini = close_engine) {
   cujit_kernel_free(plain);
   cujit_kernel_free(fastk);
 }
+
+/* --- integer division ----------------------------------------------------------------------- */
+
+/* Each pair at every width: what an H200 computed for this kernel (the 32-bit results stored
+** zero-extended). Division by zero and MIN / -1 faulted the CPU device with SIGFPE. */
+Test(integer_division, gives_the_gpu_values, .init = open_cpu, .fini = close_engine) {
+  static const long long in[] = {0,         7,         -7, 1ll << 32, (1ll << 32) - 1, INT32_MIN,
+                                 INT64_MIN, 1ll << 40, 5,  0,         INT32_MIN,       INT64_MIN};
+  static const long long den[] = {0, 0, 0, 0, 0, 0, 0, 0, 1ll << 32, 1ll << 32, -1, -1};
+  static const unsigned long long want[][8] = {
+      {0xffffffff, 0, 0xffffffff, 0, 0xffffffff, 0, 0xffffffff, 0},
+      {0xffffffff, 7, 0xffffffff, 7, 0xffffffff, 7, 0xffffffff, 7},
+      {0xffffffff, 0xfffffff9, 0xffffffff, 0xfffffff9, ~0ull, ~6ull, ~0ull, ~6ull},
+      {0xffffffff, 0, 0xffffffff, 0, ~0ull, 1ull << 32, ~0ull, 1ull << 32},
+      {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff,
+       0xffffffff},
+      {0xffffffff, 0x80000000, 0xffffffff, 0x80000000, ~0ull, 0xffffffff80000000ull, ~0ull,
+       0xffffffff80000000ull},
+      {0xffffffff, 0, 0xffffffff, 0, ~0ull, 1ull << 63, ~0ull, 1ull << 63},
+      {0xffffffff, 0, 0xffffffff, 0, ~0ull, 1ull << 40, ~0ull, 1ull << 40},
+      {0xffffffff, 5, 0xffffffff, 5, 0, 5, 0, 5},
+      {0xffffffff, 0, 0xffffffff, 0, 0, 0, 0, 0},
+      {0x80000000, 0, 0, 0x80000000, 0x80000000, 0, 0, 0xffffffff80000000ull},
+      {0, 0, 0, 0, 1ull << 63, 0, 0, 1ull << 63},
+  };
+  enum { N = sizeof in / sizeof in[0] };
+  cujit_kernel *k = NULL;
+  EXPECT_OK(cujit_kernel_define(
+      engine, "divide(const long long *in, const long long *den, unsigned long long *o, int n)",
+      "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "if (i >= n) return;\n"
+      "long long a = in[i], b = den[i];\n"
+      "unsigned long long *r = o + 8 * i;\n"
+      "r[0] = (unsigned)((int)a / (int)b); r[1] = (unsigned)((int)a % (int)b);\n"
+      "r[2] = (unsigned)a / (unsigned)b; r[3] = (unsigned)a % (unsigned)b;\n"
+      "r[4] = a / b; r[5] = a % b;\n"
+      "r[6] = (unsigned long long)a / (unsigned long long)b;\n"
+      "r[7] = (unsigned long long)a % (unsigned long long)b;",
+      NULL, NULL, &k));
+  cujit_buffer *din = NULL, *dden = NULL, *dout = NULL;
+  EXPECT_OK(cujit_buffer_alloc(engine, sizeof in, CUJIT_I64, &din));
+  EXPECT_OK(cujit_buffer_alloc(engine, sizeof den, CUJIT_I64, &dden));
+  EXPECT_OK(cujit_buffer_alloc(engine, sizeof want, CUJIT_U64, &dout));
+  EXPECT_OK(cujit_memcpy_htod(din, 0, in, sizeof in, NULL));
+  EXPECT_OK(cujit_memcpy_htod(dden, 0, den, sizeof den, NULL));
+  cujit_launch_config cfg = launch_1d(3, 4); /* three blocks: more than one worker */
+  cujit_arg args[] = {CUJIT_ARG_BUF(din), CUJIT_ARG_BUF(dden), CUJIT_ARG_BUF(dout), CUJIT_ARG_I(N)};
+  EXPECT_OK(cujit_launch(k, &cfg, args, 4));
+  unsigned long long got[N][8];
+  EXPECT_OK(cujit_memcpy_dtoh(got, dout, 0, sizeof got, NULL));
+  static const char *const what[] = {"int /",       "int %",       "unsigned /", "unsigned %",
+                                     "long long /", "long long %", "ull /",      "ull %"};
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < 8; j++)
+      cr_expect_eq(got[i][j], want[i][j], "%lld %s %lld = %#llx, the GPU gives %#llx", in[i],
+                   what[j], den[i], got[i][j], want[i][j]);
+  EXPECT_OK(cujit_device_synchronize(device()));
+  cujit_buffer_free(din);
+  cujit_buffer_free(dden);
+  cujit_buffer_free(dout);
+  cujit_kernel_free(k);
+}
+
+/* 8- and 16-bit operands divide as int (C's promotions), then are stored narrow. */
+Test(integer_division, narrow_types, .init = open_cpu, .fini = close_engine) {
+  cujit_kernel *k = NULL;
+  EXPECT_OK(cujit_kernel_define(
+      engine, "narrow(signed char *c, unsigned char *uc, short *s, unsigned short *us, int z)",
+      /* every operand from z: g++ rewrites a constant dividend's -7 / b as -(7 / b) */
+      "signed char c7 = z + 7, cm = z - 7, cmin = z - 128, c0 = z, cm1 = z - 1;\n"
+      "c[0] = c7 / c0; c[1] = c7 % c0; c[2] = cm / c0; c[3] = cm % c0;\n"
+      "c[4] = cmin / cm1; c[5] = cmin % cm1;\n"
+      "unsigned char u7 = z + 7, u255 = z + 255, u0 = z;\n"
+      "uc[0] = u7 / u0; uc[1] = u7 % u0; uc[2] = u255 / u0; uc[3] = u255 % u0;\n"
+      "short s7 = z + 7, smin = z - 32768, s0 = z, sm1 = z - 1;\n"
+      "s[0] = s7 / s0; s[1] = s7 % s0; s[2] = smin / sm1; s[3] = smin % sm1;\n"
+      "unsigned short w7 = z + 7, w0 = z;\n"
+      "us[0] = w7 / w0; us[1] = w7 % w0;",
+      NULL, NULL, &k));
+  cujit_buffer *c = NULL, *uc = NULL, *s = NULL, *us = NULL;
+  EXPECT_OK(cujit_buffer_alloc(engine, 6, CUJIT_I8, &c));
+  EXPECT_OK(cujit_buffer_alloc(engine, 4, CUJIT_U8, &uc));
+  EXPECT_OK(cujit_buffer_alloc(engine, 8, CUJIT_I16, &s));
+  EXPECT_OK(cujit_buffer_alloc(engine, 4, CUJIT_U16, &us));
+  cujit_launch_config cfg = launch_1d(1, 1);
+  cujit_arg args[] = {CUJIT_ARG_BUF(c), CUJIT_ARG_BUF(uc), CUJIT_ARG_BUF(s), CUJIT_ARG_BUF(us),
+                      CUJIT_ARG_I(0)};
+  EXPECT_OK(cujit_launch(k, &cfg, args, 5));
+  signed char hc[6];
+  unsigned char huc[4];
+  short hs[4];
+  unsigned short hus[2];
+  EXPECT_OK(cujit_memcpy_dtoh(hc, c, 0, sizeof hc, NULL));
+  EXPECT_OK(cujit_memcpy_dtoh(huc, uc, 0, sizeof huc, NULL));
+  EXPECT_OK(cujit_memcpy_dtoh(hs, s, 0, sizeof hs, NULL));
+  EXPECT_OK(cujit_memcpy_dtoh(hus, us, 0, sizeof hus, NULL));
+  static const signed char want_c[6] = {-1, 7, -1, -7, -128, 0};
+  static const unsigned char want_uc[4] = {255, 7, 255, 255};
+  static const short want_s[4] = {-1, 7, -32768, 0};
+  static const unsigned short want_us[2] = {65535, 7};
+  for (int i = 0; i < 6; i++) cr_expect_eq(hc[i], want_c[i], "signed char [%d] = %d", i, hc[i]);
+  for (int i = 0; i < 4; i++)
+    cr_expect_eq(huc[i], want_uc[i], "unsigned char [%d] = %d", i, huc[i]);
+  for (int i = 0; i < 4; i++) cr_expect_eq(hs[i], want_s[i], "short [%d] = %d", i, hs[i]);
+  for (int i = 0; i < 2; i++) cr_expect_eq(hus[i], want_us[i], "ushort [%d] = %d", i, hus[i]);
+  cujit_buffer_free(c);
+  cujit_buffer_free(uc);
+  cujit_buffer_free(s);
+  cujit_buffer_free(us);
+  cujit_kernel_free(k);
+}
