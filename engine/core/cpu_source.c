@@ -49,6 +49,17 @@ static const struct {
     {"cudaLaunchDevice", "dynamic parallelism (cudaLaunchDevice)"},
 };
 
+/* What the host would run but a GPU does not: refused as NVRTC refuses it, so that code that
+** runs on the CPU device runs on a GPU (NVRTC also refuses these in host functions: JIT mode has
+** none). */
+static const struct {
+  const char *name, *what, *why;
+} gpu_refuses[] = {
+    {"throw", "exception handling (throw)", "device code does not support exception handling"},
+    {"try", "exception handling (try)", "device code does not support exception handling"},
+    {"catch", "exception handling (catch)", "device code does not support exception handling"},
+};
+
 /* CUDA headers a program may include: those the CPU device has a stand-in for ("" when it needs
 ** none), and those of libraries it lacks, refused with what they are. */
 static const struct {
@@ -141,7 +152,7 @@ static const char *kernel_at(const scan *sc, size_t at) {
   return best;
 }
 
-static void refuse(scan *sc, size_t at, const char *what) {
+static void refuse_because(scan *sc, size_t at, const char *what, const char *why) {
   const char *k = kernel_at(sc, at);
   long line = sc->line;
   for (size_t j = sc->i; j < at; j++)
@@ -154,8 +165,10 @@ static void refuse(scan *sc, size_t at, const char *what) {
     snprintf(where, sizeof where, "line %ld of its preamble", line);
   else
     snprintf(where, sizeof where, "%s:%ld", sc->file, line);
-  snprintf(sc->err, sc->err_len,
-           "kernel '%s' uses %s (%s), which is not supported on the CPU device", k, what, where);
+  snprintf(sc->err, sc->err_len, "kernel '%s' uses %s (%s), %s", k, what, where, why);
+}
+static void refuse(scan *sc, size_t at, const char *what) {
+  refuse_because(sc, at, what, "which is not supported on the CPU device");
 }
 
 /* Follows #if/#ifdef/#ifndef/#elif/#else/#endif for the branches that test __CUJIT_CPU__. */
@@ -359,6 +372,14 @@ static int rewrite(scan *sc) {
         if (strlen(unsupported[k].name) == len &&
             memcmp(sc->s + i, unsupported[k].name, len) == 0) {
           refuse(sc, i, unsupported[k].what);
+          return 0;
+        }
+      for (size_t k = 0; !sc->off && k < sizeof gpu_refuses / sizeof gpu_refuses[0]; k++)
+        if (strlen(gpu_refuses[k].name) == len &&
+            memcmp(sc->s + i, gpu_refuses[k].name, len) == 0) {
+          char why[160];
+          snprintf(why, sizeof why, "which a GPU refuses (NVRTC: \"%s\")", gpu_refuses[k].why);
+          refuse_because(sc, i, gpu_refuses[k].what, why);
           return 0;
         }
       if ((len == 3 && memcmp(sc->s + i, "for", 3) == 0) ||

@@ -501,7 +501,7 @@ template <class... P> struct params<void (*)(P...)> {
   }
 };
 template <auto K, class Args> static void call(const void *a) {
-  std::apply(K, *(const Args *)a);
+  run_thread<K>(*(const Args *)a);
 }
 
 static inline exec *worker_exec(cj_cpu_worker *w) {

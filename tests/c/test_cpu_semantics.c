@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cujit.h"
 #include "expect.h"
@@ -240,5 +241,100 @@ Test(integer_division, narrow_types, .init = open_cpu, .fini = close_engine) {
   cujit_buffer_free(uc);
   cujit_buffer_free(s);
   cujit_buffer_free(us);
+  cujit_kernel_free(k);
+}
+
+/* --- C++ exceptions ----------------------------------------------------------------------------
+ */
+
+/* std::terminate aborted the process (exit 134) when an exception left a kernel. */
+Test(exceptions, a_throw_in_a_kernel_is_a_device_fault, .init = open_cpu, .fini = close_engine) {
+  char dir[] = "/tmp/cujit-throw-XXXXXX", path[64];
+  cr_assert(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/boom.h", dir);
+  FILE *f = fopen(path, "w");
+  cr_assert(f);
+  fputs("struct boom { int code; };\ninline void go_boom(int n) { if (n > 2) throw boom{n}; }\n",
+        f);
+  fclose(f);
+  cujit_compile_options op = CUJIT_COMPILE_OPTIONS_INIT;
+  const char *dirs[] = {dir};
+  op.include_dirs = dirs, op.include_dir_count = 1;
+  cujit_kernel *at = NULL, *barrier = NULL, *other = NULL;
+  EXPECT_OK(cujit_kernel_define(engine, "at(float *o, int n)",
+                                "std::vector<float> v(4); o[threadIdx.x] = v.at(n);",
+                                "#include <vector>", NULL, &at));
+  /* with a barrier the threads run as fibers, each on a stack of its own */
+  EXPECT_OK(cujit_kernel_define(engine, "barrier_at(float *o, int n)",
+                                "__shared__ float s[64]; s[threadIdx.x] = 1; __syncthreads();\n"
+                                "std::vector<float> v(4); o[threadIdx.x] = s[0] + "
+                                "v.at(threadIdx.x == 5 ? n : 0);",
+                                "#include <vector>", NULL, &barrier));
+  EXPECT_OK(cujit_kernel_define(engine, "other(float *o, int n)", "go_boom(n); o[0] = 1;",
+                                "#include <boom.h>", &op, &other));
+  unlink(path);
+  rmdir(dir);
+  cujit_buffer *o = NULL;
+  EXPECT_OK(cujit_buffer_alloc(engine, 64 * sizeof(float), CUJIT_F32, &o));
+  cujit_launch_config cfg = launch_1d(4, 64);
+  EXPECT_OK(cujit_launch(at, &cfg, (cujit_arg[]){CUJIT_ARG_BUF(o), CUJIT_ARG_I(1)}, 2));
+  EXPECT_OK(cujit_device_synchronize(device())); /* in range: nothing thrown */
+  EXPECT_OK(cujit_launch(at, &cfg, (cujit_arg[]){CUJIT_ARG_BUF(o), CUJIT_ARG_I(10)}, 2));
+  EXPECT_FAIL(cujit_device_synchronize(device()), CUJIT_ERROR_DEVICE_FAULT, "kernel 'at': block (");
+  cr_expect(strstr(cujit_errmsg(engine), "threw a C++ exception: vector::_M_range_check"), "%s",
+            cujit_errmsg(engine));
+  EXPECT_OK(cujit_device_reset(device()));
+  EXPECT_OK(cujit_buffer_alloc(engine, 64 * sizeof(float), CUJIT_F32, &o));
+  EXPECT_OK(cujit_launch(barrier, &cfg, (cujit_arg[]){CUJIT_ARG_BUF(o), CUJIT_ARG_I(10)}, 2));
+  EXPECT_FAIL(cujit_device_synchronize(device()), CUJIT_ERROR_DEVICE_FAULT, "thread (5,0,0)");
+  cr_expect(strstr(cujit_errmsg(engine), "kernel 'barrier_at'") &&
+                strstr(cujit_errmsg(engine), "threw a C++ exception: vector::_M_range_check"),
+            "%s", cujit_errmsg(engine));
+  EXPECT_OK(cujit_device_reset(device()));
+  EXPECT_OK(cujit_buffer_alloc(engine, 64 * sizeof(float), CUJIT_F32, &o));
+  EXPECT_OK(cujit_launch(other, &cfg, (cujit_arg[]){CUJIT_ARG_BUF(o), CUJIT_ARG_I(3)}, 2));
+  EXPECT_FAIL(cujit_device_synchronize(device()), CUJIT_ERROR_DEVICE_FAULT,
+              "threw a C++ exception: an exception of type 'boom'");
+  EXPECT_OK(cujit_device_reset(device()));
+  /* the device works after the reset, the same kernels too */
+  EXPECT_OK(cujit_buffer_alloc(engine, 64 * sizeof(float), CUJIT_F32, &o));
+  EXPECT_OK(cujit_launch(barrier, &cfg, (cujit_arg[]){CUJIT_ARG_BUF(o), CUJIT_ARG_I(2)}, 2));
+  EXPECT_OK(cujit_launch(other, &cfg, (cujit_arg[]){CUJIT_ARG_BUF(o), CUJIT_ARG_I(0)}, 2));
+  float h[64];
+  EXPECT_OK(cujit_memcpy_dtoh(h, o, 0, sizeof h, NULL));
+  cr_expect_eq(h[0], 1.0f);
+  cr_expect_eq(h[1], 1.0f, "%g", h[1]);
+  cujit_buffer_free(o);
+  cujit_kernel_free(at);
+  cujit_kernel_free(barrier);
+  cujit_kernel_free(other);
+}
+
+/* What NVRTC refuses, the CPU device refuses too, with NVRTC's reason. */
+Test(exceptions, handling_them_is_refused_as_nvrtc_does, .init = open_cpu, .fini = close_engine) {
+  static const struct {
+    const char *body, *preamble, *part;
+  } cases[] = {
+      {"if (n > 3) throw 1; o[0] = 1;", NULL, "exception handling (throw) (line 1 of its body)"},
+      {"try { o[0] = n; } catch (...) {}", NULL, "exception handling (try)"},
+      {"o[0] = f(n);", "__device__ float f(int n) {\n  if (n) throw n;\n  return 0;\n}",
+       "exception handling (throw) (line 2 of its preamble)"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cujit_kernel *k = NULL;
+    EXPECT_FAIL(cujit_kernel_define(engine, "thrower(float *o, int n)", cases[i].body,
+                                    cases[i].preamble, NULL, &k),
+                CUJIT_ERROR_COMPILE, cases[i].part);
+    cr_expect(strstr(cujit_errmsg(engine), "which a GPU refuses (NVRTC: \"device code does not "
+                                           "support exception handling\")"),
+              "%s", cujit_errmsg(engine));
+    cr_expect(strstr(cujit_errmsg(engine), "kernel 'thrower'"), "%s", cujit_errmsg(engine));
+  }
+  /* in comments, strings and branches the CPU device does not compile, nothing is refused */
+  cujit_kernel *k = NULL;
+  EXPECT_OK(cujit_kernel_define(engine, "quiet(float *o, int n)",
+                                "// throw\n/* try */ const char *s = \"catch\"; (void)s;\n"
+                                "#ifndef __CUJIT_CPU__\nthrow;\n#endif\no[0] = n;",
+                                NULL, NULL, &k));
   cujit_kernel_free(k);
 }
