@@ -7,6 +7,7 @@
 */
 #include <criterion/criterion.h>
 #include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,5 +337,129 @@ Test(exceptions, handling_them_is_refused_as_nvrtc_does, .init = open_cpu, .fini
                                 "// throw\n/* try */ const char *s = \"catch\"; (void)s;\n"
                                 "#ifndef __CUJIT_CPU__\nthrow;\n#endif\no[0] = n;",
                                 NULL, NULL, &k));
+  cujit_kernel_free(k);
+}
+
+/* --- float to integer conversions ------------------------------------------------------------
+ */
+
+/* The conversion intrinsics saturate and give NaN's value as an H200 does. Columns: the eight rz
+** conversions (float, then double, to int, unsigned, long long, unsigned long long: the GPU's C
+** casts, cvt.rzi), then __float2int_rn/rz/ru/rd, __float2uint_rn/rz, __float2ll_rn,
+** __float2ull_rn, __double2int_rn, __double2uint_rz, __double2ll_rz, __double2ull_rz; unsigned
+** results zero-extended. NaN gave 0 for every one before. */
+Test(conversions, intrinsics_saturate_as_the_gpu, .init = open_cpu, .fini = close_engine) {
+  static const float fv[] = {NAN,  INFINITY, -INFINITY,     3e9f,    -3e9f,    1e20f, -1e20f, -1.5f,
+                             2.5f, -0.5f,    4294967296.0f, 70000.f, -70000.f, 300.f, -300.f};
+  static const double dv[] = {NAN, INFINITY, -INFINITY,    3e9,    -3e9,    1e20, -1e20, -1.5,
+                              2.5, -0.5,     4294967296.0, 70000., -70000., 300., -300.};
+  static const long long want[][20] = {
+      {0, 0, INT64_MIN, INT64_MIN, -2147483648, 2147483648,  INT64_MIN,  INT64_MIN, 0,        0, 0,
+       0, 0, 0,         INT64_MIN, INT64_MIN,   -2147483648, 2147483648, INT64_MIN, INT64_MIN},
+      {2147483647,
+       4294967295ll,
+       9223372036854775807ll,
+       -1,
+       2147483647,
+       4294967295ll,
+       9223372036854775807ll,
+       -1,
+       2147483647,
+       2147483647,
+       2147483647,
+       2147483647,
+       4294967295ll,
+       4294967295ll,
+       9223372036854775807ll,
+       -1,
+       2147483647,
+       4294967295ll,
+       9223372036854775807ll,
+       -1},
+      {-2147483648, 0,           INT64_MIN,   0,           -2147483648, 0, INT64_MIN,
+       0,           -2147483648, -2147483648, -2147483648, -2147483648, 0, 0,
+       INT64_MIN,   0,           -2147483648, 0,           INT64_MIN,   0},
+      {2147483647,   3000000000ll, 3000000000ll, 3000000000ll, 2147483647,
+       3000000000ll, 3000000000ll, 3000000000ll, 2147483647,   2147483647,
+       2147483647,   2147483647,   3000000000ll, 3000000000ll, 3000000000ll,
+       3000000000ll, 2147483647,   3000000000ll, 3000000000ll, 3000000000ll},
+      {-2147483648, 0,           -3000000000ll, 0,
+       -2147483648, 0,           -3000000000ll, 0,
+       -2147483648, -2147483648, -2147483648,   -2147483648,
+       0,           0,           -3000000000ll, 0,
+       -2147483648, 0,           -3000000000ll, 0},
+      {2147483647,
+       4294967295ll,
+       9223372036854775807ll,
+       -1,
+       2147483647,
+       4294967295ll,
+       9223372036854775807ll,
+       -1,
+       2147483647,
+       2147483647,
+       2147483647,
+       2147483647,
+       4294967295ll,
+       4294967295ll,
+       9223372036854775807ll,
+       -1,
+       2147483647,
+       4294967295ll,
+       9223372036854775807ll,
+       -1},
+      {-2147483648, 0,           INT64_MIN,   0,           -2147483648, 0, INT64_MIN,
+       0,           -2147483648, -2147483648, -2147483648, -2147483648, 0, 0,
+       INT64_MIN,   0,           -2147483648, 0,           INT64_MIN,   0},
+      {-1, 0, -1, 0, -1, 0, -1, 0, -2, -1, -1, -2, 0, 0, -2, 0, -2, 0, -1, 0},
+      {2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2},
+      {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0},
+      {2147483647,   4294967295ll, 4294967296ll, 4294967296ll, 2147483647,
+       4294967295ll, 4294967296ll, 4294967296ll, 2147483647,   2147483647,
+       2147483647,   2147483647,   4294967295ll, 4294967295ll, 4294967296ll,
+       4294967296ll, 2147483647,   4294967295ll, 4294967296ll, 4294967296ll},
+      {70000, 70000, 70000, 70000, 70000, 70000, 70000, 70000, 70000, 70000,
+       70000, 70000, 70000, 70000, 70000, 70000, 70000, 70000, 70000, 70000},
+      {-70000, 0,      -70000, 0, -70000, 0, -70000, 0, -70000, -70000,
+       -70000, -70000, 0,      0, -70000, 0, -70000, 0, -70000, 0},
+      {300, 300, 300, 300, 300, 300, 300, 300, 300, 300,
+       300, 300, 300, 300, 300, 300, 300, 300, 300, 300},
+      {-300, 0, -300, 0, -300, 0, -300, 0, -300, -300, -300, -300, 0, 0, -300, 0, -300, 0, -300, 0},
+  };
+  enum { N = sizeof fv / sizeof fv[0], C = 20 };
+  cujit_kernel *k = NULL;
+  EXPECT_OK(cujit_kernel_define(
+      engine, "conv(long long *o, const float *fv, const double *dv, int n)",
+      "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "if (i >= n) return;\n"
+      "float f = fv[i]; double d = dv[i]; long long *r = o + 20 * i;\n"
+      "r[0] = __float2int_rz(f); r[1] = __float2uint_rz(f); r[2] = __float2ll_rz(f);\n"
+      "r[3] = (long long)__float2ull_rz(f); r[4] = __double2int_rz(d);\n"
+      "r[5] = __double2uint_rz(d); r[6] = __double2ll_rz(d); r[7] = (long "
+      "long)__double2ull_rz(d);\n"
+      "r[8] = __float2int_rn(f); r[9] = __float2int_rz(f); r[10] = __float2int_ru(f);\n"
+      "r[11] = __float2int_rd(f); r[12] = __float2uint_rn(f); r[13] = __float2uint_rz(f);\n"
+      "r[14] = __float2ll_rn(f); r[15] = (long long)__float2ull_rn(f);\n"
+      "r[16] = __double2int_rn(d); r[17] = __double2uint_rz(d); r[18] = __double2ll_rz(d);\n"
+      "r[19] = (long long)__double2ull_rz(d);",
+      NULL, NULL, &k));
+  cujit_buffer *o = NULL, *df = NULL, *dd = NULL;
+  EXPECT_OK(cujit_buffer_alloc(engine, sizeof want, CUJIT_I64, &o));
+  EXPECT_OK(cujit_buffer_alloc(engine, sizeof fv, CUJIT_F32, &df));
+  EXPECT_OK(cujit_buffer_alloc(engine, sizeof dv, CUJIT_F64, &dd));
+  EXPECT_OK(cujit_memcpy_htod(df, 0, fv, sizeof fv, NULL));
+  EXPECT_OK(cujit_memcpy_htod(dd, 0, dv, sizeof dv, NULL));
+  cujit_launch_config cfg = launch_1d(1, 32);
+  cujit_arg args[] = {CUJIT_ARG_BUF(o), CUJIT_ARG_BUF(df), CUJIT_ARG_BUF(dd), CUJIT_ARG_I(N)};
+  EXPECT_OK(cujit_launch(k, &cfg, args, 4));
+  long long got[N][C];
+  EXPECT_OK(cujit_memcpy_dtoh(got, o, 0, sizeof got, NULL));
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < C; j++)
+      cr_expect_eq(got[i][j], want[i][j], "%g, column %d: %lld, the GPU gives %lld", fv[i], j,
+                   got[i][j], want[i][j]);
+  cujit_buffer_free(o);
+  cujit_buffer_free(df);
+  cujit_buffer_free(dd);
   cujit_kernel_free(k);
 }
