@@ -192,7 +192,11 @@ static void conditional(scan *sc, const char *d, const char *end) {
   }
 }
 
-/* A preprocessor line at sc->i (the '#'): tracks #line and conditionals, maps CUDA's headers. */
+static void include(scan *sc, const char *d, size_t end);
+
+/* A preprocessor line at sc->i (the '#'): tracks #line and conditionals, maps CUDA's headers. The
+** user's code lives in namespace __cj (cj_cpu_translation_unit), headers included at file scope
+** outside it, as the prelude's are. */
 static void directive(scan *sc) {
   size_t end = sc->i;
   while (end < sc->n && sc->s[end] != '\n') {
@@ -210,21 +214,35 @@ static void directive(scan *sc) {
     return;
   }
   conditional(sc, d, sc->s + end);
+  if (strncmp(d, "include", 7) == 0 && sc->depth == 0) { /* a header at file scope: outside */
+    cj_buf_puts(&sc->out, "}\n");
+    include(sc, d, end);
+    if (!sc->failed)
+      cj_buf_printf(&sc->out, "\nnamespace __cj {\n#line %ld \"%s\"", sc->line + 1, sc->file);
+    return;
+  }
   if (strncmp(d, "include", 7) == 0) {
-    for (size_t k = 0; k < sizeof cuda_headers / sizeof cuda_headers[0]; k++) {
-      const char *h = strstr(d, cuda_headers[k].header);
-      if (!h || h >= sc->s + end || (h[-1] != '<' && h[-1] != '"')) continue;
-      if (cuda_headers[k].refused) {
-        if (sc->off) break;
-        refuse(sc, sc->i, cuda_headers[k].refused);
-        sc->failed = 1;
-        return;
-      }
-      if (*cuda_headers[k].stand_in)
-        cj_buf_printf(&sc->out, "#include <%s>", cuda_headers[k].stand_in);
-      sc->i = end;
+    include(sc, d, end);
+    return;
+  }
+  emit_to(sc, end);
+}
+
+/* An #include at sc->i, ending at `end`: CUDA's headers mapped to cujit's, or refused. */
+static void include(scan *sc, const char *d, size_t end) {
+  for (size_t k = 0; k < sizeof cuda_headers / sizeof cuda_headers[0]; k++) {
+    const char *h = strstr(d, cuda_headers[k].header);
+    if (!h || h >= sc->s + end || (h[-1] != '<' && h[-1] != '"')) continue;
+    if (cuda_headers[k].refused) {
+      if (sc->off) break;
+      refuse(sc, sc->i, cuda_headers[k].refused);
+      sc->failed = 1;
       return;
     }
+    if (*cuda_headers[k].stand_in)
+      cj_buf_printf(&sc->out, "#include <%s>", cuda_headers[k].stand_in);
+    sc->i = end;
+    return;
   }
   emit_to(sc, end);
 }
@@ -404,6 +422,13 @@ static int rewrite(scan *sc) {
   return 1;
 }
 
+/* Whether kernel k is an extern "C" one: its name an identifier, its linkage not C++'s. */
+static int c_kernel(const char *name, const int *cxx, size_t k) {
+  char entry[320];
+  return !(cxx && cxx[k]) && cj_entry_identifier(name, entry, sizeof entry) &&
+         strcmp(entry, name) == 0;
+}
+
 char *cj_cpu_translation_unit(const char *source, const char *const *kernel_names, const int *cxx,
                               size_t nkernels, int check, char *err, size_t err_len) {
   static char dummy[1];
@@ -429,12 +454,30 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
              .err_len = err_len};
   snprintf(sc.file, sizeof sc.file, "<source>");
   if (check) cj_buf_puts(&sc.out, "#define CJ_CPU_CHECK 1\n");
-  cj_buf_puts(&sc.out, "#include <cujit/cpu_prelude.h>\n#line 1 \"<source>\"\n");
+  cj_buf_puts(&sc.out, "#include <cujit/cpu_prelude.h>\n");
+  /* The user's code goes into namespace __cj, so that its names do not meet those the prelude's
+  ** system headers declare (sync, index, time, ...: NVRTC declares none of them); the directive
+  ** lets `::name` and the headers it includes find them as they would at file scope. An extern "C"
+  ** kernel is still one C function of its name, the same as a C library function of that name in
+  ** any namespace: a macro gives it the reserved name __cj_k_<name> (a function-like one, so that
+  ** only `name(` changes, never `v.name`). */
+  cj_buf_puts(&sc.out, "namespace __cj {}\nusing namespace ::__cj;\n");
+  for (size_t k = 0; k < nkernels; k++)
+    if (c_kernel(kernel_names[k], cxx, k))
+      cj_buf_printf(&sc.out, "#define %s(...) __cj_k_%s(__VA_ARGS__)\n", kernel_names[k],
+                    kernel_names[k]);
+  cj_buf_puts(&sc.out, "namespace __cj {\n#line 1 \"<source>\"\n");
   if (!rewrite(&sc)) {
     cj_buf_free(&sc.out);
     return NULL;
   }
-  cj_buf_puts(&sc.out, "\n#line 1 \"<cujit cpu entries>\"\n");
+  cj_buf_puts(&sc.out, "\n}\n");
+  for (size_t k = 0; k < nkernels; k++)
+    if (c_kernel(kernel_names[k], cxx, k)) cj_buf_printf(&sc.out, "#undef %s\n", kernel_names[k]);
+  /* The entries live in the namespace too and name the kernel unqualified: it and a name
+  ** expression's arguments ("scale<my_type>") are looked up there first, then at file scope (a
+  ** kernel of an included header). Their parameters have reserved names, which no kernel has. */
+  cj_buf_puts(&sc.out, "namespace __cj {\n#line 1 \"<cujit cpu entries>\"\n");
   for (size_t k = 0; k < nkernels; k++) {
     cj_entry_identifier(kernel_names[k], entry, sizeof entry);
     /* An extern "C" kernel the preprocessor removed (#if 0) is then only referenced, and the
@@ -443,13 +486,18 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
     ** declaration must be public"), and a qualified name or a template's instantiation is found
     ** by g++'s name lookup: removed, it is a compile (or link) error, as NVRTC's name expression
     ** is for a GPU. */
-    if (!(cxx && cxx[k]) && strcmp(entry, kernel_names[k]) == 0)
-      cj_buf_printf(&sc.out, "#pragma weak %s\n", kernel_names[k]);
-    cj_buf_printf(&sc.out,
-                  "extern \"C\" __attribute__((visibility(\"default\"))) void cjk_%s(cj_cpu_launch "
-                  "*l, cj_cpu_worker *w) {\n  ::cj_cpu::entry<&%s >(l, w);\n}\n",
-                  entry, kernel_names[k]);
+    int c = c_kernel(kernel_names[k], cxx, k);
+    if (c) /* a redeclaration of its own type: #pragma weak finds no name in a namespace */
+      cj_buf_printf(&sc.out, "extern \"C\" __attribute__((weak)) decltype(__cj_k_%s) __cj_k_%s;\n",
+                    kernel_names[k], kernel_names[k]);
+    cj_buf_printf(
+        &sc.out,
+        "extern \"C\" __attribute__((visibility(\"default\"))) void cjk_%s(::cj_cpu_launch "
+        "*__cj_l, ::cj_cpu_worker *__cj_w) {\n  ::cj_cpu::entry<&%s%s >(__cj_l, "
+        "__cj_w);\n}\n",
+        entry, c ? "__cj_k_" : "", kernel_names[k]);
   }
+  cj_buf_puts(&sc.out, "}\n");
   cj_buf_puts(&sc.out,
               "extern \"C\" __attribute__((visibility(\"default\"))) int cj_cpu_abi_version(void) "
               "{\n  return CJ_CPU_ABI_VERSION;\n}\n"

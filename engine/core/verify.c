@@ -158,7 +158,9 @@ static int has_marker(const compiled *c, const cj_scan_kernel *k) {
 static const char *compiled_entry(const compiled *c, const cj_scan_kernel *k, size_t *len) {
   if (c->ptx) return find_entry(c->ptx, cj_signature_symbol(&k->sig), len);
   *len = 0;
-  return k->cxx || cj_elf_defines(c->object, c->object_len, k->sig.name) == 1 ? "" : NULL;
+  char symbol[300]; /* cpu_source.c gives an extern "C" kernel this name in the object */
+  snprintf(symbol, sizeof symbol, "__cj_k_%s", k->sig.name);
+  return k->cxx || cj_elf_defines(c->object, c->object_len, symbol) == 1 ? "" : NULL;
 }
 
 /* Of the kernels read under this name, the one NVRTC compiled; NULL when none is in the PTX.

@@ -463,3 +463,138 @@ Test(conversions, intrinsics_saturate_as_the_gpu, .init = open_cpu, .fini = clos
   cujit_buffer_free(dd);
   cujit_kernel_free(k);
 }
+
+/* --- names ---------------------------------------------------------------------------------- */
+
+/* Names NVRTC 13 takes as extern "C" kernels, __device__ functions and __device__ variables that
+** failed on the CPU device only: the entry's parameters (w, l) and what the prelude's system
+** headers declare (unistd.h, sys/mman.h, cstdlib, cmath, cstring, ctime, ...). */
+static const char *const taken_names[] = {
+    "w",      "l",      "x",      "sync",    "index",  "select",  "time",   "read",
+    "write",  "close",  "remove", "rename",  "link",   "pipe",    "dup",    "sleep",
+    "mmap",   "system", "random", "rand",    "gamma",  "isnan",   "isinf",  "div",
+    "memcpy", "exit",   "abort",  "fork",    "access", "getpid",  "usleep", "alarm",
+    "brk",    "sbrk",   "srand",  "drand48", "qsort",  "bsearch", "atoi",   "strlen",
+    "strcpy", "bzero",  "ffs",    "clock",   "signal", "open",    "stat",   "kill"};
+enum { NAMES = sizeof taken_names / sizeof taken_names[0] };
+/* NVRTC declares the variables isnan, isinf, memcpy, clock (functions of its own) in no program. */
+static int nvrtc_takes_as_variable(const char *n) {
+  return strcmp(n, "isnan") && strcmp(n, "isinf") && strcmp(n, "memcpy") && strcmp(n, "clock");
+}
+
+static void run_named(cujit_program *p, const char *name, cujit_buffer *o, int i) {
+  cujit_kernel *k = NULL;
+  cr_assert_eq(cujit_program_kernel(p, name, &k), CUJIT_OK, "kernel '%s': %s", name,
+               cujit_errmsg(engine));
+  cujit_launch_config cfg = launch_1d(1, 1);
+  EXPECT_OK(cujit_launch(k, &cfg, (cujit_arg[]){CUJIT_ARG_BUF(o), CUJIT_ARG_I(i)}, 2));
+}
+
+Test(names, every_kernel_name_nvrtc_takes, .init = open_cpu, .fini = close_engine) {
+  static char src[16384];
+  size_t at = 0;
+  for (int i = 0; i < NAMES; i++)
+    at += (size_t)snprintf(src + at, sizeof src - at,
+                           "extern \"C\" __global__ void %s(int *o, int i) { o[i] = i + 1; }\n",
+                           taken_names[i]);
+  /* also a C++ kernel, and a name expression over a type of the program's own named as a C
+  ** library function */
+  snprintf(src + at, sizeof src - at,
+           "struct index { int v; };\n"
+           "template <class T> __global__ void fill(int *o, int i) { o[i] = sizeof(T) + 100; }\n");
+  cujit_compile_options op = CUJIT_COMPILE_OPTIONS_INIT;
+  const char *exprs[] = {"fill<index>"};
+  op.name_expressions = exprs, op.name_expression_count = 1;
+  cujit_program *p = NULL;
+  EXPECT_OK(cujit_program_compile(engine, src, "names.cu", &op, &p));
+  cujit_buffer *o = NULL;
+  EXPECT_OK(cujit_buffer_alloc(engine, (NAMES + 1) * sizeof(int), CUJIT_I32, &o));
+  for (int i = 0; i < NAMES; i++) run_named(p, taken_names[i], o, i);
+  run_named(p, "fill<index>", o, NAMES);
+  int got[NAMES + 1];
+  EXPECT_OK(cujit_memcpy_dtoh(got, o, 0, sizeof got, NULL));
+  for (int i = 0; i < NAMES; i++)
+    cr_expect_eq(got[i], i + 1, "kernel '%s' wrote %d", taken_names[i], got[i]);
+  cr_expect_eq(got[NAMES], 104);
+  cujit_buffer_free(o);
+  cujit_program_free(p);
+  /* and through cujit_kernel_define, the signature-and-body form */
+  for (int i = 0; i < 3; i++) {
+    char sig[64];
+    snprintf(sig, sizeof sig, "%s(int *o, int i)", taken_names[i * 7]);
+    cujit_kernel *k = NULL;
+    EXPECT_OK(cujit_kernel_define(engine, sig, "o[i] = 7;", NULL, NULL, &k));
+    cujit_kernel_free(k);
+  }
+}
+
+Test(names, every_function_and_variable_name_nvrtc_takes, .init = open_cpu, .fini = close_engine) {
+  static char src[32768];
+  size_t at = 0;
+  for (int i = 0; i < NAMES; i++)
+    at += (size_t)snprintf(src + at, sizeof src - at,
+                           "namespace f { __device__ int %s(int x) { return x + %d; } }\n",
+                           taken_names[i], i);
+  for (int i = 0; i < NAMES; i++)
+    if (nvrtc_takes_as_variable(taken_names[i]))
+      at += (size_t)snprintf(src + at, sizeof src - at, "__device__ int %s = %d;\n", taken_names[i],
+                             1000 + i);
+  at += (size_t)snprintf(src + at, sizeof src - at,
+                         "__device__ int own = 77;\n"
+                         "extern \"C\" __global__ void use(int *o) {\n  int k = 0;\n");
+  for (int i = 0; i < NAMES; i++)
+    at += (size_t)snprintf(src + at, sizeof src - at, "  o[k++] = f::%s(0);\n", taken_names[i]);
+  for (int i = 0; i < NAMES; i++)
+    if (nvrtc_takes_as_variable(taken_names[i]))
+      at += (size_t)snprintf(src + at, sizeof src - at, "  o[k++] = %s;\n", taken_names[i]);
+  /* at file scope too, not in a namespace: functions named as the C library's, other types */
+  snprintf(
+      src + at, sizeof src - at,
+      "  o[k++] = ::own;\n}\n__device__ float sin(float x) { return x + 0.5f; }\n"
+      "__device__ float sqrt(float x) { return x * 2; }\n"
+      "extern \"C\" __global__ void use2(float *o) { o[0] = sin(1.0f); o[1] = sqrt(3.0f); }\n");
+  cujit_program *p = NULL;
+  EXPECT_OK(cujit_program_compile(engine, src, "names.cu", NULL, &p));
+  cujit_buffer *o = NULL, *of = NULL;
+  EXPECT_OK(cujit_buffer_alloc(engine, 2 * NAMES * sizeof(int), CUJIT_I32, &o));
+  EXPECT_OK(cujit_buffer_alloc(engine, 2 * sizeof(float), CUJIT_F32, &of));
+  cujit_kernel *k = NULL, *k2 = NULL;
+  EXPECT_OK(cujit_program_kernel(p, "use", &k));
+  EXPECT_OK(cujit_program_kernel(p, "use2", &k2));
+  cujit_launch_config cfg = launch_1d(1, 1);
+  EXPECT_OK(cujit_launch(k, &cfg, (cujit_arg[]){CUJIT_ARG_BUF(o)}, 1));
+  EXPECT_OK(cujit_launch(k2, &cfg, (cujit_arg[]){CUJIT_ARG_BUF(of)}, 1));
+  int got[2 * NAMES];
+  float gotf[2];
+  EXPECT_OK(cujit_memcpy_dtoh(got, o, 0, sizeof got, NULL));
+  EXPECT_OK(cujit_memcpy_dtoh(gotf, of, 0, sizeof gotf, NULL));
+  int j = 0;
+  for (int i = 0; i < NAMES; i++, j++)
+    cr_expect_eq(got[j], i, "function '%s' gave %d", taken_names[i], got[j]);
+  for (int i = 0; i < NAMES; i++)
+    if (nvrtc_takes_as_variable(taken_names[i])) {
+      cr_expect_eq(got[j], 1000 + i, "variable '%s' held %d", taken_names[i], got[j]);
+      j++;
+    }
+  cr_expect_eq(got[j], 77, "::own held %d", got[j]);
+  cr_expect(gotf[0] == 1.5f && gotf[1] == 6.0f, "%g %g", gotf[0], gotf[1]);
+  /* the host finds the variables by their names */
+  for (int i = 0; i < NAMES; i++) {
+    if (!nvrtc_takes_as_variable(taken_names[i])) continue;
+    cujit_buffer *b = NULL;
+    cujit_dtype dt;
+    int ndim;
+    size_t shape[3];
+    cr_assert_eq(cujit_program_global(p, taken_names[i], &b, &dt, &ndim, shape), CUJIT_OK,
+                 "global '%s': %s", taken_names[i], cujit_errmsg(engine));
+    int v = 0;
+    EXPECT_OK(cujit_memcpy_dtoh(&v, b, 0, sizeof v, NULL));
+    cr_expect_eq(v, 1000 + i, "global '%s' = %d", taken_names[i], v);
+    cujit_buffer_free(b);
+  }
+  cujit_buffer_free(o);
+  cujit_buffer_free(of);
+  cujit_kernel_free(k);
+  cujit_kernel_free(k2);
+  cujit_program_free(p);
+}

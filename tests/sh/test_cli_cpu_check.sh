@@ -40,7 +40,8 @@ EOF
 
 CUJIT_CPU_CHECK=1 run "$CUJIT" "$TMP/oob.lua"
 check "the sanitizer names the overflow" "$err" "AddressSanitizer: heap-buffer-overflow"
-check "the report's first frame is the kernel's body, line 2" "$err" "in oob .*oob:2"
+# (an extern "C" kernel is __cj_k_<name> in the CPU device's object: cpu_source.c)
+check "the report's first frame is the kernel's body, line 2" "$err" "in __cj_k_oob .*oob:2"
 check "cujit names the kernel, block, thread and line" "$err" \
   "cujit: the report above is from kernel 'oob': block \(4,0,0\) thread \(0,0,0\), line 2 of its body"
 check_not "the script stops there" "$out" "not reached"
