@@ -598,3 +598,49 @@ Test(names, every_function_and_variable_name_nvrtc_takes, .init = open_cpu, .fin
   cujit_kernel_free(k2);
   cujit_program_free(p);
 }
+
+/* --- static shared memory ------------------------------------------------------------------- */
+
+/* ptxas refuses a kernel with more than 48 KiB of static __shared__ memory; the CPU device ran
+** up to 1 GiB of it. */
+Test(static_shared, over_a_gpu_limit_is_refused, .init = open_cpu, .fini = close_engine) {
+  cujit_kernel *k = NULL;
+  EXPECT_FAIL(cujit_kernel_define(engine, "big(float *o, int n)",
+                                  "__shared__ float s[20000]; s[n] = 1; __syncthreads(); "
+                                  "o[0] = s[0];",
+                                  NULL, NULL, &k),
+              CUJIT_ERROR_COMPILE,
+              "kernel 'big' uses too much shared data for a GPU: 80000 bytes of static "
+              "__shared__ memory, of at most 49152 (ptxas: \"Entry function 'big' uses too much "
+              "shared data (0x13880 bytes, 0xc000 max)\")");
+  /* one byte more than 48 KiB, in two variables */
+  EXPECT_FAIL(cujit_kernel_define(engine, "edge(float *o, int n)",
+                                  "__shared__ float s[12288]; __shared__ char c; c = (char)n;\n"
+                                  "s[n] = 1; __syncthreads(); o[0] = s[0] + c;",
+                                  NULL, NULL, &k),
+              CUJIT_ERROR_COMPILE, "49153 bytes");
+  /* exactly 48 KiB compiles and runs */
+  EXPECT_OK(cujit_kernel_define(engine, "full(float *o, int n)",
+                                "__shared__ float s[12288]; s[threadIdx.x] = n; __syncthreads(); "
+                                "o[threadIdx.x] = s[threadIdx.x];",
+                                NULL, NULL, &k));
+  cujit_kernel_free(k);
+  /* the limit is each kernel's: two of 40000 bytes in one program */
+  cujit_program *p = NULL;
+  EXPECT_OK(cujit_program_compile(
+      engine,
+      "extern \"C\" __global__ void a(float *o, int n) { __shared__ float s[10000]; s[n] = 1; "
+      "__syncthreads(); o[0] = s[0]; }\n"
+      "extern \"C\" __global__ void b(float *o, int n) { __shared__ float s[10000]; s[n] = 2; "
+      "__syncthreads(); o[0] = s[0]; }\n",
+      "two.cu", NULL, &p));
+  cujit_program_free(p);
+  /* file scope counts for a program's only kernel */
+  EXPECT_FAIL(cujit_program_compile(engine,
+                                    "__shared__ float g[7500];\n"
+                                    "extern \"C\" __global__ void c(float *o, int n) { __shared__ "
+                                    "float s[7500]; s[n] = 1; g[n] = 2; __syncthreads(); o[0] = "
+                                    "s[0] + g[0]; }\n",
+                                    "file.cu", NULL, &p),
+              CUJIT_ERROR_COMPILE, "kernel 'c' uses too much shared data for a GPU: 60000 bytes");
+}
