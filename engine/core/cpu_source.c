@@ -105,6 +105,56 @@ typedef struct scan {
   size_t tick_at; /* the `)` closing a loop's header, to be followed by a tick; 0: none */
 } scan;
 
+/* CUDA's functions the program may overload (helper_math.h's float2 fminf(float2, float2) calls
+** fminf(float, float)): in namespace __cj an overload of the program's would hide them, so they
+** are declared there too, again after each header the program includes at file scope (which may
+** add overloads of them). Only CUDA's names: those of the C library the prelude's headers add
+** are what the namespace keeps away. */
+static const char cuda_api[] =
+    "using ::sin; using ::cos; using ::tan; using ::asin; using ::acos; using ::atan; "
+    "using ::atan2; using ::sinh; using ::cosh; using ::tanh; using ::asinh; using ::acosh; "
+    "using ::atanh; using ::exp; using ::exp2; using ::exp10; using ::expm1; using ::log; "
+    "using ::log2; using ::log10; using ::log1p; using ::pow; using ::sqrt; using ::cbrt; "
+    "using ::hypot; using ::fabs; using ::floor; using ::ceil; using ::round; using ::trunc; "
+    "using ::rint; using ::nearbyint; using ::lround; using ::llround; using ::lrint; "
+    "using ::llrint; using ::fmod; using ::remainder; using ::remquo; using ::fmin; "
+    "using ::fmax; using ::fdim; using ::fma; using ::frexp; using ::ldexp; using ::modf; "
+    "using ::ilogb; using ::logb; using ::scalbn; using ::scalbln; using ::nextafter; "
+    "using ::copysign; using ::erf; using ::erfc; using ::tgamma; using ::lgamma; "
+    "using ::isnan; using ::isinf; using ::isfinite; using ::signbit; using ::abs; "
+    "using ::labs; using ::llabs; using ::j0; using ::j1; using ::jn; using ::y0; using ::y1; "
+    "using ::yn; using ::sinf; using ::cosf; using ::tanf; using ::asinf; using ::acosf; "
+    "using ::atanf; using ::atan2f; using ::sinhf; using ::coshf; using ::tanhf; "
+    "using ::asinhf; using ::acoshf; using ::atanhf; using ::expf; using ::exp2f; "
+    "using ::exp10f; using ::expm1f; using ::logf; using ::log2f; using ::log10f; "
+    "using ::log1pf; using ::powf; using ::sqrtf; using ::cbrtf; using ::hypotf; "
+    "using ::fabsf; using ::floorf; using ::ceilf; using ::roundf; using ::truncf; "
+    "using ::rintf; using ::nearbyintf; using ::lroundf; using ::llroundf; using ::lrintf; "
+    "using ::llrintf; using ::fmodf; using ::remainderf; using ::remquof; using ::fminf; "
+    "using ::fmaxf; using ::fdimf; using ::fmaf; using ::frexpf; using ::ldexpf; "
+    "using ::modff; using ::ilogbf; using ::logbf; using ::scalbnf; using ::scalblnf; "
+    "using ::nextafterf; using ::copysignf; using ::erff; using ::erfcf; using ::tgammaf; "
+    "using ::lgammaf; using ::j0f; using ::j1f; using ::jnf; using ::y0f; using ::y1f; "
+    "using ::ynf; using ::rsqrt; using ::rsqrtf; using ::rcbrt; using ::rcbrtf; using ::sinpi; "
+    "using ::cospi; using ::sinpif; using ::cospif; using ::sincos; using ::sincosf; "
+    "using ::sincospi; using ::sincospif; using ::normcdf; using ::normcdff; using ::fdividef; "
+    "using ::min; using ::max; using ::umin; using ::umax; using ::llmin; using ::llmax; "
+    "using ::ullmin; using ::ullmax; using ::atomicAdd; using ::atomicSub; using ::atomicExch; "
+    "using ::atomicMin; using ::atomicMax; using ::atomicInc; using ::atomicDec; "
+    "using ::atomicCAS; using ::atomicAnd; using ::atomicOr; using ::atomicXor; "
+    "using ::atomicAdd_block; using ::atomicAdd_system; using ::atomicExch_block; "
+    "using ::atomicCAS_block; using ::atomicMin_block; using ::atomicMax_block; "
+    "using ::__popc; using ::__popcll; using ::__clz; using ::__clzll; using ::__ffs; "
+    "using ::__ffsll; using ::__brev; using ::__brevll; using ::__byte_perm; "
+    "using ::__funnelshift_l; using ::__funnelshift_r; using ::__mulhi; using ::__umulhi; "
+    "using ::__mul64hi; using ::__umul64hi; using ::__mul24; using ::__umul24; using ::__hadd; "
+    "using ::__rhadd; using ::__uhadd; using ::__urhadd; using ::__sad; using ::__usad; "
+    "using ::__ldg; using ::__ldcg; using ::__ldca; using ::__ldcs; using ::__ldlu; "
+    "using ::__ldcv; using ::__stwb; using ::__stcg; using ::__stcs; using ::__stwt; "
+    "using ::__threadfence; using ::__threadfence_block; using ::__threadfence_system; "
+    "using ::clock; using ::clock64; using ::__nanosleep; using ::printf; using ::malloc; "
+    "using ::free; using ::memcpy; using ::memset; ";
+
 /* What goes around a loop: a counter of its iterations in a variable of its own (a register,
 ** where a counter in memory would chain each iteration to the last through a store), and a tick
 ** before the body. A `switch` holds the variable because it takes no `else`: an `else` of the
@@ -218,7 +268,8 @@ static void directive(scan *sc) {
     cj_buf_puts(&sc->out, "}\n");
     include(sc, d, end);
     if (!sc->failed)
-      cj_buf_printf(&sc->out, "\nnamespace __cj {\n#line %ld \"%s\"", sc->line + 1, sc->file);
+      cj_buf_printf(&sc->out, "\nnamespace __cj { %s\n#line %ld \"%s\"", cuda_api, sc->line + 1,
+                    sc->file);
     return;
   }
   if (strncmp(d, "include", 7) == 0) {
@@ -461,7 +512,7 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
   ** kernel is still one C function of its name, the same as a C library function of that name in
   ** any namespace: a macro gives it the reserved name __cj_k_<name> (a function-like one, so that
   ** only `name(` changes, never `v.name`). */
-  cj_buf_puts(&sc.out, "namespace __cj {}\nusing namespace ::__cj;\n");
+  cj_buf_printf(&sc.out, "namespace __cj { %s}\nusing namespace ::__cj;\n", cuda_api);
   for (size_t k = 0; k < nkernels; k++)
     if (c_kernel(kernel_names[k], cxx, k))
       cj_buf_printf(&sc.out, "#define %s(...) __cj_k_%s(__VA_ARGS__)\n", kernel_names[k],

@@ -548,13 +548,37 @@ Test(names, every_function_and_variable_name_nvrtc_takes, .init = open_cpu, .fin
     if (nvrtc_takes_as_variable(taken_names[i]))
       at += (size_t)snprintf(src + at, sizeof src - at, "  o[k++] = %s;\n", taken_names[i]);
   /* at file scope too, not in a namespace: functions named as the C library's, other types */
-  snprintf(
-      src + at, sizeof src - at,
-      "  o[k++] = ::own;\n}\n__device__ float sin(float x) { return x + 0.5f; }\n"
-      "__device__ float sqrt(float x) { return x * 2; }\n"
-      "extern \"C\" __global__ void use2(float *o) { o[0] = sin(1.0f); o[1] = sqrt(3.0f); }\n");
+  snprintf(src + at, sizeof src - at,
+           "  o[k++] = ::own;\n}\n"
+           /* overloads of CUDA's functions, helper_math.h's way, here and in an included header */
+           "__device__ float2 fminf(float2 a, float2 b) {\n"
+           "  return make_float2(fminf(a.x, b.x), fminf(a.y, b.y));\n}\n"
+           "__device__ int3 abs(int3 v) { return make_int3(abs(v.x), abs(v.y), abs(v.z)); }\n"
+           "#include <more_math.h>\n"
+           "__device__ float2 fmaxf(float2 a, float2 b) {\n"
+           "  return make_float2(fmaxf(a.x, b.x), fmaxf(a.y, b.y));\n}\n"
+           "extern \"C\" __global__ void use2(float *o) {\n"
+           "  float2 m = fminf(make_float2(1, 5), make_float2(2, 3));\n"
+           "  o[0] = m.x + m.y + fminf(7.0f, 6.0f);\n"
+           "  o[1] = abs(make_int3(-1, 2, -3)).z + abs(-4) + fmaxf(make_float3(1, 2, 3), "
+           "make_float3(3, 2, 1)).x + fmaxf(make_float2(0, 9), make_float2(1, 1)).y;\n}\n");
+  char dir[] = "/tmp/cujit-names-XXXXXX", path[64];
+  cr_assert(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/more_math.h", dir);
+  FILE *f = fopen(path, "w");
+  cr_assert(f);
+  fputs("__device__ float3 fmaxf(float3 a, float3 b) {\n"
+        "  return make_float3(fmaxf(a.x, b.x), fmaxf(a.y, b.y), fmaxf(a.z, b.z));\n}\n",
+        f);
+  fclose(f);
+  cujit_compile_options op = CUJIT_COMPILE_OPTIONS_INIT;
+  const char *dirs[] = {dir};
+  op.include_dirs = dirs, op.include_dir_count = 1;
   cujit_program *p = NULL;
-  EXPECT_OK(cujit_program_compile(engine, src, "names.cu", NULL, &p));
+  cujit_status st = cujit_program_compile(engine, src, "names.cu", &op, &p);
+  unlink(path);
+  rmdir(dir);
+  EXPECT_OK(st);
   cujit_buffer *o = NULL, *of = NULL;
   EXPECT_OK(cujit_buffer_alloc(engine, 2 * NAMES * sizeof(int), CUJIT_I32, &o));
   EXPECT_OK(cujit_buffer_alloc(engine, 2 * sizeof(float), CUJIT_F32, &of));
@@ -577,7 +601,7 @@ Test(names, every_function_and_variable_name_nvrtc_takes, .init = open_cpu, .fin
       j++;
     }
   cr_expect_eq(got[j], 77, "::own held %d", got[j]);
-  cr_expect(gotf[0] == 1.5f && gotf[1] == 6.0f, "%g %g", gotf[0], gotf[1]);
+  cr_expect(gotf[0] == 10.0f && gotf[1] == 19.0f, "%g %g", gotf[0], gotf[1]);
   /* the host finds the variables by their names */
   for (int i = 0; i < NAMES; i++) {
     if (!nvrtc_takes_as_variable(taken_names[i])) continue;
