@@ -2,9 +2,11 @@
 ** cpu_source.c -- the CPU device's translation unit: cujit's kernel source (what NVRTC gets)
 ** rewritten for the system C++ compiler. One pass over the source, aware of comments, literals
 ** and #line, that refuses what the host cannot run (textures, inline PTX, ...) with the kernel and
-** line that use it, turns `extern __shared__` arrays into views of the block's dynamic shared
-** memory, maps CUDA's headers onto cujit's, and starts every loop body of a function with a tick
-** of the executor's time slices (cpu_exec.h); then one exported entry per kernel.
+** line that use it (and what NVRTC refuses: exception handling), turns `extern __shared__` arrays
+** into views of the block's dynamic shared memory, maps CUDA's headers onto cujit's, and starts
+** every loop body of a function with a tick of the executor's time slices (cpu_exec.h); the
+** source goes into namespace __cj, away from the names of the prelude's system headers; then one
+** exported entry per kernel.
 */
 #include "cpu_source.h"
 #include "base.h"
