@@ -18,13 +18,12 @@
 ** again, whatever it finds, and puts LD_PRELOAD back. */
 #define RESTARTED_ENV "CUJIT_CPU_CHECK_RESTARTED"
 
-/* The sanitizer runtime of the compiler that builds the checked kernels (CUJIT_CXX, else g++),
-** as `-print-file-name` finds it; 0 when it has none (it then prints the bare name). */
-static int asan_runtime(char *path, size_t len) {
+/* A library of the compiler that builds the checked kernels (CUJIT_CXX, else g++), as
+** `-print-file-name` finds it; 0 when it has none (it then prints the bare name). */
+static int compiler_library(const char *name, char *path, size_t len) {
   const char *cxx = getenv("CUJIT_CXX");
   char cmd[1024];
-  snprintf(cmd, sizeof cmd, "%s -print-file-name=libasan.so 2>/dev/null",
-           cxx && *cxx ? cxx : "g++");
+  snprintf(cmd, sizeof cmd, "%s -print-file-name=%s 2>/dev/null", cxx && *cxx ? cxx : "g++", name);
   FILE *p = popen(cmd, "r");
   if (!p) return 0;
   int got = fgets(path, (int)len, p) != NULL;
@@ -73,16 +72,20 @@ static void restart_with_asan(char **argv) {
                   strcasecmp(check, "yes") == 0 || strcasecmp(check, "true") == 0))
     return;
   if (dlsym(RTLD_DEFAULT, "__asan_init")) return;
-  char runtime[4096];
-  if (!asan_runtime(runtime, sizeof runtime)) {
+  char runtime[4096], cxx_library[4096];
+  if (!compiler_library("libasan.so", runtime, sizeof runtime)) {
     fprintf(stderr,
             CLI_NAME ": CUJIT_CPU_CHECK=1: the C++ compiler (%s) has no AddressSanitizer runtime "
                      "(libasan.so); install it (Debian: libgcc-12-dev) or unset CUJIT_CPU_CHECK\n",
             getenv("CUJIT_CXX") && *getenv("CUJIT_CXX") ? getenv("CUJIT_CXX") : "g++");
     return;
   }
+  /* The C++ library after it: the sanitizer looks the real __cxa_throw up when it starts, and a
+  ** kernel's exception (a device fault) would otherwise stop the process in its interceptor. */
+  int with_cxx = compiler_library("libstdc++.so.6", cxx_library, sizeof cxx_library);
   const char *options = getenv("ASAN_OPTIONS"), *preload = getenv("LD_PRELOAD");
   if (setenv(RESTARTED_ENV, preload ? preload : "", 1) != 0 ||
+      (with_cxx && env_prepend("LD_PRELOAD", cxx_library) != 0) ||
       env_prepend("LD_PRELOAD", runtime) != 0 ||
       ((!options || !strstr(options, "detect_leaks")) &&
        env_prepend("ASAN_OPTIONS", "detect_leaks=0") != 0))

@@ -12,6 +12,8 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <stdio.h>
+#include <string.h>
 
 static cujit_status cpu_managed_alloc(cujit_device *dev, size_t bytes, uint64_t *addr) {
   return dev->ops->alloc(dev, bytes, addr);
@@ -53,7 +55,13 @@ static void cpu_host_unregister(cujit_device *dev, void *host) {
 static cujit_status cpu_get_global(cujit_device *dev, void *module, const char *name,
                                    uint64_t *addr, size_t *bytes) {
   cj_cpu_module *m = module;
-  void *p = dlsym(m->handle, name);
+  /* The program's own code is in namespace __cj (cpu_source.c): its variables are mangled there;
+  ** extern "C" ones and those of headers it includes keep their plain names. */
+  char mangled[300];
+  void *p = NULL;
+  if (snprintf(mangled, sizeof mangled, "_ZN4__cj%zu%sE", strlen(name), name) < (int)sizeof mangled)
+    p = dlsym(m->handle, mangled);
+  if (!p) p = dlsym(m->handle, name);
   Dl_info info;
   const ElfW(Sym) *sym = NULL;
   struct link_map *own = NULL, *found = NULL;

@@ -8,8 +8,10 @@
 ** pool sends its threads ABANDON_SIGNAL, whose handler jumps back when the thread is in a kernel.
 */
 #include "cpu_pool.h"
+#include "cpu_divide.h"
 #include "cxx.h"
 
+#include <fenv.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -83,6 +85,7 @@ static void on_crash(int sig, siginfo_t *info, void *context) {
     pass_on(sig, info, context);
     return;
   }
+  if (sig == SIGFPE && info && cj_div_resume(info->si_code, context)) return; /* GPU's value */
   kernel_jump = NULL;
   crash_signal = sig;
   crash_address = info ? info->si_addr : NULL;
@@ -193,10 +196,15 @@ static void report_crash(cj_cpu_launch *launch) {
 
 /* Worker `index`'s part of the job. volatile: read after a siglongjmp. The abandoning flag is
 ** read after kernel_jump is set, and cj_cpu_pool_abandon sets it before signalling: either the
-** part never starts, or the signal finds it in the kernel. */
+** part never starts, or the signal finds it in the kernel. The floating-point environment (a
+** fast-math kernel's flush to zero, a rounding mode a kernel set) is the kernel's own, as on a
+** GPU: put back after it, also when a crash jumped out of it (Linux starts a signal handler
+** with the default environment; elsewhere the kernel's could stay). */
 static int run_part(cj_cpu_pool *pool, const cj_cpu_job *job, int index) {
   sigjmp_buf jump;
   cj_cpu_worker *volatile worker = &job->workers[index];
+  fenv_t fenv;
+  fegetenv(&fenv);
   if (sigsetjmp(jump, 1) == 0) {
     kernel_where = job->where;
     kernel_pool = pool;
@@ -205,6 +213,7 @@ static int run_part(cj_cpu_pool *pool, const cj_cpu_job *job, int index) {
     if (!__atomic_load_n(&pool->abandoning, __ATOMIC_SEQ_CST)) {
       job->entry(job->launch, worker);
       kernel_jump = NULL;
+      fesetenv(&fenv);
       return 0;
     }
     kernel_jump = NULL;
@@ -212,6 +221,7 @@ static int run_part(cj_cpu_pool *pool, const cj_cpu_job *job, int index) {
     report_crash(job->launch);
     return 1;
   }
+  fesetenv(&fenv);
   report_crash(job->launch);
   if (job->release) job->release(worker); /* its fibers stopped mid-way */
   return 1;

@@ -2,9 +2,11 @@
 ** cpu_source.c -- the CPU device's translation unit: cujit's kernel source (what NVRTC gets)
 ** rewritten for the system C++ compiler. One pass over the source, aware of comments, literals
 ** and #line, that refuses what the host cannot run (textures, inline PTX, ...) with the kernel and
-** line that use it, turns `extern __shared__` arrays into views of the block's dynamic shared
-** memory, maps CUDA's headers onto cujit's, and starts every loop body of a function with a tick
-** of the executor's time slices (cpu_exec.h); then one exported entry per kernel.
+** line that use it (and what NVRTC refuses: exception handling), turns `extern __shared__` arrays
+** into views of the block's dynamic shared memory, maps CUDA's headers onto cujit's, and starts
+** every loop body of a function with a tick of the executor's time slices (cpu_exec.h); the
+** source goes into namespace __cj, away from the names of the prelude's system headers; then one
+** exported entry per kernel.
 */
 #include "cpu_source.h"
 #include "base.h"
@@ -47,6 +49,17 @@ static const struct {
     {"cudaMalloc", "the device runtime (cudaMalloc)"},
     {"cudaDeviceSynchronize", "the device runtime (cudaDeviceSynchronize)"},
     {"cudaLaunchDevice", "dynamic parallelism (cudaLaunchDevice)"},
+};
+
+/* What the host would run but a GPU does not: refused as NVRTC refuses it, so that code that
+** runs on the CPU device runs on a GPU (NVRTC also refuses these in host functions: JIT mode has
+** none). */
+static const struct {
+  const char *name, *what, *why;
+} gpu_refuses[] = {
+    {"throw", "exception handling (throw)", "device code does not support exception handling"},
+    {"try", "exception handling (try)", "device code does not support exception handling"},
+    {"catch", "exception handling (catch)", "device code does not support exception handling"},
 };
 
 /* CUDA headers a program may include: those the CPU device has a stand-in for ("" when it needs
@@ -93,6 +106,56 @@ typedef struct scan {
   int failed;     /* a directive was refused (err holds why) */
   size_t tick_at; /* the `)` closing a loop's header, to be followed by a tick; 0: none */
 } scan;
+
+/* CUDA's functions the program may overload (helper_math.h's float2 fminf(float2, float2) calls
+** fminf(float, float)): in namespace __cj an overload of the program's would hide them, so they
+** are declared there too, again after each header the program includes at file scope (which may
+** add overloads of them). Only CUDA's names: those of the C library the prelude's headers add
+** are what the namespace keeps away. */
+static const char cuda_api[] =
+    "using ::sin; using ::cos; using ::tan; using ::asin; using ::acos; using ::atan; "
+    "using ::atan2; using ::sinh; using ::cosh; using ::tanh; using ::asinh; using ::acosh; "
+    "using ::atanh; using ::exp; using ::exp2; using ::exp10; using ::expm1; using ::log; "
+    "using ::log2; using ::log10; using ::log1p; using ::pow; using ::sqrt; using ::cbrt; "
+    "using ::hypot; using ::fabs; using ::floor; using ::ceil; using ::round; using ::trunc; "
+    "using ::rint; using ::nearbyint; using ::lround; using ::llround; using ::lrint; "
+    "using ::llrint; using ::fmod; using ::remainder; using ::remquo; using ::fmin; "
+    "using ::fmax; using ::fdim; using ::fma; using ::frexp; using ::ldexp; using ::modf; "
+    "using ::ilogb; using ::logb; using ::scalbn; using ::scalbln; using ::nextafter; "
+    "using ::copysign; using ::erf; using ::erfc; using ::tgamma; using ::lgamma; "
+    "using ::isnan; using ::isinf; using ::isfinite; using ::signbit; using ::abs; "
+    "using ::labs; using ::llabs; using ::j0; using ::j1; using ::jn; using ::y0; using ::y1; "
+    "using ::yn; using ::sinf; using ::cosf; using ::tanf; using ::asinf; using ::acosf; "
+    "using ::atanf; using ::atan2f; using ::sinhf; using ::coshf; using ::tanhf; "
+    "using ::asinhf; using ::acoshf; using ::atanhf; using ::expf; using ::exp2f; "
+    "using ::exp10f; using ::expm1f; using ::logf; using ::log2f; using ::log10f; "
+    "using ::log1pf; using ::powf; using ::sqrtf; using ::cbrtf; using ::hypotf; "
+    "using ::fabsf; using ::floorf; using ::ceilf; using ::roundf; using ::truncf; "
+    "using ::rintf; using ::nearbyintf; using ::lroundf; using ::llroundf; using ::lrintf; "
+    "using ::llrintf; using ::fmodf; using ::remainderf; using ::remquof; using ::fminf; "
+    "using ::fmaxf; using ::fdimf; using ::fmaf; using ::frexpf; using ::ldexpf; "
+    "using ::modff; using ::ilogbf; using ::logbf; using ::scalbnf; using ::scalblnf; "
+    "using ::nextafterf; using ::copysignf; using ::erff; using ::erfcf; using ::tgammaf; "
+    "using ::lgammaf; using ::j0f; using ::j1f; using ::jnf; using ::y0f; using ::y1f; "
+    "using ::ynf; using ::rsqrt; using ::rsqrtf; using ::rcbrt; using ::rcbrtf; using ::sinpi; "
+    "using ::cospi; using ::sinpif; using ::cospif; using ::sincos; using ::sincosf; "
+    "using ::sincospi; using ::sincospif; using ::normcdf; using ::normcdff; using ::fdividef; "
+    "using ::min; using ::max; using ::umin; using ::umax; using ::llmin; using ::llmax; "
+    "using ::ullmin; using ::ullmax; using ::atomicAdd; using ::atomicSub; using ::atomicExch; "
+    "using ::atomicMin; using ::atomicMax; using ::atomicInc; using ::atomicDec; "
+    "using ::atomicCAS; using ::atomicAnd; using ::atomicOr; using ::atomicXor; "
+    "using ::atomicAdd_block; using ::atomicAdd_system; using ::atomicExch_block; "
+    "using ::atomicCAS_block; using ::atomicMin_block; using ::atomicMax_block; "
+    "using ::__popc; using ::__popcll; using ::__clz; using ::__clzll; using ::__ffs; "
+    "using ::__ffsll; using ::__brev; using ::__brevll; using ::__byte_perm; "
+    "using ::__funnelshift_l; using ::__funnelshift_r; using ::__mulhi; using ::__umulhi; "
+    "using ::__mul64hi; using ::__umul64hi; using ::__mul24; using ::__umul24; using ::__hadd; "
+    "using ::__rhadd; using ::__uhadd; using ::__urhadd; using ::__sad; using ::__usad; "
+    "using ::__ldg; using ::__ldcg; using ::__ldca; using ::__ldcs; using ::__ldlu; "
+    "using ::__ldcv; using ::__stwb; using ::__stcg; using ::__stcs; using ::__stwt; "
+    "using ::__threadfence; using ::__threadfence_block; using ::__threadfence_system; "
+    "using ::clock; using ::clock64; using ::__nanosleep; using ::printf; using ::malloc; "
+    "using ::free; using ::memcpy; using ::memset; ";
 
 /* What goes around a loop: a counter of its iterations in a variable of its own (a register,
 ** where a counter in memory would chain each iteration to the last through a store), and a tick
@@ -141,7 +204,7 @@ static const char *kernel_at(const scan *sc, size_t at) {
   return best;
 }
 
-static void refuse(scan *sc, size_t at, const char *what) {
+static void refuse_because(scan *sc, size_t at, const char *what, const char *why) {
   const char *k = kernel_at(sc, at);
   long line = sc->line;
   for (size_t j = sc->i; j < at; j++)
@@ -154,8 +217,10 @@ static void refuse(scan *sc, size_t at, const char *what) {
     snprintf(where, sizeof where, "line %ld of its preamble", line);
   else
     snprintf(where, sizeof where, "%s:%ld", sc->file, line);
-  snprintf(sc->err, sc->err_len,
-           "kernel '%s' uses %s (%s), which is not supported on the CPU device", k, what, where);
+  snprintf(sc->err, sc->err_len, "kernel '%s' uses %s (%s), %s", k, what, where, why);
+}
+static void refuse(scan *sc, size_t at, const char *what) {
+  refuse_because(sc, at, what, "which is not supported on the CPU device");
 }
 
 /* Follows #if/#ifdef/#ifndef/#elif/#else/#endif for the branches that test __CUJIT_CPU__. */
@@ -179,7 +244,11 @@ static void conditional(scan *sc, const char *d, const char *end) {
   }
 }
 
-/* A preprocessor line at sc->i (the '#'): tracks #line and conditionals, maps CUDA's headers. */
+static void include(scan *sc, const char *d, size_t end);
+
+/* A preprocessor line at sc->i (the '#'): tracks #line and conditionals, maps CUDA's headers. The
+** user's code lives in namespace __cj (cj_cpu_translation_unit), headers included at file scope
+** outside it, as the prelude's are. */
 static void directive(scan *sc) {
   size_t end = sc->i;
   while (end < sc->n && sc->s[end] != '\n') {
@@ -197,21 +266,36 @@ static void directive(scan *sc) {
     return;
   }
   conditional(sc, d, sc->s + end);
+  if (strncmp(d, "include", 7) == 0 && sc->depth == 0) { /* a header at file scope: outside */
+    cj_buf_puts(&sc->out, "}\n");
+    include(sc, d, end);
+    if (!sc->failed)
+      cj_buf_printf(&sc->out, "\nnamespace __cj { %s\n#line %ld \"%s\"", cuda_api, sc->line + 1,
+                    sc->file);
+    return;
+  }
   if (strncmp(d, "include", 7) == 0) {
-    for (size_t k = 0; k < sizeof cuda_headers / sizeof cuda_headers[0]; k++) {
-      const char *h = strstr(d, cuda_headers[k].header);
-      if (!h || h >= sc->s + end || (h[-1] != '<' && h[-1] != '"')) continue;
-      if (cuda_headers[k].refused) {
-        if (sc->off) break;
-        refuse(sc, sc->i, cuda_headers[k].refused);
-        sc->failed = 1;
-        return;
-      }
-      if (*cuda_headers[k].stand_in)
-        cj_buf_printf(&sc->out, "#include <%s>", cuda_headers[k].stand_in);
-      sc->i = end;
+    include(sc, d, end);
+    return;
+  }
+  emit_to(sc, end);
+}
+
+/* An #include at sc->i, ending at `end`: CUDA's headers mapped to cujit's, or refused. */
+static void include(scan *sc, const char *d, size_t end) {
+  for (size_t k = 0; k < sizeof cuda_headers / sizeof cuda_headers[0]; k++) {
+    const char *h = strstr(d, cuda_headers[k].header);
+    if (!h || h >= sc->s + end || (h[-1] != '<' && h[-1] != '"')) continue;
+    if (cuda_headers[k].refused) {
+      if (sc->off) break;
+      refuse(sc, sc->i, cuda_headers[k].refused);
+      sc->failed = 1;
       return;
     }
+    if (*cuda_headers[k].stand_in)
+      cj_buf_printf(&sc->out, "#include <%s>", cuda_headers[k].stand_in);
+    sc->i = end;
+    return;
   }
   emit_to(sc, end);
 }
@@ -361,6 +445,14 @@ static int rewrite(scan *sc) {
           refuse(sc, i, unsupported[k].what);
           return 0;
         }
+      for (size_t k = 0; !sc->off && k < sizeof gpu_refuses / sizeof gpu_refuses[0]; k++)
+        if (strlen(gpu_refuses[k].name) == len &&
+            memcmp(sc->s + i, gpu_refuses[k].name, len) == 0) {
+          char why[160];
+          snprintf(why, sizeof why, "which a GPU refuses (NVRTC: \"%s\")", gpu_refuses[k].why);
+          refuse_because(sc, i, gpu_refuses[k].what, why);
+          return 0;
+        }
       if ((len == 3 && memcmp(sc->s + i, "for", 3) == 0) ||
           (len == 5 && memcmp(sc->s + i, "while", 5) == 0)) {
         if (note_loop(sc, j, len == 5)) cj_buf_puts(&sc->out, loop_slice);
@@ -381,6 +473,13 @@ static int rewrite(scan *sc) {
     }
   }
   return 1;
+}
+
+/* Whether kernel k is an extern "C" one: its name an identifier, its linkage not C++'s. */
+static int c_kernel(const char *name, const int *cxx, size_t k) {
+  char entry[320];
+  return !(cxx && cxx[k]) && cj_entry_identifier(name, entry, sizeof entry) &&
+         strcmp(entry, name) == 0;
 }
 
 char *cj_cpu_translation_unit(const char *source, const char *const *kernel_names, const int *cxx,
@@ -408,12 +507,30 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
              .err_len = err_len};
   snprintf(sc.file, sizeof sc.file, "<source>");
   if (check) cj_buf_puts(&sc.out, "#define CJ_CPU_CHECK 1\n");
-  cj_buf_puts(&sc.out, "#include <cujit/cpu_prelude.h>\n#line 1 \"<source>\"\n");
+  cj_buf_puts(&sc.out, "#include <cujit/cpu_prelude.h>\n");
+  /* The user's code goes into namespace __cj, so that its names do not meet those the prelude's
+  ** system headers declare (sync, index, time, ...: NVRTC declares none of them); the directive
+  ** lets `::name` and the headers it includes find them as they would at file scope. An extern "C"
+  ** kernel is still one C function of its name, the same as a C library function of that name in
+  ** any namespace: a macro gives it the reserved name __cj_k_<name> (a function-like one, so that
+  ** only `name(` changes, never `v.name`). */
+  cj_buf_printf(&sc.out, "namespace __cj { %s}\nusing namespace ::__cj;\n", cuda_api);
+  for (size_t k = 0; k < nkernels; k++)
+    if (c_kernel(kernel_names[k], cxx, k))
+      cj_buf_printf(&sc.out, "#define %s(...) __cj_k_%s(__VA_ARGS__)\n", kernel_names[k],
+                    kernel_names[k]);
+  cj_buf_puts(&sc.out, "namespace __cj {\n#line 1 \"<source>\"\n");
   if (!rewrite(&sc)) {
     cj_buf_free(&sc.out);
     return NULL;
   }
-  cj_buf_puts(&sc.out, "\n#line 1 \"<cujit cpu entries>\"\n");
+  cj_buf_puts(&sc.out, "\n}\n");
+  for (size_t k = 0; k < nkernels; k++)
+    if (c_kernel(kernel_names[k], cxx, k)) cj_buf_printf(&sc.out, "#undef %s\n", kernel_names[k]);
+  /* The entries live in the namespace too and name the kernel unqualified: it and a name
+  ** expression's arguments ("scale<my_type>") are looked up there first, then at file scope (a
+  ** kernel of an included header). Their parameters have reserved names, which no kernel has. */
+  cj_buf_puts(&sc.out, "namespace __cj {\n#line 1 \"<cujit cpu entries>\"\n");
   for (size_t k = 0; k < nkernels; k++) {
     cj_entry_identifier(kernel_names[k], entry, sizeof entry);
     /* An extern "C" kernel the preprocessor removed (#if 0) is then only referenced, and the
@@ -422,13 +539,18 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
     ** declaration must be public"), and a qualified name or a template's instantiation is found
     ** by g++'s name lookup: removed, it is a compile (or link) error, as NVRTC's name expression
     ** is for a GPU. */
-    if (!(cxx && cxx[k]) && strcmp(entry, kernel_names[k]) == 0)
-      cj_buf_printf(&sc.out, "#pragma weak %s\n", kernel_names[k]);
-    cj_buf_printf(&sc.out,
-                  "extern \"C\" __attribute__((visibility(\"default\"))) void cjk_%s(cj_cpu_launch "
-                  "*l, cj_cpu_worker *w) {\n  ::cj_cpu::entry<&%s >(l, w);\n}\n",
-                  entry, kernel_names[k]);
+    int c = c_kernel(kernel_names[k], cxx, k);
+    if (c) /* a redeclaration of its own type: #pragma weak finds no name in a namespace */
+      cj_buf_printf(&sc.out, "extern \"C\" __attribute__((weak)) decltype(__cj_k_%s) __cj_k_%s;\n",
+                    kernel_names[k], kernel_names[k]);
+    cj_buf_printf(
+        &sc.out,
+        "extern \"C\" __attribute__((visibility(\"default\"))) void cjk_%s(::cj_cpu_launch "
+        "*__cj_l, ::cj_cpu_worker *__cj_w) {\n  ::cj_cpu::entry<&%s%s >(__cj_l, "
+        "__cj_w);\n}\n",
+        entry, c ? "__cj_k_" : "", kernel_names[k]);
   }
+  cj_buf_puts(&sc.out, "}\n");
   cj_buf_puts(&sc.out,
               "extern \"C\" __attribute__((visibility(\"default\"))) int cj_cpu_abi_version(void) "
               "{\n  return CJ_CPU_ABI_VERSION;\n}\n"

@@ -8,11 +8,13 @@
 #include <stddef.h>
 
 /* The C++ translation unit g++ compiles for the CPU device: the prelude, then `source` (the same
-** translation unit NVRTC gets, with its #line directives), with `extern __shared__` declarations
-** rewritten, and one exported entry `cjk_<name>` per kernel plus cj_cpu_abi_version,
-** cj_cpu_worker_release and cj_cpu_where (cpu_abi.h). cxx[k] says kernel k has C++ linkage
-** (cj_scan_kernel's cxx; NULL: none has): an extern "C" kernel is referenced weakly, so one the
-** preprocessor removed still links (and is then left out), a C++ one strongly. `check`: build for
+** translation unit NVRTC gets, with its #line directives) inside namespace __cj (headers it
+** includes at file scope outside), with `extern __shared__` declarations rewritten, and one
+** exported entry `cjk_<name>` per kernel plus cj_cpu_abi_version, cj_cpu_worker_release and
+** cj_cpu_where (cpu_abi.h). cxx[k] says kernel k has C++ linkage (cj_scan_kernel's cxx; NULL:
+** none has): an extern "C" kernel is named __cj_k_<name> in the object and referenced weakly, so
+** one the preprocessor removed still links (and is then left out), a C++ one strongly. `check`:
+*build for
 ** AddressSanitizer/UBSan reports. Malloc'd, or NULL with a message in err ("kernel 'k' uses X,
 ** which is not supported on the CPU device"). */
 char *cj_cpu_translation_unit(const char *source, const char *const *kernel_names, const int *cxx,

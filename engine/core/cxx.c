@@ -307,15 +307,31 @@ static int flag_for_cxx(const char *flag) {
   return 0;
 }
 
+/* How a unit is built. A fast-math unit is compiled (-c) and linked in two runs: g++ (12 and
+** older) adds crtfastmath.o to any link given -ffast-math, -shared too, and its constructor turns
+** on flush-to-zero for the thread that loads the object, the host's; on a GPU fast math belongs to
+** the kernel (cpu_math.h's ftz_scope flushes during the kernel's own run only). */
+enum { ONE_STEP, COMPILE_ONLY, LINK_ONLY };
+
 static void build_args(arg_list *a, const cxx_command *c, const char *dir, int check,
-                       const cujit_compile_options *op, cj_buf *notes) {
+                       const cujit_compile_options *op, cj_buf *notes, int stage) {
   for (int i = 0; i < c->nwords; i++) a->v[a->n++] = c->words[i];
   a->owned_from = a->n;
+  char path[PATH_MAX];
+  if (stage == LINK_ONLY) { /* the sanitizers' runtimes are linked by their -fsanitize flags */
+    for (const char *const *f = check ? check_flags : plain_flags; *f; f++) arg_add(a, *f, NULL);
+    snprintf(path, sizeof path, "%s/k.so", dir);
+    arg_add(a, "-o", NULL);
+    arg_add(a, path, NULL);
+    snprintf(path, sizeof path, "%s/k.o", dir);
+    arg_add(a, path, NULL);
+    return;
+  }
   arg_add(a, "-std=", op && op->std ? op->std : "c++17");
   for (const char *const *f = check ? check_flags : plain_flags; *f; f++) arg_add(a, *f, NULL);
   if (op && op->fast_math) arg_add(a, "-ffast-math", NULL);
+  if (stage == COMPILE_ONLY) arg_add(a, "-c", NULL);
   if (!check && op && (op->debug || op->line_info)) arg_add(a, "-g", NULL);
-  char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/include", dir);
   arg_add(a, "-I", path);
   for (size_t i = 0; op && i < op->include_dir_count; i++) arg_add(a, "-I", op->include_dirs[i]);
@@ -330,7 +346,7 @@ static void build_args(arg_list *a, const cxx_command *c, const char *dir, int c
       cj_buf_printf(notes, "cujit: extra flag '%s' is for NVRTC; the CPU device leaves it out\n",
                     f);
   }
-  snprintf(path, sizeof path, "%s/k.so", dir);
+  snprintf(path, sizeof path, "%s/%s", dir, stage == COMPILE_ONLY ? "k.o" : "k.so");
   arg_add(a, "-o", NULL);
   arg_add(a, path, NULL);
   snprintf(path, sizeof path, "%s/tu.cpp", dir);
@@ -470,29 +486,33 @@ static cujit_status compile_in(cujit_engine *engine, const char *dir, const char
   int err = write_file(path, unit, strlen(unit));
   if (!err) err = write_headers(dir);
   if (err) return scratch_failed(engine, "write the translation unit", err);
-  arg_list a = {0};
   cj_buf notes = {0};
-  build_args(&a, &c, dir, check, op, &notes);
-  if (a.failed) {
+  int status = 0, two_steps = op && op->fast_math;
+  for (int stage = two_steps ? COMPILE_ONLY : ONE_STEP; status == 0;) {
+    arg_list a = {0};
+    build_args(&a, &c, dir, check, op, &notes, stage);
+    if (a.failed) {
+      args_free(&a);
+      cj_buf_free(&notes);
+      return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
+                     "out of memory (or over %d compiler "
+                     "arguments)",
+                     MAX_ARGS);
+    }
+    char *output = NULL;
+    char **env = env_with_tmpdir(dir);
+    err = env ? run_tool(a.v, env, &output, &status) : ENOMEM;
+    free(env);
     args_free(&a);
-    cj_buf_free(&notes);
-    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
-                   "out of memory (or over %d compiler "
-                   "arguments)",
-                   MAX_ARGS);
+    if (err) {
+      cj_buf_free(&notes);
+      return no_compiler(engine, &c, err);
+    }
+    cj_buf_puts(&notes, output ? output : "");
+    free(output);
+    if (stage != COMPILE_ONLY) break;
+    stage = LINK_ONLY;
   }
-  char *output = NULL;
-  int status = 0;
-  char **env = env_with_tmpdir(dir);
-  err = env ? run_tool(a.v, env, &output, &status) : ENOMEM;
-  free(env);
-  args_free(&a);
-  if (err) {
-    cj_buf_free(&notes);
-    return no_compiler(engine, &c, err);
-  }
-  cj_buf_puts(&notes, output ? output : "");
-  free(output);
   out->log = notes.data ? notes.data : cj_strdup("");
   if (!out->log) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   if (status != 0) return compile_failed(engine, name, source, out->log, status, c.words[0]);

@@ -55,7 +55,7 @@ void cj_cxx_scratch_remove(const char *path) {
   struct stat st;
   if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return;
   char child[PATH_MAX];
-  static const char *const parts[] = {"tu.cpp", "k.so", NULL};
+  static const char *const parts[] = {"tu.cpp", "k.o", "k.so", NULL};
   for (size_t i = 0; parts[i]; i++) {
     snprintf(child, sizeof child, "%s/%s", path, parts[i]);
     unlink(child);

@@ -13,4 +13,9 @@
 ** when the bytes are not a little-endian ELF64 object with a symbol table, or are cut short. */
 int cj_elf_defines(const unsigned char *image, size_t len, const char *name);
 
+/* The bytes of the thread-local (STT_TLS) symbols of the full symbol table whose names begin with
+** `prefix`: the CPU device's static __shared__ variables are thread_local (cpu_prelude.h). -1 when
+** the image has no such table or is not a well-formed ELF64 object. */
+long long cj_elf_tls_bytes(const unsigned char *image, size_t len, const char *prefix);
+
 #endif

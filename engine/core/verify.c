@@ -158,7 +158,9 @@ static int has_marker(const compiled *c, const cj_scan_kernel *k) {
 static const char *compiled_entry(const compiled *c, const cj_scan_kernel *k, size_t *len) {
   if (c->ptx) return find_entry(c->ptx, cj_signature_symbol(&k->sig), len);
   *len = 0;
-  return k->cxx || cj_elf_defines(c->object, c->object_len, k->sig.name) == 1 ? "" : NULL;
+  char symbol[300]; /* cpu_source.c gives an extern "C" kernel this name in the object */
+  snprintf(symbol, sizeof symbol, "__cj_k_%s", k->sig.name);
+  return k->cxx || cj_elf_defines(c->object, c->object_len, symbol) == 1 ? "" : NULL;
 }
 
 /* Of the kernels read under this name, the one NVRTC compiled; NULL when none is in the PTX.
@@ -192,6 +194,36 @@ static int listed(const cj_signature *out, size_t n, const char *name) {
   for (size_t i = 0; i < n; i++)
     if (strcmp(out[i].name, name) == 0) return 1;
   return 0;
+}
+
+/* A GPU gives a kernel at most 48 KiB of static __shared__ memory, and ptxas refuses more. The
+** CPU device's static shared variables are thread_locals of the object (cpu_prelude.h): those of
+** an extern "C" kernel's body are named after it (_ZZ<n>__cj_k_<name>E...), those at file scope
+** in the program's namespace (_ZN4__cj...) are counted for a program's only kernel. Not counted:
+** those of the functions a kernel calls, and for a C++ kernel its own. */
+enum { GPU_STATIC_SHARED = 48 * 1024 };
+static cujit_status static_shared(const compiled *c, const cj_signature *k, size_t n, char *err,
+                                  size_t err_len) {
+  long long file_scope = n == 1 ? cj_elf_tls_bytes(c->object, c->object_len, "_ZN4__cj") : 0;
+  for (size_t i = 0; i < n; i++) {
+    char prefix[300];
+    snprintf(prefix, sizeof prefix, "_ZZ%zu__cj_k_%sE", strlen(k[i].name) + 7, k[i].name);
+    long long bytes = cj_elf_tls_bytes(c->object, c->object_len, prefix);
+    if (bytes < 0) return CUJIT_OK; /* no full symbol table: nothing to count */
+    bytes += file_scope > 0 ? file_scope : 0;
+    if (bytes > GPU_STATIC_SHARED) {
+      snprintf(
+          err, err_len,
+          "kernel '%s' uses too much shared data for a GPU: %lld bytes of static __shared__ "
+          "memory, of at most %d (ptxas: \"Entry function '%s' uses too much shared data "
+          "(0x%llx bytes, 0x%x max)\"); use dynamic shared memory (extern __shared__, its size "
+          "given at launch) for the large arrays",
+          k[i].name, bytes, GPU_STATIC_SHARED, k[i].name, (unsigned long long)bytes,
+          GPU_STATIC_SHARED);
+      return CUJIT_ERROR_COMPILE;
+    }
+  }
+  return CUJIT_OK;
 }
 
 static cujit_status verify(cj_scan *scan, const compiled *c, cj_signature **kernels, size_t *count,
@@ -231,6 +263,7 @@ static cujit_status verify(cj_scan *scan, const compiled *c, cj_signature **kern
     if (c->ptx) fill_sizes(&out[n], params, len);
     n++;
   }
+  if (st == CUJIT_OK && c->object) st = static_shared(c, out, n, err, err_len);
   if (st == CUJIT_OK && n == 0) {
     char unread[512];
     if (c->ptx && entry_names(c->ptx, unread, sizeof unread))

@@ -311,6 +311,39 @@ __attribute__((noinline, noclone)) static void run_kernel(exec *ex, const Args &
 #define CJ_RUN_KERNEL(ex, K, Args, a) std::apply(K, a)
 #endif
 
+/* A C++ exception that leaves a CUDA thread (std::vector::at, std::bad_alloc from new, a throw
+** in a header): a GPU has no exceptions, so it is the kernel's fault instead of std::terminate's
+** abort of the whole process. The catch block ends before the thread is abandoned: an exception
+** still being handled would stay on this OS thread's list for good. */
+[[noreturn]] __attribute__((noinline, cold)) static void threw(const char *what) {
+  exec *ex = me()->ex;
+  set_error(ex, current(ex),
+            "threw a C++ exception: %s (a GPU has no exceptions: NVRTC refuses exception handling "
+            "in device code)",
+            what);
+  abandon(ex);
+}
+template <auto K, class Args> static inline void run_thread(exec *ex, const Args &a) {
+  (void)ex; /* the check build's way in takes it */
+  char what[160];
+  try {
+    CJ_RUN_KERNEL(ex, K, Args, a);
+    return;
+  } catch (const std::exception &e) {
+    snprintf(what, sizeof what, "%s", e.what());
+  } catch (...) {
+    const std::type_info *t = abi::__cxa_current_exception_type();
+    int status = -1;
+    char *name = t ? abi::__cxa_demangle(t->name(), nullptr, nullptr, &status) : nullptr;
+    snprintf(what, sizeof what, "an exception of type '%s'",
+             name ? name
+             : t  ? t->name()
+                  : "unknown");
+    free(name);
+  }
+  threw(what);
+}
+
 /* The runner's loop for kernel K: every not-yet-run thread in order, K inlined. */
 template <auto K, class Args> static void plain_loop(exec *ex) {
   const Args &a = *(const Args *)ex->args;
@@ -324,7 +357,7 @@ template <auto K, class Args> static void plain_loop(exec *ex) {
       r->tid = uint3{0, 0, 0};
       for (unsigned t = 0; t < ex->limit; t++) {
         r->tid.x = t;
-        CJ_RUN_KERNEL(ex, K, Args, a);
+        run_thread<K>(ex, a);
       }
       if (__builtin_expect(ex->runner_gen != gen, 0)) fiber_exit(ex, current(ex));
       ex->pos = n;
@@ -340,7 +373,7 @@ template <auto K, class Args> static void plain_loop(exec *ex) {
     unsigned t = ex->order ? ex->order[ex->pos] : ex->pos;
     if (ex->state[t] != T_NEW) continue;
     r->tid = tid_of(ex, t);
-    CJ_RUN_KERNEL(ex, K, Args, a);
+    run_thread<K>(ex, a);
     if (__builtin_expect(ex->runner_gen != gen, 0)) fiber_exit(ex, t);
     ex->state[t] = T_DONE;
   }

@@ -21,6 +21,34 @@
 #define CUDART_MAX_NORMAL_F 3.40282347e+38f
 #define CUDART_MIN_DENORM_F 1.40129846e-45f
 
+/* --- fast math's flush to zero --------------------------------------------------------------
+** NVRTC's --use_fast_math implies -ftz=true: single-precision denormal inputs and results are
+** flushed to zero, doubles keep theirs. The host flushes through its control register for the
+** time a fast-math kernel runs on a worker (the entry holds one of these); the register is the
+** thread's, so the host thread and other kernels keep denormals. The host's register covers both
+** widths: on the CPU device a fast-math kernel flushes double denormals too (docs/cpu.md). */
+namespace cj_cpu {
+struct ftz_scope {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned saved = __builtin_ia32_stmxcsr();
+  ftz_scope() {
+    __builtin_ia32_ldmxcsr(saved | 0x8040u); /* FTZ (bit 15) and DAZ (bit 6) */
+  }
+  ~ftz_scope() {
+    __builtin_ia32_ldmxcsr(saved);
+  }
+#elif defined(__aarch64__)
+  unsigned long saved = __builtin_aarch64_get_fpcr64();
+  ftz_scope() {
+    __builtin_aarch64_set_fpcr64(saved | (1ul << 24)); /* FZ */
+  }
+  ~ftz_scope() {
+    __builtin_aarch64_set_fpcr64(saved);
+  }
+#endif
+};
+} // namespace cj_cpu
+
 /* --- float and double functions CUDA has and C++ does not ------------------------------------ */
 static inline float rsqrtf(float x) {
   return 1.0f / sqrtf(x);
@@ -185,34 +213,35 @@ static inline double __hiloint2double(int hi, int lo) {
   return cj_bits_<double>((unsigned long long)(unsigned)hi << 32 | (unsigned)lo);
 }
 /* Rounding conversions: rn is nearest-even (rint under the default mode), rz truncation, ru/rd
-** ceil/floor; out-of-range values are clamped as the GPU does, NaN gives 0. */
-template <class I> static inline I cj_to_int_(double v) {
-  if (v != v) return 0;
+** ceil/floor. Out-of-range values saturate as the GPU's do; NaN gives what an H200 gives: 0 from a
+** float to 32 bits, else the bit pattern 0x80...0 (INT_MIN, 0x80000000u, LLONG_MIN, 1ull << 63). */
+template <class I> static inline I cj_to_int_(double v, I nan) {
+  if (v != v) return nan;
   if (v <= (double)std::numeric_limits<I>::min()) return std::numeric_limits<I>::min();
   if (v >= (double)std::numeric_limits<I>::max()) return std::numeric_limits<I>::max();
   return (I)v;
 }
-#define CJ_CONV(from, T, to, I)                                                                    \
+#define CJ_CONV(from, T, to, I, nan)                                                               \
   static inline I __##from##2##to##_rn(T v) {                                                      \
-    return cj_to_int_<I>(rint(v));                                                                 \
+    return cj_to_int_<I>(rint(v), nan);                                                            \
   }                                                                                                \
   static inline I __##from##2##to##_rz(T v) {                                                      \
-    return cj_to_int_<I>(trunc(v));                                                                \
+    return cj_to_int_<I>(trunc(v), nan);                                                           \
   }                                                                                                \
   static inline I __##from##2##to##_ru(T v) {                                                      \
-    return cj_to_int_<I>(ceil(v));                                                                 \
+    return cj_to_int_<I>(ceil(v), nan);                                                            \
   }                                                                                                \
   static inline I __##from##2##to##_rd(T v) {                                                      \
-    return cj_to_int_<I>(floor(v));                                                                \
+    return cj_to_int_<I>(floor(v), nan);                                                           \
   }
-CJ_CONV(float, float, int, int)
-CJ_CONV(float, float, uint, unsigned)
-CJ_CONV(float, float, ll, long long)
-CJ_CONV(float, float, ull, unsigned long long)
-CJ_CONV(double, double, int, int)
-CJ_CONV(double, double, uint, unsigned)
-CJ_CONV(double, double, ll, long long)
-CJ_CONV(double, double, ull, unsigned long long)
+CJ_CONV(float, float, int, int, 0)
+CJ_CONV(float, float, uint, unsigned, 0u)
+CJ_CONV(float, float, ll, long long, LLONG_MIN)
+CJ_CONV(float, float, ull, unsigned long long, 1ull << 63)
+CJ_CONV(double, double, int, int, INT_MIN)
+CJ_CONV(double, double, uint, unsigned, 0x80000000u)
+CJ_CONV(double, double, ll, long long, LLONG_MIN)
+CJ_CONV(double, double, ull, unsigned long long, 1ull << 63)
 #undef CJ_CONV
 static inline float __int2float_rn(int v) {
   return (float)v;

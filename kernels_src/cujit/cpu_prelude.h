@@ -27,6 +27,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cxxabi.h> /* the type of a thrown exception that is not a std::exception */
+#include <exception>
 #include <limits>
 #include <memory> /* before the keyword macros: its shared_ptr uses __noinline__ */
 #include <math.h>
@@ -35,6 +37,7 @@
 #include <unistd.h>
 #include <tuple>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 
 #include <cujit/cpu_abi.h>

@@ -547,7 +547,7 @@ template <class... P> struct params<void (*)(P...)> {
   }
 };
 template <auto K, class Args> static void call(const void *a) {
-  CJ_RUN_KERNEL(me()->ex, K, Args, *(const Args *)a);
+  run_thread<K>(me()->ex, *(const Args *)a);
 }
 
 static inline exec *worker_exec(cj_cpu_worker *w) {
@@ -622,6 +622,9 @@ template <auto K> static void entry(cj_cpu_launch *L, cj_cpu_worker *w) {
       snprintf(L->error, sizeof L->error, "kernel '%s': out of host memory", L->kernel);
     return;
   }
+#ifdef __FAST_MATH__
+  ftz_scope ftz; /* cpu_pool.c restores the register too when a crash jumps past this */
+#endif
   Args args = P::unpack(L->args);
   ex->args = &args, ex->call = &call<K, Args>, ex->plain = &plain_loop<K, Args>;
   if (!begin_launch(ex, L)) return;

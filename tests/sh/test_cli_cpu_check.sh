@@ -40,7 +40,8 @@ EOF
 
 CUJIT_CPU_CHECK=1 run "$CUJIT" "$TMP/oob.lua"
 check "the sanitizer names the overflow" "$err" "AddressSanitizer: heap-buffer-overflow"
-check "the report's first frame is the kernel's body, line 2" "$err" "in oob .*oob:2"
+# (an extern "C" kernel is __cj_k_<name> in the CPU device's object: cpu_source.c)
+check "the report's first frame is the kernel's body, line 2" "$err" "in __cj_k_oob .*oob:2"
 check "cujit names the kernel, block, thread and line" "$err" \
   "cujit: the report above is from kernel 'oob': block \(4,0,0\) thread \(0,0,0\), line 2 of its body"
 check_not "the script stops there" "$out" "not reached"
@@ -57,6 +58,22 @@ if [ -n "$asan_build" ]; then
   ok "the sanitizer build has the runtime from the start: no restart to guard or to fail"
   finish
 fi
+# A C++ exception in a checked kernel is the kernel's fault, not the sanitizer's CHECK failure on
+# __cxa_throw (the restart preloads the C++ library after the runtime).
+cat >"$TMP/throw.lua" <<'EOF'
+local cuda = require "cujit"
+local k = cuda.jit("thr(float *o, int n)", [[ std::vector<float> v(4); o[0] = v.at(n); ]],
+                   {preamble = "#include <vector>"})
+local o = cuda.zeros(1, "f32")
+print(pcall(function() k[{1, 1}](o, 10); cuda.synchronize() end))
+print("after pcall")
+EOF
+CUJIT_CPU_CHECK=1 run "$CUJIT" "$TMP/throw.lua"
+check_rc "a checked kernel that throws" 0
+check "its exception is a device fault" "$out" \
+  "^false	.*kernel 'thr'.*threw a C\+\+ exception: vector::_M_range_check"
+check "the script goes on" "$out" "^after pcall$"
+
 CUJIT_CPU_CHECK=1 CUJIT_CPU_CHECK_RESTARTED= run "$CUJIT" "$TMP/oob.lua"
 check "already restarted: no second restart, the load says what to do" "$err" \
   "LD_PRELOAD=\\$\(g\+\+ -print-file-name=libasan.so\)"
