@@ -94,6 +94,7 @@ typedef struct scan {
   unsigned depth;         /* brace depth */
   unsigned long function; /* bit d set: brace at depth d opened a function body (or within) */
   const char *const *kernels;
+  const int *cxx; /* cxx[k]: kernel k has C++ linkage (NULL: none has) */
   size_t nkernels;
   char *err;
   size_t err_len;
@@ -244,6 +245,27 @@ static void conditional(scan *sc, const char *d, const char *end) {
   }
 }
 
+/* Whether kernel k is an extern "C" one: its name an identifier, its linkage not C++'s. */
+static int c_kernel(const char *name, const int *cxx, size_t k) {
+  char entry[320];
+  return !(cxx && cxx[k]) && cj_entry_identifier(name, entry, sizeof entry) &&
+         strcmp(entry, name) == 0;
+}
+
+/* The macros that give each extern "C" kernel its reserved name (cj_cpu_translation_unit) hold
+** for the user's code only: undefined around a header included at file scope, whose own
+** `name(` (grid.h's `first(...)`, <utility>'s) is not the kernel. */
+static void kernel_macros(cj_buf *out, const char *const *names, const int *cxx, size_t n,
+                          int define) {
+  for (size_t k = 0; k < n; k++)
+    if (c_kernel(names[k], cxx, k)) {
+      if (define)
+        cj_buf_printf(out, "#define %s(...) __cj_k_%s(__VA_ARGS__)\n", names[k], names[k]);
+      else
+        cj_buf_printf(out, "#undef %s\n", names[k]);
+    }
+}
+
 static void include(scan *sc, const char *d, size_t end);
 
 /* A preprocessor line at sc->i (the '#'): tracks #line and conditionals, maps CUDA's headers. The
@@ -268,10 +290,14 @@ static void directive(scan *sc) {
   conditional(sc, d, sc->s + end);
   if (strncmp(d, "include", 7) == 0 && sc->depth == 0) { /* a header at file scope: outside */
     cj_buf_puts(&sc->out, "}\n");
+    kernel_macros(&sc->out, sc->kernels, sc->cxx, sc->nkernels, 0);
     include(sc, d, end);
-    if (!sc->failed)
-      cj_buf_printf(&sc->out, "\nnamespace __cj { %s\n#line %ld \"%s\"", cuda_api, sc->line + 1,
+    if (!sc->failed) {
+      cj_buf_puts(&sc->out, "\n");
+      kernel_macros(&sc->out, sc->kernels, sc->cxx, sc->nkernels, 1);
+      cj_buf_printf(&sc->out, "namespace __cj { %s\n#line %ld \"%s\"", cuda_api, sc->line + 1,
                     sc->file);
+    }
     return;
   }
   if (strncmp(d, "include", 7) == 0) {
@@ -475,13 +501,6 @@ static int rewrite(scan *sc) {
   return 1;
 }
 
-/* Whether kernel k is an extern "C" one: its name an identifier, its linkage not C++'s. */
-static int c_kernel(const char *name, const int *cxx, size_t k) {
-  char entry[320];
-  return !(cxx && cxx[k]) && cj_entry_identifier(name, entry, sizeof entry) &&
-         strcmp(entry, name) == 0;
-}
-
 char *cj_cpu_translation_unit(const char *source, const char *const *kernel_names, const int *cxx,
                               size_t nkernels, int check, char *err, size_t err_len) {
   static char dummy[1];
@@ -502,6 +521,7 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
              .n = strlen(source),
              .line = 1,
              .kernels = kernel_names,
+             .cxx = cxx,
              .nkernels = nkernels,
              .err = err,
              .err_len = err_len};
@@ -515,18 +535,14 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
   ** any namespace: a macro gives it the reserved name __cj_k_<name> (a function-like one, so that
   ** only `name(` changes, never `v.name`). */
   cj_buf_printf(&sc.out, "namespace __cj { %s}\nusing namespace ::__cj;\n", cuda_api);
-  for (size_t k = 0; k < nkernels; k++)
-    if (c_kernel(kernel_names[k], cxx, k))
-      cj_buf_printf(&sc.out, "#define %s(...) __cj_k_%s(__VA_ARGS__)\n", kernel_names[k],
-                    kernel_names[k]);
+  kernel_macros(&sc.out, kernel_names, cxx, nkernels, 1);
   cj_buf_puts(&sc.out, "namespace __cj {\n#line 1 \"<source>\"\n");
   if (!rewrite(&sc)) {
     cj_buf_free(&sc.out);
     return NULL;
   }
   cj_buf_puts(&sc.out, "\n}\n");
-  for (size_t k = 0; k < nkernels; k++)
-    if (c_kernel(kernel_names[k], cxx, k)) cj_buf_printf(&sc.out, "#undef %s\n", kernel_names[k]);
+  kernel_macros(&sc.out, kernel_names, cxx, nkernels, 0);
   /* The entries live in the namespace too and name the kernel unqualified: it and a name
   ** expression's arguments ("scale<my_type>") are looked up there first, then at file scope (a
   ** kernel of an included header). Their parameters have reserved names, which no kernel has. */

@@ -528,6 +528,36 @@ Test(names, every_kernel_name_nvrtc_takes, .init = open_cpu, .fini = close_engin
   }
 }
 
+/* Kernels named as functions that the headers a program includes call (cujit's grid.h calls
+** first(...), reduce.h block_rank(...), random.h log(...)): the kernel's reserved-name macro
+** holds for the user's code only, not inside those headers (it broke grid.h's first(...)). */
+Test(names, kernels_named_as_functions_headers_call, .init = open_cpu, .fini = close_engine) {
+  static const char *const names[] = {"first", "end",         "block_rank", "warp_sum",
+                                      "log",   "make_float4", "grid1"};
+  enum { N = sizeof names / sizeof names[0] };
+  static char src[4096];
+  size_t at = (size_t)snprintf(src, sizeof src,
+                               "#include <cujit/grid.h>\n#include <cujit/reduce.h>\n"
+                               "#include <cujit/random.h>\n");
+  for (int i = 0; i < N; i++)
+    at += (size_t)snprintf(src + at, sizeof src - at,
+                           "extern \"C\" __global__ void %s(int *o, int i) { o[i] = i + 1; }\n",
+                           names[i]);
+  cujit_program *p = NULL;
+  EXPECT_OK(cujit_program_compile(engine, src, "header_names.cu", NULL, &p));
+  cujit_buffer *o = NULL;
+  EXPECT_OK(cujit_buffer_alloc(engine, N * sizeof(int), CUJIT_I32, &o));
+  for (int i = 0; i < N; i++) run_named(p, names[i], o, i);
+  int got[N];
+  EXPECT_OK(cujit_memcpy_dtoh(got, o, 0, sizeof got, NULL));
+  for (int i = 0; i < N; i++) cr_expect_eq(got[i], i + 1, "kernel '%s' wrote %d", names[i], got[i]);
+  cujit_buffer_free(o);
+  cujit_program_free(p);
+  cujit_kernel *k = NULL; /* the signature-and-body form includes cujit's headers itself */
+  EXPECT_OK(cujit_kernel_define(engine, "first(int *o, int i)", "o[i] = 7;", NULL, NULL, &k));
+  cujit_kernel_free(k);
+}
+
 Test(names, every_function_and_variable_name_nvrtc_takes, .init = open_cpu, .fini = close_engine) {
   static char src[32768];
   size_t at = 0;
