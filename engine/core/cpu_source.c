@@ -253,8 +253,10 @@ static int c_kernel(const char *name, const int *cxx, size_t k) {
 }
 
 /* The macros that give each extern "C" kernel its reserved name (cj_cpu_translation_unit) hold
-** for the user's code only: undefined around a header included at file scope, whose own
-** `name(` (grid.h's `first(...)`, <utility>'s) is not the kernel. */
+** for the user's code and the headers it includes, so that a member of a header's class named as
+** a kernel (std::vector's at) is renamed in its declaration and its calls alike; not for cujit's
+** own headers and the CUDA headers mapped onto them, whose `name(` is not always a call or a
+** declaration (grid.h initialises its member `first(...)` and range-for calls its end()). */
 static void kernel_macros(cj_buf *out, const char *const *names, const int *cxx, size_t n,
                           int define) {
   for (size_t k = 0; k < n; k++)
@@ -267,6 +269,18 @@ static void kernel_macros(cj_buf *out, const char *const *names, const int *cxx,
 }
 
 static void include(scan *sc, const char *d, size_t end);
+
+/* Whether the #include at d (to end) is one of cujit's headers or a CUDA header mapped onto
+** them. */
+static int cujit_header(const char *d, const char *end) {
+  const char *h = strstr(d, "cujit/");
+  if (h && h < end && (h[-1] == '<' || h[-1] == '"')) return 1;
+  for (size_t k = 0; k < sizeof cuda_headers / sizeof cuda_headers[0]; k++) {
+    h = strstr(d, cuda_headers[k].header);
+    if (h && h < end && (h[-1] == '<' || h[-1] == '"')) return 1;
+  }
+  return 0;
+}
 
 /* A preprocessor line at sc->i (the '#'): tracks #line and conditionals, maps CUDA's headers. The
 ** user's code lives in namespace __cj (cj_cpu_translation_unit), headers included at file scope
@@ -289,12 +303,13 @@ static void directive(scan *sc) {
   }
   conditional(sc, d, sc->s + end);
   if (strncmp(d, "include", 7) == 0 && sc->depth == 0) { /* a header at file scope: outside */
+    int own = cujit_header(d, sc->s + end);
     cj_buf_puts(&sc->out, "}\n");
-    kernel_macros(&sc->out, sc->kernels, sc->cxx, sc->nkernels, 0);
+    if (own) kernel_macros(&sc->out, sc->kernels, sc->cxx, sc->nkernels, 0);
     include(sc, d, end);
     if (!sc->failed) {
       cj_buf_puts(&sc->out, "\n");
-      kernel_macros(&sc->out, sc->kernels, sc->cxx, sc->nkernels, 1);
+      if (own) kernel_macros(&sc->out, sc->kernels, sc->cxx, sc->nkernels, 1);
       cj_buf_printf(&sc->out, "namespace __cj { %s\n#line %ld \"%s\"", cuda_api, sc->line + 1,
                     sc->file);
     }

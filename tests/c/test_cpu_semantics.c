@@ -528,9 +528,10 @@ Test(names, every_kernel_name_nvrtc_takes, .init = open_cpu, .fini = close_engin
   }
 }
 
-/* Kernels named as functions that the headers a program includes call (cujit's grid.h calls
-** first(...), reduce.h block_rank(...), random.h log(...)): the kernel's reserved-name macro
-** holds for the user's code only, not inside those headers (it broke grid.h's first(...)). */
+/* Kernels named as functions that cujit's headers call (grid.h's member initialiser first(...)
+** and range-for end(), reduce.h's block_rank(...), random.h's log(...)): the kernel's
+** reserved-name macro is undefined around cujit's own headers (it broke grid.h's first(...)),
+** while a header the program includes itself still sees it (std::vector's at: see exceptions). */
 Test(names, kernels_named_as_functions_headers_call, .init = open_cpu, .fini = close_engine) {
   static const char *const names[] = {"first", "end",         "block_rank", "warp_sum",
                                       "log",   "make_float4", "grid1"};
