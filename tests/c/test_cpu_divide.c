@@ -191,14 +191,16 @@ Test(divide, memory_operands, .init = install, .fini = uninstall) {
 static int __attribute__((noinline, optimize("O0"), no_sanitize_undefined)) div_o0(int a, int b) {
   return a / b + 1000 * (a % b);
 }
-static long long __attribute__((noinline, optimize("O2"), no_sanitize_undefined)) div_o2(long long a, long long b) {
+static long long __attribute__((noinline, optimize("O2"), no_sanitize_undefined))
+div_o2(long long a, long long b) {
   return a / b ^ a % b;
 }
 static unsigned __attribute__((noinline, optimize("O2"), no_sanitize_undefined))
 udiv_o2(const unsigned *a, const unsigned *b) {
   return *a / *b + *a % *b;
 }
-static short __attribute__((noinline, optimize("O0"), no_sanitize_undefined)) sdiv16_o0(short a, short b) {
+static short __attribute__((noinline, optimize("O0"), no_sanitize_undefined))
+sdiv16_o0(short a, short b) {
   return (short)(a / b);
 }
 
