@@ -93,7 +93,7 @@ local GiB = 4 * n / 2 ^ 30
 local function timed(name, fn, bytes)
   local result
   local ms = S.gpu_ms(function() result = fn() end, 5, nil, true)
-  S.printf("%-4s of 2^%d f32: %8.3f ms, %6.0f GB/s (reading %.2f GiB)", name, LOG_N, ms,
+  S.printf("%-4s of 2^%d f32: %8.3f ms, %6.4g GB/s (reading %.2f GiB)", name, LOG_N, ms,
            bytes / ms / 1e6, bytes / 2 ^ 30)
   return result
 end

@@ -34,7 +34,7 @@ cuda.random.uniform(x, seed)
 cuda.random.uniform(y, seed + 1)
 local launch = add[{S.blocks(big, 256), 256}]
 local ms = S.gpu_ms(function() launch(x, y, z, big) end, 10, nil, true)
-S.printf("2^%d floats: %.3f ms per add, %.0f GB/s (3 x 4 bytes per element)", LOG_BIG, ms,
+S.printf("2^%d floats: %.3f ms per add, %.4g GB/s (3 x 4 bytes per element)", LOG_BIG, ms,
          3 * 4 * big / ms / 1e6)
 local hz, hx, hy = z:copy_to_host(), x:copy_to_host(), y:copy_to_host()
 bad = 0
