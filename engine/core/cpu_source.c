@@ -93,8 +93,10 @@ typedef struct scan {
   long line;
   unsigned depth;         /* brace depth */
   unsigned long function; /* bit d set: brace at depth d opened a function body (or within) */
+  unsigned long outer; /* bit d set: brace at depth d opened a namespace or an extern "C" block */
   const char *const *kernels;
-  const int *cxx; /* cxx[k]: kernel k has C++ linkage (NULL: none has) */
+  const int *cxx;         /* cxx[k]: kernel k has C++ linkage (NULL: none has) */
+  unsigned char *defined; /* defined[k]: extern "C" kernel k's definition is __cj_k_<name> */
   size_t nkernels;
   char *err;
   size_t err_len;
@@ -252,35 +254,7 @@ static int c_kernel(const char *name, const int *cxx, size_t k) {
          strcmp(entry, name) == 0;
 }
 
-/* The macros that give each extern "C" kernel its reserved name (cj_cpu_translation_unit) hold
-** for the user's code and the headers it includes, so that a member of a header's class named as
-** a kernel (std::vector's at) is renamed in its declaration and its calls alike; not for cujit's
-** own headers and the CUDA headers mapped onto them, whose `name(` is not always a call or a
-** declaration (grid.h initialises its member `first(...)` and range-for calls its end()). */
-static void kernel_macros(cj_buf *out, const char *const *names, const int *cxx, size_t n,
-                          int define) {
-  for (size_t k = 0; k < n; k++)
-    if (c_kernel(names[k], cxx, k)) {
-      if (define)
-        cj_buf_printf(out, "#define %s(...) __cj_k_%s(__VA_ARGS__)\n", names[k], names[k]);
-      else
-        cj_buf_printf(out, "#undef %s\n", names[k]);
-    }
-}
-
 static void include(scan *sc, const char *d, size_t end);
-
-/* Whether the #include at d (to end) is one of cujit's headers or a CUDA header mapped onto
-** them. */
-static int cujit_header(const char *d, const char *end) {
-  const char *h = strstr(d, "cujit/");
-  if (h && h < end && (h[-1] == '<' || h[-1] == '"')) return 1;
-  for (size_t k = 0; k < sizeof cuda_headers / sizeof cuda_headers[0]; k++) {
-    h = strstr(d, cuda_headers[k].header);
-    if (h && h < end && (h[-1] == '<' || h[-1] == '"')) return 1;
-  }
-  return 0;
-}
 
 /* A preprocessor line at sc->i (the '#'): tracks #line and conditionals, maps CUDA's headers. The
 ** user's code lives in namespace __cj (cj_cpu_translation_unit), headers included at file scope
@@ -303,16 +277,11 @@ static void directive(scan *sc) {
   }
   conditional(sc, d, sc->s + end);
   if (strncmp(d, "include", 7) == 0 && sc->depth == 0) { /* a header at file scope: outside */
-    int own = cujit_header(d, sc->s + end);
     cj_buf_puts(&sc->out, "}\n");
-    if (own) kernel_macros(&sc->out, sc->kernels, sc->cxx, sc->nkernels, 0);
     include(sc, d, end);
-    if (!sc->failed) {
-      cj_buf_puts(&sc->out, "\n");
-      if (own) kernel_macros(&sc->out, sc->kernels, sc->cxx, sc->nkernels, 1);
-      cj_buf_printf(&sc->out, "namespace __cj { %s\n#line %ld \"%s\"", cuda_api, sc->line + 1,
+    if (!sc->failed)
+      cj_buf_printf(&sc->out, "\nnamespace __cj { %s\n#line %ld \"%s\"", cuda_api, sc->line + 1,
                     sc->file);
-    }
     return;
   }
   if (strncmp(d, "include", 7) == 0) {
@@ -451,6 +420,71 @@ static int opens_function(const scan *sc) {
   return 0;
 }
 
+/* Whether the brace at sc->i opens a namespace (`namespace`, `namespace a::b`, `inline
+** namespace x`) or a linkage block (`extern "C" {`, cujit's own checks among them): a kernel
+** declared inside one is still at namespace scope. */
+static int opens_namespace(const scan *sc) {
+  size_t k = sc->i;
+  while (k > 0 && isspace((unsigned char)sc->s[k - 1])) k--;
+  if (k >= 3 && sc->s[k - 1] == '"') { /* extern "C" or "C++" */
+    size_t q = k - 1;
+    while (q > 0 && sc->s[q - 1] != '"') q--;
+    if (q == 0) return 0;
+    k = q - 1;
+    while (k > 0 && isspace((unsigned char)sc->s[k - 1])) k--;
+    return k >= 6 && strncmp(sc->s + k - 6, "extern", 6) == 0;
+  }
+  while (k > 0 && (ident_char((unsigned char)sc->s[k - 1]) || sc->s[k - 1] == ':' ||
+                   isspace((unsigned char)sc->s[k - 1]))) {
+    if (k >= 9 && strncmp(sc->s + k - 9, "namespace", 9) == 0 &&
+        (k == 9 || !ident_char((unsigned char)sc->s[k - 10])))
+      return 1;
+    k--;
+  }
+  return 0;
+}
+
+/* Whether the parameter list opening at s[at] ('(') is followed by a body: a definition. */
+static int has_body(const scan *sc, size_t at) {
+  int parens = 0;
+  for (size_t k = at; k < sc->n; k++) {
+    if (sc->s[k] == '(') parens++;
+    if (sc->s[k] == ')' && --parens == 0) {
+      k++;
+      while (k < sc->n && (isspace((unsigned char)sc->s[k]) || ident_char((unsigned char)sc->s[k])))
+        k++; /* const, noexcept, ... */
+      return k < sc->n && sc->s[k] == '{';
+    }
+    if (sc->s[k] == ';' || sc->s[k] == '{') return 0;
+  }
+  return 0;
+}
+
+/* The extern "C" kernel whose declarator is the identifier s[i, j), or SIZE_MAX; *definition: it
+** is followed by a body. An extern "C" kernel is one C function of its name, the same as a C
+** library function of that name in any namespace (sync, remove, ...), so its declarations and
+** definition at namespace scope (in namespaces and extern "C" blocks) get the reserved name
+** __cj_k_<name>: the identifier follows a word or a `)` (`void k(`, `__launch_bounds__(256) k(`)
+** and comes before `(`. Nothing else changes: not `v.k(...)`, not `k(` in a function or a class,
+** not a header's. A kernel a macro writes keeps its plain name (the entry then names that). */
+static size_t declared_kernel(const scan *sc, size_t i, size_t j, int *definition) {
+  unsigned long levels = sc->depth ? (2ul << sc->depth) - 2 : 0; /* bits 1..depth */
+  if ((sc->outer & levels) != levels) return SIZE_MAX;           /* in a function or a class */
+  size_t after = j, before = i;
+  while (after < sc->n && isspace((unsigned char)sc->s[after])) after++;
+  if (after >= sc->n || sc->s[after] != '(') return SIZE_MAX;
+  while (before > 0 && isspace((unsigned char)sc->s[before - 1])) before--;
+  if (before == 0 || !(ident_char((unsigned char)sc->s[before - 1]) || sc->s[before - 1] == ')'))
+    return SIZE_MAX;
+  for (size_t k = 0; k < sc->nkernels; k++)
+    if (strlen(sc->kernels[k]) == j - i && memcmp(sc->s + i, sc->kernels[k], j - i) == 0 &&
+        c_kernel(sc->kernels[k], sc->cxx, k)) {
+      *definition = has_body(sc, after);
+      return k;
+    }
+  return SIZE_MAX;
+}
+
 /* The rewritten source into sc->out; 0 with sc->err set when something is not supported. */
 static int rewrite(scan *sc) {
   int line_start = 1;
@@ -469,10 +503,11 @@ static int rewrite(scan *sc) {
     size_t j = skip_literal(sc->s, i, sc->n); /* past a comment or literal: copied as it is */
     if (j == i) j = i + 1;
     if (c == '{') {
-      int fn = opens_function(sc);
+      int fn = opens_function(sc), outer = !fn && opens_namespace(sc);
       if (sc->depth + 1 < 8 * sizeof sc->function) {
         sc->depth++;
         sc->function = fn ? sc->function | 1ul << sc->depth : sc->function & ~(1ul << sc->depth);
+        sc->outer = outer ? sc->outer | 1ul << sc->depth : sc->outer & ~(1ul << sc->depth);
       }
     } else if (c == '}') {
       if (sc->depth > 0) sc->depth--;
@@ -497,6 +532,12 @@ static int rewrite(scan *sc) {
       if ((len == 3 && memcmp(sc->s + i, "for", 3) == 0) ||
           (len == 5 && memcmp(sc->s + i, "while", 5) == 0)) {
         if (note_loop(sc, j, len == 5)) cj_buf_puts(&sc->out, loop_slice);
+      }
+      int definition = 0;
+      size_t kernel = declared_kernel(sc, i, j, &definition);
+      if (kernel != SIZE_MAX) {
+        cj_buf_puts(&sc->out, "__cj_k_");
+        if (definition) sc->defined[kernel] = 1;
       }
       if (len == 6 && memcmp(sc->s + i, "extern", 6) == 0) {
         size_t k = j;
@@ -546,18 +587,17 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
   /* The user's code goes into namespace __cj, so that its names do not meet those the prelude's
   ** system headers declare (sync, index, time, ...: NVRTC declares none of them); the directive
   ** lets `::name` and the headers it includes find them as they would at file scope. An extern "C"
-  ** kernel is still one C function of its name, the same as a C library function of that name in
-  ** any namespace: a macro gives it the reserved name __cj_k_<name> (a function-like one, so that
-  ** only `name(` changes, never `v.name`). */
+  ** kernel's declarators get a reserved name (declared_kernel). */
   cj_buf_printf(&sc.out, "namespace __cj { %s}\nusing namespace ::__cj;\n", cuda_api);
-  kernel_macros(&sc.out, kernel_names, cxx, nkernels, 1);
   cj_buf_puts(&sc.out, "namespace __cj {\n#line 1 \"<source>\"\n");
-  if (!rewrite(&sc)) {
+  sc.defined = calloc(nkernels ? nkernels : 1, 1);
+  if (!sc.defined || !rewrite(&sc)) {
+    if (!sc.defined) snprintf(err, err_len, "out of host memory");
+    free(sc.defined);
     cj_buf_free(&sc.out);
     return NULL;
   }
   cj_buf_puts(&sc.out, "\n}\n");
-  kernel_macros(&sc.out, kernel_names, cxx, nkernels, 0);
   /* The entries live in the namespace too and name the kernel unqualified: it and a name
   ** expression's arguments ("scale<my_type>") are looked up there first, then at file scope (a
   ** kernel of an included header). Their parameters have reserved names, which no kernel has. */
@@ -570,7 +610,7 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
     ** declaration must be public"), and a qualified name or a template's instantiation is found
     ** by g++'s name lookup: removed, it is a compile (or link) error, as NVRTC's name expression
     ** is for a GPU. */
-    int c = c_kernel(kernel_names[k], cxx, k);
+    int c = c_kernel(kernel_names[k], cxx, k) && sc.defined[k];
     if (c) /* a redeclaration of its own type: #pragma weak finds no name in a namespace */
       cj_buf_printf(&sc.out, "extern \"C\" __attribute__((weak)) decltype(__cj_k_%s) __cj_k_%s;\n",
                     kernel_names[k], kernel_names[k]);
@@ -589,6 +629,7 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
               "cj_cpu_worker_release(cj_cpu_worker *w) {\n  ::cj_cpu::worker_release(w);\n}\n"
               "extern \"C\" __attribute__((visibility(\"default\"))) int cj_cpu_where(char *buf, "
               "size_t len) {\n  return ::cj_cpu::where_now(buf, len);\n}\n");
+  free(sc.defined);
   if (sc.out.failed) {
     cj_buf_free(&sc.out);
     snprintf(err, err_len, "out of host memory");

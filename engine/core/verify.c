@@ -158,9 +158,12 @@ static int has_marker(const compiled *c, const cj_scan_kernel *k) {
 static const char *compiled_entry(const compiled *c, const cj_scan_kernel *k, size_t *len) {
   if (c->ptx) return find_entry(c->ptx, cj_signature_symbol(&k->sig), len);
   *len = 0;
-  char symbol[300]; /* cpu_source.c gives an extern "C" kernel this name in the object */
+  char symbol[300]; /* cpu_source.c gives an extern "C" kernel's declarators this name */
   snprintf(symbol, sizeof symbol, "__cj_k_%s", k->sig.name);
-  return k->cxx || cj_elf_defines(c->object, c->object_len, symbol) == 1 ? "" : NULL;
+  return k->cxx || cj_elf_defines(c->object, c->object_len, symbol) == 1 ||
+                 cj_elf_defines(c->object, c->object_len, k->sig.name) == 1 /* a macro wrote it */
+             ? ""
+             : NULL;
 }
 
 /* Of the kernels read under this name, the one NVRTC compiled; NULL when none is in the PTX.
@@ -210,6 +213,11 @@ static cujit_status static_shared(const compiled *c, const cj_signature *k, size
     snprintf(prefix, sizeof prefix, "_ZZ%zu__cj_k_%sE", strlen(k[i].name) + 7, k[i].name);
     long long bytes = cj_elf_tls_bytes(c->object, c->object_len, prefix);
     if (bytes < 0) return CUJIT_OK; /* no full symbol table: nothing to count */
+    if (bytes == 0) {               /* a kernel a macro wrote keeps its plain name */
+      snprintf(prefix, sizeof prefix, "_ZZ%zu%sE", strlen(k[i].name), k[i].name);
+      long long plain = cj_elf_tls_bytes(c->object, c->object_len, prefix);
+      if (plain > 0) bytes = plain;
+    }
     bytes += file_scope > 0 ? file_scope : 0;
     if (bytes > GPU_STATIC_SHARED) {
       snprintf(

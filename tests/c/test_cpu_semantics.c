@@ -529,9 +529,9 @@ Test(names, every_kernel_name_nvrtc_takes, .init = open_cpu, .fini = close_engin
 }
 
 /* Kernels named as functions that cujit's headers call (grid.h's member initialiser first(...)
-** and range-for end(), reduce.h's block_rank(...), random.h's log(...)): the kernel's
-** reserved-name macro is undefined around cujit's own headers (it broke grid.h's first(...)),
-** while a header the program includes itself still sees it (std::vector's at: see exceptions). */
+** and range-for end(), reduce.h's block_rank(...), random.h's log(...)): only the kernel's own
+** declarators get the reserved name, so a header's `name(` is left alone (a macro renaming every
+** `name(` broke grid.h's first(...)). */
 Test(names, kernels_named_as_functions_headers_call, .init = open_cpu, .fini = close_engine) {
   static const char *const names[] = {"first", "end",         "block_rank", "warp_sum",
                                       "log",   "make_float4", "grid1"};
@@ -557,6 +557,50 @@ Test(names, kernels_named_as_functions_headers_call, .init = open_cpu, .fini = c
   cujit_kernel *k = NULL; /* the signature-and-body form includes cujit's headers itself */
   EXPECT_OK(cujit_kernel_define(engine, "first(int *o, int i)", "o[i] = 7;", NULL, NULL, &k));
   cujit_kernel_free(k);
+}
+
+/* The program's own members and calls named as its extern "C" kernels: a member initialised as
+** first(x), a method called as s.at(i), a range-for over a class with begin()/end(), and a kernel
+** a macro writes (which keeps its plain name, though cujit's check redeclares it in an extern "C"
+** block). A macro renaming every `name(` broke the first three (the member's declaration `int
+** first;` has no parenthesis; s.at(i) became s.__cj_k_at(i)); renaming the check's redeclaration
+** alone made the macro-written kernel's entry call a null weak symbol. */
+Test(names, members_and_calls_named_as_kernels, .init = open_cpu, .fini = close_engine) {
+  static const char src[] =
+      "struct pair_ { int first; __device__ pair_(int x) : first(x) {} };\n"
+      "struct box { int v[4]; __device__ int at(int i) const { return v[i]; } };\n"
+      "struct span_ { int n; struct it { int i; __device__ int operator*() const { return i; }\n"
+      "  __device__ void operator++() { i++; } __device__ bool operator!=(it o) const {\n"
+      "  return i != o.i; } };\n"
+      "  __device__ it begin() const { return {0}; } __device__ it end() const { return {n}; } };\n"
+      "extern \"C\" __global__ void first(int *o) { pair_ p(41); o[0] = p.first + 1; }\n"
+      "extern \"C\" __global__ void at(int *o) { box b = {{5, 6, 7, 8}}; o[1] = b.at(2); }\n"
+      "extern \"C\" __global__ void end(int *o) { int t = 0; for (int i : span_{5}) t += i;\n"
+      "  o[2] = t; }\n"
+      "#define MAKE(name, value) extern \"C\" __global__ void name(int *o) { o[3] = value; }\n"
+      "MAKE(made, 99)\n";
+  /* a kernel a macro writes is not read from the text: the signatures option names them all */
+  const char *sigs[] = {"first(int *o)", "at(int *o)", "end(int *o)", "made(int *o)"};
+  cujit_compile_options op = CUJIT_COMPILE_OPTIONS_INIT;
+  op.signatures = sigs, op.signature_count = 4;
+  cujit_program *p = NULL;
+  EXPECT_OK(cujit_program_compile(engine, src, "members.cu", &op, &p));
+  cujit_buffer *o = NULL;
+  EXPECT_OK(cujit_buffer_alloc(engine, 4 * sizeof(int), CUJIT_I32, &o));
+  const char *names[] = {"first", "at", "end", "made"};
+  for (int i = 0; i < 4; i++) {
+    cujit_kernel *k = NULL;
+    cr_assert_eq(cujit_program_kernel(p, names[i], &k), CUJIT_OK, "kernel '%s': %s", names[i],
+                 cujit_errmsg(engine));
+    cujit_launch_config cfg = launch_1d(1, 1);
+    EXPECT_OK(cujit_launch(k, &cfg, (cujit_arg[]){CUJIT_ARG_BUF(o)}, 1));
+  }
+  int got[4];
+  EXPECT_OK(cujit_memcpy_dtoh(got, o, 0, sizeof got, NULL));
+  cr_expect(got[0] == 42 && got[1] == 7 && got[2] == 10 && got[3] == 99, "%d %d %d %d", got[0],
+            got[1], got[2], got[3]);
+  cujit_buffer_free(o);
+  cujit_program_free(p);
 }
 
 Test(names, every_function_and_variable_name_nvrtc_takes, .init = open_cpu, .fini = close_engine) {
