@@ -186,6 +186,16 @@ cpu_op *cj_cpu_new_op(cujit_device *dev, enum op_kind kind, size_t extra) {
   return op;
 }
 
+/* Puts op at the end of the queue and wakes the queue thread; the caller holds c->lock. */
+static void append(cpu_dev *c, cpu_op *op) {
+  if (c->tail)
+    c->tail->next = op;
+  else
+    c->head = op;
+  c->tail = op;
+  pthread_cond_signal(&c->work);
+}
+
 /* The queue thread and pool start with the first op. */
 cujit_status cj_cpu_enqueue(cujit_device *dev, cpu_op *op, void *stream) {
   if (stream && ((cpu_stream *)stream)->capture) return cj_cpu_capture_op(dev, op, stream);
@@ -210,12 +220,7 @@ cujit_status cj_cpu_enqueue(cujit_device *dev, cpu_op *op, void *stream) {
     op->event->seq = op->seq, op->event->pending++;
     __atomic_store_n(&op->event->captured, 0, __ATOMIC_RELEASE); /* a point of the work again */
   }
-  if (c->tail)
-    c->tail->next = op;
-  else
-    c->head = op;
-  c->tail = op;
-  pthread_cond_signal(&c->work);
+  append(c, op);
   pthread_mutex_unlock(&c->lock);
   return CUJIT_OK;
 }
@@ -230,12 +235,7 @@ int cj_cpu_queue_behind(cujit_device *dev, enum op_kind kind, void *what) {
   int busy = c->completed < c->submitted;
   if (busy && op) {
     op->kind = kind, op->dst = what, op->seq = ++c->submitted;
-    if (c->tail)
-      c->tail->next = op;
-    else
-      c->head = op;
-    c->tail = op;
-    pthread_cond_signal(&c->work);
+    append(c, op);
   }
   pthread_mutex_unlock(&c->lock);
   if (busy && op) return 1;
