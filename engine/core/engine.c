@@ -3,9 +3,9 @@
 ** the map of loaded programs); cujit_close frees every live object, then closes those, releases
 ** the devices and the driver. Everything else is in the layers below (docs/ARCHITECTURE.md).
 */
-#include "cache.h"
-#include "device.h"
-#include "program.h"
+#include "compile/cache.h"
+#include "run/device.h"
+#include "program/program.h"
 
 #include <errno.h>
 #include <stdlib.h>

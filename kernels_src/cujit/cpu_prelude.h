@@ -1,6 +1,6 @@
 /*
 ** cujit/cpu_prelude.h -- CUDA C++ on the host: what the CPU device's translation unit includes
-** ahead of the kernels (engine/core/cpu_source.c writes that unit; g++ compiles it into a shared
+** ahead of the kernels (engine/core/compile/cpu_source.c writes that unit; g++ compiles it into a shared
 ** object). This file maps the CUDA keywords, built-in variables and vector types onto C++17; the
 ** math (cpu_math.h), atomics (cpu_atomic.h), fibers (cpu_fiber.h), the block executor
 ** (cpu_exec.h), the check build's reports (cpu_check.h) and the scheduler with barriers, warp

@@ -1,7 +1,7 @@
 /*
 ** cujit/library_kernels.h -- the kernels behind the host library calls (cujit_reduce, cujit_dot,
 ** cujit_random_uniform, cujit_random_normal), and the helpers of the kernels that
-** cujit_elementwise_define generates. Internal: engine/core/library.c compiles it once per
+** cujit_elementwise_define generates. Internal: engine/core/program/library.c compiles it once per
 ** engine and element type, defining the types below first; user code has no reason to include it.
 **
 **   CJ_REDUCE  defined for the reduction program, with

@@ -25,8 +25,8 @@
 #include <xxhash.h>
 
 #include "scratch.h"
-#include "cache.h"
-#include "compile.h"
+#include "compile/cache.h"
+#include "compile/compile.h"
 
 static char tmpdir[256], cache_dir[320];
 static const cujit_compile_options sm90 = {.arch = "sm_90"};

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "scratch.h"
-#include "program.h"
+#include "program/program.h"
 
 static cujit_engine *engine;
 static char tmpdir[256];

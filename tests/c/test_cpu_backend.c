@@ -15,11 +15,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
-#include "device.h"
-#include "compile.h"
-#include "cxx.h"
-#include "scan.h"
+#include "backend/backend.h"
+#include "run/device.h"
+#include "compile/compile.h"
+#include "compile/cxx.h"
+#include "compile/scan.h"
 #include "expect.h"
 #include "scratch.h"
 

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cpu_divide.h"
+#include "backend/cpu/cpu_divide.h"
 
 #if defined(__x86_64__)
 

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend_cpu.h"
+#include "backend/cpu/backend_cpu.h"
 #include "cujit.h"
-#include "device.h"
+#include "run/device.h"
 #include "expect.h"
 #include "scratch.h"
 

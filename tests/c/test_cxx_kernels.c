@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache.h"
-#include "compile.h"
+#include "compile/cache.h"
+#include "compile/compile.h"
 #include "fixture.h"
 
 TestSuite(cxx_kernels, .init = cj_fixture_open, .fini = cj_fixture_close);

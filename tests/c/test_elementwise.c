@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elementwise.h"
+#include "program/elementwise.h"
 #include "fixture.h"
 #include "gpu.h"
 

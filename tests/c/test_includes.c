@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "scratch.h"
-#include "cache.h"
-#include "compile.h"
-#include "includes.h"
+#include "compile/cache.h"
+#include "compile/compile.h"
+#include "compile/includes.h"
 
 static char dir[256];
 static int nwarnings;

@@ -13,7 +13,7 @@
 
 #include "fixture.h"
 #include "gpu.h"
-#include "launch.h"
+#include "program/launch.h"
 
 TestSuite(kernel, .init = cj_fixture_open, .fini = cj_fixture_close);
 

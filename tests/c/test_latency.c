@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 #include "gpu.h"
 
 static cujit_engine *engine;

@@ -16,7 +16,7 @@
 
 #include "fixture.h"
 #include "gpu.h"
-#include "library.h"
+#include "program/library.h"
 
 TestSuite(library, .init = cj_fixture_open, .fini = cj_fixture_close);
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "env.h"
+#include "base/env.h"
 #include "expect.h"
 
 static cujit_engine *engine;

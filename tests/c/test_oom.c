@@ -16,11 +16,11 @@
 #include <sys/stat.h>
 
 #include "cujit.h"
-#include "includes.h"
-#include "scan.h"
+#include "compile/includes.h"
+#include "compile/scan.h"
 #include "scratch.h"
-#include "signature.h"
-#include "verify.h"
+#include "lang/signature.h"
+#include "compile/verify.h"
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);

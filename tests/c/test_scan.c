@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "fixture.h"
-#include "scan.h"
-#include "verify.h"
+#include "compile/scan.h"
+#include "compile/verify.h"
 
 TestSuite(scan_compiled, .init = cj_fixture_open, .fini = cj_fixture_close);
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scan.h"
+#include "compile/scan.h"
 
 static cj_signature parse_ok(const char *text) {
   cj_signature sig;

@@ -5,7 +5,7 @@
 */
 #include "harness.h"
 
-#include "cpu_source.h"
+#include "compile/cpu_source.h"
 #include "../../kernels_src/cujit/cpu_abi.h"
 
 #include <dlfcn.h>

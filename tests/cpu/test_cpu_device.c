@@ -6,10 +6,10 @@
 ** GPU would not report (barrier divergence, __trap, assert), schedules, and refusals.
 ** `test_cpu_device --check-child` is the AddressSanitizer half, run in a child process.
 */
-#include "compile.h"
-#include "cpu_source.h"
+#include "compile/compile.h"
+#include "compile/cpu_source.h"
 #include "cujit.h"
-#include "signature.h"
+#include "lang/signature.h"
 #include "harness.h"
 #include "kernels.h"
 #include "../../kernels_src/cujit/cpu_abi.h"
@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "library.h"
+#include "program/library.h"
 
 int check_mode_tests(const char *self, const char *so, const char *which); /* test_cpu_check.c */
 

@@ -3,7 +3,7 @@
 ** against the key its name gives) and CUJIT_CACHE_MAX's parser. An entry either parses into
 ** consistent parts or is refused with a reason; never a read past the bytes given.
 */
-#include "cache.h"
+#include "compile/cache.h"
 #include "fuzz.h"
 
 #include <stdio.h>

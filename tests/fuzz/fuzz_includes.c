@@ -4,7 +4,7 @@
 ** written and must check as unchanged; any bytes given as a manifest are checked without a crash.
 */
 #include "fuzz.h"
-#include "includes.h"
+#include "compile/includes.h"
 
 #include <stdio.h>
 

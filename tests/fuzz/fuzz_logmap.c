@@ -2,7 +2,7 @@
 ** fuzz_logmap.c -- the compile-log mapper: a program name, its source and an NVRTC log (the input
 ** split at NUL bytes) always give a message that holds the whole log.
 */
-#include "compile.h"
+#include "compile/compile.h"
 #include "fuzz.h"
 
 #include <stdio.h>

@@ -4,7 +4,7 @@
 ** checks (and markers between definitions) is written for the same text.
 */
 #include "fuzz.h"
-#include "scan.h"
+#include "compile/scan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *source = fuzz_cstring(data, size), err[512];

@@ -3,7 +3,7 @@
 ** is written back by cj_signature_format, and that text parses to the same signature.
 */
 #include "fuzz.h"
-#include "signature.h"
+#include "lang/signature.h"
 
 #include <stdio.h>
 

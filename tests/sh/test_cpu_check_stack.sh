@@ -2,7 +2,7 @@
 # test_cpu_check_stack.sh -- under CUJIT_CPU_CHECK=1 a thread that overflows its stack is the one
 # named, and no other thread's locals are touched (kernels_src/cujit/cpu_fiber.h own_guard): every
 # stack has a guard page of its own and large frames are probed page by page
-# (-fstack-clash-protection, engine/core/cxx.c), so the overflowing thread faults in its own guard
+# (-fstack-clash-protection, engine/core/compile/cxx.c), so the overflowing thread faults in its own guard
 # page, whose range the fault names, before it writes anywhere else, whether its frame is written
 # densely or sparsely (one byte every 4093 used to jump over the canary into other threads' stacks)
 # and whether it runs as a fiber (after a barrier) or in the runner's loop. A frame that fits

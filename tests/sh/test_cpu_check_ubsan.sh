@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_cpu_check_ubsan.sh -- UBSan's reports under CUJIT_CPU_CHECK=1, through the library's own
-# compile flags (engine/core/cxx.c), not the CPU test harness's: each stops the process with a
+# compile flags (engine/core/compile/cxx.c), not the CPU test harness's: each stops the process with a
 # non-zero status, right after the report, followed by cujit's line naming the kernel, block,
 # thread and line of its body (kernels_src/cujit/cpu_check.h). Before, the flags lacked
 # -fno-sanitize-recover=all: the report was printed, the kernel ran on and the script ended with

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_cpu_check_uninit.sh -- CUJIT_CPU_CHECK=1 cannot report a read of memory nothing wrote (g++
 # has no MemorySanitizer: docs/cpu.md), but makes one show in the results: a new device buffer
-# (engine/core/cpu_alloc.c) and every block's dynamic shared memory (kernels_src/cujit/cpu_exec.h
+# (engine/core/backend/cpu/cpu_alloc.c) and every block's dynamic shared memory (kernels_src/cujit/cpu_exec.h
 # set_block) start as all-ones bytes, NaN as float and -1 as integers, not as zeros or as what the
 # worker's last block left. Before, fresh buffers read as zeros past AddressSanitizer's 4 KiB
 # malloc fill, and a block read the shared memory its predecessor wrote. Needs g++ and its libasan.

@@ -5,7 +5,7 @@
 # the one of the writer files in the tree, it changes when one of them changes and not otherwise.
 . "$(dirname "$0")/lib.sh"
 src=${CUJIT_SOURCE_DIR:?} bin=${CUJIT_BINARY_DIR:?}
-core=$src/engine/core
+core=$src/engine/core/compile
 digest() { # the writer digest embed.cmake writes for the files $1 (|-separated)
   cmake -DSRC_DIR="$src/kernels_src" -DOUT="$TMP/embedded.c" "-DWRITER=$1" \
     -P "$src/cmake/embed.cmake" >/dev/null 2>&1 || return 1

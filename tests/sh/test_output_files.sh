@@ -1,5 +1,5 @@
 # test_output_files.sh -- every file cujit writes for the user follows one rule (cujit_file_write,
-# engine/core/files.c): a regular file is replaced whole (a failure leaves it as it was), a
+# engine/core/base/files.c): a regular file is replaced whole (a failure leaves it as it was), a
 # character device, FIFO or hard-linked file is written in place and never replaced, a symbolic
 # link keeps pointing where it did, a directory is refused. Checked through `cujit compile -o`,
 # cuda.image.write, cuda.write_file, the REPL's :save and history, and the :restart replay file

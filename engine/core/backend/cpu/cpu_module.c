@@ -1,0 +1,217 @@
+/*
+** cpu_module.c -- the CPU device's programs: a shared object loaded from memory (memfd_create, then
+** dlopen of /proc/self/fd/N, so nothing is written to disk), its ABI version checked, and the
+** parameter layout of each kernel kept beside its entry, so that a queued launch can copy its
+** arguments.
+*/
+#define _GNU_SOURCE /* memfd_create, memmem */
+#include "cpu_module.h"
+#include "lang/lexicon.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+void cj_cpu_module_free(cj_cpu_module *m) {
+  if (!m) return;
+  for (size_t i = 0; i < m->nfunctions; i++) {
+    free(m->functions[i].name);
+    free(m->functions[i].offsets);
+    free(m->functions[i].sizes);
+  }
+  free(m->functions);
+  if (m->workers && m->release)
+    for (int i = 0; i < m->nworkers; i++) m->release(&m->workers[i]);
+  free(m->workers);
+  if (m->handle) dlclose(m->handle);
+  if (m->fd >= 0) {
+    /* glibc finds loaded objects by name first: while an object named /proc/self/fd/N stays
+    ** loaded (C++ unique symbols make it NODELETE), fd N must not name another one. */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd);
+    void *still = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+    if (still)
+      dlclose(still);
+    else
+      close(m->fd);
+  }
+  free(m);
+}
+
+/* A generic kernel's program binds each type variable with a line "typedef <C type> <T>;" ahead
+** of the kernel (source.c); the scan of the program does not read typedefs, so its signature
+** leaves those parameters unsized. Reading the typedefs back gives the types bound. */
+static int bound_types(const cujit_program *p, const cj_signature *sig, cujit_dtype *types) {
+  for (size_t v = 0; v < sig->ntype_vars; v++) {
+    types[v] = CUJIT_DTYPE_NONE;
+    for (const char *s = strstr(p->source, "typedef "); s && !types[v];
+         s = strstr(s + 1, "typedef ")) {
+      const char *text = s + 8, *end = strchr(text, ';');
+      char line[64];
+      if (!end || (size_t)(end - text) >= sizeof line) continue;
+      memcpy(line, text, (size_t)(end - text));
+      line[end - text] = '\0';
+      char *space = strrchr(line, ' ');
+      if (!space || strcmp(space + 1, sig->type_vars[v]) != 0) continue;
+      *space = '\0';
+      types[v] = cujit_dtype_from_name(line);
+    }
+    if (types[v] == CUJIT_DTYPE_NONE) return 0;
+  }
+  return 1;
+}
+
+/* The signature of a specialised generic kernel, as the kernel layer lays it out: the scanned one
+** parsed again (its single upper-case names become type variables), then bound. */
+static int concrete_signature(const cujit_program *p, const cj_signature *scanned,
+                              cj_signature *out) {
+  char *text = cj_signature_format(scanned), err[256];
+  cj_signature generic;
+  cujit_dtype types[CJ_MAX_TYPE_VARS];
+  int ok = text && cj_signature_parse(text, &generic, err, sizeof err) == CUJIT_OK;
+  free(text);
+  if (!ok) return 0;
+  ok = cj_signature_is_generic(&generic) && bound_types(p, &generic, types) &&
+       cj_signature_specialize(&generic, types, generic.ntype_vars, out, err, sizeof err) ==
+           CUJIT_OK;
+  cj_signature_free(&generic);
+  return ok;
+}
+
+static int unsized(const cj_signature *sig) {
+  for (size_t i = 0; i < sig->nparams; i++)
+    if (sig->params[i].size == 0) return 1;
+  return 0;
+}
+
+/* The parameter layout of each kernel, from the signatures scanned out of the program: the queue
+** copies the arguments of a launch, since the caller's buffer is gone when the kernel runs. */
+static int copy_layouts(cj_cpu_module *m, const cujit_program *program) {
+  m->functions = calloc(program->nkernels ? program->nkernels : 1, sizeof *m->functions);
+  if (!m->functions) return 0;
+  m->nfunctions = program->nkernels;
+  for (size_t i = 0; i < program->nkernels; i++) {
+    const cj_signature *sig = &program->kernels[i];
+    cj_signature concrete;
+    int specialized = unsized(sig) && concrete_signature(program, sig, &concrete);
+    if (specialized) sig = &concrete;
+    cj_cpu_function *f = &m->functions[i];
+    f->module = m;
+    f->name = cj_strdup(sig->name);
+    f->nparams = sig->nparams;
+    f->param_bytes = sig->param_bytes;
+    f->offsets = calloc(sig->nparams + 1, sizeof *f->offsets);
+    f->sizes = calloc(sig->nparams + 1, sizeof *f->sizes);
+    for (size_t p = 0; f->offsets && f->sizes && p < sig->nparams; p++)
+      f->offsets[p] = sig->params[p].offset, f->sizes[p] = sig->params[p].size;
+    if (specialized) cj_signature_free(&concrete);
+    if (!f->name || !f->offsets || !f->sizes) return 0;
+  }
+  return 1;
+}
+
+/* A checked build needs AddressSanitizer's runtime loaded first, or dlopen would end the
+** process ("ASan runtime does not come first"). */
+static int needs_missing_asan(const void *image, size_t len) {
+  return memmem(image, len, "libasan.so", 10) && !dlsym(RTLD_DEFAULT, "__asan_init");
+}
+
+static cujit_status load_failed(cujit_engine *engine, const cujit_program *p, const char *why) {
+  return cj_fail(engine, CUJIT_ERROR_DRIVER,
+                 "loading '%s' on the CPU device failed: %s; clear the cache (cujit cache "
+                 "clear) if the entry may be damaged",
+                 p->name, why);
+}
+
+cujit_status cj_cpu_module_load(cujit_engine *engine, const cujit_program *program, int workers,
+                                cj_cpu_module **module) {
+  if (strcmp(program->arch, "cpu") != 0)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "'%s' was compiled for %s, not for the CPU device: compile it while the CPU "
+                   "device is current, or with arch \"cpu\"",
+                   program->name, program->arch);
+  if (!program->cubin || program->cubin_len < 4 || memcmp(program->cubin, "\177ELF", 4) != 0)
+    return load_failed(engine, program, "the program holds no shared object");
+  if (needs_missing_asan(program->cubin, program->cubin_len))
+    return cj_fail(engine, CUJIT_ERROR_UNSUPPORTED,
+                   "'%s' was built with CUJIT_CPU_CHECK=1 (AddressSanitizer), whose runtime must "
+                   "be loaded before the program starts: run it with LD_PRELOAD=$(g++ "
+                   "-print-file-name=libasan.so) (the cujit command does this itself)",
+                   program->name);
+  cj_cpu_module *m = calloc(1, sizeof *m);
+  if (m) m->fd = -1;
+  if (!m || !copy_layouts(m, program) ||
+      !(m->workers = calloc((size_t)workers, sizeof *m->workers))) {
+    cj_cpu_module_free(m);
+    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+  }
+  m->nworkers = workers;
+  for (int i = 0; i < workers; i++) m->workers[i].index = i;
+  int fd = m->fd = memfd_create("cujit-kernels", MFD_CLOEXEC);
+  size_t written = 0;
+  int write_err = 0;
+  cj_fsize limit; /* a memfd counts against ulimit -f too: EFBIG, not SIGXFSZ */
+  cj_fsize_guard(&limit);
+  while (fd >= 0 && written < program->cubin_len) {
+    ssize_t n = write(fd, (const char *)program->cubin + written, program->cubin_len - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) write_err = errno;
+    if (n <= 0) break;
+    written += (size_t)n;
+  }
+  cj_fsize_release(&limit);
+  char path[64], why[1024];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  snprintf(why, sizeof why, "%s",
+           fd < 0 ? strerror(errno)
+           : write_err == EFBIG
+               ? "File too large to write into memory (a memfd counts against the file size "
+                 "limit, ulimit -f: raise it)"
+           : write_err ? strerror(write_err)
+                       : "the shared object was not written");
+  if (fd >= 0 && written == program->cubin_len) {
+    m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!m->handle) snprintf(why, sizeof why, "%s", dlerror());
+  }
+  int (*version)(void) = NULL;
+  if (m->handle) {
+    *(void **)&version = dlsym(m->handle, "cj_cpu_abi_version");
+    *(void **)&m->release = dlsym(m->handle, "cj_cpu_worker_release");
+    *(void **)&m->where = dlsym(m->handle, "cj_cpu_where"); /* optional */
+    if (!version || !m->release || version() != CJ_CPU_ABI_VERSION)
+      snprintf(why, sizeof why,
+               "it was built for another version of the CPU device's ABI (it says %d, this "
+               "library needs %d)",
+               version ? version() : -1, CJ_CPU_ABI_VERSION);
+  }
+  if (!m->handle || !version || !m->release || version() != CJ_CPU_ABI_VERSION) {
+    m->release = NULL;
+    cj_cpu_module_free(m);
+    return load_failed(engine, program, why);
+  }
+  *module = m;
+  return CUJIT_OK;
+}
+
+cujit_status cj_cpu_module_function(cujit_engine *engine, cj_cpu_module *m, const char *name,
+                                    cj_cpu_function **fn) {
+  for (size_t i = 0; i < m->nfunctions; i++) {
+    cj_cpu_function *f = &m->functions[i];
+    if (strcmp(f->name, name) != 0) continue;
+    char symbol[330], entry[320];
+    cj_entry_identifier(name, entry, sizeof entry);
+    snprintf(symbol, sizeof symbol, "cjk_%s", entry);
+    if (!f->entry) *(void **)&f->entry = dlsym(m->handle, symbol);
+    if (!f->entry) break;
+    *fn = f;
+    return CUJIT_OK;
+  }
+  return cj_fail(engine, CUJIT_ERROR_NOT_FOUND,
+                 "kernel '%s' is not in the program loaded on the CPU device (no entry cjk_%s); "
+                 "check the name and that it is declared extern \"C\" __global__",
+                 name, name);
+}

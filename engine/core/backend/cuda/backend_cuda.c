@@ -1,0 +1,670 @@
+/*
+** backend_cuda.c -- the CUDA backend: every Driver API call cujit makes for a device, behind the
+** table of operations of backend.h. Devices and their primary contexts, memory, copies and
+** fills (on the driver's stream-ordered memory pool), streams and events, loading programs
+*(cuLibraryLoadData) and finding kernels in them,
+** launches, occupancy, shared-memory opt-in, attributes, and turning driver results into statuses
+** and messages (sticky errors poison the device, naming the kernel launched last).
+*/
+#include "backend_cuda.h"
+#include "backend/backend_toolbox.h"
+#include "base/env.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- driver results --------------------------------------------------------------------------- */
+
+/* Errors after which the context is unusable: every later call in it fails the same way. */
+static int is_sticky(CUresult rc) {
+  switch (rc) {
+  case CUDA_ERROR_ILLEGAL_ADDRESS:
+  case CUDA_ERROR_LAUNCH_FAILED:
+  case CUDA_ERROR_MISALIGNED_ADDRESS:
+  case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+  case CUDA_ERROR_HARDWARE_STACK_ERROR:
+  case CUDA_ERROR_ASSERT:
+  case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+  case CUDA_ERROR_INVALID_PC:
+  case CUDA_ERROR_LAUNCH_TIMEOUT:
+  case CUDA_ERROR_ECC_UNCORRECTABLE:
+  case CUDA_ERROR_CONTAINED:
+  case CUDA_ERROR_TENSOR_MEMORY_LEAK:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* Faults the driver says may outlive a context reset. */
+static int may_need_restart(CUresult rc) {
+  return rc == CUDA_ERROR_ECC_UNCORRECTABLE || rc == CUDA_ERROR_CONTAINED ||
+         rc == CUDA_ERROR_TENSOR_MEMORY_LEAK;
+}
+
+static void error_text(const cj_driver *drv, CUresult rc, const char **name, const char **text) {
+  *name = *text = NULL;
+  if (drv && drv->cuGetErrorName) drv->cuGetErrorName(rc, name);
+  if (drv && drv->cuGetErrorString) drv->cuGetErrorString(rc, text);
+  if (!*name) *name = "unknown CUDA error";
+  if (!*text) *text = "no description";
+}
+
+static cujit_status driver_error(cujit_engine *engine, CUresult rc, const char *what) {
+  const char *name, *text;
+  error_text(__atomic_load_n(&engine->drv_state, __ATOMIC_ACQUIRE) == 1 ? &engine->drv : NULL, rc,
+             &name, &text);
+  return cj_fail(engine, CUJIT_ERROR_DRIVER, "%s failed: %s (%s, code %d)", what, text, name,
+                 (int)rc);
+}
+
+static cujit_status poison(cujit_device *dev, CUresult rc, const char *what) {
+  const char *name, *text;
+  error_text(DRV(dev), rc, &name, &text);
+  char blame[192] = "";
+  const char *kernel = __atomic_load_n(&dev->last_kernel, __ATOMIC_RELAXED);
+  if (kernel) snprintf(blame, sizeof blame, " in or before kernel '%.128s'", kernel);
+  return cj_device_fault(
+      dev,
+      "device %d faulted: %s (%s)%s, seen by %s; the device refuses further work until reset: "
+      "call cujit_device_reset (Lua: cuda.reset()), which loses the device's buffers, streams "
+      "and events (host data is untouched)%s",
+      dev->ordinal, text, name, blame, what,
+      may_need_restart(rc) ? "; if the reset fails too, restart the program" : "");
+}
+
+/* The one out-of-memory message: for an allocation of `bytes` (> 0), or for the call `what`. */
+static cujit_status out_of_memory(cujit_device *dev, const char *what, size_t bytes) {
+  size_t free_bytes = 0, total = 0;
+  char asked[32], f[32], t[32];
+  /* Without a context (its retain is what failed) the driver cannot say: not asked. */
+  int known = __atomic_load_n(&CU(dev)->ctx, __ATOMIC_ACQUIRE) &&
+              DRV(dev)->cuMemGetInfo(&free_bytes, &total) == CUDA_SUCCESS;
+  cj_bytes_text(free_bytes, f, sizeof f);
+  cj_bytes_text(total, t, sizeof t);
+  if (bytes)
+    return cj_fail(dev->engine, CUJIT_ERROR_DEVICE_MEMORY,
+                   "out of device memory: asked for %s (%zu bytes), device %d has %s free of %s; "
+                   "free buffers you no longer need or allocate less",
+                   cj_bytes_text(bytes, asked, sizeof asked), bytes, dev->ordinal, f, t);
+  if (!known)
+    return cj_fail(dev->engine, CUJIT_ERROR_DEVICE_MEMORY,
+                   "%s failed: device %d is out of memory; free buffers you no longer need", what,
+                   dev->ordinal);
+  return cj_fail(dev->engine, CUJIT_ERROR_DEVICE_MEMORY,
+                 "%s failed: device %d is out of memory (free memory is %s of %s); free buffers "
+                 "you no longer need",
+                 what, dev->ordinal, f, t);
+}
+
+/* A driver result as a status, recorded with a message naming `what`. */
+static cujit_status check(cujit_device *dev, CUresult rc, const char *what) {
+  if (rc == CUDA_SUCCESS) return CUJIT_OK;
+  cujit_engine *engine = dev->engine;
+  if (is_sticky(rc)) return poison(dev, rc, what);
+  if (cj_cuda_is_capture_error(rc)) return cj_cuda_capture_error(dev, rc, what);
+  switch (rc) {
+  case CUDA_ERROR_OUT_OF_MEMORY:
+    return out_of_memory(dev, what, 0);
+  case CUDA_ERROR_NO_DEVICE:
+  case CUDA_ERROR_INVALID_DEVICE:
+    return cj_fail(engine, CUJIT_ERROR_NO_DEVICE, "%s failed: device %d is not usable (%s)", what,
+                   dev->ordinal, rc == CUDA_ERROR_NO_DEVICE ? "no device" : "invalid");
+  case CUDA_ERROR_NOT_SUPPORTED: {
+    const char *name, *text;
+    error_text(DRV(dev), rc, &name, &text);
+    return cj_fail(engine, CUJIT_ERROR_UNSUPPORTED, "%s failed on device %d: %s (%s)", what,
+                   dev->ordinal, text, name);
+  }
+  default:
+    return driver_error(engine, rc, what);
+  }
+}
+
+cujit_status cj_cuda_check(cujit_device *dev, CUresult rc, const char *what) {
+  return check(dev, rc, what);
+}
+
+cj_driver *cj_cuda_driver(cujit_device *dev) {
+  return DRV(dev);
+}
+
+cujit_status cj_cuda_out_of_memory(cujit_device *dev, const char *what, size_t bytes) {
+  return out_of_memory(dev, what, bytes);
+}
+
+/* For queries: NOT_READY is an answer, not an error, and is not recorded. */
+static cujit_status answer(cujit_device *dev, CUresult rc, const char *what) {
+  return rc == CUDA_ERROR_NOT_READY ? CUJIT_ERROR_NOT_READY : check(dev, rc, what);
+}
+
+/* --- the device table ------------------------------------------------------------------------- */
+
+static int attribute(cj_driver *drv, CUdevice dev, CUdevice_attribute which) {
+  int value = 0;
+  if (drv->cuDeviceGetAttribute(&value, which, dev) != CUDA_SUCCESS) value = 0;
+  return value;
+}
+
+static void read_info(cj_driver *drv, CUdevice h, int ordinal, cujit_device_info *info) {
+  info->size = sizeof *info;
+  info->ordinal = ordinal;
+  if (drv->cuDeviceGetName(info->name, (int)sizeof info->name, h) != CUDA_SUCCESS)
+    snprintf(info->name, sizeof info->name, "CUDA device %d", ordinal);
+  info->name[sizeof info->name - 1] = '\0';
+  info->cc_major = attribute(drv, h, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  info->cc_minor = attribute(drv, h, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  info->multiprocessors = attribute(drv, h, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  size_t total = 0;
+  if (drv->cuDeviceTotalMem(&total, h) == CUDA_SUCCESS) info->total_memory = total;
+  info->max_threads_per_block = attribute(drv, h, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  info->max_block_dim[0] = attribute(drv, h, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
+  info->max_block_dim[1] = attribute(drv, h, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
+  info->max_block_dim[2] = attribute(drv, h, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
+  info->max_grid_dim[0] = attribute(drv, h, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
+  info->max_grid_dim[1] = attribute(drv, h, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+  info->max_grid_dim[2] = attribute(drv, h, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
+  info->max_shared_per_block = attribute(drv, h, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+  info->max_shared_per_block_optin =
+      attribute(drv, h, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  if (info->max_shared_per_block_optin < info->max_shared_per_block)
+    info->max_shared_per_block_optin = info->max_shared_per_block;
+  info->warp_size = attribute(drv, h, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+  info->clock_khz = attribute(drv, h, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+  info->memory_clock_khz = attribute(drv, h, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+  info->memory_bus_width = attribute(drv, h, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+  info->pci_bus_id = attribute(drv, h, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID);
+}
+
+static void free_table(cujit_device *devs, int n) {
+  for (int i = 0; i < n; i++)
+    if (devs[i].impl) {
+      pthread_mutex_destroy(&CU(&devs[i])->lock);
+      pthread_mutex_destroy(&CU(&devs[i])->streams_lock);
+      cj_cuda_pool_close(CU(&devs[i])); /* holds nothing yet: only its locks go */
+      free(devs[i].impl);
+    }
+  free(devs);
+}
+
+/* CUJIT_POOL=off (or 0, no, false) allocates every buffer with cuMemAlloc and frees it with
+** cuMemFree, which waits for the whole device. A value not understood warns and keeps the pool. */
+static int pool_wanted(cujit_engine *engine) {
+  int on = 1;
+  char why[256];
+  if (cj_env_bool("CUJIT_POOL", &on, why, sizeof why) == CJ_ENV_BAD) {
+    cj_warn(engine, "%s; the memory pool stays on", why);
+    on = 1;
+  }
+  return on;
+}
+
+cujit_status cj_cuda_devices(cujit_engine *engine, cujit_device **devices, int *count) {
+  *devices = NULL;
+  *count = 0;
+  cj_driver *drv;
+  cujit_status st = cj_need_driver(engine, &drv);
+  if (st != CUJIT_OK) return st;
+  int n = 0;
+  CUresult rc = drv->cuDeviceGetCount(&n);
+  if (rc != CUDA_SUCCESS) return driver_error(engine, rc, "reading the CUDA devices");
+  cujit_device *devs = n > 0 ? calloc((size_t)n, sizeof *devs) : NULL;
+  if (n > 0 && !devs)
+    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
+                   "out of host memory while reading the device table");
+  int pool = n > 0 && pool_wanted(engine); /* read (and warned about) once for all GPUs */
+  for (int i = 0; i < n; i++) {
+    cujit_device *d = &devs[i];
+    cuda_device *c = calloc(1, sizeof *c);
+    if (!c) {
+      free_table(devs, i);
+      return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
+                     "out of host memory while reading the device table");
+    }
+    c->drv = drv;
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&c->streams_lock, NULL);
+    cj_cuda_pool_init(c);
+    d->engine = engine, d->ordinal = i, d->ops = &cj_backend_cuda, d->impl = c;
+    atomic_init(&d->allocated, 0);
+    if ((rc = drv->cuDeviceGet(&c->handle, i)) != CUDA_SUCCESS) {
+      free_table(devs, i + 1);
+      return driver_error(engine, rc, "reading the CUDA devices");
+    }
+    read_info(drv, c->handle, i, &d->info);
+    if (pool && attribute(drv, c->handle, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) &&
+        drv->cuDeviceGetDefaultMemPool(&c->pool, c->handle) != CUDA_SUCCESS)
+      c->pool = NULL;
+    snprintf(d->arch, sizeof d->arch, "sm_%d%d", d->info.cc_major, d->info.cc_minor);
+  }
+  *devices = devs;
+  *count = n;
+  return CUJIT_OK;
+}
+
+/* --- devices and contexts --------------------------------------------------------------------- */
+
+/* The pool keeps what is freed to it (the release threshold is "everything"), as CuPy's pool
+** does: memory goes back to the device only through pool_trim, which an allocation that finds the
+** device full calls itself. Without it the driver would release unused memory at every
+** synchronize and the next allocation would map it again. */
+static void keep_pool(cuda_device *c) {
+  cuuint64_t keep = UINT64_MAX;
+  if (c->pool) c->drv->cuMemPoolSetAttribute(c->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+}
+
+/* The first entry: retain the primary context, once. */
+static cujit_status retain(cujit_device *dev) {
+  cuda_device *c = CU(dev);
+  CUresult rc = CUDA_SUCCESS;
+  pthread_mutex_lock(&c->lock);
+  if (!c->ctx) {
+    CUcontext ctx = NULL;
+    rc = c->drv->cuDevicePrimaryCtxRetain(&ctx, c->handle);
+    if (rc == CUDA_SUCCESS) keep_pool(c);
+    if (rc == CUDA_SUCCESS) __atomic_store_n(&c->ctx, ctx, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (rc == CUDA_SUCCESS) return CUJIT_OK;
+  char what[64];
+  snprintf(what, sizeof what, "retaining the primary context of device %d", dev->ordinal);
+  return check(dev, rc, what);
+}
+
+/* On the launch path: one cuCtxGetCurrent when the context is already current. */
+static cujit_status cuda_enter(cujit_device *dev) {
+  cuda_device *c = CU(dev);
+  CUcontext ctx = __atomic_load_n(&c->ctx, __ATOMIC_ACQUIRE);
+  if (!ctx) {
+    cujit_status st = retain(dev);
+    if (st != CUJIT_OK) return st;
+    ctx = __atomic_load_n(&c->ctx, __ATOMIC_ACQUIRE);
+  }
+  CUcontext current = NULL;
+  if (c->drv->cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == ctx) return CUJIT_OK;
+  return check(dev, c->drv->cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+}
+
+static int cuda_enter_quiet(cujit_device *dev) {
+  cuda_device *c = CU(dev);
+  CUcontext ctx = __atomic_load_n(&c->ctx, __ATOMIC_ACQUIRE);
+  if (!ctx) return 0; /* nothing was ever made on it */
+  CUcontext current = NULL;
+  if (c->drv->cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == ctx) return 1;
+  return c->drv->cuCtxSetCurrent(ctx) == CUDA_SUCCESS;
+}
+
+static cujit_status cuda_mem_info(cujit_device *dev, size_t *free_bytes, size_t *total_bytes) {
+  return check(dev, DRV(dev)->cuMemGetInfo(free_bytes, total_bytes), "cuMemGetInfo");
+}
+
+/* The streams made here, then the default (legacy) stream: the device is done when all are.
+** Polled by cj_backend_wait, so that an interrupt can cut the wait short; no cuCtxSynchronize
+** after it (it cannot be interrupted and would cost a second round trip). Once every stream was
+** seen done in one pass, only the default stream is asked again: a device wait usually waits for
+** one busy stream, and each poll then costs what a stream wait's does. The streams are not asked
+** at all when no work was queued on them since a device wait last saw them done (streams_busy,
+** cleared when this wait starts and set again should it end before seeing them done). Work other
+** libraries queue on their own streams of the shared context is theirs to wait for. */
+typedef struct device_wait {
+  const char *what;
+  int streams_done;
+} device_wait;
+
+static cujit_status device_done(cujit_device *dev, void *handle) {
+  cuda_device *c = CU(dev);
+  device_wait *w = handle;
+  CUresult rc = CUDA_SUCCESS;
+  if (!w->streams_done) {
+    pthread_mutex_lock(&c->streams_lock);
+    for (int i = 0; i < c->nstreams && rc == CUDA_SUCCESS; i++)
+      if (!c->streams[i].capturing) rc = c->drv->cuStreamQuery(c->streams[i].stream);
+    pthread_mutex_unlock(&c->streams_lock);
+    w->streams_done = rc == CUDA_SUCCESS;
+  }
+  if (rc == CUDA_SUCCESS) rc = c->drv->cuStreamQuery((CUstream)0);
+  return answer(dev, rc, w->what);
+}
+
+cujit_status cj_cuda_synchronize(cujit_device *dev) {
+  device_wait w = {"cujit_device_synchronize", 0};
+  if (!atomic_exchange_explicit(&dev->streams_busy, 0, memory_order_acq_rel))
+    w.streams_done = 1; /* nothing queued on a stream since they were last seen done */
+  cujit_status st = cj_backend_wait(dev, device_done, &w, w.what);
+  if (!w.streams_done) atomic_store(&dev->streams_busy, 1);
+  return st;
+}
+
+/* After a reset, the first retain tells whether the driver let the fault go: on recent drivers an
+** illegal address or a launch failure stays with the process for good (CUDA documents that the
+** process must be restarted), and the new context is unusable. */
+static cujit_status unrecoverable(cujit_device *dev, CUresult rc) {
+  const char *name, *text;
+  error_text(DRV(dev), rc, &name, &text);
+  cujit_engine *engine = dev->engine;
+  pthread_mutex_lock(&engine->lock);
+  char cause[sizeof dev->fault_msg];
+  snprintf(cause, sizeof cause, "%s", dev->fault_msg);
+  snprintf(dev->fault_msg, sizeof dev->fault_msg,
+           "%.1200s\ncujit reset device %d, but the CUDA driver keeps this fault for the rest of "
+           "the process (%s: %s); no reset can bring the GPU back here: save what you need from "
+           "host memory and restart the program (compiled kernels stay in the disk cache)",
+           cause, dev->ordinal, name, text);
+  dev->unrecoverable = 1;
+  pthread_mutex_unlock(&engine->lock);
+  return cj_device_refuse(dev);
+}
+
+/* Reset while still retained (the driver documents releasing after a reset as safe), then drop
+** our retain, so the next entry retains a freshly initialised context. Without a retain nothing
+** of ours lives there (objects need one, and a fault needs objects): no driver call. What the
+** pool holds goes back first, even from a faulted context (cj_cuda_pool_give_back). */
+static cujit_status cuda_reset(cujit_device *dev) {
+  cuda_device *c = CU(dev);
+  int faulted = __atomic_load_n(&dev->fault, __ATOMIC_ACQUIRE) != CUJIT_OK;
+  if (cuda_enter_quiet(dev)) cj_cuda_pool_give_back(dev, 1);
+  pthread_mutex_lock(&c->lock);
+  CUresult rc = c->ctx ? c->drv->cuDevicePrimaryCtxReset(c->handle) : CUDA_SUCCESS, again = rc;
+  if (rc == CUDA_SUCCESS) {
+    if (c->ctx) c->drv->cuDevicePrimaryCtxRelease(c->handle);
+    __atomic_store_n(&c->ctx, NULL, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&c->streams_lock); /* the reset destroyed them, and their events */
+    c->nstreams = 0;
+    pthread_mutex_unlock(&c->streams_lock);
+    cj_cuda_pool_forget(c); /* what give_back could not free went with the context */
+    if (faulted) {
+      CUcontext ctx = NULL;
+      if ((again = c->drv->cuDevicePrimaryCtxRetain(&ctx, c->handle)) == CUDA_SUCCESS) {
+        keep_pool(c);
+        __atomic_store_n(&c->ctx, ctx, __ATOMIC_RELEASE);
+      }
+    }
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (rc == CUDA_SUCCESS) return again == CUDA_SUCCESS ? CUJIT_OK : unrecoverable(dev, again);
+  const char *name, *text;
+  error_text(c->drv, rc, &name, &text);
+  return cj_fail(dev->engine, faulted ? CUJIT_ERROR_DEVICE_FAULT : CUJIT_ERROR_DRIVER,
+                 "resetting device %d failed: %s (%s); restart the program to use this GPU again",
+                 dev->ordinal, text, name);
+}
+
+/* Never retained (or the retain failed): no driver call at all, nothing of ours is there. */
+static void cuda_release(cujit_device *dev) {
+  cuda_device *c = CU(dev);
+  if (cuda_enter_quiet(dev)) cj_cuda_pool_give_back(dev, 0);
+  cj_cuda_pool_close(c);
+  if (c->ctx) c->drv->cuDevicePrimaryCtxRelease(c->handle);
+  pthread_mutex_destroy(&c->lock);
+  pthread_mutex_destroy(&c->streams_lock);
+  free(c->streams);
+  free(c);
+  dev->impl = NULL;
+}
+
+/* --- streams and events ----------------------------------------------------------------------- */
+
+/* Kept in the device's list (for synchronize and the pool's joins) with its event. */
+static CUresult track_stream(cuda_device *c, CUstream s) {
+  CUevent joined = NULL;
+  CUresult rc = c->drv->cuEventCreate(&joined, CU_EVENT_DISABLE_TIMING);
+  if (rc != CUDA_SUCCESS) return rc;
+  pthread_mutex_lock(&c->streams_lock);
+  if (c->nstreams == c->cap) {
+    int cap = c->cap ? 2 * c->cap : 8;
+    cuda_stream *grown = realloc(c->streams, (size_t)cap * sizeof *grown);
+    if (grown) c->streams = grown, c->cap = cap;
+  }
+  if (c->nstreams < c->cap) c->streams[c->nstreams++] = (cuda_stream){s, joined, 0};
+  int kept = c->streams[c->nstreams - 1].stream == s;
+  pthread_mutex_unlock(&c->streams_lock);
+  if (kept) return CUDA_SUCCESS;
+  c->drv->cuEventDestroy(joined);
+  return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static cujit_status cuda_stream_create(cujit_device *dev, void **stream) {
+  cuda_device *c = CU(dev);
+  CUstream s = NULL;
+  CUresult rc = c->drv->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+  if (rc == CUDA_SUCCESS && (rc = track_stream(c, s)) != CUDA_SUCCESS) {
+    c->drv->cuStreamDestroy(s);
+    s = NULL;
+  }
+  *stream = s;
+  return check(dev, rc, "cuStreamCreate");
+}
+
+void cj_cuda_stream_capturing(cujit_device *dev, void *stream, int capturing) {
+  cuda_device *c = CU(dev);
+  pthread_mutex_lock(&c->streams_lock);
+  for (int i = 0; i < c->nstreams; i++)
+    if (c->streams[i].stream == (CUstream)stream) c->streams[i].capturing = capturing;
+  pthread_mutex_unlock(&c->streams_lock);
+}
+
+/* The stream's work still queued goes on after it is destroyed: the default stream waits for it
+** first, so that device synchronize and the pool's reuse of freed blocks, which no longer see the
+** stream, still come after that work. */
+static void cuda_stream_destroy(cujit_device *dev, void *stream) {
+  cuda_device *c = CU(dev);
+  pthread_mutex_lock(&c->streams_lock);
+  for (int i = 0; i < c->nstreams; i++)
+    if (c->streams[i].stream == (CUstream)stream) {
+      if (!c->streams[i].capturing &&
+          c->drv->cuEventRecord(c->streams[i].joined, (CUstream)stream) == CUDA_SUCCESS)
+        c->drv->cuStreamWaitEvent((CUstream)0, c->streams[i].joined, 0);
+      c->drv->cuEventDestroy(c->streams[i].joined);
+      c->streams[i] = c->streams[--c->nstreams];
+      break;
+    }
+  pthread_mutex_unlock(&c->streams_lock);
+  c->drv->cuStreamDestroy((CUstream)stream);
+}
+
+static cujit_status cuda_stream_query(cujit_device *dev, void *stream) {
+  return answer(dev, DRV(dev)->cuStreamQuery((CUstream)stream), "cujit_stream_query");
+}
+
+cujit_status cj_cuda_stream_done(cujit_device *dev, void *stream) {
+  return answer(dev, DRV(dev)->cuStreamQuery((CUstream)stream), "cujit_stream_synchronize");
+}
+
+static cujit_status cuda_stream_synchronize(cujit_device *dev, void *stream) {
+  return cj_backend_wait(dev, cj_cuda_stream_done, stream, "cujit_stream_synchronize");
+}
+
+static cujit_status cuda_stream_wait_event(cujit_device *dev, void *stream, void *event) {
+  return check(dev, DRV(dev)->cuStreamWaitEvent((CUstream)stream, (CUevent)event, 0),
+               "cuStreamWaitEvent");
+}
+
+static cujit_status cuda_event_create(cujit_device *dev, void **event) {
+  CUevent e = NULL;
+  cujit_status st = check(dev, DRV(dev)->cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
+  *event = e;
+  return st;
+}
+
+static void cuda_event_destroy(cujit_device *dev, void *event) {
+  DRV(dev)->cuEventDestroy((CUevent)event);
+}
+
+static cujit_status cuda_event_record(cujit_device *dev, void *event, void *stream) {
+  return check(dev, DRV(dev)->cuEventRecord((CUevent)event, (CUstream)stream), "cuEventRecord");
+}
+
+static cujit_status cuda_event_query(cujit_device *dev, void *event) {
+  return answer(dev, DRV(dev)->cuEventQuery((CUevent)event), "cujit_event_query");
+}
+
+static cujit_status event_done(cujit_device *dev, void *event) {
+  return answer(dev, DRV(dev)->cuEventQuery((CUevent)event), "cujit_event_synchronize");
+}
+
+static cujit_status cuda_event_synchronize(cujit_device *dev, void *event) {
+  return cj_backend_wait(dev, event_done, event, "cujit_event_synchronize");
+}
+
+static cujit_status cuda_event_elapsed(cujit_device *dev, void *start, void *end, float *ms) {
+  CUresult rc = DRV(dev)->cuEventElapsedTime(ms, (CUevent)start, (CUevent)end);
+  if (rc == CUDA_ERROR_NOT_READY)
+    return cj_fail(dev->engine, CUJIT_ERROR_NOT_READY,
+                   "cujit_event_elapsed: an event has not completed yet; call "
+                   "cujit_event_synchronize on the end event first");
+  return check(dev, rc, "cujit_event_elapsed");
+}
+
+/* --- programs and launches -------------------------------------------------------------------- */
+
+/* A CUlibrary holds the program for every context; each device still gets its own, so that
+** unloading follows the program layer's per-device bookkeeping. */
+static cujit_status cuda_load(cujit_device *dev, const cujit_program *program, void **module) {
+  const void *image = program->cubin ? program->cubin : (const void *)program->ptx;
+  CUlibrary lib = NULL;
+  CUresult rc = DRV(dev)->cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0);
+  *module = lib;
+  if (rc == CUDA_SUCCESS) return CUJIT_OK;
+  char what[300];
+  snprintf(what, sizeof what, "loading the code of %s (%s) onto device %d", program->name,
+           program->arch, dev->ordinal);
+  return check(dev, rc, what);
+}
+
+static void cuda_unload(cujit_device *dev, void *module) {
+  DRV(dev)->cuLibraryUnload((CUlibrary)module);
+}
+
+/* The function for the current context of the kernel `name` of the library. */
+static cujit_status cuda_get_function(cujit_device *dev, void *module, const char *name,
+                                      void **fn) {
+  cj_driver *drv = DRV(dev);
+  CUkernel kernel = NULL;
+  CUfunction f = NULL;
+  CUresult rc = drv->cuLibraryGetKernel(&kernel, (CUlibrary)module, name);
+  if (rc == CUDA_SUCCESS) rc = drv->cuKernelGetFunction(&f, kernel);
+  *fn = f;
+  if (rc == CUDA_SUCCESS) return CUJIT_OK;
+  char what[300];
+  snprintf(what, sizeof what, "loading kernel '%s' on device %d", name, dev->ordinal);
+  return check(dev, rc, what);
+}
+
+static cujit_status launch_error(cujit_device *dev, CUresult rc) {
+  int resources = rc == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  const char *kernel = __atomic_load_n(&dev->last_kernel, __ATOMIC_RELAXED);
+  char what[300];
+  snprintf(what, sizeof what, "launch of kernel '%s' on device %d%s", kernel ? kernel : "?",
+           dev->ordinal,
+           resources ? " (the block needs more registers than the device has for that many "
+                       "threads: try a smaller block)"
+                     : "");
+  cujit_status st = check(dev, rc, what);
+  if (!resources) return st;
+  char msg[CJ_MSG_MAX];
+  snprintf(msg, sizeof msg, "%s", cujit_errmsg(dev->engine));
+  return cj_fail(dev->engine, CUJIT_ERROR_LAUNCH_CONFIG, "%s", msg);
+}
+
+static cujit_status cuda_launch(cujit_device *dev, void *fn, const unsigned grid[3],
+                                const unsigned block[3], unsigned shared_bytes, void *stream,
+                                void **args) {
+  CUresult rc =
+      DRV(dev)->cuLaunchKernel((CUfunction)fn, grid[0], grid[1], grid[2], block[0], block[1],
+                               block[2], shared_bytes, (CUstream)stream, args, NULL);
+  return rc == CUDA_SUCCESS ? CUJIT_OK : launch_error(dev, rc);
+}
+
+static cujit_status cuda_suggest_block(cujit_device *dev, void *fn, int *block_size,
+                                       int *min_grid) {
+  CUresult rc =
+      DRV(dev)->cuOccupancyMaxPotentialBlockSize(min_grid, block_size, (CUfunction)fn, NULL, 0, 0);
+  return check(dev, rc, "the occupancy query (cuOccupancyMaxPotentialBlockSize)");
+}
+
+static cujit_status cuda_allow_shared(cujit_device *dev, void *fn, unsigned bytes) {
+  CUresult rc = DRV(dev)->cuFuncSetAttribute(
+      (CUfunction)fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes);
+  if (rc == CUDA_SUCCESS) return CUJIT_OK;
+  char what[200];
+  snprintf(what, sizeof what, "allowing a kernel %u bytes of dynamic shared memory", bytes);
+  return check(dev, rc, what);
+}
+
+static cujit_status cuda_attributes(cujit_device *dev, void *fn, cujit_kernel_attributes *attrs) {
+  static const CUfunction_attribute which[] = {CU_FUNC_ATTRIBUTE_NUM_REGS,
+                                               CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                               CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
+                                               CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+                                               CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                               CU_FUNC_ATTRIBUTE_PTX_VERSION,
+                                               CU_FUNC_ATTRIBUTE_BINARY_VERSION};
+  int *fields[] = {&attrs->registers,     &attrs->static_shared_bytes,   &attrs->const_bytes,
+                   &attrs->local_bytes,   &attrs->max_threads_per_block, &attrs->ptx_version,
+                   &attrs->binary_version};
+  for (size_t i = 0; i < sizeof which / sizeof *which; i++) {
+    CUresult rc = DRV(dev)->cuFuncGetAttribute(fields[i], which[i], (CUfunction)fn);
+    if (rc != CUDA_SUCCESS) return check(dev, rc, "reading kernel attributes");
+  }
+  return CUJIT_OK;
+}
+
+/* cuFuncGetParamInfo is optional (CUDA 12.4+): without it, cujit's own layout stands. */
+static int cuda_param_info(cujit_device *dev, void *fn, size_t index, size_t *offset,
+                           size_t *size) {
+  cj_driver *drv = DRV(dev);
+  return drv->cuFuncGetParamInfo &&
+         drv->cuFuncGetParamInfo((CUfunction)fn, index, offset, size) == CUDA_SUCCESS;
+}
+
+const cj_backend cj_backend_cuda = {
+    .name = "cuda",
+    .enter = cuda_enter,
+    .enter_quiet = cuda_enter_quiet,
+    .mem_info = cuda_mem_info,
+    .synchronize = cj_cuda_synchronize,
+    .reset = cuda_reset,
+    .release = cuda_release,
+    .alloc = cj_cuda_alloc,
+    .free = cj_cuda_free,
+    .host_alloc = cj_cuda_host_alloc,
+    .host_free = cj_cuda_host_free,
+    .copy = cj_cuda_copy,
+    .memset8 = cj_cuda_memset8,
+    .pool_trim = cj_cuda_pool_trim,
+    .pool_reserved = cj_cuda_pool_reserved,
+    .stream_create = cuda_stream_create,
+    .stream_destroy = cuda_stream_destroy,
+    .stream_query = cuda_stream_query,
+    .stream_synchronize = cuda_stream_synchronize,
+    .stream_wait_event = cuda_stream_wait_event,
+    .event_create = cuda_event_create,
+    .event_destroy = cuda_event_destroy,
+    .event_record = cuda_event_record,
+    .event_query = cuda_event_query,
+    .event_synchronize = cuda_event_synchronize,
+    .event_elapsed = cuda_event_elapsed,
+    .load = cuda_load,
+    .unload = cuda_unload,
+    .get_function = cuda_get_function,
+    .launch = cuda_launch,
+    .suggest_block = cuda_suggest_block,
+    .allow_shared = cuda_allow_shared,
+    .attributes = cuda_attributes,
+    .param_info = cuda_param_info,
+    .capture_begin = cj_cuda_capture_begin,
+    .capture_last_node = cj_cuda_capture_last_node,
+    .capture_end = cj_cuda_capture_end,
+    .graph_destroy = cj_cuda_graph_destroy,
+    .graph_nodes = cj_cuda_graph_nodes,
+    .graph_instantiate = cj_cuda_graph_instantiate,
+    .exec_destroy = cj_cuda_exec_destroy,
+    .graph_launch = cj_cuda_graph_launch,
+    .graph_set_kernel = cj_cuda_graph_set_kernel,
+    .graph_update = cj_cuda_graph_update,
+    .graph_dot = cj_cuda_graph_dot,
+    .toolbox = &cj_cuda_toolbox,
+    .copy_peer = cj_cuda_copy_peer,
+    .peer_enable = cj_cuda_peer_enable,
+};

@@ -1,0 +1,639 @@
+/*
+** cpu_source.c -- the CPU device's translation unit: cujit's kernel source (what NVRTC gets)
+** rewritten for the system C++ compiler. One pass over the source, aware of comments, literals
+** and #line, that refuses what the host cannot run (textures, inline PTX, ...) with the kernel and
+** line that use it (and what NVRTC refuses: exception handling), turns `extern __shared__` arrays
+** into views of the block's dynamic shared memory, maps CUDA's headers onto cujit's, and starts
+** every loop body of a function with a tick of the executor's time slices (cpu_exec.h); the
+** source goes into namespace __cj, away from the names of the prelude's system headers; then one
+** exported entry per kernel.
+*/
+#include "cpu_source.h"
+#include "base/base.h"
+#include "lang/lexicon.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Identifiers the CPU device has no meaning for, and how a message names them. */
+static const struct {
+  const char *name, *what;
+} unsupported[] = {
+    {"asm", "inline PTX (asm)"},
+    {"__asm__", "inline PTX (asm)"},
+    {"__asm", "inline PTX (asm)"},
+    {"tex1D", "textures (tex1D)"},
+    {"tex1Dfetch", "textures (tex1Dfetch)"},
+    {"tex2D", "textures (tex2D)"},
+    {"tex3D", "textures (tex3D)"},
+    {"tex2DLayered", "textures (tex2DLayered)"},
+    {"texCubemap", "textures (texCubemap)"},
+    {"cudaTextureObject_t", "textures (cudaTextureObject_t)"},
+    {"cudaSurfaceObject_t", "surfaces (cudaSurfaceObject_t)"},
+    {"surf2Dread", "surfaces (surf2Dread)"},
+    {"surf2Dwrite", "surfaces (surf2Dwrite)"},
+    {"cooperative_groups", "cooperative groups"},
+    {"nvcuda", "tensor-core fragments (nvcuda::wmma)"},
+    {"__shfl", "the pre-CUDA 9 __shfl (use __shfl_sync)"},
+    {"__shfl_up", "the pre-CUDA 9 __shfl_up (use __shfl_up_sync)"},
+    {"__shfl_down", "the pre-CUDA 9 __shfl_down (use __shfl_down_sync)"},
+    {"__shfl_xor", "the pre-CUDA 9 __shfl_xor (use __shfl_xor_sync)"},
+    {"__ballot", "the pre-CUDA 9 __ballot (use __ballot_sync)"},
+    {"__half2", "__half2"},
+    {"__nv_bfloat16", "__nv_bfloat16"},
+    {"__nv_bfloat162", "__nv_bfloat162"},
+    {"__pipeline_memcpy_async", "asynchronous copies (__pipeline_memcpy_async)"},
+    {"__cvta_generic_to_shared", "address-space conversions (__cvta_generic_to_shared)"},
+    {"cudaMalloc", "the device runtime (cudaMalloc)"},
+    {"cudaDeviceSynchronize", "the device runtime (cudaDeviceSynchronize)"},
+    {"cudaLaunchDevice", "dynamic parallelism (cudaLaunchDevice)"},
+};
+
+/* What the host would run but a GPU does not: refused as NVRTC refuses it, so that code that
+** runs on the CPU device runs on a GPU (NVRTC also refuses these in host functions: JIT mode has
+** none). */
+static const struct {
+  const char *name, *what, *why;
+} gpu_refuses[] = {
+    {"throw", "exception handling (throw)", "device code does not support exception handling"},
+    {"try", "exception handling (try)", "device code does not support exception handling"},
+    {"catch", "exception handling (catch)", "device code does not support exception handling"},
+};
+
+/* CUDA headers a program may include: those the CPU device has a stand-in for ("" when it needs
+** none), and those of libraries it lacks, refused with what they are. */
+static const struct {
+  const char *header, *stand_in, *refused;
+} cuda_headers[] = {
+    {"cuda_fp16.h", "cujit/half.h", NULL},
+    {"cuda_runtime.h", "", NULL},
+    {"cuda_runtime_api.h", "", NULL},
+    {"device_launch_parameters.h", "", NULL},
+    {"cuda.h", "", NULL},
+    {"vector_types.h", "", NULL},
+    {"vector_functions.h", "", NULL},
+    {"device_functions.h", "", NULL},
+    {"math_constants.h", "", NULL},
+    {"cooperative_groups", NULL, "cooperative groups (<cooperative_groups.h>)"},
+    {"mma.h", NULL, "tensor-core fragments (<mma.h>)"},
+    {"cuda_bf16.h", NULL, "__nv_bfloat16 (<cuda_bf16.h>)"},
+    {"curand_kernel.h", NULL,
+     "cuRAND's device API (<curand_kernel.h>; <cujit/random.h> has Philox)"},
+    {"cub/", NULL, "CUB"},
+    {"cuda/", NULL, "libcu++ (<cuda/...>)"},
+};
+
+typedef struct scan {
+  const char *s;
+  size_t i, n;
+  cj_buf out;
+  char file[256]; /* where #line says we are */
+  long line;
+  unsigned depth;         /* brace depth */
+  unsigned long function; /* bit d set: brace at depth d opened a function body (or within) */
+  unsigned long outer; /* bit d set: brace at depth d opened a namespace or an extern "C" block */
+  const char *const *kernels;
+  const int *cxx;         /* cxx[k]: kernel k has C++ linkage (NULL: none has) */
+  unsigned char *defined; /* defined[k]: extern "C" kernel k's definition is __cj_k_<name> */
+  size_t nkernels;
+  char *err;
+  size_t err_len;
+  /* Conditional blocks: bit d of `cpu_test` set when the #if at nesting d tests __CUJIT_CPU__,
+  ** bit d of `off` when its current branch is not compiled for the CPU device. Nothing is
+  ** refused in such a branch: portable code keeps its GPU-only parts under #ifndef __CUJIT_CPU__.
+  */
+  unsigned nesting;
+  unsigned long cpu_test, off;
+  int failed;     /* a directive was refused (err holds why) */
+  size_t tick_at; /* the `)` closing a loop's header, to be followed by a tick; 0: none */
+} scan;
+
+/* CUDA's functions the program may overload (helper_math.h's float2 fminf(float2, float2) calls
+** fminf(float, float)): in namespace __cj an overload of the program's would hide them, so they
+** are declared there too, again after each header the program includes at file scope (which may
+** add overloads of them). Only CUDA's names: those of the C library the prelude's headers add
+** are what the namespace keeps away. */
+static const char cuda_api[] =
+    "using ::sin; using ::cos; using ::tan; using ::asin; using ::acos; using ::atan; "
+    "using ::atan2; using ::sinh; using ::cosh; using ::tanh; using ::asinh; using ::acosh; "
+    "using ::atanh; using ::exp; using ::exp2; using ::exp10; using ::expm1; using ::log; "
+    "using ::log2; using ::log10; using ::log1p; using ::pow; using ::sqrt; using ::cbrt; "
+    "using ::hypot; using ::fabs; using ::floor; using ::ceil; using ::round; using ::trunc; "
+    "using ::rint; using ::nearbyint; using ::lround; using ::llround; using ::lrint; "
+    "using ::llrint; using ::fmod; using ::remainder; using ::remquo; using ::fmin; "
+    "using ::fmax; using ::fdim; using ::fma; using ::frexp; using ::ldexp; using ::modf; "
+    "using ::ilogb; using ::logb; using ::scalbn; using ::scalbln; using ::nextafter; "
+    "using ::copysign; using ::erf; using ::erfc; using ::tgamma; using ::lgamma; "
+    "using ::isnan; using ::isinf; using ::isfinite; using ::signbit; using ::abs; "
+    "using ::labs; using ::llabs; using ::j0; using ::j1; using ::jn; using ::y0; using ::y1; "
+    "using ::yn; using ::sinf; using ::cosf; using ::tanf; using ::asinf; using ::acosf; "
+    "using ::atanf; using ::atan2f; using ::sinhf; using ::coshf; using ::tanhf; "
+    "using ::asinhf; using ::acoshf; using ::atanhf; using ::expf; using ::exp2f; "
+    "using ::exp10f; using ::expm1f; using ::logf; using ::log2f; using ::log10f; "
+    "using ::log1pf; using ::powf; using ::sqrtf; using ::cbrtf; using ::hypotf; "
+    "using ::fabsf; using ::floorf; using ::ceilf; using ::roundf; using ::truncf; "
+    "using ::rintf; using ::nearbyintf; using ::lroundf; using ::llroundf; using ::lrintf; "
+    "using ::llrintf; using ::fmodf; using ::remainderf; using ::remquof; using ::fminf; "
+    "using ::fmaxf; using ::fdimf; using ::fmaf; using ::frexpf; using ::ldexpf; "
+    "using ::modff; using ::ilogbf; using ::logbf; using ::scalbnf; using ::scalblnf; "
+    "using ::nextafterf; using ::copysignf; using ::erff; using ::erfcf; using ::tgammaf; "
+    "using ::lgammaf; using ::j0f; using ::j1f; using ::jnf; using ::y0f; using ::y1f; "
+    "using ::ynf; using ::rsqrt; using ::rsqrtf; using ::rcbrt; using ::rcbrtf; using ::sinpi; "
+    "using ::cospi; using ::sinpif; using ::cospif; using ::sincos; using ::sincosf; "
+    "using ::sincospi; using ::sincospif; using ::normcdf; using ::normcdff; using ::fdividef; "
+    "using ::min; using ::max; using ::umin; using ::umax; using ::llmin; using ::llmax; "
+    "using ::ullmin; using ::ullmax; using ::atomicAdd; using ::atomicSub; using ::atomicExch; "
+    "using ::atomicMin; using ::atomicMax; using ::atomicInc; using ::atomicDec; "
+    "using ::atomicCAS; using ::atomicAnd; using ::atomicOr; using ::atomicXor; "
+    "using ::atomicAdd_block; using ::atomicAdd_system; using ::atomicExch_block; "
+    "using ::atomicCAS_block; using ::atomicMin_block; using ::atomicMax_block; "
+    "using ::__popc; using ::__popcll; using ::__clz; using ::__clzll; using ::__ffs; "
+    "using ::__ffsll; using ::__brev; using ::__brevll; using ::__byte_perm; "
+    "using ::__funnelshift_l; using ::__funnelshift_r; using ::__mulhi; using ::__umulhi; "
+    "using ::__mul64hi; using ::__umul64hi; using ::__mul24; using ::__umul24; using ::__hadd; "
+    "using ::__rhadd; using ::__uhadd; using ::__urhadd; using ::__sad; using ::__usad; "
+    "using ::__ldg; using ::__ldcg; using ::__ldca; using ::__ldcs; using ::__ldlu; "
+    "using ::__ldcv; using ::__stwb; using ::__stcg; using ::__stcs; using ::__stwt; "
+    "using ::__threadfence; using ::__threadfence_block; using ::__threadfence_system; "
+    "using ::clock; using ::clock64; using ::__nanosleep; using ::printf; using ::malloc; "
+    "using ::free; using ::memcpy; using ::memset; ";
+
+/* What goes around a loop: a counter of its iterations in a variable of its own (a register,
+** where a counter in memory would chain each iteration to the last through a store), and a tick
+** before the body. A `switch` holds the variable because it takes no `else`: an `else` of the
+** user's after the loop stays bound as it was, as it does after the tick's `else`. No newline,
+** so lines stay as they were. */
+static const char loop_slice[] =
+    "switch (unsigned cj_slice = ::cj_cpu::slice_iterations) default: ";
+static const char loop_tick[] = " if (::cj_cpu::tick(cj_slice)) {} else ";
+
+static int ident_start(int c) {
+  return isalpha(c) || c == '_';
+}
+static int ident_char(int c) {
+  return isalnum(c) || c == '_';
+}
+
+/* Copies s[i, j) to the output, counting lines. */
+static void emit_to(scan *sc, size_t j) {
+  for (size_t k = sc->i; k < j; k++)
+    if (sc->s[k] == '\n') sc->line++;
+  cj_buf_add(&sc->out, sc->s + sc->i, j - sc->i);
+  sc->i = j;
+}
+
+/* Whether the name at p (len characters) is a definition: "void name(". */
+static int defines(const char *s, const char *p, size_t len) {
+  const char *q = p + len, *v = p;
+  while (*q == ' ' || *q == '\t') q++;
+  while (v > s && isspace((unsigned char)v[-1])) v--;
+  return *q == '(' && v - s >= 4 && strncmp(v - 4, "void", 4) == 0 &&
+         (v - s == 4 || !ident_char((unsigned char)v[-5]));
+}
+
+/* The kernel defined last before offset `at`, else the first kernel. */
+static const char *kernel_at(const scan *sc, size_t at) {
+  const char *best = sc->nkernels ? sc->kernels[0] : "?";
+  size_t best_pos = 0;
+  for (size_t k = 0; k < sc->nkernels; k++) {
+    size_t len = strlen(sc->kernels[k]);
+    for (const char *p = strstr(sc->s, sc->kernels[k]); p && (size_t)(p - sc->s) < at;
+         p = strstr(p + 1, sc->kernels[k]))
+      if ((size_t)(p - sc->s) >= best_pos && defines(sc->s, p, len))
+        best = sc->kernels[k], best_pos = (size_t)(p - sc->s);
+  }
+  return best;
+}
+
+static void refuse_because(scan *sc, size_t at, const char *what, const char *why) {
+  const char *k = kernel_at(sc, at);
+  long line = sc->line;
+  for (size_t j = sc->i; j < at; j++)
+    if (sc->s[j] == '\n') line++;
+  char where[320];
+  size_t kl = strlen(k);
+  if (strcmp(sc->file, k) == 0)
+    snprintf(where, sizeof where, "line %ld of its body", line);
+  else if (strncmp(sc->file, k, kl) == 0 && strcmp(sc->file + kl, ":preamble") == 0)
+    snprintf(where, sizeof where, "line %ld of its preamble", line);
+  else
+    snprintf(where, sizeof where, "%s:%ld", sc->file, line);
+  snprintf(sc->err, sc->err_len, "kernel '%s' uses %s (%s), %s", k, what, where, why);
+}
+static void refuse(scan *sc, size_t at, const char *what) {
+  refuse_because(sc, at, what, "which is not supported on the CPU device");
+}
+
+/* Follows #if/#ifdef/#ifndef/#elif/#else/#endif for the branches that test __CUJIT_CPU__. */
+static void conditional(scan *sc, const char *d, const char *end) {
+  const char *mention = strstr(d, "__CUJIT_CPU__");
+  int tests = mention && mention < end;
+  unsigned long bit = sc->nesting < 8 * sizeof sc->off ? 1ul << sc->nesting : 0;
+  if (strncmp(d, "ifdef", 5) == 0 || strncmp(d, "ifndef", 6) == 0 || strncmp(d, "if", 2) == 0) {
+    unsigned long next = bit << 1;
+    if (!next) return;
+    sc->nesting++;
+    /* compiled for the CPU unless it says "not": #ifndef, !defined(...) */
+    int negated = strncmp(d, "ifndef", 6) == 0 || (tests && strstr(d, "!") && strstr(d, "!") < end);
+    sc->cpu_test = tests ? sc->cpu_test | next : sc->cpu_test & ~next;
+    sc->off = tests && negated ? sc->off | next : sc->off & ~next;
+  } else if (strncmp(d, "else", 4) == 0 || strncmp(d, "elif", 4) == 0) {
+    if (sc->cpu_test & bit) sc->off ^= bit;
+  } else if (strncmp(d, "endif", 5) == 0 && sc->nesting > 0) {
+    sc->cpu_test &= ~bit, sc->off &= ~bit;
+    sc->nesting--;
+  }
+}
+
+/* Whether kernel k is an extern "C" one: its name an identifier, its linkage not C++'s. */
+static int c_kernel(const char *name, const int *cxx, size_t k) {
+  char entry[320];
+  return !(cxx && cxx[k]) && cj_entry_identifier(name, entry, sizeof entry) &&
+         strcmp(entry, name) == 0;
+}
+
+static void include(scan *sc, const char *d, size_t end);
+
+/* A preprocessor line at sc->i (the '#'): tracks #line and conditionals, maps CUDA's headers. The
+** user's code lives in namespace __cj (cj_cpu_translation_unit), headers included at file scope
+** outside it, as the prelude's are. */
+static void directive(scan *sc) {
+  size_t end = sc->i;
+  while (end < sc->n && sc->s[end] != '\n') {
+    if (sc->s[end] == '\\' && end + 1 < sc->n && sc->s[end + 1] == '\n') end++;
+    end++;
+  }
+  const char *d = sc->s + sc->i + 1;
+  while (*d == ' ' || *d == '\t') d++;
+  long line;
+  char file[256];
+  if (sscanf(d, "line %ld \"%255[^\"]\"", &line, file) == 2) {
+    emit_to(sc, end);
+    snprintf(sc->file, sizeof sc->file, "%s", file);
+    sc->line = line - 1; /* the directive's own newline comes next */
+    return;
+  }
+  conditional(sc, d, sc->s + end);
+  if (strncmp(d, "include", 7) == 0 && sc->depth == 0) { /* a header at file scope: outside */
+    cj_buf_puts(&sc->out, "}\n");
+    include(sc, d, end);
+    if (!sc->failed)
+      cj_buf_printf(&sc->out, "\nnamespace __cj { %s\n#line %ld \"%s\"", cuda_api, sc->line + 1,
+                    sc->file);
+    return;
+  }
+  if (strncmp(d, "include", 7) == 0) {
+    include(sc, d, end);
+    return;
+  }
+  emit_to(sc, end);
+}
+
+/* An #include at sc->i, ending at `end`: CUDA's headers mapped to cujit's, or refused. */
+static void include(scan *sc, const char *d, size_t end) {
+  for (size_t k = 0; k < sizeof cuda_headers / sizeof cuda_headers[0]; k++) {
+    const char *h = strstr(d, cuda_headers[k].header);
+    if (!h || h >= sc->s + end || (h[-1] != '<' && h[-1] != '"')) continue;
+    if (cuda_headers[k].refused) {
+      if (sc->off) break;
+      refuse(sc, sc->i, cuda_headers[k].refused);
+      sc->failed = 1;
+      return;
+    }
+    if (*cuda_headers[k].stand_in)
+      cj_buf_printf(&sc->out, "#include <%s>", cuda_headers[k].stand_in);
+    sc->i = end;
+    return;
+  }
+  emit_to(sc, end);
+}
+
+/* `extern __shared__ T name[];` at sc->i: inside a function, a reference to the block's dynamic
+** shared memory; elsewhere a macro for the same (the #line after it keeps lines right). */
+static int extern_shared(scan *sc, size_t after_shared) {
+  size_t semi = after_shared;
+  while (semi < sc->n && sc->s[semi] != ';' && sc->s[semi] != '{' && sc->s[semi] != '}') semi++;
+  if (semi >= sc->n || sc->s[semi] != ';') return 0;
+  size_t close = semi;
+  while (close > after_shared && isspace((unsigned char)sc->s[close - 1])) close--;
+  if (close < 2 || sc->s[close - 1] != ']') return 0;
+  size_t open = close - 1;
+  while (open > after_shared && isspace((unsigned char)sc->s[open - 1])) open--;
+  if (sc->s[open - 1] != '[') return 0;
+  size_t name_end = open - 1;
+  while (name_end > after_shared && isspace((unsigned char)sc->s[name_end - 1])) name_end--;
+  size_t name_start = name_end;
+  while (name_start > after_shared && ident_char((unsigned char)sc->s[name_start - 1]))
+    name_start--;
+  if (name_start == name_end) return 0;
+  /* The element type: the text between __shared__ and the name, without __align__(...). */
+  cj_buf type = {0};
+  for (size_t k = after_shared; k < name_start; k++) {
+    if (strncmp(sc->s + k, "__align__", 9) == 0 || strncmp(sc->s + k, "alignas", 7) == 0) {
+      int parens = 0; /* to the ')' that closes it: __align__(sizeof(float4)) */
+      for (; k < name_start; k++) {
+        parens += (sc->s[k] == '(') - (sc->s[k] == ')');
+        if (sc->s[k] == ')' && parens == 0) break;
+      }
+      continue;
+    }
+    cj_buf_add(&type, sc->s + k, 1);
+  }
+  int name_len = (int)(name_end - name_start);
+  const char *name = sc->s + name_start;
+  long newlines = 0;
+  for (size_t k = sc->i; k <= semi; k++) newlines += sc->s[k] == '\n';
+  if (sc->function >> sc->depth & 1ul)
+    cj_buf_printf(&sc->out, "%s (&%.*s)[] = *(%s(*)[])::cj_cpu::dyn_shared();",
+                  type.data ? type.data : "", name_len, name, type.data ? type.data : "");
+  else
+    cj_buf_printf(
+        &sc->out,
+        "\n#undef %.*s\n#define %.*s (*(%s(*)[])::cj_cpu::dyn_shared())\n#line %ld \"%s\"\n",
+        name_len, name, name_len, name, type.data ? type.data : "", sc->line + newlines, sc->file);
+  sc->line += newlines;
+  cj_buf_free(&type);
+  sc->i = semi + 1;
+  return 1;
+}
+
+/* The end of the string or character literal, or comment, that starts at s[i], or i. */
+static size_t skip_literal(const char *s, size_t i, size_t n) {
+  char c = s[i], c1 = i + 1 < n ? s[i + 1] : 0;
+  size_t j = i + 1;
+  if (c == '/' && c1 == '/') {
+    while (j < n && s[j] != '\n') j++;
+  } else if (c == '/' && c1 == '*') {
+    const char *e = strstr(s + i + 2, "*/");
+    j = e ? (size_t)(e - s) + 2 : n;
+  } else if (c == '"' || c == '\'') {
+    while (j < n && s[j] != c && s[j] != '\n') j += s[j] == '\\' ? 2 : 1;
+    j = j < n ? j + 1 : n;
+  } else {
+    return i;
+  }
+  return j;
+}
+
+/* `for` or `while` ends at `after` inside a function: note the `)` that closes its header and
+** return 1, unless a `;` follows it (the end of a do-while, or an empty loop) or a loop's header
+** is open already. */
+static int note_loop(scan *sc, size_t after, int is_while) {
+  if (sc->tick_at || !(sc->function >> sc->depth & 1ul)) return 0;
+  size_t k = after;
+  while (k < sc->n && isspace((unsigned char)sc->s[k])) k++;
+  if (k >= sc->n || sc->s[k] != '(') return 0;
+  int parens = 0;
+  for (; k < sc->n; k++) {
+    size_t lit = skip_literal(sc->s, k, sc->n);
+    if (lit != k) {
+      k = lit - 1;
+      continue;
+    }
+    if (sc->s[k] == '#' || sc->s[k] == '{' || sc->s[k] == '}' || (sc->s[k] == ';' && !parens))
+      return 0; /* a directive, a brace or a stray `;`: leave it as written */
+    parens += (sc->s[k] == '(') - (sc->s[k] == ')');
+    if (parens == 0) break;
+  }
+  if (k >= sc->n) return 0;
+  size_t next = k + 1;
+  while (next < sc->n && isspace((unsigned char)sc->s[next])) next++;
+  if (is_while && next < sc->n && sc->s[next] == ';') return 0;
+  sc->tick_at = k;
+  return 1;
+}
+
+/* Whether the brace at sc->i opens a function body: the last thing before it is `)`, or a
+** trailing `const`/`noexcept`/`override`, or we are already inside one. */
+static int opens_function(const scan *sc) {
+  if (sc->function >> sc->depth & 1ul) return 1;
+  size_t k = sc->i;
+  while (k > 0 && isspace((unsigned char)sc->s[k - 1])) k--;
+  if (k > 0 && sc->s[k - 1] == ')') return 1;
+  static const char *const tails[] = {"const", "noexcept", "override", "final"};
+  for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++) {
+    size_t l = strlen(tails[t]);
+    if (k >= l && strncmp(sc->s + k - l, tails[t], l) == 0) return 1;
+  }
+  return 0;
+}
+
+/* Whether the brace at sc->i opens a namespace (`namespace`, `namespace a::b`, `inline
+** namespace x`) or a linkage block (`extern "C" {`, cujit's own checks among them): a kernel
+** declared inside one is still at namespace scope. */
+static int opens_namespace(const scan *sc) {
+  size_t k = sc->i;
+  while (k > 0 && isspace((unsigned char)sc->s[k - 1])) k--;
+  if (k >= 3 && sc->s[k - 1] == '"') { /* extern "C" or "C++" */
+    size_t q = k - 1;
+    while (q > 0 && sc->s[q - 1] != '"') q--;
+    if (q == 0) return 0;
+    k = q - 1;
+    while (k > 0 && isspace((unsigned char)sc->s[k - 1])) k--;
+    return k >= 6 && strncmp(sc->s + k - 6, "extern", 6) == 0;
+  }
+  while (k > 0 && (ident_char((unsigned char)sc->s[k - 1]) || sc->s[k - 1] == ':' ||
+                   isspace((unsigned char)sc->s[k - 1]))) {
+    if (k >= 9 && strncmp(sc->s + k - 9, "namespace", 9) == 0 &&
+        (k == 9 || !ident_char((unsigned char)sc->s[k - 10])))
+      return 1;
+    k--;
+  }
+  return 0;
+}
+
+/* Whether the parameter list opening at s[at] ('(') is followed by a body: a definition. */
+static int has_body(const scan *sc, size_t at) {
+  int parens = 0;
+  for (size_t k = at; k < sc->n; k++) {
+    if (sc->s[k] == '(') parens++;
+    if (sc->s[k] == ')' && --parens == 0) {
+      k++;
+      while (k < sc->n && (isspace((unsigned char)sc->s[k]) || ident_char((unsigned char)sc->s[k])))
+        k++; /* const, noexcept, ... */
+      return k < sc->n && sc->s[k] == '{';
+    }
+    if (sc->s[k] == ';' || sc->s[k] == '{') return 0;
+  }
+  return 0;
+}
+
+/* The extern "C" kernel whose declarator is the identifier s[i, j), or SIZE_MAX; *definition: it
+** is followed by a body. An extern "C" kernel is one C function of its name, the same as a C
+** library function of that name in any namespace (sync, remove, ...), so its declarations and
+** definition at namespace scope (in namespaces and extern "C" blocks) get the reserved name
+** __cj_k_<name>: the identifier follows a word or a `)` (`void k(`, `__launch_bounds__(256) k(`)
+** and comes before `(`. Nothing else changes: not `v.k(...)`, not `k(` in a function or a class,
+** not a header's. A kernel a macro writes keeps its plain name (the entry then names that). */
+static size_t declared_kernel(const scan *sc, size_t i, size_t j, int *definition) {
+  unsigned long levels = sc->depth ? (2ul << sc->depth) - 2 : 0; /* bits 1..depth */
+  if ((sc->outer & levels) != levels) return SIZE_MAX;           /* in a function or a class */
+  size_t after = j, before = i;
+  while (after < sc->n && isspace((unsigned char)sc->s[after])) after++;
+  if (after >= sc->n || sc->s[after] != '(') return SIZE_MAX;
+  while (before > 0 && isspace((unsigned char)sc->s[before - 1])) before--;
+  if (before == 0 || !(ident_char((unsigned char)sc->s[before - 1]) || sc->s[before - 1] == ')'))
+    return SIZE_MAX;
+  for (size_t k = 0; k < sc->nkernels; k++)
+    if (strlen(sc->kernels[k]) == j - i && memcmp(sc->s + i, sc->kernels[k], j - i) == 0 &&
+        c_kernel(sc->kernels[k], sc->cxx, k)) {
+      *definition = has_body(sc, after);
+      return k;
+    }
+  return SIZE_MAX;
+}
+
+/* The rewritten source into sc->out; 0 with sc->err set when something is not supported. */
+static int rewrite(scan *sc) {
+  int line_start = 1;
+  while (sc->i < sc->n) {
+    size_t i = sc->i;
+    char c = sc->s[i], c1 = i + 1 < sc->n ? sc->s[i + 1] : 0;
+    if (c == '#' && line_start) {
+      directive(sc);
+      if (sc->failed) return 0;
+      continue;
+    }
+    if (c == '\n')
+      line_start = 1;
+    else if (!isspace((unsigned char)c))
+      line_start = 0;
+    size_t j = skip_literal(sc->s, i, sc->n); /* past a comment or literal: copied as it is */
+    if (j == i) j = i + 1;
+    if (c == '{') {
+      int fn = opens_function(sc), outer = !fn && opens_namespace(sc);
+      if (sc->depth + 1 < 8 * sizeof sc->function) {
+        sc->depth++;
+        sc->function = fn ? sc->function | 1ul << sc->depth : sc->function & ~(1ul << sc->depth);
+        sc->outer = outer ? sc->outer | 1ul << sc->depth : sc->outer & ~(1ul << sc->depth);
+      }
+    } else if (c == '}') {
+      if (sc->depth > 0) sc->depth--;
+    } else if (ident_start((unsigned char)c) &&
+               (i == 0 || !ident_char((unsigned char)sc->s[i - 1]))) {
+      while (j < sc->n && ident_char((unsigned char)sc->s[j])) j++;
+      size_t len = j - i;
+      for (size_t k = 0; !sc->off && k < sizeof unsupported / sizeof unsupported[0]; k++)
+        if (strlen(unsupported[k].name) == len &&
+            memcmp(sc->s + i, unsupported[k].name, len) == 0) {
+          refuse(sc, i, unsupported[k].what);
+          return 0;
+        }
+      for (size_t k = 0; !sc->off && k < sizeof gpu_refuses / sizeof gpu_refuses[0]; k++)
+        if (strlen(gpu_refuses[k].name) == len &&
+            memcmp(sc->s + i, gpu_refuses[k].name, len) == 0) {
+          char why[160];
+          snprintf(why, sizeof why, "which a GPU refuses (NVRTC: \"%s\")", gpu_refuses[k].why);
+          refuse_because(sc, i, gpu_refuses[k].what, why);
+          return 0;
+        }
+      if ((len == 3 && memcmp(sc->s + i, "for", 3) == 0) ||
+          (len == 5 && memcmp(sc->s + i, "while", 5) == 0)) {
+        if (note_loop(sc, j, len == 5)) cj_buf_puts(&sc->out, loop_slice);
+      }
+      int definition = 0;
+      size_t kernel = declared_kernel(sc, i, j, &definition);
+      if (kernel != SIZE_MAX) {
+        cj_buf_puts(&sc->out, "__cj_k_");
+        if (definition) sc->defined[kernel] = 1;
+      }
+      if (len == 6 && memcmp(sc->s + i, "extern", 6) == 0) {
+        size_t k = j;
+        while (k < sc->n && isspace((unsigned char)sc->s[k])) k++;
+        if (strncmp(sc->s + k, "__shared__", 10) == 0 && extern_shared(sc, k + 10)) continue;
+      }
+    } else if (c == '<' && c1 == '<' && i + 2 < sc->n && sc->s[i + 2] == '<' && !sc->off) {
+      refuse(sc, i, "kernel launches from the device (<<<...>>>)");
+      return 0;
+    }
+    emit_to(sc, j);
+    if (sc->tick_at && sc->i > sc->tick_at) {
+      if (i == sc->tick_at) cj_buf_puts(&sc->out, loop_tick);
+      sc->tick_at = 0;
+    }
+  }
+  return 1;
+}
+
+char *cj_cpu_translation_unit(const char *source, const char *const *kernel_names, const int *cxx,
+                              size_t nkernels, int check, char *err, size_t err_len) {
+  static char dummy[1];
+  if (!err || err_len == 0) err = dummy, err_len = sizeof dummy;
+  err[0] = '\0';
+  if (!source || (nkernels && !kernel_names)) {
+    snprintf(err, err_len, "no source or no kernel names given for the CPU device");
+    return NULL;
+  }
+  char entry[320]; /* cjk_<the name as an identifier>: "scale<float>" and "ns::k" too */
+  for (size_t k = 0; k < nkernels; k++)
+    if (!kernel_names[k] || !cj_entry_identifier(kernel_names[k], entry, sizeof entry)) {
+      snprintf(err, err_len, "'%s' is not a kernel name cujit can export",
+               kernel_names[k] ? kernel_names[k] : "(null)");
+      return NULL;
+    }
+  scan sc = {.s = source,
+             .n = strlen(source),
+             .line = 1,
+             .kernels = kernel_names,
+             .cxx = cxx,
+             .nkernels = nkernels,
+             .err = err,
+             .err_len = err_len};
+  snprintf(sc.file, sizeof sc.file, "<source>");
+  if (check) cj_buf_puts(&sc.out, "#define CJ_CPU_CHECK 1\n");
+  cj_buf_puts(&sc.out, "#include <cujit/cpu_prelude.h>\n");
+  /* The user's code goes into namespace __cj, so that its names do not meet those the prelude's
+  ** system headers declare (sync, index, time, ...: NVRTC declares none of them); the directive
+  ** lets `::name` and the headers it includes find them as they would at file scope. An extern "C"
+  ** kernel's declarators get a reserved name (declared_kernel). */
+  cj_buf_printf(&sc.out, "namespace __cj { %s}\nusing namespace ::__cj;\n", cuda_api);
+  cj_buf_puts(&sc.out, "namespace __cj {\n#line 1 \"<source>\"\n");
+  sc.defined = calloc(nkernels ? nkernels : 1, 1);
+  if (!sc.defined || !rewrite(&sc)) {
+    if (!sc.defined) snprintf(err, err_len, "out of host memory");
+    free(sc.defined);
+    cj_buf_free(&sc.out);
+    return NULL;
+  }
+  cj_buf_puts(&sc.out, "\n}\n");
+  /* The entries live in the namespace too and name the kernel unqualified: it and a name
+  ** expression's arguments ("scale<my_type>") are looked up there first, then at file scope (a
+  ** kernel of an included header). Their parameters have reserved names, which no kernel has. */
+  cj_buf_puts(&sc.out, "namespace __cj {\n#line 1 \"<cujit cpu entries>\"\n");
+  for (size_t k = 0; k < nkernels; k++) {
+    cj_entry_identifier(kernel_names[k], entry, sizeof entry);
+    /* An extern "C" kernel the preprocessor removed (#if 0) is then only referenced, and the
+    ** reference weak, so the object still links; cj_verify_object drops it, seeing it undefined.
+    ** A C++-linkage kernel keeps a strong reference: a static one cannot be weak (g++: "weak
+    ** declaration must be public"), and a qualified name or a template's instantiation is found
+    ** by g++'s name lookup: removed, it is a compile (or link) error, as NVRTC's name expression
+    ** is for a GPU. */
+    int c = c_kernel(kernel_names[k], cxx, k) && sc.defined[k];
+    if (c) /* a redeclaration of its own type: #pragma weak finds no name in a namespace */
+      cj_buf_printf(&sc.out, "extern \"C\" __attribute__((weak)) decltype(__cj_k_%s) __cj_k_%s;\n",
+                    kernel_names[k], kernel_names[k]);
+    cj_buf_printf(
+        &sc.out,
+        "extern \"C\" __attribute__((visibility(\"default\"))) void cjk_%s(::cj_cpu_launch "
+        "*__cj_l, ::cj_cpu_worker *__cj_w) {\n  ::cj_cpu::entry<&%s%s >(__cj_l, "
+        "__cj_w);\n}\n",
+        entry, c ? "__cj_k_" : "", kernel_names[k]);
+  }
+  cj_buf_puts(&sc.out, "}\n");
+  cj_buf_puts(&sc.out,
+              "extern \"C\" __attribute__((visibility(\"default\"))) int cj_cpu_abi_version(void) "
+              "{\n  return CJ_CPU_ABI_VERSION;\n}\n"
+              "extern \"C\" __attribute__((visibility(\"default\"))) void "
+              "cj_cpu_worker_release(cj_cpu_worker *w) {\n  ::cj_cpu::worker_release(w);\n}\n"
+              "extern \"C\" __attribute__((visibility(\"default\"))) int cj_cpu_where(char *buf, "
+              "size_t len) {\n  return ::cj_cpu::where_now(buf, len);\n}\n");
+  free(sc.defined);
+  if (sc.out.failed) {
+    cj_buf_free(&sc.out);
+    snprintf(err, err_len, "out of host memory");
+    return NULL;
+  }
+  return sc.out.data;
+}

@@ -1,0 +1,34 @@
+/*
+** cxx.h -- the host C++ compiler the CPU device builds kernels with: found at run time
+** (CUJIT_CXX, default g++), its identity for the cache key, and the compile of a translation unit
+** into a shared object whose diagnostics are mapped back to the user's lines. Internal.
+*/
+#ifndef CUJIT_CXX_H
+#define CUJIT_CXX_H
+
+#include "cache.h"
+#include "base/base.h"
+#include "lang/signature.h"
+
+/* 1 when kernels for the CPU device are to be built with AddressSanitizer and UBSan
+** (CUJIT_CPU_CHECK=1, on, yes or true), 0 when not (unset, 0, off, no, false), -1 for any other
+** value, which cj_cxx_identity refuses with the accepted ones. */
+int cj_cxx_check(void);
+
+/* What identifies the compiler and how cujit runs it, for the cache key: the first line of
+** `CXX --version` and the flags that do not depend on the program ("g++ (Debian 12.2.0) 12.2.0
+** | -O2 ..."). Asked of the compiler once per compiler name and kept; fails with a message that
+** says what to install or set when there is no compiler. The string lives until the process
+** ends. */
+cujit_status cj_cxx_identity(cujit_engine *engine, int check, const char **identity);
+
+/* Compiles `source` (the translation unit NVRTC would get, holding the __global__ kernels listed
+** in `kernels`; cxx[i] says kernel i has C++ linkage, NULL that none has) for the CPU device: the
+** shared object's bytes go to out->cubin, the compiler's output to out->log, out->ptx is "". A
+** compile error is CUJIT_ERROR_COMPILE with the first error placed at the user's line ("kernel
+** 'k' failed to compile: line 3 of its body: error: ..."), then the compiler's whole output. */
+cujit_status cj_cxx_compile(cujit_engine *engine, const char *source, const char *name,
+                            const cujit_compile_options *options, const cj_signature *kernels,
+                            const int *cxx, size_t nkernels, cj_cache_entry *out);
+
+#endif

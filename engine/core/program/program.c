@@ -1,0 +1,564 @@
+/*
+** program.c -- programs on devices: building one for the current device's arch (through the map
+** of built programs and its memo of what each build was given), references, loading the
+** program's module onto each device on first need (through the backend) and unloading it with
+** the last reference, and the public cujit_program_* calls.
+*/
+#include "program.h"
+#include "compile/includes.h"
+#include "compile/scan.h"
+#include "compile/source.h"
+#include "compile/verify.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_SOURCE_BYTES ((size_t)256 << 20)
+
+/* What the programs of one cache key share: the compiled bytes, the kernels read from the
+** source, and the module on each device. The map holds one reference while it lists the record,
+** each program one more. */
+typedef struct cj_code {
+  cj_cache_key key;
+  _Atomic int refs;
+  struct cj_code *next; /* in its bucket of the map */
+  cujit_engine *engine;
+  char *name, *source;
+  char arch[16];
+  char *ptx;
+  size_t ptx_len;
+  void *cubin;
+  size_t cubin_len;
+  cj_signature *kernels;
+  size_t nkernels;
+  char *log;                 /* the compile log, which every program of the key is given */
+  int nvrtc_version;         /* of the NVRTC that built it; 0 for the CPU device's */
+  void **modules;            /* cj_device_slots entries once loaded anywhere (atomic) */
+  pthread_mutex_t load_lock; /* guards making modules */
+} cj_code;
+
+/* The memo (under the map's lock): what a build was given (cj_compile_memo_key) to the cache key
+** it compiled to, for builds that read no file (cj_compiled.pure), so building the same again
+** skips the scan, the options and the cache key. Direct-mapped: a build whose slot another took
+** goes the whole way, as it would without the memo. */
+#define MEMO_SLOTS 1024
+
+typedef struct memo_slot {
+  cj_cache_key given, key;
+  int used;
+} memo_slot;
+
+struct cj_program_map {
+  pthread_mutex_t lock;
+  cj_code **buckets;
+  size_t nbuckets, count;
+  memo_slot memo[MEMO_SLOTS];
+};
+
+/* --- shared records --------------------------------------------------------------------------- */
+
+static void code_release(cj_code *k);
+
+/* A record of the compiled bytes in `c` (which it takes), with the kernels of `scan` confirmed
+** against what the compiler built (scan.h, verify.h); NULL on failure (recorded). */
+static cj_code *code_new(cujit_engine *engine, const char *source, const char *name, cj_compiled *c,
+                         cj_scan *scan) {
+  cj_code *k = calloc(1, sizeof *k);
+  if (!k) {
+    cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+    return NULL;
+  }
+  atomic_init(&k->refs, 1);
+  pthread_mutex_init(&k->load_lock, NULL);
+  k->engine = engine;
+  k->key = c->key;
+  memcpy(k->arch, c->arch, sizeof k->arch);
+  k->ptx = c->entry.ptx, k->ptx_len = c->entry.ptx_len;
+  k->cubin = c->entry.cubin, k->cubin_len = c->entry.cubin_len;
+  c->entry.ptx = NULL, c->entry.cubin = NULL; /* the record owns them now */
+  k->name = cj_strdup(name);
+  k->source = cj_strdup(source);
+  k->log = cj_strdup(c->entry.log ? c->entry.log : "");
+  k->nvrtc_version = c->entry.nvrtc_version;
+  char err[1024];
+  cujit_status st = !k->name || !k->source || !k->log
+                        ? cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory")
+                    : strcmp(k->arch, "cpu") == 0
+                        ? cj_verify_object(scan, k->cubin, k->cubin_len, &k->kernels, &k->nkernels,
+                                           err, sizeof err)
+                        : cj_verify_ptx(scan, k->ptx, &k->kernels, &k->nkernels, err, sizeof err);
+  if (st == CUJIT_OK) return k;
+  if (st != CUJIT_ERROR_OUT_OF_HOST_MEMORY) cj_fail(engine, st, "'%s': %s", name, err);
+  code_release(k);
+  return NULL;
+}
+
+/* Unloads from every device the record was loaded on: modules outlive resets (a CUlibrary belongs
+** to no context), so this runs whatever state the device is in. */
+static void code_release(cj_code *k) {
+  if (!k || atomic_fetch_sub(&k->refs, 1) != 1) return;
+  cujit_engine *e = k->engine;
+  for (int i = 0, n = cj_device_slots(e); k->modules && i < n; i++) {
+    cujit_device *dev = cj_device_in_slot(e, i);
+    if (k->modules[i] && dev) dev->ops->unload(dev, k->modules[i]);
+  }
+  free(k->modules);
+  for (size_t i = 0; i < k->nkernels; i++) cj_signature_free(&k->kernels[i]);
+  free(k->kernels);
+  free(k->name);
+  free(k->source);
+  free(k->log);
+  free(k->ptx);
+  free(k->cubin);
+  pthread_mutex_destroy(&k->load_lock);
+  free(k);
+}
+
+/* --- the map of loaded programs --------------------------------------------------------------- */
+
+#define MAP_FIRST_BUCKETS 64
+#define MAP_MAX_RECORDS 1024 /* past it, records no program uses any more are dropped */
+
+cj_program_map *cj_program_map_open(void) {
+  cj_program_map *m = calloc(1, sizeof *m);
+  if (m && !(m->buckets = calloc(MAP_FIRST_BUCKETS, sizeof *m->buckets))) {
+    free(m);
+    return NULL;
+  }
+  if (m) {
+    m->nbuckets = MAP_FIRST_BUCKETS;
+    pthread_mutex_init(&m->lock, NULL);
+  }
+  return m;
+}
+
+void cj_program_map_close(cj_program_map *m) {
+  if (!m) return;
+  for (size_t b = 0; b < m->nbuckets; b++)
+    for (cj_code *k = m->buckets[b], *next; k; k = next) next = k->next, code_release(k);
+  free(m->buckets);
+  pthread_mutex_destroy(&m->lock);
+  free(m);
+}
+
+static size_t bucket_of(const cj_program_map *m, const cj_cache_key *key) {
+  uint64_t h;
+  memcpy(&h, key->bytes, sizeof h); /* a slice of a 128-bit hash: already uniform */
+  return (size_t)(h % m->nbuckets);
+}
+
+/* The record for `key`, with a reference for the caller, or NULL. */
+static cj_code *map_find(cj_program_map *m, const cj_cache_key *key) {
+  pthread_mutex_lock(&m->lock);
+  cj_code *k = m->buckets[bucket_of(m, key)];
+  while (k && memcmp(k->key.bytes, key->bytes, sizeof key->bytes) != 0) k = k->next;
+  if (k) atomic_fetch_add(&k->refs, 1);
+  pthread_mutex_unlock(&m->lock);
+  return k;
+}
+
+static void grow(cj_program_map *m) {
+  size_t n = m->nbuckets * 2;
+  cj_code **b = calloc(n, sizeof *b);
+  if (!b) return; /* longer chains, still correct */
+  for (size_t i = 0; i < m->nbuckets; i++)
+    for (cj_code *k = m->buckets[i], *next; k; k = next) {
+      next = k->next;
+      uint64_t h;
+      memcpy(&h, k->key.bytes, sizeof h);
+      k->next = b[h % n], b[h % n] = k;
+    }
+  free(m->buckets);
+  m->buckets = b, m->nbuckets = n;
+}
+
+/* Unlinks the records no program holds (the map's is the only reference); they are released by
+** the caller, outside the lock. Returns the list, linked through next. */
+static cj_code *unlink_idle(cj_program_map *m) {
+  cj_code *idle = NULL;
+  for (size_t b = 0; b < m->nbuckets; b++)
+    for (cj_code **p = &m->buckets[b]; *p;) {
+      cj_code *k = *p;
+      if (atomic_load(&k->refs) == 1) {
+        *p = k->next, k->next = idle, idle = k, m->count--;
+      } else {
+        p = &k->next;
+      }
+    }
+  return idle;
+}
+
+/* Lists `k` under its key (taking a reference for the map), in place of an older record of the
+** same key (the cache was cleared and the code rebuilt), which its programs keep. */
+static void map_put(cj_program_map *m, cj_code *k) {
+  atomic_fetch_add(&k->refs, 1);
+  pthread_mutex_lock(&m->lock);
+  cj_code *drop = NULL;
+  for (cj_code **p = &m->buckets[bucket_of(m, &k->key)]; *p; p = &(*p)->next)
+    if (memcmp((*p)->key.bytes, k->key.bytes, sizeof k->key.bytes) == 0) {
+      drop = *p, *p = drop->next, drop->next = NULL, m->count--;
+      break;
+    }
+  size_t b = bucket_of(m, &k->key);
+  k->next = m->buckets[b], m->buckets[b] = k, m->count++;
+  if (m->count > MAP_MAX_RECORDS) {
+    cj_code *idle = unlink_idle(m);
+    while (idle) {
+      cj_code *next = idle->next;
+      idle->next = drop, drop = idle, idle = next;
+    }
+  }
+  if (m->count > 2 * m->nbuckets) grow(m);
+  pthread_mutex_unlock(&m->lock);
+  for (cj_code *next; drop; drop = next) next = drop->next, code_release(drop);
+}
+
+/* --- the memo --------------------------------------------------------------------------------- */
+
+static memo_slot *memo_slot_of(cj_program_map *m, const cj_cache_key *given) {
+  uint64_t h;
+  memcpy(&h, given->bytes, sizeof h);
+  return &m->memo[h % MEMO_SLOTS];
+}
+
+static void memo_put(cj_program_map *m, const cj_cache_key *given, const cj_cache_key *key) {
+  pthread_mutex_lock(&m->lock);
+  memo_slot *s = memo_slot_of(m, given);
+  s->given = *given, s->key = *key, s->used = 1;
+  pthread_mutex_unlock(&m->lock);
+}
+
+/* The record a build given `given` made before (a reference for the caller), while building it
+** again would find the same: it is still in the map, the byte cache still holds its entry in memory
+** (as the lookup it stands for would have found it, counted as that hit; so cujit_cache_clear
+** means compiling again), and an NVRTC opened since is the one that built it. Else NULL. */
+static cj_code *memo_find(cujit_engine *engine, const cj_cache_key *given) {
+  cj_program_map *m = engine->programs;
+  pthread_mutex_lock(&m->lock);
+  memo_slot *s = memo_slot_of(m, given);
+  cj_cache_key key = s->key;
+  int used = s->used && memcmp(s->given.bytes, given->bytes, sizeof given->bytes) == 0;
+  pthread_mutex_unlock(&m->lock);
+  cj_code *k = used ? map_find(m, &key) : NULL;
+  if (!k) return NULL;
+  cj_nvrtc *nv = cj_nvrtc_if_open(engine);
+  if ((nv && strcmp(k->arch, "cpu") != 0 && k->nvrtc_version != nv->version) ||
+      !cj_cache_touch(engine->cache, &key)) {
+    code_release(k);
+    return NULL;
+  }
+  return k;
+}
+
+/* --- building --------------------------------------------------------------------------------- */
+
+cujit_status cj_program_arch(cujit_engine *engine, const cujit_compile_options *options, char *arch,
+                             size_t len) {
+  char device_arch[32] = "";
+  if (!(options && options->arch)) {
+    cujit_device *dev;
+    if (cj_current_device(engine, &dev) != CUJIT_OK) {
+      /* The CPU device that could not be made, or a CUJIT_DEVICE not understood: its own words
+      ** (no "no GPU" framing: the user did not ask for a GPU). */
+      if (__atomic_load_n(&engine->current_device, __ATOMIC_RELAXED) < 0)
+        return cujit_errcode(engine);
+      char why[1024]; /* its first line says why; the lines after, how to run without a GPU */
+      snprintf(why, sizeof why, "%s", cujit_errmsg(engine));
+      int first = (int)strcspn(why, "\n");
+      return cj_fail(engine, cujit_errcode(engine),
+                     "no GPU to take the arch from (%.*s); pass an explicit arch such as sm_90 to "
+                     "compile without one%s",
+                     first, why, why + first);
+    }
+    snprintf(device_arch, sizeof device_arch, "%s", dev->arch);
+  }
+  return cj_compile_arch(engine, options, device_arch, arch, len);
+}
+
+/* A program of the shared record `k` (whose reference it takes over). */
+static cujit_status program_new(cujit_engine *engine, cj_code *k, int from_cache, double t0,
+                                cujit_program **out) {
+  cujit_program *p = calloc(1, sizeof *p);
+  /* The log comes with the entry, so a hit shows the warnings a cold compile printed. */
+  if (!p || !(p->log = cj_strdup(k->log))) {
+    free(p);
+    code_release(k);
+    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  }
+  p->name = k->name, p->source = k->source;
+  memcpy(p->arch, k->arch, sizeof p->arch);
+  p->ptx = k->ptx, p->ptx_len = k->ptx_len;
+  p->cubin = k->cubin, p->cubin_len = k->cubin_len;
+  p->kernels = k->kernels, p->nkernels = k->nkernels;
+  p->from_cache = from_cache;
+  p->engine = engine;
+  atomic_init(&p->refs, 1);
+  p->code = k;
+  p->ms = cj_now_ms() - t0;
+  *out = p;
+  return CUJIT_OK;
+}
+
+/* Kernels defined in the headers the source includes by quoted name (found as the compiler finds
+** them: the source's directory, then include_dirs and -I flags) are the program's too. */
+static cujit_status read_headers(cujit_engine *engine, const char *source, const char *name,
+                                 const cujit_compile_options *op, cj_scan *scan, char *err) {
+  int quoted = 0; /* most sources include none: no resolving, no file read */
+  for (const char *at = strstr(source, "include"); at && !quoted; at = strstr(at + 7, "include")) {
+    const char *q = at + 7;
+    while (*q == ' ' || *q == '\t') q++;
+    quoted = *q == '"';
+  }
+  if (!quoted) return CUJIT_OK;
+  size_t ndirs = op ? op->include_dir_count : 0, nflags = op ? op->extra_flag_count : 0;
+  char **flags = calloc(ndirs + nflags + 1, sizeof *flags);
+  cj_includes inc = {0};
+  int ok = flags != NULL;
+  for (size_t i = 0; ok && i < ndirs; i++) {
+    size_t n = strlen(op->include_dirs[i] ? op->include_dirs[i] : "") + 16;
+    if ((ok = (flags[i] = malloc(n)) != NULL))
+      snprintf(flags[i], n, "--include-path=%s", op->include_dirs[i] ? op->include_dirs[i] : "");
+  }
+  for (size_t i = 0; ok && i < nflags; i++) flags[ndirs + i] = (char *)op->extra_flags[i];
+  cj_include_request rq = {.source = source,
+                           .name = name,
+                           .flags = (const char *const *)flags,
+                           .flag_count = ndirs + nflags,
+                           .builtin_names = cj_embedded_header_names,
+                           .builtin_sources = cj_embedded_header_sources,
+                           .builtin_count = cj_embedded_header_count};
+  ok = ok && cj_includes_resolve(&rq, &inc);
+  const char **texts = ok ? calloc(inc.header_count + 1, sizeof *texts) : NULL;
+  size_t n = 0;
+  for (size_t i = 0; texts && i < inc.header_count; i++)
+    if (inc.header_names[i][0] == '/') texts[n++] = inc.header_sources[i]; /* not <cujit/...> */
+  cujit_status st = texts ? cj_scan_headers(scan, texts, n, err, 1024)
+                          : (snprintf(err, 1024, "out of memory reading headers"),
+                             CUJIT_ERROR_OUT_OF_HOST_MEMORY);
+  free(texts);
+  cj_includes_free(&inc);
+  for (size_t i = 0; flags && i < ndirs; i++) free(flags[i]);
+  free(flags);
+  return st;
+}
+
+/* Each C++-linkage kernel's symbol: the lowered name NVRTC gave its name expression, kept in the
+** entry (the CPU device's entries are named from the kernel's name: no lowered names there). */
+static cujit_status lowered_names(cujit_engine *engine, const char *name, cj_scan *scan,
+                                  const cj_cache_entry *e) {
+  for (size_t i = 0; i < scan->count; i++) {
+    cj_signature *sig = &scan->kernels[i].sig;
+    if (!scan->kernels[i].cxx || !e->ptx_len) continue;
+    char expr[1024];
+    snprintf(expr, sizeof expr, "&%s", sig->name);
+    const char *lowered = cj_cache_entry_lowered(e, expr);
+    if (!lowered)
+      return cj_fail(engine, CUJIT_ERROR_COMPILE,
+                     "'%s': the compiled program has no lowered name for kernel '%s'; clear the "
+                     "cache (cujit cache clear) and compile again",
+                     name, sig->name);
+    free(sig->symbol);
+    if (!(sig->symbol = cj_strdup(lowered)))
+      return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  }
+  return CUJIT_OK;
+}
+
+cujit_status cj_program_build(cujit_engine *engine, const char *source, const char *name,
+                              const cujit_compile_options *options, cujit_program **out) {
+  if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
+  if (!out) return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "out is NULL");
+  *out = NULL;
+  if (!source) return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "source is NULL");
+  if (!name) name = "<source>";
+  double t0 = cj_now_ms();
+  char arch[32];
+  cj_compiled c;
+  cujit_status st = cj_program_arch(engine, options, arch, sizeof arch);
+  if (st != CUJIT_OK) return st;
+  cj_cache_key asked;
+  int memo = cj_compile_memo_key(engine, source, name, options, arch, &asked);
+  cj_code *known = memo ? memo_find(engine, &asked) : NULL;
+  if (known) return program_new(engine, known, 1, t0, out);
+  /* What is compiled and hashed: the source with the checks of its kernels (scan.h). */
+  cj_scan scan;
+  char scan_err[1024];
+  int kernel_source = cj_source_is_kernel(source, name); /* cujit_kernel's, not the user's */
+  int given = options && options->signature_count && !kernel_source;
+  st = cj_scan_prepare(source, given ? options->signatures : NULL,
+                       given ? options->signature_count : 0, &scan, scan_err, sizeof scan_err);
+  if (st == CUJIT_OK && !given && !kernel_source)
+    st = read_headers(engine, source, name, options, &scan, scan_err);
+  if (st == CUJIT_OK && options && options->name_expression_count && !kernel_source)
+    st = cj_scan_instantiate(&scan, options->name_expressions, options->name_expression_count,
+                             scan_err, sizeof scan_err);
+  if (st != CUJIT_OK) {
+    cj_scan_free(&scan);
+    return cj_fail(engine, st, "'%s': %s", name, scan_err);
+  }
+  st = cj_compile(engine, &scan, name, options, arch, &c);
+  if (st == CUJIT_OK) st = lowered_names(engine, name, &scan, &c.entry);
+  if (st != CUJIT_OK) {
+    cj_cache_entry_free(&c.entry);
+    cj_scan_free(&scan);
+    return st;
+  }
+  /* A hit in the byte cache whose record is already here skips the verification and the loads. */
+  cj_code *k = c.from_cache ? map_find(engine->programs, &c.key) : NULL;
+  if (!k) {
+    if (!(k = code_new(engine, scan.text, name, &c, &scan))) {
+      cj_cache_entry_free(&c.entry);
+      cj_scan_free(&scan);
+      return cujit_errcode(engine);
+    }
+    map_put(engine->programs, k);
+  }
+  cj_scan_free(&scan);
+  if (memo && c.pure) memo_put(engine->programs, &asked, &k->key);
+  st = program_new(engine, k, c.from_cache, t0, out);
+  cj_cache_entry_free(&c.entry);
+  return st;
+}
+
+/* --- references and modules ------------------------------------------------------------------- */
+
+void cj_program_retain(cujit_program *program) {
+  if (program) atomic_fetch_add(&program->refs, 1);
+}
+
+void cj_program_release(cujit_program *program) {
+  if (!program || atomic_fetch_sub(&program->refs, 1) != 1) return;
+  code_release(program->code);
+  free(program->log);
+  free(program);
+}
+
+static cujit_status load(cj_code *k, cujit_program *p, cujit_device *dev, void **module) {
+  cujit_status st = CUJIT_OK;
+  pthread_mutex_lock(&k->load_lock);
+  void **modules = k->modules;
+  if (!modules && (modules = calloc((size_t)cj_device_slots(k->engine), sizeof *modules)) != NULL)
+    __atomic_store_n(&k->modules, modules, __ATOMIC_RELEASE);
+  if (!modules)
+    st = cj_fail(k->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  else if (!modules[cj_device_slot(dev)] && (st = dev->ops->load(dev, p, module)) == CUJIT_OK)
+    __atomic_store_n(&modules[cj_device_slot(dev)], *module, __ATOMIC_RELEASE);
+  if (st == CUJIT_OK) *module = modules[cj_device_slot(dev)];
+  pthread_mutex_unlock(&k->load_lock);
+  return st;
+}
+
+cujit_status cj_program_module(cujit_program *program, cujit_device *dev, void **module) {
+  cj_code *k = program->code;
+  void **modules = __atomic_load_n(&k->modules, __ATOMIC_ACQUIRE);
+  if (modules &&
+      (*module = __atomic_load_n(&modules[cj_device_slot(dev)], __ATOMIC_ACQUIRE)) != NULL)
+    return CUJIT_OK;
+  return load(k, program, dev, module);
+}
+
+/* --- the public functions --------------------------------------------------------------------- */
+
+static void program_destroy(cj_link *link) {
+  cj_program_release((cujit_program *)(void *)((char *)link - offsetof(cujit_program, link)));
+}
+
+cujit_status cujit_program_compile(cujit_engine *engine, const char *source, const char *name,
+                                   const cujit_compile_options *options, cujit_program **out) {
+  if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
+  if (!out)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_program_compile: out is NULL; pass the address of a cujit_program *");
+  *out = NULL;
+  if (!source)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_program_compile: source is NULL; pass the CUDA C++ text to compile");
+  cujit_status st = cj_program_build(engine, source, name, options, out);
+  if (st == CUJIT_OK) cj_track(engine, &(*out)->link, program_destroy);
+  return st;
+}
+
+static cujit_status read_file(cujit_engine *engine, const char *path, char **out) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return cj_fail(engine, CUJIT_ERROR_IO, "cannot read '%s': %s", path, strerror(errno));
+  cj_buf b = {0};
+  char chunk[65536];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < MAX_SOURCE_BYTES)
+    cj_buf_add(&b, chunk, n);
+  int err = ferror(f) ? errno : 0;
+  fclose(f);
+  if (err || b.failed || b.len >= MAX_SOURCE_BYTES) {
+    cj_buf_free(&b);
+    return cj_fail(engine, err ? CUJIT_ERROR_IO : CUJIT_ERROR_OUT_OF_HOST_MEMORY,
+                   "cannot read '%s': %s", path, err ? strerror(err) : "too big for a source file");
+  }
+  if (b.data && memchr(b.data, '\0', b.len)) {
+    cj_buf_free(&b);
+    return cj_fail(engine, CUJIT_ERROR_IO, "'%s' holds NUL bytes: it is not a CUDA source file",
+                   path);
+  }
+  *out = b.data ? b.data : cj_strdup("");
+  return *out ? CUJIT_OK : cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+}
+
+cujit_status cujit_program_compile_file(cujit_engine *engine, const char *path,
+                                        const cujit_compile_options *options, cujit_program **out) {
+  if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
+  if (!out)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_program_compile_file: out is NULL; pass the address of a "
+                   "cujit_program *");
+  *out = NULL;
+  if (!path || !*path)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_program_compile_file: path is NULL or empty");
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    return cj_fail(engine, CUJIT_ERROR_IO, "cannot read '%s': %s", path, strerror(EISDIR));
+  char *source;
+  cujit_status s = read_file(engine, path, &source);
+  if (s != CUJIT_OK) return s;
+  s = cujit_program_compile(engine, source, path, options, out);
+  free(source);
+  return s;
+}
+
+void cujit_program_free(cujit_program *program) {
+  if (!program) return;
+  cj_untrack(program->engine, &program->link);
+  cj_program_release(program);
+}
+
+size_t cujit_program_kernel_count(const cujit_program *program) {
+  return program ? program->nkernels : 0;
+}
+
+const char *cujit_program_kernel_name(const cujit_program *program, size_t index) {
+  return program && index < program->nkernels ? program->kernels[index].name : NULL;
+}
+
+const char *cujit_program_ptx(const cujit_program *program, size_t *len) {
+  if (len) *len = program ? program->ptx_len : 0;
+  return program ? program->ptx : NULL;
+}
+
+const void *cujit_program_cubin(const cujit_program *program, size_t *len) {
+  if (len) *len = program ? program->cubin_len : 0;
+  return program ? program->cubin : NULL;
+}
+
+const char *cujit_program_log(const cujit_program *program) {
+  return program && program->log ? program->log : "";
+}
+
+int cujit_program_from_cache(const cujit_program *program) {
+  return program ? program->from_cache : 0;
+}
+
+double cujit_program_milliseconds(const cujit_program *program) {
+  return program ? program->ms : 0.0;
+}

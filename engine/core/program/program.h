@@ -1,0 +1,37 @@
+/*
+** program.h -- programs on devices: building one for the current device's arch, its life
+** (references), loading its module onto each device on first need (through the backend) and
+** unloading it with the last reference; the public cujit_program_* calls. Internal.
+*/
+#ifndef CUJIT_PROGRAM_H
+#define CUJIT_PROGRAM_H
+
+#include "run/device.h"
+
+/* The engine's map of loaded programs, from cache key to what the programs of that key share
+** (bytes, kernels, the module on each device), so a second program of a key costs a lookup in
+** the byte cache and this map, and no load; and its memo, from what a build that read no file was
+** given to its key, so building the same again skips the scan and the key (docs/ARCHITECTURE.md,
+** "The program cache"). Opened and closed by engine.c. */
+cj_program_map *cj_program_map_open(void);
+void cj_program_map_close(cj_program_map *map);
+
+/* The arch a compile with these options targets: options->arch, else the current device's
+** (failing with a message that says to pass an explicit arch when there is no device). */
+cujit_status cj_program_arch(cujit_engine *engine, const cujit_compile_options *options, char *arch,
+                             size_t len);
+
+/* Compiles (or fetches from the cache) a translation unit for cj_program_arch's arch. The result
+** has refs == 1 and is not in the live list. */
+cujit_status cj_program_build(cujit_engine *engine, const char *source, const char *name,
+                              const cujit_compile_options *options, cujit_program **out);
+
+/* References: the last release frees the program; the last program of a key dropped from the map
+** unloads the shared record from every device. */
+void cj_program_retain(cujit_program *program);
+void cj_program_release(cujit_program *program);
+
+/* The program's module on `dev` (entered by the caller), loaded on first need. */
+cujit_status cj_program_module(cujit_program *program, cujit_device *dev, void **module);
+
+#endif
