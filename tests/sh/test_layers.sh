@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# test_layers.sh -- the core is a ladder: every #include "..." among engine/core files follows an
-# arrow of tests/sh/layers.txt (down only), the arrows form no circle, every core file has a
-# layer, and no file under engine/ is longer than 700 lines. The CUJIT argument is not used.
+# test_layers.sh -- the core is a ladder: every #include "..." among engine/core files, and every
+# call between its objects (nm), follows an arrow of tests/sh/layers.txt (down only), the arrows
+# form no circle, every core file has a layer, and no file under engine/ is longer than 700 lines. The CUJIT argument is not used.
 set -u
 cd "${CUJIT_SOURCE_DIR:?}" || exit 1
 fails=0
@@ -77,6 +77,42 @@ for path in $(find engine/core -name '*.[ch]' | sort); do
     fi
   done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$path")
 done
+
+# Calls follow the arrows too, those through the public header included: every symbol a core
+# object uses (nm: U) that another core object defines must be defined in the user's own layer or
+# one it reaches. Reads the objects of the build the suite runs in (CUJIT_BINARY_DIR).
+objs="${CUJIT_BINARY_DIR:-}/CMakeFiles/cujit_core.dir/engine/core"
+if [ ! -d "$objs" ]; then
+  fail "no objects of engine/core under $objs: build first (cmake --build), then run this test"
+else
+  declare -A defined_in
+  symbols=$(cd "$objs" && find . -name '*.c.o' | sort | while read -r o; do
+    f=${o#./}
+    nm "$o" | awk -v f="${f%.o}" '$1 == "U" { print "U", f, $2 }
+                                  NF == 3 && $2 ~ /^[TDBRCGS]$/ { print "D", f, $3 }'
+  done)
+  [ -n "$symbols" ] || fail "nm found no symbols in $objs"
+  while read -r kind f sym; do
+    [ "$kind" = D ] && defined_in[$sym]=$f
+  done <<<"$symbols"
+  declare -A reach_of
+  for l in "${layers[@]}"; do reach_of[$l]=$(reach "$l"); done
+  ncalls=0
+  while read -r kind f sym; do
+    [ "$kind" = U ] || continue
+    to_file=${defined_in[$sym]:-}
+    [ -z "$to_file" ] && continue # libc, the loader's dlsym'd entry points, ...
+    ncalls=$((ncalls + 1))
+    from=${layer_of[$f]:-} to=${layer_of[$to_file]:-}
+    if [ -z "$from" ] || [ -z "$to" ]; then
+      fail "$f uses $sym of $to_file, and one of them has no layer"
+    elif ! case " ${reach_of[$from]} " in *" $to "*) true ;; *) false ;; esac; then
+      fail "$f ($from) calls $sym of $to_file ($to): an arrow layers.txt does not allow"
+    fi
+  done <<<"$symbols"
+  [ "$ncalls" -gt 0 ] || fail "no call between core objects found: is $objs the core's build?"
+  echo "$ncalls uses of symbols across core objects checked against the ladder"
+fi
 
 for path in $(find engine -name '*.[ch]' | sort); do
   n=$(wc -l <"$path")

@@ -54,10 +54,6 @@ cujit_status cujit_capture_begin(cujit_stream *stream, cujit_capture_mode mode) 
   return CUJIT_OK;
 }
 
-int cujit_stream_capturing(const cujit_stream *stream) {
-  return stream && stream->capture;
-}
-
 static void graph_destroy(cj_link *link) {
   cujit_graph *g = GRAPH_OF(link);
   cujit_device *dev = g->device;

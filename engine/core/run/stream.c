@@ -127,6 +127,12 @@ cujit_status cujit_stream_synchronize(cujit_stream *stream) {
                         : st;
 }
 
+/* Whether a graph capture (graph.c) is recording the stream's work: the capture is the stream's
+** own state, so that layers beside graph.c (library.c's reductions) may ask. */
+int cujit_stream_capturing(const cujit_stream *stream) {
+  return stream && stream->capture;
+}
+
 cujit_status cujit_stream_query(cujit_stream *stream) {
   static const char fn[] = "cujit_stream_query";
   cujit_status st = enter_stream(stream, fn);
