@@ -27,6 +27,7 @@
 #include "scratch.h"
 #include "compile/cache.h"
 #include "compile/compile.h"
+#include "program/program.h"
 
 static char tmpdir[256], cache_dir[320];
 static const cujit_compile_options sm90 = {.arch = "sm_90"};

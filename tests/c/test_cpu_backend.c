@@ -18,6 +18,7 @@
 #include "backend/backend.h"
 #include "run/device.h"
 #include "compile/compile.h"
+#include "program/program.h"
 #include "compile/cxx.h"
 #include "compile/scan.h"
 #include "expect.h"
@@ -50,7 +51,15 @@ static const char kernels_source[] =
 
 static cujit_engine *engine;
 static cujit_device *dev;
-static cujit_program program;
+/* A compiled program as the backend takes it (a cj_image), with the parts this test owns. */
+typedef struct test_program {
+  cj_signature *kernels;
+  size_t nkernels;
+  void *binary;
+  size_t binary_len;
+  cj_image image;
+} test_program;
+static test_program program;
 static void *module;
 static const cj_backend *ops = &cj_backend_cpu;
 
@@ -59,22 +68,27 @@ static void open_device(void) {
   EXPECT_OK(cj_cpu_device(engine, &dev));
 }
 
-static void compile_into(const char *source, const char *name, cujit_program *p) {
+static void compile_into(const char *source, const char *name, test_program *p) {
   memset(p, 0, sizeof *p);
   char err[1024];
   cr_assert_eq(cj_scan_kernels(source, &p->kernels, &p->nkernels, err, sizeof err), CUJIT_OK, "%s",
                err);
   cj_cache_entry e;
   EXPECT_OK(cj_cxx_compile(engine, source, name, NULL, p->kernels, NULL, p->nkernels, &e));
-  p->name = (char *)name;
-  snprintf(p->arch, sizeof p->arch, "cpu");
-  p->cubin = e.cubin, p->cubin_len = e.cubin_len;
+  p->binary = e.cubin, p->binary_len = e.cubin_len;
+  p->image = (cj_image){.name = name,
+                        .source = source,
+                        .arch = "cpu",
+                        .binary = p->binary,
+                        .binary_len = p->binary_len,
+                        .kernels = p->kernels,
+                        .nkernels = p->nkernels};
   free(e.ptx);
   free(e.log);
 }
 
-static void free_program(cujit_program *p) {
-  free(p->cubin);
+static void free_program(test_program *p) {
+  free(p->binary);
   for (size_t i = 0; i < p->nkernels; i++) cj_signature_free(&p->kernels[i]);
   free(p->kernels);
   memset(p, 0, sizeof *p);
@@ -83,7 +97,7 @@ static void free_program(cujit_program *p) {
 static void open_all(void) {
   open_device();
   compile_into(kernels_source, "cpu_test.cu", &program);
-  EXPECT_OK(ops->load(dev, &program, &module));
+  EXPECT_OK(ops->load(dev, &program.image, &module));
 }
 
 static void close_all(void) {
@@ -382,15 +396,15 @@ Test(cpu_backend, load_and_functions, .init = open_all, .fini = close_all) {
   cr_expect_eq(block, 256);
   EXPECT_OK(ops->allow_shared(dev, fn, 100 * 1024));
   EXPECT_FAIL(ops->allow_shared(dev, fn, 300 * 1024), CUJIT_ERROR_LAUNCH_CONFIG, "at most");
-  cujit_program bad = program;
+  cj_image bad = program.image;
   char junk[64] = "not a shared object";
-  bad.cubin = junk, bad.cubin_len = sizeof junk;
+  bad.binary = junk, bad.binary_len = sizeof junk;
   void *other = NULL;
   EXPECT_FAIL(ops->load(dev, &bad, &other), CUJIT_ERROR_DRIVER, "no shared object");
-  snprintf(bad.arch, sizeof bad.arch, "sm_90");
+  bad.arch = "sm_90";
   EXPECT_FAIL(ops->load(dev, &bad, &other), CUJIT_ERROR_INVALID_ARGUMENT, "compiled for sm_90");
   /* A second load of the same image is independent of the first. */
-  EXPECT_OK(ops->load(dev, &program, &other));
+  EXPECT_OK(ops->load(dev, &program.image, &other));
   ops->unload(dev, other);
   cr_expect(strstr(dev->info.name, "CPU ("), "%s", dev->info.name);
   cr_expect_eq(dev->info.max_threads_per_block, 1024);
@@ -425,7 +439,7 @@ Test(cpu_backend, another_abi_version_is_refused, .init = open_device, .fini = c
                               "#define CJ_CPU_ABI_VERSION 1\n";
   compile_into(older, "older.cu", &program);
   void *m = NULL;
-  EXPECT_FAIL(ops->load(dev, &program, &m), CUJIT_ERROR_DRIVER,
+  EXPECT_FAIL(ops->load(dev, &program.image, &m), CUJIT_ERROR_DRIVER,
               "another version of the CPU device's ABI (it says 1, this library needs");
   cr_expect_null(m);
 }
@@ -438,10 +452,10 @@ static const char other_source[] = "extern \"C\" __global__ void negate(int *x, 
 /* Each load is its own shared object, though every one is named /proc/self/fd/N. */
 Test(cpu_backend, programs_loaded_together_and_in_turn_stay_apart, .init = open_all,
      .fini = close_all) {
-  cujit_program second;
+  test_program second;
   compile_into(other_source, "other.cu", &second);
   void *m2 = NULL, *fn = NULL;
-  EXPECT_OK(ops->load(dev, &second, &m2));
+  EXPECT_OK(ops->load(dev, &second.image, &m2));
   EXPECT_OK(ops->get_function(dev, m2, "negate", &fn));
   EXPECT_FAIL(ops->get_function(dev, m2, "affine", &fn), CUJIT_ERROR_NOT_FOUND, "affine");
   EXPECT_OK(ops->get_function(dev, module, "affine", &fn));
@@ -449,14 +463,14 @@ Test(cpu_backend, programs_loaded_together_and_in_turn_stay_apart, .init = open_
   module = NULL;
   ops->unload(dev, m2);
   for (int round = 0; round < 3; round++) { /* fd numbers come back: names must not */
-    EXPECT_OK(ops->load(dev, round % 2 ? &program : &second, &m2));
+    EXPECT_OK(ops->load(dev, round % 2 ? &program.image : &second.image, &m2));
     EXPECT_OK(ops->get_function(dev, m2, round % 2 ? "affine" : "negate", &fn));
     ops->unload(dev, m2);
   }
   int x[3] = {1, -2, 3}, n = 3;
   uint64_t dx = addr(x);
   void *args[] = {&dx, &n};
-  EXPECT_OK(ops->load(dev, &second, &m2));
+  EXPECT_OK(ops->load(dev, &second.image, &m2));
   EXPECT_OK(ops->get_function(dev, m2, "negate", &fn));
   unsigned grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
   EXPECT_OK(ops->launch(dev, fn, grid, block, 0, NULL, args));
@@ -505,16 +519,16 @@ Test(cpu_backend, checked_build_needs_the_sanitizer_runtime_first, .init = open_
   setenv("CUJIT_CPU_CHECK", "1", 1);
   compile_into(kernels_source, "checked.cu", &program);
   unsetenv("CUJIT_CPU_CHECK");
-  cr_expect(memmem(program.cubin, program.cubin_len, "libasan.so", 10) != NULL,
+  cr_expect(memmem(program.binary, program.binary_len, "libasan.so", 10) != NULL,
             "a checked build links AddressSanitizer");
   if (!dlsym(RTLD_DEFAULT, "__asan_init")) {
     void *m = NULL;
-    EXPECT_FAIL(ops->load(dev, &program, &m), CUJIT_ERROR_UNSUPPORTED, "LD_PRELOAD");
+    EXPECT_FAIL(ops->load(dev, &program.image, &m), CUJIT_ERROR_UNSUPPORTED, "LD_PRELOAD");
     cr_expect_null(m);
     return;
   }
   /* Run with LD_PRELOAD=$(g++ -print-file-name=libasan.so): the checked kernel runs. */
-  EXPECT_OK(ops->load(dev, &program, &module));
+  EXPECT_OK(ops->load(dev, &program.image, &module));
   float x[300], y[300];
   for (int i = 0; i < 300; i++) x[i] = (float)i;
   uint64_t dx = addr(x), dy = addr(y);

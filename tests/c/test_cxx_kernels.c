@@ -12,6 +12,7 @@
 
 #include "compile/cache.h"
 #include "compile/compile.h"
+#include "program/program.h"
 #include "fixture.h"
 
 TestSuite(cxx_kernels, .init = cj_fixture_open, .fini = cj_fixture_close);

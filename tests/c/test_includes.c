@@ -17,6 +17,7 @@
 #include "scratch.h"
 #include "compile/cache.h"
 #include "compile/compile.h"
+#include "program/program.h"
 #include "compile/includes.h"
 
 static char dir[256];

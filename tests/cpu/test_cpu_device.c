@@ -7,6 +7,7 @@
 ** `test_cpu_device --check-child` is the AddressSanitizer half, run in a child process.
 */
 #include "compile/compile.h"
+#include "program/program.h"
 #include "compile/cpu_source.h"
 #include "cujit.h"
 #include "lang/signature.h"

@@ -3,6 +3,7 @@
 ** split at NUL bytes) always give a message that holds the whole log.
 */
 #include "compile/compile.h"
+#include "program/program.h"
 #include "fuzz.h"
 
 #include <stdio.h>

@@ -20,13 +20,16 @@
 ** (memset8) on a NULL stream may return at once, but must be ordered before all later work on
 ** every stream of the device (the CPU device may simply finish it).
 **
-** The layer sits above compile (load reads a compiled program) and below device, which is the
+** The layer stands on lang (an image names its kernels' signatures) and base, not on the
+** compiler: load takes a cj_image (image.h) that the program layer fills; it is below device, which
+*is the
 ** first to call through the table. backend.c holds what every backend shares. Internal.
 */
 #ifndef CUJIT_BACKEND_H
 #define CUJIT_BACKEND_H
 
-#include "compile/compile.h"
+#include "base/base.h"
+#include "image.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -121,7 +124,7 @@ struct cj_backend {
   ** on the device; unload releases it. get_function finds an extern "C" kernel by name.
   ** launch: args is the array cuLaunchKernel takes (one pointer per parameter, each pointing at
   ** the parameter's bytes), grid and block already checked against dev->info. */
-  cujit_status (*load)(cujit_device *dev, const struct cujit_program *program, void **module);
+  cujit_status (*load)(cujit_device *dev, const cj_image *image, void **module);
   void (*unload)(cujit_device *dev, void *module); /* entered or not, faulted or not */
   cujit_status (*get_function)(cujit_device *dev, void *module, const char *name, void **fn);
   cujit_status (*launch)(cujit_device *dev, void *fn, const unsigned grid[3],

@@ -98,3 +98,9 @@ int cj_env_cpu_schedule(unsigned long long *seed, int *drawn, char *why, size_t 
   *drawn = word == 2;
   return word;
 }
+
+int cj_env_cpu_check(void) {
+  int on = 0;
+  char why[256];
+  return cj_env_bool("CUJIT_CPU_CHECK", &on, why, sizeof why) == CJ_ENV_BAD ? -1 : on;
+}

@@ -16,6 +16,12 @@ enum { CJ_ENV_UNSET = 0, CJ_ENV_SET = 1, CJ_ENV_BAD = -1 };
 /* On: 1, on, yes, true; off: 0, off, no, false (any case). */
 int cj_env_bool(const char *name, int *value, char *why, size_t len);
 
+/* CUJIT_CPU_CHECK: 1 when the CPU device's kernels are built with AddressSanitizer and UBSan
+** (1, on, yes or true), 0 when not (unset, 0, off, no, false), -1 for any other value, which
+** the C++ compiler's identity (compile/cxx.c) refuses with the accepted ones. Read by both
+** stacks: the compile (how to build) and the CPU backend (how to fill and report memory). */
+int cj_env_cpu_check(void);
+
 /* A decimal integer in [lo, hi] (hi < ULLONG_MAX / 10): digits only, no sign, spaces or suffix. */
 int cj_env_uint(const char *name, unsigned long long lo, unsigned long long hi,
                 unsigned long long *value, char *why, size_t len);

@@ -8,6 +8,7 @@
 #include "includes.h"
 #include "cxx.h"
 #include "scan.h"
+#include "base/env.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -524,7 +525,7 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
   int hit = 0;
   cj_includes inc = {0};
   int key_ok = 0;
-  cujit_status st = cj_cxx_identity(engine, cj_cxx_check(), &identity);
+  cujit_status st = cj_cxx_identity(engine, cj_env_cpu_check(), &identity);
   if (st == CUJIT_OK) st = build_options(engine, options, "cpu", &o);
   /* The include rule holds here too: every header the source can include is hashed (g++ then
   ** reads the same files), and the compiler's identity joins the key. */
@@ -651,7 +652,8 @@ int cj_compile_memo_key(cujit_engine *engine, const char *source, const char *na
       return 0;
   }
   const char *identity = ""; /* CUJIT_CXX and CUJIT_CPU_CHECK may change between builds */
-  if (strcmp(arch, "cpu") == 0 && cj_cxx_identity(engine, cj_cxx_check(), &identity) != CUJIT_OK)
+  if (strcmp(arch, "cpu") == 0 &&
+      cj_cxx_identity(engine, cj_env_cpu_check(), &identity) != CUJIT_OK)
     return 0;
   int switches[3] = {op->fast_math != 0, op->line_info != 0, op->debug != 0};
   uint32_t schema = CJ_CACHE_SCHEMA;

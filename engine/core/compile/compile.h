@@ -12,33 +12,6 @@
 #include "lang/signature.h"
 #include "source.h"
 
-/* A compiled translation unit as its users and the backends see it. Declared here, below the
-** backend seam, because backends load it (backend.h); made and owned by the program layer
-** (program.c), which shares the heavy parts between the programs of one cache key: the fields up
-** to `kernels` point into that shared record and live as long as the program. */
-struct cujit_program {
-  char *name;    /* for messages: "saxpy.cu", "<source>", the kernel name */
-  char *source;  /* the full translation unit given to the compiler */
-  char arch[16]; /* "sm_90" / "compute_90" */
-  char *ptx;     /* NUL-terminated */
-  size_t ptx_len;
-  void *cubin; /* NULL for compute_XX */
-  size_t cubin_len;
-  cj_signature *kernels; /* the extern "C" __global__ kernels, source order */
-  size_t nkernels;
-
-  /* This program's own. */
-  char *log; /* "" when none or from the cache */
-  int from_cache;
-  double ms;
-
-  /* The program layer's. */
-  cj_link link; /* in the live list while the user holds the handle */
-  cujit_engine *engine;
-  _Atomic int refs;     /* the user's handle + one per kernel got from it */
-  struct cj_code *code; /* the shared record: bytes, kernels, modules on devices */
-};
-
 /* What a compile gives: the bytes for `key`, and whether the cache had them. */
 typedef struct cj_compiled {
   cj_cache_key key;

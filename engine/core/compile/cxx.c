@@ -47,12 +47,6 @@ static const char *const check_flags[] = {"-O1",
                                           "-fstack-clash-protection",
                                           NULL};
 
-int cj_cxx_check(void) {
-  int on = 0;
-  char why[256];
-  return cj_env_bool("CUJIT_CPU_CHECK", &on, why, sizeof why) == CJ_ENV_BAD ? -1 : on;
-}
-
 /* --- running a tool ----------------------------------------------------------------------------
  */
 
@@ -530,7 +524,7 @@ cujit_status cj_cxx_compile(cujit_engine *engine, const char *source, const char
                             const int *cxx, size_t nkernels, cj_cache_entry *out) {
   memset(out, 0, sizeof *out);
   if (!name) name = "<source>";
-  int check = cj_cxx_check();
+  int check = cj_env_cpu_check();
   const char *identity;
   cujit_status st = cj_cxx_identity(engine, check, &identity); /* a missing compiler, first */
   if (st != CUJIT_OK) return st;

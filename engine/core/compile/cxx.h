@@ -10,11 +10,6 @@
 #include "base/base.h"
 #include "lang/signature.h"
 
-/* 1 when kernels for the CPU device are to be built with AddressSanitizer and UBSan
-** (CUJIT_CPU_CHECK=1, on, yes or true), 0 when not (unset, 0, off, no, false), -1 for any other
-** value, which cj_cxx_identity refuses with the accepted ones. */
-int cj_cxx_check(void);
-
 /* What identifies the compiler and how cujit runs it, for the cache key: the first line of
 ** `CXX --version` and the flags that do not depend on the program ("g++ (Debian 12.2.0) 12.2.0
 ** | -O2 ..."). Asked of the compiler once per compiler name and kept; fails with a message that

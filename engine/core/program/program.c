@@ -444,8 +444,20 @@ static cujit_status load(cj_code *k, cujit_program *p, cujit_device *dev, void *
     __atomic_store_n(&k->modules, modules, __ATOMIC_RELEASE);
   if (!modules)
     st = cj_fail(k->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  else if (!modules[cj_device_slot(dev)] && (st = dev->ops->load(dev, p, module)) == CUJIT_OK)
-    __atomic_store_n(&modules[cj_device_slot(dev)], *module, __ATOMIC_RELEASE);
+  else if (!modules[cj_device_slot(dev)]) {
+    /* The backend sees the program's code as an image: the compile stack's record stays here. */
+    const cj_image image = {.name = p->name,
+                            .source = p->source,
+                            .arch = p->arch,
+                            .ptx = p->ptx,
+                            .ptx_len = p->ptx_len,
+                            .binary = p->cubin,
+                            .binary_len = p->cubin_len,
+                            .kernels = p->kernels,
+                            .nkernels = p->nkernels};
+    if ((st = dev->ops->load(dev, &image, module)) == CUJIT_OK)
+      __atomic_store_n(&modules[cj_device_slot(dev)], *module, __ATOMIC_RELEASE);
+  }
   if (st == CUJIT_OK) *module = modules[cj_device_slot(dev)];
   pthread_mutex_unlock(&k->load_lock);
   return st;

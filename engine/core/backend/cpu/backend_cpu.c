@@ -363,10 +363,10 @@ static cujit_status cpu_event_elapsed(cujit_device *dev, void *start, void *end,
 
 /* --- programs (cpu_module.c) ------------------------------------------------------------------ */
 
-static cujit_status cpu_load(cujit_device *dev, const cujit_program *program, void **module) {
+static cujit_status cpu_load(cujit_device *dev, const cj_image *image, void **module) {
   if (faulted(dev)) return cj_device_refuse(dev);
   cj_cpu_module *m = NULL;
-  cujit_status st = cj_cpu_module_load(dev->engine, program, cpu_of(dev)->workers, &m);
+  cujit_status st = cj_cpu_module_load(dev->engine, image, cpu_of(dev)->workers, &m);
   *module = m;
   return st;
 }

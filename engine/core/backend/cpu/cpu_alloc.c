@@ -5,7 +5,7 @@
 */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include "cpu_alloc.h"
-#include "compile/cxx.h"
+#include "base/env.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -34,7 +34,7 @@ void *cj_alloc_block(size_t alignment, size_t bytes) {
     /* The check build cannot report a read of memory nothing wrote (g++ has no MemorySanitizer):
     ** all-ones bytes (NaN as float and double, -1 as integers) make one show in the results,
     ** where fresh pages would read as plausible zeros. */
-    if (cj_cxx_check()) memset(p, 0xff, bytes);
+    if (cj_env_cpu_check()) memset(p, 0xff, bytes);
     return p;
   }
   if (bytes > SIZE_MAX - alignment) return NULL;

@@ -45,7 +45,7 @@ void cj_cpu_module_free(cj_cpu_module *m) {
 /* A generic kernel's program binds each type variable with a line "typedef <C type> <T>;" ahead
 ** of the kernel (source.c); the scan of the program does not read typedefs, so its signature
 ** leaves those parameters unsized. Reading the typedefs back gives the types bound. */
-static int bound_types(const cujit_program *p, const cj_signature *sig, cujit_dtype *types) {
+static int bound_types(const cj_image *p, const cj_signature *sig, cujit_dtype *types) {
   for (size_t v = 0; v < sig->ntype_vars; v++) {
     types[v] = CUJIT_DTYPE_NONE;
     for (const char *s = strstr(p->source, "typedef "); s && !types[v];
@@ -67,8 +67,7 @@ static int bound_types(const cujit_program *p, const cj_signature *sig, cujit_dt
 
 /* The signature of a specialised generic kernel, as the kernel layer lays it out: the scanned one
 ** parsed again (its single upper-case names become type variables), then bound. */
-static int concrete_signature(const cujit_program *p, const cj_signature *scanned,
-                              cj_signature *out) {
+static int concrete_signature(const cj_image *p, const cj_signature *scanned, cj_signature *out) {
   char *text = cj_signature_format(scanned), err[256];
   cj_signature generic;
   cujit_dtype types[CJ_MAX_TYPE_VARS];
@@ -90,14 +89,14 @@ static int unsized(const cj_signature *sig) {
 
 /* The parameter layout of each kernel, from the signatures scanned out of the program: the queue
 ** copies the arguments of a launch, since the caller's buffer is gone when the kernel runs. */
-static int copy_layouts(cj_cpu_module *m, const cujit_program *program) {
-  m->functions = calloc(program->nkernels ? program->nkernels : 1, sizeof *m->functions);
+static int copy_layouts(cj_cpu_module *m, const cj_image *image) {
+  m->functions = calloc(image->nkernels ? image->nkernels : 1, sizeof *m->functions);
   if (!m->functions) return 0;
-  m->nfunctions = program->nkernels;
-  for (size_t i = 0; i < program->nkernels; i++) {
-    const cj_signature *sig = &program->kernels[i];
+  m->nfunctions = image->nkernels;
+  for (size_t i = 0; i < image->nkernels; i++) {
+    const cj_signature *sig = &image->kernels[i];
     cj_signature concrete;
-    int specialized = unsized(sig) && concrete_signature(program, sig, &concrete);
+    int specialized = unsized(sig) && concrete_signature(image, sig, &concrete);
     if (specialized) sig = &concrete;
     cj_cpu_function *f = &m->functions[i];
     f->module = m;
@@ -120,31 +119,31 @@ static int needs_missing_asan(const void *image, size_t len) {
   return memmem(image, len, "libasan.so", 10) && !dlsym(RTLD_DEFAULT, "__asan_init");
 }
 
-static cujit_status load_failed(cujit_engine *engine, const cujit_program *p, const char *why) {
+static cujit_status load_failed(cujit_engine *engine, const cj_image *p, const char *why) {
   return cj_fail(engine, CUJIT_ERROR_DRIVER,
                  "loading '%s' on the CPU device failed: %s; clear the cache (cujit cache "
                  "clear) if the entry may be damaged",
                  p->name, why);
 }
 
-cujit_status cj_cpu_module_load(cujit_engine *engine, const cujit_program *program, int workers,
+cujit_status cj_cpu_module_load(cujit_engine *engine, const cj_image *image, int workers,
                                 cj_cpu_module **module) {
-  if (strcmp(program->arch, "cpu") != 0)
+  if (strcmp(image->arch, "cpu") != 0)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "'%s' was compiled for %s, not for the CPU device: compile it while the CPU "
                    "device is current, or with arch \"cpu\"",
-                   program->name, program->arch);
-  if (!program->cubin || program->cubin_len < 4 || memcmp(program->cubin, "\177ELF", 4) != 0)
-    return load_failed(engine, program, "the program holds no shared object");
-  if (needs_missing_asan(program->cubin, program->cubin_len))
+                   image->name, image->arch);
+  if (!image->binary || image->binary_len < 4 || memcmp(image->binary, "\177ELF", 4) != 0)
+    return load_failed(engine, image, "the program holds no shared object");
+  if (needs_missing_asan(image->binary, image->binary_len))
     return cj_fail(engine, CUJIT_ERROR_UNSUPPORTED,
                    "'%s' was built with CUJIT_CPU_CHECK=1 (AddressSanitizer), whose runtime must "
                    "be loaded before the program starts: run it with LD_PRELOAD=$(g++ "
                    "-print-file-name=libasan.so) (the cujit command does this itself)",
-                   program->name);
+                   image->name);
   cj_cpu_module *m = calloc(1, sizeof *m);
   if (m) m->fd = -1;
-  if (!m || !copy_layouts(m, program) ||
+  if (!m || !copy_layouts(m, image) ||
       !(m->workers = calloc((size_t)workers, sizeof *m->workers))) {
     cj_cpu_module_free(m);
     return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -156,8 +155,8 @@ cujit_status cj_cpu_module_load(cujit_engine *engine, const cujit_program *progr
   int write_err = 0;
   cj_fsize limit; /* a memfd counts against ulimit -f too: EFBIG, not SIGXFSZ */
   cj_fsize_guard(&limit);
-  while (fd >= 0 && written < program->cubin_len) {
-    ssize_t n = write(fd, (const char *)program->cubin + written, program->cubin_len - written);
+  while (fd >= 0 && written < image->binary_len) {
+    ssize_t n = write(fd, (const char *)image->binary + written, image->binary_len - written);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) write_err = errno;
     if (n <= 0) break;
@@ -173,7 +172,7 @@ cujit_status cj_cpu_module_load(cujit_engine *engine, const cujit_program *progr
                  "limit, ulimit -f: raise it)"
            : write_err ? strerror(write_err)
                        : "the shared object was not written");
-  if (fd >= 0 && written == program->cubin_len) {
+  if (fd >= 0 && written == image->binary_len) {
     m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!m->handle) snprintf(why, sizeof why, "%s", dlerror());
   }
@@ -191,7 +190,7 @@ cujit_status cj_cpu_module_load(cujit_engine *engine, const cujit_program *progr
   if (!m->handle || !version || !m->release || version() != CJ_CPU_ABI_VERSION) {
     m->release = NULL;
     cj_cpu_module_free(m);
-    return load_failed(engine, program, why);
+    return load_failed(engine, image, why);
   }
   *module = m;
   return CUJIT_OK;

@@ -5,7 +5,8 @@
 #ifndef CUJIT_CPU_MODULE_H
 #define CUJIT_CPU_MODULE_H
 
-#include "compile/compile.h"
+#include "backend/image.h"
+#include "base/base.h"
 #include "cpu_pool.h"
 
 typedef struct cj_cpu_module cj_cpu_module;
@@ -32,7 +33,7 @@ struct cj_cpu_module {
 /* Loads the program (compiled for arch "cpu") with a worker record for each of `workers`;
 ** refuses another arch, a damaged image, another ABI version, and a checked build when
 ** AddressSanitizer's runtime is not loaded, each with a message saying what to do. */
-cujit_status cj_cpu_module_load(cujit_engine *engine, const cujit_program *program, int workers,
+cujit_status cj_cpu_module_load(cujit_engine *engine, const cj_image *image, int workers,
                                 cj_cpu_module **module);
 
 /* Releases the workers' state and closes the shared object; no launch may be running it. */

@@ -9,7 +9,7 @@
 */
 #include "cpu_pool.h"
 #include "cpu_divide.h"
-#include "compile/cxx.h"
+#include "base/env.h"
 
 #include <fenv.h>
 #include <pthread.h>
@@ -189,9 +189,10 @@ static void report_crash(cj_cpu_launch *launch) {
            "kernel '%s' crashed on the CPU device%s%s with %s (address %p); %s",
            launch->kernel ? launch->kernel : "?", crash_where[0] ? " in " : "", crash_where,
            signal_meaning(crash_signal), crash_address,
-           cj_cxx_check() ? "under CUJIT_CPU_CHECK=1 that is a stack overflow or a pointer "
-                            "outside every buffer, which AddressSanitizer does not report"
-                          : "run it with CUJIT_CPU_CHECK=1 to have AddressSanitizer name the line");
+           cj_env_cpu_check()
+               ? "under CUJIT_CPU_CHECK=1 that is a stack overflow or a pointer "
+                 "outside every buffer, which AddressSanitizer does not report"
+               : "run it with CUJIT_CPU_CHECK=1 to have AddressSanitizer name the line");
 }
 
 /* Worker `index`'s part of the job. volatile: read after a siglongjmp. The abandoning flag is

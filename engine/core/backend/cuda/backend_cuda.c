@@ -520,15 +520,15 @@ static cujit_status cuda_event_elapsed(cujit_device *dev, void *start, void *end
 
 /* A CUlibrary holds the program for every context; each device still gets its own, so that
 ** unloading follows the program layer's per-device bookkeeping. */
-static cujit_status cuda_load(cujit_device *dev, const cujit_program *program, void **module) {
-  const void *image = program->cubin ? program->cubin : (const void *)program->ptx;
+static cujit_status cuda_load(cujit_device *dev, const cj_image *image, void **module) {
+  const void *code = image->binary ? image->binary : (const void *)image->ptx;
   CUlibrary lib = NULL;
-  CUresult rc = DRV(dev)->cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0);
+  CUresult rc = DRV(dev)->cuLibraryLoadData(&lib, code, NULL, NULL, 0, NULL, NULL, 0);
   *module = lib;
   if (rc == CUDA_SUCCESS) return CUJIT_OK;
   char what[300];
-  snprintf(what, sizeof what, "loading the code of %s (%s) onto device %d", program->name,
-           program->arch, dev->ordinal);
+  snprintf(what, sizeof what, "loading the code of %s (%s) onto device %d", image->name,
+           image->arch, dev->ordinal);
   return check(dev, rc, what);
 }
 
