@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend/cpu/backend_cpu.h"
+#include "backend/cpu/cpu.h"
 #include "cujit.h"
 #include "run/device.h"
 #include "expect.h"

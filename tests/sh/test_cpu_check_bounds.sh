@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_cpu_check_bounds.sh -- CUJIT_CPU_CHECK=1 finds the off-by-one, for every size and dtype
-# (engine/core/backend/cpu/backend_cpu.c track()): under AddressSanitizer a device buffer ends exactly where
+# (engine/core/backend/cpu/cpu_device.c track()): under AddressSanitizer a device buffer ends exactly where
 # the user's array ends, so the byte after it is the sanitizer's red zone, whatever n * size is
 # (it used to be rounded up to 256 bytes, and x[n] went unreported unless 256 divides n * size).
 # A sweep asks the sanitizer itself, from a checked kernel, whether the last byte of each array

@@ -86,8 +86,10 @@ if [ ! -d "$objs" ]; then
   fail "no objects of engine/core under $objs: build first (cmake --build), then run this test"
 else
   declare -A defined_in
+  src_dir=$PWD
   symbols=$(cd "$objs" && find . -name '*.c.o' | sort | while read -r o; do
     f=${o#./}
+    [ -e "$src_dir/engine/core/${f%.o}" ] || continue # left by a file since removed
     nm "$o" | awk -v f="${f%.o}" '$1 == "U" { print "U", f, $2 }
                                   NF == 3 && $2 ~ /^[TDBRCGS]$/ { print "D", f, $3 }'
   done)

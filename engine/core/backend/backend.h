@@ -35,7 +35,6 @@
 #include <stdint.h>
 
 typedef struct cj_backend cj_backend;
-typedef struct cj_backend_toolbox cj_backend_toolbox; /* backend_toolbox.h */
 
 /* A device: what is common to every backend, then the backend's own state behind impl. */
 struct cujit_device {
@@ -62,6 +61,20 @@ struct cujit_device {
 };
 
 typedef enum cj_copy_kind { CJ_COPY_HTOD, CJ_COPY_DTOH, CJ_COPY_DTOD } cj_copy_kind;
+
+/* A hint on a range of managed memory (advise). */
+typedef enum cj_advice {
+  CJ_ADVISE_READ_MOSTLY,
+  CJ_ADVISE_PREFERRED_DEVICE,
+  CJ_ADVISE_PREFERRED_HOST,
+  CJ_ADVISE_ACCESSED_BY,
+  CJ_ADVISE_UNSET_READ_MOSTLY,
+  CJ_ADVISE_UNSET_PREFERRED,
+  CJ_ADVISE_UNSET_ACCESSED_BY,
+} cj_advice;
+
+/* The size of an exported handle (CUipcMemHandle and CUipcEventHandle are 64 bytes). */
+#define CJ_IPC_HANDLE_BYTES 64
 
 struct cj_backend {
   const char *name; /* "cuda", "cpu" */
@@ -91,6 +104,21 @@ struct cj_backend {
                        size_t bytes, void *stream);
   cujit_status (*memset8)(cujit_device *dev, uint64_t dst, unsigned char value, size_t bytes,
                           void *stream);
+  /* Managed memory, reachable from the host at the same address (the CPU device: host memory).
+  ** managed_free records nothing. prefetch migrates [addr, addr+bytes) of it to the device
+  ** (to_host 0) or the host, queued on stream (NULL: the default stream); advise: a hint for that
+  ** range. */
+  cujit_status (*managed_alloc)(cujit_device *dev, size_t bytes, uint64_t *addr);
+  void (*managed_free)(cujit_device *dev, uint64_t addr);
+  cujit_status (*prefetch)(cujit_device *dev, uint64_t addr, size_t bytes, int to_host,
+                           void *stream);
+  cujit_status (*advise)(cujit_device *dev, uint64_t addr, size_t bytes, cj_advice advice);
+  /* host_map: the device address of page-locked host memory (host_alloc's, or registered).
+  ** host_register page-locks (and maps) memory allocated elsewhere; host_unregister records
+  ** nothing. */
+  cujit_status (*host_map)(cujit_device *dev, void *host, uint64_t *addr);
+  cujit_status (*host_register)(cujit_device *dev, void *host, size_t bytes);
+  void (*host_unregister)(cujit_device *dev, void *host);
 
   /* --- the memory pool (issue 15) ------------------------------------------------------------
   ** alloc may serve from a pool and free may return to it, ordered after all work queued so far
@@ -135,6 +163,19 @@ struct cj_backend {
   /* param_info: the compiled kernel's own view of parameter `index` (offset and size in the
   ** parameter buffer): 1 when the backend knows it, 0 when it cannot tell (records nothing). */
   int (*param_info)(cujit_device *dev, void *fn, size_t index, size_t *offset, size_t *size);
+  /* get_global: the address and size of a __device__ or __constant__ variable of a loaded
+  ** module; NOT_FOUND (recorded, naming it) when the program has none of that name. */
+  cujit_status (*get_global)(cujit_device *dev, void *module, const char *name, uint64_t *addr,
+                             size_t *bytes);
+  /* coresident_blocks: how many blocks of `threads` threads and `shared_bytes` of dynamic shared
+  ** memory the whole device holds at once (occupancy per SM times SMs); a cooperative launch may
+  ** not ask more. A backend that cannot run a grid's blocks at once refuses, saying so.
+  ** launch_cooperative: launch's arguments, every block running at once (grid sync allowed). */
+  cujit_status (*coresident_blocks)(cujit_device *dev, void *fn, unsigned threads,
+                                    unsigned shared_bytes, unsigned long long *blocks);
+  cujit_status (*launch_cooperative)(cujit_device *dev, void *fn, const unsigned grid[3],
+                                     const unsigned block[3], unsigned shared_bytes, void *stream,
+                                     void **args);
 
   /* --- graphs (graph.c) ----------------------------------------------------------------------
   ** Stream capture: between capture_begin and capture_end, the launches, copies and fills issued
@@ -172,7 +213,6 @@ struct cj_backend {
   cujit_status (*graph_update)(cujit_device *dev, void *exec, void *graph);
   cujit_status (*graph_dot)(cujit_device *dev, void *graph, const char *path);
 
-  const cj_backend_toolbox *toolbox; /* issue 16's operations: backend_toolbox.h */
   /* --- between devices (issue 14; peer.c) ---------------------------------------------------
   ** host_addressed: 1 when the device's addresses are host addresses (the CPU device), so a copy
   **   to or from it is the other device's host copy.
@@ -185,6 +225,22 @@ struct cj_backend {
   cujit_status (*copy_peer)(cujit_device *dev, uint64_t dst, cujit_device *src_dev, uint64_t src,
                             size_t bytes, void *stream);
   cujit_status (*peer_enable)(cujit_device *dev, cujit_device *peer);
+
+  /* --- between processes (ipc.c, stream.c) -------------------------------------------------
+  ** shareable_alloc: memory another process may open, allocated outside any pool (pool memory
+  ** cannot be exported by a handle); shareable_free records nothing. ipc_export writes
+  ** CJ_IPC_HANDLE_BYTES bytes; ipc_open maps another process's exported memory, ipc_close unmaps
+  ** it (records nothing). ipc_event_create: an event another process may wait on (no timing);
+  ** ipc_event_export its handle; ipc_event_open another process's. The CPU device refuses each
+  ** with the reason. */
+  cujit_status (*shareable_alloc)(cujit_device *dev, size_t bytes, uint64_t *addr);
+  void (*shareable_free)(cujit_device *dev, uint64_t addr);
+  cujit_status (*ipc_export)(cujit_device *dev, uint64_t addr, unsigned char *handle);
+  cujit_status (*ipc_open)(cujit_device *dev, const unsigned char *handle, uint64_t *addr);
+  void (*ipc_close)(cujit_device *dev, uint64_t addr);
+  cujit_status (*ipc_event_create)(cujit_device *dev, void **event);
+  cujit_status (*ipc_event_export)(cujit_device *dev, void *event, unsigned char *handle);
+  cujit_status (*ipc_event_open)(cujit_device *dev, const unsigned char *handle, void **event);
 };
 
 extern const cj_backend cj_backend_cuda;

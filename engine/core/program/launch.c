@@ -6,7 +6,7 @@
 ** queries that need a kernel on the current device (block suggestion, attributes).
 */
 #include "launch.h"
-#include "backend/backend_toolbox.h"
+#include "backend/backend.h"
 #include "run/peer.h"
 
 #include <float.h>
@@ -408,7 +408,7 @@ static cujit_status launch_placed(cujit_kernel *k, cujit_device *dev, cj_kernel_
   __atomic_store_n(&dev->last_kernel, k->sig.name, __ATOMIC_RELAXED);
   void *stream = cj_stream_queue(config->stream);
   if (cooperative)
-    st = dev->ops->toolbox->launch_cooperative(dev, on->fn, grid, block, config->shared_bytes,
+    st = dev->ops->launch_cooperative(dev, on->fn, grid, block, config->shared_bytes,
                                                stream, pointers);
   else
     st = dev->ops->launch(dev, on->fn, grid, block, config->shared_bytes, stream, pointers);
@@ -451,7 +451,7 @@ static cujit_status check_cooperative(cujit_kernel *k, cujit_device *dev, cj_ker
   unsigned threads = block[0] * block[1] * block[2];
   unsigned long long blocks = (unsigned long long)grid[0] * grid[1] * grid[2];
   cujit_status st =
-      dev->ops->toolbox->coresident_blocks(dev, on->fn, threads, config->shared_bytes, &fit);
+      dev->ops->coresident_blocks(dev, on->fn, threads, config->shared_bytes, &fit);
   if (st != CUJIT_OK || blocks <= fit) return st;
   return cj_fail(k->engine, CUJIT_ERROR_LAUNCH_CONFIG,
                  "kernel '%s': a cooperative launch of %llu blocks of %u threads does not fit on "
@@ -545,7 +545,7 @@ cujit_status cujit_kernel_max_cooperative_blocks(cujit_kernel *kernel, unsigned 
   cujit_device *dev;
   cj_kernel_on_device *on;
   cujit_status st = loaded_on_current(kernel, &dev, &on);
-  return st == CUJIT_OK ? dev->ops->toolbox->coresident_blocks(dev, on->fn, block_threads,
+  return st == CUJIT_OK ? dev->ops->coresident_blocks(dev, on->fn, block_threads,
                                                                shared_bytes, blocks)
                         : st;
 }

@@ -4,7 +4,7 @@
 ** device, as a buffer view, and the dtype and shape read from the variable's declaration in the
 ** translation unit (`__constant__ float taps[3][3];`).
 */
-#include "backend/backend_toolbox.h"
+#include "backend/backend.h"
 #include "lang/lexicon.h"
 #include "run/memory.h"
 #include "program.h"
@@ -172,7 +172,7 @@ cujit_status cujit_program_global(cujit_program *program, const char *name, cuji
   cujit_status st = cj_current_device(engine, &dev);
   if (st == CUJIT_OK) st = cj_device_enter(dev);
   if (st == CUJIT_OK) st = cj_program_module(program, dev, &module);
-  if (st == CUJIT_OK) st = dev->ops->toolbox->get_global(dev, module, name, &addr, &bytes);
+  if (st == CUJIT_OK) st = dev->ops->get_global(dev, module, name, &addr, &bytes);
   if (st == CUJIT_OK && bytes == 0)
     st = cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "%s: the variable '%s' has no bytes", fn,
                  name);

@@ -2,9 +2,9 @@
 ** ipc.c -- sharing device memory and events with other processes (CUDA IPC): shareable buffers,
 ** their handles as text ("cujit-ipc-mem:<dtype>:<bytes>:<128 hex digits>", events
 ** "cujit-ipc-event:<128 hex digits>"), and opening a handle as a buffer or event of this process.
-** The backend does the driver's part (backend_toolbox.h); the CPU device refuses each call.
+** The backend does the driver's part (backend.h, between processes); the CPU device refuses each call.
 */
-#include "backend/backend_toolbox.h"
+#include "backend/backend.h"
 #include "memory.h"
 
 #include <stdio.h>
@@ -53,7 +53,7 @@ static cujit_status export_hex(const char *fn, cujit_device *device, unsigned ge
                                uint64_t addr, void *event, char *hex) {
   if (!cj_device_current(device, generation)) return cj_check_alive(device, generation, fn);
   unsigned char handle[CJ_IPC_HANDLE_BYTES];
-  const cj_backend_toolbox *t = device->ops->toolbox;
+  const cj_backend *t = device->ops;
   cujit_status st = cj_device_enter(device);
   if (st == CUJIT_OK)
     st = event ? t->ipc_event_export(device, event, handle) : t->ipc_export(device, addr, handle);
@@ -122,7 +122,7 @@ cujit_status cujit_buffer_ipc_open(cujit_engine *engine, const char *text, cujit
   cujit_buffer *b = NULL;
   if ((st = cj_new_on_current(engine, fn, "buffer", sizeof *b, &device, (void **)&b)) != CUJIT_OK)
     return st;
-  if ((st = device->ops->toolbox->ipc_open(device, handle, &b->ptr)) != CUJIT_OK) {
+  if ((st = device->ops->ipc_open(device, handle, &b->ptr)) != CUJIT_OK) {
     free(b);
     return st;
   }

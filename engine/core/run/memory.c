@@ -3,7 +3,7 @@
 ** and offset checked against the buffers before anything reaches the backend.
 */
 #include "memory.h"
-#include "backend/backend_toolbox.h"
+#include "backend/backend.h"
 #include "peer.h"
 
 #include <stdint.h>
@@ -59,8 +59,8 @@ static cujit_status check_alloc_args(cujit_engine *engine, size_t bytes, cujit_d
 
 static cujit_status alloc_memory(cujit_device *device, size_t bytes, cj_buffer_kind kind,
                                  uint64_t *ptr) {
-  if (kind == CJ_BUFFER_MANAGED) return device->ops->toolbox->managed_alloc(device, bytes, ptr);
-  if (kind == CJ_BUFFER_SHAREABLE) return device->ops->toolbox->shareable_alloc(device, bytes, ptr);
+  if (kind == CJ_BUFFER_MANAGED) return device->ops->managed_alloc(device, bytes, ptr);
+  if (kind == CJ_BUFFER_SHAREABLE) return device->ops->shareable_alloc(device, bytes, ptr);
   return device->ops->alloc(device, bytes, ptr);
 }
 
@@ -303,7 +303,7 @@ void cj_host_destroy(cj_link *link) {
   cj_buffer_orphan_views(&h->views);
   if (host_buffer_is_current(h) && cj_device_enter_quiet(h->device)) {
     if (h->registered)
-      h->device->ops->toolbox->host_unregister(h->device, h->ptr);
+      h->device->ops->host_unregister(h->device, h->ptr);
     else
       h->device->ops->host_free(h->device, h->ptr);
   }

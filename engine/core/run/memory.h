@@ -28,9 +28,9 @@ struct cujit_buffer {
 typedef enum cj_buffer_kind {
   CJ_BUFFER_DEVICE,    /* ops->alloc */
   CJ_BUFFER_VIEW,      /* memory of a buffer, a host buffer or a program: frees nothing */
-  CJ_BUFFER_MANAGED,   /* toolbox->managed_alloc */
-  CJ_BUFFER_SHAREABLE, /* toolbox->shareable_alloc: exportable to other processes */
-  CJ_BUFFER_OPENED,    /* toolbox->ipc_open: another process's memory */
+  CJ_BUFFER_MANAGED,   /* ops->managed_alloc */
+  CJ_BUFFER_SHAREABLE, /* ops->shareable_alloc: exportable to other processes */
+  CJ_BUFFER_OPENED,    /* ops->ipc_open: another process's memory */
 } cj_buffer_kind;
 
 enum { CJ_HOST_MANAGED = 1, CJ_HOST_MAPPED = 2 }; /* cujit_buffer.host_visible */

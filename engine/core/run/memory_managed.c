@@ -3,7 +3,7 @@
 ** prefetch and advice calls that steer the driver's migrations. The allocation itself is
 ** memory.c's (a buffer of kind MANAGED); the host address is shared by mapped host memory's views.
 */
-#include "backend/backend_toolbox.h"
+#include "backend/backend.h"
 #include "memory.h"
 
 cujit_status cujit_buffer_alloc_managed(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
@@ -48,7 +48,7 @@ cujit_status cujit_buffer_prefetch(cujit_buffer *buffer, int to_host, cujit_stre
   cujit_status st = check_managed("cujit_buffer_prefetch", buffer, stream);
   if (st != CUJIT_OK) return st;
   cujit_device *device = buffer->device;
-  st = device->ops->toolbox->prefetch(device, buffer->ptr, buffer->size, to_host != 0,
+  st = device->ops->prefetch(device, buffer->ptr, buffer->size, to_host != 0,
                                       cj_stream_queue(stream));
   cj_stream_queued(stream);
   return st;
@@ -62,5 +62,5 @@ cujit_status cujit_buffer_advise(cujit_buffer *buffer, cujit_advice advice) {
     return cj_fail(buffer->device->engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "%s: %d is not a cujit_advice", fn, (int)advice);
   cujit_device *device = buffer->device;
-  return device->ops->toolbox->advise(device, buffer->ptr, buffer->size, (cj_advice)advice);
+  return device->ops->advise(device, buffer->ptr, buffer->size, (cj_advice)advice);
 }

@@ -5,7 +5,7 @@
 ** the owner's list of its views, so that freeing the owner orphans them (a view then reads as
 ** lost, with a message of its own, and never touches freed memory).
 */
-#include "backend/backend_toolbox.h"
+#include "backend/backend.h"
 #include "memory.h"
 
 #include <stdlib.h>
@@ -66,7 +66,7 @@ cujit_status cj_buffer_orphan_error(cujit_engine *engine, const char *fn) {
 
 void cj_buffer_release_special(cujit_buffer *b) {
   cujit_device *device = b->device;
-  const cj_backend_toolbox *t = device->ops->toolbox;
+  const cj_backend *t = device->ops;
   switch ((cj_buffer_kind)b->kind) {
   case CJ_BUFFER_MANAGED:
     t->managed_free(device, b->ptr);
@@ -139,7 +139,7 @@ cujit_status cujit_host_map(cujit_host_buffer *host, cujit_dtype dtype, cujit_bu
                    host->size, (int)dtype);
   uint64_t addr = 0;
   cujit_status st = cj_device_enter(device);
-  if (st == CUJIT_OK) st = device->ops->toolbox->host_map(device, host->ptr, &addr);
+  if (st == CUJIT_OK) st = device->ops->host_map(device, host->ptr, &addr);
   if (st == CUJIT_OK)
     st = cj_buffer_new_view(engine, device, host->generation, addr, host->size, dtype, &host->views,
                             out);
@@ -160,7 +160,7 @@ cujit_status cujit_host_register(cujit_engine *engine, void *ptr, size_t bytes,
   cujit_host_buffer *h = NULL;
   if ((st = cj_new_on_current(engine, fn, "buffer", sizeof *h, &device, (void **)&h)) != CUJIT_OK)
     return st;
-  if ((st = device->ops->toolbox->host_register(device, ptr, bytes)) != CUJIT_OK) {
+  if ((st = device->ops->host_register(device, ptr, bytes)) != CUJIT_OK) {
     free(h);
     return st;
   }

@@ -4,7 +4,7 @@
 ** short.
 */
 #include "stream.h"
-#include "backend/backend_toolbox.h"
+#include "backend/backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,10 +160,10 @@ static cujit_status event_create(cujit_engine *engine, cujit_device *device, con
   cujit_event *e = NULL;
   if ((st = cj_new_on_current(engine, fn, "event", sizeof *e, &device, (void **)&e)) != CUJIT_OK)
     return st;
-  const cj_backend_toolbox *toolbox = device->ops->toolbox;
+  const cj_backend *ops = device->ops;
   st = !shareable   ? device->ops->event_create(device, &e->handle)
-       : ipc_handle ? toolbox->ipc_event_open(device, ipc_handle, &e->handle)
-                    : toolbox->ipc_event_create(device, &e->handle);
+       : ipc_handle ? ops->ipc_event_open(device, ipc_handle, &e->handle)
+                    : ops->ipc_event_create(device, &e->handle);
   if (st != CUJIT_OK) {
     free(e);
     return st;

@@ -1,7 +1,7 @@
 /*
 ** cpu_alloc.h -- the CPU device's memory blocks, and its record of the memory it gave out
 ** (address -> size). The record is not thread-safe: the caller holds its lock. Internal
-** (backend_cpu.c).
+** (cpu_device.c).
 */
 #ifndef CUJIT_CPU_ALLOC_H
 #define CUJIT_CPU_ALLOC_H

@@ -1,6 +1,6 @@
 /*
 ** cpu_module.h -- the CPU device's programs: a compiled shared object loaded from memory, and its
-** kernels, each with its entry and parameter layout. Internal (backend_cpu.c).
+** kernels, each with its entry and parameter layout. Internal (cpu_device.c).
 */
 #ifndef CUJIT_CPU_MODULE_H
 #define CUJIT_CPU_MODULE_H

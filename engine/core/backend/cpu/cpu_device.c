@@ -1,17 +1,16 @@
 /*
-** backend_cpu.c -- the CPU device: cj_backend_cpu runs kernels compiled by the system C++
+** cpu_device.c -- the CPU device: cj_backend_cpu runs kernels compiled by the system C++
 ** compiler (cxx.c) on the host's cores. Device memory is host memory; every stream's work goes
 ** into one in-order queue per device, run by a queue thread, so launches and stream copies are
 ** asynchronous (a missing synchronize misbehaves as on a GPU) while the default stream stays
 ** ordered with every other stream, as CUDA's legacy stream is. Kernels are shared objects loaded
 ** from memory (cpu_module.c); a launch runs on the worker pool (cpu_pool.c), and a failure in a
 ** kernel faults the device as a GPU fault does, until a reset. The queue itself, its waits and
-** the abandoning of a kernel that runs at a reset or at the close are in backend_cpu_queue.c.
+** the abandoning of a kernel that runs at a reset or at the close are in cpu_queue.c.
 */
 #define _GNU_SOURCE /* sched_getaffinity */
-#include "backend_cpu.h"
-#include "backend_cpu_graph.h"
-#include "backend/backend_toolbox.h"
+#include "cpu.h"
+#include "cpu_graph.h"
 #include "base/env.h"
 
 #include <sched.h>
@@ -22,19 +21,10 @@
 #include <unistd.h>
 
 #define ALIGNMENT 256
-#define MAX_SHARED_OPTIN (228 * 1024)
 #define CLOSE_WAIT_MS 2000 /* what cujit_close gives running work before abandoning it */
 
 /* --- the device's state ------------------------------------------------------------------------
  */
-
-static cpu_dev *cpu_of(cujit_device *dev) {
-  return (cpu_dev *)dev->impl;
-}
-
-static int faulted(const cujit_device *dev) {
-  return __atomic_load_n(&dev->fault, __ATOMIC_ACQUIRE) != CUJIT_OK;
-}
 
 /* --- devices ------------------------------------------------------------------------------------
  */
@@ -249,6 +239,42 @@ static cujit_status cpu_memset8(cujit_device *dev, uint64_t dst, unsigned char v
   return cj_cpu_enqueue(dev, op, stream);
 }
 
+/* Device memory is host memory: managed memory is an ordinary allocation, prefetch and advice
+** have nothing to do, mapping host memory gives its own address and registering is a no-op. */
+static cujit_status cpu_managed_alloc(cujit_device *dev, size_t bytes, uint64_t *addr) {
+  return dev->ops->alloc(dev, bytes, addr);
+}
+
+static void cpu_managed_free(cujit_device *dev, uint64_t addr) {
+  dev->ops->free(dev, addr);
+}
+
+static cujit_status cpu_prefetch(cujit_device *dev, uint64_t addr, size_t bytes, int to_host,
+                                 void *stream) {
+  (void)dev, (void)addr, (void)bytes, (void)to_host, (void)stream;
+  return CUJIT_OK;
+}
+
+static cujit_status cpu_advise(cujit_device *dev, uint64_t addr, size_t bytes, cj_advice advice) {
+  (void)dev, (void)addr, (void)bytes, (void)advice;
+  return CUJIT_OK;
+}
+
+static cujit_status cpu_host_map(cujit_device *dev, void *host, uint64_t *addr) {
+  (void)dev;
+  *addr = (uint64_t)(uintptr_t)host;
+  return CUJIT_OK;
+}
+
+static cujit_status cpu_host_register(cujit_device *dev, void *host, size_t bytes) {
+  (void)dev, (void)host, (void)bytes;
+  return CUJIT_OK;
+}
+
+static void cpu_host_unregister(cujit_device *dev, void *host) {
+  (void)dev, (void)host;
+}
+
 /* --- streams and events ----------------------------------------------------------------------- */
 
 /* A zeroed stream or event record, recorded with the memory: a reset frees it with the rest, as
@@ -360,86 +386,51 @@ static cujit_status cpu_event_elapsed(cujit_device *dev, void *start, void *end,
   if (st == CUJIT_OK) *ms = (float)(b->ms - a->ms);
   return st;
 }
+/* --- between processes: refused (there is no other process's device memory) ------------------- */
 
-/* --- programs (cpu_module.c) ------------------------------------------------------------------ */
-
-static cujit_status cpu_load(cujit_device *dev, const cj_image *image, void **module) {
-  if (faulted(dev)) return cj_device_refuse(dev);
-  cj_cpu_module *m = NULL;
-  cujit_status st = cj_cpu_module_load(dev->engine, image, cpu_of(dev)->workers, &m);
-  *module = m;
-  return st;
+static cujit_status refuse_ipc(cujit_device *dev) {
+  return cj_fail(dev->engine, CUJIT_ERROR_UNSUPPORTED,
+                 "the CPU device cannot share memory or events with another process (IPC needs "
+                 "a GPU); share data through files or pipes, or run on a GPU");
 }
 
-/* Queued behind the launches that may still need its code, as a free is: never waits. */
-static void cpu_unload(cujit_device *dev, void *module) {
-  if (module && !cj_cpu_queue_behind(dev, OP_UNLOAD, module)) cj_cpu_module_free(module);
+static cujit_status cpu_shareable_alloc(cujit_device *dev, size_t bytes, uint64_t *addr) {
+  (void)bytes, (void)addr;
+  return refuse_ipc(dev);
 }
 
-static cujit_status cpu_get_function(cujit_device *dev, void *module, const char *name, void **fn) {
-  cj_cpu_function *f = NULL;
-  cujit_status st = cj_cpu_module_function(dev->engine, module, name, &f);
-  *fn = f;
-  return st;
+static void cpu_shareable_free(cujit_device *dev, uint64_t addr) {
+  (void)dev, (void)addr;
 }
 
-/* Queued with a copy of the arguments: the caller's parameter buffer is gone when it runs. */
-static cujit_status cpu_launch(cujit_device *dev, void *fn, const unsigned grid[3],
-                               const unsigned block[3], unsigned shared_bytes, void *stream,
-                               void **args) {
-  if (faulted(dev)) return cj_device_refuse(dev);
-  cj_cpu_function *f = fn;
-  for (size_t i = 0; i < f->nparams; i++)
-    if (f->sizes[i] == 0)
-      return cj_fail(dev->engine, CUJIT_ERROR_ARGUMENT,
-                     "kernel '%s': parameter %zu has a type cujit cannot size, so the CPU device "
-                     "cannot copy it; use scalar, pointer or vector types",
-                     f->name, i + 1);
-  size_t pointers = (f->nparams * sizeof(void *) + 15) / 16 * 16;
-  size_t launch_bytes = (sizeof(cj_cpu_launch) + 15) / 16 * 16;
-  cpu_op *op = cj_cpu_new_op(dev, OP_LAUNCH, 16 + launch_bytes + pointers + f->param_bytes);
-  if (!op) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
-  unsigned char *base = (unsigned char *)(((uintptr_t)(op + 1) + 15) / 16 * 16);
-  cj_cpu_launch *launch = (cj_cpu_launch *)base;
-  void **ptrs = (void **)(base + launch_bytes);
-  unsigned char *params = base + launch_bytes + pointers;
-  for (size_t i = 0; i < f->nparams; i++) {
-    memcpy(params + f->offsets[i], args[i], f->sizes[i]);
-    ptrs[i] = params + f->offsets[i];
-  }
-  for (int d = 0; d < 3; d++) launch->grid[d] = grid[d], launch->block[d] = block[d];
-  launch->shared_bytes = shared_bytes;
-  launch->args = ptrs;
-  launch->kernel = f->name;
-  launch->total_blocks = (unsigned long long)grid[0] * grid[1] * grid[2];
-  op->fn = f, op->launch = launch;
-  return cj_cpu_enqueue(dev, op, stream);
+static cujit_status cpu_ipc_export(cujit_device *dev, uint64_t addr, unsigned char *handle) {
+  (void)addr, (void)handle;
+  return refuse_ipc(dev);
 }
 
-static cujit_status cpu_suggest_block(cujit_device *dev, void *fn, int *block_size, int *min_grid) {
-  *block_size = 256;
-  *min_grid = cpu_of(dev)->workers;
-  return CUJIT_OK;
+static cujit_status cpu_ipc_open(cujit_device *dev, const unsigned char *handle, uint64_t *addr) {
+  (void)handle, (void)addr;
+  return refuse_ipc(dev);
 }
 
-static cujit_status cpu_allow_shared(cujit_device *dev, void *fn, unsigned bytes) {
-  if (bytes <= MAX_SHARED_OPTIN) return CUJIT_OK;
-  return cj_fail(dev->engine, CUJIT_ERROR_LAUNCH_CONFIG,
-                 "kernel '%s' asks for %u bytes of dynamic shared memory; the CPU device allows "
-                 "at most %d per block, as an sm_90 GPU does",
-                 ((cj_cpu_function *)fn)->name, bytes, MAX_SHARED_OPTIN);
+static void cpu_ipc_close(cujit_device *dev, uint64_t addr) {
+  (void)dev, (void)addr;
 }
 
-static cujit_status cpu_attributes(cujit_device *dev, void *fn, cujit_kernel_attributes *attrs) {
-  memset(attrs, 0, sizeof *attrs);
-  attrs->max_threads_per_block = 1024;
-  return CUJIT_OK;
+static cujit_status cpu_ipc_event_create(cujit_device *dev, void **event) {
+  (void)event;
+  return refuse_ipc(dev);
 }
 
-/* The layout comes from the signatures cujit scanned, not from the compiled code: nothing to
-** check it against. */
-static int cpu_param_info(cujit_device *dev, void *fn, size_t index, size_t *offset, size_t *size) {
-  return 0;
+static cujit_status cpu_ipc_event_export(cujit_device *dev, void *event, unsigned char *handle) {
+  (void)event, (void)handle;
+  return refuse_ipc(dev);
+}
+
+static cujit_status cpu_ipc_event_open(cujit_device *dev, const unsigned char *handle,
+                                       void **event) {
+  (void)handle, (void)event;
+  return refuse_ipc(dev);
 }
 
 const cj_backend cj_backend_cpu = {
@@ -457,6 +448,13 @@ const cj_backend cj_backend_cpu = {
     .host_free = cpu_host_free,
     .copy = cpu_copy,
     .memset8 = cpu_memset8,
+    .managed_alloc = cpu_managed_alloc,
+    .managed_free = cpu_managed_free,
+    .prefetch = cpu_prefetch,
+    .advise = cpu_advise,
+    .host_map = cpu_host_map,
+    .host_register = cpu_host_register,
+    .host_unregister = cpu_host_unregister,
     .stream_create = cpu_stream_create,
     .stream_destroy = cpu_stream_destroy,
     .stream_query = cpu_stream_query,
@@ -468,14 +466,17 @@ const cj_backend cj_backend_cpu = {
     .event_query = cpu_event_query,
     .event_synchronize = cpu_event_synchronize,
     .event_elapsed = cpu_event_elapsed,
-    .load = cpu_load,
-    .unload = cpu_unload,
-    .get_function = cpu_get_function,
-    .launch = cpu_launch,
-    .suggest_block = cpu_suggest_block,
-    .allow_shared = cpu_allow_shared,
-    .attributes = cpu_attributes,
-    .param_info = cpu_param_info,
+    .load = cj_cpu_load,
+    .unload = cj_cpu_unload,
+    .get_function = cj_cpu_get_function,
+    .launch = cj_cpu_launch_kernel,
+    .suggest_block = cj_cpu_suggest_block,
+    .allow_shared = cj_cpu_allow_shared,
+    .attributes = cj_cpu_attributes,
+    .param_info = cj_cpu_param_info,
+    .get_global = cj_cpu_get_global,
+    .coresident_blocks = cj_cpu_coresident_blocks,
+    .launch_cooperative = cj_cpu_launch_cooperative,
     .pool_trim = cj_cpu_pool_trim,
     .pool_reserved = cj_cpu_pool_reserved,
     .capture_begin = cj_cpu_capture_begin,
@@ -489,7 +490,14 @@ const cj_backend cj_backend_cpu = {
     .graph_set_kernel = cj_cpu_graph_set_kernel,
     .graph_update = cj_cpu_graph_update,
     .graph_dot = cj_cpu_graph_dot,
-    .toolbox = &cj_cpu_toolbox,
+    .shareable_alloc = cpu_shareable_alloc,
+    .shareable_free = cpu_shareable_free,
+    .ipc_export = cpu_ipc_export,
+    .ipc_open = cpu_ipc_open,
+    .ipc_close = cpu_ipc_close,
+    .ipc_event_create = cpu_ipc_event_create,
+    .ipc_event_export = cpu_ipc_event_export,
+    .ipc_event_open = cpu_ipc_event_open,
 };
 
 /* --- making the device -------------------------------------------------------------------------

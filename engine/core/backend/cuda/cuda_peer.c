@@ -1,10 +1,10 @@
 /*
-** backend_cuda_peer.c -- the CUDA backend between two GPUs: copies from one device's memory to
+** cuda_peer.c -- the CUDA backend between two GPUs: copies from one device's memory to
 ** another's (cuMemcpyPeer, which goes over NVLink or PCIe when the devices can reach each other
 ** and is staged through host memory by the driver when they cannot), and peer access, which lets
 ** a kernel on one device read and write another's memory (cuCtxEnablePeerAccess).
 */
-#include "backend_cuda.h"
+#include "cuda.h"
 
 #include <stdio.h>
 

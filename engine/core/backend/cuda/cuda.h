@@ -1,7 +1,7 @@
 /*
-** backend_cuda.h -- what the CUDA backend's files share: a device's state behind dev->impl,
-** turning driver results into statuses, the memory operations that backend_cuda_memory.c gives
-** the table of backend_cuda.c, and the graph operations of backend_cuda_graph.c (stream capture
+** cuda.h -- what the CUDA backend's files share: a device's state behind dev->impl,
+** turning driver results into statuses, the memory operations that cuda_memory.c gives
+** the table of cuda_device.c, and the graph operations of cuda_graph.c (stream capture
 ** and graphs). Private to the backend layer.
 */
 #ifndef CUJIT_BACKEND_CUDA_H
@@ -16,7 +16,7 @@ typedef struct cuda_stream {
   int capturing; /* cj_cuda_stream_capturing: left out of synchronize and the pool's joins */
 } cuda_stream;
 
-/* backend_cuda_pool.c: cujit's cache of device blocks over the driver's pool. */
+/* cuda_pool.c: cujit's cache of device blocks over the driver's pool. */
 #define CJ_CACHE_BINS 256
 typedef struct cuda_block cuda_block;
 typedef struct cuda_cache {
@@ -28,7 +28,7 @@ typedef struct cuda_cache {
   unsigned long joins; /* joins of every stream into the default stream made for reuse */
 } cuda_cache;
 
-/* backend_cuda_pool.c: the pinned ring small uploads are staged through. */
+/* cuda_pool.c: the pinned ring small uploads are staged through. */
 #define CJ_STAGE_SEGMENT (64 * 1024)
 #define CJ_STAGE_SEGMENTS 16
 typedef struct cuda_stage {
@@ -79,7 +79,7 @@ void cj_cuda_stream_capturing(cujit_device *dev, void *stream, int capturing);
 /* A cj_poll_fn for one stream (NULL: the default stream). */
 cujit_status cj_cuda_stream_done(cujit_device *dev, void *stream);
 
-/* backend_cuda_pool.c: buffers from the pool (the table's alloc, free, pool_trim and
+/* cuda_pool.c: buffers from the pool (the table's alloc, free, pool_trim and
 ** pool_reserved), the device's pool made, given back before a reset and at cujit_close. */
 cujit_status cj_cuda_alloc(cujit_device *dev, size_t bytes, uint64_t *addr);
 void cj_cuda_free(cujit_device *dev, uint64_t addr);
@@ -107,7 +107,7 @@ static inline void cj_cuda_order_after_default(cujit_device *dev) {
   atomic_fetch_add_explicit(&dev->order_epoch, 1, memory_order_release);
 }
 
-/* backend_cuda_memory.c: the other memory operations of the table. */
+/* cuda_memory.c: the other memory operations of the table. */
 cujit_status cj_cuda_host_alloc(cujit_device *dev, size_t bytes, void **ptr);
 void cj_cuda_host_free(cujit_device *dev, void *ptr);
 cujit_status cj_cuda_copy(cujit_device *dev, cj_copy_kind kind, uint64_t dst, uint64_t src,
@@ -123,7 +123,7 @@ cj_driver *cj_cuda_driver(cujit_device *dev);
 int cj_cuda_is_capture_error(CUresult rc);
 cujit_status cj_cuda_capture_error(cujit_device *dev, CUresult rc, const char *what);
 
-/* The graph operations of the table (backend_cuda_graph.c); backend.h says what each does. */
+/* The graph operations of the table (cuda_graph.c); backend.h says what each does. */
 cujit_status cj_cuda_capture_begin(cujit_device *dev, void *stream, int mode);
 cujit_status cj_cuda_capture_last_node(cujit_device *dev, void *stream, void **node);
 cujit_status cj_cuda_capture_end(cujit_device *dev, void *stream, void **graph);
@@ -138,9 +138,75 @@ cujit_status cj_cuda_graph_set_kernel(cujit_device *dev, void *exec, void *node,
 cujit_status cj_cuda_graph_update(cujit_device *dev, void *exec, void *graph);
 cujit_status cj_cuda_graph_dot(cujit_device *dev, void *graph, const char *path);
 
-/* Copies and access between two GPUs (backend_cuda_peer.c); backend.h says what each does. */
+/* Copies and access between two GPUs (cuda_peer.c); backend.h says what each does. */
 cujit_status cj_cuda_copy_peer(cujit_device *dev, uint64_t dst, cujit_device *src_dev, uint64_t src,
                                size_t bytes, void *stream);
 cujit_status cj_cuda_peer_enable(cujit_device *dev, cujit_device *peer);
+
+/* An optional entry point the driver lacks: the feature is refused, not the engine. */
+cujit_status cj_cuda_missing(cujit_device *dev, const char *entry, const char *feature);
+#define CJ_CUDA_NEED(dev, entry, feature)                                                          \
+  do {                                                                                             \
+    if (!DRV(dev)->entry) return cj_cuda_missing(dev, #entry, feature);                            \
+  } while (0)
+
+/* For queries: NOT_READY is an answer, not an error, and is not recorded. */
+cujit_status cj_cuda_answer(cujit_device *dev, CUresult rc, const char *what);
+
+/* A device attribute of dev, or a recorded failure. */
+cujit_status cj_cuda_attribute(cujit_device *dev, CUdevice_attribute which, int *value);
+
+/* cuda_memory.c: managed, mapped and registered memory (the table's entries; backend.h says what
+ * each does). */
+cujit_status cj_cuda_managed_alloc(cujit_device *dev, size_t bytes, uint64_t *addr);
+void cj_cuda_managed_free(cujit_device *dev, uint64_t addr);
+cujit_status cj_cuda_prefetch(cujit_device *dev, uint64_t addr, size_t bytes, int to_host,
+                              void *stream);
+cujit_status cj_cuda_advise(cujit_device *dev, uint64_t addr, size_t bytes, cj_advice advice);
+cujit_status cj_cuda_host_map(cujit_device *dev, void *host, uint64_t *addr);
+cujit_status cj_cuda_host_register(cujit_device *dev, void *host, size_t bytes);
+void cj_cuda_host_unregister(cujit_device *dev, void *host);
+
+/* cuda_stream.c: streams and events (the table's entries). */
+cujit_status cj_cuda_stream_create(cujit_device *dev, void **stream);
+void cj_cuda_stream_destroy(cujit_device *dev, void *stream);
+cujit_status cj_cuda_stream_query(cujit_device *dev, void *stream);
+cujit_status cj_cuda_stream_synchronize(cujit_device *dev, void *stream);
+cujit_status cj_cuda_stream_wait_event(cujit_device *dev, void *stream, void *event);
+cujit_status cj_cuda_event_create(cujit_device *dev, void **event);
+void cj_cuda_event_destroy(cujit_device *dev, void *event);
+cujit_status cj_cuda_event_record(cujit_device *dev, void *event, void *stream);
+cujit_status cj_cuda_event_query(cujit_device *dev, void *event);
+cujit_status cj_cuda_event_synchronize(cujit_device *dev, void *event);
+cujit_status cj_cuda_event_elapsed(cujit_device *dev, void *start, void *end, float *ms);
+
+/* cuda_program.c: programs, launches, globals and cooperative launches (the table's entries). */
+cujit_status cj_cuda_load(cujit_device *dev, const cj_image *image, void **module);
+void cj_cuda_unload(cujit_device *dev, void *module);
+cujit_status cj_cuda_get_function(cujit_device *dev, void *module, const char *name, void **fn);
+cujit_status cj_cuda_launch(cujit_device *dev, void *fn, const unsigned grid[3],
+                            const unsigned block[3], unsigned shared_bytes, void *stream,
+                            void **args);
+cujit_status cj_cuda_suggest_block(cujit_device *dev, void *fn, int *block_size, int *min_grid);
+cujit_status cj_cuda_allow_shared(cujit_device *dev, void *fn, unsigned bytes);
+cujit_status cj_cuda_attributes(cujit_device *dev, void *fn, cujit_kernel_attributes *attrs);
+int cj_cuda_param_info(cujit_device *dev, void *fn, size_t index, size_t *offset, size_t *size);
+cujit_status cj_cuda_get_global(cujit_device *dev, void *module, const char *name, uint64_t *addr,
+                                size_t *bytes);
+cujit_status cj_cuda_coresident_blocks(cujit_device *dev, void *fn, unsigned threads,
+                                       unsigned shared_bytes, unsigned long long *blocks);
+cujit_status cj_cuda_launch_cooperative(cujit_device *dev, void *fn, const unsigned grid[3],
+                                        const unsigned block[3], unsigned shared_bytes,
+                                        void *stream, void **args);
+
+/* cuda_ipc.c: sharing between processes (the table's entries). */
+cujit_status cj_cuda_shareable_alloc(cujit_device *dev, size_t bytes, uint64_t *addr);
+void cj_cuda_shareable_free(cujit_device *dev, uint64_t addr);
+cujit_status cj_cuda_ipc_export(cujit_device *dev, uint64_t addr, unsigned char *handle);
+cujit_status cj_cuda_ipc_open(cujit_device *dev, const unsigned char *handle, uint64_t *addr);
+void cj_cuda_ipc_close(cujit_device *dev, uint64_t addr);
+cujit_status cj_cuda_ipc_event_create(cujit_device *dev, void **event);
+cujit_status cj_cuda_ipc_event_export(cujit_device *dev, void *event, unsigned char *handle);
+cujit_status cj_cuda_ipc_event_open(cujit_device *dev, const unsigned char *handle, void **event);
 
 #endif

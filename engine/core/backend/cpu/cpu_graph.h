@@ -1,14 +1,14 @@
 /*
-** backend_cpu_graph.h -- the CPU device's answers to the memory-pool and graph operations of
+** cpu_graph.h -- the CPU device's answers to the memory-pool and graph operations of
 ** backend.h (it keeps no pool: freed memory goes back to the C library at once), and what
-** backend_cpu.c hands to the graph side: ops issued on a capturing stream, a replay's op when it
+** cpu_device.c hands to the graph side: ops issued on a capturing stream, a replay's op when it
 ** has run, and the check that an event was not last recorded into a capture. Private to the
 ** backend layer.
 */
 #ifndef CUJIT_BACKEND_CPU_GRAPH_H
 #define CUJIT_BACKEND_CPU_GRAPH_H
 
-#include "backend_cpu.h"
+#include "cpu.h"
 
 cujit_status cj_cpu_pool_trim(cujit_device *dev);
 cujit_status cj_cpu_pool_reserved(cujit_device *dev, size_t *bytes);

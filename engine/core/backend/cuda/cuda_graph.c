@@ -1,12 +1,12 @@
 /*
-** backend_cuda_graph.c -- the CUDA backend's stream capture and graphs: beginning and ending a
+** cuda_graph.c -- the CUDA backend's stream capture and graphs: beginning and ending a
 ** capture (cuStreamBeginCapture_v2 / cuStreamEndCapture), the node each captured launch became
 ** (cuStreamGetCaptureInfo), instantiating and replaying (cuGraphInstantiateWithFlags,
 ** cuGraphLaunch), replacing a kernel node's arguments (cuGraphExecKernelNodeSetParams_v2),
 ** whole-graph update (cuGraphExecUpdate_v2), node kinds and Graphviz (cuGraphDebugDotPrint), and
 ** the messages for calls the driver refuses while a stream captures.
 */
-#include "backend_cuda.h"
+#include "cuda.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
-** backend_cuda_pool.c -- the CUDA backend's memory pool (issue 15): cujit's own cache of device
+** cuda_pool.c -- the CUDA backend's memory pool (issue 15): cujit's own cache of device
 ** blocks over the driver's stream-ordered pool, so that allocating and freeing a buffer costs no
 ** driver call in the common case, and the pinned staging ring that lets a small upload return
 ** without waiting for the device.
@@ -19,7 +19,7 @@
 ** block and the staging buffers, even from a faulted context). CUJIT_POOL=off bypasses all of it
 ** (cuMemAlloc, cuMemFree).
 */
-#include "backend_cuda.h"
+#include "cuda.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
-** backend_cpu.h -- the CPU device's queue records, shared by backend_cpu.c (the device, its
-** queue and its operations) and backend_cpu_graph.c (stream capture and graphs, whose replays go
+** cpu.h -- the CPU device's queue records, shared by cpu_device.c (the device, its
+** queue and its operations) and cpu_graph.c (stream capture and graphs, whose replays go
 ** through the same queue). Private to the backend layer.
 */
 #ifndef CUJIT_BACKEND_CPU_H
@@ -21,7 +21,7 @@ typedef struct cpu_event {
 
 typedef struct cpu_stream {
   uint64_t last;               /* seq of the last work queued on it */
-  struct cpu_capture *capture; /* while it captures a graph (backend_cpu_graph.c) */
+  struct cpu_capture *capture; /* while it captures a graph (cpu_graph.c) */
 } cpu_stream;
 
 /* OP_FREE gives `dst` back to the host's allocator, OP_UNLOAD unloads the module `dst`: queued
@@ -45,7 +45,7 @@ typedef struct cpu_op {
 
 /* An instantiated graph's nodes (ops never queued themselves) in one allocation, with their
 ** launches and parameters; replays hold it by `pending`, and a replaced or destroyed one is
-** freed by its last replay (backend_cpu_graph.c). */
+** freed by its last replay (cpu_graph.c). */
 typedef struct cpu_plan {
   size_t count;
   int pending; /* replays queued, not yet run (under the device's lock) */
@@ -71,10 +71,22 @@ typedef struct cpu_dev {
   int nspare;
 } cpu_dev;
 
+/* The shared memory a block may opt in to, as an H200 allows (228 KiB). */
+#define MAX_SHARED_OPTIN (228 * 1024)
+
+static inline cpu_dev *cpu_of(cujit_device *dev) {
+  return (cpu_dev *)dev->impl;
+}
+
+/* The device faulted: everything but releases is refused (cj_device_refuse). */
+static inline int faulted(const cujit_device *dev) {
+  return __atomic_load_n(&dev->fault, __ATOMIC_ACQUIRE) != CUJIT_OK;
+}
+
 /* A zeroed op of `kind` with `extra` bytes after it; NULL (recorded) when out of memory. */
 cpu_op *cj_cpu_new_op(cujit_device *dev, enum op_kind kind, size_t extra);
 
-/* --- backend_cpu_queue.c --------------------------------------------------------------------- */
+/* --- cpu_queue.c --------------------------------------------------------------------- */
 
 /* Waits until the queue has finished op `seq`; honours cujit_interrupt; then reports a fault. */
 cujit_status cj_cpu_wait_for(cujit_device *dev, uint64_t seq, const char *what);
@@ -96,5 +108,25 @@ int cj_cpu_abandon(cujit_device *dev, const char *by);
 /* Queues op behind everything queued before; `stream`, when given, remembers it. On a capturing
 ** stream the op is recorded into the graph instead. Takes the op, also on failure. */
 cujit_status cj_cpu_enqueue(cujit_device *dev, cpu_op *op, void *stream);
+
+/* cpu_program.c: programs, launches, globals and cooperative launches (the table's entries;
+** backend.h says what each does). */
+cujit_status cj_cpu_load(cujit_device *dev, const cj_image *image, void **module);
+void cj_cpu_unload(cujit_device *dev, void *module);
+cujit_status cj_cpu_get_function(cujit_device *dev, void *module, const char *name, void **fn);
+cujit_status cj_cpu_launch_kernel(cujit_device *dev, void *fn, const unsigned grid[3],
+                                  const unsigned block[3], unsigned shared_bytes, void *stream,
+                                  void **args);
+cujit_status cj_cpu_suggest_block(cujit_device *dev, void *fn, int *block_size, int *min_grid);
+cujit_status cj_cpu_allow_shared(cujit_device *dev, void *fn, unsigned bytes);
+cujit_status cj_cpu_attributes(cujit_device *dev, void *fn, cujit_kernel_attributes *attrs);
+int cj_cpu_param_info(cujit_device *dev, void *fn, size_t index, size_t *offset, size_t *size);
+cujit_status cj_cpu_get_global(cujit_device *dev, void *module, const char *name, uint64_t *addr,
+                               size_t *bytes);
+cujit_status cj_cpu_coresident_blocks(cujit_device *dev, void *fn, unsigned threads,
+                                      unsigned shared_bytes, unsigned long long *blocks);
+cujit_status cj_cpu_launch_cooperative(cujit_device *dev, void *fn, const unsigned grid[3],
+                                       const unsigned block[3], unsigned shared_bytes, void *stream,
+                                       void **args);
 
 #endif

@@ -1,5 +1,5 @@
 /*
-** backend_cpu_graph.c -- the CPU device's stream capture and graphs, and its memory-pool answers
+** cpu_graph.c -- the CPU device's stream capture and graphs, and its memory-pool answers
 ** (no pool: nothing to trim, nothing reserved). A capturing stream keeps the ops it is given
 ** (launches with their copied parameters, copies, fills) in a list instead of queueing them, by
 ** the rules of CUDA's driver: a copy between the device and pageable host memory is refused and
@@ -11,7 +11,7 @@
 ** from a new capture writes the plan in place, or a copy of it while replays queued earlier
 ** still need the old one.
 */
-#include "backend_cpu_graph.h"
+#include "cpu_graph.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,16 +31,8 @@ typedef struct cpu_exec {
   cpu_plan *plan;
 } cpu_exec;
 
-static cpu_dev *cpu_of(cujit_device *dev) {
-  return (cpu_dev *)dev->impl;
-}
-
 static cpu_capture *capture_of(void *stream) {
   return stream ? ((cpu_stream *)stream)->capture : NULL;
-}
-
-static int faulted(const cujit_device *dev) {
-  return __atomic_load_n(&dev->fault, __ATOMIC_ACQUIRE) != CUJIT_OK;
 }
 
 cujit_status cj_cpu_pool_trim(cujit_device *dev) {

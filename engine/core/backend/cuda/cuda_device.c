@@ -1,13 +1,12 @@
 /*
-** backend_cuda.c -- the CUDA backend: every Driver API call cujit makes for a device, behind the
-** table of operations of backend.h. Devices and their primary contexts, memory, copies and
-** fills (on the driver's stream-ordered memory pool), streams and events, loading programs
-*(cuLibraryLoadData) and finding kernels in them,
-** launches, occupancy, shared-memory opt-in, attributes, and turning driver results into statuses
-** and messages (sticky errors poison the device, naming the kernel launched last).
+** cuda_device.c -- the CUDA backend's devices (backend.h): turning driver results into statuses
+** and messages (sticky errors poison the device, naming the kernel launched last), the table of
+** the driver's devices, their primary contexts (entered on first use), memory info, synchronize,
+** reset and release; and the backend's table of operations, whose other entries are in this
+** folder's files by role: cuda_memory.c, cuda_pool.c, cuda_stream.c, cuda_program.c,
+** cuda_graph.c, cuda_peer.c, cuda_ipc.c.
 */
-#include "backend_cuda.h"
-#include "backend/backend_toolbox.h"
+#include "cuda.h"
 #include "base/env.h"
 
 #include <stdio.h>
@@ -134,9 +133,20 @@ cujit_status cj_cuda_out_of_memory(cujit_device *dev, const char *what, size_t b
   return out_of_memory(dev, what, bytes);
 }
 
-/* For queries: NOT_READY is an answer, not an error, and is not recorded. */
-static cujit_status answer(cujit_device *dev, CUresult rc, const char *what) {
+cujit_status cj_cuda_answer(cujit_device *dev, CUresult rc, const char *what) {
   return rc == CUDA_ERROR_NOT_READY ? CUJIT_ERROR_NOT_READY : check(dev, rc, what);
+}
+
+cujit_status cj_cuda_missing(cujit_device *dev, const char *entry, const char *feature) {
+  return cj_fail(dev->engine, CUJIT_ERROR_UNSUPPORTED,
+                 "%s needs the driver's %s, which this driver (version %d) does not have; update "
+                 "the NVIDIA driver",
+                 feature, entry, DRV(dev)->version);
+}
+
+cujit_status cj_cuda_attribute(cujit_device *dev, CUdevice_attribute which, int *value) {
+  return check(dev, DRV(dev)->cuDeviceGetAttribute(value, which, CU(dev)->handle),
+               "reading a device attribute");
 }
 
 /* --- the device table ------------------------------------------------------------------------- */
@@ -324,7 +334,7 @@ static cujit_status device_done(cujit_device *dev, void *handle) {
     w->streams_done = rc == CUDA_SUCCESS;
   }
   if (rc == CUDA_SUCCESS) rc = c->drv->cuStreamQuery((CUstream)0);
-  return answer(dev, rc, w->what);
+  return cj_cuda_answer(dev, rc, w->what);
 }
 
 cujit_status cj_cuda_synchronize(cujit_device *dev) {
@@ -403,221 +413,6 @@ static void cuda_release(cujit_device *dev) {
   dev->impl = NULL;
 }
 
-/* --- streams and events ----------------------------------------------------------------------- */
-
-/* Kept in the device's list (for synchronize and the pool's joins) with its event. */
-static CUresult track_stream(cuda_device *c, CUstream s) {
-  CUevent joined = NULL;
-  CUresult rc = c->drv->cuEventCreate(&joined, CU_EVENT_DISABLE_TIMING);
-  if (rc != CUDA_SUCCESS) return rc;
-  pthread_mutex_lock(&c->streams_lock);
-  if (c->nstreams == c->cap) {
-    int cap = c->cap ? 2 * c->cap : 8;
-    cuda_stream *grown = realloc(c->streams, (size_t)cap * sizeof *grown);
-    if (grown) c->streams = grown, c->cap = cap;
-  }
-  if (c->nstreams < c->cap) c->streams[c->nstreams++] = (cuda_stream){s, joined, 0};
-  int kept = c->streams[c->nstreams - 1].stream == s;
-  pthread_mutex_unlock(&c->streams_lock);
-  if (kept) return CUDA_SUCCESS;
-  c->drv->cuEventDestroy(joined);
-  return CUDA_ERROR_OUT_OF_MEMORY;
-}
-
-static cujit_status cuda_stream_create(cujit_device *dev, void **stream) {
-  cuda_device *c = CU(dev);
-  CUstream s = NULL;
-  CUresult rc = c->drv->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
-  if (rc == CUDA_SUCCESS && (rc = track_stream(c, s)) != CUDA_SUCCESS) {
-    c->drv->cuStreamDestroy(s);
-    s = NULL;
-  }
-  *stream = s;
-  return check(dev, rc, "cuStreamCreate");
-}
-
-void cj_cuda_stream_capturing(cujit_device *dev, void *stream, int capturing) {
-  cuda_device *c = CU(dev);
-  pthread_mutex_lock(&c->streams_lock);
-  for (int i = 0; i < c->nstreams; i++)
-    if (c->streams[i].stream == (CUstream)stream) c->streams[i].capturing = capturing;
-  pthread_mutex_unlock(&c->streams_lock);
-}
-
-/* The stream's work still queued goes on after it is destroyed: the default stream waits for it
-** first, so that device synchronize and the pool's reuse of freed blocks, which no longer see the
-** stream, still come after that work. */
-static void cuda_stream_destroy(cujit_device *dev, void *stream) {
-  cuda_device *c = CU(dev);
-  pthread_mutex_lock(&c->streams_lock);
-  for (int i = 0; i < c->nstreams; i++)
-    if (c->streams[i].stream == (CUstream)stream) {
-      if (!c->streams[i].capturing &&
-          c->drv->cuEventRecord(c->streams[i].joined, (CUstream)stream) == CUDA_SUCCESS)
-        c->drv->cuStreamWaitEvent((CUstream)0, c->streams[i].joined, 0);
-      c->drv->cuEventDestroy(c->streams[i].joined);
-      c->streams[i] = c->streams[--c->nstreams];
-      break;
-    }
-  pthread_mutex_unlock(&c->streams_lock);
-  c->drv->cuStreamDestroy((CUstream)stream);
-}
-
-static cujit_status cuda_stream_query(cujit_device *dev, void *stream) {
-  return answer(dev, DRV(dev)->cuStreamQuery((CUstream)stream), "cujit_stream_query");
-}
-
-cujit_status cj_cuda_stream_done(cujit_device *dev, void *stream) {
-  return answer(dev, DRV(dev)->cuStreamQuery((CUstream)stream), "cujit_stream_synchronize");
-}
-
-static cujit_status cuda_stream_synchronize(cujit_device *dev, void *stream) {
-  return cj_backend_wait(dev, cj_cuda_stream_done, stream, "cujit_stream_synchronize");
-}
-
-static cujit_status cuda_stream_wait_event(cujit_device *dev, void *stream, void *event) {
-  return check(dev, DRV(dev)->cuStreamWaitEvent((CUstream)stream, (CUevent)event, 0),
-               "cuStreamWaitEvent");
-}
-
-static cujit_status cuda_event_create(cujit_device *dev, void **event) {
-  CUevent e = NULL;
-  cujit_status st = check(dev, DRV(dev)->cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
-  *event = e;
-  return st;
-}
-
-static void cuda_event_destroy(cujit_device *dev, void *event) {
-  DRV(dev)->cuEventDestroy((CUevent)event);
-}
-
-static cujit_status cuda_event_record(cujit_device *dev, void *event, void *stream) {
-  return check(dev, DRV(dev)->cuEventRecord((CUevent)event, (CUstream)stream), "cuEventRecord");
-}
-
-static cujit_status cuda_event_query(cujit_device *dev, void *event) {
-  return answer(dev, DRV(dev)->cuEventQuery((CUevent)event), "cujit_event_query");
-}
-
-static cujit_status event_done(cujit_device *dev, void *event) {
-  return answer(dev, DRV(dev)->cuEventQuery((CUevent)event), "cujit_event_synchronize");
-}
-
-static cujit_status cuda_event_synchronize(cujit_device *dev, void *event) {
-  return cj_backend_wait(dev, event_done, event, "cujit_event_synchronize");
-}
-
-static cujit_status cuda_event_elapsed(cujit_device *dev, void *start, void *end, float *ms) {
-  CUresult rc = DRV(dev)->cuEventElapsedTime(ms, (CUevent)start, (CUevent)end);
-  if (rc == CUDA_ERROR_NOT_READY)
-    return cj_fail(dev->engine, CUJIT_ERROR_NOT_READY,
-                   "cujit_event_elapsed: an event has not completed yet; call "
-                   "cujit_event_synchronize on the end event first");
-  return check(dev, rc, "cujit_event_elapsed");
-}
-
-/* --- programs and launches -------------------------------------------------------------------- */
-
-/* A CUlibrary holds the program for every context; each device still gets its own, so that
-** unloading follows the program layer's per-device bookkeeping. */
-static cujit_status cuda_load(cujit_device *dev, const cj_image *image, void **module) {
-  const void *code = image->binary ? image->binary : (const void *)image->ptx;
-  CUlibrary lib = NULL;
-  CUresult rc = DRV(dev)->cuLibraryLoadData(&lib, code, NULL, NULL, 0, NULL, NULL, 0);
-  *module = lib;
-  if (rc == CUDA_SUCCESS) return CUJIT_OK;
-  char what[300];
-  snprintf(what, sizeof what, "loading the code of %s (%s) onto device %d", image->name,
-           image->arch, dev->ordinal);
-  return check(dev, rc, what);
-}
-
-static void cuda_unload(cujit_device *dev, void *module) {
-  DRV(dev)->cuLibraryUnload((CUlibrary)module);
-}
-
-/* The function for the current context of the kernel `name` of the library. */
-static cujit_status cuda_get_function(cujit_device *dev, void *module, const char *name,
-                                      void **fn) {
-  cj_driver *drv = DRV(dev);
-  CUkernel kernel = NULL;
-  CUfunction f = NULL;
-  CUresult rc = drv->cuLibraryGetKernel(&kernel, (CUlibrary)module, name);
-  if (rc == CUDA_SUCCESS) rc = drv->cuKernelGetFunction(&f, kernel);
-  *fn = f;
-  if (rc == CUDA_SUCCESS) return CUJIT_OK;
-  char what[300];
-  snprintf(what, sizeof what, "loading kernel '%s' on device %d", name, dev->ordinal);
-  return check(dev, rc, what);
-}
-
-static cujit_status launch_error(cujit_device *dev, CUresult rc) {
-  int resources = rc == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
-  const char *kernel = __atomic_load_n(&dev->last_kernel, __ATOMIC_RELAXED);
-  char what[300];
-  snprintf(what, sizeof what, "launch of kernel '%s' on device %d%s", kernel ? kernel : "?",
-           dev->ordinal,
-           resources ? " (the block needs more registers than the device has for that many "
-                       "threads: try a smaller block)"
-                     : "");
-  cujit_status st = check(dev, rc, what);
-  if (!resources) return st;
-  char msg[CJ_MSG_MAX];
-  snprintf(msg, sizeof msg, "%s", cujit_errmsg(dev->engine));
-  return cj_fail(dev->engine, CUJIT_ERROR_LAUNCH_CONFIG, "%s", msg);
-}
-
-static cujit_status cuda_launch(cujit_device *dev, void *fn, const unsigned grid[3],
-                                const unsigned block[3], unsigned shared_bytes, void *stream,
-                                void **args) {
-  CUresult rc =
-      DRV(dev)->cuLaunchKernel((CUfunction)fn, grid[0], grid[1], grid[2], block[0], block[1],
-                               block[2], shared_bytes, (CUstream)stream, args, NULL);
-  return rc == CUDA_SUCCESS ? CUJIT_OK : launch_error(dev, rc);
-}
-
-static cujit_status cuda_suggest_block(cujit_device *dev, void *fn, int *block_size,
-                                       int *min_grid) {
-  CUresult rc =
-      DRV(dev)->cuOccupancyMaxPotentialBlockSize(min_grid, block_size, (CUfunction)fn, NULL, 0, 0);
-  return check(dev, rc, "the occupancy query (cuOccupancyMaxPotentialBlockSize)");
-}
-
-static cujit_status cuda_allow_shared(cujit_device *dev, void *fn, unsigned bytes) {
-  CUresult rc = DRV(dev)->cuFuncSetAttribute(
-      (CUfunction)fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes);
-  if (rc == CUDA_SUCCESS) return CUJIT_OK;
-  char what[200];
-  snprintf(what, sizeof what, "allowing a kernel %u bytes of dynamic shared memory", bytes);
-  return check(dev, rc, what);
-}
-
-static cujit_status cuda_attributes(cujit_device *dev, void *fn, cujit_kernel_attributes *attrs) {
-  static const CUfunction_attribute which[] = {CU_FUNC_ATTRIBUTE_NUM_REGS,
-                                               CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                                               CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
-                                               CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
-                                               CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                                               CU_FUNC_ATTRIBUTE_PTX_VERSION,
-                                               CU_FUNC_ATTRIBUTE_BINARY_VERSION};
-  int *fields[] = {&attrs->registers,     &attrs->static_shared_bytes,   &attrs->const_bytes,
-                   &attrs->local_bytes,   &attrs->max_threads_per_block, &attrs->ptx_version,
-                   &attrs->binary_version};
-  for (size_t i = 0; i < sizeof which / sizeof *which; i++) {
-    CUresult rc = DRV(dev)->cuFuncGetAttribute(fields[i], which[i], (CUfunction)fn);
-    if (rc != CUDA_SUCCESS) return check(dev, rc, "reading kernel attributes");
-  }
-  return CUJIT_OK;
-}
-
-/* cuFuncGetParamInfo is optional (CUDA 12.4+): without it, cujit's own layout stands. */
-static int cuda_param_info(cujit_device *dev, void *fn, size_t index, size_t *offset,
-                           size_t *size) {
-  cj_driver *drv = DRV(dev);
-  return drv->cuFuncGetParamInfo &&
-         drv->cuFuncGetParamInfo((CUfunction)fn, index, offset, size) == CUDA_SUCCESS;
-}
-
 const cj_backend cj_backend_cuda = {
     .name = "cuda",
     .enter = cuda_enter,
@@ -632,27 +427,37 @@ const cj_backend cj_backend_cuda = {
     .host_free = cj_cuda_host_free,
     .copy = cj_cuda_copy,
     .memset8 = cj_cuda_memset8,
+    .managed_alloc = cj_cuda_managed_alloc,
+    .managed_free = cj_cuda_managed_free,
+    .prefetch = cj_cuda_prefetch,
+    .advise = cj_cuda_advise,
+    .host_map = cj_cuda_host_map,
+    .host_register = cj_cuda_host_register,
+    .host_unregister = cj_cuda_host_unregister,
     .pool_trim = cj_cuda_pool_trim,
     .pool_reserved = cj_cuda_pool_reserved,
-    .stream_create = cuda_stream_create,
-    .stream_destroy = cuda_stream_destroy,
-    .stream_query = cuda_stream_query,
-    .stream_synchronize = cuda_stream_synchronize,
-    .stream_wait_event = cuda_stream_wait_event,
-    .event_create = cuda_event_create,
-    .event_destroy = cuda_event_destroy,
-    .event_record = cuda_event_record,
-    .event_query = cuda_event_query,
-    .event_synchronize = cuda_event_synchronize,
-    .event_elapsed = cuda_event_elapsed,
-    .load = cuda_load,
-    .unload = cuda_unload,
-    .get_function = cuda_get_function,
-    .launch = cuda_launch,
-    .suggest_block = cuda_suggest_block,
-    .allow_shared = cuda_allow_shared,
-    .attributes = cuda_attributes,
-    .param_info = cuda_param_info,
+    .stream_create = cj_cuda_stream_create,
+    .stream_destroy = cj_cuda_stream_destroy,
+    .stream_query = cj_cuda_stream_query,
+    .stream_synchronize = cj_cuda_stream_synchronize,
+    .stream_wait_event = cj_cuda_stream_wait_event,
+    .event_create = cj_cuda_event_create,
+    .event_destroy = cj_cuda_event_destroy,
+    .event_record = cj_cuda_event_record,
+    .event_query = cj_cuda_event_query,
+    .event_synchronize = cj_cuda_event_synchronize,
+    .event_elapsed = cj_cuda_event_elapsed,
+    .load = cj_cuda_load,
+    .unload = cj_cuda_unload,
+    .get_function = cj_cuda_get_function,
+    .launch = cj_cuda_launch,
+    .suggest_block = cj_cuda_suggest_block,
+    .allow_shared = cj_cuda_allow_shared,
+    .attributes = cj_cuda_attributes,
+    .param_info = cj_cuda_param_info,
+    .get_global = cj_cuda_get_global,
+    .coresident_blocks = cj_cuda_coresident_blocks,
+    .launch_cooperative = cj_cuda_launch_cooperative,
     .capture_begin = cj_cuda_capture_begin,
     .capture_last_node = cj_cuda_capture_last_node,
     .capture_end = cj_cuda_capture_end,
@@ -664,7 +469,14 @@ const cj_backend cj_backend_cuda = {
     .graph_set_kernel = cj_cuda_graph_set_kernel,
     .graph_update = cj_cuda_graph_update,
     .graph_dot = cj_cuda_graph_dot,
-    .toolbox = &cj_cuda_toolbox,
     .copy_peer = cj_cuda_copy_peer,
     .peer_enable = cj_cuda_peer_enable,
+    .shareable_alloc = cj_cuda_shareable_alloc,
+    .shareable_free = cj_cuda_shareable_free,
+    .ipc_export = cj_cuda_ipc_export,
+    .ipc_open = cj_cuda_ipc_open,
+    .ipc_close = cj_cuda_ipc_close,
+    .ipc_event_create = cj_cuda_ipc_event_create,
+    .ipc_event_export = cj_cuda_ipc_event_export,
+    .ipc_event_open = cj_cuda_ipc_event_open,
 };

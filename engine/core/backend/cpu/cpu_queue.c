@@ -1,12 +1,12 @@
 /*
-** backend_cpu_queue.c -- the CPU device's queue: one in-order list of ops for all of the device's
+** cpu_queue.c -- the CPU device's queue: one in-order list of ops for all of the device's
 ** streams, run by a thread of its own (launches on the worker pool, copies, fills, event records,
 ** graph replays, and the frees and unloads queued behind the work that may use their memory or
 ** code); the waits for it (interruptible by cujit_interrupt); and abandoning the kernel that runs
 ** when a reset or cujit_close cannot wait for it, as a GPU's reset or context teardown does.
 */
-#include "backend_cpu.h"
-#include "backend_cpu_graph.h"
+#include "cpu.h"
+#include "cpu_graph.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,16 +16,8 @@
 #define WAIT_SLICE_NS 5000000 /* how often a wait looks for cujit_interrupt */
 #define ABANDON_MS 2000       /* for an abandoned kernel's threads to leave it */
 
-static cpu_dev *cpu_of(cujit_device *dev) {
-  return (cpu_dev *)dev->impl;
-}
-
 /* --- faults and waits --------------------------------------------------------------------------
  */
-
-static int faulted(const cujit_device *dev) {
-  return __atomic_load_n(&dev->fault, __ATOMIC_ACQUIRE) != CUJIT_OK;
-}
 
 static void fault(cujit_device *dev, const char *what, const char *where) {
   cj_device_fault(dev,
@@ -136,7 +128,7 @@ static void run_op(cujit_device *dev, cpu_dev *c, cpu_op *op) {
 }
 
 /* Frees the op; an event whose last record this was, and which was destroyed, goes too. A
-** replay's op goes back to the graph's side (backend_cpu_graph.c). */
+** replay's op goes back to the graph's side (cpu_graph.c). */
 static void finish_op(cpu_dev *c, cpu_op *op) {
   if (op->kind == OP_RECORD && --op->event->pending == 0 && op->event->destroyed) free(op->event);
   c->completed = op->seq;

@@ -1,0 +1,146 @@
+/*
+** cpu_program.c -- the CPU device's programs and launches (backend.h): loading a program's shared
+** object (cpu_module.c) and finding its kernels, launches queued to the pool's workers,
+** occupancy, shared memory and attributes, a program's globals (the shared object's symbols:
+** dlsym, sized by dladdr1) and cooperative launches (refused: the executor runs a worker's
+** blocks one after another, so a grid-wide barrier could never be met).
+*/
+#define _GNU_SOURCE /* dladdr1 */
+#include "cpu.h"
+#include "backend/backend.h"
+#include "cpu_module.h"
+#include "base/env.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+
+/* --- programs (cpu_module.c) ------------------------------------------------------------------ */
+
+cujit_status cj_cpu_load(cujit_device *dev, const cj_image *image, void **module) {
+  if (faulted(dev)) return cj_device_refuse(dev);
+  cj_cpu_module *m = NULL;
+  cujit_status st = cj_cpu_module_load(dev->engine, image, cpu_of(dev)->workers, &m);
+  *module = m;
+  return st;
+}
+
+/* Queued behind the launches that may still need its code, as a free is: never waits. */
+void cj_cpu_unload(cujit_device *dev, void *module) {
+  if (module && !cj_cpu_queue_behind(dev, OP_UNLOAD, module)) cj_cpu_module_free(module);
+}
+
+cujit_status cj_cpu_get_function(cujit_device *dev, void *module, const char *name, void **fn) {
+  cj_cpu_function *f = NULL;
+  cujit_status st = cj_cpu_module_function(dev->engine, module, name, &f);
+  *fn = f;
+  return st;
+}
+
+/* Queued with a copy of the arguments: the caller's parameter buffer is gone when it runs. */
+cujit_status cj_cpu_launch_kernel(cujit_device *dev, void *fn, const unsigned grid[3],
+                                  const unsigned block[3], unsigned shared_bytes, void *stream,
+                                  void **args) {
+  if (faulted(dev)) return cj_device_refuse(dev);
+  cj_cpu_function *f = fn;
+  for (size_t i = 0; i < f->nparams; i++)
+    if (f->sizes[i] == 0)
+      return cj_fail(dev->engine, CUJIT_ERROR_ARGUMENT,
+                     "kernel '%s': parameter %zu has a type cujit cannot size, so the CPU device "
+                     "cannot copy it; use scalar, pointer or vector types",
+                     f->name, i + 1);
+  size_t pointers = (f->nparams * sizeof(void *) + 15) / 16 * 16;
+  size_t launch_bytes = (sizeof(cj_cpu_launch) + 15) / 16 * 16;
+  cpu_op *op = cj_cpu_new_op(dev, OP_LAUNCH, 16 + launch_bytes + pointers + f->param_bytes);
+  if (!op) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  unsigned char *base = (unsigned char *)(((uintptr_t)(op + 1) + 15) / 16 * 16);
+  cj_cpu_launch *launch = (cj_cpu_launch *)base;
+  void **ptrs = (void **)(base + launch_bytes);
+  unsigned char *params = base + launch_bytes + pointers;
+  for (size_t i = 0; i < f->nparams; i++) {
+    memcpy(params + f->offsets[i], args[i], f->sizes[i]);
+    ptrs[i] = params + f->offsets[i];
+  }
+  for (int d = 0; d < 3; d++) launch->grid[d] = grid[d], launch->block[d] = block[d];
+  launch->shared_bytes = shared_bytes;
+  launch->args = ptrs;
+  launch->kernel = f->name;
+  launch->total_blocks = (unsigned long long)grid[0] * grid[1] * grid[2];
+  op->fn = f, op->launch = launch;
+  return cj_cpu_enqueue(dev, op, stream);
+}
+
+cujit_status cj_cpu_suggest_block(cujit_device *dev, void *fn, int *block_size, int *min_grid) {
+  *block_size = 256;
+  *min_grid = cpu_of(dev)->workers;
+  return CUJIT_OK;
+}
+
+cujit_status cj_cpu_allow_shared(cujit_device *dev, void *fn, unsigned bytes) {
+  if (bytes <= MAX_SHARED_OPTIN) return CUJIT_OK;
+  return cj_fail(dev->engine, CUJIT_ERROR_LAUNCH_CONFIG,
+                 "kernel '%s' asks for %u bytes of dynamic shared memory; the CPU device allows "
+                 "at most %d per block, as an sm_90 GPU does",
+                 ((cj_cpu_function *)fn)->name, bytes, MAX_SHARED_OPTIN);
+}
+
+cujit_status cj_cpu_attributes(cujit_device *dev, void *fn, cujit_kernel_attributes *attrs) {
+  memset(attrs, 0, sizeof *attrs);
+  attrs->max_threads_per_block = 1024;
+  return CUJIT_OK;
+}
+
+/* The layout comes from the signatures cujit scanned, not from the compiled code: nothing to
+** check it against. */
+int cj_cpu_param_info(cujit_device *dev, void *fn, size_t index, size_t *offset, size_t *size) {
+  return 0;
+}
+
+/* A variable at file scope keeps its plain name in C++ (variables are not mangled there). dlsym
+** also searches the libraries the program links (environ, stdout of the C library): a symbol
+** found is the program's only when it lies in the program's own object. */
+cujit_status cj_cpu_get_global(cujit_device *dev, void *module, const char *name, uint64_t *addr,
+                               size_t *bytes) {
+  cj_cpu_module *m = module;
+  /* The program's own code is in namespace __cj (cpu_source.c): its variables are mangled there;
+  ** extern "C" ones and those of headers it includes keep their plain names. */
+  char mangled[300];
+  void *p = NULL;
+  if (snprintf(mangled, sizeof mangled, "_ZN4__cj%zu%sE", strlen(name), name) < (int)sizeof mangled)
+    p = dlsym(m->handle, mangled);
+  if (!p) p = dlsym(m->handle, name);
+  Dl_info info;
+  const ElfW(Sym) *sym = NULL;
+  struct link_map *own = NULL, *found = NULL;
+  if (!p || dlinfo(m->handle, RTLD_DI_LINKMAP, &own) != 0 ||
+      !dladdr1(p, &info, (void **)&found, RTLD_DL_LINKMAP) || found != own ||
+      !dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
+      ELF64_ST_TYPE(sym->st_info) != STT_OBJECT)
+    return cj_fail(dev->engine, CUJIT_ERROR_NOT_FOUND,
+                   "the program has no __device__ or __constant__ variable '%s' (a variable of "
+                   "C++ linkage inside a namespace, or a static one, is not found by name: "
+                   "declare it at file scope, not static)",
+                   name);
+  *addr = (uint64_t)(uintptr_t)p;
+  *bytes = sym->st_size;
+  return CUJIT_OK;
+}
+
+cujit_status cj_cpu_coresident_blocks(cujit_device *dev, void *fn, unsigned threads,
+                                      unsigned shared_bytes, unsigned long long *blocks) {
+  (void)fn, (void)threads, (void)shared_bytes, (void)blocks;
+  return cj_fail(dev->engine, CUJIT_ERROR_UNSUPPORTED,
+                 "the CPU device cannot make a cooperative launch: its workers run their blocks "
+                 "one after another, so a grid-wide barrier (this_grid().sync()) would never be "
+                 "met; run cooperative kernels on a GPU, or split the kernel at the barrier into "
+                 "launches");
+}
+
+cujit_status cj_cpu_launch_cooperative(cujit_device *dev, void *fn, const unsigned grid[3],
+                                       const unsigned block[3], unsigned shared_bytes, void *stream,
+                                       void **args) {
+  (void)grid, (void)block, (void)stream, (void)args;
+  unsigned long long blocks;
+  return cj_cpu_coresident_blocks(dev, fn, 0, shared_bytes, &blocks);
+}

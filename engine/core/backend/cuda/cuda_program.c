@@ -1,0 +1,162 @@
+/*
+** cuda_program.c -- the CUDA backend's programs and launches (backend.h): loading a program's
+** image (cuLibraryLoadData) and finding kernels in it, launches and their failures, occupancy,
+** the shared-memory opt-in, attributes and parameter layout, a library's globals
+** (cuLibraryGetGlobal) and cooperative launches (cuLaunchCooperativeKernel, bounded by the
+** occupancy). Optional driver entry points refuse their feature, saying so (CJ_CUDA_NEED).
+*/
+#include "cuda.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- programs and launches -------------------------------------------------------------------- */
+
+/* A CUlibrary holds the program for every context; each device still gets its own, so that
+** unloading follows the program layer's per-device bookkeeping. */
+cujit_status cj_cuda_load(cujit_device *dev, const cj_image *image, void **module) {
+  const void *code = image->binary ? image->binary : (const void *)image->ptx;
+  CUlibrary lib = NULL;
+  CUresult rc = DRV(dev)->cuLibraryLoadData(&lib, code, NULL, NULL, 0, NULL, NULL, 0);
+  *module = lib;
+  if (rc == CUDA_SUCCESS) return CUJIT_OK;
+  char what[300];
+  snprintf(what, sizeof what, "loading the code of %s (%s) onto device %d", image->name,
+           image->arch, dev->ordinal);
+  return cj_cuda_check(dev, rc, what);
+}
+
+void cj_cuda_unload(cujit_device *dev, void *module) {
+  DRV(dev)->cuLibraryUnload((CUlibrary)module);
+}
+
+/* The function for the current context of the kernel `name` of the library. */
+cujit_status cj_cuda_get_function(cujit_device *dev, void *module, const char *name, void **fn) {
+  cj_driver *drv = DRV(dev);
+  CUkernel kernel = NULL;
+  CUfunction f = NULL;
+  CUresult rc = drv->cuLibraryGetKernel(&kernel, (CUlibrary)module, name);
+  if (rc == CUDA_SUCCESS) rc = drv->cuKernelGetFunction(&f, kernel);
+  *fn = f;
+  if (rc == CUDA_SUCCESS) return CUJIT_OK;
+  char what[300];
+  snprintf(what, sizeof what, "loading kernel '%s' on device %d", name, dev->ordinal);
+  return cj_cuda_check(dev, rc, what);
+}
+
+static cujit_status launch_error(cujit_device *dev, CUresult rc) {
+  int resources = rc == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  const char *kernel = __atomic_load_n(&dev->last_kernel, __ATOMIC_RELAXED);
+  char what[300];
+  snprintf(what, sizeof what, "launch of kernel '%s' on device %d%s", kernel ? kernel : "?",
+           dev->ordinal,
+           resources ? " (the block needs more registers than the device has for that many "
+                       "threads: try a smaller block)"
+                     : "");
+  cujit_status st = cj_cuda_check(dev, rc, what);
+  if (!resources) return st;
+  char msg[CJ_MSG_MAX];
+  snprintf(msg, sizeof msg, "%s", cujit_errmsg(dev->engine));
+  return cj_fail(dev->engine, CUJIT_ERROR_LAUNCH_CONFIG, "%s", msg);
+}
+
+cujit_status cj_cuda_launch(cujit_device *dev, void *fn, const unsigned grid[3],
+                            const unsigned block[3], unsigned shared_bytes, void *stream,
+                            void **args) {
+  CUresult rc =
+      DRV(dev)->cuLaunchKernel((CUfunction)fn, grid[0], grid[1], grid[2], block[0], block[1],
+                               block[2], shared_bytes, (CUstream)stream, args, NULL);
+  return rc == CUDA_SUCCESS ? CUJIT_OK : launch_error(dev, rc);
+}
+
+cujit_status cj_cuda_suggest_block(cujit_device *dev, void *fn, int *block_size, int *min_grid) {
+  CUresult rc =
+      DRV(dev)->cuOccupancyMaxPotentialBlockSize(min_grid, block_size, (CUfunction)fn, NULL, 0, 0);
+  return cj_cuda_check(dev, rc, "the occupancy query (cuOccupancyMaxPotentialBlockSize)");
+}
+
+cujit_status cj_cuda_allow_shared(cujit_device *dev, void *fn, unsigned bytes) {
+  CUresult rc = DRV(dev)->cuFuncSetAttribute(
+      (CUfunction)fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes);
+  if (rc == CUDA_SUCCESS) return CUJIT_OK;
+  char what[200];
+  snprintf(what, sizeof what, "allowing a kernel %u bytes of dynamic shared memory", bytes);
+  return cj_cuda_check(dev, rc, what);
+}
+
+cujit_status cj_cuda_attributes(cujit_device *dev, void *fn, cujit_kernel_attributes *attrs) {
+  static const CUfunction_attribute which[] = {CU_FUNC_ATTRIBUTE_NUM_REGS,
+                                               CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                               CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
+                                               CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+                                               CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                               CU_FUNC_ATTRIBUTE_PTX_VERSION,
+                                               CU_FUNC_ATTRIBUTE_BINARY_VERSION};
+  int *fields[] = {&attrs->registers,     &attrs->static_shared_bytes,   &attrs->const_bytes,
+                   &attrs->local_bytes,   &attrs->max_threads_per_block, &attrs->ptx_version,
+                   &attrs->binary_version};
+  for (size_t i = 0; i < sizeof which / sizeof *which; i++) {
+    CUresult rc = DRV(dev)->cuFuncGetAttribute(fields[i], which[i], (CUfunction)fn);
+    if (rc != CUDA_SUCCESS) return cj_cuda_check(dev, rc, "reading kernel attributes");
+  }
+  return CUJIT_OK;
+}
+
+/* cuFuncGetParamInfo is optional (CUDA 12.4+): without it, cujit's own layout stands. */
+int cj_cuda_param_info(cujit_device *dev, void *fn, size_t index, size_t *offset, size_t *size) {
+  cj_driver *drv = DRV(dev);
+  return drv->cuFuncGetParamInfo &&
+         drv->cuFuncGetParamInfo((CUfunction)fn, index, offset, size) == CUDA_SUCCESS;
+}
+
+/* --- globals and cooperative launches -------------------------------------------------------- */
+
+cujit_status cj_cuda_get_global(cujit_device *dev, void *module, const char *name, uint64_t *addr,
+                                size_t *bytes) {
+  CJ_CUDA_NEED(dev, cuLibraryGetGlobal, "a program's globals");
+  CUdeviceptr p = 0;
+  size_t n = 0;
+  CUresult rc = DRV(dev)->cuLibraryGetGlobal(&p, &n, (CUlibrary)module, name);
+  if (rc == CUDA_ERROR_NOT_FOUND)
+    return cj_fail(dev->engine, CUJIT_ERROR_NOT_FOUND,
+                   "the program has no __device__ or __constant__ variable '%s' (a variable of "
+                   "C++ linkage inside a namespace, or a static one, is not found by name: "
+                   "declare it at file scope, not static)",
+                   name);
+  *addr = p, *bytes = n;
+  return cj_cuda_check(dev, rc, "finding a global of a program (cuLibraryGetGlobal)");
+}
+
+cujit_status cj_cuda_coresident_blocks(cujit_device *dev, void *fn, unsigned threads,
+                                       unsigned shared_bytes, unsigned long long *blocks) {
+  CJ_CUDA_NEED(dev, cuOccupancyMaxActiveBlocksPerMultiprocessor, "a cooperative launch");
+  int cooperative = 0, per_sm = 0;
+  cujit_status st = cj_cuda_attribute(dev, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, &cooperative);
+  if (st != CUJIT_OK) return st;
+  if (!cooperative)
+    return cj_fail(dev->engine, CUJIT_ERROR_UNSUPPORTED,
+                   "device %d does not support cooperative launches", dev->ordinal);
+  CUresult rc = DRV(dev)->cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (CUfunction)fn,
+                                                                      (int)threads, shared_bytes);
+  if ((st = cj_cuda_check(dev, rc, "the occupancy query of a cooperative launch")) != CUJIT_OK)
+    return st;
+  *blocks = (unsigned long long)per_sm * (unsigned long long)dev->info.multiprocessors;
+  return CUJIT_OK;
+}
+
+cujit_status cj_cuda_launch_cooperative(cujit_device *dev, void *fn, const unsigned grid[3],
+                                        const unsigned block[3], unsigned shared_bytes,
+                                        void *stream, void **args) {
+  CJ_CUDA_NEED(dev, cuLaunchCooperativeKernel, "a cooperative launch");
+  CUresult rc =
+      DRV(dev)->cuLaunchCooperativeKernel((CUfunction)fn, grid[0], grid[1], grid[2], block[0],
+                                          block[1], block[2], shared_bytes, (CUstream)stream, args);
+  if (rc == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)
+    return cj_fail(dev->engine, CUJIT_ERROR_LAUNCH_CONFIG,
+                   "a cooperative launch on device %d: the grid does not fit on the device at "
+                   "once; launch fewer blocks (cujit checks occupancy x SMs first; the driver "
+                   "also counts registers and shared memory)",
+                   dev->ordinal);
+  return cj_cuda_check(dev, rc, "a cooperative launch (cuLaunchCooperativeKernel)");
+}
