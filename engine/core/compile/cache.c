@@ -6,6 +6,7 @@
 */
 #include "cache.h"
 #include "base/env.h"
+#include "base/structs.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -688,7 +689,13 @@ cujit_status cujit_cache_stats_get(cujit_engine *engine, cujit_cache_stats *stat
   if (!stats)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_cache_stats_get: stats is NULL; pass a cujit_cache_stats to fill");
-  cj_cache_stats(engine->cache, stats);
+  size_t room;
+  cujit_cache_stats all;
+  cujit_status st = cj_struct_room(engine, "cujit_cache_stats_get", "cujit_cache_stats", stats,
+                                   sizeof all, CJ_CACHE_STATS_V1, &room);
+  if (st != CUJIT_OK) return st;
+  cj_cache_stats(engine->cache, &all); /* the whole of this layout, then the caller's part */
+  cj_struct_out(stats, room, &all);
   return CUJIT_OK;
 }
 
