@@ -463,8 +463,11 @@ cujit_status cujit_kernel_param(const cujit_kernel *kernel, size_t index, cujit_
                                    sizeof *info, CJ_PARAM_INFO_V1, &room);
   if (st != CUJIT_OK) return st;
   const cj_param *p = &kernel->sig.params[index];
-  cujit_param_info all = {sizeof all, p->name,  p->type,   p->kind,     p->dtype,   p->is_const,
-                          p->size,    p->align, p->offset, p->type_var, p->nullable};
+  cujit_param_info all;
+  memset(&all, 0, sizeof all); /* padding too: no stack bytes reach the caller */
+  all.struct_size = sizeof all, all.name = p->name, all.type = p->type, all.kind = p->kind;
+  all.dtype = p->dtype, all.is_const = p->is_const, all.size = p->size, all.align = p->align;
+  all.offset = p->offset, all.type_var = p->type_var, all.nullable = p->nullable;
   cj_struct_out(info, room, &all);
   return CUJIT_OK;
 }

@@ -571,7 +571,8 @@ cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel, cujit_kernel_attr
   cj_kernel_on_device *on;
   if (st == CUJIT_OK) st = loaded_on_current(kernel, &dev, &on);
   if (st != CUJIT_OK) return st;
-  cujit_kernel_attributes all = CUJIT_KERNEL_ATTRIBUTES_INIT; /* this layout, then the caller's */
+  cujit_kernel_attributes all; /* this layout, then the caller's part of it */
+  memset(&all, 0, sizeof all); /* padding too: no stack bytes reach the caller */
   st = dev->ops->attributes(dev, on->fn, &all);
   if (st == CUJIT_OK) cj_struct_out(attrs, room, &all);
   return st;

@@ -406,7 +406,8 @@ static cujit_status check_count(cujit_engine *e, const char *fn, const cujit_buf
 /* Fills the caller's result, `room` bytes of it (cj_struct_room). */
 static void store_result(cujit_dtype d, const unsigned char *raw, cujit_scalar *result,
                          size_t room) {
-  cujit_scalar all = CUJIT_SCALAR_INIT;
+  cujit_scalar all;
+  memset(&all, 0, sizeof all); /* padding too: no stack bytes reach the caller */
   all.dtype = result_dtype(d);
   if (all.dtype == CUJIT_F64)
     memcpy(&all.v.f, raw, 8);
