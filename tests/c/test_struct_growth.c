@@ -87,6 +87,7 @@ static void check_fill(const char *fn, const char *type, const char *macro, size
                       today - sizeof(size_t)),
                0, "%s: the fields it knows are filled", type);
 
+  cr_expect_eq(fill(ctx, NULL), CUJIT_ERROR_INVALID_ARGUMENT, "%s: NULL is refused", type);
   const size_t bad[] = {0, 1, sizeof(size_t), CJ_STRUCT_SIZE_MAX + 1, (size_t)-1};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     unsigned char *s = at_page_end(today);

@@ -58,6 +58,10 @@ cujit_status cj_struct_in(cujit_engine *engine, const char *fn, const char *type
 
 cujit_status cj_struct_room(cujit_engine *engine, const char *fn, const char *type,
                             const void *theirs, size_t ours_size, size_t v1, size_t *room) {
+  *room = 0;
+  if (!theirs)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "%s: the %s is NULL; pass one to fill", fn,
+                   type);
   size_t size = size_of(theirs);
   cujit_status st = check_size(engine, fn, type, size, ours_size, v1);
   *room = size < ours_size ? size : ours_size;

@@ -38,8 +38,8 @@
 cujit_status cj_struct_in(cujit_engine *engine, const char *fn, const char *type,
                           const void *theirs, void *ours, size_t ours_size, size_t v1);
 
-/* Checks the size of a struct the caller has filled (`theirs`) as cj_struct_in does, and gives
-** the bytes cujit may write there: min(their size, ours_size). */
+/* Checks the size of a struct the caller has filled (`theirs`; NULL is refused) as cj_struct_in
+** does, and gives the bytes cujit may write there: min(their size, ours_size). */
 cujit_status cj_struct_room(cujit_engine *engine, const char *fn, const char *type,
                             const void *theirs, size_t ours_size, size_t v1, size_t *room);
 
