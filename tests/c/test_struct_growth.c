@@ -75,7 +75,7 @@ static void check_fill(const char *fn, const char *type, const char *macro, size
   cr_assert_eq(fill(ctx, exact), CUJIT_OK, "%s", cujit_errmsg(engine));
   cr_expect_eq(memcmp(exact, reference, today), 0, "%s at a page's end: filled as any other", type);
 
-  unsigned char newer[4096];
+  _Alignas(16) unsigned char newer[4096]; /* aligned as any struct */
   memset(newer, 0, today);
   memset(newer + today, PATTERN, GUARD);
   set_size(newer, today + GUARD); /* a newer program on this library */
