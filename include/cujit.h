@@ -11,9 +11,8 @@
 **   - every fallible function returns a cujit_status; CUJIT_OK is zero;
 **   - after a failure, cujit_errmsg(engine) says what went wrong and what to do. The message is
 **     kept per engine and per thread, so threads sharing an engine never see each other's errors;
-**   - option and info structs begin with `size_t size`, set by their INIT macro (designated
-**     initializers without it leave it 0, which means this header's layout), so that they can
-**     grow without breaking programs built against an older header. Declare them with the macro.
+**   - every struct a call reads or fills begins with `size_t size`, set by its INIT macro, so that
+**     it can grow without breaking programs built against another header ("Structs that grow").
 **
 ** Threads. Every call may run on any thread; per handle, what may run at once:
 **   - engine: every call from many threads, but cujit_close (nothing else may run) and
@@ -35,6 +34,27 @@
 ** CUBIN and log (the program); cujit_cache_dir (the engine); cujit_errmsg (until the next call on
 ** the same engine from the same thread). cujit_status_string, cujit_version and the dtype names
 ** are static.
+**
+** Structs that grow. Every struct a call reads (cujit_compile_options, cujit_launch_config) or
+** fills (cujit_device_info, cujit_param_info, cujit_kernel_attributes, cujit_cache_stats,
+** cujit_scalar) begins with `size_t size` (cujit_param_info's is `struct_size`, its `size` being
+** the parameter's): the sizeof of the layout the program was built with.
+** Declare each with its INIT macro (cujit_launch_config c = CUJIT_LAUNCH_CONFIG_INIT;), or write
+** .size = sizeof(cujit_launch_config) in a designated initializer. Later headers add fields only
+** at the end, after the whole of the earlier layout, and cujit keeps to the caller's size:
+**   - a struct it reads: only the first `size` bytes are read; the fields of a newer layout that
+**     an older program does not have take their defaults (zero, as the INIT macro sets them);
+**   - a struct it fills: only the first min(size, this library's sizeof) bytes are written, and
+**     `size` then says how many were filled; bytes past them are left as they were, so a newer
+**     program on an older library sees which fields it got;
+**   - a newer program on an older library may pass a struct larger than the library knows: the
+**     bytes past the library's layout must be zero (the newer fields unset), else the call fails
+**     with CUJIT_ERROR_UNSUPPORTED rather than ignore a setting it does not know;
+**   - `size` 0 (a struct declared without its macro), below the struct's first layout, or above
+**     4096 bytes (an uninitialised field) is CUJIT_ERROR_INVALID_ARGUMENT naming the struct and
+**     the macro.
+** cujit_arg has no size: arrays of it are passed, whose stride is the program's; it grows by new
+** kinds whose values fit its union (a larger value goes by pointer, as v.bytes does).
 **
 ** Streams. A NULL stream means the device's default stream everywhere (copies, fills, launches,
 ** library calls). Work queued on it is ordered after earlier work on it; launches, random fills
@@ -447,6 +467,7 @@ typedef enum cujit_param_kind {
 } cujit_param_kind;
 
 typedef struct cujit_param_info {
+  size_t struct_size; /* set with CUJIT_PARAM_INFO_INIT (`size` is the parameter's) */
   const char *name;
   const char *type; /* as written, with type variables resolved when concrete: "const float *" */
   cujit_param_kind kind;
@@ -457,6 +478,18 @@ typedef struct cujit_param_info {
   int type_var;       /* index of the type variable this uses, or -1 */
   int nullable;       /* a pointer declared "= NULL": takes a NULL buffer (Lua: nil) */
 } cujit_param_info;
+
+#ifndef __cplusplus
+#define CUJIT_PARAM_INFO_INIT                                                                      \
+  { .struct_size = sizeof(cujit_param_info) }
+#else /* C++ before C++20 has no designated initializers: zeroed, with its size */
+static inline cujit_param_info cujit_param_info_init_(void) {
+  cujit_param_info v = cujit_param_info();
+  v.struct_size = sizeof v;
+  return v;
+}
+#define CUJIT_PARAM_INFO_INIT (cujit_param_info_init_())
+#endif
 
 CUJIT_API size_t cujit_kernel_param_count(const cujit_kernel *kernel);
 /* Fills `info`; its strings live as long as the kernel. */
@@ -683,9 +716,11 @@ CUJIT_API cujit_status cujit_event_elapsed(cujit_event *start, cujit_event *end,
 **
 ** Iterative work made of many small kernels is paced by the host (about 4 us a launch); a graph
 ** replays a recorded sequence for about 0.5 us a kernel. Record by stream capture:
+**     cujit_launch_config c = CUJIT_LAUNCH_CONFIG_INIT;   // its grid and block, then
+**     c.stream = s;
 **     cujit_capture_begin(s, CUJIT_CAPTURE_RELAXED);
-**     cujit_launch(k1, &(cujit_launch_config){..., .stream = s}, args1, 3);   // recorded, not run
-**     cujit_launch(k2, &(cujit_launch_config){..., .stream = s}, args2, 2);
+**     cujit_launch(k1, &c, args1, 3);   // recorded, not run
+**     cujit_launch(k2, &c, args2, 2);
 **     cujit_graph *g;
 **     cujit_capture_end(s, &g);
 **     cujit_graph_replay(g, s, 1000);   // 1000 replays, asynchronous like launches
@@ -823,6 +858,7 @@ typedef enum cujit_reduce_op {
 /* A typed result: dtype is F64 (v.f) for floating inputs, I64 (v.i) for signed integers, U64
 ** (v.u) for unsigned integers. */
 typedef struct cujit_scalar {
+  size_t size; /* set with CUJIT_SCALAR_INIT when the library fills it */
   cujit_dtype dtype;
   union {
     double f;
@@ -831,7 +867,20 @@ typedef struct cujit_scalar {
   } v;
 } cujit_scalar;
 
-/* The scalar as a double (integers beyond 2^53 are rounded). */
+#ifndef __cplusplus
+#define CUJIT_SCALAR_INIT                                                                          \
+  { .size = sizeof(cujit_scalar) }
+#else /* C++ before C++20 has no designated initializers: zeroed, with its size */
+static inline cujit_scalar cujit_scalar_init_(void) {
+  cujit_scalar v = cujit_scalar();
+  v.size = sizeof v;
+  return v;
+}
+#define CUJIT_SCALAR_INIT (cujit_scalar_init_())
+#endif
+
+/* The scalar as a double (integers beyond 2^53 are rounded). Reads dtype and v, which every
+** layout has, whatever its size. */
 CUJIT_API double cujit_scalar_to_double(const cujit_scalar *scalar);
 
 /* Reduces the first `count` elements of a typed buffer (any dtype but NONE) and waits for the

@@ -141,7 +141,7 @@ static int tool_devices(cujit_engine *engine, int argc, char **argv) {
   }
   for (int i = 0; i < count; i++) {
     cujit_device *dev;
-    cujit_device_info info;
+    cujit_device_info info = CUJIT_DEVICE_INFO_INIT;
     char arch[32];
     if (cujit_device_get(engine, i, &dev) != CUJIT_OK ||
         cujit_device_info_get(dev, &info) != CUJIT_OK ||
@@ -383,7 +383,7 @@ static int compile_and_write(cujit_engine *engine, compile_args *ca) {
 }
 
 static int tool_compile(cujit_engine *engine, int argc, char **argv) {
-  compile_args ca = {0};
+  compile_args ca = {.opts = CUJIT_COMPILE_OPTIONS_INIT};
   size_t slots = (size_t)argc;
   ca.defines = calloc(slots, sizeof *ca.defines);
   ca.includes = calloc(slots, sizeof *ca.includes);
@@ -426,7 +426,7 @@ static int cache_off(void) {
 }
 
 static int cache_stats(cujit_engine *engine) {
-  cujit_cache_stats s;
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   char size[64], max[64];
   if (cujit_cache_stats_get(engine, &s) != CUJIT_OK) {
     tool_error("cache", cujit_errmsg(engine));
@@ -442,7 +442,7 @@ static int cache_stats(cujit_engine *engine) {
 }
 
 static int cache_clear(cujit_engine *engine) {
-  cujit_cache_stats s;
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   char size[64];
   if (cujit_cache_stats_get(engine, &s) != CUJIT_OK || cujit_cache_clear(engine) != CUJIT_OK) {
     tool_error("cache", cujit_errmsg(engine));

@@ -520,7 +520,7 @@ static void timing_end(repl *r, int gpu, double wall) {
 }
 
 static uint64_t compiles_so_far(cujit_engine *engine) {
-  cujit_cache_stats s;
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   return cujit_cache_stats_get(engine, &s) == CUJIT_OK ? s.misses : 0;
 }
 

@@ -29,7 +29,7 @@ static void set_triple(lua_State *L, const char *key, const int *v) {
 }
 
 static void push_device_info(lua_State *L, cujit_engine *e, cujit_device *dev) {
-  cujit_device_info info;
+  cujit_device_info info = CUJIT_DEVICE_INFO_INIT;
   char arch[32];
   cjl_check(L, e, cujit_device_info_get(dev, &info));
   cjl_check(L, e, cujit_device_arch(dev, arch, sizeof arch));
@@ -231,7 +231,7 @@ static int l_version(lua_State *L) {
 
 static int l_cache_stats(lua_State *L) {
   cujit_engine *e = cjl_engine(L);
-  cujit_cache_stats s;
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   cjl_check(L, e, cujit_cache_stats_get(e, &s));
   lua_createtable(L, 0, 7);
   set_int(L, "memory_hits", (lua_Integer)s.memory_hits);

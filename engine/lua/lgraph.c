@@ -149,7 +149,7 @@ static int graph_instantiate(lua_State *L) {
 ** against the signature (type, range, dtype) as for a launch. A string is a struct's bytes: only
 ** for a parameter of no scalar type, as for a launch. */
 static void to_arg(lua_State *L, int idx, const cujit_kernel *k, size_t param, cujit_arg *out) {
-  cujit_param_info info = {0};
+  cujit_param_info info = CUJIT_PARAM_INFO_INIT;
   int known = cujit_kernel_param(k, param, &info) == CUJIT_OK;
   if (lua_type(L, idx) == LUA_TSTRING && known &&
       (info.kind != CUJIT_PARAM_SCALAR || info.dtype != CUJIT_DTYPE_NONE))
@@ -202,7 +202,7 @@ static int graph_set_args(lua_State *L) {
   if (cujit_graph_set_args(g->graph, (size_t)(i - 1), args, (size_t)nargs) != CUJIT_OK) {
     const char *why;
     int n = cjl_failed_argument(g->state->engine, name, &why);
-    cujit_param_info param = {0};
+    cujit_param_info param = CUJIT_PARAM_INFO_INIT;
     if (n >= 1 && n <= nargs && cujit_kernel_param(k, (size_t)(n - 1), &param) == CUJIT_OK)
       return luaL_error(L, "bad argument #%d '%s' to 'set_args' of kernel '%s' (%s)", n + 1,
                         param.name, name, why);

@@ -55,9 +55,8 @@ cjl_kernel *cjl_push_kernel(lua_State *L, cujit_kernel *kernel, int owns) {
   k->owns = owns;
   k->nparams = (int)n;
   for (size_t i = 0; i < n; i++) {
-    cujit_param_info info;
+    cujit_param_info info = CUJIT_PARAM_INFO_INIT;
     cjl_param *p = &k->params[i];
-    memset(&info, 0, sizeof info);
     cujit_kernel_param(kernel, i, &info);
     p->name = info.name ? info.name : "?";
     p->kind = info.kind;
@@ -162,7 +161,7 @@ static int kernel_params(lua_State *L) {
   cjl_kernel *k = cjl_check_kernel(L, 1);
   lua_createtable(L, k->nparams, 0);
   for (int i = 0; i < k->nparams; i++) {
-    cujit_param_info info;
+    cujit_param_info info = CUJIT_PARAM_INFO_INIT;
     if (cujit_kernel_param(k->kernel, (size_t)i, &info) != CUJIT_OK)
       return cjl_error(L, kernel_engine(k));
     lua_createtable(L, 0, 6);
@@ -208,7 +207,7 @@ static int kernel_type_vars(lua_State *L) {
 ** max_threads_per_block, ptx_version, binary_version} on the current device. */
 static int kernel_attributes(lua_State *L) {
   cjl_kernel *k = cjl_check_kernel(L, 1);
-  cujit_kernel_attributes a;
+  cujit_kernel_attributes a = CUJIT_KERNEL_ATTRIBUTES_INIT;
   if (cujit_kernel_attributes_get(k->kernel, &a) != CUJIT_OK) return cjl_error(L, kernel_engine(k));
   lua_createtable(L, 0, 7);
   lua_pushinteger(L, a.registers);

@@ -102,7 +102,7 @@ static void parse_extents(lua_State *L, const cjl_kernel *k, int idx, unsigned d
 static void parse_config(lua_State *L, const cjl_kernel *k, int cfg, cujit_launch_config *c,
                          cjl_stream **stream, int *cooperative) {
   int have_grid = 0, have_block = 0;
-  memset(c, 0, sizeof *c);
+  *c = (cujit_launch_config)CUJIT_LAUNCH_CONFIG_INIT;
   *stream = NULL;
   lua_pushnil(L);
   while (lua_next(L, cfg)) {
@@ -164,7 +164,7 @@ static int simple_config(lua_State *L, int cfg, cujit_launch_config *c) {
       return 0;
     }
   }
-  memset(c, 0, sizeof *c);
+  *c = (cujit_launch_config)CUJIT_LAUNCH_CONFIG_INIT;
   c->grid[0] = (unsigned)grid, c->grid[1] = c->grid[2] = 1;
   c->block[0] = (unsigned)block, c->block[1] = c->block[2] = 1;
   return 1;

@@ -124,7 +124,7 @@ static int reduce(lua_State *L, cujit_reduce_op op) {
   cjl_array *a;
   cujit_buffer *b = check_typed_array(L, 1, &a);
   cujit_stream *stream = cjl_opt_stream(L, 2);
-  cujit_scalar r;
+  cujit_scalar r = CUJIT_SCALAR_INIT;
   if (cujit_reduce(b, op, a->size, &r, stream) != CUJIT_OK) return cjl_error(L, cjl_engine(L));
   push_scalar(L, &r);
   return 1;
@@ -155,7 +155,7 @@ static int array_dot(lua_State *L) {
                                          dtype_name(a->dtype), (lua_Integer)a->size,
                                          dtype_name(other->dtype), (lua_Integer)other->size));
   cujit_stream *stream = cjl_opt_stream(L, 3);
-  cujit_scalar r;
+  cujit_scalar r = CUJIT_SCALAR_INIT;
   if (cujit_dot(ba, bb, a->size, &r, stream) != CUJIT_OK) return cjl_error(L, cjl_engine(L));
   push_scalar(L, &r);
   return 1;
@@ -199,9 +199,8 @@ static cjl_elementwise *push_ew(lua_State *L, cujit_kernel *kernel) {
   ew->state = cjl_state_of(L);
   ew->nparams = (int)n;
   for (size_t i = 0; i < n; i++) {
-    cujit_param_info info;
+    cujit_param_info info = CUJIT_PARAM_INFO_INIT;
     ew_param *p = &ew->params[i];
-    memset(&info, 0, sizeof info);
     cujit_kernel_param(kernel, i, &info);
     p->name = info.name ? info.name : "?";
     p->dtype = info.dtype;

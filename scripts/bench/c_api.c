@@ -327,7 +327,7 @@ static void case_first_launch(const bench_opts *o, const char *bcase, cujit_devi
 static void case_sum(const bench_opts *o) {
   size_t n = (size_t)1 << o->sum_log2;
   cujit_buffer *x = NULL;
-  cujit_scalar total = {CUJIT_F64, {0}};
+  cujit_scalar total = CUJIT_SCALAR_INIT;
   int reps = o->reps * 3, ok = 1;
   double *v = calloc((size_t)reps, sizeof *v);
   float *ones = v ? malloc(n * sizeof *ones) : NULL;

@@ -192,7 +192,7 @@ static int cujit_zeros(small_state *st) {
   return ok;
 }
 static int cujit_sum(cujit_buffer *b, size_t n) {
-  cujit_scalar r;
+  cujit_scalar r = CUJIT_SCALAR_INIT;
   return check(cujit_reduce(b, CUJIT_REDUCE_SUM, n, &r, NULL), "reduce");
 }
 static int cujit_sum1k(small_state *st) {

@@ -20,7 +20,8 @@
 
 static cujit_engine *engine;
 
-__attribute__((unused)) static const cujit_compile_options sm90 = {.arch = "sm_90"};
+__attribute__((unused)) static const cujit_compile_options sm90 = {
+    .size = sizeof(cujit_compile_options), .arch = "sm_90"};
 
 static inline void cj_fixture_open(void) {
   setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);

@@ -30,7 +30,7 @@
 #include "program/program.h"
 
 static char tmpdir[256], cache_dir[320];
-static const cujit_compile_options sm90 = {.arch = "sm_90"};
+static const cujit_compile_options sm90 = {.size = sizeof(cujit_compile_options), .arch = "sm_90"};
 
 /* Warnings received, for the tests that count them. */
 static int nwarnings;
@@ -120,7 +120,7 @@ Test(cache, memory_then_disk_hits) {
   cr_assert_eq(cujit_program_from_cache(p), 1);
   cr_assert_str_eq(cujit_program_log(p), "");
   cujit_program_free(p);
-  cujit_cache_stats st;
+  cujit_cache_stats st = CUJIT_CACHE_STATS_INIT;
   cr_assert_eq(cujit_cache_stats_get(e, &st), CUJIT_OK);
   cr_assert_eq(st.memory_hits, 1);
   cr_assert_eq(st.disk_hits, 0);
@@ -421,7 +421,7 @@ Test(cache, unusable_directory_means_memory_only) {
   cr_assert(strstr(warnings[0], "Not a directory"), "says why: %s", warnings[0]);
   cr_assert(strstr(warnings[0], "CUJIT_CACHE_DIR"), "says how to fix: %s", warnings[0]);
   cr_assert_str_eq(cujit_cache_dir(e), "");
-  cujit_cache_stats st;
+  cujit_cache_stats st = CUJIT_CACHE_STATS_INIT;
   cujit_cache_stats_get(e, &st);
   cr_assert_eq(st.disk_enabled, 0);
   cr_assert_eq(st.entries, 0);
@@ -441,7 +441,7 @@ Test(cache, off_means_memory_only_and_silent) {
   cujit_program_free(p);
   cr_assert_eq(nwarnings, 0, "%s", warnings[0]);
   cr_assert_str_eq(cujit_cache_dir(e), "");
-  cujit_cache_stats st;
+  cujit_cache_stats st = CUJIT_CACHE_STATS_INIT;
   cujit_cache_stats_get(e, &st);
   cr_assert_eq(st.disk_enabled, 0);
   struct stat sb;
@@ -487,7 +487,7 @@ Test(cache, max_size_parsing) {
     setenv("CUJIT_CACHE_MAX", cases[i].text, 1);
     nwarnings = 0;
     cujit_engine *e = open_engine();
-    cujit_cache_stats st;
+    cujit_cache_stats st = CUJIT_CACHE_STATS_INIT;
     cujit_cache_stats_get(e, &st);
     cr_assert_eq(st.max_bytes, cases[i].bytes, "%s", cases[i].text);
     cr_assert_eq(nwarnings, cases[i].warns, "%s", cases[i].text);
@@ -524,7 +524,7 @@ Test(cache, lru_eviction) {
   cr_assert_eq(list_entries(names, 8), 2);
   char b[64];
   snprintf(b, sizeof b, "%s", strcmp(names[0], a) ? names[0] : names[1]);
-  cujit_cache_stats st;
+  cujit_cache_stats st = CUJIT_CACHE_STATS_INIT;
   cujit_cache_stats_get(e, &st);
   uint64_t per_entry = st.bytes / 2;
   cujit_close(e);
@@ -586,7 +586,7 @@ Test(cache, clear) {
   f = fopen(keep, "w");
   fputs("not ours", f);
   fclose(f);
-  cujit_cache_stats st;
+  cujit_cache_stats st = CUJIT_CACHE_STATS_INIT;
   cujit_cache_stats_get(e, &st);
   cr_assert_eq(st.entries, 2);
   cr_assert_eq(cujit_cache_clear(e), CUJIT_OK);
@@ -958,7 +958,7 @@ Test(cache, the_entry_just_written_is_evicted_last) {
   cujit_program_free(compile_ok(e, kernel_src("ahead_b", 2)));
   cr_assert_eq(list_entries(names, 8), 2);
   snprintf(b, sizeof b, "%s", strcmp(names[0], a) ? names[0] : names[1]);
-  cujit_cache_stats st;
+  cujit_cache_stats st = CUJIT_CACHE_STATS_INIT;
   cujit_cache_stats_get(e, &st);
   uint64_t per_entry = st.bytes / 2;
   cujit_close(e);

@@ -46,7 +46,7 @@ static void need_nvrtc(void) {
     cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
 }
 
-static const cujit_compile_options sm90 = {.arch = "sm_90"};
+static const cujit_compile_options sm90 = {.size = sizeof(cujit_compile_options), .arch = "sm_90"};
 
 static const char *saxpy_src =
     "extern \"C\" __global__ void saxpy(float a, const float *x, float *y, int n) {\n"
@@ -119,7 +119,10 @@ Test(compile, many_defines) {
     snprintf(names[i], sizeof names[i], "D%d=%d", i, i);
     defines[i] = names[i];
   }
-  cujit_compile_options o = {.arch = "sm_90", .defines = defines, .define_count = N};
+  cujit_compile_options o = {.size = sizeof(cujit_compile_options),
+                             .arch = "sm_90",
+                             .defines = defines,
+                             .define_count = N};
   cujit_program *p;
   const char *src = "#if D0 != 0 || D199 != 199 || D100 != 100\n#error lost\n#endif\n"
                     "extern \"C\" __global__ void many(int *x) { x[0] = D150; }\n";
@@ -196,7 +199,7 @@ Test(compile, good_kernel_for_sm90) {
 
 Test(compile, compute_arch_gives_ptx_only) {
   need_nvrtc();
-  cujit_compile_options o = {.arch = "compute_90"};
+  cujit_compile_options o = {.size = sizeof(cujit_compile_options), .arch = "compute_90"};
   cujit_program *p;
   cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p), CUJIT_OK, "%s",
                cujit_errmsg(engine));
@@ -300,7 +303,8 @@ Test(compile, defines) {
                                          "#error directive: define SCALE"),
             "%s", cujit_errmsg(engine));
   const char *d3[] = {"SCALE=3.5f", "UNUSED"};
-  cujit_compile_options o = {.arch = "sm_90", .defines = d3, .define_count = 2};
+  cujit_compile_options o = {
+      .size = sizeof(cujit_compile_options), .arch = "sm_90", .defines = d3, .define_count = 2};
   cr_assert_eq(cujit_program_compile(engine, src, "scale.cu", &o, &p), CUJIT_OK, "%s",
                cujit_errmsg(engine));
   char *ptx_a = strdup(cujit_program_ptx(p, NULL));
@@ -331,7 +335,10 @@ Test(compile, include_dirs_are_part_of_the_key) {
   const char *src = "#include <my/consts.h>\n"
                     "extern \"C\" __global__ void k(int *x) { x[0] = FACTOR; }\n";
   const char *dirs[] = {inc};
-  cujit_compile_options o = {.arch = "sm_90", .include_dirs = dirs, .include_dir_count = 1};
+  cujit_compile_options o = {.size = sizeof(cujit_compile_options),
+                             .arch = "sm_90",
+                             .include_dirs = dirs,
+                             .include_dir_count = 1};
   cujit_program *p;
   cr_assert_eq(cujit_program_compile(engine, src, NULL, &o, &p), CUJIT_OK, "%s",
                cujit_errmsg(engine));
@@ -357,11 +364,13 @@ Test(compile, other_options_change_the_key) {
   cujit_program *p;
   cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &sm90, &p), CUJIT_OK);
   cujit_program_free(p);
-  cujit_compile_options o = {.arch = "sm_90", .fast_math = 1};
+  cujit_compile_options o = {
+      .size = sizeof(cujit_compile_options), .arch = "sm_90", .fast_math = 1};
   cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p), CUJIT_OK);
   cr_assert_eq(cujit_program_from_cache(p), 0);
   cujit_program_free(p);
-  o = (cujit_compile_options){.arch = "sm_90", .line_info = 1, .std = "c++20"};
+  o = (cujit_compile_options){
+      .size = sizeof(cujit_compile_options), .arch = "sm_90", .line_info = 1, .std = "c++20"};
   cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p), CUJIT_OK, "%s",
                cujit_errmsg(engine));
   cr_assert_eq(cujit_program_from_cache(p), 0);
@@ -375,7 +384,10 @@ Test(compile, bad_options) {
   need_nvrtc();
   cujit_program *p;
   const char *flags[] = {"--no-such-nvrtc-flag"};
-  cujit_compile_options o = {.arch = "sm_90", .extra_flags = flags, .extra_flag_count = 1};
+  cujit_compile_options o = {.size = sizeof(cujit_compile_options),
+                             .arch = "sm_90",
+                             .extra_flags = flags,
+                             .extra_flag_count = 1};
   cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p),
                CUJIT_ERROR_INVALID_ARGUMENT);
   cr_assert(strstr(cujit_errmsg(engine), "--no-such-nvrtc-flag"), "%s", cujit_errmsg(engine));
@@ -383,11 +395,13 @@ Test(compile, bad_options) {
   o.extra_flags = null_flag;
   cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p),
                CUJIT_ERROR_INVALID_ARGUMENT);
-  o = (cujit_compile_options){.arch = "sm_90", .define_count = 2};
+  o = (cujit_compile_options){
+      .size = sizeof(cujit_compile_options), .arch = "sm_90", .define_count = 2};
   cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p),
                CUJIT_ERROR_INVALID_ARGUMENT);
   cr_assert(strstr(cujit_errmsg(engine), "defines is NULL"), "%s", cujit_errmsg(engine));
-  o = (cujit_compile_options){.arch = "sm_90", .std = "c++ 17"};
+  o = (cujit_compile_options){
+      .size = sizeof(cujit_compile_options), .arch = "sm_90", .std = "c++ 17"};
   cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p),
                CUJIT_ERROR_INVALID_ARGUMENT);
   cr_assert(strstr(cujit_errmsg(engine), "std 'c++ 17' is not a language standard"), "%s",
@@ -407,7 +421,7 @@ Test(compile, arch_checks) {
                        "sm_90ab",    "sm_100fx", "sm_90a ", "compute_90af", "sm-90",  "sx_90",
                        "compute-90", "sm_9a",    "sm_1000", "sm_-90"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    cujit_compile_options o = {.arch = bad[i]};
+    cujit_compile_options o = {.size = sizeof(cujit_compile_options), .arch = bad[i]};
     cr_assert_eq(cj_program_arch(engine, &o, arch, sizeof arch), CUJIT_ERROR_INVALID_ARGUMENT, "%s",
                  bad[i]);
     cr_assert(strstr(cujit_errmsg(engine), bad[i]), "%s", cujit_errmsg(engine));
@@ -415,14 +429,14 @@ Test(compile, arch_checks) {
   }
   const char *good[] = {"sm_90a", "sm_100f", "compute_90", "compute_90a", "sm_10", "sm_999"};
   for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
-    cujit_compile_options ok = {.arch = good[i]};
+    cujit_compile_options ok = {.size = sizeof(cujit_compile_options), .arch = good[i]};
     cr_assert_eq(cj_program_arch(engine, &ok, arch, sizeof arch), CUJIT_OK, "%s: %s", good[i],
                  cujit_errmsg(engine));
     cr_assert_str_eq(arch, good[i]);
   }
 
   need_nvrtc();
-  cujit_compile_options old = {.arch = "sm_20"};
+  cujit_compile_options old = {.size = sizeof(cujit_compile_options), .arch = "sm_20"};
   cujit_program *p;
   cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &old, &p),
                CUJIT_ERROR_INVALID_ARGUMENT);

@@ -388,7 +388,7 @@ Test(cpu_backend, load_and_functions, .init = open_all, .fini = close_all) {
   void *fn = NULL;
   EXPECT_FAIL(ops->get_function(dev, module, "missing", &fn), CUJIT_ERROR_NOT_FOUND, "'missing'");
   EXPECT_OK(ops->get_function(dev, module, "affine", &fn));
-  cujit_kernel_attributes attrs;
+  cujit_kernel_attributes attrs = CUJIT_KERNEL_ATTRIBUTES_INIT;
   EXPECT_OK(ops->attributes(dev, fn, &attrs));
   cr_expect_eq(attrs.max_threads_per_block, 1024);
   int block = 0, grid = 0;

@@ -48,7 +48,7 @@ Test(cpu_device, selected_and_described, .init = open_cpu, .fini = close_engine)
   EXPECT_OK(cujit_device_get(engine, CUJIT_DEVICE_CPU, &got));
   cr_expect_eq(dev, got);
   cr_expect_eq(cujit_device_ordinal(dev), CUJIT_DEVICE_CPU);
-  cujit_device_info info;
+  cujit_device_info info = CUJIT_DEVICE_INFO_INIT;
   EXPECT_OK(cujit_device_info_get(dev, &info));
   cr_expect(strncmp(info.name, "CPU (", 5) == 0, "name %s", info.name);
   cr_expect_gt(info.multiprocessors, 0);
@@ -218,11 +218,12 @@ Test(cpu_device, kernels_are_the_ones_compiled, .init = open_cpu, .fini = close_
       "#endif\n";
   const char *defines[] = {"D"};
   for (int with_d = 0; with_d < 2; with_d++) {
-    cujit_compile_options o = {.defines = defines, .define_count = (size_t)with_d};
+    cujit_compile_options o = {
+        .size = sizeof(cujit_compile_options), .defines = defines, .define_count = (size_t)with_d};
     cr_assert_eq(cujit_program_compile(engine, ifdef, "ifdef.cu", &o, &p), CUJIT_OK, "%s",
                  cujit_errmsg(engine));
     cr_assert_eq(cujit_program_kernel(p, "scale", &k), CUJIT_OK, "%s", cujit_errmsg(engine));
-    cujit_param_info info;
+    cujit_param_info info = CUJIT_PARAM_INFO_INIT;
     cr_assert_eq(cujit_kernel_param(k, 0, &info), CUJIT_OK);
     cr_expect_str_eq(info.type, with_d ? "double *" : "float *");
     double in[2] = {1, 2};
@@ -294,7 +295,7 @@ Test(cpu_device, cxx_kernels_beside_extern_c_ones, .init = open_cpu, .fini = clo
                cujit_errmsg(engine));
   cujit_kernel *k = NULL;
   cr_assert_eq(cujit_program_kernel(p, "pick", &k), CUJIT_OK, "%s", cujit_errmsg(engine));
-  cujit_param_info info;
+  cujit_param_info info = CUJIT_PARAM_INFO_INIT;
   cr_assert_eq(cujit_kernel_param(k, 0, &info), CUJIT_OK);
   cr_expect_str_eq(info.type, "float *", "the static variant was compiled");
   cujit_kernel_free(k);

@@ -34,8 +34,10 @@ static const char *src = "typedef unsigned int uint;\n"
 static const char *exprs[] = {"scale<float, 4>", "scale<double, 2>"};
 
 static cujit_program *compile(void) {
-  cujit_compile_options o = {
-      .arch = "sm_90", .name_expressions = exprs, .name_expression_count = 2};
+  cujit_compile_options o = {.size = sizeof(cujit_compile_options),
+                             .arch = "sm_90",
+                             .name_expressions = exprs,
+                             .name_expression_count = 2};
   cujit_program *p = NULL;
   cr_assert_eq(cujit_program_compile(engine, src, "k.cu", &o, &p), CUJIT_OK, "%s",
                cujit_errmsg(engine));
@@ -63,7 +65,7 @@ static void check_program(cujit_program *p) {
   lowered_in_ptx(p, "ops::fill", "_ZN3ops4fillEPjj");
   lowered_in_ptx(p, "scale<double, 2>", "_Z5scaleIdLi2EEvPT_S0_");
   cujit_kernel *k;
-  cujit_param_info info;
+  cujit_param_info info = CUJIT_PARAM_INFO_INIT;
   cr_assert_eq(cujit_program_kernel(p, "scale<float, 4>", &k), CUJIT_OK, "%s",
                cujit_errmsg(engine));
   cr_assert_eq(cujit_kernel_param(k, 1, &info), CUJIT_OK);
@@ -119,7 +121,10 @@ Test(cxx_kernels, a_null_buffer_only_where_the_kernel_says_null) {
 Test(cxx_kernels, unknown_names_say_how) {
   need_nvrtc();
   const char *bad[] = {"shift<float>"};
-  cujit_compile_options o = {.arch = "sm_90", .name_expressions = bad, .name_expression_count = 1};
+  cujit_compile_options o = {.size = sizeof(cujit_compile_options),
+                             .arch = "sm_90",
+                             .name_expressions = bad,
+                             .name_expression_count = 1};
   cujit_program *p = NULL;
   cr_assert_eq(cujit_program_compile(engine, src, "k.cu", &o, &p), CUJIT_ERROR_NOT_FOUND);
   cr_assert(strstr(cujit_errmsg(engine), "it has scale"), "%s", cujit_errmsg(engine));
@@ -181,8 +186,10 @@ Test(cxx_kernels, types_declared_in_the_kernels_namespace) {
                    "template <class T> __global__ void put(Cell *c, T v) { c[0].v = v; }\n"
                    "}\n";
   const char *names[] = {"lib::put<float>"};
-  cujit_compile_options o = {
-      .arch = "sm_90", .name_expressions = names, .name_expression_count = 1};
+  cujit_compile_options o = {.size = sizeof(cujit_compile_options),
+                             .arch = "sm_90",
+                             .name_expressions = names,
+                             .name_expression_count = 1};
   cujit_program *p = NULL;
   cr_assert_eq(cujit_program_compile(engine, ns, "ns.cu", &o, &p), CUJIT_OK, "%s",
                cujit_errmsg(engine));

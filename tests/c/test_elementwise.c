@@ -39,7 +39,7 @@ Test(elementwise, elementwise_define_builds_the_signature) {
               {"z", CUJIT_PARAM_POINTER, CUJIT_F32, 0},
               {"n", CUJIT_PARAM_SCALAR, CUJIT_I64, 0}};
   for (size_t i = 0; i < 5; i++) {
-    cujit_param_info p;
+    cujit_param_info p = CUJIT_PARAM_INFO_INIT;
     cr_assert_eq(cujit_kernel_param(k, i, &p), CUJIT_OK);
     cr_expect_str_eq(p.name, want[i].name);
     cr_expect_eq(p.kind, want[i].kind, "param %zu", i);

@@ -239,7 +239,7 @@ Test(graph, refused_calls_name_the_way_out_and_the_capture_ends) {
   setup u = make_setup(1);
   cujit_kernel *fresh;
   EXPECT_OK(cujit_kernel_define(engine, "fresh(float *x)", "x[0] = 7;", NULL, NULL, &fresh));
-  cujit_scalar sum;
+  cujit_scalar sum = CUJIT_SCALAR_INIT;
   EXPECT_OK(cujit_reduce(u.x, CUJIT_REDUCE_SUM, N, &sum, NULL)); /* its kernels loaded */
   EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED));
   EXPECT_FAIL(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED), CUJIT_ERROR_INVALID_ARGUMENT,

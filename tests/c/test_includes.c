@@ -97,7 +97,7 @@ static int value_of(const char *file, const char *source, const cujit_compile_op
   return v;
 }
 
-static const cujit_compile_options sm90 = {.arch = "sm_90"};
+static const cujit_compile_options sm90 = {.size = sizeof(cujit_compile_options), .arch = "sm_90"};
 #define KERNEL "extern \"C\" __global__ void k(int *p) { *p = VALUE; }\n"
 
 /* Compiles, checks `want`, and checks that compiling again is a hit with the same value. */
@@ -157,7 +157,10 @@ Test(includes, symlinked_subdirectory_under_include_dir) {
   cr_assert_eq(mkdir(at("inc"), 0700), 0);
   cr_assert_eq(symlink(at("one/sub"), at("inc/sub")), 0);
   const char *dirs[] = {at("inc")};
-  cujit_compile_options op = {.arch = "sm_90", .include_dirs = dirs, .include_dir_count = 1};
+  cujit_compile_options op = {.size = sizeof(cujit_compile_options),
+                              .arch = "sm_90",
+                              .include_dirs = dirs,
+                              .include_dir_count = 1};
   const char *src = "#include <sub/v.h>\n" KERNEL;
   expect(NULL, src, &op, 511, 0);
   put("one/sub/v.h", "#define VALUE 512\n");
@@ -174,14 +177,20 @@ Test(includes, include_path_and_pre_include_flags) {
   snprintf(ip, sizeof ip, "--include-path=%s", at("flagdir"));
   snprintf(pi, sizeof pi, "--pre-include=%s", at("pre.h"));
   const char *flags[] = {ip};
-  cujit_compile_options op = {.arch = "sm_90", .extra_flags = flags, .extra_flag_count = 1};
+  cujit_compile_options op = {.size = sizeof(cujit_compile_options),
+                              .arch = "sm_90",
+                              .extra_flags = flags,
+                              .extra_flag_count = 1};
   const char *src = "#include \"f.h\"\n" KERNEL;
   expect(NULL, src, &op, 611, 0);
   put("flagdir/f.h", "#define VALUE 612\n");
   expect(NULL, src, &op, 612, 0);
 
   const char *pflags[] = {pi};
-  cujit_compile_options pop = {.arch = "sm_90", .extra_flags = pflags, .extra_flag_count = 1};
+  cujit_compile_options pop = {.size = sizeof(cujit_compile_options),
+                               .arch = "sm_90",
+                               .extra_flags = pflags,
+                               .extra_flag_count = 1};
   expect(NULL, KERNEL, &pop, 621, 0);
   put("pre.h", "#define VALUE 622\n");
   expect(NULL, KERNEL, &pop, 622, 0);
@@ -191,7 +200,10 @@ Test(includes, include_path_and_pre_include_flags) {
   put("rel/pre.h", "#define VALUE 631\n");
   put("rel/k.cu", KERNEL);
   const char *rflags[] = {"--pre-include=pre.h"};
-  cujit_compile_options rop = {.arch = "sm_90", .extra_flags = rflags, .extra_flag_count = 1};
+  cujit_compile_options rop = {.size = sizeof(cujit_compile_options),
+                               .arch = "sm_90",
+                               .extra_flags = rflags,
+                               .extra_flag_count = 1};
   expect(at("rel/k.cu"), NULL, &rop, 631, 0);
 }
 
@@ -199,7 +211,10 @@ Test(includes, a_new_header_that_shadows_is_seen) {
   put("b/s.h", "#define VALUE 711\n");
   cr_assert_eq(mkdir(at("a"), 0700), 0);
   const char *dirs[] = {at("a"), at("b")};
-  cujit_compile_options op = {.arch = "sm_90", .include_dirs = dirs, .include_dir_count = 2};
+  cujit_compile_options op = {.size = sizeof(cujit_compile_options),
+                              .arch = "sm_90",
+                              .include_dirs = dirs,
+                              .include_dir_count = 2};
   const char *src = "#include \"s.h\"\n" KERNEL;
   expect(NULL, src, &op, 711, 0);
   put("a/s.h", "#define VALUE 722\n"); /* found first now */

@@ -27,7 +27,7 @@ Test(kernel, define_reads_signature) {
                CUJIT_OK, "%s", cujit_errmsg(engine));
   cr_assert_str_eq(cujit_kernel_name(k), "saxpy");
   cr_assert_eq(cujit_kernel_param_count(k), 4);
-  cujit_param_info p;
+  cujit_param_info p = CUJIT_PARAM_INFO_INIT;
   cr_assert_eq(cujit_kernel_param(k, 1, &p), CUJIT_OK);
   cr_assert_str_eq(p.name, "x");
   cr_assert_eq(p.kind, CUJIT_PARAM_POINTER);
@@ -104,7 +104,7 @@ Test(kernel, generic_specialises_once_per_type) {
   cr_assert_eq(cujit_kernel_specialize(g, &t, 1, &again), CUJIT_OK);
   cr_assert_eq(again, f32);
   cr_assert_neq(f32, f64);
-  cujit_param_info p;
+  cujit_param_info p = CUJIT_PARAM_INFO_INIT;
   cujit_kernel_param(f64, 1, &p);
   cr_assert_eq(p.dtype, CUJIT_F64);
   size_t len;
@@ -235,7 +235,7 @@ Test(kernel, float_limits_one_rule) {
 
 /* The bytes packed for argument `i` of `k`, as a little-endian unsigned number. */
 static uint64_t packed_at(cujit_kernel *k, const unsigned char *params, size_t i) {
-  cujit_param_info p;
+  cujit_param_info p = CUJIT_PARAM_INFO_INIT;
   cujit_kernel_param(k, i, &p);
   uint64_t v = 0;
   memcpy(&v, params + p.offset, p.size);
@@ -271,7 +271,7 @@ Test(kernel, integers_pack_at_their_width) {
   cr_assert_eq(packed_at(k, params, 5), 0xfffd, "short -3 from an exact float");
   cr_assert_eq(packed_at(k, params, 6), 0x1000, "a device pointer as given");
   for (size_t i = 0; i < 7; i++) {
-    cujit_param_info p;
+    cujit_param_info p = CUJIT_PARAM_INFO_INIT;
     cujit_kernel_param(k, i, &p);
     cr_assert_eq(pointers[i], params + p.offset, "pointers[%zu] at its offset", i);
   }
@@ -411,7 +411,7 @@ Test(kernel, gpu_saxpy_matches_host) {
   memset(out, 0xff, N * sizeof *out);
   cujit_memcpy_dtoh(out, dy, 0, N * 4, NULL);
   for (size_t i = 0; i < N; i++) cr_assert_float_eq(out[i], 2.5f * x[i] + y[i], 1e-6, "at %zu", i);
-  cujit_kernel_attributes at;
+  cujit_kernel_attributes at = CUJIT_KERNEL_ATTRIBUTES_INIT;
   cr_assert_eq(cujit_kernel_attributes_get(k, &at), CUJIT_OK);
   cr_assert_gt(at.max_threads_per_block, 0);
   if (!cj_test_on_cpu(engine)) /* a host thread has no register count */

@@ -187,13 +187,13 @@ Test(library, library_kernels_compile_for_sm90, .timeout = 300) {
 }
 
 Test(library, null_arguments_are_refused) {
-  cujit_scalar r;
+  cujit_scalar r = CUJIT_SCALAR_INIT;
   cr_expect_eq(cujit_reduce(NULL, CUJIT_REDUCE_SUM, 1, &r, NULL), CUJIT_ERROR_INVALID_ARGUMENT);
   cr_expect_eq(cujit_dot(NULL, NULL, 1, &r, NULL), CUJIT_ERROR_INVALID_ARGUMENT);
   cr_expect_eq(cujit_random_uniform(NULL, 1, 0, NULL), CUJIT_ERROR_INVALID_ARGUMENT);
   cr_expect_eq(cujit_random_normal(NULL, 1, 0, 0, 1, NULL), CUJIT_ERROR_INVALID_ARGUMENT);
   cr_expect_eq(cujit_elementwise_launch(NULL, 1, NULL, NULL, 0), CUJIT_ERROR_INVALID_ARGUMENT);
-  cujit_scalar s = {.dtype = CUJIT_I64, .v.i = -5};
+  cujit_scalar s = {.size = sizeof s, .dtype = CUJIT_I64, .v.i = -5};
   cr_expect_eq(cujit_scalar_to_double(&s), -5.0);
 }
 
@@ -509,7 +509,8 @@ static void check_reductions(cujit_dtype d, size_t count) {
   }
   cujit_buffer *ab = cj_test_upload(a, total * es, d), *bb = cj_test_upload(b, total * es, d);
   cujit_scalar r[4];
-  for (int k = 0; k < 4; k++) memset(&r[k], 0xa5, sizeof r[k]); /* poison */
+  for (int k = 0; k < 4; k++) /* poison all but the size, which says the layout */
+    memset(&r[k], 0xa5, sizeof r[k]), r[k].size = sizeof r[k];
   cujit_status st;
   cr_assert_eq(st = cujit_reduce(ab, CUJIT_REDUCE_SUM, count, &r[0], NULL), CUJIT_OK,
                "%s sum of %zu: %s", cujit_dtype_name(d), count, cujit_errmsg(engine));
@@ -576,7 +577,7 @@ Test(library, gpu_reduction_nan_and_argument_errors) {
   cujit_buffer *b = cj_test_upload(x, sizeof x, CUJIT_F32),
                *raw = cj_test_upload(x, sizeof x, CUJIT_DTYPE_NONE);
   cujit_buffer *other = cj_test_upload(NULL, sizeof x, CUJIT_I32);
-  cujit_scalar r;
+  cujit_scalar r = CUJIT_SCALAR_INIT;
   cr_assert_eq(cujit_reduce(b, CUJIT_REDUCE_MIN, 100, &r, NULL), CUJIT_OK);
   cr_expect(isnan(r.v.f), "min with a NaN is %g", r.v.f);
   cr_assert_eq(cujit_reduce(b, CUJIT_REDUCE_MAX, 57, &r, NULL), CUJIT_OK);

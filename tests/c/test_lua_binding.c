@@ -115,7 +115,7 @@ Test(lua_binding, kernels_from_c_and_lua_share_the_engine) {
   cr_assert_eq(cujit_kernel_define(engine, "shared_k(float *y, int n)",
                                    "if (threadIdx.x < n) y[0] = n;", NULL, &opts, &k),
                CUJIT_OK, "%s", cujit_errmsg(engine));
-  cujit_cache_stats before, after;
+  cujit_cache_stats before = CUJIT_CACHE_STATS_INIT, after = CUJIT_CACHE_STATS_INIT;
   cr_assert_eq(cujit_cache_stats_get(engine, &before), CUJIT_OK);
   cujit_lua_open(L, engine);
   const char *err = run("local cuda = require 'cujit'\n"

@@ -63,7 +63,8 @@ Test(messages, another_engines_stream_and_buffer_are_named_so) {
               "device;");
   EXPECT_FAIL(cujit_event_record(ev, their_stream), CUJIT_ERROR_INVALID_ARGUMENT,
               "the event is on the CPU device but the stream on the CPU device of another engine");
-  cujit_scalar r; /* their buffer, my stream: the message is kept by the buffer's engine */
+  cujit_scalar r =
+      CUJIT_SCALAR_INIT; /* their buffer, my stream: the message is kept by the buffer's engine */
   cujit_stream *my_stream;
   EXPECT_OK(cujit_stream_create(engine, &my_stream));
   cr_expect_eq(cujit_reduce(theirs, CUJIT_REDUCE_SUM, 4, &r, my_stream),

@@ -147,7 +147,7 @@ Test(runtime_cpu, bad_sizes_and_dtypes, .init = open_engine, .fini = close_engin
 Test(runtime_cpu, null_handles_in_calls) {
   char host[8] = {0};
   float ms = 1;
-  cujit_device_info info;
+  cujit_device_info info = CUJIT_DEVICE_INFO_INIT;
   char arch[16];
   size_t free_bytes, total;
   cr_expect_eq(cujit_memcpy_htod(NULL, 0, host, 8, NULL), CUJIT_ERROR_INVALID_ARGUMENT);

@@ -38,7 +38,7 @@ static void param_type(cujit_program *p, const char *name, size_t index, const c
                        cujit_dtype dtype) {
   cujit_kernel *k;
   cr_assert_eq(cujit_program_kernel(p, name, &k), CUJIT_OK, "%s", cujit_errmsg(engine));
-  cujit_param_info info;
+  cujit_param_info info = CUJIT_PARAM_INFO_INIT;
   cr_assert_eq(cujit_kernel_param(k, index, &info), CUJIT_OK);
   cr_assert_str_eq(info.type, type);
   cr_assert_eq(info.dtype, dtype);
@@ -58,7 +58,10 @@ Test(scan_compiled, ifdef_gives_the_definition_compiled) {
   param_type(p, "scale", 0, "float *", CUJIT_F32);
   cujit_program_free(p);
   const char *defines[] = {"D"};
-  cujit_compile_options with_d = {.arch = "sm_90", .defines = defines, .define_count = 1};
+  cujit_compile_options with_d = {.size = sizeof(cujit_compile_options),
+                                  .arch = "sm_90",
+                                  .defines = defines,
+                                  .define_count = 1};
   p = compile_ok(ifdef_src, &with_d);
   param_type(p, "scale", 0, "double *", CUJIT_F64);
   cujit_program_free(p);
@@ -89,7 +92,10 @@ Test(scan_compiled, macro_kernels_take_explicit_signatures) {
   compile_fails("__device__ void not_a_kernel(int *x) {}\n", &sm90, CUJIT_ERROR_NOT_FOUND,
                 "no __global__ kernel", NULL);
   const char *sigs[] = {"scale(float *x, int n)"};
-  cujit_compile_options o = {.arch = "sm_90", .signatures = sigs, .signature_count = 1};
+  cujit_compile_options o = {.size = sizeof(cujit_compile_options),
+                             .arch = "sm_90",
+                             .signatures = sigs,
+                             .signature_count = 1};
   cujit_program *p = compile_ok(macro_src, &o);
   cr_assert_eq(cujit_program_kernel_count(p), 1);
   param_type(p, "scale", 0, "float *", CUJIT_F32);
@@ -99,7 +105,10 @@ Test(scan_compiled, macro_kernels_take_explicit_signatures) {
 
 Test(scan_compiled, a_wrong_explicit_signature_is_a_compile_error) {
   const char *wrong[] = {"scale(double *x, int n)"};
-  cujit_compile_options o = {.arch = "sm_90", .signatures = wrong, .signature_count = 1};
+  cujit_compile_options o = {.size = sizeof(cujit_compile_options),
+                             .arch = "sm_90",
+                             .signatures = wrong,
+                             .signature_count = 1};
   compile_fails(macro_src, &o, CUJIT_ERROR_COMPILE, "kernel 'scale' is not compiled with",
                 "correct it in the signatures option");
   const char *absent[] = {"other(float *x, int n)"};

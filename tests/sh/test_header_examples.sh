@@ -81,9 +81,12 @@ int main() {
   cujit_kernel_attributes attrs = CUJIT_KERNEL_ATTRIBUTES_INIT;
   cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
   cujit_cache_stats stats = CUJIT_CACHE_STATS_INIT;
+  cujit_param_info param = CUJIT_PARAM_INFO_INIT;
+  cujit_scalar sum = CUJIT_SCALAR_INIT;
   if (info.size != sizeof info || options.size != sizeof options || attrs.size != sizeof attrs ||
-      cfg.size != sizeof cfg || stats.size != sizeof stats || options.arch || cfg.grid[0] ||
-      cfg.block[0] || cfg.shared_bytes || cfg.stream) {
+      cfg.size != sizeof cfg || stats.size != sizeof stats || param.struct_size != sizeof param ||
+      sum.size != sizeof sum || options.arch || cfg.grid[0] || cfg.block[0] || cfg.shared_bytes ||
+      cfg.stream || param.name || param.size || sum.dtype || sum.v.u) {
     std::fprintf(stderr, "an *_INIT macro gave a wrong size or a field that is not zero\n");
     return 1;
   }
@@ -93,6 +96,7 @@ int main() {
                             "out[0] = (double)i; out[1] = (double)u; out[2] = f;", nullptr,
                             &options, &k));
   CHECK(cujit_kernel_attributes_get(k, &attrs));
+  CHECK(cujit_kernel_param(k, 3, &param));
   cujit_buffer *out = nullptr;
   CHECK(cujit_buffer_alloc(e, 3 * sizeof(double), CUJIT_F64, &out));
   cujit_arg args[] = {CUJIT_ARG_I(-7), CUJIT_ARG_U(1u << 20), CUJIT_ARG_F(2.5f),
@@ -108,10 +112,12 @@ int main() {
   double got[3] = {0, 0, 0};
   CHECK(cujit_memcpy_dtoh(got, out, 0, sizeof got, nullptr));
   CHECK(cujit_cache_stats_get(e, &stats));
+  CHECK(cujit_reduce(out, CUJIT_REDUCE_SUM, 3, &sum, nullptr));
   std::printf("%s: %.17g %.17g %.17g\n", info.ordinal == CUJIT_DEVICE_CPU ? "cpu" : "?", got[0],
               got[1], got[2]);
   cujit_close(e);
-  return !(got[0] == -7 && got[1] == 1048576 && got[2] == 2.5);
+  return !(got[0] == -7 && got[1] == 1048576 && got[2] == 2.5 && sum.v.f == 1048571.5 &&
+           param.kind == CUJIT_PARAM_POINTER);
 }
 CPP
 BIN=${CUJIT_BINARY_DIR:-}

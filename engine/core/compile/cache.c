@@ -6,6 +6,7 @@
 */
 #include "cache.h"
 #include "base/env.h"
+#include "base/structs.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -685,11 +686,12 @@ const char *cujit_cache_dir(cujit_engine *engine) {
 
 cujit_status cujit_cache_stats_get(cujit_engine *engine, cujit_cache_stats *stats) {
   if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
-  if (!stats)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_cache_stats_get: stats is NULL; pass a cujit_cache_stats to fill");
-  cj_cache_stats(engine->cache, stats);
-  return CUJIT_OK;
+  cujit_cache_stats all; /* filled whole, then the caller's part of it (cujit.h) */
+  size_t room;
+  cujit_status st = cj_struct_room(engine, "cujit_cache_stats_get", "cujit_cache_stats", stats,
+                                   sizeof all, CJ_CACHE_STATS_V1, &room);
+  if (st == CUJIT_OK) cj_cache_stats(engine->cache, &all), cj_struct_out(stats, room, &all);
+  return st;
 }
 
 cujit_status cujit_cache_clear(cujit_engine *engine) {

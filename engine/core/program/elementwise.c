@@ -6,6 +6,7 @@
 ** parameter list is read with the signature tokenizer and the one type-variable rule (lexicon.h).
 */
 #include "elementwise.h"
+#include "base/structs.h"
 #include "lang/lexicon.h"
 #include "library.h"
 
@@ -320,10 +321,17 @@ cujit_status cujit_elementwise_define(cujit_engine *engine, const char *params, 
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_elementwise_define needs an engine, the parameters, the expression and "
                    "an output pointer");
+  cujit_compile_options mine; /* the caller's layout made this library's (cujit.h) */
+  cujit_status bad = options
+                         ? cj_struct_in(engine, "cujit_elementwise_define", "cujit_compile_options",
+                                        options, &mine, sizeof mine, CJ_COMPILE_OPTIONS_V1)
+                         : CUJIT_OK;
+  if (bad != CUJIT_OK) return bad;
   cj_elementwise_kernel text;
   cujit_status st = cj_elementwise_text(engine, params, expr, name ? name : "elementwise", &text);
   if (st == CUJIT_OK)
-    st = cujit_kernel_define(engine, text.signature, text.body, text.preamble, options, out);
+    st = cujit_kernel_define(engine, text.signature, text.body, text.preamble,
+                             options ? &mine : NULL, out);
   cj_elementwise_text_free(&text);
   return st;
 }
@@ -334,7 +342,7 @@ static cujit_status ew_check_sizes(cujit_kernel *k, size_t n, const cujit_arg *a
                                    size_t *widest) {
   *widest = 0;
   for (size_t i = 0; i < nargs; i++) {
-    cujit_param_info info;
+    cujit_param_info info = CUJIT_PARAM_INFO_INIT;
     if (cujit_kernel_param(k, i, &info) != CUJIT_OK || info.kind != CUJIT_PARAM_POINTER) continue;
     const cujit_buffer *b = args[i].kind == CUJIT_ARG_BUFFER ? args[i].v.buffer : NULL;
     cujit_dtype d = info.dtype != CUJIT_DTYPE_NONE ? info.dtype : b ? b->dtype : CUJIT_DTYPE_NONE;
@@ -368,7 +376,7 @@ cujit_status cujit_elementwise_launch(cujit_kernel *kernel, size_t n, cujit_stre
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_elementwise_launch needs a kernel and the arguments");
   size_t np = cujit_kernel_param_count(kernel);
-  cujit_param_info last;
+  cujit_param_info last = CUJIT_PARAM_INFO_INIT;
   if (np == 0 || cujit_kernel_param(kernel, np - 1, &last) != CUJIT_OK ||
       strcmp(last.name, "n") != 0 || last.dtype != CUJIT_I64 || last.kind != CUJIT_PARAM_SCALAR)
     return cj_fail(kernel->engine, CUJIT_ERROR_INVALID_ARGUMENT,

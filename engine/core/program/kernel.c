@@ -4,6 +4,7 @@
 ** tell about themselves. Launching them is launch.c's.
 */
 #include "kernel.h"
+#include "base/structs.h"
 
 #include <stdio.h>
 #include <stdint.h>
@@ -197,6 +198,12 @@ cujit_status cujit_kernel_define(cujit_engine *engine, const char *signature, co
     return cj_fail(
         engine, CUJIT_ERROR_INVALID_ARGUMENT,
         "cujit_kernel_define needs an engine, a signature, a body and an output pointer");
+  cujit_compile_options mine; /* the caller's layout made this library's (cujit.h) */
+  cujit_status bad = options ? cj_struct_in(engine, "cujit_kernel_define", "cujit_compile_options",
+                                            options, &mine, sizeof mine, CJ_COMPILE_OPTIONS_V1)
+                             : CUJIT_OK;
+  if (bad != CUJIT_OK) return bad;
+  if (options) options = &mine;
   if (!options_valid(engine, options)) return CUJIT_ERROR_INVALID_ARGUMENT;
   cujit_kernel *k = kernel_new(engine);
   if (!k) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
@@ -451,9 +458,17 @@ cujit_status cujit_kernel_param(const cujit_kernel *kernel, size_t index, cujit_
     return cj_fail(kernel->engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "kernel '%s' has %zu parameter(s); there is no parameter %zu", kernel->sig.name,
                    kernel->sig.nparams, index);
+  size_t room;
+  cujit_status st = cj_struct_room(kernel->engine, "cujit_kernel_param", "cujit_param_info", info,
+                                   sizeof *info, CJ_PARAM_INFO_V1, &room);
+  if (st != CUJIT_OK) return st;
   const cj_param *p = &kernel->sig.params[index];
-  *info = (cujit_param_info){p->name, p->type,  p->kind,   p->dtype,    p->is_const,
-                             p->size, p->align, p->offset, p->type_var, p->nullable};
+  cujit_param_info all;
+  memset(&all, 0, sizeof all); /* padding too: no stack bytes reach the caller */
+  all.struct_size = sizeof all, all.name = p->name, all.type = p->type, all.kind = p->kind;
+  all.dtype = p->dtype, all.is_const = p->is_const, all.size = p->size, all.align = p->align;
+  all.offset = p->offset, all.type_var = p->type_var, all.nullable = p->nullable;
+  cj_struct_out(info, room, &all);
   return CUJIT_OK;
 }
 

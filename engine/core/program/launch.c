@@ -7,6 +7,7 @@
 */
 #include "launch.h"
 #include "backend/backend.h"
+#include "base/structs.h"
 #include "run/peer.h"
 
 #include <float.h>
@@ -425,6 +426,14 @@ static cujit_status launch_checked(cujit_kernel *kernel, const cujit_launch_conf
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "%s needs a kernel, a launch configuration and the arguments",
                    cooperative ? "cujit_launch_cooperative" : "cujit_launch");
+  cujit_launch_config mine; /* a layout other than this library's made this one (cujit.h) */
+  if (config->size != sizeof mine) {
+    cujit_status bad =
+        cj_struct_in(kernel->engine, cooperative ? "cujit_launch_cooperative" : "cujit_launch",
+                     "cujit_launch_config", config, &mine, sizeof mine, CJ_LAUNCH_CONFIG_V1);
+    if (bad != CUJIT_OK) return bad;
+    config = &mine;
+  }
   cujit_device *dev;
   cj_kernel_on_device *on;
   cujit_status st = cj_kernel_resolve(&kernel, args, nargs);
@@ -554,10 +563,17 @@ cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel, cujit_kernel_attr
   if (!kernel || !attrs)
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_kernel_attributes_get needs a kernel and an output pointer");
+  size_t room;
+  cujit_status st =
+      cj_struct_room(kernel->engine, "cujit_kernel_attributes_get", "cujit_kernel_attributes",
+                     attrs, sizeof *attrs, CJ_KERNEL_ATTRIBUTES_V1, &room);
   cujit_device *dev;
   cj_kernel_on_device *on;
-  cujit_status st = loaded_on_current(kernel, &dev, &on);
+  if (st == CUJIT_OK) st = loaded_on_current(kernel, &dev, &on);
   if (st != CUJIT_OK) return st;
-  attrs->size = sizeof *attrs; /* the layout filled */
-  return dev->ops->attributes(dev, on->fn, attrs);
+  cujit_kernel_attributes all; /* this layout, then the caller's part of it */
+  memset(&all, 0, sizeof all); /* padding too: no stack bytes reach the caller */
+  st = dev->ops->attributes(dev, on->fn, &all);
+  if (st == CUJIT_OK) cj_struct_out(attrs, room, &all);
+  return st;
 }

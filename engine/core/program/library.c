@@ -11,6 +11,7 @@
 */
 #include "launch.h"
 #include "library.h"
+#include "base/structs.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -89,7 +90,7 @@ static cujit_status build_kernels(cujit_engine *e, const cujit_device *dev, cons
                                   const char *what, const lib_kernel_text *texts, size_t count,
                                   cujit_kernel **out) {
   cujit_program *prog;
-  cujit_compile_options options = {0};
+  cujit_compile_options options = CUJIT_COMPILE_OPTIONS_INIT;
   options.arch = dev->arch; /* the device the work runs on, whichever is current */
   cujit_status st = cujit_program_compile(e, source, what, &options, &prog);
   if (st != CUJIT_OK) return st;
@@ -402,20 +403,28 @@ static cujit_status check_count(cujit_engine *e, const char *fn, const cujit_buf
   return CUJIT_OK;
 }
 
-static void store_result(cujit_dtype d, const unsigned char *raw, cujit_scalar *result) {
-  result->dtype = result_dtype(d);
-  if (result->dtype == CUJIT_F64)
-    memcpy(&result->v.f, raw, 8);
-  else if (result->dtype == CUJIT_I64)
-    memcpy(&result->v.i, raw, 8);
+/* Fills the caller's result, `room` bytes of it (cj_struct_room). */
+static void store_result(cujit_dtype d, const unsigned char *raw, cujit_scalar *result,
+                         size_t room) {
+  cujit_scalar all;
+  memset(&all, 0, sizeof all); /* padding too: no stack bytes reach the caller */
+  all.dtype = result_dtype(d);
+  if (all.dtype == CUJIT_F64)
+    memcpy(&all.v.f, raw, 8);
+  else if (all.dtype == CUJIT_I64)
+    memcpy(&all.v.i, raw, 8);
   else
-    memcpy(&result->v.u, raw, 8);
+    memcpy(&all.v.u, raw, 8);
+  cj_struct_out(result, room, &all);
 }
 
 static cujit_status reduce_common(const char *fn, int op, cujit_buffer *a, cujit_buffer *b,
                                   size_t count, cujit_scalar *result, cujit_stream *stream) {
   cujit_engine *e = a->device->engine;
-  cujit_status st;
+  size_t room;
+  cujit_status st =
+      cj_struct_room(e, fn, "cujit_scalar", result, sizeof *result, CJ_SCALAR_V1, &room);
+  if (st != CUJIT_OK) return st;
   if (cujit_stream_capturing(stream)) /* its copy to the host would be recorded, not done */
     return cj_fail(e, CUJIT_ERROR_UNSUPPORTED,
                    "%s cannot be captured into a graph: it returns its value to the host, which "
@@ -434,7 +443,7 @@ static cujit_status reduce_common(const char *fn, int op, cujit_buffer *a, cujit
       return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
                      "%s: the %s of no elements is undefined; check the length first", fn,
                      op == RED_MIN ? "minimum" : "maximum");
-    store_result(a->dtype, raw, result); /* all-zero bytes are 0 in every result type */
+    store_result(a->dtype, raw, result, room); /* all-zero bytes are 0 in every result type */
     return CUJIT_OK;
   }
   cujit_buffer *bufs[2] = {a, b};
@@ -447,7 +456,7 @@ static cujit_status reduce_common(const char *fn, int op, cujit_buffer *a, cujit
   st = reduce_kernels(s, dev, a->dtype, &ks);
   if (st == CUJIT_OK) st = run_reduction(s, dev, ks, op, a, b, count, stream, raw);
   pthread_mutex_unlock(&s->lock);
-  if (st == CUJIT_OK) store_result(a->dtype, raw, result);
+  if (st == CUJIT_OK) store_result(a->dtype, raw, result, room);
   return st;
 }
 

@@ -5,6 +5,7 @@
 ** the last reference, and the public cujit_program_* calls.
 */
 #include "program.h"
+#include "base/structs.h"
 #include "compile/includes.h"
 #include "compile/scan.h"
 #include "compile/source.h"
@@ -488,7 +489,13 @@ cujit_status cujit_program_compile(cujit_engine *engine, const char *source, con
   if (!source)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_program_compile: source is NULL; pass the CUDA C++ text to compile");
-  cujit_status st = cj_program_build(engine, source, name, options, out);
+  cujit_compile_options mine; /* the caller's layout made this library's (cujit.h) */
+  cujit_status bad = options
+                         ? cj_struct_in(engine, "cujit_program_compile", "cujit_compile_options",
+                                        options, &mine, sizeof mine, CJ_COMPILE_OPTIONS_V1)
+                         : CUJIT_OK;
+  if (bad != CUJIT_OK) return bad;
+  cujit_status st = cj_program_build(engine, source, name, options ? &mine : NULL, out);
   if (st == CUJIT_OK) cj_track(engine, &(*out)->link, program_destroy);
   return st;
 }
@@ -528,13 +535,19 @@ cujit_status cujit_program_compile_file(cujit_engine *engine, const char *path,
   if (!path || !*path)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_program_compile_file: path is NULL or empty");
+  cujit_compile_options mine; /* checked before the file is read */
+  cujit_status bad =
+      options ? cj_struct_in(engine, "cujit_program_compile_file", "cujit_compile_options", options,
+                             &mine, sizeof mine, CJ_COMPILE_OPTIONS_V1)
+              : CUJIT_OK;
+  if (bad != CUJIT_OK) return bad;
   struct stat st;
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
     return cj_fail(engine, CUJIT_ERROR_IO, "cannot read '%s': %s", path, strerror(EISDIR));
   char *source;
   cujit_status s = read_file(engine, path, &source);
   if (s != CUJIT_OK) return s;
-  s = cujit_program_compile(engine, source, path, options, out);
+  s = cujit_program_compile(engine, source, path, options ? &mine : NULL, out);
   free(source);
   return s;
 }

@@ -4,6 +4,7 @@
 ** device calls, and the reset that recovers from a fault.
 */
 #include "device.h"
+#include "base/structs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,8 +201,11 @@ cujit_status cujit_device_info_get(cujit_device *device, cujit_device_info *info
   if (!info)
     return cj_fail(device->engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_device_info_get: info is NULL; pass a cujit_device_info to fill");
-  *info = device->info;
-  return CUJIT_OK;
+  size_t room;
+  cujit_status st = cj_struct_room(device->engine, "cujit_device_info_get", "cujit_device_info",
+                                   info, sizeof device->info, CJ_DEVICE_INFO_V1, &room);
+  if (st == CUJIT_OK) cj_struct_out(info, room, &device->info);
+  return st;
 }
 
 int cujit_device_ordinal(const cujit_device *device) {
