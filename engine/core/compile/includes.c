@@ -30,6 +30,7 @@ typedef struct resolver {
   cj_includes *out;
   const char **dirs; /* -I directories in order, then the system one */
   size_t ndirs;
+  size_t system_at;  /* the system directory's index in dirs, ndirs when there is none */
   int no_source_dir; /* -no-source-include */
   uint64_t total_bytes;
   size_t header_cap, file_cap;
@@ -201,11 +202,39 @@ static int probe(resolver *r, const char *dir, const char *name, char *path, siz
   return 0;
 }
 
+/* The stand-in `prefix``spec` (kernels_src/std/), handed over as "cujit/std/<its name>" the first
+** time it is reached: the name the directive is rewritten to. NULL when there is none. The
+** compiler never sees a stand-in under the name the user wrote, so one can never answer an
+** #include or __has_include that a file of that name should (NVRTC finds in-memory headers first).
+*/
+static const char *standin(resolver *r, const char *prefix, const char *spec) {
+  const cj_include_request *rq = r->rq;
+  size_t pl = strlen(prefix);
+  for (size_t i = 0; i < rq->standin_count; i++) {
+    const char *nm = rq->standin_names[i];
+    if (strncmp(nm, prefix, pl) != 0 || strcmp(nm + pl, spec) != 0 ||
+        (!pl && strncmp(nm, "toolkit/", 8) == 0))
+      continue;
+    char internal[PATH_MAX];
+    snprintf(internal, sizeof internal, "cujit/std/%s", nm);
+    int idx = header_index(r->out, internal);
+    if (idx < 0) {
+      if (!add_header(r, internal, dup_n(rq->standin_sources[i], strlen(rq->standin_sources[i]))))
+        return NULL;
+      idx = (int)r->out->header_count - 1;
+    }
+    return r->out->header_names[idx];
+  }
+  return NULL;
+}
+
 /* The name the compiler should be given for an #include of `spec`, or NULL when it is a built-in
-** (unchanged) or found nowhere (left to the compiler, which will fail or use its own). */
+** (unchanged) or found nowhere (left to the compiler, which will fail or use its own). Stand-ins
+** come last, "toolkit/" ones just before the system directory. */
 static const char *resolve(resolver *r, const char *spec, int quoted, const char *from_dir,
                            const char *where, size_t line) {
   char path[PATH_MAX];
+  const char *s;
   if (r->failed || header_index(r->out, spec) >= 0) return NULL;
   for (size_t i = 0; i < r->rq->builtin_count; i++) /* a built-in: handed over when reached */
     if (strcmp(r->rq->builtin_names[i], spec) == 0) {
@@ -217,9 +246,59 @@ static const char *resolve(resolver *r, const char *spec, int quoted, const char
     return probe(r, NULL, spec, path, sizeof path) ? take_file(r, path, where, line) : NULL;
   if (quoted && from_dir && probe(r, from_dir, spec, path, sizeof path))
     return take_file(r, path, where, line);
-  for (size_t i = 0; i < r->ndirs; i++)
+  for (size_t i = 0; i < r->ndirs; i++) {
+    if (i == r->system_at && (s = standin(r, "toolkit/", spec)) != NULL) return s;
     if (probe(r, r->dirs[i], spec, path, sizeof path)) return take_file(r, path, where, line);
-  return NULL;
+  }
+  if (r->system_at == r->ndirs && (s = standin(r, "toolkit/", spec)) != NULL) return s;
+  return r->failed ? NULL : standin(r, "", spec);
+}
+
+/* Host-side library headers NVRTC cannot give and cujit has no stand-in for: with stand-ins on,
+** an active #include of one that no file answers stops the compile at the user's line, saying
+** what it is and what to do, rather than NVRTC's bare "cannot open source file". */
+static const char *const host_only[] = {"iostream",      "istream",      "ostream",
+                                        "fstream",       "sstream",      "iomanip",
+                                        "ios",           "iosfwd",       "streambuf",
+                                        "string",        "string_view",  "vector",
+                                        "list",          "forward_list", "deque",
+                                        "map",           "set",          "unordered_map",
+                                        "unordered_set", "queue",        "stack",
+                                        "algorithm",     "memory",       "thread",
+                                        "mutex",         "shared_mutex", "condition_variable",
+                                        "future",        "random",       "regex",
+                                        "exception",     "stdexcept",    "filesystem",
+                                        "locale",        "typeinfo",     "valarray",
+                                        "chrono",        "atomic",       "unistd.h",
+                                        "pthread.h",     "sys/time.h",   "sys/stat.h",
+                                        "fcntl.h",       "signal.h",     "windows.h",
+                                        "omp.h",         "errno.h",      "cerrno",
+                                        "csignal",       "wchar.h",      "cwchar",
+                                        "locale.h",      "clocale",      "setjmp.h",
+                                        "csetjmp"};
+
+/* At a header name: 1 when, stand-ins being on, it is a host-only header that no file answers;
+** then the directive at `kw` ("include" and what follows) is written as an #error into out. */
+static int refuse_host_only(resolver *r, const char *kw, const char *p, const char *from_dir,
+                            const char *where, size_t line, cj_buf *out, const char **copied) {
+  char close = *p == '"' ? '"' : *p == '<' ? '>' : 0;
+  const char *end = close ? strchr(p + 1, close) : NULL;
+  if (!r->rq->standin_count || !end || memchr(p, '\n', (size_t)(end - p))) return 0;
+  size_t n = (size_t)(end - p - 1), k = 0;
+  while (k < sizeof host_only / sizeof *host_only &&
+         !(strlen(host_only[k]) == n && strncmp(host_only[k], p + 1, n) == 0))
+    k++;
+  if (k == sizeof host_only / sizeof *host_only) return 0;
+  if (resolve(r, host_only[k], close == '"', from_dir, where, line) || r->failed) return 0;
+  cj_buf_add(out, *copied, (size_t)(kw - *copied));
+  cj_buf_printf(out,
+                "error \"<%s> is a host-only header: NVRTC compiles device code, and there is no "
+                "device version of it. Remove the #include, or guard it and the host code that "
+                "needs it with #ifndef __CUDACC_RTC__ (libcu++'s <cuda/std/...> has device "
+                "versions of some C++ headers)\"",
+                host_only[k]);
+  *copied = end + 1;
+  return 1;
 }
 
 /* --- scanning directives ---------------------------------------------------------------------- */
@@ -299,9 +378,14 @@ static void scan(resolver *r, const char *src, const char *from_dir, const char 
       if ((n == 7 && strncmp(q, "include", 7) == 0) ||
           (n == 12 && strncmp(q, "include_next", 12) == 0) ||
           (n == 6 && strncmp(q, "import", 6) == 0)) {
+        const char *kw = q;
         q = skip_blank(q + n);
-        cj_buf_add(out, copied, (size_t)(q - copied));
-        copied = header_name(r, q, from_dir, where, line, out);
+        if (n == 7 && refuse_host_only(r, kw, q, from_dir, where, line, out, &copied)) {
+          /* the rest of the line (a comment) follows the #error */
+        } else {
+          cj_buf_add(out, copied, (size_t)(q - copied));
+          copied = header_name(r, q, from_dir, where, line, out);
+        }
       } else {
         for (const char *h = q;;) {
           if (has && has < h) has = strstr(h, "__has_include");
@@ -343,6 +427,7 @@ static void read_flags(resolver *r) {
       r->no_source_dir = 1;
     if (dir) r->dirs[r->ndirs++] = dir;
   }
+  r->system_at = r->ndirs;
   if (rq->system_dir) r->dirs[r->ndirs++] = rq->system_dir;
 }
 
