@@ -24,6 +24,9 @@
 #include <type_traits>
 #include <utility>
 #include <limits>
+#include <algorithm>
+#include <iostream> // for the host code that prints the results (not in this file)
+#include <vector>
 #include <cuda_runtime.h>
 #include <device_launch_parameters.h>
 
@@ -69,10 +72,11 @@ extern "C" __global__ void step(float *x, float *v, const float *force, float dt
   if (isnan(e) || isinf(e)) e = FLT_MAX;
   x[i] = copy.x;
   v[i] = copy.v;
-  energy[i] = clamp_to(e, 0.0f, std::numeric_limits<float>::max());
+  energy[i] = std::min(clamp_to(e, 0.0f, std::numeric_limits<float>::max()), FLT_MAX);
   std::uint32_t lo = mix32((uint32_t)i), hi = mix32((uint32_t)i + 1u);
   if (lo > hi) std::swap(lo, hi);
   tags[i] = (lo ^ (hi << 1)) & (uint32_t)INT_MAX;
+  tags[i] = std::max(tags[i], (uint32_t)0);
   if (n < 0) printf("never: %d\n", n);
 }
 

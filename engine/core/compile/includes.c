@@ -213,7 +213,7 @@ static const char *standin(resolver *r, const char *prefix, const char *spec) {
   for (size_t i = 0; i < rq->standin_count; i++) {
     const char *nm = rq->standin_names[i];
     if (strncmp(nm, prefix, pl) != 0 || strcmp(nm + pl, spec) != 0 ||
-        (!pl && strncmp(nm, "toolkit/", 8) == 0))
+        (!pl && (strncmp(nm, "toolkit/", 8) == 0 || strncmp(nm, "host/", 5) == 0)))
       continue;
     char internal[PATH_MAX];
     snprintf(internal, sizeof internal, "cujit/std/%s", nm);
@@ -230,9 +230,10 @@ static const char *standin(resolver *r, const char *prefix, const char *spec) {
 
 /* The name the compiler should be given for an #include of `spec`, or NULL when it is a built-in
 ** (unchanged) or found nowhere (left to the compiler, which will fail or use its own). Stand-ins
-** come last, "toolkit/" ones just before the system directory. */
-static const char *resolve(resolver *r, const char *spec, int quoted, const char *from_dir,
-                           const char *where, size_t line) {
+** come last, "toolkit/" ones just before the system directory; the "host/" ones (host-only
+** headers, declaring nothing device code can use) answer an #include, never a __has_include. */
+static const char *resolve(resolver *r, const char *spec, int quoted, int directive,
+                           const char *from_dir, const char *where, size_t line) {
   char path[PATH_MAX];
   const char *s;
   if (r->failed || header_index(r->out, spec) >= 0) return NULL;
@@ -251,54 +252,8 @@ static const char *resolve(resolver *r, const char *spec, int quoted, const char
     if (probe(r, r->dirs[i], spec, path, sizeof path)) return take_file(r, path, where, line);
   }
   if (r->system_at == r->ndirs && (s = standin(r, "toolkit/", spec)) != NULL) return s;
-  return r->failed ? NULL : standin(r, "", spec);
-}
-
-/* Host-side library headers NVRTC cannot give and cujit has no stand-in for: with stand-ins on,
-** an active #include of one that no file answers stops the compile at the user's line, saying
-** what it is and what to do, rather than NVRTC's bare "cannot open source file". */
-static const char *const host_only[] = {"iostream",      "istream",      "ostream",
-                                        "fstream",       "sstream",      "iomanip",
-                                        "ios",           "iosfwd",       "streambuf",
-                                        "string",        "string_view",  "vector",
-                                        "list",          "forward_list", "deque",
-                                        "map",           "set",          "unordered_map",
-                                        "unordered_set", "queue",        "stack",
-                                        "algorithm",     "memory",       "thread",
-                                        "mutex",         "shared_mutex", "condition_variable",
-                                        "future",        "random",       "regex",
-                                        "exception",     "stdexcept",    "filesystem",
-                                        "locale",        "typeinfo",     "valarray",
-                                        "chrono",        "atomic",       "unistd.h",
-                                        "pthread.h",     "sys/time.h",   "sys/stat.h",
-                                        "fcntl.h",       "signal.h",     "windows.h",
-                                        "omp.h",         "errno.h",      "cerrno",
-                                        "csignal",       "wchar.h",      "cwchar",
-                                        "locale.h",      "clocale",      "setjmp.h",
-                                        "csetjmp"};
-
-/* At a header name: 1 when, stand-ins being on, it is a host-only header that no file answers;
-** then the directive at `kw` ("include" and what follows) is written as an #error into out. */
-static int refuse_host_only(resolver *r, const char *kw, const char *p, const char *from_dir,
-                            const char *where, size_t line, cj_buf *out, const char **copied) {
-  char close = *p == '"' ? '"' : *p == '<' ? '>' : 0;
-  const char *end = close ? strchr(p + 1, close) : NULL;
-  if (!r->rq->standin_count || !end || memchr(p, '\n', (size_t)(end - p))) return 0;
-  size_t n = (size_t)(end - p - 1), k = 0;
-  while (k < sizeof host_only / sizeof *host_only &&
-         !(strlen(host_only[k]) == n && strncmp(host_only[k], p + 1, n) == 0))
-    k++;
-  if (k == sizeof host_only / sizeof *host_only) return 0;
-  if (resolve(r, host_only[k], close == '"', from_dir, where, line) || r->failed) return 0;
-  cj_buf_add(out, *copied, (size_t)(kw - *copied));
-  cj_buf_printf(out,
-                "error \"<%s> is a host-only header: NVRTC compiles device code, and there is no "
-                "device version of it. Remove the #include, or guard it and the host code that "
-                "needs it with #ifndef __CUDACC_RTC__ (libcu++'s <cuda/std/...> has device "
-                "versions of some C++ headers)\"",
-                host_only[k]);
-  *copied = end + 1;
-  return 1;
+  if (r->failed || (s = standin(r, "", spec)) != NULL) return s;
+  return directive ? standin(r, "host/", spec) : NULL;
 }
 
 /* --- scanning directives ---------------------------------------------------------------------- */
@@ -326,10 +281,11 @@ static size_t ident_len(const char *p) {
   return n;
 }
 
-/* At a header name ("x.h" or <x.h>): resolves it and writes the directive up to its end into
-** out, the name replaced by its real path. Returns where scanning goes on. */
-static const char *header_name(resolver *r, const char *p, const char *from_dir, const char *where,
-                               size_t line, cj_buf *out) {
+/* At a header name ("x.h" or <x.h>) of an #include (`directive`) or a __has_include: resolves it
+** and writes the directive up to its end into out, the name replaced by its real path. Returns
+** where scanning goes on. */
+static const char *header_name(resolver *r, const char *p, int directive, const char *from_dir,
+                               const char *where, size_t line, cj_buf *out) {
   char close = *p == '"' ? '"' : *p == '<' ? '>' : 0;
   const char *end = close ? strchr(p + 1, close) : NULL;
   const char *nl = strchr(p, '\n');
@@ -343,7 +299,7 @@ static const char *header_name(resolver *r, const char *p, const char *from_dir,
     r->failed = 1;
     return p;
   }
-  const char *name = resolve(r, spec, close == '"', from_dir, where, line);
+  const char *name = resolve(r, spec, close == '"', directive, from_dir, where, line);
   free(spec);
   cj_buf_add(out, p, 1);
   if (name)
@@ -378,14 +334,9 @@ static void scan(resolver *r, const char *src, const char *from_dir, const char 
       if ((n == 7 && strncmp(q, "include", 7) == 0) ||
           (n == 12 && strncmp(q, "include_next", 12) == 0) ||
           (n == 6 && strncmp(q, "import", 6) == 0)) {
-        const char *kw = q;
         q = skip_blank(q + n);
-        if (n == 7 && refuse_host_only(r, kw, q, from_dir, where, line, out, &copied)) {
-          /* the rest of the line (a comment) follows the #error */
-        } else {
-          cj_buf_add(out, copied, (size_t)(q - copied));
-          copied = header_name(r, q, from_dir, where, line, out);
-        }
+        cj_buf_add(out, copied, (size_t)(q - copied));
+        copied = header_name(r, q, 1, from_dir, where, line, out);
       } else {
         for (const char *h = q;;) {
           if (has && has < h) has = strstr(h, "__has_include");
@@ -398,7 +349,7 @@ static void scan(resolver *r, const char *src, const char *from_dir, const char 
           /* A macro that wraps it (libcu++'s _CCCL_HAS_INCLUDE(_X)): tests nothing here. */
           if (n == 6 && strncmp(q, "define", 6) == 0 && *a != '"' && *a != '<') continue;
           cj_buf_add(out, copied, (size_t)(a - copied));
-          h = copied = header_name(r, a, from_dir, where, line, out);
+          h = copied = header_name(r, a, 0, from_dir, where, line, out);
         }
       }
       if (copied > eol) eol = line_end(copied); /* a name that ran past: never scan back */
@@ -443,7 +394,7 @@ static void pre_includes(resolver *r, const char *main_dir) {
              i + 1 < o->flag_count)
       spec = o->flags[++i];
     if (!spec) continue;
-    const char *name = resolve(r, spec, 1, main_dir, "the option", 0);
+    const char *name = resolve(r, spec, 1, 1, main_dir, "the option", 0);
     if (!name) continue;
     size_t n = strlen(prefix) + strlen(name) + 1;
     char *nf = malloc(n);

@@ -24,10 +24,10 @@ typedef struct cj_include_request {
   size_t builtin_count;
   /* Stand-ins for the standard headers NVRTC lacks (kernels_src/std/), or none: taken only where
   ** no file answers a name, never for a file that exists; "toolkit/NAME" is looked for before the
-  ** system directory (the toolkit's NAME cannot compile under NVRTC), NAME after it. Each is
-  ** handed over as "cujit/std/NAME", the directive rewritten to it, and hashed like any header.
-  ** With stand-ins, an #include of a host-only library header (<iostream>, <vector>) that no
-  ** file answers becomes an #error saying so, at the user's line. */
+  ** system directory (the toolkit's NAME cannot compile under NVRTC), NAME after it, and
+  ** "host/NAME" (a host-only header: its names fail where device code uses them) last, for an
+  ** #include only. Each is handed over as "cujit/std/<its name>", the directive rewritten to it,
+  ** and hashed like any header. */
   const char *const *standin_names;
   const char *const *standin_sources;
   size_t standin_count;
