@@ -129,6 +129,25 @@ Test(std_headers, handed_over_under_their_own_name_where_no_file_answers) {
   cj_includes_free(&inc);
 }
 
+Test(std_headers, none_for_what_the_toolkit_names_in_branches_nvrtc_skips) {
+  /* The toolkit's headers name <cstdint>, <utility> where NVRTC never goes: a stand-in there
+  ** would drag libcu++ into every key and manifest (cuda_fp16.h: 16 files would become 257). */
+  const char *text = "#ifndef __CUDACC_RTC__\n#include <cstdint>\n#include <vector>\n#endif\n";
+  put("tk/tk.h", text);
+  put("mine/mine.h", text);
+  cj_includes inc;
+  resolve("#include <tk.h>\n", 1, NULL, 0, at("tk"), &inc);
+  cr_assert_eq(inc.header_count, 1, "the toolkit's header alone");
+  cj_includes_free(&inc);
+  char flag[600];
+  snprintf(flag, sizeof flag, "-I%s", at("mine"));
+  const char *flags[] = {flag};
+  resolve("#include <mine.h>\n", 1, flags, 1, at("tk"), &inc);
+  cr_assert_not_null(header_text(&inc, "cujit/std/cstdint"), "a user's header gets them");
+  cr_assert_not_null(header_text(&inc, "cujit/std/host/vector"));
+  cj_includes_free(&inc);
+}
+
 Test(std_headers, a_user_header_of_the_same_name_wins_and_changes_the_key) {
   cj_includes standin, user, changed;
   resolve(SOURCE, 1, NULL, 0, NULL, &standin);
