@@ -1,12 +1,14 @@
--- test_std_headers.lua -- a .cu that includes the C and C++ standard headers (tests/stdhdr/
--- springs.cu) compiles with NVRTC for sm_90, where cujit stands in for the headers NVRTC lacks,
--- and runs on the device (the GPU, or the CPU device with the host's own headers) against the
--- host's results; a host-only header (<iostream>) compiles where only host code would use it, and
--- fails naming it where device code does.
+-- test_std_headers.lua -- a .cu that includes the C and C++ standard headers, itself and through
+-- its helper header (tests/stdhdr/springs.cu, inc/spring_helpers.h), compiles with NVRTC for
+-- sm_90, where cujit stands in for the headers NVRTC lacks, and runs on the device (the GPU, or
+-- the CPU device with the host's own headers) against the host's results; a host-only header
+-- (<iostream>) compiles where only host code would use it, and fails naming it where device code
+-- does.
 local h = require "helper"
 local cuda = require "cujit"
 
 local file = h.here() .. "../stdhdr/springs.cu"
+local opts = {include_dirs = {h.here() .. "../stdhdr/inc"}} -- its helper header
 h.need_gpu(cuda)
 
 local function mix32(x)
@@ -19,12 +21,12 @@ end
 
 h.test("springs.cu compiles for sm_90 with the stand-in headers", function()
   h.need_nvrtc(cuda)
-  local m = cuda.load(file, {arch = "sm_90"})
+  local m = cuda.load(file, {arch = "sm_90", include_dirs = opts.include_dirs})
   h.eq(table.concat(m:kernels(), " "), "step facts", "its kernels")
 end)
 
 h.test("springs.cu runs: the headers' constants and functions, against the host", function()
-  local m = cuda.load(file)
+  local m = cuda.load(file, opts)
   local f = cuda.device_array(10, "i64")
   m.facts[{1, 1}](f)
   local got = {}

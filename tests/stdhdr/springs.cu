@@ -29,22 +29,11 @@
 #include <vector>
 #include <cuda_runtime.h>
 #include <device_launch_parameters.h>
-
-#define STEP_BLOCK 256
+#include <spring_helpers.h> // mix32, STEP_BLOCK
 
 struct Spring {
   float x, v;
 };
-
-// Integer hash of an index (a murmur-style finalizer): exact on every device.
-__device__ uint32_t mix32(uint32_t h) {
-  h ^= h >> 16;
-  h *= 0x7feb352dU;
-  h ^= h >> 15;
-  h *= 0x846ca68bU;
-  h ^= h >> 16;
-  return h;
-}
 
 template <typename T>
 __device__ T clamp_to(T a, T lo, T hi) {
