@@ -1,5 +1,7 @@
 # embed.cmake -- run at build time (cmake -P): turns the device headers of kernels_src/ into a C
 # file of byte arrays, so libcujit never depends on where it was built.
+# kernels_src/std/ (the stand-in standard headers for NVRTC, includes.c) is embedded apart: those
+# are found only where no file answers an #include, and are hashed as each program includes them.
 # Inputs: SRC_DIR (kernels_src), OUT (the .c file to write), WRITER (the CPU device's unit writer
 # and compile flags, files separated by |: their digest, cj_cpu_writer_hash, joins that device's key).
 file(GLOB_RECURSE headers RELATIVE "${SRC_DIR}" "${SRC_DIR}/cujit/*.h" "${SRC_DIR}/cujit/*.cuh")
@@ -20,11 +22,32 @@ foreach(h IN LISTS headers)
   string(APPEND sources "  header_${i},\n")
   math(EXPR i "${i} + 1")
 endforeach()
+file(GLOB_RECURSE standins RELATIVE "${SRC_DIR}/std" "${SRC_DIR}/std/*")
+list(SORT standins)
+foreach(h IN LISTS standins) # in the digest too: a manifest hit must not outlive a stand-in's change
+  file(READ "${SRC_DIR}/std/${h}" text)
+  string(APPEND all "std/${h}\n${text}\n")
+endforeach()
 string(SHA256 digest "${all}")
+set(std_names "")
+set(std_sources "")
+set(j 0)
+foreach(h IN LISTS standins)
+  file(READ "${SRC_DIR}/std/${h}" hex HEX)
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," hex "${hex}")
+  string(REGEX REPLACE "(0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,)" "\\1\n" hex "${hex}")
+  string(APPEND body "static const char std_header_${j}[] = {\n${hex}0x00};\n")
+  string(APPEND std_names "  \"${h}\",\n")
+  string(APPEND std_sources "  std_header_${j},\n")
+  math(EXPR j "${j} + 1")
+endforeach()
 string(APPEND body "\nconst char *const cj_embedded_header_names[] = {\n${names}  NULL};\n")
 string(APPEND body "const char *const cj_embedded_header_sources[] = {\n${sources}  NULL};\n")
 string(APPEND body "const size_t cj_embedded_header_count = ${i};\n")
 string(APPEND body "const char cj_embedded_headers_hash[] = \"${digest}\";\n")
+string(APPEND body "\nconst char *const cj_std_header_names[] = {\n${std_names}  NULL};\n")
+string(APPEND body "const char *const cj_std_header_sources[] = {\n${std_sources}  NULL};\n")
+string(APPEND body "const size_t cj_std_header_count = ${j};\n")
 string(REPLACE "|" ";" writer_files "${WRITER}")
 set(writer "")
 foreach(f IN LISTS writer_files)

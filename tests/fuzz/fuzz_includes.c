@@ -12,7 +12,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *source = fuzz_cstring(data, size);
   const char *flags[] = {"-I/nonexistent/cujit-fuzz", "--pre-include=/nonexistent/p.h"};
   const char *names[] = {"cujit/fuzz.h"}, *sources[] = {"#include <cujit/fuzz.h>\n"};
-  cj_include_request rq = {source, "/nonexistent/k.cu", flags, 2, NULL, names, sources, 1};
+  /* stand-ins too: they answer names no file does, host/ ones for an #include only */
+  const char *std_names[] = {"stdio.h", "toolkit/t.h", "host/vector"};
+  const char *std_sources[] = {"#include <stdio.h>\n#include <t.h>\n", "#include <vector>\n",
+                               "#if __has_include(<stdio.h>)\n#include <vector>\n#endif\n"};
+  cj_include_request rq = {.source = source,
+                           .name = "/nonexistent/k.cu",
+                           .flags = flags,
+                           .flag_count = 2,
+                           .builtin_names = names,
+                           .builtin_sources = sources,
+                           .builtin_count = 1,
+                           .standin_names = std_names,
+                           .standin_sources = std_sources,
+                           .standin_count = 3};
   cj_includes inc;
   if (!cj_includes_resolve(&rq, &inc)) abort();
   uint8_t key[16] = {1, 2, 3}, got[16];

@@ -464,6 +464,11 @@ static cujit_status resolve_lookup(cujit_engine *engine, const char *source, con
                              .builtin_names = cj_embedded_header_names,
                              .builtin_sources = cj_embedded_header_sources,
                              .builtin_count = cj_embedded_header_count};
+    if (strcmp(arch, "cpu") != 0) { /* NVRTC's: g++ has the host's own standard headers */
+      rq.standin_names = cj_std_header_names;
+      rq.standin_sources = cj_std_header_sources;
+      rq.standin_count = cj_std_header_count;
+    }
     if (!cj_includes_resolve(&rq, inc))
       return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
     if (!inc->cacheable)

@@ -30,7 +30,9 @@ typedef struct resolver {
   cj_includes *out;
   const char **dirs; /* -I directories in order, then the system one */
   size_t ndirs;
-  int no_source_dir; /* -no-source-include */
+  size_t system_at;           /* the system directory's index in dirs, ndirs when there is none */
+  char system_real[PATH_MAX]; /* its real path, "" when none: files under it get no stand-in */
+  int no_source_dir;          /* -no-source-include */
   uint64_t total_bytes;
   size_t header_cap, file_cap;
   int failed; /* out of memory */
@@ -201,11 +203,41 @@ static int probe(resolver *r, const char *dir, const char *name, char *path, siz
   return 0;
 }
 
+/* The stand-in `prefix``spec` (kernels_src/std/), handed over as "cujit/std/<its name>" the first
+** time it is reached: the name the directive is rewritten to. NULL when there is none. The
+** compiler never sees a stand-in under the name the user wrote, so one can never answer an
+** #include or __has_include that a file of that name should (NVRTC finds in-memory headers first).
+*/
+static const char *standin(resolver *r, const char *prefix, const char *spec) {
+  const cj_include_request *rq = r->rq;
+  size_t pl = strlen(prefix);
+  for (size_t i = 0; i < rq->standin_count; i++) {
+    const char *nm = rq->standin_names[i];
+    if (strncmp(nm, prefix, pl) != 0 || strcmp(nm + pl, spec) != 0 ||
+        (!pl && (strncmp(nm, "toolkit/", 8) == 0 || strncmp(nm, "host/", 5) == 0)))
+      continue;
+    char internal[PATH_MAX];
+    snprintf(internal, sizeof internal, "cujit/std/%s", nm);
+    int idx = header_index(r->out, internal);
+    if (idx < 0) {
+      if (!add_header(r, internal, dup_n(rq->standin_sources[i], strlen(rq->standin_sources[i]))))
+        return NULL;
+      idx = (int)r->out->header_count - 1;
+    }
+    return r->out->header_names[idx];
+  }
+  return NULL;
+}
+
 /* The name the compiler should be given for an #include of `spec`, or NULL when it is a built-in
-** (unchanged) or found nowhere (left to the compiler, which will fail or use its own). */
-static const char *resolve(resolver *r, const char *spec, int quoted, const char *from_dir,
-                           const char *where, size_t line) {
+** (unchanged) or found nowhere (left to the compiler, which will fail or use its own). Stand-ins
+** come last, "toolkit/" ones just before the system directory (`standins` 1), and the "host/"
+** ones (host-only headers, declaring nothing device code can use) too with `standins` 2: for an
+** #include, never a __has_include. */
+static const char *resolve(resolver *r, const char *spec, int quoted, int standins,
+                           const char *from_dir, const char *where, size_t line) {
   char path[PATH_MAX];
+  const char *s;
   if (r->failed || header_index(r->out, spec) >= 0) return NULL;
   for (size_t i = 0; i < r->rq->builtin_count; i++) /* a built-in: handed over when reached */
     if (strcmp(r->rq->builtin_names[i], spec) == 0) {
@@ -217,9 +249,14 @@ static const char *resolve(resolver *r, const char *spec, int quoted, const char
     return probe(r, NULL, spec, path, sizeof path) ? take_file(r, path, where, line) : NULL;
   if (quoted && from_dir && probe(r, from_dir, spec, path, sizeof path))
     return take_file(r, path, where, line);
-  for (size_t i = 0; i < r->ndirs; i++)
+  for (size_t i = 0; i < r->ndirs; i++) {
+    if (standins && i == r->system_at && (s = standin(r, "toolkit/", spec)) != NULL) return s;
     if (probe(r, r->dirs[i], spec, path, sizeof path)) return take_file(r, path, where, line);
-  return NULL;
+  }
+  if (!standins || r->failed) return NULL;
+  if (r->system_at == r->ndirs && (s = standin(r, "toolkit/", spec)) != NULL) return s;
+  if ((s = standin(r, "", spec)) != NULL) return s;
+  return standins == 2 ? standin(r, "host/", spec) : NULL;
 }
 
 /* --- scanning directives ---------------------------------------------------------------------- */
@@ -247,10 +284,11 @@ static size_t ident_len(const char *p) {
   return n;
 }
 
-/* At a header name ("x.h" or <x.h>): resolves it and writes the directive up to its end into
-** out, the name replaced by its real path. Returns where scanning goes on. */
-static const char *header_name(resolver *r, const char *p, const char *from_dir, const char *where,
-                               size_t line, cj_buf *out) {
+/* At a header name ("x.h" or <x.h>): resolves it (`standins` as resolve takes it) and writes the
+** directive up to its end into out, the name replaced by its real path. Returns where scanning
+** goes on. */
+static const char *header_name(resolver *r, const char *p, int standins, const char *from_dir,
+                               const char *where, size_t line, cj_buf *out) {
   char close = *p == '"' ? '"' : *p == '<' ? '>' : 0;
   const char *end = close ? strchr(p + 1, close) : NULL;
   const char *nl = strchr(p, '\n');
@@ -264,7 +302,7 @@ static const char *header_name(resolver *r, const char *p, const char *from_dir,
     r->failed = 1;
     return p;
   }
-  const char *name = resolve(r, spec, close == '"', from_dir, where, line);
+  const char *name = resolve(r, spec, close == '"', standins, from_dir, where, line);
   free(spec);
   cj_buf_add(out, p, 1);
   if (name)
@@ -287,6 +325,12 @@ static const char *line_end(const char *p) {
 ** __has_include in it; `from_dir` is where its quoted names are looked for first. */
 static void scan(resolver *r, const char *src, const char *from_dir, const char *where,
                  cj_buf *out) {
+  /* The toolkit's headers (libcu++'s among them) are written for NVRTC: a standard header they
+  ** name sits in a branch NVRTC skips, and a stand-in for it would only drag libcu++ into every
+  ** key and manifest (cuda_fp16.h: 16 files would become 257). */
+  size_t sl = strlen(r->system_real);
+  int std_ok =
+      r->rq->standin_count && !(sl && strncmp(where, r->system_real, sl) == 0 && where[sl] == '/');
   const char *p = src, *copied = src;
   const char *has = strstr(src, "__has_include"); /* the next one; searched again only past it, */
   size_t line = 1;                                /* so a text of many directives stays linear */
@@ -301,7 +345,7 @@ static void scan(resolver *r, const char *src, const char *from_dir, const char 
           (n == 6 && strncmp(q, "import", 6) == 0)) {
         q = skip_blank(q + n);
         cj_buf_add(out, copied, (size_t)(q - copied));
-        copied = header_name(r, q, from_dir, where, line, out);
+        copied = header_name(r, q, std_ok ? 2 : 0, from_dir, where, line, out);
       } else {
         for (const char *h = q;;) {
           if (has && has < h) has = strstr(h, "__has_include");
@@ -314,7 +358,7 @@ static void scan(resolver *r, const char *src, const char *from_dir, const char 
           /* A macro that wraps it (libcu++'s _CCCL_HAS_INCLUDE(_X)): tests nothing here. */
           if (n == 6 && strncmp(q, "define", 6) == 0 && *a != '"' && *a != '<') continue;
           cj_buf_add(out, copied, (size_t)(a - copied));
-          h = copied = header_name(r, a, from_dir, where, line, out);
+          h = copied = header_name(r, a, std_ok, from_dir, where, line, out);
         }
       }
       if (copied > eol) eol = line_end(copied); /* a name that ran past: never scan back */
@@ -343,6 +387,7 @@ static void read_flags(resolver *r) {
       r->no_source_dir = 1;
     if (dir) r->dirs[r->ndirs++] = dir;
   }
+  r->system_at = r->ndirs;
   if (rq->system_dir) r->dirs[r->ndirs++] = rq->system_dir;
 }
 
@@ -358,7 +403,7 @@ static void pre_includes(resolver *r, const char *main_dir) {
              i + 1 < o->flag_count)
       spec = o->flags[++i];
     if (!spec) continue;
-    const char *name = resolve(r, spec, 1, main_dir, "the option", 0);
+    const char *name = resolve(r, spec, 1, 2, main_dir, "the option", 0);
     if (!name) continue;
     size_t n = strlen(prefix) + strlen(name) + 1;
     char *nf = malloc(n);
@@ -411,6 +456,7 @@ int cj_includes_resolve(const cj_include_request *rq, cj_includes *out) {
   for (size_t i = 0; !r.failed && i < rq->flag_count; i++)
     if (!(out->flags[out->flag_count++] = dup_n(rq->flags[i], strlen(rq->flags[i])))) r.failed = 1;
   if (!r.failed) read_flags(&r);
+  if (!rq->system_dir || !realpath(rq->system_dir, r.system_real)) r.system_real[0] = '\0';
   const char *source_dir = r.no_source_dir ? NULL : main_dir;
   cj_buf main = {0};
   if (!r.failed && cj_includes_none(rq->source, NULL, 0)) /* nothing to rewrite: a copy */

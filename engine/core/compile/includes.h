@@ -22,7 +22,21 @@ typedef struct cj_include_request {
   const char *const *builtin_names; /* headers the compiler holds in memory (<cujit/...>); */
   const char *const *builtin_sources; /* they are found before any file */
   size_t builtin_count;
+  /* Stand-ins for the standard headers NVRTC lacks (kernels_src/std/), or none: taken only where
+  ** no file answers a name, never for a file that exists; "toolkit/NAME" is looked for before the
+  ** system directory (the toolkit's NAME cannot compile under NVRTC), NAME after it, and
+  ** "host/NAME" (a host-only header: its names fail where device code uses them) last, for an
+  ** #include only. Each is handed over as "cujit/std/<its name>", the directive rewritten to it,
+  ** and hashed like any header. */
+  const char *const *standin_names;
+  const char *const *standin_sources;
+  size_t standin_count;
 } cj_include_request;
+
+/* The stand-ins cmake/embed.cmake embeds from kernels_src/std/ (names relative to it). */
+extern const char *const cj_std_header_names[];
+extern const char *const cj_std_header_sources[];
+extern const size_t cj_std_header_count;
 
 typedef struct cj_include_file {
   char *path;      /* as it was found ("./hdr.h", "inc/sub/x.h"), NULL for a path probed absent */
