@@ -237,7 +237,7 @@ static cujit_status compile(const char *source, const cujit_compile_options *op,
   return st;
 }
 
-static const cujit_compile_options sm90 = {.arch = "sm_90"};
+static const cujit_compile_options sm90 = {.size = sizeof(cujit_compile_options), .arch = "sm_90"};
 
 Test(std_headers, every_standin_compiles_and_a_users_header_wins) {
   /* A kernel that stores VALUE: 11 with the stand-in <stdint.h>, the user's own VALUE where
@@ -270,7 +270,10 @@ Test(std_headers, every_standin_compiles_and_a_users_header_wins) {
   /* the project's own stdint.h (a whole one: <cstdint> builds on it) */
   put("inc/stdint.h", "#include <cuda/std/cstdint>\n#define VALUE 22\n");
   const char *dirs[] = {at("inc")};
-  cujit_compile_options op = {.arch = "sm_90", .include_dirs = dirs, .include_dir_count = 1};
+  cujit_compile_options op = {.size = sizeof(cujit_compile_options),
+                              .arch = "sm_90",
+                              .include_dirs = dirs,
+                              .include_dir_count = 1};
   st = compile(src, &op, msg, sizeof msg, &cached, ptx, sizeof ptx);
   cr_assert_eq(st, CUJIT_OK, "%s", msg);
   cr_assert_eq(cached, 0, "the user's header: another key");
