@@ -3,7 +3,9 @@
 -- on the rows and columns of a matrix) against the elements they must hold, bounds one past
 -- either end, and copies between arrays of another dtype but the same element count (device to
 -- device, to and from host arrays), which must be refused rather than copy the bytes; the arrays
--- are left as they were. On a GPU when there is one, else on the CPU device.
+-- are left as they were; launch configurations one past each of the device's limits (block and
+-- grid axes, threads per block, dynamic shared memory) refused naming the limit, and the limits
+-- themselves accepted. On a GPU when there is one, else on the CPU device.
 local h = require "helper"
 local cuda = require "cujit"
 
@@ -89,6 +91,37 @@ h.test("copies between dtypes of the same element count are refused", function()
   local m = cuda.zeros({2, 4}, "f32")
   m:copy_from(f)
   h.same(m:totable()[2], {5, 6, 7, 8}, nil, "f32[8] into f32[2][4]")
+end)
+
+h.test("launches one past each of the device's limits are refused, naming it", function()
+  local dev = cuda.device()
+  local name = dev.arch == "cpu" and "the CPU device" or ("device " .. dev.ordinal)
+  local k = cuda.jit("mark(int *x)", [[
+    int t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+    atomicAdd(&x[0], 1);
+    if (t == 0) atomicAdd(&x[1], 1);
+  ]])
+  local x = cuda.zeros(2, "i32")
+  local bd, gd = dev.max_block_dim, dev.max_grid_dim
+  local function refused(cfg, msg)
+    h.raises("kernel 'mark': " .. msg, function() k[cfg](x) end)
+  end
+  refused({1, bd[1] + 1}, string.format("block.x = %d is over %s's limit of %d", bd[1] + 1, name, bd[1]))
+  refused({1, {1, bd[2] + 1, 1}}, string.format("block.y = %d is over %s's limit of %d", bd[2] + 1, name, bd[2]))
+  refused({1, {1, 1, bd[3] + 1}}, string.format("block.z = %d is over %s's limit of %d", bd[3] + 1, name, bd[3]))
+  refused({{1, gd[2] + 1, 1}, 1}, string.format("grid.y = %d is over %s's limit of %d", gd[2] + 1, name, gd[2]))
+  refused({{1, 1, gd[3] + 1}, 1}, string.format("grid.z = %d is over %s's limit of %d", gd[3] + 1, name, gd[3]))
+  local t = dev.max_threads_per_block
+  refused({1, {t // 2, 2, 2}}, string.format("a block of %d threads is over %s's limit of %d", 2 * t, name, t))
+  local sh = dev.max_shared_per_block_optin
+  refused({1, 32, shared = sh + 1}, string.format(
+    "%d bytes of dynamic shared memory is over %s's limit of %d bytes per block", sh + 1, name, sh))
+  h.eq(x:totable()[1], 0, "no refused launch ran")
+  -- at the limits: accepted, and every thread runs
+  k[{1, t}](x)
+  k[{2, {1, 1, bd[3]}}](x)
+  k[{{1, 3, 2}, {t // 4, 2, 2}}](x)
+  h.same(x:totable(), {t + 2 * bd[3] + 6 * t, 1 + 2 + 6}, nil, "threads and blocks that ran")
 end)
 
 h.run()
