@@ -126,6 +126,27 @@ else
   echo "note: no lua5.4 here; the comparison with stock lua is not made"
 fi
 
+# --- a subcommand's name is a script's after an option, with '/' or '.lua' ---------------------------
+for args in "-- devices" "-v devices" "-e x=1 cache" "-E compile"; do
+  # shellcheck disable=SC2086
+  run "$CUJIT" $args </dev/null
+  check_rc "cujit $args: a script" 1
+  check "cujit $args: the script is looked for" "$err" "^cujit: cannot open ${args##* }: No such file or directory$"
+done
+for name in compile.lua devices/ ./help; do
+  run "$CUJIT" "$name" </dev/null
+  same "cujit $name: a script" "$err" "cujit: cannot open $name: No such file or directory"
+done
+run "$CUJIT" --versio
+check_rc "--versio: a Lua option, unknown" 1
+same "--versio: the message" "$(head -1 <<<"$err")" "cujit: unrecognized option '--versio'"
+run "$CUJIT" help
+help_out=$out
+run "$CUJIT" --help
+same "--help is help" "$out" "$help_out"
+check "help: the Lua options" "$out" '^  -W        turn warnings on$'
+check "help: the compile options" "$out" '^  -o OUT            output file'
+
 # --- REPL commands on a pipe ------------------------------------------------------------------------
 repl() { run "$CUJIT" -i <<<"$1"; }
 repl ':history'
