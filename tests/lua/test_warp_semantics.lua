@@ -29,6 +29,21 @@ extern "C" __global__ void shuffles(const int *x, const int *src, int *out) {
   }
 }
 
+// 64-bit values through every shuffle (both halves must travel), at each width.
+extern "C" __global__ void shuffles64(const long long *x, const int *src, long long *out,
+                                      double *dout) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  long long v = x[t];
+  double d = (double)v * 0.5;
+  for (int wi = 0; wi < 6; wi++) {
+    int w = 1 << wi, o = (t * 6 + wi) * 4;
+    out[o + 0] = __shfl_sync(0xffffffffu, v, src[t], w);
+    out[o + 1] = __shfl_up_sync(0xffffffffu, v, 3u, w);
+    out[o + 2] = __shfl_down_sync(0xffffffffu, v, 5u, w);
+    dout[o + 3] = __shfl_xor_sync(0xffffffffu, d, 6, w);
+  }
+}
+
 // Only the even lanes take part, reading from even lanes.
 extern "C" __global__ void shuffles_even(const int *x, int *out) {
   int t = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31;
@@ -236,7 +251,7 @@ h.test("the source compiles for sm_90 with NVRTC (what a GPU runs)", function()
   if not cuda.version().nvrtc then return h.need_nvrtc(cuda) end -- fails where it is required
   local p = cuda.source(SRC, {arch = "sm_90"})
   local ptx = p:ptx()
-  for _, name in ipairs({"shuffles", "votes", "matches", "reductions", "barriers", "inc_dec",
+  for _, name in ipairs({"shuffles", "shuffles64", "votes", "matches", "reductions", "barriers", "inc_dec",
                          "adds", "bitwise", "swaps"}) do
     h.contains(ptx, ".entry " .. name, "the PTX")
   end
@@ -283,6 +298,32 @@ h.test("shuffles at every width, sources out of range, deltas past the width", f
     end
   end
   h.check(bad == 0, string.format("%d wrong shuffles; first: %s", bad, first))
+end)
+
+h.test("64-bit shuffles (long long, double) at every width", function()
+  local xs, srcs = {}, {}
+  for t = 1, N do
+    xs[t] = (math.random(-1000000, 1000000) << 32) + t * 8 -- distinct halves
+    srcs[t] = math.random(-40, 80)
+  end
+  local out, dout = cuda.full(N * 24, -1, "i64"), cuda.full(N * 24, -1, "f64")
+  launch(program().shuffles64, cuda.to_device(xs, "i64"), cuda.to_device(srcs, "i32"), out, dout)
+  local got, dgot = out:totable(), dout:totable()
+  for t = 0, N - 1 do
+    local lane, base = t % 32, t - t % 32
+    for wi, w in ipairs(WIDTHS) do
+      local seg, o = lane - lane % w, (t * 6 + wi - 1) * 4
+      local what = string.format("thread %d width %d", t, w)
+      h.eq(got[o + 1], xs[base + seg + (srcs[t + 1] & (w - 1)) + 1], what .. " __shfl_sync")
+      local j = lane - 3
+      h.eq(got[o + 2], j >= seg and xs[base + j + 1] or xs[t + 1], what .. " __shfl_up_sync 3")
+      j = lane + 5
+      h.eq(got[o + 3], j <= seg + w - 1 and xs[base + j + 1] or xs[t + 1], what .. " __shfl_down_sync 5")
+      j = lane ~ 6
+      h.eq(dgot[o + 4], (j <= seg + w - 1 and xs[base + j + 1] or xs[t + 1]) * 0.5,
+           what .. " __shfl_xor_sync 6 (double)")
+    end
+  end
 end)
 
 h.test("shuffles among the even lanes only (mask 0x55555555)", function()
