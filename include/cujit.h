@@ -931,9 +931,10 @@ CUJIT_API cujit_status cujit_elementwise_launch(cujit_kernel *kernel, size_t n,
 ** and elementwise kernels take it; free it with cujit_buffer_free.
 ** ------------------------------------------------------------------------------------------- */
 
-/* A view of `bytes` bytes of `buffer` from `offset` (both whole `dtype` elements), sharing its
-** memory. Freeing the viewed buffer (or a reset) leaves the view lost: every call then refuses it,
-** saying so; free the view as any buffer (that frees no memory). A view of a view views the
+/* A view of `bytes` bytes of `buffer` from `offset` (both whole `dtype` elements, and so must be
+** where the view starts in the memory a view of a view shares), sharing its memory. Freeing the
+** viewed buffer (or a reset) leaves the view lost: every call then refuses it, saying so; free
+** the view as any buffer (that frees no memory). A view of a view views the
 ** first buffer, so freeing the middle one leaves it usable. Making and freeing the views of one
 ** buffer (and freeing the buffer) from several threads at once needs the caller's lock, as
 ** freeing one buffer from two threads would. */

@@ -167,14 +167,25 @@ typedef struct compile_args {
 } compile_args;
 
 /* The value of an option given as "-D X", "-DX", "--arch sm_90" or "--arch=sm_90"; advances *i
-** past it. NULL (after a message) when it is missing. */
+** past it. NULL (after a message) when it is missing. A separate value that looks like an option
+** is one (`-o --cubin` forgot the file name, which would otherwise be "--cubin"), except for -X,
+** whose values are NVRTC's options, and "-o -" (stdout); such a value can be joined instead. */
 static const char *option_value(int argc, char **argv, int *i, const char *opt) {
   const char *a = argv[*i];
   size_t n = strlen(opt);
   if (a[n] == '=' && n > 2) return a + n + 1;
   if (a[n] != '\0' && n == 2) return a + n;
-  if (*i + 1 < argc) return argv[++*i];
-  fprintf(stderr, CLI_NAME " compile: option '%s' needs a value\n", opt);
+  const char *next = *i + 1 < argc ? argv[*i + 1] : NULL;
+  if (next && (next[0] != '-' || strcmp(opt, "-X") == 0 ||
+               (strcmp(opt, "-o") == 0 && strcmp(next, "-") == 0)))
+    return argv[++*i];
+  if (next)
+    fprintf(stderr,
+            CLI_NAME " compile: option '%s' needs a value, and '%s' after it is an option (a "
+                     "value that starts with '-' is joined to it: %s%s%s)\n",
+            opt, next, opt, n > 2 ? "=" : "", next);
+  else
+    fprintf(stderr, CLI_NAME " compile: option '%s' needs a value\n", opt);
   return NULL;
 }
 

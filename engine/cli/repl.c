@@ -560,8 +560,11 @@ static void run_statement(repl *r) {
   double wall = now_seconds() - start;
   install_repl_sigint();
   if (status == LUA_OK) {
+    /* An expression that gave no value (print(1), a call that returns nothing) printed none: it
+    ** is kept as the statement it is, since :save's print(...) around it would add a line. */
+    int values = lua_gettop(L) > base;
     repl_print_values(L, base);
-    if (r->pending) repl_session_add(r->session, r->pending, r->pending_expression);
+    if (r->pending) repl_session_add(r->session, r->pending, r->pending_expression && values);
   } else {
     char *msg = lua_tostring(L, -1) ? strdup(lua_tostring(L, -1)) : NULL;
     cli_report(L, status);

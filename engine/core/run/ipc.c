@@ -7,6 +7,8 @@
 #include "backend/backend.h"
 #include "memory.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,9 +103,14 @@ static int parse_mem(const char *text, cujit_dtype *dtype, size_t *bytes, unsign
   name[colon - p] = '\0';
   *dtype = strcmp(name, "bytes") == 0 ? CUJIT_DTYPE_NONE : cujit_dtype_from_name(name);
   if (*dtype == CUJIT_DTYPE_NONE && strcmp(name, "bytes") != 0) return 0;
+  /* Decimal digits only (strtoull alone takes blanks, a sign and "-4" as 2^64 - 4), a size that
+  ** fits and holds whole elements: anything else was not written by cujit_buffer_ipc_handle. */
+  if (colon[1] < '0' || colon[1] > '9') return 0;
   char *end = NULL;
+  errno = 0;
   unsigned long long n = strtoull(colon + 1, &end, 10);
-  if (end == colon + 1 || *end != ':' || n == 0) return 0;
+  if (errno == ERANGE || *end != ':' || n == 0 || n > SIZE_MAX) return 0;
+  if (*dtype != CUJIT_DTYPE_NONE && n % cujit_dtype_size(*dtype) != 0) return 0;
   *bytes = (size_t)n;
   return from_hex(end + 1, handle);
 }

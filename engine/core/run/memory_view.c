@@ -111,6 +111,16 @@ cujit_status cujit_buffer_view(cujit_buffer *buffer, size_t offset, size_t bytes
                    offset, bytes, cujit_dtype_name(dtype), elem);
   /* A view of a view views the owner: freeing the middle one leaves this one usable. */
   cujit_buffer *owner = buffer->kind == CJ_BUFFER_VIEW ? NULL : buffer;
+  /* Where it starts in the owner's memory decides the alignment, not the offset alone: an f64
+  ** view at offset 0 of an f32 view 4 bytes in would be a misaligned pointer, a GPU fault. */
+  uint64_t root = owner ? owner->ptr : buffer->root_ptr ? buffer->root_ptr : buffer->ptr;
+  size_t start = (size_t)(buffer->ptr - root) + offset;
+  if (start % elem != 0)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s: the view would start %zu bytes into the buffer it views (offset %zu of a "
+                   "view that starts at byte %zu), which is not a whole number of %s elements "
+                   "(%zu bytes each): a misaligned pointer, on which a GPU faults",
+                   fn, start, offset, (size_t)(buffer->ptr - root), cujit_dtype_name(dtype), elem);
   cujit_buffer **list = owner ? &owner->views : buffer->owner;
   cujit_status st = cj_buffer_new_view(engine, buffer->device, buffer->generation,
                                        buffer->ptr + offset, bytes, dtype, list, out);
