@@ -31,12 +31,12 @@ enum { CJ_CHECK_NONE, CJ_CHECK_STD, CJ_CHECK_DEFINE, CJ_CHECK_DIR, CJ_CHECK_NONE
 ** the value on NVRTC's / g++'s line (NULL: not on that line; CJ_CXX_AS_NVRTC: an NVRTC flag that
 ** g++ takes when it means the same, else left out with a note); item: one value in errors;
 ** example: a valid value other than the default (the tests set each option to it); doc: one line.
-** Adding an option: a member in cujit.h, a row here; nothing else lists them. */
+** Adding an option: a member in cujit.h, a row here, its line in the tables of docs/lua.md and
+** docs/cli.md (test_lua_options says which are missing); nothing else lists them. */
 #define CJ_COMPILE_OPTIONS(TEXT, SWITCH, LIST)                                                     \
   TEXT(arch, NULL, "arch", "--arch", "sm_XX", "-arch=", NULL, CJ_KEY_TARGET, CJ_CHECK_NONE,        \
        "compute_90",                                                                               \
-       "target: sm_XX (CUBIN and PTX), compute_XX (PTX only) or cpu; default: the current "        \
-       "device's")                                                                                 \
+       "target: sm_XX for CUBIN and PTX, compute_XX for PTX only; default: the current device's")  \
   SWITCH(fast_math, "fast_math", "--fast-math", "--use_fast_math", "-ffast-math",                  \
          "fast math: --use_fast_math (-ffast-math on the CPU device)")                             \
   SWITCH(line_info, "line_info", "--lineinfo", "-lineinfo", "-g", "line info for profilers")       \
