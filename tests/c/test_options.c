@@ -278,3 +278,53 @@ Test(options, cujit_compile_takes_every_flag) {
                        row ? row->info.cli_flag : "the baseline", err);
   }
 }
+
+/* A generic kernel keeps a deep copy of its options (kernel.c, by the table): each option set to
+** its example is in the copy, in memory of its own; the unit's lists are left out. */
+Test(options, a_generic_kernel_copies_every_option) {
+  for (size_t r = 0; r < cj_option_count; r++) {
+    const cj_option *row = &cj_options[r];
+    const char *one = NULL, *field = row->info.field;
+    cujit_compile_options o = baseline(), copy;
+    set_example(row, &o, &one);
+    void *storage;
+    cr_assert_eq(cj_options_check_lists(engine, &o), CUJIT_OK, "%s", cujit_errmsg(engine));
+    cr_assert(cj_options_copy(&o, &copy, &storage));
+    if (row->info.kind == CUJIT_OPTION_SWITCH) {
+      cr_expect_eq(*(int *)(void *)((char *)&copy + row->info.offset), 1, "%s", field);
+    } else if (row->info.kind == CUJIT_OPTION_TEXT) {
+      const char *got = cj_option_text(row, &copy);
+      cr_expect(got && strcmp(got, row->example) == 0 && got != row->example, "%s", field);
+    } else {
+      size_t n;
+      const char *const *items = cj_option_items(row, &copy, &n);
+      if (row->key == CJ_KEY_UNIT)
+        cr_expect(n == 0 && !items, "%s: a defined kernel's copy keeps the unit's list", field);
+      else
+        cr_expect(n == 1 && items && items != &one && strcmp(items[0], one) == 0 && items[0] != one,
+                  "%s is not copied", field);
+    }
+    free(storage);
+  }
+}
+
+/* End to end: the caller's strings change after the define; the specialisation sees the old. */
+Test(options, a_generic_kernel_compiles_with_the_options_it_was_given) {
+  int v;
+  if (cujit_nvrtc_version(engine, &v) != CUJIT_OK)
+    cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
+  char define[32] = "VALUE=8181818";
+  const char *defines[] = {define};
+  cujit_compile_options o = baseline();
+  o.defines = defines, o.define_count = 1;
+  cujit_kernel *k, *s;
+  cr_assert_eq(
+      cujit_kernel_define(engine, "store(T *y)", "y[threadIdx.x] = (T)VALUE;", NULL, &o, &k),
+      CUJIT_OK, "%s", cujit_errmsg(engine));
+  strcpy(define, "VALUE=9292929");
+  cr_assert_eq(cujit_kernel_specialize(k, (cujit_dtype[]){CUJIT_I32}, 1, &s), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  const char *ptx = cujit_program_ptx(cujit_kernel_program(s), NULL);
+  cr_expect_not_null(strstr(ptx, "8181818"), "the specialisation lost the define it was given");
+  cujit_kernel_free(k);
+}

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,5 +286,86 @@ int cj_options_memo(cj_key_builder *kb, const cujit_compile_options *op) {
       }
     }
   }
+  return 1;
+}
+
+/* --- copies ----------------------------------------------------------------------------------- */
+
+/* The rows a copy keeps: those of the unit (signatures, name expressions) describe the source
+** given with them, and a defined kernel has its own. */
+static int copied(const cj_option *row) {
+  return row->key != CJ_KEY_UNIT && row->info.kind != CUJIT_OPTION_SWITCH;
+}
+
+cujit_status cj_options_check_lists(cujit_engine *engine, const cujit_compile_options *op) {
+  for (size_t r = 0; op && r < cj_option_count; r++) {
+    const cj_option *row = &cj_options[r];
+    if (row->info.kind != CUJIT_OPTION_LIST || !copied(row)) continue;
+    size_t n;
+    const char *const *items = cj_option_items(row, op, &n);
+    if (n && !items)
+      return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                     "compile options: %s is %zu but %s is NULL", count_name(row), n,
+                     row->info.field);
+    for (size_t i = 0; i < n; i++)
+      if (!items[i])
+        return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "compile options: %s[%zu] is NULL",
+                       row->info.field, i);
+  }
+  return CUJIT_OK;
+}
+
+/* Each list's pointer array starts aligned: the text before it may end anywhere. */
+#define PTR_ALIGN(x) (((x) + sizeof(char *) - 1) & ~(sizeof(char *) - 1))
+
+int cj_options_copy(const cujit_compile_options *src, cujit_compile_options *dst, void **storage) {
+  *dst = (cujit_compile_options)CUJIT_COMPILE_OPTIONS_INIT;
+  *storage = NULL;
+  if (!src) return 1;
+  *dst = *src;
+  size_t total = 1;
+  for (size_t r = 0; r < cj_option_count; r++) {
+    const cj_option *row = &cj_options[r];
+    size_t n = 0;
+    const char *const *items = NULL;
+    if (row->info.kind == CUJIT_OPTION_LIST) items = cj_option_items(row, src, &n);
+    const char *text = row->info.kind == CUJIT_OPTION_TEXT ? cj_option_text(row, src) : NULL;
+    if (!copied(row)) continue;
+    if (text) total += strlen(text) + 1;
+    if (n) total += sizeof(char *) - 1 + n * sizeof(char *);
+    for (size_t i = 0; i < n; i++) total += strlen(items[i]) + 1;
+  }
+  char *mem = malloc(total), *cursor = mem;
+  if (!mem) return 0;
+  for (size_t r = 0; r < cj_option_count; r++) {
+    const cj_option *row = &cj_options[r];
+    char *at = (char *)dst + row->info.offset;
+    if (row->info.kind == CUJIT_OPTION_SWITCH) continue;
+    if (row->info.kind == CUJIT_OPTION_TEXT) {
+      const char *text = cj_option_text(row, src);
+      if (text && copied(row)) {
+        *(const char **)(void *)at = strcpy(cursor, text);
+        cursor += strlen(text) + 1;
+      }
+      continue;
+    }
+    size_t n;
+    const char *const *items = cj_option_items(row, src, &n);
+    const char **out = NULL;
+    if (!copied(row)) {
+      n = 0;
+    } else if (n) {
+      cursor = (char *)PTR_ALIGN((uintptr_t)cursor);
+      out = (const char **)(void *)cursor;
+      cursor += n * sizeof(char *);
+    }
+    for (size_t i = 0; i < n; i++) {
+      out[i] = strcpy(cursor, items[i]);
+      cursor += strlen(items[i]) + 1;
+    }
+    *(const char *const **)(void *)at = out;
+    *(size_t *)(void *)((char *)dst + row->info.count_offset) = n;
+  }
+  *storage = mem;
   return 1;
 }

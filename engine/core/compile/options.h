@@ -102,4 +102,13 @@ void cj_options_cxx(const cujit_compile_options *op, cj_option_list *out, cj_buf
 ** compile says what was wrong. */
 int cj_options_memo(cj_key_builder *kb, const cujit_compile_options *op);
 
+/* Checks the lists a copy keeps: no count with a NULL array, no NULL entry (the error names it). */
+cujit_status cj_options_check_lists(cujit_engine *engine, const cujit_compile_options *op);
+
+/* A deep copy of `src` (NULL: the defaults) into *dst, every string of it in one allocation
+** (*storage, which the caller frees), for a generic kernel that compiles later. The lists of the
+** unit (signatures, name expressions) are left out: a defined kernel has its own signature.
+** Needs lists cj_options_check_lists accepted; 0 when out of memory. */
+int cj_options_copy(const cujit_compile_options *src, cujit_compile_options *dst, void **storage);
+
 #endif
