@@ -198,6 +198,7 @@ static void parse_option(lua_State *L, int arg, compile_opts *co, const char *ke
 ** NULL when there is none. */
 const char *cjl_parse_compile_options(lua_State *L, int arg, compile_opts *co) {
   memset(co, 0, sizeof *co);
+  co->o = (cujit_compile_options)CUJIT_COMPILE_OPTIONS_INIT;
   lua_newtable(L);
   co->anchor = lua_gettop(L);
   lua_newtable(L);

@@ -1,8 +1,8 @@
 /*
-** compile.c -- from a translation unit to a compiled program: the target arch, NVRTC's option
-** list, the cache key over everything that reaches the compiler, the cache lookup (a hit never
-** opens NVRTC) and the NVRTC compile itself. Loading and the public cujit_program_* functions
-** are the program layer's (program.c).
+** compile.c -- from a translation unit to a compiled program: the target arch, the cache key over
+** everything that reaches the compiler (NVRTC's option list, made by the option table:
+** options.h), the cache lookup (a hit never opens NVRTC) and the NVRTC compile itself. Loading and
+** the public cujit_program_* functions are the program layer's (program.c).
 */
 #include "compile.h"
 #include "includes.h"
