@@ -328,3 +328,26 @@ Test(options, a_generic_kernel_compiles_with_the_options_it_was_given) {
   cr_expect_not_null(strstr(ptx, "8181818"), "the specialisation lost the define it was given");
   cujit_kernel_free(k);
 }
+
+/* The same on the CPU device, whose key is NVRTC's list with the C++ compiler's identity: every
+** option on the line gives another program, built by g++ with it. */
+Test(options, no_option_is_handed_the_cpu_program_built_without_it, .timeout = 600) {
+  cujit_compile_options base = CUJIT_COMPILE_OPTIONS_INIT;
+  base.arch = "cpu";
+  cujit_program *p;
+  if (cujit_program_compile(engine, two_kernels, "k.cu", &base, &p) != CUJIT_OK)
+    cr_skip_test("no C++ compiler for the CPU device: %s", cujit_errmsg(engine));
+  cr_expect_eq(cujit_program_from_cache(p), 0);
+  cujit_program_free(p);
+  cr_expect_eq(from_cache(two_kernels, &base, "the CPU baseline again"), 1);
+  for (size_t r = 0; r < cj_option_count; r++) {
+    const cj_option *row = &cj_options[r];
+    const char *one = NULL;
+    cujit_compile_options o = base;
+    if (row->key != CJ_KEY_LINE) continue; /* the target is "cpu" here; the unit's: above */
+    set_example(row, &o, &one);
+    cr_expect_eq(from_cache(two_kernels, &o, row->info.field), 0,
+                 "%s = %s was handed the CPU program compiled without it", row->info.field,
+                 row->example ? row->example : "on");
+  }
+}
