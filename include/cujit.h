@@ -349,6 +349,30 @@ static inline cujit_compile_options cujit_compile_options_init_(void) {
 #define CUJIT_COMPILE_OPTIONS_INIT (cujit_compile_options_init_())
 #endif
 
+/* The compile options described, one entry per member of cujit_compile_options (its `size` and
+** the lists' counts aside), from cujit's own table: what bindings and tools read so that they
+** accept every option by its name without listing them again (the Lua options table, `cujit
+** compile`'s flags). The entries are cujit's; a later version may add fields at the end. */
+typedef enum cujit_option_kind {
+  CUJIT_OPTION_TEXT,   /* a const char * (NULL: the default) */
+  CUJIT_OPTION_SWITCH, /* an int, 0 or 1 */
+  CUJIT_OPTION_LIST    /* a const char *const * and its size_t count */
+} cujit_option_kind;
+
+typedef struct cujit_compile_option_info {
+  const char *field;    /* the member: "extra_flags" */
+  const char *lua_name; /* the key in a Lua options table: "flags" */
+  const char *cli_flag; /* the flag of `cujit compile`: "-X"; NULL when it has none */
+  const char *value;    /* what a value looks like, for help texts: "FLAG"; NULL for a switch */
+  const char *doc;      /* one line saying what it does */
+  cujit_option_kind kind;
+  size_t offset;       /* offsetof(cujit_compile_options, <field>) */
+  size_t count_offset; /* a list's count member's offset; 0 for the others */
+} cujit_compile_option_info;
+
+/* The option at `index` (0, 1, ...), or NULL past the last. */
+CUJIT_API const cujit_compile_option_info *cujit_compile_option(size_t index);
+
 /* Compiles a translation unit holding one or more __global__ kernels: extern "C" ones by their
 ** name, C++-linkage ones by their qualified name ("k", "ns::k"), template instantiations named in
 ** options->name_expressions, and those of headers it includes by quoted name (docs/cuda-code.md).

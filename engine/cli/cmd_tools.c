@@ -50,14 +50,19 @@ void cli_print_usage(FILE *out) {
         "  --        stop handling options\n"
         "  -         run stdin and stop handling options\n"
         "compile options:\n"
-        "  --arch sm_XX      target (default: the current GPU's; required without a GPU)\n"
         "  -o OUT            output file, '-' for stdout (default: FILE.ptx or FILE.cubin)\n"
-        "  --ptx, --cubin    what to write (default: from -o's extension .ptx/.cubin, else PTX)\n"
-        "  -D NAME[=VALUE]   define a macro        -I DIR         add an include directory\n"
-        "  --fast-math       --use_fast_math       --lineinfo     line info for profilers\n"
-        "  -G                device debug info     --std c++NN    language standard\n"
-        "  -X FLAG           pass FLAG to NVRTC as it is\n"
-        "A first argument that ends in .lua or contains '/' is a script, never a subcommand.\n"
+        "  --ptx, --cubin    what to write (default: from -o's extension .ptx/.cubin, else PTX)\n",
+        out);
+  /* The compile options, from cujit's table: every one that has a flag. */
+  const cujit_compile_option_info *info;
+  for (size_t i = 0; (info = cujit_compile_option(i)) != NULL; i++) {
+    if (!info->cli_flag) continue;
+    char flag[64];
+    snprintf(flag, sizeof flag, "%s%s%s", info->cli_flag, info->value ? " " : "",
+             info->value ? info->value : "");
+    fprintf(out, "  %-17s %s\n", flag, info->doc);
+  }
+  fputs("A first argument that ends in .lua or contains '/' is a script, never a subcommand.\n"
         "In the REPL, :help lists what it adds to Lua.\n",
         out);
 }
@@ -162,8 +167,8 @@ typedef struct compile_args {
   const char *kind_flag; /* "--ptx", "--cubin" or NULL: what the command line asked for */
   int cubin;
   cujit_compile_options opts;
-  const char **defines, **includes, **flags; /* each sized for every argument */
-  size_t ndefines, nincludes, nflags;
+  const char **values; /* the list options' values: `slots` for each option, by its index */
+  size_t slots;
 } compile_args;
 
 /* The value of an option given as "-D X", "-DX", "--arch sm_90" or "--arch=sm_90"; advances *i
@@ -219,35 +224,54 @@ static int choose_output_kind(compile_args *ca) {
   return 1;
 }
 
+/* The compile option (cujit's table) whose flag argv[i] is, with the index of its row; NULL when
+** none is. A switch is its flag alone; the others take a value as is_option says. */
+static const cujit_compile_option_info *find_flag(const char *a, size_t *row) {
+  const cujit_compile_option_info *info;
+  for (size_t i = 0; (info = cujit_compile_option(i)) != NULL; i++) {
+    if (!info->cli_flag) continue;
+    if (info->kind == CUJIT_OPTION_SWITCH ? strcmp(a, info->cli_flag) == 0
+                                          : is_option(a, info->cli_flag)) {
+      *row = i;
+      return info;
+    }
+  }
+  return NULL;
+}
+
+/* Stores compile option `info` (row `row`) from argv[*i] (and its value) in ca->opts. */
+static int take_option(int argc, char **argv, int *i, const cujit_compile_option_info *info,
+                       size_t row, compile_args *ca) {
+  char *at = (char *)&ca->opts + info->offset;
+  if (info->kind == CUJIT_OPTION_SWITCH) {
+    *(int *)(void *)at = 1;
+    return 1;
+  }
+  const char *v = option_value(argc, argv, i, info->cli_flag);
+  if (!v) return 0;
+  if (info->kind == CUJIT_OPTION_TEXT) {
+    *(const char **)(void *)at = v;
+    return 1;
+  }
+  const char **list = ca->values + row * ca->slots;
+  size_t *count = (size_t *)(void *)((char *)&ca->opts + info->count_offset);
+  list[(*count)++] = v;
+  *(const char *const **)(void *)at = list;
+  return 1;
+}
+
 static int parse_compile_args(int argc, char **argv, compile_args *ca) {
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i], *v = NULL;
+    const cujit_compile_option_info *info;
+    size_t row;
     if (strcmp(a, "--ptx") == 0 || strcmp(a, "--cubin") == 0)
       ca->kind_flag = a;
-    else if (strcmp(a, "--fast-math") == 0)
-      ca->opts.fast_math = 1;
-    else if (strcmp(a, "--lineinfo") == 0)
-      ca->opts.line_info = 1;
-    else if (strcmp(a, "-G") == 0)
-      ca->opts.debug = 1;
-    else if (is_option(a, "--arch")) {
-      if (!(v = option_value(argc, argv, &i, "--arch"))) return 0;
-      ca->opts.arch = v;
-    } else if (is_option(a, "--std")) {
-      if (!(v = option_value(argc, argv, &i, "--std"))) return 0;
-      ca->opts.std = v;
+    else if ((info = find_flag(a, &row)) != NULL) {
+      if (!take_option(argc, argv, &i, info, row, ca)) return 0;
     } else if (is_option(a, "-o")) {
       if (!(v = option_value(argc, argv, &i, "-o"))) return 0;
       ca->output = v;
-    } else if (is_option(a, "-D")) {
-      if (!(v = option_value(argc, argv, &i, "-D"))) return 0;
-      ca->defines[ca->ndefines++] = v;
-    } else if (is_option(a, "-I")) {
-      if (!(v = option_value(argc, argv, &i, "-I"))) return 0;
-      ca->includes[ca->nincludes++] = v;
-    } else if (is_option(a, "-X")) {
-      if (!(v = option_value(argc, argv, &i, "-X"))) return 0;
-      ca->flags[ca->nflags++] = v;
     } else if (a[0] == '-' && a[1] != '\0') {
       fprintf(stderr, CLI_NAME " compile: unknown option '%s' (see 'cujit help')\n", a);
       return 0;
@@ -264,11 +288,7 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
                              "sm_XX] [-o OUT] [--ptx|--cubin]\n");
     return 0;
   }
-  if (!choose_output_kind(ca)) return 0;
-  ca->opts.defines = ca->defines, ca->opts.define_count = ca->ndefines;
-  ca->opts.include_dirs = ca->includes, ca->opts.include_dir_count = ca->nincludes;
-  ca->opts.extra_flags = ca->flags, ca->opts.extra_flag_count = ca->nflags;
-  return 1;
+  return choose_output_kind(ca);
 }
 
 /* Without --arch the current GPU decides; with no GPU, say plainly that --arch is needed. */
@@ -394,19 +414,16 @@ static int compile_and_write(cujit_engine *engine, compile_args *ca) {
 }
 
 static int tool_compile(cujit_engine *engine, int argc, char **argv) {
-  compile_args ca = {.opts = CUJIT_COMPILE_OPTIONS_INIT};
-  size_t slots = (size_t)argc;
-  ca.defines = calloc(slots, sizeof *ca.defines);
-  ca.includes = calloc(slots, sizeof *ca.includes);
-  ca.flags = calloc(slots, sizeof *ca.flags);
+  compile_args ca = {.opts = CUJIT_COMPILE_OPTIONS_INIT, .slots = (size_t)argc};
+  size_t rows = 0;
+  while (cujit_compile_option(rows)) rows++;
+  ca.values = calloc(rows * ca.slots, sizeof *ca.values); /* each list may take every argument */
   int status = 1;
-  if (!ca.defines || !ca.includes || !ca.flags)
+  if (!ca.values)
     tool_error("compile", "out of memory");
   else if (parse_compile_args(argc, argv, &ca))
     status = compile_and_write(engine, &ca);
-  free(ca.defines);
-  free(ca.includes);
-  free(ca.flags);
+  free(ca.values);
   return status;
 }
 

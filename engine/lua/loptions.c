@@ -1,17 +1,17 @@
 /*
-** loptions.c -- compile options from Lua: the options table every kernel-making call takes
-** (arch, fast_math, line_info, debug, std, defines, include_dirs, flags, preamble, uses, name,
-** signatures, name_expressions) read into a cujit_compile_options, and the device functions that
-*`uses` brings in
-** (cuda.device_function), placed ahead of the kernel with what they use first.
+** loptions.c -- compile options from Lua: the options table every kernel-making call takes, read
+** into a cujit_compile_options by cujit's own table of options (cujit_compile_option: arch,
+** fast_math, ..., by their Lua names) plus the binding's own (preamble, uses, name), and the device
+** functions that `uses` brings in (cuda.device_function), placed ahead of the kernel with what
+** they use first.
 */
 #include "loptions.h"
 
 #include <string.h>
 
-#define OPTION_NAMES                                                                               \
-  "arch, fast_math, line_info, debug, std, defines, include_dirs, flags, preamble, uses, name, "   \
-  "signatures, name_expressions"
+/* The options of the Lua table that are not compile options: the binding's own. The compile
+** options are cujit's table's (cujit_compile_option), by their Lua names. */
+static const char *const lua_only[] = {"preamble", "uses", "name", NULL};
 
 typedef cjl_compile_opts compile_opts;
 
@@ -146,31 +146,50 @@ static void parse_uses(lua_State *L, int arg, compile_opts *co) {
   lua_pop(L, 1);
 }
 
+/* Pushes the names an options table takes: "arch, fast_math, ..., preamble, uses, name". */
+static void push_option_names(lua_State *L) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  const cujit_compile_option_info *info;
+  for (size_t i = 0; (info = cujit_compile_option(i)) != NULL; i++) {
+    luaL_addstring(&b, info->lua_name);
+    luaL_addstring(&b, ", ");
+  }
+  for (size_t i = 0; lua_only[i]; i++) {
+    luaL_addstring(&b, lua_only[i]);
+    if (lua_only[i + 1]) luaL_addstring(&b, ", ");
+  }
+  luaL_pushresult(&b);
+}
+
+/* The compile option whose Lua name is `key`, or NULL. */
+static const cujit_compile_option_info *find_option(const char *key) {
+  const cujit_compile_option_info *info;
+  for (size_t i = 0; (info = cujit_compile_option(i)) != NULL; i++)
+    if (strcmp(info->lua_name, key) == 0) return info;
+  return NULL;
+}
+
+/* Stores the value on top of the stack as the option `key`, by its kind in cujit's table. */
 static void parse_option(lua_State *L, int arg, compile_opts *co, const char *key) {
-  if (strcmp(key, "arch") == 0)
-    co->o.arch = check_option_string(L, arg, key);
-  else if (strcmp(key, "std") == 0)
-    co->o.std = check_option_string(L, arg, key);
-  else if (strcmp(key, "fast_math") == 0)
-    co->o.fast_math = check_flag(L, arg, key);
-  else if (strcmp(key, "line_info") == 0)
-    co->o.line_info = check_flag(L, arg, key);
-  else if (strcmp(key, "debug") == 0)
-    co->o.debug = check_flag(L, arg, key);
-  else if (strcmp(key, "defines") == 0)
+  const cujit_compile_option_info *info = find_option(key);
+  char *at = info ? (char *)&co->o + info->offset : NULL;
+  if (info && info->kind == CUJIT_OPTION_TEXT)
+    *(const char **)(void *)at = check_option_string(L, arg, key);
+  else if (info && info->kind == CUJIT_OPTION_SWITCH)
+    *(int *)(void *)at = check_flag(L, arg, key);
+  else if (info && strcmp(info->field, "defines") == 0) /* also takes a map {N = 4} */
     parse_defines(L, arg, co);
-  else if (strcmp(key, "include_dirs") == 0)
-    co->o.include_dirs = string_list(L, arg, co, key, &co->o.include_dir_count);
-  else if (strcmp(key, "flags") == 0)
-    co->o.extra_flags = string_list(L, arg, co, key, &co->o.extra_flag_count);
+  else if (info)
+    *(const char *const **)(void *)at =
+        string_list(L, arg, co, key, (size_t *)(void *)((char *)&co->o + info->count_offset));
   else if (strcmp(key, "name") == 0)
     co->name = check_option_string(L, arg, key);
-  else if (strcmp(key, "signatures") == 0)
-    co->o.signatures = string_list(L, arg, co, key, &co->o.signature_count);
-  else if (strcmp(key, "name_expressions") == 0)
-    co->o.name_expressions = string_list(L, arg, co, key, &co->o.name_expression_count);
-  else if (strcmp(key, "preamble") != 0 && strcmp(key, "uses") != 0)
-    luaL_argerror(L, arg, lua_pushfstring(L, "unknown option '%s' (known: " OPTION_NAMES ")", key));
+  else if (strcmp(key, "preamble") != 0 && strcmp(key, "uses") != 0) {
+    push_option_names(L);
+    luaL_argerror(L, arg,
+                  lua_pushfstring(L, "unknown option '%s' (known: %s)", key, lua_tostring(L, -1)));
+  }
 }
 
 /* Reads the options table at `arg` (none/nil: defaults). Pushes two tables (anchor, pieces);
@@ -323,16 +342,18 @@ void cjl_open_options(lua_State *L, int module_index) {
   cjl_new_class(L, CJL_DEVFN, devfn_meta, devfn_methods, NULL);
   lua_pushcfunction(L, l_device_function);
   lua_setfield(L, module_index, "device_function");
-  /* cuda.options: the names an options table takes, from the list the errors give (the REPL
-  ** completes them). */
+  /* cuda.options: the names an options table takes, as the errors list them (the REPL completes
+  ** them): cujit's compile options, then the binding's own. */
   lua_newtable(L);
-  const char *names = OPTION_NAMES;
-  for (lua_Integer i = 1; *names; i++) {
-    size_t len = strcspn(names, ",");
-    lua_pushlstring(L, names, len);
-    lua_rawseti(L, -2, i);
-    names += len;
-    names += strspn(names, ", ");
+  const cujit_compile_option_info *info;
+  lua_Integer n = 0;
+  for (size_t i = 0; (info = cujit_compile_option(i)) != NULL; i++) {
+    lua_pushstring(L, info->lua_name);
+    lua_rawseti(L, -2, ++n);
+  }
+  for (size_t i = 0; lua_only[i]; i++) {
+    lua_pushstring(L, lua_only[i]);
+    lua_rawseti(L, -2, ++n);
   }
   lua_setfield(L, module_index, "options");
 }

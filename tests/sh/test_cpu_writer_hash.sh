@@ -11,7 +11,7 @@ digest() { # the writer digest embed.cmake writes for the files $1 (|-separated)
     -P "$src/cmake/embed.cmake" >/dev/null 2>&1 || return 1
   sed -n 's/^const char cj_cpu_writer_hash\[\] = "\([0-9a-f]*\)";$/\1/p' "$TMP/embedded.c"
 }
-files="$core/cpu_source.c|$core/cpu_source.h|$core/cxx.c"
+files="$core/cpu_source.c|$core/cpu_source.h|$core/cxx.c|$core/options.c|$core/options.h"
 built=$(sed -n 's/^const char cj_cpu_writer_hash\[\] = "\([0-9a-f]*\)";$/\1/p' "$bin/embedded_headers.c")
 now=$(digest "$files")
 check "the build holds a writer digest" "$built" '^[0-9a-f]{64}$'
@@ -19,7 +19,7 @@ same "it is the digest of the writer files in the tree" "$built" "$now"
 same "the same files give the same digest" "$(digest "$files")" "$now"
 cp "$core/cpu_source.c" "$TMP/cpu_source.c"
 echo "/* one more line */" >>"$TMP/cpu_source.c"
-changed=$(digest "$TMP/cpu_source.c|$core/cpu_source.h|$core/cxx.c")
+changed=$(digest "$TMP/cpu_source.c|$core/cpu_source.h|$core/cxx.c|$core/options.c|$core/options.h")
 check "a changed writer gives a digest" "$changed" '^[0-9a-f]{64}$'
 if [ "$changed" != "$now" ]; then ok "a changed writer gives another digest"; else fail "a changed writer kept its digest"; fi
 grep -q 'cj_key_add_str(kb, cj_cpu_writer_hash)' "$core/compile.c" &&

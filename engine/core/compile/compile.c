@@ -1,12 +1,13 @@
 /*
-** compile.c -- from a translation unit to a compiled program: the target arch, NVRTC's option
-** list, the cache key over everything that reaches the compiler, the cache lookup (a hit never
-** opens NVRTC) and the NVRTC compile itself. Loading and the public cujit_program_* functions
-** are the program layer's (program.c).
+** compile.c -- from a translation unit to a compiled program: the target arch, the cache key over
+** everything that reaches the compiler (NVRTC's option list, made by the option table:
+** options.h), the cache lookup (a hit never opens NVRTC) and the NVRTC compile itself. Loading and
+** the public cujit_program_* functions are the program layer's (program.c).
 */
 #include "compile.h"
 #include "includes.h"
 #include "cxx.h"
+#include "options.h"
 #include "scan.h"
 #include "base/env.h"
 
@@ -102,120 +103,13 @@ cujit_status cj_compile_arch(cujit_engine *engine, const cujit_compile_options *
   return CUJIT_OK;
 }
 
-/* --- options ---------------------------------------------------------------------------------- */
-
-typedef struct opt_list {
-  char **v;
-  size_t n, cap;
-  int failed;
-} opt_list;
-
-/* Adds `flag` followed by `value` (when given): concatenated, not formatted, as every cache hit
-** builds the list. */
-static void opt_add(opt_list *o, const char *flag, const char *value) {
-  if (o->failed) return;
-  if (o->n == o->cap) {
-    size_t cap = o->cap ? 2 * o->cap : 16;
-    char **nv = realloc(o->v, cap * sizeof *nv);
-    if (!nv) {
-      o->failed = 1;
-      return;
-    }
-    o->v = nv, o->cap = cap;
-  }
-  size_t fl = strlen(flag), vl = value ? strlen(value) : 0;
-  char *s = malloc(fl + vl + 1);
-  if (!s) {
-    o->failed = 1;
-    return;
-  }
-  memcpy(s, flag, fl);
-  if (vl) memcpy(s + fl, value, vl);
-  s[fl + vl] = '\0';
-  o->v[o->n++] = s;
-}
-
-static void opt_free(opt_list *o) {
-  for (size_t i = 0; i < o->n; i++) free(o->v[i]);
-  free(o->v);
-  memset(o, 0, sizeof *o);
-}
-
-static int valid_define(const char *d) {
-  if (!d || !(isalpha((unsigned char)*d) || *d == '_')) return 0;
-  while (*d && *d != '=')
-    if (!(isalnum((unsigned char)*d) || *d == '_'))
-      return 0;
-    else
-      d++;
-  return 1;
-}
-
-static int valid_std(const char *s) {
-  if (!*s) return 0;
-  for (; *s; s++)
-    if (!(isalnum((unsigned char)*s) || *s == '+')) return 0;
-  return 1;
-}
-
-/* Checks the options and writes the list NVRTC gets (the toolkit include path comes later: it
-** depends on the machine, not on the program). */
-static cujit_status build_options(cujit_engine *engine, const cujit_compile_options *op,
-                                  const char *arch, opt_list *o) {
-  opt_add(o, "-arch=", arch);
-  const char *std = op && op->std ? op->std : "c++17";
-  if (!valid_std(std))
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "std '%s' is not a language standard: write c++17, c++20, ...", std);
-  opt_add(o, "-std=", std);
-  if (op && op->fast_math) opt_add(o, "--use_fast_math", NULL);
-  if (op && op->line_info) opt_add(o, "-lineinfo", NULL);
-  if (op && op->debug) opt_add(o, "-G", NULL);
-  if (op && op->define_count && !op->defines)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "define_count is %zu but defines is NULL",
-                   op->define_count);
-  for (size_t i = 0; op && i < op->define_count; i++) {
-    if (!valid_define(op->defines[i]))
-      return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                     "define %zu ('%s') is not NAME or NAME=VALUE with NAME a C identifier", i,
-                     op->defines[i] ? op->defines[i] : "(NULL)");
-    opt_add(o, "-D", op->defines[i]);
-  }
-  if (op && op->include_dir_count && !op->include_dirs)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "include_dir_count is %zu but include_dirs is NULL", op->include_dir_count);
-  for (size_t i = 0; op && i < op->include_dir_count; i++) {
-    const char *dir = op->include_dirs[i];
-    struct stat st;
-    if (!dir || !*dir)
-      return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "include dir %zu is NULL or empty", i);
-    if (stat(dir, &st) != 0)
-      return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "include dir '%s' cannot be used: %s",
-                     dir, strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-      return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "include dir '%s' is not a directory",
-                     dir);
-    opt_add(o, "--include-path=", dir);
-  }
-  if (op && op->extra_flag_count && !op->extra_flags)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "extra_flag_count is %zu but extra_flags is NULL", op->extra_flag_count);
-  for (size_t i = 0; op && i < op->extra_flag_count; i++) {
-    if (!op->extra_flags[i] || !*op->extra_flags[i])
-      return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "extra flag %zu is NULL or empty", i);
-    opt_add(o, "", op->extra_flags[i]);
-  }
-  if (o->failed) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  return CUJIT_OK;
-}
-
 /* --- the key ---------------------------------------------------------------------------------- */
 
 /* The source key: what the caller gave, before any header is read. It names the include
 ** manifest, which holds the full key (and the working directory when it resolved a relative
 ** name such as "k.cu" or "-I inc": checked only then, so most hits make no getcwd). */
 static cj_cache_key source_key(const char *source, const char *name, const char *arch,
-                               const opt_list *o, const char *toolkit) {
+                               const cj_option_list *o, const char *toolkit) {
   cj_key_builder *kb = cj_key_begin();
   uint32_t schema = CJ_CACHE_SCHEMA;
   cj_key_add_str(kb, "cujit manifest");
@@ -232,7 +126,7 @@ static cj_cache_key source_key(const char *source, const char *name, const char 
 
 /* The full key: exactly what NVRTC is given (the rewritten source, every header's bytes). */
 static cj_cache_key full_key(const cj_includes *inc, const char *name, const char *arch,
-                             const opt_list *o) {
+                             const cj_option_list *o) {
   cj_key_builder *kb = cj_key_begin();
   uint32_t schema = CJ_CACHE_SCHEMA;
   int number, cubin = 0;
@@ -285,9 +179,9 @@ static const char *toolkit_include(void) {
 
 /* The cccl directory, searched before the toolkit's include directory. Part of the options, so
 ** of the key. */
-static void add_cccl(opt_list *o) {
+static void add_cccl(cj_option_list *o) {
   pthread_once(&toolkit_once, find_toolkit);
-  if (toolkit_cccl[0]) opt_add(o, "--include-path=", toolkit_cccl);
+  if (toolkit_cccl[0]) cj_option_list_add(o, "--include-path=", toolkit_cccl);
 }
 
 static cujit_status nvrtc_status(cujit_engine *engine, cj_nvrtc *nv, nvrtcResult r,
@@ -344,8 +238,8 @@ static cujit_status lowered_names(cujit_engine *engine, cj_nvrtc *nv, nvrtcProgr
 /* Compiles `inc` when its includes were resolved (NVRTC then reads no file: every header is
 ** given in memory), else the source as it is, NVRTC finding its headers itself. */
 static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc,
-                              const cj_scan *scan, const char *name, const char *arch, opt_list *o,
-                              cj_cache_entry *e) {
+                              const cj_scan *scan, const char *name, const char *arch,
+                              cj_option_list *o, cj_cache_entry *e) {
   const char *source = scan->text;
   int number, cubin;
   parse_arch(arch, &number, &cubin);
@@ -355,7 +249,7 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
       if (!(o->v[i] = cj_strdup(inc->flags[i]))) o->failed = 1;
     }
   const char *tk = toolkit_include();
-  if (tk) opt_add(o, "--include-path=", tk);
+  if (tk) cj_option_list_add(o, "--include-path=", tk);
   if (o->failed) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   nvrtcProgram prog; /* messages quote `source`, the user's text; NVRTC gets the resolved one */
   nvrtcResult r =
@@ -435,8 +329,8 @@ static int lookup(cujit_engine *engine, const cj_cache_key *key, cj_cache_entry 
 ** the source key gives the full key while every header it lists is unchanged (a stat each).
 ** *key_ok is 1 when it did (the entry may still be missing), *pure when it lists no file. */
 static int manifest_lookup(cujit_engine *engine, const char *source, const char *name,
-                           const char *arch, const opt_list *o, cj_cache_key *key, int *key_ok,
-                           int *pure, cj_cache_entry *e) {
+                           const char *arch, const cj_option_list *o, cj_cache_key *key,
+                           int *key_ok, int *pure, cj_cache_entry *e) {
   const char *tk = toolkit_include();
   cj_cache_key skey = source_key(source, name, arch, o, tk ? tk : "");
   size_t len = 0;
@@ -452,8 +346,9 @@ static int manifest_lookup(cujit_engine *engine, const char *source, const char 
 ** reads no file, cj_includes_none, and its hits never read the manifest). A program whose
 ** includes cannot be resolved is not cacheable: *key_ok 0, and one warning saying where. */
 static cujit_status resolve_lookup(cujit_engine *engine, const char *source, const char *name,
-                                   const char *arch, const opt_list *o, cj_includes *inc, int look,
-                                   cj_cache_key *key, int *key_ok, cj_cache_entry *e, int *hit) {
+                                   const char *arch, const cj_option_list *o, cj_includes *inc,
+                                   int look, cj_cache_key *key, int *key_ok, cj_cache_entry *e,
+                                   int *hit) {
   const char *tk = toolkit_include();
   if (!inc->source) {
     cj_include_request rq = {.source = source,
@@ -525,19 +420,19 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
                                 const cujit_compile_options *options, cj_compiled *out) {
   const char *source = scan->text;
   const char *identity;
-  opt_list o = {0};
+  cj_option_list o = {0};
   cj_cache_entry *e = &out->entry;
   int hit = 0;
   cj_includes inc = {0};
   int key_ok = 0;
   cujit_status st = cj_cxx_identity(engine, cj_env_cpu_check(), &identity);
-  if (st == CUJIT_OK) st = build_options(engine, options, "cpu", &o);
+  if (st == CUJIT_OK) st = cj_options_nvrtc(engine, options, "cpu", &o);
   /* The include rule holds here too: every header the source can include is hashed (g++ then
   ** reads the same files), and the compiler's identity joins the key. */
   if (st == CUJIT_OK)
     st = resolve_lookup(engine, source, name, "cpu", &o, &inc, 0, &out->key, &key_ok, e, &hit);
   out->pure = key_ok && inc.file_count == 0;
-  opt_free(&o);
+  cj_option_list_free(&o);
   cj_includes_free(&inc);
   if (st == CUJIT_OK) {
     cj_key_builder *kb = cj_key_begin();
@@ -587,12 +482,12 @@ cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *n
   char arch[32];
   snprintf(arch, sizeof arch, "%s", target);
   cujit_status st = CUJIT_OK;
-  opt_list o = {0};
+  cj_option_list o = {0};
   cj_cache_key key;
   cj_cache_entry *e = &out->entry;
   cj_includes inc = {0};
   int hit = 0, key_ok = 0, manifest_pure = 0;
-  st = build_options(engine, options, arch, &o);
+  st = cj_options_nvrtc(engine, options, arch, &o);
   add_cccl(&o);
   if (st == CUJIT_OK && strlen(source) <= DIRECT_MAX_BYTES &&
       cj_includes_none(source, (const char *const *)o.v, o.n))
@@ -609,8 +504,8 @@ cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *n
     if (st == CUJIT_OK) st = fit_arch(engine, nv, options && options->arch, fitted, sizeof fitted);
     if (st == CUJIT_OK && strcmp(fitted, arch) != 0) { /* capped: another key */
       snprintf(arch, sizeof arch, "%s", fitted);
-      opt_free(&o);
-      st = build_options(engine, options, arch, &o);
+      cj_option_list_free(&o);
+      st = cj_options_nvrtc(engine, options, arch, &o);
       add_cccl(&o);
       cj_includes_free(&inc); /* resolved with the old options */
       if (st == CUJIT_OK)
@@ -624,7 +519,7 @@ cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *n
     }
   }
   out->pure = key_ok && (inc.source ? inc.file_count == 0 : manifest_pure);
-  opt_free(&o);
+  cj_option_list_free(&o);
   cj_includes_free(&inc);
   if (st != CUJIT_OK) {
     cj_cache_entry_free(e);
@@ -638,29 +533,12 @@ cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *n
 
 /* --- the memo key ----------------------------------------------------------------------------- */
 
-static void add_list(cj_key_builder *kb, const char *const *list, size_t n) {
-  cj_key_add(kb, &n, sizeof n);
-  for (size_t i = 0; i < n; i++) cj_key_add_str(kb, list[i]);
-}
-
 int cj_compile_memo_key(cujit_engine *engine, const char *source, const char *name,
                         const cujit_compile_options *options, const char *arch, cj_cache_key *out) {
-  static const cujit_compile_options none = CUJIT_COMPILE_OPTIONS_INIT;
-  const cujit_compile_options *op = options ? options : &none;
-  if ((op->define_count && !op->defines) || (op->include_dir_count && !op->include_dirs) ||
-      (op->extra_flag_count && !op->extra_flags) || (op->signature_count && !op->signatures) ||
-      (op->name_expression_count && !op->name_expressions))
-    return 0;                                          /* refused by the compile, which says so */
-  for (size_t i = 0; i < op->include_dir_count; i++) { /* build_options' check, without words */
-    struct stat st;
-    if (!op->include_dirs[i] || stat(op->include_dirs[i], &st) != 0 || !S_ISDIR(st.st_mode))
-      return 0;
-  }
   const char *identity = ""; /* CUJIT_CXX and CUJIT_CPU_CHECK may change between builds */
   if (strcmp(arch, "cpu") == 0 &&
       cj_cxx_identity(engine, cj_env_cpu_check(), &identity) != CUJIT_OK)
     return 0;
-  int switches[3] = {op->fast_math != 0, op->line_info != 0, op->debug != 0};
   uint32_t schema = CJ_CACHE_SCHEMA;
   cj_key_builder *kb = cj_key_begin();
   cj_key_add_str(kb, "cujit memo");
@@ -669,14 +547,8 @@ int cj_compile_memo_key(cujit_engine *engine, const char *source, const char *na
   cj_key_add_str(kb, name);
   cj_key_add_str(kb, arch);
   cj_key_add_str(kb, identity);
-  cj_key_add(kb, switches, sizeof switches);
-  cj_key_add_str(kb, op->std);
-  add_list(kb, op->defines, op->define_count);
-  add_list(kb, op->include_dirs, op->include_dir_count);
-  add_list(kb, op->extra_flags, op->extra_flag_count);
-  add_list(kb, op->signatures, op->signature_count);
-  add_list(kb, op->name_expressions, op->name_expression_count);
+  int ok = cj_options_memo(kb, options); /* every option as given; the arch as resolved */
   *out = cj_key_end(kb);
   static const cj_cache_key zero; /* what cj_key_end gives when out of memory */
-  return memcmp(out->bytes, zero.bytes, sizeof zero.bytes) != 0;
+  return ok && memcmp(out->bytes, zero.bytes, sizeof zero.bytes) != 0;
 }

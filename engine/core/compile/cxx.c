@@ -8,6 +8,7 @@
 #include "cxx.h"
 #include "cpu_source.h"
 #include "cxx_scratch.h"
+#include "options.h"
 #include "base/env.h"
 #include "source.h"
 
@@ -292,15 +293,6 @@ static void args_free(arg_list *a) {
   for (int i = a->owned_from; i < a->n; i++) free(a->v[i]);
 }
 
-/* Flags meant for NVRTC that mean the same to g++: macros and include paths. Others (-arch,
-** --use_fast_math, -maxrregcount, ...) describe the GPU build and are left out, with a note. */
-static int flag_for_cxx(const char *flag) {
-  static const char *const kept[] = {"-D", "-U", "-I", "-std=", "--include-path=", NULL};
-  for (size_t i = 0; kept[i]; i++)
-    if (strncmp(flag, kept[i], strlen(kept[i])) == 0) return 1;
-  return 0;
-}
-
 /* How a unit is built. A fast-math unit is compiled (-c) and linked in two runs: g++ (12 and
 ** older) adds crtfastmath.o to any link given -ffast-math, -shared too, and its constructor turns
 ** on flush-to-zero for the thread that loads the object, the host's; on a GPU fast math belongs to
@@ -321,25 +313,22 @@ static void build_args(arg_list *a, const cxx_command *c, const char *dir, int c
     arg_add(a, path, NULL);
     return;
   }
-  arg_add(a, "-std=", op && op->std ? op->std : "c++17");
-  for (const char *const *f = check ? check_flags : plain_flags; *f; f++) arg_add(a, *f, NULL);
-  if (op && op->fast_math) arg_add(a, "-ffast-math", NULL);
+  const char *const *fixed = check ? check_flags : plain_flags;
+  for (const char *const *f = fixed; *f; f++) arg_add(a, *f, NULL);
   if (stage == COMPILE_ONLY) arg_add(a, "-c", NULL);
-  if (!check && op && (op->debug || op->line_info)) arg_add(a, "-g", NULL);
   snprintf(path, sizeof path, "%s/include", dir);
   arg_add(a, "-I", path);
-  for (size_t i = 0; op && i < op->include_dir_count; i++) arg_add(a, "-I", op->include_dirs[i]);
-  for (size_t i = 0; op && i < op->define_count; i++) arg_add(a, "-D", op->defines[i]);
-  for (size_t i = 0; op && i < op->extra_flag_count; i++) {
-    const char *f = op->extra_flags[i];
-    if (strncmp(f, "--include-path=", 15) == 0)
-      arg_add(a, "-I", f + 15);
-    else if (flag_for_cxx(f))
-      arg_add(a, f, NULL);
-    else
-      cj_buf_printf(notes, "cujit: extra flag '%s' is for NVRTC; the CPU device leaves it out\n",
-                    f);
+  /* The options, from the table (options.h): -std=, -ffast-math, -g, -I, -D, extra flags that
+  ** mean the same to g++. One the fixed flags already hold (-g under CUJIT_CPU_CHECK) is left. */
+  cj_option_list o = {0};
+  cj_options_cxx(op, &o, notes);
+  a->failed |= o.failed;
+  for (size_t i = 0; i < o.n; i++) {
+    int fixed_already = 0;
+    for (const char *const *f = fixed; *f; f++) fixed_already |= strcmp(*f, o.v[i]) == 0;
+    if (!fixed_already) arg_add(a, o.v[i], NULL);
   }
+  cj_option_list_free(&o);
   snprintf(path, sizeof path, "%s/%s", dir, stage == COMPILE_ONLY ? "k.o" : "k.so");
   arg_add(a, "-o", NULL);
   arg_add(a, path, NULL);

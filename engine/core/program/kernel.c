@@ -5,85 +5,12 @@
 */
 #include "kernel.h"
 #include "base/structs.h"
+#include "compile/options.h"
 
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* --- compile options, deep-copied so a generic kernel can specialise later -------------------- */
-
-/* Each list's pointer array starts aligned: the text of the list before it may end anywhere. */
-#define PTR_ALIGN(x) (((x) + sizeof(char *) - 1) & ~(sizeof(char *) - 1))
-
-static size_t strings_size(const char *const *v, size_t n) {
-  size_t total = sizeof(char *) - 1 + n * sizeof(char *);
-  for (size_t i = 0; i < n; i++) total += strlen(v[i]) + 1;
-  return total;
-}
-
-static const char *const *copy_strings(const char *const *v, size_t n, char **cursor) {
-  if (n == 0) return NULL;
-  *cursor = (char *)PTR_ALIGN((uintptr_t)*cursor);
-  char **out = (char **)(void *)*cursor;
-  char *text = *cursor + n * sizeof(char *);
-  for (size_t i = 0; i < n; i++) {
-    size_t len = strlen(v[i]) + 1;
-    memcpy(text, v[i], len);
-    out[i] = text;
-    text += len;
-  }
-  *cursor = text;
-  return (const char *const *)out;
-}
-
-/* One allocation holds every string of the copy, each pointer array aligned (PTR_ALIGN). */
-static int options_copy(const cujit_compile_options *src, cujit_compile_options *dst,
-                        void **storage) {
-  *dst = (cujit_compile_options)CUJIT_COMPILE_OPTIONS_INIT;
-  *storage = NULL;
-  if (!src) return 1;
-  *dst = *src;
-  dst->signatures = NULL, dst->signature_count = 0; /* a defined kernel has its own signature */
-  dst->name_expressions = NULL, dst->name_expression_count = 0;
-  size_t scalars = (src->arch ? strlen(src->arch) + 1 : 0) + (src->std ? strlen(src->std) + 1 : 0);
-  size_t lists = strings_size(src->defines, src->define_count) +
-                 strings_size(src->include_dirs, src->include_dir_count) +
-                 strings_size(src->extra_flags, src->extra_flag_count);
-  char *mem = malloc(lists + scalars + 1);
-  if (!mem) return 0;
-  char *cursor = mem;
-  dst->defines = copy_strings(src->defines, src->define_count, &cursor);
-  dst->include_dirs = copy_strings(src->include_dirs, src->include_dir_count, &cursor);
-  dst->extra_flags = copy_strings(src->extra_flags, src->extra_flag_count, &cursor);
-  if (src->arch) dst->arch = strcpy(cursor, src->arch), cursor += strlen(src->arch) + 1;
-  if (src->std) dst->std = strcpy(cursor, src->std);
-  *storage = mem;
-  return 1;
-}
-
-static int options_valid(cujit_engine *engine, const cujit_compile_options *o) {
-  if (!o) return 1;
-  if ((o->define_count && !o->defines) || (o->include_dir_count && !o->include_dirs) ||
-      (o->extra_flag_count && !o->extra_flags)) {
-    cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-            "compile options: a list has a count but a NULL array");
-    return 0;
-  }
-  const char *const *lists[3] = {o->defines, o->include_dirs, o->extra_flags};
-  size_t counts[3] = {o->define_count, o->include_dir_count, o->extra_flag_count};
-  for (int l = 0; l < 3; l++)
-    for (size_t i = 0; i < counts[l]; i++)
-      if (!lists[l][i]) {
-        cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                "compile options: entry %zu of the %s is NULL", i,
-                l == 0   ? "defines"
-                : l == 1 ? "include directories"
-                         : "extra flags");
-        return 0;
-      }
-  return 1;
-}
 
 /* --- making and freeing kernels --------------------------------------------------------------- */
 
@@ -204,7 +131,8 @@ cujit_status cujit_kernel_define(cujit_engine *engine, const char *signature, co
                              : CUJIT_OK;
   if (bad != CUJIT_OK) return bad;
   if (options) options = &mine;
-  if (!options_valid(engine, options)) return CUJIT_ERROR_INVALID_ARGUMENT;
+  /* The options are copied for a generic kernel by the option table (options.h). */
+  if (cj_options_check_lists(engine, options) != CUJIT_OK) return CUJIT_ERROR_INVALID_ARGUMENT;
   cujit_kernel *k = kernel_new(engine);
   if (!k) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   char err[1024];
@@ -217,7 +145,7 @@ cujit_status cujit_kernel_define(cujit_engine *engine, const char *signature, co
   else if (k->sig.ntype_vars == 0)
     st = compile_concrete(k, body, preamble, options, NULL);
   else if (!(k->body = cj_strdup(body)) || (preamble && !(k->preamble = cj_strdup(preamble))) ||
-           !options_copy(options, &k->options, &k->options_storage))
+           !cj_options_copy(options, &k->options, &k->options_storage))
     st = cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   return kernel_finish(k, st, out);
 }
