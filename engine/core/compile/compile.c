@@ -8,6 +8,7 @@
 #include "includes.h"
 #include "cxx.h"
 #include "options.h"
+#include "verify.h"
 #include "scan.h"
 #include "base/env.h"
 
@@ -97,10 +98,9 @@ cujit_status cj_compile_arch(cujit_engine *engine, const cujit_compile_options *
              : device_arch            ? device_arch
                                       : "");
   }
-  cj_nvrtc *nv = cj_nvrtc_if_open(engine);
-  if (nv && strcmp(arch, "cpu") != 0)
-    return fit_arch(engine, nv, options && options->arch, arch, len);
-  return CUJIT_OK;
+  const cj_compiler *compiler = cj_compiler_for(arch);
+  return compiler->fit_arch ? compiler->fit_arch(engine, options && options->arch, arch, len)
+                            : CUJIT_OK;
 }
 
 /* --- the key ---------------------------------------------------------------------------------- */
@@ -359,7 +359,7 @@ static cujit_status resolve_lookup(cujit_engine *engine, const char *source, con
                              .builtin_names = cj_embedded_header_names,
                              .builtin_sources = cj_embedded_header_sources,
                              .builtin_count = cj_embedded_header_count};
-    if (strcmp(arch, "cpu") != 0) { /* NVRTC's: g++ has the host's own standard headers */
+    if (cj_compiler_for(arch)->standins) { /* NVRTC's: g++ has the host's own headers */
       rq.standin_names = cj_std_header_names;
       rq.standin_sources = cj_std_header_sources;
       rq.standin_count = cj_std_header_count;
@@ -417,7 +417,9 @@ static cujit_status compile_cxx_in_dir(cujit_engine *engine, const char *source,
 ** cache, the compiler's identity joining the key; the shared object goes in entry.cubin. The
 ** entry carries no NVRTC version, so none is checked. */
 static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const char *name,
-                                const cujit_compile_options *options, cj_compiled *out) {
+                                const cujit_compile_options *options, const char *arch,
+                                cj_compiled *out) {
+  (void)arch; /* "cpu" */
   const char *source = scan->text;
   const char *identity;
   cj_option_list o = {0};
@@ -472,12 +474,11 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
   return CUJIT_OK;
 }
 
-cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *name,
-                        const cujit_compile_options *options, const char *target,
-                        cj_compiled *out) {
-  memset(out, 0, sizeof *out);
-  /* THE COMPILER DISPATCH POINT: the arch names the compiler. */
-  if (strcmp(target, "cpu") == 0) return compile_cpu(engine, scan, name, options, out);
+/* NVRTC's compile: the options, the cache lookup by manifest or resolved includes, the arch
+** capped at NVRTC's highest when the device's is newer, then NVRTC itself. */
+static cujit_status compile_nvrtc(cujit_engine *engine, const cj_scan *scan, const char *name,
+                                  const cujit_compile_options *options, const char *target,
+                                  cj_compiled *out) {
   const char *source = scan->text;
   char arch[32];
   snprintf(arch, sizeof arch, "%s", target);
@@ -536,9 +537,7 @@ cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *n
 int cj_compile_memo_key(cujit_engine *engine, const char *source, const char *name,
                         const cujit_compile_options *options, const char *arch, cj_cache_key *out) {
   const char *identity = ""; /* CUJIT_CXX and CUJIT_CPU_CHECK may change between builds */
-  if (strcmp(arch, "cpu") == 0 &&
-      cj_cxx_identity(engine, cj_env_cpu_check(), &identity) != CUJIT_OK)
-    return 0;
+  if (cj_compiler_for(arch)->identity(engine, &identity) != CUJIT_OK) return 0;
   uint32_t schema = CJ_CACHE_SCHEMA;
   cj_key_builder *kb = cj_key_begin();
   cj_key_add_str(kb, "cujit memo");
@@ -551,4 +550,74 @@ int cj_compile_memo_key(cujit_engine *engine, const char *source, const char *na
   *out = cj_key_end(kb);
   static const cj_cache_key zero; /* what cj_key_end gives when out of memory */
   return ok && memcmp(out->bytes, zero.bytes, sizeof zero.bytes) != 0;
+}
+
+/* --- the compilers ---------------------------------------------------------------------------- */
+
+cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *name,
+                        const cujit_compile_options *options, const char *target,
+                        cj_compiled *out) {
+  memset(out, 0, sizeof *out);
+  return cj_compiler_for(target)->compile(engine, scan, name, options, target, out);
+}
+
+static cujit_status nvrtc_fit_arch(cujit_engine *engine, int explicit_arch, char *arch,
+                                   size_t len) {
+  cj_nvrtc *nv = cj_nvrtc_if_open(engine); /* opening it costs 5-140 ms: a hit must not */
+  return nv ? fit_arch(engine, nv, explicit_arch, arch, len) : CUJIT_OK;
+}
+
+static cujit_status nvrtc_identity(cujit_engine *engine, const char **identity) {
+  (void)engine;
+  *identity = "";
+  return CUJIT_OK;
+}
+
+static cujit_status nvrtc_verify(cj_scan *scan, const char *ptx, const void *binary,
+                                 size_t binary_len, cj_signature **kernels, size_t *count,
+                                 char *err, size_t err_len) {
+  (void)binary, (void)binary_len;
+  return cj_verify_ptx(scan, ptx, kernels, count, err, err_len);
+}
+
+static int nvrtc_current(cujit_engine *engine, int built) {
+  cj_nvrtc *nv = cj_nvrtc_if_open(engine);
+  return !nv || nv->version == built;
+}
+
+static cujit_status cxx_identity(cujit_engine *engine, const char **identity) {
+  return cj_cxx_identity(engine, cj_env_cpu_check(), identity);
+}
+
+static cujit_status cxx_verify(cj_scan *scan, const char *ptx, const void *binary,
+                               size_t binary_len, cj_signature **kernels, size_t *count, char *err,
+                               size_t err_len) {
+  (void)ptx;
+  return cj_verify_object(scan, binary, binary_len, kernels, count, err, err_len);
+}
+
+static int cxx_current(cujit_engine *engine, int built) {
+  (void)engine, (void)built; /* its identity is in every key */
+  return 1;
+}
+
+static const cj_compiler nvrtc_compiler = {.name = "NVRTC",
+                                           .standins = 1,
+                                           .fit_arch = nvrtc_fit_arch,
+                                           .compile = compile_nvrtc,
+                                           .identity = nvrtc_identity,
+                                           .verify = nvrtc_verify,
+                                           .current = nvrtc_current};
+
+static const cj_compiler cxx_compiler = {.name = "the host C++ compiler",
+                                         .standins = 0,
+                                         .fit_arch = NULL,
+                                         .compile = compile_cpu,
+                                         .identity = cxx_identity,
+                                         .verify = cxx_verify,
+                                         .current = cxx_current};
+
+/* THE COMPILER DISPATCH POINT: the arch names the compiler, as the device table names backends. */
+const cj_compiler *cj_compiler_for(const char *arch) {
+  return arch && strcmp(arch, "cpu") == 0 ? &cxx_compiler : &nvrtc_compiler;
 }

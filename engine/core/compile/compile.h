@@ -23,6 +23,34 @@ typedef struct cj_compiled {
              ** inputs alone (the key and the cache's input rule, docs/ARCHITECTURE.md) */
 } cj_compiled;
 
+/* A compiler of the compile stack, as a device is a backend of the run stack: the arch names one
+** (cj_compiler_for): NVRTC for "sm_NN", "sm_NNa" and "compute_NN", the host's C++ compiler (cxx.h)
+** for the CPU device's "cpu". Everything that differs between the two is an entry here, so that
+** nothing above branches on the arch. */
+typedef struct cj_compiler {
+  const char *name; /* "NVRTC", "the host C++ compiler" */
+  int standins;     /* lacks the host's standard headers: cujit's stand-ins answer (includes.h) */
+  /* With what costs nothing (NVRTC already open): an explicit arch it lacks refused, the device's
+  ** capped at its highest. NULL: any arch it is named for is its own. */
+  cujit_status (*fit_arch)(cujit_engine *engine, int explicit_arch, char *arch, size_t len);
+  /* cj_compile's work for this compiler. */
+  cujit_status (*compile)(cujit_engine *engine, const cj_scan *scan, const char *name,
+                          const cujit_compile_options *options, const char *arch, cj_compiled *out);
+  /* What of the compiler joins the memo key beyond the options (the host compiler's identity,
+  ** which CUJIT_CXX and CUJIT_CPU_CHECK change); "" for NVRTC, whose version `current` checks. */
+  cujit_status (*identity)(cujit_engine *engine, const char **identity);
+  /* The kernels of a scan confirmed against what was compiled (verify.h): the PTX, or the CPU
+  ** device's shared object. */
+  cujit_status (*verify)(cj_scan *scan, const char *ptx, const void *binary, size_t binary_len,
+                         cj_signature **kernels, size_t *count, char *err, size_t err_len);
+  /* Whether bytes this compiler built at version `built` may be handed out again in this process
+  ** (NVRTC: the one open now built them, when one is open). */
+  int (*current)(cujit_engine *engine, int built);
+} cj_compiler;
+
+/* The compiler for an arch (from cj_compile_arch); never NULL. */
+const cj_compiler *cj_compiler_for(const char *arch);
+
 /* The arch to compile for: options->arch when given ("sm_NN", "sm_NNa", "compute_NN"; checked),
 ** else `device_arch` (the current device's, which the caller found). Checking against, and
 ** capping at, NVRTC's highest arch happens here only when NVRTC is already open: opening it costs

@@ -85,12 +85,11 @@ static cj_code *code_new(cujit_engine *engine, const char *source, const char *n
   k->log = cj_strdup(c->entry.log ? c->entry.log : "");
   k->nvrtc_version = c->entry.nvrtc_version;
   char err[1024];
-  cujit_status st = !k->name || !k->source || !k->log
-                        ? cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory")
-                    : strcmp(k->arch, "cpu") == 0
-                        ? cj_verify_object(scan, k->cubin, k->cubin_len, &k->kernels, &k->nkernels,
-                                           err, sizeof err)
-                        : cj_verify_ptx(scan, k->ptx, &k->kernels, &k->nkernels, err, sizeof err);
+  cujit_status st =
+      !k->name || !k->source || !k->log
+          ? cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory")
+          : cj_compiler_for(k->arch)->verify(scan, k->ptx, k->cubin, k->cubin_len, &k->kernels,
+                                             &k->nkernels, err, sizeof err);
   if (st == CUJIT_OK) return k;
   if (st != CUJIT_ERROR_OUT_OF_HOST_MEMORY) cj_fail(engine, st, "'%s': %s", name, err);
   code_release(k);
@@ -245,8 +244,7 @@ static cj_code *memo_find(cujit_engine *engine, const cj_cache_key *given) {
   pthread_mutex_unlock(&m->lock);
   cj_code *k = used ? map_find(m, &key) : NULL;
   if (!k) return NULL;
-  cj_nvrtc *nv = cj_nvrtc_if_open(engine);
-  if ((nv && strcmp(k->arch, "cpu") != 0 && k->nvrtc_version != nv->version) ||
+  if (!cj_compiler_for(k->arch)->current(engine, k->nvrtc_version) ||
       !cj_cache_touch(engine->cache, &key)) {
     code_release(k);
     return NULL;
