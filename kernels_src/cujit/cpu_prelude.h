@@ -143,7 +143,8 @@ __attribute__((const, noinline)) static regs *me() {
 #define blockIdx (::cj_cpu::me()->bid)
 #define blockDim (::cj_cpu::me()->bdim)
 #define gridDim (::cj_cpu::me()->gdim)
-#define warpSize 32
+/* A constant, not a macro: host code reads a cudaDeviceProp's member of that name. */
+static constexpr int warpSize = 32;
 
 #include <cujit/cpu_math.h>
 #include <cujit/cpu_atomic.h>

@@ -41,7 +41,6 @@ static const struct {
     {"__shfl_down", "the pre-CUDA 9 __shfl_down (use __shfl_down_sync)"},
     {"__shfl_xor", "the pre-CUDA 9 __shfl_xor (use __shfl_xor_sync)"},
     {"__ballot", "the pre-CUDA 9 __ballot (use __ballot_sync)"},
-    {"__half2", "__half2"},
     {"__nv_bfloat16", "__nv_bfloat16"},
     {"__nv_bfloat162", "__nv_bfloat162"},
     {"__pipeline_memcpy_async", "asynchronous copies (__pipeline_memcpy_async)"},
@@ -68,12 +67,16 @@ static const struct {
   const char *header, *stand_in, *refused;
 } cuda_headers[] = {
     {"cuda_fp16.h", "cujit/half.h", NULL},
-    {"cuda_runtime.h", "", NULL},
-    {"cuda_runtime_api.h", "", NULL},
+    {"cuda_runtime.h", "cujit/cpu_runtime.h", NULL},
+    {"cuda_runtime_api.h", "cujit/cpu_runtime.h", NULL},
+    {"cuda_profiler_api.h", "cujit/cpu_runtime.h", NULL},
+    {"driver_types.h", "cujit/cpu_runtime.h", NULL},
+    {"cuda.h", "cujit/cpu_runtime.h", NULL},
     {"device_launch_parameters.h", "", NULL},
-    {"cuda.h", "", NULL},
     {"vector_types.h", "", NULL},
     {"vector_functions.h", "", NULL},
+    {"builtin_types.h", "", NULL},
+    {"host_defines.h", "", NULL},
     {"device_functions.h", "", NULL},
     {"math_constants.h", "", NULL},
     {"cooperative_groups", NULL, "cooperative groups (<cooperative_groups.h>)"},
@@ -108,6 +111,13 @@ typedef struct scan {
   unsigned long cpu_test, off;
   int failed;     /* a directive was refused (err holds why) */
   size_t tick_at; /* the `)` closing a loop's header, to be followed by a tick; 0: none */
+  /* The user's headers (NULL: none known, their #includes left to g++), rewritten as the source
+  ** is; `header`: this scan is one of them, whose code stays where it is included (no namespace
+  ** of its own, no kernel renamed), `level` how deep. */
+  cj_cpu_headers *headers;
+  unsigned char *state; /* state[h]: 1 header h is being rewritten, 2 it is done */
+  int header;
+  unsigned level;
 } scan;
 
 /* CUDA's functions the program may overload (helper_math.h's float2 fminf(float2, float2) calls
@@ -276,7 +286,7 @@ static void directive(scan *sc) {
     return;
   }
   conditional(sc, d, sc->s + end);
-  if (strncmp(d, "include", 7) == 0 && sc->depth == 0) { /* a header at file scope: outside */
+  if (strncmp(d, "include", 7) == 0 && sc->depth == 0 && !sc->header) { /* at file scope */
     cj_buf_puts(&sc->out, "}\n");
     include(sc, d, end);
     if (!sc->failed)
@@ -291,11 +301,74 @@ static void directive(scan *sc) {
   emit_to(sc, end);
 }
 
-/* An #include at sc->i, ending at `end`: CUDA's headers mapped to cujit's, or refused. */
+static int rewrite(scan *sc);
+
+/* The user's header h (headers->names[h]) rewritten as the source is, once, into
+** headers->rewritten[h]: its CUDA headers mapped or refused and its `extern __shared__` arrays
+** rewritten at any depth. A header being rewritten (an include cycle, which its guard stops) is
+** only named again. */
+static int rewrite_header(scan *parent, size_t h) {
+  if (parent->state[h]) return 1;
+  if (parent->level >= 200) {
+    snprintf(parent->err, parent->err_len,
+             "'%s' is included more than 200 headers deep (an include cycle without a guard?)",
+             parent->headers->names[h]);
+    return 0;
+  }
+  parent->state[h] = 1;
+  const char *text = parent->headers->sources[h];
+  scan sc = {.s = text,
+             .n = strlen(text),
+             .line = 1,
+             .kernels = parent->kernels,
+             .cxx = parent->cxx,
+             .defined = parent->defined,
+             .nkernels = parent->nkernels,
+             .err = parent->err,
+             .err_len = parent->err_len,
+             .headers = parent->headers,
+             .state = parent->state,
+             .header = 1,
+             .level = parent->level + 1};
+  snprintf(sc.file, sizeof sc.file, "%s", parent->headers->names[h]);
+  cj_buf_printf(&sc.out, "#line 1 \"%s\"\n", sc.file);
+  int ok = rewrite(&sc);
+  if (ok && sc.out.failed) {
+    snprintf(parent->err, parent->err_len, "out of host memory");
+    ok = 0;
+  }
+  if (!ok) {
+    cj_buf_free(&sc.out);
+    return 0;
+  }
+  parent->headers->rewritten[h] = sc.out.data;
+  parent->state[h] = 2;
+  return 1;
+}
+
+/* An #include at sc->i, ending at `end`: CUDA's headers mapped to cujit's, or refused, whether
+** named as written or by the real path the include resolver put in its place; the user's own
+** headers rewritten (rewrite_header) and included from the scratch directory as
+** <__cj_h/N.h>; anything else (system headers, a name made by a macro) left to g++. */
 static void include(scan *sc, const char *d, size_t end) {
-  for (size_t k = 0; k < sizeof cuda_headers / sizeof cuda_headers[0]; k++) {
-    const char *h = strstr(d, cuda_headers[k].header);
-    if (!h || h >= sc->s + end || (h[-1] != '<' && h[-1] != '"')) continue;
+  const char *open = d + 7, *stop = NULL, *line_end = sc->s + end;
+  while (open < line_end && (*open == ' ' || *open == '\t')) open++;
+  char close = *open == '<' ? '>' : *open == '"' ? '"' : 0;
+  if (close) stop = memchr(open + 1, close, (size_t)(line_end - open - 1));
+  char spec[1024];
+  if (!stop || (size_t)(stop - open) >= sizeof spec) {
+    emit_to(sc, end);
+    return;
+  }
+  snprintf(spec, sizeof spec, "%.*s", (int)(stop - open - 1), open + 1);
+  const char *name = spec;
+  size_t h = SIZE_MAX;
+  for (size_t k = 0; sc->headers && spec[0] == '/' && k < sc->headers->count; k++)
+    if (strcmp(sc->headers->names[k], spec) == 0) h = k;
+  if (h != SIZE_MAX && sc->headers->toolkit_names[h]) name = sc->headers->toolkit_names[h];
+  for (size_t k = 0;
+       (h == SIZE_MAX || name != spec) && k < sizeof cuda_headers / sizeof cuda_headers[0]; k++) {
+    if (strncmp(name, cuda_headers[k].header, strlen(cuda_headers[k].header)) != 0) continue;
     if (cuda_headers[k].refused) {
       if (sc->off) break;
       refuse(sc, sc->i, cuda_headers[k].refused);
@@ -307,15 +380,36 @@ static void include(scan *sc, const char *d, size_t end) {
     sc->i = end;
     return;
   }
-  emit_to(sc, end);
+  if (h != SIZE_MAX && name != spec) { /* another of the toolkit's: by its name, as before */
+    cj_buf_printf(&sc->out, "#include <%s>", name);
+    sc->i = end;
+  } else if (h != SIZE_MAX) {
+    if (!rewrite_header(sc, h)) {
+      sc->failed = 1;
+      return;
+    }
+    cj_buf_printf(&sc->out, "#include <__cj_h/%zu.h>", h);
+    sc->i = end;
+  } else {
+    emit_to(sc, end);
+  }
 }
 
-/* `extern __shared__ T name[];` at sc->i: inside a function, a reference to the block's dynamic
-** shared memory; elsewhere a macro for the same (the #line after it keeps lines right). */
-static int extern_shared(scan *sc, size_t after_shared) {
-  size_t semi = after_shared;
-  while (semi < sc->n && sc->s[semi] != ';' && sc->s[semi] != '{' && sc->s[semi] != '}') semi++;
-  if (semi >= sc->n || sc->s[semi] != ';') return 0;
+/* `extern` at sc->i, `after_extern` past it: a declaration `extern ... __shared__ ... T name[];`
+** (__shared__ anywhere among the specifiers, __align__ or alignas too, T any type, a template's
+** parameter among them) becomes, inside a function, a reference to the block's dynamic shared
+** memory; elsewhere a macro for the same (the #line after it keeps lines right). 0: not one. */
+static int extern_shared(scan *sc, size_t after_extern) {
+  size_t semi = after_extern, shared = SIZE_MAX;
+  while (semi < sc->n && sc->s[semi] != ';' && sc->s[semi] != '{' && sc->s[semi] != '}' &&
+         sc->s[semi] != '"' && sc->s[semi] != '=') {
+    if (shared == SIZE_MAX && strncmp(sc->s + semi, "__shared__", 10) == 0 &&
+        !ident_char((unsigned char)sc->s[semi - 1]) && !ident_char((unsigned char)sc->s[semi + 10]))
+      shared = semi;
+    semi++;
+  }
+  if (shared == SIZE_MAX || semi >= sc->n || sc->s[semi] != ';') return 0;
+  size_t after_shared = after_extern;
   size_t close = semi;
   while (close > after_shared && isspace((unsigned char)sc->s[close - 1])) close--;
   if (close < 2 || sc->s[close - 1] != ']') return 0;
@@ -328,9 +422,14 @@ static int extern_shared(scan *sc, size_t after_shared) {
   while (name_start > after_shared && ident_char((unsigned char)sc->s[name_start - 1]))
     name_start--;
   if (name_start == name_end) return 0;
-  /* The element type: the text between __shared__ and the name, without __align__(...). */
+  /* The element type: the text between extern and the name, without __shared__ and
+  ** __align__(...). */
   cj_buf type = {0};
   for (size_t k = after_shared; k < name_start; k++) {
+    if (k == shared) {
+      k += 9;
+      continue;
+    }
     if (strncmp(sc->s + k, "__align__", 9) == 0 || strncmp(sc->s + k, "alignas", 7) == 0) {
       int parens = 0; /* to the ')' that closes it: __align__(sizeof(float4)) */
       for (; k < name_start; k++) {
@@ -515,13 +614,16 @@ static int rewrite(scan *sc) {
                (i == 0 || !ident_char((unsigned char)sc->s[i - 1]))) {
       while (j < sc->n && ident_char((unsigned char)sc->s[j])) j++;
       size_t len = j - i;
+      /* A header's host helpers may call the runtime (helper_cuda.h): not refused there. */
       for (size_t k = 0; !sc->off && k < sizeof unsupported / sizeof unsupported[0]; k++)
         if (strlen(unsupported[k].name) == len &&
+            !(sc->header && strncmp(unsupported[k].name, "cuda", 4) == 0) &&
             memcmp(sc->s + i, unsupported[k].name, len) == 0) {
           refuse(sc, i, unsupported[k].what);
           return 0;
         }
-      for (size_t k = 0; !sc->off && k < sizeof gpu_refuses / sizeof gpu_refuses[0]; k++)
+      for (size_t k = 0; !sc->off && !sc->header && k < sizeof gpu_refuses / sizeof gpu_refuses[0];
+           k++)
         if (strlen(gpu_refuses[k].name) == len &&
             memcmp(sc->s + i, gpu_refuses[k].name, len) == 0) {
           char why[160];
@@ -534,16 +636,12 @@ static int rewrite(scan *sc) {
         if (note_loop(sc, j, len == 5)) cj_buf_puts(&sc->out, loop_slice);
       }
       int definition = 0;
-      size_t kernel = declared_kernel(sc, i, j, &definition);
+      size_t kernel = sc->header ? SIZE_MAX : declared_kernel(sc, i, j, &definition);
       if (kernel != SIZE_MAX) {
         cj_buf_puts(&sc->out, "__cj_k_");
         if (definition) sc->defined[kernel] = 1;
       }
-      if (len == 6 && memcmp(sc->s + i, "extern", 6) == 0) {
-        size_t k = j;
-        while (k < sc->n && isspace((unsigned char)sc->s[k])) k++;
-        if (strncmp(sc->s + k, "__shared__", 10) == 0 && extern_shared(sc, k + 10)) continue;
-      }
+      if (len == 6 && memcmp(sc->s + i, "extern", 6) == 0 && extern_shared(sc, j)) continue;
     } else if (c == '<' && c1 == '<' && i + 2 < sc->n && sc->s[i + 2] == '<' && !sc->off) {
       refuse(sc, i, "kernel launches from the device (<<<...>>>)");
       return 0;
@@ -559,6 +657,13 @@ static int rewrite(scan *sc) {
 
 char *cj_cpu_translation_unit(const char *source, const char *const *kernel_names, const int *cxx,
                               size_t nkernels, int check, char *err, size_t err_len) {
+  return cj_cpu_translation_unit_with(source, kernel_names, cxx, nkernels, check, NULL, err,
+                                      err_len);
+}
+
+char *cj_cpu_translation_unit_with(const char *source, const char *const *kernel_names,
+                                   const int *cxx, size_t nkernels, int check,
+                                   cj_cpu_headers *headers, char *err, size_t err_len) {
   static char dummy[1];
   if (!err || err_len == 0) err = dummy, err_len = sizeof dummy;
   err[0] = '\0';
@@ -580,7 +685,8 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
              .cxx = cxx,
              .nkernels = nkernels,
              .err = err,
-             .err_len = err_len};
+             .err_len = err_len,
+             .headers = headers};
   snprintf(sc.file, sizeof sc.file, "<source>");
   if (check) cj_buf_puts(&sc.out, "#define CJ_CPU_CHECK 1\n");
   cj_buf_puts(&sc.out, "#include <cujit/cpu_prelude.h>\n");
@@ -591,9 +697,18 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
   cj_buf_printf(&sc.out, "namespace __cj { %s}\nusing namespace ::__cj;\n", cuda_api);
   cj_buf_puts(&sc.out, "namespace __cj {\n#line 1 \"<source>\"\n");
   sc.defined = calloc(nkernels ? nkernels : 1, 1);
-  if (!sc.defined || !rewrite(&sc)) {
-    if (!sc.defined) snprintf(err, err_len, "out of host memory");
+  if (headers) {
+    sc.state = calloc(headers->count ? headers->count : 1, 1);
+    for (size_t h = 0; h < headers->count; h++) headers->rewritten[h] = NULL;
+  }
+  if (!sc.defined || (headers && !sc.state) || !rewrite(&sc)) {
+    if (!sc.defined || (headers && !sc.state)) snprintf(err, err_len, "out of host memory");
     free(sc.defined);
+    free(sc.state);
+    for (size_t h = 0; headers && h < headers->count; h++) {
+      free(headers->rewritten[h]);
+      headers->rewritten[h] = NULL;
+    }
     cj_buf_free(&sc.out);
     return NULL;
   }
@@ -630,6 +745,7 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
               "extern \"C\" __attribute__((visibility(\"default\"))) int cj_cpu_where(char *buf, "
               "size_t len) {\n  return ::cj_cpu::where_now(buf, len);\n}\n");
   free(sc.defined);
+  free(sc.state);
   if (sc.out.failed) {
     cj_buf_free(&sc.out);
     snprintf(err, err_len, "out of host memory");
