@@ -735,6 +735,11 @@ char *cj_cpu_translation_unit_with(const char *source, const char *const *kernel
         "*__cj_l, ::cj_cpu_worker *__cj_w) {\n  ::cj_cpu::entry<&%s%s >(__cj_l, "
         "__cj_w);\n}\n",
         entry, c ? "__cj_k_" : "", kernel_names[k]);
+    /* Its parameters' sizes, read back from the object (verify.c): a struct by value's too. */
+    cj_buf_printf(&sc.out,
+                  "extern \"C\" __attribute__((visibility(\"default\"))) const "
+                  "::cj_cpu::layout<decltype(&%s%s)> cjp_%s = {};\n",
+                  c ? "__cj_k_" : "", kernel_names[k], entry);
   }
   cj_buf_puts(&sc.out, "}\n");
   cj_buf_puts(&sc.out,
