@@ -9,6 +9,7 @@
 ** exported entry per kernel.
 */
 #include "cpu_source.h"
+#include "cpu_entries.h"
 #include "base/base.h"
 #include "lang/lexicon.h"
 
@@ -120,56 +121,6 @@ typedef struct scan {
   unsigned level;
 } scan;
 
-/* CUDA's functions the program may overload (helper_math.h's float2 fminf(float2, float2) calls
-** fminf(float, float)): in namespace __cj an overload of the program's would hide them, so they
-** are declared there too, again after each header the program includes at file scope (which may
-** add overloads of them). Only CUDA's names: those of the C library the prelude's headers add
-** are what the namespace keeps away. */
-static const char cuda_api[] =
-    "using ::sin; using ::cos; using ::tan; using ::asin; using ::acos; using ::atan; "
-    "using ::atan2; using ::sinh; using ::cosh; using ::tanh; using ::asinh; using ::acosh; "
-    "using ::atanh; using ::exp; using ::exp2; using ::exp10; using ::expm1; using ::log; "
-    "using ::log2; using ::log10; using ::log1p; using ::pow; using ::sqrt; using ::cbrt; "
-    "using ::hypot; using ::fabs; using ::floor; using ::ceil; using ::round; using ::trunc; "
-    "using ::rint; using ::nearbyint; using ::lround; using ::llround; using ::lrint; "
-    "using ::llrint; using ::fmod; using ::remainder; using ::remquo; using ::fmin; "
-    "using ::fmax; using ::fdim; using ::fma; using ::frexp; using ::ldexp; using ::modf; "
-    "using ::ilogb; using ::logb; using ::scalbn; using ::scalbln; using ::nextafter; "
-    "using ::copysign; using ::erf; using ::erfc; using ::tgamma; using ::lgamma; "
-    "using ::isnan; using ::isinf; using ::isfinite; using ::signbit; using ::abs; "
-    "using ::labs; using ::llabs; using ::j0; using ::j1; using ::jn; using ::y0; using ::y1; "
-    "using ::yn; using ::sinf; using ::cosf; using ::tanf; using ::asinf; using ::acosf; "
-    "using ::atanf; using ::atan2f; using ::sinhf; using ::coshf; using ::tanhf; "
-    "using ::asinhf; using ::acoshf; using ::atanhf; using ::expf; using ::exp2f; "
-    "using ::exp10f; using ::expm1f; using ::logf; using ::log2f; using ::log10f; "
-    "using ::log1pf; using ::powf; using ::sqrtf; using ::cbrtf; using ::hypotf; "
-    "using ::fabsf; using ::floorf; using ::ceilf; using ::roundf; using ::truncf; "
-    "using ::rintf; using ::nearbyintf; using ::lroundf; using ::llroundf; using ::lrintf; "
-    "using ::llrintf; using ::fmodf; using ::remainderf; using ::remquof; using ::fminf; "
-    "using ::fmaxf; using ::fdimf; using ::fmaf; using ::frexpf; using ::ldexpf; "
-    "using ::modff; using ::ilogbf; using ::logbf; using ::scalbnf; using ::scalblnf; "
-    "using ::nextafterf; using ::copysignf; using ::erff; using ::erfcf; using ::tgammaf; "
-    "using ::lgammaf; using ::j0f; using ::j1f; using ::jnf; using ::y0f; using ::y1f; "
-    "using ::ynf; using ::rsqrt; using ::rsqrtf; using ::rcbrt; using ::rcbrtf; using ::sinpi; "
-    "using ::cospi; using ::sinpif; using ::cospif; using ::sincos; using ::sincosf; "
-    "using ::sincospi; using ::sincospif; using ::normcdf; using ::normcdff; using ::fdividef; "
-    "using ::min; using ::max; using ::umin; using ::umax; using ::llmin; using ::llmax; "
-    "using ::ullmin; using ::ullmax; using ::atomicAdd; using ::atomicSub; using ::atomicExch; "
-    "using ::atomicMin; using ::atomicMax; using ::atomicInc; using ::atomicDec; "
-    "using ::atomicCAS; using ::atomicAnd; using ::atomicOr; using ::atomicXor; "
-    "using ::atomicAdd_block; using ::atomicAdd_system; using ::atomicExch_block; "
-    "using ::atomicCAS_block; using ::atomicMin_block; using ::atomicMax_block; "
-    "using ::__popc; using ::__popcll; using ::__clz; using ::__clzll; using ::__ffs; "
-    "using ::__ffsll; using ::__brev; using ::__brevll; using ::__byte_perm; "
-    "using ::__funnelshift_l; using ::__funnelshift_r; using ::__mulhi; using ::__umulhi; "
-    "using ::__mul64hi; using ::__umul64hi; using ::__mul24; using ::__umul24; using ::__hadd; "
-    "using ::__rhadd; using ::__uhadd; using ::__urhadd; using ::__sad; using ::__usad; "
-    "using ::__ldg; using ::__ldcg; using ::__ldca; using ::__ldcs; using ::__ldlu; "
-    "using ::__ldcv; using ::__stwb; using ::__stcg; using ::__stcs; using ::__stwt; "
-    "using ::__threadfence; using ::__threadfence_block; using ::__threadfence_system; "
-    "using ::clock; using ::clock64; using ::__nanosleep; using ::printf; using ::malloc; "
-    "using ::free; using ::memcpy; using ::memset; ";
-
 /* What goes around a loop: a counter of its iterations in a variable of its own (a register,
 ** where a counter in memory would chain each iteration to the last through a store), and a tick
 ** before the body. A `switch` holds the variable because it takes no `else`: an `else` of the
@@ -257,13 +208,6 @@ static void conditional(scan *sc, const char *d, const char *end) {
   }
 }
 
-/* Whether kernel k is an extern "C" one: its name an identifier, its linkage not C++'s. */
-static int c_kernel(const char *name, const int *cxx, size_t k) {
-  char entry[320];
-  return !(cxx && cxx[k]) && cj_entry_identifier(name, entry, sizeof entry) &&
-         strcmp(entry, name) == 0;
-}
-
 static void include(scan *sc, const char *d, size_t end);
 
 /* A preprocessor line at sc->i (the '#'): tracks #line and conditionals, maps CUDA's headers. The
@@ -290,8 +234,8 @@ static void directive(scan *sc) {
     cj_buf_puts(&sc->out, "}\n");
     include(sc, d, end);
     if (!sc->failed)
-      cj_buf_printf(&sc->out, "\nnamespace __cj { %s\n#line %ld \"%s\"", cuda_api, sc->line + 1,
-                    sc->file);
+      cj_buf_printf(&sc->out, "\nnamespace __cj { %s\n#line %ld \"%s\"", cj_cpu_cuda_api,
+                    sc->line + 1, sc->file);
     return;
   }
   if (strncmp(d, "include", 7) == 0) {
@@ -346,6 +290,15 @@ static int rewrite_header(scan *parent, size_t h) {
   return 1;
 }
 
+/* Whether a header found on the include path is the system's (an include directory such as
+** /usr/include given to cujit): left to g++ unchanged, not rewritten as the user's. */
+static int system_header(const char *path) {
+  static const char *const dirs[] = {"/usr/include/", "/usr/lib/", "/usr/local/include/"};
+  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+    if (strncmp(path, dirs[i], strlen(dirs[i])) == 0) return 1;
+  return 0;
+}
+
 /* An #include at sc->i, ending at `end`: CUDA's headers mapped to cujit's, or refused, whether
 ** named as written or by the real path the include resolver put in its place; the user's own
 ** headers rewritten (rewrite_header) and included from the scratch directory as
@@ -383,6 +336,8 @@ static void include(scan *sc, const char *d, size_t end) {
   if (h != SIZE_MAX && name != spec) { /* another of the toolkit's: by its name, as before */
     cj_buf_printf(&sc->out, "#include <%s>", name);
     sc->i = end;
+  } else if (h != SIZE_MAX && system_header(spec)) {
+    emit_to(sc, end); /* a system header on the include path: g++'s, as it is */
   } else if (h != SIZE_MAX) {
     if (!rewrite_header(sc, h)) {
       sc->failed = 1;
@@ -577,7 +532,7 @@ static size_t declared_kernel(const scan *sc, size_t i, size_t j, int *definitio
     return SIZE_MAX;
   for (size_t k = 0; k < sc->nkernels; k++)
     if (strlen(sc->kernels[k]) == j - i && memcmp(sc->s + i, sc->kernels[k], j - i) == 0 &&
-        c_kernel(sc->kernels[k], sc->cxx, k)) {
+        cj_cpu_c_kernel(sc->kernels[k], sc->cxx, k)) {
       *definition = has_body(sc, after);
       return k;
     }
@@ -614,10 +569,10 @@ static int rewrite(scan *sc) {
                (i == 0 || !ident_char((unsigned char)sc->s[i - 1]))) {
       while (j < sc->n && ident_char((unsigned char)sc->s[j])) j++;
       size_t len = j - i;
-      /* A header's host helpers may call the runtime (helper_cuda.h): not refused there. */
+      /* A header's host helpers call the runtime (helper_cuda.h): not refused there. */
       for (size_t k = 0; !sc->off && k < sizeof unsupported / sizeof unsupported[0]; k++)
         if (strlen(unsupported[k].name) == len &&
-            !(sc->header && strncmp(unsupported[k].name, "cuda", 4) == 0) &&
+            !(sc->header && strstr(unsupported[k].what, "device runtime")) &&
             memcmp(sc->s + i, unsupported[k].name, len) == 0) {
           refuse(sc, i, unsupported[k].what);
           return 0;
@@ -694,7 +649,7 @@ char *cj_cpu_translation_unit_with(const char *source, const char *const *kernel
   ** system headers declare (sync, index, time, ...: NVRTC declares none of them); the directive
   ** lets `::name` and the headers it includes find them as they would at file scope. An extern "C"
   ** kernel's declarators get a reserved name (declared_kernel). */
-  cj_buf_printf(&sc.out, "namespace __cj { %s}\nusing namespace ::__cj;\n", cuda_api);
+  cj_buf_printf(&sc.out, "namespace __cj { %s}\nusing namespace ::__cj;\n", cj_cpu_cuda_api);
   cj_buf_puts(&sc.out, "namespace __cj {\n#line 1 \"<source>\"\n");
   sc.defined = calloc(nkernels ? nkernels : 1, 1);
   if (headers) {
@@ -713,42 +668,7 @@ char *cj_cpu_translation_unit_with(const char *source, const char *const *kernel
     return NULL;
   }
   cj_buf_puts(&sc.out, "\n}\n");
-  /* The entries live in the namespace too and name the kernel unqualified: it and a name
-  ** expression's arguments ("scale<my_type>") are looked up there first, then at file scope (a
-  ** kernel of an included header). Their parameters have reserved names, which no kernel has. */
-  cj_buf_puts(&sc.out, "namespace __cj {\n#line 1 \"<cujit cpu entries>\"\n");
-  for (size_t k = 0; k < nkernels; k++) {
-    cj_entry_identifier(kernel_names[k], entry, sizeof entry);
-    /* An extern "C" kernel the preprocessor removed (#if 0) is then only referenced, and the
-    ** reference weak, so the object still links; cj_verify_object drops it, seeing it undefined.
-    ** A C++-linkage kernel keeps a strong reference: a static one cannot be weak (g++: "weak
-    ** declaration must be public"), and a qualified name or a template's instantiation is found
-    ** by g++'s name lookup: removed, it is a compile (or link) error, as NVRTC's name expression
-    ** is for a GPU. */
-    int c = c_kernel(kernel_names[k], cxx, k) && sc.defined[k];
-    if (c) /* a redeclaration of its own type: #pragma weak finds no name in a namespace */
-      cj_buf_printf(&sc.out, "extern \"C\" __attribute__((weak)) decltype(__cj_k_%s) __cj_k_%s;\n",
-                    kernel_names[k], kernel_names[k]);
-    cj_buf_printf(
-        &sc.out,
-        "extern \"C\" __attribute__((visibility(\"default\"))) void cjk_%s(::cj_cpu_launch "
-        "*__cj_l, ::cj_cpu_worker *__cj_w) {\n  ::cj_cpu::entry<&%s%s >(__cj_l, "
-        "__cj_w);\n}\n",
-        entry, c ? "__cj_k_" : "", kernel_names[k]);
-    /* Its parameters' sizes, read back from the object (verify.c): a struct by value's too. */
-    cj_buf_printf(&sc.out,
-                  "extern \"C\" __attribute__((visibility(\"default\"))) const "
-                  "::cj_cpu::layout<decltype(&%s%s)> cjp_%s = {};\n",
-                  c ? "__cj_k_" : "", kernel_names[k], entry);
-  }
-  cj_buf_puts(&sc.out, "}\n");
-  cj_buf_puts(&sc.out,
-              "extern \"C\" __attribute__((visibility(\"default\"))) int cj_cpu_abi_version(void) "
-              "{\n  return CJ_CPU_ABI_VERSION;\n}\n"
-              "extern \"C\" __attribute__((visibility(\"default\"))) void "
-              "cj_cpu_worker_release(cj_cpu_worker *w) {\n  ::cj_cpu::worker_release(w);\n}\n"
-              "extern \"C\" __attribute__((visibility(\"default\"))) int cj_cpu_where(char *buf, "
-              "size_t len) {\n  return ::cj_cpu::where_now(buf, len);\n}\n");
+  cj_cpu_write_entries(&sc.out, kernel_names, cxx, sc.defined, nkernels);
   free(sc.defined);
   free(sc.state);
   if (sc.out.failed) {
