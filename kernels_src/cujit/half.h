@@ -6,7 +6,8 @@
 ** that convert to and from float (round to nearest even) through single PTX instructions, so
 ** arithmetic on it happens in float. Both spell the conversions __float2half / __half2float, and
 ** cujit::to_float / cujit::from_float work with either. On the CPU device (__CUJIT_CPU__) the
-** stand-in is always used, its conversions written in C++ with the same rounding as the GPU's.
+** stand-in is always used, its conversions written in C++ with the same rounding as the GPU's,
+** with the common half and __half2 arithmetic of cuda_fp16.h rounded as the GPU rounds it.
 */
 #pragma once
 

@@ -85,6 +85,31 @@ h.test("a CUDA header a user header includes is refused as from the source", fun
            {include_dirs = {tmp}, name = "tensor_user.cu"})
 end)
 
+h.test("a header the preprocessor never includes is not refused", function()
+  local tmp = h.scratch()
+  local f = assert(io.open(tmp .. "/hopper_fence.cuh", "w"))
+  f:write('#pragma once\n__device__ inline void fence_gl() { asm volatile("membar.gl;"); }\n')
+  f:close()
+  local src = [[
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#include "hopper_fence.cuh"
+#define FENCE() fence_gl()
+#else
+#define FENCE() __threadfence()
+#endif
+extern "C" __global__ void publish(int *x, int v) {
+  x[threadIdx.x] = v + threadIdx.x;
+  FENCE();
+}
+]]
+  local m = cuda.source(src, {include_dirs = {tmp}, name = "fence_user.cu"})
+  local x = cuda.full(32, 0, "i32")
+  m.publish[{1, 32}](x, 40)
+  local want = {}
+  for i = 1, 32 do want[i] = 39 + i end
+  h.same(host(x), want, nil, "published")
+end)
+
 h.test("extern __shared__ in every spelling, in headers and templates", function()
   local m = cuda.load(dir .. "shared.cu", {
     name_expressions = {"reverse_blocks<float>", "scale_via_wrapper<float>",
@@ -145,6 +170,13 @@ h.test("__half2 arithmetic rounds each lane to nearest even", function()
   local a16, want = f16(a), {}
   for i = 1, 2 * n2 do want[i] = f16(a16 * xs[i] + ys[i]) end
   h.same(host(axpy), want, nil, "__hfma2")
+  -- 1.5 * (1 + 2^-10) falls on a tie between two halves; the smallest subnormal added or taken
+  -- away decides it, as one rounding of the exact a*x + y does (a float sum first would not).
+  local tx, ty = cuda.to_device({1 + 2 ^ -10, 1 + 2 ^ -10}, "f16"),
+                 cuda.to_device({-(2 ^ -24), 2 ^ -24}, "f16")
+  local tie = arr(2)
+  m.half2_axpy[{1, 32}](tx, ty, tie, 1.5, 1)
+  h.same(host(tie), {1.5 + 2 ^ -10, 1.5 + 2 ^ -9}, nil, "__hfma2 rounds once")
   local sum, prod, quot, ops = arr(2 * n2), arr(2 * n2), arr(2 * n2), arr(2 * n2)
   local wide, lohi = cuda.full(2 * n2, h.POISON, "f32"), arr(2 * n2)
   m.half2_mix[{(n2 + 63) // 64, 64}](x, y, sum, prod, quot, ops, wide, lohi, n2)

@@ -250,7 +250,9 @@ static int rewrite(scan *sc);
 /* The user's header h (headers->names[h]) rewritten as the source is, once, into
 ** headers->rewritten[h]: its CUDA headers mapped or refused and its `extern __shared__` arrays
 ** rewritten at any depth. A header being rewritten (an include cycle, which its guard stops) is
-** only named again. */
+** only named again. A header refused becomes an #error with the reason: the preprocessor may
+** never reach its #include (#if __CUDA_ARCH__ >= 900), and then nothing is refused. 0: out of
+** memory, or nested too deep. */
 static int rewrite_header(scan *parent, size_t h) {
   if (parent->state[h]) return 1;
   if (parent->level >= 200) {
@@ -276,13 +278,17 @@ static int rewrite_header(scan *parent, size_t h) {
              .level = parent->level + 1};
   snprintf(sc.file, sizeof sc.file, "%s", parent->headers->names[h]);
   cj_buf_printf(&sc.out, "#line 1 \"%s\"\n", sc.file);
-  int ok = rewrite(&sc);
-  if (ok && sc.out.failed) {
-    snprintf(parent->err, parent->err_len, "out of host memory");
-    ok = 0;
-  }
-  if (!ok) {
+  if (!rewrite(&sc)) { /* refused: said where it is included, if its #include is compiled */
     cj_buf_free(&sc.out);
+    cj_buf_printf(&sc.out, "#line %ld \"%s\"\n#error \"", sc.line, sc.file);
+    for (const char *c = parent->err; *c; c++)
+      cj_buf_printf(&sc.out, "%s%c", *c == '"' || *c == '\\' ? "\\" : "", *c);
+    cj_buf_puts(&sc.out, "\"\n");
+    parent->err[0] = '\0';
+  }
+  if (sc.out.failed) {
+    cj_buf_free(&sc.out);
+    snprintf(parent->err, parent->err_len, "out of host memory");
     return 0;
   }
   parent->headers->rewritten[h] = sc.out.data;
