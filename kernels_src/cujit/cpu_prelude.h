@@ -12,6 +12,10 @@
 #pragma once
 #define __CUJIT_CPU__ 1
 #define __CUDACC__ 1
+/* The compiler's version, as NVRTC 13.0 and nvcc define it: code tests it before newer features. */
+#define __CUDACC_VER_MAJOR__ 13
+#define __CUDACC_VER_MINOR__ 0
+#define __CUDACC_VER_BUILD__ 0
 #ifndef __CUDA_ARCH__
 #define __CUDA_ARCH__ 800 /* kernels test it to take their device code path */
 #endif

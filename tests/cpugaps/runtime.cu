@@ -23,5 +23,6 @@ extern "C" __global__ void runtime_facts(int *facts) {
   facts[3] = (int)sizeof(cudaStream_t) == (int)sizeof(void *);
   facts[4] = (int)cudaErrorInvalidValue;
   facts[5] = (int)cudaErrorMemoryAllocation;
+  facts[6] = __CUDACC_VER_MAJOR__;
 }
 #endif
