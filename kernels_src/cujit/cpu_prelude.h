@@ -12,6 +12,10 @@
 #pragma once
 #define __CUJIT_CPU__ 1
 #define __CUDACC__ 1
+/* The compiler's version, as NVRTC 13.0 and nvcc define it: code tests it before newer features. */
+#define __CUDACC_VER_MAJOR__ 13
+#define __CUDACC_VER_MINOR__ 0
+#define __CUDACC_VER_BUILD__ 0
 #ifndef __CUDA_ARCH__
 #define __CUDA_ARCH__ 800 /* kernels test it to take their device code path */
 #endif
@@ -143,7 +147,8 @@ __attribute__((const, noinline)) static regs *me() {
 #define blockIdx (::cj_cpu::me()->bid)
 #define blockDim (::cj_cpu::me()->bdim)
 #define gridDim (::cj_cpu::me()->gdim)
-#define warpSize 32
+/* A constant, not a macro: host code reads a cudaDeviceProp's member of that name. */
+static constexpr int warpSize = 32;
 
 #include <cujit/cpu_math.h>
 #include <cujit/cpu_atomic.h>

@@ -546,6 +546,15 @@ template <class... P> struct params<void (*)(P...)> {
     return unpack(a, std::index_sequence_for<P...>());
   }
 };
+/* Each parameter's size and alignment as g++ lays it out, exported beside the entry (cjp_<name>,
+** constant data in the object's file): cujit reads a struct passed by value from it
+** (compile/verify.c), as it reads the PTX's .param list for a GPU. */
+template <class F> struct layout;
+template <class... P> struct layout<void (*)(P...)> {
+  unsigned long long count = sizeof...(P);
+  unsigned long long size[sizeof...(P) + 1] = {sizeof(typename std::decay<P>::type)..., 0};
+  unsigned long long align[sizeof...(P) + 1] = {alignof(typename std::decay<P>::type)..., 0};
+};
 template <auto K, class Args> static void call(const void *a) {
   run_thread<K>(me()->ex, *(const Args *)a);
 }

@@ -80,7 +80,7 @@ h.test("scan: a static kernel, '= NULL' pointers take nil, others refuse it", fu
   h.raises({"out", "= NULL"}, function() m.scan_block[{1, 32, shared = 128}](a, nil, nil, 4) end)
 end)
 
-h.test("a struct by value: its bytes, sized from the PTX (refused on the CPU device)", function()
+h.test("a struct by value: its bytes, sized from the PTX (from g++ on the CPU device)", function()
   local m = cuda.source([[
 struct Affine { float scale, shift; };
 __global__ void affine(Affine a, float *x, int n) {
@@ -89,11 +89,7 @@ __global__ void affine(Affine a, float *x, int n) {
 }
 ]])
   local x = cuda.to_device({1, 2, 3}, "f32")
-  if on_cpu then
-    h.raises({"'a'", "signatures option"}, m.affine[{1, 32}], string.pack("ff", 2, 1), x, 3)
-    return
-  end
-  h.eq(m.affine:params()[1].size, 8, "Affine's size from the PTX")
+  h.eq(m.affine:params()[1].size, 8, "Affine's size from the PTX (g++'s on the CPU device)")
   m.affine[{1, 32}](string.pack("ff", 2, 1), x, 3)
   h.same(host(x), {3, 5, 7}, nil, "affine")
 end)

@@ -392,23 +392,26 @@ static cujit_status resolve_lookup(cujit_engine *engine, const char *source, con
 static cujit_status compile_cxx_in_dir(cujit_engine *engine, const char *source, const char *name,
                                        const cujit_compile_options *options,
                                        const cj_signature *kernels, const int *cxx, size_t n,
-                                       cj_cache_entry *e) {
+                                       const cj_includes *inc, cj_cache_entry *e) {
   cujit_compile_options o = options ? *options : (cujit_compile_options)CUJIT_COMPILE_OPTIONS_INIT;
   for (size_t i = 0; i < o.extra_flag_count; i++)
     if (o.extra_flags[i] && strstr(o.extra_flags[i], "no-source-include"))
-      return cj_cxx_compile(engine, source, name, options, kernels, cxx, n, e);
+      return cj_cxx_compile_resolved(engine, source, name, options, kernels, cxx, n, inc,
+                                     toolkit_include(), e);
   char dir[PATH_MAX];
   const char *slash = strrchr(name, '/');
   if (slash)
     snprintf(dir, sizeof dir, "%.*s", slash == name ? 1 : (int)(slash - name), name);
   else if (!getcwd(dir, sizeof dir))
-    return cj_cxx_compile(engine, source, name, options, kernels, cxx, n, e);
+    return cj_cxx_compile_resolved(engine, source, name, options, kernels, cxx, n, inc,
+                                   toolkit_include(), e);
   const char **dirs = malloc((o.include_dir_count + 1) * sizeof *dirs);
   if (!dirs) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   dirs[0] = dir;
   for (size_t i = 0; i < o.include_dir_count; i++) dirs[i + 1] = o.include_dirs[i];
   o.include_dirs = dirs, o.include_dir_count++;
-  cujit_status st = cj_cxx_compile(engine, source, name, &o, kernels, cxx, n, e);
+  cujit_status st =
+      cj_cxx_compile_resolved(engine, source, name, &o, kernels, cxx, n, inc, toolkit_include(), e);
   free(dirs);
   return st;
 }
@@ -434,8 +437,7 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
   if (st == CUJIT_OK)
     st = resolve_lookup(engine, source, name, "cpu", &o, &inc, 0, &out->key, &key_ok, e, &hit);
   out->pure = key_ok && inc.file_count == 0;
-  cj_option_list_free(&o);
-  cj_includes_free(&inc);
+  cj_option_list_free(&o); /* inc is kept: the CPU unit is written from the resolved includes */
   if (st == CUJIT_OK) {
     cj_key_builder *kb = cj_key_begin();
     cj_key_add(kb, out->key.bytes, sizeof out->key.bytes);
@@ -459,12 +461,13 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
       cj_scan_none_message(scan->templates, scan->mangled, err, sizeof err);
       st = cj_fail(engine, CUJIT_ERROR_NOT_FOUND, "'%s': %s", name, err);
     } else
-      st = compile_cxx_in_dir(engine, source, name, options, kernels, cxx, n, e);
+      st = compile_cxx_in_dir(engine, source, name, options, kernels, cxx, n, &inc, e);
     for (size_t i = 0; i < n; i++) cj_signature_free(&kernels[i]);
     free(kernels);
     free(cxx);
     if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &out->key, e);
   }
+  cj_includes_free(&inc);
   if (st != CUJIT_OK) {
     cj_cache_entry_free(e);
     return st;

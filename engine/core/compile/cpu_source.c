@@ -9,6 +9,7 @@
 ** exported entry per kernel.
 */
 #include "cpu_source.h"
+#include "cpu_entries.h"
 #include "base/base.h"
 #include "lang/lexicon.h"
 
@@ -41,7 +42,6 @@ static const struct {
     {"__shfl_down", "the pre-CUDA 9 __shfl_down (use __shfl_down_sync)"},
     {"__shfl_xor", "the pre-CUDA 9 __shfl_xor (use __shfl_xor_sync)"},
     {"__ballot", "the pre-CUDA 9 __ballot (use __ballot_sync)"},
-    {"__half2", "__half2"},
     {"__nv_bfloat16", "__nv_bfloat16"},
     {"__nv_bfloat162", "__nv_bfloat162"},
     {"__pipeline_memcpy_async", "asynchronous copies (__pipeline_memcpy_async)"},
@@ -68,12 +68,16 @@ static const struct {
   const char *header, *stand_in, *refused;
 } cuda_headers[] = {
     {"cuda_fp16.h", "cujit/half.h", NULL},
-    {"cuda_runtime.h", "", NULL},
-    {"cuda_runtime_api.h", "", NULL},
+    {"cuda_runtime.h", "cujit/cpu_runtime.h", NULL},
+    {"cuda_runtime_api.h", "cujit/cpu_runtime.h", NULL},
+    {"cuda_profiler_api.h", "cujit/cpu_runtime.h", NULL},
+    {"driver_types.h", "cujit/cpu_runtime.h", NULL},
+    {"cuda.h", "cujit/cpu_runtime.h", NULL},
     {"device_launch_parameters.h", "", NULL},
-    {"cuda.h", "", NULL},
     {"vector_types.h", "", NULL},
     {"vector_functions.h", "", NULL},
+    {"builtin_types.h", "", NULL},
+    {"host_defines.h", "", NULL},
     {"device_functions.h", "", NULL},
     {"math_constants.h", "", NULL},
     {"cooperative_groups", NULL, "cooperative groups (<cooperative_groups.h>)"},
@@ -108,57 +112,14 @@ typedef struct scan {
   unsigned long cpu_test, off;
   int failed;     /* a directive was refused (err holds why) */
   size_t tick_at; /* the `)` closing a loop's header, to be followed by a tick; 0: none */
+  /* The user's headers (NULL: none known, their #includes left to g++), rewritten as the source
+  ** is; `header`: this scan is one of them, whose code stays where it is included (no namespace
+  ** of its own, no kernel renamed), `level` how deep. */
+  cj_cpu_headers *headers;
+  unsigned char *state; /* state[h]: 1 header h is being rewritten, 2 it is done */
+  int header;
+  unsigned level;
 } scan;
-
-/* CUDA's functions the program may overload (helper_math.h's float2 fminf(float2, float2) calls
-** fminf(float, float)): in namespace __cj an overload of the program's would hide them, so they
-** are declared there too, again after each header the program includes at file scope (which may
-** add overloads of them). Only CUDA's names: those of the C library the prelude's headers add
-** are what the namespace keeps away. */
-static const char cuda_api[] =
-    "using ::sin; using ::cos; using ::tan; using ::asin; using ::acos; using ::atan; "
-    "using ::atan2; using ::sinh; using ::cosh; using ::tanh; using ::asinh; using ::acosh; "
-    "using ::atanh; using ::exp; using ::exp2; using ::exp10; using ::expm1; using ::log; "
-    "using ::log2; using ::log10; using ::log1p; using ::pow; using ::sqrt; using ::cbrt; "
-    "using ::hypot; using ::fabs; using ::floor; using ::ceil; using ::round; using ::trunc; "
-    "using ::rint; using ::nearbyint; using ::lround; using ::llround; using ::lrint; "
-    "using ::llrint; using ::fmod; using ::remainder; using ::remquo; using ::fmin; "
-    "using ::fmax; using ::fdim; using ::fma; using ::frexp; using ::ldexp; using ::modf; "
-    "using ::ilogb; using ::logb; using ::scalbn; using ::scalbln; using ::nextafter; "
-    "using ::copysign; using ::erf; using ::erfc; using ::tgamma; using ::lgamma; "
-    "using ::isnan; using ::isinf; using ::isfinite; using ::signbit; using ::abs; "
-    "using ::labs; using ::llabs; using ::j0; using ::j1; using ::jn; using ::y0; using ::y1; "
-    "using ::yn; using ::sinf; using ::cosf; using ::tanf; using ::asinf; using ::acosf; "
-    "using ::atanf; using ::atan2f; using ::sinhf; using ::coshf; using ::tanhf; "
-    "using ::asinhf; using ::acoshf; using ::atanhf; using ::expf; using ::exp2f; "
-    "using ::exp10f; using ::expm1f; using ::logf; using ::log2f; using ::log10f; "
-    "using ::log1pf; using ::powf; using ::sqrtf; using ::cbrtf; using ::hypotf; "
-    "using ::fabsf; using ::floorf; using ::ceilf; using ::roundf; using ::truncf; "
-    "using ::rintf; using ::nearbyintf; using ::lroundf; using ::llroundf; using ::lrintf; "
-    "using ::llrintf; using ::fmodf; using ::remainderf; using ::remquof; using ::fminf; "
-    "using ::fmaxf; using ::fdimf; using ::fmaf; using ::frexpf; using ::ldexpf; "
-    "using ::modff; using ::ilogbf; using ::logbf; using ::scalbnf; using ::scalblnf; "
-    "using ::nextafterf; using ::copysignf; using ::erff; using ::erfcf; using ::tgammaf; "
-    "using ::lgammaf; using ::j0f; using ::j1f; using ::jnf; using ::y0f; using ::y1f; "
-    "using ::ynf; using ::rsqrt; using ::rsqrtf; using ::rcbrt; using ::rcbrtf; using ::sinpi; "
-    "using ::cospi; using ::sinpif; using ::cospif; using ::sincos; using ::sincosf; "
-    "using ::sincospi; using ::sincospif; using ::normcdf; using ::normcdff; using ::fdividef; "
-    "using ::min; using ::max; using ::umin; using ::umax; using ::llmin; using ::llmax; "
-    "using ::ullmin; using ::ullmax; using ::atomicAdd; using ::atomicSub; using ::atomicExch; "
-    "using ::atomicMin; using ::atomicMax; using ::atomicInc; using ::atomicDec; "
-    "using ::atomicCAS; using ::atomicAnd; using ::atomicOr; using ::atomicXor; "
-    "using ::atomicAdd_block; using ::atomicAdd_system; using ::atomicExch_block; "
-    "using ::atomicCAS_block; using ::atomicMin_block; using ::atomicMax_block; "
-    "using ::__popc; using ::__popcll; using ::__clz; using ::__clzll; using ::__ffs; "
-    "using ::__ffsll; using ::__brev; using ::__brevll; using ::__byte_perm; "
-    "using ::__funnelshift_l; using ::__funnelshift_r; using ::__mulhi; using ::__umulhi; "
-    "using ::__mul64hi; using ::__umul64hi; using ::__mul24; using ::__umul24; using ::__hadd; "
-    "using ::__rhadd; using ::__uhadd; using ::__urhadd; using ::__sad; using ::__usad; "
-    "using ::__ldg; using ::__ldcg; using ::__ldca; using ::__ldcs; using ::__ldlu; "
-    "using ::__ldcv; using ::__stwb; using ::__stcg; using ::__stcs; using ::__stwt; "
-    "using ::__threadfence; using ::__threadfence_block; using ::__threadfence_system; "
-    "using ::clock; using ::clock64; using ::__nanosleep; using ::printf; using ::malloc; "
-    "using ::free; using ::memcpy; using ::memset; ";
 
 /* What goes around a loop: a counter of its iterations in a variable of its own (a register,
 ** where a counter in memory would chain each iteration to the last through a store), and a tick
@@ -247,13 +208,6 @@ static void conditional(scan *sc, const char *d, const char *end) {
   }
 }
 
-/* Whether kernel k is an extern "C" one: its name an identifier, its linkage not C++'s. */
-static int c_kernel(const char *name, const int *cxx, size_t k) {
-  char entry[320];
-  return !(cxx && cxx[k]) && cj_entry_identifier(name, entry, sizeof entry) &&
-         strcmp(entry, name) == 0;
-}
-
 static void include(scan *sc, const char *d, size_t end);
 
 /* A preprocessor line at sc->i (the '#'): tracks #line and conditionals, maps CUDA's headers. The
@@ -276,12 +230,12 @@ static void directive(scan *sc) {
     return;
   }
   conditional(sc, d, sc->s + end);
-  if (strncmp(d, "include", 7) == 0 && sc->depth == 0) { /* a header at file scope: outside */
+  if (strncmp(d, "include", 7) == 0 && sc->depth == 0 && !sc->header) { /* at file scope */
     cj_buf_puts(&sc->out, "}\n");
     include(sc, d, end);
     if (!sc->failed)
-      cj_buf_printf(&sc->out, "\nnamespace __cj { %s\n#line %ld \"%s\"", cuda_api, sc->line + 1,
-                    sc->file);
+      cj_buf_printf(&sc->out, "\nnamespace __cj { %s\n#line %ld \"%s\"", cj_cpu_cuda_api,
+                    sc->line + 1, sc->file);
     return;
   }
   if (strncmp(d, "include", 7) == 0) {
@@ -291,11 +245,89 @@ static void directive(scan *sc) {
   emit_to(sc, end);
 }
 
-/* An #include at sc->i, ending at `end`: CUDA's headers mapped to cujit's, or refused. */
+static int rewrite(scan *sc);
+
+/* The user's header h (headers->names[h]) rewritten as the source is, once, into
+** headers->rewritten[h]: its CUDA headers mapped or refused and its `extern __shared__` arrays
+** rewritten at any depth. A header being rewritten (an include cycle, which its guard stops) is
+** only named again. A header refused becomes an #error with the reason: the preprocessor may
+** never reach its #include (#if __CUDA_ARCH__ >= 900), and then nothing is refused. 0: out of
+** memory, or nested too deep. */
+static int rewrite_header(scan *parent, size_t h) {
+  if (parent->state[h]) return 1;
+  if (parent->level >= 200) {
+    snprintf(parent->err, parent->err_len,
+             "'%s' is included more than 200 headers deep (an include cycle without a guard?)",
+             parent->headers->names[h]);
+    return 0;
+  }
+  parent->state[h] = 1;
+  const char *text = parent->headers->sources[h];
+  scan sc = {.s = text,
+             .n = strlen(text),
+             .line = 1,
+             .kernels = parent->kernels,
+             .cxx = parent->cxx,
+             .defined = parent->defined,
+             .nkernels = parent->nkernels,
+             .err = parent->err,
+             .err_len = parent->err_len,
+             .headers = parent->headers,
+             .state = parent->state,
+             .header = 1,
+             .level = parent->level + 1};
+  snprintf(sc.file, sizeof sc.file, "%s", parent->headers->names[h]);
+  cj_buf_printf(&sc.out, "#line 1 \"%s\"\n", sc.file);
+  if (!rewrite(&sc)) { /* refused: said where it is included, if its #include is compiled */
+    cj_buf_free(&sc.out);
+    cj_buf_printf(&sc.out, "#line %ld \"%s\"\n#error \"", sc.line, sc.file);
+    for (const char *c = parent->err; *c; c++)
+      cj_buf_printf(&sc.out, "%s%c", *c == '"' || *c == '\\' ? "\\" : "", *c);
+    cj_buf_puts(&sc.out, "\"\n");
+    parent->err[0] = '\0';
+  }
+  if (sc.out.failed) {
+    cj_buf_free(&sc.out);
+    snprintf(parent->err, parent->err_len, "out of host memory");
+    return 0;
+  }
+  parent->headers->rewritten[h] = sc.out.data;
+  parent->state[h] = 2;
+  return 1;
+}
+
+/* Whether a header found on the include path is the system's (an include directory such as
+** /usr/include given to cujit): left to g++ unchanged, not rewritten as the user's. */
+static int system_header(const char *path) {
+  static const char *const dirs[] = {"/usr/include/", "/usr/lib/", "/usr/local/include/"};
+  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+    if (strncmp(path, dirs[i], strlen(dirs[i])) == 0) return 1;
+  return 0;
+}
+
+/* An #include at sc->i, ending at `end`: CUDA's headers mapped to cujit's, or refused, whether
+** named as written or by the real path the include resolver put in its place; the user's own
+** headers rewritten (rewrite_header) and included from the scratch directory as
+** <__cj_h/N.h>; anything else (system headers, a name made by a macro) left to g++. */
 static void include(scan *sc, const char *d, size_t end) {
-  for (size_t k = 0; k < sizeof cuda_headers / sizeof cuda_headers[0]; k++) {
-    const char *h = strstr(d, cuda_headers[k].header);
-    if (!h || h >= sc->s + end || (h[-1] != '<' && h[-1] != '"')) continue;
+  const char *open = d + 7, *stop = NULL, *line_end = sc->s + end;
+  while (open < line_end && (*open == ' ' || *open == '\t')) open++;
+  char close = *open == '<' ? '>' : *open == '"' ? '"' : 0;
+  if (close) stop = memchr(open + 1, close, (size_t)(line_end - open - 1));
+  char spec[1024];
+  if (!stop || (size_t)(stop - open) >= sizeof spec) {
+    emit_to(sc, end);
+    return;
+  }
+  snprintf(spec, sizeof spec, "%.*s", (int)(stop - open - 1), open + 1);
+  const char *name = spec;
+  size_t h = SIZE_MAX;
+  for (size_t k = 0; sc->headers && spec[0] == '/' && k < sc->headers->count; k++)
+    if (strcmp(sc->headers->names[k], spec) == 0) h = k;
+  if (h != SIZE_MAX && sc->headers->toolkit_names[h]) name = sc->headers->toolkit_names[h];
+  for (size_t k = 0;
+       (h == SIZE_MAX || name != spec) && k < sizeof cuda_headers / sizeof cuda_headers[0]; k++) {
+    if (strncmp(name, cuda_headers[k].header, strlen(cuda_headers[k].header)) != 0) continue;
     if (cuda_headers[k].refused) {
       if (sc->off) break;
       refuse(sc, sc->i, cuda_headers[k].refused);
@@ -307,15 +339,38 @@ static void include(scan *sc, const char *d, size_t end) {
     sc->i = end;
     return;
   }
-  emit_to(sc, end);
+  if (h != SIZE_MAX && name != spec) { /* another of the toolkit's: by its name, as before */
+    cj_buf_printf(&sc->out, "#include <%s>", name);
+    sc->i = end;
+  } else if (h != SIZE_MAX && system_header(spec)) {
+    emit_to(sc, end); /* a system header on the include path: g++'s, as it is */
+  } else if (h != SIZE_MAX) {
+    if (!rewrite_header(sc, h)) {
+      sc->failed = 1;
+      return;
+    }
+    cj_buf_printf(&sc->out, "#include <__cj_h/%zu.h>", h);
+    sc->i = end;
+  } else {
+    emit_to(sc, end);
+  }
 }
 
-/* `extern __shared__ T name[];` at sc->i: inside a function, a reference to the block's dynamic
-** shared memory; elsewhere a macro for the same (the #line after it keeps lines right). */
-static int extern_shared(scan *sc, size_t after_shared) {
-  size_t semi = after_shared;
-  while (semi < sc->n && sc->s[semi] != ';' && sc->s[semi] != '{' && sc->s[semi] != '}') semi++;
-  if (semi >= sc->n || sc->s[semi] != ';') return 0;
+/* `extern` at sc->i, `after_extern` past it: a declaration `extern ... __shared__ ... T name[];`
+** (__shared__ anywhere among the specifiers, __align__ or alignas too, T any type, a template's
+** parameter among them) becomes, inside a function, a reference to the block's dynamic shared
+** memory; elsewhere a macro for the same (the #line after it keeps lines right). 0: not one. */
+static int extern_shared(scan *sc, size_t after_extern) {
+  size_t semi = after_extern, shared = SIZE_MAX;
+  while (semi < sc->n && sc->s[semi] != ';' && sc->s[semi] != '{' && sc->s[semi] != '}' &&
+         sc->s[semi] != '"' && sc->s[semi] != '=') {
+    if (shared == SIZE_MAX && strncmp(sc->s + semi, "__shared__", 10) == 0 &&
+        !ident_char((unsigned char)sc->s[semi - 1]) && !ident_char((unsigned char)sc->s[semi + 10]))
+      shared = semi;
+    semi++;
+  }
+  if (shared == SIZE_MAX || semi >= sc->n || sc->s[semi] != ';') return 0;
+  size_t after_shared = after_extern;
   size_t close = semi;
   while (close > after_shared && isspace((unsigned char)sc->s[close - 1])) close--;
   if (close < 2 || sc->s[close - 1] != ']') return 0;
@@ -328,9 +383,14 @@ static int extern_shared(scan *sc, size_t after_shared) {
   while (name_start > after_shared && ident_char((unsigned char)sc->s[name_start - 1]))
     name_start--;
   if (name_start == name_end) return 0;
-  /* The element type: the text between __shared__ and the name, without __align__(...). */
+  /* The element type: the text between extern and the name, without __shared__ and
+  ** __align__(...). */
   cj_buf type = {0};
   for (size_t k = after_shared; k < name_start; k++) {
+    if (k == shared) {
+      k += 9;
+      continue;
+    }
     if (strncmp(sc->s + k, "__align__", 9) == 0 || strncmp(sc->s + k, "alignas", 7) == 0) {
       int parens = 0; /* to the ')' that closes it: __align__(sizeof(float4)) */
       for (; k < name_start; k++) {
@@ -478,7 +538,7 @@ static size_t declared_kernel(const scan *sc, size_t i, size_t j, int *definitio
     return SIZE_MAX;
   for (size_t k = 0; k < sc->nkernels; k++)
     if (strlen(sc->kernels[k]) == j - i && memcmp(sc->s + i, sc->kernels[k], j - i) == 0 &&
-        c_kernel(sc->kernels[k], sc->cxx, k)) {
+        cj_cpu_c_kernel(sc->kernels[k], sc->cxx, k)) {
       *definition = has_body(sc, after);
       return k;
     }
@@ -515,13 +575,16 @@ static int rewrite(scan *sc) {
                (i == 0 || !ident_char((unsigned char)sc->s[i - 1]))) {
       while (j < sc->n && ident_char((unsigned char)sc->s[j])) j++;
       size_t len = j - i;
+      /* A header's host helpers call the runtime (helper_cuda.h): not refused there. */
       for (size_t k = 0; !sc->off && k < sizeof unsupported / sizeof unsupported[0]; k++)
         if (strlen(unsupported[k].name) == len &&
+            !(sc->header && strstr(unsupported[k].what, "device runtime")) &&
             memcmp(sc->s + i, unsupported[k].name, len) == 0) {
           refuse(sc, i, unsupported[k].what);
           return 0;
         }
-      for (size_t k = 0; !sc->off && k < sizeof gpu_refuses / sizeof gpu_refuses[0]; k++)
+      for (size_t k = 0; !sc->off && !sc->header && k < sizeof gpu_refuses / sizeof gpu_refuses[0];
+           k++)
         if (strlen(gpu_refuses[k].name) == len &&
             memcmp(sc->s + i, gpu_refuses[k].name, len) == 0) {
           char why[160];
@@ -534,16 +597,12 @@ static int rewrite(scan *sc) {
         if (note_loop(sc, j, len == 5)) cj_buf_puts(&sc->out, loop_slice);
       }
       int definition = 0;
-      size_t kernel = declared_kernel(sc, i, j, &definition);
+      size_t kernel = sc->header ? SIZE_MAX : declared_kernel(sc, i, j, &definition);
       if (kernel != SIZE_MAX) {
         cj_buf_puts(&sc->out, "__cj_k_");
         if (definition) sc->defined[kernel] = 1;
       }
-      if (len == 6 && memcmp(sc->s + i, "extern", 6) == 0) {
-        size_t k = j;
-        while (k < sc->n && isspace((unsigned char)sc->s[k])) k++;
-        if (strncmp(sc->s + k, "__shared__", 10) == 0 && extern_shared(sc, k + 10)) continue;
-      }
+      if (len == 6 && memcmp(sc->s + i, "extern", 6) == 0 && extern_shared(sc, j)) continue;
     } else if (c == '<' && c1 == '<' && i + 2 < sc->n && sc->s[i + 2] == '<' && !sc->off) {
       refuse(sc, i, "kernel launches from the device (<<<...>>>)");
       return 0;
@@ -559,6 +618,13 @@ static int rewrite(scan *sc) {
 
 char *cj_cpu_translation_unit(const char *source, const char *const *kernel_names, const int *cxx,
                               size_t nkernels, int check, char *err, size_t err_len) {
+  return cj_cpu_translation_unit_with(source, kernel_names, cxx, nkernels, check, NULL, err,
+                                      err_len);
+}
+
+char *cj_cpu_translation_unit_with(const char *source, const char *const *kernel_names,
+                                   const int *cxx, size_t nkernels, int check,
+                                   cj_cpu_headers *headers, char *err, size_t err_len) {
   static char dummy[1];
   if (!err || err_len == 0) err = dummy, err_len = sizeof dummy;
   err[0] = '\0';
@@ -580,7 +646,8 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
              .cxx = cxx,
              .nkernels = nkernels,
              .err = err,
-             .err_len = err_len};
+             .err_len = err_len,
+             .headers = headers};
   snprintf(sc.file, sizeof sc.file, "<source>");
   if (check) cj_buf_puts(&sc.out, "#define CJ_CPU_CHECK 1\n");
   cj_buf_puts(&sc.out, "#include <cujit/cpu_prelude.h>\n");
@@ -588,48 +655,28 @@ char *cj_cpu_translation_unit(const char *source, const char *const *kernel_name
   ** system headers declare (sync, index, time, ...: NVRTC declares none of them); the directive
   ** lets `::name` and the headers it includes find them as they would at file scope. An extern "C"
   ** kernel's declarators get a reserved name (declared_kernel). */
-  cj_buf_printf(&sc.out, "namespace __cj { %s}\nusing namespace ::__cj;\n", cuda_api);
+  cj_buf_printf(&sc.out, "namespace __cj { %s}\nusing namespace ::__cj;\n", cj_cpu_cuda_api);
   cj_buf_puts(&sc.out, "namespace __cj {\n#line 1 \"<source>\"\n");
   sc.defined = calloc(nkernels ? nkernels : 1, 1);
-  if (!sc.defined || !rewrite(&sc)) {
-    if (!sc.defined) snprintf(err, err_len, "out of host memory");
+  if (headers) {
+    sc.state = calloc(headers->count ? headers->count : 1, 1);
+    for (size_t h = 0; h < headers->count; h++) headers->rewritten[h] = NULL;
+  }
+  if (!sc.defined || (headers && !sc.state) || !rewrite(&sc)) {
+    if (!sc.defined || (headers && !sc.state)) snprintf(err, err_len, "out of host memory");
     free(sc.defined);
+    free(sc.state);
+    for (size_t h = 0; headers && h < headers->count; h++) {
+      free(headers->rewritten[h]);
+      headers->rewritten[h] = NULL;
+    }
     cj_buf_free(&sc.out);
     return NULL;
   }
   cj_buf_puts(&sc.out, "\n}\n");
-  /* The entries live in the namespace too and name the kernel unqualified: it and a name
-  ** expression's arguments ("scale<my_type>") are looked up there first, then at file scope (a
-  ** kernel of an included header). Their parameters have reserved names, which no kernel has. */
-  cj_buf_puts(&sc.out, "namespace __cj {\n#line 1 \"<cujit cpu entries>\"\n");
-  for (size_t k = 0; k < nkernels; k++) {
-    cj_entry_identifier(kernel_names[k], entry, sizeof entry);
-    /* An extern "C" kernel the preprocessor removed (#if 0) is then only referenced, and the
-    ** reference weak, so the object still links; cj_verify_object drops it, seeing it undefined.
-    ** A C++-linkage kernel keeps a strong reference: a static one cannot be weak (g++: "weak
-    ** declaration must be public"), and a qualified name or a template's instantiation is found
-    ** by g++'s name lookup: removed, it is a compile (or link) error, as NVRTC's name expression
-    ** is for a GPU. */
-    int c = c_kernel(kernel_names[k], cxx, k) && sc.defined[k];
-    if (c) /* a redeclaration of its own type: #pragma weak finds no name in a namespace */
-      cj_buf_printf(&sc.out, "extern \"C\" __attribute__((weak)) decltype(__cj_k_%s) __cj_k_%s;\n",
-                    kernel_names[k], kernel_names[k]);
-    cj_buf_printf(
-        &sc.out,
-        "extern \"C\" __attribute__((visibility(\"default\"))) void cjk_%s(::cj_cpu_launch "
-        "*__cj_l, ::cj_cpu_worker *__cj_w) {\n  ::cj_cpu::entry<&%s%s >(__cj_l, "
-        "__cj_w);\n}\n",
-        entry, c ? "__cj_k_" : "", kernel_names[k]);
-  }
-  cj_buf_puts(&sc.out, "}\n");
-  cj_buf_puts(&sc.out,
-              "extern \"C\" __attribute__((visibility(\"default\"))) int cj_cpu_abi_version(void) "
-              "{\n  return CJ_CPU_ABI_VERSION;\n}\n"
-              "extern \"C\" __attribute__((visibility(\"default\"))) void "
-              "cj_cpu_worker_release(cj_cpu_worker *w) {\n  ::cj_cpu::worker_release(w);\n}\n"
-              "extern \"C\" __attribute__((visibility(\"default\"))) int cj_cpu_where(char *buf, "
-              "size_t len) {\n  return ::cj_cpu::where_now(buf, len);\n}\n");
+  cj_cpu_write_entries(&sc.out, kernel_names, cxx, sc.defined, nkernels);
   free(sc.defined);
+  free(sc.state);
   if (sc.out.failed) {
     cj_buf_free(&sc.out);
     snprintf(err, err_len, "out of host memory");

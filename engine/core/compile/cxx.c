@@ -456,9 +456,23 @@ static char **env_with_tmpdir(const char *dir) {
   return env;
 }
 
+/* The user's headers as the unit writer rewrote them, as include/__cj_h/<h>.h. */
+static int write_user_headers(const char *dir, const cj_cpu_headers *hd) {
+  char path[PATH_MAX];
+  for (size_t h = 0; hd && h < hd->count; h++) {
+    if (!hd->rewritten[h]) continue;
+    snprintf(path, sizeof path, "%s/include/__cj_h", dir);
+    if (mkdir(path, 0700) != 0 && errno != EEXIST) return errno;
+    snprintf(path, sizeof path, "%s/include/__cj_h/%zu.h", dir, h);
+    int err = write_file(path, hd->rewritten[h], strlen(hd->rewritten[h]));
+    if (err) return err;
+  }
+  return 0;
+}
+
 /* Writes the unit and the headers into dir, runs the compiler, reads the shared object. */
 static cujit_status compile_in(cujit_engine *engine, const char *dir, const char *unit,
-                               const char *source, const char *name,
+                               const cj_cpu_headers *hd, const char *source, const char *name,
                                const cujit_compile_options *op, int check, cj_cache_entry *out) {
   cxx_command c;
   if (!command_from_env(&c))
@@ -468,6 +482,7 @@ static cujit_status compile_in(cujit_engine *engine, const char *dir, const char
   snprintf(path, sizeof path, "%s/tu.cpp", dir);
   int err = write_file(path, unit, strlen(unit));
   if (!err) err = write_headers(dir);
+  if (!err) err = write_user_headers(dir, hd);
   if (err) return scratch_failed(engine, "write the translation unit", err);
   cj_buf notes = {0};
   int status = 0, two_steps = op && op->fast_math;
@@ -508,33 +523,91 @@ static cujit_status compile_in(cujit_engine *engine, const char *dir, const char
   return CUJIT_OK;
 }
 
+/* The name of header h under the toolkit's include directory (or its cccl/) when the resolver
+** found it there, else NULL: what the unit writer maps to its stand-ins. */
+static const char *toolkit_name(const cj_includes *inc, size_t h, const char *tk,
+                                const char *real_tk) {
+  const char *canon = inc->header_names[h];
+  const char *dirs[2] = {tk, real_tk};
+  for (size_t f = 0; canon[0] == '/' && f < inc->file_count; f++) {
+    const cj_include_file *r = &inc->files[f];
+    if (!r->path || strcmp(r->canonical, canon) != 0) continue;
+    for (int d = 0; d < 2; d++) {
+      const char *p = d == 0 ? r->path : r->canonical;
+      size_t l = dirs[d] ? strlen(dirs[d]) : 0;
+      if (l && strncmp(p, dirs[d], l) == 0 && p[l] == '/')
+        return strncmp(p + l + 1, "cccl/", 5) == 0 ? p + l + 6 : p + l + 1;
+    }
+  }
+  return NULL;
+}
+
 cujit_status cj_cxx_compile(cujit_engine *engine, const char *source, const char *name,
                             const cujit_compile_options *options, const cj_signature *kernels,
                             const int *cxx, size_t nkernels, cj_cache_entry *out) {
+  return cj_cxx_compile_resolved(engine, source, name, options, kernels, cxx, nkernels, NULL, NULL,
+                                 out);
+}
+
+cujit_status cj_cxx_compile_resolved(cujit_engine *engine, const char *source, const char *name,
+                                     const cujit_compile_options *options,
+                                     const cj_signature *kernels, const int *cxx, size_t nkernels,
+                                     const cj_includes *inc, const char *toolkit_dir,
+                                     cj_cache_entry *out) {
   memset(out, 0, sizeof *out);
   if (!name) name = "<source>";
   int check = cj_env_cpu_check();
   const char *identity;
   cujit_status st = cj_cxx_identity(engine, check, &identity); /* a missing compiler, first */
   if (st != CUJIT_OK) return st;
+  /* Resolved includes (each naming a real path) let the writer rewrite the user's headers too;
+  ** without them (a name cujit could not resolve) g++ gets the source and finds them itself. */
+  cj_cpu_headers hd = {0};
+  const char **toolkit_names = NULL;
+  char real_tk[PATH_MAX] = "";
+  if (inc && inc->cacheable && inc->source) {
+    if (toolkit_dir && !realpath(toolkit_dir, real_tk)) real_tk[0] = '\0';
+    size_t n = inc->header_count;
+    toolkit_names = calloc(n ? n : 1, sizeof *toolkit_names);
+    hd.rewritten = calloc(n ? n : 1, sizeof *hd.rewritten);
+    if (!toolkit_names || !hd.rewritten) {
+      free(toolkit_names);
+      free(hd.rewritten);
+      return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+    }
+    for (size_t h = 0; h < n; h++) toolkit_names[h] = toolkit_name(inc, h, toolkit_dir, real_tk);
+    hd.names = (const char *const *)inc->header_names;
+    hd.sources = (const char *const *)inc->header_sources;
+    hd.toolkit_names = toolkit_names;
+    hd.count = n;
+    source = inc->source;
+  }
   const char **names = calloc(nkernels ? nkernels : 1, sizeof *names);
-  if (!names) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  if (!names) {
+    free(toolkit_names);
+    free(hd.rewritten);
+    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  }
   for (size_t i = 0; i < nkernels; i++) names[i] = kernels[i].name;
   char err[1024] = "";
-  char *unit = cj_cpu_translation_unit(source, names, cxx, nkernels, check, err, sizeof err);
+  char *unit = cj_cpu_translation_unit_with(source, names, cxx, nkernels, check,
+                                            hd.rewritten ? &hd : NULL, err, sizeof err);
   free(names);
+  char dir[PATH_MAX / 2]; /* room left in every path made from it */
+  int made = unit ? cj_cxx_scratch_make(dir, sizeof dir) : 0;
+  if (unit && made == 0) {
+    st =
+        compile_in(engine, dir, unit, hd.rewritten ? &hd : NULL, source, name, options, check, out);
+    cj_cxx_scratch_remove(dir);
+  }
+  for (size_t h = 0; hd.rewritten && h < hd.count; h++) free(hd.rewritten[h]);
+  free(hd.rewritten);
+  free(toolkit_names);
+  free(unit);
   if (!unit)
     return cj_fail(engine, CUJIT_ERROR_COMPILE, "'%s' cannot be built for the CPU device: %s", name,
                    err[0] ? err : "out of memory");
-  char dir[PATH_MAX / 2]; /* room left in every path made from it */
-  int made = cj_cxx_scratch_make(dir, sizeof dir);
-  if (made != 0) {
-    free(unit);
-    return scratch_failed(engine, "make a directory", made);
-  }
-  st = compile_in(engine, dir, unit, source, name, options, check, out);
-  cj_cxx_scratch_remove(dir);
-  free(unit);
+  if (made != 0) return scratch_failed(engine, "make a directory", made);
   if (st != CUJIT_OK) cj_cache_entry_free(out);
   return st;
 }

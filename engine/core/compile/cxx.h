@@ -7,6 +7,7 @@
 #define CUJIT_CXX_H
 
 #include "cache.h"
+#include "includes.h"
 #include "base/base.h"
 #include "lang/signature.h"
 
@@ -25,5 +26,13 @@ cujit_status cj_cxx_identity(cujit_engine *engine, int check, const char **ident
 cujit_status cj_cxx_compile(cujit_engine *engine, const char *source, const char *name,
                             const cujit_compile_options *options, const cj_signature *kernels,
                             const int *cxx, size_t nkernels, cj_cache_entry *out);
+/* The same from the include resolver's result (NULL: as cj_cxx_compile): the user's headers are
+** rewritten as the source is (cpu_source.h), those of the toolkit (found under toolkit_dir)
+** mapped to the CPU device's stand-ins, whatever file includes them. */
+cujit_status cj_cxx_compile_resolved(cujit_engine *engine, const char *source, const char *name,
+                                     const cujit_compile_options *options,
+                                     const cj_signature *kernels, const int *cxx, size_t nkernels,
+                                     const cj_includes *inc, const char *toolkit_dir,
+                                     cj_cache_entry *out);
 
 #endif

@@ -22,9 +22,10 @@ static int inside(size_t len, Elf64_Off off, Elf64_Xword size) {
   return off <= len && size <= len - off;
 }
 
-/* Looks `name` up in one symbol table (SHT_SYMTAB or SHT_DYNSYM): 1 defined, 0 not, -1 bad. */
+/* Looks `name` up in one symbol table (SHT_SYMTAB or SHT_DYNSYM): 1 defined (*found: its
+** entry, when asked), 0 not, -1 bad. */
 static int look_up(const unsigned char *image, size_t len, const Elf64_Ehdr *eh,
-                   const Elf64_Shdr *symtab, const char *name) {
+                   const Elf64_Shdr *symtab, const char *name, Elf64_Sym *found) {
   const Elf64_Shdr *strtab = section(image, len, eh, symtab->sh_link);
   if (!strtab || symtab->sh_entsize != sizeof(Elf64_Sym) ||
       !inside(len, symtab->sh_offset, symtab->sh_size) ||
@@ -36,15 +37,21 @@ static int look_up(const unsigned char *image, size_t len, const Elf64_Ehdr *eh,
     Elf64_Sym sym;
     memcpy(&sym, image + symtab->sh_offset + i * sizeof sym, sizeof sym);
     if (sym.st_name >= strtab->sh_size || strtab->sh_size - sym.st_name <= nlen) continue;
-    if (memcmp(strings + sym.st_name, name, nlen + 1) == 0 && sym.st_shndx != SHN_UNDEF) return 1;
+    if (memcmp(strings + sym.st_name, name, nlen + 1) == 0 && sym.st_shndx != SHN_UNDEF) {
+      if (found) *found = sym;
+      return 1;
+    }
   }
   return 0;
 }
 
-int cj_elf_defines(const unsigned char *image, size_t len, const char *name) {
+/* cj_elf_defines, and the symbol's entry (found may be NULL); *header the ELF header. */
+static int find_symbol(const unsigned char *image, size_t len, const char *name, Elf64_Sym *found,
+                       Elf64_Ehdr *header) {
   Elf64_Ehdr eh;
   if (!image || !name || len < sizeof eh) return -1;
   memcpy(&eh, image, sizeof eh);
+  *header = eh;
   if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
       eh.e_ident[EI_DATA] != ELFDATA2LSB || (size_t)eh.e_shoff % 8 != 0)
     return -1;
@@ -53,10 +60,31 @@ int cj_elf_defines(const unsigned char *image, size_t len, const char *name) {
   for (size_t i = 0; i < eh.e_shnum; i++) {
     const Elf64_Shdr *sh = section(image, len, &eh, i);
     if (!sh) return -1;
-    if (sh->sh_type == SHT_SYMTAB) return look_up(image, len, &eh, sh, name);
+    if (sh->sh_type == SHT_SYMTAB) return look_up(image, len, &eh, sh, name, found);
     if (sh->sh_type == SHT_DYNSYM) dynsym = sh;
   }
-  return dynsym ? look_up(image, len, &eh, dynsym, name) : -1;
+  return dynsym ? look_up(image, len, &eh, dynsym, name, found) : -1;
+}
+
+int cj_elf_defines(const unsigned char *image, size_t len, const char *name) {
+  Elf64_Ehdr eh;
+  return find_symbol(image, len, name, NULL, &eh);
+}
+
+const unsigned char *cj_elf_data(const unsigned char *image, size_t len, const char *name,
+                                 size_t *size) {
+  Elf64_Ehdr eh;
+  Elf64_Sym sym;
+  if (find_symbol(image, len, name, &sym, &eh) != 1 || sym.st_shndx >= SHN_LORESERVE) return NULL;
+  const Elf64_Shdr *sh = section(image, len, &eh, sym.st_shndx);
+  if (!sh || sh->sh_type != SHT_PROGBITS || sym.st_value < sh->sh_addr ||
+      sym.st_value - sh->sh_addr > sh->sh_size ||
+      sym.st_size > sh->sh_size - (sym.st_value - sh->sh_addr))
+    return NULL;
+  Elf64_Off off = sh->sh_offset + (sym.st_value - sh->sh_addr);
+  if (!inside(len, off, sym.st_size)) return NULL;
+  *size = (size_t)sym.st_size;
+  return image + off;
 }
 
 long long cj_elf_tls_bytes(const unsigned char *image, size_t len, const char *prefix) {

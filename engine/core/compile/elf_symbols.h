@@ -13,6 +13,11 @@
 ** when the bytes are not a little-endian ELF64 object with a symbol table, or are cut short. */
 int cj_elf_defines(const unsigned char *image, size_t len, const char *name);
 
+/* The bytes of the data symbol `name` that `image` defines in a section of its file (*size of
+** them), or NULL: the CPU device's entries export each kernel's parameter layout this way. */
+const unsigned char *cj_elf_data(const unsigned char *image, size_t len, const char *name,
+                                 size_t *size);
+
 /* The bytes of the thread-local (STT_TLS) symbols of the full symbol table whose names begin with
 ** `prefix`: the CPU device's static __shared__ variables are thread_local (cpu_prelude.h). -1 when
 ** the image has no such table or is not a well-formed ELF64 object. */

@@ -7,6 +7,7 @@
 */
 #include "base/base.h"
 #include "elf_symbols.h"
+#include "lang/lexicon.h"
 #include "verify.h"
 
 #include <ctype.h>
@@ -82,6 +83,51 @@ static void fill_sizes(cj_signature *sig, const char *params, size_t len) {
     p = next;
   }
   sig->param_bytes = off;
+}
+
+/* The CPU device's object has no .param list, but each entry exports its parameters' sizes and
+** alignments as g++ laid them out (cjp_<entry>: the count, the sizes and a 0, the alignments and
+** a 0, as 64-bit words; cpu_sync.h's layout): a parameter cujit could not size (a struct passed
+** by value) takes them, as on a GPU it takes the PTX's, so the same bytes are passed to both. The
+** offsets are laid out again. Without the symbol it stays unsized (refused at launch). */
+static cujit_status fill_from_object(const unsigned char *object, size_t object_len,
+                                     cj_signature *sig, char *err, size_t err_len) {
+  int unsized = 0;
+  for (size_t i = 0; i < sig->nparams; i++)
+    unsized |= sig->params[i].size == 0 && sig->params[i].kind == CUJIT_PARAM_SCALAR;
+  char entry[320], symbol[330];
+  if (!unsized || !cj_entry_identifier(sig->name, entry, sizeof entry)) return CUJIT_OK;
+  snprintf(symbol, sizeof symbol, "cjp_%s", entry);
+  size_t bytes = 0;
+  const unsigned char *d = cj_elf_data(object, object_len, symbol, &bytes);
+  uint64_t count = 0;
+  if (!d || bytes < 8) return CUJIT_OK;
+  memcpy(&count, d, 8);
+  if (count != sig->nparams || bytes != 8 * (2 * count + 3)) {
+    char *text = cj_signature_format(sig);
+    snprintf(err, err_len,
+             "kernel '%s' has %zu parameter(s) as cujit read it (%s) but %llu as compiled; give "
+             "its signature in the signatures option",
+             sig->name, sig->nparams, text ? text : sig->name, (unsigned long long)count);
+    free(text);
+    return CUJIT_ERROR_SIGNATURE;
+  }
+  size_t off = 0;
+  for (size_t i = 0; i < sig->nparams; i++) {
+    uint64_t size, align;
+    memcpy(&size, d + 8 * (1 + i), 8);
+    memcpy(&align, d + 8 * (2 + count + i), 8);
+    cj_param *pr = &sig->params[i];
+    if (pr->size == 0 && pr->kind == CUJIT_PARAM_SCALAR && size && align && size < (1u << 20) &&
+        (align & (align - 1)) == 0)
+      pr->size = (size_t)size, pr->align = (size_t)align;
+    if (pr->align == 0) pr->align = 1;
+    off = (off + pr->align - 1) / pr->align * pr->align;
+    pr->offset = off;
+    off += pr->size;
+  }
+  sig->param_bytes = off;
+  return CUJIT_OK;
 }
 
 /* Compares the .param list of a kernel's entry with its signature. */
@@ -270,6 +316,9 @@ static cujit_status verify(cj_scan *scan, const compiled *c, cj_signature **kern
     }
     if (c->ptx) fill_sizes(&out[n], params, len);
     n++;
+    if (c->object &&
+        (st = fill_from_object(c->object, c->object_len, &out[n - 1], err, err_len)) != CUJIT_OK)
+      break;
   }
   if (st == CUJIT_OK && c->object) st = static_shared(c, out, n, err, err_len);
   if (st == CUJIT_OK && n == 0) {
