@@ -55,7 +55,7 @@ static void expect_layout(cujit_kernel *k) {
   static const size_t offset[] = {0, 32, 48, 56, 64};
   cr_assert_eq(cujit_kernel_param_count(k), 5);
   for (size_t i = 0; i < 5; i++) {
-    cujit_param_info info;
+    cujit_param_info info = CUJIT_PARAM_INFO_INIT;
     EXPECT_OK(cujit_kernel_param(k, i, &info));
     cr_expect_eq(info.size, size[i], "parameter %zu size %zu", i, info.size);
     cr_expect_eq(info.align, align[i], "parameter %zu align %zu", i, info.align);
