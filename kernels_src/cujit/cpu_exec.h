@@ -67,7 +67,8 @@ enum {
   W_OR,
   W_XOR,
   W_MATCH_ANY,
-  W_MATCH_ALL
+  W_MATCH_ALL,
+  W_COALESCE /* coalesced_threads() (cpu_cg.h): the lanes that arrive, once no other lane can */
 };
 struct warp_group {
   const char *what;

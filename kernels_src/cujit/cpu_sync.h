@@ -45,6 +45,40 @@ static inline void thread_name(const exec *ex, unsigned t, char *buf, size_t len
 
 /* --- the scheduler ----------------------------------------------------------------------------
  */
+/* coalesced_threads() (cpu_cg.h) meets the lanes of its warp that reach the same call: once no
+** thread of the block can run, those that arrived are the group (the others took another branch,
+** returned, or wait elsewhere), as on a GPU, where the group is the lanes converged there. Lanes of
+** such a warp not started yet start first, since they may still arrive. True when fibers may run
+** again; *error on a failure (recorded). */
+static inline bool coalesce(exec *ex, bool *error) {
+  bool started = false, released = false;
+  *error = false;
+  for (unsigned w = 0; w < (ex->n + 31) / 32; w++)
+    for (int k = 0; k < groups_per_warp; k++) {
+      const warp_group *G = &ex->warps[w].g[k];
+      if (!G->arrived || G->combine != W_COALESCE) continue;
+      for (unsigned l = 0; l < 32 && (w << 5) + l < ex->n; l++)
+        if (ex->state[(w << 5) + l] == T_NEW) {
+          if (!start_fiber(ex, (w << 5) + l)) return *error = true, false;
+          started = true;
+        }
+    }
+  if (started) return true;
+  for (unsigned w = 0; w < (ex->n + 31) / 32; w++)
+    for (int k = 0; k < groups_per_warp; k++) {
+      warp_group *G = &ex->warps[w].g[k];
+      if (!G->arrived || G->combine != W_COALESCE) continue;
+      for (unsigned l = 0; l < 32; l++) {
+        if (!(G->arrived >> l & 1u)) continue;
+        fiber *f = &ex->fibers[(w << 5) + l];
+        f->wvalue = 0, f->wballot = 0, f->wmembers = G->arrived;
+        ex->state[(w << 5) + l] = T_RUN;
+      }
+      G->arrived = 0, released = true;
+    }
+  return released;
+}
+
 /* Nobody can run and someone waits: complete the barrier, start the rest of the block, or name
 ** the divergence. True when fibers may run again; false when all are done or on an error. */
 static inline bool unblock(exec *ex, bool *error) {
@@ -57,6 +91,7 @@ static inline bool unblock(exec *ex, bool *error) {
     if (s == T_DONE && done == n) done = t;
   }
   char a[400], b[400], who[64];
+  if (warp_waiter < n && (coalesce(ex, error) || *error)) return !*error;
   *error = true;
   if (warp_waiter < n) { /* a lane it needs returned, or waits elsewhere */
     unsigned w = warp_waiter >> 5, missing = 0;
@@ -295,7 +330,7 @@ static inline warp_group *meeting(warp *W, const char *what, unsigned mask, int 
 /* What every lane of a reduction or __match_all_sync gets, from the values of `arrived`. */
 static inline unsigned long long combine_all(const warp_group *G, unsigned arrived) {
   int c = G->combine;
-  if (c == W_SELECT || c == W_MATCH_ANY) return 0;
+  if (c == W_SELECT || c == W_MATCH_ANY || c == W_COALESCE) return 0;
   unsigned first = (unsigned)__builtin_ctz(arrived), r = (unsigned)G->in[first];
   for (unsigned l = first + 1; l < 32; l++) {
     if (!(arrived >> l & 1u)) continue;
