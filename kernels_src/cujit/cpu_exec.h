@@ -77,7 +77,8 @@ struct warp_group {
   signed char src[32];
   unsigned long long in[32];
 };
-enum { groups_per_warp = 4 };
+/* Tiles of 2 (cpu_cg.h) are 16 groups of one warp, each with a meeting of its own open at once. */
+enum { groups_per_warp = 16 };
 struct warp {
   warp_group g[groups_per_warp];
 };

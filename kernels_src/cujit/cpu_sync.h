@@ -318,7 +318,9 @@ static inline warp_group *meeting(warp *W, const char *what, unsigned mask, int 
     warp_group *G = &W->g[k];
     if (!G->arrived) {
       if (!free_group) free_group = G;
-    } else if (G->mask == mask && (G->what == what || strcmp(G->what, what) == 0)) {
+    } else if ((G->mask == mask || (combine == W_COALESCE && G->combine == W_COALESCE)) &&
+               (G->what == what || strcmp(G->what, what) == 0)) {
+      /* coalesced_threads(): each lane's mask is the lanes still running when it arrives */
       return G;
     }
   }
