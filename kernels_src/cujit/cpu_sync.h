@@ -45,35 +45,21 @@ static inline void thread_name(const exec *ex, unsigned t, char *buf, size_t len
 
 /* --- the scheduler ----------------------------------------------------------------------------
  */
-/* coalesced_threads() (cpu_cg.h) meets the lanes of its warp that reach the same call: once no
-** thread of the block can run, those that arrived are the group (the others took another branch,
-** returned, or wait elsewhere), as on a GPU, where the group is the lanes converged there. Lanes of
-** such a warp not started yet start first, since they may still arrive. True when fibers may run
-** again; *error on a failure (recorded). */
-static inline bool coalesce(exec *ex, bool *error) {
-  bool started = false, released = false;
-  *error = false;
-  for (unsigned w = 0; w < (ex->n + 31) / 32; w++)
-    for (int k = 0; k < groups_per_warp; k++) {
-      const warp_group *G = &ex->warps[w].g[k];
-      if (!G->arrived || G->combine != W_COALESCE) continue;
-      for (unsigned l = 0; l < 32 && (w << 5) + l < ex->n; l++)
-        if (ex->state[(w << 5) + l] == T_NEW) {
-          if (!start_fiber(ex, (w << 5) + l)) return *error = true, false;
-          started = true;
-        }
-    }
-  if (started) return true;
+/* coalesced_threads() (cpu_cg.h): once no thread of the block can run, the lanes that reached the
+** call are the group (the others took another branch, returned, or wait elsewhere), as on a GPU.
+** The warp's other lanes have all started: a warp operation or barrier starts a whole warp. */
+static inline bool coalesce(exec *ex) {
+  bool released = false;
   for (unsigned w = 0; w < (ex->n + 31) / 32; w++)
     for (int k = 0; k < groups_per_warp; k++) {
       warp_group *G = &ex->warps[w].g[k];
       if (!G->arrived || G->combine != W_COALESCE) continue;
-      for (unsigned l = 0; l < 32; l++) {
-        if (!(G->arrived >> l & 1u)) continue;
-        fiber *f = &ex->fibers[(w << 5) + l];
-        f->wvalue = 0, f->wballot = 0, f->wmembers = G->arrived;
-        ex->state[(w << 5) + l] = T_RUN;
-      }
+      for (unsigned l = 0; l < 32; l++)
+        if (G->arrived >> l & 1u) {
+          fiber *f = &ex->fibers[(w << 5) + l];
+          f->wvalue = 0, f->wballot = 0, f->wmembers = G->arrived;
+          ex->state[(w << 5) + l] = T_RUN;
+        }
       G->arrived = 0, released = true;
     }
   return released;
@@ -91,7 +77,8 @@ static inline bool unblock(exec *ex, bool *error) {
     if (s == T_DONE && done == n) done = t;
   }
   char a[400], b[400], who[64];
-  if (warp_waiter < n && (coalesce(ex, error) || *error)) return !*error;
+  *error = false;
+  if (warp_waiter < n && coalesce(ex)) return true;
   *error = true;
   if (warp_waiter < n) { /* a lane it needs returned, or waits elsewhere */
     unsigned w = warp_waiter >> 5, missing = 0;
