@@ -2,7 +2,8 @@
 ** cujit/cpu_cg.h -- cooperative groups on the CPU device: what <cooperative_groups.h>,
 ** <cooperative_groups/reduce.h> and <cooperative_groups/memcpy_async.h> give device code, written
 ** over the executor's barrier and warp operations (cpu_sync.h). cpu_source.c maps those headers
-** here. Tiles are consecutive lanes of a warp, as on the GPU; every tile or coalesced-group
+** here, and <cooperative_groups/scan.h> too. Tiles are consecutive lanes of a warp, as on the GPU;
+*every tile or coalesced-group
 ** operation is one warp operation over the group's lanes (its member mask), so lanes of different
 ** groups never meet. Results match the GPU's, the order of floating-point reductions included
 ** (docs/cpu.md, "Cooperative groups"). What is not here is refused, naming it: at compile time by a
@@ -544,29 +545,76 @@ static inline auto reduce(const thread_block_tile<N, P> &g, T val, Op op, CJ_CG_
     out = op(out, thread_block_tile<N, P>::shfl_xor(out, m, file, line));
   return out;
 }
-/* A coalesced group: of 32 lanes, the butterfly; of fewer, the GPU's inclusive scan over the ranks
-** (rank r combines its value with rank r - i's for i = 1, 2, 4, ...) and the last rank's result
-** to all. */
+/* The inclusive scan of the GPU's headers, over the ranks of a tile or a coalesced group: rank r
+** combines its value with rank r - i's for i = 1, 2, 4, ... (its own value first). */
+template <class R, class Op>
+static inline R scan_ranks(unsigned mask, R out, Op &op, const char *file, int line,
+                           const char *what) {
+  unsigned rank = (unsigned)__builtin_popcount(mask & ::cj_cpu::cg::lanes_below());
+  unsigned size = (unsigned)__builtin_popcount(mask);
+  for (unsigned i = 1; i < size; i <<= 1) {
+    unsigned src = i <= rank ? ::cj_cpu::cg::lane_of_rank(mask, rank - i) : ::cj_cpu::cg::lane();
+    R got = ::cj_cpu::cg::shuffle(file, line, what, mask, out, ::cj_cpu::S_IDX, src, 32);
+    if (i <= rank) out = op(out, got);
+  }
+  return out;
+}
+/* A coalesced group: of 32 lanes, the butterfly; of fewer, the scan above and the last rank's
+** result to all. */
 template <class T, class Op>
 static inline auto reduce(const coalesced_group &g, T val, Op op, CJ_CG_AT)
     -> decltype(op(val, val)) {
   decltype(op(val, val)) out = val;
-  unsigned size = g.size(), mask = g.mask_of_group(), rank = g.thread_rank();
-  if (size == 32) {
+  unsigned mask = g.mask_of_group();
+  if (g.size() == 32) {
     for (unsigned m = 16; m > 0; m >>= 1)
       out = op(out, ::cj_cpu::cg::shuffle(file, line, "cooperative_groups::reduce", mask, out,
                                           ::cj_cpu::S_XOR, m, 32));
     return out;
   }
-  for (unsigned i = 1; i < size; i <<= 1) {
-    unsigned src = i <= rank ? ::cj_cpu::cg::lane_of_rank(mask, rank - i) : ::cj_cpu::cg::lane();
-    auto got = ::cj_cpu::cg::shuffle(file, line, "cooperative_groups::reduce", mask, out,
-                                     ::cj_cpu::S_IDX, src, 32);
-    if (i <= rank) out = op(out, got);
-  }
+  out = scan_ranks(mask, out, op, file, line, "cooperative_groups::reduce");
   return ::cj_cpu::cg::shuffle(file, line, "cooperative_groups::reduce", mask, out, ::cj_cpu::S_IDX,
                                31u - (unsigned)__builtin_clz(mask), 32);
 }
+
+/* --- scans (<cooperative_groups/scan.h>) over a tile or a coalesced group ----------------------
+ */
+template <class G, class T, class Op>
+static inline auto scan_of(const G &g, T val, Op &op, bool exclusive, const char *file, int line)
+    -> decltype(op(val, val)) {
+  typedef decltype(op(val, val)) R;
+  unsigned mask = g.mask_of_group();
+  R out = scan_ranks(mask, (R)val, op, file, line, "cooperative_groups::scan");
+  if (!exclusive) return out;
+  /* As the GPU's: an integer sum less the own value; else the rank below's, and R{} for rank 0. */
+  if (std::is_integral<T>::value && std::is_same<Op, plus<T>>::value) return out - val;
+  unsigned rank = (unsigned)g.thread_rank();
+  unsigned src = rank ? ::cj_cpu::cg::lane_of_rank(mask, rank - 1) : ::cj_cpu::cg::lane();
+  R below = ::cj_cpu::cg::shuffle(file, line, "cooperative_groups::scan", mask, out,
+                                  ::cj_cpu::S_IDX, src, 32);
+  return rank ? below : R{};
+}
+template <unsigned N, class P, class T, class Op = plus<T>>
+static inline auto inclusive_scan(const thread_block_tile<N, P> &g, T val, Op op = Op(), CJ_CG_AT)
+    -> decltype(op(val, val)) {
+  return scan_of(g, val, op, false, file, line);
+}
+template <unsigned N, class P, class T, class Op = plus<T>>
+static inline auto exclusive_scan(const thread_block_tile<N, P> &g, T val, Op op = Op(), CJ_CG_AT)
+    -> decltype(op(val, val)) {
+  return scan_of(g, val, op, true, file, line);
+}
+template <class T, class Op = plus<T>>
+static inline auto inclusive_scan(const coalesced_group &g, T val, Op op = Op(), CJ_CG_AT)
+    -> decltype(op(val, val)) {
+  return scan_of(g, val, op, false, file, line);
+}
+template <class T, class Op = plus<T>>
+static inline auto exclusive_scan(const coalesced_group &g, T val, Op op = Op(), CJ_CG_AT)
+    -> decltype(op(val, val)) {
+  return scan_of(g, val, op, true, file, line);
+}
+
 template <class... A> static inline void reduce_update_async(A &&...) {
   static_assert(::cj_cpu::cg::unsupported<void(A...)>::value,
                 "cooperative_groups::reduce_update_async is not supported on the CPU device: use "

@@ -237,6 +237,39 @@ h.test("coalesced_threads inside a branch: ranks, shfl, ballot, a float sum in t
   h.same(host(sums), want_sums, nil, "coalesced float sums")
 end)
 
+h.test("inclusive_scan over tiles, exclusive_scan over a coalesced group", function()
+  local n = 128
+  local x, key = h.random_floats(n, -10, 10), h.random_ints(n, -99, 99)
+  for i = 1, n do x[i] = f32(x[i]) end
+  local incl, excl, emax = cuda.device_array(n, "f32"), cuda.device_array(n, "i32"),
+                           cuda.device_array(n, "i32")
+  m.scans[{2, 64}](cuda.to_device(x, "f32"), cuda.to_device(key, "i32"), incl, excl, emax)
+  local want_incl, want_excl, want_max = {}, {}, {}
+  for t = 0, n // 16 - 1 do -- rank r adds rank r - i's for i = 1, 2, 4, 8
+    local v = {}
+    for r = 1, 16 do v[r] = x[16 * t + r] end
+    for _, i in ipairs {1, 2, 4, 8} do
+      local nv = {}
+      for r = 1, 16 do nv[r] = r > i and f32(v[r] + v[r - i]) or v[r] end
+      v = nv
+    end
+    for r = 1, 16 do want_incl[16 * t + r] = v[r] end
+  end
+  for w = 0, n // 32 - 1 do
+    local sum, max = 0, nil
+    for i = 32 * w + 1, 32 * w + 32 do
+      want_excl[i], want_max[i] = -1, -1
+      if key[i] & 1 == 1 then
+        want_excl[i], want_max[i] = sum, max or 0 -- rank 0's exclusive maximum: int{}
+        sum, max = sum + key[i], max and math.max(max, key[i]) or key[i]
+      end
+    end
+  end
+  h.same(host(incl), want_incl, nil, "inclusive float scan")
+  h.same(host(excl), want_excl, nil, "exclusive sum")
+  h.same(host(emax), want_max, nil, "exclusive maximum")
+end)
+
 h.test("tiled_partition(block, n) at run time", function()
   for _, size in ipairs {8, 4, 32} do
     local n = 128
@@ -301,7 +334,7 @@ h.test("the same file compiles for sm_90 with NVRTC", function()
   local all = {table.unpack(names)}
   local g = cuda.load(file, {arch = "sm_90", name_expressions = all})
   local ptx = g:ptx()
-  for _, k in ipairs {"tile_bits", "partitions", "coalesced_branch", "runtime_tiles", "grid_sum",
+  for _, k in ipairs {"scans", "tile_bits", "partitions", "coalesced_branch", "runtime_tiles", "grid_sum",
                       "staged_copy", "block_reduce", "tile_votes"} do
     h.contains(ptx, k, "the kernel " .. k)
   end
@@ -309,8 +342,8 @@ end)
 
 h.test("what the CPU device refuses is named", function()
   if not on_cpu then return end
-  h.raises({"cooperative_groups/", "not supported on the CPU device"}, cuda.source,
-           "#include <cooperative_groups/scan.h>\n__global__ void k(int *x) {}\n")
+  h.raises({"cooperative_groups/details/", "not supported on the CPU device"}, cuda.source,
+           "#include <cooperative_groups/details/info.h>\n__global__ void k(int *x) {}\n")
   local head = "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
   h.raises({"this_cluster (thread block clusters) is not supported on the CPU device"}, cuda.source,
            head .. "__global__ void k(int *x) { cg::this_cluster(); }\n")

@@ -6,6 +6,7 @@
 #include <cooperative_groups.h>
 #include <cooperative_groups/memcpy_async.h>
 #include <cooperative_groups/reduce.h>
+#include <cooperative_groups/scan.h>
 
 namespace cg = cooperative_groups;
 
@@ -118,6 +119,22 @@ __global__ void coalesced_branch(const int *__restrict__ key, const float *__res
     o[2] = active.shfl(key[i], 0);
     o[3] = (int)active.ballot(key[i] > 0);
     sums[i] = cg::reduce(active, x[i], cg::plus<float>());
+  }
+}
+
+// Prefix sums: inclusive over tiles of 16 (float, in the GPU's order), and exclusive sums and
+// maxima among the threads of a warp whose key is odd.
+__global__ void scans(const float *__restrict__ x, const int *__restrict__ key,
+                      float *__restrict__ incl, int *__restrict__ excl, int *__restrict__ excl_max) {
+  cg::thread_block block = cg::this_thread_block();
+  cg::thread_block_tile<16> tile = cg::tiled_partition<16>(block);
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  incl[i] = cg::inclusive_scan(tile, x[i]);
+  excl[i] = excl_max[i] = -1;
+  if (key[i] & 1) {
+    cg::coalesced_group odd = cg::coalesced_threads();
+    excl[i] = cg::exclusive_scan(odd, key[i]);
+    excl_max[i] = cg::exclusive_scan(odd, key[i], cg::greater<int>());
   }
 }
 

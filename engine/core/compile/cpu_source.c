@@ -78,9 +78,10 @@ static const struct {
     {"cooperative_groups.h", "cujit/cpu_cg.h", NULL},
     {"cooperative_groups/reduce.h", "cujit/cpu_cg.h", NULL},
     {"cooperative_groups/memcpy_async.h", "cujit/cpu_cg.h", NULL},
+    {"cooperative_groups/scan.h", "cujit/cpu_cg.h", NULL},
     {"cooperative_groups/", NULL,
-     "cooperative groups' scans and internals (<cooperative_groups/...>; <cooperative_groups.h>, "
-     "<cooperative_groups/reduce.h> and <cooperative_groups/memcpy_async.h> are there)"},
+     "cooperative groups' internals (<cooperative_groups/details/...>; include "
+     "<cooperative_groups.h> and its reduce.h, scan.h or memcpy_async.h)"},
     {"mma.h", NULL, "tensor-core fragments (<mma.h>)"},
     {"cuda_bf16.h", NULL, "__nv_bfloat16 (<cuda_bf16.h>)"},
     {"curand_kernel.h", NULL,
