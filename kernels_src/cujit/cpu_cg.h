@@ -7,7 +7,7 @@
 ** operation is one warp operation over the group's lanes (its member mask), so lanes of different
 ** groups never meet. Results match the GPU's, the order of floating-point reductions included
 ** (docs/cpu.md, "Cooperative groups"). What is not here is refused, naming it: at compile time by a
-** static_assert, or at run time (grid_group::sync) by a launch error.
+** static_assert, or at run time (grid_group::sync outside a cooperative launch) by a launch error.
 */
 #pragma once
 
@@ -76,6 +76,16 @@ static inline unsigned match(const char *file, int line, const char *what, unsig
 [[noreturn]] static inline void refuse(const char *file, int line, const char *what) {
   fail_here(file, line, what);
 }
+/* this_grid().sync(): the block's barrier, then the grid's (unblock and grid_wait); in a launch
+** that is not cooperative the other blocks may never run at the same time: refused. */
+static inline void grid_sync(const char *file, int line) {
+  if (!me()->ex->L->cooperative)
+    refuse(file, line,
+           "grid_group::sync() needs a cooperative launch (Lua: k[{grid, block, cooperative = "
+           "true}]; C: cujit_launch_cooperative), where every block runs at once; in this launch "
+           "the grid-wide barrier would never be met");
+  barrier(file, line, "grid_group::sync", 0);
+}
 
 /* A dependent false, so that a static_assert fires only where its template is used. */
 template <class T> struct unsupported : std::false_type {};
@@ -125,7 +135,7 @@ public:
     return meta_size_;
   }
   bool is_valid() const {
-    return kind_ != k_grid;
+    return kind_ != k_grid || ::cj_cpu::me()->ex->L->cooperative;
   }
   unsigned get_type() const {
     return kind_;
@@ -134,12 +144,7 @@ public:
     if (kind_ == k_block)
       ::cj_cpu::barrier(file, line, "thread_block::sync", 0);
     else if (kind_ == k_grid)
-      ::cj_cpu::cg::refuse(
-          file, line,
-          "grid_group::sync() needs a cooperative launch, which the CPU device cannot make: its "
-          "workers run a grid's blocks one after another, so a grid-wide barrier would never be "
-          "met (run the kernel on a GPU with a cooperative launch, or split it at the barrier "
-          "into launches)");
+      ::cj_cpu::cg::grid_sync(file, line);
     else
       ::cj_cpu::cg::vote(file, line,
                          kind_ == k_tile ? "thread_block_tile::sync" : "coalesced_group::sync",
@@ -194,9 +199,9 @@ static inline thread_block this_thread_block() {
 class grid_group : public thread_group {
 public:
   constexpr grid_group() : thread_group(k_grid, ~0u, 0, 0, 1) {}
-  /* No CPU launch is cooperative (the device refuses cooperative launches). */
+  /* Only a cooperative launch's grid can meet at sync(). */
   bool is_valid() const {
-    return false;
+    return ::cj_cpu::me()->ex->L->cooperative != 0;
   }
   void sync(CJ_CG_AT) const {
     thread_group::sync(file, line);

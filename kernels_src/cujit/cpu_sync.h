@@ -125,6 +125,7 @@ static inline bool unblock(exec *ex, bool *error) {
     }
     count += f->pred;
   }
+  if (strcmp(f0->what, "grid_group::sync") == 0 && !grid_wait(ex, f0->file, f0->line)) return false;
   ex->bar_result = strcmp(f0->what, "__syncthreads_and") == 0  ? count == (int)n
                    : strcmp(f0->what, "__syncthreads_or") == 0 ? count > 0
                                                                : count;
@@ -663,6 +664,7 @@ template <auto K> static void entry(cj_cpu_launch *L, cj_cpu_worker *w) {
     for (ex->k = k; ex->k < ex->kend && !failed(ex); ex->k++) {
       set_block(ex, me());
       run_block(ex);
+      if (L->cooperative) __atomic_add_fetch(&L->grid_done, 1, __ATOMIC_ACQ_REL);
     }
   }
   R.ex = nullptr;

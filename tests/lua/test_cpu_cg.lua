@@ -1,9 +1,9 @@
 -- test_cpu_cg.lua -- cooperative groups (tests/realcuda/cg_groups.cu) on the GPU, or on the CPU
 -- device without one (kernels_src/cujit/cpu_cg.h): each kernel against a host reference on random
 -- signed, unsigned and float inputs, floating-point sums bit for bit in the order the GPU's
--- cg::reduce and shuffle trees take; the grid-wide barrier under a cooperative launch (refused on
--- the CPU device, as is grid.sync() without one); the same file compiled for sm_90 by NVRTC; and
--- what the CPU device refuses, named.
+-- cg::reduce and shuffle trees take; the grid-wide barrier under a cooperative launch (on the CPU
+-- device too, one block per worker; refused there without one, or when a block returns before
+-- it); the same file compiled for sm_90 by NVRTC; and what the CPU device refuses, named.
 local h = require "helper"
 local cuda = require "cujit"
 
@@ -311,22 +311,37 @@ h.test("this_grid: ranks anywhere, grid.sync() under a cooperative launch", func
   local total, sum = cuda.zeros(1, "i32"), 0
   for _, v in ipairs(src) do sum = sum + v end
   local x = cuda.to_device(src, "i32")
-  if on_cpu then
-    local partial = cuda.device_array(4, "i32")
-    h.raises({"CPU device cannot make a cooperative launch"},
-             function() m.grid_sum[{4, 64, cooperative = true}](x, partial, total, n) end)
-    -- Without a cooperative launch the barrier would never be met: refused when reached.
-    h.raises({"grid_sum", "grid_group::sync() needs a cooperative launch", "split it"}, function()
-      m.grid_sum[{4, 64}](x, partial, total, n)
-      cuda.synchronize()
-    end)
-    cuda.reset()
-    return
-  end
-  local blocks = math.min(m.grid_sum:max_cooperative_blocks(64), 16)
+  -- As many blocks as are co-resident (on the CPU device, one per worker), at most 16.
+  local fit = m.grid_sum:max_cooperative_blocks(64)
+  h.check(fit >= 1, "a block fits")
+  local blocks = math.min(fit, 16)
   local partial = cuda.device_array(blocks, "i32")
   m.grid_sum[{blocks, 64, cooperative = true}](x, partial, total, n)
-  h.eq(host(total)[1], sum, "grid sum")
+  h.eq(host(total)[1], sum, "grid sum over " .. blocks .. " blocks")
+  h.raises({"does not fit", tostring(fit)},
+           function() m.grid_sum[{fit + 1, 64, cooperative = true}](x, partial, total, n) end)
+  if not on_cpu then return end -- a GPU does not check the two cases below: it may hang
+  -- Without a cooperative launch the barrier would never be met: refused when reached.
+  h.raises({"grid_sum", "grid_group::sync() needs a cooperative launch"}, function()
+    m.grid_sum[{blocks, 64}](x, partial, total, n)
+    cuda.synchronize()
+  end)
+  cuda.reset()
+  if blocks < 2 then return end
+  local early = cuda.source([[
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void early(int *x) {
+  if (blockIdx.x == 1) return;
+  cg::this_grid().sync();
+  x[blockIdx.x] = 1;
+}
+]]).early
+  h.raises({"early", "grid_group::sync (<source>:5)", "returned without reaching it"}, function()
+    early[{2, 32, cooperative = true}](cuda.zeros(2, "i32"))
+    cuda.synchronize()
+  end)
+  cuda.reset()
 end)
 
 h.test("the same file compiles for sm_90 with NVRTC", function()

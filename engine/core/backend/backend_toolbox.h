@@ -3,8 +3,9 @@
 ** each backend's table points at (cj_backend.toolbox): managed memory, mapping and registering
 ** host memory, a program's globals, cooperative launches and sharing memory and events between
 ** processes. The CUDA backend's are in backend_cuda_toolbox.c, the CPU device's in
-** backend_cpu_toolbox.c (host memory for managed and mapped memory, dlsym for globals, refusals
-** with a message for cooperative launches and IPC). The rules of backend.h hold: the core calls
+** backend_cpu_toolbox.c (host memory for managed and mapped memory, dlsym for globals,
+** cooperative launches of one block per worker, a refusal with a message for IPC). The rules of
+*backend.h hold: the core calls
 ** each with the device entered, failures are recorded, releases record nothing. Internal.
 */
 #ifndef CUJIT_BACKEND_TOOLBOX_H

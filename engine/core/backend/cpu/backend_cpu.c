@@ -384,9 +384,9 @@ static cujit_status cpu_get_function(cujit_device *dev, void *module, const char
 }
 
 /* Queued with a copy of the arguments: the caller's parameter buffer is gone when it runs. */
-static cujit_status cpu_launch(cujit_device *dev, void *fn, const unsigned grid[3],
-                               const unsigned block[3], unsigned shared_bytes, void *stream,
-                               void **args) {
+cujit_status cj_cpu_launch_kernel(cujit_device *dev, void *fn, const unsigned grid[3],
+                                  const unsigned block[3], unsigned shared_bytes, void *stream,
+                                  void **args, int cooperative) {
   if (faulted(dev)) return cj_device_refuse(dev);
   cj_cpu_function *f = fn;
   for (size_t i = 0; i < f->nparams; i++)
@@ -412,8 +412,14 @@ static cujit_status cpu_launch(cujit_device *dev, void *fn, const unsigned grid[
   launch->args = ptrs;
   launch->kernel = f->name;
   launch->total_blocks = (unsigned long long)grid[0] * grid[1] * grid[2];
+  launch->cooperative = cooperative;
   op->fn = f, op->launch = launch;
   return cj_cpu_enqueue(dev, op, stream);
+}
+static cujit_status cpu_launch(cujit_device *dev, void *fn, const unsigned grid[3],
+                               const unsigned block[3], unsigned shared_bytes, void *stream,
+                               void **args) {
+  return cj_cpu_launch_kernel(dev, fn, grid, block, shared_bytes, stream, args, 0);
 }
 
 static cujit_status cpu_suggest_block(cujit_device *dev, void *fn, int *block_size, int *min_grid) {

@@ -71,6 +71,12 @@ typedef struct cpu_dev {
   int nspare;
 } cpu_dev;
 
+/* Queues a launch of kernel `fn` (a cj_cpu_function); cooperative: its blocks, no more than the
+** workers (the caller checked), run at once, so that this_grid().sync() can be met. */
+cujit_status cj_cpu_launch_kernel(cujit_device *dev, void *fn, const unsigned grid[3],
+                                  const unsigned block[3], unsigned shared_bytes, void *stream,
+                                  void **args, int cooperative);
+
 /* A zeroed op of `kind` with `extra` bytes after it; NULL (recorded) when out of memory. */
 cpu_op *cj_cpu_new_op(cujit_device *dev, enum op_kind kind, size_t extra);
 

@@ -2,12 +2,14 @@
 ** backend_cpu_toolbox.c -- the CPU device's operations of issue 16's toolbox (backend_toolbox.h).
 ** Its device memory is host memory, so managed memory is an ordinary allocation, prefetch and
 ** advice have nothing to do, mapping host memory gives its own address and registering is a
-** no-op; a program's globals are the shared object's symbols (dlsym, sized by dladdr1). The
-** executor runs a worker's blocks one after another, so a grid-wide barrier could never be met:
-** cooperative launches are refused, and so is IPC (there is no other process's device memory).
+** no-op; a program's globals are the shared object's symbols (dlsym, sized by dladdr1). A worker
+** runs its blocks one after another, so a cooperative launch may have at most one block per
+** worker: then all run at once and meet at the grid-wide barrier. IPC is refused (there is no
+** other process's device memory).
 */
 #define _GNU_SOURCE /* dladdr1 */
 #include "backend/backend_toolbox.h"
+#include "backend_cpu.h"
 #include "cpu_module.h"
 
 #include <dlfcn.h>
@@ -79,22 +81,19 @@ static cujit_status cpu_get_global(cujit_device *dev, void *module, const char *
   return CUJIT_OK;
 }
 
+/* One block per worker: a worker runs a block to its end before it takes another, so a block
+** waiting at the grid barrier holds its worker (launch.c refuses a larger grid, saying this). */
 static cujit_status cpu_coresident_blocks(cujit_device *dev, void *fn, unsigned threads,
                                           unsigned shared_bytes, unsigned long long *blocks) {
-  (void)fn, (void)threads, (void)shared_bytes, (void)blocks;
-  return cj_fail(dev->engine, CUJIT_ERROR_UNSUPPORTED,
-                 "the CPU device cannot make a cooperative launch: its workers run their blocks "
-                 "one after another, so a grid-wide barrier (this_grid().sync()) would never be "
-                 "met; run cooperative kernels on a GPU, or split the kernel at the barrier into "
-                 "launches");
+  (void)fn, (void)threads, (void)shared_bytes;
+  *blocks = (unsigned long long)dev->info.multiprocessors; /* the workers */
+  return CUJIT_OK;
 }
 
 static cujit_status cpu_launch_cooperative(cujit_device *dev, void *fn, const unsigned grid[3],
                                            const unsigned block[3], unsigned shared_bytes,
                                            void *stream, void **args) {
-  (void)grid, (void)block, (void)stream, (void)args;
-  unsigned long long blocks;
-  return cpu_coresident_blocks(dev, fn, 0, shared_bytes, &blocks);
+  return cj_cpu_launch_kernel(dev, fn, grid, block, shared_bytes, stream, args, 1);
 }
 
 static cujit_status refuse_ipc(cujit_device *dev) {
