@@ -9,12 +9,13 @@
 ** launch->next_block (atomically, in schedule order) and runs each whole block on the calling
 ** thread, until none are left. The first failure (barrier divergence, __trap, a failed assert, a
 ** fault caught by the check build) is written into launch->error once (error_set goes 0 -> 1) and
-** the remaining blocks are skipped.
+** the remaining blocks are skipped. A cooperative launch has no more blocks than workers: each
+** worker runs one, and they meet at this_grid().sync() (cpu_exec.h, grid_wait).
 */
 #ifndef CUJIT_CPU_ABI_H
 #define CUJIT_CPU_ABI_H
 
-#define CJ_CPU_ABI_VERSION 2
+#define CJ_CPU_ABI_VERSION 3
 
 #include <stddef.h>
 
@@ -38,6 +39,12 @@ typedef struct cj_cpu_launch {
   unsigned long long schedule_seed; /* for CJ_CPU_RANDOM */
   unsigned long long next_block;    /* taken with __atomic_fetch_add by the workers */
   unsigned long long total_blocks;  /* grid[0] * grid[1] * grid[2] */
+
+  /* A cooperative launch (version 3): at most one block per worker, so that every block runs at
+  ** once and this_grid().sync() can be met. The engine zeroes the counters; the workers count
+  ** the blocks at the grid barrier of phase `grid_phase`, and the blocks that returned. */
+  int cooperative;
+  unsigned long long grid_arrived, grid_phase, grid_done;
 
   int error_set;    /* 0, then 1 once error holds the first failure (set with a CAS) */
   char error[1024]; /* "kernel 'k': block (1,0,0) thread (33,0,0): ..." */

@@ -67,7 +67,8 @@ enum {
   W_OR,
   W_XOR,
   W_MATCH_ANY,
-  W_MATCH_ALL
+  W_MATCH_ALL,
+  W_COALESCE /* coalesced_threads() (cpu_cg.h): the lanes that arrive, once no other lane can */
 };
 struct warp_group {
   const char *what;
@@ -76,7 +77,8 @@ struct warp_group {
   signed char src[32];
   unsigned long long in[32];
 };
-enum { groups_per_warp = 4 };
+/* Tiles of 2 (cpu_cg.h) are 16 groups of one warp, each with a meeting of its own open at once. */
+enum { groups_per_warp = 16 };
 struct warp {
   warp_group g[groups_per_warp];
 };
@@ -163,6 +165,36 @@ __attribute__((format(printf, 3, 4))) static inline void set_error(exec *ex, uns
 }
 static inline bool failed(const exec *ex) {
   return __atomic_load_n(&ex->L->error_set, __ATOMIC_RELAXED) != 0;
+}
+
+/* this_grid().sync() of a cooperative launch (cpu_cg.h), once the whole block waits at it: the
+** block's OS thread waits for the grid's other blocks, each on a worker of its own (cpu_abi.h).
+** False (recorded) when a block failed, or returned without reaching the barrier. */
+static inline bool grid_wait(exec *ex, const char *file, int line) {
+  cj_cpu_launch *L = ex->L;
+  unsigned long long phase = __atomic_load_n(&L->grid_phase, __ATOMIC_ACQUIRE);
+  if (__atomic_add_fetch(&L->grid_arrived, 1, __ATOMIC_ACQ_REL) == L->total_blocks) {
+    __atomic_store_n(&L->grid_arrived, 0, __ATOMIC_RELAXED); /* before the phase: seen with it */
+    __atomic_store_n(&L->grid_phase, phase + 1, __ATOMIC_RELEASE);
+    return true;
+  }
+  while (__atomic_load_n(&L->grid_phase, __ATOMIC_ACQUIRE) == phase) {
+    if (failed(ex)) return false;
+    if (__atomic_load_n(&L->grid_arrived, __ATOMIC_ACQUIRE) +
+                __atomic_load_n(&L->grid_done, __ATOMIC_ACQUIRE) >=
+            L->total_blocks &&
+        __atomic_load_n(&L->grid_phase, __ATOMIC_ACQUIRE) == phase) {
+      char w[320];
+      where(w, sizeof w, L->kernel, file, line);
+      set_error(ex, any_thread,
+                "waits at grid_group::sync (%s) for a block of the grid that returned without "
+                "reaching it: every block must reach each grid-wide barrier, as on a GPU",
+                w);
+      return false;
+    }
+    sched_yield();
+  }
+  return true;
 }
 
 /* --- schedules --------------------------------------------------------------------------------

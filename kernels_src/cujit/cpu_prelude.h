@@ -38,6 +38,7 @@
 #include <math.h>
 #include <new>
 #include <sys/mman.h>
+#include <sched.h> /* sched_yield: a block waiting at the grid barrier (cpu_exec.h) */
 #include <unistd.h>
 #include <tuple>
 #include <type_traits>

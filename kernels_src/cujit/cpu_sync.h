@@ -45,6 +45,26 @@ static inline void thread_name(const exec *ex, unsigned t, char *buf, size_t len
 
 /* --- the scheduler ----------------------------------------------------------------------------
  */
+/* coalesced_threads() (cpu_cg.h): once no thread of the block can run, the lanes that reached the
+** call are the group (the others took another branch, returned, or wait elsewhere), as on a GPU.
+** The warp's other lanes have all started: a warp operation or barrier starts a whole warp. */
+static inline bool coalesce(exec *ex) {
+  bool released = false;
+  for (unsigned w = 0; w < (ex->n + 31) / 32; w++)
+    for (int k = 0; k < groups_per_warp; k++) {
+      warp_group *G = &ex->warps[w].g[k];
+      if (!G->arrived || G->combine != W_COALESCE) continue;
+      for (unsigned l = 0; l < 32; l++)
+        if (G->arrived >> l & 1u) {
+          fiber *f = &ex->fibers[(w << 5) + l];
+          f->wvalue = 0, f->wballot = 0, f->wmembers = G->arrived;
+          ex->state[(w << 5) + l] = T_RUN;
+        }
+      G->arrived = 0, released = true;
+    }
+  return released;
+}
+
 /* Nobody can run and someone waits: complete the barrier, start the rest of the block, or name
 ** the divergence. True when fibers may run again; false when all are done or on an error. */
 static inline bool unblock(exec *ex, bool *error) {
@@ -57,6 +77,8 @@ static inline bool unblock(exec *ex, bool *error) {
     if (s == T_DONE && done == n) done = t;
   }
   char a[400], b[400], who[64];
+  *error = false;
+  if (warp_waiter < n && coalesce(ex)) return true;
   *error = true;
   if (warp_waiter < n) { /* a lane it needs returned, or waits elsewhere */
     unsigned w = warp_waiter >> 5, missing = 0;
@@ -103,6 +125,7 @@ static inline bool unblock(exec *ex, bool *error) {
     }
     count += f->pred;
   }
+  if (strcmp(f0->what, "grid_group::sync") == 0 && !grid_wait(ex, f0->file, f0->line)) return false;
   ex->bar_result = strcmp(f0->what, "__syncthreads_and") == 0  ? count == (int)n
                    : strcmp(f0->what, "__syncthreads_or") == 0 ? count > 0
                                                                : count;
@@ -283,7 +306,9 @@ static inline warp_group *meeting(warp *W, const char *what, unsigned mask, int 
     warp_group *G = &W->g[k];
     if (!G->arrived) {
       if (!free_group) free_group = G;
-    } else if (G->mask == mask && (G->what == what || strcmp(G->what, what) == 0)) {
+    } else if ((G->mask == mask || (combine == W_COALESCE && G->combine == W_COALESCE)) &&
+               (G->what == what || strcmp(G->what, what) == 0)) {
+      /* coalesced_threads(): each lane's mask is the lanes still running when it arrives */
       return G;
     }
   }
@@ -295,7 +320,7 @@ static inline warp_group *meeting(warp *W, const char *what, unsigned mask, int 
 /* What every lane of a reduction or __match_all_sync gets, from the values of `arrived`. */
 static inline unsigned long long combine_all(const warp_group *G, unsigned arrived) {
   int c = G->combine;
-  if (c == W_SELECT || c == W_MATCH_ANY) return 0;
+  if (c == W_SELECT || c == W_MATCH_ANY || c == W_COALESCE) return 0;
   unsigned first = (unsigned)__builtin_ctz(arrived), r = (unsigned)G->in[first];
   for (unsigned l = first + 1; l < 32; l++) {
     if (!(arrived >> l & 1u)) continue;
@@ -648,6 +673,7 @@ template <auto K> static void entry(cj_cpu_launch *L, cj_cpu_worker *w) {
     for (ex->k = k; ex->k < ex->kend && !failed(ex); ex->k++) {
       set_block(ex, me());
       run_block(ex);
+      if (L->cooperative) __atomic_add_fetch(&L->grid_done, 1, __ATOMIC_ACQ_REL);
     }
   }
   R.ex = nullptr;

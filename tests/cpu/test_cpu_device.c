@@ -595,8 +595,8 @@ static void test_refusals(void) {
       {"extern \"C\" __global__ void k(int *y) {}\nextern \"C\" __global__ void k2(int *y) {\n"
        "#line 1 \"k2\"\n  y[0] = tex1D(t, 0);\n}\n",
        "kernel 'k2' uses textures (tex1D) (line 1 of its body)"},
-      {"#line 1 \"k\"\n#include <cooperative_groups.h>\n",
-       "kernel 'k' uses cooperative groups (<cooperative_groups.h>) (line 1 of its body)"},
+      {"#line 1 \"k\"\n#include <cooperative_groups/details/info.h>\n",
+       "kernel 'k' uses cooperative groups' internals (<cooperative_groups/details/...>"},
       {"#line 1 \"k:preamble\"\n\n__device__ int f() { return __ballot(1); }\n",
        "kernel 'k' uses the pre-CUDA 9 __ballot (use __ballot_sync) (line 2 of its preamble)"},
   };

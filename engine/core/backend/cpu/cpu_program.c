@@ -2,8 +2,8 @@
 ** cpu_program.c -- the CPU device's programs and launches (backend.h): loading a program's shared
 ** object (cpu_module.c) and finding its kernels, launches queued to the pool's workers,
 ** occupancy, shared memory and attributes, a program's globals (the shared object's symbols:
-** dlsym, sized by dladdr1) and cooperative launches (refused: the executor runs a worker's
-** blocks one after another, so a grid-wide barrier could never be met).
+** dlsym, sized by dladdr1) and cooperative launches (one block per worker: a worker runs its
+** blocks one after another, so then all run at once and meet at the grid-wide barrier).
 */
 #define _GNU_SOURCE /* dladdr1 */
 #include "cpu.h"
@@ -39,9 +39,11 @@ cujit_status cj_cpu_get_function(cujit_device *dev, void *module, const char *na
 }
 
 /* Queued with a copy of the arguments: the caller's parameter buffer is gone when it runs. */
-cujit_status cj_cpu_launch_kernel(cujit_device *dev, void *fn, const unsigned grid[3],
-                                  const unsigned block[3], unsigned shared_bytes, void *stream,
-                                  void **args) {
+/* cooperative: its blocks, no more than the workers (launch.c checked), run at once, so that
+** this_grid().sync() can be met. */
+static cujit_status enqueue_launch(cujit_device *dev, void *fn, const unsigned grid[3],
+                                   const unsigned block[3], unsigned shared_bytes, void *stream,
+                                   void **args, int cooperative) {
   if (faulted(dev)) return cj_device_refuse(dev);
   cj_cpu_function *f = fn;
   for (size_t i = 0; i < f->nparams; i++)
@@ -67,8 +69,15 @@ cujit_status cj_cpu_launch_kernel(cujit_device *dev, void *fn, const unsigned gr
   launch->args = ptrs;
   launch->kernel = f->name;
   launch->total_blocks = (unsigned long long)grid[0] * grid[1] * grid[2];
+  launch->cooperative = cooperative;
   op->fn = f, op->launch = launch;
   return cj_cpu_enqueue(dev, op, stream);
+}
+
+cujit_status cj_cpu_launch_kernel(cujit_device *dev, void *fn, const unsigned grid[3],
+                                  const unsigned block[3], unsigned shared_bytes, void *stream,
+                                  void **args) {
+  return enqueue_launch(dev, fn, grid, block, shared_bytes, stream, args, 0);
 }
 
 cujit_status cj_cpu_suggest_block(cujit_device *dev, void *fn, int *block_size, int *min_grid) {
@@ -127,20 +136,17 @@ cujit_status cj_cpu_get_global(cujit_device *dev, void *module, const char *name
   return CUJIT_OK;
 }
 
+/* One block per worker: a worker runs a block to its end before it takes another, so a block
+** waiting at the grid barrier holds its worker (launch.c refuses a larger grid, saying this). */
 cujit_status cj_cpu_coresident_blocks(cujit_device *dev, void *fn, unsigned threads,
                                       unsigned shared_bytes, unsigned long long *blocks) {
-  (void)fn, (void)threads, (void)shared_bytes, (void)blocks;
-  return cj_fail(dev->engine, CUJIT_ERROR_UNSUPPORTED,
-                 "the CPU device cannot make a cooperative launch: its workers run their blocks "
-                 "one after another, so a grid-wide barrier (this_grid().sync()) would never be "
-                 "met; run cooperative kernels on a GPU, or split the kernel at the barrier into "
-                 "launches");
+  (void)fn, (void)threads, (void)shared_bytes;
+  *blocks = (unsigned long long)dev->info.multiprocessors; /* the workers */
+  return CUJIT_OK;
 }
 
 cujit_status cj_cpu_launch_cooperative(cujit_device *dev, void *fn, const unsigned grid[3],
                                        const unsigned block[3], unsigned shared_bytes, void *stream,
                                        void **args) {
-  (void)grid, (void)block, (void)stream, (void)args;
-  unsigned long long blocks;
-  return cj_cpu_coresident_blocks(dev, fn, 0, shared_bytes, &blocks);
+  return enqueue_launch(dev, fn, grid, block, shared_bytes, stream, args, 1);
 }
