@@ -315,6 +315,13 @@ typedef struct cujit_compile_options {
   ** template's with the arguments put in. For cujit_program_compile and _compile_file. */
   const char *const *name_expressions;
   size_t name_expression_count;
+  /* Pointer parameters that must not be null. Any pointer parameter takes a null pointer (a NULL
+  ** buffer, CUJIT_ARG_DEVPTR 0; Lua: nil), as real code passes NULL for optional inputs, unless
+  ** named here: "x" is the pointer parameter x of each kernel that has one, "*" every pointer
+  ** parameter not declared "= NULL". A name that is no pointer parameter of any kernel is an
+  ** error. Such a parameter refuses a null pointer at launch, naming it. */
+  const char *const *nonnull;
+  size_t nonnull_count;
 } cujit_compile_options;
 
 #ifndef __cplusplus
@@ -455,7 +462,8 @@ typedef struct cujit_param_info {
   size_t size, align; /* of the parameter itself (8 for a pointer) */
   size_t offset;      /* in the parameter buffer */
   int type_var;       /* index of the type variable this uses, or -1 */
-  int nullable;       /* a pointer declared "= NULL": takes a NULL buffer (Lua: nil) */
+  int nullable;       /* a pointer that takes a null pointer (Lua: nil): one the compile options'
+                      ** nonnull does not name */
 } cujit_param_info;
 
 CUJIT_API size_t cujit_kernel_param_count(const cujit_kernel *kernel);

@@ -1,8 +1,8 @@
 /*
 ** loptions.c -- compile options from Lua: the options table every kernel-making call takes
 ** (arch, fast_math, line_info, debug, std, defines, include_dirs, flags, preamble, uses, name,
-** signatures, name_expressions) read into a cujit_compile_options, and the device functions that
-*`uses` brings in
+** signatures, name_expressions, nonnull) read into a cujit_compile_options, and the device
+*functions that `uses` brings in
 ** (cuda.device_function), placed ahead of the kernel with what they use first.
 */
 #include "loptions.h"
@@ -11,7 +11,7 @@
 
 #define OPTION_NAMES                                                                               \
   "arch, fast_math, line_info, debug, std, defines, include_dirs, flags, preamble, uses, name, "   \
-  "signatures, name_expressions"
+  "signatures, name_expressions, nonnull"
 
 typedef cjl_compile_opts compile_opts;
 
@@ -169,6 +169,12 @@ static void parse_option(lua_State *L, int arg, compile_opts *co, const char *ke
     co->o.signatures = string_list(L, arg, co, key, &co->o.signature_count);
   else if (strcmp(key, "name_expressions") == 0)
     co->o.name_expressions = string_list(L, arg, co, key, &co->o.name_expression_count);
+  else if (strcmp(key, "nonnull") == 0 && lua_isboolean(L, -1)) {
+    static const char *const every[] = {"*"}; /* nonnull = true: every pointer not "= NULL" */
+    co->o.nonnull = lua_toboolean(L, -1) ? every : NULL;
+    co->o.nonnull_count = lua_toboolean(L, -1) ? 1 : 0;
+  } else if (strcmp(key, "nonnull") == 0)
+    co->o.nonnull = string_list(L, arg, co, key, &co->o.nonnull_count);
   else if (strcmp(key, "preamble") != 0 && strcmp(key, "uses") != 0)
     luaL_argerror(L, arg, lua_pushfstring(L, "unknown option '%s' (known: " OPTION_NAMES ")", key));
 }

@@ -226,12 +226,8 @@ static cujit_status pack_pointer(const cujit_kernel *k, size_t i, const cujit_ar
     addr = a->v.devptr;
   else if (a->kind != CUJIT_ARG_BUFFER)
     return arg_error(k, i, "expects a device buffer, got %s", arg_kind_name(a->kind));
-  else if (!a->v.buffer && p->nullable)
-    addr = 0; /* declared "= NULL": the kernel checks for it */
   else if (!a->v.buffer)
-    return arg_error(k, i,
-                     "the buffer is NULL (nil); a pointer parameter takes a null pointer only "
-                     "when the kernel declares it so, as 'float *bias = NULL'");
+    addr = 0; /* real code passes NULL for an optional input; the kernel checks for it */
   else {
     const cujit_buffer *b = a->v.buffer;
     /* With no device (none could be had), the launch fails for that reason right after. */
@@ -249,6 +245,11 @@ static cujit_status pack_pointer(const cujit_kernel *k, size_t i, const cujit_ar
                        cujit_dtype_name(b->dtype), cujit_dtype_name(p->dtype));
     addr = b->ptr;
   }
+  if (addr == 0 && p->nonnull) /* one test, on the null pointer's path only */
+    return arg_error(k, i,
+                     "a null pointer (Lua nil, a NULL buffer or address 0) was passed, but the "
+                     "program's nonnull option says this parameter must not be null: pass a "
+                     "device array (a nil here is often a misspelt or unset variable)");
   memcpy(dst, &addr, sizeof addr);
   return CUJIT_OK;
 }
