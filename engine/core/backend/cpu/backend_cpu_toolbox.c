@@ -2,18 +2,22 @@
 ** backend_cpu_toolbox.c -- the CPU device's operations of issue 16's toolbox (backend_toolbox.h).
 ** Its device memory is host memory, so managed memory is an ordinary allocation, prefetch and
 ** advice have nothing to do, mapping host memory gives its own address and registering is a
-** no-op; a program's globals are the shared object's symbols (dlsym, sized by dladdr1). The
+** no-op; a program's globals are the shared object's symbols (dlsym, sized by dladdr1; static and
+** namespaced ones from its full symbol table, which dlsym does not read). The
 ** executor runs a worker's blocks one after another, so a grid-wide barrier could never be met:
 ** cooperative launches are refused, and so is IPC (there is no other process's device memory).
 */
 #define _GNU_SOURCE /* dladdr1 */
 #include "backend/backend_toolbox.h"
+#include "compile/elf_symbols.h"
 #include "cpu_module.h"
 
 #include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 static cujit_status cpu_managed_alloc(cujit_device *dev, size_t bytes, uint64_t *addr) {
   return dev->ops->alloc(dev, bytes, addr);
@@ -52,6 +56,25 @@ static void cpu_host_unregister(cujit_device *dev, void *host) {
 /* A variable at file scope keeps its plain name in C++ (variables are not mangled there). dlsym
 ** also searches the libraries the program links (environ, stdout of the C library): a symbol
 ** found is the program's only when it lies in the program's own object. */
+/* A variable dlsym cannot see: a static one or one in a namespace (a local or mangled symbol,
+** only in the full symbol table), read from the image the module was loaded from (its memfd).
+** How many variables the name fits (more than one: the name is ambiguous); NULL when none. */
+static void *image_variable(cj_cpu_module *m, const char *name, size_t *bytes, int *count) {
+  struct stat st;
+  struct link_map *map = NULL;
+  *count = 0;
+  if (fstat(m->fd, &st) != 0 || st.st_size <= 0 || dlinfo(m->handle, RTLD_DI_LINKMAP, &map) != 0)
+    return NULL;
+  void *image = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, m->fd, 0);
+  if (image == MAP_FAILED) return NULL;
+  unsigned long long value = 0, size = 0;
+  *count = cj_elf_variable(image, (size_t)st.st_size, name, &value, &size);
+  munmap(image, (size_t)st.st_size);
+  if (*count < 1) return NULL;
+  *bytes = (size_t)size;
+  return (void *)(uintptr_t)(map->l_addr + value);
+}
+
 static cujit_status cpu_get_global(cujit_device *dev, void *module, const char *name,
                                    uint64_t *addr, size_t *bytes) {
   cj_cpu_module *m = module;
@@ -62,6 +85,17 @@ static cujit_status cpu_get_global(cujit_device *dev, void *module, const char *
   if (snprintf(mangled, sizeof mangled, "_ZN4__cj%zu%sE", strlen(name), name) < (int)sizeof mangled)
     p = dlsym(m->handle, mangled);
   if (!p) p = dlsym(m->handle, name);
+  int count = 0;
+  void *hidden = p ? NULL : image_variable(m, name, bytes, &count);
+  if (count > 1)
+    return cj_fail(dev->engine, CUJIT_ERROR_NOT_FOUND,
+                   "the name '%s' fits %d variables of the program (in anonymous namespaces or "
+                   "static ones of its headers): qualify it with its namespace",
+                   name, count);
+  if (hidden && *bytes) {
+    *addr = (uint64_t)(uintptr_t)hidden;
+    return CUJIT_OK;
+  }
   Dl_info info;
   const ElfW(Sym) *sym = NULL;
   struct link_map *own = NULL, *found = NULL;
@@ -70,9 +104,8 @@ static cujit_status cpu_get_global(cujit_device *dev, void *module, const char *
       !dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
       ELF64_ST_TYPE(sym->st_info) != STT_OBJECT)
     return cj_fail(dev->engine, CUJIT_ERROR_NOT_FOUND,
-                   "the program has no __device__ or __constant__ variable '%s' (a variable of "
-                   "C++ linkage inside a namespace, or a static one, is not found by name: "
-                   "declare it at file scope, not static)",
+                   "the program has no __device__ or __constant__ variable '%s'; name one as the "
+                   "source does ('taps', 'ns::taps')",
                    name);
   *addr = (uint64_t)(uintptr_t)p;
   *bytes = sym->st_size;
