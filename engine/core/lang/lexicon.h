@@ -82,11 +82,4 @@ char *cj_replace_words(const char *text, size_t len, const char *const *names,
 ** when the name holds what no such name holds (';', '(', quotes, ...). */
 int cj_entry_identifier(const char *name, char *buf, size_t len);
 
-/* Whether the compiled symbol sym[0..len) is the variable `name` as the source names it ("taps",
-** "ns::taps", "::taps"): the plain name, or an Itanium-mangled one ("_ZL4taps", "_ZN2ns4tapsE")
-** read with what only the compiler adds left out: internal linkage ('L', NVRTC's "_INTERNAL_..."
-** scope), anonymous namespaces ("_GLOBAL__N_..."), and the CPU device's own namespace __cj
-** around a program. A template or any other mangling is no match. */
-int cj_symbol_names_variable(const char *sym, size_t len, const char *name);
-
 #endif

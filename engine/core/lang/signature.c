@@ -669,10 +669,8 @@ cujit_status cj_signature_specialize(const cj_signature *generic, const cujit_dt
   }
   out->param_bytes = off;
   if (off > CJ_MAX_PARAM_BYTES) {
-    snprintf(err, err_len,
-             "kernel '%s': the parameters take %zu bytes, more than the %d a kernel takes (CUDA "
-             "12.1+ on a Volta or newer GPU, 4096 before); pass big data through a pointer",
-             out->name, off, CJ_MAX_PARAM_BYTES);
+    snprintf(err, err_len, "kernel '%s': the parameters take %zu bytes, more than %d", out->name,
+             off, CJ_MAX_PARAM_BYTES);
     cj_signature_free(out);
     return CUJIT_ERROR_SIGNATURE;
   }
@@ -699,21 +697,4 @@ char *cj_signature_format(const cj_signature *sig) {
   cj_signature_write(&b, sig);
   if (b.failed) cj_buf_free(&b); /* data NULL */
   return b.data;
-}
-
-void cj_signature_mark_nonnull(cj_signature *sig, const char *const *names, size_t n) {
-  for (size_t i = 0; i < sig->nparams; i++) {
-    cj_param *p = &sig->params[i];
-    for (size_t k = 0; k < n && p->kind == CUJIT_PARAM_POINTER; k++)
-      if (strcmp(names[k], "*") == 0 ? !p->nullable : strcmp(names[k], p->name) == 0)
-        p->nonnull = 1;
-  }
-}
-
-int cj_signature_has_pointer(const cj_signature *sig, const char *name) {
-  if (strcmp(name, "*") == 0) return 1;
-  for (size_t i = 0; i < sig->nparams; i++)
-    if (sig->params[i].kind == CUJIT_PARAM_POINTER && strcmp(sig->params[i].name, name) == 0)
-      return 1;
-  return 0;
 }

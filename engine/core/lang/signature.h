@@ -10,6 +10,7 @@
 #include "cujit.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #define CJ_MAX_PARAMS 128
 /* Kernel parameters: 32764 bytes under CUDA 12.1+ on Volta and newer (and on the CPU device);
@@ -78,10 +79,24 @@ cujit_status cj_signature_parse_lenient(const char *text, cj_signature *out, cha
 
 /* The nonnull option applied: "*" marks every pointer parameter not declared "= NULL", a name the
 ** pointer parameter of that name (declared "= NULL" or not). */
-void cj_signature_mark_nonnull(cj_signature *sig, const char *const *names, size_t n);
+static inline void cj_signature_mark_nonnull(cj_signature *sig, const char *const *names,
+                                             size_t n) {
+  for (size_t i = 0; i < sig->nparams; i++) {
+    cj_param *p = &sig->params[i];
+    for (size_t k = 0; k < n && p->kind == CUJIT_PARAM_POINTER; k++)
+      if (strcmp(names[k], "*") == 0 ? !p->nullable : strcmp(names[k], p->name) == 0)
+        p->nonnull = 1;
+  }
+}
 
 /* 1 if `name` is "*" or the name of one of sig's pointer parameters. */
-int cj_signature_has_pointer(const cj_signature *sig, const char *name);
+static inline int cj_signature_has_pointer(const cj_signature *sig, const char *name) {
+  if (strcmp(name, "*") == 0) return 1;
+  for (size_t i = 0; i < sig->nparams; i++)
+    if (sig->params[i].kind == CUJIT_PARAM_POINTER && strcmp(sig->params[i].name, name) == 0)
+      return 1;
+  return 0;
+}
 
 /* The name the backend looks the kernel up by: its lowered name, else its name. */
 static inline const char *cj_signature_symbol(const cj_signature *sig) {

@@ -7,6 +7,7 @@
 */
 #include "backend/backend_toolbox.h"
 #include "lang/lexicon.h"
+#include "lang/symbols.h"
 #include "run/memory.h"
 #include "program.h"
 
@@ -83,7 +84,12 @@ static int read_declaration(const char *text, const char *name, declared *out) {
     while (cj_tok_is(text, next, "[") && out->ndim < 3) {
       cj_token number = cj_next_token(text, &pos, end);
       cj_token close = cj_next_token(text, &pos, end);
-      if (number.kind != CJ_TK_NUMBER || !cj_tok_is(text, close, "]")) return 0;
+      if (number.kind != CJ_TK_NUMBER || !cj_tok_is(text, close, "]")) {
+        /* [MAX_TAPS], [2 * N]: the element type is known, the count is the device's bytes over
+        ** its size (describe) */
+        out->ndim = 1, out->shape[0] = 0;
+        return out->dtype != CUJIT_DTYPE_NONE;
+      }
       out->shape[out->ndim++] = strtoull(text + number.pos, NULL, 0);
       next = cj_next_token(text, &pos, end);
     }

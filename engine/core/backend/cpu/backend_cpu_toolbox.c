@@ -9,7 +9,7 @@
 */
 #define _GNU_SOURCE /* dladdr1 */
 #include "backend/backend_toolbox.h"
-#include "compile/elf_symbols.h"
+#include "lang/symbols.h"
 #include "cpu_module.h"
 
 #include <dlfcn.h>
