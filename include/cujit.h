@@ -940,7 +940,9 @@ CUJIT_API cujit_status cujit_host_register(cujit_engine *engine, void *ptr, size
                                            cujit_host_buffer **out);
 
 /* A program's __device__ or __constant__ variable `name`, on the current device, as a view
-** (cuLibraryGetGlobal; on the CPU device, the shared object's symbol): copy into it before a
+** (cuLibraryGetGlobal; on the CPU device, the shared object's symbol). `name` is as the source
+** names it: "taps", a static one, "ns::taps" in a namespace, an anonymous namespace's by its own
+** name (docs/cuda-code.md, "Globals"). Copy into it before a
 ** launch to set constant memory. dtype, ndim and shape (each may be NULL) are what the
 ** declaration says (`__constant__ float taps[3][3]` gives f32, 2, {3, 3}); a type cujit cannot
 ** name gives CUJIT_DTYPE_NONE and one dimension of its size in bytes. The view lives while the
