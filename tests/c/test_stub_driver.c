@@ -5,9 +5,9 @@
 ** GPU full of other processes) is a clear error and a clean close, and a reset or a close gives
 ** back every block and pinned buffer the backend cached, counted by the stand-in, even when the
 ** context faulted; a kernel of 32000 bytes of parameters refused on an older driver or GPU (the
-** stand-in made one by CUJIT_STUB_DRIVER_VERSION and CUJIT_STUB_CC). CUJIT_STUB_FAIL is read when
-*the engine opens the driver: each case sets it
-** before cujit_open (every case runs in a process of its own).
+** stand-in made one by CUJIT_STUB_DRIVER_VERSION and CUJIT_STUB_CC) and launched on a newer
+** one. CUJIT_STUB_FAIL is read when the engine opens the driver: each case sets it before
+** cujit_open (every case runs in a process of its own).
 */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
