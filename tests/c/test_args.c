@@ -312,3 +312,24 @@ Test(args, a_32000_byte_struct_by_value) {
   cujit_kernel_free(k);
   cujit_program_free(p);
 }
+
+Test(args, an_elementwise_kernel_refuses_a_null_array) {
+  CJ_NEED_DEVICE(engine);
+  cujit_kernel *k;
+  cr_assert_eq(
+      cujit_elementwise_define(engine, "float x -> float y", "y = 2 * x", "twice", NULL, &k),
+      CUJIT_OK, "%s", cujit_errmsg(engine));
+  float x[N], y[N];
+  for (int i = 0; i < N; i++) x[i] = (float)i;
+  cujit_buffer *dx = cj_test_upload(x, sizeof x, CUJIT_F32),
+               *dy = cj_test_upload(NULL, sizeof y, CUJIT_F32);
+  cujit_arg null_out[] = {CUJIT_ARG_BUF(dx), CUJIT_ARG_BUF(NULL)};
+  cr_assert_eq(cujit_elementwise_launch(k, N, NULL, null_out, 2), CUJIT_ERROR_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "'y'"), "%s", cujit_errmsg(engine));
+  cujit_arg both[] = {CUJIT_ARG_BUF(dx), CUJIT_ARG_BUF(dy)};
+  cr_assert_eq(cujit_elementwise_launch(k, N, NULL, both, 2), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cj_test_download(y, dy, sizeof y);
+  for (int i = 0; i < N; i++) cr_assert_eq(y[i], 2.0f * i, "y[%d]", i);
+  cujit_buffer_free(dx), cujit_buffer_free(dy);
+  cujit_kernel_free(k);
+}
