@@ -333,3 +333,29 @@ Test(args, an_elementwise_kernel_refuses_a_null_array) {
   cujit_buffer_free(dx), cujit_buffer_free(dy);
   cujit_kernel_free(k);
 }
+
+/* A GPU program's variables are found in its PTX before the device is asked: each name the source
+** gives finds one (the lookup goes on to the device, which may be missing here: any answer but
+** NOT_FOUND), and a name that is no variable is NOT_FOUND at once. NVRTC, no GPU needed. */
+Test(args, a_gpu_programs_variables_are_found_in_its_ptx) {
+  int v;
+  if (cujit_nvrtc_version(engine, &v) != CUJIT_OK)
+    cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
+  cujit_program *p;
+  cr_assert_eq(cujit_program_compile(engine, src, "args.cu", &sm90, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  static const char *found[] = {"weights", "::weights", "tune::shift", "stride"};
+  static const char *missing[] = {"shift", "blend", "axpb", "tune", "weight", "tune::stride"};
+  cujit_buffer *g = NULL;
+  for (size_t i = 0; i < sizeof found / sizeof *found; i++) {
+    cujit_status st = cujit_program_global(p, found[i], &g, NULL, NULL, NULL);
+    cr_assert_neq(st, CUJIT_ERROR_NOT_FOUND, "%s: %s", found[i], cujit_errmsg(engine));
+    if (st == CUJIT_OK) cujit_buffer_free(g);
+  }
+  for (size_t i = 0; i < sizeof missing / sizeof *missing; i++) {
+    cr_assert_eq(cujit_program_global(p, missing[i], &g, NULL, NULL, NULL), CUJIT_ERROR_NOT_FOUND,
+                 "%s", missing[i]);
+    cr_assert(strstr(cujit_errmsg(engine), missing[i]), "%s", cujit_errmsg(engine));
+  }
+  cujit_program_free(p);
+}
