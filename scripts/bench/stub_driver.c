@@ -148,8 +148,8 @@ static CUresult get_error_text(CUresult rc, const char **text) {
 }
 
 /* CUJIT_STUB_DRIVER_VERSION (13000 unless set) and CUJIT_STUB_CC (the major compute capability, 9
-*unless set): an older
-** driver or GPU, for the checks that depend on them (test_stub_driver). */
+ *unless set): an older
+ ** driver or GPU, for the checks that depend on them (test_stub_driver). */
 static int env_int(const char *name, int fallback) {
   const char *env = getenv(name);
   return env && *env ? atoi(env) : fallback;
