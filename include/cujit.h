@@ -319,7 +319,8 @@ typedef struct cujit_compile_options {
   ** buffer, CUJIT_ARG_DEVPTR 0; Lua: nil), as real code passes NULL for optional inputs, unless
   ** named here: "x" is the pointer parameter x of each kernel that has one, "*" every pointer
   ** parameter not declared "= NULL". A name that is no pointer parameter of any kernel is an
-  ** error. Such a parameter refuses a null pointer at launch, naming it. */
+  ** error. Such a parameter refuses a null pointer at launch, naming it. Ignored by
+  ** cujit_elementwise_define, whose arrays all refuse a null pointer. */
   const char *const *nonnull;
   size_t nonnull_count;
 } cujit_compile_options;

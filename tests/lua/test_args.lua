@@ -119,6 +119,8 @@ h.test("the nonnull option refuses nil for the parameters it names, and only tho
   h.same(host(one), {-1}, nil, "a signature's pointer takes nil too")
   h.raises({"'dst'", "nonnull"}, k[{1, 1}], one, nil)
   h.raises({"nonnull", "'n'"}, cuda.jit, "k2(float *a, int n)", "a[0] = n;", {nonnull = {"n"}})
+  h.raises({"nonnull", "elementwise"}, cuda.elementwise, "float x -> float y", "y = x",
+           {nonnull = true})
 end)
 
 h.test("static and namespaced __constant__/__device__ variables by name", function()
