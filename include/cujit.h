@@ -335,6 +335,14 @@ typedef struct cujit_compile_options {
   ** template's with the arguments put in. For cujit_program_compile and _compile_file. */
   const char *const *name_expressions;
   size_t name_expression_count;
+  /* Pointer parameters that must not be null. Any pointer parameter takes a null pointer (a NULL
+  ** buffer, CUJIT_ARG_DEVPTR 0; Lua: nil), as real code passes NULL for optional inputs, unless
+  ** named here: "x" is the pointer parameter x of each kernel that has one, "*" every pointer
+  ** parameter not declared "= NULL". A name that is no pointer parameter of any kernel is an
+  ** error. Such a parameter refuses a null pointer at launch, naming it. Ignored by
+  ** cujit_elementwise_define, whose arrays all refuse a null pointer. */
+  const char *const *nonnull;
+  size_t nonnull_count;
 } cujit_compile_options;
 
 #ifndef __cplusplus
@@ -500,7 +508,8 @@ typedef struct cujit_param_info {
   size_t size, align; /* of the parameter itself (8 for a pointer) */
   size_t offset;      /* in the parameter buffer */
   int type_var;       /* index of the type variable this uses, or -1 */
-  int nullable;       /* a pointer declared "= NULL": takes a NULL buffer (Lua: nil) */
+  int nullable;       /* a pointer that takes a null pointer (Lua: nil): one the compile options'
+                      ** nonnull does not name */
 } cujit_param_info;
 
 #ifndef __cplusplus
@@ -1006,7 +1015,9 @@ CUJIT_API cujit_status cujit_host_register(cujit_engine *engine, void *ptr, size
                                            cujit_host_buffer **out);
 
 /* A program's __device__ or __constant__ variable `name`, on the current device, as a view
-** (cuLibraryGetGlobal; on the CPU device, the shared object's symbol): copy into it before a
+** (cuLibraryGetGlobal; on the CPU device, the shared object's symbol). `name` is as the source
+** names it: "taps", a static one, "ns::taps" in a namespace, an anonymous namespace's by its own
+** name (docs/cuda-code.md, "Globals"). Copy into it before a
 ** launch to set constant memory. dtype, ndim and shape (each may be NULL) are what the
 ** declaration says (`__constant__ float taps[3][3]` gives f32, 2, {3, 3}); a type cujit cannot
 ** name gives CUJIT_DTYPE_NONE and one dimension of its size in bytes. The view lives while the

@@ -368,7 +368,7 @@ static int convert_arg(lua_State *L, const cjl_kernel *k, int i, int idx, const 
     arg->v.buffer = b;
     return 0;
   }
-  if (lua_isnil(L, idx)) { /* a null pointer: the engine takes it where the kernel says "= NULL" */
+  if (lua_isnil(L, idx)) { /* a null pointer: the engine refuses it where the nonnull option says */
     *arg = (cujit_arg){.kind = CUJIT_ARG_BUFFER, .v.buffer = NULL};
     return 0;
   }

@@ -234,6 +234,10 @@ static int l_elementwise(lua_State *L) {
     return luaL_argerror(L, opts, "an elementwise kernel takes no preamble or device functions");
   cjl_refuse_unit_option(L, opts, co.o.signatures != NULL, "signatures",
                          "an elementwise kernel's signature comes from its parameter list");
+  if (co.o.nonnull)
+    return luaL_argerror(L, opts,
+                         "option 'nonnull' is for cuda.source, cuda.load and cuda.jit: an "
+                         "elementwise kernel's arrays refuse nil already");
   if (co.name) name = co.name;
   cujit_engine *e = cjl_engine(L);
   cujit_kernel *kernel;

@@ -180,7 +180,11 @@ static void parse_option(lua_State *L, int arg, compile_opts *co, const char *ke
     *(int *)(void *)at = check_flag(L, arg, key);
   else if (info && strcmp(info->field, "defines") == 0) /* also takes a map {N = 4} */
     parse_defines(L, arg, co);
-  else if (info)
+  else if (info && strcmp(info->field, "nonnull") == 0 && lua_isboolean(L, -1)) {
+    static const char *const every[] = {"*"}; /* nonnull = true: every pointer not "= NULL" */
+    co->o.nonnull = lua_toboolean(L, -1) ? every : NULL;
+    co->o.nonnull_count = lua_toboolean(L, -1) ? 1 : 0;
+  } else if (info)
     *(const char *const **)(void *)at =
         string_list(L, arg, co, key, (size_t *)(void *)((char *)&co->o + info->count_offset));
   else if (strcmp(key, "name") == 0)

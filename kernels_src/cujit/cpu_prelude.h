@@ -52,8 +52,10 @@
 #define __global__ __attribute__((visibility("hidden")))
 #define __device__
 #define __host__
-#define __constant__
-#define __managed__
+/* Written by the host (cujit_program_global) behind the compiler's back: "used" keeps a static
+** one that no kernel writes from being folded to its initial value and removed. */
+#define __constant__ __attribute__((used))
+#define __managed__ __attribute__((used))
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)

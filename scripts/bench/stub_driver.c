@@ -11,6 +11,7 @@
 ** CUJIT_STUB_FAIL=cuName[,cuName...] makes those calls fail, with CUJIT_STUB_FAIL_CODE (a CUresult,
 ** 2 = out of memory unless set) and nothing written: read when cujit looks the calls up, so set it
 ** before cujit_open. Tests use it for paths a real GPU takes only under load or after a fault.
+** CUJIT_STUB_DRIVER_VERSION=N and CUJIT_STUB_CC=MAJOR make it an older driver or GPU.
 ** cujit_stub_live_allocations() (dlsym it from libcuda.so.1) counts the device and pinned blocks
 ** allocated and not yet freed: what a real driver would report leaked at context destruction.
 ** cuInit starts a thread of the driver's own, as the real one does: unmapping the library while
@@ -146,9 +147,17 @@ static CUresult get_error_text(CUresult rc, const char **text) {
   return CUDA_SUCCESS;
 }
 
+/* CUJIT_STUB_DRIVER_VERSION (13000 unless set) and CUJIT_STUB_CC (the major compute capability, 9
+ *unless set): an older
+ ** driver or GPU, for the checks that depend on them (test_stub_driver). */
+static int env_int(const char *name, int fallback) {
+  const char *env = getenv(name);
+  return env && *env ? atoi(env) : fallback;
+}
+
 static CUresult driver_version(int *v) {
   cost();
-  *v = 13000;
+  *v = env_int("CUJIT_STUB_DRIVER_VERSION", 13000);
   return CUDA_SUCCESS;
 }
 
@@ -177,7 +186,7 @@ static CUresult device_attribute(int *v, CUdevice_attribute a, CUdevice d) {
   (void)d;
   switch (a) {
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
-    *v = 9;
+    *v = env_int("CUJIT_STUB_CC", 9);
     break;
   case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
     *v = 132;

@@ -4,8 +4,10 @@
 ** first on LD_LIBRARY_PATH, and nowhere else): a primary context that cannot be retained (the
 ** GPU full of other processes) is a clear error and a clean close, and a reset or a close gives
 ** back every block and pinned buffer the backend cached, counted by the stand-in, even when the
-** context faulted. CUJIT_STUB_FAIL is read when the engine opens the driver: each case sets it
-** before cujit_open (every case runs in a process of its own).
+** context faulted; a kernel of 32000 bytes of parameters refused on an older driver or GPU (the
+** stand-in made one by CUJIT_STUB_DRIVER_VERSION and CUJIT_STUB_CC) and launched on a newer
+** one. CUJIT_STUB_FAIL is read when the engine opens the driver: each case sets it before
+** cujit_open (every case runs in a process of its own).
 */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -149,4 +151,59 @@ Test(stub_context, frees_refused_at_a_reset_are_forgotten, .fini = close_engine)
   cujit_buffer *fresh = used_buffer(512); /* works, in a block of the new context */
   cr_expect_neq(cujit_buffer_devptr(fresh), old_ptr, "a block of the old context came back");
   cujit_buffer_free(fresh);
+}
+
+/* Past the classic 4096 bytes of parameters a kernel needs CUDA 12.1+ and compute capability
+** 7.0+: on an older driver or GPU it is refused when first loaded there, naming both and the
+** limit; on a newer one it launches (the stand-in runs nothing). */
+static cujit_status launch_32000_bytes(const char *driver, const char *cc) {
+  setenv("CUJIT_STUB_DRIVER_VERSION", driver, 1);
+  setenv("CUJIT_STUB_CC", cc, 1);
+  open_failing(NULL, NULL);
+  int v;
+  if (cujit_nvrtc_version(engine, &v) != CUJIT_OK)
+    cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
+  static const char src[] = "struct Table { float v[8000]; };\n"
+                            "__global__ void total(Table t, float *out) { out[0] = t.v[7999]; }\n";
+  cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
+  o.arch = "sm_90";
+  cujit_program *p;
+  cujit_kernel *k;
+  EXPECT_OK(cujit_program_compile(engine, src, "big.cu", &o, &p));
+  EXPECT_OK(cujit_program_kernel(p, "total", &k));
+  cujit_program_free(p);
+  static float table[8000];
+  cujit_buffer *out;
+  EXPECT_OK(cujit_buffer_alloc(engine, 4, CUJIT_F32, &out));
+  cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
+  cfg.grid[0] = cfg.block[0] = 1;
+  cujit_arg args[] = {{.kind = CUJIT_ARG_BYTES, .v.bytes = table}, CUJIT_ARG_BUF(out)};
+  cujit_status st = cujit_launch(k, &cfg, args, 2);
+  cujit_buffer_free(out);
+  cujit_kernel_free(k);
+  return st;
+}
+
+static void close_versions(void) {
+  unsetenv("CUJIT_STUB_DRIVER_VERSION");
+  unsetenv("CUJIT_STUB_CC");
+  close_engine();
+}
+
+Test(stub_context, a_32000_byte_parameter_list_on_cuda_12_1_and_volta, .fini = close_versions) {
+  EXPECT_OK(launch_32000_bytes("12010", "7"));
+}
+
+Test(stub_context, a_32000_byte_parameter_list_refused_on_an_older_driver, .fini = close_versions) {
+  cr_assert_eq(launch_32000_bytes("12000", "9"), CUJIT_ERROR_UNSUPPORTED);
+  const char *m = cujit_errmsg(engine);
+  cr_assert(strstr(m, "kernel 'total'") && strstr(m, "32008 bytes") && strstr(m, "driver 12.0") &&
+                strstr(m, "at most 4096") && strstr(m, "CUDA 12.1"),
+            "%s", m);
+}
+
+Test(stub_context, a_32000_byte_parameter_list_refused_before_volta, .fini = close_versions) {
+  cr_assert_eq(launch_32000_bytes("13000", "6"), CUJIT_ERROR_UNSUPPORTED);
+  const char *m = cujit_errmsg(engine);
+  cr_assert(strstr(m, "compute capability 6.") && strstr(m, "Volta"), "%s", m);
 }

@@ -62,10 +62,11 @@ h.test("histogram: C++ linkage, typedef'd parameters, a kernel in the included h
   h.same(host(hist), want, nil, "histogram")
 end)
 
-h.test("scan: a static kernel, '= NULL' pointers take nil, others refuse it", function()
-  local m = cuda.load(dir .. "scan.cu")
+h.test("scan: a static kernel, '= NULL' pointers take nil, nonnull = true refuses it elsewhere",
+  function()
+  local m = cuda.load(dir .. "scan.cu", {nonnull = true})
   h.check(m.scan_block:params()[3].nullable, "block_sums is declared = NULL")
-  h.check(not m.scan_block:params()[2].nullable, "out is not")
+  h.check(not m.scan_block:params()[2].nullable, "out is not, under nonnull = true")
   local n, block = 1000, 128
   local blocks = (n + block - 1) // block
   local src = h.random_ints(n, -4, 4)
@@ -77,7 +78,7 @@ h.test("scan: a static kernel, '= NULL' pointers take nil, others refuse it", fu
   local want, acc = {}, 0
   for i = 1, n do acc = acc + src[i]; want[i] = acc end
   h.same(host(out), want, nil, "inclusive scan")
-  h.raises({"out", "= NULL"}, function() m.scan_block[{1, 32, shared = 128}](a, nil, nil, 4) end)
+  h.raises({"out", "nonnull"}, function() m.scan_block[{1, 32, shared = 128}](a, nil, nil, 4) end)
 end)
 
 h.test("a struct by value: its bytes, sized from the PTX (from g++ on the CPU device)", function()

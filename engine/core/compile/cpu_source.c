@@ -550,6 +550,21 @@ static size_t declared_kernel(const scan *sc, size_t i, size_t j, int *definitio
   return SIZE_MAX;
 }
 
+/* Whether the `__device__` ending at s[j] begins a variable at namespace scope: its declarator
+** meets '=', '[', '{' or ';' before any '('. The host writes such a variable behind the compiler's
+** back (cujit_program_global), so it is marked "used": a static one that no kernel writes is not
+** folded to its initial value and removed (for __constant__, cpu_prelude.h does the same). */
+static int device_variable(const scan *sc, size_t j) {
+  unsigned long levels = sc->depth ? (2ul << sc->depth) - 2 : 0;
+  if ((sc->outer & levels) != levels) return 0; /* in a function or a class */
+  for (size_t k = j; k < sc->n; k++) {
+    char c = sc->s[k];
+    if (c == '(') return 0;
+    if (c == '=' || c == '[' || c == '{' || c == ';') return 1;
+  }
+  return 0;
+}
+
 /* The rewritten source into sc->out; 0 with sc->err set when something is not supported. */
 static int rewrite(scan *sc) {
   int line_start = 1;
@@ -606,6 +621,11 @@ static int rewrite(scan *sc) {
       if (kernel != SIZE_MAX) {
         cj_buf_puts(&sc->out, "__cj_k_");
         if (definition) sc->defined[kernel] = 1;
+      }
+      if (len == 10 && memcmp(sc->s + i, "__device__", 10) == 0 && device_variable(sc, j)) {
+        emit_to(sc, j);
+        cj_buf_puts(&sc->out, " __attribute__((used))");
+        continue;
       }
       if (len == 6 && memcmp(sc->s + i, "extern", 6) == 0 && extern_shared(sc, j)) continue;
     } else if (c == '<' && c1 == '<' && i + 2 < sc->n && sc->s[i + 2] == '<' && !sc->off) {

@@ -294,7 +294,8 @@ int cj_options_memo(cj_key_builder *kb, const cujit_compile_options *op) {
 /* The rows a copy keeps: those of the unit (signatures, name expressions) describe the source
 ** given with them, and a defined kernel has its own. */
 static int copied(const cj_option *row) {
-  return row->key != CJ_KEY_UNIT && row->info.kind != CUJIT_OPTION_SWITCH;
+  return row->key != CJ_KEY_UNIT && row->key != CJ_KEY_NONE &&
+         row->info.kind != CUJIT_OPTION_SWITCH;
 }
 
 cujit_status cj_options_check_lists(cujit_engine *engine, const cujit_compile_options *op) {

@@ -15,8 +15,10 @@
 /* How an option enters the keys (the memo key hashes every option as given, whatever its row):
 ** CJ_KEY_TARGET: as the arch compiled for, which the callers resolve and hash themselves;
 ** CJ_KEY_LINE: through NVRTC's option list, which the source key and the full key hash;
-** CJ_KEY_UNIT: through the translation unit, whose kernels and checks it changes (scan.h). */
-enum { CJ_KEY_TARGET, CJ_KEY_LINE, CJ_KEY_UNIT };
+** CJ_KEY_UNIT: through the translation unit, whose kernels and checks it changes (scan.h);
+** CJ_KEY_NONE: not at all, for it changes nothing compiled (the program keeps it for its
+** launches' checks). */
+enum { CJ_KEY_TARGET, CJ_KEY_LINE, CJ_KEY_UNIT, CJ_KEY_NONE };
 
 /* The check of each value before NVRTC's list is written, so a bad one is an error naming it. */
 enum { CJ_CHECK_NONE, CJ_CHECK_STD, CJ_CHECK_DEFINE, CJ_CHECK_DIR, CJ_CHECK_NONEMPTY };
@@ -54,7 +56,10 @@ enum { CJ_CHECK_NONE, CJ_CHECK_STD, CJ_CHECK_DEFINE, CJ_CHECK_DIR, CJ_CHECK_NONE
        "the kernels' signatures, given instead of read from the source")                           \
   LIST(name_expressions, name_expression_count, "name expression", "name_expressions", NULL,       \
        "k<float>", NULL, NULL, CJ_KEY_UNIT, CJ_CHECK_NONE, "tstore<int>",                          \
-       "template kernels to instantiate, each a kernel of that name")
+       "template kernels to instantiate, each a kernel of that name")                              \
+  LIST(nonnull, nonnull_count, "parameter name", "nonnull", NULL, "x or *", NULL, NULL,            \
+       CJ_KEY_NONE, CJ_CHECK_NONE, "y",                                                            \
+       "pointer parameters that refuse a null pointer (*: every one not declared = NULL)")
 
 /* The marker of CJ_CXX_AS_NVRTC (its address). */
 extern const char cj_cxx_as_nvrtc[];

@@ -24,9 +24,42 @@ static const cj_type_desc named_types[] = {
     {"uint16_t", CUJIT_U16, 2, 2},
     {"uint32_t", CUJIT_U32, 4, 4},
     {"uint64_t", CUJIT_U64, 8, 8},
+    /* The standard typedefs, as CUDA's 64-bit targets and x86-64 Linux (LP64) both size them,
+    ** spelled by their own name so that the kernel's checks in the translation unit name the
+    ** type the source declared (NVRTC's libcu++ makes intptr_t a long long, glibc a long). Not
+    ** here: int_fast16_t and int_fast32_t, 2 and 4 bytes under NVRTC's libcu++ but 8 under glibc,
+    ** so no one size is right on both devices: on a GPU the PTX sizes them. */
+    {"clock_t", CUJIT_I64, 8, 8},
+    {"time_t", CUJIT_I64, 8, 8},
+    {"ssize_t", CUJIT_I64, 8, 8},
+    {"intptr_t", CUJIT_I64, 8, 8},
+    {"uintptr_t", CUJIT_U64, 8, 8},
+    {"intmax_t", CUJIT_I64, 8, 8},
+    {"uintmax_t", CUJIT_U64, 8, 8},
+    {"int_least8_t", CUJIT_I8, 1, 1},
+    {"int_least16_t", CUJIT_I16, 2, 2},
+    {"int_least32_t", CUJIT_I32, 4, 4},
+    {"int_least64_t", CUJIT_I64, 8, 8},
+    {"uint_least8_t", CUJIT_U8, 1, 1},
+    {"uint_least16_t", CUJIT_U16, 2, 2},
+    {"uint_least32_t", CUJIT_U32, 4, 4},
+    {"uint_least64_t", CUJIT_U64, 8, 8},
+    {"int_fast8_t", CUJIT_I8, 1, 1},
+    {"int_fast64_t", CUJIT_I64, 8, 8},
+    {"uint_fast8_t", CUJIT_U8, 1, 1},
+    {"uint_fast64_t", CUJIT_U64, 8, 8},
     {"__half", CUJIT_F16, 2, 2},
     {"__half2", CUJIT_DTYPE_NONE, 4, 4},
     {"void", CUJIT_DTYPE_NONE, 0, 1},
+};
+
+/* The short names of sys/types.h and CUDA code, written as the integer type they name so that a
+** kernel's checks compile with or without their typedef (which NVRTC does not have). */
+static const struct {
+  const char *name, *integer;
+} short_names[] = {
+    {"uint", "unsigned int"},   {"ushort", "unsigned short"}, {"uchar", "unsigned char"},
+    {"ulong", "unsigned long"}, {"longlong", "long long"},    {"ulonglong", "unsigned long long"},
 };
 
 /* The integer types spelled with several keywords, once normalised. */
@@ -167,6 +200,9 @@ int cj_named_type(const char *s, size_t n, cj_type_desc *out) {
       *out = named_types[i];
       return 1;
     }
+  for (size_t i = 0; i < sizeof short_names / sizeof *short_names; i++)
+    if (strlen(short_names[i].name) == n && memcmp(short_names[i].name, s, n) == 0)
+      return cj_integer_type(short_names[i].integer, out);
   return vector_type(s, n, out);
 }
 

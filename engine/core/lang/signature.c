@@ -438,8 +438,8 @@ static cujit_status layout(parser *p, cj_signature *sig, size_t close_pos) {
   sig->param_bytes = off;
   if (off > CJ_MAX_PARAM_BYTES)
     return sig_error(p, close_pos,
-                     "the parameters take %zu bytes; kernels take at most %d: pass big data "
-                     "through a pointer",
+                     "the parameters take %zu bytes; kernels take at most %d (CUDA 12.1+ on a "
+                     "Volta or newer GPU, 4096 before): pass big data through a pointer",
                      off, CJ_MAX_PARAM_BYTES);
   return CUJIT_OK;
 }

@@ -10,9 +10,13 @@
 #include "cujit.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #define CJ_MAX_PARAMS 128
-#define CJ_MAX_PARAM_BYTES 4096 /* the classic kernel parameter limit; bigger is refused */
+/* Kernel parameters: 32764 bytes under CUDA 12.1+ on Volta and newer (and on the CPU device);
+** 4096 before, which the launch checks on each GPU (kernel.c). Bigger is refused. */
+#define CJ_MAX_PARAM_BYTES 32764
+#define CJ_CLASSIC_PARAM_BYTES 4096
 #define CJ_MAX_TYPE_VARS 8
 
 typedef struct cj_param {
@@ -23,8 +27,9 @@ typedef struct cj_param {
   int is_const;      /* pointer to const */
   size_t size, align, offset;
   int type_var; /* index into type_vars, or -1 */
-  int nullable; /* a pointer declared with a default of NULL, nullptr or 0: takes a null pointer */
-  int boolean;  /* a bool scalar: a u8 that takes 0 or 1 only */
+  int nullable; /* a pointer declared with a default of NULL, nullptr or 0 */
+  int nonnull; /* a pointer the nonnull option names: refuses a null pointer (any other takes it) */
+  int boolean; /* a bool scalar: a u8 that takes 0 or 1 only */
 } cj_param;
 
 typedef struct cj_signature {
@@ -71,6 +76,27 @@ void cj_signature_write(struct cj_buf *b, const cj_signature *sig);
 ** parser does. */
 cujit_status cj_signature_parse_lenient(const char *text, cj_signature *out, char *err,
                                         size_t err_len);
+
+/* The nonnull option applied: "*" marks every pointer parameter not declared "= NULL", a name the
+** pointer parameter of that name (declared "= NULL" or not). */
+static inline void cj_signature_mark_nonnull(cj_signature *sig, const char *const *names,
+                                             size_t n) {
+  for (size_t i = 0; i < sig->nparams; i++) {
+    cj_param *p = &sig->params[i];
+    for (size_t k = 0; k < n && p->kind == CUJIT_PARAM_POINTER; k++)
+      if (strcmp(names[k], "*") == 0 ? !p->nullable : strcmp(names[k], p->name) == 0)
+        p->nonnull = 1;
+  }
+}
+
+/* 1 if `name` is "*" or the name of one of sig's pointer parameters. */
+static inline int cj_signature_has_pointer(const cj_signature *sig, const char *name) {
+  if (strcmp(name, "*") == 0) return 1;
+  for (size_t i = 0; i < sig->nparams; i++)
+    if (sig->params[i].kind == CUJIT_PARAM_POINTER && strcmp(sig->params[i].name, name) == 0)
+      return 1;
+  return 0;
+}
 
 /* The name the backend looks the kernel up by: its lowered name, else its name. */
 static inline const char *cj_signature_symbol(const cj_signature *sig) {

@@ -329,9 +329,13 @@ cujit_status cujit_elementwise_define(cujit_engine *engine, const char *params, 
   if (bad != CUJIT_OK) return bad;
   cj_elementwise_kernel text;
   cujit_status st = cj_elementwise_text(engine, params, expr, name ? name : "elementwise", &text);
+  /* Its kernel reads or writes every array it takes: a null pointer there is always a mistake
+  ** (any other kernel's pointer takes one unless the nonnull option says otherwise). */
+  static const char *const every[] = {"*"};
+  cujit_compile_options o = options ? mine : (cujit_compile_options)CUJIT_COMPILE_OPTIONS_INIT;
+  o.nonnull = every, o.nonnull_count = 1;
   if (st == CUJIT_OK)
-    st = cujit_kernel_define(engine, text.signature, text.body, text.preamble,
-                             options ? &mine : NULL, out);
+    st = cujit_kernel_define(engine, text.signature, text.body, text.preamble, &o, out);
   cj_elementwise_text_free(&text);
   return st;
 }

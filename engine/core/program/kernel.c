@@ -117,6 +117,22 @@ static cujit_status compile_concrete(cujit_kernel *k, const char *body, const ch
   return st;
 }
 
+/* The nonnull option applied to a defined kernel (its specialisations copy it), each name checked
+** to be one of its pointer parameters. */
+static int nonnull_named(cujit_kernel *k, const cujit_compile_options *o) {
+  if (!o || !o->nonnull_count) return 1;
+  for (size_t i = 0; i < o->nonnull_count; i++)
+    if (!o->nonnull || !o->nonnull[i] || !cj_signature_has_pointer(&k->sig, o->nonnull[i])) {
+      cj_fail(k->engine, CUJIT_ERROR_INVALID_ARGUMENT,
+              "kernel '%s': the nonnull option names '%s', which is not one of its pointer "
+              "parameters; name a pointer parameter, or \"*\" for all of them",
+              k->sig.name, o->nonnull && o->nonnull[i] ? o->nonnull[i] : "(NULL)");
+      return 0;
+    }
+  cj_signature_mark_nonnull(&k->sig, o->nonnull, o->nonnull_count);
+  return 1;
+}
+
 cujit_status cujit_kernel_define(cujit_engine *engine, const char *signature, const char *body,
                                  const char *preamble, const cujit_compile_options *options,
                                  cujit_kernel **out) {
@@ -139,6 +155,8 @@ cujit_status cujit_kernel_define(cujit_engine *engine, const char *signature, co
   cujit_status st = cj_signature_parse(signature, &k->sig, err, sizeof err);
   if (st != CUJIT_OK)
     st = cj_fail(engine, st, "%s", err);
+  else if (!nonnull_named(k, options))
+    st = CUJIT_ERROR_INVALID_ARGUMENT;
   else if (body_is_empty(body))
     st = cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                  "kernel '%s' has an empty body: give the statements it runs", k->sig.name);
@@ -174,6 +192,8 @@ cujit_status cujit_program_kernel(cujit_program *program, const char *name, cuji
   cujit_status st = cj_signature_specialize(found, NULL, 0, &k->sig, err, sizeof err);
   if (st != CUJIT_OK) st = cj_fail(engine, st, "%s", err);
   if (st == CUJIT_OK) st = attach_program(k, program);
+  if (st == CUJIT_OK)
+    cj_signature_mark_nonnull(&k->sig, (const char *const *)program->nonnull, program->nnonnull);
   return kernel_finish(k, st, out);
 }
 
@@ -319,6 +339,24 @@ static cujit_status check_layout(cujit_kernel *k, cujit_device *dev, void *fn) {
   return CUJIT_OK;
 }
 
+/* More than the classic 4096 bytes of parameters needs CUDA 12.1+ and a Volta or newer GPU (the
+** CPU device takes what a GPU takes). Asked once per kernel and device, not at each launch. */
+static cujit_status check_param_space(cujit_kernel *k, cujit_device *dev) {
+  if (k->sig.param_bytes <= CJ_CLASSIC_PARAM_BYTES || strcmp(dev->ops->name, "cuda") != 0)
+    return CUJIT_OK;
+  cj_driver *drv = NULL;
+  cujit_status st = cj_need_driver(k->engine, &drv);
+  if (st != CUJIT_OK) return st;
+  if (drv->version >= 12010 && dev->info.cc_major >= 7) return CUJIT_OK;
+  return cj_fail(k->engine, CUJIT_ERROR_UNSUPPORTED,
+                 "kernel '%s': its parameters take %zu bytes, but device %d (compute capability "
+                 "%d.%d, driver %d.%d) takes at most %d; more (up to %d) needs CUDA 12.1 or newer "
+                 "and a Volta or newer GPU: pass big data through a pointer",
+                 k->sig.name, k->sig.param_bytes, dev->ordinal, dev->info.cc_major,
+                 dev->info.cc_minor, drv->version / 1000, drv->version % 1000 / 10,
+                 CJ_CLASSIC_PARAM_BYTES, CJ_MAX_PARAM_BYTES);
+}
+
 /* Under the kernel's lock: the per-device table made once, then the function found and
 ** published (see cj_kernel_on_device for the order of the stores). */
 static cujit_status find_locked(cujit_kernel *k, cujit_device *dev, cj_kernel_on_device **out) {
@@ -333,7 +371,8 @@ static cujit_status find_locked(cujit_kernel *k, cujit_device *dev, cj_kernel_on
   *out = on;
   if (__atomic_load_n(&on->fn, __ATOMIC_ACQUIRE) && on->generation == generation) return CUJIT_OK;
   void *module = NULL, *fn = NULL;
-  cujit_status st = cj_program_module(k->program, dev, &module);
+  cujit_status st = check_param_space(k, dev);
+  if (st == CUJIT_OK) st = cj_program_module(k->program, dev, &module);
   if (st == CUJIT_OK) st = dev->ops->get_function(dev, module, cj_signature_symbol(&k->sig), &fn);
   if (st == CUJIT_OK) st = check_layout(k, dev, fn);
   if (st != CUJIT_OK) return st;
@@ -395,7 +434,8 @@ cujit_status cujit_kernel_param(const cujit_kernel *kernel, size_t index, cujit_
   memset(&all, 0, sizeof all); /* padding too: no stack bytes reach the caller */
   all.struct_size = sizeof all, all.name = p->name, all.type = p->type, all.kind = p->kind;
   all.dtype = p->dtype, all.is_const = p->is_const, all.size = p->size, all.align = p->align;
-  all.offset = p->offset, all.type_var = p->type_var, all.nullable = p->nullable;
+  all.offset = p->offset, all.type_var = p->type_var,
+  all.nullable = p->kind == CUJIT_PARAM_POINTER && !p->nonnull;
   cj_struct_out(info, room, &all);
   return CUJIT_OK;
 }

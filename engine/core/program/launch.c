@@ -227,12 +227,8 @@ static cujit_status pack_pointer(const cujit_kernel *k, size_t i, const cujit_ar
     addr = a->v.devptr;
   else if (a->kind != CUJIT_ARG_BUFFER)
     return arg_error(k, i, "expects a device buffer, got %s", arg_kind_name(a->kind));
-  else if (!a->v.buffer && p->nullable)
-    addr = 0; /* declared "= NULL": the kernel checks for it */
   else if (!a->v.buffer)
-    return arg_error(k, i,
-                     "the buffer is NULL (nil); a pointer parameter takes a null pointer only "
-                     "when the kernel declares it so, as 'float *bias = NULL'");
+    addr = 0; /* real code passes NULL for an optional input; the kernel checks for it */
   else {
     const cujit_buffer *b = a->v.buffer;
     /* With no device (none could be had), the launch fails for that reason right after. */
@@ -250,6 +246,11 @@ static cujit_status pack_pointer(const cujit_kernel *k, size_t i, const cujit_ar
                        cujit_dtype_name(b->dtype), cujit_dtype_name(p->dtype));
     addr = b->ptr;
   }
+  if (addr == 0 && p->nonnull) /* one test, on the null pointer's path only */
+    return arg_error(k, i,
+                     "a null pointer (Lua nil, a NULL buffer or address 0) was passed, but the "
+                     "program's nonnull option says this parameter must not be null: pass a "
+                     "device array (a nil here is often a misspelt or unset variable)");
   memcpy(dst, &addr, sizeof addr);
   return CUJIT_OK;
 }
@@ -409,8 +410,8 @@ static cujit_status launch_placed(cujit_kernel *k, cujit_device *dev, cj_kernel_
   __atomic_store_n(&dev->last_kernel, k->sig.name, __ATOMIC_RELAXED);
   void *stream = cj_stream_queue(config->stream);
   if (cooperative)
-    st = dev->ops->launch_cooperative(dev, on->fn, grid, block, config->shared_bytes,
-                                               stream, pointers);
+    st = dev->ops->launch_cooperative(dev, on->fn, grid, block, config->shared_bytes, stream,
+                                      pointers);
   else
     st = dev->ops->launch(dev, on->fn, grid, block, config->shared_bytes, stream, pointers);
   cj_stream_queued(config->stream);
@@ -459,8 +460,7 @@ static cujit_status check_cooperative(cujit_kernel *k, cujit_device *dev, cj_ker
   unsigned long long fit = 0;
   unsigned threads = block[0] * block[1] * block[2];
   unsigned long long blocks = (unsigned long long)grid[0] * grid[1] * grid[2];
-  cujit_status st =
-      dev->ops->coresident_blocks(dev, on->fn, threads, config->shared_bytes, &fit);
+  cujit_status st = dev->ops->coresident_blocks(dev, on->fn, threads, config->shared_bytes, &fit);
   if (st != CUJIT_OK || blocks <= fit) return st;
   return cj_fail(k->engine, CUJIT_ERROR_LAUNCH_CONFIG,
                  "kernel '%s': a cooperative launch of %llu blocks of %u threads does not fit on "
@@ -554,9 +554,9 @@ cujit_status cujit_kernel_max_cooperative_blocks(cujit_kernel *kernel, unsigned 
   cujit_device *dev;
   cj_kernel_on_device *on;
   cujit_status st = loaded_on_current(kernel, &dev, &on);
-  return st == CUJIT_OK ? dev->ops->coresident_blocks(dev, on->fn, block_threads,
-                                                               shared_bytes, blocks)
-                        : st;
+  return st == CUJIT_OK
+             ? dev->ops->coresident_blocks(dev, on->fn, block_threads, shared_bytes, blocks)
+             : st;
 }
 
 cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel, cujit_kernel_attributes *attrs) {

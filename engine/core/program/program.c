@@ -432,6 +432,7 @@ void cj_program_release(cujit_program *program) {
   if (!program || atomic_fetch_sub(&program->refs, 1) != 1) return;
   code_release(program->code);
   free(program->log);
+  free(program->nonnull);
   free(program);
 }
 
@@ -477,6 +478,40 @@ static void program_destroy(cj_link *link) {
   cj_program_release((cujit_program *)(void *)((char *)link - offsetof(cujit_program, link)));
 }
 
+/* The nonnull option kept with the program for its kernels (cujit_program_kernel), each name
+** checked to be a pointer parameter of one of them: a misspelt name would protect nothing. */
+static cujit_status keep_nonnull(cujit_program *p, const cujit_compile_options *o) {
+  if (!o || !o->nonnull_count) return CUJIT_OK;
+  size_t bytes = o->nonnull_count * sizeof(char *);
+  for (size_t i = 0; i < o->nonnull_count; i++) {
+    const char *n = o->nonnull ? o->nonnull[i] : NULL;
+    size_t k = 0;
+    while (n && k < p->nkernels && !cj_signature_has_pointer(&p->kernels[k], n)) k++;
+    if (!n || k == p->nkernels) {
+      cj_buf all = {0};
+      for (k = 0; k < p->nkernels; k++)
+        for (size_t j = 0; j < p->kernels[k].nparams; j++)
+          if (p->kernels[k].params[j].kind == CUJIT_PARAM_POINTER)
+            cj_buf_printf(&all, "%s%s.%s", all.len ? ", " : "", p->kernels[k].name,
+                          p->kernels[k].params[j].name);
+      cj_fail(p->engine, CUJIT_ERROR_INVALID_ARGUMENT,
+              "'%s': the nonnull option names '%s', which is no pointer parameter of its kernels; "
+              "name one of %s, or \"*\" for all",
+              p->name, n ? n : "(NULL)", all.data ? all.data : "(none: no kernel takes a pointer)");
+      cj_buf_free(&all);
+      return CUJIT_ERROR_INVALID_ARGUMENT;
+    }
+    bytes += strlen(n) + 1;
+  }
+  char **names = malloc(bytes);
+  if (!names) return cj_fail(p->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  char *text = (char *)(names + o->nonnull_count);
+  for (size_t i = 0; i < o->nonnull_count; i++)
+    names[i] = strcpy(text, o->nonnull[i]), text += strlen(o->nonnull[i]) + 1;
+  p->nonnull = names, p->nnonnull = o->nonnull_count;
+  return CUJIT_OK;
+}
+
 cujit_status cujit_program_compile(cujit_engine *engine, const char *source, const char *name,
                                    const cujit_compile_options *options, cujit_program **out) {
   if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
@@ -494,6 +529,10 @@ cujit_status cujit_program_compile(cujit_engine *engine, const char *source, con
                          : CUJIT_OK;
   if (bad != CUJIT_OK) return bad;
   cujit_status st = cj_program_build(engine, source, name, options ? &mine : NULL, out);
+  if (st == CUJIT_OK && (st = keep_nonnull(*out, options ? &mine : NULL)) != CUJIT_OK) {
+    cj_program_release(*out);
+    *out = NULL;
+  }
   if (st == CUJIT_OK) cj_track(engine, &(*out)->link, program_destroy);
   return st;
 }

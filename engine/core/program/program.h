@@ -34,6 +34,8 @@ struct cujit_program {
   cujit_engine *engine;
   _Atomic int refs;     /* the user's handle + one per kernel got from it */
   struct cj_code *code; /* the shared record: bytes, kernels, modules on devices */
+  char **nonnull;       /* the compile options' nonnull names (one allocation), for its kernels */
+  size_t nnonnull;
 };
 
 /* The engine's map of loaded programs, from cache key to what the programs of that key share

@@ -1,14 +1,17 @@
 /*
 ** program_globals.c -- a program's __device__, __constant__ and __managed__ variables by name
-** (cujit_program_global): the address the backend finds in the program's module on the current
+** (cujit_program_global), static ones and those of namespaces too: the address the backend finds
+** in the program's module on the current
 ** device, as a buffer view, and the dtype and shape read from the variable's declaration in the
 ** translation unit (`__constant__ float taps[3][3];`).
 */
 #include "backend/backend.h"
 #include "lang/lexicon.h"
+#include "lang/symbols.h"
 #include "run/memory.h"
 #include "program.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,7 +53,8 @@ static cujit_dtype type_of(const char *text, const cj_token *words, int n) {
   return integer && cj_named_type(spelling, len, &desc) ? desc.dtype : CUJIT_DTYPE_NONE;
 }
 
-/* Finds `name`'s declaration at file scope with a __device__-like specifier; 0 if none read. */
+/* Finds `name`'s declaration with a __device__-like specifier; 0 if none read. (The size the
+** device gives is checked against it: a function's parameter of that name does not mislead.) */
 static int read_declaration(const char *text, const char *name, declared *out) {
   size_t pos = 0, end = strlen(text);
   cj_token words[16];
@@ -68,7 +72,7 @@ static int read_declaration(const char *text, const char *name, declared *out) {
       nwords = 0, specified = 0;
       continue;
     }
-    if (t.kind != CJ_TK_IDENT || depth != 0) continue;
+    if (t.kind != CJ_TK_IDENT) continue; /* at any depth: a namespace's variables too */
     if (is_specifier(text, t)) specified = 1, nwords = 0; /* the type follows the specifiers */
     if (!specified || !cj_tok_is(text, t, name)) {
       if (nwords < 16) words[nwords++] = t;
@@ -80,7 +84,12 @@ static int read_declaration(const char *text, const char *name, declared *out) {
     while (cj_tok_is(text, next, "[") && out->ndim < 3) {
       cj_token number = cj_next_token(text, &pos, end);
       cj_token close = cj_next_token(text, &pos, end);
-      if (number.kind != CJ_TK_NUMBER || !cj_tok_is(text, close, "]")) return 0;
+      if (number.kind != CJ_TK_NUMBER || !cj_tok_is(text, close, "]")) {
+        /* [MAX_TAPS], [2 * N]: the element type is known, the count is the device's bytes over
+        ** its size (describe) */
+        out->ndim = 1, out->shape[0] = 0;
+        return out->dtype != CUJIT_DTYPE_NONE;
+      }
       out->shape[out->ndim++] = strtoull(text + number.pos, NULL, 0);
       next = cj_next_token(text, &pos, end);
     }
@@ -92,7 +101,8 @@ static int read_declaration(const char *text, const char *name, declared *out) {
 /* What the declaration says when it agrees with the driver's size, else bytes (or elements). */
 static void describe(const cujit_program *program, const char *name, size_t bytes, declared *d) {
   declared read;
-  if (read_declaration(program->source, name, &read)) {
+  const char *last = strrchr(name, ':'); /* "ns::taps" is declared as "taps" in its namespace */
+  if (read_declaration(program->source, last ? last + 1 : name, &read)) {
     size_t n = cujit_dtype_size(read.dtype);
     for (int i = 0; i < read.ndim; i++) n *= read.shape[i];
     if (read.ndim == 0) read.shape[0] = 1, read.ndim = 1;
@@ -113,11 +123,10 @@ static int is_ident_char(char c) {
          c == '$';
 }
 
-/* Whether the PTX line [line, end) declares the variable `name` in global or constant memory:
-** `.visible .global .align 4 .u32 name;`, `.extern .const .b8 name[64];`, `.global ... name =
-*{..}`.
-*/
-static int declares(const char *line, const char *end, const char *name, size_t n) {
+/* The variable the PTX line [line, end) declares in global or constant memory at module scope
+** (`.visible .global .align 4 .u32 name;`, `.const .align 4 .b8 _ZL4taps[64];`, `.global ... name
+** = {..}`): its name's length, at *at; 0 when the line declares none. */
+static size_t declared_name(const char *line, const char *end, const char **at) {
   while (line < end && (*line == ' ' || *line == '\t')) line++;
   static const char *const starts[] = {".visible ", ".extern ", ".weak ", ".global ", ".const "};
   int module_scope = 0; /* a directive at module scope, not an instruction or a parameter */
@@ -128,25 +137,32 @@ static int declares(const char *line, const char *end, const char *name, size_t 
   for (const char *q = line; q < end && !p; q++)
     if (strncmp(q, ".global ", 8) == 0 || strncmp(q, ".const ", 7) == 0) p = q + 1;
   if (!p) return 0;
-  for (; p + n < end; p++)
-    if (memcmp(p, name, n) == 0 && !is_ident_char(p[-1]) && p[-1] != '.' &&
-        (p[n] == ';' || p[n] == '[' || p[n] == ' ' || p[n] == '='))
-      return 1;
-  return 0;
+  const char *stop = p;
+  while (stop < end && *stop != ';' && *stop != '[' && *stop != '=') stop++;
+  while (stop > p && stop[-1] == ' ') stop--;
+  const char *name = stop;
+  while (name > p && is_ident_char(name[-1])) name--;
+  if (name == stop || name[-1] != ' ') return 0;
+  *at = name;
+  return (size_t)(stop - name);
 }
 
-/* Whether a GPU program's PTX declares `name` as a variable. The driver's cuLibraryGetGlobal is
-** not asked about other names: for a kernel's name it does not answer NOT_FOUND (seen on the
-** H200), and a function is not a variable on any device. */
-static int ptx_declares_variable(const char *ptx, const char *name) {
-  size_t n = strlen(name);
+/* The symbol of the variable a GPU program's PTX declares under `name` as the source names it
+** (cj_symbol_names_variable: a static one, one in a namespace, named or anonymous, has a mangled
+** or local name there); how many fit. The driver is not asked about other names: for a kernel's
+** name cuLibraryGetGlobal does not answer NOT_FOUND (seen on the H200), and a function is not a
+** variable on any device. */
+static int ptx_variable(const char *ptx, const char *name, char *symbol, size_t len) {
+  int count = 0;
   for (const char *line = ptx; *line;) {
-    const char *end = strchr(line, '\n');
+    const char *end = strchr(line, '\n'), *at = NULL;
     if (!end) end = line + strlen(line);
-    if (declares(line, end, name, n)) return 1;
+    size_t n = declared_name(line, end, &at);
+    if (n && cj_symbol_names_variable(at, n, name) && count++ == 0)
+      snprintf(symbol, len, "%.*s", (int)n, at);
     line = *end ? end + 1 : end;
   }
-  return 0;
+  return count;
 }
 
 cujit_status cujit_program_global(cujit_program *program, const char *name, cujit_buffer **out,
@@ -161,18 +177,27 @@ cujit_status cujit_program_global(cujit_program *program, const char *name, cuji
   void *module = NULL;
   uint64_t addr = 0;
   size_t bytes = 0;
+  char symbol[512];
+  const char *symbol_name =
+      name; /* the CPU device finds it by the source's name (cpu_get_global) */
   if (strncmp(program->arch, "sm_", 3) == 0 || strncmp(program->arch, "compute_", 8) == 0) {
-    if (!program->ptx || !*name || !ptx_declares_variable(program->ptx, name))
+    int fits = program->ptx && *name ? ptx_variable(program->ptx, name, symbol, sizeof symbol) : 0;
+    if (fits == 0 || strlen(symbol) + 1 >= sizeof symbol)
       return cj_fail(engine, CUJIT_ERROR_NOT_FOUND,
-                     "the program has no __device__ or __constant__ variable '%s' (a variable of "
-                     "C++ linkage inside a namespace, or a static one, is not found by name: "
-                     "declare it at file scope, not static)",
+                     "the program has no __device__ or __constant__ variable '%s'; name one as "
+                     "the source does ('taps', 'ns::taps')",
                      name);
+    if (fits > 1)
+      return cj_fail(engine, CUJIT_ERROR_NOT_FOUND,
+                     "the name '%s' fits %d variables of the program (in anonymous namespaces or "
+                     "static ones of its headers): qualify it with its namespace",
+                     name, fits);
+    symbol_name = symbol;
   }
   cujit_status st = cj_current_device(engine, &dev);
   if (st == CUJIT_OK) st = cj_device_enter(dev);
   if (st == CUJIT_OK) st = cj_program_module(program, dev, &module);
-  if (st == CUJIT_OK) st = dev->ops->get_global(dev, module, name, &addr, &bytes);
+  if (st == CUJIT_OK) st = dev->ops->get_global(dev, module, symbol_name, &addr, &bytes);
   if (st == CUJIT_OK && bytes == 0)
     st = cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "%s: the variable '%s' has no bytes", fn,
                  name);

@@ -2,19 +2,23 @@
 ** cpu_program.c -- the CPU device's programs and launches (backend.h): loading a program's shared
 ** object (cpu_module.c) and finding its kernels, launches queued to the pool's workers,
 ** occupancy, shared memory and attributes, a program's globals (the shared object's symbols:
-** dlsym, sized by dladdr1) and cooperative launches (one block per worker: a worker runs its
+** dlsym, sized by dladdr1; static and namespaced ones from its full symbol table) and cooperative
+*launches (one block per worker: a worker runs its
 ** blocks one after another, so then all run at once and meet at the grid-wide barrier).
 */
 #define _GNU_SOURCE /* dladdr1 */
 #include "cpu.h"
 #include "backend/backend.h"
 #include "cpu_module.h"
+#include "lang/symbols.h"
 #include "base/env.h"
 
 #include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 /* --- programs (cpu_module.c) ------------------------------------------------------------------ */
 
@@ -106,6 +110,25 @@ int cj_cpu_param_info(cujit_device *dev, void *fn, size_t index, size_t *offset,
   return 0;
 }
 
+/* A variable dlsym cannot see: a static one or one in a namespace (a local or mangled symbol,
+** only in the full symbol table), read from the image the module was loaded from (its memfd).
+** How many variables the name fits (more than one: the name is ambiguous); NULL when none. */
+static void *image_variable(cj_cpu_module *m, const char *name, size_t *bytes, int *count) {
+  struct stat st;
+  struct link_map *map = NULL;
+  *count = 0;
+  if (fstat(m->fd, &st) != 0 || st.st_size <= 0 || dlinfo(m->handle, RTLD_DI_LINKMAP, &map) != 0)
+    return NULL;
+  void *image = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, m->fd, 0);
+  if (image == MAP_FAILED) return NULL;
+  unsigned long long value = 0, size = 0;
+  *count = cj_elf_variable(image, (size_t)st.st_size, name, &value, &size);
+  munmap(image, (size_t)st.st_size);
+  if (*count < 1) return NULL;
+  *bytes = (size_t)size;
+  return (void *)(uintptr_t)(map->l_addr + value);
+}
+
 /* A variable at file scope keeps its plain name in C++ (variables are not mangled there). dlsym
 ** also searches the libraries the program links (environ, stdout of the C library): a symbol
 ** found is the program's only when it lies in the program's own object. */
@@ -119,6 +142,17 @@ cujit_status cj_cpu_get_global(cujit_device *dev, void *module, const char *name
   if (snprintf(mangled, sizeof mangled, "_ZN4__cj%zu%sE", strlen(name), name) < (int)sizeof mangled)
     p = dlsym(m->handle, mangled);
   if (!p) p = dlsym(m->handle, name);
+  int count = 0;
+  void *hidden = p ? NULL : image_variable(m, name, bytes, &count);
+  if (count > 1)
+    return cj_fail(dev->engine, CUJIT_ERROR_NOT_FOUND,
+                   "the name '%s' fits %d variables of the program (in anonymous namespaces or "
+                   "static ones of its headers): qualify it with its namespace",
+                   name, count);
+  if (hidden && *bytes) {
+    *addr = (uint64_t)(uintptr_t)hidden;
+    return CUJIT_OK;
+  }
   Dl_info info;
   const ElfW(Sym) *sym = NULL;
   struct link_map *own = NULL, *found = NULL;
@@ -127,9 +161,8 @@ cujit_status cj_cpu_get_global(cujit_device *dev, void *module, const char *name
       !dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
       ELF64_ST_TYPE(sym->st_info) != STT_OBJECT)
     return cj_fail(dev->engine, CUJIT_ERROR_NOT_FOUND,
-                   "the program has no __device__ or __constant__ variable '%s' (a variable of "
-                   "C++ linkage inside a namespace, or a static one, is not found by name: "
-                   "declare it at file scope, not static)",
+                   "the program has no __device__ or __constant__ variable '%s'; name one as the "
+                   "source does ('taps', 'ns::taps')",
                    name);
   *addr = (uint64_t)(uintptr_t)p;
   *bytes = sym->st_size;
