@@ -156,7 +156,7 @@ Test(args, a_null_buffer_or_address_0_for_any_pointer) {
   cujit_program *p = compile(NULL, 0);
   cujit_kernel *k;
   cr_assert_eq(cujit_program_kernel(p, "axpb", &k), CUJIT_OK, "%s", cujit_errmsg(engine));
-  cujit_param_info info;
+  cujit_param_info info = CUJIT_PARAM_INFO_INIT;
   cr_assert_eq(cujit_kernel_param(k, 3, &info), CUJIT_OK);
   cr_assert(info.nullable, "bias takes NULL with no '= NULL'");
   cujit_buffer *dx = cj_test_upload(x, sizeof x, CUJIT_F32),
@@ -277,7 +277,7 @@ Test(args, a_32000_byte_struct_by_value) {
     cr_assert_eq(cujit_program_compile(engine, big_src, "big.cu", &sm90, &p), CUJIT_OK, "%s",
                  cujit_errmsg(engine));
     cujit_kernel *k;
-    cujit_param_info info;
+    cujit_param_info info = CUJIT_PARAM_INFO_INIT;
     cr_assert_eq(cujit_program_kernel(p, "total", &k), CUJIT_OK, "%s", cujit_errmsg(engine));
     cr_assert_eq(cujit_kernel_param(k, 0, &info), CUJIT_OK);
     cr_assert_eq(info.size, 32000, "the struct's size from sm_90's PTX");

@@ -104,7 +104,8 @@ Test(cxx_kernels, names_and_lowered_names_cold_and_from_the_cache) {
 Test(cxx_kernels, nonnull_star_refuses_null_but_where_the_kernel_says_null) {
   need_nvrtc();
   static const char *every[] = {"*"};
-  cujit_compile_options o = {.arch = "sm_90",
+  cujit_compile_options o = {.size = sizeof(cujit_compile_options),
+                             .arch = "sm_90",
                              .name_expressions = exprs,
                              .name_expression_count = 2,
                              .nonnull = every,
@@ -114,7 +115,7 @@ Test(cxx_kernels, nonnull_star_refuses_null_but_where_the_kernel_says_null) {
                cujit_errmsg(engine));
   cujit_kernel *k;
   cr_assert_eq(cujit_program_kernel(p, "apply", &k), CUJIT_OK);
-  cujit_param_info info;
+  cujit_param_info info = CUJIT_PARAM_INFO_INIT;
   cr_assert_eq(cujit_kernel_param(k, 1, &info), CUJIT_OK);
   cr_assert(!info.nullable, "x is named by nonnull \"*\"");
   cr_assert_eq(cujit_kernel_param(k, 2, &info), CUJIT_OK);

@@ -11,7 +11,7 @@ digest() { # the writer digest embed.cmake writes for the files $1 (|-separated)
     -P "$src/cmake/embed.cmake" >/dev/null 2>&1 || return 1
   sed -n 's/^const char cj_cpu_writer_hash\[\] = "\([0-9a-f]*\)";$/\1/p' "$TMP/embedded.c"
 }
-files="$core/cpu_source.c|$core/cpu_source.h|$core/cxx.c|$core/options.c|$core/options.h|$core/cpu_entries.c"
+files="$core/cpu_source.c|$core/cpu_source.h|$core/cxx.c|$core/options.c|$core/options.h|$core/cpu_entries.c|$core/cpu_names.c"
 built=$(sed -n 's/^const char cj_cpu_writer_hash\[\] = "\([0-9a-f]*\)";$/\1/p' "$bin/embedded_headers.c")
 now=$(digest "$files")
 check "the build holds a writer digest" "$built" '^[0-9a-f]{64}$'

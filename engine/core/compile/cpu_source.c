@@ -10,6 +10,7 @@
 */
 #include "cpu_source.h"
 #include "cpu_entries.h"
+#include "cpu_names.h"
 #include "base/base.h"
 #include "lang/lexicon.h"
 
@@ -17,82 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Identifiers the CPU device has no meaning for, and how a message names them. */
-static const struct {
-  const char *name, *what;
-} unsupported[] = {
-    {"asm", "inline PTX (asm)"},
-    {"__asm__", "inline PTX (asm)"},
-    {"__asm", "inline PTX (asm)"},
-    {"tex1D", "textures (tex1D)"},
-    {"tex1Dfetch", "textures (tex1Dfetch)"},
-    {"tex2D", "textures (tex2D)"},
-    {"tex3D", "textures (tex3D)"},
-    {"tex2DLayered", "textures (tex2DLayered)"},
-    {"texCubemap", "textures (texCubemap)"},
-    {"cudaTextureObject_t", "textures (cudaTextureObject_t)"},
-    {"cudaSurfaceObject_t", "surfaces (cudaSurfaceObject_t)"},
-    {"surf2Dread", "surfaces (surf2Dread)"},
-    {"surf2Dwrite", "surfaces (surf2Dwrite)"},
-    {"nvcuda", "tensor-core fragments (nvcuda::wmma)"},
-    {"__shfl", "the pre-CUDA 9 __shfl (use __shfl_sync)"},
-    {"__shfl_up", "the pre-CUDA 9 __shfl_up (use __shfl_up_sync)"},
-    {"__shfl_down", "the pre-CUDA 9 __shfl_down (use __shfl_down_sync)"},
-    {"__shfl_xor", "the pre-CUDA 9 __shfl_xor (use __shfl_xor_sync)"},
-    {"__ballot", "the pre-CUDA 9 __ballot (use __ballot_sync)"},
-    {"__nv_bfloat16", "__nv_bfloat16"},
-    {"__nv_bfloat162", "__nv_bfloat162"},
-    {"__pipeline_memcpy_async", "asynchronous copies (__pipeline_memcpy_async)"},
-    {"__cvta_generic_to_shared", "address-space conversions (__cvta_generic_to_shared)"},
-    {"cudaMalloc", "the device runtime (cudaMalloc)"},
-    {"cudaDeviceSynchronize", "the device runtime (cudaDeviceSynchronize)"},
-    {"cudaLaunchDevice", "dynamic parallelism (cudaLaunchDevice)"},
-};
-
-/* What the host would run but a GPU does not: refused as NVRTC refuses it, so that code that
-** runs on the CPU device runs on a GPU (NVRTC also refuses these in host functions: JIT mode has
-** none). */
-static const struct {
-  const char *name, *what, *why;
-} gpu_refuses[] = {
-    {"throw", "exception handling (throw)", "device code does not support exception handling"},
-    {"try", "exception handling (try)", "device code does not support exception handling"},
-    {"catch", "exception handling (catch)", "device code does not support exception handling"},
-};
-
-/* CUDA headers a program may include: those the CPU device has a stand-in for ("" when it needs
-** none), and those of libraries it lacks, refused with what they are. */
-static const struct {
-  const char *header, *stand_in, *refused;
-} cuda_headers[] = {
-    {"cuda_fp16.h", "cujit/half.h", NULL},
-    {"cuda_runtime.h", "cujit/cpu_runtime.h", NULL},
-    {"cuda_runtime_api.h", "cujit/cpu_runtime.h", NULL},
-    {"cuda_profiler_api.h", "cujit/cpu_runtime.h", NULL},
-    {"driver_types.h", "cujit/cpu_runtime.h", NULL},
-    {"cuda.h", "cujit/cpu_runtime.h", NULL},
-    {"device_launch_parameters.h", "", NULL},
-    {"vector_types.h", "", NULL},
-    {"vector_functions.h", "", NULL},
-    {"builtin_types.h", "", NULL},
-    {"host_defines.h", "", NULL},
-    {"device_functions.h", "", NULL},
-    {"math_constants.h", "", NULL},
-    {"cooperative_groups.h", "cujit/cpu_cg.h", NULL},
-    {"cooperative_groups/reduce.h", "cujit/cpu_cg.h", NULL},
-    {"cooperative_groups/memcpy_async.h", "cujit/cpu_cg.h", NULL},
-    {"cooperative_groups/scan.h", "cujit/cpu_cg.h", NULL},
-    {"cooperative_groups/", NULL,
-     "cooperative groups' internals (<cooperative_groups/details/...>; include "
-     "<cooperative_groups.h> and its reduce.h, scan.h or memcpy_async.h)"},
-    {"mma.h", NULL, "tensor-core fragments (<mma.h>)"},
-    {"cuda_bf16.h", NULL, "__nv_bfloat16 (<cuda_bf16.h>)"},
-    {"curand_kernel.h", NULL,
-     "cuRAND's device API (<curand_kernel.h>; <cujit/random.h> has Philox)"},
-    {"cub/", NULL, "CUB"},
-    {"cuda/", NULL, "libcu++ (<cuda/...>)"},
-};
 
 typedef struct scan {
   const char *s;
@@ -330,17 +255,17 @@ static void include(scan *sc, const char *d, size_t end) {
   for (size_t k = 0; sc->headers && spec[0] == '/' && k < sc->headers->count; k++)
     if (strcmp(sc->headers->names[k], spec) == 0) h = k;
   if (h != SIZE_MAX && sc->headers->toolkit_names[h]) name = sc->headers->toolkit_names[h];
-  for (size_t k = 0;
-       (h == SIZE_MAX || name != spec) && k < sizeof cuda_headers / sizeof cuda_headers[0]; k++) {
-    if (strncmp(name, cuda_headers[k].header, strlen(cuda_headers[k].header)) != 0) continue;
-    if (cuda_headers[k].refused) {
+  for (size_t k = 0; (h == SIZE_MAX || name != spec) && k < cj_cpu_cuda_header_count; k++) {
+    if (strncmp(name, cj_cpu_cuda_headers[k].header, strlen(cj_cpu_cuda_headers[k].header)) != 0)
+      continue;
+    if (cj_cpu_cuda_headers[k].refused) {
       if (sc->off) break;
-      refuse(sc, sc->i, cuda_headers[k].refused);
+      refuse(sc, sc->i, cj_cpu_cuda_headers[k].refused);
       sc->failed = 1;
       return;
     }
-    if (*cuda_headers[k].stand_in)
-      cj_buf_printf(&sc->out, "#include <%s>", cuda_headers[k].stand_in);
+    if (*cj_cpu_cuda_headers[k].stand_in)
+      cj_buf_printf(&sc->out, "#include <%s>", cj_cpu_cuda_headers[k].stand_in);
     sc->i = end;
     return;
   }
@@ -596,20 +521,20 @@ static int rewrite(scan *sc) {
       while (j < sc->n && ident_char((unsigned char)sc->s[j])) j++;
       size_t len = j - i;
       /* A header's host helpers call the runtime (helper_cuda.h): not refused there. */
-      for (size_t k = 0; !sc->off && k < sizeof unsupported / sizeof unsupported[0]; k++)
-        if (strlen(unsupported[k].name) == len &&
-            !(sc->header && strstr(unsupported[k].what, "device runtime")) &&
-            memcmp(sc->s + i, unsupported[k].name, len) == 0) {
-          refuse(sc, i, unsupported[k].what);
+      for (size_t k = 0; !sc->off && k < cj_cpu_unsupported_count; k++)
+        if (strlen(cj_cpu_unsupported[k].name) == len &&
+            !(sc->header && strstr(cj_cpu_unsupported[k].what, "device runtime")) &&
+            memcmp(sc->s + i, cj_cpu_unsupported[k].name, len) == 0) {
+          refuse(sc, i, cj_cpu_unsupported[k].what);
           return 0;
         }
-      for (size_t k = 0; !sc->off && !sc->header && k < sizeof gpu_refuses / sizeof gpu_refuses[0];
-           k++)
-        if (strlen(gpu_refuses[k].name) == len &&
-            memcmp(sc->s + i, gpu_refuses[k].name, len) == 0) {
+      for (size_t k = 0; !sc->off && !sc->header && k < cj_cpu_gpu_refuses_count; k++)
+        if (strlen(cj_cpu_gpu_refuses[k].name) == len &&
+            memcmp(sc->s + i, cj_cpu_gpu_refuses[k].name, len) == 0) {
           char why[160];
-          snprintf(why, sizeof why, "which a GPU refuses (NVRTC: \"%s\")", gpu_refuses[k].why);
-          refuse_because(sc, i, gpu_refuses[k].what, why);
+          snprintf(why, sizeof why, "which a GPU refuses (NVRTC: \"%s\")",
+                   cj_cpu_gpu_refuses[k].why);
+          refuse_because(sc, i, cj_cpu_gpu_refuses[k].what, why);
           return 0;
         }
       if ((len == 3 && memcmp(sc->s + i, "for", 3) == 0) ||
