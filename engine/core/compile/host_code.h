@@ -1,0 +1,28 @@
+/*
+** host_code.h -- host code elided: a CUDA source as it is shipped (main, host functions that call
+** cudaMalloc and launch with <<<>>>, host globals, host classes and templates) made into the
+** device code both compilers can take, by blanking the host-only declarations. Internal.
+**
+** The rules (docs/cuda-code.md, "Host code"): the source is read as a list of declarations at
+** namespace scope (namespace and extern "C" blocks are entered). A declaration whose head says
+** __global__, __device__, __constant__, __managed__ or __shared__ (itself, or through a macro the
+** source defines) is device code and stays, with everything it names, and so on until nothing
+** more is named: a host function stays when kept code calls it (or takes its address), a host
+** type, variable or prototype when kept code names it. The rest is blanked. Whatever cujit
+** cannot read as a declaration (a macro's invocation, an unknown upper-case word before the
+** return type, using, static_assert) stays. Preprocessor lines are read as blank and never
+** blanked (except #pragma and #include inside a blanked definition), so every #if stays
+** balanced. Removed text becomes spaces and newlines stay, so every line keeps its number.
+*/
+#ifndef CUJIT_HOST_CODE_H
+#define CUJIT_HOST_CODE_H
+
+#include <stddef.h>
+
+/* The source with its host-only declarations blanked (malloc'd; NULL when out of memory), and
+** in *elided how many were blanked. Text cujit cannot read as declarations (a brace or
+** parenthesis that closes nothing or is never closed, #if branches that open braces unevenly)
+** is given back unchanged, with the reason and line in `why` (empty otherwise). */
+char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t why_len);
+
+#endif
