@@ -9,7 +9,6 @@
 #include "lang/lexicon.h"
 #include "scan.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -589,6 +588,11 @@ static size_t parse_item(hc *h, size_t i0, int depth) {
   }
   declarator_names(h, x, i0 + is(h, i0, "typedef"), end - 1);
   if (!x->nnames) x->role = R_KEEP;
+  int constant = is(h, i0, "typedef");
+  for (size_t k = i0; k < (eq != NONE ? eq : end) && !constant; k++)
+    constant = is(h, k, "const") || is(h, k, "constexpr");
+  if (!constant && x->role != R_KEEP) /* a host variable device code may not read: it goes */
+    x->nnames = 0, x->overflow = 0;
   return end;
 }
 
