@@ -148,45 +148,6 @@ static int set_add(hc *h, set *st, const char *s, size_t n) {
 
 /* --- the source's macros ---------------------------------------------------------------------- */
 
-/* Where the preprocessor lines start: a '#' first on its line outside comments and literals. */
-static void mark_directives(hc *h, size_t n) {
-  const char *s = h->src;
-  int line_start = 1;
-  for (size_t i = 0; i < n;) {
-    char c = s[i];
-    if (c == '\n' || c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-      line_start |= c == '\n', i++;
-    } else if (c == '#' && line_start) {
-      h->dir[i] = 1, line_start = 0;
-      while (i < n && s[i] != '\n') { /* a comment may open on it and run on */
-        if (s[i] == '/' && s[i + 1] == '*') break;
-        i += (s[i] == '\\' && s[i + 1] == '\n') ? 2 : 1;
-      }
-    } else if (c == '/' && s[i + 1] == '/') {
-      while (i < n && s[i] != '\n') i += (s[i] == '\\' && s[i + 1] == '\n') ? 2 : 1;
-    } else if (c == '/' && s[i + 1] == '*') {
-      const char *e = strstr(s + i + 2, "*/");
-      i = e ? (size_t)(e - s) + 2 : n;
-    } else if (c == '"' || c == '\'') {
-      line_start = 0;
-      if (c == '"' && i > 0 && s[i - 1] == 'R' && h->b[i] == ' ') { /* R"d( ... )d" */
-        size_t d = i + 1;
-        while (d < n && s[d] != '(' && d - i < 20) d++;
-        char close[24];
-        snprintf(close, sizeof close, ")%.*s\"", (int)(d - i - 1), s + i + 1);
-        const char *e = strstr(s + d, close);
-        i = e ? (size_t)(e - s) + strlen(close) : n;
-        continue;
-      }
-      for (i++; i < n && s[i] != c && s[i] != '\n'; i += s[i] == '\\' && i + 1 < n ? 2 : 1) {
-      }
-      if (i < n && s[i] == c) i++;
-    } else {
-      line_start = 0, i++;
-    }
-  }
-}
-
 /* Each #define of the source: its name and replacement, read from the source itself (the blanked
 ** copy has blanked its preprocessor lines). */
 static void read_macros(hc *h) {
@@ -612,35 +573,7 @@ static size_t parse_scope(hc *h, size_t i, int depth) {
   return i;
 }
 
-/* --- the text --------------------------------------------------------------------------------- */
-
-/* Blanks [from, to) of out but newlines and the preprocessor lines that shape the program (#if,
-** #define, ...): a #pragma or #include inside a blanked definition goes with it. */
-static void blank_range(const hc *h, char *out, size_t from, size_t to) {
-  static const char *const kept[] = {"if",   "ifdef", "ifndef", "elif",  "elifdef", "elifndef",
-                                     "else", "endif", "define", "undef", "line",    NULL};
-  const char *s = h->src;
-  for (size_t i = from; i < to;) {
-    size_t ls = i;
-    while (ls > 0 && s[ls - 1] != '\n') ls--;
-    size_t p = ls;
-    while (s[p] == ' ' || s[p] == '\t') p++;
-    size_t e = i; /* this line's end, continued lines joined */
-    while (s[e] && s[e] != '\n') e += (s[e] == '\\' && s[e + 1] == '\n') ? 2 : 1;
-    int keep = 0;
-    if (h->dir[p] && p >= i) {
-      size_t q = p + 1;
-      while (s[q] == ' ' || s[q] == '\t') q++;
-      for (const char *const *k = kept; *k && !keep; k++) {
-        size_t n = strlen(*k);
-        keep = !strncmp(s + q, *k, n) && !cj_ident_char((unsigned char)s[q + n]);
-      }
-    }
-    for (; i < to && i < e; i++)
-      if (!keep && s[i] != '\n') out[i] = ' ';
-    if (i < to && s[i] == '\n') i++;
-  }
-}
+/* --- the elision ---------------------------------------------------------------------------- */
 
 char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t why_len) {
   hc h = {.src = source, .why = why, .why_len = why_len};
@@ -658,7 +591,7 @@ char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t w
     free(out), free(b);
     return NULL;
   }
-  mark_directives(&h, n);
+  cj_host_mark_directives(source, b, n, h.dir);
   for (size_t p = 0;;) {
     cj_token t = cj_next_token(b, &p, n);
     if (t.kind == CJ_TK_END) break;
@@ -693,7 +626,7 @@ char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t w
       item *x = &h.it[i];
       if (x->kept) continue;
       cj_token last = h.t[x->t1 - 1];
-      blank_range(&h, out, h.t[x->t0].pos, last.pos + last.len);
+      cj_host_blank(source, h.dir, out, h.t[x->t0].pos, last.pos + last.len);
       (*elided)++;
     }
   }

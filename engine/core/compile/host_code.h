@@ -25,4 +25,14 @@
 ** is given back unchanged, with the reason and line in `why` (empty otherwise). */
 char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t why_len);
 
+/* --- between host_code.c and host_text.c --- */
+
+/* Sets dir[i] to 1 at the '#' of each preprocessor line of s (n bytes; `blanked` is its
+** cj_blank_source copy, which tells raw strings). */
+void cj_host_mark_directives(const char *s, const char *blanked, size_t n, char *dir);
+
+/* Blanks out[from, to) but newlines and the preprocessor lines that shape the program (#if,
+** #define, ...; dir from cj_host_mark_directives): a #pragma or #include inside goes with it. */
+void cj_host_blank(const char *s, const char *dir, char *out, size_t from, size_t to);
+
 #endif

@@ -1,0 +1,76 @@
+/*
+** host_text.c -- the preprocessor's lines in host code elision (host_code.h): where they are
+** (a '#' first on its line outside comments and literals), and the blanking that spares those
+** that shape the program, so every #if of a blanked definition still pairs.
+*/
+#include "host_code.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "lang/lexicon.h"
+
+/* Where the preprocessor lines start: a '#' first on its line outside comments and literals. */
+void cj_host_mark_directives(const char *s, const char *blanked, size_t n, char *dir) {
+  int line_start = 1;
+  for (size_t i = 0; i < n;) {
+    char c = s[i];
+    if (c == '\n' || c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+      line_start |= c == '\n', i++;
+    } else if (c == '#' && line_start) {
+      dir[i] = 1, line_start = 0;
+      while (i < n && s[i] != '\n') { /* a comment may open on it and run on */
+        if (s[i] == '/' && s[i + 1] == '*') break;
+        i += (s[i] == '\\' && s[i + 1] == '\n') ? 2 : 1;
+      }
+    } else if (c == '/' && s[i + 1] == '/') {
+      while (i < n && s[i] != '\n') i += (s[i] == '\\' && s[i + 1] == '\n') ? 2 : 1;
+    } else if (c == '/' && s[i + 1] == '*') {
+      const char *e = strstr(s + i + 2, "*/");
+      i = e ? (size_t)(e - s) + 2 : n;
+    } else if (c == '"' || c == '\'') {
+      line_start = 0;
+      if (c == '"' && i > 0 && s[i - 1] == 'R' && blanked[i] == ' ') { /* R"d( ... )d" */
+        size_t d = i + 1;
+        while (d < n && s[d] != '(' && d - i < 20) d++;
+        char close[24];
+        snprintf(close, sizeof close, ")%.*s\"", (int)(d - i - 1), s + i + 1);
+        const char *e = strstr(s + d, close);
+        i = e ? (size_t)(e - s) + strlen(close) : n;
+        continue;
+      }
+      for (i++; i < n && s[i] != c && s[i] != '\n'; i += s[i] == '\\' && i + 1 < n ? 2 : 1) {
+      }
+      if (i < n && s[i] == c) i++;
+    } else {
+      line_start = 0, i++;
+    }
+  }
+}
+
+/* Blanks [from, to) of out but newlines and the preprocessor lines that shape the program (#if,
+** #define, ...): a #pragma or #include inside a blanked definition goes with it. */
+void cj_host_blank(const char *s, const char *dir, char *out, size_t from, size_t to) {
+  static const char *const kept[] = {"if",   "ifdef", "ifndef", "elif",  "elifdef", "elifndef",
+                                     "else", "endif", "define", "undef", "line",    NULL};
+  for (size_t i = from; i < to;) {
+    size_t ls = i;
+    while (ls > 0 && s[ls - 1] != '\n') ls--;
+    size_t p = ls;
+    while (s[p] == ' ' || s[p] == '\t') p++;
+    size_t e = i; /* this line's end, continued lines joined */
+    while (s[e] && s[e] != '\n') e += (s[e] == '\\' && s[e + 1] == '\n') ? 2 : 1;
+    int keep = 0;
+    if (dir[p] && p >= i) {
+      size_t q = p + 1;
+      while (s[q] == ' ' || s[q] == '\t') q++;
+      for (const char *const *k = kept; *k && !keep; k++) {
+        size_t n = strlen(*k);
+        keep = !strncmp(s + q, *k, n) && !cj_ident_char((unsigned char)s[q + n]);
+      }
+    }
+    for (; i < to && i < e; i++)
+      if (!keep && s[i] != '\n') out[i] = ' ';
+    if (i < to && s[i] == '\n') i++;
+  }
+}
