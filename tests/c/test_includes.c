@@ -331,7 +331,7 @@ Test(includes, resolver_and_manifest) {
   snprintf(src, sizeof src, "#include \"a.h\"\n#include <cujit/x.h>\n#include \"a.h\"\n");
   const char *flags[] = {"-arch=sm_90"};
   const char *bnames[] = {"cujit/x.h"}, *bsrcs[] = {"#include \"b.h\"\n"};
-  cj_include_request rq = {src, at("r/k.cu"), flags, 1, at("r"), bnames, bsrcs, 1};
+  cj_include_request rq = {src, at("r/k.cu"), flags, 1, at("r"), bnames, bsrcs, 1, 0};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 1, "%s", inc.why);
@@ -382,7 +382,7 @@ Test(includes, damaged_manifests_are_refused) {
   char inc_flag[600];
   snprintf(inc_flag, sizeof inc_flag, "--include-path=%s", at("m/inc"));
   flags[2] = inc_flag;
-  cj_include_request rq = {"#include \"a.h\"\n", at("m/k.cu"), flags, 3, NULL, NULL, NULL, 0};
+  cj_include_request rq = {"#include \"a.h\"\n", at("m/k.cu"), flags, 3, NULL, NULL, NULL, 0, 0};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 1, "%s", inc.why);
@@ -464,7 +464,7 @@ Test(includes, search_order_and_pre_includes) {
   char iflag[600];
   snprintf(iflag, sizeof iflag, "-I%s", at("s/inc"));
   const char *flags[] = {iflag, "--pre-include=pre.h", "-include", "pre.h"};
-  cj_include_request rq = {"#include \"a.h\"\n", at("s/k.cu"), flags, 4, NULL, NULL, NULL, 0};
+  cj_include_request rq = {"#include \"a.h\"\n", at("s/k.cu"), flags, 4, NULL, NULL, NULL, 0, 0};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 1, "%s", inc.why);
@@ -488,7 +488,7 @@ Test(includes, search_order_and_pre_includes) {
 Test(includes, the_per_file_size_limit) {
   put("big/k.h", "");
   cr_assert_eq(truncate(at("big/k.h"), (off_t)64 << 20), 0);
-  cj_include_request rq = {"#include \"k.h\"\n", at("big/k.cu"), NULL, 0, NULL, NULL, NULL, 0};
+  cj_include_request rq = {"#include \"k.h\"\n", at("big/k.cu"), NULL, 0, NULL, NULL, NULL, 0, 0};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 0);
@@ -517,6 +517,7 @@ Test(includes, has_include_and_names_found_nowhere) {
                            NULL,
                            NULL,
                            NULL,
+                           0,
                            0};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
@@ -550,7 +551,7 @@ Test(includes, the_total_size_limit) {
   }
   put("total/one.h", "x");
   snprintf(src + strlen(src), sizeof src - strlen(src), "#include \"one.h\"\n");
-  cj_include_request rq = {src, at("total/k.cu"), NULL, 0, NULL, NULL, NULL, 0};
+  cj_include_request rq = {src, at("total/k.cu"), NULL, 0, NULL, NULL, NULL, 0, 0};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 0);

@@ -211,7 +211,7 @@ Test(oom, the_include_resolver_fails_whole_or_answers_the_same) {
   const char *flags[] = {"-I", dir, iflag, "--pre-include=pre.h"};
   const char *bnames[] = {"cujit/x.h"}, *bsrcs[] = {"#include <b.h>\n"};
   cj_include_request rq = {
-      "#include \"a.h\"\n#include <nowhere.h>\n", name, flags, 4, NULL, bnames, bsrcs, 1};
+      "#include \"a.h\"\n#include <nowhere.h>\n", name, flags, 4, NULL, bnames, bsrcs, 1, 1};
   cj_includes want, got;
   cr_assert_eq(cj_includes_resolve(&rq, &want), 1);
   cr_assert_eq(want.cacheable, 1, "%s", want.why);

@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *source = fuzz_cstring(data, size);
   const char *flags[] = {"-I/nonexistent/cujit-fuzz", "--pre-include=/nonexistent/p.h"};
   const char *names[] = {"cujit/fuzz.h"}, *sources[] = {"#include <cujit/fuzz.h>\n"};
-  cj_include_request rq = {source, "/nonexistent/k.cu", flags, 2, NULL, names, sources, 1};
+  cj_include_request rq = {source, "/nonexistent/k.cu", flags, 2, NULL, names, sources, 1, 1};
   cj_includes inc;
   if (!cj_includes_resolve(&rq, &inc)) abort();
   uint8_t key[16] = {1, 2, 3}, got[16];

@@ -5,6 +5,7 @@
 ** are the program layer's (program.c).
 */
 #include "compile.h"
+#include "host_code.h"
 #include "includes.h"
 #include "cxx.h"
 #include "scan.h"
@@ -226,6 +227,7 @@ static cj_cache_key source_key(const char *source, const char *name, const char 
   for (size_t i = 0; i < o->n; i++) cj_key_add_str(kb, o->v[i]);
   cj_key_add_str(kb, cj_embedded_headers_hash);
   cj_key_add_str(kb, toolkit);
+  cj_key_add_str(kb, CJ_HOST_CODE_RULES); /* a header's manifest stands for its elided text */
   return cj_key_end(kb); /* all zero when out of memory: a key nothing is stored under twice */
 }
 
@@ -458,6 +460,7 @@ static cujit_status resolve_lookup(cujit_engine *engine, const char *source, con
     cj_include_request rq = {.source = source,
                              .name = name,
                              .system_dir = tk,
+                             .elide_host_code = strcmp(arch, "cpu") != 0,
                              .flags = (const char *const *)o->v,
                              .flag_count = o->n,
                              .builtin_names = cj_embedded_header_names,

@@ -22,6 +22,8 @@ typedef struct cj_include_request {
   const char *const *builtin_names; /* headers the compiler holds in memory (<cujit/...>); */
   const char *const *builtin_sources; /* they are found before any file */
   size_t builtin_count;
+  int elide_host_code; /* each file outside system_dir is read without its host code (host_code.h):
+                       ** NVRTC's, whose headers come from memory; g++ reads the files itself */
 } cj_include_request;
 
 typedef struct cj_include_file {
