@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "compile/host_code.h"
 #include "fixture.h"
@@ -335,4 +336,33 @@ Test(host_code_compiled, a_host_function_device_code_calls_is_named_by_the_compi
   cr_assert_neq(cujit_program_compile(engine, src, "both.cu", &sm90, &p), CUJIT_OK);
   cr_assert(strstr(cujit_errmsg(engine), "host_scale"), "%s", cujit_errmsg(engine));
   cr_assert(strstr(cujit_errmsg(engine), "both.cu:1"), "the user's line: %s", cujit_errmsg(engine));
+}
+
+/* A helper header of host functions (the samples' helper_cuda.h kind) beside the kernels:
+** elided for NVRTC too, which reads the header from memory as cujit read it. */
+Test(host_code_compiled, a_user_headers_host_code_is_elided_for_nvrtc) {
+  char dir[600], path[700], name[700];
+  snprintf(dir, sizeof dir, "%s/hdr", cj_scratch); /* inside the fixture's scratch directory */
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  snprintf(path, sizeof path, "%s/helper_check.h", dir);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs("#pragma once\n"
+        "inline void check(int status, const char *what) {\n"
+        "  if (status) { fprintf(stderr, \"%s failed\\n\", what); exit(1); }\n"
+        "}\n"
+        "template <typename T> T *device_alloc(int n) {\n"
+        "  T *p; check(cudaMalloc(&p, n * sizeof(T)), \"cudaMalloc\"); return p;\n"
+        "}\n"
+        "__host__ __device__ inline int div_up(int a, int b) { return (a + b - 1) / b; }\n",
+        f);
+  fclose(f);
+  snprintf(name, sizeof name, "%s/k.cu", dir);
+  static const char src[] = "#include \"helper_check.h\"\n"
+                            "__global__ void blocks(int *out, int n) { out[0] = div_up(n, 32); }\n"
+                            "int main() { int *d = device_alloc<int>(1); (void)d; return 0; }\n";
+  cujit_program *p = NULL;
+  cr_assert_eq(cujit_program_compile(engine, src, name, &sm90, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cujit_program_free(p);
 }

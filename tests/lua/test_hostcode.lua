@@ -9,6 +9,7 @@ local cuda = require "cujit"
 
 local dir = h.here() .. "../realcuda/"
 h.need_gpu(cuda)
+local on_cpu = cuda.device().arch == "cpu"
 
 local function host(a)
   local t, hst = {}, a:copy_to_host()
@@ -59,6 +60,52 @@ h.test("NVRTC compiles the whole file for sm_90", function()
   h.contains(m:ptx(), ".entry saxpy_clamped", "the kernel")
   h.contains(m:ptx(), "square_all", "the C++ kernel")
   h.check(not m:ptx():find("host_max"), "no host template instantiated")
+end)
+
+-- The weights of stencil_helpers.h's stencil_weight, and the kernel's sum in its order.
+local function stencil(x, scale)
+  local out, n = {}, #x
+  for i = 1, n do
+    local sum = 0.0
+    for k = -3, 3 do
+      local v = (i + k >= 1 and i + k <= n) and x[i + k] or 0.0
+      sum = h.f32(sum + h.f32(h.f32(1 / (1 + math.abs(k))) * v))
+    end
+    out[i] = h.f32(scale * sum)
+  end
+  return out
+end
+
+h.test("a whole file with host headers and a helper header", function()
+  local ok, m = pcall(cuda.load, dir .. "stencil_whole.cu")
+  if not on_cpu and not ok and tostring(m):find("stdio.h", 1, true) then
+    -- NEEDS <stdio.h> UNDER NVRTC: cujit's stand-in standard headers (issue 22, part 1) make this
+    -- pass on a GPU; until they land, NVRTC cannot open the host headers this file includes.
+    print("note: stencil_whole.cu on the GPU waits for the stand-in headers: " .. tostring(m))
+    return
+  end
+  assert(ok, m)
+  local n = 1000
+  local x = h.random_floats(n, 0, 10)
+  for i = 1, n do x[i] = h.f32(x[i]) end
+  local dx, dy = cuda.to_device(x, "f32"), cuda.device_array(n, "f32")
+  local scale_bits = string.unpack("<i4", string.pack("<f", 0.5))
+  local params = cuda.to_device({n, scale_bits}, "i32") -- struct StencilParams {n, scale}
+  m.stencil_1d[{(n + 127) // 128, 128}](dx, dy, params)
+  h.same(host(dy), stencil(x, 0.5), 1e-5, "the stencil, against the host's")
+end)
+
+h.test("NVRTC: the whole file with host headers, for sm_90", function()
+  h.need_nvrtc(cuda)
+  -- NEEDS <stdio.h> UNDER NVRTC (issue 22, part 1): skipped, saying so, until the stand-in
+  -- headers land; then the helper header's host code must be elided for this to compile.
+  local probe = pcall(cuda.source, "#include <stdio.h>\n__global__ void k() {}\n", {arch = "sm_90"})
+  if not probe then
+    print("note: skipped until cujit's stand-in <stdio.h> for NVRTC lands (issue 22, part 1)")
+    return
+  end
+  local m = cuda.load(dir .. "stencil_whole.cu", {arch = "sm_90"})
+  h.contains(m:ptx(), "stencil_1d", "the kernel")
 end)
 
 h.test("a compile error still names the user's file and line", function()
