@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "compile/compile.h"
 #include "compile/host_code.h"
 #include "fixture.h"
 
@@ -325,6 +326,11 @@ Test(host_code_compiled, a_whole_file_compiles_for_sm_90) {
                cujit_errmsg(engine));
   cujit_kernel *k;
   cr_assert_eq(cujit_program_kernel(p, "axpy", &k), CUJIT_OK, "%s", cujit_errmsg(engine));
+  /* what was compiled, and hashed: the kernel at its line, no host code */
+  cr_assert(!strstr(p->source, "cudaMalloc") && !strstr(p->source, "Stopwatch"), "%s", p->source);
+  cr_assert(!strncmp(strstr(p->source, "__global__ void axpy") - 1, "\n__global__", 11));
+  cr_assert_eq(line_at(p->source, "__global__ void axpy"), 4);
+  cujit_kernel_free(k);
   cujit_program_free(p);
 }
 
@@ -364,5 +370,20 @@ Test(host_code_compiled, a_user_headers_host_code_is_elided_for_nvrtc) {
   cujit_program *p = NULL;
   cr_assert_eq(cujit_program_compile(engine, src, name, &sm90, &p), CUJIT_OK, "%s",
                cujit_errmsg(engine));
+  cujit_program_free(p);
+}
+
+/* -default-device makes functions and variables without an execution space device code: then
+** nothing is host code, and nothing is elided (a non-const variable would be, otherwise). */
+Test(host_code_compiled, default_device_elides_nothing) {
+  static const char src[] = "int scale_by = 3;\n"
+                            "float twice(float x) { return 2 * x; }\n"
+                            "__global__ void k(float *x) { x[0] = twice(x[0]) * scale_by; }\n";
+  const char *flags[] = {"-default-device"};
+  cujit_compile_options o = {.arch = "sm_90", .extra_flags = flags, .extra_flag_count = 1};
+  cujit_program *p = NULL;
+  cr_assert_eq(cujit_program_compile(engine, src, "dd.cu", &o, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert(strstr(p->source, "int scale_by = 3;"), "kept: %s", p->source);
   cujit_program_free(p);
 }

@@ -211,6 +211,14 @@ static cujit_status build_options(cujit_engine *engine, const cujit_compile_opti
 
 /* --- the key ---------------------------------------------------------------------------------- */
 
+/* -default-device makes functions without an execution space device code: no host code to elide
+** (host_code.h). */
+static int default_device(const opt_list *o) {
+  for (size_t i = 0; i < o->n; i++)
+    if (strstr(o->v[i], "default-device")) return 1;
+  return 0;
+}
+
 /* The source key: what the caller gave, before any header is read. It names the include
 ** manifest, which holds the full key (and the working directory when it resolved a relative
 ** name such as "k.cu" or "-I inc": checked only then, so most hits make no getcwd). */
@@ -460,7 +468,7 @@ static cujit_status resolve_lookup(cujit_engine *engine, const char *source, con
     cj_include_request rq = {.source = source,
                              .name = name,
                              .system_dir = tk,
-                             .elide_host_code = strcmp(arch, "cpu") != 0,
+                             .elide_host_code = strcmp(arch, "cpu") != 0 && !default_device(o),
                              .flags = (const char *const *)o->v,
                              .flag_count = o->n,
                              .builtin_names = cj_embedded_header_names,

@@ -368,6 +368,13 @@ static cujit_status lowered_names(cujit_engine *engine, const char *name, cj_sca
   return CUJIT_OK;
 }
 
+/* -default-device makes functions without an execution space device code: none is elided. */
+static int default_device(const cujit_compile_options *op) {
+  for (size_t i = 0; op && op->extra_flags && i < op->extra_flag_count; i++)
+    if (op->extra_flags[i] && strstr(op->extra_flags[i], "default-device")) return 1;
+  return 0;
+}
+
 /* The source without its host-only code, in *out (NULL when there was none to elide). Text the
 ** elision cannot read is compiled as it is; when it holds a launch (<<<), host code surely
 ** reaches the compiler, and a warning says why it was left. */
@@ -410,9 +417,9 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
   char scan_err[1024];
   int kernel_source = cj_source_is_kernel(source, name); /* cujit_kernel's, not the user's */
   int given = options && options->signature_count && !kernel_source;
-  char *elided =
-      NULL; /* host code elided (host_code.h): what both compilers get and the key hashes */
-  if (!kernel_source && (st = elide_host_code(engine, source, name, &elided)) != CUJIT_OK)
+  char *elided = NULL; /* host code elided (host_code.h): what both compilers get, and hash */
+  if (!kernel_source && !default_device(options) &&
+      (st = elide_host_code(engine, source, name, &elided)) != CUJIT_OK)
     return st;
   if (elided) source = elided;
   st = cj_scan_prepare(source, given ? options->signatures : NULL,
