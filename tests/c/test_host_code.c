@@ -263,6 +263,34 @@ Test(host_code, literals_and_comments_never_confuse_it) {
   free(out);
 }
 
+/* The quick look (a kernel's source given back without reading it as declarations) never hides
+** host code: after a kernel, inside namespace and extern "C" blocks, after a struct's body. */
+Test(host_code, the_quick_look_misses_no_host_code) {
+  static const char *const srcs[] = {
+      "extern \"C\" __global__ void k(int *x) { x[0] = 1; }\nvoid host(void) {}\n",
+      "namespace a { namespace b {\n__global__ void k(int *x) {}\nint host() { return 1; }\n} }\n",
+      "extern \"C\" {\n__global__ void k(int *x) { if (x) { x[0] = 1; } }\nint host(void);\n}\n",
+      "struct S { int v; } host_s;\n__global__ void k(int *x) {}\n",
+      "__global__ void k(int *x) {}\nint main() { return 0; }",
+  };
+  for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++) {
+    size_t n;
+    char why[256];
+    char *out = elide(srcs[i], &n, why);
+    cr_assert_geq(n, 1, "source %zu: %s", i, out);
+    free(out);
+  }
+  static const char kernels[] = "namespace a {\nextern \"C\" __global__ void k(int *x) {}\n"
+                                "template <typename T> __global__ void t(T *x) { if (x) {} }\n}\n"
+                                "extern \"C\" {\n__device__ int d;\n__global__ void q() {}\n}\n";
+  size_t n;
+  char why[256];
+  char *out = elide(kernels, &n, why);
+  cr_assert_str_eq(out, kernels);
+  cr_assert_eq(n, 0);
+  free(out);
+}
+
 /* Text it cannot read as declarations comes back unchanged, with the reason and the line. */
 static void unchanged(const char *src, const char *reason, size_t line) {
   size_t n = 99;

@@ -16,7 +16,9 @@ struct StencilParams {
 };
 
 // The weights, the same on both sides: stays.
-__host__ __device__ inline float stencil_weight(int k) { return 1.0f / (1 + (k < 0 ? -k : k)); }
+__host__ __device__ inline float stencil_weight(int k) {
+  return 1.0f / (1 + (k < 0 ? -k : k));
+}
 
 // Host only: goes.
 inline void fail_if(bool bad, const char *what, int line) {
@@ -27,11 +29,15 @@ inline void fail_if(bool bad, const char *what, int line) {
 }
 
 class HostClock {
- public:
-  void start() { t0_ = clock(); }
-  double seconds() const { return double(clock() - t0_) / CLOCKS_PER_SEC; }
+public:
+  void start() {
+    t0_ = clock();
+  }
+  double seconds() const {
+    return double(clock() - t0_) / CLOCKS_PER_SEC;
+  }
 
- private:
+private:
   clock_t t0_ = 0;
 };
 #endif

@@ -64,7 +64,12 @@ typedef struct hc {
 /* --- tokens and words ------------------------------------------------------------------------- */
 
 static int is(const hc *h, size_t i, const char *s) {
-  return i < h->nt && cj_tok_is(h->b, h->t[i], s);
+  return i < h->nt && h->b[h->t[i].pos] == *s && cj_tok_is(h->b, h->t[i], s);
+}
+
+/* Whether token i is the one punctuation character c: the scanner's most asked question. */
+static int pc(const hc *h, size_t i, char c) {
+  return i < h->nt && h->t[i].len == 1 && h->b[h->t[i].pos] == c;
 }
 
 static int ident(const hc *h, size_t i) {
@@ -77,8 +82,6 @@ static int in_list(const hc *h, size_t i, const char *const *list) {
   return 0;
 }
 
-static const char *const device_words[] = {"__global__",  "__device__", "__constant__",
-                                           "__managed__", "__shared__", NULL};
 /* Words whose parenthesised argument is part of a declaration's head, not its parameters. */
 static const char *const attribute_words[] = {
     "__attribute__",    "__declspec",  "alignas",  "__align__", "__launch_bounds__",
@@ -126,7 +129,7 @@ static int set_has(const set *st, const char *s, size_t n) {
 static int set_add(hc *h, set *st, const char *s, size_t n) {
   if (set_has(st, s, n)) return 0;
   if (2 * (st->n + 1) > st->cap) {
-    size_t cap = st->cap ? 2 * st->cap : 256;
+    size_t cap = st->cap ? 2 * st->cap : 64;
     word *w = calloc(cap, sizeof *w);
     if (!w) return h->oom = 1, 0;
     for (size_t i = 0; i < st->cap; i++)
@@ -197,7 +200,7 @@ static macro *find_macro(const hc *h, const char *s, size_t n) {
 }
 
 static int device_word(const hc *h, const char *s, size_t n) {
-  for (const char *const *w = device_words; *w; w++)
+  for (const char *const *w = cj_host_device_words; *w; w++)
     if (strlen(*w) == n && !memcmp(*w, s, n)) return 1;
   macro *m = find_macro(h, s, n);
   return m && m->device;
@@ -247,44 +250,48 @@ static void add_word(hc *h, const char *s, size_t n, int call) {
 }
 
 /* The last identifier of each parameter of the list opened at token `paren` (its own names, which
-** shadow any host name). */
-static int is_param(const hc *h, size_t paren, size_t tok) {
-  if (paren == NONE) return 0;
-  int depth = 0;
+** shadow any host name), at most `max` of them into params; how many. */
+static int param_names(const hc *h, size_t paren, size_t *params, int max) {
+  int depth = 0, n = 0;
   size_t last = NONE;
-  for (size_t i = paren; i < h->nt; i++) {
-    if (is(h, i, "(") || is(h, i, "[") || is(h, i, "<") || is(h, i, "{"))
+  for (size_t i = paren; paren != NONE && i < h->nt; i++) {
+    if (pc(h, i, '(') || pc(h, i, '[') || pc(h, i, '<') || pc(h, i, '{'))
       depth++;
-    else if (is(h, i, ")") || is(h, i, "]") || is(h, i, ">") || is(h, i, "}"))
+    else if (pc(h, i, ')') || pc(h, i, ']') || pc(h, i, '>') || pc(h, i, '}'))
       depth--;
-    if (depth == 0 || (depth == 1 && (is(h, i, ",") || is(h, i, "=")))) {
-      if (last != NONE && h->t[last].len == h->t[tok].len &&
-          !memcmp(h->b + h->t[last].pos, h->b + h->t[tok].pos, h->t[tok].len))
-        return 1;
+    if (depth == 0 || (depth == 1 && (pc(h, i, ',') || pc(h, i, '=')))) {
+      if (last != NONE && n < max) params[n++] = last;
       last = NONE;
-      if (depth == 0) return 0;
+      if (depth == 0) break;
     } else if (depth == 1 && ident(h, i))
       last = i;
   }
-  return 0;
+  return n;
 }
 
 /* Whether the identifier at token i is declared there rather than used: given a value (`int i =
 ** 0`, which device code never does to a host variable), or a member's name in a class body. */
 static int declared_here(const hc *h, const item *x, size_t i) {
-  if (is(h, i + 1, "=") && !is(h, i + 2, "=")) return 1;
+  if (pc(h, i + 1, '=') && !pc(h, i + 2, '=')) return 1;
   return x->body != NONE && i > x->body && i < x->body_end &&
-         (is(h, i + 1, ";") || is(h, i + 1, ",") || is(h, i + 1, "[") || is(h, i + 1, ":") ||
-          is(h, i + 1, "{"));
+         (pc(h, i + 1, ';') || pc(h, i + 1, ',') || pc(h, i + 1, '[') || pc(h, i + 1, ':') ||
+          pc(h, i + 1, '{'));
+}
+
+static int same_word(const hc *h, size_t a, size_t b) {
+  return h->t[a].len == h->t[b].len && !memcmp(h->b + h->t[a].pos, h->b + h->t[b].pos, h->t[a].len);
 }
 
 static void keep(hc *h, item *x) {
   x->kept = 1;
+  size_t params[64];
+  int np = param_names(h, x->paren, params, 64);
   for (size_t i = x->t0; i < x->t1 && !h->oom; i++) {
-    if (!ident(h, i) || declared_here(h, x, i) ||
-        (x->paren != NONE && i > x->paren && is_param(h, x->paren, i)))
-      continue;
-    int call = is(h, i + 1, "(") || is(h, i + 1, "<") || (i > 0 && is(h, i - 1, "&"));
+    if (!ident(h, i) || declared_here(h, x, i)) continue;
+    int own = 0;
+    for (int k = 0; k < np && !own && i > x->paren; k++) own = same_word(h, i, params[k]);
+    if (own) continue;
+    int call = pc(h, i + 1, '(') || pc(h, i + 1, '<') || (i > 0 && pc(h, i - 1, '&'));
     add_word(h, h->b + h->t[i].pos, h->t[i].len, call);
   }
 }
@@ -314,14 +321,14 @@ static size_t skip_group(hc *h, size_t i) {
 static size_t skip_angle(hc *h, size_t i) {
   int depth = 0;
   for (; i < h->nt; i++) {
-    if (is(h, i, "(") || is(h, i, "[")) {
+    if (pc(h, i, '(') || pc(h, i, '[')) {
       if ((i = skip_group(h, i)) == NONE) return NONE;
       i--;
-    } else if (is(h, i, "<"))
+    } else if (pc(h, i, '<'))
       depth++;
-    else if (is(h, i, ">") && --depth == 0)
+    else if (pc(h, i, '>') && --depth == 0)
       return i + 1;
-    else if (is(h, i, ";") || is(h, i, "{") || is(h, i, "}"))
+    else if (pc(h, i, ';') || pc(h, i, '{') || pc(h, i, '}'))
       return i; /* a comparison, not a template's list: read on from there */
   }
   return i;
@@ -351,12 +358,12 @@ static void add_name(item *x, size_t tok) {
 /* The name before the '(' at token p: an identifier, past a template's argument list. */
 static size_t name_before(const hc *h, size_t t0, size_t p) {
   size_t i = p;
-  if (i > t0 && is(h, i - 1, ">")) { /* f<int>( */
+  if (i > t0 && pc(h, i - 1, '>')) { /* f<int>( */
     int depth = 0;
     while (i-- > t0) {
-      if (is(h, i, ">"))
+      if (pc(h, i, '>'))
         depth++;
-      else if (is(h, i, "<") && --depth == 0)
+      else if (pc(h, i, '<') && --depth == 0)
         break;
     }
     if (i == SIZE_MAX || i < t0) return NONE;
@@ -386,8 +393,8 @@ static void declarator_names(hc *h, item *x, size_t from, size_t to) {
   size_t last = NONE;
   int angle = 0, done = 0;
   for (size_t i = from; i < to; i++) {
-    if (is(h, i, "(") || is(h, i, "[") || is(h, i, "{")) {
-      if (!done && is(h, i, "(") && is(h, i + 1, "*")) { /* void (*fp)(int): the name inside */
+    if (pc(h, i, '(') || pc(h, i, '[') || pc(h, i, '{')) {
+      if (!done && pc(h, i, '(') && pc(h, i + 1, '*')) { /* void (*fp)(int): the name inside */
         size_t e = skip_group(h, i);
         for (size_t k = i + 1; e != NONE && k + 1 < e; k++)
           if (ident(h, k)) last = k;
@@ -395,13 +402,13 @@ static void declarator_names(hc *h, item *x, size_t from, size_t to) {
       if (!done) add_name(x, last), done = 1;
       if ((i = skip_group(h, i)) == NONE) return;
       i--;
-    } else if (is(h, i, "<") && i > from && ident(h, i - 1) && !done)
+    } else if (pc(h, i, '<') && i > from && ident(h, i - 1) && !done)
       angle++;
-    else if (is(h, i, ">") && angle > 0)
+    else if (pc(h, i, '>') && angle > 0)
       angle--;
-    else if (is(h, i, "=") && !done)
+    else if (pc(h, i, '=') && !done)
       add_name(x, last), done = 1;
-    else if (is(h, i, ",") && angle == 0) {
+    else if (pc(h, i, ',') && angle == 0) {
       if (!done) add_name(x, last);
       done = 0, last = NONE;
     } else if (ident(h, i) && !done && angle == 0)
@@ -418,7 +425,7 @@ static size_t parse_item(hc *h, size_t i0, int depth) {
   if (is(h, j, "namespace")) { /* namespace a::b { ... }: its declarations are read inside */
     size_t k = j + 1;
     while (ident(h, k) || is(h, k, "::")) k++;
-    if (is(h, k, "{")) {
+    if (pc(h, k, '{')) {
       add_item(h, i0, k + 1, R_KEEP);
       size_t e = parse_scope(h, k + 1, depth + 1);
       add_item(h, e, e + 1, R_KEEP);
@@ -426,7 +433,7 @@ static size_t parse_item(hc *h, size_t i0, int depth) {
     }
   }
   if (is(h, i0, "extern") && i0 + 2 < h->nt && h->t[i0 + 1].kind == CJ_TK_STRING &&
-      is(h, i0 + 2, "{")) { /* extern "C" { ... } */
+      pc(h, i0 + 2, '{')) { /* extern "C" { ... } */
     add_item(h, i0, i0 + 3, R_KEEP);
     size_t e = parse_scope(h, i0 + 3, depth + 1);
     add_item(h, e, e + 1, R_KEEP);
@@ -434,11 +441,11 @@ static size_t parse_item(hc *h, size_t i0, int depth) {
   }
   /* A macro's invocation: NAME(...) followed by another declaration's word, the end of the scope,
   ** or nothing (KERNEL(scale) int main() ...): kept as it is. */
-  if (ident(h, i0) && is(h, i0 + 1, "(") && !in_list(h, i0, attribute_words)) {
+  if (ident(h, i0) && pc(h, i0 + 1, '(') && !in_list(h, i0, attribute_words)) {
     size_t e = skip_group(h, i0 + 1);
     if (e == NONE) return h->nt;
-    if (e >= h->nt || is(h, e, "}") ||
-        ((ident(h, e) || is(h, e, "[")) && !in_list(h, e, trailing_words))) {
+    if (e >= h->nt || pc(h, e, '}') ||
+        ((ident(h, e) || pc(h, e, '[')) && !in_list(h, e, trailing_words))) {
       add_item(h, i0, e, R_KEEP);
       return e;
     }
@@ -447,32 +454,32 @@ static size_t parse_item(hc *h, size_t i0, int depth) {
   int class_key = 0, ctor_init = 0;
   size_t i = i0;
   for (; i < h->nt && end == NONE; i++) {
-    if (is(h, i, "template") && is(h, i + 1, "<")) {
+    if (is(h, i, "template") && pc(h, i + 1, '<')) {
       if ((i = skip_angle(h, i + 1)) == NONE) return h->nt;
       i--;
-    } else if (is(h, i, "(") || is(h, i, "[")) {
-      if (is(h, i, "(") && paren == NONE && eq == NONE && body == NONE && i > i0 &&
+    } else if (pc(h, i, '(') || pc(h, i, '[')) {
+      if (pc(h, i, '(') && paren == NONE && eq == NONE && body == NONE && i > i0 &&
           !in_list(h, i - 1, attribute_words))
         paren = i;
       if ((i = skip_group(h, i)) == NONE) return h->nt;
       i--;
-    } else if (is(h, i, ")") || is(h, i, "]")) {
+    } else if (pc(h, i, ')') || pc(h, i, ']')) {
       fail(h, i, "a bracket that closes nothing");
       return h->nt;
-    } else if (is(h, i, ";")) {
+    } else if (pc(h, i, ';')) {
       end = i + 1;
-    } else if (is(h, i, "}")) {
+    } else if (pc(h, i, '}')) {
       break; /* the scope ends inside it: an invocation without ';', kept as it is */
-    } else if (is(h, i, ":") && paren != NONE && eq == NONE && body == NONE) {
+    } else if (pc(h, i, ':') && paren != NONE && eq == NONE && body == NONE) {
       ctor_init = 1;
-    } else if (is(h, i, "=") && eq == NONE && !(i > i0 && is(h, i - 1, "operator"))) {
+    } else if (pc(h, i, '=') && eq == NONE && !(i > i0 && is(h, i - 1, "operator"))) {
       eq = i;
     } else if (in_list(h, i, class_keys) && paren == NONE && eq == NONE) {
       class_key = 1;
-    } else if (is(h, i, "{")) {
+    } else if (pc(h, i, '{')) {
       size_t e = skip_group(h, i);
       if (e == NONE) return h->nt;
-      int init = eq != NONE || (ctor_init && i > i0 && (ident(h, i - 1) || is(h, i - 1, ">")));
+      int init = eq != NONE || (ctor_init && i > i0 && (ident(h, i - 1) || pc(h, i - 1, '>')));
       if (!init && paren != NONE) {
         body = i, end = e; /* a function's definition */
       } else {
@@ -499,7 +506,7 @@ static size_t parse_item(hc *h, size_t i0, int depth) {
   if (in_list(h, i0,
               (const char *const[]){"static_assert", "asm", "__asm__", "namespace",
                                     "_Static_assert", NULL}) ||
-      (is(h, i0, "using") && !(ident(h, i0 + 1) && is(h, i0 + 2, "=")))) {
+      (is(h, i0, "using") && !(ident(h, i0 + 1) && pc(h, i0 + 2, '=')))) {
     x->role = R_KEEP;
     return end;
   }
@@ -511,17 +518,17 @@ static size_t parse_item(hc *h, size_t i0, int depth) {
     size_t k = i0;
     int is_enum = 0;
     while (k < end && !in_list(h, k, class_keys))
-      k = is(h, k, "template") && is(h, k + 1, "<") ? skip_angle(h, k + 1) : k + 1;
+      k = is(h, k, "template") && pc(h, k + 1, '<') ? skip_angle(h, k + 1) : k + 1;
     is_enum = is(h, k, "enum");
-    for (k++; k < end && !is(h, k, "{") && !is(h, k, ":") && !is(h, k, ";"); k++)
-      if (is(h, k, "("))
+    for (k++; k < end && !pc(h, k, '{') && !pc(h, k, ':') && !pc(h, k, ';'); k++)
+      if (pc(h, k, '('))
         k = skip_group(h, k) - 1; /* __align__(16) */
       else if (ident(h, k) && !in_list(h, k, (const char *const[]){"class", "final", NULL}))
         add_name(x, k);
     if (body != NONE) { /* an enum's enumerators are its names too */
       size_t e = skip_group(h, body);
       for (k = body + 1; e != NONE && k + 1 < e; k++)
-        if (is_enum && ident(h, k) && (is(h, k - 1, "{") || is(h, k - 1, ","))) add_name(x, k);
+        if (is_enum && ident(h, k) && (pc(h, k - 1, '{') || pc(h, k - 1, ','))) add_name(x, k);
       if (e != NONE) declarator_names(h, x, e, end - 1);
     }
     return end;
@@ -532,10 +539,10 @@ static size_t parse_item(hc *h, size_t i0, int depth) {
       if (is(h, k, "operator")) name = k;
     if (name == NONE) name = name_before(h, i0, paren);
     size_t first = i0; /* the words before the name: a return type, or none (a macro) */
-    while (first < h->nt && is(h, first, "template") && is(h, first + 1, "<"))
+    while (first < h->nt && is(h, first, "template") && pc(h, first + 1, '<'))
       first = skip_angle(h, first + 1);
     while (first < h->nt && in_list(h, first, specifiers)) first++;
-    int typed = name != NONE && (name > first || is(h, name - 1, "::") || is(h, name - 1, "~"));
+    int typed = name != NONE && (name > first || is(h, name - 1, "::") || pc(h, name - 1, '~'));
     if (!typed || unknown_qualifier(h, first, name) || is(h, i0, "typedef")) {
       if (is(h, i0, "typedef"))
         declarator_names(h, x, i0 + 1, end - 1);
@@ -559,11 +566,11 @@ static size_t parse_item(hc *h, size_t i0, int depth) {
 
 static size_t parse_scope(hc *h, size_t i, int depth) {
   while (i < h->nt && !h->bad && !h->oom) {
-    if (is(h, i, "}")) {
+    if (pc(h, i, '}')) {
       if (depth == 0) fail(h, i, "a '}' that closes nothing");
       return i;
     }
-    if (is(h, i, ";")) {
+    if (pc(h, i, ';')) {
       i++;
       continue;
     }
@@ -587,16 +594,21 @@ char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t w
     return NULL;
   }
   h.b = b;
-  if (!(h.dir = calloc(n + 1, 1))) {
+  if (!cj_host_may_hold_host_code(b)) { /* a kernel's source: given back as it is */
+    free(b);
+    return out;
+  }
+  /* Without a '#' there is no preprocessor line (most kernels' sources): no map, no macros. */
+  if (strchr(source, '#') && !(h.dir = calloc(n + 1, 1))) {
     free(out), free(b);
     return NULL;
   }
-  cj_host_mark_directives(source, b, n, h.dir);
+  if (h.dir) cj_host_mark_directives(source, b, n, h.dir);
   for (size_t p = 0;;) {
     cj_token t = cj_next_token(b, &p, n);
     if (t.kind == CJ_TK_END) break;
     if (h.nt == cap) {
-      cap = cap ? 2 * cap : 1024;
+      cap = cap ? 2 * cap : n / 4 + 16;
       cj_token *g = realloc(h.t, cap * sizeof *g);
       if (!g) {
         h.oom = 1;
@@ -606,10 +618,13 @@ char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t w
     }
     h.t[h.nt++] = t;
   }
-  if (!h.oom) read_macros(&h);
+  if (!h.oom && h.dir) read_macros(&h);
   if (!h.oom) mark_device_macros(&h);
   if (!h.oom) parse_scope(&h, 0, 0);
-  if (!h.oom && !h.bad) {
+  int host = 0; /* a declaration that may go: else (a kernel's source) nothing more to do */
+  for (size_t i = 0; i < h.nit && !host; i++)
+    host = (h.it[i].role == R_CALLED || h.it[i].role == R_NAMED) && !h.it[i].overflow;
+  if (!h.oom && !h.bad && host) {
     for (size_t i = 0; i < h.nit; i++)
       if (h.it[i].role == R_KEEP || h.it[i].role == R_DEVICE || h.it[i].overflow)
         keep(&h, &h.it[i]);

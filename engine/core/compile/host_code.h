@@ -31,12 +31,20 @@ char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t w
 
 /* --- between host_code.c and host_text.c --- */
 
+/* __global__, __device__, __constant__, __managed__, __shared__; NULL-terminated. */
+extern const char *const cj_host_device_words[];
+
+/* 0 when the blanked text (cj_blank_source) surely holds no host code: every declaration at
+** namespace scope says a device word before its body; 1 when it may. Allocates nothing. */
+int cj_host_may_hold_host_code(const char *blanked);
+
 /* Sets dir[i] to 1 at the '#' of each preprocessor line of s (n bytes; `blanked` is its
 ** cj_blank_source copy, which tells raw strings). */
 void cj_host_mark_directives(const char *s, const char *blanked, size_t n, char *dir);
 
 /* Blanks out[from, to) but newlines and the preprocessor lines that shape the program (#if,
-** #define, ...; dir from cj_host_mark_directives): a #pragma or #include inside goes with it. */
+** #define, ...; dir from cj_host_mark_directives, NULL when s has no '#'): a #pragma or #include
+*inside goes with it. */
 void cj_host_blank(const char *s, const char *dir, char *out, size_t from, size_t to);
 
 #endif

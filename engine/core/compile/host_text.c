@@ -1,7 +1,8 @@
 /*
 ** host_text.c -- the preprocessor's lines in host code elision (host_code.h): where they are
 ** (a '#' first on its line outside comments and literals), and the blanking that spares those
-** that shape the program, so every #if of a blanked definition still pairs.
+** that shape the program, so every #if of a blanked definition still pairs; and the quick look
+** that gives a kernel's source back without reading it as declarations.
 */
 #include "host_code.h"
 
@@ -9,6 +10,23 @@
 #include <string.h>
 
 #include "lang/lexicon.h"
+
+#define MAX_NEST 512
+
+const char *const cj_host_device_words[] = {"__global__",  "__device__", "__constant__",
+                                            "__managed__", "__shared__", NULL};
+
+/* Whether h (a blanked head) is extern "..." and the brace at p opens its block. */
+static int extern_block(const char *h, const char *p) {
+  if (strncmp(h, "extern", 6) != 0) return 0;
+  for (h += 6; *h == ' ' || *h == '\t' || *h == '\n'; h++) {
+  }
+  const char *q = *h == '"' ? strchr(h + 1, '"') : NULL;
+  if (!q || q > p) return 0;
+  for (q++; *q == ' ' || *q == '\t' || *q == '\n'; q++) {
+  }
+  return q == p;
+}
 
 /* Where the preprocessor lines start: a '#' first on its line outside comments and literals. */
 void cj_host_mark_directives(const char *s, const char *blanked, size_t n, char *dir) {
@@ -61,7 +79,7 @@ void cj_host_blank(const char *s, const char *dir, char *out, size_t from, size_
     size_t e = i; /* this line's end, continued lines joined */
     while (s[e] && s[e] != '\n') e += (s[e] == '\\' && s[e + 1] == '\n') ? 2 : 1;
     int keep = 0;
-    if (dir[p] && p >= i) {
+    if (dir && dir[p] && p >= i) {
       size_t q = p + 1;
       while (s[q] == ' ' || s[q] == '\t') q++;
       for (const char *const *k = kept; *k && !keep; k++) {
@@ -72,5 +90,58 @@ void cj_host_blank(const char *s, const char *dir, char *out, size_t from, size_
     for (; i < to && i < e; i++)
       if (!keep && s[i] != '\n') out[i] = ' ';
     if (i < to && s[i] == '\n') i++;
+  }
+}
+
+/* 0 when the blanked text surely holds no host code: every declaration at namespace scope says a
+** device word before its body (a kernel's source), read with no token, no allocation; 1 when it may
+** (then the full reading decides). Braces of namespace and extern "C" blocks are seen through. */
+int cj_host_may_hold_host_code(const char *b) {
+  unsigned char open[MAX_NEST]; /* for each brace open: 1 a namespace's (seen through) */
+  int depth = 0, device = 0, text = 0;
+  const char *seg = b;
+  for (const char *p = b;;) {
+    if (depth > 0 && !open[depth - 1])
+      p += strcspn(p, "{}"); /* inside a body: only its braces matter */
+    else
+      while (*p && !cj_ident_char((unsigned char)*p) && *p != '{' && *p != '}' && *p != ';' &&
+             *p != '(')
+        p++;
+    if (!*p) return text && !device;
+    if (cj_ident_char((unsigned char)*p)) {
+      const char *w = p;
+      while (cj_ident_char((unsigned char)*p)) p++;
+      if (depth == 0 || open[depth - 1]) {
+        text = 1;
+        for (const char *const *d = cj_host_device_words; *d && !device; d++)
+          device = (size_t)(p - w) == strlen(*d) && !memcmp(w, *d, (size_t)(p - w));
+      }
+      continue;
+    }
+    int outside = depth == 0 || open[depth - 1];
+    if (*p == '(' && outside) text = 1;
+    if (*p == ';' && outside) {
+      if (text && !device) return 1;
+      text = device = 0, seg = p + 1;
+    } else if (*p == '{') {
+      if (depth == MAX_NEST) return 1;
+      const char *h = seg; /* namespace x {, inline namespace {, extern "C" { */
+      while (*h == ' ' || *h == '\n' || *h == '\t' || *h == '\r') h++;
+      if (!strncmp(h, "inline", 6) && !cj_ident_char((unsigned char)h[6])) h += 6;
+      while (*h == ' ' || *h == '\n' || *h == '\t' || *h == '\r') h++;
+      int through =
+          outside && ((!strncmp(h, "namespace", 9) && !cj_ident_char((unsigned char)h[9])) ||
+                      extern_block(h, p));
+      if (through) text = device = 0, seg = p + 1;
+      open[depth++] = (unsigned char)through;
+    } else if (*p == '}') {
+      if (depth == 0) return 1; /* the full reading says where */
+      int through = open[--depth];
+      if (depth == 0 || open[depth - 1]) { /* a body or block closed at namespace scope */
+        if (text && !device && !through) return 1;
+        text = device = 0, seg = p + 1;
+      }
+    }
+    p++;
   }
 }
