@@ -263,6 +263,39 @@ Test(host_code, literals_and_comments_never_confuse_it) {
   free(out);
 }
 
+/* A class that stays loses its host member functions no kept code calls (NVRTC refuses even
+** their declarations); its data, constructors, device members and called members stay. */
+Test(host_code, a_kept_class_loses_its_host_members) {
+  static const char src[] =
+      "struct Particle {\n"
+      "  float x, v;\n"
+      " public:\n"
+      "  Particle() : x{0}, v(0) {}\n"
+      "  void print() const { std::printf(\"%f\\n\", x); }\n"
+      "  void reset();\n"
+      "  friend bool operator==(const Particle &a, const Particle &b) { return a.x == b.x; }\n"
+      "  __host__ __device__ float energy() const { return 0.5f * v * v; }\n"
+      "  float speed() const { return v; }\n"
+      "  template <class T> T as() const { return T(x); }\n"
+      "};\n"
+      "void Particle::reset() { x = v = 0; }\n"
+      "__global__ void step(Particle *p) { p->x += p->energy() + p->speed(); }\n";
+  size_t n;
+  char why[256];
+  char *out = elide(src, &n, why);
+  KEPT(out, "float x, v;");
+  KEPT(out, "Particle() : x{0}, v(0) {}");
+  GONE(out, "print");
+  GONE(out, "reset");
+  GONE(out, "operator==");
+  GONE(out, "as()");
+  KEPT(out, "__host__ __device__ float energy()");
+  KEPT(out, "float speed() const { return v; }"); /* called by the kernel: the compiler names it */
+  KEPT(out, " public:");
+  KEPT(out, "};");
+  free(out);
+}
+
 /* The quick look (a kernel's source given back without reading it as declarations) never hides
 ** host code: after a kernel, inside namespace and extern "C" blocks, after a struct's body. */
 Test(host_code, the_quick_look_misses_no_host_code) {
@@ -397,6 +430,24 @@ Test(host_code_compiled, a_user_headers_host_code_is_elided_for_nvrtc) {
                             "int main() { int *d = device_alloc<int>(1); (void)d; return 0; }\n";
   cujit_program *p = NULL;
   cr_assert_eq(cujit_program_compile(engine, src, name, &sm90, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cujit_program_free(p);
+}
+
+/* A struct with host methods, passed to a kernel: NVRTC took the struct only once its host
+** members were gone ("host functions are not allowed in JIT mode", even for a declaration). */
+Test(host_code_compiled, a_struct_with_host_methods_compiles_for_sm_90) {
+  static const char src[] = "struct Grid {\n"
+                            "  int w, h;\n"
+                            "  int cells() const { return w * h; }\n"
+                            "  void describe() const;\n"
+                            "  __device__ int index(int x, int y) const { return y * w + x; }\n"
+                            "};\n"
+                            "__global__ void fill(int *out, const Grid *g) {\n"
+                            "  out[g->index(threadIdx.x, blockIdx.x)] = 1;\n"
+                            "}\n";
+  cujit_program *p = NULL;
+  cr_assert_eq(cujit_program_compile(engine, src, "grid.cu", &sm90, &p), CUJIT_OK, "%s",
                cujit_errmsg(engine));
   cujit_program_free(p);
 }

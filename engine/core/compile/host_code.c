@@ -30,12 +30,6 @@ typedef struct item {
   int nnames, kept, overflow; /* overflow: more names than it can hold, so it is kept */
 } item;
 
-typedef struct macro {
-  size_t at, len;   /* its name, in the source */
-  size_t body, end; /* its replacement text, in the source */
-  int device, used; /* the replacement says a device word; its words were added already */
-} macro;
-
 typedef struct word {
   const char *s;
   size_t n;
@@ -53,7 +47,7 @@ typedef struct hc {
   size_t nt;
   item *it;
   size_t nit, capit;
-  macro *m;
+  cj_host_macro *m;
   size_t nm;
   set named, called; /* the words kept code names, and those it calls */
   int bad, oom;
@@ -151,49 +145,7 @@ static int set_add(hc *h, set *st, const char *s, size_t n) {
 
 /* --- the source's macros ---------------------------------------------------------------------- */
 
-/* Each #define of the source: its name and replacement, read from the source itself (the blanked
-** copy has blanked its preprocessor lines). */
-static void read_macros(hc *h) {
-  const char *s = h->src;
-  size_t n = strlen(s), cap = 0;
-  for (size_t i = 0; i < n;) {
-    size_t e = i; /* the line's end, continued lines joined */
-    while (e < n && s[e] != '\n') e += (s[e] == '\\' && e + 1 < n && s[e + 1] == '\n') ? 2 : 1;
-    size_t p = i;
-    while (p < e && (s[p] == ' ' || s[p] == '\t')) p++;
-    /* a directive, unless the blanked copy kept text there (a '#' inside code or a literal) */
-    if (p < e && h->dir[p]) {
-      p++;
-      while (p < e && (s[p] == ' ' || s[p] == '\t')) p++;
-      if (e - p > 6 && !strncmp(s + p, "define", 6) && (s[p + 6] == ' ' || s[p + 6] == '\t')) {
-        p += 6;
-        while (p < e && (s[p] == ' ' || s[p] == '\t')) p++;
-        size_t at = p;
-        while (p < e && cj_ident_char((unsigned char)s[p])) p++;
-        if (p > at) {
-          macro m = {at, p - at, p, e, 0, 0};
-          if (p < e && s[p] == '(') { /* function-like: the replacement follows the ')' */
-            while (p < e && s[p] != ')') p++;
-            m.body = p < e ? p + 1 : e;
-          }
-          if (h->nm == cap) {
-            cap = cap ? 2 * cap : 16;
-            macro *g = realloc(h->m, cap * sizeof *g);
-            if (!g) {
-              h->oom = 1;
-              return;
-            }
-            h->m = g;
-          }
-          h->m[h->nm++] = m;
-        }
-      }
-    }
-    i = e < n ? e + 1 : n;
-  }
-}
-
-static macro *find_macro(const hc *h, const char *s, size_t n) {
+static cj_host_macro *find_macro(const hc *h, const char *s, size_t n) {
   for (size_t i = h->nm; i-- > 0;)
     if (h->m[i].len == n && !memcmp(h->src + h->m[i].at, s, n)) return &h->m[i];
   return NULL;
@@ -202,7 +154,7 @@ static macro *find_macro(const hc *h, const char *s, size_t n) {
 static int device_word(const hc *h, const char *s, size_t n) {
   for (const char *const *w = cj_host_device_words; *w; w++)
     if (strlen(*w) == n && !memcmp(*w, s, n)) return 1;
-  macro *m = find_macro(h, s, n);
+  cj_host_macro *m = find_macro(h, s, n);
   return m && m->device;
 }
 
@@ -211,7 +163,7 @@ static void mark_device_macros(hc *h) {
   for (int round = 0, changed = 1; changed && round < 8; round++) {
     changed = 0;
     for (size_t i = 0; i < h->nm; i++) {
-      macro *m = &h->m[i];
+      cj_host_macro *m = &h->m[i];
       for (size_t p = m->body; !m->device && p < m->end;) {
         cj_token t = cj_next_token(h->src, &p, m->end);
         if (t.kind == CJ_TK_END) break;
@@ -228,7 +180,7 @@ static void mark_device_macros(hc *h) {
 static void add_word(hc *h, const char *s, size_t n, int call);
 
 /* The words of a macro's replacement, once, when kept code names the macro. */
-static void add_macro_words(hc *h, macro *m) {
+static void add_macro_words(hc *h, cj_host_macro *m) {
   if (m->used) return;
   m->used = 1;
   for (size_t p = m->body; p < m->end;) {
@@ -243,7 +195,7 @@ static void add_macro_words(hc *h, macro *m) {
 
 static void add_word(hc *h, const char *s, size_t n, int call) {
   if (set_add(h, &h->named, s, n)) {
-    macro *m = find_macro(h, s, n);
+    cj_host_macro *m = find_macro(h, s, n);
     if (m) add_macro_words(h, m);
   }
   if (call) set_add(h, &h->called, s, n);
@@ -285,8 +237,10 @@ static int same_word(const hc *h, size_t a, size_t b) {
 static void keep(hc *h, item *x) {
   x->kept = 1;
   size_t params[64];
-  int np = param_names(h, x->paren, params, 64);
+  int np = param_names(h, x->paren, params, 64), depth = 0; /* braces open in a class */
   for (size_t i = x->t0; i < x->t1 && !h->oom; i++) {
+    depth += x->body != NONE && i >= x->body ? pc(h, i, '{') - pc(h, i, '}') : 0;
+    if (depth == 1 && pc(h, i + 1, '(')) continue; /* a member function's name: declared */
     if (!ident(h, i) || declared_here(h, x, i)) continue;
     int own = 0;
     for (int k = 0; k < np && !own && i > x->paren; k++) own = same_word(h, i, params[k]);
@@ -417,6 +371,12 @@ static void declarator_names(hc *h, item *x, size_t from, size_t to) {
   if (!done) add_name(x, last);
 }
 
+/* Whether the '=' at token k spells part of an operator's name (operator=, operator==, <=). */
+static int operator_symbol(const hc *h, size_t from, size_t k) {
+  while (k > from && h->t[k - 1].len == 1 && strchr("=<>!+-*/%^&|~", h->b[h->t[k - 1].pos])) k--;
+  return k > from && is(h, k - 1, "operator");
+}
+
 /* Reads one declaration from token i0 and records it; returns the token after it. */
 static size_t parse_scope(hc *h, size_t i, int depth);
 
@@ -472,7 +432,7 @@ static size_t parse_item(hc *h, size_t i0, int depth) {
       break; /* the scope ends inside it: an invocation without ';', kept as it is */
     } else if (pc(h, i, ':') && paren != NONE && eq == NONE && body == NONE) {
       ctor_init = 1;
-    } else if (pc(h, i, '=') && eq == NONE && !(i > i0 && is(h, i - 1, "operator"))) {
+    } else if (pc(h, i, '=') && eq == NONE && !operator_symbol(h, i0, i)) {
       eq = i;
     } else if (in_list(h, i, class_keys) && paren == NONE && eq == NONE) {
       class_key = 1;
@@ -580,6 +540,68 @@ static size_t parse_scope(hc *h, size_t i, int depth) {
   return i;
 }
 
+/* In a class that stays, its member functions without a device word go unless kept code calls
+** them (NVRTC refuses even the declaration of a host member): their heads, bodies and all.
+** Constructors and destructors stay (device code may construct one; the compiler then names
+** it). How many went. */
+static size_t blank_members(hc *h, char *out, const item *x) {
+  size_t n = 0, i = x->body + 1, end = x->body_end - 1, cls = NONE, c = x->t0;
+  while (c < x->body && !in_list(h, c, class_keys)) /* the class's name: its constructors' */
+    c = is(h, c, "template") && pc(h, c + 1, '<') ? skip_angle(h, c + 1) : c + 1;
+  for (; c < x->body && !pc(h, c, ':'); c++)
+    if (ident(h, c) && !pc(h, c + 1, '(') && !is(h, c, "final")) cls = c;
+  while (i < end && !h->bad) {
+    if (in_list(h, i, (const char *const[]){"public", "private", "protected", NULL}) &&
+        pc(h, i + 1, ':')) {
+      i += 2;
+      continue;
+    }
+    size_t m0 = i, paren = NONE, fbody = NONE, mend = NONE, eq = NONE;
+    int ctor_init = 0;
+    for (size_t k = i; k < end && mend == NONE; k++) {
+      if (is(h, k, "template") && pc(h, k + 1, '<')) {
+        k = skip_angle(h, k + 1) - 1;
+      } else if (pc(h, k, '(') || pc(h, k, '[')) {
+        if (pc(h, k, '(') && paren == NONE && eq == NONE && k > m0 &&
+            !in_list(h, k - 1, attribute_words))
+          paren = k;
+        if ((k = skip_group(h, k)) == NONE) return n;
+        k--;
+      } else if (pc(h, k, ':') && paren != NONE) {
+        ctor_init = 1;
+      } else if (pc(h, k, '=') && eq == NONE && !operator_symbol(h, m0, k)) {
+        eq = k;
+      } else if (pc(h, k, '{')) {
+        size_t e = skip_group(h, k);
+        if (e == NONE) return n;
+        if (paren != NONE && eq == NONE && !(ctor_init && (ident(h, k - 1) || pc(h, k - 1, '>'))))
+          fbody = k, mend = e;
+        else
+          k = e - 1;
+      } else if (pc(h, k, ';')) {
+        mend = k + 1;
+      }
+    }
+    if (mend == NONE) break; /* past the members cujit can read: the rest stays */
+    i = mend;
+    if (paren == NONE || pc(h, paren + 1, '*') || (eq != NONE && eq < paren)) continue;
+    int device = 0; /* a data member, a pointer to function: stays; a function, unless... */
+    for (size_t k = m0; k < (fbody != NONE ? fbody : mend) && !device; k++)
+      device = ident(h, k) && device_word(h, h->b + h->t[k].pos, h->t[k].len);
+    size_t name = NONE;
+    for (size_t k = m0; k < paren; k++)
+      if (is(h, k, "operator")) name = k;
+    if (name == NONE) name = name_before(h, m0, paren);
+    if (device || name == NONE || pc(h, name - 1, '~') ||
+        (cls != NONE && same_word(h, name, cls)) ||
+        set_has(&h->called, h->b + h->t[name].pos, h->t[name].len))
+      continue;
+    cj_host_blank(h->src, h->dir, out, h->t[m0].pos, h->t[mend - 1].pos + h->t[mend - 1].len);
+    n++;
+  }
+  return n;
+}
+
 /* --- the elision ---------------------------------------------------------------------------- */
 
 char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t why_len) {
@@ -618,12 +640,13 @@ char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t w
     }
     h.t[h.nt++] = t;
   }
-  if (!h.oom && h.dir) read_macros(&h);
+  if (!h.oom && h.dir && !cj_host_read_macros(source, h.dir, &h.m, &h.nm)) h.oom = 1;
   if (!h.oom) mark_device_macros(&h);
   if (!h.oom) parse_scope(&h, 0, 0);
   int host = 0; /* a declaration that may go: else (a kernel's source) nothing more to do */
   for (size_t i = 0; i < h.nit && !host; i++)
-    host = (h.it[i].role == R_CALLED || h.it[i].role == R_NAMED) && !h.it[i].overflow;
+    host = ((h.it[i].role == R_CALLED || h.it[i].role == R_NAMED) && !h.it[i].overflow) ||
+           h.it[i].body != NONE; /* a class: its host members may go */
   if (!h.oom && !h.bad && host) {
     for (size_t i = 0; i < h.nit; i++)
       if (h.it[i].role == R_KEEP || h.it[i].role == R_DEVICE || h.it[i].overflow)
@@ -639,6 +662,7 @@ char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t w
     }
     for (size_t i = 0; i < h.nit && !h.oom; i++) {
       item *x = &h.it[i];
+      if (x->kept && x->body != NONE) *elided += blank_members(&h, out, x);
       if (x->kept) continue;
       cj_token last = h.t[x->t1 - 1];
       cj_host_blank(source, h.dir, out, h.t[x->t0].pos, last.pos + last.len);

@@ -42,6 +42,17 @@ int cj_host_may_hold_host_code(const char *blanked);
 ** cj_blank_source copy, which tells raw strings). */
 void cj_host_mark_directives(const char *s, const char *blanked, size_t n, char *dir);
 
+/* A #define of the source: its name, its replacement text (offsets into the source). */
+typedef struct cj_host_macro {
+  size_t at, len;   /* its name */
+  size_t body, end; /* its replacement */
+  int device, used; /* the replacement says a device word; its words were added already */
+} cj_host_macro;
+
+/* Each #define of s (dir from cj_host_mark_directives) into *out (malloc'd), *count of them; 0
+** when out of memory. */
+int cj_host_read_macros(const char *s, const char *dir, cj_host_macro **out, size_t *count);
+
 /* Blanks out[from, to) but newlines and the preprocessor lines that shape the program (#if,
 ** #define, ...; dir from cj_host_mark_directives, NULL when s has no '#'): a #pragma or #include
 *inside goes with it. */

@@ -1,12 +1,13 @@
 /*
 ** host_text.c -- the preprocessor's lines in host code elision (host_code.h): where they are
 ** (a '#' first on its line outside comments and literals), and the blanking that spares those
-** that shape the program, so every #if of a blanked definition still pairs; and the quick look
-** that gives a kernel's source back without reading it as declarations.
+** that shape the program, so every #if of a blanked definition still pairs; the source's #defines;
+** and the quick look that gives a kernel's source back without reading it as declarations.
 */
 #include "host_code.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lang/lexicon.h"
@@ -144,4 +145,44 @@ int cj_host_may_hold_host_code(const char *b) {
     }
     p++;
   }
+}
+
+/* Each #define of the source: its name and replacement, read from the source itself (the blanked
+** copy has blanked its preprocessor lines). */
+int cj_host_read_macros(const char *s, const char *dir, cj_host_macro **out, size_t *count) {
+  size_t n = strlen(s), cap = 0;
+  *out = NULL, *count = 0;
+  for (size_t i = 0; i < n;) {
+    size_t e = i; /* the line's end, continued lines joined */
+    while (e < n && s[e] != '\n') e += (s[e] == '\\' && e + 1 < n && s[e + 1] == '\n') ? 2 : 1;
+    size_t p = i;
+    while (p < e && (s[p] == ' ' || s[p] == '\t')) p++;
+    /* a directive, unless the blanked copy kept text there (a '#' inside code or a literal) */
+    if (p < e && dir[p]) {
+      p++;
+      while (p < e && (s[p] == ' ' || s[p] == '\t')) p++;
+      if (e - p > 6 && !strncmp(s + p, "define", 6) && (s[p + 6] == ' ' || s[p + 6] == '\t')) {
+        p += 6;
+        while (p < e && (s[p] == ' ' || s[p] == '\t')) p++;
+        size_t at = p;
+        while (p < e && cj_ident_char((unsigned char)s[p])) p++;
+        if (p > at) {
+          cj_host_macro m = {at, p - at, p, e, 0, 0};
+          if (p < e && s[p] == '(') { /* function-like: the replacement follows the ')' */
+            while (p < e && s[p] != ')') p++;
+            m.body = p < e ? p + 1 : e;
+          }
+          if (*count == cap) {
+            cap = cap ? 2 * cap : 16;
+            cj_host_macro *g = realloc(*out, cap * sizeof *g);
+            if (!g) return 0;
+            *out = g;
+          }
+          (*out)[(*count)++] = m;
+        }
+      }
+    }
+    i = e < n ? e + 1 : n;
+  }
+  return 1;
 }
