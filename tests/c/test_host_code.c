@@ -271,7 +271,8 @@ Test(host_code, a_kept_class_loses_its_host_members) {
       "  float x, v;\n"
       " public:\n"
       "  Particle() : x{0}, v(0) {}\n"
-      "  void print() const { std::printf(\"%f\\n\", x); }\n"
+      "  void print() const { std::printf(\"%f\\n\", x); describe(); }\n"
+      "  void describe() const {}\n"
       "  void reset();\n"
       "  friend bool operator==(const Particle &a, const Particle &b) { return a.x == b.x; }\n"
       "  __host__ __device__ float energy() const { return 0.5f * v * v; }\n"
@@ -286,6 +287,7 @@ Test(host_code, a_kept_class_loses_its_host_members) {
   KEPT(out, "float x, v;");
   KEPT(out, "Particle() : x{0}, v(0) {}");
   GONE(out, "print");
+  GONE(out, "describe"); /* called only by a member that went */
   GONE(out, "reset");
   GONE(out, "operator==");
   GONE(out, "as()");

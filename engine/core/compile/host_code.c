@@ -43,11 +43,11 @@ typedef struct set {
 typedef struct hc {
   const char *src, *b; /* the source; the blanked copy */
   char *dir;           /* 1 at the '#' of each preprocessor line of the source */
-  cj_token *t;
-  size_t nt;
-  item *it;
+  cj_token *t;         /* the blanked copy's tokens, */
+  size_t nt;           /* how many */
+  item *it;            /* the declarations read */
   size_t nit, capit;
-  cj_host_macro *m;
+  cj_host_macro *m; /* the source's #defines */
   size_t nm;
   set named, called; /* the words kept code names, and those it calls */
   int bad, oom;
@@ -234,13 +234,11 @@ static int same_word(const hc *h, size_t a, size_t b) {
   return h->t[a].len == h->t[b].len && !memcmp(h->b + h->t[a].pos, h->b + h->t[b].pos, h->t[a].len);
 }
 
-static void keep(hc *h, item *x) {
-  x->kept = 1;
+/* The words tokens [from, to) of kept item x use (not its parameters, not what it declares). */
+static void add_range(hc *h, const item *x, size_t from, size_t to) {
   size_t params[64];
-  int np = param_names(h, x->paren, params, 64), depth = 0; /* braces open in a class */
-  for (size_t i = x->t0; i < x->t1 && !h->oom; i++) {
-    depth += x->body != NONE && i >= x->body ? pc(h, i, '{') - pc(h, i, '}') : 0;
-    if (depth == 1 && pc(h, i + 1, '(')) continue; /* a member function's name: declared */
+  int np = param_names(h, x->paren, params, 64);
+  for (size_t i = from; i < to && !h->oom; i++) {
     if (!ident(h, i) || declared_here(h, x, i)) continue;
     int own = 0;
     for (int k = 0; k < np && !own && i > x->paren; k++) own = same_word(h, i, params[k]);
@@ -248,6 +246,19 @@ static void keep(hc *h, item *x) {
     int call = pc(h, i + 1, '(') || pc(h, i + 1, '<') || (i > 0 && pc(h, i - 1, '&'));
     add_word(h, h->b + h->t[i].pos, h->t[i].len, call);
   }
+}
+
+static size_t walk_members(hc *h, const item *x, char *out);
+
+static void keep(hc *h, item *x) {
+  x->kept = 1;
+  if (x->body == NONE) {
+    add_range(h, x, x->t0, x->t1);
+    return;
+  }
+  add_range(h, x, x->t0, x->body + 1); /* a class: its head, its members, its declarators */
+  walk_members(h, x, NULL);
+  add_range(h, x, x->body_end - 1, x->t1);
 }
 
 /* --- declarations ----------------------------------------------------------------------------- */
@@ -540,11 +551,11 @@ static size_t parse_scope(hc *h, size_t i, int depth) {
   return i;
 }
 
-/* In a class that stays, its member functions without a device word go unless kept code calls
-** them (NVRTC refuses even the declaration of a host member): their heads, bodies and all.
-** Constructors and destructors stay (device code may construct one; the compiler then names
-** it). How many went. */
-static size_t blank_members(hc *h, char *out, const item *x) {
+/* The members of kept class x. With `out`: its member functions without a device word go unless
+** kept code calls them (NVRTC refuses even the declaration of a host member), heads, bodies and
+** all; constructors and destructors stay (device code may construct one; the compiler then names
+** it); how many went. Without: adds the words its members use, a host member's body left out. */
+static size_t walk_members(hc *h, const item *x, char *out) {
   size_t n = 0, i = x->body + 1, end = x->body_end - 1, cls = NONE, c = x->t0;
   while (c < x->body && !in_list(h, c, class_keys)) /* the class's name: its constructors' */
     c = is(h, c, "template") && pc(h, c + 1, '<') ? skip_angle(h, c + 1) : c + 1;
@@ -582,9 +593,15 @@ static size_t blank_members(hc *h, char *out, const item *x) {
         mend = k + 1;
       }
     }
-    if (mend == NONE) break; /* past the members cujit can read: the rest stays */
+    if (mend == NONE) { /* past the members cujit can read: the rest stays */
+      if (!out) add_range(h, x, m0, end);
+      break;
+    }
     i = mend;
-    if (paren == NONE || pc(h, paren + 1, '*') || (eq != NONE && eq < paren)) continue;
+    if (paren == NONE || pc(h, paren + 1, '*') || (eq != NONE && eq < paren)) {
+      if (!out) add_range(h, x, m0, mend); /* data */
+      continue;
+    }
     int device = 0; /* a data member, a pointer to function: stays; a function, unless... */
     for (size_t k = m0; k < (fbody != NONE ? fbody : mend) && !device; k++)
       device = ident(h, k) && device_word(h, h->b + h->t[k].pos, h->t[k].len);
@@ -592,10 +609,14 @@ static size_t blank_members(hc *h, char *out, const item *x) {
     for (size_t k = m0; k < paren; k++)
       if (is(h, k, "operator")) name = k;
     if (name == NONE) name = name_before(h, m0, paren);
-    if (device || name == NONE || pc(h, name - 1, '~') ||
-        (cls != NONE && same_word(h, name, cls)) ||
-        set_has(&h->called, h->b + h->t[name].pos, h->t[name].len))
+    int host = !device && name != NONE && !pc(h, name - 1, '~') &&
+               !(cls != NONE && same_word(h, name, cls));
+    if (!out) { /* kept code's words: a host member's head only, as it may go */
+      add_range(h, x, m0, name != NONE ? name : m0);
+      add_range(h, x, name != NONE ? name + 1 : m0, host && fbody != NONE ? fbody : mend);
       continue;
+    }
+    if (!host || set_has(&h->called, h->b + h->t[name].pos, h->t[name].len)) continue;
     cj_host_blank(h->src, h->dir, out, h->t[m0].pos, h->t[mend - 1].pos + h->t[mend - 1].len);
     n++;
   }
@@ -626,19 +647,11 @@ char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t w
     return NULL;
   }
   if (h.dir) cj_host_mark_directives(source, b, n, h.dir);
-  for (size_t p = 0;;) {
+  for (size_t p = 0; !h.oom;) { /* the tokens, once */
     cj_token t = cj_next_token(b, &p, n);
     if (t.kind == CJ_TK_END) break;
-    if (h.nt == cap) {
-      cap = cap ? 2 * cap : n / 4 + 16;
-      cj_token *g = realloc(h.t, cap * sizeof *g);
-      if (!g) {
-        h.oom = 1;
-        break;
-      }
-      h.t = g;
-    }
-    h.t[h.nt++] = t;
+    cj_token *g = h.nt < cap ? h.t : realloc(h.t, (cap = cap ? 2 * cap : n / 4 + 16) * sizeof t);
+    if (!(h.oom = !g)) h.t = g, h.t[h.nt++] = t;
   }
   if (!h.oom && h.dir && !cj_host_read_macros(source, h.dir, &h.m, &h.nm)) h.oom = 1;
   if (!h.oom) mark_device_macros(&h);
@@ -662,7 +675,7 @@ char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t w
     }
     for (size_t i = 0; i < h.nit && !h.oom; i++) {
       item *x = &h.it[i];
-      if (x->kept && x->body != NONE) *elided += blank_members(&h, out, x);
+      if (x->kept && x->body != NONE) *elided += walk_members(&h, x, out);
       if (x->kept) continue;
       cj_token last = h.t[x->t1 - 1];
       cj_host_blank(source, h.dir, out, h.t[x->t0].pos, last.pos + last.len);
@@ -671,9 +684,6 @@ char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t w
   }
   if (h.bad) memcpy(out, source, n), *elided = 0;
   free(h.named.w), free(h.called.w), free(h.t), free(h.it), free(h.m), free(b), free(h.dir);
-  if (h.oom) {
-    free(out);
-    return NULL;
-  }
-  return out;
+  if (h.oom) free(out);
+  return h.oom ? NULL : out;
 }
