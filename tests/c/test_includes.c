@@ -347,7 +347,8 @@ Test(includes, resolver_and_manifest) {
   snprintf(src, sizeof src, "#include \"a.h\"\n#include <cujit/x.h>\n#include \"a.h\"\n");
   const char *flags[] = {"-arch=sm_90"};
   const char *bnames[] = {"cujit/x.h"}, *bsrcs[] = {"#include \"b.h\"\n"};
-  cj_include_request rq = {src, at("r/k.cu"), flags, 1, at("r"), bnames, bsrcs, 1, NULL, NULL, 0};
+  cj_include_request rq = {src, at("r/k.cu"), flags, 1, at("r"), bnames, bsrcs,
+                           1,   NULL,         NULL,  0, 0};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 1, "%s", inc.why);
@@ -399,7 +400,7 @@ Test(includes, damaged_manifests_are_refused) {
   snprintf(inc_flag, sizeof inc_flag, "--include-path=%s", at("m/inc"));
   flags[2] = inc_flag;
   cj_include_request rq = {
-      "#include \"a.h\"\n", at("m/k.cu"), flags, 3, NULL, NULL, NULL, 0, NULL, NULL, 0};
+      "#include \"a.h\"\n", at("m/k.cu"), flags, 3, NULL, NULL, NULL, 0, NULL, NULL, 0, 0};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 1, "%s", inc.why);
@@ -482,7 +483,7 @@ Test(includes, search_order_and_pre_includes) {
   snprintf(iflag, sizeof iflag, "-I%s", at("s/inc"));
   const char *flags[] = {iflag, "--pre-include=pre.h", "-include", "pre.h"};
   cj_include_request rq = {
-      "#include \"a.h\"\n", at("s/k.cu"), flags, 4, NULL, NULL, NULL, 0, NULL, NULL, 0};
+      "#include \"a.h\"\n", at("s/k.cu"), flags, 4, NULL, NULL, NULL, 0, NULL, NULL, 0, 0};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 1, "%s", inc.why);
@@ -507,7 +508,7 @@ Test(includes, the_per_file_size_limit) {
   put("big/k.h", "");
   cr_assert_eq(truncate(at("big/k.h"), (off_t)64 << 20), 0);
   cj_include_request rq = {
-      "#include \"k.h\"\n", at("big/k.cu"), NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, 0};
+      "#include \"k.h\"\n", at("big/k.cu"), NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, 0, 0};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 0);
@@ -539,6 +540,7 @@ Test(includes, has_include_and_names_found_nowhere) {
                            0,
                            NULL,
                            NULL,
+                           0,
                            0};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
@@ -572,7 +574,7 @@ Test(includes, the_total_size_limit) {
   }
   put("total/one.h", "x");
   snprintf(src + strlen(src), sizeof src - strlen(src), "#include \"one.h\"\n");
-  cj_include_request rq = {src, at("total/k.cu"), NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, 0};
+  cj_include_request rq = {src, at("total/k.cu"), NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, 0, 0};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 0);

@@ -220,7 +220,8 @@ Test(oom, the_include_resolver_fails_whole_or_answers_the_same) {
                            1,
                            NULL,
                            NULL,
-                           0};
+                           0,
+                           1};
   cj_includes want, got;
   cr_assert_eq(cj_includes_resolve(&rq, &want), 1);
   cr_assert_eq(want.cacheable, 1, "%s", want.why);

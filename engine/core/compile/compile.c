@@ -5,6 +5,7 @@
 ** the public cujit_program_* functions are the program layer's (program.c).
 */
 #include "compile.h"
+#include "host_code.h"
 #include "includes.h"
 #include "cxx.h"
 #include "options.h"
@@ -105,6 +106,14 @@ cujit_status cj_compile_arch(cujit_engine *engine, const cujit_compile_options *
 
 /* --- the key ---------------------------------------------------------------------------------- */
 
+/* -default-device makes functions without an execution space device code: no host code to elide
+** (host_code.h). */
+static int default_device(const opt_list *o) {
+  for (size_t i = 0; i < o->n; i++)
+    if (strstr(o->v[i], "default-device")) return 1;
+  return 0;
+}
+
 /* The source key: what the caller gave, before any header is read. It names the include
 ** manifest, which holds the full key (and the working directory when it resolved a relative
 ** name such as "k.cu" or "-I inc": checked only then, so most hits make no getcwd). */
@@ -121,6 +130,7 @@ static cj_cache_key source_key(const char *source, const char *name, const char 
   for (size_t i = 0; i < o->n; i++) cj_key_add_str(kb, o->v[i]);
   cj_key_add_str(kb, cj_embedded_headers_hash);
   cj_key_add_str(kb, toolkit);
+  cj_key_add_str(kb, CJ_HOST_CODE_RULES); /* a header's manifest stands for its elided text */
   return cj_key_end(kb); /* all zero when out of memory: a key nothing is stored under twice */
 }
 
@@ -354,6 +364,7 @@ static cujit_status resolve_lookup(cujit_engine *engine, const char *source, con
     cj_include_request rq = {.source = source,
                              .name = name,
                              .system_dir = tk,
+                             .elide_host_code = strcmp(arch, "cpu") != 0 && !default_device(o),
                              .flags = (const char *const *)o->v,
                              .flag_count = o->n,
                              .builtin_names = cj_embedded_header_names,

@@ -8,6 +8,7 @@
 */
 #include "includes.h"
 #include "base/base.h"
+#include "host_code.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +29,8 @@
 typedef struct resolver {
   const cj_include_request *rq;
   cj_includes *out;
-  const char **dirs; /* -I directories in order, then the system one */
+  const char **dirs;          /* -I directories in order, then the system one */
+  char system_real[PATH_MAX]; /* the system directory's real path; "" when none */
   size_t ndirs;
   size_t system_at;           /* the system directory's index in dirs, ndirs when there is none */
   char system_real[PATH_MAX]; /* its real path, "" when none: files under it get no stand-in */
@@ -177,6 +179,18 @@ static const char *take_file(resolver *r, const char *path, const char *where, s
   f->mtime_sec = (int64_t)len != (int64_t)st.st_size || fresh ? -1 : (int64_t)st.st_mtim.tv_sec;
   f->mtime_nsec = st.st_mtim.tv_nsec;
   f->device = (int64_t)st.st_dev, f->inode = (int64_t)st.st_ino;
+  size_t sn = strlen(r->system_real), elided = 0;
+  if (r->rq->elide_host_code && !(sn && !strncmp(canon, r->system_real, sn) && canon[sn] == '/')) {
+    char why[8]; /* the text comes back unchanged when it cannot be read: the compiler says why */
+    char *text = cj_host_code_elide(bytes, &elided, why, sizeof why);
+    if (!text) {
+      free(bytes);
+      r->failed = 1;
+      return NULL;
+    }
+    free(elided ? bytes : text);
+    if (elided) bytes = text;
+  }
   if (!add_header(r, canon, bytes)) return NULL;
   return f->canonical;
 }
@@ -449,6 +463,7 @@ int cj_includes_resolve(const cj_include_request *rq, cj_includes *out) {
   memset(out, 0, sizeof *out);
   out->cacheable = 1;
   resolver r = {.rq = rq, .out = out};
+  if (rq->system_dir && !realpath(rq->system_dir, r.system_real)) r.system_real[0] = 0;
   r.dirs = malloc((rq->flag_count + 1) * sizeof *r.dirs);
   out->flags = calloc(rq->flag_count + 1, sizeof *out->flags);
   char *main_dir = dir_of(rq->name ? rq->name : "");

@@ -6,6 +6,7 @@
 */
 #include "program.h"
 #include "base/structs.h"
+#include "compile/host_code.h"
 #include "compile/includes.h"
 #include "compile/scan.h"
 #include "compile/source.h"
@@ -366,6 +367,34 @@ static cujit_status lowered_names(cujit_engine *engine, const char *name, cj_sca
   return CUJIT_OK;
 }
 
+/* -default-device makes functions without an execution space device code: none is elided. */
+static int default_device(const cujit_compile_options *op) {
+  for (size_t i = 0; op && op->extra_flags && i < op->extra_flag_count; i++)
+    if (op->extra_flags[i] && strstr(op->extra_flags[i], "default-device")) return 1;
+  return 0;
+}
+
+/* The source without its host-only code, in *out (NULL when there was none to elide). Text the
+** elision cannot read is compiled as it is; when it holds a launch (<<<), host code surely
+** reaches the compiler, and a warning says why it was left. */
+static cujit_status elide_host_code(cujit_engine *engine, const char *source, const char *name,
+                                    char **out) {
+  char why[256];
+  size_t n = 0;
+  char *text = cj_host_code_elide(source, &n, why, sizeof why);
+  if (!text) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  if (why[0] && strstr(source, "<<<"))
+    cj_warn(engine,
+            "'%s': host code is not elided: %s; the source is compiled as it is (make its braces "
+            "balance in each #if branch, or guard the host code with #ifndef __CUDACC_RTC__)",
+            name, why);
+  if (n)
+    *out = text;
+  else
+    free(text);
+  return CUJIT_OK;
+}
+
 cujit_status cj_program_build(cujit_engine *engine, const char *source, const char *name,
                               const cujit_compile_options *options, cujit_program **out) {
   if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
@@ -387,6 +416,11 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
   char scan_err[1024];
   int kernel_source = cj_source_is_kernel(source, name); /* cujit_kernel's, not the user's */
   int given = options && options->signature_count && !kernel_source;
+  char *elided = NULL; /* host code elided (host_code.h): what both compilers get, and hash */
+  if (!kernel_source && !default_device(options) &&
+      (st = elide_host_code(engine, source, name, &elided)) != CUJIT_OK)
+    return st;
+  if (elided) source = elided;
   st = cj_scan_prepare(source, given ? options->signatures : NULL,
                        given ? options->signature_count : 0, &scan, scan_err, sizeof scan_err);
   if (st == CUJIT_OK && !given && !kernel_source)
@@ -394,6 +428,7 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
   if (st == CUJIT_OK && options && options->name_expression_count && !kernel_source)
     st = cj_scan_instantiate(&scan, options->name_expressions, options->name_expression_count,
                              scan_err, sizeof scan_err);
+  free(elided);
   if (st != CUJIT_OK) {
     cj_scan_free(&scan);
     return cj_fail(engine, st, "'%s': %s", name, scan_err);

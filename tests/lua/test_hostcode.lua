@@ -1,0 +1,132 @@
+-- test_hostcode.lua -- whole CUDA files, host code and all (tests/realcuda/*_whole.cu): cujit
+-- elides main, the host functions, their launches, host globals, classes and templates
+-- (docs/cuda-code.md, "Host code"), and keeps the device code, the struct and the
+-- __host__ __device__ function both sides share, and a host constant the kernels use. Each file
+-- is loaded with cuda.load as it is and its kernels run (on the GPU, or on the CPU device without
+-- one) against the host; each compiles with NVRTC for sm_90 too, which needs no GPU.
+local h = require "helper"
+local cuda = require "cujit"
+
+local dir = h.here() .. "../realcuda/"
+h.need_gpu(cuda)
+local on_cpu = cuda.device().arch == "cpu"
+
+local function host(a)
+  local t, hst = {}, a:copy_to_host()
+  for i = 1, #hst do t[i] = hst[i] end
+  return t
+end
+
+local function clampf(x, lo, hi) return x < lo and lo or (x > hi and hi or x) end
+
+h.test("a whole file: its kernels run, the host code is gone", function()
+  local m = cuda.load(dir .. "saxpy_whole.cu")
+  local names = " " .. table.concat(m:kernels(), " ") .. " "
+  h.contains(names, " saxpy_clamped ", "the extern \"C\" kernel")
+  h.contains(names, " square_all ", "the C++-linkage kernel")
+  h.check(not names:find("main"), "main is no kernel: " .. names)
+  local n = 5000
+  local x = h.random_floats(n, -80, 80)
+  local y = h.random_floats(n, -30, 30)
+  for i = 1, n do x[i], y[i] = h.f32(x[i]), h.f32(y[i]) end
+  local dx, dy = cuda.to_device(x, "f32"), cuda.to_device(y, "f32")
+  local coeffs = cuda.to_device({1.5, -2}, "f32") -- struct Coeffs {a, b}
+  local blocks = (n + 127) // 128                 -- the kernel's index uses BLOCK (128)
+  m.saxpy_clamped[{blocks, 128}](dy, dx, coeffs, n)
+  m.square_all[{7, 64}](dy, n)
+  local want = {}
+  for i = 1, n do
+    local v = clampf(h.f32(h.f32(h.f32(1.5 * x[i]) - 2) + y[i]), -100, 100)
+    want[i] = h.f32(v * v)
+  end
+  h.same(host(dy), want, 1e-5, "clamp(a*x + b + y)^2, through Coeffs::apply and clampf")
+end)
+
+h.test("a kernel a macro writes, given by signatures, in the same whole file", function()
+  local m = cuda.load(dir .. "saxpy_whole.cu", {
+    signatures = {"fill_f32(float *x, float v, int n)", "fill_i32(int *x, int v, int n)"}})
+  local a, b = cuda.device_array(300, "f32"), cuda.device_array(300, "i32")
+  m.fill_f32[{3, 128}](a, 2.5, 300)
+  m.fill_i32[{3, 128}](b, -7, 300)
+  local wa, wb = {}, {}
+  for i = 1, 300 do wa[i], wb[i] = 2.5, -7 end
+  h.same(host(a), wa, nil, "fill_f32")
+  h.same(host(b), wb, nil, "fill_i32")
+end)
+
+h.test("NVRTC compiles the whole file for sm_90", function()
+  h.need_nvrtc(cuda)
+  local m = cuda.load(dir .. "saxpy_whole.cu", {arch = "sm_90", name_expressions = {"square_all"}})
+  h.contains(m:ptx(), ".entry saxpy_clamped", "the kernel")
+  h.contains(m:ptx(), "square_all", "the C++ kernel")
+  h.check(not m:ptx():find("host_max"), "no host template instantiated")
+end)
+
+-- The weights of stencil_helpers.h's stencil_weight, and the kernel's sum in its order.
+local function stencil(x, scale)
+  local out, n = {}, #x
+  for i = 1, n do
+    local sum = 0.0
+    for k = -3, 3 do
+      local v = (i + k >= 1 and i + k <= n) and x[i + k] or 0.0
+      sum = h.f32(sum + h.f32(h.f32(1 / (1 + math.abs(k))) * v))
+    end
+    out[i] = h.f32(scale * sum)
+  end
+  return out
+end
+
+h.test("a whole file with host headers and a helper header", function()
+  local ok, m = pcall(cuda.load, dir .. "stencil_whole.cu")
+  if not on_cpu and not ok and tostring(m):find("cannot open source file", 1, true) then
+    -- NEEDS THE HOST HEADERS UNDER NVRTC (<stdio.h>, <stdlib.h>, <time.h>, <vector>,
+    -- <cuda_runtime.h>): cujit's stand-in headers (issue 22, part 1) make this pass on a GPU;
+    -- until they cover each one, NVRTC cannot open them.
+    print("note: stencil_whole.cu on the GPU waits for the stand-in headers: " .. tostring(m))
+    return
+  end
+  assert(ok, m)
+  local n = 1000
+  local x = h.random_floats(n, 0, 10)
+  for i = 1, n do x[i] = h.f32(x[i]) end
+  local dx, dy = cuda.to_device(x, "f32"), cuda.device_array(n, "f32")
+  local scale_bits = string.unpack("<i4", string.pack("<f", 0.5))
+  local params = cuda.to_device({n, scale_bits}, "i32") -- struct StencilParams {n, scale}
+  m.stencil_1d[{(n + 127) // 128, 128}](dx, dy, params)
+  h.same(host(dy), stencil(x, 0.5), 1e-5, "the stencil, against the host's")
+end)
+
+h.test("NVRTC: the whole file with host headers, for sm_90", function()
+  h.need_nvrtc(cuda)
+  -- NEEDS THE HOST HEADERS UNDER NVRTC (issue 22, part 1): skipped, saying which, until the
+  -- stand-in headers cover them; then the helper header's host code must be elided to compile.
+  for _, hdr in ipairs {"stdio.h", "stdlib.h", "time.h", "vector", "cuda_runtime.h"} do
+    local src = "#include <" .. hdr .. ">\n__global__ void k() {}\n"
+    if not pcall(cuda.source, src, {arch = "sm_90"}) then
+      print("note: skipped until NVRTC finds <" .. hdr .. "> (cujit's stand-ins, issue 22, part 1)")
+      return
+    end
+  end
+  local m = cuda.load(dir .. "stencil_whole.cu", {arch = "sm_90"})
+  h.contains(m:ptx(), "stencil_1d", "the kernel")
+end)
+
+h.test("a compile error still names the user's file and line", function()
+  local path = h.tmpname(".cu")
+  local f = assert(io.open(path, "w"))
+  f:write([[
+#include <cstdlib>
+static int parse(const char *s) { return atoi(s); }
+int main(int argc, char **argv) { return parse(argv[1]); }
+__global__ void broken(float *x) {
+  x[0] = undeclared_here;
+}
+]])
+  f:close()
+  local ok, err = pcall(cuda.load, path)
+  h.check(not ok, "the kernel does not compile")
+  h.contains(err, ":5: error", "line 5 of the file, as written")
+  h.contains(err, "undeclared_here", "the compiler's message")
+end)
+
+h.run()
