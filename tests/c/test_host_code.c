@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "compile/compile.h"
+#include "program/program.h"
 #include "compile/host_code.h"
 #include "fixture.h"
 

@@ -108,7 +108,7 @@ cujit_status cj_compile_arch(cujit_engine *engine, const cujit_compile_options *
 
 /* -default-device makes functions without an execution space device code: no host code to elide
 ** (host_code.h). */
-static int default_device(const opt_list *o) {
+static int default_device(const cj_option_list *o) {
   for (size_t i = 0; i < o->n; i++)
     if (strstr(o->v[i], "default-device")) return 1;
   return 0;

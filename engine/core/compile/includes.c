@@ -29,11 +29,11 @@
 typedef struct resolver {
   const cj_include_request *rq;
   cj_includes *out;
-  const char **dirs;          /* -I directories in order, then the system one */
-  char system_real[PATH_MAX]; /* the system directory's real path; "" when none */
+  const char **dirs; /* -I directories in order, then the system one */
   size_t ndirs;
   size_t system_at;           /* the system directory's index in dirs, ndirs when there is none */
-  char system_real[PATH_MAX]; /* its real path, "" when none: files under it get no stand-in */
+  char system_real[PATH_MAX]; /* its real path, "" when none: files under it get no stand-in and
+                               ** keep their host code */
   int no_source_dir;          /* -no-source-include */
   uint64_t total_bytes;
   size_t header_cap, file_cap;
@@ -463,7 +463,6 @@ int cj_includes_resolve(const cj_include_request *rq, cj_includes *out) {
   memset(out, 0, sizeof *out);
   out->cacheable = 1;
   resolver r = {.rq = rq, .out = out};
-  if (rq->system_dir && !realpath(rq->system_dir, r.system_real)) r.system_real[0] = 0;
   r.dirs = malloc((rq->flag_count + 1) * sizeof *r.dirs);
   out->flags = calloc(rq->flag_count + 1, sizeof *out->flags);
   char *main_dir = dir_of(rq->name ? rq->name : "");
