@@ -26,8 +26,10 @@ typedef CJ_T cj_t;
 typedef CJ_SUM cj_sum_t;
 typedef CJ_MM cj_mm_t;
 
-/* Loads go 16 bytes at a time: the buffers come from cuMemAlloc and are 256-byte aligned, and the
-** few elements past the last whole vector are picked up one each by the first threads. */
+/* Loads go 16 bytes at a time where the arrays start on 16 bytes (buffers do: cuMemAlloc gives 256),
+** and the few elements past the last whole vector are picked up one each by the first threads. A
+** view may start anywhere (a slice of an f32 array 4 bytes in): a 16-byte load there faults on a
+** GPU (misaligned address), so such an array goes one element at a time. */
 enum { cj_vec_n = 16 / sizeof(cj_t) };
 struct __align__(16) cj_vec {
   cj_t v[cj_vec_n];
@@ -49,8 +51,13 @@ __device__ __forceinline__ A cj_fold_vec(A acc, const cj_vec &a, const cj_vec &b
 template <bool DOT, class A, class Op>
 __device__ __forceinline__ A cj_fold(const cj_t *x, const cj_t *y, unsigned long long n, A acc,
                                      Op op) {
+  unsigned long long stride = cujit::gridsize1(), i = cujit::grid1();
+  if ((((unsigned long long)x | (DOT ? (unsigned long long)y : 0ull)) & 15ull) != 0) {
+    for (; i < n; i += stride) acc = op(acc, cj_term<DOT, A>(x[i], DOT ? y[i] : x[i]));
+    return acc;
+  }
   const cj_vec *xv = (const cj_vec *)x, *yv = (const cj_vec *)(DOT ? y : x);
-  unsigned long long nvec = n / cj_vec_n, stride = cujit::gridsize1(), i = cujit::grid1();
+  unsigned long long nvec = n / cj_vec_n;
   for (; i + 3 * stride < nvec; i += 4 * stride) {
     cj_vec a0 = xv[i], a1 = xv[i + stride], a2 = xv[i + 2 * stride], a3 = xv[i + 3 * stride];
     cj_vec b0 = a0, b1 = a1, b2 = a2, b3 = a3;
