@@ -4,7 +4,7 @@
 ** defined has its name in the bytes.
 */
 #define _GNU_SOURCE /* memmem */
-#include "compile/elf_symbols.h"
+#include "lang/elf_symbols.h"
 #include "fuzz.h"
 
 #include <stdio.h>

@@ -6,7 +6,7 @@
 ** The kernels handed out are copies: the scan keeps its own until cj_scan_free.
 */
 #include "base/base.h"
-#include "elf_symbols.h"
+#include "lang/elf_symbols.h"
 #include "lang/lexicon.h"
 #include "verify.h"
 

@@ -1,8 +1,7 @@
 /*
 ** symbols.h -- the compiled names of a source's variables: whether a symbol (plain, or mangled the
-** Itanium way as NVRTC and g++ do) is the variable the source names "taps" or "ns::taps", and the
-** variables of that name in an ELF64 shared object's full symbol table (the CPU device's
-** programs, whose static variables dlsym cannot see). For cujit_program_global. Internal.
+** Itanium way as NVRTC and g++ do) is the variable the source names "taps" or "ns::taps"
+** (elf_symbols.h finds such variables in a shared object). For cujit_program_global. Internal.
 */
 #ifndef CUJIT_SYMBOLS_H
 #define CUJIT_SYMBOLS_H
@@ -15,12 +14,5 @@
 ** scope), anonymous namespaces ("_GLOBAL__N_..."), and the CPU device's own namespace __cj
 ** around a program. A template or any other mangling is no match. */
 int cj_symbol_names_variable(const char *sym, size_t len, const char *name);
-
-/* The data objects (STT_OBJECT, defined) of the full symbol table that are the variable `name` as
-** the source names it (cj_symbol_names_variable: static ones and those in namespaces too, which
-** dlsym cannot see): how many there are, the first one's value (its offset from the load address)
-** and size in *value and *size; -1 when the image has no such table or is not well formed. */
-int cj_elf_variable(const unsigned char *image, size_t len, const char *name,
-                    unsigned long long *value, unsigned long long *size);
 
 #endif

@@ -10,7 +10,7 @@
 #include "cpu.h"
 #include "backend/backend.h"
 #include "cpu_module.h"
-#include "lang/symbols.h"
+#include "lang/elf_symbols.h"
 #include "base/env.h"
 
 #include <dlfcn.h>

@@ -4,6 +4,7 @@
 ** from the disk cache.
 */
 #include "elf_symbols.h"
+#include "symbols.h"
 
 #include <elf.h>
 #include <string.h>
@@ -116,6 +117,42 @@ long long cj_elf_tls_bytes(const unsigned char *image, size_t len, const char *p
       if (sym.st_size < (1ull << 40)) bytes += (long long)sym.st_size;
     }
     return bytes;
+  }
+  return -1;
+}
+
+int cj_elf_variable(const unsigned char *image, size_t len, const char *name,
+                    unsigned long long *value, unsigned long long *size) {
+  Elf64_Ehdr eh;
+  if (!image || !name || len < sizeof eh) return -1;
+  memcpy(&eh, image, sizeof eh);
+  if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_ident[EI_DATA] != ELFDATA2LSB || (size_t)eh.e_shoff % 8 != 0)
+    return -1;
+  for (size_t i = 0; i < eh.e_shnum; i++) {
+    const Elf64_Shdr *symtab = section(image, len, &eh, i);
+    if (!symtab) return -1;
+    if (symtab->sh_type != SHT_SYMTAB) continue; /* static variables are only there */
+    const Elf64_Shdr *strtab = section(image, len, &eh, symtab->sh_link);
+    if (!strtab || symtab->sh_entsize != sizeof(Elf64_Sym) ||
+        !inside(len, symtab->sh_offset, symtab->sh_size) ||
+        !inside(len, strtab->sh_offset, strtab->sh_size))
+      return -1;
+    const char *strings = (const char *)image + strtab->sh_offset;
+    size_t count = symtab->sh_size / sizeof(Elf64_Sym);
+    int found = 0;
+    for (size_t k = 0; k < count; k++) {
+      Elf64_Sym sym;
+      memcpy(&sym, image + symtab->sh_offset + k * sizeof sym, sizeof sym);
+      if (ELF64_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_shndx == SHN_UNDEF ||
+          sym.st_name >= strtab->sh_size)
+        continue;
+      const char *s = strings + sym.st_name;
+      size_t n = strnlen(s, strtab->sh_size - sym.st_name);
+      if (n == strtab->sh_size - sym.st_name || !cj_symbol_names_variable(s, n, name)) continue;
+      if (found++ == 0) *value = sym.st_value, *size = sym.st_size;
+    }
+    return found;
   }
   return -1;
 }

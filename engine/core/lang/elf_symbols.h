@@ -23,4 +23,11 @@ const unsigned char *cj_elf_data(const unsigned char *image, size_t len, const c
 ** the image has no such table or is not a well-formed ELF64 object. */
 long long cj_elf_tls_bytes(const unsigned char *image, size_t len, const char *prefix);
 
+/* The data objects (STT_OBJECT, defined) of the full symbol table that are the variable `name` as
+** the source names it (cj_symbol_names_variable: static ones and those in namespaces too, which
+** dlsym cannot see): how many there are, the first one's value (its offset from the load address)
+** and size in *value and *size; -1 when the image has no such table or is not well formed. */
+int cj_elf_variable(const unsigned char *image, size_t len, const char *name,
+                    unsigned long long *value, unsigned long long *size);
+
 #endif
