@@ -1,8 +1,9 @@
 /*
-** base.c -- what every layer of the core uses: per-thread error messages, warnings, the lazy
-** opening of the driver and NVRTC, live-object tracking, per-engine slots, dtypes, status text,
-** strings, growable buffers, sizes as text and the clock. Opening and closing the engine itself
-** is engine.c's, at the top of the core.
+** base.c -- the engine's record as every layer shares it: per-thread error messages and status
+** text, warnings, the lazy opening of the driver and NVRTC, live-object tracking and per-engine
+** slots. Opening and closing the engine itself is engine.c's, at the top of the core; the rest of
+** base.h is defined by interrupt.c (interrupts, SIGXFSZ held off), dtype.c and text.c (strings,
+** growable buffers, sizes as text, the clock).
 */
 #include "base.h"
 
@@ -92,57 +93,6 @@ void cujit_set_warning_handler(cujit_engine *engine, cujit_warning_fn fn, void *
   if (!engine) return;
   engine->warn_fn = fn ? fn : default_warning;
   engine->warn_user = fn ? user : NULL;
-}
-
-void cujit_interrupt(cujit_engine *engine) {
-  if (engine) atomic_fetch_add(&engine->interrupts, 1); /* lock-free: fine in a signal handler */
-}
-
-/* Marks every interrupt so far as reported; `seen` is a count read earlier. The count only moves
-** forward (modulo 2^32), so an older `seen` never undoes a newer report. */
-static void mark_reported(cujit_engine *engine, unsigned seen) {
-  unsigned old = atomic_load(&engine->reported);
-  while ((int)(seen - old) > 0 && !atomic_compare_exchange_weak(&engine->reported, &old, seen)) {
-  }
-}
-
-void cujit_interrupt_clear(cujit_engine *engine) {
-  if (engine) mark_reported(engine, atomic_load(&engine->interrupts));
-}
-
-unsigned cj_interrupt_mark(cujit_engine *engine) {
-  /* A pending interrupt (not reported yet) dates the mark before it, so the wait reports it. */
-  return atomic_load(&engine->reported);
-}
-
-int cj_interrupted(cujit_engine *engine, unsigned mark) {
-  unsigned now = atomic_load(&engine->interrupts);
-  if (now == mark) return 0;
-  mark_reported(engine, now);
-  return 1;
-}
-
-void cj_fsize_guard(cj_fsize *g) {
-  sigset_t xfsz, pending;
-  sigemptyset(&xfsz);
-  sigaddset(&xfsz, SIGXFSZ);
-  pthread_sigmask(SIG_BLOCK, &xfsz, &g->old);
-  /* One already pending (the caller's own, blocked before) is not ours to consume. */
-  g->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
-}
-
-void cj_fsize_release(cj_fsize *g) {
-  int saved = errno; /* the caller reads the write's errno after this */
-  sigset_t xfsz, pending;
-  sigemptyset(&xfsz);
-  sigaddset(&xfsz, SIGXFSZ);
-  if (!g->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
-    struct timespec now = {0, 0};
-    while (sigtimedwait(&xfsz, NULL, &now) < 0 && errno == EINTR) {
-    }
-  }
-  pthread_sigmask(SIG_SETMASK, &g->old, NULL);
-  errno = saved;
 }
 
 void cj_errors_free(cujit_engine *engine) {
@@ -237,32 +187,6 @@ void cj_untrack(cujit_engine *engine, cj_link *link) {
   pthread_mutex_unlock(&engine->lock);
 }
 
-const char *cujit_status_string(cujit_status status) {
-  static const char *const text[CUJIT_STATUS_COUNT_] = {
-      [CUJIT_OK] = "no error",
-      [CUJIT_ERROR_INVALID_ARGUMENT] = "invalid argument",
-      [CUJIT_ERROR_OUT_OF_HOST_MEMORY] = "out of host memory",
-      [CUJIT_ERROR_NO_DRIVER] = "no CUDA driver",
-      [CUJIT_ERROR_NO_DEVICE] = "no such CUDA device",
-      [CUJIT_ERROR_NO_NVRTC] = "no NVRTC",
-      [CUJIT_ERROR_SIGNATURE] = "malformed kernel signature",
-      [CUJIT_ERROR_COMPILE] = "compile error",
-      [CUJIT_ERROR_NOT_FOUND] = "kernel not found",
-      [CUJIT_ERROR_ARGUMENT] = "kernel arguments do not match the signature",
-      [CUJIT_ERROR_LAUNCH_CONFIG] = "launch configuration outside the device's limits",
-      [CUJIT_ERROR_DEVICE_MEMORY] = "out of device memory",
-      [CUJIT_ERROR_DEVICE_FAULT] = "device fault (reset the device)",
-      [CUJIT_ERROR_BUFFER_LOST] = "buffer lost in a device reset",
-      [CUJIT_ERROR_NOT_READY] = "not ready",
-      [CUJIT_ERROR_CACHE] = "cache error",
-      [CUJIT_ERROR_IO] = "I/O error",
-      [CUJIT_ERROR_DRIVER] = "CUDA driver error",
-      [CUJIT_ERROR_INTERRUPTED] = "interrupted",
-      [CUJIT_ERROR_UNSUPPORTED] = "unsupported",
-  };
-  return (unsigned)status < CUJIT_STATUS_COUNT_ ? text[status] : "unknown status";
-}
-
 /* --- per-engine slots ------------------------------------------------------------------------- */
 
 struct cj_slot {
@@ -298,125 +222,28 @@ void cj_slots_free(cujit_engine *engine) {
   engine->slots = NULL;
 }
 
-/* --- dtypes ----------------------------------------------------------------------------------- */
-
-static const struct {
-  const char *name, *ctype;
-  size_t size;
-} dtypes[CUJIT_DTYPE_COUNT_] = {
-    [CUJIT_DTYPE_NONE] = {"bytes", "unsigned char", 1},
-    [CUJIT_F16] = {"f16", "__half", 2},
-    [CUJIT_F32] = {"f32", "float", 4},
-    [CUJIT_F64] = {"f64", "double", 8},
-    [CUJIT_I8] = {"i8", "signed char", 1},
-    [CUJIT_I16] = {"i16", "short", 2},
-    [CUJIT_I32] = {"i32", "int", 4},
-    [CUJIT_I64] = {"i64", "long long", 8},
-    [CUJIT_U8] = {"u8", "unsigned char", 1},
-    [CUJIT_U16] = {"u16", "unsigned short", 2},
-    [CUJIT_U32] = {"u32", "unsigned int", 4},
-    [CUJIT_U64] = {"u64", "unsigned long long", 8},
-};
-
-const char *cujit_dtype_name(cujit_dtype dtype) {
-  return (unsigned)dtype < CUJIT_DTYPE_COUNT_ ? dtypes[dtype].name : "?";
-}
-
-const char *cujit_dtype_ctype(cujit_dtype dtype) {
-  return (unsigned)dtype < CUJIT_DTYPE_COUNT_ ? dtypes[dtype].ctype : "?";
-}
-
-size_t cujit_dtype_size(cujit_dtype dtype) {
-  return (unsigned)dtype < CUJIT_DTYPE_COUNT_ ? dtypes[dtype].size : 0;
-}
-
-cujit_dtype cujit_dtype_from_name(const char *name) {
-  if (!name) return CUJIT_DTYPE_NONE;
-  for (int i = 1; i < CUJIT_DTYPE_COUNT_; i++)
-    if (strcmp(name, dtypes[i].name) == 0 || strcmp(name, dtypes[i].ctype) == 0)
-      return (cujit_dtype)i;
-  return CUJIT_DTYPE_NONE;
-}
-
-/* --- small helpers ---------------------------------------------------------------------------- */
-
-const char *cj_bytes_text(size_t bytes, char *buf, size_t len) {
-  static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  if (bytes < 1024) {
-    snprintf(buf, len, "%zu byte%s", bytes, bytes == 1 ? "" : "s");
-    return buf;
-  }
-  double v = (double)bytes / 1024.0;
-  size_t u = 0;
-  /* 1023.97 MiB would print as "1024.0 MiB": move up a unit first. */
-  while (v >= 1023.95 && u + 1 < sizeof units / sizeof *units) v /= 1024.0, u++;
-  snprintf(buf, len, "%.1f %s", v, units[u]);
-  return buf;
-}
-
-double cj_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-char *cj_strndup(const char *s, size_t n) {
-  char *p = malloc(n + 1);
-  if (!p) return NULL;
-  memcpy(p, s, n);
-  p[n] = '\0';
-  return p;
-}
-
-char *cj_strdup(const char *s) {
-  return s ? cj_strndup(s, strlen(s)) : NULL;
-}
-
-void cj_buf_add(cj_buf *b, const char *s, size_t n) {
-  if (b->failed) return;
-  if (b->len + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + n + 1) cap *= 2;
-    char *p = realloc(b->data, cap);
-    if (!p) {
-      b->failed = 1;
-      return;
-    }
-    b->data = p, b->cap = cap;
-  }
-  memcpy(b->data + b->len, s, n);
-  b->len += n;
-  b->data[b->len] = '\0';
-}
-
-void cj_buf_puts(cj_buf *b, const char *s) {
-  cj_buf_add(b, s, strlen(s));
-}
-
-void cj_buf_printf(cj_buf *b, const char *fmt, ...) {
-  char small[512];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(small, sizeof small, fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  if ((size_t)n < sizeof small) {
-    cj_buf_add(b, small, (size_t)n);
-    return;
-  }
-  char *big = malloc((size_t)n + 1);
-  if (!big) {
-    b->failed = 1;
-    return;
-  }
-  va_start(ap, fmt);
-  vsnprintf(big, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  cj_buf_add(b, big, (size_t)n);
-  free(big);
-}
-
-void cj_buf_free(cj_buf *b) {
-  free(b->data);
-  memset(b, 0, sizeof *b);
+const char *cujit_status_string(cujit_status status) {
+  static const char *const text[CUJIT_STATUS_COUNT_] = {
+      [CUJIT_OK] = "no error",
+      [CUJIT_ERROR_INVALID_ARGUMENT] = "invalid argument",
+      [CUJIT_ERROR_OUT_OF_HOST_MEMORY] = "out of host memory",
+      [CUJIT_ERROR_NO_DRIVER] = "no CUDA driver",
+      [CUJIT_ERROR_NO_DEVICE] = "no such CUDA device",
+      [CUJIT_ERROR_NO_NVRTC] = "no NVRTC",
+      [CUJIT_ERROR_SIGNATURE] = "malformed kernel signature",
+      [CUJIT_ERROR_COMPILE] = "compile error",
+      [CUJIT_ERROR_NOT_FOUND] = "kernel not found",
+      [CUJIT_ERROR_ARGUMENT] = "kernel arguments do not match the signature",
+      [CUJIT_ERROR_LAUNCH_CONFIG] = "launch configuration outside the device's limits",
+      [CUJIT_ERROR_DEVICE_MEMORY] = "out of device memory",
+      [CUJIT_ERROR_DEVICE_FAULT] = "device fault (reset the device)",
+      [CUJIT_ERROR_BUFFER_LOST] = "buffer lost in a device reset",
+      [CUJIT_ERROR_NOT_READY] = "not ready",
+      [CUJIT_ERROR_CACHE] = "cache error",
+      [CUJIT_ERROR_IO] = "I/O error",
+      [CUJIT_ERROR_DRIVER] = "CUDA driver error",
+      [CUJIT_ERROR_INTERRUPTED] = "interrupted",
+      [CUJIT_ERROR_UNSUPPORTED] = "unsupported",
+  };
+  return (unsigned)status < CUJIT_STATUS_COUNT_ ? text[status] : "unknown status";
 }
