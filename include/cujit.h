@@ -656,6 +656,21 @@ static inline cujit_launch_config cujit_launch_config_init_(void) {
 CUJIT_API cujit_status cujit_launch(cujit_kernel *kernel, const cujit_launch_config *config,
                                     const cujit_arg *args, size_t nargs);
 
+/* A cooperative launch (cuLaunchCooperativeKernel): every block runs at once, so a kernel may
+** synchronise the whole grid (cooperative_groups::this_grid().sync()). The grid must fit on the
+** device at once: blocks <= occupancy per SM x SMs, checked first (CUJIT_ERROR_LAUNCH_CONFIG
+** saying how many fit). On the CPU device, whose workers run a block to its end, at most one block
+** per worker. */
+CUJIT_API cujit_status cujit_launch_cooperative(cujit_kernel *kernel,
+                                                const cujit_launch_config *config,
+                                                const cujit_arg *args, size_t nargs);
+/* How many blocks of `block_threads` threads (and shared_bytes of dynamic shared memory) a
+** cooperative launch of the kernel may have on the current device. */
+CUJIT_API cujit_status cujit_kernel_max_cooperative_blocks(cujit_kernel *kernel,
+                                                           unsigned block_threads,
+                                                           unsigned shared_bytes,
+                                                           unsigned long long *blocks);
+
 /* Launches over `n` elements in 1-D with the block size the occupancy API suggests for this kernel
 ** (cached), and enough blocks to cover n. */
 CUJIT_API cujit_status cujit_launch_n(cujit_kernel *kernel, size_t n, cujit_stream *stream,
@@ -715,6 +730,73 @@ CUJIT_API cujit_status cujit_host_alloc(cujit_engine *engine, size_t bytes,
 CUJIT_API void cujit_host_free(cujit_host_buffer *buffer);
 CUJIT_API void *cujit_host_ptr(const cujit_host_buffer *buffer);
 CUJIT_API size_t cujit_host_size(const cujit_host_buffer *buffer);
+
+/* Views, managed and mapped memory. Every buffer these calls give is an ordinary cujit_buffer:
+** launches, copies, fills, reductions and elementwise kernels take it; free it with
+** cujit_buffer_free. */
+
+/* A view of `bytes` bytes of `buffer` from `offset` (both whole `dtype` elements, and so must be
+** where the view starts in the memory a view of a view shares), sharing its memory. Freeing the
+** viewed buffer (or a reset) leaves the view lost: every call then refuses it, saying so; free
+** the view as any buffer (that frees no memory). A view of a view views the
+** first buffer, so freeing the middle one leaves it usable. Making and freeing the views of one
+** buffer (and freeing the buffer) from several threads at once needs the caller's lock, as
+** freeing one buffer from two threads would. */
+CUJIT_API cujit_status cujit_buffer_view(cujit_buffer *buffer, size_t offset, size_t bytes,
+                                         cujit_dtype dtype, cujit_buffer **out);
+
+/* Managed (unified) memory on the current device (cuMemAllocManaged): one address the device and
+** the host both use. The host may read and write it through cujit_buffer_host_ptr only while no
+** kernel or copy that uses it is running: synchronize first (the device, or the stream that used
+** it). Touching it during a kernel is a data race, and on devices without concurrent managed
+** access (cujit_device_info says nothing of it; see docs/lua.md) a segmentation fault. On the CPU
+** device it is host memory. */
+CUJIT_API cujit_status cujit_buffer_alloc_managed(cujit_engine *engine, size_t bytes,
+                                                  cujit_dtype dtype, cujit_buffer **out);
+/* The host address of a managed buffer, a mapped host buffer's view, or a view of either; NULL
+** for device memory (copy it instead) or a lost buffer. */
+CUJIT_API void *cujit_buffer_host_ptr(const cujit_buffer *buffer);
+
+typedef enum cujit_advice {
+  CUJIT_ADVISE_READ_MOSTLY,       /* copies on each reader; writes invalidate them */
+  CUJIT_ADVISE_PREFERRED_DEVICE,  /* keep it on the buffer's device */
+  CUJIT_ADVISE_PREFERRED_HOST,    /* keep it in host memory */
+  CUJIT_ADVISE_ACCESSED_BY,       /* the buffer's device maps it, wherever it lives */
+  CUJIT_ADVISE_UNSET_READ_MOSTLY, /* undo */
+  CUJIT_ADVISE_UNSET_PREFERRED,
+  CUJIT_ADVISE_UNSET_ACCESSED_BY,
+} cujit_advice;
+
+/* Migrates a managed buffer (or view) to its device (to_host 0) or to host memory, in `stream`
+** order (NULL: the default stream); asynchronous. Advice is a hint for the driver's migrations.
+** Both refuse non-managed memory; on the CPU device they do nothing. */
+CUJIT_API cujit_status cujit_buffer_prefetch(cujit_buffer *buffer, int to_host,
+                                             cujit_stream *stream);
+CUJIT_API cujit_status cujit_buffer_advise(cujit_buffer *buffer, cujit_advice advice);
+
+/* A device view of pinned host memory (cujit_host_alloc's, or registered below): kernels read and
+** write the host memory directly over the bus (zero copy). Its lifetime is the host buffer's: the
+** view is lost once the host buffer is freed. */
+CUJIT_API cujit_status cujit_host_map(cujit_host_buffer *host, cujit_dtype dtype,
+                                      cujit_buffer **out);
+/* Page-locks `bytes` of host memory allocated elsewhere (cuMemHostRegister) as a host buffer:
+** copies from it are truly asynchronous and cujit_host_map maps it. cujit_host_free unregisters
+** it and frees nothing; the memory must outlive the host buffer. A no-op on the CPU device. */
+CUJIT_API cujit_status cujit_host_register(cujit_engine *engine, void *ptr, size_t bytes,
+                                           cujit_host_buffer **out);
+
+/* A program's __device__ or __constant__ variable `name`, on the current device, as a view
+** (cuLibraryGetGlobal; on the CPU device, the shared object's symbol). `name` is as the source
+** names it: "taps", a static one, "ns::taps" in a namespace, an anonymous namespace's by its own
+** name (docs/cuda-code.md, "Globals"). Copy into it before a
+** launch to set constant memory. dtype, ndim and shape (each may be NULL) are what the
+** declaration says (`__constant__ float taps[3][3]` gives f32, 2, {3, 3}); a type cujit cannot
+** name gives CUJIT_DTYPE_NONE and one dimension of its size in bytes. The view lives while the
+** program (or a kernel of it) does and until a reset of the device: after a reset, ask again
+** (the program is loaded anew). NOT_FOUND names the variable. */
+CUJIT_API cujit_status cujit_program_global(cujit_program *program, const char *name,
+                                            cujit_buffer **out, cujit_dtype *dtype, int *ndim,
+                                            size_t shape[3]);
 
 /* ---------------------------------------------------------------------------------------------
 ** Streams and events
@@ -959,87 +1041,8 @@ CUJIT_API cujit_status cujit_elementwise_launch(cujit_kernel *kernel, size_t n,
                                                 size_t nargs);
 
 /* ---------------------------------------------------------------------------------------------
-** The toolbox (issue 16): views, managed and mapped memory, globals, cooperative launches, IPC.
-** Every buffer these calls give is an ordinary cujit_buffer: launches, copies, fills, reductions
-** and elementwise kernels take it; free it with cujit_buffer_free.
+** Sharing with other processes
 ** ------------------------------------------------------------------------------------------- */
-
-/* A view of `bytes` bytes of `buffer` from `offset` (both whole `dtype` elements, and so must be
-** where the view starts in the memory a view of a view shares), sharing its memory. Freeing the
-** viewed buffer (or a reset) leaves the view lost: every call then refuses it, saying so; free
-** the view as any buffer (that frees no memory). A view of a view views the
-** first buffer, so freeing the middle one leaves it usable. Making and freeing the views of one
-** buffer (and freeing the buffer) from several threads at once needs the caller's lock, as
-** freeing one buffer from two threads would. */
-CUJIT_API cujit_status cujit_buffer_view(cujit_buffer *buffer, size_t offset, size_t bytes,
-                                         cujit_dtype dtype, cujit_buffer **out);
-
-/* Managed (unified) memory on the current device (cuMemAllocManaged): one address the device and
-** the host both use. The host may read and write it through cujit_buffer_host_ptr only while no
-** kernel or copy that uses it is running: synchronize first (the device, or the stream that used
-** it). Touching it during a kernel is a data race, and on devices without concurrent managed
-** access (cujit_device_info says nothing of it; see docs/lua.md) a segmentation fault. On the CPU
-** device it is host memory. */
-CUJIT_API cujit_status cujit_buffer_alloc_managed(cujit_engine *engine, size_t bytes,
-                                                  cujit_dtype dtype, cujit_buffer **out);
-/* The host address of a managed buffer, a mapped host buffer's view, or a view of either; NULL
-** for device memory (copy it instead) or a lost buffer. */
-CUJIT_API void *cujit_buffer_host_ptr(const cujit_buffer *buffer);
-
-typedef enum cujit_advice {
-  CUJIT_ADVISE_READ_MOSTLY,       /* copies on each reader; writes invalidate them */
-  CUJIT_ADVISE_PREFERRED_DEVICE,  /* keep it on the buffer's device */
-  CUJIT_ADVISE_PREFERRED_HOST,    /* keep it in host memory */
-  CUJIT_ADVISE_ACCESSED_BY,       /* the buffer's device maps it, wherever it lives */
-  CUJIT_ADVISE_UNSET_READ_MOSTLY, /* undo */
-  CUJIT_ADVISE_UNSET_PREFERRED,
-  CUJIT_ADVISE_UNSET_ACCESSED_BY,
-} cujit_advice;
-
-/* Migrates a managed buffer (or view) to its device (to_host 0) or to host memory, in `stream`
-** order (NULL: the default stream); asynchronous. Advice is a hint for the driver's migrations.
-** Both refuse non-managed memory; on the CPU device they do nothing. */
-CUJIT_API cujit_status cujit_buffer_prefetch(cujit_buffer *buffer, int to_host,
-                                             cujit_stream *stream);
-CUJIT_API cujit_status cujit_buffer_advise(cujit_buffer *buffer, cujit_advice advice);
-
-/* A device view of pinned host memory (cujit_host_alloc's, or registered below): kernels read and
-** write the host memory directly over the bus (zero copy). Its lifetime is the host buffer's: the
-** view is lost once the host buffer is freed. */
-CUJIT_API cujit_status cujit_host_map(cujit_host_buffer *host, cujit_dtype dtype,
-                                      cujit_buffer **out);
-/* Page-locks `bytes` of host memory allocated elsewhere (cuMemHostRegister) as a host buffer:
-** copies from it are truly asynchronous and cujit_host_map maps it. cujit_host_free unregisters
-** it and frees nothing; the memory must outlive the host buffer. A no-op on the CPU device. */
-CUJIT_API cujit_status cujit_host_register(cujit_engine *engine, void *ptr, size_t bytes,
-                                           cujit_host_buffer **out);
-
-/* A program's __device__ or __constant__ variable `name`, on the current device, as a view
-** (cuLibraryGetGlobal; on the CPU device, the shared object's symbol). `name` is as the source
-** names it: "taps", a static one, "ns::taps" in a namespace, an anonymous namespace's by its own
-** name (docs/cuda-code.md, "Globals"). Copy into it before a
-** launch to set constant memory. dtype, ndim and shape (each may be NULL) are what the
-** declaration says (`__constant__ float taps[3][3]` gives f32, 2, {3, 3}); a type cujit cannot
-** name gives CUJIT_DTYPE_NONE and one dimension of its size in bytes. The view lives while the
-** program (or a kernel of it) does and until a reset of the device: after a reset, ask again
-** (the program is loaded anew). NOT_FOUND names the variable. */
-CUJIT_API cujit_status cujit_program_global(cujit_program *program, const char *name,
-                                            cujit_buffer **out, cujit_dtype *dtype, int *ndim,
-                                            size_t shape[3]);
-
-/* A cooperative launch (cuLaunchCooperativeKernel): every block runs at once, so a kernel may
-** synchronise the whole grid (cooperative_groups::this_grid().sync()). The grid must fit on the
-** device at once: blocks <= occupancy per SM x SMs, checked first (CUJIT_ERROR_LAUNCH_CONFIG
-** saying how many fit). Refused on the CPU device, whose workers run blocks one after another. */
-CUJIT_API cujit_status cujit_launch_cooperative(cujit_kernel *kernel,
-                                                const cujit_launch_config *config,
-                                                const cujit_arg *args, size_t nargs);
-/* How many blocks of `block_threads` threads (and shared_bytes of dynamic shared memory) a
-** cooperative launch of the kernel may have on the current device. */
-CUJIT_API cujit_status cujit_kernel_max_cooperative_blocks(cujit_kernel *kernel,
-                                                           unsigned block_threads,
-                                                           unsigned shared_bytes,
-                                                           unsigned long long *blocks);
 
 /* Sharing with other processes (CUDA IPC; GPU only: the CPU device refuses each call). A handle
 ** is text of fewer than CUJIT_IPC_HANDLE_MAX bytes, to pass by a pipe, file or argument.
