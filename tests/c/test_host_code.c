@@ -462,7 +462,8 @@ Test(host_code_compiled, default_device_elides_nothing) {
                             "float twice(float x) { return 2 * x; }\n"
                             "__global__ void k(float *x) { x[0] = twice(x[0]) * scale_by; }\n";
   const char *flags[] = {"-default-device"};
-  cujit_compile_options o = {.arch = "sm_90", .extra_flags = flags, .extra_flag_count = 1};
+  cujit_compile_options o = {
+      .size = sizeof o, .arch = "sm_90", .extra_flags = flags, .extra_flag_count = 1};
   cujit_program *p = NULL;
   cr_assert_eq(cujit_program_compile(engine, src, "dd.cu", &o, &p), CUJIT_OK, "%s",
                cujit_errmsg(engine));
