@@ -2,7 +2,8 @@
 ** ipc.c -- sharing device memory and events with other processes (CUDA IPC): shareable buffers,
 ** their handles as text ("cujit-ipc-mem:<dtype>:<bytes>:<128 hex digits>", events
 ** "cujit-ipc-event:<128 hex digits>"), and opening a handle as a buffer or event of this process.
-** The backend does the driver's part (backend.h, between processes); the CPU device refuses each call.
+** The backend does the driver's part (backend.h, between processes); the CPU device refuses each
+** call.
 */
 #include "backend/backend.h"
 #include "memory.h"

@@ -49,7 +49,7 @@ cujit_status cujit_buffer_prefetch(cujit_buffer *buffer, int to_host, cujit_stre
   if (st != CUJIT_OK) return st;
   cujit_device *device = buffer->device;
   st = device->ops->prefetch(device, buffer->ptr, buffer->size, to_host != 0,
-                                      cj_stream_queue(stream));
+                             cj_stream_queue(stream));
   cj_stream_queued(stream);
   return st;
 }
