@@ -578,25 +578,18 @@ static size_t walk_members(hc *h, const item *x, char *out) {
 
 /* --- the elision ---------------------------------------------------------------------------- */
 
-/* The words the rest of the unit's kept text (outside, blanked into *ob) names: kept code of this
-** file's as well, so that what it names here stays (a kernel elsewhere taking a header's type). */
-static void add_outside(hc *h, const char *outside, char **ob) {
-  size_t n = strlen(outside), p = 0;
-  if (!(*ob = cj_blank_source(outside))) {
-    h->oom = 1;
-    return;
-  }
-  for (cj_token t = cj_next_token(*ob, &p, n), next; t.kind != CJ_TK_END && !h->oom; t = next) {
-    next = cj_next_token(*ob, &p, n);
-    int call = next.len == 1 && ((*ob)[next.pos] == '(' || (*ob)[next.pos] == '<');
-    if (t.kind == CJ_TK_IDENT) add_word(h, *ob + t.pos, t.len, call);
-  }
+/* The words the rest of the unit's kept text names (cj_host_code_elide_unit), as if kept code of
+** this file named them: what they name here stays (a kernel elsewhere taking a header's type). */
+static void add_outside(hc *h, const cj_host_set *named, const cj_host_set *called) {
+  for (size_t i = 0; i < named->cap && !h->oom; i++)
+    if (named->w[i].s) add_word(h, named->w[i].s, named->w[i].n, 0);
+  for (size_t i = 0; i < called->cap && !h->oom; i++)
+    if (called->w[i].s) add_word(h, called->w[i].s, called->w[i].n, 1);
 }
 
-char *cj_host_code_elide_in(const char *source, const char *outside, size_t *elided, char *why,
-                            size_t why_len) {
+char *cj_host_code_elide_in(const char *source, const cj_host_set *named, const cj_host_set *called,
+                            size_t *elided, char *why, size_t why_len) {
   hc h = {.src = source, .why = why, .why_len = why_len};
-  char *ob = NULL; /* outside, blanked: the words it adds point into it */
   if (why_len) why[0] = 0;
   *elided = 0;
   size_t n = strlen(source), cap = 0;
@@ -631,7 +624,7 @@ char *cj_host_code_elide_in(const char *source, const char *outside, size_t *eli
     host = ((h.it[i].role == R_CALLED || h.it[i].role == R_NAMED) && !h.it[i].overflow) ||
            h.it[i].body != NONE; /* a class: its host members may go */
   if (!h.oom && !h.bad && host) {
-    if (outside) add_outside(&h, outside, &ob);
+    if (named && called) add_outside(&h, named, called);
     for (size_t i = 0; i < h.nit; i++)
       if (h.it[i].role == R_KEEP || h.it[i].role == R_DEVICE || h.it[i].overflow)
         keep(&h, &h.it[i]);
@@ -656,7 +649,6 @@ char *cj_host_code_elide_in(const char *source, const char *outside, size_t *eli
   }
   if (h.bad) memcpy(out, source, n), *elided = 0;
   free(h.named.w), free(h.called.w), free(h.t), free(h.it), free(h.m), free(b), free(h.dir);
-  free(ob);
   if (h.oom) free(out);
   return h.oom ? NULL : out;
 }

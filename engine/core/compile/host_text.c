@@ -14,6 +14,7 @@
 
 #include "base/base.h"
 #include "lang/lexicon.h"
+#include "scan.h"
 
 #define MAX_NEST 512
 
@@ -232,7 +233,21 @@ int cj_host_set_add(cj_host_set *st, const char *s, size_t n) {
 /* --- a unit's files together ------------------------------------------------------------------ */
 
 char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t why_len) {
-  return cj_host_code_elide_in(source, NULL, elided, why, why_len);
+  return cj_host_code_elide_in(source, NULL, NULL, elided, why, why_len);
+}
+
+/* The words of text (blanked into *b, which they point into), and those called (followed by '('
+** or '<'): once a round, not once a header, so a round costs the unit's length once. */
+static int outside_words(const char *text, char **b, cj_host_set *named, cj_host_set *called) {
+  size_t n = strlen(text), p = 0;
+  if (!(*b = cj_blank_source(text))) return 0;
+  for (cj_token t = cj_next_token(*b, &p, n), next; t.kind != CJ_TK_END; t = next) {
+    next = cj_next_token(*b, &p, n);
+    int call = next.len == 1 && ((*b)[next.pos] == '(' || (*b)[next.pos] == '<');
+    if (t.kind == CJ_TK_IDENT && cj_host_set_add(call ? called : named, *b + t.pos, t.len) < 0)
+      return 0;
+  }
+  return 1;
 }
 
 /* Each round elides every text from what it was given, knowing main and the texts of the round
@@ -244,13 +259,16 @@ int cj_host_code_elide_unit(const char *main, char **texts, size_t n) {
   for (size_t i = 0; i < n && ok; i++) given[i] = texts[i], texts[i] = NULL;
   for (int changed = 1; changed && ok;) {
     cj_buf all = {0};
+    cj_host_set named = {0}, called = {0};
+    char *b = NULL;
     cj_buf_puts(&all, main);
     for (size_t i = 0; i < n; i++)
       if (texts[i]) cj_buf_puts(&all, "\n"), cj_buf_puts(&all, texts[i]);
+    ok = !all.failed && outside_words(all.data, &b, &named, &called);
     changed = 0;
-    for (size_t i = 0; i < n && (ok = !all.failed); i++) {
+    for (size_t i = 0; i < n && ok; i++) {
       size_t elided = 0;
-      char *text = cj_host_code_elide_in(given[i], all.data, &elided, why, sizeof why);
+      char *text = cj_host_code_elide_in(given[i], &named, &called, &elided, why, sizeof why);
       if (!(ok = text != NULL) || (texts[i] && !strcmp(text, texts[i]))) {
         free(text);
         continue;
@@ -258,6 +276,7 @@ int cj_host_code_elide_unit(const char *main, char **texts, size_t n) {
       free(texts[i]);
       texts[i] = text, changed = 1;
     }
+    free(named.w), free(called.w), free(b);
     cj_buf_free(&all);
   }
   for (size_t i = 0; i < n && given; i++) { /* each slot owns one text, elided or as given */
