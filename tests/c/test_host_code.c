@@ -437,6 +437,51 @@ Test(host_code_compiled, a_user_headers_host_code_is_elided_for_nvrtc) {
   cujit_program_free(p);
 }
 
+static void write_file(const char *dir, const char *name, const char *text) {
+  char path[800];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f, "%s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* A header's types and constants that only other files' device code names (the main file's
+** kernel takes the struct, another header's device function the enum) stay, though nothing in
+** the header itself uses them; what only host code names goes (a struct holding a std::vector,
+** which NVRTC's <vector> stand-in refuses, and a host function that calls printf). Each header
+** was once elided alone, and the kernel's own parameter type was gone. */
+Test(host_code_compiled, a_headers_type_that_another_files_kernel_takes_stays) {
+  char dir[600], name[700];
+  snprintf(dir, sizeof dir, "%s/unit", cj_scratch);
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  write_file(dir, "params.h",
+             "#pragma once\n#include <cstdio>\n#include <vector>\n"
+             "struct Params { int n; float scale; };\n"
+             "enum Mode { MODE_ADD, MODE_MUL };\n"
+             "const int kTile = 64;\n"
+             "struct History { std::vector<float> runs; };\n"
+             "inline void show(const Params &p) { printf(\"%d %f\\n\", p.n, p.scale); }\n");
+  write_file(dir, "ops.cuh",
+             "#pragma once\n#include \"params.h\"\n"
+             "__device__ inline float apply(const Params *p, float x, Mode m) {\n"
+             "  return m == MODE_ADD ? x + p->scale : x * p->scale;\n}\n");
+  snprintf(name, sizeof name, "%s/k.cu", dir);
+  static const char src[] =
+      "#include \"params.h\"\n#include \"ops.cuh\"\n"
+      "__global__ void run(const Params *p, float *x) {\n"
+      "  __shared__ float t[kTile];\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  t[threadIdx.x % kTile] = i < p->n ? apply(p, x[i], MODE_MUL) : 0.0f;\n"
+      "  if (i < p->n) x[i] = t[threadIdx.x % kTile];\n}\n"
+      "int main() { Params p = {4, 2.0f}; History h; show(p); return (int)h.runs.size(); }\n";
+  cujit_program *p = NULL;
+  cr_assert_eq(cujit_program_compile(engine, src, name, &sm90, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert(strstr(cujit_program_ptx(p, NULL), "run"), "the kernel");
+  cujit_program_free(p);
+}
+
 /* A struct with host methods, passed to a kernel: NVRTC took the struct only once its host
 ** members were gone ("host functions are not allowed in JIT mode", even for a declaration). */
 Test(host_code_compiled, a_struct_with_host_methods_compiles_for_sm_90) {
@@ -462,7 +507,8 @@ Test(host_code_compiled, default_device_elides_nothing) {
                             "float twice(float x) { return 2 * x; }\n"
                             "__global__ void k(float *x) { x[0] = twice(x[0]) * scale_by; }\n";
   const char *flags[] = {"-default-device"};
-  cujit_compile_options o = {.arch = "sm_90", .extra_flags = flags, .extra_flag_count = 1};
+  cujit_compile_options o = {
+      .size = sizeof o, .arch = "sm_90", .extra_flags = flags, .extra_flag_count = 1};
   cujit_program *p = NULL;
   cr_assert_eq(cujit_program_compile(engine, src, "dd.cu", &o, &p), CUJIT_OK, "%s",
                cujit_errmsg(engine));

@@ -30,16 +30,6 @@ typedef struct item {
   int nnames, kept, overflow; /* overflow: more names than it can hold, so it is kept */
 } item;
 
-typedef struct word {
-  const char *s;
-  size_t n;
-} word;
-
-typedef struct set {
-  word *w;
-  size_t cap, n;
-} set;
-
 typedef struct hc {
   const char *src, *b; /* the source; the blanked copy */
   char *dir;           /* 1 at the '#' of each preprocessor line of the source */
@@ -49,7 +39,7 @@ typedef struct hc {
   size_t nit, capit;
   cj_host_macro *m; /* the source's #defines */
   size_t nm;
-  set named, called; /* the words kept code names, and those it calls */
+  cj_host_set named, called; /* the words kept code names, and those it calls */
   int bad, oom;
   char *why;
   size_t why_len;
@@ -105,44 +95,6 @@ static void fail(hc *h, size_t tok, const char *what) {
   snprintf(h->why, h->why_len, "%s at line %zu", what, line_of(h, pos));
 }
 
-static size_t hash(const char *s, size_t n) {
-  uint64_t x = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) x = (x ^ (unsigned char)s[i]) * 1099511628211ull;
-  return (size_t)x;
-}
-
-static int set_has(const set *st, const char *s, size_t n) {
-  if (!st->cap) return 0;
-  for (size_t i = hash(s, n) & (st->cap - 1);; i = (i + 1) & (st->cap - 1)) {
-    if (!st->w[i].s) return 0;
-    if (st->w[i].n == n && !memcmp(st->w[i].s, s, n)) return 1;
-  }
-}
-
-/* 1 when the word was new. */
-static int set_add(hc *h, set *st, const char *s, size_t n) {
-  if (set_has(st, s, n)) return 0;
-  if (2 * (st->n + 1) > st->cap) {
-    size_t cap = st->cap ? 2 * st->cap : 64;
-    word *w = calloc(cap, sizeof *w);
-    if (!w) return h->oom = 1, 0;
-    for (size_t i = 0; i < st->cap; i++)
-      if (st->w[i].s)
-        for (size_t j = hash(st->w[i].s, st->w[i].n) & (cap - 1);; j = (j + 1) & (cap - 1))
-          if (!w[j].s) {
-            w[j] = st->w[i];
-            break;
-          }
-    free(st->w);
-    st->w = w, st->cap = cap;
-  }
-  size_t i = hash(s, n) & (st->cap - 1);
-  while (st->w[i].s) i = (i + 1) & (st->cap - 1);
-  st->w[i] = (word){s, n};
-  st->n++;
-  return 1;
-}
-
 /* --- the source's macros ---------------------------------------------------------------------- */
 
 static cj_host_macro *find_macro(const hc *h, const char *s, size_t n) {
@@ -194,11 +146,12 @@ static void add_macro_words(hc *h, cj_host_macro *m) {
 }
 
 static void add_word(hc *h, const char *s, size_t n, int call) {
-  if (set_add(h, &h->named, s, n)) {
+  int added = cj_host_set_add(&h->named, s, n);
+  if (added > 0) {
     cj_host_macro *m = find_macro(h, s, n);
     if (m) add_macro_words(h, m);
   }
-  if (call) set_add(h, &h->called, s, n);
+  if (added < 0 || (call && cj_host_set_add(&h->called, s, n) < 0)) h->oom = 1;
 }
 
 /* The last identifier of each parameter of the list opened at token `paren` (its own names, which
@@ -616,7 +569,7 @@ static size_t walk_members(hc *h, const item *x, char *out) {
       add_range(h, x, name != NONE ? name + 1 : m0, host && fbody != NONE ? fbody : mend);
       continue;
     }
-    if (!host || set_has(&h->called, h->b + h->t[name].pos, h->t[name].len)) continue;
+    if (!host || cj_host_set_has(&h->called, h->b + h->t[name].pos, h->t[name].len)) continue;
     cj_host_blank(h->src, h->dir, out, h->t[m0].pos, h->t[mend - 1].pos + h->t[mend - 1].len);
     n++;
   }
@@ -625,7 +578,17 @@ static size_t walk_members(hc *h, const item *x, char *out) {
 
 /* --- the elision ---------------------------------------------------------------------------- */
 
-char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t why_len) {
+/* The words the rest of the unit's kept text names (cj_host_code_elide_unit), as if kept code of
+** this file named them: what they name here stays (a kernel elsewhere taking a header's type). */
+static void add_outside(hc *h, const cj_host_set *named, const cj_host_set *called) {
+  for (size_t i = 0; i < named->cap && !h->oom; i++)
+    if (named->w[i].s) add_word(h, named->w[i].s, named->w[i].n, 0);
+  for (size_t i = 0; i < called->cap && !h->oom; i++)
+    if (called->w[i].s) add_word(h, called->w[i].s, called->w[i].n, 1);
+}
+
+char *cj_host_code_elide_in(const char *source, const cj_host_set *named, const cj_host_set *called,
+                            size_t *elided, char *why, size_t why_len) {
   hc h = {.src = source, .why = why, .why_len = why_len};
   if (why_len) why[0] = 0;
   *elided = 0;
@@ -661,6 +624,7 @@ char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t w
     host = ((h.it[i].role == R_CALLED || h.it[i].role == R_NAMED) && !h.it[i].overflow) ||
            h.it[i].body != NONE; /* a class: its host members may go */
   if (!h.oom && !h.bad && host) {
+    if (named && called) add_outside(&h, named, called);
     for (size_t i = 0; i < h.nit; i++)
       if (h.it[i].role == R_KEEP || h.it[i].role == R_DEVICE || h.it[i].overflow)
         keep(&h, &h.it[i]);
@@ -668,9 +632,10 @@ char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t w
       changed = 0;
       for (size_t i = 0; i < h.nit; i++) {
         item *x = &h.it[i];
-        const set *st = x->role == R_CALLED ? &h.called : &h.named;
+        const cj_host_set *st = x->role == R_CALLED ? &h.called : &h.named;
         for (int k = 0; !x->kept && k < x->nnames; k++)
-          if (set_has(st, b + h.t[x->names[k]].pos, h.t[x->names[k]].len)) keep(&h, x), changed = 1;
+          if (cj_host_set_has(st, b + h.t[x->names[k]].pos, h.t[x->names[k]].len))
+            keep(&h, x), changed = 1;
       }
     }
     for (size_t i = 0; i < h.nit && !h.oom; i++) {

@@ -12,7 +12,8 @@
 ** cannot read as a declaration (a macro's invocation, an unknown upper-case word before the
 ** return type, using, static_assert) stays. Preprocessor lines are read as blank and never
 ** blanked (except #pragma and #include inside a blanked definition), so every #if stays
-** balanced. Removed text becomes spaces and newlines stay, so every line keeps its number.
+** balanced. Removed text becomes spaces and newlines stay, so every line keeps its number. A
+** unit's headers are elided together, each knowing the words the rest keeps (elide_unit).
 */
 #ifndef CUJIT_HOST_CODE_H
 #define CUJIT_HOST_CODE_H
@@ -21,7 +22,7 @@
 
 /* The rules' version, in the key of the include manifest (compile.c): a hit by the manifest
 ** stands for the headers' elided text, so a change of what is elided must change it. */
-#define CJ_HOST_CODE_RULES "host code rules 1"
+#define CJ_HOST_CODE_RULES "host code rules 2"
 
 /* The source with its host-only declarations blanked (malloc'd; NULL when out of memory), and
 ** in *elided how many were blanked. Text cujit cannot read as declarations (a brace or
@@ -29,7 +30,35 @@
 ** is given back unchanged, with the reason and line in `why` (empty otherwise). */
 char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t why_len);
 
+/* A set of words (pointers into text that outlives it). */
+typedef struct cj_host_word {
+  const char *s;
+  size_t n;
+} cj_host_word;
+typedef struct cj_host_set {
+  cj_host_word *w;
+  size_t cap, n;
+} cj_host_set;
+
+/* The same, for one file of a unit whose other files' kept code names the words `named` and calls
+** `called` (NULL: none): what they name stays, as if kept code of this file named it (a header's
+** struct that a kernel of the main file takes). */
+char *cj_host_code_elide_in(const char *source, const cj_host_set *named, const cj_host_set *called,
+                            size_t *elided, char *why, size_t why_len);
+
+/* The `n` texts (malloc'd; each replaced by its elided text, freed by the caller) of the user's
+** headers of a translation unit whose main source, its host code elided already, is `main`: a
+** header's type, constant or function stays when kept code anywhere in the unit names it (a
+** kernel of the main file taking a struct a helper header declares; another header's device
+** function), so each is elided knowing what the others keep, until none keeps more. 0 when out of
+** memory (every texts[i] still one the caller frees). */
+int cj_host_code_elide_unit(const char *main, char **texts, size_t n);
+
 /* --- between host_code.c and host_text.c --- */
+
+int cj_host_set_has(const cj_host_set *st, const char *s, size_t n);
+/* 1 when the word was new, 0 when it was there, -1 when out of memory. */
+int cj_host_set_add(cj_host_set *st, const char *s, size_t n);
 
 /* __global__, __device__, __constant__, __managed__, __shared__; NULL-terminated. */
 extern const char *const cj_host_device_words[];

@@ -2,15 +2,19 @@
 ** host_text.c -- the preprocessor's lines in host code elision (host_code.h): where they are
 ** (a '#' first on its line outside comments and literals), and the blanking that spares those
 ** that shape the program, so every #if of a blanked definition still pairs; the source's #defines;
-** and the quick look that gives a kernel's source back without reading it as declarations.
+** the quick look that gives a kernel's source back without reading it as declarations; the sets
+** of words kept code names; and the elision of a unit's headers together (cj_host_code_elide_unit).
 */
 #include "host_code.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "lang/lexicon.h"
+#include "scan.h"
 
 #define MAX_NEST 512
 
@@ -185,4 +189,100 @@ int cj_host_read_macros(const char *s, const char *dir, cj_host_macro **out, siz
     i = e < n ? e + 1 : n;
   }
   return 1;
+}
+
+/* --- sets of words ---------------------------------------------------------------------------- */
+
+static size_t hash(const char *s, size_t n) {
+  uint64_t x = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) x = (x ^ (unsigned char)s[i]) * 1099511628211ull;
+  return (size_t)x;
+}
+
+int cj_host_set_has(const cj_host_set *st, const char *s, size_t n) {
+  if (!st->cap) return 0;
+  for (size_t i = hash(s, n) & (st->cap - 1);; i = (i + 1) & (st->cap - 1)) {
+    if (!st->w[i].s) return 0;
+    if (st->w[i].n == n && !memcmp(st->w[i].s, s, n)) return 1;
+  }
+}
+
+int cj_host_set_add(cj_host_set *st, const char *s, size_t n) {
+  if (cj_host_set_has(st, s, n)) return 0;
+  if (2 * (st->n + 1) > st->cap) {
+    size_t cap = st->cap ? 2 * st->cap : 64;
+    cj_host_word *w = calloc(cap, sizeof *w);
+    if (!w) return -1;
+    for (size_t i = 0; i < st->cap; i++)
+      if (st->w[i].s)
+        for (size_t j = hash(st->w[i].s, st->w[i].n) & (cap - 1);; j = (j + 1) & (cap - 1))
+          if (!w[j].s) {
+            w[j] = st->w[i];
+            break;
+          }
+    free(st->w);
+    st->w = w, st->cap = cap;
+  }
+  size_t i = hash(s, n) & (st->cap - 1);
+  while (st->w[i].s) i = (i + 1) & (st->cap - 1);
+  st->w[i] = (cj_host_word){s, n};
+  st->n++;
+  return 1;
+}
+
+/* --- a unit's files together ------------------------------------------------------------------ */
+
+char *cj_host_code_elide(const char *source, size_t *elided, char *why, size_t why_len) {
+  return cj_host_code_elide_in(source, NULL, NULL, elided, why, why_len);
+}
+
+/* The words of text (blanked into *b, which they point into), and those called (followed by '('
+** or '<'): once a round, not once a header, so a round costs the unit's length once. */
+static int outside_words(const char *text, char **b, cj_host_set *named, cj_host_set *called) {
+  size_t n = strlen(text), p = 0;
+  if (!(*b = cj_blank_source(text))) return 0;
+  for (cj_token t = cj_next_token(*b, &p, n), next; t.kind != CJ_TK_END; t = next) {
+    next = cj_next_token(*b, &p, n);
+    int call = next.len == 1 && ((*b)[next.pos] == '(' || (*b)[next.pos] == '<');
+    if (t.kind == CJ_TK_IDENT && cj_host_set_add(call ? called : named, *b + t.pos, t.len) < 0)
+      return 0;
+  }
+  return 1;
+}
+
+/* Each round elides every text from what it was given, knowing main and the texts of the round
+** before (the first round: main alone); what is kept only grows, so the rounds end when none
+** changes. A text cujit cannot read comes back as it was: the compiler says why. */
+int cj_host_code_elide_unit(const char *main, char **texts, size_t n) {
+  char **given = calloc(n ? n : 1, sizeof *given), why[8];
+  int ok = given != NULL;
+  for (size_t i = 0; i < n && ok; i++) given[i] = texts[i], texts[i] = NULL;
+  for (int changed = 1; changed && ok;) {
+    cj_buf all = {0};
+    cj_host_set named = {0}, called = {0};
+    char *b = NULL;
+    cj_buf_puts(&all, main);
+    for (size_t i = 0; i < n; i++)
+      if (texts[i]) cj_buf_puts(&all, "\n"), cj_buf_puts(&all, texts[i]);
+    ok = !all.failed && outside_words(all.data, &b, &named, &called);
+    changed = 0;
+    for (size_t i = 0; i < n && ok; i++) {
+      size_t elided = 0;
+      char *text = cj_host_code_elide_in(given[i], &named, &called, &elided, why, sizeof why);
+      if (!(ok = text != NULL) || (texts[i] && !strcmp(text, texts[i]))) {
+        free(text);
+        continue;
+      }
+      free(texts[i]);
+      texts[i] = text, changed = 1;
+    }
+    free(named.w), free(called.w), free(b);
+    cj_buf_free(&all);
+  }
+  for (size_t i = 0; i < n && given; i++) { /* each slot owns one text, elided or as given */
+    if (!texts[i]) texts[i] = given[i], given[i] = NULL;
+    free(given[i]);
+  }
+  free(given);
+  return ok;
 }

@@ -37,6 +37,8 @@ typedef struct resolver {
   int no_source_dir;          /* -no-source-include */
   uint64_t total_bytes;
   size_t header_cap, file_cap;
+  size_t *elide; /* the headers whose host code is elided (elide_headers) */
+  size_t elide_count, elide_cap;
   int failed; /* out of memory */
 } resolver;
 
@@ -179,19 +181,15 @@ static const char *take_file(resolver *r, const char *path, const char *where, s
   f->mtime_sec = (int64_t)len != (int64_t)st.st_size || fresh ? -1 : (int64_t)st.st_mtim.tv_sec;
   f->mtime_nsec = st.st_mtim.tv_nsec;
   f->device = (int64_t)st.st_dev, f->inode = (int64_t)st.st_ino;
-  size_t sn = strlen(r->system_real), elided = 0;
+  size_t sn = strlen(r->system_real);
+  if (!add_header(r, canon, bytes)) return NULL;
   if (r->rq->elide_host_code && !(sn && !strncmp(canon, r->system_real, sn) && canon[sn] == '/')) {
-    char why[8]; /* the text comes back unchanged when it cannot be read: the compiler says why */
-    char *text = cj_host_code_elide(bytes, &elided, why, sizeof why);
-    if (!text) {
-      free(bytes);
+    if (!grow((void **)&r->elide, &r->elide_cap, r->elide_count, sizeof *r->elide)) {
       r->failed = 1;
       return NULL;
     }
-    free(elided ? bytes : text);
-    if (elided) bytes = text;
+    r->elide[r->elide_count++] = r->out->header_count - 1; /* once the unit is read */
   }
-  if (!add_header(r, canon, bytes)) return NULL;
   return f->canonical;
 }
 
@@ -431,6 +429,19 @@ static void pre_includes(resolver *r, const char *main_dir) {
   }
 }
 
+/* Host code elided from the user's headers (host_code.h), all together once the whole unit is
+** read: a header's type that a kernel of the main file takes stays. Each text is the file as read,
+** its #includes rewritten. */
+static void elide_headers(resolver *r) {
+  char **texts = malloc(r->elide_count * sizeof *texts);
+  for (size_t i = 0; texts && i < r->elide_count; i++)
+    texts[i] = r->out->header_sources[r->elide[i]];
+  if (!texts || !cj_host_code_elide_unit(r->out->source, texts, r->elide_count)) r->failed = 1;
+  for (size_t i = 0; texts && i < r->elide_count; i++)
+    r->out->header_sources[r->elide[i]] = texts[i];
+  free(texts);
+}
+
 static void make_digest(cj_includes *o) {
   XXH3_state_t *st = XXH3_createState();
   if (!st) return;
@@ -491,8 +502,10 @@ int cj_includes_resolve(const cj_include_request *rq, cj_includes *out) {
     out->header_sources[i] = t.data ? t.data : dup_n("", 0);
     if (!out->header_sources[i]) r.failed = 1;
   }
+  if (!r.failed && out->cacheable && r.elide_count) elide_headers(&r);
   free(main_dir);
   free(r.dirs);
+  free(r.elide);
   if (r.failed || !out->source) {
     cj_includes_free(out);
     return 0;
