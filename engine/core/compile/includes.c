@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,14 +34,41 @@ typedef struct resolver {
   size_t ndirs;
   size_t system_at;           /* the system directory's index in dirs, ndirs when there is none */
   char system_real[PATH_MAX]; /* its real path, "" when none: files under it get no stand-in and
-                               ** keep their host code */
-  int no_source_dir;          /* -no-source-include */
+                               ** keep their host code (system_real: found on first need) */
+  int system_real_known;
+  int no_source_dir; /* -no-source-include */
   uint64_t total_bytes;
   size_t header_cap, file_cap;
   size_t *elide; /* the headers whose host code is elided (elide_headers) */
   size_t elide_count, elide_cap;
   int failed; /* out of memory */
 } resolver;
+
+/* The system directory's real path ("" when none), remembered for the last directory asked: it is
+** the toolkit's, the same for every compile, and realpath costs a readlink per component (7 on a
+** toolkit reached through /usr/local/cuda), which a warm cache hit would otherwise pay each time.
+*/
+static void realpath_of(const char *dir, char out[PATH_MAX]) {
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  static char asked[PATH_MAX], real[PATH_MAX];
+  out[0] = '\0';
+  if (!dir || strlen(dir) >= PATH_MAX) return;
+  pthread_mutex_lock(&lock);
+  if (strcmp(asked, dir) != 0) {
+    if (!realpath(dir, real)) real[0] = '\0';
+    snprintf(asked, sizeof asked, "%s", dir);
+  }
+  memcpy(out, real, PATH_MAX);
+  pthread_mutex_unlock(&lock);
+}
+
+/* The resolver's system directory, real, found on first need: a source that includes nothing
+** (a warm cache hit's usual case) never asks. */
+static const char *system_real(resolver *r) {
+  if (!r->system_real_known) realpath_of(r->rq->system_dir, r->system_real);
+  r->system_real_known = 1;
+  return r->system_real;
+}
 
 static char *dup_n(const char *s, size_t n) {
   char *d = malloc(n + 1);
@@ -181,9 +209,10 @@ static const char *take_file(resolver *r, const char *path, const char *where, s
   f->mtime_sec = (int64_t)len != (int64_t)st.st_size || fresh ? -1 : (int64_t)st.st_mtim.tv_sec;
   f->mtime_nsec = st.st_mtim.tv_nsec;
   f->device = (int64_t)st.st_dev, f->inode = (int64_t)st.st_ino;
-  size_t sn = strlen(r->system_real);
+  const char *sys = system_real(r);
+  size_t sn = strlen(sys);
   if (!add_header(r, canon, bytes)) return NULL;
-  if (r->rq->elide_host_code && !(sn && !strncmp(canon, r->system_real, sn) && canon[sn] == '/')) {
+  if (r->rq->elide_host_code && !(sn && !strncmp(canon, sys, sn) && canon[sn] == '/')) {
     if (!grow((void **)&r->elide, &r->elide_cap, r->elide_count, sizeof *r->elide)) {
       r->failed = 1;
       return NULL;
@@ -340,9 +369,9 @@ static void scan(resolver *r, const char *src, const char *from_dir, const char 
   /* The toolkit's headers (libcu++'s among them) are written for NVRTC: a standard header they
   ** name sits in a branch NVRTC skips, and a stand-in for it would only drag libcu++ into every
   ** key and manifest (cuda_fp16.h: 16 files would become 257). */
-  size_t sl = strlen(r->system_real);
-  int std_ok =
-      r->rq->standin_count && !(sl && strncmp(where, r->system_real, sl) == 0 && where[sl] == '/');
+  const char *sys = system_real(r);
+  size_t sl = strlen(sys);
+  int std_ok = r->rq->standin_count && !(sl && strncmp(where, sys, sl) == 0 && where[sl] == '/');
   const char *p = src, *copied = src;
   const char *has = strstr(src, "__has_include"); /* the next one; searched again only past it, */
   size_t line = 1;                                /* so a text of many directives stays linear */
@@ -481,7 +510,6 @@ int cj_includes_resolve(const cj_include_request *rq, cj_includes *out) {
   for (size_t i = 0; !r.failed && i < rq->flag_count; i++)
     if (!(out->flags[out->flag_count++] = dup_n(rq->flags[i], strlen(rq->flags[i])))) r.failed = 1;
   if (!r.failed) read_flags(&r);
-  if (!rq->system_dir || !realpath(rq->system_dir, r.system_real)) r.system_real[0] = '\0';
   const char *source_dir = r.no_source_dir ? NULL : main_dir;
   cj_buf main = {0};
   if (!r.failed && cj_includes_none(rq->source, NULL, 0)) /* nothing to rewrite: a copy */
