@@ -278,6 +278,11 @@ static inline bool operator==(__half2 a, __half2 b) {
 static inline bool operator!=(__half2 a, __half2 b) {
   return !__hbeq2(a, b);
 }
+/* cuda_fp16.h's short names (unless CUDA_NO_HALF), which samples write. */
+#if !defined(CUDA_NO_HALF)
+typedef __half half;
+typedef __half2 half2;
+#endif
 #endif
 #endif
 

@@ -245,6 +245,28 @@ h.test("structs passed by value: sizes from the compiler, bytes as on a GPU", fu
   h.raises({"816"}, function() m.polynomial[{1, 32}](v, "short", out, n) end)
 end)
 
+-- A whole file in the samples' layout (helper_style.cu): <cuda_runtime.h> first, then a helper
+-- header whose host code tests __DRIVER_TYPES_H__ and __CUDA_RUNTIME_H__, asks attributes by the
+-- runtime's names, and includes <strings.h> and <sys/utsname.h>; the kernel takes half2.
+h.test("a whole file with a helper header of host code: runtime macros, POSIX headers, half2", function()
+  local m = cuda.load(dir .. "helper_style.cu")
+  local n = 300
+  local bits, want = {}, {}
+  for i = 1, n do
+    local a, b = f16((math.random() - 0.5) * 64), f16((math.random() - 0.5) * 64)
+    bits[2 * i - 1], bits[2 * i] = a, b
+    want[i] = f32(a + b)
+  end
+  local pairs_in = cuda.to_device(bits, "f16")
+  local out = cuda.full(n, h.POISON, "f32")
+  m.pairSums[{(n + 127) // 128, 128}](pairs_in, out, n)
+  h.same(host(out), want, nil, "pairSums: each half2's two halves summed")
+  if cuda.version().nvrtc then
+    local g = cuda.load(dir .. "helper_style.cu", {arch = "sm_90"})
+    h.contains(tostring(g), "pairSums", "the same file compiles for sm_90")
+  end
+end)
+
 h.test("the same sources compile for sm_90 with NVRTC (compile only)", function()
   h.need_nvrtc(cuda)
   -- runtime.cu is left out: cuda_runtime.h under NVRTC is issue 22's part 1, not this one's.
