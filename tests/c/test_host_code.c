@@ -341,6 +341,31 @@ static void unchanged(const char *src, const char *reason, size_t line) {
   free(out);
 }
 
+/* A kernel template and a host wrapper of the same name (another parameter list, C linkage) that
+** launches it: the wrapper is host code, and isPow2 that only it calls goes with it. A device
+** function's overload by parameter list stays. Before, the kernel's own name kept the wrapper. */
+Test(host_code, a_host_function_named_like_a_kernel_goes) {
+  static const char src[] =
+      "template <unsigned bs, bool pow2>\n"
+      "__global__ void sumPass(const float *in, float *out, unsigned n) { out[0] = in[0]; }\n"
+      "__device__ float twice(float x) { return 2 * x; }\n"
+      "__device__ float twice(float x, float y) { return twice(x) + y; }\n"
+      "bool isPow2(unsigned x) { return (x & (x - 1)) == 0; }\n"
+      "extern \"C\" void sumPass(int size, int threads, float *d_in, float *d_out) {\n"
+      "  if (isPow2(size)) sumPass<256, true><<<1, threads>>>(d_in, d_out, size);\n"
+      "}\n";
+  size_t n;
+  char why[256];
+  char *out = elide(src, &n, why);
+  KEPT(out, "__global__ void sumPass(const float *in");
+  KEPT(out, "float twice(float x, float y)");
+  GONE(out, "isPow2");
+  GONE(out, "int threads");
+  GONE(out, "<<<");
+  cr_assert_eq(n, 2, "the wrapper and its helper: %zu", n);
+  free(out);
+}
+
 Test(host_code, malformed_text_comes_back_unchanged_with_the_reason) {
   unchanged("int main() {\n  return 0;\n", "never closed", 3);
   unchanged("void f() {}\n}\n__global__ void k() {}\n", "closes nothing", 2);

@@ -129,4 +129,56 @@ __global__ void broken(float *x) {
   h.contains(err, "undeclared_here", "the compiler's message")
 end)
 
+-- A header's kernel template and a host wrapper of the same name (fence_sum.cuh): the wrapper is
+-- host code, as is isPow2 that only it calls. Before, the wrapper stayed for the kernel's name:
+-- NVRTC said "host functions are not allowed in JIT mode", the CPU device refused its <<<...>>>.
+local fence_names = {"fenceSum<256, true>", "fenceSum<128, false>"}
+local function fence_sum(x, bs, blocks)
+  local n, part = #x, {}
+  for b = 0, blocks - 1 do
+    local s = {}
+    for tid = 0, bs - 1 do
+      local sum, i = 0.0, b * bs * 2 + tid
+      while i < n do
+        sum = h.f32(sum + x[i + 1])
+        if i + bs < n then sum = h.f32(sum + x[i + bs + 1]) end
+        i = i + bs * 2 * blocks
+      end
+      s[tid] = sum
+    end
+    local st = bs // 2
+    while st > 0 do
+      for tid = 0, st - 1 do s[tid] = h.f32(s[tid] + s[tid + st]) end
+      st = st // 2
+    end
+    part[b + 1] = s[0]
+  end
+  return part
+end
+
+h.test("a kernel template and a host wrapper of its name: the wrapper goes", function()
+  local m = cuda.load(dir .. "fence_sum_whole.cu", {name_expressions = fence_names})
+  for _, c in ipairs {{256, true, 4096}, {128, false, 3001}} do
+    local bs, n, blocks = c[1], c[3], 5
+    local x = {}
+    for i = 1, n do x[i] = (i * 7919) % 13 end -- small integers: every order sums exactly
+    local dx, part = cuda.to_device(x, "f32"), cuda.device_array(blocks, "f32")
+    m[("fenceSum<%d, %s>"):format(bs, tostring(c[2]))][{blocks, bs}](dx, part, n)
+    h.same(host(part), fence_sum(x, bs, blocks), nil, "the block sums of " .. n)
+  end
+end)
+
+h.test("NVRTC: a kernel template and a host wrapper of its name, for sm_90", function()
+  h.need_nvrtc(cuda)
+  local ok, m = pcall(cuda.load, dir .. "fence_sum_whole.cu",
+                      {arch = "sm_90", name_expressions = fence_names})
+  if not ok and tostring(m):find("cannot open source file", 1, true) then
+    print("note: fence_sum_whole.cu for sm_90 waits for the stand-in headers: " .. tostring(m))
+    return
+  end
+  assert(ok, m)
+  h.contains(m:ptx(), ".entry", "the kernels")
+  h.check(not m:ptx():find("isPow2"), "the host helper is gone")
+end)
+
 h.run()
