@@ -181,4 +181,33 @@ h.test("NVRTC: a kernel template and a host wrapper of its name, for sm_90", fun
   h.check(not m:ptx():find("isPow2"), "the host helper is gone")
 end)
 
+-- The main file declares the types its kernel header's kernel takes (blend_whole.cu, then
+-- #include "blend_kernels.cuh"): they stay, the host-only struct goes. Before, the main file was
+-- elided before its headers were read, and BlendParams, BlendMode and real_t were gone.
+local function blend_check(m)
+  local n, x, y = 777, h.random_floats(777, -4, 4), h.random_floats(777, -4, 4)
+  for i = 1, n do x[i], y[i] = h.f32(x[i]), h.f32(y[i]) end
+  local da, db, out = cuda.to_device(x, "f32"), cuda.to_device(y, "f32"), cuda.device_array(n, "f32")
+  for mode = 0, 1 do -- struct BlendParams {int n; BlendMode mode; float wa, wb;}: 16 bytes
+    m.blend[{(n + 127) // 128, 128}](string.pack("<i4i4ff", n, mode, 0.25, -1.5), da, db, out)
+    local want = {}
+    for i = 1, n do
+      local a, b = h.f32(0.25 * x[i]), h.f32(-1.5 * y[i])
+      want[i] = mode == 0 and h.f32(a + b) or h.f32(a * b)
+    end
+    h.same(host(out), want, 1e-6, "blend mode " .. mode)
+  end
+end
+
+h.test("types the main file declares for its header's kernel stay", function()
+  local m = cuda.load(dir .. "blend_whole.cu")
+  blend_check(m)
+end)
+
+h.test("NVRTC: types the main file declares for its header's kernel, for sm_90", function()
+  h.need_nvrtc(cuda)
+  local m = cuda.load(dir .. "blend_whole.cu", {arch = "sm_90"})
+  h.contains(m:ptx(), "blend", "the kernel")
+end)
+
 h.run()

@@ -54,6 +54,13 @@ char *cj_host_code_elide_in(const char *source, const cj_host_set *named, const 
 ** memory (every texts[i] still one the caller frees). */
 int cj_host_code_elide_unit(const char *main, char **texts, size_t n);
 
+/* The main source elided knowing its user headers' `n` texts (their host code elided already,
+** knowing the main source elided alone): what they keep names stays in the main source too (a
+** `struct Params` the main file declares, then includes the header whose kernel takes it). NULL
+** when out of memory. */
+char *cj_host_code_elide_among(const char *source, const char *const *others, size_t n,
+                               size_t *elided, char *why, size_t why_len);
+
 /* --- between host_code.c and host_text.c --- */
 
 int cj_host_set_has(const cj_host_set *st, const char *s, size_t n);
