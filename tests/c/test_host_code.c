@@ -366,6 +366,35 @@ Test(host_code, a_host_function_named_like_a_kernel_goes) {
   free(out);
 }
 
+/* The main source elided knowing its headers' kept text: the types and constants the header's
+** kernel names stay, a host wrapper named like the header's kernel and the source's host-only
+** struct go. */
+Test(host_code, the_source_keeps_what_its_headers_name) {
+  static const char src[] = "typedef float real_t;\n"
+                            "template <class T> struct Pair { T a, b; };\n"
+                            "struct Params { int n; real_t w; };\n"
+                            "const int kBlock = 128;\n"
+                            "struct Log { double ms; };\n"
+                            "#include \"k.cuh\"\n"
+                            "void mix(int n, Params p) { mix<<<n / kBlock, kBlock>>>(p, 0); }\n"
+                            "int main() { Log l; mix(4, Params{}); return (int)l.ms; }\n";
+  const char *header = "__global__ void mix(Params p, Pair<real_t> *x) {\n"
+                       "  __shared__ real_t t[kBlock]; t[0] = p.w * x->a; }\n";
+  size_t n = 0;
+  char why[64];
+  char *out = cj_host_code_elide_among(src, &header, 1, &n, why, sizeof why);
+  cr_assert_not_null(out);
+  cr_assert_eq(strlen(out), strlen(src), "length kept");
+  KEPT(out, "typedef float real_t;");
+  KEPT(out, "struct Pair");
+  KEPT(out, "struct Params { int n; real_t w; };");
+  KEPT(out, "const int kBlock = 128;");
+  GONE(out, "Log");
+  GONE(out, "<<<");
+  GONE(out, "main");
+  free(out);
+}
+
 Test(host_code, malformed_text_comes_back_unchanged_with_the_reason) {
   unchanged("int main() {\n  return 0;\n", "never closed", 3);
   unchanged("void f() {}\n}\n__global__ void k() {}\n", "closes nothing", 2);
