@@ -212,3 +212,45 @@ Test(cxx_kernels, types_declared_in_the_kernels_namespace) {
   cr_assert_str_eq(cujit_program_kernel_name(p, 1), "lib::put<float>");
   cujit_program_free(p);
 }
+
+/* Two C++ kernels of one name and other parameter lists: cujit names a kernel by its name, which
+** cannot tell them apart. The compiler's error says so, naming both lists and what to do, on both
+** devices (before, NVRTC's "cannot determine which instance of overloaded function" and a g++
+** template error); an #if that keeps one of them still compiles. */
+static const char overloaded[] =
+    "__global__ void count_pairs(const int2 *pairs, int *out, int n) {\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) out[i] = pairs[i].x + pairs[i].y;\n"
+    "}\n"
+    "#if !defined(ONLY_PAIRS)\n"
+    "__global__ void count_pairs(const int *values, int *out, int n) {\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) out[i] = 2 * values[i];\n"
+    "}\n"
+    "#endif\n";
+
+static void refuses_overload(const char *arch) {
+  cujit_compile_options o = {.size = sizeof o, .arch = arch};
+  cujit_program *p = NULL;
+  cr_assert_neq(cujit_program_compile(engine, overloaded, "ovl.cu", &o, &p), CUJIT_OK);
+  const char *m = cujit_errmsg(engine);
+  cr_assert(strstr(m, "C++ kernel 'count_pairs' is overloaded"), "%s: %s", arch, m);
+  cr_assert(strstr(m, "count_pairs(const int2 *pairs, int *out, int n)"), "%s: %s", arch, m);
+  cr_assert(strstr(m, "count_pairs(const int *values, int *out, int n)"), "%s: %s", arch, m);
+  cr_assert(strstr(m, "its own name"), "what to do: %s", m);
+  const char *flags[] = {"-DONLY_PAIRS"};
+  o.extra_flags = flags, o.extra_flag_count = 1;
+  cr_assert_eq(cujit_program_compile(engine, overloaded, "ovl.cu", &o, &p), CUJIT_OK, "%s: %s",
+               arch, cujit_errmsg(engine));
+  cr_assert_eq(cujit_program_kernel_count(p), 1);
+  cujit_program_free(p);
+}
+
+Test(cxx_kernels, an_overloaded_kernel_is_refused_naming_both_lists) {
+  need_nvrtc();
+  refuses_overload("sm_90");
+}
+
+Test(cxx_kernels, an_overloaded_kernel_is_refused_on_the_cpu_device) {
+  refuses_overload("cpu");
+}

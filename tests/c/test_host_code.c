@@ -341,6 +341,60 @@ static void unchanged(const char *src, const char *reason, size_t line) {
   free(out);
 }
 
+/* A kernel template and a host wrapper of the same name (another parameter list, C linkage) that
+** launches it: the wrapper is host code, and isPow2 that only it calls goes with it. A device
+** function's overload by parameter list stays. Before, the kernel's own name kept the wrapper. */
+Test(host_code, a_host_function_named_like_a_kernel_goes) {
+  static const char src[] =
+      "template <unsigned bs, bool pow2>\n"
+      "__global__ void sumPass(const float *in, float *out, unsigned n) { out[0] = in[0]; }\n"
+      "__device__ float twice(float x) { return 2 * x; }\n"
+      "__device__ float twice(float x, float y) { return twice(x) + y; }\n"
+      "bool isPow2(unsigned x) { return (x & (x - 1)) == 0; }\n"
+      "extern \"C\" void sumPass(int size, int threads, float *d_in, float *d_out) {\n"
+      "  if (isPow2(size)) sumPass<256, true><<<1, threads>>>(d_in, d_out, size);\n"
+      "}\n";
+  size_t n;
+  char why[256];
+  char *out = elide(src, &n, why);
+  KEPT(out, "__global__ void sumPass(const float *in");
+  KEPT(out, "float twice(float x, float y)");
+  GONE(out, "isPow2");
+  GONE(out, "int threads");
+  GONE(out, "<<<");
+  cr_assert_eq(n, 2, "the wrapper and its helper: %zu", n);
+  free(out);
+}
+
+/* The main source elided knowing its headers' kept text: the types and constants the header's
+** kernel names stay, a host wrapper named like the header's kernel and the source's host-only
+** struct go. */
+Test(host_code, the_source_keeps_what_its_headers_name) {
+  static const char src[] = "typedef float real_t;\n"
+                            "template <class T> struct Pair { T a, b; };\n"
+                            "struct Params { int n; real_t w; };\n"
+                            "const int kBlock = 128;\n"
+                            "struct Log { double ms; };\n"
+                            "#include \"k.cuh\"\n"
+                            "void mix(int n, Params p) { mix<<<n / kBlock, kBlock>>>(p, 0); }\n"
+                            "int main() { Log l; mix(4, Params{}); return (int)l.ms; }\n";
+  const char *header = "__global__ void mix(Params p, Pair<real_t> *x) {\n"
+                       "  __shared__ real_t t[kBlock]; t[0] = p.w * x->a; }\n";
+  size_t n = 0;
+  char why[64];
+  char *out = cj_host_code_elide_among(src, &header, 1, &n, why, sizeof why);
+  cr_assert_not_null(out);
+  cr_assert_eq(strlen(out), strlen(src), "length kept");
+  KEPT(out, "typedef float real_t;");
+  KEPT(out, "struct Pair");
+  KEPT(out, "struct Params { int n; real_t w; };");
+  KEPT(out, "const int kBlock = 128;");
+  GONE(out, "Log");
+  GONE(out, "<<<");
+  GONE(out, "main");
+  free(out);
+}
+
 Test(host_code, malformed_text_comes_back_unchanged_with_the_reason) {
   unchanged("int main() {\n  return 0;\n", "never closed", 3);
   unchanged("void f() {}\n}\n__global__ void k() {}\n", "closes nothing", 2);

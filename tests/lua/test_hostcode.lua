@@ -129,4 +129,85 @@ __global__ void broken(float *x) {
   h.contains(err, "undeclared_here", "the compiler's message")
 end)
 
+-- A header's kernel template and a host wrapper of the same name (fence_sum.cuh): the wrapper is
+-- host code, as is isPow2 that only it calls. Before, the wrapper stayed for the kernel's name:
+-- NVRTC said "host functions are not allowed in JIT mode", the CPU device refused its <<<...>>>.
+local fence_names = {"fenceSum<256, true>", "fenceSum<128, false>"}
+local function fence_sum(x, bs, blocks)
+  local n, part = #x, {}
+  for b = 0, blocks - 1 do
+    local s = {}
+    for tid = 0, bs - 1 do
+      local sum, i = 0.0, b * bs * 2 + tid
+      while i < n do
+        sum = h.f32(sum + x[i + 1])
+        if i + bs < n then sum = h.f32(sum + x[i + bs + 1]) end
+        i = i + bs * 2 * blocks
+      end
+      s[tid] = sum
+    end
+    local st = bs // 2
+    while st > 0 do
+      for tid = 0, st - 1 do s[tid] = h.f32(s[tid] + s[tid + st]) end
+      st = st // 2
+    end
+    part[b + 1] = s[0]
+  end
+  return part
+end
+
+h.test("a kernel template and a host wrapper of its name: the wrapper goes", function()
+  local m = cuda.load(dir .. "fence_sum_whole.cu", {name_expressions = fence_names})
+  for _, c in ipairs {{256, true, 4096}, {128, false, 3001}} do
+    local bs, n, blocks = c[1], c[3], 5
+    local x = {}
+    for i = 1, n do x[i] = (i * 7919) % 13 end -- small integers: every order sums exactly
+    local dx, part = cuda.to_device(x, "f32"), cuda.device_array(blocks, "f32")
+    m[("fenceSum<%d, %s>"):format(bs, tostring(c[2]))][{blocks, bs}](dx, part, n)
+    h.same(host(part), fence_sum(x, bs, blocks), nil, "the block sums of " .. n)
+  end
+end)
+
+h.test("NVRTC: a kernel template and a host wrapper of its name, for sm_90", function()
+  h.need_nvrtc(cuda)
+  local ok, m = pcall(cuda.load, dir .. "fence_sum_whole.cu",
+                      {arch = "sm_90", name_expressions = fence_names})
+  if not ok and tostring(m):find("cannot open source file", 1, true) then
+    print("note: fence_sum_whole.cu for sm_90 waits for the stand-in headers: " .. tostring(m))
+    return
+  end
+  assert(ok, m)
+  h.contains(m:ptx(), ".entry", "the kernels")
+  h.check(not m:ptx():find("isPow2"), "the host helper is gone")
+end)
+
+-- The main file declares the types its kernel header's kernel takes (blend_whole.cu, then
+-- #include "blend_kernels.cuh"): they stay, the host-only struct goes. Before, the main file was
+-- elided before its headers were read, and BlendParams, BlendMode and real_t were gone.
+local function blend_check(m)
+  local n, x, y = 777, h.random_floats(777, -4, 4), h.random_floats(777, -4, 4)
+  for i = 1, n do x[i], y[i] = h.f32(x[i]), h.f32(y[i]) end
+  local da, db, out = cuda.to_device(x, "f32"), cuda.to_device(y, "f32"), cuda.device_array(n, "f32")
+  for mode = 0, 1 do -- struct BlendParams {int n; BlendMode mode; float wa, wb;}: 16 bytes
+    m.blend[{(n + 127) // 128, 128}](string.pack("<i4i4ff", n, mode, 0.25, -1.5), da, db, out)
+    local want = {}
+    for i = 1, n do
+      local a, b = h.f32(0.25 * x[i]), h.f32(-1.5 * y[i])
+      want[i] = mode == 0 and h.f32(a + b) or h.f32(a * b)
+    end
+    h.same(host(out), want, 1e-6, "blend mode " .. mode)
+  end
+end
+
+h.test("types the main file declares for its header's kernel stay", function()
+  local m = cuda.load(dir .. "blend_whole.cu")
+  blend_check(m)
+end)
+
+h.test("NVRTC: types the main file declares for its header's kernel, for sm_90", function()
+  h.need_nvrtc(cuda)
+  local m = cuda.load(dir .. "blend_whole.cu", {arch = "sm_90"})
+  h.contains(m:ptx(), "blend", "the kernel")
+end)
+
 h.run()

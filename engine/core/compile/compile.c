@@ -364,7 +364,7 @@ static cujit_status resolve_lookup(cujit_engine *engine, const char *source, con
     cj_include_request rq = {.source = source,
                              .name = name,
                              .system_dir = tk,
-                             .elide_host_code = strcmp(arch, "cpu") != 0 && !default_device(o),
+                             .elide_host_code = !default_device(o),
                              .flags = (const char *const *)o->v,
                              .flag_count = o->n,
                              .builtin_names = cj_embedded_header_names,

@@ -40,6 +40,7 @@ typedef struct hc {
   cj_host_macro *m; /* the source's #defines */
   size_t nm;
   cj_host_set named, called; /* the words kept code names, and those it calls */
+  cj_host_set device_fns;    /* the names of device functions (device_names) */
   int bad, oom;
   char *why;
   size_t why_len;
@@ -425,6 +426,8 @@ static size_t parse_item(hc *h, size_t i0, int depth) {
     if (ident(h, k) && device_word(h, h->b + h->t[k].pos, h->t[k].len)) {
       x->role = R_DEVICE;
       x->paren = paren != NONE && body != NONE && !class_key ? paren : NONE;
+      if (paren != NONE && !class_key) /* a device function's name: a host one of that name and */
+        add_name(x, name_before(h, i0, paren)); /* another parameter list is not called by it */
       return end;
     }
   if (in_list(h, i0,
@@ -587,6 +590,18 @@ static void add_outside(hc *h, const cj_host_set *named, const cj_host_set *call
     if (called->w[i].s) add_word(h, called->w[i].s, called->w[i].n, 1);
 }
 
+/* The names of the device functions (a kernel, a __device__ function, a template of either). A
+** host function of the same name (reduce(int size, ...) that launches reduce<256><<<...>>>) is
+** another declaration, which device code cannot call: kept code saying the name calls the device
+** one, so the host one is not kept for it (device code that calls it could not compile anyway). */
+static void device_names(hc *h) {
+  for (size_t i = 0; i < h->nit && !h->oom; i++)
+    for (int k = 0; h->it[i].role == R_DEVICE && k < h->it[i].nnames; k++)
+      if (cj_host_set_add(&h->device_fns, h->b + h->t[h->it[i].names[k]].pos,
+                          h->t[h->it[i].names[k]].len) < 0)
+        h->oom = 1;
+}
+
 char *cj_host_code_elide_in(const char *source, const cj_host_set *named, const cj_host_set *called,
                             size_t *elided, char *why, size_t why_len) {
   hc h = {.src = source, .why = why, .why_len = why_len};
@@ -628,14 +643,19 @@ char *cj_host_code_elide_in(const char *source, const cj_host_set *named, const 
     for (size_t i = 0; i < h.nit; i++)
       if (h.it[i].role == R_KEEP || h.it[i].role == R_DEVICE || h.it[i].overflow)
         keep(&h, &h.it[i]);
+    device_names(&h);
     for (int changed = 1; changed && !h.oom;) { /* what kept code names is kept, and so on */
       changed = 0;
       for (size_t i = 0; i < h.nit; i++) {
         item *x = &h.it[i];
         const cj_host_set *st = x->role == R_CALLED ? &h.called : &h.named;
-        for (int k = 0; !x->kept && k < x->nnames; k++)
-          if (cj_host_set_has(st, b + h.t[x->names[k]].pos, h.t[x->names[k]].len))
+        for (int k = 0; !x->kept && k < x->nnames; k++) {
+          const char *w = b + h.t[x->names[k]].pos;
+          size_t wn = h.t[x->names[k]].len;
+          if (cj_host_set_has(st, w, wn) &&
+              !(x->role == R_CALLED && cj_host_set_has(&h.device_fns, w, wn)))
             keep(&h, x), changed = 1;
+        }
       }
     }
     for (size_t i = 0; i < h.nit && !h.oom; i++) {
@@ -648,7 +668,8 @@ char *cj_host_code_elide_in(const char *source, const cj_host_set *named, const 
     }
   }
   if (h.bad) memcpy(out, source, n), *elided = 0;
-  free(h.named.w), free(h.called.w), free(h.t), free(h.it), free(h.m), free(b), free(h.dir);
+  free(h.named.w), free(h.called.w), free(h.device_fns.w), free(h.t), free(h.it), free(h.m),
+      free(b), free(h.dir);
   if (h.oom) free(out);
   return h.oom ? NULL : out;
 }

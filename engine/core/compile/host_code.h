@@ -22,7 +22,7 @@
 
 /* The rules' version, in the key of the include manifest (compile.c): a hit by the manifest
 ** stands for the headers' elided text, so a change of what is elided must change it. */
-#define CJ_HOST_CODE_RULES "host code rules 2"
+#define CJ_HOST_CODE_RULES "host code rules 3"
 
 /* The source with its host-only declarations blanked (malloc'd; NULL when out of memory), and
 ** in *elided how many were blanked. Text cujit cannot read as declarations (a brace or
@@ -53,6 +53,13 @@ char *cj_host_code_elide_in(const char *source, const cj_host_set *named, const 
 ** function), so each is elided knowing what the others keep, until none keeps more. 0 when out of
 ** memory (every texts[i] still one the caller frees). */
 int cj_host_code_elide_unit(const char *main, char **texts, size_t n);
+
+/* The main source elided knowing its user headers' `n` texts (their host code elided already,
+** knowing the main source elided alone): what they keep names stays in the main source too (a
+** `struct Params` the main file declares, then includes the header whose kernel takes it). NULL
+** when out of memory. */
+char *cj_host_code_elide_among(const char *source, const char *const *others, size_t n,
+                               size_t *elided, char *why, size_t why_len);
 
 /* --- between host_code.c and host_text.c --- */
 

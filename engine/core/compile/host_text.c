@@ -286,3 +286,19 @@ int cj_host_code_elide_unit(const char *main, char **texts, size_t n) {
   free(given);
   return ok;
 }
+
+char *cj_host_code_elide_among(const char *source, const char *const *others, size_t n,
+                               size_t *elided, char *why, size_t why_len) {
+  cj_buf all = {0};
+  cj_host_set named = {0}, none = {0};
+  char *b = NULL, *text = NULL;
+  for (size_t i = 0; i < n; i++) cj_buf_puts(&all, "\n"), cj_buf_puts(&all, others[i]);
+  /* Every word named, none called: the headers' device code names the source's types, constants
+  ** and templates (Vec<float>), but calls no host function of it; a header kernel's own name
+  ** must not keep a host wrapper of that name in the source. */
+  if (!all.failed && outside_words(all.data ? all.data : "", &b, &named, &named))
+    text = cj_host_code_elide_in(source, &named, &none, elided, why, why_len);
+  free(named.w), free(b);
+  cj_buf_free(&all);
+  return text;
+}

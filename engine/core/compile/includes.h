@@ -32,7 +32,8 @@ typedef struct cj_include_request {
   const char *const *standin_sources;
   size_t standin_count;
   int elide_host_code; /* each file outside system_dir is read without its host code (host_code.h):
-                       ** NVRTC's, whose headers come from memory; g++ reads the files itself */
+                       ** for both devices, as NVRTC and the CPU device's unit writer take the
+                       ** headers from here (g++ cannot compile a host wrapper's <<<...>>>) */
 } cj_include_request;
 
 /* The stand-ins cmake/embed.cmake embeds from kernels_src/std/ (names relative to it). */

@@ -3,7 +3,8 @@
 ** after each definition of a kernel of several parameter lists, then a check per kernel that
 ** NVRTC (or g++) refuses when the kernel it compiles has other parameters than cujit read: a
 ** redeclaration with C linkage for an extern "C" kernel, a static_assert on the kernel's type
-** for a C++-linkage one or a template's instantiation.
+** for a C++-linkage one or a template's instantiation; and for a C++ kernel of several parameter
+** lists, a use of its bare name that fails, saying it is overloaded, when more than one compiles.
 */
 #include "base/base.h"
 #include "scan.h"
@@ -92,6 +93,30 @@ static void add_marker(cj_buf *b, const cj_scan_kernel *k) {
   cj_buf_printf(b, "__device__ char cj_variant_%s_%d; }", k->sig.name, k->variant);
 }
 
+/* A C++ kernel of several parameter lists that are all compiled is overloaded: cujit names a
+** kernel by its name alone (the name expression &k), which cannot tell them apart. `&k` without a
+** target type fails then, under a #line whose file name says so, with each parameter list; it
+** compiles when an #if keeps one of them. Once per name, at its first parameter list. */
+static void add_overload_check(cj_buf *b, const cj_scan_kernel *ks, size_t n, size_t first) {
+  const cj_scan_kernel *k = &ks[first];
+  cj_buf_puts(b, "#line 1 \"cujit: C++ kernel '");
+  cj_buf_puts(b, k->sig.name);
+  cj_buf_puts(b, "' is overloaded, and cujit names a kernel by its name alone:");
+  for (size_t i = first, m = 0; i < n; i++)
+    if (!strcmp(ks[i].sig.name, k->sig.name)) {
+      cj_buf_puts(b, m++ ? " and " : " ");
+      add_line_name(b, &ks[i].sig);
+    }
+  cj_buf_puts(b, ". Give each its own name (extern 'C' names keep them apart too), or keep one "
+                 "under an #if\"\n");
+  if (k->scope) cj_buf_puts(b, k->scope);
+  cj_buf_puts(b, "static_assert(sizeof(&");
+  cj_buf_puts(b, k->sig.name);
+  cj_buf_puts(b, ") != 0, \"cujit: overloaded kernel\");");
+  for (int i = 0; i < k->scope_depth; i++) cj_buf_puts(b, " }");
+  cj_buf_puts(b, "\n");
+}
+
 static int by_position(const void *a, const void *b) {
   size_t x = ((const cj_definition_end *)a)->pos, y = ((const cj_definition_end *)b)->pos;
   return x < y ? -1 : x > y;
@@ -120,6 +145,8 @@ char *cj_unit_text(const char *source, const cj_scan_kernel *ks, size_t n, cj_de
     }
   for (size_t i = 0; i < n; i++)
     if (ks[i].variant == 0 && !has_opaque_param(&ks[i].sig)) add_check(&b, &ks[i], given);
+  for (size_t i = 0; i < n; i++)
+    if (ks[i].variant == 1 && ks[i].cxx && !given) add_overload_check(&b, ks, n, i);
   if (b.failed || !b.data) {
     cj_buf_free(&b);
     return NULL;

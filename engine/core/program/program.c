@@ -304,18 +304,23 @@ static cujit_status program_new(cujit_engine *engine, cj_code *k, int from_cache
 
 /* Kernels defined in the headers the source includes by quoted name (found as the compiler finds
 ** them: the source's directory, then include_dirs and -I flags) are the program's too. */
-static cujit_status read_headers(cujit_engine *engine, const char *source, const char *name,
-                                 const cujit_compile_options *op, cj_scan *scan, char *err) {
-  int quoted = 0; /* most sources include none: no resolving, no file read */
+/* Whether the source has an #include "..." (most include none: no resolving, no file read). */
+static int includes_quoted(const char *source) {
+  int quoted = 0;
   for (const char *at = strstr(source, "include"); at && !quoted; at = strstr(at + 7, "include")) {
     const char *q = at + 7;
     while (*q == ' ' || *q == '\t') q++;
     quoted = *q == '"';
   }
-  if (!quoted) return CUJIT_OK;
+  return quoted;
+}
+
+/* The source's includes resolved as the options find them (`elide`: the user's headers read
+** without their host code); 0 when out of memory (inc then freed). */
+static int resolve_headers(const char *source, const char *name, const cujit_compile_options *op,
+                           int elide, cj_includes *inc) {
   size_t ndirs = op ? op->include_dir_count : 0, nflags = op ? op->extra_flag_count : 0;
   char **flags = calloc(ndirs + nflags + 1, sizeof *flags);
-  cj_includes inc = {0};
   int ok = flags != NULL;
   for (size_t i = 0; ok && i < ndirs; i++) {
     size_t n = strlen(op->include_dirs[i] ? op->include_dirs[i] : "") + 16;
@@ -329,8 +334,19 @@ static cujit_status read_headers(cujit_engine *engine, const char *source, const
                            .flag_count = ndirs + nflags,
                            .builtin_names = cj_embedded_header_names,
                            .builtin_sources = cj_embedded_header_sources,
-                           .builtin_count = cj_embedded_header_count};
-  ok = ok && cj_includes_resolve(&rq, &inc);
+                           .builtin_count = cj_embedded_header_count,
+                           .elide_host_code = elide};
+  ok = ok && cj_includes_resolve(&rq, inc);
+  for (size_t i = 0; flags && i < ndirs; i++) free(flags[i]);
+  free(flags);
+  return ok;
+}
+
+static cujit_status read_headers(cujit_engine *engine, const char *source, const char *name,
+                                 const cujit_compile_options *op, cj_scan *scan, char *err) {
+  if (!includes_quoted(source)) return CUJIT_OK;
+  cj_includes inc = {0};
+  int ok = resolve_headers(source, name, op, 0, &inc);
   const char **texts = ok ? calloc(inc.header_count + 1, sizeof *texts) : NULL;
   size_t n = 0;
   for (size_t i = 0; texts && i < inc.header_count; i++)
@@ -339,9 +355,7 @@ static cujit_status read_headers(cujit_engine *engine, const char *source, const
                           : (snprintf(err, 1024, "out of memory reading headers"),
                              CUJIT_ERROR_OUT_OF_HOST_MEMORY);
   free(texts);
-  cj_includes_free(&inc);
-  for (size_t i = 0; flags && i < ndirs; i++) free(flags[i]);
-  free(flags);
+  if (ok) cj_includes_free(&inc);
   return st;
 }
 
@@ -395,6 +409,27 @@ static cujit_status elide_host_code(cujit_engine *engine, const char *source, co
   return CUJIT_OK;
 }
 
+/* The source elided again knowing what its headers keep (elided knowing *elided): a type it
+** declares for a kernel of a header it includes (struct Params, then #include "kernels.cuh")
+** stays. The compile resolves the headers again from the result: it keeps more, never less. */
+static cujit_status elide_among_headers(const char *source, const char *name,
+                                        const cujit_compile_options *op, char **elided) {
+  cj_includes inc = {0};
+  if (!resolve_headers(*elided, name, op, 1, &inc)) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  const char **texts = calloc(inc.header_count + 1, sizeof *texts);
+  size_t n = 0, k = 0;
+  for (size_t i = 0; texts && i < inc.header_count; i++)
+    if (inc.header_names[i][0] == '/') texts[n++] = inc.header_sources[i]; /* not <cujit/...> */
+  char why[8];
+  char *text = texts ? cj_host_code_elide_among(source, texts, n, &k, why, sizeof why) : NULL;
+  free(texts);
+  cj_includes_free(&inc);
+  if (!text) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  free(*elided);
+  *elided = text;
+  return CUJIT_OK;
+}
+
 cujit_status cj_program_build(cujit_engine *engine, const char *source, const char *name,
                               const cujit_compile_options *options, cujit_program **out) {
   if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
@@ -420,6 +455,9 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
   if (!kernel_source && !default_device(options) &&
       (st = elide_host_code(engine, source, name, &elided)) != CUJIT_OK)
     return st;
+  if (elided && includes_quoted(source) &&
+      (st = elide_among_headers(source, name, options, &elided)) != CUJIT_OK)
+    return free(elided), cj_fail(engine, st, "out of memory");
   if (elided) source = elided;
   st = cj_scan_prepare(source, given ? options->signatures : NULL,
                        given ? options->signature_count : 0, &scan, scan_err, sizeof scan_err);
