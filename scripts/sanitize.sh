@@ -20,4 +20,30 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack
 export ASAN_OPTIONS=$ASAN_OPTIONS:allocator_may_return_null=1
 export LSAN_OPTIONS=suppressions=$PWD/scripts/sanitize.supp:print_suppressions=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-ctest --test-dir build-san --output-on-failure -j"$(nproc)" -E '^sh\.test_(lua_stock|install)$' "$@"
+log=build-san/sanitize-ctest.log
+status=0
+ctest --test-dir build-san --output-on-failure -j"$(nproc)" -E '^sh\.test_(lua_stock|install)$' "$@" \
+  2>&1 | tee "$log" || status=$?
+[ "$status" = 0 ] && exit 0
+# LeakSanitizer's own stop-the-world tracer sometimes segfaults at a process's exit on a loaded
+# machine ("Tracer caught signal 11 ... LeakSanitizer has encountered a fatal error": no leak is
+# reported, the sanitizer itself stopped; google/sanitizers#1353). Seen twice in lua.test_library
+# in full fresh-clone runs, never when it ran alone. A test that failed only so runs once more,
+# alone, and must pass then; any other failure stands as it is.
+failed=$(sed -n 's/^[0-9]*:\(.*\)$/\1/p' build-san/Testing/Temporary/LastTestsFailed.log 2>/dev/null)
+[ -n "$failed" ] || exit "$status"
+for t in $failed; do
+  # The test's block of output: from its result line to the next line ctest writes itself.
+  block=$(awk -v t="$t" '
+    $0 ~ "Test +#[0-9]+: " t " " { on = 1; next }
+    on && /^ *([0-9]+\/[0-9]+ Test|Start +[0-9]+:)/ { on = 0 }
+    on { print }' "$log")
+  if ! grep -q "Tracer caught signal" <<<"$block" ||
+    ! grep -q "LeakSanitizer has encountered a fatal error" <<<"$block" ||
+    grep -qE "ERROR: (AddressSanitizer|LeakSanitizer): detected|runtime error:|[0-9]+ tests?, [1-9][0-9]* failed" <<<"$block"; then
+    echo "sanitize.sh: $t failed for its own reasons (above): no second run" >&2
+    exit "$status"
+  fi
+done
+echo "sanitize.sh: $(echo $failed) failed only as LeakSanitizer's tracer crashed at exit; once more:" >&2
+ctest --test-dir build-san --output-on-failure -R "^($(echo $failed | tr ' ' '|'))\$"
