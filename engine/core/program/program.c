@@ -587,6 +587,7 @@ static cujit_status keep_nonnull(cujit_program *p, const cujit_compile_options *
 
 cujit_status cujit_program_compile(cujit_engine *engine, const char *source, const char *name,
                                    const cujit_compile_options *options, cujit_program **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
   if (!out)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -636,6 +637,7 @@ static cujit_status read_file(cujit_engine *engine, const char *path, char **out
 
 cujit_status cujit_program_compile_file(cujit_engine *engine, const char *path,
                                         const cujit_compile_options *options, cujit_program **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
   if (!out)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -663,37 +665,8 @@ cujit_status cujit_program_compile_file(cujit_engine *engine, const char *path,
 }
 
 void cujit_program_free(cujit_program *program) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!program) return;
   cj_untrack(program->engine, &program->link);
   cj_program_release(program);
-}
-
-size_t cujit_program_kernel_count(const cujit_program *program) {
-  return program ? program->nkernels : 0;
-}
-
-const char *cujit_program_kernel_name(const cujit_program *program, size_t index) {
-  return program && index < program->nkernels ? program->kernels[index].name : NULL;
-}
-
-const char *cujit_program_ptx(const cujit_program *program, size_t *len) {
-  if (len) *len = program ? program->ptx_len : 0;
-  return program ? program->ptx : NULL;
-}
-
-const void *cujit_program_cubin(const cujit_program *program, size_t *len) {
-  if (len) *len = program ? program->cubin_len : 0;
-  return program ? program->cubin : NULL;
-}
-
-const char *cujit_program_log(const cujit_program *program) {
-  return program && program->log ? program->log : "";
-}
-
-int cujit_program_from_cache(const cujit_program *program) {
-  return program ? program->from_cache : 0;
-}
-
-double cujit_program_milliseconds(const cujit_program *program) {
-  return program ? program->ms : 0.0;
 }
