@@ -348,6 +348,10 @@ static CUresult stream_destroy(CUstream s) {
 
 static CUresult stream_get_ctx(CUstream s, CUcontext *ctx) {
   cost();
+  if (s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) { /* every context has them */
+    *ctx = current;
+    return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+  }
   pthread_mutex_lock(&context_lock);
   stub_stream *r = streams;
   while (r && r != (stub_stream *)s) r = r->next;
