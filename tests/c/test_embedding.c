@@ -326,6 +326,41 @@ Test(embedding, the_applications_stream_runs_cujits_work_and_is_never_destroyed,
   ((PFN_cuStreamDestroy_v4000)driver("cuStreamDestroy", 4000))(native);
 }
 
+/* Graph capture on the application's stream, and the graph replayed there. */
+Test(embedding, the_applications_stream_captures_and_replays_graphs, .fini = close_engine) {
+  open_gpu();
+  if (on_stub()) cr_skip_test("the stand-in driver records no graphs: this case runs on a GPU");
+  void *primary = NULL;
+  EXPECT_OK(cujit_device_context(gpu, &primary));
+  CUstream native = native_stream(primary);
+  cujit_stream *s = NULL;
+  EXPECT_OK(cujit_stream_wrap(engine, native, &s));
+  cujit_buffer *b = NULL;
+  EXPECT_OK(cujit_buffer_alloc(engine, 1024 * sizeof(int), CUJIT_I32, &b));
+  cujit_kernel *k = fill_kernel();
+  cujit_arg args[] = {CUJIT_ARG_BUF(b), CUJIT_ARG_I(40), CUJIT_ARG_I(1024)};
+  EXPECT_OK(cujit_launch_n(k, 1024, s, args, 3)); /* loaded before the capture */
+  EXPECT_OK(cujit_stream_synchronize(s));
+  EXPECT_OK(cujit_memset(b, 0, 0, 1024 * sizeof(int), NULL));
+  EXPECT_OK(cujit_capture_begin(s, CUJIT_CAPTURE_RELAXED));
+  EXPECT_OK(cujit_launch_n(k, 1024, s, args, 3));
+  cujit_graph *g = NULL;
+  EXPECT_OK(cujit_capture_end(s, &g));
+  int host[1024];
+  EXPECT_OK(cujit_memcpy_dtoh(host, b, 0, sizeof host, NULL));
+  cr_expect_eq(host[1023], 0, "the captured launch ran during the capture");
+  EXPECT_OK(cujit_graph_launch(g, s));
+  EXPECT_OK(cujit_stream_synchronize(s));
+  EXPECT_OK(cujit_memcpy_dtoh(host, b, 0, sizeof host, NULL));
+  cr_expect_eq(host[1023], 40 + 1023, "the replay on the application's stream: %d", host[1023]);
+  cujit_graph_free(g);
+  cujit_stream_free(s);
+  cr_expect(stream_alive(native));
+  cujit_buffer_free(b);
+  cujit_kernel_free(k);
+  ((PFN_cuStreamDestroy_v4000)driver("cuStreamDestroy", 4000))(native);
+}
+
 Test(embedding, a_stream_or_event_refused_says_why, .fini = close_engine) {
   open_gpu();
   cujit_stream *s = (cujit_stream *)&s;
