@@ -567,8 +567,9 @@ CUJIT_API cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel,
 ** --ptxas-options=-v (extra_flags; `cujit compile -v` passes it):
 **   registers, local_bytes (the stack frame), spill_store_bytes, spill_load_bytes and
 **   static_shared_bytes from the report; max_threads_per_block from the PTX's launch bounds
-**   (.maxntid, .reqntid) and the registers (a block may hold 64K registers, given out per warp
-**   in units of 256, as on every GPU from sm_50 on), at most 1024; ptx_version from the PTX
+**   (.maxntid, .reqntid) and the registers (given out per warp in units of 256 from four
+**   register files of 16K, one per quarter of the SM, as on the GPUs from sm_50 on), at most
+**   1024; ptx_version from the PTX
 **   (".version 9.0" is 90) and binary_version from the arch (sm_90 is 90, 0 for compute_XX);
 **   const_bytes -1 (not reported).
 ** Fails: CUJIT_ERROR_INVALID_ARGUMENT for a NULL or generic kernel (specialise it first), or a

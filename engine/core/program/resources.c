@@ -92,11 +92,13 @@ static int launch_bound(const char *ptx, const char *symbol) {
   return 0;
 }
 
-/* The threads a block of a kernel of `regs` registers per thread may have: 64K registers a block,
-** given out per warp in units of 256, at most 1024 threads; then the launch bounds. */
+/* The threads a block of a kernel of `regs` registers per thread may have: registers are given
+** out per warp in units of 256, from four register files of 16K (one per quarter of the SM, whose
+** warps a block spreads over evenly), at most 1024 threads; then the launch bounds. (79 registers:
+** 2560 a warp, 6 warps a quarter, 768 threads, as the H200's driver says.) */
 static int max_threads(int regs, int bound) {
   int per_warp = (regs * 32 + 255) / 256 * 256;
-  int threads = per_warp > 0 ? 65536 / per_warp * 32 : 1024;
+  int threads = per_warp > 0 ? 16384 / per_warp * 4 * 32 : 1024;
   if (threads > 1024) threads = 1024;
   return bound > 0 && bound < threads ? bound : threads;
 }
