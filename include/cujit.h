@@ -315,7 +315,12 @@ typedef struct cujit_compile_options {
   size_t size;                /* sizeof(cujit_compile_options): use CUJIT_COMPILE_OPTIONS_INIT */
   const char *arch;           /* "sm_90" or "compute_90"; NULL: the current device's */
   int fast_math;              /* --use_fast_math */
-  int line_info;              /* -lineinfo */
+  /* -lineinfo, also on for every compile when CUJIT_LINEINFO=1. With it on, the line table names
+  ** real files, for profilers and debuggers: a program read from a file names that file, text
+  ** given as a string is kept in <cache dir>/sources/ (a private directory removed at
+  ** cujit_close when the disk cache is off) and named there, a kernel's body as a file of its
+  ** own whose line 1 is the body's first line. cujit_cache_clear removes the kept copies. */
+  int line_info;
   int debug;                  /* -G (device debug) */
   const char *const *defines; /* "NAME" or "NAME=VALUE" */
   size_t define_count;
