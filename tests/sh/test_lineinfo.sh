@@ -82,6 +82,26 @@ check_rc "jit with line_info = true" 0
 every_file_exists "$out" && ok "line_info = true: every .file exists" || fail "line_info: $out"
 check "line_info = true: the store at line 3" "$out" "^LOC $(body_index "$out") 3\$"
 
+# --- cujit's own headers (given to NVRTC in memory) are named by kept copies too ----------------
+cat >hdr.lua <<'EOF'
+local cuda = require "cujit"
+local opts = load("return " .. (arg[1] or "{}"))()
+opts.arch, opts.preamble = "sm_90", "#include <cujit/random.h>\n"
+local k = cuda.jit("rng(uint4 *x, unsigned int seed)", [[
+  x[threadIdx.x] = cujit::philox4x32_10(make_uint4(threadIdx.x, 0, 0, 0), make_uint2(seed, 1));
+]], opts)
+for path in k:ptx():gmatch('%.file%s+%d+%s+"([^"]*)"') do print("FILE 0 " .. path) end
+EOF
+for opts in '{line_info = true}' '{debug = true}'; do
+  run "$CUJIT" hdr.lua "$opts"
+  check_rc "a kernel using <cujit/random.h>, $opts" 0
+  check "$opts: the header's device code is in the line table" "$out" '/cujit/random\.h$'
+  every_file_exists "$out" && ok "$opts: every .file exists, cujit's header included" ||
+    fail "$opts: a .file is missing: $out"
+done
+hdr=$(grep -E '/cujit/random\.h$' <<<"$out" | head -1 | awk '{print $3}')
+check "the kept header is cujit's random.h" "$(cat "$hdr" 2>/dev/null)" 'philox4x32_10'
+
 # --- strict reading ---------------------------------------------------------------------------------
 CUJIT_LINEINFO=maybe run "$CUJIT" jit.lua
 check_rc "CUJIT_LINEINFO=maybe refused" 1

@@ -207,6 +207,34 @@ cujit_status cj_kept_source(cujit_engine *engine, const char *source, const char
   return CUJIT_OK;
 }
 
+cujit_status cj_kept_header(cujit_engine *engine, const char *name, const char *text, char **out) {
+  *out = NULL;
+  if (name[0] == '/' || strstr(name, "..") || strpbrk(name, "\"\\\n")) return CUJIT_OK;
+  char dir[PATH_MAX + 40], path[PATH_MAX + 300];
+  cujit_status st = text_dir(engine, text, name, dir, sizeof dir);
+  if (st != CUJIT_OK) return st;
+  /* the header's own directories under the hash: "cujit/random.h" is <hash>/cujit/random.h */
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  for (char *slash = strchr(path + strlen(dir) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+    *slash = '\0';
+    int made = own_dir(path);
+    *slash = '/';
+    if (!made)
+      return cj_fail(engine, CUJIT_ERROR_IO, "line info: cannot make the directories of '%s' (%s)",
+                     path, strerror(errno));
+  }
+  if ((st = keep(engine, dir, name, text, strlen(text))) != CUJIT_OK) return st;
+  cj_buf b = {0};
+  cj_buf_printf(&b, "#line 1 \"%s\"\n", path);
+  cj_buf_puts(&b, text);
+  if (b.failed) {
+    cj_buf_free(&b);
+    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  }
+  *out = b.data;
+  return CUJIT_OK;
+}
+
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
   (void)st, (void)flag, (void)ftw;
   remove(path);

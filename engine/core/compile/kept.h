@@ -25,6 +25,12 @@
 cujit_status cj_kept_source(cujit_engine *engine, const char *source, const char *name, int kernel,
                             char **out);
 
+/* For an NVRTC compile with line info on: the text to give NVRTC for the in-memory header
+** `name` (an embedded <cujit/...> header, a stand-in standard header), its copy kept as
+** <root>/<hash of name and text>/<name> and named by a #line before `text`, in *out (malloc'd).
+** *out stays NULL for a header read from a file (an absolute name), which names itself. */
+cujit_status cj_kept_header(cujit_engine *engine, const char *name, const char *text, char **out);
+
 /* Removes the engine's private root (not the cache's) and forgets the root. At cujit_close. */
 void cj_kept_close(cujit_engine *engine);
 

@@ -498,13 +498,14 @@ static cujit_status build(cujit_engine *engine, const char *source, const char *
   return st;
 }
 
-/* With line info on, NVRTC compiles the text kept.h makes, whose line table names real files
-** (the CPU device's g++ reads the line info its own way). */
+/* With line info on (line_info, or debug's -G, which has it too), NVRTC compiles the text
+** kept.h makes, whose line table names real files (the CPU device's g++ has its own way). */
 cujit_status cj_program_build(cujit_engine *engine, const char *source, const char *name,
                               const cujit_compile_options *options, cujit_program **out) {
   char arch[32], *kept = NULL;
   if (engine && source && out &&
-      cj_options_switch_on(options, offsetof(cujit_compile_options, line_info)) &&
+      (cj_options_switch_on(options, offsetof(cujit_compile_options, line_info)) ||
+       cj_options_switch_on(options, offsetof(cujit_compile_options, debug))) &&
       cj_program_arch(engine, options, arch, sizeof arch) == CUJIT_OK && strcmp(arch, "cpu")) {
     const char *as = name ? name : "<source>";
     cujit_status st = cj_kept_source(engine, source, as, cj_source_is_kernel(source, as), &kept);
