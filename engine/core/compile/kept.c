@@ -38,9 +38,11 @@ static cujit_status kept_root(cujit_engine *engine, char *root, size_t len) {
     char path[PATH_MAX];
     const char *tmp = getenv("TMPDIR");
     int private_dir = !*cache;
-    if (!private_dir)
+    if (!private_dir) { /* a shared cache's sources/, made by another user, is not ours to fill */
       snprintf(path, sizeof path, "%s/sources", cache);
-    else
+      private_dir = !own_dir(path) || access(path, W_OK) != 0;
+    }
+    if (private_dir)
       snprintf(path, sizeof path, "%s/cujit-sources-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (private_dir ? !mkdtemp(path) : !own_dir(path))
       st = cj_fail(engine, CUJIT_ERROR_IO,
