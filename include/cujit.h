@@ -312,10 +312,15 @@ CUJIT_API cujit_status cujit_device_enable_peer(cujit_device *device, cujit_devi
 ** ------------------------------------------------------------------------------------------- */
 
 typedef struct cujit_compile_options {
-  size_t size;                /* sizeof(cujit_compile_options): use CUJIT_COMPILE_OPTIONS_INIT */
-  const char *arch;           /* "sm_90" or "compute_90"; NULL: the current device's */
-  int fast_math;              /* --use_fast_math */
-  int line_info;              /* -lineinfo */
+  size_t size;      /* sizeof(cujit_compile_options): use CUJIT_COMPILE_OPTIONS_INIT */
+  const char *arch; /* "sm_90" or "compute_90"; NULL: the current device's */
+  int fast_math;    /* --use_fast_math */
+  /* -lineinfo, also on for every compile when CUJIT_LINEINFO=1. With it on, the line table names
+  ** real files, for profilers and debuggers: a program read from a file names that file, text
+  ** given as a string is kept in <cache dir>/sources/ (a private directory removed at
+  ** cujit_close when the disk cache is off) and named there, a kernel's body as a file of its
+  ** own whose line 1 is the body's first line. cujit_cache_clear removes the kept copies. */
+  int line_info;
   int debug;                  /* -G (device debug) */
   const char *const *defines; /* "NAME" or "NAME=VALUE" */
   size_t define_count;
@@ -539,6 +544,10 @@ typedef struct cujit_kernel_attributes {
   int local_bytes;           /* per thread (spills and stack) */
   int max_threads_per_block; /* for this kernel on its device */
   int ptx_version, binary_version;
+  /* Added later (a struct that grows): the bytes ptxas spilled to local memory per thread, as
+  ** its report says them; -1 when the compile made no report (it makes one when given
+  ** --ptxas-options=-v: `cujit compile -v`, extra_flags) or on the CPU device. */
+  int spill_store_bytes, spill_load_bytes;
 } cujit_kernel_attributes;
 
 #ifndef __cplusplus
@@ -556,6 +565,24 @@ static inline cujit_kernel_attributes cujit_kernel_attributes_init_(void) {
 /* Attributes on the current device (loads the kernel there if needed). */
 CUJIT_API cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel,
                                                    cujit_kernel_attributes *attrs);
+
+/* The same attributes as the compiler reported them, with no device: read from the kernel's
+** compiled program alone (ptxas's report in its log, its PTX), so it works where no GPU is, for
+** a target other than the current device's. The report is there when the compile was given
+** --ptxas-options=-v (extra_flags; `cujit compile -v` passes it):
+**   registers, local_bytes (the stack frame), spill_store_bytes, spill_load_bytes and
+**   static_shared_bytes from the report; max_threads_per_block from the PTX's launch bounds
+**   (.maxntid, .reqntid) and the registers (given out per warp in units of 256 from four
+**   register files of 16K, one per quarter of the SM, as on the GPUs from sm_50 on), at most
+**   1024; ptx_version from the PTX
+**   (".version 9.0" is 90) and binary_version from the arch (sm_90 is 90, 0 for compute_XX);
+**   const_bytes -1 (not reported).
+** Fails: CUJIT_ERROR_INVALID_ARGUMENT for a NULL or generic kernel (specialise it first), or a
+** struct without its size; CUJIT_ERROR_NOT_FOUND when the log holds no report for the kernel
+** (the message says to pass --ptxas-options=-v), or the program is the CPU device's.
+** Thread safety: as cujit_kernel_attributes_get; the kernel must stay alive during the call. */
+CUJIT_API cujit_status cujit_kernel_resources_get(cujit_kernel *kernel,
+                                                  cujit_kernel_attributes *attrs);
 
 /* ---------------------------------------------------------------------------------------------
 ** Launching

@@ -4,6 +4,7 @@
 ** the devices and the driver. Everything else is in the layers below (docs/ARCHITECTURE.md).
 */
 #include "compile/cache.h"
+#include "compile/kept.h"
 #include "run/device.h"
 #include "program/program.h"
 
@@ -65,6 +66,7 @@ void cujit_close(cujit_engine *engine) {
   }
   cj_slots_free(engine);
   cj_program_map_close(engine->programs); /* unloads the programs from the devices */
+  cj_kept_close(engine); /* before the cache: a private directory of kept sources goes */
   cj_cache_close(engine->cache);
   cj_devices_release(engine);
   cj_backend_scope_close();

@@ -52,6 +52,8 @@ struct cujit_engine {
   cj_cache *cache;          /* opened and closed by engine.c */
   cj_program_map *programs; /* opened and closed by engine.c */
   cj_slot *slots;           /* under lock; freed by engine.c through cj_slots_free */
+  char *kept_dir;   /* line info's kept sources (compile/kept.c), made under lock on first use */
+  int kept_private; /* kept_dir is the engine's own, removed at close */
 
   cujit_warning_fn warn_fn;
   void *warn_user;

@@ -694,7 +694,4 @@ cujit_status cujit_cache_stats_get(cujit_engine *engine, cujit_cache_stats *stat
   return st;
 }
 
-cujit_status cujit_cache_clear(cujit_engine *engine) {
-  if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
-  return cj_cache_clear(engine->cache);
-}
+/* cujit_cache_clear is kept.c's: it removes the kept sources of line info too. */

@@ -6,6 +6,7 @@
 ** queries that need a kernel on the current device (block suggestion, attributes).
 */
 #include "launch.h"
+#include "resources.h"
 #include "backend/backend.h"
 #include "base/structs.h"
 #include "run/peer.h"
@@ -598,6 +599,10 @@ cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel, cujit_kernel_attr
   cujit_kernel_attributes all; /* this layout, then the caller's part of it */
   memset(&all, 0, sizeof all); /* padding too: no stack bytes reach the caller */
   st = dev->ops->attributes(dev, on->fn, &all);
+  cujit_kernel_attributes reported; /* the spills: the device does not know them, ptxas did */
+  cj_resources_read(kernel->program, cj_signature_symbol(&kernel->sig), &reported);
+  all.spill_store_bytes = reported.spill_store_bytes,
+  all.spill_load_bytes = reported.spill_load_bytes;
   if (st == CUJIT_OK) cj_struct_out(attrs, room, &all);
   return st;
 }

@@ -5,7 +5,10 @@
 ** the last reference, and the public cujit_program_* calls.
 */
 #include "program.h"
+#include "base/files.h"
 #include "base/structs.h"
+#include "compile/kept.h"
+#include "compile/options.h"
 #include "compile/host_code.h"
 #include "compile/includes.h"
 #include "compile/scan.h"
@@ -430,8 +433,8 @@ static cujit_status elide_among_headers(const char *source, const char *name,
   return CUJIT_OK;
 }
 
-cujit_status cj_program_build(cujit_engine *engine, const char *source, const char *name,
-                              const cujit_compile_options *options, cujit_program **out) {
+static cujit_status build(cujit_engine *engine, const char *source, const char *name,
+                          const cujit_compile_options *options, cujit_program **out) {
   if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
   if (!out) return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "out is NULL");
   *out = NULL;
@@ -492,6 +495,24 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
   if (memo && c.pure) memo_put(engine->programs, &asked, &k->key);
   st = program_new(engine, k, c.from_cache, t0, out);
   cj_cache_entry_free(&c.entry);
+  return st;
+}
+
+/* With line info on (line_info, or debug's -G, which has it too), NVRTC compiles the text
+** kept.h makes, whose line table names real files (the CPU device's g++ has its own way). */
+cujit_status cj_program_build(cujit_engine *engine, const char *source, const char *name,
+                              const cujit_compile_options *options, cujit_program **out) {
+  char arch[32], *kept = NULL;
+  if (engine && source && out &&
+      (cj_options_switch_on(options, offsetof(cujit_compile_options, line_info)) ||
+       cj_options_switch_on(options, offsetof(cujit_compile_options, debug))) &&
+      cj_program_arch(engine, options, arch, sizeof arch) == CUJIT_OK && strcmp(arch, "cpu")) {
+    const char *as = name ? name : "<source>";
+    cujit_status st = cj_kept_source(engine, source, as, cj_source_is_kernel(source, as), &kept);
+    if (st != CUJIT_OK) return *out = NULL, st;
+  }
+  cujit_status st = build(engine, kept ? kept : source, name, options, out);
+  free(kept);
   return st;
 }
 
@@ -611,30 +632,6 @@ cujit_status cujit_program_compile(cujit_engine *engine, const char *source, con
   return st;
 }
 
-static cujit_status read_file(cujit_engine *engine, const char *path, char **out) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return cj_fail(engine, CUJIT_ERROR_IO, "cannot read '%s': %s", path, strerror(errno));
-  cj_buf b = {0};
-  char chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < MAX_SOURCE_BYTES)
-    cj_buf_add(&b, chunk, n);
-  int err = ferror(f) ? errno : 0;
-  fclose(f);
-  if (err || b.failed || b.len >= MAX_SOURCE_BYTES) {
-    cj_buf_free(&b);
-    return cj_fail(engine, err ? CUJIT_ERROR_IO : CUJIT_ERROR_OUT_OF_HOST_MEMORY,
-                   "cannot read '%s': %s", path, err ? strerror(err) : "too big for a source file");
-  }
-  if (b.data && memchr(b.data, '\0', b.len)) {
-    cj_buf_free(&b);
-    return cj_fail(engine, CUJIT_ERROR_IO, "'%s' holds NUL bytes: it is not a CUDA source file",
-                   path);
-  }
-  *out = b.data ? b.data : cj_strdup("");
-  return *out ? CUJIT_OK : cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-}
-
 cujit_status cujit_program_compile_file(cujit_engine *engine, const char *path,
                                         const cujit_compile_options *options, cujit_program **out) {
   CJ_KEEP_CALLER_CONTEXT;
@@ -657,7 +654,7 @@ cujit_status cujit_program_compile_file(cujit_engine *engine, const char *path,
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
     return cj_fail(engine, CUJIT_ERROR_IO, "cannot read '%s': %s", path, strerror(EISDIR));
   char *source;
-  cujit_status s = read_file(engine, path, &source);
+  cujit_status s = cj_file_read(engine, path, MAX_SOURCE_BYTES, &source);
   if (s != CUJIT_OK) return s;
   s = cujit_program_compile(engine, source, path, options ? &mine : NULL, out);
   free(source);
