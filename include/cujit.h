@@ -23,6 +23,11 @@
 **     takes no lock once it is loaded on the device; a generic kernel takes its own lock to find
 **     its specialisation); not cujit_kernel_free while another thread uses it.
 **   - program: taking kernels and reading it from many threads; not cujit_program_free meanwhile.
+**   - cujit_program_compile_many and cujit_kernel_specialize_many run their compiles on threads
+**     of their own (CUJIT_COMPILE_THREADS), made for the call and joined before it returns; a
+**     first compile for a GPU may start the driver on a thread of its own (cuInit overlapping
+**     NVRTC), joined when the driver is first needed or at cujit_close. No thread of cujit's
+**     outlives cujit_close (the CPU device's workers included).
 **   - buffer: copies and launches that use it from many threads (the device runs the work in the
 **     order the calls are made; writes to the same bytes race as on any GPU); not freed meanwhile.
 **   - stream, event: any of their calls from many threads, the work ordered as the calls happen to
@@ -406,6 +411,47 @@ CUJIT_API cujit_status cujit_program_compile_file(cujit_engine *engine, const ch
 
 CUJIT_API void cujit_program_free(cujit_program *program);
 
+/* Compiles `count` independent programs at once, each as cujit_program_compile would, on up to
+** CUJIT_COMPILE_THREADS threads (default: the cores this process may run on; 1 compiles them one
+** after another on the calling thread). Item i is sources[i], named names[i] (names may be NULL,
+** and any entry NULL, for "<source>"), compiled with options[i] (options may be NULL, and any
+** entry NULL, for the defaults; the same pointer may be given for every item). Each item is
+** looked up in the cache first (a hit costs what it costs alone); an item given twice in one call
+** (the same source, name and options pointer) is compiled once, its repeats then taken from the
+** memory cache. Every item is tried whatever the others do:
+**   - programs[i] is the program, or NULL when item i failed; each is freed with
+**     cujit_program_free (or at cujit_close), as one cujit_program_compile returns;
+**   - statuses[i] (statuses may be NULL) is item i's status;
+**   - cujit_program_compile_many_message(engine, i) is item i's message ("" for one compiled).
+** Returns CUJIT_OK when every item compiled; else the status of the first that failed, with
+** cujit_errmsg saying how many failed and the first one's message. INVALID_ARGUMENT (nothing
+** compiled, every programs[i] NULL) for a NULL `sources` or `programs` with count > 0, or a
+** CUJIT_COMPILE_THREADS that is not a whole number from 1 to 1024 (the message quotes it).
+** count 0 does nothing and returns CUJIT_OK. Threads: the threads are made for the call and
+** joined before it returns; the engine's rules hold as for cujit_program_compile from as many
+** threads. Example:
+**     const char *srcs[] = {"extern \"C\" __global__ void a(int *x) { *x = 1; }",
+**                           "extern \"C\" __global__ void b(int *x) { *x = 2; }"};
+**     cujit_program *progs[2];
+**     cujit_status each[2];
+**     const char *why = ""; // the first failure's message, if any
+**     if (cujit_program_compile_many(e, 2, srcs, NULL, NULL, progs, each) != CUJIT_OK)
+**       why = cujit_program_compile_many_message(e, each[0] != CUJIT_OK ? 0 : 1);
+**     for (size_t i = 0; i < 2; i++) cujit_program_free(progs[i]);
+*/
+CUJIT_API cujit_status cujit_program_compile_many(cujit_engine *engine, size_t count,
+                                                  const char *const *sources,
+                                                  const char *const *names,
+                                                  const cujit_compile_options *const *options,
+                                                  cujit_program **programs, cujit_status *statuses);
+
+/* The message of item `index` of the last cujit_program_compile_many on this engine from this
+** thread: "" for an item that compiled; NULL past that call's count, or before any such call.
+** Lives until the next cujit_program_compile_many (or cujit_kernel_specialize_many) on the same
+** engine from the same thread, or cujit_close. */
+CUJIT_API const char *cujit_program_compile_many_message(const cujit_engine *engine, size_t index);
+
+
 /* The kernels the program defines, in source order. */
 CUJIT_API size_t cujit_program_kernel_count(const cujit_program *program);
 /* NULL past the last; the name lives as long as the program. */
@@ -496,6 +542,20 @@ CUJIT_API cujit_dtype cujit_dtype_from_name(const char *name);
 ** the generic kernel (do not free it) and is cached: the same list gives the same kernel. */
 CUJIT_API cujit_status cujit_kernel_specialize(cujit_kernel *kernel, const cujit_dtype *types,
                                                size_t count, cujit_kernel **out);
+
+/* Specialises a generic kernel for `lists` type lists at once, ahead of their first launches:
+** list i is types[i * n] .. types[i * n + n - 1], n being the kernel's number of type variables.
+** The lists not yet specialised are compiled at once as cujit_program_compile_many compiles
+** (CUJIT_COMPILE_THREADS), then each is taken as cujit_kernel_specialize takes it: out[i] (out may
+** be NULL: only compiled and kept on the kernel) is the specialisation, owned by the generic
+** kernel, or NULL when list i failed; statuses[i] (may be NULL) its status, and
+** cujit_program_compile_many_message(engine, i) its message. Returns CUJIT_OK when every list
+** was specialised, else the first failure's status with cujit_errmsg saying how many failed and
+** the first one's message. INVALID_ARGUMENT at once for a kernel that is not generic, or NULL
+** types with lists > 0. Threads: as cujit_kernel_specialize. */
+CUJIT_API cujit_status cujit_kernel_specialize_many(cujit_kernel *kernel, size_t lists,
+                                                    const cujit_dtype *types, cujit_kernel **out,
+                                                    cujit_status *statuses);
 
 /* Parameters, as the signature declares them. */
 typedef enum cujit_param_kind {

@@ -35,6 +35,7 @@ cujit_status cujit_open(cujit_engine **out) {
   pthread_mutex_init(&e->lock, NULL);
   pthread_mutex_init(&e->table_lock, NULL);
   pthread_mutex_init(&e->streams_lock, NULL);
+  pthread_mutex_init(&e->drv_lock, NULL);
   e->id = atomic_fetch_add(&next_engine_id, 1);
   e->device_count = -1;
   e->current_device = env_device();
@@ -44,6 +45,7 @@ cujit_status cujit_open(cujit_engine **out) {
   e->cache = e->programs ? cj_cache_open(e) : NULL;
   if (!e->cache) {
     cj_program_map_close(e->programs);
+    pthread_mutex_destroy(&e->drv_lock);
     pthread_mutex_destroy(&e->streams_lock);
     pthread_mutex_destroy(&e->table_lock);
     pthread_mutex_destroy(&e->lock);
@@ -56,6 +58,7 @@ cujit_status cujit_open(cujit_engine **out) {
 
 void cujit_close(cujit_engine *engine) {
   if (!engine) return;
+  cj_driver_join(engine); /* a driver starting on a thread of its own (base.h) */
   /* the caller's context back before the driver, which would put it back, is closed */
   cj_backend_scope_open();
   /* Newest first, so kernels go before the programs they hold and buffers before devices. */
@@ -73,6 +76,7 @@ void cujit_close(cujit_engine *engine) {
   if (engine->drv_state == 1) cj_driver_close(&engine->drv);
   if (engine->nvrtc_state == 1) cj_nvrtc_close(&engine->nvrtc);
   cj_errors_free(engine);
+  pthread_mutex_destroy(&engine->drv_lock);
   pthread_mutex_destroy(&engine->streams_lock);
   pthread_mutex_destroy(&engine->table_lock);
   pthread_mutex_destroy(&engine->lock);

@@ -18,6 +18,8 @@ struct cj_errslot {
   pthread_t thread;
   cujit_status status;
   char msg[CJ_MSG_MAX];
+  char **items; /* per-item messages of the last call that reports them (cj_items_keep) */
+  size_t nitems;
 };
 
 /* The slot of the last engine this thread failed on, so repeated failures skip the lock. */
@@ -95,22 +97,44 @@ void cujit_set_warning_handler(cujit_engine *engine, cujit_warning_fn fn, void *
   engine->warn_user = fn ? user : NULL;
 }
 
+static void items_free(char **items, size_t n) {
+  for (size_t i = 0; items && i < n; i++) free(items[i]);
+  free(items);
+}
+
+void cj_items_keep(cujit_engine *engine, char **messages, size_t count) {
+  cj_errslot *s = engine ? find_slot(engine, 1) : NULL;
+  if (!s) {
+    items_free(messages, count);
+    return;
+  }
+  items_free(s->items, s->nitems);
+  s->items = messages, s->nitems = messages ? count : 0;
+}
+
+const char *cj_item_message(const cujit_engine *engine, size_t index) {
+  cj_errslot *s = engine ? find_slot(engine, 0) : NULL;
+  if (!s || index >= s->nitems) return NULL;
+  return s->items[index] ? s->items[index] : "";
+}
+
 void cj_errors_free(cujit_engine *engine) {
-  for (cj_errslot *s = engine->errs, *next; s; s = next) next = s->next, free(s);
+  for (cj_errslot *s = engine->errs, *next; s; s = next)
+    next = s->next, items_free(s->items, s->nitems), free(s);
   engine->errs = NULL;
   if (tls_slot.engine_id == engine->id) tls_slot.engine_id = 0, tls_slot.slot = NULL;
 }
 
 /* Opens a library once: `state` is 0 (not tried), 1 (open) or -1 (failed), published with a release
 ** store after the library's record is filled, so a reader that sees 1 sees the record. */
-static int open_once(cujit_engine *engine, int *state, int (*open)(void *, char *, size_t),
+static int open_once(pthread_mutex_t *lock, int *state, int (*open)(void *, char *, size_t),
                      void *lib, char *why, size_t why_len) {
   int s = __atomic_load_n(state, __ATOMIC_ACQUIRE);
   if (s != 0) return s;
-  pthread_mutex_lock(&engine->lock);
+  pthread_mutex_lock(lock);
   if ((s = *state) == 0)
     __atomic_store_n(state, s = open(lib, why, why_len) ? 1 : -1, __ATOMIC_RELEASE);
-  pthread_mutex_unlock(&engine->lock);
+  pthread_mutex_unlock(lock);
   return s;
 }
 
@@ -122,8 +146,38 @@ static int open_nvrtc(void *lib, char *why, size_t why_len) {
   return cj_nvrtc_open(lib, why, why_len);
 }
 
+static void *start_driver(void *arg) {
+  cujit_engine *engine = arg;
+  open_once(&engine->drv_lock, &engine->drv_state, open_driver, &engine->drv, engine->drv_why,
+            sizeof engine->drv_why);
+  return NULL;
+}
+
+void cj_driver_start(cujit_engine *engine) {
+  if (__atomic_load_n(&engine->drv_state, __ATOMIC_ACQUIRE) != 0 ||
+      __atomic_load_n(&engine->drv_starter_state, __ATOMIC_ACQUIRE) != 0)
+    return;
+  pthread_mutex_lock(&engine->drv_lock);
+  /* Not made twice, nor after a join: a driver that failed is not tried again. */
+  if (engine->drv_starter_state == 0 && engine->drv_state == 0 &&
+      pthread_create(&engine->drv_starter, NULL, start_driver, engine) == 0)
+    __atomic_store_n(&engine->drv_starter_state, 1, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&engine->drv_lock);
+}
+
+void cj_driver_join(cujit_engine *engine) {
+  if (__atomic_load_n(&engine->drv_starter_state, __ATOMIC_ACQUIRE) != 1) return;
+  pthread_mutex_lock(&engine->drv_lock); /* the starter takes it too, briefly: join outside */
+  int mine = engine->drv_starter_state == 1;
+  if (mine) __atomic_store_n(&engine->drv_starter_state, 2, __ATOMIC_RELEASE);
+  pthread_t t = engine->drv_starter;
+  pthread_mutex_unlock(&engine->drv_lock);
+  if (mine) pthread_join(t, NULL);
+}
+
 cujit_status cj_need_driver(cujit_engine *engine, cj_driver **out) {
-  if (open_once(engine, &engine->drv_state, open_driver, &engine->drv, engine->drv_why,
+  cj_driver_join(engine);
+  if (open_once(&engine->drv_lock, &engine->drv_state, open_driver, &engine->drv, engine->drv_why,
                 sizeof engine->drv_why) < 0)
     return cj_fail(engine,
                    strncmp(engine->drv_why, "no CUDA device", 14) == 0 ? CUJIT_ERROR_NO_DEVICE
@@ -134,7 +188,7 @@ cujit_status cj_need_driver(cujit_engine *engine, cj_driver **out) {
 }
 
 cujit_status cj_need_nvrtc(cujit_engine *engine, cj_nvrtc **out) {
-  if (open_once(engine, &engine->nvrtc_state, open_nvrtc, &engine->nvrtc, engine->nvrtc_why,
+  if (open_once(&engine->lock, &engine->nvrtc_state, open_nvrtc, &engine->nvrtc, engine->nvrtc_why,
                 sizeof engine->nvrtc_why) < 0)
     return cj_fail(engine, CUJIT_ERROR_NO_NVRTC, "%s", engine->nvrtc_why);
   *out = &engine->nvrtc;

@@ -39,6 +39,11 @@ struct cujit_engine {
   cj_driver drv;
   int drv_state; /* 0 not tried, 1 open, -1 failed (drv_why says why); atomic access */
   char drv_why[512];
+  /* Serialises opening the driver: its own lock, not `lock`, so that a driver opening on the
+  ** starter thread (cj_driver_start) holds up nothing else (NVRTC's open, errors, the live list). */
+  pthread_mutex_t drv_lock;
+  pthread_t drv_starter;  /* the thread cj_driver_start made, joined by cj_driver_join */
+  int drv_starter_state;  /* 0 none, 1 made and not joined (under drv_lock; atomic reads) */
 
   cj_nvrtc nvrtc;
   int nvrtc_state;
@@ -73,6 +78,15 @@ cujit_status cj_fail(cujit_engine *engine, cujit_status status, const char *fmt,
     __attribute__((format(printf, 3, 4)));
 cujit_status cj_vfail(cujit_engine *engine, cujit_status status, const char *fmt, va_list ap);
 
+/* Per-item messages, for a call that does many things and reports each (cujit_program_compile_many):
+** cj_items_keep takes over `messages` (a malloc'd array of `count` malloc'd strings, NULL for an
+** item that succeeded) as this thread's, freeing those it kept before; out of memory, it frees
+** them. cj_item_message: item `index`'s message, "" for one that succeeded, NULL past the count
+** of the last call that kept any (or none yet). Each lives until the next cj_items_keep on the
+** same engine from the same thread, or cujit_close. */
+void cj_items_keep(cujit_engine *engine, char **messages, size_t count);
+const char *cj_item_message(const cujit_engine *engine, size_t index);
+
 /* A wait takes a mark when it starts and asks cj_interrupted(mark) as it goes: 1 once
 ** cujit_interrupt was called after the mark, or before it without any wait having reported it
 ** yet (a pending interrupt). A 1 counts as reported, so waits started later are not cut short. */
@@ -97,6 +111,16 @@ void cj_warn(cujit_engine *engine, const char *fmt, ...) __attribute__((format(p
 ** NO_DRIVER (or NO_DEVICE when the driver sees no GPU) / NO_NVRTC. */
 cujit_status cj_need_driver(cujit_engine *engine, cj_driver **out);
 cujit_status cj_need_nvrtc(cujit_engine *engine, cj_nvrtc **out);
+
+/* A first compile for a GPU calls cj_driver_start just before NVRTC (compile.c): when no call
+** has tried the driver yet, a thread of its own opens it (dlopen, cuInit: about 190 ms on the H200
+** machine, which NVRTC 13 would otherwise pay inside its first compile) while the compile runs.
+** It records no error: a failure is kept in drv_why and reported, as before, by the call that
+** needs the driver. cj_driver_join waits for that thread, if one was made; cj_need_driver and
+** cujit_close call it, so no starter thread outlives the engine. A process without a driver pays
+** a failed dlopen on that thread, which it paid before at its first device call. */
+void cj_driver_start(cujit_engine *engine);
+void cj_driver_join(cujit_engine *engine);
 
 /* NVRTC when some call already opened it, else NULL; never opens it (5-140 ms). */
 cj_nvrtc *cj_nvrtc_if_open(cujit_engine *engine);

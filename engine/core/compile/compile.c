@@ -556,6 +556,7 @@ static cujit_status compile_nvrtc(cujit_engine *engine, const cj_scan *scan, con
   if (st == CUJIT_OK && !key_ok)
     st = resolve_lookup(engine, source, name, arch, &o, &inc, 1, &key, &key_ok, e, &hit);
   if (st == CUJIT_OK && !hit) {
+    cj_driver_start(engine); /* a miss: the driver starts meanwhile on its own thread (base.h) */
     cj_nvrtc *nv;
     char fitted[32];
     snprintf(fitted, sizeof fitted, "%s", arch);
