@@ -451,7 +451,6 @@ CUJIT_API cujit_status cujit_program_compile_many(cujit_engine *engine, size_t c
 ** engine from the same thread, or cujit_close. */
 CUJIT_API const char *cujit_program_compile_many_message(const cujit_engine *engine, size_t index);
 
-
 /* The kernels the program defines, in source order. */
 CUJIT_API size_t cujit_program_kernel_count(const cujit_program *program);
 /* NULL past the last; the name lives as long as the program. */

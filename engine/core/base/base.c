@@ -5,9 +5,12 @@
 ** base.h is defined by interrupt.c (interrupts, SIGXFSZ held off), dtype.c and text.c (strings,
 ** growable buffers, sizes as text, the clock).
 */
+#define _GNU_SOURCE /* syscall */
 #include "base.h"
 
 #include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +151,8 @@ static int open_nvrtc(void *lib, char *why, size_t why_len) {
 
 static void *start_driver(void *arg) {
   cujit_engine *engine = arg;
+  /* Not named: the driver's own threads, made by cuInit here, would inherit the name. */
+  __atomic_store_n(&engine->drv_starter_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
   open_once(&engine->drv_lock, &engine->drv_state, open_driver, &engine->drv, engine->drv_why,
             sizeof engine->drv_why);
   return NULL;

@@ -40,10 +40,11 @@ struct cujit_engine {
   int drv_state; /* 0 not tried, 1 open, -1 failed (drv_why says why); atomic access */
   char drv_why[512];
   /* Serialises opening the driver: its own lock, not `lock`, so that a driver opening on the
-  ** starter thread (cj_driver_start) holds up nothing else (NVRTC's open, errors, the live list). */
+  ** starter thread (cj_driver_start) holds up nothing else (NVRTC, errors, the live list). */
   pthread_mutex_t drv_lock;
-  pthread_t drv_starter;  /* the thread cj_driver_start made, joined by cj_driver_join */
-  int drv_starter_state;  /* 0 none, 1 made and not joined (under drv_lock; atomic reads) */
+  pthread_t drv_starter; /* the thread cj_driver_start made, joined by cj_driver_join */
+  int drv_starter_state; /* 0 none, 1 made, 2 joined (under drv_lock; atomic reads) */
+  int drv_starter_tid;   /* its kernel thread id once it runs (atomic), for tests */
 
   cj_nvrtc nvrtc;
   int nvrtc_state;
@@ -78,12 +79,12 @@ cujit_status cj_fail(cujit_engine *engine, cujit_status status, const char *fmt,
     __attribute__((format(printf, 3, 4)));
 cujit_status cj_vfail(cujit_engine *engine, cujit_status status, const char *fmt, va_list ap);
 
-/* Per-item messages, for a call that does many things and reports each (cujit_program_compile_many):
-** cj_items_keep takes over `messages` (a malloc'd array of `count` malloc'd strings, NULL for an
-** item that succeeded) as this thread's, freeing those it kept before; out of memory, it frees
-** them. cj_item_message: item `index`'s message, "" for one that succeeded, NULL past the count
-** of the last call that kept any (or none yet). Each lives until the next cj_items_keep on the
-** same engine from the same thread, or cujit_close. */
+/* Per-item messages, for a call that does many things and reports each one of them
+** (cujit_program_compile_many): cj_items_keep takes over `messages` (a malloc'd array of `count`
+** malloc'd strings, NULL for an item that succeeded) as this thread's, freeing those it kept
+** before; out of memory, it frees them. cj_item_message: item `index`'s message, "" for one that
+** succeeded, NULL past the count of the last call that kept any (or none yet). Each lives until
+** the next cj_items_keep on the same engine from the same thread, or cujit_close. */
 void cj_items_keep(cujit_engine *engine, char **messages, size_t count);
 const char *cj_item_message(const cujit_engine *engine, size_t index);
 

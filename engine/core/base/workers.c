@@ -22,9 +22,13 @@ typedef struct work {
   void *user;
 } work;
 
-static void *run_items(void *arg) {
-  work *w = arg;
+static void run(work *w) {
   for (size_t i; (i = atomic_fetch_add(&w->next, 1)) < w->count;) w->job(w->user, i);
+}
+
+static void *run_items(void *arg) {
+  pthread_setname_np(pthread_self(), "cujit-compile"); /* seen in tools and tests */
+  run(arg);
   return NULL;
 }
 
@@ -37,7 +41,7 @@ int cj_workers_run(size_t count, int threads, void (*job)(void *user, size_t ind
   pthread_t *ids = want > 1 ? malloc((want - 1) * sizeof *ids) : NULL;
   size_t made = 0;
   while (ids && made + 1 < want && pthread_create(&ids[made], NULL, run_items, &w) == 0) made++;
-  run_items(&w); /* the caller works too, and finishes what threads not made would have done */
+  run(&w); /* the caller works too, and finishes what threads not made would have done */
   for (size_t i = 0; i < made; i++) pthread_join(ids[i], NULL);
   free(ids);
   return (int)made + 1;

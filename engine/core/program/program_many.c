@@ -153,9 +153,9 @@ cujit_status cujit_program_compile_many(cujit_engine *engine, size_t count,
   cj_items_keep(engine, NULL, 0); /* a refusal below leaves no messages of an earlier call */
   if (!count) return CUJIT_OK;
   if (!sources || !programs)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "%s: %s is NULL; pass an array of %zu %s", fn, sources ? "programs" : "sources",
-                   count, sources ? "cujit_program * to fill" : "source texts");
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "%s: %s is NULL; pass an array of %zu %s",
+                   fn, sources ? "programs" : "sources", count,
+                   sources ? "cujit_program * to fill" : "source texts");
   int threads = threads_for(engine, fn);
   if (!threads) return CUJIT_ERROR_INVALID_ARGUMENT;
   batch b;
@@ -250,9 +250,8 @@ cujit_status cujit_kernel_specialize_many(cujit_kernel *kernel, size_t lists,
   for (size_t i = 0; st == CUJIT_OK && i < lists; i++) {
     if (b.statuses[i] != CUJIT_OK) continue; /* its compile failed: that message stands */
     cujit_kernel *k = NULL;
-    cujit_status s =
-        cujit_kernel_specialize(kernel, types + i * kernel->sig.ntype_vars,
-                                kernel->sig.ntype_vars, &k);
+    cujit_status s = cujit_kernel_specialize(kernel, types + i * kernel->sig.ntype_vars,
+                                             kernel->sig.ntype_vars, &k);
     if (s != CUJIT_OK) keep_failure(&b, i, s);
     if (out) out[i] = k;
   }
