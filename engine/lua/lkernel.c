@@ -277,6 +277,88 @@ static int kernel_suggest_block(lua_State *L) {
   return 2;
 }
 
+/* The error of a call of many items: "WHAT: K of N ITEMS failed:" and each failure's message,
+** "[i] ...", i counted from 1 as the Lua list is. Never returns. */
+int cjl_many_failed(lua_State *L, cujit_engine *e, const char *what, const char *items,
+                    const cujit_status *statuses, size_t n) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  size_t failed = 0;
+  for (size_t i = 0; i < n; i++) failed += statuses[i] != CUJIT_OK;
+  lua_pushfstring(L, "%s: %d of %d %s failed:", what, (int)failed, (int)n, items);
+  luaL_addvalue(&b);
+  for (size_t i = 0; i < n; i++)
+    if (statuses[i] != CUJIT_OK) {
+      const char *m = cujit_program_compile_many_message(e, i);
+      lua_pushfstring(L, "\n[%d] %s", (int)i + 1, m && *m ? m : cujit_status_string(statuses[i]));
+      luaL_addvalue(&b);
+    }
+  luaL_pushresult(&b);
+  return lua_error(L);
+}
+
+/* One item of k:specialize_all's list: a dtype name (one type variable) or a list of `want`. */
+static void item_types(lua_State *L, const char *name, size_t i, size_t want, cujit_dtype *types) {
+  int item = lua_gettop(L);
+  int table = lua_type(L, item) == LUA_TTABLE;
+  if (!(table ? luaL_len(L, item) == (lua_Integer)want
+              : lua_type(L, item) == LUA_TSTRING && want == 1))
+    luaL_argerror(L, 2,
+                  want == 1 ? lua_pushfstring(L, "item [%d] is a %s: give a dtype name for '%s'",
+                                              (int)i + 1, luaL_typename(L, item), name)
+                            : lua_pushfstring(L,
+                                              "item [%d] is a %s: give a list of %d dtype names "
+                                              "for '%s' (one per type variable)",
+                                              (int)i + 1, luaL_typename(L, item), (int)want, name));
+  for (size_t t = 0; t < want; t++) {
+    if (table) lua_geti(L, item, (lua_Integer)t + 1);
+    const char *dt = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    if ((types[t] = dt ? cujit_dtype_from_name(dt) : CUJIT_DTYPE_NONE) == CUJIT_DTYPE_NONE)
+      luaL_argerror(L, 2,
+                    lua_pushfstring(L,
+                                    "item [%d]: %s is not a dtype (use one of f16, f32, f64, "
+                                    "i8, i16, i32, i64, u8, u16, u32, u64)",
+                                    (int)i + 1,
+                                    dt ? lua_pushfstring(L, "'%s'", dt) : luaL_typename(L, -1)));
+    if (table) lua_pop(L, 1);
+  }
+  lua_settop(L, item - 1);
+}
+
+/* k:specialize_all{dtype, ...} or {{dtype, ...}, ...} -> the specialisations, compiled at once
+** (cujit_kernel_specialize_many) ahead of their first launches. */
+static int kernel_specialize_all(lua_State *L) {
+  cjl_kernel *k = cjl_check_kernel(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  size_t want = cujit_kernel_type_var_count(k->kernel);
+  if (want == 0 || cujit_kernel_program(k->kernel))
+    return luaL_error(L, "'%s' is not generic (it has no type variables left to bind)",
+                      cjl_kernel_name(k));
+  lua_Integer len = luaL_len(L, 2);
+  size_t n = len > 0 ? (size_t)len : 0;
+  cujit_dtype *types = lua_newuserdatauv(L, (n ? n : 1) * want * sizeof *types, 0);
+  cujit_kernel **out = lua_newuserdatauv(L, (n ? n : 1) * sizeof *out, 0);
+  cujit_status *statuses = lua_newuserdatauv(L, (n ? n : 1) * sizeof *statuses, 0);
+  for (size_t i = 0; i < n; i++) {
+    lua_geti(L, 2, (lua_Integer)i + 1);
+    item_types(L, cjl_kernel_name(k), i, want, types + i * want);
+  }
+  cujit_status st = cujit_kernel_specialize_many(k->kernel, n, types, out, statuses);
+  if (st != CUJIT_OK && !cujit_program_compile_many_message(kernel_engine(k), 0))
+    return cjl_error(L, kernel_engine(k));
+  if (st != CUJIT_OK)
+    return cjl_many_failed(L, kernel_engine(k), "k:specialize_all", "type lists", statuses, n);
+  lua_createtable(L, (int)n, 0);
+  for (size_t i = 0; i < n; i++) {
+    cjl_kernel *spec = cjl_push_kernel(L, out[i], 0); /* owned by the generic kernel */
+    spec->parent = k;
+    lua_pushvalue(L, 1); /* which it keeps alive */
+    lua_setiuservalue(L, -2, CJL_UV_PARENT);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
 /* k:specialize(dtype, ...) -> the concrete kernel for these type variable bindings. */
 static int kernel_specialize(lua_State *L) {
   cjl_kernel *k = cjl_check_kernel(L, 1);
@@ -342,6 +424,7 @@ static const luaL_Reg kernel_methods[] = {{"name", kernel_name_m},
                                           {"info", kernel_info},
                                           {"suggest_block", kernel_suggest_block},
                                           {"specialize", kernel_specialize},
+                                          {"specialize_all", kernel_specialize_all},
                                           {"free", kernel_gc},
                                           {NULL, NULL}};
 

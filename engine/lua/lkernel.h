@@ -50,6 +50,12 @@ cjl_kernel *cjl_check_kernel(lua_State *L, int idx);
 ** kernel when collected (0 for a specialisation, owned by its generic kernel). */
 cjl_kernel *cjl_push_kernel(lua_State *L, cujit_kernel *kernel, int owns);
 
+/* Raises the error of a call of many items (cujit_program_compile_many, _specialize_many):
+** "WHAT: K of N ITEMS failed:" then "[i] message" for each failure, i counted from 1 as the Lua
+** list is. */
+int cjl_many_failed(lua_State *L, cujit_engine *e, const char *what, const char *items,
+                    const cujit_status *statuses, size_t n);
+
 /* Registers the kernel class (methods; llaunch.c adds launching) and adds cuda.jit. */
 void cjl_open_kernels(lua_State *L, int module_index);
 

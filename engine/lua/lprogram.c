@@ -2,6 +2,7 @@
 ** lprogram.c -- programs from Lua: cuda.source(src) and cuda.load(path) compile a translation
 ** unit with one or more kernels (their signatures read from the source, or given with the
 ** `signatures` option), each a field of the program object; m:kernels(), m:ptx(), m:log().
+** cuda.compile_all({src, ...}) compiles many at once.
 */
 #include "lkernel.h"
 #include "loptions.h"
@@ -99,6 +100,60 @@ static int l_load(lua_State *L) {
   return build_program(L, 1);
 }
 
+/* cuda.compile_all({src, ...} [, options]) -> {program, ...}: the sources compiled at once
+** (cujit_program_compile_many), each as cuda.source(src, options) would; an error listing every
+** source that failed, by its place in the list. */
+static int l_compile_all(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  cujit_engine *e = cjl_engine(L);
+  cjl_compile_opts co;
+  const char *preamble = cjl_parse_compile_options(L, 2, &co);
+  cjl_refuse_unit_option(L, 2, co.name != NULL, "name",
+                         "cuda.compile_all names each source by its place in the list");
+  cjl_refuse_unit_option(L, 2, co.o.signature_count != 0, "signatures",
+                         "each source of cuda.compile_all has kernels of its own");
+  lua_Integer len = luaL_len(L, 1);
+  size_t n = len > 0 ? (size_t)len : 0;
+  lua_newtable(L); /* keeps the texts made with the preamble */
+  int texts = lua_gettop(L);
+  const char **srcs = lua_newuserdatauv(L, (n ? n : 1) * sizeof *srcs, 0);
+  const cujit_compile_options **opts = lua_newuserdatauv(L, (n ? n : 1) * sizeof *opts, 0);
+  cujit_program **progs = lua_newuserdatauv(L, (n ? n : 1) * sizeof *progs, 0);
+  cujit_status *statuses = lua_newuserdatauv(L, (n ? n : 1) * sizeof *statuses, 0);
+  for (size_t i = 0; i < n; i++) {
+    size_t bytes;
+    if (lua_geti(L, 1, (lua_Integer)i + 1) != LUA_TSTRING)
+      return luaL_argerror(L, 1,
+                           lua_pushfstring(L, "item [%d] is a %s, not a source string", (int)i + 1,
+                                           luaL_typename(L, -1)));
+    const char *text = lua_tolstring(L, -1, &bytes);
+    if (memchr(text, '\0', bytes))
+      return luaL_argerror(L, 1, lua_pushfstring(L, "item [%d] holds a NUL byte", (int)i + 1));
+    if (preamble) text = lua_pushfstring(L, "%s\n#line 1 \"<source>\"\n%s", preamble, text);
+    lua_rawseti(L, texts, (lua_Integer)i + 1);
+    srcs[i] = text, opts[i] = &co.o;
+  }
+  cujit_status st = cujit_program_compile_many(e, n, srcs, NULL, opts, progs, statuses);
+  if (st != CUJIT_OK && !cujit_program_compile_many_message(e, 0)) return cjl_error(L, e);
+  lua_createtable(L, (int)n, 0);
+  int result = lua_gettop(L);
+  for (size_t i = 0; i < n; i++) { /* every program owned by a userdata first, then filled */
+    if (!progs[i]) continue;
+    cjl_program *p = lua_newuserdatauv(L, sizeof *p, 1);
+    p->program = progs[i], p->state = cjl_state_of(L);
+    luaL_setmetatable(L, CJL_PROGRAM);
+    lua_rawseti(L, result, (lua_Integer)i + 1);
+  }
+  if (st != CUJIT_OK) return cjl_many_failed(L, e, "cuda.compile_all", "sources", statuses, n);
+  for (size_t i = 0; i < n; i++) {
+    lua_rawgeti(L, result, (lua_Integer)i + 1);
+    fill_program(L, lua_gettop(L), lua_touserdata(L, -1));
+    lua_pop(L, 1);
+  }
+  lua_settop(L, result);
+  return 1;
+}
+
 static int program_gc(lua_State *L) {
   cjl_program *p = luaL_checkudata(L, 1, CJL_PROGRAM);
   if (p->program && !p->state->closed) cujit_program_free(p->program);
@@ -186,7 +241,8 @@ static const luaL_Reg program_meta[] = {
 static const luaL_Reg program_methods[] = {{"kernels", program_kernels}, {"kernel", program_kernel},
                                            {"ptx", program_ptx},         {"log", program_log},
                                            {"free", program_gc},         {NULL, NULL}};
-static const luaL_Reg module_functions[] = {{"source", l_source}, {"load", l_load}, {NULL, NULL}};
+static const luaL_Reg module_functions[] = {
+    {"source", l_source}, {"load", l_load}, {"compile_all", l_compile_all}, {NULL, NULL}};
 
 void cjl_open_programs(lua_State *L, int module_index) {
   cjl_new_class(L, CJL_PROGRAM, program_meta, program_methods, program_index);
