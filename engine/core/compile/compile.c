@@ -8,6 +8,7 @@
 #include "host_code.h"
 #include "includes.h"
 #include "kept.h"
+#include "minimal.h"
 #include "cxx.h"
 #include "options.h"
 #include "verify.h"
@@ -574,7 +575,11 @@ static cujit_status compile_nvrtc(cujit_engine *engine, const cj_scan *scan, con
     if (st == CUJIT_OK && !hit && !inc.source) /* the manifest held, its entry is gone */
       st = resolve_lookup(engine, source, name, arch, &o, &inc, 0, &key, &key_ok, e, &hit);
     if (st == CUJIT_OK && !hit) {
-      st = run_nvrtc(engine, nv, &inc, scan, name, arch, &o, e);
+      int minimal = 0; /* after the key: -minimal where the unit cannot miss it (minimal.h) */
+      if ((st = cj_minimal_add(engine, nv->version, &inc, &o, &minimal)) == CUJIT_OK)
+        st = run_nvrtc(engine, nv, &inc, scan, name, arch, &o, e);
+      if (st == CUJIT_ERROR_COMPILE && minimal && cj_minimal_retry(&o, &e->log))
+        st = run_nvrtc(engine, nv, &inc, scan, name, arch, &o, e);
       if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &key, e);
     }
   }
