@@ -373,6 +373,14 @@ static const goal goals[] = {
      RATIO_MAX, 1.0, 0},
     {"allocate + free >= 2x cheaper than cuMemAlloc + cuMemFree", "small", "cujit_c", "alloc_free",
      "raw", NULL, RATIO_MAX, 0.5, 0},
+    /* Issue 25: compiling at once, a process's first compile beside the driver's start. */
+    {"eight independent programs at once >= 5x faster than one after another", "compile", "cujit_c",
+     "many8_parallel", "cujit_c", "many8_serial", RATIO_MAX, 0.2, 0},
+    {"the same on the CPU device (g++)", "compile", "cujit_c", "many8_parallel_cpu", "cujit_c",
+     "many8_serial_cpu", RATIO_MAX, 0.2, 0},
+    {"a trivial kernel's first compile of a process, cuInit included, <= 0.8x NVRTC alone with "
+     "the driver started inside it",
+     "compile", "cujit_c", "first_cujit", "nvrtc", "first_nvrtc", RATIO_MAX, 0.8, 0},
     /* Issue 9: defining what is already defined is a lookup. */
     {"defining an already-defined kernel in the same process under 5 us", "redefine", "cujit_c",
      "define", NULL, NULL, ABSOLUTE_MAX, 5, 0},
@@ -558,6 +566,20 @@ static void redefine_table(void) {
                "redefine", again, 2, cols, 1, NULL, 0);
 }
 
+/* Issue 25: compiling at once, -minimal, a process's first compile (cujit_bench_compile). */
+static void compile_table(void) {
+  static const char *const ways[] = {
+      "many8_serial",       "many8_parallel", "many8_serial_cpu",
+      "many8_parallel_cpu", "minimal_off",    "minimal_on",
+      "first_nvrtc",        "first_cujit",    "first_cujit_device_first"};
+  simple_table("15. Compiling: eight programs one after another and at once (GPU: NVRTC; cpu: "
+               "the CPU device's g++), a small kernel without and with -minimal, and a trivial "
+               "kernel's first compile of a process until the driver is started (NVRTC alone; "
+               "cujit with the arch given, the driver starting beside; cujit asking the device "
+               "first), ms",
+               "compile", ways, 9, NULL, NULL, 0);
+}
+
 static void tables(void) {
   static const char *const rt[] = {"args4"};
   static const char *const vadd[] = {"vadd"};
@@ -591,6 +613,7 @@ static void tables(void) {
   latency_tables();
   memory_table();
   redefine_table();
+  compile_table();
 }
 
 /* ---- charts ---------------------------------------------------------------------------------- */

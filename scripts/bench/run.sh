@@ -42,7 +42,7 @@ done
 [ -n "$out" ] || die_usage "--out is needed: where results.csv, table.md and the charts go"
 [ -d "$build" ] || die_usage "--build $build is not a directory; build the project first"
 case $step_timeout in '' | *[!0-9]*) die_usage "--timeout expects whole seconds, got '$step_timeout'" ;; esac
-known="all info launch roundtrip cold warm process bandwidth sum montecarlo graph latency small memory redefine"
+known="all info launch roundtrip cold warm process bandwidth sum montecarlo graph latency small memory redefine compile"
 for c in ${cases//,/ }; do
   case " $known " in *" $c "*) ;; *) die_usage "unknown case '$c' (cases: ${known// /, })" ;; esac
 done
@@ -58,6 +58,7 @@ echo "case,system,variant,n,value,unit,status,detail" >"$csv"
 bench=$build/scripts/bench kernels=$here/kernels
 raw=$bench/cujit_bench_raw cbench=$bench/cujit_bench_c report=$bench/cujit_bench_report
 latency=$bench/cujit_bench_latency redefine=$bench/cujit_bench_redefine
+compile=$bench/cujit_bench_compile
 cujit=$build/cujit
 [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
 export LUA_CPATH="$bench/lua/?.so;$build/lua/?.so;;"
@@ -208,6 +209,28 @@ if wants redefine; then
     step cujit_c redefine "$csv" env CUJIT_CACHE_DIR="$work/cache-c" "$redefine" "$redefine_reps"
   else
     missing_row redefine cujit_c "(all)" "$why"
+  fi
+fi
+
+# ---- compiling (issue 25): at once, -minimal, a process's first compile beside the driver's start --
+if wants compile; then
+  if why=$(have "$compile"); then
+    short=(); [ "$mode" = short ] && short=(--short)
+    for what in many minimal; do
+      step cujit_c compile "$csv" env CUJIT_CACHE_DIR="$work/cache-compile" "$compile" "${short[@]}" "$what"
+    done
+    step cujit_c compile "$csv" env CUJIT_CACHE_DIR="$work/cache-compile" "$compile" "${short[@]}" \
+      --arch cpu many
+    # One figure per process, the three ways interleaved; the median of each (median_rows).
+    : >"$work/first"
+    for ((r = 1; r <= proc_reps; r++)); do
+      for what in first-nvrtc first-cujit first-cujit-device; do
+        step cujit_c compile "$work/first" env CUJIT_CACHE_DIR="$work/cache-compile" "$compile" "$what"
+      done
+    done
+    median_rows <"$work/first" >>"$csv"
+  else
+    missing_row compile cujit_c "(all)" "$why"
   fi
 fi
 

@@ -68,6 +68,8 @@ Test(minimal, the_rule_word_by_word) {
       "__global__ void k(int *x) { cudaError_t e = cudaSuccess; *x = e; }",
       "#if CUDART_VERSION > 12000\n#endif\n",
       "__global__ void k(float *x) { x[0] = tex2D<float>(0, 0, 0); }",
+      "__global__ void k(float *x) { x[0] = tex1Dfetch<float>(0, 0); }",
+      "__global__ void k(float *x) { x[0] = texCubemap<float>(0, 0, 0, 0); }",
       "__global__ void k() { surf2Dwrite(1, 0, 0, 0); }",
       "__global__ void k() { child<<<1, 1>>>(); }",
       "#ifdef __CUDACC_RTC_MINIMAL__\n#endif\n",
@@ -83,6 +85,8 @@ Test(minimal, the_rule_word_by_word) {
       "/* a texture here,\n surf there */ __global__ void k() {}",
       "__global__ void k(int *mycuda, int *context) { *mycuda = *context; }",
       "__global__ void k(int *_cuda) { *_cuda = 0; } // << 2",
+      "#line 1 \"k: the kernel read from its text\"\n__global__ void k(int *texture, int *surface) "
+      "{ *texture = *surface; }",
   };
   for (size_t i = 0; i < sizeof fine / sizeof *fine; i++)
     cr_assert_eq(added_for(fine[i], NULL, 0, 13000, NULL), 1, "with: %s", fine[i]);
@@ -173,6 +177,14 @@ Test(minimal, the_same_ptx_with_and_without) {
       if (strcmp(cj_embedded_header_names[h], used[u]) == 0)
         cr_assert_eq(added_for(plain, cj_embedded_header_sources[h], 0, 13000, NULL), 1,
                      "%s takes -minimal", used[u]);
+  cujit_kernel *k; /* a cujit_kernel_define unit, as NVRTC gets it (its checks' #line included) */
+  cr_assert_eq(cujit_kernel_define(engine, "saxpy(float a, const float *x, float *y, int n)",
+                                   "int i = threadIdx.x; if (i < n) y[i] += a * x[i];", NULL, &sm90,
+                                   &k),
+               CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert_eq(added_for(cujit_kernel_source(k), NULL, 0, 13000, NULL), 1,
+               "a defined kernel's unit takes -minimal:\n%s", cujit_kernel_source(k));
+  cujit_kernel_free(k);
   for (size_t i = 0; i < sizeof sources / sizeof *sources; i++) {
     cr_assert_eq(added_for(sources[i], NULL, 0, 13000, NULL), 1, "source %zu takes -minimal", i);
     char *with = ptx_of(sources[i], NULL), *without = ptx_of(sources[i], "off");

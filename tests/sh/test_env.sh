@@ -9,7 +9,7 @@ re() { sed 's/[][\.*^$+?(){}|/]/\\&/g' <<<"$1"; } # $1 as an extended regex matc
 command -v g++ >/dev/null || { echo "skip: g++ is needed (the CPU device's compiler)"; exit 77; }
 export CUJIT_CACHE_DIR="$TMP/cache"
 unset CUJIT_DEVICE CUJIT_CPU_THREADS CUJIT_CPU_SCHEDULE CUJIT_CPU_CHECK CUJIT_CPU_CHECK_RESTARTED \
-  CUJIT_CACHE CUJIT_CACHE_SHARED CUJIT_WAIT CUJIT_POOL
+  CUJIT_CACHE CUJIT_CACHE_SHARED CUJIT_WAIT CUJIT_POOL CUJIT_COMPILE_THREADS CUJIT_MINIMAL
 
 # --- CUJIT_DEVICE: an ordinal or cpu, else an error saying the value was not understood ----------
 probe='local cuda = require "cujit"
@@ -148,6 +148,38 @@ CUJIT_CACHE_MAX=512M run "$CUJIT" cache stats
 check "CUJIT_CACHE_MAX=512M" "$out" "512\.0 MiB"
 CUJIT_CACHE_MAX=lots run "$CUJIT" cache stats
 check "CUJIT_CACHE_MAX=lots is refused" "$err" "CUJIT_CACHE_MAX='lots' is not a size; using 1G"
+
+# --- CUJIT_COMPILE_THREADS: compile_all's threads, else an error and nothing compiled -------------
+many='local cuda = require "cujit"
+local ps = cuda.compile_all({"extern \"C\" __global__ void a(int *x) { *x = 1; }",
+                             "extern \"C\" __global__ void b(int *x) { *x = 2; }"})
+print("many", #ps, ps[2]:kernels()[1])'
+for v in 1 2 1024; do
+  CUJIT_DEVICE=cpu CUJIT_COMPILE_THREADS=$v run "$CUJIT" -e "$many"
+  check "CUJIT_COMPILE_THREADS=$v compiles" "$out" "^many	2	b"
+done
+for v in 0 1025 -1 " 2" 2x two; do
+  CUJIT_DEVICE=cpu CUJIT_COMPILE_THREADS="$v" run "$CUJIT" -e "$many"
+  check "CUJIT_COMPILE_THREADS='$v' is refused" "$err" \
+    "cujit_program_compile_many: CUJIT_COMPILE_THREADS='$(re "$v")' is not understood: it takes a whole number from 1 to 1024"
+  [ "$rc" -ne 0 ] && ok "CUJIT_COMPILE_THREADS='$v': exit $rc" || fail "CUJIT_COMPILE_THREADS='$v' exits 0"
+done
+
+# --- CUJIT_MINIMAL: on/off for a GPU compile (NVRTC, an explicit arch), else an error -------------
+if "$CUJIT" -e 'os.exit(require("cujit").version().nvrtc and 0 or 1)' 2>/dev/null; then
+  one='local cuda = require "cujit"
+print("minimal", cuda.jit("m(int *x)", "*x = 1;", {arch = "sm_90"}):name())'
+  for v in on off 1 0; do
+    CUJIT_CACHE=off CUJIT_MINIMAL=$v run "$CUJIT" -e "$one"
+    check "CUJIT_MINIMAL=$v compiles" "$out" "^minimal	m"
+  done
+  CUJIT_CACHE=off CUJIT_MINIMAL=sometimes run "$CUJIT" -e "$one"
+  check "CUJIT_MINIMAL=sometimes is refused" "$err" \
+    "CUJIT_MINIMAL='sometimes' is not understood: it takes 1, on, yes or true \(on\), 0, off, no or false \(off\)"
+  [ "$rc" -ne 0 ] && ok "CUJIT_MINIMAL=sometimes: exit $rc" || fail "CUJIT_MINIMAL=sometimes exits 0"
+else
+  echo "note: no NVRTC here: CUJIT_MINIMAL not tested"
+fi
 
 # --- CUJIT_POOL and CUJIT_WAIT: read by a GPU, here the stand-in driver's ------------------------
 stub="${CUJIT_BINARY_DIR:-}/scripts/bench/stubcuda"

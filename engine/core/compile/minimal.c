@@ -16,12 +16,23 @@ static int word_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-/* Whether `text` has a word -minimal might take away, outside comments: one beginning with cuda,
-** CUDA (cudaError_t, cudaMalloc, CUDART_VERSION), tex or surf (tex2D, surf2Dwrite), the macro
-** -minimal defines (__CUDACC_RTC_MINIMAL__: a unit that reads it would change under it), or a
-** launch from device code. Preprocessor lines and literals are read too. */
+/* Whether the word at `p` begins with `start`, and with `then` (when not NULL) holding the
+** character after it. */
+static int begins(const char *p, const char *start, int (*then)(char)) {
+  size_t n = strlen(start);
+  return strncmp(p, start, n) == 0 && (!then || then(p[n]));
+}
+
+static int digit_or_upper(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
+}
+
+/* Whether `text` has a word -minimal might take away, outside comments: one beginning with cuda or
+** CUDA (cudaError_t, cudaMalloc, CUDART_VERSION), a texture or surface function (tex or surf then
+** a digit or a capital: tex2D, tex1Dfetch, texCubemap, surf2Dwrite; not "text" or "surface"),
+** the macro -minimal defines (__CUDACC_RTC_MINIMAL__: a unit that reads it would change under
+** it), or a launch from device code. Preprocessor lines and literals are read too. */
 static int names_omitted(const char *text) {
-  static const char *const starts[] = {"cuda", "CUDA", "tex", "surf"};
   if (strstr(text, "<<<") || strstr(text, "__CUDACC_RTC_MINIMAL__")) return 1;
   for (const char *p = text; *p; p++) {
     if (p[0] == '/' && p[1] == '/') { /* to the end of the line */
@@ -31,8 +42,9 @@ static int names_omitted(const char *text) {
       if (!end) return 0;
       p = end + 1;
     } else if (word_char(*p) && (p == text || !word_char(p[-1]))) {
-      for (size_t i = 0; i < sizeof starts / sizeof *starts; i++)
-        if (strncmp(p, starts[i], strlen(starts[i])) == 0) return 1;
+      if (begins(p, "cuda", NULL) || begins(p, "CUDA", NULL) || begins(p, "tex", digit_or_upper) ||
+          begins(p, "surf", digit_or_upper))
+        return 1;
     }
   }
   return 0;

@@ -14,8 +14,9 @@
 ** does not name, and the code NVRTC makes is the same (tests/c/test_compile_many.c compares the
 ** PTX). It fits when CUJIT_MINIMAL is not off, NVRTC is 12.4 or newer, the options do not name it
 ** already, every header the unit includes is one of cujit's in memory (no file read or probed)
-** and no text of the unit or its headers has, outside comments, a word beginning with cuda, CUDA,
-** tex or surf, __CUDACC_RTC_MINIMAL__ (which -minimal defines) or a "<<<". CUJIT_MINIMAL holding
+** and no text of the unit or its headers has, outside comments, a word beginning with cuda or
+** CUDA, a texture or surface function's name (tex or surf then a digit or a capital: tex2D),
+** __CUDACC_RTC_MINIMAL__ (which -minimal defines) or a "<<<". CUJIT_MINIMAL holding
 *anything but on/off is refused (INVALID_ARGUMENT, recorded). */
 cujit_status cj_minimal_add(cujit_engine *engine, int nvrtc_version, const cj_includes *inc,
                             cj_option_list *o, int *added);

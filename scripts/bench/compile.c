@@ -1,0 +1,241 @@
+/*
+** compile.c -- case "compile" (issue 25): what compiling costs, cujit's own ways of making it cost
+** less, each beside the plain way in the same run. Prints one line and one results.csv row per
+** figure (case "compile"; ms, medians):
+**   many      eight independent programs compiled at once (cujit_program_compile_many, threads:
+**             CUJIT_COMPILE_THREADS else the cores) against one after another (the same call with
+**             CUJIT_COMPILE_THREADS=1): variants many8_parallel and many8_serial (with an arch
+**             other than sm_90, _ARCH after them: many8_parallel_cpu for the CPU device's g++);
+**   minimal   a small kernel (cujit_kernel_define) with NVRTC's -minimal, as cujit now compiles
+**             it, and with CUJIT_MINIMAL=off: minimal_on, minimal_off;
+**   first-cujit, first-cujit-device, first-nvrtc
+**             ONE figure per process (run.sh runs several processes and takes the median): a
+**             trivial kernel's first compile of a process, from main() until the program is
+**             compiled and the driver is started (cuInit, device 0). first_cujit: the arch given
+**             (--arch), so the compile starts at once and the driver starts beside it on its own
+**             thread (cujit_current_device then waits for it); first_cujit_device_first: no arch,
+**             so the device is asked first and the compile follows; first_nvrtc (system nvrtc):
+**             NVRTC alone, which NVRTC 13 starts the driver inside, then cuInit and cuDeviceGet.
+** Every compile is a real one: the disk cache off (CUJIT_CACHE=off) and each text made new with
+** the process id and a counter, so neither cujit's caches nor NVRTC's own can answer.
+**   usage: cujit_bench_compile [--short] [--arch ARCH] many|minimal|first-cujit|first-cujit-device|
+**                              first-nvrtc
+*/
+#include "common.h"
+
+#include "cujit.h"
+
+#include <nvrtc.h>
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CASE "compile"
+#define MANY 8
+
+static int counter; /* makes every text new */
+
+/* A kernel of some substance (a loop, a device function, a reduction step), new each call. */
+static void kernel_text(char *buf, size_t len, const char *name) {
+  snprintf(
+      buf, len,
+      "// %ld %d\n"
+      "__device__ float poly_%s(float x) { return ((0.5f * x + 1.0f) * x - 2.0f) * x + 3.0f; }\n"
+      "extern \"C\" __global__ void %s(const float *x, float *y, int n, float a) {\n"
+      "  __shared__ float part[256];\n"
+      "  float s = 0.0f;\n"
+      "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)\n"
+      "    s += a * poly_%s(x[i]) + sinf(x[i]);\n"
+      "  part[threadIdx.x] = s;\n"
+      "  __syncthreads();\n"
+      "  for (int k = blockDim.x / 2; k > 0; k /= 2) {\n"
+      "    if (threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k];\n"
+      "    __syncthreads();\n"
+      "  }\n"
+      "  if (threadIdx.x == 0) y[blockIdx.x] = part[0];\n"
+      "}\n",
+      (long)getpid(), counter++, name, name, name);
+}
+
+static void row(const char *variant, const char *arch, double *ms, int n, const char *detail) {
+  int other = strcmp(arch, "sm_90") != 0;
+  char v[64];
+  snprintf(v, sizeof v, "%s%s%s", variant, other ? "_" : "", other ? arch : "");
+  double median = bench_median(ms, n);
+  printf("%-28s %9.2f ms  (median of %d; %s)\n", v, median, n, detail);
+  printf(CASE ",%s,%s,%d,%.6g,ms,ok,median of %d; %s\n",
+         strstr(variant, "nvrtc") ? "nvrtc" : "cujit_c", v, n, median, n, detail);
+}
+
+static int many(cujit_engine *e, const char *arch, int reps) {
+  cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
+  o.arch = arch;
+  const cujit_compile_options *opts[MANY];
+  static char texts[MANY][2048];
+  const char *srcs[MANY];
+  cujit_program *progs[MANY];
+  double serial[16], parallel[16];
+  const char *threads = getenv("CUJIT_COMPILE_THREADS");
+  char detail[128];
+  snprintf(detail, sizeof detail, "%d programs, threads: %s, cores: %ld", MANY,
+           threads && *threads ? threads : "the cores", sysconf(_SC_NPROCESSORS_ONLN));
+  for (int r = 0; r < reps; r++)
+    for (int way = 0; way < 2; way++) { /* alternated, so drift touches both alike */
+      int one = (way + r) % 2;
+      for (int i = 0; i < MANY; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "k%d", i);
+        kernel_text(texts[i], sizeof texts[i], name);
+        srcs[i] = texts[i], opts[i] = &o;
+      }
+      if (one) setenv("CUJIT_COMPILE_THREADS", "1", 1);
+      double t0 = bench_now_us();
+      cujit_status st = cujit_program_compile_many(e, MANY, srcs, NULL, opts, progs, NULL);
+      double ms = (bench_now_us() - t0) / 1000;
+      if (one)
+        threads ? setenv("CUJIT_COMPILE_THREADS", threads, 1) : unsetenv("CUJIT_COMPILE_THREADS");
+      for (int i = 0; i < MANY; i++) cujit_program_free(progs[i]);
+      if (st != CUJIT_OK) {
+        bench_missing(CASE, "cujit_c", "many8_parallel", MANY, cujit_errmsg(e));
+        return 0;
+      }
+      (one ? serial : parallel)[r] = ms;
+    }
+  row("many8_serial", arch, serial, reps, detail);
+  row("many8_parallel", arch, parallel, reps, detail);
+  return 0;
+}
+
+static int minimal(cujit_engine *e, const char *arch, int reps) {
+  cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
+  o.arch = arch;
+  double on[32], off[32];
+  for (int r = 0; r < reps; r++)
+    for (int way = 0; way < 2; way++) {
+      int without = (way + r) % 2;
+      char body[256];
+      snprintf(body, sizeof body,
+               "int i = blockIdx.x * blockDim.x + threadIdx.x; // %ld %d\n"
+               "if (i < n) y[i] = a * x[i] + y[i];\n",
+               (long)getpid(), counter++);
+      setenv("CUJIT_MINIMAL", without ? "off" : "on", 1);
+      cujit_kernel *k;
+      double t0 = bench_now_us();
+      cujit_status st = cujit_kernel_define(e, "saxpy(float a, const float *x, float *y, int n)",
+                                            body, NULL, &o, &k);
+      (without ? off : on)[r] = (bench_now_us() - t0) / 1000;
+      if (st != CUJIT_OK) {
+        bench_missing(CASE, "cujit_c", "minimal_on", 1, cujit_errmsg(e));
+        return 0;
+      }
+      cujit_kernel_free(k);
+    }
+  unsetenv("CUJIT_MINIMAL");
+  row("minimal_off", arch, off, reps, "a small kernel, CUJIT_MINIMAL=off");
+  row("minimal_on", arch, on, reps, "the same with -minimal (cujit's default where it fits)");
+  return 0;
+}
+
+/* ---- a process's first compile --------------------------------------------------------------- */
+
+static int first_cujit(const char *arch, int device_first, double t0) {
+  const char *variant = device_first ? "first_cujit_device_first" : "first_cujit";
+  char src[2048];
+  kernel_text(src, sizeof src, "first");
+  cujit_engine *e;
+  if (cujit_open(&e) != CUJIT_OK) return bench_missing(CASE, "cujit_c", variant, 1, "no engine"), 0;
+  cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
+  o.arch = device_first ? NULL : arch;
+  cujit_device *dev = NULL;
+  cujit_program *p = NULL;
+  cujit_status st = device_first ? cujit_current_device(e, &dev) : CUJIT_OK;
+  if (st == CUJIT_OK) st = cujit_program_compile(e, src, "first.cu", &o, &p);
+  if (st == CUJIT_OK && !device_first) st = cujit_current_device(e, &dev); /* the driver, ready */
+  double ms = (bench_now_us() - t0) / 1000;
+  if (st != CUJIT_OK)
+    bench_missing(CASE, "cujit_c", variant, 1, cujit_errmsg(e));
+  else
+    row(variant, "sm_90", &ms, 1,
+        device_first ? "device first, then the compile"
+                     : "the arch given: the driver starts beside");
+  cujit_program_free(p);
+  cujit_close(e);
+  return 0; /* a figure not measured is a "missing" row, not a failure */
+}
+
+static int first_nvrtc(const char *arch, double t0) {
+  static const char variant[] = "first_nvrtc";
+  char src[2048], why[512], opt[64];
+  kernel_text(src, sizeof src, "first");
+  snprintf(opt, sizeof opt, "--gpu-architecture=%s", arch);
+  const char *env = getenv("CUJIT_NVRTC");
+  void *h = env && *env ? dlopen(env, RTLD_NOW | RTLD_LOCAL) : NULL;
+  if (!h) h = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
+  if (!h) h = dlopen("libnvrtc.so.12", RTLD_NOW | RTLD_LOCAL);
+  __typeof__(&nvrtcCreateProgram) create = NULL;
+  __typeof__(&nvrtcCompileProgram) compile = NULL;
+  __typeof__(&nvrtcGetCUBINSize) size = NULL;
+  __typeof__(&nvrtcDestroyProgram) destroy = NULL;
+  if (h) { /* as raw.c resolves them: through the pointer's bytes, which ISO C allows */
+    *(void **)&create = dlsym(h, "nvrtcCreateProgram");
+    *(void **)&compile = dlsym(h, "nvrtcCompileProgram");
+    *(void **)&size = dlsym(h, "nvrtcGetCUBINSize");
+    *(void **)&destroy = dlsym(h, "nvrtcDestroyProgram");
+  }
+  if (!create || !compile || !size || !destroy)
+    return bench_missing(CASE, "nvrtc", variant, 1, "no NVRTC"), 0;
+  nvrtcProgram prog;
+  const char *opts[] = {opt};
+  size_t bytes = 0;
+  int ok = create(&prog, src, "first.cu", 0, NULL, NULL) == NVRTC_SUCCESS;
+  if (ok) ok = compile(prog, 1, opts) == NVRTC_SUCCESS && size(prog, &bytes) == NVRTC_SUCCESS;
+  if (ok) destroy(&prog);
+  CUdevice dev;
+  if (!ok) return bench_missing(CASE, "nvrtc", variant, 1, "NVRTC failed"), 0;
+  if (!bench_driver_open(why, sizeof why) ||
+      !bench_cu_check(bench_cu.cuInit(0), "cuInit", why, sizeof why) ||
+      !bench_cu_check(bench_cu.cuDeviceGet(&dev, 0), "cuDeviceGet", why, sizeof why))
+    return bench_missing(CASE, "nvrtc", variant, 1, why), 0;
+  double ms = (bench_now_us() - t0) / 1000;
+  row(variant, "sm_90", &ms, 1, "NVRTC (which starts the driver inside), then cuInit, cuDeviceGet");
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  double t0 = bench_now_us();
+  const char *arch = "sm_90", *what = NULL;
+  int short_mode = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--short") == 0)
+      short_mode = 1;
+    else if (strcmp(argv[i], "--arch") == 0 && i + 1 < argc)
+      arch = argv[++i];
+    else if (!what && argv[i][0] != '-')
+      what = argv[i];
+    else
+      what = NULL, i = argc;
+  }
+  if (!what) {
+    fprintf(stderr,
+            "usage: %s [--short] [--arch ARCH] many|minimal|first-cujit|"
+            "first-cujit-device|first-nvrtc\n",
+            argv[0]);
+    return 2;
+  }
+  setenv("CUJIT_CACHE", "off", 1); /* every compile a real one */
+  if (strcmp(what, "first-nvrtc") == 0) return first_nvrtc(arch, t0);
+  if (strcmp(what, "first-cujit") == 0) return first_cujit(arch, 0, t0);
+  if (strcmp(what, "first-cujit-device") == 0) return first_cujit(arch, 1, t0);
+  cujit_engine *e;
+  if (cujit_open(&e) != CUJIT_OK) return 1;
+  int rc = 2;
+  if (strcmp(what, "many") == 0) /* g++ takes a second a program: fewer rounds on the CPU */
+    rc = many(e, arch, short_mode ? 1 : strcmp(arch, "cpu") == 0 ? 3 : 5);
+  if (strcmp(what, "minimal") == 0) rc = minimal(e, arch, short_mode ? 2 : 15);
+  cujit_close(e);
+  if (rc == 2) fprintf(stderr, "%s: unknown figure '%s'\n", argv[0], what);
+  return rc;
+}
