@@ -60,6 +60,7 @@ static void kernel_text(char *buf, size_t len, const char *name) {
       (long)getpid(), counter++, name, name, name);
 }
 
+/* `detail` holds no comma: it is the CSV row's last field. */
 static void row(const char *variant, const char *arch, double *ms, int n, const char *detail) {
   int other = strcmp(arch, "sm_90") != 0;
   char v[64];
@@ -80,7 +81,7 @@ static int many(cujit_engine *e, const char *arch, int reps) {
   double serial[16], parallel[16];
   const char *threads = getenv("CUJIT_COMPILE_THREADS");
   char detail[128];
-  snprintf(detail, sizeof detail, "%d programs, threads: %s, cores: %ld", MANY,
+  snprintf(detail, sizeof detail, "%d programs; threads: %s; cores: %ld", MANY,
            threads && *threads ? threads : "the cores", sysconf(_SC_NPROCESSORS_ONLN));
   for (int r = 0; r < reps; r++)
     for (int way = 0; way < 2; way++) { /* alternated, so drift touches both alike */
@@ -134,7 +135,7 @@ static int minimal(cujit_engine *e, const char *arch, int reps) {
       cujit_kernel_free(k);
     }
   unsetenv("CUJIT_MINIMAL");
-  row("minimal_off", arch, off, reps, "a small kernel, CUJIT_MINIMAL=off");
+  row("minimal_off", arch, off, reps, "a small kernel; CUJIT_MINIMAL=off");
   row("minimal_on", arch, on, reps, "the same with -minimal (cujit's default where it fits)");
   return 0;
 }
@@ -159,7 +160,7 @@ static int first_cujit(const char *arch, int device_first, double t0) {
     bench_missing(CASE, "cujit_c", variant, 1, cujit_errmsg(e));
   else
     row(variant, "sm_90", &ms, 1,
-        device_first ? "device first, then the compile"
+        device_first ? "device first; then the compile"
                      : "the arch given: the driver starts beside");
   cujit_program_free(p);
   cujit_close(e);
@@ -200,7 +201,8 @@ static int first_nvrtc(const char *arch, double t0) {
       !bench_cu_check(bench_cu.cuDeviceGet(&dev, 0), "cuDeviceGet", why, sizeof why))
     return bench_missing(CASE, "nvrtc", variant, 1, why), 0;
   double ms = (bench_now_us() - t0) / 1000;
-  row(variant, "sm_90", &ms, 1, "NVRTC (which starts the driver inside), then cuInit, cuDeviceGet");
+  row(variant, "sm_90", &ms, 1,
+      "NVRTC (which starts the driver inside); then cuInit and cuDeviceGet");
   return 0;
 }
 
