@@ -1,7 +1,8 @@
 /*
 ** threads.h -- the work of test_threads.c, shared with tsan_threads.c (the same run without
 ** Criterion, whose arena cannot start under ThreadSanitizer): 8 threads on one engine defining,
-** checking, launching and specialising. Included by one file of each program.
+** checking, launching and specialising, and compiling many programs at once (each call's own
+** threads under the 8). Included by one file of each program.
 */
 #ifndef CUJIT_TEST_THREADS_H
 #define CUJIT_TEST_THREADS_H
@@ -69,6 +70,31 @@ static void *work(void *arg) {
     EXPECT(st == CUJIT_OK || st == CUJIT_ERROR_NO_DRIVER || st == CUJIT_ERROR_NO_DEVICE,
            "launch_n: status %d: %s", st, cujit_errmsg(engine));
     cujit_kernel_free(k);
+
+    if (round == 0) { /* many at once, from every thread: shared texts, its own, a bad one */
+      char mine[128], bad_name[32];
+      snprintf(mine, sizeof mine, "extern \"C\" __global__ void own%d(int *x) { *x = %d; }", j->id,
+               j->id);
+      snprintf(bad_name, sizeof bad_name, "bad%d.cu", j->id);
+      const char *srcs[] = {"extern \"C\" __global__ void shared1(int *x) { *x = 1; }", mine,
+                            "extern \"C\" __global__ void shared1(int *x) { *x = 1; }",
+                            "extern \"C\" __global__ void b(int *x) { *x = ; }"};
+      const char *names[] = {"s.cu", "own.cu", "s.cu", bad_name};
+      const cujit_compile_options *opts[] = {&sm90, &sm90, &sm90, &sm90};
+      cujit_program *progs[4];
+      cujit_status each[4];
+      st = cujit_program_compile_many(engine, 4, srcs, names, opts, progs, each);
+      EXPECT(st == CUJIT_ERROR_COMPILE, "compile_many: status %d: %s", st, cujit_errmsg(engine));
+      EXPECT(each[0] == CUJIT_OK && each[1] == CUJIT_OK && each[2] == CUJIT_OK,
+             "compile_many: %d %d %d", each[0], each[1], each[2]);
+      EXPECT(strstr(cujit_program_compile_many_message(engine, 3), bad_name),
+             "this thread's item message: %s", cujit_program_compile_many_message(engine, 3));
+      for (int i = 0; i < 4; i++) cujit_program_free(progs[i]);
+      cujit_dtype lists[] = {CUJIT_F32, CUJIT_F64, CUJIT_I32};
+      cujit_kernel *specs[3];
+      st = cujit_kernel_specialize_many(generic, 3, lists, specs, NULL);
+      EXPECT(st == CUJIT_OK, "specialize_many: %s", cujit_errmsg(engine));
+    }
 
     cujit_dtype t = (round + j->id) % 2 ? CUJIT_F64 : CUJIT_F32;
     cujit_kernel *s;
