@@ -125,6 +125,23 @@ Test(many, statuses_may_be_null_and_an_item_may_have_no_options) {
   cujit_program_free(p[1]);
 }
 
+Test(many, an_item_with_bad_options_fails_alone) {
+  NEED_NVRTC();
+  cujit_compile_options unsized = {.arch = "sm_90"}; /* no size: refused, naming the macro */
+  const char *src[] = {good_a, good_b};
+  const cujit_compile_options *opt[] = {&sm90, &unsized};
+  cujit_program *p[2];
+  cujit_status st[2];
+  cr_assert_eq(cujit_program_compile_many(engine, 2, src, NULL, opt, p, st),
+               CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(st[0], CUJIT_OK);
+  cr_assert_eq(st[1], CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(cujit_program_compile_many_message(engine, 1), "CUJIT_COMPILE_OPTIONS_INIT"),
+            "%s", cujit_program_compile_many_message(engine, 1));
+  cr_assert_null(p[1]);
+  cujit_program_free(p[0]);
+}
+
 Test(many, every_item_tried_and_the_messages_replaced_by_the_next_call) {
   NEED_NVRTC();
   const char *bad[] = {bad_syntax, "garbage(", bad_syntax};
@@ -447,5 +464,21 @@ Test(many, a_hit_or_a_cpu_compile_starts_no_driver) {
   EXPECT_OK(cujit_program_compile(e2, good_b, "b.cu", &cpu_arch, &p));
   cr_assert_eq(e2->drv_starter_state, 0, "neither does the CPU device");
   cr_assert_eq(e2->drv_state, 0);
+  cujit_close(e2);
+}
+
+Test(many, the_cpu_device_chosen_starts_no_driver) {
+  NEED_NVRTC();
+  setenv("CUJIT_DEVICE", "cpu", 1);
+  cujit_engine *e2;
+  cr_assert_eq(cujit_open(&e2), CUJIT_OK);
+  unsetenv("CUJIT_DEVICE");
+  cujit_program *p;
+  cr_assert_eq(cujit_program_compile(e2, good_b, "b2.cu", &sm90, &p), CUJIT_OK, "%s",
+               cujit_errmsg(e2));
+  cr_assert_eq(cujit_program_from_cache(p), 0, "a miss, for a GPU");
+  cr_assert_eq(e2->drv_starter_state, 0, "yet the driver is not started: the CPU device is chosen");
+  cr_assert_eq(e2->drv_state, 0);
+  cujit_program_free(p);
   cujit_close(e2);
 }

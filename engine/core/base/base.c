@@ -159,7 +159,9 @@ static void *start_driver(void *arg) {
 }
 
 void cj_driver_start(cujit_engine *engine) {
-  if (__atomic_load_n(&engine->drv_state, __ATOMIC_ACQUIRE) != 0 ||
+  /* The CPU device chosen (or a CUJIT_DEVICE not understood): the driver may never be wanted. */
+  if (__atomic_load_n(&engine->current_device, __ATOMIC_RELAXED) < 0 ||
+      __atomic_load_n(&engine->drv_state, __ATOMIC_ACQUIRE) != 0 ||
       __atomic_load_n(&engine->drv_starter_state, __ATOMIC_ACQUIRE) != 0)
     return;
   pthread_mutex_lock(&engine->drv_lock);

@@ -114,7 +114,8 @@ cujit_status cj_need_driver(cujit_engine *engine, cj_driver **out);
 cujit_status cj_need_nvrtc(cujit_engine *engine, cj_nvrtc **out);
 
 /* A first compile for a GPU calls cj_driver_start just before NVRTC (compile.c): when no call
-** has tried the driver yet, a thread of its own opens it (dlopen, cuInit: about 190 ms on the H200
+** has tried the driver yet and the current device is not the CPU device, a thread of its own opens
+*it (dlopen, cuInit: about 190 ms on the H200
 ** machine, which NVRTC 13 would otherwise pay inside its first compile) while the compile runs.
 ** It records no error: a failure is kept in drv_why and reported, as before, by the call that
 ** needs the driver. cj_driver_join waits for that thread, if one was made; cj_need_driver and
