@@ -26,8 +26,9 @@ static void run(work *w) {
   for (size_t i; (i = atomic_fetch_add(&w->next, 1)) < w->count;) w->job(w->user, i);
 }
 
+/* Not named: a thread the work makes inherits its maker's name, and NVRTC 13 may run cuInit in
+** a worker, whose driver threads would then carry a name of cujit's for the life of the process. */
 static void *run_items(void *arg) {
-  pthread_setname_np(pthread_self(), "cujit-compile"); /* seen in tools and tests */
   run(arg);
   return NULL;
 }
