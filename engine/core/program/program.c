@@ -250,6 +250,7 @@ static cj_code *memo_find(cujit_engine *engine, const cj_cache_key *given) {
     code_release(k);
     return NULL;
   }
+  cj_trace_mark("cujit: cache hit (memory)"); /* the record was still held: nothing read */
   return k;
 }
 
@@ -430,8 +431,8 @@ static cujit_status elide_among_headers(const char *source, const char *name,
   return CUJIT_OK;
 }
 
-cujit_status cj_program_build(cujit_engine *engine, const char *source, const char *name,
-                              const cujit_compile_options *options, cujit_program **out) {
+static cujit_status build(cujit_engine *engine, const char *source, const char *name,
+                          const cujit_compile_options *options, cujit_program **out) {
   if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
   if (!out) return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "out is NULL");
   *out = NULL;
@@ -495,6 +496,16 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
   return st;
 }
 
+/* The whole of getting a program, as a profiler's range (trace.h): a compile or a cache read
+** shows inside it, a hit as a mark. */
+cujit_status cj_program_build(cujit_engine *engine, const char *source, const char *name,
+                              const cujit_compile_options *options, cujit_program **out) {
+  cj_trace_push("cujit: program %s", name ? name : "<source>");
+  cujit_status st = build(engine, source, name, options, out);
+  cj_trace_pop();
+  return st;
+}
+
 /* --- references and modules ------------------------------------------------------------------- */
 
 void cj_program_retain(cujit_program *program) {
@@ -528,8 +539,10 @@ static cujit_status load(cj_code *k, cujit_program *p, cujit_device *dev, void *
                             .binary_len = p->cubin_len,
                             .kernels = p->kernels,
                             .nkernels = p->nkernels};
+    cj_trace_push("cujit: load %s", p->name);
     if ((st = dev->ops->load(dev, &image, module)) == CUJIT_OK)
       __atomic_store_n(&modules[cj_device_slot(dev)], *module, __ATOMIC_RELEASE);
+    cj_trace_pop();
   }
   if (st == CUJIT_OK) *module = modules[cj_device_slot(dev)];
   pthread_mutex_unlock(&k->load_lock);
@@ -666,34 +679,4 @@ void cujit_program_free(cujit_program *program) {
   if (!program) return;
   cj_untrack(program->engine, &program->link);
   cj_program_release(program);
-}
-
-size_t cujit_program_kernel_count(const cujit_program *program) {
-  return program ? program->nkernels : 0;
-}
-
-const char *cujit_program_kernel_name(const cujit_program *program, size_t index) {
-  return program && index < program->nkernels ? program->kernels[index].name : NULL;
-}
-
-const char *cujit_program_ptx(const cujit_program *program, size_t *len) {
-  if (len) *len = program ? program->ptx_len : 0;
-  return program ? program->ptx : NULL;
-}
-
-const void *cujit_program_cubin(const cujit_program *program, size_t *len) {
-  if (len) *len = program ? program->cubin_len : 0;
-  return program ? program->cubin : NULL;
-}
-
-const char *cujit_program_log(const cujit_program *program) {
-  return program && program->log ? program->log : "";
-}
-
-int cujit_program_from_cache(const cujit_program *program) {
-  return program ? program->from_cache : 0;
-}
-
-double cujit_program_milliseconds(const cujit_program *program) {
-  return program ? program->ms : 0.0;
 }
