@@ -57,9 +57,20 @@ inside() {
 }
 count() { grep -cx -- "$1" <<<"$log"; }
 
-# --- the CPU device ------------------------------------------------------------------------------
+# --- built without nvtx3 (CMake -DCUJIT_NVTX=OFF, or a toolkit without it): no ranges at all -------
 echo "runs on: CPU device"
 export CUJIT_CACHE_DIR="$TMP/cache-cpu"
+if ! nm "$CUJIT" 2>/dev/null | grep -q 'nvtxGlobals_v3'; then
+  echo "note: $CUJIT is built without NVTX (nvtx3 not found, or -DCUJIT_NVTX=OFF)"
+  traced "built without NVTX" CUJIT_DEVICE=cpu
+  same "built without NVTX: the kernel ran" "$out" "$RESULT"
+  [ -e log ] && fail "built without NVTX, yet NVTX was called: $log" || ok "built without NVTX: no NVTX call"
+  traced "built without NVTX, CUJIT_NVTX=maybe" CUJIT_DEVICE=cpu CUJIT_NVTX=maybe
+  check "built without NVTX: CUJIT_NVTX=maybe is still refused, saying so" "$err" \
+    "^cujit: warning: CUJIT_NVTX='maybe' is not understood: .*; the default \(on\) is used, and this build has no NVTX ranges$"
+  finish
+fi
+
 traced "cold, CPU device" CUJIT_DEVICE=cpu
 same "cold: the kernel ran" "$out" "$RESULT"
 same "cold: the tool was loaded, then the domain made" "$(head -2 <<<"$log" | tr '\n' ' ')" \

@@ -26,6 +26,7 @@ static int env_bad; /* CUJIT_NVTX was not understood (env_why says why): each en
 static char env_why[256];
 
 #if CUJIT_HAVE_NVTX
+static const char *const if_bad = "NVTX ranges are on (the default)";
 static nvtxDomainHandle_t domain;
 
 /* What a registered name stands for when the profiler gave no handle for it: the text is pushed
@@ -102,6 +103,8 @@ void cj_trace_mark(const char *fmt, ...) {
 
 #else /* built without nvtx3: CUJIT_NVTX is still read, so a typo is still reported */
 
+static const char *const if_bad = "the default (on) is used, and this build has no NVTX ranges";
+
 static void attach(void) {
   env_bad = cj_env_nvtx(env_why, sizeof env_why) < 0;
 }
@@ -131,5 +134,5 @@ void cj_trace_mark(const char *fmt, ...) {
 
 void cj_trace_open(cujit_engine *engine) {
   pthread_once(&once, attach);
-  if (env_bad) cj_warn(engine, "%s; NVTX ranges are on (the default)", env_why);
+  if (env_bad) cj_warn(engine, "%s; %s", env_why, if_bad);
 }
