@@ -95,11 +95,14 @@ int main() {
   if (cujit_open(&e) != CUJIT_OK) return 1;
   cujit_device *dev = nullptr;
   const char *gpu_required = std::getenv("CUJIT_REQUIRE_GPU");
-  if (cujit_current_device(e, &dev) == CUJIT_OK) {
+  const bool found = cujit_current_device(e, &dev) == CUJIT_OK;
+  if (found && cujit_device_ordinal(dev) != CUJIT_DEVICE_CPU) {
     std::printf("runs on: GPU %d\n", cujit_device_ordinal(dev));
   } else if (gpu_required && std::strcmp(gpu_required, "1") == 0) {
     std::fprintf(stderr, "FAIL: CUJIT_REQUIRE_GPU=1 but no GPU: %s\n", cujit_errmsg(e));
     return 1;
+  } else if (found) {
+    std::printf("runs on: CPU device (CUJIT_DEVICE=cpu)\n");
   } else {
     const char *why = cujit_errmsg(e);
     std::printf("runs on: CPU device (no GPU: %.*s)\n", static_cast<int>(std::strcspn(why, "\n")),
