@@ -849,6 +849,63 @@ CUJIT_API cujit_status cujit_event_query(cujit_event *event);
 CUJIT_API cujit_status cujit_event_elapsed(cujit_event *start, cujit_event *end, float *ms);
 
 /* ---------------------------------------------------------------------------------------------
+** Embedding: the application's context, streams and events, and native handles
+**
+** For programs that already use CUDA (the runtime API, a framework) and hand cujit their objects,
+** or take cujit's (docs/embedding.md). Native handles are passed as void * (a CUcontext,
+** CUstream / cudaStream_t, CUevent / cudaEvent_t, CUfunction, CUmodule), so that this header needs
+** no CUDA header. The CPU device has no native objects: every call here refuses it
+** (CUJIT_ERROR_UNSUPPORTED, saying so).
+**
+** The caller's current context. Every call leaves the context current on the calling thread as it
+** found it: a call that needs another one current makes it so, and puts the caller's back before
+** it returns (costing a cuCtxSetCurrent each way, and nothing when the right one is current
+** already). One exception, as the runtime API does: when no context was current at all, the one
+** cujit used stays current, so runtime-API code on the same thread finds the device's primary
+** context, the one it would use itself.
+**
+** Which context. cujit works on each GPU's primary context by default, the context the CUDA
+** runtime API uses too, so memory, streams and events pass freely between cujit and runtime-API
+** code. cujit never destroys what it did not create: not a context, stream or event it was given,
+** nor memory it wraps (cujit_buffer_wrap).
+** ------------------------------------------------------------------------------------------- */
+
+/* Makes cujit use `context` (a CUcontext of the device's GPU, made by cuCtxCreate or any other
+** library) on `device` in place of the primary context, for everything cujit makes there from now
+** on. Call it after cujit_open, before anything is made on the device (a buffer, a stream, a
+** loaded kernel): later, CUJIT_ERROR_UNSUPPORTED. The context must stay alive until cujit_close
+** (cujit never destroys it); cujit_device_reset refuses such a device, since resetting is the
+** owner's business. INVALID_ARGUMENT: a context the driver does not know, or of another GPU. */
+CUJIT_API cujit_status cujit_device_use_context(cujit_device *device, void *context);
+/* The context cujit uses on the device (its primary context, retained now if nothing was made
+** there yet, or the one given above). It lives until cujit_close; do not destroy it. */
+CUJIT_API cujit_status cujit_device_context(cujit_device *device, void **context);
+
+/* The application's stream `native` (a CUstream or cudaStream_t, not NULL: the default stream is
+** cujit's NULL stream) as a cujit stream on the current device, or on `device`: usable everywhere
+** a cujit stream is (launches, copies, library calls, events, graph capture). The stream must
+** belong to the context cujit uses on that device (INVALID_ARGUMENT otherwise, saying so), and
+** must outlive the cujit stream; cujit_stream_free forgets it and never destroys it. Work cujit
+** queues there is ordered with the application's own work on it, as on any stream; device
+** synchronize and cujit's memory reuse order themselves after it, as for cujit's own streams.
+** Wrapping one native stream twice at once is refused: use the first cujit stream. */
+CUJIT_API cujit_status cujit_stream_wrap(cujit_engine *engine, void *native, cujit_stream **out);
+CUJIT_API cujit_status cujit_stream_wrap_on(cujit_device *device, void *native, cujit_stream **out);
+/* The application's event `native` (a CUevent or cudaEvent_t of the current device's context) as
+** a cujit event: record, wait, query and time with it (timing needs an event made with timing,
+** which the driver checks). cujit_event_free forgets it and never destroys it. */
+CUJIT_API cujit_status cujit_event_wrap(cujit_engine *engine, void *native, cujit_event **out);
+
+/* The native handles of cujit's objects, for the application's own driver or runtime calls. Each
+** lives as long as the object it came from (the stream, the event, the kernel, the program) and
+** until a reset of its device; do not destroy them. A kernel's function and a program's module are
+** those of the current device, the kernel loaded there first if it was not. */
+CUJIT_API cujit_status cujit_stream_handle(const cujit_stream *stream, void **native);
+CUJIT_API cujit_status cujit_event_handle(const cujit_event *event, void **native);
+CUJIT_API cujit_status cujit_kernel_function(cujit_kernel *kernel, void **native);
+CUJIT_API cujit_status cujit_program_module(cujit_program *program, void **native);
+
+/* ---------------------------------------------------------------------------------------------
 ** Graphs
 **
 ** Iterative work made of many small kernels is paced by the host (about 4 us a launch); a graph

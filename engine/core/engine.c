@@ -56,6 +56,8 @@ cujit_status cujit_open(cujit_engine **out) {
 
 void cujit_close(cujit_engine *engine) {
   if (!engine) return;
+  /* the caller's context back before the driver, which would put it back, is closed */
+  cj_backend_scope_open();
   /* Newest first, so kernels go before the programs they hold and buffers before devices. */
   while (engine->live.next != &engine->live) {
     cj_link *l = engine->live.next;
@@ -66,6 +68,7 @@ void cujit_close(cujit_engine *engine) {
   cj_program_map_close(engine->programs); /* unloads the programs from the devices */
   cj_cache_close(engine->cache);
   cj_devices_release(engine);
+  cj_backend_scope_close();
   if (engine->drv_state == 1) cj_driver_close(&engine->drv);
   if (engine->nvrtc_state == 1) cj_nvrtc_close(&engine->nvrtc);
   cj_errors_free(engine);

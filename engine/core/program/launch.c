@@ -446,6 +446,7 @@ static cujit_status launch_checked(cujit_kernel *kernel, const cujit_launch_conf
 
 cujit_status cujit_launch(cujit_kernel *kernel, const cujit_launch_config *config,
                           const cujit_arg *args, size_t nargs) {
+  CJ_KEEP_CALLER_CONTEXT;
   return launch_checked(kernel, config, args, nargs, 0);
 }
 
@@ -473,6 +474,7 @@ static cujit_status check_cooperative(cujit_kernel *k, cujit_device *dev, cj_ker
 
 cujit_status cujit_launch_cooperative(cujit_kernel *kernel, const cujit_launch_config *config,
                                       const cujit_arg *args, size_t nargs) {
+  CJ_KEEP_CALLER_CONTEXT;
   return launch_checked(kernel, config, args, nargs, 1);
 }
 
@@ -496,6 +498,7 @@ static cujit_status suggest(cujit_device *dev, cj_kernel_on_device *on, int *blo
 
 cujit_status cujit_launch_n(cujit_kernel *kernel, size_t n, cujit_stream *stream,
                             const cujit_arg *args, size_t nargs) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!kernel || (nargs && !args))
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_launch_n needs a kernel and the arguments");
@@ -533,7 +536,26 @@ static cujit_status loaded_on_current(cujit_kernel *k, cujit_device **dev,
   return st == CUJIT_OK ? cj_kernel_on(k, *dev, on) : st;
 }
 
+/* --- native handles (issue 24) ------------------------------------------------------------------
+ */
+
+cujit_status cujit_kernel_function(cujit_kernel *kernel, void **native) {
+  CJ_KEEP_CALLER_CONTEXT;
+  static const char fn[] = "cujit_kernel_function";
+  if (!kernel || !native)
+    return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
+                   fn, kernel ? "native" : "kernel");
+  *native = NULL;
+  cujit_device *dev;
+  cj_kernel_on_device *on;
+  cujit_status st = cj_native_current(kernel->engine, fn, "functions", &dev);
+  if (st == CUJIT_OK) st = loaded_on_current(kernel, &dev, &on);
+  if (st == CUJIT_OK) *native = on->fn;
+  return st;
+}
+
 cujit_status cujit_kernel_suggest_block(cujit_kernel *kernel, int *block_size, int *min_grid) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!kernel || !block_size)
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_kernel_suggest_block needs a kernel and an output pointer");
@@ -549,6 +571,7 @@ cujit_status cujit_kernel_suggest_block(cujit_kernel *kernel, int *block_size, i
 cujit_status cujit_kernel_max_cooperative_blocks(cujit_kernel *kernel, unsigned block_threads,
                                                  unsigned shared_bytes,
                                                  unsigned long long *blocks) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!kernel || !blocks || block_threads == 0)
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_kernel_max_cooperative_blocks needs a kernel, a block of at least one "
@@ -562,6 +585,7 @@ cujit_status cujit_kernel_max_cooperative_blocks(cujit_kernel *kernel, unsigned 
 }
 
 cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel, cujit_kernel_attributes *attrs) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!kernel || !attrs)
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_kernel_attributes_get needs a kernel and an output pointer");

@@ -600,6 +600,7 @@ static cujit_status keep_nonnull(cujit_program *p, const cujit_compile_options *
 
 cujit_status cujit_program_compile(cujit_engine *engine, const char *source, const char *name,
                                    const cujit_compile_options *options, cujit_program **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
   if (!out)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -649,6 +650,7 @@ static cujit_status read_file(cujit_engine *engine, const char *path, char **out
 
 cujit_status cujit_program_compile_file(cujit_engine *engine, const char *path,
                                         const cujit_compile_options *options, cujit_program **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
   if (!out)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -676,6 +678,7 @@ cujit_status cujit_program_compile_file(cujit_engine *engine, const char *path,
 }
 
 void cujit_program_free(cujit_program *program) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!program) return;
   cj_untrack(program->engine, &program->link);
   cj_program_release(program);

@@ -1,9 +1,10 @@
 /*
-** program_info.c -- what a program tells about itself through the public API: its kernels' names,
-** its PTX and CUBIN, its compile log, whether it came from the cache and how long getting it took.
-** Reads only the program record (program.h).
+** program_info.c -- what a compiled program tells its user: its kernels, PTX, CUBIN and log, where
+** it came from and how long that took, and its native module for the application's own driver
+** calls (issue 24).
 */
 #include "program.h"
+#include "run/device.h"
 
 size_t cujit_program_kernel_count(const cujit_program *program) {
   return program ? program->nkernels : 0;
@@ -33,4 +34,18 @@ int cujit_program_from_cache(const cujit_program *program) {
 
 double cujit_program_milliseconds(const cujit_program *program) {
   return program ? program->ms : 0.0;
+}
+
+cujit_status cujit_program_module(cujit_program *program, void **native) {
+  CJ_KEEP_CALLER_CONTEXT;
+  static const char fn[] = "cujit_program_module";
+  if (!program || !native)
+    return cj_fail(program ? program->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
+                   fn, program ? "native" : "program");
+  *native = NULL;
+  cujit_device *dev;
+  void *module = NULL;
+  cujit_status st = cj_native_current(program->engine, fn, "modules", &dev);
+  if (st == CUJIT_OK) st = cj_program_module(program, dev, &module);
+  return st == CUJIT_OK ? dev->ops->module_native(dev, module, native) : st;
 }
