@@ -65,11 +65,14 @@
 **
 ** C++. The header works unchanged from C++11 on (g++ and clang++, -pedantic): the declarations are
 ** extern "C", and the CUJIT_ARG_* and *_INIT macros, which C writes with compound literals and
-** designated initializers, are inline functions there giving the same values.
+** designated initializers, are inline functions there giving the same values. It may share a
+** translation unit with the toolkit's <cuda.h> and <cuda_runtime.h>, in either order.
 **
 ** Code examples in this header are checked by tests/sh/test_header_examples.sh: each one is the
 ** run of lines after an "Example:" line, compiled as statements with cujit_engine *e in scope (as
-** C11 and as C++11 to C++20), and a C++ program using every macro is built and run.
+** C11 and as C++11 to C++20). tests/sh/test_cxx.sh builds and runs a C++ program that uses every
+** CUJIT_* macro of this header (checked by name) and compiles it beside <cuda.h> and
+** <cuda_runtime.h>.
 */
 #ifndef CUJIT_H
 #define CUJIT_H
@@ -610,7 +613,10 @@ typedef struct cujit_arg {
   } v;
 } cujit_arg;
 
-/* Helpers to build arguments in place. Example:
+/* Helpers to build arguments in place: CUJIT_ARG_I, _U and _F for numbers, CUJIT_ARG_BUF for a
+** cujit buffer, CUJIT_ARG_PTR for a raw device address (a CUdeviceptr, or a pointer from
+** cudaMalloc cast to uintptr_t), CUJIT_ARG_RAW for a pointer to exactly the parameter's bytes (a
+** struct passed by value; the bytes are read by the launch call, not kept). Example:
 **     cujit_kernel *k = NULL; cujit_buffer *x = NULL, *y = NULL; int n = 1024;
 **     cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
 **     cfg.grid[0] = (n + 255) / 256, cfg.block[0] = 256;
@@ -622,6 +628,8 @@ typedef struct cujit_arg {
 #define CUJIT_ARG_U(x) ((cujit_arg){.kind = CUJIT_ARG_UINT, .v.u = (uint64_t)(x)})
 #define CUJIT_ARG_F(x) ((cujit_arg){.kind = CUJIT_ARG_FLOAT, .v.f = (double)(x)})
 #define CUJIT_ARG_BUF(x) ((cujit_arg){.kind = CUJIT_ARG_BUFFER, .v.buffer = (x)})
+#define CUJIT_ARG_PTR(x) ((cujit_arg){.kind = CUJIT_ARG_DEVPTR, .v.devptr = (uint64_t)(x)})
+#define CUJIT_ARG_RAW(p) ((cujit_arg){.kind = CUJIT_ARG_BYTES, .v.bytes = (p)})
 #else
 /* C++ has no compound literals and (even C++20) no nested designators: the same values, made by
 ** inline functions, so the macros read the same in both languages. */
@@ -649,10 +657,24 @@ static inline cujit_arg cujit_arg_buffer_(cujit_buffer *x) {
   a.v.buffer = x;
   return a;
 }
+static inline cujit_arg cujit_arg_devptr_(uint64_t x) {
+  cujit_arg a = cujit_arg();
+  a.kind = CUJIT_ARG_DEVPTR;
+  a.v.devptr = x;
+  return a;
+}
+static inline cujit_arg cujit_arg_bytes_(const void *p) {
+  cujit_arg a = cujit_arg();
+  a.kind = CUJIT_ARG_BYTES;
+  a.v.bytes = p;
+  return a;
+}
 #define CUJIT_ARG_I(x) (cujit_arg_int_(static_cast<int64_t>(x)))
 #define CUJIT_ARG_U(x) (cujit_arg_uint_(static_cast<uint64_t>(x)))
 #define CUJIT_ARG_F(x) (cujit_arg_float_(static_cast<double>(x)))
 #define CUJIT_ARG_BUF(x) (cujit_arg_buffer_(x))
+#define CUJIT_ARG_PTR(x) (cujit_arg_devptr_(static_cast<uint64_t>(x)))
+#define CUJIT_ARG_RAW(p) (cujit_arg_bytes_(p))
 #endif
 
 typedef struct cujit_launch_config {
