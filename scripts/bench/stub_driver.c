@@ -14,6 +14,11 @@
 ** CUJIT_STUB_DRIVER_VERSION=N and CUJIT_STUB_CC=MAJOR make it an older driver or GPU.
 ** cujit_stub_live_allocations() (dlsym it from libcuda.so.1) counts the device and pinned blocks
 ** allocated and not yet freed: what a real driver would report leaked at context destruction.
+** cuPointerGetAttributes answers for every pretend block (memory type, context, ordinal 0,
+** managed or not, its range) and with defaults for any other address, as the real driver does;
+** cujit_stub_block(bytes, kind, ordinal) makes a block of a kind cujit does not allocate itself
+** (CJ_STUB_* below: managed, another device's, another context's) for tests of cujit_buffer_wrap,
+** freed by cujit_stub_block_free.
 ** cuInit starts a thread of the driver's own, as the real one does: unmapping the library while
 ** it lives (a dlclose that really unloads) crashes the process, as it does with the real driver.
 */
@@ -35,10 +40,17 @@ static long busy_until;     /* the pretend device runs a kernel until then (ns) 
 ** for what the pretend driver would free with its context. */
 typedef struct block_header {
   struct block_header *prev, *next;
-  char pad[48]; /* the block after it stays 64-byte aligned, as malloc's is 16 */
+  size_t bytes;
+  int kind, ordinal; /* a CJ_STUB_* kind; the device it belongs to */
+  char pad[32];      /* the block after it stays 64-byte aligned, as malloc's is 16 */
 } block_header;
+_Static_assert(sizeof(block_header) == 64, "blocks stay 64-byte aligned");
 
-static block_header live = {&live, &live, {0}};
+/* What a block is, for cuPointerGetAttributes. */
+enum { CJ_STUB_DEVICE, CJ_STUB_PINNED, CJ_STUB_MANAGED, CJ_STUB_OTHER_CONTEXT };
+static char other_context_; /* the pretend context of CJ_STUB_OTHER_CONTEXT blocks */
+
+static block_header live = {&live, &live, 0, 0, 0, {0}};
 static long live_allocations;
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -50,14 +62,30 @@ long cujit_stub_live_allocations(void) {
   return n;
 }
 
-static void *block_alloc(size_t bytes) {
+static void *block_alloc_kind(size_t bytes, int kind, int ordinal) {
   block_header *h = bytes > SIZE_MAX - sizeof *h ? NULL : malloc(sizeof *h + bytes);
   if (!h) return NULL;
+  h->bytes = bytes, h->kind = kind, h->ordinal = ordinal;
   pthread_mutex_lock(&live_lock);
   h->prev = &live, h->next = live.next, live.next->prev = h, live.next = h;
   live_allocations++;
   pthread_mutex_unlock(&live_lock);
   return h + 1;
+}
+
+static void *block_alloc(size_t bytes) {
+  return block_alloc_kind(bytes, CJ_STUB_DEVICE, 0);
+}
+
+void *cujit_stub_block(size_t bytes, int kind, int ordinal);
+void *cujit_stub_block(size_t bytes, int kind, int ordinal) {
+  return block_alloc_kind(bytes, kind, ordinal);
+}
+
+static void block_free(void *block);
+void cujit_stub_block_free(void *block);
+void cujit_stub_block_free(void *block) {
+  block_free(block);
 }
 
 static void block_free(void *block) {
@@ -284,7 +312,7 @@ static CUresult mem_free(CUdeviceptr p) {
 static CUresult host_alloc(void **p, size_t bytes, unsigned flags) {
   cost();
   (void)flags;
-  *p = block_alloc(bytes);
+  *p = block_alloc_kind(bytes, CJ_STUB_PINNED, 0);
   return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
@@ -305,6 +333,52 @@ static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t bytes, CUstream
   cost();
   (void)s;
   memset((void *)(uintptr_t)dst, v, bytes);
+  return CUDA_SUCCESS;
+}
+
+/* The block holding `p`, or NULL. */
+static const block_header *block_at(uintptr_t p) {
+  const block_header *found = NULL;
+  pthread_mutex_lock(&live_lock);
+  for (const block_header *h = live.next; h != &live && !found; h = h->next)
+    if (p >= (uintptr_t)(h + 1) && p - (uintptr_t)(h + 1) < h->bytes) found = h;
+  pthread_mutex_unlock(&live_lock);
+  return found;
+}
+
+/* As the real driver: defaults (0, NULL, -1 ordinal unset) for an address it never allocated. */
+static CUresult pointer_attributes(unsigned n, CUpointer_attribute *which, void **data,
+                                   CUdeviceptr p) {
+  cost();
+  const block_header *h = block_at((uintptr_t)p);
+  for (unsigned i = 0; i < n; i++) {
+    switch (which[i]) {
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+      *(unsigned *)data[i] = !h                         ? 0
+                             : h->kind == CJ_STUB_PINNED ? CU_MEMORYTYPE_HOST
+                                                         : CU_MEMORYTYPE_DEVICE;
+      break;
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+      *(CUcontext *)data[i] = !h                                ? NULL
+                              : h->kind == CJ_STUB_OTHER_CONTEXT ? (CUcontext)&other_context_
+                                                                 : (CUcontext)&object_;
+      break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+      *(int *)data[i] = h ? h->ordinal : -2;
+      break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+      *(unsigned *)data[i] = h && h->kind == CJ_STUB_MANAGED;
+      break;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+      *(CUdeviceptr *)data[i] = h ? (CUdeviceptr)(uintptr_t)(h + 1) : 0;
+      break;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+      *(size_t *)data[i] = h ? h->bytes : 0;
+      break;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
   return CUDA_SUCCESS;
 }
 
@@ -386,6 +460,7 @@ static const struct {
     ENTRY(cuStreamSynchronize, synchronize),
     ENTRY(cuEventSynchronize, synchronize),
     ENTRY(cuCtxSynchronize, synchronize),
+    ENTRY(cuPointerGetAttributes, pointer_attributes),
 };
 
 /* Everything else (launches, waits, queries, releases, attributes set) succeeds doing nothing;

@@ -107,7 +107,8 @@
   X(cuIpcOpenMemHandle, 11000)                                                                     \
   X(cuIpcCloseMemHandle, 4010)                                                                     \
   X(cuIpcGetEventHandle, 4010)                                                                     \
-  X(cuIpcOpenEventHandle, 4010)
+  X(cuIpcOpenEventHandle, 4010)                                                                    \
+  X(cuPointerGetAttributes, 7000)
 
 /* Pasted directly so that cuda.h's renames (cuMemAlloc -> cuMemAlloc_v2) touch only the field
 ** name, consistently with every use of it, and never the PFN typedef's name. */
