@@ -12,6 +12,8 @@
 ** 2 = out of memory unless set) and nothing written: read when cujit looks the calls up, so set it
 ** before cujit_open. Tests use it for paths a real GPU takes only under load or after a fault.
 ** CUJIT_STUB_DRIVER_VERSION=N and CUJIT_STUB_CC=MAJOR make it an older driver or GPU.
+** CUJIT_STUB_ABSENT=cuName[,cuName...] makes those entry points missing (not found), as on a
+** driver older than they are: for the optional ones cujit must refuse only their feature.
 ** cujit_stub_live_allocations() (dlsym it from libcuda.so.1) counts the device and pinned blocks
 ** allocated and not yet freed: what a real driver would report leaked at context destruction.
 ** cuPointerGetAttributes answers for every pretend block (memory type, context, ordinal 0,
@@ -389,8 +391,8 @@ static CUresult failing(void) {
   return code ? (CUresult)atoi(code) : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-static int told_to_fail(const char *symbol) {
-  const char *list = getenv("CUJIT_STUB_FAIL");
+static int listed_in(const char *variable, const char *symbol) {
+  const char *list = getenv(variable);
   size_t n = strlen(symbol);
   for (const char *at = list; at && (at = strstr(at, symbol)) != NULL; at += n)
     if ((at == list || at[-1] == ',') && (at[n] == ',' || at[n] == '\0')) return 1;
@@ -471,7 +473,12 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint
   void (*fn)(void) = (void (*)(void))ok;
   for (size_t i = 0; i < sizeof entries / sizeof *entries; i++)
     if (strcmp(entries[i].name, symbol) == 0) fn = entries[i].fn;
-  if (told_to_fail(symbol)) fn = (void (*)(void))failing;
+  if (listed_in("CUJIT_STUB_FAIL", symbol)) fn = (void (*)(void))failing;
+  if (listed_in("CUJIT_STUB_ABSENT", symbol)) {
+    *pfn = NULL;
+    if (status) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    return CUDA_ERROR_NOT_FOUND;
+  }
   memcpy(pfn, &fn, sizeof fn);
   if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
   return CUDA_SUCCESS;
