@@ -835,8 +835,8 @@ CUJIT_API cujit_status cujit_buffer_wrap(cujit_engine *engine, uint64_t address,
                                          cujit_buffer **out);
 /* The same on a device given (a GPU or the CPU device), whatever the current device. */
 CUJIT_API cujit_status cujit_buffer_wrap_on(cujit_device *device, uint64_t address, size_t bytes,
-                                            cujit_dtype dtype, cujit_release_fn release,
-                                            void *user, cujit_buffer **out);
+                                            cujit_dtype dtype, cujit_release_fn release, void *user,
+                                            cujit_buffer **out);
 
 /* DLPack (the versioned ABI, 1.x; include cujit_dlpack.h for its types). The tensors are passed
 ** as void * so that this header needs no DLPack definitions. */
@@ -858,8 +858,8 @@ CUJIT_API cujit_status cujit_buffer_wrap_on(cujit_device *device, uint64_t addre
 ** then invalid); the deleter is still safe to call after them. Refused: a freed (orphaned) view,
 ** a lost buffer, a bad shape (saying why). The deleter may run on any thread, not during
 ** cujit_close of the buffer's engine. */
-CUJIT_API cujit_status cujit_buffer_to_dlpack(cujit_buffer *buffer, int ndim,
-                                              const int64_t *shape, void **out);
+CUJIT_API cujit_status cujit_buffer_to_dlpack(cujit_buffer *buffer, int ndim, const int64_t *shape,
+                                              void **out);
 
 /* Imports a DLManagedTensorVersioned * (`managed_versioned`) as a buffer of this engine sharing
 ** its memory (cujit_buffer_wrap_on's checks apply: on a GPU the memory must be that device's).

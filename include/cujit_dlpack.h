@@ -45,8 +45,8 @@ typedef struct {
 /* Where the memory is (the values are fixed by the ABI). */
 typedef enum {
   kDLCPU = 1,
-  kDLCUDA = 2,         /* device memory of CUDA device device_id */
-  kDLCUDAHost = 3,     /* pinned host memory (cudaMallocHost) */
+  kDLCUDA = 2,     /* device memory of CUDA device device_id */
+  kDLCUDAHost = 3, /* pinned host memory (cudaMallocHost) */
   kDLOpenCL = 4,
   kDLVulkan = 7,
   kDLMetal = 8,
@@ -107,7 +107,7 @@ typedef struct DLManagedTensorVersioned {
 
 #define DLPACK_FLAG_BITMASK_READ_ONLY (UINT64_C(1) << 0) /* the consumer must not write */
 #define DLPACK_FLAG_BITMASK_IS_COPIED (UINT64_C(1) << 1) /* the producer made a copy for it */
-#endif /* !DLPACK_MAJOR_VERSION */
+#endif
 
 #if DLPACK_MAJOR_VERSION != 1
 #error "cujit_dlpack.h: cujit reads and writes DLPack 1.x tensors; this dlpack.h is another major"

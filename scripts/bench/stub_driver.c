@@ -356,12 +356,12 @@ static CUresult pointer_attributes(unsigned n, CUpointer_attribute *which, void 
   for (unsigned i = 0; i < n; i++) {
     switch (which[i]) {
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-      *(unsigned *)data[i] = !h                         ? 0
+      *(unsigned *)data[i] = !h                          ? 0
                              : h->kind == CJ_STUB_PINNED ? CU_MEMORYTYPE_HOST
                                                          : CU_MEMORYTYPE_DEVICE;
       break;
     case CU_POINTER_ATTRIBUTE_CONTEXT:
-      *(CUcontext *)data[i] = !h                                ? NULL
+      *(CUcontext *)data[i] = !h                                 ? NULL
                               : h->kind == CJ_STUB_OTHER_CONTEXT ? (CUcontext)&other_context_
                                                                  : (CUcontext)&object_;
       break;

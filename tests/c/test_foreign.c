@@ -266,12 +266,12 @@ Test(foreign, to_dlpack_refuses_untyped_buffers_bad_shapes_and_lost_views) {
   REFUSED(cujit_buffer_to_dlpack(raw, 0, NULL, &out), CUJIT_ERROR_INVALID_ARGUMENT,
           "untyped bytes (CUJIT_DTYPE_NONE)");
   cr_assert_null(out, "a refused export leaves *out NULL");
-  REFUSED(cujit_buffer_to_dlpack(b, 2, (const int64_t[]){2, 4}, &out),
-          CUJIT_ERROR_INVALID_ARGUMENT, "the shape holds more than 6 elements but the buffer 6");
-  REFUSED(cujit_buffer_to_dlpack(b, 2, (const int64_t[]){1, 3}, &out),
-          CUJIT_ERROR_INVALID_ARGUMENT, "the shape holds 3 elements but the buffer 6");
-  REFUSED(cujit_buffer_to_dlpack(b, 2, (const int64_t[]){6, 0}, &out),
-          CUJIT_ERROR_INVALID_ARGUMENT, "extent 0 of dimension 1");
+  REFUSED(cujit_buffer_to_dlpack(b, 2, (const int64_t[]){2, 4}, &out), CUJIT_ERROR_INVALID_ARGUMENT,
+          "the shape holds more than 6 elements but the buffer 6");
+  REFUSED(cujit_buffer_to_dlpack(b, 2, (const int64_t[]){1, 3}, &out), CUJIT_ERROR_INVALID_ARGUMENT,
+          "the shape holds 3 elements but the buffer 6");
+  REFUSED(cujit_buffer_to_dlpack(b, 2, (const int64_t[]){6, 0}, &out), CUJIT_ERROR_INVALID_ARGUMENT,
+          "extent 0 of dimension 1");
   REFUSED(cujit_buffer_to_dlpack(b, 2, (const int64_t[]){-2, -3}, &out),
           CUJIT_ERROR_INVALID_ARGUMENT, "extent -2 of dimension 0");
   int64_t nine[9] = {6, 1, 1, 1, 1, 1, 1, 1, 1};
@@ -440,7 +440,7 @@ Test(foreign, from_dlpack_refuses_what_it_cannot_take_and_leaves_the_tensor_to_i
   cujit_buffer *b = NULL;
 #define IMPORT_REFUSED(setup, status, text)                                                        \
   do {                                                                                             \
-    make_tensor(&p, mem, here, f32, 1, (const int64_t[]){16});                                    \
+    make_tensor(&p, mem, here, f32, 1, (const int64_t[]){16});                                     \
     setup;                                                                                         \
     REFUSED(cujit_buffer_from_dlpack(engine, &p.m, &b, NULL, NULL), status, text);                 \
     cr_assert_null(b);                                                                             \
@@ -457,8 +457,8 @@ Test(foreign, from_dlpack_refuses_what_it_cannot_take_and_leaves_the_tensor_to_i
                  "device type is 10 (kDLROCM)");
   IMPORT_REFUSED((p.m.dl_tensor.device.device_type = kDLCUDA, p.m.dl_tensor.device.device_id = 77),
                  CUJIT_ERROR_NO_DEVICE, "the tensor is on CUDA device 77");
-  IMPORT_REFUSED(p.m.dl_tensor.dtype = ((DLDataType){kDLBool, 8, 1}),
-                 CUJIT_ERROR_INVALID_ARGUMENT, "(code 6: bool, 8 bits, 1 lanes) has no cujit dtype");
+  IMPORT_REFUSED(p.m.dl_tensor.dtype = ((DLDataType){kDLBool, 8, 1}), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "(code 6: bool, 8 bits, 1 lanes) has no cujit dtype");
   IMPORT_REFUSED(p.m.dl_tensor.dtype = ((DLDataType){kDLBfloat, 16, 1}),
                  CUJIT_ERROR_INVALID_ARGUMENT, "bfloat, 16 bits");
   IMPORT_REFUSED(p.m.dl_tensor.dtype = ((DLDataType){kDLFloat, 32, 4}),
@@ -472,11 +472,11 @@ Test(foreign, from_dlpack_refuses_what_it_cannot_take_and_leaves_the_tensor_to_i
                  "is not aligned to f32 elements");
   /* A transposed 4x4 (column-major strides) and a stepped vector are not compact. */
   int64_t transposed[] = {1, 4}, stepped[] = {2};
-  IMPORT_REFUSED((p.m.dl_tensor.ndim = 2, p.shape[0] = 4, p.shape[1] = 4,
-                  p.m.dl_tensor.strides = transposed),
-                 CUJIT_ERROR_INVALID_ARGUMENT,
-                 "strides (1, 4) are not compact row-major (4, 1): cujit buffers are contiguous; "
-                 "make the tensor contiguous first (PyTorch: t.contiguous())");
+  IMPORT_REFUSED(
+      (p.m.dl_tensor.ndim = 2, p.shape[0] = 4, p.shape[1] = 4, p.m.dl_tensor.strides = transposed),
+      CUJIT_ERROR_INVALID_ARGUMENT,
+      "strides (1, 4) are not compact row-major (4, 1): cujit buffers are contiguous; "
+      "make the tensor contiguous first (PyTorch: t.contiguous())");
   IMPORT_REFUSED((p.shape[0] = 8, p.m.dl_tensor.strides = stepped), CUJIT_ERROR_INVALID_ARGUMENT,
                  "strides (2) are not compact row-major (1)");
   REFUSED(cujit_buffer_from_dlpack(engine, NULL, &b, NULL, NULL), CUJIT_ERROR_INVALID_ARGUMENT,

@@ -108,11 +108,11 @@ Test(stub_foreign, host_other_device_other_context_and_unknown_memory_are_refuse
   cujit_buffer *b = NULL;
   releases = 0;
   double *heap = malloc(64);
-  REFUSED(cujit_buffer_wrap(engine, (uint64_t)(uintptr_t)heap, 64, CUJIT_F64, count_release, NULL,
-                            &b),
-          CUJIT_ERROR_INVALID_ARGUMENT,
-          "is not memory the CUDA driver allocated (host memory from malloc, memory already "
-          "freed, or a wrong address); pass device memory of device 0");
+  REFUSED(
+      cujit_buffer_wrap(engine, (uint64_t)(uintptr_t)heap, 64, CUJIT_F64, count_release, NULL, &b),
+      CUJIT_ERROR_INVALID_ARGUMENT,
+      "is not memory the CUDA driver allocated (host memory from malloc, memory already "
+      "freed, or a wrong address); pass device memory of device 0");
   cr_assert_null(b);
   free(heap);
   uint64_t pinned = block(64, STUB_PINNED, 0);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* --- dtypes ------------------------------------------------------------------------------------ */
+/* --- dtypes ----------------------------------------------------------------------------------- */
 
 static const struct {
   cujit_dtype dtype;
@@ -37,8 +37,8 @@ static int to_dl_dtype(cujit_dtype dtype, DLDataType *out) {
 }
 
 static const char *code_name(uint8_t code) {
-  static const char *const names[] = {"int", "uint", "float", "opaque handle", "bfloat", "complex",
-                                      "bool"};
+  static const char *const names[] = {"int",    "uint",    "float", "opaque handle",
+                                      "bfloat", "complex", "bool"};
   return code < sizeof names / sizeof *names ? names[code] : "unknown";
 }
 
@@ -57,7 +57,7 @@ static cujit_status from_dl_dtype(cujit_engine *engine, const char *fn, DLDataTy
                  fn, t.code, code_name(t.code), t.bits, t.lanes);
 }
 
-/* --- export ------------------------------------------------------------------------------------ */
+/* --- export ----------------------------------------------------------------------------------- */
 
 typedef struct export_record {
   DLManagedTensorVersioned tensor; /* first: the deleter's self is the record */
@@ -166,7 +166,7 @@ cujit_status cujit_buffer_to_dlpack(cujit_buffer *buffer, int ndim, const int64_
   return CUJIT_OK;
 }
 
-/* --- import ------------------------------------------------------------------------------------ */
+/* --- import ----------------------------------------------------------------------------------- */
 
 static void import_release(void *user, uint64_t address) {
   (void)address;
@@ -228,8 +228,8 @@ static cujit_status import_shape(cujit_engine *engine, const char *fn, const DLT
       for (int k = 0, gl = 0, wl = 0; k < t->ndim && gl < 130 && wl < 130; k++) {
         int64_t w = 1;
         for (int j = k + 1; j < t->ndim; j++) w *= t->shape[j];
-        gl += snprintf(got + gl, sizeof got - (size_t)gl, "%s%" PRId64, k ? ", " : "",
-                       t->strides[k]);
+        gl +=
+            snprintf(got + gl, sizeof got - (size_t)gl, "%s%" PRId64, k ? ", " : "", t->strides[k]);
         wl += snprintf(want + wl, sizeof want - (size_t)wl, "%s%" PRId64, k ? ", " : "", w);
       }
       return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,

@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-/* --- holds ------------------------------------------------------------------------------------
+/* --- holds ---------------------------------------------------------------------------------------
 ** One lock for every engine: a deleter may run on any thread after any engine's close, when no
 ** engine's lock is left to take, and holds come and go rarely (one per export). */
 
@@ -88,7 +88,7 @@ void cj_buffer_release_foreign(cujit_buffer *b) {
   if (b->release) b->release(b->release_user, b->ptr);
 }
 
-/* --- wrapping ---------------------------------------------------------------------------------- */
+/* --- wrapping --------------------------------------------------------------------------------- */
 
 static cujit_status check_wrap_args(cujit_engine *engine, const char *fn, uint64_t address,
                                     size_t bytes, cujit_dtype dtype) {
@@ -147,7 +147,8 @@ cujit_status cj_buffer_wrap(cujit_engine *engine, cujit_device *device, uint64_t
 cujit_status cujit_buffer_wrap(cujit_engine *engine, uint64_t address, size_t bytes,
                                cujit_dtype dtype, cujit_release_fn release, void *user,
                                cujit_buffer **out) {
-  return cj_buffer_wrap(engine, NULL, address, bytes, dtype, release, user, "cujit_buffer_wrap", out);
+  return cj_buffer_wrap(engine, NULL, address, bytes, dtype, release, user, "cujit_buffer_wrap",
+                        out);
 }
 
 cujit_status cujit_buffer_wrap_on(cujit_device *device, uint64_t address, size_t bytes,
@@ -156,5 +157,5 @@ cujit_status cujit_buffer_wrap_on(cujit_device *device, uint64_t address, size_t
   if (!device)
     return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_buffer_wrap_on: device is NULL");
   return cj_buffer_wrap(device->engine, device, address, bytes, dtype, release, user,
-                     "cujit_buffer_wrap_on", out);
+                        "cujit_buffer_wrap_on", out);
 }

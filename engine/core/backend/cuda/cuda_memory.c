@@ -167,7 +167,7 @@ void cj_cuda_host_unregister(cujit_device *dev, void *host) {
   if (DRV(dev)->cuMemHostUnregister) DRV(dev)->cuMemHostUnregister(host);
 }
 
-/* --- memory of other allocators ---------------------------------------------------------------- */
+/* --- memory of other allocators --------------------------------------------------------------- */
 
 /* What the driver says of an address, for pointer_check. */
 typedef struct pointer_facts {
@@ -187,17 +187,15 @@ static cujit_status pointer_facts_of(cujit_device *dev, uint64_t addr, const cha
                    "%s: this CUDA driver lacks cuPointerGetAttributes, so cujit cannot check that "
                    "the memory is device %d's; update the driver (CUDA 7.0 or later)",
                    fn, dev->ordinal);
-  CUpointer_attribute which[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                 CU_POINTER_ATTRIBUTE_CONTEXT,
-                                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                 CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                                 CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                                 CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  CUpointer_attribute which[] = {
+      CU_POINTER_ATTRIBUTE_MEMORY_TYPE,      CU_POINTER_ATTRIBUTE_CONTEXT,
+      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,   CU_POINTER_ATTRIBUTE_IS_MANAGED,
+      CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
   void *data[] = {&f->memory_type, &f->context, &f->ordinal, &f->managed, &f->start, &f->range};
   memset(f, 0, sizeof *f);
   f->ordinal = -1;
-  CUresult rc = drv->cuPointerGetAttributes(sizeof which / sizeof *which, which, data,
-                                            (CUdeviceptr)addr);
+  CUresult rc =
+      drv->cuPointerGetAttributes(sizeof which / sizeof *which, which, data, (CUdeviceptr)addr);
   /* An address no allocation holds is answered with defaults, or (some drivers) refused. */
   if (rc == CUDA_ERROR_INVALID_VALUE) {
     memset(f, 0, sizeof *f);
@@ -209,8 +207,7 @@ static cujit_status pointer_facts_of(cujit_device *dev, uint64_t addr, const cha
   return cj_cuda_check(dev, rc, what);
 }
 
-cujit_status cj_cuda_pointer_check(cujit_device *dev, uint64_t addr, size_t bytes,
-                                   const char *fn) {
+cujit_status cj_cuda_pointer_check(cujit_device *dev, uint64_t addr, size_t bytes, const char *fn) {
   pointer_facts f;
   cujit_status st = pointer_facts_of(dev, addr, fn, &f);
   if (st != CUJIT_OK) return st;
@@ -229,8 +226,7 @@ cujit_status cj_cuda_pointer_check(cujit_device *dev, uint64_t addr, size_t byte
                    "cujit with cujit_host_register and cujit_host_map (Lua: cuda.register, "
                    "h:mapped()), or copy it to a device buffer",
                    fn, a);
-  if (f.memory_type != CU_MEMORYTYPE_DEVICE && f.memory_type != CU_MEMORYTYPE_UNIFIED &&
-      !f.managed)
+  if (f.memory_type != CU_MEMORYTYPE_DEVICE && f.memory_type != CU_MEMORYTYPE_UNIFIED && !f.managed)
     return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
                    "%s: address 0x%llx is memory of type %u (an array or other), not device "
                    "memory; pass memory from cudaMalloc or cuMemAlloc",
