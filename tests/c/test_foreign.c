@@ -12,6 +12,7 @@
 */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,59 @@ Test(foreign, a_wrapped_buffer_is_used_by_launches_copies_fills_views_and_reduct
   cr_assert_eq(log.address, mem);
   cujit_buffer_free(copy);
   cr_assert_eq(log.calls, 1);
+}
+
+Test(foreign, a_wrapped_buffer_is_captured_into_graphs_and_taken_by_elementwise_kernels) {
+  need_device();
+  enum { N = 256 };
+  release_log log = {0, 0};
+  cujit_buffer *b = wrap(foreign_alloc(N * sizeof(float)), N * sizeof(float), CUJIT_F32, &log);
+  float host[N], got[N];
+  for (int i = 0; i < N; i++) host[i] = (float)i;
+  upload(b, host, sizeof host);
+  cujit_kernel *inc;
+  OK(cujit_elementwise_define(engine, "T x -> T y", "y = x + 1", "inc", NULL, &inc));
+  cujit_stream *s;
+  OK(cujit_stream_create(engine, &s));
+  cujit_arg args[] = {CUJIT_ARG_BUF(b), CUJIT_ARG_BUF(b)};
+  OK(cujit_elementwise_launch(inc, N, s, args, 2)); /* loads it, outside the capture */
+  OK(cujit_stream_synchronize(s));
+  OK(cujit_capture_begin(s, CUJIT_CAPTURE_RELAXED));
+  OK(cujit_elementwise_launch(inc, N, s, args, 2));
+  cujit_graph *g;
+  OK(cujit_capture_end(s, &g));
+  OK(cujit_graph_replay(g, s, 3));
+  OK(cujit_stream_synchronize(s));
+  OK(cujit_memcpy_dtoh(got, b, 0, sizeof got, NULL));
+  for (int i = 0; i < N; i++) cr_assert_eq(got[i], (float)i + 4, "element %d: %g", i, got[i]);
+  cujit_graph_free(g);
+  cujit_stream_free(s);
+  cujit_buffer_free(b);
+  cr_assert_eq(log.calls, 1);
+}
+
+/* Deleters on other threads race the buffer's free on this one: the memory goes once. */
+static void *run_deleter(void *tensor) {
+  DLManagedTensorVersioned *m = tensor;
+  m->deleter(m);
+  return NULL;
+}
+
+Test(foreign, deleters_racing_the_free_on_other_threads_release_exactly_once) {
+  need_device();
+  enum { ROUNDS = 100, EXPORTS = 4 };
+  for (int round = 0; round < ROUNDS; round++) {
+    release_log log = {0, 0};
+    cujit_buffer *b = wrap(foreign_alloc(64), 64, CUJIT_F32, &log);
+    void *tensors[EXPORTS];
+    pthread_t threads[EXPORTS];
+    for (int i = 0; i < EXPORTS; i++) OK(cujit_buffer_to_dlpack(b, 0, NULL, &tensors[i]));
+    for (int i = 0; i < EXPORTS; i++)
+      cr_assert_eq(pthread_create(&threads[i], NULL, run_deleter, tensors[i]), 0);
+    cujit_buffer_free(b);
+    for (int i = 0; i < EXPORTS; i++) pthread_join(threads[i], NULL);
+    cr_assert_eq(log.calls, 1, "round %d: %d releases", round, log.calls);
+  }
 }
 
 Test(foreign, wrap_refuses_what_is_not_a_buffer_saying_what_to_do) {
