@@ -857,7 +857,9 @@ CUJIT_API cujit_status cujit_buffer_wrap_on(cujit_device *device, uint64_t addre
 ** exactly once. cujit_close and a device reset free the memory regardless (the tensor's data is
 ** then invalid); the deleter is still safe to call after them. Refused: a freed (orphaned) view,
 ** a lost buffer, a bad shape (saying why). The deleter may run on any thread, not during
-** cujit_close of the buffer's engine. */
+** cujit_close of the buffer's engine. Nothing orders the consumer's work after cujit's: finish
+** what cujit queued on the buffer (cujit_stream_synchronize, cujit_device_synchronize, or an
+** event the consumer's stream waits for) before handing the tensor over. */
 CUJIT_API cujit_status cujit_buffer_to_dlpack(cujit_buffer *buffer, int ndim, const int64_t *shape,
                                               void **out);
 
@@ -874,7 +876,9 @@ CUJIT_API cujit_status cujit_buffer_to_dlpack(cujit_buffer *buffer, int ndim, co
 ** export of it). On failure nothing was taken: the caller still owns the tensor and must call
 ** its deleter (DLPack's rule: a consumer owns a tensor only once it accepted it).
 ** *ndim (may be NULL) and shape[0..*ndim) (NULL, or room for CUJIT_DLPACK_MAX_DIMS) receive the
-** tensor's shape; the buffer is 1-D bytes of it, tagged with the mapped dtype. */
+** tensor's shape; the buffer is 1-D bytes of it, tagged with the mapped dtype. As for an export,
+** the producer's work on the memory must be finished (or ordered by an event) before cujit's.
+** Thread safety: as cujit_buffer_alloc. */
 CUJIT_API cujit_status cujit_buffer_from_dlpack(cujit_engine *engine, void *managed_versioned,
                                                 cujit_buffer **out, int *ndim, int64_t *shape);
 

@@ -94,8 +94,9 @@ static cujit_status export_shape(cujit_engine *engine, const cujit_buffer *b, in
       return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                      "%s: extent %" PRId64 " of dimension %d; every extent must be at least 1", fn,
                      shape[i], i);
-    if ((uint64_t)shape[i] > elems || count * (uint64_t)shape[i] > elems) {
-      count = elems + 1; /* more than the buffer, without overflow */
+    /* count * extent > elems, asked without overflowing: then say "more than the buffer". */
+    if ((uint64_t)shape[i] > elems / count) {
+      count = elems + 1;
       break;
     }
     count *= (uint64_t)shape[i];
