@@ -312,6 +312,37 @@ Test(foreign, to_dlpack_describes_the_buffer_and_shares_its_memory) {
   cujit_buffer_free(b);
 }
 
+Test(foreign, every_dtype_crosses_as_its_dlpack_code_and_bits_and_back) {
+  need_device();
+  static const struct {
+    cujit_dtype dtype;
+    uint8_t code, bits;
+  } table[] = {
+      {CUJIT_F16, kDLFloat, 16}, {CUJIT_F32, kDLFloat, 32}, {CUJIT_F64, kDLFloat, 64},
+      {CUJIT_I8, kDLInt, 8},     {CUJIT_I16, kDLInt, 16},   {CUJIT_I32, kDLInt, 32},
+      {CUJIT_I64, kDLInt, 64},   {CUJIT_U8, kDLUInt, 8},    {CUJIT_U16, kDLUInt, 16},
+      {CUJIT_U32, kDLUInt, 32},  {CUJIT_U64, kDLUInt, 64},
+  };
+  cr_assert_eq(sizeof table / sizeof *table, CUJIT_DTYPE_COUNT_ - 1, "every dtype but NONE");
+  for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
+    cujit_buffer *b = cj_test_upload(NULL, 64, table[i].dtype), *back = NULL;
+    void *out = NULL;
+    OK(cujit_buffer_to_dlpack(b, 0, NULL, &out));
+    DLDataType t = ((DLManagedTensorVersioned *)out)->dl_tensor.dtype;
+    cr_assert(t.code == table[i].code && t.bits == table[i].bits && t.lanes == 1,
+              "%s exported as code %u, %u bits, %u lanes", cujit_dtype_name(table[i].dtype), t.code,
+              t.bits, t.lanes);
+    cr_assert_eq(((DLManagedTensorVersioned *)out)->dl_tensor.shape[0],
+                 (int64_t)(64 / cujit_dtype_size(table[i].dtype)));
+    OK(cujit_buffer_from_dlpack(engine, out, &back, NULL, NULL));
+    cr_assert_eq(cujit_buffer_dtype(back), table[i].dtype, "%s came back as %s",
+                 cujit_dtype_name(table[i].dtype), cujit_dtype_name(cujit_buffer_dtype(back)));
+    cr_assert_eq(cujit_buffer_size(back), 64);
+    cujit_buffer_free(back);
+    cujit_buffer_free(b);
+  }
+}
+
 Test(foreign, to_dlpack_refuses_untyped_buffers_bad_shapes_and_lost_views) {
   need_device();
   cujit_buffer *raw = cj_test_upload(NULL, 64, CUJIT_DTYPE_NONE);
@@ -323,7 +354,8 @@ Test(foreign, to_dlpack_refuses_untyped_buffers_bad_shapes_and_lost_views) {
   REFUSED(cujit_buffer_to_dlpack(b, 2, (const int64_t[]){2, 4}, &out), CUJIT_ERROR_INVALID_ARGUMENT,
           "the shape holds more than 6 elements but the buffer 6");
   REFUSED(cujit_buffer_to_dlpack(b, 2, (const int64_t[]){1, 3}, &out), CUJIT_ERROR_INVALID_ARGUMENT,
-          "the shape holds 3 elements but the buffer 6");
+          "the shape holds 3 elements but the buffer 6 f32 elements; a shape covers the whole "
+          "buffer (export a cujit_buffer_view for a part)");
   REFUSED(cujit_buffer_to_dlpack(b, 2, (const int64_t[]){6, 0}, &out), CUJIT_ERROR_INVALID_ARGUMENT,
           "extent 0 of dimension 1");
   REFUSED(cujit_buffer_to_dlpack(b, 2, (const int64_t[]){-2, -3}, &out),
