@@ -551,7 +551,12 @@ Test(foreign, from_dlpack_refuses_what_it_cannot_take_and_leaves_the_tensor_to_i
                  CUJIT_ERROR_INVALID_ARGUMENT, "32 bits, 4 lanes");
   IMPORT_REFUSED(p.m.dl_tensor.ndim = 9, CUJIT_ERROR_INVALID_ARGUMENT,
                  "the tensor has 9 dimensions; cujit takes 0 to 8");
-  IMPORT_REFUSED(p.shape[0] = -4, CUJIT_ERROR_INVALID_ARGUMENT, "extent -4 of dimension 0");
+  IMPORT_REFUSED(p.shape[0] = -4, CUJIT_ERROR_INVALID_ARGUMENT,
+                 "extent -4 of dimension 0 is negative");
+  IMPORT_REFUSED(p.shape[0] = -1, CUJIT_ERROR_INVALID_ARGUMENT,
+                 "extent -1 of dimension 0 is negative");
+  IMPORT_REFUSED((p.m.dl_tensor.ndim = 2, p.shape[1] = INT64_MAX), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "the tensor's shape holds more bytes than memory can");
   IMPORT_REFUSED(p.shape[0] = 0, CUJIT_ERROR_INVALID_ARGUMENT, "the tensor is empty (0 elements)");
   IMPORT_REFUSED(p.m.dl_tensor.data = NULL, CUJIT_ERROR_INVALID_ARGUMENT, "data is NULL");
   IMPORT_REFUSED(p.m.dl_tensor.byte_offset = 2, CUJIT_ERROR_INVALID_ARGUMENT,
