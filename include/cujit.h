@@ -827,7 +827,8 @@ typedef void (*cujit_release_fn)(void *user, uint64_t address);
 ** of another context, an address no driver allocation holds and a range that runs past its
 ** allocation are each refused (INVALID_ARGUMENT) saying which; a driver that cannot answer
 ** (cuPointerGetAttributes missing) is UNSUPPORTED. On the CPU device the address is host memory
-** and is taken as given. Everywhere, refused: address 0, bytes 0, bytes not whole `dtype`
+** and is taken as given, but for a GPU's device memory (not managed), refused when the driver
+** is there to say so. Everywhere, refused: address 0, bytes 0, bytes not whole `dtype`
 ** elements, an address not aligned to the dtype's size.
 ** Thread safety: as cujit_buffer_alloc. */
 CUJIT_API cujit_status cujit_buffer_wrap(cujit_engine *engine, uint64_t address, size_t bytes,

@@ -6,7 +6,9 @@
 ** of the device's context are taken, host memory (plain or pinned), another device's memory,
 ** another context's, an address the driver never allocated and a range past its allocation are
 ** refused with messages saying which and what to do, and a driver without cuPointerGetAttributes
-** refuses the feature alone. The stand-in makes blocks of each kind (cujit_stub_block). Kernels do
+** refuses the feature alone; the CPU device refuses a GPU's device memory (which its kernels
+** cannot reach) when the driver can say so, and takes host memory. The stand-in makes blocks of
+*each kind (cujit_stub_block). Kernels do
 ** not run there: nothing here launches.
 */
 #include <criterion/criterion.h>
@@ -197,6 +199,31 @@ Test(stub_foreign, dlpack_on_a_gpu_names_cuda_and_imports_only_its_memory) {
   cr_assert_eq(deleted, 0);
 }
 
+Test(stub_foreign, the_cpu_device_refuses_a_gpus_device_memory_and_takes_host_memory) {
+  open_stub(NULL);
+  cujit_device *cpu;
+  OK(cujit_device_get(engine, CUJIT_DEVICE_CPU, &cpu));
+  cujit_buffer *b = NULL;
+  uint64_t dev = block(64, STUB_DEVICE, 0), pinned = block(64, STUB_PINNED, 0);
+  uint64_t managed = block(64, STUB_MANAGED, 0);
+  REFUSED(cujit_buffer_wrap_on(cpu, dev, 64, CUJIT_F32, NULL, NULL, &b),
+          CUJIT_ERROR_INVALID_ARGUMENT, "cujit_buffer_wrap_on: address 0x");
+  cr_assert(strstr(cujit_errmsg(engine),
+                   "is device memory of GPU 0, which the CPU device cannot reach; wrap it on that "
+                   "GPU (cujit_buffer_wrap_on), or copy it to host memory"),
+            "%s", cujit_errmsg(engine));
+  OK(cujit_buffer_wrap_on(cpu, pinned, 64, CUJIT_F32, NULL, NULL, &b)); /* host memory */
+  cujit_buffer_free(b);
+  OK(cujit_buffer_wrap_on(cpu, managed, 64, CUJIT_F32, NULL, NULL, &b)); /* the host reaches it */
+  cujit_buffer_free(b);
+  float heap[16];
+  OK(cujit_buffer_wrap_on(cpu, (uint64_t)(uintptr_t)heap, sizeof heap, CUJIT_F32, NULL, NULL, &b));
+  cujit_buffer_free(b);
+  stub_block_free((void *)(uintptr_t)dev);
+  stub_block_free((void *)(uintptr_t)pinned);
+  stub_block_free((void *)(uintptr_t)managed);
+}
+
 Test(stub_foreign, a_driver_without_pointer_attributes_refuses_only_wrapping) {
   open_stub("cuPointerGetAttributes");
   cujit_buffer *own = NULL, *b = NULL;
@@ -206,4 +233,9 @@ Test(stub_foreign, a_driver_without_pointer_attributes_refuses_only_wrapping) {
           "cujit_buffer_wrap: this CUDA driver lacks cuPointerGetAttributes, so cujit cannot check "
           "that the memory is device 0's; update the driver");
   cujit_buffer_free(own);
+  cujit_device *cpu; /* the CPU device takes host memory without the driver's word */
+  float heap[4];
+  OK(cujit_device_get(engine, CUJIT_DEVICE_CPU, &cpu));
+  OK(cujit_buffer_wrap_on(cpu, (uint64_t)(uintptr_t)heap, sizeof heap, CUJIT_F32, NULL, NULL, &b));
+  cujit_buffer_free(b);
 }

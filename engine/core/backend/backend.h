@@ -247,7 +247,8 @@ struct cj_backend {
   **   may use as its own: on CUDA device or managed memory of the context cujit uses on dev,
   **   inside one allocation. Refusals are recorded as INVALID_ARGUMENT with a message that starts
   **   with `fn`, says what the memory is instead and what to do; UNSUPPORTED when the driver
-  **   cannot answer. Called with dev entered. The CPU device (host memory) accepts any range. */
+  **   cannot answer. Called with dev entered. The CPU device (host memory) accepts any range
+  **   but a GPU's device memory, when the driver is open to say so. */
   cujit_status (*pointer_check)(cujit_device *dev, uint64_t addr, size_t bytes, const char *fn);
 };
 
