@@ -154,7 +154,7 @@ class Exported:
     def __init__(self, pointer, device):
         self.pointer, self.device = pointer, device
 
-    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+    def __dlpack__(self, stream=None, max_version=None, **other):  # dl_device, copy: not asked
         if max_version is not None and max_version[0] < 1:
             raise BufferError("cujit exports DLPack 1.x only")
         # cujit's work is done (the device was synchronized), so no stream needs to wait.
