@@ -267,6 +267,78 @@ Test(foreign, a_view_outliving_its_wrapped_buffer_is_lost_and_releases_nothing_m
   cr_assert_eq(log.calls, 1, "freeing the view released again");
 }
 
+/* On the CPU device, whatever the machine: a reset and a kernel still running there are the CPU
+** device's own, and host memory survives both. */
+static cujit_device *cpu_device(void) {
+  cujit_device *cpu;
+  OK(cujit_device_get(engine, CUJIT_DEVICE_CPU, &cpu));
+  return cpu;
+}
+
+static void release_and_free_host(void *user, uint64_t address) {
+  ((release_log *)user)->calls++;
+  ((release_log *)user)->address = address;
+  free((void *)(uintptr_t)address);
+}
+
+Test(foreign, a_reset_loses_a_wrapped_buffer_which_still_releases_once_at_free) {
+  need_device();
+  cujit_device *cpu = cpu_device();
+  release_log before = {0, 0}, after = {0, 0};
+  float *old_mem = malloc(64), *new_mem = malloc(64), x[16];
+  cujit_buffer *old_buf, *new_buf;
+  OK(cujit_buffer_wrap_on(cpu, (uint64_t)(uintptr_t)old_mem, 64, CUJIT_F32, release_and_free_host,
+                          &before, &old_buf));
+  OK(cujit_device_reset(cpu));
+  REFUSED(cujit_memcpy_dtoh(x, old_buf, 0, sizeof x, NULL), CUJIT_ERROR_BUFFER_LOST, "reset");
+  cr_assert_eq(cujit_buffer_devptr(old_buf), 0, "a lost buffer has no address");
+  cr_assert_eq(before.calls, 0, "the reset released the memory of a buffer still alive");
+  OK(cujit_buffer_wrap_on(cpu, (uint64_t)(uintptr_t)new_mem, 64, CUJIT_F32, release_and_free_host,
+                          &after, &new_buf));
+  OK(cujit_memset(new_buf, 0, 0, 64, NULL)); /* made after the reset: usable */
+  OK(cujit_memcpy_dtoh(x, new_buf, 0, sizeof x, NULL));
+  cujit_buffer_free(old_buf);
+  cr_assert_eq(before.calls, 1, "a lost buffer's free releases once: %d", before.calls);
+  cr_assert_eq(before.address, (uint64_t)(uintptr_t)old_mem);
+  cujit_buffer_free(new_buf);
+  cr_assert_eq(after.calls, 1);
+}
+
+/* What the memory held when release ran: the work queued before the free must be done by then. */
+static float seen_at_release[64];
+static void release_after_reading(void *user, uint64_t address) {
+  memcpy(seen_at_release, (const void *)(uintptr_t)address, sizeof seen_at_release);
+  release_and_free_host(user, address);
+}
+
+Test(foreign, release_runs_after_the_work_queued_on_the_memory) {
+  need_device();
+  cujit_device *cpu = cpu_device();
+  OK(cujit_set_device(engine, CUJIT_DEVICE_CPU));
+  release_log log = {0, 0};
+  float *mem = calloc(64, sizeof(float));
+  cujit_buffer *b;
+  OK(cujit_buffer_wrap_on(cpu, (uint64_t)(uintptr_t)mem, 64 * sizeof(float), CUJIT_F32,
+                          release_after_reading, &log, &b));
+  cujit_kernel *k; /* slow on purpose: the free comes while it still runs */
+  OK(cujit_kernel_define(engine, "slow_fill(float *y, int n)",
+                         "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                         "volatile float s = 0;\n"
+                         "for (int r = 0; r < 2000000; r++) s = s + 1;\n"
+                         "if (i < n) y[i] = s + i;",
+                         NULL, NULL, &k));
+  cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
+  cfg.grid[0] = 2, cfg.block[0] = 32;
+  cujit_arg args[] = {CUJIT_ARG_BUF(b), CUJIT_ARG_I(64)};
+  OK(cujit_launch(k, &cfg, args, 2)); /* returns at once */
+  cujit_buffer_free(b);
+  cr_assert_eq(log.calls, 1);
+  for (int i = 0; i < 64; i++)
+    cr_assert_eq(seen_at_release[i], 2000000.0f + (float)i,
+                 "element %d was %g when release ran: the launch was not done", i,
+                 seen_at_release[i]);
+}
+
 /* --- DLPack export ---------------------------------------------------------------------------- */
 
 Test(foreign, to_dlpack_describes_the_buffer_and_shares_its_memory) {
