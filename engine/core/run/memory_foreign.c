@@ -39,7 +39,6 @@ cujit_status cj_buffer_hold(cujit_buffer *b, cj_hold **out) {
 }
 
 void cj_hold_drop(cj_hold *hold) {
-  if (!hold) return;
   pthread_mutex_lock(&holds_lock);
   cujit_buffer *b = hold->buffer, *destroy = NULL;
   if (b) {
