@@ -284,7 +284,12 @@ Test(dlpack, from_dlpack_refuses_what_it_cannot_take_and_leaves_the_tensor_to_it
   IMPORT_REFUSED(p.m.dl_tensor.device.device_type = kDLCUDAHost, CUJIT_ERROR_INVALID_ARGUMENT,
                  "kDLCUDAHost, pinned host memory");
   IMPORT_REFUSED(p.m.dl_tensor.device.device_type = kDLROCM, CUJIT_ERROR_INVALID_ARGUMENT,
-                 "device type is 10 (kDLROCM)");
+                 "device type is 10 (kDLROCM), which cujit cannot use; cujit takes kDLCUDA, "
+                 "kDLCUDAManaged or kDLCPU (the CPU device): copy the tensor there first");
+  IMPORT_REFUSED(p.m.dl_tensor.device.device_type = kDLOneAPI, CUJIT_ERROR_INVALID_ARGUMENT,
+                 "device type is 14 (not CUDA)");
+  IMPORT_REFUSED(p.m.dl_tensor.device.device_type = (DLDeviceType)0, CUJIT_ERROR_INVALID_ARGUMENT,
+                 "device type is 0 (not CUDA)");
   IMPORT_REFUSED((p.m.dl_tensor.device.device_type = kDLCUDA, p.m.dl_tensor.device.device_id = 77),
                  CUJIT_ERROR_NO_DEVICE, "the tensor is on CUDA device 77");
   IMPORT_REFUSED(p.m.dl_tensor.dtype = ((DLDataType){kDLBool, 8, 1}), CUJIT_ERROR_INVALID_ARGUMENT,
@@ -314,6 +319,14 @@ Test(dlpack, from_dlpack_refuses_what_it_cannot_take_and_leaves_the_tensor_to_it
       "make the tensor contiguous first (PyTorch: t.contiguous())");
   IMPORT_REFUSED((p.shape[0] = 8, p.m.dl_tensor.strides = stepped), CUJIT_ERROR_INVALID_ARGUMENT,
                  "strides (2) are not compact row-major (1)");
+  /* Broadcast (a stride of 0) and reversed (negative) views are not compact either. */
+  int64_t broadcast[] = {0, 1}, reversed[] = {-4, 1};
+  IMPORT_REFUSED(
+      (p.m.dl_tensor.ndim = 2, p.shape[0] = 4, p.shape[1] = 4, p.m.dl_tensor.strides = broadcast),
+      CUJIT_ERROR_INVALID_ARGUMENT, "strides (0, 1) are not compact row-major (4, 1)");
+  IMPORT_REFUSED(
+      (p.m.dl_tensor.ndim = 2, p.shape[0] = 4, p.shape[1] = 4, p.m.dl_tensor.strides = reversed),
+      CUJIT_ERROR_INVALID_ARGUMENT, "strides (-4, 1) are not compact row-major (4, 1)");
   REFUSED(cujit_buffer_from_dlpack(engine, NULL, &b, NULL, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
           "the tensor is NULL");
   /* The CPU device's tensors on a GPU and a GPU's on the CPU device: the memory is checked. */
