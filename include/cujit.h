@@ -860,7 +860,8 @@ CUJIT_API cujit_status cujit_buffer_wrap_on(cujit_device *device, uint64_t addre
 ** a lost buffer, a bad shape (saying why). The deleter may run on any thread, not during
 ** cujit_close of the buffer's engine. Nothing orders the consumer's work after cujit's: finish
 ** what cujit queued on the buffer (cujit_stream_synchronize, cujit_device_synchronize, or an
-** event the consumer's stream waits for) before handing the tensor over. */
+** event the consumer's stream waits for) before handing the tensor over. Thread safety: exports
+** of one buffer from many threads at once, as copies from it; not while the buffer is freed. */
 CUJIT_API cujit_status cujit_buffer_to_dlpack(cujit_buffer *buffer, int ndim, const int64_t *shape,
                                               void **out);
 
