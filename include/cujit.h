@@ -65,11 +65,14 @@
 **
 ** C++. The header works unchanged from C++11 on (g++ and clang++, -pedantic): the declarations are
 ** extern "C", and the CUJIT_ARG_* and *_INIT macros, which C writes with compound literals and
-** designated initializers, are inline functions there giving the same values.
+** designated initializers, are inline functions there giving the same values. It may share a
+** translation unit with the toolkit's <cuda.h> and <cuda_runtime.h>, in either order.
 **
 ** Code examples in this header are checked by tests/sh/test_header_examples.sh: each one is the
 ** run of lines after an "Example:" line, compiled as statements with cujit_engine *e in scope (as
-** C11 and as C++11 to C++20), and a C++ program using every macro is built and run.
+** C11 and as C++11 to C++20). tests/sh/test_cxx.sh builds and runs a C++ program that uses every
+** CUJIT_* macro of this header (checked by name) and compiles it beside <cuda.h> and
+** <cuda_runtime.h>.
 */
 #ifndef CUJIT_H
 #define CUJIT_H
@@ -312,10 +315,15 @@ CUJIT_API cujit_status cujit_device_enable_peer(cujit_device *device, cujit_devi
 ** ------------------------------------------------------------------------------------------- */
 
 typedef struct cujit_compile_options {
-  size_t size;                /* sizeof(cujit_compile_options): use CUJIT_COMPILE_OPTIONS_INIT */
-  const char *arch;           /* "sm_90" or "compute_90"; NULL: the current device's */
-  int fast_math;              /* --use_fast_math */
-  int line_info;              /* -lineinfo */
+  size_t size;      /* sizeof(cujit_compile_options): use CUJIT_COMPILE_OPTIONS_INIT */
+  const char *arch; /* "sm_90" or "compute_90"; NULL: the current device's */
+  int fast_math;    /* --use_fast_math */
+  /* -lineinfo, also on for every compile when CUJIT_LINEINFO=1. With it on, the line table names
+  ** real files, for profilers and debuggers: a program read from a file names that file, text
+  ** given as a string is kept in <cache dir>/sources/ (a private directory removed at
+  ** cujit_close when the disk cache is off) and named there, a kernel's body as a file of its
+  ** own whose line 1 is the body's first line. cujit_cache_clear removes the kept copies. */
+  int line_info;
   int debug;                  /* -G (device debug) */
   const char *const *defines; /* "NAME" or "NAME=VALUE" */
   size_t define_count;
@@ -539,6 +547,10 @@ typedef struct cujit_kernel_attributes {
   int local_bytes;           /* per thread (spills and stack) */
   int max_threads_per_block; /* for this kernel on its device */
   int ptx_version, binary_version;
+  /* Added later (a struct that grows): the bytes ptxas spilled to local memory per thread, as
+  ** its report says them; -1 when the compile made no report (it makes one when given
+  ** --ptxas-options=-v: `cujit compile -v`, extra_flags) or on the CPU device. */
+  int spill_store_bytes, spill_load_bytes;
 } cujit_kernel_attributes;
 
 #ifndef __cplusplus
@@ -556,6 +568,24 @@ static inline cujit_kernel_attributes cujit_kernel_attributes_init_(void) {
 /* Attributes on the current device (loads the kernel there if needed). */
 CUJIT_API cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel,
                                                    cujit_kernel_attributes *attrs);
+
+/* The same attributes as the compiler reported them, with no device: read from the kernel's
+** compiled program alone (ptxas's report in its log, its PTX), so it works where no GPU is, for
+** a target other than the current device's. The report is there when the compile was given
+** --ptxas-options=-v (extra_flags; `cujit compile -v` passes it):
+**   registers, local_bytes (the stack frame), spill_store_bytes, spill_load_bytes and
+**   static_shared_bytes from the report; max_threads_per_block from the PTX's launch bounds
+**   (.maxntid, .reqntid) and the registers (given out per warp in units of 256 from four
+**   register files of 16K, one per quarter of the SM, as on the GPUs from sm_50 on), at most
+**   1024; ptx_version from the PTX
+**   (".version 9.0" is 90) and binary_version from the arch (sm_90 is 90, 0 for compute_XX);
+**   const_bytes -1 (not reported).
+** Fails: CUJIT_ERROR_INVALID_ARGUMENT for a NULL or generic kernel (specialise it first), or a
+** struct without its size; CUJIT_ERROR_NOT_FOUND when the log holds no report for the kernel
+** (the message says to pass --ptxas-options=-v), or the program is the CPU device's.
+** Thread safety: as cujit_kernel_attributes_get; the kernel must stay alive during the call. */
+CUJIT_API cujit_status cujit_kernel_resources_get(cujit_kernel *kernel,
+                                                  cujit_kernel_attributes *attrs);
 
 /* ---------------------------------------------------------------------------------------------
 ** Launching
@@ -583,7 +613,10 @@ typedef struct cujit_arg {
   } v;
 } cujit_arg;
 
-/* Helpers to build arguments in place. Example:
+/* Helpers to build arguments in place: CUJIT_ARG_I, _U and _F for numbers, CUJIT_ARG_BUF for a
+** cujit buffer, CUJIT_ARG_PTR for a raw device address (a CUdeviceptr, or a pointer from
+** cudaMalloc cast to uintptr_t), CUJIT_ARG_RAW for a pointer to exactly the parameter's bytes (a
+** struct passed by value; the bytes are read by the launch call, not kept). Example:
 **     cujit_kernel *k = NULL; cujit_buffer *x = NULL, *y = NULL; int n = 1024;
 **     cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
 **     cfg.grid[0] = (n + 255) / 256, cfg.block[0] = 256;
@@ -595,6 +628,8 @@ typedef struct cujit_arg {
 #define CUJIT_ARG_U(x) ((cujit_arg){.kind = CUJIT_ARG_UINT, .v.u = (uint64_t)(x)})
 #define CUJIT_ARG_F(x) ((cujit_arg){.kind = CUJIT_ARG_FLOAT, .v.f = (double)(x)})
 #define CUJIT_ARG_BUF(x) ((cujit_arg){.kind = CUJIT_ARG_BUFFER, .v.buffer = (x)})
+#define CUJIT_ARG_PTR(x) ((cujit_arg){.kind = CUJIT_ARG_DEVPTR, .v.devptr = (uint64_t)(x)})
+#define CUJIT_ARG_RAW(p) ((cujit_arg){.kind = CUJIT_ARG_BYTES, .v.bytes = (p)})
 #else
 /* C++ has no compound literals and (even C++20) no nested designators: the same values, made by
 ** inline functions, so the macros read the same in both languages. */
@@ -622,10 +657,24 @@ static inline cujit_arg cujit_arg_buffer_(cujit_buffer *x) {
   a.v.buffer = x;
   return a;
 }
+static inline cujit_arg cujit_arg_devptr_(uint64_t x) {
+  cujit_arg a = cujit_arg();
+  a.kind = CUJIT_ARG_DEVPTR;
+  a.v.devptr = x;
+  return a;
+}
+static inline cujit_arg cujit_arg_bytes_(const void *p) {
+  cujit_arg a = cujit_arg();
+  a.kind = CUJIT_ARG_BYTES;
+  a.v.bytes = p;
+  return a;
+}
 #define CUJIT_ARG_I(x) (cujit_arg_int_(static_cast<int64_t>(x)))
 #define CUJIT_ARG_U(x) (cujit_arg_uint_(static_cast<uint64_t>(x)))
 #define CUJIT_ARG_F(x) (cujit_arg_float_(static_cast<double>(x)))
 #define CUJIT_ARG_BUF(x) (cujit_arg_buffer_(x))
+#define CUJIT_ARG_PTR(x) (cujit_arg_devptr_(static_cast<uint64_t>(x)))
+#define CUJIT_ARG_RAW(p) (cujit_arg_bytes_(p))
 #endif
 
 typedef struct cujit_launch_config {
@@ -911,6 +960,63 @@ CUJIT_API cujit_status cujit_event_synchronize(cujit_event *event);
 CUJIT_API cujit_status cujit_event_query(cujit_event *event);
 /* Milliseconds between two recorded, completed events. */
 CUJIT_API cujit_status cujit_event_elapsed(cujit_event *start, cujit_event *end, float *ms);
+
+/* ---------------------------------------------------------------------------------------------
+** Embedding: the application's context, streams and events, and native handles
+**
+** For programs that already use CUDA (the runtime API, a framework) and hand cujit their objects,
+** or take cujit's (docs/embedding.md). Native handles are passed as void * (a CUcontext,
+** CUstream / cudaStream_t, CUevent / cudaEvent_t, CUfunction, CUmodule), so that this header needs
+** no CUDA header. The CPU device has no native objects: every call here refuses it
+** (CUJIT_ERROR_UNSUPPORTED, saying so).
+**
+** The caller's current context. Every call leaves the context current on the calling thread as it
+** found it: a call that needs another one current makes it so, and puts the caller's back before
+** it returns (costing a cuCtxSetCurrent each way, and nothing when the right one is current
+** already). One exception, as the runtime API does: when no context was current at all, the one
+** cujit used stays current, so runtime-API code on the same thread finds the device's primary
+** context, the one it would use itself.
+**
+** Which context. cujit works on each GPU's primary context by default, the context the CUDA
+** runtime API uses too, so memory, streams and events pass freely between cujit and runtime-API
+** code. cujit never destroys what it did not create: not a context, stream or event it was given,
+** nor memory it wraps (cujit_buffer_wrap).
+** ------------------------------------------------------------------------------------------- */
+
+/* Makes cujit use `context` (a CUcontext of the device's GPU, made by cuCtxCreate or any other
+** library) on `device` in place of the primary context, for everything cujit makes there from now
+** on. Call it after cujit_open, before anything is made on the device (a buffer, a stream, a
+** loaded kernel): later, CUJIT_ERROR_UNSUPPORTED. The context must stay alive until cujit_close
+** (cujit never destroys it); cujit_device_reset refuses such a device, since resetting is the
+** owner's business. INVALID_ARGUMENT: a context the driver does not know, or of another GPU. */
+CUJIT_API cujit_status cujit_device_use_context(cujit_device *device, void *context);
+/* The context cujit uses on the device (its primary context, retained now if nothing was made
+** there yet, or the one given above). It lives until cujit_close; do not destroy it. */
+CUJIT_API cujit_status cujit_device_context(cujit_device *device, void **context);
+
+/* The application's stream `native` (a CUstream or cudaStream_t, not NULL: the default stream is
+** cujit's NULL stream) as a cujit stream on the current device, or on `device`: usable everywhere
+** a cujit stream is (launches, copies, library calls, events, graph capture). The stream must
+** belong to the context cujit uses on that device (INVALID_ARGUMENT otherwise, saying so), and
+** must outlive the cujit stream; cujit_stream_free forgets it and never destroys it. Work cujit
+** queues there is ordered with the application's own work on it, as on any stream; device
+** synchronize and cujit's memory reuse order themselves after it, as for cujit's own streams.
+** Wrapping one native stream twice at once is refused: use the first cujit stream. */
+CUJIT_API cujit_status cujit_stream_wrap(cujit_engine *engine, void *native, cujit_stream **out);
+CUJIT_API cujit_status cujit_stream_wrap_on(cujit_device *device, void *native, cujit_stream **out);
+/* The application's event `native` (a CUevent or cudaEvent_t of the current device's context) as
+** a cujit event: record, wait, query and time with it (timing needs an event made with timing,
+** which the driver checks). cujit_event_free forgets it and never destroys it. */
+CUJIT_API cujit_status cujit_event_wrap(cujit_engine *engine, void *native, cujit_event **out);
+
+/* The native handles of cujit's objects, for the application's own driver or runtime calls. Each
+** lives as long as the object it came from (the stream, the event, the kernel, the program) and
+** until a reset of its device; do not destroy them. A kernel's function and a program's module are
+** those of the current device, the kernel loaded there first if it was not. */
+CUJIT_API cujit_status cujit_stream_handle(const cujit_stream *stream, void **native);
+CUJIT_API cujit_status cujit_event_handle(const cujit_event *event, void **native);
+CUJIT_API cujit_status cujit_kernel_function(cujit_kernel *kernel, void **native);
+CUJIT_API cujit_status cujit_program_module(cujit_program *program, void **native);
 
 /* ---------------------------------------------------------------------------------------------
 ** Graphs

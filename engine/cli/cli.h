@@ -20,6 +20,14 @@ int cli_is_tool(const char *arg);
 /* Runs the subcommand named by argv[1]; returns the exit status. */
 int cli_tool_main(int argc, char **argv);
 
+/* `cujit compile -v`: each kernel's resources as ptxas reported them, one line each on stderr
+** (cmd_inspect.c); 0 when one of them has none (said why). */
+int cli_print_resources(cujit_engine *engine, cujit_program *prog, const char *arch);
+
+/* `cujit compile --sass`: the program's CUBIN through cuobjdump -sass (or nvdisasm) on stdout;
+** 0 after a message when there is no CUBIN, no tool, or the tool fails. */
+int cli_print_sass(cujit_engine *engine, cujit_program *prog, const char *arch);
+
 /* The usage text, for `cujit help` and for bad options. */
 void cli_print_usage(FILE *out);
 

@@ -51,7 +51,9 @@ void cli_print_usage(FILE *out) {
         "  -         run stdin and stop handling options\n"
         "compile options:\n"
         "  -o OUT            output file, '-' for stdout (default: FILE.ptx or FILE.cubin)\n"
-        "  --ptx, --cubin    what to write (default: from -o's extension .ptx/.cubin, else PTX)\n",
+        "  --ptx, --cubin    what to write (default: from -o's extension .ptx/.cubin, else PTX)\n"
+        "  -v                each kernel's registers, spills, local and shared memory, threads\n"
+        "  --sass            print the machine code (cuobjdump -sass) instead of writing a file\n",
         out);
   /* The compile options, from cujit's table: every one that has a flag. */
   const cujit_compile_option_info *info;
@@ -166,6 +168,7 @@ typedef struct compile_args {
   const char *input, *output;
   const char *kind_flag; /* "--ptx", "--cubin" or NULL: what the command line asked for */
   int cubin;
+  int verbose, sass; /* -v: the kernels' resources; --sass: the machine code, not a file */
   cujit_compile_options opts;
   const char **values; /* the list options' values: `slots` for each option, by its index */
   size_t slots;
@@ -267,6 +270,8 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
     size_t row;
     if (strcmp(a, "--ptx") == 0 || strcmp(a, "--cubin") == 0)
       ca->kind_flag = a;
+    else if (strcmp(a, "-v") == 0 || strcmp(a, "--sass") == 0)
+      *(a[1] == 'v' ? &ca->verbose : &ca->sass) = 1;
     else if ((info = find_flag(a, &row)) != NULL) {
       if (!take_option(argc, argv, &i, info, row, ca)) return 0;
     } else if (is_option(a, "-o")) {
@@ -286,6 +291,13 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
   if (!ca->input) {
     fprintf(stderr, CLI_NAME " compile: no input file; usage: cujit compile FILE.cu [--arch "
                              "sm_XX] [-o OUT] [--ptx|--cubin]\n");
+    return 0;
+  }
+  if (ca->sass && (ca->output || ca->kind_flag)) {
+    fprintf(stderr,
+            CLI_NAME " compile: --sass prints the machine code on stdout and writes no file: "
+                     "drop %s, or redirect stdout\n",
+            ca->output ? "-o" : ca->kind_flag);
     return 0;
   }
   return choose_output_kind(ca);
@@ -380,12 +392,30 @@ static int compile_and_write(cujit_engine *engine, compile_args *ca) {
   }
   if (refuse_cpu_arch(ca, asked)) return 1;
   cujit_program *prog = NULL;
-  if (cujit_program_compile_file(engine, ca->input, &ca->opts, &prog) != CUJIT_OK) {
+  const char **flags = NULL; /* -v: ptxas's report joins the extra flags, so the key has it */
+  if (ca->verbose) {
+    size_t n = ca->opts.extra_flag_count;
+    if (!(flags = calloc(n + 1, sizeof *flags))) return tool_error("compile", "out of memory"), 1;
+    for (size_t i = 0; i < n; i++) flags[i] = ca->opts.extra_flags[i];
+    flags[n] = "--ptxas-options=-v";
+    ca->opts.extra_flags = flags, ca->opts.extra_flag_count = n + 1;
+  }
+  cujit_status st = cujit_program_compile_file(engine, ca->input, &ca->opts, &prog);
+  free(flags);
+  if (st != CUJIT_OK) {
     print_compile_error(cujit_errmsg(engine));
     return 1;
   }
   const char *log = cujit_program_log(prog);
   if (log && *log) fprintf(stderr, "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
+  if (ca->sass || ca->verbose) {
+    int done = (!ca->verbose || cli_print_resources(engine, prog, ca->opts.arch)) &&
+               (!ca->sass || cli_print_sass(engine, prog, ca->opts.arch));
+    if (ca->sass || !done) {
+      cujit_program_free(prog);
+      return !done;
+    }
+  }
   size_t len = 0;
   const void *data =
       ca->cubin ? cujit_program_cubin(prog, &len) : (const void *)cujit_program_ptx(prog, &len);

@@ -4,6 +4,7 @@
 ** the devices and the driver. Everything else is in the layers below (docs/ARCHITECTURE.md).
 */
 #include "compile/cache.h"
+#include "compile/kept.h"
 #include "run/device.h"
 #include "program/program.h"
 
@@ -49,12 +50,15 @@ cujit_status cujit_open(cujit_engine **out) {
     free(e);
     return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   }
+  cj_trace_open(e); /* the first engine attaches to a profiler, if one is there */
   *out = e;
   return CUJIT_OK;
 }
 
 void cujit_close(cujit_engine *engine) {
   if (!engine) return;
+  /* the caller's context back before the driver, which would put it back, is closed */
+  cj_backend_scope_open();
   /* Newest first, so kernels go before the programs they hold and buffers before devices. */
   while (engine->live.next != &engine->live) {
     cj_link *l = engine->live.next;
@@ -63,8 +67,10 @@ void cujit_close(cujit_engine *engine) {
   }
   cj_slots_free(engine);
   cj_program_map_close(engine->programs); /* unloads the programs from the devices */
+  cj_kept_close(engine); /* before the cache: a private directory of kept sources goes */
   cj_cache_close(engine->cache);
   cj_devices_release(engine);
+  cj_backend_scope_close();
   if (engine->drv_state == 1) cj_driver_close(&engine->drv);
   if (engine->nvrtc_state == 1) cj_nvrtc_close(&engine->nvrtc);
   cj_errors_free(engine);

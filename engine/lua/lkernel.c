@@ -227,6 +227,45 @@ static int kernel_attributes(lua_State *L) {
   return 1;
 }
 
+/* Sets t[name] = v, leaving it nil when v is -1 (not known). */
+static void set_known(lua_State *L, const char *name, int v) {
+  if (v < 0) return;
+  lua_pushinteger(L, v);
+  lua_setfield(L, -2, name);
+}
+
+/* k:info() -> {registers, spill_stores, spill_loads, local_bytes, static_shared_bytes,
+** max_threads_per_block, from}: the device's attributes (from = "device") with the spills of
+** ptxas's report when the compile made one, else, with no device to ask, the report alone
+** (from = "compiler"). A value not known is nil. */
+static int kernel_info(lua_State *L) {
+  cjl_kernel *k = cjl_check_kernel(L, 1);
+  cujit_kernel_attributes a = CUJIT_KERNEL_ATTRIBUTES_INIT;
+  const char *from = "device";
+  if (cujit_kernel_attributes_get(k->kernel, &a) != CUJIT_OK) {
+    const char *why = cujit_errmsg(kernel_engine(k)); /* its first line: the hints are long */
+    lua_pushlstring(L, why, strcspn(why, "\n"));
+    a = (cujit_kernel_attributes)CUJIT_KERNEL_ATTRIBUTES_INIT;
+    if (cujit_kernel_resources_get(k->kernel, &a) != CUJIT_OK)
+      return luaL_error(L,
+                        "k:info(): no attributes from the device (%s), nor from the compiler "
+                        "(%s)",
+                        lua_tostring(L, -1), cujit_errmsg(kernel_engine(k)));
+    lua_pop(L, 1);
+    from = "compiler";
+  }
+  lua_createtable(L, 0, 7);
+  set_known(L, "registers", a.registers);
+  set_known(L, "spill_stores", a.spill_store_bytes);
+  set_known(L, "spill_loads", a.spill_load_bytes);
+  set_known(L, "local_bytes", a.local_bytes);
+  set_known(L, "static_shared_bytes", a.static_shared_bytes);
+  set_known(L, "max_threads_per_block", a.max_threads_per_block);
+  lua_pushstring(L, from);
+  lua_setfield(L, -2, "from");
+  return 1;
+}
+
 /* k:suggest_block() -> block size, minimum grid (the occupancy API's, as forall uses). */
 static int kernel_suggest_block(lua_State *L) {
   cjl_kernel *k = cjl_check_kernel(L, 1);
@@ -300,6 +339,7 @@ static const luaL_Reg kernel_methods[] = {{"name", kernel_name_m},
                                           {"params", kernel_params},
                                           {"type_vars", kernel_type_vars},
                                           {"attributes", kernel_attributes},
+                                          {"info", kernel_info},
                                           {"suggest_block", kernel_suggest_block},
                                           {"specialize", kernel_specialize},
                                           {"free", kernel_gc},

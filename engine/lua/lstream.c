@@ -1,6 +1,8 @@
 /*
 ** lstream.c -- streams and events from Lua: cuda.stream([{device = d}]) with
-** synchronize/query/wait, and cuda.event([{device = d}]) with record/synchronize/query/elapsed.
+** synchronize/query/wait, and cuda.event([{device = d}]) with record/synchronize/query/elapsed;
+** the application's own as cuda.external_stream(address) and cuda.external_event(address), and
+** each one's native handle as s:handle() and e:handle() (issue 24).
 ** A stream keeps alive the host memory its pending asynchronous copies use.
 */
 #include "ldevice.h"
@@ -64,6 +66,58 @@ static int l_stream(lua_State *L) {
             device ? cujit_stream_create_on(device, &s->stream)
                    : cujit_stream_create(e, &s->stream));
   return 1;
+}
+
+/* A native handle given from Lua: an integer address (or a light userdata), not 0. */
+static void *check_handle(lua_State *L, int idx, const char *what) {
+  if (lua_islightuserdata(L, idx)) {
+    void *p = lua_touserdata(L, idx);
+    if (!p) luaL_argerror(L, idx, lua_pushfstring(L, "the %s's address is NULL", what));
+    return p;
+  }
+  int exact = 0; /* a number only: a string that reads as one is a mistake here */
+  lua_Integer address = lua_type(L, idx) == LUA_TNUMBER ? lua_tointegerx(L, idx, &exact) : 0;
+  if (!exact)
+    luaL_argerror(L, idx,
+                  lua_pushfstring(L,
+                                  "the %s's address (an integer, as s:handle() gives) expected, "
+                                  "got %s",
+                                  what, luaL_typename(L, idx)));
+  if (address == 0)
+    luaL_argerror(L, idx,
+                  lua_pushfstring(L, "the %s's address is 0; %s", what,
+                                  *what == 's' ? "the default stream is nil wherever a stream is "
+                                                 "taken: pass nil instead"
+                                               : "pass an event made by cuEventCreate"));
+  return (void *)(uintptr_t)address;
+}
+
+/* cuda.external_stream(address [, {device = d}]): the application's CUstream as a stream. */
+static int l_external_stream(lua_State *L) {
+  cujit_engine *e = cjl_engine(L);
+  void *native = check_handle(L, 1, "stream");
+  cujit_device *device = cjl_opt_device_option(L, 2);
+  cjl_stream *s = lua_newuserdatauv(L, sizeof *s, 1);
+  s->stream = NULL;
+  s->state = cjl_state_of(L);
+  luaL_setmetatable(L, CJL_STREAM);
+  cjl_check(L, e,
+            device ? cujit_stream_wrap_on(device, native, &s->stream)
+                   : cujit_stream_wrap(e, native, &s->stream));
+  return 1;
+}
+
+/* s:handle() / e:handle() -> the native handle's address, an integer. */
+static int push_handle(lua_State *L, cujit_engine *e, cujit_status status, void *native) {
+  if (status != CUJIT_OK) return cjl_error(L, e);
+  lua_pushinteger(L, (lua_Integer)(uintptr_t)native);
+  return 1;
+}
+
+static int stream_handle(lua_State *L) {
+  cjl_stream *s = to_stream(L, 1);
+  void *native = NULL;
+  return push_handle(L, s->state->engine, cujit_stream_handle(s->stream, &native), native);
 }
 
 static int stream_synchronize(lua_State *L) {
@@ -146,6 +200,21 @@ static int l_event(lua_State *L) {
   return 1;
 }
 
+/* cuda.external_event(address): the application's CUevent as an event. */
+static int l_external_event(lua_State *L) {
+  cujit_engine *e = cjl_engine(L);
+  void *native = check_handle(L, 1, "event");
+  cujit_event **event = cjl_new_event(L);
+  cjl_check(L, e, cujit_event_wrap(e, native, event));
+  return 1;
+}
+
+static int event_handle(lua_State *L) {
+  cjl_event *ev = to_event(L, 1);
+  void *native = NULL;
+  return push_handle(L, ev->state->engine, cujit_event_handle(ev->event, &native), native);
+}
+
 /* e:record([stream]) -> e, so `local t0 = cuda.event():record()` reads well. */
 static int event_record(lua_State *L) {
   cjl_event *ev = to_event(L, 1);
@@ -199,21 +268,26 @@ static int event_tostring(lua_State *L) {
 static const luaL_Reg stream_meta[] = {
     {"__gc", stream_free}, {"__close", stream_free}, {"__tostring", stream_tostring}, {NULL, NULL}};
 
-static const luaL_Reg stream_methods[] = {{"synchronize", stream_synchronize},
-                                          {"query", stream_query},
-                                          {"wait", stream_wait},
-                                          {"free", stream_free},
-                                          {NULL, NULL}};
+static const luaL_Reg stream_methods[] = {
+    {"synchronize", stream_synchronize}, {"query", stream_query}, {"wait", stream_wait},
+    {"handle", stream_handle},           {"free", stream_free},   {NULL, NULL}};
 
 static const luaL_Reg event_meta[] = {
     {"__gc", event_free}, {"__close", event_free}, {"__tostring", event_tostring}, {NULL, NULL}};
 
-static const luaL_Reg event_methods[] = {
-    {"record", event_record}, {"synchronize", event_synchronize},
-    {"query", event_query},   {"elapsed", event_elapsed},
-    {"free", event_free},     {NULL, NULL}};
-static const luaL_Reg module_functions[] = {
-    {"stream", l_stream}, {"event", l_event}, {"elapsed", event_elapsed}, {NULL, NULL}};
+static const luaL_Reg event_methods[] = {{"record", event_record},
+                                         {"synchronize", event_synchronize},
+                                         {"query", event_query},
+                                         {"elapsed", event_elapsed},
+                                         {"handle", event_handle},
+                                         {"free", event_free},
+                                         {NULL, NULL}};
+static const luaL_Reg module_functions[] = {{"stream", l_stream},
+                                            {"event", l_event},
+                                            {"elapsed", event_elapsed},
+                                            {"external_stream", l_external_stream},
+                                            {"external_event", l_external_event},
+                                            {NULL, NULL}};
 
 void cjl_open_streams(lua_State *L, int module_index) {
   cjl_new_class(L, CJL_STREAM, stream_meta, stream_methods, NULL);

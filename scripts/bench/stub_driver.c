@@ -14,6 +14,10 @@
 ** CUJIT_STUB_DRIVER_VERSION=N and CUJIT_STUB_CC=MAJOR make it an older driver or GPU.
 ** CUJIT_STUB_ABSENT=cuName[,cuName...] makes those entry points missing (not found), as on a
 ** driver older than they are: for the optional ones cujit must refuse only their feature.
+** cuCtxCreate makes contexts other than the primary one (of the CUdevice it is given, which
+** cuCtxGetDevice tells back), streams remember their context (cuStreamGetCtx), and
+** cujit_stub_work_context() (dlsym it) is the context that was current at the last allocation,
+** launch or stream made: where cujit did its work (tests/c/test_embedding.c).
 ** cujit_stub_live_allocations() (dlsym it from libcuda.so.1) counts the device and pinned blocks
 ** allocated and not yet freed: what a real driver would report leaked at context destruction.
 ** cuPointerGetAttributes answers for every pretend block (memory type, context, ordinal 0,
@@ -119,6 +123,8 @@ static void cost(void) {
   while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < call_ns);
 }
 
+static void note_work(void);
+
 static CUresult ok(void) {
   cost();
   return CUDA_SUCCESS;
@@ -126,6 +132,7 @@ static CUresult ok(void) {
 
 static CUresult launch(void) {
   cost();
+  note_work();
   if (kernel_ns < 0) {
     const char *env = getenv("CUJIT_STUB_KERNEL_NS");
     kernel_ns = env ? atol(env) : 0;
@@ -286,6 +293,103 @@ static CUresult set_current(CUcontext ctx) {
   return CUDA_SUCCESS;
 }
 
+/* Contexts beside the primary one (&object_, device 0): cuCtxCreate hands out contexts[i] for
+** the device it names, which cuCtxGetDevice tells back, so tests can give cujit a context of their
+** own or one of another GPU. The context current at the last allocation, launch or stream made is
+** kept (cujit_stub_work_context), so a test can tell where cujit did its work. */
+#define STUB_CONTEXTS 16
+static char contexts[STUB_CONTEXTS];
+static CUdevice context_device[STUB_CONTEXTS];
+static int contexts_made;
+static CUcontext work_context;
+static pthread_mutex_t context_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void *cujit_stub_work_context(void);
+void *cujit_stub_work_context(void) {
+  pthread_mutex_lock(&context_lock);
+  void *ctx = work_context;
+  pthread_mutex_unlock(&context_lock);
+  return ctx;
+}
+
+static void note_work(void) {
+  pthread_mutex_lock(&context_lock);
+  work_context = current;
+  pthread_mutex_unlock(&context_lock);
+}
+
+static CUresult ctx_create(CUcontext *ctx, CUctxCreateParams *params, unsigned flags, CUdevice d) {
+  cost();
+  (void)params, (void)flags;
+  pthread_mutex_lock(&context_lock);
+  int i = contexts_made < STUB_CONTEXTS ? contexts_made++ : -1;
+  if (i >= 0) context_device[i] = d;
+  pthread_mutex_unlock(&context_lock);
+  if (i < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  *ctx = (CUcontext)&contexts[i];
+  current = *ctx; /* as the real one, it is made current */
+  return CUDA_SUCCESS;
+}
+
+static CUresult ctx_get_device(CUdevice *d) {
+  cost();
+  char *c = (char *)current;
+  if (c == &object_)
+    *d = 0;
+  else if (c >= contexts && c < contexts + STUB_CONTEXTS)
+    *d = context_device[c - contexts];
+  else
+    return CUDA_ERROR_INVALID_CONTEXT;
+  return CUDA_SUCCESS;
+}
+
+/* Streams are records of the context current when they were made (cuStreamGetCtx), on a list so
+** that a handle the stand-in never made is told apart without reading it. */
+typedef struct stub_stream {
+  struct stub_stream *next;
+  CUcontext ctx;
+} stub_stream;
+static stub_stream *streams;
+
+static CUresult stream_create(CUstream *s, unsigned flags) {
+  cost();
+  (void)flags;
+  stub_stream *r = malloc(sizeof *r);
+  if (!r) return CUDA_ERROR_OUT_OF_MEMORY;
+  note_work();
+  pthread_mutex_lock(&context_lock);
+  r->ctx = current, r->next = streams, streams = r;
+  pthread_mutex_unlock(&context_lock);
+  *s = (CUstream)r;
+  return CUDA_SUCCESS;
+}
+
+static CUresult stream_destroy(CUstream s) {
+  cost();
+  pthread_mutex_lock(&context_lock);
+  stub_stream **at = &streams;
+  while (*at && *at != (stub_stream *)s) at = &(*at)->next;
+  stub_stream *r = *at;
+  if (r) *at = r->next;
+  pthread_mutex_unlock(&context_lock);
+  free(r);
+  return r ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult stream_get_ctx(CUstream s, CUcontext *ctx) {
+  cost();
+  if (s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) { /* every context has them */
+    *ctx = current;
+    return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+  }
+  pthread_mutex_lock(&context_lock);
+  stub_stream *r = streams;
+  while (r && r != (stub_stream *)s) r = r->next;
+  if (r) *ctx = r->ctx;
+  pthread_mutex_unlock(&context_lock);
+  return r ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
 /* Every handle-making call writes the pretend handle into its first argument. */
 static CUresult make_handle(void **out) {
   cost();
@@ -295,6 +399,7 @@ static CUresult make_handle(void **out) {
 
 static CUresult mem_alloc(CUdeviceptr *p, size_t bytes) {
   cost();
+  note_work();
   void *m = block_alloc(bytes);
   *p = (CUdeviceptr)(uintptr_t)m;
   return m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
@@ -447,7 +552,12 @@ static const struct {
     ENTRY(cuMemcpyDtoHAsync, copy),
     ENTRY(cuMemcpyDtoDAsync, copy),
     ENTRY(cuMemsetD8Async, memset8),
-    ENTRY(cuStreamCreate, make_handle),
+    ENTRY(cuStreamCreate, stream_create),
+    ENTRY(cuStreamDestroy, stream_destroy),
+    ENTRY(cuStreamGetCtx, stream_get_ctx),
+    ENTRY(cuCtxCreate, ctx_create),
+    ENTRY(cuCtxGetDevice, ctx_get_device),
+    ENTRY(cuLibraryGetModule, make_handle),
     ENTRY(cuEventCreate, make_handle),
     ENTRY(cuLibraryLoadData, make_handle),
     ENTRY(cuLibraryGetKernel, make_handle),

@@ -36,6 +36,34 @@ cujit_status cj_device_fault(cujit_device *dev, const char *fmt, ...) {
   return cj_device_refuse(dev);
 }
 
+/* --- the caller's current context (backend.h) ------------------------------------------------ */
+
+typedef struct caller_context {
+  int depth;                       /* scopes open on this thread */
+  void (*restore)(void *, void *); /* set while a context replaced the caller's */
+  void *user, *prior;
+} caller_context;
+
+static _Thread_local caller_context caller;
+
+void cj_backend_scope_open(void) {
+  caller.depth++;
+}
+
+void cj_backend_scope_close(void) {
+  if (--caller.depth > 0 || !caller.restore) return;
+  void (*restore)(void *, void *) = caller.restore;
+  caller.restore = NULL;
+  restore(caller.user, caller.prior);
+}
+
+void cj_backend_switched(void (*restore)(void *user, void *prior), void *user, void *prior) {
+  if (caller.depth == 0 || caller.restore || !prior) return;
+  caller.restore = restore;
+  caller.user = user;
+  caller.prior = prior;
+}
+
 /* --- the wait policy ---------------------------------------------------------------------------
 ** Measured on the H200 (issue 15): a wait that spun 20 us and then slept in doubling naps paid
 ** 35-150 us over the driver's own cuStreamSynchronize for any kernel past 20 us, because Linux's

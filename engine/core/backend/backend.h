@@ -78,6 +78,7 @@ typedef enum cj_advice {
 
 struct cj_backend {
   const char *name; /* "cuda", "cpu" */
+  int native;       /* 1 when its handles are the driver's, which the application may use */
 
   /* --- devices -------------------------------------------------------------------------------
   ** enter: makes the device usable on this thread (the CUDA backend retains the primary context
@@ -86,6 +87,13 @@ struct cj_backend {
   ** reset: drops everything made on the device (objects made before read as lost). */
   cujit_status (*enter)(cujit_device *dev);
   int (*enter_quiet)(cujit_device *dev);
+  /* use_context: the application's native context (a CUcontext of this device, checked) used in
+  ** place of the one the backend would make, before anything was made on the device; never
+  ** released or reset by cujit. context: the native context in use (made now if it was not).
+  ** NULL in a backend without native contexts (the CPU device), as the other native operations
+  ** below (stream_adopt, module_native): the core refuses those calls there, saying so. */
+  cujit_status (*use_context)(cujit_device *dev, void *context);
+  cujit_status (*context)(cujit_device *dev, void **context);
   cujit_status (*mem_info)(cujit_device *dev, size_t *free_bytes, size_t *total_bytes);
   /* synchronize: waits (interruptibly, cj_backend_wait) for all work queued on the device: its
   ** default stream and every stream made by stream_create; the core asks nothing else first. */
@@ -137,6 +145,10 @@ struct cj_backend {
   ** recording it as an error), or a recorded failure. */
   cujit_status (*stream_create)(cujit_device *dev, void **stream);
   void (*stream_destroy)(cujit_device *dev, void *stream);
+  /* stream_adopt: the application's native stream (checked to belong to the device's context) as
+  ** a stream of the device, handle = native; stream_destroy then forgets it without destroying
+  ** it. Called entered. */
+  cujit_status (*stream_adopt)(cujit_device *dev, void *native, void **stream);
   cujit_status (*stream_query)(cujit_device *dev, void *stream);
   cujit_status (*stream_synchronize)(cujit_device *dev, void *stream);
   cujit_status (*stream_wait_event)(cujit_device *dev, void *stream, void *event);
@@ -155,6 +167,8 @@ struct cj_backend {
   cujit_status (*load)(cujit_device *dev, const cj_image *image, void **module);
   void (*unload)(cujit_device *dev, void *module); /* entered or not, faulted or not */
   cujit_status (*get_function)(cujit_device *dev, void *module, const char *name, void **fn);
+  /* module_native: the native module of a loaded one in the entered context. */
+  cujit_status (*module_native)(cujit_device *dev, void *module, void **native);
   cujit_status (*launch)(cujit_device *dev, void *fn, const unsigned grid[3],
                          const unsigned block[3], unsigned shared_bytes, void *stream, void **args);
   cujit_status (*suggest_block)(cujit_device *dev, void *fn, int *block_size, int *min_grid);
@@ -273,6 +287,25 @@ cujit_status cj_device_fault(cujit_device *dev, const char *fmt, ...)
 
 /* Records the device's fault as this thread's error and returns DEVICE_FAULT. */
 cujit_status cj_device_refuse(cujit_device *dev);
+
+/* --- the caller's current context (issue 24) ---------------------------------------------------
+** A program that embeds cujit may have its own context current on a thread (a context it made, or
+** another device's); every public call leaves it as it found it. A public call that reaches a
+** device opens a scope first (CJ_KEEP_CALLER_CONTEXT, run/device.h); a backend's enter that makes
+** its own context current in place of another calls cj_backend_switched with the one it replaced,
+** and when the outermost scope of the thread closes, that backend's restore puts it back. Only
+** the first switch of a scope is kept (it is the caller's), so a call that enters several devices
+** restores the one it found. Inside a scope a restore costs nothing when nothing was switched:
+** one thread-local load. A context that was NULL (none current) is not restored: the backend's
+** stays current, as the CUDA runtime leaves the primary context current, so that the runtime-API
+** code of the same thread finds the context cujit uses. */
+void cj_backend_scope_open(void);
+void cj_backend_scope_close(void);
+/* Called by a backend's enter when it replaced `prior` (not NULL) on this thread; restore(user,
+** prior) is called at the outermost scope's close (`user` must live until then: the engine's
+** driver does, cujit_close closing its scope before the driver). Outside any scope it keeps
+** nothing. */
+void cj_backend_switched(void (*restore)(void *user, void *prior), void *user, void *prior);
 
 /* Waits until done(dev, handle) stops saying CUJIT_ERROR_NOT_READY (which it must not record),
 ** by the wait policy of backend.c (spin, then yield, then naps proportional to the time waited;

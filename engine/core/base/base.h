@@ -52,6 +52,8 @@ struct cujit_engine {
   cj_cache *cache;          /* opened and closed by engine.c */
   cj_program_map *programs; /* opened and closed by engine.c */
   cj_slot *slots;           /* under lock; freed by engine.c through cj_slots_free */
+  char *kept_dir;   /* line info's kept sources (compile/kept.c), made under lock on first use */
+  int kept_private; /* kept_dir is the engine's own, removed at close */
 
   cujit_warning_fn warn_fn;
   void *warn_user;
@@ -135,5 +137,7 @@ void cj_buf_add(cj_buf *b, const char *s, size_t n);
 void cj_buf_puts(cj_buf *b, const char *s);
 void cj_buf_printf(cj_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cj_buf_free(cj_buf *b);
+
+#include "trace.h" /* NVTX ranges (trace.h), which every layer above may mark */
 
 #endif

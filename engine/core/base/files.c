@@ -1,5 +1,6 @@
 /*
-** files.c -- how cujit writes a file the user named (`cujit compile -o`, cuda.image.write,
+** files.c -- reading a source file whole (cj_file_read), and how cujit writes a file the user named
+*(`cujit compile -o`, cuda.image.write,
 ** cuda.write_file, the REPL's :save and history, NCCL id files): the rule that a write never
 ** harms what was there. A regular file (or a new name) is written to a temporary file beside it
 ** and renamed into place, so a failure (full disk, libpng error, `ulimit -f`) leaves the old file
@@ -191,4 +192,27 @@ cujit_status cj_file_write(cujit_engine *engine, const char *fn, const char *pat
 cujit_status cujit_file_write(cujit_engine *engine, const char *path, const void *data,
                               size_t len) {
   return cj_file_write(engine, NULL, path, data, len);
+}
+
+cujit_status cj_file_read(cujit_engine *engine, const char *path, size_t max, char **out) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return cj_fail(engine, CUJIT_ERROR_IO, "cannot read '%s': %s", path, strerror(errno));
+  cj_buf b = {0};
+  char chunk[65536];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < max) cj_buf_add(&b, chunk, n);
+  int err = ferror(f) ? errno : 0;
+  fclose(f);
+  if (err || b.failed || b.len >= max) {
+    cj_buf_free(&b);
+    return cj_fail(engine, err ? CUJIT_ERROR_IO : CUJIT_ERROR_OUT_OF_HOST_MEMORY,
+                   "cannot read '%s': %s", path, err ? strerror(err) : "too big for a source file");
+  }
+  if (b.data && memchr(b.data, '\0', b.len)) {
+    cj_buf_free(&b);
+    return cj_fail(engine, CUJIT_ERROR_IO, "'%s' holds NUL bytes: it is not a CUDA source file",
+                   path);
+  }
+  *out = b.data ? b.data : cj_strdup("");
+  return *out ? CUJIT_OK : cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
 }

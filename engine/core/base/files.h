@@ -1,5 +1,6 @@
 /*
-** files.h -- writing a file the user named without harming what was there (files.c).
+** files.h -- reading a source file, and writing a file the user named without harming what was
+** there (files.c).
 */
 #ifndef CUJIT_FILES_H
 #define CUJIT_FILES_H
@@ -10,5 +11,9 @@
 ** and path, says why and what to do. "-" is standard output. */
 cujit_status cj_file_write(cujit_engine *engine, const char *fn, const char *path, const void *data,
                            size_t len);
+
+/* The whole text file at path in *out (malloc'd, NUL-terminated), refused when it holds NUL bytes
+** or reaches max bytes; the message names the file and why. */
+cujit_status cj_file_read(cujit_engine *engine, const char *path, size_t max, char **out);
 
 #endif

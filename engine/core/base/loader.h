@@ -108,6 +108,9 @@
   X(cuIpcCloseMemHandle, 4010)                                                                     \
   X(cuIpcGetEventHandle, 4010)                                                                     \
   X(cuIpcOpenEventHandle, 4010)                                                                    \
+  X(cuCtxGetDevice, 2000)                                                                          \
+  X(cuStreamGetCtx, 9020)                                                                          \
+  X(cuLibraryGetModule, 12000)                                                                     \
   X(cuPointerGetAttributes, 7000)
 
 /* Pasted directly so that cuda.h's renames (cuMemAlloc -> cuMemAlloc_v2) touch only the field

@@ -44,6 +44,7 @@ cujit_status cj_nccl_fail(cujit_engine *engine, const cj_nccl *lib, cj_nccl_comm
 }
 
 cujit_status cujit_nccl_version(cujit_engine *engine, int *version) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!engine)
     return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_nccl_version: engine is NULL");
   if (!version)
@@ -109,6 +110,7 @@ static void comm_publish(cujit_nccl_comm *c, cujit_nccl_comm **out) {
 
 cujit_status cujit_nccl_comm_init_all(cujit_engine *engine, const int *ordinals, int count,
                                       cujit_nccl_comm **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_nccl_comm_init_all";
   cujit_status st = cj_check_new(engine, out, fn, "cujit_nccl_comm");
   if (st != CUJIT_OK) return st;
@@ -150,6 +152,7 @@ cujit_status cujit_nccl_comm_init_all(cujit_engine *engine, const int *ordinals,
 
 cujit_status cujit_nccl_comm_init_rank(cujit_device *device, int nranks, int rank,
                                        const char *id_hex, cujit_nccl_comm **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_nccl_comm_init_rank";
   if (!device) return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: device is NULL", fn);
   cujit_engine *engine = device->engine;
@@ -181,6 +184,7 @@ cujit_status cujit_nccl_comm_init_rank(cujit_device *device, int nranks, int ran
 }
 
 void cujit_nccl_comm_free(cujit_nccl_comm *comm) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!comm) return;
   cj_untrack(comm->engine, &comm->link);
   comm_destroy(&comm->link);
@@ -399,12 +403,14 @@ static cujit_status run_collective(cujit_nccl_comm *c, const collective *k) {
 cujit_status cujit_nccl_all_reduce(cujit_nccl_comm *comm, cujit_buffer *const *send,
                                    cujit_buffer *const *recv, size_t count, cujit_nccl_op op,
                                    cujit_stream *const *streams) {
+  CJ_KEEP_CALLER_CONTEXT;
   return run_collective(comm, &(collective){ALL_REDUCE, send, recv, count, op, 0, streams});
 }
 
 cujit_status cujit_nccl_broadcast(cujit_nccl_comm *comm, cujit_buffer *const *send,
                                   cujit_buffer *const *recv, size_t count, int root,
                                   cujit_stream *const *streams) {
+  CJ_KEEP_CALLER_CONTEXT;
   return run_collective(comm,
                         &(collective){BROADCAST, send, recv, count, CUJIT_NCCL_SUM, root, streams});
 }
@@ -412,12 +418,14 @@ cujit_status cujit_nccl_broadcast(cujit_nccl_comm *comm, cujit_buffer *const *se
 cujit_status cujit_nccl_reduce(cujit_nccl_comm *comm, cujit_buffer *const *send,
                                cujit_buffer *const *recv, size_t count, cujit_nccl_op op, int root,
                                cujit_stream *const *streams) {
+  CJ_KEEP_CALLER_CONTEXT;
   return run_collective(comm, &(collective){REDUCE, send, recv, count, op, root, streams});
 }
 
 cujit_status cujit_nccl_all_gather(cujit_nccl_comm *comm, cujit_buffer *const *send,
                                    cujit_buffer *const *recv, size_t send_count,
                                    cujit_stream *const *streams) {
+  CJ_KEEP_CALLER_CONTEXT;
   return run_collective(
       comm, &(collective){ALL_GATHER, send, recv, send_count, CUJIT_NCCL_SUM, 0, streams});
 }
@@ -425,6 +433,7 @@ cujit_status cujit_nccl_all_gather(cujit_nccl_comm *comm, cujit_buffer *const *s
 cujit_status cujit_nccl_reduce_scatter(cujit_nccl_comm *comm, cujit_buffer *const *send,
                                        cujit_buffer *const *recv, size_t recv_count,
                                        cujit_nccl_op op, cujit_stream *const *streams) {
+  CJ_KEEP_CALLER_CONTEXT;
   return run_collective(comm,
                         &(collective){REDUCE_SCATTER, send, recv, recv_count, op, 0, streams});
 }

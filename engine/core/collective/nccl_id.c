@@ -52,6 +52,7 @@ cujit_status cj_nccl_id_parse(cujit_engine *engine, const char *fn, const char *
 }
 
 cujit_status cujit_nccl_unique_id(cujit_engine *engine, char id_hex[CUJIT_NCCL_ID_HEX]) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_nccl_unique_id";
   if (!engine) return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: engine is NULL", fn);
   if (!id_hex)
@@ -75,6 +76,7 @@ cujit_status cujit_nccl_unique_id(cujit_engine *engine, char id_hex[CUJIT_NCCL_I
 /* --- the rendezvous file ---------------------------------------------------------------------- */
 
 cujit_status cujit_nccl_id_write(cujit_engine *engine, const char *path, const char *id_hex) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_nccl_id_write";
   if (!engine) return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: engine is NULL", fn);
   if (!path || !*path)
@@ -115,6 +117,7 @@ static int read_id_file(cujit_engine *engine, const char *fn, const char *path, 
 
 cujit_status cujit_nccl_id_read(cujit_engine *engine, const char *path, double timeout_s,
                                 char id_hex[CUJIT_NCCL_ID_HEX]) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_nccl_id_read";
   if (!engine) return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: engine is NULL", fn);
   if (!path || !*path || !id_hex)

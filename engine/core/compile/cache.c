@@ -564,7 +564,7 @@ static int get(cj_cache *cache, const cj_cache_key *key, int text, cj_cache_entr
   } else if (cache->disk_state == 1 && disk_get(cache, key, text, out)) {
     cache->disk_hits += !text;
     mem_put(cache, key, out);
-    hit = 1;
+    hit = 2;
   } else {
     cache->misses += !text;
   }
@@ -694,7 +694,4 @@ cujit_status cujit_cache_stats_get(cujit_engine *engine, cujit_cache_stats *stat
   return st;
 }
 
-cujit_status cujit_cache_clear(cujit_engine *engine) {
-  if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
-  return cj_cache_clear(engine->cache);
-}
+/* cujit_cache_clear is kept.c's: it removes the kept sources of line info too. */

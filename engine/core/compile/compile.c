@@ -7,6 +7,7 @@
 #include "compile.h"
 #include "host_code.h"
 #include "includes.h"
+#include "kept.h"
 #include "cxx.h"
 #include "options.h"
 #include "verify.h"
@@ -114,6 +115,15 @@ static int default_device(const cj_option_list *o) {
   return 0;
 }
 
+/* Whether NVRTC's list asks for line info (-lineinfo, or -G which has it too). Then the headers
+** it is given in memory are named by kept copies (keep_headers), which the keys say: entries of
+** cujit versions that named them otherwise are not taken. */
+static int line_info_in(const cj_option_list *o) {
+  for (size_t i = 0; i < o->n; i++)
+    if (!strcmp(o->v[i], "-lineinfo") || !strcmp(o->v[i], "-G")) return 1;
+  return 0;
+}
+
 /* The source key: what the caller gave, before any header is read. It names the include
 ** manifest, which holds the full key (and the working directory when it resolved a relative
 ** name such as "k.cu" or "-I inc": checked only then, so most hits make no getcwd). */
@@ -131,6 +141,7 @@ static cj_cache_key source_key(const char *source, const char *name, const char 
   cj_key_add_str(kb, cj_embedded_headers_hash);
   cj_key_add_str(kb, toolkit);
   cj_key_add_str(kb, CJ_HOST_CODE_RULES); /* a header's manifest stands for its elided text */
+  if (line_info_in(o)) cj_key_add_str(kb, "headers named by kept copies");
   return cj_key_end(kb); /* all zero when out of memory: a key nothing is stored under twice */
 }
 
@@ -149,6 +160,7 @@ static cj_cache_key full_key(const cj_includes *inc, const char *name, const cha
   cj_key_add_str(kb, cubin ? "ptx+cubin" : "ptx");
   cj_key_add(kb, &o->n, sizeof o->n);
   for (size_t i = 0; i < o->n; i++) cj_key_add_str(kb, o->v[i]);
+  if (line_info_in(o)) cj_key_add_str(kb, "headers named by kept copies");
   return cj_key_end(kb);
 }
 
@@ -245,6 +257,31 @@ static cujit_status lowered_names(cujit_engine *engine, cj_nvrtc *nv, nvrtcProgr
   return CUJIT_OK;
 }
 
+/* With line info on (-lineinfo or -G in the list), the headers NVRTC is given in memory (those
+** without an absolute name: cujit's, the stand-ins) each begin with a #line naming a kept copy
+** (kept.h), so that the line table names no file that does not exist. *out: NULL when off, else
+** an array of the texts, each a new one or inc's own. */
+static cujit_status keep_headers(cujit_engine *engine, const cj_includes *inc,
+                                 const cj_option_list *o, char ***out) {
+  *out = NULL;
+  if (!line_info_in(o) || !inc->header_count) return CUJIT_OK;
+  char **texts = calloc(inc->header_count, sizeof *texts);
+  if (!texts) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  cujit_status st = CUJIT_OK;
+  for (size_t i = 0; i < inc->header_count && st == CUJIT_OK; i++) {
+    st = cj_kept_header(engine, inc->header_names[i], inc->header_sources[i], &texts[i]);
+    if (!texts[i]) texts[i] = inc->header_sources[i];
+  }
+  if (st != CUJIT_OK) {
+    for (size_t i = 0; i < inc->header_count; i++)
+      if (texts[i] && texts[i] != inc->header_sources[i]) free(texts[i]);
+    free(texts);
+    return st;
+  }
+  *out = texts;
+  return CUJIT_OK;
+}
+
 /* Compiles `inc` when its includes were resolved (NVRTC then reads no file: every header is
 ** given in memory), else the source as it is, NVRTC finding its headers itself. */
 static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc,
@@ -261,13 +298,20 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
   const char *tk = toolkit_include();
   if (tk) cj_option_list_add(o, "--include-path=", tk);
   if (o->failed) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  char **lined = NULL; /* with line info, the in-memory headers named by their kept copies */
+  cujit_status kept = inc->cacheable ? keep_headers(engine, inc, o, &lined) : CUJIT_OK;
+  if (kept != CUJIT_OK) return kept;
   nvrtcProgram prog; /* messages quote `source`, the user's text; NVRTC gets the resolved one */
   nvrtcResult r =
-      inc->cacheable ? nv->nvrtcCreateProgram(&prog, inc->source, name, (int)inc->header_count,
-                                              (const char *const *)inc->header_sources,
-                                              (const char *const *)inc->header_names)
-                     : nv->nvrtcCreateProgram(&prog, source, name, (int)cj_embedded_header_count,
-                                              cj_embedded_header_sources, cj_embedded_header_names);
+      inc->cacheable
+          ? nv->nvrtcCreateProgram(&prog, inc->source, name, (int)inc->header_count,
+                                   (const char *const *)(lined ? lined : inc->header_sources),
+                                   (const char *const *)inc->header_names)
+          : nv->nvrtcCreateProgram(&prog, source, name, (int)cj_embedded_header_count,
+                                   cj_embedded_header_sources, cj_embedded_header_names);
+  for (size_t i = 0; lined && i < inc->header_count; i++)
+    if (lined[i] != inc->header_sources[i]) free(lined[i]);
+  free(lined);
   if (r != NVRTC_SUCCESS) return nvrtc_status(engine, nv, r, "nvrtcCreateProgram");
   cj_buf exprs = {0}; /* "&NAME\0" of each C++-linkage kernel */
   for (size_t i = 0; i < scan->count && r == NVRTC_SUCCESS; i++)
@@ -318,10 +362,20 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
 
 /* --- compiling -------------------------------------------------------------------------------- */
 
+/* An entry from the cache, 1 when found; to a profiler, a range with a mark saying where it was
+** found (trace.h). */
+static int fetch(cujit_engine *engine, const cj_cache_key *key, cj_cache_entry *e) {
+  cj_trace_push("cujit: cache lookup");
+  int where = cj_cache_get(engine->cache, key, e);
+  if (where) cj_trace_mark("cujit: cache hit (%s)", where == 2 ? "disk" : "memory");
+  cj_trace_pop();
+  return where != 0;
+}
+
 /* An entry from the cache, unless NVRTC is open and of another version than the one that built
 ** it (then the entry is stale and is rebuilt). */
 static int lookup(cujit_engine *engine, const cj_cache_key *key, cj_cache_entry *e) {
-  if (!cj_cache_get(engine->cache, key, e)) return 0;
+  if (!fetch(engine, key, e)) return 0;
   cj_nvrtc *nv = cj_nvrtc_if_open(engine);
   if (nv && e->nvrtc_version != nv->version) {
     cj_cache_entry_free(e);
@@ -458,7 +512,7 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
     ** source itself includes, and a hit by it would load an object built on an older prelude. */
     cj_key_add_str(kb, cj_embedded_headers_hash);
     out->key = cj_key_end(kb);
-    if (key_ok) hit = cj_cache_get(engine->cache, &out->key, e);
+    if (key_ok) hit = fetch(engine, &out->key, e);
   }
   if (st == CUJIT_OK && !hit) {
     cj_signature *kernels = NULL;
@@ -471,8 +525,11 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
       char err[1024];
       cj_scan_none_message(scan->templates, scan->mangled, err, sizeof err);
       st = cj_fail(engine, CUJIT_ERROR_NOT_FOUND, "'%s': %s", name, err);
-    } else
+    } else {
+      cj_trace_push("cujit: compile %s (C++ compiler, cpu)", name);
       st = compile_cxx_in_dir(engine, source, name, options, kernels, cxx, n, &inc, e);
+      cj_trace_pop();
+    }
     for (size_t i = 0; i < n; i++) cj_signature_free(&kernels[i]);
     free(kernels);
     free(cxx);
@@ -529,7 +586,9 @@ static cujit_status compile_nvrtc(cujit_engine *engine, const cj_scan *scan, con
     if (st == CUJIT_OK && !hit && !inc.source) /* the manifest held, its entry is gone */
       st = resolve_lookup(engine, source, name, arch, &o, &inc, 0, &key, &key_ok, e, &hit);
     if (st == CUJIT_OK && !hit) {
+      cj_trace_push("cujit: compile %s (NVRTC, %s)", name, arch);
       st = run_nvrtc(engine, nv, &inc, scan, name, arch, &o, e);
+      cj_trace_pop();
       if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &key, e);
     }
   }

@@ -4,6 +4,7 @@
 ** line, the memo key's options and the public description cujit_compile_option.
 */
 #include "options.h"
+#include "base/env.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -28,11 +29,12 @@ const char cj_cxx_as_nvrtc[] = "as NVRTC's";
    .example = example_,                                                                            \
    .key = key_,                                                                                    \
    .check = check_},
-#define ROW_SWITCH(f, lua, cli, nvrtc_, cxx_, doc_)                                                \
+#define ROW_SWITCH(f, lua, cli, nvrtc_, cxx_, env_, doc_)                                          \
   {.info = {#f, lua, cli, NULL, doc_, CUJIT_OPTION_SWITCH, offsetof(cujit_compile_options, f), 0}, \
    .item = #f,                                                                                     \
    .nvrtc = nvrtc_,                                                                                \
    .cxx = cxx_,                                                                                    \
+   .env = env_,                                                                                    \
    .key = CJ_KEY_LINE},
 #define ROW_LIST(f, count, item_, lua, cli, value_, nvrtc_, cxx_, key_, check_, example_, doc_)    \
   {.info = {#f, lua, cli, value_, doc_, CUJIT_OPTION_LIST, offsetof(cujit_compile_options, f),     \
@@ -79,8 +81,28 @@ const char *cj_option_text(const cj_option *row, const cujit_compile_options *op
   return op ? *(const char *const *)(const void *)((const char *)op + row->info.offset) : NULL;
 }
 
+/* The row's variable: 1 on, 0 off or unset, -1 a value not understood (why says so). Read at
+** each use, not once: a program may set it between compiles, and getenv is cheap beside them. */
+static int switch_env(const cj_option *row, char *why, size_t len) {
+  int on = 0;
+  if (!row->env) return 0;
+  int got = cj_env_bool(row->env, &on, why, len);
+  return got == CJ_ENV_BAD ? -1 : got == CJ_ENV_SET && on;
+}
+
+/* The switch as a compile sees it: the member, or its variable (a refused value reads as off
+** here; cj_options_nvrtc refuses it before anything is compiled). */
 static int option_switch(const cj_option *row, const cujit_compile_options *op) {
-  return op && *(const int *)(const void *)((const char *)op + row->info.offset) != 0;
+  char why[8];
+  if (op && *(const int *)(const void *)((const char *)op + row->info.offset) != 0) return 1;
+  return switch_env(row, why, sizeof why) == 1;
+}
+
+int cj_options_switch_on(const cujit_compile_options *op, size_t offset) {
+  for (size_t r = 0; r < cj_option_count; r++)
+    if (cj_options[r].info.kind == CUJIT_OPTION_SWITCH && cj_options[r].info.offset == offset)
+      return option_switch(&cj_options[r], op);
+  return 0;
 }
 
 const char *const *cj_option_items(const cj_option *row, const cujit_compile_options *op,
@@ -188,6 +210,11 @@ static const char *count_name(const cj_option *row) {
 cujit_status cj_options_nvrtc(cujit_engine *engine, const cujit_compile_options *op,
                               const char *arch, cj_option_list *out) {
   char why[PATH_MAX + 256];
+  for (size_t r = 0; r < cj_option_count; r++) /* a variable not understood: nothing compiles */
+    if (cj_options[r].info.kind == CUJIT_OPTION_SWITCH &&
+        switch_env(&cj_options[r], why, sizeof why) < 0)
+      return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "%s; it turns %s on for every compile",
+                     why, cj_options[r].info.field);
   for (size_t r = 0; r < cj_option_count; r++) { /* the TEXT rows first: -arch=, -std= */
     const cj_option *row = &cj_options[r];
     if (row->info.kind != CUJIT_OPTION_TEXT || !row->nvrtc) continue;
@@ -273,7 +300,8 @@ int cj_options_memo(cj_key_builder *kb, const cujit_compile_options *op) {
       if (v && !check_value(row, v, 0, why, sizeof why)) return 0;
       cj_key_add_str(kb, v);
     } else if (row->info.kind == CUJIT_OPTION_SWITCH) {
-      int on = option_switch(row, op);
+      if (switch_env(row, why, sizeof why) < 0) return 0;
+      int on = option_switch(row, op); /* the variable's too: CUJIT_LINEINFO changes the code */
       cj_key_add(kb, &on, sizeof on);
     } else if (row->info.kind == CUJIT_OPTION_LIST) {
       size_t n;

@@ -26,23 +26,26 @@ enum { CJ_CHECK_NONE, CJ_CHECK_STD, CJ_CHECK_DEFINE, CJ_CHECK_DIR, CJ_CHECK_NONE
 /* CJ_COMPILE_OPTIONS(TEXT, SWITCH, LIST): one row per member of cujit_compile_options, in the
 ** struct's order (options.c asserts both). The columns:
 **   TEXT(field, fallback, lua, cli, value, nvrtc, cxx, key, check, example, doc)
-**   SWITCH(field, lua, cli, nvrtc, cxx, doc)                  -- enters the keys by the line
+**   SWITCH(field, lua, cli, nvrtc, cxx, env, doc)             -- enters the keys by the line
 **   LIST(field, count, item, lua, cli, value, nvrtc, cxx, key, check, example, doc)
 ** fallback: the value when NULL; lua: the key of a Lua options table; cli: `cujit compile`'s flag
 ** (NULL: none); value: what a value looks like in help texts; nvrtc / cxx: the spelling put before
 ** the value on NVRTC's / g++'s line (NULL: not on that line; CJ_CXX_AS_NVRTC: an NVRTC flag that
 ** g++ takes when it means the same, else left out with a note); item: one value in errors;
-** example: a valid value other than the default (the tests set each option to it); doc: one line.
+** example: a valid value other than the default (the tests set each option to it); doc: one line;
+** env: an on/off environment variable that turns the switch on for every compile (NULL: none),
+** read at each compile, so it enters NVRTC's list, g++'s line and the memo key as the member does.
 ** Adding an option: a member in cujit.h, a row here, its line in the tables of docs/lua.md and
 ** docs/cli.md (test_lua_options says which are missing); nothing else lists them. */
 #define CJ_COMPILE_OPTIONS(TEXT, SWITCH, LIST)                                                     \
   TEXT(arch, NULL, "arch", "--arch", "sm_XX", "-arch=", NULL, CJ_KEY_TARGET, CJ_CHECK_NONE,        \
        "compute_90",                                                                               \
        "target: sm_XX for CUBIN and PTX, compute_XX for PTX only; default: the current device's")  \
-  SWITCH(fast_math, "fast_math", "--fast-math", "--use_fast_math", "-ffast-math",                  \
+  SWITCH(fast_math, "fast_math", "--fast-math", "--use_fast_math", "-ffast-math", NULL,            \
          "fast math: --use_fast_math (-ffast-math on the CPU device)")                             \
-  SWITCH(line_info, "line_info", "--lineinfo", "-lineinfo", "-g", "line info for profilers")       \
-  SWITCH(debug, "debug", "-G", "-G", "-g", "device debug info")                                    \
+  SWITCH(line_info, "line_info", "--lineinfo", "-lineinfo", "-g", "CUJIT_LINEINFO",                \
+         "line info for profilers (CUJIT_LINEINFO=1 turns it on for every compile)")               \
+  SWITCH(debug, "debug", "-G", "-G", "-g", NULL, "device debug info")                              \
   LIST(defines, define_count, "define", "defines", "-D", "NAME[=VALUE]", "-D", "-D", CJ_KEY_LINE,  \
        CJ_CHECK_DEFINE, "CJ_EXAMPLE=2", "define a macro")                                          \
   LIST(include_dirs, include_dir_count, "include dir", "include_dirs", "-I", "DIR",                \
@@ -69,6 +72,7 @@ extern const char cj_cxx_as_nvrtc[];
 typedef struct cj_option {
   cujit_compile_option_info info;
   const char *fallback, *item, *nvrtc, *cxx, *example;
+  const char *env; /* a SWITCH row's variable, or NULL */
   int key, check;
 } cj_option;
 
@@ -101,6 +105,11 @@ cujit_status cj_options_nvrtc(cujit_engine *engine, const cujit_compile_options 
 ** twice is added once), after cj_options_nvrtc accepted them. NVRTC flags g++ is not given are
 ** noted in `notes`, one line each. */
 void cj_options_cxx(const cujit_compile_options *op, cj_option_list *out, cj_buf *notes);
+
+/* 1 when the switch at `offset` (offsetof(cujit_compile_options, line_info), ...) is on for a
+** compile with `op` (the member, or its row's variable); 0 when off or when the variable holds a
+** value the compile refuses (cj_options_nvrtc says why). */
+int cj_options_switch_on(const cujit_compile_options *op, size_t offset);
 
 /* Adds every option as given (but the target, the caller's) to the memo key. 0 when the compile
 ** would refuse one of them (a count with a NULL array, a bad value): no memo then, and the

@@ -69,12 +69,34 @@ char *cj_source_for_kernel(const cj_signature *sig, const char *body, const char
   return b.data;
 }
 
+const cj_source_part cj_source_parts[] = {{"", ".cu"},
+                                          {":preamble", ".preamble.cu"},
+                                          {":signature", ".signature.cu"},
+                                          {":generated", ".generated.cu"}};
+const size_t cj_source_part_count = sizeof cj_source_parts / sizeof *cj_source_parts;
+
+/* Whether the file name `f` (f_len bytes) is the part `suffix` of kernel `name`: "NAME:suffix",
+** or its kept copy ".../NAME" + kept. */
+static int names_part(const char *f, size_t f_len, const char *name, const char *suffix) {
+  size_t nl = strlen(name), sl = strlen(suffix);
+  if (f_len == nl + sl && memcmp(f, name, nl) == 0 && memcmp(f + nl, suffix, sl) == 0) return 1;
+  for (size_t i = 0; i < cj_source_part_count; i++) {
+    if (strcmp(cj_source_parts[i].suffix, suffix) != 0) continue;
+    size_t kl = strlen(cj_source_parts[i].kept), tail = nl + kl;
+    return f_len > tail && f[f_len - tail - 1] == '/' && memcmp(f + f_len - tail, name, nl) == 0 &&
+           memcmp(f + f_len - kl, cj_source_parts[i].kept, kl) == 0;
+  }
+  return 0;
+}
+
 int cj_source_is_kernel(const char *source, const char *name) {
   if (!source || !name) return 0;
-  static const char mark[] = "\n#line 1 \""; /* then the name, '"' and a newline */
-  size_t nl = strlen(name), ml = sizeof mark - 1;
-  for (const char *p = strstr(source, mark); p; p = strstr(p + 1, mark))
-    if (strncmp(p + ml, name, nl) == 0 && strncmp(p + ml + nl, "\"\n", 2) == 0) return 1;
+  static const char mark[] = "\n#line 1 \""; /* then the body's file name, '"' and a newline */
+  size_t ml = sizeof mark - 1;
+  for (const char *p = strstr(source, mark); p; p = strstr(p + 1, mark)) {
+    const char *end = strstr(p + ml, "\"\n"), *nl = strchr(p + ml, '\n');
+    if (end && (!nl || end < nl) && names_part(p + ml, (size_t)(end - p - ml), name, "")) return 1;
+  }
   return 0;
 }
 
@@ -109,9 +131,7 @@ static int parse_diag(const char *s, size_t n, diag *d) {
 }
 
 static int file_is(const diag *d, const char *name, const char *suffix) {
-  size_t nl = strlen(name), sl = strlen(suffix);
-  return d->file_len == nl + sl && memcmp(d->file, name, nl) == 0 &&
-         memcmp(d->file + nl, suffix, sl) == 0;
+  return names_part(d->file, d->file_len, name, suffix);
 }
 
 static void describe(cj_buf *b, const diag *d, const char *name, int kernel) {

@@ -23,7 +23,17 @@ extern const char cj_cpu_writer_hash[]; /* hex: the CPU device's unit writer (cp
 char *cj_source_for_kernel(const cj_signature *sig, const char *body, const char *preamble,
                            const char *const *type_values);
 
-/* 1 if `source` was made by cj_source_for_kernel for a kernel called `name`. */
+/* The parts of a kernel's unit, each under its own #line file name, "NAME" + suffix. With line
+** info on, kept.c names each part's kept copy instead, "DIR/NAME" + kept, a real file whose
+** lines are the part's (the body's line 1 is the body's first line); the messages read both. */
+typedef struct cj_source_part {
+  const char *suffix, *kept;
+} cj_source_part;
+extern const cj_source_part cj_source_parts[];
+extern const size_t cj_source_part_count;
+
+/* 1 if `source` was made by cj_source_for_kernel for a kernel called `name` (its parts named
+** either way). */
 int cj_source_is_kernel(const char *source, const char *name);
 
 /* The message for a failed compile of the program `name`: the first error placed in the user's

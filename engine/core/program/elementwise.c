@@ -316,6 +316,7 @@ void cj_elementwise_text_free(cj_elementwise_kernel *text) {
 cujit_status cujit_elementwise_define(cujit_engine *engine, const char *params, const char *expr,
                                       const char *name, const cujit_compile_options *options,
                                       cujit_kernel **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (out) *out = NULL;
   if (!engine || !params || !expr || !out)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -376,6 +377,7 @@ static unsigned ew_grid(size_t n, size_t widest, const cujit_device *dev) {
 
 cujit_status cujit_elementwise_launch(cujit_kernel *kernel, size_t n, cujit_stream *stream,
                                       const cujit_arg *args, size_t nargs) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!kernel || (nargs && !args))
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_elementwise_launch needs a kernel and the arguments");

@@ -28,6 +28,7 @@ static cujit_status enter_stream(cujit_stream *stream, const char *fn) {
 }
 
 cujit_status cujit_capture_begin(cujit_stream *stream, cujit_capture_mode mode) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_capture_begin";
   cujit_status st = enter_stream(stream, fn);
   if (st != CUJIT_OK) return st;
@@ -92,6 +93,7 @@ static cujit_status new_graph(cujit_stream *stream, void *handle, cj_capture *ca
 }
 
 cujit_status cujit_capture_end(cujit_stream *stream, cujit_graph **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_capture_end";
   if (out) *out = NULL;
   if (!stream) return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: the stream is NULL", fn);
@@ -137,11 +139,13 @@ static cujit_status instantiate(cujit_graph *g) {
 }
 
 cujit_status cujit_graph_instantiate(cujit_graph *graph) {
+  CJ_KEEP_CALLER_CONTEXT;
   cujit_status st = enter_graph(graph, NULL, "cujit_graph_instantiate");
   return st == CUJIT_OK ? instantiate(graph) : st;
 }
 
 cujit_status cujit_graph_replay(cujit_graph *graph, cujit_stream *stream, size_t times) {
+  CJ_KEEP_CALLER_CONTEXT;
   cujit_status st = enter_graph(graph, stream, "cujit_graph_replay");
   if (st == CUJIT_OK) st = instantiate(graph);
   if (st != CUJIT_OK) return st;
@@ -155,6 +159,7 @@ cujit_status cujit_graph_replay(cujit_graph *graph, cujit_stream *stream, size_t
 }
 
 cujit_status cujit_graph_launch(cujit_graph *graph, cujit_stream *stream) {
+  CJ_KEEP_CALLER_CONTEXT;
   return cujit_graph_replay(graph, stream, 1);
 }
 
@@ -162,6 +167,7 @@ cujit_status cujit_graph_launch(cujit_graph *graph, cujit_stream *stream) {
 
 cujit_status cujit_graph_set_args(cujit_graph *graph, size_t index, const cujit_arg *args,
                                   size_t nargs) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_graph_set_args";
   cujit_status st = enter_graph(graph, NULL, fn);
   if (st != CUJIT_OK) return st;
@@ -191,6 +197,7 @@ cujit_status cujit_graph_set_args(cujit_graph *graph, size_t index, const cujit_
 }
 
 cujit_status cujit_graph_update(cujit_graph *graph, cujit_graph *from) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_graph_update";
   cujit_status st = enter_graph(graph, NULL, fn);
   if (st != CUJIT_OK) return st;
@@ -236,6 +243,7 @@ cujit_device *cujit_graph_device(const cujit_graph *graph) {
 }
 
 cujit_status cujit_graph_dot(cujit_graph *graph, const char *path) {
+  CJ_KEEP_CALLER_CONTEXT;
   cujit_status st = enter_graph(graph, NULL, "cujit_graph_dot");
   if (st != CUJIT_OK) return st;
   if (!path || !*path)
@@ -245,6 +253,7 @@ cujit_status cujit_graph_dot(cujit_graph *graph, const char *path) {
 }
 
 void cujit_graph_free(cujit_graph *graph) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!graph) return;
   cj_untrack(graph->device->engine, &graph->link);
   graph_destroy(&graph->link);

@@ -66,6 +66,7 @@ static cujit_status kernel_finish(cujit_kernel *k, cujit_status st, cujit_kernel
     return st;
   }
   if (!k->parent) cj_track(k->engine, &k->link, kernel_destroy);
+  k->trace = cj_trace_name(k->sig.name);
   *out = k;
   return CUJIT_OK;
 }
@@ -77,6 +78,7 @@ static void kernel_destroy(cj_link *link) {
 }
 
 void cujit_kernel_free(cujit_kernel *kernel) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!kernel || kernel->parent) return; /* specialisations belong to their generic kernel */
   cj_untrack(kernel->engine, &kernel->link);
   kernel_destroy(&kernel->link);
@@ -136,6 +138,7 @@ static int nonnull_named(cujit_kernel *k, const cujit_compile_options *o) {
 cujit_status cujit_kernel_define(cujit_engine *engine, const char *signature, const char *body,
                                  const char *preamble, const cujit_compile_options *options,
                                  cujit_kernel **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (out) *out = NULL;
   if (!engine || !signature || !body || !out)
     return cj_fail(
@@ -169,6 +172,7 @@ cujit_status cujit_kernel_define(cujit_engine *engine, const char *signature, co
 }
 
 cujit_status cujit_program_kernel(cujit_program *program, const char *name, cujit_kernel **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (out) *out = NULL;
   if (!program || !name || !out)
     return cj_fail(program ? program->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -252,6 +256,7 @@ static cujit_status specialize_locked(cujit_kernel *generic, const cujit_dtype *
 
 cujit_status cujit_kernel_specialize(cujit_kernel *kernel, const cujit_dtype *types, size_t count,
                                      cujit_kernel **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (out) *out = NULL;
   if (!kernel || !out || (count && !types))
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -418,6 +423,7 @@ size_t cujit_kernel_param_count(const cujit_kernel *kernel) {
 }
 
 cujit_status cujit_kernel_param(const cujit_kernel *kernel, size_t index, cujit_param_info *info) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!kernel || !info)
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_kernel_param needs a kernel and an output pointer");

@@ -6,6 +6,7 @@
 ** queries that need a kernel on the current device (block suggestion, attributes).
 */
 #include "launch.h"
+#include "resources.h"
 #include "backend/backend.h"
 #include "base/structs.h"
 #include "run/peer.h"
@@ -408,6 +409,7 @@ static cujit_status launch_placed(cujit_kernel *k, cujit_device *dev, cj_kernel_
   if (st == CUJIT_OK && cooperative) st = check_cooperative(k, dev, on, config, grid, block);
   if (st != CUJIT_OK) return st;
   __atomic_store_n(&dev->last_kernel, k->sig.name, __ATOMIC_RELAXED);
+  cj_trace_push_kernel(k->trace, k->sig.name); /* a test of k->trace without a profiler */
   void *stream = cj_stream_queue(config->stream);
   if (cooperative)
     st = dev->ops->launch_cooperative(dev, on->fn, grid, block, config->shared_bytes, stream,
@@ -415,6 +417,7 @@ static cujit_status launch_placed(cujit_kernel *k, cujit_device *dev, cj_kernel_
   else
     st = dev->ops->launch(dev, on->fn, grid, block, config->shared_bytes, stream, pointers);
   cj_stream_queued(config->stream);
+  cj_trace_pop_kernel(k->trace);
   if (st == CUJIT_OK && !cooperative && config->stream && config->stream->capture)
     return note_captured(k, dev, config->stream, grid, block, config->shared_bytes);
   return st;
@@ -444,6 +447,7 @@ static cujit_status launch_checked(cujit_kernel *kernel, const cujit_launch_conf
 
 cujit_status cujit_launch(cujit_kernel *kernel, const cujit_launch_config *config,
                           const cujit_arg *args, size_t nargs) {
+  CJ_KEEP_CALLER_CONTEXT;
   return launch_checked(kernel, config, args, nargs, 0);
 }
 
@@ -471,6 +475,7 @@ static cujit_status check_cooperative(cujit_kernel *k, cujit_device *dev, cj_ker
 
 cujit_status cujit_launch_cooperative(cujit_kernel *kernel, const cujit_launch_config *config,
                                       const cujit_arg *args, size_t nargs) {
+  CJ_KEEP_CALLER_CONTEXT;
   return launch_checked(kernel, config, args, nargs, 1);
 }
 
@@ -494,6 +499,7 @@ static cujit_status suggest(cujit_device *dev, cj_kernel_on_device *on, int *blo
 
 cujit_status cujit_launch_n(cujit_kernel *kernel, size_t n, cujit_stream *stream,
                             const cujit_arg *args, size_t nargs) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!kernel || (nargs && !args))
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_launch_n needs a kernel and the arguments");
@@ -531,7 +537,26 @@ static cujit_status loaded_on_current(cujit_kernel *k, cujit_device **dev,
   return st == CUJIT_OK ? cj_kernel_on(k, *dev, on) : st;
 }
 
+/* --- native handles (issue 24) ------------------------------------------------------------------
+ */
+
+cujit_status cujit_kernel_function(cujit_kernel *kernel, void **native) {
+  CJ_KEEP_CALLER_CONTEXT;
+  static const char fn[] = "cujit_kernel_function";
+  if (!kernel || !native)
+    return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
+                   fn, kernel ? "native" : "kernel");
+  *native = NULL;
+  cujit_device *dev;
+  cj_kernel_on_device *on;
+  cujit_status st = cj_native_current(kernel->engine, fn, "functions", &dev);
+  if (st == CUJIT_OK) st = loaded_on_current(kernel, &dev, &on);
+  if (st == CUJIT_OK) *native = on->fn;
+  return st;
+}
+
 cujit_status cujit_kernel_suggest_block(cujit_kernel *kernel, int *block_size, int *min_grid) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!kernel || !block_size)
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_kernel_suggest_block needs a kernel and an output pointer");
@@ -547,6 +572,7 @@ cujit_status cujit_kernel_suggest_block(cujit_kernel *kernel, int *block_size, i
 cujit_status cujit_kernel_max_cooperative_blocks(cujit_kernel *kernel, unsigned block_threads,
                                                  unsigned shared_bytes,
                                                  unsigned long long *blocks) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!kernel || !blocks || block_threads == 0)
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_kernel_max_cooperative_blocks needs a kernel, a block of at least one "
@@ -560,6 +586,7 @@ cujit_status cujit_kernel_max_cooperative_blocks(cujit_kernel *kernel, unsigned 
 }
 
 cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel, cujit_kernel_attributes *attrs) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!kernel || !attrs)
     return cj_fail(kernel ? kernel->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_kernel_attributes_get needs a kernel and an output pointer");
@@ -574,6 +601,10 @@ cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel, cujit_kernel_attr
   cujit_kernel_attributes all; /* this layout, then the caller's part of it */
   memset(&all, 0, sizeof all); /* padding too: no stack bytes reach the caller */
   st = dev->ops->attributes(dev, on->fn, &all);
+  cujit_kernel_attributes reported; /* the spills: the device does not know them, ptxas did */
+  cj_resources_read(kernel->program, cj_signature_symbol(&kernel->sig), &reported);
+  all.spill_store_bytes = reported.spill_store_bytes,
+  all.spill_load_bytes = reported.spill_load_bytes;
   if (st == CUJIT_OK) cj_struct_out(attrs, room, &all);
   return st;
 }

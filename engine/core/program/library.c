@@ -205,11 +205,13 @@ static cujit_status random_fill(const char *fn, cujit_buffer *buf, uint64_t seed
 
 cujit_status cujit_random_uniform(cujit_buffer *buffer, uint64_t seed, uint64_t offset,
                                   cujit_stream *stream) {
+  CJ_KEEP_CALLER_CONTEXT;
   return random_fill("cujit_random_uniform", buffer, seed, offset, 0, 0.0, 1.0, stream);
 }
 
 cujit_status cujit_random_normal(cujit_buffer *buffer, uint64_t seed, uint64_t offset, double mean,
                                  double std, cujit_stream *stream) {
+  CJ_KEEP_CALLER_CONTEXT;
   return random_fill("cujit_random_normal", buffer, seed, offset, 1, mean, std, stream);
 }
 
@@ -462,6 +464,7 @@ static cujit_status reduce_common(const char *fn, int op, cujit_buffer *a, cujit
 
 cujit_status cujit_reduce(cujit_buffer *buffer, cujit_reduce_op op, size_t count,
                           cujit_scalar *result, cujit_stream *stream) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!buffer || !result)
     return cj_fail(buffer ? buffer->device->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_reduce needs a buffer and a result pointer");
@@ -478,6 +481,7 @@ cujit_status cujit_reduce(cujit_buffer *buffer, cujit_reduce_op op, size_t count
 
 cujit_status cujit_dot(cujit_buffer *a, cujit_buffer *b, size_t count, cujit_scalar *result,
                        cujit_stream *stream) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!a || !b || !result)
     return cj_fail(a   ? a->device->engine
                    : b ? b->device->engine

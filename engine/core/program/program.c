@@ -5,7 +5,10 @@
 ** the last reference, and the public cujit_program_* calls.
 */
 #include "program.h"
+#include "base/files.h"
 #include "base/structs.h"
+#include "compile/kept.h"
+#include "compile/options.h"
 #include "compile/host_code.h"
 #include "compile/includes.h"
 #include "compile/scan.h"
@@ -250,6 +253,7 @@ static cj_code *memo_find(cujit_engine *engine, const cj_cache_key *given) {
     code_release(k);
     return NULL;
   }
+  cj_trace_mark("cujit: cache hit (memory)"); /* the record was still held: nothing read */
   return k;
 }
 
@@ -430,8 +434,8 @@ static cujit_status elide_among_headers(const char *source, const char *name,
   return CUJIT_OK;
 }
 
-cujit_status cj_program_build(cujit_engine *engine, const char *source, const char *name,
-                              const cujit_compile_options *options, cujit_program **out) {
+static cujit_status build(cujit_engine *engine, const char *source, const char *name,
+                          const cujit_compile_options *options, cujit_program **out) {
   if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
   if (!out) return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "out is NULL");
   *out = NULL;
@@ -495,6 +499,28 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
   return st;
 }
 
+/* With line info on (line_info, or debug's -G, which has it too), NVRTC compiles the text
+** kept.h makes, whose line table names real files (the CPU device's g++ has its own way). The
+** whole of getting a program is a profiler's range (trace.h): a compile or a cache read shows
+** inside it, a hit as a mark. */
+cujit_status cj_program_build(cujit_engine *engine, const char *source, const char *name,
+                              const cujit_compile_options *options, cujit_program **out) {
+  char arch[32], *kept = NULL;
+  if (engine && source && out &&
+      (cj_options_switch_on(options, offsetof(cujit_compile_options, line_info)) ||
+       cj_options_switch_on(options, offsetof(cujit_compile_options, debug))) &&
+      cj_program_arch(engine, options, arch, sizeof arch) == CUJIT_OK && strcmp(arch, "cpu")) {
+    const char *as = name ? name : "<source>";
+    cujit_status st = cj_kept_source(engine, source, as, cj_source_is_kernel(source, as), &kept);
+    if (st != CUJIT_OK) return *out = NULL, st;
+  }
+  cj_trace_push("cujit: program %s", name ? name : "<source>");
+  cujit_status st = build(engine, kept ? kept : source, name, options, out);
+  cj_trace_pop();
+  free(kept);
+  return st;
+}
+
 /* --- references and modules ------------------------------------------------------------------- */
 
 void cj_program_retain(cujit_program *program) {
@@ -528,8 +554,10 @@ static cujit_status load(cj_code *k, cujit_program *p, cujit_device *dev, void *
                             .binary_len = p->cubin_len,
                             .kernels = p->kernels,
                             .nkernels = p->nkernels};
+    cj_trace_push("cujit: load %s", p->name);
     if ((st = dev->ops->load(dev, &image, module)) == CUJIT_OK)
       __atomic_store_n(&modules[cj_device_slot(dev)], *module, __ATOMIC_RELEASE);
+    cj_trace_pop();
   }
   if (st == CUJIT_OK) *module = modules[cj_device_slot(dev)];
   pthread_mutex_unlock(&k->load_lock);
@@ -587,6 +615,7 @@ static cujit_status keep_nonnull(cujit_program *p, const cujit_compile_options *
 
 cujit_status cujit_program_compile(cujit_engine *engine, const char *source, const char *name,
                                    const cujit_compile_options *options, cujit_program **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
   if (!out)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -610,32 +639,9 @@ cujit_status cujit_program_compile(cujit_engine *engine, const char *source, con
   return st;
 }
 
-static cujit_status read_file(cujit_engine *engine, const char *path, char **out) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return cj_fail(engine, CUJIT_ERROR_IO, "cannot read '%s': %s", path, strerror(errno));
-  cj_buf b = {0};
-  char chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < MAX_SOURCE_BYTES)
-    cj_buf_add(&b, chunk, n);
-  int err = ferror(f) ? errno : 0;
-  fclose(f);
-  if (err || b.failed || b.len >= MAX_SOURCE_BYTES) {
-    cj_buf_free(&b);
-    return cj_fail(engine, err ? CUJIT_ERROR_IO : CUJIT_ERROR_OUT_OF_HOST_MEMORY,
-                   "cannot read '%s': %s", path, err ? strerror(err) : "too big for a source file");
-  }
-  if (b.data && memchr(b.data, '\0', b.len)) {
-    cj_buf_free(&b);
-    return cj_fail(engine, CUJIT_ERROR_IO, "'%s' holds NUL bytes: it is not a CUDA source file",
-                   path);
-  }
-  *out = b.data ? b.data : cj_strdup("");
-  return *out ? CUJIT_OK : cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-}
-
 cujit_status cujit_program_compile_file(cujit_engine *engine, const char *path,
                                         const cujit_compile_options *options, cujit_program **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!engine) return CUJIT_ERROR_INVALID_ARGUMENT;
   if (!out)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -655,7 +661,7 @@ cujit_status cujit_program_compile_file(cujit_engine *engine, const char *path,
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
     return cj_fail(engine, CUJIT_ERROR_IO, "cannot read '%s': %s", path, strerror(EISDIR));
   char *source;
-  cujit_status s = read_file(engine, path, &source);
+  cujit_status s = cj_file_read(engine, path, MAX_SOURCE_BYTES, &source);
   if (s != CUJIT_OK) return s;
   s = cujit_program_compile(engine, source, path, options ? &mine : NULL, out);
   free(source);
@@ -663,37 +669,8 @@ cujit_status cujit_program_compile_file(cujit_engine *engine, const char *path,
 }
 
 void cujit_program_free(cujit_program *program) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!program) return;
   cj_untrack(program->engine, &program->link);
   cj_program_release(program);
-}
-
-size_t cujit_program_kernel_count(const cujit_program *program) {
-  return program ? program->nkernels : 0;
-}
-
-const char *cujit_program_kernel_name(const cujit_program *program, size_t index) {
-  return program && index < program->nkernels ? program->kernels[index].name : NULL;
-}
-
-const char *cujit_program_ptx(const cujit_program *program, size_t *len) {
-  if (len) *len = program ? program->ptx_len : 0;
-  return program ? program->ptx : NULL;
-}
-
-const void *cujit_program_cubin(const cujit_program *program, size_t *len) {
-  if (len) *len = program ? program->cubin_len : 0;
-  return program ? program->cubin : NULL;
-}
-
-const char *cujit_program_log(const cujit_program *program) {
-  return program && program->log ? program->log : "";
-}
-
-int cujit_program_from_cache(const cujit_program *program) {
-  return program ? program->from_cache : 0;
-}
-
-double cujit_program_milliseconds(const cujit_program *program) {
-  return program ? program->ms : 0.0;
 }

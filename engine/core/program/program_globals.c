@@ -167,6 +167,7 @@ static int ptx_variable(const char *ptx, const char *name, char *symbol, size_t 
 
 cujit_status cujit_program_global(cujit_program *program, const char *name, cujit_buffer **out,
                                   cujit_dtype *dtype, int *ndim, size_t shape[3]) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_program_global";
   if (!program || !name || !out)
     return cj_fail(program ? program->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,

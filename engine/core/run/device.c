@@ -111,6 +111,7 @@ static cujit_status suggest_cpu(cujit_engine *engine, cujit_status st) {
 }
 
 cujit_status cujit_device_count(cujit_engine *engine, int *count) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!engine)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_device_count: engine is NULL");
   if (!count)
@@ -123,6 +124,7 @@ cujit_status cujit_device_count(cujit_engine *engine, int *count) {
 }
 
 cujit_status cujit_device_get(cujit_engine *engine, int ordinal, cujit_device **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!engine)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_device_get: engine is NULL");
   if (!out)
@@ -175,6 +177,7 @@ cujit_status cj_current_device(cujit_engine *engine, cujit_device **out) {
 }
 
 cujit_status cujit_current_device(cujit_engine *engine, cujit_device **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!engine)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_current_device: engine is NULL");
   if (!out)
@@ -185,6 +188,7 @@ cujit_status cujit_current_device(cujit_engine *engine, cujit_device **out) {
 }
 
 cujit_status cujit_set_device(cujit_engine *engine, int ordinal) {
+  CJ_KEEP_CALLER_CONTEXT;
   cujit_device *device;
   cujit_status st = cujit_device_get(engine, ordinal, &device);
   if (st == CUJIT_OK) __atomic_store_n(&engine->current_device, ordinal, __ATOMIC_RELAXED);
@@ -197,6 +201,7 @@ cujit_status cujit_set_device(cujit_engine *engine, int ordinal) {
   if (!(device)) return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, fn ": device is NULL")
 
 cujit_status cujit_device_info_get(cujit_device *device, cujit_device_info *info) {
+  CJ_KEEP_CALLER_CONTEXT;
   NEED_DEVICE(device, "cujit_device_info_get");
   if (!info)
     return cj_fail(device->engine, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -213,6 +218,7 @@ int cujit_device_ordinal(const cujit_device *device) {
 }
 
 cujit_status cujit_device_arch(cujit_device *device, char *buf, size_t len) {
+  CJ_KEEP_CALLER_CONTEXT;
   NEED_DEVICE(device, "cujit_device_arch");
   if (!buf || len == 0)
     return cj_fail(device->engine, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -230,6 +236,7 @@ cujit_status cujit_device_arch(cujit_device *device, char *buf, size_t len) {
 }
 
 cujit_status cujit_device_memory(cujit_device *device, size_t *free_bytes, size_t *total_bytes) {
+  CJ_KEEP_CALLER_CONTEXT;
   NEED_DEVICE(device, "cujit_device_memory");
   if (!free_bytes && !total_bytes)
     return cj_fail(device->engine, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -247,6 +254,7 @@ size_t cujit_device_allocated(const cujit_device *device) {
 }
 
 cujit_status cujit_device_pool_reserved(cujit_device *device, size_t *bytes) {
+  CJ_KEEP_CALLER_CONTEXT;
   NEED_DEVICE(device, "cujit_device_pool_reserved");
   if (!bytes)
     return cj_fail(device->engine, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -259,6 +267,7 @@ cujit_status cujit_device_pool_reserved(cujit_device *device, size_t *bytes) {
 }
 
 cujit_status cujit_device_trim(cujit_device *device) {
+  CJ_KEEP_CALLER_CONTEXT;
   NEED_DEVICE(device, "cujit_device_trim");
   if (!device->ops->enter_quiet(device) && device->fault == CUJIT_OK) return CUJIT_OK;
   cujit_status st = cj_device_enter(device);
@@ -266,10 +275,60 @@ cujit_status cujit_device_trim(cujit_device *device) {
 }
 
 cujit_status cujit_device_status(cujit_device *device) {
+  CJ_KEEP_CALLER_CONTEXT;
   NEED_DEVICE(device, "cujit_device_status");
   if (__atomic_load_n(&device->fault, __ATOMIC_ACQUIRE) != CUJIT_OK)
     return cj_fail(device->engine, CUJIT_ERROR_DEVICE_FAULT, "%s", device->fault_msg);
   return CUJIT_OK;
+}
+
+/* --- the application's context (issue 24) ------------------------------------------------------
+ */
+
+cujit_status cujit_device_use_context(cujit_device *device, void *context) {
+  CJ_KEEP_CALLER_CONTEXT;
+  NEED_DEVICE(device, "cujit_device_use_context");
+  static const char fn[] = "cujit_device_use_context";
+  char name[32];
+  if (!device->ops->use_context)
+    return cj_fail(device->engine, CUJIT_ERROR_UNSUPPORTED,
+                   "%s: %s has no native context to replace; contexts exist on GPUs only", fn,
+                   cj_device_name(device, name, sizeof name));
+  if (!context)
+    return cj_fail(device->engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s: context is NULL; pass the CUcontext to use (cuCtxCreate's, or "
+                   "cuCtxGetCurrent's after the runtime API made one current)",
+                   fn);
+  if (device->fault != CUJIT_OK) return cj_device_refuse(device);
+  return device->ops->use_context(device, context);
+}
+
+cujit_status cj_native_current(cujit_engine *engine, const char *fn, const char *what,
+                               cujit_device **device) {
+  cujit_status st = cj_current_device(engine, device);
+  if (st == CUJIT_OK && !(*device)->ops->native)
+    return cj_fail(engine, CUJIT_ERROR_UNSUPPORTED,
+                   "%s: the CPU device has no native %s (its kernels are functions of a shared "
+                   "object cujit built); native handles exist on GPUs only",
+                   fn, what);
+  return st == CUJIT_OK ? cj_device_enter(*device) : st;
+}
+
+cujit_status cujit_device_context(cujit_device *device, void **context) {
+  CJ_KEEP_CALLER_CONTEXT;
+  NEED_DEVICE(device, "cujit_device_context");
+  static const char fn[] = "cujit_device_context";
+  if (!context)
+    return cj_fail(device->engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s: context is NULL; pass the address of a void * (a CUcontext) to fill", fn);
+  *context = NULL;
+  char name[32];
+  if (!device->ops->context)
+    return cj_fail(device->engine, CUJIT_ERROR_UNSUPPORTED,
+                   "%s: %s has no native context; contexts exist on GPUs only", fn,
+                   cj_device_name(device, name, sizeof name));
+  if (device->fault != CUJIT_OK) return cj_device_refuse(device);
+  return device->ops->context(device, context);
 }
 
 /* --- making objects on the current device ----------------------------------------------------- */
@@ -323,6 +382,7 @@ cujit_status cj_check_alive(cujit_device *device, unsigned generation, const cha
 /* --- reset ------------------------------------------------------------------------------------ */
 
 cujit_status cujit_device_reset(cujit_device *device) {
+  CJ_KEEP_CALLER_CONTEXT;
   NEED_DEVICE(device, "cujit_device_reset");
   if (device->unrecoverable) return cj_device_refuse(device);
   cujit_status st = device->ops->reset(device);

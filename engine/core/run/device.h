@@ -8,6 +8,16 @@
 
 #include "backend/backend.h"
 
+/* Opens the scope of a public call that may enter a device (backend.h, "the caller's current
+** context"): the context the caller had current on this thread is current again when the call
+** returns, by whatever return. The first statement of every such public call. */
+static inline void cj_scope_end_(int *unused) {
+  (void)unused;
+  cj_backend_scope_close();
+}
+#define CJ_KEEP_CALLER_CONTEXT                                                                     \
+  __attribute__((cleanup(cj_scope_end_), unused)) int cj_scope_ = (cj_backend_scope_open(), 0)
+
 /* The engine's current device, the table made (and every device's info read) on first use. */
 cujit_status cj_current_device(cujit_engine *engine, cujit_device **out);
 
@@ -18,6 +28,11 @@ static inline cujit_status cj_device_enter(cujit_device *device) {
     return cj_device_refuse(device);
   return device->ops->enter(device);
 }
+
+/* The engine's current device, entered, when its handles are the driver's (issue 24); else
+** UNSUPPORTED for `fn`, saying the CPU device has no native `what` ("functions"). */
+cujit_status cj_native_current(cujit_engine *engine, const char *fn, const char *what,
+                               cujit_device **device);
 
 /* Like cj_device_enter for releasing objects: 1 when the device is usable and not faulted, 0
 ** otherwise; records no error, so a free never clobbers cujit_errmsg. */

@@ -68,11 +68,13 @@ static cujit_status export_hex(const char *fn, cujit_device *device, unsigned ge
 
 cujit_status cujit_buffer_alloc_shareable(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
                                           cujit_buffer **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   return cj_buffer_alloc_kind(engine, bytes, dtype, CJ_BUFFER_SHAREABLE,
                               "cujit_buffer_alloc_shareable", out);
 }
 
 cujit_status cujit_buffer_ipc_handle(const cujit_buffer *buffer, char text[CUJIT_IPC_HANDLE_MAX]) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_buffer_ipc_handle";
   if (!buffer || !text)
     return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
@@ -117,6 +119,7 @@ static int parse_mem(const char *text, cujit_dtype *dtype, size_t *bytes, unsign
 }
 
 cujit_status cujit_buffer_ipc_open(cujit_engine *engine, const char *text, cujit_buffer **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_buffer_ipc_open";
   cujit_status st = cj_check_new(engine, out, fn, "cujit_buffer");
   if (st != CUJIT_OK) return st;
@@ -147,10 +150,12 @@ cujit_status cujit_buffer_ipc_open(cujit_engine *engine, const char *text, cujit
 /* --- events ----------------------------------------------------------------------------------- */
 
 cujit_status cujit_event_create_shareable(cujit_engine *engine, cujit_event **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   return cj_event_new(engine, "cujit_event_create_shareable", 1, NULL, out);
 }
 
 cujit_status cujit_event_ipc_handle(const cujit_event *event, char text[CUJIT_IPC_HANDLE_MAX]) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_event_ipc_handle";
   if (!event || !text)
     return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
@@ -163,6 +168,7 @@ cujit_status cujit_event_ipc_handle(const cujit_event *event, char text[CUJIT_IP
 }
 
 cujit_status cujit_event_ipc_open(cujit_engine *engine, const char *text, cujit_event **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_event_ipc_open";
   unsigned char handle[CJ_IPC_HANDLE_BYTES];
   if (!text || strncmp(text, EVENT_PREFIX, strlen(EVENT_PREFIX)) != 0 ||

@@ -99,11 +99,13 @@ cujit_status cj_buffer_alloc_kind(cujit_engine *engine, size_t bytes, cujit_dtyp
 
 cujit_status cujit_buffer_alloc(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
                                 cujit_buffer **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   return buffer_alloc(engine, NULL, bytes, dtype, CJ_BUFFER_DEVICE, "cujit_buffer_alloc", out);
 }
 
 cujit_status cujit_buffer_alloc_on(cujit_device *device, size_t bytes, cujit_dtype dtype,
                                    cujit_buffer **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!device)
     return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_buffer_alloc_on: device is NULL");
   return buffer_alloc(device->engine, device, bytes, dtype, CJ_BUFFER_DEVICE,
@@ -111,6 +113,7 @@ cujit_status cujit_buffer_alloc_on(cujit_device *device, size_t bytes, cujit_dty
 }
 
 void cujit_buffer_free(cujit_buffer *buffer) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!buffer) return;
   /* A DLPack export holds the memory: the last deleter destroys it (memory_foreign.c). */
   if (atomic_load(&buffer->exports) && cj_buffer_free_held(buffer)) return;
@@ -175,6 +178,7 @@ static cujit_status check_buffer(const char *fn, const char *which, const cujit_
 
 cujit_status cujit_memcpy_htod(cujit_buffer *dst, size_t dst_offset, const void *src, size_t bytes,
                                cujit_stream *stream) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_memcpy_htod";
   if (!dst) return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: dst is NULL", fn);
   cujit_device *device = dst->device;
@@ -200,6 +204,7 @@ cujit_status cujit_memcpy_htod(cujit_buffer *dst, size_t dst_offset, const void 
 
 cujit_status cujit_memcpy_dtoh(void *dst, const cujit_buffer *src, size_t src_offset, size_t bytes,
                                cujit_stream *stream) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_memcpy_dtoh";
   if (!src) return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: src is NULL", fn);
   cujit_device *device = src->device;
@@ -248,6 +253,7 @@ static cujit_status overlap_error(cujit_engine *engine, const char *fn, const cu
 
 cujit_status cujit_memcpy_dtod(cujit_buffer *dst, size_t dst_offset, const cujit_buffer *src,
                                size_t src_offset, size_t bytes, cujit_stream *stream) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_memcpy_dtod";
   if (!dst || !src)
     return cj_fail(dst   ? dst->device->engine
@@ -277,6 +283,7 @@ cujit_status cujit_memcpy_dtod(cujit_buffer *dst, size_t dst_offset, const cujit
 
 cujit_status cujit_memset(cujit_buffer *dst, size_t offset, unsigned char value, size_t bytes,
                           cujit_stream *stream) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_memset";
   if (!dst) return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: dst is NULL", fn);
   cujit_device *device = dst->device;
@@ -314,6 +321,7 @@ void cj_host_destroy(cj_link *link) {
 }
 
 cujit_status cujit_host_alloc(cujit_engine *engine, size_t bytes, cujit_host_buffer **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_host_alloc";
   cujit_status st = cj_check_new(engine, out, fn, "cujit_host_buffer");
   if (st != CUJIT_OK) return st;
@@ -339,6 +347,7 @@ cujit_status cujit_host_alloc(cujit_engine *engine, size_t bytes, cujit_host_buf
 }
 
 void cujit_host_free(cujit_host_buffer *buffer) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!buffer) return;
   cj_untrack(buffer->engine, &buffer->link);
   cj_host_destroy(&buffer->link);

@@ -8,6 +8,7 @@
 
 cujit_status cujit_buffer_alloc_managed(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
                                         cujit_buffer **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   return cj_buffer_alloc_kind(engine, bytes, dtype, CJ_BUFFER_MANAGED, "cujit_buffer_alloc_managed",
                               out);
 }
@@ -45,6 +46,7 @@ static cujit_status check_managed(const char *fn, cujit_buffer *buffer, cujit_st
 }
 
 cujit_status cujit_buffer_prefetch(cujit_buffer *buffer, int to_host, cujit_stream *stream) {
+  CJ_KEEP_CALLER_CONTEXT;
   cujit_status st = check_managed("cujit_buffer_prefetch", buffer, stream);
   if (st != CUJIT_OK) return st;
   cujit_device *device = buffer->device;
@@ -55,6 +57,7 @@ cujit_status cujit_buffer_prefetch(cujit_buffer *buffer, int to_host, cujit_stre
 }
 
 cujit_status cujit_buffer_advise(cujit_buffer *buffer, cujit_advice advice) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_buffer_advise";
   cujit_status st = check_managed(fn, buffer, NULL);
   if (st != CUJIT_OK) return st;

@@ -88,6 +88,7 @@ void cj_buffer_release_special(cujit_buffer *b) {
 
 cujit_status cujit_buffer_view(cujit_buffer *buffer, size_t offset, size_t bytes, cujit_dtype dtype,
                                cujit_buffer **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_buffer_view";
   if (!buffer || !out)
     return cj_fail(buffer ? buffer->device->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -136,6 +137,7 @@ cujit_status cujit_buffer_view(cujit_buffer *buffer, size_t offset, size_t bytes
 /* --- host memory for the device --------------------------------------------------------------- */
 
 cujit_status cujit_host_map(cujit_host_buffer *host, cujit_dtype dtype, cujit_buffer **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_host_map";
   if (!host || !out)
     return cj_fail(host ? host->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
@@ -161,6 +163,7 @@ cujit_status cujit_host_map(cujit_host_buffer *host, cujit_dtype dtype, cujit_bu
 
 cujit_status cujit_host_register(cujit_engine *engine, void *ptr, size_t bytes,
                                  cujit_host_buffer **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_host_register";
   cujit_status st = cj_check_new(engine, out, fn, "cujit_host_buffer");
   if (st != CUJIT_OK) return st;

@@ -47,6 +47,7 @@ int cj_peer_enabled(const cujit_device *dev, const cujit_device *other) {
 }
 
 cujit_status cujit_device_enable_peer(cujit_device *device, cujit_device *peer) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_device_enable_peer";
   if (!device || !peer)
     return cj_fail(device ? device->engine

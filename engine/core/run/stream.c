@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define STREAM_OF(l) ((cujit_stream *)((char *)(l)-offsetof(cujit_stream, link)))
 #define EVENT_OF(l) ((cujit_event *)((char *)(l)-offsetof(cujit_event, link)))
@@ -16,6 +17,7 @@
 
 /* One wait, by the backend, for all the device's work (its default stream and every stream). */
 cujit_status cujit_device_synchronize(cujit_device *device) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!device)
     return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_device_synchronize: device is NULL");
   if (!device->ops->enter_quiet(device) && device->fault == CUJIT_OK)
@@ -52,16 +54,31 @@ void cj_stream_catch_up(cujit_stream *stream, unsigned long epoch) {
     atomic_store_explicit(&stream->seen_epoch, epoch, memory_order_relaxed);
 }
 
-/* Makes a stream on `device`, or on the engine's current device when it is NULL. */
-static cujit_status stream_create(cujit_engine *engine, cujit_device *device, const char *fn,
-                                  cujit_stream **out) {
+/* "the CPU device has no native streams ..." for `fn`, or OK on a device whose handles are the
+** driver's. */
+static cujit_status need_native(cujit_device *device, const char *fn, const char *what) {
+  if (device->ops->native) return CUJIT_OK;
+  char name[32];
+  return cj_fail(device->engine, CUJIT_ERROR_UNSUPPORTED,
+                 "%s: %s has no native %s (its %s are cujit's own); native handles exist on "
+                 "GPUs only",
+                 fn, cj_device_name(device, name, sizeof name), what, what);
+}
+
+/* Makes a stream on `device`, or on the engine's current device when it is NULL: a new one, or
+** the application's `native` stream wrapped (cujit_stream_wrap). */
+static cujit_status stream_create(cujit_engine *engine, cujit_device *device, void *native,
+                                  const char *fn, cujit_stream **out) {
   cujit_status st = cj_check_new(engine, out, fn, "cujit_stream");
   if (st != CUJIT_OK) return st;
   *out = NULL;
   cujit_stream *s = NULL;
   if ((st = cj_new_on_current(engine, fn, "stream", sizeof *s, &device, (void **)&s)) != CUJIT_OK)
     return st;
-  st = device->ops->stream_create(device, &s->handle);
+  if (!native)
+    st = device->ops->stream_create(device, &s->handle);
+  else if ((st = need_native(device, fn, "streams")) == CUJIT_OK)
+    st = device->ops->stream_adopt(device, native, &s->handle);
   if (st == CUJIT_OK && (st = device->ops->event_create(device, &s->joined)) != CUJIT_OK)
     device->ops->stream_destroy(device, s->handle);
   if (st != CUJIT_OK) {
@@ -79,16 +96,43 @@ static cujit_status stream_create(cujit_engine *engine, cujit_device *device, co
 }
 
 cujit_status cujit_stream_create(cujit_engine *engine, cujit_stream **out) {
-  return stream_create(engine, NULL, "cujit_stream_create", out);
+  CJ_KEEP_CALLER_CONTEXT;
+  return stream_create(engine, NULL, NULL, "cujit_stream_create", out);
 }
 
 cujit_status cujit_stream_create_on(cujit_device *device, cujit_stream **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!device)
     return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_stream_create_on: device is NULL");
-  return stream_create(device->engine, device, "cujit_stream_create_on", out);
+  return stream_create(device->engine, device, NULL, "cujit_stream_create_on", out);
+}
+
+/* A NULL native handle is the default stream, which cujit's NULL stream already is. */
+static cujit_status refuse_null_native(cujit_engine *engine, const char *fn, const char *what) {
+  return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "%s: the native %s is NULL; %s", fn, what,
+                 strcmp(what, "stream") == 0
+                     ? "the legacy default stream is cujit's NULL stream: pass NULL as the "
+                       "cujit_stream instead of wrapping it"
+                     : "pass an event made by cuEventCreate or cudaEventCreate");
+}
+
+cujit_status cujit_stream_wrap(cujit_engine *engine, void *native, cujit_stream **out) {
+  CJ_KEEP_CALLER_CONTEXT;
+  static const char fn[] = "cujit_stream_wrap";
+  if (engine && out && !native) return refuse_null_native(engine, fn, "stream");
+  return stream_create(engine, NULL, native, fn, out);
+}
+
+cujit_status cujit_stream_wrap_on(cujit_device *device, void *native, cujit_stream **out) {
+  CJ_KEEP_CALLER_CONTEXT;
+  static const char fn[] = "cujit_stream_wrap_on";
+  if (!device) return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: device is NULL", fn);
+  if (out && !native) return refuse_null_native(device->engine, fn, "stream");
+  return stream_create(device->engine, device, native, fn, out);
 }
 
 void cujit_stream_free(cujit_stream *stream) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!stream) return;
   cj_untrack(stream->device->engine, &stream->link);
   stream_destroy(&stream->link);
@@ -120,6 +164,7 @@ static cujit_status refuse_capturing(const cujit_stream *stream, const char *fn)
 }
 
 cujit_status cujit_stream_synchronize(cujit_stream *stream) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_stream_synchronize";
   cujit_status st = enter_stream(stream, fn);
   if (st == CUJIT_OK && stream->capture) return refuse_capturing(stream, fn);
@@ -134,6 +179,7 @@ int cujit_stream_capturing(const cujit_stream *stream) {
 }
 
 cujit_status cujit_stream_query(cujit_stream *stream) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_stream_query";
   cujit_status st = enter_stream(stream, fn);
   if (st == CUJIT_OK && stream->capture) return refuse_capturing(stream, fn);
@@ -145,7 +191,8 @@ cujit_status cujit_stream_query(cujit_stream *stream) {
 
 static void event_destroy(cj_link *link) {
   cujit_event *e = EVENT_OF(link);
-  if (cj_device_current(e->device, e->generation) && cj_device_enter_quiet(e->device))
+  if (!e->foreign && cj_device_current(e->device, e->generation) &&
+      cj_device_enter_quiet(e->device))
     e->device->ops->event_destroy(e->device, e->handle);
   free(e);
 }
@@ -175,22 +222,76 @@ static cujit_status event_create(cujit_engine *engine, cujit_device *device, con
   return CUJIT_OK;
 }
 
+cujit_status cujit_event_wrap(cujit_engine *engine, void *native, cujit_event **out) {
+  CJ_KEEP_CALLER_CONTEXT;
+  static const char fn[] = "cujit_event_wrap";
+  cujit_status st = cj_check_new(engine, out, fn, "cujit_event");
+  if (st != CUJIT_OK) return st;
+  *out = NULL;
+  if (!native) return refuse_null_native(engine, fn, "event");
+  cujit_device *device = NULL;
+  cujit_event *e = NULL;
+  if ((st = cj_current_device(engine, &device)) != CUJIT_OK ||
+      (st = need_native(device, fn, "events")) != CUJIT_OK ||
+      (st = cj_new_on_current(engine, fn, "event", sizeof *e, &device, (void **)&e)) != CUJIT_OK)
+    return st;
+  e->handle = native;
+  e->foreign = 1;
+  e->recorded = 1; /* by the application, maybe: the driver answers for it */
+  e->device = device;
+  e->generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
+  cj_track(engine, &e->link, event_destroy);
+  *out = e;
+  return CUJIT_OK;
+}
+
+cujit_status cujit_stream_handle(const cujit_stream *stream, void **native) {
+  CJ_KEEP_CALLER_CONTEXT;
+  static const char fn[] = "cujit_stream_handle";
+  if (!stream || !native)
+    return cj_fail(stream ? stream->device->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s: %s is NULL", fn, stream ? "native" : "stream");
+  *native = NULL;
+  cujit_status st = need_native(stream->device, fn, "streams");
+  if (st == CUJIT_OK && !cj_device_current(stream->device, stream->generation))
+    st = cj_check_alive(stream->device, stream->generation, "cujit_stream_handle: the stream");
+  if (st == CUJIT_OK) *native = stream->handle;
+  return st;
+}
+
+cujit_status cujit_event_handle(const cujit_event *event, void **native) {
+  CJ_KEEP_CALLER_CONTEXT;
+  static const char fn[] = "cujit_event_handle";
+  if (!event || !native)
+    return cj_fail(event ? event->device->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s: %s is NULL", fn, event ? "native" : "event");
+  *native = NULL;
+  cujit_status st = need_native(event->device, fn, "events");
+  if (st == CUJIT_OK && !cj_device_current(event->device, event->generation))
+    st = cj_check_alive(event->device, event->generation, "cujit_event_handle: the event");
+  if (st == CUJIT_OK) *native = event->handle;
+  return st;
+}
+
 cujit_status cj_event_new(cujit_engine *engine, const char *fn, int shareable,
                           const unsigned char *ipc_handle, cujit_event **out) {
   return event_create(engine, NULL, fn, shareable, ipc_handle, out);
 }
 
 cujit_status cujit_event_create(cujit_engine *engine, cujit_event **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   return event_create(engine, NULL, "cujit_event_create", 0, NULL, out);
 }
 
 cujit_status cujit_event_create_on(cujit_device *device, cujit_event **out) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!device)
     return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_event_create_on: device is NULL");
   return event_create(device->engine, device, "cujit_event_create_on", 0, NULL, out);
 }
 
 void cujit_event_free(cujit_event *event) {
+  CJ_KEEP_CALLER_CONTEXT;
   if (!event) return;
   cj_untrack(event->device->engine, &event->link);
   event_destroy(&event->link);
@@ -206,6 +307,7 @@ static cujit_status check_event(cujit_event *event, const char *fn, const char *
 }
 
 cujit_status cujit_event_record(cujit_event *event, cujit_stream *stream) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_event_record";
   cujit_status st = check_event(event, fn, "the event");
   if (st != CUJIT_OK) return st;
@@ -229,6 +331,7 @@ cujit_status cujit_event_record(cujit_event *event, cujit_stream *stream) {
 }
 
 cujit_status cujit_event_synchronize(cujit_event *event) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_event_synchronize";
   cujit_status st = check_event(event, fn, "the event");
   if (st == CUJIT_OK) st = cj_device_enter(event->device);
@@ -236,6 +339,7 @@ cujit_status cujit_event_synchronize(cujit_event *event) {
 }
 
 cujit_status cujit_event_query(cujit_event *event) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_event_query";
   cujit_status st = check_event(event, fn, "the event");
   if (st == CUJIT_OK) st = cj_device_enter(event->device);
@@ -244,6 +348,7 @@ cujit_status cujit_event_query(cujit_event *event) {
 }
 
 cujit_status cujit_event_elapsed(cujit_event *start, cujit_event *end, float *ms) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_event_elapsed";
   cujit_status st = check_event(start, fn, "the start event");
   if (st == CUJIT_OK) st = check_event(end, fn, "the end event");
@@ -268,6 +373,7 @@ cujit_status cujit_event_elapsed(cujit_event *start, cujit_event *end, float *ms
 }
 
 cujit_status cujit_stream_wait_event(cujit_stream *stream, cujit_event *event) {
+  CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_stream_wait_event";
   cujit_status st = check_event(event, fn, "the event");
   if (st == CUJIT_OK) st = enter_stream(stream, fn);

@@ -23,6 +23,7 @@ struct cujit_event {
   unsigned generation;
   void *handle;
   int recorded; /* elapsed time needs both events recorded */
+  int foreign;  /* the application's (cujit_event_wrap): never destroyed by cujit */
 };
 
 /* A new event on the current device (`fn` names the call): an ordinary one, or a shareable one

@@ -14,6 +14,7 @@ typedef struct cuda_stream {
   CUstream stream;
   CUevent joined;
   int capturing; /* cj_cuda_stream_capturing: left out of synchronize and the pool's joins */
+  int foreign;   /* the application's (cujit_stream_wrap): untracked at its free, not destroyed */
 } cuda_stream;
 
 /* cuda_pool.c: cujit's cache of device blocks over the driver's pool. */
@@ -48,6 +49,7 @@ typedef struct cuda_device {
   cj_driver *drv;
   CUdevice handle;
   CUcontext ctx;        /* the retained primary context; NULL until first needed (atomic) */
+  int adopted;          /* ctx is the application's (cujit_device_use_context): never released */
   pthread_mutex_t lock; /* serialises retaining and resetting the context */
   CUmemoryPool pool;    /* the device's default pool, or NULL: CUJIT_POOL=off, or unsupported */
   /* The streams made here, for synchronize and for ordering the reuse of freed blocks against
@@ -75,6 +77,12 @@ cujit_status cj_cuda_synchronize(cujit_device *dev);
 ** end): while it captures, device synchronize and the pool's joins leave it out, since a query of
 ** it or an event recorded on it would be refused by the driver or recorded into the graph. */
 void cj_cuda_stream_capturing(cujit_device *dev, void *stream, int capturing);
+
+/* The CUmodule of a loaded library in the entered context (cuda_program.c). */
+cujit_status cj_cuda_module_native(cujit_device *dev, void *module, void **native);
+
+/* The application's stream, checked to be of the device's context and kept in the list. */
+cujit_status cj_cuda_stream_adopt(cujit_device *dev, void *native, void **stream);
 
 /* A cj_poll_fn for one stream (NULL: the default stream). */
 cujit_status cj_cuda_stream_done(cujit_device *dev, void *stream);

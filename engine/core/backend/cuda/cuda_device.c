@@ -282,6 +282,21 @@ static cujit_status retain(cujit_device *dev) {
   return check(dev, rc, what);
 }
 
+/* The caller's context back, at the close of the public call that replaced it (backend.h). */
+static void restore_caller(void *drv, void *prior) {
+  ((cj_driver *)drv)->cuCtxSetCurrent((CUcontext)prior);
+}
+
+/* Makes ctx current in place of what is, which the public call's close puts back. */
+static CUresult make_current(cuda_device *c, CUcontext ctx) {
+  CUcontext current = NULL;
+  if (c->drv->cuCtxGetCurrent(&current) != CUDA_SUCCESS) current = NULL;
+  if (current == ctx) return CUDA_SUCCESS;
+  CUresult rc = c->drv->cuCtxSetCurrent(ctx);
+  if (rc == CUDA_SUCCESS) cj_backend_switched(restore_caller, c->drv, current);
+  return rc;
+}
+
 /* On the launch path: one cuCtxGetCurrent when the context is already current. */
 static cujit_status cuda_enter(cujit_device *dev) {
   cuda_device *c = CU(dev);
@@ -293,16 +308,71 @@ static cujit_status cuda_enter(cujit_device *dev) {
   }
   CUcontext current = NULL;
   if (c->drv->cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == ctx) return CUJIT_OK;
-  return check(dev, c->drv->cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+  return check(dev, make_current(c, ctx), "cuCtxSetCurrent");
 }
 
 static int cuda_enter_quiet(cujit_device *dev) {
   cuda_device *c = CU(dev);
   CUcontext ctx = __atomic_load_n(&c->ctx, __ATOMIC_ACQUIRE);
   if (!ctx) return 0; /* nothing was ever made on it */
-  CUcontext current = NULL;
-  if (c->drv->cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == ctx) return 1;
-  return c->drv->cuCtxSetCurrent(ctx) == CUDA_SUCCESS;
+  return make_current(c, ctx) == CUDA_SUCCESS;
+}
+
+static cujit_status already_used(cujit_device *dev) {
+  return cj_fail(dev->engine, CUJIT_ERROR_UNSUPPORTED,
+                 "cujit_device_use_context: device %d already runs on %s; call "
+                 "cujit_device_use_context right after cujit_open, before anything is made on the "
+                 "device",
+                 dev->ordinal,
+                 CU(dev)->adopted ? "another context given by the application"
+                                  : "its primary context, where cujit has made objects");
+}
+
+/* cujit_device_use_context: the caller's context in place of the primary one, before cujit made
+** anything on the device. The context must be of this device: asked with it current, the caller's
+** current context put back after (the scope of the public call does). */
+static cujit_status cuda_use_context(cujit_device *dev, void *context) {
+  cuda_device *c = CU(dev);
+  cj_driver *drv = c->drv;
+  CUcontext used = __atomic_load_n(&c->ctx, __ATOMIC_ACQUIRE);
+  if (used && used != (CUcontext)context) return already_used(dev);
+  if (!drv->cuCtxGetDevice)
+    return cj_cuda_missing(dev, "cuCtxGetDevice", "cujit_device_use_context");
+  CUresult rc = make_current(c, (CUcontext)context);
+  CUdevice owner = -1;
+  if (rc == CUDA_SUCCESS) rc = drv->cuCtxGetDevice(&owner);
+  if (rc != CUDA_SUCCESS)
+    return cj_fail(dev->engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_device_use_context: the context is not one the driver knows (CUDA "
+                   "error %d); pass a CUcontext made by cuCtxCreate or a device's primary context, "
+                   "still alive",
+                   (int)rc);
+  if (owner != c->handle)
+    return cj_fail(dev->engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_device_use_context: the context belongs to another GPU (CUdevice %d), "
+                   "not to device %d; pass it to that device's cujit_device_use_context",
+                   (int)owner, dev->ordinal);
+  int taken = 0;
+  pthread_mutex_lock(&c->lock); /* against a retain on another thread meanwhile */
+  if (c->ctx && c->ctx != (CUcontext)context)
+    taken = 1;
+  else if (!c->ctx) {
+    c->adopted = 1;
+    keep_pool(c);
+    __atomic_store_n(&c->ctx, (CUcontext)context, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&c->lock);
+  return taken ? already_used(dev) : CUJIT_OK;
+}
+
+/* The context cujit uses on the device, retained (the primary) when nothing was made yet. */
+static cujit_status cuda_context(cujit_device *dev, void **context) {
+  cuda_device *c = CU(dev);
+  *context = __atomic_load_n(&c->ctx, __ATOMIC_ACQUIRE);
+  if (*context) return CUJIT_OK;
+  cujit_status st = retain(dev);
+  *context = __atomic_load_n(&c->ctx, __ATOMIC_ACQUIRE);
+  return st;
 }
 
 static cujit_status cuda_mem_info(cujit_device *dev, size_t *free_bytes, size_t *total_bytes) {
@@ -372,6 +442,13 @@ static cujit_status unrecoverable(cujit_device *dev, CUresult rc) {
 ** pool holds goes back first, even from a faulted context (cj_cuda_pool_give_back). */
 static cujit_status cuda_reset(cujit_device *dev) {
   cuda_device *c = CU(dev);
+  if (c->adopted)
+    return cj_fail(dev->engine, CUJIT_ERROR_UNSUPPORTED,
+                   "resetting device %d: cujit runs there on a context the application gave "
+                   "(cujit_device_use_context), and never destroys what it did not create; "
+                   "recover in the application (destroy that context and make a new one), then "
+                   "open a new engine on it",
+                   dev->ordinal);
   int faulted = __atomic_load_n(&dev->fault, __ATOMIC_ACQUIRE) != CUJIT_OK;
   if (cuda_enter_quiet(dev)) cj_cuda_pool_give_back(dev, 1);
   pthread_mutex_lock(&c->lock);
@@ -405,7 +482,7 @@ static void cuda_release(cujit_device *dev) {
   cuda_device *c = CU(dev);
   if (cuda_enter_quiet(dev)) cj_cuda_pool_give_back(dev, 0);
   cj_cuda_pool_close(c);
-  if (c->ctx) c->drv->cuDevicePrimaryCtxRelease(c->handle);
+  if (c->ctx && !c->adopted) c->drv->cuDevicePrimaryCtxRelease(c->handle);
   pthread_mutex_destroy(&c->lock);
   pthread_mutex_destroy(&c->streams_lock);
   free(c->streams);
@@ -415,8 +492,11 @@ static void cuda_release(cujit_device *dev) {
 
 const cj_backend cj_backend_cuda = {
     .name = "cuda",
+    .native = 1,
     .enter = cuda_enter,
     .enter_quiet = cuda_enter_quiet,
+    .use_context = cuda_use_context,
+    .context = cuda_context,
     .mem_info = cuda_mem_info,
     .synchronize = cj_cuda_synchronize,
     .reset = cuda_reset,
@@ -438,6 +518,7 @@ const cj_backend cj_backend_cuda = {
     .pool_reserved = cj_cuda_pool_reserved,
     .stream_create = cj_cuda_stream_create,
     .stream_destroy = cj_cuda_stream_destroy,
+    .stream_adopt = cj_cuda_stream_adopt,
     .stream_query = cj_cuda_stream_query,
     .stream_synchronize = cj_cuda_stream_synchronize,
     .stream_wait_event = cj_cuda_stream_wait_event,
@@ -450,6 +531,7 @@ const cj_backend cj_backend_cuda = {
     .load = cj_cuda_load,
     .unload = cj_cuda_unload,
     .get_function = cj_cuda_get_function,
+    .module_native = cj_cuda_module_native,
     .launch = cj_cuda_launch,
     .suggest_block = cj_cuda_suggest_block,
     .allow_shared = cj_cuda_allow_shared,

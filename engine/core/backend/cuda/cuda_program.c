@@ -45,6 +45,18 @@ cujit_status cj_cuda_get_function(cujit_device *dev, void *module, const char *n
   return cj_cuda_check(dev, rc, what);
 }
 
+/* cujit_program_module: the library's module in the context cujit uses (entered). */
+cujit_status cj_cuda_module_native(cujit_device *dev, void *module, void **native) {
+  cj_driver *drv = DRV(dev);
+  *native = NULL;
+  if (!drv->cuLibraryGetModule)
+    return cj_cuda_missing(dev, "cuLibraryGetModule", "cujit_program_module");
+  CUmodule m = NULL;
+  CUresult rc = drv->cuLibraryGetModule(&m, (CUlibrary)module);
+  *native = m;
+  return cj_cuda_check(dev, rc, "cuLibraryGetModule");
+}
+
 static cujit_status launch_error(cujit_device *dev, CUresult rc) {
   int resources = rc == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   const char *kernel = __atomic_load_n(&dev->last_kernel, __ATOMIC_RELAXED);

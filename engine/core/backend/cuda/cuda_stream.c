@@ -12,7 +12,7 @@
 /* --- streams and events ----------------------------------------------------------------------- */
 
 /* Kept in the device's list (for synchronize and the pool's joins) with its event. */
-static CUresult track_stream(cuda_device *c, CUstream s) {
+static CUresult track_stream(cuda_device *c, CUstream s, int foreign) {
   CUevent joined = NULL;
   CUresult rc = c->drv->cuEventCreate(&joined, CU_EVENT_DISABLE_TIMING);
   if (rc != CUDA_SUCCESS) return rc;
@@ -22,7 +22,7 @@ static CUresult track_stream(cuda_device *c, CUstream s) {
     cuda_stream *grown = realloc(c->streams, (size_t)cap * sizeof *grown);
     if (grown) c->streams = grown, c->cap = cap;
   }
-  if (c->nstreams < c->cap) c->streams[c->nstreams++] = (cuda_stream){s, joined, 0};
+  if (c->nstreams < c->cap) c->streams[c->nstreams++] = (cuda_stream){s, joined, 0, foreign};
   int kept = c->streams[c->nstreams - 1].stream == s;
   pthread_mutex_unlock(&c->streams_lock);
   if (kept) return CUDA_SUCCESS;
@@ -34,12 +34,47 @@ cujit_status cj_cuda_stream_create(cujit_device *dev, void **stream) {
   cuda_device *c = CU(dev);
   CUstream s = NULL;
   CUresult rc = c->drv->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
-  if (rc == CUDA_SUCCESS && (rc = track_stream(c, s)) != CUDA_SUCCESS) {
+  if (rc == CUDA_SUCCESS && (rc = track_stream(c, s, 0)) != CUDA_SUCCESS) {
     c->drv->cuStreamDestroy(s);
     s = NULL;
   }
   *stream = s;
   return cj_cuda_check(dev, rc, "cuStreamCreate");
+}
+
+/* cujit_stream_wrap: the application's stream, of the context cujit uses on the device (entered),
+** kept in the list as cujit's own are, so device synchronize and the pool's reuse of freed blocks
+** order themselves after the work cujit queues there. */
+cujit_status cj_cuda_stream_adopt(cujit_device *dev, void *native, void **stream) {
+  cuda_device *c = CU(dev);
+  *stream = NULL;
+  if (!c->drv->cuStreamGetCtx) return cj_cuda_missing(dev, "cuStreamGetCtx", "cujit_stream_wrap");
+  CUcontext owner = NULL;
+  CUresult rc = c->drv->cuStreamGetCtx((CUstream)native, &owner);
+  if (rc != CUDA_SUCCESS)
+    return cj_fail(dev->engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_stream_wrap: the driver does not know the stream (CUDA error %d); pass a "
+                   "CUstream or cudaStream_t that is still alive",
+                   (int)rc);
+  if (owner != __atomic_load_n(&c->ctx, __ATOMIC_ACQUIRE))
+    return cj_fail(dev->engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_stream_wrap: the stream belongs to another context than the one cujit "
+                   "uses on device %d (its primary context, unless cujit_device_use_context gave "
+                   "one); make the stream there, or give cujit the stream's context first",
+                   dev->ordinal);
+  pthread_mutex_lock(&c->streams_lock);
+  int known = 0;
+  for (int i = 0; i < c->nstreams; i++) known |= c->streams[i].stream == (CUstream)native;
+  pthread_mutex_unlock(&c->streams_lock);
+  if (known)
+    return cj_fail(dev->engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_stream_wrap: the stream is already a cujit stream on device %d (made by "
+                   "cujit, or wrapped and not freed yet); use that cujit_stream",
+                   dev->ordinal);
+  if ((rc = track_stream(c, (CUstream)native, 1)) != CUDA_SUCCESS)
+    return cj_cuda_check(dev, rc, "cujit_stream_wrap");
+  *stream = native;
+  return CUJIT_OK;
 }
 
 void cj_cuda_stream_capturing(cujit_device *dev, void *stream, int capturing) {
@@ -55,6 +90,7 @@ void cj_cuda_stream_capturing(cujit_device *dev, void *stream, int capturing) {
 ** stream, still come after that work. */
 void cj_cuda_stream_destroy(cujit_device *dev, void *stream) {
   cuda_device *c = CU(dev);
+  int foreign = 0;
   pthread_mutex_lock(&c->streams_lock);
   for (int i = 0; i < c->nstreams; i++)
     if (c->streams[i].stream == (CUstream)stream) {
@@ -62,11 +98,12 @@ void cj_cuda_stream_destroy(cujit_device *dev, void *stream) {
           c->drv->cuEventRecord(c->streams[i].joined, (CUstream)stream) == CUDA_SUCCESS)
         c->drv->cuStreamWaitEvent((CUstream)0, c->streams[i].joined, 0);
       c->drv->cuEventDestroy(c->streams[i].joined);
+      foreign = c->streams[i].foreign;
       c->streams[i] = c->streams[--c->nstreams];
       break;
     }
   pthread_mutex_unlock(&c->streams_lock);
-  c->drv->cuStreamDestroy((CUstream)stream);
+  if (!foreign) c->drv->cuStreamDestroy((CUstream)stream);
 }
 
 cujit_status cj_cuda_stream_query(cujit_device *dev, void *stream) {
