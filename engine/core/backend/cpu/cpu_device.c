@@ -436,8 +436,7 @@ static cujit_status cpu_ipc_event_open(cujit_device *dev, const unsigned char *h
 /* The CPU device's memory is host memory: an address the caller wrapped is its to vouch for (no
 ** allocator knows every host allocation). The one kind known to be wrong is a GPU's device
 ** memory, which a kernel here would fault on: where the driver is open (the device table, made
-** before the CPU device, opened it), an address it calls device memory and not managed is refused.
- */
+** before the CPU device, opened it), what it calls device memory, and not managed, is refused. */
 static cujit_status cpu_pointer_check(cujit_device *dev, uint64_t addr, size_t bytes,
                                       const char *fn) {
   (void)bytes;
