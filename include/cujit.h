@@ -871,7 +871,8 @@ typedef void (*cujit_release_fn)(void *user, uint64_t address);
 **     cujit on the buffer's engine.
 ** A failed wrap never calls `release`: the memory stays the caller's.
 ** On a GPU, [address, address + bytes) must be device (or managed) memory of the context cujit
-** uses on that device (its primary context), inside one allocation: host memory (use
+** uses on that device (cujit_device_context: the primary one unless cujit_device_use_context gave
+** another), inside one allocation: host memory (use
 ** cujit_host_register and cujit_host_map), another GPU's memory (wrap it on that device), memory
 ** of another context, an address no driver allocation holds and a range that runs past its
 ** allocation are each refused (INVALID_ARGUMENT) saying which; a driver that cannot answer

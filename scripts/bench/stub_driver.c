@@ -20,8 +20,9 @@
 ** launch or stream made: where cujit did its work (tests/c/test_embedding.c).
 ** cujit_stub_live_allocations() (dlsym it from libcuda.so.1) counts the device and pinned blocks
 ** allocated and not yet freed: what a real driver would report leaked at context destruction.
-** cuPointerGetAttributes answers for every pretend block (memory type, context, ordinal 0,
-** managed or not, its range) and with defaults for any other address, as the real driver does;
+** cuPointerGetAttributes answers for every pretend block (memory type, the context and device
+** current when it was allocated, managed or not, its range) and with defaults for any other
+** address, as the real driver does;
 ** cujit_stub_block(bytes, kind, ordinal) makes a block of a kind cujit does not allocate itself
 ** (CJ_STUB_* below: managed, another device's, another context's) for tests of cujit_buffer_wrap,
 ** freed by cujit_stub_block_free.
@@ -48,7 +49,8 @@ typedef struct block_header {
   struct block_header *prev, *next;
   size_t bytes;
   int kind, ordinal; /* a CJ_STUB_* kind; the device it belongs to */
-  char pad[32];      /* the block after it stays 64-byte aligned, as malloc's is 16 */
+  void *ctx;         /* the context it belongs to (cuPointerGetAttributes' answer) */
+  char pad[24];      /* the block after it stays 64-byte aligned, as malloc's is 16 */
 } block_header;
 _Static_assert(sizeof(block_header) == 64, "blocks stay 64-byte aligned");
 
@@ -56,7 +58,7 @@ _Static_assert(sizeof(block_header) == 64, "blocks stay 64-byte aligned");
 enum { CJ_STUB_DEVICE, CJ_STUB_PINNED, CJ_STUB_MANAGED, CJ_STUB_OTHER_CONTEXT };
 static char other_context_; /* the pretend context of CJ_STUB_OTHER_CONTEXT blocks */
 
-static block_header live = {&live, &live, 0, 0, 0, {0}};
+static block_header live = {&live, &live, 0, 0, 0, NULL, {0}};
 static long live_allocations;
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -68,10 +70,10 @@ long cujit_stub_live_allocations(void) {
   return n;
 }
 
-static void *block_alloc_kind(size_t bytes, int kind, int ordinal) {
+static void *block_alloc_in(size_t bytes, int kind, int ordinal, void *ctx) {
   block_header *h = bytes > SIZE_MAX - sizeof *h ? NULL : malloc(sizeof *h + bytes);
   if (!h) return NULL;
-  h->bytes = bytes, h->kind = kind, h->ordinal = ordinal;
+  h->bytes = bytes, h->kind = kind, h->ordinal = ordinal, h->ctx = ctx;
   pthread_mutex_lock(&live_lock);
   h->prev = &live, h->next = live.next, live.next->prev = h, live.next = h;
   live_allocations++;
@@ -79,8 +81,10 @@ static void *block_alloc_kind(size_t bytes, int kind, int ordinal) {
   return h + 1;
 }
 
-static void *block_alloc(size_t bytes) {
-  return block_alloc_kind(bytes, CJ_STUB_DEVICE, 0);
+/* A block of the primary context (&object_, device 0), or of the other context. */
+static void *block_alloc_kind(size_t bytes, int kind, int ordinal) {
+  return block_alloc_in(bytes, kind, ordinal,
+                        kind == CJ_STUB_OTHER_CONTEXT ? (void *)&other_context_ : (void *)&object_);
 }
 
 void *cujit_stub_block(size_t bytes, int kind, int ordinal);
@@ -400,7 +404,9 @@ static CUresult make_handle(void **out) {
 static CUresult mem_alloc(CUdeviceptr *p, size_t bytes) {
   cost();
   note_work();
-  void *m = block_alloc(bytes);
+  CUdevice d = 0; /* device memory of the context current now, as the real driver's */
+  if (current && ctx_get_device(&d) != CUDA_SUCCESS) d = 0;
+  void *m = block_alloc_in(bytes, CJ_STUB_DEVICE, (int)d, current ? (void *)current : &object_);
   *p = (CUdeviceptr)(uintptr_t)m;
   return m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
@@ -466,9 +472,7 @@ static CUresult pointer_attributes(unsigned n, CUpointer_attribute *which, void 
                                                          : CU_MEMORYTYPE_DEVICE;
       break;
     case CU_POINTER_ATTRIBUTE_CONTEXT:
-      *(CUcontext *)data[i] = !h                                 ? NULL
-                              : h->kind == CJ_STUB_OTHER_CONTEXT ? (CUcontext)&other_context_
-                                                                 : (CUcontext)&object_;
+      *(CUcontext *)data[i] = h ? (CUcontext)h->ctx : NULL;
       break;
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
       *(int *)data[i] = h ? h->ordinal : -2;

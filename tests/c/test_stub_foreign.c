@@ -3,12 +3,12 @@
 ** cujit_buffer_from_dlpack on a GPU: cuPointerGetAttributes) against the stand-in driver
 ** (scripts/bench/stub_driver.c; tests/CMakeLists.txt runs this program with it first on
 ** LD_LIBRARY_PATH, and nowhere else), so that they run without a GPU: device and managed memory
-** of the device's context are taken, host memory (plain or pinned), another device's memory,
-** another context's, an address the driver never allocated and a range past its allocation are
-** refused with messages saying which and what to do, and a driver without cuPointerGetAttributes
-** refuses the feature alone; the CPU device refuses a GPU's device memory (which its kernels
-** cannot reach) when the driver can say so, and takes host memory. The stand-in makes blocks of
-*each kind (cujit_stub_block). Kernels do
+** of the context cujit uses are taken (the primary one, or one given by cujit_device_use_context);
+** host memory (plain or pinned), another device's memory, another context's, an address the
+** driver never allocated and a range past its allocation are refused with messages saying which
+** and what to do; a driver without cuPointerGetAttributes refuses the feature alone; the CPU
+** device refuses a GPU's device memory (its kernels cannot reach it) when the driver can say so,
+** and takes host memory. The stand-in makes blocks of each kind (cujit_stub_block). Kernels do
 ** not run there: nothing here launches.
 */
 #include <criterion/criterion.h>
@@ -16,6 +16,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
 
 #include "cujit.h"
 #include "cujit_dlpack.h"
@@ -136,11 +139,43 @@ Test(stub_foreign, host_other_device_other_context_and_unknown_memory_are_refuse
   REFUSED(cujit_buffer_wrap(engine, foreign_ctx, 64, CUJIT_F32, count_release, NULL, &b),
           CUJIT_ERROR_INVALID_ARGUMENT,
           "belongs to another CUDA context of device 0 than the one cujit uses (the device's "
-          "primary context");
+          "primary context, which the CUDA runtime uses too); allocate it there, or copy it");
   cr_assert_eq(releases, 0, "a refused wrap called release");
   stub_block_free((void *)(uintptr_t)pinned);
   stub_block_free((void *)(uintptr_t)other);
   stub_block_free((void *)(uintptr_t)foreign_ctx);
+}
+
+/* A context of the application's own on device 0, made current (the stand-in's cuCtxCreate). */
+static void *app_context(void) {
+  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  CUresult (*get)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+  *(void **)&get = dlsym(cuda, "cuGetProcAddress_v2");
+  dlclose(cuda);
+  PFN_cuCtxCreate_v12050 create = NULL;
+  cr_assert_eq(get("cuCtxCreate", (void **)&create, 12050, 0, NULL), CUDA_SUCCESS);
+  CUcontext c = NULL;
+  cr_assert_eq(create(&c, NULL, 0, 0), CUDA_SUCCESS);
+  return c;
+}
+
+Test(stub_foreign, with_a_context_given_its_memory_is_taken_and_the_primary_contexts_refused) {
+  open_stub(NULL);
+  cujit_device *gpu;
+  OK(cujit_device_get(engine, 0, &gpu));
+  uint64_t primary = block(64, STUB_DEVICE, 0); /* of the primary context */
+  void *mine = app_context();
+  OK(cujit_device_use_context(gpu, mine));
+  cujit_buffer *own = NULL, *b = NULL;
+  OK(cujit_buffer_alloc(engine, 64, CUJIT_F32, &own)); /* allocated in `mine` */
+  OK(cujit_buffer_wrap(engine, cujit_buffer_devptr(own), 64, CUJIT_F32, NULL, NULL, &b));
+  cujit_buffer_free(b);
+  REFUSED(cujit_buffer_wrap(engine, primary, 64, CUJIT_F32, NULL, NULL, &b),
+          CUJIT_ERROR_INVALID_ARGUMENT,
+          "belongs to another CUDA context of device 0 than the one cujit uses (the one given to "
+          "cujit_device_use_context); allocate it there, or copy it");
+  cujit_buffer_free(own);
+  stub_block_free((void *)(uintptr_t)primary);
 }
 
 Test(stub_foreign, a_range_past_its_allocation_is_refused_with_what_fits) {

@@ -240,9 +240,11 @@ cujit_status cj_cuda_pointer_check(cujit_device *dev, uint64_t addr, size_t byte
   if (f.context && mine && f.context != mine)
     return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
                    "%s: address 0x%llx belongs to another CUDA context of device %d than the one "
-                   "cujit uses (the device's primary context, which the CUDA runtime uses too); "
-                   "allocate it in the primary context, or copy it",
-                   fn, a, dev->ordinal);
+                   "cujit uses (%s); allocate it there, or copy it",
+                   fn, a, dev->ordinal,
+                   CU(dev)->adopted ? "the one given to cujit_device_use_context"
+                                    : "the device's primary context, which the CUDA runtime uses "
+                                      "too");
   /* A range of 0: the driver keeps no extent for that memory; nothing to compare. */
   if (f.range && (addr < f.start || addr - f.start > f.range || bytes > f.range - (addr - f.start)))
     return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
