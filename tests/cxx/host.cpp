@@ -119,6 +119,7 @@ int main() {
   cujit_cache_stats stats = CUJIT_CACHE_STATS_INIT;
   cujit_param_info param = CUJIT_PARAM_INFO_INIT;
   cujit_scalar sum = CUJIT_SCALAR_INIT;
+  EXPECT(CUJIT_DLPACK_MAX_DIMS == 8); // the shape room cujit_buffer_from_dlpack fills
   EXPECT(info.size == sizeof info && info.ordinal == 0 && info.name[0] == 0 &&
          info.pci_bus_id == 0);
   EXPECT(options.size == sizeof options && !options.arch && !options.fast_math &&

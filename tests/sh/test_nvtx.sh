@@ -154,7 +154,7 @@ fi
 # --- built without nvtx3 (CMake -DCUJIT_NVTX=OFF, or a toolkit without it) -------------------------
 if cc -std=c11 -Wall -Wextra -Wpedantic -Werror -DCUJIT_HAVE_NVTX=0 -D_POSIX_C_SOURCE=200809L \
   -I"$CUJIT_SOURCE_DIR/include" -I"$CUJIT_SOURCE_DIR/engine/core" -fsyntax-only \
-  "$CUJIT_SOURCE_DIR/engine/core/base/trace.c" 2>"$TMP/err"; then
+  -isystem "${CUDA_HOME:-/usr/local/cuda}/include" "$CUJIT_SOURCE_DIR/engine/core/base/trace.c" 2>"$TMP/err"; then
   ok "trace.c builds without nvtx3"
 else
   fail "trace.c does not build without nvtx3: $(cat "$TMP/err")"
