@@ -42,9 +42,9 @@ static int added_for(const char *source, const char *header, size_t files, int v
   cj_option_list o = {0};
   cj_option_list_add(&o, "--gpu-architecture=", "sm_90");
   if (flag) cj_option_list_add(&o, flag, NULL);
-  int added = -1;
-  cr_assert_eq(cj_minimal_add(engine, version, &inc, &o, &added), CUJIT_OK, "%s",
-               cujit_errmsg(engine));
+  cujit_status st = CUJIT_ERROR_UNSUPPORTED;
+  int added = cj_minimal_add(engine, version, &inc, &o, &st);
+  cr_assert_eq(st, CUJIT_OK, "%s", cujit_errmsg(engine));
   int count = 0;
   for (size_t i = 0; i < o.n; i++)
     count += strcmp(o.v[i], "-minimal") == 0 || strcmp(o.v[i], "--minimal") == 0;
@@ -100,9 +100,9 @@ Test(minimal, cujit_minimal_off_and_refused) {
   setenv("CUJIT_MINIMAL", "maybe", 1);
   cj_includes inc = {.source = (char *)plain, .cacheable = 1};
   cj_option_list o = {0};
-  int added = -1;
-  cr_assert_eq(cj_minimal_add(engine, 13000, &inc, &o, &added), CUJIT_ERROR_INVALID_ARGUMENT);
-  cr_assert_eq(added, 0);
+  cujit_status st = CUJIT_OK;
+  cr_assert_eq(cj_minimal_add(engine, 13000, &inc, &o, &st), 0);
+  cr_assert_eq(st, CUJIT_ERROR_INVALID_ARGUMENT);
   cr_assert(strstr(cujit_errmsg(engine), "CUJIT_MINIMAL='maybe' is not understood"), "%s",
             cujit_errmsg(engine));
   cj_option_list_free(&o);

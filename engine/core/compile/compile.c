@@ -8,7 +8,6 @@
 #include "host_code.h"
 #include "includes.h"
 #include "kept.h"
-#include "minimal.h"
 #include "cxx.h"
 #include "options.h"
 #include "verify.h"
@@ -363,10 +362,20 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
 
 /* --- compiling -------------------------------------------------------------------------------- */
 
+/* An entry from the cache, 1 when found; to a profiler, a range with a mark saying where it was
+** found (trace.h). */
+static int fetch(cujit_engine *engine, const cj_cache_key *key, cj_cache_entry *e) {
+  cj_trace_push("cujit: cache lookup");
+  int where = cj_cache_get(engine->cache, key, e);
+  if (where) cj_trace_mark("cujit: cache hit (%s)", where == 2 ? "disk" : "memory");
+  cj_trace_pop();
+  return where != 0;
+}
+
 /* An entry from the cache, unless NVRTC is open and of another version than the one that built
 ** it (then the entry is stale and is rebuilt). */
 static int lookup(cujit_engine *engine, const cj_cache_key *key, cj_cache_entry *e) {
-  if (!cj_cache_get(engine->cache, key, e)) return 0;
+  if (!fetch(engine, key, e)) return 0;
   cj_nvrtc *nv = cj_nvrtc_if_open(engine);
   if (nv && e->nvrtc_version != nv->version) {
     cj_cache_entry_free(e);
@@ -503,7 +512,7 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
     ** source itself includes, and a hit by it would load an object built on an older prelude. */
     cj_key_add_str(kb, cj_embedded_headers_hash);
     out->key = cj_key_end(kb);
-    if (key_ok) hit = cj_cache_get(engine->cache, &out->key, e);
+    if (key_ok) hit = fetch(engine, &out->key, e);
   }
   if (st == CUJIT_OK && !hit) {
     cj_signature *kernels = NULL;
@@ -516,8 +525,11 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
       char err[1024];
       cj_scan_none_message(scan->templates, scan->mangled, err, sizeof err);
       st = cj_fail(engine, CUJIT_ERROR_NOT_FOUND, "'%s': %s", name, err);
-    } else
+    } else {
+      cj_trace_push("cujit: compile %s (C++ compiler, cpu)", name);
       st = compile_cxx_in_dir(engine, source, name, options, kernels, cxx, n, &inc, e);
+      cj_trace_pop();
+    }
     for (size_t i = 0; i < n; i++) cj_signature_free(&kernels[i]);
     free(kernels);
     free(cxx);
@@ -575,11 +587,12 @@ static cujit_status compile_nvrtc(cujit_engine *engine, const cj_scan *scan, con
     if (st == CUJIT_OK && !hit && !inc.source) /* the manifest held, its entry is gone */
       st = resolve_lookup(engine, source, name, arch, &o, &inc, 0, &key, &key_ok, e, &hit);
     if (st == CUJIT_OK && !hit) {
-      int minimal = 0; /* after the key: -minimal where the unit cannot miss it (minimal.h) */
-      if ((st = cj_minimal_add(engine, nv->version, &inc, &o, &minimal)) == CUJIT_OK)
-        st = run_nvrtc(engine, nv, &inc, scan, name, arch, &o, e);
+      int minimal = cj_minimal_add(engine, nv->version, &inc, &o, &st); /* minimal.h */
+      cj_trace_push("cujit: compile %s (NVRTC, %s)", name, arch);
+      if (st == CUJIT_OK) st = run_nvrtc(engine, nv, &inc, scan, name, arch, &o, e);
       if (st == CUJIT_ERROR_COMPILE && minimal && cj_minimal_retry(&o, &e->log))
         st = run_nvrtc(engine, nv, &inc, scan, name, arch, &o, e);
+      cj_trace_pop();
       if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &key, e);
     }
   }

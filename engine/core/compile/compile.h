@@ -8,6 +8,7 @@
 #define CUJIT_COMPILE_H
 
 #include "cache.h"
+#include "minimal.h" /* NVRTC's -minimal, which compile.c adds where it fits */
 #include "scan.h"
 #include "lang/signature.h"
 #include "source.h"

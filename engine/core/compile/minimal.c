@@ -56,22 +56,22 @@ static int has_minimal(const cj_option_list *o) {
   return 0;
 }
 
-cujit_status cj_minimal_add(cujit_engine *engine, int nvrtc_version, const cj_includes *inc,
-                            cj_option_list *o, int *added) {
-  *added = 0;
+int cj_minimal_add(cujit_engine *engine, int nvrtc_version, const cj_includes *inc,
+                   cj_option_list *o, cujit_status *status) {
   char why[256];
   int on = 1;
+  *status = CUJIT_OK;
   if (cj_env_bool("CUJIT_MINIMAL", &on, why, sizeof why) == CJ_ENV_BAD)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "%s", why);
+    return *status = cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "%s", why), 0;
   if (!on || nvrtc_version < MINIMAL_NVRTC || !inc->source || !inc->cacheable || inc->file_count ||
       has_minimal(o) || names_omitted(inc->source))
-    return CUJIT_OK;
+    return 0;
   for (size_t i = 0; i < inc->header_count; i++)
-    if (names_omitted(inc->header_sources[i])) return CUJIT_OK;
+    if (names_omitted(inc->header_sources[i])) return 0;
   cj_option_list_add(o, "-minimal", NULL);
-  if (o->failed) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  *added = 1;
-  return CUJIT_OK;
+  if (o->failed)
+    return *status = cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory"), 0;
+  return 1;
 }
 
 int cj_minimal_retry(cj_option_list *o, char **log) {

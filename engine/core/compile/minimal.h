@@ -9,17 +9,17 @@
 #include "includes.h"
 #include "options.h"
 
-/* Adds -minimal to NVRTC's options `o` when it fits (*added 1), after the cache key was made:
-** the key is the same with and without, since -minimal only leaves out declarations the unit
-** does not name, and the code NVRTC makes is the same (tests/c/test_compile_many.c compares the
+/* Adds -minimal to NVRTC's options `o` when it fits, after the cache key was made, and returns
+** 1 (else 0). The key is the same with and without: -minimal only leaves out declarations the
+** unit does not name, and the code NVRTC makes is the same (tests/c/test_minimal.c compares the
 ** PTX). It fits when CUJIT_MINIMAL is not off, NVRTC is 12.4 or newer, the options do not name it
 ** already, every header the unit includes is one of cujit's in memory (no file read or probed)
 ** and no text of the unit or its headers has, outside comments, a word beginning with cuda or
 ** CUDA, a texture or surface function's name (tex or surf then a digit or a capital: tex2D),
-** __CUDACC_RTC_MINIMAL__ (which -minimal defines) or a "<<<". CUJIT_MINIMAL holding
-*anything but on/off is refused (INVALID_ARGUMENT, recorded). */
-cujit_status cj_minimal_add(cujit_engine *engine, int nvrtc_version, const cj_includes *inc,
-                            cj_option_list *o, int *added);
+** __CUDACC_RTC_MINIMAL__ (which -minimal defines) or a "<<<". *status: CUJIT_OK, else
+** INVALID_ARGUMENT for a CUJIT_MINIMAL that is not on/off, or OUT_OF_HOST_MEMORY (recorded). */
+int cj_minimal_add(cujit_engine *engine, int nvrtc_version, const cj_includes *inc,
+                   cj_option_list *o, cujit_status *status);
 
 /* After a compile with -minimal failed: 1 when its log says an identifier is undefined (what
 ** -minimal left out, named in a way the words above missed), with -minimal taken out of `o` and
