@@ -6,6 +6,7 @@
 ** without the PCH calls. NVRTC only, for an explicit sm_90: no GPU needed.
 */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <nvrtc.h>
 #include <stdio.h>
@@ -261,6 +262,39 @@ Test(pch, private_directory_removed_at_close) {
   cr_assert_eq(lstat(db, &st), 0, "closing one engine removed another's directory");
   cujit_close(b);
   cr_assert_neq(lstat(db, &st), 0, "%s is still there after cujit_close", db);
+}
+
+static int subdirs(const char *path) {
+  DIR *d = opendir(path);
+  cr_assert_not_null(d, "%s", path);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
+/* A header edited again and again (a session): the engine keeps the directories of its 8 header
+** sets used last (each PCH is about 100 MB), the oldest going first. */
+Test(pch, header_sets_are_bounded) {
+  setenv("CUJIT_PCH", "on", 1);
+  cujit_engine *e = open_engine();
+  char text[256], name[32];
+  for (int i = 0; i < 10; i++) {
+    snprintf(text, sizeof text,
+             "#pragma once\n#define VAL %d.0f\n__device__ int hv() { return 0; }\n", i);
+    write_file("inc/h.h", text);
+    snprintf(name, sizeof name, "edit%d", i);
+    cujit_program_free(compile(e, name, NULL));
+  }
+  counts(e, 10, 0, "ten header sets");
+  cr_assert_eq(subdirs(cj_pch_dir(e)), 8, "%d directories of header sets", subdirs(cj_pch_dir(e)));
+  cujit_program_free(compile(e, "edit9_again", NULL)); /* the last set: still there */
+  counts(e, 10, 1, "the last set again");
+  write_file("inc/h.h", "#pragma once\n#define VAL 0.0f\n__device__ int hv() { return 0; }\n");
+  cujit_program_free(compile(e, "edit0_again", NULL)); /* the first: gone, made again */
+  counts(e, 11, 1, "the first set again");
+  cr_assert_eq(subdirs(cj_pch_dir(e)), 8);
+  cujit_close(e);
 }
 
 /* A heap too small for the PCH: the compile succeeds without one and without NVRTC's warning, the

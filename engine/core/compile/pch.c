@@ -25,11 +25,18 @@
 ** compiles hold it shared, and a resize waits for them. */
 static pthread_rwlock_t heap_lock = PTHREAD_RWLOCK_INITIALIZER;
 
-/* The engine's own: its root directory, made on first need. */
+/* The most header sets an engine keeps a directory for: each PCH is a file of about 100 MB, and a
+** header edited again and again in a session makes a new set each time. Past it, the set used
+** least recently goes. */
+#define PCH_SETS 8
+
+/* The engine's own: its root directory, made on first need, and its header sets' directories. */
 typedef struct pch_state {
   pthread_mutex_t lock;
   char root[PATH_MAX];
-  int made, failed; /* failed: the root could not be made (said once) */
+  int made, failed;                        /* failed: the root could not be made (said once) */
+  char sets[PCH_SETS][33];                 /* each set's directory name under root ("" when free) */
+  unsigned long long used[PCH_SETS], tick; /* when each was last used */
 } pch_state;
 
 static const char pch_tag = 0; /* its address names the slot */
@@ -154,9 +161,37 @@ static int wanted(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc,
 
 /* --- a compile -------------------------------------------------------------------------------- */
 
+/* Takes set `name` into the engine's list, making its directory root/name (0700) when it is new;
+** when the list is full, the set used least recently is forgotten and its directory removed,
+** while no PCH compile runs (under the heap's write lock: none reads a file being removed) and no
+** other compile takes a set (the engine's lock, always taken before the heap's). */
+static int take_set(pch_state *s, const char *name, const char *dir) {
+  int at = -1, oldest = 0, ok = 1;
+  pthread_mutex_lock(&s->lock);
+  for (int i = 0; i < PCH_SETS && at < 0; i++)
+    if (strcmp(s->sets[i], name) == 0) at = i;
+  if (at < 0) {
+    for (int i = 0; i < PCH_SETS; i++)
+      if (!s->sets[i][0] || s->used[i] < s->used[oldest]) oldest = i;
+    at = oldest;
+    if (s->sets[at][0]) {
+      char gone[PATH_MAX + 40];
+      snprintf(gone, sizeof gone, "%s/%s", s->root, s->sets[at]);
+      pthread_rwlock_wrlock(&heap_lock);
+      nftw(gone, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+      pthread_rwlock_unlock(&heap_lock);
+    }
+    snprintf(s->sets[at], sizeof s->sets[at], "%s", name);
+    ok = mkdir(dir, 0700) == 0 || errno == EEXIST;
+  }
+  s->used[at] = ++s->tick;
+  pthread_mutex_unlock(&s->lock);
+  return ok;
+}
+
 /* The directory of this header set: root/<hash of every header's name and bytes and of the
-** options>, made 0700. NVRTC itself checks that a PCH's leading directives match the program's. */
-static int set_dir(const char *root, const cj_includes *inc, const cj_option_list *o, char *dir,
+** options>. NVRTC itself checks that a PCH's leading directives match the program's. */
+static int set_dir(pch_state *st, const cj_includes *inc, const cj_option_list *o, char *dir,
                    size_t len) {
   cj_key_builder *kb = cj_key_begin();
   cj_key_add_str(kb, "cujit pch");
@@ -167,10 +202,10 @@ static int set_dir(const char *root, const cj_includes *inc, const cj_option_lis
   cj_key_add(kb, &o->n, sizeof o->n);
   for (size_t i = 0; i < o->n; i++) cj_key_add_str(kb, o->v[i]);
   cj_cache_key key = cj_key_end(kb);
-  int at = snprintf(dir, len, "%s/", root);
-  for (size_t i = 0; i < sizeof key.bytes && at > 0 && (size_t)at + 3 < len; i++)
-    at += snprintf(dir + at, len - (size_t)at, "%02x", key.bytes[i]);
-  return mkdir(dir, 0700) == 0 || errno == EEXIST;
+  char name[33];
+  for (size_t i = 0; i < sizeof key.bytes; i++) snprintf(name + 2 * i, 3, "%02x", key.bytes[i]);
+  snprintf(dir, len, "%s/%s", st->root, name);
+  return take_set(st, name, dir);
 }
 
 static void drop_added(cj_option_list *o, size_t from) {
@@ -185,7 +220,7 @@ void cj_pch_begin(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc, cj
   if (o->failed || !wanted(engine, nv, inc, o)) return;
   pch_state *s = cj_slot_get(engine, &pch_tag, sizeof *s, state_init, state_destroy);
   char dir[PATH_MAX + 40];
-  if (!s || !make_root(engine, s) || !set_dir(s->root, inc, o, dir, sizeof dir)) return;
+  if (!s || !make_root(engine, s) || !set_dir(s, inc, o, dir, sizeof dir)) return;
   size_t n0 = o->n;
   cj_option_list_add(o, "--pch", NULL);
   cj_option_list_add(o, "--pch-dir=", dir);
