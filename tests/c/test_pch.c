@@ -66,7 +66,7 @@ static const char *inc_dir(void) {
 
 /* A program including "h.h" (from inc/) whose kernel `name` stores VAL. */
 static cujit_program *compile(cujit_engine *e, const char *name, const char *prefix) {
-  char src[1024];
+  static char src[40000];
   snprintf(src, sizeof src,
            "%s#include \"h.h\"\n"
            "extern \"C\" __global__ void %s(float *x) { x[threadIdx.x] = VAL + hv(); }\n",
@@ -210,6 +210,28 @@ Test(pch, each_value) {
   unsetenv("CUJIT_LINEINFO");
   cujit_program_free(compile(e, "unlined", NULL));
   counts(e, 1, 0, "line info off again");
+  cujit_close(e);
+}
+
+/* auto: a user header of at least 64 KiB and four times the source's text is worth a PCH; the
+** same header under a source a third of its size is not. */
+Test(pch, auto_header_text_dominates) {
+  static char text[100000], prefix[40000];
+  int at = snprintf(text, sizeof text, "#pragma once\n#define VAL 1.0f\n");
+  for (int i = 0; at < 70000; i++)
+    at += snprintf(text + at, sizeof text - (size_t)at,
+                   "__device__ inline int f%04d() { return %d; }\n", i, i);
+  snprintf(text + at, sizeof text - (size_t)at, "__device__ int hv() { return f0001(); }\n");
+  write_file("inc/h.h", text);
+  setenv("CUJIT_PCH", "auto", 1);
+  cujit_engine *e = open_engine();
+  cujit_program_free(compile(e, "big_header", NULL));
+  counts(e, 1, 0, "a 70 KB header, a small source");
+  at = snprintf(prefix, sizeof prefix, "/*");
+  while (at < 24000) at += snprintf(prefix + at, sizeof prefix - (size_t)at, " a long comment");
+  snprintf(prefix + at, sizeof prefix - (size_t)at, " */\n");
+  cujit_program_free(compile(e, "big_source", prefix));
+  counts(e, 1, 0, "a 70 KB header, a 24 KB source");
   cujit_close(e);
 }
 
