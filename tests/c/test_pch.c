@@ -213,6 +213,26 @@ Test(pch, each_value) {
   cujit_close(e);
 }
 
+/* auto reads the #includes of the program's own text (the source and the user's headers), not
+** the toolkit's: <cuda_fp16.h> (fast for NVRTC, though it names libcu++ under an #if NVRTC never
+** takes) is not worth a PCH, nor cujit's own library programs; <cujit/random.h> named by a user
+** header is. */
+Test(pch, auto_reads_the_programs_own_includes) {
+  setenv("CUJIT_PCH", "auto", 1);
+  cujit_engine *e = open_engine();
+  write_file("inc/h.h", header_a);
+  cujit_program_free(compile(e, "fp16", "#include <cuda_fp16.h>\n"));
+  counts(e, 0, 0, "<cuda_fp16.h>");
+  cujit_program_free(
+      compile(e, "library", "#define CJ_RANDOM 1\n#include <cujit/library_kernels.h>\n"));
+  counts(e, 0, 0, "cujit's own library program");
+  write_file("inc/h.h", "#pragma once\n#include <cujit/random.h>\n#define VAL 1.0f\n"
+                        "__device__ int hv() { return 1; }\n");
+  cujit_program_free(compile(e, "indirect", NULL));
+  counts(e, 1, 0, "<cujit/random.h> from a user header");
+  cujit_close(e);
+}
+
 /* auto: a user header of at least 64 KiB and four times the source's text is worth a PCH; the
 ** same header under a source a third of its size is not. */
 Test(pch, auto_header_text_dominates) {

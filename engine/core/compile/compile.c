@@ -329,7 +329,7 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
                         : nvrtc_status(engine, nv, r, "nvrtcAddNameExpression");
   }
   cj_pch pch; /* after the keys: the PCH options are not hashed, and change nothing compiled */
-  cj_pch_begin(engine, nv, inc, o, &pch);
+  cj_pch_begin(engine, nv, inc, o, tk, &pch);
   nvrtcResult cr = nv->nvrtcCompileProgram(prog, (int)o->n, (const char *const *)o->v);
   size_t log_len = 0;
   if (nv->nvrtcGetProgramLogSize(prog, &log_len) != NVRTC_SUCCESS) log_len = 0;

@@ -23,17 +23,19 @@ typedef struct cj_pch {
 ** policy say so:
 **   - off: never;
 **   - on: every compile whose includes were resolved and NVRTC has the PCH calls;
-**   - auto (default, or CUJIT_PCH unset): those that include the toolkit's heavy headers
-**     (cooperative groups, cuRAND, libcu++/CUB/Thrust under cccl), cujit's device library
-**     (<cujit/...> but the prelude every kernel gets), or whose headers outweigh the source (at
-**     least 64 KiB and four times the source's bytes).
+**   - auto (default, or CUJIT_PCH unset): those whose own text (the source, the user's headers,
+**     cujit's; not the toolkit's, under `toolkit`, the toolkit's include directory or NULL)
+**     includes the toolkit's heavy headers (cooperative groups, cuRAND's kernels, libcu++, CUB,
+**     Thrust), cujit's device library (<cujit/random.h>, reduce.h, half.h; not cujit's own
+**     library programs, which include <cujit/library_kernels.h>), or whose user headers outweigh
+**     the source (at least 64 KiB and four times the source's bytes).
 ** Never when NVRTC lacks the PCH calls, line info is on (its #line directives stop NVRTC's PCH),
 ** the source's leading directives hold a #line (a kernel's unit: NVRTC makes no PCH after one),
 ** or the caller's flags already name a PCH option. A CUJIT_PCH value not understood is a warning
 ** naming it, and auto is used. Never fails: without its directory, the compile runs without PCH
 ** (one warning per engine). */
 void cj_pch_begin(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc, cj_option_list *o,
-                  cj_pch *pch);
+                  const char *toolkit, cj_pch *pch);
 
 /* After nvrtcCompileProgram and its log (`log`, NUL-terminated, may be NULL): counts a PCH made
 ** or used (cujit_cache_stats' pch_created, pch_used), takes NVRTC's PCH messages out of the log
