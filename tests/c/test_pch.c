@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "scratch.h"
@@ -336,6 +337,50 @@ Test(pch, header_sets_are_bounded) {
   cujit_program_free(compile(e, "edit0_again", NULL)); /* the first: gone, made again */
   counts(e, 11, 1, "the first set again");
   cr_assert_eq(subdirs(cj_pch_dir(e)), 8);
+  cujit_close(e);
+}
+
+/* A child of fork() that compiles makes a directory of its own, and its cujit_close leaves its
+** parent's alone. */
+Test(pch, forked_child_has_its_own_directory) {
+  write_file("inc/h.h", header_a);
+  setenv("CUJIT_PCH", "on", 1);
+  cujit_engine *e = open_engine();
+  cujit_program_free(compile(e, "parent", NULL));
+  char parent[512];
+  snprintf(parent, sizeof parent, "%s", cj_pch_dir(e));
+  int pipefd[2];
+  cr_assert_eq(pipe(pipefd), 0);
+  pid_t child = fork();
+  if (child == 0) { /* plain exits: Criterion's assertions belong to the parent */
+    cujit_program *p = NULL;
+    const char *dirs[] = {inc_dir()};
+    cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
+    o.arch = "sm_90", o.include_dirs = dirs, o.include_dir_count = 1;
+    int ok = cujit_program_compile(e,
+                                   "#include \"h.h\"\nextern \"C\" __global__ void c(float *x) "
+                                   "{ x[0] = VAL; }\n",
+                                   "child.cu", &o, &p) == CUJIT_OK;
+    const char *mine = cj_pch_dir(e);
+    char line[600];
+    snprintf(line, sizeof line, "%d %s", ok, mine ? mine : "(none)");
+    if (write(pipefd[1], line, strlen(line) + 1) < 0) _exit(2);
+    cujit_program_free(p);
+    cujit_close(e);
+    _exit(0);
+  }
+  close(pipefd[1]);
+  char got[600] = "";
+  cr_assert_gt(read(pipefd[0], got, sizeof got - 1), 0);
+  int status;
+  cr_assert_eq(waitpid(child, &status, 0), child);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  cr_assert_eq(strncmp(got, "1 ", 2), 0, "the child: %s", got);
+  cr_assert_str_neq(got + 2, parent, "the child used its parent's directory");
+  cr_assert_str_neq(got + 2, "(none)");
+  struct stat st;
+  cr_assert_eq(lstat(parent, &st), 0, "the child's cujit_close removed its parent's directory");
+  cr_assert_neq(lstat(got + 2, &st), 0, "the child's directory outlived its cujit_close");
   cujit_close(e);
 }
 

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The process's PCH heap: every PCH compile reads it; resizing it frees it and allocates another
 ** (which makes every PCH made before unusable: NVRTC then says so and makes a new one). So
@@ -34,8 +35,9 @@ static pthread_rwlock_t heap_lock = PTHREAD_RWLOCK_INITIALIZER;
 typedef struct pch_state {
   pthread_mutex_t lock;
   char root[PATH_MAX];
-  int made, failed;                        /* failed: the root could not be made (said once) */
-  char sets[PCH_SETS][33];                 /* each set's directory name under root ("" when free) */
+  int made, failed;        /* failed: the root could not be made (said once) */
+  pid_t pid;               /* the process that made the root: a child of fork() makes its own */
+  char sets[PCH_SETS][33]; /* each set's directory name under root ("" when free) */
   unsigned long long used[PCH_SETS], tick; /* when each was last used */
 } pch_state;
 
@@ -54,7 +56,8 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
 
 static void state_destroy(void *p) {
   pch_state *s = p;
-  if (s->made) nftw(s->root, remove_one, 16, FTW_DEPTH | FTW_PHYS); /* never follows a link */
+  if (s->made && s->pid == getpid()) /* never a parent's; never following a link */
+    nftw(s->root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
   pthread_mutex_destroy(&s->lock);
 }
 
@@ -63,11 +66,15 @@ static int make_root(cujit_engine *engine, pch_state *s) {
   int ok, warn = 0;
   char path[PATH_MAX];
   pthread_mutex_lock(&s->lock);
+  if (s->made && s->pid != getpid()) { /* forked: the parent's PCHs are its own to use and remove */
+    s->made = 0;
+    memset(s->sets, 0, sizeof s->sets);
+  }
   if (!s->made && !s->failed) {
     const char *tmp = getenv("TMPDIR");
     snprintf(path, sizeof path, "%s/cujit-pch-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (mkdtemp(path)) /* 0700, a new name: no other engine or process shares it */
-      snprintf(s->root, sizeof s->root, "%s", path), s->made = 1;
+      snprintf(s->root, sizeof s->root, "%s", path), s->made = 1, s->pid = getpid();
     else
       s->failed = warn = 1;
   }
@@ -85,7 +92,7 @@ const char *cj_pch_dir(cujit_engine *engine) {
   pch_state *s = cj_slot_get(engine, &pch_tag, sizeof *s, state_init, state_destroy);
   if (!s) return NULL;
   pthread_mutex_lock(&s->lock);
-  const char *root = s->made ? s->root : NULL;
+  const char *root = s->made && s->pid == getpid() ? s->root : NULL;
   pthread_mutex_unlock(&s->lock);
   return root;
 }
