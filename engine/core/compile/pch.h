@@ -38,11 +38,12 @@ void cj_pch_begin(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc, cj
                   const char *toolkit, cj_pch *pch);
 
 /* After nvrtcCompileProgram and its log (`log`, NUL-terminated, may be NULL): counts a PCH made
-** or used (cujit_cache_stats' pch_created, pch_used), takes NVRTC's PCH messages out of the log
-** (it is then what the compile without PCH says), releases the heap, and when NVRTC ran out of
-** PCH heap, grows the process's heap to what it asked for: the compile's result stands (the PCH
-** changes nothing in it) and the next compile with these headers makes the PCH. Removes the
-** options cj_pch_begin added from `o`. */
+** or used (cujit_cache_stats' pch_created, pch_used), takes NVRTC's PCH messages out of the log,
+** releases the heap, and when NVRTC ran out of PCH heap, grows the process's heap to what it asked
+** for: the compile's result stands (the PCH changes nothing in it) and the next compile with these
+** headers makes the PCH. Removes the options cj_pch_begin added from `o`. The log of a compile
+** that used a PCH lacks the warnings the headers themselves gave: NVRTC gave them to the compile
+** that made it. */
 void cj_pch_end(cujit_engine *engine, cj_nvrtc *nv, nvrtcProgram prog, cj_option_list *o,
                 cj_pch *pch, char *log);
 
