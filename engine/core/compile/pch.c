@@ -282,9 +282,9 @@ void cj_pch_begin(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc, cj
   size_t n0 = o->n;
   cj_option_list_add(o, "--pch", NULL);
   cj_option_list_add(o, "--pch-dir=", dir);
-  /* the log of a compile with PCH is the log without: NVRTC's messages about the PCH are taken
-  ** out (cj_pch_end counts them first), its warnings about PCHs it could not make or use (630,
-  ** 639: heap too small, 20282: made before a heap resize, 20283: after a #line) are not said */
+  /* the log says nothing of the PCH: NVRTC's messages about it are taken out (cj_pch_end counts
+  ** them first), its warnings about PCHs it could not make or use (630, 639: heap too small,
+  ** 20282: made before a heap resize, 20283: after a #line) are not said */
   cj_option_list_add(o, "--pch-messages=true", NULL);
   cj_option_list_add(o, "--pch-verbose=false", NULL);
   cj_option_list_add(o, "--diag-suppress=630,639,20282,20283", NULL);
