@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "scratch.h"
+#include "compile/cxx_scratch.h"
 #include "compile/pch.h"
 
 static char tmpdir[256];
@@ -381,6 +382,49 @@ Test(pch, forked_child_has_its_own_directory) {
   struct stat st;
   cr_assert_eq(lstat(parent, &st), 0, "the child's cujit_close removed its parent's directory");
   cr_assert_neq(lstat(got + 2, &st), 0, "the child's directory outlived its cujit_close");
+  cujit_close(e);
+}
+
+/* The roots a killed process left ($TMPDIR/cujit-pch-<pid namespace>-<pid>-XXXXXX) go at the
+** first PCH compile of a later process; a live process's, a name not exactly so and one another
+** mode than 0700 stay. */
+Test(pch, dead_processes_roots_are_collected) {
+  pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  cr_assert_eq(waitpid(dead, NULL, 0), dead);
+  const char *tmp = getenv("TMPDIR");
+  cr_assert(tmp && *tmp);
+  unsigned long long ns = cj_pid_namespace();
+  char paths[4][600];
+  snprintf(paths[0], sizeof paths[0], "%s/cujit-pch-%llu-%ld-Ab3xYz", tmp, ns, (long)dead);
+  snprintf(paths[1], sizeof paths[1], "%s/cujit-pch-%llu-%ld-Ab3xYz", tmp, ns, (long)getppid());
+  snprintf(paths[2], sizeof paths[2], "%s/cujit-pch-%llu-%ld-Ab3x", tmp, ns, (long)dead);
+  snprintf(paths[3], sizeof paths[3], "%s/cujit-pch-%llu-%ld-Cd4xYz", tmp, ns, (long)dead);
+  for (int i = 0; i < 4; i++) {
+    cr_assert_eq(mkdir(paths[i], i == 3 ? 0755 : 0700), 0, "%s", paths[i]);
+    cr_assert_eq(chmod(paths[i], i == 3 ? 0755 : 0700), 0);
+    char sub[3200];
+    snprintf(sub, sizeof sub, "%s/0123456789abcdef0123456789abcdef", paths[i]);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    snprintf(sub, sizeof sub, "%s/0123456789abcdef0123456789abcdef/k_0.pch", paths[i]);
+    FILE *f = fopen(sub, "w");
+    cr_assert_not_null(f);
+    fputs("pch", f);
+    fclose(f);
+  }
+  write_file("inc/h.h", header_a);
+  setenv("CUJIT_PCH", "on", 1);
+  cujit_engine *e = open_engine();
+  cujit_program_free(compile(e, "collector", NULL));
+  counts(e, 1, 0, "a PCH compile");
+  struct stat st;
+  cr_assert_neq(lstat(paths[0], &st), 0, "a dead process's root was left");
+  for (int i = 1; i < 4; i++) {
+    cr_assert_eq(lstat(paths[i], &st), 0, "%s was removed", paths[i]);
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", paths[i]);
+    cr_assert_eq(system(cmd), 0);
+  }
   cujit_close(e);
 }
 

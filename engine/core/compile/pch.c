@@ -9,12 +9,15 @@
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "pch.h"
 #include "cache.h"
+#include "cxx_scratch.h"
 #include "base/env.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +64,48 @@ static void state_destroy(void *p) {
   pthread_mutex_destroy(&s->lock);
 }
 
+#define ROOT_PREFIX "cujit-pch-"
+#define TEMPLATE_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+static const char *tmp_root(void) {
+  const char *tmp = getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+/* 1 when `name` is exactly a root's name of a process of this pid namespace that is gone. */
+static int dead_ones(const char *name, unsigned long long ns) {
+  unsigned long long their_ns;
+  long pid;
+  char rest[8], again[128];
+  if (strncmp(name, ROOT_PREFIX, sizeof ROOT_PREFIX - 1) != 0 ||
+      sscanf(name + sizeof ROOT_PREFIX - 1, "%llu-%ld-%7s", &their_ns, &pid, rest) != 3)
+    return 0;
+  snprintf(again, sizeof again, ROOT_PREFIX "%llu-%ld-%s", their_ns, pid, rest);
+  if (strcmp(again, name) != 0 || strlen(rest) != 6 || strspn(rest, TEMPLATE_CHARS) != 6) return 0;
+  if (their_ns != ns || pid <= 0 || (pid_t)pid == getpid()) return 0;
+  return kill((pid_t)pid, 0) != 0 && errno == ESRCH; /* EPERM: alive, another user's */
+}
+
+/* A process killed before its cujit_close (kill -9, the OOM killer) leaves its root behind, about
+** 100 MB a PCH: the first PCH compile of every later process removes those of processes that are
+** gone, directories of this user's, mode 0700, named exactly so, never through a link. */
+static void collect_litter(void) {
+  DIR *d = opendir(tmp_root());
+  if (!d) return;
+  unsigned long long ns = cj_pid_namespace();
+  char path[PATH_MAX];
+  struct stat st;
+  for (struct dirent *e; (e = readdir(d));)
+    if (dead_ones(e->d_name, ns) &&
+        snprintf(path, sizeof path, "%s/%s", tmp_root(), e->d_name) < (int)sizeof path &&
+        lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+        (st.st_mode & 0777) == 0700)
+      nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+  closedir(d);
+}
+
+static pthread_once_t collected = PTHREAD_ONCE_INIT;
+
 /* The root, made now when it is not yet: 1, or 0 (said once per engine). */
 static int make_root(cujit_engine *engine, pch_state *s) {
   int ok, warn = 0;
@@ -71,8 +116,9 @@ static int make_root(cujit_engine *engine, pch_state *s) {
     memset(s->sets, 0, sizeof s->sets);
   }
   if (!s->made && !s->failed) {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/cujit-pch-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    pthread_once(&collected, collect_litter);
+    snprintf(path, sizeof path, "%s/" ROOT_PREFIX "%llu-%ld-XXXXXX", tmp_root(), cj_pid_namespace(),
+             (long)getpid());
     if (mkdtemp(path)) /* 0700, a new name: no other engine or process shares it */
       snprintf(s->root, sizeof s->root, "%s", path), s->made = 1, s->pid = getpid();
     else
