@@ -3,7 +3,9 @@
 ** gives the bytes one without gives (PTX and CUBIN, and the same cache key), CUJIT_PCH read
 ** strictly and each value's effect (cujit_cache_stats' pch_created / pch_used), a header edited
 ** after its PCH was made is seen, the engine's private directory, a heap too small, and an NVRTC
-** without the PCH calls. NVRTC only, for an explicit sm_90: no GPU needed.
+** without the PCH calls. NVRTC only, for an explicit sm_90: no GPU needed, but for the last case,
+** which runs kernels compiled through a PCH on the GPU (skipped without one, failing instead under
+** CUJIT_REQUIRE_GPU=1).
 */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -16,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gpu.h"
 #include "scratch.h"
 #include "compile/cxx_scratch.h"
 #include "compile/pch.h"
@@ -504,4 +507,47 @@ Test(pch, cooperative_groups_auto, .timeout = 300) {
   for (int i = 0; i < 3; i++) cujit_program_free(p[i]);
   cujit_close(e);
   cujit_close(plain);
+}
+
+/* On the GPU: kernels compiled through a PCH (cooperative groups, for the device's own arch), the
+** second using the first's, run and give what they compute. */
+Test(pch, kernels_through_a_pch_run_on_the_gpu, .timeout = 300) {
+  setenv("CUJIT_PCH", "auto", 1);
+  cujit_engine *e = open_engine();
+  CJ_NEED_GPU(e);
+  static const char *src = "#include <cooperative_groups.h>\n"
+                           "namespace cg = cooperative_groups;\n"
+                           "extern \"C\" __global__ void %s(float *x, int n) {\n"
+                           "  cg::thread_block b = cg::this_thread_block();\n"
+                           "  int i = blockIdx.x * blockDim.x + b.thread_rank();\n"
+                           "  if (i < n) x[i] = x[i] * %d.0f + 1.0f;\n"
+                           "  b.sync();\n"
+                           "}\n";
+  enum { n = 1000 };
+  float host[n];
+  for (int i = 0; i < n; i++) host[i] = (float)i;
+  cujit_buffer *x;
+  cr_assert_eq(cujit_buffer_alloc(e, n * sizeof(float), CUJIT_F32, &x), CUJIT_OK, "%s",
+               cujit_errmsg(e));
+  cr_assert_eq(cujit_memcpy_htod(x, 0, host, sizeof host, NULL), CUJIT_OK);
+  for (int k = 2; k <= 3; k++) {
+    char text[1024], name[32], file[40];
+    snprintf(name, sizeof name, "gpu_cg%d", k);
+    snprintf(file, sizeof file, "%s.cu", name);
+    snprintf(text, sizeof text, src, name, k);
+    cujit_program *p;
+    cr_assert_eq(cujit_program_compile(e, text, file, NULL, &p), CUJIT_OK, "%s", cujit_errmsg(e));
+    cujit_kernel *kern;
+    cr_assert_eq(cujit_program_kernel(p, name, &kern), CUJIT_OK, "%s", cujit_errmsg(e));
+    cujit_arg args[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_I(n)};
+    cr_assert_eq(cujit_launch_n(kern, n, NULL, args, 2), CUJIT_OK, "%s", cujit_errmsg(e));
+    cujit_kernel_free(kern);
+    cujit_program_free(p);
+  }
+  counts(e, 1, 1, "two kernels including <cooperative_groups.h>");
+  cr_assert_eq(cujit_memcpy_dtoh(host, x, 0, sizeof host, NULL), CUJIT_OK, "%s", cujit_errmsg(e));
+  for (int i = 0; i < n; i++) /* (i * 2 + 1) * 3 + 1 */
+    cr_assert_eq(host[i], (float)((i * 2 + 1) * 3 + 1), "x[%d] = %g", i, host[i]);
+  cujit_buffer_free(x);
+  cujit_close(e);
 }
