@@ -213,6 +213,14 @@ Test(pch, each_value) {
   cujit_program_free(compile(e, "lined", NULL));
   counts(e, 0, 0, "line info on");
   unsetenv("CUJIT_LINEINFO");
+  const char *flags[] = {"--generate-line-info"}, *dirs[] = {inc_dir()};
+  o.extra_flags = flags, o.extra_flag_count = 1, o.include_dirs = dirs, o.include_dir_count = 1;
+  cujit_program *p = NULL;
+  cr_assert_eq(cujit_program_compile(e, "#include \"h.h\"\nextern \"C\" __global__ void g() {}\n",
+                                     "g.cu", &o, &p),
+               CUJIT_OK, "%s", cujit_errmsg(e));
+  cujit_program_free(p);
+  counts(e, 0, 0, "line info in NVRTC's long spelling");
   cujit_program_free(compile(e, "unlined", NULL));
   counts(e, 1, 0, "line info off again");
   cujit_close(e);

@@ -249,6 +249,16 @@ static int pch_option(const char *flag) {
   return 0;
 }
 
+/* Line info or debug info asked for in any spelling: line info names the headers by #line
+** directives (compile.c's kept copies), and no PCH is made for a build whose debug information
+** would then come from two compiles. */
+static int debug_info(const char *flag) {
+  static const char *const names[] = {"-lineinfo", "--generate-line-info", "-G", "--device-debug"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (strcmp(flag, names[i]) == 0) return 1;
+  return 0;
+}
+
 static int wanted(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc,
                   const cj_option_list *o, const char *toolkit) {
   char why[256];
@@ -258,7 +268,7 @@ static int wanted(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc,
       !nv->nvrtcGetPCHHeapSize || !nv->nvrtcSetPCHHeapSize || !nv->nvrtcGetPCHHeapSizeRequired)
     return 0;
   for (size_t i = 0; i < o->n; i++)
-    if (pch_option(o->v[i]) || !strcmp(o->v[i], "-lineinfo") || !strcmp(o->v[i], "-G")) return 0;
+    if (pch_option(o->v[i]) || debug_info(o->v[i])) return 0;
   if (line_in_prefix(inc->source)) return 0;
   return mode == CJ_PCH_ON || heavy(inc, toolkit);
 }
