@@ -10,6 +10,7 @@
 #include "kept.h"
 #include "cxx.h"
 #include "options.h"
+#include "pch.h"
 #include "verify.h"
 #include "scan.h"
 #include "base/env.h"
@@ -327,11 +328,14 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
     return exprs.failed ? cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory")
                         : nvrtc_status(engine, nv, r, "nvrtcAddNameExpression");
   }
+  cj_pch pch; /* after the keys: the PCH options are not hashed, and change nothing compiled */
+  cj_pch_begin(engine, nv, inc, o, tk, &pch);
   nvrtcResult cr = nv->nvrtcCompileProgram(prog, (int)o->n, (const char *const *)o->v);
   size_t log_len = 0;
   if (nv->nvrtcGetProgramLogSize(prog, &log_len) != NVRTC_SUCCESS) log_len = 0;
   e->log = calloc(log_len + 1, 1);
   if (e->log && log_len) nv->nvrtcGetProgramLog(prog, e->log);
+  cj_pch_end(engine, nv, prog, o, &pch, e->log);
   cujit_status st = CUJIT_OK;
   if (!e->log) {
     st = cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
