@@ -27,6 +27,10 @@ int cli_print_resources(cujit_engine *engine, cujit_program *prog, const char *a
 /* `cujit compile --sass`: the program's CUBIN through cuobjdump -sass (or nvdisasm) on stdout;
 ** 0 after a message when there is no CUBIN, no tool, or the tool fails. */
 int cli_print_sass(cujit_engine *engine, cujit_program *prog, const char *arch);
+/* `cujit compile --time`: the table of phase times NVRTC wrote into `path` (its option --time=,
+** which this compile was given), one line per phase on stderr; says so when there is none (the
+** program came from the cache). */
+void cli_print_times(const cujit_program *prog, const char *path);
 
 /* The usage text, for `cujit help` and for bad options. */
 void cli_print_usage(FILE *out);

@@ -1,7 +1,8 @@
 /*
 ** cmd_inspect.c -- what `cujit compile` says about the code it made: -v, each kernel's resources
-** as ptxas reported them (cujit_kernel_resources_get), and --sass, the CUBIN's machine code as
-** the CUDA toolkit's cuobjdump (or nvdisasm) prints it. Public API only.
+** as ptxas reported them (cujit_kernel_resources_get), --sass, the CUBIN's machine code as the
+** CUDA toolkit's cuobjdump (or nvdisasm) prints it, and --time, NVRTC's phase times. Public API
+** only.
 */
 #include "cli.h"
 
@@ -110,4 +111,22 @@ int cli_print_sass(cujit_engine *engine, cujit_program *prog, const char *arch) 
   if (ok && status != 0)
     fprintf(stderr, CLI_NAME " compile --sass: %s failed (exit status %d)\n", tool, status);
   return status == 0;
+}
+
+/* NVRTC's --time=FILE table: a heading line, then "FILE, PHASE, VALUE, UNIT" per phase. */
+void cli_print_times(const cujit_program *prog, const char *path) {
+  FILE *f = fopen(path, "r");
+  char line[512], phase[256], unit[32];
+  double value;
+  int phases = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "%*[^,], %255[^,], %lf, %31[^\n]", phase, &value, unit) == 3) {
+      if (!phases++) fprintf(stderr, CLI_NAME ": NVRTC's phases:\n");
+      fprintf(stderr, CLI_NAME ":   %-24s %10.1f %s\n", phase, value, unit);
+    }
+  if (f) fclose(f);
+  if (!phases)
+    fprintf(stderr, CLI_NAME ": --time: %s\n",
+            cujit_program_from_cache(prog) ? "from the cache, NVRTC did not run"
+                                           : "NVRTC wrote no phase times");
 }

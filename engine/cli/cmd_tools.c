@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -53,7 +54,8 @@ void cli_print_usage(FILE *out) {
         "  -o OUT            output file, '-' for stdout (default: FILE.ptx or FILE.cubin)\n"
         "  --ptx, --cubin    what to write (default: from -o's extension .ptx/.cubin, else PTX)\n"
         "  -v                each kernel's registers, spills, local and shared memory, threads\n"
-        "  --sass            print the machine code (cuobjdump -sass) instead of writing a file\n",
+        "  --sass            print the machine code (cuobjdump -sass) instead of writing a file\n"
+        "  --time            NVRTC's time in each phase (front end, optimizer, code generation)\n",
         out);
   /* The compile options, from cujit's table: every one that has a flag. */
   const cujit_compile_option_info *info;
@@ -169,6 +171,7 @@ typedef struct compile_args {
   const char *kind_flag; /* "--ptx", "--cubin" or NULL: what the command line asked for */
   int cubin;
   int verbose, sass; /* -v: the kernels' resources; --sass: the machine code, not a file */
+  int time;          /* --time: NVRTC's phase times (its --time=-, in the log) */
   cujit_compile_options opts;
   const char **values; /* the list options' values: `slots` for each option, by its index */
   size_t slots;
@@ -272,6 +275,8 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
       ca->kind_flag = a;
     else if (strcmp(a, "-v") == 0 || strcmp(a, "--sass") == 0)
       *(a[1] == 'v' ? &ca->verbose : &ca->sass) = 1;
+    else if (strcmp(a, "--time") == 0)
+      ca->time = 1;
     else if ((info = find_flag(a, &row)) != NULL) {
       if (!take_option(argc, argv, &i, info, row, ca)) return 0;
     } else if (is_option(a, "-o")) {
@@ -392,16 +397,31 @@ static int compile_and_write(cujit_engine *engine, compile_args *ca) {
   }
   if (refuse_cpu_arch(ca, asked)) return 1;
   cujit_program *prog = NULL;
-  const char **flags = NULL; /* -v: ptxas's report joins the extra flags, so the key has it */
-  if (ca->verbose) {
+  /* -v: ptxas's report, --time: NVRTC's times join the extra flags, so the key has them. The
+  ** times go to a file of a new private directory (NVRTC 13 writes none into the log beside
+  ** ptxas's report): its name makes the key new, so NVRTC always runs, as timing it needs. */
+  const char **flags = NULL;
+  char tdir[PATH_MAX], tfile[PATH_MAX + 16] = "", tflag[PATH_MAX + 32];
+  if (ca->time) {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(tdir, sizeof tdir, "%s/cujit-time-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(tdir))
+      return tool_error("compile", "--time: cannot make a directory in TMPDIR"), 1;
+    snprintf(tfile, sizeof tfile, "%s/times.csv", tdir);
+    snprintf(tflag, sizeof tflag, "--time=%s", tfile);
+  }
+  if (ca->verbose || ca->time) {
     size_t n = ca->opts.extra_flag_count;
-    if (!(flags = calloc(n + 1, sizeof *flags))) return tool_error("compile", "out of memory"), 1;
+    if (!(flags = calloc(n + 2, sizeof *flags))) return tool_error("compile", "out of memory"), 1;
     for (size_t i = 0; i < n; i++) flags[i] = ca->opts.extra_flags[i];
-    flags[n] = "--ptxas-options=-v";
-    ca->opts.extra_flags = flags, ca->opts.extra_flag_count = n + 1;
+    if (ca->verbose) flags[n++] = "--ptxas-options=-v";
+    if (ca->time) flags[n++] = tflag;
+    ca->opts.extra_flags = flags, ca->opts.extra_flag_count = n;
   }
   cujit_status st = cujit_program_compile_file(engine, ca->input, &ca->opts, &prog);
   free(flags);
+  if (ca->time && st == CUJIT_OK) cli_print_times(prog, tfile);
+  if (ca->time) remove(tfile), rmdir(tdir);
   if (st != CUJIT_OK) {
     print_compile_error(cujit_errmsg(engine));
     return 1;
@@ -445,6 +465,9 @@ static int compile_and_write(cujit_engine *engine, compile_args *ca) {
 
 static int tool_compile(cujit_engine *engine, int argc, char **argv) {
   compile_args ca = {.opts = CUJIT_COMPILE_OPTIONS_INIT, .slots = (size_t)argc};
+  /* One program per process: a precompiled header made here would never be used again, and
+  ** making one costs more than the compile (README, CUJIT_PCH); unless the user says otherwise. */
+  setenv("CUJIT_PCH", "off", 0);
   size_t rows = 0;
   while (cujit_compile_option(rows)) rows++;
   ca.values = calloc(rows * ca.slots, sizeof *ca.values); /* each list may take every argument */

@@ -233,13 +233,15 @@ static int l_cache_stats(lua_State *L) {
   cujit_engine *e = cjl_engine(L);
   cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
   cjl_check(L, e, cujit_cache_stats_get(e, &s));
-  lua_createtable(L, 0, 7);
+  lua_createtable(L, 0, 9);
   set_int(L, "memory_hits", (lua_Integer)s.memory_hits);
   set_int(L, "disk_hits", (lua_Integer)s.disk_hits);
   set_int(L, "misses", (lua_Integer)s.misses);
   set_int(L, "entries", (lua_Integer)s.entries);
   set_int(L, "bytes", (lua_Integer)s.bytes);
   set_int(L, "max_bytes", (lua_Integer)s.max_bytes);
+  set_int(L, "pch_created", (lua_Integer)s.pch_created); /* precompiled headers (CUJIT_PCH) */
+  set_int(L, "pch_used", (lua_Integer)s.pch_used);
   lua_pushboolean(L, s.disk_enabled);
   lua_setfield(L, -2, "disk_enabled");
   return 1;

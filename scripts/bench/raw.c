@@ -87,13 +87,18 @@ static int compile_cubin(const char *src, const char *name, char **cubin) {
   if (!open_nvrtc()) return 0;
   char arch[64];
   snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", cu.cc_major, cu.cc_minor);
-  const char *opts[] = {arch};
+  /* NVRTC's own in-memory cache off where it has the option (12.9 and later), so that a cold
+  ** compile is a real one (NVRTC keeps no cache on disk: a new process starts without one) */
+  int major = 0, minor = 0;
+  cu.nvrtcVersion(&major, &minor);
+  const char *opts[] = {arch, "-no-cache"};
+  int nopts = major * 1000 + minor * 10 >= 12090 ? 2 : 1;
   nvrtcProgram prog;
   if (cu.nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL) != NVRTC_SUCCESS) {
     snprintf(why, sizeof why, "nvrtcCreateProgram failed for %s", name);
     return 0;
   }
-  int ok = cu.nvrtcCompileProgram(prog, 1, opts) == NVRTC_SUCCESS;
+  int ok = cu.nvrtcCompileProgram(prog, nopts, opts) == NVRTC_SUCCESS;
   size_t size = 0;
   *cubin = NULL;
   if (ok && cu.nvrtcGetCUBINSize(prog, &size) == NVRTC_SUCCESS && (*cubin = malloc(size)))

@@ -384,6 +384,9 @@ static const goal goals[] = {
     /* Issue 9: defining what is already defined is a lookup. */
     {"defining an already-defined kernel in the same process under 5 us", "redefine", "cujit_c",
      "define", NULL, NULL, ABSOLUTE_MAX, 5, 0},
+    /* Issue 25: a later kernel with the same heavy headers uses the precompiled header. */
+    {"second kernel including <cooperative_groups.h> in a process <= 0.15x NVRTC alone", "pch",
+     "cujit_c", "cg_second", "nvrtc", NULL, RATIO_MAX, 0.15, 0},
 };
 
 /* A goal's variant: exact, or a prefix when it ends in '*'. */
@@ -572,7 +575,7 @@ static void compile_table(void) {
       "many8_serial",       "many8_parallel", "many8_serial_cpu",
       "many8_parallel_cpu", "minimal_off",    "minimal_on",
       "first_nvrtc",        "first_cujit",    "first_cujit_device_first"};
-  simple_table("15. Compiling: eight programs one after another and at once (GPU: NVRTC; cpu: "
+  simple_table("16. Compiling: eight programs one after another and at once (GPU: NVRTC; cpu: "
                "the CPU device's g++), a small kernel without and with -minimal, and a trivial "
                "kernel's first compile of a process until the driver is started (NVRTC alone; "
                "cujit with the arch given, the driver starting beside; cujit asking the device "
@@ -613,6 +616,10 @@ static void tables(void) {
   latency_tables();
   memory_table();
   redefine_table();
+  static const char *const cg[] = {"cg_first", "cg_second"}; /* issue 25 (cujit_bench_headers) */
+  simple_table("15. Kernels including <cooperative_groups.h> in one process: the first (makes the "
+               "PCH), later ones (median), ms (x: over NVRTC alone, the same process)",
+               "pch", cg, 2, "nvrtc", NULL, 0);
   compile_table();
 }
 

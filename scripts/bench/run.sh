@@ -42,7 +42,7 @@ done
 [ -n "$out" ] || die_usage "--out is needed: where results.csv, table.md and the charts go"
 [ -d "$build" ] || die_usage "--build $build is not a directory; build the project first"
 case $step_timeout in '' | *[!0-9]*) die_usage "--timeout expects whole seconds, got '$step_timeout'" ;; esac
-known="all info launch roundtrip cold warm process bandwidth sum montecarlo graph latency small memory redefine compile"
+known="all info launch roundtrip cold warm process bandwidth sum montecarlo graph latency small memory redefine pch compile"
 for c in ${cases//,/ }; do
   case " $known " in *" $c "*) ;; *) die_usage "unknown case '$c' (cases: ${known// /, })" ;; esac
 done
@@ -59,14 +59,15 @@ bench=$build/scripts/bench kernels=$here/kernels
 raw=$bench/cujit_bench_raw cbench=$bench/cujit_bench_c report=$bench/cujit_bench_report
 latency=$bench/cujit_bench_latency redefine=$bench/cujit_bench_redefine
 compile=$bench/cujit_bench_compile
+headers=$bench/cujit_bench_headers
 cujit=$build/cujit
 [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
 export LUA_CPATH="$bench/lua/?.so;$build/lua/?.so;;"
 
 case $mode in
-full) opts=() proc_reps=5 redefine_reps=2000 ;;
-quick) opts=(--quick) proc_reps=3 redefine_reps=2000 ;;
-short) opts=(--short) proc_reps=1 step_timeout=60 redefine_reps=100 ;;
+full) opts=() proc_reps=5 redefine_reps=2000 pch_reps=5 ;;
+quick) opts=(--quick) proc_reps=3 redefine_reps=2000 pch_reps=3 ;;
+short) opts=(--short) proc_reps=1 step_timeout=60 redefine_reps=100 pch_reps=1 ;;
 esac
 common=(--kernels "$kernels" "${opts[@]}")
 
@@ -209,6 +210,15 @@ if wants redefine; then
     step cujit_c redefine "$csv" env CUJIT_CACHE_DIR="$work/cache-c" "$redefine" "$redefine_reps"
   else
     missing_row redefine cujit_c "(all)" "$why"
+  fi
+fi
+
+# ---- kernels including <cooperative_groups.h> in one process: precompiled headers (issue 25) ----
+if wants pch; then
+  if why=$(have "$headers"); then
+    step cujit_c pch "$csv" env TMPDIR="$work" "$headers" "$pch_reps"
+  else
+    missing_row pch cujit_c "(all)" "$why"
   fi
 fi
 

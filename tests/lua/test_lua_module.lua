@@ -65,7 +65,8 @@ end)
 
 h.test("cache functions", function()
   local s = cuda.cache_stats()
-  for _, k in ipairs {"memory_hits", "disk_hits", "misses", "entries", "bytes", "max_bytes"} do
+  for _, k in ipairs {"memory_hits", "disk_hits", "misses", "entries", "bytes", "max_bytes",
+                      "pch_created", "pch_used"} do
     h.eq(math.type(s[k]), "integer", "cache_stats." .. k)
   end
   h.eq(type(s.disk_enabled), "boolean", "disk_enabled")

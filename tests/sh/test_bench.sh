@@ -64,7 +64,8 @@ for pair in launch,raw launch,cujit_c launch,raw_c_same launch,cujit_lua launch,
   cold,cupy cold,numba warm,cujit_c warm,cujit_lua process,cujit_lua process,cupy process,numba \
   bandwidth,raw bandwidth,cujit_c sum,raw sum,cujit_c sum,cupy sum,numba montecarlo,cujit_c \
   montecarlo,cupy montecarlo,numba latency,raw latency,cujit_c latency,cujit_lua latency,cupy \
-  latency,cujit_c_spin small,cujit_c small,cujit_lua small,cupy redefine,cujit_c; do
+  latency,cujit_c_spin small,cujit_c small,cujit_lua small,cupy redefine,cujit_c pch,nvrtc \
+  pch,cujit_c; do
   grep -q "^$pair," "$csv" || fail "no row for $pair"
 done
 # The C API bench always measures the library's elementwise kernels beside the hand-written ones.

@@ -1,8 +1,9 @@
 # test_cli_inspect.sh -- what cujit says of the code it made, with no GPU: `cujit compile -v`
 # (each kernel's registers, spills, local and shared memory, threads per block, from ptxas's
-# report), cujit_kernel_resources_get through Lua's k:info(), and `cujit compile --sass` (the
+# report), cujit_kernel_resources_get through Lua's k:info(), `cujit compile --sass` (the
 # toolkit's cuobjdump, else nvdisasm, found under CUDA_HOME/bin, /usr/local/cuda/bin or PATH;
-# stand-in tools check what cujit hands them, the real ones when present). Run by ctest as:
+# stand-in tools check what cujit hands them, the real ones when present), and `--time` (NVRTC's
+# phase times, with -v too, every time from a real compile, its file removed). Run by ctest as:
 # bash test_cli_inspect.sh /path/to/cujit. Needs NVRTC, not a GPU.
 set -u
 source "$(dirname "$0")/lib.sh"
@@ -100,6 +101,23 @@ CUJIT_DEVICE=cpu run "$CUJIT" -e 'local cuda = require "cujit"
 local k = cuda.jit("plain(float *x)", "x[0] = 1;")
 local i = k:info() print(i.from, i.spill_stores, i.max_threads_per_block ~= nil)'
 same "the CPU device: its attributes, spills nil" "$out" 'device	nil	true'
+
+# --- --time ------------------------------------------------------------------------------------------
+# NVRTC's phase times, beside -v's report (NVRTC 13 writes none into the log then: cujit has them
+# written to a file of its own), from a real compile each time, the file and its directory gone.
+mkdir -p timetmp
+for pass in 1 2; do
+  TMPDIR="$TMP/timetmp" run "$CUJIT" compile res.cu --arch sm_90 -v --time -o res.ptx
+  check_rc "compile -v --time ($pass)" 0
+  check "--time prints NVRTC's front end ($pass)" "$err" "^cujit:   CUDA C\+\+ Frontend +[0-9.]+ ms\$"
+  check "--time prints NVRTC's optimizer ($pass)" "$err" "^cujit:   NVVM Optimizer +[0-9.]+ ms\$"
+  check "-v still reports the kernels beside --time ($pass)" "$err" "^cujit: bounded: [0-9]+ registers"
+  check "--time compiles, never from the cache ($pass)" "$err" "^cujit: res.cu: 4 kernels .* compiled in"
+done
+[ -z "$(ls -A timetmp)" ] && ok "--time leaves nothing in TMPDIR" || fail "left in TMPDIR: $(ls -A timetmp)"
+run "$CUJIT" compile res.cu --arch sm_90 -o res.ptx
+check "no phase times without --time" "$err" "^cujit: res.cu: 4 kernels"
+grep -q "NVRTC's phases" <<<"$err" && fail "phases printed without --time: $err" || ok "none printed"
 
 # --- --sass ------------------------------------------------------------------------------------------
 # Stand-ins record their arguments and the first bytes of the file they were given.

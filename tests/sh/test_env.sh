@@ -3,7 +3,8 @@
 # "Environment") is read strictly: each accepted spelling does what the table says, and any other
 # value is refused with a message naming the variable, the value and the accepted values (an
 # error where the table says so, else one warning and the default). Runs on the CPU device, and
-# on the stand-in driver (scripts/bench/stubcuda) for the variables only a GPU reads.
+# on the stand-in driver (scripts/bench/stubcuda) for the variables only a GPU reads, and with NVRTC
+# (an explicit sm_90, no GPU) for CUJIT_PCH.
 . "$(dirname "$0")/lib.sh"
 re() { sed 's/[][\.*^$+?(){}|/]/\\&/g' <<<"$1"; } # $1 as an extended regex matching itself
 command -v g++ >/dev/null || { echo "skip: g++ is needed (the CPU device's compiler)"; exit 77; }
@@ -208,5 +209,33 @@ print("gpu", cuda.device().name, a:totable()[1])'
   done
 else
   echo "note: no stand-in driver at $stub: CUJIT_POOL and CUJIT_WAIT not tested"
+fi
+
+# --- CUJIT_PCH: off, on or auto, else a warning at each compile and auto ---------------------------
+# Read by NVRTC's compiles (an explicit sm_90: no GPU needed); what it did is in cache_stats().
+pch='local cuda = require "cujit"
+for i = 1, 2 do
+  cuda.source("#include \"h.h\"\nextern \"C\" __global__ void k" .. i .. "(float *x) { x[0] = V; }\n",
+              { arch = "sm_90", include_dirs = { os.getenv("PCH_DIR") } })
+end
+local s = cuda.cache_stats() print("pch", s.pch_created, s.pch_used)'
+mkdir -p "$TMP/pchinc" && echo "#define V 2.0f" >"$TMP/pchinc/h.h"
+nvrtc_lib=${CUJIT_NVRTC:-}
+[ -z "$nvrtc_lib" ] && [ -e /usr/local/cuda/lib64/libnvrtc.so.13 ] && nvrtc_lib=/usr/local/cuda/lib64/libnvrtc.so.13
+if CUJIT_NVRTC=$nvrtc_lib "$CUJIT" --version | grep -Eq '^NVRTC +1[3-9]|^NVRTC +12\.(8|9)'; then
+  for v in off:0:0 on:1:1 auto:0:0 :0:0; do # auto: a small user header is not worth one
+    IFS=: read -r value made used <<<"$v"
+    CUJIT_NVRTC=$nvrtc_lib PCH_DIR="$TMP/pchinc" CUJIT_CACHE=off CUJIT_PCH="$value" run "$CUJIT" -e "$pch"
+    same "CUJIT_PCH='$value': PCH made and used" "$out" "pch	$made	$used"
+    same "CUJIT_PCH='$value': no warning" "$err" ""
+  done
+  for v in ON On yes 1 true "auto " automatic; do
+    CUJIT_NVRTC=$nvrtc_lib PCH_DIR="$TMP/pchinc" CUJIT_CACHE=off CUJIT_PCH="$v" run "$CUJIT" -e "$pch"
+    same "CUJIT_PCH='$v': auto (a small header: none)" "$out" "pch	0	0"
+    check "CUJIT_PCH='$v': a warning with the accepted values" "$err" \
+      "^cujit: warning: CUJIT_PCH='$(re "$v")' is not understood: it takes off, on or auto; auto is used\$"
+  done
+else
+  echo "note: no NVRTC 12.8+: CUJIT_PCH not tested"
 fi
 finish

@@ -60,6 +60,7 @@ struct cujit_engine {
   cj_slot *slots;           /* under lock; freed by engine.c through cj_slots_free */
   char *kept_dir;   /* line info's kept sources (compile/kept.c), made under lock on first use */
   int kept_private; /* kept_dir is the engine's own, removed at close */
+  atomic_ullong pch_created, pch_used; /* compile/pch.c's counts, in cujit_cache_stats */
 
   cujit_warning_fn warn_fn;
   void *warn_user;

@@ -109,3 +109,9 @@ int cj_env_nvtx(char *why, size_t len) {
   int on = 1;
   return cj_env_bool("CUJIT_NVTX", &on, why, len) == CJ_ENV_BAD ? -1 : on;
 }
+
+int cj_env_pch(char *why, size_t len) {
+  static const char *const words[] = {"off", "on", "auto", NULL}; /* CJ_PCH_OFF, _ON, _AUTO */
+  int word = CJ_PCH_AUTO;
+  return cj_env_word("CUJIT_PCH", words, &word, why, len) == CJ_ENV_BAD ? -1 : word;
+}

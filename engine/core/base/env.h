@@ -41,4 +41,9 @@ int cj_env_cpu_threads(char *why, size_t len);
 ** random (the caller's *seed stands, to be told); -1 when refused. */
 int cj_env_cpu_schedule(unsigned long long *seed, int *drawn, char *why, size_t len);
 
+/* CUJIT_PCH=off|on|auto (compile/pch.h): CJ_PCH_OFF, CJ_PCH_ON or CJ_PCH_AUTO (also when not
+** set), or -1 for any other value, with `why` naming it and what it takes. */
+enum { CJ_PCH_OFF, CJ_PCH_ON, CJ_PCH_AUTO };
+int cj_env_pch(char *why, size_t len);
+
 #endif

@@ -88,6 +88,9 @@ static int nvrtc_resolve(cj_nvrtc *nv, char *why, size_t why_len) {
   }
   CJ_NVRTC_FUNCTIONS(CJ_NVRTC_RESOLVE_)
 #undef CJ_NVRTC_RESOLVE_
+#define CJ_NVRTC_OPTIONAL_(name) *(void **)&nv->name = dlsym(nv->handle, #name);
+  CJ_NVRTC_OPTIONAL_FUNCTIONS(CJ_NVRTC_OPTIONAL_)
+#undef CJ_NVRTC_OPTIONAL_
   return 1;
 }
 

@@ -142,6 +142,14 @@ typedef struct cj_driver {
   X(nvrtcAddNameExpression)                                                                        \
   X(nvrtcGetLoweredName)
 
+/* X(name): NVRTC functions that older NVRTCs lack; NULL when absent, and callers check. The
+** precompiled-header calls came with NVRTC 12.8: without them, no PCH (compile/pch.h), no error. */
+#define CJ_NVRTC_OPTIONAL_FUNCTIONS(X)                                                             \
+  X(nvrtcGetPCHHeapSize)                                                                           \
+  X(nvrtcSetPCHHeapSize)                                                                           \
+  X(nvrtcGetPCHCreateStatus)                                                                       \
+  X(nvrtcGetPCHHeapSizeRequired)
+
 #define CJ_NVRTC_FIELD_(name) __typeof__(&name) name;
 
 typedef struct cj_nvrtc {
@@ -150,6 +158,7 @@ typedef struct cj_nvrtc {
   int version;    /* major*1000 + minor*10 */
   int max_arch;   /* highest sm_XX it supports, e.g. 90 or 120 */
   CJ_NVRTC_FUNCTIONS(CJ_NVRTC_FIELD_)
+  CJ_NVRTC_OPTIONAL_FUNCTIONS(CJ_NVRTC_FIELD_)
 } cj_nvrtc;
 
 /* Open the driver and call cuInit(0). On failure, write why into `why` (a sentence that says what

@@ -10,6 +10,7 @@
 #include "kept.h"
 #include "cxx.h"
 #include "options.h"
+#include "pch.h"
 #include "verify.h"
 #include "scan.h"
 #include "base/env.h"
@@ -116,7 +117,7 @@ static int default_device(const cj_option_list *o) {
 }
 
 /* Whether NVRTC's list asks for line info (-lineinfo, or -G which has it too). Then the headers
-** it is given in memory are named by kept copies (keep_headers), which the keys say: entries of
+** it is given in memory are named by kept copies (cj_kept_headers), which the keys say: entries of
 ** cujit versions that named them otherwise are not taken. */
 static int line_info_in(const cj_option_list *o) {
   for (size_t i = 0; i < o->n; i++)
@@ -257,31 +258,6 @@ static cujit_status lowered_names(cujit_engine *engine, cj_nvrtc *nv, nvrtcProgr
   return CUJIT_OK;
 }
 
-/* With line info on (-lineinfo or -G in the list), the headers NVRTC is given in memory (those
-** without an absolute name: cujit's, the stand-ins) each begin with a #line naming a kept copy
-** (kept.h), so that the line table names no file that does not exist. *out: NULL when off, else
-** an array of the texts, each a new one or inc's own. */
-static cujit_status keep_headers(cujit_engine *engine, const cj_includes *inc,
-                                 const cj_option_list *o, char ***out) {
-  *out = NULL;
-  if (!line_info_in(o) || !inc->header_count) return CUJIT_OK;
-  char **texts = calloc(inc->header_count, sizeof *texts);
-  if (!texts) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  cujit_status st = CUJIT_OK;
-  for (size_t i = 0; i < inc->header_count && st == CUJIT_OK; i++) {
-    st = cj_kept_header(engine, inc->header_names[i], inc->header_sources[i], &texts[i]);
-    if (!texts[i]) texts[i] = inc->header_sources[i];
-  }
-  if (st != CUJIT_OK) {
-    for (size_t i = 0; i < inc->header_count; i++)
-      if (texts[i] && texts[i] != inc->header_sources[i]) free(texts[i]);
-    free(texts);
-    return st;
-  }
-  *out = texts;
-  return CUJIT_OK;
-}
-
 /* Compiles `inc` when its includes were resolved (NVRTC then reads no file: every header is
 ** given in memory), else the source as it is, NVRTC finding its headers itself. */
 static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc,
@@ -299,7 +275,8 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
   if (tk) cj_option_list_add(o, "--include-path=", tk);
   if (o->failed) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   char **lined = NULL; /* with line info, the in-memory headers named by their kept copies */
-  cujit_status kept = inc->cacheable ? keep_headers(engine, inc, o, &lined) : CUJIT_OK;
+  cujit_status kept =
+      inc->cacheable ? cj_kept_headers(engine, inc, line_info_in(o), &lined) : CUJIT_OK;
   if (kept != CUJIT_OK) return kept;
   nvrtcProgram prog; /* messages quote `source`, the user's text; NVRTC gets the resolved one */
   nvrtcResult r =
@@ -327,11 +304,14 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
     return exprs.failed ? cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory")
                         : nvrtc_status(engine, nv, r, "nvrtcAddNameExpression");
   }
+  cj_pch pch; /* after the keys: the PCH options are not hashed, and change nothing compiled */
+  cj_pch_begin(engine, nv, inc, o, tk, &pch);
   nvrtcResult cr = nv->nvrtcCompileProgram(prog, (int)o->n, (const char *const *)o->v);
   size_t log_len = 0;
   if (nv->nvrtcGetProgramLogSize(prog, &log_len) != NVRTC_SUCCESS) log_len = 0;
   e->log = calloc(log_len + 1, 1);
   if (e->log && log_len) nv->nvrtcGetProgramLog(prog, e->log);
+  cj_pch_end(engine, nv, prog, o, &pch, e->log);
   cujit_status st = CUJIT_OK;
   if (!e->log) {
     st = cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");

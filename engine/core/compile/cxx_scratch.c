@@ -24,8 +24,7 @@
 #define PREFIX "cujit-cxx-"
 #define TEMPLATE_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-/* The inode of this process's pid namespace ("pid:[4026531836]"), 0 when /proc cannot say. */
-static unsigned long long pid_namespace(void) {
+unsigned long long cj_pid_namespace(void) {
   char link[64];
   ssize_t n = readlink("/proc/self/ns/pid", link, sizeof link - 1);
   if (n <= 0) return 0;
@@ -96,7 +95,7 @@ static void collect_litter(void) {
   const char *root = tmp_root();
   DIR *d = opendir(root);
   if (!d) return;
-  unsigned long long ns = pid_namespace();
+  unsigned long long ns = cj_pid_namespace();
   uid_t me = getuid();
   char path[PATH_MAX];
   struct stat st;
@@ -112,7 +111,7 @@ static pthread_once_t collected = PTHREAD_ONCE_INIT;
 
 int cj_cxx_scratch_make(char *dir, size_t len) {
   pthread_once(&collected, collect_litter);
-  if (snprintf(dir, len, "%s/" PREFIX "%llu-%ld-XXXXXX", tmp_root(), pid_namespace(),
+  if (snprintf(dir, len, "%s/" PREFIX "%llu-%ld-XXXXXX", tmp_root(), cj_pid_namespace(),
                (long)getpid()) >= (int)len)
     return ENAMETOOLONG;
   if (!mkdtemp(dir)) return errno;

@@ -8,6 +8,10 @@
 
 #include <stddef.h>
 
+/* The inode of this process's pid namespace ("pid:[4026531836]"), 0 when /proc cannot say: a pid
+** in a directory's name means something only within it (pch.c's directories use it too). */
+unsigned long long cj_pid_namespace(void);
+
 /* Makes $TMPDIR/cujit-cxx-<pid namespace>-<pid>-XXXXXX (mode 0700) and its tmp/ (the compiler's
 ** own TMPDIR) into dir (len bytes); the first call of the process first collects the litter of
 ** dead processes. 0, or an errno. */

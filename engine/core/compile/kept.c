@@ -248,6 +248,27 @@ static void remove_tree(const char *root) {
   nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+cujit_status cj_kept_headers(cujit_engine *engine, const cj_includes *inc, int line_info,
+                             char ***out) {
+  *out = NULL;
+  if (!line_info || !inc->header_count) return CUJIT_OK;
+  char **texts = calloc(inc->header_count, sizeof *texts);
+  if (!texts) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  cujit_status st = CUJIT_OK;
+  for (size_t i = 0; i < inc->header_count && st == CUJIT_OK; i++) {
+    st = cj_kept_header(engine, inc->header_names[i], inc->header_sources[i], &texts[i]);
+    if (!texts[i]) texts[i] = inc->header_sources[i];
+  }
+  if (st != CUJIT_OK) {
+    for (size_t i = 0; i < inc->header_count; i++)
+      if (texts[i] && texts[i] != inc->header_sources[i]) free(texts[i]);
+    free(texts);
+    return st;
+  }
+  *out = texts;
+  return CUJIT_OK;
+}
+
 void cj_kept_close(cujit_engine *engine) {
   if (engine->kept_dir && engine->kept_private) remove_tree(engine->kept_dir);
   free(engine->kept_dir);

@@ -8,6 +8,7 @@
 #define CUJIT_KEPT_H
 
 #include "base/base.h"
+#include "includes.h"
 
 /* For an NVRTC compile with line info on: the text to compile instead of `source` in *out
 ** (malloc'd; the caller frees it), whose #line directives name real files:
@@ -30,6 +31,14 @@ cujit_status cj_kept_source(cujit_engine *engine, const char *source, const char
 ** <root>/<hash of name and text>/<name> and named by a #line before `text`, in *out (malloc'd).
 ** *out stays NULL for a header read from a file (an absolute name), which names itself. */
 cujit_status cj_kept_header(cujit_engine *engine, const char *name, const char *text, char **out);
+
+/* With line info on (`line_info`: -lineinfo or -G in NVRTC's list), the headers NVRTC is given in
+** memory (those without an absolute name: cujit's, the stand-ins) each begin with a #line naming
+** a kept copy (cj_kept_header), so that the line table names no file that does not exist. *out:
+** NULL when off, else an array of inc->header_count texts, each a new one (malloc'd) or inc's
+** own; the caller frees the new ones and the array. */
+cujit_status cj_kept_headers(cujit_engine *engine, const cj_includes *inc, int line_info,
+                             char ***out);
 
 /* Removes the engine's private root (not the cache's) and forgets the root. At cujit_close. */
 void cj_kept_close(cujit_engine *engine);
