@@ -369,6 +369,23 @@ Test(many, specialize_many_compiles_each_list_once_and_reports_each) {
   cujit_kernel_free(g);
 }
 
+Test(many, specialize_many_ahead_with_no_outputs) {
+  NEED_NVRTC();
+  cujit_kernel *g;
+  EXPECT_OK(cujit_kernel_define(engine, "twice(T *y)", "y[0] += y[0];", NULL, &sm90, &g));
+  cujit_dtype lists[] = {CUJIT_F32, CUJIT_F64};
+  EXPECT_OK(cujit_kernel_specialize_many(g, 2, lists, NULL, NULL)); /* only made and kept */
+  cr_assert_str_eq(cujit_program_compile_many_message(engine, 1), "");
+  uint64_t before = misses();
+  for (int i = 0; i < 2; i++) {
+    cujit_kernel *k;
+    EXPECT_OK(cujit_kernel_specialize(g, &lists[i], 1, &k));
+    cr_assert_eq(cujit_program_from_cache(cujit_kernel_program(k)), 1, "list %d was made ahead", i);
+  }
+  cr_assert_eq(misses(), before, "no compile at the specialisations");
+  cujit_kernel_free(g);
+}
+
 /* --- the driver started beside a first compile ------------------------------------------------ */
 
 /* The number of threads of this process. */
