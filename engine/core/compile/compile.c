@@ -8,6 +8,7 @@
 #include "host_code.h"
 #include "includes.h"
 #include "kept.h"
+#include "link.h"
 #include "cxx.h"
 #include "options.h"
 #include "verify.h"
@@ -351,7 +352,8 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
     st = cj_fail(engine, CUJIT_ERROR_COMPILE, "NVRTC failed compiling '%s': %s\n\n%s", name,
                  nv->nvrtcGetErrorString(cr), e->log);
   } else {
-    st = get_outputs(engine, nv, prog, cubin, e);
+    st = cj_link_lto_list(o) ? cj_link_ltoir(engine, nv, prog, e) /* link.h */
+                             : get_outputs(engine, nv, prog, cubin, e);
     if (st == CUJIT_OK && exprs.len) st = lowered_names(engine, nv, prog, &exprs, e);
   }
   cj_buf_free(&exprs);
@@ -477,7 +479,8 @@ static cujit_status compile_cxx_in_dir(cujit_engine *engine, const char *source,
 static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const char *name,
                                 const cujit_compile_options *options, const char *arch,
                                 cj_compiled *out) {
-  (void)arch; /* "cpu" */
+  if (cj_link_wanted(options)) /* the link files join the unit (link.h) */
+    return cj_link_compile(engine, scan, name, options, arch, compile_cpu, out);
   const char *source = scan->text;
   const char *identity;
   cj_option_list o = {0};
@@ -537,6 +540,8 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
 static cujit_status compile_nvrtc(cujit_engine *engine, const cj_scan *scan, const char *name,
                                   const cujit_compile_options *options, const char *target,
                                   cj_compiled *out) {
+  if (cj_link_wanted(options)) /* LTO-IR units linked by nvJitLink (link.h) */
+    return cj_link_compile(engine, scan, name, options, target, compile_nvrtc, out);
   const char *source = scan->text;
   char arch[32];
   snprintf(arch, sizeof arch, "%s", target);
