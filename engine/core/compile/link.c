@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -306,72 +307,102 @@ static void add_info(cj_cache_entry *e, nvJitLinkHandle h) {
   free(info);
 }
 
+/* What of the program's options nvJitLink must be told again: the LTO-IR carries the code, but the
+** choices of code generation (fast math's flush to zero and approximate division, line and debug
+** info, a register cap, ptxas's options such as -v for `cujit compile -v`) are made at the link.
+** The options reach the key through the program's own (its NVRTC list). */
+static void link_flags(const cujit_compile_options *op, const char *arch, cj_option_list *l) {
+  cj_option_list_add(l, "-arch=", arch);
+  if (cj_options_switch_on(op, offsetof(cujit_compile_options, fast_math))) {
+    static const char *const fast[] = {"-ftz=1", "-prec-div=0", "-prec-sqrt=0", "-fma=1"};
+    for (size_t i = 0; i < 4; i++) cj_option_list_add(l, fast[i], NULL);
+  }
+  if (cj_options_switch_on(op, offsetof(cujit_compile_options, line_info)))
+    cj_option_list_add(l, "-lineinfo", NULL);
+  if (op->debug) cj_option_list_add(l, "-g", NULL);
+  static const char *const maxreg[] = {"-maxrregcount=", "--maxrregcount="};
+  static const char *const ptxas[] = {"--ptxas-options=", "-Xptxas="};
+  for (size_t i = 0; op->extra_flags && i < op->extra_flag_count; i++) {
+    const char *f = op->extra_flags[i];
+    for (size_t k = 0; f && k < 2; k++) {
+      if (!strncmp(f, maxreg[k], strlen(maxreg[k])))
+        cj_option_list_add(l, "-maxrregcount=", f + strlen(maxreg[k]));
+      if (!strncmp(f, ptxas[k], strlen(ptxas[k])))
+        cj_option_list_add(l, "-Xptxas=", f + strlen(ptxas[k]));
+    }
+  }
+}
+
 static int stage_one(int kind) {
   return kind == IN_CU || kind == IN_LTOIR;
+}
+
+/* One nvJitLink run over `first` (the program's LTO-IR, or stage 1's PTX) and the inputs of this
+** stage; its output (PTX, or a CUBIN) in *out / *len, malloc'd with a NUL after it. */
+static cujit_status link_stage(cujit_engine *engine, const char *name, cj_option_list *l, int stage,
+                               nvJitLinkInputType first_type, const void *first, size_t first_len,
+                               const input *ins, size_t n, cj_cache_entry *e, char **out,
+                               size_t *len) {
+  nvJitLinkHandle h;
+  if (l->failed) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  nvJitLinkResult r = linker.nvJitLinkCreate(&h, (uint32_t)l->n, (const char **)l->v);
+  if (r != NVJITLINK_SUCCESS)
+    return cj_fail(engine, CUJIT_ERROR_COMPILE,
+                   "nvJitLink (%s) refused the link options of '%s': %s", linker.path, name,
+                   link_result(r));
+  r = linker.nvJitLinkAddData(h, first_type, first, first_len, name);
+  for (size_t i = 0; i < n && r == NVJITLINK_SUCCESS; i++)
+    if (stage_one(ins[i].kind) == (stage == 1))
+      r = linker.nvJitLinkAddData(h, kinds[ins[i].kind].type, ins[i].data, ins[i].len,
+                                  ins[i].given);
+  if (r == NVJITLINK_SUCCESS) r = linker.nvJitLinkComplete(h);
+  *len = 0;
+  if (r == NVJITLINK_SUCCESS)
+    r = stage == 1 ? linker.nvJitLinkGetLinkedPtxSize(h, len)
+                   : linker.nvJitLinkGetLinkedCubinSize(h, len);
+  if (r == NVJITLINK_SUCCESS && !(*out = calloc(*len + 1, 1))) {
+    linker.nvJitLinkDestroy(&h);
+    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  }
+  if (r == NVJITLINK_SUCCESS)
+    r = stage == 1 ? linker.nvJitLinkGetLinkedPtx(h, *out)
+                   : linker.nvJitLinkGetLinkedCubin(h, *out);
+  cujit_status st = CUJIT_OK;
+  if (r != NVJITLINK_SUCCESS)
+    st = link_failed(engine, h, r, name, ins, n);
+  else
+    add_info(e, h);
+  linker.nvJitLinkDestroy(&h);
+  return st;
 }
 
 /* Stage 1: the program and every LTO-IR input, optimised together (calls inlined across files),
 ** to PTX, which the program layer checks the kernels against. Stage 2 (an sm_NN arch): that PTX
 ** and the binary inputs to the CUBIN, with -lto when a fat binary or library may hold LTO-IR. */
-static cujit_status run_link(cujit_engine *engine, const char *name, const cj_compiled *prog,
+static cujit_status run_link(cujit_engine *engine, const char *name,
+                             const cujit_compile_options *op, const cj_compiled *prog,
                              const input *ins, size_t n, cj_cache_entry *e) {
-  int cubin = strncmp(prog->arch, "sm_", 3) == 0, lto2 = 0;
-  char arch[48];
-  snprintf(arch, sizeof arch, "-arch=%s", prog->arch);
-  const char *opts1[] = {arch, "-lto", "-ptx"};
-  nvJitLinkHandle h;
-  nvJitLinkResult r = linker.nvJitLinkCreate(&h, 3, opts1);
-  if (r != NVJITLINK_SUCCESS)
-    return cj_fail(engine, CUJIT_ERROR_COMPILE, "nvJitLink (%s) refused '%s': %s", linker.path,
-                   arch, link_result(r));
-  r = linker.nvJitLinkAddData(h, NVJITLINK_INPUT_LTOIR, prog->entry.cubin, prog->entry.cubin_len,
-                              name);
-  for (size_t i = 0; i < n && r == NVJITLINK_SUCCESS; i++)
-    if (stage_one(ins[i].kind))
-      r = linker.nvJitLinkAddData(h, NVJITLINK_INPUT_LTOIR, ins[i].data, ins[i].len, ins[i].given);
-  if (r == NVJITLINK_SUCCESS) r = linker.nvJitLinkComplete(h);
-  size_t len = 0;
-  if (r == NVJITLINK_SUCCESS) r = linker.nvJitLinkGetLinkedPtxSize(h, &len);
-  if (r == NVJITLINK_SUCCESS && !(e->ptx = calloc(len + 1, 1))) {
-    linker.nvJitLinkDestroy(&h);
-    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  }
-  if (r == NVJITLINK_SUCCESS) r = linker.nvJitLinkGetLinkedPtx(h, e->ptx);
-  if (r != NVJITLINK_SUCCESS) {
-    cujit_status st = link_failed(engine, h, r, name, ins, n);
-    linker.nvJitLinkDestroy(&h);
-    return st;
-  }
+  int lto2 = 0;
+  cj_option_list l = {0};
+  link_flags(op, prog->arch, &l);
+  cj_option_list_add(&l, "-lto", NULL);
+  cj_option_list_add(&l, "-ptx", NULL);
+  size_t len;
+  cujit_status st = link_stage(engine, name, &l, 1, NVJITLINK_INPUT_LTOIR, prog->entry.cubin,
+                               prog->entry.cubin_len, ins, n, e, &e->ptx, &len);
+  cj_option_list_free(&l);
+  if (st != CUJIT_OK) return st;
   e->ptx_len = strlen(e->ptx);
-  add_info(e, h);
-  linker.nvJitLinkDestroy(&h);
-  if (!cubin) return CUJIT_OK;
+  if (strncmp(prog->arch, "sm_", 3) != 0) return CUJIT_OK; /* compute_NN: PTX only */
+  link_flags(op, prog->arch, &l);
   for (size_t i = 0; i < n; i++) lto2 |= ins[i].kind == IN_FATBIN || ins[i].kind == IN_LIB;
-  const char *opts2[] = {arch, "-lto"};
-  if ((r = linker.nvJitLinkCreate(&h, lto2 ? 2 : 1, opts2)) != NVJITLINK_SUCCESS)
-    return cj_fail(engine, CUJIT_ERROR_COMPILE, "nvJitLink (%s) refused '%s': %s", linker.path,
-                   arch, link_result(r));
-  r = linker.nvJitLinkAddData(h, NVJITLINK_INPUT_PTX, e->ptx, e->ptx_len, name);
-  for (size_t i = 0; i < n && r == NVJITLINK_SUCCESS; i++)
-    if (!stage_one(ins[i].kind))
-      r = linker.nvJitLinkAddData(h, kinds[ins[i].kind].type, ins[i].data, ins[i].len,
-                                  ins[i].given);
-  if (r == NVJITLINK_SUCCESS) r = linker.nvJitLinkComplete(h);
-  if (r == NVJITLINK_SUCCESS) r = linker.nvJitLinkGetLinkedCubinSize(h, &len);
-  if (r == NVJITLINK_SUCCESS && !(e->cubin = malloc(len ? len : 1))) {
-    linker.nvJitLinkDestroy(&h);
-    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  }
-  if (r == NVJITLINK_SUCCESS) r = linker.nvJitLinkGetLinkedCubin(h, e->cubin);
-  if (r != NVJITLINK_SUCCESS) {
-    cujit_status st = link_failed(engine, h, r, name, ins, n);
-    linker.nvJitLinkDestroy(&h);
-    return st;
-  }
-  e->cubin_len = len;
-  add_info(e, h);
-  linker.nvJitLinkDestroy(&h);
-  return CUJIT_OK;
+  if (lto2) cj_option_list_add(&l, "-lto", NULL);
+  char *cubin = NULL;
+  st = link_stage(engine, name, &l, 2, NVJITLINK_INPUT_PTX, e->ptx, e->ptx_len, ins, n, e, &cubin,
+                  &len);
+  cj_option_list_free(&l);
+  e->cubin = cubin, e->cubin_len = len;
+  return st;
 }
 
 /* --- the linked program ----------------------------------------------------------------------- */
@@ -475,7 +506,7 @@ static cujit_status compile_linked(cujit_engine *engine, const cj_scan *scan, co
                 linker_why);
       return compile_as_one(engine, scan, name, options, arch, unit, ins, n, out);
     }
-    st = run_link(engine, name, &prog, ins, n, e);
+    st = run_link(engine, name, options, &prog, ins, n, e);
     if (st == CUJIT_OK) {
       char *log = prog.entry.log; /* NVRTC's warnings first, then nvJitLink's */
       if (e->log) {
