@@ -396,10 +396,16 @@ static cujit_status run_link(cujit_engine *engine, const char *name,
   if (strncmp(prog->arch, "sm_", 3) != 0) return CUJIT_OK; /* compute_NN: PTX only */
   link_flags(op, prog->arch, &l);
   for (size_t i = 0; i < n; i++) lto2 |= ins[i].kind == IN_FATBIN || ins[i].kind == IN_LIB;
-  if (lto2) cj_option_list_add(&l, "-lto", NULL);
   char *cubin = NULL;
   st = link_stage(engine, name, &l, 2, NVJITLINK_INPUT_PTX, e->ptx, e->ptx_len, ins, n, e, &cubin,
                   &len);
+  if (st != CUJIT_OK && lto2) { /* a fat binary or library holding LTO-IR: it needs -lto, which
+                                ** one holding none refuses (no module to optimise) */
+    free(cubin), cubin = NULL;
+    cj_option_list_add(&l, "-lto", NULL);
+    st = link_stage(engine, name, &l, 2, NVJITLINK_INPUT_PTX, e->ptx, e->ptx_len, ins, n, e, &cubin,
+                    &len);
+  }
   cj_option_list_free(&l);
   e->cubin = cubin, e->cubin_len = len;
   return st;
