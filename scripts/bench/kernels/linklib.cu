@@ -248,231 +248,75 @@ __device__ __noinline__ float lib_poly15(float x) {
   return r;
 }
 
-__device__ __noinline__ float lib_poly16(float x) {
-  // degree-8 polynomial, Horner's rule, argument folded into [-1, 1]
-  float t = x - 2.0f * rintf(x * 0.5f);
-  float r = -0.402771f;
-  r = fmaf(r, t, -0.372105f);
-  r = fmaf(r, t, 0.826429f);
-  r = fmaf(r, t, 0.55433f);
-  r = fmaf(r, t, -0.27988f);
-  r = fmaf(r, t, -0.859756f);
-  r = fmaf(r, t, -0.895765f);
-  r = fmaf(r, t, -0.806977f);
-  r = fmaf(r, t, -0.739078f);
-  return r;
-}
-
-__device__ __noinline__ float lib_poly17(float x) {
-  // degree-8 polynomial, Horner's rule, argument folded into [-1, 1]
-  float t = x - 2.0f * rintf(x * 0.5f);
-  float r = 0.16529f;
-  r = fmaf(r, t, 0.042063f);
-  r = fmaf(r, t, -0.74014f);
-  r = fmaf(r, t, 0.756396f);
-  r = fmaf(r, t, 0.34074f);
-  r = fmaf(r, t, 0.419041f);
-  r = fmaf(r, t, 0.791112f);
-  r = fmaf(r, t, -0.372322f);
-  r = fmaf(r, t, 0.805659f);
-  return r;
-}
-
-__device__ __noinline__ float lib_poly18(float x) {
-  // degree-8 polynomial, Horner's rule, argument folded into [-1, 1]
-  float t = x - 2.0f * rintf(x * 0.5f);
-  float r = 0.95227f;
-  r = fmaf(r, t, 0.817604f);
-  r = fmaf(r, t, -0.908337f);
-  r = fmaf(r, t, 0.701565f);
-  r = fmaf(r, t, 0.968646f);
-  r = fmaf(r, t, -0.786458f);
-  r = fmaf(r, t, 0.730909f);
-  r = fmaf(r, t, 0.630617f);
-  r = fmaf(r, t, -0.9355f);
-  return r;
-}
-
-__device__ __noinline__ float lib_poly19(float x) {
-  // degree-8 polynomial, Horner's rule, argument folded into [-1, 1]
-  float t = x - 2.0f * rintf(x * 0.5f);
-  float r = 0.415261f;
-  r = fmaf(r, t, 0.518771f);
-  r = fmaf(r, t, 0.498634f);
-  r = fmaf(r, t, -0.884469f);
-  r = fmaf(r, t, 0.939401f);
-  r = fmaf(r, t, -0.85203f);
-  r = fmaf(r, t, -0.830663f);
-  r = fmaf(r, t, 0.894404f);
-  r = fmaf(r, t, -0.037845f);
-  return r;
-}
-
-__device__ __noinline__ float lib_poly20(float x) {
-  // degree-8 polynomial, Horner's rule, argument folded into [-1, 1]
-  float t = x - 2.0f * rintf(x * 0.5f);
-  float r = -0.643175f;
-  r = fmaf(r, t, -0.21055f);
-  r = fmaf(r, t, 0.247169f);
-  r = fmaf(r, t, -0.463342f);
-  r = fmaf(r, t, 0.828997f);
-  r = fmaf(r, t, 0.351754f);
-  r = fmaf(r, t, -0.227244f);
-  r = fmaf(r, t, -0.266639f);
-  r = fmaf(r, t, -0.76874f);
-  return r;
-}
-
-__device__ __noinline__ float lib_poly21(float x) {
-  // degree-8 polynomial, Horner's rule, argument folded into [-1, 1]
-  float t = x - 2.0f * rintf(x * 0.5f);
-  float r = 0.971626f;
-  r = fmaf(r, t, -0.385386f);
-  r = fmaf(r, t, 0.872014f);
-  r = fmaf(r, t, 0.07997f);
-  r = fmaf(r, t, 0.074756f);
-  r = fmaf(r, t, -0.648771f);
-  r = fmaf(r, t, 0.00526f);
-  r = fmaf(r, t, -0.802809f);
-  r = fmaf(r, t, -0.103967f);
-  return r;
-}
-
-__device__ __noinline__ float lib_poly22(float x) {
-  // degree-8 polynomial, Horner's rule, argument folded into [-1, 1]
-  float t = x - 2.0f * rintf(x * 0.5f);
-  float r = 0.226816f;
-  r = fmaf(r, t, 0.851594f);
-  r = fmaf(r, t, -0.558103f);
-  r = fmaf(r, t, -0.636893f);
-  r = fmaf(r, t, 0.5755f);
-  r = fmaf(r, t, -0.73544f);
-  r = fmaf(r, t, -0.610812f);
-  r = fmaf(r, t, -0.043377f);
-  r = fmaf(r, t, -0.14499f);
-  return r;
-}
-
-__device__ __noinline__ float lib_poly23(float x) {
-  // degree-8 polynomial, Horner's rule, argument folded into [-1, 1]
-  float t = x - 2.0f * rintf(x * 0.5f);
-  float r = 0.985741f;
-  r = fmaf(r, t, -0.869391f);
-  r = fmaf(r, t, 0.742082f);
-  r = fmaf(r, t, -0.074743f);
-  r = fmaf(r, t, -0.723542f);
-  r = fmaf(r, t, -0.523524f);
-  r = fmaf(r, t, 0.817738f);
-  r = fmaf(r, t, -0.646292f);
-  r = fmaf(r, t, -0.153829f);
-  return r;
-}
-
 __device__ __noinline__ unsigned lib_mix0(unsigned h) {
-  h ^= h >> 2;
-  h *= 0xca23cfbdu;
+  h ^= h >> 10;
+  h *= 0x4e9373d3u;
+  h ^= h >> 15;
+  h *= 0xe9c870c9u;
   h ^= h >> 11;
-  h *= 0xb33f79edu;
-  h ^= h >> 16;
   return h;
 }
 
 __device__ __noinline__ unsigned lib_mix1(unsigned h) {
-  h ^= h >> 8;
-  h *= 0x5711abbdu;
-  h ^= h >> 24;
-  h *= 0x45a9e809u;
-  h ^= h >> 7;
+  h ^= h >> 25;
+  h *= 0x6a8643a7u;
+  h ^= h >> 5;
+  h *= 0x11f3859bu;
+  h ^= h >> 12;
   return h;
 }
 
 __device__ __noinline__ unsigned lib_mix2(unsigned h) {
-  h ^= h >> 14;
-  h *= 0xd5ada93fu;
-  h ^= h >> 20;
-  h *= 0xe0a23fdfu;
-  h ^= h >> 27;
-  return h;
-}
-
-__device__ __noinline__ unsigned lib_mix3(unsigned h) {
-  h ^= h >> 28;
-  h *= 0x0e2bb78fu;
-  h ^= h >> 15;
-  h *= 0xdd646cd1u;
-  h ^= h >> 12;
-  return h;
-}
-
-__device__ __noinline__ unsigned lib_mix4(unsigned h) {
-  h ^= h >> 7;
-  h *= 0x79cc37a7u;
-  h ^= h >> 12;
-  h *= 0xbac8ad1du;
+  h ^= h >> 8;
+  h *= 0x18b4f6e9u;
+  h ^= h >> 2;
+  h *= 0xf22acde1u;
   h ^= h >> 21;
   return h;
 }
 
-__device__ __noinline__ unsigned lib_mix5(unsigned h) {
-  h ^= h >> 2;
-  h *= 0xafad1639u;
-  h ^= h >> 17;
-  h *= 0x1d07d4b5u;
+__device__ __noinline__ unsigned lib_mix3(unsigned h) {
+  h ^= h >> 5;
+  h *= 0x64bf8ba5u;
+  h ^= h >> 27;
+  h *= 0x856252bbu;
+  h ^= h >> 19;
+  return h;
+}
+
+__device__ __noinline__ unsigned lib_mix4(unsigned h) {
   h ^= h >> 1;
+  h *= 0x239a6c23u;
+  h ^= h >> 5;
+  h *= 0xab9d5bd7u;
+  h ^= h >> 29;
+  return h;
+}
+
+__device__ __noinline__ unsigned lib_mix5(unsigned h) {
+  h ^= h >> 3;
+  h *= 0xe543293bu;
+  h ^= h >> 23;
+  h *= 0xa11b8d09u;
+  h ^= h >> 28;
   return h;
 }
 
 __device__ __noinline__ unsigned lib_mix6(unsigned h) {
-  h ^= h >> 4;
-  h *= 0x42dc6987u;
-  h ^= h >> 18;
-  h *= 0xcceba7edu;
-  h ^= h >> 13;
+  h ^= h >> 11;
+  h *= 0x8acd709bu;
+  h ^= h >> 10;
+  h *= 0xf9e3ffdbu;
+  h ^= h >> 29;
   return h;
 }
 
 __device__ __noinline__ unsigned lib_mix7(unsigned h) {
-  h ^= h >> 26;
-  h *= 0xe5d913fbu;
-  h ^= h >> 20;
-  h *= 0xa7b46817u;
-  h ^= h >> 5;
-  return h;
-}
-
-__device__ __noinline__ unsigned lib_mix8(unsigned h) {
-  h ^= h >> 26;
-  h *= 0x6b1b99bdu;
-  h ^= h >> 1;
-  h *= 0xf113362du;
-  h ^= h >> 12;
-  return h;
-}
-
-__device__ __noinline__ unsigned lib_mix9(unsigned h) {
-  h ^= h >> 14;
-  h *= 0xde0d5edfu;
-  h ^= h >> 9;
-  h *= 0x08043475u;
-  h ^= h >> 11;
-  return h;
-}
-
-__device__ __noinline__ unsigned lib_mix10(unsigned h) {
-  h ^= h >> 3;
-  h *= 0x7e3ee7fdu;
   h ^= h >> 28;
-  h *= 0x76ba98b7u;
-  h ^= h >> 14;
-  return h;
-}
-
-__device__ __noinline__ unsigned lib_mix11(unsigned h) {
-  h ^= h >> 8;
-  h *= 0xc6992933u;
-  h ^= h >> 2;
-  h *= 0x446ad7bdu;
-  h ^= h >> 18;
+  h *= 0x0bbb9c9bu;
+  h ^= h >> 30;
+  h *= 0x13765cb5u;
+  h ^= h >> 26;
   return h;
 }
 
@@ -567,63 +411,51 @@ __device__ __noinline__ float lib_tile32_min(float v) {
 }
 
 __device__ __noinline__ float lib_smooth0(float x) {
-  float s = tanhf(1.464f * x + -1.9674f);
-  float e = expf(-fabsf(x) * 0.732f);
+  float s = tanhf(2.627f * x + 1.9373f);
+  float e = expf(-fabsf(x) * 1.3135f);
   return s * e + lib_poly0(x) * (1.0f - e);
 }
 
 __device__ __noinline__ float lib_smooth1(float x) {
-  float s = tanhf(0.5242f * x + -0.6765f);
-  float e = expf(-fabsf(x) * 0.2621f);
+  float s = tanhf(0.7669f * x + 1.4618f);
+  float e = expf(-fabsf(x) * 0.3835f);
   return s * e + lib_poly1(x) * (1.0f - e);
 }
 
 __device__ __noinline__ float lib_smooth2(float x) {
-  float s = tanhf(0.6767f * x + 1.7743f);
-  float e = expf(-fabsf(x) * 0.3383f);
+  float s = tanhf(2.5383f * x + -1.871f);
+  float e = expf(-fabsf(x) * 1.2692f);
   return s * e + lib_poly2(x) * (1.0f - e);
 }
 
 __device__ __noinline__ float lib_smooth3(float x) {
-  float s = tanhf(0.5125f * x + -1.8479f);
-  float e = expf(-fabsf(x) * 0.2562f);
+  float s = tanhf(2.2691f * x + 1.0375f);
+  float e = expf(-fabsf(x) * 1.1345f);
   return s * e + lib_poly3(x) * (1.0f - e);
 }
 
 __device__ __noinline__ float lib_smooth4(float x) {
-  float s = tanhf(0.5893f * x + -1.5046f);
-  float e = expf(-fabsf(x) * 0.2947f);
+  float s = tanhf(2.3733f * x + -1.7689f);
+  float e = expf(-fabsf(x) * 1.1866f);
   return s * e + lib_poly4(x) * (1.0f - e);
 }
 
 __device__ __noinline__ float lib_smooth5(float x) {
-  float s = tanhf(2.6834f * x + 1.5711f);
-  float e = expf(-fabsf(x) * 1.3417f);
+  float s = tanhf(2.9243f * x + -1.7041f);
+  float e = expf(-fabsf(x) * 1.4622f);
   return s * e + lib_poly5(x) * (1.0f - e);
 }
 
 __device__ __noinline__ float lib_smooth6(float x) {
-  float s = tanhf(1.7824f * x + 1.1903f);
-  float e = expf(-fabsf(x) * 0.8912f);
+  float s = tanhf(0.7117f * x + 1.7888f);
+  float e = expf(-fabsf(x) * 0.3558f);
   return s * e + lib_poly6(x) * (1.0f - e);
 }
 
 __device__ __noinline__ float lib_smooth7(float x) {
-  float s = tanhf(1.1827f * x + -1.58f);
-  float e = expf(-fabsf(x) * 0.5914f);
+  float s = tanhf(1.7027f * x + -1.2864f);
+  float e = expf(-fabsf(x) * 0.8514f);
   return s * e + lib_poly7(x) * (1.0f - e);
-}
-
-__device__ __noinline__ float lib_smooth8(float x) {
-  float s = tanhf(1.4992f * x + 0.2627f);
-  float e = expf(-fabsf(x) * 0.7496f);
-  return s * e + lib_poly8(x) * (1.0f - e);
-}
-
-__device__ __noinline__ float lib_smooth9(float x) {
-  float s = tanhf(1.7957f * x + 1.0139f);
-  float e = expf(-fabsf(x) * 0.8979f);
-  return s * e + lib_poly9(x) * (1.0f - e);
 }
 
 // The one entry point kernels call: function k of the library at x.
@@ -645,50 +477,36 @@ __device__ float lib_eval(float x, int k) {
   case 13: return lib_poly13(x);
   case 14: return lib_poly14(x);
   case 15: return lib_poly15(x);
-  case 16: return lib_poly16(x);
-  case 17: return lib_poly17(x);
-  case 18: return lib_poly18(x);
-  case 19: return lib_poly19(x);
-  case 20: return lib_poly20(x);
-  case 21: return lib_poly21(x);
-  case 22: return lib_poly22(x);
-  case 23: return lib_poly23(x);
-  case 24: return (float)(lib_mix0(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
-  case 25: return (float)(lib_mix1(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
-  case 26: return (float)(lib_mix2(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
-  case 27: return (float)(lib_mix3(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
-  case 28: return (float)(lib_mix4(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
-  case 29: return (float)(lib_mix5(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
-  case 30: return (float)(lib_mix6(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
-  case 31: return (float)(lib_mix7(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
-  case 32: return (float)(lib_mix8(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
-  case 33: return (float)(lib_mix9(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
-  case 34: return (float)(lib_mix10(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
-  case 35: return (float)(lib_mix11(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
-  case 36: return lib_smooth0(x);
-  case 37: return lib_smooth1(x);
-  case 38: return lib_smooth2(x);
-  case 39: return lib_smooth3(x);
-  case 40: return lib_smooth4(x);
-  case 41: return lib_smooth5(x);
-  case 42: return lib_smooth6(x);
-  case 43: return lib_smooth7(x);
-  case 44: return lib_smooth8(x);
-  case 45: return lib_smooth9(x);
-  case 46: return lib_uniform(__float_as_uint(x), 7u);
-  case 47: return lib_normal(__float_as_uint(x), 11u);
-  case 48: return lib_tile4_sum(x);
-  case 49: return lib_tile8_sum(x);
-  case 50: return lib_tile16_sum(x);
-  case 51: return lib_tile32_sum(x);
-  case 52: return lib_tile4_max(x);
-  case 53: return lib_tile8_max(x);
-  case 54: return lib_tile16_max(x);
-  case 55: return lib_tile32_max(x);
-  case 56: return lib_tile4_min(x);
-  case 57: return lib_tile8_min(x);
-  case 58: return lib_tile16_min(x);
-  case 59: return lib_tile32_min(x);
+  case 16: return (float)(lib_mix0(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
+  case 17: return (float)(lib_mix1(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
+  case 18: return (float)(lib_mix2(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
+  case 19: return (float)(lib_mix3(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
+  case 20: return (float)(lib_mix4(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
+  case 21: return (float)(lib_mix5(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
+  case 22: return (float)(lib_mix6(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
+  case 23: return (float)(lib_mix7(__float_as_uint(x)) >> 8) * (1.0f / 16777216.0f);
+  case 24: return lib_smooth0(x);
+  case 25: return lib_smooth1(x);
+  case 26: return lib_smooth2(x);
+  case 27: return lib_smooth3(x);
+  case 28: return lib_smooth4(x);
+  case 29: return lib_smooth5(x);
+  case 30: return lib_smooth6(x);
+  case 31: return lib_smooth7(x);
+  case 32: return lib_uniform(__float_as_uint(x), 7u);
+  case 33: return lib_normal(__float_as_uint(x), 11u);
+  case 34: return lib_tile4_sum(x);
+  case 35: return lib_tile8_sum(x);
+  case 36: return lib_tile16_sum(x);
+  case 37: return lib_tile32_sum(x);
+  case 38: return lib_tile4_max(x);
+  case 39: return lib_tile8_max(x);
+  case 40: return lib_tile16_max(x);
+  case 41: return lib_tile32_max(x);
+  case 42: return lib_tile4_min(x);
+  case 43: return lib_tile8_min(x);
+  case 44: return lib_tile16_min(x);
+  case 45: return lib_tile32_min(x);
   default: return x;
   }
 }
