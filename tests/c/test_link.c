@@ -330,6 +330,12 @@ Test(link, files_cujit_cannot_link_are_refused_with_the_reason) {
   expect_refused(program, &o, CUJIT_ERROR_INVALID_ARGUMENT, "link file 0 is NULL or empty");
   o = with_link("sm_90", NULL, 2);
   expect_refused(program, &o, CUJIT_ERROR_INVALID_ARGUMENT, "link_count is 2 but link is NULL");
+  /* -dlto of the caller's own: LTO-IR, which no device loads. */
+  const char *dlto[] = {"-dlto"};
+  cujit_compile_options d = CUJIT_COMPILE_OPTIONS_INIT;
+  d.arch = "sm_90", d.extra_flags = dlto, d.extra_flag_count = 1;
+  expect_refused(program, &d, CUJIT_ERROR_INVALID_ARGUMENT,
+                 "the extra flag -dlto makes LTO-IR, which no device loads");
   const char *empty_ptx[] = {write_text("empty.ptx", "")};
   o = with_link("sm_90", empty_ptx, 1);
   expect_refused(program, &o, CUJIT_ERROR_INVALID_ARGUMENT, "empty.ptx' is empty");

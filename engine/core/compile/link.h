@@ -17,7 +17,8 @@ typedef cujit_status (*cj_unit_compile)(cujit_engine *engine, const cj_scan *sca
                                         const cujit_compile_options *options, const char *arch,
                                         cj_compiled *out);
 
-/* 1 when the options name link files (the program then compiles through cj_link_compile). */
+/* 1 when the options name link files, or hold a -dlto flag of the caller's (refused), so that the
+** program compiles through cj_link_compile. */
 int cj_link_wanted(const cujit_compile_options *options);
 
 /* cj_compile's work for a program with link files, `unit` compiling each unit (with options
