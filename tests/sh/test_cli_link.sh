@@ -38,6 +38,10 @@ if [ "$have_nvjitlink" = 1 ]; then
   run "$CUJIT" compile k.cu --arch sm_90 --link lib.cu -o k.ptx
   check "the same link again: from the cache" "$err" "from the cache"
   check "the linked PTX inlines lib.cu's + 1.0" "$(cat k.ptx)" "0f3F800000"
+  CUJIT_NVRTC=/nonexistent/libnvrtc.so CUJIT_NVJITLINK=/nonexistent/libnvJitLink.so \
+    run "$CUJIT" compile k.cu --arch sm_90 --link lib.cu -o k2.ptx
+  check "a hit opens neither NVRTC nor nvJitLink" "$err" "from the cache"
+  same "the hit's PTX is the linked one" "$(cmp -s k.ptx k2.ptx && echo same)" "same"
   echo '__device__ float twice_plus(float x) { return 2.0f * x + 3.0f; }' >lib.cu
   run "$CUJIT" compile k.cu --arch sm_90 --link lib.cu -o k.ptx
   check "an edited lib.cu compiles again" "$err" "compiled in"
