@@ -287,17 +287,32 @@ Test(link, ptx_and_cubin_files_are_linked) {
   const void *cubin = cujit_program_cubin(lib, &cubin_len);
   const char *files[] = {write_file("lib.ptx", ptx, ptx_len),
                          write_file("lib.cubin", cubin, cubin_len)};
-  cujit_program_free(lib);
   for (size_t i = 0; i < 2; i++) {
     cujit_compile_options o = with_link("sm_90", files + i, 1);
     cujit_program *p = compile_ok(program, &o);
     size_t len;
     cr_expect_not_null(cujit_program_cubin(p, &len), "%s: no CUBIN", files[i]);
+    cr_expect_eq(cujit_program_from_cache(p), 0);
+    cujit_program_free(p);
+    p = compile_ok(program, &o);
+    cr_expect_eq(cujit_program_from_cache(p), 1, "%s: the same file again is a hit", files[i]);
     cujit_program_free(p);
   }
+  /* A binary file rewritten (one byte of its text more): its contents are in the key. */
+  char *edited = malloc(ptx_len + 2);
+  cr_assert_not_null(edited);
+  memcpy(edited, ptx, ptx_len);
+  memcpy(edited + ptx_len, "\n", 2);
+  write_file("lib.ptx", edited, ptx_len + 1);
+  free(edited);
+  cujit_compile_options again = with_link("sm_90", files, 1);
+  cujit_program *q = compile_ok(program, &again);
+  cr_expect_eq(cujit_program_from_cache(q), 0, "an edited .ptx file was handed the old program");
+  cujit_program_free(q);
   /* PTX only (compute_90): .cu and .ltoir alone, since PTX cannot hold the others. */
   cujit_compile_options o = with_link("compute_90", files, 1);
   expect_refused(program, &o, CUJIT_ERROR_INVALID_ARGUMENT, "arch 'compute_90' gives PTX only");
+  cujit_program_free(lib); /* ptx and cubin were its */
   const char *cu[] = {write_text("lib.cu", lib_defining(8.0f))};
   o = with_link("compute_90", cu, 1);
   cujit_program *p = compile_ok(program, &o);
