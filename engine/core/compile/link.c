@@ -235,25 +235,29 @@ static void open_linker(void) {
   linker_ok = cj_nvjitlink_open(&linker, linker_why, sizeof linker_why);
 }
 
+/* nvJitLinkResult's values in the order nvJitLink.h numbers them (by number: a CUDA 12 header
+** names fewer of them). */
 static const char *link_result(nvJitLinkResult r) {
-  switch (r) {
-  case NVJITLINK_SUCCESS:
-    return "success";
-  case NVJITLINK_ERROR_UNRECOGNIZED_OPTION:
-    return "an option it does not know";
-  case NVJITLINK_ERROR_MISSING_ARCH:
-    return "no -arch";
-  case NVJITLINK_ERROR_INVALID_INPUT:
-    return "an input it cannot read";
-  case NVJITLINK_ERROR_PTX_COMPILE:
-    return "the PTX did not compile";
-  case NVJITLINK_ERROR_NVVM_COMPILE:
-    return "the LTO-IR did not compile";
-  case NVJITLINK_ERROR_INTERNAL:
-    return "an internal error";
-  default:
-    return "an error";
-  }
+  static const char *const what[] = {"success",
+                                     "an option it does not know",
+                                     "no -arch",
+                                     "an input it cannot read",
+                                     "the PTX did not compile",
+                                     "the LTO-IR did not compile",
+                                     "an internal error",
+                                     "its thread pool failed",
+                                     "an input of no kind it knows",
+                                     "the finalizer failed",
+                                     "a null input",
+                                     "options that do not go together",
+                                     "an input of another type than declared",
+                                     "an input for another arch",
+                                     "an input newer than nvJitLink",
+                                     "no fat binary",
+                                     "an arch it does not know",
+                                     "an arch it does not support",
+                                     "LTO-IR given without -lto"};
+  return (unsigned)r < sizeof what / sizeof *what ? what[r] : "an error it does not name";
 }
 
 static char *link_log(cj_nvjitlink *lk, nvJitLinkHandle h, int error) {
