@@ -228,7 +228,28 @@ Test(link, an_undefined_symbol_is_named_with_the_files) {
   need_nvjitlink();
   const char *files[] = {write_text("other.cu", "__device__ float other(float x) { return x; }\n")};
   cujit_compile_options o = with_link("sm_90", files, 1);
-  expect_refused(program, &o, CUJIT_ERROR_COMPILE, "undefined symbol '_Z10twice_plusf'");
+  expect_refused(program, &o, CUJIT_ERROR_COMPILE,
+                 "undefined symbol 'twice_plus(float)' (_Z10twice_plusf)");
+  /* A name the message cannot spell as C++ (in a namespace): mangled, and said to be. */
+  static const char *in_ns = "namespace ns { extern __device__ float twice_plus(float x); }\n"
+                             "extern \"C\" __global__ void apply(float *y) {\n"
+                             "  y[0] = ns::twice_plus(y[0]);\n"
+                             "}\n";
+  expect_refused(in_ns, &o, CUJIT_ERROR_COMPILE,
+                 "undefined symbol '_ZN2ns10twice_plusEf' (a C++ name, mangled)");
+  /* extern "C": the name as it is. */
+  static const char *c_name = "extern \"C\" __device__ float twice_plus(float x);\n"
+                              "extern \"C\" __global__ void apply(float *y) {\n"
+                              "  y[0] = twice_plus(y[0]);\n"
+                              "}\n";
+  expect_refused(c_name, &o, CUJIT_ERROR_COMPILE, "undefined symbol 'twice_plus': no file");
+  /* Pointers and const, read outside in. */
+  static const char *ptrs = "extern __device__ float twice_plus(const float *const *p, int n);\n"
+                            "extern \"C\" __global__ void apply(float *y) {\n"
+                            "  y[0] = twice_plus(nullptr, 1);\n"
+                            "}\n";
+  expect_refused(ptrs, &o, CUJIT_ERROR_COMPILE,
+                 "undefined symbol 'twice_plus(float const * const *, int)'");
   expect_refused(program, &o, CUJIT_ERROR_COMPILE, "linking 'k.cu' with ");
   expect_refused(program, &o, CUJIT_ERROR_COMPILE, "other.cu failed");
 }

@@ -53,7 +53,7 @@ if [ "$have_nvjitlink" = 1 ]; then
   run "$CUJIT" compile k.cu --arch sm_90 --link other.cu -o bad.cubin
   check_rc "an undefined symbol" 1
   check "an undefined symbol is named with the files" "$err" \
-    "linking 'k.cu' with other.cu failed: undefined symbol '_Z10twice_plusf' \(a C\+\+ name, mangled\)"
+    "linking 'k.cu' with other.cu failed: undefined symbol 'twice_plus\(float\)' \(_Z10twice_plusf\)"
 
   # --- every kind of file -------------------------------------------------------------------------
   # cujit's own separate-compilation output: PTX and a CUBIN with -rdc=true (a kernel makes it a

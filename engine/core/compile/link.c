@@ -289,21 +289,73 @@ static int undefined_symbol(const char *log, char *sym, size_t len) {
   return 0;
 }
 
+/* The C++ declaration a mangled name stands for, when it is a plain function outside any namespace
+** whose parameters are built-in types, pointers and const (_Z10twice_plusf: twice_plus(float));
+** else 0, and the message gives the mangled name alone. */
+static int demangled(const char *sym, char *out, size_t len) {
+  static const char codes[] = "vbcahstijlmxyfd";
+  static const char *const names[] = {"void",
+                                      "bool",
+                                      "char",
+                                      "signed char",
+                                      "unsigned char",
+                                      "short",
+                                      "unsigned short",
+                                      "int",
+                                      "unsigned int",
+                                      "long",
+                                      "unsigned long",
+                                      "long long",
+                                      "unsigned long long",
+                                      "float",
+                                      "double"};
+  char *end;
+  if (strncmp(sym, "_Z", 2) != 0 || sym[2] < '1' || sym[2] > '9') return 0;
+  long n = strtol(sym + 2, &end, 10);
+  if (n <= 0 || (long)strlen(end) < n) return 0;
+  cj_buf b = {0};
+  cj_buf_printf(&b, "%.*s(", (int)n, end);
+  const char *p = end + n;
+  for (int first = 1; *p; first = 0) {
+    char suffix[64] = "";
+    for (; *p == 'P' || *p == 'K'; p++) /* read outside in: PKf is const float * */
+      memmove(suffix + (*p == 'P' ? 2 : 6), suffix, strlen(suffix) + 1),
+          memcpy(suffix, *p == 'P' ? " *" : " const", *p == 'P' ? 2 : 6);
+    const char *c = *p ? strchr(codes, *p) : NULL;
+    if (!c || strlen(suffix) > 48) {
+      cj_buf_free(&b);
+      return 0;
+    }
+    if (!(*p == 'v' && first && !p[1] && !suffix[0]))
+      cj_buf_printf(&b, "%s%s%s", first ? "" : ", ", names[c - codes], suffix);
+    p++;
+  }
+  cj_buf_puts(&b, ")");
+  int ok = !b.failed && b.len < len;
+  if (ok) memcpy(out, b.data, b.len + 1);
+  cj_buf_free(&b);
+  return ok;
+}
+
 static cujit_status link_failed(cujit_engine *engine, nvJitLinkHandle h, nvJitLinkResult r,
                                 const char *name, const input *ins, size_t n) {
-  char *log = link_log(&linker, h, 1), sym[512];
+  char *log = link_log(&linker, h, 1), sym[512], decl[512], named[1100];
   cj_buf files = {0};
   for (size_t i = 0; i < n; i++) cj_buf_printf(&files, "%s%s", i ? ", " : "", ins[i].given);
   cujit_status st;
-  if (undefined_symbol(log, sym, sizeof sym))
+  if (undefined_symbol(log, sym, sizeof sym)) {
+    if (demangled(sym, decl, sizeof decl))
+      snprintf(named, sizeof named, "'%s' (%s)", decl, sym);
+    else
+      snprintf(named, sizeof named, "'%s'%s", sym,
+               strncmp(sym, "_Z", 2) == 0 ? " (a C++ name, mangled)" : "");
     st = cj_fail(engine, CUJIT_ERROR_COMPILE,
-                 "linking '%s' with %s failed: undefined symbol '%s'%s: no file defines it. Define "
+                 "linking '%s' with %s failed: undefined symbol %s: no file defines it. Define "
                  "it in a link file with the same signature as the extern declaration (or "
                  "extern \"C\" on both sides), or add the file that does to link. nvJitLink's "
                  "log:\n%s",
-                 name, files.data ? files.data : "", sym,
-                 strncmp(sym, "_Z", 2) == 0 ? " (a C++ name, mangled)" : "", log ? log : "");
-  else
+                 name, files.data ? files.data : "", named, log ? log : "");
+  } else
     st = cj_fail(engine, CUJIT_ERROR_COMPILE, "linking '%s' with %s failed (nvJitLink: %s):\n%s",
                  name, files.data ? files.data : "", link_result(r), log ? log : "");
   free(log);
