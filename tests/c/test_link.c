@@ -170,6 +170,27 @@ Test(link, an_edited_link_file_recompiles) {
   cujit_program_free(p);
 }
 
+/* A program whose include cujit cannot resolve (a macro names it) is compiled without the cache:
+** its key names it only, so the linked program is not cached either, and a header edit shows. */
+Test(link, a_program_compiled_without_the_cache_is_not_linked_from_it) {
+  need_nvjitlink();
+  const char *files[] = {write_text("lib.cu", lib_defining(1.0f))};
+  const char *hdr = write_text("add.h", "#define ADD 0.0f\n");
+  char source[4096];
+  snprintf(source, sizeof source, "#define HDR \"%s\"\n#include HDR\n%s", hdr,
+           "extern __device__ float twice_plus(float x);\n"
+           "extern \"C\" __global__ void apply(float *y) { y[0] = twice_plus(y[0]) + ADD; }\n");
+  cujit_compile_options o = with_link("sm_90", files, 1);
+  cujit_program_free(compile_ok(source, &o));
+  write_text("add.h", "#define ADD 5.0f\n");
+  cujit_program *p = compile_ok(source, &o);
+  size_t len;
+  cr_expect_eq(cujit_program_from_cache(p), 0, "a program compiled without the cache was cached");
+  cr_expect(strstr(cujit_program_ptx(p, &len), "0f40A00000"), "the header's edit is not in:\n%s",
+            cujit_program_ptx(p, &len));
+  cujit_program_free(p);
+}
+
 /* The .cu file's LTO-IR entry (a cache entry like any CUBIN's) corrupted on disk: a new engine
 ** (an empty memory cache) detects it, says so, rebuilds it and links the right program. */
 Test(link, a_corrupted_ltoir_entry_is_detected_and_rebuilt) {

@@ -495,6 +495,7 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
   if (st == CUJIT_OK)
     st = resolve_lookup(engine, source, name, "cpu", &o, &inc, 0, &out->key, &key_ok, e, &hit);
   out->pure = key_ok && inc.file_count == 0;
+  out->keyed = key_ok;
   cj_option_list_free(&o); /* inc is kept: the CPU unit is written from the resolved includes */
   if (st == CUJIT_OK) {
     cj_key_builder *kb = cj_key_begin();
@@ -583,6 +584,7 @@ static cujit_status compile_nvrtc(cujit_engine *engine, const cj_scan *scan, con
     }
   }
   out->pure = key_ok && (inc.source ? inc.file_count == 0 : manifest_pure);
+  out->keyed = key_ok;
   cj_option_list_free(&o);
   cj_includes_free(&inc);
   if (st != CUJIT_OK) {

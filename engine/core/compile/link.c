@@ -534,12 +534,6 @@ static cujit_status compile_inputs(cujit_engine *engine, const cujit_compile_opt
   return CUJIT_OK;
 }
 
-/* Whether a unit's entry is in the cache, so its key stands for its contents (a program whose
-** includes could not be resolved is compiled without the cache: its key names it only). */
-static int keyed(cujit_engine *engine, const cj_compiled *c) {
-  return c->from_cache || cj_cache_touch(engine->cache, &c->key);
-}
-
 static cujit_status compile_linked(cujit_engine *engine, const cj_scan *scan, const char *name,
                                    const cujit_compile_options *options, const char *arch,
                                    cj_unit_compile unit, input *ins, size_t n, cj_compiled *out) {
@@ -555,8 +549,10 @@ static cujit_status compile_linked(cujit_engine *engine, const cj_scan *scan, co
     cj_cache_entry_free(&prog.entry);
     return st;
   }
-  int cacheable = keyed(engine, &prog);
-  for (size_t i = 0; i < n; i++) cacheable &= ins[i].kind != IN_CU || keyed(engine, &ins[i].cu);
+  /* A unit compiled without the cache (includes it could not resolve) has a key that only names
+  ** it: the linked program is then not cached either. */
+  int cacheable = prog.keyed;
+  for (size_t i = 0; i < n; i++) cacheable &= ins[i].kind != IN_CU || ins[i].cu.keyed;
   cj_cache_key key = linked_key(&prog, ins, n);
   cj_cache_entry *e = &out->entry;
   int hit = cacheable && lookup(engine, &key, e);
@@ -602,6 +598,7 @@ static cujit_status compile_linked(cujit_engine *engine, const cj_scan *scan, co
   out->key = key;
   out->from_cache = hit;
   out->pure = 0;
+  out->keyed = cacheable;
   snprintf(out->arch, sizeof out->arch, "%s", prog.arch);
   cj_cache_entry_free(&prog.entry);
   if (st != CUJIT_OK) cj_cache_entry_free(e);
