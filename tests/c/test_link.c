@@ -62,10 +62,13 @@ static void need_nvrtc(void) {
     cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
 }
 
+/* Skips without nvJitLink; fails instead under CUJIT_REQUIRE_GPU=1, whose run must link. */
 static void need_nvjitlink(void) {
   need_nvrtc();
   void *h = dlopen("libnvJitLink.so.13", RTLD_NOW | RTLD_LOCAL);
   if (!h) h = dlopen("libnvJitLink.so.12", RTLD_NOW | RTLD_LOCAL);
+  if (!h && cj_test_gpu_required())
+    cr_assert_fail("CUJIT_REQUIRE_GPU=1 but no nvJitLink on the loader's path");
   if (!h) cr_skip_test("no nvJitLink on the loader's path (libnvJitLink.so.13/.12)");
   dlclose(h);
 }
@@ -131,9 +134,13 @@ Test(link, links_an_extern_device_function_and_runs) {
 /* The kernel linked and the same code compiled whole agree, on the GPU. */
 Test(link, linked_and_whole_agree_on_the_gpu) {
   CJ_NEED_GPU(engine);
+  need_nvjitlink();
+  warnings[0] = '\0';
+  cujit_set_warning_handler(engine, on_warning, NULL);
   const char *files[] = {write_text("lib.cu", lib_defining(3.0f))};
   cujit_compile_options o = with_link(NULL, files, 1);
   cujit_program *p = compile_ok(program, &o);
+  cr_expect_eq(warnings[0], '\0', "linked with a warning (not by nvJitLink?): %s", warnings);
   size_t len = 0;
   cr_expect_not_null(cujit_program_cubin(p, &len), "a linked program for sm_NN has a CUBIN");
   launch_and_check(p, 3.0f);
