@@ -65,11 +65,14 @@
 **
 ** C++. The header works unchanged from C++11 on (g++ and clang++, -pedantic): the declarations are
 ** extern "C", and the CUJIT_ARG_* and *_INIT macros, which C writes with compound literals and
-** designated initializers, are inline functions there giving the same values.
+** designated initializers, are inline functions there giving the same values. It may share a
+** translation unit with the toolkit's <cuda.h> and <cuda_runtime.h>, in either order.
 **
 ** Code examples in this header are checked by tests/sh/test_header_examples.sh: each one is the
 ** run of lines after an "Example:" line, compiled as statements with cujit_engine *e in scope (as
-** C11 and as C++11 to C++20), and a C++ program using every macro is built and run.
+** C11 and as C++11 to C++20). tests/sh/test_cxx.sh builds and runs a C++ program that uses every
+** CUJIT_* macro of this header (checked by name) and compiles it beside <cuda.h> and
+** <cuda_runtime.h>.
 */
 #ifndef CUJIT_H
 #define CUJIT_H
@@ -626,7 +629,10 @@ typedef struct cujit_arg {
   } v;
 } cujit_arg;
 
-/* Helpers to build arguments in place. Example:
+/* Helpers to build arguments in place: CUJIT_ARG_I, _U and _F for numbers, CUJIT_ARG_BUF for a
+** cujit buffer, CUJIT_ARG_PTR for a raw device address (a CUdeviceptr, or a pointer from
+** cudaMalloc cast to uintptr_t), CUJIT_ARG_RAW for a pointer to exactly the parameter's bytes (a
+** struct passed by value; the bytes are read by the launch call, not kept). Example:
 **     cujit_kernel *k = NULL; cujit_buffer *x = NULL, *y = NULL; int n = 1024;
 **     cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
 **     cfg.grid[0] = (n + 255) / 256, cfg.block[0] = 256;
@@ -638,6 +644,8 @@ typedef struct cujit_arg {
 #define CUJIT_ARG_U(x) ((cujit_arg){.kind = CUJIT_ARG_UINT, .v.u = (uint64_t)(x)})
 #define CUJIT_ARG_F(x) ((cujit_arg){.kind = CUJIT_ARG_FLOAT, .v.f = (double)(x)})
 #define CUJIT_ARG_BUF(x) ((cujit_arg){.kind = CUJIT_ARG_BUFFER, .v.buffer = (x)})
+#define CUJIT_ARG_PTR(x) ((cujit_arg){.kind = CUJIT_ARG_DEVPTR, .v.devptr = (uint64_t)(x)})
+#define CUJIT_ARG_RAW(p) ((cujit_arg){.kind = CUJIT_ARG_BYTES, .v.bytes = (p)})
 #else
 /* C++ has no compound literals and (even C++20) no nested designators: the same values, made by
 ** inline functions, so the macros read the same in both languages. */
@@ -665,10 +673,24 @@ static inline cujit_arg cujit_arg_buffer_(cujit_buffer *x) {
   a.v.buffer = x;
   return a;
 }
+static inline cujit_arg cujit_arg_devptr_(uint64_t x) {
+  cujit_arg a = cujit_arg();
+  a.kind = CUJIT_ARG_DEVPTR;
+  a.v.devptr = x;
+  return a;
+}
+static inline cujit_arg cujit_arg_bytes_(const void *p) {
+  cujit_arg a = cujit_arg();
+  a.kind = CUJIT_ARG_BYTES;
+  a.v.bytes = p;
+  return a;
+}
 #define CUJIT_ARG_I(x) (cujit_arg_int_(static_cast<int64_t>(x)))
 #define CUJIT_ARG_U(x) (cujit_arg_uint_(static_cast<uint64_t>(x)))
 #define CUJIT_ARG_F(x) (cujit_arg_float_(static_cast<double>(x)))
 #define CUJIT_ARG_BUF(x) (cujit_arg_buffer_(x))
+#define CUJIT_ARG_PTR(x) (cujit_arg_devptr_(static_cast<uint64_t>(x)))
+#define CUJIT_ARG_RAW(p) (cujit_arg_bytes_(p))
 #endif
 
 typedef struct cujit_launch_config {
@@ -840,6 +862,93 @@ CUJIT_API cujit_status cujit_host_register(cujit_engine *engine, void *ptr, size
 CUJIT_API cujit_status cujit_program_global(cujit_program *program, const char *name,
                                             cujit_buffer **out, cujit_dtype *dtype, int *ndim,
                                             size_t shape[3]);
+
+/* ---------------------------------------------------------------------------------------------
+** Foreign memory and DLPack
+** ------------------------------------------------------------------------------------------- */
+
+/* Called once when cujit no longer uses memory it did not allocate: `user` and `address` are what
+** cujit_buffer_wrap was given. */
+typedef void (*cujit_release_fn)(void *user, uint64_t address);
+
+/* A buffer over `bytes` of memory that someone else allocated (cudaMalloc, a framework's
+** allocator, cuMemAlloc; on the CPU device, host memory) at `address`, on the current device.
+** The buffer is an ordinary cujit_buffer: launches, copies, fills, views, reductions, elementwise
+** kernels and graphs take it. cujit never frees the memory; `release(user, address)` (NULL: none)
+** is called exactly once, when cujit is done with it:
+**   - at cujit_buffer_free of the buffer (views of it are then lost, as views of any buffer),
+**     or at cujit_close for a buffer still alive, also when a device reset made it lost (the
+**     memory may be gone with the reset's context: the call says only that cujit is done);
+**   - later, while a DLPack tensor exported from it (cujit_buffer_to_dlpack) is alive: when the
+**     last one's deleter runs;
+**   - after cujit waited for the work queued on the buffer's device, so that no queued kernel or
+**     copy still uses the memory when the owner frees it in `release`;
+**   - on the thread that freed the buffer, closed the engine or ran the deleter. It must not call
+**     cujit on the buffer's engine.
+** A failed wrap never calls `release`: the memory stays the caller's.
+** On a GPU, [address, address + bytes) must be device (or managed) memory of the context cujit
+** uses on that device (cujit_device_context: the primary one unless cujit_device_use_context gave
+** another), inside one allocation: host memory (use
+** cujit_host_register and cujit_host_map), another GPU's memory (wrap it on that device), memory
+** of another context, an address no driver allocation holds and a range that runs past its
+** allocation are each refused (INVALID_ARGUMENT) saying which; a driver that cannot answer
+** (cuPointerGetAttributes missing) is UNSUPPORTED. On the CPU device the address is host memory
+** and is taken as given, but for a GPU's device memory (not managed), refused when the driver
+** is there to say so. Everywhere, refused: address 0, bytes 0, bytes not whole `dtype`
+** elements, an address not aligned to the dtype's size.
+** Thread safety: as cujit_buffer_alloc. */
+CUJIT_API cujit_status cujit_buffer_wrap(cujit_engine *engine, uint64_t address, size_t bytes,
+                                         cujit_dtype dtype, cujit_release_fn release, void *user,
+                                         cujit_buffer **out);
+/* The same on a device given (a GPU or the CPU device), whatever the current device. */
+CUJIT_API cujit_status cujit_buffer_wrap_on(cujit_device *device, uint64_t address, size_t bytes,
+                                            cujit_dtype dtype, cujit_release_fn release, void *user,
+                                            cujit_buffer **out);
+
+/* DLPack (the versioned ABI, 1.x; include cujit_dlpack.h for its types). The tensors are passed
+** as void * so that this header needs no DLPack definitions. */
+#define CUJIT_DLPACK_MAX_DIMS 8
+
+/* Exports `buffer` as a DLManagedTensorVersioned * in *out, sharing its memory (no copy): the
+** shape `shape[0..ndim)` (NULL: one dimension of the whole buffer, ndim ignored; ndim 0..8 with
+** every extent > 0, covering exactly the buffer's elements), explicit compact row-major strides
+** (in elements; DLPack 1.x allows NULL for those, older readers do not), byte_offset 0, flags 0
+** (writable), version 1.0, the device kDLCUDA with the GPU's ordinal, or kDLCPU 0 on the CPU
+** device, the dtype mapped from the buffer's (CUJIT_DTYPE_NONE is refused: make a typed view).
+** The tensor holds the memory: it stays valid after cujit_buffer_free of the buffer (the handle
+** is gone at once, its views are lost), until the tensor's deleter runs, which frees what this
+** call allocated and, once the buffer was freed and no other tensor holds it, the memory (a
+** wrapped buffer's release then). Exporting a view holds the memory of the buffer it views; a
+** view of a host buffer or of a program's global is refused (that memory is not a buffer's).
+** Whoever holds the tensor (this caller, or the consumer it is handed to) calls its deleter
+** exactly once. cujit_close and a device reset free the memory regardless (the tensor's data is
+** then invalid); the deleter is still safe to call after them. Refused: a freed (orphaned) view,
+** a lost buffer, a bad shape (saying why). The deleter may run on any thread, not during
+** cujit_close of the buffer's engine. Nothing orders the consumer's work after cujit's: finish
+** what cujit queued on the buffer (cujit_stream_synchronize, cujit_device_synchronize, or an
+** event the consumer's stream waits for) before handing the tensor over. Thread safety: exports
+** of one buffer from many threads at once, as copies from it; not while the buffer is freed. */
+CUJIT_API cujit_status cujit_buffer_to_dlpack(cujit_buffer *buffer, int ndim, const int64_t *shape,
+                                              void **out);
+
+/* Imports a DLManagedTensorVersioned * (`managed_versioned`) as a buffer of this engine sharing
+** its memory (cujit_buffer_wrap_on's checks apply: on a GPU the memory must be that device's).
+** Read: the version (major 1; others refused, naming it), the device (kDLCUDA or kDLCUDAManaged
+** with a GPU ordinal of this engine; kDLCPU: the CPU device), the dtype (f16, f32, f64, i8..i64,
+** u8..u64 with one lane; others refused naming them), the shape (0 to 8 dimensions, at least one
+** element), the strides (NULL or compact row-major; dimensions of extent 1 may have any stride;
+** anything else is refused: make the tensor contiguous first), byte_offset (added to data), and
+** the flags (a read-only tensor is refused: cujit's buffers are writable).
+** Ownership: on success the buffer owns the tensor, and the tensor's deleter runs exactly once
+** when the buffer is released (cujit_buffer_wrap's rules: free, close, after the last DLPack
+** export of it). On failure nothing was taken: the caller still owns the tensor and must call
+** its deleter (DLPack's rule: a consumer owns a tensor only once it accepted it).
+** *ndim (may be NULL) and shape[0..*ndim) (NULL, or room for CUJIT_DLPACK_MAX_DIMS) receive the
+** tensor's shape; the buffer is 1-D bytes of it, tagged with the mapped dtype. As for an export,
+** the producer's work on the memory must be finished (or ordered by an event) before cujit's.
+** Thread safety: as cujit_buffer_alloc. */
+CUJIT_API cujit_status cujit_buffer_from_dlpack(cujit_engine *engine, void *managed_versioned,
+                                                cujit_buffer **out, int *ndim, int64_t *shape);
 
 /* ---------------------------------------------------------------------------------------------
 ** Streams and events

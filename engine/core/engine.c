@@ -50,6 +50,7 @@ cujit_status cujit_open(cujit_engine **out) {
     free(e);
     return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   }
+  cj_trace_open(e); /* the first engine attaches to a profiler, if one is there */
   *out = e;
   return CUJIT_OK;
 }

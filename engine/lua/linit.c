@@ -8,6 +8,7 @@
 #include "lcoop.h"
 #include "lcopy.h"
 #include "ldevice.h"
+#include "ldlpack.h"
 #include "lfile.h"
 #include "lgraph.h"
 #include "lhost.h"
@@ -49,6 +50,7 @@ LUAMOD_API CJL_EXPORT int luaopen_cujit(lua_State *L) {
   cjl_open_graphs(L, module);
   cjl_open_views(L);
   cjl_open_managed(L, module);
+  cjl_open_dlpack(L, module);
   cjl_open_cooperative(L);
   lua_settop(L, module);
   return 1;

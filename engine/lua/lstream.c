@@ -117,7 +117,8 @@ static int push_handle(lua_State *L, cujit_engine *e, cujit_status status, void 
 static int stream_handle(lua_State *L) {
   cjl_stream *s = to_stream(L, 1);
   void *native = NULL;
-  return push_handle(L, s->state->engine, cujit_stream_handle(s->stream, &native), native);
+  cujit_status status = cujit_stream_handle(s->stream, &native);
+  return push_handle(L, s->state->engine, status, native);
 }
 
 static int stream_synchronize(lua_State *L) {
@@ -212,7 +213,8 @@ static int l_external_event(lua_State *L) {
 static int event_handle(lua_State *L) {
   cjl_event *ev = to_event(L, 1);
   void *native = NULL;
-  return push_handle(L, ev->state->engine, cujit_event_handle(ev->event, &native), native);
+  cujit_status status = cujit_event_handle(ev->event, &native);
+  return push_handle(L, ev->state->engine, status, native);
 }
 
 /* e:record([stream]) -> e, so `local t0 = cuda.event():record()` reads well. */

@@ -12,12 +12,20 @@
 ** 2 = out of memory unless set) and nothing written: read when cujit looks the calls up, so set it
 ** before cujit_open. Tests use it for paths a real GPU takes only under load or after a fault.
 ** CUJIT_STUB_DRIVER_VERSION=N and CUJIT_STUB_CC=MAJOR make it an older driver or GPU.
+** CUJIT_STUB_ABSENT=cuName[,cuName...] makes those entry points missing (not found), as on a
+** driver older than they are: for the optional ones cujit must refuse only their feature.
 ** cuCtxCreate makes contexts other than the primary one (of the CUdevice it is given, which
 ** cuCtxGetDevice tells back), streams remember their context (cuStreamGetCtx), and
 ** cujit_stub_work_context() (dlsym it) is the context that was current at the last allocation,
 ** launch or stream made: where cujit did its work (tests/c/test_embedding.c).
 ** cujit_stub_live_allocations() (dlsym it from libcuda.so.1) counts the device and pinned blocks
 ** allocated and not yet freed: what a real driver would report leaked at context destruction.
+** cuPointerGetAttributes answers for every pretend block (memory type, the context and device
+** current when it was allocated, managed or not, its range) and with defaults for any other
+** address, as the real driver does;
+** cujit_stub_block(bytes, kind, ordinal) makes a block of a kind cujit does not allocate itself
+** (CJ_STUB_* below: managed, another device's, another context's) for tests of cujit_buffer_wrap,
+** freed by cujit_stub_block_free.
 ** cuInit starts a thread of the driver's own, as the real one does: unmapping the library while
 ** it lives (a dlclose that really unloads) crashes the process, as it does with the real driver.
 */
@@ -39,10 +47,18 @@ static long busy_until;     /* the pretend device runs a kernel until then (ns) 
 ** for what the pretend driver would free with its context. */
 typedef struct block_header {
   struct block_header *prev, *next;
-  char pad[48]; /* the block after it stays 64-byte aligned, as malloc's is 16 */
+  size_t bytes;
+  int kind, ordinal; /* a CJ_STUB_* kind; the device it belongs to */
+  void *ctx;         /* the context it belongs to (cuPointerGetAttributes' answer) */
+  char pad[24];      /* the block after it stays 64-byte aligned, as malloc's is 16 */
 } block_header;
+_Static_assert(sizeof(block_header) == 64, "blocks stay 64-byte aligned");
 
-static block_header live = {&live, &live, {0}};
+/* What a block is, for cuPointerGetAttributes. */
+enum { CJ_STUB_DEVICE, CJ_STUB_PINNED, CJ_STUB_MANAGED, CJ_STUB_OTHER_CONTEXT };
+static char other_context_; /* the pretend context of CJ_STUB_OTHER_CONTEXT blocks */
+
+static block_header live = {&live, &live, 0, 0, 0, NULL, {0}};
 static long live_allocations;
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -54,14 +70,32 @@ long cujit_stub_live_allocations(void) {
   return n;
 }
 
-static void *block_alloc(size_t bytes) {
+static void *block_alloc_in(size_t bytes, int kind, int ordinal, void *ctx) {
   block_header *h = bytes > SIZE_MAX - sizeof *h ? NULL : malloc(sizeof *h + bytes);
   if (!h) return NULL;
+  h->bytes = bytes, h->kind = kind, h->ordinal = ordinal, h->ctx = ctx;
   pthread_mutex_lock(&live_lock);
   h->prev = &live, h->next = live.next, live.next->prev = h, live.next = h;
   live_allocations++;
   pthread_mutex_unlock(&live_lock);
   return h + 1;
+}
+
+/* A block of the primary context (&object_, device 0), or of the other context. */
+static void *block_alloc_kind(size_t bytes, int kind, int ordinal) {
+  return block_alloc_in(bytes, kind, ordinal,
+                        kind == CJ_STUB_OTHER_CONTEXT ? (void *)&other_context_ : (void *)&object_);
+}
+
+void *cujit_stub_block(size_t bytes, int kind, int ordinal);
+void *cujit_stub_block(size_t bytes, int kind, int ordinal) {
+  return block_alloc_kind(bytes, kind, ordinal);
+}
+
+static void block_free(void *block);
+void cujit_stub_block_free(void *block);
+void cujit_stub_block_free(void *block) {
+  block_free(block);
 }
 
 static void block_free(void *block) {
@@ -370,7 +404,9 @@ static CUresult make_handle(void **out) {
 static CUresult mem_alloc(CUdeviceptr *p, size_t bytes) {
   cost();
   note_work();
-  void *m = block_alloc(bytes);
+  CUdevice d = 0; /* device memory of the context current now, as the real driver's */
+  if (current && ctx_get_device(&d) != CUDA_SUCCESS) d = 0;
+  void *m = block_alloc_in(bytes, CJ_STUB_DEVICE, (int)d, current ? (void *)current : &object_);
   *p = (CUdeviceptr)(uintptr_t)m;
   return m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
@@ -389,7 +425,7 @@ static CUresult mem_free(CUdeviceptr p) {
 static CUresult host_alloc(void **p, size_t bytes, unsigned flags) {
   cost();
   (void)flags;
-  *p = block_alloc(bytes);
+  *p = block_alloc_kind(bytes, CJ_STUB_PINNED, 0);
   return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
@@ -413,6 +449,50 @@ static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t bytes, CUstream
   return CUDA_SUCCESS;
 }
 
+/* The block holding `p`, or NULL. */
+static const block_header *block_at(uintptr_t p) {
+  const block_header *found = NULL;
+  pthread_mutex_lock(&live_lock);
+  for (const block_header *h = live.next; h != &live && !found; h = h->next)
+    if (p >= (uintptr_t)(h + 1) && p - (uintptr_t)(h + 1) < h->bytes) found = h;
+  pthread_mutex_unlock(&live_lock);
+  return found;
+}
+
+/* As the real driver: defaults (0, NULL, -1 ordinal unset) for an address it never allocated. */
+static CUresult pointer_attributes(unsigned n, CUpointer_attribute *which, void **data,
+                                   CUdeviceptr p) {
+  cost();
+  const block_header *h = block_at((uintptr_t)p);
+  for (unsigned i = 0; i < n; i++) {
+    switch (which[i]) {
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+      *(unsigned *)data[i] = !h                          ? 0
+                             : h->kind == CJ_STUB_PINNED ? CU_MEMORYTYPE_HOST
+                                                         : CU_MEMORYTYPE_DEVICE;
+      break;
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+      *(CUcontext *)data[i] = h ? (CUcontext)h->ctx : NULL;
+      break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+      *(int *)data[i] = h ? h->ordinal : -2;
+      break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+      *(unsigned *)data[i] = h && h->kind == CJ_STUB_MANAGED;
+      break;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+      *(CUdeviceptr *)data[i] = h ? (CUdeviceptr)(uintptr_t)(h + 1) : 0;
+      break;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+      *(size_t *)data[i] = h ? h->bytes : 0;
+      break;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
 /* A call named in CUJIT_STUB_FAIL. */
 static CUresult failing(void) {
   cost();
@@ -420,8 +500,8 @@ static CUresult failing(void) {
   return code ? (CUresult)atoi(code) : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-static int told_to_fail(const char *symbol) {
-  const char *list = getenv("CUJIT_STUB_FAIL");
+static int listed_in(const char *variable, const char *symbol) {
+  const char *list = getenv(variable);
   size_t n = strlen(symbol);
   for (const char *at = list; at && (at = strstr(at, symbol)) != NULL; at += n)
     if ((at == list || at[-1] == ',') && (at[n] == ',' || at[n] == '\0')) return 1;
@@ -496,6 +576,7 @@ static const struct {
     ENTRY(cuStreamSynchronize, synchronize),
     ENTRY(cuEventSynchronize, synchronize),
     ENTRY(cuCtxSynchronize, synchronize),
+    ENTRY(cuPointerGetAttributes, pointer_attributes),
 };
 
 /* Everything else (launches, waits, queries, releases, attributes set) succeeds doing nothing;
@@ -506,7 +587,12 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint
   void (*fn)(void) = (void (*)(void))ok;
   for (size_t i = 0; i < sizeof entries / sizeof *entries; i++)
     if (strcmp(entries[i].name, symbol) == 0) fn = entries[i].fn;
-  if (told_to_fail(symbol)) fn = (void (*)(void))failing;
+  if (listed_in("CUJIT_STUB_FAIL", symbol)) fn = (void (*)(void))failing;
+  if (listed_in("CUJIT_STUB_ABSENT", symbol)) {
+    *pfn = NULL;
+    if (status) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    return CUDA_ERROR_NOT_FOUND;
+  }
   memcpy(pfn, &fn, sizeof fn);
   if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
   return CUDA_SUCCESS;

@@ -85,18 +85,26 @@ static void destroy_context(CUcontext c) {
   ((PFN_cuCtxDestroy_v4000)driver("cuCtxDestroy", 4000))(c);
 }
 
-/* The context a device address belongs to: the stand-in tells where the last allocation was
-** made, the real driver the pointer's own context. */
-static CUcontext context_of(uint64_t addr) {
-  if (on_stub()) {
-    void *(*work)(void) = (void *(*)(void))dlsym(libcuda, "cujit_stub_work_context");
-    return (CUcontext)work();
-  }
-  PFN_cuPointerGetAttribute_v4000 attr =
-      (PFN_cuPointerGetAttribute_v4000)driver("cuPointerGetAttribute", 4000);
+/* The context cujit does its work in: that of a stream it makes now (cuStreamGetCtx), and on the
+** stand-in also that of its last allocation or launch. (Memory from the driver's pool belongs to
+** no context, so a pointer's own context tells nothing on a GPU.) */
+static CUcontext work_context(void) {
+  cujit_stream *s = NULL;
+  cr_assert_eq(cujit_stream_create(engine, &s), CUJIT_OK, "%s", cujit_errmsg(engine));
+  void *native = NULL;
+  cr_assert_eq(cujit_stream_handle(s, &native), CUJIT_OK);
   CUcontext c = NULL;
-  cr_assert_eq(attr(&c, CU_POINTER_ATTRIBUTE_CONTEXT, (CUdeviceptr)addr), CUDA_SUCCESS);
+  cr_assert_eq(((PFN_cuStreamGetCtx_v9020)driver("cuStreamGetCtx", 9020))((CUstream)native, &c),
+               CUDA_SUCCESS);
+  cujit_stream_free(s);
   return c;
+}
+
+/* On the stand-in: the context current at cujit's last allocation, launch or stream made. */
+static CUcontext stub_work_context(void) {
+  void *(*work)(void) = (void *(*)(void))dlsym(libcuda, "cujit_stub_work_context");
+  cr_assert_not_null(work);
+  return (CUcontext)work();
 }
 
 static void open_gpu(void) {
@@ -139,7 +147,8 @@ Test(embedding, the_callers_context_is_current_again_after_every_call, .fini = c
   cr_assert_neq(primary, (void *)mine);
   cujit_buffer *b = NULL;
   KEPT(cujit_buffer_alloc(engine, 64 * sizeof(int), CUJIT_I32, &b));
-  cr_expect_eq(context_of(cujit_buffer_devptr(b)), primary, "the buffer is not in the primary ctx");
+  if (on_stub())
+    cr_expect_eq(stub_work_context(), primary, "the allocation was not in the primary");
   int host[64] = {0};
   KEPT(cujit_memcpy_htod(b, 0, host, sizeof host, NULL));
   KEPT(cujit_memset(b, 0, 0, sizeof host, NULL));
@@ -149,7 +158,9 @@ Test(embedding, the_callers_context_is_current_again_after_every_call, .fini = c
   KEPT(cujit_kernel_define(engine, FILL_SIG, FILL_BODY, NULL, NULL, &k));
   cujit_arg args[] = {CUJIT_ARG_BUF(b), CUJIT_ARG_I(7), CUJIT_ARG_I(64)};
   KEPT(cujit_launch_n(k, 64, s, args, 3));
-  cr_expect_eq(context_of(cujit_buffer_devptr(b)) /* the stand-in: the launch's */, primary);
+  if (on_stub()) cr_expect_eq(stub_work_context(), primary, "the launch was not in the primary");
+  cr_expect_eq(work_context(), primary, "cujit's streams are not in the primary context");
+  cr_assert_eq(current(), mine, "work_context's calls left another context current");
   cujit_event *e = NULL;
   KEPT(cujit_event_create(engine, &e));
   KEPT(cujit_event_record(e, s));
@@ -209,11 +220,12 @@ Test(embedding, a_context_given_is_where_cujit_works_and_it_outlives_the_engine,
   cr_expect_eq(used, (void *)mine);
   cujit_buffer *b = NULL;
   EXPECT_OK(cujit_buffer_alloc(engine, 64 * sizeof(int), CUJIT_I32, &b));
-  cr_expect_eq(context_of(cujit_buffer_devptr(b)), mine);
+  if (on_stub()) cr_expect_eq(stub_work_context(), mine, "the allocation was not in the context");
   cujit_kernel *k = fill_kernel();
   cujit_arg args[] = {CUJIT_ARG_BUF(b), CUJIT_ARG_I(3), CUJIT_ARG_I(64)};
   EXPECT_OK(cujit_launch_n(k, 64, NULL, args, 3));
-  cr_expect_eq(context_of(0), mine, "the launch ran in another context");
+  if (on_stub()) cr_expect_eq(stub_work_context(), mine, "the launch ran in another context");
+  cr_expect_eq(work_context(), mine, "cujit's streams are not in the context given");
   int host[64];
   EXPECT_OK(cujit_memcpy_dtoh(host, b, 0, sizeof host, NULL));
   if (!on_stub()) cr_expect_eq(host[10], 13);

@@ -1,7 +1,8 @@
 /*
 ** test_lua_binding.c -- the C side of the Lua binding: a program's own Lua state sharing the
 ** program's engine (cujit_lua_open), buffers made in C handed to Lua (cujit_lua_push_buffer),
-** and the lifetimes of both when the state closes.
+** the lifetimes of both when the state closes, and DLPack tensors made in C imported by
+** cuda.from_dlpack (their shape, their deleter run once, a refusal leaving them to the caller).
 */
 #include <criterion/criterion.h>
 #include <malloc.h>
@@ -14,6 +15,7 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "cujit_dlpack.h"
 #include "cujit_lua.h"
 #include "gpu.h"
 #include "scratch.h"
@@ -217,4 +219,65 @@ Test(lua_binding, a_c_buffer_is_seen_from_lua_and_not_freed_by_it) {
                "the C buffer is still alive after Lua let go: %s", cujit_errmsg(engine));
   for (int i = 0; i < 16; i++) cr_assert_eq(got[i], want[i], "element %d", i);
   cujit_buffer_free(buf);
+}
+
+/* --- DLPack tensors made in C, imported by Lua (ldlpack.c) ------------------------------------ */
+
+typedef struct lua_tensor {
+  DLManagedTensorVersioned m;
+  int64_t shape[4];
+  int deleted;
+} lua_tensor;
+
+static void lua_tensor_deleter(DLManagedTensorVersioned *self) {
+  ((lua_tensor *)self->manager_ctx)->deleted++;
+}
+
+/* A float tensor of `ndim` dimensions over `data`, on the CPU (the engine's CPU device). */
+static void make_lua_tensor(lua_tensor *t, float *data, int ndim, const int64_t *shape) {
+  memset(t, 0, sizeof *t);
+  t->m.version.major = 1;
+  t->m.manager_ctx = t;
+  t->m.deleter = lua_tensor_deleter;
+  t->m.dl_tensor.data = data;
+  t->m.dl_tensor.device.device_type = kDLCPU;
+  t->m.dl_tensor.ndim = ndim;
+  t->m.dl_tensor.dtype.code = kDLFloat, t->m.dl_tensor.dtype.bits = 32;
+  t->m.dl_tensor.dtype.lanes = 1;
+  memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+  t->m.dl_tensor.shape = t->shape;
+}
+
+Test(lua_binding, dlpack_tensors_from_c_become_arrays_of_their_shape) {
+  static float data[24];
+  lua_tensor t;
+  cujit_lua_open(L, engine);
+  lua_pop(L, 1);
+  make_lua_tensor(&t, data, 4, (const int64_t[]){2, 3, 2, 2});
+  lua_pushlightuserdata(L, &t.m);
+  lua_setglobal(L, "T");
+  const char *err = run("require('cujit').from_dlpack(T)");
+  cr_assert(err && strstr(err, "cuda.from_dlpack: the tensor has 4 dimensions and a Lua array at "
+                               "most 3; reshape it first (the tensor is still yours)"),
+            "%s", err ? err : "accepted");
+  cr_assert_eq(t.deleted, 0, "a refused tensor stays the caller's");
+  make_lua_tensor(&t, data, 2, (const int64_t[]){4, 6});
+  lua_pushlightuserdata(L, &t.m);
+  lua_setglobal(L, "T");
+  lua_pushinteger(L, (lua_Integer)(uintptr_t)data);
+  lua_setglobal(L, "ADDR");
+  err = run("local a = require('cujit').from_dlpack(T)\n"
+            "assert(a.ndim == 2 and a.shape[1] == 4 and a.shape[2] == 6, 'the shape')\n"
+            "assert(a.dtype == 'f32' and a:devptr() == ADDR, 'the memory, no copy')\n"
+            "a:free()\n");
+  cr_assert_null(err, "%s", err);
+  cr_assert_eq(t.deleted, 1, "a:free() runs the deleter once: %d", t.deleted);
+  make_lua_tensor(&t, data, 0, (const int64_t[]){0});
+  lua_pushlightuserdata(L, &t.m);
+  lua_setglobal(L, "T");
+  err = run("local a = require('cujit').from_dlpack(T)\n"
+            "assert(a.ndim == 1 and a.size == 1, 'a scalar is one element')\n"
+            "a = nil\ncollectgarbage()\ncollectgarbage()\n");
+  cr_assert_null(err, "%s", err);
+  cr_assert_eq(t.deleted, 1, "collection runs the deleter once: %d", t.deleted);
 }

@@ -5,8 +5,9 @@
 ** every N until the call makes no more, and each call must then answer CUJIT_OK or
 ** CUJIT_ERROR_OUT_OF_HOST_MEMORY with a message, and free what it made (scripts/sanitize.sh sees a
 ** leak). Covers the source reader (scan.c), the PTX check (verify.c), the signature parser and
-** the include resolver, whose answer must then be the same as with every allocation granted, and
-** a graph's instantiation on the CPU device (its plan is one aligned_alloc).
+** the include resolver, whose answer must then be the same as with every allocation granted, a
+** graph's instantiation on the CPU device (its plan is one aligned_alloc), and foreign memory's
+** wrap, DLPack export and import (a refusal takes nothing: no release, no deleter).
 */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "cujit.h"
+#include "cujit_dlpack.h"
 #include "compile/includes.h"
 #include "compile/scan.h"
 #include "scratch.h"
@@ -298,6 +300,78 @@ Test(oom, a_graph_instantiated_on_the_cpu_device_fails_whole) {
   cujit_graph_free(g);
   cujit_buffer_free(b);
   cujit_stream_free(s);
+  cujit_close(engine);
+  cj_scratch_remove();
+}
+
+/* --- foreign memory and DLPack (issue 24) ----------------------------------------------------- */
+
+static int oom_releases, oom_deletes;
+static void oom_release(void *user, uint64_t address) {
+  (void)user, (void)address;
+  oom_releases++;
+}
+static void oom_delete(DLManagedTensorVersioned *self) {
+  (void)self;
+  oom_deletes++;
+}
+
+/* Each refused allocation of a wrap, an export and an import answers out of host memory, saying
+** so, and takes nothing: no release, no deleter, no tensor; once every allocation is granted each
+** works, and its memory goes back once. */
+Test(oom, wrapping_exporting_and_importing_fail_whole) {
+  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
+  cujit_engine *engine;
+  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
+  cr_assert_eq(cujit_set_device(engine, CUJIT_DEVICE_CPU), CUJIT_OK, "%s", cujit_errmsg(engine));
+  static float host[16];
+  int64_t shape[] = {4, 4};
+  for (int what = 0; what < 3; what++) {
+    cujit_buffer *made = NULL;
+    if (what == 1)
+      cr_assert_eq(cujit_buffer_alloc(engine, sizeof host, CUJIT_F32, &made), CUJIT_OK);
+    DLManagedTensorVersioned producer;
+    memset(&producer, 0, sizeof producer);
+    producer.version.major = 1;
+    producer.deleter = oom_delete;
+    producer.dl_tensor.data = host;
+    producer.dl_tensor.device.device_type = kDLCPU;
+    producer.dl_tensor.ndim = 2;
+    producer.dl_tensor.dtype.code = kDLFloat, producer.dl_tensor.dtype.bits = 32;
+    producer.dl_tensor.dtype.lanes = 1;
+    producer.dl_tensor.shape = shape;
+    for (long n = 0;; n++) {
+      cujit_buffer *b = NULL;
+      void *tensor = NULL;
+      oom_releases = oom_deletes = 0;
+      arm(n);
+      cujit_status st = what == 0   ? cujit_buffer_wrap(engine, (uint64_t)(uintptr_t)host,
+                                                        sizeof host, CUJIT_F32, oom_release, NULL, &b)
+                        : what == 1 ? cujit_buffer_to_dlpack(made, 2, shape, &tensor)
+                                    : cujit_buffer_from_dlpack(engine, &producer, &b, NULL, NULL);
+      int was_refused = failed;
+      disarm();
+      if (!was_refused) {
+        cr_assert_eq(st, CUJIT_OK, "call %d fails with no allocation refused: %s", what,
+                     cujit_errmsg(engine));
+        if (tensor) ((DLManagedTensorVersioned *)tensor)->deleter(tensor);
+        cujit_buffer_free(b);
+        cr_assert_eq(oom_releases + oom_deletes, what == 1 ? 0 : 1, "call %d: given back once",
+                     what);
+        cr_assert_geq(n, 1, "call %d allocates", what);
+        break;
+      }
+      cr_assert_eq(st, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "call %d, allocation %ld refused: status %d",
+                   what, n, st);
+      cr_assert(strstr(cujit_errmsg(engine), "out of host memory"),
+                "call %d, allocation %ld refused: '%s'", what, n, cujit_errmsg(engine));
+      cr_assert(b == NULL && tensor == NULL, "call %d, allocation %ld: a half-made result", what,
+                n);
+      cr_assert_eq(oom_releases + oom_deletes, 0, "call %d, allocation %ld: released a refusal",
+                   what, n);
+    }
+    cujit_buffer_free(made);
+  }
   cujit_close(engine);
   cj_scratch_remove();
 }

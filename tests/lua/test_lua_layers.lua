@@ -10,7 +10,7 @@ local dir = here .. "/../../engine/lua/"
 -- Bottom to top: a file may include the headers of the files before it, never after.
 local LADDER = {"lstate", "lconv", "ldevice", "lstream", "lhost", "larray", "lcopy", "lnccl",
                 "loptions", "lkernel", "llaunch", "lprogram", "llibrary", "limage", "lfile", "lgraph", "lview",
-                "lmanaged", "lcoop", "linit"}
+                "lmanaged", "lcoop", "ldlpack", "linit"}
 local rung = {}
 for i, name in ipairs(LADDER) do rung[name] = i end
 

@@ -9,7 +9,8 @@
 # include/ and the build's libcujit (and libcujit-lua with Lua 5.4 when it includes cujit_lua.h),
 # then run in the same scratch directory WITHOUT CUJIT_DEVICE (the program must choose the CPU
 # device itself where there is no GPU); it must exit 0, and each `/* --> TEXT */` in it is a line
-# its output must hold, in that order. ```c fragment blocks are not compiled.
+# its output must hold, in that order. ```c fragment blocks are not compiled. A ```cpp block is the
+# same as a C++17 program (c++, or CXX), and ```cpp fragment is not compiled.
 # Run by ctest as: bash test_doc_snippets.sh /path/to/cujit [file.md ...] (the files default to
 # README.md and docs/*.md of CUJIT_SOURCE_DIR, else of this checkout).
 set -u
@@ -54,10 +55,10 @@ extract() {
     !inside && /^```/ {
       inside = 1; start = NR
       info = $0; sub(/^```[ \t]*/, "", info); sub(/[ \t]+$/, "", info)
-      run = (info == "lua" || info == "lua gpu" || info == "c")
-      kind = info == "lua" ? "lua" : info == "c" ? "c" : "gpu"
+      run = (info == "lua" || info == "lua gpu" || info == "c" || info == "cpp")
+      kind = info == "lua" ? "lua" : info == "c" || info == "cpp" ? info : "gpu"
       if (run) {
-        n++; file = sprintf("%s/%d.%s", dir, base + n, kind == "c" ? "c" : "lua"); printf "" > file
+        n++; file = sprintf("%s/%d.%s", dir, base + n, kind == "gpu" ? "lua" : kind); printf "" > file
       }
       next
     }
@@ -85,13 +86,14 @@ CC=${CC:-cc}
 # A sanitizer build's libcujit needs the sanitizer's runtime in the program that links it.
 san=()
 nm -D "$BIN/libcujit.so" 2>/dev/null | grep -qw __asan_init && san=(-fsanitize=address,undefined)
-# Compiles C block $1 to $1.bin; the compiler's messages go to $TMP/out.
+# Compiles C (or C++: N.cpp) block $1 to $1.bin; the compiler's messages go to $TMP/out.
 compile_c() {
-  local extra=()
+  local extra=() cc=("$CC" -std=c11)
   if grep -q 'cujit_lua\.h' "$1"; then
     extra=("$BIN/libcujit-lua.a" $(pkg-config --cflags --libs lua5.4 libpng) -lm)
   fi
-  "$CC" -std=c11 -Wall -Wextra -Werror -pedantic "${san[@]}" -I"$SRC/include" -o "$1.bin" "$1" \
+  [ "${1##*.}" = cpp ] && cc=("${CXX:-c++}" -std=c++17)
+  "${cc[@]}" -Wall -Wextra -Werror -pedantic "${san[@]}" -I"$SRC/include" -o "$1.bin" "$1" \
     -L"$BIN" -lcujit -Wl,-rpath,"$BIN" "${extra[@]}" -lm >"$TMP/out" 2>&1
 }
 # Runs the compiled C block $1 (without CUJIT_DEVICE: it chooses its device) and checks that its
@@ -124,7 +126,7 @@ base=0
 for doc in "${docs[@]}"; do
   rel=${doc#"$SRC"/}
   fragments=$((fragments + $(grep -c '^```lua[ \t]\+fragment[ \t]*$' "$doc")))
-  c_fragments=$((c_fragments + $(grep -c '^```c[ \t]\+fragment[ \t]*$' "$doc")))
+  c_fragments=$((c_fragments + $(grep -c '^```c\(pp\)\?[ \t]\+fragment[ \t]*$' "$doc")))
   nblock=0
   while read -r id line kind; do
     if [ "$id" = open ]; then
@@ -134,15 +136,17 @@ for doc in "${docs[@]}"; do
     nblock=$((nblock + 1))
     total=$((total + 1))
     base=$id
-    if [ "$kind" = c ]; then
+    if [ "$kind" = c ] || [ "$kind" = cpp ]; then
       total=$((total - 1))
       c_total=$((c_total + 1))
-      block="$TMP/blocks/$id.c"
-      what="$rel, C block $nblock (lines $line-$(($line + $(wc -l <"$block") - 1)))"
+      block="$TMP/blocks/$id.$kind"
+      lang=C
+      [ "$kind" = cpp ] && lang=C++
+      what="$rel, $lang block $nblock (lines $line-$(($line + $(wc -l <"$block") - 1)))"
       if ! compile_c "$block"; then
         fail "$what does not compile:
-$(sed "s|$TMP/blocks/$id\.c|$rel block $nblock|g" "$TMP/out" | head -20)
-  Make it a whole program (main, its #includes), or open it with \`\`\`c fragment."
+$(sed "s|$TMP/blocks/$id\.$kind|$rel block $nblock|g" "$TMP/out" | head -20)
+  Make it a whole program (main, its #includes), or open it with \`\`\`$kind fragment."
       elif [ "$mode" = "parse only" ]; then
         ok "$what compiles (not run: $mode)"
       else
@@ -187,7 +191,7 @@ done
 [ "$mode" = "parse only" ] && verdict="were parsed, not run" || verdict="ran $mode"
 echo "$ran of $total runnable Lua blocks $verdict; $gpu_only skipped (\`\`\`lua gpu: no GPU here);" \
   "$fragments marked as fragments"
-echo "$c_ran of $c_total C blocks compiled and ran $mode; $c_fragments marked as fragments"
+echo "$c_ran of $c_total C and C++ blocks compiled and ran $mode; $c_fragments marked as fragments"
 [ "$total" -gt 0 ] || fail "no runnable Lua block found in ${docs[*]}"
 if [ "$mode" = "parse only" ] && [ "$fails" -eq 0 ]; then
   echo "skip: the blocks were only parsed: no GPU, and not the CPU device (above)"

@@ -12,6 +12,7 @@ cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" 2>&1 || { ca
 libdir=$(ls -d "$tmp"/prefix/lib*/ | head -1)
 [ -f "$tmp/prefix/include/cujit.h" ] || fail "cujit.h not installed"
 [ -f "$tmp/prefix/include/cujit_lua.h" ] || fail "cujit_lua.h not installed"
+[ -f "$tmp/prefix/include/cujit_dlpack.h" ] || fail "cujit_dlpack.h not installed"
 [ -f "$libdir/pkgconfig/cujit.pc" ] || fail "cujit.pc not installed"
 [ -f "$libdir/cmake/cujit/cujitConfig.cmake" ] || fail "cujitConfig.cmake not installed"
 run_saxpy() { CUJIT_CACHE_DIR="$tmp/cache" CUJIT_EXAMPLE_COMPILE_ONLY=1 "$@"; }

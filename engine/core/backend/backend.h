@@ -255,6 +255,15 @@ struct cj_backend {
   cujit_status (*ipc_event_create)(cujit_device *dev, void **event);
   cujit_status (*ipc_event_export)(cujit_device *dev, void *event, unsigned char *handle);
   cujit_status (*ipc_event_open)(cujit_device *dev, const unsigned char *handle, void **event);
+
+  /* --- memory of other allocators (issue 24; memory_foreign.c) -------------------------------
+  ** pointer_check: whether [addr, addr + bytes) (addr > 0, bytes > 0) is memory that work on dev
+  **   may use as its own: on CUDA device or managed memory of the context cujit uses on dev,
+  **   inside one allocation. Refusals are recorded as INVALID_ARGUMENT with a message that starts
+  **   with `fn`, says what the memory is instead and what to do; UNSUPPORTED when the driver
+  **   cannot answer. Called with dev entered. The CPU device (host memory) accepts any range
+  **   but a GPU's device memory, when the driver is open to say so. */
+  cujit_status (*pointer_check)(cujit_device *dev, uint64_t addr, size_t bytes, const char *fn);
 };
 
 extern const cj_backend cj_backend_cuda;

@@ -138,4 +138,6 @@ void cj_buf_puts(cj_buf *b, const char *s);
 void cj_buf_printf(cj_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cj_buf_free(cj_buf *b);
 
+#include "trace.h" /* NVTX ranges (trace.h), which every layer above may mark */
+
 #endif

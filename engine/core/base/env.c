@@ -104,3 +104,8 @@ int cj_env_cpu_check(void) {
   char why[256];
   return cj_env_bool("CUJIT_CPU_CHECK", &on, why, sizeof why) == CJ_ENV_BAD ? -1 : on;
 }
+
+int cj_env_nvtx(char *why, size_t len) {
+  int on = 1;
+  return cj_env_bool("CUJIT_NVTX", &on, why, len) == CJ_ENV_BAD ? -1 : on;
+}

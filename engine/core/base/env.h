@@ -22,6 +22,10 @@ int cj_env_bool(const char *name, int *value, char *why, size_t len);
 ** stacks: the compile (how to build) and the CPU backend (how to fill and report memory). */
 int cj_env_cpu_check(void);
 
+/* CUJIT_NVTX (on/off, as cj_env_bool; default on): 1 or 0, -1 for any other value (why says so;
+** the caller warns and keeps the default). Read once per process by base/trace.c. */
+int cj_env_nvtx(char *why, size_t len);
+
 /* A decimal integer in [lo, hi] (hi < ULLONG_MAX / 10): digits only, no sign, spaces or suffix. */
 int cj_env_uint(const char *name, unsigned long long lo, unsigned long long hi,
                 unsigned long long *value, char *why, size_t len);

@@ -564,7 +564,7 @@ static int get(cj_cache *cache, const cj_cache_key *key, int text, cj_cache_entr
   } else if (cache->disk_state == 1 && disk_get(cache, key, text, out)) {
     cache->disk_hits += !text;
     mem_put(cache, key, out);
-    hit = 1;
+    hit = 2;
   } else {
     cache->misses += !text;
   }

@@ -51,8 +51,8 @@ void cj_key_add(cj_key_builder *kb, const void *data, size_t len); /* also adds 
 void cj_key_add_str(cj_key_builder *kb, const char *s);
 cj_cache_key cj_key_end(cj_key_builder *kb); /* frees kb */
 
-/* 1 and a filled entry (owned by the caller, free with cj_cache_entry_free) on a hit in memory or
-** on disk; 0 on a miss. */
+/* A filled entry (owned by the caller, free with cj_cache_entry_free) on a hit: 1 when it was held
+** in memory, 2 when it was read from disk; 0 on a miss. */
 int cj_cache_get(cj_cache *cache, const cj_cache_key *key, cj_cache_entry *out);
 /* 1, counted as a memory hit, when the entry of `key` is held in memory (nothing is copied: for
 ** a caller that already holds what it decodes to); 0, counted as nothing, when it is not. */

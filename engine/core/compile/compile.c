@@ -364,10 +364,20 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
 
 /* --- compiling -------------------------------------------------------------------------------- */
 
+/* An entry from the cache, 1 when found; to a profiler, a range with a mark saying where it was
+** found (trace.h). */
+static int fetch(cujit_engine *engine, const cj_cache_key *key, cj_cache_entry *e) {
+  cj_trace_push("cujit: cache lookup");
+  int where = cj_cache_get(engine->cache, key, e);
+  if (where) cj_trace_mark("cujit: cache hit (%s)", where == 2 ? "disk" : "memory");
+  cj_trace_pop();
+  return where != 0;
+}
+
 /* An entry from the cache, unless NVRTC is open and of another version than the one that built
 ** it (then the entry is stale and is rebuilt). */
 static int lookup(cujit_engine *engine, const cj_cache_key *key, cj_cache_entry *e) {
-  if (!cj_cache_get(engine->cache, key, e)) return 0;
+  if (!fetch(engine, key, e)) return 0;
   cj_nvrtc *nv = cj_nvrtc_if_open(engine);
   if (nv && e->nvrtc_version != nv->version) {
     cj_cache_entry_free(e);
@@ -479,8 +489,7 @@ static cujit_status compile_cxx_in_dir(cujit_engine *engine, const char *source,
 static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const char *name,
                                 const cujit_compile_options *options, const char *arch,
                                 cj_compiled *out) {
-  if (cj_link_wanted(options)) /* the link files join the unit (link.h) */
-    return cj_link_compile(engine, scan, name, options, arch, compile_cpu, out);
+  (void)arch; /* "cpu" */
   const char *source = scan->text;
   const char *identity;
   cj_option_list o = {0};
@@ -494,8 +503,7 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
   ** reads the same files), and the compiler's identity joins the key. */
   if (st == CUJIT_OK)
     st = resolve_lookup(engine, source, name, "cpu", &o, &inc, 0, &out->key, &key_ok, e, &hit);
-  out->pure = key_ok && inc.file_count == 0;
-  out->keyed = key_ok;
+  out->keyed = key_ok, out->pure = key_ok && inc.file_count == 0;
   cj_option_list_free(&o); /* inc is kept: the CPU unit is written from the resolved includes */
   if (st == CUJIT_OK) {
     cj_key_builder *kb = cj_key_begin();
@@ -506,7 +514,7 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
     ** source itself includes, and a hit by it would load an object built on an older prelude. */
     cj_key_add_str(kb, cj_embedded_headers_hash);
     out->key = cj_key_end(kb);
-    if (key_ok) hit = cj_cache_get(engine->cache, &out->key, e);
+    if (key_ok) hit = fetch(engine, &out->key, e);
   }
   if (st == CUJIT_OK && !hit) {
     cj_signature *kernels = NULL;
@@ -519,8 +527,11 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
       char err[1024];
       cj_scan_none_message(scan->templates, scan->mangled, err, sizeof err);
       st = cj_fail(engine, CUJIT_ERROR_NOT_FOUND, "'%s': %s", name, err);
-    } else
+    } else {
+      cj_trace_push("cujit: compile %s (C++ compiler, cpu)", name);
       st = compile_cxx_in_dir(engine, source, name, options, kernels, cxx, n, &inc, e);
+      cj_trace_pop();
+    }
     for (size_t i = 0; i < n; i++) cj_signature_free(&kernels[i]);
     free(kernels);
     free(cxx);
@@ -541,8 +552,6 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
 static cujit_status compile_nvrtc(cujit_engine *engine, const cj_scan *scan, const char *name,
                                   const cujit_compile_options *options, const char *target,
                                   cj_compiled *out) {
-  if (cj_link_wanted(options)) /* LTO-IR units linked by nvJitLink (link.h) */
-    return cj_link_compile(engine, scan, name, options, target, compile_nvrtc, out);
   const char *source = scan->text;
   char arch[32];
   snprintf(arch, sizeof arch, "%s", target);
@@ -579,12 +588,13 @@ static cujit_status compile_nvrtc(cujit_engine *engine, const cj_scan *scan, con
     if (st == CUJIT_OK && !hit && !inc.source) /* the manifest held, its entry is gone */
       st = resolve_lookup(engine, source, name, arch, &o, &inc, 0, &key, &key_ok, e, &hit);
     if (st == CUJIT_OK && !hit) {
+      cj_trace_push("cujit: compile %s (NVRTC, %s)", name, arch);
       st = run_nvrtc(engine, nv, &inc, scan, name, arch, &o, e);
+      cj_trace_pop();
       if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &key, e);
     }
   }
-  out->pure = key_ok && (inc.source ? inc.file_count == 0 : manifest_pure);
-  out->keyed = key_ok;
+  out->keyed = key_ok, out->pure = key_ok && (inc.source ? inc.file_count == 0 : manifest_pure);
   cj_option_list_free(&o);
   cj_includes_free(&inc);
   if (st != CUJIT_OK) {
@@ -623,6 +633,7 @@ cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *n
                         const cujit_compile_options *options, const char *target,
                         cj_compiled *out) {
   memset(out, 0, sizeof *out);
+  if (cj_link_wanted(options)) return cj_link_compile(engine, scan, name, options, target, out);
   return cj_compiler_for(target)->compile(engine, scan, name, options, target, out);
 }
 

@@ -48,9 +48,6 @@ typedef struct input {
   cj_compiled cu;   /* a .cu file's compile */
 } input;
 
-/* Set while compile_linked compiles its units, whose -dlto is its own. */
-static _Thread_local int linking;
-
 static int is_dlto(const char *flag) {
   return flag && (!strcmp(flag, "-dlto") || !strcmp(flag, "--dlink-time-opt") ||
                   !strcmp(flag, "-dlink-time-opt"));
@@ -59,7 +56,7 @@ static int is_dlto(const char *flag) {
 int cj_link_wanted(const cujit_compile_options *options) {
   if (!options) return 0;
   if (options->link_count > 0) return 1;
-  for (size_t i = 0; !linking && options->extra_flags && i < options->extra_flag_count; i++)
+  for (size_t i = 0; options->extra_flags && i < options->extra_flag_count; i++)
     if (is_dlto(options->extra_flags[i])) return 1; /* refused by cj_link_compile */
   return 0;
 }
@@ -607,15 +604,12 @@ static cujit_status compile_linked(cujit_engine *engine, const cj_scan *scan, co
 
 cujit_status cj_link_compile(cujit_engine *engine, const cj_scan *scan, const char *name,
                              const cujit_compile_options *options, const char *arch,
-                             cj_unit_compile unit, cj_compiled *out) {
+                             cj_compiled *out) {
+  cj_unit_compile unit = cj_compiler_for(arch)->compile;
   int cpu = strcmp(arch, "cpu") == 0;
   size_t n = options->link_count;
-  if (n == 0 && cpu) { /* a -dlto flag alone: g++'s line leaves NVRTC's flags out, with a note */
-    linking = 1;
-    cujit_status st = unit(engine, scan, name, options, arch, out);
-    linking = 0;
-    return st;
-  }
+  if (n == 0 && cpu) /* a -dlto flag alone: g++'s line leaves NVRTC's flags out, with a note */
+    return unit(engine, scan, name, options, arch, out);
   if (n == 0)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "'%s': the extra flag -dlto makes LTO-IR, which no device loads; to link device "
@@ -632,11 +626,9 @@ cujit_status cj_link_compile(cujit_engine *engine, const cj_scan *scan, const ch
                  "arch '%s' gives PTX only, which cujit links from .cu and .ltoir files alone; "
                  "compile for an sm_NN arch to link .ptx, .fatbin, .cubin or .a files",
                  arch);
-  linking = 1;
   if (st == CUJIT_OK)
     st = cpu ? compile_as_one(engine, scan, name, options, arch, unit, ins, n, out)
              : compile_linked(engine, scan, name, options, arch, unit, ins, n, out);
-  linking = 0;
   free_inputs(ins, n);
   return st;
 }

@@ -12,7 +12,8 @@
 #include "options.h"
 #include "base/loader.h"
 
-/* The compile of one unit a link is made of: compile.c's NVRTC or g++ compile. */
+/* The compile of one unit a link is made of: compile.c's NVRTC or g++ compile (the compiler's own,
+** not cj_compile, which comes here for options with link files). */
 typedef cujit_status (*cj_unit_compile)(cujit_engine *engine, const cj_scan *scan, const char *name,
                                         const cujit_compile_options *options, const char *arch,
                                         cj_compiled *out);
@@ -21,12 +22,13 @@ typedef cujit_status (*cj_unit_compile)(cujit_engine *engine, const cj_scan *sca
 ** program compiles through cj_link_compile. */
 int cj_link_wanted(const cujit_compile_options *options);
 
-/* cj_compile's work for a program with link files, `unit` compiling each unit (with options
-** whose link list is empty, so it never comes back here). Fills `out` as cj_compile does; out->pure
-** is 0 (files were read). The failures are those cujit.h lists under cujit_compile_options.link. */
+/* cj_compile's work for a program with link files: each unit is compiled by the arch's compiler
+** (cj_compiler_for's own compile, not cj_compile, so never coming back here). Fills `out` as
+** cj_compile does, out->pure 0 (files were read). The failures are those cujit.h lists under
+** cujit_compile_options.link. */
 cujit_status cj_link_compile(cujit_engine *engine, const cj_scan *scan, const char *name,
                              const cujit_compile_options *options, const char *arch,
-                             cj_unit_compile unit, cj_compiled *out);
+                             cj_compiled *out);
 
 /* 1 when NVRTC's list `o` asks for LTO-IR (-dlto): the unit's outputs are then cj_link_ltoir's. */
 int cj_link_lto_list(const cj_option_list *o);

@@ -66,6 +66,7 @@ static cujit_status kernel_finish(cujit_kernel *k, cujit_status st, cujit_kernel
     return st;
   }
   if (!k->parent) cj_track(k->engine, &k->link, kernel_destroy);
+  k->trace = cj_trace_name(k->sig.name);
   *out = k;
   return CUJIT_OK;
 }

@@ -41,6 +41,7 @@ struct cujit_kernel {
   size_t nspecs;
   pthread_mutex_t lock;        /* guards specs and nspecs, and making on_device entries */
   struct cujit_kernel *parent; /* a specialisation is owned by its generic kernel */
+  void *trace;                 /* its name registered for launch ranges (trace.h); NULL: none */
 };
 
 /* The concrete kernel for these arguments: a generic one specialised from the dtypes of the

@@ -409,6 +409,7 @@ static cujit_status launch_placed(cujit_kernel *k, cujit_device *dev, cj_kernel_
   if (st == CUJIT_OK && cooperative) st = check_cooperative(k, dev, on, config, grid, block);
   if (st != CUJIT_OK) return st;
   __atomic_store_n(&dev->last_kernel, k->sig.name, __ATOMIC_RELAXED);
+  cj_trace_push_kernel(k->trace, k->sig.name); /* a test of k->trace without a profiler */
   void *stream = cj_stream_queue(config->stream);
   if (cooperative)
     st = dev->ops->launch_cooperative(dev, on->fn, grid, block, config->shared_bytes, stream,
@@ -416,6 +417,7 @@ static cujit_status launch_placed(cujit_kernel *k, cujit_device *dev, cj_kernel_
   else
     st = dev->ops->launch(dev, on->fn, grid, block, config->shared_bytes, stream, pointers);
   cj_stream_queued(config->stream);
+  cj_trace_pop_kernel(k->trace);
   if (st == CUJIT_OK && !cooperative && config->stream && config->stream->capture)
     return note_captured(k, dev, config->stream, grid, block, config->shared_bytes);
   return st;

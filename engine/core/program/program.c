@@ -253,6 +253,7 @@ static cj_code *memo_find(cujit_engine *engine, const cj_cache_key *given) {
     code_release(k);
     return NULL;
   }
+  cj_trace_mark("cujit: cache hit (memory)"); /* the record was still held: nothing read */
   return k;
 }
 
@@ -499,7 +500,9 @@ static cujit_status build(cujit_engine *engine, const char *source, const char *
 }
 
 /* With line info on (line_info, or debug's -G, which has it too), NVRTC compiles the text
-** kept.h makes, whose line table names real files (the CPU device's g++ has its own way). */
+** kept.h makes, whose line table names real files (the CPU device's g++ has its own way). The
+** whole of getting a program is a profiler's range (trace.h): a compile or a cache read shows
+** inside it, a hit as a mark. */
 cujit_status cj_program_build(cujit_engine *engine, const char *source, const char *name,
                               const cujit_compile_options *options, cujit_program **out) {
   char arch[32], *kept = NULL;
@@ -511,7 +514,9 @@ cujit_status cj_program_build(cujit_engine *engine, const char *source, const ch
     cujit_status st = cj_kept_source(engine, source, as, cj_source_is_kernel(source, as), &kept);
     if (st != CUJIT_OK) return *out = NULL, st;
   }
+  cj_trace_push("cujit: program %s", name ? name : "<source>");
   cujit_status st = build(engine, kept ? kept : source, name, options, out);
+  cj_trace_pop();
   free(kept);
   return st;
 }
@@ -549,8 +554,10 @@ static cujit_status load(cj_code *k, cujit_program *p, cujit_device *dev, void *
                             .binary_len = p->cubin_len,
                             .kernels = p->kernels,
                             .nkernels = p->nkernels};
+    cj_trace_push("cujit: load %s", p->name);
     if ((st = dev->ops->load(dev, &image, module)) == CUJIT_OK)
       __atomic_store_n(&modules[cj_device_slot(dev)], *module, __ATOMIC_RELEASE);
+    cj_trace_pop();
   }
   if (st == CUJIT_OK) *module = modules[cj_device_slot(dev)];
   pthread_mutex_unlock(&k->load_lock);

@@ -25,8 +25,8 @@ void cj_buffer_destroy(cj_link *link) {
   cujit_buffer *b = BUFFER_OF(link);
   cujit_device *device = b->device;
   cj_buffer_detach(b);
-  if (b->kind == CJ_BUFFER_VIEW) {
-    /* the owner's memory */
+  if (b->kind == CJ_BUFFER_VIEW || b->kind == CJ_BUFFER_FOREIGN) {
+    /* the owner's memory; a foreign buffer's release runs below */
   } else if (buffer_is_current(b)) {
     if (cj_device_enter_quiet(device)) {
       if (b->kind == CJ_BUFFER_DEVICE)
@@ -36,6 +36,7 @@ void cj_buffer_destroy(cj_link *link) {
     }
     if (b->kind != CJ_BUFFER_OPENED) atomic_fetch_sub(&device->allocated, b->size);
   }
+  cj_buffer_release_foreign(b);
   free(b);
 }
 
@@ -114,6 +115,8 @@ cujit_status cujit_buffer_alloc_on(cujit_device *device, size_t bytes, cujit_dty
 void cujit_buffer_free(cujit_buffer *buffer) {
   CJ_KEEP_CALLER_CONTEXT;
   if (!buffer) return;
+  /* A DLPack export holds the memory: the last deleter destroys it (memory_foreign.c). */
+  if (atomic_load(&buffer->exports) && cj_buffer_free_held(buffer)) return;
   cj_untrack(buffer->device->engine, &buffer->link);
   cj_buffer_destroy(&buffer->link);
 }

@@ -79,6 +79,7 @@ void cj_buffer_release_special(cujit_buffer *b) {
     break;
   case CJ_BUFFER_DEVICE:
   case CJ_BUFFER_VIEW:
+  case CJ_BUFFER_FOREIGN: /* memory_foreign.c's release */
     break;
   }
 }
@@ -128,6 +129,7 @@ cujit_status cujit_buffer_view(cujit_buffer *buffer, size_t offset, size_t bytes
   if (st == CUJIT_OK) {
     (*out)->host_visible = buffer->host_visible;
     (*out)->root_ptr = owner ? owner->ptr : buffer->root_ptr ? buffer->root_ptr : buffer->ptr;
+    (*out)->root = owner ? owner : buffer->root;
   }
   return st;
 }

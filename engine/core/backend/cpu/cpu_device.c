@@ -433,6 +433,30 @@ static cujit_status cpu_ipc_event_open(cujit_device *dev, const unsigned char *h
   return refuse_ipc(dev);
 }
 
+/* The CPU device's memory is host memory: an address the caller wrapped is its to vouch for (no
+** allocator knows every host allocation). The one kind known to be wrong is a GPU's device
+** memory, which a kernel here would fault on: where the driver is open (the device table, made
+** before the CPU device, opened it), what it calls device memory, and not managed, is refused. */
+static cujit_status cpu_pointer_check(cujit_device *dev, uint64_t addr, size_t bytes,
+                                      const char *fn) {
+  (void)bytes;
+  cujit_engine *e = dev->engine;
+  if (__atomic_load_n(&e->drv_state, __ATOMIC_ACQUIRE) != 1 || !e->drv.cuPointerGetAttributes)
+    return CUJIT_OK;
+  unsigned type = 0, managed = 0;
+  int ordinal = -1;
+  CUpointer_attribute which[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  void *data[] = {&type, &managed, &ordinal};
+  if (e->drv.cuPointerGetAttributes(3, which, data, (CUdeviceptr)addr) != CUDA_SUCCESS ||
+      type != CU_MEMORYTYPE_DEVICE || managed)
+    return CUJIT_OK;
+  return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
+                 "%s: address 0x%llx is device memory of GPU %d, which the CPU device cannot "
+                 "reach; wrap it on that GPU (cujit_buffer_wrap_on), or copy it to host memory",
+                 fn, (unsigned long long)addr, ordinal);
+}
+
 const cj_backend cj_backend_cpu = {
     .name = "cpu",
     .host_addressed = 1,
@@ -498,6 +522,7 @@ const cj_backend cj_backend_cpu = {
     .ipc_event_create = cpu_ipc_event_create,
     .ipc_event_export = cpu_ipc_event_export,
     .ipc_event_open = cpu_ipc_event_open,
+    .pointer_check = cpu_pointer_check,
 };
 
 /* --- making the device -------------------------------------------------------------------------

@@ -174,6 +174,8 @@ cujit_status cj_cuda_advise(cujit_device *dev, uint64_t addr, size_t bytes, cj_a
 cujit_status cj_cuda_host_map(cujit_device *dev, void *host, uint64_t *addr);
 cujit_status cj_cuda_host_register(cujit_device *dev, void *host, size_t bytes);
 void cj_cuda_host_unregister(cujit_device *dev, void *host);
+/* cuda_memory.c: whether a foreign range is this device's memory (the table's pointer_check). */
+cujit_status cj_cuda_pointer_check(cujit_device *dev, uint64_t addr, size_t bytes, const char *fn);
 
 /* cuda_stream.c: streams and events (the table's entries). */
 cujit_status cj_cuda_stream_create(cujit_device *dev, void **stream);

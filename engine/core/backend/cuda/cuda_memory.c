@@ -166,3 +166,93 @@ cujit_status cj_cuda_host_register(cujit_device *dev, void *host, size_t bytes) 
 void cj_cuda_host_unregister(cujit_device *dev, void *host) {
   if (DRV(dev)->cuMemHostUnregister) DRV(dev)->cuMemHostUnregister(host);
 }
+
+/* --- memory of other allocators --------------------------------------------------------------- */
+
+/* What the driver says of an address, for pointer_check. */
+typedef struct pointer_facts {
+  unsigned memory_type; /* a CUmemorytype, 0 when the driver does not know the address */
+  CUcontext context;    /* NULL for memory of no context (pools, cuMemCreate mappings) */
+  int ordinal;
+  unsigned managed;
+  CUdeviceptr start;
+  size_t range;
+} pointer_facts;
+
+static cujit_status pointer_facts_of(cujit_device *dev, uint64_t addr, const char *fn,
+                                     pointer_facts *f) {
+  cj_driver *drv = DRV(dev);
+  if (!drv->cuPointerGetAttributes)
+    return cj_fail(dev->engine, CUJIT_ERROR_UNSUPPORTED,
+                   "%s: this CUDA driver lacks cuPointerGetAttributes, so cujit cannot check that "
+                   "the memory is device %d's; update the driver (CUDA 7.0 or later)",
+                   fn, dev->ordinal);
+  CUpointer_attribute which[] = {
+      CU_POINTER_ATTRIBUTE_MEMORY_TYPE,      CU_POINTER_ATTRIBUTE_CONTEXT,
+      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,   CU_POINTER_ATTRIBUTE_IS_MANAGED,
+      CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  void *data[] = {&f->memory_type, &f->context, &f->ordinal, &f->managed, &f->start, &f->range};
+  memset(f, 0, sizeof *f);
+  f->ordinal = -1;
+  CUresult rc =
+      drv->cuPointerGetAttributes(sizeof which / sizeof *which, which, data, (CUdeviceptr)addr);
+  /* An address no allocation holds is answered with defaults, or (some drivers) refused. */
+  if (rc == CUDA_ERROR_INVALID_VALUE) {
+    memset(f, 0, sizeof *f);
+    return CUJIT_OK;
+  }
+  char what[96];
+  snprintf(what, sizeof what, "%s: asking the driver about address 0x%llx", fn,
+           (unsigned long long)addr);
+  return cj_cuda_check(dev, rc, what);
+}
+
+cujit_status cj_cuda_pointer_check(cujit_device *dev, uint64_t addr, size_t bytes, const char *fn) {
+  pointer_facts f;
+  cujit_status st = pointer_facts_of(dev, addr, fn, &f);
+  if (st != CUJIT_OK) return st;
+  cujit_engine *e = dev->engine;
+  unsigned long long a = (unsigned long long)addr;
+  int me = (int)CU(dev)->handle;
+  if (f.memory_type == 0)
+    return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s: address 0x%llx is not memory the CUDA driver allocated (host memory from "
+                   "malloc, memory already freed, or a wrong address); pass device memory of "
+                   "device %d (cudaMalloc, cuMemAlloc), or wrap host memory on the CPU device",
+                   fn, a, dev->ordinal);
+  if (f.memory_type == CU_MEMORYTYPE_HOST && !f.managed)
+    return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s: address 0x%llx is pinned host memory, not device memory; give it to "
+                   "cujit with cujit_host_register and cujit_host_map (Lua: cuda.register, "
+                   "h:mapped()), or copy it to a device buffer",
+                   fn, a);
+  if (f.memory_type != CU_MEMORYTYPE_DEVICE && f.memory_type != CU_MEMORYTYPE_UNIFIED && !f.managed)
+    return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s: address 0x%llx is memory of type %u (an array or other), not device "
+                   "memory; pass memory from cudaMalloc or cuMemAlloc",
+                   fn, a, f.memory_type);
+  if (f.ordinal >= 0 && f.ordinal != me)
+    return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s: address 0x%llx is memory of device %d, not device %d; wrap it on device "
+                   "%d (cujit_buffer_wrap_on), or copy it here",
+                   fn, a, f.ordinal, dev->ordinal, f.ordinal);
+  CUcontext mine = __atomic_load_n(&CU(dev)->ctx, __ATOMIC_ACQUIRE);
+  if (f.context && mine && f.context != mine)
+    return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s: address 0x%llx belongs to another CUDA context of device %d than the one "
+                   "cujit uses (%s); allocate it there, or copy it",
+                   fn, a, dev->ordinal,
+                   CU(dev)->adopted ? "the one given to cujit_device_use_context"
+                                    : "the device's primary context, which the CUDA runtime uses "
+                                      "too");
+  /* A range of 0: the driver keeps no extent for that memory; nothing to compare. */
+  if (f.range && (addr < f.start || addr - f.start > f.range || bytes > f.range - (addr - f.start)))
+    return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s: %zu bytes from 0x%llx run past the allocation they start in "
+                   "([0x%llx, 0x%llx), %zu bytes); wrap at most %zu bytes from there",
+                   fn, bytes, a, (unsigned long long)f.start,
+                   (unsigned long long)(f.start + f.range), f.range,
+                   addr >= f.start && addr - f.start <= f.range ? f.range - (size_t)(addr - f.start)
+                                                                : (size_t)0);
+  return CUJIT_OK;
+}
