@@ -23,11 +23,16 @@ if [ "$rc" -ne 0 ]; then
   fail "compile without link: $err"
 fi
 
+# nvJitLink where cujit looks for it: the loader's path, then the toolkit's lib64 directories.
 have_nvjitlink=0
-for d in "" "${CUDA_HOME:-/nonexistent}/lib64/" /usr/local/cuda/lib64/; do
-  python3 -c "import ctypes,sys; ctypes.CDLL(sys.argv[1])" "${d}libnvJitLink.so.13" 2>/dev/null &&
-    have_nvjitlink=1 && break
+ldconfig -p 2>/dev/null | grep -q 'libnvJitLink\.so\.1[23] ' && have_nvjitlink=1
+IFS=: read -ra dirs <<<"${LD_LIBRARY_PATH:-}"
+for d in "${dirs[@]}" "${CUDA_HOME:-/nonexistent}/lib64" "${CUDA_PATH:-/nonexistent}/lib64" \
+  /usr/local/cuda/lib64; do
+  [ -n "$d" ] && ls "$d"/libnvJitLink.so.1[23] >/dev/null 2>&1 && have_nvjitlink=1
 done
+[ "${CUJIT_REQUIRE_GPU:-}" = 1 ] && [ "$have_nvjitlink" = 0 ] &&
+  fail "CUJIT_REQUIRE_GPU=1 but no libnvJitLink.so.13/.12 where cujit looks"
 
 if [ "$have_nvjitlink" = 1 ]; then
   # --- a .cu file: linked, cached, recompiled when edited ------------------------------------------
