@@ -144,10 +144,9 @@ typedef struct cj_driver {
   X(nvrtcAddNameExpression)                                                                        \
   X(nvrtcGetLoweredName)
 
-/* X(name): NVRTC functions that older NVRTCs lack; NULL when absent, and callers check: the
-** precompiled-header calls came with NVRTC 12.8 (without them, no PCH: compile/pch.h, no error);
-** the LTO-IR ones only device code linked at run time needs (compile/link.c), which then says so.
- */
+/* X(name): NVRTC functions that older NVRTCs lack; NULL when absent, and callers check. The
+** precompiled-header calls came with NVRTC 12.8 (without them, no PCH: compile/pch.h); the
+** LTO-IR ones only device code linked at run time needs (compile/link.c, which says so). */
 #define CJ_NVRTC_OPTIONAL_FUNCTIONS(X)                                                             \
   X(nvrtcGetPCHHeapSize)                                                                           \
   X(nvrtcSetPCHHeapSize)                                                                           \
