@@ -356,6 +356,22 @@ typedef struct cujit_compile_options {
   ** cujit_elementwise_define, whose arrays all refuse a null pointer. */
   const char *const *nonnull;
   size_t nonnull_count;
+  /* Files of device code linked with the program at run time (docs/cuda-code.md, "Linking device
+  ** code"), as Numba's link=: the program declares `extern __device__` functions a file defines.
+  ** By extension: .cu (compiled by cujit to LTO-IR with the program's options, kept in the cache),
+  ** .ptx, .ltoir, .fatbin, .cubin and .a (nvcc -rdc / -dlto output). A relative name is the
+  ** working directory's. With link files the program is compiled to LTO-IR and linked by
+  ** nvJitLink (libnvJitLink.so.13/.12, or CUJIT_NVJITLINK) for an sm_NN arch; the linked program is
+  ** cached under a key holding every file's contents, so an edited file is compiled again. Without
+  ** nvJitLink, .cu files are compiled as one unit with the program (each #include'd after it, a
+  ** warning says so) and other types are refused. The CPU device takes .cu files only, compiled
+  ** the same way into its shared object. Failures (CUJIT_ERROR_INVALID_ARGUMENT unless said):
+  ** a file that cannot be read, an extension not listed, a non-.cu file on the CPU device or
+  *without
+  ** nvJitLink (CUJIT_ERROR_UNSUPPORTED), a compute_NN arch with other than .cu/.ltoir files; a
+  ** symbol no file defines is CUJIT_ERROR_COMPILE naming it and the files. */
+  const char *const *link;
+  size_t link_count;
 } cujit_compile_options;
 
 #ifndef __cplusplus

@@ -387,6 +387,11 @@ static const goal goals[] = {
     /* Issue 25: a later kernel with the same heavy headers uses the precompiled header. */
     {"second kernel including <cooperative_groups.h> in a process <= 0.15x NVRTC alone", "pch",
      "cujit_c", "cg_second", "nvrtc", NULL, RATIO_MAX, 0.15, 0},
+    /* Issue 25: device code kept as LTO-IR makes a new kernel's compile small. */
+    {"new process, cold kernel, warm LTO-IR library <= 0.2x a full compile", "link", "cujit_c",
+     "linked", "cujit_c", "whole", RATIO_MAX, 0.2, 0},
+    {"linked kernel's run time within 1.05x of the fully compiled one", "link", "cujit_c",
+     "run_linked", "cujit_c", "run_whole", RATIO_MAX, 1.05, 0},
 };
 
 /* A goal's variant: exact, or a prefix when it ends in '*'. */
@@ -569,13 +574,28 @@ static void redefine_table(void) {
                "redefine", again, 2, cols, 1, NULL, 0);
 }
 
+/* Issue 25: a new process compiling a new kernel against a library kept as LTO-IR, or whole
+** (cujit_bench_link); the kernel's run time both ways. */
+static void link_table(void) {
+  static const char *const v[] = {"library", "linked", "whole", "linked_all", "whole_all"};
+  static const char *const run[] = {"run_linked", "run_whole"};
+  static const column cols[] = {{"cujit_c", NULL}};
+  column_table("16. A new process compiling a kernel it never compiled, ms to the kernel ready: "
+               "linked with a device library already kept as LTO-IR (link = {\"linklib.cu\"}) or "
+               "compiled whole with the library's text (library: its own first compile); _all: the "
+               "kernel calls the library's dispatcher, every function reachable",
+               "link", v, 5, cols, 1, NULL, 0);
+  column_table("17. That library's kernel run time, linked and compiled whole, us per launch",
+               "link", run, 2, cols, 1, NULL, 0);
+}
+
 /* Issue 25: compiling at once, -minimal, a process's first compile (cujit_bench_compile). */
 static void compile_table(void) {
   static const char *const ways[] = {
       "many8_serial",       "many8_parallel", "many8_serial_cpu",
       "many8_parallel_cpu", "minimal_off",    "minimal_on",
       "first_nvrtc",        "first_cujit",    "first_cujit_device_first"};
-  simple_table("16. Compiling: eight programs one after another and at once (GPU: NVRTC; cpu: "
+  simple_table("18. Compiling: eight programs one after another and at once (GPU: NVRTC; cpu: "
                "the CPU device's g++), a small kernel without and with -minimal, and a trivial "
                "kernel's first compile of a process until the driver is started (NVRTC alone; "
                "cujit with the arch given, the driver starting beside; cujit asking the device "
@@ -620,6 +640,7 @@ static void tables(void) {
   simple_table("15. Kernels including <cooperative_groups.h> in one process: the first (makes the "
                "PCH), later ones (median), ms (x: over NVRTC alone, the same process)",
                "pch", cg, 2, "nvrtc", NULL, 0);
+  link_table();
   compile_table();
 }
 

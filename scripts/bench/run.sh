@@ -42,7 +42,7 @@ done
 [ -n "$out" ] || die_usage "--out is needed: where results.csv, table.md and the charts go"
 [ -d "$build" ] || die_usage "--build $build is not a directory; build the project first"
 case $step_timeout in '' | *[!0-9]*) die_usage "--timeout expects whole seconds, got '$step_timeout'" ;; esac
-known="all info launch roundtrip cold warm process bandwidth sum montecarlo graph latency small memory redefine pch compile"
+known="all info launch roundtrip cold warm process bandwidth sum montecarlo graph latency small memory redefine pch link compile"
 for c in ${cases//,/ }; do
   case " $known " in *" $c "*) ;; *) die_usage "unknown case '$c' (cases: ${known// /, })" ;; esac
 done
@@ -59,7 +59,7 @@ bench=$build/scripts/bench kernels=$here/kernels
 raw=$bench/cujit_bench_raw cbench=$bench/cujit_bench_c report=$bench/cujit_bench_report
 latency=$bench/cujit_bench_latency redefine=$bench/cujit_bench_redefine
 compile=$bench/cujit_bench_compile
-headers=$bench/cujit_bench_headers
+headers=$bench/cujit_bench_headers link=$bench/cujit_bench_link
 cujit=$build/cujit
 [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
 export LUA_CPATH="$bench/lua/?.so;$build/lua/?.so;;"
@@ -219,6 +219,15 @@ if wants pch; then
     step cujit_c pch "$csv" env TMPDIR="$work" "$headers" "$pch_reps"
   else
     missing_row pch cujit_c "(all)" "$why"
+  fi
+fi
+
+# ---- a cold kernel linked with a device library kept as LTO-IR, against a full compile (issue 25) --
+if wants link; then
+  if why=$(have "$link"); then
+    step cujit_c link "$csv" "$link" "$kernels" "$proc_reps"
+  else
+    missing_row link cujit_c "(all)" "$why"
   fi
 fi
 

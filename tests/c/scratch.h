@@ -40,4 +40,15 @@ static inline const char *cj_scratch_make(const char *what) {
   return cj_scratch;
 }
 
+/* The link file the `link` option's example names (compile/options.h) written into `dir`: a test
+** that compiles with every option's example runs there, or gives the command that directory. */
+static inline void cj_scratch_example_link(const char *dir) {
+  char path[2048];
+  snprintf(path, sizeof path, "%.1000s/cj_example_link.cu", dir);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f, "cannot write %s", path);
+  fputs("__device__ int cj_example_link(int x) { return x + 1; }\n", f);
+  fclose(f);
+}
+
 #endif

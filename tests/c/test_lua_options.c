@@ -27,6 +27,8 @@ static void setup(void) {
   if (!getenv("CUJIT_NVRTC") && access(lib, R_OK) == 0) setenv("CUJIT_NVRTC", lib, 1);
   unsetenv("CUJIT_CACHE");
   setenv("CUJIT_CACHE_DIR", cj_scratch_make("lua-options"), 1);
+  cj_scratch_example_link(cj_scratch); /* the link option's example names it, relative */
+  cr_assert_eq(chdir(cj_scratch), 0);
   cr_assert_eq(cujit_open(&engine), CUJIT_OK);
   L = luaL_newstate();
   luaL_openlibs(L);

@@ -18,6 +18,8 @@
 static void setup(void) {
   unsetenv("CUJIT_CACHE");
   cj_fixture_open();
+  cj_scratch_example_link(cj_scratch); /* the link option's example names it, relative */
+  cr_assert_eq(chdir(cj_scratch), 0);
 }
 
 TestSuite(options, .init = setup, .fini = cj_fixture_close, .timeout = 300);
@@ -260,6 +262,7 @@ Test(options, cujit_compile_takes_every_flag) {
   cr_assert_not_null(f);
   fputs(two_kernels, f);
   fclose(f);
+  cj_scratch_example_link(dir);
   const char *base = "cd '%s' && '%s' compile k.cu --ptx -o - %s%s%s%s > /dev/null 2> err.txt";
   for (size_t i = 0; i <= cj_option_count; i++) { /* the baseline first: none a flag sets */
     const cj_option *row = i ? &cj_options[i - 1] : NULL;

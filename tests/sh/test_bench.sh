@@ -65,7 +65,7 @@ for pair in launch,raw launch,cujit_c launch,raw_c_same launch,cujit_lua launch,
   bandwidth,raw bandwidth,cujit_c sum,raw sum,cujit_c sum,cupy sum,numba montecarlo,cujit_c \
   montecarlo,cupy montecarlo,numba latency,raw latency,cujit_c latency,cujit_lua latency,cupy \
   latency,cujit_c_spin small,cujit_c small,cujit_lua small,cupy redefine,cujit_c pch,nvrtc \
-  pch,cujit_c; do
+  pch,cujit_c link,cujit_c; do
   grep -q "^$pair," "$csv" || fail "no row for $pair"
 done
 # The C API bench always measures the library's elementwise kernels beside the hand-written ones.
@@ -106,6 +106,8 @@ expect_line "Lua <= 1.15x raw C in the same (Lua) process [args12, cujit Lua]: N
 expect_line "warm cache to first launch <= 0.2 ms [vadd, cujit C]: 0.15 ms -> GOAL MET"
 expect_line "[vadd 2^28, cujit C]: 95.0% -> GOAL MET"
 expect_line "Monte Carlo >= 1000x faster than Numba, RNG setup included [e2e, cujit C]: 21201x faster -> GOAL MET"
+expect_line "new process, cold kernel, warm LTO-IR library <= 0.2x a full compile [linked, cujit C]: 0.125x -> GOAL MET"
+expect_line "linked kernel's run time within 1.05x of the fully compiled one [run_linked, cujit C]: 1.100x -> GOAL MISSED"
 expect_line "| | raw C | raw C (same process) | cujit C | raw C loop (Lua process) | raw from Lua (same process) | cujit Lua | CuPy | Numba |"
 expect_line "| args4 | 3.5 | 4 | 4.1 (1.02x) | 4 | 4.3 (1.07x) | 4.8 (1.20x) | 5 (1.43x) | 28 (8.00x) |"
 expect_line "wait round trip <= 1.10x the driver's own wait of the same kind [rt20_stream, cujit C]: 1.053x -> GOAL MET"

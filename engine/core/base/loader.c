@@ -1,5 +1,5 @@
 /*
-** loader.c -- dlopen libcuda.so.1 and libnvrtc, resolve their entry points.
+** loader.c -- dlopen libcuda.so.1, libnvrtc and libnvJitLink, resolve their entry points.
 */
 #include "loader.h"
 
@@ -146,4 +146,61 @@ void cj_nvrtc_close(cj_nvrtc *nv) {
   (void)nv->handle;
 #endif
   memset(nv, 0, sizeof *nv);
+}
+
+/* Tries one name; 1 when it opened and has every entry point (else `why` says what it lacks). */
+static int nvjitlink_try(cj_nvjitlink *lk, const char *path, char *why, size_t why_len) {
+  snprintf(lk->path, sizeof lk->path, "%s", path);
+  if (!(lk->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL))) return 0;
+#define CJ_NVJITLINK_RESOLVE_(name)                                                                \
+  if (!(*(void **)&lk->name = dlsym(lk->handle, #name))) {                                         \
+    snprintf(why, why_len, "%s lacks %s; cujit needs nvJitLink 12.0 or newer", path, #name);       \
+    dlclose(lk->handle);                                                                           \
+    lk->handle = NULL;                                                                             \
+    return -1;                                                                                     \
+  }
+  CJ_NVJITLINK_FUNCTIONS(CJ_NVJITLINK_RESOLVE_)
+#undef CJ_NVJITLINK_RESOLVE_
+  unsigned major = 0, minor = 0;
+  lk->nvJitLinkVersion(&major, &minor);
+  lk->version = (int)(major * 1000 + minor * 10);
+  return 1;
+}
+
+int cj_nvjitlink_open(cj_nvjitlink *lk, char *why, size_t why_len) {
+  static const char *const sonames[] = {"libnvJitLink.so.13", "libnvJitLink.so.12"};
+  memset(lk, 0, sizeof *lk);
+  why[0] = '\0';
+  const char *env = getenv("CUJIT_NVJITLINK");
+  if (env && *env) {
+    int got = nvjitlink_try(lk, env, why, why_len);
+    if (got > 0) return 1;
+    if (got == 0)
+      snprintf(why, why_len,
+               "no nvJitLink: CUJIT_NVJITLINK=%s could not be opened; point it at a "
+               "libnvJitLink.so, or unset it",
+               env);
+    return 0;
+  }
+  const char *dirs[] = {NULL, getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
+  for (size_t d = 0; d < sizeof dirs / sizeof *dirs; d++) {
+    if (d && (!dirs[d] || !*dirs[d])) continue;
+    for (size_t i = 0; i < sizeof sonames / sizeof *sonames; i++) {
+      char path[512];
+      if (d == 0)
+        snprintf(path, sizeof path, "%s", sonames[i]);
+      else if (snprintf(path, sizeof path, "%s/lib64/%s", dirs[d], sonames[i]) >= (int)sizeof path)
+        continue;
+      int got = nvjitlink_try(lk, path, why, why_len);
+      if (got > 0) return 1;
+      if (got < 0) return 0;
+    }
+  }
+  snprintf(why, why_len,
+           "no nvJitLink: neither libnvJitLink.so.13 nor libnvJitLink.so.12 could be opened (by "
+           "the loader's path, $CUDA_HOME/lib64, $CUDA_PATH/lib64 or /usr/local/cuda/lib64); "
+           "install the CUDA toolkit's nvJitLink, add its lib directory to LD_LIBRARY_PATH, or "
+           "set CUJIT_NVJITLINK to its path");
+  memset(lk->path, 0, sizeof lk->path);
+  return 0;
 }

@@ -1,7 +1,8 @@
 /*
-** loader.h -- the CUDA driver and NVRTC, opened at run time.
+** loader.h -- the CUDA driver, NVRTC and nvJitLink, opened at run time.
 **
-** Nothing in cujit links libcuda or libnvrtc. The driver's entry points are resolved through
+** Nothing in cujit links libcuda, libnvrtc or libnvJitLink. The driver's entry points are resolved
+*through
 ** cuGetProcAddress with the ABI version of each PFN_* typedef in cudaTypedefs.h (a plain dlsym of
 ** "cuMemAlloc" would return the legacy v1 ABI). NVRTC has one ABI per soname, so dlsym suffices.
 */
@@ -10,6 +11,7 @@
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
+#include <nvJitLink.h>
 #include <nvrtc.h>
 
 /* X(name, abi): every driver entry point cujit calls, with the ABI version it was written for.
@@ -143,12 +145,15 @@ typedef struct cj_driver {
   X(nvrtcGetLoweredName)
 
 /* X(name): NVRTC functions that older NVRTCs lack; NULL when absent, and callers check. The
-** precompiled-header calls came with NVRTC 12.8: without them, no PCH (compile/pch.h), no error. */
+** precompiled-header calls came with NVRTC 12.8 (without them, no PCH: compile/pch.h); the
+** LTO-IR ones only device code linked at run time needs (compile/link.c, which says so). */
 #define CJ_NVRTC_OPTIONAL_FUNCTIONS(X)                                                             \
   X(nvrtcGetPCHHeapSize)                                                                           \
   X(nvrtcSetPCHHeapSize)                                                                           \
   X(nvrtcGetPCHCreateStatus)                                                                       \
-  X(nvrtcGetPCHHeapSizeRequired)
+  X(nvrtcGetPCHHeapSizeRequired)                                                                   \
+  X(nvrtcGetLTOIRSize)                                                                             \
+  X(nvrtcGetLTOIR)
 
 #define CJ_NVRTC_FIELD_(name) __typeof__(&name) name;
 
@@ -161,6 +166,31 @@ typedef struct cj_nvrtc {
   CJ_NVRTC_OPTIONAL_FUNCTIONS(CJ_NVRTC_FIELD_)
 } cj_nvrtc;
 
+/* X(name): every nvJitLink function cujit calls (the link option, compile/link.c). The library
+** exports these plain names beside versioned ones (__nvJitLinkCreate_13_0) that its header's
+** inline wrappers call; the plain ones are the soname's stable ABI. */
+#define CJ_NVJITLINK_FUNCTIONS(X)                                                                  \
+  X(nvJitLinkVersion)                                                                              \
+  X(nvJitLinkCreate)                                                                               \
+  X(nvJitLinkDestroy)                                                                              \
+  X(nvJitLinkAddData)                                                                              \
+  X(nvJitLinkComplete)                                                                             \
+  X(nvJitLinkGetLinkedCubinSize)                                                                   \
+  X(nvJitLinkGetLinkedCubin)                                                                       \
+  X(nvJitLinkGetLinkedPtxSize)                                                                     \
+  X(nvJitLinkGetLinkedPtx)                                                                         \
+  X(nvJitLinkGetErrorLogSize)                                                                      \
+  X(nvJitLinkGetErrorLog)                                                                          \
+  X(nvJitLinkGetInfoLogSize)                                                                       \
+  X(nvJitLinkGetInfoLog)
+
+typedef struct cj_nvjitlink {
+  void *handle;
+  char path[512]; /* what was opened */
+  int version;    /* major*1000 + minor*10 */
+  CJ_NVJITLINK_FUNCTIONS(CJ_NVRTC_FIELD_)
+} cj_nvjitlink;
+
 /* Open the driver and call cuInit(0). On failure, write why into `why` (a sentence that says what
 ** is missing and what to do) and return 0. */
 int cj_driver_open(cj_driver *drv, char *why, size_t why_len);
@@ -169,5 +199,11 @@ void cj_driver_close(cj_driver *drv);
 /* Open NVRTC: $CUJIT_NVRTC if set, else libnvrtc.so.13, then libnvrtc.so.12. */
 int cj_nvrtc_open(cj_nvrtc *nv, char *why, size_t why_len);
 void cj_nvrtc_close(cj_nvrtc *nv);
+
+/* Open nvJitLink: $CUJIT_NVJITLINK if set (and nothing else then), else libnvJitLink.so.13, then
+** .so.12, by the loader's search path, then the same names in $CUDA_HOME/lib64, $CUDA_PATH/lib64
+** and /usr/local/cuda/lib64 (a toolkit whose lib directory is not on LD_LIBRARY_PATH). On failure
+** `why` says what was tried and what to do, and 0. Never closed by cujit (one per process). */
+int cj_nvjitlink_open(cj_nvjitlink *lk, char *why, size_t why_len);
 
 #endif

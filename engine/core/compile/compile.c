@@ -1,13 +1,14 @@
 /*
-** compile.c -- from a translation unit to a compiled program: the target arch, the cache key over
-** everything that reaches the compiler (NVRTC's option list, made by the option table:
-** options.h), the cache lookup (a hit never opens NVRTC) and the NVRTC compile itself. Loading and
-** the public cujit_program_* functions are the program layer's (program.c).
+** compile.c -- from a translation unit to a compiled program: the cache key over everything that
+** reaches the compiler (NVRTC's option list, made by the option table: options.h), the cache
+** lookup (a hit never opens NVRTC) and the NVRTC compile itself; the target arch is read in
+** arch.c. Loading and the public cujit_program_* functions are the program layer's (program.c).
 */
 #include "compile.h"
 #include "host_code.h"
 #include "includes.h"
 #include "kept.h"
+#include "link.h"
 #include "cxx.h"
 #include "options.h"
 #include "pch.h"
@@ -24,87 +25,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* --- the arch --------------------------------------------------------------------------------- */
-
-/* "sm_90", "sm_90a", "sm_100f", "compute_90": the number, and whether it gives a CUBIN. */
-static int parse_arch(const char *arch, int *number, int *cubin) {
-  const char *p;
-  if (strncmp(arch, "sm_", 3) == 0)
-    p = arch + 3, *cubin = 1;
-  else if (strncmp(arch, "compute_", 8) == 0)
-    p = arch + 8, *cubin = 0;
-  else
-    return 0;
-  if (!isdigit((unsigned char)p[0]) || !isdigit((unsigned char)p[1])) return 0;
-  char *end;
-  long n = strtol(p, &end, 10);
-  if (n < 10 || n > 999 || (*end && !((*end == 'a' || *end == 'f') && end[1] == '\0'))) return 0;
-  *number = (int)n;
-  return 1;
-}
-
-static void supported_list(cj_nvrtc *nv, char *buf, size_t len) {
-  int n = 0, archs[256];
-  buf[0] = '\0';
-  if (nv->nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256 ||
-      nv->nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS)
-    return;
-  size_t used = 0;
-  for (int i = 0; i < n && used < len; i++)
-    used += (size_t)snprintf(buf + used, len - used, "%ssm_%d", i ? ", " : "", archs[i]);
-}
-
-static int arch_supported(cj_nvrtc *nv, int number) {
-  int n = 0, archs[256];
-  if (nv->nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256 ||
-      nv->nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS)
-    return 1; /* cannot tell: let NVRTC judge */
-  for (int i = 0; i < n; i++)
-    if (archs[i] == number) return 1;
-  return 0;
-}
-
-/* With NVRTC open: refuses an explicit arch it lacks, caps the device's at its highest. */
-static cujit_status fit_arch(cujit_engine *engine, cj_nvrtc *nv, int explicit_arch, char *arch,
-                             size_t len) {
-  int number, cubin;
-  if (!parse_arch(arch, &number, &cubin)) return CUJIT_ERROR_INVALID_ARGUMENT;
-  if (arch_supported(nv, number)) return CUJIT_OK;
-  if (!explicit_arch && nv->max_arch > 0 && number > nv->max_arch) {
-    snprintf(arch, len, "sm_%d", nv->max_arch);
-    return CUJIT_OK;
-  }
-  char list[1024];
-  supported_list(nv, list, sizeof list);
-  return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                 "arch '%s' is not supported by NVRTC %d.%d (%s); it supports: %s", arch,
-                 nv->version / 1000, nv->version % 1000 / 10, nv->path, list);
-}
-
-cujit_status cj_compile_arch(cujit_engine *engine, const cujit_compile_options *options,
-                             const char *device_arch, char *arch, size_t len) {
-  if (!engine || !arch || len < 16)
-    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "no room for the arch");
-  arch[0] = '\0';
-  int number, cubin;
-  if (options && options->arch && strcmp(options->arch, "cpu") != 0) {
-    if (!parse_arch(options->arch, &number, &cubin))
-      return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                     "arch '%s' is not an arch: write sm_NN (such as sm_90) for a CUBIN and PTX, "
-                     "compute_NN for PTX only, or cpu for the CPU device",
-                     options->arch);
-    snprintf(arch, len, "%s", options->arch);
-  } else {
-    snprintf(arch, len, "%s",
-             options && options->arch ? options->arch
-             : device_arch            ? device_arch
-                                      : "");
-  }
-  const cj_compiler *compiler = cj_compiler_for(arch);
-  return compiler->fit_arch ? compiler->fit_arch(engine, options && options->arch, arch, len)
-                            : CUJIT_OK;
-}
 
 /* --- the key ---------------------------------------------------------------------------------- */
 
@@ -152,7 +72,7 @@ static cj_cache_key full_key(const cj_includes *inc, const char *name, const cha
   cj_key_builder *kb = cj_key_begin();
   uint32_t schema = CJ_CACHE_SCHEMA;
   int number, cubin = 0;
-  parse_arch(arch, &number, &cubin);
+  cj_parse_arch(arch, &number, &cubin);
   cj_key_add_str(kb, "cujit program");
   cj_key_add(kb, &schema, sizeof schema);
   cj_key_add(kb, inc->digest, sizeof inc->digest);
@@ -265,7 +185,7 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
                               cj_option_list *o, cj_cache_entry *e) {
   const char *source = scan->text;
   int number, cubin;
-  parse_arch(arch, &number, &cubin);
+  cj_parse_arch(arch, &number, &cubin);
   for (size_t i = 0; inc->cacheable && i < o->n && i < inc->flag_count; i++)
     if (strcmp(o->v[i], inc->flags[i]) != 0) { /* inc was resolved from o: a --pre-include */
       free(o->v[i]);
@@ -331,7 +251,8 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
     st = cj_fail(engine, CUJIT_ERROR_COMPILE, "NVRTC failed compiling '%s': %s\n\n%s", name,
                  nv->nvrtcGetErrorString(cr), e->log);
   } else {
-    st = get_outputs(engine, nv, prog, cubin, e);
+    st = cj_link_lto_list(o) ? cj_link_ltoir(engine, nv, prog, e) /* link.h */
+                             : get_outputs(engine, nv, prog, cubin, e);
     if (st == CUJIT_OK && exprs.len) st = lowered_names(engine, nv, prog, &exprs, e);
   }
   cj_buf_free(&exprs);
@@ -481,7 +402,7 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
   ** reads the same files), and the compiler's identity joins the key. */
   if (st == CUJIT_OK)
     st = resolve_lookup(engine, source, name, "cpu", &o, &inc, 0, &out->key, &key_ok, e, &hit);
-  out->pure = key_ok && inc.file_count == 0;
+  out->keyed = key_ok, out->pure = key_ok && inc.file_count == 0;
   cj_option_list_free(&o); /* inc is kept: the CPU unit is written from the resolved includes */
   if (st == CUJIT_OK) {
     cj_key_builder *kb = cj_key_begin();
@@ -554,7 +475,8 @@ static cujit_status compile_nvrtc(cujit_engine *engine, const cj_scan *scan, con
     char fitted[32];
     snprintf(fitted, sizeof fitted, "%s", arch);
     st = cj_need_nvrtc(engine, &nv);
-    if (st == CUJIT_OK) st = fit_arch(engine, nv, options && options->arch, fitted, sizeof fitted);
+    if (st == CUJIT_OK)
+      st = cj_nvrtc_fit_arch(engine, nv, options && options->arch, fitted, sizeof fitted);
     if (st == CUJIT_OK && strcmp(fitted, arch) != 0) { /* capped: another key */
       snprintf(arch, sizeof arch, "%s", fitted);
       cj_option_list_free(&o);
@@ -576,7 +498,7 @@ static cujit_status compile_nvrtc(cujit_engine *engine, const cj_scan *scan, con
       if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &key, e);
     }
   }
-  out->pure = key_ok && (inc.source ? inc.file_count == 0 : manifest_pure);
+  out->keyed = key_ok, out->pure = key_ok && (inc.source ? inc.file_count == 0 : manifest_pure);
   cj_option_list_free(&o);
   cj_includes_free(&inc);
   if (st != CUJIT_OK) {
@@ -615,13 +537,14 @@ cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *n
                         const cujit_compile_options *options, const char *target,
                         cj_compiled *out) {
   memset(out, 0, sizeof *out);
+  if (cj_link_wanted(options)) return cj_link_compile(engine, scan, name, options, target, out);
   return cj_compiler_for(target)->compile(engine, scan, name, options, target, out);
 }
 
 static cujit_status nvrtc_fit_arch(cujit_engine *engine, int explicit_arch, char *arch,
                                    size_t len) {
   cj_nvrtc *nv = cj_nvrtc_if_open(engine); /* opening it costs 5-140 ms: a hit must not */
-  return nv ? fit_arch(engine, nv, explicit_arch, arch, len) : CUJIT_OK;
+  return nv ? cj_nvrtc_fit_arch(engine, nv, explicit_arch, arch, len) : CUJIT_OK;
 }
 
 static cujit_status nvrtc_identity(cujit_engine *engine, const char **identity) {

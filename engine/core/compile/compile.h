@@ -19,9 +19,11 @@ typedef struct cj_compiled {
   char arch[16]; /* the arch compiled for (capped at NVRTC's highest when the device's is newer) */
   cj_cache_entry entry;
   int from_cache;
-  int pure; /* the compiler read no file and probed none: the bytes follow from
-             *cj_compile_memo_key's
-             ** inputs alone (the key and the cache's input rule, docs/ARCHITECTURE.md) */
+  int keyed; /* `key` is over the bytes compiled (cached); 0: it only names a program compiled
+              ** without the cache (includes it could not resolve) */
+  int pure;  /* the compiler read no file and probed none: the bytes follow from
+              *cj_compile_memo_key's
+              ** inputs alone (the key and the cache's input rule, docs/ARCHITECTURE.md) */
 } cj_compiled;
 
 /* A compiler of the compile stack, as a device is a backend of the run stack: the arch names one
@@ -58,6 +60,14 @@ const cj_compiler *cj_compiler_for(const char *arch);
 ** 5-140 ms and a cache hit must not need it. cj_compile does both before any real compile. */
 cujit_status cj_compile_arch(cujit_engine *engine, const cujit_compile_options *options,
                              const char *device_arch, char *arch, size_t len);
+
+/* arch.c: "sm_90", "sm_90a", "sm_100f", "compute_90" read as its number and whether it gives a
+** CUBIN (0: not an arch). With NVRTC open, an explicit arch it lacks refused naming the ones it
+*has,
+** the device's (explicit_arch 0) capped at its highest. */
+int cj_parse_arch(const char *arch, int *number, int *cubin);
+cujit_status cj_nvrtc_fit_arch(cujit_engine *engine, cj_nvrtc *nv, int explicit_arch, char *arch,
+                               size_t len);
 
 /* Compiles (or fetches from the cache) the translation unit of a scan (scan->text) for `arch`
 ** (from cj_compile_arch); NVRTC gets the name expression "&NAME" of each C++-linkage kernel and

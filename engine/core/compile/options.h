@@ -17,8 +17,10 @@
 ** CJ_KEY_LINE: through NVRTC's option list, which the source key and the full key hash;
 ** CJ_KEY_UNIT: through the translation unit, whose kernels and checks it changes (scan.h);
 ** CJ_KEY_NONE: not at all, for it changes nothing compiled (the program keeps it for its
-** launches' checks). */
-enum { CJ_KEY_TARGET, CJ_KEY_LINE, CJ_KEY_UNIT, CJ_KEY_NONE };
+** launches' checks);
+** CJ_KEY_LINK: through the contents of the files it names, which the link step (link.h) hashes
+** into the key of the linked program (a program compiled with it is never `pure`). */
+enum { CJ_KEY_TARGET, CJ_KEY_LINE, CJ_KEY_UNIT, CJ_KEY_NONE, CJ_KEY_LINK };
 
 /* The check of each value before NVRTC's list is written, so a bad one is an error naming it. */
 enum { CJ_CHECK_NONE, CJ_CHECK_STD, CJ_CHECK_DEFINE, CJ_CHECK_DIR, CJ_CHECK_NONEMPTY };
@@ -62,7 +64,10 @@ enum { CJ_CHECK_NONE, CJ_CHECK_STD, CJ_CHECK_DEFINE, CJ_CHECK_DIR, CJ_CHECK_NONE
        "template kernels to instantiate, each a kernel of that name")                              \
   LIST(nonnull, nonnull_count, "parameter name", "nonnull", NULL, "x or *", NULL, NULL,            \
        CJ_KEY_NONE, CJ_CHECK_NONE, "y",                                                            \
-       "pointer parameters that refuse a null pointer (*: every one not declared = NULL)")
+       "pointer parameters that refuse a null pointer (*: every one not declared = NULL)")         \
+  LIST(link, link_count, "link file", "link", "--link", "FILE", NULL, NULL, CJ_KEY_LINK,           \
+       CJ_CHECK_NONEMPTY, "cj_example_link.cu",                                                    \
+       "device code linked with the program: .cu, .ptx, .ltoir, .fatbin, .cubin, .a (nvJitLink)")
 
 /* The marker of CJ_CXX_AS_NVRTC (its address). */
 extern const char cj_cxx_as_nvrtc[];
