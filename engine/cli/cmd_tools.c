@@ -399,7 +399,11 @@ static int compile_and_write(cujit_engine *engine, compile_args *ca) {
   cujit_program *prog = NULL;
   /* -v: ptxas's report, --time: NVRTC's times join the extra flags, so the key has them. The
   ** times go to a file of a new private directory (NVRTC 13 writes none into the log beside
-  ** ptxas's report): its name makes the key new, so NVRTC always runs, as timing it needs. */
+  ** ptxas's report): its name makes the key new, so NVRTC always runs, as timing it needs. With
+  ** both, the report comes from a compile of its own: the H200 machine's NVRTC 13.0 wrote no
+  ** ptxas report into the log of a compile given --time as well. */
+  const char *const *given = ca->opts.extra_flags;
+  size_t given_count = ca->opts.extra_flag_count;
   const char **flags = NULL;
   char tdir[PATH_MAX], tfile[PATH_MAX + 16] = "", tflag[PATH_MAX + 32];
   if (ca->time) {
@@ -414,14 +418,22 @@ static int compile_and_write(cujit_engine *engine, compile_args *ca) {
     size_t n = ca->opts.extra_flag_count;
     if (!(flags = calloc(n + 2, sizeof *flags))) return tool_error("compile", "out of memory"), 1;
     for (size_t i = 0; i < n; i++) flags[i] = ca->opts.extra_flags[i];
-    if (ca->verbose) flags[n++] = "--ptxas-options=-v";
+    if (ca->verbose && !ca->time) flags[n++] = "--ptxas-options=-v";
     if (ca->time) flags[n++] = tflag;
     ca->opts.extra_flags = flags, ca->opts.extra_flag_count = n;
   }
   cujit_status st = cujit_program_compile_file(engine, ca->input, &ca->opts, &prog);
-  free(flags);
   if (ca->time && st == CUJIT_OK) cli_print_times(prog, tfile);
   if (ca->time) remove(tfile), rmdir(tdir);
+  cujit_program *report = prog; /* the program ptxas's report is read from */
+  if (st == CUJIT_OK && ca->verbose && ca->time) {
+    for (size_t i = 0; i < given_count; i++) flags[i] = given[i];
+    flags[given_count] = "--ptxas-options=-v";
+    ca->opts.extra_flag_count = given_count + 1;
+    st = cujit_program_compile_file(engine, ca->input, &ca->opts, &report);
+    if (st != CUJIT_OK) cujit_program_free(prog);
+  }
+  free(flags);
   if (st != CUJIT_OK) {
     print_compile_error(cujit_errmsg(engine));
     return 1;
@@ -429,13 +441,15 @@ static int compile_and_write(cujit_engine *engine, compile_args *ca) {
   const char *log = cujit_program_log(prog);
   if (log && *log) fprintf(stderr, "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
   if (ca->sass || ca->verbose) {
-    int done = (!ca->verbose || cli_print_resources(engine, prog, ca->opts.arch)) &&
+    int done = (!ca->verbose || cli_print_resources(engine, report, ca->opts.arch)) &&
                (!ca->sass || cli_print_sass(engine, prog, ca->opts.arch));
+    if (report != prog) cujit_program_free(report);
     if (ca->sass || !done) {
       cujit_program_free(prog);
       return !done;
     }
-  }
+  } else if (report != prog)
+    cujit_program_free(report);
   size_t len = 0;
   const void *data =
       ca->cubin ? cujit_program_cubin(prog, &len) : (const void *)cujit_program_ptx(prog, &len);
