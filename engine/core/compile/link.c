@@ -80,7 +80,7 @@ static cujit_status read_binary(cujit_engine *engine, input *in) {
   if (size <= 0 || (size_t)size >= LINK_FILE_MAX)
     st = cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "link file '%s' %s", in->given,
                  size == 0 ? "is empty" : "cannot be read whole (too large, or not a file)");
-  else if (!(in->data = malloc((size_t)size)))
+  else if (!(in->data = calloc((size_t)size + 1, 1))) /* a NUL after: nvJitLink reads PTX's */
     st = cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   else if (fseek(f, 0, SEEK_SET) != 0 || fread(in->data, 1, (size_t)size, f) != (size_t)size)
     st = cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT, "link file '%s' cannot be read: %s",
