@@ -24,7 +24,8 @@
 **             NVRTC alone, which NVRTC 13 starts the driver inside, then cuInit and cuDeviceGet.
 ** Every compile is a real one: the disk cache off (CUJIT_CACHE=off) and each text made new with
 ** the process id and a counter, so neither cujit's caches nor NVRTC's own can answer.
-**   usage: cujit_bench_compile [--short] [--arch ARCH] many|many-heavy|minimal|first-cujit|first-cujit-device|
+**   usage: cujit_bench_compile [--short] [--arch ARCH]
+*many|many-heavy|minimal|first-cujit|first-cujit-device|
 **                              first-nvrtc
 */
 #include "common.h"
@@ -157,8 +158,9 @@ static int many(const char *arch, int reps, int heavy) {
   if (!failed) {
     char v[64], d[320];
     snprintf(v, sizeof v, "%sparallel_first", prefix);
-    snprintf(d, sizeof d, "%s; the first round: its workers started; %llu compiles in workers in all",
-             detail, (unsigned long long)s.compiles_in_workers);
+    snprintf(d, sizeof d,
+             "%s; the first round: its workers started; %llu compiles in workers in all", detail,
+             (unsigned long long)s.compiles_in_workers);
     row(v, arch, &first, 1, d);
   }
   cujit_close(e[0]);

@@ -616,7 +616,8 @@ static void compile_table(void) {
                                      "first_cujit_device_first"};
   simple_table("18. Compiling: eight programs one after another and at once (GPU: NVRTC, with "
                "worker processes and without; heavy8: each including <cooperative_groups.h>, with "
-               "precompiled headers and without; cpu: the CPU device's g++), a small kernel without and with -minimal, and a trivial "
+               "precompiled headers and without; cpu: the CPU device's g++), a small kernel "
+               "without and with -minimal, and a trivial "
                "kernel's first compile of a process until the driver is started (NVRTC alone; "
                "cujit with the arch given, the driver starting beside; cujit asking the device "
                "first), ms",

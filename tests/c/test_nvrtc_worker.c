@@ -263,3 +263,39 @@ Test(worker, the_program_refuses_to_be_run_by_hand) {
   cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 64, "exit status %d", status);
   cr_assert(strstr(out, "not run by hand") && strstr(out, "CUJIT_NVRTC_WORKER=off"), "%s", out);
 }
+
+/* Three programs including <cooperative_groups.h>, one after another, each in a worker: the
+** worker makes a precompiled header of its own and its next compile of those headers uses it
+** (counted as the engine's); the bytes are those of the process's own compiles. */
+Test(worker, a_worker_makes_and_uses_its_own_precompiled_headers) {
+  setenv("CUJIT_NVRTC_WORKER", "always", 1);
+  setenv("CUJIT_PCH", "auto", 1);
+  char src[3][512];
+  char *ptx[3];
+  for (int i = 0; i < 3; i++) {
+    snprintf(src[i], sizeof src[i], "%s__global__ void more%d(int *x) { x[0] = %d; }\n", heavy, i,
+             i);
+    cujit_program *p;
+    EXPECT_OK(cujit_program_compile(engine, src[i], "pch.cu", &sm90, &p));
+    ptx[i] = strdup(cujit_program_ptx(p, NULL));
+    cujit_program_free(p);
+  }
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
+  EXPECT_OK(cujit_cache_stats_get(engine, &s));
+  cr_assert_eq(s.compiles_in_workers, 3);
+  cr_assert_geq(s.pch_created, 1, "no worker made a PCH");
+  cr_assert_geq(s.pch_used, 1, "no later compile used the worker's PCH");
+  cujit_engine *mine = engine; /* the same three in the process alone */
+  setenv("CUJIT_NVRTC_WORKER", "off", 1);
+  EXPECT_OK(cujit_open(&engine));
+  for (int i = 0; i < 3; i++) {
+    cujit_program *p;
+    EXPECT_OK(cujit_program_compile(engine, src[i], "pch.cu", &sm90, &p));
+    cr_assert_str_eq(cujit_program_ptx(p, NULL), ptx[i], "program %d differs", i);
+    cujit_program_free(p);
+    free(ptx[i]);
+  }
+  cujit_close(engine);
+  engine = mine;
+  unsetenv("CUJIT_PCH");
+}

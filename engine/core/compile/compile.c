@@ -143,32 +143,6 @@ static cujit_status step_status(cujit_engine *engine, cj_nvrtc *nv, const cj_nvr
   return nvrtc_status(engine, nv, failed->result, failed->call);
 }
 
-/* The job in this process, with what only this process has: its NVRTC's PCH (pch.h) and the
-** link of link= files (link.h). *compiled as cj_nvrtc_job_run's; the link's own failure is its
-** status. */
-static cujit_status run_here(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc,
-                             cj_option_list *o, const char *tk, const cj_nvrtc_job *job,
-                             cj_cache_entry *e, nvrtcResult *compiled, cj_nvrtc_step *failed) {
-  *compiled = NVRTC_SUCCESS;
-  nvrtcProgram prog;
-  if (cj_nvrtc_job_create(nv, job, &prog, failed) != NVRTC_SUCCESS) return CUJIT_OK;
-  cj_pch pch; /* after the keys: the PCH options are not hashed, and change nothing compiled */
-  cj_pch_begin(engine, nv, inc, o, tk, &pch);
-  *compiled = nv->nvrtcCompileProgram(prog, (int)o->n, (const char *const *)o->v);
-  int logged = cj_nvrtc_job_log(nv, prog, e);
-  cj_pch_end(engine, nv, prog, o, &pch, e->log);
-  cujit_status st = CUJIT_OK;
-  if (!logged)
-    failed->call = "malloc", failed->result = NVRTC_ERROR_OUT_OF_MEMORY;
-  else if (*compiled == NVRTC_SUCCESS && cj_link_lto_list(o)) {
-    st = cj_link_ltoir(engine, nv, prog, e); /* link.h */
-    if (st == CUJIT_OK) cj_nvrtc_job_names(nv, prog, job, e, failed);
-  } else if (*compiled == NVRTC_SUCCESS)
-    cj_nvrtc_job_outputs(nv, prog, job, e, failed);
-  nv->nvrtcDestroyProgram(&prog);
-  return st;
-}
-
 /* The status for nvrtcCompileProgram's result, with the log in the message. */
 static cujit_status compile_status(cujit_engine *engine, cj_nvrtc *nv, nvrtcResult cr,
                                    const char *name, const char *source, const cj_option_list *o,
@@ -231,18 +205,19 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
                                        : cj_embedded_header_sources,
       .header_names =
           inc->cacheable ? (const char *const *)inc->header_names : cj_embedded_header_names,
-      .option_count = (int)o->n,
-      .options = (const char *const *)o->v,
+      .options = o,
       .exprs = exprs.data,
       .exprs_len = exprs.len,
-      .want_cubin = cubin};
+      .want_cubin = cubin,
+      .pch = cj_pch_wanted(engine, nv, inc, o, tk) ? inc : NULL,
+      .link = cj_link_lto_list(o)};
   nvrtcResult cr = NVRTC_SUCCESS;
   cj_nvrtc_step failed = {NULL, NVRTC_SUCCESS};
   if (exprs.failed) {
     st = cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  } else if (cj_link_lto_list(o) || !cj_remote_compile(engine, nv, &job, e, &cr, &failed)) {
-    st = run_here(engine, nv, inc, o, tk, &job, e, &cr, &failed);
-    if (!cj_link_lto_list(o)) cj_remote_done(engine);
+  } else if (job.link || !cj_remote_compile(engine, nv, &job, e, &cr, &failed)) {
+    st = cj_nvrtc_job_run(engine, nv, &job, e, &cr, &failed); /* here, as a worker would */
+    if (!job.link) cj_remote_done(engine);
   }
   for (size_t i = 0; lined && i < inc->header_count; i++)
     if (lined[i] != inc->header_sources[i]) free(lined[i]);

@@ -4,6 +4,8 @@
 ** process's.
 */
 #include "nvrtc_job.h"
+#include "link.h"
+#include "pch.h"
 #include "base/base.h"
 
 #include <stdlib.h>
@@ -14,8 +16,8 @@ static nvrtcResult fail(cj_nvrtc_step *failed, const char *call, nvrtcResult r) 
   return r;
 }
 
-nvrtcResult cj_nvrtc_job_create(cj_nvrtc *nv, const cj_nvrtc_job *job, nvrtcProgram *prog,
-                                cj_nvrtc_step *failed) {
+static nvrtcResult create(cj_nvrtc *nv, const cj_nvrtc_job *job, nvrtcProgram *prog,
+                          cj_nvrtc_step *failed) {
   failed->call = NULL, failed->result = NVRTC_SUCCESS;
   nvrtcResult r = nv->nvrtcCreateProgram(prog, job->source, job->name, job->header_count,
                                          job->header_sources, job->header_names);
@@ -28,7 +30,7 @@ nvrtcResult cj_nvrtc_job_create(cj_nvrtc *nv, const cj_nvrtc_job *job, nvrtcProg
   return NVRTC_SUCCESS;
 }
 
-int cj_nvrtc_job_log(cj_nvrtc *nv, nvrtcProgram prog, cj_cache_entry *e) {
+static int take_log(cj_nvrtc *nv, nvrtcProgram prog, cj_cache_entry *e) {
   size_t len = 0;
   if (nv->nvrtcGetProgramLogSize(prog, &len) != NVRTC_SUCCESS) len = 0;
   e->log = calloc(len + 1, 1);
@@ -36,8 +38,8 @@ int cj_nvrtc_job_log(cj_nvrtc *nv, nvrtcProgram prog, cj_cache_entry *e) {
   return e->log != NULL;
 }
 
-nvrtcResult cj_nvrtc_job_names(cj_nvrtc *nv, nvrtcProgram prog, const cj_nvrtc_job *job,
-                               cj_cache_entry *e, cj_nvrtc_step *failed) {
+static nvrtcResult lowered_names(cj_nvrtc *nv, nvrtcProgram prog, const cj_nvrtc_job *job,
+                                 cj_cache_entry *e, cj_nvrtc_step *failed) {
   cj_buf names = {0};
   for (size_t at = 0; at < job->exprs_len; at += strlen(job->exprs + at) + 1) {
     const char *lowered = NULL;
@@ -58,8 +60,8 @@ nvrtcResult cj_nvrtc_job_names(cj_nvrtc *nv, nvrtcProgram prog, const cj_nvrtc_j
   return NVRTC_SUCCESS;
 }
 
-nvrtcResult cj_nvrtc_job_outputs(cj_nvrtc *nv, nvrtcProgram prog, const cj_nvrtc_job *job,
-                                 cj_cache_entry *e, cj_nvrtc_step *failed) {
+static nvrtcResult outputs(cj_nvrtc *nv, nvrtcProgram prog, const cj_nvrtc_job *job,
+                           cj_cache_entry *e, cj_nvrtc_step *failed) {
   failed->call = NULL, failed->result = NVRTC_SUCCESS;
   size_t n = 0;
   nvrtcResult r = nv->nvrtcGetPTXSize(prog, &n);
@@ -77,18 +79,30 @@ nvrtcResult cj_nvrtc_job_outputs(cj_nvrtc *nv, nvrtcProgram prog, const cj_nvrtc
       return fail(failed, "nvrtcGetCUBIN", r);
     e->cubin_len = n;
   }
-  return cj_nvrtc_job_names(nv, prog, job, e, failed);
+  return lowered_names(nv, prog, job, e, failed);
 }
 
-void cj_nvrtc_job_run(cj_nvrtc *nv, const cj_nvrtc_job *job, cj_cache_entry *e,
-                      nvrtcResult *compiled, cj_nvrtc_step *failed) {
+cujit_status cj_nvrtc_job_run(cujit_engine *engine, cj_nvrtc *nv, const cj_nvrtc_job *job,
+                              cj_cache_entry *e, nvrtcResult *compiled, cj_nvrtc_step *failed) {
   *compiled = NVRTC_SUCCESS;
   nvrtcProgram prog;
-  if (cj_nvrtc_job_create(nv, job, &prog, failed) != NVRTC_SUCCESS) return;
-  *compiled = nv->nvrtcCompileProgram(prog, job->option_count, job->options);
-  if (!cj_nvrtc_job_log(nv, prog, e))
+  if (create(nv, job, &prog, failed) != NVRTC_SUCCESS) return CUJIT_OK;
+  cj_option_list *o = job->options;
+  cj_pch pch = {
+      0}; /* after the keys: the PCH options are not hashed, and change nothing compiled */
+  if (job->pch) cj_pch_start(engine, nv, job->pch, o, &pch);
+  *compiled = nv->nvrtcCompileProgram(prog, (int)o->n, (const char *const *)o->v);
+  int logged = take_log(nv, prog, e);
+  cj_pch_end(engine, nv, prog, o, &pch, e->log);
+  cujit_status st = CUJIT_OK;
+  if (!logged) {
     fail(failed, "malloc", NVRTC_ERROR_OUT_OF_MEMORY);
-  else if (*compiled == NVRTC_SUCCESS)
-    cj_nvrtc_job_outputs(nv, prog, job, e, failed);
+  } else if (*compiled == NVRTC_SUCCESS && job->link) {
+    st = cj_link_ltoir(engine, nv, prog, e);
+    if (st == CUJIT_OK) lowered_names(nv, prog, job, e, failed);
+  } else if (*compiled == NVRTC_SUCCESS) {
+    outputs(nv, prog, job, e, failed);
+  }
   nv->nvrtcDestroyProgram(&prog);
+  return st;
 }

@@ -3,13 +3,15 @@
 ** memory, the options, the name expressions of C++ kernels) and what it gives back (the log, PTX,
 ** CUBIN and lowered names, into a cache entry). The same steps run in the process (compile.c) and
 ** in a worker process (remote.h, cujit-nvrtc-worker), so what a worker returns is what the process
-** would have made, byte for byte. Knows no engine: a failed step is an nvrtcResult and the name of
-** the call that gave it, which the caller turns into its message. Internal.
+** would have made, byte for byte. A failed step is an nvrtcResult and the name of the call that
+** gave it, which the caller turns into its message. Internal.
 */
 #ifndef CUJIT_NVRTC_JOB_H
 #define CUJIT_NVRTC_JOB_H
 
 #include "cache.h"
+#include "includes.h"
+#include "options.h"
 #include "base/loader.h"
 
 #include <stddef.h>
@@ -18,11 +20,12 @@ typedef struct cj_nvrtc_job {
   const char *source, *name;
   int header_count;
   const char *const *header_sources, *const *header_names;
-  int option_count;
-  const char *const *options;
-  const char *exprs; /* "&NAME\0" for each C++-linkage kernel, exprs_len bytes in all */
+  cj_option_list *options; /* NVRTC's list; the PCH's options join it during the compile only */
+  const char *exprs;       /* "&NAME\0" for each C++-linkage kernel, exprs_len bytes in all */
   size_t exprs_len;
-  int want_cubin; /* a real arch (sm_NN): the CUBIN too; compute_NN: the PTX only */
+  int want_cubin;         /* a real arch (sm_NN): the CUBIN too; compute_NN: the PTX only */
+  const cj_includes *pch; /* compiled with a PCH (pch.h) of these headers, or NULL */
+  int link;               /* link= files: the link (link.h) makes the outputs */
 } cj_nvrtc_job;
 
 /* A failed step: the call (NULL when none failed) and what it returned. NVRTC_ERROR_OUT_OF_MEMORY
@@ -32,29 +35,12 @@ typedef struct cj_nvrtc_step {
   nvrtcResult result;
 } cj_nvrtc_step;
 
-/* nvrtcCreateProgram and the name expressions: NVRTC_SUCCESS with *prog to destroy, else the
-** step that failed (nothing to destroy). */
-nvrtcResult cj_nvrtc_job_create(cj_nvrtc *nv, const cj_nvrtc_job *job, nvrtcProgram *prog,
-                                cj_nvrtc_step *failed);
-
-/* After nvrtcCompileProgram: the log into e->log ("" when there is none); 0 when out of memory. */
-int cj_nvrtc_job_log(cj_nvrtc *nv, nvrtcProgram prog, cj_cache_entry *e);
-
-/* After a successful compile: the PTX, the CUBIN when the job wants it, and the lowered name of
-** each name expression, into `e`. */
-nvrtcResult cj_nvrtc_job_outputs(cj_nvrtc *nv, nvrtcProgram prog, const cj_nvrtc_job *job,
-                                 cj_cache_entry *e, cj_nvrtc_step *failed);
-
-/* The lowered name of each name expression into e->names, as "EXPR\0LOWERED\0" pairs (part of
-** cj_nvrtc_job_outputs; alone after a link, which makes the rest). */
-nvrtcResult cj_nvrtc_job_names(cj_nvrtc *nv, nvrtcProgram prog, const cj_nvrtc_job *job,
-                               cj_cache_entry *e, cj_nvrtc_step *failed);
-
-/* The whole compile with nothing around it (no PCH, no link): create, compile, log, outputs.
-** *compiled is nvrtcCompileProgram's result (NVRTC_SUCCESS also when an earlier step failed:
-** then `failed` says which); the log is in `e` whenever the compile ran. What a worker process
-*runs. */
-void cj_nvrtc_job_run(cj_nvrtc *nv, const cj_nvrtc_job *job, cj_cache_entry *e,
-                      nvrtcResult *compiled, cj_nvrtc_step *failed);
+/* The compile: nvrtcCreateProgram with the name expressions, the PCH around
+** nvrtcCompileProgram when job->pch, the log (PCH messages taken out), then the PTX, CUBIN and
+** lowered names, or the link. *compiled is nvrtcCompileProgram's result (NVRTC_SUCCESS also when
+** an earlier step failed: `failed` says which, its call NULL when none did); the log is in `e`
+** whenever the compile ran. Returns the link's status (CUJIT_OK without one). */
+cujit_status cj_nvrtc_job_run(cujit_engine *engine, cj_nvrtc *nv, const cj_nvrtc_job *job,
+                              cj_cache_entry *e, nvrtcResult *compiled, cj_nvrtc_step *failed);
 
 #endif

@@ -4,12 +4,14 @@
 **
 ** A message is "CJW1", a 64-bit little-endian length, then fields, each a 32-bit length and its
 ** bytes (text fields end in a NUL, which the reader checks). A request: the protocol's name, the
-** NVRTC version, want_cubin, name, source, the name expressions, the header count, the header
-** names, their sources, the option count, the options. A reply: the protocol's name, the compile's
-** nvrtcResult, the failed call ("" for none) and its result, log, PTX, CUBIN, lowered names.
+** NVRTC version, want_cubin, whether to compile with a PCH and the engine's PCH heap size, name,
+** source, the name expressions, the header count, the header names, their sources, the option
+** count, the options. A reply: the protocol's name, the compile's nvrtcResult, the failed call
+** ("" for none) and its result, the PCHs made and used, log, PTX, CUBIN, lowered names.
 */
 #define _GNU_SOURCE /* dladdr */
 #include "remote.h"
+#include "pch.h"
 #include "base/env.h"
 
 #include <dlfcn.h>
@@ -164,11 +166,16 @@ static const char *call_name(const char *reported) {
 
 /* --- the worker's side ------------------------------------------------------------------------ */
 
-/* Reads a request's fields into `job` (pointers into m, and two arrays to free). */
-static int read_request(message *m, const cj_nvrtc *nv, cj_nvrtc_job *job, char ***lists) {
+/* Reads a request's fields into `job` (pointers into m; `lists` and `o` to free). A compile with a
+** PCH gets its headers as `inc`, as the engine's process had them. */
+static int read_request(message *m, cj_nvrtc *nv, cj_nvrtc_job *job, char ***lists,
+                        cj_option_list *o, cj_includes *inc) {
   memset(job, 0, sizeof *job);
   if (strcmp(text(m), PROTOCOL) != 0 || number(m) != nv->version) return 0;
   job->want_cubin = number(m) != 0;
+  int pch = number(m) != 0;
+  long long heap = number(m);
+  if (pch && heap > 0) cj_pch_heap_reserve(nv, (size_t)heap);
   job->name = text(m), job->source = text(m);
   size_t n;
   job->exprs = field(m, &n), job->exprs_len = n;
@@ -178,22 +185,27 @@ static int read_request(message *m, const cj_nvrtc *nv, cj_nvrtc_job *job, char 
   for (long long i = 0; lists[0] && i < headers * 2; i++) lists[0][i] = (char *)text(m);
   long long options = number(m);
   if (!lists[0] || m->bad || options < 0 || options > (long long)(m->len / 4)) return 0;
-  lists[1] = calloc((size_t)options + 1, sizeof *lists[1]);
-  for (long long i = 0; lists[1] && i < options; i++) lists[1][i] = (char *)text(m);
-  job->header_count = (int)headers, job->option_count = (int)options;
+  for (long long i = 0; i < options; i++) cj_option_list_add(o, text(m), NULL);
+  job->header_count = (int)headers;
   job->header_names = (const char *const *)lists[0];
   job->header_sources = (const char *const *)lists[0] + headers;
-  job->options = (const char *const *)lists[1];
-  return lists[1] && !m->bad && m->at == m->len;
+  job->options = o;
+  inc->source = (char *)job->source, inc->cacheable = 1; /* what the PCH reads of it */
+  inc->header_names = lists[0], inc->header_sources = lists[0] + headers;
+  inc->header_count = (size_t)headers;
+  job->pch = pch ? inc : NULL;
+  return !o->failed && !m->bad && m->at == m->len;
 }
 
 static int answer(int out, const cj_cache_entry *e, nvrtcResult compiled,
-                  const cj_nvrtc_step *failed) {
+                  const cj_nvrtc_step *failed, const unsigned long long pchs[2]) {
   cj_buf b = {0};
   put_text(&b, PROTOCOL);
   put_number(&b, compiled);
   put_text(&b, failed->call);
   put_number(&b, failed->result);
+  put_number(&b, (long long)pchs[0]);
+  put_number(&b, (long long)pchs[1]);
   put_field(&b, e->log, e->log ? strlen(e->log) : 0);
   put_field(&b, e->ptx, e->ptx ? e->ptx_len : 0);
   put_field(&b, e->cubin, e->cubin_len);
@@ -203,7 +215,7 @@ static int answer(int out, const cj_cache_entry *e, nvrtcResult compiled,
   return ok;
 }
 
-int cj_remote_serve(int in, int out) {
+int cj_remote_serve(cujit_engine *engine, int in, int out) {
   cj_nvrtc nv;
   char why[512];
   if (!cj_nvrtc_open(&nv, why, sizeof why)) {
@@ -213,15 +225,20 @@ int cj_remote_serve(int in, int out) {
   int status = 0;
   for (message m; recv_message(in, &m);) {
     cj_nvrtc_job job;
-    char **lists[2] = {NULL, NULL};
+    char **lists[1] = {NULL};
+    cj_option_list o = {0};
+    cj_includes inc = {0};
     cj_cache_entry e = {0};
     nvrtcResult compiled = NVRTC_SUCCESS;
     cj_nvrtc_step failed = {NULL, NVRTC_SUCCESS};
-    int ok = read_request(&m, &nv, &job, lists);
-    if (ok) cj_nvrtc_job_run(&nv, &job, &e, &compiled, &failed);
-    ok = ok && answer(out, &e, compiled, &failed);
+    unsigned long long before[2] = {engine->pch_created, engine->pch_used}, pchs[2];
+    int ok = read_request(&m, &nv, &job, lists, &o, &inc);
+    if (ok) cj_nvrtc_job_run(engine, &nv, &job, &e, &compiled, &failed);
+    pchs[0] = engine->pch_created - before[0], pchs[1] = engine->pch_used - before[1];
+    ok = ok && answer(out, &e, compiled, &failed, pchs);
     cj_cache_entry_free(&e);
-    free(lists[0]), free(lists[1]), free(m.data);
+    cj_option_list_free(&o);
+    free(lists[0]), free(m.data);
     if (!ok) {
       status = 1;
       break;
@@ -384,26 +401,34 @@ static void give_back(cj_remote *pool, worker *w) {
   pthread_mutex_unlock(&pool->lock);
 }
 
-static void put_request(cj_buf *b, const cj_nvrtc *nv, const cj_nvrtc_job *job) {
+static void put_request(cj_buf *b, cj_nvrtc *nv, const cj_nvrtc_job *job) {
   put_text(b, PROTOCOL);
   put_number(b, nv->version);
   put_number(b, job->want_cubin);
+  put_number(b, job->pch != NULL);
+  put_number(b, job->pch ? (long long)cj_pch_heap_size(nv) : 0);
   put_text(b, job->name);
   put_text(b, job->source);
   put_field(b, job->exprs, job->exprs_len);
   put_number(b, job->header_count);
   for (int i = 0; i < job->header_count; i++) put_text(b, job->header_names[i]);
   for (int i = 0; i < job->header_count; i++) put_text(b, job->header_sources[i]);
-  put_number(b, job->option_count);
-  for (int i = 0; i < job->option_count; i++) put_text(b, job->options[i]);
+  put_number(b, (long long)job->options->n);
+  for (size_t i = 0; i < job->options->n; i++) put_text(b, job->options->v[i]);
 }
 
 /* The worker's reply into e; 0 (e emptied) when it is broken. */
-static int take_reply(message *m, cj_cache_entry *e, nvrtcResult *compiled, cj_nvrtc_step *failed) {
+static int take_reply(cujit_engine *engine, message *m, cj_cache_entry *e, nvrtcResult *compiled,
+                      cj_nvrtc_step *failed) {
   int ok = !strcmp(text(m), PROTOCOL);
   *compiled = (nvrtcResult)number(m);
   failed->call = call_name(text(m));
   failed->result = (nvrtcResult)number(m);
+  long long created = number(m), used = number(m);
+  if (!m->bad && created >= 0 && used >= 0) { /* the worker's PCHs count as the engine's */
+    atomic_fetch_add(&engine->pch_created, (unsigned long long)created);
+    atomic_fetch_add(&engine->pch_used, (unsigned long long)used);
+  }
   void *log = NULL, *ptx = NULL, *names = NULL;
   ok = ok && copy_field(m, &log, NULL);
   if (ok) ok = (e->log = log ? log : calloc(1, 1)) != NULL; /* "" as NVRTC's own */
@@ -418,15 +443,15 @@ static int take_reply(message *m, cj_cache_entry *e, nvrtcResult *compiled, cj_n
 }
 
 /* One job on one worker: 1 with the reply in e, 0 when the worker failed (then it is ended). */
-static int run_on(worker *w, const cj_nvrtc *nv, const cj_nvrtc_job *job, cj_cache_entry *e,
-                  nvrtcResult *compiled, cj_nvrtc_step *failed) {
+static int run_on(cujit_engine *engine, worker *w, cj_nvrtc *nv, const cj_nvrtc_job *job,
+                  cj_cache_entry *e, nvrtcResult *compiled, cj_nvrtc_step *failed) {
   cj_buf req = {0};
   put_request(&req, nv, job);
   message m;
   int ok = send_message(w->fd, &req) && recv_message(w->fd, &m);
   cj_buf_free(&req);
   if (ok) {
-    ok = take_reply(&m, e, compiled, failed);
+    ok = take_reply(engine, &m, e, compiled, failed);
     free(m.data);
   }
   if (!ok) end_worker(w);
@@ -443,7 +468,7 @@ int cj_remote_compile(cujit_engine *engine, cj_nvrtc *nv, const cj_nvrtc_job *jo
     int fresh;
     worker *w = take_worker(engine->remote, &fresh);
     if (!w) break;
-    if (run_on(w, nv, job, e, compiled, failed)) {
+    if (run_on(engine, w, nv, job, e, compiled, failed)) {
       give_back(engine->remote, w);
       atomic_fetch_add(&engine->compiles_in_workers, 1);
       return 1;

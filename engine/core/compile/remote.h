@@ -28,9 +28,10 @@ int cj_remote_compile(cujit_engine *engine, cj_nvrtc *nv, const cj_nvrtc_job *jo
                       cj_cache_entry *e, nvrtcResult *compiled, cj_nvrtc_step *failed);
 void cj_remote_done(cujit_engine *engine);
 
-/* The worker's side: answers requests read from `in` on `out` until `in` ends. Returns the exit
-** status for the worker's main: 0 at a clean end, 1 for a request it could not read, 2 without
-** NVRTC. */
-int cj_remote_serve(int in, int out);
+/* The worker's side: answers requests read from `in` on `out` until `in` ends, with the worker's
+** own engine (`engine`: its precompiled headers, made in the worker and used by its later compiles
+** of the same headers). Returns the exit status for the worker's main: 0 at a clean end, 1 for a
+** request it could not read, 2 without NVRTC. */
+int cj_remote_serve(cujit_engine *engine, int in, int out);
 
 #endif
