@@ -8,6 +8,7 @@
 ** none left behind. Needs NVRTC, no GPU (an explicit sm_90).
 */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,9 +74,13 @@ static void dup_bytes(void **to, const void *from, size_t n) {
   if (from) memcpy(*to, from, n);
 }
 
-/* The four items compiled at once on a new engine (the fixture's, first time: this engine). */
-static void compile_items(outcome *out) {
-  const char *srcs[ITEMS] = {heavy, cxx_kernel, small, bad};
+/* The four items of round `round` (its number in a comment before each text: no round is a memo
+** hit of another) compiled at once by one cujit_program_compile_many. */
+static void compile_items(outcome *out, int round) {
+  static char texts[ITEMS][1024];
+  const char *plain[ITEMS] = {heavy, cxx_kernel, small, bad}, *srcs[ITEMS];
+  for (int i = 0; i < ITEMS; i++)
+    snprintf(texts[i], sizeof texts[i], "// round %d\n%s", round, plain[i]), srcs[i] = texts[i];
   const char *names[ITEMS] = {"heavy.cu", "cxx.cu", "small.cu", "bad.cu"};
   const cujit_compile_options *opts[ITEMS] = {&sm90, &sm90, &sm90, &sm90};
   cujit_program *p[ITEMS] = {0};
@@ -100,11 +105,11 @@ static void free_outcome(outcome *o) {
 }
 
 /* The same items on a second engine that compiles everything in its process. */
-static void compile_here(outcome *out) {
+static void compile_here(outcome *out, int round) {
   cujit_engine *mine = engine;
   setenv("CUJIT_NVRTC_WORKER", "off", 1);
   EXPECT_OK(cujit_open(&engine));
-  compile_items(out);
+  compile_items(out, round);
   cujit_close(engine);
   engine = mine;
   unsetenv("CUJIT_NVRTC_WORKER");
@@ -136,24 +141,78 @@ static void expect_items_right(const outcome *o) {
   cr_assert(strstr(o->ptx[2], ".entry s("), "item 2's kernel is missing");
 }
 
+/* The children of this process not yet waited for: 0 when it has none at all. */
+static int children_running(void) {
+  int r = waitpid(-1, NULL, WNOHANG);
+  return !(r < 0 && errno == ECHILD);
+}
+
+/* Round 1: the small items do not wait for a worker to start (they compile in the process, one
+** after another, and the workers start for later); the heavy one does. Round 2: the workers are
+** there, and take what comes while the process's NVRTC is busy. */
 Test(worker, compiles_beside_a_running_one_go_to_workers_and_give_the_same_bytes) {
-  outcome there, here;
-  compile_items(&there);
-  cr_assert_geq(there.in_workers, 1, "no compile ran in a worker while the heavy one ran");
-  expect_items_right(&there);
-  compile_here(&here);
-  expect_same(&there, &here);
-  free_outcome(&there), free_outcome(&here);
+  cr_assert(!children_running(), "the test process has children before the test");
+  outcome there[2], here[2];
+  for (int round = 0; round < 2; round++) {
+    compile_items(&there[round], round);
+    expect_items_right(&there[round]);
+    compile_here(&here[round], round);
+    expect_same(&there[round], &here[round]);
+  }
+  cr_assert(children_running(), "no worker was started");
+  cr_assert_geq(there[1].in_workers, 2, "only %d compiles ran in workers over both rounds",
+                (int)there[1].in_workers);
+  for (int round = 0; round < 2; round++) free_outcome(&there[round]), free_outcome(&here[round]);
+}
+
+/* How many processes this one started and has not waited for (their /proc/PID/stat's ppid). */
+static int children(void) {
+  DIR *d = opendir("/proc");
+  cr_assert(d);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    char path[300], stat[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    FILE *f = e->d_name[0] >= '1' && e->d_name[0] <= '9' ? fopen(path, "r") : NULL;
+    if (!f) continue;
+    size_t len = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[len] = '\0';
+    const char *close_paren = strrchr(stat, ')'); /* the name may hold spaces */
+    int ppid = 0;
+    if (close_paren && sscanf(close_paren + 2, "%*c %d", &ppid) == 1 && ppid == getpid()) n++;
+  }
+  closedir(d);
+  return n;
+}
+
+/* Small programs only, one round: none waits for a worker to start, the workers are started for
+** the next compiles, at most one fewer than the threads (the process's own NVRTC is one). */
+Test(worker, workers_are_started_for_later_within_the_thread_count) {
+  setenv("CUJIT_COMPILE_THREADS", "3", 1);
+  const char *srcs[6];
+  char texts[6][256];
+  for (int i = 0; i < 6; i++) {
+    snprintf(texts[i], sizeof texts[i], "extern \"C\" __global__ void t%d(int *x) { *x = %d; }\n",
+             i, i);
+    srcs[i] = texts[i];
+  }
+  const cujit_compile_options *opts[6] = {&sm90, &sm90, &sm90, &sm90, &sm90, &sm90};
+  cujit_program *p[6];
+  EXPECT_OK(cujit_program_compile_many(engine, 6, srcs, NULL, opts, p, NULL));
+  for (int i = 0; i < 6; i++) cujit_program_free(p[i]);
+  int workers = children();
+  cr_assert(workers >= 1 && workers <= 2, "%d workers for 3 threads", workers);
 }
 
 Test(worker, always_sends_every_compile_to_a_worker_with_the_same_bytes) {
   outcome there, here;
   setenv("CUJIT_NVRTC_WORKER", "always", 1);
-  compile_items(&there);
+  compile_items(&there, 0);
   cr_assert_geq(there.in_workers, ITEMS, "only %d of the compiles ran in workers",
                 (int)there.in_workers);
   expect_items_right(&there);
-  compile_here(&here);
+  compile_here(&here, 0);
   expect_same(&there, &here);
   free_outcome(&there), free_outcome(&here);
 }
@@ -171,16 +230,11 @@ Test(worker, the_kernels_of_a_worker_compile_are_found_by_name) {
   cr_assert_eq(s.compiles_in_workers, 1);
 }
 
-/* The process's children that have not been waited for: 0 when it has none at all. */
-static int children_running(void) {
-  int r = waitpid(-1, NULL, WNOHANG);
-  return !(r < 0 && errno == ECHILD);
-}
-
 Test(worker, the_workers_end_with_the_engine) {
   cr_assert(!children_running(), "the test process has children before the test");
   outcome o;
-  compile_items(&o);
+  setenv("CUJIT_NVRTC_WORKER", "always", 1);
+  compile_items(&o, 0);
   cr_assert_geq(o.in_workers, 1);
   cr_assert(children_running(), "the workers should stay for the next compiles");
   cujit_close(engine);
@@ -198,18 +252,19 @@ static void on_warning(void *user, const char *message) {
   snprintf(last_warning, sizeof last_warning, "%s", message);
 }
 
-/* CUJIT_NVRTC_WORKER set to `value`: every item as the process alone makes it, none in workers. */
+/* CUJIT_NVRTC_WORKER set to `value`: every item as the process alone makes it, none in workers.
+ */
 static void expect_fallback(const char *value, int want_warnings) {
   outcome there, here;
   setenv("CUJIT_NVRTC_WORKER", value, 1);
   warnings = 0;
   cujit_set_warning_handler(engine, on_warning, NULL);
-  compile_items(&there);
+  compile_items(&there, 0);
   cr_assert_eq(there.in_workers, 0, "CUJIT_NVRTC_WORKER=%s: compiles counted in workers", value);
   cr_assert_eq(warnings, want_warnings, "CUJIT_NVRTC_WORKER=%s: %d warnings (last: %s)", value,
                warnings, last_warning);
   expect_items_right(&there);
-  compile_here(&here);
+  compile_here(&here, 0);
   expect_same(&there, &here);
   free_outcome(&there), free_outcome(&here);
 }

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE /* dladdr */
 #include "remote.h"
 #include "pch.h"
+#include "base/workers.h"
 #include "base/env.h"
 
 #include <dlfcn.h>
@@ -222,6 +223,14 @@ int cj_remote_serve(cujit_engine *engine, int in, int out) {
     fprintf(stderr, WORKER_NAME ": %s\n", why);
     return 2;
   }
+  /* NVRTC's first compile in a process costs tens of ms more than the next: paid now, while the
+  ** engine has not yet sent a job (a worker started for later jobs waits warm) */
+  nvrtcProgram warm;
+  if (nv.nvrtcCreateProgram(&warm, "__global__ void cujit_warm(void) {}\n", "warm.cu", 0, NULL,
+                            NULL) == NVRTC_SUCCESS) {
+    nv.nvrtcCompileProgram(warm, 0, NULL);
+    nv.nvrtcDestroyProgram(&warm);
+  }
   int status = 0;
   for (message m; recv_message(in, &m);) {
     cj_nvrtc_job job;
@@ -261,6 +270,7 @@ struct cj_remote {
   worker *idle;         /* workers waiting for a job */
   int found;            /* 0 not looked for yet, 1 found (path), -1 none or off */
   int always;           /* CUJIT_NVRTC_WORKER=always: every compile in a worker */
+  int live, most;       /* workers started and not ended; how many there may be */
   char path[PATH_MAX];
   char **env; /* the workers' environment: ours, CUJIT_NVRTC naming our NVRTC */
 };
@@ -276,6 +286,14 @@ static void end_worker(worker *w) {
   while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR) {
   }
   free(w);
+}
+
+/* A worker that failed a job: ended, and its place free for another. */
+static void drop_worker(cj_remote *pool, worker *w) {
+  end_worker(w);
+  pthread_mutex_lock(&pool->lock);
+  pool->live--;
+  pthread_mutex_unlock(&pool->lock);
 }
 
 void cj_remote_close(cj_remote *pool) {
@@ -377,22 +395,38 @@ static worker *start_worker(cj_remote *pool) {
 ** 1 yes, 2 yes and every compile is to run in a worker. */
 static int ready(cujit_engine *engine, cj_remote *pool, cj_nvrtc *nv) {
   pthread_mutex_lock(&pool->lock);
-  if (!pool->found)
+  if (!pool->found) {
     pool->found = find_worker(engine, pool) && (pool->env = worker_env(nv)) ? 1 : -1;
+    char why[128];
+    int threads = cj_compile_threads(why, sizeof why); /* 0: refused by the caller already */
+    pool->most = threads > 1 ? threads - 1 : 1;        /* the process's own NVRTC is one more */
+  }
   int mode = pool->found == 1 ? 1 + pool->always : 0;
   pthread_mutex_unlock(&pool->lock);
   return mode;
 }
 
-/* An idle worker, or a new one (NULL: none can be had). *fresh says which. */
-static worker *take_worker(cj_remote *pool, int *fresh) {
+/* A worker for a job: an idle one, else a new one when there may be one more. A job that is not
+** `heavy` does not wait for a new worker to start (it would take longer than compiling it in the
+** process, about 0.1 s on an H200 host): it gets NULL, and the new worker waits in the pool for
+** the next jobs. *fresh: the worker returned was just started. */
+static worker *take_worker(cj_remote *pool, int heavy, int *fresh) {
   pthread_mutex_lock(&pool->lock);
   worker *w = pool->idle;
   if (w) pool->idle = w->next;
-  int can = pool->found == 1;
+  int start = !w && pool->found == 1 && pool->live < pool->most;
+  if (start) pool->live++; /* its place, taken before it starts outside the lock */
   pthread_mutex_unlock(&pool->lock);
   *fresh = !w;
-  return w ? w : can ? start_worker(pool) : NULL;
+  if (!start) return w;
+  worker *made = start_worker(pool);
+  pthread_mutex_lock(&pool->lock);
+  if (!made)
+    pool->live--;
+  else if (!heavy)
+    made->next = pool->idle, pool->idle = made;
+  pthread_mutex_unlock(&pool->lock);
+  return heavy ? made : NULL;
 }
 
 static void give_back(cj_remote *pool, worker *w) {
@@ -443,8 +477,9 @@ static int take_reply(cujit_engine *engine, message *m, cj_cache_entry *e, nvrtc
 }
 
 /* One job on one worker: 1 with the reply in e, 0 when the worker failed (then it is ended). */
-static int run_on(cujit_engine *engine, worker *w, cj_nvrtc *nv, const cj_nvrtc_job *job,
-                  cj_cache_entry *e, nvrtcResult *compiled, cj_nvrtc_step *failed) {
+static int run_on(cujit_engine *engine, cj_remote *pool, worker *w, cj_nvrtc *nv,
+                  const cj_nvrtc_job *job, cj_cache_entry *e, nvrtcResult *compiled,
+                  cj_nvrtc_step *failed) {
   cj_buf req = {0};
   put_request(&req, nv, job);
   message m;
@@ -454,7 +489,7 @@ static int run_on(cujit_engine *engine, worker *w, cj_nvrtc *nv, const cj_nvrtc_
     ok = take_reply(engine, &m, e, compiled, failed);
     free(m.data);
   }
-  if (!ok) end_worker(w);
+  if (!ok) drop_worker(pool, w);
   return ok;
 }
 
@@ -464,11 +499,14 @@ int cj_remote_compile(cujit_engine *engine, cj_nvrtc *nv, const cj_nvrtc_job *jo
   int mode = engine->remote ? ready(engine, engine->remote, nv) : 0;
   if (mode == 0 || (mode == 1 && !busy)) return 0;
   atomic_fetch_sub(&engine->nvrtc_running, 1); /* this one runs elsewhere, unless ... */
+  /* heavy: its headers take a PCH (about a second of NVRTC's front end without one), or its
+  ** source alone is large: worth waiting for a worker to start */
+  int heavy = mode == 2 || job->pch || strlen(job->source) > ((size_t)64 << 10);
   for (int attempt = 0; attempt < 2; attempt++) {
     int fresh;
-    worker *w = take_worker(engine->remote, &fresh);
+    worker *w = take_worker(engine->remote, heavy, &fresh);
     if (!w) break;
-    if (run_on(engine, w, nv, job, e, compiled, failed)) {
+    if (run_on(engine, engine->remote, w, nv, job, e, compiled, failed)) {
       give_back(engine->remote, w);
       atomic_fetch_add(&engine->compiles_in_workers, 1);
       return 1;
