@@ -1180,6 +1180,76 @@ CUJIT_API cujit_status cujit_graph_dot(cujit_graph *graph, const char *path);
 CUJIT_API void cujit_graph_free(cujit_graph *graph);
 
 /* ---------------------------------------------------------------------------------------------
+** Tensor maps (TMA, compute capability 9.0 and newer)
+**
+** A tensor map describes a buffer as a tensor of 1 to 5 dimensions cut into tiles ("boxes") that
+** the Tensor Memory Accelerator copies between global and shared memory in one instruction
+** (cp.async.bulk.tensor; <cujit/tma.h> has the device side). cujit_tensor_map_encode fills one
+** (cuTensorMapEncodeTiled) for a buffer; a kernel takes it by value as a
+** `const __grid_constant__ CUtensorMap` parameter, passed with CUJIT_ARG_RAW(map.opaque):
+**     cujit_tensor_map_desc d = CUJIT_TENSOR_MAP_DESC_INIT;
+**     d.rank = 2, d.dims[0] = cols, d.dims[1] = rows;          // innermost dimension first
+**     d.strides[1] = cols * sizeof(float);                       // bytes from a row to the next
+**     d.box[0] = 32, d.box[1] = 32;                              // a 32 x 32 tile
+**     cujit_tensor_map m;
+**     cujit_tensor_map_encode(buf, &d, &m);
+**     cujit_arg args[] = {CUJIT_ARG_RAW(m.opaque), CUJIT_ARG_BUF(out)};
+** The element type is the buffer's (a view's for another): any dtype of 1, 2, 4 or 8 bytes (TMA
+** moves bits: i8 goes as u8). Refused with the reason: a device without TMA (the CPU device, a
+** GPU below 9.0, a driver without cuTensorMapEncodeTiled), a rank outside 1..5, a dimension of 0
+** or above 2^32, a stride not a multiple of 16 bytes, smaller than the dimension below it or of
+** 2^40 bytes or more, a box dimension outside 1..256 or larger than its dimension, an innermost
+** box row not a multiple of 16 bytes (or wider than the swizzle's span), an address not
+** 16-byte aligned, and a tensor that reaches past the end of the buffer. The map holds the
+** buffer's address, not the buffer: it must not be used after the buffer is freed. A map is plain
+** bytes, usable from any thread.
+** ------------------------------------------------------------------------------------------- */
+
+typedef enum cujit_tensor_swizzle {
+  CUJIT_SWIZZLE_NONE,
+  CUJIT_SWIZZLE_32B, /* shared memory rows of 32, 64 or 128 bytes laid out to avoid bank conflicts
+                      */
+  CUJIT_SWIZZLE_64B,
+  CUJIT_SWIZZLE_128B,
+} cujit_tensor_swizzle;
+
+#define CUJIT_TENSOR_MAX_RANK 5
+
+typedef struct cujit_tensor_map_desc {
+  size_t size;                             /* set with CUJIT_TENSOR_MAP_DESC_INIT */
+  unsigned rank;                           /* 1 to 5 */
+  uint64_t dims[CUJIT_TENSOR_MAX_RANK];    /* elements, the contiguous dimension first */
+  uint64_t strides[CUJIT_TENSOR_MAX_RANK]; /* bytes from one index of dimension d >= 1 to the
+                                           ** next (strides[0] is unused: elements are packed);
+                                           ** 0: the dimensions below, packed */
+  size_t offset;                           /* bytes into the buffer of element 0 (16-aligned) */
+  unsigned box[CUJIT_TENSOR_MAX_RANK];     /* a tile's elements in each dimension, 1 to 256 */
+  cujit_tensor_swizzle swizzle;
+  int oob_nan; /* elements a box takes from outside the tensor read as NaN (float dtypes), not 0 */
+} cujit_tensor_map_desc;
+
+#ifndef __cplusplus
+#define CUJIT_TENSOR_MAP_DESC_INIT                                                                 \
+  { .size = sizeof(cujit_tensor_map_desc) }
+#else /* C++ before C++20 has no designated initializers: zeroed, with its size */
+static inline cujit_tensor_map_desc cujit_tensor_map_desc_init_(void) {
+  cujit_tensor_map_desc v = cujit_tensor_map_desc();
+  v.size = sizeof v;
+  return v;
+}
+#define CUJIT_TENSOR_MAP_DESC_INIT (cujit_tensor_map_desc_init_())
+#endif
+
+/* The driver's CUtensorMap, 128 bytes: passed to a kernel as CUJIT_ARG_RAW(map.opaque). */
+typedef struct cujit_tensor_map {
+  uint64_t opaque[16];
+} cujit_tensor_map;
+
+CUJIT_API cujit_status cujit_tensor_map_encode(cujit_buffer *buffer,
+                                               const cujit_tensor_map_desc *desc,
+                                               cujit_tensor_map *map);
+
+/* ---------------------------------------------------------------------------------------------
 ** Cache
 ** ------------------------------------------------------------------------------------------- */
 

@@ -7,6 +7,7 @@
 #include "larray.h"
 #include "lcoop.h"
 #include "lcopy.h"
+#include "ltma.h"
 #include "ldevice.h"
 #include "ldlpack.h"
 #include "lfile.h"
@@ -39,6 +40,7 @@ LUAMOD_API CJL_EXPORT int luaopen_cujit(lua_State *L) {
   cjl_open_hosts(L, module);
   cjl_open_arrays(L, module);
   cjl_open_copies(L, module);
+  cjl_open_tensor_maps(L);
   cjl_open_nccl(L, module);
   cjl_open_options(L, module);
   cjl_open_kernels(L, module);

@@ -264,6 +264,13 @@ struct cj_backend {
   **   cannot answer. Called with dev entered. The CPU device (host memory) accepts any range
   **   but a GPU's device memory, when the driver is open to say so. */
   cujit_status (*pointer_check)(cujit_device *dev, uint64_t addr, size_t bytes, const char *fn);
+
+  /* --- tensor maps (issue 26; run/tensor_map.c) -----------------------------------------------
+  ** tensor_map_encode: the 128 bytes of a tiled tensor map of `desc` (checked by the caller) over
+  **   device memory at `address` of elements of `dtype`, into `map`. NULL where the device has no
+  **   TMA (the CPU device): the core refuses, saying so. */
+  cujit_status (*tensor_map_encode)(cujit_device *dev, uint64_t address, cujit_dtype dtype,
+                                    const cujit_tensor_map_desc *desc, void *map);
 };
 
 extern const cj_backend cj_backend_cuda;

@@ -158,6 +158,10 @@ cujit_status cj_cuda_missing(cujit_device *dev, const char *entry, const char *f
     if (!DRV(dev)->entry) return cj_cuda_missing(dev, #entry, feature);                            \
   } while (0)
 
+/* cuda_tma.c: tensor maps (backend.h's tensor_map_encode). */
+cujit_status cj_cuda_tensor_map_encode(cujit_device *dev, uint64_t address, cujit_dtype dtype,
+                                       const cujit_tensor_map_desc *desc, void *map);
+
 /* For queries: NOT_READY is an answer, not an error, and is not recorded. */
 cujit_status cj_cuda_answer(cujit_device *dev, CUresult rc, const char *what);
 

@@ -562,4 +562,5 @@ const cj_backend cj_backend_cuda = {
     .ipc_event_export = cj_cuda_ipc_event_export,
     .ipc_event_open = cj_cuda_ipc_event_open,
     .pointer_check = cj_cuda_pointer_check,
+    .tensor_map_encode = cj_cuda_tensor_map_encode,
 };

@@ -1,0 +1,217 @@
+/*
+** test_tensor_map.c -- cujit_tensor_map_encode (issue 26): every refusal with its message, checked
+** on a device with TMA (the stand-in driver's sm_90, as c.test_tensor_map.stub_driver, or a real
+** GPU), the CPU
+** device refused, and a driver without the entry point (the stand-in told so); on a GPU of compute
+*capability 9.0, a kernel copying 32 x 32 tiles through
+** <cujit/tma.h> with the map (no swizzle and 128B), a box reaching past the tensor's edge read as
+** zeros and stores dropped past it, checked element by element.
+*/
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixture.h"
+
+TestSuite(tensor_map, .init = cj_fixture_open, .fini = cj_fixture_close, .timeout = 300);
+
+static int on_stub(void) {
+  void *libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  return libcuda && dlsym(libcuda, "cujit_stub_live_allocations") != NULL;
+}
+
+/* The current device: a GPU of compute capability 9.0 or more (the stand-in's included), else
+** the test is skipped with the reason (failed under CUJIT_REQUIRE_GPU=1). */
+static cujit_device *need_tma_gpu(void) {
+  cujit_device *dev;
+  if (cujit_current_device(engine, &dev) != CUJIT_OK) {
+    const char *why = cujit_errmsg(engine);
+    if (getenv("CUJIT_REQUIRE_GPU") && !strcmp(getenv("CUJIT_REQUIRE_GPU"), "1"))
+      cr_assert_fail("CUJIT_REQUIRE_GPU=1 but there is no GPU: %s", why);
+    cr_skip_test("no GPU: %s", why);
+  }
+  cujit_device_info info = CUJIT_DEVICE_INFO_INIT;
+  cr_assert_eq(cujit_device_info_get(dev, &info), CUJIT_OK);
+  if (info.cc_major < 9)
+    cr_skip_test("compute capability %d.%d: no TMA", info.cc_major, info.cc_minor);
+  return dev;
+}
+
+/* A rows x cols f32 matrix, with a map of 32 x 32 boxes over it. */
+static cujit_tensor_map_desc matrix(uint64_t rows, uint64_t cols) {
+  cujit_tensor_map_desc d = CUJIT_TENSOR_MAP_DESC_INIT;
+  d.rank = 2, d.dims[0] = cols, d.dims[1] = rows;
+  d.box[0] = 32, d.box[1] = 32;
+  return d;
+}
+
+static void expect_refused(cujit_buffer *b, const cujit_tensor_map_desc *d, cujit_status want,
+                           const char *part1, const char *part2) {
+  cujit_tensor_map m;
+  cujit_status st = cujit_tensor_map_encode(b, d, &m);
+  const char *msg = cujit_errmsg(engine);
+  cr_assert_eq(st, want, "status %d (want %d): %s", st, want, msg);
+  cr_assert(strstr(msg, "cujit_tensor_map_encode: ") && strstr(msg, part1) &&
+                (!part2 || strstr(msg, part2)),
+            "the message lacks '%s' / '%s': %s", part1, part2 ? part2 : "", msg);
+}
+
+Test(tensor_map, every_rule_refused_with_its_message) {
+  need_tma_gpu();
+  cujit_buffer *b = cj_test_upload(NULL, 64 * 64 * 4, CUJIT_F32);
+  cujit_tensor_map m;
+  cujit_tensor_map_desc d = matrix(64, 64);
+  cr_assert_eq(cujit_tensor_map_encode(NULL, &d, &m), CUJIT_ERROR_INVALID_ARGUMENT);
+  expect_refused(b, NULL, CUJIT_ERROR_INVALID_ARGUMENT, "desc is NULL", NULL);
+  cr_assert_eq(cujit_tensor_map_encode(b, &d, NULL), CUJIT_ERROR_INVALID_ARGUMENT);
+  cujit_tensor_map_desc unsized = d;
+  unsized.size = 0;
+  expect_refused(b, &unsized, CUJIT_ERROR_INVALID_ARGUMENT, "CUJIT_TENSOR_MAP_DESC_INIT", NULL);
+  d.rank = 0;
+  expect_refused(b, &d, CUJIT_ERROR_INVALID_ARGUMENT, "rank 0", "1 to 5 dimensions");
+  d.rank = 6;
+  expect_refused(b, &d, CUJIT_ERROR_INVALID_ARGUMENT, "rank 6", NULL);
+  d = matrix(64, 64), d.dims[1] = 0;
+  expect_refused(b, &d, CUJIT_ERROR_INVALID_ARGUMENT, "dims[1] is 0", "1 to 2^32");
+  d = matrix(64, 64), d.strides[1] = 250; /* not a multiple of 16 */
+  expect_refused(b, &d, CUJIT_ERROR_INVALID_ARGUMENT, "strides[1] is 250 bytes", "multiple of 16");
+  d = matrix(64, 64), d.strides[1] = 128; /* less than a row's 256 bytes */
+  expect_refused(b, &d, CUJIT_ERROR_INVALID_ARGUMENT, "strides[1] is 128 bytes",
+                 "at least the 256 bytes");
+  d = matrix(64, 64), d.box[1] = 0;
+  expect_refused(b, &d, CUJIT_ERROR_INVALID_ARGUMENT, "box[1] is 0", "1 to 256");
+  d = matrix(64, 64), d.box[0] = 257;
+  expect_refused(b, &d, CUJIT_ERROR_INVALID_ARGUMENT, "box[0] is 257", NULL);
+  d = matrix(64, 64), d.box[1] = 65; /* more than the dimension */
+  expect_refused(b, &d, CUJIT_ERROR_INVALID_ARGUMENT, "box[1] is 65", "at most its dimension (64)");
+  d = matrix(64, 64), d.box[0] = 6; /* 24 bytes */
+  expect_refused(b, &d, CUJIT_ERROR_INVALID_ARGUMENT, "box row of 6 elements is 24 bytes",
+                 "multiple of 16");
+  d = matrix(64, 64), d.swizzle = CUJIT_SWIZZLE_64B; /* 32 floats: 128 bytes > 64 */
+  expect_refused(b, &d, CUJIT_ERROR_INVALID_ARGUMENT, "is 128 bytes", "at most the swizzle's 64");
+  d = matrix(64, 64), d.swizzle = (cujit_tensor_swizzle)7;
+  expect_refused(b, &d, CUJIT_ERROR_INVALID_ARGUMENT, "swizzle 7", NULL);
+  d = matrix(64, 64), d.offset = 8;
+  expect_refused(b, &d, CUJIT_ERROR_INVALID_ARGUMENT, "not a multiple of 16 (offset 8", NULL);
+  d = matrix(65, 64); /* one row too many: 16640 bytes of a 16384-byte buffer */
+  expect_refused(b, &d, CUJIT_ERROR_INVALID_ARGUMENT, "spans 16640 bytes from offset 0",
+                 "past the buffer's 16384 bytes");
+  d = matrix(64, 64), d.offset = 16; /* the same, shifted by 16 bytes */
+  expect_refused(b, &d, CUJIT_ERROR_INVALID_ARGUMENT, "spans 16384 bytes from offset 16", NULL);
+  cujit_buffer *ints = cj_test_upload(NULL, 64 * 64 * 4, CUJIT_I32);
+  d = matrix(64, 64), d.oob_nan = 1;
+  expect_refused(ints, &d, CUJIT_ERROR_INVALID_ARGUMENT, "oob_nan", "float dtype");
+  cujit_buffer *bytes = cj_test_upload(NULL, 64 * 64 * 4, CUJIT_DTYPE_NONE);
+  d = matrix(64, 64);
+  expect_refused(bytes, &d, CUJIT_ERROR_INVALID_ARGUMENT, "untyped bytes", "typed view");
+  /* a packed stride (0) is the row's bytes: the exact fit is accepted by the checks */
+  d = matrix(64, 64);
+  cr_assert_eq(cujit_tensor_map_encode(b, &d, &m), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_buffer_free(b), cujit_buffer_free(ints), cujit_buffer_free(bytes);
+}
+
+/* On the stand-in, told to lack the entry point: the feature refused, the engine usable. */
+Test(tensor_map, a_driver_without_the_entry_point_refuses_tensor_maps) {
+  cujit_close(engine); /* its driver not opened yet: the next engine's reads the variable */
+  setenv("CUJIT_STUB_ABSENT", "cuTensorMapEncodeTiled", 1);
+  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
+  need_tma_gpu(); /* the driver opened: on_stub can tell */
+  unsetenv("CUJIT_STUB_ABSENT");
+  if (!on_stub()) cr_skip_test("the stand-in driver lacks an entry point when told: it runs there");
+  cujit_buffer *b = cj_test_upload(NULL, 64 * 64 * 4, CUJIT_F32);
+  cujit_tensor_map_desc d = matrix(64, 64);
+  cujit_tensor_map m;
+  cr_assert_eq(cujit_tensor_map_encode(b, &d, &m), CUJIT_ERROR_UNSUPPORTED);
+  cr_assert(strstr(cujit_errmsg(engine), "tensor maps (cujit_tensor_map_encode) needs the "
+                                         "driver's cuTensorMapEncodeTiled") &&
+                strstr(cujit_errmsg(engine), "update the NVIDIA driver"),
+            "%s", cujit_errmsg(engine));
+  cr_assert_eq(cujit_memset(b, 0, 1, 16, NULL), CUJIT_OK, "the engine stays usable: %s",
+               cujit_errmsg(engine));
+  cujit_buffer_free(b);
+}
+
+Test(tensor_map, the_cpu_device_has_none) {
+  cr_assert_eq(cujit_set_device(engine, CUJIT_DEVICE_CPU), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_buffer *b = cj_test_upload(NULL, 64 * 64 * 4, CUJIT_F32);
+  cujit_tensor_map_desc d = matrix(64, 64);
+  expect_refused(b, &d, CUJIT_ERROR_UNSUPPORTED, "the CPU device has no Tensor Memory Accelerator",
+                 "ordinary loads");
+  cujit_buffer_free(b);
+}
+
+static const char tile_add[] =
+    "#include <cujit/tma.h>\n"
+    "template <int ALIGN>\n"
+    "__device__ void add_tiles(const CUtensorMap *in, const CUtensorMap *out, float add) {\n"
+    "  __shared__ alignas(ALIGN) float tile[32][32];\n"
+    "  __shared__ unsigned long long bar;\n"
+    "  int x = blockIdx.x * 32, y = blockIdx.y * 32;\n"
+    "  if (threadIdx.x == 0) { cujit::mbarrier_init(&bar, 1); cujit::fence_barrier_init(); }\n"
+    "  __syncthreads();\n"
+    "  if (threadIdx.x == 0) {\n"
+    "    cujit::mbarrier_expect_tx(&bar, sizeof tile);\n"
+    "    cujit::tma_load_2d(tile, in, x, y, &bar);\n"
+    "  }\n"
+    "  cujit::mbarrier_wait(&bar, 0);\n"
+    "  for (int i = threadIdx.x; i < 32 * 32; i += blockDim.x) tile[i / 32][i % 32] += add;\n"
+    "  cujit::fence_proxy_async();\n"
+    "  __syncthreads();\n"
+    "  if (threadIdx.x == 0) {\n"
+    "    cujit::tma_store_2d(out, x, y, tile);\n"
+    "    cujit::bulk_commit();\n"
+    "    cujit::bulk_wait<0>();\n"
+    "  }\n"
+    "}\n"
+    "extern \"C\" __global__ void plain(const __grid_constant__ CUtensorMap in,\n"
+    "                                  const __grid_constant__ CUtensorMap out, float add) {\n"
+    "  add_tiles<128>(&in, &out, add);\n"
+    "}\n"
+    "extern \"C\" __global__ void swizzled(const __grid_constant__ CUtensorMap in,\n"
+    "                                     const __grid_constant__ CUtensorMap out, float add) {\n"
+    "  add_tiles<1024>(&in, &out, add);\n"
+    "}\n";
+
+/* rows x cols through kernel `name` with maps of `swizzle`: every element in + 0.5, the rows and
+** columns past the last whole tile included (the box there reaches past the tensor). */
+static void tiles_through(const char *name, cujit_tensor_swizzle swizzle, unsigned rows,
+                          unsigned cols) {
+  size_t n = (size_t)rows * cols;
+  float *host = malloc(n * sizeof *host), *back = malloc(n * sizeof *back);
+  for (size_t i = 0; i < n; i++) host[i] = (float)(i % 1000) - 300.0f;
+  cujit_buffer *in = cj_test_upload(host, n * 4, CUJIT_F32);
+  cujit_buffer *out = cj_test_upload(NULL, n * 4, CUJIT_F32);
+  cr_assert_eq(cujit_memset(out, 0, 0, n * 4, NULL), CUJIT_OK);
+  cujit_tensor_map_desc d = matrix(rows, cols);
+  d.swizzle = swizzle;
+  cujit_tensor_map min, mout;
+  cr_assert_eq(cujit_tensor_map_encode(in, &d, &min), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert_eq(cujit_tensor_map_encode(out, &d, &mout), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_program *p;
+  cujit_kernel *k;
+  cr_assert_eq(cujit_program_compile(engine, tile_add, "tile_add.cu", NULL, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert_eq(cujit_program_kernel(p, name, &k), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_launch_config c = CUJIT_LAUNCH_CONFIG_INIT;
+  c.grid[0] = (cols + 31) / 32, c.grid[1] = (rows + 31) / 32, c.block[0] = 128;
+  cujit_arg args[] = {CUJIT_ARG_RAW(min.opaque), CUJIT_ARG_RAW(mout.opaque), CUJIT_ARG_F(0.5)};
+  cr_assert_eq(cujit_launch(k, &c, args, 3), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cj_test_download(back, out, n * 4);
+  for (size_t i = 0; i < n; i++)
+    cr_assert_eq(back[i], host[i] + 0.5f, "%s: element %zu (row %zu, col %zu): %g, want %g", name,
+                 i, i / cols, i % cols, back[i], host[i] + 0.5f);
+  cujit_kernel_free(k);
+  cujit_program_free(p);
+  cujit_buffer_free(in), cujit_buffer_free(out);
+  free(host), free(back);
+}
+
+Test(tensor_map, tiles_copied_through_the_map_on_a_gpu) {
+  need_tma_gpu();
+  if (on_stub()) cr_skip_test("the stand-in driver runs no kernel: this case runs on a GPU");
+  tiles_through("plain", CUJIT_SWIZZLE_NONE, 256, 256);
+  tiles_through("plain", CUJIT_SWIZZLE_NONE, 1000, 1004); /* edges: boxes past the tensor */
+  tiles_through("swizzled", CUJIT_SWIZZLE_128B, 200, 96);
+}
