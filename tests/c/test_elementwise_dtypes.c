@@ -13,12 +13,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "expect.h"
 #include "fixture.h"
 #include "gpu.h"
 
 TestSuite(elementwise_dtypes, .init = cj_fixture_open, .fini = cj_fixture_close, .timeout = 600);
 
-#define EXPECT_OK(call) cr_assert_eq((call), CUJIT_OK, "%s: %s", #call, cujit_errmsg(engine))
 #define MAXV 8
 
 /* A dtype's boundary values, as the bytes of each element. */

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "expect.h"
 #include "fixture.h"
 #include "gpu.h"
 
@@ -18,8 +19,6 @@ TestSuite(view_fills, .init = cj_fixture_open, .fini = cj_fixture_close, .timeou
 
 #define TOTAL 40      /* elements of the viewed buffer */
 #define SENTINEL 0xA5 /* every byte outside the view; a NaN-free pattern no fill writes */
-
-#define EXPECT_OK(call) cr_assert_eq((call), CUJIT_OK, "%s: %s", #call, cujit_errmsg(engine))
 
 static cujit_status fill(cujit_buffer *b, int normal, uint64_t seed, uint64_t offset) {
   return normal ? cujit_random_normal(b, seed, offset, 0.25, 3.0, NULL)
