@@ -217,13 +217,23 @@ Test(options, every_option_reaches_every_consumer) {
   cj_buf_free(&notes);
 }
 
+/* Compiles `source` with `o` on `e`: whether a cache handed it, and the PTX (the caller frees). */
+static int compiled(cujit_engine *e, const char *source, const cujit_compile_options *o,
+                    const char *what, char **ptx) {
+  cujit_program *p;
+  cr_assert_eq(cujit_program_compile(e, source, "k.cu", o, &p), CUJIT_OK, "%s: %s", what,
+               cujit_errmsg(e));
+  int hit = cujit_program_from_cache(p);
+  *ptx = strdup(cujit_program_ptx(p, NULL));
+  cujit_program_free(p);
+  return hit;
+}
+
 /* Compiles `source` with `o`: whether it came from a cache (the memo or the byte cache). */
 static int from_cache(const char *source, const cujit_compile_options *o, const char *what) {
-  cujit_program *p;
-  cr_assert_eq(cujit_program_compile(engine, source, "k.cu", o, &p), CUJIT_OK, "%s: %s", what,
-               cujit_errmsg(engine));
-  int hit = cujit_program_from_cache(p);
-  cujit_program_free(p);
+  char *ptx;
+  int hit = compiled(engine, source, o, what, &ptx);
+  free(ptx);
   return hit;
 }
 
@@ -435,18 +445,6 @@ Test(options, the_memo_key_follows_every_option_s_value) {
     cr_expect(!same_key(&kf, &ka) && !same_key(&kf, &kb), "%s: two items and one give one memo key",
               field);
   }
-}
-
-/* Compiles `source` with `o` on `e`: whether a cache handed it, and the PTX (the caller frees). */
-static int compiled(cujit_engine *e, const char *source, const cujit_compile_options *o,
-                    const char *what, char **ptx) {
-  cujit_program *p;
-  cr_assert_eq(cujit_program_compile(e, source, "k.cu", o, &p), CUJIT_OK, "%s: %s", what,
-               cujit_errmsg(e));
-  int hit = cujit_program_from_cache(p);
-  *ptx = strdup(cujit_program_ptx(p, NULL));
-  cujit_program_free(p);
-  return hit;
 }
 
 static uint64_t disk_entries(cujit_engine *e) {
