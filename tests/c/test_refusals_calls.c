@@ -11,7 +11,9 @@
 ** and with another argument count, elementwise names and expressions, allocations of zero or
 ** part elements, memset past the end (and past SIZE_MAX), copies between overlapping views,
 ** the device's arch into a short buffer, captures on the default stream or in an unknown mode,
-** and a graph written to an empty path. On a GPU when there is one, else on the CPU device.
+** a graph written to an empty path, nonnull names that are no pointer parameter (of a defined
+** kernel and of a program), and globals a program's PTX does not declare. On a GPU when there is
+*one, else on the CPU device.
 */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -353,4 +355,52 @@ Test(refusals_calls, device_arch_captures_and_graphs) {
   cr_expect(h[0] == 0 && h[1] == 2, "the replayed memset: %g %g", h[0], h[1]);
   cujit_graph_free(g);
   cujit_stream_free(s);
+}
+
+/* The nonnull option names pointer parameters only; a program's global by a name its PTX declares.
+** Compiled for sm_90 (NVRTC, no GPU): both are refused before any device is asked. */
+Test(refusals_calls, nonnull_names_and_global_names) {
+  int v;
+  if (cujit_nvrtc_version(engine, &v) != CUJIT_OK)
+    cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
+  const char *names[] = {"n"};
+  cujit_compile_options o = sm90;
+  o.nonnull = names, o.nonnull_count = 1;
+  cujit_kernel *k = NULL;
+  EXPECT_REFUSED(cujit_kernel_define(engine, "twice(float *x, int n)", twice_body, NULL, &o, &k),
+                 CUJIT_ERROR_INVALID_ARGUMENT,
+                 "kernel 'twice': the nonnull option names 'n', which is not one of its pointer "
+                 "parameters; name a pointer parameter, or \"*\" for all of them");
+  cr_expect_null(k);
+  names[0] = "x"; /* the pointer: taken, and it refuses a null pointer */
+  EXPECT_OK(cujit_kernel_define(engine, "twice(float *x, int n)", twice_body, NULL, &o, &k));
+  cujit_param_info info = CUJIT_PARAM_INFO_INIT;
+  EXPECT_OK(cujit_kernel_param(k, 0, &info));
+  cr_expect_eq(info.nullable, 0, "x named nonnull takes a null pointer");
+  cujit_kernel_free(k);
+  static const char *const source = "namespace { __device__ int v[4]; }\n"
+                                    "namespace b { namespace { __device__ float v[2]; } }\n"
+                                    "extern \"C\" __global__ void get(int *y, float *z) {\n"
+                                    "  y[0] = v[1]; z[0] = b::v[1];\n"
+                                    "}\n";
+  names[0] = "w";
+  cujit_program *p = NULL;
+  EXPECT_REFUSED(cujit_program_compile(engine, source, "g.cu", &o, &p),
+                 CUJIT_ERROR_INVALID_ARGUMENT,
+                 "'g.cu': the nonnull option names 'w', which is no pointer parameter of its "
+                 "kernels; name one of get.y, get.z, or \"*\" for all");
+  cr_expect_null(p);
+  EXPECT_OK(cujit_program_compile(engine, source, "g.cu", &sm90, &p));
+  cujit_buffer *g = NULL;
+  cujit_dtype dtype;
+  int ndim;
+  size_t shape[3];
+  EXPECT_REFUSED(cujit_program_global(p, "u", &g, &dtype, &ndim, shape), CUJIT_ERROR_NOT_FOUND,
+                 "the program has no __device__ or __constant__ variable 'u'; name one as the "
+                 "source does ('taps', 'ns::taps')");
+  EXPECT_REFUSED(cujit_program_global(p, "", &g, &dtype, &ndim, shape), CUJIT_ERROR_NOT_FOUND,
+                 "the program has no __device__ or __constant__ variable ''; name one as the "
+                 "source does ('taps', 'ns::taps')");
+  cr_expect_null(g);
+  cujit_program_free(p);
 }
