@@ -404,3 +404,38 @@ Test(refusals_calls, nonnull_names_and_global_names) {
   cr_expect_null(g);
   cujit_program_free(p);
 }
+
+/* A generic kernel keeps a copy of its options to compile each specialisation later: lists with a
+** count but no array, or a NULL item, are refused when it is defined, naming the list, rather
+** than read when it is specialised. Every list the copy keeps is tried. */
+Test(refusals_calls, a_generic_kernel_s_options_with_null_lists) {
+  static const struct {
+    const char *field, *count;
+  } lists[] = {{"defines", "define_count"},
+               {"include_dirs", "include_dir_count"},
+               {"extra_flags", "extra_flag_count"},
+               {"link", "link_count"}};
+  for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+    const cujit_compile_option_info *info = NULL;
+    for (size_t i = 0; (info = cujit_compile_option(i)) && strcmp(info->field, lists[l].field); i++)
+      ;
+    cr_assert_not_null(info, "no option %s", lists[l].field);
+    const char *null_item[] = {NULL};
+    char want[256];
+    for (int item = 0; item < 2; item++) {
+      cujit_compile_options o = sm90;
+      *(const char *const **)(void *)((char *)&o + info->offset) = item ? null_item : NULL;
+      *(size_t *)(void *)((char *)&o + info->count_offset) = 1;
+      if (item)
+        snprintf(want, sizeof want, "compile options: %s[0] is NULL", lists[l].field);
+      else
+        snprintf(want, sizeof want, "compile options: %s is 1 but %s is NULL", lists[l].count,
+                 lists[l].field);
+      cujit_kernel *k = NULL;
+      EXPECT_REFUSED(
+          cujit_kernel_define(engine, "store(T *y)", "y[threadIdx.x] = T(1);", NULL, &o, &k),
+          CUJIT_ERROR_INVALID_ARGUMENT, want);
+      cr_expect_null(k);
+    }
+  }
+}
