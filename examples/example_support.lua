@@ -197,4 +197,18 @@ function M.black_scholes(s0, k, r, sigma, t)
   return s0 * M.normal_cdf(d1) - k * math.exp(-r * t) * M.normal_cdf(d2)
 end
 
+-- The mean and standard deviation of the payoff max(e^X - k, 0), undiscounted, where X is normal
+-- with mean mu and variance v: E[e^(nX); X > log k] = e^(n mu + n^2 v / 2) N((mu + n v - log k) /
+-- sqrt v). A Monte Carlo check bounds its estimate by this exact standard error, not by the one
+-- the kernel's own sums of squares give, which a wrong kernel gets wrong too.
+function M.lognormal_call_moments(mu, v, k)
+  local sd, lk = math.sqrt(v), math.log(k)
+  local function part(n)
+    return math.exp(n * mu + n * n * v / 2) * M.normal_cdf((mu + n * v - lk) / sd)
+  end
+  local m1 = part(1) - k * part(0)
+  local m2 = part(2) - 2 * k * part(1) + k * k * part(0)
+  return m1, math.sqrt(m2 - m1 * m1)
+end
+
 return M

@@ -1,7 +1,10 @@
 -- monte_carlo.lua -- option pricing by Monte Carlo with random numbers made inside the kernel by
 -- <cujit/random.h> (counter-based: no generator state to set up, unlike cuRAND's XORWOW).
 --   European call: 2^24 paths of the exact log-normal step S_T = S0 exp((r - s^2/2) T + s sqrt(T) Z),
---   checked against the Black-Scholes closed form within five standard errors.
+--   checked against the Black-Scholes closed form within five standard errors. The standard error
+--   is the exact one (the payoff's variance has a closed form too), and the one the kernel's sums
+--   of squares give must agree with it within 5 %: a kernel whose squares were wrong would
+--   otherwise widen its own bound.
 --   Asian call (arithmetic average of 64 fixings): no closed form; priced on the same kind of
 --   paths together with the geometric-average Asian call, which has one (checked within five
 --   standard errors), and the arithmetic price must be at least the geometric one (AM >= GM on
@@ -66,7 +69,7 @@ local asian = cuda.jit([[asian(unsigned long long seed, long long paths, float s
 
 -- Closed forms (host) -----------------------------------------------------------------------
 
-local ncdf, black_scholes = S.normal_cdf, S.black_scholes
+local ncdf, black_scholes, moments = S.normal_cdf, S.black_scholes, S.lognormal_call_moments
 
 -- Call on the geometric average of n equally spaced fixings t_i = i T / n: log G is normal
 -- with mean log S0 + (r - s^2/2) T (n+1)/(2n) and variance s^2 T (n+1)(2n+1)/(6n^2).
@@ -91,6 +94,19 @@ S.check(math.abs(geometric_asian(S0, STRIKE, RATE, SIGMA, T, 1) -
                  black_scholes(S0, STRIKE, RATE, SIGMA, T)) < 1e-9,
         "geometric Asian with one fixing is the European call")
 
+-- The log of the price at T (European) and of the geometric average (Asian): mean, variance.
+local EURO_MU, EURO_VAR = math.log(S0) + (RATE - SIGMA ^ 2 / 2) * T, SIGMA ^ 2 * T
+local GEO_MU = math.log(S0) + (RATE - SIGMA ^ 2 / 2) * T * (FIXINGS + 1) / (2 * FIXINGS)
+local GEO_VAR = SIGMA ^ 2 * T * (FIXINGS + 1) * (2 * FIXINGS + 1) / (6 * FIXINGS ^ 2)
+do
+  local m1, sd = moments(EURO_MU, EURO_VAR, STRIKE)
+  S.check(math.abs(math.exp(-RATE * T) * m1 - black_scholes(S0, STRIKE, RATE, SIGMA, T)) < 1e-9,
+          "the payoff's exact mean is Black-Scholes undiscounted (its sd %.6f)", sd)
+  local g1 = moments(GEO_MU, GEO_VAR, STRIKE)
+  S.check(math.abs(math.exp(-RATE * T) * g1 - geometric_asian(S0, STRIKE, RATE, SIGMA, T, FIXINGS))
+          < 1e-9, "the geometric Asian payoff's exact mean is its closed form undiscounted")
+end
+
 S.host_checks_done()
 
 -- GPU runs ------------------------------------------------------------------------------------
@@ -105,6 +121,16 @@ local function price(sums, squares, n)
   return disc * mean, disc * math.sqrt(var / n)
 end
 
+-- The exact standard error of the discounted mean of n payoffs max(e^X - K, 0), X ~ N(mu, var);
+-- the kernel's own (se) must agree with it within 5 % (its sampling error: about 0.5 % at 2^20).
+local function exact_se(what, se, mu, var, n)
+  local _, sd = moments(mu, var, STRIKE)
+  local exact = disc * sd / math.sqrt(n)
+  S.check(math.abs(se / exact - 1) <= 0.05, "%s: the kernel's standard error %.6f is the exact "
+          .. "%.6f within 5 %%", what, se, exact)
+  return exact
+end
+
 local sums, squares = cuda.device_array(GRID, "f64"), cuda.device_array(GRID, "f64")
 local drift, vol = (RATE - SIGMA ^ 2 / 2) * T, SIGMA * math.sqrt(T)
 local launch = european[{GRID, BLOCK}]
@@ -116,7 +142,8 @@ local exact = black_scholes(S0, STRIKE, RATE, SIGMA, T)
 S.printf("European call, %d paths: %.6f +- %.6f (SE); Black-Scholes %.6f", PATHS, value, se, exact)
 S.printf("  kernel %.3f ms (%s); first RNG to price %.3f ms wall (launch, kernel, 2 sums); no "
          .. "RNG state to set up", ms, S.on_cpu and "the CPU device" or "GPU", wall)
-S.check_estimate("European", value, "Black-Scholes", exact, se)
+S.check_estimate("European", value, "Black-Scholes", exact,
+                 exact_se("European", se, EURO_MU, EURO_VAR, PATHS))
 ms = S.gpu_ms(function() launch(seed, PATHS, S0, STRIKE, drift, vol, sums, squares) end, 10)
 S.printf("  kernel again, warm: %.3f ms", ms)
 
@@ -136,7 +163,8 @@ S.printf("Asian call (%d fixings), %d paths: arithmetic %.6f +- %.6f, geometric 
          .. "(closed form %.6f)", FIXINGS, PATHS, avalue, ase, gvalue, gse, gexact)
 S.printf("  kernel %.3f ms (%s, %d normals); first RNG to price %.3f ms wall", ms,
          S.on_cpu and "the CPU device" or "GPU", PATHS * FIXINGS, wall)
-S.check_estimate("geometric Asian", gvalue, "closed form", gexact, gse)
+S.check_estimate("geometric Asian", gvalue, "closed form", gexact,
+                 exact_se("geometric Asian", gse, GEO_MU, GEO_VAR, PATHS))
 S.check(avalue >= gvalue, "arithmetic Asian %.6f >= geometric Asian %.6f", avalue, gvalue)
 S.check(avalue < value, "Asian %.6f < European %.6f (averaging lowers the volatility)", avalue,
         value)

@@ -135,8 +135,15 @@ __device__ __forceinline__ void cj_max_final_body(const void *partials, unsigned
 #include <cujit/random.h>
 
 /* Element k of the output is element offset + k of the stream (stream 0). A thread makes one
-** Philox block, and stores it whole when it lies inside the output and is aligned, which it is
-** whenever offset is a multiple of the block's element count. */
+** Philox block, and stores it whole when it lies inside the output at a 16-byte aligned address,
+** else element by element: a view (cujit_buffer_view, Lua's a:slice) need only be aligned to its
+** element, and a 16-byte store there faults (misaligned address on a GPU, SIGSEGV on the CPU
+** device). Positions are compared as c - offset < n: offset + n is 2^64, which wraps to 0, for a
+** fill that ends at the generator's last counter, which library.c accepts. */
+__device__ __forceinline__ bool cj_fill_aligned(const void *p) {
+  return ((unsigned long long)p & 15) == 0;
+}
+
 __device__ __forceinline__ void cj_fill_f32_body(void *out, unsigned long long n,
                                                  unsigned long long seed, unsigned long long offset,
                                                  int normal, double mean, double std) {
@@ -147,12 +154,12 @@ __device__ __forceinline__ void cj_fill_f32_body(void *out, unsigned long long n
     float4 v = normal ? cujit::normal_float4(seed, b) : cujit::uniform_float4(seed, b);
     if (normal) v = make_float4(fm + fs * v.x, fm + fs * v.y, fm + fs * v.z, fm + fs * v.w);
     unsigned long long c = b << 2;
-    if (c >= offset && c + 3 < offset + n && ((c - offset) & 3) == 0) {
+    if (c >= offset && c - offset + 3 < n && cj_fill_aligned(o + (c - offset))) {
       *(float4 *)(o + (c - offset)) = v;
     } else {
       float w[4] = {v.x, v.y, v.z, v.w};
       for (int k = 0; k < 4; k++)
-        if (c + k >= offset && c + k < offset + n) o[c + k - offset] = w[k];
+        if (c + k >= offset && c + k - offset < n) o[c + k - offset] = w[k];
     }
   }
 }
@@ -166,11 +173,11 @@ __device__ __forceinline__ void cj_fill_f64_body(void *out, unsigned long long n
     double2 v = normal ? cujit::normal_double2(seed, b) : cujit::uniform_double2(seed, b);
     if (normal) v = make_double2(mean + std * v.x, mean + std * v.y);
     unsigned long long c = b << 1;
-    if (c >= offset && c + 1 < offset + n && ((c - offset) & 1) == 0) {
+    if (c >= offset && c - offset + 1 < n && cj_fill_aligned(o + (c - offset))) {
       *(double2 *)(o + (c - offset)) = v;
     } else {
-      if (c >= offset && c < offset + n) o[c - offset] = v.x;
-      if (c + 1 >= offset && c + 1 < offset + n) o[c + 1 - offset] = v.y;
+      if (c >= offset && c - offset < n) o[c - offset] = v.x;
+      if (c + 1 >= offset && c + 1 - offset < n) o[c + 1 - offset] = v.y;
     }
   }
 }

@@ -40,15 +40,21 @@ static inline const char *cj_scratch_make(const char *what) {
   return cj_scratch;
 }
 
-/* The link file the `link` option's example names (compile/options.h) written into `dir`: a test
-** that compiles with every option's example runs there, or gives the command that directory. */
+/* The link files the `link` option's example and other value name (compile/options.h) written
+** into `dir`: a test that compiles with every option's example runs there, or gives the command
+** that directory. The two define the same function differently. */
 static inline void cj_scratch_example_link(const char *dir) {
-  char path[2048];
-  snprintf(path, sizeof path, "%.1000s/cj_example_link.cu", dir);
-  FILE *f = fopen(path, "w");
-  cr_assert_not_null(f, "cannot write %s", path);
-  fputs("__device__ int cj_example_link(int x) { return x + 1; }\n", f);
-  fclose(f);
+  static const char *const files[][2] = {
+      {"cj_example_link.cu", "__device__ int cj_example_link(int x) { return x + 1; }\n"},
+      {"cj_example_link_other.cu", "__device__ int cj_example_link(int x) { return x + 2; }\n"}};
+  for (size_t i = 0; i < 2; i++) {
+    char path[2048];
+    snprintf(path, sizeof path, "%.1000s/%s", dir, files[i][0]);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "cannot write %s", path);
+    fputs(files[i][1], f);
+    fclose(f);
+  }
 }
 
 #endif

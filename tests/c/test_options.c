@@ -24,18 +24,25 @@ static void setup(void) {
 
 TestSuite(options, .init = setup, .fini = cj_fixture_close, .timeout = 300);
 
-/* Sets the option of `row` in `o` to its example (a switch: on). */
-static void set_example(const cj_option *row, cujit_compile_options *o, const char **one) {
+/* Sets the option of `row` in `o` to `value` (a switch: on when value is not NULL; a list: the
+** one item, held in *one). */
+static void set_value(const cj_option *row, cujit_compile_options *o, const char **one,
+                      const char *value) {
   char *at = (char *)o + row->info.offset;
   if (row->info.kind == CUJIT_OPTION_SWITCH) {
-    *(int *)(void *)at = 1;
+    *(int *)(void *)at = value != NULL;
   } else if (row->info.kind == CUJIT_OPTION_TEXT) {
-    *(const char **)(void *)at = row->example;
+    *(const char **)(void *)at = value;
   } else {
-    *one = row->example;
+    *one = value;
     *(const char *const **)(void *)at = one;
     *(size_t *)(void *)((char *)o + row->info.count_offset) = 1;
   }
+}
+
+/* Sets the option of `row` in `o` to its example (a switch: on). */
+static void set_example(const cj_option *row, cujit_compile_options *o, const char **one) {
+  set_value(row, o, one, row->info.kind == CUJIT_OPTION_SWITCH ? "on" : row->example);
 }
 
 static cujit_compile_options baseline(void) {
@@ -210,13 +217,23 @@ Test(options, every_option_reaches_every_consumer) {
   cj_buf_free(&notes);
 }
 
+/* Compiles `source` with `o` on `e`: whether a cache handed it, and the PTX (the caller frees). */
+static int compiled(cujit_engine *e, const char *source, const cujit_compile_options *o,
+                    const char *what, char **ptx) {
+  cujit_program *p;
+  cr_assert_eq(cujit_program_compile(e, source, "k.cu", o, &p), CUJIT_OK, "%s: %s", what,
+               cujit_errmsg(e));
+  int hit = cujit_program_from_cache(p);
+  *ptx = strdup(cujit_program_ptx(p, NULL));
+  cujit_program_free(p);
+  return hit;
+}
+
 /* Compiles `source` with `o`: whether it came from a cache (the memo or the byte cache). */
 static int from_cache(const char *source, const cujit_compile_options *o, const char *what) {
-  cujit_program *p;
-  cr_assert_eq(cujit_program_compile(engine, source, "k.cu", o, &p), CUJIT_OK, "%s: %s", what,
-               cujit_errmsg(engine));
-  int hit = cujit_program_from_cache(p);
-  cujit_program_free(p);
+  char *ptx;
+  int hit = compiled(engine, source, o, what, &ptx);
+  free(ptx);
   return hit;
 }
 
@@ -353,4 +370,201 @@ Test(options, no_option_is_handed_the_cpu_program_built_without_it, .timeout = 6
                  "%s = %s was handed the CPU program compiled without it", row->info.field,
                  row->example ? row->example : "on");
   }
+}
+
+/* --- the value, not only the presence (issue 28) ----------------------------------------------
+** The tests above set each option or leave it unset, so a key that hashed a list's count but not
+** its items, or a text option's presence but not its text, passed them. Here each option goes
+** from its row's example to its row's other value (as many items: only the text differs; a
+** switch: on to off): every key must follow, and the same value in other memory must give the
+** same key. */
+
+/* The memo key of `source` compiled with `o` (arch as cj_compile_arch resolves it). */
+static cj_cache_key memo_of(const char *source, const cujit_compile_options *o, const char *what) {
+  char arch[32];
+  cr_assert_eq(cj_compile_arch(engine, o, "", arch, sizeof arch), CUJIT_OK, "%s: %s", what,
+               cujit_errmsg(engine));
+  cj_cache_key key;
+  cr_assert(cj_compile_memo_key(engine, source, "k.cu", o, arch, &key), "%s: %s", what,
+            cujit_errmsg(engine));
+  return key;
+}
+
+static int same_key(const cj_cache_key *a, const cj_cache_key *b) {
+  return memcmp(a->bytes, b->bytes, sizeof a->bytes) == 0;
+}
+
+/* The row's example and other value, each as the test sets it (a switch: on, off). */
+static const char *example_of(const cj_option *row) {
+  return row->info.kind == CUJIT_OPTION_SWITCH ? "on" : row->example;
+}
+static const char *other_of(const cj_option *row) {
+  return row->info.kind == CUJIT_OPTION_SWITCH ? NULL : row->other;
+}
+
+Test(options, every_row_has_an_other_value_unlike_its_example) {
+  for (size_t r = 0; r < cj_option_count; r++) {
+    const cj_option *row = &cj_options[r];
+    if (row->info.kind == CUJIT_OPTION_SWITCH) continue;
+    cr_expect(row->other && row->example && strcmp(row->other, row->example) != 0 &&
+                  (!row->fallback || strcmp(row->other, row->fallback) != 0),
+              "%s: its row's other value '%s' must be valid and differ from the example '%s' "
+              "and the default",
+              row->info.field, row->other ? row->other : "(NULL)", row->example);
+  }
+}
+
+Test(options, the_memo_key_follows_every_option_s_value) {
+  const char *source = "extern \"C\" __global__ void store(int *y) { y[threadIdx.x] = 7; }\n";
+  for (size_t r = 0; r < cj_option_count; r++) {
+    const cj_option *row = &cj_options[r];
+    const char *field = row->info.field, *one = NULL, *two = NULL, *three = NULL;
+    char
+        copy[256]; /* the example in memory of the test's own: the key hashes text, not addresses */
+    snprintf(copy, sizeof copy, "%s", example_of(row));
+    cujit_compile_options a = baseline(), again = baseline(), b = baseline();
+    set_value(row, &a, &one, example_of(row));
+    set_value(row, &again, &two, copy);
+    set_value(row, &b, &three, other_of(row));
+    cj_cache_key ka = memo_of(source, &a, field), kagain = memo_of(source, &again, field),
+                 kb = memo_of(source, &b, field);
+    cr_expect(same_key(&ka, &kagain), "%s: the same value in other memory changes the memo key",
+              field);
+    cr_expect(!same_key(&ka, &kb), "%s: '%s' and '%s' give one memo key", field, example_of(row),
+              other_of(row) ? other_of(row) : "off");
+    if (row->info.kind != CUJIT_OPTION_LIST) continue;
+    /* Two items, in either order: for -D and -I the order decides what is compiled. */
+    const char *forth[] = {row->example, row->other}, *back[] = {row->other, row->example};
+    cujit_compile_options f = baseline(), k = baseline();
+    *(const char *const **)(void *)((char *)&f + row->info.offset) = forth;
+    *(const char *const **)(void *)((char *)&k + row->info.offset) = back;
+    *(size_t *)(void *)((char *)&f + row->info.count_offset) = 2;
+    *(size_t *)(void *)((char *)&k + row->info.count_offset) = 2;
+    cj_cache_key kf = memo_of(source, &f, field), kk = memo_of(source, &k, field);
+    cr_expect(!same_key(&kf, &kk), "%s: its two items in either order give one memo key", field);
+    cr_expect(!same_key(&kf, &ka) && !same_key(&kf, &kb), "%s: two items and one give one memo key",
+              field);
+  }
+}
+
+static uint64_t disk_entries(cujit_engine *e) {
+  cujit_cache_stats st = CUJIT_CACHE_STATS_INIT;
+  cr_assert_eq(cujit_cache_stats_get(e, &st), CUJIT_OK, "%s", cujit_errmsg(e));
+  cr_assert(st.disk_enabled, "the disk cache is off");
+  return st.entries;
+}
+
+/* A source whose PTX shows the values of -D and -X, and the language standard. */
+static const char *valued =
+    "#ifndef CJ_EXAMPLE\n#define CJ_EXAMPLE 0\n#endif\n"
+    "#ifndef CJ_EXAMPLE_FLAG\n#define CJ_EXAMPLE_FLAG 0\n#endif\n"
+    "template <typename T> __global__ void tstore(T *y) { y[threadIdx.x] = T(5); }\n"
+    "extern \"C\" __global__ void store(int *y) {\n"
+    "  y[threadIdx.x] = 1000003 * CJ_EXAMPLE + 10007 * CJ_EXAMPLE_FLAG + (int)(__cplusplus % 97);\n"
+    "}\n";
+
+/* Every option that reaches the compiled bytes (NVRTC's line, the target, the linked files) goes
+** from its example to its other value: the second compile is no hit of either cache and stores an
+** entry of its own; a second engine on the same directory (no memo) gets each value's entry back
+** from the disk, the bytes the first engine compiled for that value, and stores nothing. */
+Test(options, the_cache_key_follows_every_option_s_value, .timeout = 600) {
+  int v;
+  if (cujit_nvrtc_version(engine, &v) != CUJIT_OK)
+    cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
+  char *ptx[64][2] = {{NULL}}, *base_ptx, *got;
+  cr_assert_lt(cj_option_count, 64);
+  cujit_compile_options base = baseline();
+  cr_expect_eq(compiled(engine, valued, &base, "the baseline", &base_ptx), 0);
+  for (size_t r = 0; r < cj_option_count; r++) {
+    const cj_option *row = &cj_options[r];
+    if (row->key != CJ_KEY_LINE && row->key != CJ_KEY_TARGET && row->key != CJ_KEY_LINK) continue;
+    const char *field = row->info.field, *one = NULL, *two = NULL;
+    cujit_compile_options a = baseline(), b = baseline();
+    set_value(row, &a, &one, example_of(row));
+    set_value(row, &b, &two, other_of(row));
+    uint64_t before = disk_entries(engine);
+    cr_expect_eq(compiled(engine, valued, &a, field, &ptx[r][0]), 0, "%s: the example was a hit",
+                 field);
+    uint64_t after_a = disk_entries(engine);
+    cr_expect_gt(after_a, before, "%s: the example's compile stored nothing", field);
+    if (!other_of(row)) { /* a switch: off is the baseline, compiled above */
+      ptx[r][1] = strdup(base_ptx);
+      continue;
+    }
+    cr_expect_eq(compiled(engine, valued, &b, field, &ptx[r][1]), 0,
+                 "%s = %s was handed the program compiled with %s", field,
+                 other_of(row) ? other_of(row) : "off", example_of(row));
+    cr_expect_gt(disk_entries(engine), after_a, "%s: the other value's compile stored nothing",
+                 field);
+  }
+  cujit_engine *second;
+  cr_assert_eq(cujit_open(&second), CUJIT_OK);
+  uint64_t stored = disk_entries(second);
+  cr_expect_eq(compiled(second, valued, &base, "the baseline", &got), 1);
+  cr_expect_str_eq(got, base_ptx);
+  free(got), free(base_ptx);
+  for (size_t r = 0; r < cj_option_count; r++) {
+    const cj_option *row = &cj_options[r];
+    if (!ptx[r][0]) continue;
+    const char *field = row->info.field, *values[2] = {example_of(row), other_of(row)};
+    for (int i = 0; i < 2; i++) {
+      const char *one = NULL;
+      cujit_compile_options o = baseline();
+      set_value(row, &o, &one, values[i]);
+      cr_expect_eq(compiled(second, valued, &o, field, &got), 1,
+                   "%s = %s: a second engine missed the entry the first stored", field,
+                   values[i] ? values[i] : "off");
+      cr_expect_str_eq(got, ptx[r][i], "%s = %s: the second engine got other bytes", field,
+                       values[i] ? values[i] : "off");
+      free(got), free(ptx[r][i]);
+    }
+  }
+  cr_expect_eq(disk_entries(second), stored, "hits stored entries");
+  cujit_close(second);
+}
+
+/* The options of the unit (signatures, name expressions) and the launch's checks (nonnull) do not
+** all reach the bytes, but the program must show the value it was built with, never the one a
+** compile before it had: each goes from example to other in one engine. */
+Test(options, a_program_shows_the_unit_options_it_was_given) {
+  int v;
+  if (cujit_nvrtc_version(engine, &v) != CUJIT_OK)
+    cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
+  int seen = 0;
+  for (size_t r = 0; r < cj_option_count; r++) {
+    const cj_option *row = &cj_options[r];
+    if (row->key != CJ_KEY_UNIT) continue;
+    const char *field = row->info.field, *values[2] = {row->example, row->other};
+    for (int i = 0; i < 2; i++) {
+      const char *one = NULL;
+      cujit_compile_options o = baseline();
+      set_value(row, &o, &one, values[i]);
+      cujit_program *p;
+      cujit_kernel *k;
+      cr_assert_eq(cujit_program_compile(engine, valued, "k.cu", &o, &p), CUJIT_OK, "%s: %s", field,
+                   cujit_errmsg(engine));
+      if (!strcmp(field, "name_expressions")) { /* a kernel of the name; not the other's */
+        cr_expect_eq(cujit_program_kernel(p, values[i], &k), CUJIT_OK, "%s = %s: %s", field,
+                     values[i], cujit_errmsg(engine));
+        cujit_kernel_free(k);
+        cr_expect_neq(cujit_program_kernel(p, values[1 - i], &k), CUJIT_OK,
+                      "%s = %s: the program has the other value's kernel %s", field, values[i],
+                      values[1 - i]);
+        seen++;
+      } else if (!strcmp(field, "signatures")) { /* the parameter named as the signature says */
+        cr_assert_eq(cujit_program_kernel(p, "store", &k), CUJIT_OK, "%s", cujit_errmsg(engine));
+        cujit_param_info info = CUJIT_PARAM_INFO_INIT;
+        cr_assert_eq(cujit_kernel_param(k, 0, &info), CUJIT_OK, "%s", cujit_errmsg(engine));
+        const char *name = strrchr(values[i], '*') + 1;
+        char want[64];
+        snprintf(want, sizeof want, "%.*s", (int)strcspn(name, ")"), name);
+        cr_expect_str_eq(info.name, want, "%s = %s: the parameter is named '%s'", field, values[i],
+                         info.name);
+        cujit_kernel_free(k);
+        seen++;
+      }
+      cujit_program_free(p);
+    }
+  }
+  cr_expect_eq(seen, 4, "a unit option this test does not know: say what its program shows");
 }

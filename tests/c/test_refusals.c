@@ -10,20 +10,11 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "expect.h"
 #include "fixture.h"
 #include "gpu.h"
 
 TestSuite(refusals, .init = cj_fixture_open, .fini = cj_fixture_close);
-
-#define EXPECT_OK(call) cr_assert_eq((call), CUJIT_OK, "%s: %s", #call, cujit_errmsg(engine))
-/* The call fails with `status` and exactly `message`. */
-#define EXPECT_REFUSED(call, status, message)                                                      \
-  do {                                                                                             \
-    cujit_status st_ = (call);                                                                     \
-    cr_expect_eq(st_, (status), "%s gave %s (%s)", #call, cujit_status_string(st_),                \
-                 cujit_errmsg(engine));                                                            \
-    cr_expect_str_eq(cujit_errmsg(engine), (message), "%s", #call);                                \
-  } while (0)
 
 #define N 64
 

@@ -20,13 +20,15 @@ const char cj_cxx_as_nvrtc[] = "as NVRTC's";
 
 /* --- the rows --------------------------------------------------------------------------------- */
 
-#define ROW_TEXT(f, fallback_, lua, cli, value_, nvrtc_, cxx_, key_, check_, example_, doc_)       \
+#define ROW_TEXT(f, fallback_, lua, cli, value_, nvrtc_, cxx_, key_, check_, example_, other_,     \
+                 doc_)                                                                             \
   {.info = {#f, lua, cli, value_, doc_, CUJIT_OPTION_TEXT, offsetof(cujit_compile_options, f), 0}, \
    .fallback = fallback_,                                                                          \
    .item = #f,                                                                                     \
    .nvrtc = nvrtc_,                                                                                \
    .cxx = cxx_,                                                                                    \
    .example = example_,                                                                            \
+   .other = other_,                                                                                \
    .key = key_,                                                                                    \
    .check = check_},
 #define ROW_SWITCH(f, lua, cli, nvrtc_, cxx_, env_, doc_)                                          \
@@ -36,13 +38,15 @@ const char cj_cxx_as_nvrtc[] = "as NVRTC's";
    .cxx = cxx_,                                                                                    \
    .env = env_,                                                                                    \
    .key = CJ_KEY_LINE},
-#define ROW_LIST(f, count, item_, lua, cli, value_, nvrtc_, cxx_, key_, check_, example_, doc_)    \
+#define ROW_LIST(f, count, item_, lua, cli, value_, nvrtc_, cxx_, key_, check_, example_, other_,  \
+                 doc_)                                                                             \
   {.info = {#f, lua, cli, value_, doc_, CUJIT_OPTION_LIST, offsetof(cujit_compile_options, f),     \
             offsetof(cujit_compile_options, count)},                                               \
    .item = item_,                                                                                  \
    .nvrtc = nvrtc_,                                                                                \
    .cxx = cxx_,                                                                                    \
    .example = example_,                                                                            \
+   .other = other_,                                                                                \
    .key = key_,                                                                                    \
    .check = check_},
 

@@ -27,21 +27,24 @@ enum { CJ_CHECK_NONE, CJ_CHECK_STD, CJ_CHECK_DEFINE, CJ_CHECK_DIR, CJ_CHECK_NONE
 
 /* CJ_COMPILE_OPTIONS(TEXT, SWITCH, LIST): one row per member of cujit_compile_options, in the
 ** struct's order (options.c asserts both). The columns:
-**   TEXT(field, fallback, lua, cli, value, nvrtc, cxx, key, check, example, doc)
+**   TEXT(field, fallback, lua, cli, value, nvrtc, cxx, key, check, example, other, doc)
 **   SWITCH(field, lua, cli, nvrtc, cxx, env, doc)             -- enters the keys by the line
-**   LIST(field, count, item, lua, cli, value, nvrtc, cxx, key, check, example, doc)
+**   LIST(field, count, item, lua, cli, value, nvrtc, cxx, key, check, example, other, doc)
 ** fallback: the value when NULL; lua: the key of a Lua options table; cli: `cujit compile`'s flag
 ** (NULL: none); value: what a value looks like in help texts; nvrtc / cxx: the spelling put before
 ** the value on NVRTC's / g++'s line (NULL: not on that line; CJ_CXX_AS_NVRTC: an NVRTC flag that
 ** g++ takes when it means the same, else left out with a note); item: one value in errors;
-** example: a valid value other than the default (the tests set each option to it); doc: one line;
+** example: a valid value other than the default (the tests set each option to it); other: a second
+** valid value, neither the default nor the example, with as many items, that the same source
+** compiles with (the tests change each option from example to other: the keys must follow the
+** value, not only its presence); doc: one line;
 ** env: an on/off environment variable that turns the switch on for every compile (NULL: none),
 ** read at each compile, so it enters NVRTC's list, g++'s line and the memo key as the member does.
 ** Adding an option: a member in cujit.h, a row here, its line in the tables of docs/lua.md and
 ** docs/cli.md (test_lua_options says which are missing); nothing else lists them. */
 #define CJ_COMPILE_OPTIONS(TEXT, SWITCH, LIST)                                                     \
   TEXT(arch, NULL, "arch", "--arch", "sm_XX", "-arch=", NULL, CJ_KEY_TARGET, CJ_CHECK_NONE,        \
-       "compute_90",                                                                               \
+       "compute_90", "sm_80",                                                                      \
        "target: sm_XX for CUBIN and PTX, compute_XX for PTX only; default: the current device's")  \
   SWITCH(fast_math, "fast_math", "--fast-math", "--use_fast_math", "-ffast-math", NULL,            \
          "fast math: --use_fast_math (-ffast-math on the CPU device)")                             \
@@ -49,24 +52,25 @@ enum { CJ_CHECK_NONE, CJ_CHECK_STD, CJ_CHECK_DEFINE, CJ_CHECK_DIR, CJ_CHECK_NONE
          "line info for profilers (CUJIT_LINEINFO=1 turns it on for every compile)")               \
   SWITCH(debug, "debug", "-G", "-G", "-g", NULL, "device debug info")                              \
   LIST(defines, define_count, "define", "defines", "-D", "NAME[=VALUE]", "-D", "-D", CJ_KEY_LINE,  \
-       CJ_CHECK_DEFINE, "CJ_EXAMPLE=2", "define a macro")                                          \
+       CJ_CHECK_DEFINE, "CJ_EXAMPLE=2", "CJ_EXAMPLE=5", "define a macro")                          \
   LIST(include_dirs, include_dir_count, "include dir", "include_dirs", "-I", "DIR",                \
-       "--include-path=", "-I", CJ_KEY_LINE, CJ_CHECK_DIR, ".", "add an include directory")        \
+       "--include-path=", "-I", CJ_KEY_LINE, CJ_CHECK_DIR, ".", "..", "add an include directory")  \
   LIST(extra_flags, extra_flag_count, "extra flag", "flags", "-X", "FLAG", "", CJ_CXX_AS_NVRTC,    \
-       CJ_KEY_LINE, CJ_CHECK_NONEMPTY, "-DCJ_EXAMPLE_FLAG=3", "pass FLAG to NVRTC as it is")       \
+       CJ_KEY_LINE, CJ_CHECK_NONEMPTY, "-DCJ_EXAMPLE_FLAG=3", "-DCJ_EXAMPLE_FLAG=4",               \
+       "pass FLAG to NVRTC as it is")                                                              \
   TEXT(std, "c++17", "std", "--std", "c++NN", "-std=", "-std=", CJ_KEY_LINE, CJ_CHECK_STD,         \
-       "c++20", "language standard (default c++17)")                                               \
+       "c++20", "c++14", "language standard (default c++17)")                                      \
   LIST(signatures, signature_count, "signature", "signatures", NULL, "k(float *x, int n)", NULL,   \
-       NULL, CJ_KEY_UNIT, CJ_CHECK_NONE, "store(int *y)",                                          \
+       NULL, CJ_KEY_UNIT, CJ_CHECK_NONE, "store(int *y)", "store(int *out)",                       \
        "the kernels' signatures, given instead of read from the source")                           \
   LIST(name_expressions, name_expression_count, "name expression", "name_expressions", NULL,       \
-       "k<float>", NULL, NULL, CJ_KEY_UNIT, CJ_CHECK_NONE, "tstore<int>",                          \
+       "k<float>", NULL, NULL, CJ_KEY_UNIT, CJ_CHECK_NONE, "tstore<int>", "tstore<float>",         \
        "template kernels to instantiate, each a kernel of that name")                              \
   LIST(nonnull, nonnull_count, "parameter name", "nonnull", NULL, "x or *", NULL, NULL,            \
-       CJ_KEY_NONE, CJ_CHECK_NONE, "y",                                                            \
+       CJ_KEY_NONE, CJ_CHECK_NONE, "y", "*",                                                       \
        "pointer parameters that refuse a null pointer (*: every one not declared = NULL)")         \
   LIST(link, link_count, "link file", "link", "--link", "FILE", NULL, NULL, CJ_KEY_LINK,           \
-       CJ_CHECK_NONEMPTY, "cj_example_link.cu",                                                    \
+       CJ_CHECK_NONEMPTY, "cj_example_link.cu", "cj_example_link_other.cu",                        \
        "device code linked with the program: .cu, .ptx, .ltoir, .fatbin, .cubin, .a (nvJitLink)")
 
 /* The marker of CJ_CXX_AS_NVRTC (its address). */
@@ -76,7 +80,7 @@ extern const char cj_cxx_as_nvrtc[];
 /* A row of the table: the public description and the engine's own columns. */
 typedef struct cj_option {
   cujit_compile_option_info info;
-  const char *fallback, *item, *nvrtc, *cxx, *example;
+  const char *fallback, *item, *nvrtc, *cxx, *example, *other;
   const char *env; /* a SWITCH row's variable, or NULL */
   int key, check;
 } cj_option;
