@@ -69,8 +69,9 @@ static int read_name(lua_State *L, const char *field, const char *const *names, 
     luaL_addstring(&b, names[i]);
   }
   luaL_pushresult(&b);
-  return luaL_error(L, "a:tensor_map: %s must be one of %s; got %s", field, lua_tostring(L, -1),
-                    luaL_tolstring(L, -2, NULL));
+  const char *list = lua_tostring(L, -1);
+  const char *got = luaL_tolstring(L, -2, NULL); /* pushes: `list` stays where it was */
+  return luaL_error(L, "a:tensor_map: %s must be one of %s; got %s", field, list, got);
 }
 
 static int array_tensor_map(lua_State *L) {
