@@ -94,6 +94,11 @@ struct exec {
   /* the block */
   unsigned n, bx, bxy;               /* threads; blockDim.x; blockDim.x * blockDim.y */
   unsigned long long k, kend, block; /* this worker's blocks k..kend-1 in launch order; block k */
+  /* a cluster launch (cpu_cluster.h): this worker's group, its rank there, and how many clusters
+  ** the group finished before the current one */
+  cj_cpu_cluster_group *cgroup;
+  unsigned crank;
+  unsigned long long cround;
   unsigned pos;                      /* the runner's position in `order` */
   unsigned sweep;                    /* the running fiber's position in `order` */
   unsigned phase;                    /* barrier phases completed */
@@ -189,6 +194,39 @@ static inline bool grid_wait(exec *ex, const char *file, int line) {
       set_error(ex, any_thread,
                 "waits at grid_group::sync (%s) for a block of the grid that returned without "
                 "reaching it: every block must reach each grid-wide barrier, as on a GPU",
+                w);
+      return false;
+    }
+    sched_yield();
+  }
+  return true;
+}
+
+/* cluster_group::sync() (cpu_cg.h) once the whole block waits at it: the block's OS thread waits
+** for the other blocks of its cluster, each on a worker of its group (cpu_abi.h), as grid_wait
+** does for the grid. False (recorded) when a block failed, or returned without reaching it. */
+static inline bool cluster_wait(exec *ex, const char *file, int line) {
+  cj_cpu_cluster_group *G = ex->cgroup;
+  if (!G) return true; /* no cluster: the block is a cluster of one */
+  unsigned long long size = ex->L->cluster_size, started = ex->cround * size;
+  unsigned long long phase = __atomic_load_n(&G->phase, __ATOMIC_ACQUIRE);
+  if (__atomic_add_fetch(&G->arrived, 1, __ATOMIC_ACQ_REL) == size) {
+    __atomic_store_n(&G->arrived, 0, __ATOMIC_RELAXED); /* before the phase: seen with it */
+    __atomic_store_n(&G->phase, phase + 1, __ATOMIC_RELEASE);
+    return true;
+  }
+  while (__atomic_load_n(&G->phase, __ATOMIC_ACQUIRE) == phase) {
+    if (failed(ex)) return false;
+    if (__atomic_load_n(&G->arrived, __ATOMIC_ACQUIRE) +
+                (__atomic_load_n(&G->done, __ATOMIC_ACQUIRE) - started) >=
+            size &&
+        __atomic_load_n(&G->phase, __ATOMIC_ACQUIRE) == phase) {
+      char w[320];
+      where(w, sizeof w, ex->L->kernel, file, line);
+      set_error(ex, any_thread,
+                "waits at cluster_group::sync (%s) for a block of its cluster that returned "
+                "without reaching it: every block of a cluster must reach each cluster barrier, "
+                "as on a GPU",
                 w);
       return false;
     }
