@@ -1,0 +1,353 @@
+/*
+** test_launch_attrs.c -- launch attributes (issue 26) on a GPU, or on the CPU device without one:
+** a cluster reduction through distributed shared memory (cooperative_groups::this_cluster and
+** <cujit/cluster.h>) checked against a plain one-block-per-range reduction, a programmatic
+** dependent pair whose second kernel waits with cudaGridDependencySynchronize(), an attributed
+** launch captured into a graph and replayed, and every refusal with its message. The CPU device
+** gets 8 workers (CUJIT_CPU_THREADS), so that clusters of up to 8 blocks run there at once.
+** What the CUDA backend hands the driver is checked against the stand-in driver
+** (test_stub_attrs.c).
+*/
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expect.h"
+#include "fixture.h"
+#include "gpu.h"
+
+static void open_with_workers(void) {
+  setenv("CUJIT_CPU_THREADS", "8", 1); /* read when the CPU device is made */
+  cj_fixture_open();
+}
+
+TestSuite(launch_attrs, .init = open_with_workers, .fini = cj_fixture_close);
+
+#define OK(call) EXPECT_OK(call)
+
+static void synchronize(void) {
+  cujit_device *dev;
+  OK(cujit_current_device(engine, &dev));
+  OK(cujit_device_synchronize(dev));
+}
+
+enum { BLOCK = 128 };
+
+/* Each block sums its BLOCK elements; block 0 of each cluster adds its siblings' sums, read from
+** their shared memory. */
+static const char cg_sum_body[] =
+    "namespace cg = cooperative_groups;\n"
+    "cg::cluster_group cluster = cg::this_cluster();\n"
+    "__shared__ unsigned part[128];\n"
+    "unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "part[threadIdx.x] = i < n ? x[i] : 0u;\n"
+    "__syncthreads();\n"
+    "for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {\n"
+    "  if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];\n"
+    "  __syncthreads();\n"
+    "}\n"
+    "cluster.sync();\n"
+    "if (cluster.block_rank() == 0 && threadIdx.x == 0) {\n"
+    "  unsigned total = 0;\n"
+    "  for (unsigned r = 0; r < cluster.num_blocks(); r++)\n"
+    "    total += cluster.map_shared_rank(part, (int)r)[0];\n"
+    "  out[blockIdx.x / cluster.dim_blocks().x] = total;\n"
+    "}\n"
+    "cluster.sync();\n";
+
+/* The same through <cujit/cluster.h>, its dynamic shared memory this time. */
+static const char lib_sum_body[] =
+    "extern __shared__ unsigned part[];\n"
+    "unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "part[threadIdx.x] = i < n ? x[i] : 0u;\n"
+    "__syncthreads();\n"
+    "for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {\n"
+    "  if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];\n"
+    "  __syncthreads();\n"
+    "}\n"
+    "cujit::cluster_sync();\n"
+    "if (cujit::cluster_rank() == 0 && threadIdx.x == 0) {\n"
+    "  unsigned total = 0;\n"
+    "  for (unsigned r = 0; r < cujit::cluster_blocks(); r++)\n"
+    "    total += cujit::cluster_shared(part, r)[0];\n"
+    "  out[blockIdx.x / cujit::cluster_blocks()] = total;\n"
+    "}\n"
+    "cujit::cluster_sync();\n";
+
+/* The plain reduction: one block per partial, looping over its `per` elements. */
+static const char plain_sum_body[] =
+    "__shared__ unsigned part[128];\n"
+    "unsigned total = 0;\n"
+    "for (unsigned j = threadIdx.x; j < per; j += blockDim.x) {\n"
+    "  unsigned i = blockIdx.x * per + j;\n"
+    "  total += i < n ? x[i] : 0u;\n"
+    "}\n"
+    "part[threadIdx.x] = total;\n"
+    "__syncthreads();\n"
+    "for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {\n"
+    "  if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];\n"
+    "  __syncthreads();\n"
+    "}\n"
+    "if (threadIdx.x == 0) out[blockIdx.x] = part[0];\n";
+
+static cujit_kernel *define(const char *sig, const char *body, const char *preamble) {
+  cujit_kernel *k;
+  OK(cujit_kernel_define(engine, sig, body, preamble, NULL, &k));
+  return k;
+}
+
+static cujit_launch_config config(unsigned grid, unsigned block, unsigned cluster) {
+  cujit_launch_config c = CUJIT_LAUNCH_CONFIG_INIT;
+  c.grid[0] = grid, c.block[0] = block, c.cluster[0] = cluster;
+  return c;
+}
+
+/* Sums of `cluster` * BLOCK elements each, by the clustered kernel and by the plain one. */
+static void check_cluster_sums(cujit_kernel *clustered, unsigned cluster, unsigned shared) {
+  enum { N = 8 * 8 * BLOCK - 37 }; /* a ragged end: the last block is partly empty */
+  static unsigned x[N];
+  for (unsigned i = 0; i < N; i++) x[i] = (unsigned)(cj_test_rand64() % 1000u);
+  unsigned blocks = (N + BLOCK - 1) / BLOCK, sums = blocks / cluster;
+  cr_assert_eq(blocks % cluster, 0);
+  cujit_buffer *in = cj_test_upload(x, sizeof x, CUJIT_U32);
+  cujit_buffer *a = cj_test_upload(NULL, sums * 4, CUJIT_U32);
+  cujit_buffer *b = cj_test_upload(NULL, sums * 4, CUJIT_U32);
+  OK(cujit_memset(a, 0, 0xff, sums * 4, NULL));
+  cujit_arg args[] = {CUJIT_ARG_BUF(in), CUJIT_ARG_BUF(a), CUJIT_ARG_I(N)};
+  cujit_launch_config c = config(blocks, BLOCK, cluster);
+  c.shared_bytes = shared;
+  OK(cujit_launch(clustered, &c, args, 3));
+  cujit_kernel *plain = define("plain_sum(const unsigned *x, unsigned *out, unsigned n, "
+                               "unsigned per)",
+                               plain_sum_body, NULL);
+  cujit_arg plain_args[] = {CUJIT_ARG_BUF(in), CUJIT_ARG_BUF(b), CUJIT_ARG_I(N),
+                            CUJIT_ARG_I(cluster * BLOCK)};
+  cujit_launch_config p = config(sums, BLOCK, 0);
+  OK(cujit_launch(plain, &p, plain_args, 4));
+  unsigned got[64], want[64];
+  cr_assert_leq(sums, 64);
+  cj_test_download(got, a, sums * 4);
+  cj_test_download(want, b, sums * 4);
+  for (unsigned s = 0; s < sums; s++) {
+    unsigned host = 0;
+    for (unsigned i = s * cluster * BLOCK; i < (s + 1) * cluster * BLOCK && i < N; i++)
+      host += x[i];
+    cr_expect_eq(want[s], host, "plain sum %u: %u, host %u", s, want[s], host);
+    cr_expect_eq(got[s], want[s], "cluster of %u, sum %u: %u, plain reduction %u", cluster, s,
+                 got[s], want[s]);
+  }
+  cujit_buffer_free(in), cujit_buffer_free(a), cujit_buffer_free(b);
+  cujit_kernel_free(plain);
+}
+
+Test(launch_attrs, cluster_reduction_through_distributed_shared_memory) {
+  CJ_NEED_DEVICE(engine);
+  cujit_kernel *k = define("cg_sum(const unsigned *x, unsigned *out, unsigned n)", cg_sum_body,
+                           "#include <cooperative_groups.h>");
+  for (unsigned cluster = 2; cluster <= 8; cluster *= 2) check_cluster_sums(k, cluster, 0);
+  cujit_kernel_free(k);
+}
+
+Test(launch_attrs, cluster_reduction_through_the_device_library) {
+  CJ_NEED_DEVICE(engine);
+  cujit_kernel *k = define("lib_sum(const unsigned *x, unsigned *out, unsigned n)", lib_sum_body,
+                           "#include <cujit/cluster.h>");
+  check_cluster_sums(k, 4, BLOCK * 4);
+  cujit_kernel_free(k);
+}
+
+Test(launch_attrs, a_programmatic_pair_waits_for_its_first_kernel) {
+  CJ_NEED_DEVICE(engine);
+  enum { N = 1 << 16 };
+  cujit_kernel *first = define("first(unsigned *x, unsigned n)",
+                               "unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                               "if (i < n) x[i] = 3u * i + 1u;\n"
+                               "cudaTriggerProgrammaticLaunchCompletion();\n",
+                               NULL);
+  cujit_kernel *second = define("second(const unsigned *x, unsigned *y, unsigned n)",
+                                "unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                "cudaGridDependencySynchronize();\n"
+                                "if (i < n) y[i] = x[i] * 2u;\n",
+                                NULL);
+  cujit_buffer *x = cj_test_upload(NULL, N * 4, CUJIT_U32),
+               *y = cj_test_upload(NULL, N * 4, CUJIT_U32);
+  cujit_stream *s;
+  OK(cujit_stream_create(engine, &s));
+  for (int round = 0; round < 3; round++) {
+    OK(cujit_memset(y, 0, 0, N * 4, NULL));
+    synchronize();
+    cujit_launch_config c = config(N / 256, 256, 0);
+    c.stream = s;
+    cujit_arg a1[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_I(N)};
+    OK(cujit_launch(first, &c, a1, 2));
+    c.programmatic = 1, c.priority = -1;
+    cujit_arg a2[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_BUF(y), CUJIT_ARG_I(N)};
+    OK(cujit_launch(second, &c, a2, 3));
+    OK(cujit_stream_synchronize(s));
+    static unsigned got[N];
+    cj_test_download(got, y, sizeof got);
+    for (unsigned i = 0; i < N; i++)
+      if (got[i] != (3u * i + 1u) * 2u)
+        cr_assert_fail("round %d, y[%u] = %u, want %u", round, i, got[i], (3u * i + 1u) * 2u);
+  }
+  cujit_stream_free(s);
+  cujit_buffer_free(x), cujit_buffer_free(y);
+  cujit_kernel_free(first), cujit_kernel_free(second);
+}
+
+Test(launch_attrs, an_attributed_launch_is_captured_and_replayed) {
+  CJ_NEED_DEVICE(engine);
+  enum { N = 4 * BLOCK };
+  cujit_kernel *k = define("cg_sum(const unsigned *x, unsigned *out, unsigned n)", cg_sum_body,
+                           "#include <cooperative_groups.h>");
+  unsigned x[N], got[2] = {0, 0};
+  for (unsigned i = 0; i < N; i++) x[i] = i;
+  cujit_buffer *in = cj_test_upload(x, sizeof x, CUJIT_U32),
+               *out = cj_test_upload(NULL, 8, CUJIT_U32);
+  cujit_arg args[] = {CUJIT_ARG_BUF(in), CUJIT_ARG_BUF(out), CUJIT_ARG_I(N)};
+  cujit_stream *s;
+  OK(cujit_stream_create(engine, &s));
+  cujit_launch_config c = config(4, BLOCK, 2);
+  c.stream = s;
+  OK(cujit_launch(k, &c, args, 3)); /* loaded before the capture */
+  OK(cujit_stream_synchronize(s));
+  OK(cujit_memset(out, 0, 0, 8, NULL));
+  synchronize();
+  cujit_graph *g;
+  OK(cujit_capture_begin(s, CUJIT_CAPTURE_RELAXED));
+  OK(cujit_launch(k, &c, args, 3));
+  OK(cujit_capture_end(s, &g));
+  OK(cujit_graph_replay(g, s, 2));
+  OK(cujit_stream_synchronize(s));
+  cj_test_download(got, out, sizeof got);
+  unsigned want0 = (2 * BLOCK - 1) * (2 * BLOCK) / 2,
+           want1 = (4 * BLOCK - 1) * (4 * BLOCK) / 2 - want0;
+  cr_expect_eq(got[0], want0, "cluster 0 of the replay: %u, want %u", got[0], want0);
+  cr_expect_eq(got[1], want1, "cluster 1 of the replay: %u, want %u", got[1], want1);
+  cujit_graph_free(g);
+  cujit_stream_free(s);
+  cujit_buffer_free(in), cujit_buffer_free(out);
+  cujit_kernel_free(k);
+}
+
+/* Each refused launch: its status and the words of its message; nothing runs. */
+static void expect_refused(cujit_kernel *k, const cujit_launch_config *c, int cooperative,
+                           cujit_status want, const char *words) {
+  cujit_buffer *x = cj_test_upload(NULL, 4096, CUJIT_U32);
+  cujit_arg args[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_BUF(x), CUJIT_ARG_I(16)};
+  cujit_status st =
+      cooperative ? cujit_launch_cooperative(k, c, args, 3) : cujit_launch(k, c, args, 3);
+  cr_expect_eq(st, want, "%s: got %s (%s)", words, cujit_status_string(st), cujit_errmsg(engine));
+  cr_expect(strstr(cujit_errmsg(engine), words), "message '%s' lacks '%s'", cujit_errmsg(engine),
+            words);
+  cujit_buffer_free(x);
+}
+
+Test(launch_attrs, refusals_name_the_value_and_the_limit) {
+  CJ_NEED_DEVICE(engine);
+  cujit_kernel *k = define("cg_sum(const unsigned *x, unsigned *out, unsigned n)", cg_sum_body,
+                           "#include <cooperative_groups.h>");
+  cujit_launch_config c = config(6, BLOCK, 4);
+  expect_refused(k, &c, 0, CUJIT_ERROR_LAUNCH_CONFIG,
+                 "grid.x = 6 is not a multiple of cluster.x = 4");
+  c = config(2, BLOCK, 2), c.cluster[1] = 3;
+  expect_refused(k, &c, 0, CUJIT_ERROR_LAUNCH_CONFIG,
+                 "grid.y = 1 is not a multiple of cluster.y = 3");
+  c = config(17, BLOCK, 17);
+  expect_refused(k, &c, 0, CUJIT_ERROR_LAUNCH_CONFIG,
+                 "cluster.x = 17; a cluster has 1 to 16 blocks on each axis");
+  c = config(8, BLOCK, 8), c.grid[1] = 4, c.cluster[1] = 4;
+  expect_refused(k, &c, 0, CUJIT_ERROR_LAUNCH_CONFIG, "a cluster of 8 x 4 x 1 = 32 blocks is over");
+  c = config(4, BLOCK, 2);
+  expect_refused(k, &c, 1, CUJIT_ERROR_UNSUPPORTED,
+                 "a cooperative launch takes no launch attributes");
+  c = config(4, BLOCK, 0), c.programmatic = 1;
+  expect_refused(k, &c, 1, CUJIT_ERROR_UNSUPPORTED, "programmatic = 1");
+  cujit_device *dev;
+  cujit_device_info info = CUJIT_DEVICE_INFO_INIT;
+  OK(cujit_current_device(engine, &dev));
+  OK(cujit_device_info_get(dev, &info));
+  c = config(2, BLOCK, 2), c.shared_bytes = (unsigned)info.max_shared_per_block_optin + 1;
+  char words[128];
+  snprintf(words, sizeof words, "%u bytes of dynamic shared memory is over", c.shared_bytes);
+  expect_refused(k, &c, 0, CUJIT_ERROR_LAUNCH_CONFIG, words);
+  if (cj_test_on_cpu(engine)) { /* 8 workers: a cluster of 16 cannot run at once */
+    c = config(16, BLOCK, 16);
+    expect_refused(k, &c, 0, CUJIT_ERROR_LAUNCH_CONFIG,
+                   "a cluster of 16 blocks cannot run on the CPU device, which runs a cluster's "
+                   "blocks at once, one per worker, and has 8 workers");
+  }
+  cujit_kernel_free(k);
+}
+
+/* --- the CPU device's emulation: what it refuses, named (always on the CPU device) ----------- */
+
+static void open_cpu(void) {
+  open_with_workers();
+  OK(cujit_set_device(engine, CUJIT_DEVICE_CPU));
+}
+
+TestSuite(cpu_clusters, .init = open_cpu, .fini = cj_fixture_close);
+
+/* Launches `body` (a kernel of x) in 2 blocks of a cluster of 2 and expects the fault `words`. */
+static void expect_fault(const char *body, const char *words) {
+  cujit_kernel *k = define("bad(unsigned *x)", body, "#include <cooperative_groups.h>");
+  cujit_buffer *x = cj_test_upload(NULL, 1024, CUJIT_U32);
+  cujit_arg args[] = {CUJIT_ARG_BUF(x)};
+  cujit_launch_config c = config(2, 32, 2);
+  OK(cujit_launch(k, &c, args, 1));
+  cujit_device *dev;
+  OK(cujit_current_device(engine, &dev));
+  EXPECT_FAIL(cujit_device_synchronize(dev), CUJIT_ERROR_DEVICE_FAULT, words);
+  cujit_buffer_free(x);
+  cujit_kernel_free(k);
+}
+
+Test(cpu_clusters, a_block_that_returns_before_the_cluster_barrier_is_named) {
+  expect_fault("namespace cg = cooperative_groups;\n"
+               "if (cg::this_cluster().block_rank() == 1) return;\n"
+               "cg::this_cluster().sync();\n",
+               "waits at cluster_group::sync (line 3) for a block of its cluster that returned "
+               "without reaching it");
+}
+
+Test(cpu_clusters, a_rank_outside_the_cluster_is_named) {
+  expect_fault("namespace cg = cooperative_groups;\n"
+               "__shared__ unsigned s[32];\n"
+               "cg::this_cluster().sync();\n"
+               "x[threadIdx.x] = *cg::this_cluster().map_shared_rank(s, 5);\n",
+               "map_shared_rank(ptr, 5): the cluster has 2 blocks (ranks 0 to 1)");
+}
+
+Test(cpu_clusters, without_a_cluster_a_block_is_a_cluster_of_one) {
+  cujit_kernel *k = define("one(unsigned *x)",
+                           "namespace cg = cooperative_groups;\n"
+                           "__shared__ unsigned s[1];\n"
+                           "s[0] = blockIdx.x + 10;\n"
+                           "cg::this_cluster().sync();\n"
+                           "if (threadIdx.x == 0)\n"
+                           "  x[blockIdx.x] = cg::this_cluster().num_blocks() * 1000 +\n"
+                           "                  cg::this_cluster().block_rank() * 100 +\n"
+                           "                  *cg::this_cluster().map_shared_rank(s, 0);\n",
+                           "#include <cooperative_groups.h>");
+  cujit_buffer *x = cj_test_upload(NULL, 12, CUJIT_U32);
+  cujit_arg args[] = {CUJIT_ARG_BUF(x)};
+  cujit_launch_config c = config(3, 32, 0);
+  OK(cujit_launch(k, &c, args, 1));
+  unsigned got[3];
+  cj_test_download(got, x, sizeof got);
+  for (unsigned b = 0; b < 3; b++) cr_expect_eq(got[b], 1000 + b + 10, "block %u: %u", b, got[b]);
+  cujit_buffer_free(x);
+  cujit_kernel_free(k);
+}
+
+Test(cpu_clusters, cluster_dims_on_a_kernel_is_refused_saying_what_to_do) {
+  cujit_program *p = NULL;
+  EXPECT_FAIL(cujit_program_compile(engine,
+                                    "extern \"C\" __global__ void __cluster_dims__(2, 1, 1) "
+                                    "k(unsigned *x) { x[0] = 1; }\n",
+                                    "cluster_dims.cu", NULL, &p),
+              CUJIT_ERROR_COMPILE,
+              "__cluster_dims__ is not supported on the CPU device: give the launch its cluster");
+  cujit_program_free(p);
+}
