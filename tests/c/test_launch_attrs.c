@@ -280,6 +280,49 @@ Test(launch_attrs, refusals_name_the_value_and_the_limit) {
   cujit_kernel_free(k);
 }
 
+/* --- the GPU's code, compiled by NVRTC for sm_90 without a GPU ---------------------------------
+ */
+
+TestSuite(sm90_code, .init = cj_fixture_open, .fini = cj_fixture_close);
+
+/* The PTX of `body` as a signature-and-body kernel for sm_90 (or sm_80), which must hold `want`. */
+static void expect_ptx(const char *arch, const char *sig, const char *body, const char *preamble,
+                       const char *want) {
+  int v;
+  if (cujit_nvrtc_version(engine, &v) != CUJIT_OK) {
+    if (cj_test_gpu_required()) cr_assert_fail("no NVRTC: %s", cujit_errmsg(engine));
+    cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
+  }
+  cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
+  o.arch = arch;
+  cujit_kernel *k;
+  OK(cujit_kernel_define(engine, sig, body, preamble, &o, &k));
+  const char *ptx = cujit_program_ptx(cujit_kernel_program(k), NULL);
+  cr_assert_not_null(ptx);
+  cr_expect(strstr(ptx, want), "%s: the PTX of '%s' lacks '%s'", arch, sig, want);
+  cujit_kernel_free(k);
+}
+
+Test(sm90_code, programmatic_launch_calls_are_griddepcontrol_on_sm_90) {
+  const char body[] = "cudaGridDependencySynchronize();\n"
+                      "x[threadIdx.x] += 1.0f;\n"
+                      "cudaTriggerProgrammaticLaunchCompletion();\n";
+  expect_ptx("sm_90", "pdl(float *x)", body, NULL, "griddepcontrol.wait");
+  expect_ptx("sm_90", "pdl(float *x)", body, NULL, "griddepcontrol.launch_dependents");
+  expect_ptx("sm_80", "pdl(float *x)", body, NULL, "add.f32"); /* nothing to wait for below */
+}
+
+Test(sm90_code, cluster_kernels_compile_for_sm_90) {
+  expect_ptx("sm_90", "cg_sum(const unsigned *x, unsigned *out, unsigned n)", cg_sum_body,
+             "#include <cooperative_groups.h>", "mapa");
+  expect_ptx("sm_90", "lib_sum(const unsigned *x, unsigned *out, unsigned n)", lib_sum_body,
+             "#include <cujit/cluster.h>", "barrier.cluster.arrive");
+  expect_ptx("sm_90", "lib_sum(const unsigned *x, unsigned *out, unsigned n)", lib_sum_body,
+             "#include <cujit/cluster.h>", "%cluster_ctarank");
+  expect_ptx("sm_80", "lib_sum(const unsigned *x, unsigned *out, unsigned n)", lib_sum_body,
+             "#include <cujit/cluster.h>", "bar.sync"); /* a cluster of one: __syncthreads */
+}
+
 /* --- the CPU device's emulation: what it refuses, named (always on the CPU device) ----------- */
 
 static void open_cpu(void) {
