@@ -320,9 +320,12 @@ CUJIT_API cujit_status cujit_device_enable_peer(cujit_device *device, cujit_devi
 ** ------------------------------------------------------------------------------------------- */
 
 typedef struct cujit_compile_options {
-  size_t size;      /* sizeof(cujit_compile_options): use CUJIT_COMPILE_OPTIONS_INIT */
-  const char *arch; /* "sm_90" or "compute_90"; NULL: the current device's */
-  int fast_math;    /* --use_fast_math */
+  size_t size; /* sizeof(cujit_compile_options): use CUJIT_COMPILE_OPTIONS_INIT */
+  /* "sm_90" or "compute_90"; NULL: the current device's. "sm_90a" (issue 26) targets Hopper's
+  ** arch-specific instructions (wgmma, setmaxnreg), which sm_90 refuses: a target of its own, in
+  ** the cache key apart from sm_90, whose code runs only on sm_90 devices. */
+  const char *arch;
+  int fast_math; /* --use_fast_math */
   /* -lineinfo, also on for every compile when CUJIT_LINEINFO=1. With it on, the line table names
   ** real files, for profilers and debuggers: a program read from a file names that file, text
   ** given as a string is kept in <cache dir>/sources/ (a private directory removed at

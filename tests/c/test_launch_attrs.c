@@ -323,6 +323,20 @@ Test(sm90_code, cluster_kernels_compile_for_sm_90) {
              "#include <cujit/cluster.h>", "bar.sync"); /* a cluster of one: __syncthreads */
 }
 
+Test(sm90_code, sm_90a_is_a_target_of_its_own) {
+  /* setmaxnreg exists only in the arch-specific sm_90a: refused for sm_90, so that the two are
+  ** compiled, and cached, apart */
+  const char body[] = "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\");\n"
+                      "x[threadIdx.x] = 1.0f;\n";
+  expect_ptx("sm_90a", "regs(float *x)", body, NULL, ".target sm_90a");
+  cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
+  o.arch = "sm_90";
+  cujit_kernel *k = NULL;
+  EXPECT_FAIL(cujit_kernel_define(engine, "regs(float *x)", body, NULL, &o, &k),
+              CUJIT_ERROR_COMPILE, "not supported on .target 'sm_90'");
+  expect_ptx("sm_90", "plain(float *x)", "x[threadIdx.x] = 1.0f;", NULL, ".target sm_90\n");
+}
+
 /* --- the CPU device's emulation: what it refuses, named (always on the CPU device) ----------- */
 
 static void open_cpu(void) {
