@@ -33,62 +33,59 @@ static void synchronize(void) {
 
 enum { BLOCK = 128 };
 
+/* The kernels' preamble: a block's values in shared memory summed into part[0], seen by all. */
+#define TREE_SUM                                                                                   \
+  "__device__ void tree_sum(unsigned *part) {\n"                                                   \
+  "  __syncthreads();\n"                                                                           \
+  "  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {\n"                                         \
+  "    if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];\n"                         \
+  "    __syncthreads();\n"                                                                         \
+  "  }\n"                                                                                          \
+  "}\n"
+#define CG_PREAMBLE "#include <cooperative_groups.h>\n" TREE_SUM
+#define LIB_PREAMBLE "#include <cujit/cluster.h>\n" TREE_SUM
+
 /* Each block sums its BLOCK elements; block 0 of each cluster adds its siblings' sums, read from
 ** their shared memory. */
-static const char cg_sum_body[] =
-    "namespace cg = cooperative_groups;\n"
-    "cg::cluster_group cluster = cg::this_cluster();\n"
-    "__shared__ unsigned part[128];\n"
-    "unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "part[threadIdx.x] = i < n ? x[i] : 0u;\n"
-    "__syncthreads();\n"
-    "for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {\n"
-    "  if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];\n"
-    "  __syncthreads();\n"
-    "}\n"
-    "cluster.sync();\n"
-    "if (cluster.block_rank() == 0 && threadIdx.x == 0) {\n"
-    "  unsigned total = 0;\n"
-    "  for (unsigned r = 0; r < cluster.num_blocks(); r++)\n"
-    "    total += cluster.map_shared_rank(part, (int)r)[0];\n"
-    "  out[blockIdx.x / cluster.dim_blocks().x] = total;\n"
-    "}\n"
-    "cluster.sync();\n";
+static const char cg_sum_body[] = "namespace cg = cooperative_groups;\n"
+                                  "cg::cluster_group cluster = cg::this_cluster();\n"
+                                  "__shared__ unsigned part[128];\n"
+                                  "unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                  "part[threadIdx.x] = i < n ? x[i] : 0u;\n"
+                                  "tree_sum(part);\n"
+                                  "cluster.sync();\n"
+                                  "if (cluster.block_rank() == 0 && threadIdx.x == 0) {\n"
+                                  "  unsigned total = 0;\n"
+                                  "  for (unsigned r = 0; r < cluster.num_blocks(); r++)\n"
+                                  "    total += cluster.map_shared_rank(part, (int)r)[0];\n"
+                                  "  out[blockIdx.x / cluster.dim_blocks().x] = total;\n"
+                                  "}\n"
+                                  "cluster.sync();\n";
 
 /* The same through <cujit/cluster.h>, its dynamic shared memory this time. */
-static const char lib_sum_body[] =
-    "extern __shared__ unsigned part[];\n"
-    "unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "part[threadIdx.x] = i < n ? x[i] : 0u;\n"
-    "__syncthreads();\n"
-    "for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {\n"
-    "  if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];\n"
-    "  __syncthreads();\n"
-    "}\n"
-    "cujit::cluster_sync();\n"
-    "if (cujit::cluster_rank() == 0 && threadIdx.x == 0) {\n"
-    "  unsigned total = 0;\n"
-    "  for (unsigned r = 0; r < cujit::cluster_blocks(); r++)\n"
-    "    total += cujit::cluster_shared(part, r)[0];\n"
-    "  out[blockIdx.x / cujit::cluster_blocks()] = total;\n"
-    "}\n"
-    "cujit::cluster_sync();\n";
+static const char lib_sum_body[] = "extern __shared__ unsigned part[];\n"
+                                   "unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                   "part[threadIdx.x] = i < n ? x[i] : 0u;\n"
+                                   "tree_sum(part);\n"
+                                   "cujit::cluster_sync();\n"
+                                   "if (cujit::cluster_rank() == 0 && threadIdx.x == 0) {\n"
+                                   "  unsigned total = 0;\n"
+                                   "  for (unsigned r = 0; r < cujit::cluster_blocks(); r++)\n"
+                                   "    total += cujit::cluster_shared(part, r)[0];\n"
+                                   "  out[blockIdx.x / cujit::cluster_blocks()] = total;\n"
+                                   "}\n"
+                                   "cujit::cluster_sync();\n";
 
 /* The plain reduction: one block per partial, looping over its `per` elements. */
-static const char plain_sum_body[] =
-    "__shared__ unsigned part[128];\n"
-    "unsigned total = 0;\n"
-    "for (unsigned j = threadIdx.x; j < per; j += blockDim.x) {\n"
-    "  unsigned i = blockIdx.x * per + j;\n"
-    "  total += i < n ? x[i] : 0u;\n"
-    "}\n"
-    "part[threadIdx.x] = total;\n"
-    "__syncthreads();\n"
-    "for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {\n"
-    "  if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];\n"
-    "  __syncthreads();\n"
-    "}\n"
-    "if (threadIdx.x == 0) out[blockIdx.x] = part[0];\n";
+static const char plain_sum_body[] = "__shared__ unsigned part[128];\n"
+                                     "unsigned total = 0;\n"
+                                     "for (unsigned j = threadIdx.x; j < per; j += blockDim.x) {\n"
+                                     "  unsigned i = blockIdx.x * per + j;\n"
+                                     "  total += i < n ? x[i] : 0u;\n"
+                                     "}\n"
+                                     "part[threadIdx.x] = total;\n"
+                                     "tree_sum(part);\n"
+                                     "if (threadIdx.x == 0) out[blockIdx.x] = part[0];\n";
 
 static cujit_kernel *define(const char *sig, const char *body, const char *preamble) {
   cujit_kernel *k;
@@ -119,7 +116,7 @@ static void check_cluster_sums(cujit_kernel *clustered, unsigned cluster, unsign
   OK(cujit_launch(clustered, &c, args, 3));
   cujit_kernel *plain = define("plain_sum(const unsigned *x, unsigned *out, unsigned n, "
                                "unsigned per)",
-                               plain_sum_body, NULL);
+                               plain_sum_body, TREE_SUM);
   cujit_arg plain_args[] = {CUJIT_ARG_BUF(in), CUJIT_ARG_BUF(b), CUJIT_ARG_I(N),
                             CUJIT_ARG_I(cluster * BLOCK)};
   cujit_launch_config p = config(sums, BLOCK, 0);
@@ -142,16 +139,16 @@ static void check_cluster_sums(cujit_kernel *clustered, unsigned cluster, unsign
 
 Test(launch_attrs, cluster_reduction_through_distributed_shared_memory) {
   CJ_NEED_DEVICE(engine);
-  cujit_kernel *k = define("cg_sum(const unsigned *x, unsigned *out, unsigned n)", cg_sum_body,
-                           "#include <cooperative_groups.h>");
+  cujit_kernel *k =
+      define("cg_sum(const unsigned *x, unsigned *out, unsigned n)", cg_sum_body, CG_PREAMBLE);
   for (unsigned cluster = 2; cluster <= 8; cluster *= 2) check_cluster_sums(k, cluster, 0);
   cujit_kernel_free(k);
 }
 
 Test(launch_attrs, cluster_reduction_through_the_device_library) {
   CJ_NEED_DEVICE(engine);
-  cujit_kernel *k = define("lib_sum(const unsigned *x, unsigned *out, unsigned n)", lib_sum_body,
-                           "#include <cujit/cluster.h>");
+  cujit_kernel *k =
+      define("lib_sum(const unsigned *x, unsigned *out, unsigned n)", lib_sum_body, LIB_PREAMBLE);
   check_cluster_sums(k, 4, BLOCK * 4);
   cujit_kernel_free(k);
 }
@@ -198,8 +195,8 @@ Test(launch_attrs, a_programmatic_pair_waits_for_its_first_kernel) {
 Test(launch_attrs, an_attributed_launch_is_captured_and_replayed) {
   CJ_NEED_DEVICE(engine);
   enum { N = 4 * BLOCK };
-  cujit_kernel *k = define("cg_sum(const unsigned *x, unsigned *out, unsigned n)", cg_sum_body,
-                           "#include <cooperative_groups.h>");
+  cujit_kernel *k =
+      define("cg_sum(const unsigned *x, unsigned *out, unsigned n)", cg_sum_body, CG_PREAMBLE);
   unsigned x[N], got[2] = {0, 0};
   for (unsigned i = 0; i < N; i++) x[i] = i;
   cujit_buffer *in = cj_test_upload(x, sizeof x, CUJIT_U32),
@@ -245,8 +242,8 @@ static void expect_refused(cujit_kernel *k, const cujit_launch_config *c, int co
 
 Test(launch_attrs, refusals_name_the_value_and_the_limit) {
   CJ_NEED_DEVICE(engine);
-  cujit_kernel *k = define("cg_sum(const unsigned *x, unsigned *out, unsigned n)", cg_sum_body,
-                           "#include <cooperative_groups.h>");
+  cujit_kernel *k =
+      define("cg_sum(const unsigned *x, unsigned *out, unsigned n)", cg_sum_body, CG_PREAMBLE);
   cujit_launch_config c = config(6, BLOCK, 4);
   expect_refused(k, &c, 0, CUJIT_ERROR_LAUNCH_CONFIG,
                  "grid.x = 6 is not a multiple of cluster.x = 4");
@@ -314,13 +311,13 @@ Test(sm90_code, programmatic_launch_calls_are_griddepcontrol_on_sm_90) {
 
 Test(sm90_code, cluster_kernels_compile_for_sm_90) {
   expect_ptx("sm_90", "cg_sum(const unsigned *x, unsigned *out, unsigned n)", cg_sum_body,
-             "#include <cooperative_groups.h>", "mapa");
+             CG_PREAMBLE, "mapa");
   expect_ptx("sm_90", "lib_sum(const unsigned *x, unsigned *out, unsigned n)", lib_sum_body,
-             "#include <cujit/cluster.h>", "barrier.cluster.arrive");
+             LIB_PREAMBLE, "barrier.cluster.arrive");
   expect_ptx("sm_90", "lib_sum(const unsigned *x, unsigned *out, unsigned n)", lib_sum_body,
-             "#include <cujit/cluster.h>", "%cluster_ctarank");
+             LIB_PREAMBLE, "%cluster_ctarank");
   expect_ptx("sm_80", "lib_sum(const unsigned *x, unsigned *out, unsigned n)", lib_sum_body,
-             "#include <cujit/cluster.h>", "bar.sync"); /* a cluster of one: __syncthreads */
+             LIB_PREAMBLE, "bar.sync"); /* a cluster of one: __syncthreads */
 }
 
 Test(sm90_code, sm_90a_is_a_target_of_its_own) {
@@ -348,7 +345,7 @@ TestSuite(cpu_clusters, .init = open_cpu, .fini = cj_fixture_close);
 
 /* Launches `body` (a kernel of x) in 2 blocks of a cluster of 2 and expects the fault `words`. */
 static void expect_fault(const char *body, const char *words) {
-  cujit_kernel *k = define("bad(unsigned *x)", body, "#include <cooperative_groups.h>");
+  cujit_kernel *k = define("bad(unsigned *x)", body, CG_PREAMBLE);
   cujit_buffer *x = cj_test_upload(NULL, 1024, CUJIT_U32);
   cujit_arg args[] = {CUJIT_ARG_BUF(x)};
   cujit_launch_config c = config(2, 32, 2);
@@ -386,7 +383,7 @@ Test(cpu_clusters, without_a_cluster_a_block_is_a_cluster_of_one) {
                            "  x[blockIdx.x] = cg::this_cluster().num_blocks() * 1000 +\n"
                            "                  cg::this_cluster().block_rank() * 100 +\n"
                            "                  *cg::this_cluster().map_shared_rank(s, 0);\n",
-                           "#include <cooperative_groups.h>");
+                           CG_PREAMBLE);
   cujit_buffer *x = cj_test_upload(NULL, 12, CUJIT_U32);
   cujit_arg args[] = {CUJIT_ARG_BUF(x)};
   cujit_launch_config c = config(3, 32, 0);

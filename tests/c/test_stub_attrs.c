@@ -11,30 +11,21 @@
 ** runs in a process of its own).
 */
 #include <criterion/criterion.h>
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cujit.h"
+#include "expect.h"
 #include "scratch.h"
+#include "stub.h"
 
 static cujit_engine *engine;
 static cujit_kernel *kernel;
 static cujit_buffer *out;
 
-#define EXPECT_OK(call)                                                                            \
-  do {                                                                                             \
-    cujit_status st_ = (call);                                                                     \
-    cr_assert_eq(st_, CUJIT_OK, "%s failed: %s", #call, cujit_errmsg(engine));                     \
-  } while (0)
-
 /* What the stand-in noted under `name` (cujit_stub_seen). */
 static long seen(const char *name) {
-  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  cr_assert_not_null(cuda, "libcuda.so.1 is not loaded");
-  long (*get)(const char *) = (long (*)(const char *))dlsym(cuda, "cujit_stub_seen");
-  dlclose(cuda);
-  cr_assert_not_null(get, "libcuda.so.1 is not the stand-in driver (scripts/bench/stubcuda)");
+  long (*get)(const char *) = (long (*)(const char *))cj_stub_symbol("cujit_stub_seen");
   long v = get(name);
   cr_assert_neq(v, -1, "the stand-in notes nothing called '%s'", name);
   return v;
@@ -45,11 +36,7 @@ static void open_with(const char *variable, const char *value) {
   setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
   if (variable) setenv(variable, value, 1);
   cr_assert_eq(cujit_open(&engine), CUJIT_OK);
-  cujit_device *gpu;
-  cr_assert_eq(cujit_device_get(engine, 0, &gpu), CUJIT_OK,
-               "the stand-in driver's device 0 is missing (%s): is scripts/bench/stubcuda first "
-               "on LD_LIBRARY_PATH?",
-               cujit_errmsg(engine));
+  cj_stub_device(engine);
   int v;
   if (cujit_nvrtc_version(engine, &v) != CUJIT_OK)
     cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
@@ -145,35 +132,31 @@ Test(stub_attrs, dynamic_shared_memory_past_48_kib_is_allowed_once_per_size) {
   cr_expect_eq(seen("max_dynamic_shared.value"), 96 * 1024);
   cr_expect_eq(seen("shared"), 96 * 1024);
   c.shared_bytes = 232448 + 1; /* past the stand-in's opt-in limit */
-  cr_expect_eq(launch(&c), CUJIT_ERROR_LAUNCH_CONFIG);
-  cr_expect(strstr(cujit_errmsg(engine), "232449 bytes of dynamic shared memory is over device 0's "
-                                         "limit of 232448 bytes per block"),
-            "%s", cujit_errmsg(engine));
+  EXPECT_FAIL(launch(&c), CUJIT_ERROR_LAUNCH_CONFIG,
+              "232449 bytes of dynamic shared memory is over device 0's "
+              "limit of 232448 bytes per block");
 }
 
 Test(stub_attrs, no_cluster_that_fits_is_refused) {
   open_with("CUJIT_STUB_CLUSTERS", "0");
   cujit_launch_config c = config(8, 2, 1);
-  cr_expect_eq(launch(&c), CUJIT_ERROR_LAUNCH_CONFIG);
-  cr_expect(strstr(cujit_errmsg(engine), "kernel 'fill': not one cluster of 2 x 1 x 1 blocks of "
-                                         "128 threads with 0 bytes of dynamic shared memory fits "
-                                         "on device 0 at once"),
-            "%s", cujit_errmsg(engine));
+  EXPECT_FAIL(launch(&c), CUJIT_ERROR_LAUNCH_CONFIG,
+              "kernel 'fill': not one cluster of 2 x 1 x 1 blocks of "
+              "128 threads with 0 bytes of dynamic shared memory fits "
+              "on device 0 at once");
   cr_expect_eq(seen("cuLaunchKernelEx"), 0, "nothing launched");
 }
 
 Test(stub_attrs, clusters_and_programmatic_launches_are_refused_below_sm_90) {
   open_with("CUJIT_STUB_CC", "8");
   cujit_launch_config c = config(8, 2, 1);
-  cr_expect_eq(launch(&c), CUJIT_ERROR_UNSUPPORTED);
-  cr_expect(strstr(cujit_errmsg(engine), "device 0 is sm_80: thread block clusters need sm_90 or "
-                                         "newer (Hopper)"),
-            "%s", cujit_errmsg(engine));
+  EXPECT_FAIL(launch(&c), CUJIT_ERROR_UNSUPPORTED,
+              "device 0 is sm_80: thread block clusters need sm_90 or "
+              "newer (Hopper)");
   c = config(8, 0, 0), c.programmatic = 1;
-  cr_expect_eq(launch(&c), CUJIT_ERROR_UNSUPPORTED);
-  cr_expect(strstr(cujit_errmsg(engine), "device 0 is sm_80: programmatic dependent launches need "
-                                         "sm_90 or newer"),
-            "%s", cujit_errmsg(engine));
+  EXPECT_FAIL(launch(&c), CUJIT_ERROR_UNSUPPORTED,
+              "device 0 is sm_80: programmatic dependent launches need "
+              "sm_90 or newer");
   c = config(8, 0, 0), c.priority = -1; /* a priority is no Hopper feature */
   EXPECT_OK(launch(&c));
   cr_expect_eq(seen("cuLaunchKernelEx"), 1);
@@ -182,10 +165,9 @@ Test(stub_attrs, clusters_and_programmatic_launches_are_refused_below_sm_90) {
 Test(stub_attrs, a_driver_without_cuLaunchKernelEx_refuses_the_attributes_only) {
   open_with("CUJIT_STUB_ABSENT", "cuLaunchKernelEx");
   cujit_launch_config c = config(8, 2, 1);
-  cr_expect_eq(launch(&c), CUJIT_ERROR_UNSUPPORTED);
-  cr_expect(strstr(cujit_errmsg(engine), "launch attributes (clusters, programmatic launches) "
-                                         "needs the driver's cuLaunchKernelEx"),
-            "%s", cujit_errmsg(engine));
+  EXPECT_FAIL(launch(&c), CUJIT_ERROR_UNSUPPORTED,
+              "launch attributes (clusters, programmatic launches) "
+              "needs the driver's cuLaunchKernelEx");
   c = config(8, 0, 0);
   EXPECT_OK(launch(&c));
 }
