@@ -13,24 +13,38 @@ local S = require "example_support"
 
 local BLOCK = 256
 
--- Each block sums its grid-stride share into shared memory; block 0 of the cluster adds up the
--- cluster's block sums, read from the siblings' shared memory, into the total.
-local cluster_sum = cuda.source([[
-#include <cooperative_groups.h>
-namespace cg = cooperative_groups;
-extern "C" __global__ void cluster_sum(const unsigned *x, unsigned long long *total,
-                                       unsigned long long n) {
-  __shared__ unsigned long long part[256];
-  unsigned long long s = 0;
-  for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
-       i += (unsigned long long)gridDim.x * blockDim.x)
-    s += x[i];
-  part[threadIdx.x] = s;
+-- What the reductions share: the sum of a block's values in shared memory (the tree leaves it in
+-- part[0]), and a block's sum of its grid-stride share of x through it.
+local tree = [[
+__device__ unsigned long long tree(unsigned long long *part) {
   __syncthreads();
   for (unsigned k = blockDim.x / 2; k > 0; k /= 2) {
     if (threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k];
     __syncthreads();
   }
+  return part[0];
+}
+]]
+local block_sum = tree .. [[
+__device__ unsigned long long block_sum(const unsigned *x, unsigned long long n,
+                                        unsigned long long *part) {
+  unsigned long long s = 0;
+  for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x)
+    s += x[i];
+  part[threadIdx.x] = s;
+  return tree(part);
+}
+]]
+
+-- Block 0 of each cluster adds up the cluster's block sums, read from the siblings' shared
+-- memory, into the total.
+local cluster_sum = cuda.source("#include <cooperative_groups.h>\n" .. block_sum .. [[
+namespace cg = cooperative_groups;
+extern "C" __global__ void cluster_sum(const unsigned *x, unsigned long long *total,
+                                       unsigned long long n) {
+  __shared__ unsigned long long part[256];
+  block_sum(x, n, part);
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync(); // every block's part[0] written before block 0 reads it
   if (cluster.block_rank() == 0 && threadIdx.x == 0) {
@@ -46,30 +60,17 @@ extern "C" __global__ void cluster_sum(const unsigned *x, unsigned long long *to
 local partials = cuda.jit("partials(const unsigned *x, unsigned long long *out, "
                           .. "unsigned long long n)", [[
   __shared__ unsigned long long part[256];
-  unsigned long long s = 0;
-  for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
-       i += (unsigned long long)gridDim.x * blockDim.x)
-    s += x[i];
-  part[threadIdx.x] = s;
-  __syncthreads();
-  for (unsigned k = blockDim.x / 2; k > 0; k /= 2) {
-    if (threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) out[blockIdx.x] = part[0];
-]], S.options())
+  unsigned long long s = block_sum(x, n, part);
+  if (threadIdx.x == 0) out[blockIdx.x] = s;
+]], S.options({preamble = block_sum}))
 local finish = cuda.jit("finish(const unsigned long long *parts, unsigned long long *total, int m)", [[
   __shared__ unsigned long long part[256];
   unsigned long long s = 0;
   for (int i = threadIdx.x; i < m; i += blockDim.x) s += parts[i];
   part[threadIdx.x] = s;
-  __syncthreads();
-  for (unsigned k = blockDim.x / 2; k > 0; k /= 2) {
-    if (threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) total[0] = part[0];
-]], S.options())
+  s = tree(part);
+  if (threadIdx.x == 0) total[0] = s;
+]], S.options({preamble = tree}))
 S.host_checks_done()
 
 local dev = cuda.device()

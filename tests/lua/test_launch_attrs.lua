@@ -12,6 +12,17 @@ local dev = cuda.device()
 local on_cpu = dev.arch == "cpu"
 local BLOCK = 128
 
+-- The kernels' preamble: a block's values in shared memory summed into part[0], seen by all.
+local tree_sum = [[
+__device__ void tree_sum(unsigned *part) {
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
+    __syncthreads();
+  }
+}
+]]
+
 -- Block 0 of each cluster adds the sums of its cluster's blocks, read from their shared memory.
 local cluster_sum = cuda.jit("cluster_sum(const unsigned *x, unsigned *out, unsigned n)", [[
   namespace cg = cooperative_groups;
@@ -19,11 +30,7 @@ local cluster_sum = cuda.jit("cluster_sum(const unsigned *x, unsigned *out, unsi
   __shared__ unsigned part[128];
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   part[threadIdx.x] = i < n ? x[i] : 0u;
-  __syncthreads();
-  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-    if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
-    __syncthreads();
-  }
+  tree_sum(part);
   cluster.sync();
   if (cluster.block_rank() == 0 && threadIdx.x == 0) {
     unsigned total = 0;
@@ -31,7 +38,7 @@ local cluster_sum = cuda.jit("cluster_sum(const unsigned *x, unsigned *out, unsi
     out[blockIdx.x / cluster.dim_blocks().x] = total;
   }
   cluster.sync();
-]], {preamble = "#include <cooperative_groups.h>"})
+]], {preamble = "#include <cooperative_groups.h>\n" .. tree_sum})
 
 -- One block per partial: `per` elements each.
 local plain_sum = cuda.jit("plain_sum(const unsigned *x, unsigned *out, unsigned n, unsigned per)", [[
@@ -42,13 +49,9 @@ local plain_sum = cuda.jit("plain_sum(const unsigned *x, unsigned *out, unsigned
     total += i < n ? x[i] : 0u;
   }
   part[threadIdx.x] = total;
-  __syncthreads();
-  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-    if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
-    __syncthreads();
-  }
+  tree_sum(part);
   if (threadIdx.x == 0) out[blockIdx.x] = part[0];
-]])
+]], {preamble = tree_sum})
 
 local n = 16 * BLOCK - 5
 local xs = h.random_ints(n, 0, 1000)
