@@ -102,7 +102,10 @@ static inline void run_clusters(exec *ex, unsigned index) {
 ** order, so there is nothing to wait for and nothing to release early. */
 static inline void cudaGridDependencySynchronize(void) {}
 static inline void cudaTriggerProgrammaticLaunchCompletion(void) {}
-/* A kernel's compiled cluster shape: refused on the CPU device, which takes the cluster from the
-** launch; without one the kernel would run as clusters of one block, a silent difference. */
+/* A kernel's compiled cluster shape: the unit writer (cpu_source.c) takes `__cluster_dims__(...)`
+** off a kernel of the unit and exports its arguments with the kernel's entry (cjc_<name>), which
+** a launch then takes; what is left for this macro (on a template, whose arguments may name its
+** parameters, or on what is no kernel of the unit) is refused: run as clusters of one block, the
+** kernel would differ silently. */
 #define __cluster_dims__(...)                                                                      \
-  _Pragma("GCC error \"__cluster_dims__ is not supported on the CPU device: give the launch its cluster (Lua: cluster = {x, y, z}; C: cujit_launch_config.cluster)\"")
+  _Pragma("GCC error \"__cluster_dims__ is supported on the CPU device only on a kernel of the program (not a template): give the launch its cluster instead (Lua: cluster = {x, y, z}; C: cujit_launch_config.cluster)\"")

@@ -227,6 +227,47 @@ Test(launch_attrs, an_attributed_launch_is_captured_and_replayed) {
   cujit_kernel_free(k);
 }
 
+/* A kernel compiled with __cluster_dims__(2, 1, 1): each block writes the cluster's size, its
+** rank and its sibling's block index, read from the sibling's shared memory. */
+static cujit_kernel *cluster_dims_kernel(void) {
+  static const char src[] =
+      "#include <cooperative_groups.h>\n"
+      "namespace cg = cooperative_groups;\n"
+      "extern \"C\" __global__ void __cluster_dims__(2, 1, 1) dims(unsigned *x) {\n"
+      "  __shared__ unsigned mine[1];\n"
+      "  cg::cluster_group c = cg::this_cluster();\n"
+      "  if (threadIdx.x == 0) mine[0] = blockIdx.x;\n"
+      "  c.sync();\n"
+      "  if (threadIdx.x == 0)\n"
+      "    x[blockIdx.x] = c.num_blocks() * 10000 + c.block_rank() * 1000 +\n"
+      "                    *c.map_shared_rank(mine, (int)(c.block_rank() ^ 1u));\n"
+      "  c.sync();\n"
+      "}\n";
+  cujit_program *p;
+  cujit_kernel *k;
+  OK(cujit_program_compile(engine, src, "dims.cu", NULL, &p));
+  OK(cujit_program_kernel(p, "dims", &k));
+  cujit_program_free(p);
+  return k;
+}
+
+Test(launch_attrs, a_kernels_cluster_dims_are_honoured_by_a_plain_launch) {
+  CJ_NEED_DEVICE(engine);
+  cujit_kernel *k = cluster_dims_kernel();
+  cujit_buffer *x = cj_test_upload(NULL, 64, CUJIT_U32);
+  cujit_arg args[] = {CUJIT_ARG_BUF(x)};
+  cujit_launch_config c = config(4, 32, 0);
+  OK(cujit_launch(k, &c, args, 1));
+  unsigned got[4];
+  cj_test_download(got, x, sizeof got);
+  for (unsigned b = 0; b < 4; b++) {
+    unsigned want = 2 * 10000 + (b % 2) * 1000 + (b ^ 1u);
+    cr_expect_eq(got[b], want, "block %u: %u, want %u", b, got[b], want);
+  }
+  cujit_buffer_free(x);
+  cujit_kernel_free(k);
+}
+
 /* Each refused launch: its status and the words of its message; nothing runs. */
 static void expect_refused(cujit_kernel *k, const cujit_launch_config *c, int cooperative,
                            cujit_status want, const char *words) {
@@ -395,13 +436,27 @@ Test(cpu_clusters, without_a_cluster_a_block_is_a_cluster_of_one) {
   cujit_kernel_free(k);
 }
 
-Test(cpu_clusters, cluster_dims_on_a_kernel_is_refused_saying_what_to_do) {
+Test(cpu_clusters, cluster_dims_off_a_kernel_is_refused_saying_what_to_do) {
   cujit_program *p = NULL;
   EXPECT_FAIL(cujit_program_compile(engine,
-                                    "extern \"C\" __global__ void __cluster_dims__(2, 1, 1) "
-                                    "k(unsigned *x) { x[0] = 1; }\n",
+                                    "__device__ void __cluster_dims__(2, 1, 1) helper() {}\n"
+                                    "extern \"C\" __global__ void k(unsigned *x) { x[0] = 1; }\n",
                                     "cluster_dims.cu", NULL, &p),
               CUJIT_ERROR_COMPILE,
-              "__cluster_dims__ is not supported on the CPU device: give the launch its cluster");
+              "__cluster_dims__ is supported on the CPU device only on a kernel of the program");
   cujit_program_free(p);
+}
+
+Test(cpu_clusters, a_launch_must_match_the_kernels_cluster_dims) {
+  cujit_kernel *k = cluster_dims_kernel();
+  cujit_buffer *x = cj_test_upload(NULL, 64, CUJIT_U32);
+  cujit_arg args[] = {CUJIT_ARG_BUF(x)};
+  cujit_launch_config c = config(3, 32, 0);
+  EXPECT_FAIL(cujit_launch(k, &c, args, 1), CUJIT_ERROR_LAUNCH_CONFIG,
+              "kernel 'dims': grid.x = 3 is not a multiple of its __cluster_dims__ x = 2");
+  c = config(4, 32, 4);
+  EXPECT_FAIL(cujit_launch(k, &c, args, 1), CUJIT_ERROR_LAUNCH_CONFIG,
+              "kernel 'dims' has __cluster_dims__(2, 1, 1) but is launched with cluster {4, 1, 1}");
+  cujit_buffer_free(x);
+  cujit_kernel_free(k);
 }

@@ -84,10 +84,46 @@ static cujit_status enqueue_launch(cujit_device *dev, void *fn, const unsigned g
   return cj_cpu_enqueue(dev, op, stream);
 }
 
+/* The cluster of a launch of f: the launch's (attrs), else the kernel's __cluster_dims__, which
+** a launch must then match, as on a GPU; NULL for none. Refusals name the values. */
+static cujit_status launch_cluster(cujit_device *dev, const cj_cpu_function *f,
+                                   const unsigned grid[3], const cj_launch_attrs *attrs,
+                                   const unsigned **cluster) {
+  static const char axis[3] = {'x', 'y', 'z'};
+  *cluster = attrs && attrs->cluster[0] ? attrs->cluster : NULL;
+  if (!f->cluster[0]) return CUJIT_OK;
+  unsigned size = f->cluster[0] * f->cluster[1] * f->cluster[2];
+  for (int d = 0; d < 3; d++) {
+    if (*cluster && (*cluster)[d] != f->cluster[d])
+      return cj_fail(dev->engine, CUJIT_ERROR_LAUNCH_CONFIG,
+                     "kernel '%s' has __cluster_dims__(%u, %u, %u) but is launched with cluster "
+                     "{%u, %u, %u}; launch it without a cluster, or with its own",
+                     f->name, f->cluster[0], f->cluster[1], f->cluster[2], (*cluster)[0],
+                     (*cluster)[1], (*cluster)[2]);
+    if (grid[d] % f->cluster[d])
+      return cj_fail(dev->engine, CUJIT_ERROR_LAUNCH_CONFIG,
+                     "kernel '%s': grid.%c = %u is not a multiple of its __cluster_dims__ %c = %u",
+                     f->name, axis[d], grid[d], axis[d], f->cluster[d]);
+  }
+  cj_launch_attrs own = {{f->cluster[0], f->cluster[1], f->cluster[2]}, 0, 0};
+  int fit = 0;
+  cujit_status st = size > 16 ? cj_fail(dev->engine, CUJIT_ERROR_LAUNCH_CONFIG,
+                                        "kernel '%s': __cluster_dims__ of %u blocks is over the "
+                                        "limit of 16 blocks per cluster",
+                                        f->name, size)
+                              : cj_cpu_check_attrs(dev, (void *)f, grid, grid, 0, &own, &fit);
+  *cluster = f->cluster;
+  return st;
+}
+
 cujit_status cj_cpu_launch_kernel(cujit_device *dev, void *fn, const unsigned grid[3],
                                   const unsigned block[3], unsigned shared_bytes, void *stream,
                                   void **args) {
-  return enqueue_launch(dev, fn, grid, block, shared_bytes, stream, args, 0, NULL);
+  const unsigned *cluster;
+  cujit_status st = launch_cluster(dev, fn, grid, NULL, &cluster);
+  return st != CUJIT_OK
+             ? st
+             : enqueue_launch(dev, fn, grid, block, shared_bytes, stream, args, 0, cluster);
 }
 
 cujit_status cj_cpu_suggest_block(cujit_device *dev, void *fn, int *block_size, int *min_grid) {
@@ -214,6 +250,9 @@ cujit_status cj_cpu_check_attrs(cujit_device *dev, void *fn, const unsigned grid
 cujit_status cj_cpu_launch_ex(cujit_device *dev, void *fn, const unsigned grid[3],
                               const unsigned block[3], unsigned shared_bytes, void *stream,
                               void **args, const cj_launch_attrs *attrs) {
-  return enqueue_launch(dev, fn, grid, block, shared_bytes, stream, args, 0,
-                        attrs->cluster[0] ? attrs->cluster : NULL);
+  const unsigned *cluster;
+  cujit_status st = launch_cluster(dev, fn, grid, attrs, &cluster);
+  return st != CUJIT_OK
+             ? st
+             : enqueue_launch(dev, fn, grid, block, shared_bytes, stream, args, 0, cluster);
 }
