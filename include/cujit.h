@@ -784,9 +784,11 @@ typedef struct cujit_launch_config {
   **   priority: the launch's priority (CU_LAUNCH_ATTRIBUTE_PRIORITY; lower is more urgent, as
   **     stream priorities; the driver clamps it to the device's range).
   ** Clusters and programmatic launches need sm_90 or newer (refused below, with the reason).
-  ** The CPU device runs a cluster's blocks at once, one per worker (so at most as many blocks
-  ** per cluster as workers, and at most 16), and takes programmatic and priority as no-ops: its
-  ** stream order is already serial (docs/cpu.md). A cooperative launch takes none of them. */
+  ** A kernel compiled with __cluster_dims__(x, y, z) runs in those clusters without one (a
+  ** cluster given must match them). The CPU device runs a cluster's blocks at once, one per
+  ** worker (so at most as many blocks per cluster as workers, and at most 16), honours
+  ** __cluster_dims__ on a kernel of the program, and takes programmatic and priority as no-ops:
+  ** its stream order is already serial (docs/cpu.md). A cooperative launch takes none of them. */
   unsigned cluster[3];
   int programmatic;
   int priority;
