@@ -112,6 +112,12 @@ Test(stub_attrs, the_occupancy_of_a_cluster_is_asked_once_per_shape) {
   EXPECT_OK(launch(&c));
   cr_expect_eq(seen("non_portable"), 1);
   cr_expect_eq(seen("cluster.x"), 8);
+  EXPECT_OK(cujit_device_reset(cj_stub_device(engine))); /* the kernel's function made anew: */
+  cujit_buffer_free(out);                                /* (the buffer was lost with it) */
+  EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_F32, &out));
+  EXPECT_OK(launch(&c));
+  cr_expect_eq(seen("non_portable"), 2, "the new function is allowed large clusters too");
+  cr_expect_eq(seen("cuOccupancyMaxActiveClusters"), 4);
 }
 
 Test(stub_attrs, dynamic_shared_memory_past_48_kib_is_allowed_once_per_size) {
