@@ -2,8 +2,10 @@
 ** launch.c -- launching kernels: checking arguments against the signature and packing them (the
 ** core's one scalar-conversion policy: ranges, exactness, dtypes), checking the launch
 ** configuration against the device, and the launch path itself, which takes no lock, allocates
-** nothing and does no hashing or string work once the kernel is ready on the device. Also the
-** queries that need a kernel on the current device (block suggestion, attributes).
+** nothing and does no hashing or string work once the kernel is ready on the device; a
+** configuration with launch attributes (clusters, programmatic launch, priority: launch_attrs.c)
+** goes to the backend's launch_ex, any other to its plain launch. Also the queries that need a
+** kernel on the current device (block suggestion, attributes).
 */
 #include "launch.h"
 #include "resources.h"
