@@ -1228,6 +1228,10 @@ typedef struct cujit_cache_stats {
   ** made one, and that used one made before in this process. A PCH never changes what is
   ** compiled; it makes a later compile with the same headers several times faster. */
   uint64_t pch_created, pch_used;
+  /* Compiles of this engine that ran in a worker process (cujit-nvrtc-worker) because another
+  ** NVRTC compile of the process was running: NVRTC runs one compile of a process at a time.
+  ** CUJIT_NVRTC_WORKER (README's Environment) turns workers off or names the program. */
+  uint64_t compiles_in_workers;
 } cujit_cache_stats;
 
 #ifndef __cplusplus

@@ -5,6 +5,7 @@
 */
 #include "compile/cache.h"
 #include "compile/kept.h"
+#include "compile/remote.h"
 #include "run/device.h"
 #include "program/program.h"
 
@@ -43,6 +44,7 @@ cujit_status cujit_open(cujit_engine **out) {
   e->live.next = e->live.prev = &e->live;
   e->programs = cj_program_map_open();
   e->cache = e->programs ? cj_cache_open(e) : NULL;
+  e->remote = e->cache ? cj_remote_open() : NULL; /* NULL: no worker processes, nothing worse */
   if (!e->cache) {
     cj_program_map_close(e->programs);
     pthread_mutex_destroy(&e->drv_lock);
@@ -72,6 +74,7 @@ void cujit_close(cujit_engine *engine) {
   cj_program_map_close(engine->programs); /* unloads the programs from the devices */
   cj_kept_close(engine); /* before the cache: a private directory of kept sources goes */
   cj_cache_close(engine->cache);
+  cj_remote_close(engine->remote); /* its workers end with it */
   cj_devices_release(engine);
   cj_backend_scope_close();
   if (engine->drv_state == 1) cj_driver_close(&engine->drv);

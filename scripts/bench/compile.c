@@ -4,8 +4,14 @@
 ** figure (case "compile"; ms, medians):
 **   many      eight independent programs compiled at once (cujit_program_compile_many, threads:
 **             CUJIT_COMPILE_THREADS else the cores) against one after another (the same call with
-**             CUJIT_COMPILE_THREADS=1): variants many8_parallel and many8_serial (with an arch
-**             other than sm_90, _ARCH after them: many8_parallel_cpu for the CPU device's g++);
+**             CUJIT_COMPILE_THREADS=1): variants many8_parallel (NVRTC's compiles in worker
+**             processes beside the process's own), many8_parallel_noworkers
+**             (CUJIT_NVRTC_WORKER=off: in the process alone), many8_serial, and
+**             many8_parallel_first (the first round, its workers started in it); with an arch
+**             other than sm_90, _ARCH after them: many8_parallel_cpu for the CPU device's g++;
+**   many-heavy  the same, each program including <cooperative_groups.h> (heavy8_*; with
+**             CUJIT_PCH=off, heavy8_nopch_*: one after another then pays the whole front end
+**             each time, as the worker processes do);
 **   minimal   a small kernel (cujit_kernel_define) with NVRTC's -minimal, as cujit now compiles
 **             it, and with CUJIT_MINIMAL=off: minimal_on, minimal_off;
 **   first-cujit, first-cujit-device, first-nvrtc
@@ -18,7 +24,8 @@
 **             NVRTC alone, which NVRTC 13 starts the driver inside, then cuInit and cuDeviceGet.
 ** Every compile is a real one: the disk cache off (CUJIT_CACHE=off) and each text made new with
 ** the process id and a counter, so neither cujit's caches nor NVRTC's own can answer.
-**   usage: cujit_bench_compile [--short] [--arch ARCH] many|minimal|first-cujit|first-cujit-device|
+**   usage: cujit_bench_compile [--short] [--arch ARCH]
+*many|many-heavy|minimal|first-cujit|first-cujit-device|
 **                              first-nvrtc
 */
 #include "common.h"
@@ -71,43 +78,94 @@ static void row(const char *variant, const char *arch, double *ms, int n, const 
          strstr(variant, "nvrtc") ? "nvrtc" : "cujit_c", v, n, median, n, detail);
 }
 
-static int many(cujit_engine *e, const char *arch, int reps) {
+/* The ways of `many`: one after another, at once (NVRTC's in worker processes beside the
+** process's own: compile/remote.h), and at once in the process alone (CUJIT_NVRTC_WORKER=off, as
+** before the workers: NVRTC ran them one at a time). */
+enum { SERIAL, AT_ONCE, AT_ONCE_HERE, WAYS };
+static const char *const way_name[WAYS] = {"serial", "parallel", "parallel_noworkers"};
+
+/* One round of `way`: eight new texts compiled by one cujit_program_compile_many, in ms (< 0
+** failed). `heavy`: each text includes <cooperative_groups.h>, as real kernels do. */
+static double many_round(cujit_engine *e, const cujit_compile_options *o, int way, int heavy) {
+  static char texts[MANY][2400];
+  const char *srcs[MANY];
+  const cujit_compile_options *opts[MANY];
+  cujit_program *progs[MANY];
+  for (int i = 0; i < MANY; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "k%d", i);
+    int at = heavy ? snprintf(texts[i], sizeof texts[i],
+                              "#include <cooperative_groups.h>\n"
+                              "namespace cg = cooperative_groups;\n")
+                   : 0;
+    kernel_text(texts[i] + at, sizeof texts[i] - (size_t)at, name);
+    srcs[i] = texts[i], opts[i] = o;
+  }
+  const char *threads = getenv("CUJIT_COMPILE_THREADS");
+  char *kept = threads ? strdup(threads) : NULL;
+  if (way == SERIAL) setenv("CUJIT_COMPILE_THREADS", "1", 1);
+  double t0 = bench_now_us();
+  cujit_status st = cujit_program_compile_many(e, MANY, srcs, NULL, opts, progs, NULL);
+  double ms = (bench_now_us() - t0) / 1000;
+  kept ? setenv("CUJIT_COMPILE_THREADS", kept, 1) : unsetenv("CUJIT_COMPILE_THREADS");
+  free(kept);
+  for (int i = 0; i < MANY; i++) cujit_program_free(progs[i]);
+  return st == CUJIT_OK ? ms : -1;
+}
+
+static int many(const char *arch, int reps, int heavy) {
   cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
   o.arch = arch;
-  const cujit_compile_options *opts[MANY];
-  static char texts[MANY][2048];
-  const char *srcs[MANY];
-  cujit_program *progs[MANY];
-  double serial[16], parallel[16];
+  double ms[WAYS][16], first = 0;
   const char *threads = getenv("CUJIT_COMPILE_THREADS");
-  char detail[128];
-  snprintf(detail, sizeof detail, "%d programs; threads: %s; cores: %ld", MANY,
-           threads && *threads ? threads : "the cores", sysconf(_SC_NPROCESSORS_ONLN));
-  for (int r = 0; r < reps; r++)
-    for (int way = 0; way < 2; way++) { /* alternated, so drift touches both alike */
-      int one = (way + r) % 2;
-      for (int i = 0; i < MANY; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "k%d", i);
-        kernel_text(texts[i], sizeof texts[i], name);
-        srcs[i] = texts[i], opts[i] = &o;
+  char detail[160];
+  snprintf(detail, sizeof detail, "%d programs%s; threads: %s; cores: %ld; PCH: %s", MANY,
+           heavy ? " including cooperative_groups.h" : "",
+           threads && *threads ? threads : "the cores", sysconf(_SC_NPROCESSORS_ONLN),
+           getenv("CUJIT_PCH") ? getenv("CUJIT_PCH") : "auto");
+  cujit_engine *e[2]; /* [0] with workers, [1] without: the pool reads the variable once */
+  setenv("CUJIT_NVRTC_WORKER", "off", 1);
+  if (cujit_open(&e[1]) != CUJIT_OK) return 1;
+  unsetenv("CUJIT_NVRTC_WORKER");
+  if (cujit_open(&e[0]) != CUJIT_OK) return 1;
+  int failed = 0;
+  const char *pch = getenv("CUJIT_PCH");
+  const char *prefix = !heavy ? "many8_" : pch && !strcmp(pch, "off") ? "heavy8_nopch_" : "heavy8_";
+  for (int r = 0; r < reps && !failed; r++)
+    for (int k = 0; k < WAYS && !failed; k++) { /* rotated, so drift touches every way alike */
+      int way = (k + r) % WAYS;
+      if (way == AT_ONCE_HERE) setenv("CUJIT_NVRTC_WORKER", "off", 1);
+      double t = many_round(e[way == AT_ONCE_HERE], &o, way, heavy);
+      unsetenv("CUJIT_NVRTC_WORKER");
+      if (t < 0) {
+        char v[64];
+        snprintf(v, sizeof v, "%s%s", prefix, way_name[way]);
+        bench_missing(CASE, "cujit_c", v, MANY, cujit_errmsg(e[way == AT_ONCE_HERE]));
+        failed = 1;
       }
-      if (one) setenv("CUJIT_COMPILE_THREADS", "1", 1);
-      double t0 = bench_now_us();
-      cujit_status st = cujit_program_compile_many(e, MANY, srcs, NULL, opts, progs, NULL);
-      double ms = (bench_now_us() - t0) / 1000;
-      if (one)
-        threads ? setenv("CUJIT_COMPILE_THREADS", threads, 1) : unsetenv("CUJIT_COMPILE_THREADS");
-      for (int i = 0; i < MANY; i++) cujit_program_free(progs[i]);
-      if (st != CUJIT_OK) {
-        bench_missing(CASE, "cujit_c", "many8_parallel", MANY, cujit_errmsg(e));
-        return 0;
-      }
-      (one ? serial : parallel)[r] = ms;
+      if (way == AT_ONCE && first == 0) first = t; /* its workers started in this round */
+      ms[way][r] = t;
     }
-  row("many8_serial", arch, serial, reps, detail);
-  row("many8_parallel", arch, parallel, reps, detail);
-  return 0;
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
+  cujit_cache_stats_get(e[0], &s);
+  for (int way = 0; way < WAYS && !failed; way++) {
+    char v[64], d[320];
+    snprintf(v, sizeof v, "%s%s", prefix, way_name[way]);
+    snprintf(d, sizeof d, "%s%s", detail,
+             way == AT_ONCE ? "; workers kept from the first round" : "");
+    row(v, arch, ms[way], reps, d);
+  }
+  if (!failed) {
+    char v[64], d[320];
+    snprintf(v, sizeof v, "%sparallel_first", prefix);
+    snprintf(d, sizeof d,
+             "%s; the first round: its workers started; %llu compiles in workers in all", detail,
+             (unsigned long long)s.compiles_in_workers);
+    row(v, arch, &first, 1, d);
+  }
+  cujit_close(e[0]);
+  cujit_close(e[1]);
+  return failed;
 }
 
 static int minimal(cujit_engine *e, const char *arch, int reps) {
@@ -222,7 +280,7 @@ int main(int argc, char **argv) {
   }
   if (!what) {
     fprintf(stderr,
-            "usage: %s [--short] [--arch ARCH] many|minimal|first-cujit|"
+            "usage: %s [--short] [--arch ARCH] many|many-heavy|minimal|first-cujit|"
             "first-cujit-device|first-nvrtc\n",
             argv[0]);
     return 2;
@@ -231,11 +289,12 @@ int main(int argc, char **argv) {
   if (strcmp(what, "first-nvrtc") == 0) return first_nvrtc(arch, t0);
   if (strcmp(what, "first-cujit") == 0) return first_cujit(arch, 0, t0);
   if (strcmp(what, "first-cujit-device") == 0) return first_cujit(arch, 1, t0);
+  int cpu = strcmp(arch, "cpu") == 0; /* g++ takes a second a program: fewer rounds on the CPU */
+  if (strcmp(what, "many") == 0) return many(arch, short_mode ? 1 : cpu ? 3 : 5, 0);
+  if (strcmp(what, "many-heavy") == 0) return many(arch, short_mode ? 1 : cpu ? 1 : 3, 1);
   cujit_engine *e;
   if (cujit_open(&e) != CUJIT_OK) return 1;
   int rc = 2;
-  if (strcmp(what, "many") == 0) /* g++ takes a second a program: fewer rounds on the CPU */
-    rc = many(e, arch, short_mode ? 1 : strcmp(arch, "cpu") == 0 ? 3 : 5);
   if (strcmp(what, "minimal") == 0) rc = minimal(e, arch, short_mode ? 2 : 15);
   cujit_close(e);
   if (rc == 2) fprintf(stderr, "%s: unknown figure '%s'\n", argv[0], what);

@@ -376,6 +376,10 @@ static const goal goals[] = {
     /* Issue 25: compiling at once, a process's first compile beside the driver's start. */
     {"eight independent programs at once >= 5x faster than one after another", "compile", "cujit_c",
      "many8_parallel", "cujit_c", "many8_serial", RATIO_MAX, 0.2, 0},
+    {"the same, eight including <cooperative_groups.h>", "compile", "cujit_c", "heavy8_parallel",
+     "cujit_c", "heavy8_serial", RATIO_MAX, 0.2, 0},
+    {"the same, precompiled headers off", "compile", "cujit_c", "heavy8_nopch_parallel", "cujit_c",
+     "heavy8_nopch_serial", RATIO_MAX, 0.2, 0},
     {"the same on the CPU device (g++)", "compile", "cujit_c", "many8_parallel_cpu", "cujit_c",
      "many8_serial_cpu", RATIO_MAX, 0.2, 0},
     {"a trivial kernel's first compile of a process, cuInit included, <= 0.8x NVRTC alone with "
@@ -591,16 +595,33 @@ static void link_table(void) {
 
 /* Issue 25: compiling at once, -minimal, a process's first compile (cujit_bench_compile). */
 static void compile_table(void) {
-  static const char *const ways[] = {
-      "many8_serial",       "many8_parallel", "many8_serial_cpu",
-      "many8_parallel_cpu", "minimal_off",    "minimal_on",
-      "first_nvrtc",        "first_cujit",    "first_cujit_device_first"};
-  simple_table("18. Compiling: eight programs one after another and at once (GPU: NVRTC; cpu: "
-               "the CPU device's g++), a small kernel without and with -minimal, and a trivial "
+  static const char *const ways[] = {"many8_serial",
+                                     "many8_parallel",
+                                     "many8_parallel_noworkers",
+                                     "many8_parallel_first",
+                                     "heavy8_serial",
+                                     "heavy8_parallel",
+                                     "heavy8_parallel_noworkers",
+                                     "heavy8_parallel_first",
+                                     "heavy8_nopch_serial",
+                                     "heavy8_nopch_parallel",
+                                     "heavy8_nopch_parallel_noworkers",
+                                     "heavy8_nopch_parallel_first",
+                                     "many8_serial_cpu",
+                                     "many8_parallel_cpu",
+                                     "minimal_off",
+                                     "minimal_on",
+                                     "first_nvrtc",
+                                     "first_cujit",
+                                     "first_cujit_device_first"};
+  simple_table("18. Compiling: eight programs one after another and at once (GPU: NVRTC, with "
+               "worker processes and without; heavy8: each including <cooperative_groups.h>, with "
+               "precompiled headers and without; cpu: the CPU device's g++), a small kernel "
+               "without and with -minimal, and a trivial "
                "kernel's first compile of a process until the driver is started (NVRTC alone; "
                "cujit with the arch given, the driver starting beside; cujit asking the device "
                "first), ms",
-               "compile", ways, 9, NULL, NULL, 0);
+               "compile", ways, sizeof ways / sizeof *ways, NULL, NULL, 0);
 }
 
 static void tables(void) {

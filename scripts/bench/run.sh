@@ -235,9 +235,11 @@ fi
 if wants compile; then
   if why=$(have "$compile"); then
     short=(); [ "$mode" = short ] && short=(--short)
-    for what in many minimal; do
+    for what in many many-heavy minimal; do
       step cujit_c compile "$csv" env CUJIT_CACHE_DIR="$work/cache-compile" "$compile" "${short[@]}" "$what"
     done
+    step cujit_c compile "$csv" env CUJIT_CACHE_DIR="$work/cache-compile" CUJIT_PCH=off "$compile" \
+      --short many-heavy
     step cujit_c compile "$csv" env CUJIT_CACHE_DIR="$work/cache-compile" "$compile" "${short[@]}" \
       --arch cpu many
     # One figure per process, the three ways interleaved; the median of each (median_rows).

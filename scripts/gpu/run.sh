@@ -8,11 +8,12 @@
 # one verdict line per sanitizer run.
 #   scripts/gpu/run.sh [--no-tests] [--no-bench] [--no-examples] [--sanitizer] [--sanitizer-jobs N (4)]
 #                      [--sanitizer-tools memcheck,racecheck,synccheck] [--bench-args "..."]
+#                      [--tests-regex REGEX] (only the ctest tests matching REGEX)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=/tmp/gpu-run
 rm -rf "$out" && mkdir -p "$out"
-tests=1 bench=1 examples=1 sanitizer=0 bench_args="" sanitizer_jobs=4
+tests=1 bench=1 examples=1 sanitizer=0 bench_args="" sanitizer_jobs=4 tests_regex=""
 sanitizer_tools=memcheck,racecheck,synccheck
 while [ $# -gt 0 ]; do
   case $1 in
@@ -21,6 +22,7 @@ while [ $# -gt 0 ]; do
     --no-examples) examples=0 ;;
     --sanitizer) sanitizer=1 ;;
     --bench-args) bench_args=$2; shift ;;
+    --tests-regex) tests_regex=$2; shift ;;
     --sanitizer-jobs) sanitizer_jobs=$2; shift ;;
     --sanitizer-tools) sanitizer=1 sanitizer_tools=$2; shift ;;
   esac
@@ -37,7 +39,8 @@ t1=$(date +%s)
 echo "== gcc warnings on this machine: $(grep -c "warning:" "$out/build.log")"; grep "warning:" "$out/build.log" | sort -u | head -5
 rc=0
 if [ "$tests" = 1 ]; then
-  CUJIT_REQUIRE_GPU=1 ctest --test-dir /tmp/b --output-on-failure -j8 --timeout 300 > "$out/ctest.log" 2>&1
+  CUJIT_REQUIRE_GPU=1 ctest --test-dir /tmp/b --output-on-failure -j8 --timeout 300 \
+    ${tests_regex:+-R "$tests_regex"} > "$out/ctest.log" 2>&1
   rc=$?
 fi
 t2=$(date +%s)

@@ -27,6 +27,7 @@ typedef struct cj_errslot cj_errslot;
 typedef struct cj_cache cj_cache;             /* cache.h */
 typedef struct cj_program_map cj_program_map; /* program.h: the loaded programs */
 typedef struct cj_slot cj_slot;               /* per-engine state of higher layers */
+typedef struct cj_remote cj_remote;           /* compile/remote.h: NVRTC worker processes */
 
 struct cujit_engine {
   pthread_mutex_t lock;       /* guards the lazy opens, the live list, error slots, slots, faults */
@@ -61,6 +62,9 @@ struct cujit_engine {
   char *kept_dir;   /* line info's kept sources (compile/kept.c), made under lock on first use */
   int kept_private; /* kept_dir is the engine's own, removed at close */
   atomic_ullong pch_created, pch_used; /* compile/pch.c's counts, in cujit_cache_stats */
+  cj_remote *remote;        /* NVRTC worker processes (compile/remote.c), opened by engine.c */
+  atomic_int nvrtc_running; /* NVRTC compiles running in this process (remote.c decides by it) */
+  atomic_ullong compiles_in_workers; /* in cujit_cache_stats */
 
   cujit_warning_fn warn_fn;
   void *warn_user;

@@ -691,7 +691,9 @@ cujit_status cujit_cache_stats_get(cujit_engine *engine, cujit_cache_stats *stat
   cujit_status st = cj_struct_room(engine, "cujit_cache_stats_get", "cujit_cache_stats", stats,
                                    sizeof all, CJ_CACHE_STATS_V1, &room);
   if (st == CUJIT_OK) cj_cache_stats(engine->cache, &all), all.pch_created = engine->pch_created;
-  if (st == CUJIT_OK) all.pch_used = engine->pch_used, cj_struct_out(stats, room, &all);
+  if (st == CUJIT_OK)
+    all.pch_used = engine->pch_used, all.compiles_in_workers = engine->compiles_in_workers;
+  if (st == CUJIT_OK) cj_struct_out(stats, room, &all);
   return st;
 }
 

@@ -12,6 +12,7 @@
 #include "cxx.h"
 #include "options.h"
 #include "pch.h"
+#include "remote.h"
 #include "verify.h"
 #include "scan.h"
 #include "base/env.h"
@@ -133,53 +134,44 @@ static cujit_status nvrtc_status(cujit_engine *engine, cj_nvrtc *nv, nvrtcResult
                  nv->nvrtcGetErrorString(r));
 }
 
-static cujit_status get_outputs(cujit_engine *engine, cj_nvrtc *nv, nvrtcProgram prog, int cubin,
-                                cj_cache_entry *e) {
-  size_t n = 0;
-  nvrtcResult r = nv->nvrtcGetPTXSize(prog, &n);
-  if (r != NVRTC_SUCCESS) return nvrtc_status(engine, nv, r, "nvrtcGetPTXSize");
-  if (!(e->ptx = malloc(n + 1)))
+/* The status for a step of a job that failed (nvrtc_job.h). */
+static cujit_status step_status(cujit_engine *engine, cj_nvrtc *nv, const cj_nvrtc_step *failed) {
+  if (!strcmp(failed->call, "malloc"))
     return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  if ((r = nv->nvrtcGetPTX(prog, e->ptx)) != NVRTC_SUCCESS)
-    return nvrtc_status(engine, nv, r, "nvrtcGetPTX");
-  e->ptx[n] = '\0';
-  e->ptx_len = strlen(e->ptx);
-  if (!cubin) return CUJIT_OK;
-  if ((r = nv->nvrtcGetCUBINSize(prog, &n)) != NVRTC_SUCCESS)
-    return nvrtc_status(engine, nv, r, "nvrtcGetCUBINSize");
-  if (n == 0) return cj_fail(engine, CUJIT_ERROR_COMPILE, "NVRTC made an empty CUBIN");
-  if (!(e->cubin = malloc(n)))
-    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  if ((r = nv->nvrtcGetCUBIN(prog, e->cubin)) != NVRTC_SUCCESS)
-    return nvrtc_status(engine, nv, r, "nvrtcGetCUBIN");
-  e->cubin_len = n;
-  return CUJIT_OK;
+  if (!strcmp(failed->call, "empty CUBIN"))
+    return cj_fail(engine, CUJIT_ERROR_COMPILE, "NVRTC made an empty CUBIN");
+  return nvrtc_status(engine, nv, failed->result, failed->call);
 }
 
-/* The lowered name of each name expression (in `exprs`, NUL-separated), kept in the entry. */
-static cujit_status lowered_names(cujit_engine *engine, cj_nvrtc *nv, nvrtcProgram prog,
-                                  const cj_buf *exprs, cj_cache_entry *e) {
-  cj_buf names = {0};
-  for (size_t at = 0; at < exprs->len; at += strlen(exprs->data + at) + 1) {
-    const char *lowered = NULL;
-    nvrtcResult r = nv->nvrtcGetLoweredName(prog, exprs->data + at, &lowered);
-    if (r != NVRTC_SUCCESS || !lowered) {
-      cj_buf_free(&names);
-      return nvrtc_status(engine, nv, r, "nvrtcGetLoweredName");
-    }
-    cj_buf_add(&names, exprs->data + at, strlen(exprs->data + at) + 1);
-    cj_buf_add(&names, lowered, strlen(lowered) + 1);
+/* The status for nvrtcCompileProgram's result, with the log in the message. */
+static cujit_status compile_status(cujit_engine *engine, cj_nvrtc *nv, nvrtcResult cr,
+                                   const char *name, const char *source, const cj_option_list *o,
+                                   const char *log) {
+  if (cr == NVRTC_ERROR_COMPILATION) {
+    char *msg = cj_compile_error_message(name, source, log);
+    cujit_status st = cj_fail(engine, CUJIT_ERROR_COMPILE, "%s", msg ? msg : log);
+    free(msg);
+    return st;
   }
-  if (names.failed) {
-    cj_buf_free(&names);
-    return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  if (cr == NVRTC_ERROR_INVALID_OPTION) {
+    cj_buf b = {0};
+    for (size_t i = 0; i < o->n; i++) cj_buf_printf(&b, " %s", o->v[i]);
+    cujit_status st =
+        cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                "NVRTC refused an option compiling '%s'; check extra_flags, std and arch. The "
+                "options were:%s\n\n%s",
+                name, b.data ? b.data : "", log);
+    cj_buf_free(&b);
+    return st;
   }
-  e->names = names.data, e->names_len = names.len;
-  return CUJIT_OK;
+  return cj_fail(engine, CUJIT_ERROR_COMPILE, "NVRTC failed compiling '%s': %s\n\n%s", name,
+                 nv->nvrtcGetErrorString(cr), log);
 }
 
 /* Compiles `inc` when its includes were resolved (NVRTC then reads no file: every header is
-** given in memory), else the source as it is, NVRTC finding its headers itself. */
+** given in memory), else the source as it is, NVRTC finding its headers itself. While another
+** compile runs in this process's NVRTC, which runs one at a time, in a worker process
+** (remote.h) when one can be had: the same job, the same bytes. */
 static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc,
                               const cj_scan *scan, const char *name, const char *arch,
                               cj_option_list *o, cj_cache_entry *e) {
@@ -195,68 +187,46 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
   if (tk) cj_option_list_add(o, "--include-path=", tk);
   if (o->failed) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   char **lined = NULL; /* with line info, the in-memory headers named by their kept copies */
-  cujit_status kept =
+  cujit_status st =
       inc->cacheable ? cj_kept_headers(engine, inc, line_info_in(o), &lined) : CUJIT_OK;
-  if (kept != CUJIT_OK) return kept;
-  nvrtcProgram prog; /* messages quote `source`, the user's text; NVRTC gets the resolved one */
-  nvrtcResult r =
-      inc->cacheable
-          ? nv->nvrtcCreateProgram(&prog, inc->source, name, (int)inc->header_count,
-                                   (const char *const *)(lined ? lined : inc->header_sources),
-                                   (const char *const *)inc->header_names)
-          : nv->nvrtcCreateProgram(&prog, source, name, (int)cj_embedded_header_count,
-                                   cj_embedded_header_sources, cj_embedded_header_names);
+  if (st != CUJIT_OK) return st;
+  cj_buf exprs = {0}; /* "&NAME\0" of each C++-linkage kernel */
+  for (size_t i = 0; i < scan->count; i++)
+    if (scan->kernels[i].cxx) {
+      cj_buf_printf(&exprs, "&%s", scan->kernels[i].sig.name);
+      cj_buf_add(&exprs, "", 1);
+    }
+  /* messages quote `source`, the user's text; NVRTC gets the resolved one */
+  cj_nvrtc_job job = {
+      .source = inc->cacheable ? inc->source : source,
+      .name = name,
+      .header_count = inc->cacheable ? (int)inc->header_count : (int)cj_embedded_header_count,
+      .header_sources = inc->cacheable ? (const char *const *)(lined ? lined : inc->header_sources)
+                                       : cj_embedded_header_sources,
+      .header_names =
+          inc->cacheable ? (const char *const *)inc->header_names : cj_embedded_header_names,
+      .options = o,
+      .exprs = exprs.data,
+      .exprs_len = exprs.len,
+      .want_cubin = cubin,
+      .pch = cj_pch_wanted(engine, nv, inc, o, tk) ? inc : NULL,
+      .link = cj_link_lto_list(o)};
+  nvrtcResult cr = NVRTC_SUCCESS;
+  cj_nvrtc_step failed = {NULL, NVRTC_SUCCESS};
+  if (exprs.failed) {
+    st = cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  } else if (job.link || !cj_remote_compile(engine, nv, &job, e, &cr, &failed)) {
+    st = cj_nvrtc_job_run(engine, nv, &job, e, &cr, &failed); /* here, as a worker would */
+    if (!job.link) cj_remote_done(engine);
+  }
   for (size_t i = 0; lined && i < inc->header_count; i++)
     if (lined[i] != inc->header_sources[i]) free(lined[i]);
   free(lined);
-  if (r != NVRTC_SUCCESS) return nvrtc_status(engine, nv, r, "nvrtcCreateProgram");
-  cj_buf exprs = {0}; /* "&NAME\0" of each C++-linkage kernel */
-  for (size_t i = 0; i < scan->count && r == NVRTC_SUCCESS; i++)
-    if (scan->kernels[i].cxx) {
-      size_t at = exprs.len;
-      cj_buf_printf(&exprs, "&%s", scan->kernels[i].sig.name);
-      cj_buf_add(&exprs, "", 1);
-      if (!exprs.failed) r = nv->nvrtcAddNameExpression(prog, exprs.data + at);
-    }
-  if (exprs.failed || r != NVRTC_SUCCESS) {
-    nv->nvrtcDestroyProgram(&prog);
-    cj_buf_free(&exprs);
-    return exprs.failed ? cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory")
-                        : nvrtc_status(engine, nv, r, "nvrtcAddNameExpression");
-  }
-  cj_pch pch; /* after the keys: the PCH options are not hashed, and change nothing compiled */
-  cj_pch_begin(engine, nv, inc, o, tk, &pch);
-  nvrtcResult cr = nv->nvrtcCompileProgram(prog, (int)o->n, (const char *const *)o->v);
-  size_t log_len = 0;
-  if (nv->nvrtcGetProgramLogSize(prog, &log_len) != NVRTC_SUCCESS) log_len = 0;
-  e->log = calloc(log_len + 1, 1);
-  if (e->log && log_len) nv->nvrtcGetProgramLog(prog, e->log);
-  cj_pch_end(engine, nv, prog, o, &pch, e->log);
-  cujit_status st = CUJIT_OK;
-  if (!e->log) {
-    st = cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  } else if (cr == NVRTC_ERROR_COMPILATION) {
-    char *msg = cj_compile_error_message(name, source, e->log);
-    st = cj_fail(engine, CUJIT_ERROR_COMPILE, "%s", msg ? msg : e->log);
-    free(msg);
-  } else if (cr == NVRTC_ERROR_INVALID_OPTION) {
-    cj_buf b = {0};
-    for (size_t i = 0; i < o->n; i++) cj_buf_printf(&b, " %s", o->v[i]);
-    st = cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                 "NVRTC refused an option compiling '%s'; check extra_flags, std and arch. The "
-                 "options were:%s\n\n%s",
-                 name, b.data ? b.data : "", e->log);
-    cj_buf_free(&b);
-  } else if (cr != NVRTC_SUCCESS) {
-    st = cj_fail(engine, CUJIT_ERROR_COMPILE, "NVRTC failed compiling '%s': %s\n\n%s", name,
-                 nv->nvrtcGetErrorString(cr), e->log);
-  } else {
-    st = cj_link_lto_list(o) ? cj_link_ltoir(engine, nv, prog, e) /* link.h */
-                             : get_outputs(engine, nv, prog, cubin, e);
-    if (st == CUJIT_OK && exprs.len) st = lowered_names(engine, nv, prog, &exprs, e);
-  }
   cj_buf_free(&exprs);
-  nv->nvrtcDestroyProgram(&prog);
+  if (st == CUJIT_OK && cr != NVRTC_SUCCESS)
+    st = compile_status(engine, nv, cr, name, source, o, e->log ? e->log : "");
+  else if (st == CUJIT_OK && failed.call)
+    st = step_status(engine, nv, &failed);
   e->nvrtc_version = nv->version;
   return st;
 }

@@ -259,7 +259,7 @@ static int debug_info(const char *flag) {
   return 0;
 }
 
-static int wanted(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc,
+int cj_pch_wanted(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc,
                   const cj_option_list *o, const char *toolkit) {
   char why[256];
   int mode = cj_env_pch(why, sizeof why);
@@ -328,10 +328,10 @@ static void drop_added(cj_option_list *o, size_t from) {
   o->failed = 0;
 }
 
-void cj_pch_begin(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc, cj_option_list *o,
-                  const char *toolkit, cj_pch *pch) {
+void cj_pch_start(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc, cj_option_list *o,
+                  cj_pch *pch) {
   memset(pch, 0, sizeof *pch);
-  if (o->failed || !wanted(engine, nv, inc, o, toolkit)) return;
+  if (o->failed) return;
   pch_state *s = cj_slot_get(engine, &pch_tag, sizeof *s, state_init, state_destroy);
   char dir[PATH_MAX + 40];
   if (!s || !make_root(engine, s) || !set_dir(s, inc, o, dir, sizeof dir)) return;
@@ -350,6 +350,23 @@ void cj_pch_begin(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc, cj
   }
   pch->on = 1, pch->added = o->n - n0;
   pthread_rwlock_rdlock(&heap_lock);
+}
+
+size_t cj_pch_heap_size(cj_nvrtc *nv) {
+  size_t have = 0;
+  pthread_rwlock_rdlock(&heap_lock);
+  if (!nv->nvrtcGetPCHHeapSize || nv->nvrtcGetPCHHeapSize(&have) != NVRTC_SUCCESS) have = 0;
+  pthread_rwlock_unlock(&heap_lock);
+  return have;
+}
+
+void cj_pch_heap_reserve(cj_nvrtc *nv, size_t bytes) {
+  size_t have = 0;
+  if (!nv->nvrtcGetPCHHeapSize || !nv->nvrtcSetPCHHeapSize) return;
+  pthread_rwlock_wrlock(&heap_lock); /* no PCH compile runs while the heap is replaced */
+  if (nv->nvrtcGetPCHHeapSize(&have) == NVRTC_SUCCESS && have < bytes)
+    nv->nvrtcSetPCHHeapSize(bytes);
+  pthread_rwlock_unlock(&heap_lock);
 }
 
 /* Counts NVRTC's "NAME": creating|using precompiled header file "PATH" lines and takes them out
@@ -378,16 +395,12 @@ static void take_messages(cujit_engine *engine, char *log) {
 void cj_pch_end(cujit_engine *engine, cj_nvrtc *nv, nvrtcProgram prog, cj_option_list *o,
                 cj_pch *pch, char *log) {
   if (!pch->on) return;
-  size_t need = 0, have = 0;
+  size_t need = 0;
   int exhausted = nv->nvrtcGetPCHCreateStatus(prog) == NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED &&
                   nv->nvrtcGetPCHHeapSizeRequired(prog, &need) == NVRTC_SUCCESS && need > 0;
   pthread_rwlock_unlock(&heap_lock);
   if (log) take_messages(engine, log);
   drop_added(o, o->n - pch->added);
   pch->on = 0;
-  if (!exhausted) return;
-  pthread_rwlock_wrlock(&heap_lock); /* no PCH compile runs while the heap is replaced */
-  if (nv->nvrtcGetPCHHeapSize(&have) == NVRTC_SUCCESS && have < need)
-    nv->nvrtcSetPCHHeapSize(need + need / 4); /* room for headers a little larger */
-  pthread_rwlock_unlock(&heap_lock);
+  if (exhausted) cj_pch_heap_reserve(nv, need + need / 4); /* room for headers a little larger */
 }

@@ -558,8 +558,9 @@ cujit_status cujit_kernel_function(cujit_kernel *kernel, void **native) {
   *native = NULL;
   cujit_device *dev;
   cj_kernel_on_device *on;
-  cujit_status st = cj_native_current(kernel->engine, fn, "functions", &dev);
-  if (st == CUJIT_OK) st = loaded_on_current(kernel, &dev, &on);
+  cujit_status st = cj_current_device(kernel->engine, &dev); /* refused before any load */
+  if (st == CUJIT_OK) st = cj_native_check(dev, fn, "functions");
+  if (st == CUJIT_OK) st = loaded_on_current(kernel, &dev, &on); /* enters it, once */
   if (st == CUJIT_OK) *native = on->fn;
   return st;
 }

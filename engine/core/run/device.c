@@ -303,14 +303,18 @@ cujit_status cujit_device_use_context(cujit_device *device, void *context) {
   return device->ops->use_context(device, context);
 }
 
+cujit_status cj_native_check(cujit_device *device, const char *fn, const char *what) {
+  if (device->ops->native) return CUJIT_OK;
+  return cj_fail(device->engine, CUJIT_ERROR_UNSUPPORTED,
+                 "%s: the CPU device has no native %s (its kernels are functions of a shared "
+                 "object cujit built); native handles exist on GPUs only",
+                 fn, what);
+}
+
 cujit_status cj_native_current(cujit_engine *engine, const char *fn, const char *what,
                                cujit_device **device) {
   cujit_status st = cj_current_device(engine, device);
-  if (st == CUJIT_OK && !(*device)->ops->native)
-    return cj_fail(engine, CUJIT_ERROR_UNSUPPORTED,
-                   "%s: the CPU device has no native %s (its kernels are functions of a shared "
-                   "object cujit built); native handles exist on GPUs only",
-                   fn, what);
+  if (st == CUJIT_OK) st = cj_native_check(*device, fn, what);
   return st == CUJIT_OK ? cj_device_enter(*device) : st;
 }
 

@@ -33,6 +33,8 @@ static inline cujit_status cj_device_enter(cujit_device *device) {
 ** UNSUPPORTED for `fn`, saying the CPU device has no native `what` ("functions"). */
 cujit_status cj_native_current(cujit_engine *engine, const char *fn, const char *what,
                                cujit_device **device);
+/* Only the check of cj_native_current, for a caller that enters the device itself. */
+cujit_status cj_native_check(cujit_device *device, const char *fn, const char *what);
 
 /* Like cj_device_enter for releasing objects: 1 when the device is usable and not faulted, 0
 ** otherwise; records no error, so a free never clobbers cujit_errmsg. */
