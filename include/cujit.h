@@ -780,7 +780,9 @@ typedef struct cujit_launch_config {
   **     (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION): the kernel may start before the
   **     previous kernel of its stream ends, and waits for it where it calls
   **     cudaGridDependencySynchronize(); the previous one may call
-  **     cudaTriggerProgrammaticLaunchCompletion() to let it start earlier.
+  **     cudaTriggerProgrammaticLaunchCompletion() to let it start earlier (NVRTC declares
+  **     neither: kernels made from a signature and a body have them, a whole source includes
+  **     <cujit/pdl.h> or <cujit/cluster.h>).
   **   priority: the launch's priority (CU_LAUNCH_ATTRIBUTE_PRIORITY; lower is more urgent, as
   **     stream priorities; the driver clamps it to the device's range).
   ** Clusters and programmatic launches need sm_90 or newer (refused below, with the reason).
