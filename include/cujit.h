@@ -320,9 +320,12 @@ CUJIT_API cujit_status cujit_device_enable_peer(cujit_device *device, cujit_devi
 ** ------------------------------------------------------------------------------------------- */
 
 typedef struct cujit_compile_options {
-  size_t size;      /* sizeof(cujit_compile_options): use CUJIT_COMPILE_OPTIONS_INIT */
-  const char *arch; /* "sm_90" or "compute_90"; NULL: the current device's */
-  int fast_math;    /* --use_fast_math */
+  size_t size; /* sizeof(cujit_compile_options): use CUJIT_COMPILE_OPTIONS_INIT */
+  /* "sm_90" or "compute_90"; NULL: the current device's. "sm_90a" (issue 26) targets Hopper's
+  ** arch-specific instructions (wgmma, setmaxnreg), which sm_90 refuses: a target of its own, in
+  ** the cache key apart from sm_90, whose code runs only on sm_90 devices. */
+  const char *arch;
+  int fast_math; /* --use_fast_math */
   /* -lineinfo, also on for every compile when CUJIT_LINEINFO=1. With it on, the line table names
   ** real files, for profilers and debuggers: a program read from a file names that file, text
   ** given as a string is kept in <cache dir>/sources/ (a private directory removed at
@@ -756,8 +759,41 @@ typedef struct cujit_launch_config {
   size_t size;      /* sizeof(cujit_launch_config): use CUJIT_LAUNCH_CONFIG_INIT */
   unsigned grid[3]; /* 0 in y or z means 1 */
   unsigned block[3];
-  unsigned shared_bytes; /* dynamic shared memory */
+  unsigned shared_bytes; /* dynamic shared memory; above 48 KiB cujit opts the kernel in
+                            (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, once per kernel and
+                            size) up to the device's opt-in limit, refused beyond it */
   cujit_stream *stream;  /* NULL: the device's default stream */
+  /* Added later (issue 26): launch attributes. Each is off at 0, as the INIT macro leaves it, and
+  ** a configuration with none set (or a program built before them, whose smaller size gives
+  ** zeros) launches as before (cuLaunchKernel); with one set, the launch goes through
+  ** cuLaunchKernelEx with those attributes (resolved at run time; a driver without it refuses
+  ** the attributes only, saying so). Refused with CUJIT_ERROR_LAUNCH_CONFIG (clusters, fit) or
+  ** CUJIT_ERROR_UNSUPPORTED (the device), each message naming the value and the limit:
+  **   cluster: thread block cluster dimensions (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION); all 0
+  **     means no cluster, else 0 in y or z means 1. The grid must be a multiple of it on each
+  **     axis; at most 8 blocks per cluster (portable), up to 16 where the device allows it (cujit
+  **     sets CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED); refused when not one such
+  **     cluster fits on the device at once (cuOccupancyMaxActiveClusters, asked once per kernel,
+  **     cluster, block size and shared memory). The blocks of a cluster run together and reach
+  **     each other's shared memory: cooperative_groups::this_cluster() or <cujit/cluster.h>.
+  **   programmatic: 1 for programmatic dependent launch
+  **     (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION): the kernel may start before the
+  **     previous kernel of its stream ends, and waits for it where it calls
+  **     cudaGridDependencySynchronize(); the previous one may call
+  **     cudaTriggerProgrammaticLaunchCompletion() to let it start earlier (NVRTC declares
+  **     neither: kernels made from a signature and a body have them, a whole source includes
+  **     <cujit/pdl.h> or <cujit/cluster.h>).
+  **   priority: the launch's priority (CU_LAUNCH_ATTRIBUTE_PRIORITY; lower is more urgent, as
+  **     stream priorities; the driver clamps it to the device's range).
+  ** Clusters and programmatic launches need sm_90 or newer (refused below, with the reason).
+  ** A kernel compiled with __cluster_dims__(x, y, z) runs in those clusters without one (a
+  ** cluster given must match them). The CPU device runs a cluster's blocks at once, one per
+  ** worker (so at most as many blocks per cluster as workers, and at most 16), honours
+  ** __cluster_dims__ on a kernel of the program, and takes programmatic and priority as no-ops:
+  ** its stream order is already serial (docs/cpu.md). A cooperative launch takes none of them. */
+  unsigned cluster[3];
+  int programmatic;
+  int priority;
 } cujit_launch_config;
 
 #ifndef __cplusplus

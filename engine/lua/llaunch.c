@@ -60,7 +60,8 @@ static void push_metatable_address(lua_State *L, const char *name) {
 static int config_error(lua_State *L, const cjl_kernel *k, const char *what) {
   return luaL_error(L,
                     "bad launch configuration for '%s': %s (use {grid, block} or {grid = {x, y}, "
-                    "block = {x, y}, shared = bytes, stream = s, cooperative = true})",
+                    "block = {x, y}, shared = bytes, stream = s, cooperative = true, cluster = "
+                    "{x, y, z}, pdl = true, priority = n})",
                     cjl_kernel_name(k), what);
 }
 
@@ -133,6 +134,17 @@ static void parse_config(lua_State *L, const cjl_kernel *k, int cfg, cujit_launc
     } else if (key && strcmp(key, "cooperative") == 0) {
       if (!lua_isboolean(L, value)) config_error(L, k, "cooperative must be true or false");
       *cooperative = lua_toboolean(L, value);
+    } else if (key && strcmp(key, "cluster") == 0) { /* launch attributes (issue 26) */
+      parse_extents(L, k, value, c->cluster, "cluster");
+    } else if (key && strcmp(key, "pdl") == 0) {
+      if (!lua_isboolean(L, value)) config_error(L, k, "pdl must be true or false");
+      c->programmatic = lua_toboolean(L, value);
+    } else if (key && strcmp(key, "priority") == 0) {
+      int exact = 0;
+      lua_Integer v = lua_tointegerx(L, value, &exact);
+      if (lua_type(L, value) != LUA_TNUMBER || !exact || v < INT32_MIN || v > INT32_MAX)
+        config_error(L, k, "priority must be an integer (lower is more urgent)");
+      c->priority = (int)v;
     } else {
       const char *name = luaL_tolstring(L, -2, NULL);
       config_error(L, k, lua_pushfstring(L, "unknown entry '%s'", name));
@@ -173,8 +185,10 @@ static int simple_config(lua_State *L, int cfg, cujit_launch_config *c) {
 
 static int same_config(const cujit_launch_config *a, const cujit_launch_config *b) {
   for (int i = 0; i < 3; i++)
-    if (a->grid[i] != b->grid[i] || a->block[i] != b->block[i]) return 0;
-  return a->shared_bytes == b->shared_bytes;
+    if (a->grid[i] != b->grid[i] || a->block[i] != b->block[i] || a->cluster[i] != b->cluster[i])
+      return 0;
+  return a->shared_bytes == b->shared_bytes && a->programmatic == b->programmatic &&
+         a->priority == b->priority;
 }
 
 /* Pushes the launcher cached in user value `slot` of the kernel at 1, if any. */

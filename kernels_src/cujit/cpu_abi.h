@@ -15,7 +15,7 @@
 #ifndef CUJIT_CPU_ABI_H
 #define CUJIT_CPU_ABI_H
 
-#define CJ_CPU_ABI_VERSION 3
+#define CJ_CPU_ABI_VERSION 4
 
 #include <stddef.h>
 
@@ -46,9 +46,34 @@ typedef struct cj_cpu_launch {
   int cooperative;
   unsigned long long grid_arrived, grid_phase, grid_done;
 
+  /* A cluster launch (version 4): cluster[] blocks a cluster on each axis, cluster_size their
+  ** product (1: no cluster, blocks taken one by one as above). Then the workers go in groups of
+  ** cluster_size, worker i being rank i % cluster_size of group i / cluster_size; group g runs
+  ** clusters g, g + ngroups, ..., each worker the block of its rank, so that the blocks of a
+  ** cluster run at once and meet at cluster barriers (cpu_cluster.h). `groups` is their meeting
+  ** state, ngroups of them, zeroed by the engine for each run. */
+  unsigned cluster[3], cluster_size;
+  unsigned long long ngroups;
+  struct cj_cpu_cluster_group *groups;
+
   int error_set;    /* 0, then 1 once error holds the first failure (set with a CAS) */
   char error[1024]; /* "kernel 'k': block (1,0,0) thread (33,0,0): ..." */
 } cj_cpu_launch;
+
+/* The most blocks a cluster has (as a GPU allows with non-portable sizes). */
+#define CJ_CPU_MAX_CLUSTER 16
+
+/* The meeting state of one group of workers running clusters: the cluster barrier (blocks
+** arrived at phase `phase`), the blocks of the current cluster that returned (counted over the
+** group's clusters: the k-th cluster's blocks are all done at k * cluster_size), and where each
+** rank's shared memory lies, published once by each worker (its static __shared__ variables, one
+** thread_local block per OS thread, located by an anchor variable; its dynamic shared memory). */
+typedef struct cj_cpu_cluster_group {
+  unsigned long long arrived, phase, done;
+  char *anchor[CJ_CPU_MAX_CLUSTER];
+  char *dyn[CJ_CPU_MAX_CLUSTER];
+  int published;
+} cj_cpu_cluster_group;
 
 /* One per (loaded shared object, worker thread), owned by the engine and kept across launches:
 ** the entry may keep fiber stacks and shared-memory buffers in `state` (the engine calls the

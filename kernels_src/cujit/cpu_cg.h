@@ -247,10 +247,59 @@ template <class T = void> static inline void this_multi_grid() {
                 "cooperative_groups::this_multi_grid (multi-device launches) is not supported on "
                 "the CPU device");
 }
-template <class T = void> static inline void this_cluster() {
-  static_assert(::cj_cpu::cg::unsupported<T>::value,
-                "cooperative_groups::this_cluster (thread block clusters) is not supported on the "
-                "CPU device");
+
+/* --- the cluster (issue 26; cpu_cluster.h) -----------------------------------------------------
+** A launch with a cluster runs each cluster's blocks at once; any other launch is clusters of one
+** block, as on a GPU. */
+class cluster_group {
+public:
+  struct arrival_token {};
+  static void sync(CJ_CG_AT) {
+    ::cj_cpu::barrier(file, line, "cluster_group::sync", 0);
+  }
+  template <class T> static T *map_shared_rank(T *addr, int rank, CJ_CG_AT) {
+    return (T *)::cj_cpu::map_rank(addr, (unsigned)rank, file, line);
+  }
+  static unsigned block_rank() {
+    return ::cj_cpu::cluster_rank();
+  }
+  static unsigned num_blocks() {
+    return ::cj_cpu::cluster_size();
+  }
+  static dim3 dim_blocks() {
+    return ::cj_cpu::cluster_dims();
+  }
+  static dim3 block_index() {
+    dim3 d = dim_blocks();
+    return dim3(blockIdx.x % d.x, blockIdx.y % d.y, blockIdx.z % d.z);
+  }
+  static dim3 dim_threads() {
+    dim3 d = dim_blocks();
+    return dim3(d.x * blockDim.x, d.y * blockDim.y, d.z * blockDim.z);
+  }
+  static dim3 thread_index() {
+    dim3 b = block_index();
+    return dim3(b.x * blockDim.x + threadIdx.x, b.y * blockDim.y + threadIdx.y,
+                b.z * blockDim.z + threadIdx.z);
+  }
+  static unsigned num_threads() {
+    return num_blocks() * blockDim.x * blockDim.y * blockDim.z;
+  }
+  static unsigned size() {
+    return num_threads();
+  }
+  static unsigned thread_rank() {
+    return block_rank() * (blockDim.x * blockDim.y * blockDim.z) + ::cj_cpu::cg::rank();
+  }
+  template <class T = void> static arrival_token barrier_arrive() {
+    static_assert(::cj_cpu::cg::unsupported<T>::value,
+                  "cluster_group::barrier_arrive (split cluster barriers) is not supported on the "
+                  "CPU device: use sync()");
+    return arrival_token();
+  }
+};
+static inline cluster_group this_cluster() {
+  return cluster_group();
 }
 
 /* --- coalesced groups: any lanes of one warp ---------------------------------------------------

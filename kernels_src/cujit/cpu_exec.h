@@ -94,6 +94,11 @@ struct exec {
   /* the block */
   unsigned n, bx, bxy;               /* threads; blockDim.x; blockDim.x * blockDim.y */
   unsigned long long k, kend, block; /* this worker's blocks k..kend-1 in launch order; block k */
+  /* a cluster launch (cpu_cluster.h): this worker's group, its rank there, and how many clusters
+  ** the group finished before the current one */
+  cj_cpu_cluster_group *cgroup;
+  unsigned crank;
+  unsigned long long cround;
   unsigned pos;                      /* the runner's position in `order` */
   unsigned sweep;                    /* the running fiber's position in `order` */
   unsigned phase;                    /* barrier phases completed */
@@ -167,34 +172,57 @@ static inline bool failed(const exec *ex) {
   return __atomic_load_n(&ex->L->error_set, __ATOMIC_RELAXED) != 0;
 }
 
-/* this_grid().sync() of a cooperative launch (cpu_cg.h), once the whole block waits at it: the
-** block's OS thread waits for the grid's other blocks, each on a worker of its own (cpu_abi.h).
-** False (recorded) when a block failed, or returned without reaching the barrier. */
-static inline bool grid_wait(exec *ex, const char *file, int line) {
-  cj_cpu_launch *L = ex->L;
-  unsigned long long phase = __atomic_load_n(&L->grid_phase, __ATOMIC_ACQUIRE);
-  if (__atomic_add_fetch(&L->grid_arrived, 1, __ATOMIC_ACQ_REL) == L->total_blocks) {
-    __atomic_store_n(&L->grid_arrived, 0, __ATOMIC_RELAXED); /* before the phase: seen with it */
-    __atomic_store_n(&L->grid_phase, phase + 1, __ATOMIC_RELEASE);
+/* Blocks on OS threads of their own meeting at a barrier (the grid of a cooperative launch, a
+** cluster), once this whole block waits at it: `total` blocks, counted at `*arrived` for phase
+** `*phase`, of which `*done - done_base` returned. False (recorded) when a block failed, or
+** returned without reaching it (`whose`: the group, `rule`: what a GPU requires). */
+static inline bool blocks_meet(exec *ex, unsigned long long *arrived, unsigned long long *phase,
+                               const unsigned long long *done, unsigned long long done_base,
+                               unsigned long long total, const char *file, int line,
+                               const char *what, const char *whose, const char *rule) {
+  unsigned long long now = __atomic_load_n(phase, __ATOMIC_ACQUIRE);
+  if (__atomic_add_fetch(arrived, 1, __ATOMIC_ACQ_REL) == total) {
+    __atomic_store_n(arrived, 0, __ATOMIC_RELAXED); /* before the phase: seen with it */
+    __atomic_store_n(phase, now + 1, __ATOMIC_RELEASE);
     return true;
   }
-  while (__atomic_load_n(&L->grid_phase, __ATOMIC_ACQUIRE) == phase) {
+  while (__atomic_load_n(phase, __ATOMIC_ACQUIRE) == now) {
     if (failed(ex)) return false;
-    if (__atomic_load_n(&L->grid_arrived, __ATOMIC_ACQUIRE) +
-                __atomic_load_n(&L->grid_done, __ATOMIC_ACQUIRE) >=
-            L->total_blocks &&
-        __atomic_load_n(&L->grid_phase, __ATOMIC_ACQUIRE) == phase) {
+    if (__atomic_load_n(arrived, __ATOMIC_ACQUIRE) +
+                (__atomic_load_n(done, __ATOMIC_ACQUIRE) - done_base) >=
+            total &&
+        __atomic_load_n(phase, __ATOMIC_ACQUIRE) == now) {
       char w[320];
-      where(w, sizeof w, L->kernel, file, line);
+      where(w, sizeof w, ex->L->kernel, file, line);
       set_error(ex, any_thread,
-                "waits at grid_group::sync (%s) for a block of the grid that returned without "
-                "reaching it: every block must reach each grid-wide barrier, as on a GPU",
-                w);
+                "waits at %s (%s) for a block of %s that returned without reaching it: %s, as on "
+                "a GPU",
+                what, w, whose, rule);
       return false;
     }
     sched_yield();
   }
   return true;
+}
+
+/* this_grid().sync() of a cooperative launch (cpu_cg.h): the grid's other blocks, each on a
+** worker of its own (cpu_abi.h). */
+static inline bool grid_wait(exec *ex, const char *file, int line) {
+  cj_cpu_launch *L = ex->L;
+  return blocks_meet(ex, &L->grid_arrived, &L->grid_phase, &L->grid_done, 0, L->total_blocks, file,
+                     line, "grid_group::sync", "the grid",
+                     "every block must reach each grid-wide barrier");
+}
+
+/* cluster_group::sync() (cpu_cg.h): the other blocks of the cluster, each on a worker of its group
+** (cpu_cluster.h); the group's blocks that returned before this cluster are not its own. */
+static inline bool cluster_wait(exec *ex, const char *file, int line) {
+  cj_cpu_cluster_group *G = ex->cgroup;
+  if (!G) return true; /* no cluster: the block is a cluster of one */
+  unsigned long long size = ex->L->cluster_size;
+  return blocks_meet(ex, &G->arrived, &G->phase, &G->done, ex->cround * size, size, file, line,
+                     "cluster_group::sync", "its cluster",
+                     "every block of a cluster must reach each cluster barrier");
 }
 
 /* --- schedules --------------------------------------------------------------------------------

@@ -126,6 +126,8 @@ static inline bool unblock(exec *ex, bool *error) {
     count += f->pred;
   }
   if (strcmp(f0->what, "grid_group::sync") == 0 && !grid_wait(ex, f0->file, f0->line)) return false;
+  if (strcmp(f0->what, "cluster_group::sync") == 0 && !cluster_wait(ex, f0->file, f0->line))
+    return false;
   ex->bar_result = strcmp(f0->what, "__syncthreads_and") == 0  ? count == (int)n
                    : strcmp(f0->what, "__syncthreads_or") == 0 ? count > 0
                                                                : count;
@@ -662,6 +664,12 @@ template <auto K> static void entry(cj_cpu_launch *L, cj_cpu_worker *w) {
   Args args = P::unpack(L->args);
   ex->args = &args, ex->call = &call<K, Args>, ex->plain = &plain_loop<K, Args>;
   if (!begin_launch(ex, L)) return;
+  if (L->cluster_size > 1) { /* a cluster launch: this worker's rank of its group's clusters */
+    run_clusters(ex, (unsigned)w->index);
+    R.ex = nullptr;
+    return;
+  }
+  ex->cgroup = nullptr;
   /* Blocks are taken a few at a time when there are many: one contended atomic per block would
   ** cost more than a small block's threads. */
   unsigned long long total = L->total_blocks, chunk = total / 256 > 32 ? 32 : total / 256;

@@ -43,7 +43,11 @@ static int kernel(const bench_opts *o, const char *file, const char *name, cujit
 }
 
 static cujit_launch_config config(unsigned grid, unsigned block) {
-  cujit_launch_config c = {sizeof(cujit_launch_config), {grid, 1, 1}, {block, 1, 1}, 0, NULL};
+  cujit_launch_config c = {.size = sizeof(cujit_launch_config),
+                           .grid = {grid, 1, 1},
+                           .block = {block, 1, 1},
+                           .shared_bytes = 0,
+                           .stream = NULL};
   return c;
 }
 

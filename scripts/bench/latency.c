@@ -97,7 +97,8 @@ static int raw_roundtrip(setup *s, int kind, unsigned long long ns) {
 }
 
 static int cujit_roundtrip(setup *s, int kind, unsigned long long ns) {
-  cujit_launch_config c = {sizeof c, {1, 1, 1}, {1, 1, 1}, 0, NULL};
+  cujit_launch_config c = {
+      .size = sizeof c, .grid = {1, 1, 1}, .block = {1, 1, 1}, .shared_bytes = 0, .stream = NULL};
   if (kind == WAIT_STREAM) c.stream = s->stream;
   cujit_arg arg = CUJIT_ARG_U(ns);
   if (!check(cujit_launch(s->spin, &c, &arg, 1), "cujit_launch")) return 0;
@@ -208,7 +209,11 @@ static int cujit_htod1k(small_state *st) {
   return check(cujit_memcpy_htod(st->a1k, 0, st->host, sizeof st->host, NULL), "htod");
 }
 static int cujit_ew1k(small_state *st) {
-  cujit_launch_config c = {sizeof c, {N1K / 256, 1, 1}, {256, 1, 1}, 0, NULL};
+  cujit_launch_config c = {.size = sizeof c,
+                           .grid = {N1K / 256, 1, 1},
+                           .block = {256, 1, 1},
+                           .shared_bytes = 0,
+                           .stream = NULL};
   cujit_arg args[] = {CUJIT_ARG_BUF(st->a1k), CUJIT_ARG_I(N1K)};
   return check(cujit_launch(st->s->twice, &c, args, 2), "launch") &&
          check(cujit_device_synchronize(st->s->dev), "sync");

@@ -40,7 +40,11 @@ static cujit_kernel *define_axpb(void) {
 }
 
 static cujit_status axpb(cujit_kernel *k, cujit_buffer *x, double a, double b, cujit_stream *s) {
-  cujit_launch_config c = {sizeof c, {(N + 127) / 128, 1, 1}, {128, 1, 1}, 0, s};
+  cujit_launch_config c = {.size = sizeof c,
+                           .grid = {(N + 127) / 128, 1, 1},
+                           .block = {128, 1, 1},
+                           .shared_bytes = 0,
+                           .stream = s};
   cujit_arg args[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_F(a), CUJIT_ARG_F(b), CUJIT_ARG_I(N)};
   return cujit_launch(k, &c, args, 4);
 }
@@ -245,7 +249,8 @@ Test(graph, refused_calls_name_the_way_out_and_the_capture_ends) {
   EXPECT_FAIL(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED), CUJIT_ERROR_INVALID_ARGUMENT,
               "already capturing");
   EXPECT_OK(axpb(u.k, u.x, 2, 0, u.s));
-  cujit_launch_config c = {sizeof c, {1, 1, 1}, {1, 1, 1}, 0, u.s};
+  cujit_launch_config c = {
+      .size = sizeof c, .grid = {1, 1, 1}, .block = {1, 1, 1}, .shared_bytes = 0, .stream = u.s};
   cujit_arg a[] = {CUJIT_ARG_BUF(u.x)};
   EXPECT_FAIL(cujit_launch(fresh, &c, a, 1), CUJIT_ERROR_UNSUPPORTED, "launch it once");
   EXPECT_FAIL(cujit_reduce(u.x, CUJIT_REDUCE_SUM, N, &sum, u.s), CUJIT_ERROR_UNSUPPORTED,
@@ -278,7 +283,8 @@ Test(graph, a_fault_inside_a_graph_is_named_as_such) {
                                 "*(volatile int *)addr = 1;", NULL, NULL, &poke));
   EXPECT_OK(cujit_kernel_suggest_block(poke, &(int){0}, NULL));
   EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED));
-  cujit_launch_config c = {sizeof c, {1, 1, 1}, {1, 1, 1}, 0, u.s};
+  cujit_launch_config c = {
+      .size = sizeof c, .grid = {1, 1, 1}, .block = {1, 1, 1}, .shared_bytes = 0, .stream = u.s};
   cujit_arg a[] = {CUJIT_ARG_U(0)};
   EXPECT_OK(cujit_launch(poke, &c, a, 1));
   cujit_graph *g;

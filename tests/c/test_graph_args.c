@@ -59,7 +59,11 @@ static cujit_kernel *axpb_kernel(void) {
 }
 
 static cujit_status launch(cujit_kernel *k, cujit_buffer *x, double a, double b, cujit_stream *s) {
-  cujit_launch_config c = {sizeof c, {(N + 127) / 128, 1, 1}, {128, 1, 1}, 0, s};
+  cujit_launch_config c = {.size = sizeof c,
+                           .grid = {(N + 127) / 128, 1, 1},
+                           .block = {128, 1, 1},
+                           .shared_bytes = 0,
+                           .stream = s};
   cujit_arg args[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_F(a), CUJIT_ARG_F(b), CUJIT_ARG_I(N)};
   return cujit_launch(k, &c, args, 4);
 }

@@ -124,7 +124,11 @@ static cujit_kernel *define_saxpy(void) {
 }
 
 static void expect_arg_error(cujit_kernel *k, cujit_arg *args, size_t n, const char *needle) {
-  cujit_launch_config c = {sizeof(cujit_launch_config), {1, 1, 1}, {32, 1, 1}, 0, NULL};
+  cujit_launch_config c = {.size = sizeof(cujit_launch_config),
+                           .grid = {1, 1, 1},
+                           .block = {32, 1, 1},
+                           .shared_bytes = 0,
+                           .stream = NULL};
   cr_assert_eq(cujit_launch(k, &c, args, n), CUJIT_ERROR_ARGUMENT, "%s", cujit_errmsg(engine));
   cr_assert(strstr(cujit_errmsg(engine), needle) != NULL, "expected '%s' in: %s", needle,
             cujit_errmsg(engine));
@@ -399,8 +403,11 @@ Test(kernel, gpu_saxpy_matches_host) {
   cujit_memcpy_htod(dx, 0, x, N * 4, NULL);
   cujit_memcpy_htod(dy, 0, y, N * 4, NULL);
   cujit_arg args[4] = {CUJIT_ARG_F(2.5), CUJIT_ARG_BUF(dx), CUJIT_ARG_BUF(dy), CUJIT_ARG_I(N)};
-  cujit_launch_config c = {
-      sizeof(cujit_launch_config), {(N + 255) / 256, 1, 1}, {256, 1, 1}, 0, NULL};
+  cujit_launch_config c = {.size = sizeof(cujit_launch_config),
+                           .grid = {(N + 255) / 256, 1, 1},
+                           .block = {256, 1, 1},
+                           .shared_bytes = 0,
+                           .stream = NULL};
   cr_assert_eq(cujit_launch(k, &c, args, 4), CUJIT_OK, "%s", cujit_errmsg(engine));
   memset(out, 0xff, N * sizeof *out);
   cr_assert_eq(cujit_memcpy_dtoh(out, dy, 0, N * 4, NULL), CUJIT_OK, "%s", cujit_errmsg(engine));
@@ -473,7 +480,11 @@ Test(kernel, gpu_2d_launch_and_dynamic_shared) {
   cujit_memcpy_htod(bi, 0, in, W * H * 4, NULL);
   cujit_memset(bo, 0, 0xAB, W * H * 4, NULL);
   cujit_arg args[4] = {CUJIT_ARG_BUF(bi), CUJIT_ARG_BUF(bo), CUJIT_ARG_I(W), CUJIT_ARG_I(H)};
-  cujit_launch_config c = {sizeof(cujit_launch_config), {1, H, 1}, {256, 1, 1}, W * 4, NULL};
+  cujit_launch_config c = {.size = sizeof(cujit_launch_config),
+                           .grid = {1, H, 1},
+                           .block = {256, 1, 1},
+                           .shared_bytes = W * 4,
+                           .stream = NULL};
   cr_assert_eq(cujit_launch(k, &c, args, 4), CUJIT_OK, "%s", cujit_errmsg(engine));
   cujit_memcpy_dtoh(out, bo, 0, W * H * 4, NULL);
   for (int y = 0; y < H; y++)
@@ -487,7 +498,11 @@ Test(kernel, gpu_launch_limits) {
   cr_assert_eq(cujit_kernel_define(engine, "nop(int n)", "(void)n;", NULL, NULL, &k), CUJIT_OK,
                "%s", cujit_errmsg(engine));
   cujit_arg a = CUJIT_ARG_I(1);
-  cujit_launch_config c = {sizeof(cujit_launch_config), {1, 1, 1}, {2048, 1, 1}, 0, NULL};
+  cujit_launch_config c = {.size = sizeof(cujit_launch_config),
+                           .grid = {1, 1, 1},
+                           .block = {2048, 1, 1},
+                           .shared_bytes = 0,
+                           .stream = NULL};
   cr_assert_eq(cujit_launch(k, &c, &a, 1), CUJIT_ERROR_LAUNCH_CONFIG);
   c.block[0] = 32, c.grid[1] = 1u << 20;
   cr_assert_eq(cujit_launch(k, &c, &a, 1), CUJIT_ERROR_LAUNCH_CONFIG);
@@ -520,7 +535,11 @@ Test(kernel, gpu_fault_then_reset) {
   cujit_buffer *old;
   cr_assert_eq(cujit_buffer_alloc(engine, 64, CUJIT_I32, &old), CUJIT_OK);
   cujit_arg a = {.kind = CUJIT_ARG_DEVPTR, .v.devptr = 16};
-  cujit_launch_config c = {sizeof(cujit_launch_config), {1, 1, 1}, {32, 1, 1}, 0, NULL};
+  cujit_launch_config c = {.size = sizeof(cujit_launch_config),
+                           .grid = {1, 1, 1},
+                           .block = {32, 1, 1},
+                           .shared_bytes = 0,
+                           .stream = NULL};
   cujit_status st = cujit_launch(bad, &c, &a, 1);
   if (st == CUJIT_OK) st = cujit_device_synchronize(dev);
   cr_assert_eq(st, CUJIT_ERROR_DEVICE_FAULT, "%s", cujit_errmsg(engine));
@@ -577,7 +596,11 @@ Test(kernel, gpu_stream_launch_and_events) {
   cujit_buffer *b;
   cujit_buffer_alloc(engine, N * 4, CUJIT_F32, &b);
   cujit_arg args[3] = {CUJIT_ARG_BUF(b), CUJIT_ARG_F(1.25), CUJIT_ARG_I(N)};
-  cujit_launch_config c = {sizeof(cujit_launch_config), {264, 1, 1}, {256, 1, 1}, 0, s};
+  cujit_launch_config c = {.size = sizeof(cujit_launch_config),
+                           .grid = {264, 1, 1},
+                           .block = {256, 1, 1},
+                           .shared_bytes = 0,
+                           .stream = s};
   cujit_event_record(e0, s);
   cr_assert_eq(cujit_launch(fill, &c, args, 3), CUJIT_OK, "%s", cujit_errmsg(engine));
   cujit_event_record(e1, s);

@@ -189,7 +189,11 @@ static cujit_kernel *slow_double(void) {
 
 static cujit_status launch_slow(cujit_kernel *k, cujit_buffer *in, cujit_buffer *out, int n,
                                 long long cycles, cujit_stream *stream) {
-  cujit_launch_config c = {sizeof c, {(unsigned)(n + 255) / 256, 1, 1}, {256, 1, 1}, 0, stream};
+  cujit_launch_config c = {.size = sizeof c,
+                           .grid = {(unsigned)(n + 255) / 256, 1, 1},
+                           .block = {256, 1, 1},
+                           .shared_bytes = 0,
+                           .stream = stream};
   cujit_arg args[] = {CUJIT_ARG_BUF(in), CUJIT_ARG_BUF(out), CUJIT_ARG_I(n), CUJIT_ARG_I(cycles)};
   return cujit_launch(k, &c, args, 4);
 }
@@ -411,7 +415,11 @@ Test(pool_device, small_uploads_reach_every_stream, .init = open_gpu, .fini = cl
   EXPECT_OK(cujit_buffer_alloc(engine, sizeof host, CUJIT_F32, &scratch));
   /* ~0.05 s on the default stream, which every upload below queues behind */
   long long cycles = on_cpu() ? 20000 : 100LL * 1000 * 1000;
-  cujit_launch_config c = {sizeof c, {N / 256, 1, 1}, {256, 1, 1}, 0, NULL};
+  cujit_launch_config c = {.size = sizeof c,
+                           .grid = {N / 256, 1, 1},
+                           .block = {256, 1, 1},
+                           .shared_bytes = 0,
+                           .stream = NULL};
   cujit_arg args[] = {CUJIT_ARG_BUF(scratch), CUJIT_ARG_BUF(scratch), CUJIT_ARG_I(N),
                       CUJIT_ARG_I(cycles)};
   EXPECT_OK(cujit_launch(copy, &c, args, 4));
@@ -425,7 +433,11 @@ Test(pool_device, small_uploads_reach_every_stream, .init = open_gpu, .fini = cl
   cujit_stream *streams[] = {before, after, NULL};
   for (int s = 0; s < 3; s++) {
     int u = s == 2 ? UPLOADS - 1 : s * 17;
-    cujit_launch_config on = {sizeof on, {N / 256, 1, 1}, {256, 1, 1}, 0, streams[s]};
+    cujit_launch_config on = {.size = sizeof on,
+                              .grid = {N / 256, 1, 1},
+                              .block = {256, 1, 1},
+                              .shared_bytes = 0,
+                              .stream = streams[s]};
     cujit_arg a[] = {CUJIT_ARG_BUF(buf[u]), CUJIT_ARG_BUF(out), CUJIT_ARG_I(N), CUJIT_ARG_I(0)};
     EXPECT_OK(cujit_launch(copy, &on, a, 4));
     EXPECT_OK(cujit_device_synchronize(gpu));
@@ -464,7 +476,11 @@ Test(pool_device, a_stream_sees_a_fill_of_the_default_stream, .init = open_gpu,
   EXPECT_OK(cujit_memcpy_htod(in, 0, host, sizeof host, NULL));
   EXPECT_OK(cujit_memset(out, 0, 0, sizeof host, NULL));
   long long cycles = on_cpu() ? 20000 : 100LL * 1000 * 1000;
-  cujit_launch_config c = {sizeof c, {N / 256, 1, 1}, {256, 1, 1}, 0, NULL};
+  cujit_launch_config c = {.size = sizeof c,
+                           .grid = {N / 256, 1, 1},
+                           .block = {256, 1, 1},
+                           .shared_bytes = 0,
+                           .stream = NULL};
   cujit_arg slow[] = {CUJIT_ARG_BUF(in), CUJIT_ARG_BUF(out), CUJIT_ARG_I(N), CUJIT_ARG_I(cycles)};
   EXPECT_OK(cujit_launch(copy, &c, slow, 4));           /* out = 7 after ~0.05 s */
   EXPECT_OK(cujit_memset(in, 0, 0, sizeof host, NULL)); /* in = 0 after that */

@@ -623,11 +623,11 @@ Test(library, gpu_block_and_warp_reductions) {
     cujit_buffer *xb = cj_test_upload(x, blocks * t * sizeof *x, CUJIT_I32);
     cujit_buffer *ob = cj_test_upload(NULL, blocks * 4 * sizeof(long long), CUJIT_I64);
     cr_assert_eq(cujit_memset(ob, 0, 0xa5, blocks * 4 * sizeof(long long), NULL), CUJIT_OK);
-    cujit_launch_config c = {sizeof(cujit_launch_config),
-                             {blocks, 1, 1},
-                             {shapes[s][0], shapes[s][1], shapes[s][2]},
-                             0,
-                             NULL};
+    cujit_launch_config c = {.size = sizeof(cujit_launch_config),
+                             .grid = {blocks, 1, 1},
+                             .block = {shapes[s][0], shapes[s][1], shapes[s][2]},
+                             .shared_bytes = 0,
+                             .stream = NULL};
     cujit_arg args[] = {CUJIT_ARG_BUF(xb), CUJIT_ARG_BUF(ob)};
     cr_assert_eq(cujit_launch(k, &c, args, 2), CUJIT_OK, "%s", cujit_errmsg(engine));
     long long out[4 * 5];
@@ -660,7 +660,11 @@ Test(library, gpu_block_and_warp_reductions) {
   for (int i = 0; i < 256; i++) x[i] = (float)(cj_test_rand64() % 1000) / 8; /* exact float sums */
   cujit_buffer *xb = cj_test_upload(x, sizeof x, CUJIT_F32),
                *ob = cj_test_upload(NULL, sizeof out, CUJIT_F32);
-  cujit_launch_config c = {sizeof(cujit_launch_config), {2, 1, 1}, {128, 1, 1}, 0, NULL};
+  cujit_launch_config c = {.size = sizeof(cujit_launch_config),
+                           .grid = {2, 1, 1},
+                           .block = {128, 1, 1},
+                           .shared_bytes = 0,
+                           .stream = NULL};
   cujit_arg args[] = {CUJIT_ARG_BUF(xb), CUJIT_ARG_BUF(ob)};
   cr_assert_eq(cujit_launch(k, &c, args, 2), CUJIT_OK, "%s", cujit_errmsg(engine));
   cj_test_download(out, ob, sizeof out);

@@ -49,7 +49,8 @@ Test(refusals, a_buffer_of_the_wrong_dtype) {
   cujit_buffer *ints = cj_test_upload(hi, sizeof hi, CUJIT_I32);
   cujit_buffer *doubles;
   EXPECT_OK(cujit_buffer_alloc(engine, N * sizeof(double), CUJIT_F64, &doubles));
-  cujit_launch_config c = {sizeof c, {1, 1, 1}, {N, 1, 1}, 0, NULL};
+  cujit_launch_config c = {
+      .size = sizeof c, .grid = {1, 1, 1}, .block = {N, 1, 1}, .shared_bytes = 0, .stream = NULL};
   cujit_arg a1[] = {CUJIT_ARG_BUF(ints), CUJIT_ARG_I(N)};
   EXPECT_REFUSED(cujit_launch(k, &c, a1, 2), CUJIT_ERROR_ARGUMENT,
                  "kernel 'twice', argument 1 'x' (float *): the buffer holds i32 but the "

@@ -17,6 +17,7 @@
 
 #include "cujit.h"
 #include "scratch.h"
+#include "stub.h"
 
 static cujit_engine *engine;
 static cujit_device *gpu;
@@ -33,10 +34,7 @@ static void open_failing(const char *calls, const char *code) {
   if (calls) setenv("CUJIT_STUB_FAIL", calls, 1);
   if (code) setenv("CUJIT_STUB_FAIL_CODE", code, 1);
   cr_assert_eq(cujit_open(&engine), CUJIT_OK);
-  cr_assert_eq(cujit_device_get(engine, 0, &gpu), CUJIT_OK,
-               "the stand-in driver's device 0 is missing (%s): is scripts/bench/stubcuda first "
-               "on LD_LIBRARY_PATH?",
-               cujit_errmsg(engine));
+  gpu = cj_stub_device(engine);
 }
 
 static void close_engine(void) {
@@ -49,11 +47,7 @@ static void close_engine(void) {
 
 /* Device and pinned blocks the stand-in handed out and got no free for. */
 static long live_allocations(void) {
-  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  cr_assert_not_null(cuda, "libcuda.so.1 is not loaded");
-  long (*count)(void) = (long (*)(void))dlsym(cuda, "cujit_stub_live_allocations");
-  dlclose(cuda);
-  cr_assert_not_null(count, "libcuda.so.1 is not the stand-in driver (scripts/bench/stubcuda)");
+  long (*count)(void) = (long (*)(void))cj_stub_symbol("cujit_stub_live_allocations");
   return count();
 }
 

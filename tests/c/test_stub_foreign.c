@@ -23,6 +23,7 @@
 #include "cujit.h"
 #include "cujit_dlpack.h"
 #include "scratch.h"
+#include "stub.h"
 
 static cujit_engine *engine;
 
@@ -44,19 +45,10 @@ static void open_stub(const char *absent) {
   if (absent) setenv("CUJIT_STUB_ABSENT", absent, 1);
   unsetenv("CUJIT_DEVICE");
   cr_assert_eq(cujit_open(&engine), CUJIT_OK);
-  cujit_device *gpu;
-  cr_assert_eq(cujit_device_get(engine, 0, &gpu), CUJIT_OK,
-               "the stand-in driver's device 0 is missing (%s): is scripts/bench/stubcuda first "
-               "on LD_LIBRARY_PATH?",
-               cujit_errmsg(engine));
+  cj_stub_device(engine);
   OK(cujit_set_device(engine, 0));
-  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  cr_assert_not_null(cuda, "libcuda.so.1 is not loaded");
-  *(void **)&stub_block = dlsym(cuda, "cujit_stub_block");
-  *(void **)&stub_block_free = dlsym(cuda, "cujit_stub_block_free");
-  dlclose(cuda);
-  cr_assert(stub_block && stub_block_free,
-            "libcuda.so.1 is not the stand-in driver (scripts/bench/stubcuda)");
+  *(void **)&stub_block = cj_stub_symbol("cujit_stub_block");
+  *(void **)&stub_block_free = cj_stub_symbol("cujit_stub_block_free");
 }
 
 static void close_engine(void) {

@@ -360,8 +360,9 @@ h.test("what the CPU device refuses is named", function()
   h.raises({"cooperative_groups/details/", "not supported on the CPU device"}, cuda.source,
            "#include <cooperative_groups/details/info.h>\n__global__ void k(int *x) {}\n")
   local head = "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
-  h.raises({"this_cluster (thread block clusters) is not supported on the CPU device"}, cuda.source,
-           head .. "__global__ void k(int *x) { cg::this_cluster(); }\n")
+  h.raises({"cluster_group::barrier_arrive (split cluster barriers) is not supported on the CPU "
+            .. "device"}, cuda.source,
+           head .. "__global__ void k(int *x) { cg::this_cluster().barrier_arrive(); }\n")
   h.raises({"tiles of more than a warp are not supported on the CPU device"}, cuda.source,
            head .. "__global__ void k(int *x) {\n" ..
            "  auto t = cg::tiled_partition<64>(cg::this_thread_block()); x[0] = t.size(); }\n")

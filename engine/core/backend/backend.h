@@ -73,6 +73,14 @@ typedef enum cj_advice {
   CJ_ADVISE_UNSET_ACCESSED_BY,
 } cj_advice;
 
+/* A launch's attributes (cujit_launch_config's, issue 26): cluster all 0 for none, else each
+** axis at least 1; programmatic and priority 0 for none. */
+typedef struct cj_launch_attrs {
+  unsigned cluster[3];
+  int programmatic;
+  int priority;
+} cj_launch_attrs;
+
 /* The size of an exported handle (CUipcMemHandle and CUipcEventHandle are 64 bytes). */
 #define CJ_IPC_HANDLE_BYTES 64
 
@@ -190,6 +198,18 @@ struct cj_backend {
   cujit_status (*launch_cooperative)(cujit_device *dev, void *fn, const unsigned grid[3],
                                      const unsigned block[3], unsigned shared_bytes, void *stream,
                                      void **args);
+  /* Launch attributes (issue 26). check_attrs: what the device makes of `attrs` for this
+  ** kernel and shape: refuses what it cannot do, saying why (CUDA: clusters and programmatic
+  ** launches below sm_90, a cluster larger than the device allows); makes the kernel able to
+  ** take it (CUDA: non-portable cluster sizes allowed); and sets *clusters to how many such
+  ** clusters run at once (0: none fits; 1 when attrs has no cluster). The core calls it once per
+  ** kernel, attributes and shape, not per launch. launch_ex: launch's arguments with attrs. */
+  cujit_status (*check_attrs)(cujit_device *dev, void *fn, const unsigned grid[3],
+                              const unsigned block[3], unsigned shared_bytes,
+                              const cj_launch_attrs *attrs, int *clusters);
+  cujit_status (*launch_ex)(cujit_device *dev, void *fn, const unsigned grid[3],
+                            const unsigned block[3], unsigned shared_bytes, void *stream,
+                            void **args, const cj_launch_attrs *attrs);
 
   /* --- graphs (graph.c) ----------------------------------------------------------------------
   ** Stream capture: between capture_begin and capture_end, the launches, copies and fills issued

@@ -114,7 +114,9 @@
   X(cuStreamGetCtx, 9020)                                                                          \
   X(cuLibraryGetModule, 12000)                                                                     \
   X(cuPointerGetAttributes, 7000)                                                                  \
-  X(cuTensorMapEncodeTiled, 12000)
+  X(cuTensorMapEncodeTiled, 12000)                                                                 \
+  X(cuLaunchKernelEx, 11060)                                                                       \
+  X(cuOccupancyMaxActiveClusters, 11070)
 
 /* Pasted directly so that cuda.h's renames (cuMemAlloc -> cuMemAlloc_v2) touch only the field
 ** name, consistently with every use of it, and never the PFN typedef's name. */

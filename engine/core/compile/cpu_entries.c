@@ -66,7 +66,7 @@ int cj_cpu_c_kernel(const char *name, const int *cxx, size_t k) {
 }
 
 void cj_cpu_write_entries(cj_buf *out, const char *const *kernel_names, const int *cxx,
-                          const unsigned char *defined, size_t nkernels) {
+                          const unsigned char *defined, char *const *cluster, size_t nkernels) {
   char entry[320];
   /* The entries live in the namespace too and name the kernel unqualified: it and a name
   ** expression's arguments ("scale<my_type>") are looked up there first, then at file scope (a
@@ -95,6 +95,11 @@ void cj_cpu_write_entries(cj_buf *out, const char *const *kernel_names, const in
                   "extern \"C\" __attribute__((visibility(\"default\"))) const "
                   "::cj_cpu::layout<decltype(&%s%s)> cjp_%s = {};\n",
                   c ? "__cj_k_" : "", kernel_names[k], entry);
+    if (cluster && cluster[k]) /* its __cluster_dims__, evaluated where the kernel was */
+      cj_buf_printf(out,
+                    "extern \"C\" __attribute__((visibility(\"default\"))) const unsigned "
+                    "cjc_%s[3] = {%s};\n",
+                    entry, cluster[k]);
   }
   cj_buf_puts(out, "}\n");
   cj_buf_puts(out,

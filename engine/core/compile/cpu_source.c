@@ -47,6 +47,7 @@ typedef struct scan {
   ** of its own, no kernel renamed), `level` how deep. */
   cj_cpu_headers *headers;
   unsigned char *state; /* state[h]: 1 header h is being rewritten, 2 it is done */
+  char **cluster;       /* cluster[k]: the text of kernel k's __cluster_dims__ arguments, or NULL */
   int header;
   unsigned level;
 } scan;
@@ -490,6 +491,40 @@ static int device_variable(const scan *sc, size_t j) {
   return 0;
 }
 
+/* `__cluster_dims__` ending at s[j]: followed by `(args)` and the name of a kernel of the unit,
+** the arguments are kept for the kernel's entry (cj_cpu_write_entries exports them, the launch
+** takes them: issue 26) and the attribute leaves the text, its lines kept. 0 when not so (a
+** template's, whose arguments may name its parameters): the prelude's macro then refuses it. */
+static int cluster_dims(scan *sc, size_t j) {
+  size_t open = j, close, name, end;
+  while (open < sc->n && isspace((unsigned char)sc->s[open])) open++;
+  if (open >= sc->n || sc->s[open] != '(') return 0;
+  int depth = 0;
+  for (close = open; close < sc->n; close++)
+    if (sc->s[close] == '(')
+      depth++;
+    else if (sc->s[close] == ')' && --depth == 0)
+      break;
+  for (name = close + 1; name < sc->n && isspace((unsigned char)sc->s[name]); name++) {
+  }
+  for (end = name; end < sc->n && ident_char((unsigned char)sc->s[end]); end++) {
+  }
+  for (size_t k = 0; close < sc->n && end > name && k < sc->nkernels; k++) {
+    if (strlen(sc->kernels[k]) != end - name || memcmp(sc->s + name, sc->kernels[k], end - name))
+      continue;
+    char *args = malloc(close - open);
+    if (!args) return 0;
+    memcpy(args, sc->s + open + 1, close - open - 1);
+    args[close - open - 1] = '\0';
+    free(sc->cluster[k]);
+    sc->cluster[k] = args;
+    for (; sc->i <= close; sc->i++)
+      if (sc->s[sc->i] == '\n') cj_buf_puts(&sc->out, "\n"), sc->line++;
+    return 1;
+  }
+  return 0;
+}
+
 /* The rewritten source into sc->out; 0 with sc->err set when something is not supported. */
 static int rewrite(scan *sc) {
   int line_start = 1;
@@ -541,6 +576,9 @@ static int rewrite(scan *sc) {
           (len == 5 && memcmp(sc->s + i, "while", 5) == 0)) {
         if (note_loop(sc, j, len == 5)) cj_buf_puts(&sc->out, loop_slice);
       }
+      if (len == 16 && memcmp(sc->s + i, "__cluster_dims__", 16) == 0 && !sc->off && !sc->header &&
+          cluster_dims(sc, j))
+        continue;
       int definition = 0;
       size_t kernel = sc->header ? SIZE_MAX : declared_kernel(sc, i, j, &definition);
       if (kernel != SIZE_MAX) {
@@ -564,6 +602,11 @@ static int rewrite(scan *sc) {
     }
   }
   return 1;
+}
+
+static void free_cluster_dims(char **cluster, size_t nkernels) {
+  for (size_t k = 0; cluster && k < nkernels; k++) free(cluster[k]);
+  free(cluster);
 }
 
 char *cj_cpu_translation_unit(const char *source, const char *const *kernel_names, const int *cxx,
@@ -608,12 +651,15 @@ char *cj_cpu_translation_unit_with(const char *source, const char *const *kernel
   cj_buf_printf(&sc.out, "namespace __cj { %s}\nusing namespace ::__cj;\n", cj_cpu_cuda_api);
   cj_buf_puts(&sc.out, "namespace __cj {\n#line 1 \"<source>\"\n");
   sc.defined = calloc(nkernels ? nkernels : 1, 1);
+  sc.cluster = calloc(nkernels ? nkernels : 1, sizeof *sc.cluster);
   if (headers) {
     sc.state = calloc(headers->count ? headers->count : 1, 1);
     for (size_t h = 0; h < headers->count; h++) headers->rewritten[h] = NULL;
   }
-  if (!sc.defined || (headers && !sc.state) || !rewrite(&sc)) {
-    if (!sc.defined || (headers && !sc.state)) snprintf(err, err_len, "out of host memory");
+  if (!sc.defined || !sc.cluster || (headers && !sc.state) || !rewrite(&sc)) {
+    if (!sc.defined || !sc.cluster || (headers && !sc.state))
+      snprintf(err, err_len, "out of host memory");
+    free_cluster_dims(sc.cluster, nkernels);
     free(sc.defined);
     free(sc.state);
     for (size_t h = 0; headers && h < headers->count; h++) {
@@ -624,7 +670,8 @@ char *cj_cpu_translation_unit_with(const char *source, const char *const *kernel
     return NULL;
   }
   cj_buf_puts(&sc.out, "\n}\n");
-  cj_cpu_write_entries(&sc.out, kernel_names, cxx, sc.defined, nkernels);
+  cj_cpu_write_entries(&sc.out, kernel_names, cxx, sc.defined, sc.cluster, nkernels);
+  free_cluster_dims(sc.cluster, nkernels);
   free(sc.defined);
   free(sc.state);
   if (sc.out.failed) {

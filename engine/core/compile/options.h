@@ -45,7 +45,8 @@ enum { CJ_CHECK_NONE, CJ_CHECK_STD, CJ_CHECK_DEFINE, CJ_CHECK_DIR, CJ_CHECK_NONE
 #define CJ_COMPILE_OPTIONS(TEXT, SWITCH, LIST)                                                     \
   TEXT(arch, NULL, "arch", "--arch", "sm_XX", "-arch=", NULL, CJ_KEY_TARGET, CJ_CHECK_NONE,        \
        "compute_90", "sm_80",                                                                      \
-       "target: sm_XX for CUBIN and PTX, compute_XX for PTX only; default: the current device's")  \
+       "target: sm_XX (or sm_90a: Hopper's arch-specific instructions) for CUBIN and PTX, "        \
+       "compute_XX for PTX only; default: the current device's")                                   \
   SWITCH(fast_math, "fast_math", "--fast-math", "--use_fast_math", "-ffast-math", NULL,            \
          "fast math: --use_fast_math (-ffast-math on the CPU device)")                             \
   SWITCH(line_info, "line_info", "--lineinfo", "-lineinfo", "-g", "CUJIT_LINEINFO",                \

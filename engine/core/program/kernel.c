@@ -385,6 +385,7 @@ static cujit_status find_locked(cujit_kernel *k, cujit_device *dev, cj_kernel_on
   __atomic_store_n(&on->generation, generation, __ATOMIC_RELEASE);
   __atomic_store_n(&on->block_size, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&on->max_dynamic_shared, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&on->attrs_checked, 0ull, __ATOMIC_RELAXED); /* a new function: ask again */
   __atomic_store_n(&on->fn, fn, __ATOMIC_RELEASE);
   return CUJIT_OK;
 }

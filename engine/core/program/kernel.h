@@ -18,6 +18,9 @@ typedef struct cj_kernel_on_device {
   int block_size;      /* occupancy suggestion, 0 until asked (atomic access) */
   int min_grid;
   int max_dynamic_shared; /* the shared-memory opt-in already made (atomic access) */
+  /* The launch attributes and shape last found to fit by the backend's check_attrs (launch.c's
+  ** attrs_key; 0: none yet), so that a loop of attributed launches asks the device once. */
+  unsigned long long attrs_checked; /* atomic access */
 } cj_kernel_on_device;
 
 typedef struct cj_spec {

@@ -2,8 +2,10 @@
 ** launch.c -- launching kernels: checking arguments against the signature and packing them (the
 ** core's one scalar-conversion policy: ranges, exactness, dtypes), checking the launch
 ** configuration against the device, and the launch path itself, which takes no lock, allocates
-** nothing and does no hashing or string work once the kernel is ready on the device. Also the
-** queries that need a kernel on the current device (block suggestion, attributes).
+** nothing and does no hashing or string work once the kernel is ready on the device; a
+** configuration with launch attributes (clusters, programmatic launch, priority: launch_attrs.c)
+** goes to the backend's launch_ex, any other to its plain launch. Also the queries that need a
+** kernel on the current device (block suggestion, attributes).
 */
 #include "launch.h"
 #include "resources.h"
@@ -403,9 +405,13 @@ static cujit_status launch_placed(cujit_kernel *k, cujit_device *dev, cj_kernel_
   _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
   void *pointers[CJ_MAX_PARAMS];
   unsigned grid[3], block[3];
+  cj_launch_attrs attrs;
+  int attributed = cj_launch_has_attrs(config); /* else the plain launch, as before them */
   cujit_status st = cj_launch_pack(k, args, nargs, dev, params, pointers);
   if (st == CUJIT_OK) st = check_config(k, dev, config, grid, block);
   if (st == CUJIT_OK) st = allow_shared(dev, on, config->shared_bytes);
+  if (st == CUJIT_OK && attributed)
+    st = cj_launch_attrs_check(k, dev, on, config, grid, block, cooperative, &attrs);
   if (st == CUJIT_OK && cooperative) st = check_cooperative(k, dev, on, config, grid, block);
   if (st != CUJIT_OK) return st;
   __atomic_store_n(&dev->last_kernel, k->sig.name, __ATOMIC_RELAXED);
@@ -414,6 +420,9 @@ static cujit_status launch_placed(cujit_kernel *k, cujit_device *dev, cj_kernel_
   if (cooperative)
     st = dev->ops->launch_cooperative(dev, on->fn, grid, block, config->shared_bytes, stream,
                                       pointers);
+  else if (attributed)
+    st = dev->ops->launch_ex(dev, on->fn, grid, block, config->shared_bytes, stream, pointers,
+                             &attrs);
   else
     st = dev->ops->launch(dev, on->fn, grid, block, config->shared_bytes, stream, pointers);
   cj_stream_queued(config->stream);
@@ -518,11 +527,11 @@ cujit_status cujit_launch_n(cujit_kernel *kernel, size_t n, cujit_stream *stream
                    "of %d; use a grid-stride loop and an explicit grid",
                    kernel->sig.name, n, blocks, block_size, cj_device_name(dev, name, sizeof name),
                    dev->info.max_grid_dim[0]);
-  cujit_launch_config c = {sizeof(cujit_launch_config),
-                           {(unsigned)blocks, 1, 1},
-                           {(unsigned)block_size, 1, 1},
-                           0,
-                           stream};
+  cujit_launch_config c = {.size = sizeof(cujit_launch_config),
+                           .grid = {(unsigned)blocks, 1, 1},
+                           .block = {(unsigned)block_size, 1, 1},
+                           .shared_bytes = 0,
+                           .stream = stream};
   return launch_placed(kernel, dev, on, &c, args, nargs, 0);
 }
 

@@ -9,6 +9,7 @@
 
 #include "kernel.h"
 #include "run/memory.h"
+#include "backend/backend.h"
 
 /* A kernel launch recorded into a graph: the concrete kernel, the backend's node, and the
 ** configuration it was launched with (which replacing its arguments keeps). */
@@ -30,5 +31,19 @@ typedef struct cj_capture {
 ** dev NULL skips the checks that need the device. */
 cujit_status cj_launch_pack(const cujit_kernel *k, const cujit_arg *args, size_t nargs,
                             const cujit_device *dev, unsigned char *params, void **pointers);
+
+/* Whether a configuration asks for launch attributes (the launch then goes to launch_ex). */
+static inline int cj_launch_has_attrs(const cujit_launch_config *c) {
+  return (c->cluster[0] | c->cluster[1] | c->cluster[2] | (unsigned)c->programmatic |
+          (unsigned)c->priority) != 0;
+}
+
+/* launch_attrs.c: the configuration's attributes into *attrs (the cluster's unset axes made 1),
+** checked for the kernel on `dev` (the device asked once per kernel, attributes and shape);
+** grid and block as check_config made them. */
+cujit_status cj_launch_attrs_check(cujit_kernel *k, cujit_device *dev, cj_kernel_on_device *on,
+                                   const cujit_launch_config *c, const unsigned grid[3],
+                                   const unsigned block[3], int cooperative,
+                                   cj_launch_attrs *attrs);
 
 #endif

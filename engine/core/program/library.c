@@ -142,8 +142,11 @@ static unsigned grid_for(uint64_t units, const cujit_device *dev, unsigned cap) 
 
 cujit_status cj_library_launch_1d(cujit_kernel *k, unsigned grid, cujit_stream *stream,
                                   const cujit_arg *args, size_t nargs) {
-  cujit_launch_config c = {
-      sizeof(cujit_launch_config), {grid, 1, 1}, {CJ_LIBRARY_BLOCK, 1, 1}, 0, stream};
+  cujit_launch_config c = {.size = sizeof(cujit_launch_config),
+                           .grid = {grid, 1, 1},
+                           .block = {CJ_LIBRARY_BLOCK, 1, 1},
+                           .shared_bytes = 0,
+                           .stream = stream};
   return cujit_launch(k, &c, args, nargs);
 }
 

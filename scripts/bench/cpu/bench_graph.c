@@ -30,7 +30,8 @@ static void check(cujit_engine *e, cujit_status st, const char *what) {
 }
 
 static cujit_status empty_launch(cujit_kernel *k, cujit_buffer *x, cujit_stream *s) {
-  cujit_launch_config c = {sizeof c, {1, 1, 1}, {32, 1, 1}, 0, s};
+  cujit_launch_config c = {
+      .size = sizeof c, .grid = {1, 1, 1}, .block = {32, 1, 1}, .shared_bytes = 0, .stream = s};
   cujit_arg args[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_I(1)};
   return cujit_launch(k, &c, args, 2);
 }

@@ -128,5 +128,11 @@ cujit_status cj_cpu_coresident_blocks(cujit_device *dev, void *fn, unsigned thre
 cujit_status cj_cpu_launch_cooperative(cujit_device *dev, void *fn, const unsigned grid[3],
                                        const unsigned block[3], unsigned shared_bytes, void *stream,
                                        void **args);
+cujit_status cj_cpu_check_attrs(cujit_device *dev, void *fn, const unsigned grid[3],
+                                const unsigned block[3], unsigned shared_bytes,
+                                const cj_launch_attrs *attrs, int *clusters);
+cujit_status cj_cpu_launch_ex(cujit_device *dev, void *fn, const unsigned grid[3],
+                              const unsigned block[3], unsigned shared_bytes, void *stream,
+                              void **args, const cj_launch_attrs *attrs);
 
 #endif

@@ -204,7 +204,12 @@ cujit_status cj_cpu_module_function(cujit_engine *engine, cj_cpu_module *m, cons
     char symbol[330], entry[320];
     cj_entry_identifier(name, entry, sizeof entry);
     snprintf(symbol, sizeof symbol, "cjk_%s", entry);
-    if (!f->entry) *(void **)&f->entry = dlsym(m->handle, symbol);
+    if (!f->entry) {
+      *(void **)&f->entry = dlsym(m->handle, symbol);
+      snprintf(symbol, sizeof symbol, "cjc_%s", entry); /* its __cluster_dims__, if any */
+      const unsigned *dims = dlsym(m->handle, symbol);
+      for (int d = 0; d < 3; d++) f->cluster[d] = dims ? (dims[d] ? dims[d] : 1) : 0;
+    }
     if (!f->entry) break;
     *fn = f;
     return CUJIT_OK;

@@ -17,6 +17,7 @@ typedef struct cj_cpu_function {
   cj_cpu_module *module;
   size_t nparams, param_bytes;
   size_t *offsets, *sizes; /* in the parameter buffer, as the kernel layer packs it */
+  unsigned cluster[3];     /* its __cluster_dims__ (issue 26), all 0 when it has none */
 } cj_cpu_function;
 
 struct cj_cpu_module {

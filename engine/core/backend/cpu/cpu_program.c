@@ -2,9 +2,10 @@
 ** cpu_program.c -- the CPU device's programs and launches (backend.h): loading a program's shared
 ** object (cpu_module.c) and finding its kernels, launches queued to the pool's workers,
 ** occupancy, shared memory and attributes, a program's globals (the shared object's symbols:
-** dlsym, sized by dladdr1; static and namespaced ones from its full symbol table) and cooperative
-*launches (one block per worker: a worker runs its
-** blocks one after another, so then all run at once and meet at the grid-wide barrier).
+** dlsym, sized by dladdr1; static and namespaced ones from its full symbol table), cooperative
+** launches (one block per worker: a worker runs its blocks one after another, so then all run at
+** once and meet at the grid-wide barrier) and launch attributes (clusters: a group of workers a
+** cluster, cpu_abi.h).
 */
 #define _GNU_SOURCE /* dladdr1 */
 #include "cpu.h"
@@ -47,7 +48,7 @@ cujit_status cj_cpu_get_function(cujit_device *dev, void *module, const char *na
 ** this_grid().sync() can be met. */
 static cujit_status enqueue_launch(cujit_device *dev, void *fn, const unsigned grid[3],
                                    const unsigned block[3], unsigned shared_bytes, void *stream,
-                                   void **args, int cooperative) {
+                                   void **args, int cooperative, const unsigned cluster[3]) {
   if (faulted(dev)) return cj_device_refuse(dev);
   cj_cpu_function *f = fn;
   for (size_t i = 0; i < f->nparams; i++)
@@ -74,14 +75,55 @@ static cujit_status enqueue_launch(cujit_device *dev, void *fn, const unsigned g
   launch->kernel = f->name;
   launch->total_blocks = (unsigned long long)grid[0] * grid[1] * grid[2];
   launch->cooperative = cooperative;
+  launch->cluster_size = 1;
+  for (int d = 0; d < 3; d++) {
+    launch->cluster[d] = cluster ? cluster[d] : 1;
+    launch->cluster_size *= launch->cluster[d];
+  }
   op->fn = f, op->launch = launch;
   return cj_cpu_enqueue(dev, op, stream);
+}
+
+/* The cluster of a launch of f: the launch's (attrs), else the kernel's __cluster_dims__, which
+** a launch must then match, as on a GPU; NULL for none. Refusals name the values. */
+static cujit_status launch_cluster(cujit_device *dev, const cj_cpu_function *f,
+                                   const unsigned grid[3], const cj_launch_attrs *attrs,
+                                   const unsigned **cluster) {
+  static const char axis[3] = {'x', 'y', 'z'};
+  *cluster = attrs && attrs->cluster[0] ? attrs->cluster : NULL;
+  if (!f->cluster[0]) return CUJIT_OK;
+  unsigned size = f->cluster[0] * f->cluster[1] * f->cluster[2];
+  for (int d = 0; d < 3; d++) {
+    if (*cluster && (*cluster)[d] != f->cluster[d])
+      return cj_fail(dev->engine, CUJIT_ERROR_LAUNCH_CONFIG,
+                     "kernel '%s' has __cluster_dims__(%u, %u, %u) but is launched with cluster "
+                     "{%u, %u, %u}; launch it without a cluster, or with its own",
+                     f->name, f->cluster[0], f->cluster[1], f->cluster[2], (*cluster)[0],
+                     (*cluster)[1], (*cluster)[2]);
+    if (grid[d] % f->cluster[d])
+      return cj_fail(dev->engine, CUJIT_ERROR_LAUNCH_CONFIG,
+                     "kernel '%s': grid.%c = %u is not a multiple of its __cluster_dims__ %c = %u",
+                     f->name, axis[d], grid[d], axis[d], f->cluster[d]);
+  }
+  cj_launch_attrs own = {{f->cluster[0], f->cluster[1], f->cluster[2]}, 0, 0};
+  int fit = 0;
+  cujit_status st = size > 16 ? cj_fail(dev->engine, CUJIT_ERROR_LAUNCH_CONFIG,
+                                        "kernel '%s': __cluster_dims__ of %u blocks is over the "
+                                        "limit of 16 blocks per cluster",
+                                        f->name, size)
+                              : cj_cpu_check_attrs(dev, (void *)f, grid, grid, 0, &own, &fit);
+  *cluster = f->cluster;
+  return st;
 }
 
 cujit_status cj_cpu_launch_kernel(cujit_device *dev, void *fn, const unsigned grid[3],
                                   const unsigned block[3], unsigned shared_bytes, void *stream,
                                   void **args) {
-  return enqueue_launch(dev, fn, grid, block, shared_bytes, stream, args, 0);
+  const unsigned *cluster;
+  cujit_status st = launch_cluster(dev, fn, grid, NULL, &cluster);
+  return st != CUJIT_OK
+             ? st
+             : enqueue_launch(dev, fn, grid, block, shared_bytes, stream, args, 0, cluster);
 }
 
 cujit_status cj_cpu_suggest_block(cujit_device *dev, void *fn, int *block_size, int *min_grid) {
@@ -181,5 +223,36 @@ cujit_status cj_cpu_coresident_blocks(cujit_device *dev, void *fn, unsigned thre
 cujit_status cj_cpu_launch_cooperative(cujit_device *dev, void *fn, const unsigned grid[3],
                                        const unsigned block[3], unsigned shared_bytes, void *stream,
                                        void **args) {
-  return enqueue_launch(dev, fn, grid, block, shared_bytes, stream, args, 1);
+  return enqueue_launch(dev, fn, grid, block, shared_bytes, stream, args, 1, NULL);
+}
+
+/* --- launch attributes (issue 26) ------------------------------------------------------------- */
+
+/* A cluster's blocks run at once, one per worker (a worker runs a block to its end), so a cluster
+** may have no more blocks than there are workers; the groups of workers are the clusters that
+** run at once. Programmatic launches and priorities need nothing: the queue runs one kernel at a
+** time, in order. */
+cujit_status cj_cpu_check_attrs(cujit_device *dev, void *fn, const unsigned grid[3],
+                                const unsigned block[3], unsigned shared_bytes,
+                                const cj_launch_attrs *attrs, int *clusters) {
+  (void)grid, (void)block, (void)shared_bytes;
+  unsigned size = attrs->cluster[0] * attrs->cluster[1] * attrs->cluster[2];
+  int workers = dev->info.multiprocessors;
+  *clusters = size ? workers / (int)size : 1;
+  if (size <= (unsigned)workers) return CUJIT_OK;
+  return cj_fail(dev->engine, CUJIT_ERROR_LAUNCH_CONFIG,
+                 "kernel '%s': a cluster of %u blocks cannot run on the CPU device, which runs a "
+                 "cluster's blocks at once, one per worker, and has %d workers; use clusters of "
+                 "at most %d blocks (or more workers: CUJIT_CPU_THREADS)",
+                 ((cj_cpu_function *)fn)->name, size, workers, workers);
+}
+
+cujit_status cj_cpu_launch_ex(cujit_device *dev, void *fn, const unsigned grid[3],
+                              const unsigned block[3], unsigned shared_bytes, void *stream,
+                              void **args, const cj_launch_attrs *attrs) {
+  const unsigned *cluster;
+  cujit_status st = launch_cluster(dev, fn, grid, attrs, &cluster);
+  return st != CUJIT_OK
+             ? st
+             : enqueue_launch(dev, fn, grid, block, shared_bytes, stream, args, 0, cluster);
 }

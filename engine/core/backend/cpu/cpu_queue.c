@@ -84,8 +84,21 @@ static void run_launch(cujit_device *dev, cpu_dev *c, cpu_op *op, uint64_t seq, 
   launch->schedule = c->schedule;
   launch->schedule_seed = c->seed + seq;
   launch->next_block = 0, launch->error_set = 0;
+  launch->groups = NULL, launch->ngroups = 0;
+  if (launch->cluster_size > 1) { /* the groups of workers that run clusters (cpu_abi.h) */
+    unsigned long long workers = (unsigned long long)cj_cpu_pool_size(c->pool);
+    launch->ngroups =
+        (launch->total_blocks < workers ? launch->total_blocks : workers) / launch->cluster_size;
+    launch->groups = calloc(launch->ngroups ? launch->ngroups : 1, sizeof *launch->groups);
+    if (!launch->groups) {
+      fault(dev, "out of host memory for the cluster groups of a launch", where);
+      return;
+    }
+  }
   cj_cpu_job job = {fn->entry, launch, fn->module->workers, fn->module->release, fn->module->where};
   cj_cpu_pool_run(c->pool, &job);
+  free(launch->groups);
+  launch->groups = NULL;
   if (__atomic_load_n(&launch->error_set, __ATOMIC_ACQUIRE)) fault(dev, launch->error, where);
 }
 

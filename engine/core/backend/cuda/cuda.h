@@ -212,6 +212,12 @@ cujit_status cj_cuda_coresident_blocks(cujit_device *dev, void *fn, unsigned thr
 cujit_status cj_cuda_launch_cooperative(cujit_device *dev, void *fn, const unsigned grid[3],
                                         const unsigned block[3], unsigned shared_bytes,
                                         void *stream, void **args);
+cujit_status cj_cuda_check_attrs(cujit_device *dev, void *fn, const unsigned grid[3],
+                                 const unsigned block[3], unsigned shared_bytes,
+                                 const cj_launch_attrs *attrs, int *clusters);
+cujit_status cj_cuda_launch_ex(cujit_device *dev, void *fn, const unsigned grid[3],
+                               const unsigned block[3], unsigned shared_bytes, void *stream,
+                               void **args, const cj_launch_attrs *attrs);
 
 /* cuda_ipc.c: sharing between processes (the table's entries). */
 cujit_status cj_cuda_shareable_alloc(cujit_device *dev, size_t bytes, uint64_t *addr);

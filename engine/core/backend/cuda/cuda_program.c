@@ -2,8 +2,10 @@
 ** cuda_program.c -- the CUDA backend's programs and launches (backend.h): loading a program's
 ** image (cuLibraryLoadData) and finding kernels in it, launches and their failures, occupancy,
 ** the shared-memory opt-in, attributes and parameter layout, a library's globals
-** (cuLibraryGetGlobal) and cooperative launches (cuLaunchCooperativeKernel, bounded by the
-** occupancy). Optional driver entry points refuse their feature, saying so (CJ_CUDA_NEED).
+** (cuLibraryGetGlobal), cooperative launches (cuLaunchCooperativeKernel, bounded by the
+** occupancy) and launches with attributes (cuLaunchKernelEx: clusters, bounded by
+** cuOccupancyMaxActiveClusters, programmatic dependent launch, priority). Optional driver entry
+*points refuse their feature, saying so (CJ_CUDA_NEED).
 */
 #include "cuda.h"
 
@@ -171,4 +173,87 @@ cujit_status cj_cuda_launch_cooperative(cujit_device *dev, void *fn, const unsig
                    "also counts registers and shared memory)",
                    dev->ordinal);
   return cj_cuda_check(dev, rc, "a cooperative launch (cuLaunchCooperativeKernel)");
+}
+
+/* --- launch attributes (issue 26) ------------------------------------------------------------- */
+
+/* The CUlaunchConfig of a launch with `attrs`, its attributes in `room` (3 at most). */
+static void launch_config(CUlaunchConfig *c, CUlaunchAttribute room[3], const unsigned grid[3],
+                          const unsigned block[3], unsigned shared_bytes, void *stream,
+                          const cj_launch_attrs *attrs) {
+  memset(c, 0, sizeof *c);
+  memset(room, 0, 3 * sizeof *room);
+  c->gridDimX = grid[0], c->gridDimY = grid[1], c->gridDimZ = grid[2];
+  c->blockDimX = block[0], c->blockDimY = block[1], c->blockDimZ = block[2];
+  c->sharedMemBytes = shared_bytes, c->hStream = (CUstream)stream, c->attrs = room;
+  unsigned n = 0;
+  if (attrs->cluster[0]) {
+    room[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    room[n].value.clusterDim.x = attrs->cluster[0];
+    room[n].value.clusterDim.y = attrs->cluster[1];
+    room[n++].value.clusterDim.z = attrs->cluster[2];
+  }
+  if (attrs->programmatic) {
+    room[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    room[n++].value.programmaticStreamSerializationAllowed = 1;
+  }
+  if (attrs->priority) {
+    room[n].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+    room[n++].value.priority = attrs->priority;
+  }
+  c->numAttrs = n;
+}
+
+cujit_status cj_cuda_check_attrs(cujit_device *dev, void *fn, const unsigned grid[3],
+                                 const unsigned block[3], unsigned shared_bytes,
+                                 const cj_launch_attrs *attrs, int *clusters) {
+  CJ_CUDA_NEED(dev, cuLaunchKernelEx, "launch attributes (clusters, programmatic launches)");
+  *clusters = 1;
+  unsigned size = attrs->cluster[0] * attrs->cluster[1] * attrs->cluster[2];
+  if ((size || attrs->programmatic) && dev->info.cc_major < 9)
+    return cj_fail(dev->engine, CUJIT_ERROR_UNSUPPORTED,
+                   "device %d is sm_%d%d: %s need sm_90 or newer (Hopper); launch without %s "
+                   "there",
+                   dev->ordinal, dev->info.cc_major, dev->info.cc_minor,
+                   size ? "thread block clusters" : "programmatic dependent launches",
+                   size ? "the cluster" : "programmatic");
+  if (!size) return CUJIT_OK;
+  int can = 0;
+  cujit_status st = cj_cuda_attribute(dev, CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH, &can);
+  if (st != CUJIT_OK) return st;
+  if (!can)
+    return cj_fail(dev->engine, CUJIT_ERROR_UNSUPPORTED,
+                   "device %d does not support cluster launches", dev->ordinal);
+  cj_driver *drv = DRV(dev);
+  if (size > 8) { /* past the portable size: the kernel must allow it, where the device can */
+    CUresult rc = drv->cuFuncSetAttribute((CUfunction)fn,
+                                          CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+    if (rc != CUDA_SUCCESS)
+      return cj_fail(dev->engine, CUJIT_ERROR_LAUNCH_CONFIG,
+                     "a cluster of %u blocks on device %d: over the portable 8, and the device "
+                     "does not allow larger clusters for this kernel "
+                     "(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED refused); use at "
+                     "most 8 blocks per cluster",
+                     size, dev->ordinal);
+  }
+  CJ_CUDA_NEED(dev, cuOccupancyMaxActiveClusters, "checking that a cluster fits");
+  CUlaunchConfig c;
+  CUlaunchAttribute room[3];
+  launch_config(&c, room, grid, block, shared_bytes, NULL, attrs);
+  CUresult rc = drv->cuOccupancyMaxActiveClusters(clusters, (CUfunction)fn, &c);
+  if (rc == CUDA_ERROR_INVALID_CLUSTER_SIZE) {
+    *clusters = 0; /* a size the device does not take at all: none fits */
+    return CUJIT_OK;
+  }
+  return cj_cuda_check(dev, rc, "the occupancy query of a cluster (cuOccupancyMaxActiveClusters)");
+}
+
+cujit_status cj_cuda_launch_ex(cujit_device *dev, void *fn, const unsigned grid[3],
+                               const unsigned block[3], unsigned shared_bytes, void *stream,
+                               void **args, const cj_launch_attrs *attrs) {
+  CUlaunchConfig c;
+  CUlaunchAttribute room[3];
+  launch_config(&c, room, grid, block, shared_bytes, stream, attrs);
+  CUresult rc = DRV(dev)->cuLaunchKernelEx(&c, (CUfunction)fn, args, NULL);
+  return rc == CUDA_SUCCESS ? CUJIT_OK : launch_error(dev, rc);
 }
