@@ -185,7 +185,7 @@ Test(refusals_calls, launches_that_cannot_run) {
   EXPECT_OK(cujit_buffer_alloc(engine, N * sizeof(double), CUJIT_F64, &doubles));
   EXPECT_OK(cujit_buffer_alloc(engine, N * sizeof(float), CUJIT_DTYPE_NONE, &raw));
   cujit_arg a1[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_I(N)};
-  cujit_launch_config c = {sizeof c, {0, 1, 1}, {N, 1, 1}, 0, NULL};
+  cujit_launch_config c = {.size = sizeof c, .grid = {0, 1, 1}, .block = {N, 1, 1}};
   EXPECT_REFUSED(cujit_launch(twice, &c, a1, 2), CUJIT_ERROR_LAUNCH_CONFIG,
                  "kernel 'twice': grid.x is 0; every launch needs at least one block of one "
                  "thread");
