@@ -58,7 +58,10 @@ static void check_layouts() {
                         sizeof(cujit_scalar),
                         sizeof(cujit_compile_option_info),
                         sizeof(cujit_status),
-                        sizeof(cujit_dtype)};
+                        sizeof(cujit_dtype),
+                        sizeof(cujit_tensor_map_desc),
+                        offsetof(cujit_tensor_map_desc, oob_nan),
+                        sizeof(cujit_tensor_map)};
   for (size_t i = 0; i < sizeof cxx / sizeof *cxx; i++) {
     if (cxx[i] != cxx_test_c_layout(static_cast<int>(i)))
       std::fprintf(stderr, "layout figure %zu: C++ %zu, C %zu\n", i, cxx[i],
@@ -119,7 +122,12 @@ int main() {
   cujit_cache_stats stats = CUJIT_CACHE_STATS_INIT;
   cujit_param_info param = CUJIT_PARAM_INFO_INIT;
   cujit_scalar sum = CUJIT_SCALAR_INIT;
+  cujit_tensor_map_desc tmap = CUJIT_TENSOR_MAP_DESC_INIT;
   EXPECT(CUJIT_DLPACK_MAX_DIMS == 8); // the shape room cujit_buffer_from_dlpack fills
+  EXPECT(CUJIT_TENSOR_MAX_RANK == 5); // cuTensorMapEncodeTiled's most dimensions
+  EXPECT(tmap.size == sizeof tmap && tmap.rank == 0 && !tmap.dims[4] && !tmap.box[0] &&
+         tmap.swizzle == CUJIT_SWIZZLE_NONE && !tmap.oob_nan);
+  EXPECT(sizeof(cujit_tensor_map) == 128); // the driver's CUtensorMap
   EXPECT(info.size == sizeof info && info.ordinal == 0 && info.name[0] == 0 &&
          info.pci_bus_id == 0);
   EXPECT(options.size == sizeof options && !options.arch && !options.fast_math &&

@@ -23,6 +23,9 @@ size_t cxx_test_c_layout(int which) {
                       sizeof(cujit_scalar),
                       sizeof(cujit_compile_option_info),
                       sizeof(cujit_status),
-                      sizeof(cujit_dtype)};
+                      sizeof(cujit_dtype),
+                      sizeof(cujit_tensor_map_desc),
+                      offsetof(cujit_tensor_map_desc, oob_nan),
+                      sizeof(cujit_tensor_map)};
   return which >= 0 && (size_t)which < sizeof c / sizeof *c ? c[which] : 0;
 }
