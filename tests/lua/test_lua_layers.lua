@@ -8,7 +8,7 @@ local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
 local dir = here .. "/../../engine/lua/"
 
 -- Bottom to top: a file may include the headers of the files before it, never after.
-local LADDER = {"lstate", "lconv", "ldevice", "lstream", "lhost", "larray", "lcopy", "lnccl",
+local LADDER = {"lstate", "lconv", "ldevice", "lstream", "lhost", "larray", "lcopy", "ltma", "lnccl",
                 "loptions", "lkernel", "llaunch", "lprogram", "llibrary", "limage", "lfile", "lgraph", "lview",
                 "lmanaged", "lcoop", "ldlpack", "linit"}
 local rung = {}
