@@ -540,6 +540,14 @@ static void offer_restart(repl *r, const char *msg) {
     }
   if (!faulted) return;
   size_t n = repl_session_count(r->session);
+  if (!r->interactive) { /* :restart needs a terminal: offering it here would be refused */
+    fprintf(stderr,
+            CLI_NAME ": the GPU faulted. cuda.reset() may bring it back; when it cannot (the "
+                     "message says to restart the program), run %s again (:restart, which replays "
+                     "a session, needs a terminal)\n",
+            CLI_NAME);
+    return;
+  }
   fprintf(stderr,
           CLI_NAME ": the GPU faulted. cuda.reset() may bring it back; when it cannot (the message "
                    "says to restart the program), type :restart for a new %s process that replays "

@@ -148,7 +148,6 @@ check "help: the Lua options" "$out" '^  -W        turn warnings on$'
 check "help: the compile options" "$out" '^  -o OUT            output file'
 
 # --- REPL commands on a pipe ------------------------------------------------------------------------
-repl() { run "$CUJIT" -i <<<"$1"; }
 repl ':history'
 same ":history before any statement" "$out" "no statements yet (only those that ran without error are kept)"
 repl ':h'
