@@ -458,6 +458,10 @@ static int read_statement(repl *r) {
   int interrupted;
   char *typed = read_line(r, 1, &interrupted);
   if (!typed) return interrupted ? STMT_NONE : STMT_EOF;
+  if (typed[strspn(typed, " \t\r")] == '\0') { /* a blank line: no statement, kept nowhere */
+    free(typed);
+    return STMT_NONE;
+  }
   const char *cmd = command_of(typed);
   int what = cmd ? run_command(r, cmd) : STMT_NONE;
   int abandoned = 0;
