@@ -2,10 +2,11 @@
 # leave: `--help` / `-h` after every subcommand (the usage on stdout, status 0, nothing else done),
 # `cujit help SUBCOMMAND`, extra arguments refused with their message, a stdout that cannot be
 # written (a full disk) said and status 1, which CUJIT_CACHE values the "cache is off" message may
-# blame, `cache clear`'s count in the singular; and of `cujit compile`: the default output beside
-# the input wherever it is, the summary's singular, NVRTC's warnings shown before it, -o - leaving
-# stdout to the code alone (even with -v), options in any order, -D / -X / --std given twice, and
-# the exact refusal of an empty input or output name and of --sass beside --ptx or --cubin.
+# blame, the units of sizes, `cache clear`'s count in the singular; and of `cujit compile`: the
+# default output beside the input wherever it is, the summary's singular, NVRTC's warnings shown
+# before it, -o - leaving stdout to the code alone (even with -v), options in any order, -D / -X /
+# --std given twice, and the exact refusal of an empty input or output name and of --sass beside
+# --ptx or --cubin.
 # Run by ctest as: bash test_cli_tools_edges.sh /path/to/cujit. No GPU; the compile part needs NVRTC
 # (it skips, exit 77, without it, after the checks that need none).
 set -u
@@ -96,7 +97,23 @@ for value in on 1 yes; do
     "$(head -1 <<<"$err")" "^cujit: warning: cache directory '.*not_a_dir/cache'"
 done
 
+# Sizes: a unit from 1024 of the one below (CUJIT_CACHE_MAX is the limit stats shows).
+for pair in "1023:1023 bytes" "1024:1.0 KiB" "1048575:1024.0 KiB" "1048576:1.0 MiB" "3221225472:3.0 GiB" \
+  "1099511627776:1.0 TiB"; do
+  CUJIT_CACHE_MAX=${pair%%:*} run "$CUJIT" cache stats
+  same "cache stats with CUJIT_CACHE_MAX=${pair%%:*}" "$(sed -n 3p <<<"$out")" \
+    "size       0 bytes (limit ${pair#*:}, CUJIT_CACHE_MAX)"
+done
+
 need_nvrtc
+# --- cache clear counts in the singular ----------------------------------------------------------
+CUJIT_CACHE_DIR="$TMP/one" run "$CUJIT" compile k.cu --arch sm_90 -o single.ptx
+CUJIT_CACHE_DIR="$TMP/one" run "$CUJIT" cache stats
+same "one compile, one cache entry" "$(sed -n 2p <<<"$out")" "entries    1"
+size=$(sed -n 's/^size       \(.*\) (limit .*/\1/p' <<<"$out")
+CUJIT_CACHE_DIR="$TMP/one" run "$CUJIT" cache clear
+same "cache clear of one entry: the singular, its size, the directory" "$out" \
+  "removed 1 entry ($size) from $TMP/one"
 # --- compile: where the output goes by default ------------------------------------------------
 mkdir -p sub
 cp k.cu sub/k.cu

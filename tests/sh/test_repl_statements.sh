@@ -85,6 +85,15 @@ done
 repl "$text:history"
 same ":history marks the statements that write files, and only those" "$out" "${want%$'\n'}"
 
+# --- :save's header: when, what, and how to run it ---------------------------------------------------------
+repl 'x = 1
+:save saved.lua'
+check ":save's first line says when" "$(sed -n 1p saved.lua)" \
+  '^-- A cujit REPL session, saved by :save on [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}: the statements that ran without$'
+same ":save's header says how to run it" "$(sed -n 2,3p saved.lua)" "-- error, in order (values the REPL printed are print(...) calls). Run it with
+--   cujit saved.lua"
+same ":save's statements after it" "$(sed -n '4,$p' saved.lua)" "x = 1"
+
 # --- :help's spellings of one name ------------------------------------------------------------------------
 repl ':help cuda.jit'
 jit_help=$out

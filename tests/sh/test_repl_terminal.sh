@@ -16,18 +16,10 @@ export CUJIT_CACHE_DIR="$TMP/cache" CUJIT_HISTORY=""
 PYTHONDONTWRITEBYTECODE=1 python3 - "$CUJIT" "$(cd "$(dirname "$0")" && pwd)" "$TMP" <<'EOF' || fails=$((fails + 1))
 import os, re, sys
 sys.path.insert(0, sys.argv[2])
-from pty_session import Session, fail, ok, verdict
+from pty_session import Session, ctrl_d_exits_0 as ends, fail, ok, verdict
 
 cujit, tmp = sys.argv[1], sys.argv[3]
 banner = r"cujit [0-9.]+ -- Lua 5\.4"
-
-
-def ends(s, what):
-    s.send("\x04")
-    rc = s.finish()
-    if rc == 0: ok(what + ": Ctrl-D exits 0")
-    else: fail("%s: exit status %r" % (what, rc))
-
 
 # --- the banner, once ----------------------------------------------------------------------------
 for args in (["-i"], ["-v", "-i"], []):
