@@ -94,6 +94,18 @@ same ":save's header says how to run it" "$(sed -n 2,3p saved.lua)" "-- error, i
 --   cujit saved.lua"
 same ":save's statements after it" "$(sed -n '4,$p' saved.lua)" "x = 1"
 
+# An expression that ends in a comment is still one the saved script runs and prints.
+repl '1 + 1 -- two
+"a--b" .. "c"
+:save comment.lua'
+same "values of expressions with '--'" "$out" "2
+a--bc
+saved 2 statements to comment.lua"
+run "$CUJIT" comment.lua
+same "the saved script of expressions that end in a comment runs" "$out" "2
+a--bc"
+same "and says nothing on stderr" "$err" ""
+
 # --- :help's spellings of one name ------------------------------------------------------------------------
 repl ':help cuda.jit'
 jit_help=$out
