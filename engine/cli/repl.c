@@ -165,6 +165,20 @@ static char *history_target(const char *path) {
   return S_ISREG(st.st_mode) ? realpath(path, NULL) : NULL;
 }
 
+/* 1 when `path` holds something other than a history libedit wrote (its first line is libedit's
+** mark): a plain list of lines, say another program's history. libedit would read none of it and
+** then write this session's over it, so such a file is left alone. A missing or empty file is not
+** foreign: it becomes the history. */
+static int foreign_history(const char *path) {
+  static const char mark[] = "_HiStOrY_V2_";
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[sizeof mark + 1] = "";
+  int foreign = fgets(line, sizeof line, f) && strncmp(line, mark, sizeof mark - 1) != 0;
+  fclose(f);
+  return foreign;
+}
+
 /* libedit writes the history to a new file beside it, renamed over the old one, so an error
 ** (a full disk) leaves the old history as it was. */
 static int write_history_whole(const char *target) {
@@ -636,7 +650,17 @@ void cli_repl(lua_State *L) {
     r.history_path = history_file();
     stifle_history(HISTORY_MAX);
     char *history = r.history_path ? history_target(r.history_path) : NULL;
-    if (history) read_history(history);
+    if (history && foreign_history(history)) {
+      fprintf(stderr,
+              CLI_NAME ": warning: %s is not a history cujit wrote (its first line is not "
+                       "libedit's mark); it is left as it is and this session keeps no history: "
+                       "set CUJIT_HISTORY to another file, or to \"\" for none\n",
+              r.history_path);
+      free(r.history_path);
+      r.history_path = NULL;
+    } else if (history) {
+      read_history(history);
+    }
     free(history);
     repl_complete_install(L);
     puts("cuda = require \"cujit\" to start; :help lists what the REPL adds to Lua");

@@ -5,7 +5,8 @@
 # with status 0; Tab completes keywords, names starting with '_' only when asked for, string
 # methods, fields of library tables with '(' after a function and none after a value, and
 # option names only inside the options table of jit/source/load/elementwise (not of any call);
-# blank lines stay out of the history file, which keeps the last 1000 entries.
+# blank lines stay out of the history file, which keeps the last 1000 entries; a file that is not a
+# history cujit wrote (another program's lines) is left untouched, saying so, and an empty one used.
 # Run by ctest as: bash test_repl_terminal.sh /path/to/cujit. Needs python3 (skips without), no
 # GPU, no compiler.
 set -u
@@ -93,6 +94,31 @@ if entries[:1] == ["old8=8"]: ok("the oldest dropped first")
 else: fail("the first entry: %r" % entries[:1])
 if any(not e.strip() or re.fullmatch(r"(\\040)+", e) for e in entries): fail("a blank line is in the history")
 else: ok("blank lines are not in the history")
+
+# A file that is not a history cujit wrote (another program's plain lines) is left as it is.
+plain = os.path.join(tmp, "plain_history")
+with open(plain, "w") as f:
+    f.write("my precious line 1\nmy precious line 2\n")
+s = Session(cujit, {"CUJIT_HISTORY": plain})
+s.expect("a foreign history file: one warning",
+         r"cujit: warning: .*plain_history is not a history cujit wrote \(its first line is not "
+         r"libedit's mark\); it is left as it is and this session keeps no history")
+s.expect("prompt with a foreign history file", r"^> ")
+s.send("=40 + 2\n")
+s.expect("the session runs", r"^42$")
+ends(s, "the foreign history session")
+if open(plain).read() == "my precious line 1\nmy precious line 2\n": ok("the foreign file is untouched")
+else: fail("the foreign history file was changed: %r" % open(plain).read())
+if s.buf.count("is not a history cujit wrote") == 1: ok("the warning is said once")
+else: fail("warnings: %r" % s.buf)
+empty = os.path.join(tmp, "empty_history")
+open(empty, "w").close()
+s = Session(cujit, {"CUJIT_HISTORY": empty})
+s.expect("prompt with an empty history file", r"^> ")
+s.send("empty_ok = 1\n")
+ends(s, "the empty history session")
+if "empty_ok" in open(empty).read() and "warning" not in s.buf: ok("an empty file becomes the history")
+else: fail("an empty history file: %r, %r" % (open(empty).read(), s.buf))
 verdict()
 EOF
 finish
