@@ -33,10 +33,13 @@ value "nothing after =" '=' ""
 
 # --- tables -------------------------------------------------------------------------------------------
 value "an empty table" '{}' "{}"
-value "array part, then the other keys sorted" '{3, 2, 1, zeta = 1, alpha = 2, mid = {}}' \
+value "array part, then the other keys sorted (by their text: '[' before '_' before 'a')" '{3, 2, 1, zeta = 1, alpha = 2, mid = {}}' \
   "{3, 2, 1, alpha = 2, mid = {}, zeta = 1}"
-value "keys that are not names, in brackets" '{["a b"] = 1, ["end"] = 2, ["9x"] = 3, [true] = 4, [1.5] = 5}' \
-  '{["9x"] = 3, ["a b"] = 1, ["end"] = 2, [1.5] = 5, [true] = 4}'
+value "keys that are not names, in brackets" '{["a b"] = 1, ["end"] = 2, ["9x"] = 3, [true] = 4, [1.5] = 5, [""] = 6}' \
+  '{[""] = 6, ["9x"] = 3, ["a b"] = 1, ["end"] = 2, [1.5] = 5, [true] = 4}'
+value "names: letters, digits after the first, '_'; other characters in brackets" \
+  '{Z = 1, _a9 = 2, ["x|y"] = 3, ["a{"] = 4, ["~"] = 5, ["[b]"] = 6, ["^"] = 7}' \
+  '{Z = 1, ["[b]"] = 6, ["^"] = 7, ["a{"] = 4, ["x|y"] = 3, ["~"] = 5, _a9 = 2}'
 value "a hole ends the array part" '{1, nil, 3, [5] = 5}' "{1, [3] = 3, [5] = 5}"
 value "strings inside a table: quoted and escaped" '{"tab\there", "q\"b\\", "nl\n", "\1\127"}' \
   '{"tab\there", "q\"b\\", "nl\n", "\001\127"}'
@@ -58,10 +61,24 @@ same "24 entries of an array, then how many more" "$out" "{
   1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
   ...(6 more)
 }"
+# Array items fill lines of at most 96 columns: 10 digits and a comma each, 7 to a line (85
+# columns; an 8th would make 97).
+repl 'wide = {} for i = 1, 24 do wide[i] = 1000000000 + i end
+wide'
+same "array items fill lines up to 96 columns" "$(sed -n 2p <<<"$out")" \
+  "  1000000001, 1000000002, 1000000003, 1000000004, 1000000005, 1000000006, 1000000007,"
+same "array items: 4 lines of them" "$(grep -c '^  1' <<<"$out")" 4
 repl 'h = {} for i = 1, 30 do h[string.format("k%02d", i)] = i end
 h'
 same "24 keys, the first in sorted order, then how many more" "$(tr '\n' '|' <<<"$out")" \
   "{|$(for i in $(seq -w 1 24); do printf '  k%s = %d,|' "$i" "$((10#$i))"; done)  ...(6 more)|}|"
+# 512 keys are all sorted before the first 24 are kept (the stack holds each one's text).
+repl 'many = {} for i = 512, 1, -1 do many[string.format("k%03d", i)] = i end
+many'
+same "512 keys: the first 24 in sorted order, then how many more" "$(sed -n '2p;25p;26p' <<<"$out")" \
+  "  k001 = 1,
+  k024 = 24,
+  ...(488 more)"
 repl 'm = {1, 2} for i = 1, 30 do m["k" .. i] = i end
 m'
 same "an array and many keys: the array first, 24 in all" "$(sed -n '2p;$p' <<<"$out" | tr '\n' '|')" \
