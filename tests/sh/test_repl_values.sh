@@ -38,8 +38,8 @@ value "array part, then the other keys sorted (by their text: '[' before '_' bef
 value "keys that are not names, in brackets" '{["a b"] = 1, ["end"] = 2, ["9x"] = 3, [true] = 4, [1.5] = 5, [""] = 6}' \
   '{[""] = 6, ["9x"] = 3, ["a b"] = 1, ["end"] = 2, [1.5] = 5, [true] = 4}'
 value "names: letters, digits after the first, '_'; other characters in brackets" \
-  '{Z = 1, _a9 = 2, ["x|y"] = 3, ["a{"] = 4, ["~"] = 5, ["[b]"] = 6, ["^"] = 7}' \
-  '{Z = 1, ["[b]"] = 6, ["^"] = 7, ["a{"] = 4, ["x|y"] = 3, ["~"] = 5, _a9 = 2}'
+  '{Z = 1, _a9 = 2, ["x|y"] = 3, ["a{"] = 4, ["~"] = 5, ["[b]"] = 6, ["^"] = 7, A = 8, ["@"] = 9}' \
+  '{A = 8, Z = 1, ["@"] = 9, ["[b]"] = 6, ["^"] = 7, ["a{"] = 4, ["x|y"] = 3, ["~"] = 5, _a9 = 2}'
 value "a hole ends the array part" '{1, nil, 3, [5] = 5}' "{1, [3] = 3, [5] = 5}"
 value "strings inside a table: quoted and escaped" '{"tab\there", "q\"b\\", "nl\n", "\1\127"}' \
   '{"tab\there", "q\"b\\", "nl\n", "\001\127"}'
