@@ -6,7 +6,8 @@
 # methods, fields of library tables with '(' after a function and none after a value, and
 # option names only inside the options table of jit/source/load/elementwise (not of any call);
 # blank lines stay out of the history file, which keeps the last 1000 entries; a file that is not a
-# history cujit wrote (another program's lines) is left untouched, saying so, and an empty one used.
+# history cujit wrote (another program's lines) is left untouched, saying so, and an empty one used;
+# :restart's replay time covers what the replayed statements spent.
 # Run by ctest as: bash test_repl_terminal.sh /path/to/cujit. Needs python3 (skips without), no
 # GPU, no compiler.
 set -u
@@ -94,6 +95,20 @@ if entries[:1] == ["old8=8"]: ok("the oldest dropped first")
 else: fail("the first entry: %r" % entries[:1])
 if any(not e.strip() or re.fullmatch(r"(\\040)+", e) for e in entries): fail("a blank line is in the history")
 else: ok("blank lines are not in the history")
+
+# :restart's replay says how long it took: at least the 0.3 s one replayed statement spends.
+s = Session(cujit, {"TMPDIR": tmp})
+s.expect("prompt before :restart", r"^> ")
+s.send("c = require('cujit').clock\n")
+s.send("t0 = c() while c() - t0 < 0.3 do end\n")
+s.send(":restart\n")
+s.expect(":restart asks which to drop", r"drop which\? .*$")
+s.send("\n")
+m = s.expect("the replay's time", r"replayed 2 statements in ([0-9.]+) ms")
+if m and float(m.group(1)) >= 300: ok("the replay's time covers the statement's 0.3 s (%s ms)" % m.group(1))
+elif m: fail("the replay took %s ms, less than the 300 ms it spent" % m.group(1))
+s.expect("a prompt after the replay", r"^> ")
+ends(s, "the restarted session")
 
 # A file that is not a history cujit wrote (another program's plain lines) is left as it is.
 plain = os.path.join(tmp, "plain_history")
