@@ -1,6 +1,7 @@
 # lib.sh -- what the shell tests share (sourced, not run: ctest runs only test_*.sh). Sets
 # CUJIT (the command under test, $1), TMP (removed on exit) and the failure count, and gives
-# the checks. A test ends with `finish`.
+# the checks, need_nvrtc (skip without NVRTC) and repl (the REPL on a pipe). A test ends with
+# `finish`.
 CUJIT=${1:?usage: bash $(basename "$0") /path/to/cujit}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
