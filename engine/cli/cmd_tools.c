@@ -151,8 +151,11 @@ static int tool_version(cujit_engine *engine, int argc, char **argv) {
   } else {
     printf("%-8s missing: %s\n", "NVRTC", cujit_errmsg(engine));
   }
-  if (cujit_driver_version(engine, &v) == CUJIT_OK)
+  cujit_status st = cujit_driver_version(engine, &v);
+  if (st == CUJIT_OK && v > 0)
     print_cuda_version("driver", "CUDA ", v, "");
+  else if (st == CUJIT_OK) /* cuDriverGetVersion answered nothing: no "CUDA 0.0" */
+    printf("%-8s loaded, but it reports no CUDA version (cuDriverGetVersion)\n", "driver");
   else
     printf("%-8s missing: %s\n", "driver", cujit_errmsg(engine));
   return 0;

@@ -73,6 +73,43 @@ else
   echo "note: no /dev/full here: a stdout that cannot be written is not checked"
 fi
 
+# --- devices and --version against the stand-in driver (scripts/bench/stub_driver.c) -------------
+# It has one device, "stub sm_90 (no GPU)", of compute capability CUJIT_STUB_CC (9), a driver of
+# CUJIT_STUB_DRIVER_VERSION (13000), and fails the calls CUJIT_STUB_FAIL names: the paths of a
+# machine with a GPU, without one.
+stub="${CUJIT_BINARY_DIR:-}/scripts/bench/stubcuda"
+if [ -e "$stub/libcuda.so.1" ]; then
+  with_stub() { LD_LIBRARY_PATH="$stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"; }
+  with_stub run "$CUJIT" devices
+  check_rc "devices with a driver and a device" 0
+  same "devices: ordinal, name, arch, memory, SMs" "$out" "0  stub sm_90 (no GPU)  sm_90  80.0 GiB  132 SMs"
+  same "devices: nothing on stderr" "$err" ""
+  CUJIT_STUB_CC=8 with_stub run "$CUJIT" devices
+  check "devices: the arch is the device's" "$out" "^0  stub sm_90 \(no GPU\)  sm_80  "
+  with_stub run "$CUJIT" --version
+  same "--version: the driver's CUDA version" "$(tail -1 <<<"$out")" "driver   CUDA 13.0"
+  CUJIT_STUB_DRIVER_VERSION=12090 with_stub run "$CUJIT" --version
+  same "--version: CUDA 12.9" "$(tail -1 <<<"$out")" "driver   CUDA 12.9"
+  CUJIT_STUB_FAIL=cuDriverGetVersion with_stub run "$CUJIT" --version
+  same "--version: a driver that gives no version" "$(tail -1 <<<"$out")" \
+    "driver   loaded, but it reports no CUDA version (cuDriverGetVersion)"
+  CUJIT_DEVICE=0 CUJIT_STUB_FAIL=cuDeviceGetCount with_stub run "$CUJIT" devices
+  check_rc "devices when the driver fails" 1
+  same "devices when the driver fails (CUJIT_DEVICE=0): its reason, and the CPU device" "$err" \
+    "cujit devices: reading the CUDA devices failed: stub driver (stub driver, code 2) (without a GPU, kernels run on the CPU device: CUJIT_DEVICE=cpu, or cuda.device(\"cpu\") in Lua; 'cujit compile --arch sm_90' needs no GPU)"
+  CUJIT_DEVICE=cpu CUJIT_STUB_FAIL=cuDeviceGetCount with_stub run "$CUJIT" devices
+  check "devices when the driver fails, the CPU device chosen: said so" "$err" \
+    "\(kernels run on the CPU device, as CUJIT_DEVICE=cpu asks; 'cujit compile --arch sm_90' needs no GPU\)$"
+else
+  echo "note: no stand-in driver at $stub: devices with a device is checked on a GPU only"
+fi
+run "$CUJIT" devices
+version_driver=$("$CUJIT" --version | sed -n 's/^driver   missing: //p')
+if [ "$rc" -ne 0 ] && [ -n "$version_driver" ]; then
+  check "devices without a driver: the loader's reason, as --version gives it" "$err" \
+    "^cujit devices: $(sed 's/[][().*^$\\/]/\\&/g' <<<"$version_driver") \(without a GPU"
+fi
+
 # --- the cache is off: what the message blames ---------------------------------------------------
 # Only a value that turns the cache off (0, off, no, false, disabled, in any case) is blamed; with
 # any other, the cache is off for the reason the library's warning gives (here a directory that
@@ -106,6 +143,13 @@ for pair in "1023:1023 bytes" "1024:1.0 KiB" "1048575:1024.0 KiB" "1048576:1.0 M
 done
 
 need_nvrtc
+# Without --arch the current device's arch: the stand-in driver's sm_80, say.
+if [ -e "$stub/libcuda.so.1" ]; then
+  CUJIT_STUB_CC=8 with_stub run "$CUJIT" compile k.cu -o -
+  check_rc "compile without --arch, a device of sm_80" 0
+  check "the device's arch is the target" "$out" '^\.target sm_80$'
+  check "and the summary says so" "$err" ' for sm_80, '
+fi
 # --- cache clear counts in the singular ----------------------------------------------------------
 CUJIT_CACHE_DIR="$TMP/one" run "$CUJIT" compile k.cu --arch sm_90 -o single.ptx
 CUJIT_CACHE_DIR="$TMP/one" run "$CUJIT" cache stats
