@@ -118,18 +118,26 @@ function M.wall_ms(fn, ...)
 end
 
 -- GPU milliseconds per call of fn(), measured with events around `reps` calls (default 1) on
--- `stream` (default: the default stream), after one warm-up call when warm is true.
+-- `stream` (default: the default stream), after one warm-up call when warm is true. Never 0: a
+-- time of 0 is below the events' resolution (about half a microsecond on a GPU), and bytes over
+-- it would print as an infinite bandwidth, so twice as many calls are timed until the events
+-- see them (an error after 2^16 calls: fn queues no work on the stream).
 function M.gpu_ms(fn, reps, stream, warm)
   reps = reps or 1
   if warm then fn() end
   local e0, e1 = cuda.event(), cuda.event()
-  e0:record(stream)
-  for _ = 1, reps do fn() end
-  e1:record(stream)
-  e1:synchronize()
-  local ms = e0:elapsed(e1) / reps
+  local ms
+  repeat
+    e0:record(stream)
+    for _ = 1, reps do fn() end
+    e1:record(stream)
+    e1:synchronize()
+    ms = e0:elapsed(e1) / reps
+    reps = ms > 0 and reps or reps * 2
+  until ms > 0 or reps > 1 << 16
   e0:free()
   e1:free()
+  if not (ms > 0) then error("gpu_ms: the events measured no time over 2^16 calls", 2) end
   return ms
 end
 

@@ -80,7 +80,10 @@ static int run_tool(char *const argv[]) {
 int cli_print_sass(cujit_engine *engine, cujit_program *prog, const char *arch) {
   size_t len = 0;
   const void *cubin = cujit_program_cubin(prog, &len);
-  char tool[PATH_MAX], file[] = "/tmp/cujit-sass-XXXXXX";
+  /* The CUBIN goes to a file of TMPDIR's for the tool, as --time's table does; removed after. */
+  const char *tmp = getenv("TMPDIR");
+  char tool[PATH_MAX], file[PATH_MAX];
+  snprintf(file, sizeof file, "%s/cujit-sass-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   int cuobjdump = find_tool("cuobjdump", tool, sizeof tool);
   if (!cubin) {
     fprintf(stderr,

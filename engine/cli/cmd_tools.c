@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -71,8 +72,38 @@ void cli_print_usage(FILE *out) {
         out);
 }
 
+/* 1 if `arg` asks for the usage: `cujit compile --help`, `cujit cache -h`. */
+static int asks_help(const char *arg) {
+  return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+/* For the subcommands that take no arguments (devices, --version): -1 when there are none, else
+** the exit status after the usage (`--help` or `-h` alone: 0) or a refusal (1). */
+static int no_arguments(const char *tool, int argc, char **argv) {
+  if (argc <= 2) return -1;
+  if (argc == 3 && asks_help(argv[2])) {
+    cli_print_usage(stdout);
+    return 0;
+  }
+  fprintf(stderr, CLI_NAME " %s: takes no arguments\n", tool);
+  return 1;
+}
+
+/* `cujit help [SUBCOMMAND]`: the usage, which covers every subcommand. */
 static int tool_help(cujit_engine *engine, int argc, char **argv) {
-  (void)engine, (void)argc, (void)argv;
+  (void)engine;
+  if (argc > 3) {
+    tool_error("help", "takes one argument at most, a subcommand's name (devices, compile, "
+                       "cache, help, --version)");
+    return 1;
+  }
+  if (argc == 3 && !cli_is_tool(argv[2])) {
+    fprintf(stderr,
+            CLI_NAME " help: '%s' is not a subcommand (devices, compile, cache, help, "
+                     "--version); 'cujit help' alone shows the usage\n",
+            argv[2]);
+    return 1;
+  }
   cli_print_usage(stdout);
   return 0;
 }
@@ -108,7 +139,8 @@ static void nvrtc_library(char *buf, size_t len) {
 }
 
 static int tool_version(cujit_engine *engine, int argc, char **argv) {
-  (void)argc, (void)argv;
+  int done = no_arguments("--version", argc, argv);
+  if (done >= 0) return done;
   int v = 0;
   char lib[512];
   printf("%-8s %s\n", "cujit", cujit_version());
@@ -119,8 +151,11 @@ static int tool_version(cujit_engine *engine, int argc, char **argv) {
   } else {
     printf("%-8s missing: %s\n", "NVRTC", cujit_errmsg(engine));
   }
-  if (cujit_driver_version(engine, &v) == CUJIT_OK)
+  cujit_status st = cujit_driver_version(engine, &v);
+  if (st == CUJIT_OK && v > 0)
     print_cuda_version("driver", "CUDA ", v, "");
+  else if (st == CUJIT_OK) /* cuDriverGetVersion answered nothing: no "CUDA 0.0" */
+    printf("%-8s loaded, but it reports no CUDA version (cuDriverGetVersion)\n", "driver");
   else
     printf("%-8s missing: %s\n", "driver", cujit_errmsg(engine));
   return 0;
@@ -129,11 +164,8 @@ static int tool_version(cujit_engine *engine, int argc, char **argv) {
 /* --- cujit devices ---------------------------------------------------------------------------- */
 
 static int tool_devices(cujit_engine *engine, int argc, char **argv) {
-  (void)argv;
-  if (argc > 2) {
-    tool_error("devices", "takes no arguments");
-    return 1;
-  }
+  int done = no_arguments("devices", argc, argv);
+  if (done >= 0) return done;
   int count = 0;
   cujit_status st = cujit_device_count(engine, &count);
   if (st != CUJIT_OK || count == 0) {
@@ -172,6 +204,7 @@ typedef struct compile_args {
   int cubin;
   int verbose, sass; /* -v: the kernels' resources; --sass: the machine code, not a file */
   int time;          /* --time: NVRTC's phase times (its --time=-, in the log) */
+  int help;          /* --help or -h: the usage was printed, nothing else is done */
   cujit_compile_options opts;
   const char **values; /* the list options' values: `slots` for each option, by its index */
   size_t slots;
@@ -277,7 +310,11 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
       *(a[1] == 'v' ? &ca->verbose : &ca->sass) = 1;
     else if (strcmp(a, "--time") == 0)
       ca->time = 1;
-    else if ((info = find_flag(a, &row)) != NULL) {
+    else if (asks_help(a)) {
+      cli_print_usage(stdout);
+      ca->help = 1;
+      return 0;
+    } else if ((info = find_flag(a, &row)) != NULL) {
       if (!take_option(argc, argv, &i, info, row, ca)) return 0;
     } else if (is_option(a, "-o")) {
       if (!(v = option_value(argc, argv, &i, "-o"))) return 0;
@@ -293,9 +330,16 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
       ca->input = a;
     }
   }
-  if (!ca->input) {
-    fprintf(stderr, CLI_NAME " compile: no input file; usage: cujit compile FILE.cu [--arch "
-                             "sm_XX] [-o OUT] [--ptx|--cubin]\n");
+  if (!ca->input || !*ca->input) {
+    fprintf(stderr,
+            CLI_NAME " compile: %s; usage: cujit compile FILE.cu [--arch sm_XX] [-o OUT] "
+                     "[--ptx|--cubin]\n",
+            ca->input ? "the input file's name is empty ('')" : "no input file");
+    return 0;
+  }
+  if (ca->output && !*ca->output) {
+    fprintf(stderr, CLI_NAME " compile: -o was given an empty file name; name the output file, "
+                             "or write -o - for stdout\n");
     return 0;
   }
   if (ca->sass && (ca->output || ca->kind_flag)) {
@@ -490,6 +534,8 @@ static int tool_compile(cujit_engine *engine, int argc, char **argv) {
     tool_error("compile", "out of memory");
   else if (parse_compile_args(argc, argv, &ca))
     status = compile_and_write(engine, &ca);
+  else if (ca.help)
+    status = 0;
   free(ca.values);
   return status;
 }
@@ -507,9 +553,18 @@ static void format_bytes(char *buf, size_t len, uint64_t bytes) {
     snprintf(buf, len, "%.1f %s", v, units[u]);
 }
 
+/* 1 when CUJIT_CACHE's value is one that turns the disk cache off, as the library reads it; any
+** other value leaves it on, so a cache that is off for another reason must not blame it. */
+static int cache_turned_off(const char *env) {
+  static const char *const off[] = {"0", "off", "no", "false", "disabled"};
+  for (size_t i = 0; env && i < sizeof off / sizeof *off; i++)
+    if (strcasecmp(env, off[i]) == 0) return 1;
+  return 0;
+}
+
 static int cache_off(void) {
   const char *env = getenv("CUJIT_CACHE");
-  if (env && *env)
+  if (cache_turned_off(env))
     fprintf(stderr,
             CLI_NAME " cache: the disk cache is off (CUJIT_CACHE=%s); unset CUJIT_CACHE to "
                      "use it\n",
@@ -552,6 +607,10 @@ static int cache_clear(cujit_engine *engine) {
 
 static int tool_cache(cujit_engine *engine, int argc, char **argv) {
   const char *what = argc == 3 ? argv[2] : "";
+  if (asks_help(what)) {
+    cli_print_usage(stdout);
+    return 0;
+  }
   if (strcmp(what, "dir") == 0) {
     const char *dir = cujit_cache_dir(engine);
     if (!dir || !*dir) return cache_off();
@@ -592,6 +651,12 @@ int cli_tool_main(int argc, char **argv) {
   if (!engine) return 1;
   int status = fn(engine, argc, argv);
   cujit_close(engine);
-  if (fflush(stdout) != 0) status = 1;
+  /* What the tool printed must have reached stdout (`cujit help > /dev/full`): else say so. */
+  errno = 0;
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, CLI_NAME " %s: cannot write to stdout%s%s\n", argv[1], errno ? ": " : "",
+            errno ? strerror(errno) : "");
+    status = 1;
+  }
   return status;
 }

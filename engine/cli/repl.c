@@ -165,6 +165,20 @@ static char *history_target(const char *path) {
   return S_ISREG(st.st_mode) ? realpath(path, NULL) : NULL;
 }
 
+/* 1 when `path` holds something other than a history libedit wrote (its first line is libedit's
+** mark): a plain list of lines, say another program's history. libedit would read none of it and
+** then write this session's over it, so such a file is left alone. A missing or empty file is not
+** foreign: it becomes the history. */
+static int foreign_history(const char *path) {
+  static const char mark[] = "_HiStOrY_V2_";
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[sizeof mark + 1] = "";
+  int foreign = fgets(line, sizeof line, f) && strncmp(line, mark, sizeof mark - 1) != 0;
+  fclose(f);
+  return foreign;
+}
+
 /* libedit writes the history to a new file beside it, renamed over the old one, so an error
 ** (a full disk) leaves the old history as it was. */
 static int write_history_whole(const char *target) {
@@ -458,6 +472,10 @@ static int read_statement(repl *r) {
   int interrupted;
   char *typed = read_line(r, 1, &interrupted);
   if (!typed) return interrupted ? STMT_NONE : STMT_EOF;
+  if (typed[strspn(typed, " \t\r")] == '\0') { /* a blank line: no statement, kept nowhere */
+    free(typed);
+    return STMT_NONE;
+  }
   const char *cmd = command_of(typed);
   int what = cmd ? run_command(r, cmd) : STMT_NONE;
   int abandoned = 0;
@@ -540,6 +558,14 @@ static void offer_restart(repl *r, const char *msg) {
     }
   if (!faulted) return;
   size_t n = repl_session_count(r->session);
+  if (!r->interactive) { /* :restart needs a terminal: offering it here would be refused */
+    fprintf(stderr,
+            CLI_NAME ": the GPU faulted. cuda.reset() may bring it back; when it cannot (the "
+                     "message says to restart the program), run %s again (:restart, which replays "
+                     "a session, needs a terminal)\n",
+            CLI_NAME);
+    return;
+  }
   fprintf(stderr,
           CLI_NAME ": the GPU faulted. cuda.reset() may bring it back; when it cannot (the message "
                    "says to restart the program), type :restart for a new %s process that replays "
@@ -624,7 +650,17 @@ void cli_repl(lua_State *L) {
     r.history_path = history_file();
     stifle_history(HISTORY_MAX);
     char *history = r.history_path ? history_target(r.history_path) : NULL;
-    if (history) read_history(history);
+    if (history && foreign_history(history)) {
+      fprintf(stderr,
+              CLI_NAME ": warning: %s is not a history cujit wrote (its first line is not "
+                       "libedit's mark); it is left as it is and this session keeps no history: "
+                       "set CUJIT_HISTORY to another file, or to \"\" for none\n",
+              r.history_path);
+      free(r.history_path);
+      r.history_path = NULL;
+    } else if (history) {
+      read_history(history);
+    }
     free(history);
     repl_complete_install(L);
     puts("cuda = require \"cujit\" to start; :help lists what the REPL adds to Lua");

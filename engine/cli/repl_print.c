@@ -153,12 +153,12 @@ static void sort_slots(lua_State *L, int first, int last) {
 /* Joins the `n` strings above `base` into one: "{a, b}" when short; else the first `packed`
 ** (the array part) filling lines, and the rest one a line. */
 static void join_entries(lua_State *L, int base, int n, int packed, int indent) {
-  size_t total = 2;
+  size_t total = 2; /* the braces, then each entry and the ", " between two */
   int multiline = 0;
   for (int i = 1; i <= n; i++) {
     size_t len;
     const char *s = lua_tolstring(L, base + i, &len);
-    total += len + 2;
+    total += len + (i < n ? 2 : 0);
     if (memchr(s, '\n', len)) multiline = 1;
   }
   if ((size_t)indent + total > LINE_WIDTH) multiline = 1;

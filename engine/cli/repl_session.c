@@ -141,8 +141,8 @@ void repl_session_save(const repl_session *s, const char *path) {
   for (size_t i = 0; i < n; i++) {
     const statement *st = &s->items[i];
     const char *body = st->text[0] == '=' ? st->text + 1 : st->text;
-    if (st->as_expression)
-      fprintf(f, "print(%s)\n", body);
+    if (st->as_expression) /* a "--" may open a comment that would swallow the ")" */
+      fprintf(f, "print(%s%s)\n", body, strstr(body, "--") ? "\n" : "");
     else
       fprintf(f, "%s\n", body);
   }

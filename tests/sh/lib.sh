@@ -1,6 +1,7 @@
 # lib.sh -- what the shell tests share (sourced, not run: ctest runs only test_*.sh). Sets
 # CUJIT (the command under test, $1), TMP (removed on exit) and the failure count, and gives
-# the checks. A test ends with `finish`.
+# the checks, need_nvrtc (skip without NVRTC) and repl (the REPL on a pipe). A test ends with
+# `finish`.
 CUJIT=${1:?usage: bash $(basename "$0") /path/to/cujit}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -34,3 +35,14 @@ finish() {
   [ "$fails" -eq 0 ]
   exit
 }
+# need_nvrtc: returns when `cujit --version` finds NVRTC (trying /usr/local/cuda/lib64 on
+# LD_LIBRARY_PATH when it does not at first); else the test skips (exit 77), saying why.
+need_nvrtc() {
+  "$CUJIT" --version | grep -Eq '^NVRTC +[0-9]' && return
+  [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  "$CUJIT" --version | grep -Eq '^NVRTC +[0-9]' && return
+  echo "skip: no NVRTC ($("$CUJIT" --version | grep NVRTC))"
+  exit 77
+}
+# repl TEXT: TEXT (a newline added) fed to the REPL on a pipe, `cujit -i`; sets $out, $err, $rc.
+repl() { run "$CUJIT" -i <<<"$1"; }

@@ -1,5 +1,6 @@
 # pty_session.py -- what the REPL tests share (imported by the test_repl*.sh scripts' Python):
-# `cujit` on a pseudo-terminal, expect() with a pattern and a generous limit, ok/fail counting.
+# `cujit` on a pseudo-terminal, expect() with a pattern and a generous limit, ok/fail counting,
+# ctrl_d_exits_0() to end a session and check its status.
 import os, pty, re, select, sys, time
 
 fails = 0
@@ -78,3 +79,11 @@ class Session:
         os.kill(self.pid, 9)
         os.waitpid(self.pid, 0)
         return None
+
+
+def ctrl_d_exits_0(s, what):
+    """Ctrl-D at the prompt of Session s: the REPL must end with status 0."""
+    s.send("\x04")
+    rc = s.finish()
+    if rc == 0: ok(what + ": Ctrl-D exits 0")
+    else: fail("%s: exit status %r" % (what, rc))

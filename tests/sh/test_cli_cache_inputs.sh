@@ -6,13 +6,7 @@ set -u
 source "$(dirname "$0")/lib.sh"
 export CUJIT_CACHE_DIR="$TMP/cache"
 
-if ! "$CUJIT" --version | grep -Eq '^NVRTC +[0-9]'; then
-  [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  if ! "$CUJIT" --version | grep -Eq '^NVRTC +[0-9]'; then
-    echo "skip: no NVRTC"
-    exit 77
-  fi
-fi
+need_nvrtc
 cd "$TMP" || exit 1
 
 # The issue's repro: the header beside k.cu changes from 111 to 222.

@@ -9,13 +9,7 @@ magic() { head -c4 "$1" | od -An -tx1 | tr -d ' \n'; }
 
 export CUJIT_CACHE_DIR="$TMP/cache" # private: `cache clear` must not touch other tests' cache
 
-if ! "$CUJIT" --version | grep -Eq '^NVRTC +[0-9]'; then
-  [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  if ! "$CUJIT" --version | grep -Eq '^NVRTC +[0-9]'; then
-    echo "skip: no NVRTC ($("$CUJIT" --version | grep NVRTC))"
-    exit 77
-  fi
-fi
+need_nvrtc
 if "$CUJIT" devices >/dev/null 2>&1; then have_gpu=1; else have_gpu=0; fi
 
 cd "$TMP" || exit 1

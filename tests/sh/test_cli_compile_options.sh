@@ -11,13 +11,7 @@ set -u
 source "$(dirname "$0")/lib.sh"
 
 export CUJIT_CACHE_DIR="$TMP/cache"
-if ! "$CUJIT" --version | grep -Eq '^NVRTC +[0-9]'; then
-  [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  if ! "$CUJIT" --version | grep -Eq '^NVRTC +[0-9]'; then
-    echo "skip: no NVRTC ($("$CUJIT" --version | grep NVRTC))"
-    exit 77
-  fi
-fi
+need_nvrtc
 cd "$TMP" || exit 1
 
 cat >div.cu <<'EOF'

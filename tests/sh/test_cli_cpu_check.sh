@@ -4,7 +4,8 @@
 # from a script: an out-of-bounds store is reported with the kernel, the line of its body, the
 # block and the thread, and the command exits non-zero; a clean script runs to its end, with
 # LD_PRELOAD put back as it was for what it starts. Already restarted (the loop guard), the
-# command does not restart again: the checked kernel's load says what to do. A compiler without
+# command does not restart again: the checked kernel's load says what to do. Which values of
+# CUJIT_CPU_CHECK restart (1, on, yes, true in any case) and which do not. A compiler without
 # the runtime is named. Needs g++ (the CPU device's compiler) and its libasan.
 . "$(dirname "$0")/lib.sh"
 command -v g++ >/dev/null || { echo "skip: g++ is needed (the CPU device's compiler)"; exit 77; }
@@ -78,6 +79,16 @@ CUJIT_CPU_CHECK=1 CUJIT_CPU_CHECK_RESTARTED= run "$CUJIT" "$TMP/oob.lua"
 check "already restarted: no second restart, the load says what to do" "$err" \
   "LD_PRELOAD=\\$\(g\+\+ -print-file-name=libasan.so\)"
 [ "$rc" -ne 0 ] && ok "and exits non-zero ($rc)" || fail "exit status 0 without the runtime"
+
+# Which values restart (the library's reading of a switch: 1, on, yes, true in any case), seen by
+# the restart's mark on ASAN_OPTIONS; any other value does not (the first CPU compile refuses it).
+if [ -z "${ASAN_OPTIONS:-}" ]; then
+  for value in 1 on ON Yes true TRUE 0 off no maybe ""; do
+    CUJIT_CPU_CHECK=$value run "$CUJIT" -e 'print(os.getenv("ASAN_OPTIONS"))'
+    case $value in 1 | on | ON | Yes | true | TRUE) want=detect_leaks=0 ;; *) want=nil ;; esac
+    same "CUJIT_CPU_CHECK='$value': $([ $want = nil ] && echo "no restart" || echo "restarted")" "$out" "$want"
+  done
+fi
 
 CUJIT_CPU_CHECK=1 CUJIT_CXX=false run "$CUJIT" -e 'print("ran")'
 check "a compiler without the runtime is named" "$err" \

@@ -9,13 +9,7 @@ set -u
 source "$(dirname "$0")/lib.sh"
 
 export CUJIT_CACHE_DIR="$TMP/cache"
-if ! "$CUJIT" --version | grep -Eq '^NVRTC +[0-9]'; then
-  [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  if ! "$CUJIT" --version | grep -Eq '^NVRTC +[0-9]'; then
-    echo "skip: no NVRTC ($("$CUJIT" --version | grep NVRTC))"
-    exit 77
-  fi
-fi
+need_nvrtc
 cd "$TMP" || exit 1
 
 # local_arr: a large local array (local memory > 0); squeezed: many live values under
@@ -126,6 +120,8 @@ cat >fake/cuobj/bin/cuobjdump <<'EOF'
 #!/bin/sh
 echo "cuobjdump args: $1"
 head -c4 "$2" | od -An -tx1 | tr -d ' \n'; echo
+[ -n "${SHOW_DIR:-}" ] && echo "in $(dirname "$2")"
+exit 0
 EOF
 cat >fake/disasm/bin/nvdisasm <<'EOF'
 #!/bin/sh
@@ -137,7 +133,11 @@ CUDA_HOME="$TMP/fake/cuobj" run "$CUJIT" compile res.cu --arch sm_90 --sass
 check_rc "--sass with cuobjdump under CUDA_HOME/bin" 0
 same "cuobjdump is given -sass and a CUBIN (ELF)" "$out" "cuobjdump args: -sass
 7f454c46"
-[ -z "$(ls /tmp/cujit-sass-* 2>/dev/null | head -1)" ] || true # (others' runs may hold one)
+# The CUBIN is handed over in a file of TMPDIR's (not /tmp's), removed afterwards.
+mkdir -p sasstmp
+SHOW_DIR=1 TMPDIR="$TMP/sasstmp" CUDA_HOME="$TMP/fake/cuobj" run "$CUJIT" compile res.cu --arch sm_90 --sass
+same "the CUBIN for the tool is in TMPDIR" "$(sed -n 3p <<<"$out")" "in $TMP/sasstmp"
+same "and removed after" "$(ls -A sasstmp)" ""
 if [ ! -x /usr/local/cuda/bin/cuobjdump ]; then
   CUDA_HOME="$TMP/fake/disasm" PATH="/usr/bin:/bin" run "$CUJIT" compile res.cu --arch sm_90 --sass
   same "without cuobjdump, nvdisasm is given the CUBIN" "$out" "nvdisasm args: 1

@@ -4,7 +4,8 @@
 # Where stock lua 5.4 is installed (lua5.4), cujit's exit status and stdout are compared with its
 # own for the same command line: the options are documented as lua's. The REPL's commands: short
 # forms, blanks around them, :time without an argument, :save with no name, to a directory, to
-# /dev/stdout, and what :save writes for an expression that printed no value.
+# /dev/stdout, and what :save writes for an expression that printed no value. Stdin is read as the
+# script only with no script, -e or -v (`-- -` is the file called -); LUA_INIT_5_4 errors are named so.
 # Run by ctest as: bash test_cli_options.sh /path/to/cujit. Needs no GPU and no compiler.
 set -u
 source "$(dirname "$0")/lib.sh"
@@ -126,6 +127,38 @@ else
   echo "note: no lua5.4 here; the comparison with stock lua is not made"
 fi
 
+# --- stdin: read as a script only with no script, no -e and no -v -----------------------------------
+echo 'print("the file called -")' >./-
+run bash -c "echo 'print(\"stdin\")' | '$CUJIT' -- -"
+same "-- then -: the file called '-', not stdin" "$out" "the file called -"
+run bash -c "echo 'print(\"stdin\")' | '$CUJIT' -"
+same "- alone: stdin, not the file called '-'" "$out" "stdin"
+rm ./-
+run bash -c "echo 'print(\"stdin ran\")' | '$CUJIT' -v"
+same "-v alone does not read stdin" "$out" "$("$CUJIT" -v)"
+run bash -c "echo 'print(\"stdin ran\")' | '$CUJIT' -e 'print(1)'"
+same "-e alone does not read stdin" "$out" "1"
+run bash -c "echo 'print(\"stdin ran\")' | '$CUJIT' s.lua"
+same "a script does not read stdin" "$out" "script"
+run bash -c "printf 'print(\"before\")\nerror(\"in stdin\")\nprint(\"after\")\n' | '$CUJIT'"
+check_rc "an error in a script read from stdin" 1
+same "an error in stdin: what ran before it" "$out" "before"
+same "an error in stdin: named as stdin's line" "$(head -1 <<<"$err")" "cujit: stdin:2: in stdin"
+run bash -c "echo 'x = = 1' | '$CUJIT'"
+check_rc "a syntax error in stdin" 1
+check "a syntax error in stdin: the message" "$err" "^cujit: stdin:1: unexpected symbol near '='$"
+run env LUA_INIT_5_4='error("five four")' LUA_INIT='print("not run")' "$CUJIT" -e 'print("not run")'
+check_rc "an error in LUA_INIT_5_4" 1
+same "an error in LUA_INIT_5_4 is named so" "$(head -1 <<<"$err")" "cujit: LUA_INIT_5_4:1: five four"
+same "an error in LUA_INIT_5_4: nothing else runs" "$out" ""
+echo 'print("init file", ...)' >init.lua
+run env LUA_INIT_5_4="@init.lua" "$CUJIT" -e 'print("main")'
+same "LUA_INIT_5_4=@file runs the file first" "$out" "init file
+main"
+run env LUA_INIT="@no_such_init.lua" "$CUJIT" -e 'print("main")'
+check_rc "LUA_INIT=@ a missing file" 1
+same "LUA_INIT=@ a missing file: named" "$(head -1 <<<"$err")" "cujit: cannot open no_such_init.lua: No such file or directory"
+
 # --- a subcommand's name is a script's after an option, with '/' or '.lua' ---------------------------
 for args in "-- devices" "-v devices" "-e x=1 cache" "-E compile"; do
   # shellcheck disable=SC2086
@@ -148,7 +181,6 @@ check "help: the Lua options" "$out" '^  -W        turn warnings on$'
 check "help: the compile options" "$out" '^  -o OUT            output file'
 
 # --- REPL commands on a pipe ------------------------------------------------------------------------
-repl() { run "$CUJIT" -i <<<"$1"; }
 repl ':history'
 same ":history before any statement" "$out" "no statements yet (only those that ran without error are kept)"
 repl ':h'

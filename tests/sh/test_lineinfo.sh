@@ -10,13 +10,7 @@ source "$(dirname "$0")/lib.sh"
 
 export CUJIT_CACHE_DIR="$TMP/cache"
 unset CUJIT_LINEINFO CUJIT_CACHE
-if ! "$CUJIT" --version | grep -Eq '^NVRTC +[0-9]'; then
-  [ -d /usr/local/cuda/lib64 ] && export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  if ! "$CUJIT" --version | grep -Eq '^NVRTC +[0-9]'; then
-    echo "skip: no NVRTC ($("$CUJIT" --version | grep NVRTC))"
-    exit 77
-  fi
-fi
+need_nvrtc
 cd "$TMP" || exit 1
 
 # jit.lua OPTS: compiles a cuda.jit kernel for sm_90 with the options table OPTS and prints each
