@@ -348,8 +348,11 @@ static inline unsigned match_any(const warp_group *G, unsigned arrived, unsigned
 /* One warp operation: this lane offers `value` and `pred`, and wants the value of lane `src` (or,
 ** with another `combine`, the reduction of every lane's value). */
 enum { S_SELF, S_IDX, S_UP, S_DOWN, S_XOR };
-/* The source lane of each shuffle kind, as PTX's shfl.sync defines it for a segment `width`. */
+/* The source lane of each shuffle kind, as PTX's shfl.sync defines it for a segment `width`: only
+** the low 5 bits of the lane, delta or lane mask count (bval = b[4:0]), so a delta of 33 moves by 1
+** and a lane mask of -1 is 31. */
 static inline unsigned source_lane(unsigned lane, int kind, unsigned arg, int width) {
+  arg &= 31u;
   unsigned lo = lane & ~(unsigned)(width - 1), hi = lo | (unsigned)(width - 1);
   switch (kind) {
   case S_IDX:
