@@ -686,17 +686,30 @@ template <auto K> static void entry(cj_cpu_launch *L, cj_cpu_worker *w) {
 
 /* --- the CUDA names ---------------------------------------------------------------------------
  */
+namespace cj_cpu {
+/* A vote's or barrier's predicate as CUDA's `int predicate` parameter takes it: converted to int
+** first (0.5f is 0, 1ll << 32 is 0, a pointer does not compile), then tested for non-zero. */
+static inline int predicate(int p) {
+  return p != 0;
+}
+} // namespace cj_cpu
 #define __syncthreads() ((void)::cj_cpu::barrier(__FILE__, __LINE__, "__syncthreads", 0))
-#define __syncthreads_count(p) ::cj_cpu::barrier(__FILE__, __LINE__, "__syncthreads_count", !!(p))
-#define __syncthreads_and(p) ::cj_cpu::barrier(__FILE__, __LINE__, "__syncthreads_and", !!(p))
-#define __syncthreads_or(p) ::cj_cpu::barrier(__FILE__, __LINE__, "__syncthreads_or", !!(p))
+#define __syncthreads_count(p)                                                                     \
+  ::cj_cpu::barrier(__FILE__, __LINE__, "__syncthreads_count", ::cj_cpu::predicate(p))
+#define __syncthreads_and(p)                                                                       \
+  ::cj_cpu::barrier(__FILE__, __LINE__, "__syncthreads_and", ::cj_cpu::predicate(p))
+#define __syncthreads_or(p)                                                                        \
+  ::cj_cpu::barrier(__FILE__, __LINE__, "__syncthreads_or", ::cj_cpu::predicate(p))
 #define __shfl_sync(...) ::cj_cpu::shfl(__FILE__, __LINE__, __VA_ARGS__)
 #define __shfl_up_sync(...) ::cj_cpu::shfl_up(__FILE__, __LINE__, __VA_ARGS__)
 #define __shfl_down_sync(...) ::cj_cpu::shfl_down(__FILE__, __LINE__, __VA_ARGS__)
 #define __shfl_xor_sync(...) ::cj_cpu::shfl_xor(__FILE__, __LINE__, __VA_ARGS__)
-#define __ballot_sync(m, p) ::cj_cpu::vote(__FILE__, __LINE__, "__ballot_sync", (m), !!(p))
-#define __any_sync(m, p) ((int)::cj_cpu::vote(__FILE__, __LINE__, "__any_sync", (m), !!(p)))
-#define __all_sync(m, p) ((int)::cj_cpu::vote(__FILE__, __LINE__, "__all_sync", (m), !!(p)))
+#define __ballot_sync(m, p)                                                                        \
+  ::cj_cpu::vote(__FILE__, __LINE__, "__ballot_sync", (m), ::cj_cpu::predicate(p))
+#define __any_sync(m, p)                                                                           \
+  ((int)::cj_cpu::vote(__FILE__, __LINE__, "__any_sync", (m), ::cj_cpu::predicate(p)))
+#define __all_sync(m, p)                                                                           \
+  ((int)::cj_cpu::vote(__FILE__, __LINE__, "__all_sync", (m), ::cj_cpu::predicate(p)))
 #define __syncwarp(...) (::cj_cpu::syncwarp{__FILE__, __LINE__}(__VA_ARGS__))
 #define __activemask() ::cj_cpu::activemask()
 #define __reduce_add_sync(m, v) ::cj_cpu::reduce_add(__FILE__, __LINE__, (m), (v))
