@@ -508,6 +508,13 @@ static inline unsigned activemask() {
     if (ex->state[(w << 5) + l] != T_DONE) m |= 1u << l;
   return m;
 }
+/* __activemask(): the lanes of the warp that reach this call together, as on a GPU (where it is
+** the lanes converged there): a meeting as coalesced_threads()'s, which the scheduler closes once
+** no lane of the warp can go on (coalesce), so lanes that returned, or have yet to return, or took
+** another branch are not in it. `site` tells this call from another one. */
+static inline unsigned activemask_at(const char *file, int line, const char *site) {
+  return warp_op(file, line, site, activemask(), 0, S_SELF, 0, 32, 0, W_COALESCE).members;
+}
 static inline void *dyn_shared() {
   return me()->ex->dyn;
 }
@@ -711,7 +718,11 @@ static inline int predicate(int p) {
 #define __all_sync(m, p)                                                                           \
   ((int)::cj_cpu::vote(__FILE__, __LINE__, "__all_sync", (m), ::cj_cpu::predicate(p)))
 #define __syncwarp(...) (::cj_cpu::syncwarp{__FILE__, __LINE__}(__VA_ARGS__))
-#define __activemask() ::cj_cpu::activemask()
+#define CJ_SYNC_STR2(x) #x
+#define CJ_SYNC_STR(x) CJ_SYNC_STR2(x)
+#define __activemask()                                                                             \
+  ::cj_cpu::activemask_at(__FILE__, __LINE__,                                                      \
+                          "__activemask() of " __FILE__ ":" CJ_SYNC_STR(__LINE__))
 #define __reduce_add_sync(m, v) ::cj_cpu::reduce_add(__FILE__, __LINE__, (m), (v))
 #define __reduce_min_sync(m, v) ::cj_cpu::reduce_min(__FILE__, __LINE__, (m), (v))
 #define __reduce_max_sync(m, v) ::cj_cpu::reduce_max(__FILE__, __LINE__, (m), (v))
