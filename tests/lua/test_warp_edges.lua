@@ -169,7 +169,8 @@ end
 h.test("the source compiles for sm_90 with NVRTC (what a GPU runs)", function()
   if not cuda.version().nvrtc then return h.need_nvrtc(cuda) end -- fails where it is required
   local ptx = cuda.source(SRC, {arch = "sm_90"}):ptx()
-  for _, name in ipairs({"shuffle_types", "partial", "early_exit", "predicates", "atomic_sequence"}) do
+  for _, name in ipairs({"shuffle_types", "partial", "early_exit", "predicates",
+                         "atomic_sequence"}) do
     h.contains(ptx, ".entry " .. name, "the PTX")
   end
 end)
@@ -231,9 +232,9 @@ h.test("shuffles of five types at every width, arguments negative and past 31", 
             local want = ty == 5 and (xs[j + 1] << 32) - j or value[ty](xs[j + 1])
             if got[ty][o] ~= want then
               bad = bad + 1
-              first = first or string.format("%s __shfl_%s_sync(%d, width %d) in thread %d: got %s, "
-                                              .. "want %s (lane %d)", names[ty], kinds[k], arg, w,
-                                              t, got[ty][o], want, j - base)
+              first = first or string.format(
+                "%s __shfl_%s_sync(%d, width %d) in thread %d: got %s, want %s (lane %d)",
+                names[ty], kinds[k], arg, w, t, got[ty][o], want, j - base)
             end
           end
         end
@@ -319,7 +320,8 @@ h.test("lanes that returned are not in __activemask, and a ballot over the rest"
   end
 end)
 
-h.test("predicates convert to int as CUDA's parameter does: 0.5f and 1ll << 32 are false", function()
+h.test("predicates convert to int as CUDA's parameter does: 0.5f and 1ll << 32 are false",
+       function()
   local fs = {0.5, -0.5, 0.999, 1.0, -1.0, 2.5, 0.0, -0.0, 1e-30, 300.0, -0.25}
   local ds = {0.5, 1e-300, -0.99, 1.0, 7.5, -2.0, 0.0, -1e-5}
   local ls = {1 << 32, (1 << 32) + 1, -(1 << 32), 0, 1, -1, 1 << 62, 0x80000000, 0x7fffffff00000000}
@@ -359,7 +361,8 @@ local function walk_cells(n, start, step, args)
   return olds, cell
 end
 
-h.test("one thread's atomics in order: every old value, wrap-arounds, CAS hits and misses", function()
+h.test("one thread's atomics in order: every old value, wrap-arounds, CAS hits and misses",
+       function()
   local K = 40
   local I32 = {-0x80000000, 0x7fffffff, -1, 0, 1, -0x7fffffff, 0x40000000, 0x55555555}
   local I64 = {math.mininteger, math.maxinteger, -1, 0, 1, 1 << 32, -(1 << 32), 0xffffffff}
