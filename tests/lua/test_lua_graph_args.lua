@@ -28,6 +28,14 @@ local mix = cuda.jit("mix(char c, double d, short s, long long l, float *p, unsi
   }
 ]])
 
+-- A kernel that keeps the device busy a while, so that the replays queued after it are still
+-- waiting (not started) when the test changes the graph.
+local busy = cuda.jit("busy(int *x, int n)", [[
+  for (int k = 0; k < n; k++) x[0] += k & 1;
+]])
+local spin = cuda.zeros(1, "i32")
+local function keep_busy() busy[{1, 1}](spin, 2000000) end
+
 -- A device array of N values and its host mirror.
 local function vec(dtype, start)
   local t = {}
@@ -45,6 +53,7 @@ do -- every specialisation and kernel loaded before the captures (a capture cann
   axpb[{BLOCKS, BLOCK}](vec("f32", 0).d, 1, 0, N)
   axpb[{BLOCKS, BLOCK}](vec("f64", 0).d, 1, 0, N)
   mix[{BLOCKS, BLOCK}](0, 0, 0, 0, vec("f32", 0).d, 0, 0, vec("i32", 0).d, N)
+  busy[{1, 1}](spin, 1)
   cuda.synchronize()
 end
 
@@ -70,7 +79,8 @@ h.test("every kind of parameter replaced by set_args, replays still queued", fun
     return c, d, s, l, p.d, u, f, q.d, n
   end
   local g = cuda.graph(function(s) mix[{BLOCKS, BLOCK, stream = s}](args(sets[1])) end)
-  g:replay(30) -- no wait: most are still queued when set_args runs
+  keep_busy()
+  g:replay(30) -- no wait: still queued when set_args runs
   for _ = 1, 30 do host_mix(sets[1]) end
   g:set_args(1, args(sets[2]))
   g:replay(2)
@@ -179,6 +189,7 @@ h.test("set_args, updates and replays in random order, nothing waited for", func
   local nodes = {step(), step()}
   local g = capture(nodes[1], nodes[2])
   local log = {}
+  keep_busy()
   for round = 1, 60 do
     local what = math.random(4)
     if what == 1 then
