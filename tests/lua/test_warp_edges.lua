@@ -275,12 +275,15 @@ h.test("partial warps: votes, reductions, matches, shuffles and barriers of the 
        function()
   local edge = {-0x80000000, 0x7fffffff, -1, 0, 1, 0x40000000}
   for _, nb in ipairs({48, 19, 33}) do
-    for round = 1, 3 do
+    for round = 1, 4 do
       local v, pred, src = {}, {}, {}
+      local odd = math.random(nb) -- round 3: the one thread false; round 4: the one true
       for t = 1, nb do
         local lanes = math.min(32, nb - (t - 1) // 32 * 32)
         v[t] = round == 1 and edge[math.random(#edge)] or math.random(-0x80000000, 0x7fffffff)
-        pred[t] = round == 2 and 5 or math.random(0, 1) * math.random(-3, 3)
+        pred[t] = round == 2 and 5 or round == 3 and (t == odd and 0 or -1) or
+                  round == 4 and (t == odd and 0x100 or 0) or
+                  math.random(0, 1) * math.random(-3, 3)
         -- a lane that exists, plus or minus a multiple of 32 (taken modulo the width)
         src[t] = math.random(0, lanes - 1) + 32 * math.random(-3, 3)
       end
