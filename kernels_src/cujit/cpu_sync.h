@@ -65,6 +65,8 @@ static inline bool coalesce(exec *ex) {
   return released;
 }
 
+static inline bool complete_exited(exec *ex);
+
 /* Nobody can run and someone waits: complete the barrier, start the rest of the block, or name
 ** the divergence. True when fibers may run again; false when all are done or on an error. */
 static inline bool unblock(exec *ex, bool *error) {
@@ -78,7 +80,7 @@ static inline bool unblock(exec *ex, bool *error) {
   }
   char a[400], b[400], who[64];
   *error = false;
-  if (warp_waiter < n && coalesce(ex)) return true;
+  if (warp_waiter < n && (coalesce(ex) || complete_exited(ex))) return true;
   *error = true;
   if (warp_waiter < n) { /* a lane it needs returned, or waits elsewhere */
     unsigned w = warp_waiter >> 5, missing = 0;
@@ -300,7 +302,8 @@ struct warp_result {
   unsigned ballot, members;
 };
 /* The open meeting of `what` with `mask` in warp W, or a free one; NULL when all are taken. */
-static inline warp_group *meeting(warp *W, const char *what, unsigned mask, int combine) {
+static inline warp_group *meeting(warp *W, const char *what, unsigned mask, int combine,
+                                  bool exited_drop) {
   warp_group *free_group = nullptr;
   for (int k = 0; k < groups_per_warp; k++) {
     warp_group *G = &W->g[k];
@@ -314,7 +317,7 @@ static inline warp_group *meeting(warp *W, const char *what, unsigned mask, int 
   }
   if (free_group)
     free_group->what = what, free_group->mask = mask, free_group->pred = 0,
-    free_group->combine = combine;
+    free_group->combine = combine, free_group->exited_drop = exited_drop;
   return free_group;
 }
 /* What every lane of a reduction or __match_all_sync gets, from the values of `arrived`. */
@@ -367,6 +370,44 @@ static inline unsigned source_lane(unsigned lane, int kind, unsigned arg, int wi
     return lane;
   }
 }
+/* The lanes of warp w that returned. */
+static inline unsigned exited(const exec *ex, unsigned w) {
+  unsigned m = 0;
+  for (unsigned l = 0; l < 32 && (w << 5) + l < ex->n; l++)
+    if (ex->state[(w << 5) + l] == T_DONE) m |= 1u << l;
+  return m;
+}
+/* Completes meeting G of warp w once every lane it waits for has arrived (of a vote, reduction,
+** match or __syncwarp, those that have not returned): each arrived lane's results, and every lane
+** but `self` (32: none) set running. False while it waits for more. */
+static inline bool complete_if_met(exec *ex, unsigned w, warp_group *G, unsigned self) {
+  unsigned need = G->mask & ~(G->exited_drop ? exited(ex, w) : 0u);
+  if ((G->arrived & need) != need) return false;
+  unsigned arrived = G->arrived;
+  unsigned long long all = combine_all(G, arrived);
+  for (unsigned l = 0; l < 32; l++) {
+    if (!(arrived >> l & 1u)) continue;
+    unsigned s = (unsigned)G->src[l];
+    fiber *fl = &ex->fibers[(w << 5) + l];
+    fl->wvalue = G->combine == W_SELECT      ? ((arrived >> s & 1u) ? G->in[s] : G->in[l])
+                 : G->combine == W_MATCH_ANY ? match_any(G, arrived, l)
+                                             : all;
+    fl->wballot = G->pred & arrived, fl->wmembers = arrived;
+    if (l != self) ex->state[(w << 5) + l] = T_RUN;
+  }
+  G->arrived = 0;
+  return true;
+}
+/* From unblock: the votes, reductions, matches and __syncwarps whose other lanes returned. */
+static inline bool complete_exited(exec *ex) {
+  bool released = false;
+  for (unsigned w = 0; w < (ex->n + 31) / 32; w++)
+    for (int k = 0; k < groups_per_warp; k++) {
+      warp_group *G = &ex->warps[w].g[k];
+      if (G->arrived && G->exited_drop) released |= complete_if_met(ex, w, G, 32);
+    }
+  return released;
+}
 static inline warp_result warp_op(const char *file, int line, const char *what, unsigned mask,
                                   unsigned long long value, int kind, unsigned arg, int width,
                                   int pred, int combine = W_SELECT) {
@@ -375,12 +416,19 @@ static inline warp_result warp_op(const char *file, int line, const char *what, 
   unsigned src = source_lane(lane, kind, arg, width);
   unsigned lanes = ex->n - (w << 5) < 32 ? ex->n - (w << 5) : 32;
   mask = (mask & (lanes == 32 ? ~0u : (1u << lanes) - 1u)) | bit;
+  /* CUDA's votes, reductions, matches and __syncwarp take the non-exited lanes of the mask; a
+  ** shuffle reading a lane that returned is reported below (its value is undefined on a GPU). */
+  bool exited_drop = kind == S_SELF && combine != W_COALESCE;
+  if (exited_drop && mask != bit) {
+    if (ex->in_runner) runner_catch_up(ex, t);
+    if ((mask & ~exited(ex, w)) == bit) mask = bit;
+  }
   if (mask == bit) /* alone: its own value, and a match with itself */
     return warp_result{combine == W_MATCH_ANY || combine == W_MATCH_ALL ? bit : value,
                        pred ? bit : 0u, bit};
   char at[320];
   if (ex->in_runner) runner_catch_up(ex, t);
-  if (ex->in_runner)
+  if (ex->in_runner && !exited_drop)
     for (unsigned l = 0; l < lanes; l++)
       if ((mask >> l & 1u) && ex->state[(w << 5) + l] == T_DONE) {
         where(at, sizeof at, ex->L->kernel, file, line);
@@ -390,7 +438,7 @@ static inline warp_result warp_op(const char *file, int line, const char *what, 
                   what, at, l);
         abandon(ex);
       }
-  warp_group *G = meeting(&ex->warps[w], what, mask, combine);
+  warp_group *G = meeting(&ex->warps[w], what, mask, combine, exited_drop);
   if (!G) {
     where(at, sizeof at, ex->L->kernel, file, line);
     set_error(ex, t, "%s (%s): more than %d different warp operations pending in one warp", what,
@@ -400,22 +448,8 @@ static inline warp_result warp_op(const char *file, int line, const char *what, 
   G->in[lane] = value, G->src[lane] = (signed char)(src & 31u);
   G->pred |= pred ? bit : 0u, G->arrived |= bit;
   fiber *f = &ex->fibers[t];
-  if (!ex->in_runner && (G->arrived & G->mask) == G->mask) {
-    unsigned arrived = G->arrived;
-    unsigned long long all = combine_all(G, arrived);
-    for (unsigned l = 0; l < 32; l++) {
-      if (!(arrived >> l & 1u)) continue;
-      unsigned s = (unsigned)G->src[l];
-      fiber *fl = &ex->fibers[(w << 5) + l];
-      fl->wvalue = G->combine == W_SELECT      ? ((arrived >> s & 1u) ? G->in[s] : G->in[l])
-                   : G->combine == W_MATCH_ANY ? match_any(G, arrived, l)
-                                               : all;
-      fl->wballot = G->pred & arrived, fl->wmembers = arrived;
-      if (l != lane) ex->state[(w << 5) + l] = T_RUN;
-    }
-    G->arrived = 0;
+  if (!ex->in_runner && complete_if_met(ex, w, G, lane))
     return warp_result{f->wvalue, f->wballot, f->wmembers};
-  }
   f->file = file, f->line = line, f->what = what, f->pred = 0, f->wmask = mask;
   wait_here(ex, t, T_WARP);
   return warp_result{f->wvalue, f->wballot, f->wmembers};
