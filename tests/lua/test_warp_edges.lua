@@ -73,13 +73,22 @@ extern "C" __global__ void partial(const int *v, const int *pred, const int *src
   o[19] = (unsigned)__syncthreads_or(p);
 }
 
-// Lanes at or past `keep` return at once; the others see the warp without them.
+// Lanes at or past `keep` return at once; the others see the warp without them: __activemask,
+// and the votes, reductions and matches of the full mask, which CUDA defines over the lanes of
+// the mask that have not exited.
 extern "C" __global__ void early_exit(int keep, unsigned *out) {
-  int lane = threadIdx.x & 31;
+  int lane = threadIdx.x & 31, q = 9;
   if (lane >= keep) return;
-  unsigned m = __activemask();
-  out[2 * threadIdx.x] = m;
-  out[2 * threadIdx.x + 1] = __ballot_sync(m, lane & 1);
+  unsigned m = __activemask(), *o = out + 8 * threadIdx.x;
+  o[0] = m;
+  o[1] = __ballot_sync(m, lane & 1);
+  o[2] = __ballot_sync(0xffffffffu, lane % 3 == 0);
+  o[3] = __all_sync(0xffffffffu, lane < keep) != 0;
+  o[4] = __reduce_add_sync(0xffffffffu, (unsigned)lane + 1u);
+  o[5] = (unsigned)__reduce_min_sync(0xffffffffu, -lane);
+  o[6] = __match_all_sync(0xffffffffu, keep, &q);
+  __syncwarp();
+  o[7] = (unsigned)q;
 }
 
 // Predicates of other types, which CUDA converts to its `int predicate`: f as float (0.5f is 0),
@@ -307,18 +316,27 @@ h.test("partial warps: votes, reductions, matches, shuffles and barriers of the 
   end
 end)
 
-h.test("lanes that returned are not in __activemask, and a ballot over the rest", function()
+h.test("lanes that returned: not in __activemask, nor in the votes and reductions of the mask",
+       function()
   local k = program().early_exit
-  for _, keep in ipairs({1, 5, 17, 31}) do
-    local out = cuda.full(2 * 64, 0xdead, "u32")
+  for _, keep in ipairs({1, 2, 5, 17, 31}) do
+    local out = cuda.full(8 * 64, 0xdead, "u32")
     k[{1, 64}](keep, out)
     local got = out:totable()
-    local mask, odd = (1 << keep) - 1, 0
-    for l = 1, keep - 1, 2 do odd = odd | (1 << l) end
+    local mask, odd, third = (1 << keep) - 1, 0, 0
+    for l = 0, keep - 1 do
+      if l % 2 == 1 then odd = odd | (1 << l) end
+      if l % 3 == 0 then third = third | (1 << l) end
+    end
+    local want = {mask, odd, third, 1, keep * (keep + 1) // 2, u32(-(keep - 1)), mask, 1}
+    local names = {"__activemask", "ballot of the odd lanes", "ballot of every third lane",
+                   "__all_sync", "__reduce_add_sync", "__reduce_min_sync (int)",
+                   "__match_all_sync", "__match_all_sync's pred"}
     for t = 0, 63 do
-      local lane, what = t % 32, string.format("keep %d, thread %d", keep, t)
-      h.eq(got[2 * t + 1], lane < keep and mask or 0xdead, what .. ": __activemask")
-      h.eq(got[2 * t + 2], lane < keep and odd or 0xdead, what .. ": ballot of the odd lanes")
+      for r = 1, 8 do
+        h.eq(got[8 * t + r], t % 32 < keep and want[r] or 0xdead,
+             string.format("keep %d, thread %d: %s", keep, t, names[r]))
+      end
     end
   end
 end)
