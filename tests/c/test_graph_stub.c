@@ -17,6 +17,7 @@
 
 #include "cujit.h"
 #include "scratch.h"
+#include "stub.h"
 
 static cujit_engine *engine;
 static cujit_stream *stream;
@@ -64,13 +65,7 @@ static uint64_t f64_bits(double v) {
 
 /* The engine on the stand-in's device, a stream, and axpb's f32 and f64 specialisations loaded. */
 static void setup(void) {
-  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
-  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
-  cujit_device *gpu;
-  cr_assert_eq(cujit_device_get(engine, 0, &gpu), CUJIT_OK,
-               "the stand-in driver's device 0 is missing (%s): is scripts/bench/stubcuda first "
-               "on LD_LIBRARY_PATH?",
-               cujit_errmsg(engine));
+  cj_stub_open(&engine);
   int v;
   if (cujit_nvrtc_version(engine, &v) != CUJIT_OK)
     cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));

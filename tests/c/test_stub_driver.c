@@ -17,6 +17,7 @@
 
 #include "cujit.h"
 #include "scratch.h"
+#include "stub.h"
 
 static cujit_engine *engine;
 static cujit_device *gpu;
@@ -29,14 +30,9 @@ static cujit_device *gpu;
 
 /* The engine, with the stand-in failing the calls named (NULL: none) with `code`. */
 static void open_failing(const char *calls, const char *code) {
-  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
   if (calls) setenv("CUJIT_STUB_FAIL", calls, 1);
   if (code) setenv("CUJIT_STUB_FAIL_CODE", code, 1);
-  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
-  cr_assert_eq(cujit_device_get(engine, 0, &gpu), CUJIT_OK,
-               "the stand-in driver's device 0 is missing (%s): is scripts/bench/stubcuda first "
-               "on LD_LIBRARY_PATH?",
-               cujit_errmsg(engine));
+  gpu = cj_stub_open(&engine);
 }
 
 static void close_engine(void) {

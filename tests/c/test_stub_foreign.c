@@ -23,6 +23,7 @@
 #include "cujit.h"
 #include "cujit_dlpack.h"
 #include "scratch.h"
+#include "stub.h"
 
 static cujit_engine *engine;
 
@@ -40,15 +41,9 @@ static void *(*stub_block)(size_t, int, int);
 static void (*stub_block_free)(void *);
 
 static void open_stub(const char *absent) {
-  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
   if (absent) setenv("CUJIT_STUB_ABSENT", absent, 1);
   unsetenv("CUJIT_DEVICE");
-  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
-  cujit_device *gpu;
-  cr_assert_eq(cujit_device_get(engine, 0, &gpu), CUJIT_OK,
-               "the stand-in driver's device 0 is missing (%s): is scripts/bench/stubcuda first "
-               "on LD_LIBRARY_PATH?",
-               cujit_errmsg(engine));
+  cj_stub_open(&engine);
   OK(cujit_set_device(engine, 0));
   void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   cr_assert_not_null(cuda, "libcuda.so.1 is not loaded");
