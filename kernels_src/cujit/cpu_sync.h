@@ -377,11 +377,10 @@ static inline unsigned exited(const exec *ex, unsigned w) {
     if (ex->state[(w << 5) + l] == T_DONE) m |= 1u << l;
   return m;
 }
-/* Completes meeting G of warp w once every lane it waits for has arrived (of a vote, reduction,
-** match or __syncwarp, those that have not returned): each arrived lane's results, and every lane
-** but `self` (32: none) set running. False while it waits for more. */
-static inline bool complete_if_met(exec *ex, unsigned w, warp_group *G, unsigned self) {
-  unsigned need = G->mask & ~(G->exited_drop ? exited(ex, w) : 0u);
+/* Completes meeting G of warp w once the lanes `need` have arrived: each arrived lane's results,
+** and every lane but `self` (32: none) set running. False while it waits for more. */
+static inline bool complete_if_met(exec *ex, unsigned w, warp_group *G, unsigned need,
+                                   unsigned self) {
   if ((G->arrived & need) != need) return false;
   unsigned arrived = G->arrived;
   unsigned long long all = combine_all(G, arrived);
@@ -398,13 +397,15 @@ static inline bool complete_if_met(exec *ex, unsigned w, warp_group *G, unsigned
   G->arrived = 0;
   return true;
 }
-/* From unblock: the votes, reductions, matches and __syncwarps whose other lanes returned. */
+/* From unblock, once no lane can go on: the votes, reductions, matches and __syncwarps whose other
+** lanes returned (a meeting completes at its last lane's arrival otherwise, at no extra cost). */
 static inline bool complete_exited(exec *ex) {
   bool released = false;
   for (unsigned w = 0; w < (ex->n + 31) / 32; w++)
     for (int k = 0; k < groups_per_warp; k++) {
       warp_group *G = &ex->warps[w].g[k];
-      if (G->arrived && G->exited_drop) released |= complete_if_met(ex, w, G, 32);
+      if (G->arrived && G->exited_drop)
+        released |= complete_if_met(ex, w, G, G->mask & ~exited(ex, w), 32);
     }
   return released;
 }
@@ -448,7 +449,7 @@ static inline warp_result warp_op(const char *file, int line, const char *what, 
   G->in[lane] = value, G->src[lane] = (signed char)(src & 31u);
   G->pred |= pred ? bit : 0u, G->arrived |= bit;
   fiber *f = &ex->fibers[t];
-  if (!ex->in_runner && complete_if_met(ex, w, G, lane))
+  if (!ex->in_runner && complete_if_met(ex, w, G, G->mask, lane))
     return warp_result{f->wvalue, f->wballot, f->wmembers};
   f->file = file, f->line = line, f->what = what, f->pred = 0, f->wmask = mask;
   wait_here(ex, t, T_WARP);
