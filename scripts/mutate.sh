@@ -104,7 +104,7 @@ for f in "$@"; do
   done
   ext=${f##*.}
   name=$(basename "$f" ".$ext") dir=$(dirname "$f") lang=()
-  [ "$ext" = c ] && lang=(c)
+  case $ext in c | h) lang=(c) ;; esac # the CPU device's headers (kernels_src) mutate as C
   orig="$work/orig-$name.$ext" mdir="$work/mutants/$name"
   cp "$src/$f" "$orig"
   start=$(date +%s)

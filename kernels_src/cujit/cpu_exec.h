@@ -72,7 +72,8 @@ enum {
 };
 struct warp_group {
   const char *what;
-  int combine; /* W_SELECT: each lane takes lane src's value; else what all lanes get */
+  int combine;      /* W_SELECT: each lane takes lane src's value; else what all lanes get */
+  bool exited_drop; /* a vote, reduction, match or __syncwarp: lanes that returned are not in it */
   unsigned mask, arrived, pred;
   signed char src[32];
   unsigned long long in[32];

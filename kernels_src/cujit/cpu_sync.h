@@ -65,6 +65,8 @@ static inline bool coalesce(exec *ex) {
   return released;
 }
 
+static inline bool complete_exited(exec *ex);
+
 /* Nobody can run and someone waits: complete the barrier, start the rest of the block, or name
 ** the divergence. True when fibers may run again; false when all are done or on an error. */
 static inline bool unblock(exec *ex, bool *error) {
@@ -78,7 +80,7 @@ static inline bool unblock(exec *ex, bool *error) {
   }
   char a[400], b[400], who[64];
   *error = false;
-  if (warp_waiter < n && coalesce(ex)) return true;
+  if (warp_waiter < n && (coalesce(ex) || complete_exited(ex))) return true;
   *error = true;
   if (warp_waiter < n) { /* a lane it needs returned, or waits elsewhere */
     unsigned w = warp_waiter >> 5, missing = 0;
@@ -302,7 +304,8 @@ struct warp_result {
   unsigned ballot, members;
 };
 /* The open meeting of `what` with `mask` in warp W, or a free one; NULL when all are taken. */
-static inline warp_group *meeting(warp *W, const char *what, unsigned mask, int combine) {
+static inline warp_group *meeting(warp *W, const char *what, unsigned mask, int combine,
+                                  bool exited_drop) {
   warp_group *free_group = nullptr;
   for (int k = 0; k < groups_per_warp; k++) {
     warp_group *G = &W->g[k];
@@ -316,7 +319,7 @@ static inline warp_group *meeting(warp *W, const char *what, unsigned mask, int 
   }
   if (free_group)
     free_group->what = what, free_group->mask = mask, free_group->pred = 0,
-    free_group->combine = combine;
+    free_group->combine = combine, free_group->exited_drop = exited_drop;
   return free_group;
 }
 /* What every lane of a reduction or __match_all_sync gets, from the values of `arrived`. */
@@ -350,8 +353,11 @@ static inline unsigned match_any(const warp_group *G, unsigned arrived, unsigned
 /* One warp operation: this lane offers `value` and `pred`, and wants the value of lane `src` (or,
 ** with another `combine`, the reduction of every lane's value). */
 enum { S_SELF, S_IDX, S_UP, S_DOWN, S_XOR };
-/* The source lane of each shuffle kind, as PTX's shfl.sync defines it for a segment `width`. */
+/* The source lane of each shuffle kind, as PTX's shfl.sync defines it for a segment `width`: only
+** the low 5 bits of the lane, delta or lane mask count (bval = b[4:0]), so a delta of 33 moves by 1
+** and a lane mask of -1 is 31. */
 static inline unsigned source_lane(unsigned lane, int kind, unsigned arg, int width) {
+  arg &= 31u;
   unsigned lo = lane & ~(unsigned)(width - 1), hi = lo | (unsigned)(width - 1);
   switch (kind) {
   case S_IDX:
@@ -366,6 +372,45 @@ static inline unsigned source_lane(unsigned lane, int kind, unsigned arg, int wi
     return lane;
   }
 }
+/* The lanes of warp w that returned. */
+static inline unsigned exited(const exec *ex, unsigned w) {
+  unsigned m = 0;
+  for (unsigned l = 0; l < 32 && (w << 5) + l < ex->n; l++)
+    if (ex->state[(w << 5) + l] == T_DONE) m |= 1u << l;
+  return m;
+}
+/* Completes meeting G of warp w once the lanes `need` have arrived: each arrived lane's results,
+** and every lane but `self` (32: none) set running. False while it waits for more. */
+static inline bool complete_if_met(exec *ex, unsigned w, warp_group *G, unsigned need,
+                                   unsigned self) {
+  if ((G->arrived & need) != need) return false;
+  unsigned arrived = G->arrived;
+  unsigned long long all = combine_all(G, arrived);
+  for (unsigned l = 0; l < 32; l++) {
+    if (!(arrived >> l & 1u)) continue;
+    unsigned s = (unsigned)G->src[l];
+    fiber *fl = &ex->fibers[(w << 5) + l];
+    fl->wvalue = G->combine == W_SELECT      ? ((arrived >> s & 1u) ? G->in[s] : G->in[l])
+                 : G->combine == W_MATCH_ANY ? match_any(G, arrived, l)
+                                             : all;
+    fl->wballot = G->pred & arrived, fl->wmembers = arrived;
+    if (l != self) ex->state[(w << 5) + l] = T_RUN;
+  }
+  G->arrived = 0;
+  return true;
+}
+/* From unblock, once no lane can go on: the votes, reductions, matches and __syncwarps whose other
+** lanes returned (a meeting completes at its last lane's arrival otherwise, at no extra cost). */
+static inline bool complete_exited(exec *ex) {
+  bool released = false;
+  for (unsigned w = 0; w < (ex->n + 31) / 32; w++)
+    for (int k = 0; k < groups_per_warp; k++) {
+      warp_group *G = &ex->warps[w].g[k];
+      if (G->arrived && G->exited_drop)
+        released |= complete_if_met(ex, w, G, G->mask & ~exited(ex, w), 32);
+    }
+  return released;
+}
 static inline warp_result warp_op(const char *file, int line, const char *what, unsigned mask,
                                   unsigned long long value, int kind, unsigned arg, int width,
                                   int pred, int combine = W_SELECT) {
@@ -374,12 +419,19 @@ static inline warp_result warp_op(const char *file, int line, const char *what, 
   unsigned src = source_lane(lane, kind, arg, width);
   unsigned lanes = ex->n - (w << 5) < 32 ? ex->n - (w << 5) : 32;
   mask = (mask & (lanes == 32 ? ~0u : (1u << lanes) - 1u)) | bit;
+  /* CUDA's votes, reductions, matches and __syncwarp take the non-exited lanes of the mask; a
+  ** shuffle reading a lane that returned is reported below (its value is undefined on a GPU). */
+  bool exited_drop = kind == S_SELF && combine != W_COALESCE;
+  if (exited_drop && mask != bit) {
+    if (ex->in_runner) runner_catch_up(ex, t);
+    if ((mask & ~exited(ex, w)) == bit) mask = bit;
+  }
   if (mask == bit) /* alone: its own value, and a match with itself */
     return warp_result{combine == W_MATCH_ANY || combine == W_MATCH_ALL ? bit : value,
                        pred ? bit : 0u, bit};
   char at[320];
   if (ex->in_runner) runner_catch_up(ex, t);
-  if (ex->in_runner)
+  if (ex->in_runner && !exited_drop)
     for (unsigned l = 0; l < lanes; l++)
       if ((mask >> l & 1u) && ex->state[(w << 5) + l] == T_DONE) {
         where(at, sizeof at, ex->L->kernel, file, line);
@@ -389,7 +441,7 @@ static inline warp_result warp_op(const char *file, int line, const char *what, 
                   what, at, l);
         abandon(ex);
       }
-  warp_group *G = meeting(&ex->warps[w], what, mask, combine);
+  warp_group *G = meeting(&ex->warps[w], what, mask, combine, exited_drop);
   if (!G) {
     where(at, sizeof at, ex->L->kernel, file, line);
     set_error(ex, t, "%s (%s): more than %d different warp operations pending in one warp", what,
@@ -399,22 +451,8 @@ static inline warp_result warp_op(const char *file, int line, const char *what, 
   G->in[lane] = value, G->src[lane] = (signed char)(src & 31u);
   G->pred |= pred ? bit : 0u, G->arrived |= bit;
   fiber *f = &ex->fibers[t];
-  if (!ex->in_runner && (G->arrived & G->mask) == G->mask) {
-    unsigned arrived = G->arrived;
-    unsigned long long all = combine_all(G, arrived);
-    for (unsigned l = 0; l < 32; l++) {
-      if (!(arrived >> l & 1u)) continue;
-      unsigned s = (unsigned)G->src[l];
-      fiber *fl = &ex->fibers[(w << 5) + l];
-      fl->wvalue = G->combine == W_SELECT      ? ((arrived >> s & 1u) ? G->in[s] : G->in[l])
-                   : G->combine == W_MATCH_ANY ? match_any(G, arrived, l)
-                                               : all;
-      fl->wballot = G->pred & arrived, fl->wmembers = arrived;
-      if (l != lane) ex->state[(w << 5) + l] = T_RUN;
-    }
-    G->arrived = 0;
+  if (!ex->in_runner && complete_if_met(ex, w, G, G->mask, lane))
     return warp_result{f->wvalue, f->wballot, f->wmembers};
-  }
   f->file = file, f->line = line, f->what = what, f->pred = 0, f->wmask = mask;
   wait_here(ex, t, T_WARP);
   return warp_result{f->wvalue, f->wballot, f->wmembers};
@@ -506,6 +544,13 @@ static inline unsigned activemask() {
   for (unsigned l = 0; l < 32 && (w << 5) + l < ex->n; l++)
     if (ex->state[(w << 5) + l] != T_DONE) m |= 1u << l;
   return m;
+}
+/* __activemask(): the lanes of the warp that reach this call together, as on a GPU (where it is
+** the lanes converged there): a meeting as coalesced_threads()'s, which the scheduler closes once
+** no lane of the warp can go on (coalesce), so lanes that returned, or have yet to return, or took
+** another branch are not in it. `site` tells this call from another one. */
+static inline unsigned activemask_at(const char *file, int line, const char *site) {
+  return warp_op(file, line, site, activemask(), 0, S_SELF, 0, 32, 0, W_COALESCE).members;
 }
 static inline void *dyn_shared() {
   return me()->ex->dyn;
@@ -691,19 +736,36 @@ template <auto K> static void entry(cj_cpu_launch *L, cj_cpu_worker *w) {
 
 /* --- the CUDA names ---------------------------------------------------------------------------
  */
+namespace cj_cpu {
+/* A vote's or barrier's predicate as CUDA's `int predicate` parameter takes it: converted to int
+** first (0.5f is 0, 1ll << 32 is 0, a pointer does not compile), then tested for non-zero. */
+static inline int predicate(int p) {
+  return p != 0;
+}
+} // namespace cj_cpu
 #define __syncthreads() ((void)::cj_cpu::barrier(__FILE__, __LINE__, "__syncthreads", 0))
-#define __syncthreads_count(p) ::cj_cpu::barrier(__FILE__, __LINE__, "__syncthreads_count", !!(p))
-#define __syncthreads_and(p) ::cj_cpu::barrier(__FILE__, __LINE__, "__syncthreads_and", !!(p))
-#define __syncthreads_or(p) ::cj_cpu::barrier(__FILE__, __LINE__, "__syncthreads_or", !!(p))
+#define __syncthreads_count(p)                                                                     \
+  ::cj_cpu::barrier(__FILE__, __LINE__, "__syncthreads_count", ::cj_cpu::predicate(p))
+#define __syncthreads_and(p)                                                                       \
+  ::cj_cpu::barrier(__FILE__, __LINE__, "__syncthreads_and", ::cj_cpu::predicate(p))
+#define __syncthreads_or(p)                                                                        \
+  ::cj_cpu::barrier(__FILE__, __LINE__, "__syncthreads_or", ::cj_cpu::predicate(p))
 #define __shfl_sync(...) ::cj_cpu::shfl(__FILE__, __LINE__, __VA_ARGS__)
 #define __shfl_up_sync(...) ::cj_cpu::shfl_up(__FILE__, __LINE__, __VA_ARGS__)
 #define __shfl_down_sync(...) ::cj_cpu::shfl_down(__FILE__, __LINE__, __VA_ARGS__)
 #define __shfl_xor_sync(...) ::cj_cpu::shfl_xor(__FILE__, __LINE__, __VA_ARGS__)
-#define __ballot_sync(m, p) ::cj_cpu::vote(__FILE__, __LINE__, "__ballot_sync", (m), !!(p))
-#define __any_sync(m, p) ((int)::cj_cpu::vote(__FILE__, __LINE__, "__any_sync", (m), !!(p)))
-#define __all_sync(m, p) ((int)::cj_cpu::vote(__FILE__, __LINE__, "__all_sync", (m), !!(p)))
+#define __ballot_sync(m, p)                                                                        \
+  ::cj_cpu::vote(__FILE__, __LINE__, "__ballot_sync", (m), ::cj_cpu::predicate(p))
+#define __any_sync(m, p)                                                                           \
+  ((int)::cj_cpu::vote(__FILE__, __LINE__, "__any_sync", (m), ::cj_cpu::predicate(p)))
+#define __all_sync(m, p)                                                                           \
+  ((int)::cj_cpu::vote(__FILE__, __LINE__, "__all_sync", (m), ::cj_cpu::predicate(p)))
 #define __syncwarp(...) (::cj_cpu::syncwarp{__FILE__, __LINE__}(__VA_ARGS__))
-#define __activemask() ::cj_cpu::activemask()
+#define CJ_SYNC_STR2(x) #x
+#define CJ_SYNC_STR(x) CJ_SYNC_STR2(x)
+#define __activemask()                                                                             \
+  ::cj_cpu::activemask_at(__FILE__, __LINE__,                                                      \
+                          "__activemask() of " __FILE__ ":" CJ_SYNC_STR(__LINE__))
 #define __reduce_add_sync(m, v) ::cj_cpu::reduce_add(__FILE__, __LINE__, (m), (v))
 #define __reduce_min_sync(m, v) ::cj_cpu::reduce_min(__FILE__, __LINE__, (m), (v))
 #define __reduce_max_sync(m, v) ::cj_cpu::reduce_max(__FILE__, __LINE__, (m), (v))

@@ -33,9 +33,13 @@
 ** for the two function attributes) or the last value given ("grid.x", "shared", "cluster.x",
 ** "cluster.y", "cluster.z", "programmatic", "priority", "attrs" (their count), and
 ** "max_dynamic_shared.value"); -1 for a name it does not know.
+** Graphs are recorded (stub_graph.c): what each replay was given, for tests of the CUDA backend's
+** graph bookkeeping; each loaded library and each of its kernels has a handle of its own.
 ** cuInit starts a thread of the driver's own, as the real one does: unmapping the library while
 ** it lives (a dlclose that really unloads) crashes the process, as it does with the real driver.
 */
+#include "stub_graph.h"
+
 #include <cuda.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -150,6 +154,10 @@ static CUresult launch(void) {
   }
   if (kernel_ns > 0) __atomic_store_n(&busy_until, now_ns() + kernel_ns, __ATOMIC_RELAXED);
   return CUDA_SUCCESS;
+}
+
+CUresult cj_stub_launch(void) {
+  return launch();
 }
 
 static CUresult query(void) {
@@ -404,6 +412,44 @@ static CUresult stream_get_ctx(CUstream s, CUcontext *ctx) {
   return r ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
+/* Each loaded library its own handle, and each of its kernels by name its own function, so that
+** stub_graph.c tells a node's kernel apart (two specialisations of a generic kernel are two
+** programs with a kernel of the same name). */
+static char libraries[256];
+static unsigned library_count;
+static struct {
+  const void *library;
+  char name[256];
+} kernels[64];
+static int kernel_count;
+
+static CUresult library_load_data(CUlibrary *library) {
+  cost();
+  *library = (CUlibrary)&libraries[__atomic_fetch_add(&library_count, 1, __ATOMIC_RELAXED) % 256];
+  return CUDA_SUCCESS;
+}
+
+static CUresult library_get_kernel(CUkernel *k, CUlibrary library, const char *name) {
+  cost();
+  pthread_mutex_lock(&context_lock);
+  int i = 0;
+  while (i < kernel_count && (kernels[i].library != library || strcmp(kernels[i].name, name) != 0))
+    i++;
+  if (i == kernel_count && kernel_count < 64 && strlen(name) < sizeof kernels[i].name) {
+    kernels[i].library = library;
+    strcpy(kernels[kernel_count++].name, name);
+  }
+  *k = i < kernel_count ? (CUkernel)&kernels[i] : (CUkernel)&object_;
+  pthread_mutex_unlock(&context_lock);
+  return CUDA_SUCCESS;
+}
+
+static CUresult kernel_get_function(CUfunction *f, CUkernel k) {
+  cost();
+  *f = (CUfunction)k;
+  return CUDA_SUCCESS;
+}
+
 /* Every handle-making call writes the pretend handle into its first argument. */
 static CUresult make_handle(void **out) {
   cost();
@@ -586,10 +632,9 @@ static void note(int what, long value) {
 static CUresult launch_plain(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                              unsigned by, unsigned bz, unsigned shared, CUstream s, void **params,
                              void **extra) {
-  (void)f, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)s, (void)params, (void)extra;
   __atomic_add_fetch(&seen[SEEN_LAUNCH], 1, __ATOMIC_RELAXED);
   note(SEEN_GRID_X, gx), note(SEEN_SHARED, shared);
-  return launch();
+  return cj_stub_launch_kernel(f, gx, gy, gz, bx, by, bz, shared, s, params, extra); /* graphs */
 }
 
 static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
@@ -670,9 +715,9 @@ static const struct {
     ENTRY(cuCtxGetDevice, ctx_get_device),
     ENTRY(cuLibraryGetModule, make_handle),
     ENTRY(cuEventCreate, make_handle),
-    ENTRY(cuLibraryLoadData, make_handle),
-    ENTRY(cuLibraryGetKernel, make_handle),
-    ENTRY(cuKernelGetFunction, make_handle),
+    ENTRY(cuLibraryLoadData, library_load_data),
+    ENTRY(cuLibraryGetKernel, library_get_kernel),
+    ENTRY(cuKernelGetFunction, kernel_get_function),
     ENTRY(cuDeviceGetDefaultMemPool, make_handle),
     ENTRY(cuFuncGetParamInfo, not_supported),
     ENTRY(cuOccupancyMaxPotentialBlockSize, occupancy),
@@ -681,6 +726,17 @@ static const struct {
     ENTRY(cuLaunchKernelEx, launch_ex),
     ENTRY(cuFuncSetAttribute, func_set_attribute),
     ENTRY(cuOccupancyMaxActiveClusters, max_active_clusters),
+    ENTRY(cuStreamBeginCapture, cj_stub_capture_begin),
+    ENTRY(cuStreamGetCaptureInfo, cj_stub_capture_info),
+    ENTRY(cuStreamEndCapture, cj_stub_capture_end),
+    ENTRY(cuGraphDestroy, cj_stub_graph_destroy),
+    ENTRY(cuGraphGetNodes, cj_stub_graph_nodes),
+    ENTRY(cuGraphNodeGetType, cj_stub_node_type),
+    ENTRY(cuGraphInstantiateWithFlags, cj_stub_instantiate),
+    ENTRY(cuGraphExecDestroy, cj_stub_exec_destroy),
+    ENTRY(cuGraphExecKernelNodeSetParams, cj_stub_exec_set_kernel),
+    ENTRY(cuGraphExecUpdate, cj_stub_exec_update),
+    ENTRY(cuGraphLaunch, cj_stub_graph_launch),
     ENTRY(cuStreamQuery, query),
     ENTRY(cuEventQuery, query),
     ENTRY(cuStreamSynchronize, synchronize),

@@ -1,16 +1,19 @@
 /*
 ** stub.h -- what the tests run against the stand-in driver (scripts/bench/stub_driver.c, first on
-** LD_LIBRARY_PATH for the tests tests/CMakeLists.txt lists as stub tests) share: the stand-in's
-** device 0, asserted to be there, and its own functions (cujit_stub_*), looked up in the loaded
-** libcuda.so.1.
+** LD_LIBRARY_PATH for the tests tests/CMakeLists.txt lists as stub tests) share: an engine opened
+** on it with a scratch cache, the stand-in's device 0, asserted to be there (the message says what
+** is wrong when the stand-in is not the driver found), and its own functions (cujit_stub_*),
+** looked up in the loaded libcuda.so.1.
 */
 #ifndef CUJIT_TEST_STUB_H
 #define CUJIT_TEST_STUB_H
 
 #include <criterion/criterion.h>
 #include <dlfcn.h>
+#include <stdlib.h>
 
 #include "cujit.h"
+#include "scratch.h"
 
 /* Device 0 of `engine`, which the stand-in always has. */
 static inline cujit_device *cj_stub_device(cujit_engine *engine) {
@@ -20,6 +23,13 @@ static inline cujit_device *cj_stub_device(cujit_engine *engine) {
                "on LD_LIBRARY_PATH?",
                cujit_errmsg(engine));
   return gpu;
+}
+
+/* Opens *engine with its cache in the test's scratch directory; gives the stand-in's device 0. */
+static inline cujit_device *cj_stub_open(cujit_engine **engine) {
+  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
+  cr_assert_eq(cujit_open(engine), CUJIT_OK);
+  return cj_stub_device(*engine);
 }
 
 /* The stand-in's function `name` (cujit_stub_seen, cujit_stub_block, ...). */

@@ -341,7 +341,7 @@ Test(embedding, the_applications_stream_runs_cujits_work_and_is_never_destroyed,
 /* Graph capture on the application's stream, and the graph replayed there. */
 Test(embedding, the_applications_stream_captures_and_replays_graphs, .fini = close_engine) {
   open_gpu();
-  if (on_stub()) cr_skip_test("the stand-in driver records no graphs: this case runs on a GPU");
+  if (on_stub()) cr_skip_test("the stand-in driver runs no kernels: this case runs on a GPU");
   void *primary = NULL;
   EXPECT_OK(cujit_device_context(gpu, &primary));
   CUstream native = native_stream(primary);
