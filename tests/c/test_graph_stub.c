@@ -97,7 +97,8 @@ static cujit_buffer *buffer(cujit_dtype dtype) {
 }
 
 static cujit_status launch(cujit_buffer *x, double a, double b, unsigned blocks) {
-  cujit_launch_config c = {sizeof c, {blocks, 1, 1}, {128, 1, 1}, 0, stream};
+  cujit_launch_config c = {
+      .size = sizeof c, .grid = {blocks, 1, 1}, .block = {128, 1, 1}, .stream = stream};
   cujit_arg args[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_F(a), CUJIT_ARG_F(b), CUJIT_ARG_I(N)};
   return cujit_launch(generic, &c, args, 4);
 }
