@@ -26,18 +26,13 @@
 ** cujit_stub_block(bytes, kind, ordinal) makes a block of a kind cujit does not allocate itself
 ** (CJ_STUB_* below: managed, another device's, another context's) for tests of cujit_buffer_wrap,
 ** freed by cujit_stub_block_free.
-** Launch attributes (issue 26): cuLaunchKernelEx, cuFuncSetAttribute and
-** cuOccupancyMaxActiveClusters (CUJIT_STUB_CLUSTERS clusters fit, 16 unless set) note what they
-** are given; cujit_stub_seen(name) (dlsym it) tells it back: a call's count ("cuLaunchKernel",
-** "cuLaunchKernelEx", "cuOccupancyMaxActiveClusters", "max_dynamic_shared" and "non_portable"
-** for the two function attributes) or the last value given ("grid.x", "shared", "cluster.x",
-** "cluster.y", "cluster.z", "programmatic", "priority", "attrs" (their count), and
-** "max_dynamic_shared.value"); -1 for a name it does not know.
+** Launch attributes (issue 26) are noted (stub_attrs.c): cujit_stub_seen(name) tells them back.
 ** Graphs are recorded (stub_graph.c): what each replay was given, for tests of the CUDA backend's
 ** graph bookkeeping; each loaded library and each of its kernels has a handle of its own.
 ** cuInit starts a thread of the driver's own, as the real one does: unmapping the library while
 ** it lives (a dlclose that really unloads) crashes the process, as it does with the real driver.
 */
+#include "stub_attrs.h"
 #include "stub_graph.h"
 
 #include <cuda.h>
@@ -126,7 +121,7 @@ static long now_ns(void) {
 }
 
 /* The pretend cost of one driver call. */
-static void cost(void) {
+void cj_stub_cost(void) {
   if (call_ns < 0) {
     const char *env = getenv("CUJIT_STUB_CALL_NS");
     call_ns = env ? atol(env) : 0;
@@ -141,12 +136,12 @@ static void cost(void) {
 static void note_work(void);
 
 static CUresult ok(void) {
-  cost();
+  cj_stub_cost();
   return CUDA_SUCCESS;
 }
 
 static CUresult launch(void) {
-  cost();
+  cj_stub_cost();
   note_work();
   if (kernel_ns < 0) {
     const char *env = getenv("CUJIT_STUB_KERNEL_NS");
@@ -161,13 +156,13 @@ CUresult cj_stub_launch(void) {
 }
 
 static CUresult query(void) {
-  cost();
+  cj_stub_cost();
   return now_ns() < __atomic_load_n(&busy_until, __ATOMIC_RELAXED) ? CUDA_ERROR_NOT_READY
                                                                    : CUDA_SUCCESS;
 }
 
 static CUresult synchronize(void) {
-  cost();
+  cj_stub_cost();
   while (now_ns() < __atomic_load_n(&busy_until, __ATOMIC_RELAXED)) {
   }
   return CUDA_SUCCESS;
@@ -190,14 +185,14 @@ static void start_driver_thread(void) {
 
 static CUresult init(unsigned flags) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
-  cost();
+  cj_stub_cost();
   (void)flags;
   pthread_once(&once, start_driver_thread);
   return CUDA_SUCCESS;
 }
 
 static CUresult get_error_text(CUresult rc, const char **text) {
-  cost();
+  cj_stub_cost();
   (void)rc;
   *text = "stub driver";
   return CUDA_SUCCESS;
@@ -206,31 +201,31 @@ static CUresult get_error_text(CUresult rc, const char **text) {
 /* CUJIT_STUB_DRIVER_VERSION (13000 unless set) and CUJIT_STUB_CC (the major compute capability, 9
  *unless set): an older
  ** driver or GPU, for the checks that depend on them (test_stub_driver). */
-static int env_int(const char *name, int fallback) {
+int cj_stub_env_int(const char *name, int fallback) {
   const char *env = getenv(name);
   return env && *env ? atoi(env) : fallback;
 }
 
 static CUresult driver_version(int *v) {
-  cost();
-  *v = env_int("CUJIT_STUB_DRIVER_VERSION", 13000);
+  cj_stub_cost();
+  *v = cj_stub_env_int("CUJIT_STUB_DRIVER_VERSION", 13000);
   return CUDA_SUCCESS;
 }
 
 static CUresult device_count(int *n) {
-  cost();
+  cj_stub_cost();
   *n = 1;
   return CUDA_SUCCESS;
 }
 
 static CUresult device_get(CUdevice *d, int ordinal) {
-  cost();
+  cj_stub_cost();
   *d = ordinal;
   return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
 static CUresult device_name(char *name, int len, CUdevice d) {
-  cost();
+  cj_stub_cost();
   (void)d;
   strncpy(name, "stub sm_90 (no GPU)", (size_t)len - 1);
   name[len - 1] = '\0';
@@ -238,11 +233,11 @@ static CUresult device_name(char *name, int len, CUdevice d) {
 }
 
 static CUresult device_attribute(int *v, CUdevice_attribute a, CUdevice d) {
-  cost();
+  cj_stub_cost();
   (void)d;
   switch (a) {
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
-    *v = env_int("CUJIT_STUB_CC", 9);
+    *v = cj_stub_env_int("CUJIT_STUB_CC", 9);
     break;
   case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
     *v = 132;
@@ -275,7 +270,7 @@ static CUresult device_attribute(int *v, CUdevice_attribute a, CUdevice d) {
     *v = 1;
     break;
   case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH:
-    *v = env_int("CUJIT_STUB_CC", 9) >= 9;
+    *v = cj_stub_env_int("CUJIT_STUB_CC", 9) >= 9;
     break;
   default:
     *v = 0;
@@ -284,21 +279,21 @@ static CUresult device_attribute(int *v, CUdevice_attribute a, CUdevice d) {
 }
 
 static CUresult total_mem(size_t *bytes, CUdevice d) {
-  cost();
+  cj_stub_cost();
   (void)d;
   *bytes = (size_t)80 << 30;
   return CUDA_SUCCESS;
 }
 
 static CUresult mem_info(size_t *free_bytes, size_t *total) {
-  cost();
+  cj_stub_cost();
   if (!current) return CUDA_ERROR_INVALID_CONTEXT; /* as the real driver answers */
   *free_bytes = *total = (size_t)80 << 30;
   return CUDA_SUCCESS;
 }
 
 static CUresult retain(CUcontext *ctx, CUdevice d) {
-  cost();
+  cj_stub_cost();
   (void)d;
   *ctx = (CUcontext)&object_;
   return CUDA_SUCCESS;
@@ -310,7 +305,7 @@ static CUresult get_current(CUcontext *ctx) { /* a thread-local read in the real
 }
 
 static CUresult set_current(CUcontext ctx) {
-  cost();
+  cj_stub_cost();
   current = ctx;
   return CUDA_SUCCESS;
 }
@@ -341,7 +336,7 @@ static void note_work(void) {
 }
 
 static CUresult ctx_create(CUcontext *ctx, CUctxCreateParams *params, unsigned flags, CUdevice d) {
-  cost();
+  cj_stub_cost();
   (void)params, (void)flags;
   pthread_mutex_lock(&context_lock);
   int i = contexts_made < STUB_CONTEXTS ? contexts_made++ : -1;
@@ -354,7 +349,7 @@ static CUresult ctx_create(CUcontext *ctx, CUctxCreateParams *params, unsigned f
 }
 
 static CUresult ctx_get_device(CUdevice *d) {
-  cost();
+  cj_stub_cost();
   char *c = (char *)current;
   if (c == &object_)
     *d = 0;
@@ -374,7 +369,7 @@ typedef struct stub_stream {
 static stub_stream *streams;
 
 static CUresult stream_create(CUstream *s, unsigned flags) {
-  cost();
+  cj_stub_cost();
   (void)flags;
   stub_stream *r = malloc(sizeof *r);
   if (!r) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -387,7 +382,7 @@ static CUresult stream_create(CUstream *s, unsigned flags) {
 }
 
 static CUresult stream_destroy(CUstream s) {
-  cost();
+  cj_stub_cost();
   pthread_mutex_lock(&context_lock);
   stub_stream **at = &streams;
   while (*at && *at != (stub_stream *)s) at = &(*at)->next;
@@ -399,7 +394,7 @@ static CUresult stream_destroy(CUstream s) {
 }
 
 static CUresult stream_get_ctx(CUstream s, CUcontext *ctx) {
-  cost();
+  cj_stub_cost();
   if (s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) { /* every context has them */
     *ctx = current;
     return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
@@ -424,13 +419,13 @@ static struct {
 static int kernel_count;
 
 static CUresult library_load_data(CUlibrary *library) {
-  cost();
+  cj_stub_cost();
   *library = (CUlibrary)&libraries[__atomic_fetch_add(&library_count, 1, __ATOMIC_RELAXED) % 256];
   return CUDA_SUCCESS;
 }
 
 static CUresult library_get_kernel(CUkernel *k, CUlibrary library, const char *name) {
-  cost();
+  cj_stub_cost();
   pthread_mutex_lock(&context_lock);
   int i = 0;
   while (i < kernel_count && (kernels[i].library != library || strcmp(kernels[i].name, name) != 0))
@@ -445,20 +440,20 @@ static CUresult library_get_kernel(CUkernel *k, CUlibrary library, const char *n
 }
 
 static CUresult kernel_get_function(CUfunction *f, CUkernel k) {
-  cost();
+  cj_stub_cost();
   *f = (CUfunction)k;
   return CUDA_SUCCESS;
 }
 
 /* Every handle-making call writes the pretend handle into its first argument. */
 static CUresult make_handle(void **out) {
-  cost();
+  cj_stub_cost();
   *out = &object_;
   return CUDA_SUCCESS;
 }
 
 static CUresult mem_alloc(CUdeviceptr *p, size_t bytes) {
-  cost();
+  cj_stub_cost();
   note_work();
   CUdevice d = 0; /* device memory of the context current now, as the real driver's */
   if (current && ctx_get_device(&d) != CUDA_SUCCESS) d = 0;
@@ -473,33 +468,33 @@ static CUresult mem_alloc_async(CUdeviceptr *p, size_t bytes, CUmemoryPool pool,
 }
 
 static CUresult mem_free(CUdeviceptr p) {
-  cost();
+  cj_stub_cost();
   block_free((void *)(uintptr_t)p);
   return CUDA_SUCCESS;
 }
 
 static CUresult host_alloc(void **p, size_t bytes, unsigned flags) {
-  cost();
+  cj_stub_cost();
   (void)flags;
   *p = block_alloc_kind(bytes, CJ_STUB_PINNED, 0);
   return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 static CUresult host_free(void *p) {
-  cost();
+  cj_stub_cost();
   block_free(p);
   return CUDA_SUCCESS;
 }
 
 static CUresult copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
-  cost();
+  cj_stub_cost();
   (void)s;
   memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
   return CUDA_SUCCESS;
 }
 
 static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t bytes, CUstream s) {
-  cost();
+  cj_stub_cost();
   (void)s;
   memset((void *)(uintptr_t)dst, v, bytes);
   return CUDA_SUCCESS;
@@ -518,7 +513,7 @@ static const block_header *block_at(uintptr_t p) {
 /* As the real driver: defaults (0, NULL, -1 ordinal unset) for an address it never allocated. */
 static CUresult pointer_attributes(unsigned n, CUpointer_attribute *which, void **data,
                                    CUdeviceptr p) {
-  cost();
+  cj_stub_cost();
   const block_header *h = block_at((uintptr_t)p);
   for (unsigned i = 0; i < n; i++) {
     switch (which[i]) {
@@ -551,7 +546,7 @@ static CUresult pointer_attributes(unsigned n, CUpointer_attribute *which, void 
 
 /* A call named in CUJIT_STUB_FAIL. */
 static CUresult failing(void) {
-  cost();
+  cj_stub_cost();
   const char *code = getenv("CUJIT_STUB_FAIL_CODE");
   return code ? (CUresult)atoi(code) : CUDA_ERROR_OUT_OF_MEMORY;
 }
@@ -565,117 +560,21 @@ static int listed_in(const char *variable, const char *symbol) {
 }
 
 static CUresult not_supported(void) {
-  cost();
+  cj_stub_cost();
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 static CUresult occupancy(int *min_grid, int *block, CUfunction f, void *fn, size_t s, int l) {
-  cost();
+  cj_stub_cost();
   (void)f, (void)fn, (void)s, (void)l;
   *min_grid = 132 * 8, *block = 256;
   return CUDA_SUCCESS;
 }
 
 static CUresult func_attribute(int *v, CUfunction_attribute a, CUfunction f) {
-  cost();
+  cj_stub_cost();
   (void)f;
   *v = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 0;
-  return CUDA_SUCCESS;
-}
-
-/* --- launch attributes: what the calls were given, for cujit_stub_seen --------------------- */
-
-enum {
-  SEEN_LAUNCH,
-  SEEN_LAUNCH_EX,
-  SEEN_OCCUPANCY,
-  SEEN_MAX_SHARED,
-  SEEN_NON_PORTABLE,
-  SEEN_GRID_X,
-  SEEN_SHARED,
-  SEEN_CLUSTER_X,
-  SEEN_CLUSTER_Y,
-  SEEN_CLUSTER_Z,
-  SEEN_PROGRAMMATIC,
-  SEEN_PRIORITY,
-  SEEN_ATTRS,
-  SEEN_MAX_SHARED_VALUE,
-  SEEN_COUNT
-};
-static const char *const seen_names[SEEN_COUNT] = {"cuLaunchKernel",
-                                                   "cuLaunchKernelEx",
-                                                   "cuOccupancyMaxActiveClusters",
-                                                   "max_dynamic_shared",
-                                                   "non_portable",
-                                                   "grid.x",
-                                                   "shared",
-                                                   "cluster.x",
-                                                   "cluster.y",
-                                                   "cluster.z",
-                                                   "programmatic",
-                                                   "priority",
-                                                   "attrs",
-                                                   "max_dynamic_shared.value"};
-static long seen[SEEN_COUNT]; /* atomic access */
-
-long cujit_stub_seen(const char *name);
-long cujit_stub_seen(const char *name) {
-  for (int i = 0; i < SEEN_COUNT; i++)
-    if (strcmp(seen_names[i], name) == 0) return __atomic_load_n(&seen[i], __ATOMIC_RELAXED);
-  return -1;
-}
-
-static void note(int what, long value) {
-  __atomic_store_n(&seen[what], value, __ATOMIC_RELAXED);
-}
-
-static CUresult launch_plain(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                             unsigned by, unsigned bz, unsigned shared, CUstream s, void **params,
-                             void **extra) {
-  __atomic_add_fetch(&seen[SEEN_LAUNCH], 1, __ATOMIC_RELAXED);
-  note(SEEN_GRID_X, gx), note(SEEN_SHARED, shared);
-  return cj_stub_launch_kernel(f, gx, gy, gz, bx, by, bz, shared, s, params, extra); /* graphs */
-}
-
-static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
-  (void)f, (void)params, (void)extra;
-  __atomic_add_fetch(&seen[SEEN_LAUNCH_EX], 1, __ATOMIC_RELAXED);
-  note(SEEN_GRID_X, c->gridDimX), note(SEEN_SHARED, c->sharedMemBytes);
-  note(SEEN_ATTRS, c->numAttrs);
-  long cluster[3] = {0, 0, 0}, programmatic = 0, priority = 0;
-  for (unsigned i = 0; i < c->numAttrs; i++) {
-    const CUlaunchAttribute *a = &c->attrs[i];
-    if (a->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
-      cluster[0] = a->value.clusterDim.x, cluster[1] = a->value.clusterDim.y,
-      cluster[2] = a->value.clusterDim.z;
-    else if (a->id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
-      programmatic = a->value.programmaticStreamSerializationAllowed;
-    else if (a->id == CU_LAUNCH_ATTRIBUTE_PRIORITY)
-      priority = a->value.priority;
-  }
-  note(SEEN_CLUSTER_X, cluster[0]), note(SEEN_CLUSTER_Y, cluster[1]);
-  note(SEEN_CLUSTER_Z, cluster[2]), note(SEEN_PROGRAMMATIC, programmatic);
-  note(SEEN_PRIORITY, priority);
-  return launch();
-}
-
-static CUresult func_set_attribute(CUfunction f, CUfunction_attribute a, int value) {
-  cost();
-  (void)f;
-  if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
-    __atomic_add_fetch(&seen[SEEN_MAX_SHARED], 1, __ATOMIC_RELAXED);
-    note(SEEN_MAX_SHARED_VALUE, value);
-  } else if (a == CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) {
-    __atomic_add_fetch(&seen[SEEN_NON_PORTABLE], 1, __ATOMIC_RELAXED);
-  }
-  return CUDA_SUCCESS;
-}
-
-static CUresult max_active_clusters(int *clusters, CUfunction f, const CUlaunchConfig *c) {
-  cost();
-  (void)f, (void)c;
-  __atomic_add_fetch(&seen[SEEN_OCCUPANCY], 1, __ATOMIC_RELAXED);
-  *clusters = env_int("CUJIT_STUB_CLUSTERS", 16);
   return CUDA_SUCCESS;
 }
 
@@ -722,10 +621,10 @@ static const struct {
     ENTRY(cuFuncGetParamInfo, not_supported),
     ENTRY(cuOccupancyMaxPotentialBlockSize, occupancy),
     ENTRY(cuFuncGetAttribute, func_attribute),
-    ENTRY(cuLaunchKernel, launch_plain),
-    ENTRY(cuLaunchKernelEx, launch_ex),
-    ENTRY(cuFuncSetAttribute, func_set_attribute),
-    ENTRY(cuOccupancyMaxActiveClusters, max_active_clusters),
+    ENTRY(cuLaunchKernel, cj_stub_launch_plain),
+    ENTRY(cuLaunchKernelEx, cj_stub_launch_ex),
+    ENTRY(cuFuncSetAttribute, cj_stub_func_set_attribute),
+    ENTRY(cuOccupancyMaxActiveClusters, cj_stub_max_active_clusters),
     ENTRY(cuStreamBeginCapture, cj_stub_capture_begin),
     ENTRY(cuStreamGetCaptureInfo, cj_stub_capture_info),
     ENTRY(cuStreamEndCapture, cj_stub_capture_end),
