@@ -12,7 +12,7 @@ local tma = gpu and cuda.device().cc_major >= 9
 if gpu then print(string.format("runs on: GPU %d (%s)", cuda.device().ordinal, cuda.device().name)) end
 
 h.test("the CPU device has no TMA: the map and the header refused, saying so", function()
-  local was = gpu and cuda.device()
+  local was = gpu and cuda.device().ordinal
   cuda.device("cpu")
   print("runs on: CPU device (the refusals)")
   local a = cuda.device_array({64, 64}, "f32")
@@ -26,7 +26,7 @@ h.test("the CPU device has no TMA: the map and the header refused, saying so", f
 end)
 
 h.test("the arguments of a:tensor_map refused before any device is asked", function()
-  local was = gpu and cuda.device()
+  local was = gpu and cuda.device().ordinal
   cuda.device("cpu")
   local a = cuda.device_array({64, 64}, "f32")
   h.raises({"a:tensor_map: box = {...} expected", "2 dimensions", "got nil"}, a.tensor_map, a, {})
