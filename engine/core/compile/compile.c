@@ -134,6 +134,17 @@ static cujit_status nvrtc_status(cujit_engine *engine, cj_nvrtc *nv, nvrtcResult
                  nv->nvrtcGetErrorString(r));
 }
 
+/* A compile of this much text (the source and its headers in memory; <cooperative_groups.h>
+** brings about 600 KiB) takes NVRTC's front end a good part of a second: enough to wait for a
+** worker process to start (remote.h), which a small program is not. */
+#define HEAVY_BYTES ((size_t)256 << 10)
+
+static size_t text_bytes(const cj_nvrtc_job *job) {
+  size_t n = strlen(job->source);
+  for (int i = 0; i < job->header_count; i++) n += strlen(job->header_sources[i]);
+  return n;
+}
+
 /* The status for a step of a job that failed (nvrtc_job.h). */
 static cujit_status step_status(cujit_engine *engine, cj_nvrtc *nv, const cj_nvrtc_step *failed) {
   if (!strcmp(failed->call, "malloc"))
@@ -211,6 +222,7 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
       .want_cubin = cubin,
       .pch = cj_pch_wanted(engine, nv, inc, o, tk) ? inc : NULL,
       .link = cj_link_lto_list(o)};
+  job.heavy = job.pch || text_bytes(&job) > HEAVY_BYTES;
   nvrtcResult cr = NVRTC_SUCCESS;
   cj_nvrtc_step failed = {NULL, NVRTC_SUCCESS};
   if (exprs.failed) {

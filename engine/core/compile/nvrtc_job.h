@@ -26,6 +26,7 @@ typedef struct cj_nvrtc_job {
   int want_cubin;         /* a real arch (sm_NN): the CUBIN too; compute_NN: the PTX only */
   const cj_includes *pch; /* compiled with a PCH (pch.h) of these headers, or NULL */
   int link;               /* link= files: the link (link.h) makes the outputs */
+  int heavy; /* a long compile (a PCH's headers, or much text): worth waiting for a worker */
 } cj_nvrtc_job;
 
 /* A failed step: the call (NULL when none failed) and what it returned. NVRTC_ERROR_OUT_OF_MEMORY

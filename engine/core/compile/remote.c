@@ -270,7 +270,7 @@ struct cj_remote {
   worker *idle;         /* workers waiting for a job */
   int found;            /* 0 not looked for yet, 1 found (path), -1 none or off */
   int always;           /* CUJIT_NVRTC_WORKER=always: every compile in a worker */
-  int live, most;       /* workers started and not ended; how many there may be */
+  int live;             /* workers started and not ended */
   char path[PATH_MAX];
   char **env; /* the workers' environment: ours, CUJIT_NVRTC naming our NVRTC */
 };
@@ -395,12 +395,8 @@ static worker *start_worker(cj_remote *pool) {
 ** 1 yes, 2 yes and every compile is to run in a worker. */
 static int ready(cujit_engine *engine, cj_remote *pool, cj_nvrtc *nv) {
   pthread_mutex_lock(&pool->lock);
-  if (!pool->found) {
+  if (!pool->found)
     pool->found = find_worker(engine, pool) && (pool->env = worker_env(nv)) ? 1 : -1;
-    char why[128];
-    int threads = cj_compile_threads(why, sizeof why); /* 0: refused by the caller already */
-    pool->most = threads > 1 ? threads - 1 : 1;        /* the process's own NVRTC is one more */
-  }
   int mode = pool->found == 1 ? 1 + pool->always : 0;
   pthread_mutex_unlock(&pool->lock);
   return mode;
@@ -411,10 +407,13 @@ static int ready(cujit_engine *engine, cj_remote *pool, cj_nvrtc *nv) {
 ** process, about 0.1 s on an H200 host): it gets NULL, and the new worker waits in the pool for
 ** the next jobs. *fresh: the worker returned was just started. */
 static worker *take_worker(cj_remote *pool, int heavy, int *fresh) {
+  char why[128]; /* the compile threads of now (a first compile may have run with 1): the
+                 ** process's own NVRTC is one of them; 0, refused, is the caller's to say */
+  int threads = cj_compile_threads(why, sizeof why), most = threads > 1 ? threads - 1 : 1;
   pthread_mutex_lock(&pool->lock);
   worker *w = pool->idle;
   if (w) pool->idle = w->next;
-  int start = !w && pool->found == 1 && pool->live < pool->most;
+  int start = !w && pool->found == 1 && pool->live < most;
   if (start) pool->live++; /* its place, taken before it starts outside the lock */
   pthread_mutex_unlock(&pool->lock);
   *fresh = !w;
@@ -499,9 +498,7 @@ int cj_remote_compile(cujit_engine *engine, cj_nvrtc *nv, const cj_nvrtc_job *jo
   int mode = engine->remote ? ready(engine, engine->remote, nv) : 0;
   if (mode == 0 || (mode == 1 && !busy)) return 0;
   atomic_fetch_sub(&engine->nvrtc_running, 1); /* this one runs elsewhere, unless ... */
-  /* heavy: its headers take a PCH (about a second of NVRTC's front end without one), or its
-  ** source alone is large: worth waiting for a worker to start */
-  int heavy = mode == 2 || job->pch || strlen(job->source) > ((size_t)64 << 10);
+  int heavy = mode == 2 || job->heavy;
   for (int attempt = 0; attempt < 2; attempt++) {
     int fresh;
     worker *w = take_worker(engine->remote, heavy, &fresh);
