@@ -176,7 +176,12 @@ static inline bool failed(const exec *ex) {
 /* Blocks on OS threads of their own meeting at a barrier (the grid of a cooperative launch, a
 ** cluster), once this whole block waits at it: `total` blocks, counted at `*arrived` for phase
 ** `*phase`, of which `*done - done_base` returned. False (recorded) when a block failed, or
-** returned without reaching it (`whose`: the group, `rule`: what a GPU requires). */
+** returned without reaching it (`whose`: the group, `rule`: what a GPU requires).
+** A waiter that still sees the phase after reading `*arrived` and `*done` read no block of a later
+** phase there (those arrive, or return, only after the phase moved on, which the acquire loads then
+** show), so what it counts waits or returned in this phase; except that `*arrived` reads `total`
+** from the last block's arrival until its release resets it: that block is releasing the barrier,
+** not missing from it (a waiter on another core reads it there often enough to fail launches). */
 static inline bool blocks_meet(exec *ex, unsigned long long *arrived, unsigned long long *phase,
                                const unsigned long long *done, unsigned long long done_base,
                                unsigned long long total, const char *file, int line,
@@ -189,9 +194,9 @@ static inline bool blocks_meet(exec *ex, unsigned long long *arrived, unsigned l
   }
   while (__atomic_load_n(phase, __ATOMIC_ACQUIRE) == now) {
     if (failed(ex)) return false;
-    if (__atomic_load_n(arrived, __ATOMIC_ACQUIRE) +
-                (__atomic_load_n(done, __ATOMIC_ACQUIRE) - done_base) >=
-            total &&
+    unsigned long long waiting = __atomic_load_n(arrived, __ATOMIC_ACQUIRE);
+    if (waiting < total &&
+        waiting + (__atomic_load_n(done, __ATOMIC_ACQUIRE) - done_base) >= total &&
         __atomic_load_n(phase, __ATOMIC_ACQUIRE) == now) {
       char w[320];
       where(w, sizeof w, ex->L->kernel, file, line);

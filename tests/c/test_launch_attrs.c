@@ -3,8 +3,10 @@
 ** a cluster reduction through distributed shared memory (cooperative_groups::this_cluster and
 ** <cujit/cluster.h>) checked against a plain one-block-per-range reduction, a programmatic
 ** dependent pair whose second kernel waits with cudaGridDependencySynchronize(), an attributed
-** launch captured into a graph and replayed, and every refusal with its message. The CPU device
-** gets 8 workers (CUJIT_CPU_THREADS), so that clusters of up to 8 blocks run there at once.
+** launch captured into a graph and replayed, thousands of cluster barriers in a row replayed from
+** a graph (a waiter once took the last block to arrive for one that returned), and every refusal
+** with its message. The CPU device gets 8 workers (CUJIT_CPU_THREADS), so that clusters of up to 8
+** blocks run there at once.
 ** What the CUDA backend hands the driver is checked against the stand-in driver
 ** (test_stub_attrs.c).
 */
@@ -224,6 +226,52 @@ Test(launch_attrs, an_attributed_launch_is_captured_and_replayed) {
   cujit_graph_free(g);
   cujit_stream_free(s);
   cujit_buffer_free(in), cujit_buffer_free(out);
+  cujit_kernel_free(k);
+}
+
+/* Many cluster barriers in a row, replayed from a graph: each round, every block puts a value of
+** the round in its shared memory, meets its sibling, adds the sibling's value and meets it again
+** (so that the value is not overwritten while read). The CPU device's 8 workers on fewer cores
+** are stopped at every point of the barrier, among them the moment between the last block's
+** arrival and its release, which a waiting sibling once took for a block that had returned. */
+Test(launch_attrs, many_cluster_barriers_meet_in_every_replay) {
+  CJ_NEED_DEVICE(engine);
+  enum { GRID = 8, ROUNDS = 3000, REPLAYS = 6 };
+  cujit_kernel *k = define("meet_often(unsigned *out, unsigned rounds)",
+                           "namespace cg = cooperative_groups;\n"
+                           "cg::cluster_group cluster = cg::this_cluster();\n"
+                           "__shared__ unsigned mine[1];\n"
+                           "unsigned sum = 0, other = cluster.block_rank() ^ 1u;\n"
+                           "for (unsigned r = 0; r < rounds; r++) {\n"
+                           "  if (threadIdx.x == 0) mine[0] = r + blockIdx.x;\n"
+                           "  cluster.sync();\n"
+                           "  sum += *cluster.map_shared_rank(mine, (int)other);\n"
+                           "  cluster.sync();\n"
+                           "}\n"
+                           "if (threadIdx.x == 0) out[blockIdx.x] = sum;\n",
+                           "#include <cooperative_groups.h>\n");
+  cujit_buffer *out = cj_test_upload(NULL, GRID * 4, CUJIT_U32);
+  cujit_arg args[] = {CUJIT_ARG_BUF(out), CUJIT_ARG_I(ROUNDS)};
+  cujit_stream *s;
+  OK(cujit_stream_create(engine, &s));
+  cujit_launch_config c = config(GRID, 32, 2);
+  c.stream = s;
+  OK(cujit_launch(k, &c, args, 2)); /* loads it, which a capture cannot */
+  cujit_graph *g;
+  OK(cujit_capture_begin(s, CUJIT_CAPTURE_RELAXED));
+  OK(cujit_launch(k, &c, args, 2));
+  OK(cujit_capture_end(s, &g));
+  OK(cujit_graph_replay(g, s, REPLAYS));
+  OK(cujit_stream_synchronize(s));
+  unsigned got[GRID];
+  cj_test_download(got, out, sizeof got);
+  for (unsigned b = 0; b < GRID; b++) {
+    unsigned want = ROUNDS * (ROUNDS - 1u) / 2u + ROUNDS * (b ^ 1u);
+    cr_expect_eq(got[b], want, "block %u: %u, want %u", b, got[b], want);
+  }
+  cujit_graph_free(g);
+  cujit_stream_free(s);
+  cujit_buffer_free(out);
   cujit_kernel_free(k);
 }
 
