@@ -11,35 +11,39 @@
 # build, or Lua that luac refuses: not counted); equivalent (its object code, or Lua bytecode, is
 # the original's; or its id is in scripts/mutate/equivalents with a reason: not counted).
 #
-#   scripts/mutate.sh [-n N] [-s SEED] [-w WORKDIR] [-i IDS] [-a] [--folder DIR]... [FILE|DIR]...
+#   scripts/mutate.sh [-n N] [-s SEED] [-w WORKDIR] [-i IDS] [-b SECONDS] [-a] [--folder DIR]... [FILE|DIR]...
 #     FILE        one file, sampled alone (C, or Lua under examples/)
 #     DIR, --folder DIR
 #                 the .c (and, under examples/, .lua) files directly in DIR, sampled together
 #     -n N        N mutants per FILE or DIR (default 15; 0 = every mutant)
 #     -s SEED     the sample's seed (default 1): the same seed, the same mutants
 #     -w WORKDIR  the copy, its builds, the map and the results (default build-mutate)
-#     -i IDS      only the mutants whose ids (first word of each line) are in the file IDS, such as
+#     -i IDS      every mutant whose id (first word of each line) is in the file IDS (no -n), such as
 #                 an earlier run's survivors: did new assertions kill them?
+#     -b SECONDS  stop judging a mutant once its tests have run this long without a failure, the
+#                 rest of its tests not run: "undecided", reported apart, not in the score
+#                 (default 0: no budget, every covering test runs)
 #     -a          build with AddressSanitizer, LeakSanitizer and UBSan (WORKDIR/build-san): a
 #                 mutant that only leaks or overruns is killed too
 # Results: WORKDIR/results/<group>.tsv (one mutant a line: number, file, line, class, id, change,
 # verdict, tests run), WORKDIR/results/report.txt (per group and the survivors).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
-sample=15 seed=1 work="$here/build-mutate" ids="" sanitize=0 groups=()
-usage() { sed -n '3,27p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+sample=15 seed=1 work="$here/build-mutate" ids="" sanitize=0 budget=0 groups=()
+usage() { sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 args=()
 while [ $# -gt 0 ]; do # --folder DIR is -d DIR
   case $1 in --folder) args+=(-d "${2:-}") && shift 2 ;; --folder=*) args+=(-d "${1#--folder=}") && shift ;; *) args+=("$1") && shift ;; esac
 done
 set -- "${args[@]}"
-while getopts "n:s:w:i:d:ah" opt; do
+while getopts "n:s:w:i:d:b:ah" opt; do
   case $opt in
     n) sample=$OPTARG ;;
     s) seed=$OPTARG ;;
     w) work=$OPTARG ;;
     i) ids=$(cd "$(dirname "$OPTARG")" && pwd)/$(basename "$OPTARG") ;;
     d) groups+=("${OPTARG%/}") ;;
+    b) budget=$OPTARG ;;
     a) sanitize=1 ;;
     *) usage ;;
   esac
@@ -79,15 +83,16 @@ build_targets() { # TARGET... (comma- or space-separated)
 
 # Runs the tests ("name limit" a line on stdin, fastest first) one at a time, stopping at the first
 # that fails; a test running past its limit is stopped (lib.sh) and counts as failed. 0 when all
-# pass; how many ran goes to WORKDIR/ran.
+# pass, 3 when the budget ($1 seconds, 0: none) ran out first; how many ran goes to WORKDIR/ran.
 run_tests() {
-  local name rc=0 ran=0 limit
+  local name rc=0 ran=0 limit budget=${1:-0} t0=$SECONDS
   while read -r name limit; do
+    if [ "$budget" -gt 0 ] && [ $((SECONDS - t0)) -ge "$budget" ]; then rc=3 && break; fi
     rm -rf "$build/test-cache" "$build/test-tmp" && mkdir -p "$build/test-tmp"
     ran=$((ran + 1))
     mutate_run_limited "$limit" "$work/ctest.log" ctest --test-dir "$build" -R "^${name//./\\.}\$" -j1
     rc=$?
-    [ "$rc" = 0 ] || break
+    [ "$rc" = 0 ] || { echo "$name" > "$work/failed" && break; }
   done
   echo "$ran" > "$work/ran"
   [ "$ran" -gt 0 ] || return 2 # nothing ran: never a pass
@@ -142,25 +147,37 @@ for group in "${groups[@]}"; do
   python3 "$tools/covmap.py" judges "$map" "$mdir/index.tsv" > "$mdir/judges.tsv" || exit 1
 done
 
-# 2. The baseline: the unmutated copy must build and pass every test that will judge, each alone;
-# one that does not is left out (and listed), or it would kill every mutant. Kept for the same
-# sources in WORKDIR/baseline/<digest>.
+# 2. The unmutated copy, built. The baseline: a test that kills a mutant must pass on the unmutated
+# copy, or it would kill every mutant; the first time a test kills, it is run on the original
+# (baseline_passes), and one that fails there is left out of every judgement (and listed). Kept
+# per source digest in WORKDIR/baseline/<digest>/<test>: passed or failed.
 judges=$(for slug in "${slugs[@]}"; do echo "$work/mutants/$slug/judges.tsv"; done)
-cat $judges | cut -f2 | tr ',' '\n' | grep . | sort -u > "$work/tests.needed"
 all_targets=$(cat $judges | cut -f3 | tr ',' '\n' | grep . | sort -u)
 build_targets $all_targets || { echo "mutate.sh: the unmutated copy does not build, see $work/build.log" >&2; exit 1; }
 stamp=$(cd "$src" && find CMakeLists.txt cmake engine examples include kernels_src tests scripts/bench -type f -print0 |
   sort -z | xargs -0 cat | sha1sum | cut -c1-16)
 [ "$sanitize" = 1 ] && stamp="$stamp-san"
 baseline="$work/baseline/$stamp" && mkdir -p "$baseline"
-while read -r name; do
-  [ -f "$baseline/$name" ] && continue
-  if python3 "$tools/covmap.py" limits "$map" <<< "$name" | run_tests; then echo passed > "$baseline/$name"; else echo failed > "$baseline/$name"; fi
-done < "$work/tests.needed"
-grep -l failed "$baseline"/* 2> /dev/null | xargs -r -n1 basename > "$work/tests.broken"
+broken_tests() { grep -l failed "$baseline"/* 2> /dev/null | xargs -r -n1 basename; }
+# Does TEST pass on the original FILE? (the mutant of FILE, MUTANT, is put back afterwards, rebuilt
+# with TARGETS)
+baseline_passes() {
+  local test=$1 f=$2 mutant=$3 targets=$4 o
+  if [ ! -f "$baseline/$test" ]; then
+    cp "$work/orig/$f.text" "$src/$f"
+    if build_targets $targets && python3 "$tools/covmap.py" limits "$map" <<< "$test" | run_tests; then
+      echo passed > "$baseline/$test"
+    else
+      echo failed > "$baseline/$test"
+    fi
+    cp "$mutant" "$src/$f"
+    build_targets $targets
+  fi
+  grep -q passed "$baseline/$test"
+}
 
 # 3. Each mutant, judged.
-total="0 0 0 0 0"
+total="0 0 0 0 0 0"
 for slug in "${slugs[@]}"; do
   mdir="$work/mutants/$slug" group=$(cat "$work/mutants/$slug/group") files=$(cat "$work/mutants/$slug/files")
   generated=$(sed -n 's/.* of \([0-9]*\) drawn.*/\1/p' "$work/mutants-$slug.log")
@@ -178,7 +195,7 @@ for slug in "${slugs[@]}"; do
   while IFS=$'\t' read -r number f line cls id change; do
     IFS=$'\t' read -r _ tests targets < <(grep "^$number"$'\t' "$mdir/judges.tsv")
     ext=${f##*.}
-    tests=$(echo "$tests" | tr ',' '\n' | grep . | grep -vxF -f "$work/tests.broken")
+    tests=$(echo "$tests" | tr ',' '\n' | grep . | grep -vxF -f <(broken_tests))
     verdict="" ran=0
     if [ -z "$tests" ]; then
       verdict="not covered"
@@ -195,12 +212,17 @@ for slug in "${slugs[@]}"; do
       elif [ -z "$verdict" ] && ! build_targets $targets; then
         verdict=invalid
       elif [ -z "$verdict" ]; then
-        if printf '%s\n' "$tests" | python3 "$tools/covmap.py" limits "$map" | run_tests; then
-          verdict=survived
-        else
-          verdict=killed
-        fi
-        ran=$(cat "$work/ran")
+        while :; do
+          printf '%s\n' "$tests" | python3 "$tools/covmap.py" limits "$map" | run_tests "$budget"
+          case $? in 0) verdict=survived ;; 3) verdict=undecided ;; *) verdict=killed ;; esac
+          ran=$(cat "$work/ran")
+          [ "$verdict" = killed ] || break
+          killer=$(cat "$work/failed")
+          baseline_passes "$killer" "$f" "$mdir/$number.$ext" "$targets" && break
+          tests=$(printf '%s\n' "$tests" | grep -vxF "$killer") # it fails unmutated: judge again without it
+          [ -n "$tests" ] || { verdict="not covered" && break; }
+        done
+        [ "$verdict" = undecided ] && ran="$ran of $(printf '%s\n' "$tests" | grep -c .)"
       fi
       cp "$work/orig/$f.text" "$src/$f"
     fi
@@ -209,25 +231,26 @@ for slug in "${slugs[@]}"; do
       [ -n "$reason" ] && verdict="equivalent (listed)"
     fi
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$number" "$f" "$line" "$cls" "$id" "$change" "$verdict" "$ran" >> "$out"
-    echo "  $f:$line $cls $id $change: $verdict$([ "$ran" -gt 0 ] && echo " ($ran tests)")"
+    echo "  $f:$line $cls $id $change: $verdict$([ "$ran" != 0 ] && echo " ($ran tests)")"
   done < "$mdir/index.tsv"
   build_targets > /dev/null 2>&1 # leave the copy built as the tree is
   count() { cut -f7 "$out" | grep -c "^$1"; }
   k=$(count killed) s=$(count survived) u=$(count "not covered") i=$(count invalid) e=$(count equivalent)
+  b=$(count undecided)
   judged=$((k + s + u)) score="n/a"
   [ "$judged" -gt 0 ] && score="$((100 * k / judged))%"
   tag="" && [ "$sanitize" = 1 ] && tag=" (sanitized build)"
-  broken=$(cut -f2 "$mdir/judges.tsv" | tr ',' '\n' | awk 'NR == FNR { bad[$0] = 1; next } bad[$0] { n++ } END { print n + 0 }' "$work/tests.broken" -)
-  echo "$group$tag: killed $k, survived $s, not covered $u, invalid $i, equivalent $e; score $k/$judged = $score; $(grep -c . "$mdir/index.tsv") drawn of $generated (seed $seed); ${broken} judgements by tests failing unmutated left out; $(($(date +%s) - start)) s" |
+  broken=$(cut -f2 "$mdir/judges.tsv" | tr ',' '\n' | awk 'NR == FNR { bad[$0] = 1; next } bad[$0] { n++ } END { print n + 0 }' <(broken_tests) -)
+  echo "$group$tag: killed $k, survived $s, not covered $u, invalid $i, equivalent $e, undecided $b; score $k/$judged = $score; $(grep -c . "$mdir/index.tsv") drawn of $generated (seed $seed); ${broken} judgements by tests failing unmutated left out; $(($(date +%s) - start)) s" |
     tee -a "$results/report.txt"
-  awk -F'\t' '$7 == "survived" || $7 == "not covered" { printf "  %s %s:%s %s %s %s\n", ($7 == "survived" ? "SURVIVED" : "NOT COVERED"), $2, $3, $4, $5, $6 }' "$out" |
+  awk -F'\t' '$7 == "survived" || $7 == "not covered" || $7 == "undecided" { printf "  %s %s:%s %s %s %s\n", toupper($7), $2, $3, $4, $5, $6 }' "$out" |
     tee -a "$results/report.txt"
-  read -r tk ts tu ti te <<< "$total"
-  total="$((tk + k)) $((ts + s)) $((tu + u)) $((ti + i)) $((te + e))"
+  read -r tk ts tu ti te tb <<< "$total"
+  total="$((tk + k)) $((ts + s)) $((tu + u)) $((ti + i)) $((te + e)) $((tb + b))"
 done
-[ -s "$work/tests.broken" ] && sed 's/^/left out, failing unmutated: /' "$work/tests.broken" | tee -a "$results/report.txt"
-read -r tk ts tu ti te <<< "$total"
+broken_tests | sed 's/^/left out, failing unmutated: /' | tee -a "$results/report.txt"
+read -r tk ts tu ti te tb <<< "$total"
 [ $((tk + ts + tu)) -gt 0 ] &&
-  echo "all: killed $tk, survived $ts, not covered $tu, invalid $ti, equivalent $te; score $tk/$((tk + ts + tu)) = $((100 * tk / (tk + ts + tu)))%" |
+  echo "all: killed $tk, survived $ts, not covered $tu, invalid $ti, equivalent $te, undecided $tb; score $tk/$((tk + ts + tu)) = $((100 * tk / (tk + ts + tu)))%" |
   tee -a "$results/report.txt"
 exit 0

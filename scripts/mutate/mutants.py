@@ -441,7 +441,7 @@ def main(argv):
     parser.add_argument("-s", type=int, default=1, help="the seed")
     parser.add_argument("-o", default="mutants", help="output directory")
     parser.add_argument("--lines", action="append", default=[], help="A-B: only these lines")
-    parser.add_argument("--ids", help="a file: only the mutants whose ids start its lines")
+    parser.add_argument("--ids", help="a file: the mutants whose ids start its lines, all of them")
     parser.add_argument("files", nargs="+")
     args = parser.parse_args(argv[1:])
     ranges = [tuple(int(x) for x in r.split("-")) for r in args.lines]
@@ -463,7 +463,7 @@ def main(argv):
         with open(args.ids) as f:
             wanted = {line.split()[0] for line in f if line.strip() and not line.startswith("#")}
         every = [m for m in every if m.id in wanted]
-    chosen = every if args.n <= 0 or args.n >= len(every) else random.Random(args.s).sample(every, args.n)
+    chosen = every if args.ids or args.n <= 0 or args.n >= len(every) else random.Random(args.s).sample(every, args.n)
     chosen.sort(key=lambda m: (args.files.index(m.file), m.start))
     os.makedirs(args.o, exist_ok=True)
     with open(os.path.join(args.o, "index.tsv"), "w") as index:
