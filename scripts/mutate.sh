@@ -81,13 +81,16 @@ build_targets() { # TARGET... (comma- or space-separated)
   nice -n 19 cmake --build "$build" -j1 "${args[@]}" < /dev/null > "$work/build.log" 2>&1
 }
 
-# Runs the tests ("name limit" a line on stdin, fastest first) one at a time, stopping at the first
-# that fails; a test running past its limit is stopped (lib.sh) and counts as failed. 0 when all
-# pass, 3 when the budget ($1 seconds, 0: none) ran out first; how many ran goes to WORKDIR/ran.
+# Runs the tests ("name limit targets" a line on stdin, fastest first) one at a time, each after
+# building what it needs (so a mutant killed by its first test relinks only that test's targets),
+# stopping at the first that fails; a test running past its limit is stopped (lib.sh) and counts
+# as failed. 0 when all pass, 3 when the budget ($1 seconds, 0: none) ran out first, 4 when a
+# test's targets do not link; how many ran goes to WORKDIR/ran.
 run_tests() {
-  local name rc=0 ran=0 limit budget=${1:-0} t0=$SECONDS
-  while read -r name limit; do
+  local name rc=0 ran=0 limit targets budget=${1:-0} t0=$SECONDS
+  while read -r name limit targets; do
     if [ "$budget" -gt 0 ] && [ $((SECONDS - t0)) -ge "$budget" ]; then rc=3 && break; fi
+    build_targets "${targets#-}" || { rc=4 && break; }
     rm -rf "$build/test-cache" "$build/test-tmp" && mkdir -p "$build/test-tmp"
     ran=$((ran + 1))
     mutate_run_limited "$limit" "$work/ctest.log" ctest --test-dir "$build" -R "^${name//./\\.}\$" -j1
@@ -159,19 +162,17 @@ stamp=$(cd "$src" && find CMakeLists.txt cmake engine examples include kernels_s
 [ "$sanitize" = 1 ] && stamp="$stamp-san"
 baseline="$work/baseline/$stamp" && mkdir -p "$baseline"
 broken_tests() { grep -l failed "$baseline"/* 2> /dev/null | xargs -r -n1 basename; }
-# Does TEST pass on the original FILE? (the mutant of FILE, MUTANT, is put back afterwards, rebuilt
-# with TARGETS)
+# Does TEST pass on the original FILE? (the mutant of FILE, MUTANT, is put back afterwards)
 baseline_passes() {
-  local test=$1 f=$2 mutant=$3 targets=$4 o
+  local test=$1 f=$2 mutant=$3
   if [ ! -f "$baseline/$test" ]; then
-    cp "$work/orig/$f.text" "$src/$f"
-    if build_targets $targets && python3 "$tools/covmap.py" limits "$map" <<< "$test" | run_tests; then
+    cp "$work/orig/$f.text" "$src/$f" # run_tests rebuilds what the test needs, both times
+    if python3 "$tools/covmap.py" limits "$map" <<< "$test" | run_tests; then
       echo passed > "$baseline/$test"
     else
       echo failed > "$baseline/$test"
     fi
     cp "$mutant" "$src/$f"
-    build_targets $targets
   fi
   grep -q passed "$baseline/$test"
 }
@@ -209,16 +210,14 @@ for slug in "${slugs[@]}"; do
       fi
       if [ -z "$verdict" ] && same_program "$f" "$ext"; then
         verdict="equivalent (same code)"
-      elif [ -z "$verdict" ] && ! build_targets $targets; then
-        verdict=invalid
       elif [ -z "$verdict" ]; then
         while :; do
           printf '%s\n' "$tests" | python3 "$tools/covmap.py" limits "$map" | run_tests "$budget"
-          case $? in 0) verdict=survived ;; 3) verdict=undecided ;; *) verdict=killed ;; esac
+          case $? in 0) verdict=survived ;; 3) verdict=undecided ;; 4) verdict=invalid ;; *) verdict=killed ;; esac
           ran=$(cat "$work/ran")
           [ "$verdict" = killed ] || break
           killer=$(cat "$work/failed")
-          baseline_passes "$killer" "$f" "$mdir/$number.$ext" "$targets" && break
+          baseline_passes "$killer" "$f" "$mdir/$number.$ext" && break
           tests=$(printf '%s\n' "$tests" | grep -vxF "$killer") # it fails unmutated: judge again without it
           [ -n "$tests" ] || { verdict="not covered" && break; }
         done

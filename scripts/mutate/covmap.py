@@ -10,7 +10,8 @@ executed a mutant's line. Python 3 standard library only.
   covmap.py merge SRC WORKDIR MAP        WORKDIR/coverage/{tests.txt,<test>.cov} -> MAP
   covmap.py tests MAP FILE LINE          the tests that cover FILE:LINE, one a line (exit 3: none)
   covmap.py judges MAP INDEX             for mutants.py's index: number, tests (fastest first), targets
-  covmap.py limits MAP                   test names on stdin -> "name seconds": how long each may run
+  covmap.py limits MAP                   test names on stdin -> "name seconds targets": how long
+                                         each may run, what it needs built
   covmap.py summary MAP [FILE...]        per file: instrumented lines, covered lines, tests
 
 The map (a text file):
@@ -215,7 +216,7 @@ def main(argv):
     elif len(argv) == 3 and argv[1] == "limits":
         cmap = CoverageMap(argv[2])
         for name in sys.stdin.read().split():
-            print("%s %d" % (name, cmap.limit(name)))
+            print("%s %d %s" % (name, cmap.limit(name), ",".join(cmap.targets.get(name, [])) or "-"))
     elif len(argv) >= 3 and argv[1] == "summary":
         cmap = CoverageMap(argv[2])
         for rel in argv[3:] or sorted(cmap.lines):
