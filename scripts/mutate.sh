@@ -71,9 +71,9 @@ if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$src" -B "$build" -G Ninja "${config[@]}" > "$work/configure.log" 2>&1 ||
     { echo "mutate.sh: configure failed, see $work/configure.log" >&2; exit 1; }
 fi
-# Every shared library and module: a test may load one (cujit.so, the stand-in drivers) whose
-# objects the coverage map cannot tell apart from the static library's.
-libraries=$(ninja -C "$build" -t targets all | sed -n 's/^[^:]*: C_\(SHARED\|MODULE\)_LIBRARY_LINKER__\(.*\)_[A-Za-z]*$/\2/p' | sort -u)
+# Every library (shared, static, module): a test may load or link one (cujit.so, libcujit_static.a,
+# the stand-in drivers) whose objects the coverage map cannot tell apart from one another.
+libraries=$(ninja -C "$build" -t targets all | sed -n 's/^[^:]*: C_\(SHARED\|MODULE\|STATIC\)_LIBRARY_LINKER__\(.*\)_[A-Za-z]*$/\2/p' | sort -u)
 
 build_targets() { # TARGET... (comma- or space-separated)
   local t args=()
