@@ -186,6 +186,25 @@ def after_cast(tokens, k):
                for t in inside)
 
 
+def in_parameter_list(tokens, k):
+    """tokens[k] lies inside the parentheses of a function's declaration (`int f(char *p)`): the
+    name before the opening parenthesis follows a type, not an operator or a keyword like return."""
+    depth, j = 0, k
+    while j > 0:
+        j -= 1
+        t = tokens[j].text
+        if t == ")":
+            depth += 1
+        elif t == "(":
+            if depth == 0:
+                break
+            depth -= 1
+        elif t in (";", "{", "}"):
+            return False
+    return j >= 2 and tokens[j - 1].kind == "id" and (tokens[j - 2].kind == "id" and tokens[j - 2].text not in
+                                                      ("return", "case", "sizeof") or tokens[j - 2].text == "*")
+
+
 def looks_like_type(tokens, k):
     """`T *` in a declaration or a cast: a pointer, not a product (C). A guess from the tokens
     around it; a wrong guess costs an invalid mutant or a missed one, nothing else."""
@@ -199,11 +218,15 @@ def looks_like_type(tokens, k):
         return True
     if before is not None and before.text in ("struct", "union", "enum", "const"):
         return True
+    if re.search(r"[a-z]", prev.text) and re.search(r"[A-Z]", prev.text):  # lua_State, a type
+        return True
+    if before is not None and before.text in ("(", ",") and in_parameter_list(tokens, k):
+        return True
     if after is not None and after.text in (")", "*", "const"):
         return True
-    # a statement `T *x = ...;` or `T *x;`
-    return (before is None or before.text in (";", "{", "}")) and after is not None and after.kind == "id" \
-        and beyond is not None and beyond.text in ("=", ";", ",", "[")
+    # a statement `T *x = ...;` or `T *x;`, a function `static T *f(`
+    return (before is None or before.text in (";", "{", "}") or before.text in C_KEYWORDS) and after is not None \
+        and after.kind == "id" and beyond is not None and beyond.text in ("=", ";", ",", "[", "(")
 
 
 def statement_start(tokens, k):
