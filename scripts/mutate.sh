@@ -1,179 +1,256 @@
 #!/usr/bin/env bash
 # scripts/mutate.sh -- mutation testing: does the suite fail when the code is wrong?
 #
-# For each FILE (a path listed in scripts/mutate.table), universalmutator (pip install
-# universalmutator) writes regular-expression mutants of it (C by its C rules; Lua, which it has
-# no rules for, by its universal ones); each chosen mutant replaces the file in a private copy of
-# the tree, the table's targets are rebuilt (nice -n 19, -j1: one core, low priority), and the
-# table's CPU-testable ctest tests run with a fresh cache and a private scratch directory. A
-# mutant that does not build (Lua: that luac5.4 -p refuses) is invalid (not counted); one some
-# test fails on is killed; the rest survive. Prints each file's score and every survivor with its diff.
+# scripts/mutate/mutants.py makes every mutant of its classes (operators, constants, conditions,
+# deleted statements, swapped arguments) of the files asked for, and draws a seeded sample. Each
+# mutant replaces its file in a private copy of the tree (WORKDIR/src: the worktree is never
+# touched), is rebuilt (nice -n 19, one job) and judged by exactly the tests that executed its line
+# in the coverage map (WORKDIR/coverage.map, made by scripts/mutate/coverage.sh), fastest first,
+# up to the first that fails. A mutant is: killed (a test failed, or ran past its limit);
+# survived; not covered (no test executes its line: counted as survived); invalid (does not
+# build, or Lua that luac refuses: not counted); equivalent (its object code, or Lua bytecode, is
+# the original's; or its id is in scripts/mutate/equivalents with a reason: not counted).
 #
-#   scripts/mutate.sh [-n N] [-s SEED] [-w WORKDIR] FILE...
-#     -n N        sample N mutants per file (default 40; 0 = every mutant)
-#     -s SEED     the sample's seed (default 1), so a run can be repeated
-#     -w WORKDIR  where the copy, its build and the results live (default build-mutate)
-#     -f LIST     run the mutants named in LIST (one path a line; such as an earlier run's
-#                 results/<file>.survived) instead of a fresh sample: did new assertions kill them?
-#     -a          build the copy with AddressSanitizer, LeakSanitizer and UBSan (WORKDIR/build-san,
-#                 as scripts/sanitize.sh does): a mutant that only leaks memory or reads past an
-#                 allocation is killed too (slower: the first build takes minutes)
-# Results: WORKDIR/results/<file>.{killed,survived,invalid,same} and WORKDIR/results/report.txt.
-# A mutant that changes only white space (or a Lua one compiled to the same bytecode) is the same
-# program: listed in .same, not run.
+#   scripts/mutate.sh [-n N] [-s SEED] [-w WORKDIR] [-i IDS] [-b SECONDS] [-a] [--folder DIR]... [FILE|DIR]...
+#     FILE        one file, sampled alone (C, or Lua under examples/)
+#     DIR, --folder DIR
+#                 the .c (and, under examples/, .lua) files directly in DIR, sampled together
+#     -n N        N mutants per FILE or DIR (default 15; 0 = every mutant)
+#     -s SEED     the sample's seed (default 1): the same seed, the same mutants
+#     -w WORKDIR  the copy, its builds, the map and the results (default build-mutate)
+#     -i IDS      every mutant whose id (first word of each line) is in the file IDS (no -n), such as
+#                 an earlier run's survivors: did new assertions kill them?
+#     -b SECONDS  stop judging a mutant once its tests have run this long without a failure, the
+#                 rest of its tests not run: "undecided", reported apart, not in the score
+#                 (default 0: no budget, every covering test runs)
+#     -a          build with AddressSanitizer, LeakSanitizer and UBSan (WORKDIR/build-san): a
+#                 mutant that only leaks or overruns is killed too
+# Results: WORKDIR/results/<group>.tsv (one mutant a line: number, file, line, class, id, change,
+# verdict, tests run), WORKDIR/results/report.txt (per group and the survivors).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
-sample=40 seed=1 work="$here/build-mutate" list="" sanitize=0
-usage() { sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
-while getopts "n:s:w:f:ah" opt; do
+sample=15 seed=1 work="$here/build-mutate" ids="" sanitize=0 budget=0 groups=()
+usage() { sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+args=()
+while [ $# -gt 0 ]; do # --folder DIR is -d DIR
+  case $1 in --folder) args+=(-d "${2:-}") && shift 2 ;; --folder=*) args+=(-d "${1#--folder=}") && shift ;; *) args+=("$1") && shift ;; esac
+done
+set -- "${args[@]}"
+while getopts "n:s:w:i:d:b:ah" opt; do
   case $opt in
     n) sample=$OPTARG ;;
     s) seed=$OPTARG ;;
     w) work=$OPTARG ;;
-    f) list=$(cd "$(dirname "$OPTARG")" && pwd)/$(basename "$OPTARG") ;;
+    i) ids=$(cd "$(dirname "$OPTARG")" && pwd)/$(basename "$OPTARG") ;;
+    d) groups+=("${OPTARG%/}") ;;
+    b) budget=$OPTARG ;;
     a) sanitize=1 ;;
     *) usage ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -gt 0 ] || usage
+for g in "$@"; do groups+=("${g%/}"); done
+[ ${#groups[@]} -gt 0 ] || usage
+. "$here/scripts/mutate/lib.sh"
 mkdir -p "$work" && work=$(cd "$work" && pwd)
-command -v mutate > /dev/null || { echo "mutate.sh: universalmutator is missing: pip install universalmutator" >&2; exit 2; }
-table="$here/scripts/mutate.table"
-luac=$(command -v luac5.4 || command -v luac) # Lua files: the syntax check, the bytecode compared
-for f in "$@"; do
-  grep -q "^$f " "$table" || { echo "mutate.sh: $f has no line in $table: add its targets and tests" >&2; exit 2; }
-done
+tools="$here/scripts/mutate" map="$work/coverage.map" equivalents="$here/scripts/mutate/equivalents"
+[ -f "$map" ] || { echo "mutate.sh: no coverage map $map: run scripts/mutate/coverage.sh first" >&2; exit 2; }
+luac=$(command -v luac5.4 || command -v luac)
 
-# A private copy of the tree (tracked and untracked files, no build trees), so the worktree is never
-# mutated and can be edited while this runs.
-src="$work/src" build="$work/build" results="$work/results" config=(-DCMAKE_BUILD_TYPE=Release)
+# Warnings are not errors here: a mutant that only draws a warning (`a || b && c`) is a program.
+src="$work/src" build="$work/build" results="$work/results" config=(-DCMAKE_BUILD_TYPE=Release -DCUJIT_WERROR=OFF)
 if [ "$sanitize" = 1 ]; then
-  build="$work/build-san" config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUJIT_SANITIZE=address,undefined)
+  build="$work/build-san" config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUJIT_SANITIZE=address,undefined -DCUJIT_WERROR=OFF)
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
   export LSAN_OPTIONS=suppressions=$here/scripts/sanitize.supp:print_suppressions=0
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
-mkdir -p "$src" "$results"
-# Only files that differ are copied (with a fresh mtime), so ninja rebuilds exactly those.
-(cd "$here" && git ls-files --cached --others --exclude-standard -z) |
-  while IFS= read -r -d '' f; do
-    [ -f "$here/$f" ] && ! cmp -s "$here/$f" "$src/$f" &&
-      mkdir -p "$src/$(dirname "$f")" && cp "$here/$f" "$src/$f"
-  done
+mkdir -p "$results"
+mutate_sync_copy "$here" "$src"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-if [ ! -f "$build/build.ninja" ]; then
+if [ ! -f "$build/build.ninja" ] || ! grep -q '^CUJIT_WERROR:BOOL=OFF' "$build/CMakeCache.txt"; then
   cmake -S "$src" -B "$build" -G Ninja "${config[@]}" > "$work/configure.log" 2>&1 ||
     { echo "mutate.sh: configure failed, see $work/configure.log" >&2; exit 1; }
 fi
+# Every library (shared, static, module): a test may load or link one (cujit.so, libcujit_static.a,
+# the stand-in drivers) whose objects the coverage map cannot tell apart from one another.
+libraries=$(ninja -C "$build" -t targets all | sed -n 's/^[^:]*: C_\(SHARED\|MODULE\|STATIC\)_LIBRARY_LINKER__\(.*\)_[A-Za-z]*$/\2/p' | sort -u)
 
-fields() { grep "^$1 " "$table" | awk '{print $2, $3, $4, $5}'; }
+build_targets() { # TARGET... (comma- or space-separated)
+  local t args=()
+  for t in ${*//,/ } $libraries; do args+=(--target "$t"); done
+  nice -n 19 cmake --build "$build" -j1 "${args[@]}" < /dev/null > "$work/build.log" 2>&1
+}
 
-# Runs the table's tests for FILE against what is built; 0 when they all pass.
+# Runs the tests ("name limit targets" a line on stdin, fastest first) one at a time, each after
+# building what it needs (so a mutant killed by its first test relinks only that test's targets),
+# stopping at the first that fails; a test running past its limit is stopped (lib.sh) and counts
+# as failed. 0 when all pass, 3 when the budget ($1 seconds, 0: none) ran out first, 4 when a
+# test's targets do not link; how many ran goes to WORKDIR/ran.
 run_tests() {
-  local regex=$1
-  rm -rf "$build/test-cache" "$build/test-tmp" # a fresh cache and scratch per mutant
-  mkdir -p "$build/test-tmp"
-  # The tests' own TIMEOUT (600 s) outranks ctest --timeout, so a mutant that makes a test hang is
-  # cut off here: ctest runs in its own process group, killed whole after $limit s (60, or the
-  # table's limit:SECONDS for tests that compile many kernels on the CPU device): a killed mutant.
-  setsid nice -n 19 ctest --test-dir "$build" -R "$regex" -j1 > "$work/ctest.log" 2>&1 &
-  local pid=$! rc
-  (sleep "$limit" && kill -KILL -- "-$pid" 2> /dev/null) &
-  local watch=$!
-  wait "$pid"
-  rc=$?
-  kill "$watch" 2> /dev/null
-  wait "$watch" 2> /dev/null
+  local name rc=0 ran=0 limit targets budget=${1:-0} t0=$SECONDS
+  while read -r name limit targets; do
+    if [ "$budget" -gt 0 ] && [ $((SECONDS - t0)) -ge "$budget" ]; then rc=3 && break; fi
+    build_targets "${targets#-}" || { rc=4 && break; }
+    rm -rf "$build/test-cache" "$build/test-tmp" && mkdir -p "$build/test-tmp"
+    ran=$((ran + 1))
+    mutate_run_limited "$limit" "$work/ctest.log" ctest --test-dir "$build" -R "^${name//./\\.}\$" -j1
+    rc=$?
+    [ "$rc" = 0 ] || { echo "$name" > "$work/failed" && break; }
+  done
+  echo "$ran" > "$work/ran"
+  [ "$ran" -gt 0 ] || return 2 # nothing ran: never a pass
   return $rc
 }
 
-build_targets() {
-  local targets=$1 t args=()
-  for t in ${targets//,/ }; do args+=(--target "$t"); done
-  nice -n 19 cmake --build "$build" -j1 "${args[@]}" > "$work/build.log" 2>&1
+# The objects compiled from FILE, for the object-code comparison.
+objects_of() {
+  python3 -c 'import json,sys,os
+for e in json.load(open(sys.argv[1])):
+    if os.path.realpath(e["file"]) == os.path.realpath(sys.argv[2]):
+        print(e.get("output") or e["command"].split(" -o ")[1].split()[0])' "$build/compile_commands.json" "$src/$1"
 }
 
-total_killed=0 total_valid=0
-echo "# scripts/mutate.sh $* ($(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$here" rev-parse --short HEAD))" > "$results/report.txt"
-for f in "$@"; do
-  read -r targets regex opt1 opt2 <<< "$(fields "$f")"
-  upto="" limit=60
-  for o in $opt1 $opt2; do
-    case $o in upto:*) upto=$o ;; limit:*) limit=${o#limit:} ;; esac
-  done
-  ext=${f##*.}
-  name=$(basename "$f" ".$ext") dir=$(dirname "$f") lang=()
-  case $ext in c | h) lang=(c) ;; esac # the CPU device's headers (kernels_src) mutate as C
-  orig="$work/orig-$name.$ext" mdir="$work/mutants/$name"
-  cp "$src/$f" "$orig"
-  start=$(date +%s)
-  # The baseline must build and pass, or every mutant would look killed.
-  if ! build_targets "$targets" || ! run_tests "$regex"; then
-    echo "mutate.sh: $f: the unmutated tree fails its tests; see $work/build.log, $work/ctest.log" >&2
-    exit 1
+same_program() { # FILE EXT: is the rebuilt mutant the original program?
+  local f=$1 ext=$2 o
+  if [ "$ext" = lua ]; then
+    cmp -s <("$luac" -s -o - "$src/$f" 2> /dev/null) "$work/orig/$f.luac"
+    return
   fi
-  if [ -z "$list" ]; then
-    rm -rf "$mdir" && mkdir -p "$mdir"
-    # A 4th column "upto:WORD" mutates only the lines above the first line holding WORD (the part
-    # of the file in scope, such as launch.c's argument checks).
-    lines=()
-    if [ -n "$upto" ]; then
-      last=$(grep -n -F -m1 "${upto#upto:}" "$src/$f" | cut -d: -f1)
-      seq 1 "$((${last:-1} - 1))" > "$work/lines-$name.txt"
-      lines=(--lines "$work/lines-$name.txt")
-    fi
-    (cd "$mdir" && mutate "$src/$f" "${lang[@]}" --noCheck "${lines[@]}" --mutantDir "$mdir" > "$work/mutate-$name.log" 2>&1)
-  fi
-  all=$(find "$mdir" -name "$name.mutant.*.$ext" 2> /dev/null | sort -V)
-  generated=$(printf '%s\n' "$all" | grep -c .)
-  if [ -n "$list" ]; then
-    chosen=$(grep "/$name\.mutant\.[0-9]*\.$ext$" "$list")
-  elif [ "$sample" -gt 0 ]; then
-    chosen=$(printf '%s\n' "$all" | shuf -n "$sample" --random-source=<(yes "$seed"))
+  for o in $(objects_of "$f"); do cmp -s "$build/$o" "$work/orig/$f.objs/$(echo "$o" | tr / _)" || return 1; done
+  return 0
+}
+
+echo "# scripts/mutate.sh ${args[*]} ($(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$here" rev-parse --short HEAD))" > "$results/report.txt"
+# 1. The mutants of each group, and which tests judge each (the map's, fastest first).
+slugs=()
+for group in "${groups[@]}"; do
+  if [ -d "$here/$group" ]; then
+    files=$(cd "$here" && ls "$group"/*.c 2> /dev/null; case $group in examples*) cd "$here" && ls "$group"/*.lua 2> /dev/null ;; esac)
   else
-    chosen=$all
+    files=$group
   fi
-  : > "$results/$name.killed"; : > "$results/$name.survived"; : > "$results/$name.invalid"
-  : > "$results/$name.same"
-  for m in $chosen; do
-    # Changes only in white space (universalmutator's regexes make some) are the same program.
-    # So is a Lua mutant compiled to the same bytecode (a change in a comment, say).
-    if [ "$(tr -d '[:space:]' < "$m")" = "$(tr -d '[:space:]' < "$orig")" ] ||
-      { [ "$ext" = lua ] && cmp -s <("$luac" -s -o - "$m" 2> /dev/null) <("$luac" -s -o - "$orig"); }; then
-      echo "$m" >> "$results/$name.same"
-      continue
-    fi
-    cp "$m" "$src/$f"
-    if [ "$ext" = lua ] && ! "$luac" -p "$m" > /dev/null 2>&1; then
-      echo "$m" >> "$results/$name.invalid"
-    elif ! build_targets "$targets"; then
-      echo "$m" >> "$results/$name.invalid"
-    elif run_tests "$regex"; then
-      echo "$m" >> "$results/$name.survived"
-      echo "SURVIVED $(basename "$m")"
-    else
-      echo "$m" >> "$results/$name.killed"
-    fi
-    cp "$orig" "$src/$f"
+  files=$(echo $files)
+  [ -n "$files" ] || { echo "mutate.sh: $group: no .c file" >&2; exit 2; }
+  for f in $files; do
+    [ -f "$src/$f" ] || { echo "mutate.sh: $f: no such file" >&2; exit 2; }
+    mapped=$(awk -v f="$f" '$1 == "F" && $2 == f { print $3 }' "$map")
+    [ -z "$mapped" ] || [ "$mapped" = "$(sha1sum < "$src/$f" | cut -c1-40)" ] ||
+      { echo "mutate.sh: $f changed since the coverage map was made: run scripts/mutate/coverage.sh again" >&2; exit 2; }
   done
-  build_targets "$targets" > /dev/null 2>&1 # leave the copy built as the tree is
-  k=$(wc -l < "$results/$name.killed") s=$(wc -l < "$results/$name.survived")
-  i=$(wc -l < "$results/$name.invalid") w=$(wc -l < "$results/$name.same")
-  valid=$((k + s)) secs=$(($(date +%s) - start))
-  total_killed=$((total_killed + k)) total_valid=$((total_valid + valid))
-  score="n/a"
-  [ "$valid" -gt 0 ] && score="$((100 * k / valid))%"
-  tag="" && [ "$sanitize" = 1 ] && tag=" (sanitized build)"
-  line="$f$tag: $k of $valid valid mutants killed ($score); $i invalid, $w white space only; $(printf '%s\n' "$chosen" | grep -c .) run of $generated generated (seed $seed); ${secs}s"
-  echo "$line" | tee -a "$results/report.txt"
-  while read -r m; do
-    [ -n "$m" ] || continue
-    echo "--- survivor $(basename "$m")"
-    diff -u "$orig" "$m" | sed -n '3,$p' | grep '^[-+@]' | sed "s|^|  |"
-  done < "$results/$name.survived" | tee -a "$results/report.txt"
+  slug=$(echo "$group" | tr '/' '_')
+  slugs+=("$slug")
+  mdir="$work/mutants/$slug"
+  rm -rf "$mdir"
+  id_args=()
+  [ -n "$ids" ] && id_args=(--ids "$ids")
+  (cd "$src" && python3 "$tools/mutants.py" sample -n "$sample" -s "$seed" -o "$mdir" "${id_args[@]}" $files) > "$work/mutants-$slug.log" ||
+    { echo "mutate.sh: mutants.py failed, see $work/mutants-$slug.log" >&2; exit 1; }
+  echo "$group" > "$mdir/group"
+  echo "$files" > "$mdir/files"
+  python3 "$tools/covmap.py" judges "$map" "$mdir/index.tsv" > "$mdir/judges.tsv" || exit 1
 done
-[ "$total_valid" -gt 0 ] &&
-  echo "all: $total_killed of $total_valid valid mutants killed ($((100 * total_killed / total_valid))%)" |
+
+# 2. The unmutated copy, built. The baseline: a test that kills a mutant must pass on the unmutated
+# copy, or it would kill every mutant; the first time a test kills, it is run on the original
+# (baseline_passes), and one that fails there is left out of every judgement (and listed). Kept
+# per source digest in WORKDIR/baseline/<digest>/<test>: passed or failed.
+judges=$(for slug in "${slugs[@]}"; do echo "$work/mutants/$slug/judges.tsv"; done)
+all_targets=$(cat $judges | cut -f3 | tr ',' '\n' | grep . | sort -u)
+build_targets $all_targets || { echo "mutate.sh: the unmutated copy does not build, see $work/build.log" >&2; exit 1; }
+stamp=$(cd "$src" && find CMakeLists.txt cmake engine examples include kernels_src tests scripts/bench -type f -print0 |
+  sort -z | xargs -0 cat | sha1sum | cut -c1-16)
+[ "$sanitize" = 1 ] && stamp="$stamp-san"
+baseline="$work/baseline/$stamp" && mkdir -p "$baseline"
+broken_tests() { grep -l failed "$baseline"/* 2> /dev/null | xargs -r -n1 basename; }
+# Does TEST pass on the original FILE? (the mutant of FILE, MUTANT, is put back afterwards)
+baseline_passes() {
+  local test=$1 f=$2 mutant=$3
+  if [ ! -f "$baseline/$test" ]; then
+    cp "$work/orig/$f.text" "$src/$f" # run_tests rebuilds what the test needs, both times
+    if python3 "$tools/covmap.py" limits "$map" <<< "$test" | run_tests; then
+      echo passed > "$baseline/$test"
+    else
+      echo failed > "$baseline/$test"
+    fi
+    cp "$mutant" "$src/$f"
+  fi
+  grep -q passed "$baseline/$test"
+}
+
+# 3. Each mutant, judged.
+total="0 0 0 0 0 0"
+for slug in "${slugs[@]}"; do
+  mdir="$work/mutants/$slug" group=$(cat "$work/mutants/$slug/group") files=$(cat "$work/mutants/$slug/files")
+  generated=$(sed -n 's/.* of \([0-9]*\) drawn.*/\1/p' "$work/mutants-$slug.log")
+  start=$(date +%s)
+  for f in $files; do # the originals, to compare the mutants' objects with
+    mkdir -p "$work/orig/$f.objs" && rm -f "$work/orig/$f.objs"/*
+    case $f in
+      *.lua) "$luac" -s -o "$work/orig/$f.luac" "$src/$f" ;;
+      *) for o in $(objects_of "$f"); do cp "$build/$o" "$work/orig/$f.objs/$(echo "$o" | tr / _)"; done ;;
+    esac
+    cp "$src/$f" "$work/orig/$f.text"
+  done
+  out="$results/$slug.tsv"
+  : > "$out"
+  while IFS=$'\t' read -r number f line cls id change; do
+    IFS=$'\t' read -r _ tests targets < <(grep "^$number"$'\t' "$mdir/judges.tsv")
+    ext=${f##*.}
+    tests=$(echo "$tests" | tr ',' '\n' | grep . | grep -vxF -f <(broken_tests))
+    verdict="" ran=0
+    if [ -z "$tests" ]; then
+      verdict="not covered"
+    else
+      cp "$mdir/$number.$ext" "$src/$f"
+      if [ "$ext" = lua ]; then
+        "$luac" -p "$src/$f" > /dev/null 2>&1 || verdict=invalid
+      else
+        objs=$(objects_of "$f")
+        nice -n 19 cmake --build "$build" -j1 $(for o in $objs; do echo --target "$o"; done) > "$work/build.log" 2>&1 || verdict=invalid
+      fi
+      if [ -z "$verdict" ] && same_program "$f" "$ext"; then
+        verdict="equivalent (same code)"
+      elif [ -z "$verdict" ]; then
+        while :; do
+          printf '%s\n' "$tests" | python3 "$tools/covmap.py" limits "$map" | run_tests "$budget"
+          case $? in 0) verdict=survived ;; 3) verdict=undecided ;; 4) verdict=invalid ;; *) verdict=killed ;; esac
+          ran=$(cat "$work/ran")
+          [ "$verdict" = killed ] || break
+          killer=$(cat "$work/failed")
+          baseline_passes "$killer" "$f" "$mdir/$number.$ext" && break
+          tests=$(printf '%s\n' "$tests" | grep -vxF "$killer") # it fails unmutated: judge again without it
+          [ -n "$tests" ] || { verdict="not covered" && break; }
+        done
+        [ "$verdict" = undecided ] && ran="$ran of $(printf '%s\n' "$tests" | grep -c .)"
+      fi
+      cp "$work/orig/$f.text" "$src/$f"
+    fi
+    if [ "$verdict" = survived ] || [ "$verdict" = "not covered" ]; then
+      reason=$(awk -v id="$id" '$1 == id { $1 = ""; sub(/^ +/, ""); print; exit }' "$equivalents" 2> /dev/null)
+      [ -n "$reason" ] && verdict="equivalent (listed)"
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$number" "$f" "$line" "$cls" "$id" "$change" "$verdict" "$ran" >> "$out"
+    echo "  $f:$line $cls $id $change: $verdict$([ "$ran" != 0 ] && echo " ($ran tests)")"
+  done < "$mdir/index.tsv"
+  build_targets > /dev/null 2>&1 # leave the copy built as the tree is
+  count() { cut -f7 "$out" | grep -c "^$1"; }
+  k=$(count killed) s=$(count survived) u=$(count "not covered") i=$(count invalid) e=$(count equivalent)
+  b=$(count undecided)
+  judged=$((k + s + u)) score="n/a"
+  [ "$judged" -gt 0 ] && score="$((100 * k / judged))%"
+  tag="" && [ "$sanitize" = 1 ] && tag=" (sanitized build)"
+  broken=$(cut -f2 "$mdir/judges.tsv" | tr ',' '\n' | awk 'NR == FNR { bad[$0] = 1; next } bad[$0] { n++ } END { print n + 0 }' <(broken_tests) -)
+  echo "$group$tag: killed $k, survived $s, not covered $u, invalid $i, equivalent $e, undecided $b; score $k/$judged = $score; $(grep -c . "$mdir/index.tsv") drawn of $generated (seed $seed); ${broken} judgements by tests failing unmutated left out; $(($(date +%s) - start)) s" |
+    tee -a "$results/report.txt"
+  awk -F'\t' '$7 == "survived" || $7 == "not covered" || $7 == "undecided" { printf "  %s %s:%s %s %s %s\n", toupper($7), $2, $3, $4, $5, $6 }' "$out" |
+    tee -a "$results/report.txt"
+  read -r tk ts tu ti te tb <<< "$total"
+  total="$((tk + k)) $((ts + s)) $((tu + u)) $((ti + i)) $((te + e)) $((tb + b))"
+done
+broken_tests | sed 's/^/left out, failing unmutated: /' | tee -a "$results/report.txt"
+read -r tk ts tu ti te tb <<< "$total"
+[ $((tk + ts + tu)) -gt 0 ] &&
+  echo "all: killed $tk, survived $ts, not covered $tu, invalid $ti, equivalent $te, undecided $tb; score $tk/$((tk + ts + tu)) = $((100 * tk / (tk + ts + tu)))%" |
   tee -a "$results/report.txt"
 exit 0
