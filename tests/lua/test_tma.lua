@@ -125,7 +125,7 @@ h.test("a map keeps its array alive and is refused for a parameter of another si
   h.eq(m:array().shape[1], 64, "the array behind the map")
   h.eq(#m:bytes(), 128, "a CUtensorMap's bytes")
   local k = cuda.jit("takes_struct(int2 v, int *out)", "out[0] = v.x + v.y;")
-  h.raises({"a string of its 8 bytes expected", "got cujit.tensor_map"}, function()
+  h.raises({"a string of its 8 bytes expected", "a CUtensorMap takes a:tensor_map", "got userdata"}, function()
     k[{1, 1}](m, cuda.device_array(1, "i32"))
   end)
 end)
