@@ -20,12 +20,7 @@
 
 #include "base/base.h" /* the engine's driver state: was it started, and was it joined */
 #include "fixture.h"
-
-#define EXPECT_OK(call)                                                                            \
-  do {                                                                                             \
-    cujit_status st_ = (call);                                                                     \
-    cr_assert_eq(st_, CUJIT_OK, "%s failed: %s", #call, cujit_errmsg(engine));                     \
-  } while (0)
+#include "expect.h"
 
 static void open_engine(void) {
   unsetenv("CUJIT_COMPILE_THREADS");

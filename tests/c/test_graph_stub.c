@@ -18,6 +18,7 @@
 #include "cujit.h"
 #include "scratch.h"
 #include "stub.h"
+#include "expect.h"
 
 static cujit_engine *engine;
 static cujit_stream *stream;
@@ -25,11 +26,6 @@ static cujit_kernel *generic, *k32, *k64;
 static void *fn32, *fn64;
 
 #define N 1000
-#define EXPECT_OK(call)                                                                            \
-  do {                                                                                             \
-    cujit_status st_ = (call);                                                                     \
-    cr_assert_eq(st_, CUJIT_OK, "%s failed: %s", #call, cujit_errmsg(engine));                     \
-  } while (0)
 
 typedef int (*replayed_fn)(size_t, void **, unsigned *, unsigned *, unsigned long long *);
 

@@ -17,6 +17,7 @@
 
 #include "backend/backend.h"
 #include "gpu.h"
+#include "expect.h"
 
 static cujit_engine *engine;
 
@@ -28,12 +29,6 @@ static void close_engine(void) {
   cujit_close(engine);
   engine = NULL;
 }
-
-#define EXPECT_OK(call)                                                                            \
-  do {                                                                                             \
-    cujit_status st_ = (call);                                                                     \
-    cr_assert_eq(st_, CUJIT_OK, "%s failed: %s", #call, cujit_errmsg(engine));                     \
-  } while (0)
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};

@@ -18,12 +18,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
-
-#define EXPECT_OK(call)                                                                            \
-  do {                                                                                             \
-    cujit_status st_ = (call);                                                                     \
-    cr_assert_eq(st_, CUJIT_OK, "%s failed: %s", #call, cujit_errmsg(engine));                     \
-  } while (0)
+#include "expect.h"
 
 static void open_engine(void) {
   setenv("CUJIT_CACHE", "off", 1); /* every compile a real one */

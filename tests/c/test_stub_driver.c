@@ -18,15 +18,10 @@
 #include "cujit.h"
 #include "scratch.h"
 #include "stub.h"
+#include "expect.h"
 
 static cujit_engine *engine;
 static cujit_device *gpu;
-
-#define EXPECT_OK(call)                                                                            \
-  do {                                                                                             \
-    cujit_status st_ = (call);                                                                     \
-    cr_assert_eq(st_, CUJIT_OK, "%s failed: %s", #call, cujit_errmsg(engine));                     \
-  } while (0)
 
 /* The engine, with the stand-in failing the calls named (NULL: none) with `code`. */
 static void open_failing(const char *calls, const char *code) {
