@@ -323,7 +323,10 @@ typedef struct cujit_compile_options {
   size_t size; /* sizeof(cujit_compile_options): use CUJIT_COMPILE_OPTIONS_INIT */
   /* "sm_90" or "compute_90"; NULL: the current device's. "sm_90a" (issue 26) targets Hopper's
   ** arch-specific instructions (wgmma, setmaxnreg), which sm_90 refuses: a target of its own, in
-  ** the cache key apart from sm_90, whose code runs only on sm_90 devices. */
+  ** the cache key apart from sm_90, whose code runs only on sm_90 devices. With NULL, a source
+  ** that uses wgmma, setmaxnreg or tcgen05, or tests __CUDA_ARCH_FEAT_SM... or
+  ** __CUDA_ARCH_SPECIFIC__, is compiled for the device's arch-specific target (sm_90a on an sm_90
+  ** device); a device before sm_90 has none. An arch given is compiled as given. */
   const char *arch;
   int fast_math; /* --use_fast_math */
   /* -lineinfo, also on for every compile when CUJIT_LINEINFO=1. With it on, the line table names
