@@ -10,7 +10,9 @@
 **   - every object is an opaque handle; freeing a NULL handle is a no-op;
 **   - every fallible function returns a cujit_status; CUJIT_OK is zero;
 **   - after a failure, cujit_errmsg(engine) says what went wrong and what to do. The message is
-**     kept per engine and per thread, so threads sharing an engine never see each other's errors;
+**     kept per engine and per thread, so threads sharing an engine never see each other's errors.
+**     A call whose handle is NULL (no engine to tell) returns CUJIT_ERROR_INVALID_ARGUMENT and
+**     records nothing: the engine's message is then an earlier failure's, not this one's;
 **   - every struct a call reads or fills begins with `size_t size`, set by its INIT macro, so that
 **     it can grow without breaking programs built against another header ("Structs that grow").
 **
