@@ -66,4 +66,16 @@ done
 same "exactly those are left" "$(ls "$TMPDIR" | wc -l)" 7
 same "the symlink's target is untouched" "$(cat "$TMP/target/tu.cpp")" mine
 same "a user's file stays" "$(cat "$TMPDIR/cujit-cxx-$ns-$dead-GGGGGG/notes.txt")" mine
+
+# A compile that ends normally leaves nothing, also when the unit includes the user's own headers
+# (written, rewritten, as include/__cj_h/<n>.h in the scratch directory: once left behind).
+mkdir -p "$TMP/inc" "$TMP/tmp2"
+printf '__device__ float twice(float x) { return 2 * x; }\n' >"$TMP/inc/twice.cuh"
+TMPDIR="$TMP/tmp2" run "$CUJIT" -e "local cuda = require'cujit'
+local p = cuda.source('#include \"twice.cuh\"\\nextern \"C\" __global__ void k(float *o) { o[0] = twice(3); }',
+  {include_dirs = {'$TMP/inc'}})
+local o = cuda.zeros(1) p.k[{1, 1}](o) print(o:totable()[1])"
+check_rc "a unit including a user's header compiles" 0
+check "and runs" "$out" "^6(\\.0)?$"
+same "and leaves nothing in TMPDIR" "$(ls -A "$TMP/tmp2")" ""
 finish

@@ -68,7 +68,10 @@ void cj_cxx_scratch_remove(const char *path) {
       rmdir(child);
     }
   }
-  snprintf(child, sizeof child, "%s/include", path); /* the loop above stops below it */
+  snprintf(child, sizeof child, "%s/include/__cj_h", path); /* the user's headers, rewritten */
+  if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode)) remove_files_in(child);
+  rmdir(child);
+  snprintf(child, sizeof child, "%s/include", path); /* the loops above stop below it */
   rmdir(child);
   snprintf(child, sizeof child, "%s/tmp", path);
   if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode)) remove_files_in(child);
