@@ -2,7 +2,8 @@
 -- an address (here another array's, as a library would hand one over) with its owner kept alive
 -- by the array, a:to_dlpack and cuda.from_dlpack sharing the memory with the array's shape (a
 -- reshape's too) and outliving the exporting array's free, cuda.dlpack_delete, and each refusal
--- with its message, also an export given where a bool goes (named by its type). On a GPU or, without one, on the CPU device (where addresses are host memory).
+-- with its message, also an export given where a bool goes (named by its type). On a GPU or,
+-- without one, on the CPU device (where addresses are host memory).
 local h = require "helper"
 local cuda = require "cujit"
 
