@@ -10,7 +10,9 @@
 **   - every object is an opaque handle; freeing a NULL handle is a no-op;
 **   - every fallible function returns a cujit_status; CUJIT_OK is zero;
 **   - after a failure, cujit_errmsg(engine) says what went wrong and what to do. The message is
-**     kept per engine and per thread, so threads sharing an engine never see each other's errors;
+**     kept per engine and per thread, so threads sharing an engine never see each other's errors.
+**     A call whose handle is NULL (no engine to tell) returns CUJIT_ERROR_INVALID_ARGUMENT and
+**     records nothing: the engine's message is then an earlier failure's, not this one's;
 **   - every struct a call reads or fills begins with `size_t size`, set by its INIT macro, so that
 **     it can grow without breaking programs built against another header ("Structs that grow").
 **
@@ -323,7 +325,10 @@ typedef struct cujit_compile_options {
   size_t size; /* sizeof(cujit_compile_options): use CUJIT_COMPILE_OPTIONS_INIT */
   /* "sm_90" or "compute_90"; NULL: the current device's. "sm_90a" (issue 26) targets Hopper's
   ** arch-specific instructions (wgmma, setmaxnreg), which sm_90 refuses: a target of its own, in
-  ** the cache key apart from sm_90, whose code runs only on sm_90 devices. */
+  ** the cache key apart from sm_90, whose code runs only on sm_90 devices. With NULL, a source
+  ** that uses wgmma, setmaxnreg or tcgen05, or tests __CUDA_ARCH_FEAT_SM... or
+  ** __CUDA_ARCH_SPECIFIC__, is compiled for the device's arch-specific target (sm_90a on an sm_90
+  ** device); a device before sm_90 has none. An arch given is compiled as given. */
   const char *arch;
   int fast_math; /* --use_fast_math */
   /* -lineinfo, also on for every compile when CUJIT_LINEINFO=1. With it on, the line table names

@@ -3,8 +3,9 @@
 ** ahead of the kernels (engine/core/compile/cpu_source.c writes that unit; g++ compiles it into a shared
 ** object). This file maps the CUDA keywords, built-in variables and vector types onto C++17; the
 ** math (cpu_math.h), atomics (cpu_atomic.h), fibers (cpu_fiber.h), the block executor
-** (cpu_exec.h), the check build's reports (cpu_check.h), clusters (cpu_cluster.h) and the scheduler with barriers, warp
-** operations and the entries' template (cpu_sync.h) follow from here.
+** (cpu_exec.h), the check build's reports (cpu_check.h), clusters (cpu_cluster.h), the scheduler
+** with the block barrier (cpu_sync.h), warp operations (cpu_warp.h) and the entries' template
+** (cpu_launch.h) follow from here.
 **
 ** Built-in variables are macros over one thread_local record, `cj_cpu::R`, that the executor
 ** rewrites before running each CUDA thread: in the thread loop a read of threadIdx.x is one load.
@@ -160,3 +161,5 @@ static constexpr int warpSize = 32;
 #include <cujit/cpu_check.h>
 #include <cujit/cpu_cluster.h>
 #include <cujit/cpu_sync.h>
+#include <cujit/cpu_warp.h>
+#include <cujit/cpu_launch.h>

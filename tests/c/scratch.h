@@ -40,6 +40,16 @@ static inline const char *cj_scratch_make(const char *what) {
   return cj_scratch;
 }
 
+/* Writes `text` to the file `name` in the scratch directory (cj_scratch_make made it). */
+static inline void cj_scratch_write(const char *name, const char *text) {
+  char path[2048];
+  snprintf(path, sizeof path, "%.1000s/%s", cj_scratch, name);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f, "cannot write %s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
 /* The link files the `link` option's example and other value name (compile/options.h) written
 ** into `dir`: a test that compiles with every option's example runs there, or gives the command
 ** that directory. The two define the same function differently. */

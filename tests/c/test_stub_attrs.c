@@ -6,9 +6,10 @@
 ** cluster, programmatic and priority attributes and their values; a launch without attributes
 ** still going to cuLaunchKernel; the cluster's occupancy asked once per shape; the non-portable
 ** cluster size allowed past 8 blocks; the opt-in past 48 KiB of dynamic shared memory made once
-** per size; and the refusals only the device decides (no cluster fits, a GPU below sm_90, a driver
-** without cuLaunchKernelEx). Each case sets the stand-in's variables before cujit_open (every case
-** runs in a process of its own).
+** per size; the refusals only the device decides (no cluster fits, a GPU below sm_90, a driver
+** without cuLaunchKernelEx); and the arch-specific target (sm_90a) taken from an sm_90 device for
+** a kernel using wgmma, setmaxnreg or the feature macros. Each case sets the stand-in's variables
+** before cujit_open (every case runs in a process of its own).
 */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -176,4 +177,61 @@ Test(stub_attrs, a_driver_without_cuLaunchKernelEx_refuses_the_attributes_only) 
               "needs the driver's cuLaunchKernelEx");
   c = config(8, 0, 0);
   EXPECT_OK(launch(&c));
+}
+
+/* --- the arch-specific target (sm_90a) taken for a kernel that needs it ------------------------
+ */
+
+/* The PTX of kernel `body` defined with no arch (the stand-in device's), or with `arch`. */
+static char *ptx_of(const char *body, const char *arch) {
+  cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
+  o.arch = arch;
+  cujit_kernel *k = NULL;
+  EXPECT_OK(cujit_kernel_define(engine, "use(float *x)", body, NULL, &o, &k));
+  char *ptx = strdup(cujit_program_ptx(cujit_kernel_program(k), NULL));
+  cujit_kernel_free(k);
+  cr_assert_not_null(ptx);
+  return ptx;
+}
+
+static void expect_target(const char *body, const char *target) {
+  char *ptx = ptx_of(body, NULL);
+  cr_expect(strstr(ptx, target), "the PTX of '%s' lacks '%s':\n%.300s", body, target, ptx);
+  free(ptx);
+}
+
+static const char setmaxnreg[] = "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\");\n"
+                                 "x[threadIdx.x] = 1.0f;\n";
+
+Test(stub_attrs, a_kernel_using_arch_specific_instructions_is_compiled_for_sm_90a_there) {
+  open_with(NULL, NULL); /* an sm_90 device */
+  expect_target(setmaxnreg, ".target sm_90a\n");
+  expect_target("asm volatile(\"wgmma.fence.sync.aligned;\");\nx[0] = 2.0f;\n", ".target sm_90a\n");
+  /* a test of the feature macro takes the target that defines it: its branch is compiled */
+  const char guarded[] = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\nx[0] = 3.0f;\n"
+                         "#else\nx[0] = 5.0f;\n#endif\n";
+  char *ptx = ptx_of(guarded, NULL);
+  cr_expect(strstr(ptx, ".target sm_90a\n"), "%.300s", ptx);
+  /* 3.0f and 5.0f as NVVM writes them, a float constant or its bits stored as an integer */
+  cr_expect(strstr(ptx, "0f40400000") || strstr(ptx, "1077936128"),
+            "3.0f, the sm_90a branch, is stored:\n%s", ptx);
+  cr_expect(!strstr(ptx, "0f40A00000") && !strstr(ptx, "1084227584"),
+            "5.0f, the other branch, is not:\n%s", ptx);
+  free(ptx);
+  expect_target("x[threadIdx.x] = 1.0f;\n", ".target sm_90\n"); /* nothing specific: sm_90 */
+  /* an arch given is compiled as given: setmaxnreg is refused for plain sm_90 */
+  cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
+  o.arch = "sm_90";
+  cujit_kernel *k = NULL;
+  EXPECT_FAIL(cujit_kernel_define(engine, "use(float *x)", setmaxnreg, NULL, &o, &k),
+              CUJIT_ERROR_COMPILE, "not supported on .target 'sm_90'");
+  cr_expect_null(k);
+}
+
+Test(stub_attrs, a_device_below_sm_90_gets_no_arch_specific_target) {
+  open_with("CUJIT_STUB_CC", "8"); /* an sm_80 device: no sm_80a exists to take */
+  cujit_kernel *k = NULL;
+  EXPECT_FAIL(cujit_kernel_define(engine, "use(float *x)", setmaxnreg, NULL, NULL, &k),
+              CUJIT_ERROR_COMPILE, "not supported on .target 'sm_80'");
+  expect_target("x[threadIdx.x] = 1.0f;\n", ".target sm_80\n");
 }

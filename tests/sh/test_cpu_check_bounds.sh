@@ -8,7 +8,7 @@
 # end); then real kernels read and write x[n] and must be reported with the line and the thread,
 # ending the process with a non-zero status. A slice that ends inside its array is not caught
 # (its end is the array's memory): docs/cpu.md says so. Dynamic shared memory likewise ends at the
-# launch's size (kernels_src/cujit/cpu_sync.h begin_launch), not at its 256-byte rounding nor at
+# launch's size (kernels_src/cujit/cpu_launch.h begin_launch), not at its 256-byte rounding nor at
 # the end of a larger buffer the worker kept from an earlier launch. Needs g++ and its libasan.
 . "$(dirname "$0")/lib.sh"
 command -v g++ >/dev/null || { echo "skip: g++ is needed (the CPU device's compiler)"; exit 77; }

@@ -1,8 +1,8 @@
 /*
 ** arch.c -- the target arch of a compile: "sm_90", "sm_90a", "compute_90" or "cpu" read and
-** checked, the device's arch taken when none is given, and an NVRTC's own list of the archs it
-** compiles for (an explicit arch it lacks refused, naming them; the device's capped at its
-** highest).
+** checked, the device's arch taken when none is given (made arch-specific, sm_90a, for a source
+** using wgmma or setmaxnreg), and an NVRTC's own list of the archs it compiles for (an explicit
+** arch it lacks refused, naming them; the device's capped at its highest).
 */
 #include "compile.h"
 
@@ -26,6 +26,22 @@ int cj_parse_arch(const char *arch, int *number, int *cubin) {
   if (n < 10 || n > 999 || (*end && !((*end == 'a' || *end == 'f') && end[1] == '\0'))) return 0;
   *number = (int)n;
   return 1;
+}
+
+int cj_arch_make_specific(const char *source, char *arch, size_t len) {
+  static const char *const specific[] = {"wgmma.", "setmaxnreg.", "tcgen05.", "__CUDA_ARCH_FEAT_SM",
+                                         "__CUDA_ARCH_SPECIFIC__"};
+  int number, cubin;
+  size_t n = strlen(arch);
+  if (!source || !cj_parse_arch(arch, &number, &cubin) || !cubin || number < 90 ||
+      !isdigit((unsigned char)arch[n - 1]) || n + 2 > len)
+    return 0;
+  for (size_t i = 0; i < sizeof specific / sizeof *specific; i++)
+    if (strstr(source, specific[i])) {
+      arch[n] = 'a', arch[n + 1] = '\0';
+      return 1;
+    }
+  return 0;
 }
 
 static void supported_list(cj_nvrtc *nv, char *buf, size_t len) {

@@ -61,6 +61,14 @@ const cj_compiler *cj_compiler_for(const char *arch);
 cujit_status cj_compile_arch(cujit_engine *engine, const cujit_compile_options *options,
                              const char *device_arch, char *arch, size_t len);
 
+/* The device's arch made arch-specific ("sm_90" -> "sm_90a") for a source that uses what only
+** that target has: the instructions wgmma, setmaxnreg and tcgen05 (written as inline PTX), or a
+** test of the feature macros (__CUDA_ARCH_FEAT_SM..., __CUDA_ARCH_SPECIFIC__). Only for an arch
+** taken from the device (an explicit one is compiled as given) of sm_90 or later without a
+** suffix; an sm_90a CUBIN runs on sm_90 devices only, which is the device it was taken from.
+** Returns 1 when it changed `arch`. */
+int cj_arch_make_specific(const char *source, char *arch, size_t len);
+
 /* arch.c: "sm_90", "sm_90a", "sm_100f", "compute_90" read as its number and whether it gives a
 ** CUBIN (0: not an arch). With NVRTC open, an explicit arch it lacks refused naming the ones it
 *has,

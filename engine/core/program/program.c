@@ -446,6 +446,7 @@ static cujit_status build(cujit_engine *engine, const char *source, const char *
   cj_compiled c;
   cujit_status st = cj_program_arch(engine, options, arch, sizeof arch);
   if (st != CUJIT_OK) return st;
+  if (!(options && options->arch)) cj_arch_make_specific(source, arch, sizeof arch);
   cj_cache_key asked;
   int memo = cj_compile_memo_key(engine, source, name, options, arch, &asked);
   cj_code *known = memo ? memo_find(engine, &asked) : NULL;
