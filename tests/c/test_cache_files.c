@@ -2,68 +2,25 @@
 ** test_cache_files.c -- the disk cache's own files (compile/cache.c): the order eviction takes
 ** them in when their times differ by nanoseconds only (the older first, whatever the names), and
 ** which names are entries: a file named like one but with another suffix is not counted, cleared
-** or evicted. The rest of the cache (hits, foreign entries, the directory) is test_cache.c's.
+** or evicted. Hits, foreign entries and the rest are test_cache.c's; the directory is
+** test_cache_dir.c's.
 */
-#include <criterion/criterion.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "scratch.h"
-#include <cujit.h>
+#include "cache_fixture.h"
 
-static char cache_dir[600];
-static const cujit_compile_options sm90 = {.size = sizeof(cujit_compile_options), .arch = "sm_90"};
-
-static void setup(void) {
-  snprintf(cache_dir, sizeof cache_dir, "%s/cache", cj_scratch_make("cache-files"));
-  setenv("CUJIT_CACHE_DIR", cache_dir, 1);
-  unsetenv("CUJIT_CACHE");
-  unsetenv("CUJIT_CACHE_MAX");
-}
-
-static void teardown(void) {
-  cj_scratch_remove();
-}
-
-TestSuite(cache_files, .init = setup, .fini = teardown, .timeout = 300);
-
-/* An engine with NVRTC (the test skips without it). */
-static cujit_engine *open_engine(void) {
-  cujit_engine *e;
-  cr_assert_eq(cujit_open(&e), CUJIT_OK);
-  int v;
-  if (cujit_nvrtc_version(e, &v) != CUJIT_OK) cr_skip_test("no NVRTC: %s", cujit_errmsg(e));
-  return e;
-}
+TestSuite(cache_files, .init = cj_cache_setup, .fini = cj_cache_teardown, .timeout = 300);
 
 /* Compiles a kernel distinct by `n`: one more entry on disk. */
-static void compile(cujit_engine *e, int n) {
-  char src[128];
-  snprintf(src, sizeof src, "extern \"C\" __global__ void k%d(int *x) { x[0] = %d; }\n", n, n);
-  cujit_program *p;
-  cr_assert_eq(cujit_program_compile(e, src, NULL, &sm90, &p), CUJIT_OK, "%s", cujit_errmsg(e));
+static void compile_new(cujit_engine *e, int n) {
+  char name[16];
+  snprintf(name, sizeof name, "k%d", n);
+  cujit_program *p = compile_ok(e, kernel_src(name, n));
   cr_assert_eq(cujit_program_from_cache(p), 0, "a fresh compile");
   cujit_program_free(p);
-}
-
-/* The entry files (*.cjc) in the order the directory lists them. */
-static int list_entries(char names[][64], int max) {
-  DIR *d = opendir(cache_dir);
-  cr_assert_not_null(d, "%s", cache_dir);
-  int n = 0;
-  struct dirent *de;
-  while ((de = readdir(d)) != NULL)
-    if (strlen(de->d_name) == 36 && strstr(de->d_name, ".cjc") && n < max)
-      snprintf(names[n++], 64, "%s", de->d_name);
-  closedir(d);
-  return n;
 }
 
 static const char *in_cache(const char *name) {
@@ -88,8 +45,9 @@ static off_t size_of(const char *name) {
 ** names decide, or that compared the two the other way round, would keep it. */
 Test(cache_files, within_a_second_the_older_entry_is_evicted_first) {
   cujit_engine *e = open_engine();
+  need_nvrtc(e);
   enum { MADE = 4 };
-  for (int i = 0; i < MADE; i++) compile(e, i);
+  for (int i = 0; i < MADE; i++) compile_new(e, i);
   cujit_close(e);
   char names[MADE][64];
   cr_assert_eq(list_entries(names, MADE), MADE);
@@ -108,13 +66,14 @@ Test(cache_files, within_a_second_the_older_entry_is_evicted_first) {
   snprintf(max, sizeof max, "%lld", (long long)(two + two / 4));
   setenv("CUJIT_CACHE_MAX", max, 1);
   e = open_engine();
-  compile(e, MADE);
+  compile_new(e, MADE);
   cujit_close(e);
   cr_assert_neq(access(in_cache(names[older]), F_OK), 0, "%s, 800 ns older, was kept",
                 names[older]);
   cr_assert_eq(access(in_cache(names[newer]), F_OK), 0, "%s, the newer, was evicted", names[newer]);
   char left[MADE][64];
   cr_assert_eq(list_entries(left, MADE), 2, "the newer and the one just written");
+  cr_assert_eq(nwarnings, 0, "%s", warnings[0]);
 }
 
 /* The bytes of the entries on disk: programs (.cjc) and the manifests beside them (.cjm). */
@@ -133,7 +92,8 @@ static uint64_t entry_bytes(void) {
 /* Named like an entry (32 hex digits) with a suffix that is not .cjc or .cjm: not cujit's. */
 Test(cache_files, a_file_with_another_suffix_is_no_entry) {
   cujit_engine *e = open_engine();
-  compile(e, 1);
+  need_nvrtc(e);
+  compile_new(e, 1);
   static const char *const others[] = {"0123456789abcdef0123456789abcdef.cja",
                                        "0123456789abcdef0123456789abcdef.abc",
                                        "0123456789abcdef0123456789abcdef.cjz"};
@@ -155,7 +115,7 @@ Test(cache_files, a_file_with_another_suffix_is_no_entry) {
   cujit_close(e);
   setenv("CUJIT_CACHE_MAX", "1", 1); /* nothing fits: every entry goes, the others stay */
   e = open_engine();
-  compile(e, 2);
+  compile_new(e, 2);
   for (int i = 0; i < OTHERS; i++)
     cr_assert_eq(access(in_cache(others[i]), F_OK), 0, "%s was evicted", others[i]);
   cr_assert_eq(cujit_cache_clear(e), CUJIT_OK, "%s", cujit_errmsg(e));
