@@ -227,7 +227,9 @@ for slug in "${slugs[@]}"; do
       cp "$work/orig/$f.text" "$src/$f"
     fi
     if [ "$verdict" = survived ] || [ "$verdict" = "not covered" ]; then
-      reason=$(awk -v id="$id" '$1 == id { $1 = ""; sub(/^ +/, ""); print; exit }' "$equivalents" 2> /dev/null)
+      # An id is unique within its file only ("the first `!=` made `<`" has one id in every
+      # file): a line counts for the file its second field names (file:line; the line may drift).
+      reason=$(awk -v id="$id" -v f="$f:" '$1 == id && index($2, f) == 1 { $1 = $2 = ""; sub(/^ +/, ""); print; exit }' "$equivalents" 2> /dev/null)
       [ -n "$reason" ] && verdict="equivalent (listed)"
     fi
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$number" "$f" "$line" "$cls" "$id" "$change" "$verdict" "$ran" >> "$out"

@@ -135,7 +135,11 @@ static int do_script(lua_State *L, char **argv, int script) {
   int status = luaL_loadfile(L, name);
   if (status == LUA_OK) {
     int n = 0;
-    for (int i = script + 1; argv[i]; i++, n++) lua_pushstring(L, argv[i]);
+    while (argv[script + 1 + n]) n++;
+    /* Room for them all, the message handler and the call's own (without it, some thousands of
+    ** arguments were written past the stack's end: a crash). */
+    luaL_checkstack(L, n + 3, "too many arguments to the script");
+    for (int i = 0; i < n; i++) lua_pushstring(L, argv[script + 1 + i]);
     status = cli_docall(L, n, LUA_MULTRET);
   }
   return cli_report(L, status);

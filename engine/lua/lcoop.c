@@ -10,8 +10,8 @@
 static int kernel_max_cooperative_blocks(lua_State *L) {
   cjl_kernel *k = cjl_check_kernel(L, 1);
   lua_Integer block = luaL_checkinteger(L, 2), shared = luaL_optinteger(L, 3, 0);
-  luaL_argcheck(L, block >= 1 && block <= 1 << 20, 2, "a block of 1 or more threads");
-  luaL_argcheck(L, shared >= 0 && shared <= 1 << 30, 3, "a byte count >= 0");
+  luaL_argcheck(L, block >= 1 && block <= 1 << 20, 2, "a block of 1 to 1048576 threads");
+  luaL_argcheck(L, shared >= 0 && shared <= 1 << 30, 3, "a byte count from 0 to 2^30");
   unsigned long long blocks = 0;
   cjl_check(
       L, k->state->engine,

@@ -24,7 +24,9 @@ Classes:
       How many mutants of each class each file has.
 
 A mutant's id is a digest of the changed text, its replacement and which occurrence of that pair
-it is in the file: stable when other lines change. scripts/mutate/equivalents lists ids.
+it is in the file: stable when other lines change. Unique within its file only: the same change at
+the same occurrence has the same id in every file, so scripts/mutate/equivalents lists an id with
+its file.
 """
 import argparse
 import difflib

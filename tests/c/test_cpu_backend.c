@@ -338,10 +338,17 @@ Test(cpu_backend, trap_faults_the_device_until_reset, .init = open_all, .fini = 
   EXPECT_FAIL(ops->alloc(dev, 64, &a), CUJIT_ERROR_DEVICE_FAULT, "until reset");
   EXPECT_FAIL(ops->enter(dev), CUJIT_ERROR_DEVICE_FAULT, "trap_at");
   cr_expect_eq(ops->enter_quiet(dev), 0);
+  /* The pool's calls too: the fault, not an empty pool. */
+  size_t reserved = 7;
+  EXPECT_FAIL(cujit_device_pool_reserved(dev, &reserved), CUJIT_ERROR_DEVICE_FAULT, "trap_at");
+  cr_expect_eq(reserved, 0);
+  EXPECT_FAIL(cujit_device_trim(dev), CUJIT_ERROR_DEVICE_FAULT, "trap_at");
   unsigned generation = dev->generation;
   EXPECT_OK(cujit_device_reset(dev));
   cr_expect_neq(dev->generation, generation, "a reset makes older objects lost");
   EXPECT_OK(ops->enter(dev));
+  EXPECT_OK(cujit_device_pool_reserved(dev, &reserved));
+  EXPECT_OK(cujit_device_trim(dev));
   EXPECT_OK(ops->alloc(dev, 64, &a));
   which = -1; /* no thread traps now */
   EXPECT_OK(launch("trap_at", 4, 256, NULL, args));

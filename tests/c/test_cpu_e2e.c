@@ -42,6 +42,18 @@ static cujit_buffer *upload(const void *data, size_t bytes, cujit_dtype dtype) {
   return b;
 }
 
+/* The host's memory as /proc/meminfo says (MemTotal, kB): the CPU device's. */
+static unsigned long long host_memory_kib(void) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  cr_assert_not_null(f, "/proc/meminfo");
+  char line[256];
+  unsigned long long kib = 0;
+  while (!kib && fgets(line, sizeof line, f)) sscanf(line, "MemTotal: %llu kB", &kib);
+  fclose(f);
+  cr_assert_gt(kib, 0, "no MemTotal in /proc/meminfo");
+  return kib;
+}
+
 Test(cpu_device, selected_and_described, .init = open_cpu, .fini = close_engine) {
   cujit_device *dev = NULL, *got = NULL;
   EXPECT_OK(cujit_current_device(engine, &dev));
@@ -61,6 +73,9 @@ Test(cpu_device, selected_and_described, .init = open_cpu, .fini = close_engine)
   EXPECT_OK(cujit_device_memory(dev, &free_bytes, &total));
   cr_expect_eq(total, info.total_memory);
   cr_expect(free_bytes > 0 && free_bytes <= total);
+  unsigned long long host_kib = host_memory_kib();
+  cr_expect_eq(total, (size_t)host_kib * 1024, "%zu bytes, the host's MemTotal is %llu kB", total,
+               host_kib);
 }
 
 Test(cpu_device, selected_from_the_environment) {

@@ -194,6 +194,17 @@ Test(elementwise, elementwise_text_reads_like_signatures) {
   cr_assert(strstr(text.signature, "const unsigned long long *__restrict__ vvvv"), "%s",
             text.signature);
   cj_elementwise_text_free(&text);
+  /* Only the prefix cj_ is cujit's: a name that merely starts with cj is the user's. */
+  cr_assert_eq(cj_elementwise_text(engine, "float x -> float y", "y = x", "cjx", &text), CUJIT_OK,
+               "%s", cujit_errmsg(engine));
+  cr_assert(strncmp(text.signature, "cjx(", 4) == 0, "%s", text.signature);
+  cj_elementwise_text_free(&text);
+  cr_assert_eq(cj_elementwise_text(engine, "float x -> float y", "y = x", "cj_x", &text),
+               CUJIT_ERROR_SIGNATURE);
+  cr_assert(strstr(cujit_errmsg(engine),
+                   "elementwise kernel name \"cj_x\": use a C identifier not starting with cj_"),
+            "%s", cujit_errmsg(engine));
+  cj_elementwise_text_free(&text);
 }
 
 Test(elementwise, elementwise_expression_errors_name_the_kernel) {

@@ -155,16 +155,23 @@ Test(files, a_fifo_is_written_in_place) {
   cr_assert(lstat(at("fifo"), &st) == 0 && S_ISFIFO(st.st_mode), "still a FIFO");
 }
 
-Test(files, past_the_size_limit_the_old_file_stays_and_the_process_lives) {
-  put("big", "the old contents");
+/* cujit_file_write of 64 KiB to `name` under a file size limit of 4 KiB (the old limit back after).
+ */
+static cujit_status write_past_the_limit(const char *name) {
   struct rlimit old, small = {.rlim_cur = 4096, .rlim_max = RLIM_INFINITY};
   getrlimit(RLIMIT_FSIZE, &old);
   small.rlim_max = old.rlim_max;
   cr_assert_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
   static char data[65536];
   memset(data, 'x', sizeof data);
-  cujit_status st = cujit_file_write(engine, at("big"), data, sizeof data);
+  cujit_status st = cujit_file_write(engine, at(name), data, sizeof data);
   setrlimit(RLIMIT_FSIZE, &old);
+  return st;
+}
+
+Test(files, past_the_size_limit_the_old_file_stays_and_the_process_lives) {
+  put("big", "the old contents");
+  cujit_status st = write_past_the_limit("big");
   cr_assert_eq(st, CUJIT_ERROR_IO, "an error, not SIGXFSZ's end of the process");
   cr_assert(strstr(cujit_errmsg(engine), "File too large") &&
                 strstr(cujit_errmsg(engine), "what was there is as it was"),
@@ -174,6 +181,30 @@ Test(files, past_the_size_limit_the_old_file_stays_and_the_process_lives) {
   sigset_t pending;
   sigpending(&pending);
   cr_assert(!sigismember(&pending, SIGXFSZ), "no SIGXFSZ left pending");
+}
+
+/* What is written in place (a dangling link's new target, a file with other hard links) cannot
+** be kept as it was: a write cut short says so, instead of the usual "as it was". */
+Test(files, a_write_in_place_cut_short_says_the_file_may_be_incomplete) {
+  cr_assert_eq(symlink("made-by-link", at("dangling")), 0);
+  cr_assert_eq(write_past_the_limit("dangling"), CUJIT_ERROR_IO);
+  const char *msg = cujit_errmsg(engine);
+  cr_assert(strstr(msg, "dangling': File too large; free space (or raise the file size limit) "
+                        "and try again (it was written in place") &&
+                strstr(msg, "so it may be incomplete)") && !strstr(msg, "as it was"),
+            "%s", msg);
+  struct stat st;
+  cr_assert(stat(at("made-by-link"), &st) == 0 && st.st_size == 4096, "cut at the limit");
+  put("h1", "shared");
+  char second[600];
+  snprintf(second, sizeof second, "%s/h2", dir);
+  cr_assert_eq(link(at("h1"), second), 0);
+  cr_assert_eq(write_past_the_limit("h1"), CUJIT_ERROR_IO);
+  msg = cujit_errmsg(engine);
+  cr_assert(strstr(msg, "(it was written in place, since it has other hard links") &&
+                !strstr(msg, "as it was"),
+            "%s", msg);
+  cr_assert_eq(temporaries(), 0);
 }
 
 Test(files, dash_is_standard_output) {

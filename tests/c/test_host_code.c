@@ -569,3 +569,29 @@ Test(host_code_compiled, default_device_elides_nothing) {
   cr_assert(strstr(p->source, "int scale_by = 3;"), "kept: %s", p->source);
   cujit_program_free(p);
 }
+
+/* The user's headers too: a variable nothing names, elided from a header without the flag, is a
+** device variable with it (in the PTX). */
+Test(host_code_compiled, default_device_elides_nothing_from_the_headers) {
+  char dir[600], name[700];
+  snprintf(dir, sizeof dir, "%s/dd", cj_scratch);
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  write_file(dir, "counters.h", "#pragma once\nint header_counter = 7;\n");
+  snprintf(name, sizeof name, "%s/k.cu", dir);
+  static const char src[] = "#include \"counters.h\"\n"
+                            "__global__ void k(int *x) { x[0] = 1; }\n";
+  const char *flags[] = {"-default-device"};
+  cujit_compile_options o = {
+      .size = sizeof o, .arch = "sm_90", .extra_flags = flags, .extra_flag_count = 1};
+  cujit_program *p = NULL;
+  cr_assert_eq(cujit_program_compile(engine, src, name, &o, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert(strstr(cujit_program_ptx(p, NULL), "header_counter"), "kept: %s",
+            cujit_program_ptx(p, NULL));
+  cujit_program_free(p);
+  cr_assert_eq(cujit_program_compile(engine, src, name, &sm90, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert(!strstr(cujit_program_ptx(p, NULL), "header_counter"), "host code, elided: %s",
+            cujit_program_ptx(p, NULL));
+  cujit_program_free(p);
+}

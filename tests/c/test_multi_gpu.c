@@ -77,7 +77,11 @@ Test(multi_gpu, nccl_checks_before_nccl) {
   memset(id, 'f', 256);
   id[256] = '\0';
   EXPECT_FAIL(cujit_nccl_comm_init_rank(cpu, 2, 2, id, &comm), CUJIT_ERROR_INVALID_ARGUMENT,
-              "rank 2 of 2 ranks");
+              "cujit_nccl_comm_init_rank: rank 2 of 2 ranks; ranks run from 0 to nranks - 1");
+  EXPECT_FAIL(cujit_nccl_comm_init_rank(cpu, 2, -1, id, &comm), CUJIT_ERROR_INVALID_ARGUMENT,
+              "rank -1 of 2 ranks; ranks run from 0 to nranks - 1");
+  EXPECT_FAIL(cujit_nccl_comm_init_rank(cpu, 0, 0, id, &comm), CUJIT_ERROR_INVALID_ARGUMENT,
+              "rank 0 of 0 ranks");
   EXPECT_FAIL(cujit_nccl_comm_init_rank(cpu, 2, 1, "f00d", &comm), CUJIT_ERROR_INVALID_ARGUMENT,
               "a unique id is 256 hex digits, got 4 characters");
   EXPECT_FAIL(cujit_nccl_comm_init_rank(cpu, 2, 1, id, &comm), CUJIT_ERROR_UNSUPPORTED,
@@ -111,6 +115,15 @@ Test(multi_gpu, rendezvous_file) {
   fputs("  0g", f);
   fclose(f);
   EXPECT_FAIL(cujit_nccl_id_read(engine, path, 1.0, back), CUJIT_ERROR_INVALID_ARGUMENT, path);
+  /* A path that cannot be opened for another reason than its absence fails at once, saying why
+  ** (here a file taken for a directory: also for root, who may read any file). */
+  char under_a_file[1100];
+  snprintf(under_a_file, sizeof under_a_file, "%s/id", path);
+  back[0] = 'x';
+  EXPECT_FAIL(cujit_nccl_id_read(engine, under_a_file, 30.0, back), CUJIT_ERROR_IO,
+              "cujit_nccl_id_read: cannot read");
+  cr_expect(strstr(cujit_errmsg(engine), "/id/id (Not a directory)"), "%s", cujit_errmsg(engine));
+  cr_expect_eq(back[0], '\0', "no id given back");
 }
 
 /* --- two GPUs --------------------------------------------------------------------------------- */

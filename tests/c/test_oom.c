@@ -7,7 +7,8 @@
 ** leak). Covers the source reader (scan.c), the PTX check (verify.c), the signature parser and
 ** the include resolver, whose answer must then be the same as with every allocation granted, a
 ** graph's instantiation on the CPU device (its plan is one aligned_alloc), and foreign memory's
-** wrap, DLPack export and import (a refusal takes nothing: no release, no deleter).
+** wrap, DLPack export and import (a refusal takes nothing: no release, no deleter), and a cache
+** entry read back (a refusal leaves the entry empty: nothing half-made for the caller to leak).
 */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -18,6 +19,7 @@
 
 #include "cujit.h"
 #include "cujit_dlpack.h"
+#include "compile/cache.h"
 #include "compile/includes.h"
 #include "compile/scan.h"
 #include "scratch.h"
@@ -374,4 +376,45 @@ Test(oom, wrapping_exporting_and_importing_fail_whole) {
   }
   cujit_close(engine);
   cj_scratch_remove();
+}
+
+/* An entry with each part (PTX, CUBIN, log, lowered names) parsed under every refusal: "out of
+** memory" and an empty entry, or the entry whole. */
+Test(oom, a_cache_entry_read_back_is_whole_or_empty) {
+  cj_cache_key key = {{0}};
+  memcpy(key.bytes, "fedcba9876543210", 16);
+  unsigned char cubin[5] = {9, 8, 7, 6, 5};
+  static const char names[] = "&k<int>\0_Z1kIiEvv\0";
+  cj_cache_entry e = {.ptx = "// ptx\n",
+                      .ptx_len = 7,
+                      .cubin = cubin,
+                      .cubin_len = sizeof cubin,
+                      .log = "a warning",
+                      .names = (char *)names,
+                      .names_len = sizeof names - 1};
+  size_t n;
+  unsigned char *d = cj_cache_entry_encode(&key, &e, &n);
+  cr_assert_not_null(d);
+  for (long k = 0;; k++) {
+    cj_cache_entry got;
+    arm(k);
+    const char *why = cj_cache_entry_parse(d, n, &key, &got);
+    int was_refused = failed;
+    disarm();
+    if (!was_refused) {
+      cr_assert_null(why, "%s", why);
+      cr_assert(got.ptx_len == 7 && strcmp(got.ptx, "// ptx\n") == 0);
+      cr_assert(got.cubin_len == sizeof cubin && memcmp(got.cubin, cubin, sizeof cubin) == 0);
+      cr_assert_str_eq(got.log, "a warning");
+      cr_assert_str_eq(cj_cache_entry_lowered(&got, "&k<int>"), "_Z1kIiEvv");
+      cj_cache_entry_free(&got);
+      cr_assert_geq(k, 4, "four parts, four allocations");
+      break;
+    }
+    cr_assert_str_eq(why, "out of memory", "allocation %ld refused", k);
+    cr_assert(!got.ptx && !got.cubin && !got.log && !got.names,
+              "allocation %ld refused: parts left in the entry (%p %p %p %p)", k, (void *)got.ptx,
+              got.cubin, (void *)got.log, (void *)got.names);
+  }
+  free(d);
 }

@@ -4,12 +4,15 @@
 ** line info (the memo key and the cache keys see the variable) and unset gives the first back; a
 ** value not understood refuses the compile, naming it; the kept body exists while the engine is
 ** open; cujit_kernel_resources_get reads ptxas's report and refuses what it cannot read, each
-** refusal saying what to do; cujit_kernel_attributes' spills are -1 on the CPU device.
+** refusal saying what to do; cujit_kernel_attributes' spills are -1 on the CPU device; without a
+** profiler NVTX ranges stay off (nothing registered, nothing recorded: tests/sh/test_nvtx.sh has
+** them with one).
 */
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/trace.h"
 #include "fixture.h"
 
 static void setup(void) {
@@ -137,4 +140,14 @@ Test(profilers, cpu_device_has_no_spills) {
   cr_assert_eq(cujit_kernel_resources_get(k, &a), CUJIT_ERROR_NOT_FOUND);
   cr_assert(strstr(cujit_errmsg(engine), "compiled for the CPU device"), "%s",
             cujit_errmsg(engine));
+}
+
+/* No injection library (what a profiler sets): NVTX answered nothing at the engine's opening, so
+** ranges are off and a kernel's name is not registered (the launch path's NULL). */
+Test(profilers, without_a_profiler_nothing_is_traced) {
+  if (getenv("NVTX_INJECTION64_PATH"))
+    cr_skip_test("a profiler is attached (NVTX_INJECTION64_PATH=%s)",
+                 getenv("NVTX_INJECTION64_PATH"));
+  cr_assert_eq(cj_trace_on, 0, "ranges recorded with no profiler");
+  cr_assert_null(cj_trace_name("lk"), "a name registered with no profiler");
 }

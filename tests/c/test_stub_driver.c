@@ -6,8 +6,9 @@
 ** back every block and pinned buffer the backend cached, counted by the stand-in, even when the
 ** context faulted; a kernel of 32000 bytes of parameters refused on an older driver or GPU (the
 ** stand-in made one by CUJIT_STUB_DRIVER_VERSION and CUJIT_STUB_CC) and launched on a newer
-** one. CUJIT_STUB_FAIL is read when the engine opens the driver: each case sets it before
-** cujit_open (every case runs in a process of its own).
+** one; pinned host memory refused, said with its size; CUJIT_DEVICE past the GPUs.
+** CUJIT_STUB_FAIL is read when the engine opens the driver: each case sets it before cujit_open
+** (every case runs in a process of its own).
 */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -138,6 +139,42 @@ Test(stub_context, frees_refused_at_a_reset_are_forgotten, .fini = close_engine)
   cujit_buffer *fresh = used_buffer(512); /* works, in a block of the new context */
   cr_expect_neq(cujit_buffer_devptr(fresh), old_ptr, "a block of the old context came back");
   cujit_buffer_free(fresh);
+}
+
+/* Pinned host memory the driver cannot give: out of memory says how much and what to do
+** instead; any other refusal names the call and the size. */
+Test(stub_context, pinned_memory_refused_says_how_much, .fini = close_engine) {
+  open_failing("cuMemHostAlloc", NULL); /* CUDA_ERROR_OUT_OF_MEMORY */
+  cujit_host_buffer *h = NULL;
+  EXPECT_FAIL(cujit_host_alloc(engine, (size_t)3 << 20, &h), CUJIT_ERROR_OUT_OF_HOST_MEMORY,
+              "cujit_host_alloc: cannot pin 3.0 MiB of host memory; ask for less, or use ordinary "
+              "(pageable) memory");
+  cr_expect_null(h);
+  setenv("CUJIT_STUB_FAIL_CODE", "1", 1); /* CUDA_ERROR_INVALID_VALUE, read at each call */
+  cr_expect_neq(cujit_host_alloc(engine, 1536, &h), CUJIT_OK);
+  cr_expect(strstr(cujit_errmsg(engine), "cuMemHostAlloc of 1.5 KiB"), "%s", cujit_errmsg(engine));
+  cr_expect_null(h);
+}
+
+/* CUJIT_DEVICE naming a GPU past the machine's: the variable, the device and what there is. */
+static void close_unset_device(void) {
+  unsetenv("CUJIT_DEVICE");
+  close_engine();
+}
+
+Test(stub_context, cujit_device_past_the_gpus_says_which_there_are, .fini = close_unset_device) {
+  setenv("CUJIT_DEVICE", "3", 1);
+  open_failing(NULL, NULL);
+  cujit_device *current = gpu;
+  EXPECT_FAIL(cujit_current_device(engine, &current), CUJIT_ERROR_NO_DEVICE,
+              "CUJIT_DEVICE=3 names device 3, which does not exist: this machine has 1 GPU (0..0)");
+  cr_expect_null(current);
+  cujit_buffer *b = NULL;
+  EXPECT_FAIL(cujit_buffer_alloc(engine, 64, CUJIT_F32, &b), CUJIT_ERROR_NO_DEVICE,
+              "CUJIT_DEVICE=3 names device 3");
+  EXPECT_OK(cujit_set_device(engine, 0)); /* the program's choice wins over the variable's */
+  EXPECT_OK(cujit_current_device(engine, &current));
+  cr_expect_eq(current, gpu);
 }
 
 /* Past the classic 4096 bytes of parameters a kernel needs CUDA 12.1+ and compute capability

@@ -292,6 +292,13 @@ Test(toolbox, ipc_handles_are_checked_and_refused_on_the_cpu_device) {
   if (on_cpu()) {
     cr_assert_eq(st, CUJIT_ERROR_UNSUPPORTED);
     cr_assert(strstr(cujit_errmsg(engine), "IPC needs a GPU"), "%s", cujit_errmsg(engine));
+    /* A well-formed handle (another process's GPU memory) is refused too, with no buffer made. */
+    char handle[200] = "cujit-ipc-mem:f32:16:";
+    memset(handle + strlen(handle), 'a', 128);
+    b = (cujit_buffer *)1;
+    cr_assert_eq(cujit_buffer_ipc_open(engine, handle, &b), CUJIT_ERROR_UNSUPPORTED);
+    cr_assert(strstr(cujit_errmsg(engine), "IPC needs a GPU"), "%s", cujit_errmsg(engine));
+    cr_assert_null(b);
     return;
   }
   OK(st);

@@ -314,6 +314,12 @@ h.test("this_grid: ranks anywhere, grid.sync() under a cooperative launch", func
   -- As many blocks as are co-resident (on the CPU device, one per worker), at most 16.
   local fit = m.grid_sum:max_cooperative_blocks(64)
   h.check(fit >= 1, "a block fits")
+  local k = m.grid_sum
+  h.raises("bad argument #1 to 'max_cooperative_blocks' (a block of 1 to 1048576 threads)",
+           function() return k:max_cooperative_blocks((1 << 20) + 1) end)
+  h.raises("(a block of 1 to 1048576 threads)", k.max_cooperative_blocks, k, 0)
+  h.raises("(a byte count from 0 to 2^30)", k.max_cooperative_blocks, k, 64, (1 << 30) + 1)
+  h.raises("(a byte count from 0 to 2^30)", k.max_cooperative_blocks, k, 64, -1)
   local blocks = math.min(fit, 16)
   local partial = cuda.device_array(blocks, "i32")
   m.grid_sum[{blocks, 64, cooperative = true}](x, partial, total, n)

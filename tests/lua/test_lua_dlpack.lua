@@ -2,7 +2,8 @@
 -- an address (here another array's, as a library would hand one over) with its owner kept alive
 -- by the array, a:to_dlpack and cuda.from_dlpack sharing the memory with the array's shape (a
 -- reshape's too) and outliving the exporting array's free, cuda.dlpack_delete, and each refusal
--- with its message. On a GPU or, without one, on the CPU device (where addresses are host memory).
+-- with its message, also an export given where a bool goes (named by its type). On a GPU or,
+-- without one, on the CPU device (where addresses are host memory).
 local h = require "helper"
 local cuda = require "cujit"
 
@@ -92,6 +93,16 @@ h.test("cuda.dlpack_delete gives back an export nobody took; refusals name the p
            cuda.from_dlpack, nil)
   h.raises({"the DLPack tensor is NULL"}, cuda.from_dlpack, 0)
   h.raises({"the DLPack tensor is NULL"}, cuda.dlpack_delete, 0)
+end)
+
+h.test("an export given to a kernel for a bool is named by its type, without its address", function()
+  local flag = cuda.jit("flag(bool b, int *out)", "out[0] = b ? 7 : 3;")
+  local out = cuda.zeros(1, "i32")
+  local t = out:to_dlpack()
+  -- ")" right after the type: no "userdata: 0x..." (luaL_tolstring's form for a number).
+  h.raises("bad argument #1 'b' to 'flag' (true or false expected (or 0 or 1), got userdata)",
+           flag[{1, 1}], t, out)
+  cuda.dlpack_delete(t)
 end)
 
 h.run()

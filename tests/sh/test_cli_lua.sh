@@ -1,6 +1,7 @@
 # test_cli_lua.sh -- `cujit` as a Lua interpreter, compared with what stock lua 5.4 does: the
-# arg table and `...`, -e, -l mod, -l g=mod, -, --, -v, -E and LUA_INIT, error exits with a
-# traceback, os.exit codes, stdin as a script, Ctrl-C, and `require "cujit"` (no global `cuda`).
+# arg table and `...` (thousands of arguments too), -e, -l mod, -l g=mod, -, --, -v, -E and
+# LUA_INIT, error exits with a traceback, os.exit codes, stdin as a script, Ctrl-C, and
+# `require "cujit"` (no global `cuda`).
 # Run by ctest as: bash test_cli_lua.sh /path/to/cujit. Needs no GPU.
 set -u
 source "$(dirname "$0")/lib.sh"
@@ -18,6 +19,13 @@ run "$CUJIT" args.lua "x$r1" "y z"
 check_rc "script with arguments" 0
 same "arg[0..2], #arg and ..." "$(sed -n 1p <<<"$out")" "args.lua	x$r1	y z	2	2	x$r1	y z"
 same "arg[-1] is the interpreter" "$(sed -n 2p <<<"$out")" "$CUJIT	nil	nil"
+
+# As many arguments as the system passes (5000 here): every one reaches `...` and arg, in order
+# (they once overran the Lua stack: a segmentation fault).
+run "$CUJIT" args.lua $(seq 1 5000)
+check_rc "a script with 5000 arguments" 0
+same "all 5000 in ... and arg" "$(sed -n 1p <<<"$out" | cut -f2-6)" "1	2	5000	5000	1"
+same "the last one last" "$(sed -n 1p <<<"$out" | awk -F'\t' '{ print NF, $NF }')" "5005 5000"
 
 run "$CUJIT" -e "v = $r1" args.lua a
 check_rc "-e before a script" 0

@@ -7,7 +7,8 @@
 # check can fail: a wrong result (one float spoilt by tests/c/dtoh_corrupting.c) is caught; and
 # so is one given to examples/vector_add.lua, to each of its two checks, whose printed bandwidth
 # must be the bytes it moves over the time it prints; so must examples/reduce.lua's, whose checks
-# of its planted minimum and maximum fail when given one beyond it.
+# of its planted minimum and maximum fail when given one beyond it. The DLPack example
+# (examples/c/dlpack.c) names its device as saxpy does (CUJIT_DEVICE=cpu; no GPU, required or not).
 . "$(dirname "$0")/lib.sh"
 saxpy="$CUJIT_BINARY_DIR/examples/example_saxpy"
 [ -x "$saxpy" ] || { echo "skip: $saxpy is not built"; exit 77; }
@@ -26,6 +27,16 @@ LD_PRELOAD=$spoil ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_o
   CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
 check_rc "saxpy given a wrong result" 1
 check "counts the one wrong element" "$out" '^saxpy on 1048576 floats: FAILED \(1 mismatches\)$'
+
+# examples/c/dlpack.c names its device the same way, and its round trip checks every element.
+dlpack="$CUJIT_BINARY_DIR/examples/example_dlpack"
+[ -x "$dlpack" ] || { echo "skip: $dlpack is not built"; exit 77; }
+CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$dlpack"
+check_rc "dlpack on the CPU device by CUJIT_DEVICE=cpu" 0
+check "dlpack names the device it runs on" "$out" '^runs on: CPU device \(CPU .+\)$'
+check_not "and no GPU" "$out" 'runs on: GPU'
+check "dlpack's round trip is exact" "$out" \
+  '^round trip of 524288 floats, no copy: ok \(0 mismatches seen by the producer, 0 by the consumer after the producer.s free\)$'
 
 CUJIT_EXAMPLE_COMPILE_ONLY=1 CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
 check_rc "CUJIT_EXAMPLE_COMPILE_ONLY=1" 0
@@ -149,4 +160,11 @@ CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
 check_rc "without a GPU it runs on the CPU device" 0
 check "says so and why, on one line" "$out" '^runs on: CPU device \(no GPU: .*no CUDA (driver|device).*\)$'
 check "and checks every element" "$out" '^saxpy on 1048576 floats: ok \(0 mismatches\)$'
+CUJIT_REQUIRE_GPU=1 run "$dlpack"
+check_rc "dlpack: CUJIT_REQUIRE_GPU=1 without a GPU" 1
+check "dlpack says a GPU was required, and why there is none" "$err" \
+  '^dlpack: CUJIT_REQUIRE_GPU=1 but there is no GPU: .*no CUDA (driver|device)'
+CUJIT_CACHE_DIR="$TMP/cache" run "$dlpack"
+check_rc "dlpack without a GPU runs on the CPU device" 0
+check "dlpack says so and why, on one line" "$out" '^runs on: CPU device \(no GPU: .*no CUDA (driver|device).*\)$'
 finish
