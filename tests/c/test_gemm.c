@@ -1,0 +1,190 @@
+/*
+** test_gemm.c -- cujit_gemm (engine/core/program/gemm.c, kernels_src/cujit/gemm.h): products
+** against a host reference in double for shapes that are and are not multiples of the 64 x 64 x 16
+** tile, every transpose, every epilogue, alpha and beta, f32 and f16 inputs with f32 and f16
+** outputs; and every refusal with its message. Runs on a GPU, or on the CPU device without one
+** (CJ_NEED_DEVICE); the GEMM program text is compiled by NVRTC for sm_90 even without a GPU.
+*/
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expect.h"
+#include "fixture.h"
+#include "gpu.h"
+#include "program/library.h"
+
+TestSuite(gemm, .init = cj_fixture_open, .fini = cj_fixture_close);
+
+/* Host values of one dtype: f32 or f16 (GCC's _Float16 rounds to nearest even, as the GPU). */
+typedef struct host_matrix {
+  cujit_dtype dtype;
+  size_t count;
+  double *exact; /* the values as stored, widened: what the reference computes with */
+  void *raw;     /* the stored bytes */
+} host_matrix;
+
+static void put(host_matrix *h, size_t i, double v) {
+  if (h->dtype == CUJIT_F16) {
+    _Float16 x = (_Float16)(float)v;
+    ((_Float16 *)h->raw)[i] = x;
+    h->exact[i] = (double)(float)x;
+  } else {
+    float x = (float)v;
+    ((float *)h->raw)[i] = x;
+    h->exact[i] = x;
+  }
+}
+
+static double get(const host_matrix *h, size_t i) {
+  return h->dtype == CUJIT_F16 ? (double)(float)((const _Float16 *)h->raw)[i]
+                               : (double)((const float *)h->raw)[i];
+}
+
+/* Random values in [-1, 1]; a quarter of them exactly 0 when `zeros` (a mask's "not > 0"). */
+static host_matrix random_matrix(cujit_dtype dtype, size_t count, int zeros) {
+  host_matrix h = {dtype, count, calloc(count, sizeof(double)),
+                   calloc(count, cujit_dtype_size(dtype))};
+  cr_assert(h.exact && h.raw);
+  for (size_t i = 0; i < count; i++) {
+    uint64_t r = cj_test_rand64();
+    double v = (double)(r >> 11) * 0x1p-52 - 1.0;
+    put(&h, i, zeros && (r & 3) == 0 ? 0.0 : v);
+  }
+  return h;
+}
+
+static void free_matrix(host_matrix *h) {
+  free(h->exact), free(h->raw);
+}
+
+static cujit_buffer *upload(const host_matrix *h) {
+  return cj_test_upload(h->raw, h->count * cujit_dtype_size(h->dtype), h->dtype);
+}
+
+typedef struct gemm_case {
+  cujit_dtype in, out;
+  int m, n, k, trans_a, trans_b, bias, relu, mask;
+  double alpha, beta;
+} gemm_case;
+
+/* Runs one case and compares every element of C with the reference. The bound on each element
+** is the classic one for a sum of k products accumulated in f32, (k + 3) * 2^-24 times the sum
+** of the magnitudes of its terms (products, beta * C, bias), doubled for the reorderings of
+** fmaf; an f16 C adds its own rounding, 2^-11 of the value, plus half of f16's smallest
+** subnormal (2^-25) for results that underflow. Inputs are exact in their dtype, so the
+** reference starts from the same numbers the kernel reads. A wrong index, a missed edge or a
+** transposed operand is off by about the size of the terms, far above the bound. */
+static void check_case(const gemm_case *t) {
+  size_t m = (size_t)t->m, n = (size_t)t->n, k = (size_t)t->k;
+  host_matrix a = random_matrix(t->in, m * k, 0), b = random_matrix(t->in, k * n, 0);
+  host_matrix c = random_matrix(t->out, m * n, 0), bias = random_matrix(t->out, n, 0);
+  host_matrix mask = random_matrix(t->out, m * n, 1);
+  cujit_buffer *da = upload(&a), *db = upload(&b), *dc = upload(&c);
+  cujit_buffer *dbias = t->bias ? upload(&bias) : NULL, *dmask = t->mask ? upload(&mask) : NULL;
+  cujit_gemm_options o = CUJIT_GEMM_OPTIONS_INIT;
+  o.m = t->m, o.n = t->n, o.k = t->k, o.trans_a = t->trans_a, o.trans_b = t->trans_b;
+  o.alpha = t->alpha, o.beta = t->beta, o.bias = dbias, o.relu = t->relu, o.relu_mask = dmask;
+  EXPECT_OK(cujit_gemm(da, db, dc, &o, NULL));
+  host_matrix got = random_matrix(t->out, m * n, 0);
+  cj_test_download(got.raw, dc, m * n * cujit_dtype_size(t->out));
+  int bad = 0;
+  for (size_t i = 0; i < m && bad < 5; i++)
+    for (size_t j = 0; j < n && bad < 5; j++) {
+      double sum = 0, mag = 0;
+      for (size_t p = 0; p < k; p++) {
+        double x = a.exact[t->trans_a ? p * m + i : i * k + p];
+        double y = b.exact[t->trans_b ? j * k + p : p * n + j];
+        sum += x * y, mag += fabs(x * y);
+      }
+      double v = t->alpha * sum + t->beta * c.exact[i * n + j];
+      mag = fabs(t->alpha) * mag + fabs(t->beta * c.exact[i * n + j]);
+      if (t->bias) v += bias.exact[j], mag += fabs(bias.exact[j]);
+      if (t->relu && v < 0) v = 0;
+      if (t->mask && !(mask.exact[i * n + j] > 0)) v = 0;
+      double bound = 2.0 * (double)(k + 3) * 0x1p-24 * mag;
+      if (t->out == CUJIT_F16) bound += 0x1p-11 * fabs(v) + 0x1p-25;
+      double have = get(&got, i * n + j);
+      if (!(fabs(have - v) <= bound)) {
+        bad++;
+        cr_expect_fail("%s->%s m %d n %d k %d trans %d%d bias %d relu %d mask %d alpha %g beta "
+                       "%g: C[%zu][%zu] is %.9g, want %.9g (bound %.3g)",
+                       cujit_dtype_name(t->in), cujit_dtype_name(t->out), t->m, t->n, t->k,
+                       t->trans_a, t->trans_b, t->bias, t->relu, t->mask, t->alpha, t->beta, i, j,
+                       have, v, bound);
+      }
+    }
+  cujit_buffer *bufs[] = {da, db, dc, dbias, dmask};
+  for (size_t i = 0; i < 5; i++)
+    if (bufs[i]) cujit_buffer_free(bufs[i]);
+  host_matrix *hosts[] = {&a, &b, &c, &bias, &mask, &got};
+  for (size_t i = 0; i < 6; i++) free_matrix(hosts[i]);
+}
+
+/* 1x1x1, exact tiles, one past and one short of them, thin and long shapes: with every
+** transpose. */
+Test(gemm, f32_shapes_and_transposes_match_the_reference) {
+  CJ_NEED_DEVICE(engine);
+  static const int shapes[][3] = {{1, 1, 1},   {17, 33, 65}, {64, 64, 16}, {65, 63, 17},
+                                  {3, 130, 5}, {130, 3, 33}, {128, 64, 48}};
+  for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+    for (int tr = 0; tr < 4; tr++) {
+      gemm_case t = {
+          CUJIT_F32, CUJIT_F32, shapes[s][0], shapes[s][1], shapes[s][2], tr & 1, tr >> 1, 0,
+          0,         0,         1.0,          0.0};
+      check_case(&t);
+    }
+}
+
+/* Every epilogue (bias, relu, mask, and their combinations) with alpha and beta, for each dtype
+** pair; on a shape that is no multiple of the tile, transposed and not. */
+Test(gemm, epilogues_alpha_beta_and_dtypes_match_the_reference) {
+  CJ_NEED_DEVICE(engine);
+  static const cujit_dtype pairs[][2] = {
+      {CUJIT_F32, CUJIT_F32}, {CUJIT_F16, CUJIT_F16}, {CUJIT_F16, CUJIT_F32}};
+  for (size_t p = 0; p < 3; p++)
+    for (int epi = 0; epi < 8; epi++) {
+      gemm_case t = {pairs[p][0], pairs[p][1], 17,
+                     70,          33,          epi & 1,
+                     !(epi & 1),  epi & 1,     (epi >> 1) & 1,
+                     epi >> 2,    0.5,         epi ? -1.5 : 0.0};
+      check_case(&t);
+    }
+  gemm_case alpha_only = {CUJIT_F32, CUJIT_F32, 5, 7, 9, 0, 0, 0, 0, 0, -2.0, 1.0};
+  check_case(&alpha_only);
+}
+
+/* With beta 0, C is not read: NaN there does not show, as in BLAS. */
+Test(gemm, beta_zero_does_not_read_c) {
+  CJ_NEED_DEVICE(engine);
+  float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, c[4], want[4] = {4, 5, 10, 11};
+  for (int i = 0; i < 4; i++) c[i] = NAN;
+  cujit_buffer *da = cj_test_upload(a, sizeof a, CUJIT_F32),
+               *db = cj_test_upload(b, sizeof b, CUJIT_F32);
+  cujit_buffer *dc = cj_test_upload(c, sizeof c, CUJIT_F32);
+  cujit_gemm_options o = CUJIT_GEMM_OPTIONS_INIT;
+  o.m = 2, o.n = 2, o.k = 3;
+  EXPECT_OK(cujit_gemm(da, db, dc, &o, NULL));
+  cj_test_download(c, dc, sizeof c);
+  for (int i = 0; i < 4; i++) cr_expect_eq(c[i], want[i], "C[%d] is %g, want %g", i, c[i], want[i]);
+  cujit_buffer_free(da), cujit_buffer_free(db), cujit_buffer_free(dc);
+}
+
+/* The GEMM programs compile for a GPU (NVRTC, sm_90) on any machine. */
+Test(gemm, programs_compile_for_sm_90) {
+  static const cujit_dtype pairs[][2] = {
+      {CUJIT_F32, CUJIT_F32}, {CUJIT_F16, CUJIT_F16}, {CUJIT_F16, CUJIT_F32}};
+  for (size_t p = 0; p < 3; p++) {
+    char *src = cj_gemm_source(pairs[p][0], pairs[p][1]);
+    cr_assert(src);
+    cujit_program *prog;
+    EXPECT_OK(cujit_program_compile(engine, src, "gemm", &sm90, &prog));
+    cujit_kernel *k;
+    EXPECT_OK(cujit_program_kernel(prog, "cj_gemm_e7", &k));
+    cujit_kernel_free(k);
+    cujit_program_free(prog);
+    free(src);
+  }
+}
