@@ -64,6 +64,8 @@ static cujit_buffer *upload(const host_matrix *h) {
   return cj_test_upload(h->raw, h->count * cujit_dtype_size(h->dtype), h->dtype);
 }
 
+#define GUARD 70 /* more than a tile's row: a store one row past C lands in it */
+
 typedef struct gemm_case {
   cujit_dtype in, out;
   int m, n, k, trans_a, trans_b, bias, relu, mask;
@@ -80,7 +82,8 @@ typedef struct gemm_case {
 static void check_case(const gemm_case *t) {
   size_t m = (size_t)t->m, n = (size_t)t->n, k = (size_t)t->k;
   host_matrix a = random_matrix(t->in, m * k, 0), b = random_matrix(t->in, k * n, 0);
-  host_matrix c = random_matrix(t->out, m * n, 0), bias = random_matrix(t->out, n, 0);
+  /* C has GUARD elements past its m x n, which must stay as they were: a store past an edge. */
+  host_matrix c = random_matrix(t->out, m * n + GUARD, 0), bias = random_matrix(t->out, n, 0);
   host_matrix mask = random_matrix(t->out, m * n, 1);
   cujit_buffer *da = upload(&a), *db = upload(&b), *dc = upload(&c);
   cujit_buffer *dbias = t->bias ? upload(&bias) : NULL, *dmask = t->mask ? upload(&mask) : NULL;
@@ -88,8 +91,11 @@ static void check_case(const gemm_case *t) {
   o.m = t->m, o.n = t->n, o.k = t->k, o.trans_a = t->trans_a, o.trans_b = t->trans_b;
   o.alpha = t->alpha, o.beta = t->beta, o.bias = dbias, o.relu = t->relu, o.relu_mask = dmask;
   EXPECT_OK(cujit_gemm(da, db, dc, &o, NULL));
-  host_matrix got = random_matrix(t->out, m * n, 0);
-  cj_test_download(got.raw, dc, m * n * cujit_dtype_size(t->out));
+  host_matrix got = random_matrix(t->out, m * n + GUARD, 0);
+  cj_test_download(got.raw, dc, got.count * cujit_dtype_size(t->out));
+  for (size_t i = m * n; i < got.count; i++)
+    cr_expect_eq(get(&got, i), c.exact[i], "%dx%dx%d: guard element %zu past C was overwritten",
+                 t->m, t->n, t->k, i - m * n);
   int bad = 0;
   for (size_t i = 0; i < m && bad < 5; i++)
     for (size_t j = 0; j < n && bad < 5; j++) {
@@ -187,4 +193,85 @@ Test(gemm, programs_compile_for_sm_90) {
     cujit_program_free(prog);
     free(src);
   }
+}
+
+/* Every refusal, with its message; nothing is launched. */
+Test(gemm, refusals_say_what_is_wrong) {
+  CJ_NEED_DEVICE(engine);
+  cujit_buffer *a = cj_test_upload(NULL, 6 * 4, CUJIT_F32),
+               *b = cj_test_upload(NULL, 12 * 4, CUJIT_F32);
+  cujit_buffer *c = cj_test_upload(NULL, 8 * 4, CUJIT_F32),
+               *h = cj_test_upload(NULL, 12 * 2, CUJIT_F16);
+  cujit_buffer *i32 = cj_test_upload(NULL, 12 * 4, CUJIT_I32);
+  cujit_buffer *v3 = cj_test_upload(NULL, 3 * 4, CUJIT_F32);
+  cujit_gemm_options o = CUJIT_GEMM_OPTIONS_INIT; /* a 2 x 3 times 3 x 4 into 2 x 4 */
+  o.m = 2, o.n = 4, o.k = 3;
+  EXPECT_OK(cujit_gemm(a, b, c, &o, NULL));
+  const cujit_status inval = CUJIT_ERROR_INVALID_ARGUMENT;
+  EXPECT_REFUSED(cujit_gemm(NULL, b, c, &o, NULL), inval,
+                 "cujit_gemm needs buffers a, b and c (a is NULL)");
+  EXPECT_REFUSED(cujit_gemm(a, b, NULL, &o, NULL), inval,
+                 "cujit_gemm needs buffers a, b and c (c is NULL)");
+  EXPECT_REFUSED(cujit_gemm(a, b, c, NULL, NULL), inval,
+                 "cujit_gemm needs options giving m, n and k (CUJIT_GEMM_OPTIONS_INIT)");
+  cujit_gemm_options bad = o;
+  bad.size = 0;
+  EXPECT_FAIL(cujit_gemm(a, b, c, &bad, NULL), inval, "CUJIT_GEMM_OPTIONS_INIT");
+  bad = o, bad.m = 0;
+  EXPECT_REFUSED(cujit_gemm(a, b, c, &bad, NULL), inval,
+                 "cujit_gemm: m (the rows of op(A) and C) is 0; it must be between 1 and "
+                 "2147483647");
+  bad = o, bad.n = -4;
+  EXPECT_FAIL(cujit_gemm(a, b, c, &bad, NULL), inval, "n (the columns of op(B) and C) is -4;");
+  bad = o, bad.k = (int64_t)1 << 31;
+  EXPECT_FAIL(cujit_gemm(a, b, c, &bad, NULL), inval,
+              "k (the columns of op(A), the rows of op(B)) is 2147483648;");
+  bad = o, bad.beta = NAN;
+  EXPECT_REFUSED(cujit_gemm(a, b, c, &bad, NULL), inval,
+                 "cujit_gemm: alpha 1 and beta nan must both be finite");
+  EXPECT_REFUSED(cujit_gemm(i32, b, c, &o, NULL), inval,
+                 "cujit_gemm: a holds i32; gemm takes f32 or f16 inputs");
+  EXPECT_REFUSED(cujit_gemm(a, h, c, &o, NULL), inval,
+                 "cujit_gemm: a holds f32 but b holds f16; they must match");
+  EXPECT_REFUSED(cujit_gemm(a, b, h, &o, NULL), inval,
+                 "cujit_gemm: c holds f16; with f32 inputs it must hold f32");
+  bad = o, bad.bias = h;
+  EXPECT_REFUSED(cujit_gemm(a, b, c, &bad, NULL), inval,
+                 "cujit_gemm: bias holds f16; it must hold c's dtype, f32");
+  bad = o, bad.relu_mask = i32;
+  EXPECT_REFUSED(cujit_gemm(a, b, c, &bad, NULL), inval,
+                 "cujit_gemm: relu_mask holds i32; it must hold c's dtype, f32");
+  bad = o, bad.k = 4;
+  EXPECT_REFUSED(cujit_gemm(a, b, c, &bad, NULL), inval,
+                 "cujit_gemm: a holds 6 elements but needs 8 (m x k with m 2, n 4, k 4)");
+  bad = o, bad.trans_b = 1, bad.n = 5;
+  EXPECT_REFUSED(cujit_gemm(a, b, c, &bad, NULL), inval,
+                 "cujit_gemm: b holds 12 elements but needs 15 (n x k with m 2, n 5, k 3)");
+  bad = o, bad.m = 3, bad.k = 2;
+  EXPECT_REFUSED(cujit_gemm(a, b, c, &bad, NULL), inval,
+                 "cujit_gemm: c holds 8 elements but needs 12 (m x n with m 3, n 4, k 2)");
+  bad = o, bad.bias = v3;
+  EXPECT_REFUSED(cujit_gemm(a, b, c, &bad, NULL), inval,
+                 "cujit_gemm: bias holds 3 elements but needs 4 (n with m 2, n 4, k 3)");
+  bad = o, bad.relu_mask = a;
+  EXPECT_REFUSED(cujit_gemm(a, b, c, &bad, NULL), inval,
+                 "cujit_gemm: relu_mask holds 6 elements but needs 8 (m x n with m 2, n 4, k 3)");
+  bad = o, bad.m = 1;
+  EXPECT_REFUSED(cujit_gemm(a, b, b, &bad, NULL), inval,
+                 "cujit_gemm: c shares memory with b, which the kernel reads while it writes c; "
+                 "give c a buffer of its own");
+  cujit_buffer *tail;
+  EXPECT_OK(cujit_buffer_view(c, 4 * 4, 4 * 4, CUJIT_F32, &tail));
+  bad = o, bad.m = 1, bad.bias = tail;
+  EXPECT_FAIL(cujit_gemm(a, b, c, &bad, NULL), inval, "c shares memory with bias,");
+  cujit_engine *other;
+  cujit_buffer *theirs;
+  cr_assert_eq(cujit_open(&other), CUJIT_OK);
+  cr_assert_eq(cujit_set_device(other, CUJIT_DEVICE_CPU), CUJIT_OK);
+  cr_assert_eq(cujit_buffer_alloc(other, 12 * 4, CUJIT_F32, &theirs), CUJIT_OK);
+  EXPECT_FAIL(cujit_gemm(a, theirs, c, &o, NULL), inval, "cujit_gemm (b): the buffer lives on ");
+  cujit_buffer_free(theirs);
+  cujit_close(other);
+  cujit_buffer *all[] = {tail, a, b, c, h, i32, v3};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) cujit_buffer_free(all[i]);
 }
