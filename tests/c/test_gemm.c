@@ -275,3 +275,38 @@ Test(gemm, refusals_say_what_is_wrong) {
   cujit_buffer *all[] = {tail, a, b, c, h, i32, v3};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) cujit_buffer_free(all[i]);
 }
+
+static uint64_t cache_lookups(void) {
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
+  EXPECT_OK(cujit_cache_stats_get(engine, &s));
+  return s.memory_hits + s.disk_hits + s.misses;
+}
+
+/* One compile per dtype pair and engine: other epilogues, transposes and shapes of the pair are
+** kernels the engine keeps, and look nothing up in the cache. */
+Test(gemm, compiled_once_per_dtype_pair) {
+  CJ_NEED_DEVICE(engine);
+  cujit_buffer *a = cj_test_upload(NULL, 16 * 4, CUJIT_F32),
+               *b = cj_test_upload(NULL, 16 * 4, CUJIT_F32);
+  cujit_buffer *c = cj_test_upload(NULL, 16 * 4, CUJIT_F32),
+               *v = cj_test_upload(NULL, 4 * 4, CUJIT_F32);
+  cujit_buffer *h = cj_test_upload(NULL, 16 * 2, CUJIT_F16);
+  cujit_gemm_options o = CUJIT_GEMM_OPTIONS_INIT;
+  o.m = 4, o.n = 4, o.k = 4;
+  uint64_t before = cache_lookups();
+  EXPECT_OK(cujit_gemm(a, b, c, &o, NULL));
+  uint64_t first = cache_lookups();
+  cr_expect_gt(first, before, "the first product compiles its program");
+  for (int epi = 0; epi < 8; epi++) {
+    o.trans_a = epi & 1, o.bias = epi & 1 ? v : NULL, o.relu = epi & 2;
+    o.relu_mask = epi & 4 ? b : NULL, o.m = 1 + epi % 4;
+    EXPECT_OK(cujit_gemm(a, b, c, &o, NULL));
+  }
+  cr_expect_eq(cache_lookups(), first, "later f32 products compiled again");
+  o = (cujit_gemm_options)CUJIT_GEMM_OPTIONS_INIT;
+  o.m = 4, o.n = 4, o.k = 4;
+  EXPECT_OK(cujit_gemm(h, h, c, &o, NULL));
+  cr_expect_gt(cache_lookups(), first, "f16 inputs are a program of their own");
+  cujit_buffer *all[] = {a, b, c, v, h};
+  for (size_t i = 0; i < 5; i++) cujit_buffer_free(all[i]);
+}
