@@ -152,9 +152,8 @@ static cujit_status check_dtypes(cujit_engine *e, const operand *ops, size_t nop
                    cujit_dtype_name(ops[1].buf->dtype));
   if (out != CUJIT_F32 && out != in)
     return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_gemm: c holds %s; with %s inputs it must hold %s",
-                   cujit_dtype_name(out), cujit_dtype_name(in),
-                   in == CUJIT_F32 ? "f32" : "f32 or f16");
+                   "cujit_gemm: c holds %s; with %s inputs it must hold %s", cujit_dtype_name(out),
+                   cujit_dtype_name(in), in == CUJIT_F32 ? "f32" : "f32 or f16");
   for (size_t i = 3; i < nops; i++)
     if (ops[i].buf->dtype != out)
       return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
