@@ -50,37 +50,23 @@ struct gemm_smem {
   float b_tile[gemm_tile_k][gemm_tile_n + 1];
 };
 
-template <class T>
-__device__ __forceinline__ void gemm_load_a(gemm_smem &s, const T *a, long long row0, int k0,
-                                            int m, int k, int trans_a) {
-  for (int e = threadIdx.x; e < gemm_tile_m * gemm_tile_k; e += gemm_threads) {
-    /* consecutive threads take consecutive addresses of A: along k plainly, along m transposed */
-    int r = trans_a ? e % gemm_tile_m : e / gemm_tile_k;
-    int kk = trans_a ? e / gemm_tile_m : e % gemm_tile_k;
-    long long row = row0 + r;
-    int col = k0 + kk;
+/* A 16-deep slice of `outer` x k (op(A): outer = m) or k x `outer` (op(B): outer = n) into
+** tile[kk][o]: elements o0 .. o0 + OUT - 1 of the outer dimension, k0 .. k0 + 15 of k, 0 past
+** either edge. k_major: the array is stored with k as its rows (a transposed A, a plain B), else
+** with the outer dimension as its rows (a plain A, a transposed B). Consecutive threads take
+** consecutive addresses either way: along the outer dimension when k-major, along k otherwise. */
+template <int OUT, class T>
+__device__ __forceinline__ void gemm_load_tile(float (&tile)[gemm_tile_k][OUT + 1], const T *x,
+                                               long long o0, int k0, long long outer, int k,
+                                               bool k_major) {
+  for (int e = threadIdx.x; e < OUT * gemm_tile_k; e += gemm_threads) {
+    int o = k_major ? e % OUT : e / gemm_tile_k;
+    int kk = k_major ? e / OUT : e % gemm_tile_k;
+    size_t at_o = (size_t)(o0 + o), at_k = (size_t)(k0 + kk);
     float v = 0.0f;
-    if (row < m && col < k)
-      v = to_float(trans_a ? a[(size_t)col * (size_t)m + (size_t)row]
-                           : a[(size_t)row * (size_t)k + (size_t)col]);
-    s.a_tile[kk][r] = v;
-  }
-}
-
-template <class T>
-__device__ __forceinline__ void gemm_load_b(gemm_smem &s, const T *b, long long col0, int k0,
-                                            int n, int k, int trans_b) {
-  for (int e = threadIdx.x; e < gemm_tile_k * gemm_tile_n; e += gemm_threads) {
-    /* along n for a plain B (k x n), along k for a transposed one (n x k) */
-    int c = trans_b ? e / gemm_tile_k : e % gemm_tile_n;
-    int kk = trans_b ? e % gemm_tile_k : e / gemm_tile_n;
-    long long col = col0 + c;
-    int row = k0 + kk;
-    float v = 0.0f;
-    if (row < k && col < n)
-      v = to_float(trans_b ? b[(size_t)col * (size_t)k + (size_t)row]
-                           : b[(size_t)row * (size_t)n + (size_t)col]);
-    s.b_tile[kk][c] = v;
+    if (o0 + o < outer && k0 + kk < k)
+      v = to_float(k_major ? x[at_k * (size_t)outer + at_o] : x[at_o * (size_t)k + at_k]);
+    tile[kk][o] = v;
   }
 }
 
@@ -115,8 +101,8 @@ __device__ __forceinline__ void gemm_simt(const T *a, const T *b, O *c, const O 
 #pragma unroll
       for (int j = 0; j < gemm_per_thread; j++) acc[i][j] = 0.0f;
     for (int k0 = 0; k0 < k; k0 += gemm_tile_k) {
-      gemm_load_a(s, a, row0, k0, m, k, trans_a);
-      gemm_load_b(s, b, col0, k0, n, k, trans_b);
+      gemm_load_tile<gemm_tile_m>(s.a_tile, a, row0, k0, m, k, trans_a != 0);
+      gemm_load_tile<gemm_tile_n>(s.b_tile, b, col0, k0, n, k, trans_b == 0);
       __syncthreads();
 #pragma unroll
       for (int kk = 0; kk < gemm_tile_k; kk++) {

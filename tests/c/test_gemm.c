@@ -235,27 +235,31 @@ Test(gemm, refusals_say_what_is_wrong) {
                  "cujit_gemm: a holds f32 but b holds f16; they must match");
   EXPECT_REFUSED(cujit_gemm(a, b, h, &o, NULL), inval,
                  "cujit_gemm: c holds f16; with f32 inputs it must hold f32");
-  bad = o, bad.bias = h;
-  EXPECT_REFUSED(cujit_gemm(a, b, c, &bad, NULL), inval,
-                 "cujit_gemm: bias holds f16; it must hold c's dtype, f32");
-  bad = o, bad.relu_mask = i32;
-  EXPECT_REFUSED(cujit_gemm(a, b, c, &bad, NULL), inval,
-                 "cujit_gemm: relu_mask holds i32; it must hold c's dtype, f32");
-  bad = o, bad.k = 4;
-  EXPECT_REFUSED(cujit_gemm(a, b, c, &bad, NULL), inval,
-                 "cujit_gemm: a holds 6 elements but needs 8 (m x k with m 2, n 4, k 4)");
-  bad = o, bad.trans_b = 1, bad.n = 5;
-  EXPECT_REFUSED(cujit_gemm(a, b, c, &bad, NULL), inval,
-                 "cujit_gemm: b holds 12 elements but needs 15 (n x k with m 2, n 5, k 3)");
-  bad = o, bad.m = 3, bad.k = 2;
-  EXPECT_REFUSED(cujit_gemm(a, b, c, &bad, NULL), inval,
-                 "cujit_gemm: c holds 8 elements but needs 12 (m x n with m 3, n 4, k 2)");
-  bad = o, bad.bias = v3;
-  EXPECT_REFUSED(cujit_gemm(a, b, c, &bad, NULL), inval,
-                 "cujit_gemm: bias holds 3 elements but needs 4 (n with m 2, n 4, k 3)");
-  bad = o, bad.relu_mask = a;
-  EXPECT_REFUSED(cujit_gemm(a, b, c, &bad, NULL), inval,
-                 "cujit_gemm: relu_mask holds 6 elements but needs 8 (m x n with m 2, n 4, k 3)");
+  /* options that do not fit the buffers: each from o with a few fields changed */
+  const struct {
+    int64_t m, n, k;
+    int trans_b;
+    cujit_buffer *bias, *mask;
+    const char *message;
+  } misfits[] = {
+      {2, 4, 3, 0, h, NULL, "cujit_gemm: bias holds f16; it must hold c's dtype, f32"},
+      {2, 4, 3, 0, NULL, i32, "cujit_gemm: relu_mask holds i32; it must hold c's dtype, f32"},
+      {2, 4, 4, 0, NULL, NULL,
+       "cujit_gemm: a holds 6 elements but needs 8 (m x k with m 2, n 4, k 4)"},
+      {2, 5, 3, 1, NULL, NULL,
+       "cujit_gemm: b holds 12 elements but needs 15 (n x k with m 2, n 5, k 3)"},
+      {3, 4, 2, 0, NULL, NULL,
+       "cujit_gemm: c holds 8 elements but needs 12 (m x n with m 3, n 4, k 2)"},
+      {2, 4, 3, 0, v3, NULL,
+       "cujit_gemm: bias holds 3 elements but needs 4 (n with m 2, n 4, k 3)"},
+      {2, 4, 3, 0, NULL, a,
+       "cujit_gemm: relu_mask holds 6 elements but needs 8 (m x n with m 2, n 4, k 3)"},
+  };
+  for (size_t i = 0; i < sizeof misfits / sizeof *misfits; i++) {
+    bad = o, bad.m = misfits[i].m, bad.n = misfits[i].n, bad.k = misfits[i].k;
+    bad.trans_b = misfits[i].trans_b, bad.bias = misfits[i].bias, bad.relu_mask = misfits[i].mask;
+    EXPECT_REFUSED(cujit_gemm(a, b, c, &bad, NULL), inval, misfits[i].message);
+  }
   bad = o, bad.m = 1;
   EXPECT_REFUSED(cujit_gemm(a, b, b, &bad, NULL), inval,
                  "cujit_gemm: c shares memory with b, which the kernel reads while it writes c; "
