@@ -314,3 +314,68 @@ Test(gemm, compiled_once_per_dtype_pair) {
   cujit_buffer *all[] = {a, b, c, v, h};
   for (size_t i = 0; i < 5; i++) cujit_buffer_free(all[i]);
 }
+
+/* A product captured into a graph runs on each replay, reading the inputs as they are then. */
+Test(gemm, captured_into_a_graph_and_replayed) {
+  CJ_NEED_DEVICE(engine);
+  float a[4] = {1, 2, 3, 4}, b[4] = {1, 1, 0, 1}, c[4];
+  cujit_buffer *da = cj_test_upload(a, sizeof a, CUJIT_F32),
+               *db = cj_test_upload(b, sizeof b, CUJIT_F32);
+  cujit_buffer *dc = cj_test_upload(NULL, sizeof c, CUJIT_F32);
+  cujit_gemm_options o = CUJIT_GEMM_OPTIONS_INIT;
+  o.m = o.n = o.k = 2;
+  EXPECT_OK(cujit_gemm(da, db, dc, &o, NULL)); /* compiled outside the capture */
+  cujit_stream *s;
+  cujit_graph *g;
+  EXPECT_OK(cujit_stream_create(engine, &s));
+  EXPECT_OK(cujit_capture_begin(s, CUJIT_CAPTURE_RELAXED));
+  EXPECT_OK(cujit_gemm(da, db, dc, &o, s));
+  EXPECT_OK(cujit_capture_end(s, &g));
+  for (int round = 1; round <= 2; round++) {
+    float scaled[4] = {a[0] * round, a[1] * round, a[2] * round, a[3] * round};
+    EXPECT_OK(cujit_memcpy_htod(da, 0, scaled, sizeof scaled, NULL));
+    EXPECT_OK(cujit_memset(dc, 0, 0, sizeof c, NULL));
+    EXPECT_OK(cujit_graph_launch(g, s));
+    EXPECT_OK(cujit_stream_synchronize(s));
+    cj_test_download(c, dc, sizeof c);
+    float want[4] = {1.0f * round, 3.0f * round, 3.0f * round,
+                     7.0f * round}; /* [[1 2][3 4]] [[1 1][0 1]] */
+    for (int i = 0; i < 4; i++)
+      cr_expect_eq(c[i], want[i], "replay %d: C[%d] is %g, want %g", round, i, c[i], want[i]);
+  }
+  cujit_graph_free(g);
+  cujit_stream_free(s);
+  cujit_buffer_free(da), cujit_buffer_free(db), cujit_buffer_free(dc);
+}
+
+/* gemm.h from a user's kernel, on a grid of one block row: the blocks loop over the row tiles
+** (what cujit_gemm relies on past 65535 of them), here 4 tiles of 64 and a part. */
+Test(gemm, header_kernel_loops_over_row_tiles) {
+  CJ_NEED_DEVICE(engine);
+  enum { M = 200, N = 3, K = 2 };
+  float a[M * K], b[K * N], c[M * N];
+  for (int i = 0; i < M * K; i++) a[i] = (float)(i % 7) - 3.0f;
+  for (int i = 0; i < K * N; i++) b[i] = (float)i + 1.0f;
+  cujit_buffer *da = cj_test_upload(a, sizeof a, CUJIT_F32),
+               *db = cj_test_upload(b, sizeof b, CUJIT_F32);
+  cujit_buffer *dc = cj_test_upload(NULL, sizeof c, CUJIT_F32);
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(
+      engine, "mm(const float *a, const float *b, float *c, int m, int n, int k)",
+      "cujit::gemm_simt<float, float, 0>(a, b, c, nullptr, nullptr, m, n, k, 0, 0, 1.0f, 0.0f);",
+      "#include <cujit/gemm.h>", NULL, &k));
+  cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
+  cfg.grid[0] = cfg.grid[1] = cfg.grid[2] = 1;
+  cfg.block[0] = 256, cfg.block[1] = cfg.block[2] = 1;
+  cujit_arg args[] = {CUJIT_ARG_BUF(da), CUJIT_ARG_BUF(db), CUJIT_ARG_BUF(dc),
+                      CUJIT_ARG_I(M),    CUJIT_ARG_I(N),    CUJIT_ARG_I(K)};
+  EXPECT_OK(cujit_launch(k, &cfg, args, 6));
+  cj_test_download(c, dc, sizeof c);
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      float want = a[i * K] * b[j] + a[i * K + 1] * b[N + j]; /* small integers: exact */
+      cr_expect_eq(c[i * N + j], want, "C[%d][%d] is %g, want %g", i, j, c[i * N + j], want);
+    }
+  cujit_kernel_free(k);
+  cujit_buffer_free(da), cujit_buffer_free(db), cujit_buffer_free(dc);
+}
