@@ -2,8 +2,10 @@
 ** test_gemm.c -- cujit_gemm (engine/core/program/gemm.c, kernels_src/cujit/gemm.h): products
 ** against a host reference in double for shapes that are and are not multiples of the 64 x 64 x 16
 ** tile, every transpose, every epilogue, alpha and beta, f32 and f16 inputs with f32 and f16
-** outputs; and every refusal with its message. Runs on a GPU, or on the CPU device without one
-** (CJ_NEED_DEVICE); the GEMM program text is compiled by NVRTC for sm_90 even without a GPU.
+** outputs, C guarded past its end; every refusal with its message; one compile per dtype pair; a
+** product captured into a graph; gemm.h called from a user kernel whose blocks loop over row
+** tiles. Runs on a GPU, or on the CPU device without one (CJ_NEED_DEVICE); the GEMM program text
+** is compiled by NVRTC for sm_90 even without a GPU.
 */
 #include <criterion/criterion.h>
 #include <math.h>
