@@ -1435,7 +1435,9 @@ static inline cujit_gemm_options cujit_gemm_options_init_(void) {
 ** buffer of another device, C sharing memory. The kernel for each dtype pair is compiled once per
 ** engine and kind of device (its epilogues are kernels of that one program) and kept until
 ** cujit_close; which kernel runs (a portable tiled one on CUDA cores today) is cujit's choice and
-** not part of the contract, only the result within f32 accumulation is. Capturable into a graph.
+** not part of the contract, only the result within f32 accumulation is. Capturable into a graph
+** once a call outside the capture has used the same dtypes on that device (it compiles them and
+** loads every epilogue's kernel there); before, a capture is refused (CUJIT_ERROR_UNSUPPORTED).
 ** Thread safety: calls from many threads on one engine are fine; the buffers must stay alive
 ** until the stream has run the work, as for any launch. */
 CUJIT_API cujit_status cujit_gemm(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c,

@@ -317,7 +317,9 @@ Test(gemm, compiled_once_per_dtype_pair) {
   for (size_t i = 0; i < 5; i++) cujit_buffer_free(all[i]);
 }
 
-/* A product captured into a graph runs on each replay, reading the inputs as they are then. */
+/* A product captured into a graph runs on each replay, reading the inputs as they are then; any
+** epilogue of a dtype pair a call has used on the device may be captured, and a pair not used
+** yet is refused in cujit_gemm's terms (compiling or loading cannot be recorded). */
 Test(gemm, captured_into_a_graph_and_replayed) {
   CJ_NEED_DEVICE(engine);
   float a[4] = {1, 2, 3, 4}, b[4] = {1, 1, 0, 1}, c[4];
@@ -326,12 +328,23 @@ Test(gemm, captured_into_a_graph_and_replayed) {
   cujit_buffer *dc = cj_test_upload(NULL, sizeof c, CUJIT_F32);
   cujit_gemm_options o = CUJIT_GEMM_OPTIONS_INIT;
   o.m = o.n = o.k = 2;
-  EXPECT_OK(cujit_gemm(da, db, dc, &o, NULL)); /* compiled outside the capture */
+  cujit_buffer *h = cj_test_upload(NULL, 4 * 2, CUJIT_F16);
   cujit_stream *s;
   cujit_graph *g;
   EXPECT_OK(cujit_stream_create(engine, &s));
+  EXPECT_OK(cujit_capture_begin(s, CUJIT_CAPTURE_RELAXED)); /* nothing compiled yet */
+  EXPECT_FAIL(cujit_gemm(da, db, dc, &o, s), CUJIT_ERROR_UNSUPPORTED,
+              "cujit_gemm: its kernel for f32 inputs into f32 is not loaded on ");
+  EXPECT_FAIL(cujit_gemm(da, db, dc, &o, s), CUJIT_ERROR_UNSUPPORTED,
+              " yet, and compiling or loading cannot be captured into a graph; call cujit_gemm "
+              "once with these dtypes on that device before cujit_capture_begin");
+  EXPECT_OK(cujit_capture_end(s, NULL));
+  o.relu = 1;
+  EXPECT_OK(cujit_gemm(da, db, dc, &o, NULL)); /* compiles the pair, loads every epilogue */
+  o.relu = 0;
   EXPECT_OK(cujit_capture_begin(s, CUJIT_CAPTURE_RELAXED));
-  EXPECT_OK(cujit_gemm(da, db, dc, &o, s));
+  EXPECT_OK(cujit_gemm(da, db, dc, &o, s)); /* another epilogue than the call's */
+  EXPECT_FAIL(cujit_gemm(h, h, dc, &o, s), CUJIT_ERROR_UNSUPPORTED, "for f16 inputs into f32");
   EXPECT_OK(cujit_capture_end(s, &g));
   for (int round = 1; round <= 2; round++) {
     float scaled[4] = {a[0] * round, a[1] * round, a[2] * round, a[3] * round};
@@ -347,7 +360,7 @@ Test(gemm, captured_into_a_graph_and_replayed) {
   }
   cujit_graph_free(g);
   cujit_stream_free(s);
-  cujit_buffer_free(da), cujit_buffer_free(db), cujit_buffer_free(dc);
+  cujit_buffer_free(da), cujit_buffer_free(db), cujit_buffer_free(dc), cujit_buffer_free(h);
 }
 
 /* gemm.h from a user's kernel, on a grid of one block row: the blocks loop over the row tiles

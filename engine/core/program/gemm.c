@@ -206,6 +206,38 @@ static cujit_status check_devices(cujit_engine *e, cujit_stream *stream, const o
 /* --- the call -----------------------------------------------------------------------------------
  */
 
+/* Every epilogue's kernel of the pair made ready on the device (one module: the first load is the
+** cost, the rest find their functions), so that a later capture may record any of them. */
+static cujit_status load_all(cujit_kernel **ks, cujit_device *dev) {
+  for (int i = 0; i < GEMM_EPILOGUES; i++) {
+    cj_kernel_on_device *on;
+    cujit_status st;
+    if (!cj_kernel_ready(ks[i], dev) && (st = cj_kernel_find_on(ks[i], dev, &on)) != CUJIT_OK)
+      return st;
+  }
+  return CUJIT_OK;
+}
+
+/* Compiling or loading cannot be recorded into a graph (launch.c refuses a kernel not loaded yet,
+** naming it): a capture takes the kernels an earlier call on the device made ready, and is told
+** so in cujit_gemm's terms when there are none, without compiling. */
+static cujit_status check_capturable(gemm_state *s, cujit_device *dev, int path, int pair,
+                                     int epilogue) {
+  cujit_kernel **ks = s->kernels[dev->ordinal == CUJIT_DEVICE_CPU][path][pair];
+  pthread_mutex_lock(&s->lock);
+  int ready = ks[epilogue] && cj_kernel_ready(ks[epilogue], dev);
+  pthread_mutex_unlock(&s->lock);
+  char name[64];
+  if (!ready)
+    return cj_fail(s->engine, CUJIT_ERROR_UNSUPPORTED,
+                   "cujit_gemm: its kernel for %s inputs into %s is not loaded on %s yet, and "
+                   "compiling or loading cannot be captured into a graph; call cujit_gemm once "
+                   "with these dtypes on that device before cujit_capture_begin",
+                   cujit_dtype_name(pair_in[pair]), cujit_dtype_name(pair_out[pair]),
+                   cj_device_name_in(dev, s->engine, name, sizeof name));
+  return CUJIT_OK;
+}
+
 static cujit_status launch_simt(cujit_kernel *k, const cujit_gemm_options *o, const operand *ops,
                                 cujit_stream *stream) {
   uint64_t row_tiles = ((uint64_t)o->m + GEMM_TILE_M - 1) / GEMM_TILE_M;
@@ -268,7 +300,13 @@ cujit_status cujit_gemm(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c,
   if (!(s = cj_slot_get(e, &state_tag, sizeof *s, state_init, state_destroy)))
     return cj_fail(e, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
   int path = gemm_path(dev, &o);
-  if ((st = gemm_kernels(s, dev, path, pair, &ks)) != CUJIT_OK) return st;
   int epilogue = (o.bias ? 1 : 0) | (o.relu ? 2 : 0) | (o.relu_mask ? 4 : 0);
+  if (cujit_stream_capturing(stream)) {
+    if ((st = check_capturable(s, dev, path, pair, epilogue)) != CUJIT_OK) return st;
+    ks = s->kernels[dev->ordinal == CUJIT_DEVICE_CPU][path][pair];
+  } else if ((st = gemm_kernels(s, dev, path, pair, &ks)) != CUJIT_OK ||
+             (st = load_all(ks, dev)) != CUJIT_OK) {
+    return st;
+  }
   return launch_simt(ks[epilogue], &o, ops, stream);
 }
