@@ -317,50 +317,78 @@ Test(gemm, compiled_once_per_dtype_pair) {
   for (size_t i = 0; i < 5; i++) cujit_buffer_free(all[i]);
 }
 
-/* A product captured into a graph runs on each replay, reading the inputs as they are then; any
-** epilogue of a dtype pair a call has used on the device may be captured, and a pair not used
-** yet is refused in cujit_gemm's terms (compiling or loading cannot be recorded). */
-Test(gemm, captured_into_a_graph_and_replayed) {
-  CJ_NEED_DEVICE(engine);
-  float a[4] = {1, 2, 3, 4}, b[4] = {1, 1, 0, 1}, c[4];
-  cujit_buffer *da = cj_test_upload(a, sizeof a, CUJIT_F32),
-               *db = cj_test_upload(b, sizeof b, CUJIT_F32);
-  cujit_buffer *dc = cj_test_upload(NULL, sizeof c, CUJIT_F32);
-  cujit_gemm_options o = CUJIT_GEMM_OPTIONS_INIT;
-  o.m = o.n = o.k = 2;
-  cujit_buffer *h = cj_test_upload(NULL, 4 * 2, CUJIT_F16);
+typedef struct capture_setup {
+  cujit_buffer *a, *b, *c, *h;
   cujit_stream *s;
   cujit_graph *g;
-  EXPECT_OK(cujit_stream_create(engine, &s));
-  EXPECT_OK(cujit_capture_begin(s, CUJIT_CAPTURE_RELAXED)); /* nothing compiled yet */
-  EXPECT_FAIL(cujit_gemm(da, db, dc, &o, s), CUJIT_ERROR_UNSUPPORTED,
+} capture_setup;
+
+static const float cap_a[4] = {1, 2, 3, 4}, cap_b[4] = {1, 1, 0, 1};
+
+/* A 2 x 2 product captured on a stream of its own; any epilogue of a dtype pair a call has used
+** on the device may be captured, and a pair not used yet is refused in cujit_gemm's terms
+** (compiling or loading cannot be recorded), leaving the capture as it was. */
+static capture_setup capture_product(void) {
+  capture_setup u = {cj_test_upload(cap_a, sizeof cap_a, CUJIT_F32),
+                     cj_test_upload(cap_b, sizeof cap_b, CUJIT_F32),
+                     cj_test_upload(NULL, 4 * 4, CUJIT_F32),
+                     cj_test_upload(NULL, 4 * 2, CUJIT_F16),
+                     NULL,
+                     NULL};
+  cujit_gemm_options o = CUJIT_GEMM_OPTIONS_INIT;
+  o.m = o.n = o.k = 2;
+  EXPECT_OK(cujit_stream_create(engine, &u.s));
+  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED)); /* nothing compiled yet */
+  EXPECT_FAIL(cujit_gemm(u.a, u.b, u.c, &o, u.s), CUJIT_ERROR_UNSUPPORTED,
               "cujit_gemm: its kernel for f32 inputs into f32 is not loaded on ");
-  EXPECT_FAIL(cujit_gemm(da, db, dc, &o, s), CUJIT_ERROR_UNSUPPORTED,
+  EXPECT_FAIL(cujit_gemm(u.a, u.b, u.c, &o, u.s), CUJIT_ERROR_UNSUPPORTED,
               " yet, and compiling or loading cannot be captured into a graph; call cujit_gemm "
               "once with these dtypes on that device before cujit_capture_begin");
-  EXPECT_OK(cujit_capture_end(s, NULL));
+  EXPECT_OK(cujit_capture_end(u.s, NULL));
   o.relu = 1;
-  EXPECT_OK(cujit_gemm(da, db, dc, &o, NULL)); /* compiles the pair, loads every epilogue */
+  EXPECT_OK(cujit_gemm(u.a, u.b, u.c, &o, NULL)); /* compiles the pair, loads every epilogue */
   o.relu = 0;
-  EXPECT_OK(cujit_capture_begin(s, CUJIT_CAPTURE_RELAXED));
-  EXPECT_OK(cujit_gemm(da, db, dc, &o, s)); /* another epilogue than the call's */
-  EXPECT_FAIL(cujit_gemm(h, h, dc, &o, s), CUJIT_ERROR_UNSUPPORTED, "for f16 inputs into f32");
-  EXPECT_OK(cujit_capture_end(s, &g));
+  EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED));
+  EXPECT_OK(cujit_gemm(u.a, u.b, u.c, &o, u.s)); /* another epilogue than the call's */
+  EXPECT_FAIL(cujit_gemm(u.h, u.h, u.c, &o, u.s), CUJIT_ERROR_UNSUPPORTED,
+              "for f16 inputs into f32");
+  EXPECT_OK(cujit_capture_end(u.s, &u.g));
+  cr_expect_eq(cujit_graph_node_count(u.g, CUJIT_GRAPH_NODE_KERNEL), 1);
+  return u;
+}
+
+static void capture_free(capture_setup *u) {
+  cujit_graph_free(u->g);
+  cujit_stream_free(u->s);
+  cujit_buffer_free(u->a), cujit_buffer_free(u->b), cujit_buffer_free(u->c),
+      cujit_buffer_free(u->h);
+}
+
+/* What may be captured (also run against the stand-in driver: c.test_gemm.stub_driver). */
+Test(gemm, capture_needs_a_call_first) {
+  CJ_NEED_DEVICE(engine);
+  capture_setup u = capture_product();
+  capture_free(&u);
+}
+
+/* The captured product runs on each replay, reading the inputs as they are then. */
+Test(gemm, captured_into_a_graph_and_replayed) {
+  CJ_NEED_DEVICE(engine);
+  capture_setup u = capture_product();
   for (int round = 1; round <= 2; round++) {
-    float scaled[4] = {a[0] * round, a[1] * round, a[2] * round, a[3] * round};
-    EXPECT_OK(cujit_memcpy_htod(da, 0, scaled, sizeof scaled, NULL));
-    EXPECT_OK(cujit_memset(dc, 0, 0, sizeof c, NULL));
-    EXPECT_OK(cujit_graph_launch(g, s));
-    EXPECT_OK(cujit_stream_synchronize(s));
-    cj_test_download(c, dc, sizeof c);
+    float scaled[4], c[4];
+    for (int i = 0; i < 4; i++) scaled[i] = cap_a[i] * (float)round;
+    EXPECT_OK(cujit_memcpy_htod(u.a, 0, scaled, sizeof scaled, NULL));
+    EXPECT_OK(cujit_memset(u.c, 0, 0, sizeof c, NULL));
+    EXPECT_OK(cujit_graph_launch(u.g, u.s));
+    EXPECT_OK(cujit_stream_synchronize(u.s));
+    cj_test_download(c, u.c, sizeof c);
     float want[4] = {1.0f * round, 3.0f * round, 3.0f * round,
                      7.0f * round}; /* [[1 2][3 4]] [[1 1][0 1]] */
     for (int i = 0; i < 4; i++)
       cr_expect_eq(c[i], want[i], "replay %d: C[%d] is %g, want %g", round, i, c[i], want[i]);
   }
-  cujit_graph_free(g);
-  cujit_stream_free(s);
-  cujit_buffer_free(da), cujit_buffer_free(db), cujit_buffer_free(dc), cujit_buffer_free(h);
+  capture_free(&u);
 }
 
 /* gemm.h from a user's kernel, on a grid of one block row: the blocks loop over the row tiles
