@@ -1399,6 +1399,52 @@ CUJIT_API cujit_status cujit_reduce(cujit_buffer *buffer, cujit_reduce_op op, si
 CUJIT_API cujit_status cujit_dot(cujit_buffer *a, cujit_buffer *b, size_t count,
                                  cujit_scalar *result, cujit_stream *stream);
 
+/* The shape and epilogue of a cujit_gemm. Start from CUJIT_GEMM_OPTIONS_INIT (alpha 1, the rest
+** 0): a zeroed struct has alpha 0, a product that is all zeros. */
+typedef struct cujit_gemm_options {
+  size_t size;             /* sizeof(cujit_gemm_options): use CUJIT_GEMM_OPTIONS_INIT */
+  int64_t m, n, k;         /* op(A) is m x k, op(B) k x n, C m x n; each 1 .. INT_MAX */
+  int trans_a, trans_b;    /* nonzero: A is stored k x m (B: n x k) and op() transposes it */
+  double alpha, beta;      /* finite; with beta 0, C is written without being read */
+  cujit_buffer *bias;      /* NULL, or n elements of C's dtype added to every row */
+  int relu;                /* nonzero: max(v, 0) after the bias (NaN stays NaN) */
+  cujit_buffer *relu_mask; /* NULL, or m x n elements of C's dtype: v where mask > 0, else 0 */
+} cujit_gemm_options;
+
+#ifndef __cplusplus
+#define CUJIT_GEMM_OPTIONS_INIT                                                                    \
+  { .size = sizeof(cujit_gemm_options), .alpha = 1.0 }
+#else /* C++ before C++20 has no designated initializers: zeroed, with its size and alpha */
+static inline cujit_gemm_options cujit_gemm_options_init_(void) {
+  cujit_gemm_options v = cujit_gemm_options();
+  v.size = sizeof v;
+  v.alpha = 1.0;
+  return v;
+}
+#define CUJIT_GEMM_OPTIONS_INIT (cujit_gemm_options_init_())
+#endif
+
+/* C = epilogue(alpha * op(A) op(B) + beta * C) on the device, asynchronously on `stream` (NULL:
+** the current device's default stream), as BLAS's GEMM over row-major arrays; the epilogue adds
+** opts->bias, then applies relu, then opts->relu_mask (see cujit_gemm_options). A and B hold f32
+** or f16, both the same; products are accumulated in f32; C (with the bias and the mask) holds
+** f32 or A's dtype, rounded to it once at the end. Each buffer must hold at least the elements
+** its shape needs (more are left alone: a view of a larger array works) and live on the device
+** the work runs on (the stream's, or the current one). C may not share memory with A, B, the bias
+** or the mask: the kernel reads them while writing C. Refused with CUJIT_ERROR_INVALID_ARGUMENT
+** and a message naming the operand: a NULL buffer or options, a size of m, n or k below 1 or
+** above INT_MAX, a non-finite alpha or beta, other dtypes, a buffer too short for its shape, a
+** buffer of another device, C sharing memory. The kernel for each dtype pair is compiled once per
+** engine and kind of device (its epilogues are kernels of that one program) and kept until
+** cujit_close; which kernel runs (a portable tiled one on CUDA cores today) is cujit's choice and
+** not part of the contract, only the result within f32 accumulation is. Capturable into a graph
+** once a call outside the capture has used the same dtypes on that device (it compiles them and
+** loads every epilogue's kernel there); before, a capture is refused (CUJIT_ERROR_UNSUPPORTED).
+** Thread safety: calls from many threads on one engine are fine; the buffers must stay alive
+** until the stream has run the work, as for any launch. */
+CUJIT_API cujit_status cujit_gemm(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c,
+                                  const cujit_gemm_options *opts, cujit_stream *stream);
+
 /* Defines an elementwise kernel, as CuPy's ElementwiseKernel or Numba's @vectorize. Example:
 **     cujit_kernel *k;
 **     cujit_elementwise_define(e, "scalar T a, T x, T y -> T z", "z = a * x + y", "axpy",

@@ -1,7 +1,8 @@
 /*
 ** llibrary.c -- the Lua side of cujit's device library: random fills (cuda.random.uniform and
 ** cuda.random.normal), reductions as device array methods (a:sum(), a:min(), a:max(), a:dot(b)),
-** and the elementwise builder (cuda.elementwise). Everything here is a thin layer over the
+** matrix products (cuda.gemm) and the elementwise builder (cuda.elementwise). Everything here is a
+*thin layer over the
 ** "Library" section of cujit.h.
 */
 #include "larray.h"
@@ -158,6 +159,131 @@ static int array_dot(lua_State *L) {
   cujit_scalar r = CUJIT_SCALAR_INIT;
   if (cujit_dot(ba, bb, a->size, &r, stream) != CUJIT_OK) return cjl_error(L, cjl_engine(L));
   push_scalar(L, &r);
+  return 1;
+}
+
+/* ---------------------------------------------------------------------------------------------
+** Matrix products: cuda.gemm(a, b, c [, options]) -> c
+** ------------------------------------------------------------------------------------------- */
+
+static const char *const gemm_option_names[] = {"trans_a", "trans_b",   "alpha",  "beta", "bias",
+                                                "relu",    "relu_mask", "stream", NULL};
+
+/* The 2-D array at `idx`, its rows and columns; `what` says what it stands for. */
+static cujit_buffer *check_matrix(lua_State *L, int idx, const char *name, const char *what,
+                                  size_t rc[2]) {
+  cjl_array *a;
+  cujit_buffer *b = check_typed_array(L, idx, &a);
+  if (a->ndim != 2)
+    luaL_argerror(L, idx,
+                  lua_pushfstring(L, "%s must be a 2-D array (%s), got %d-D", name, what, a->ndim));
+  rc[0] = a->shape[0], rc[1] = a->shape[1];
+  return b;
+}
+
+/* An optional array in the options table at `opts`: its field `name`, which the caller pushed. */
+static cujit_buffer *gemm_option_array(lua_State *L, int opts, const char *name, cjl_array **out) {
+  if (lua_isnil(L, -1)) return NULL;
+  cujit_buffer *b = (*out = cjl_test_array(L, -1)) ? cjl_array_buffer(*out) : NULL;
+  if (!*out)
+    luaL_argerror(
+        L, opts,
+        lua_pushfstring(L, "%s must be a device array, got %s", name, luaL_typename(L, -1)));
+  if (!b) luaL_argerror(L, opts, lua_pushfstring(L, "%s: the device array has been freed", name));
+  return b;
+}
+
+static double gemm_option_number(lua_State *L, int opts, const char *name, double def) {
+  if (lua_isnil(L, -1)) return def;
+  if (lua_type(L, -1) != LUA_TNUMBER)
+    luaL_argerror(L, opts,
+                  lua_pushfstring(L, "%s must be a number, got %s", name, luaL_typename(L, -1)));
+  return lua_tonumber(L, -1);
+}
+
+/* A true/false option (nil: false); a number is refused, since 0 would read as true in Lua. */
+static int gemm_flag(lua_State *L, int opts, const char *name) {
+  if (!lua_istable(L, opts)) return 0;
+  lua_getfield(L, opts, name);
+  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
+    luaL_argerror(
+        L, opts,
+        lua_pushfstring(L, "%s must be true or false, got %s", name, luaL_typename(L, -1)));
+  int on = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return on;
+}
+
+/* Reads the options table at `opts` into o (bias, relu_mask and the stream stay on the stack,
+** alive through the call) and checks the arrays' shapes against o's m and n. */
+static cujit_stream *gemm_options(lua_State *L, int opts, cujit_gemm_options *o) {
+  if (lua_isnoneornil(L, opts)) return NULL;
+  luaL_checktype(L, opts, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, opts)) {
+    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+    int known = 0;
+    for (int i = 0; gemm_option_names[i]; i++)
+      known = known || strcmp(key, gemm_option_names[i]) == 0;
+    if (!known)
+      luaL_argerror(L, opts,
+                    lua_pushfstring(L,
+                                    "unknown option '%s' (known: trans_a, trans_b, alpha, beta, "
+                                    "bias, relu, relu_mask, stream)",
+                                    key));
+    lua_pop(L, 1);
+  }
+  cjl_array *arr;
+  lua_getfield(L, opts, "alpha");
+  o->alpha = gemm_option_number(L, opts, "alpha", 1.0);
+  lua_getfield(L, opts, "beta");
+  o->beta = gemm_option_number(L, opts, "beta", 0.0);
+  o->relu = gemm_flag(L, opts, "relu");
+  lua_getfield(L, opts, "bias");
+  if ((o->bias = gemm_option_array(L, opts, "bias", &arr)) && arr->size != (size_t)o->n)
+    luaL_argerror(L, opts,
+                  lua_pushfstring(L, "bias has %I elements; it needs one per column of c (%I)",
+                                  (lua_Integer)arr->size, (lua_Integer)o->n));
+  lua_getfield(L, opts, "relu_mask");
+  if ((o->relu_mask = gemm_option_array(L, opts, "relu_mask", &arr)) &&
+      (arr->ndim != 2 || arr->shape[0] != (size_t)o->m || arr->shape[1] != (size_t)o->n))
+    luaL_argerror(L, opts,
+                  lua_pushfstring(L, "relu_mask must have c's shape, %I x %I", (lua_Integer)o->m,
+                                  (lua_Integer)o->n));
+  lua_getfield(L, opts, "stream");
+  if (!lua_isnil(L, -1) && !luaL_testudata(L, -1, CJL_STREAM))
+    luaL_argerror(
+        L, opts, lua_pushfstring(L, "stream must be a cujit.stream, got %s", luaL_typename(L, -1)));
+  return cjl_opt_stream(L, lua_gettop(L));
+}
+
+/* cuda.gemm(a, b, c [, {trans_a=, trans_b=, alpha=, beta=, bias=, relu=, relu_mask=, stream=}])
+** -> c: c = alpha * op(a) op(b) + beta * c, then the epilogue, on 2-D arrays (cujit_gemm). */
+static int l_gemm(lua_State *L) {
+  cujit_gemm_options o = CUJIT_GEMM_OPTIONS_INIT;
+  o.trans_a = gemm_flag(L, 4, "trans_a");
+  o.trans_b = gemm_flag(L, 4, "trans_b");
+  size_t sa[2], sb[2], sc[2];
+  cujit_buffer *a = check_matrix(L, 1, "a", o.trans_a ? "k x m" : "m x k", sa);
+  cujit_buffer *b = check_matrix(L, 2, "b", o.trans_b ? "n x k" : "k x n", sb);
+  cujit_buffer *c = check_matrix(L, 3, "c", "m x n", sc);
+  size_t m = sa[o.trans_a], k = sa[!o.trans_a], kb = sb[o.trans_b], n = sb[!o.trans_b];
+  if (kb != k)
+    return luaL_argerror(L, 2,
+                         lua_pushfstring(L,
+                                         "op(a) is %I x %I but op(b) is %I x %I: the inner "
+                                         "sizes differ",
+                                         (lua_Integer)m, (lua_Integer)k, (lua_Integer)kb,
+                                         (lua_Integer)n));
+  if (sc[0] != m || sc[1] != n)
+    return luaL_argerror(L, 3,
+                         lua_pushfstring(L, "c is %I x %I but op(a) op(b) is %I x %I",
+                                         (lua_Integer)sc[0], (lua_Integer)sc[1], (lua_Integer)m,
+                                         (lua_Integer)n));
+  o.m = (int64_t)m, o.n = (int64_t)n, o.k = (int64_t)k;
+  cujit_stream *stream = gemm_options(L, 4, &o);
+  if (cujit_gemm(a, b, c, &o, stream) != CUJIT_OK) return cjl_error(L, cjl_engine(L));
+  lua_settop(L, 3);
   return 1;
 }
 
@@ -445,4 +571,6 @@ void cjl_open_library(lua_State *L, int module_index) {
   lua_setfield(L, module_index, "elementwise");
   lua_pushcfunction(L, l_clock);
   lua_setfield(L, module_index, "clock");
+  lua_pushcfunction(L, l_gemm);
+  lua_setfield(L, module_index, "gemm");
 }

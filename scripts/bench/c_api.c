@@ -364,6 +364,53 @@ static void case_sum(const bench_opts *o) {
   free(ones), free(v);
 }
 
+/* cujit_gemm (case gemm): square n x n x n products, f32 and f16 inputs into f32, on device time
+** between two events; the median of the repetitions after one warm-up (which compiles). */
+static const char *const gemm_variants[] = {"f32", "f16"};
+
+static int gemm_time(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c, int n, cujit_event *ev[2],
+                     double *ms) {
+  cujit_gemm_options opts = CUJIT_GEMM_OPTIONS_INIT;
+  opts.m = opts.n = opts.k = n;
+  float f = 0;
+  int ok = check(cujit_event_record(ev[0], NULL), "event") &&
+           check(cujit_gemm(a, b, c, &opts, NULL), "cujit_gemm") &&
+           check(cujit_event_record(ev[1], NULL), "event") &&
+           check(cujit_event_synchronize(ev[1]), "event") &&
+           check(cujit_event_elapsed(ev[0], ev[1], &f), "elapsed");
+  *ms = f;
+  return ok;
+}
+
+static void case_gemm(const bench_opts *o) {
+  int n = o->short_mode ? 64 : 4096, reps = o->reps * 3;
+  double *v = calloc((size_t)reps, sizeof *v);
+  cujit_event *ev[2] = {NULL, NULL};
+  int ok = v && check(cujit_event_create(engine, &ev[0]), "event") &&
+           check(cujit_event_create(engine, &ev[1]), "event");
+  for (int w = 0; w < 2; w++) {
+    cujit_dtype in = w ? CUJIT_F16 : CUJIT_F32;
+    size_t elems = (size_t)n * (size_t)n;
+    cujit_buffer *a = NULL, *b = NULL, *c = NULL;
+    int good = ok &&
+               check(cujit_buffer_alloc(engine, elems * cujit_dtype_size(in), in, &a), "alloc") &&
+               check(cujit_buffer_alloc(engine, elems * cujit_dtype_size(in), in, &b), "alloc") &&
+               check(cujit_buffer_alloc(engine, elems * 4, CUJIT_F32, &c), "alloc") &&
+               check(cujit_memset(a, 0, 0, elems * cujit_dtype_size(in), NULL), "memset") &&
+               check(cujit_memset(b, 0, 0, elems * cujit_dtype_size(in), NULL), "memset") &&
+               gemm_time(a, b, c, n, ev, &v[0]);
+    for (int r = 0; good && r < reps; r++) good = gemm_time(a, b, c, n, ev, &v[r]);
+    if (good)
+      bench_row("gemm", SYS, gemm_variants[w], n,
+                2.0 * n * (double)n * n / (bench_median(v, reps) * 1e-3) / 1e12, "TFLOP/s");
+    else
+      bench_missing("gemm", SYS, gemm_variants[w], n, why);
+    cujit_buffer_free(a), cujit_buffer_free(b), cujit_buffer_free(c);
+  }
+  cujit_event_free(ev[0]), cujit_event_free(ev[1]);
+  free(v);
+}
+
 /* The library's elementwise kernels for the same two operations, launched as the library sizes
 ** them (a grid-stride loop); the variants are named vadd_ew and saxpy_ew. */
 static int elementwise_define(cujit_kernel **k) {
@@ -570,6 +617,8 @@ static void all_missing(const bench_opts *o) {
   for (int k = o->min_log2; k <= o->max_log2 && bench_wants(o, "bandwidth"); k += o->step_log2)
     for (int w = 0; w < VARIANTS; w++) bench_missing("bandwidth", SYS, bw_variants[w], 1 << k, why);
   if (bench_wants(o, "sum")) bench_missing("sum", SYS, "sum", 1 << o->sum_log2, why);
+  for (int w = 0; w < 2 && bench_wants(o, "gemm"); w++)
+    bench_missing("gemm", SYS, gemm_variants[w], o->short_mode ? 64 : 4096, why);
   if (bench_wants(o, "montecarlo"))
     bench_missing("montecarlo", SYS, "e2e", (double)(1ll << o->mc_log2), why);
   if (bench_wants(o, "graph"))
@@ -609,6 +658,7 @@ int main(int argc, char **argv) {
     if (bench_wants(&o, "warm")) case_first_launch(&o, "warm", dev, small);
     if (bench_wants(&o, "bandwidth")) case_bandwidth(&o);
     if (bench_wants(&o, "sum")) case_sum(&o);
+    if (bench_wants(&o, "gemm")) case_gemm(&o);
     if (bench_wants(&o, "montecarlo")) case_montecarlo(&o);
     if (bench_wants(&o, "graph")) case_graph(&o, dev, small);
   }

@@ -233,6 +233,9 @@ void tables(void) {
              log2(n[k]));
     simple_table(title, "sum", sum, 2, "raw", "read", 1);
   }
+  static const char *const gemm[] = {"f32", "f16"}; /* f16: f16 inputs into f32 */
+  simple_table("6b. cujit_gemm, square n x n x n into f32, TFLOP/s (device time)", "gemm", gemm, 2,
+               NULL, NULL, 0);
   mc_table();
   graph_tables();
   latency_tables();

@@ -42,7 +42,7 @@ done
 [ -n "$out" ] || die_usage "--out is needed: where results.csv, table.md and the charts go"
 [ -d "$build" ] || die_usage "--build $build is not a directory; build the project first"
 case $step_timeout in '' | *[!0-9]*) die_usage "--timeout expects whole seconds, got '$step_timeout'" ;; esac
-known="all info launch roundtrip cold warm process bandwidth sum montecarlo graph latency small memory redefine pch link compile"
+known="all info launch roundtrip cold warm process bandwidth sum gemm montecarlo graph latency small memory redefine pch link compile"
 for c in ${cases//,/ }; do
   case " $known " in *" $c "*) ;; *) die_usage "unknown case '$c' (cases: ${known// /, })" ;; esac
 done
@@ -173,7 +173,7 @@ else
 fi
 
 # ---- cujit C ----------------------------------------------------------------------------------------
-main_cases=$(pick info,launch,roundtrip,bandwidth,sum,montecarlo,graph)
+main_cases=$(pick info,launch,roundtrip,bandwidth,sum,gemm,montecarlo,graph)
 if why=$(have "$cbench"); then
   [ -n "$main_cases" ] && step cujit_c "$main_cases" "$csv" env CUJIT_CACHE_DIR="$work/cache-c" \
     "$cbench" "${common[@]}" --cases "$main_cases"

@@ -62,7 +62,7 @@ awk -F, 'NR > 1 && $7 == "missing" && $8 == "" { bad = 1 } END { exit bad }' "$c
 for pair in launch,raw launch,cujit_c launch,raw_c_same launch,cujit_lua launch,raw_lua_same \
   launch,raw_c_in_lua launch,cupy launch,numba cold,nvrtc cold,cujit_c \
   cold,cupy cold,numba warm,cujit_c warm,cujit_lua process,cujit_lua process,cupy process,numba \
-  bandwidth,raw bandwidth,cujit_c sum,raw sum,cujit_c sum,cupy sum,numba montecarlo,cujit_c \
+  bandwidth,raw bandwidth,cujit_c sum,raw sum,cujit_c sum,cupy sum,numba gemm,cujit_c montecarlo,cujit_c \
   montecarlo,cupy montecarlo,numba latency,raw latency,cujit_c latency,cujit_lua latency,cupy \
   latency,cujit_c_spin small,cujit_c small,cujit_lua small,cupy redefine,cujit_c pch,nvrtc \
   pch,cujit_c link,cujit_c; do

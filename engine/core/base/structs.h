@@ -25,6 +25,7 @@
 #define CJ_LAUNCH_CONFIG_V1 CJ_SIZE_UP_TO(cujit_launch_config, stream)
 #define CJ_CACHE_STATS_V1 CJ_SIZE_UP_TO(cujit_cache_stats, disk_enabled)
 #define CJ_SCALAR_V1 CJ_SIZE_UP_TO(cujit_scalar, v)
+#define CJ_GEMM_OPTIONS_V1 CJ_SIZE_UP_TO(cujit_gemm_options, relu_mask)
 #define CJ_TENSOR_MAP_DESC_V1 CJ_SIZE_UP_TO(cujit_tensor_map_desc, oob_nan)
 
 /* Larger than any struct of cujit.h will be: a size above it is an uninitialised field. */

@@ -106,9 +106,8 @@ static cujit_status build_kernels(cujit_engine *e, const cujit_device *dev, cons
 /* --- devices and buffers ------------------------------------------------------------------------
  */
 
-/* The device the work goes to, and a check that every buffer lives there. */
-static cujit_status work_device(cujit_engine *e, const char *fn, cujit_stream *stream,
-                                cujit_buffer *const *bufs, size_t nbufs, cujit_device **out) {
+cujit_status cj_library_work_device(cujit_engine *e, const char *fn, cujit_stream *stream,
+                                    cujit_buffer *const *bufs, size_t nbufs, cujit_device **out) {
   cujit_device *dev = stream ? stream->device : NULL;
   cujit_status st;
   if (!dev && (st = cujit_current_device(e, &dev)) != CUJIT_OK) return st;
@@ -195,7 +194,7 @@ static cujit_status random_fill(const char *fn, cujit_buffer *buf, uint64_t seed
   lib_state *s = NULL;
   cujit_kernel *k = NULL;
   cujit_status st;
-  if ((st = work_device(e, fn, stream, &buf, 1, &dev)) != CUJIT_OK) return st;
+  if ((st = cj_library_work_device(e, fn, stream, &buf, 1, &dev)) != CUJIT_OK) return st;
   if ((st = state_get(e, &s)) != CUJIT_OK) return st;
   if ((st = fill_kernel(s, dev, buf->dtype, &k)) != CUJIT_OK) return st;
   unsigned per_block = buf->dtype == CUJIT_F32 ? 4 : 2; /* elements per Philox block */
@@ -455,7 +454,7 @@ static cujit_status reduce_common(const char *fn, int op, cujit_buffer *a, cujit
   cujit_device *dev = NULL;
   lib_state *s = NULL;
   cujit_kernel **ks = NULL;
-  if ((st = work_device(e, fn, stream, bufs, b ? 2 : 1, &dev)) != CUJIT_OK) return st;
+  if ((st = cj_library_work_device(e, fn, stream, bufs, b ? 2 : 1, &dev)) != CUJIT_OK) return st;
   if ((st = state_get(e, &s)) != CUJIT_OK) return st;
   pthread_mutex_lock(&s->lock);
   st = reduce_kernels(s, dev, a->dtype, &ks);

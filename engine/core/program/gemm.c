@@ -1,0 +1,312 @@
+/*
+** gemm.c -- cujit_gemm: checks a matrix product's operands, picks the kernel that runs it and
+** launches it. The kernels are cujit::gemm_simt of kernels_src/cujit/gemm.h.
+**
+** A program holds the kernels of one (input dtype, output dtype) pair, one per epilogue, so the
+** first call for a pair compiles once (then the cache has it) and every later call only launches.
+** The programs' kernels are kept per engine in this file's slot (cj_slot_get), per kind of device
+** and per path, as library.c keeps its own. `gemm_path` is where a tensor-core path (wgmma and TMA
+** on sm_90) slots in: it adds a path, its program text and its launch shape; the checks and the
+** API stay as they are.
+*/
+#include "launch.h"
+#include "library.h"
+#include "base/structs.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GEMM_TILE_M 64 /* cujit::gemm_tile_m and _n: the C tile of one block */
+#define GEMM_TILE_N 64
+#define GEMM_THREADS 256       /* cujit::gemm_threads */
+#define GEMM_GRID_Y_MAX 65535u /* more row tiles are looped over by the blocks (gemm.h) */
+#define GEMM_EPILOGUES 8       /* every subset of cujit::gemm_bias, gemm_relu, gemm_relu_mask */
+
+enum gemm_path { GEMM_SIMT, GEMM_PATHS };
+
+/* The dtype pairs: the element type of A and B, and of C (f32, or the inputs'). */
+enum { PAIR_F32_F32, PAIR_F16_F16, PAIR_F16_F32, PAIR_COUNT };
+static const cujit_dtype pair_in[PAIR_COUNT] = {CUJIT_F32, CUJIT_F16, CUJIT_F16};
+static const cujit_dtype pair_out[PAIR_COUNT] = {CUJIT_F32, CUJIT_F16, CUJIT_F32};
+
+#define GEMM_PARAMS                                                                                \
+  "const void *a, const void *b, void *c, const void *bias, const void *mask, int m, int n, "      \
+  "int k, int trans_a, int trans_b, float alpha, float beta"
+
+typedef struct gemm_state {
+  cujit_engine *engine;
+  pthread_mutex_t lock; /* guards the table while a program is compiled into it */
+  /* [0] GPUs (PTX loads on any of them), [1] the CPU device (a shared object), as in library.c */
+  cujit_kernel *kernels[2][GEMM_PATHS][PAIR_COUNT][GEMM_EPILOGUES];
+} gemm_state;
+
+static void state_init(void *state, cujit_engine *e) {
+  gemm_state *s = state;
+  s->engine = e;
+  pthread_mutex_init(&s->lock, NULL);
+}
+
+static void state_destroy(void *state) {
+  gemm_state *s = state;
+  pthread_mutex_destroy(&s->lock);
+}
+
+static const char state_tag = 'G'; /* its address names this file's slot of an engine */
+
+char *cj_gemm_source(cujit_dtype in, cujit_dtype out) {
+  cj_buf src = {0};
+  cj_buf_printf(&src, "#include <cujit/gemm.h>\ntypedef %s cj_gemm_in;\ntypedef %s cj_gemm_out;\n",
+                cujit_dtype_ctype(in), cujit_dtype_ctype(out));
+  for (int epi = 0; epi < GEMM_EPILOGUES; epi++)
+    cj_buf_printf(&src,
+                  "extern \"C\" __global__ void cj_gemm_e%d(" GEMM_PARAMS ") {\n"
+                  "  cujit::gemm_simt<cj_gemm_in, cj_gemm_out, %d>((const cj_gemm_in *)a, "
+                  "(const cj_gemm_in *)b, (cj_gemm_out *)c, (const cj_gemm_out *)bias, "
+                  "(const cj_gemm_out *)mask, m, n, k, trans_a, trans_b, alpha, beta);\n}\n",
+                  epi, epi);
+  if (src.failed) cj_buf_free(&src);
+  return src.data;
+}
+
+/* The kernels of one pair on one kind of device, compiled on first use: all or none. */
+static cujit_status gemm_kernels(gemm_state *s, const cujit_device *dev, int path, int pair,
+                                 cujit_kernel ***out) {
+  cujit_engine *e = s->engine;
+  cujit_kernel **ks = s->kernels[dev->ordinal == CUJIT_DEVICE_CPU][path][pair];
+  cujit_status st = CUJIT_OK;
+  pthread_mutex_lock(&s->lock);
+  if (!ks[0]) {
+    char *src = cj_gemm_source(pair_in[pair], pair_out[pair]), what[64];
+    cujit_program *prog = NULL;
+    cujit_compile_options options = CUJIT_COMPILE_OPTIONS_INIT;
+    options.arch = dev->arch; /* the device the work runs on, whichever is current */
+    snprintf(what, sizeof what, "cujit gemm %s->%s", cujit_dtype_name(pair_in[pair]),
+             cujit_dtype_name(pair_out[pair]));
+    st = src ? cujit_program_compile(e, src, what, &options, &prog)
+             : cj_fail(e, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    free(src);
+    int got = 0;
+    while (st == CUJIT_OK && got < GEMM_EPILOGUES) {
+      char name[16];
+      snprintf(name, sizeof name, "cj_gemm_e%d", got);
+      if ((st = cujit_program_kernel(prog, name, &ks[got])) == CUJIT_OK) got++;
+    }
+    if (st != CUJIT_OK)
+      while (got > 0) cujit_kernel_free(ks[--got]), ks[got] = NULL;
+    if (prog) cujit_program_free(prog);
+  }
+  pthread_mutex_unlock(&s->lock);
+  *out = ks;
+  return st;
+}
+
+/* The kernel that runs this product. One path today; a tensor-core path would be chosen here
+** from the device (dev->info) and the shape, falling back to GEMM_SIMT where it cannot run. */
+static int gemm_path(const cujit_device *dev, const cujit_gemm_options *o) {
+  (void)dev, (void)o;
+  return GEMM_SIMT;
+}
+
+/* --- checks -------------------------------------------------------------------------------------
+ */
+
+typedef struct operand {
+  const char *name; /* as the messages and the options call it */
+  cujit_buffer *buf;
+  uint64_t elements; /* what its shape needs */
+  const char *shape; /* that shape, for the message */
+} operand;
+
+static cujit_status check_size(cujit_engine *e, const char *what, int64_t v) {
+  if (v < 1 || v > INT_MAX)
+    return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_gemm: %s is %lld; it must be between 1 and %d", what, (long long)v,
+                   INT_MAX);
+  return CUJIT_OK;
+}
+
+static cujit_status check_shape(cujit_engine *e, const cujit_gemm_options *o) {
+  cujit_status st;
+  if ((st = check_size(e, "m (the rows of op(A) and C)", o->m)) != CUJIT_OK ||
+      (st = check_size(e, "n (the columns of op(B) and C)", o->n)) != CUJIT_OK ||
+      (st = check_size(e, "k (the columns of op(A), the rows of op(B))", o->k)) != CUJIT_OK)
+    return st;
+  if (!isfinite(o->alpha) || !isfinite(o->beta))
+    return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_gemm: alpha %g and beta %g must both be finite", o->alpha, o->beta);
+  return CUJIT_OK;
+}
+
+/* A and B of one float dtype, C (and the bias and mask) of f32 or that dtype. */
+static cujit_status check_dtypes(cujit_engine *e, const operand *ops, size_t nops, int *pair) {
+  cujit_dtype in = ops[0].buf->dtype, out = ops[2].buf->dtype;
+  if (in != CUJIT_F32 && in != CUJIT_F16)
+    return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_gemm: a holds %s; gemm takes f32 or f16 inputs", cujit_dtype_name(in));
+  if (ops[1].buf->dtype != in)
+    return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_gemm: a holds %s but b holds %s; they must match", cujit_dtype_name(in),
+                   cujit_dtype_name(ops[1].buf->dtype));
+  if (out != CUJIT_F32 && out != in)
+    return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_gemm: c holds %s; with %s inputs it must hold %s", cujit_dtype_name(out),
+                   cujit_dtype_name(in), in == CUJIT_F32 ? "f32" : "f32 or f16");
+  for (size_t i = 3; i < nops; i++)
+    if (ops[i].buf->dtype != out)
+      return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
+                     "cujit_gemm: %s holds %s; it must hold c's dtype, %s", ops[i].name,
+                     cujit_dtype_name(ops[i].buf->dtype), cujit_dtype_name(out));
+  *pair = in == CUJIT_F32 ? PAIR_F32_F32 : out == CUJIT_F16 ? PAIR_F16_F16 : PAIR_F16_F32;
+  return CUJIT_OK;
+}
+
+static cujit_status check_lengths(cujit_engine *e, const cujit_gemm_options *o, const operand *ops,
+                                  size_t nops) {
+  for (size_t i = 0; i < nops; i++) {
+    uint64_t have = ops[i].buf->size / cujit_dtype_size(ops[i].buf->dtype);
+    if (have < ops[i].elements)
+      return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
+                     "cujit_gemm: %s holds %llu elements but needs %llu (%s with m %lld, n %lld, "
+                     "k %lld)",
+                     ops[i].name, (unsigned long long)have, (unsigned long long)ops[i].elements,
+                     ops[i].shape, (long long)o->m, (long long)o->n, (long long)o->k);
+  }
+  return CUJIT_OK;
+}
+
+/* C is written while the others are read, by other blocks: no byte may be shared. */
+static cujit_status check_overlap(cujit_engine *e, const operand *ops, size_t nops) {
+  uint64_t c0 = cujit_buffer_devptr(ops[2].buf), c1 = c0 + ops[2].buf->size;
+  for (size_t i = 0; i < nops; i++) {
+    uint64_t p0 = cujit_buffer_devptr(ops[i].buf), p1 = p0 + ops[i].buf->size;
+    if (i != 2 && p0 < c1 && c0 < p1)
+      return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
+                     "cujit_gemm: c shares memory with %s, which the kernel reads while it "
+                     "writes c; give c a buffer of its own",
+                     ops[i].name);
+  }
+  return CUJIT_OK;
+}
+
+/* Every buffer on the work's device, naming the operand that is not. */
+static cujit_status check_devices(cujit_engine *e, cujit_stream *stream, const operand *ops,
+                                  size_t nops, cujit_device **dev) {
+  for (size_t i = 0; i < nops; i++) {
+    char fn[40];
+    snprintf(fn, sizeof fn, "cujit_gemm (%s)", ops[i].name);
+    cujit_status st = cj_library_work_device(e, fn, stream, &ops[i].buf, 1, dev);
+    if (st != CUJIT_OK) return st;
+  }
+  return CUJIT_OK;
+}
+
+/* --- the call -----------------------------------------------------------------------------------
+ */
+
+/* Every epilogue's kernel of the pair made ready on the device (one module: the first load is the
+** cost, the rest find their functions), so that a later capture may record any of them. */
+static cujit_status load_all(cujit_kernel **ks, cujit_device *dev) {
+  for (int i = 0; i < GEMM_EPILOGUES; i++) {
+    cj_kernel_on_device *on;
+    cujit_status st;
+    if (!cj_kernel_ready(ks[i], dev) && (st = cj_kernel_find_on(ks[i], dev, &on)) != CUJIT_OK)
+      return st;
+  }
+  return CUJIT_OK;
+}
+
+/* Compiling or loading cannot be recorded into a graph (launch.c refuses a kernel not loaded yet,
+** naming it): a capture takes the kernels an earlier call on the device made ready, and is told
+** so in cujit_gemm's terms when there are none, without compiling. */
+static cujit_status check_capturable(gemm_state *s, cujit_device *dev, int path, int pair,
+                                     int epilogue) {
+  cujit_kernel **ks = s->kernels[dev->ordinal == CUJIT_DEVICE_CPU][path][pair];
+  pthread_mutex_lock(&s->lock);
+  int ready = ks[epilogue] && cj_kernel_ready(ks[epilogue], dev);
+  pthread_mutex_unlock(&s->lock);
+  char name[64];
+  if (!ready)
+    return cj_fail(s->engine, CUJIT_ERROR_UNSUPPORTED,
+                   "cujit_gemm: its kernel for %s inputs into %s is not loaded on %s yet, and "
+                   "compiling or loading cannot be captured into a graph; call cujit_gemm once "
+                   "with these dtypes on that device before cujit_capture_begin",
+                   cujit_dtype_name(pair_in[pair]), cujit_dtype_name(pair_out[pair]),
+                   cj_device_name_in(dev, s->engine, name, sizeof name));
+  return CUJIT_OK;
+}
+
+static cujit_status launch_simt(cujit_kernel *k, const cujit_gemm_options *o, const operand *ops,
+                                cujit_stream *stream) {
+  uint64_t row_tiles = ((uint64_t)o->m + GEMM_TILE_M - 1) / GEMM_TILE_M;
+  cujit_launch_config c = {
+      .size = sizeof(cujit_launch_config),
+      .grid = {(unsigned)(((uint64_t)o->n + GEMM_TILE_N - 1) / GEMM_TILE_N),
+               (unsigned)(row_tiles < GEMM_GRID_Y_MAX ? row_tiles : GEMM_GRID_Y_MAX), 1},
+      .block = {GEMM_THREADS, 1, 1},
+      .stream = stream};
+  cujit_arg args[] = {CUJIT_ARG_BUF(ops[0].buf),
+                      CUJIT_ARG_BUF(ops[1].buf),
+                      CUJIT_ARG_BUF(ops[2].buf),
+                      CUJIT_ARG_BUF(o->bias),
+                      CUJIT_ARG_BUF(o->relu_mask),
+                      CUJIT_ARG_I(o->m),
+                      CUJIT_ARG_I(o->n),
+                      CUJIT_ARG_I(o->k),
+                      CUJIT_ARG_I(o->trans_a != 0),
+                      CUJIT_ARG_I(o->trans_b != 0),
+                      CUJIT_ARG_F(o->alpha),
+                      CUJIT_ARG_F(o->beta)};
+  return cujit_launch(k, &c, args, sizeof args / sizeof *args);
+}
+
+cujit_status cujit_gemm(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c,
+                        const cujit_gemm_options *opts, cujit_stream *stream) {
+  CJ_KEEP_CALLER_CONTEXT;
+  cujit_engine *e = a ? a->device->engine : b ? b->device->engine : c ? c->device->engine : NULL;
+  if (!a || !b || !c)
+    return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_gemm needs buffers a, b and c (%s is NULL)",
+                   !a   ? "a"
+                   : !b ? "b"
+                        : "c");
+  cujit_gemm_options o;
+  cujit_status st;
+  if (!opts)
+    return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_gemm needs options giving m, n and k (CUJIT_GEMM_OPTIONS_INIT)");
+  if ((st = cj_struct_in(e, "cujit_gemm", "cujit_gemm_options", opts, &o, sizeof o,
+                         CJ_GEMM_OPTIONS_V1)) != CUJIT_OK ||
+      (st = check_shape(e, &o)) != CUJIT_OK)
+    return st;
+  uint64_t m = (uint64_t)o.m, n = (uint64_t)o.n, k = (uint64_t)o.k;
+  operand ops[5] = {{"a", a, m * k, o.trans_a ? "k x m" : "m x k"},
+                    {"b", b, k * n, o.trans_b ? "n x k" : "k x n"},
+                    {"c", c, m * n, "m x n"}};
+  size_t nops = 3;
+  if (o.bias) ops[nops++] = (operand){"bias", o.bias, n, "n"};
+  if (o.relu_mask) ops[nops++] = (operand){"relu_mask", o.relu_mask, m * n, "m x n"};
+  cujit_device *dev = NULL;
+  gemm_state *s = NULL;
+  cujit_kernel **ks = NULL;
+  int pair = 0;
+  if ((st = check_dtypes(e, ops, nops, &pair)) != CUJIT_OK ||
+      (st = check_lengths(e, &o, ops, nops)) != CUJIT_OK ||
+      (st = check_overlap(e, ops, nops)) != CUJIT_OK ||
+      (st = check_devices(e, stream, ops, nops, &dev)) != CUJIT_OK)
+    return st;
+  if (!(s = cj_slot_get(e, &state_tag, sizeof *s, state_init, state_destroy)))
+    return cj_fail(e, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+  int path = gemm_path(dev, &o);
+  int epilogue = (o.bias ? 1 : 0) | (o.relu ? 2 : 0) | (o.relu_mask ? 4 : 0);
+  if (cujit_stream_capturing(stream)) {
+    if ((st = check_capturable(s, dev, path, pair, epilogue)) != CUJIT_OK) return st;
+    ks = s->kernels[dev->ordinal == CUJIT_DEVICE_CPU][path][pair];
+  } else if ((st = gemm_kernels(s, dev, path, pair, &ks)) != CUJIT_OK ||
+             (st = load_all(ks, dev)) != CUJIT_OK) {
+    return st;
+  }
+  return launch_simt(ks[epilogue], &o, ops, stream);
+}
