@@ -326,10 +326,12 @@ static int read_full(int fd, unsigned char *buf, size_t n, size_t *got) {
 ** announces an entry for the key of exactly the file's size. A smaller file is read whole in one
 ** call (a hit then costs one read per file), its header checked before anything else is used. */
 #define WHOLE_READ_BYTES ((size_t)1 << 20)
+#define READ_NO_MEMORY (-3)
 
 /* Reads the entry at `path`. Never blocks (a FIFO is not opened for reading whole). 0: absent or
 ** unreadable; 1: *data filled; -1: *bad says why it is not an entry; -2: not a regular file,
-** *bad says what it is. */
+** *bad says what it is; READ_NO_MEMORY: no memory to read it into, which says nothing of the
+** entry. */
 static int read_entry(const char *path, const cj_cache_key *key, unsigned char **data, size_t *len,
                       struct stat *info, const char **bad) {
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
@@ -344,7 +346,7 @@ static int read_entry(const char *path, const cj_cache_key *key, unsigned char *
     *bad = S_ISDIR(info->st_mode) ? "a directory" : "not a regular file", result = -2;
   } else if ((size = (size_t)info->st_size) <= WHOLE_READ_BYTES &&
              !(buf = malloc(size ? size : 1))) {
-    result = 0;
+    result = READ_NO_MEMORY;
   } else if (!read_full(fd, buf, buf == head ? sizeof head : size, &got) ||
              (*bad = cj_cache_entry_check_header(buf, got, key, (uint64_t)size)) != NULL) {
     if (!*bad) *bad = "unreadable";
@@ -355,7 +357,7 @@ static int read_entry(const char *path, const cj_cache_key *key, unsigned char *
     else
       *bad = "truncated";
   } else if (!(*data = malloc(size))) {
-    result = 0;
+    result = READ_NO_MEMORY;
   } else {
     memcpy(*data, head, sizeof head);
     result =
@@ -398,6 +400,15 @@ static int disk_get(cj_cache *c, const cj_cache_key *key, int text, cj_cache_ent
     return 0;
   }
   if (got == 0) return 0; /* ENOENT: a plain miss */
+  if (got == READ_NO_MEMORY || bad == cj_cache_entry_no_memory) {
+    /* The allocation failed, not the entry: it stays for a later lookup with memory to spare. */
+    cj_warn(c->engine,
+            "cache entry %s (%lld bytes) could not be read: out of host memory; the entry is "
+            "kept and this lookup is a miss (the kernel is compiled instead). Free memory, or "
+            "lower the memory this process uses",
+            path, (long long)info.st_size);
+    return 0;
+  }
   if (bad) {
     if (unlink(path) == 0 || errno == ENOENT)
       cj_warn(c->engine, "cache entry %s is corrupt (%s); removed, recompiling", path, bad);
