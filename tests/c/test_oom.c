@@ -498,6 +498,35 @@ Test(oom, a_cache_entry_unread_for_want_of_memory_is_kept) {
     cr_assert_geq(misses, 4, "entry %d: the read and the entry's three parts", large);
   }
   free(text);
+  /* Memory only: an entry held there and not copied is kept as well, and the miss says so. */
+  setenv("CUJIT_CACHE", "off", 1);
+  cj_cache *c = cj_cache_open(engine);
+  cr_assert_not_null(c);
+  cr_assert_str_eq(cj_cache_dir_path(c), "", "the disk is off");
+  cj_cache_key key = {{9}};
+  cj_cache_entry e = {.ptx = "// held\n", .ptx_len = 8, .log = ""}, got;
+  cj_cache_put(c, &key, &e);
+  long k = 0;
+  for (;; k++) {
+    oom_warning[0] = '\0';
+    arm(k);
+    int hit = cj_cache_get(c, &key, &got);
+    int was_refused = failed;
+    disarm();
+    if (!was_refused) {
+      cr_assert_eq(hit, 1, "a memory hit once memory is granted");
+      cr_assert_str_eq(got.ptx, "// held\n");
+      cj_cache_entry_free(&got);
+      break;
+    }
+    cr_assert_eq(hit, 0, "allocation %ld refused", k);
+    cr_assert(strstr(oom_warning, "09000000000000000000000000000000 (held in memory) could not be "
+                                  "read: out of host memory; the entry is kept"),
+              "allocation %ld refused: warning '%s'", k, oom_warning);
+  }
+  cr_assert_geq(k, 2, "the PTX and the log");
+  cj_cache_close(c);
+  unsetenv("CUJIT_CACHE");
   cujit_close(engine);
   cj_scratch_remove();
 }

@@ -375,6 +375,17 @@ static int read_entry(const char *path, const cj_cache_key *key, unsigned char *
 #define LRU_RESOLUTION_SECONDS 3600
 #define TEMP_GRACE_SECONDS 60
 
+/* An allocation failed, not the entry: it stays for a later lookup with memory to spare. */
+static void warn_no_memory(cj_cache *c, const char *entry) {
+  cj_warn(c->engine,
+          "cache entry %s could not be read: out of host memory; the entry is kept and this "
+          "lookup is a miss (the kernel is compiled instead). Free memory, or lower the memory "
+          "this process uses",
+          entry);
+}
+
+/* 1: a hit; 0: a miss; NO_MEMORY_MISS: a miss for want of memory, warned of, the entry kept. */
+#define NO_MEMORY_MISS (-1)
 static int disk_get(cj_cache *c, const cj_cache_key *key, int text, cj_cache_entry *out) {
   char path[PATH_MAX + 40];
   entry_path(c, key, text, path, sizeof path);
@@ -400,15 +411,8 @@ static int disk_get(cj_cache *c, const cj_cache_key *key, int text, cj_cache_ent
     return 0;
   }
   if (got == 0) return 0; /* ENOENT: a plain miss */
-  if (got == READ_NO_MEMORY || bad == cj_cache_entry_no_memory) {
-    /* The allocation failed, not the entry: it stays for a later lookup with memory to spare. */
-    cj_warn(c->engine,
-            "cache entry %s (%lld bytes) could not be read: out of host memory; the entry is "
-            "kept and this lookup is a miss (the kernel is compiled instead). Free memory, or "
-            "lower the memory this process uses",
-            path, (long long)info.st_size);
-    return 0;
-  }
+  if (got == READ_NO_MEMORY || bad == cj_cache_entry_no_memory)
+    return warn_no_memory(c, path), NO_MEMORY_MISS;
   if (bad) {
     if (unlink(path) == 0 || errno == ENOENT)
       cj_warn(c->engine, "cache entry %s is corrupt (%s); removed, recompiling", path, bad);
@@ -566,17 +570,20 @@ static int get(cj_cache *cache, const cj_cache_key *key, int text, cj_cache_entr
   memset(out, 0, sizeof *out);
   pthread_mutex_lock(&cache->lock);
   setup_disk(cache);
-  int hit = 0;
+  int hit = 0, disk = 0;
   mem_slot *s = mem_find(cache, key);
   if (s && entry_copy(out, &s->entry)) {
     s->tick = ++cache->tick;
     cache->memory_hits += !text;
     hit = 1;
-  } else if (cache->disk_state == 1 && disk_get(cache, key, text, out)) {
+  } else if (cache->disk_state == 1 && (disk = disk_get(cache, key, text, out)) == 1) {
     cache->disk_hits += !text;
     mem_put(cache, key, out);
     hit = 2;
   } else {
+    char held[48]; /* held, but not copied (unless the disk said so already) */
+    if (s && disk != NO_MEMORY_MISS)
+      key_hex(key, held), warn_no_memory(cache, strcat(held, " (held in memory)"));
     cache->misses += !text;
   }
   pthread_mutex_unlock(&cache->lock);
