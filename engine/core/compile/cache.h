@@ -86,6 +86,13 @@ const char *cj_cache_entry_parse(const unsigned char *data, size_t len, const cj
                                  cj_cache_entry *out);
 /* CUJIT_CACHE_MAX's syntax: bytes with an optional K, M, G or T (and B/iB). 1 if valid. */
 int cj_cache_parse_size(const char *s, uint64_t *out);
+/* The disk part's settings from the environment (cache_dir.c): *max_bytes from CUJIT_CACHE_MAX
+** (the default when unset or not a size), *shared from CUJIT_CACHE_SHARED, and the directory in
+** dir (len bytes, 64 of them kept for an entry's name), made when missing. 1 when the disk is
+** used; 0 and dir empty when not: CUJIT_CACHE=off, or after one warning saying why. */
+#define CJ_CACHE_DEFAULT_MAX_BYTES ((uint64_t)1 << 30)
+int cj_cache_dir_choose(cujit_engine *engine, char *dir, size_t len, uint64_t *max_bytes,
+                        int *shared);
 
 const char *cj_cache_dir_path(const cj_cache *cache);
 void cj_cache_stats(cj_cache *cache, cujit_cache_stats *stats);
