@@ -830,7 +830,10 @@ CUJIT_API cujit_status cujit_launch_cooperative(cujit_kernel *kernel,
                                                 const cujit_launch_config *config,
                                                 const cujit_arg *args, size_t nargs);
 /* How many blocks of `block_threads` threads (and shared_bytes of dynamic shared memory) a
-** cooperative launch of the kernel may have on the current device. */
+** cooperative launch of the kernel may have on the current device; 0 when no such block fits (a
+** launch of it is refused, saying which limit it passes). On the CPU device: the number of
+** workers for a block of at most max_threads_per_block threads and max_shared_per_block_optin
+** bytes (a block holds one worker whatever its size), else 0. */
 CUJIT_API cujit_status cujit_kernel_max_cooperative_blocks(cujit_kernel *kernel,
                                                            unsigned block_threads,
                                                            unsigned shared_bytes,

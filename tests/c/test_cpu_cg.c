@@ -3,7 +3,8 @@
 ** one (kernels_src/cujit/cpu_cg.h): a warp-aggregated counter (coalesced_threads in a branch, the
 ** leader's atomicAdd, shfl of its result) and a labeled_partition histogram with cg::reduce, both
 ** against a host reference on random data; a double sum over tiles of 16 bit for bit in the
-** GPU's butterfly order; and the same source compiled for sm_90 by NVRTC.
+** GPU's butterfly order; the same source compiled for sm_90 by NVRTC; and, on the CPU device,
+** max_cooperative_blocks against what its cooperative launch takes, at the boundary.
 */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -163,4 +164,81 @@ Test(cpu_cg, the_source_compiles_for_sm_90) {
   const char *ptx = cujit_program_ptx(p, &len);
   cr_assert(ptx && strstr(ptx, ".entry histogram8"), "PTX lacks histogram8");
   cujit_program_free(p);
+}
+
+/* The CPU device's max_cooperative_blocks is exactly what its cooperative launch takes: one block
+** per worker for any block it runs (1 to 1024 threads, up to the opt-in shared memory limit), so
+** the largest grid it answers runs, with every block at the grid barrier at once, and one block
+** more is refused saying how many fit; a block past the thread or shared memory limit fits 0
+** times, and its launch is refused by that limit, naming it. */
+Test(cpu_cg, max_cooperative_blocks_is_what_a_cpu_cooperative_launch_takes) {
+  OK(cujit_set_device(engine, CUJIT_DEVICE_CPU));
+  cujit_device *dev;
+  cujit_device_info info = CUJIT_DEVICE_INFO_INIT;
+  OK(cujit_current_device(engine, &dev));
+  OK(cujit_device_info_get(dev, &info));
+  unsigned long long workers = (unsigned long long)info.multiprocessors;
+  unsigned max_threads = (unsigned)info.max_threads_per_block;
+  unsigned max_shared = (unsigned)info.max_shared_per_block_optin;
+  cujit_kernel *k;
+  OK(cujit_kernel_define(
+      engine, "meet(int *x)",
+      "if (threadIdx.x + threadIdx.y == 0) x[blockIdx.x] = (int)(blockDim.x * blockDim.y);\n"
+      "cooperative_groups::this_grid().sync();\n"
+      "if (blockIdx.x == 0 && threadIdx.x + threadIdx.y == 0) {\n"
+      "  int s = 0;\n"
+      "  for (unsigned b = 0; b < gridDim.x; b++) s += x[b];\n"
+      "  x[gridDim.x] = s;\n"
+      "}",
+      "#include <cooperative_groups.h>\n", NULL, &k));
+  int host[64];
+  cr_assert_lt(workers + 2, sizeof host / sizeof host[0], "a buffer for every block");
+  cujit_buffer *x = cj_test_upload(NULL, sizeof host, CUJIT_I32);
+  cujit_arg args[] = {CUJIT_ARG_BUF(x)};
+  const struct {
+    unsigned threads, shared;
+  } cases[] = {{1, 0},
+               {max_threads, 0},
+               {64, max_shared},
+               {32 * (max_threads / 32 + 1), 0},
+               {64, max_shared + 1}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    unsigned threads = cases[c].threads, shared = cases[c].shared;
+    unsigned long long fit = 99;
+    OK(cujit_kernel_max_cooperative_blocks(k, threads, shared, &fit));
+    int runs = threads <= max_threads && shared <= max_shared;
+    cr_assert_eq(fit, runs ? workers : 0, "%u threads, %u bytes: %llu blocks", threads, shared,
+                 fit);
+    cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
+    /* 32 x n: past the block's limit of threads with each dimension within its own */
+    cfg.block[0] = threads % 32 ? threads : 32, cfg.block[1] = threads % 32 ? 1 : threads / 32;
+    cfg.shared_bytes = shared;
+    if (runs) {
+      cfg.grid[0] = (unsigned)fit;
+      OK(cujit_launch_cooperative(k, &cfg, args, 1));
+      cj_test_download(host, x, sizeof host);
+      cr_assert_eq(host[fit], (int)(fit * threads), "%llu blocks of %u threads met", fit, threads);
+    }
+    cfg.grid[0] = (unsigned)fit + 1;
+    cr_assert_eq(cujit_launch_cooperative(k, &cfg, args, 1), CUJIT_ERROR_LAUNCH_CONFIG,
+                 "%llu blocks of %u threads, %u bytes", fit + 1, threads, shared);
+    char want[256];
+    if (runs)
+      snprintf(want, sizeof want,
+               "kernel 'meet': a cooperative launch of %llu blocks of %u threads does not fit "
+               "on the CPU device at once: at most %llu such blocks are co-resident (one block "
+               "per worker x %llu workers",
+               fit + 1, threads, fit, workers);
+    else if (threads > max_threads)
+      snprintf(want, sizeof want,
+               "kernel 'meet': a block of %u threads is over the CPU device's limit of %u", threads,
+               max_threads);
+    else
+      snprintf(want, sizeof want,
+               "kernel 'meet': %u bytes of dynamic shared memory is over the CPU device's limit "
+               "of %u bytes per block",
+               shared, max_shared);
+    cr_assert(strstr(cujit_errmsg(engine), want), "wanted '%s' in: %s", want, cujit_errmsg(engine));
+  }
+  cujit_buffer_free(x);
 }

@@ -2,7 +2,8 @@
 ** test_files.c -- cujit_file_write from C: its refusals (no path, NULL data, a directory, a
 ** socket), that a replaced file keeps its mode and a link its target, that a file with other hard
 ** links is written in place, that a new name is made 0666 less the umask, that a failed write
-** leaves the old file and no temporary file, and that SIGXFSZ does not end the process. The
+** leaves the old file and no temporary file (a dangling link stays dangling), that each failure
+** gives its true reason, and that SIGXFSZ does not end the process. The
 ** front ends (compile -o, image.write, :save, history) are in tests/sh/test_output_files.sh.
 */
 #include "scratch.h"
@@ -10,6 +11,7 @@
 #include <criterion/criterion.h>
 #include <cujit.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
@@ -183,28 +185,144 @@ Test(files, past_the_size_limit_the_old_file_stays_and_the_process_lives) {
   cr_assert(!sigismember(&pending, SIGXFSZ), "no SIGXFSZ left pending");
 }
 
-/* What is written in place (a dangling link's new target, a file with other hard links) cannot
-** be kept as it was: a write cut short says so, instead of the usual "as it was". */
+/* A file with other hard links is written in place and cannot be kept as it was: a write cut
+** short says so and why, instead of the usual "as it was". */
 Test(files, a_write_in_place_cut_short_says_the_file_may_be_incomplete) {
-  cr_assert_eq(symlink("made-by-link", at("dangling")), 0);
-  cr_assert_eq(write_past_the_limit("dangling"), CUJIT_ERROR_IO);
-  const char *msg = cujit_errmsg(engine);
-  cr_assert(strstr(msg, "dangling': File too large; free space (or raise the file size limit) "
-                        "and try again (it was written in place") &&
-                strstr(msg, "so it may be incomplete)") && !strstr(msg, "as it was"),
-            "%s", msg);
-  struct stat st;
-  cr_assert(stat(at("made-by-link"), &st) == 0 && st.st_size == 4096, "cut at the limit");
   put("h1", "shared");
   char second[600];
   snprintf(second, sizeof second, "%s/h2", dir);
   cr_assert_eq(link(at("h1"), second), 0);
   cr_assert_eq(write_past_the_limit("h1"), CUJIT_ERROR_IO);
-  msg = cujit_errmsg(engine);
-  cr_assert(strstr(msg, "(it was written in place, since it has other hard links") &&
-                !strstr(msg, "as it was"),
+  const char *msg = cujit_errmsg(engine);
+  cr_assert(strstr(msg, "h1': File too large; free space (or raise the file size limit) and try "
+                        "again (it was written in place, since it has other hard links, so it "
+                        "may be incomplete)") &&
+                !strstr(msg, "as it was") && !strstr(msg, "directory"),
             "%s", msg);
   cr_assert_eq(temporaries(), 0);
+}
+
+/* A link to nothing: its target is made and written whole by a rename, so a write cut short
+** leaves the link dangling as it was and no target; a target that cannot be made is refused
+** saying the link points to nothing and what to do. Never the in-place reasons of other files. */
+Test(files, a_dangling_link_is_left_as_it_was_or_refused_saying_so) {
+  cr_assert_eq(symlink("made-by-link", at("dangling")), 0);
+  cr_assert_eq(write_past_the_limit("dangling"), CUJIT_ERROR_IO);
+  const char *msg = cujit_errmsg(engine);
+  cr_assert(strstr(msg, "dangling': File too large; free space (or raise the file size limit) "
+                        "and try again; what was there is as it was") &&
+                !strstr(msg, "in place") && !strstr(msg, "hard links"),
+            "%s", msg);
+  struct stat st;
+  cr_assert(lstat(at("dangling"), &st) == 0 && S_ISLNK(st.st_mode), "the link stays");
+  cr_assert(stat(at("made-by-link"), &st) != 0 && errno == ENOENT, "no target left behind");
+  cr_assert_eq(temporaries(), 0);
+  cr_assert_eq(cujit_file_write(engine, at("dangling"), "made", 4), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert_str_eq(slurp("made-by-link"), "made", "with room, the target is made");
+  cr_assert(lstat(at("dangling"), &st) == 0 && S_ISLNK(st.st_mode), "and the link stays");
+  cr_assert_eq(symlink("no-such-dir/x", at("nowhere")), 0);
+  cr_assert_eq(cujit_file_write(engine, at("nowhere"), "x", 1), CUJIT_ERROR_IO);
+  msg = cujit_errmsg(engine);
+  cr_assert(strstr(msg, "nowhere': it is a symbolic link to 'no-such-dir/x', which does not exist "
+                        "and cannot be made (No such file or directory); point the link at a "
+                        "file that can be written, or remove the link, and try again") &&
+                !strstr(msg, "hard links") && !strstr(msg, "in place"),
+            "%s", msg);
+  cr_assert(lstat(at("nowhere"), &st) == 0 && S_ISLNK(st.st_mode));
+  cr_assert_eq(temporaries(), 0);
+}
+
+/* What a user who cannot write the directory gets, as the child reports it: each call's status
+** and message. */
+typedef struct ro_report {
+  cujit_status status[3];
+  char msg[3][600];
+} ro_report;
+
+/* In a directory its user cannot write (as root: a child process as nobody, for whom it is made
+** so), no temporary file can be made beside a file: the file itself is written in place. A write
+** cut short there says so with that reason; a file that cannot even be opened is as it was. */
+Test(files, a_file_in_a_read_only_directory_is_written_in_place_saying_why) {
+  uid_t user = geteuid() == 0 ? 65534 : geteuid(); /* nobody */
+  cr_assert_eq(mkdir(at("ro"), 0700), 0);
+  put("ro/f", "old");
+  put("ro/locked", "kept");
+  const char *names[] = {"ro", "ro/f", "ro/locked"};
+  for (int i = 0; i < 3 && geteuid() == 0; i++)
+    cr_assert_eq(chown(at(names[i]), user, user), 0, "%s", names[i]);
+  cr_assert_eq(chmod(dir, 0711), 0); /* the child may pass through the scratch directory */
+  cr_assert_eq(chmod(at("ro/locked"), 0444), 0);
+  cr_assert_eq(chmod(at("ro"), 0555), 0);
+  struct stat before;
+  cr_assert_eq(stat(at("ro/f"), &before), 0);
+  int fds[2];
+  cr_assert_eq(pipe(fds), 0);
+  pid_t child = fork();
+  if (child == 0) { /* no Criterion here: the report goes back through the pipe */
+    ro_report r;
+    memset(&r, 0, sizeof r);
+    if (geteuid() == 0 && (setgid(user) != 0 || setuid(user) != 0)) _exit(2);
+    if (access(at("ro/f"), W_OK) != 0 || access(at("ro"), W_OK) == 0) _exit(3);
+    r.status[0] = cujit_file_write(engine, at("ro/f"), "new", 3);
+    snprintf(r.msg[0], sizeof r.msg[0], "%s", cujit_errmsg(engine));
+    struct rlimit small = {.rlim_cur = 4096, .rlim_max = RLIM_INFINITY};
+    getrlimit(RLIMIT_FSIZE, &small);
+    small.rlim_cur = 4096;
+    setrlimit(RLIMIT_FSIZE, &small);
+    static char data[65536];
+    memset(data, 'x', sizeof data);
+    r.status[1] = cujit_file_write(engine, at("ro/f"), data, sizeof data);
+    snprintf(r.msg[1], sizeof r.msg[1], "%s", cujit_errmsg(engine));
+    r.status[2] = cujit_file_write(engine, at("ro/locked"), "x", 1);
+    snprintf(r.msg[2], sizeof r.msg[2], "%s", cujit_errmsg(engine));
+    _exit(write(fds[1], &r, sizeof r) == (ssize_t)sizeof r ? 0 : 4);
+  }
+  close(fds[1]);
+  ro_report r;
+  ssize_t got = read(fds[0], &r, sizeof r);
+  close(fds[0]);
+  int status;
+  waitpid(child, &status, 0);
+  cr_assert(WIFEXITED(status), "the child ended by a signal");
+  if (WEXITSTATUS(status) == 3)
+    cr_skip_test("user %d cannot reach %s, or can write its directory", (int)user, at("ro/f"));
+  cr_assert(WEXITSTATUS(status) == 0 && got == (ssize_t)sizeof r, "child: exit %d",
+            WEXITSTATUS(status));
+  cr_assert_eq(r.status[0], CUJIT_OK, "%s", r.msg[0]);
+  cr_assert_eq(r.status[1], CUJIT_ERROR_IO);
+  cr_assert(strstr(r.msg[1], "f': File too large; free space (or raise the file size limit) and "
+                             "try again (it was written in place, since its directory is not "
+                             "writable, so it may be incomplete)") &&
+                !strstr(r.msg[1], "hard links"),
+            "%s", r.msg[1]);
+  struct stat after;
+  cr_assert_eq(stat(at("ro/f"), &after), 0);
+  cr_assert(after.st_ino == before.st_ino && after.st_size == 4096, "written in place, cut short");
+  cr_assert_eq(r.status[2], CUJIT_ERROR_IO);
+  cr_assert(strstr(r.msg[2], "locked': Permission denied; check the path and its directory's "
+                             "permissions; what was there is as it was") &&
+                !strstr(r.msg[2], "in place"),
+            "%s", r.msg[2]);
+  cr_assert_str_eq(slurp("ro/locked"), "kept");
+}
+
+/* Standard output has nothing to keep as it was: a failed write says what may have gone out. */
+Test(files, a_failed_write_to_standard_output_says_so) {
+  fflush(stdout);
+  int saved = dup(1);
+  int fd = open("/dev/null", O_RDONLY); /* writes to it fail: EBADF */
+  dup2(fd, 1);
+  close(fd);
+  cujit_status st = cujit_file_write(engine, "-", "lost", 4);
+  dup2(saved, 1);
+  close(saved);
+  cr_assert_eq(st, CUJIT_ERROR_IO);
+  const char *msg = cujit_errmsg(engine);
+  cr_assert(strstr(msg, "cannot write to standard output ('-'): Bad file descriptor; part of the "
+                        "data may have been written") &&
+                !strstr(msg, "as it was") && !strstr(msg, "directory's permissions"),
+            "%s", msg);
 }
 
 Test(files, dash_is_standard_output) {

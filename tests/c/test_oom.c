@@ -8,7 +8,8 @@
 ** the include resolver, whose answer must then be the same as with every allocation granted, a
 ** graph's instantiation on the CPU device (its plan is one aligned_alloc), and foreign memory's
 ** wrap, DLPack export and import (a refusal takes nothing: no release, no deleter), and a cache
-** entry read back (a refusal leaves the entry empty: nothing half-made for the caller to leak).
+** entry read back (a refusal leaves the entry empty: nothing half-made for the caller to leak; on
+** disk, a refusal is a miss that says so and keeps the entry).
 */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -417,4 +418,115 @@ Test(oom, a_cache_entry_read_back_is_whole_or_empty) {
               got.cubin, (void *)got.log, (void *)got.names);
   }
   free(d);
+}
+
+/* --- a cache entry on disk read without memory ----------------------------------------------- */
+
+static char oom_warning[2048];
+static void keep_oom_warning(void *user, const char *message) {
+  (void)user;
+  snprintf(oom_warning, sizeof oom_warning, "%s", message);
+}
+
+/* A refused allocation says nothing about the entry on disk: every lookup under a refusal is a
+** whole hit or a miss that warns "out of host memory", never "corrupt", and keeps the file; a
+** lookup with memory then hits it. For an entry read whole and one read in two steps (over
+** 1 MiB: cache.c's WHOLE_READ_BYTES). Each lookup is by a cache just opened, so it reads the
+** disk. */
+Test(oom, a_cache_entry_unread_for_want_of_memory_is_kept) {
+  const char *dir = cj_scratch_make("oomcache");
+  setenv("CUJIT_CACHE_DIR", dir, 1);
+  cujit_engine *engine;
+  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
+  cujit_set_warning_handler(engine, keep_oom_warning, NULL);
+  size_t big = ((size_t)1 << 20) + 100;
+  char *text = malloc(big + 1);
+  cr_assert_not_null(text);
+  memset(text, 'p', big);
+  text[big] = '\0';
+  for (int large = 0; large < 2; large++) {
+    cj_cache_key key = {{(uint8_t)(7 + large)}};
+    unsigned char cubin[3] = {1, 2, 3};
+    cj_cache_entry e = {.ptx = large ? text : "// ptx\n",
+                        .ptx_len = large ? big : 7,
+                        .cubin = cubin,
+                        .cubin_len = sizeof cubin,
+                        .log = "a log"};
+    cj_cache *c = cj_cache_open(engine);
+    cr_assert_not_null(c);
+    cj_cache_put(c, &key, &e);
+    cj_cache_close(c);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%02x000000000000000000000000000000.cjc", dir, key.bytes[0]);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0, "the entry was written: %s", path);
+    long k = 0, misses = 0;
+    for (;; k++) {
+      c = cj_cache_open(engine);
+      cr_assert_not_null(c);
+      cr_assert_str_eq(cj_cache_dir_path(c), dir); /* the disk set up before any refusal */
+      cj_cache_entry got;
+      oom_warning[0] = '\0';
+      arm(k);
+      int hit = cj_cache_get(c, &key, &got);
+      int was_refused = failed;
+      disarm();
+      cj_cache_close(c);
+      cr_assert_eq(stat(path, &st), 0,
+                   "entry %d, allocation %ld refused: the entry is gone "
+                   "(warning: '%s')",
+                   large, k, oom_warning);
+      cr_assert_null(strstr(oom_warning, "corrupt"), "entry %d, allocation %ld: '%s'", large, k,
+                     oom_warning);
+      if (hit) {
+        cr_assert_eq(hit, 2, "from disk");
+        cr_assert(got.ptx_len == e.ptx_len && memcmp(got.ptx, e.ptx, e.ptx_len) == 0);
+        cr_assert(got.cubin_len == sizeof cubin && memcmp(got.cubin, cubin, sizeof cubin) == 0);
+        cr_assert_str_eq(got.log, "a log");
+        cj_cache_entry_free(&got);
+      } else {
+        misses++;
+        cr_assert(was_refused, "entry %d: a miss with every allocation granted", large);
+        cr_assert(!got.ptx && !got.cubin && !got.log, "entry %d, allocation %ld: a half entry",
+                  large, k);
+        cr_assert(strstr(oom_warning, "out of host memory") && strstr(oom_warning, "kept") &&
+                      strstr(oom_warning, path),
+                  "entry %d, allocation %ld refused: warning '%s'", large, k, oom_warning);
+      }
+      if (!was_refused) break;
+    }
+    cr_assert_geq(misses, 4, "entry %d: the read and the entry's three parts", large);
+  }
+  free(text);
+  /* Memory only: an entry held there and not copied is kept as well, and the miss says so. */
+  setenv("CUJIT_CACHE", "off", 1);
+  cj_cache *c = cj_cache_open(engine);
+  cr_assert_not_null(c);
+  cr_assert_str_eq(cj_cache_dir_path(c), "", "the disk is off");
+  cj_cache_key key = {{9}};
+  cj_cache_entry e = {.ptx = "// held\n", .ptx_len = 8, .log = ""}, got;
+  cj_cache_put(c, &key, &e);
+  long k = 0;
+  for (;; k++) {
+    oom_warning[0] = '\0';
+    arm(k);
+    int hit = cj_cache_get(c, &key, &got);
+    int was_refused = failed;
+    disarm();
+    if (!was_refused) {
+      cr_assert_eq(hit, 1, "a memory hit once memory is granted");
+      cr_assert_str_eq(got.ptx, "// held\n");
+      cj_cache_entry_free(&got);
+      break;
+    }
+    cr_assert_eq(hit, 0, "allocation %ld refused", k);
+    cr_assert(strstr(oom_warning, "09000000000000000000000000000000 (held in memory) could not be "
+                                  "read: out of host memory; the entry is kept"),
+              "allocation %ld refused: warning '%s'", k, oom_warning);
+  }
+  cr_assert_geq(k, 2, "the PTX and the log");
+  cj_cache_close(c);
+  unsetenv("CUJIT_CACHE");
+  cujit_close(engine);
+  cj_scratch_remove();
 }

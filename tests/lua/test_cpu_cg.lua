@@ -315,6 +315,15 @@ h.test("this_grid: ranks anywhere, grid.sync() under a cooperative launch", func
   local fit = m.grid_sum:max_cooperative_blocks(64)
   h.check(fit >= 1, "a block fits")
   local k = m.grid_sum
+  if on_cpu then -- one block per worker of any block the device runs; none of one it cannot run
+    local d = cuda.device()
+    h.eq(fit, d.multiprocessors, "one block of 64 threads per worker")
+    h.eq(k:max_cooperative_blocks(d.max_threads_per_block, d.max_shared_per_block_optin), fit,
+         "the largest block the CPU device runs")
+    h.eq(k:max_cooperative_blocks(d.max_threads_per_block + 1), 0, "a block of too many threads")
+    h.eq(k:max_cooperative_blocks(64, d.max_shared_per_block_optin + 1), 0,
+         "a block of too much shared memory")
+  end
   h.raises("bad argument #1 to 'max_cooperative_blocks' (a block of 1 to 1048576 threads)",
            function() return k:max_cooperative_blocks((1 << 20) + 1) end)
   h.raises("(a block of 1 to 1048576 threads)", k.max_cooperative_blocks, k, 0)

@@ -1,7 +1,8 @@
 # test_output_files.sh -- every file cujit writes for the user follows one rule (cujit_file_write,
 # engine/core/base/files.c): a regular file is replaced whole (a failure leaves it as it was), a
 # character device, FIFO or hard-linked file is written in place and never replaced, a symbolic
-# link keeps pointing where it did, a directory is refused. Checked through `cujit compile -o`,
+# link keeps pointing where it did (a link to nothing gets its target, or is left as it was), a
+# directory is refused; each failure says its true reason. Checked through `cujit compile -o`,
 # cuda.image.write, cuda.write_file, the REPL's :save and history, and the :restart replay file
 # (only the replay file :restart wrote is ever removed). Issue 23: `-o /dev/null` as root turned
 # /dev/null into a regular file, and a failed image write deleted the target.
@@ -117,6 +118,26 @@ same "write_file through a link writes the target" "$(cat plain.txt)" "again"
 same "write_file through a link keeps the link" "$(kind plain.link)" "symbolic link"
 run "$CUJIT" "$wf" no/such/dir/x "bytes"
 check "write_file to a missing directory says why" "$err" "cuda.write_file: cannot write 'no/such/dir/x': No such file or directory"
+# A link to nothing: the target is made (and removed again when the write fails: the link is left
+# dangling as it was); a target that cannot be made is refused saying the link points to nothing.
+ln -s made.txt dangling.link
+run "$CUJIT" "$wf" dangling.link "made"
+same "write_file through a dangling link makes its target" "$(cat made.txt)" "made"
+same "write_file through a dangling link keeps the link" "$(kind dangling.link)" "symbolic link"
+echo 'require "cujit".write_file(arg[1], string.rep("x", 65536))' >wf64k.lua
+ln -s unmade.txt dangling2.link
+run bash -c "ulimit -f 1; '$CUJIT' '$TMP/wf64k.lua' dangling2.link"
+check "write_file through a dangling link past the size limit says why" "$err" "cannot write 'dangling2.link': File too large; free space \\(or raise the file size limit\\) and try again; what was there is as it was"
+same "... and leaves no target" "$(kind unmade.txt)" "missing"
+same "... and the link dangling" "$(kind dangling2.link)" "symbolic link"
+ln -s no/such/dir/x nowhere.link
+run "$CUJIT" "$wf" nowhere.link "bytes"
+check "write_file through a link to nothing says so" "$err" "cuda.write_file: cannot write 'nowhere.link': it is a symbolic link to 'no/such/dir/x', which does not exist and cannot be made \\(No such file or directory\\); point the link at a file that can be written, or remove the link, and try again"
+check_not "... in no other words" "$err" "hard links|in place"
+echo shared >hl1
+ln hl1 hl2
+run bash -c "ulimit -f 1; '$CUJIT' '$TMP/wf64k.lua' hl1"
+check "write_file to a hard-linked file past the size limit gives its reason" "$err" "cannot write 'hl1': File too large; free space \\(or raise the file size limit\\) and try again \\(it was written in place, since it has other hard links, so it may be incomplete\\)"
 run "$CUJIT" -e 'require "cujit".write_file("x.txt", {})'
 check "write_file wants a string" "$err" "string expected, got table"
 same "nothing left behind by the writes" "$(ls -A | grep -c cujit-)" "0"

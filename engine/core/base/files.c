@@ -4,10 +4,11 @@
 ** cuda.write_file, the REPL's :save and history, NCCL id files): the rule that a write never
 ** harms what was there. A regular file (or a new name) is written to a temporary file beside it
 ** and renamed into place, so a failure (full disk, libpng error, `ulimit -f`) leaves the old file
-** as it was; through a symbolic link the link's target is the file replaced and the link stays.
-** Anything that is not a plain file of its own (a character device such as /dev/null, a FIFO, a
-** regular file with other hard links) is opened and written in place, never replaced or
-** removed; a directory, a block device and a socket are refused.
+** as it was; through a symbolic link the link's target is the file replaced and the link stays
+** (a link to nothing: its target is made, and removed again if the write fails). Anything that
+** is not a plain file of its own (a character device such as /dev/null, a FIFO, a regular file
+** with other hard links) is opened and written in place, never replaced or removed, and so is a
+** file whose directory is not writable; a directory, a block device and a socket are refused.
 */
 #define _GNU_SOURCE /* renameat2's RENAME_NOREPLACE */
 #include "files.h"
@@ -87,10 +88,13 @@ static int write_by_rename(const char *target, int replace, mode_t mode, const v
   return ok;
 }
 
-/* Opens the existing `path` without creating or replacing it and writes the data into it. */
-static int write_in_place(const char *path, int truncate, const void *data, size_t len, int *err) {
+/* Opens the existing `path` without creating or replacing it and writes the data into it.
+** *opened: it was opened (and, with `truncate`, emptied): a failure after that leaves it cut. */
+static int write_in_place(const char *path, int truncate, const void *data, size_t len, int *err,
+                          int *opened) {
   int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | (truncate ? O_TRUNC : 0));
   if (fd < 0) return *err = errno, 0;
+  *opened = 1;
   int ok = write_guarded(fd, data, len);
   *err = errno;
   if (close(fd) != 0 && ok) ok = 0, *err = errno;
@@ -102,6 +106,39 @@ static int write_stdout(const void *data, size_t len, int *err) {
   int ok = write_guarded(STDOUT_FILENO, data, len);
   *err = errno;
   return ok;
+}
+
+/* `path` is a symbolic link to nothing (through any chain of links). Its target is made empty
+** (the test that it can be made there), then written by a rename like any regular file, so that
+** a failed write removes it and leaves the link dangling as it was. -1: the target cannot be
+** made, and the message says so and what to do; else as write_by_rename. */
+static int write_dangling(cujit_engine *engine, const char *fn, const char *path, mode_t mask,
+                          const void *data, size_t len, int *err) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666 & ~mask);
+  struct stat made;
+  if (fd < 0 || fstat(fd, &made) != 0) {
+    *err = errno;
+    if (fd >= 0) close(fd);
+    char to[PATH_MAX];
+    ssize_t n = readlink(path, to, sizeof to - 1);
+    to[n > 0 ? n : 0] = '\0';
+    cj_fail(engine, CUJIT_ERROR_IO,
+            "%s%scannot write '%s': it is a symbolic link to '%s', which does not exist and "
+            "cannot be made (%s); point the link at a file that can be written, or remove the "
+            "link, and try again",
+            fn, *fn ? ": " : "", path, to, strerror(*err));
+    return -1;
+  }
+  close(fd);
+  char *target = realpath(path, NULL); /* it resolves now */
+  if (!target) return *err = errno, 0;
+  int ok = write_by_rename(target, 1, made.st_mode & 07777, data, len, err);
+  struct stat now;
+  if (ok != 1 && lstat(target, &now) == 0 && now.st_ino == made.st_ino &&
+      now.st_dev == made.st_dev && now.st_size == 0)
+    unlink(target); /* the empty file made above, still untouched */
+  free(target);
+  return ok < 0 ? 0 : ok;
 }
 
 static const char *kind_of(mode_t m) {
@@ -122,7 +159,8 @@ cujit_status cj_file_write(cujit_engine *engine, const char *fn, const char *pat
                    len);
   static const unsigned char none[1];
   if (!data) data = none;
-  int err = 0, ok = 0, in_place = 0; /* in_place: a regular file was opened and truncated */
+  int err = 0, ok = 0;
+  const char *in_place = NULL; /* why a regular file was opened and truncated, not replaced */
   if (strcmp(path, "-") == 0) {
     ok = write_stdout(data, len, &err);
   } else {
@@ -136,15 +174,9 @@ cujit_status cj_file_write(cujit_engine *engine, const char *fn, const char *pat
           break;
         }
         struct stat link;
-        if (lstat(path, &link) == 0) { /* a dangling symbolic link: create its target */
-          int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-          if (fd < 0) {
-            err = errno;
-            break;
-          }
-          close(fd);
-          ok = write_in_place(path, 1, data, len, &err);
-          in_place = 1;
+        if (lstat(path, &link) == 0) { /* a dangling symbolic link */
+          ok = write_dangling(engine, fn, path, mask, data, len, &err);
+          if (ok < 0) return CUJIT_ERROR_IO; /* its message is set */
           break;
         }
         ok = write_by_rename(path, 0, 0666 & ~mask, data, len, &err);
@@ -159,8 +191,9 @@ cujit_status cj_file_write(cujit_engine *engine, const char *fn, const char *pat
                        "pipe. Give a file name",
                        fn, sep, path, refused);
       if (!S_ISREG(st.st_mode) || st.st_nlink > 1) { /* /dev/null, a FIFO, a shared inode */
-        ok = write_in_place(path, S_ISREG(st.st_mode), data, len, &err);
-        in_place = S_ISREG(st.st_mode);
+        int opened = 0;
+        ok = write_in_place(path, S_ISREG(st.st_mode), data, len, &err, &opened);
+        if (S_ISREG(st.st_mode) && opened) in_place = "it has other hard links";
         break;
       }
       char *target = realpath(path, NULL); /* through links: the file they point at */
@@ -169,9 +202,12 @@ cujit_status cj_file_write(cujit_engine *engine, const char *fn, const char *pat
         break;
       }
       ok = write_by_rename(target, 1, st.st_mode & 07777, data, len, &err);
-      if (ok < 0) { /* no temporary file beside it (a read-only directory): the file itself */
-        ok = write_in_place(target, 1, data, len, &err);
-        in_place = 1;
+      /* No temporary file beside it because its directory is not writable: the file itself,
+      ** which may be. Not for a full disk: truncating the file would lose it. */
+      if (ok < 0 && (err == EACCES || err == EPERM)) {
+        int opened = 0;
+        ok = write_in_place(target, 1, data, len, &err, &opened);
+        if (opened) in_place = "its directory is not writable";
       }
       free(target);
       break;
@@ -179,14 +215,18 @@ cujit_status cj_file_write(cujit_engine *engine, const char *fn, const char *pat
     if (ok < 0) ok = 0;
   }
   if (ok) return CUJIT_OK;
+  if (strcmp(path, "-") == 0) /* nothing there to keep: what was written is out */
+    return cj_fail(engine, CUJIT_ERROR_IO,
+                   "%s%scannot write to standard output ('-'): %s; part of the data may have "
+                   "been written. Check where standard output goes (a closed pipe, a full disk)",
+                   fn, sep, strerror(err ? err : EIO));
   int full = err == ENOSPC || err == EFBIG || err == EDQUOT;
-  return cj_fail(engine, CUJIT_ERROR_IO, "%s%scannot write '%s': %s; %s%s", fn, sep, path,
+  return cj_fail(engine, CUJIT_ERROR_IO, "%s%scannot write '%s': %s; %s%s%s%s", fn, sep, path,
                  strerror(err ? err : EIO),
                  full ? "free space (or raise the file size limit) and try again"
                       : "check the path and its directory's permissions",
-                 in_place ? " (it was written in place, since it has other hard links or its "
-                            "directory is not writable, so it may be incomplete)"
-                          : "; what was there is as it was");
+                 in_place ? " (it was written in place, since " : "; what was there is as it was",
+                 in_place ? in_place : "", in_place ? ", so it may be incomplete)" : "");
 }
 
 cujit_status cujit_file_write(cujit_engine *engine, const char *path, const void *data,

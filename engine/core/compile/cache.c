@@ -23,7 +23,6 @@
 
 #define MEM_SLOTS 64
 #define MEM_MAX_BYTES ((size_t)64 << 20)
-#define DEFAULT_MAX_BYTES ((uint64_t)1 << 30)
 
 typedef struct mem_slot {
   int used;
@@ -59,154 +58,12 @@ static void key_hex(const cj_cache_key *key, char out[33]) {
 /* --- setting up --------------------------------------------------------------------------------
  */
 
-/* CUJIT_CACHE_MAX: bytes, with an optional K, M, G or T (powers of 1024, "KB"/"KiB" too). */
-int cj_cache_parse_size(const char *s, uint64_t *out) {
-  char *end;
-  errno = 0;
-  if (!isdigit((unsigned char)*s)) return 0;
-  unsigned long long n = strtoull(s, &end, 10);
-  if (errno || end == s) return 0;
-  uint64_t mult = 1;
-  if (*end) {
-    const char *units = "KMGT";
-    const char *u = strchr(units, toupper((unsigned char)*end));
-    if (!u) return 0;
-    for (const char *k = units; k <= u; k++) mult *= 1024;
-    end++;
-    if (strcmp(end, "B") == 0 || strcmp(end, "b") == 0 || strcmp(end, "iB") == 0) end = "";
-    if (*end) return 0;
-  }
-  if (n == 0 || n > UINT64_MAX / mult) return 0;
-  *out = n * mult;
-  return 1;
-}
-
-/* CUJIT_CACHE: off (0, no, false) or on; "disabled", an older spelling, is off too. A value not
-** understood warns and keeps the disk cache on (what an unset variable means). */
-static int env_off(cujit_engine *engine) {
-  const char *v = getenv("CUJIT_CACHE");
-  if (v && strcasecmp(v, "disabled") == 0) return 1;
-  int on = 1;
-  char why[256];
-  if (cj_env_bool("CUJIT_CACHE", &on, why, sizeof why) == CJ_ENV_BAD) {
-    cj_warn(engine, "%s; the disk cache stays on", why);
-    on = 1;
-  }
-  return !on;
-}
-
-/* The directory exists and is writable: 0 and its *st, else an errno. */
-static int usable_dir(const char *path, struct stat *st) {
-  if (stat(path, st) != 0) return errno;
-  if (!S_ISDIR(st->st_mode)) return ENOTDIR;
-  if (access(path, W_OK | X_OK) != 0) return errno;
-  return 0;
-}
-
-/* mkdir -p; returns 0 or an errno. An existing directory (the usual case) costs no mkdir. */
-static int make_dirs(const char *path, struct stat *st) {
-  if (usable_dir(path, st) == 0) return 0;
-  char buf[PATH_MAX];
-  if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return ENAMETOOLONG;
-  for (char *p = buf + 1;; p++) {
-    if (*p == '/' || *p == '\0') {
-      char c = *p;
-      *p = '\0';
-      int made = mkdir(buf, 0700) == 0;
-      if (!made && errno != EEXIST) return errno;
-      *p = c;
-      if (c == '\0') {
-        if (made && chmod(buf, 0700) != 0) return errno; /* 0700 whatever the umask */
-        break;
-      }
-    }
-  }
-  return usable_dir(path, st);
-}
-
-/* The directory and the variable it came from; NULL when none is set. Room is left for an
-** entry's name after the directory, so a path that does not fit is refused, never cut. */
-static const char *where_from(char *dir, size_t len, int *too_long) {
-  static const char *const vars[] = {"CUJIT_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
-  static const char *const suffixes[] = {"", "/cujit", "/.cache/cujit"};
-  for (int i = 0; i < 3; i++) {
-    const char *v = getenv(vars[i]);
-    if (!v || !*v || (i == 1 && *v != '/')) continue;
-    *too_long = (size_t)snprintf(dir, len, "%s%s", v, suffixes[i]) + 64 >= len;
-    return vars[i];
-  }
-  return NULL;
-}
-
-/* 0, or why a directory that others may write is not used: whoever can write it chooses the
-** code the GPU runs (entries are checked for integrity, not authenticity). */
-static const char *unsafe_dir(const struct stat *st) {
-  if (st->st_uid != geteuid()) return "it belongs to another user";
-  if (st->st_mode & (S_IWGRP | S_IWOTH)) return "group or others may write it";
-  return NULL;
-}
-
 /* Done on first use rather than in cj_cache_open, so that a warning reaches the handler the
-** program installs right after cujit_open. Called with the lock held. Reads CUJIT_CACHE_MAX too,
-** for the same reason. */
+** program installs right after cujit_open (cache_dir.c). Called with the lock held. */
 static void setup_disk(cj_cache *c) {
   if (c->disk_state != 0) return;
-  c->disk_state = -1;
-  const char *v = getenv("CUJIT_CACHE_MAX");
-  if (v && *v && !cj_cache_parse_size(v, &c->max_bytes)) {
-    c->max_bytes = DEFAULT_MAX_BYTES;
-    cj_warn(c->engine,
-            "CUJIT_CACHE_MAX='%s' is not a size; using 1G. Write bytes with an "
-            "optional K, M or G, such as 512M",
-            v);
-  }
-  if (env_off(c->engine)) return;
-  int too_long = 0;
-  const char *from = where_from(c->dir, sizeof c->dir, &too_long);
-  if (from && too_long) {
-    cj_warn(c->engine,
-            "cache directory from %s is too long (the limit is %d bytes); compiled kernels are "
-            "kept in memory only. Set CUJIT_CACHE_DIR to a shorter path",
-            from, (int)sizeof c->dir - 64);
-    c->dir[0] = '\0';
-    return;
-  }
-  if (!from) {
-    c->dir[0] = '\0';
-    cj_warn(c->engine, "no cache directory: neither CUJIT_CACHE_DIR, XDG_CACHE_HOME nor HOME is "
-                       "set; compiled kernels are kept in memory only. Set CUJIT_CACHE_DIR to a "
-                       "writable directory (or CUJIT_CACHE=off to silence this)");
-    return;
-  }
-  struct stat st; /* of the directory, as make_dirs found it usable */
-  int err = make_dirs(c->dir, &st);
-  if (err) {
-    cj_warn(c->engine,
-            "cache directory '%s' (from %s) cannot be used: %s; compiled kernels are kept in "
-            "memory only. Set CUJIT_CACHE_DIR to a writable directory (or CUJIT_CACHE=off to "
-            "silence this)",
-            c->dir, from, strerror(err));
-    c->dir[0] = '\0';
-    return;
-  }
-  int shared = 0;
-  char why[256];
-  if (cj_env_bool("CUJIT_CACHE_SHARED", &shared, why, sizeof why) == CJ_ENV_BAD) {
-    cj_warn(c->engine, "%s; the cache is not shared", why);
-    shared = 0;
-  }
-  c->shared = shared;
-  const char *unsafe = c->shared ? NULL : unsafe_dir(&st);
-  if (unsafe) {
-    cj_warn(c->engine,
-            "cache directory '%s' (from %s) is not used: %s, and whoever can write it chooses "
-            "the code your GPU runs; compiled kernels are kept in memory only. Use a directory "
-            "of your own (chmod 700 '%s'), or set CUJIT_CACHE_SHARED=1 to share it knowingly",
-            c->dir, from, unsafe, c->dir);
-    c->dir[0] = '\0';
-    return;
-  }
-  c->disk_state = 1;
+  c->disk_state =
+      cj_cache_dir_choose(c->engine, c->dir, sizeof c->dir, &c->max_bytes, &c->shared) ? 1 : -1;
 }
 
 cj_cache *cj_cache_open(cujit_engine *engine) {
@@ -214,7 +71,7 @@ cj_cache *cj_cache_open(cujit_engine *engine) {
   if (!c) return NULL;
   c->engine = engine;
   pthread_mutex_init(&c->lock, NULL);
-  c->max_bytes = DEFAULT_MAX_BYTES;
+  c->max_bytes = CJ_CACHE_DEFAULT_MAX_BYTES;
   return c;
 }
 
@@ -326,10 +183,12 @@ static int read_full(int fd, unsigned char *buf, size_t n, size_t *got) {
 ** announces an entry for the key of exactly the file's size. A smaller file is read whole in one
 ** call (a hit then costs one read per file), its header checked before anything else is used. */
 #define WHOLE_READ_BYTES ((size_t)1 << 20)
+#define READ_NO_MEMORY (-3)
 
 /* Reads the entry at `path`. Never blocks (a FIFO is not opened for reading whole). 0: absent or
 ** unreadable; 1: *data filled; -1: *bad says why it is not an entry; -2: not a regular file,
-** *bad says what it is. */
+** *bad says what it is; READ_NO_MEMORY: no memory to read it into, which says nothing of the
+** entry. */
 static int read_entry(const char *path, const cj_cache_key *key, unsigned char **data, size_t *len,
                       struct stat *info, const char **bad) {
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
@@ -344,7 +203,7 @@ static int read_entry(const char *path, const cj_cache_key *key, unsigned char *
     *bad = S_ISDIR(info->st_mode) ? "a directory" : "not a regular file", result = -2;
   } else if ((size = (size_t)info->st_size) <= WHOLE_READ_BYTES &&
              !(buf = malloc(size ? size : 1))) {
-    result = 0;
+    result = READ_NO_MEMORY;
   } else if (!read_full(fd, buf, buf == head ? sizeof head : size, &got) ||
              (*bad = cj_cache_entry_check_header(buf, got, key, (uint64_t)size)) != NULL) {
     if (!*bad) *bad = "unreadable";
@@ -355,7 +214,7 @@ static int read_entry(const char *path, const cj_cache_key *key, unsigned char *
     else
       *bad = "truncated";
   } else if (!(*data = malloc(size))) {
-    result = 0;
+    result = READ_NO_MEMORY;
   } else {
     memcpy(*data, head, sizeof head);
     result =
@@ -373,6 +232,17 @@ static int read_entry(const char *path, const cj_cache_key *key, unsigned char *
 #define LRU_RESOLUTION_SECONDS 3600
 #define TEMP_GRACE_SECONDS 60
 
+/* An allocation failed, not the entry: it stays for a later lookup with memory to spare. */
+static void warn_no_memory(cj_cache *c, const char *entry) {
+  cj_warn(c->engine,
+          "cache entry %s could not be read: out of host memory; the entry is kept and this "
+          "lookup is a miss (the kernel is compiled instead). Free memory, or lower the memory "
+          "this process uses",
+          entry);
+}
+
+/* 1: a hit; 0: a miss; NO_MEMORY_MISS: a miss for want of memory, warned of, the entry kept. */
+#define NO_MEMORY_MISS (-1)
 static int disk_get(cj_cache *c, const cj_cache_key *key, int text, cj_cache_entry *out) {
   char path[PATH_MAX + 40];
   entry_path(c, key, text, path, sizeof path);
@@ -398,6 +268,8 @@ static int disk_get(cj_cache *c, const cj_cache_key *key, int text, cj_cache_ent
     return 0;
   }
   if (got == 0) return 0; /* ENOENT: a plain miss */
+  if (got == READ_NO_MEMORY || bad == cj_cache_entry_no_memory)
+    return warn_no_memory(c, path), NO_MEMORY_MISS;
   if (bad) {
     if (unlink(path) == 0 || errno == ENOENT)
       cj_warn(c->engine, "cache entry %s is corrupt (%s); removed, recompiling", path, bad);
@@ -555,17 +427,20 @@ static int get(cj_cache *cache, const cj_cache_key *key, int text, cj_cache_entr
   memset(out, 0, sizeof *out);
   pthread_mutex_lock(&cache->lock);
   setup_disk(cache);
-  int hit = 0;
+  int hit = 0, disk = 0;
   mem_slot *s = mem_find(cache, key);
   if (s && entry_copy(out, &s->entry)) {
     s->tick = ++cache->tick;
     cache->memory_hits += !text;
     hit = 1;
-  } else if (cache->disk_state == 1 && disk_get(cache, key, text, out)) {
+  } else if (cache->disk_state == 1 && (disk = disk_get(cache, key, text, out)) == 1) {
     cache->disk_hits += !text;
     mem_put(cache, key, out);
     hit = 2;
   } else {
+    char held[48]; /* held, but not copied (unless the disk said so already) */
+    if (s && disk != NO_MEMORY_MISS)
+      key_hex(key, held), warn_no_memory(cache, strcat(held, " (held in memory)"));
     cache->misses += !text;
   }
   pthread_mutex_unlock(&cache->lock);

@@ -1,8 +1,9 @@
 /*
 ** cache.h -- the memory + disk cache of compiled code, keyed by a hash of everything that reaches
 ** the compiler. Entries are written to a temporary file and renamed into place; each carries a
-** verified header; a bad entry is a miss, removed with a warning. The disk part is bounded by
-** CUJIT_CACHE_MAX and evicts least recently used entries. Internal.
+** verified header; a bad entry is a miss, removed with a warning (an entry that cannot be read
+** for want of memory is a miss too, with a warning that says so, and is kept). The disk part is
+** bounded by CUJIT_CACHE_MAX and evicts least recently used entries. Internal.
 */
 #ifndef CUJIT_CACHE_H
 #define CUJIT_CACHE_H
@@ -77,11 +78,21 @@ unsigned char *cj_cache_entry_encode(const cj_cache_key *key, const cj_cache_ent
 const char *cj_cache_entry_check_header(const unsigned char *data, size_t n,
                                         const cj_cache_key *key, uint64_t file_size);
 /* An entry file's bytes read back for `key`: NULL and a filled entry, or why they are not one
-** (the header as above, then the checksum). */
+** (the header as above, then the checksum), or cj_cache_entry_no_memory (this very pointer) when
+** an allocation failed: then the bytes may well be an entry, and the file must be kept. The entry
+** is left empty on every failure. */
+extern const char cj_cache_entry_no_memory[];
 const char *cj_cache_entry_parse(const unsigned char *data, size_t len, const cj_cache_key *key,
                                  cj_cache_entry *out);
 /* CUJIT_CACHE_MAX's syntax: bytes with an optional K, M, G or T (and B/iB). 1 if valid. */
 int cj_cache_parse_size(const char *s, uint64_t *out);
+/* The disk part's settings from the environment (cache_dir.c): *max_bytes from CUJIT_CACHE_MAX
+** (the default when unset or not a size), *shared from CUJIT_CACHE_SHARED, and the directory in
+** dir (len bytes, 64 of them kept for an entry's name), made when missing. 1 when the disk is
+** used; 0 and dir empty when not: CUJIT_CACHE=off, or after one warning saying why. */
+#define CJ_CACHE_DEFAULT_MAX_BYTES ((uint64_t)1 << 30)
+int cj_cache_dir_choose(cujit_engine *engine, char *dir, size_t len, uint64_t *max_bytes,
+                        int *shared);
 
 const char *cj_cache_dir_path(const cj_cache *cache);
 void cj_cache_stats(cj_cache *cache, cujit_cache_stats *stats);

@@ -118,6 +118,8 @@ const char *cj_cache_entry_check_header(const unsigned char *d, size_t n, const 
   return NULL;
 }
 
+const char cj_cache_entry_no_memory[] = "out of memory";
+
 const char *cj_cache_entry_parse(const unsigned char *d, size_t n, const cj_cache_key *key,
                                  cj_cache_entry *out) {
   memset(out, 0, sizeof *out);
@@ -140,7 +142,7 @@ const char *cj_cache_entry_parse(const unsigned char *d, size_t n, const cj_cach
     memcpy(out->names, nul + 1, out->names_len = names);
   if (!out->ptx || (cubin && !out->cubin) || !out->log || (names && !out->names)) {
     cj_cache_entry_free(out);
-    return "out of memory";
+    return cj_cache_entry_no_memory;
   }
   if (cubin) memcpy(out->cubin, p + ptx, cubin);
   out->ptx_len = ptx;

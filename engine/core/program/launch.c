@@ -475,11 +475,18 @@ static cujit_status check_cooperative(cujit_kernel *k, cujit_device *dev, cj_ker
   unsigned long long blocks = (unsigned long long)grid[0] * grid[1] * grid[2];
   cujit_status st = dev->ops->coresident_blocks(dev, on->fn, threads, config->shared_bytes, &fit);
   if (st != CUJIT_OK || blocks <= fit) return st;
+  char name[32], why[96];
+  if (dev->ordinal == CUJIT_DEVICE_CPU) /* a block holds its worker to its end */
+    snprintf(why, sizeof why, "one block per worker x %d workers (CUJIT_CPU_THREADS)",
+             dev->info.multiprocessors);
+  else
+    snprintf(why, sizeof why, "blocks per SM x %d SMs", dev->info.multiprocessors);
   return cj_fail(k->engine, CUJIT_ERROR_LAUNCH_CONFIG,
                  "kernel '%s': a cooperative launch of %llu blocks of %u threads does not fit on "
-                 "device %d at once: at most %llu such blocks are co-resident (blocks per SM x %d "
-                 "SMs); launch at most %llu blocks and loop over the data in the kernel",
-                 k->sig.name, blocks, threads, dev->ordinal, fit, dev->info.multiprocessors, fit);
+                 "%s at once: at most %llu such blocks are co-resident (%s); launch at most %llu "
+                 "blocks and loop over the data in the kernel",
+                 k->sig.name, blocks, threads, cj_device_name(dev, name, sizeof name), fit, why,
+                 fit);
 }
 
 cujit_status cujit_launch_cooperative(cujit_kernel *kernel, const cujit_launch_config *config,

@@ -212,11 +212,18 @@ cujit_status cj_cpu_get_global(cujit_device *dev, void *module, const char *name
 }
 
 /* One block per worker: a worker runs a block to its end before it takes another, so a block
-** waiting at the grid barrier holds its worker (launch.c refuses a larger grid, saying this). */
+** waiting at the grid barrier holds its worker (launch.c refuses a larger grid, saying this).
+** Any block the device runs fits a worker whole, whatever its size: its threads are the worker's
+** fibers (up to max_threads_per_block) and its dynamic shared memory the worker's buffer (up to
+** the opt-in limit, cj_cpu_allow_shared). A block past either limit runs nowhere: 0 blocks, as a
+** GPU's occupancy answers, and a launch of it is refused by those limits (launch.c). */
 cujit_status cj_cpu_coresident_blocks(cujit_device *dev, void *fn, unsigned threads,
                                       unsigned shared_bytes, unsigned long long *blocks) {
-  (void)fn, (void)threads, (void)shared_bytes;
-  *blocks = (unsigned long long)dev->info.multiprocessors; /* the workers */
+  (void)fn;
+  const cujit_device_info *info = &dev->info;
+  int runs = threads >= 1 && threads <= (unsigned)info->max_threads_per_block &&
+             shared_bytes <= (unsigned)info->max_shared_per_block_optin;
+  *blocks = runs ? (unsigned long long)info->multiprocessors : 0; /* the workers */
   return CUJIT_OK;
 }
 
