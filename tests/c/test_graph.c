@@ -14,39 +14,16 @@
 #include <string.h>
 
 #include "fixture.h"
+#include "axpb.h"
 #include "gpu.h"
 
 TestSuite(graph, .init = cj_fixture_open, .fini = cj_fixture_close);
 
 #define N 1000
-#define EXPECT_OK(call) cr_assert_eq((call), CUJIT_OK, "%s: %s", #call, cujit_errmsg(engine))
-#define EXPECT_FAIL(call, status, part)                                                            \
-  do {                                                                                             \
-    cujit_status st_ = (call);                                                                     \
-    cr_expect_eq(st_, (status), "%s gave %s (%s)", #call, cujit_status_string(st_),                \
-                 cujit_errmsg(engine));                                                            \
-    cr_expect(strstr(cujit_errmsg(engine), (part)) != NULL, "%s: \"%s\" lacks \"%s\"", #call,      \
-              cujit_errmsg(engine), (part));                                                       \
-  } while (0)
 
-/* x[i] = a * x[i] + b over n elements. */
-static cujit_kernel *define_axpb(void) {
-  cujit_kernel *k;
-  EXPECT_OK(cujit_kernel_define(engine, "axpb(float *x, float a, float b, int n)",
-                                "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                                "if (i < n) x[i] = a * x[i] + b;",
-                                NULL, NULL, &k));
-  return k;
-}
-
+/* x = a x + b in float over the N elements of x, on stream s (axpb.h). */
 static cujit_status axpb(cujit_kernel *k, cujit_buffer *x, double a, double b, cujit_stream *s) {
-  cujit_launch_config c = {.size = sizeof c,
-                           .grid = {(N + 127) / 128, 1, 1},
-                           .block = {128, 1, 1},
-                           .shared_bytes = 0,
-                           .stream = s};
-  cujit_arg args[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_F(a), CUJIT_ARG_F(b), CUJIT_ARG_I(N)};
-  return cujit_launch(k, &c, args, 4);
+  return cj_axpb_launch(k, x, a, b, N, s);
 }
 
 static void fill(float *h, float v) {
@@ -104,7 +81,7 @@ static setup make_setup(float start) {
   setup u;
   CJ_NEED_DEVICE(engine);
   EXPECT_OK(cujit_stream_create(engine, &u.s));
-  u.k = define_axpb();
+  u.k = cj_axpb_define("float");
   u.x = upload_filled(start);
   int block;
   EXPECT_OK(cujit_kernel_suggest_block(u.k, &block, NULL)); /* loads it on the device */

@@ -11,20 +11,12 @@
 #include <string.h>
 
 #include "fixture.h"
+#include "axpb.h"
 #include "gpu.h"
 
 TestSuite(graph_args, .init = cj_fixture_open, .fini = cj_fixture_close);
 
 #define N 512
-#define EXPECT_OK(call) cr_assert_eq((call), CUJIT_OK, "%s: %s", #call, cujit_errmsg(engine))
-#define EXPECT_FAIL(call, status, text)                                                            \
-  do {                                                                                             \
-    cujit_status st_ = (call);                                                                     \
-    cr_expect_eq(st_, (status), "%s gave %s (%s)", #call, cujit_status_string(st_),                \
-                 cujit_errmsg(engine));                                                            \
-    cr_expect(strstr(cujit_errmsg(engine), (text)) != NULL, "%s: \"%s\" lacks \"%s\"", #call,      \
-              cujit_errmsg(engine), (text));                                                       \
-  } while (0)
 
 /* A buffer of N floats and its host mirror: every kernel run is applied to both. */
 typedef struct vec {
@@ -49,23 +41,9 @@ static void vec_check(const vec *v, const char *what) {
     cr_assert_eq(got[i], v->h[i], "%s: [%d] = %g, want %g", what, i, got[i], v->h[i]);
 }
 
-static cujit_kernel *axpb_kernel(void) {
-  cujit_kernel *k;
-  EXPECT_OK(cujit_kernel_define(engine, "axpb(T *x, T a, T b, int n)",
-                                "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                                "if (i < n) x[i] = a * x[i] + b;",
-                                NULL, NULL, &k));
-  return k;
-}
-
+/* x = a x + b over the N elements of x, on stream s (axpb.h). */
 static cujit_status launch(cujit_kernel *k, cujit_buffer *x, double a, double b, cujit_stream *s) {
-  cujit_launch_config c = {.size = sizeof c,
-                           .grid = {(N + 127) / 128, 1, 1},
-                           .block = {128, 1, 1},
-                           .shared_bytes = 0,
-                           .stream = s};
-  cujit_arg args[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_F(a), CUJIT_ARG_F(b), CUJIT_ARG_I(N)};
-  return cujit_launch(k, &c, args, 4);
+  return cj_axpb_launch(k, x, a, b, N, s);
 }
 
 static cujit_status set(cujit_graph *g, size_t node, cujit_buffer *x, double a, double b) {
@@ -80,7 +58,7 @@ static cujit_kernel *kernel;
 static void setup(void) {
   CJ_NEED_DEVICE(engine);
   EXPECT_OK(cujit_stream_create(engine, &stream));
-  kernel = axpb_kernel();
+  kernel = cj_axpb_define("T");
   vec warm;
   vec_make(&warm, 0);
   EXPECT_OK(launch(kernel, warm.b, 1, 0, stream));
