@@ -13,27 +13,9 @@
 #include <string.h>
 
 #include "cujit.h"
+#include "case_engine.h"
 #include "expect.h"
 #include "gpu.h"
-
-static cujit_engine *engine;
-
-static void open_cpu(void) {
-  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
-  EXPECT_OK(cujit_set_device(engine, CUJIT_DEVICE_CPU));
-}
-
-static void close_engine(void) {
-  cujit_close(engine);
-  engine = NULL;
-}
-
-static cujit_launch_config launch_1d(unsigned blocks, unsigned threads) {
-  cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
-  cfg.grid[0] = blocks, cfg.block[0] = threads;
-  cfg.grid[1] = cfg.grid[2] = cfg.block[1] = cfg.block[2] = 1;
-  return cfg;
-}
 
 static cujit_buffer *upload(const void *data, size_t bytes, cujit_dtype dtype) {
   cujit_buffer *b = NULL;

@@ -11,18 +11,8 @@
 #include <string.h>
 
 #include "base/env.h"
+#include "case_engine.h"
 #include "expect.h"
-
-static cujit_engine *engine;
-
-static void open_cpu(void) {
-  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
-  EXPECT_OK(cujit_set_device(engine, CUJIT_DEVICE_CPU));
-}
-
-static void close_engine(void) {
-  cujit_close(engine);
-}
 
 TestSuite(messages, .init = open_cpu, .fini = close_engine, .timeout = 120);
 
