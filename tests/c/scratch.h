@@ -2,14 +2,18 @@
 ** scratch.h -- a test's own scratch directory: made under $TMPDIR (ctest points it at the build
 ** tree's test-tmp, so two build trees testing at once never meet and /tmp is left as it was) and
 ** removed by the test's .fini and, for a test that skips or fails before it, at the exit of the
-** test's process.
+** test's process; the files a test writes there, and the disk cache of a suite that compiles.
 */
 #ifndef CUJIT_TEST_SCRATCH_H
 #define CUJIT_TEST_SCRATCH_H
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static char cj_scratch[512];
 
@@ -40,14 +44,43 @@ static inline const char *cj_scratch_make(const char *what) {
   return cj_scratch;
 }
 
-/* Writes `text` to the file `name` in the scratch directory (cj_scratch_make made it). */
+/* The path of `name` in the scratch directory; the last eight stay valid, so that one call can
+** take several. */
+static inline const char *cj_scratch_path(const char *name) {
+  static char paths[8][2048];
+  static int next;
+  char *p = paths[next++ % 8];
+  snprintf(p, sizeof paths[0], "%.1000s/%s", cj_scratch, name);
+  return p;
+}
+
+/* Writes `text` to the file `name` in the scratch directory (cj_scratch_make made it), making
+** the directories `name` passes through ("src/k.cu": src). */
 static inline void cj_scratch_write(const char *name, const char *text) {
   char path[2048];
   snprintf(path, sizeof path, "%.1000s/%s", cj_scratch, name);
+  for (char *slash = path + strlen(cj_scratch) + 1; (slash = strchr(slash, '/')) != NULL; slash++) {
+    *slash = '\0';
+    cr_assert(mkdir(path, 0777) == 0 || errno == EEXIST, "cannot make %s: %s", path,
+              strerror(errno));
+    *slash = '/';
+  }
   FILE *f = fopen(path, "w");
   cr_assert_not_null(f, "cannot write %s", path);
   fputs(text, f);
   fclose(f);
+}
+
+/* Makes the scratch directory (cj_scratch_make) with the suite's disk cache in it, the other
+** cache settings cleared, for the suites that compile through NVRTC: CUJIT_NVRTC names CUDA's
+** library where it is installed and the variable is not set. */
+static inline const char *cj_scratch_with_cache(const char *what) {
+  const char *dir = cj_scratch_make(what);
+  setenv("CUJIT_CACHE_DIR", cj_scratch_path("cache"), 1);
+  unsetenv("CUJIT_CACHE");
+  const char *lib = "/usr/local/cuda/lib64/libnvrtc.so.13";
+  if (!getenv("CUJIT_NVRTC") && access(lib, R_OK) == 0) setenv("CUJIT_NVRTC", lib, 1);
+  return dir;
 }
 
 /* The link files the `link` option's example and other value name (compile/options.h) written

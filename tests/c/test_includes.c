@@ -7,7 +7,6 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,13 +30,7 @@ static void on_warning(void *user, const char *msg) {
 }
 
 static void setup(void) {
-  cr_assert_lt(snprintf(dir, sizeof dir, "%s", cj_scratch_make("includes")), (int)sizeof dir);
-  char cache[300];
-  snprintf(cache, sizeof cache, "%s/cache", dir);
-  setenv("CUJIT_CACHE_DIR", cache, 1);
-  unsetenv("CUJIT_CACHE");
-  const char *lib = "/usr/local/cuda/lib64/libnvrtc.so.13";
-  if (!getenv("CUJIT_NVRTC") && access(lib, R_OK) == 0) setenv("CUJIT_NVRTC", lib, 1);
+  cr_assert_lt(snprintf(dir, sizeof dir, "%s", cj_scratch_with_cache("includes")), (int)sizeof dir);
   nwarnings = 0;
 }
 
@@ -46,29 +39,6 @@ static void teardown(void) {
 }
 
 TestSuite(includes, .init = setup, .fini = teardown, .timeout = 300);
-
-/* dir/<name> := the printf'd text, creating the directories on the way. */
-static void put(const char *name, const char *fmt, ...) {
-  char path[512], cmd[700];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", path);
-  cr_assert_eq(system(cmd), 0);
-  FILE *f = fopen(path, "w");
-  cr_assert_not_null(f, "%s", path);
-  va_list ap;
-  va_start(ap, fmt);
-  vfprintf(f, fmt, ap);
-  va_end(ap);
-  fclose(f);
-}
-
-static const char *at(const char *name) {
-  static char path[8][512];
-  static int next;
-  char *p = path[next++ % 8];
-  snprintf(p, 512, "%s/%s", dir, name);
-  return p;
-}
 
 static cujit_engine *open_engine(void) {
   cujit_engine *e;
@@ -111,34 +81,36 @@ static void expect(const char *file, const char *source, const cujit_compile_opt
 }
 
 Test(includes, quoted_beside_the_file) {
-  put("hdr.h", "#define VALUE 111\n");
-  put("k.cu", "#include \"hdr.h\"\n" KERNEL);
-  expect(at("k.cu"), NULL, &sm90, 111, 0);
-  put("hdr.h", "#define VALUE 222\n");
-  expect(at("k.cu"), NULL, &sm90, 222, 0);
+  cj_scratch_write("hdr.h", "#define VALUE 111\n");
+  cj_scratch_write("k.cu", "#include \"hdr.h\"\n" KERNEL);
+  expect(cj_scratch_path("k.cu"), NULL, &sm90, 111, 0);
+  cj_scratch_write("hdr.h", "#define VALUE 222\n");
+  expect(cj_scratch_path("k.cu"), NULL, &sm90, 222, 0);
 }
 
 Test(includes, parent_directory_and_nested) {
-  put("x.h", "#include \"y.h\"\n");
-  put("y.h", "#define VALUE 311\n");
-  put("src/k.cu", "#include \"../x.h\"\n" KERNEL);
-  expect(at("src/k.cu"), NULL, &sm90, 311, 0);
-  put("y.h", "#define VALUE 312\n"); /* two levels down */
-  expect(at("src/k.cu"), NULL, &sm90, 312, 0);
+  cj_scratch_write("x.h", "#include \"y.h\"\n");
+  cj_scratch_write("y.h", "#define VALUE 311\n");
+  cj_scratch_write("src/k.cu", "#include \"../x.h\"\n" KERNEL);
+  expect(cj_scratch_path("src/k.cu"), NULL, &sm90, 311, 0);
+  cj_scratch_write("y.h", "#define VALUE 312\n"); /* two levels down */
+  expect(cj_scratch_path("src/k.cu"), NULL, &sm90, 312, 0);
 }
 
 Test(includes, absolute_in_source_and_preamble) {
-  put("abs.h", "#define VALUE 411\n");
+  cj_scratch_write("abs.h", "#define VALUE 411\n");
   char src[700];
-  snprintf(src, sizeof src, "#include \"%s\"\n" KERNEL, at("abs.h"));
+  snprintf(src, sizeof src, "#include \"%s\"\n" KERNEL, cj_scratch_path("abs.h"));
   expect(NULL, src, &sm90, 411, 0);
-  put("abs.h", "#define VALUE 412\n");
+  cj_scratch_write("abs.h", "#define VALUE 412\n");
   expect(NULL, src, &sm90, 412, 0);
 
   char pre[600];
-  snprintf(pre, sizeof pre, "#include \"%s\"", at("abs.h"));
+  snprintf(pre, sizeof pre, "#include \"%s\"", cj_scratch_path("abs.h"));
   for (int round = 0; round < 2; round++) {
-    put("abs.h", "#define VALUE %d\n", 421 + round);
+    char value[64];
+    snprintf(value, sizeof value, "#define VALUE %d\n", 421 + round);
+    cj_scratch_write("abs.h", value);
     cujit_engine *e = open_engine();
     cujit_kernel *k;
     cr_assert_eq(cujit_kernel_define(e, "kp(int *p)", "*p = VALUE;", pre, &sm90, &k), CUJIT_OK,
@@ -152,30 +124,30 @@ Test(includes, absolute_in_source_and_preamble) {
 }
 
 Test(includes, symlinked_subdirectory_under_include_dir) {
-  put("one/sub/v.h", "#define VALUE 511\n");
-  put("two/sub/v.h", "#define VALUE 522\n");
-  cr_assert_eq(mkdir(at("inc"), 0700), 0);
-  cr_assert_eq(symlink(at("one/sub"), at("inc/sub")), 0);
-  const char *dirs[] = {at("inc")};
+  cj_scratch_write("one/sub/v.h", "#define VALUE 511\n");
+  cj_scratch_write("two/sub/v.h", "#define VALUE 522\n");
+  cr_assert_eq(mkdir(cj_scratch_path("inc"), 0700), 0);
+  cr_assert_eq(symlink(cj_scratch_path("one/sub"), cj_scratch_path("inc/sub")), 0);
+  const char *dirs[] = {cj_scratch_path("inc")};
   cujit_compile_options op = {.size = sizeof(cujit_compile_options),
                               .arch = "sm_90",
                               .include_dirs = dirs,
                               .include_dir_count = 1};
   const char *src = "#include <sub/v.h>\n" KERNEL;
   expect(NULL, src, &op, 511, 0);
-  put("one/sub/v.h", "#define VALUE 512\n");
+  cj_scratch_write("one/sub/v.h", "#define VALUE 512\n");
   expect(NULL, src, &op, 512, 0);
-  cr_assert_eq(unlink(at("inc/sub")), 0); /* same path, another directory */
-  cr_assert_eq(symlink(at("two/sub"), at("inc/sub")), 0);
+  cr_assert_eq(unlink(cj_scratch_path("inc/sub")), 0); /* same path, another directory */
+  cr_assert_eq(symlink(cj_scratch_path("two/sub"), cj_scratch_path("inc/sub")), 0);
   expect(NULL, src, &op, 522, 0);
 }
 
 Test(includes, include_path_and_pre_include_flags) {
-  put("flagdir/f.h", "#define VALUE 611\n");
-  put("pre.h", "#define VALUE 621\n");
+  cj_scratch_write("flagdir/f.h", "#define VALUE 611\n");
+  cj_scratch_write("pre.h", "#define VALUE 621\n");
   char ip[400], pi[400];
-  snprintf(ip, sizeof ip, "--include-path=%s", at("flagdir"));
-  snprintf(pi, sizeof pi, "--pre-include=%s", at("pre.h"));
+  snprintf(ip, sizeof ip, "--include-path=%s", cj_scratch_path("flagdir"));
+  snprintf(pi, sizeof pi, "--pre-include=%s", cj_scratch_path("pre.h"));
   const char *flags[] = {ip};
   cujit_compile_options op = {.size = sizeof(cujit_compile_options),
                               .arch = "sm_90",
@@ -183,7 +155,7 @@ Test(includes, include_path_and_pre_include_flags) {
                               .extra_flag_count = 1};
   const char *src = "#include \"f.h\"\n" KERNEL;
   expect(NULL, src, &op, 611, 0);
-  put("flagdir/f.h", "#define VALUE 612\n");
+  cj_scratch_write("flagdir/f.h", "#define VALUE 612\n");
   expect(NULL, src, &op, 612, 0);
 
   const char *pflags[] = {pi};
@@ -192,73 +164,74 @@ Test(includes, include_path_and_pre_include_flags) {
                                .extra_flags = pflags,
                                .extra_flag_count = 1};
   expect(NULL, KERNEL, &pop, 621, 0);
-  put("pre.h", "#define VALUE 622\n");
+  cj_scratch_write("pre.h", "#define VALUE 622\n");
   expect(NULL, KERNEL, &pop, 622, 0);
 
   /* A relative --pre-include is found beside the file compiled, not in the working directory:
   ** NVRTC is given its real path (by its own search it would not find it). */
-  put("rel/pre.h", "#define VALUE 631\n");
-  put("rel/k.cu", KERNEL);
+  cj_scratch_write("rel/pre.h", "#define VALUE 631\n");
+  cj_scratch_write("rel/k.cu", KERNEL);
   const char *rflags[] = {"--pre-include=pre.h"};
   cujit_compile_options rop = {.size = sizeof(cujit_compile_options),
                                .arch = "sm_90",
                                .extra_flags = rflags,
                                .extra_flag_count = 1};
-  expect(at("rel/k.cu"), NULL, &rop, 631, 0);
+  expect(cj_scratch_path("rel/k.cu"), NULL, &rop, 631, 0);
 }
 
 Test(includes, a_new_header_that_shadows_is_seen) {
-  put("b/s.h", "#define VALUE 711\n");
-  cr_assert_eq(mkdir(at("a"), 0700), 0);
-  const char *dirs[] = {at("a"), at("b")};
+  cj_scratch_write("b/s.h", "#define VALUE 711\n");
+  cr_assert_eq(mkdir(cj_scratch_path("a"), 0700), 0);
+  const char *dirs[] = {cj_scratch_path("a"), cj_scratch_path("b")};
   cujit_compile_options op = {.size = sizeof(cujit_compile_options),
                               .arch = "sm_90",
                               .include_dirs = dirs,
                               .include_dir_count = 2};
   const char *src = "#include \"s.h\"\n" KERNEL;
   expect(NULL, src, &op, 711, 0);
-  put("a/s.h", "#define VALUE 722\n"); /* found first now */
+  cj_scratch_write("a/s.h", "#define VALUE 722\n"); /* found first now */
   expect(NULL, src, &op, 722, 0);
 }
 
 Test(includes, inactive_includes_count_and_touching_does_not) {
-  put("live.h", "#define VALUE 811\n");
-  put("dead.h", "#error never read by the compiler\n");
-  put("k.cu", "#include \"live.h\"\n#if 0\n#include \"dead.h\"\n#endif\n" KERNEL);
-  expect(at("k.cu"), NULL, &sm90, 811, 0);
-  put("dead.h", "#error changed\n"); /* a spurious miss is the price of never a stale hit */
-  expect(at("k.cu"), NULL, &sm90, 811, 0);
+  cj_scratch_write("live.h", "#define VALUE 811\n");
+  cj_scratch_write("dead.h", "#error never read by the compiler\n");
+  cj_scratch_write("k.cu", "#include \"live.h\"\n#if 0\n#include \"dead.h\"\n#endif\n" KERNEL);
+  expect(cj_scratch_path("k.cu"), NULL, &sm90, 811, 0);
+  cj_scratch_write("dead.h",
+                   "#error changed\n"); /* a spurious miss is the price of never a stale hit */
+  expect(cj_scratch_path("k.cu"), NULL, &sm90, 811, 0);
   struct timespec t[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
-  cr_assert_eq(utimensat(AT_FDCWD, at("live.h"), t, 0), 0); /* new time, same bytes */
+  cr_assert_eq(utimensat(AT_FDCWD, cj_scratch_path("live.h"), t, 0), 0); /* new time, same bytes */
   int cached;
-  cr_assert_eq(value_of(at("k.cu"), NULL, &sm90, &cached), 811);
+  cr_assert_eq(value_of(cj_scratch_path("k.cu"), NULL, &sm90, &cached), 811);
   cr_assert_eq(cached, 1, "the bytes are the same: still a hit");
 }
 
 Test(includes, the_same_name_from_two_working_directories) {
-  put("d1/hdr.h", "#define VALUE 1111\n");
-  put("d2/hdr.h", "#define VALUE 2222\n");
-  put("d1/k.cu", "#include \"hdr.h\"\n" KERNEL);
-  put("d2/k.cu", "#include \"hdr.h\"\n" KERNEL); /* the same text, name and options */
+  cj_scratch_write("d1/hdr.h", "#define VALUE 1111\n");
+  cj_scratch_write("d2/hdr.h", "#define VALUE 2222\n");
+  cj_scratch_write("d1/k.cu", "#include \"hdr.h\"\n" KERNEL);
+  cj_scratch_write("d2/k.cu", "#include \"hdr.h\"\n" KERNEL); /* the same text, name and options */
   for (int round = 0; round < 2; round++) {
     int cached;
-    cr_assert_eq(chdir(at("d1")), 0);
+    cr_assert_eq(chdir(cj_scratch_path("d1")), 0);
     cr_assert_eq(value_of("k.cu", NULL, &sm90, &cached), 1111, "round %d", round);
-    cr_assert_eq(chdir(at("d2")), 0);
+    cr_assert_eq(chdir(cj_scratch_path("d2")), 0);
     cr_assert_eq(value_of("k.cu", NULL, &sm90, &cached), 2222, "round %d", round);
     cr_assert_eq(cached, round, "the second round is a hit");
   }
 }
 
 Test(includes, a_hit_with_headers_needs_no_nvrtc) {
-  put("hdr.h", "#define VALUE 911\n");
-  put("k.cu", "#include \"hdr.h\"\n" KERNEL);
-  expect(at("k.cu"), NULL, &sm90, 911, 0);
+  cj_scratch_write("hdr.h", "#define VALUE 911\n");
+  cj_scratch_write("k.cu", "#include \"hdr.h\"\n" KERNEL);
+  expect(cj_scratch_path("k.cu"), NULL, &sm90, 911, 0);
   setenv("CUJIT_NVRTC", "/nonexistent/libnvrtc.so", 1);
   cujit_engine *e;
   cr_assert_eq(cujit_open(&e), CUJIT_OK);
   cujit_program *p;
-  cr_assert_eq(cujit_program_compile_file(e, at("k.cu"), &sm90, &p), CUJIT_OK, "%s",
+  cr_assert_eq(cujit_program_compile_file(e, cj_scratch_path("k.cu"), &sm90, &p), CUJIT_OK, "%s",
                cujit_errmsg(e));
   cr_assert_eq(cujit_program_from_cache(p), 1);
   cr_assert_eq(e->nvrtc_state, 0, "NVRTC was never opened");
@@ -266,17 +239,17 @@ Test(includes, a_hit_with_headers_needs_no_nvrtc) {
 }
 
 Test(includes, macro_include_is_compiled_every_time_with_one_warning) {
-  put("m.h", "#define VALUE 1011\n");
-  put("k.cu", "#define HDR \"m.h\"\n\n#include HDR\n" KERNEL);
+  cj_scratch_write("m.h", "#define VALUE 1011\n");
+  cj_scratch_write("k.cu", "#define HDR \"m.h\"\n\n#include HDR\n" KERNEL);
   for (int round = 0; round < 2; round++) {
     nwarnings = 0;
     int cached;
-    cr_assert_eq(value_of(at("k.cu"), NULL, &sm90, &cached), 1011 + round);
+    cr_assert_eq(value_of(cj_scratch_path("k.cu"), NULL, &sm90, &cached), 1011 + round);
     cr_assert_eq(cached, 0, "never from the cache");
     cr_assert_eq(nwarnings, 1, "one warning");
     cr_assert(strstr(warning, "k.cu:3"), "names the line: %s", warning);
     cr_assert(strstr(warning, "without the cache"), "%s", warning);
-    put("m.h", "#define VALUE 1012\n");
+    cj_scratch_write("m.h", "#define VALUE 1012\n");
   }
 }
 
@@ -341,20 +314,30 @@ Test(includes, a_source_naming_no_header_needs_no_manifest) {
 
 /* The resolver alone: what it hands over and the manifest's verdicts. */
 Test(includes, resolver_and_manifest) {
-  put("r/a.h", "#pragma once\n#include \"b.h\"\n");
-  put("r/b.h", "#define VALUE 1\n");
+  cj_scratch_write("r/a.h", "#pragma once\n#include \"b.h\"\n");
+  cj_scratch_write("r/b.h", "#define VALUE 1\n");
   char src[600];
   snprintf(src, sizeof src, "#include \"a.h\"\n#include <cujit/x.h>\n#include \"a.h\"\n");
   const char *flags[] = {"-arch=sm_90"};
   const char *bnames[] = {"cujit/x.h"}, *bsrcs[] = {"#include \"b.h\"\n"};
-  cj_include_request rq = {src, at("r/k.cu"), flags, 1, at("r"), bnames, bsrcs,
-                           1,   NULL,         NULL,  0, 0};
+  cj_include_request rq = {src,
+                           cj_scratch_path("r/k.cu"),
+                           flags,
+                           1,
+                           cj_scratch_path("r"),
+                           bnames,
+                           bsrcs,
+                           1,
+                           NULL,
+                           NULL,
+                           0,
+                           0};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 1, "%s", inc.why);
   cr_assert_eq(inc.header_count, 3, "a.h, b.h once each, and the built-in");
   char real[4096];
-  cr_assert_not_null(realpath(at("r/a.h"), real));
+  cr_assert_not_null(realpath(cj_scratch_path("r/a.h"), real));
   cr_assert(strstr(inc.source, real), "the directive names the real path: %s", inc.source);
   cr_assert(strstr(inc.source, "<cujit/x.h>"), "built-ins keep their names: %s", inc.source);
   uint8_t key[16] = {7}, got[16];
@@ -362,9 +345,9 @@ Test(includes, resolver_and_manifest) {
   cr_assert_not_null(m);
   cr_assert_eq(cj_includes_manifest_check(m, strlen(m), got), 1);
   cr_assert_eq(memcmp(key, got, 16), 0);
-  put("r/b.h", "#define VALUE 2\n");
+  cj_scratch_write("r/b.h", "#define VALUE 2\n");
   cr_assert_eq(cj_includes_manifest_check(m, strlen(m), got), 0, "a header changed");
-  put("r/b.h", "#define VALUE 1\n");
+  cj_scratch_write("r/b.h", "#define VALUE 1\n");
   cr_assert_eq(cj_includes_manifest_check(m, strlen(m), got), 1, "same bytes again");
   cr_assert_eq(cj_includes_manifest_check(m, strlen(m) - 3, got), 0, "a cut manifest");
   free(m);
@@ -393,14 +376,25 @@ static void check_edit(const char *m, const char *after, const char *from, const
 
 /* Every field of the manifest is checked: a damaged one is a miss, never a hit. */
 Test(includes, damaged_manifests_are_refused) {
-  put("m/a.h", "#include <c.h>\n");
-  put("m/inc/c.h", "#define VALUE 3\n");
-  const char *flags[] = {"-I", at("m/none"), "--include-path=", at("m/inc")};
+  cj_scratch_write("m/a.h", "#include <c.h>\n");
+  cj_scratch_write("m/inc/c.h", "#define VALUE 3\n");
+  const char *flags[] = {"-I", cj_scratch_path("m/none"),
+                         "--include-path=", cj_scratch_path("m/inc")};
   char inc_flag[600];
-  snprintf(inc_flag, sizeof inc_flag, "--include-path=%s", at("m/inc"));
+  snprintf(inc_flag, sizeof inc_flag, "--include-path=%s", cj_scratch_path("m/inc"));
   flags[2] = inc_flag;
-  cj_include_request rq = {
-      "#include \"a.h\"\n", at("m/k.cu"), flags, 3, NULL, NULL, NULL, 0, NULL, NULL, 0, 0};
+  cj_include_request rq = {"#include \"a.h\"\n",
+                           cj_scratch_path("m/k.cu"),
+                           flags,
+                           3,
+                           NULL,
+                           NULL,
+                           NULL,
+                           0,
+                           NULL,
+                           NULL,
+                           0,
+                           0};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 1, "%s", inc.why);
@@ -453,17 +447,17 @@ Test(includes, damaged_manifests_are_refused) {
   snprintf(other, sizeof other, " %lld %lld ", dev, ino + 1);
   check_edit(m, "\nF ", ids, other, 0, "another inode");
   char spaced[700], unspaced[700];
-  snprintf(spaced, sizeof spaced, " %s\t", at("m/a.h"));
-  snprintf(unspaced, sizeof unspaced, "x%s\t", at("m/a.h"));
+  snprintf(spaced, sizeof spaced, " %s\t", cj_scratch_path("m/a.h"));
+  snprintf(unspaced, sizeof unspaced, "x%s\t", cj_scratch_path("m/a.h"));
   check_edit(m, "\nF ", spaced, unspaced, 0, "no space after the hash");
   /* A file at a path listed as absent (after a longer path was read): a miss. */
   char *appeared = malloc(strlen(m) + 700);
   cr_assert_not_null(appeared);
-  sprintf(appeared, "%sA %s\n", m, at("m/a.h"));
+  sprintf(appeared, "%sA %s\n", m, cj_scratch_path("m/a.h"));
   cr_assert_eq(cj_includes_manifest_check(appeared, strlen(appeared), got), 0, "%s", appeared);
   free(appeared);
   /* The absent path appears: a miss. */
-  put("m/none/c.h", "#define VALUE 4\n");
+  cj_scratch_write("m/none/c.h", "#define VALUE 4\n");
   cr_assert_eq(cj_includes_manifest_check(m, strlen(m), got), 0, "%s", m);
   free(m);
   cj_includes_free(&inc);
@@ -472,18 +466,28 @@ Test(includes, damaged_manifests_are_refused) {
 /* -no-source-include: a quoted name is not looked for beside the source, only in -I directories;
 ** a --pre-include (both spellings) is found beside the source and named by its real path. */
 Test(includes, search_order_and_pre_includes) {
-  put("s/a.h", "#define VALUE 1\n");
-  put("s/inc/a.h", "#define VALUE 2\n");
-  put("s/pre.h", "#define PRE 1\n");
+  cj_scratch_write("s/a.h", "#define VALUE 1\n");
+  cj_scratch_write("s/inc/a.h", "#define VALUE 2\n");
+  cj_scratch_write("s/pre.h", "#define PRE 1\n");
   char beside[4096], in_inc[4096], pre[4096];
-  cr_assert_not_null(realpath(at("s/a.h"), beside));
-  cr_assert_not_null(realpath(at("s/inc/a.h"), in_inc));
-  cr_assert_not_null(realpath(at("s/pre.h"), pre));
+  cr_assert_not_null(realpath(cj_scratch_path("s/a.h"), beside));
+  cr_assert_not_null(realpath(cj_scratch_path("s/inc/a.h"), in_inc));
+  cr_assert_not_null(realpath(cj_scratch_path("s/pre.h"), pre));
   char iflag[600];
-  snprintf(iflag, sizeof iflag, "-I%s", at("s/inc"));
+  snprintf(iflag, sizeof iflag, "-I%s", cj_scratch_path("s/inc"));
   const char *flags[] = {iflag, "--pre-include=pre.h", "-include", "pre.h"};
-  cj_include_request rq = {
-      "#include \"a.h\"\n", at("s/k.cu"), flags, 4, NULL, NULL, NULL, 0, NULL, NULL, 0, 0};
+  cj_include_request rq = {"#include \"a.h\"\n",
+                           cj_scratch_path("s/k.cu"),
+                           flags,
+                           4,
+                           NULL,
+                           NULL,
+                           NULL,
+                           0,
+                           NULL,
+                           NULL,
+                           0,
+                           0};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 1, "%s", inc.why);
@@ -505,16 +509,26 @@ Test(includes, search_order_and_pre_includes) {
 /* A header over 64 MiB is not read (the include is then not cacheable, saying which); one of
 ** exactly 64 MiB is read (here it holds NUL bytes, which is the reason given). Sparse files. */
 Test(includes, the_per_file_size_limit) {
-  put("big/k.h", "");
-  cr_assert_eq(truncate(at("big/k.h"), (off_t)64 << 20), 0);
-  cj_include_request rq = {
-      "#include \"k.h\"\n", at("big/k.cu"), NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, 0, 0};
+  cj_scratch_write("big/k.h", "");
+  cr_assert_eq(truncate(cj_scratch_path("big/k.h"), (off_t)64 << 20), 0);
+  cj_include_request rq = {"#include \"k.h\"\n",
+                           cj_scratch_path("big/k.cu"),
+                           NULL,
+                           0,
+                           NULL,
+                           NULL,
+                           NULL,
+                           0,
+                           NULL,
+                           NULL,
+                           0,
+                           0};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 0);
   cr_assert(strstr(inc.why, "NUL bytes"), "%s", inc.why);
   cj_includes_free(&inc);
-  cr_assert_eq(truncate(at("big/k.h"), ((off_t)64 << 20) + 1), 0);
+  cr_assert_eq(truncate(cj_scratch_path("big/k.h"), ((off_t)64 << 20) + 1), 0);
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 0);
   cr_assert(strstr(inc.why, "cannot read"), "%s", inc.why);
@@ -524,14 +538,14 @@ Test(includes, the_per_file_size_limit) {
 /* __has_include names are resolved and rewritten like #include's; a name found nowhere is probed
 ** in each -I directory once, and only there. */
 Test(includes, has_include_and_names_found_nowhere) {
-  put("h/a.h", "#define VALUE 1\n");
+  cj_scratch_write("h/a.h", "#define VALUE 1\n");
   char real[4096];
-  cr_assert_not_null(realpath(at("h/a.h"), real));
+  cr_assert_not_null(realpath(cj_scratch_path("h/a.h"), real));
   char iflag[600], want[8400];
-  snprintf(iflag, sizeof iflag, "-I%s", at("h/inc"));
+  snprintf(iflag, sizeof iflag, "-I%s", cj_scratch_path("h/inc"));
   const char *flags[] = {iflag};
   cj_include_request rq = {"#if __has_include(\"a.h\")\n#endif\n#include <nowhere.h>\n",
-                           at("h/k.cu"),
+                           cj_scratch_path("h/k.cu"),
                            flags,
                            1,
                            NULL,
@@ -551,7 +565,7 @@ Test(includes, has_include_and_names_found_nowhere) {
   cr_assert_eq(inc.file_count, 2, "a.h read, inc/nowhere.h probed absent");
   cr_assert_not_null(inc.files[0].path);
   cr_assert_null(inc.files[1].path);
-  snprintf(want, sizeof want, "%s/nowhere.h", at("h/inc"));
+  snprintf(want, sizeof want, "%s/nowhere.h", cj_scratch_path("h/inc"));
   cr_assert_str_eq(inc.files[1].canonical, want);
   cj_includes_free(&inc);
 }
@@ -559,8 +573,8 @@ Test(includes, has_include_and_names_found_nowhere) {
 /* The includes of one program hold at most 512 MiB: eight headers of 64 MiB (hard links of one
 ** file, each a path of its own) pass, one byte more is refused, saying why. */
 Test(includes, the_total_size_limit) {
-  put("total/h0.h", "");
-  FILE *f = fopen(at("total/h0.h"), "w");
+  cj_scratch_write("total/h0.h", "");
+  FILE *f = fopen(cj_scratch_path("total/h0.h"), "w");
   cr_assert_not_null(f);
   static char chunk[1 << 20];
   memset(chunk, ' ', sizeof chunk);
@@ -569,12 +583,13 @@ Test(includes, the_total_size_limit) {
   char src[1024] = "", name[32];
   for (int i = 0; i < 8; i++) {
     snprintf(name, sizeof name, "total/h%d.h", i);
-    if (i) cr_assert_eq(link(at("total/h0.h"), at(name)), 0);
+    if (i) cr_assert_eq(link(cj_scratch_path("total/h0.h"), cj_scratch_path(name)), 0);
     snprintf(src + strlen(src), sizeof src - strlen(src), "#include \"h%d.h\"\n", i);
   }
-  put("total/one.h", "x");
+  cj_scratch_write("total/one.h", "x");
   snprintf(src + strlen(src), sizeof src - strlen(src), "#include \"one.h\"\n");
-  cj_include_request rq = {src, at("total/k.cu"), NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, 0, 0};
+  cj_include_request rq = {
+      src, cj_scratch_path("total/k.cu"), NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, 0, 0};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 0);

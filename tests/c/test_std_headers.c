@@ -5,7 +5,6 @@
 ** user's line; NDEBUG is read at each <assert.h>. Compiles for sm_90 (NVRTC, no GPU needed).
 */
 #include <criterion/criterion.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +19,8 @@
 static char dir[256];
 
 static void setup(void) {
-  cr_assert_lt(snprintf(dir, sizeof dir, "%s", cj_scratch_make("std_headers")), (int)sizeof dir);
-  char cache[300];
-  snprintf(cache, sizeof cache, "%s/cache", dir);
-  setenv("CUJIT_CACHE_DIR", cache, 1);
-  unsetenv("CUJIT_CACHE");
-  const char *lib = "/usr/local/cuda/lib64/libnvrtc.so.13";
-  if (!getenv("CUJIT_NVRTC") && access(lib, R_OK) == 0) setenv("CUJIT_NVRTC", lib, 1);
+  cr_assert_lt(snprintf(dir, sizeof dir, "%s", cj_scratch_with_cache("std_headers")),
+               (int)sizeof dir);
 }
 
 static void teardown(void) {
@@ -34,25 +28,6 @@ static void teardown(void) {
 }
 
 TestSuite(std_headers, .init = setup, .fini = teardown, .timeout = 300);
-
-static void put(const char *name, const char *text) {
-  char path[512], cmd[700];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", path);
-  cr_assert_eq(system(cmd), 0);
-  FILE *f = fopen(path, "w");
-  cr_assert_not_null(f, "%s", path);
-  fputs(text, f);
-  fclose(f);
-}
-
-static const char *at(const char *name) {
-  static char path[8][512];
-  static int next;
-  char *p = path[next++ % 8];
-  snprintf(p, 512, "%s/%s", dir, name);
-  return p;
-}
 
 static const char *standin_text(const char *name) {
   for (size_t i = 0; i < cj_std_header_count; i++)
@@ -77,7 +52,7 @@ static size_t lines(const char *s) {
 static void resolve(const char *source, int standins, const char *const *flags, size_t nflags,
                     const char *system_dir, cj_includes *inc) {
   cj_include_request rq = {.source = source,
-                           .name = at("k.cu"),
+                           .name = cj_scratch_path("k.cu"),
                            .flags = flags,
                            .flag_count = nflags,
                            .system_dir = system_dir};
@@ -134,16 +109,16 @@ Test(std_headers, none_for_what_the_toolkit_names_in_branches_nvrtc_skips) {
   /* The toolkit's headers name <cstdint>, <utility> where NVRTC never goes: a stand-in there
   ** would drag libcu++ into every key and manifest (cuda_fp16.h: 16 files would become 257). */
   const char *text = "#ifndef __CUDACC_RTC__\n#include <cstdint>\n#include <vector>\n#endif\n";
-  put("tk/tk.h", text);
-  put("mine/mine.h", text);
+  cj_scratch_write("tk/tk.h", text);
+  cj_scratch_write("mine/mine.h", text);
   cj_includes inc;
-  resolve("#include <tk.h>\n", 1, NULL, 0, at("tk"), &inc);
+  resolve("#include <tk.h>\n", 1, NULL, 0, cj_scratch_path("tk"), &inc);
   cr_assert_eq(inc.header_count, 1, "the toolkit's header alone");
   cj_includes_free(&inc);
   char flag[600];
-  snprintf(flag, sizeof flag, "-I%s", at("mine"));
+  snprintf(flag, sizeof flag, "-I%s", cj_scratch_path("mine"));
   const char *flags[] = {flag};
-  resolve("#include <mine.h>\n", 1, flags, 1, at("tk"), &inc);
+  resolve("#include <mine.h>\n", 1, flags, 1, cj_scratch_path("tk"), &inc);
   cr_assert_not_null(header_text(&inc, "cujit/std/cstdint"), "a user's header gets them");
   cr_assert_not_null(header_text(&inc, "cujit/std/host/vector"));
   cj_includes_free(&inc);
@@ -153,13 +128,13 @@ Test(std_headers, a_user_header_of_the_same_name_wins_and_changes_the_key) {
   cj_includes standin, user, changed;
   resolve(SOURCE, 1, NULL, 0, NULL, &standin);
 
-  put("inc/stdint.h", "typedef int int32_t;\n");
+  cj_scratch_write("inc/stdint.h", "typedef int int32_t;\n");
   char flag[600];
-  snprintf(flag, sizeof flag, "--include-path=%s", at("inc"));
+  snprintf(flag, sizeof flag, "--include-path=%s", cj_scratch_path("inc"));
   const char *flags[] = {flag};
   resolve(SOURCE, 1, flags, 1, NULL, &user);
   char real[4096], want[4200];
-  cr_assert_not_null(realpath(at("inc/stdint.h"), real));
+  cr_assert_not_null(realpath(cj_scratch_path("inc/stdint.h"), real));
   snprintf(want, sizeof want, "#include <%s>\n", real);
   cr_assert(strstr(user.source, want), "the user's file: %s", user.source);
   cr_assert_null(header_text(&user, "cujit/std/stdint.h"));
@@ -172,7 +147,7 @@ Test(std_headers, a_user_header_of_the_same_name_wins_and_changes_the_key) {
     srcs[i] = strcmp(cj_std_header_names[i], "stdint.h") == 0 ? "typedef int int32_t;\n"
                                                               : cj_std_header_sources[i];
   cj_include_request rq = {.source = SOURCE,
-                           .name = at("k.cu"),
+                           .name = cj_scratch_path("k.cu"),
                            .standin_names = cj_std_header_names,
                            .standin_sources = srcs,
                            .standin_count = cj_std_header_count};
@@ -189,23 +164,23 @@ Test(std_headers, a_user_header_of_the_same_name_wins_and_changes_the_key) {
 }
 
 Test(std_headers, a_toolkit_standin_comes_before_the_toolkit_but_after_include_dirs) {
-  put("toolkit/cuda_profiler_api.h", "extern __host__ int cudaProfilerStart(void);\n");
-  put("mine/cuda_profiler_api.h", "#define MINE 1\n");
+  cj_scratch_write("toolkit/cuda_profiler_api.h", "extern __host__ int cudaProfilerStart(void);\n");
+  cj_scratch_write("mine/cuda_profiler_api.h", "#define MINE 1\n");
   const char *src = "#include <cuda_profiler_api.h>\n";
   cj_includes inc;
-  resolve(src, 1, NULL, 0, at("toolkit"), &inc);
+  resolve(src, 1, NULL, 0, cj_scratch_path("toolkit"), &inc);
   cr_assert_str_eq(inc.source, "#include <cujit/std/toolkit/cuda_profiler_api.h>\n");
   cj_includes_free(&inc);
   char flag[600], real[4096], want[4200];
-  snprintf(flag, sizeof flag, "-I%s", at("mine"));
+  snprintf(flag, sizeof flag, "-I%s", cj_scratch_path("mine"));
   const char *flags[] = {flag};
-  resolve(src, 1, flags, 1, at("toolkit"), &inc);
-  cr_assert_not_null(realpath(at("mine/cuda_profiler_api.h"), real));
+  resolve(src, 1, flags, 1, cj_scratch_path("toolkit"), &inc);
+  cr_assert_not_null(realpath(cj_scratch_path("mine/cuda_profiler_api.h"), real));
   snprintf(want, sizeof want, "#include <%s>\n", real);
   cr_assert_str_eq(inc.source, want);
   cj_includes_free(&inc);
-  resolve(src, 0, NULL, 0, at("toolkit"), &inc); /* without stand-ins: the toolkit's */
-  cr_assert_not_null(realpath(at("toolkit/cuda_profiler_api.h"), real));
+  resolve(src, 0, NULL, 0, cj_scratch_path("toolkit"), &inc); /* without stand-ins: the toolkit's */
+  cr_assert_not_null(realpath(cj_scratch_path("toolkit/cuda_profiler_api.h"), real));
   snprintf(want, sizeof want, "#include <%s>\n", real);
   cr_assert_str_eq(inc.source, want);
   cj_includes_free(&inc);
@@ -268,8 +243,8 @@ Test(std_headers, every_standin_compiles_and_a_users_header_wins) {
   cr_assert(strstr(ptx, ", 11;"), "the stand-in's VALUE: %s", ptx);
 
   /* the project's own stdint.h (a whole one: <cstdint> builds on it) */
-  put("inc/stdint.h", "#include <cuda/std/cstdint>\n#define VALUE 22\n");
-  const char *dirs[] = {at("inc")};
+  cj_scratch_write("inc/stdint.h", "#include <cuda/std/cstdint>\n#define VALUE 22\n");
+  const char *dirs[] = {cj_scratch_path("inc")};
   cujit_compile_options op = {.size = sizeof(cujit_compile_options),
                               .arch = "sm_90",
                               .include_dirs = dirs,
