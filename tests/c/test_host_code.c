@@ -465,22 +465,19 @@ Test(host_code_compiled, a_host_function_device_code_calls_is_named_by_the_compi
 /* A helper header of host functions (the samples' helper_cuda.h kind) beside the kernels:
 ** elided for NVRTC too, which reads the header from memory as cujit read it. */
 Test(host_code_compiled, a_user_headers_host_code_is_elided_for_nvrtc) {
-  char dir[600], path[700], name[700];
+  char dir[600], name[700];
   snprintf(dir, sizeof dir, "%s/hdr", cj_scratch); /* inside the fixture's scratch directory */
   cr_assert_eq(mkdir(dir, 0700), 0);
-  snprintf(path, sizeof path, "%s/helper_check.h", dir);
-  FILE *f = fopen(path, "w");
-  cr_assert_not_null(f);
-  fputs("#pragma once\n"
-        "inline void check(int status, const char *what) {\n"
-        "  if (status) { fprintf(stderr, \"%s failed\\n\", what); exit(1); }\n"
-        "}\n"
-        "template <typename T> T *device_alloc(int n) {\n"
-        "  T *p; check(cudaMalloc(&p, n * sizeof(T)), \"cudaMalloc\"); return p;\n"
-        "}\n"
-        "__host__ __device__ inline int div_up(int a, int b) { return (a + b - 1) / b; }\n",
-        f);
-  fclose(f);
+  cj_scratch_write(
+      "hdr/helper_check.h",
+      "#pragma once\n"
+      "inline void check(int status, const char *what) {\n"
+      "  if (status) { fprintf(stderr, \"%s failed\\n\", what); exit(1); }\n"
+      "}\n"
+      "template <typename T> T *device_alloc(int n) {\n"
+      "  T *p; check(cudaMalloc(&p, n * sizeof(T)), \"cudaMalloc\"); return p;\n"
+      "}\n"
+      "__host__ __device__ inline int div_up(int a, int b) { return (a + b - 1) / b; }\n");
   snprintf(name, sizeof name, "%s/k.cu", dir);
   static const char src[] = "#include \"helper_check.h\"\n"
                             "__global__ void blocks(int *out, int n) { out[0] = div_up(n, 32); }\n"
@@ -489,15 +486,6 @@ Test(host_code_compiled, a_user_headers_host_code_is_elided_for_nvrtc) {
   cr_assert_eq(cujit_program_compile(engine, src, name, &sm90, &p), CUJIT_OK, "%s",
                cujit_errmsg(engine));
   cujit_program_free(p);
-}
-
-static void write_file(const char *dir, const char *name, const char *text) {
-  char path[800];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  cr_assert_not_null(f, "%s", path);
-  fputs(text, f);
-  fclose(f);
 }
 
 /* A header's types and constants that only other files' device code names (the main file's
@@ -509,17 +497,17 @@ Test(host_code_compiled, a_headers_type_that_another_files_kernel_takes_stays) {
   char dir[600], name[700];
   snprintf(dir, sizeof dir, "%s/unit", cj_scratch);
   cr_assert_eq(mkdir(dir, 0700), 0);
-  write_file(dir, "params.h",
-             "#pragma once\n#include <cstdio>\n#include <vector>\n"
-             "struct Params { int n; float scale; };\n"
-             "enum Mode { MODE_ADD, MODE_MUL };\n"
-             "const int kTile = 64;\n"
-             "struct History { std::vector<float> runs; };\n"
-             "inline void show(const Params &p) { printf(\"%d %f\\n\", p.n, p.scale); }\n");
-  write_file(dir, "ops.cuh",
-             "#pragma once\n#include \"params.h\"\n"
-             "__device__ inline float apply(const Params *p, float x, Mode m) {\n"
-             "  return m == MODE_ADD ? x + p->scale : x * p->scale;\n}\n");
+  cj_scratch_write("unit/params.h",
+                   "#pragma once\n#include <cstdio>\n#include <vector>\n"
+                   "struct Params { int n; float scale; };\n"
+                   "enum Mode { MODE_ADD, MODE_MUL };\n"
+                   "const int kTile = 64;\n"
+                   "struct History { std::vector<float> runs; };\n"
+                   "inline void show(const Params &p) { printf(\"%d %f\\n\", p.n, p.scale); }\n");
+  cj_scratch_write("unit/ops.cuh",
+                   "#pragma once\n#include \"params.h\"\n"
+                   "__device__ inline float apply(const Params *p, float x, Mode m) {\n"
+                   "  return m == MODE_ADD ? x + p->scale : x * p->scale;\n}\n");
   snprintf(name, sizeof name, "%s/k.cu", dir);
   static const char src[] =
       "#include \"params.h\"\n#include \"ops.cuh\"\n"
@@ -576,7 +564,7 @@ Test(host_code_compiled, default_device_elides_nothing_from_the_headers) {
   char dir[600], name[700];
   snprintf(dir, sizeof dir, "%s/dd", cj_scratch);
   cr_assert_eq(mkdir(dir, 0700), 0);
-  write_file(dir, "counters.h", "#pragma once\nint header_counter = 7;\n");
+  cj_scratch_write("dd/counters.h", "#pragma once\nint header_counter = 7;\n");
   snprintf(name, sizeof name, "%s/k.cu", dir);
   static const char src[] = "#include \"counters.h\"\n"
                             "__global__ void k(int *x) { x[0] = 1; }\n";

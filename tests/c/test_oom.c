@@ -194,23 +194,14 @@ Test(oom, the_ptx_check_and_the_signature_parser_answer_out_of_memory) {
   cr_assert_gt(sweep(parse), 4);
 }
 
-static void put(const char *dir, const char *name, const char *text) {
-  char path[700];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  cr_assert_not_null(f, "%s", path);
-  fputs(text, f);
-  fclose(f);
-}
-
 Test(oom, the_include_resolver_fails_whole_or_answers_the_same) {
   const char *dir = cj_scratch_make("oom");
   char inc_dir[600], iflag[700], name[700];
   snprintf(inc_dir, sizeof inc_dir, "%s/inc", dir);
   cr_assert_eq(mkdir(inc_dir, 0700), 0);
-  put(dir, "a.h", "#pragma once\n#include <b.h>\n#if __has_include(\"c.h\")\n#endif\n");
-  put(inc_dir, "b.h", "#include \"a.h\"\n#include <cujit/x.h>\n#define VALUE 1\n");
-  put(dir, "pre.h", "#define PRE 1\n");
+  cj_scratch_write("a.h", "#pragma once\n#include <b.h>\n#if __has_include(\"c.h\")\n#endif\n");
+  cj_scratch_write("inc/b.h", "#include \"a.h\"\n#include <cujit/x.h>\n#define VALUE 1\n");
+  cj_scratch_write("pre.h", "#define PRE 1\n");
   snprintf(iflag, sizeof iflag, "-I%s", inc_dir);
   snprintf(name, sizeof name, "%s/k.cu", dir);
   const char *flags[] = {"-I", dir, iflag, "--pre-include=pre.h"};

@@ -26,15 +26,12 @@
 static char tmpdir[256];
 
 static void setup(void) {
-  cr_assert_lt(snprintf(tmpdir, sizeof tmpdir, "%s", cj_scratch_make("pch")), (int)sizeof tmpdir);
-  char path[400];
-  snprintf(path, sizeof path, "%s/cache", tmpdir);
-  setenv("CUJIT_CACHE_DIR", path, 1);
+  cr_assert_lt(snprintf(tmpdir, sizeof tmpdir, "%s", cj_scratch_with_cache("pch")),
+               (int)sizeof tmpdir);
   setenv("CUJIT_CACHE", "off", 1); /* every compile runs NVRTC, unless a test says otherwise */
   unsetenv("CUJIT_PCH");
   unsetenv("CUJIT_LINEINFO");
-  const char *lib = "/usr/local/cuda/lib64/libnvrtc.so.13";
-  if (!getenv("CUJIT_NVRTC") && access(lib, R_OK) == 0) setenv("CUJIT_NVRTC", lib, 1);
+  char path[400];
   snprintf(path, sizeof path, "%s/inc", tmpdir);
   cr_assert_eq(mkdir(path, 0700), 0);
 }
@@ -52,15 +49,6 @@ static cujit_engine *open_engine(void) {
   if (cujit_nvrtc_version(e, &v) != CUJIT_OK) cr_skip_test("no NVRTC: %s", cujit_errmsg(e));
   if (v < 12080) cr_skip_test("NVRTC %d has no precompiled headers", v);
   return e;
-}
-
-static void write_file(const char *name, const char *text) {
-  char path[400];
-  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-  FILE *f = fopen(path, "w");
-  cr_assert_not_null(f, "%s", path);
-  fputs(text, f);
-  fclose(f);
 }
 
 static const char *inc_dir(void) {
@@ -110,7 +98,7 @@ static void same_bytes(cujit_program *a, cujit_program *b, const char *what) {
 /* CUJIT_PCH=on: the second program with the same headers uses the PCH the first made, and both
 ** are byte for byte what a compile without PCH makes; the log says nothing of the PCH. */
 Test(pch, on_made_then_used_and_bytes_identical) {
-  write_file("inc/h.h", header_a);
+  cj_scratch_write("inc/h.h", header_a);
   setenv("CUJIT_PCH", "on", 1);
   cujit_engine *e = open_engine();
   cujit_program *first = compile(e, "first", NULL);
@@ -134,7 +122,7 @@ Test(pch, on_made_then_used_and_bytes_identical) {
 /* The cache key is the same with and without PCH: what a PCH compile stored is a hit for an
 ** engine with PCH off. */
 Test(pch, same_cache_key) {
-  write_file("inc/h.h", header_a);
+  cj_scratch_write("inc/h.h", header_a);
   unsetenv("CUJIT_CACHE");
   setenv("CUJIT_PCH", "on", 1);
   cujit_engine *e = open_engine();
@@ -157,7 +145,7 @@ static void keep_warning(void *user, const char *message) {
 /* A value not understood is a warning naming it and what it takes, and auto is used; case
 ** counts. */
 Test(pch, strict_value_warns_and_uses_auto) {
-  write_file("inc/h.h", header_a);
+  cj_scratch_write("inc/h.h", header_a);
   static const char *const bad[] = {"ON", "yes", "1", "auto ", "automatic"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     setenv("CUJIT_PCH", bad[i], 1);
@@ -179,7 +167,7 @@ Test(pch, strict_value_warns_and_uses_auto) {
 /* auto (and unset): a small user header runs without PCH, cujit's device library with it; off:
 ** never; a kernel's unit (it starts with cujit's #line) and line info: never, even with on. */
 Test(pch, each_value) {
-  write_file("inc/h.h", header_a);
+  cj_scratch_write("inc/h.h", header_a);
   static const char *const modes[] = {NULL, "auto", "off"};
   static const char *random_h = "#include <cujit/random.h>\n";
   for (size_t i = 0; i < 3; i++) {
@@ -233,14 +221,14 @@ Test(pch, each_value) {
 Test(pch, auto_reads_the_programs_own_includes) {
   setenv("CUJIT_PCH", "auto", 1);
   cujit_engine *e = open_engine();
-  write_file("inc/h.h", header_a);
+  cj_scratch_write("inc/h.h", header_a);
   cujit_program_free(compile(e, "fp16", "#include <cuda_fp16.h>\n"));
   counts(e, 0, 0, "<cuda_fp16.h>");
   cujit_program_free(
       compile(e, "library", "#define CJ_RANDOM 1\n#include <cujit/library_kernels.h>\n"));
   counts(e, 0, 0, "cujit's own library program");
-  write_file("inc/h.h", "#pragma once\n#include <cujit/random.h>\n#define VAL 1.0f\n"
-                        "__device__ int hv() { return 1; }\n");
+  cj_scratch_write("inc/h.h", "#pragma once\n#include <cujit/random.h>\n#define VAL 1.0f\n"
+                              "__device__ int hv() { return 1; }\n");
   cujit_program_free(compile(e, "indirect", NULL));
   counts(e, 1, 0, "<cujit/random.h> from a user header");
   cujit_close(e);
@@ -255,7 +243,7 @@ Test(pch, auto_header_text_dominates) {
     at += snprintf(text + at, sizeof text - (size_t)at,
                    "__device__ inline int f%04d() { return %d; }\n", i, i);
   snprintf(text + at, sizeof text - (size_t)at, "__device__ int hv() { return f0001(); }\n");
-  write_file("inc/h.h", text);
+  cj_scratch_write("inc/h.h", text);
   setenv("CUJIT_PCH", "auto", 1);
   cujit_engine *e = open_engine();
   cujit_program_free(compile(e, "big_header", NULL));
@@ -271,12 +259,12 @@ Test(pch, auto_header_text_dominates) {
 /* A header edited after a PCH was made from it: the next compile in the same process sees the
 ** edit (NVRTC alone would take the old PCH: it cannot see a header given in memory change). */
 Test(pch, edited_header_is_seen) {
-  write_file("inc/h.h", header_a);
+  cj_scratch_write("inc/h.h", header_a);
   setenv("CUJIT_PCH", "on", 1);
   cujit_engine *e = open_engine();
   cujit_program_free(compile(e, "before", NULL));
   counts(e, 1, 0, "before the edit");
-  write_file("inc/h.h", header_b);
+  cj_scratch_write("inc/h.h", header_b);
   cujit_program *after = compile(e, "after", NULL);
   counts(e, 2, 0, "after the edit: a PCH of its own");
   const char *ptx = cujit_program_ptx(after, NULL);
@@ -296,7 +284,7 @@ Test(pch, edited_header_is_seen) {
 /* Each engine has its own directory, 0700 under TMPDIR, made at its first PCH compile and
 ** removed with everything in it at cujit_close. */
 Test(pch, private_directory_removed_at_close) {
-  write_file("inc/h.h", header_a);
+  cj_scratch_write("inc/h.h", header_a);
   setenv("CUJIT_PCH", "on", 1);
   cujit_engine *a = open_engine(), *b = open_engine();
   cr_assert_null(cj_pch_dir(a), "made before any compile");
@@ -337,7 +325,7 @@ Test(pch, header_sets_are_bounded) {
   for (int i = 0; i < 10; i++) {
     snprintf(text, sizeof text,
              "#pragma once\n#define VAL %d.0f\n__device__ int hv() { return 0; }\n", i);
-    write_file("inc/h.h", text);
+    cj_scratch_write("inc/h.h", text);
     snprintf(name, sizeof name, "edit%d", i);
     cujit_program_free(compile(e, name, NULL));
   }
@@ -345,7 +333,8 @@ Test(pch, header_sets_are_bounded) {
   cr_assert_eq(subdirs(cj_pch_dir(e)), 8, "%d directories of header sets", subdirs(cj_pch_dir(e)));
   cujit_program_free(compile(e, "edit9_again", NULL)); /* the last set: still there */
   counts(e, 10, 1, "the last set again");
-  write_file("inc/h.h", "#pragma once\n#define VAL 0.0f\n__device__ int hv() { return 0; }\n");
+  cj_scratch_write("inc/h.h",
+                   "#pragma once\n#define VAL 0.0f\n__device__ int hv() { return 0; }\n");
   cujit_program_free(compile(e, "edit0_again", NULL)); /* the first: gone, made again */
   counts(e, 11, 1, "the first set again");
   cr_assert_eq(subdirs(cj_pch_dir(e)), 8);
@@ -355,7 +344,7 @@ Test(pch, header_sets_are_bounded) {
 /* A child of fork() that compiles makes a directory of its own, and its cujit_close leaves its
 ** parent's alone. */
 Test(pch, forked_child_has_its_own_directory) {
-  write_file("inc/h.h", header_a);
+  cj_scratch_write("inc/h.h", header_a);
   setenv("CUJIT_PCH", "on", 1);
   cujit_engine *e = open_engine();
   cujit_program_free(compile(e, "parent", NULL));
@@ -423,7 +412,7 @@ Test(pch, dead_processes_roots_are_collected) {
     fputs("pch", f);
     fclose(f);
   }
-  write_file("inc/h.h", header_a);
+  cj_scratch_write("inc/h.h", header_a);
   setenv("CUJIT_PCH", "on", 1);
   cujit_engine *e = open_engine();
   cujit_program_free(compile(e, "collector", NULL));
@@ -442,7 +431,7 @@ Test(pch, dead_processes_roots_are_collected) {
 /* A heap too small for the PCH: the compile succeeds without one and without NVRTC's warning, the
 ** heap is grown to what NVRTC asked for, and the next compile makes the PCH. */
 Test(pch, heap_too_small_is_grown) {
-  write_file("inc/h.h", header_a);
+  cj_scratch_write("inc/h.h", header_a);
   setenv("CUJIT_PCH", "on", 1);
   cujit_engine *e = open_engine();
   void *lib = dlopen(getenv("CUJIT_NVRTC"), RTLD_NOW | RTLD_NOLOAD); /* the one cujit opened */
@@ -468,7 +457,7 @@ Test(pch, heap_too_small_is_grown) {
 /* An NVRTC without the PCH calls (older than 12.8; the stand-in exports none of them) compiles as
 ** before, with no PCH and no warning. */
 Test(pch, nvrtc_without_pch_calls) {
-  write_file("inc/h.h", header_a);
+  cj_scratch_write("inc/h.h", header_a);
   setenv("CUJIT_PCH", "on", 1);
   cujit_engine *plain = open_engine();
   setenv("CUJIT_NVRTC", CJ_TEST_NVRTC_FAILING, 1);
