@@ -198,8 +198,8 @@ Test(includes, inactive_includes_count_and_touching_does_not) {
   cj_scratch_write("dead.h", "#error never read by the compiler\n");
   cj_scratch_write("k.cu", "#include \"live.h\"\n#if 0\n#include \"dead.h\"\n#endif\n" KERNEL);
   expect(cj_scratch_path("k.cu"), NULL, &sm90, 811, 0);
-  cj_scratch_write("dead.h",
-                   "#error changed\n"); /* a spurious miss is the price of never a stale hit */
+  /* a spurious miss is the price of never a stale hit */
+  cj_scratch_write("dead.h", "#error changed\n");
   expect(cj_scratch_path("k.cu"), NULL, &sm90, 811, 0);
   struct timespec t[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
   cr_assert_eq(utimensat(AT_FDCWD, cj_scratch_path("live.h"), t, 0), 0); /* new time, same bytes */
@@ -320,18 +320,14 @@ Test(includes, resolver_and_manifest) {
   snprintf(src, sizeof src, "#include \"a.h\"\n#include <cujit/x.h>\n#include \"a.h\"\n");
   const char *flags[] = {"-arch=sm_90"};
   const char *bnames[] = {"cujit/x.h"}, *bsrcs[] = {"#include \"b.h\"\n"};
-  cj_include_request rq = {src,
-                           cj_scratch_path("r/k.cu"),
-                           flags,
-                           1,
-                           cj_scratch_path("r"),
-                           bnames,
-                           bsrcs,
-                           1,
-                           NULL,
-                           NULL,
-                           0,
-                           0};
+  cj_include_request rq = {.source = src,
+                           .name = cj_scratch_path("r/k.cu"),
+                           .flags = flags,
+                           .flag_count = 1,
+                           .system_dir = cj_scratch_path("r"),
+                           .builtin_names = bnames,
+                           .builtin_sources = bsrcs,
+                           .builtin_count = 1};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 1, "%s", inc.why);
@@ -383,18 +379,10 @@ Test(includes, damaged_manifests_are_refused) {
   char inc_flag[600];
   snprintf(inc_flag, sizeof inc_flag, "--include-path=%s", cj_scratch_path("m/inc"));
   flags[2] = inc_flag;
-  cj_include_request rq = {"#include \"a.h\"\n",
-                           cj_scratch_path("m/k.cu"),
-                           flags,
-                           3,
-                           NULL,
-                           NULL,
-                           NULL,
-                           0,
-                           NULL,
-                           NULL,
-                           0,
-                           0};
+  cj_include_request rq = {.source = "#include \"a.h\"\n",
+                           .name = cj_scratch_path("m/k.cu"),
+                           .flags = flags,
+                           .flag_count = 3};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 1, "%s", inc.why);
@@ -476,18 +464,10 @@ Test(includes, search_order_and_pre_includes) {
   char iflag[600];
   snprintf(iflag, sizeof iflag, "-I%s", cj_scratch_path("s/inc"));
   const char *flags[] = {iflag, "--pre-include=pre.h", "-include", "pre.h"};
-  cj_include_request rq = {"#include \"a.h\"\n",
-                           cj_scratch_path("s/k.cu"),
-                           flags,
-                           4,
-                           NULL,
-                           NULL,
-                           NULL,
-                           0,
-                           NULL,
-                           NULL,
-                           0,
-                           0};
+  cj_include_request rq = {.source = "#include \"a.h\"\n",
+                           .name = cj_scratch_path("s/k.cu"),
+                           .flags = flags,
+                           .flag_count = 4};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 1, "%s", inc.why);
@@ -511,18 +491,7 @@ Test(includes, search_order_and_pre_includes) {
 Test(includes, the_per_file_size_limit) {
   cj_scratch_write("big/k.h", "");
   cr_assert_eq(truncate(cj_scratch_path("big/k.h"), (off_t)64 << 20), 0);
-  cj_include_request rq = {"#include \"k.h\"\n",
-                           cj_scratch_path("big/k.cu"),
-                           NULL,
-                           0,
-                           NULL,
-                           NULL,
-                           NULL,
-                           0,
-                           NULL,
-                           NULL,
-                           0,
-                           0};
+  cj_include_request rq = {.source = "#include \"k.h\"\n", .name = cj_scratch_path("big/k.cu")};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 0);
@@ -544,18 +513,10 @@ Test(includes, has_include_and_names_found_nowhere) {
   char iflag[600], want[8400];
   snprintf(iflag, sizeof iflag, "-I%s", cj_scratch_path("h/inc"));
   const char *flags[] = {iflag};
-  cj_include_request rq = {"#if __has_include(\"a.h\")\n#endif\n#include <nowhere.h>\n",
-                           cj_scratch_path("h/k.cu"),
-                           flags,
-                           1,
-                           NULL,
-                           NULL,
-                           NULL,
-                           0,
-                           NULL,
-                           NULL,
-                           0,
-                           0};
+  cj_include_request rq = {.source = "#if __has_include(\"a.h\")\n#endif\n#include <nowhere.h>\n",
+                           .name = cj_scratch_path("h/k.cu"),
+                           .flags = flags,
+                           .flag_count = 1};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 1, "%s", inc.why);
@@ -588,8 +549,7 @@ Test(includes, the_total_size_limit) {
   }
   cj_scratch_write("total/one.h", "x");
   snprintf(src + strlen(src), sizeof src - strlen(src), "#include \"one.h\"\n");
-  cj_include_request rq = {
-      src, cj_scratch_path("total/k.cu"), NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, 0, 0};
+  cj_include_request rq = {.source = src, .name = cj_scratch_path("total/k.cu")};
   cj_includes inc;
   cr_assert_eq(cj_includes_resolve(&rq, &inc), 1);
   cr_assert_eq(inc.cacheable, 0);
