@@ -123,11 +123,14 @@ int main() {
   cujit_param_info param = CUJIT_PARAM_INFO_INIT;
   cujit_scalar sum = CUJIT_SCALAR_INIT;
   cujit_tensor_map_desc tmap = CUJIT_TENSOR_MAP_DESC_INIT;
+  cujit_gemm_options gemm = CUJIT_GEMM_OPTIONS_INIT; // alpha 1: a zeroed one multiplies by 0
   EXPECT(CUJIT_DLPACK_MAX_DIMS == 8); // the shape room cujit_buffer_from_dlpack fills
   EXPECT(CUJIT_TENSOR_MAX_RANK == 5); // cuTensorMapEncodeTiled's most dimensions
   EXPECT(tmap.size == sizeof tmap && tmap.rank == 0 && !tmap.dims[4] && !tmap.box[0] &&
          tmap.swizzle == CUJIT_SWIZZLE_NONE && !tmap.oob_nan);
   EXPECT(sizeof(cujit_tensor_map) == 128); // the driver's CUtensorMap
+  EXPECT(gemm.size == sizeof gemm && gemm.alpha == 1.0 && gemm.beta == 0.0 && !gemm.m &&
+         !gemm.k && !gemm.trans_a && !gemm.trans_b && !gemm.bias && !gemm.relu && !gemm.relu_mask);
   EXPECT(info.size == sizeof info && info.ordinal == 0 && info.name[0] == 0 &&
          info.pci_bus_id == 0);
   EXPECT(options.size == sizeof options && !options.arch && !options.fast_math &&
