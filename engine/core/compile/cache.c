@@ -438,9 +438,12 @@ static int get(cj_cache *cache, const cj_cache_key *key, int text, cj_cache_entr
     mem_put(cache, key, out);
     hit = 2;
   } else {
-    char held[48]; /* held, but not copied (unless the disk said so already) */
-    if (s && disk != NO_MEMORY_MISS)
-      key_hex(key, held), warn_no_memory(cache, strcat(held, " (held in memory)"));
+    if (s && disk != NO_MEMORY_MISS) { /* held, but not copied (unless the disk said so) */
+      char hex[33], held[64];
+      key_hex(key, hex);
+      snprintf(held, sizeof held, "%s (held in memory)", hex);
+      warn_no_memory(cache, held);
+    }
     cache->misses += !text;
   }
   pthread_mutex_unlock(&cache->lock);
