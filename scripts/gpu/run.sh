@@ -29,6 +29,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 source .gpu-deps/env.sh
+export NCCL_NVLS_ENABLE=0 # NVLink multicast stays off on the shared GPU machines (../shared/gpu/README.md)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; cat .commit 2>/dev/null; } > "$out/machine.txt" 2>&1
 t0=$(date +%s)
