@@ -1,0 +1,268 @@
+/*
+** cujit/gemm_tc.h -- the tensor-core GEMM of sm_90 (Hopper): C = epilogue(alpha * op(A) op(B) +
+** beta * C) with f16 inputs, f32 accumulation and C of f32 or f16, through wgmma (warpgroup
+** matrix multiply-accumulate) fed by TMA. It is the kernel cujit_gemm (engine/core/program/gemm.c)
+** runs on an sm_90 GPU when the shapes and alignment allow; cujit::gemm_simt (<cujit/gemm.h>) is
+** the path everywhere else. Compiled for the arch-specific target (sm_90a): wgmma and setmaxnreg
+** exist nowhere else.
+**
+**   cujit::gemm_tc<T, O, A_MN, B_MN>(map_a, map_b, c, bias, mask, m, n, k, epilogue, alpha, beta)
+**     run by cujit::gemm_tc_threads (384) threads with gemm_tc_smem_bytes of dynamic shared
+**     memory, on a 1-D grid of ceil(m / 128) * ceil(n / 256) blocks; the epilogue bits and their
+**     order are gemm.h's.
+**   map_a  a 2-D tensor map of A with 128-byte swizzle: K-major (a plain m x k A: dims {k, m},
+**          box {64, 128}) or, with A_MN, M-major (a transposed A stored k x m: dims {m, k}, box
+**          {64, 64});
+**   map_b  K-major (a transposed B stored n x k: dims {k, n}, box {64, 256}) or, with B_MN,
+**          N-major (a plain k x n B: dims {n, k}, box {64, 64}).
+** Reads past the matrices' edges come back as zeros from TMA, so m, n and k need not be
+** multiples of the tile; stores are bounds-checked.
+**
+** The block computes a 128 x 256 tile of C. Warpgroup 0 is the producer: one of its threads
+** keeps gemm_tc_stages slices of 64 along k in flight (TMA into shared memory, each stage's
+** "full" barrier completing when its bytes have landed) and it gives most of its registers away
+** (setmaxnreg). Warpgroups 1 and 2 are the consumers, each owning 64 rows of the tile: per stage,
+** four wgmma m64n256k16 into 128 f32 accumulators per thread, the previous stage's wgmma awaited
+** (one group in flight) and that stage handed back to the producer through its "empty" barrier.
+** Blocks walk the tiles in groups of gemm_tc_group row tiles so that concurrent blocks share A's
+** and B's panels in L2.
+*/
+#pragma once
+
+#if defined(__CUJIT_CPU__)
+#error "<cujit/gemm_tc.h>: wgmma and TMA are units of sm_90 GPUs; on the CPU device use cujit::gemm_simt (<cujit/gemm.h>)"
+#elif defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "<cujit/gemm_tc.h> needs the arch-specific target sm_90a (arch = \"sm_90a\"): wgmma exists only there"
+#else
+
+#include <cujit/gemm.h>
+#include <cujit/tma.h>
+
+namespace cujit {
+
+enum {
+  gemm_tc_tile_m = 128,
+  gemm_tc_tile_n = 256,
+  gemm_tc_tile_k = 64, /* 128 bytes of f16: one row of the 128-byte swizzle */
+  gemm_tc_stages = 4,
+  gemm_tc_threads = 384, /* a producer warpgroup and two consumers */
+  gemm_tc_group = 16,    /* row tiles walked together (L2 reuse) */
+  gemm_tc_a_bytes = gemm_tc_tile_m * gemm_tc_tile_k * 2,
+  gemm_tc_b_bytes = gemm_tc_tile_n * gemm_tc_tile_k * 2,
+  gemm_tc_box = 64 * 64, /* elements of a 64 x 64 box: one consumer's A, a quarter of B */
+  /* the stages, their 2 barriers each, and slack to align the start to 1024 bytes */
+  gemm_tc_smem_bytes = gemm_tc_stages * (gemm_tc_a_bytes + gemm_tc_b_bytes) +
+                       gemm_tc_stages * 16 + 1024,
+};
+
+/* A wgmma shared-memory matrix descriptor with 128-byte swizzle: start address, leading and
+** stride byte offsets, each in 16-byte units (PTX ISA, "Matrix Descriptor Format"). K-major:
+** the stride offset is from one 8-row group to the next (1024 bytes here), the leading one unused.
+** MN-major: the leading offset is from one 64-element column of atoms to the next along M or N
+** (the next 64 x 64 box, 8192 bytes), the stride offset from one 8-row group along k to the next. */
+__device__ __forceinline__ unsigned long long gemm_tc_desc(const void *at, unsigned leading,
+                                                           unsigned stride) {
+  return (unsigned long long)((smem(at) & 0x3ffffu) >> 4) |
+         (unsigned long long)((leading & 0x3ffffu) >> 4) << 16 |
+         (unsigned long long)((stride & 0x3ffffu) >> 4) << 32 | 1ull << 62;
+}
+
+#define CJ_TC_D8(i)                                                                                \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]),      \
+      "+f"(d[i + 6]), "+f"(d[i + 7])
+#define CJ_TC_D128                                                                                 \
+  CJ_TC_D8(0), CJ_TC_D8(8), CJ_TC_D8(16), CJ_TC_D8(24), CJ_TC_D8(32), CJ_TC_D8(40), CJ_TC_D8(48),  \
+      CJ_TC_D8(56), CJ_TC_D8(64), CJ_TC_D8(72), CJ_TC_D8(80), CJ_TC_D8(88), CJ_TC_D8(96),          \
+      CJ_TC_D8(104), CJ_TC_D8(112), CJ_TC_D8(120)
+#define CJ_TC_REGS                                                                                 \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                        \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "               \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "               \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "               \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "               \
+  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "               \
+  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "   \
+  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}"
+
+/* wgmma.mma_async m64n256k16 with f32 accumulators, D += A B (scale-d 1): A and B from shared
+** memory through their descriptors, transposed (MN-major) as the immediates say. */
+template <class T, int A_MN, int B_MN>
+__device__ __forceinline__ void gemm_tc_mma(float (&d)[128], unsigned long long da,
+                                            unsigned long long db);
+
+template <int A_MN, int B_MN>
+__device__ __forceinline__ void gemm_tc_mma_f16(float (&d)[128], unsigned long long da,
+                                                unsigned long long db) {
+  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %130, 0;\n\t"
+               "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " CJ_TC_REGS
+               ", %128, %129, p, 1, 1, %131, %132;\n\t}"
+               : CJ_TC_D128
+               : "l"(da), "l"(db), "r"(1), "n"(A_MN), "n"(B_MN));
+}
+
+template <> __device__ __forceinline__ void gemm_tc_mma<__half, 0, 0>(float (&d)[128],
+                                                                      unsigned long long da,
+                                                                      unsigned long long db) {
+  gemm_tc_mma_f16<0, 0>(d, da, db);
+}
+template <> __device__ __forceinline__ void gemm_tc_mma<__half, 0, 1>(float (&d)[128],
+                                                                      unsigned long long da,
+                                                                      unsigned long long db) {
+  gemm_tc_mma_f16<0, 1>(d, da, db);
+}
+template <> __device__ __forceinline__ void gemm_tc_mma<__half, 1, 0>(float (&d)[128],
+                                                                      unsigned long long da,
+                                                                      unsigned long long db) {
+  gemm_tc_mma_f16<1, 0>(d, da, db);
+}
+template <> __device__ __forceinline__ void gemm_tc_mma<__half, 1, 1>(float (&d)[128],
+                                                                      unsigned long long da,
+                                                                      unsigned long long db) {
+  gemm_tc_mma_f16<1, 1>(d, da, db);
+}
+
+__device__ __forceinline__ void gemm_tc_fence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void gemm_tc_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void gemm_tc_wait(float (&d)[128]) {
+  asm volatile("wgmma.wait_group.sync.aligned %128;" : CJ_TC_D128 : "n"(N) : "memory");
+}
+
+/* mbarrier.arrive without a byte count: a consumer warp handing a stage back. */
+__device__ __forceinline__ void gemm_tc_arrive(unsigned long long *bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem(bar)) : "memory");
+}
+
+/* The producer: stage s of slice kt is refilled once both consumers handed its last use back. */
+template <int A_MN, int B_MN, class T>
+__device__ __forceinline__ void gemm_tc_produce(const CUtensorMap *map_a, const CUtensorMap *map_b,
+                                                T *sa, T *sb, unsigned long long *full,
+                                                unsigned long long *empty, int m0, int n0,
+                                                int k_tiles) {
+  for (int kt = 0; kt < k_tiles; kt++) {
+    int s = kt % gemm_tc_stages, k0 = kt * gemm_tc_tile_k;
+    if (kt >= gemm_tc_stages) mbarrier_wait(&empty[s], (unsigned)(kt / gemm_tc_stages - 1) & 1u);
+    mbarrier_expect_tx(&full[s], gemm_tc_a_bytes + gemm_tc_b_bytes);
+    T *a = sa + s * (gemm_tc_a_bytes / 2), *b = sb + s * (gemm_tc_b_bytes / 2);
+    if (!A_MN) {
+      tma_load_2d(a, map_a, k0, m0, &full[s]);
+    } else {
+      tma_load_2d(a, map_a, m0, k0, &full[s]);
+      tma_load_2d(a + gemm_tc_box, map_a, m0 + 64, k0, &full[s]);
+    }
+    if (!B_MN) {
+      tma_load_2d(b, map_b, k0, n0, &full[s]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < 4; j++) tma_load_2d(b + j * gemm_tc_box, map_b, n0 + 64 * j, k0, &full[s]);
+    }
+  }
+}
+
+/* A consumer warpgroup: its 64 rows of the tile (a = the first of them in each stage) times the
+** tile's 256 columns, accumulated in d. */
+template <class T, int A_MN, int B_MN>
+__device__ __forceinline__ void gemm_tc_consume(float (&d)[128], const T *sa, const T *sb,
+                                                unsigned long long *full,
+                                                unsigned long long *empty, int k_tiles) {
+  const unsigned a_lead = A_MN ? 8192 : 16, b_lead = B_MN ? 8192 : 16;
+  for (int kt = 0; kt < k_tiles; kt++) {
+    int s = kt % gemm_tc_stages;
+    mbarrier_wait(&full[s], (unsigned)(kt / gemm_tc_stages) & 1u);
+    const T *a = sa + s * (gemm_tc_a_bytes / 2), *b = sb + s * (gemm_tc_b_bytes / 2);
+    gemm_tc_fence();
+#pragma unroll
+    for (int kk = 0; kk < gemm_tc_tile_k / 16; kk++) {
+      /* 16 along k: 32 bytes into a K-major row, 16 rows (2048 bytes) down an MN-major box */
+      const T *ak = a + (A_MN ? kk * 16 * 64 : kk * 16);
+      const T *bk = b + (B_MN ? kk * 16 * 64 : kk * 16);
+      gemm_tc_mma<T, A_MN, B_MN>(d, gemm_tc_desc(ak, a_lead, 1024), gemm_tc_desc(bk, b_lead, 1024));
+    }
+    gemm_tc_commit();
+    gemm_tc_wait<1>(d); /* the previous slice's products are done: its stage can be refilled */
+    if (kt > 0 && threadIdx.x % 32 == 0) gemm_tc_arrive(&empty[(kt - 1) % gemm_tc_stages]);
+  }
+  gemm_tc_wait<0>(d);
+}
+
+template <class T, class O, int A_MN, int B_MN>
+__device__ __forceinline__ void gemm_tc(const CUtensorMap *map_a, const CUtensorMap *map_b, O *c,
+                                        const O *bias, const O *mask, int m, int n, int k,
+                                        int epilogue, float alpha, float beta) {
+  extern __shared__ unsigned char gemm_tc_raw[];
+  /* 128-byte swizzled boxes start on 1024-byte boundaries (the swizzle pattern's period) */
+  unsigned char *base = gemm_tc_raw + ((1024u - (smem(gemm_tc_raw) & 1023u)) & 1023u);
+  T *sa = (T *)base;
+  T *sb = (T *)(base + gemm_tc_stages * gemm_tc_a_bytes);
+  unsigned long long *full =
+      (unsigned long long *)(base + gemm_tc_stages * (gemm_tc_a_bytes + gemm_tc_b_bytes));
+  unsigned long long *empty = full + gemm_tc_stages;
+
+  const int tiles_m = (m + gemm_tc_tile_m - 1) / gemm_tc_tile_m;
+  const int tiles_n = (n + gemm_tc_tile_n - 1) / gemm_tc_tile_n;
+  const int per_group = gemm_tc_group * tiles_n, group = (int)blockIdx.x / per_group;
+  const int first_m = group * gemm_tc_group;
+  const int group_m = min(tiles_m - first_m, (int)gemm_tc_group);
+  const int in_group = (int)blockIdx.x % per_group;
+  const int m0 = (first_m + in_group % group_m) * gemm_tc_tile_m;
+  const int n0 = (in_group / group_m) * gemm_tc_tile_n;
+  const int k_tiles = (k + gemm_tc_tile_k - 1) / gemm_tc_tile_k;
+  const int wg = (int)threadIdx.x / 128;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < gemm_tc_stages; s++) {
+      mbarrier_init(&full[s], 1);
+      mbarrier_init(&empty[s], 8); /* the consumers' 8 warps */
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;" ::: "memory");
+    if (threadIdx.x == 0) {
+      tma_prefetch_map(map_a);
+      tma_prefetch_map(map_b);
+      gemm_tc_produce<A_MN, B_MN>(map_a, map_b, sa, sb, full, empty, m0, n0, k_tiles);
+    }
+    return;
+  }
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;" ::: "memory");
+  float d[128];
+#pragma unroll
+  for (int i = 0; i < 128; i++) d[i] = 0.0f;
+  /* consumer wg - 1 owns rows 64 (wg - 1) on: the first 64 x 64 box of an M-major stage, or 64
+  ** rows of 128 bytes of a K-major one: 4096 elements in either case */
+  gemm_tc_consume<T, A_MN, B_MN>(d, sa + (wg - 1) * gemm_tc_box, sb, full, empty, k_tiles);
+
+  /* The accumulators' layout (PTX ISA, wgmma D fragments): warp w of the warpgroup holds rows
+  ** 16 w + lane / 4 and 8 more; d[4 j + 2 h + e] is column 8 j + 2 (lane % 4) + e of row + 8 h. */
+  const int lane = (int)threadIdx.x % 32, warp = ((int)threadIdx.x % 128) / 32;
+  const int row0 = m0 + 64 * (wg - 1) + 16 * warp + lane / 4;
+  const int col0 = n0 + 2 * (lane % 4);
+#pragma unroll
+  for (int j = 0; j < 32; j++)
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      int row = row0 + 8 * h;
+      if (row >= m) continue;
+#pragma unroll
+      for (int e = 0; e < 2; e++) {
+        int col = col0 + 8 * j + e;
+        if (col < n)
+          gemm_store<O>(c, bias, mask, (size_t)row * (size_t)n + (size_t)col, col,
+                        d[4 * j + 2 * h + e], alpha, beta, epilogue);
+      }
+    }
+}
+
+#undef CJ_TC_D8
+#undef CJ_TC_D128
+#undef CJ_TC_REGS
+
+} /* namespace cujit */
+
+#endif
