@@ -8,8 +8,9 @@
 **
 **   cujit::gemm_tc<T, O, A_MN, B_MN>(map_a, map_b, c, bias, mask, m, n, k, epilogue, alpha, beta)
 **     run by cujit::gemm_tc_threads (384) threads with gemm_tc_smem_bytes of dynamic shared
-**     memory, on a 1-D grid of ceil(m / 128) * ceil(n / 256) blocks; the epilogue bits and their
-**     order are gemm.h's.
+**     memory, on a 1-D grid of any size (one block per multiprocessor is best): block b computes
+**     tiles b, b + gridDim.x, ... of the ceil(m / 128) * ceil(n / 256); the epilogue bits and
+**     their order are gemm.h's.
 **   map_a  a 2-D tensor map of A with 128-byte swizzle: K-major (a plain m x k A: dims {k, m},
 **          box {64, 128}) or, with A_MN, M-major (a transposed A stored k x m: dims {m, k}, box
 **          {64, 64});
@@ -18,14 +19,16 @@
 ** Reads past the matrices' edges come back as zeros from TMA, so m, n and k need not be
 ** multiples of the tile; stores are bounds-checked.
 **
-** The block computes a 128 x 256 tile of C. Warpgroup 0 is the producer: one of its threads
-** keeps gemm_tc_stages slices of 64 along k in flight (TMA into shared memory, each stage's
-** "full" barrier completing when its bytes have landed) and it gives most of its registers away
+** A block computes 128 x 256 tiles of C, one after another (persistent: the loads of its next
+** tile overlap the stores of the last). Warpgroup 0 is the producer: one of its threads keeps
+** gemm_tc_stages slices of 64 along k in flight (TMA into shared memory, each stage's "full"
+** barrier completing when its bytes have landed) and it gives most of its registers away
 ** (setmaxnreg). Warpgroups 1 and 2 are the consumers, each owning 64 rows of the tile: per stage,
 ** four wgmma m64n256k16 into 128 f32 accumulators per thread, the previous stage's wgmma awaited
 ** (one group in flight) and that stage handed back to the producer through its "empty" barrier.
-** Blocks walk the tiles in groups of gemm_tc_group row tiles so that concurrent blocks share A's
-** and B's panels in L2.
+** Stages and barrier phases run on across tiles (slice `it` of the block's whole sequence uses
+** stage it % stages, phase it / stages). Tiles are numbered in groups of gemm_tc_group row tiles
+** so that the blocks running at once share A's and B's panels in L2.
 */
 #pragma once
 
@@ -136,15 +139,29 @@ __device__ __forceinline__ void gemm_tc_arrive(unsigned long long *bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem(bar)) : "memory");
 }
 
-/* The producer: stage s of slice kt is refilled once both consumers handed its last use back. */
+/* The corner of tile t of C: tiles numbered down groups of gemm_tc_group row tiles, column by
+** column within a group. */
+__device__ __forceinline__ void gemm_tc_corner(int t, int m, int n, int *m0, int *n0) {
+  const int tiles_m = (m + gemm_tc_tile_m - 1) / gemm_tc_tile_m;
+  const int tiles_n = (n + gemm_tc_tile_n - 1) / gemm_tc_tile_n;
+  const int per_group = gemm_tc_group * tiles_n, group = t / per_group;
+  const int first_m = group * gemm_tc_group;
+  const int group_m = min(tiles_m - first_m, (int)gemm_tc_group);
+  const int in_group = t % per_group;
+  *m0 = (first_m + in_group % group_m) * gemm_tc_tile_m;
+  *n0 = (in_group / group_m) * gemm_tc_tile_n;
+}
+
+/* The producer, over one tile: slice `it` (counted over the block's tiles) refills its stage
+** once both consumers handed that stage's last use back. */
 template <int A_MN, int B_MN, class T>
 __device__ __forceinline__ void gemm_tc_produce(const CUtensorMap *map_a, const CUtensorMap *map_b,
                                                 T *sa, T *sb, unsigned long long *full,
                                                 unsigned long long *empty, int m0, int n0,
-                                                int k_tiles) {
-  for (int kt = 0; kt < k_tiles; kt++) {
-    int s = kt % gemm_tc_stages, k0 = kt * gemm_tc_tile_k;
-    if (kt >= gemm_tc_stages) mbarrier_wait(&empty[s], (unsigned)(kt / gemm_tc_stages - 1) & 1u);
+                                                int k_tiles, unsigned &it) {
+  for (int kt = 0; kt < k_tiles; kt++, it++) {
+    int s = (int)(it % gemm_tc_stages), k0 = kt * gemm_tc_tile_k;
+    if (it >= gemm_tc_stages) mbarrier_wait(&empty[s], (it / gemm_tc_stages - 1) & 1u);
     mbarrier_expect_tx(&full[s], gemm_tc_a_bytes + gemm_tc_b_bytes);
     T *a = sa + s * (gemm_tc_a_bytes / 2), *b = sb + s * (gemm_tc_b_bytes / 2);
     if (!A_MN) {
@@ -162,16 +179,18 @@ __device__ __forceinline__ void gemm_tc_produce(const CUtensorMap *map_a, const 
   }
 }
 
-/* A consumer warpgroup: its 64 rows of the tile (a = the first of them in each stage) times the
-** tile's 256 columns, accumulated in d. */
+/* A consumer warpgroup over one tile: its 64 rows (a = the first of them in each stage) times the
+** tile's 256 columns, accumulated in d; every stage it used is handed back by the end. */
 template <class T, int A_MN, int B_MN>
 __device__ __forceinline__ void gemm_tc_consume(float (&d)[128], const T *sa, const T *sb,
                                                 unsigned long long *full,
-                                                unsigned long long *empty, int k_tiles) {
+                                                unsigned long long *empty, int k_tiles,
+                                                unsigned &it) {
   const unsigned a_lead = A_MN ? 8192 : 16, b_lead = B_MN ? 8192 : 16;
-  for (int kt = 0; kt < k_tiles; kt++) {
-    int s = kt % gemm_tc_stages;
-    mbarrier_wait(&full[s], (unsigned)(kt / gemm_tc_stages) & 1u);
+  const bool leader = threadIdx.x % 32 == 0; /* one arrival per consumer warp */
+  for (int kt = 0; kt < k_tiles; kt++, it++) {
+    int s = (int)(it % gemm_tc_stages);
+    mbarrier_wait(&full[s], (it / gemm_tc_stages) & 1u);
     const T *a = sa + s * (gemm_tc_a_bytes / 2), *b = sb + s * (gemm_tc_b_bytes / 2);
     gemm_tc_fence();
 #pragma unroll
@@ -183,9 +202,36 @@ __device__ __forceinline__ void gemm_tc_consume(float (&d)[128], const T *sa, co
     }
     gemm_tc_commit();
     gemm_tc_wait<1>(d); /* the previous slice's products are done: its stage can be refilled */
-    if (kt > 0 && threadIdx.x % 32 == 0) gemm_tc_arrive(&empty[(kt - 1) % gemm_tc_stages]);
+    if (kt > 0 && leader) gemm_tc_arrive(&empty[(it - 1) % gemm_tc_stages]);
   }
   gemm_tc_wait<0>(d);
+  if (leader) gemm_tc_arrive(&empty[(it - 1) % gemm_tc_stages]); /* the tile's last slice */
+}
+
+/* A consumer's 64 x 256 of C from its accumulators, through the epilogue. Their layout (PTX
+** ISA, wgmma D fragments): warp w of the warpgroup holds rows 16 w + lane / 4 and 8 more;
+** d[4 j + 2 h + e] is column 8 j + 2 (lane % 4) + e of row + 8 h. */
+template <class O>
+__device__ __forceinline__ void gemm_tc_store_tile(const float (&d)[128], O *c, const O *bias,
+                                                   const O *mask, int m, int n, int r0, int n0,
+                                                   int epilogue, float alpha, float beta) {
+  const int lane = (int)threadIdx.x % 32, warp = ((int)threadIdx.x % 128) / 32;
+  const int row0 = r0 + 16 * warp + lane / 4;
+  const int col0 = n0 + 2 * (lane % 4);
+#pragma unroll
+  for (int j = 0; j < 32; j++)
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      int row = row0 + 8 * h;
+      if (row >= m) continue;
+#pragma unroll
+      for (int e = 0; e < 2; e++) {
+        int col = col0 + 8 * j + e;
+        if (col < n)
+          gemm_store<O>(c, bias, mask, (size_t)row * (size_t)n + (size_t)col, col,
+                        d[4 * j + 2 * h + e], alpha, beta, epilogue);
+      }
+    }
 }
 
 template <class T, class O, int A_MN, int B_MN>
@@ -201,15 +247,11 @@ __device__ __forceinline__ void gemm_tc(const CUtensorMap *map_a, const CUtensor
       (unsigned long long *)(base + gemm_tc_stages * (gemm_tc_a_bytes + gemm_tc_b_bytes));
   unsigned long long *empty = full + gemm_tc_stages;
 
-  const int tiles_m = (m + gemm_tc_tile_m - 1) / gemm_tc_tile_m;
-  const int tiles_n = (n + gemm_tc_tile_n - 1) / gemm_tc_tile_n;
-  const int per_group = gemm_tc_group * tiles_n, group = (int)blockIdx.x / per_group;
-  const int first_m = group * gemm_tc_group;
-  const int group_m = min(tiles_m - first_m, (int)gemm_tc_group);
-  const int in_group = (int)blockIdx.x % per_group;
-  const int m0 = (first_m + in_group % group_m) * gemm_tc_tile_m;
-  const int n0 = (in_group / group_m) * gemm_tc_tile_n;
+  const int tiles = ((m + gemm_tc_tile_m - 1) / gemm_tc_tile_m) *
+                    ((n + gemm_tc_tile_n - 1) / gemm_tc_tile_n);
   const int k_tiles = (k + gemm_tc_tile_k - 1) / gemm_tc_tile_k;
+  unsigned it = 0; /* slices so far, over the block's tiles */
+  int m0, n0;
   const int wg = (int)threadIdx.x / 128;
 
   if (threadIdx.x == 0) {
@@ -226,37 +268,24 @@ __device__ __forceinline__ void gemm_tc(const CUtensorMap *map_a, const CUtensor
     if (threadIdx.x == 0) {
       tma_prefetch_map(map_a);
       tma_prefetch_map(map_b);
-      gemm_tc_produce<A_MN, B_MN>(map_a, map_b, sa, sb, full, empty, m0, n0, k_tiles);
+      for (int t = (int)blockIdx.x; t < tiles; t += (int)gridDim.x) {
+        gemm_tc_corner(t, m, n, &m0, &n0);
+        gemm_tc_produce<A_MN, B_MN>(map_a, map_b, sa, sb, full, empty, m0, n0, k_tiles, it);
+      }
     }
     return;
   }
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;" ::: "memory");
-  float d[128];
+  for (int t = (int)blockIdx.x; t < tiles; t += (int)gridDim.x) {
+    gemm_tc_corner(t, m, n, &m0, &n0);
+    float d[128];
 #pragma unroll
-  for (int i = 0; i < 128; i++) d[i] = 0.0f;
-  /* consumer wg - 1 owns rows 64 (wg - 1) on: the first 64 x 64 box of an M-major stage, or 64
-  ** rows of 128 bytes of a K-major one: 4096 elements in either case */
-  gemm_tc_consume<T, A_MN, B_MN>(d, sa + (wg - 1) * gemm_tc_box, sb, full, empty, k_tiles);
-
-  /* The accumulators' layout (PTX ISA, wgmma D fragments): warp w of the warpgroup holds rows
-  ** 16 w + lane / 4 and 8 more; d[4 j + 2 h + e] is column 8 j + 2 (lane % 4) + e of row + 8 h. */
-  const int lane = (int)threadIdx.x % 32, warp = ((int)threadIdx.x % 128) / 32;
-  const int row0 = m0 + 64 * (wg - 1) + 16 * warp + lane / 4;
-  const int col0 = n0 + 2 * (lane % 4);
-#pragma unroll
-  for (int j = 0; j < 32; j++)
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-      int row = row0 + 8 * h;
-      if (row >= m) continue;
-#pragma unroll
-      for (int e = 0; e < 2; e++) {
-        int col = col0 + 8 * j + e;
-        if (col < n)
-          gemm_store<O>(c, bias, mask, (size_t)row * (size_t)n + (size_t)col, col,
-                        d[4 * j + 2 * h + e], alpha, beta, epilogue);
-      }
-    }
+    for (int i = 0; i < 128; i++) d[i] = 0.0f;
+    /* consumer wg - 1 owns rows 64 (wg - 1) on: the first 64 x 64 box of an M-major stage, or 64
+    ** rows of 128 bytes of a K-major one: 4096 elements in either case */
+    gemm_tc_consume<T, A_MN, B_MN>(d, sa + (wg - 1) * gemm_tc_box, sb, full, empty, k_tiles, it);
+    gemm_tc_store_tile<O>(d, c, bias, mask, m, n, m0 + 64 * (wg - 1), n0, epilogue, alpha, beta);
+  }
 }
 
 #undef CJ_TC_D8

@@ -526,7 +526,7 @@ Test(gemm, tensor_path_fit_refusals) {
            prefix, suffix);
   o.k = K - 1; /* a's rows of 71 */
   EXPECT_REFUSED(cujit_gemm(a, b, c, &o, NULL), CUJIT_ERROR_UNSUPPORTED, want);
-  o.k = K, o.n = N - 4; /* b's rows of 260: fine; */
+  o.k = K, o.n = N - 8; /* b's rows of 256: fine */
   EXPECT_OK(cujit_gemm(a, b, c, &o, NULL));
   o.n = N - 1;
   EXPECT_REFUSED(cujit_gemm(a, b, c, &o, NULL), CUJIT_ERROR_UNSUPPORTED, want);
@@ -541,7 +541,7 @@ Test(gemm, tensor_path_fit_refusals) {
 
 /* The tensor path against the reference: one exact tile; a ragged shape (edges inside the tile
 ** and inside the k slice); a deep k (16 slices through 4 stages: each stage reused 4 times) on
-** several tiles; every operand layout, both output dtypes, every epilogue with alpha and beta.
+** several tiles; more tiles than multiprocessors; every operand layout, both output dtypes, every epilogue with alpha and beta.
 ** Hopper's tensor cores accumulate in f32 without promising IEEE rounding: the bound is 4 times
 ** the SIMT one (still far below a wrong element, a term's size). */
 Test(gemm, tensor_path_matches_the_reference, .timeout = 300) {
@@ -558,6 +558,12 @@ Test(gemm, tensor_path_matches_the_reference, .timeout = 300) {
                      shapes[sh][2], tr & 1, tr >> 1, 0, 0, 0, 1.0, 0.0, 4.0};
       check_case(&t);
     }
+  /* more tiles (16 x 9) than an H200 has multiprocessors (132): persistent blocks take a second
+  ** tile, their stages and phases running on from the first (5 slices a tile through 4 stages) */
+  for (int tr = 0; tr < 4; tr += 3) {
+    gemm_case t = {CUJIT_F16, CUJIT_F32, 2048, 2304, 264, tr & 1, tr >> 1, 0, 0, 0, 1.0, 0.0, 4.0};
+    check_case(&t);
+  }
   for (int epi = 0; epi < 8; epi++) {
     gemm_case t = {CUJIT_F16, epi & 1 ? CUJIT_F16 : CUJIT_F32, 200, 264, 136, epi & 1,
                    !(epi & 2), epi & 1, (epi >> 1) & 1, epi >> 2, 0.5, epi ? -1.5 : 0.0, 4.0};

@@ -362,8 +362,10 @@ static cujit_status launch_tc(cujit_kernel *kernel, const cujit_gemm_options *o,
     return st;
   uint64_t tiles = (((uint64_t)o->m + GEMM_TC_TILE_M - 1) / GEMM_TC_TILE_M) *
                    (((uint64_t)o->n + GEMM_TC_TILE_N - 1) / GEMM_TC_TILE_N);
+  /* persistent blocks (gemm_tc.h): one per multiprocessor, each looping over tiles */
+  uint64_t sms = (uint64_t)ops[0].buf->device->info.multiprocessors;
   cujit_launch_config c = {.size = sizeof(cujit_launch_config),
-                           .grid = {(unsigned)tiles, 1, 1},
+                           .grid = {(unsigned)(sms > 0 && sms < tiles ? sms : tiles), 1, 1},
                            .block = {GEMM_TC_THREADS, 1, 1},
                            .shared_bytes = GEMM_TC_SMEM,
                            .stream = stream};
