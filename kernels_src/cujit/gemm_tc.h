@@ -6,15 +6,17 @@
 ** the path everywhere else. Compiled for the arch-specific target (sm_90a): wgmma and setmaxnreg
 ** exist nowhere else.
 **
-**   cujit::gemm_tc<T, O, A_MN, B_MN>(map_a, map_b, c, bias, mask, m, n, k, epilogue, alpha, beta)
+**   cujit::gemm_tc<T, O, A_MN, B_MN, CL>(map_a, map_b, c, bias, mask, m, n, k, epilogue, alpha,
+**                                        beta)
 **     run by cujit::gemm_tc_threads (384) threads with gemm_tc_smem_bytes of dynamic shared
-**     memory, on a 1-D grid of any size (one block per multiprocessor is best): block b computes
-**     tiles b, b + gridDim.x, ... of the ceil(m / 128) * ceil(n / 256); the epilogue bits and
-**     their order are gemm.h's.
+**     memory, in clusters of CL (1 or 2) blocks along x, on a 1-D grid of any multiple of CL (one
+**     block per multiprocessor is best): cluster c computes cluster tiles c, c + gridDim.x / CL,
+**     ... (CL row tiles of 128 by 256 columns, a row tile per block); the epilogue bits and their
+**     order are gemm.h's.
 **   map_a  a 2-D tensor map of A with 128-byte swizzle: K-major (a plain m x k A: dims {k, m},
 **          box {64, 128}) or, with A_MN, M-major (a transposed A stored k x m: dims {m, k}, box
 **          {64, 64});
-**   map_b  K-major (a transposed B stored n x k: dims {k, n}, box {64, 256}) or, with B_MN,
+**   map_b  K-major (a transposed B stored n x k: dims {k, n}, box {64, 256 / CL}) or, with B_MN,
 **          N-major (a plain k x n B: dims {n, k}, box {64, 64}).
 ** Reads past the matrices' edges come back as zeros from TMA, so m, n and k need not be
 ** multiples of the tile; stores are bounds-checked.
@@ -27,7 +29,10 @@
 ** four wgmma m64n256k16 into 128 f32 accumulators per thread, the previous stage's wgmma awaited
 ** (one group in flight) and that stage handed back to the producer through its "empty" barrier.
 ** Stages and barrier phases run on across tiles (slice `it` of the block's whole sequence uses
-** stage it % stages, phase it / stages). Tiles are numbered in groups of gemm_tc_group row tiles
+** stage it % stages, phase it / stages). In a cluster of 2 the blocks' tiles share B's columns:
+** each block loads half of B's boxes and multicasts them into both (halving B's traffic from L2,
+** which bounds a lone block), so a stage is refilled only when both blocks' consumers are done
+** with it. Tiles are numbered in groups of gemm_tc_group row tiles
 ** so that the blocks running at once share A's and B's panels in L2.
 */
 #pragma once
@@ -38,6 +43,7 @@
 #error "<cujit/gemm_tc.h> needs the arch-specific target sm_90a (arch = \"sm_90a\"): wgmma exists only there"
 #else
 
+#include <cujit/cluster.h>
 #include <cujit/gemm.h>
 #include <cujit/tma.h>
 
@@ -134,54 +140,91 @@ template <int N> __device__ __forceinline__ void gemm_tc_wait(float (&d)[128]) {
   asm volatile("wgmma.wait_group.sync.aligned %128;" : CJ_TC_D128 : "n"(N) : "memory");
 }
 
-/* mbarrier.arrive without a byte count: a consumer warp handing a stage back. */
-__device__ __forceinline__ void gemm_tc_arrive(unsigned long long *bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem(bar)) : "memory");
+/* mbarrier.arrive without a byte count on the barrier at `bar`'s place in block `rank` of the
+** cluster: a consumer warp handing a stage back to every producer that writes into it. */
+__device__ __forceinline__ void gemm_tc_arrive(unsigned long long *bar, unsigned rank) {
+  asm volatile("{\n\t.reg .b32 at;\n\tmapa.shared::cluster.u32 at, %0, %1;\n\t"
+               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [at];\n\t}" ::"r"(smem(bar)),
+               "r"(rank)
+               : "memory");
 }
 
-/* The corner of tile t of C: tiles numbered down groups of gemm_tc_group row tiles, column by
-** column within a group. */
-__device__ __forceinline__ void gemm_tc_corner(int t, int m, int n, int *m0, int *n0) {
-  const int tiles_m = (m + gemm_tc_tile_m - 1) / gemm_tc_tile_m;
+/* A 2-D tile load written into the same place of the shared memory of every block of the
+** cluster in `mask`, each block's barrier there completing its bytes. */
+__device__ __forceinline__ void gemm_tc_load_multicast(void *dst, const CUtensorMap *map, int x,
+                                                       int y, unsigned long long *bar,
+                                                       unsigned short mask) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(smem(dst)),
+               "l"(map), "r"(x), "r"(y), "r"(smem(bar)), "h"(mask)
+               : "memory");
+}
+
+/* B's boxes of a slice, 64 x 64 (N-major) or 256 / CL rows of 64 (K-major: one per block of
+** the cluster): box j is loaded by block j % CL into every block; a box wholly past n is not
+** loaded at all (and its bytes not expected), so no copy reads nothing. */
+template <int B_MN, int CL> struct gemm_tc_b_boxes {
+  enum { count = B_MN ? 4 : CL, rows = B_MN ? 64 : gemm_tc_tile_n / CL };
+  static __device__ __forceinline__ bool live(int j, int n0, int n) {
+    return n0 + (B_MN ? 64 : rows) * j < n;
+  }
+};
+
+/* The corner of the tile block `rank` of cluster tile t computes: cluster tiles are CL row tiles
+** high (one per block, sharing B's columns), numbered down groups of gemm_tc_group of them,
+** column by column within a group. */
+template <int CL>
+__device__ __forceinline__ void gemm_tc_corner(int t, int m, int n, int rank, int *m0, int *n0) {
+  const int high = CL * gemm_tc_tile_m;
+  const int tiles_m = (m + high - 1) / high;
   const int tiles_n = (n + gemm_tc_tile_n - 1) / gemm_tc_tile_n;
   const int per_group = gemm_tc_group * tiles_n, group = t / per_group;
   const int first_m = group * gemm_tc_group;
   const int group_m = min(tiles_m - first_m, (int)gemm_tc_group);
   const int in_group = t % per_group;
-  *m0 = (first_m + in_group % group_m) * gemm_tc_tile_m;
+  *m0 = (first_m + in_group % group_m) * high + rank * gemm_tc_tile_m;
   *n0 = (in_group / group_m) * gemm_tc_tile_n;
 }
 
 /* The producer, over one tile: slice `it` (counted over the block's tiles) refills its stage
-** once both consumers handed that stage's last use back. */
-template <int A_MN, int B_MN, class T>
+** once the consumers of every block it writes into handed that stage's last use back. A's boxes
+** are the block's own; B's are shared by the cluster (gemm_tc_b_boxes). Boxes wholly past m or
+** n are skipped: the rows and columns they would fill are never stored. */
+template <int A_MN, int B_MN, int CL, class T>
 __device__ __forceinline__ void gemm_tc_produce(const CUtensorMap *map_a, const CUtensorMap *map_b,
                                                 T *sa, T *sb, unsigned long long *full,
-                                                unsigned long long *empty, int m0, int n0,
-                                                int k_tiles, unsigned &it) {
+                                                unsigned long long *empty, int m, int n, int m0,
+                                                int n0, int rank, int k_tiles, unsigned &it) {
+  typedef gemm_tc_b_boxes<B_MN, CL> boxes;
+  const bool a0 = m0 < m, a1 = A_MN ? m0 + 64 < m : false;
+  unsigned bytes = (a0 ? (A_MN ? gemm_tc_a_bytes / 2 : gemm_tc_a_bytes) : 0) +
+                   (a1 ? gemm_tc_a_bytes / 2 : 0);
+#pragma unroll
+  for (int j = 0; j < boxes::count; j++)
+    if (boxes::live(j, n0, n)) bytes += boxes::rows * gemm_tc_tile_k * 2;
   for (int kt = 0; kt < k_tiles; kt++, it++) {
     int s = (int)(it % gemm_tc_stages), k0 = kt * gemm_tc_tile_k;
     if (it >= gemm_tc_stages) mbarrier_wait(&empty[s], (it / gemm_tc_stages - 1) & 1u);
-    mbarrier_expect_tx(&full[s], gemm_tc_a_bytes + gemm_tc_b_bytes);
+    mbarrier_expect_tx(&full[s], bytes);
     T *a = sa + s * (gemm_tc_a_bytes / 2), *b = sb + s * (gemm_tc_b_bytes / 2);
-    if (!A_MN) {
-      tma_load_2d(a, map_a, k0, m0, &full[s]);
-    } else {
-      tma_load_2d(a, map_a, m0, k0, &full[s]);
-      tma_load_2d(a + gemm_tc_box, map_a, m0 + 64, k0, &full[s]);
-    }
-    if (!B_MN) {
-      tma_load_2d(b, map_b, k0, n0, &full[s]);
-    } else {
+    if (a0) A_MN ? tma_load_2d(a, map_a, m0, k0, &full[s]) : tma_load_2d(a, map_a, k0, m0, &full[s]);
+    if (a1) tma_load_2d(a + gemm_tc_box, map_a, m0 + 64, k0, &full[s]);
 #pragma unroll
-      for (int j = 0; j < 4; j++) tma_load_2d(b + j * gemm_tc_box, map_b, n0 + 64 * j, k0, &full[s]);
+    for (int j = rank; j < boxes::count; j += CL) {
+      if (!boxes::live(j, n0, n)) continue;
+      T *at = b + j * boxes::rows * gemm_tc_tile_k;
+      int x = B_MN ? n0 + 64 * j : k0, y = B_MN ? k0 : n0 + boxes::rows * j;
+      if (CL == 1)
+        tma_load_2d(at, map_b, x, y, &full[s]);
+      else
+        gemm_tc_load_multicast(at, map_b, x, y, &full[s], (unsigned short)((1u << CL) - 1));
     }
   }
 }
 
 /* A consumer warpgroup over one tile: its 64 rows (a = the first of them in each stage) times the
 ** tile's 256 columns, accumulated in d; every stage it used is handed back by the end. */
-template <class T, int A_MN, int B_MN>
+template <class T, int A_MN, int B_MN, int CL>
 __device__ __forceinline__ void gemm_tc_consume(float (&d)[128], const T *sa, const T *sb,
                                                 unsigned long long *full,
                                                 unsigned long long *empty, int k_tiles,
@@ -202,10 +245,14 @@ __device__ __forceinline__ void gemm_tc_consume(float (&d)[128], const T *sa, co
     }
     gemm_tc_commit();
     gemm_tc_wait<1>(d); /* the previous slice's products are done: its stage can be refilled */
-    if (kt > 0 && leader) gemm_tc_arrive(&empty[(it - 1) % gemm_tc_stages]);
+    if (kt > 0 && leader)
+#pragma unroll
+      for (int r = 0; r < CL; r++) gemm_tc_arrive(&empty[(it - 1) % gemm_tc_stages], r);
   }
   gemm_tc_wait<0>(d);
-  if (leader) gemm_tc_arrive(&empty[(it - 1) % gemm_tc_stages]); /* the tile's last slice */
+  if (leader) /* the tile's last slice */
+#pragma unroll
+    for (int r = 0; r < CL; r++) gemm_tc_arrive(&empty[(it - 1) % gemm_tc_stages], r);
 }
 
 /* A consumer's 64 x 256 of C from its accumulators, through the epilogue. Their layout (PTX
@@ -234,7 +281,7 @@ __device__ __forceinline__ void gemm_tc_store_tile(const float (&d)[128], O *c, 
     }
 }
 
-template <class T, class O, int A_MN, int B_MN>
+template <class T, class O, int A_MN, int B_MN, int CL>
 __device__ __forceinline__ void gemm_tc(const CUtensorMap *map_a, const CUtensorMap *map_b, O *c,
                                         const O *bias, const O *mask, int m, int n, int k,
                                         int epilogue, float alpha, float beta) {
@@ -247,9 +294,12 @@ __device__ __forceinline__ void gemm_tc(const CUtensorMap *map_a, const CUtensor
       (unsigned long long *)(base + gemm_tc_stages * (gemm_tc_a_bytes + gemm_tc_b_bytes));
   unsigned long long *empty = full + gemm_tc_stages;
 
-  const int tiles = ((m + gemm_tc_tile_m - 1) / gemm_tc_tile_m) *
+  /* cluster tiles, CL row tiles high: the blocks of a cluster walk the same ones */
+  const int tiles = ((m + CL * gemm_tc_tile_m - 1) / (CL * gemm_tc_tile_m)) *
                     ((n + gemm_tc_tile_n - 1) / gemm_tc_tile_n);
   const int k_tiles = (k + gemm_tc_tile_k - 1) / gemm_tc_tile_k;
+  const int rank = CL == 1 ? 0 : (int)cluster_rank();
+  const int first = (int)blockIdx.x / CL, step = (int)gridDim.x / CL;
   unsigned it = 0; /* slices so far, over the block's tiles */
   int m0, n0;
   const int wg = (int)threadIdx.x / 128;
@@ -257,35 +307,42 @@ __device__ __forceinline__ void gemm_tc(const CUtensorMap *map_a, const CUtensor
   if (threadIdx.x == 0) {
     for (int s = 0; s < gemm_tc_stages; s++) {
       mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], 8); /* the consumers' 8 warps */
+      mbarrier_init(&empty[s], 8 * CL); /* the consumer warps of every block writing here */
     }
     fence_barrier_init();
   }
-  __syncthreads();
+  if (CL == 1)
+    __syncthreads();
+  else
+    cluster_sync(); /* every block's barriers made before any copy or arrival reaches them */
 
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;" ::: "memory");
     if (threadIdx.x == 0) {
       tma_prefetch_map(map_a);
       tma_prefetch_map(map_b);
-      for (int t = (int)blockIdx.x; t < tiles; t += (int)gridDim.x) {
-        gemm_tc_corner(t, m, n, &m0, &n0);
-        gemm_tc_produce<A_MN, B_MN>(map_a, map_b, sa, sb, full, empty, m0, n0, k_tiles, it);
+      for (int t = first; t < tiles; t += step) {
+        gemm_tc_corner<CL>(t, m, n, rank, &m0, &n0);
+        gemm_tc_produce<A_MN, B_MN, CL>(map_a, map_b, sa, sb, full, empty, m, n, m0, n0, rank,
+                                        k_tiles, it);
       }
     }
-    return;
-  }
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;" ::: "memory");
-  for (int t = (int)blockIdx.x; t < tiles; t += (int)gridDim.x) {
-    gemm_tc_corner(t, m, n, &m0, &n0);
-    float d[128];
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;" ::: "memory");
+    for (int t = first; t < tiles; t += step) {
+      gemm_tc_corner<CL>(t, m, n, rank, &m0, &n0);
+      float d[128];
 #pragma unroll
-    for (int i = 0; i < 128; i++) d[i] = 0.0f;
-    /* consumer wg - 1 owns rows 64 (wg - 1) on: the first 64 x 64 box of an M-major stage, or 64
-    ** rows of 128 bytes of a K-major one: 4096 elements in either case */
-    gemm_tc_consume<T, A_MN, B_MN>(d, sa + (wg - 1) * gemm_tc_box, sb, full, empty, k_tiles, it);
-    gemm_tc_store_tile<O>(d, c, bias, mask, m, n, m0 + 64 * (wg - 1), n0, epilogue, alpha, beta);
+      for (int i = 0; i < 128; i++) d[i] = 0.0f;
+      /* consumer wg - 1 owns rows 64 (wg - 1) on: the first 64 x 64 box of an M-major stage, or
+      ** 64 rows of 128 bytes of a K-major one: 4096 elements in either case */
+      gemm_tc_consume<T, A_MN, B_MN, CL>(d, sa + (wg - 1) * gemm_tc_box, sb, full, empty, k_tiles,
+                                         it);
+      gemm_tc_store_tile<O>(d, c, bias, mask, m, n, m0 + 64 * (wg - 1), n0, epilogue, alpha, beta);
+    }
   }
+  /* no block leaves while another may still arrive on its barriers */
+  if (CL > 1) cluster_sync();
 }
 
 #undef CJ_TC_D8

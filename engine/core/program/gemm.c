@@ -33,6 +33,7 @@
 #define GEMM_TC_THREADS 384
 #define GEMM_TC_SMEM (4 * (128 * 64 * 2 + 256 * 64 * 2) + 4 * 16 + 1024)
 #define GEMM_TC_LAYOUTS 4 /* A plain or transposed, times B */
+#define GEMM_TC_CLUSTER 2 /* blocks per cluster, sharing B's boxes (gemm_tc.h) */
 
 enum gemm_path { GEMM_SIMT, GEMM_TC, GEMM_PATHS };
 static const int path_kernels[GEMM_PATHS] = {GEMM_EPILOGUES, GEMM_TC_LAYOUTS};
@@ -92,10 +93,10 @@ char *cj_gemm_tc_source(cujit_dtype in, cujit_dtype out) {
                   "const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap "
                   "map_b, void *c, const void *bias, const void *mask, int m, int n, int k, "
                   "int epilogue, float alpha, float beta) {\n"
-                  "  cujit::gemm_tc<cj_gemm_in, cj_gemm_out, %d, %d>(&map_a, &map_b, "
+                  "  cujit::gemm_tc<cj_gemm_in, cj_gemm_out, %d, %d, %d>(&map_a, &map_b, "
                   "(cj_gemm_out *)c, (const cj_gemm_out *)bias, (const cj_gemm_out *)mask, m, n, k, "
                   "epilogue, alpha, beta);\n}\n",
-                  GEMM_TC_THREADS, layout, layout >> 1, layout & 1);
+                  GEMM_TC_THREADS, layout, layout >> 1, layout & 1, GEMM_TC_CLUSTER);
   if (src.failed) cj_buf_free(&src);
   return src.data;
 }
@@ -357,18 +358,21 @@ static cujit_status launch_tc(cujit_kernel *kernel, const cujit_gemm_options *o,
   cujit_status st;
   if ((st = tc_map(&ops[0], o->trans_a != 0, (uint64_t)o->m, (uint64_t)o->k, GEMM_TC_TILE_M,
                    &map_a)) != CUJIT_OK ||
-      (st = tc_map(&ops[1], o->trans_b == 0, (uint64_t)o->n, (uint64_t)o->k, GEMM_TC_TILE_N,
-                   &map_b)) != CUJIT_OK)
+      (st = tc_map(&ops[1], o->trans_b == 0, (uint64_t)o->n, (uint64_t)o->k,
+                   GEMM_TC_TILE_N / GEMM_TC_CLUSTER, &map_b)) != CUJIT_OK)
     return st;
-  uint64_t tiles = (((uint64_t)o->m + GEMM_TC_TILE_M - 1) / GEMM_TC_TILE_M) *
+  const uint64_t high = GEMM_TC_CLUSTER * GEMM_TC_TILE_M; /* a cluster's tile */
+  uint64_t tiles = (((uint64_t)o->m + high - 1) / high) *
                    (((uint64_t)o->n + GEMM_TC_TILE_N - 1) / GEMM_TC_TILE_N);
-  /* persistent blocks (gemm_tc.h): one per multiprocessor, each looping over tiles */
-  uint64_t sms = (uint64_t)ops[0].buf->device->info.multiprocessors;
+  /* persistent clusters (gemm_tc.h): as many as the multiprocessors hold, each looping over tiles */
+  uint64_t clusters = (uint64_t)ops[0].buf->device->info.multiprocessors / GEMM_TC_CLUSTER;
+  if (clusters == 0 || clusters > tiles) clusters = tiles;
   cujit_launch_config c = {.size = sizeof(cujit_launch_config),
-                           .grid = {(unsigned)(sms > 0 && sms < tiles ? sms : tiles), 1, 1},
+                           .grid = {(unsigned)(clusters * GEMM_TC_CLUSTER), 1, 1},
                            .block = {GEMM_TC_THREADS, 1, 1},
                            .shared_bytes = GEMM_TC_SMEM,
-                           .stream = stream};
+                           .stream = stream,
+                           .cluster = {GEMM_TC_CLUSTER, 1, 1}};
   cujit_arg args[] = {CUJIT_ARG_RAW(map_a.opaque),
                       CUJIT_ARG_RAW(map_b.opaque),
                       CUJIT_ARG_BUF(ops[2].buf),
