@@ -47,6 +47,8 @@
 #include <cujit/gemm.h>
 #include <cujit/tma.h>
 
+#define CUJIT_GEMM_TC_INFLIGHT 1
+
 namespace cujit {
 
 enum {
@@ -244,11 +246,19 @@ __device__ __forceinline__ void gemm_tc_consume(float (&d)[128], const T *sa, co
       gemm_tc_mma<T, A_MN, B_MN>(d, gemm_tc_desc(ak, a_lead, 1024), gemm_tc_desc(bk, b_lead, 1024));
     }
     gemm_tc_commit();
+    if (CUJIT_GEMM_TC_INFLIGHT == 0) {
+      gemm_tc_wait<0>(d);
+      if (leader)
+#pragma unroll
+        for (int r = 0; r < CL; r++) gemm_tc_arrive(&empty[it % gemm_tc_stages], r);
+      continue;
+    }
     gemm_tc_wait<1>(d); /* the previous slice's products are done: its stage can be refilled */
     if (kt > 0 && leader)
 #pragma unroll
       for (int r = 0; r < CL; r++) gemm_tc_arrive(&empty[(it - 1) % gemm_tc_stages], r);
   }
+  if (CUJIT_GEMM_TC_INFLIGHT == 0) return;
   gemm_tc_wait<0>(d);
   if (leader) /* the tile's last slice */
 #pragma unroll

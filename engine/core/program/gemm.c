@@ -33,7 +33,7 @@
 #define GEMM_TC_THREADS 384
 #define GEMM_TC_SMEM (4 * (128 * 64 * 2 + 256 * 64 * 2) + 4 * 16 + 1024)
 #define GEMM_TC_LAYOUTS 4 /* A plain or transposed, times B */
-#define GEMM_TC_CLUSTER 2 /* blocks per cluster, sharing B's boxes (gemm_tc.h) */
+#define GEMM_TC_CLUSTER 1 /* blocks per cluster, sharing B's boxes (gemm_tc.h) */
 
 enum gemm_path { GEMM_SIMT, GEMM_TC, GEMM_PATHS };
 static const int path_kernels[GEMM_PATHS] = {GEMM_EPILOGUES, GEMM_TC_LAYOUTS};
