@@ -71,16 +71,24 @@ __device__ __forceinline__ void gemm_load_tile(float (&tile)[gemm_tile_k][OUT + 
 }
 
 /* One element of C after the epilogue (bits of gemm_epilogue: a constant where the kernel is
-** specialised per epilogue, so the tests fold away), stored as O. */
+** specialised per epilogue, so the tests fold away), in float. */
 template <class O>
-__device__ __forceinline__ void gemm_store(O *c, const O *bias, const O *mask, size_t at, int col,
-                                           float acc, float alpha, float beta, int epilogue) {
+__device__ __forceinline__ float gemm_value(const O *c, const O *bias, const O *mask, size_t at,
+                                            int col, float acc, float alpha, float beta,
+                                            int epilogue) {
   float v = alpha * acc;
   if (beta != 0.0f) v += beta * to_float(c[at]);
   if (epilogue & gemm_bias) v += to_float(bias[col]);
   if (epilogue & gemm_relu) v = v < 0.0f ? 0.0f : v;
   if (epilogue & gemm_relu_mask) v = to_float(mask[at]) > 0.0f ? v : 0.0f;
-  c[at] = from_float<O>(v);
+  return v;
+}
+
+/* That element stored as O. */
+template <class O>
+__device__ __forceinline__ void gemm_store(O *c, const O *bias, const O *mask, size_t at, int col,
+                                           float acc, float alpha, float beta, int epilogue) {
+  c[at] = from_float<O>(gemm_value<O>(c, bias, mask, at, col, acc, alpha, beta, epilogue));
 }
 
 template <class T, class O, int EPILOGUE>

@@ -268,6 +268,10 @@ __device__ __forceinline__ void gemm_tc_consume(float (&d)[128], const T *sa, co
 /* A consumer's 64 x 256 of C from its accumulators, through the epilogue. Their layout (PTX
 ** ISA, wgmma D fragments): warp w of the warpgroup holds rows 16 w + lane / 4 and 8 more;
 ** d[4 j + 2 h + e] is column 8 j + 2 (lane % 4) + e of row + 8 h. */
+template <class O> struct __align__(2 * sizeof(O)) gemm_tc_pair {
+  O x, y;
+};
+
 template <class O>
 __device__ __forceinline__ void gemm_tc_store_tile(const float (&d)[128], O *c, const O *bias,
                                                    const O *mask, int m, int n, int r0, int n0,
@@ -275,18 +279,24 @@ __device__ __forceinline__ void gemm_tc_store_tile(const float (&d)[128], O *c, 
   const int lane = (int)threadIdx.x % 32, warp = ((int)threadIdx.x % 128) / 32;
   const int row0 = r0 + 16 * warp + lane / 4;
   const int col0 = n0 + 2 * (lane % 4);
+  const bool even = n % 2 == 0; /* then a pair (row, even col) is aligned to two elements */
 #pragma unroll
   for (int j = 0; j < 32; j++)
 #pragma unroll
     for (int h = 0; h < 2; h++) {
-      int row = row0 + 8 * h;
-      if (row >= m) continue;
-#pragma unroll
-      for (int e = 0; e < 2; e++) {
-        int col = col0 + 8 * j + e;
-        if (col < n)
-          gemm_store<O>(c, bias, mask, (size_t)row * (size_t)n + (size_t)col, col,
-                        d[4 * j + 2 * h + e], alpha, beta, epilogue);
+      int row = row0 + 8 * h, col = col0 + 8 * j;
+      if (row >= m || col >= n) continue;
+      size_t at = (size_t)row * (size_t)n + (size_t)col;
+      float v0 = gemm_value<O>(c, bias, mask, at, col, d[4 * j + 2 * h], alpha, beta, epilogue);
+      if (even) { /* col + 1 < n too: one store of both */
+        float v1 = gemm_value<O>(c, bias, mask, at + 1, col + 1, d[4 * j + 2 * h + 1], alpha,
+                                 beta, epilogue);
+        *(gemm_tc_pair<O> *)(c + at) = gemm_tc_pair<O>{from_float<O>(v0), from_float<O>(v1)};
+      } else {
+        c[at] = from_float<O>(v0);
+        if (col + 1 < n)
+          gemm_store<O>(c, bias, mask, at + 1, col + 1, d[4 * j + 2 * h + 1], alpha, beta,
+                        epilogue);
       }
     }
 }

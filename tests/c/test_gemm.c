@@ -558,6 +558,12 @@ Test(gemm, tensor_path_matches_the_reference, .timeout = 300) {
                      shapes[sh][2], tr & 1, tr >> 1, 0, 0, 0, 1.0, 0.0, 4.0};
       check_case(&t);
     }
+  /* an odd n (B transposed: its rows are k long): C's rows are not pairs of elements */
+  for (int tr = 2; tr < 4; tr++) {
+    gemm_case t = {CUJIT_F16, tr == 2 ? CUJIT_F16 : CUJIT_F32, 136, 261, 72, tr & 1, 1, 1, 0, 0,
+                   1.0, 0.5, 4.0};
+    check_case(&t);
+  }
   /* more tiles (16 x 9) than an H200 has multiprocessors (132): persistent blocks take a second
   ** tile, their stages and phases running on from the first (5 slices a tile through 4 stages) */
   for (int tr = 0; tr < 4; tr += 3) {
