@@ -444,14 +444,15 @@ static const char *const tc_prefix =
     "cujit_gemm: CUJIT_GEMM=tensor, but the tensor-core path cannot run this product: ";
 static const char *const tc_suffix = " (unset CUJIT_GEMM to fall back to the SIMT path)";
 
-/* The tensor program compiles for sm_90a on any machine, one kernel per operand layout; for plain
-** sm_90 the header stops the compile, saying why. */
-Test(gemm, tensor_program_compiles_for_sm_90a_only) {
-  static const cujit_dtype outs[] = {CUJIT_F16, CUJIT_F32};
+/* The tensor programs (tiles 256 and 128 wide) compile for sm_90a on any machine, one kernel per
+** operand layout; for plain sm_90 the header stops the compile, saying why. */
+Test(gemm, tensor_program_compiles_for_sm_90a_only, .timeout = 240) {
+  static const cujit_dtype outs[] = {CUJIT_F16, CUJIT_F32, CUJIT_F32};
+  static const int widths[] = {256, 256, 128};
   cujit_compile_options sm90a = sm90;
   sm90a.arch = "sm_90a";
-  for (size_t p = 0; p < 2; p++) {
-    char *src = cj_gemm_tc_source(CUJIT_F16, outs[p]);
+  for (size_t p = 0; p < 3; p++) {
+    char *src = cj_gemm_tc_source(CUJIT_F16, outs[p], widths[p]);
     cr_assert(src);
     cujit_program *prog;
     EXPECT_OK(cujit_program_compile(engine, src, "gemm tc", &sm90a, &prog));
@@ -492,7 +493,7 @@ Test(gemm, path_choice_refusals) {
   } else {
     snprintf(want, sizeof want, "%sit takes f16 inputs only%s", prefix, suffix);
     EXPECT_REFUSED(cujit_gemm(f, f, c, &o, NULL), CUJIT_ERROR_UNSUPPORTED, want);
-    snprintf(want, sizeof want, "%sit needs m >= 128, n >= 256 and k >= 64%s", prefix, suffix);
+    snprintf(want, sizeof want, "%sit needs m >= 128, n >= 128 and k >= 64%s", prefix, suffix);
     EXPECT_REFUSED(cujit_gemm(h, h, c, &o, NULL), CUJIT_ERROR_UNSUPPORTED, want);
   }
   force_path("simt");
@@ -541,7 +542,8 @@ Test(gemm, tensor_path_fit_refusals) {
 
 /* The tensor path against the reference: one exact tile; a ragged shape (edges inside the tile
 ** and inside the k slice); a deep k (16 slices through 4 stages: each stage reused 4 times) on
-** several tiles; more tiles than multiprocessors; every operand layout, both output dtypes, every epilogue with alpha and beta.
+** several tiles; n between 128 and 256; all of these on tiles 128 wide (fewer tiles of 256 than
+** multiprocessors); more tiles than multiprocessors on tiles 256 wide; every operand layout, both output dtypes, every epilogue with alpha and beta.
 ** Hopper's tensor cores accumulate in f32 without promising IEEE rounding: the bound is 4 times
 ** the SIMT one (still far below a wrong element, a term's size). */
 Test(gemm, tensor_path_matches_the_reference, .timeout = 300) {
@@ -551,8 +553,8 @@ Test(gemm, tensor_path_matches_the_reference, .timeout = 300) {
   cujit_buffer_free(probe);
   if (!sm90) cr_skip_test("the tensor path is sm_90's");
   force_path("tensor");
-  static const int shapes[][3] = {{128, 256, 64}, {136, 264, 72}, {264, 520, 1024}};
-  for (size_t sh = 0; sh < 3; sh++)
+  static const int shapes[][3] = {{128, 256, 64}, {136, 264, 72}, {264, 520, 1024}, {136, 200, 72}};
+  for (size_t sh = 0; sh < 4; sh++)
     for (int tr = 0; tr < 4; tr++) {
       gemm_case t = {CUJIT_F16, sh == 1 ? CUJIT_F16 : CUJIT_F32, shapes[sh][0], shapes[sh][1],
                      shapes[sh][2], tr & 1, tr >> 1, 0, 0, 0, 1.0, 0.0, 4.0};
@@ -566,8 +568,13 @@ Test(gemm, tensor_path_matches_the_reference, .timeout = 300) {
   }
   /* more tiles (16 x 9) than an H200 has multiprocessors (132): persistent blocks take a second
   ** tile, their stages and phases running on from the first (5 slices a tile through 4 stages) */
-  for (int tr = 0; tr < 4; tr += 3) {
+  for (int tr = 0; tr < 4; tr++) {
     gemm_case t = {CUJIT_F16, CUJIT_F32, 2048, 2304, 264, tr & 1, tr >> 1, 0, 0, 0, 1.0, 0.0, 4.0};
+    check_case(&t);
+  }
+  for (int epi = 1; epi < 8; epi += 3) { /* epilogues and an f16 C on tiles 256 wide */
+    gemm_case t = {CUJIT_F16, epi == 4 ? CUJIT_F16 : CUJIT_F32, 2048, 2304, 72, epi & 1, 0,
+                   epi & 1, (epi >> 1) & 1, epi >> 2, 0.5, -1.5, 4.0};
     check_case(&t);
   }
   for (int epi = 0; epi < 8; epi++) {

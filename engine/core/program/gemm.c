@@ -27,16 +27,19 @@
 #define GEMM_GRID_Y_MAX 65535u /* more row tiles are looped over by the blocks (gemm.h) */
 #define GEMM_EPILOGUES 8       /* every subset of cujit::gemm_bias, gemm_relu, gemm_relu_mask */
 
-#define GEMM_TC_TILE_M 128 /* cujit::gemm_tc_tile_m, _n, _k, _threads and _smem_bytes */
-#define GEMM_TC_TILE_N 256
+#define GEMM_TC_TILE_M 128 /* cujit::gemm_tc_tile_m, _k and _threads */
 #define GEMM_TC_TILE_K 64
 #define GEMM_TC_THREADS 384
-#define GEMM_TC_SMEM (4 * (128 * 64 * 2 + 256 * 64 * 2) + 4 * 16 + 1024)
 #define GEMM_TC_LAYOUTS 4 /* A plain or transposed, times B */
 #define GEMM_TC_CLUSTER 1 /* blocks per cluster, sharing B's boxes (gemm_tc.h) */
 
-enum gemm_path { GEMM_SIMT, GEMM_TC, GEMM_PATHS };
-static const int path_kernels[GEMM_PATHS] = {GEMM_EPILOGUES, GEMM_TC_LAYOUTS};
+/* SIMT, and the tensor kernels with tiles 256 and 128 columns wide (BN): a program each. */
+enum gemm_path { GEMM_SIMT, GEMM_TC, GEMM_TC128, GEMM_PATHS };
+static const int path_kernels[GEMM_PATHS] = {GEMM_EPILOGUES, GEMM_TC_LAYOUTS, GEMM_TC_LAYOUTS};
+static const int tc_width[GEMM_PATHS] = {0, 256, 128};
+/* cujit::gemm_tc_shape<BN>::smem_bytes: 4 stages of 48 KiB (BN 256), 6 of 32 KiB (BN 128) */
+static const unsigned tc_smem[GEMM_PATHS] = {0, 4 * (16384 + 32768) + 4 * 16 + 1024,
+                                             6 * (16384 + 16384) + 6 * 16 + 1024};
 
 /* The dtype pairs: the element type of A and B, and of C (f32, or the inputs'). */
 enum { PAIR_F32_F32, PAIR_F16_F16, PAIR_F16_F32, PAIR_COUNT };
@@ -82,7 +85,7 @@ char *cj_gemm_source(cujit_dtype in, cujit_dtype out) {
   return src.data;
 }
 
-char *cj_gemm_tc_source(cujit_dtype in, cujit_dtype out) {
+char *cj_gemm_tc_source(cujit_dtype in, cujit_dtype out, int width) {
   cj_buf src = {0};
   cj_buf_printf(&src,
                 "#include <cujit/gemm_tc.h>\ntypedef %s cj_gemm_in;\ntypedef %s cj_gemm_out;\n",
@@ -93,10 +96,10 @@ char *cj_gemm_tc_source(cujit_dtype in, cujit_dtype out) {
                   "const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap "
                   "map_b, void *c, const void *bias, const void *mask, int m, int n, int k, "
                   "int epilogue, float alpha, float beta) {\n"
-                  "  cujit::gemm_tc<cj_gemm_in, cj_gemm_out, %d, %d, %d>(&map_a, &map_b, "
+                  "  cujit::gemm_tc<cj_gemm_in, cj_gemm_out, %d, %d, %d, %d>(&map_a, &map_b, "
                   "(cj_gemm_out *)c, (const cj_gemm_out *)bias, (const cj_gemm_out *)mask, m, n, k, "
                   "epilogue, alpha, beta);\n}\n",
-                  GEMM_TC_THREADS, layout, layout >> 1, layout & 1, GEMM_TC_CLUSTER);
+                  GEMM_TC_THREADS, layout, layout >> 1, layout & 1, GEMM_TC_CLUSTER, width);
   if (src.failed) cj_buf_free(&src);
   return src.data;
 }
@@ -109,23 +112,24 @@ static cujit_status gemm_kernels(gemm_state *s, const cujit_device *dev, int pat
   cujit_status st = CUJIT_OK;
   pthread_mutex_lock(&s->lock);
   if (!ks[0]) {
-    char *src = path == GEMM_TC ? cj_gemm_tc_source(pair_in[pair], pair_out[pair])
-                                : cj_gemm_source(pair_in[pair], pair_out[pair]);
+    const int tc = tc_width[path] != 0;
+    char *src = tc ? cj_gemm_tc_source(pair_in[pair], pair_out[pair], tc_width[path])
+                   : cj_gemm_source(pair_in[pair], pair_out[pair]);
     char what[64], arch[sizeof dev->arch + 1];
     cujit_program *prog = NULL;
     cujit_compile_options options = CUJIT_COMPILE_OPTIONS_INIT;
     /* the device the work runs on, whichever is current; wgmma needs its arch-specific target */
-    snprintf(arch, sizeof arch, "%s%s", dev->arch, path == GEMM_TC ? "a" : "");
+    snprintf(arch, sizeof arch, "%s%s", dev->arch, tc ? "a" : "");
     options.arch = arch;
-    snprintf(what, sizeof what, "cujit gemm %s %s->%s", path == GEMM_TC ? "tensor" : "simt",
-             cujit_dtype_name(pair_in[pair]), cujit_dtype_name(pair_out[pair]));
+    snprintf(what, sizeof what, "cujit gemm %s%.0d %s->%s", tc ? "tensor" : "simt",
+             tc_width[path], cujit_dtype_name(pair_in[pair]), cujit_dtype_name(pair_out[pair]));
     st = src ? cujit_program_compile(e, src, what, &options, &prog)
              : cj_fail(e, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     free(src);
     int got = 0;
     while (st == CUJIT_OK && got < path_kernels[path]) {
       char name[16];
-      snprintf(name, sizeof name, path == GEMM_TC ? "cj_gemm_tc%d" : "cj_gemm_e%d", got);
+      snprintf(name, sizeof name, tc ? "cj_gemm_tc%d" : "cj_gemm_e%d", got);
       if ((st = cujit_program_kernel(prog, name, &ks[got])) == CUJIT_OK) got++;
     }
     if (st != CUJIT_OK)
@@ -295,14 +299,14 @@ static cujit_status launch_simt(cujit_kernel *k, const cujit_gemm_options *o, co
 /* Why the tensor path cannot run this product, or NULL when it can: an sm_90 GPU (wgmma is
 ** sm_90a's alone), f16 inputs, operands TMA can read (16-byte aligned addresses, rows of whole
 ** 16 bytes: a multiple of 8 elements along the contiguous dimension), at least one box of each
-** (m >= 128, n >= 256, k >= 64), and a grid of tiles that fits an int. */
+** (m >= 128, n >= 128, k >= 64), and a grid of tiles that fits an int. */
 static const char *tc_unfit(const cujit_device *dev, const cujit_gemm_options *o,
                             const operand *ops, int pair) {
   if (dev->ordinal == CUJIT_DEVICE_CPU || dev->info.cc_major != 9 || dev->info.cc_minor != 0)
     return "it runs on sm_90 GPUs only (wgmma)";
   if (pair_in[pair] != CUJIT_F16) return "it takes f16 inputs only";
-  if (o->m < GEMM_TC_TILE_M || o->n < GEMM_TC_TILE_N || o->k < GEMM_TC_TILE_K)
-    return "it needs m >= 128, n >= 256 and k >= 64";
+  if (o->m < GEMM_TC_TILE_M || o->n < 128 || o->k < GEMM_TC_TILE_K)
+    return "it needs m >= 128, n >= 128 and k >= 64";
   int64_t a_row = o->trans_a ? o->m : o->k, b_row = o->trans_b ? o->k : o->n;
   if (a_row % 8 || b_row % 8)
     return "the contiguous dimension of a and of b (k, m when a is transposed, n when b is not) "
@@ -310,9 +314,17 @@ static const char *tc_unfit(const cujit_device *dev, const cujit_gemm_options *o
   if (cujit_buffer_devptr(ops[0].buf) % 16 || cujit_buffer_devptr(ops[1].buf) % 16)
     return "a and b must start on 16-byte boundaries";
   uint64_t tiles = (((uint64_t)o->m + GEMM_TC_TILE_M - 1) / GEMM_TC_TILE_M) *
-                   (((uint64_t)o->n + GEMM_TC_TILE_N - 1) / GEMM_TC_TILE_N);
+                   (((uint64_t)o->n + 127) / 128);
   if (tiles > INT_MAX) return "m and n make more than 2^31 - 1 tiles";
   return NULL;
+}
+
+/* Whether tiles 256 wide suit this product: n reaches 256 and they still make a tile for each
+** multiprocessor (else tiles of 128 give more blocks work). */
+static int tc_wide(const cujit_device *dev, const cujit_gemm_options *o) {
+  uint64_t tiles = (((uint64_t)o->m + GEMM_TC_TILE_M - 1) / GEMM_TC_TILE_M) *
+                   (((uint64_t)o->n + 255) / 256);
+  return o->n >= 256 && tiles >= (uint64_t)dev->info.multiprocessors;
 }
 
 /* The path that runs this product: the tensor path where it fits, or as CUJIT_GEMM says (auto,
@@ -331,7 +343,7 @@ static cujit_status gemm_path(cujit_engine *e, const cujit_device *dev,
                    "cujit_gemm: CUJIT_GEMM=tensor, but the tensor-core path cannot run this "
                    "product: %s (unset CUJIT_GEMM to fall back to the SIMT path)",
                    unfit);
-  *path = unfit ? GEMM_SIMT : GEMM_TC;
+  *path = unfit ? GEMM_SIMT : tc_wide(dev, o) ? GEMM_TC : GEMM_TC128;
   return CUJIT_OK;
 }
 
@@ -352,25 +364,26 @@ static cujit_status tc_map(const operand *op, int mn_major, uint64_t outer, uint
   return cujit_tensor_map_encode(op->buf, &d, map);
 }
 
-static cujit_status launch_tc(cujit_kernel *kernel, const cujit_gemm_options *o,
+static cujit_status launch_tc(cujit_kernel *kernel, int path, const cujit_gemm_options *o,
                               const operand *ops, int epilogue, cujit_stream *stream) {
+  const uint64_t width = (uint64_t)tc_width[path];
   cujit_tensor_map map_a, map_b;
   cujit_status st;
   if ((st = tc_map(&ops[0], o->trans_a != 0, (uint64_t)o->m, (uint64_t)o->k, GEMM_TC_TILE_M,
                    &map_a)) != CUJIT_OK ||
       (st = tc_map(&ops[1], o->trans_b == 0, (uint64_t)o->n, (uint64_t)o->k,
-                   GEMM_TC_TILE_N / GEMM_TC_CLUSTER, &map_b)) != CUJIT_OK)
+                   (unsigned)width / GEMM_TC_CLUSTER, &map_b)) != CUJIT_OK)
     return st;
   const uint64_t high = GEMM_TC_CLUSTER * GEMM_TC_TILE_M; /* a cluster's tile */
   uint64_t tiles = (((uint64_t)o->m + high - 1) / high) *
-                   (((uint64_t)o->n + GEMM_TC_TILE_N - 1) / GEMM_TC_TILE_N);
+                   (((uint64_t)o->n + width - 1) / width);
   /* persistent clusters (gemm_tc.h): as many as the multiprocessors hold, each looping over tiles */
   uint64_t clusters = (uint64_t)ops[0].buf->device->info.multiprocessors / GEMM_TC_CLUSTER;
   if (clusters == 0 || clusters > tiles) clusters = tiles;
   cujit_launch_config c = {.size = sizeof(cujit_launch_config),
                            .grid = {(unsigned)(clusters * GEMM_TC_CLUSTER), 1, 1},
                            .block = {GEMM_TC_THREADS, 1, 1},
-                           .shared_bytes = GEMM_TC_SMEM,
+                           .shared_bytes = tc_smem[path],
                            .stream = stream,
                            .cluster = {GEMM_TC_CLUSTER, 1, 1}};
   cujit_arg args[] = {CUJIT_ARG_RAW(map_a.opaque),
@@ -427,7 +440,7 @@ cujit_status cujit_gemm(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c,
   int path = GEMM_SIMT;
   if ((st = gemm_path(e, dev, &o, ops, pair, &path)) != CUJIT_OK) return st;
   int epilogue = (o.bias ? 1 : 0) | (o.relu ? 2 : 0) | (o.relu_mask ? 4 : 0);
-  int which = path == GEMM_TC ? tc_layout(&o) : epilogue;
+  int which = tc_width[path] ? tc_layout(&o) : epilogue;
   if (cujit_stream_capturing(stream)) {
     if ((st = check_capturable(s, dev, path, pair, which)) != CUJIT_OK) return st;
     ks = s->kernels[dev->ordinal == CUJIT_DEVICE_CPU][path][pair];
@@ -435,6 +448,6 @@ cujit_status cujit_gemm(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c,
              (st = load_all(ks, path, dev)) != CUJIT_OK) {
     return st;
   }
-  return path == GEMM_TC ? launch_tc(ks[which], &o, ops, epilogue, stream)
+  return tc_width[path] ? launch_tc(ks[which], path, &o, ops, epilogue, stream)
                          : launch_simt(ks[which], &o, ops, stream);
 }
