@@ -513,6 +513,24 @@ int cj_compile_memo_key(cujit_engine *engine, const char *source, const char *na
   return ok && memcmp(out->bytes, zero.bytes, sizeof zero.bytes) != 0;
 }
 
+/* The toolkit enters as the variables that choose it, not as the directories found (two stat
+** calls, a good part of a hit): a pure build reads no file of it, and NVRTC is given every header
+** in memory, so the code does not depend on where the toolkit is. */
+cj_cache_key cj_compile_direct_key(const cj_cache_key *memo_key) {
+  uint32_t schema = CJ_CACHE_SCHEMA;
+  cj_key_builder *kb = cj_key_begin();
+  cj_key_add_str(kb, "cujit direct");
+  cj_key_add(kb, &schema, sizeof schema);
+  cj_key_add(kb, memo_key->bytes, sizeof memo_key->bytes);
+  cj_key_add_str(kb, cj_embedded_headers_hash);
+  cj_key_add_str(kb, getenv("CUDA_HOME"));
+  cj_key_add_str(kb, getenv("CUDA_PATH"));
+  cj_key_add_str(kb, CJ_HOST_CODE_RULES);
+  cj_key_add_str(kb, cj_reader_hash);
+  cj_key_add_str(kb, cj_cpu_writer_hash); /* the CPU device's full key has it */
+  return cj_key_end(kb); /* all zero when out of memory: never stored under (program.c) */
+}
+
 /* --- the compilers ---------------------------------------------------------------------------- */
 
 cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *name,

@@ -8,14 +8,13 @@
 #include "base/files.h"
 #include "base/structs.h"
 #include "compile/kept.h"
+#include "compile/link.h"
 #include "compile/options.h"
-#include "compile/host_code.h"
-#include "compile/includes.h"
 #include "compile/scan.h"
 #include "compile/source.h"
-#include "compile/verify.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,132 +305,109 @@ static cujit_status program_new(cujit_engine *engine, cj_code *k, int from_cache
   return CUJIT_OK;
 }
 
-/* Kernels defined in the headers the source includes by quoted name (found as the compiler finds
-** them: the source's directory, then include_dirs and -I flags) are the program's too. */
-/* Whether the source has an #include "..." (most include none: no resolving, no file read). */
-static int includes_quoted(const char *source) {
-  int quoted = 0;
-  for (const char *at = strstr(source, "include"); at && !quoted; at = strstr(at + 7, "include")) {
-    const char *q = at + 7;
-    while (*q == ' ' || *q == '\t') q++;
-    quoted = *q == '"';
+/* --- direct records ---------------------------------------------------------------------------
+** A build that came out pure (it read no file) keeps, under its direct key (the memo key with the
+** process's constants, cj_compile_direct_key), a text entry in the cache: the cache key it
+** compiled to, the arch, the NVRTC version, the unit it compiled and the kernels as confirmed
+** against the compiled code (signature_store.c). A new process given the same then skips the
+** host code elision, the scan, the options, the key and the verification: one text entry and the
+** compiled entry read, both through the cache's own checks (a damaged one is the usual warning, a
+** miss, and the whole way). Builds that read a file go the whole way: the manifest checks them. */
+#define DIRECT_TAG "cujit direct 1\n"
+
+static int direct_wanted(const cujit_compile_options *options) {
+  return !cj_options_switch_on(options, offsetof(cujit_compile_options, line_info)) &&
+         !cj_options_switch_on(options, offsetof(cujit_compile_options, debug)) &&
+         !cj_link_wanted(options); /* kept copies and linked files: read from disk */
+}
+
+static void direct_put(cujit_engine *engine, const cj_cache_key *direct, const cj_code *k) {
+  char hex[33];
+  for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", k->key.bytes[i]);
+  cj_buf b = {0};
+  cj_buf_printf(&b, DIRECT_TAG "%s\n%s\n%d\n%zu:", hex, k->arch, k->nvrtc_version,
+                strlen(k->source));
+  cj_buf_puts(&b, k->source);
+  cj_signatures_store(&b, k->kernels, k->nkernels);
+  if (!b.failed && b.data && !memchr(b.data, '\0', b.len))
+    cj_cache_put_text(engine->cache, direct, b.data);
+  cj_buf_free(&b);
+}
+
+static int hex_digit(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* A decimal number ending at `stop`; -1 when there is none, or past `max`. */
+static long long number_until(const char **t, const char *end, char stop, long long max) {
+  long long v = 0;
+  const char *start = *t;
+  for (; *t < end && **t >= '0' && **t <= '9' && v <= max; (*t)++) v = v * 10 + (**t - '0');
+  if (*t == start || *t >= end || **t != stop || v > max) return -1;
+  (*t)++;
+  return v;
+}
+
+/* What a direct record says, read from its text (by hand: sscanf costs thousands of
+** instructions a call, and a hit is meant to cost a few tens of thousands); 0 when it does not
+** read as one. */
+static int direct_parse(const char *t, size_t len, cj_code *k) {
+  const char *end = t + len;
+  size_t tag = strlen(DIRECT_TAG);
+  if (len < tag + 33 || memcmp(t, DIRECT_TAG, tag) != 0) return 0;
+  t += tag;
+  for (int i = 0; i < 16; i++, t += 2) {
+    int hi = hex_digit(t[0]), lo = hex_digit(t[1]);
+    if (hi < 0 || lo < 0) return 0;
+    k->key.bytes[i] = (uint8_t)(hi << 4 | lo);
   }
-  return quoted;
+  const char *arch = ++t, *nl = memchr(t, '\n', (size_t)(end - t));
+  if (t[-1] != '\n' || !nl || nl == arch || (size_t)(nl - arch) >= sizeof k->arch) return 0;
+  memcpy(k->arch, arch, (size_t)(nl - arch));
+  t = nl + 1;
+  long long version = number_until(&t, end, '\n', INT_MAX);
+  long long unit = number_until(&t, end, ':', (long long)(end - t));
+  if (version < 0 || unit < 0 || unit > end - t) return 0;
+  k->nvrtc_version = (int)version;
+  k->source = cj_strndup(t, (size_t)unit);
+  t += unit;
+  return k->source &&
+         cj_signatures_load(t, (size_t)(end - t), &k->kernels, &k->nkernels) == CUJIT_OK;
 }
 
-/* The source's includes resolved as the options find them (`elide`: the user's headers read
-** without their host code); 0 when out of memory (inc then freed). */
-static int resolve_headers(const char *source, const char *name, const cujit_compile_options *op,
-                           int elide, cj_includes *inc) {
-  size_t ndirs = op ? op->include_dir_count : 0, nflags = op ? op->extra_flag_count : 0;
-  char **flags = calloc(ndirs + nflags + 1, sizeof *flags);
-  int ok = flags != NULL;
-  for (size_t i = 0; ok && i < ndirs; i++) {
-    size_t n = strlen(op->include_dirs[i] ? op->include_dirs[i] : "") + 16;
-    if ((ok = (flags[i] = malloc(n)) != NULL))
-      snprintf(flags[i], n, "--include-path=%s", op->include_dirs[i] ? op->include_dirs[i] : "");
+/* The record a direct record names, with a reference for the caller: the map's, else one made
+** from the compiled entry (read through the cache, whose integrity checks hold as for any hit)
+** and the record's kernels. NULL when anything is missing, damaged or stale: the whole way then. */
+static cj_code *direct_find(cujit_engine *engine, const cj_cache_key *direct, const char *name) {
+  size_t len = 0;
+  char *text = cj_cache_get_text(engine->cache, direct, &len);
+  cj_code *k = text ? calloc(1, sizeof *k) : NULL;
+  if (!k) return free(text), NULL;
+  atomic_init(&k->refs, 1);
+  pthread_mutex_init(&k->load_lock, NULL);
+  k->engine = engine;
+  int ok = direct_parse(text, len, k);
+  free(text);
+  cj_code *known = ok ? map_find(engine->programs, &k->key) : NULL;
+  if (known && cj_compiler_for(known->arch)->current(engine, known->nvrtc_version) &&
+      cj_cache_touch(engine->cache, &known->key))
+    return code_release(k), known; /* held here already: as the memo's hit */
+  if (known) code_release(known);
+  cj_cache_entry e = {0};
+  ok = ok && cj_compiler_for(k->arch)->current(engine, k->nvrtc_version) &&
+       cj_cache_get(engine->cache, &k->key, &e) && e.nvrtc_version == k->nvrtc_version;
+  if (ok) {
+    k->ptx = e.ptx, k->ptx_len = e.ptx_len, k->cubin = e.cubin, k->cubin_len = e.cubin_len;
+    e.ptx = NULL, e.cubin = NULL; /* the record owns them now */
+    k->name = cj_strdup(name);
+    k->log = cj_strdup(e.log ? e.log : "");
+    ok = k->name && k->log;
   }
-  for (size_t i = 0; ok && i < nflags; i++) flags[ndirs + i] = (char *)op->extra_flags[i];
-  cj_include_request rq = {.source = source,
-                           .name = name,
-                           .flags = (const char *const *)flags,
-                           .flag_count = ndirs + nflags,
-                           .builtin_names = cj_embedded_header_names,
-                           .builtin_sources = cj_embedded_header_sources,
-                           .builtin_count = cj_embedded_header_count,
-                           .elide_host_code = elide};
-  ok = ok && cj_includes_resolve(&rq, inc);
-  for (size_t i = 0; flags && i < ndirs; i++) free(flags[i]);
-  free(flags);
-  return ok;
-}
-
-static cujit_status read_headers(cujit_engine *engine, const char *source, const char *name,
-                                 const cujit_compile_options *op, cj_scan *scan, char *err) {
-  if (!includes_quoted(source)) return CUJIT_OK;
-  cj_includes inc = {0};
-  int ok = resolve_headers(source, name, op, 0, &inc);
-  const char **texts = ok ? calloc(inc.header_count + 1, sizeof *texts) : NULL;
-  size_t n = 0;
-  for (size_t i = 0; texts && i < inc.header_count; i++)
-    if (inc.header_names[i][0] == '/') texts[n++] = inc.header_sources[i]; /* not <cujit/...> */
-  cujit_status st = texts ? cj_scan_headers(scan, texts, n, err, 1024)
-                          : (snprintf(err, 1024, "out of memory reading headers"),
-                             CUJIT_ERROR_OUT_OF_HOST_MEMORY);
-  free(texts);
-  if (ok) cj_includes_free(&inc);
-  return st;
-}
-
-/* Each C++-linkage kernel's symbol: the lowered name NVRTC gave its name expression, kept in the
-** entry (the CPU device's entries are named from the kernel's name: no lowered names there). */
-static cujit_status lowered_names(cujit_engine *engine, const char *name, cj_scan *scan,
-                                  const cj_cache_entry *e) {
-  for (size_t i = 0; i < scan->count; i++) {
-    cj_signature *sig = &scan->kernels[i].sig;
-    if (!scan->kernels[i].cxx || !e->ptx_len) continue;
-    char expr[1024];
-    snprintf(expr, sizeof expr, "&%s", sig->name);
-    const char *lowered = cj_cache_entry_lowered(e, expr);
-    if (!lowered)
-      return cj_fail(engine, CUJIT_ERROR_COMPILE,
-                     "'%s': the compiled program has no lowered name for kernel '%s'; clear the "
-                     "cache (cujit cache clear) and compile again",
-                     name, sig->name);
-    free(sig->symbol);
-    if (!(sig->symbol = cj_strdup(lowered)))
-      return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  }
-  return CUJIT_OK;
-}
-
-/* -default-device makes functions without an execution space device code: none is elided. */
-static int default_device(const cujit_compile_options *op) {
-  for (size_t i = 0; op && op->extra_flags && i < op->extra_flag_count; i++)
-    if (op->extra_flags[i] && strstr(op->extra_flags[i], "default-device")) return 1;
-  return 0;
-}
-
-/* The source without its host-only code, in *out (NULL when there was none to elide). Text the
-** elision cannot read is compiled as it is; when it holds a launch (<<<), host code surely
-** reaches the compiler, and a warning says why it was left. */
-static cujit_status elide_host_code(cujit_engine *engine, const char *source, const char *name,
-                                    char **out) {
-  char why[256];
-  size_t n = 0;
-  char *text = cj_host_code_elide(source, &n, why, sizeof why);
-  if (!text) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  if (why[0] && strstr(source, "<<<"))
-    cj_warn(engine,
-            "'%s': host code is not elided: %s; the source is compiled as it is (make its braces "
-            "balance in each #if branch, or guard the host code with #ifndef __CUDACC_RTC__)",
-            name, why);
-  if (n)
-    *out = text;
-  else
-    free(text);
-  return CUJIT_OK;
-}
-
-/* The source elided again knowing what its headers keep (elided knowing *elided): a type it
-** declares for a kernel of a header it includes (struct Params, then #include "kernels.cuh")
-** stays. The compile resolves the headers again from the result: it keeps more, never less. */
-static cujit_status elide_among_headers(const char *source, const char *name,
-                                        const cujit_compile_options *op, char **elided) {
-  cj_includes inc = {0};
-  if (!resolve_headers(*elided, name, op, 1, &inc)) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
-  const char **texts = calloc(inc.header_count + 1, sizeof *texts);
-  size_t n = 0, k = 0;
-  for (size_t i = 0; texts && i < inc.header_count; i++)
-    if (inc.header_names[i][0] == '/') texts[n++] = inc.header_sources[i]; /* not <cujit/...> */
-  char why[8];
-  char *text = texts ? cj_host_code_elide_among(source, texts, n, &k, why, sizeof why) : NULL;
-  free(texts);
-  cj_includes_free(&inc);
-  if (!text) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
-  free(*elided);
-  *elided = text;
-  return CUJIT_OK;
+  cj_cache_entry_free(&e);
+  if (!ok) return code_release(k), NULL;
+  map_put(engine->programs, k);
+  cj_trace_mark("cujit: cache hit (direct)");
+  return k;
 }
 
 static cujit_status build(cujit_engine *engine, const char *source, const char *name,
@@ -447,37 +423,23 @@ static cujit_status build(cujit_engine *engine, const char *source, const char *
   cujit_status st = cj_program_arch(engine, options, arch, sizeof arch);
   if (st != CUJIT_OK) return st;
   if (!(options && options->arch)) cj_arch_make_specific(source, arch, sizeof arch);
-  cj_cache_key asked;
+  cj_cache_key asked, direct;
+  static const cj_cache_key zero;
   int memo = cj_compile_memo_key(engine, source, name, options, arch, &asked);
   cj_code *known = memo ? memo_find(engine, &asked) : NULL;
   if (known) return program_new(engine, known, 1, t0, out);
+  int use_direct = memo && direct_wanted(options);
+  if (use_direct) direct = cj_compile_direct_key(&asked);
+  use_direct = use_direct && memcmp(direct.bytes, zero.bytes, sizeof zero.bytes) != 0;
+  if (use_direct && (known = direct_find(engine, &direct, name)) != NULL) {
+    memo_put(engine->programs, &asked, &known->key);
+    return program_new(engine, known, 1, t0, out);
+  }
   /* What is compiled and hashed: the source with the checks of its kernels (scan.h). */
   cj_scan scan;
-  char scan_err[1024];
-  int kernel_source = cj_source_is_kernel(source, name); /* cujit_kernel's, not the user's */
-  int given = options && options->signature_count && !kernel_source;
-  char *elided = NULL; /* host code elided (host_code.h): what both compilers get, and hash */
-  if (!kernel_source && !default_device(options) &&
-      (st = elide_host_code(engine, source, name, &elided)) != CUJIT_OK)
-    return st;
-  if (elided && includes_quoted(source) &&
-      (st = elide_among_headers(source, name, options, &elided)) != CUJIT_OK)
-    return free(elided), cj_fail(engine, st, "out of memory");
-  if (elided) source = elided;
-  st = cj_scan_prepare(source, given ? options->signatures : NULL,
-                       given ? options->signature_count : 0, &scan, scan_err, sizeof scan_err);
-  if (st == CUJIT_OK && !given && !kernel_source)
-    st = read_headers(engine, source, name, options, &scan, scan_err);
-  if (st == CUJIT_OK && options && options->name_expression_count && !kernel_source)
-    st = cj_scan_instantiate(&scan, options->name_expressions, options->name_expression_count,
-                             scan_err, sizeof scan_err);
-  free(elided);
-  if (st != CUJIT_OK) {
-    cj_scan_free(&scan);
-    return cj_fail(engine, st, "'%s': %s", name, scan_err);
-  }
+  if ((st = cj_program_scan(engine, source, name, options, &scan)) != CUJIT_OK) return st;
   st = cj_compile(engine, &scan, name, options, arch, &c);
-  if (st == CUJIT_OK) st = lowered_names(engine, name, &scan, &c.entry);
+  if (st == CUJIT_OK) st = cj_program_lowered_names(engine, name, &scan, &c.entry);
   if (st != CUJIT_OK) {
     cj_cache_entry_free(&c.entry);
     cj_scan_free(&scan);
@@ -495,6 +457,7 @@ static cujit_status build(cujit_engine *engine, const char *source, const char *
   }
   cj_scan_free(&scan);
   if (memo && c.pure) memo_put(engine->programs, &asked, &k->key);
+  if (use_direct && c.pure && c.keyed) direct_put(engine, &direct, k);
   st = program_new(engine, k, c.from_cache, t0, out);
   cj_cache_entry_free(&c.entry);
   return st;
