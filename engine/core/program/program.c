@@ -391,7 +391,7 @@ static cj_code *direct_find(cujit_engine *engine, const cj_cache_key *direct, co
   cj_code *known = ok ? map_find(engine->programs, &k->key) : NULL;
   if (known && cj_compiler_for(known->arch)->current(engine, known->nvrtc_version) &&
       cj_cache_touch(engine->cache, &known->key))
-    return code_release(k), known; /* held here already: as the memo's hit */
+    return code_release(k), atomic_fetch_add(&engine->direct_hits, 1), known; /* as the memo */
   if (known) code_release(known);
   cj_cache_entry e = {0};
   ok = ok && cj_compiler_for(k->arch)->current(engine, k->nvrtc_version) &&
@@ -406,6 +406,7 @@ static cj_code *direct_find(cujit_engine *engine, const cj_cache_key *direct, co
   cj_cache_entry_free(&e);
   if (!ok) return code_release(k), NULL;
   map_put(engine->programs, k);
+  atomic_fetch_add(&engine->direct_hits, 1);
   cj_trace_mark("cujit: cache hit (direct)");
   return k;
 }
