@@ -37,6 +37,9 @@ struct cj_cache {
   pthread_mutex_t lock;
   int disk_state; /* 0 not set up yet, 1 on, -1 off (by choice or for want of a directory) */
   int warned_write;
+  /* The last entry warned of as left alone (not a regular file), so that the lookup of it a
+  ** direct record made (program.c) and the one the whole way makes next warn once. */
+  cj_cache_key left_alone;
   int shared; /* CUJIT_CACHE_SHARED=1: entries readable by others */
   char dir[PATH_MAX];
   uint64_t max_bytes;
@@ -255,6 +258,8 @@ static int disk_get(cj_cache *c, const cj_cache_key *key, int text, cj_cache_ent
     bad = cj_cache_entry_parse(d, n, key, out);
     free(d);
   }
+  if (got == -2 && memcmp(c->left_alone.bytes, key->bytes, sizeof key->bytes) == 0) return 0;
+  if (got == -2) c->left_alone = *key;
   if (got == -2 && strcmp(bad, "a directory") == 0) {
     cj_warn(c->engine,
             "cache entry %s is a directory; it was left alone and is not used. Remove it", path);
