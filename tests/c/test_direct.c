@@ -1,9 +1,9 @@
 /*
-** test_direct.c -- the cache's direct records (program.c): a build that read no file is answered
-** in a new process by its text as given, with the kernels kept in the record equal, field by
-** field, to those read from the source and confirmed against the PTX; a build that reads a header
-** never is (an edited header misses); another option misses; a damaged compiled entry behind a
-** record, or a damaged record, is the cache's usual warning and the whole way; a record whose
+** test_direct.c -- the cache's direct entries (program.c): a build that read no file is kept under
+** its direct key alone and answered in a new process by its text as given, with the kernels kept
+** in the entry's record equal, field by field, to those read from the source and confirmed
+** against the PTX; a build that reads a header never is (an edited header misses); another option
+** misses; a damaged direct entry is the cache's usual warning and a compile; a record whose
 ** kernels do not read is the whole way, silently; the store of signatures refuses what it did
 ** not write. NVRTC for sm_90, no GPU.
 */
@@ -194,9 +194,8 @@ Test(direct, another_option_misses) {
   cujit_close(e);
 }
 
-/* Compiles `src` in a fresh engine, damages the one file of `suffix`, and checks the next engine
-** warns that it is corrupt, takes no record and gets the same PTX. Returns that engine's hit. */
-static int damaged(const char *src, const char *suffix, const char *marker) {
+Test(direct, a_damaged_direct_entry_is_the_usual_warning_and_compiled_again) {
+  const char *src = kernel_src("fragile", 5);
   cujit_engine *e = open_engine();
   need_nvrtc(e);
   cujit_program *p = compile_ok(e, src);
@@ -204,12 +203,13 @@ static int damaged(const char *src, const char *suffix, const char *marker) {
   cujit_program_free(p);
   cujit_close(e);
   char path[1024];
-  only_file(suffix, marker, path, sizeof path);
+  only_file(".cjc", NULL, path, sizeof path); /* kept under its direct key alone */
+  only_file(".cjc", "cujit direct 1", path, sizeof path);
   flip_last_byte(path);
 
   e = open_engine();
   p = compile_ok(e, src);
-  int hit = cujit_program_from_cache(p);
+  cr_assert_eq(cujit_program_from_cache(p), 0, "compiled again");
   cr_assert_eq(atomic_load(&e->direct_hits), 0, "no record answers past damage");
   cr_assert_str_eq(cujit_program_ptx(p, NULL), ptx);
   cr_assert_eq(cujit_program_kernel_count(p), 1);
@@ -219,22 +219,14 @@ static int damaged(const char *src, const char *suffix, const char *marker) {
             warnings[0]);
   cujit_program_free(p);
   cujit_close(e);
-  free(ptx);
-  return hit;
-}
 
-Test(direct, a_damaged_compiled_entry_behind_a_record_is_the_usual_warning) {
-  cr_assert_eq(damaged(kernel_src("entry", 5), ".cjc", NULL), 0, "compiled again");
-}
-
-Test(direct, a_damaged_record_is_the_usual_warning_and_the_whole_way) {
-  cr_assert_eq(damaged(kernel_src("record", 6), ".cjm", "cujit direct 1"), 1,
-               "the compiled entry still hits");
-  cujit_engine *e = open_engine(); /* the whole way wrote the record again */
-  cujit_program *p = compile_ok(e, kernel_src("record", 6));
+  e = open_engine(); /* the whole way kept it again */
+  p = compile_ok(e, src);
   cr_assert_eq(atomic_load(&e->direct_hits), 1);
+  cr_assert_eq(nwarnings, 1);
   cujit_program_free(p);
   cujit_close(e);
+  free(ptx);
 }
 
 Test(direct, a_record_whose_kernels_do_not_read_goes_the_whole_way) {
@@ -245,20 +237,27 @@ Test(direct, a_record_whose_kernels_do_not_read_goes_the_whole_way) {
   cj_cache_key memo, direct;
   cr_assert(cj_compile_memo_key(e, src, "<source>", &sm90, "sm_90", &memo));
   direct = cj_compile_direct_key(&memo);
-  size_t len;
-  char *text = cj_cache_get_text(e->cache, &direct, &len);
-  cr_assert(text && strstr(text, "cujit kernels 1 "), "the record: %s", text ? text : "(none)");
-  strstr(text, "cujit kernels 1 ")[7] = 'X'; /* stored again whole: its checksum holds */
-  cj_cache_put_text(e->cache, &direct, text);
-  free(text);
+  cj_cache_entry entry;
+  cr_assert(cj_cache_get(e->cache, &direct, &entry), "the direct entry");
+  char *record = (char *)cj_cache_entry_lowered(&entry, "cujit direct 1");
+  cr_assert(record && strstr(record, "cujit kernels 1 "), "the record: %s", record ? record : "-");
+  strstr(record, "cujit kernels 1 ")[7] = 'X'; /* stored again whole: its checksum holds */
+  cj_cache_put(e->cache, &direct, &entry);
+  cj_cache_entry_free(&entry);
   cujit_close(e);
 
   e = open_engine();
   cujit_program *p = compile_ok(e, src);
   cr_assert_eq(atomic_load(&e->direct_hits), 0);
-  cr_assert_eq(cujit_program_from_cache(p), 1, "the compiled entry by the whole way");
+  cr_assert_eq(cujit_program_from_cache(p), 0, "the whole way, which compiles");
   cr_assert_str_eq(cujit_program_kernel_name(p, 0), "unread");
   cr_assert_eq(nwarnings, 0, "%s", warnings[0]);
+  cujit_program_free(p);
+  cujit_close(e);
+
+  e = open_engine(); /* and kept a good record */
+  p = compile_ok(e, src);
+  cr_assert_eq(atomic_load(&e->direct_hits), 1);
   cujit_program_free(p);
   cujit_close(e);
 }

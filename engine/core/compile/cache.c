@@ -37,9 +37,6 @@ struct cj_cache {
   pthread_mutex_t lock;
   int disk_state; /* 0 not set up yet, 1 on, -1 off (by choice or for want of a directory) */
   int warned_write;
-  /* The last entry warned of as left alone (not a regular file), so that the lookup of it a
-  ** direct record made (program.c) and the one the whole way makes next warn once. */
-  cj_cache_key left_alone;
   int shared; /* CUJIT_CACHE_SHARED=1: entries readable by others */
   char dir[PATH_MAX];
   uint64_t max_bytes;
@@ -258,8 +255,6 @@ static int disk_get(cj_cache *c, const cj_cache_key *key, int text, cj_cache_ent
     bad = cj_cache_entry_parse(d, n, key, out);
     free(d);
   }
-  if (got == -2 && memcmp(c->left_alone.bytes, key->bytes, sizeof key->bytes) == 0) return 0;
-  if (got == -2) c->left_alone = *key;
   if (got == -2 && strcmp(bad, "a directory") == 0) {
     cj_warn(c->engine,
             "cache entry %s is a directory; it was left alone and is not used. Remove it", path);
@@ -426,8 +421,9 @@ static void evict(cj_cache *c, const cj_cache_key *keep, int text) {
 /* --- the interface -----------------------------------------------------------------------------
  */
 
-/* A hit or a miss; `text` entries (manifests) are kept apart on disk and not counted. */
-static int get(cj_cache *cache, const cj_cache_key *key, int text, cj_cache_entry *out) {
+/* A hit or a miss; `text` entries (manifests) are kept apart on disk and not counted, nor are
+** the misses of a `quiet` lookup. */
+static int get(cj_cache *cache, const cj_cache_key *key, int text, int quiet, cj_cache_entry *out) {
   if (!cache || !key || !out) return 0;
   memset(out, 0, sizeof *out);
   pthread_mutex_lock(&cache->lock);
@@ -449,7 +445,7 @@ static int get(cj_cache *cache, const cj_cache_key *key, int text, cj_cache_entr
       snprintf(held, sizeof held, "%s (held in memory)", hex);
       warn_no_memory(cache, held);
     }
-    cache->misses += !text;
+    cache->misses += !text && !quiet;
   }
   pthread_mutex_unlock(&cache->lock);
   return hit;
@@ -465,7 +461,11 @@ static void put(cj_cache *cache, const cj_cache_key *key, int text, const cj_cac
 }
 
 int cj_cache_get(cj_cache *cache, const cj_cache_key *key, cj_cache_entry *out) {
-  return get(cache, key, 0, out);
+  return get(cache, key, 0, 0, out);
+}
+
+int cj_cache_find(cj_cache *cache, const cj_cache_key *key, cj_cache_entry *out) {
+  return get(cache, key, 0, 1, out);
 }
 
 int cj_cache_touch(cj_cache *cache, const cj_cache_key *key) {
@@ -483,7 +483,7 @@ void cj_cache_put(cj_cache *cache, const cj_cache_key *key, const cj_cache_entry
 
 char *cj_cache_get_text(cj_cache *cache, const cj_cache_key *key, size_t *len) {
   cj_cache_entry e;
-  if (!get(cache, key, 1, &e)) return NULL;
+  if (!get(cache, key, 1, 0, &e)) return NULL;
   *len = e.ptx_len;
   char *t = e.ptx;
   e.ptx = NULL;

@@ -416,7 +416,8 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
     for (size_t i = 0; i < n; i++) cj_signature_free(&kernels[i]);
     free(kernels);
     free(cxx);
-    if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &out->key, e);
+    if (st == CUJIT_OK && key_ok && !(out->direct && out->pure))
+      cj_cache_put(engine->cache, &out->key, e);
   }
   cj_includes_free(&inc);
   if (st != CUJIT_OK) {
@@ -477,7 +478,8 @@ static cujit_status compile_nvrtc(cujit_engine *engine, const cj_scan *scan, con
       if (st == CUJIT_ERROR_COMPILE && minimal && cj_minimal_retry(&o, &e->log))
         st = run_nvrtc(engine, nv, &inc, scan, name, arch, &o, e);
       cj_trace_pop();
-      if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &key, e);
+      int pure = key_ok && (inc.source ? inc.file_count == 0 : manifest_pure);
+      if (st == CUJIT_OK && key_ok && !(out->direct && pure)) cj_cache_put(engine->cache, &key, e);
     }
   }
   out->keyed = key_ok, out->pure = key_ok && (inc.source ? inc.file_count == 0 : manifest_pure);
@@ -536,7 +538,9 @@ cj_cache_key cj_compile_direct_key(const cj_cache_key *memo_key) {
 cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *name,
                         const cujit_compile_options *options, const char *target,
                         cj_compiled *out) {
+  int direct = out->direct;
   memset(out, 0, sizeof *out);
+  out->direct = direct && !cj_link_wanted(options);
   if (cj_link_wanted(options)) return cj_link_compile(engine, scan, name, options, target, out);
   return cj_compiler_for(target)->compile(engine, scan, name, options, target, out);
 }

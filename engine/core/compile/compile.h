@@ -19,11 +19,13 @@ typedef struct cj_compiled {
   char arch[16]; /* the arch compiled for (capped at NVRTC's highest when the device's is newer) */
   cj_cache_entry entry;
   int from_cache;
-  int keyed; /* `key` is over the bytes compiled (cached); 0: it only names a program compiled
-              ** without the cache (includes it could not resolve) */
-  int pure;  /* the compiler read no file and probed none: the bytes follow from
-              *cj_compile_memo_key's
-              ** inputs alone (the key and the cache's input rule, docs/ARCHITECTURE.md) */
+  int keyed;  /* `key` is over the bytes compiled (cached); 0: it only names a program compiled
+               ** without the cache (includes it could not resolve) */
+  int pure;   /* the compiler read no file and probed none: the bytes follow from
+               *cj_compile_memo_key's
+               ** inputs alone (the key and the cache's input rule, docs/ARCHITECTURE.md) */
+  int direct; /* in (kept by cj_compile): the caller keeps a pure result under its own key
+              ** (program.c's direct entries), so it is not stored under `key` */
 } cj_compiled;
 
 /* A compiler of the compile stack, as a device is a backend of the run stack: the arch names one

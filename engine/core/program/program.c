@@ -14,7 +14,6 @@
 #include "compile/source.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +50,7 @@ typedef struct cj_code {
 #define MEMO_SLOTS 1024
 
 typedef struct memo_slot {
-  cj_cache_key given, key;
+  cj_cache_key given, key, held; /* held: the byte cache's key of the entry (a direct key) */
   int used;
 } memo_slot;
 
@@ -227,10 +226,11 @@ static memo_slot *memo_slot_of(cj_program_map *m, const cj_cache_key *given) {
   return &m->memo[h % MEMO_SLOTS];
 }
 
-static void memo_put(cj_program_map *m, const cj_cache_key *given, const cj_cache_key *key) {
+static void memo_put(cj_program_map *m, const cj_cache_key *given, const cj_cache_key *key,
+                     const cj_cache_key *held) {
   pthread_mutex_lock(&m->lock);
   memo_slot *s = memo_slot_of(m, given);
-  s->given = *given, s->key = *key, s->used = 1;
+  s->given = *given, s->key = *key, s->held = *held, s->used = 1;
   pthread_mutex_unlock(&m->lock);
 }
 
@@ -242,13 +242,13 @@ static cj_code *memo_find(cujit_engine *engine, const cj_cache_key *given) {
   cj_program_map *m = engine->programs;
   pthread_mutex_lock(&m->lock);
   memo_slot *s = memo_slot_of(m, given);
-  cj_cache_key key = s->key;
+  cj_cache_key key = s->key, held = s->held;
   int used = s->used && memcmp(s->given.bytes, given->bytes, sizeof given->bytes) == 0;
   pthread_mutex_unlock(&m->lock);
   cj_code *k = used ? map_find(m, &key) : NULL;
   if (!k) return NULL;
   if (!cj_compiler_for(k->arch)->current(engine, k->nvrtc_version) ||
-      !cj_cache_touch(engine->cache, &key)) {
+      !cj_cache_touch(engine->cache, &held)) {
     code_release(k);
     return NULL;
   }
@@ -305,15 +305,16 @@ static cujit_status program_new(cujit_engine *engine, cj_code *k, int from_cache
   return CUJIT_OK;
 }
 
-/* --- direct records ---------------------------------------------------------------------------
-** A build that came out pure (it read no file) keeps, under its direct key (the memo key with the
-** process's constants, cj_compile_direct_key), a text entry in the cache: the cache key it
-** compiled to, the arch, the NVRTC version, the unit it compiled and the kernels as confirmed
-** against the compiled code (signature_store.c). A new process given the same then skips the
-** host code elision, the scan, the options, the key and the verification: one text entry and the
-** compiled entry read, both through the cache's own checks (a damaged one is the usual warning, a
-** miss, and the whole way). Builds that read a file go the whole way: the manifest checks them. */
-#define DIRECT_TAG "cujit direct 1\n"
+/* --- direct entries ---------------------------------------------------------------------------
+** A build that came out pure (it read no file) is kept in the cache under its direct key (the
+** memo key with the process's constants, cj_compile_direct_key) instead of its full key: the
+** compiled bytes, and among the entry's names a record of the full key, the arch, the unit it
+** compiled and the kernels as confirmed against the compiled code (signature_store.c). A new
+** process given the same then reads one file and skips the host code elision, the scan, the
+** options, the key and the verification, the entry checked as any (a damaged one is the usual
+** warning, a miss, and the whole way). Builds that read a file go the whole way: the manifest
+** checks them. */
+#define DIRECT_TAG "cujit direct 1"
 
 static int direct_wanted(const cujit_compile_options *options) {
   return !cj_options_switch_on(options, offsetof(cujit_compile_options, line_info)) &&
@@ -322,15 +323,22 @@ static int direct_wanted(const cujit_compile_options *options) {
 }
 
 static void direct_put(cujit_engine *engine, const cj_cache_key *direct, const cj_code *k) {
-  char hex[33];
-  for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", k->key.bytes[i]);
   cj_buf b = {0};
-  cj_buf_printf(&b, DIRECT_TAG "%s\n%s\n%d\n%zu:", hex, k->arch, k->nvrtc_version,
-                strlen(k->source));
+  cj_buf_add(&b, DIRECT_TAG, sizeof DIRECT_TAG); /* a name and its value, as lowered names */
+  for (int i = 0; i < 16; i++) cj_buf_printf(&b, "%02x", k->key.bytes[i]);
+  cj_buf_printf(&b, "\n%s\n%zu:", k->arch, strlen(k->source));
   cj_buf_puts(&b, k->source);
   cj_signatures_store(&b, k->kernels, k->nkernels);
-  if (!b.failed && b.data && !memchr(b.data, '\0', b.len))
-    cj_cache_put_text(engine->cache, direct, b.data);
+  cj_buf_add(&b, "", 1);
+  cj_cache_entry e = {.ptx = k->ptx,
+                      .ptx_len = k->ptx_len,
+                      .cubin = k->cubin,
+                      .cubin_len = k->cubin_len,
+                      .log = k->log,
+                      .nvrtc_version = k->nvrtc_version,
+                      .names = b.data,
+                      .names_len = b.len};
+  if (!b.failed && k->ptx) cj_cache_put(engine->cache, direct, &e);
   cj_buf_free(&b);
 }
 
@@ -338,70 +346,54 @@ static int hex_digit(char c) {
   return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* A decimal number ending at `stop`; -1 when there is none, or past `max`. */
-static long long number_until(const char **t, const char *end, char stop, long long max) {
-  long long v = 0;
-  const char *start = *t;
-  for (; *t < end && **t >= '0' && **t <= '9' && v <= max; (*t)++) v = v * 10 + (**t - '0');
-  if (*t == start || *t >= end || **t != stop || v > max) return -1;
-  (*t)++;
-  return v;
-}
-
-/* What a direct record says, read from its text (by hand: sscanf costs thousands of
-** instructions a call, and a hit is meant to cost a few tens of thousands); 0 when it does not
-** read as one. */
-static int direct_parse(const char *t, size_t len, cj_code *k) {
-  const char *end = t + len;
-  size_t tag = strlen(DIRECT_TAG);
-  if (len < tag + 33 || memcmp(t, DIRECT_TAG, tag) != 0) return 0;
-  t += tag;
+/* What a direct entry's record says (by hand: sscanf costs thousands of instructions a call);
+** 0 when it does not read as one. */
+static int direct_parse(const char *t, cj_code *k) {
+  const char *end = t + strlen(t);
+  if (end - t < 34) return 0;
   for (int i = 0; i < 16; i++, t += 2) {
     int hi = hex_digit(t[0]), lo = hex_digit(t[1]);
     if (hi < 0 || lo < 0) return 0;
     k->key.bytes[i] = (uint8_t)(hi << 4 | lo);
   }
-  const char *arch = ++t, *nl = memchr(t, '\n', (size_t)(end - t));
+  const char *arch = ++t, *nl = strchr(t, '\n');
   if (t[-1] != '\n' || !nl || nl == arch || (size_t)(nl - arch) >= sizeof k->arch) return 0;
   memcpy(k->arch, arch, (size_t)(nl - arch));
-  t = nl + 1;
-  long long version = number_until(&t, end, '\n', INT_MAX);
-  long long unit = number_until(&t, end, ':', (long long)(end - t));
-  if (version < 0 || unit < 0 || unit > end - t) return 0;
-  k->nvrtc_version = (int)version;
-  k->source = cj_strndup(t, (size_t)unit);
+  size_t unit = 0;
+  for (t = nl + 1; *t >= '0' && *t <= '9' && unit <= (size_t)(end - t); t++)
+    unit = unit * 10 + (size_t)(*t - '0');
+  if (*t++ != ':' || unit > (size_t)(end - t)) return 0;
+  k->source = cj_strndup(t, unit);
   t += unit;
   return k->source &&
          cj_signatures_load(t, (size_t)(end - t), &k->kernels, &k->nkernels) == CUJIT_OK;
 }
 
-/* The record a direct record names, with a reference for the caller: the map's, else one made
-** from the compiled entry (read through the cache, whose integrity checks hold as for any hit)
-** and the record's kernels. NULL when anything is missing, damaged or stale: the whole way then. */
+/* The record a direct entry holds, with a reference for the caller: the map's, else one made from
+** the entry. NULL when it is missing, damaged (warned of by the cache), stale or unreadable: the
+** whole way then. */
 static cj_code *direct_find(cujit_engine *engine, const cj_cache_key *direct, const char *name) {
-  size_t len = 0;
-  char *text = cj_cache_get_text(engine->cache, direct, &len);
-  cj_code *k = text ? calloc(1, sizeof *k) : NULL;
-  if (!k) return free(text), NULL;
+  cj_cache_entry e;
+  if (!cj_cache_find(engine->cache, direct, &e)) return NULL;
+  const char *record = cj_cache_entry_lowered(&e, DIRECT_TAG);
+  cj_code *k = record ? calloc(1, sizeof *k) : NULL;
+  if (!k) return cj_cache_entry_free(&e), NULL;
   atomic_init(&k->refs, 1);
   pthread_mutex_init(&k->load_lock, NULL);
   k->engine = engine;
-  int ok = direct_parse(text, len, k);
-  free(text);
+  int ok = direct_parse(record, k) && cj_compiler_for(k->arch)->current(engine, e.nvrtc_version);
   cj_code *known = ok ? map_find(engine->programs, &k->key) : NULL;
-  if (known && cj_compiler_for(known->arch)->current(engine, known->nvrtc_version) &&
-      cj_cache_touch(engine->cache, &known->key))
-    return code_release(k), atomic_fetch_add(&engine->direct_hits, 1), known; /* as the memo */
-  if (known) code_release(known);
-  cj_cache_entry e = {0};
-  ok = ok && cj_compiler_for(k->arch)->current(engine, k->nvrtc_version) &&
-       cj_cache_get(engine->cache, &k->key, &e) && e.nvrtc_version == k->nvrtc_version;
+  if (known) { /* held here already (the memo's slot was taken) */
+    cj_cache_entry_free(&e);
+    code_release(k);
+    atomic_fetch_add(&engine->direct_hits, 1);
+    return known;
+  }
   if (ok) {
     k->ptx = e.ptx, k->ptx_len = e.ptx_len, k->cubin = e.cubin, k->cubin_len = e.cubin_len;
-    e.ptx = NULL, e.cubin = NULL; /* the record owns them now */
-    k->name = cj_strdup(name);
-    k->log = cj_strdup(e.log ? e.log : "");
-    ok = k->name && k->log;
+    k->log = e.log, k->nvrtc_version = e.nvrtc_version;
+    e.ptx = NULL, e.cubin = NULL, e.log = NULL; /* the record owns them now */
+    ok = (k->name = cj_strdup(name)) != NULL;
   }
   cj_cache_entry_free(&e);
   if (!ok) return code_release(k), NULL;
@@ -433,12 +425,13 @@ static cujit_status build(cujit_engine *engine, const char *source, const char *
   if (use_direct) direct = cj_compile_direct_key(&asked);
   use_direct = use_direct && memcmp(direct.bytes, zero.bytes, sizeof zero.bytes) != 0;
   if (use_direct && (known = direct_find(engine, &direct, name)) != NULL) {
-    memo_put(engine->programs, &asked, &known->key);
+    memo_put(engine->programs, &asked, &known->key, &direct);
     return program_new(engine, known, 1, t0, out);
   }
   /* What is compiled and hashed: the source with the checks of its kernels (scan.h). */
   cj_scan scan;
   if ((st = cj_program_scan(engine, source, name, options, &scan)) != CUJIT_OK) return st;
+  c.direct = use_direct; /* a pure result is kept under `direct` (below), not its full key */
   st = cj_compile(engine, &scan, name, options, arch, &c);
   if (st == CUJIT_OK) st = cj_program_lowered_names(engine, name, &scan, &c.entry);
   if (st != CUJIT_OK) {
@@ -457,8 +450,9 @@ static cujit_status build(cujit_engine *engine, const char *source, const char *
     map_put(engine->programs, k);
   }
   cj_scan_free(&scan);
-  if (memo && c.pure) memo_put(engine->programs, &asked, &k->key);
-  if (use_direct && c.pure && c.keyed) direct_put(engine, &direct, k);
+  int kept_direct = use_direct && c.pure && c.keyed;
+  if (kept_direct) direct_put(engine, &direct, k);
+  if (memo && c.pure) memo_put(engine->programs, &asked, &k->key, kept_direct ? &direct : &k->key);
   st = program_new(engine, k, c.from_cache, t0, out);
   cj_cache_entry_free(&c.entry);
   return st;
