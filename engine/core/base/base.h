@@ -57,7 +57,7 @@ struct cujit_engine {
   struct cujit_device *cpu_device; /* the CPU device, made on first use (device.c) */
 
   cj_cache *cache;              /* opened and closed by engine.c */
-  _Atomic unsigned direct_hits; /* builds a direct record answered (program.c), for tests */
+  _Atomic unsigned direct_hits; /* builds a direct entry answered (program.c), for tests */
   cj_program_map *programs;     /* opened and closed by engine.c */
   cj_slot *slots;               /* under lock; freed by engine.c through cj_slots_free */
   char *kept_dir;   /* line info's kept sources (compile/kept.c), made under lock on first use */

@@ -97,7 +97,7 @@ cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *n
 int cj_compile_memo_key(cujit_engine *engine, const char *source, const char *name,
                         const cujit_compile_options *options, const char *arch, cj_cache_key *out);
 
-/* The direct key of a build (program.c's direct records): its memo key joined by what the memo
+/* The direct key of a build (program.c's direct entries): its memo key joined by what the memo
 ** key leaves to the process because it cannot change while one runs, and which a new process may
 ** see changed: the cache's schema, the embedded headers and stand-ins, CUDA_HOME and CUDA_PATH,
 ** the host code rules, the reader of kernels (cj_reader_hash) and the CPU device's writer. */

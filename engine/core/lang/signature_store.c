@@ -1,6 +1,6 @@
 /*
 ** signature_store.c -- kernel signatures as bytes and back, every field as the reader left it,
-** so that a cache hit by the text as given (program.c's direct records) can hand out the kernels
+** so that a cache hit by the text as given (program.c's direct entries) can hand out the kernels
 ** without reading the source again. The bytes hold no NUL (numbers in decimal, each string after
 ** its length), and reading them back trusts nothing: any count, kind, dtype or offset out of its
 ** range makes the whole text unreadable, and the caller reads the source instead.
