@@ -158,6 +158,34 @@ Test(direct, kernels_from_the_record_are_those_of_the_cpu_object) {
   same_kernels_from_the_entry("cpu");
 }
 
+/* A generic kernel's specialisation (its program built from the typedefs cujit writes) reads its
+** kernels from the entry as the first engine read them. */
+Test(direct, a_generic_kernels_specialisation_keeps_its_kernels) {
+  const cujit_dtype f64 = CUJIT_F64;
+  cj_signature read;
+  for (int round = 0; round < 2; round++) {
+    cujit_engine *e = open_engine();
+    need_nvrtc(e);
+    cujit_kernel *g, *k;
+    cr_assert_eq(cujit_kernel_define(e, "axpy(T a, const T *x, T *y, int n)",
+                                     "int i = threadIdx.x; if (i < n) y[i] += a * x[i];", NULL,
+                                     &sm90, &g),
+                 CUJIT_OK, "%s", cujit_errmsg(e));
+    cr_assert_eq(cujit_kernel_specialize(g, &f64, 1, &k), CUJIT_OK, "%s", cujit_errmsg(e));
+    const cujit_program *p = cujit_kernel_program(k);
+    cr_assert_eq(p->nkernels, 1);
+    if (round == 0) {
+      cr_assert_eq(cj_signature_copy(&p->kernels[0], &read), CUJIT_OK);
+    } else {
+      cr_assert_geq(atomic_load(&e->direct_hits), 1, "answered by its direct entry");
+      same_signature(&read, &p->kernels[0]);
+    }
+    cujit_kernel_free(g);
+    cujit_close(e);
+  }
+  cj_signature_free(&read);
+}
+
 Test(direct, a_header_edit_after_a_hit_misses) {
   char dir[400], header[480], src[600];
   snprintf(dir, sizeof dir, "%s/inc", tmpdir);
