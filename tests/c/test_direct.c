@@ -246,6 +246,14 @@ Test(direct, another_option_misses) {
   cujit_close(e);
 }
 
+/* A new engine's build of `src` (for sm_90) is answered by its direct entry. */
+static void answered_directly(const char *src) {
+  cujit_engine *e = open_engine();
+  cujit_program_free(compile_ok(e, src));
+  cr_assert_eq(atomic_load(&e->direct_hits), 1, "answered by the direct entry");
+  cujit_close(e);
+}
+
 Test(direct, a_damaged_direct_entry_is_the_usual_warning_and_compiled_again) {
   const char *src = kernel_src("fragile", 5);
   cujit_engine *e = open_engine();
@@ -272,12 +280,8 @@ Test(direct, a_damaged_direct_entry_is_the_usual_warning_and_compiled_again) {
   cujit_program_free(p);
   cujit_close(e);
 
-  e = open_engine(); /* the whole way kept it again */
-  p = compile_ok(e, src);
-  cr_assert_eq(atomic_load(&e->direct_hits), 1);
+  answered_directly(src); /* the whole way kept it again */
   cr_assert_eq(nwarnings, 1);
-  cujit_program_free(p);
-  cujit_close(e);
   free(ptx);
 }
 
@@ -307,11 +311,7 @@ Test(direct, a_record_whose_kernels_do_not_read_goes_the_whole_way) {
   cujit_program_free(p);
   cujit_close(e);
 
-  e = open_engine(); /* and kept a good record */
-  p = compile_ok(e, src);
-  cr_assert_eq(atomic_load(&e->direct_hits), 1);
-  cujit_program_free(p);
-  cujit_close(e);
+  answered_directly(src); /* and kept a good record */
 }
 
 Test(direct, the_store_reads_back_only_what_it_wrote) {
