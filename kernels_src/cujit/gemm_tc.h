@@ -6,34 +6,35 @@
 ** the path everywhere else. Compiled for the arch-specific target (sm_90a): wgmma and setmaxnreg
 ** exist nowhere else.
 **
-**   cujit::gemm_tc<T, O, A_MN, B_MN, CL>(map_a, map_b, c, bias, mask, m, n, k, epilogue, alpha,
-**                                        beta)
-**     run by cujit::gemm_tc_threads (384) threads with gemm_tc_smem_bytes of dynamic shared
-**     memory, in clusters of CL (1 or 2) blocks along x, on a 1-D grid of any multiple of CL (one
-**     block per multiprocessor is best): cluster c computes cluster tiles c, c + gridDim.x / CL,
-**     ... (CL row tiles of 128 by 256 columns, a row tile per block); the epilogue bits and their
-**     order are gemm.h's.
+**   cujit::gemm_tc<T, O, A_MN, B_MN, CL, BN>(map_a, map_b, c, bias, mask, m, n, k, epilogue,
+**                                            alpha, beta)
+**     run by cujit::gemm_tc_threads (384) threads with gemm_tc_shape<BN>::smem_bytes of dynamic
+**     shared memory, in clusters of CL (1 or 2) blocks along x, on a 1-D grid of any multiple of
+**     CL (one block per multiprocessor is best): cluster c computes cluster tiles c, c +
+**     gridDim.x / CL, ... (CL row tiles of 128 by BN columns, a row tile per block; BN 256 or
+**     128); the epilogue bits and their order are gemm.h's.
 **   map_a  a 2-D tensor map of A with 128-byte swizzle: K-major (a plain m x k A: dims {k, m},
 **          box {64, 128}) or, with A_MN, M-major (a transposed A stored k x m: dims {m, k}, box
 **          {64, 64});
-**   map_b  K-major (a transposed B stored n x k: dims {k, n}, box {64, 256 / CL}) or, with B_MN,
+**   map_b  K-major (a transposed B stored n x k: dims {k, n}, box {64, BN / CL}) or, with B_MN,
 **          N-major (a plain k x n B: dims {n, k}, box {64, 64}).
 ** Reads past the matrices' edges come back as zeros from TMA, so m, n and k need not be
 ** multiples of the tile; stores are bounds-checked.
 **
-** A block computes 128 x 256 tiles of C, one after another (persistent: the loads of its next
+** A block computes 128 x BN tiles of C, one after another (persistent: the loads of its next
 ** tile overlap the stores of the last). Warpgroup 0 is the producer: one of its threads keeps
-** gemm_tc_stages slices of 64 along k in flight (TMA into shared memory, each stage's "full"
+** gemm_tc_shape<BN>::stages slices of 64 along k in flight (TMA into shared memory, each stage's "full"
 ** barrier completing when its bytes have landed) and it gives most of its registers away
 ** (setmaxnreg). Warpgroups 1 and 2 are the consumers, each owning 64 rows of the tile: per stage,
-** four wgmma m64n256k16 into 128 f32 accumulators per thread, the previous stage's wgmma awaited
-** (one group in flight) and that stage handed back to the producer through its "empty" barrier.
+** four wgmma m64nBNk16 into BN / 2 f32 accumulators per thread, the previous stage's wgmma
+** awaited (one group in flight: CUJIT_GEMM_TC_INFLIGHT 1; 0 waits for the stage's own and hands
+** it back at once) and that stage handed back to the producer through its "empty" barrier.
 ** Stages and barrier phases run on across tiles (slice `it` of the block's whole sequence uses
 ** stage it % stages, phase it / stages). In a cluster of 2 the blocks' tiles share B's columns:
 ** each block loads half of B's boxes and multicasts them into both (halving B's traffic from L2,
 ** which bounds a lone block), so a stage is refilled only when both blocks' consumers are done
-** with it. Tiles are numbered in groups of gemm_tc_group row tiles
-** so that the blocks running at once share A's and B's panels in L2.
+** with it. Tiles are numbered in groups of gemm_tc_group row tiles so that the blocks running at
+** once share A's and B's panels in L2.
 */
 #pragma once
 
@@ -47,7 +48,9 @@
 #include <cujit/gemm.h>
 #include <cujit/tma.h>
 
-#define CUJIT_GEMM_TC_INFLIGHT 1
+#ifndef CUJIT_GEMM_TC_INFLIGHT
+#define CUJIT_GEMM_TC_INFLIGHT 1 /* wgmma groups left in flight when a stage is handed back */
+#endif
 
 namespace cujit {
 
