@@ -4,6 +4,10 @@
 -- and map_shared_rank), then adds the cluster's sum to the total. Checked against the classic
 -- two-launch reduction (one block per partial, then one block over the partials) and the host's
 -- sum, exactly (integers); both times are printed.
+--   cujit cluster_reduce.lua            the check at 2^24 values
+--   cujit cluster_reduce.lua --sweep    also both times from 2^10 to 2^28 values (every 4x), each
+--                                       checked equal, and the crossover: the largest size where
+--                                       one launch is still 5% faster than two
 --
 -- On the CPU device (no GPU) a cluster's blocks run at once, one per worker, so the cluster is at
 -- most as large as the device has workers (docs/cpu.md, "Clusters").
@@ -12,6 +16,14 @@ package.path = (arg[0]:match("^(.*)/") or ".") .. "/?.lua;" .. package.path -- f
 local S = require "example_support"
 
 local BLOCK = 256
+local USAGE = "usage: cujit cluster_reduce.lua [--sweep]"
+local o = S.command_line("cluster_reduce.lua", function(args)
+  local r = {sweep = false}
+  for _, a in ipairs(args) do
+    if a == "--sweep" then r.sweep = true else error("unknown option '" .. a .. "'", 0) end
+  end
+  return r
+end, USAGE)
 
 -- What the reductions share: the sum of a block's values in shared memory (the tree leaves it in
 -- part[0]), and a block's sum of its grid-stride share of x through it.
@@ -71,6 +83,12 @@ local finish = cuda.jit("finish(const unsigned long long *parts, unsigned long l
   s = tree(part);
   if (threadIdx.x == 0) total[0] = s;
 ]], S.options({preamble = tree}))
+-- The sweep's values, made on the device: x[i] = i * 2654435761 mod 1000, as the host's below.
+local fill = cuda.jit("fill(unsigned *x, unsigned long long n)", [[
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x)
+    x[i] = (unsigned)(((i + 1) * 2654435761ull) % 1000ull);
+]], S.options())
 S.host_checks_done()
 
 local dev = cuda.device()
@@ -107,4 +125,31 @@ S.check(got_cluster == got_two, "one launch of %d clusters of %d blocks through 
 local ok, err = pcall(function() cluster_sum[{grid + 1, BLOCK, cluster = cluster}](x, total, n) end)
 S.check(not ok and tostring(err):find("is not a multiple of cluster.x", 1, true),
         "a grid of %d blocks is refused before the driver: %s", grid + 1, tostring(err):sub(1, 100))
+
+-- Both reductions by size: where the second launch's cost matters, one launch wins; at sizes
+-- bound by memory they meet. The crossover is the largest size still 5% faster in one launch.
+if o.sweep then
+  local crossover = nil
+  S.printf("%12s %12s %12s %8s", "values", "one (ms)", "two (ms)", "one/two")
+  for log2 = 10, S.on_cpu and 18 or 28, 2 do
+    local size = 1 << log2
+    local xs = cuda.device_array(size, "u32")
+    fill[{math.min(S.blocks(size, 256), 4096), 256}](xs, size)
+    local one = S.gpu_ms(function()
+      total:fill(0)
+      cluster_sum[{grid, BLOCK, cluster = cluster}](xs, total, size)
+    end, reps, nil, true)
+    local sum_one = total:copy_to_host()[1]
+    local two = S.gpu_ms(function()
+      partials[{grid, BLOCK}](xs, parts, size)
+      finish[{1, BLOCK}](parts, total, grid)
+    end, reps, nil, true)
+    S.check(total:copy_to_host()[1] == sum_one, "2^%d values: one launch and two give the same sum",
+            log2)
+    S.printf("%12d %12.4f %12.4f %8.2f", size, one, two, one / two)
+    if one / two <= 0.95 then crossover = log2 end
+  end
+  S.printf("crossover: one launch is 5%% faster than two up to %s values",
+           crossover and string.format("2^%d", crossover) or "no size measured")
+end
 S.done()
