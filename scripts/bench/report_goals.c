@@ -1,5 +1,6 @@
 /*
-** report_goals.c -- the goals the benchmark report judges (issues 5, 9, 12, 15, 25 and 26, DESIGN.md
+** report_goals.c -- the goals the benchmark report judges (issues 5, 9, 12, 15, 25 and 26,
+*DESIGN.md
 ** section 5), each against the floor measured beside it, and their verdicts: met, missed, or NOT
 ** MEASURED when a figure or its floor is missing, never met.
 */

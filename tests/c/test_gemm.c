@@ -161,7 +161,8 @@ Test(gemm, epilogues_alpha_beta_and_dtypes_match_the_reference) {
       gemm_case t = {pairs[p][0], pairs[p][1], 17,
                      70,          33,          epi & 1,
                      !(epi & 1),  epi & 1,     (epi >> 1) & 1,
-                     epi >> 2,    0.5,         epi ? -1.5 : 0.0, 1.0};
+                     epi >> 2,    0.5,         epi ? -1.5 : 0.0,
+                     1.0};
       check_case(&t);
     }
   gemm_case alpha_only = {CUJIT_F32, CUJIT_F32, 5, 7, 9, 0, 0, 0, 0, 0, -2.0, 1.0, 1.0};
@@ -427,7 +428,8 @@ Test(gemm, header_kernel_loops_over_row_tiles) {
   cujit_buffer_free(da), cujit_buffer_free(db), cujit_buffer_free(dc);
 }
 
-/* --- the tensor-core path ---------------------------------------------------------------------- */
+/* --- the tensor-core path ----------------------------------------------------------------------
+ */
 
 static void force_path(const char *path) {
   cr_assert_eq(setenv("CUJIT_GEMM", path, 1), 0);
@@ -477,7 +479,8 @@ Test(gemm, tensor_program_compiles_for_sm_90a_only, .timeout = 240) {
 ** reason), refused with the message; "simt" and "auto" run. On whatever device is current. */
 Test(gemm, path_choice_refusals) {
   CJ_NEED_DEVICE(engine);
-  cujit_buffer *f = cj_test_upload(NULL, 4 * 4, CUJIT_F32), *h = cj_test_upload(NULL, 4 * 2, CUJIT_F16);
+  cujit_buffer *f = cj_test_upload(NULL, 4 * 4, CUJIT_F32),
+               *h = cj_test_upload(NULL, 4 * 2, CUJIT_F16);
   cujit_buffer *c = cj_test_upload(NULL, 4 * 4, CUJIT_F32);
   cujit_gemm_options o = CUJIT_GEMM_OPTIONS_INIT;
   o.m = o.n = o.k = 2;
@@ -543,7 +546,8 @@ Test(gemm, tensor_path_fit_refusals) {
 /* The tensor path against the reference: one exact tile; a ragged shape (edges inside the tile
 ** and inside the k slice); a deep k (16 slices through 4 stages: each stage reused 4 times) on
 ** several tiles; n between 128 and 256; all of these on tiles 128 wide (fewer tiles of 256 than
-** multiprocessors); more tiles than multiprocessors on tiles 256 wide; every operand layout, both output dtypes, every epilogue with alpha and beta.
+** multiprocessors); more tiles than multiprocessors on tiles 256 wide; every operand layout, both
+*output dtypes, every epilogue with alpha and beta.
 ** Hopper's tensor cores accumulate in f32 without promising IEEE rounding: the bound is 4 times
 ** the SIMT one (still far below a wrong element, a term's size). */
 Test(gemm, tensor_path_matches_the_reference, .timeout = 300) {
@@ -556,14 +560,26 @@ Test(gemm, tensor_path_matches_the_reference, .timeout = 300) {
   static const int shapes[][3] = {{128, 256, 64}, {136, 264, 72}, {264, 520, 1024}, {136, 200, 72}};
   for (size_t sh = 0; sh < 4; sh++)
     for (int tr = 0; tr < 4; tr++) {
-      gemm_case t = {CUJIT_F16, sh == 1 ? CUJIT_F16 : CUJIT_F32, shapes[sh][0], shapes[sh][1],
-                     shapes[sh][2], tr & 1, tr >> 1, 0, 0, 0, 1.0, 0.0, 4.0};
+      gemm_case t = {CUJIT_F16,
+                     sh == 1 ? CUJIT_F16 : CUJIT_F32,
+                     shapes[sh][0],
+                     shapes[sh][1],
+                     shapes[sh][2],
+                     tr & 1,
+                     tr >> 1,
+                     0,
+                     0,
+                     0,
+                     1.0,
+                     0.0,
+                     4.0};
       check_case(&t);
     }
   /* an odd n (B transposed: its rows are k long): C's rows are not pairs of elements */
   for (int tr = 2; tr < 4; tr++) {
-    gemm_case t = {CUJIT_F16, tr == 2 ? CUJIT_F16 : CUJIT_F32, 136, 261, 72, tr & 1, 1, 1, 0, 0,
-                   1.0, 0.5, 4.0};
+    gemm_case t = {
+        CUJIT_F16, tr == 2 ? CUJIT_F16 : CUJIT_F32, 136, 261, 72, tr & 1, 1, 1, 0, 0, 1.0, 0.5,
+        4.0};
     check_case(&t);
   }
   /* more tiles (16 x 9) than an H200 has multiprocessors (132): persistent blocks take a second
@@ -573,13 +589,35 @@ Test(gemm, tensor_path_matches_the_reference, .timeout = 300) {
     check_case(&t);
   }
   for (int epi = 1; epi < 8; epi += 3) { /* epilogues and an f16 C on tiles 256 wide */
-    gemm_case t = {CUJIT_F16, epi == 4 ? CUJIT_F16 : CUJIT_F32, 2048, 2304, 72, epi & 1, 0,
-                   epi & 1, (epi >> 1) & 1, epi >> 2, 0.5, -1.5, 4.0};
+    gemm_case t = {CUJIT_F16,
+                   epi == 4 ? CUJIT_F16 : CUJIT_F32,
+                   2048,
+                   2304,
+                   72,
+                   epi & 1,
+                   0,
+                   epi & 1,
+                   (epi >> 1) & 1,
+                   epi >> 2,
+                   0.5,
+                   -1.5,
+                   4.0};
     check_case(&t);
   }
   for (int epi = 0; epi < 8; epi++) {
-    gemm_case t = {CUJIT_F16, epi & 1 ? CUJIT_F16 : CUJIT_F32, 200, 264, 136, epi & 1,
-                   !(epi & 2), epi & 1, (epi >> 1) & 1, epi >> 2, 0.5, epi ? -1.5 : 0.0, 4.0};
+    gemm_case t = {CUJIT_F16,
+                   epi & 1 ? CUJIT_F16 : CUJIT_F32,
+                   200,
+                   264,
+                   136,
+                   epi & 1,
+                   !(epi & 2),
+                   epi & 1,
+                   (epi >> 1) & 1,
+                   epi >> 2,
+                   0.5,
+                   epi ? -1.5 : 0.0,
+                   4.0};
     check_case(&t);
   }
   unsetenv("CUJIT_GEMM");

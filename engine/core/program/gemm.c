@@ -91,15 +91,16 @@ char *cj_gemm_tc_source(cujit_dtype in, cujit_dtype out, int width) {
                 "#include <cujit/gemm_tc.h>\ntypedef %s cj_gemm_in;\ntypedef %s cj_gemm_out;\n",
                 cujit_dtype_ctype(in), cujit_dtype_ctype(out));
   for (int layout = 0; layout < GEMM_TC_LAYOUTS; layout++)
-    cj_buf_printf(&src,
-                  "extern \"C\" __global__ void __launch_bounds__(%d, 1) cj_gemm_tc%d("
-                  "const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap "
-                  "map_b, void *c, const void *bias, const void *mask, int m, int n, int k, "
-                  "int epilogue, float alpha, float beta) {\n"
-                  "  cujit::gemm_tc<cj_gemm_in, cj_gemm_out, %d, %d, %d, %d>(&map_a, &map_b, "
-                  "(cj_gemm_out *)c, (const cj_gemm_out *)bias, (const cj_gemm_out *)mask, m, n, k, "
-                  "epilogue, alpha, beta);\n}\n",
-                  GEMM_TC_THREADS, layout, layout >> 1, layout & 1, GEMM_TC_CLUSTER, width);
+    cj_buf_printf(
+        &src,
+        "extern \"C\" __global__ void __launch_bounds__(%d, 1) cj_gemm_tc%d("
+        "const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap "
+        "map_b, void *c, const void *bias, const void *mask, int m, int n, int k, "
+        "int epilogue, float alpha, float beta) {\n"
+        "  cujit::gemm_tc<cj_gemm_in, cj_gemm_out, %d, %d, %d, %d>(&map_a, &map_b, "
+        "(cj_gemm_out *)c, (const cj_gemm_out *)bias, (const cj_gemm_out *)mask, m, n, k, "
+        "epilogue, alpha, beta);\n}\n",
+        GEMM_TC_THREADS, layout, layout >> 1, layout & 1, GEMM_TC_CLUSTER, width);
   if (src.failed) cj_buf_free(&src);
   return src.data;
 }
@@ -121,8 +122,8 @@ static cujit_status gemm_kernels(gemm_state *s, const cujit_device *dev, int pat
     /* the device the work runs on, whichever is current; wgmma needs its arch-specific target */
     snprintf(arch, sizeof arch, "%s%s", dev->arch, tc ? "a" : "");
     options.arch = arch;
-    snprintf(what, sizeof what, "cujit gemm %s%.0d %s->%s", tc ? "tensor" : "simt",
-             tc_width[path], cujit_dtype_name(pair_in[pair]), cujit_dtype_name(pair_out[pair]));
+    snprintf(what, sizeof what, "cujit gemm %s%.0d %s->%s", tc ? "tensor" : "simt", tc_width[path],
+             cujit_dtype_name(pair_in[pair]), cujit_dtype_name(pair_out[pair]));
     st = src ? cujit_program_compile(e, src, what, &options, &prog)
              : cj_fail(e, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     free(src);
@@ -313,8 +314,8 @@ static const char *tc_unfit(const cujit_device *dev, const cujit_gemm_options *o
            "must be a multiple of 8";
   if (cujit_buffer_devptr(ops[0].buf) % 16 || cujit_buffer_devptr(ops[1].buf) % 16)
     return "a and b must start on 16-byte boundaries";
-  uint64_t tiles = (((uint64_t)o->m + GEMM_TC_TILE_M - 1) / GEMM_TC_TILE_M) *
-                   (((uint64_t)o->n + 127) / 128);
+  uint64_t tiles =
+      (((uint64_t)o->m + GEMM_TC_TILE_M - 1) / GEMM_TC_TILE_M) * (((uint64_t)o->n + 127) / 128);
   if (tiles > INT_MAX) return "m and n make more than 2^31 - 1 tiles";
   return NULL;
 }
@@ -322,16 +323,15 @@ static const char *tc_unfit(const cujit_device *dev, const cujit_gemm_options *o
 /* Whether tiles 256 wide suit this product: n reaches 256 and they still make a tile for each
 ** multiprocessor (else tiles of 128 give more blocks work). */
 static int tc_wide(const cujit_device *dev, const cujit_gemm_options *o) {
-  uint64_t tiles = (((uint64_t)o->m + GEMM_TC_TILE_M - 1) / GEMM_TC_TILE_M) *
-                   (((uint64_t)o->n + 255) / 256);
+  uint64_t tiles =
+      (((uint64_t)o->m + GEMM_TC_TILE_M - 1) / GEMM_TC_TILE_M) * (((uint64_t)o->n + 255) / 256);
   return o->n >= 256 && tiles >= (uint64_t)dev->info.multiprocessors;
 }
 
 /* The path that runs this product: the tensor path where it fits, or as CUJIT_GEMM says (auto,
 ** simt, tensor; tensor refused with the reason where it does not fit). */
-static cujit_status gemm_path(cujit_engine *e, const cujit_device *dev,
-                              const cujit_gemm_options *o, const operand *ops, int pair,
-                              int *path) {
+static cujit_status gemm_path(cujit_engine *e, const cujit_device *dev, const cujit_gemm_options *o,
+                              const operand *ops, int pair, int *path) {
   static const char *const words[] = {"auto", "simt", "tensor", NULL};
   char why[256];
   int want = 0;
@@ -375,9 +375,9 @@ static cujit_status launch_tc(cujit_kernel *kernel, int path, const cujit_gemm_o
                    (unsigned)width / GEMM_TC_CLUSTER, &map_b)) != CUJIT_OK)
     return st;
   const uint64_t high = GEMM_TC_CLUSTER * GEMM_TC_TILE_M; /* a cluster's tile */
-  uint64_t tiles = (((uint64_t)o->m + high - 1) / high) *
-                   (((uint64_t)o->n + width - 1) / width);
-  /* persistent clusters (gemm_tc.h): as many as the multiprocessors hold, each looping over tiles */
+  uint64_t tiles = (((uint64_t)o->m + high - 1) / high) * (((uint64_t)o->n + width - 1) / width);
+  /* persistent clusters (gemm_tc.h): as many as the multiprocessors hold, each looping over tiles
+   */
   uint64_t clusters = (uint64_t)ops[0].buf->device->info.multiprocessors / GEMM_TC_CLUSTER;
   if (clusters == 0 || clusters > tiles) clusters = tiles;
   cujit_launch_config c = {.size = sizeof(cujit_launch_config),
@@ -386,17 +386,11 @@ static cujit_status launch_tc(cujit_kernel *kernel, int path, const cujit_gemm_o
                            .shared_bytes = tc_smem[path],
                            .stream = stream,
                            .cluster = {GEMM_TC_CLUSTER, 1, 1}};
-  cujit_arg args[] = {CUJIT_ARG_RAW(map_a.opaque),
-                      CUJIT_ARG_RAW(map_b.opaque),
-                      CUJIT_ARG_BUF(ops[2].buf),
-                      CUJIT_ARG_BUF(o->bias),
-                      CUJIT_ARG_BUF(o->relu_mask),
-                      CUJIT_ARG_I(o->m),
-                      CUJIT_ARG_I(o->n),
-                      CUJIT_ARG_I(o->k),
-                      CUJIT_ARG_I(epilogue),
-                      CUJIT_ARG_F(o->alpha),
-                      CUJIT_ARG_F(o->beta)};
+  cujit_arg args[] = {
+      CUJIT_ARG_RAW(map_a.opaque), CUJIT_ARG_RAW(map_b.opaque), CUJIT_ARG_BUF(ops[2].buf),
+      CUJIT_ARG_BUF(o->bias),      CUJIT_ARG_BUF(o->relu_mask), CUJIT_ARG_I(o->m),
+      CUJIT_ARG_I(o->n),           CUJIT_ARG_I(o->k),           CUJIT_ARG_I(epilogue),
+      CUJIT_ARG_F(o->alpha),       CUJIT_ARG_F(o->beta)};
   return cujit_launch(kernel, &c, args, sizeof args / sizeof *args);
 }
 
@@ -449,5 +443,5 @@ cujit_status cujit_gemm(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c,
     return st;
   }
   return tc_width[path] ? launch_tc(ks[which], path, &o, ops, epilogue, stream)
-                         : launch_simt(ks[which], &o, ops, stream);
+                        : launch_simt(ks[which], &o, ops, stream);
 }
