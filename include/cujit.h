@@ -553,10 +553,12 @@ typedef enum cujit_dtype {
   CUJIT_U16,
   CUJIT_U32,
   CUJIT_U64,
+  CUJIT_BF16, /* bfloat16 (__nv_bfloat16); last, so that the values above stay as they were */
   CUJIT_DTYPE_COUNT_
 } cujit_dtype;
 
-/* "f32", "i64", ... ("bytes" for NONE), the C type ("float", "long long", "__half", ...), the
+/* "f32", "i64", ... ("bytes" for NONE), the C type ("float", "long long", "__half",
+** "__nv_bfloat16", ...), the
 ** size in bytes, and the dtype named by either spelling (CUJIT_DTYPE_NONE when unknown). */
 CUJIT_API const char *cujit_dtype_name(cujit_dtype dtype);
 CUJIT_API const char *cujit_dtype_ctype(cujit_dtype dtype);
@@ -1037,7 +1039,7 @@ CUJIT_API cujit_status cujit_buffer_to_dlpack(cujit_buffer *buffer, int ndim, co
 /* Imports a DLManagedTensorVersioned * (`managed_versioned`) as a buffer of this engine sharing
 ** its memory (cujit_buffer_wrap_on's checks apply: on a GPU the memory must be that device's).
 ** Read: the version (major 1; others refused, naming it), the device (kDLCUDA or kDLCUDAManaged
-** with a GPU ordinal of this engine; kDLCPU: the CPU device), the dtype (f16, f32, f64, i8..i64,
+** with a GPU ordinal of this engine; kDLCPU: the CPU device), the dtype (f16, bf16, f32, f64, i8..i64,
 ** u8..u64 with one lane; others refused naming them), the shape (0 to 8 dimensions, at least one
 ** element), the strides (NULL or compact row-major; dimensions of extent 1 may have any stride;
 ** anything else is refused: make the tensor contiguous first), byte_offset (added to data), and
@@ -1513,7 +1515,7 @@ CUJIT_API cujit_status cujit_event_ipc_open(cujit_engine *engine, const char *te
 ** one unique id (init_rank, which blocks until every rank has joined; the path a run over several
 ** hosts takes). Its local ranks are those of this process. A collective takes arrays with one
 ** buffer per local rank, in that order, each on its rank's device, all of one dtype NCCL knows
-** (i8, u8, i32, u32, i64, u64, f16, f32, f64), and `streams` (NULL: every rank's default stream;
+** (i8, u8, i32, u32, i64, u64, f16, bf16, f32, f64), and `streams` (NULL: every rank's default stream;
 ** else one per local rank, each NULL or a stream of the rank's device). It is asynchronous, like a
 ** launch, issued for all local ranks in one NCCL group; counts are elements. `recv` NULL means in
 ** place (into `send`) for all_reduce, broadcast and reduce; all_gather's recv holds nranks *

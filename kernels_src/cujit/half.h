@@ -286,18 +286,10 @@ typedef __half2 half2;
 #endif
 #endif
 
+#include <cujit/float_conv.h>
 namespace cujit {
 __device__ __forceinline__ float to_float(__half h) {
   return __half2float(h);
-}
-__device__ __forceinline__ float to_float(float f) {
-  return f;
-}
-__device__ __forceinline__ double to_float(double d) {
-  return d;
-}
-template <class T> __device__ __forceinline__ T from_float(float f) {
-  return (T)f;
 }
 template <> __device__ __forceinline__ __half from_float<__half>(float f) {
   return __float2half(f);

@@ -50,6 +50,8 @@ static const cj_type_desc named_types[] = {
     {"uint_fast64_t", CUJIT_U64, 8, 8},
     {"__half", CUJIT_F16, 2, 2},
     {"__half2", CUJIT_DTYPE_NONE, 4, 4},
+    {"__nv_bfloat16", CUJIT_BF16, 2, 2},
+    {"__nv_bfloat162", CUJIT_DTYPE_NONE, 4, 4},
     {"void", CUJIT_DTYPE_NONE, 0, 1},
 };
 
