@@ -31,8 +31,7 @@ typedef struct ew_spec {
   ew_param params[EW_MAX_PARAMS];
   int count;
   int uses_half; /* __half or a type variable appears: the kernel includes <cujit/half.h> */
-  int uses_bf16; /* 2: __nv_bfloat16 appears (the kernel includes <cujit/bf16.h>); 1: a type
-                 ** variable does (it includes it when the unit bound one to it: source.c) */
+  int uses_bf16; /* __nv_bfloat16 appears: it includes <cujit/bf16.h> (cujit::to_float) */
 } ew_spec;
 
 /* The whole of s is one C identifier, as the signature tokenizer reads it. */
@@ -172,10 +171,7 @@ static cujit_status ew_parse(cujit_engine *e, const char *params, ew_spec *spec)
       if (strcmp(spec->params[j].name, p->name) == 0)
         return ew_error(e, params, "the name '%s' is used twice", p->name);
     if (strcmp(p->type, "__half") == 0 || is_type_var(p->type)) spec->uses_half = 1;
-    if (strcmp(p->type, "__nv_bfloat16") == 0)
-      spec->uses_bf16 = 2;
-    else if (is_type_var(p->type) && !spec->uses_bf16)
-      spec->uses_bf16 = 1;
+    if (strcmp(p->type, "__nv_bfloat16") == 0) spec->uses_bf16 = 1;
   }
   return CUJIT_OK;
 }
@@ -279,18 +275,16 @@ static void ew_body(cj_buf *b, const ew_spec *spec, const char *expr) {
 }
 
 /* What the generated kernel includes: its helpers, half.h when __half may appear, and bf16.h when
-** __nv_bfloat16 does, or when a type variable is bound to it (source.c then included the
-** toolkit's cuda_bf16.h, or on the CPU device bf16.h itself): the toolkit's bfloat16 header is
-** large, and every generic kernel would compile it. */
+** __nv_bfloat16 is named. A type variable bound to __nv_bfloat16 needs no bf16.h: the unit has
+** the toolkit's cuda_bf16.h (source.c), whose conversion to float serves cujit::to_float, and the
+** toolkit's large bfloat16 header stays out of every other generic kernel. */
 static const char *ew_preamble(const ew_spec *spec) {
 #define CJ_EW_BASE "#define CJ_ELEMENTWISE 1\n#include <cujit/library_kernels.h>\n"
 #define CJ_EW_HALF "#include <cujit/half.h>\n"
-#define CJ_EW_BF16_IF_BOUND "#if defined(__CUDA_BF16_H__)\n#include <cujit/bf16.h>\n#endif\n"
 #define CJ_EW_BF16 "#include <cujit/bf16.h>\n"
-  static const char *const preambles[2][3] = {
-      {CJ_EW_BASE, CJ_EW_BASE CJ_EW_BF16_IF_BOUND, CJ_EW_BASE CJ_EW_BF16},
-      {CJ_EW_BASE CJ_EW_HALF, CJ_EW_BASE CJ_EW_HALF CJ_EW_BF16_IF_BOUND,
-       CJ_EW_BASE CJ_EW_HALF CJ_EW_BF16}};
+  static const char *const preambles[2][2] = {
+      {CJ_EW_BASE, CJ_EW_BASE CJ_EW_BF16},
+      {CJ_EW_BASE CJ_EW_HALF, CJ_EW_BASE CJ_EW_HALF CJ_EW_BF16}};
   return preambles[spec->uses_half][spec->uses_bf16];
 }
 
