@@ -1455,7 +1455,8 @@ CUJIT_API cujit_status cujit_gemm(cujit_buffer *a, cujit_buffer *b, cujit_buffer
 **     cujit_elementwise_define(e, "scalar T a, T x, T y -> T z", "z = a * x + y", "axpy",
 **                              NULL, &k);
 ** `params` lists the inputs, "->", then the outputs. Each is "type name"; the type is a C type
-** or dtype name ("float", "f32", "unsigned int", "__half"/"half", ...) or a type variable (T, U,
+** or dtype name ("float", "f32", "unsigned int", "__half"/"half", "__nv_bfloat16"/"bf16", ...)
+** or a type variable (T, U,
 ** T2). Every parameter is an array of that type unless marked `scalar`, which passes it by value
 ** to every element (inputs only). `expr` is C++ run once per element, in which each array name is
 ** that element (inputs read-only; outputs start as zero and are stored afterwards), scalars are
