@@ -10,6 +10,7 @@
 ** with either. __nv_bfloat162 is the toolkit's only (the CPU device refuses it, saying so).
 */
 #pragma once
+#include <cujit/float_conv.h>
 
 #if !defined(__CUDA_BF16_H__) && defined(__has_include) && !defined(__CUJIT_CPU__)
 #if __has_include(<cuda_bf16.h>)
@@ -47,35 +48,9 @@ __device__ __forceinline__ float __bfloat162float(__nv_bfloat16 h) {
 }
 
 #if defined(__CUJIT_CPU__)
-/* On the CPU device, the part of the toolkit's cuda_bf16.h that kernels use most. Each operation
-** rounds once more from float, which gives the correctly rounded bfloat16 result for + - * /
-** (float has more than 2 x 8 + 2 bits), as the GPU's bfloat16 arithmetic does. */
-#define CJ_BF16_OP(name, op)                                                                       \
-  static inline __nv_bfloat16 name(__nv_bfloat16 a, __nv_bfloat16 b) {                             \
-    return __nv_bfloat16((float)a op(float) b);                                                    \
-  }
-#define CJ_BF16_CMP(name, op)                                                                      \
-  static inline bool name(__nv_bfloat16 a, __nv_bfloat16 b) {                                      \
-    return (float)a op(float) b;                                                                   \
-  }
-CJ_BF16_OP(__hadd, +)
-CJ_BF16_OP(__hsub, -)
-CJ_BF16_OP(__hmul, *)
-CJ_BF16_OP(__hdiv, /)
-CJ_BF16_CMP(__heq, ==)
-CJ_BF16_CMP(__hne, !=)
-CJ_BF16_CMP(__hlt, <)
-CJ_BF16_CMP(__hle, <=)
-CJ_BF16_CMP(__hgt, >)
-CJ_BF16_CMP(__hge, >=)
-#undef CJ_BF16_OP
-#undef CJ_BF16_CMP
-static inline __nv_bfloat16 __hneg(__nv_bfloat16 a) {
-  return __nv_bfloat16(-(float)a);
-}
-static inline __nv_bfloat16 __habs(__nv_bfloat16 a) {
-  return __nv_bfloat16(fabsf((float)a));
-}
+/* On the CPU device, the part of the toolkit's cuda_bf16.h that kernels use most: __hadd ...
+** __hmin computed in float and rounded once (float_conv.h), as the GPU's bfloat16 arithmetic. */
+CJ_CPU_FLOAT16_OPS(__nv_bfloat16)
 /* a*b + c rounded once, as the GPU's fma.rn.bf16: a*b is exact in float, and the float sum's
 ** rounding error (TwoSum) decides a sum that falls exactly halfway between two bfloat16 values
 ** (its low 16 bits 0x8000), which the second rounding would otherwise send to the even one. */
@@ -85,12 +60,6 @@ static inline __nv_bfloat16 __hfma(__nv_bfloat16 a, __nv_bfloat16 b, __nv_bfloat
   if (e != 0.0f && isfinite(s) && (__float_as_uint(s) & 0xffffu) == 0x8000u)
     s = nextafterf(s, e > 0.0f ? INFINITY : -INFINITY);
   return __nv_bfloat16(s);
-}
-static inline __nv_bfloat16 __hmax(__nv_bfloat16 a, __nv_bfloat16 b) {
-  return __nv_bfloat16(fmaxf((float)a, (float)b));
-}
-static inline __nv_bfloat16 __hmin(__nv_bfloat16 a, __nv_bfloat16 b) {
-  return __nv_bfloat16(fminf((float)a, (float)b));
 }
 static inline __nv_bfloat16 __float2bfloat16_rn(float f) {
   return __nv_bfloat16(f);
@@ -117,7 +86,6 @@ static inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short x) {
 typedef __nv_bfloat16 nv_bfloat16;
 #endif
 
-#include <cujit/float_conv.h>
 namespace cujit {
 __device__ __forceinline__ float to_float(__nv_bfloat16 h) {
   return __bfloat162float(h);
