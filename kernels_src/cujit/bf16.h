@@ -61,25 +61,10 @@ static inline __nv_bfloat16 __hfma(__nv_bfloat16 a, __nv_bfloat16 b, __nv_bfloat
     s = nextafterf(s, e > 0.0f ? INFINITY : -INFINITY);
   return __nv_bfloat16(s);
 }
-static inline __nv_bfloat16 __float2bfloat16_rn(float f) {
-  return __nv_bfloat16(f);
-}
+CJ_CPU_FLOAT16_CONVERSIONS(__nv_bfloat16, __float2bfloat16_rn, __int2bfloat16_rn,
+                           __bfloat162int_rz, __bfloat16_as_ushort, __ushort_as_bfloat16)
 static inline __nv_bfloat16 __double2bfloat16(double d) {
   return __nv_bfloat16(d);
-}
-static inline __nv_bfloat16 __int2bfloat16_rn(int i) {
-  return __nv_bfloat16((float)i);
-}
-static inline int __bfloat162int_rz(__nv_bfloat16 h) {
-  return (int)(float)h;
-}
-static inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 h) {
-  return h.__x;
-}
-static inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short x) {
-  __nv_bfloat16 h;
-  h.__x = x;
-  return h;
 }
 #endif
 /* cuda_bf16.h's short name, which samples write. */

@@ -53,4 +53,24 @@ template <class T> __device__ __forceinline__ T from_float(float f) {
   static inline T __hmin(T a, T b) {                                                               \
     return T(fminf((float)a, (float)b));                                                           \
   }
+/* The conversions both headers have, each under its header's names: from float and from int
+** (rounded to nearest even), to int (toward zero), and the bits as an unsigned short and back. */
+#define CJ_CPU_FLOAT16_CONVERSIONS(T, from_float_rn, from_int_rn, to_int_rz, as_ushort, ushort_as) \
+  static inline T from_float_rn(float f) {                                                         \
+    return T(f);                                                                                   \
+  }                                                                                                \
+  static inline T from_int_rn(int i) {                                                             \
+    return T((float)i);                                                                            \
+  }                                                                                                \
+  static inline int to_int_rz(T h) {                                                               \
+    return (int)(float)h;                                                                          \
+  }                                                                                                \
+  static inline unsigned short as_ushort(T h) {                                                    \
+    return h.__x;                                                                                  \
+  }                                                                                                \
+  static inline T ushort_as(unsigned short x) {                                                    \
+    T h;                                                                                           \
+    h.__x = x;                                                                                     \
+    return h;                                                                                      \
+  }
 #endif

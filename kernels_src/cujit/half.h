@@ -104,23 +104,8 @@ static inline __half __hfma(__half a, __half b, __half c) {
   }
   return r;
 }
-static inline __half __float2half_rn(float f) {
-  return __half(f);
-}
-static inline __half __int2half_rn(int i) {
-  return __half((float)i);
-}
-static inline int __half2int_rz(__half h) {
-  return (int)(float)h;
-}
-static inline unsigned short __half_as_ushort(__half h) {
-  return h.__x;
-}
-static inline __half __ushort_as_half(unsigned short x) {
-  __half h;
-  h.__x = x;
-  return h;
-}
+CJ_CPU_FLOAT16_CONVERSIONS(__half, __float2half_rn, __int2half_rn, __half2int_rz, __half_as_ushort,
+                           __ushort_as_half)
 
 /* __half2: two halves in 32 bits, each lane rounded as the __half operation above rounds it. */
 struct __align__(4) __half2 {

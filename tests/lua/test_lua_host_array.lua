@@ -85,6 +85,18 @@ h.test("floats: overflow is an error, inf and nan pass", function()
   h.eq(d[1], 1e300, "f64 keeps large values")
 end)
 
+-- Stores random values of exponent lo..hi through stored(x) and checks each came back as a nearest
+-- value of a float type of `bits` mantissa bits whose smallest normal exponent is `emin`.
+local function check_nearest(stored, name, lo, hi, emin, bits)
+  for _ = 1, 200 do
+    local x = (math.random() * 2 - 1) * 2 ^ math.random(lo, hi)
+    local e = math.floor(math.log(math.abs(x), 2))
+    local ulp = 2 ^ (math.max(e, emin) - bits)
+    local got = stored(x)
+    h.check(math.abs(got - x) <= ulp / 2, string.format("%s(%.17g) = %.17g is not the nearest", name, x, got))
+  end
+end
+
 h.test("f16 rounds to nearest even", function()
   local a = cuda.host_array(1, "f16")
   local function stored(x) a[1] = x; return a[1] end
@@ -106,14 +118,7 @@ h.test("f16 rounds to nearest even", function()
   h.eq(stored(math.huge), math.huge, "inf")
   local nan = stored(0 / 0)
   h.check(nan ~= nan, "nan")
-  -- against a reference rounding on random values
-  for _ = 1, 200 do
-    local x = (math.random() * 2 - 1) * 2 ^ math.random(-20, 15)
-    local e = math.floor(math.log(math.abs(x), 2))
-    local ulp = 2 ^ (math.max(e, -14) - 10)
-    local got = stored(x)
-    h.check(math.abs(got - x) <= ulp / 2, string.format("f16(%.17g) = %.17g is not the nearest", x, got))
-  end
+  check_nearest(stored, "f16", -20, 15, -14, 10) -- against a reference rounding on random values
 end)
 
 h.test("bf16 rounds to nearest even", function()
@@ -150,14 +155,7 @@ h.test("bf16 rounds to nearest even", function()
   local bits = {}
   for i = 1, #b do bits[i] = string.unpack("<I2", string.pack("<f", b[i]), 3) end
   h.same(bits, {0x3f80, 0xc000, 0x7f7f, 0x0001, 0x7f80}, nil, "bf16 is float's upper half")
-  -- against a reference rounding on random values
-  for _ = 1, 200 do
-    local x = (math.random() * 2 - 1) * 2 ^ math.random(-130, 120)
-    local e = math.floor(math.log(math.abs(x), 2))
-    local ulp = 2 ^ (math.max(e, -126) - 7)
-    local got = stored(x)
-    h.check(math.abs(got - x) <= ulp / 2, string.format("bf16(%.17g) = %.17g is not the nearest", x, got))
-  end
+  check_nearest(stored, "bf16", -130, 120, -126, 7)
   -- to and from tables, nested
   local m = cuda.array({{1.5, -3}, {2 ^ 100, 1 / 3}}, "bf16")
   local rows = m:totable()
