@@ -61,8 +61,8 @@ static inline __nv_bfloat16 __hfma(__nv_bfloat16 a, __nv_bfloat16 b, __nv_bfloat
     s = nextafterf(s, e > 0.0f ? INFINITY : -INFINITY);
   return __nv_bfloat16(s);
 }
-CJ_CPU_FLOAT16_CONVERSIONS(__nv_bfloat16, __float2bfloat16_rn, __int2bfloat16_rn,
-                           __bfloat162int_rz, __bfloat16_as_ushort, __ushort_as_bfloat16)
+CJ_CPU_FLOAT16_CONVERSIONS(__nv_bfloat16, __float2bfloat16_rn, __int2bfloat16_rn, __bfloat162int_rz,
+                           __bfloat16_as_ushort, __ushort_as_bfloat16)
 static inline __nv_bfloat16 __double2bfloat16(double d) {
   return __nv_bfloat16(d);
 }

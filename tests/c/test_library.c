@@ -506,7 +506,7 @@ static void check_reductions(cujit_dtype d, size_t count) {
     hostval x = make_value(d, a + i * es), y = make_value(d, b + i * es);
     if (i >= count) { /* the guard: the largest value there is, in every type */
       memset(a + i * es, d == CUJIT_F16 ? 0x7b : 0x7f, es); /* 0x7b7b: half 61280; 0x7f7f: the
-                                                              ** largest bfloat16 */
+                                                             ** largest bfloat16 */
       if (!is_float_type(d) && !is_signed_type(d)) memset(a + i * es, 0xff, es);
       continue;
     }

@@ -51,8 +51,7 @@ char *cj_source_for_kernel(const cj_signature *sig, const char *body, const char
   cj_buf_printf(&b, "#line 1 \"%s:generated\"\n", sig->name);
   if (has_embedded_header("cujit/prelude.h")) cj_buf_puts(&b, "#include <cujit/prelude.h>\n");
   if (mentions_type(sig, type_values, "half")) cj_buf_puts(&b, "#include <cuda_fp16.h>\n");
-  if (mentions_type(sig, type_values, "__nv_bfloat16"))
-    cj_buf_puts(&b, "#include <cuda_bf16.h>\n");
+  if (mentions_type(sig, type_values, "__nv_bfloat16")) cj_buf_puts(&b, "#include <cuda_bf16.h>\n");
   for (size_t i = 0; i < sig->ntype_vars; i++) {
     const char *t = bound_type(sig, type_values, i);
     if (t) cj_buf_printf(&b, "typedef %s %s;\n", t, sig->type_vars[i]);

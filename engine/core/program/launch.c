@@ -173,9 +173,7 @@ static uint16_t narrow_float_bits(double v, unsigned exp_bits) {
 ** half an ulp past the largest finite value (65504 + 16 for __half, 2^128 - 2^120 + 2^119 for
 ** __nv_bfloat16, FLT_MAX + 2^103 for float). Infinity and NaN passed as such are passed on. */
 static double largest_finite(cujit_dtype d) {
-  return d == CUJIT_F16    ? 65504.0
-         : d == CUJIT_BF16 ? ldexp(255.0, 120)
-                           : (double)FLT_MAX;
+  return d == CUJIT_F16 ? 65504.0 : d == CUJIT_BF16 ? ldexp(255.0, 120) : (double)FLT_MAX;
 }
 static double overflow_threshold(cujit_dtype d) {
   return d == CUJIT_F16    ? 65520.0

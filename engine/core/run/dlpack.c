@@ -52,8 +52,8 @@ static cujit_status from_dl_dtype(cujit_engine *engine, const char *fn, DLDataTy
       }
   return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                  "%s: the tensor's dtype (code %u: %s, %u bits, %u lanes) has no cujit dtype; "
-                 "cujit takes float 16/32/64, bfloat 16, int and uint 8/16/32/64 of one lane (convert the "
-                 "tensor first, e.g. a bool tensor to uint8)",
+                 "cujit takes float 16/32/64, bfloat 16, int and uint 8/16/32/64 of one lane "
+                 "(convert the tensor first, e.g. a bool tensor to uint8)",
                  fn, t.code, code_name(t.code), t.bits, t.lanes);
 }
 
