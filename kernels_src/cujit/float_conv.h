@@ -19,9 +19,11 @@ template <class T> __device__ __forceinline__ T from_float(float f) {
 } // namespace cujit
 
 #if defined(__CUJIT_CPU__)
-/* __hadd ... __hmin for a 16-bit float type T that converts to and from float. Each computes in
-** float and rounds once to T, which gives the correctly rounded result for + - * / (float has more
-** than 2 p + 2 bits, p being 11 for binary16 and 8 for bfloat16), as the GPU's arithmetic does. */
+/* __hadd ... __hmin and the compound assignments (+= -= *= /=) for a 16-bit float type T that
+** converts to and from float. Each computes in float and rounds once to T, which gives the
+** correctly rounded result for + - * / (float has more than 2 p + 2 bits, p being 11 for binary16
+** and 8 for bfloat16), as the GPU's arithmetic does. (A plain a + b of two T converts both to
+** float and gives a float, rounded when stored.) */
 #define CJ_CPU_FLOAT16_OP(T, name, op)                                                             \
   static inline T name(T a, T b) {                                                                 \
     return T((float)a op(float) b);                                                                \
@@ -30,7 +32,15 @@ template <class T> __device__ __forceinline__ T from_float(float f) {
   static inline bool name(T a, T b) {                                                              \
     return (float)a op(float) b;                                                                   \
   }
+#define CJ_CPU_FLOAT16_ASSIGN(T, op)                                                               \
+  static inline T &operator op##=(T &a, T b) {                                                     \
+    return a = T((float)a op(float) b);                                                            \
+  }
 #define CJ_CPU_FLOAT16_OPS(T)                                                                      \
+  CJ_CPU_FLOAT16_ASSIGN(T, +)                                                                      \
+  CJ_CPU_FLOAT16_ASSIGN(T, -)                                                                      \
+  CJ_CPU_FLOAT16_ASSIGN(T, *)                                                                      \
+  CJ_CPU_FLOAT16_ASSIGN(T, /)                                                                      \
   CJ_CPU_FLOAT16_OP(T, __hadd, +)                                                                  \
   CJ_CPU_FLOAT16_OP(T, __hsub, -)                                                                  \
   CJ_CPU_FLOAT16_OP(T, __hmul, *)                                                                  \

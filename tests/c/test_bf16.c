@@ -171,16 +171,20 @@ Test(bf16, a_kernel_over_bf16_arrays_matches_the_host) {
   EXPECT_OK(cujit_kernel_define(
       engine,
       "bops(const __nv_bfloat16 *x, const __nv_bfloat16 *y, __nv_bfloat16 s, __nv_bfloat16 *fma, "
-      "__nv_bfloat16 *sum, float *widened, const float *f, unsigned short *bits, int n)",
+      "__nv_bfloat16 *sum, __nv_bfloat16 *comp, float *widened, const float *f, "
+      "unsigned short *bits, int n)",
       "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
       "if (i >= n) return;\n"
       "fma[i] = __hfma(s, x[i], y[i]);\n"
       "sum[i] = __hadd(__hmul(x[i], y[i]), s);\n"
+      "__nv_bfloat16 c = x[i];\n"
+      "c += y[i]; c *= s; c -= x[i]; c /= s;\n"
+      "comp[i] = c;\n"
       "widened[i] = __bfloat162float(x[i]) + (float)y[i];\n"
       "bits[i] = __bfloat16_as_ushort(__float2bfloat16(f[i]));",
       NULL, NULL, &k));
   enum { N = 1000 };
-  static uint16_t x[N], y[N], fma[N], sum[N], bits[N];
+  static uint16_t x[N], y[N], fma[N], sum[N], comp[N], bits[N];
   static float widened[N], f[N];
   for (int i = 0; i < N; i++) {
     x[i] = random_bf16(), y[i] = random_bf16();
@@ -196,26 +200,32 @@ Test(bf16, a_kernel_over_bf16_arrays_matches_the_host) {
                *by = cj_test_upload(y, sizeof y, CUJIT_BF16);
   cujit_buffer *bfma = cj_test_upload(NULL, sizeof fma, CUJIT_BF16),
                *bsum = cj_test_upload(NULL, sizeof sum, CUJIT_BF16),
+               *bcomp = cj_test_upload(NULL, sizeof comp, CUJIT_BF16),
                *bw = cj_test_upload(NULL, sizeof widened, CUJIT_F32),
                *bf = cj_test_upload(f, sizeof f, CUJIT_F32),
                *bbits = cj_test_upload(NULL, sizeof bits, CUJIT_U16);
-  cujit_arg args[] = {CUJIT_ARG_BUF(bx),   CUJIT_ARG_BUF(by),    CUJIT_ARG_F(s),
-                      CUJIT_ARG_BUF(bfma), CUJIT_ARG_BUF(bsum),  CUJIT_ARG_BUF(bw),
-                      CUJIT_ARG_BUF(bf),   CUJIT_ARG_BUF(bbits), CUJIT_ARG_I(N)};
+  cujit_arg args[] = {CUJIT_ARG_BUF(bx),   CUJIT_ARG_BUF(by),   CUJIT_ARG_F(s),
+                      CUJIT_ARG_BUF(bfma), CUJIT_ARG_BUF(bsum), CUJIT_ARG_BUF(bcomp),
+                      CUJIT_ARG_BUF(bw),   CUJIT_ARG_BUF(bf),   CUJIT_ARG_BUF(bbits),
+                      CUJIT_ARG_I(N)};
   cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
   cfg.grid[0] = (N + 127) / 128, cfg.block[0] = 128;
-  EXPECT_OK(cujit_launch(k, &cfg, args, 9));
+  EXPECT_OK(cujit_launch(k, &cfg, args, 10));
   cj_test_download(fma, bfma, sizeof fma);
   cj_test_download(sum, bsum, sizeof sum);
+  cj_test_download(comp, bcomp, sizeof comp);
   cj_test_download(widened, bw, sizeof widened);
   cj_test_download(bits, bbits, sizeof bits);
   double sv = ref_double(ref_bf16(s));
   cr_expect_eq(ref_bf16(s), 0x3f81);
-  int bad_fma = 0, bad_sum = 0, bad_wide = 0, bad_bits = 0;
+  int bad_fma = 0, bad_sum = 0, bad_comp = 0, bad_wide = 0, bad_bits = 0;
   for (int i = 0; i < N; i++) {
     double xv = ref_double(x[i]), yv = ref_double(y[i]);
     bad_fma += fma[i] != ref_bf16(sv * xv + yv);
     bad_sum += sum[i] != ref_bf16(ref_double(ref_bf16(xv * yv)) + sv);
+    double c = ref_double(ref_bf16(xv + yv)); /* each compound assignment rounds */
+    c = ref_double(ref_bf16(c * sv)), c = ref_double(ref_bf16(c - xv));
+    bad_comp += comp[i] != ref_bf16(c / sv);
     bad_wide += widened[i] != (float)xv + (float)yv;
     uint16_t want = ref_bf16(f[i]);
     if (bad_bits < 5 && (isnan(f[i]) ? !is_nan_bits(bits[i]) : bits[i] != want))
@@ -224,9 +234,11 @@ Test(bf16, a_kernel_over_bf16_arrays_matches_the_host) {
   }
   cr_expect_eq(bad_fma, 0, "__hfma: %d of %d differ from the host's rounding", bad_fma, N);
   cr_expect_eq(bad_sum, 0, "__hadd(__hmul): %d of %d differ", bad_sum, N);
+  cr_expect_eq(bad_comp, 0, "+= *= -= /=: %d of %d differ", bad_comp, N);
   cr_expect_eq(bad_wide, 0, "__bfloat162float and (float): %d of %d differ", bad_wide, N);
   cr_expect_eq(bad_bits, 0, "__float2bfloat16: %d of %d differ", bad_bits, N);
   cujit_buffer_free(bx), cujit_buffer_free(by), cujit_buffer_free(bfma), cujit_buffer_free(bsum);
+  cujit_buffer_free(bcomp);
   cujit_buffer_free(bw), cujit_buffer_free(bf), cujit_buffer_free(bbits);
   cujit_kernel_free(k);
 }
