@@ -1441,8 +1441,11 @@ static inline cujit_gemm_options cujit_gemm_options_init_(void) {
 ** above INT_MAX, a non-finite alpha or beta, other dtypes, a buffer too short for its shape, a
 ** buffer of another device, C sharing memory. The kernel for each dtype pair is compiled once per
 ** engine and kind of device (its epilogues are kernels of that one program) and kept until
-** cujit_close; which kernel runs (a portable tiled one on CUDA cores today) is cujit's choice and
-** not part of the contract, only the result within f32 accumulation is. Capturable into a graph
+** cujit_close; which kernel runs is cujit's choice and not part of the contract, only the result
+** within f32 accumulation is: a portable tiled one on CUDA cores, or on sm_90 for f16 inputs
+** whose shapes and alignment fit, a tensor-core one (wgmma and TMA). CUJIT_GEMM=simt or tensor
+** forces one (tensor, where it cannot run, is refused with CUJIT_ERROR_UNSUPPORTED and the reason;
+** an unknown value with CUJIT_ERROR_INVALID_ARGUMENT). Capturable into a graph
 ** once a call outside the capture has used the same dtypes on that device (it compiles them and
 ** loads every epilogue's kernel there); before, a capture is refused (CUJIT_ERROR_UNSUPPORTED).
 ** Thread safety: calls from many threads on one engine are fine; the buffers must stay alive

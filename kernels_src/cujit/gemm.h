@@ -24,8 +24,8 @@
 ** outer products of 4 values of A by 4 of B: 16 FMAs per 8 shared-memory reads, where a naive
 ** kernel does one per two global reads. The tile loads follow the contiguous dimension of each
 ** array (k for a plain A, m for a transposed one), so a warp's loads are coalesced either way.
-** A tensor-core path (wgmma, sm_90) is another kernel behind the same host call; this one is the
-** path every device has.
+** The tensor-core path of sm_90 (wgmma and TMA) is cujit::gemm_tc of <cujit/gemm_tc.h>, behind
+** the same host call; this one is the path every device has.
 */
 #pragma once
 #include <cujit/half.h>
@@ -70,16 +70,25 @@ __device__ __forceinline__ void gemm_load_tile(float (&tile)[gemm_tile_k][OUT + 
   }
 }
 
-/* One element of C after the epilogue, stored as O. */
-template <class O, int EPILOGUE>
-__device__ __forceinline__ void gemm_store(O *c, const O *bias, const O *mask, size_t at, int col,
-                                           float acc, float alpha, float beta) {
+/* One element of C after the epilogue (bits of gemm_epilogue: a constant where the kernel is
+** specialised per epilogue, so the tests fold away), in float. */
+template <class O>
+__device__ __forceinline__ float gemm_value(const O *c, const O *bias, const O *mask, size_t at,
+                                            int col, float acc, float alpha, float beta,
+                                            int epilogue) {
   float v = alpha * acc;
   if (beta != 0.0f) v += beta * to_float(c[at]);
-  if (EPILOGUE & gemm_bias) v += to_float(bias[col]);
-  if (EPILOGUE & gemm_relu) v = v < 0.0f ? 0.0f : v;
-  if (EPILOGUE & gemm_relu_mask) v = to_float(mask[at]) > 0.0f ? v : 0.0f;
-  c[at] = from_float<O>(v);
+  if (epilogue & gemm_bias) v += to_float(bias[col]);
+  if (epilogue & gemm_relu) v = v < 0.0f ? 0.0f : v;
+  if (epilogue & gemm_relu_mask) v = to_float(mask[at]) > 0.0f ? v : 0.0f;
+  return v;
+}
+
+/* That element stored as O. */
+template <class O>
+__device__ __forceinline__ void gemm_store(O *c, const O *bias, const O *mask, size_t at, int col,
+                                           float acc, float alpha, float beta, int epilogue) {
+  c[at] = from_float<O>(gemm_value<O>(c, bias, mask, at, col, acc, alpha, beta, epilogue));
 }
 
 template <class T, class O, int EPILOGUE>
@@ -126,8 +135,8 @@ __device__ __forceinline__ void gemm_simt(const T *a, const T *b, O *c, const O 
       for (int j = 0; j < gemm_per_thread; j++) {
         long long col = col0 + tx + 16 * j;
         if (col < n)
-          gemm_store<O, EPILOGUE>(c, bias, mask, (size_t)row * (size_t)n + (size_t)col, (int)col,
-                                  acc[i][j], alpha, beta);
+          gemm_store<O>(c, bias, mask, (size_t)row * (size_t)n + (size_t)col, (int)col,
+                        acc[i][j], alpha, beta, EPILOGUE);
       }
     }
   }

@@ -344,9 +344,30 @@ def cupy_main(a):
         for variant, fn in ops.items():
             row("small", sysname, variant, count, median_us(fn, count), "us")
 
+    def gemm_case():
+        # cuBLAS through CuPy, device time between events: f32, and f16 inputs (into f16: CuPy's
+        # matmul keeps the inputs' type; cuBLAS accumulates in f32), n x n x n as cujit's case
+        n = 256 if a.short else 8192
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        for variant, dt in (("f32", cp.float32), ("f16", cp.float16)):
+            x = cp.ones((n, n), dtype=dt)
+            y = cp.matmul(x, x)
+            if float(y[n - 1, n - 1]) != n:
+                raise RuntimeError(f"wrong product {float(y[n - 1, n - 1])} (want {n})")
+            times = []
+            for _ in range(a.reps * 3):
+                start.record()
+                cp.matmul(x, x, out=y)
+                stop.record()
+                stop.synchronize()
+                times.append(cp.cuda.get_elapsed_time(start, stop))
+            row("gemm", sysname, variant, n, 2.0 * n ** 3 / (statistics.median(times) * 1e-3) / 1e12,
+                "TFLOP/s")
+
     guarded(a, sysname, "launch", ["args1", "args4", "args12"], a.launches, launch_case)
     if not wants(a, "launch"):
         guarded(a, sysname, "roundtrip", ["args4"], a.roundtrips, launch_case)
+    guarded(a, sysname, "gemm", ["f32", "f16"], 256 if a.short else 8192, gemm_case)
     guarded(a, sysname, "latency", ["(all)"], 0, latency_case)
     guarded(a, sysname, "small", ["(all)"], 0, small_case)
     guarded(a, sysname, "cold", ["vadd"], 1 << 20, lambda: first_launch("cold"))

@@ -1,5 +1,5 @@
 /*
-** report_goals.c -- the goals the benchmark report judges (issues 5, 9, 12, 15 and 25, DESIGN.md
+** report_goals.c -- the goals the benchmark report judges (issues 5, 9, 12, 15, 25 and 26, DESIGN.md
 ** section 5), each against the floor measured beside it, and their verdicts: met, missed, or NOT
 ** MEASURED when a figure or its floor is missing, never met.
 */
@@ -14,6 +14,7 @@ typedef enum goal_kind {
   FRACTION_MIN, /* value / floor >= limit (bandwidths) */
   SPEEDUP_MIN,  /* floor / value >= limit (the peer's time over ours) */
   ABSOLUTE_MAX, /* value <= limit, in the row's unit */
+  ABSOLUTE_MIN, /* value >= limit, in the row's unit (rates) */
   EXCESS_MAX    /* value - floor <= limit, in the row's unit (cujit's part over the driver's) */
 } goal_kind;
 
@@ -57,6 +58,13 @@ static const goal goals[] = {
      "numba", NULL, SPEEDUP_MIN, 1000, 0},
     {"Monte Carlo <= 0.3 ms in all", "montecarlo", "cujit_c", "e2e", NULL, NULL, ABSOLUTE_MAX, 0.3,
      0},
+    /* Issue 26: the GEMM at 8192^3 against cuBLAS (through CuPy) in the same run. */
+    {"f16 GEMM >= 600 TFLOP/s (tensor cores)", "gemm", "cujit_c", "f16", NULL, NULL, ABSOLUTE_MIN,
+     600, 0},
+    {"f16 GEMM >= 75% of cuBLAS f16", "gemm", "cujit_c", "f16", "cupy", NULL, FRACTION_MIN, 0.75,
+     0},
+    {"f32 GEMM (SIMT) >= 80% of cuBLAS f32", "gemm", "cujit_c", "f32", "cupy", NULL, FRACTION_MIN,
+     0.80, 0},
     /* Issue 12: a replayed graph costs the driver's own replay and nothing more. */
     {"graph replay per node, C <= 1.05x the raw graph in the same process", "graph", "cujit_c",
      NULL, "raw_c_same", NULL, RATIO_MAX, 1.05, 0},
@@ -141,6 +149,9 @@ static void verdict(const goal *g, const row *r, tally *t) {
     break;
   case ABSOLUTE_MAX:
     met = got <= g->limit, out("%.4g %s", got, r->unit);
+    break;
+  case ABSOLUTE_MIN:
+    met = got >= g->limit, out("%.4g %s", got, r->unit);
     break;
   case EXCESS_MAX:
     met = got - f->value <= g->limit, out("%.4g %s", got - f->value, r->unit);

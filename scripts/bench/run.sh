@@ -271,7 +271,7 @@ fi
 # ---- CuPy and Numba, each in processes of its own --------------------------------------------------
 for peer in cupy numba; do
   main_cases=$(pick info,launch,roundtrip,bandwidth,sum,montecarlo,graph)
-  [ $peer = cupy ] && main_cases=$(pick info,launch,roundtrip,bandwidth,sum,montecarlo,graph,latency,small)
+  [ $peer = cupy ] && main_cases=$(pick info,launch,roundtrip,bandwidth,sum,gemm,montecarlo,graph,latency,small)
   cache_var=CUPY_CACHE_DIR
   [ $peer = numba ] && cache_var=NUMBA_CACHE_DIR
   if ! command -v "$python" >/dev/null 2>&1; then

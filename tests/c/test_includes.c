@@ -275,12 +275,17 @@ static int overwrite_manifests(const char *text) {
 
 /* A source that names no header (no include or import anywhere, no pre-include flag) is looked
 ** up by its full key at once: its manifest is never read, so a damaged one goes unnoticed. One
-** that names a header, even an in-memory one, still goes through its manifest. */
+** that names a header, even an in-memory one, still goes through its manifest. A build that read
+** no file is kept under its direct key (program.c) and answered by it before any manifest (as
+** `plain` is here too): the manifests of `named` and `big` are reached with line info on, which
+** has no direct entry. */
 Test(includes, a_source_naming_no_header_needs_no_manifest) {
   const char *plain = "extern \"C\" __global__ void k(int *p) { *p = 1201; }\n";
   const char *named =
       "#include <cujit/grid.h>\nextern \"C\" __global__ void k(int *p) { *p = 1202; "
       "}\n";
+  cujit_compile_options lined = sm90;
+  lined.line_info = 1;
   expect(NULL, plain, &sm90, 1201, 0);
   cr_assert_eq(overwrite_manifests("damaged"), 1, "the compile wrote its manifest all the same");
   nwarnings = 0;
@@ -288,20 +293,20 @@ Test(includes, a_source_naming_no_header_needs_no_manifest) {
   cr_assert_eq(value_of(NULL, plain, &sm90, &cached), 1201);
   cr_assert_eq(cached, 1, "a hit");
   cr_assert_eq(nwarnings, 0, "the manifest was not read: %s", warning);
-  expect(NULL, named, &sm90, 1202, 0);
+  expect(NULL, named, &lined, 1202, 0);
   overwrite_manifests("damaged");
   nwarnings = 0;
-  cr_assert_eq(value_of(NULL, named, &sm90, &cached), 1202);
+  cr_assert_eq(value_of(NULL, named, &lined, &cached), 1202);
   cr_assert_eq(cached, 1, "a hit, through the includes resolved afresh");
   cr_assert_eq(nwarnings, 1, "its damaged manifest was read and refused");
   /* Past 16 KiB the manifest is read again (it costs less than resolving the text). */
   static char big[20000];
   int at = snprintf(big, sizeof big, "extern \"C\" __global__ void k(int *p) { *p = 1203; }\n");
   memset(big + at, ' ', sizeof big - (size_t)at - 1);
-  expect(NULL, big, &sm90, 1203, 0);
+  expect(NULL, big, &lined, 1203, 0);
   overwrite_manifests("damaged");
   nwarnings = 0;
-  cr_assert_eq(value_of(NULL, big, &sm90, &cached), 1203);
+  cr_assert_eq(value_of(NULL, big, &lined, &cached), 1203);
   cr_assert_eq(nwarnings, 1, "a big source's damaged manifest was read and refused");
   const char *none[] = {"-arch=sm_90", "--include-path=/usr/include", "-I", "/x/include"};
   cr_assert_eq(cj_includes_none(plain, none, 4), 1);

@@ -56,9 +56,10 @@ struct cujit_engine {
   int current_device;              /* per engine, not per thread (unlike CUDA's current device) */
   struct cujit_device *cpu_device; /* the CPU device, made on first use (device.c) */
 
-  cj_cache *cache;          /* opened and closed by engine.c */
-  cj_program_map *programs; /* opened and closed by engine.c */
-  cj_slot *slots;           /* under lock; freed by engine.c through cj_slots_free */
+  cj_cache *cache;              /* opened and closed by engine.c */
+  _Atomic unsigned direct_hits; /* builds a direct entry answered (program.c), for tests */
+  cj_program_map *programs;     /* opened and closed by engine.c */
+  cj_slot *slots;               /* under lock; freed by engine.c through cj_slots_free */
   char *kept_dir;   /* line info's kept sources (compile/kept.c), made under lock on first use */
   int kept_private; /* kept_dir is the engine's own, removed at close */
   atomic_ullong pch_created, pch_used; /* compile/pch.c's counts, in cujit_cache_stats */

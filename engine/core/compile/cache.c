@@ -421,8 +421,9 @@ static void evict(cj_cache *c, const cj_cache_key *keep, int text) {
 /* --- the interface -----------------------------------------------------------------------------
  */
 
-/* A hit or a miss; `text` entries (manifests) are kept apart on disk and not counted. */
-static int get(cj_cache *cache, const cj_cache_key *key, int text, cj_cache_entry *out) {
+/* A hit or a miss; `text` entries (manifests) are kept apart on disk and not counted, nor are
+** the misses of a `quiet` lookup. */
+static int get(cj_cache *cache, const cj_cache_key *key, int text, int quiet, cj_cache_entry *out) {
   if (!cache || !key || !out) return 0;
   memset(out, 0, sizeof *out);
   pthread_mutex_lock(&cache->lock);
@@ -444,7 +445,7 @@ static int get(cj_cache *cache, const cj_cache_key *key, int text, cj_cache_entr
       snprintf(held, sizeof held, "%s (held in memory)", hex);
       warn_no_memory(cache, held);
     }
-    cache->misses += !text;
+    cache->misses += !text && !quiet;
   }
   pthread_mutex_unlock(&cache->lock);
   return hit;
@@ -460,7 +461,11 @@ static void put(cj_cache *cache, const cj_cache_key *key, int text, const cj_cac
 }
 
 int cj_cache_get(cj_cache *cache, const cj_cache_key *key, cj_cache_entry *out) {
-  return get(cache, key, 0, out);
+  return get(cache, key, 0, 0, out);
+}
+
+int cj_cache_find(cj_cache *cache, const cj_cache_key *key, cj_cache_entry *out) {
+  return get(cache, key, 0, 1, out);
 }
 
 int cj_cache_touch(cj_cache *cache, const cj_cache_key *key) {
@@ -478,7 +483,7 @@ void cj_cache_put(cj_cache *cache, const cj_cache_key *key, const cj_cache_entry
 
 char *cj_cache_get_text(cj_cache *cache, const cj_cache_key *key, size_t *len) {
   cj_cache_entry e;
-  if (!get(cache, key, 1, &e)) return NULL;
+  if (!get(cache, key, 1, 0, &e)) return NULL;
   *len = e.ptx_len;
   char *t = e.ptx;
   e.ptx = NULL;

@@ -55,6 +55,9 @@ cj_cache_key cj_key_end(cj_key_builder *kb); /* frees kb */
 /* A filled entry (owned by the caller, free with cj_cache_entry_free) on a hit: 1 when it was held
 ** in memory, 2 when it was read from disk; 0 on a miss. */
 int cj_cache_get(cj_cache *cache, const cj_cache_key *key, cj_cache_entry *out);
+/* As cj_cache_get, but a miss is not counted: a lookup the caller follows with another, which
+** counts it (program.c's direct entries). */
+int cj_cache_find(cj_cache *cache, const cj_cache_key *key, cj_cache_entry *out);
 /* 1, counted as a memory hit, when the entry of `key` is held in memory (nothing is copied: for
 ** a caller that already holds what it decodes to); 0, counted as nothing, when it is not. */
 int cj_cache_touch(cj_cache *cache, const cj_cache_key *key);

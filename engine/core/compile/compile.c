@@ -416,7 +416,8 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
     for (size_t i = 0; i < n; i++) cj_signature_free(&kernels[i]);
     free(kernels);
     free(cxx);
-    if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &out->key, e);
+    if (st == CUJIT_OK && key_ok && !(out->direct && out->pure))
+      cj_cache_put(engine->cache, &out->key, e);
   }
   cj_includes_free(&inc);
   if (st != CUJIT_OK) {
@@ -477,7 +478,8 @@ static cujit_status compile_nvrtc(cujit_engine *engine, const cj_scan *scan, con
       if (st == CUJIT_ERROR_COMPILE && minimal && cj_minimal_retry(&o, &e->log))
         st = run_nvrtc(engine, nv, &inc, scan, name, arch, &o, e);
       cj_trace_pop();
-      if (st == CUJIT_OK && key_ok) cj_cache_put(engine->cache, &key, e);
+      int pure = key_ok && (inc.source ? inc.file_count == 0 : manifest_pure);
+      if (st == CUJIT_OK && key_ok && !(out->direct && pure)) cj_cache_put(engine->cache, &key, e);
     }
   }
   out->keyed = key_ok, out->pure = key_ok && (inc.source ? inc.file_count == 0 : manifest_pure);
@@ -513,12 +515,32 @@ int cj_compile_memo_key(cujit_engine *engine, const char *source, const char *na
   return ok && memcmp(out->bytes, zero.bytes, sizeof zero.bytes) != 0;
 }
 
+/* The toolkit enters as the variables that choose it, not as the directories found (two stat
+** calls, a good part of a hit): a pure build reads no file of it, and NVRTC is given every header
+** in memory, so the code does not depend on where the toolkit is. */
+cj_cache_key cj_compile_direct_key(const cj_cache_key *memo_key) {
+  uint32_t schema = CJ_CACHE_SCHEMA;
+  cj_key_builder *kb = cj_key_begin();
+  cj_key_add_str(kb, "cujit direct");
+  cj_key_add(kb, &schema, sizeof schema);
+  cj_key_add(kb, memo_key->bytes, sizeof memo_key->bytes);
+  cj_key_add_str(kb, cj_embedded_headers_hash);
+  cj_key_add_str(kb, getenv("CUDA_HOME"));
+  cj_key_add_str(kb, getenv("CUDA_PATH"));
+  cj_key_add_str(kb, CJ_HOST_CODE_RULES);
+  cj_key_add_str(kb, cj_reader_hash);
+  cj_key_add_str(kb, cj_cpu_writer_hash); /* the CPU device's full key has it */
+  return cj_key_end(kb); /* all zero when out of memory: never stored under (program.c) */
+}
+
 /* --- the compilers ---------------------------------------------------------------------------- */
 
 cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *name,
                         const cujit_compile_options *options, const char *target,
                         cj_compiled *out) {
+  int direct = out->direct;
   memset(out, 0, sizeof *out);
+  out->direct = direct && !cj_link_wanted(options);
   if (cj_link_wanted(options)) return cj_link_compile(engine, scan, name, options, target, out);
   return cj_compiler_for(target)->compile(engine, scan, name, options, target, out);
 }

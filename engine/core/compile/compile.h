@@ -19,11 +19,13 @@ typedef struct cj_compiled {
   char arch[16]; /* the arch compiled for (capped at NVRTC's highest when the device's is newer) */
   cj_cache_entry entry;
   int from_cache;
-  int keyed; /* `key` is over the bytes compiled (cached); 0: it only names a program compiled
-              ** without the cache (includes it could not resolve) */
-  int pure;  /* the compiler read no file and probed none: the bytes follow from
-              *cj_compile_memo_key's
-              ** inputs alone (the key and the cache's input rule, docs/ARCHITECTURE.md) */
+  int keyed;  /* `key` is over the bytes compiled (cached); 0: it only names a program compiled
+               ** without the cache (includes it could not resolve) */
+  int pure;   /* the compiler read no file and probed none: the bytes follow from
+               *cj_compile_memo_key's
+               ** inputs alone (the key and the cache's input rule, docs/ARCHITECTURE.md) */
+  int direct; /* in (kept by cj_compile): the caller keeps a pure result under its own key
+              ** (program.c's direct entries), so it is not stored under `key` */
 } cj_compiled;
 
 /* A compiler of the compile stack, as a device is a backend of the run stack: the arch names one
@@ -94,5 +96,11 @@ cujit_status cj_compile(cujit_engine *engine, const cj_scan *scan, const char *n
 ** would refuse (it then says why) or out of memory. */
 int cj_compile_memo_key(cujit_engine *engine, const char *source, const char *name,
                         const cujit_compile_options *options, const char *arch, cj_cache_key *out);
+
+/* The direct key of a build (program.c's direct entries): its memo key joined by what the memo
+** key leaves to the process because it cannot change while one runs, and which a new process may
+** see changed: the cache's schema, the embedded headers and stand-ins, CUDA_HOME and CUDA_PATH,
+** the host code rules, the reader of kernels (cj_reader_hash) and the CPU device's writer. */
+cj_cache_key cj_compile_direct_key(const cj_cache_key *memo_key);
 
 #endif

@@ -15,6 +15,7 @@ extern const char *const cj_embedded_header_sources[];
 extern const size_t cj_embedded_header_count;
 extern const char cj_embedded_headers_hash[]; /* hex */
 extern const char cj_cpu_writer_hash[]; /* hex: the CPU device's unit writer (cpu_source, cxx.c) */
+extern const char cj_reader_hash[];     /* hex: what reads kernels out of a source (lang/, ...) */
 
 /* Builds the translation unit of a signature + body kernel, with #line directives so NVRTC's
 ** diagnostics point into `body` (as "<kernel name>", line N) and `preamble`. type_values, when

@@ -69,6 +69,13 @@ char *cj_signature_format(const cj_signature *sig);
 struct cj_buf;
 void cj_signature_write(struct cj_buf *b, const cj_signature *sig);
 
+/* signature_store.c: signatures as text with no NUL, every field kept (cj_signatures_store
+** appends it to b), and read back (a malloc'd array of *count, freed with cj_signature_free each;
+** CUJIT_ERROR_INVALID_ARGUMENT for text that is not exactly such a store, any field out of its
+** range included; CUJIT_ERROR_OUT_OF_HOST_MEMORY). */
+void cj_signatures_store(struct cj_buf *b, const cj_signature *sigs, size_t count);
+cujit_status cj_signatures_load(const char *text, size_t len, cj_signature **out, size_t *count);
+
 /* As cj_signature_parse, for a kernel read from a translation unit: a parameter whose type cujit
 ** cannot read is kept opaque (kind SCALAR, dtype NONE, size 0; launching it is refused) instead of
 ** being an error, and type variables are not recognised (a T there is the program's own type).

@@ -2,15 +2,17 @@
 ** gemm.c -- cujit_gemm: checks a matrix product's operands, picks the kernel that runs it and
 ** launches it. The kernels are cujit::gemm_simt of kernels_src/cujit/gemm.h.
 **
-** A program holds the kernels of one (input dtype, output dtype) pair, one per epilogue, so the
-** first call for a pair compiles once (then the cache has it) and every later call only launches.
-** The programs' kernels are kept per engine in this file's slot (cj_slot_get), per kind of device
-** and per path, as library.c keeps its own. `gemm_path` is where a tensor-core path (wgmma and TMA
-** on sm_90) slots in: it adds a path, its program text and its launch shape; the checks and the
-** API stay as they are.
+** Two paths: cujit::gemm_simt (kernels_src/cujit/gemm.h) on every device, and on an sm_90 GPU
+** cujit::gemm_tc (gemm_tc.h: wgmma fed by TMA, for f16 inputs) when the shapes and alignment let
+** TMA read the operands (gemm_path says which; CUJIT_GEMM=simt or tensor forces one). A program
+** holds the kernels of one (path, input dtype, output dtype): SIMT's one per epilogue, the
+** tensor path's one per pair of operand layouts, so the first call for a pair compiles once (then
+** the cache has it) and every later call only launches. The programs' kernels are kept per engine
+** in this file's slot (cj_slot_get), per kind of device and per path, as library.c keeps its own.
 */
 #include "launch.h"
 #include "library.h"
+#include "base/env.h"
 #include "base/structs.h"
 
 #include <limits.h>
@@ -25,7 +27,19 @@
 #define GEMM_GRID_Y_MAX 65535u /* more row tiles are looped over by the blocks (gemm.h) */
 #define GEMM_EPILOGUES 8       /* every subset of cujit::gemm_bias, gemm_relu, gemm_relu_mask */
 
-enum gemm_path { GEMM_SIMT, GEMM_PATHS };
+#define GEMM_TC_TILE_M 128 /* cujit::gemm_tc_tile_m, _k and _threads */
+#define GEMM_TC_TILE_K 64
+#define GEMM_TC_THREADS 384
+#define GEMM_TC_LAYOUTS 4 /* A plain or transposed, times B */
+#define GEMM_TC_CLUSTER 1 /* blocks per cluster, sharing B's boxes (gemm_tc.h) */
+
+/* SIMT, and the tensor kernels with tiles 256 and 128 columns wide (BN): a program each. */
+enum gemm_path { GEMM_SIMT, GEMM_TC, GEMM_TC128, GEMM_PATHS };
+static const int path_kernels[GEMM_PATHS] = {GEMM_EPILOGUES, GEMM_TC_LAYOUTS, GEMM_TC_LAYOUTS};
+static const int tc_width[GEMM_PATHS] = {0, 256, 128};
+/* cujit::gemm_tc_shape<BN>::smem_bytes: 4 stages of 48 KiB (BN 256), 6 of 32 KiB (BN 128) */
+static const unsigned tc_smem[GEMM_PATHS] = {0, 4 * (16384 + 32768) + 4 * 16 + 1024,
+                                             6 * (16384 + 16384) + 6 * 16 + 1024};
 
 /* The dtype pairs: the element type of A and B, and of C (f32, or the inputs'). */
 enum { PAIR_F32_F32, PAIR_F16_F16, PAIR_F16_F32, PAIR_COUNT };
@@ -40,7 +54,7 @@ typedef struct gemm_state {
   cujit_engine *engine;
   pthread_mutex_t lock; /* guards the table while a program is compiled into it */
   /* [0] GPUs (PTX loads on any of them), [1] the CPU device (a shared object), as in library.c */
-  cujit_kernel *kernels[2][GEMM_PATHS][PAIR_COUNT][GEMM_EPILOGUES];
+  cujit_kernel *kernels[2][GEMM_PATHS][PAIR_COUNT][GEMM_EPILOGUES]; /* path_kernels[path] used */
 } gemm_state;
 
 static void state_init(void *state, cujit_engine *e) {
@@ -71,6 +85,25 @@ char *cj_gemm_source(cujit_dtype in, cujit_dtype out) {
   return src.data;
 }
 
+char *cj_gemm_tc_source(cujit_dtype in, cujit_dtype out, int width) {
+  cj_buf src = {0};
+  cj_buf_printf(&src,
+                "#include <cujit/gemm_tc.h>\ntypedef %s cj_gemm_in;\ntypedef %s cj_gemm_out;\n",
+                cujit_dtype_ctype(in), cujit_dtype_ctype(out));
+  for (int layout = 0; layout < GEMM_TC_LAYOUTS; layout++)
+    cj_buf_printf(&src,
+                  "extern \"C\" __global__ void __launch_bounds__(%d, 1) cj_gemm_tc%d("
+                  "const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap "
+                  "map_b, void *c, const void *bias, const void *mask, int m, int n, int k, "
+                  "int epilogue, float alpha, float beta) {\n"
+                  "  cujit::gemm_tc<cj_gemm_in, cj_gemm_out, %d, %d, %d, %d>(&map_a, &map_b, "
+                  "(cj_gemm_out *)c, (const cj_gemm_out *)bias, (const cj_gemm_out *)mask, m, n, k, "
+                  "epilogue, alpha, beta);\n}\n",
+                  GEMM_TC_THREADS, layout, layout >> 1, layout & 1, GEMM_TC_CLUSTER, width);
+  if (src.failed) cj_buf_free(&src);
+  return src.data;
+}
+
 /* The kernels of one pair on one kind of device, compiled on first use: all or none. */
 static cujit_status gemm_kernels(gemm_state *s, const cujit_device *dev, int path, int pair,
                                  cujit_kernel ***out) {
@@ -79,19 +112,24 @@ static cujit_status gemm_kernels(gemm_state *s, const cujit_device *dev, int pat
   cujit_status st = CUJIT_OK;
   pthread_mutex_lock(&s->lock);
   if (!ks[0]) {
-    char *src = cj_gemm_source(pair_in[pair], pair_out[pair]), what[64];
+    const int tc = tc_width[path] != 0;
+    char *src = tc ? cj_gemm_tc_source(pair_in[pair], pair_out[pair], tc_width[path])
+                   : cj_gemm_source(pair_in[pair], pair_out[pair]);
+    char what[64], arch[sizeof dev->arch + 1];
     cujit_program *prog = NULL;
     cujit_compile_options options = CUJIT_COMPILE_OPTIONS_INIT;
-    options.arch = dev->arch; /* the device the work runs on, whichever is current */
-    snprintf(what, sizeof what, "cujit gemm %s->%s", cujit_dtype_name(pair_in[pair]),
-             cujit_dtype_name(pair_out[pair]));
+    /* the device the work runs on, whichever is current; wgmma needs its arch-specific target */
+    snprintf(arch, sizeof arch, "%s%s", dev->arch, tc ? "a" : "");
+    options.arch = arch;
+    snprintf(what, sizeof what, "cujit gemm %s%.0d %s->%s", tc ? "tensor" : "simt",
+             tc_width[path], cujit_dtype_name(pair_in[pair]), cujit_dtype_name(pair_out[pair]));
     st = src ? cujit_program_compile(e, src, what, &options, &prog)
              : cj_fail(e, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     free(src);
     int got = 0;
-    while (st == CUJIT_OK && got < GEMM_EPILOGUES) {
+    while (st == CUJIT_OK && got < path_kernels[path]) {
       char name[16];
-      snprintf(name, sizeof name, "cj_gemm_e%d", got);
+      snprintf(name, sizeof name, tc ? "cj_gemm_tc%d" : "cj_gemm_e%d", got);
       if ((st = cujit_program_kernel(prog, name, &ks[got])) == CUJIT_OK) got++;
     }
     if (st != CUJIT_OK)
@@ -101,13 +139,6 @@ static cujit_status gemm_kernels(gemm_state *s, const cujit_device *dev, int pat
   pthread_mutex_unlock(&s->lock);
   *out = ks;
   return st;
-}
-
-/* The kernel that runs this product. One path today; a tensor-core path would be chosen here
-** from the device (dev->info) and the shape, falling back to GEMM_SIMT where it cannot run. */
-static int gemm_path(const cujit_device *dev, const cujit_gemm_options *o) {
-  (void)dev, (void)o;
-  return GEMM_SIMT;
 }
 
 /* --- checks -------------------------------------------------------------------------------------
@@ -208,8 +239,8 @@ static cujit_status check_devices(cujit_engine *e, cujit_stream *stream, const o
 
 /* Every epilogue's kernel of the pair made ready on the device (one module: the first load is the
 ** cost, the rest find their functions), so that a later capture may record any of them. */
-static cujit_status load_all(cujit_kernel **ks, cujit_device *dev) {
-  for (int i = 0; i < GEMM_EPILOGUES; i++) {
+static cujit_status load_all(cujit_kernel **ks, int path, cujit_device *dev) {
+  for (int i = 0; i < path_kernels[path]; i++) {
     cj_kernel_on_device *on;
     cujit_status st;
     if (!cj_kernel_ready(ks[i], dev) && (st = cj_kernel_find_on(ks[i], dev, &on)) != CUJIT_OK)
@@ -222,10 +253,10 @@ static cujit_status load_all(cujit_kernel **ks, cujit_device *dev) {
 ** naming it): a capture takes the kernels an earlier call on the device made ready, and is told
 ** so in cujit_gemm's terms when there are none, without compiling. */
 static cujit_status check_capturable(gemm_state *s, cujit_device *dev, int path, int pair,
-                                     int epilogue) {
+                                     int which) {
   cujit_kernel **ks = s->kernels[dev->ordinal == CUJIT_DEVICE_CPU][path][pair];
   pthread_mutex_lock(&s->lock);
-  int ready = ks[epilogue] && cj_kernel_ready(ks[epilogue], dev);
+  int ready = ks[which] && cj_kernel_ready(ks[which], dev);
   pthread_mutex_unlock(&s->lock);
   char name[64];
   if (!ready)
@@ -260,6 +291,113 @@ static cujit_status launch_simt(cujit_kernel *k, const cujit_gemm_options *o, co
                       CUJIT_ARG_F(o->alpha),
                       CUJIT_ARG_F(o->beta)};
   return cujit_launch(k, &c, args, sizeof args / sizeof *args);
+}
+
+/* --- the tensor-core path ----------------------------------------------------------------------
+ */
+
+/* Why the tensor path cannot run this product, or NULL when it can: an sm_90 GPU (wgmma is
+** sm_90a's alone), f16 inputs, operands TMA can read (16-byte aligned addresses, rows of whole
+** 16 bytes: a multiple of 8 elements along the contiguous dimension), at least one box of each
+** (m >= 128, n >= 128, k >= 64), and a grid of tiles that fits an int. */
+static const char *tc_unfit(const cujit_device *dev, const cujit_gemm_options *o,
+                            const operand *ops, int pair) {
+  if (dev->ordinal == CUJIT_DEVICE_CPU || dev->info.cc_major != 9 || dev->info.cc_minor != 0)
+    return "it runs on sm_90 GPUs only (wgmma)";
+  if (pair_in[pair] != CUJIT_F16) return "it takes f16 inputs only";
+  if (o->m < GEMM_TC_TILE_M || o->n < 128 || o->k < GEMM_TC_TILE_K)
+    return "it needs m >= 128, n >= 128 and k >= 64";
+  int64_t a_row = o->trans_a ? o->m : o->k, b_row = o->trans_b ? o->k : o->n;
+  if (a_row % 8 || b_row % 8)
+    return "the contiguous dimension of a and of b (k, m when a is transposed, n when b is not) "
+           "must be a multiple of 8";
+  if (cujit_buffer_devptr(ops[0].buf) % 16 || cujit_buffer_devptr(ops[1].buf) % 16)
+    return "a and b must start on 16-byte boundaries";
+  uint64_t tiles = (((uint64_t)o->m + GEMM_TC_TILE_M - 1) / GEMM_TC_TILE_M) *
+                   (((uint64_t)o->n + 127) / 128);
+  if (tiles > INT_MAX) return "m and n make more than 2^31 - 1 tiles";
+  return NULL;
+}
+
+/* Whether tiles 256 wide suit this product: n reaches 256 and they still make a tile for each
+** multiprocessor (else tiles of 128 give more blocks work). */
+static int tc_wide(const cujit_device *dev, const cujit_gemm_options *o) {
+  uint64_t tiles = (((uint64_t)o->m + GEMM_TC_TILE_M - 1) / GEMM_TC_TILE_M) *
+                   (((uint64_t)o->n + 255) / 256);
+  return o->n >= 256 && tiles >= (uint64_t)dev->info.multiprocessors;
+}
+
+/* The path that runs this product: the tensor path where it fits, or as CUJIT_GEMM says (auto,
+** simt, tensor; tensor refused with the reason where it does not fit). */
+static cujit_status gemm_path(cujit_engine *e, const cujit_device *dev,
+                              const cujit_gemm_options *o, const operand *ops, int pair,
+                              int *path) {
+  static const char *const words[] = {"auto", "simt", "tensor", NULL};
+  char why[256];
+  int want = 0;
+  if (cj_env_word("CUJIT_GEMM", words, &want, why, sizeof why) == CJ_ENV_BAD)
+    return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_gemm: %s", why);
+  const char *unfit = want == 1 ? "" : tc_unfit(dev, o, ops, pair);
+  if (want == 2 && unfit)
+    return cj_fail(e, CUJIT_ERROR_UNSUPPORTED,
+                   "cujit_gemm: CUJIT_GEMM=tensor, but the tensor-core path cannot run this "
+                   "product: %s (unset CUJIT_GEMM to fall back to the SIMT path)",
+                   unfit);
+  *path = unfit ? GEMM_SIMT : tc_wide(dev, o) ? GEMM_TC : GEMM_TC128;
+  return CUJIT_OK;
+}
+
+/* The tensor kernel of these layouts: a transposed A is M-major, a plain B N-major. */
+static int tc_layout(const cujit_gemm_options *o) {
+  return (o->trans_a ? 2 : 0) | (o->trans_b ? 0 : 1);
+}
+
+/* A's or B's tensor map as gemm_tc.h describes it: K-major, one box of the tile's rows (128 of A,
+** 256 of B) by 64 along k, or MN-major, boxes of 64 by 64; 128-byte swizzle either way. */
+static cujit_status tc_map(const operand *op, int mn_major, uint64_t outer, uint64_t k,
+                           unsigned k_major_rows, cujit_tensor_map *map) {
+  cujit_tensor_map_desc d = CUJIT_TENSOR_MAP_DESC_INIT;
+  d.rank = 2, d.swizzle = CUJIT_SWIZZLE_128B;
+  d.dims[0] = mn_major ? outer : k, d.dims[1] = mn_major ? k : outer;
+  d.strides[1] = d.dims[0] * cujit_dtype_size(op->buf->dtype);
+  d.box[0] = GEMM_TC_TILE_K, d.box[1] = mn_major ? 64 : k_major_rows;
+  return cujit_tensor_map_encode(op->buf, &d, map);
+}
+
+static cujit_status launch_tc(cujit_kernel *kernel, int path, const cujit_gemm_options *o,
+                              const operand *ops, int epilogue, cujit_stream *stream) {
+  const uint64_t width = (uint64_t)tc_width[path];
+  cujit_tensor_map map_a, map_b;
+  cujit_status st;
+  if ((st = tc_map(&ops[0], o->trans_a != 0, (uint64_t)o->m, (uint64_t)o->k, GEMM_TC_TILE_M,
+                   &map_a)) != CUJIT_OK ||
+      (st = tc_map(&ops[1], o->trans_b == 0, (uint64_t)o->n, (uint64_t)o->k,
+                   (unsigned)width / GEMM_TC_CLUSTER, &map_b)) != CUJIT_OK)
+    return st;
+  const uint64_t high = GEMM_TC_CLUSTER * GEMM_TC_TILE_M; /* a cluster's tile */
+  uint64_t tiles = (((uint64_t)o->m + high - 1) / high) *
+                   (((uint64_t)o->n + width - 1) / width);
+  /* persistent clusters (gemm_tc.h): as many as the multiprocessors hold, each looping over tiles */
+  uint64_t clusters = (uint64_t)ops[0].buf->device->info.multiprocessors / GEMM_TC_CLUSTER;
+  if (clusters == 0 || clusters > tiles) clusters = tiles;
+  cujit_launch_config c = {.size = sizeof(cujit_launch_config),
+                           .grid = {(unsigned)(clusters * GEMM_TC_CLUSTER), 1, 1},
+                           .block = {GEMM_TC_THREADS, 1, 1},
+                           .shared_bytes = tc_smem[path],
+                           .stream = stream,
+                           .cluster = {GEMM_TC_CLUSTER, 1, 1}};
+  cujit_arg args[] = {CUJIT_ARG_RAW(map_a.opaque),
+                      CUJIT_ARG_RAW(map_b.opaque),
+                      CUJIT_ARG_BUF(ops[2].buf),
+                      CUJIT_ARG_BUF(o->bias),
+                      CUJIT_ARG_BUF(o->relu_mask),
+                      CUJIT_ARG_I(o->m),
+                      CUJIT_ARG_I(o->n),
+                      CUJIT_ARG_I(o->k),
+                      CUJIT_ARG_I(epilogue),
+                      CUJIT_ARG_F(o->alpha),
+                      CUJIT_ARG_F(o->beta)};
+  return cujit_launch(kernel, &c, args, sizeof args / sizeof *args);
 }
 
 cujit_status cujit_gemm(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c,
@@ -299,14 +437,17 @@ cujit_status cujit_gemm(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c,
     return st;
   if (!(s = cj_slot_get(e, &state_tag, sizeof *s, state_init, state_destroy)))
     return cj_fail(e, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-  int path = gemm_path(dev, &o);
+  int path = GEMM_SIMT;
+  if ((st = gemm_path(e, dev, &o, ops, pair, &path)) != CUJIT_OK) return st;
   int epilogue = (o.bias ? 1 : 0) | (o.relu ? 2 : 0) | (o.relu_mask ? 4 : 0);
+  int which = tc_width[path] ? tc_layout(&o) : epilogue;
   if (cujit_stream_capturing(stream)) {
-    if ((st = check_capturable(s, dev, path, pair, epilogue)) != CUJIT_OK) return st;
+    if ((st = check_capturable(s, dev, path, pair, which)) != CUJIT_OK) return st;
     ks = s->kernels[dev->ordinal == CUJIT_DEVICE_CPU][path][pair];
   } else if ((st = gemm_kernels(s, dev, path, pair, &ks)) != CUJIT_OK ||
-             (st = load_all(ks, dev)) != CUJIT_OK) {
+             (st = load_all(ks, path, dev)) != CUJIT_OK) {
     return st;
   }
-  return launch_simt(ks[epilogue], &o, ops, stream);
+  return tc_width[path] ? launch_tc(ks[which], path, &o, ops, epilogue, stream)
+                         : launch_simt(ks[which], &o, ops, stream);
 }

@@ -23,6 +23,9 @@ cujit_status cj_library_work_device(cujit_engine *e, const char *fn, cujit_strea
 /* The translation unit of a GEMM program: A and B of dtype `in`, C of `out`, one kernel per
 ** epilogue. Malloc'd; NULL when out of memory. The tests compile exactly this, with no GPU. */
 char *cj_gemm_source(cujit_dtype in, cujit_dtype out);
+/* The tensor-core path's program (sm_90a) for tiles `width` (256 or 128) columns wide:
+** cj_gemm_tc0..3, by operand layout. */
+char *cj_gemm_tc_source(cujit_dtype in, cujit_dtype out, int width);
 
 /* Launches k on `grid` blocks of CJ_LIBRARY_BLOCK threads. */
 cujit_status cj_library_launch_1d(cujit_kernel *k, unsigned grid, cujit_stream *stream,

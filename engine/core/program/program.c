@@ -8,12 +8,10 @@
 #include "base/files.h"
 #include "base/structs.h"
 #include "compile/kept.h"
+#include "compile/link.h"
 #include "compile/options.h"
-#include "compile/host_code.h"
-#include "compile/includes.h"
 #include "compile/scan.h"
 #include "compile/source.h"
-#include "compile/verify.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -52,7 +50,7 @@ typedef struct cj_code {
 #define MEMO_SLOTS 1024
 
 typedef struct memo_slot {
-  cj_cache_key given, key;
+  cj_cache_key given, key, held; /* held: the byte cache's key of the entry (a direct key) */
   int used;
 } memo_slot;
 
@@ -228,10 +226,11 @@ static memo_slot *memo_slot_of(cj_program_map *m, const cj_cache_key *given) {
   return &m->memo[h % MEMO_SLOTS];
 }
 
-static void memo_put(cj_program_map *m, const cj_cache_key *given, const cj_cache_key *key) {
+static void memo_put(cj_program_map *m, const cj_cache_key *given, const cj_cache_key *key,
+                     const cj_cache_key *held) {
   pthread_mutex_lock(&m->lock);
   memo_slot *s = memo_slot_of(m, given);
-  s->given = *given, s->key = *key, s->used = 1;
+  s->given = *given, s->key = *key, s->held = *held, s->used = 1;
   pthread_mutex_unlock(&m->lock);
 }
 
@@ -243,13 +242,13 @@ static cj_code *memo_find(cujit_engine *engine, const cj_cache_key *given) {
   cj_program_map *m = engine->programs;
   pthread_mutex_lock(&m->lock);
   memo_slot *s = memo_slot_of(m, given);
-  cj_cache_key key = s->key;
+  cj_cache_key key = s->key, held = s->held;
   int used = s->used && memcmp(s->given.bytes, given->bytes, sizeof given->bytes) == 0;
   pthread_mutex_unlock(&m->lock);
   cj_code *k = used ? map_find(m, &key) : NULL;
   if (!k) return NULL;
   if (!cj_compiler_for(k->arch)->current(engine, k->nvrtc_version) ||
-      !cj_cache_touch(engine->cache, &key)) {
+      !cj_cache_touch(engine->cache, &held)) {
     code_release(k);
     return NULL;
   }
@@ -306,132 +305,102 @@ static cujit_status program_new(cujit_engine *engine, cj_code *k, int from_cache
   return CUJIT_OK;
 }
 
-/* Kernels defined in the headers the source includes by quoted name (found as the compiler finds
-** them: the source's directory, then include_dirs and -I flags) are the program's too. */
-/* Whether the source has an #include "..." (most include none: no resolving, no file read). */
-static int includes_quoted(const char *source) {
-  int quoted = 0;
-  for (const char *at = strstr(source, "include"); at && !quoted; at = strstr(at + 7, "include")) {
-    const char *q = at + 7;
-    while (*q == ' ' || *q == '\t') q++;
-    quoted = *q == '"';
+/* --- direct entries ---------------------------------------------------------------------------
+** A build that came out pure (it read no file) is kept in the cache under its direct key (the
+** memo key with the process's constants, cj_compile_direct_key) instead of its full key: the
+** compiled bytes, and among the entry's names a record of the full key, the arch, the unit it
+** compiled and the kernels as confirmed against the compiled code (signature_store.c). A new
+** process given the same then reads one file and skips the host code elision, the scan, the
+** options, the key and the verification, the entry checked as any (a damaged one is the usual
+** warning, a miss, and the whole way). Builds that read a file go the whole way: the manifest
+** checks them. */
+#define DIRECT_TAG "cujit direct 1"
+
+static int direct_wanted(const cujit_compile_options *options) {
+  return !cj_options_switch_on(options, offsetof(cujit_compile_options, line_info)) &&
+         !cj_options_switch_on(options, offsetof(cujit_compile_options, debug)) &&
+         !cj_link_wanted(options); /* kept copies and linked files: read from disk */
+}
+
+static void direct_put(cujit_engine *engine, const cj_cache_key *direct, const cj_code *k) {
+  cj_buf b = {0};
+  cj_buf_add(&b, DIRECT_TAG, sizeof DIRECT_TAG); /* a name and its value, as lowered names */
+  for (int i = 0; i < 16; i++) cj_buf_printf(&b, "%02x", k->key.bytes[i]);
+  cj_buf_printf(&b, "\n%s\n%zu:", k->arch, strlen(k->source));
+  cj_buf_puts(&b, k->source);
+  cj_signatures_store(&b, k->kernels, k->nkernels);
+  cj_buf_add(&b, "", 1);
+  cj_cache_entry e = {.ptx = k->ptx,
+                      .ptx_len = k->ptx_len,
+                      .cubin = k->cubin,
+                      .cubin_len = k->cubin_len,
+                      .log = k->log,
+                      .nvrtc_version = k->nvrtc_version,
+                      .names = b.data,
+                      .names_len = b.len};
+  if (!b.failed && k->ptx) cj_cache_put(engine->cache, direct, &e);
+  cj_buf_free(&b);
+}
+
+static int hex_digit(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* What a direct entry's record says (by hand: sscanf costs thousands of instructions a call);
+** 0 when it does not read as one. */
+static int direct_parse(const char *t, cj_code *k) {
+  const char *end = t + strlen(t);
+  if (end - t < 34) return 0;
+  for (int i = 0; i < 16; i++, t += 2) {
+    int hi = hex_digit(t[0]), lo = hex_digit(t[1]);
+    if (hi < 0 || lo < 0) return 0;
+    k->key.bytes[i] = (uint8_t)(hi << 4 | lo);
   }
-  return quoted;
+  const char *arch = ++t, *nl = strchr(t, '\n');
+  if (t[-1] != '\n' || !nl || nl == arch || (size_t)(nl - arch) >= sizeof k->arch) return 0;
+  memcpy(k->arch, arch, (size_t)(nl - arch));
+  size_t unit = 0;
+  for (t = nl + 1; *t >= '0' && *t <= '9' && unit <= (size_t)(end - t); t++)
+    unit = unit * 10 + (size_t)(*t - '0');
+  if (*t++ != ':' || unit > (size_t)(end - t)) return 0;
+  k->source = cj_strndup(t, unit);
+  t += unit;
+  return k->source &&
+         cj_signatures_load(t, (size_t)(end - t), &k->kernels, &k->nkernels) == CUJIT_OK;
 }
 
-/* The source's includes resolved as the options find them (`elide`: the user's headers read
-** without their host code); 0 when out of memory (inc then freed). */
-static int resolve_headers(const char *source, const char *name, const cujit_compile_options *op,
-                           int elide, cj_includes *inc) {
-  size_t ndirs = op ? op->include_dir_count : 0, nflags = op ? op->extra_flag_count : 0;
-  char **flags = calloc(ndirs + nflags + 1, sizeof *flags);
-  int ok = flags != NULL;
-  for (size_t i = 0; ok && i < ndirs; i++) {
-    size_t n = strlen(op->include_dirs[i] ? op->include_dirs[i] : "") + 16;
-    if ((ok = (flags[i] = malloc(n)) != NULL))
-      snprintf(flags[i], n, "--include-path=%s", op->include_dirs[i] ? op->include_dirs[i] : "");
+/* The record a direct entry holds, with a reference for the caller: the map's, else one made from
+** the entry. NULL when it is missing, damaged (warned of by the cache), stale or unreadable: the
+** whole way then. */
+static cj_code *direct_find(cujit_engine *engine, const cj_cache_key *direct, const char *name) {
+  cj_cache_entry e;
+  if (!cj_cache_find(engine->cache, direct, &e)) return NULL;
+  const char *record = cj_cache_entry_lowered(&e, DIRECT_TAG);
+  cj_code *k = record ? calloc(1, sizeof *k) : NULL;
+  if (!k) return cj_cache_entry_free(&e), NULL;
+  atomic_init(&k->refs, 1);
+  pthread_mutex_init(&k->load_lock, NULL);
+  k->engine = engine;
+  int ok = direct_parse(record, k) && cj_compiler_for(k->arch)->current(engine, e.nvrtc_version);
+  cj_code *known = ok ? map_find(engine->programs, &k->key) : NULL;
+  if (known) { /* held here already (the memo's slot was taken) */
+    cj_cache_entry_free(&e);
+    code_release(k);
+    atomic_fetch_add(&engine->direct_hits, 1);
+    return known;
   }
-  for (size_t i = 0; ok && i < nflags; i++) flags[ndirs + i] = (char *)op->extra_flags[i];
-  cj_include_request rq = {.source = source,
-                           .name = name,
-                           .flags = (const char *const *)flags,
-                           .flag_count = ndirs + nflags,
-                           .builtin_names = cj_embedded_header_names,
-                           .builtin_sources = cj_embedded_header_sources,
-                           .builtin_count = cj_embedded_header_count,
-                           .elide_host_code = elide};
-  ok = ok && cj_includes_resolve(&rq, inc);
-  for (size_t i = 0; flags && i < ndirs; i++) free(flags[i]);
-  free(flags);
-  return ok;
-}
-
-static cujit_status read_headers(cujit_engine *engine, const char *source, const char *name,
-                                 const cujit_compile_options *op, cj_scan *scan, char *err) {
-  if (!includes_quoted(source)) return CUJIT_OK;
-  cj_includes inc = {0};
-  int ok = resolve_headers(source, name, op, 0, &inc);
-  const char **texts = ok ? calloc(inc.header_count + 1, sizeof *texts) : NULL;
-  size_t n = 0;
-  for (size_t i = 0; texts && i < inc.header_count; i++)
-    if (inc.header_names[i][0] == '/') texts[n++] = inc.header_sources[i]; /* not <cujit/...> */
-  cujit_status st = texts ? cj_scan_headers(scan, texts, n, err, 1024)
-                          : (snprintf(err, 1024, "out of memory reading headers"),
-                             CUJIT_ERROR_OUT_OF_HOST_MEMORY);
-  free(texts);
-  if (ok) cj_includes_free(&inc);
-  return st;
-}
-
-/* Each C++-linkage kernel's symbol: the lowered name NVRTC gave its name expression, kept in the
-** entry (the CPU device's entries are named from the kernel's name: no lowered names there). */
-static cujit_status lowered_names(cujit_engine *engine, const char *name, cj_scan *scan,
-                                  const cj_cache_entry *e) {
-  for (size_t i = 0; i < scan->count; i++) {
-    cj_signature *sig = &scan->kernels[i].sig;
-    if (!scan->kernels[i].cxx || !e->ptx_len) continue;
-    char expr[1024];
-    snprintf(expr, sizeof expr, "&%s", sig->name);
-    const char *lowered = cj_cache_entry_lowered(e, expr);
-    if (!lowered)
-      return cj_fail(engine, CUJIT_ERROR_COMPILE,
-                     "'%s': the compiled program has no lowered name for kernel '%s'; clear the "
-                     "cache (cujit cache clear) and compile again",
-                     name, sig->name);
-    free(sig->symbol);
-    if (!(sig->symbol = cj_strdup(lowered)))
-      return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  if (ok) {
+    k->ptx = e.ptx, k->ptx_len = e.ptx_len, k->cubin = e.cubin, k->cubin_len = e.cubin_len;
+    k->log = e.log, k->nvrtc_version = e.nvrtc_version;
+    e.ptx = NULL, e.cubin = NULL, e.log = NULL; /* the record owns them now */
+    ok = (k->name = cj_strdup(name)) != NULL;
   }
-  return CUJIT_OK;
-}
-
-/* -default-device makes functions without an execution space device code: none is elided. */
-static int default_device(const cujit_compile_options *op) {
-  for (size_t i = 0; op && op->extra_flags && i < op->extra_flag_count; i++)
-    if (op->extra_flags[i] && strstr(op->extra_flags[i], "default-device")) return 1;
-  return 0;
-}
-
-/* The source without its host-only code, in *out (NULL when there was none to elide). Text the
-** elision cannot read is compiled as it is; when it holds a launch (<<<), host code surely
-** reaches the compiler, and a warning says why it was left. */
-static cujit_status elide_host_code(cujit_engine *engine, const char *source, const char *name,
-                                    char **out) {
-  char why[256];
-  size_t n = 0;
-  char *text = cj_host_code_elide(source, &n, why, sizeof why);
-  if (!text) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  if (why[0] && strstr(source, "<<<"))
-    cj_warn(engine,
-            "'%s': host code is not elided: %s; the source is compiled as it is (make its braces "
-            "balance in each #if branch, or guard the host code with #ifndef __CUDACC_RTC__)",
-            name, why);
-  if (n)
-    *out = text;
-  else
-    free(text);
-  return CUJIT_OK;
-}
-
-/* The source elided again knowing what its headers keep (elided knowing *elided): a type it
-** declares for a kernel of a header it includes (struct Params, then #include "kernels.cuh")
-** stays. The compile resolves the headers again from the result: it keeps more, never less. */
-static cujit_status elide_among_headers(const char *source, const char *name,
-                                        const cujit_compile_options *op, char **elided) {
-  cj_includes inc = {0};
-  if (!resolve_headers(*elided, name, op, 1, &inc)) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
-  const char **texts = calloc(inc.header_count + 1, sizeof *texts);
-  size_t n = 0, k = 0;
-  for (size_t i = 0; texts && i < inc.header_count; i++)
-    if (inc.header_names[i][0] == '/') texts[n++] = inc.header_sources[i]; /* not <cujit/...> */
-  char why[8];
-  char *text = texts ? cj_host_code_elide_among(source, texts, n, &k, why, sizeof why) : NULL;
-  free(texts);
-  cj_includes_free(&inc);
-  if (!text) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
-  free(*elided);
-  *elided = text;
-  return CUJIT_OK;
+  cj_cache_entry_free(&e);
+  if (!ok) return code_release(k), NULL;
+  map_put(engine->programs, k);
+  atomic_fetch_add(&engine->direct_hits, 1);
+  cj_trace_mark("cujit: cache hit (direct)");
+  return k;
 }
 
 static cujit_status build(cujit_engine *engine, const char *source, const char *name,
@@ -447,37 +416,24 @@ static cujit_status build(cujit_engine *engine, const char *source, const char *
   cujit_status st = cj_program_arch(engine, options, arch, sizeof arch);
   if (st != CUJIT_OK) return st;
   if (!(options && options->arch)) cj_arch_make_specific(source, arch, sizeof arch);
-  cj_cache_key asked;
+  cj_cache_key asked, direct;
+  static const cj_cache_key zero;
   int memo = cj_compile_memo_key(engine, source, name, options, arch, &asked);
   cj_code *known = memo ? memo_find(engine, &asked) : NULL;
   if (known) return program_new(engine, known, 1, t0, out);
+  int use_direct = memo && direct_wanted(options);
+  if (use_direct) direct = cj_compile_direct_key(&asked);
+  use_direct = use_direct && memcmp(direct.bytes, zero.bytes, sizeof zero.bytes) != 0;
+  if (use_direct && (known = direct_find(engine, &direct, name)) != NULL) {
+    memo_put(engine->programs, &asked, &known->key, &direct);
+    return program_new(engine, known, 1, t0, out);
+  }
   /* What is compiled and hashed: the source with the checks of its kernels (scan.h). */
   cj_scan scan;
-  char scan_err[1024];
-  int kernel_source = cj_source_is_kernel(source, name); /* cujit_kernel's, not the user's */
-  int given = options && options->signature_count && !kernel_source;
-  char *elided = NULL; /* host code elided (host_code.h): what both compilers get, and hash */
-  if (!kernel_source && !default_device(options) &&
-      (st = elide_host_code(engine, source, name, &elided)) != CUJIT_OK)
-    return st;
-  if (elided && includes_quoted(source) &&
-      (st = elide_among_headers(source, name, options, &elided)) != CUJIT_OK)
-    return free(elided), cj_fail(engine, st, "out of memory");
-  if (elided) source = elided;
-  st = cj_scan_prepare(source, given ? options->signatures : NULL,
-                       given ? options->signature_count : 0, &scan, scan_err, sizeof scan_err);
-  if (st == CUJIT_OK && !given && !kernel_source)
-    st = read_headers(engine, source, name, options, &scan, scan_err);
-  if (st == CUJIT_OK && options && options->name_expression_count && !kernel_source)
-    st = cj_scan_instantiate(&scan, options->name_expressions, options->name_expression_count,
-                             scan_err, sizeof scan_err);
-  free(elided);
-  if (st != CUJIT_OK) {
-    cj_scan_free(&scan);
-    return cj_fail(engine, st, "'%s': %s", name, scan_err);
-  }
+  if ((st = cj_program_scan(engine, source, name, options, &scan)) != CUJIT_OK) return st;
+  c.direct = use_direct; /* a pure result is kept under `direct` (below), not its full key */
   st = cj_compile(engine, &scan, name, options, arch, &c);
-  if (st == CUJIT_OK) st = lowered_names(engine, name, &scan, &c.entry);
+  if (st == CUJIT_OK) st = cj_program_lowered_names(engine, name, &scan, &c.entry);
   if (st != CUJIT_OK) {
     cj_cache_entry_free(&c.entry);
     cj_scan_free(&scan);
@@ -494,7 +450,9 @@ static cujit_status build(cujit_engine *engine, const char *source, const char *
     map_put(engine->programs, k);
   }
   cj_scan_free(&scan);
-  if (memo && c.pure) memo_put(engine->programs, &asked, &k->key);
+  int kept_direct = use_direct && c.pure && c.keyed;
+  if (kept_direct) direct_put(engine, &direct, k);
+  if (memo && c.pure) memo_put(engine->programs, &asked, &k->key, kept_direct ? &direct : &k->key);
   st = program_new(engine, k, c.from_cache, t0, out);
   cj_cache_entry_free(&c.entry);
   return st;

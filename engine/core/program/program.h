@@ -56,6 +56,15 @@ cujit_status cj_program_arch(cujit_engine *engine, const cujit_compile_options *
 cujit_status cj_program_build(cujit_engine *engine, const char *source, const char *name,
                               const cujit_compile_options *options, cujit_program **out);
 
+/* program_source.c: the kernels of the source a build was given, read into *scan (the host code
+** elided first, the headers included by quoted name read too, name expressions instantiated;
+** scan.h), failing with a message that names the program; and after the compile, each
+** C++-linkage kernel's symbol from the lowered names kept in the entry. */
+cujit_status cj_program_scan(cujit_engine *engine, const char *source, const char *name,
+                             const cujit_compile_options *options, cj_scan *scan);
+cujit_status cj_program_lowered_names(cujit_engine *engine, const char *name, cj_scan *scan,
+                                      const cj_cache_entry *e);
+
 /* References: the last release frees the program; the last program of a key dropped from the map
 ** unloads the shared record from every device. */
 void cj_program_retain(cujit_program *program);
