@@ -553,10 +553,12 @@ typedef enum cujit_dtype {
   CUJIT_U16,
   CUJIT_U32,
   CUJIT_U64,
+  CUJIT_BF16, /* bfloat16 (__nv_bfloat16); last, so that the values above stay as they were */
   CUJIT_DTYPE_COUNT_
 } cujit_dtype;
 
-/* "f32", "i64", ... ("bytes" for NONE), the C type ("float", "long long", "__half", ...), the
+/* "f32", "i64", ... ("bytes" for NONE), the C type ("float", "long long", "__half",
+** "__nv_bfloat16", ...), the
 ** size in bytes, and the dtype named by either spelling (CUJIT_DTYPE_NONE when unknown). */
 CUJIT_API const char *cujit_dtype_name(cujit_dtype dtype);
 CUJIT_API const char *cujit_dtype_ctype(cujit_dtype dtype);
@@ -1037,11 +1039,11 @@ CUJIT_API cujit_status cujit_buffer_to_dlpack(cujit_buffer *buffer, int ndim, co
 /* Imports a DLManagedTensorVersioned * (`managed_versioned`) as a buffer of this engine sharing
 ** its memory (cujit_buffer_wrap_on's checks apply: on a GPU the memory must be that device's).
 ** Read: the version (major 1; others refused, naming it), the device (kDLCUDA or kDLCUDAManaged
-** with a GPU ordinal of this engine; kDLCPU: the CPU device), the dtype (f16, f32, f64, i8..i64,
-** u8..u64 with one lane; others refused naming them), the shape (0 to 8 dimensions, at least one
-** element), the strides (NULL or compact row-major; dimensions of extent 1 may have any stride;
-** anything else is refused: make the tensor contiguous first), byte_offset (added to data), and
-** the flags (a read-only tensor is refused: cujit's buffers are writable).
+** with a GPU ordinal of this engine; kDLCPU: the CPU device), the dtype (f16, bf16, f32, f64,
+** i8..i64, u8..u64 with one lane; others refused naming them), the shape (0 to 8 dimensions, at
+** least one element), the strides (NULL or compact row-major; dimensions of extent 1 may have any
+** stride; anything else is refused: make the tensor contiguous first), byte_offset (added to
+** data), and the flags (a read-only tensor is refused: cujit's buffers are writable).
 ** Ownership: on success the buffer owns the tensor, and the tensor's deleter runs exactly once
 ** when the buffer is released (cujit_buffer_wrap's rules: free, close, after the last DLPack
 ** export of it). On failure nothing was taken: the caller still owns the tensor and must call
@@ -1456,7 +1458,8 @@ CUJIT_API cujit_status cujit_gemm(cujit_buffer *a, cujit_buffer *b, cujit_buffer
 **     cujit_elementwise_define(e, "scalar T a, T x, T y -> T z", "z = a * x + y", "axpy",
 **                              NULL, &k);
 ** `params` lists the inputs, "->", then the outputs. Each is "type name"; the type is a C type
-** or dtype name ("float", "f32", "unsigned int", "__half"/"half", ...) or a type variable (T, U,
+** or dtype name ("float", "f32", "unsigned int", "__half"/"half", "__nv_bfloat16"/"bf16", ...)
+** or a type variable (T, U,
 ** T2). Every parameter is an array of that type unless marked `scalar`, which passes it by value
 ** to every element (inputs only). `expr` is C++ run once per element, in which each array name is
 ** that element (inputs read-only; outputs start as zero and are stored afterwards), scalars are
@@ -1516,12 +1519,12 @@ CUJIT_API cujit_status cujit_event_ipc_open(cujit_engine *engine, const char *te
 ** one unique id (init_rank, which blocks until every rank has joined; the path a run over several
 ** hosts takes). Its local ranks are those of this process. A collective takes arrays with one
 ** buffer per local rank, in that order, each on its rank's device, all of one dtype NCCL knows
-** (i8, u8, i32, u32, i64, u64, f16, f32, f64), and `streams` (NULL: every rank's default stream;
-** else one per local rank, each NULL or a stream of the rank's device). It is asynchronous, like a
-** launch, issued for all local ranks in one NCCL group; counts are elements. `recv` NULL means in
-** place (into `send`) for all_reduce, broadcast and reduce; all_gather's recv holds nranks *
-** send_count elements, reduce_scatter's send nranks * recv_count. Reduce writes recv on the root
-** only. Every argument is checked before NCCL sees it. */
+** (i8, u8, i32, u32, i64, u64, f16, bf16, f32, f64), and `streams` (NULL: every rank's default
+** stream; else one per local rank, each NULL or a stream of the rank's device). It is
+** asynchronous, like a launch, issued for all local ranks in one NCCL group; counts are elements.
+** `recv` NULL means in place (into `send`) for all_reduce, broadcast and reduce; all_gather's recv
+** holds nranks * send_count elements, reduce_scatter's send nranks * recv_count. Reduce writes
+** recv on the root only. Every argument is checked before NCCL sees it. */
 typedef struct cujit_nccl_comm cujit_nccl_comm;
 
 typedef enum cujit_nccl_op {

@@ -1,6 +1,7 @@
 /*
 ** lconv.c -- conversions between Lua values and typed elements: range and exactness checks by
-** dtype, half precision in C, nested Lua tables to and from row-major memory, and shapes.
+** dtype, half precision and bfloat16 in C, nested Lua tables to and from row-major memory, and
+** shapes.
 */
 #include "lconv.h"
 
@@ -11,7 +12,7 @@
 #include <string.h>
 
 int cjl_is_float(cujit_dtype dtype) {
-  return dtype == CUJIT_F16 || dtype == CUJIT_F32 || dtype == CUJIT_F64;
+  return dtype == CUJIT_F16 || dtype == CUJIT_BF16 || dtype == CUJIT_F32 || dtype == CUJIT_F64;
 }
 
 int cjl_is_unsigned(cujit_dtype dtype) {
@@ -99,9 +100,11 @@ static const char *to_integer(lua_State *L, int idx, cujit_dtype dtype, cjl_scal
 
 /* The smallest magnitude that rounds to infinity in each float type. One rule with a scalar
 ** argument (launch.c's pack_float): round to the nearest value, refuse only what would become
-** infinity; so a[1] = 65510 on an f16 array stores 65504, as a __half argument of 65510 passes. */
+** infinity; so a[1] = 65510 on an f16 array stores 65504, as a __half argument of 65510 passes.
+** bf16: half an ulp past its largest, 2^128 - 2^120. */
 static double overflow_threshold(cujit_dtype dtype) {
   if (dtype == CUJIT_F16) return 65520.0;
+  if (dtype == CUJIT_BF16) return ldexp(511.0, 119);
   if (dtype == CUJIT_F32) return (double)FLT_MAX + ldexp(1.0, 103);
   return INFINITY;
 }
@@ -153,6 +156,9 @@ void cjl_store(cujit_dtype dtype, cjl_scalar value, void *dst) {
   case CUJIT_F16:
     STORE(uint16_t, cjl_f16_from_double(value.f));
     break;
+  case CUJIT_BF16:
+    STORE(uint16_t, cjl_bf16_from_double(value.f));
+    break;
   case CUJIT_F32:
     STORE(float, value.f);
     break;
@@ -195,6 +201,11 @@ void cjl_push_element(lua_State *L, cujit_dtype dtype, const void *src) {
   case CUJIT_F16: {
     LOAD(uint16_t, x);
     lua_pushnumber(L, cjl_f16_to_double(x));
+    break;
+  }
+  case CUJIT_BF16: {
+    LOAD(uint16_t, x);
+    lua_pushnumber(L, cjl_bf16_to_double(x));
     break;
   }
   case CUJIT_F32: {
@@ -250,38 +261,56 @@ void cjl_push_element(lua_State *L, cujit_dtype dtype, const void *src) {
   }
 }
 
-/* --- half precision ------------------------------------------------------------------------ */
+/* --- half precision and bfloat16 ------------------------------------------------------------ */
 
-uint16_t cjl_f16_from_double(double value) {
-  uint16_t sign = signbit(value) ? 0x8000 : 0;
+/* A 16-bit float of `exp_bits` exponent bits (5: IEEE half, 8: bfloat16) and 15 - exp_bits
+** mantissa bits, rounding to nearest even; NaN stays a quiet NaN, infinities are kept, and what
+** rounds past the largest finite value becomes infinity. */
+static uint16_t narrow_from_double(double value, int exp_bits) {
+  int man_bits = 15 - exp_bits, bias = (1 << (exp_bits - 1)) - 1, top = (1 << exp_bits) - 1;
+  uint16_t sign = signbit(value) ? 0x8000 : 0, inf = (uint16_t)(top << man_bits);
   double a = fabs(value);
-  if (isnan(value)) return sign | 0x7e00;
-  if (a >= 65520.0) return sign | 0x7c00; /* rounds past the largest half, 65504 */
-  if (a < ldexp(1.0, -14)) {
-    /* Subnormal: a multiple of 2^-24; rint rounds to nearest even, and 1024 becomes the smallest
-    ** normal number, whose bits are exactly 0x0400. */
-    return sign | (uint16_t)rint(ldexp(a, 24));
+  if (isnan(value)) return sign | inf | (uint16_t)(1 << (man_bits - 1));
+  if (isinf(value)) return sign | inf;
+  if (a < ldexp(1.0, 1 - bias)) {
+    /* Subnormal: a multiple of 2^(1 - bias - man_bits); rint rounds to nearest even, and
+    ** 2^man_bits becomes the smallest normal number, whose bits are exactly that. */
+    return sign | (uint16_t)rint(ldexp(a, bias - 1 + man_bits));
   }
   int e;
   double m = frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
-  int exponent = e - 1 + 15;
-  double mantissa = rint((m * 2.0 - 1.0) * 1024.0);
-  if (mantissa >= 1024.0) mantissa = 0.0, exponent++;
-  if (exponent >= 31) return sign | 0x7c00;
-  return sign | (uint16_t)(exponent << 10) | (uint16_t)mantissa;
+  int exponent = e - 1 + bias;
+  double mantissa = rint(ldexp(m * 2.0 - 1.0, man_bits));
+  if (mantissa >= ldexp(1.0, man_bits)) mantissa = 0.0, exponent++;
+  if (exponent >= top) return sign | inf;
+  return sign | (uint16_t)(exponent << man_bits) | (uint16_t)mantissa;
 }
 
-double cjl_f16_to_double(uint16_t bits) {
-  int exponent = (bits >> 10) & 0x1f;
-  int mantissa = bits & 0x3ff;
+static double widen_to_double(uint16_t bits, int exp_bits) {
+  int man_bits = 15 - exp_bits, bias = (1 << (exp_bits - 1)) - 1, top = (1 << exp_bits) - 1;
+  int exponent = (bits >> man_bits) & top;
+  int mantissa = bits & ((1 << man_bits) - 1);
   double v;
   if (exponent == 0)
-    v = ldexp(mantissa, -24);
-  else if (exponent == 31)
+    v = ldexp(mantissa, 1 - bias - man_bits);
+  else if (exponent == top)
     v = mantissa ? NAN : INFINITY;
   else
-    v = ldexp(mantissa + 1024, exponent - 25);
+    v = ldexp(mantissa + (1 << man_bits), exponent - bias - man_bits);
   return (bits & 0x8000) ? -v : v;
+}
+
+uint16_t cjl_f16_from_double(double value) {
+  return narrow_from_double(value, 5);
+}
+double cjl_f16_to_double(uint16_t bits) {
+  return widen_to_double(bits, 5);
+}
+uint16_t cjl_bf16_from_double(double value) {
+  return narrow_from_double(value, 8);
+}
+double cjl_bf16_to_double(uint16_t bits) {
+  return widen_to_double(bits, 8);
 }
 
 /* --- Lua tables ---------------------------------------------------------------------------- */

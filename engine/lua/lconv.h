@@ -45,6 +45,9 @@ void cjl_push_element(lua_State *L, cujit_dtype dtype, const void *src);
 /* IEEE half precision, rounding to nearest even; NaN and infinities kept. */
 uint16_t cjl_f16_from_double(double value);
 double cjl_f16_to_double(uint16_t bits);
+/* bfloat16 (8 exponent bits, 7 mantissa bits), the same way. */
+uint16_t cjl_bf16_from_double(double value);
+double cjl_bf16_to_double(uint16_t bits);
 
 /* The shape of a Lua table of numbers nested up to 3 deep ({1,2}, {{1,2},{3,4}}): fills shape
 ** and *ndim from the first element of each level. Returns NULL, or a reason pushed on the stack

@@ -316,8 +316,8 @@ static void item_types(lua_State *L, const char *name, size_t i, size_t want, cu
     if ((types[t] = dt ? cujit_dtype_from_name(dt) : CUJIT_DTYPE_NONE) == CUJIT_DTYPE_NONE)
       luaL_argerror(L, 2,
                     lua_pushfstring(L,
-                                    "item [%d]: %s is not a dtype (use one of f16, f32, f64, "
-                                    "i8, i16, i32, i64, u8, u16, u32, u64)",
+                                    "item [%d]: %s is not a dtype (use one of f16, bf16, f32, "
+                                    "f64, i8, i16, i32, i64, u8, u16, u32, u64)",
                                     (int)i + 1,
                                     dt ? lua_pushfstring(L, "'%s'", dt) : luaL_typename(L, -1)));
     if (table) lua_pop(L, 1);

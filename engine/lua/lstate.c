@@ -149,7 +149,7 @@ const char *cjl_check_text(lua_State *L, int arg, const char *what) {
   return cjl_text(L, arg, arg, "%s", what);
 }
 
-#define DTYPE_LIST "f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64"
+#define DTYPE_LIST "f16, bf16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64"
 
 cujit_dtype cjl_check_dtype(lua_State *L, int idx) {
   const char *name = cjl_check_text(L, idx, "the dtype");

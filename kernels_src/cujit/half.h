@@ -10,6 +10,7 @@
 ** with the common half and __half2 arithmetic of cuda_fp16.h rounded as the GPU rounds it.
 */
 #pragma once
+#include <cujit/float_conv.h>
 
 #if !defined(__CUDA_FP16_H__) && defined(__has_include) && !defined(__CUJIT_CPU__)
 #if __has_include(<cuda_fp16.h>)
@@ -86,35 +87,9 @@ __device__ __forceinline__ float __half2float(__half h) {
 }
 
 #if defined(__CUJIT_CPU__)
-/* On the CPU device, the part of the toolkit's cuda_fp16.h that kernels use most. Each operation
-** rounds once more from float, which gives the correctly rounded half result for + - * / (float
-** has more than 2 x 11 + 2 bits), as the GPU's native half arithmetic does. */
-#define CJ_HALF_OP(name, op)                                                                       \
-  static inline __half name(__half a, __half b) {                                                  \
-    return __half((float)a op(float) b);                                                           \
-  }
-#define CJ_HALF_CMP(name, op)                                                                      \
-  static inline bool name(__half a, __half b) {                                                    \
-    return (float)a op(float) b;                                                                   \
-  }
-CJ_HALF_OP(__hadd, +)
-CJ_HALF_OP(__hsub, -)
-CJ_HALF_OP(__hmul, *)
-CJ_HALF_OP(__hdiv, /)
-CJ_HALF_CMP(__heq, ==)
-CJ_HALF_CMP(__hne, !=)
-CJ_HALF_CMP(__hlt, <)
-CJ_HALF_CMP(__hle, <=)
-CJ_HALF_CMP(__hgt, >)
-CJ_HALF_CMP(__hge, >=)
-#undef CJ_HALF_OP
-#undef CJ_HALF_CMP
-static inline __half __hneg(__half a) {
-  return __half(-(float)a);
-}
-static inline __half __habs(__half a) {
-  return __half(fabsf((float)a));
-}
+/* On the CPU device, the part of the toolkit's cuda_fp16.h that kernels use most: __hadd ...
+** __hmin computed in float and rounded once (float_conv.h), as the GPU's half arithmetic. */
+CJ_CPU_FLOAT16_OPS(__half)
 /* a*b + c rounded once, as the GPU's fma.rn.f16: a*b is exact in float, and the sum's rounding
 ** error (TwoSum) decides a float sum that falls on a tie between two halves. */
 static inline __half __hfma(__half a, __half b, __half c) {
@@ -129,29 +104,8 @@ static inline __half __hfma(__half a, __half b, __half c) {
   }
   return r;
 }
-static inline __half __hmax(__half a, __half b) {
-  return __half(fmaxf((float)a, (float)b));
-}
-static inline __half __hmin(__half a, __half b) {
-  return __half(fminf((float)a, (float)b));
-}
-static inline __half __float2half_rn(float f) {
-  return __half(f);
-}
-static inline __half __int2half_rn(int i) {
-  return __half((float)i);
-}
-static inline int __half2int_rz(__half h) {
-  return (int)(float)h;
-}
-static inline unsigned short __half_as_ushort(__half h) {
-  return h.__x;
-}
-static inline __half __ushort_as_half(unsigned short x) {
-  __half h;
-  h.__x = x;
-  return h;
-}
+CJ_CPU_FLOAT16_CONVERSIONS(__half, __float2half_rn, __int2half_rn, __half2int_rz, __half_as_ushort,
+                           __ushort_as_half)
 
 /* __half2: two halves in 32 bits, each lane rounded as the __half operation above rounds it. */
 struct __align__(4) __half2 {
@@ -289,15 +243,6 @@ typedef __half2 half2;
 namespace cujit {
 __device__ __forceinline__ float to_float(__half h) {
   return __half2float(h);
-}
-__device__ __forceinline__ float to_float(float f) {
-  return f;
-}
-__device__ __forceinline__ double to_float(double d) {
-  return d;
-}
-template <class T> __device__ __forceinline__ T from_float(float f) {
-  return (T)f;
 }
 template <> __device__ __forceinline__ __half from_float<__half>(float f) {
   return __float2half(f);

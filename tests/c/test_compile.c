@@ -152,6 +152,7 @@ Test(compile, codegen_type_variables_and_half) {
   cr_assert(strstr(src, "typedef double T;\n"), "%s", src);
   cr_assert(strstr(src, "typedef __half U;\n"), "%s", src);
   cr_assert(strstr(src, "#include <cuda_fp16.h>\n"), "%s", src);
+  cr_assert_null(strstr(src, "cuda_bf16.h"), "no bfloat16 here: %s", src);
   cr_assert(strstr(src, "void axpy(T a, const T *x, U *y, int n)"), "%s", src);
   cr_assert_null(strstr(src, ":preamble"), "no preamble given: %s", src);
   free(src);
@@ -208,6 +209,23 @@ Test(compile, compute_arch_gives_ptx_only) {
   cr_assert_eq(len, 0);
   cr_assert(strstr(cujit_program_ptx(p, NULL), ".target sm_90"));
   cujit_program_free(p);
+}
+
+/* __nv_bfloat16 brings the toolkit's <cuda_bf16.h> (not <cuda_fp16.h>), named by a parameter or
+** bound to a type variable. */
+Test(compile, codegen_bf16_includes_cuda_bf16) {
+  const char *types[] = {"__nv_bfloat16"};
+  char *src = generate("bscale(T *x, float s)", "x[0] = x[0];", NULL, types);
+  cr_assert(strstr(src, "#include <cuda_bf16.h>\n"), "%s", src);
+  cr_assert(strstr(src, "typedef __nv_bfloat16 T;\n"), "%s", src);
+  cr_assert_null(strstr(src, "cuda_fp16.h"), "%s", src);
+  free(src);
+  src = generate("bscale(nv_bfloat16 *x, float s)", "x[0] = x[0];", NULL, NULL);
+  cr_assert(strstr(src, "#include <cuda_bf16.h>\n"), "%s", src);
+  free(src);
+  src = generate("fscale(float *x, float s)", "x[0] = x[0];", NULL, NULL);
+  cr_assert_null(strstr(src, "cuda_bf16.h"), "%s", src);
+  free(src);
 }
 
 Test(compile, half_kernel) {

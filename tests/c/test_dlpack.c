@@ -65,7 +65,7 @@ Test(dlpack, every_dtype_crosses_as_its_dlpack_code_and_bits_and_back) {
       {CUJIT_F16, kDLFloat, 16}, {CUJIT_F32, kDLFloat, 32}, {CUJIT_F64, kDLFloat, 64},
       {CUJIT_I8, kDLInt, 8},     {CUJIT_I16, kDLInt, 16},   {CUJIT_I32, kDLInt, 32},
       {CUJIT_I64, kDLInt, 64},   {CUJIT_U8, kDLUInt, 8},    {CUJIT_U16, kDLUInt, 16},
-      {CUJIT_U32, kDLUInt, 32},  {CUJIT_U64, kDLUInt, 64},
+      {CUJIT_U32, kDLUInt, 32},  {CUJIT_U64, kDLUInt, 64},  {CUJIT_BF16, kDLBfloat, 16},
   };
   cr_assert_eq(sizeof table / sizeof *table, CUJIT_DTYPE_COUNT_ - 1, "every dtype but NONE");
   for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
@@ -294,8 +294,12 @@ Test(dlpack, from_dlpack_refuses_what_it_cannot_take_and_leaves_the_tensor_to_it
                  CUJIT_ERROR_NO_DEVICE, "the tensor is on CUDA device 77");
   IMPORT_REFUSED(p.m.dl_tensor.dtype = ((DLDataType){kDLBool, 8, 1}), CUJIT_ERROR_INVALID_ARGUMENT,
                  "(code 6: bool, 8 bits, 1 lanes) has no cujit dtype");
-  IMPORT_REFUSED(p.m.dl_tensor.dtype = ((DLDataType){kDLBfloat, 16, 1}),
-                 CUJIT_ERROR_INVALID_ARGUMENT, "bfloat, 16 bits");
+  IMPORT_REFUSED(p.m.dl_tensor.dtype = ((DLDataType){kDLBfloat, 32, 1}),
+                 CUJIT_ERROR_INVALID_ARGUMENT,
+                 "(code 4: bfloat, 32 bits, 1 lanes) has no cujit dtype; cujit takes float "
+                 "16/32/64, bfloat 16,");
+  IMPORT_REFUSED(p.m.dl_tensor.dtype = ((DLDataType){kDLBfloat, 16, 2}),
+                 CUJIT_ERROR_INVALID_ARGUMENT, "(code 4: bfloat, 16 bits, 2 lanes)");
   IMPORT_REFUSED(p.m.dl_tensor.dtype = ((DLDataType){kDLFloat, 32, 4}),
                  CUJIT_ERROR_INVALID_ARGUMENT, "32 bits, 4 lanes");
   IMPORT_REFUSED(p.m.dl_tensor.ndim = 9, CUJIT_ERROR_INVALID_ARGUMENT,

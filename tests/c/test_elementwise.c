@@ -56,7 +56,8 @@ Test(elementwise, elementwise_generic_and_every_type_compile) {
   if (st == CUJIT_ERROR_NO_NVRTC) cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
   cr_assert_eq(st, CUJIT_OK, "%s", cujit_errmsg(engine));
   cr_assert(cujit_kernel_is_generic(k));
-  static const cujit_dtype types[] = {CUJIT_F32, CUJIT_F64, CUJIT_I32, CUJIT_U64, CUJIT_F16};
+  static const cujit_dtype types[] = {CUJIT_F32, CUJIT_F64, CUJIT_I32,
+                                      CUJIT_U64, CUJIT_F16, CUJIT_BF16};
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
     cr_expect_eq(cujit_kernel_specialize(k, &types[i], 1, &spec), CUJIT_OK, "%s: %s",
                  cujit_dtype_name(types[i]), cujit_errmsg(engine));
@@ -66,6 +67,19 @@ Test(elementwise, elementwise_generic_and_every_type_compile) {
                                         "s = x + u + cujit::to_float(h); c = i;", "mixed", &sm90,
                                         &k),
                CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_kernel_free(k);
+  /* bfloat16 by its spellings, and through a type variable bound to it, where cujit::to_float
+  ** comes from cujit/bf16.h (included because the unit has the toolkit's cuda_bf16.h). */
+  cr_assert_eq(cujit_elementwise_define(engine, "bf16 b, nv_bfloat16 c -> __nv_bfloat16 d, float e",
+                                        "d = b; e = cujit::to_float(b) + cujit::to_float(c);",
+                                        "bmixed", &sm90, &k),
+               CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_kernel_free(k);
+  cr_assert_eq(cujit_elementwise_define(engine, "T x -> float y", "y = cujit::to_float(x) * 2.0f",
+                                        "widen", &sm90, &k),
+               CUJIT_OK, "%s", cujit_errmsg(engine));
+  const cujit_dtype bf16 = CUJIT_BF16;
+  cr_expect_eq(cujit_kernel_specialize(k, &bf16, 1, &spec), CUJIT_OK, "%s", cujit_errmsg(engine));
   cujit_kernel_free(k);
   cr_assert_eq(
       cujit_elementwise_define(engine, "-> long long z", "z = 3 * i + n", "iota", &sm90, &k),
@@ -107,7 +121,8 @@ Test(elementwise, elementwise_ptx_uses_16_byte_vectors) {
   } want[] = {{CUJIT_F32, "ld.global.v4.f32", "st.global.v4.f32"},
               {CUJIT_F64, "ld.global.v2.f64", "st.global.v2.f64"},
               {CUJIT_I32, "ld.global.v4.u32", "st.global.v4.u32"},
-              {CUJIT_F16, "ld.global.v4.u32", "st.global.v4.u32"}};
+              {CUJIT_F16, "ld.global.v4.u32", "st.global.v4.u32"},
+              {CUJIT_BF16, "ld.global.v4.u32", "st.global.v4.u32"}};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     cr_assert_eq(cujit_kernel_specialize(k, &want[i].d, 1, &spec), CUJIT_OK, "%s: %s",
                  cujit_dtype_name(want[i].d), cujit_errmsg(engine));

@@ -1,8 +1,9 @@
 /*
 ** test_elementwise_dtypes.c -- every dtype through the elementwise builder, on the device
-** (issue 28): for each of the eleven dtypes, an elementwise kernel spelled with the dtype's name
+** (issue 28): for each of the twelve dtypes, an elementwise kernel spelled with the dtype's name
 ** and one with a type variable specialised by the buffer's dtype take the values at the type's
-** boundaries (signed and unsigned extremes, -1, half's largest and smallest, infinities, -0) and
+** boundaries (signed and unsigned extremes, -1, half's and bfloat16's largest and smallest,
+** infinities, -0) and
 ** give back each value unchanged and as a double. The parameters must carry the dtype asked for,
 ** a signed type read as unsigned (or a narrower one) gives another double, and the element past
 ** n keeps its bytes. On a GPU when there is one, else on the CPU device.
@@ -39,6 +40,10 @@ static values boundaries(cujit_dtype d) {
   switch (d) {
   case CUJIT_F16: /* 65504, -65504, the smallest subnormal 2^-24, 1, -0, infinity, 2^-14 */
     PUT(uint16_t, 0x7BFF, 0xFBFF, 0x0001, 0x3C00, 0x8000, 0x7C00, 0x0400);
+    break;
+  case CUJIT_BF16: /* its largest (2^128 - 2^120), -largest, the smallest subnormal 2^-133, 1,
+                   ** -0, infinity, 2^-126, 1 + 2^-7 */
+    PUT(uint16_t, 0x7F7F, 0xFF7F, 0x0001, 0x3F80, 0x8000, 0x7F80, 0x0080, 0x3F81);
     break;
   case CUJIT_F32:
     PUT(float, FLT_MAX, -FLT_MAX, FLT_TRUE_MIN, FLT_MIN, -0.0f, INFINITY, 1.0f / 3);
@@ -91,6 +96,15 @@ static double as_double(cujit_dtype d, const unsigned char *p) {
     int e = h >> 10 & 31, m = h & 1023;
     double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, e - 25);
     return h & 0x8000 ? -v : v;
+  }
+  case CUJIT_BF16: { /* float's upper half */
+    uint16_t b;
+    uint32_t u;
+    float f;
+    memcpy(&b, p, 2);
+    u = (uint32_t)b << 16;
+    memcpy(&f, &u, 4);
+    return f;
   }
   case CUJIT_F32:
     AS(float);
@@ -152,9 +166,14 @@ static void check_kernel(cujit_kernel *k, cujit_dtype d, const char *what) {
   cujit_buffer_free(xb), cujit_buffer_free(yb), cujit_buffer_free(zb);
 }
 
-/* The body: half has no conversion to double of its own (cujit::to_float gives a float). */
+/* The 16-bit floats, which convert to double through cujit::to_float (a float). */
+static int is_half(cujit_dtype d) {
+  return d == CUJIT_F16 || d == CUJIT_BF16;
+}
+
+/* The body: half and bfloat16 have no conversion to double of their own. */
 static const char *body(cujit_dtype d) {
-  return d == CUJIT_F16 ? "y = (double)cujit::to_float(x); z = x;" : "y = (double)x; z = x;";
+  return is_half(d) ? "y = (double)cujit::to_float(x); z = x;" : "y = (double)x; z = x;";
 }
 
 static void check_params(cujit_kernel *k, cujit_dtype d, const char *what) {
@@ -199,9 +218,9 @@ Test(elementwise_dtypes, every_dtype_through_a_type_variable) {
     char what[64];
     snprintf(what, sizeof what, "T x -> f64 y, T z with T = %s", cujit_dtype_name(d));
     cujit_kernel *s;
-    EXPECT_OK(cujit_kernel_specialize(d == CUJIT_F16 ? half : generic, &d, 1, &s));
+    EXPECT_OK(cujit_kernel_specialize(is_half(d) ? half : generic, &d, 1, &s));
     check_params(s, d, what);
-    check_kernel(d == CUJIT_F16 ? half : generic, d, what); /* specialised by the buffers */
+    check_kernel(is_half(d) ? half : generic, d, what); /* specialised by the buffers */
   }
   cujit_kernel_free(generic), cujit_kernel_free(half);
 }

@@ -122,8 +122,10 @@ static const char all_headers_source[] =
     "#include <cujit/random.h>\n"
     "#include <cujit/reduce.h>\n"
     "#include <cujit/half.h>\n"
+    "#include <cujit/bf16.h>\n"
     "extern \"C\" __global__ void use_all(float *f, double *d, long long *l, unsigned *u,\n"
-    "                                     __half *h, unsigned long long seed) {\n"
+    "                                     __half *h, __nv_bfloat16 *bh,\n"
+    "                                     unsigned long long seed) {\n"
     "  long long i = cujit::grid1(), s = cujit::gridsize1();\n"
     "  cujit::index2 i2 = cujit::grid2(), s2 = cujit::gridsize2();\n"
     "  cujit::index3 i3 = cujit::grid3(), s3 = cujit::gridsize3();\n"
@@ -144,6 +146,8 @@ static const char all_headers_source[] =
     "  unsigned long long q = cujit::block_max((unsigned long long)i);\n"
     "  h[i] = cujit::from_float<__half>(cujit::to_float(h[i]) + (float)k + (float)q);\n"
     "  f[3] = __half2float(__float2half(f[3]));\n"
+    "  bh[i] = cujit::from_float<__nv_bfloat16>(cujit::to_float(bh[i]) + (float)k);\n"
+    "  f[4] = __bfloat162float(__float2bfloat16(f[4]));\n"
     "}\n";
 
 Test(library, every_header_compiles_for_sm90) {
@@ -154,7 +158,7 @@ Test(library, every_header_compiles_for_sm90) {
   cr_assert(strstr(cujit_program_ptx(p, &len), ".entry use_all") != NULL);
   cujit_program_free(p);
   /* Each header alone, with nothing used: what including it costs. */
-  static const char *const headers[] = {"prelude", "grid", "random", "reduce", "half"};
+  static const char *const headers[] = {"prelude", "grid", "random", "reduce", "half", "bf16"};
   for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++) {
     char src[256], name[64];
     snprintf(src, sizeof src,
@@ -426,6 +430,15 @@ static hostval make_value(cujit_dtype d, void *p) {
     v.f = x;
     break;
   }
+  case CUJIT_BF16: { /* multiples of 1/4 up to 31.75: 7 bits, exact in bfloat16's 8 */
+    float x = (float)((int)(r % 255) - 127) / 4;
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    uint16_t h = (uint16_t)(u >> 16);
+    memcpy(p, &h, 2);
+    v.f = x;
+    break;
+  }
   case CUJIT_I8: {
     int8_t x = (int8_t)r;
     memcpy(p, &x, 1);
@@ -474,7 +487,7 @@ static hostval make_value(cujit_dtype d, void *p) {
 }
 
 static int is_float_type(cujit_dtype d) {
-  return d == CUJIT_F16 || d == CUJIT_F32 || d == CUJIT_F64;
+  return d == CUJIT_F16 || d == CUJIT_BF16 || d == CUJIT_F32 || d == CUJIT_F64;
 }
 static int is_signed_type(cujit_dtype d) {
   return d == CUJIT_I8 || d == CUJIT_I16 || d == CUJIT_I32 || d == CUJIT_I64;
@@ -492,7 +505,8 @@ static void check_reductions(cujit_dtype d, size_t count) {
   for (size_t i = 0; i < total; i++) {
     hostval x = make_value(d, a + i * es), y = make_value(d, b + i * es);
     if (i >= count) { /* the guard: the largest value there is, in every type */
-      memset(a + i * es, d == CUJIT_F16 ? 0x7b : 0x7f, es); /* 0x7b7b: half 61280 */
+      memset(a + i * es, d == CUJIT_F16 ? 0x7b : 0x7f, es); /* 0x7b7b: half 61280; 0x7f7f: the
+                                                             ** largest bfloat16 */
       if (!is_float_type(d) && !is_signed_type(d)) memset(a + i * es, 0xff, es);
       continue;
     }
@@ -561,8 +575,9 @@ static void check_reductions(cujit_dtype d, size_t count) {
 
 Test(library, gpu_reductions_match_host, .timeout = 300) {
   CJ_NEED_DEVICE(engine);
-  static const cujit_dtype types[] = {CUJIT_F32, CUJIT_F64, CUJIT_F16, CUJIT_I8,  CUJIT_I32,
-                                      CUJIT_I64, CUJIT_U8,  CUJIT_U16, CUJIT_U32, CUJIT_U64};
+  static const cujit_dtype types[] = {CUJIT_F32, CUJIT_F64, CUJIT_F16, CUJIT_BF16,
+                                      CUJIT_I8,  CUJIT_I32, CUJIT_I64, CUJIT_U8,
+                                      CUJIT_U16, CUJIT_U32, CUJIT_U64};
   static const size_t lengths[] = {0, 1, 2, 3, 15, 16, 17, 31, 32, 33, 1000, (1u << 20) + 7};
   for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
     for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++)

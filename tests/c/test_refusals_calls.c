@@ -145,7 +145,7 @@ Test(refusals_calls, specialisation_and_parameters) {
                  "kernel 'axpy' has 1 type variable(s) but 2 type(s) were given");
   EXPECT_REFUSED(cujit_kernel_specialize(axpy, two, 0, &s), CUJIT_ERROR_INVALID_ARGUMENT,
                  "kernel 'axpy' has 1 type variable(s) but 0 type(s) were given");
-  cujit_dtype none = CUJIT_DTYPE_NONE, past = CUJIT_DTYPE_COUNT_, last = CUJIT_U64;
+  cujit_dtype none = CUJIT_DTYPE_NONE, past = CUJIT_DTYPE_COUNT_, last = CUJIT_BF16;
   EXPECT_REFUSED(cujit_kernel_specialize(axpy, &none, 1, &s), CUJIT_ERROR_INVALID_ARGUMENT,
                  "kernel 'axpy': type 0 for T is not a concrete dtype");
   EXPECT_REFUSED(cujit_kernel_specialize(axpy, &past, 1, &s), CUJIT_ERROR_INVALID_ARGUMENT,
@@ -153,7 +153,7 @@ Test(refusals_calls, specialisation_and_parameters) {
   EXPECT_OK(cujit_kernel_specialize(axpy, &last, 1, &s)); /* the last dtype is one */
   cujit_param_info info = CUJIT_PARAM_INFO_INIT;
   EXPECT_OK(cujit_kernel_param(s, 2, &info));
-  cr_expect(info.dtype == CUJIT_U64 && !strcmp(info.type, "unsigned long long *"), "y is %s",
+  cr_expect(info.dtype == CUJIT_BF16 && !strcmp(info.type, "__nv_bfloat16 *"), "y is %s",
             info.type);
   EXPECT_OK(cujit_kernel_param(twice, 1, &info)); /* the last parameter */
   cr_expect_str_eq(info.name, "n");
@@ -262,7 +262,7 @@ Test(refusals_calls, memory_bounds) {
                  "each); ask for a multiple of 8");
   EXPECT_REFUSED(cujit_buffer_alloc(engine, 8, CUJIT_DTYPE_COUNT_, &b),
                  CUJIT_ERROR_INVALID_ARGUMENT,
-                 "cujit_buffer_alloc: 12 is not a cujit_dtype; use CUJIT_F32, CUJIT_I32, ... or "
+                 "cujit_buffer_alloc: 13 is not a cujit_dtype; use CUJIT_F32, CUJIT_I32, ... or "
                  "CUJIT_DTYPE_NONE for raw bytes");
   cujit_host_buffer *hb;
   EXPECT_REFUSED(cujit_host_alloc(engine, 0, &hb), CUJIT_ERROR_INVALID_ARGUMENT,

@@ -103,6 +103,9 @@ Test(signature, scalar_types) {
       {"double", "double", CUJIT_F64, 8},
       {"__half", "__half", CUJIT_F16, 2},
       {"half", "__half", CUJIT_F16, 2},
+      {"__nv_bfloat16", "__nv_bfloat16", CUJIT_BF16, 2},
+      {"nv_bfloat16", "__nv_bfloat16", CUJIT_BF16, 2},
+      {"const __nv_bfloat16", "const __nv_bfloat16", CUJIT_BF16, 2},
       {"const int", "const int", CUJIT_I32, 4},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -128,12 +131,14 @@ Test(signature, vector_types) {
     const char *name;
     size_t size, align;
   } cases[] = {
-      {"char2", 2, 2},         {"char3", 3, 1},     {"uchar4", 4, 4},      {"short2", 4, 4},
-      {"short3", 6, 2},        {"ushort4", 8, 8},   {"int1", 4, 4},        {"int2", 8, 8},
-      {"int3", 12, 4},         {"int4", 16, 16},    {"uint2", 8, 8},       {"uint4", 16, 16},
-      {"float2", 8, 8},        {"float3", 12, 4},   {"float4", 16, 16},    {"double2", 16, 16},
-      {"double3", 24, 8},      {"double4", 32, 16}, {"longlong2", 16, 16}, {"ulong3", 24, 8},
-      {"double4_32a", 32, 32}, {"__half2", 4, 4},
+      {"char2", 2, 2},       {"char3", 3, 1},          {"uchar4", 4, 4},
+      {"short2", 4, 4},      {"short3", 6, 2},         {"ushort4", 8, 8},
+      {"int1", 4, 4},        {"int2", 8, 8},           {"int3", 12, 4},
+      {"int4", 16, 16},      {"uint2", 8, 8},          {"uint4", 16, 16},
+      {"float2", 8, 8},      {"float3", 12, 4},        {"float4", 16, 16},
+      {"double2", 16, 16},   {"double3", 24, 8},       {"double4", 32, 16},
+      {"longlong2", 16, 16}, {"ulong3", 24, 8},        {"double4_32a", 32, 32},
+      {"__half2", 4, 4},     {"__nv_bfloat162", 4, 4}, {"nv_bfloat162", 4, 4},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char text[128];

@@ -9,6 +9,8 @@
 */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,6 +208,70 @@ static void tiles_through(const char *name, cujit_tensor_swizzle swizzle, unsign
   cujit_program_free(p);
   cujit_buffer_free(in), cujit_buffer_free(out);
   free(host), free(back);
+}
+
+/* A bf16 map (CU_TENSOR_MAP_DATA_TYPE_BFLOAT16) with oob_nan: one 32 x 32 box at (x, y), widened
+** to float; a box reaching past the tensor reads NaN there, which only a float element type has. */
+static const char bf16_box[] =
+    "#include <cujit/tma.h>\n"
+    "#include <cuda_bf16.h>\n"
+    "extern \"C\" __global__ void bf16_box(const __grid_constant__ CUtensorMap in, float *out,\n"
+    "                                     int x, int y) {\n"
+    "  __shared__ alignas(128) __nv_bfloat16 tile[32][32];\n"
+    "  __shared__ unsigned long long bar;\n"
+    "  if (threadIdx.x == 0) { cujit::mbarrier_init(&bar, 1); cujit::fence_barrier_init(); }\n"
+    "  __syncthreads();\n"
+    "  if (threadIdx.x == 0) {\n"
+    "    cujit::mbarrier_expect_tx(&bar, sizeof tile);\n"
+    "    cujit::tma_load_2d(tile, &in, x, y, &bar);\n"
+    "  }\n"
+    "  cujit::mbarrier_wait(&bar, 0);\n"
+    "  for (int i = threadIdx.x; i < 32 * 32; i += blockDim.x)\n"
+    "    out[i] = __bfloat162float(tile[i / 32][i % 32]);\n"
+    "}\n";
+
+Test(tensor_map, a_bf16_map_reads_bfloat16_and_nan_past_the_edge_on_a_gpu) {
+  need_tma_gpu();
+  if (on_stub()) cr_skip_test("the stand-in driver runs no kernel: this case runs on a GPU");
+  enum { ROWS = 40, COLS = 48 }; /* a row is 96 bytes: a multiple of 16 */
+  uint16_t host[ROWS * COLS];
+  for (int i = 0; i < ROWS * COLS; i++) { /* (i mod 512) - 256: exact in bfloat16 */
+    float f = (float)(i % 512 - 256);
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    host[i] = (uint16_t)(u >> 16);
+  }
+  cujit_buffer *in = cj_test_upload(host, sizeof host, CUJIT_BF16);
+  cujit_buffer *out = cj_test_upload(NULL, 32 * 32 * 4, CUJIT_F32);
+  cujit_tensor_map_desc d = matrix(ROWS, COLS);
+  d.oob_nan = 1;
+  cujit_tensor_map m;
+  cr_assert_eq(cujit_tensor_map_encode(in, &d, &m), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_program *p;
+  cujit_kernel *k;
+  cr_assert_eq(cujit_program_compile(engine, bf16_box, "bf16_box.cu", NULL, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert_eq(cujit_program_kernel(p, "bf16_box", &k), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cujit_launch_config c = CUJIT_LAUNCH_CONFIG_INIT;
+  c.grid[0] = 1, c.block[0] = 128;
+  const int x = 32, y = 32; /* 16 columns and 8 rows inside, the rest past the edge */
+  cujit_arg args[] = {CUJIT_ARG_RAW(m.opaque), CUJIT_ARG_BUF(out), CUJIT_ARG_I(x), CUJIT_ARG_I(y)};
+  cr_assert_eq(cujit_launch(k, &c, args, 4), CUJIT_OK, "%s", cujit_errmsg(engine));
+  float back[32 * 32];
+  cj_test_download(back, out, sizeof back);
+  for (int r = 0; r < 32; r++)
+    for (int col = 0; col < 32; col++) {
+      float got = back[r * 32 + col];
+      if (y + r < ROWS && x + col < COLS) {
+        float want = (float)(((y + r) * COLS + x + col) % 512 - 256);
+        cr_assert_eq(got, want, "row %d col %d: %g, want %g", y + r, x + col, got, want);
+      } else {
+        cr_assert(isnan(got), "row %d col %d, past the edge: %g, want NaN", y + r, x + col, got);
+      }
+    }
+  cujit_kernel_free(k);
+  cujit_program_free(p);
+  cujit_buffer_free(in), cujit_buffer_free(out);
 }
 
 Test(tensor_map, tiles_copied_through_the_map_on_a_gpu) {

@@ -140,13 +140,14 @@ local function random_values(dtype, n)
   for i = 1, n do
     if r then t[i] = math.random(math.tointeger(r[1]), math.tointeger(r[2]))
     elseif dtype == "f16" then t[i] = math.random(-2048, 2048) / 64 -- exact in half
+    elseif dtype == "bf16" then t[i] = math.random(-256, 256) / 8 -- exact in bfloat16
     else t[i] = (math.random() - 0.5) * 1000 end
   end
   return t
 end
 
 T.test("sum, min, max, dot against Lua on random data of every dtype and size", function()
-  local dtypes = {"f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"}
+  local dtypes = {"f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"}
   for _, dtype in ipairs(dtypes) do
     for _, n in ipairs({1, 2, 3, 5, 31, 1000, 4099, 65543}) do
       local t, u = random_values(dtype, n), random_values(dtype, n)

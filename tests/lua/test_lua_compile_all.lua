@@ -96,7 +96,7 @@ h.test("specialize_all takes lists for several type variables", function()
            function() return k:specialize_all{"f32"} end)
   h.raises({"item [2] is a table: give a list of 2 dtype names"},
            k.specialize_all, k, {{"f32", "i32"}, {"f32"}})
-  h.raises({"item [1]: 'f33' is not a dtype (use one of f16, f32"},
+  h.raises({"item [1]: 'f33' is not a dtype (use one of f16, bf16, f32"},
            k.specialize_all, k, {{"f32", "f33"}})
 end)
 

@@ -82,6 +82,14 @@ h.test("a:to_dlpack and cuda.from_dlpack share the memory, with the shape", func
   h.eq(d.ndim, 1, "1-D")
   h.eq(d.size, 5, "size")
   h.eq(d:sum(), 15, "values")
+  -- bf16 crosses as DLPack's bfloat (code 4, 16 bits) and comes back as bf16
+  local e = cuda.to_device({{1.5, -2}, {1 + 2 ^ -8, 2 ^ 100}}, "bf16")
+  local f = cuda.from_dlpack(e:to_dlpack())
+  h.eq(f.dtype, "bf16", "bf16 back")
+  h.eq(f.ndim, 2, "2-D")
+  h.eq(f.nbytes, 8, "two bytes an element")
+  local rows = f:totable()
+  h.same(rows[2], {1.0, 2 ^ 100}, nil, "the same elements, rounded when stored")
 end)
 
 h.test("cuda.dlpack_delete gives back an export nobody took; refusals name the problem", function()

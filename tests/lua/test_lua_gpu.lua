@@ -166,7 +166,8 @@ h.test("device array dtype mismatch names the parameter", function()
 end)
 
 h.test("copies between device, host and tables, per dtype", function()
-  for _, dt in ipairs {"f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"} do
+  for _, dt in ipairs {"f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32",
+                       "u64"} do
     local n = 50 + math.random(0, 50)
     local lo = (dt:sub(1, 1) == "u") and 0 or -100
     local src = h.random_ints(n, lo, 100)

@@ -1,5 +1,5 @@
 -- test_lua_host_array.lua -- typed host arrays (no GPU needed): creation, 1-based indexing with
--- dtype conversion and range checks, f16 rounding, shapes, iteration, tostring, copies.
+-- dtype conversion and range checks, f16 and bf16 rounding, shapes, iteration, tostring, copies.
 local h = require "helper"
 local cuda = require "cujit"
 
@@ -85,6 +85,18 @@ h.test("floats: overflow is an error, inf and nan pass", function()
   h.eq(d[1], 1e300, "f64 keeps large values")
 end)
 
+-- Stores random values of exponent lo..hi through stored(x) and checks each came back as a nearest
+-- value of a float type of `bits` mantissa bits whose smallest normal exponent is `emin`.
+local function check_nearest(stored, name, lo, hi, emin, bits)
+  for _ = 1, 200 do
+    local x = (math.random() * 2 - 1) * 2 ^ math.random(lo, hi)
+    local e = math.floor(math.log(math.abs(x), 2))
+    local ulp = 2 ^ (math.max(e, emin) - bits)
+    local got = stored(x)
+    h.check(math.abs(got - x) <= ulp / 2, string.format("%s(%.17g) = %.17g is not the nearest", name, x, got))
+  end
+end
+
 h.test("f16 rounds to nearest even", function()
   local a = cuda.host_array(1, "f16")
   local function stored(x) a[1] = x; return a[1] end
@@ -106,14 +118,49 @@ h.test("f16 rounds to nearest even", function()
   h.eq(stored(math.huge), math.huge, "inf")
   local nan = stored(0 / 0)
   h.check(nan ~= nan, "nan")
-  -- against a reference rounding on random values
-  for _ = 1, 200 do
-    local x = (math.random() * 2 - 1) * 2 ^ math.random(-20, 15)
-    local e = math.floor(math.log(math.abs(x), 2))
-    local ulp = 2 ^ (math.max(e, -14) - 10)
-    local got = stored(x)
-    h.check(math.abs(got - x) <= ulp / 2, string.format("f16(%.17g) = %.17g is not the nearest", x, got))
-  end
+  check_nearest(stored, "f16", -20, 15, -14, 10) -- against a reference rounding on random values
+end)
+
+h.test("bf16 rounds to nearest even", function()
+  local a = cuda.host_array(1, "bf16")
+  local function stored(x) a[1] = x; return a[1] end
+  local BF16_MAX = 2 ^ 128 - 2 ^ 120
+  h.eq(a.dtype, "bf16", "dtype")
+  h.eq(a.nbytes, 2, "two bytes an element")
+  h.eq(stored(1.0), 1.0, "1")
+  h.eq(stored(0.1), 0.10009765625, "0.1")
+  h.eq(stored(1 + 2 ^ -8), 1.0, "tie rounds to even (down)")
+  h.eq(stored(1 + 3 * 2 ^ -8), 1 + 2 ^ -6, "tie rounds to even (up)")
+  h.eq(stored(1 + 2 ^ -8 + 2 ^ -30), 1 + 2 ^ -7, "just past a tie rounds up")
+  h.eq(stored(65504), 65536, "half's largest rounds up in bf16")
+  h.eq(stored(65520), 65536, "and half's overflow point is no limit here")
+  h.eq(stored(BF16_MAX), BF16_MAX, "largest bf16, 3.3895e38")
+  h.eq(stored(-BF16_MAX), -BF16_MAX, "its negative")
+  h.eq(stored(BF16_MAX + 2 ^ 118), BF16_MAX, "under half an ulp past the largest rounds to it")
+  h.raises("out of range for bf16", stored, BF16_MAX + 2 ^ 119)
+  h.raises("out of range for bf16", stored, -(BF16_MAX + 2 ^ 119))
+  h.raises({"value 1e+39 out of range for bf16 (it would become infinity)"}, stored, 1e39)
+  h.eq(stored(2 ^ -126), 2 ^ -126, "smallest normal")
+  h.eq(stored(2 ^ -133), 2 ^ -133, "smallest subnormal")
+  h.eq(stored(2 ^ -134), 0.0, "half the smallest subnormal ties to zero")
+  h.eq(stored(3 * 2 ^ -134), 2 ^ -132, "a subnormal tie from odd rounds up")
+  h.eq(stored(2 ^ -126 - 2 ^ -134), 2 ^ -126, "rounds up into the normals")
+  h.eq(1 / stored(-0.0), -math.huge, "-0 keeps its sign")
+  h.eq(stored(math.huge), math.huge, "inf")
+  h.eq(stored(-math.huge), -math.huge, "-inf")
+  local nan = stored(0 / 0)
+  h.check(nan ~= nan, "nan")
+  -- the bits, through a u16 view of the same bytes
+  local b = cuda.array({1 + 2 ^ -8, -2, BF16_MAX, 2 ^ -133, math.huge}, "bf16")
+  local bits = {}
+  for i = 1, #b do bits[i] = string.unpack("<I2", string.pack("<f", b[i]), 3) end
+  h.same(bits, {0x3f80, 0xc000, 0x7f7f, 0x0001, 0x7f80}, nil, "bf16 is float's upper half")
+  check_nearest(stored, "bf16", -130, 120, -126, 7)
+  -- to and from tables, nested
+  local m = cuda.array({{1.5, -3}, {2 ^ 100, 1 / 3}}, "bf16")
+  local rows = m:totable()
+  h.same(rows[1], {1.5, -3}, nil, "totable, row 1")
+  h.same(rows[2], {2 ^ 100, 0.333984375}, nil, "totable, row 2 rounded")
 end)
 
 h.test("reads outside 1..#a are nil, writes are errors", function()

@@ -72,6 +72,16 @@ h.test("float limits: one rule for scalars and host arrays", function()
   local a = cuda.host_array(1, "f16")
   a[1] = 65510
   h.eq(a[1], 65504, "the host array side of the same rule")
+  -- bf16: float's range, 8 bits of precision
+  local bk = cuda.jit("bk(__nv_bfloat16 v, int *out)", "out[0] = 1;", SM90)[{1, 1}]
+  local BF16_MAX = 2 ^ 128 - 2 ^ 120
+  launch_ok(bk, BF16_MAX, out)
+  launch_ok(bk, 65520, out) -- no limit for bf16
+  launch_ok(bk, BF16_MAX + 2 ^ 118, out)
+  launch_ok(bk, 0 / 0, out)
+  h.raises({"bad argument #1 'v' to 'bk'", "is out of range for bf16 (it would become infinity; " ..
+            "the largest is 3.38953139e+38)"}, bk, BF16_MAX + 2 ^ 119, out)
+  h.raises({"bad argument #1 'v'", "out of range for bf16"}, bk, -1e39, out)
 end)
 
 h.test("integer parameter ranges", function()

@@ -113,6 +113,11 @@ test("atomicAdd on __half is refused in cujit's words, at the user's line", func
                         {preamble = "#include <cuda_fp16.h>"})
   h.check(not ok and not tostring(err):match("^[^\n]*no matching function"), tostring(err))
   h.check(not tostring(err):match("^[^\n]*cujit%-cxx%-"), "no scratch path in the headline")
+  -- __nv_bfloat16 the same, its type coming from the signature (cuda_bf16.h: cujit/bf16.h here)
+  h.raises({"kernel 'ab' failed to compile: line 1 of its body",
+            "atomicAdd on this type (__half, __half2, __nv_bfloat16",
+            "is not supported on the CPU device"},
+           cuda.jit, "ab(__nv_bfloat16 *o)", "atomicAdd(o, __float2bfloat16(1.0f));")
   -- atomicAdd on float and int still compile and run
   local k = cuda.jit("fa(float *f, int *i)", "atomicAdd(f, 1.5f); atomicAdd(i, 2);")
   local f, i = cuda.zeros(1, "f32"), cuda.zeros(1, "i32")

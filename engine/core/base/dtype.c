@@ -22,6 +22,7 @@ static const struct {
     [CUJIT_U16] = {"u16", "unsigned short", 2},
     [CUJIT_U32] = {"u32", "unsigned int", 4},
     [CUJIT_U64] = {"u64", "unsigned long long", 8},
+    [CUJIT_BF16] = {"bf16", "__nv_bfloat16", 2},
 };
 
 const char *cujit_dtype_name(cujit_dtype dtype) {

@@ -246,6 +246,8 @@ static int nccl_dtype(cujit_dtype dtype) {
     return CJ_NCCL_UINT64;
   case CUJIT_F16:
     return CJ_NCCL_FLOAT16;
+  case CUJIT_BF16:
+    return CJ_NCCL_BFLOAT16;
   case CUJIT_F32:
     return CJ_NCCL_FLOAT32;
   case CUJIT_F64:

@@ -26,8 +26,7 @@ const cj_cpu_name cj_cpu_unsupported[] = {
     {"__shfl_down", "the pre-CUDA 9 __shfl_down (use __shfl_down_sync)", NULL},
     {"__shfl_xor", "the pre-CUDA 9 __shfl_xor (use __shfl_xor_sync)", NULL},
     {"__ballot", "the pre-CUDA 9 __ballot (use __ballot_sync)", NULL},
-    {"__nv_bfloat16", "__nv_bfloat16", NULL},
-    {"__nv_bfloat162", "__nv_bfloat162", NULL},
+    {"__nv_bfloat162", "__nv_bfloat162 pairs", NULL},
     {"__pipeline_memcpy_async", "asynchronous copies (__pipeline_memcpy_async)", NULL},
     {"__cvta_generic_to_shared", "address-space conversions (__cvta_generic_to_shared)", NULL},
     {"cudaMalloc", "the device runtime (cudaMalloc)", NULL},
@@ -48,6 +47,7 @@ const cj_cpu_name cj_cpu_gpu_refuses[] = {
 ** none), and those of libraries it lacks, refused with what they are. */
 const cj_cpu_header cj_cpu_cuda_headers[] = {
     {"cuda_fp16.h", "cujit/half.h", NULL},
+    {"cuda_bf16.h", "cujit/bf16.h", NULL},
     {"cuda_runtime.h", "cujit/cpu_runtime.h", NULL},
     {"cuda_runtime_api.h", "cujit/cpu_runtime.h", NULL},
     {"cuda_profiler_api.h", "cujit/cpu_runtime.h", NULL},
@@ -68,7 +68,6 @@ const cj_cpu_header cj_cpu_cuda_headers[] = {
      "cooperative groups' internals (<cooperative_groups/details/...>; include "
      "<cooperative_groups.h> and its reduce.h, scan.h or memcpy_async.h)"},
     {"mma.h", NULL, "tensor-core fragments (<mma.h>)"},
-    {"cuda_bf16.h", NULL, "__nv_bfloat16 (<cuda_bf16.h>)"},
     {"curand_kernel.h", NULL,
      "cuRAND's device API (<curand_kernel.h>; <cujit/random.h> has Philox)"},
     {"cub/", NULL, "CUB"},

@@ -23,12 +23,15 @@ static const char *bound_type(const cj_signature *sig, const char *const *type_v
   return NULL;
 }
 
-static int needs_fp16(const cj_signature *sig, const char *const *type_values) {
+/* Whether a parameter's type, or a type variable's bound type, names `type` (__half, or
+** __nv_bfloat16): the unit then includes the toolkit header that defines it. */
+static int mentions_type(const cj_signature *sig, const char *const *type_values,
+                         const char *type) {
   for (size_t i = 0; i < sig->nparams; i++)
-    if (strstr(sig->params[i].type, "__half")) return 1;
+    if (strstr(sig->params[i].type, type)) return 1;
   for (size_t i = 0; i < sig->ntype_vars; i++) {
     const char *t = bound_type(sig, type_values, i);
-    if (t && (strstr(t, "half") || strstr(t, "__nv_"))) return 1;
+    if (t && strstr(t, type)) return 1;
   }
   return 0;
 }
@@ -47,7 +50,8 @@ char *cj_source_for_kernel(const cj_signature *sig, const char *body, const char
   cj_buf b = {0};
   cj_buf_printf(&b, "#line 1 \"%s:generated\"\n", sig->name);
   if (has_embedded_header("cujit/prelude.h")) cj_buf_puts(&b, "#include <cujit/prelude.h>\n");
-  if (needs_fp16(sig, type_values)) cj_buf_puts(&b, "#include <cuda_fp16.h>\n");
+  if (mentions_type(sig, type_values, "half")) cj_buf_puts(&b, "#include <cuda_fp16.h>\n");
+  if (mentions_type(sig, type_values, "__nv_bfloat16")) cj_buf_puts(&b, "#include <cuda_bf16.h>\n");
   for (size_t i = 0; i < sig->ntype_vars; i++) {
     const char *t = bound_type(sig, type_values, i);
     if (t) cj_buf_printf(&b, "typedef %s %s;\n", t, sig->type_vars[i]);

@@ -1,7 +1,7 @@
 /*
 ** lexicon.c -- the C words cujit reads: one tokenizer for signatures, translation units and
-** elementwise parameter lists; the types cujit can size (scalars, CUDA's vector types, __half);
-** the reserved words; and the one rule for type variables.
+** elementwise parameter lists; the types cujit can size (scalars, CUDA's vector types, __half,
+** __nv_bfloat16); the reserved words; and the one rule for type variables.
 */
 #include "lexicon.h"
 #include "base/base.h"
@@ -50,6 +50,8 @@ static const cj_type_desc named_types[] = {
     {"uint_fast64_t", CUJIT_U64, 8, 8},
     {"__half", CUJIT_F16, 2, 2},
     {"__half2", CUJIT_DTYPE_NONE, 4, 4},
+    {"__nv_bfloat16", CUJIT_BF16, 2, 2},
+    {"__nv_bfloat162", CUJIT_DTYPE_NONE, 4, 4},
     {"void", CUJIT_DTYPE_NONE, 0, 1},
 };
 
@@ -188,12 +190,17 @@ static int vector_type(const char *s, size_t n, cj_type_desc *out) {
   return 0;
 }
 
-/* A type named by one word: bool, float4, uint32_t, half, ... */
+/* A type named by one word: bool, float4, uint32_t, half (as __half), nv_bfloat16 (as
+** __nv_bfloat16), ... */
 int cj_named_type(const char *s, size_t n, cj_type_desc *out) {
   if (n == 4 && memcmp(s, "half", 4) == 0)
     s = "__half", n = 6;
   else if (n == 5 && memcmp(s, "half2", 5) == 0)
     s = "__half2", n = 7;
+  else if (n == 11 && memcmp(s, "nv_bfloat16", 11) == 0)
+    s = "__nv_bfloat16", n = 13;
+  else if (n == 12 && memcmp(s, "nv_bfloat162", 12) == 0)
+    s = "__nv_bfloat162", n = 14;
   for (size_t i = 0; i < sizeof named_types / sizeof *named_types; i++)
     if (named_types[i].spelling[0] == s[0] && strncmp(named_types[i].spelling, s, n) == 0 &&
         named_types[i].spelling[n] == '\0') {

@@ -46,7 +46,7 @@ typedef struct cj_type_desc {
   size_t size, align;
 } cj_type_desc;
 
-/* A type named by one word: bool, float, float4, uint32_t, half (as __half), ... */
+/* A type named by one word: bool, float, float4, uint32_t, half (as __half), nv_bfloat16, ... */
 int cj_named_type(const char *s, size_t n, cj_type_desc *out);
 
 /* The integer type of a normalised several-keyword spelling ("unsigned long long"). */

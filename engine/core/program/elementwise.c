@@ -31,6 +31,7 @@ typedef struct ew_spec {
   ew_param params[EW_MAX_PARAMS];
   int count;
   int uses_half; /* __half or a type variable appears: the kernel includes <cujit/half.h> */
+  int uses_bf16; /* __nv_bfloat16 appears: it includes <cujit/bf16.h> (cujit::to_float) */
 } ew_spec;
 
 /* The whole of s is one C identifier, as the signature tokenizer reads it. */
@@ -49,6 +50,8 @@ static int is_type_var(const char *s) {
 static const char *element_ctype(const char *t) {
   static const char *const alias[][2] = {{"unsigned", "unsigned int"},
                                          {"half", "__half"},
+                                         {"bfloat16", "__nv_bfloat16"},
+                                         {"nv_bfloat16", "__nv_bfloat16"},
                                          {"char", "signed char"},
                                          {"signed", "int"},
                                          {"unsigned long long int", "unsigned long long"},
@@ -122,7 +125,8 @@ static cujit_status parse_item(cujit_engine *e, const char *params, size_t from,
   cujit_status st = CUJIT_OK;
   if (!ctype)
     st = ew_error(e, params,
-                  "'%s' is not an element type cujit knows (use float, double, __half, int, "
+                  "'%s' is not an element type cujit knows (use float, double, __half, "
+                  "__nv_bfloat16, int, "
                   "unsigned int, long long, ..., a dtype name such as f32, or a type variable "
                   "such as T)",
                   type.data);
@@ -167,6 +171,7 @@ static cujit_status ew_parse(cujit_engine *e, const char *params, ew_spec *spec)
       if (strcmp(spec->params[j].name, p->name) == 0)
         return ew_error(e, params, "the name '%s' is used twice", p->name);
     if (strcmp(p->type, "__half") == 0 || is_type_var(p->type)) spec->uses_half = 1;
+    if (strcmp(p->type, "__nv_bfloat16") == 0) spec->uses_bf16 = 1;
   }
   return CUJIT_OK;
 }
@@ -269,11 +274,18 @@ static void ew_body(cj_buf *b, const ew_spec *spec, const char *expr) {
   ew_scalar_loop(b, spec);
 }
 
-/* What the generated kernel includes: its helpers, and half.h when __half may appear. */
+/* What the generated kernel includes: its helpers, half.h when __half may appear, and bf16.h when
+** __nv_bfloat16 is named. A type variable bound to __nv_bfloat16 needs no bf16.h: the unit has
+** the toolkit's cuda_bf16.h (source.c), whose conversion to float serves cujit::to_float, and the
+** toolkit's large bfloat16 header stays out of every other generic kernel. */
 static const char *ew_preamble(const ew_spec *spec) {
-  return spec->uses_half ? "#define CJ_ELEMENTWISE 1\n#include <cujit/library_kernels.h>\n"
-                           "#include <cujit/half.h>\n"
-                         : "#define CJ_ELEMENTWISE 1\n#include <cujit/library_kernels.h>\n";
+#define CJ_EW_BASE "#define CJ_ELEMENTWISE 1\n#include <cujit/library_kernels.h>\n"
+#define CJ_EW_HALF "#include <cujit/half.h>\n"
+#define CJ_EW_BF16 "#include <cujit/bf16.h>\n"
+  static const char *const preambles[2][2] = {
+      {CJ_EW_BASE, CJ_EW_BASE CJ_EW_BF16},
+      {CJ_EW_BASE CJ_EW_HALF, CJ_EW_BASE CJ_EW_HALF CJ_EW_BF16}};
+  return preambles[spec->uses_half][spec->uses_bf16];
 }
 
 cujit_status cj_elementwise_text(cujit_engine *engine, const char *params, const char *expr,

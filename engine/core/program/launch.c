@@ -137,38 +137,48 @@ static cujit_status pack_int(const cujit_kernel *k, size_t i, const cujit_arg *a
   }
 }
 
-/* IEEE binary16 from a double, rounding to nearest even straight from the double's 52-bit
-** mantissa (through float first, a value just below a tie between two halves could round twice). */
-static uint16_t half_bits(double v) {
+/* A 16-bit float with `exp_bits` of exponent (5: IEEE binary16, __half; 8: bfloat16,
+** __nv_bfloat16) from a double, rounding to nearest even straight from the double's 52-bit
+** mantissa (through float first, a value just below a tie between two halves could round twice).
+** NaN stays a (quiet) NaN of its sign. */
+static uint16_t narrow_float_bits(double v, unsigned exp_bits) {
+  unsigned man_bits = 15 - exp_bits, drop = 52 - man_bits;
+  int bias = (1 << (exp_bits - 1)) - 1, top = (1 << exp_bits) - 1;
   uint64_t x;
   memcpy(&x, &v, sizeof x);
   uint64_t sign = (x >> 48) & 0x8000u, mant = x & ((UINT64_C(1) << 52) - 1);
+  uint64_t inf = (uint64_t)top << man_bits;
   int exp = (int)((x >> 52) & 0x7ff);
-  if (exp == 0x7ff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
-  int e = exp - 1023 + 15;
-  if (e >= 31) return (uint16_t)(sign | 0x7c00u);
-  if (e <= 0) { /* a subnormal half, or zero */
-    if (e < -10) return (uint16_t)sign;
+  if (exp == 0x7ff) return (uint16_t)(sign | inf | (mant ? UINT64_C(1) << (man_bits - 1) : 0));
+  int e = exp - 1023 + bias;
+  if (e >= top) return (uint16_t)(sign | inf);
+  if (e <= 0) { /* a subnormal result, or zero */
+    if (e < -(int)man_bits) return (uint16_t)sign;
     mant |= UINT64_C(1) << 52;
-    unsigned shift = (unsigned)(43 - e);
-    uint64_t half = mant >> shift, rest = mant & ((UINT64_C(1) << shift) - 1);
+    unsigned shift = (unsigned)((int)drop + 1 - e);
+    uint64_t bits = mant >> shift, rest = mant & ((UINT64_C(1) << shift) - 1);
     uint64_t mid = UINT64_C(1) << (shift - 1);
-    if (rest > mid || (rest == mid && (half & 1u))) half++;
-    return (uint16_t)(sign | half);
+    if (rest > mid || (rest == mid && (bits & 1u))) bits++;
+    return (uint16_t)(sign | bits);
   }
-  uint64_t half = sign | ((uint64_t)e << 10) | (mant >> 42),
-           rest = mant & ((UINT64_C(1) << 42) - 1);
-  uint64_t mid = UINT64_C(1) << 41;
-  if (rest > mid || (rest == mid && (half & 1u))) half++; /* a carry moves into the exponent */
-  return (uint16_t)half;
+  uint64_t bits = sign | ((uint64_t)e << man_bits) | (mant >> drop),
+           rest = mant & ((UINT64_C(1) << drop) - 1);
+  uint64_t mid = UINT64_C(1) << (drop - 1);
+  if (rest > mid || (rest == mid && (bits & 1u))) bits++; /* a carry moves into the exponent */
+  return (uint16_t)bits;
 }
 
 /* The one rule for a float parameter (the Lua binding's host arrays follow it too): a value is
 ** rounded to the nearest value of the type, and refused only when that would be infinity: from
-** 65520 for __half (65504 is the largest half) and from FLT_MAX + 2^103 (half an ulp) for float.
-** Infinity and NaN passed as such are passed on. */
+** half an ulp past the largest finite value (65504 + 16 for __half, 2^128 - 2^120 + 2^119 for
+** __nv_bfloat16, FLT_MAX + 2^103 for float). Infinity and NaN passed as such are passed on. */
+static double largest_finite(cujit_dtype d) {
+  return d == CUJIT_F16 ? 65504.0 : d == CUJIT_BF16 ? ldexp(255.0, 120) : (double)FLT_MAX;
+}
 static double overflow_threshold(cujit_dtype d) {
-  return d == CUJIT_F16 ? 65520.0 : (double)FLT_MAX + ldexp(1.0, 103);
+  return d == CUJIT_F16    ? 65520.0
+         : d == CUJIT_BF16 ? ldexp(511.0, 119)
+                           : (double)FLT_MAX + ldexp(1.0, 103);
 }
 
 static cujit_status pack_float(const cujit_kernel *k, size_t i, const cujit_arg *a, void *dst) {
@@ -190,14 +200,14 @@ static cujit_status pack_float(const cujit_kernel *k, size_t i, const cujit_arg 
   if (d != CUJIT_F64 && isfinite(f) && fabs(f) >= overflow_threshold(d))
     return arg_error(k, i,
                      "%.17g is out of range for %s (it would become infinity; the largest is %.9g)",
-                     f, cujit_dtype_name(d), d == CUJIT_F16 ? 65504.0 : (double)FLT_MAX);
+                     f, cujit_dtype_name(d), largest_finite(d));
   if (d == CUJIT_F64)
     memcpy(dst, &f, sizeof f);
   else if (d == CUJIT_F32) {
     float v = (float)f;
     memcpy(dst, &v, sizeof v);
   } else {
-    uint16_t h = half_bits(f);
+    uint16_t h = narrow_float_bits(f, d == CUJIT_BF16 ? 8 : 5);
     memcpy(dst, &h, sizeof h);
   }
   return CUJIT_OK;
@@ -275,7 +285,8 @@ static cujit_status pack_one(const cujit_kernel *k, size_t i, const cujit_arg *a
     memcpy(dst, a->v.bytes, p->size);
     return CUJIT_OK;
   }
-  if (p->dtype == CUJIT_F16 || p->dtype == CUJIT_F32 || p->dtype == CUJIT_F64)
+  if (p->dtype == CUJIT_F16 || p->dtype == CUJIT_BF16 || p->dtype == CUJIT_F32 ||
+      p->dtype == CUJIT_F64)
     return pack_float(k, i, a, dst);
   return pack_int(k, i, a, dst);
 }

@@ -221,17 +221,18 @@ cujit_status cujit_random_normal(cujit_buffer *buffer, uint64_t seed, uint64_t o
  */
 
 static int is_float(cujit_dtype d) {
-  return d == CUJIT_F16 || d == CUJIT_F32 || d == CUJIT_F64;
+  return d == CUJIT_F16 || d == CUJIT_BF16 || d == CUJIT_F32 || d == CUJIT_F64;
 }
 static int is_signed(cujit_dtype d) {
   return d == CUJIT_I8 || d == CUJIT_I16 || d == CUJIT_I32 || d == CUJIT_I64;
 }
 
-/* The type min and max work in: shuffles have no 8- or 16-bit forms, and half goes through
-** float. */
+/* The type min and max work in: shuffles have no 8- or 16-bit forms, and half and bfloat16 go
+** through float. */
 static const char *minmax_type(cujit_dtype d) {
   switch (d) {
   case CUJIT_F16:
+  case CUJIT_BF16:
   case CUJIT_F32:
     return "float";
   case CUJIT_F64:
@@ -252,6 +253,7 @@ static void minmax_identities(cujit_dtype d, const char **max, const char **lowe
                     dninf[] = "(-__longlong_as_double(0x7ff0000000000000LL))";
   switch (d) {
   case CUJIT_F16:
+  case CUJIT_BF16:
   case CUJIT_F32:
     *max = finf, *lowest = fninf;
     break;
@@ -294,6 +296,7 @@ char *cj_library_source(int program, cujit_dtype d) {
                                  : "unsigned long long",
                   minmax_type(d), max, lowest);
   }
+  if (!program && d == CUJIT_BF16) cj_buf_puts(&src, "#include <cujit/bf16.h>\n");
   cj_buf_puts(&src, "#include <cujit/library_kernels.h>\n");
   for (size_t i = 0; i < count; i++)
     cj_buf_printf(&src, "extern \"C\" __global__ void %s(%s) { %s_body(%s); }\n", texts[i].name,

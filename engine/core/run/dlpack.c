@@ -23,7 +23,7 @@ static const struct {
     {CUJIT_F16, kDLFloat, 16}, {CUJIT_F32, kDLFloat, 32}, {CUJIT_F64, kDLFloat, 64},
     {CUJIT_I8, kDLInt, 8},     {CUJIT_I16, kDLInt, 16},   {CUJIT_I32, kDLInt, 32},
     {CUJIT_I64, kDLInt, 64},   {CUJIT_U8, kDLUInt, 8},    {CUJIT_U16, kDLUInt, 16},
-    {CUJIT_U32, kDLUInt, 32},  {CUJIT_U64, kDLUInt, 64},
+    {CUJIT_U32, kDLUInt, 32},  {CUJIT_U64, kDLUInt, 64},  {CUJIT_BF16, kDLBfloat, 16},
 };
 #define NDTYPES (sizeof dtypes / sizeof *dtypes)
 
@@ -52,8 +52,8 @@ static cujit_status from_dl_dtype(cujit_engine *engine, const char *fn, DLDataTy
       }
   return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                  "%s: the tensor's dtype (code %u: %s, %u bits, %u lanes) has no cujit dtype; "
-                 "cujit takes float 16/32/64, int and uint 8/16/32/64 of one lane (convert the "
-                 "tensor first, e.g. a bool tensor to uint8)",
+                 "cujit takes float 16/32/64, bfloat 16, int and uint 8/16/32/64 of one lane "
+                 "(convert the tensor first, e.g. a bool tensor to uint8)",
                  fn, t.code, code_name(t.code), t.bits, t.lanes);
 }
 

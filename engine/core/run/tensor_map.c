@@ -114,8 +114,8 @@ cujit_status cujit_tensor_map_encode(cujit_buffer *buffer, const cujit_tensor_ma
              (int)d.swizzle);
     return bad(engine, why);
   }
-  if (d.oob_nan && buffer->dtype != CUJIT_F16 && buffer->dtype != CUJIT_F32 &&
-      buffer->dtype != CUJIT_F64)
+  if (d.oob_nan && buffer->dtype != CUJIT_F16 && buffer->dtype != CUJIT_BF16 &&
+      buffer->dtype != CUJIT_F32 && buffer->dtype != CUJIT_F64)
     return bad(engine, "oob_nan fills with NaN, which only a float dtype has; leave it 0 (zeros)");
   uint64_t span = 0;
   if ((st = check_shape(engine, &d, elem, &span)) != CUJIT_OK) return st;

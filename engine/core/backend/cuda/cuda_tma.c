@@ -13,6 +13,8 @@ static CUtensorMapDataType data_type(cujit_dtype dtype) {
   switch (dtype) {
   case CUJIT_F16:
     return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  case CUJIT_BF16:
+    return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   case CUJIT_F32:
     return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   case CUJIT_F64:
