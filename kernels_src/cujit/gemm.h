@@ -7,7 +7,8 @@
 **     run by every thread of a block of cujit::gemm_threads (256) threads, on a grid of
 **     (ceil(n / gemm_tile_n), any y): block (x, y) computes the 64 x 64 tiles of C in column
 **     x, rows y, y + gridDim.y, ... (so an m past 65535 tiles needs no larger grid).
-**   T  the element type of A and B (float or __half); products are accumulated in float.
+**   T  the element type of A and B (float, __half or __nv_bfloat16); products are accumulated in
+**      float.
 **   O  the element type of C, of the bias and of the mask (float, or T).
 **   op(A) is m x k: A itself (m x k, row-major) or, with trans_a, the transpose of a k x m A;
 **   op(B) is k x n: B (k x n) or, with trans_b, the transpose of an n x k B.
@@ -28,6 +29,7 @@
 ** the same host call; this one is the path every device has.
 */
 #pragma once
+#include <cujit/bf16.h>
 #include <cujit/half.h>
 
 namespace cujit {

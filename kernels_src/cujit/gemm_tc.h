@@ -1,6 +1,7 @@
 /*
 ** cujit/gemm_tc.h -- the tensor-core GEMM of sm_90 (Hopper): C = epilogue(alpha * op(A) op(B) +
-** beta * C) with f16 inputs, f32 accumulation and C of f32 or f16, through wgmma (warpgroup
+** beta * C) with f16 or bf16 inputs, f32 accumulation and C of f32 or the inputs' type, through
+** wgmma (warpgroup
 ** matrix multiply-accumulate) fed by TMA. It is the kernel cujit_gemm (engine/core/program/gemm.c)
 ** runs on an sm_90 GPU when the shapes and alignment allow; cujit::gemm_simt (<cujit/gemm.h>) is
 ** the path everywhere else. Compiled for the arch-specific target (sm_90a): wgmma and setmaxnreg
@@ -127,6 +128,10 @@ __device__ __forceinline__ unsigned long long gemm_tc_desc(const void *at, unsig
   }
 CJ_TC_MMA(__half, ".f16.f16", 256, CJ_TC_REGS, CJ_TC_D128, "%128", "%129", "%130", "%131", "%132")
 CJ_TC_MMA(__half, ".f16.f16", 128, CJ_TC_REGS64, CJ_TC_D64, "%64", "%65", "%66", "%67", "%68")
+CJ_TC_MMA(__nv_bfloat16, ".bf16.bf16", 256, CJ_TC_REGS, CJ_TC_D128, "%128", "%129", "%130", "%131",
+          "%132")
+CJ_TC_MMA(__nv_bfloat16, ".bf16.bf16", 128, CJ_TC_REGS64, CJ_TC_D64, "%64", "%65", "%66", "%67",
+          "%68")
 
 __device__ __forceinline__ void gemm_tc_fence() {
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");

@@ -364,11 +364,12 @@ static void case_sum(const bench_opts *o) {
   free(ones), free(v);
 }
 
-/* cujit_gemm (case gemm): square n x n x n products, f32 and f16 inputs into f32 (f16: the
-** tensor-core path where the device has it; f16_simt: CUJIT_GEMM=simt, the path every device
-** has), on device time between two events; the median of the repetitions after one warm-up
-** (which compiles). */
-static const char *const gemm_variants[] = {"f32", "f16", "f16_simt"};
+/* cujit_gemm (case gemm): square n x n x n products, f32, f16 and bf16 inputs into f32 (f16 and
+** bf16: the tensor-core path where the device has it; f16_simt: CUJIT_GEMM=simt, the path every
+** device has), on device time between two events; the median of the repetitions after one
+** warm-up (which compiles). */
+static const char *const gemm_variants[] = {"f32", "f16", "bf16", "f16_simt"};
+static const cujit_dtype gemm_inputs[] = {CUJIT_F32, CUJIT_F16, CUJIT_BF16, CUJIT_F16};
 
 static int gemm_time(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c, int n, cujit_event *ev[2],
                      double *ms) {
@@ -390,9 +391,9 @@ static void case_gemm(const bench_opts *o) {
   cujit_event *ev[2] = {NULL, NULL};
   int ok = v && check(cujit_event_create(engine, &ev[0]), "event") &&
            check(cujit_event_create(engine, &ev[1]), "event");
-  for (int w = 0; w < 3; w++) {
-    cujit_dtype in = w ? CUJIT_F16 : CUJIT_F32;
-    if (w == 2) setenv("CUJIT_GEMM", "simt", 1);
+  for (int w = 0; w < 4; w++) {
+    cujit_dtype in = gemm_inputs[w];
+    if (w == 3) setenv("CUJIT_GEMM", "simt", 1);
     size_t elems = (size_t)n * (size_t)n;
     cujit_buffer *a = NULL, *b = NULL, *c = NULL;
     int good = ok &&
@@ -621,7 +622,7 @@ static void all_missing(const bench_opts *o) {
   for (int k = o->min_log2; k <= o->max_log2 && bench_wants(o, "bandwidth"); k += o->step_log2)
     for (int w = 0; w < VARIANTS; w++) bench_missing("bandwidth", SYS, bw_variants[w], 1 << k, why);
   if (bench_wants(o, "sum")) bench_missing("sum", SYS, "sum", 1 << o->sum_log2, why);
-  for (int w = 0; w < 3 && bench_wants(o, "gemm"); w++)
+  for (int w = 0; w < 4 && bench_wants(o, "gemm"); w++)
     bench_missing("gemm", SYS, gemm_variants[w], o->short_mode ? 256 : 8192, why);
   if (bench_wants(o, "montecarlo"))
     bench_missing("montecarlo", SYS, "e2e", (double)(1ll << o->mc_log2), why);

@@ -64,6 +64,8 @@ static const goal goals[] = {
      600, 0},
     {"f16 GEMM >= 75% of cuBLAS f16", "gemm", "cujit_c", "f16", "cupy", NULL, FRACTION_MIN, 0.75,
      0},
+    {"bf16 GEMM >= 600 TFLOP/s (tensor cores)", "gemm", "cujit_c", "bf16", NULL, NULL, ABSOLUTE_MIN,
+     600, 0},
     {"f32 GEMM (SIMT) >= 80% of cuBLAS f32", "gemm", "cujit_c", "f32", "cupy", NULL, FRACTION_MIN,
      0.80, 0},
     /* Issue 12: a replayed graph costs the driver's own replay and nothing more. */

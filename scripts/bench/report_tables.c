@@ -235,9 +235,9 @@ void tables(void) {
   }
   /* f16: f16 inputs into f32 (cujit's tensor-core path; CuPy's cuBLAS writes f16), f16_simt:
   ** cujit's SIMT path forced (CUJIT_GEMM=simt); issue 26's floor is cuBLAS through CuPy */
-  static const char *const gemm[] = {"f32", "f16", "f16_simt"};
+  static const char *const gemm[] = {"f32", "f16", "bf16", "f16_simt"};
   simple_table("6b. Square n x n x n GEMM, TFLOP/s (device time; x: of CuPy's cuBLAS)", "gemm",
-               gemm, 3, "cupy", NULL, 1);
+               gemm, 4, "cupy", NULL, 1);
   mc_table();
   graph_tables();
   latency_tables();

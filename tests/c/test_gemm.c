@@ -4,7 +4,8 @@
 ** tile, every transpose, every epilogue, alpha and beta, f32 and f16 inputs with f32 and f16
 ** outputs, C guarded past its end; every refusal with its message; one compile per dtype pair; a
 ** product captured into a graph; gemm.h called from a user kernel whose blocks loop over row
-** tiles. Runs on a GPU, or on the CPU device without one (CJ_NEED_DEVICE); the GEMM program text
+** tiles; bf16 inputs beside f16 and f32. Runs on a GPU, or on the CPU device without one
+** (CJ_NEED_DEVICE); the GEMM program text
 ** is compiled by NVRTC for sm_90 even without a GPU. The tensor-core path (gemm_tc.h): its program
 ** compiled for sm_90a (and refused for sm_90), CUJIT_GEMM's refusals on any device, and on an sm_90
 ** GPU, forced with CUJIT_GEMM=tensor, every layout, epilogue and output dtype on shapes that are
@@ -23,7 +24,8 @@
 
 TestSuite(gemm, .init = cj_fixture_open, .fini = cj_fixture_close);
 
-/* Host values of one dtype: f32 or f16 (GCC's _Float16 rounds to nearest even, as the GPU). */
+/* Host values of one dtype: f32, f16 (GCC's _Float16 rounds to nearest even, as the GPU) or bf16
+** (float's top 16 bits, rounded to nearest even here; the values are finite). */
 typedef struct host_matrix {
   cujit_dtype dtype;
   size_t count;
@@ -31,8 +33,25 @@ typedef struct host_matrix {
   void *raw;     /* the stored bytes */
 } host_matrix;
 
+static uint16_t bf16_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+static float bf16_value(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
 static void put(host_matrix *h, size_t i, double v) {
-  if (h->dtype == CUJIT_F16) {
+  if (h->dtype == CUJIT_BF16) {
+    uint16_t b = bf16_bits((float)v);
+    ((uint16_t *)h->raw)[i] = b;
+    h->exact[i] = bf16_value(b);
+  } else if (h->dtype == CUJIT_F16) {
     _Float16 x = (_Float16)(float)v;
     ((_Float16 *)h->raw)[i] = x;
     h->exact[i] = (double)(float)x;
@@ -44,8 +63,9 @@ static void put(host_matrix *h, size_t i, double v) {
 }
 
 static double get(const host_matrix *h, size_t i) {
-  return h->dtype == CUJIT_F16 ? (double)(float)((const _Float16 *)h->raw)[i]
-                               : (double)((const float *)h->raw)[i];
+  return h->dtype == CUJIT_BF16  ? (double)bf16_value(((const uint16_t *)h->raw)[i])
+         : h->dtype == CUJIT_F16 ? (double)(float)((const _Float16 *)h->raw)[i]
+                                 : (double)((const float *)h->raw)[i];
 }
 
 /* Random values in [-1, 1]; a quarter of them exactly 0 when `zeros` (a mask's "not > 0"). */
@@ -118,6 +138,7 @@ static void check_case(const gemm_case *t) {
       if (t->mask && !(mask.exact[i * n + j] > 0)) v = 0;
       double bound = (t->slack > 0 ? t->slack : 1.0) * 2.0 * (double)(k + 3) * 0x1p-24 * mag;
       if (t->out == CUJIT_F16) bound += 0x1p-11 * fabs(v) + 0x1p-25;
+      if (t->out == CUJIT_BF16) bound += 0x1p-8 * fabs(v) + 0x1p-133;
       double have = get(&got, i * n + j);
       if (!(fabs(have - v) <= bound)) {
         bad++;
@@ -154,9 +175,12 @@ Test(gemm, f32_shapes_and_transposes_match_the_reference) {
 ** pair; on a shape that is no multiple of the tile, transposed and not. */
 Test(gemm, epilogues_alpha_beta_and_dtypes_match_the_reference) {
   CJ_NEED_DEVICE(engine);
-  static const cujit_dtype pairs[][2] = {
-      {CUJIT_F32, CUJIT_F32}, {CUJIT_F16, CUJIT_F16}, {CUJIT_F16, CUJIT_F32}};
-  for (size_t p = 0; p < 3; p++)
+  static const cujit_dtype pairs[][2] = {{CUJIT_F32, CUJIT_F32},
+                                         {CUJIT_F16, CUJIT_F16},
+                                         {CUJIT_F16, CUJIT_F32},
+                                         {CUJIT_BF16, CUJIT_BF16},
+                                         {CUJIT_BF16, CUJIT_F32}};
+  for (size_t p = 0; p < 5; p++)
     for (int epi = 0; epi < 8; epi++) {
       gemm_case t = {pairs[p][0], pairs[p][1], 17,
                      70,          33,          epi & 1,
@@ -237,7 +261,7 @@ Test(gemm, refusals_say_what_is_wrong) {
   EXPECT_REFUSED(cujit_gemm(a, b, c, &bad, NULL), inval,
                  "cujit_gemm: alpha 1 and beta nan must both be finite");
   EXPECT_REFUSED(cujit_gemm(i32, b, c, &o, NULL), inval,
-                 "cujit_gemm: a holds i32; gemm takes f32 or f16 inputs");
+                 "cujit_gemm: a holds i32; gemm takes f32, f16 or bf16 inputs");
   EXPECT_REFUSED(cujit_gemm(a, h, c, &o, NULL), inval,
                  "cujit_gemm: a holds f32 but b holds f16; they must match");
   EXPECT_REFUSED(cujit_gemm(a, b, h, &o, NULL), inval,
@@ -449,12 +473,13 @@ static const char *const tc_suffix = " (unset CUJIT_GEMM to fall back to the SIM
 /* The tensor programs (tiles 256 and 128 wide) compile for sm_90a on any machine, one kernel per
 ** operand layout; for plain sm_90 the header stops the compile, saying why. */
 Test(gemm, tensor_program_compiles_for_sm_90a_only, .timeout = 240) {
-  static const cujit_dtype outs[] = {CUJIT_F16, CUJIT_F32, CUJIT_F32};
-  static const int widths[] = {256, 256, 128};
+  static const cujit_dtype ins[] = {CUJIT_F16, CUJIT_F16, CUJIT_F16, CUJIT_BF16, CUJIT_BF16};
+  static const cujit_dtype outs[] = {CUJIT_F16, CUJIT_F32, CUJIT_F32, CUJIT_BF16, CUJIT_F32};
+  static const int widths[] = {256, 256, 128, 256, 128};
   cujit_compile_options sm90a = sm90;
   sm90a.arch = "sm_90a";
-  for (size_t p = 0; p < 3; p++) {
-    char *src = cj_gemm_tc_source(CUJIT_F16, outs[p], widths[p]);
+  for (size_t p = 0; p < 5; p++) {
+    char *src = cj_gemm_tc_source(ins[p], outs[p], widths[p]);
     cr_assert(src);
     cujit_program *prog;
     EXPECT_OK(cujit_program_compile(engine, src, "gemm tc", &sm90a, &prog));
@@ -575,6 +600,26 @@ Test(gemm, tensor_path_matches_the_reference, .timeout = 300) {
                      4.0};
       check_case(&t);
     }
+  /* bf16 inputs, into bf16 and f32, every layout, on both widths (n 264 and 200), and on more
+  ** tiles than multiprocessors */
+  for (int tr = 0; tr < 8; tr++) {
+    gemm_case t = {CUJIT_BF16,
+                   tr & 4 ? CUJIT_BF16 : CUJIT_F32,
+                   136,
+                   tr & 4 ? 264 : 200,
+                   72,
+                   tr & 1,
+                   (tr >> 1) & 1,
+                   tr & 1,
+                   0,
+                   0,
+                   1.0,
+                   0.0,
+                   4.0};
+    check_case(&t);
+  }
+  gemm_case wide = {CUJIT_BF16, CUJIT_F32, 2048, 2304, 264, 0, 0, 0, 1, 0, 1.0, 0.0, 4.0};
+  check_case(&wide);
   /* an odd n (B transposed: its rows are k long): C's rows are not pairs of elements */
   for (int tr = 2; tr < 4; tr++) {
     gemm_case t = {

@@ -1,6 +1,6 @@
 -- test_gemm.lua -- cuda.gemm: products against a Lua reference for shapes on and off the 64 x 64
--- x 16 tile, every transpose, every epilogue (bias, relu, relu_mask), alpha and beta, f32 and f16
--- inputs with f32 and f16 outputs, a stream; and every argument error, with its message. Runs on
+-- x 16 tile, every transpose, every epilogue (bias, relu, relu_mask), alpha and beta, f32, f16 and
+-- bf16 inputs with f32 and f16 / bf16 outputs, a stream; and every argument error, with its message. Runs on
 -- a GPU, or on the CPU device without one (need_gpu falls back to it).
 local T = require "helper"
 local cuda = require "cujit"
@@ -56,6 +56,7 @@ local function check(case)
       if case.mask and not (maskt[i][j] > 0) then v = 0 end
       local bound = 2 * (k + 3) * 2 ^ -24 * mag
       if out == "f16" then bound = bound + 2 ^ -11 * math.abs(v) + 2 ^ -25 end
+      if out == "bf16" then bound = bound + 2 ^ -8 * math.abs(v) + 2 ^ -133 end
       if not (math.abs(got[i][j] - v) <= bound) then
         error(string.format("%s->%s %dx%dx%d trans %s %s: c[%d][%d] is %.9g, want %.9g (bound %.3g)",
                             case.dtype, out, m, n, k, tostring(case.trans_a),
@@ -74,8 +75,9 @@ T.test("shapes on and off the tile, every transpose, f32", function()
   end
 end)
 
-T.test("every epilogue with alpha and beta, for f32, f16 and f16 -> f32", function()
-  for _, pair in ipairs{{"f32", "f32"}, {"f16", "f16"}, {"f16", "f32"}} do
+T.test("every epilogue with alpha and beta, for f32, f16, f16 -> f32, bf16 and bf16 -> f32", function()
+  for _, pair in ipairs{{"f32", "f32"}, {"f16", "f16"}, {"f16", "f32"}, {"bf16", "bf16"},
+                        {"bf16", "f32"}} do
     for epi = 0, 7 do
       check{m = 19, n = 40, k = 21, dtype = pair[1], out = pair[2], trans_a = epi & 1 == 1,
             bias = epi & 1 == 1, relu = epi & 2 == 2, mask = epi & 4 == 4, alpha = 0.75,
@@ -114,7 +116,7 @@ T.test("argument errors say what is wrong", function()
   freed:free()
   T.raises("bias: the device array has been freed", cuda.gemm, a, b, c, {bias = freed})
   -- what cujit_gemm itself refuses, with its message
-  T.raises("cujit_gemm: a holds i32; gemm takes f32 or f16 inputs", cuda.gemm,
+  T.raises("cujit_gemm: a holds i32; gemm takes f32, f16 or bf16 inputs", cuda.gemm,
            cuda.zeros({2, 3}, "i32"), b, c)
   T.raises("cujit_gemm: a holds f32 but b holds f16; they must match", cuda.gemm, a,
            cuda.zeros({3, 4}, "f16"), c)

@@ -42,9 +42,11 @@ static const unsigned tc_smem[GEMM_PATHS] = {0, 4 * (16384 + 32768) + 4 * 16 + 1
                                              6 * (16384 + 16384) + 6 * 16 + 1024};
 
 /* The dtype pairs: the element type of A and B, and of C (f32, or the inputs'). */
-enum { PAIR_F32_F32, PAIR_F16_F16, PAIR_F16_F32, PAIR_COUNT };
-static const cujit_dtype pair_in[PAIR_COUNT] = {CUJIT_F32, CUJIT_F16, CUJIT_F16};
-static const cujit_dtype pair_out[PAIR_COUNT] = {CUJIT_F32, CUJIT_F16, CUJIT_F32};
+enum { PAIR_F32_F32, PAIR_F16_F16, PAIR_F16_F32, PAIR_BF16_BF16, PAIR_BF16_F32, PAIR_COUNT };
+static const cujit_dtype pair_in[PAIR_COUNT] = {CUJIT_F32, CUJIT_F16, CUJIT_F16, CUJIT_BF16,
+                                                CUJIT_BF16};
+static const cujit_dtype pair_out[PAIR_COUNT] = {CUJIT_F32, CUJIT_F16, CUJIT_F32, CUJIT_BF16,
+                                                 CUJIT_F32};
 
 #define GEMM_PARAMS                                                                                \
   "const void *a, const void *b, void *c, const void *bias, const void *mask, int m, int n, "      \
@@ -175,23 +177,27 @@ static cujit_status check_shape(cujit_engine *e, const cujit_gemm_options *o) {
 /* A and B of one float dtype, C (and the bias and mask) of f32 or that dtype. */
 static cujit_status check_dtypes(cujit_engine *e, const operand *ops, size_t nops, int *pair) {
   cujit_dtype in = ops[0].buf->dtype, out = ops[2].buf->dtype;
-  if (in != CUJIT_F32 && in != CUJIT_F16)
+  if (in != CUJIT_F32 && in != CUJIT_F16 && in != CUJIT_BF16)
     return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_gemm: a holds %s; gemm takes f32 or f16 inputs", cujit_dtype_name(in));
+                   "cujit_gemm: a holds %s; gemm takes f32, f16 or bf16 inputs",
+                   cujit_dtype_name(in));
   if (ops[1].buf->dtype != in)
     return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_gemm: a holds %s but b holds %s; they must match", cujit_dtype_name(in),
                    cujit_dtype_name(ops[1].buf->dtype));
   if (out != CUJIT_F32 && out != in)
     return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "cujit_gemm: c holds %s; with %s inputs it must hold %s", cujit_dtype_name(out),
-                   cujit_dtype_name(in), in == CUJIT_F32 ? "f32" : "f32 or f16");
+                   "cujit_gemm: c holds %s; with %s inputs it must hold %s%s",
+                   cujit_dtype_name(out), cujit_dtype_name(in), in == CUJIT_F32 ? "" : "f32 or ",
+                   cujit_dtype_name(in));
   for (size_t i = 3; i < nops; i++)
     if (ops[i].buf->dtype != out)
       return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
                      "cujit_gemm: %s holds %s; it must hold c's dtype, %s", ops[i].name,
                      cujit_dtype_name(ops[i].buf->dtype), cujit_dtype_name(out));
-  *pair = in == CUJIT_F32 ? PAIR_F32_F32 : out == CUJIT_F16 ? PAIR_F16_F16 : PAIR_F16_F32;
+  *pair = in == CUJIT_F32   ? PAIR_F32_F32
+          : in == CUJIT_F16 ? (out == CUJIT_F16 ? PAIR_F16_F16 : PAIR_F16_F32)
+                            : (out == CUJIT_BF16 ? PAIR_BF16_BF16 : PAIR_BF16_F32);
   return CUJIT_OK;
 }
 
@@ -298,14 +304,15 @@ static cujit_status launch_simt(cujit_kernel *k, const cujit_gemm_options *o, co
  */
 
 /* Why the tensor path cannot run this product, or NULL when it can: an sm_90 GPU (wgmma is
-** sm_90a's alone), f16 inputs, operands TMA can read (16-byte aligned addresses, rows of whole
+** sm_90a's alone), f16 or bf16 inputs, operands TMA can read (16-byte aligned addresses, rows of
+*whole
 ** 16 bytes: a multiple of 8 elements along the contiguous dimension), at least one box of each
 ** (m >= 128, n >= 128, k >= 64), and a grid of tiles that fits an int. */
 static const char *tc_unfit(const cujit_device *dev, const cujit_gemm_options *o,
                             const operand *ops, int pair) {
   if (dev->ordinal == CUJIT_DEVICE_CPU || dev->info.cc_major != 9 || dev->info.cc_minor != 0)
     return "it runs on sm_90 GPUs only (wgmma)";
-  if (pair_in[pair] != CUJIT_F16) return "it takes f16 inputs only";
+  if (pair_in[pair] == CUJIT_F32) return "it takes f16 or bf16 inputs only";
   if (o->m < GEMM_TC_TILE_M || o->n < 128 || o->k < GEMM_TC_TILE_K)
     return "it needs m >= 128, n >= 128 and k >= 64";
   int64_t a_row = o->trans_a ? o->m : o->k, b_row = o->trans_b ? o->k : o->n;
