@@ -146,9 +146,15 @@ template <int N> __device__ __forceinline__ void gemm_tc_wait(float (&d)[64]) {
   asm volatile("wgmma.wait_group.sync.aligned %64;" : CJ_TC_D64 : "n"(N) : "memory");
 }
 
-/* mbarrier.arrive without a byte count on the barrier at `bar`'s place in block `rank` of the
-** cluster: a consumer warp handing a stage back to every producer that writes into it. */
+/* mbarrier.arrive without a byte count on the barrier at `bar`'s place in block `rank` of a
+** cluster of CL: a consumer warp handing a stage back to every producer that writes into it. A
+** lone block arrives on its own barrier: no cluster-scope release, which it does not need. */
+template <int CL>
 __device__ __forceinline__ void gemm_tc_arrive(unsigned long long *bar, unsigned rank) {
+  if (CL == 1) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem(bar)) : "memory");
+    return;
+  }
   asm volatile("{\n\t.reg .b32 at;\n\tmapa.shared::cluster.u32 at, %0, %1;\n\t"
                "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [at];\n\t}" ::"r"(smem(bar)),
                "r"(rank)
@@ -256,19 +262,19 @@ __device__ __forceinline__ void gemm_tc_consume(float (&d)[BN / 2], const T *sa,
       gemm_tc_wait<0>(d);
       if (leader)
 #pragma unroll
-        for (int r = 0; r < CL; r++) gemm_tc_arrive(&empty[it % shape::stages], r);
+        for (int r = 0; r < CL; r++) gemm_tc_arrive<CL>(&empty[it % shape::stages], r);
       continue;
     }
     gemm_tc_wait<1>(d); /* the previous slice's products are done: its stage can be refilled */
     if (kt > 0 && leader)
 #pragma unroll
-      for (int r = 0; r < CL; r++) gemm_tc_arrive(&empty[(it - 1) % shape::stages], r);
+      for (int r = 0; r < CL; r++) gemm_tc_arrive<CL>(&empty[(it - 1) % shape::stages], r);
   }
   if (CUJIT_GEMM_TC_INFLIGHT == 0) return;
   gemm_tc_wait<0>(d);
   if (leader) /* the tile's last slice */
 #pragma unroll
-    for (int r = 0; r < CL; r++) gemm_tc_arrive(&empty[(it - 1) % shape::stages], r);
+    for (int r = 0; r < CL; r++) gemm_tc_arrive<CL>(&empty[(it - 1) % shape::stages], r);
 }
 
 /* A consumer's 64 x 256 of C from its accumulators, through the epilogue. Their layout (PTX

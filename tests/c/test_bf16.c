@@ -165,9 +165,20 @@ static uint16_t random_bf16(void) {
   return ref_bf16(r >> 16 & 1 ? -v : v);
 }
 
+/* On a GPU the toolkit's __hadd, __hmul and the compound operators may be contracted into one
+** fma (cuda_bf16.h says so; __hadd_rn and the like are the exceptions): the kernel is compiled
+** with -fmad=false there, so that each operation rounds once, as the host reference does. The
+** CPU device never contracts them. */
 Test(bf16, a_kernel_over_bf16_arrays_matches_the_host) {
   CJ_NEED_DEVICE(engine);
   cujit_kernel *k;
+  cujit_buffer *probe = cj_test_upload(NULL, 16, CUJIT_BF16);
+  char arch[16];
+  EXPECT_OK(cujit_device_arch(cujit_buffer_device(probe), arch, sizeof arch));
+  cujit_buffer_free(probe);
+  static const char *const no_fma[] = {"-fmad=false"};
+  cujit_compile_options gpu = CUJIT_COMPILE_OPTIONS_INIT;
+  gpu.extra_flags = no_fma, gpu.extra_flag_count = 1;
   EXPECT_OK(cujit_kernel_define(
       engine,
       "bops(const __nv_bfloat16 *x, const __nv_bfloat16 *y, __nv_bfloat16 s, __nv_bfloat16 *fma, "
@@ -182,7 +193,7 @@ Test(bf16, a_kernel_over_bf16_arrays_matches_the_host) {
       "comp[i] = c;\n"
       "widened[i] = __bfloat162float(x[i]) + (float)y[i];\n"
       "bits[i] = __bfloat16_as_ushort(__float2bfloat16(f[i]));",
-      NULL, NULL, &k));
+      NULL, strcmp(arch, "cpu") ? &gpu : NULL, &k));
   enum { N = 1000 };
   static uint16_t x[N], y[N], fma[N], sum[N], comp[N], bits[N];
   static float widened[N], f[N];

@@ -519,7 +519,7 @@ Test(gemm, path_choice_refusals) {
     snprintf(want, sizeof want, "%sit runs on sm_90 GPUs only (wgmma)%s", prefix, suffix);
     EXPECT_REFUSED(cujit_gemm(h, h, c, &o, NULL), CUJIT_ERROR_UNSUPPORTED, want);
   } else {
-    snprintf(want, sizeof want, "%sit takes f16 inputs only%s", prefix, suffix);
+    snprintf(want, sizeof want, "%sit takes f16 or bf16 inputs only%s", prefix, suffix);
     EXPECT_REFUSED(cujit_gemm(f, f, c, &o, NULL), CUJIT_ERROR_UNSUPPORTED, want);
     snprintf(want, sizeof want, "%sit needs m >= 128, n >= 128 and k >= 64%s", prefix, suffix);
     EXPECT_REFUSED(cujit_gemm(h, h, c, &o, NULL), CUJIT_ERROR_UNSUPPORTED, want);
