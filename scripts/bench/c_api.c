@@ -367,7 +367,7 @@ static void case_sum(const bench_opts *o) {
 /* cujit_gemm (case gemm): square n x n x n products, f32, f16 and bf16 inputs into f32 (f16 and
 ** bf16: the tensor-core path where the device has it; f16_simt: CUJIT_GEMM=simt, the path every
 ** device has), on device time between two events; the median of the repetitions after one
-** warm-up (which compiles). */
+** warm-up (which compiles); the product checked after the last (gemm_result_ok), else missing. */
 static const char *const gemm_variants[] = {"f32", "f16", "bf16", "f16_simt"};
 static const cujit_dtype gemm_inputs[] = {CUJIT_F32, CUJIT_F16, CUJIT_BF16, CUJIT_F16};
 
@@ -385,6 +385,31 @@ static int gemm_time(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c, int n, c
   return ok;
 }
 
+/* The value of each element of a buffer of `dtype` whose bytes are all 0x3c: f32 0x3c3c3c3c,
+** f16 0x3c3c (1 + 60/1024), bf16 0x3c3c (f32 0x3c3c0000). */
+static double byte_3c_value(cujit_dtype dtype) {
+  uint32_t u = dtype == CUJIT_F32 ? 0x3c3c3c3cu : 0x3c3c0000u;
+  float f;
+  memcpy(&f, &u, 4);
+  return dtype == CUJIT_F16 ? 1.0 + 60.0 / 1024 : (double)f;
+}
+
+/* C's first, a middle and last elements against n v^2 (every product the same): a kernel that
+** skipped work or wrote its tiles elsewhere is off by whole terms, not by rounding. */
+static int gemm_result_ok(cujit_buffer *c, int n, cujit_dtype in) {
+  double v = byte_3c_value(in), want = (double)n * v * v;
+  size_t at[3] = {0, (size_t)n * (size_t)n / 2 + (size_t)n / 3, (size_t)n * (size_t)n - 1};
+  for (int i = 0; i < 3; i++) {
+    float got = 0;
+    if (!check(cujit_memcpy_dtoh(&got, c, at[i] * 4, 4, NULL), "download")) return 0;
+    if (!(fabs(got - want) <= 1e-3 * want)) {
+      snprintf(why, sizeof why, "wrong product: C[%zu] is %g, want %g", at[i], got, want);
+      return 0;
+    }
+  }
+  return 1;
+}
+
 static void case_gemm(const bench_opts *o) {
   int n = o->short_mode ? 256 : 8192, reps = o->reps * 3;
   double *v = calloc((size_t)reps, sizeof *v);
@@ -400,10 +425,11 @@ static void case_gemm(const bench_opts *o) {
                check(cujit_buffer_alloc(engine, elems * cujit_dtype_size(in), in, &a), "alloc") &&
                check(cujit_buffer_alloc(engine, elems * cujit_dtype_size(in), in, &b), "alloc") &&
                check(cujit_buffer_alloc(engine, elems * 4, CUJIT_F32, &c), "alloc") &&
-               check(cujit_memset(a, 0, 0, elems * cujit_dtype_size(in), NULL), "memset") &&
-               check(cujit_memset(b, 0, 0, elems * cujit_dtype_size(in), NULL), "memset") &&
+               check(cujit_memset(a, 0, 0x3c, elems * cujit_dtype_size(in), NULL), "memset") &&
+               check(cujit_memset(b, 0, 0x3c, elems * cujit_dtype_size(in), NULL), "memset") &&
                gemm_time(a, b, c, n, ev, &v[0]);
     for (int r = 0; good && r < reps; r++) good = gemm_time(a, b, c, n, ev, &v[r]);
+    good = good && gemm_result_ok(c, n, in);
     if (good)
       bench_row("gemm", SYS, gemm_variants[w], n,
                 2.0 * n * (double)n * n / (bench_median(v, reps) * 1e-3) / 1e12, "TFLOP/s");
