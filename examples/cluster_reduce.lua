@@ -105,17 +105,21 @@ local x = cuda.to_device(values, "u32")
 local total, parts = cuda.zeros(1, "u64"), cuda.zeros(grid, "u64")
 local reps = S.on_cpu and 3 or 50
 
-local ms_cluster = S.gpu_ms(function()
-  total:fill(0)
-  cluster_sum[{grid, BLOCK, cluster = cluster}](x, total, n)
-end, reps, nil, true)
-local got_cluster = total:copy_to_host()[1]
+-- Both reductions of the `count` values of xs, timed: ms and sum of one launch, then of two.
+local function both(xs, count)
+  local one = S.gpu_ms(function()
+    total:fill(0)
+    cluster_sum[{grid, BLOCK, cluster = cluster}](xs, total, count)
+  end, reps, nil, true)
+  local sum_one = total:copy_to_host()[1]
+  local two = S.gpu_ms(function()
+    partials[{grid, BLOCK}](xs, parts, count)
+    finish[{1, BLOCK}](parts, total, grid)
+  end, reps, nil, true)
+  return one, sum_one, two, total:copy_to_host()[1]
+end
 
-local ms_two = S.gpu_ms(function()
-  partials[{grid, BLOCK}](x, parts, n)
-  finish[{1, BLOCK}](parts, total, grid)
-end, reps, nil, true)
-local got_two = total:copy_to_host()[1]
+local ms_cluster, got_cluster, ms_two, got_two = both(x, n)
 
 S.check(got_two == want, "two launches (%d blocks, then one over their partials): %d, the host's "
         .. "sum, in %.3f ms", grid, got_two, ms_two)
@@ -135,17 +139,8 @@ if o.sweep then
     local size = 1 << log2
     local xs = cuda.device_array(size, "u32")
     fill[{math.min(S.blocks(size, 256), 4096), 256}](xs, size)
-    local one = S.gpu_ms(function()
-      total:fill(0)
-      cluster_sum[{grid, BLOCK, cluster = cluster}](xs, total, size)
-    end, reps, nil, true)
-    local sum_one = total:copy_to_host()[1]
-    local two = S.gpu_ms(function()
-      partials[{grid, BLOCK}](xs, parts, size)
-      finish[{1, BLOCK}](parts, total, grid)
-    end, reps, nil, true)
-    S.check(total:copy_to_host()[1] == sum_one, "2^%d values: one launch and two give the same sum",
-            log2)
+    local one, sum_one, two, sum_two = both(xs, size)
+    S.check(sum_two == sum_one, "2^%d values: one launch and two give the same sum", log2)
     S.printf("%12d %12.4f %12.4f %8.2f", size, one, two, one / two)
     if one / two <= 0.95 then crossover = log2 end
   end
