@@ -1,8 +1,9 @@
 -- mlp.lua -- trains the 784-128-128-10 multilayer perceptron of the GPU tutorials on real digits,
 -- with cujit kernels only (examples/nn.lua): a tiled GEMM with bias+ReLU fused into its epilogue,
 -- a fused softmax cross-entropy, bias gradients by column sums, SGD with momentum (or Adam);
--- optionally in mixed precision (f16 weights and activations, f32 accumulation and master
--- weights, dynamic loss scale). The training recipe (docs/examples.md says why): inputs
+-- optionally in mixed precision (f16 or bf16 weights and activations, f32 accumulation and
+-- master weights, f16 with a dynamic loss scale), whose products run on cujit's own GEMM
+-- (cuda.gemm: tensor cores on an H200 where the shapes fit; --gemm-kernel says which GEMM). The training recipe (docs/examples.md says why): inputs
 -- standardised, SGD with momentum 0.9 and weight decay 5e-4, a learning rate of
 -- 0.1 x (batch / 128)^(1/3) warmed up linearly over the first epoch, held, and decayed to 0 by a
 -- cosine over the last 40 % of the run, every training image moved by a random shift of up to
@@ -13,11 +14,11 @@
 -- line per run, and writes a PNG chart of the curves.
 --
 --   cujit mlp.lua                           MNIST 5k (4,000 train / 1,000 test), 20 epochs,
---                                           f32 and f16, graph and launches, checked
---   cujit mlp.lua --data fashion --epochs 10 --batch 128,1024 --precision f32,f16
+--                                           f32, f16 and bf16, graph and launches, checked
+--   cujit mlp.lua --data fashion --epochs 10 --batch 128,1024 --precision f32,bf16
 --   cujit mlp.lua --data /path/to/idx/dir   original MNIST IDX files (train-images-idx3-ubyte...)
---   cujit mlp.lua --gemm                    the GEMM's TFLOP/s at 4096^3 (--gemm-size) and the
---                                           MLP's shapes
+--   cujit mlp.lua --gemm                    the GEMMs' TFLOP/s at 4096^3 (--gemm-size) and the
+--                                           MLP's shapes, per precision, nn.lua's and cuda.gemm
 --   cujit mlp.lua --data synthetic          made-up digits (ten noisy prototypes, nn_host.lua):
 --                                           no files needed
 -- The data is fetched once by scripts/fetch_mnist.sh (never at run time). On the CPU device the
@@ -39,19 +40,20 @@ local on_cpu = S.on_cpu
 
 local SPEC = {
   data = "mnist5k", data_dir = here .. "../data", epochs = 20, batch = {128},
-  precision = {"f32", "f16"}, exec = {"graph", "launch"}, optimizer = "sgd", lr = 0,
+  precision = {"f32", "f16", "bf16"}, exec = {"graph", "launch"}, optimizer = "sgd", lr = 0,
   momentum = 0.9, weight_decay = 5e-4, schedule = "cosine", decay = 0.4, warmup = 1, shift = 1,
   seed = 1, train_limit = 0, chart = "", init_out = "", gemm = false, gemm_size = 4096,
-  check = false, quiet = false,
+  check = false, quiet = false, gemm_kernel = "auto",
 }
 local USAGE = [==[
 usage: cujit mlp.lua [--data mnist5k|fashion|synthetic|DIR] [--data-dir DIR] [--epochs N]
-         [--batch N[,N...]] [--precision f32,f16] [--exec graph,launch] [--optimizer sgd|adam]
+         [--batch N[,N...]] [--precision f32,f16,bf16] [--exec graph,launch] [--optimizer sgd|adam]
          [--lr X (default 0.1 x (batch/128)^(1/3) for sgd, 0.01 x (batch/1024)^(1/2) for adam)]
          [--momentum X (sgd)] [--weight-decay X] [--schedule cosine|constant]
          [--decay SHARE (the cosine's share of the run, at its end; 1 = all)] [--warmup EPOCHS]
          [--shift PIXELS] [--seed N] [--train-limit N] [--chart FILE.png] [--init-out FILE] [--gemm]
          [--gemm-size N (the square GEMM, default 4096)] [--check] [--quiet]
+         [--gemm-kernel auto|nn|library (auto: cuda.gemm for f16 and bf16, nn.lua's for f32)]
   --init-out writes the initial weights for scripts/bench/mlp_torch.py --init]==]
 
 -- Options, checked: every value in range, every list entry known.
@@ -64,7 +66,9 @@ local function options(argv)
   positive_int("epochs", o.epochs)
   for _, b in ipairs(o.batch) do positive_int("batch", tonumber(b) or 0) end
   for _, p in ipairs(o.precision) do
-    if p ~= "f32" and p ~= "f16" then error("--precision: " .. p .. " is not f32 or f16", 0) end
+    if p ~= "f32" and p ~= "f16" and p ~= "bf16" then
+      error("--precision: " .. p .. " is not f32, f16 or bf16", 0)
+    end
   end
   for _, e in ipairs(o.exec) do
     if e ~= "graph" and e ~= "launch" then error("--exec: " .. e .. " is not graph or launch", 0) end
@@ -85,6 +89,9 @@ local function options(argv)
   end
   if o.train_limit < 0 then error("--train-limit must be >= 0", 0) end
   positive_int("gemm-size", o.gemm_size)
+  if o.gemm_kernel ~= "auto" and o.gemm_kernel ~= "nn" and o.gemm_kernel ~= "library" then
+    error("--gemm-kernel: " .. o.gemm_kernel .. " is not auto, nn or library", 0)
+  end
   return o
 end
 
@@ -123,7 +130,11 @@ do
   S.check(o.batch[2] == 64 and o.precision[1] == "f16" and o.epochs == 3 and o.gemm
           and o.exec[1] == "graph", "arguments: lists, --name=value, flags, defaults")
   local ok, err = pcall(options, {"--precision", "f8"})
-  S.check(not ok and err:find("f8 is not f32 or f16", 1, true), "arguments: a bad precision is refused")
+  S.check(not ok and err:find("f8 is not f32, f16 or bf16", 1, true),
+          "arguments: a bad precision is refused")
+  ok, err = pcall(options, {"--gemm-kernel", "cublas"})
+  S.check(not ok and err:find("cublas is not auto, nn or library", 1, true),
+          "arguments: an unknown GEMM is refused")
   ok, err = pcall(options, {"--schedule", "step"})
   S.check(not ok and err:find("step is not cosine or constant", 1, true),
           "arguments: an unknown schedule is refused")
@@ -146,7 +157,14 @@ local default_run = #(arg or {}) == 0
 local sms = info.multiprocessors or 132
 local dtypes = {}
 for _, p in ipairs(o.precision) do dtypes[#dtypes + 1] = p end
-local k = nn.kernels(S.options(), S.compile_only and {"f32", "f16"} or dtypes)
+local k = nn.kernels(S.options(), S.compile_only and {"f32", "f16", "bf16"} or dtypes)
+
+-- The GEMM a precision's products run on: --gemm-kernel, or (auto) cujit's own for f16 and bf16,
+-- whose tensor-core path wants them, and nn.lua's (split k for small products) for f32.
+local function gemm_kernel(precision)
+  if o.gemm_kernel ~= "auto" then return o.gemm_kernel end
+  return precision == "f32" and "nn" or "library"
+end
 S.host_checks_done()
 
 -- The GEMM benchmark ---------------------------------------------------------------------------
@@ -159,21 +177,42 @@ local function gemm_bench()
     shapes[#shapes + 1] = {b, 784, 128, 0, 1, "dZ1*W1^T"}
     shapes[#shapes + 1] = {b, 128, 128, 0, 0, "H1*W2"}
   end
-  local dummy = cuda.zeros(1, "f32")
-  for _, sh in ipairs(shapes) do
-    local m, n, kk, ta, tb, what = table.unpack(sh)
-    local A = cuda.random.normal(cuda.device_array(ta == 1 and {kk, m} or {m, kk}), 1)
-    local B = cuda.random.normal(cuda.device_array(tb == 1 and {n, kk} or {kk, n}), 2)
-    local C = cuda.device_array({m, n})
-    local partial = cuda.zeros(8 * m * n, "f32") -- split k where the MLP would
-    local reps = m * n * kk > 1e9 and 10 or 200
-    local ms = S.gpu_ms(function()
-      nn.gemm(k, nil, A, B, C, dummy, dummy, m, n, kk, ta, tb, 0, sms, partial)
-    end, reps, nil, true)
-    S.printf("GEMM %-9s %5dx%5dx%5d  %8.4f ms  %6.2f TFLOP/s", what, m, n, kk, ms,
-             2 * m * n * kk / ms / 1e9)
-    print(string.format("GEMMRESULT op=%s m=%d n=%d k=%d ms=%.5f tflops=%.3f", what, m, n, kk, ms,
-                        2 * m * n * kk / ms / 1e9))
+  local convert = cuda.jit("convert(const float *x, T *y, int n)", [[
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+      y[i] = T(x[i]);
+  ]], {preamble = "#include <cujit/bf16.h>\n#include <cujit/half.h>\n"})
+  local function cast(x, dt) -- x (f32) rounded to dt
+    if dt == "f32" then return x end
+    local y = cuda.device_array(x.shape, dt)
+    convert[{math.min((x.size + 255) // 256, 4096), 256}](x, y, x.size)
+    return y
+  end
+  -- each precision on nn.lua's GEMM and on cuda.gemm (the f32 rows first, as before)
+  for _, dt in ipairs(o.precision) do
+    local dummy = cuda.zeros(1, dt)
+    for _, kernel in ipairs({"nn", "library"}) do
+      for _, sh in ipairs(shapes) do
+        local m, n, kk, ta, tb, what = table.unpack(sh)
+        local A32 = cuda.random.normal(cuda.device_array(ta == 1 and {kk, m} or {m, kk}), 1)
+        local B32 = cuda.random.normal(cuda.device_array(tb == 1 and {n, kk} or {kk, n}), 2)
+        local A, B = cast(A32, dt), cast(B32, dt)
+        local C = cuda.device_array({m, n}, dt)
+        local partial = cuda.zeros(8 * m * n, "f32") -- split k where the MLP would
+        local reps = m * n * kk > 1e9 and 10 or 200
+        local ms = S.gpu_ms(function()
+          if kernel == "nn" then
+            nn.gemm(k, nil, A, B, C, dummy, dummy, m, n, kk, ta, tb, 0, sms, partial)
+          else
+            nn.library_gemm(nil, A, B, C, dummy, dummy, ta, tb, 0)
+          end
+        end, reps, nil, true)
+        S.printf("GEMM %-4s %-7s %-9s %5dx%5dx%5d  %8.4f ms  %7.2f TFLOP/s", dt, kernel, what, m,
+                 n, kk, ms, 2 * m * n * kk / ms / 1e9)
+        print(string.format("GEMMRESULT op=%s m=%d n=%d k=%d ms=%.5f tflops=%.3f dtype=%s "
+                            .. "kernel=%s", what, m, n, kk, ms, 2 * m * n * kk / ms / 1e9, dt,
+                            kernel))
+      end
+    end
   end
 end
 
@@ -241,7 +280,8 @@ local function train_run(precision, exec, batch)
                          std = pixels.std, weight_decay = o.weight_decay, schedule = o.schedule,
                          warmup = math.floor(o.warmup * steps + 0.5),
                          total_steps = steps * o.epochs, shift = o.shift,
-                         decay_steps = math.floor(o.decay * steps * o.epochs + 0.5)})
+                         decay_steps = math.floor(o.decay * steps * o.epochs + 0.5),
+                         gemm = gemm_kernel(precision)})
   if o.init_out ~= "" and not init_written then -- every run starts from these (the same seed)
     H.write_weights(o.init_out, net:weights())
     init_written = true
@@ -309,10 +349,11 @@ for _, batch in ipairs(o.batch) do
       local ms = typical_ms(r.epoch_ms)
       print(string.format("RESULT data=%s precision=%s exec=%s batch=%d epochs=%d train_n=%d "
                           .. "optimizer=%s lr=%g test_acc=%.4f train_acc=%.4f loss=%.5f "
-                          .. "epoch_ms=%.3f step_us=%.2f skipped=%d", o.data, precision, exec,
-                          batch, o.epochs, train.n, o.optimizer, lr_for(batch),
+                          .. "epoch_ms=%.3f step_us=%.2f skipped=%d gemm=%s", o.data, precision,
+                          exec, batch, o.epochs, train.n, o.optimizer, lr_for(batch),
                           r.test_acc[o.epochs], r.train_acc[o.epochs], r.loss[o.epochs], ms,
-                          ms * 1e3 / ((train.n + batch - 1) // batch), r.skipped))
+                          ms * 1e3 / ((train.n + batch - 1) // batch), r.skipped,
+                          gemm_kernel(precision)))
       if exec == o.exec[1] then
         local loss = {}
         local top = math.max(table.unpack(r.loss))
@@ -357,11 +398,14 @@ if default_run or o.check then
                 batch)
       end
     end
-    local full, half = find("f32", o.exec[1], batch), find("f16", o.exec[1], batch)
-    if full and half then
-      local gap = math.abs(full.test_acc[o.epochs] - half.test_acc[o.epochs])
-      S.check(gap <= 0.02, "batch %d: f16 test accuracy within 2 points of f32 (%.2f points)",
-              batch, 100 * gap)
+    local full = find("f32", o.exec[1], batch)
+    for _, low in ipairs({"f16", "bf16"}) do
+      local half = find(low, o.exec[1], batch)
+      if full and half then
+        local gap = math.abs(full.test_acc[o.epochs] - half.test_acc[o.epochs])
+        S.check(gap <= 0.02, "batch %d: %s test accuracy within 2 points of f32 (%.2f points)",
+                batch, low, 100 * gap)
+      end
     end
   end
 end

@@ -2,8 +2,9 @@
 -- tiled GEMM for A*B, A^T*B and A*B^T with bias/ReLU/ReLU-mask epilogues and split k, a fused
 -- softmax cross-entropy, column sums for bias gradients, SGD with momentum or Adam on f32 master
 -- weights, loss scaling), a multilayer perceptron built from them, and the upload of a data set.
--- Every kernel is generic in its storage type T (f16, f32 or f64) and accumulates in float
--- (double for f64). The host side (readers, epoch order, command line, chart) is nn_host.lua.
+-- Every kernel is generic in its storage type T (f16, bf16, f32 or f64) and accumulates in float
+-- (double for f64). A net's products run on this file's GEMM or, with gemm = "library", on cujit's
+-- own (cuda.gemm: on an H200 its tensor-core path where the shapes fit). The host side (readers, epoch order, command line, chart) is nn_host.lua.
 -- Run as a script (`cujit nn.lua`, as ctest does) it only compiles its kernels for sm_90.
 local cuda = require "cujit"
 
@@ -17,11 +18,12 @@ end
 -- Kernels -------------------------------------------------------------------------------------
 
 local PREAMBLE = [==[
+#include <cujit/bf16.h>
 #include <cujit/half.h>
 #include <cujit/reduce.h>
 template <class T> struct acc_of { typedef float type; };
 template <> struct acc_of<double> { typedef double type; };
-// Storage -> accumulator (f16 and f32 widen to float, f64 stays double).
+// Storage -> accumulator (f16, bf16 and f32 widen to float, f64 stays double).
 template <class T> __device__ __forceinline__ typename acc_of<T>::type widen(T x) {
   return (typename acc_of<T>::type)cujit::to_float(x);
 }
@@ -376,16 +378,28 @@ function M.gemm(k, s, A, B, C, bias, mask, m, n, kk, ta, tb, epi, sms, partial)
   end
 end
 
+-- The same product through cujit's own GEMM, cuda.gemm (the epilogue bits as M.gemm's; bias and
+-- mask are used only where their bit is set): on an H200 its tensor-core path (wgmma fed by TMA)
+-- runs f16 and bf16 products whose shapes fit it, its SIMT kernel the rest, on every device.
+function M.library_gemm(s, A, B, C, bias, mask, ta, tb, epi)
+  cuda.gemm(A, B, C, {trans_a = ta == 1, trans_b = tb == 1, relu = epi & 2 ~= 0,
+                      bias = epi & 1 ~= 0 and bias or nil,
+                      relu_mask = epi & 4 ~= 0 and mask or nil, stream = s})
+end
+
 -- The model ------------------------------------------------------------------------------------
 
 local Net = {}
 Net.__index = Net
 
--- A multilayer perceptron: sizes = {784, 128, 128, 10}, dtype (f16, f32 or f64), batch,
+-- A multilayer perceptron: sizes = {784, 128, 128, 10}, dtype (f16, bf16, f32 or f64), batch,
 -- optimizer ("sgd" with lr and momentum, or "adam" with lr), mean and std of the pixels (the
 -- inputs are normalised by them), seed (He initialisation: N(0, 2 / fan_in) from cuda.random,
 -- biases zero), loss_scale (f16: the starting scale, dynamic), max_steps (batches per epoch), sms
--- (for the tile choice). The training recipe's parts, all off by default: weight_decay (added
+-- (for the tile choice), gemm ("nn", the default: this file's GEMM; "library": cuda.gemm). f16 and
+-- bf16 nets keep f32 master weights and a working copy in their dtype; f16's gradients are
+-- loss-scaled (bf16 has f32's range and needs no scale). The training recipe's parts, all off by
+-- default: weight_decay (added
 -- to the gradient, as PyTorch's optimisers do), schedule = "cosine" (the learning rate decays
 -- to 0 by a cosine over the last decay_steps of total_steps, all of them by default; otherwise
 -- constant), warmup (steps of linear warm-up), shift (the
@@ -400,7 +414,10 @@ function M.net(k, cfg)
                              schedule = cfg.schedule or "constant", warmup = cfg.warmup or 0,
                              total_steps = cfg.total_steps or 0, shift = cfg.shift or 0,
                              decay_steps = cfg.decay_steps or cfg.total_steps or 0,
-                             width = cfg.width or 28}, Net)
+                             width = cfg.width or 28, gemm = cfg.gemm or "nn"}, Net)
+  if self.gemm ~= "nn" and self.gemm ~= "library" then
+    error("gemm " .. tostring(self.gemm) .. " is not nn or library", 2)
+  end
   if self.schedule ~= "constant" and self.schedule ~= "cosine" then
     error("schedule " .. tostring(self.schedule) .. " is not constant or cosine", 2)
   end
@@ -409,6 +426,7 @@ function M.net(k, cfg)
                         self.width), 2)
   end
   local dt, f16 = cfg.dtype, cfg.dtype == "f16"
+  local low = f16 or dt == "bf16" -- a working copy in dt beside the f32 master
   self.layers = {}
   for l = 1, #cfg.sizes - 1 do
     local fin, fout = cfg.sizes[l], cfg.sizes[l + 1]
@@ -420,9 +438,9 @@ function M.net(k, cfg)
         cuda.random.normal(master, cfg.seed + l, 0, math.sqrt(2 / fin))
       end
       local w = master
-      if f16 then -- the f16 working copy, rounded from the master
-        w = cuda.device_array(p[2], "f16")
-        k.sgd[{blocks(master.size, 256), 256}](master, w, cuda.zeros(p[2], "f16"),
+      if low then -- the working copy, rounded from the master
+        w = cuda.device_array(p[2], dt)
+        k.sgd[{blocks(master.size, 256), 256}](master, w, cuda.zeros(p[2], dt),
                                               cuda.zeros(p[2], "f32"),
                                               cuda.to_device({1, 0, 0}, "f32"),
                                               cuda.zeros(1, "i32"), cuda.zeros(1, "f32"), 0, 0,
@@ -462,6 +480,15 @@ function Net:workspace(rows)
   return ws
 end
 
+-- C = op(A) op(B) with epilogue epi (M.gemm's arguments) on the net's GEMM.
+function Net:product(s, A, B, C, bias, mask, m, n, kk, ta, tb, epi)
+  if self.gemm == "library" then
+    M.library_gemm(s, A, B, C, bias, mask, ta, tb, epi)
+  else
+    M.gemm(self.k, s, A, B, C, bias, mask, m, n, kk, ta, tb, epi, self.sms, self.partial)
+  end
+end
+
 -- Issues the forward pass of ws.x on stream s, then the loss (into stats at the device's step)
 -- and, with want_grad, the loss gradient.
 function Net:forward(ws, s, want_grad, stats, state)
@@ -469,8 +496,8 @@ function Net:forward(ws, s, want_grad, stats, state)
   local input = ws.x
   for l = 1, n do
     local L = self.layers[l]
-    M.gemm(k, s, input, L.params[1].w, ws.h[l], L.params[2].w, self.dummy, ws.rows, L.fout, L.fin,
-           0, 0, l < n and 3 or 1, self.sms, self.partial)
+    self:product(s, input, L.params[1].w, ws.h[l], L.params[2].w, self.dummy, ws.rows, L.fout,
+                 L.fin, 0, 0, l < n and 3 or 1)
     input = ws.h[l]
   end
   k.xent[{1, 256, stream = s}](ws.h[n], ws.y, ws.dz[n], self.amp, stats or self.stats,
@@ -484,13 +511,13 @@ function Net:backward(ws, s)
   for l = #self.layers, 1, -1 do
     local L = self.layers[l]
     local input = l > 1 and ws.h[l - 1] or ws.x
-    M.gemm(k, s, input, ws.dz[l], L.params[1].grad, self.dummy, self.dummy, L.fin, L.fout,
-           ws.rows, 1, 0, 0, self.sms, self.partial)                      -- dW = X^T dZ
+    self:product(s, input, ws.dz[l], L.params[1].grad, self.dummy, self.dummy, L.fin, L.fout,
+                 ws.rows, 1, 0, 0)                                        -- dW = X^T dZ
     k.colsum[{grid = blocks(L.fout, 32), block = {32, 8}, stream = s}](ws.dz[l], L.params[2].grad,
                                                                        ws.rows, L.fout) -- db
     if l > 1 then                                                         -- dZ' = dZ W^T . [H > 0]
-      M.gemm(k, s, ws.dz[l], L.params[1].w, ws.dz[l - 1], self.dummy, ws.h[l - 1], ws.rows, L.fin,
-             L.fout, 0, 1, 4, self.sms, self.partial)
+      self:product(s, ws.dz[l], L.params[1].w, ws.dz[l - 1], self.dummy, ws.h[l - 1], ws.rows,
+                   L.fin, L.fout, 0, 1, 4)
     end
   end
 end

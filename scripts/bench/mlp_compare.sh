@@ -1,11 +1,14 @@
 #!/bin/sh
 # mlp_compare.sh -- issue 13's benchmark in one command, on the GPU machine: examples/mlp.lua
-# (f32 and f16, graph replays and launches, batch 128 and 1024; MNIST 5k for 20 epochs and
+# (f32, f16 and bf16, graph replays and launches, batch 128 and 1024; MNIST 5k for 20 epochs and
 # Fashion-MNIST for 10) beside its PyTorch twin scripts/bench/mlp_torch.py (eager f32 and f16
 # autocast, CUDA-graph capture of the step), and the tiled GEMM beside torch.matmul (TF32 off),
 # then one table with the goals' verdicts. Both train with the same recipe (mlp.lua's defaults) and
 # the twin starts from cujit's own initial weights (mlp.lua --init-out, mlp_torch.py --init: the
-# files init-DATA.bin in the output folder), so that the two differ only by rounding. Every program runs under `timeout` within a budget of
+# files init-DATA.bin in the output folder), so that the two differ only by rounding. The f16 and
+# bf16 runs' products go through cuda.gemm (the tensor cores where the shapes fit), issue 26's
+# goals for them beside the f32 runs; the GEMM table has each precision on nn.lua's GEMM and on
+# cuda.gemm. Every program runs under `timeout` within a budget of
 # 230 s for the whole script (MLP_COMPARE_BUDGET), so it ends whatever happens; a run that
 # fails, times out or does not fit is a `missing` row.
 #
@@ -60,7 +63,7 @@ rm -f "$out"/init-*.bin # a stale file must not stand in for this run's
 # run SECONDS NAME COMMAND...: the command's output goes to OUT/NAME.log and its RESULT lines
 # to the results log, tagged with their implementation. No run goes past the whole script's
 # budget (BUDGET seconds from the start): what does not fit is skipped (its rows `missing`).
-BUDGET=${MLP_COMPARE_BUDGET:-230}
+BUDGET=${MLP_COMPARE_BUDGET:-300}
 began=$(date +%s)
 run() {
   limit=$1 name=$2
@@ -86,12 +89,13 @@ both="--batch 128,1024 --quiet"
 mnist_epochs=20 fashion_epochs=10 fashion_limit='' gemm_size=4096
 [ $quick -eq 0 ] || mnist_epochs=2 fashion_epochs=1 fashion_limit="--train-limit 4096" gemm_size=256
 twin="$root/scripts/bench/mlp_torch.py"
-run 120 cujit-gemm "$cujit" mlp.lua --gemm --gemm-size $gemm_size --batch 128,1024
+run 120 cujit-gemm "$cujit" mlp.lua --gemm --gemm-size $gemm_size --batch 128,1024 \
+  --precision f32,f16,bf16
 run 120 torch-gemm "$python" "$twin" --gemm --gemm-size $gemm_size --batch 128,1024 --device "$device"
-run 150 cujit-mnist "$cujit" mlp.lua --data mnist5k --epochs $mnist_epochs $both --precision f32,f16 \
+run 150 cujit-mnist "$cujit" mlp.lua --data mnist5k --epochs $mnist_epochs $both --precision f32,f16,bf16 \
   --exec graph,launch --init-out "$out/init-mnist5k.bin"
 run 150 cujit-fashion "$cujit" mlp.lua --data fashion --epochs $fashion_epochs $fashion_limit $both \
-  --precision f32,f16 --exec graph,launch --init-out "$out/init-fashion.bin"
+  --precision f32,f16,bf16 --exec graph,launch --init-out "$out/init-fashion.bin"
 # the twin from cujit's initial weights when cujit wrote them (its own He draw otherwise)
 init() { [ -f "$out/init-$1.bin" ] && echo "--init $out/init-$1.bin"; }
 run 150 torch-mnist "$python" "$twin" --data mnist5k --epochs $mnist_epochs $both \
@@ -128,6 +132,7 @@ for data in ("mnist5k", "fashion"):
     for batch in (128, 1024):
         for impl, precision, exec_ in (("cujit", "f32", "graph"), ("cujit", "f32", "launch"),
                                        ("cujit", "f16", "graph"), ("cujit", "f16", "launch"),
+                                       ("cujit", "bf16", "graph"), ("cujit", "bf16", "launch"),
                                        ("torch", "f32", "eager"), ("torch", "f16", "eager"),
                                        ("torch", "f32", "graphs"), ("torch", "f32", "compile")):
             r = find(impl, data, precision, exec_, batch)
@@ -140,19 +145,21 @@ for data in ("mnist5k", "fashion"):
                       f"{100 * float(r['test_acc']):.2f} % | {float(r['epoch_ms']):.2f} | "
                       f"{float(r['step_us']):.1f} |")
 
-print("\n## GEMM (f32; torch.matmul with TF32 off)\n")
-print("| op | m x n x k | cujit TFLOP/s | torch TFLOP/s | ratio |")
-print("| --- | --- | --- | --- | --- |")
-def g(impl, op, m, n, k):
+print("\n## GEMM (cujit: nn.lua's GEMM and cuda.gemm per precision; torch.matmul f32, TF32 off)\n")
+print("| op | m x n x k | precision | cujit GEMM | cujit TFLOP/s | torch f32 TFLOP/s | ratio |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
+def g(impl, op, m, n, k, dtype="f32", kernel="nn"):
     for r in gemm:
-        if (r["impl"], r["op"], r["m"], r["n"], r["k"]) == (impl, op, m, n, k):
+        if (r["impl"], r["op"], r["m"], r["n"], r["k"]) == (impl, op, m, n, k) and \
+           (impl == "torch" or (r.get("dtype", "f32"), r.get("kernel", "nn")) == (dtype, kernel)):
             return float(r["tflops"])
 for r in gemm:
     if r["impl"] != "cujit":
         continue
     t = g("torch", r["op"], r["m"], r["n"], r["k"])
     c = float(r["tflops"])
-    print(f"| {r['op']} | {r['m']}x{r['n']}x{r['k']} | {c:.2f} | "
+    print(f"| {r['op']} | {r['m']}x{r['n']}x{r['k']} | {r.get('dtype', 'f32')} | "
+          f"{r.get('kernel', 'nn')} | {c:.2f} | "
           f"{'missing' if t is None else f'{t:.2f}'} | {'' if not t else f'{c / t:.2f}'} |")
 
 print("\n## Goals\n")
@@ -189,6 +196,17 @@ for batch in (128, 1024):
             None if c is None or best is None else float(c["epoch_ms"]) < best,
             "missing" if c is None or best is None else
             f"{float(c['epoch_ms']):.2f} ms against {best:.2f} ms")
+# issue 26: the low-precision nets on tensor cores against f32, graph replays, both data sets
+for data in ("mnist5k", "fashion"):
+    for batch, share, goal in ((1024, 0.6, "<= 0.6x"), (128, 1.0, "no slower than")):
+        f = find("cujit", data, "f32", "graph", batch)
+        b = find("cujit", data, "bf16", "graph", batch)
+        verdict(f"{data} batch {batch}: bf16 epoch {goal} the f32 epoch (issue 26)",
+                None if f is None or b is None else
+                float(b["epoch_ms"]) <= share * float(f["epoch_ms"]),
+                "missing" if f is None or b is None else
+                f"{float(b['epoch_ms']):.2f} ms against {float(f['epoch_ms']):.2f} ms, "
+                f"{float(b['epoch_ms']) / float(f['epoch_ms']):.2f}x")
 c, t = g("cujit", "A*B", size, size, size), g("torch", "A*B", size, size, size)
 verdict(f"GEMM {size}^3 f32 >= 60 % of cuBLAS", None if c is None or t is None else c >= 0.6 * t,
         "missing" if c is None or t is None else f"{c:.2f} against {t:.2f} TFLOP/s, {100 * c / t:.0f} %")
@@ -202,7 +220,8 @@ print("\n## For docs/examples.md (test accuracy after the last epoch, median epo
 print("| run | test accuracy | epoch time | PyTorch eager | PyTorch graphs |")
 print("| --- | --- | --- | --- | --- |")
 for data, name in (("mnist5k", "MNIST 5k"), ("fashion", "Fashion")):
-    for batch, precision in ((128, "f32"), (128, "f16"), (1024, "f32"), (1024, "f16")):
+    for batch, precision in ((128, "f32"), (128, "f16"), (128, "bf16"), (1024, "f32"),
+                             (1024, "f16"), (1024, "bf16")):
         c = find("cujit", data, precision, "graph", batch)
         e = find("torch", data, precision, "eager", batch)
         gr = find("torch", data, precision, "graphs", batch)

@@ -4,7 +4,8 @@
 -- gradient against central finite differences in f64; the optimisers against their formulas;
 -- the learning-rate schedule against nn_host's; the gather's shifts against a host reference;
 -- then training: 200 steps on a fixed seed reach a stated loss, graph replays match launches bit
--- for bit, and the f16 path ends within a stated tolerance of the f32 one.
+-- for bit, and the f16 and bf16 paths, on nn.lua's GEMM and on cuda.gemm (library_gemm, checked
+-- against the same reference), end within a stated tolerance of the f32 one.
 local h = require "helper"
 local cuda = require "cujit"
 package.path = h.here() .. "../../examples/?.lua;" .. package.path
@@ -13,7 +14,7 @@ local H = require "nn_host"
 
 h.need_gpu(cuda)
 
-local k = nn.kernels({}, {"f64", "f32", "f16"})
+local k = nn.kernels({}, {"f64", "f32", "f16", "bf16"})
 local TILE_SMS = {large = 1, small = 1 << 30} -- the `sms` that makes nn.gemm pick each tile
 
 local function dev(t, dtype)
@@ -60,6 +61,49 @@ h.test("GEMM: the four products and the epilogues, both tiles, f64 and f32, odd 
                   error(string.format("%s %s tile %dx%dx%d ta=%d tb=%d epi=%d: C[%d,%d] = %.17g, "
                                       .. "want %.17g", dt, tile, m, n, kk, ta, tb, epi, i, j, g, s))
                 end
+              end
+            end
+          end
+        end
+      end
+    end
+  end
+end)
+
+h.test("library GEMM (cuda.gemm): the four products and the epilogues as nn.gemm's, f32 and bf16",
+       function()
+  -- {m, n, k}: the last fits the tensor-core path of an H200 (m, n >= 128, k >= 64, rows of whole
+  -- 16 bytes in every layout), the others only the SIMT kernel
+  for _, dt in ipairs({"f32", "bf16"}) do
+    for _, shape in ipairs({{37, 45, 70}, {130, 129, 17}, {256, 136, 72}}) do
+      local m, n, kk = shape[1], shape[2], shape[3]
+      for _, op in ipairs({{0, 0}, {1, 0}, {0, 1}, {1, 1}}) do
+        for _, epi in ipairs({0, 3, 5}) do
+          local ta, tb = op[1], op[2]
+          local A, B = dev(h.random_floats(m * kk), dt), dev(h.random_floats(kk * n), dt)
+          A, B = A:reshape(ta == 1 and {kk, m} or {m, kk}), B:reshape(tb == 1 and {n, kk} or {kk, n})
+          local bias, mask = dev(h.random_floats(n), dt), dev(h.random_floats(m * n), dt)
+          mask = mask:reshape(m, n)
+          local C = cuda.full({m, n}, h.POISON, dt)
+          nn.library_gemm(nil, A, B, C, bias, mask, ta, tb, epi)
+          local got = C:copy_to_host()
+          local Ah, Bh = A:copy_to_host(), B:copy_to_host() -- as stored (rounded to dt)
+          local bh, mh = bias:copy_to_host(), mask:copy_to_host()
+          local round = dt == "bf16" and 2 ^ -8 or 2 ^ -24 -- C's own rounding, relative
+          for i = 1, m do
+            for j = 1, n do
+              local s, mag = 0, 0
+              for l = 1, kk do
+                local t = at(Ah, ta, i, l, m, kk) * at(Bh, tb, l, j, kk, n)
+                s, mag = s + t, mag + math.abs(t)
+              end
+              if epi & 1 ~= 0 then s, mag = s + bh[j], mag + math.abs(bh[j]) end
+              if epi & 2 ~= 0 and s < 0 then s = 0 end
+              if epi & 4 ~= 0 and not (mh[(i - 1) * n + j] > 0) then s = 0 end
+              local g = got[(i - 1) * n + j]
+              if math.abs(g - s) > 2 * (kk + 1) * 2 ^ -23 * mag + round * math.abs(s) then
+                error(string.format("%s %dx%dx%d ta=%d tb=%d epi=%d: C[%d,%d] = %.9g, want %.9g",
+                                    dt, m, n, kk, ta, tb, epi, i, j, g, s))
               end
             end
           end
@@ -301,9 +345,10 @@ local data = synthetic()
 
 -- Trains 200 steps; exec "launch" or "graph" (first step launched, then captured and replayed).
 -- Returns the last epoch's mean loss, the net, and the accuracy on the whole set.
-local function train(dtype, exec, optimizer, lr)
+local function train(dtype, exec, optimizer, lr, gemm)
   local net = nn.net(k, {sizes = {64, 32, 32, 10}, dtype = dtype, batch = 32, seed = 11,
-                         max_steps = 20, optimizer = optimizer, lr = lr, momentum = 0.9})
+                         max_steps = 20, optimizer = optimizer, lr = lr, momentum = 0.9,
+                         gemm = gemm})
   local next_order = H.shuffler(7, 640)
   local graph
   for _ = 1, 10 do
@@ -356,6 +401,34 @@ h.test("f16 (loss-scaled) ends within 0.02 of f32's loss, no step skipped, all r
   h.check(math.abs(l16 - l32) <= 0.02, string.format("f16 loss %.4g, f32 loss %.4g", l16, l32))
   h.eq(acc16, 1, "f16 accuracy on the training set")
   h.eq(net16.amp:copy_to_host()[3], 0, "skipped f16 steps")
+end)
+
+h.test("bf16 (no loss scale) ends within 0.02 of f32's loss on either GEMM, all right", function()
+  local l32 = train("f32", "launch", "sgd", 0.05)
+  for _, gemm in ipairs({"nn", "library"}) do
+    local l, net, acc = train("bf16", gemm == "nn" and "launch" or "graph", "sgd", 0.05, gemm)
+    h.check(math.abs(l - l32) <= 0.02, string.format("bf16 (%s) loss %.4g, f32 loss %.4g", gemm,
+                                                     l, l32))
+    h.eq(acc, 1, "bf16 accuracy on the training set (" .. gemm .. ")")
+    h.same(net.amp:copy_to_host(), {1, 0, 0}, nil, "bf16: scale 1, no step counted or skipped")
+    h.eq(net.layers[1].params[1].w.dtype, "bf16", "the working copy's dtype")
+  end
+end)
+
+h.test("f16 on cuda.gemm ends within 0.02 of f32's loss; graph replays match launches", function()
+  local l32 = train("f32", "launch", "sgd", 0.05)
+  local l16, net16 = train("f16", "launch", "sgd", 0.05, "library")
+  h.check(math.abs(l16 - l32) <= 0.02, string.format("f16 loss %.4g, f32 loss %.4g", l16, l32))
+  h.eq(net16.amp:copy_to_host()[3], 0, "skipped f16 steps")
+  local g16, gnet = train("f16", "graph", "sgd", 0.05, "library")
+  h.eq(g16, l16, "loss: graph against launches")
+  h.same(gnet.layers[1].params[1].w:copy_to_host(), net16.layers[1].params[1].w:copy_to_host(),
+         nil, "layer 1 W: graph against launches")
+end)
+
+h.test("a net's gemm is nn or library", function()
+  h.raises({"gemm cublas is not nn or library"}, nn.net, k, {sizes = {4, 2}, dtype = "f32",
+                                                             batch = 1, gemm = "cublas"})
 end)
 
 h.run()
