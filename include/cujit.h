@@ -1429,27 +1429,28 @@ static inline cujit_gemm_options cujit_gemm_options_init_(void) {
 #define CUJIT_GEMM_OPTIONS_INIT (cujit_gemm_options_init_())
 #endif
 
-/* C = epilogue(alpha * op(A) op(B) + beta * C) on the device, asynchronously on `stream` (NULL:
-** the current device's default stream), as BLAS's GEMM over row-major arrays; the epilogue adds
-** opts->bias, then applies relu, then opts->relu_mask (see cujit_gemm_options). A and B hold f32
-** or f16, both the same; products are accumulated in f32; C (with the bias and the mask) holds
-** f32 or A's dtype, rounded to it once at the end. Each buffer must hold at least the elements
-** its shape needs (more are left alone: a view of a larger array works) and live on the device
-** the work runs on (the stream's, or the current one). C may not share memory with A, B, the bias
-** or the mask: the kernel reads them while writing C. Refused with CUJIT_ERROR_INVALID_ARGUMENT
-** and a message naming the operand: a NULL buffer or options, a size of m, n or k below 1 or
-** above INT_MAX, a non-finite alpha or beta, other dtypes, a buffer too short for its shape, a
-** buffer of another device, C sharing memory. The kernel for each dtype pair is compiled once per
-** engine and kind of device (its epilogues are kernels of that one program) and kept until
-** cujit_close; which kernel runs is cujit's choice and not part of the contract, only the result
-** within f32 accumulation is: a portable tiled one on CUDA cores, or on sm_90 for f16 inputs
-** whose shapes and alignment fit, a tensor-core one (wgmma and TMA). CUJIT_GEMM=simt or tensor
-** forces one (tensor, where it cannot run, is refused with CUJIT_ERROR_UNSUPPORTED and the reason;
-** an unknown value with CUJIT_ERROR_INVALID_ARGUMENT). Capturable into a graph
-** once a call outside the capture has used the same dtypes on that device (it compiles them and
-** loads every epilogue's kernel there); before, a capture is refused (CUJIT_ERROR_UNSUPPORTED).
-** Thread safety: calls from many threads on one engine are fine; the buffers must stay alive
-** until the stream has run the work, as for any launch. */
+/* C = epilogue(alpha * op(A) op(B) + beta * C) on the device, asynchronously on `stream` (NULL: the
+** current device's default stream), as BLAS's GEMM over row-major arrays; the epilogue adds
+** opts->bias, then applies relu, then opts->relu_mask (see cujit_gemm_options). A and B hold f32,
+** f16 or bf16, both the same; products are accumulated in f32; C (with the bias and the mask) holds
+** f32 or A's dtype, rounded to it once at the end. Each buffer must hold at least the elements its
+** shape needs (more are left alone: a view of a larger array works) and live on the device the work
+** runs on (the stream's, or the current one). C may not share memory with A, B, the bias or the
+** mask: the kernel reads them while writing C. Refused with CUJIT_ERROR_INVALID_ARGUMENT and a
+** message naming the operand: a NULL buffer or options, a size of m, n or k below 1 or above
+** INT_MAX, a non-finite alpha or beta, other dtypes, a buffer too short for its shape, a buffer of
+** another device, C sharing memory. The kernel for each dtype pair is compiled once per engine and
+** kind of device (its epilogues are kernels of that one program) and kept until cujit_close; which
+** kernel runs is cujit's choice and not part of the contract, only the result within f32
+** accumulation is: a portable tiled one on CUDA cores, or on sm_90 for f16 and bf16 inputs whose
+** shapes and alignment fit, a tensor-core one (wgmma and TMA). CUJIT_GEMM=simt or tensor forces one
+** (tensor, where it cannot run, is refused with CUJIT_ERROR_UNSUPPORTED and the reason; an unknown
+** value with CUJIT_ERROR_INVALID_ARGUMENT). Capturable into a graph once a call outside the capture
+** has used the same dtypes and kernel on that device (it compiles them and loads that kernel's
+** every epilogue and layout there; a product of a similar size runs on the same kernel); before, a
+** capture is refused (CUJIT_ERROR_UNSUPPORTED), naming the kernel. Thread safety: calls from many
+** threads on one engine are fine; the buffers must stay alive until the stream has run the work, as
+** for any launch. */
 CUJIT_API cujit_status cujit_gemm(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c,
                                   const cujit_gemm_options *opts, cujit_stream *stream);
 

@@ -369,7 +369,7 @@ static capture_setup capture_product(void) {
   EXPECT_OK(cujit_stream_create(engine, &u.s));
   EXPECT_OK(cujit_capture_begin(u.s, CUJIT_CAPTURE_RELAXED)); /* nothing compiled yet */
   EXPECT_FAIL(cujit_gemm(u.a, u.b, u.c, &o, u.s), CUJIT_ERROR_UNSUPPORTED,
-              "cujit_gemm: its kernel for f32 inputs into f32 is not loaded on ");
+              "cujit_gemm: its SIMT kernel for f32 inputs into f32 is not loaded on ");
   EXPECT_FAIL(cujit_gemm(u.a, u.b, u.c, &o, u.s), CUJIT_ERROR_UNSUPPORTED,
               " yet, and compiling or loading cannot be captured into a graph; call cujit_gemm "
               "once with these dtypes on that device before cujit_capture_begin");

@@ -37,6 +37,10 @@
 enum gemm_path { GEMM_SIMT, GEMM_TC, GEMM_TC128, GEMM_PATHS };
 static const int path_kernels[GEMM_PATHS] = {GEMM_EPILOGUES, GEMM_TC_LAYOUTS, GEMM_TC_LAYOUTS};
 static const int tc_width[GEMM_PATHS] = {0, 256, 128};
+/* What the capture's refusal calls each path's kernel: a call outside the capture loads one path's
+** kernels only, and a product of another size may run on another path. */
+static const char *const path_title[GEMM_PATHS] = {"SIMT", "tensor-core (tiles 256 wide)",
+                                                   "tensor-core (tiles 128 wide)"};
 /* cujit::gemm_tc_shape<BN>::smem_bytes: 4 stages of 48 KiB (BN 256), 6 of 32 KiB (BN 128) */
 static const unsigned tc_smem[GEMM_PATHS] = {0, 4 * (16384 + 32768) + 4 * 16 + 1024,
                                              6 * (16384 + 16384) + 6 * 16 + 1024};
@@ -268,11 +272,13 @@ static cujit_status check_capturable(gemm_state *s, cujit_device *dev, int path,
   char name[64];
   if (!ready)
     return cj_fail(s->engine, CUJIT_ERROR_UNSUPPORTED,
-                   "cujit_gemm: its kernel for %s inputs into %s is not loaded on %s yet, and "
+                   "cujit_gemm: its %s kernel for %s inputs into %s is not loaded on %s yet, and "
                    "compiling or loading cannot be captured into a graph; call cujit_gemm once "
-                   "with these dtypes on that device before cujit_capture_begin",
-                   cujit_dtype_name(pair_in[pair]), cujit_dtype_name(pair_out[pair]),
-                   cj_device_name_in(dev, s->engine, name, sizeof name));
+                   "with these dtypes %son that device before cujit_capture_begin",
+                   path_title[path], cujit_dtype_name(pair_in[pair]),
+                   cujit_dtype_name(pair_out[pair]),
+                   cj_device_name_in(dev, s->engine, name, sizeof name),
+                   path == GEMM_SIMT ? "" : "and a product of this size ");
   return CUJIT_OK;
 }
 
@@ -305,9 +311,8 @@ static cujit_status launch_simt(cujit_kernel *k, const cujit_gemm_options *o, co
 
 /* Why the tensor path cannot run this product, or NULL when it can: an sm_90 GPU (wgmma is
 ** sm_90a's alone), f16 or bf16 inputs, operands TMA can read (16-byte aligned addresses, rows of
-*whole
-** 16 bytes: a multiple of 8 elements along the contiguous dimension), at least one box of each
-** (m >= 128, n >= 128, k >= 64), and a grid of tiles that fits an int. */
+** whole 16 bytes: a multiple of 8 elements along the contiguous dimension), at least one box of
+** each (m >= 128, n >= 128, k >= 64), and a grid of tiles that fits an int. */
 static const char *tc_unfit(const cujit_device *dev, const cujit_gemm_options *o,
                             const operand *ops, int pair) {
   if (dev->ordinal == CUJIT_DEVICE_CPU || dev->info.cc_major != 9 || dev->info.cc_minor != 0)
