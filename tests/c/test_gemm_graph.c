@@ -111,7 +111,7 @@ Test(gemm_graph, tensor_product_captured_and_replayed, .timeout = 240) {
   setenv("CUJIT_GEMM", "tensor", 1); /* a refusal, not a quiet fallback, if it cannot run */
   cujit_gemm_options opts = product_options(&o);
   EXPECT_OK(cujit_gemm(o.a, o.b, o.c, &opts, NULL)); /* compiles and loads the tensor kernels */
-  EXPECT_OK(cujit_stream_synchronize(NULL));
+  EXPECT_OK(cujit_device_synchronize(cujit_buffer_device(o.a)));
   cr_expect_eq(check_c(&o, 0), 0, "the call outside the capture");
   cujit_stream *s = NULL;
   cujit_graph *g = NULL;
@@ -123,7 +123,7 @@ Test(gemm_graph, tensor_product_captured_and_replayed, .timeout = 240) {
   for (int round = 1; round <= 3; round++) {
     put_a(&o, round);
     EXPECT_OK(cujit_memset(o.c, 0xff, 0, (size_t)M * N * 4, NULL)); /* NaN until written */
-    EXPECT_OK(cujit_stream_synchronize(NULL));
+    EXPECT_OK(cujit_device_synchronize(cujit_buffer_device(o.a)));
     EXPECT_OK(cujit_graph_launch(g, s));
     EXPECT_OK(cujit_stream_synchronize(s));
     cr_expect_eq(check_c(&o, round), 0, "replay %d", round);
