@@ -3,7 +3,7 @@
 -- a fused softmax cross-entropy, bias gradients by column sums, SGD with momentum (or Adam);
 -- optionally in mixed precision (f16 or bf16 weights and activations, f32 accumulation and
 -- master weights, f16 with a dynamic loss scale), whose products run on cujit's own GEMM
--- (cuda.gemm: tensor cores on an H200 where the shapes fit; --gemm-kernel says which GEMM). The training recipe (docs/examples.md says why): inputs
+-- (cuda.gemm) where its tensor cores take them (an H200; --gemm-kernel says which GEMM). The training recipe (docs/examples.md says why): inputs
 -- standardised, SGD with momentum 0.9 and weight decay 5e-4, a learning rate of
 -- 0.1 x (batch / 128)^(1/3) warmed up linearly over the first epoch, held, and decayed to 0 by a
 -- cosine over the last 40 % of the run, every training image moved by a random shift of up to
@@ -53,7 +53,7 @@ usage: cujit mlp.lua [--data mnist5k|fashion|synthetic|DIR] [--data-dir DIR] [--
          [--decay SHARE (the cosine's share of the run, at its end; 1 = all)] [--warmup EPOCHS]
          [--shift PIXELS] [--seed N] [--train-limit N] [--chart FILE.png] [--init-out FILE] [--gemm]
          [--gemm-size N (the square GEMM, default 4096)] [--check] [--quiet]
-         [--gemm-kernel auto|nn|library (auto: cuda.gemm for f16 and bf16, nn.lua's for f32)]
+         [--gemm-kernel auto|nn|library|tensor (auto: tensor for f16 and bf16, nn for f32)]
   --init-out writes the initial weights for scripts/bench/mlp_torch.py --init]==]
 
 -- Options, checked: every value in range, every list entry known.
@@ -89,8 +89,9 @@ local function options(argv)
   end
   if o.train_limit < 0 then error("--train-limit must be >= 0", 0) end
   positive_int("gemm-size", o.gemm_size)
-  if o.gemm_kernel ~= "auto" and o.gemm_kernel ~= "nn" and o.gemm_kernel ~= "library" then
-    error("--gemm-kernel: " .. o.gemm_kernel .. " is not auto, nn or library", 0)
+  local kernels = {auto = true, nn = true, library = true, tensor = true}
+  if not kernels[o.gemm_kernel] then
+    error("--gemm-kernel: " .. o.gemm_kernel .. " is not auto, nn, library or tensor", 0)
   end
   return o
 end
@@ -133,7 +134,7 @@ do
   S.check(not ok and err:find("f8 is not f32, f16 or bf16", 1, true),
           "arguments: a bad precision is refused")
   ok, err = pcall(options, {"--gemm-kernel", "cublas"})
-  S.check(not ok and err:find("cublas is not auto, nn or library", 1, true),
+  S.check(not ok and err:find("cublas is not auto, nn, library or tensor", 1, true),
           "arguments: an unknown GEMM is refused")
   ok, err = pcall(options, {"--schedule", "step"})
   S.check(not ok and err:find("step is not cosine or constant", 1, true),
@@ -159,11 +160,12 @@ local dtypes = {}
 for _, p in ipairs(o.precision) do dtypes[#dtypes + 1] = p end
 local k = nn.kernels(S.options(), S.compile_only and {"f32", "f16", "bf16"} or dtypes)
 
--- The GEMM a precision's products run on: --gemm-kernel, or (auto) cujit's own for f16 and bf16,
--- whose tensor-core path wants them, and nn.lua's (split k for small products) for f32.
+-- The GEMM a precision's products run on: --gemm-kernel, or (auto) for f16 and bf16 cujit's own
+-- where its tensor cores take the product and nn.lua's for the rest (its split k suits the MLP's
+-- skinny products, which cuda.gemm runs on CUDA cores without one), and nn.lua's for f32.
 local function gemm_kernel(precision)
   if o.gemm_kernel ~= "auto" then return o.gemm_kernel end
-  return precision == "f32" and "nn" or "library"
+  return precision == "f32" and "nn" or "tensor"
 end
 S.host_checks_done()
 

@@ -4,7 +4,8 @@
 -- weights, loss scaling), a multilayer perceptron built from them, and the upload of a data set.
 -- Every kernel is generic in its storage type T (f16, bf16, f32 or f64) and accumulates in float
 -- (double for f64). A net's products run on this file's GEMM or, with gemm = "library", on cujit's
--- own (cuda.gemm: on an H200 its tensor-core path where the shapes fit). The host side (readers, epoch order, command line, chart) is nn_host.lua.
+-- own (cuda.gemm: on an H200 its tensor-core path where the shapes fit), or with gemm = "tensor"
+-- only for the products its tensor cores take. The host side (readers, epoch order, command line, chart) is nn_host.lua.
 -- Run as a script (`cujit nn.lua`, as ctest does) it only compiles its kernels for sm_90.
 local cuda = require "cujit"
 
@@ -387,6 +388,17 @@ function M.library_gemm(s, A, B, C, bias, mask, ta, tb, epi)
                       relu_mask = epi & 4 ~= 0 and mask or nil, stream = s})
 end
 
+-- Whether cuda.gemm runs this product on tensor cores (its documented rule, docs/lua-library.md):
+-- f16 or bf16 on an sm_90 GPU, m and n at least 128, k at least 64, the rows of A and B whole
+-- 16 bytes (a multiple of 8 elements along each array's contiguous dimension). cuda.gemm's SIMT
+-- kernel has no split k, so the MLP's skinny products (the ten-wide last layer's) are faster on
+-- this file's GEMM.
+function M.on_tensor_cores(dtype, m, n, kk, ta, tb)
+  local info = cuda.device()
+  return (dtype == "f16" or dtype == "bf16") and info.arch == "sm_90" and m >= 128 and n >= 128
+         and kk >= 64 and (ta == 1 and m or kk) % 8 == 0 and (tb == 1 and kk or n) % 8 == 0
+end
+
 -- The model ------------------------------------------------------------------------------------
 
 local Net = {}
@@ -396,7 +408,8 @@ Net.__index = Net
 -- optimizer ("sgd" with lr and momentum, or "adam" with lr), mean and std of the pixels (the
 -- inputs are normalised by them), seed (He initialisation: N(0, 2 / fan_in) from cuda.random,
 -- biases zero), loss_scale (f16: the starting scale, dynamic), max_steps (batches per epoch), sms
--- (for the tile choice), gemm ("nn", the default: this file's GEMM; "library": cuda.gemm). f16 and
+-- (for the tile choice), gemm ("nn", the default: this file's GEMM; "library": cuda.gemm; "tensor":
+-- cuda.gemm for the products its tensor cores take, this file's GEMM for the rest). f16 and
 -- bf16 nets keep f32 master weights and a working copy in their dtype; f16's gradients are
 -- loss-scaled (bf16 has f32's range and needs no scale). The training recipe's parts, all off by
 -- default: weight_decay (added
@@ -415,8 +428,8 @@ function M.net(k, cfg)
                              total_steps = cfg.total_steps or 0, shift = cfg.shift or 0,
                              decay_steps = cfg.decay_steps or cfg.total_steps or 0,
                              width = cfg.width or 28, gemm = cfg.gemm or "nn"}, Net)
-  if self.gemm ~= "nn" and self.gemm ~= "library" then
-    error("gemm " .. tostring(self.gemm) .. " is not nn or library", 2)
+  if self.gemm ~= "nn" and self.gemm ~= "library" and self.gemm ~= "tensor" then
+    error("gemm " .. tostring(self.gemm) .. " is not nn, library or tensor", 2)
   end
   if self.schedule ~= "constant" and self.schedule ~= "cosine" then
     error("schedule " .. tostring(self.schedule) .. " is not constant or cosine", 2)
@@ -482,7 +495,8 @@ end
 
 -- C = op(A) op(B) with epilogue epi (M.gemm's arguments) on the net's GEMM.
 function Net:product(s, A, B, C, bias, mask, m, n, kk, ta, tb, epi)
-  if self.gemm == "library" then
+  if self.gemm == "library"
+     or self.gemm == "tensor" and M.on_tensor_cores(self.dtype, m, n, kk, ta, tb) then
     M.library_gemm(s, A, B, C, bias, mask, ta, tb, epi)
   else
     M.gemm(self.k, s, A, B, C, bias, mask, m, n, kk, ta, tb, epi, self.sms, self.partial)

@@ -403,9 +403,9 @@ h.test("f16 (loss-scaled) ends within 0.02 of f32's loss, no step skipped, all r
   h.eq(net16.amp:copy_to_host()[3], 0, "skipped f16 steps")
 end)
 
-h.test("bf16 (no loss scale) ends within 0.02 of f32's loss on either GEMM, all right", function()
+h.test("bf16 (no loss scale) ends within 0.02 of f32's loss on every GEMM, all right", function()
   local l32 = train("f32", "launch", "sgd", 0.05)
-  for _, gemm in ipairs({"nn", "library"}) do
+  for _, gemm in ipairs({"nn", "library", "tensor"}) do
     local l, net, acc = train("bf16", gemm == "nn" and "launch" or "graph", "sgd", 0.05, gemm)
     h.check(math.abs(l - l32) <= 0.02, string.format("bf16 (%s) loss %.4g, f32 loss %.4g", gemm,
                                                      l, l32))
@@ -413,6 +413,20 @@ h.test("bf16 (no loss scale) ends within 0.02 of f32's loss on either GEMM, all 
     h.same(net.amp:copy_to_host(), {1, 0, 0}, nil, "bf16: scale 1, no step counted or skipped")
     h.eq(net.layers[1].params[1].w.dtype, "bf16", "the working copy's dtype")
   end
+end)
+
+h.test("the tensor-core rule: sm_90, f16/bf16, m, n >= 128, k >= 64, rows of whole 16 bytes",
+       function()
+  local sm90 = cuda.device().arch == "sm_90"
+  h.eq(nn.on_tensor_cores("bf16", 128, 128, 64, 0, 0), sm90, "the smallest product it takes")
+  h.eq(nn.on_tensor_cores("f16", 1024, 128, 784, 1, 0), sm90, "X^T dZ of the first layer")
+  for _, c in ipairs({{"f32", 128, 128, 64, 0, 0}, {"bf16", 127, 128, 64, 0, 0},
+                      {"bf16", 128, 120, 64, 0, 0}, {"bf16", 128, 128, 56, 0, 0},
+                      {"bf16", 128, 128, 68, 0, 0}, {"bf16", 132, 128, 64, 1, 0},
+                      {"bf16", 128, 132, 64, 0, 0}, {"bf16", 128, 128, 68, 0, 1}}) do
+    h.eq(nn.on_tensor_cores(table.unpack(c)), false, table.concat(c, " "))
+  end
+  h.eq(nn.on_tensor_cores("bf16", 128, 132, 64, 0, 1), sm90, "B transposed: its rows are k long")
 end)
 
 h.test("f16 on cuda.gemm ends within 0.02 of f32's loss; graph replays match launches", function()
@@ -426,9 +440,9 @@ h.test("f16 on cuda.gemm ends within 0.02 of f32's loss; graph replays match lau
          nil, "layer 1 W: graph against launches")
 end)
 
-h.test("a net's gemm is nn or library", function()
-  h.raises({"gemm cublas is not nn or library"}, nn.net, k, {sizes = {4, 2}, dtype = "f32",
-                                                             batch = 1, gemm = "cublas"})
+h.test("a net's gemm is nn, library or tensor", function()
+  h.raises({"gemm cublas is not nn, library or tensor"}, nn.net, k,
+           {sizes = {4, 2}, dtype = "f32", batch = 1, gemm = "cublas"})
 end)
 
 h.run()
