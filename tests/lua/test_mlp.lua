@@ -427,6 +427,9 @@ h.test("the tensor-core rule: sm_90, f16/bf16, m, n >= 128, k >= 64, rows of who
     h.eq(nn.on_tensor_cores(table.unpack(c)), false, table.concat(c, " "))
   end
   h.eq(nn.on_tensor_cores("bf16", 128, 132, 64, 0, 1), sm90, "B transposed: its rows are k long")
+  h.eq(nn.on_tensor_cores("bf16", 128, 128, 64, 0, 0, "sm_90"), true, "an sm_90 device given")
+  h.eq(nn.on_tensor_cores("bf16", 128, 128, 64, 0, 0, "sm_80"), false, "an sm_80 device given")
+  h.eq(nn.on_tensor_cores("bf16", 128, 128, 64, 0, 0, "cpu"), false, "the CPU device given")
 end)
 
 h.test("f16 on cuda.gemm ends within 0.02 of f32's loss; graph replays match launches", function()
