@@ -3,7 +3,8 @@
 ** instantiations named by name_expressions (their lowered names kept in the cache entry, so a
 ** hit in a new engine finds them without NVRTC), the entry format with and without lowered
 ** names, pointers to any type, the nonnull option refusing a NULL buffer, and the NVRTC log kept
-** on a hit. Compiles for an explicit sm_90: NVRTC, no GPU.
+** on a hit, compiled for an explicit sm_90 (NVRTC, no GPU); default arguments, run on the GPU
+** or the CPU device.
 */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "compile/compile.h"
 #include "program/program.h"
 #include "fixture.h"
+#include "gpu.h"
 
 TestSuite(cxx_kernels, .init = cj_fixture_open, .fini = cj_fixture_close);
 
@@ -253,4 +255,35 @@ Test(cxx_kernels, an_overloaded_kernel_is_refused_naming_both_lists) {
 
 Test(cxx_kernels, an_overloaded_kernel_is_refused_on_the_cpu_device) {
   refuses_overload("cpu");
+}
+
+/* Default arguments, on a device function and on an extern "C" kernel (whose launch still gives
+** every argument, as cuLaunchKernel takes them all): a source NVRTC compiles must compile and run
+** on the CPU device too, whose weak redeclaration of the kernel once repeated the default and g++
+** refused it ("default argument given for parameter 3"). Runs on the GPU when there is one. */
+Test(cxx_kernels, default_arguments_compile_and_run_on_every_device) {
+  CJ_NEED_DEVICE(engine);
+  const char *src = "__device__ float scaled(float x, float by = 2.0f) { return x * by; }\n"
+                    "extern \"C\" __global__ void with_defaults(float *y, int n, float f = 3.0f) "
+                    "{\n"
+                    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                    "  if (i < n) y[i] = scaled(y[i]) + scaled(f, 0.5f);\n"
+                    "}\n";
+  cujit_program *p = NULL;
+  cujit_kernel *k = NULL;
+  cr_assert_eq(cujit_program_compile(engine, src, "defaults.cu", NULL, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cr_assert_eq(cujit_program_kernel(p, "with_defaults", &k), CUJIT_OK, "%s", cujit_errmsg(engine));
+  const float in[4] = {1, 2, 3, 4};
+  cujit_buffer *y = cj_test_upload(in, sizeof in, CUJIT_F32);
+  cujit_launch_config c = {.size = sizeof c, .grid = {1, 1, 1}, .block = {32, 1, 1}};
+  cujit_arg args[] = {CUJIT_ARG_BUF(y), CUJIT_ARG_I(4), CUJIT_ARG_F(5.0)};
+  cr_assert_eq(cujit_launch(k, &c, args, 3), CUJIT_OK, "%s", cujit_errmsg(engine));
+  float out[4];
+  cj_test_download(out, y, sizeof out);
+  for (int i = 0; i < 4; i++) /* 2 y + f / 2, the default 2 used, the given 0.5 too */
+    cr_expect_eq(out[i], 2.0f * in[i] + 2.5f, "y[%d] is %g, want %g", i, out[i], 2 * in[i] + 2.5);
+  cujit_buffer_free(y);
+  cujit_kernel_free(k);
+  cujit_program_free(p);
 }

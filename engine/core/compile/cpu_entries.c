@@ -72,6 +72,13 @@ void cj_cpu_write_entries(cj_buf *out, const char *const *kernel_names, const in
   ** expression's arguments ("scale<my_type>") are looked up there first, then at file scope (a
   ** kernel of an included header). Their parameters have reserved names, which no kernel has. */
   cj_buf_puts(out, "namespace __cj {\n#line 1 \"<cujit cpu entries>\"\n");
+  /* The weak redeclaration below takes the kernel's type without its default arguments: g++ keeps
+  ** them in decltype's type, and a redeclaration that gives them again is an error. */
+  cj_buf_puts(
+      out, "template <class F> struct __cj_plain;\n"
+           "template <class R, class... A> struct __cj_plain<R(A...)> { typedef R type(A...); };\n"
+           "template <class R, class... A> struct __cj_plain<R(A...) noexcept> {\n"
+           "  typedef R type(A...) noexcept;\n};\n");
   for (size_t k = 0; k < nkernels; k++) {
     cj_entry_identifier(kernel_names[k], entry, sizeof entry);
     /* An extern "C" kernel the preprocessor removed (#if 0) is then only referenced, and the
@@ -82,7 +89,9 @@ void cj_cpu_write_entries(cj_buf *out, const char *const *kernel_names, const in
     ** is for a GPU. */
     int c = cj_cpu_c_kernel(kernel_names[k], cxx, k) && defined[k];
     if (c) /* a redeclaration of its own type: #pragma weak finds no name in a namespace */
-      cj_buf_printf(out, "extern \"C\" __attribute__((weak)) decltype(__cj_k_%s) __cj_k_%s;\n",
+      cj_buf_printf(out,
+                    "extern \"C\" __attribute__((weak)) __cj_plain<decltype(__cj_k_%s)>::type "
+                    "__cj_k_%s;\n",
                     kernel_names[k], kernel_names[k]);
     cj_buf_printf(
         out,
