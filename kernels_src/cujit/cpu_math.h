@@ -302,8 +302,10 @@ static inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) {
 static inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
   return (unsigned)(((unsigned long long)hi << 32 | lo) >> (s & 31));
 }
+/* The clamped forms shift by min(s, 32): a shift of 32 or more leaves lo (left) or hi (right)
+** whole, where the unclamped forms, which take s & 31, would not shift at all. */
 static inline unsigned __funnelshift_lc(unsigned lo, unsigned hi, unsigned s) {
-  return __funnelshift_l(lo, hi, s > 32 ? 32 : s);
+  return s >= 32 ? lo : __funnelshift_l(lo, hi, s);
 }
 static inline unsigned __funnelshift_rc(unsigned lo, unsigned hi, unsigned s) {
   return s >= 32 ? hi : __funnelshift_r(lo, hi, s);
