@@ -1,0 +1,198 @@
+/*
+** test_math_defs.c -- the math functions CUDA has beyond C++ (sinpi, cospi, sincospi, normcdf,
+** rsqrt, rcbrt, __saturatef), float and double, against their definitions within the error the
+** CUDA Math API documents for each (its table of maximum ulp errors), and exact where the
+** function's value is exact: sinpi of an integer and cospi of a half-integer are 0, sinpi of a
+** half-integer is +-1, whatever the argument's size (x is reduced exactly before pi multiplies
+** it). The references are computed here in long double from the exactly reduced argument. On a GPU
+** when there is one, else on the CPU device (kernels_src/cujit/cpu_math.h).
+*/
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "expect.h"
+#include "fixture.h"
+#include "gpu.h"
+
+TestSuite(math_defs, .init = cj_fixture_open, .fini = cj_fixture_close);
+
+static const long double pi_l = 3.141592653589793238462643383279502884L;
+
+/* sin(pi x) and cos(pi x) from x mod 2, which fmodl computes exactly. */
+static long double ref_sinpi(long double x) {
+  return sinl(pi_l * fmodl(x, 2.0L));
+}
+static long double ref_cospi(long double x) {
+  return cosl(pi_l * fmodl(x, 2.0L));
+}
+
+/* How many units in the last place of a float (bits 24) or double (53) `got` is from `want`;
+** a zero wanted is met only by a zero. */
+static double ulps(long double got, long double want, int bits) {
+  if (want == 0) return got == 0 ? 0 : INFINITY;
+  int e;
+  frexpl(want, &e);
+  return (double)(fabsl(got - want) / ldexpl(1.0L, e - bits));
+}
+
+/* Whether `got` is sinpi(x) (cospi(x) when `cos`) within `bound` ulp of a float (bits 24) or
+** double (53), exactly 0 where the value is (sin at integers, cos at half-integers: there the
+** reference's last bits are pi's rounding), NaN for an infinite x; else says why. */
+static int within(const char *fn, const char *suffix, long double x, long double got, int cos,
+                  int bits, double bound) {
+  static int said;
+  long double want = cos ? ref_cospi(x) : ref_sinpi(x), twice = 2 * x;
+  int ok;
+  if (isinf(x)) {
+    ok = isnan(got);
+  } else {
+    if (cos ? twice == floorl(twice) && x != floorl(x) : x == floorl(x)) want = 0;
+    ok = ulps(got, want, bits) <= bound;
+  }
+  if (!ok && said++ < 30)
+    cr_log_error("%s%s(%.17Lg) = %.17Lg, want %.17Lg (%g ulp; the Math API's bound %g)", fn, suffix,
+                 x, got, want, ulps(got, want, bits), bound);
+  return ok;
+}
+
+enum { N = 40 };
+
+/* Integers, half-integers, quarters, near-integers; small, near 2^23 (floats' last
+** fraction bit) and, for doubles, past 2^30 and near 2^52. */
+static const double args[N] = {0.0,
+                               -0.0,
+                               1.0,
+                               -1.0,
+                               2.0,
+                               3.0,
+                               -7.0,
+                               0.5,
+                               -0.5,
+                               1.5,
+                               2.5,
+                               -3.5,
+                               0.25,
+                               0.75,
+                               -1.25,
+                               1.75,
+                               1e-3,
+                               0.999,
+                               1.001,
+                               1.0 / 3,
+                               100.0,
+                               1000.5,
+                               12345.25,
+                               8388607.5,
+                               8388608.0,
+                               4194303.75,
+                               -65537.5,
+                               16777215.0,
+                               1073741825.0,
+                               1073741824.25,
+                               -1073741824.5,
+                               4503599627370495.5,
+                               4503599627370496.0,
+                               9007199254740991.0,
+                               1e300,
+                               -1e18,
+                               0x1.fffffffffffffp+51,
+                               33.333,
+                               -0.125,
+                               6.5};
+
+/* sinpi, cospi, sincospi's two, for float (f) and double (d), 8 a value. */
+static const char kernel_body[] = "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                  "if (i >= n) return;\n"
+                                  "float xf = (float)x[i]; double xd = x[i];\n"
+                                  "f[4 * i] = sinpif(xf); f[4 * i + 1] = cospif(xf);\n"
+                                  "sincospif(xf, &f[4 * i + 2], &f[4 * i + 3]);\n"
+                                  "d[4 * i] = sinpi(xd); d[4 * i + 1] = cospi(xd);\n"
+                                  "sincospi(xd, &d[4 * i + 2], &d[4 * i + 3]);";
+
+Test(math_defs, sinpi_and_cospi_are_exact_at_integers_and_halves_at_any_size) {
+  CJ_NEED_DEVICE(engine);
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(engine, "pi_fns(const double *x, float *f, double *d, int n)",
+                                kernel_body, NULL, NULL, &k));
+  cujit_buffer *dx = cj_test_upload(args, sizeof args, CUJIT_F64);
+  cujit_buffer *df = cj_test_upload(NULL, 4 * N * sizeof(float), CUJIT_F32);
+  cujit_buffer *dd = cj_test_upload(NULL, 4 * N * sizeof(double), CUJIT_F64);
+  cujit_launch_config c = {.size = sizeof c, .grid = {1, 1, 1}, .block = {N, 1, 1}};
+  cujit_arg a[] = {CUJIT_ARG_BUF(dx), CUJIT_ARG_BUF(df), CUJIT_ARG_BUF(dd), CUJIT_ARG_I(N)};
+  EXPECT_OK(cujit_launch(k, &c, a, 4));
+  float f[4 * N];
+  double d[4 * N];
+  cj_test_download(f, df, sizeof f);
+  cj_test_download(d, dd, sizeof d);
+  static const char *const name[] = {"sinpi", "cospi", "sincospi's sin", "sincospi's cos"};
+  int wrong = 0;
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < 4; j++) {
+      wrong += !within(name[j], "f", (float)args[i], f[4 * i + j], j % 2, 24, 1);
+      wrong += !within(name[j], "", args[i], d[4 * i + j], j % 2, 53, 2);
+    }
+  cr_expect_eq(wrong, 0,
+               "%d values outside the Math API's bounds (the first 30 above; the Math API's "
+               "bounds: 1 ulp for the float forms, 2 for the double)",
+               wrong);
+  /* sinpi(-0) keeps the sign, as sin(-0) does */
+  cr_expect(signbit(f[4]) && signbit(d[4]), "sinpi(-0) = %g, %g: want -0", f[4], d[4]);
+  cujit_buffer_free(dx);
+  cujit_buffer_free(df);
+  cujit_buffer_free(dd);
+  cujit_kernel_free(k);
+}
+
+/* normcdf through erfc, whose relative error grows with its argument's: the argument's own
+** rounding must not reach the result (5 ulp for normcdff, the Math API's bound), far into the
+** tail; rsqrt and rcbrt at their special values; __saturatef's clamp, NaN to 0. */
+Test(math_defs, normcdf_rsqrt_rcbrt_saturate) {
+  CJ_NEED_DEVICE(engine);
+  static const float xs[] = {-12.0f, -10.0f, -7.5f, -5.0f, -3.3f, -1.0f, -0.1f,  0.0f,
+                             0.5f,   1.7f,   3.0f,  5.5f,  9.0f,  -9.0f, -11.0f, -6.25f};
+  enum { M = sizeof xs / sizeof xs[0] };
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(engine, "tail(const float *x, float *o, int n)",
+                                "int i = threadIdx.x; if (i < n) o[i] = normcdff(x[i]);", NULL,
+                                NULL, &k));
+  cujit_buffer *dx = cj_test_upload(xs, sizeof xs, CUJIT_F32);
+  cujit_buffer *dout = cj_test_upload(NULL, sizeof xs, CUJIT_F32);
+  cujit_launch_config c = {.size = sizeof c, .grid = {1, 1, 1}, .block = {M, 1, 1}};
+  cujit_arg a[] = {CUJIT_ARG_BUF(dx), CUJIT_ARG_BUF(dout), CUJIT_ARG_I(M)};
+  EXPECT_OK(cujit_launch(k, &c, a, 3));
+  float got[M];
+  cj_test_download(got, dout, sizeof got);
+  for (int i = 0; i < M; i++) {
+    long double want = 0.5L * erfcl(-(long double)xs[i] / sqrtl(2.0L));
+    cr_expect(ulps(got[i], want, 24) <= 5, "normcdff(%g) = %.9g, want %.9Lg (%g ulp)", xs[i],
+              got[i], want, ulps(got[i], want, 24));
+  }
+  cujit_kernel_free(k);
+  /* the special values, exact */
+  EXPECT_OK(cujit_kernel_define(
+      engine, "specials(float *o)",
+      "const float z = 0.0f, inf = __int_as_float(0x7f800000), nan = __int_as_float(0x7fc00000);\n"
+      "o[0] = rsqrtf(z); o[1] = rsqrtf(-z); o[2] = rsqrtf(inf); o[3] = rcbrtf(z);\n"
+      "o[4] = rcbrtf(-z); o[5] = rcbrtf(-inf); o[6] = __saturatef(nan); o[7] = __saturatef(2.5f);\n"
+      "o[8] = __saturatef(-3.0f); o[9] = __saturatef(0.25f); o[10] = __saturatef(inf);\n"
+      "o[11] = __saturatef(-inf);",
+      NULL, NULL, &k));
+  float o[12];
+  cujit_buffer *dsp = cj_test_upload(NULL, sizeof o, CUJIT_F32);
+  cujit_launch_config one = {.size = sizeof one, .grid = {1, 1, 1}, .block = {1, 1, 1}};
+  cujit_arg sa[] = {CUJIT_ARG_BUF(dsp)};
+  EXPECT_OK(cujit_launch(k, &one, sa, 1));
+  cj_test_download(o, dsp, sizeof o);
+  const float want[12] = {INFINITY, -INFINITY, 0, INFINITY, -INFINITY, -0.0f, 0, 1, 0, 0.25f, 1, 0};
+  for (int i = 0; i < 12; i++)
+    cr_expect(memcmp(&o[i], &want[i], sizeof(float)) == 0, "specials[%d] = %g, want %g", i, o[i],
+              want[i]);
+  cujit_buffer_free(dsp);
+  cujit_buffer_free(dx);
+  cujit_buffer_free(dout);
+  cujit_kernel_free(k);
+}
