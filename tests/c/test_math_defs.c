@@ -147,30 +147,43 @@ Test(math_defs, sinpi_and_cospi_are_exact_at_integers_and_halves_at_any_size) {
   cujit_kernel_free(k);
 }
 
-/* normcdf through erfc, whose relative error grows with its argument's: the argument's own
-** rounding must not reach the result (5 ulp for normcdff, the Math API's bound), far into the
+/* normcdf through erfc, whose relative error is its argument's times about 2t^2: the rounding of
+** -x/sqrt(2) must not reach the result (5 ulp, the Math API's bound for both widths), far into the
 ** tail; rsqrt and rcbrt at their special values; __saturatef's clamp, NaN to 0. */
 Test(math_defs, normcdf_rsqrt_rcbrt_saturate) {
   CJ_NEED_DEVICE(engine);
   static const float xs[] = {-12.0f, -10.0f, -7.5f, -5.0f, -3.3f, -1.0f, -0.1f,  0.0f,
                              0.5f,   1.7f,   3.0f,  5.5f,  9.0f,  -9.0f, -11.0f, -6.25f};
+  static const double xd[] = {-37.0, -30.0, -25.3, -20.0, -12.7,      -8.0,  -3.0,  -1e-3,
+                              0.0,   2.0,   6.0,   9.0,   -30.000001, -26.5, -15.0, -5.5};
   enum { M = sizeof xs / sizeof xs[0] };
   cujit_kernel *k;
-  EXPECT_OK(cujit_kernel_define(engine, "tail(const float *x, float *o, int n)",
-                                "int i = threadIdx.x; if (i < n) o[i] = normcdff(x[i]);", NULL,
-                                NULL, &k));
+  EXPECT_OK(cujit_kernel_define(
+      engine, "tail(const float *x, float *o, const double *xd, double *od, int n)",
+      "int i = threadIdx.x; if (i < n) o[i] = normcdff(x[i]), od[i] = normcdf(xd[i]);", NULL, NULL,
+      &k));
   cujit_buffer *dx = cj_test_upload(xs, sizeof xs, CUJIT_F32);
   cujit_buffer *dout = cj_test_upload(NULL, sizeof xs, CUJIT_F32);
+  cujit_buffer *dxd = cj_test_upload(xd, sizeof xd, CUJIT_F64);
+  cujit_buffer *doutd = cj_test_upload(NULL, sizeof xd, CUJIT_F64);
   cujit_launch_config c = {.size = sizeof c, .grid = {1, 1, 1}, .block = {M, 1, 1}};
-  cujit_arg a[] = {CUJIT_ARG_BUF(dx), CUJIT_ARG_BUF(dout), CUJIT_ARG_I(M)};
-  EXPECT_OK(cujit_launch(k, &c, a, 3));
+  cujit_arg a[] = {CUJIT_ARG_BUF(dx), CUJIT_ARG_BUF(dout), CUJIT_ARG_BUF(dxd), CUJIT_ARG_BUF(doutd),
+                   CUJIT_ARG_I(M)};
+  EXPECT_OK(cujit_launch(k, &c, a, 5));
   float got[M];
+  double gotd[M];
   cj_test_download(got, dout, sizeof got);
+  cj_test_download(gotd, doutd, sizeof gotd);
   for (int i = 0; i < M; i++) {
     long double want = 0.5L * erfcl(-(long double)xs[i] / sqrtl(2.0L));
     cr_expect(ulps(got[i], want, 24) <= 5, "normcdff(%g) = %.9g, want %.9Lg (%g ulp)", xs[i],
               got[i], want, ulps(got[i], want, 24));
+    want = 0.5L * erfcl(-(long double)xd[i] / sqrtl(2.0L));
+    cr_expect(ulps(gotd[i], want, 53) <= 5, "normcdf(%.17g) = %.17g, want %.17Lg (%g ulp)", xd[i],
+              gotd[i], want, ulps(gotd[i], want, 53));
   }
+  cujit_buffer_free(dxd);
+  cujit_buffer_free(doutd);
   cujit_kernel_free(k);
   /* the special values, exact */
   EXPECT_OK(cujit_kernel_define(
