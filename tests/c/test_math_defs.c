@@ -209,3 +209,39 @@ Test(math_defs, normcdf_rsqrt_rcbrt_saturate) {
   cujit_buffer_free(dout);
   cujit_kernel_free(k);
 }
+
+/* __frsqrt_rn is 1/sqrt(x) rounded once, to nearest even (the Math API: "in round-to-nearest-even
+** mode"; 0 ulp): 1.0f / sqrtf(x) rounds twice. Floats of every exponent, from the wide reference
+** in long double rounded to float (64 bits then 24: it could differ only for a value within
+** 2^-64 of a float's midpoint). */
+Test(math_defs, frsqrt_rn_rounds_once) {
+  CJ_NEED_DEVICE(engine);
+  enum { R = 1 << 16 };
+  static float x[R], got[R];
+  for (int i = 0; i < R; i++) { /* exponents -126..127, the mantissa's bits mixed */
+    uint32_t bits = (uint32_t)(1 + i % 254) << 23 | ((uint32_t)i * 2654435761u >> 9);
+    memcpy(&x[i], &bits, sizeof bits);
+  }
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(engine, "frsqrt(const float *x, float *o, int n)",
+                                "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                "if (i < n) o[i] = __frsqrt_rn(x[i]);",
+                                NULL, NULL, &k));
+  cujit_buffer *dx = cj_test_upload(x, sizeof x, CUJIT_F32);
+  cujit_buffer *dout = cj_test_upload(NULL, sizeof got, CUJIT_F32);
+  cujit_launch_config c = {.size = sizeof c, .grid = {R / 256, 1, 1}, .block = {256, 1, 1}};
+  cujit_arg a[] = {CUJIT_ARG_BUF(dx), CUJIT_ARG_BUF(dout), CUJIT_ARG_I(R)};
+  EXPECT_OK(cujit_launch(k, &c, a, 3));
+  cj_test_download(got, dout, sizeof got);
+  int wrong = 0;
+  for (int i = 0; i < R; i++) {
+    float want = (float)(1.0L / sqrtl((long double)x[i]));
+    if (got[i] != want && wrong++ < 10)
+      cr_log_error("__frsqrt_rn(%a) = %a, rounded once %a", (double)x[i], (double)got[i],
+                   (double)want);
+  }
+  cr_expect_eq(wrong, 0, "%d of %d not rounded once (the first 10 above)", wrong, R);
+  cujit_buffer_free(dx);
+  cujit_buffer_free(dout);
+  cujit_kernel_free(k);
+}
