@@ -183,31 +183,65 @@ static inline double __drcp_rn(double x) {
 static inline double __dsqrt_rn(double x) {
   return sqrt(x);
 }
-/* The round-to-nearest arithmetic is the host's default; the directed roundings are not kept. */
+/* The round-to-nearest arithmetic is the host's default. A directed rounding (rz, ru, rd) runs
+** its one operation with the thread's rounding mode set for it (the host and the other workers
+** keep theirs). The compiler assumes round to nearest (no -frounding-math) and could move the
+** operation across the mode's changes: the empty asm statements, which claim to change the
+** operands and to read the result, keep it between them. */
+#define CJ_ROUNDED(mode, T, expr)                                                                  \
+  int saved_ = fegetround();                                                                       \
+  fesetround(mode);                                                                                \
+  __asm__ volatile("" : "+m"(a), "+m"(b), "+m"(c)::"memory");                                      \
+  T r_ = expr;                                                                                     \
+  __asm__ volatile("" : "+m"(r_)::"memory");                                                       \
+  fesetround(saved_);                                                                              \
+  return r_;
+#define CJ_OP(name, T, op, mode)                                                                   \
+  static inline T name(T a, T b) {                                                                 \
+    T c = 0;                                                                                       \
+    CJ_ROUNDED(mode, T, a op b)                                                                    \
+  }
+#define CJ_ARITH(s, mode)                                                                          \
+  CJ_OP(__fadd_##s, float, +, mode)                                                                \
+  CJ_OP(__fsub_##s, float, -, mode)                                                                \
+  CJ_OP(__fmul_##s, float, *, mode)                                                                \
+  CJ_OP(__fdiv_##s, float, /, mode)                                                                \
+  CJ_OP(__dadd_##s, double, +, mode)                                                               \
+  CJ_OP(__dsub_##s, double, -, mode)                                                               \
+  CJ_OP(__dmul_##s, double, *, mode)                                                               \
+  CJ_OP(__ddiv_##s, double, /, mode)                                                               \
+  static inline float __fmaf_##s(float a, float b, float c) {                                      \
+    CJ_ROUNDED(mode, float, fmaf(a, b, c))                                                         \
+  }                                                                                                \
+  static inline double __fma_##s(double a, double b, double c) {                                   \
+    CJ_ROUNDED(mode, double, fma(a, b, c))                                                         \
+  }
+CJ_ARITH(rz, FE_TOWARDZERO)
+CJ_ARITH(ru, FE_UPWARD)
+CJ_ARITH(rd, FE_DOWNWARD)
+#undef CJ_ARITH
+#undef CJ_OP
+#undef CJ_ROUNDED
+/* rn: the host's own operators, in its default mode */
 #define CJ_OP(name, T, op)                                                                         \
   static inline T name(T a, T b) {                                                                 \
     return a op b;                                                                                 \
   }
-#define CJ_ARITH(s)                                                                                \
-  CJ_OP(__fadd_##s, float, +)                                                                      \
-  CJ_OP(__fsub_##s, float, -)                                                                      \
-  CJ_OP(__fmul_##s, float, *)                                                                      \
-  CJ_OP(__fdiv_##s, float, /)                                                                      \
-  CJ_OP(__dadd_##s, double, +)                                                                     \
-  CJ_OP(__dsub_##s, double, -)                                                                     \
-  CJ_OP(__dmul_##s, double, *)                                                                     \
-  CJ_OP(__ddiv_##s, double, /) static inline float __fmaf_##s(float a, float b, float c) {         \
-    return fmaf(a, b, c);                                                                          \
-  }                                                                                                \
-  static inline double __fma_##s(double a, double b, double c) {                                   \
-    return fma(a, b, c);                                                                           \
-  }
-CJ_ARITH(rn)
-CJ_ARITH(rz)
-CJ_ARITH(ru)
-CJ_ARITH(rd)
-#undef CJ_ARITH
+CJ_OP(__fadd_rn, float, +)
+CJ_OP(__fsub_rn, float, -)
+CJ_OP(__fmul_rn, float, *)
+CJ_OP(__fdiv_rn, float, /)
+CJ_OP(__dadd_rn, double, +)
+CJ_OP(__dsub_rn, double, -)
+CJ_OP(__dmul_rn, double, *)
+CJ_OP(__ddiv_rn, double, /)
 #undef CJ_OP
+static inline float __fmaf_rn(float a, float b, float c) {
+  return fmaf(a, b, c);
+}
+static inline double __fma_rn(double a, double b, double c) {
+  return fma(a, b, c);
+}
 
 /* --- reinterpretations and conversions ------------------------------------------------------- */
 template <class To, class From> static inline To cj_bits_(From f) {

@@ -8,6 +8,7 @@
 ** when there is one, else on the CPU device (kernels_src/cujit/cpu_math.h).
 */
 #include <criterion/criterion.h>
+#include <fenv.h>
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -243,5 +244,134 @@ Test(math_defs, frsqrt_rn_rounds_once) {
   cr_expect_eq(wrong, 0, "%d of %d not rounded once (the first 10 above)", wrong, R);
   cujit_buffer_free(dx);
   cujit_buffer_free(dout);
+  cujit_kernel_free(k);
+}
+
+/* --- the directed roundings -------------------------------------------------------------------
+** __fadd_rz, _ru, _rd and the other operations (sub, mul, div, fma; float and double) round as
+** IEEE 754's mode of that name: the expected values are the host's own operations under
+** fesetround (volatile operands and result, so that each runs between the mode's changes). */
+
+enum { OPS = 5, MODES = 4, DR = 24 };
+static const int modes[MODES] = {FE_TONEAREST, FE_TOWARDZERO, FE_UPWARD, FE_DOWNWARD};
+static const char *const mode_name[MODES] = {"rn", "rz", "ru", "rd"};
+static const char *const op_name[OPS] = {"add", "sub", "mul", "div", "fma"};
+
+static float host_f(int op, int mode, float a, float b, float c) {
+  volatile float va = a, vb = b, vc = c, r;
+  fesetround(modes[mode]);
+  switch (op) {
+  case 0:
+    r = va + vb;
+    break;
+  case 1:
+    r = va - vb;
+    break;
+  case 2:
+    r = va * vb;
+    break;
+  case 3:
+    r = va / vb;
+    break;
+  default:
+    r = fmaf(va, vb, vc);
+  }
+  fesetround(FE_TONEAREST);
+  return r;
+}
+
+static double host_d(int op, int mode, double a, double b, double c) {
+  volatile double va = a, vb = b, vc = c, r;
+  fesetround(modes[mode]);
+  switch (op) {
+  case 0:
+    r = va + vb;
+    break;
+  case 1:
+    r = va - vb;
+    break;
+  case 2:
+    r = va * vb;
+    break;
+  case 3:
+    r = va / vb;
+    break;
+  default:
+    r = fma(va, vb, vc);
+  }
+  fesetround(FE_TONEAREST);
+  return r;
+}
+
+#define DR_ROW(s, i)                                                                               \
+  "f[" #i " * 5 + 0] = __fadd_" s "(a, b); f[" #i " * 5 + 1] = __fsub_" s "(a, b);\n"              \
+  "f[" #i " * 5 + 2] = __fmul_" s "(a, b); f[" #i " * 5 + 3] = __fdiv_" s "(a, b);\n"              \
+  "f[" #i " * 5 + 4] = __fmaf_" s "(a, b, c);\n"                                                   \
+  "d[" #i " * 5 + 0] = __dadd_" s "(x, y); d[" #i " * 5 + 1] = __dsub_" s "(x, y);\n"              \
+  "d[" #i " * 5 + 2] = __dmul_" s "(x, y); d[" #i " * 5 + 3] = __ddiv_" s "(x, y);\n"              \
+  "d[" #i " * 5 + 4] = __fma_" s "(x, y, z);\n"
+
+Test(math_defs, directed_roundings_round_as_their_mode) {
+  CJ_NEED_DEVICE(engine);
+  /* exact and inexact results of both signs, x - x (rd gives -0), overflow (rz and the mode
+  ** toward zero give the largest finite value), subnormal results, then random values */
+  static float fa[DR] = {1, 1, -1, 3, 0.1f, 5, -5, FLT_MAX, -FLT_MAX, 1e-30f, 1.5f, -0.0f},
+               fb[DR] = {0x1p-30f, -0x1p-30f, 0x1p-30f, 7, 3, 5, 0.3f, FLT_MAX, 3, 1e-10f, 1.5f, 0},
+               fc[DR] = {1, -1, 0x1p-40f, -21, 1e-9f, -25, 1.5f, -FLT_MAX, 0, 0, -2.25f, 0};
+  static double da[DR] = {1, 1, -1, 3, 0.1, 5, -5, DBL_MAX, -DBL_MAX, 1e-200, 1.5, -0.0},
+                db[DR] = {0x1p-60, -0x1p-60, 0x1p-60, 7, 3, 5, 0.3, DBL_MAX, 3, 1e-160, 1.5, 0},
+                dc[DR] = {1, -1, 0x1p-80, -21, 1e-19, -25, 1.5, -DBL_MAX, 0, 0, -2.25, 0};
+  for (int i = 12; i < DR; i++) {
+    uint64_t r = cj_test_rand64(), q = cj_test_rand64();
+    fa[i] = (float)(int32_t)r / 3.0f, fb[i] = (float)(int32_t)(r >> 32) / 7e5f;
+    fc[i] = (float)(int32_t)q * 1e-3f;
+    da[i] = (double)(int64_t)q / 3.0, db[i] = (double)(int64_t)r / 7e12, dc[i] = (double)r;
+  }
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(
+      engine,
+      "directed(const float *fa, const float *fb, const float *fc, const double *da, "
+      "const double *db, const double *dc, float *fo, double *dout)",
+      "int i = threadIdx.x;\n"
+      "float a = fa[i], b = fb[i], c = fc[i]; double x = da[i], y = db[i], z = dc[i];\n"
+      "float *f = fo + i * 20; double *d = dout + i * 20;\n" DR_ROW("rn", 0) DR_ROW("rz", 1)
+          DR_ROW("ru", 2) DR_ROW("rd", 3),
+      NULL, NULL, &k));
+  cujit_buffer *b[6] = {
+      cj_test_upload(fa, sizeof fa, CUJIT_F32), cj_test_upload(fb, sizeof fb, CUJIT_F32),
+      cj_test_upload(fc, sizeof fc, CUJIT_F32), cj_test_upload(da, sizeof da, CUJIT_F64),
+      cj_test_upload(db, sizeof db, CUJIT_F64), cj_test_upload(dc, sizeof dc, CUJIT_F64)};
+  static float fo[DR][MODES][OPS];
+  static double dout[DR][MODES][OPS];
+  cujit_buffer *bfo = cj_test_upload(NULL, sizeof fo, CUJIT_F32);
+  cujit_buffer *bdo = cj_test_upload(NULL, sizeof dout, CUJIT_F64);
+  cujit_launch_config cfg = {.size = sizeof cfg, .grid = {1, 1, 1}, .block = {DR, 1, 1}};
+  cujit_arg args[] = {CUJIT_ARG_BUF(b[0]), CUJIT_ARG_BUF(b[1]), CUJIT_ARG_BUF(b[2]),
+                      CUJIT_ARG_BUF(b[3]), CUJIT_ARG_BUF(b[4]), CUJIT_ARG_BUF(b[5]),
+                      CUJIT_ARG_BUF(bfo),  CUJIT_ARG_BUF(bdo)};
+  EXPECT_OK(cujit_launch(k, &cfg, args, 8));
+  cj_test_download(fo, bfo, sizeof fo);
+  cj_test_download(dout, bdo, sizeof dout);
+  int wrong = 0, inexact = 0;
+  for (int i = 0; i < DR; i++)
+    for (int m = 0; m < MODES; m++)
+      for (int op = 0; op < OPS; op++) {
+        float wf = host_f(op, m, fa[i], fb[i], fc[i]);
+        double wd = host_d(op, m, da[i], db[i], dc[i]);
+        /* compared as bits: the sign of a zero is the mode's too */
+        if (memcmp(&fo[i][m][op], &wf, sizeof wf) && wrong++ < 20)
+          cr_log_error("__f%s_%s(%a, %a, %a) = %a, want %a", op_name[op], mode_name[m],
+                       (double)fa[i], (double)fb[i], (double)fc[i], (double)fo[i][m][op],
+                       (double)wf);
+        if (memcmp(&dout[i][m][op], &wd, sizeof wd) && wrong++ < 20)
+          cr_log_error("__d%s_%s(%a, %a, %a) = %a, want %a", op_name[op], mode_name[m], da[i],
+                       db[i], dc[i], dout[i][m][op], wd);
+        inexact += m && (wf != host_f(op, 0, fa[i], fb[i], fc[i]));
+      }
+  cr_expect_eq(wrong, 0, "%d results not rounded as their mode (the first 20 above)", wrong);
+  cr_expect_gt(inexact, 100, "the inputs test the modes: %d results differ from rn's", inexact);
+  for (int i = 0; i < 6; i++) cujit_buffer_free(b[i]);
+  cujit_buffer_free(bfo);
+  cujit_buffer_free(bdo);
   cujit_kernel_free(k);
 }
