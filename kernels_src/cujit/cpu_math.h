@@ -221,6 +221,26 @@ CJ_ARITH(ru, FE_UPWARD)
 CJ_ARITH(rd, FE_DOWNWARD)
 #undef CJ_ARITH
 #undef CJ_OP
+/* The conversions that can round (to float from int, unsigned, long long, unsigned long long or
+** double; to double from the 64-bit integers) in each mode, the same way; the rn ones below. */
+#define CJ_CVT(name, From, To, mode)                                                               \
+  static inline To name(From v) {                                                                  \
+    From a = v, b = 0, c = 0;                                                                      \
+    CJ_ROUNDED(mode, To, (To)a)                                                                    \
+  }
+#define CJ_CVTS(s, mode)                                                                           \
+  CJ_CVT(__int2float_##s, int, float, mode)                                                        \
+  CJ_CVT(__uint2float_##s, unsigned, float, mode)                                                  \
+  CJ_CVT(__ll2float_##s, long long, float, mode)                                                   \
+  CJ_CVT(__ull2float_##s, unsigned long long, float, mode)                                         \
+  CJ_CVT(__double2float_##s, double, float, mode)                                                  \
+  CJ_CVT(__ll2double_##s, long long, double, mode)                                                 \
+  CJ_CVT(__ull2double_##s, unsigned long long, double, mode)
+CJ_CVTS(rz, FE_TOWARDZERO)
+CJ_CVTS(ru, FE_UPWARD)
+CJ_CVTS(rd, FE_DOWNWARD)
+#undef CJ_CVTS
+#undef CJ_CVT
 #undef CJ_ROUNDED
 /* rn: the host's own operators, in its default mode */
 #define CJ_OP(name, T, op)                                                                         \
@@ -316,6 +336,15 @@ static inline float __uint2float_rn(unsigned v) {
 }
 static inline float __ll2float_rn(long long v) {
   return (float)v;
+}
+static inline float __ull2float_rn(unsigned long long v) {
+  return (float)v;
+}
+static inline double __uint2double_rn(unsigned v) {
+  return (double)v;
+}
+static inline double __ull2double_rn(unsigned long long v) {
+  return (double)v;
 }
 static inline double __int2double_rn(int v) {
   return (double)v;

@@ -375,3 +375,103 @@ Test(math_defs, directed_roundings_round_as_their_mode) {
   cujit_buffer_free(bdo);
   cujit_kernel_free(k);
 }
+
+/* v (exact in long double) rounded to float or double in mode m (0 rn, 1 rz, 2 ru, 3 rd): the
+** two neighbours around it, from the nearest one the host's conversion gives. */
+static float round_f(long double v, int m) {
+  float f = (float)v;
+  if ((long double)f == v) return f;
+  float lo = (long double)f < v ? f : nextafterf(f, -INFINITY);
+  float hi = (long double)f > v ? f : nextafterf(f, INFINITY);
+  return m == 0 ? f : m == 1 ? (v > 0 ? lo : hi) : m == 2 ? hi : lo;
+}
+static double round_d(long double v, int m) {
+  double d = (double)v;
+  if ((long double)d == v) return d;
+  double lo = (long double)d < v ? d : nextafter(d, -INFINITY);
+  double hi = (long double)d > v ? d : nextafter(d, INFINITY);
+  return m == 0 ? d : m == 1 ? (v > 0 ? lo : hi) : m == 2 ? hi : lo;
+}
+
+#define CV_ROW(s, i)                                                                               \
+  "f[" #i "] = __int2float_" s "((int)v); f[4 + " #i "] = __uint2float_" s "((unsigned)v);\n"      \
+  "f[8 + " #i "] = __ll2float_" s "(v); f[12 + " #i "] = __ull2float_" s "(u);\n"                  \
+  "f[16 + " #i "] = __double2float_" s "(x);\n"                                                    \
+  "d[" #i "] = __ll2double_" s "(v); d[4 + " #i "] = __ull2double_" s "(u);\n"
+
+/* The conversions that round, in each mode: integers of 25 to 64 bits (past float's 24 and
+** double's 53), halfway and not, of both signs; doubles past float's range and below its least
+** subnormal, of both signs. */
+Test(math_defs, conversions_round_as_their_mode) {
+  CJ_NEED_DEVICE(engine);
+  enum { CN = 32 };
+  static long long iv[CN] = {0,
+                             1,
+                             -1,
+                             (1 << 24) + 1,
+                             -((1 << 24) + 1),
+                             (1 << 24) + 3,
+                             0x7fffffff,
+                             INT32_MIN,
+                             -0x7ffffffb,
+                             (1ll << 53) + 1,
+                             -(1ll << 53) - 1,
+                             (1ll << 53) + 3,
+                             INT64_MAX,
+                             INT64_MIN,
+                             -(1ll << 40) - 1};
+  static double xv[CN] = {0,        1e-50,         -1e-50,         DBL_MAX,
+                          -DBL_MAX, 0x1.000001p0,  -0x1.000001p0,  0.1,
+                          -0.1,     0x1.0000018p0, 0x1p-149 * 1.5, -0x1p-149 * 0.5,
+                          3.4e38,   -3.4028235e38, 1.0 / 3};
+  for (int i = 15; i < CN; i++) {
+    uint64_t r = cj_test_rand64();
+    iv[i] = (long long)(r >> (i % 40));
+    xv[i] = (double)(int64_t)r * 0x1p-40;
+  }
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(
+      engine, "convert(const long long *iv, const double *xv, float *fo, double *dout)",
+      "int i = threadIdx.x; long long v = iv[i]; unsigned long long u = (unsigned long long)v;\n"
+      "double x = xv[i]; float *f = fo + 20 * i; double *d = dout + 8 * i;\n" CV_ROW("rn", 0)
+          CV_ROW("rz", 1) CV_ROW("ru", 2) CV_ROW("rd", 3),
+      NULL, NULL, &k));
+  cujit_buffer *bi = cj_test_upload(iv, sizeof iv, CUJIT_I64);
+  cujit_buffer *bx = cj_test_upload(xv, sizeof xv, CUJIT_F64);
+  static float fo[CN][5][4];
+  static double dout[CN][2][4];
+  cujit_buffer *bf = cj_test_upload(NULL, sizeof fo, CUJIT_F32);
+  cujit_buffer *bd = cj_test_upload(NULL, sizeof dout, CUJIT_F64);
+  cujit_launch_config cfg = {.size = sizeof cfg, .grid = {1, 1, 1}, .block = {CN, 1, 1}};
+  cujit_arg args[] = {CUJIT_ARG_BUF(bi), CUJIT_ARG_BUF(bx), CUJIT_ARG_BUF(bf), CUJIT_ARG_BUF(bd)};
+  EXPECT_OK(cujit_launch(k, &cfg, args, 4));
+  cj_test_download(fo, bf, sizeof fo);
+  cj_test_download(dout, bd, sizeof dout);
+  static const char *const fname[5] = {"__int2float", "__uint2float", "__ll2float", "__ull2float",
+                                       "__double2float"};
+  int wrong = 0;
+  for (int i = 0; i < CN; i++) {
+    long long v = iv[i];
+    const long double src[5] = {(int)v, (unsigned)v, v, (unsigned long long)v, xv[i]};
+    for (int m = 0; m < MODES; m++) {
+      for (int j = 0; j < 5; j++) {
+        float want = round_f(src[j], m);
+        if (memcmp(&fo[i][j][m], &want, sizeof want) && wrong++ < 20)
+          cr_log_error("%s_%s(%.21Lg) = %a, want %a", fname[j], mode_name[m], src[j],
+                       (double)fo[i][j][m], (double)want);
+      }
+      for (int j = 0; j < 2; j++) {
+        double want = round_d(src[2 + j], m);
+        if (memcmp(&dout[i][j][m], &want, sizeof want) && wrong++ < 20)
+          cr_log_error("%s_%s(%.21Lg) = %a, want %a", j ? "__ull2double" : "__ll2double",
+                       mode_name[m], src[2 + j], dout[i][j][m], want);
+      }
+    }
+  }
+  cr_expect_eq(wrong, 0, "%d conversions not rounded as their mode (the first 20 above)", wrong);
+  cujit_buffer_free(bi);
+  cujit_buffer_free(bx);
+  cujit_buffer_free(bf);
+  cujit_buffer_free(bd);
+  cujit_kernel_free(k);
+}
