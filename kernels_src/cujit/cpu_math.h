@@ -404,6 +404,17 @@ static inline unsigned __funnelshift_lc(unsigned lo, unsigned hi, unsigned s) {
 static inline unsigned __funnelshift_rc(unsigned lo, unsigned hi, unsigned s) {
   return s >= 32 ? hi : __funnelshift_r(lo, hi, s);
 }
+/* PTX's fns: the position of the |offset|-th set bit of mask met going from bit `base` itself
+** upward (offset > 0) or downward (offset < 0); offset 0 asks whether bit base is set; none
+** found: 0xffffffff. (A base past 31 is undefined in CUDA: here nothing is found.) */
+static inline unsigned __fns(unsigned mask, unsigned base, int offset) {
+  if (offset == 0) return base < 32 && (mask >> base & 1) ? base : 0xffffffffu;
+  long long left = offset > 0 ? offset : -(long long)offset;
+  for (int pos = base < 32 ? (int)base : 32, step = offset > 0 ? 1 : -1; pos >= 0 && pos < 32;
+       pos += step)
+    if ((mask >> pos & 1) && --left == 0) return (unsigned)pos;
+  return 0xffffffffu;
+}
 static inline int __mulhi(int a, int b) {
   return (int)(((long long)a * b) >> 32);
 }

@@ -284,3 +284,57 @@ Test(int_intrinsics, give_the_math_api_s_values_at_the_boundaries) {
   for (int i = 0; i < 6; i++) cujit_buffer_free(bufs[i]);
   cujit_kernel_free(k);
 }
+
+/* __fns(mask, base, offset) by another road than PTX's walk: the set bits at or above base (or at
+** or below it), the lowest (highest) |offset| - 1 of them cleared, then the lowest (highest) left.
+ */
+static uint32_t nth_set(uint32_t mask, uint32_t base, int offset) {
+  if (offset == 0) return mask >> base & 1 ? base : 0xffffffffu;
+  uint64_t bits = offset > 0 ? (uint64_t)mask >> base << base : mask & ((2ull << base) - 1);
+  for (int n = offset > 0 ? offset : -offset; n > 1 && bits; n--)
+    bits &= offset > 0 ? bits - 1 : ~(1ull << (63 - __builtin_clzll(bits)));
+  if (!bits) return 0xffffffffu;
+  return offset > 0 ? (uint32_t)__builtin_ctzll(bits) : (uint32_t)(63 - __builtin_clzll(bits));
+}
+
+/* PTX's examples, then every base with offsets -34..34 over masks of none, one, every other and
+** all bits, and random ones. */
+Test(int_intrinsics, fns_finds_the_nth_set_bit_from_base) {
+  CJ_NEED_DEVICE(engine);
+  enum { MASKS = 12, OFFS = 69, PER = 32 * OFFS };
+  static uint32_t masks[MASKS] = {0, 1, 0x80000000u, 0xaaaaaaaau, 0x55555555u, 0xffffffffu};
+  for (int i = 6; i < MASKS; i++) masks[i] = (uint32_t)cj_test_rand64();
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(engine, "fns(const unsigned *m, unsigned *o, int n)",
+                                "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                "if (i >= n) return;\n"
+                                "unsigned base = i % 32;\n"
+                                "int offset = (i / 32) % 69 - 34;\n"
+                                "o[i] = __fns(m[i / (32 * 69)], base, offset);",
+                                NULL, NULL, &k));
+  cujit_buffer *dm = cj_test_upload(masks, sizeof masks, CUJIT_U32);
+  static uint32_t got[MASKS * PER];
+  cujit_buffer *dout = cj_test_upload(NULL, sizeof got, CUJIT_U32);
+  cujit_launch_config c = {
+      .size = sizeof c, .grid = {MASKS * PER / 128, 1, 1}, .block = {128, 1, 1}};
+  cujit_arg a[] = {CUJIT_ARG_BUF(dm), CUJIT_ARG_BUF(dout), CUJIT_ARG_I(MASKS * PER)};
+  EXPECT_OK(cujit_launch(k, &c, a, 3));
+  cj_test_download(got, dout, sizeof got);
+  /* PTX's own examples: mask 0xaaaaaaaa, (base 3, offset 1) 3, (3, -1) 3, (2, 1) 3, (2, -1) 1 */
+  cr_expect_eq(nth_set(0xaaaaaaaau, 3, 1), 3u);
+  cr_expect_eq(nth_set(0xaaaaaaaau, 3, -1), 3u);
+  cr_expect_eq(nth_set(0xaaaaaaaau, 2, 1), 3u);
+  cr_expect_eq(nth_set(0xaaaaaaaau, 2, -1), 1u);
+  int wrong = 0;
+  for (int i = 0; i < MASKS * PER; i++) {
+    uint32_t mask = masks[i / PER], base = (uint32_t)(i % 32);
+    int offset = (i / 32) % OFFS - 34;
+    uint32_t want = nth_set(mask, base, offset);
+    if (got[i] != want && wrong++ < 10)
+      cr_log_error("__fns(%#x, %u, %d) = %#x, want %#x", mask, base, offset, got[i], want);
+  }
+  cr_expect_eq(wrong, 0, "%d results differ (the first 10 above)", wrong);
+  cujit_buffer_free(dm);
+  cujit_buffer_free(dout);
+  cujit_kernel_free(k);
+}
