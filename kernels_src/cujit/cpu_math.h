@@ -159,7 +159,11 @@ extern "C" __attribute__((visibility("hidden"))) void __sincosf(float x, float *
 extern "C" __attribute__((visibility("hidden"))) float __powf(float x, float y) noexcept {
   return powf(x, y);
 }
+/* The GPU multiplies by a reciprocal that is flushed to zero for 2^126 < |b| < 2^128: the Math API
+** gives 0 there, and NaN for an infinite a (which a * 0 gives); elsewhere the exact quotient. */
 static inline float __fdividef(float a, float b) {
+  float m = fabsf(b);
+  if (m > 0x1p126f && m <= FLT_MAX) return a * copysignf(0.0f, b);
   return a / b;
 }
 static inline float __saturatef(float x) {

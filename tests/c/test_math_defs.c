@@ -475,3 +475,33 @@ Test(math_defs, conversions_round_as_their_mode) {
   cujit_buffer_free(bd);
   cujit_kernel_free(k);
 }
+
+/* __fdividef's special range (the Math API): 0 for 2^126 < |y| < 2^128 and a finite x, NaN for an
+** infinite one; at 2^126 itself and elsewhere the quotient (within the intrinsic's 2 ulp). */
+Test(math_defs, fdividef_gives_zero_past_2_to_the_126) {
+  CJ_NEED_DEVICE(engine);
+  static const float x[] = {1, -3, 1e30f, INFINITY, 1, 6, -1, 1e-30f};
+  static const float y[] = {0x1p127f, 3e38f, 0x1.000002p126f, 0x1p127f, 0x1p126f, 3, -0x1p125f, 7};
+  enum { M = sizeof x / sizeof x[0] };
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(engine, "fdiv(const float *x, const float *y, float *o, int n)",
+                                "int i = threadIdx.x; if (i < n) o[i] = __fdividef(x[i], y[i]);",
+                                NULL, NULL, &k));
+  cujit_buffer *bx = cj_test_upload(x, sizeof x, CUJIT_F32);
+  cujit_buffer *by = cj_test_upload(y, sizeof y, CUJIT_F32);
+  cujit_buffer *bo = cj_test_upload(NULL, sizeof x, CUJIT_F32);
+  cujit_launch_config c = {.size = sizeof c, .grid = {1, 1, 1}, .block = {M, 1, 1}};
+  cujit_arg a[] = {CUJIT_ARG_BUF(bx), CUJIT_ARG_BUF(by), CUJIT_ARG_BUF(bo), CUJIT_ARG_I(M)};
+  EXPECT_OK(cujit_launch(k, &c, a, 4));
+  float got[M];
+  cj_test_download(got, bo, sizeof got);
+  for (int i = 0; i < M; i++) {
+    int special = fabsf(y[i]) > 0x1p126f;
+    long double want = special ? (isinf(x[i]) ? NAN : 0) : (long double)x[i] / y[i];
+    int ok = isnan(want) ? isnan(got[i]) : ulps(got[i], want, 24) <= 2;
+    cr_expect(ok, "__fdividef(%a, %a) = %a, want %La", (double)x[i], (double)y[i], (double)got[i],
+              want);
+  }
+  cujit_buffer_free(bx), cujit_buffer_free(by), cujit_buffer_free(bo);
+  cujit_kernel_free(k);
+}
