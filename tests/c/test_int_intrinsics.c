@@ -285,9 +285,8 @@ Test(int_intrinsics, give_the_math_api_s_values_at_the_boundaries) {
   cujit_kernel_free(k);
 }
 
-/* __fns(mask, base, offset) by another road than PTX's walk: the set bits at or above base (or at
-** or below it), the lowest (highest) |offset| - 1 of them cleared, then the lowest (highest) left.
- */
+/* __fns(mask, base, offset) by another road than PTX's walk: the set bits at or above base (at or
+** below it), the lowest (highest) |offset| - 1 of them cleared, then the lowest (highest) left. */
 static uint32_t nth_set(uint32_t mask, uint32_t base, int offset) {
   if (offset == 0) return mask >> base & 1 ? base : 0xffffffffu;
   uint64_t bits = offset > 0 ? (uint64_t)mask >> base << base : mask & ((2ull << base) - 1);
