@@ -130,6 +130,63 @@ static inline double normcdf(double x) {
   double t = -x * M_SQRT1_2, t_lo = fma(-x, M_SQRT1_2, -t) + -x * lo_sqrt1_2;
   return 0.5 * (erfc(t) - M_2_SQRTPI * exp(-t * t) * t_lo);
 }
+/* The inverses of erf, erfc and normcdf: Newton's method in double on the form that is well
+** conditioned where the root lies, so that double's rounding of the function does not reach the
+** root: erf(x) = y for |x| up to about 0.48 (|y| <= 1/2), erfc(x) = q beyond (q = 1 - |y|, exact
+** there). Each starts below the root's size (erf's tangent, erfc's asymptote) and closes on it. */
+namespace cj_cpu {
+static inline double erfinv_small_(double y) { /* |y| <= 1/2 */
+  double x = y * 0.88622692545275801;          /* sqrt(pi) / 2: erf(x) <= 2x / sqrt(pi) */
+  for (int i = 0; i < 40; i++) {
+    double dx = (erf(x) - y) / (M_2_SQRTPI * exp(-x * x));
+    x -= dx;
+    if (fabs(dx) <= 1e-17 * fabs(x)) break;
+  }
+  return x;
+}
+static inline double erfcinv_tail_(double q) { /* 0 < q <= 1/2: the x > 0 with erfc(x) = q */
+  double x = sqrt(-log(q));
+  x = sqrt(fmax(-log(q * x * 1.7724538509055160), 0.25)); /* erfc(x) ~ exp(-x^2) / (x sqrt(pi)) */
+  for (int i = 0; i < 60; i++) {
+    double dx = (erfc(x) - q) / (M_2_SQRTPI * exp(-x * x));
+    x += dx;
+    if (fabs(dx) <= 1e-17 * x) break;
+  }
+  return x;
+}
+static inline double erfinv_(double y) {
+  if (!(fabs(y) <= 1)) return NAN;
+  if (fabs(y) == 1) return copysign(INFINITY, y);
+  if (fabs(y) <= 0.5) return erfinv_small_(y);
+  return copysign(erfcinv_tail_(1 - fabs(y)), y);
+}
+static inline double erfcinv_(double q) {
+  if (!(q >= 0 && q <= 2)) return NAN;
+  if (q == 0) return INFINITY;
+  if (q == 2) return -INFINITY;
+  if (q >= 0.5 && q <= 1.5) return erfinv_small_(1 - q); /* 1 - q exact */
+  return q < 0.5 ? erfcinv_tail_(q) : -erfcinv_tail_(2 - q);
+}
+} // namespace cj_cpu
+static inline float erfinvf(float y) {
+  return (float)cj_cpu::erfinv_(y);
+}
+static inline double erfinv(double y) {
+  return cj_cpu::erfinv_(y);
+}
+static inline float erfcinvf(float q) {
+  return (float)cj_cpu::erfcinv_(q);
+}
+static inline double erfcinv(double q) {
+  return cj_cpu::erfcinv_(q);
+}
+/* normcdfinv(p) = -sqrt(2) erfcinv(2p): 2p is exact */
+static inline float normcdfinvf(float p) {
+  return (float)(-M_SQRT2 * cj_cpu::erfcinv_(2.0 * p));
+}
+static inline double normcdfinv(double p) {
+  return -M_SQRT2 * cj_cpu::erfcinv_(2 * p);
+}
 static inline float fdividef(float a, float b) {
   return a / b;
 }

@@ -505,3 +505,88 @@ Test(math_defs, fdividef_gives_zero_past_2_to_the_126) {
   cujit_buffer_free(bx), cujit_buffer_free(by), cujit_buffer_free(bo);
   cujit_kernel_free(k);
 }
+
+/* --- the inverses of erf, erfc and normcdf -----------------------------------------------------
+** References by bisection in long double on erfl or erfcl (whichever is well conditioned at the
+** root: erfl near 0, erfcl in the tails), bounds the Math API's: erfinvf 2 ulp, erfcinvf 4,
+** normcdfinvf 5; erfinv 5, erfcinv 6, normcdfinv 8. */
+
+/* The x with erfc(x) = q (0 < q < 2), or erf(x) = 1 - q where that is better conditioned. */
+static long double ref_erfcinv(long double q) {
+  if (q > 1.5L) return -ref_erfcinv(2 - q); /* 2 - q exact: erfcl near 2 would lose its tail */
+  int by_erf = q >= 0.5L && q <= 1.5L;
+  long double lo = -30, hi = 30;
+  for (int i = 0; i < 200; i++) {
+    long double mid = (lo + hi) / 2;
+    /* erfc falls as x grows; erf rises */
+    int root_above = by_erf ? erfl(mid) < 1 - q : erfcl(mid) > q;
+    if (root_above)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+Test(math_defs, erfinv_erfcinv_normcdfinv_within_their_bounds) {
+  CJ_NEED_DEVICE(engine);
+  enum { IN = 40 };
+  static double q[IN] = {1e-300, 1e-100, 1e-40,   1e-20,     1e-10,  1e-5,   0.001,
+                         0.1,    0.3,    0.4999,  0.5,       0.5001, 0.7,    0.9,
+                         0.99,   1,      1.01,    1.3,       1.5,    1.5001, 1.7,
+                         1.9,    1.999,  1.99999, 2 - 1e-12, 3e-8,   2e-38,  1.2e-45};
+  for (int i = 28; i < IN; i++) q[i] = (double)(cj_test_rand64() >> 11) * 0x1p-52;
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(
+      engine, "inverses(const double *q, float *f, double *d, int n)",
+      "int i = threadIdx.x; if (i >= n) return;\n"
+      "double x = q[i]; float xf = (float)x;\n"
+      "f[3 * i] = erfcinvf(xf); f[3 * i + 1] = erfinvf(1.0f - xf);\n"
+      "f[3 * i + 2] = normcdfinvf(0.5f * xf);\n"
+      "d[3 * i] = erfcinv(x); d[3 * i + 1] = erfinv(1.0 - x); d[3 * i + 2] = normcdfinv(0.5 * x);",
+      NULL, NULL, &k));
+  cujit_buffer *bq = cj_test_upload(q, sizeof q, CUJIT_F64);
+  static float f[3 * IN];
+  static double d[3 * IN];
+  cujit_buffer *bf = cj_test_upload(NULL, sizeof f, CUJIT_F32);
+  cujit_buffer *bd = cj_test_upload(NULL, sizeof d, CUJIT_F64);
+  cujit_launch_config c = {.size = sizeof c, .grid = {1, 1, 1}, .block = {IN, 1, 1}};
+  cujit_arg a[] = {CUJIT_ARG_BUF(bq), CUJIT_ARG_BUF(bf), CUJIT_ARG_BUF(bd), CUJIT_ARG_I(IN)};
+  EXPECT_OK(cujit_launch(k, &c, a, 4));
+  cj_test_download(f, bf, sizeof f);
+  cj_test_download(d, bd, sizeof d);
+  static const char *const name[3] = {"erfcinv", "erfinv", "normcdfinv"};
+  static const double bound_f[3] = {4, 2, 5}, bound_d[3] = {6, 5, 8};
+  int wrong = 0;
+  for (int i = 0; i < IN; i++) {
+    long double qf = (float)q[i], qd = q[i];
+    /* each function's argument as the kernel rounded it, turned into the erfc argument of the
+    ** same root: q for erfcinv, 1 - (1 - q) for erfinv, 2 (q / 2) for normcdfinv, whose root is
+    ** -sqrt(2) times erfcinv's; 0 and 2 give infinities */
+    long double in_f[3] = {qf, 1 - (long double)(float)(1.0f - (float)qf),
+                           2 * (long double)(0.5f * (float)qf)};
+    long double in_d[3] = {qd, 1 - (long double)(1.0 - q[i]), 2 * (long double)(0.5 * q[i])};
+    for (int j = 0; j < 3; j++) {
+      long double wf = ref_erfcinv(in_f[j]), wd = ref_erfcinv(in_d[j]);
+      if (j == 2) wf *= -sqrtl(2), wd *= -sqrtl(2);
+      /* the function's own argument, for the messages */
+      long double arg_f = j == 2 ? in_f[j] / 2 : j == 1 ? 1 - in_f[j] : in_f[j];
+      long double arg_d = j == 2 ? in_d[j] / 2 : j == 1 ? 1 - in_d[j] : in_d[j];
+      if (in_f[j] == 1) wf = 0; /* the roots at 0: bisection leaves 2^-200 */
+      if (in_d[j] == 1) wd = 0;
+      int ok_f = in_f[j] == 0 || in_f[j] == 2 ? isinf(f[3 * i + j])
+                                              : ulps(f[3 * i + j], wf, 24) <= bound_f[j];
+      int ok_d = in_d[j] == 0 || in_d[j] == 2 ? isinf(d[3 * i + j])
+                                              : ulps(d[3 * i + j], wd, 53) <= bound_d[j];
+      if (!ok_f && wrong++ < 20)
+        cr_log_error("%sf of %.9Lg: %.9g, want %.9Lg (%g ulp)", name[j], arg_f,
+                     (double)f[3 * i + j], wf, ulps(f[3 * i + j], wf, 24));
+      if (!ok_d && wrong++ < 20)
+        cr_log_error("%s of %.17Lg: %.17g, want %.17Lg (%g ulp)", name[j], arg_d, d[3 * i + j], wd,
+                     ulps(d[3 * i + j], wd, 53));
+    }
+  }
+  cr_expect_eq(wrong, 0, "%d values outside the Math API's bounds (the first 20 above)", wrong);
+  cujit_buffer_free(bq), cujit_buffer_free(bf), cujit_buffer_free(bd);
+  cujit_kernel_free(k);
+}
