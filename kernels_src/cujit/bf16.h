@@ -34,7 +34,7 @@ struct __align__(2) __nv_bfloat16 {
   unsigned short __x;
   __nv_bfloat16() = default;
   __device__ __forceinline__ __nv_bfloat16(float f) : __x(cj_float_to_bf16_bits(f)) {}
-  __device__ __forceinline__ __nv_bfloat16(double d) : __nv_bfloat16((float)d) {}
+  __device__ __forceinline__ __nv_bfloat16(double d) : __nv_bfloat16(cujit::to_float_odd(d)) {}
   __device__ __forceinline__ operator float() const {
     return __uint_as_float((unsigned)__x << 16);
   }

@@ -77,17 +77,38 @@ static inline double exp10(double x) {
 }
 #endif
 #if !(defined(__GLIBC_PREREQ) && __GLIBC_PREREQ(2, 41)) /* C23's sinpi and cospi */
+/* x is reduced mod 2 exactly (remainder) and folded to an argument of at most 1/4 before pi
+** multiplies it: sin(M_PI * x) itself would give 1.2e-16 for sinpi(1), where CUDA gives 0, and
+** lose every digit for large x (M_PI's own error times x). Integers give a zero of x's sign. */
+static inline double cj_sinpi_(double x) {
+  double r = remainder(x, 2.0), a = fabs(r), s; /* r in [-1, 1], exact; NaN for inf or NaN */
+  if (r == 0 || a == 1) return copysign(0.0, x);
+  if (a <= 0.25)
+    s = sin(M_PI * a);
+  else if (a < 0.75)
+    s = cos(M_PI * (0.5 - a)); /* 0.5 - a and 1 - a are exact (Sterbenz) */
+  else
+    s = sin(M_PI * (1.0 - a));
+  return copysign(s, r);
+}
+/* cos is even: the same folding, with cospi(n + 1/2) = +0. */
+static inline double cj_cospi_(double x) {
+  double a = fabs(remainder(x, 2.0));
+  if (a <= 0.25) return cos(M_PI * a);
+  if (a < 0.75) return sin(M_PI * (0.5 - a));
+  return -cos(M_PI * (1.0 - a));
+}
 static inline float sinpif(float x) {
-  return (float)sin(M_PI * (double)x);
+  return (float)cj_sinpi_(x);
 }
 static inline float cospif(float x) {
-  return (float)cos(M_PI * (double)x);
+  return (float)cj_cospi_(x);
 }
 static inline double sinpi(double x) {
-  return sin(M_PI * x);
+  return cj_sinpi_(x);
 }
 static inline double cospi(double x) {
-  return cos(M_PI * x);
+  return cj_cospi_(x);
 }
 #endif
 static inline void sincospif(float x, float *s, float *c) {
@@ -96,11 +117,75 @@ static inline void sincospif(float x, float *s, float *c) {
 static inline void sincospi(double x, double *s, double *c) {
   *s = sinpi(x), *c = cospi(x);
 }
+/* In double: erfc's relative error is its argument's times about 2t^2, so a float argument's
+** rounding alone put normcdff(-10) 40 ulp off (the Math API's bound is 5). */
 static inline float normcdff(float x) {
-  return 0.5f * erfcf(-x * (float)M_SQRT1_2);
+  return (float)(0.5 * erfc(-(double)x * M_SQRT1_2));
 }
+/* The argument -x/sqrt(2) carried to twice double's precision (the product's rounding by fma,
+** M_SQRT1_2's own error by its next 53 bits), the low part applied through erfc's derivative:
+** with the rounded argument alone normcdf(-30) was 150 ulp off (the Math API's bound is 5). */
 static inline double normcdf(double x) {
-  return 0.5 * erfc(-x * M_SQRT1_2);
+  const double lo_sqrt1_2 = -4.833646656726457e-17; /* 1/sqrt(2) - M_SQRT1_2 */
+  double t = -x * M_SQRT1_2, t_lo = fma(-x, M_SQRT1_2, -t) + -x * lo_sqrt1_2;
+  return 0.5 * (erfc(t) - M_2_SQRTPI * exp(-t * t) * t_lo);
+}
+/* The inverses of erf, erfc and normcdf: Newton's method in double on the form that is well
+** conditioned where the root lies, so that double's rounding of the function does not reach the
+** root: erf(x) = y for |x| up to about 0.48 (|y| <= 1/2), erfc(x) = q beyond (q = 1 - |y|, exact
+** there). Each starts below the root's size (erf's tangent, erfc's asymptote) and closes on it. */
+namespace cj_cpu {
+static inline double erfinv_small_(double y) { /* |y| <= 1/2 */
+  double x = y * 0.88622692545275801;          /* sqrt(pi) / 2: erf(x) <= 2x / sqrt(pi) */
+  for (int i = 0; i < 40; i++) {
+    double dx = (erf(x) - y) / (M_2_SQRTPI * exp(-x * x));
+    x -= dx;
+    if (fabs(dx) <= 1e-17 * fabs(x)) break;
+  }
+  return x;
+}
+static inline double erfcinv_tail_(double q) { /* 0 < q <= 1/2: the x > 0 with erfc(x) = q */
+  double x = sqrt(-log(q));
+  x = sqrt(fmax(-log(q * x * 1.7724538509055160), 0.25)); /* erfc(x) ~ exp(-x^2) / (x sqrt(pi)) */
+  for (int i = 0; i < 60; i++) {
+    double dx = (erfc(x) - q) / (M_2_SQRTPI * exp(-x * x));
+    x += dx;
+    if (fabs(dx) <= 1e-17 * x) break;
+  }
+  return x;
+}
+static inline double erfinv_(double y) {
+  if (!(fabs(y) <= 1)) return NAN;
+  if (fabs(y) == 1) return copysign(INFINITY, y);
+  if (fabs(y) <= 0.5) return erfinv_small_(y);
+  return copysign(erfcinv_tail_(1 - fabs(y)), y);
+}
+static inline double erfcinv_(double q) {
+  if (!(q >= 0 && q <= 2)) return NAN;
+  if (q == 0) return INFINITY;
+  if (q == 2) return -INFINITY;
+  if (q >= 0.5 && q <= 1.5) return erfinv_small_(1 - q); /* 1 - q exact */
+  return q < 0.5 ? erfcinv_tail_(q) : -erfcinv_tail_(2 - q);
+}
+} // namespace cj_cpu
+static inline float erfinvf(float y) {
+  return (float)cj_cpu::erfinv_(y);
+}
+static inline double erfinv(double y) {
+  return cj_cpu::erfinv_(y);
+}
+static inline float erfcinvf(float q) {
+  return (float)cj_cpu::erfcinv_(q);
+}
+static inline double erfcinv(double q) {
+  return cj_cpu::erfcinv_(q);
+}
+/* normcdfinv(p) = -sqrt(2) erfcinv(2p): 2p is exact */
+static inline float normcdfinvf(float p) {
+  return (float)(-M_SQRT2 * cj_cpu::erfcinv_(2.0 * p));
+}
+static inline double normcdfinv(double p) {
+  return -M_SQRT2 * cj_cpu::erfcinv_(2 * p);
 }
 static inline float fdividef(float a, float b) {
   return a / b;
@@ -131,7 +216,11 @@ extern "C" __attribute__((visibility("hidden"))) void __sincosf(float x, float *
 extern "C" __attribute__((visibility("hidden"))) float __powf(float x, float y) noexcept {
   return powf(x, y);
 }
+/* The GPU multiplies by a reciprocal that is flushed to zero for 2^126 < |b| < 2^128: the Math API
+** gives 0 there, and NaN for an infinite a (which a * 0 gives); elsewhere the exact quotient. */
 static inline float __fdividef(float a, float b) {
+  float m = fabsf(b);
+  if (m > 0x1p126f && m <= FLT_MAX) return a * copysignf(0.0f, b);
   return a / b;
 }
 static inline float __saturatef(float x) {
@@ -143,8 +232,11 @@ static inline float __frcp_rn(float x) {
 static inline float __fsqrt_rn(float x) {
   return sqrtf(x);
 }
+/* Rounded once, as the GPU's: through double, whose 1/sqrt is within 2^-52 of the value (a float
+** within that of a rounding midpoint is the only case left); 1.0f / sqrtf(x) misrounded a quarter
+** of all floats. */
 static inline float __frsqrt_rn(float x) {
-  return 1.0f / sqrtf(x);
+  return (float)(1.0 / sqrt((double)x));
 }
 static inline double __drcp_rn(double x) {
   return 1.0 / x;
@@ -152,31 +244,85 @@ static inline double __drcp_rn(double x) {
 static inline double __dsqrt_rn(double x) {
   return sqrt(x);
 }
-/* The round-to-nearest arithmetic is the host's default; the directed roundings are not kept. */
+/* The round-to-nearest arithmetic is the host's default. A directed rounding (rz, ru, rd) runs
+** its one operation with the thread's rounding mode set for it (the host and the other workers
+** keep theirs). The compiler assumes round to nearest (no -frounding-math) and could move the
+** operation across the mode's changes: the empty asm statements, which claim to change the
+** operands and to read the result, keep it between them. */
+#define CJ_ROUNDED(mode, T, expr)                                                                  \
+  int saved_ = fegetround();                                                                       \
+  fesetround(mode);                                                                                \
+  __asm__ volatile("" : "+m"(a), "+m"(b), "+m"(c)::"memory");                                      \
+  T r_ = expr;                                                                                     \
+  __asm__ volatile("" : "+m"(r_)::"memory");                                                       \
+  fesetround(saved_);                                                                              \
+  return r_;
+#define CJ_OP(name, T, op, mode)                                                                   \
+  static inline T name(T a, T b) {                                                                 \
+    T c = 0;                                                                                       \
+    CJ_ROUNDED(mode, T, a op b)                                                                    \
+  }
+#define CJ_ARITH(s, mode)                                                                          \
+  CJ_OP(__fadd_##s, float, +, mode)                                                                \
+  CJ_OP(__fsub_##s, float, -, mode)                                                                \
+  CJ_OP(__fmul_##s, float, *, mode)                                                                \
+  CJ_OP(__fdiv_##s, float, /, mode)                                                                \
+  CJ_OP(__dadd_##s, double, +, mode)                                                               \
+  CJ_OP(__dsub_##s, double, -, mode)                                                               \
+  CJ_OP(__dmul_##s, double, *, mode)                                                               \
+  CJ_OP(__ddiv_##s, double, /, mode)                                                               \
+  static inline float __fmaf_##s(float a, float b, float c) {                                      \
+    CJ_ROUNDED(mode, float, fmaf(a, b, c))                                                         \
+  }                                                                                                \
+  static inline double __fma_##s(double a, double b, double c) {                                   \
+    CJ_ROUNDED(mode, double, fma(a, b, c))                                                         \
+  }
+CJ_ARITH(rz, FE_TOWARDZERO)
+CJ_ARITH(ru, FE_UPWARD)
+CJ_ARITH(rd, FE_DOWNWARD)
+#undef CJ_ARITH
+#undef CJ_OP
+/* The conversions that can round (to float from int, unsigned, long long, unsigned long long or
+** double; to double from the 64-bit integers) in each mode, the same way; the rn ones below. */
+#define CJ_CVT(name, From, To, mode)                                                               \
+  static inline To name(From v) {                                                                  \
+    From a = v, b = 0, c = 0;                                                                      \
+    CJ_ROUNDED(mode, To, (To)a)                                                                    \
+  }
+#define CJ_CVTS(s, mode)                                                                           \
+  CJ_CVT(__int2float_##s, int, float, mode)                                                        \
+  CJ_CVT(__uint2float_##s, unsigned, float, mode)                                                  \
+  CJ_CVT(__ll2float_##s, long long, float, mode)                                                   \
+  CJ_CVT(__ull2float_##s, unsigned long long, float, mode)                                         \
+  CJ_CVT(__double2float_##s, double, float, mode)                                                  \
+  CJ_CVT(__ll2double_##s, long long, double, mode)                                                 \
+  CJ_CVT(__ull2double_##s, unsigned long long, double, mode)
+CJ_CVTS(rz, FE_TOWARDZERO)
+CJ_CVTS(ru, FE_UPWARD)
+CJ_CVTS(rd, FE_DOWNWARD)
+#undef CJ_CVTS
+#undef CJ_CVT
+#undef CJ_ROUNDED
+/* rn: the host's own operators, in its default mode */
 #define CJ_OP(name, T, op)                                                                         \
   static inline T name(T a, T b) {                                                                 \
     return a op b;                                                                                 \
   }
-#define CJ_ARITH(s)                                                                                \
-  CJ_OP(__fadd_##s, float, +)                                                                      \
-  CJ_OP(__fsub_##s, float, -)                                                                      \
-  CJ_OP(__fmul_##s, float, *)                                                                      \
-  CJ_OP(__fdiv_##s, float, /)                                                                      \
-  CJ_OP(__dadd_##s, double, +)                                                                     \
-  CJ_OP(__dsub_##s, double, -)                                                                     \
-  CJ_OP(__dmul_##s, double, *)                                                                     \
-  CJ_OP(__ddiv_##s, double, /) static inline float __fmaf_##s(float a, float b, float c) {         \
-    return fmaf(a, b, c);                                                                          \
-  }                                                                                                \
-  static inline double __fma_##s(double a, double b, double c) {                                   \
-    return fma(a, b, c);                                                                           \
-  }
-CJ_ARITH(rn)
-CJ_ARITH(rz)
-CJ_ARITH(ru)
-CJ_ARITH(rd)
-#undef CJ_ARITH
+CJ_OP(__fadd_rn, float, +)
+CJ_OP(__fsub_rn, float, -)
+CJ_OP(__fmul_rn, float, *)
+CJ_OP(__fdiv_rn, float, /)
+CJ_OP(__dadd_rn, double, +)
+CJ_OP(__dsub_rn, double, -)
+CJ_OP(__dmul_rn, double, *)
+CJ_OP(__ddiv_rn, double, /)
 #undef CJ_OP
+static inline float __fmaf_rn(float a, float b, float c) {
+  return fmaf(a, b, c);
+}
+static inline double __fma_rn(double a, double b, double c) {
+  return fma(a, b, c);
+}
 
 /* --- reinterpretations and conversions ------------------------------------------------------- */
 template <class To, class From> static inline To cj_bits_(From f) {
@@ -252,6 +398,15 @@ static inline float __uint2float_rn(unsigned v) {
 static inline float __ll2float_rn(long long v) {
   return (float)v;
 }
+static inline float __ull2float_rn(unsigned long long v) {
+  return (float)v;
+}
+static inline double __uint2double_rn(unsigned v) {
+  return (double)v;
+}
+static inline double __ull2double_rn(unsigned long long v) {
+  return (double)v;
+}
 static inline double __int2double_rn(int v) {
   return (double)v;
 }
@@ -302,11 +457,24 @@ static inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) {
 static inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
   return (unsigned)(((unsigned long long)hi << 32 | lo) >> (s & 31));
 }
+/* The clamped forms shift by min(s, 32): a shift of 32 or more leaves lo (left) or hi (right)
+** whole, where the unclamped forms, which take s & 31, would not shift at all. */
 static inline unsigned __funnelshift_lc(unsigned lo, unsigned hi, unsigned s) {
-  return __funnelshift_l(lo, hi, s > 32 ? 32 : s);
+  return s >= 32 ? lo : __funnelshift_l(lo, hi, s);
 }
 static inline unsigned __funnelshift_rc(unsigned lo, unsigned hi, unsigned s) {
   return s >= 32 ? hi : __funnelshift_r(lo, hi, s);
+}
+/* PTX's fns: the position of the |offset|-th set bit of mask met going from bit `base` itself
+** upward (offset > 0) or downward (offset < 0); offset 0 asks whether bit base is set; none
+** found: 0xffffffff. (A base past 31 is undefined in CUDA: here nothing is found.) */
+static inline unsigned __fns(unsigned mask, unsigned base, int offset) {
+  if (offset == 0) return base < 32 && (mask >> base & 1) ? base : 0xffffffffu;
+  long long left = offset > 0 ? offset : -(long long)offset;
+  for (int pos = base < 32 ? (int)base : 32, step = offset > 0 ? 1 : -1; pos >= 0 && pos < 32;
+       pos += step)
+    if ((mask >> pos & 1) && --left == 0) return (unsigned)pos;
+  return 0xffffffffu;
 }
 static inline int __mulhi(int a, int b) {
   return (int)(((long long)a * b) >> 32);

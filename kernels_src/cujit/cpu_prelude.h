@@ -23,6 +23,7 @@
 
 /* Every standard header the prelude or common kernels use, before the keyword macros below. */
 #include <cassert>
+#include <cfenv> /* the directed roundings of __fadd_rz... (cpu_math.h) */
 #include <cfloat>
 #include <climits>
 #include <cmath>

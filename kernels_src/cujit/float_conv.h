@@ -16,6 +16,18 @@ __device__ __forceinline__ double to_float(double d) {
 template <class T> __device__ __forceinline__ T from_float(float f) {
   return (T)f;
 }
+/* d rounded to float toward zero, its last bit then set if that lost anything (rounding to odd).
+** Rounding this float to nearest in a type of at most 22 significant bits gives what rounding d
+** once would; (float)d would round twice: a d just past a tie of the 16-bit type, rounded to the
+** tie in float, then went to the even side (1 + 2^-8 + 2^-30 became bfloat16's 1, not 1 + 2^-7). */
+__device__ __forceinline__ float to_float_odd(double d) {
+  float f = (float)d;
+  if ((double)f != d && f - f == 0.0f) { /* inexact and finite: NaN and infinities stay */
+    if (fabs((double)f) > fabs(d)) f = nextafterf(f, 0.0f);
+    f = __uint_as_float(__float_as_uint(f) | 1u);
+  }
+  return f;
+}
 } // namespace cujit
 
 #if defined(__CUJIT_CPU__)

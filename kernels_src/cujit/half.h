@@ -67,7 +67,7 @@ struct __align__(2) __half {
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(__x) : "f"(f));
 #endif
   }
-  __device__ __forceinline__ __half(double d) : __half((float)d) {}
+  __device__ __forceinline__ __half(double d) : __half(cujit::to_float_odd(d)) {}
   __device__ __forceinline__ operator float() const {
 #if defined(__CUJIT_CPU__)
     return cj_cpu_half_to_float(__x);
@@ -81,6 +81,9 @@ struct __align__(2) __half {
 
 __device__ __forceinline__ __half __float2half(float f) {
   return __half(f);
+}
+__device__ __forceinline__ __half __double2half(double d) {
+  return __half(d);
 }
 __device__ __forceinline__ float __half2float(__half h) {
   return (float)h;

@@ -254,6 +254,89 @@ Test(bf16, a_kernel_over_bf16_arrays_matches_the_host) {
   cujit_kernel_free(k);
 }
 
+/* The binary16 nearest to v (ties to even), by scaling in double as ref_bf16 does. */
+static uint16_t ref_half(double v) {
+  uint16_t sign = signbit(v) ? 0x8000 : 0;
+  double a = fabs(v), q;
+  if (isnan(v)) return 0x7e00;
+  if (a < 0x1p-14) { /* subnormal: a multiple of 2^-24 */
+    q = rint(a * 0x1p24) * 0x1p-24;
+  } else { /* 11 significant bits */
+    int e = ilogb(a);
+    q = ldexp(rint(ldexp(a, 10 - e)), e - 10);
+  }
+  if (q >= 0x1p16) return sign | 0x7c00;
+  if (q < 0x1p-14) return sign | (uint16_t)(q * 0x1p24);
+  int e = ilogb(q);
+  return sign | (uint16_t)((e + 15) << 10 | ((uint16_t)ldexp(q, 10 - e) & 0x3ff));
+}
+
+/* A double converted in a kernel (__double2bfloat16, __double2half, the types' constructors) is
+** rounded once, as the GPU's cvt.rn.bf16.f64 / cvt.rn.f16.f64: a value just past a tie of the
+** 16-bit type, which float's rounding alone would put on the tie (then rounded to even), goes up;
+** also just below a tie, on the tie itself, past either type's largest value, in the subnormals,
+** below the least subnormal, and random doubles with bits past float's. */
+Test(bf16, a_double_in_a_kernel_rounds_once) {
+  CJ_NEED_DEVICE(engine);
+  enum { N = 64 };
+  static double d[N] = {1 + 0x1p-8 + 0x1p-30,
+                        1 + 0x1p-8 - 0x1p-30,
+                        1 + 0x1p-8,
+                        -(1 + 0x1p-8 + 0x1p-40),
+                        1 + 0x1p-11 + 0x1p-30,
+                        1 + 0x1p-11 - 0x1p-30,
+                        1 + 0x1p-11,
+                        -(1 + 0x1p-11 + 0x1p-40),
+                        0x1.ff8p127 + 0x1p90,
+                        65520.0 - 0x1p-20,
+                        65520.0,
+                        0x1p-134 + 0x1p-160,
+                        0x1p-25 + 0x1p-60,
+                        0x1p-25,
+                        1e-300,
+                        -1e-300,
+                        0x1.0000010000001p-3,
+                        3 * (1 + 0x1p-9) + 0x1p-35};
+  for (int i = 18; i < N; i++) { /* past float's bits, and around the 16-bit types' ties */
+    uint64_t r = cj_test_rand64();
+    d[i] = ldexp((double)(r >> 11) * 0x1p-53 + 1, (int)(r % 40) - 20) * (r & 1 ? -1 : 1);
+  }
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(
+      engine, "dround(const double *d, unsigned short *b, unsigned short *h, int n)",
+      "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "if (i >= n) return;\n"
+      "b[2 * i] = __bfloat16_as_ushort(__double2bfloat16(d[i]));\n"
+      "__nv_bfloat16 bc = d[i]; b[2 * i + 1] = __bfloat16_as_ushort(bc);\n"
+      "h[2 * i] = __half_as_ushort(__double2half(d[i]));\n"
+      "__half hc = d[i]; h[2 * i + 1] = __half_as_ushort(hc);",
+      "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n", NULL, &k));
+  cujit_buffer *bd = cj_test_upload(d, sizeof d, CUJIT_F64);
+  static uint16_t b[2 * N], h[2 * N];
+  cujit_buffer *bb = cj_test_upload(NULL, sizeof b, CUJIT_U16);
+  cujit_buffer *bh = cj_test_upload(NULL, sizeof h, CUJIT_U16);
+  cujit_arg args[] = {CUJIT_ARG_BUF(bd), CUJIT_ARG_BUF(bb), CUJIT_ARG_BUF(bh), CUJIT_ARG_I(N)};
+  cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
+  cfg.grid[0] = 1, cfg.block[0] = N;
+  EXPECT_OK(cujit_launch(k, &cfg, args, 4));
+  cj_test_download(b, bb, sizeof b);
+  cj_test_download(h, bh, sizeof h);
+  cr_expect_eq(ref_bf16(d[0]), 0x3f81, "the reference: 1 + 2^-8 + 2^-30 is bfloat16's 1 + 2^-7");
+  cr_expect_eq(ref_half(d[4]), 0x3c01, "the reference: 1 + 2^-11 + 2^-30 is binary16's 1 + 2^-10");
+  int wrong = 0;
+  for (int i = 0; i < 2 * N; i++) {
+    uint16_t wb = ref_bf16(d[i / 2]), wh = ref_half(d[i / 2]);
+    const char *how = i % 2 ? "the constructor" : "__double2";
+    if (b[i] != wb && wrong++ < 10)
+      cr_log_error("%s bf16 of %a: 0x%04x, rounded once 0x%04x", how, d[i / 2], b[i], wb);
+    if (h[i] != wh && wrong++ < 10)
+      cr_log_error("%s half of %a: 0x%04x, rounded once 0x%04x", how, d[i / 2], h[i], wh);
+  }
+  cr_expect_eq(wrong, 0, "%d conversions rounded twice (the first 10 above)", wrong);
+  cujit_buffer_free(bd), cujit_buffer_free(bb), cujit_buffer_free(bh);
+  cujit_kernel_free(k);
+}
+
 /* What f16 is refused, bf16 is refused too, saying what to do. */
 Test(bf16, refusals_name_bf16) {
   CJ_NEED_DEVICE(engine);
