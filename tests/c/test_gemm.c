@@ -1,7 +1,9 @@
 /*
 ** test_gemm.c -- cujit_gemm (engine/core/program/gemm.c, kernels_src/cujit/gemm.h): products
-** against a host reference in double for shapes that are and are not multiples of the 64 x 64 x 16
-** tile, every transpose, every epilogue, alpha and beta, f32 and f16 inputs with f32 and f16
+** against a host reference in double for shapes that are and are not multiples of the SIMT
+** kernel's tiles (64 x 64 x 16 and 128 x 128 x 8; each size on either side of the multiprocessor
+** count that picks it), its vector and scalar loads (aligned or not), every transpose, every
+*epilogue, alpha and beta, f32 and f16 inputs with f32 and f16
 ** outputs, C guarded past its end; every refusal with its message; one compile per dtype pair; a
 ** product captured into a graph; gemm.h called from a user kernel whose blocks loop over row
 ** tiles; bf16 inputs beside f16 and f32. Runs on a GPU, or on the CPU device without one
