@@ -115,28 +115,26 @@ __device__ __forceinline__ gemm_loader<T> gemm_loader_at(const T *x, long long o
   return l;
 }
 
-/* The thread's 4 elements of k step `step` into r, as float: 0 past either edge of the array.
+/* The thread's 4 elements of k step `step` into r, as loaded: 0 past either edge of the array.
 ** `inside`: the whole slice lies inside the array (an interior step), so nothing is checked. */
 template <int BK, class T>
-__device__ __forceinline__ void gemm_load(float (&r)[4], const gemm_loader<T> &l, long long step,
+__device__ __forceinline__ void gemm_load(gemm_quad<T> &r, const gemm_loader<T> &l, long long step,
                                           int k, bool inside) {
   const T *p = l.p + step * l.advance;
   const long long k_at = l.k_at + step * BK;
   /* all 4 inside: along outer when k-major (k_at is theirs), else along k */
   if (inside || (l.k_major ? l.o_left == 4 && k_at < k : l.o_left > 0 && k_at + 3 < k)) {
     if (l.vec) {
-      const gemm_quad<T> q = *reinterpret_cast<const gemm_quad<T> *>(p);
-#pragma unroll
-      for (int j = 0; j < 4; j++) r[j] = to_float(q.v[j]);
+      r = *reinterpret_cast<const gemm_quad<T> *>(p);
     } else {
 #pragma unroll
-      for (int j = 0; j < 4; j++) r[j] = to_float(p[j]);
+      for (int j = 0; j < 4; j++) r.v[j] = p[j];
     }
   } else {
 #pragma unroll
     for (int j = 0; j < 4; j++) {
       const bool in = l.k_major ? j < l.o_left && k_at < k : l.o_left > 0 && k_at + j < k;
-      r[j] = in ? to_float(p[j]) : 0.0f;
+      r.v[j] = in ? p[j] : from_float<T>(0.0f);
     }
   }
 }
@@ -147,12 +145,13 @@ __device__ __forceinline__ void gemm_load(float (&r)[4], const gemm_loader<T> &l
 ** 16-31 (the 64 tile's four k quads meet in pairs: 2-way, on a step twice as long). */
 template <int TILE, class T>
 __device__ __forceinline__ void gemm_stage(float (*s)[gemm_shape<TILE>::pitch],
-                                           const gemm_loader<T> &l, const float (&r)[4]) {
+                                           const gemm_loader<T> &l, const gemm_quad<T> &r) {
   if (l.k_major) {
-    *reinterpret_cast<float4 *>(&s[l.kk][l.o]) = make_float4(r[0], r[1], r[2], r[3]);
+    *reinterpret_cast<float4 *>(&s[l.kk][l.o]) =
+        make_float4(to_float(r.v[0]), to_float(r.v[1]), to_float(r.v[2]), to_float(r.v[3]));
   } else {
 #pragma unroll
-    for (int j = 0; j < 4; j++) s[l.kk + j][l.o] = r[j];
+    for (int j = 0; j < 4; j++) s[l.kk + j][l.o] = to_float(r.v[j]);
   }
 }
 
@@ -208,7 +207,7 @@ __device__ __forceinline__ void gemm_simt(const T *a, const T *b, O *c, const O 
     for (int i = 0; i < PER; i++)
 #pragma unroll
       for (int j = 0; j < PER; j++) acc[i][j] = 0.0f;
-    float ra[4], rb[4];
+    gemm_quad<T> ra, rb; /* as loaded: converted to float when staged (half the registers) */
     bool whole = (long long)BK <= k; /* step 0's slices reach no further than k */
     gemm_load<BK>(ra, la, 0, k, a_inside_m && whole);
     gemm_load<BK>(rb, lb, 0, k, b_inside_n && whole);
