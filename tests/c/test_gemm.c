@@ -331,7 +331,9 @@ Test(gemm, programs_compile_for_sm_90) {
     cujit_program *prog;
     EXPECT_OK(cujit_program_compile(engine, src, "gemm", &sm90, &prog));
     cujit_kernel *k;
-    EXPECT_OK(cujit_program_kernel(prog, "cj_gemm_e7", &k));
+    EXPECT_OK(cujit_program_kernel(prog, "cj_gemm_e7", &k)); /* tiles of 64 */
+    cujit_kernel_free(k);
+    EXPECT_OK(cujit_program_kernel(prog, "cj_gemm_w7", &k)); /* tiles of 128 */
     cujit_kernel_free(k);
     cujit_program_free(prog);
     free(src);
