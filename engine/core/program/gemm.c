@@ -79,7 +79,8 @@ char *cj_gemm_source(cujit_dtype in, cujit_dtype out) {
                 cujit_dtype_ctype(in), cujit_dtype_ctype(out));
   /* cj_gemm_e<epilogue> on tiles of 64, cj_gemm_w<epilogue> on tiles of 128; the wide ones are
   ** held to 128 registers so that two blocks share a multiprocessor (one block's barrier then
-  ** leaves the other's FMAs running) */
+  ** leaves the other's FMAs running), the narrow ones (run where blocks are few, so each should
+  ** start at once) to 85 for three: unbounded they take about 120, room for two (sm_90) */
   for (int i = 0; i < GEMM_SIMT_KERNELS; i++) {
     const int wide = i >= GEMM_EPILOGUES, epi = i % GEMM_EPILOGUES;
     cj_buf_printf(
@@ -88,7 +89,7 @@ char *cj_gemm_source(cujit_dtype in, cujit_dtype out) {
         "  cujit::gemm_simt<cj_gemm_in, cj_gemm_out, %d, %d>((const cj_gemm_in *)a, "
         "(const cj_gemm_in *)b, (cj_gemm_out *)c, (const cj_gemm_out *)bias, "
         "(const cj_gemm_out *)mask, m, n, k, trans_a, trans_b, alpha, beta);\n}\n",
-        GEMM_THREADS, wide ? 2 : 1, wide ? 'w' : 'e', epi, epi, wide ? GEMM_TILE_WIDE : GEMM_TILE);
+        GEMM_THREADS, wide ? 2 : 3, wide ? 'w' : 'e', epi, epi, wide ? GEMM_TILE_WIDE : GEMM_TILE);
   }
   if (src.failed) cj_buf_free(&src);
   return src.data;
