@@ -1,7 +1,9 @@
 /*
 ** test_gemm.c -- cujit_gemm (engine/core/program/gemm.c, kernels_src/cujit/gemm.h): products
-** against a host reference in double for shapes that are and are not multiples of the 64 x 64 x 16
-** tile, every transpose, every epilogue, alpha and beta, f32 and f16 inputs with f32 and f16
+** against a host reference in double for shapes that are and are not multiples of the SIMT
+** kernel's tiles (64 x 64 x 16 and 128 x 128 x 8; each size on either side of the multiprocessor
+** count that picks it), its vector and scalar loads (aligned or not), every transpose, every
+*epilogue, alpha and beta, f32 and f16 inputs with f32 and f16
 ** outputs, C guarded past its end; every refusal with its message; one compile per dtype pair; a
 ** product captured into a graph; gemm.h called from a user kernel whose blocks loop over row
 ** tiles; bf16 inputs beside f16 and f32. Runs on a GPU, or on the CPU device without one
@@ -98,6 +100,20 @@ typedef struct gemm_case {
   double slack; /* the bound's factor over the SIMT path's (0: 1) */
 } gemm_case;
 
+/* `h` in a buffer `offset` elements into a larger one (1 makes its address unaligned for the
+** kernel's 16- and 8-byte loads): a view, and the buffer in *whole (NULL
+** and the plain upload without an offset). */
+static cujit_buffer *upload_at(const host_matrix *h, size_t offset, cujit_buffer **whole) {
+  *whole = NULL;
+  if (!offset) return upload(h);
+  size_t size = cujit_dtype_size(h->dtype), bytes = h->count * size;
+  cujit_buffer *view;
+  *whole = cj_test_upload(NULL, bytes + offset * size, h->dtype);
+  EXPECT_OK(cujit_memcpy_htod(*whole, offset * size, h->raw, bytes, NULL));
+  EXPECT_OK(cujit_buffer_view(*whole, offset * size, bytes, h->dtype, &view));
+  return view;
+}
+
 /* Runs one case and compares every element of C with the reference. The bound on each element
 ** is the classic one for a sum of k products accumulated in f32, (k + 3) * 2^-24 times the sum
 ** of the magnitudes of its terms (products, beta * C, bias), doubled for the reorderings of
@@ -105,13 +121,15 @@ typedef struct gemm_case {
 ** subnormal (2^-25) for results that underflow. Inputs are exact in their dtype, so the
 ** reference starts from the same numbers the kernel reads. A wrong index, a missed edge or a
 ** transposed operand is off by about the size of the terms, far above the bound. */
-static void check_case(const gemm_case *t) {
+static void check_case_at(const gemm_case *t, size_t offset) {
   size_t m = (size_t)t->m, n = (size_t)t->n, k = (size_t)t->k;
   host_matrix a = random_matrix(t->in, m * k, 0), b = random_matrix(t->in, k * n, 0);
   /* C has GUARD elements past its m x n, which must stay as they were: a store past an edge. */
   host_matrix c = random_matrix(t->out, m * n + GUARD, 0), bias = random_matrix(t->out, n, 0);
   host_matrix mask = random_matrix(t->out, m * n, 1);
-  cujit_buffer *da = upload(&a), *db = upload(&b), *dc = upload(&c);
+  cujit_buffer *whole_a, *whole_b;
+  cujit_buffer *da = upload_at(&a, offset, &whole_a), *db = upload_at(&b, offset, &whole_b);
+  cujit_buffer *dc = upload(&c);
   cujit_buffer *dbias = t->bias ? upload(&bias) : NULL, *dmask = t->mask ? upload(&mask) : NULL;
   cujit_gemm_options o = CUJIT_GEMM_OPTIONS_INIT;
   o.m = t->m, o.n = t->n, o.k = t->k, o.trans_a = t->trans_a, o.trans_b = t->trans_b;
@@ -149,11 +167,15 @@ static void check_case(const gemm_case *t) {
                        have, v, bound);
       }
     }
-  cujit_buffer *bufs[] = {da, db, dc, dbias, dmask};
-  for (size_t i = 0; i < 5; i++)
+  cujit_buffer *bufs[] = {da, db, dc, dbias, dmask, whole_a, whole_b};
+  for (size_t i = 0; i < 7; i++)
     if (bufs[i]) cujit_buffer_free(bufs[i]);
   host_matrix *hosts[] = {&a, &b, &c, &bias, &mask, &got};
   for (size_t i = 0; i < 6; i++) free_matrix(hosts[i]);
+}
+
+static void check_case(const gemm_case *t) {
+  check_case_at(t, 0);
 }
 
 /* 1x1x1, exact tiles, one past and one short of them, thin and long shapes: with every
@@ -193,6 +215,96 @@ Test(gemm, epilogues_alpha_beta_and_dtypes_match_the_reference) {
   check_case(&alpha_only);
 }
 
+/* The multiprocessors of the device the tests run on (on the CPU device, its worker threads):
+** cujit_gemm takes tiles of 128 for a product that has at least that many of them, else tiles of
+** 64. */
+static int device_multiprocessors(void) {
+  cujit_buffer *probe = cj_test_upload(NULL, 16, CUJIT_F32);
+  cujit_device_info info = CUJIT_DEVICE_INFO_INIT;
+  EXPECT_OK(cujit_device_info_get(cujit_buffer_device(probe), &info));
+  cujit_buffer_free(probe);
+  return info.multiprocessors;
+}
+
+/* Runs `t` with every transpose, A and B `offset` elements into their buffers. */
+static void check_transposes_at(gemm_case t, size_t offset) {
+  for (int tr = 0; tr < 4; tr++) {
+    t.trans_a = tr & 1, t.trans_b = tr >> 1;
+    check_case_at(&t, offset);
+  }
+}
+
+static void check_transposes(gemm_case t) {
+  check_transposes_at(t, 0);
+}
+
+/* Shapes about multiples of 128 (interior and edge tiles in m and n; k of 1, short of a step of 8
+** or 16, one past it, whole steps), every transpose. Tiles of 128 run them where they make at
+** least a tile per multiprocessor (on a CPU device of a few threads, all of them); on a larger GPU
+** tiles of 64 do, and the next test's product takes tiles of 128 on any device. */
+Test(gemm, shapes_about_the_wide_tile_match_the_reference) {
+  CJ_NEED_DEVICE(engine);
+  static const int shapes[][3] = {{129, 255, 1},  {255, 129, 7},  {257, 257, 9},
+                                  {129, 257, 17}, {256, 255, 16}, {255, 256, 8}};
+  for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+    gemm_case t = {CUJIT_F32, CUJIT_F32, shapes[s][0], shapes[s][1], shapes[s][2], 0, 0, 0,
+                   0,         0,         1.0,          0.0,          1.0};
+    check_transposes(t);
+  }
+}
+
+/* Both tile sizes on the device the tests run on: a product of at least as many tiles of 128 as
+** it has multiprocessors (ragged in m, n and k; then whole and aligned, so loaded 16 or 8 bytes
+** at a time; each epilogue, f16 and bf16) takes tiles of 128, one of fewer tiles of 64. */
+Test(gemm, both_tile_sizes_either_side_of_the_multiprocessor_count) {
+  CJ_NEED_DEVICE(engine);
+  int p = device_multiprocessors(), q = 1;
+  while (q * q < p) q++; /* q x (q + 1) tiles of 128 below: at least p */
+  const int m = 128 * q - 3, n = 128 * q + 5;
+  gemm_case t = {CUJIT_F32, CUJIT_F32, m, n, 9, 0, 0, 0, 0, 0, 1.0, 0.0, 1.0};
+  check_transposes(t);
+  t.m = 128 * q, t.n = 128 * q + 4, t.k = 20;
+  check_transposes(t);
+  for (int epi = 1; epi < 8; epi++) {
+    gemm_case e = {CUJIT_F32, CUJIT_F32,      m,        n,   33,   epi & 1, 0,
+                   epi & 1,   (epi >> 1) & 1, epi >> 2, 0.5, -1.5, 1.0};
+    check_case(&e);
+  }
+  static const cujit_dtype halves[][2] = {
+      {CUJIT_F16, CUJIT_F16}, {CUJIT_F16, CUJIT_F32}, {CUJIT_BF16, CUJIT_BF16}};
+  for (size_t h = 0; h < 3; h++) {
+    gemm_case e = {halves[h][0], halves[h][1], m, n, 17, (int)h & 1, 1, 1, 1, 0, 1.0, 0.0, 1.0};
+    check_case(&e);
+    e.m = 128 * q, e.n = 128 * q + 4, e.k = 24; /* 8-byte loads */
+    check_case(&e);
+  }
+  if (p > 1) { /* one tile of 128: fewer than the multiprocessors */
+    gemm_case small = {CUJIT_F32, CUJIT_F32, 100, 120, 33, 0, 0, 0, 0, 0, 1.0, 0.0, 1.0};
+    check_transposes(small);
+  }
+}
+
+/* The 16-byte (f32) and 8-byte (f16, bf16) loads where both operands allow them, and scalar ones
+** where they do not: A and B one element off alignment (views into larger buffers), and
+** contiguous dimensions that are not multiples of 4 (a row of a quad would run into the next);
+** every transpose, every input dtype, a product of one tile and one of several (tiles of 64 and
+** of 128 on the CPU device). */
+Test(gemm, vector_and_scalar_loads_match_the_reference) {
+  CJ_NEED_DEVICE(engine);
+  static const cujit_dtype ins[] = {CUJIT_F32, CUJIT_F16, CUJIT_BF16};
+  static const struct {
+    int m, n, k;
+    size_t offset;
+  } cases[] = {{100, 120, 20, 0}, {100, 120, 20, 1}, {102, 118, 22, 0}, {260, 132, 20, 0},
+               {260, 132, 20, 1}, {262, 130, 22, 0}, {260, 132, 21, 0}, {261, 132, 20, 0}};
+  for (size_t d = 0; d < 3; d++)
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+      gemm_case t = {ins[d], CUJIT_F32, cases[c].m, cases[c].n, cases[c].k, 0,  0,
+                     0,      0,         0,          1.0,        0.0,        1.0};
+      check_transposes_at(t, cases[c].offset);
+    }
+}
+
 /* With beta 0, C is not read: NaN there does not show, as in BLAS. */
 Test(gemm, beta_zero_does_not_read_c) {
   CJ_NEED_DEVICE(engine);
@@ -219,7 +331,9 @@ Test(gemm, programs_compile_for_sm_90) {
     cujit_program *prog;
     EXPECT_OK(cujit_program_compile(engine, src, "gemm", &sm90, &prog));
     cujit_kernel *k;
-    EXPECT_OK(cujit_program_kernel(prog, "cj_gemm_e7", &k));
+    EXPECT_OK(cujit_program_kernel(prog, "cj_gemm_e7", &k)); /* tiles of 64 */
+    cujit_kernel_free(k);
+    EXPECT_OK(cujit_program_kernel(prog, "cj_gemm_w7", &k)); /* tiles of 128 */
     cujit_kernel_free(k);
     cujit_program_free(prog);
     free(src);
@@ -421,34 +535,46 @@ Test(gemm, captured_into_a_graph_and_replayed) {
 }
 
 /* gemm.h from a user's kernel, on a grid of one block row: the blocks loop over the row tiles
-** (what cujit_gemm relies on past 65535 of them), here 4 tiles of 64 and a part. */
+** (what cujit_gemm relies on past 65535 of them), here 4 tiles of 64 and a part; and with TILE
+** 128, 3 tiles of it and a part, on 2 block columns (n past 128). */
 Test(gemm, header_kernel_loops_over_row_tiles) {
   CJ_NEED_DEVICE(engine);
-  enum { M = 200, N = 3, K = 2 };
-  float a[M * K], b[K * N], c[M * N];
+  enum { M = 400, N = 131, K = 2 };
+  static float a[M * K], b[K * N], c[M * N];
   for (int i = 0; i < M * K; i++) a[i] = (float)(i % 7) - 3.0f;
-  for (int i = 0; i < K * N; i++) b[i] = (float)i + 1.0f;
+  for (int i = 0; i < K * N; i++) b[i] = (float)(i % 11) + 1.0f;
   cujit_buffer *da = cj_test_upload(a, sizeof a, CUJIT_F32),
                *db = cj_test_upload(b, sizeof b, CUJIT_F32);
   cujit_buffer *dc = cj_test_upload(NULL, sizeof c, CUJIT_F32);
-  cujit_kernel *k;
-  EXPECT_OK(cujit_kernel_define(
-      engine, "mm(const float *a, const float *b, float *c, int m, int n, int k)",
-      "cujit::gemm_simt<float, float, 0>(a, b, c, nullptr, nullptr, m, n, k, 0, 0, 1.0f, 0.0f);",
-      "#include <cujit/gemm.h>", NULL, &k));
-  cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
-  cfg.grid[0] = cfg.grid[1] = cfg.grid[2] = 1;
-  cfg.block[0] = 256, cfg.block[1] = cfg.block[2] = 1;
-  cujit_arg args[] = {CUJIT_ARG_BUF(da), CUJIT_ARG_BUF(db), CUJIT_ARG_BUF(dc),
-                      CUJIT_ARG_I(M),    CUJIT_ARG_I(N),    CUJIT_ARG_I(K)};
-  EXPECT_OK(cujit_launch(k, &cfg, args, 6));
-  cj_test_download(c, dc, sizeof c);
-  for (int i = 0; i < M; i++)
-    for (int j = 0; j < N; j++) {
-      float want = a[i * K] * b[j] + a[i * K + 1] * b[N + j]; /* small integers: exact */
-      cr_expect_eq(c[i * N + j], want, "C[%d][%d] is %g, want %g", i, j, c[i * N + j], want);
-    }
-  cujit_kernel_free(k);
+  for (int tile = 64; tile <= 128; tile *= 2) {
+    char body[160];
+    snprintf(body, sizeof body,
+             "cujit::gemm_simt<float, float, 0, %d>(a, b, c, nullptr, nullptr, m, n, k, 0, 0, "
+             "1.0f, 0.0f);",
+             tile);
+    cujit_kernel *k;
+    EXPECT_OK(cujit_kernel_define(
+        engine, "mm(const float *a, const float *b, float *c, int m, int n, int k)", body,
+        "#include <cujit/gemm.h>", NULL, &k));
+    cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
+    cfg.grid[0] = (N + tile - 1) / tile, cfg.grid[1] = cfg.grid[2] = 1;
+    cfg.block[0] = 256, cfg.block[1] = cfg.block[2] = 1;
+    cujit_arg args[] = {CUJIT_ARG_BUF(da), CUJIT_ARG_BUF(db), CUJIT_ARG_BUF(dc),
+                        CUJIT_ARG_I(M),    CUJIT_ARG_I(N),    CUJIT_ARG_I(K)};
+    EXPECT_OK(cujit_memset(dc, 0, 0, sizeof c, NULL));
+    EXPECT_OK(cujit_launch(k, &cfg, args, 6));
+    cj_test_download(c, dc, sizeof c);
+    int bad = 0;
+    for (int i = 0; i < M && bad < 5; i++)
+      for (int j = 0; j < N && bad < 5; j++) {
+        float want = a[i * K] * b[j] + a[i * K + 1] * b[N + j]; /* small integers: exact */
+        if (c[i * N + j] != want) {
+          bad++;
+          cr_expect_fail("tile %d: C[%d][%d] is %g, want %g", tile, i, j, c[i * N + j], want);
+        }
+      }
+    cujit_kernel_free(k);
+  }
   cujit_buffer_free(da), cujit_buffer_free(db), cujit_buffer_free(dc);
 }
 

@@ -5,7 +5,7 @@
 ** Two paths: cujit::gemm_simt (kernels_src/cujit/gemm.h) on every device, and on an sm_90 GPU
 ** cujit::gemm_tc (gemm_tc.h: wgmma fed by TMA, for f16 inputs) when the shapes and alignment let
 ** TMA read the operands (gemm_path says which; CUJIT_GEMM=simt or tensor forces one). A program
-** holds the kernels of one (path, input dtype, output dtype): SIMT's one per epilogue, the
+** holds the kernels of one (path, input dtype, output dtype): SIMT's one per epilogue and tile, the
 ** tensor path's one per pair of operand layouts, so the first call for a pair compiles once (then
 ** the cache has it) and every later call only launches. The programs' kernels are kept per engine
 ** in this file's slot (cj_slot_get), per kind of device and per path, as library.c keeps its own.
@@ -21,11 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GEMM_TILE_M 64 /* cujit::gemm_tile_m and _n: the C tile of one block */
-#define GEMM_TILE_N 64
+#define GEMM_TILE 64           /* cujit::gemm_tile_m and _n: the default C tile of one block */
+#define GEMM_TILE_WIDE 128     /* cujit::gemm_tile_wide: 4 times the work per block */
 #define GEMM_THREADS 256       /* cujit::gemm_threads */
 #define GEMM_GRID_Y_MAX 65535u /* more row tiles are looped over by the blocks (gemm.h) */
 #define GEMM_EPILOGUES 8       /* every subset of cujit::gemm_bias, gemm_relu, gemm_relu_mask */
+#define GEMM_SIMT_KERNELS (2 * GEMM_EPILOGUES) /* each epilogue with tiles 64 and 128 */
 
 #define GEMM_TC_TILE_M 128 /* cujit::gemm_tc_tile_m, _k and _threads */
 #define GEMM_TC_TILE_K 64
@@ -35,7 +36,7 @@
 
 /* SIMT, and the tensor kernels with tiles 256 and 128 columns wide (BN): a program each. */
 enum gemm_path { GEMM_SIMT, GEMM_TC, GEMM_TC128, GEMM_PATHS };
-static const int path_kernels[GEMM_PATHS] = {GEMM_EPILOGUES, GEMM_TC_LAYOUTS, GEMM_TC_LAYOUTS};
+static const int path_kernels[GEMM_PATHS] = {GEMM_SIMT_KERNELS, GEMM_TC_LAYOUTS, GEMM_TC_LAYOUTS};
 static const int tc_width[GEMM_PATHS] = {0, 256, 128};
 /* What the capture's refusal calls each path's kernel: a call outside the capture loads one path's
 ** kernels only, and a product of another size may run on another path. */
@@ -60,7 +61,7 @@ typedef struct gemm_state {
   cujit_engine *engine;
   pthread_mutex_t lock; /* guards the table while a program is compiled into it */
   /* [0] GPUs (PTX loads on any of them), [1] the CPU device (a shared object), as in library.c */
-  cujit_kernel *kernels[2][GEMM_PATHS][PAIR_COUNT][GEMM_EPILOGUES]; /* path_kernels[path] used */
+  cujit_kernel *kernels[2][GEMM_PATHS][PAIR_COUNT][GEMM_SIMT_KERNELS]; /* path_kernels[path] used */
 } gemm_state;
 
 static void state_init(void *state, cujit_engine *e) {
@@ -80,13 +81,20 @@ char *cj_gemm_source(cujit_dtype in, cujit_dtype out) {
   cj_buf src = {0};
   cj_buf_printf(&src, "#include <cujit/gemm.h>\ntypedef %s cj_gemm_in;\ntypedef %s cj_gemm_out;\n",
                 cujit_dtype_ctype(in), cujit_dtype_ctype(out));
-  for (int epi = 0; epi < GEMM_EPILOGUES; epi++)
-    cj_buf_printf(&src,
-                  "extern \"C\" __global__ void cj_gemm_e%d(" GEMM_PARAMS ") {\n"
-                  "  cujit::gemm_simt<cj_gemm_in, cj_gemm_out, %d>((const cj_gemm_in *)a, "
-                  "(const cj_gemm_in *)b, (cj_gemm_out *)c, (const cj_gemm_out *)bias, "
-                  "(const cj_gemm_out *)mask, m, n, k, trans_a, trans_b, alpha, beta);\n}\n",
-                  epi, epi);
+  /* cj_gemm_e<epilogue> on tiles of 64, cj_gemm_w<epilogue> on tiles of 128; the wide ones are
+  ** held to 128 registers so that two blocks share a multiprocessor (one block's barrier then
+  ** leaves the other's FMAs running), the narrow ones (run where blocks are few, so each should
+  ** start at once) to 85 for three: unbounded they take about 120, room for two (sm_90) */
+  for (int i = 0; i < GEMM_SIMT_KERNELS; i++) {
+    const int wide = i >= GEMM_EPILOGUES, epi = i % GEMM_EPILOGUES;
+    cj_buf_printf(
+        &src,
+        "extern \"C\" __global__ void __launch_bounds__(%d, %d) cj_gemm_%c%d(" GEMM_PARAMS ") {\n"
+        "  cujit::gemm_simt<cj_gemm_in, cj_gemm_out, %d, %d>((const cj_gemm_in *)a, "
+        "(const cj_gemm_in *)b, (cj_gemm_out *)c, (const cj_gemm_out *)bias, "
+        "(const cj_gemm_out *)mask, m, n, k, trans_a, trans_b, alpha, beta);\n}\n",
+        GEMM_THREADS, wide ? 2 : 3, wide ? 'w' : 'e', epi, epi, wide ? GEMM_TILE_WIDE : GEMM_TILE);
+  }
   if (src.failed) cj_buf_free(&src);
   return src.data;
 }
@@ -135,8 +143,12 @@ static cujit_status gemm_kernels(gemm_state *s, const cujit_device *dev, int pat
     free(src);
     int got = 0;
     while (st == CUJIT_OK && got < path_kernels[path]) {
-      char name[16];
-      snprintf(name, sizeof name, tc ? "cj_gemm_tc%d" : "cj_gemm_e%d", got);
+      char name[32];
+      if (tc)
+        snprintf(name, sizeof name, "cj_gemm_tc%d", got);
+      else
+        snprintf(name, sizeof name, "cj_gemm_%c%d", got < GEMM_EPILOGUES ? 'e' : 'w',
+                 got % GEMM_EPILOGUES);
       if ((st = cujit_program_kernel(prog, name, &ks[got])) == CUJIT_OK) got++;
     }
     if (st != CUJIT_OK)
@@ -282,12 +294,21 @@ static cujit_status check_capturable(gemm_state *s, cujit_device *dev, int path,
   return CUJIT_OK;
 }
 
-static cujit_status launch_simt(cujit_kernel *k, const cujit_gemm_options *o, const operand *ops,
-                                cujit_stream *stream) {
-  uint64_t row_tiles = ((uint64_t)o->m + GEMM_TILE_M - 1) / GEMM_TILE_M;
+/* Whether tiles of 128 suit this product: they still make a block for each multiprocessor (else
+** tiles of 64, four times as many, keep more of them busy: 1024 x 128 x 784 makes 8 of 128). */
+static int simt_wide(const cujit_device *dev, const cujit_gemm_options *o) {
+  uint64_t tiles = (((uint64_t)o->m + GEMM_TILE_WIDE - 1) / GEMM_TILE_WIDE) *
+                   (((uint64_t)o->n + GEMM_TILE_WIDE - 1) / GEMM_TILE_WIDE);
+  return tiles >= (uint64_t)dev->info.multiprocessors;
+}
+
+static cujit_status launch_simt(cujit_kernel *k, int wide, const cujit_gemm_options *o,
+                                const operand *ops, cujit_stream *stream) {
+  const uint64_t tile = wide ? GEMM_TILE_WIDE : GEMM_TILE;
+  uint64_t row_tiles = ((uint64_t)o->m + tile - 1) / tile;
   cujit_launch_config c = {
       .size = sizeof(cujit_launch_config),
-      .grid = {(unsigned)(((uint64_t)o->n + GEMM_TILE_N - 1) / GEMM_TILE_N),
+      .grid = {(unsigned)(((uint64_t)o->n + tile - 1) / tile),
                (unsigned)(row_tiles < GEMM_GRID_Y_MAX ? row_tiles : GEMM_GRID_Y_MAX), 1},
       .block = {GEMM_THREADS, 1, 1},
       .stream = stream};
@@ -446,7 +467,8 @@ cujit_status cujit_gemm(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c,
   int path = GEMM_SIMT;
   if ((st = gemm_path(e, dev, &o, ops, pair, &path)) != CUJIT_OK) return st;
   int epilogue = (o.bias ? 1 : 0) | (o.relu ? 2 : 0) | (o.relu_mask ? 4 : 0);
-  int which = tc_width[path] ? tc_layout(&o) : epilogue;
+  const int wide = !tc_width[path] && simt_wide(dev, &o);
+  int which = tc_width[path] ? tc_layout(&o) : epilogue + (wide ? GEMM_EPILOGUES : 0);
   if (cujit_stream_capturing(stream)) {
     if ((st = check_capturable(s, dev, path, pair, which)) != CUJIT_OK) return st;
     ks = s->kernels[dev->ordinal == CUJIT_DEVICE_CPU][path][pair];
@@ -455,5 +477,5 @@ cujit_status cujit_gemm(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c,
     return st;
   }
   return tc_width[path] ? launch_tc(ks[which], path, &o, ops, epilogue, stream)
-                        : launch_simt(ks[which], &o, ops, stream);
+                        : launch_simt(ks[which], wide, &o, ops, stream);
 }
