@@ -263,7 +263,8 @@ Test(cxx_kernels, an_overloaded_kernel_is_refused_on_the_cpu_device) {
 ** refused it ("default argument given for parameter 3"). Runs on the GPU when there is one. */
 Test(cxx_kernels, default_arguments_compile_and_run_on_every_device) {
   CJ_NEED_DEVICE(engine);
-  const char *src = "__device__ float scaled(float x, float by = 2.0f) { return x * by; }\n"
+  const char *src = "#define F 1\n#define R (F + 1)\n#define A R, R\n" /* macros of short names */
+                    "__device__ float scaled(float x, float by = 2.0f) { return x * by; }\n"
                     "extern \"C\" __global__ void with_defaults(float *y, int n, float f = 3.0f) "
                     "{\n"
                     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"

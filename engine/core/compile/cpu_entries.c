@@ -73,12 +73,15 @@ void cj_cpu_write_entries(cj_buf *out, const char *const *kernel_names, const in
   ** kernel of an included header). Their parameters have reserved names, which no kernel has. */
   cj_buf_puts(out, "namespace __cj {\n#line 1 \"<cujit cpu entries>\"\n");
   /* The weak redeclaration below takes the kernel's type without its default arguments: g++ keeps
-  ** them in decltype's type, and a redeclaration that gives them again is an error. */
-  cj_buf_puts(
-      out, "template <class F> struct __cj_plain;\n"
-           "template <class R, class... A> struct __cj_plain<R(A...)> { typedef R type(A...); };\n"
-           "template <class R, class... A> struct __cj_plain<R(A...) noexcept> {\n"
-           "  typedef R type(A...) noexcept;\n};\n");
+  ** them in decltype's type, and a redeclaration that gives them again is an error. Its names are
+  ** reserved ones, which no program's macro takes (conv2d.lua defines R). */
+  cj_buf_puts(out,
+              "template <class __cj_F> struct __cj_plain;\n"
+              "template <class __cj_R, class... __cj_A> struct __cj_plain<__cj_R(__cj_A...)> {\n"
+              "  typedef __cj_R type(__cj_A...);\n};\n"
+              "template <class __cj_R, class... __cj_A> struct __cj_plain<__cj_R(__cj_A...) "
+              "noexcept> {\n"
+              "  typedef __cj_R type(__cj_A...) noexcept;\n};\n");
   for (size_t k = 0; k < nkernels; k++) {
     cj_entry_identifier(kernel_names[k], entry, sizeof entry);
     /* An extern "C" kernel the preprocessor removed (#if 0) is then only referenced, and the
