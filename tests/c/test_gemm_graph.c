@@ -122,7 +122,7 @@ Test(gemm_graph, tensor_product_captured_and_replayed, .timeout = 240) {
   cr_expect_eq(cujit_graph_node_count(g, CUJIT_GRAPH_NODE_KERNEL), 1);
   for (int round = 1; round <= 3; round++) {
     put_a(&o, round);
-    EXPECT_OK(cujit_memset(o.c, 0xff, 0, (size_t)M * N * 4, NULL)); /* NaN until written */
+    EXPECT_OK(cujit_memset(o.c, 0, 0xff, (size_t)M * N * 4, NULL)); /* NaN until written */
     EXPECT_OK(cujit_device_synchronize(cujit_buffer_device(o.a)));
     EXPECT_OK(cujit_graph_launch(g, s));
     EXPECT_OK(cujit_stream_synchronize(s));
