@@ -77,6 +77,16 @@ static void state_destroy(void *state) {
 
 static const char state_tag = 'G'; /* its address names this file's slot of an engine */
 
+/* The name of kernel i of a path's program, as the source defines it and the lookup asks for it:
+** cj_gemm_e<epilogue> (SIMT, tiles of 64), cj_gemm_w<epilogue> (SIMT, tiles of 128),
+** cj_gemm_tc<layout> (tensor cores). */
+static void kernel_name(int tc, int i, char *buf, size_t size) {
+  if (tc)
+    snprintf(buf, size, "cj_gemm_tc%d", i);
+  else
+    snprintf(buf, size, "cj_gemm_%c%d", i < GEMM_EPILOGUES ? 'e' : 'w', i % GEMM_EPILOGUES);
+}
+
 char *cj_gemm_source(cujit_dtype in, cujit_dtype out) {
   cj_buf src = {0};
   cj_buf_printf(&src, "#include <cujit/gemm.h>\ntypedef %s cj_gemm_in;\ntypedef %s cj_gemm_out;\n",
@@ -87,13 +97,14 @@ char *cj_gemm_source(cujit_dtype in, cujit_dtype out) {
   ** start at once) to 85 for three: unbounded they take about 120, room for two (sm_90) */
   for (int i = 0; i < GEMM_SIMT_KERNELS; i++) {
     const int wide = i >= GEMM_EPILOGUES, epi = i % GEMM_EPILOGUES;
-    cj_buf_printf(
-        &src,
-        "extern \"C\" __global__ void __launch_bounds__(%d, %d) cj_gemm_%c%d(" GEMM_PARAMS ") {\n"
-        "  cujit::gemm_simt<cj_gemm_in, cj_gemm_out, %d, %d>((const cj_gemm_in *)a, "
-        "(const cj_gemm_in *)b, (cj_gemm_out *)c, (const cj_gemm_out *)bias, "
-        "(const cj_gemm_out *)mask, m, n, k, trans_a, trans_b, alpha, beta);\n}\n",
-        GEMM_THREADS, wide ? 2 : 3, wide ? 'w' : 'e', epi, epi, wide ? GEMM_TILE_WIDE : GEMM_TILE);
+    char name[32];
+    kernel_name(0, i, name, sizeof name);
+    cj_buf_printf(&src,
+                  "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(" GEMM_PARAMS ") {\n"
+                  "  cujit::gemm_simt<cj_gemm_in, cj_gemm_out, %d, %d>((const cj_gemm_in *)a, "
+                  "(const cj_gemm_in *)b, (cj_gemm_out *)c, (const cj_gemm_out *)bias, "
+                  "(const cj_gemm_out *)mask, m, n, k, trans_a, trans_b, alpha, beta);\n}\n",
+                  GEMM_THREADS, wide ? 2 : 3, name, epi, wide ? GEMM_TILE_WIDE : GEMM_TILE);
   }
   if (src.failed) cj_buf_free(&src);
   return src.data;
@@ -104,17 +115,20 @@ char *cj_gemm_tc_source(cujit_dtype in, cujit_dtype out, int width) {
   cj_buf_printf(&src,
                 "#include <cujit/gemm_tc.h>\ntypedef %s cj_gemm_in;\ntypedef %s cj_gemm_out;\n",
                 cujit_dtype_ctype(in), cujit_dtype_ctype(out));
-  for (int layout = 0; layout < GEMM_TC_LAYOUTS; layout++)
+  for (int layout = 0; layout < GEMM_TC_LAYOUTS; layout++) {
+    char name[32];
+    kernel_name(1, layout, name, sizeof name);
     cj_buf_printf(
         &src,
-        "extern \"C\" __global__ void __launch_bounds__(%d, 1) cj_gemm_tc%d("
+        "extern \"C\" __global__ void __launch_bounds__(%d, 1) %s("
         "const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap "
         "map_b, void *c, const void *bias, const void *mask, int m, int n, int k, "
         "int epilogue, float alpha, float beta) {\n"
         "  cujit::gemm_tc<cj_gemm_in, cj_gemm_out, %d, %d, %d, %d>(&map_a, &map_b, "
         "(cj_gemm_out *)c, (const cj_gemm_out *)bias, (const cj_gemm_out *)mask, m, n, k, "
         "epilogue, alpha, beta);\n}\n",
-        GEMM_TC_THREADS, layout, layout >> 1, layout & 1, GEMM_TC_CLUSTER, width);
+        GEMM_TC_THREADS, name, layout >> 1, layout & 1, GEMM_TC_CLUSTER, width);
+  }
   if (src.failed) cj_buf_free(&src);
   return src.data;
 }
@@ -144,11 +158,7 @@ static cujit_status gemm_kernels(gemm_state *s, const cujit_device *dev, int pat
     int got = 0;
     while (st == CUJIT_OK && got < path_kernels[path]) {
       char name[32];
-      if (tc)
-        snprintf(name, sizeof name, "cj_gemm_tc%d", got);
-      else
-        snprintf(name, sizeof name, "cj_gemm_%c%d", got < GEMM_EPILOGUES ? 'e' : 'w',
-                 got % GEMM_EPILOGUES);
+      kernel_name(tc, got, name, sizeof name);
       if ((st = cujit_program_kernel(prog, name, &ks[got])) == CUJIT_OK) got++;
     }
     if (st != CUJIT_OK)
@@ -294,12 +304,16 @@ static cujit_status check_capturable(gemm_state *s, cujit_device *dev, int path,
   return CUJIT_OK;
 }
 
+/* How many tiles of `high` rows by `wide` columns cover C (m x n): what each path's choice and grid
+** count. */
+static uint64_t tiles_of(const cujit_gemm_options *o, uint64_t high, uint64_t wide) {
+  return (((uint64_t)o->m + high - 1) / high) * (((uint64_t)o->n + wide - 1) / wide);
+}
+
 /* Whether tiles of 128 suit this product: they still make a block for each multiprocessor (else
 ** tiles of 64, four times as many, keep more of them busy: 1024 x 128 x 784 makes 8 of 128). */
 static int simt_wide(const cujit_device *dev, const cujit_gemm_options *o) {
-  uint64_t tiles = (((uint64_t)o->m + GEMM_TILE_WIDE - 1) / GEMM_TILE_WIDE) *
-                   (((uint64_t)o->n + GEMM_TILE_WIDE - 1) / GEMM_TILE_WIDE);
-  return tiles >= (uint64_t)dev->info.multiprocessors;
+  return tiles_of(o, GEMM_TILE_WIDE, GEMM_TILE_WIDE) >= (uint64_t)dev->info.multiprocessors;
 }
 
 static cujit_status launch_simt(cujit_kernel *k, int wide, const cujit_gemm_options *o,
@@ -347,18 +361,14 @@ static const char *tc_unfit(const cujit_device *dev, const cujit_gemm_options *o
            "must be a multiple of 8";
   if (cujit_buffer_devptr(ops[0].buf) % 16 || cujit_buffer_devptr(ops[1].buf) % 16)
     return "a and b must start on 16-byte boundaries";
-  uint64_t tiles =
-      (((uint64_t)o->m + GEMM_TC_TILE_M - 1) / GEMM_TC_TILE_M) * (((uint64_t)o->n + 127) / 128);
-  if (tiles > INT_MAX) return "m and n make more than 2^31 - 1 tiles";
+  if (tiles_of(o, GEMM_TC_TILE_M, 128) > INT_MAX) return "m and n make more than 2^31 - 1 tiles";
   return NULL;
 }
 
 /* Whether tiles 256 wide suit this product: n reaches 256 and they still make a tile for each
 ** multiprocessor (else tiles of 128 give more blocks work). */
 static int tc_wide(const cujit_device *dev, const cujit_gemm_options *o) {
-  uint64_t tiles =
-      (((uint64_t)o->m + GEMM_TC_TILE_M - 1) / GEMM_TC_TILE_M) * (((uint64_t)o->n + 255) / 256);
-  return o->n >= 256 && tiles >= (uint64_t)dev->info.multiprocessors;
+  return o->n >= 256 && tiles_of(o, GEMM_TC_TILE_M, 256) >= (uint64_t)dev->info.multiprocessors;
 }
 
 /* The path that runs this product: the tensor path where it fits, or as CUJIT_GEMM says (auto,
@@ -408,7 +418,7 @@ static cujit_status launch_tc(cujit_kernel *kernel, int path, const cujit_gemm_o
                    (unsigned)width / GEMM_TC_CLUSTER, &map_b)) != CUJIT_OK)
     return st;
   const uint64_t high = GEMM_TC_CLUSTER * GEMM_TC_TILE_M; /* a cluster's tile */
-  uint64_t tiles = (((uint64_t)o->m + high - 1) / high) * (((uint64_t)o->n + width - 1) / width);
+  uint64_t tiles = tiles_of(o, high, width);
   /* persistent clusters (gemm_tc.h): as many as the multiprocessors hold, each looping over tiles
    */
   uint64_t clusters = (uint64_t)ops[0].buf->device->info.multiprocessors / GEMM_TC_CLUSTER;
