@@ -388,17 +388,6 @@ function M.library_gemm(s, A, B, C, bias, mask, ta, tb, epi)
                       relu_mask = epi & 4 ~= 0 and mask or nil, stream = s})
 end
 
--- Whether cuda.gemm runs this product on tensor cores (its documented rule, docs/lua-library.md):
--- f16 or bf16 on an sm_90 GPU, m and n at least 128, k at least 64, the rows of A and B whole
--- 16 bytes (a multiple of 8 elements along each array's contiguous dimension). cuda.gemm's SIMT
--- kernel has no split k, so the MLP's skinny products (the ten-wide last layer's) are faster on
--- this file's GEMM. arch: the device's (default: the current device's).
-function M.on_tensor_cores(dtype, m, n, kk, ta, tb, arch)
-  arch = arch or cuda.device().arch
-  return (dtype == "f16" or dtype == "bf16") and arch == "sm_90" and m >= 128 and n >= 128
-         and kk >= 64 and (ta == 1 and m or kk) % 8 == 0 and (tb == 1 and kk or n) % 8 == 0
-end
-
 -- The model ------------------------------------------------------------------------------------
 
 local Net = {}
@@ -427,8 +416,7 @@ function M.net(k, cfg)
                              schedule = cfg.schedule or "constant", warmup = cfg.warmup or 0,
                              total_steps = cfg.total_steps or 0, shift = cfg.shift or 0,
                              decay_steps = cfg.decay_steps or cfg.total_steps or 0,
-                             width = cfg.width or 28, gemm = cfg.gemm or "nn",
-                             arch = cuda.device().arch}, Net)
+                             width = cfg.width or 28, gemm = cfg.gemm or "nn"}, Net)
   if self.gemm ~= "nn" and self.gemm ~= "library" and self.gemm ~= "tensor" then
     error("gemm " .. tostring(self.gemm) .. " is not nn, library or tensor", 2)
   end
@@ -494,10 +482,14 @@ function Net:workspace(rows)
   return ws
 end
 
--- C = op(A) op(B) with epilogue epi (M.gemm's arguments) on the net's GEMM.
+-- C = op(A) op(B) with epilogue epi (M.gemm's arguments) on the net's GEMM. "tensor" asks
+-- cuda.gemm which kernel it would run (cuda.gemm_kernel) and takes it only for its tensor cores:
+-- its SIMT kernel has no split k, so the skinny products (the ten-wide last layer's) are faster
+-- on this file's GEMM.
 function Net:product(s, A, B, C, bias, mask, m, n, kk, ta, tb, epi)
   if self.gemm == "library"
-     or self.gemm == "tensor" and M.on_tensor_cores(self.dtype, m, n, kk, ta, tb, self.arch) then
+     or self.gemm == "tensor" and cuda.gemm_kernel(A, B, C, {trans_a = ta == 1, trans_b = tb == 1,
+                                                             stream = s}) == "tensor" then
     M.library_gemm(s, A, B, C, bias, mask, ta, tb, epi)
   else
     M.gemm(self.k, s, A, B, C, bias, mask, m, n, kk, ta, tb, epi, self.sms, self.partial)

@@ -1454,6 +1454,20 @@ static inline cujit_gemm_options cujit_gemm_options_init_(void) {
 CUJIT_API cujit_status cujit_gemm(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c,
                                   const cujit_gemm_options *opts, cujit_stream *stream);
 
+/* The kernel cujit_gemm would run for these arguments now (CUJIT_GEMM included), without
+** compiling or running anything: for a caller that takes another route where the tensor cores do
+** not take a product (the MLP example runs those on its own split-k kernel). The arguments are
+** checked as cujit_gemm checks them, refused as it refuses them (with its messages, which name
+** cujit_gemm), and a NULL `kernel` is refused. The answer holds for these shapes, dtypes,
+** alignments, device and environment; it is not a promise about later versions. */
+typedef enum cujit_gemm_kernel {
+  CUJIT_GEMM_KERNEL_SIMT = 1,  /* the portable tiled kernel on CUDA cores */
+  CUJIT_GEMM_KERNEL_TENSOR = 2 /* the tensor-core kernel (wgmma and TMA, sm_90) */
+} cujit_gemm_kernel;
+CUJIT_API cujit_status cujit_gemm_kernel_for(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c,
+                                             const cujit_gemm_options *opts, cujit_stream *stream,
+                                             cujit_gemm_kernel *kernel);
+
 /* Defines an elementwise kernel, as CuPy's ElementwiseKernel or Numba's @vectorize. Example:
 **     cujit_kernel *k;
 **     cujit_elementwise_define(e, "scalar T a, T x, T y -> T z", "z = a * x + y", "axpy",

@@ -257,33 +257,51 @@ static cujit_stream *gemm_options(lua_State *L, int opts, cujit_gemm_options *o)
   return cjl_opt_stream(L, lua_gettop(L));
 }
 
+/* The arguments of cuda.gemm and cuda.gemm_kernel read into cujit_gemm's: the matrices (their
+** shapes give m, n and k) and the options table at index 4; returns the stream. */
+static cujit_stream *gemm_args(lua_State *L, cujit_buffer **abc, cujit_gemm_options *o) {
+  o->trans_a = gemm_flag(L, 4, "trans_a");
+  o->trans_b = gemm_flag(L, 4, "trans_b");
+  size_t sa[2], sb[2], sc[2];
+  abc[0] = check_matrix(L, 1, "a", o->trans_a ? "k x m" : "m x k", sa);
+  abc[1] = check_matrix(L, 2, "b", o->trans_b ? "n x k" : "k x n", sb);
+  abc[2] = check_matrix(L, 3, "c", "m x n", sc);
+  size_t m = sa[o->trans_a], k = sa[!o->trans_a], kb = sb[o->trans_b], n = sb[!o->trans_b];
+  if (kb != k)
+    luaL_argerror(L, 2,
+                  lua_pushfstring(L,
+                                  "op(a) is %I x %I but op(b) is %I x %I: the inner sizes differ",
+                                  (lua_Integer)m, (lua_Integer)k, (lua_Integer)kb, (lua_Integer)n));
+  if (sc[0] != m || sc[1] != n)
+    luaL_argerror(L, 3,
+                  lua_pushfstring(L, "c is %I x %I but op(a) op(b) is %I x %I", (lua_Integer)sc[0],
+                                  (lua_Integer)sc[1], (lua_Integer)m, (lua_Integer)n));
+  o->m = (int64_t)m, o->n = (int64_t)n, o->k = (int64_t)k;
+  return gemm_options(L, 4, o);
+}
+
 /* cuda.gemm(a, b, c [, {trans_a=, trans_b=, alpha=, beta=, bias=, relu=, relu_mask=, stream=}])
 ** -> c: c = alpha * op(a) op(b) + beta * c, then the epilogue, on 2-D arrays (cujit_gemm). */
 static int l_gemm(lua_State *L) {
   cujit_gemm_options o = CUJIT_GEMM_OPTIONS_INIT;
-  o.trans_a = gemm_flag(L, 4, "trans_a");
-  o.trans_b = gemm_flag(L, 4, "trans_b");
-  size_t sa[2], sb[2], sc[2];
-  cujit_buffer *a = check_matrix(L, 1, "a", o.trans_a ? "k x m" : "m x k", sa);
-  cujit_buffer *b = check_matrix(L, 2, "b", o.trans_b ? "n x k" : "k x n", sb);
-  cujit_buffer *c = check_matrix(L, 3, "c", "m x n", sc);
-  size_t m = sa[o.trans_a], k = sa[!o.trans_a], kb = sb[o.trans_b], n = sb[!o.trans_b];
-  if (kb != k)
-    return luaL_argerror(L, 2,
-                         lua_pushfstring(L,
-                                         "op(a) is %I x %I but op(b) is %I x %I: the inner "
-                                         "sizes differ",
-                                         (lua_Integer)m, (lua_Integer)k, (lua_Integer)kb,
-                                         (lua_Integer)n));
-  if (sc[0] != m || sc[1] != n)
-    return luaL_argerror(L, 3,
-                         lua_pushfstring(L, "c is %I x %I but op(a) op(b) is %I x %I",
-                                         (lua_Integer)sc[0], (lua_Integer)sc[1], (lua_Integer)m,
-                                         (lua_Integer)n));
-  o.m = (int64_t)m, o.n = (int64_t)n, o.k = (int64_t)k;
-  cujit_stream *stream = gemm_options(L, 4, &o);
-  if (cujit_gemm(a, b, c, &o, stream) != CUJIT_OK) return cjl_error(L, cjl_engine(L));
+  cujit_buffer *abc[3];
+  cujit_stream *stream = gemm_args(L, abc, &o);
+  if (cujit_gemm(abc[0], abc[1], abc[2], &o, stream) != CUJIT_OK)
+    return cjl_error(L, cjl_engine(L));
   lua_settop(L, 3);
+  return 1;
+}
+
+/* cuda.gemm_kernel(a, b, c [, options]) -> "simt" or "tensor": the kernel cuda.gemm would run
+** with these arguments (cujit_gemm_kernel_for), nothing run. */
+static int l_gemm_kernel(lua_State *L) {
+  cujit_gemm_options o = CUJIT_GEMM_OPTIONS_INIT;
+  cujit_buffer *abc[3];
+  cujit_stream *stream = gemm_args(L, abc, &o);
+  cujit_gemm_kernel kernel;
+  if (cujit_gemm_kernel_for(abc[0], abc[1], abc[2], &o, stream, &kernel) != CUJIT_OK)
+    return cjl_error(L, cjl_engine(L));
+  lua_pushstring(L, kernel == CUJIT_GEMM_KERNEL_TENSOR ? "tensor" : "simt");
   return 1;
 }
 
@@ -573,4 +591,6 @@ void cjl_open_library(lua_State *L, int module_index) {
   lua_setfield(L, module_index, "clock");
   lua_pushcfunction(L, l_gemm);
   lua_setfield(L, module_index, "gemm");
+  lua_pushcfunction(L, l_gemm_kernel);
+  lua_setfield(L, module_index, "gemm_kernel");
 }

@@ -98,6 +98,97 @@ Test(gemm_tc, path_choice_refusals) {
   cujit_buffer_free(f), cujit_buffer_free(h), cujit_buffer_free(c);
 }
 
+/* cujit_gemm_kernel_for: the kernel cujit_gemm would run, on whatever device is current (the
+** stand-in driver's sm_90 GPU in c.test_gemm_tc.stub_driver: its answers there are the real
+** path choice, as nothing runs). Each rule of the fit turns the answer, CUJIT_GEMM forces it,
+** and its refusals are cujit_gemm's. */
+Test(gemm_tc, kernel_for_names_the_kernel_each_product_takes) {
+  CJ_NEED_DEVICE(engine);
+  enum { M = 136, N = 264, K = 72 };
+  cujit_buffer *a = cj_test_upload(NULL, (M * K + 8) * 2, CUJIT_F16),
+               *b = cj_test_upload(NULL, (K * N + 8) * 2, CUJIT_F16),
+               *bh = cj_test_upload(NULL, (K * N + 8) * 2, CUJIT_BF16),
+               *f = cj_test_upload(NULL, (M * K + 8) * 4, CUJIT_F32),
+               *g = cj_test_upload(NULL, (K * N + 8) * 4, CUJIT_F32),
+               *c = cj_test_upload(NULL, M * N * 4, CUJIT_F32), *a1;
+  EXPECT_OK(cujit_buffer_view(a, 2, M * K * 2, CUJIT_F16, &a1)); /* 2 bytes past 16 */
+  const int sm90 = on_sm90(a);
+  const cujit_gemm_kernel tensor = sm90 ? CUJIT_GEMM_KERNEL_TENSOR : CUJIT_GEMM_KERNEL_SIMT,
+                          simt = CUJIT_GEMM_KERNEL_SIMT;
+  cujit_gemm_options o = CUJIT_GEMM_OPTIONS_INIT;
+  cujit_gemm_kernel got = 0;
+#define KERNEL_IS(A, B, want, why)                                                                 \
+  do {                                                                                             \
+    got = 0;                                                                                       \
+    EXPECT_OK(cujit_gemm_kernel_for((A), (B), c, &o, NULL, &got));                                 \
+    cr_expect_eq(got, (want), "%s: got %d, want %d (m %lld n %lld k %lld ta %d tb %d)", (why),     \
+                 (int)got, (int)(want), (long long)o.m, (long long)o.n, (long long)o.k, o.trans_a, \
+                 o.trans_b);                                                                       \
+  } while (0)
+  unsetenv("CUJIT_GEMM");
+  o.m = M, o.n = N, o.k = K;
+  KERNEL_IS(a, b, tensor, "f16, every size and row a multiple of 8");
+  o.m = 128, o.n = 128, o.k = 64;
+  KERNEL_IS(a, b, tensor, "the smallest product it takes");
+  o.m = 127;
+  KERNEL_IS(a, b, simt, "m below 128");
+  o.m = 128, o.n = 127;
+  KERNEL_IS(a, b, simt, "n below 128");
+  o.n = 128, o.k = 63;
+  KERNEL_IS(a, b, simt, "k below 64");
+  o.m = M, o.n = N, o.k = K - 1;
+  KERNEL_IS(a, b, simt, "a's rows (k) not a multiple of 8");
+  o.k = K, o.n = N - 1;
+  KERNEL_IS(a, b, simt, "b's rows (n) not a multiple of 8");
+  o.trans_b = 1, o.n = N - 1;
+  KERNEL_IS(a, b, tensor, "b transposed: its rows are k long, n may be odd");
+  o.trans_b = 0, o.n = N, o.trans_a = 1, o.m = M - 1;
+  KERNEL_IS(a, b, simt, "a transposed: its rows are m long, m odd");
+  o.m = M;
+  KERNEL_IS(a, b, tensor, "a transposed, m a multiple of 8");
+  o.trans_a = 0;
+  KERNEL_IS(a1, b, simt, "a misaligned by 2 bytes");
+  KERNEL_IS(f, g, simt, "f32 inputs");
+  force_path("simt");
+  KERNEL_IS(a, b, simt, "CUJIT_GEMM=simt");
+  force_path("auto");
+  KERNEL_IS(a, b, tensor, "CUJIT_GEMM=auto");
+  force_path("tensor");
+  if (sm90) {
+    KERNEL_IS(a, b, CUJIT_GEMM_KERNEL_TENSOR, "CUJIT_GEMM=tensor where it fits");
+    EXPECT_FAIL(cujit_gemm_kernel_for(f, g, c, &o, NULL, &got), CUJIT_ERROR_UNSUPPORTED,
+                "cujit_gemm: CUJIT_GEMM=tensor, but the tensor-core path cannot run this "
+                "product: it takes f16 or bf16 inputs only");
+  } else {
+    EXPECT_FAIL(cujit_gemm_kernel_for(a, b, c, &o, NULL, &got), CUJIT_ERROR_UNSUPPORTED,
+                "it runs on sm_90 GPUs only (wgmma)");
+  }
+  force_path("fast");
+  EXPECT_REFUSED(cujit_gemm_kernel_for(a, b, c, &o, NULL, &got), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "cujit_gemm: CUJIT_GEMM='fast' is not understood: it takes auto, simt or tensor");
+  unsetenv("CUJIT_GEMM");
+  /* cujit_gemm's refusals, in its words, and the answer's own */
+  EXPECT_REFUSED(cujit_gemm_kernel_for(a, b, c, &o, NULL, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "cujit_gemm_kernel_for needs somewhere to put the answer (kernel is NULL)");
+  EXPECT_REFUSED(cujit_gemm_kernel_for(NULL, b, c, &o, NULL, &got), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "cujit_gemm needs buffers a, b and c (a is NULL)");
+  EXPECT_REFUSED(cujit_gemm_kernel_for(a, b, c, NULL, NULL, &got), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "cujit_gemm needs options giving m, n and k (CUJIT_GEMM_OPTIONS_INIT)");
+  EXPECT_REFUSED(cujit_gemm_kernel_for(a, bh, c, &o, NULL, &got), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "cujit_gemm: a holds f16 but b holds bf16; they must match");
+  o.k = K + 1;
+  EXPECT_FAIL(cujit_gemm_kernel_for(a, b, c, &o, NULL, &got), CUJIT_ERROR_INVALID_ARGUMENT,
+              "cujit_gemm: a holds 9800 elements but needs 9928");
+  o.k = 0;
+  EXPECT_REFUSED(cujit_gemm_kernel_for(a, b, c, &o, NULL, &got), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "cujit_gemm: k (the columns of op(A), the rows of op(B)) is 0; it must be "
+                 "between 1 and 2147483647");
+#undef KERNEL_IS
+  cujit_buffer_free(a1);
+  cujit_buffer_free(a), cujit_buffer_free(b), cujit_buffer_free(bh), cujit_buffer_free(f);
+  cujit_buffer_free(g), cujit_buffer_free(c);
+}
+
 /* On an sm_90 GPU, the tensor path where it fits (size and alignment), each reason refused. */
 Test(gemm_tc, tensor_path_fit_refusals) {
   CJ_NEED_GPU(engine);

@@ -129,4 +129,34 @@ T.test("argument errors say what is wrong", function()
            sq, cuda.zeros({2, 2}), sq)
 end)
 
+T.test("cuda.gemm_kernel names the kernel cuda.gemm would run, and refuses what it refuses",
+       function()
+  local sm90 = cuda.device().arch == "sm_90"
+  local tensor = sm90 and "tensor" or "simt"
+  local function kernel(dtype, m, n, k, ta, tb, out)
+    local a = cuda.zeros(ta and {k, m} or {m, k}, dtype)
+    local b = cuda.zeros(tb and {n, k} or {k, n}, dtype)
+    return cuda.gemm_kernel(a, b, cuda.zeros({m, n}, out or "f32"), {trans_a = ta, trans_b = tb})
+  end
+  T.eq(kernel("bf16", 128, 128, 64), tensor, "the smallest product the tensor cores take")
+  T.eq(kernel("f16", 1024, 128, 784, true, false, "f16"), tensor, "X^T dZ of an MLP's first layer")
+  T.eq(kernel("f32", 128, 128, 64), "simt", "f32 inputs")
+  T.eq(kernel("bf16", 127, 128, 64), "simt", "m below 128")
+  T.eq(kernel("bf16", 128, 120, 64), "simt", "n below 128")
+  T.eq(kernel("bf16", 128, 128, 56), "simt", "k below 64")
+  T.eq(kernel("bf16", 128, 128, 68), "simt", "a's rows (k) not a multiple of 8")
+  T.eq(kernel("bf16", 128, 132, 64), "simt", "b's rows (n) not a multiple of 8")
+  T.eq(kernel("bf16", 128, 132, 64, false, true), tensor, "b transposed: its rows are k long")
+  T.eq(kernel("bf16", 132, 128, 64, true, false), "simt", "a transposed: its rows are m long")
+  T.eq(kernel("bf16", 1024, 128, 784, false, false, "f32"), tensor, "into f32")
+  local a, b, c = cuda.zeros({2, 3}), cuda.zeros({3, 4}), cuda.zeros({2, 4})
+  T.raises("op(a) is 2 x 3 but op(b) is 4 x 3: the inner sizes differ", cuda.gemm_kernel, a, b, c,
+           {trans_b = true})
+  T.raises("unknown option 'transpose'", cuda.gemm_kernel, a, b, c, {transpose = true})
+  T.raises("cujit_gemm: a holds f32 but b holds f16; they must match", cuda.gemm_kernel, a,
+           cuda.zeros({3, 4}, "f16"), c)
+  T.raises("cujit_gemm: alpha inf and beta 0 must both be finite", cuda.gemm_kernel, a, b, c,
+           {alpha = math.huge})
+end)
+
 T.run()

@@ -408,23 +408,6 @@ h.test("bf16 (no loss scale) ends within 0.02 of f32's loss on every GEMM, all r
   end
 end)
 
-h.test("the tensor-core rule: sm_90, f16/bf16, m, n >= 128, k >= 64, rows of whole 16 bytes",
-       function()
-  local sm90 = cuda.device().arch == "sm_90"
-  h.eq(nn.on_tensor_cores("bf16", 128, 128, 64, 0, 0), sm90, "the smallest product it takes")
-  h.eq(nn.on_tensor_cores("f16", 1024, 128, 784, 1, 0), sm90, "X^T dZ of the first layer")
-  for _, c in ipairs({{"f32", 128, 128, 64, 0, 0}, {"bf16", 127, 128, 64, 0, 0},
-                      {"bf16", 128, 120, 64, 0, 0}, {"bf16", 128, 128, 56, 0, 0},
-                      {"bf16", 128, 128, 68, 0, 0}, {"bf16", 132, 128, 64, 1, 0},
-                      {"bf16", 128, 132, 64, 0, 0}, {"bf16", 128, 128, 68, 0, 1}}) do
-    h.eq(nn.on_tensor_cores(table.unpack(c)), false, table.concat(c, " "))
-  end
-  h.eq(nn.on_tensor_cores("bf16", 128, 132, 64, 0, 1), sm90, "B transposed: its rows are k long")
-  h.eq(nn.on_tensor_cores("bf16", 128, 128, 64, 0, 0, "sm_90"), true, "an sm_90 device given")
-  h.eq(nn.on_tensor_cores("bf16", 128, 128, 64, 0, 0, "sm_80"), false, "an sm_80 device given")
-  h.eq(nn.on_tensor_cores("bf16", 128, 128, 64, 0, 0, "cpu"), false, "the CPU device given")
-end)
-
 h.test("f16 on cuda.gemm ends within 0.02 of f32's loss; graph replays match launches", function()
   local l32 = train("f32", "launch", "sgd", 0.05)
   local l16, net16 = train("f16", "launch", "sgd", 0.05, "library")

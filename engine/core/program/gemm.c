@@ -437,55 +437,91 @@ static cujit_status launch_tc(cujit_kernel *kernel, int path, const cujit_gemm_o
   return cujit_launch(kernel, &c, args, sizeof args / sizeof *args);
 }
 
-cujit_status cujit_gemm(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c,
-                        const cujit_gemm_options *opts, cujit_stream *stream) {
-  CJ_KEEP_CALLER_CONTEXT;
+/* A product checked and its kernel chosen: what cujit_gemm and cujit_gemm_kernel_for share. */
+typedef struct gemm_plan {
+  cujit_engine *engine;
+  cujit_gemm_options o; /* the caller's, copied at this header's size */
+  operand ops[5];       /* a, b, c, then the bias and the mask where given */
+  size_t nops;
+  cujit_device *dev; /* where the work runs */
+  int pair, path;
+} gemm_plan;
+
+/* Every check of cujit_gemm's contract, in its order and with its messages, then the path. */
+static cujit_status gemm_plan_make(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c,
+                                   const cujit_gemm_options *opts, cujit_stream *stream,
+                                   gemm_plan *p) {
   cujit_engine *e = a ? a->device->engine : b ? b->device->engine : c ? c->device->engine : NULL;
+  p->engine = e;
   if (!a || !b || !c)
     return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_gemm needs buffers a, b and c (%s is NULL)",
                    !a   ? "a"
                    : !b ? "b"
                         : "c");
-  cujit_gemm_options o;
+  cujit_gemm_options *o = &p->o;
   cujit_status st;
   if (!opts)
     return cj_fail(e, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_gemm needs options giving m, n and k (CUJIT_GEMM_OPTIONS_INIT)");
-  if ((st = cj_struct_in(e, "cujit_gemm", "cujit_gemm_options", opts, &o, sizeof o,
+  if ((st = cj_struct_in(e, "cujit_gemm", "cujit_gemm_options", opts, o, sizeof *o,
                          CJ_GEMM_OPTIONS_V1)) != CUJIT_OK ||
-      (st = check_shape(e, &o)) != CUJIT_OK)
+      (st = check_shape(e, o)) != CUJIT_OK)
     return st;
-  uint64_t m = (uint64_t)o.m, n = (uint64_t)o.n, k = (uint64_t)o.k;
-  operand ops[5] = {{"a", a, m * k, o.trans_a ? "k x m" : "m x k"},
-                    {"b", b, k * n, o.trans_b ? "n x k" : "k x n"},
-                    {"c", c, m * n, "m x n"}};
-  size_t nops = 3;
-  if (o.bias) ops[nops++] = (operand){"bias", o.bias, n, "n"};
-  if (o.relu_mask) ops[nops++] = (operand){"relu_mask", o.relu_mask, m * n, "m x n"};
-  cujit_device *dev = NULL;
-  gemm_state *s = NULL;
+  uint64_t m = (uint64_t)o->m, n = (uint64_t)o->n, k = (uint64_t)o->k;
+  p->ops[0] = (operand){"a", a, m * k, o->trans_a ? "k x m" : "m x k"};
+  p->ops[1] = (operand){"b", b, k * n, o->trans_b ? "n x k" : "k x n"};
+  p->ops[2] = (operand){"c", c, m * n, "m x n"};
+  p->nops = 3;
+  if (o->bias) p->ops[p->nops++] = (operand){"bias", o->bias, n, "n"};
+  if (o->relu_mask) p->ops[p->nops++] = (operand){"relu_mask", o->relu_mask, m * n, "m x n"};
+  p->dev = NULL;
+  if ((st = check_dtypes(e, p->ops, p->nops, &p->pair)) != CUJIT_OK ||
+      (st = check_lengths(e, o, p->ops, p->nops)) != CUJIT_OK ||
+      (st = check_overlap(e, p->ops, p->nops)) != CUJIT_OK ||
+      (st = check_devices(e, stream, p->ops, p->nops, &p->dev)) != CUJIT_OK)
+    return st;
+  p->path = GEMM_SIMT;
+  return gemm_path(e, p->dev, o, p->ops, p->pair, &p->path);
+}
+
+cujit_status cujit_gemm_kernel_for(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c,
+                                   const cujit_gemm_options *opts, cujit_stream *stream,
+                                   cujit_gemm_kernel *kernel) {
+  CJ_KEEP_CALLER_CONTEXT;
+  gemm_plan p;
+  cujit_status st = gemm_plan_make(a, b, c, opts, stream, &p);
+  if (st == CUJIT_OK && !kernel)
+    st = cj_fail(p.engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                 "cujit_gemm_kernel_for needs somewhere to put the answer (kernel is NULL)");
+  if (st == CUJIT_OK)
+    *kernel = tc_width[p.path] ? CUJIT_GEMM_KERNEL_TENSOR : CUJIT_GEMM_KERNEL_SIMT;
+  return st;
+}
+
+cujit_status cujit_gemm(cujit_buffer *a, cujit_buffer *b, cujit_buffer *c,
+                        const cujit_gemm_options *opts, cujit_stream *stream) {
+  CJ_KEEP_CALLER_CONTEXT;
+  gemm_plan p;
+  cujit_status st;
+  if ((st = gemm_plan_make(a, b, c, opts, stream, &p)) != CUJIT_OK) return st;
+  cujit_engine *e = p.engine;
+  const cujit_gemm_options *o = &p.o;
+  cujit_device *dev = p.dev;
+  const int path = p.path;
+  gemm_state *s = cj_slot_get(e, &state_tag, sizeof *s, state_init, state_destroy);
+  if (!s) return cj_fail(e, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
   cujit_kernel **ks = NULL;
-  int pair = 0;
-  if ((st = check_dtypes(e, ops, nops, &pair)) != CUJIT_OK ||
-      (st = check_lengths(e, &o, ops, nops)) != CUJIT_OK ||
-      (st = check_overlap(e, ops, nops)) != CUJIT_OK ||
-      (st = check_devices(e, stream, ops, nops, &dev)) != CUJIT_OK)
-    return st;
-  if (!(s = cj_slot_get(e, &state_tag, sizeof *s, state_init, state_destroy)))
-    return cj_fail(e, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-  int path = GEMM_SIMT;
-  if ((st = gemm_path(e, dev, &o, ops, pair, &path)) != CUJIT_OK) return st;
-  int epilogue = (o.bias ? 1 : 0) | (o.relu ? 2 : 0) | (o.relu_mask ? 4 : 0);
-  const int wide = !tc_width[path] && simt_wide(dev, &o);
-  int which = tc_width[path] ? tc_layout(&o) : epilogue + (wide ? GEMM_EPILOGUES : 0);
+  int epilogue = (o->bias ? 1 : 0) | (o->relu ? 2 : 0) | (o->relu_mask ? 4 : 0);
+  const int wide = !tc_width[path] && simt_wide(dev, o);
+  int which = tc_width[path] ? tc_layout(o) : epilogue + (wide ? GEMM_EPILOGUES : 0);
   if (cujit_stream_capturing(stream)) {
-    if ((st = check_capturable(s, dev, path, pair, which)) != CUJIT_OK) return st;
-    ks = s->kernels[dev->ordinal == CUJIT_DEVICE_CPU][path][pair];
-  } else if ((st = gemm_kernels(s, dev, path, pair, &ks)) != CUJIT_OK ||
+    if ((st = check_capturable(s, dev, path, p.pair, which)) != CUJIT_OK) return st;
+    ks = s->kernels[dev->ordinal == CUJIT_DEVICE_CPU][path][p.pair];
+  } else if ((st = gemm_kernels(s, dev, path, p.pair, &ks)) != CUJIT_OK ||
              (st = load_all(ks, path, dev)) != CUJIT_OK) {
     return st;
   }
-  return tc_width[path] ? launch_tc(ks[which], path, &o, ops, epilogue, stream)
-                        : launch_simt(ks[which], wide, &o, ops, stream);
+  return tc_width[path] ? launch_tc(ks[which], path, o, p.ops, epilogue, stream)
+                        : launch_simt(ks[which], wide, o, p.ops, stream);
 }
