@@ -64,7 +64,8 @@
 ** kinds whose values fit its union (a larger value goes by pointer, as v.bytes does).
 **
 ** Streams. A NULL stream means the device's default stream everywhere (copies, fills, launches,
-** library calls). Work queued on it is ordered after earlier work on it; launches, random fills
+** library calls, event records and waits); cujit_stream_synchronize and cujit_stream_query take a
+** stream (cujit_device_synchronize waits for a whole device). Work queued on it is ordered after earlier work on it; launches, random fills
 ** and cujit_memset return at once (a memset on it is ordered before all later work on every
 ** stream, as cudaMemset of device memory is), while copies on it return when they are done, as
 ** cudaMemcpy does (a non-NULL stream makes them asynchronous too), and reductions always wait for
@@ -1068,7 +1069,8 @@ CUJIT_API cujit_status cujit_stream_synchronize(cujit_stream *stream);
 /* CUJIT_OK when all work is done, CUJIT_ERROR_NOT_READY while some is pending. NOT_READY is an
 ** answer, not a failure: it is not recorded as the thread's last error (cujit_errmsg). */
 CUJIT_API cujit_status cujit_stream_query(cujit_stream *stream);
-/* Makes future work in `stream` wait for `event`. */
+/* Makes future work in `stream` wait for `event` (NULL: the default stream of the event's
+** device). */
 CUJIT_API cujit_status cujit_stream_wait_event(cujit_stream *stream, cujit_event *event);
 CUJIT_API cujit_device *cujit_stream_device(const cujit_stream *stream);
 

@@ -27,6 +27,7 @@
 ** (CJ_STUB_* below: managed, another device's, another context's) for tests of cujit_buffer_wrap,
 ** freed by cujit_stub_block_free.
 ** Launch attributes (issue 26) are noted (stub_attrs.c): cujit_stub_seen(name) tells them back.
+** IPC handles (stub_ipc.c) name the address and the process; a handle of another process opens.
 ** Graphs are recorded (stub_graph.c): what each replay was given, for tests of the CUDA backend's
 ** graph bookkeeping; each loaded library and each of its kernels has a handle of its own.
 ** cuInit starts a thread of the driver's own, as the real one does: unmapping the library while
@@ -34,6 +35,7 @@
 */
 #include "stub_attrs.h"
 #include "stub_graph.h"
+#include "stub_ipc.h"
 
 #include <cuda.h>
 #include <pthread.h>
@@ -642,6 +644,11 @@ static const struct {
     ENTRY(cuEventSynchronize, synchronize),
     ENTRY(cuCtxSynchronize, synchronize),
     ENTRY(cuPointerGetAttributes, pointer_attributes),
+    ENTRY(cuIpcGetMemHandle, cj_stub_ipc_get_mem),
+    ENTRY(cuIpcOpenMemHandle, cj_stub_ipc_open_mem),
+    ENTRY(cuIpcCloseMemHandle, cj_stub_ipc_close_mem),
+    ENTRY(cuIpcGetEventHandle, cj_stub_ipc_get_event),
+    ENTRY(cuIpcOpenEventHandle, cj_stub_ipc_open_event),
 };
 
 /* Everything else (launches, waits, queries, releases, attributes set) succeeds doing nothing;

@@ -376,9 +376,12 @@ cujit_status cujit_stream_wait_event(cujit_stream *stream, cujit_event *event) {
   CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_stream_wait_event";
   cujit_status st = check_event(event, fn, "the event");
-  if (st == CUJIT_OK) st = enter_stream(stream, fn);
   if (st != CUJIT_OK) return st;
-  st = stream->device->ops->stream_wait_event(stream->device, stream->handle, event->handle);
+  /* NULL: the default stream of the event's device, as cujit_event_record takes it */
+  cujit_device *device = stream ? stream->device : event->device;
+  st = stream ? enter_stream(stream, fn) : cj_device_enter(device);
+  if (st != CUJIT_OK) return st;
+  st = device->ops->stream_wait_event(device, cj_stream_queue(stream), event->handle);
   cj_stream_queued(stream);
   return st;
 }

@@ -31,6 +31,15 @@ cujit_status cj_cuda_ipc_export(cujit_device *dev, uint64_t addr, unsigned char 
   return cj_cuda_check(dev, rc, "exporting device memory (cuIpcGetMemHandle)");
 }
 
+/* The driver's refusal of a handle this process cannot open, said with cujit's rule. */
+static cujit_status refused_handle(cujit_device *dev, const char *what, const char *holds) {
+  return cj_fail(dev->engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                 "opening %s of another process on device %d: the driver refused the handle (a "
+                 "handle opens in another process only, once per process, while the exporting "
+                 "process still %s)",
+                 what, dev->ordinal, holds);
+}
+
 cujit_status cj_cuda_ipc_open(cujit_device *dev, const unsigned char *handle, uint64_t *addr) {
   CJ_CUDA_NEED(dev, cuIpcOpenMemHandle, "opening memory of another process");
   CUipcMemHandle h;
@@ -38,11 +47,7 @@ cujit_status cj_cuda_ipc_open(cujit_device *dev, const unsigned char *handle, ui
   CUdeviceptr p = 0;
   CUresult rc = DRV(dev)->cuIpcOpenMemHandle(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
   if (rc == CUDA_ERROR_INVALID_CONTEXT || rc == CUDA_ERROR_INVALID_VALUE)
-    return cj_fail(dev->engine, CUJIT_ERROR_INVALID_ARGUMENT,
-                   "opening memory of another process on device %d: the driver refused the "
-                   "handle (a handle opens in another process only, once per process, while "
-                   "the exporting process still holds the memory)",
-                   dev->ordinal);
+    return refused_handle(dev, "memory", "holds the memory");
   *addr = p;
   return cj_cuda_check(dev, rc, "opening memory of another process (cuIpcOpenMemHandle)");
 }
@@ -72,6 +77,8 @@ cujit_status cj_cuda_ipc_event_open(cujit_device *dev, const unsigned char *hand
   memcpy(h.reserved, handle, CJ_IPC_HANDLE_BYTES);
   CUevent e = NULL;
   CUresult rc = DRV(dev)->cuIpcOpenEventHandle(&e, h);
+  if (rc == CUDA_ERROR_INVALID_CONTEXT || rc == CUDA_ERROR_INVALID_VALUE)
+    return refused_handle(dev, "an event", "holds the event");
   *event = e;
   return cj_cuda_check(dev, rc, "opening an event of another process (cuIpcOpenEventHandle)");
 }

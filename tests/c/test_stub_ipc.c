@@ -1,0 +1,170 @@
+/*
+** test_stub_ipc.c -- sharing memory and events between processes (cujit_buffer_ipc_handle and
+** _open, cujit_event_ipc_handle and _open: run/ipc.c over the CUDA backend's cuda_ipc.c) against
+** the stand-in driver (scripts/bench/stub_ipc.c; tests/CMakeLists.txt runs this program with it
+** first on LD_LIBRARY_PATH, and nowhere else), so that the GPU-only path runs without a GPU: the
+** handle's text is the driver's 64 bytes in lowercase hex after the dtype and size; a handle of
+** this very process is refused as the driver refuses it, with cujit's message; a handle naming
+** another process (forged here: the stand-in's memory is this process's) opens as a buffer of the
+** dtype and size the text says, reads the exporter's bytes, and its free closes the handle without
+** freeing the memory; events alike; a driver without the entry points refuses the feature alone.
+** lua.test_lua_managed opens a handle in a real second process on a GPU.
+*/
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cujit.h"
+#include "expect.h"
+#include "scratch.h"
+#include "stub.h"
+
+static cujit_engine *engine;
+
+static void close_engine(void) {
+  cujit_close(engine);
+  engine = NULL;
+  unsetenv("CUJIT_STUB_ABSENT");
+  cj_scratch_remove();
+}
+
+static long stub_ipc(const char *what) {
+  long (*fn)(const char *) = (long (*)(const char *))cj_stub_symbol("cujit_stub_ipc");
+  return fn(what);
+}
+
+static long live_allocations(void) {
+  long (*count)(void) = (long (*)(void))cj_stub_symbol("cujit_stub_live_allocations");
+  return count();
+}
+
+/* The stand-in's handle (stub_ipc.h: magic, process id, address, little-endian) as cujit's hex. */
+static void stub_hex(const char *magic, uint64_t pid, uint64_t address, char *hex) {
+  unsigned char h[64] = {0};
+  memcpy(h, magic, 8);
+  for (int i = 0; i < 4; i++) h[8 + i] = (unsigned char)(pid >> (8 * i));
+  for (int i = 0; i < 8; i++) h[16 + i] = (unsigned char)(address >> (8 * i));
+  for (int i = 0; i < 64; i++) snprintf(hex + 2 * i, 3, "%02x", h[i]);
+}
+
+Test(stub_ipc, memory_round_trip_through_the_text, .fini = close_engine) {
+  cj_stub_open(&engine);
+  float data[12], got[12] = {0};
+  for (int i = 0; i < 12; i++) data[i] = (float)i * 1.5f - 4;
+  cujit_buffer *exported;
+  EXPECT_OK(cujit_buffer_alloc_shareable(engine, sizeof data, CUJIT_F32, &exported));
+  EXPECT_OK(cujit_memcpy_htod(exported, 0, data, sizeof data, NULL));
+  char text[CUJIT_IPC_HANDLE_MAX], want[CUJIT_IPC_HANDLE_MAX], hex[129];
+  EXPECT_OK(cujit_buffer_ipc_handle(exported, text));
+  stub_hex("cjstubmm", (uint64_t)getpid(), cujit_buffer_devptr(exported), hex);
+  snprintf(want, sizeof want, "cujit-ipc-mem:f32:48:%s", hex);
+  cr_assert_str_eq(text, want);
+
+  /* the exporting process itself: the driver refuses, cujit says why */
+  cujit_buffer *opened = (cujit_buffer *)1;
+  EXPECT_REFUSED(cujit_buffer_ipc_open(engine, text, &opened), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "opening memory of another process on device 0: the driver refused the handle "
+                 "(a handle opens in another process only, once per process, while the "
+                 "exporting process still holds the memory)");
+  cr_assert_null(opened);
+  cr_assert_eq(stub_ipc("opened"), 0);
+
+  /* the same handle as another process would hold it */
+  stub_hex("cjstubmm", (uint64_t)getpid() + 1, cujit_buffer_devptr(exported), hex);
+  snprintf(text, sizeof text, "cujit-ipc-mem:f32:48:%s", hex);
+  EXPECT_OK(cujit_memcpy_dtoh(got, exported, 0, sizeof got, NULL)); /* the staging buffers made */
+  long live = live_allocations();
+  memset(got, 0, sizeof got);
+  EXPECT_OK(cujit_buffer_ipc_open(engine, text, &opened));
+  cr_assert_eq(stub_ipc("opened"), 1);
+  cr_assert_eq(cujit_buffer_size(opened), sizeof data);
+  cr_assert_eq(cujit_buffer_dtype(opened), CUJIT_F32);
+  cr_assert_eq(cujit_buffer_devptr(opened), cujit_buffer_devptr(exported));
+  EXPECT_OK(cujit_memcpy_dtoh(got, opened, 0, sizeof got, NULL));
+  cr_assert_arr_eq(got, data, sizeof data);
+  EXPECT_FAIL(cujit_buffer_ipc_handle(opened, text), CUJIT_ERROR_INVALID_ARGUMENT,
+              "only a buffer allocated shareable can be exported");
+  cujit_buffer_free(opened); /* closes the handle; the memory stays the exporter's */
+  cr_assert_eq(stub_ipc("closed"), 1);
+  cr_assert_eq(live_allocations(), live, "the opened buffer's free freed memory");
+  memset(got, 0, sizeof got);
+  EXPECT_OK(cujit_memcpy_dtoh(got, exported, 0, sizeof got, NULL));
+  cr_assert_arr_eq(got, data, sizeof data);
+
+  /* bytes (no dtype) and the size the text gives, not the exporter's */
+  snprintf(text, sizeof text, "cujit-ipc-mem:bytes:8:%s", hex);
+  EXPECT_OK(cujit_buffer_ipc_open(engine, text, &opened));
+  cr_assert_eq(cujit_buffer_size(opened), 8);
+  cr_assert_eq(cujit_buffer_dtype(opened), CUJIT_DTYPE_NONE);
+  cujit_buffer_free(opened);
+  cr_assert_eq(stub_ipc("closed"), 2);
+
+  /* a handle the driver did not write: cujit's text is well formed, the driver refuses it */
+  hex[0] = '0';
+  snprintf(text, sizeof text, "cujit-ipc-mem:f32:48:%s", hex);
+  EXPECT_FAIL(cujit_buffer_ipc_open(engine, text, &opened), CUJIT_ERROR_INVALID_ARGUMENT,
+              "the driver refused the handle");
+  cr_assert_eq(stub_ipc("opened"), 2);
+  cujit_buffer_free(exported);
+}
+
+Test(stub_ipc, event_round_trip_through_the_text, .fini = close_engine) {
+  cj_stub_open(&engine);
+  cujit_event *shared, *opened = NULL;
+  EXPECT_OK(cujit_event_create_shareable(engine, &shared));
+  char text[CUJIT_IPC_HANDLE_MAX];
+  EXPECT_OK(cujit_event_ipc_handle(shared, text));
+  cr_assert_eq(strncmp(text, "cujit-ipc-event:", 16), 0, "%s", text);
+  cr_assert_eq(strlen(text), 16 + 128, "%s", text);
+  /* the exporter's own handle: refused by the driver, said with the call */
+  EXPECT_REFUSED(cujit_event_ipc_open(engine, text, &opened), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "opening an event of another process on device 0: the driver refused the handle "
+                 "(a handle opens in another process only, once per process, while the "
+                 "exporting process still holds the event)");
+  cr_assert_null(opened);
+  /* the same handle from another process: the address in it is the event's */
+  char forged[CUJIT_IPC_HANDLE_MAX];
+  snprintf(forged, sizeof forged, "%s", text);
+  unsigned pid = (unsigned)getpid() + 1;
+  for (int i = 0; i < 4; i++) snprintf(forged + 16 + 16 + 2 * i, 3, "%02x", (pid >> (8 * i)) & 255);
+  forged[16 + 24] = text[16 + 24]; /* snprintf's NUL after the last pair is overwritten back */
+  cr_assert_eq(strlen(forged), strlen(text), "%s", forged);
+  EXPECT_OK(cujit_event_ipc_open(engine, forged, &opened));
+  cr_assert_eq(stub_ipc("events_opened"), 1);
+  EXPECT_OK(cujit_event_record(shared, NULL));
+  EXPECT_OK(cujit_stream_wait_event(NULL, opened));
+  EXPECT_OK(cujit_event_synchronize(opened));
+  cujit_event_free(opened);
+  cujit_event_free(shared);
+  /* uppercase hex is not what cujit writes */
+  forged[16] = 'F', forged[17] = 'F';
+  EXPECT_FAIL(cujit_event_ipc_open(engine, forged, &opened), CUJIT_ERROR_INVALID_ARGUMENT,
+              "is not a cujit IPC handle");
+}
+
+Test(stub_ipc, a_driver_without_ipc_refuses_only_ipc, .fini = close_engine) {
+  setenv("CUJIT_STUB_ABSENT", "cuIpcGetMemHandle,cuIpcOpenMemHandle,cuIpcGetEventHandle", 1);
+  cj_stub_open(&engine);
+  cujit_buffer *b, *opened;
+  EXPECT_OK(cujit_buffer_alloc_shareable(engine, 16, CUJIT_F32, &b));
+  char text[CUJIT_IPC_HANDLE_MAX], hex[129];
+  EXPECT_FAIL(cujit_buffer_ipc_handle(b, text), CUJIT_ERROR_UNSUPPORTED,
+              "sharing memory between processes");
+  stub_hex("cjstubmm", (uint64_t)getpid() + 1, cujit_buffer_devptr(b), hex);
+  snprintf(text, sizeof text, "cujit-ipc-mem:f32:16:%s", hex);
+  EXPECT_FAIL(cujit_buffer_ipc_open(engine, text, &opened), CUJIT_ERROR_UNSUPPORTED,
+              "opening memory of another process");
+  cujit_event *e;
+  EXPECT_OK(cujit_event_create_shareable(engine, &e));
+  EXPECT_FAIL(cujit_event_ipc_handle(e, text), CUJIT_ERROR_UNSUPPORTED,
+              "sharing an event between processes");
+  cujit_event_free(e);
+  float one = 1, back = 0; /* the rest of the device works */
+  EXPECT_OK(cujit_memcpy_htod(b, 4, &one, 4, NULL));
+  EXPECT_OK(cujit_memcpy_dtoh(&back, b, 4, 4, NULL));
+  cr_assert_eq(back, 1.0f);
+  cujit_buffer_free(b);
+}
