@@ -27,6 +27,8 @@
 ** (CJ_STUB_* below: managed, another device's, another context's) for tests of cujit_buffer_wrap,
 ** freed by cujit_stub_block_free.
 ** Launch attributes (issue 26) are noted (stub_attrs.c): cujit_stub_seen(name) tells them back.
+** Managed memory, its prefetches and advice, registered and mapped host memory: stub_memory.c
+** (CUJIT_STUB_MANAGED=0: a device without managed memory).
 ** IPC handles (stub_ipc.c) name the address and the process; a handle of another process opens.
 ** Graphs are recorded (stub_graph.c): what each replay was given, for tests of the CUDA backend's
 ** graph bookkeeping; each loaded library and each of its kernels has a handle of its own.
@@ -36,6 +38,7 @@
 #include "stub_attrs.h"
 #include "stub_graph.h"
 #include "stub_ipc.h"
+#include "stub_memory.h"
 
 #include <cuda.h>
 #include <pthread.h>
@@ -270,6 +273,9 @@ static CUresult device_attribute(int *v, CUdevice_attribute a, CUdevice d) {
     break;
   case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
     *v = 1;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
+    *v = cj_stub_env_int("CUJIT_STUB_MANAGED", 1);
     break;
   case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH:
     *v = cj_stub_env_int("CUJIT_STUB_CC", 9) >= 9;
@@ -644,6 +650,12 @@ static const struct {
     ENTRY(cuEventSynchronize, synchronize),
     ENTRY(cuCtxSynchronize, synchronize),
     ENTRY(cuPointerGetAttributes, pointer_attributes),
+    ENTRY(cuMemAllocManaged, cj_stub_alloc_managed),
+    ENTRY(cuMemPrefetchAsync, cj_stub_prefetch),
+    ENTRY(cuMemAdvise, cj_stub_advise),
+    ENTRY(cuMemHostRegister, cj_stub_host_register),
+    ENTRY(cuMemHostUnregister, cj_stub_host_unregister),
+    ENTRY(cuMemHostGetDevicePointer, cj_stub_host_device_pointer),
     ENTRY(cuIpcGetMemHandle, cj_stub_ipc_get_mem),
     ENTRY(cuIpcOpenMemHandle, cj_stub_ipc_open_mem),
     ENTRY(cuIpcCloseMemHandle, cj_stub_ipc_close_mem),

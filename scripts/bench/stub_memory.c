@@ -1,0 +1,125 @@
+/*
+** stub_memory.c -- the stand-in driver's managed memory (cuMemAllocManaged: a block the pointer
+** attributes call managed; the device says it supports managed memory unless
+** CUJIT_STUB_MANAGED=0), its prefetches and advice (noted, as they do nothing on host memory),
+** and registered and mapped host memory (cuMemHostRegister keeps the ranges and refuses one
+** registered twice, as the real driver does; a mapped address is the host address, as under
+** unified addressing). cujit_stub_memory_seen tells tests what the calls were given, so that the
+** CUDA backend's translation of cujit's advice and locations is checked without a GPU.
+*/
+#include "stub_memory.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+void cj_stub_cost(void);                                     /* stub_driver.c */
+void *cujit_stub_block(size_t bytes, int kind, int ordinal); /* stub_driver.c */
+enum { STUB_MANAGED = 2 };                                   /* stub_driver.c's CJ_STUB_MANAGED */
+
+enum {
+  SEEN_PREFETCH,
+  SEEN_PREFETCH_BYTES,
+  SEEN_PREFETCH_TYPE,
+  SEEN_PREFETCH_ID,
+  SEEN_PREFETCH_STREAM,
+  SEEN_ADVISE,
+  SEEN_ADVISE_ADVICE,
+  SEEN_ADVISE_TYPE,
+  SEEN_ADVISE_ID,
+  SEEN_REGISTER_FLAGS,
+  SEEN_REGISTERED,
+  SEEN_COUNT
+};
+static const char *const seen_names[SEEN_COUNT] = {
+    "prefetch",        "prefetch.bytes", "prefetch.type", "prefetch.id",
+    "prefetch.stream", "advise",         "advise.advice", "advise.type",
+    "advise.id",       "register.flags", "registered"};
+static long seen[SEEN_COUNT];
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define MAX_REGISTERED 64
+static void *registered[MAX_REGISTERED];
+
+long cujit_stub_memory_seen(const char *name) {
+  long v = -1;
+  pthread_mutex_lock(&seen_lock);
+  for (int i = 0; i < SEEN_COUNT; i++)
+    if (seen_names[i] && strcmp(seen_names[i], name) == 0) v = seen[i];
+  pthread_mutex_unlock(&seen_lock);
+  return v;
+}
+
+CUresult cj_stub_alloc_managed(CUdeviceptr *p, size_t bytes, unsigned flags) {
+  cj_stub_cost();
+  if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST) return CUDA_ERROR_INVALID_VALUE;
+  void *block = bytes ? cujit_stub_block(bytes, STUB_MANAGED, 0) : NULL;
+  if (!block) return bytes ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
+  *p = (CUdeviceptr)(uintptr_t)block;
+  return CUDA_SUCCESS;
+}
+
+CUresult cj_stub_prefetch(CUdeviceptr p, size_t bytes, CUmemLocation to, unsigned flags,
+                          CUstream s) {
+  cj_stub_cost();
+  (void)p, (void)flags;
+  pthread_mutex_lock(&seen_lock);
+  seen[SEEN_PREFETCH]++;
+  seen[SEEN_PREFETCH_BYTES] = (long)bytes;
+  seen[SEEN_PREFETCH_TYPE] = to.type;
+  seen[SEEN_PREFETCH_ID] = to.id;
+  seen[SEEN_PREFETCH_STREAM] = s != NULL;
+  pthread_mutex_unlock(&seen_lock);
+  return CUDA_SUCCESS;
+}
+
+CUresult cj_stub_advise(CUdeviceptr p, size_t bytes, CUmem_advise advice, CUmemLocation where) {
+  cj_stub_cost();
+  (void)p, (void)bytes;
+  pthread_mutex_lock(&seen_lock);
+  seen[SEEN_ADVISE]++;
+  seen[SEEN_ADVISE_ADVICE] = advice;
+  seen[SEEN_ADVISE_TYPE] = where.type;
+  seen[SEEN_ADVISE_ID] = where.id;
+  pthread_mutex_unlock(&seen_lock);
+  return CUDA_SUCCESS;
+}
+
+CUresult cj_stub_host_register(void *p, size_t bytes, unsigned flags) {
+  cj_stub_cost();
+  if (!p || !bytes) return CUDA_ERROR_INVALID_VALUE;
+  CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
+  pthread_mutex_lock(&seen_lock);
+  int free_slot = -1, twice = 0;
+  for (int i = 0; i < MAX_REGISTERED; i++) {
+    twice = twice || registered[i] == p;
+    if (!registered[i] && free_slot < 0) free_slot = i;
+  }
+  if (twice) {
+    rc = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  } else if (free_slot >= 0) {
+    registered[free_slot] = p;
+    seen[SEEN_REGISTER_FLAGS] = flags;
+    seen[SEEN_REGISTERED]++;
+    rc = CUDA_SUCCESS;
+  }
+  pthread_mutex_unlock(&seen_lock);
+  return rc;
+}
+
+CUresult cj_stub_host_unregister(void *p) {
+  cj_stub_cost();
+  CUresult rc = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  pthread_mutex_lock(&seen_lock);
+  for (int i = 0; i < MAX_REGISTERED; i++)
+    if (p && registered[i] == p) registered[i] = NULL, seen[SEEN_REGISTERED]--, rc = CUDA_SUCCESS;
+  pthread_mutex_unlock(&seen_lock);
+  return rc;
+}
+
+CUresult cj_stub_host_device_pointer(CUdeviceptr *d, void *p, unsigned flags) {
+  cj_stub_cost();
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  *d = (CUdeviceptr)(uintptr_t)p;
+  return CUDA_SUCCESS;
+}

@@ -1,0 +1,24 @@
+/*
+** stub_memory.h -- the stand-in driver's managed, prefetched, advised, registered and mapped
+** memory (stub_memory.c), named in stub_driver.c's table.
+*/
+#ifndef CJ_STUB_MEMORY_H
+#define CJ_STUB_MEMORY_H
+
+#include <cuda.h>
+
+CUresult cj_stub_alloc_managed(CUdeviceptr *p, size_t bytes, unsigned flags);
+CUresult cj_stub_prefetch(CUdeviceptr p, size_t bytes, CUmemLocation to, unsigned flags,
+                          CUstream s);
+CUresult cj_stub_advise(CUdeviceptr p, size_t bytes, CUmem_advise advice, CUmemLocation where);
+CUresult cj_stub_host_register(void *p, size_t bytes, unsigned flags);
+CUresult cj_stub_host_unregister(void *p);
+CUresult cj_stub_host_device_pointer(CUdeviceptr *d, void *p, unsigned flags);
+
+/* For tests (dlsym it from libcuda.so.1): what the memory calls were last given: "prefetch" and
+** "advise" (their counts), "prefetch.bytes", "prefetch.type" and "prefetch.id" (the location),
+** "prefetch.stream" (nonzero: a stream was named), "advise.advice", "advise.type", "advise.id",
+** "register.flags", "registered" (ranges registered now); -1 for a name it does not know. */
+long cujit_stub_memory_seen(const char *name);
+
+#endif

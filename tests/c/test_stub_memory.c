@@ -1,0 +1,141 @@
+/*
+** test_stub_memory.c -- managed memory, its prefetches and advice, and registered and mapped host
+** memory through the CUDA backend (cuda_memory.c), against the stand-in driver
+** (scripts/bench/stub_memory.c; tests/CMakeLists.txt runs this program with it first on
+** LD_LIBRARY_PATH, and nowhere else), so that the GPU-only translation runs without a GPU: each
+** cujit_advice reaches the driver as its CUmem_advise with the location it names, a prefetch
+** names the device or the host, the bytes of the buffer or view and the stream; a device without
+** managed memory refuses it, saying what to use; host memory registered once is registered
+** portable and mapped, a second registration is refused with the reason, a mapped view is the
+** host address (unified addressing) and the free unregisters. Kernels do not run there.
+*/
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+
+#include "cujit.h"
+#include "expect.h"
+#include "scratch.h"
+#include "stub.h"
+
+static cujit_engine *engine;
+
+static void close_engine(void) {
+  cujit_close(engine);
+  engine = NULL;
+  unsetenv("CUJIT_STUB_MANAGED");
+  cj_scratch_remove();
+}
+
+static long seen(const char *name) {
+  long (*fn)(const char *) = (long (*)(const char *))cj_stub_symbol("cujit_stub_memory_seen");
+  return fn(name);
+}
+
+Test(stub_memory, managed_memory_prefetched_and_advised, .fini = close_engine) {
+  cj_stub_open(&engine);
+  cujit_buffer *m, *view, *plain;
+  EXPECT_OK(cujit_buffer_alloc_managed(engine, 64, CUJIT_F32, &m));
+  float *host = cujit_buffer_host_ptr(m), back[16];
+  cr_assert_not_null(host);
+  for (int i = 0; i < 16; i++) host[i] = (float)i + 0.25f;
+  EXPECT_OK(cujit_memcpy_dtoh(back, m, 0, sizeof back, NULL));
+  cr_assert_arr_eq(back, host, sizeof back);
+
+  EXPECT_OK(cujit_buffer_prefetch(m, 0, NULL));
+  cr_assert_eq(seen("prefetch"), 1);
+  cr_assert_eq(seen("prefetch.bytes"), 64);
+  cr_assert_eq(seen("prefetch.type"), CU_MEM_LOCATION_TYPE_DEVICE);
+  cr_assert_eq(seen("prefetch.id"), 0);
+  cr_assert_eq(seen("prefetch.stream"), 0);
+  cujit_stream *s;
+  EXPECT_OK(cujit_stream_create(engine, &s));
+  EXPECT_OK(cujit_buffer_view(m, 16, 32, CUJIT_F32, &view));
+  EXPECT_OK(cujit_buffer_prefetch(view, 7, s)); /* any nonzero to_host */
+  cr_assert_eq(seen("prefetch"), 2);
+  cr_assert_eq(seen("prefetch.bytes"), 32, "a view prefetches its own bytes");
+  cr_assert_eq(seen("prefetch.type"), CU_MEM_LOCATION_TYPE_HOST);
+  cr_assert_eq(seen("prefetch.stream"), 1);
+
+  static const struct {
+    cujit_advice advice;
+    CUmem_advise driver;
+    CUmemLocationType where;
+  } advices[] = {
+      {CUJIT_ADVISE_READ_MOSTLY, CU_MEM_ADVISE_SET_READ_MOSTLY, CU_MEM_LOCATION_TYPE_DEVICE},
+      {CUJIT_ADVISE_PREFERRED_DEVICE, CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
+       CU_MEM_LOCATION_TYPE_DEVICE},
+      {CUJIT_ADVISE_PREFERRED_HOST, CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
+       CU_MEM_LOCATION_TYPE_HOST},
+      {CUJIT_ADVISE_ACCESSED_BY, CU_MEM_ADVISE_SET_ACCESSED_BY, CU_MEM_LOCATION_TYPE_DEVICE},
+      {CUJIT_ADVISE_UNSET_READ_MOSTLY, CU_MEM_ADVISE_UNSET_READ_MOSTLY,
+       CU_MEM_LOCATION_TYPE_DEVICE},
+      {CUJIT_ADVISE_UNSET_PREFERRED, CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION,
+       CU_MEM_LOCATION_TYPE_DEVICE},
+      {CUJIT_ADVISE_UNSET_ACCESSED_BY, CU_MEM_ADVISE_UNSET_ACCESSED_BY,
+       CU_MEM_LOCATION_TYPE_DEVICE},
+  };
+  for (size_t i = 0; i < sizeof advices / sizeof *advices; i++) {
+    EXPECT_OK(cujit_buffer_advise(i % 2 ? view : m, advices[i].advice));
+    cr_expect_eq(seen("advise"), (long)i + 1);
+    cr_expect_eq(seen("advise.advice"), advices[i].driver, "cujit_advice %d", advices[i].advice);
+    cr_expect_eq(seen("advise.type"), advices[i].where, "cujit_advice %d", advices[i].advice);
+    cr_expect_eq(seen("advise.id"), 0, "cujit_advice %d", advices[i].advice);
+  }
+  EXPECT_REFUSED(cujit_buffer_advise(m, (cujit_advice)7), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "cujit_buffer_advise: 7 is not a cujit_advice");
+  cr_assert_eq(seen("advise"), 7, "a refused advice reached the driver");
+
+  EXPECT_OK(cujit_buffer_alloc(engine, 64, CUJIT_F32, &plain));
+  EXPECT_REFUSED(cujit_buffer_prefetch(plain, 0, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "cujit_buffer_prefetch: the buffer is not managed memory; allocate it with "
+                 "cujit_buffer_alloc_managed (Lua: cuda.managed_array)");
+  cr_assert_null(cujit_buffer_host_ptr(plain));
+  cr_assert_eq(seen("prefetch"), 2);
+  cujit_buffer_free(plain);
+  cujit_buffer_free(view);
+  cujit_buffer_free(m);
+  cujit_stream_free(s);
+}
+
+Test(stub_memory, a_device_without_managed_memory_refuses_it, .fini = close_engine) {
+  setenv("CUJIT_STUB_MANAGED", "0", 1);
+  cj_stub_open(&engine);
+  cujit_buffer *m = (cujit_buffer *)1;
+  EXPECT_REFUSED(cujit_buffer_alloc_managed(engine, 64, CUJIT_F32, &m), CUJIT_ERROR_UNSUPPORTED,
+                 "device 0 does not support managed memory; use a device array and copies");
+  cr_assert_null(m);
+}
+
+Test(stub_memory, host_memory_registered_once_and_mapped, .fini = close_engine) {
+  cj_stub_open(&engine);
+  const size_t bytes = 4096;
+  float *mem = aligned_alloc(4096, bytes);
+  cr_assert_not_null(mem);
+  for (size_t i = 0; i < bytes / 4; i++) mem[i] = (float)i;
+  cujit_host_buffer *h, *again = (cujit_host_buffer *)1;
+  long before = seen("registered");
+  EXPECT_OK(cujit_host_register(engine, mem, bytes, &h));
+  cr_assert_eq(seen("registered"), before + 1);
+  cr_assert_eq(seen("register.flags"), CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
+  cr_assert_eq(cujit_host_ptr(h), mem);
+  EXPECT_REFUSED(cujit_host_register(engine, mem, bytes, &again), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "registering host memory: that memory is already registered (or pinned by "
+                 "cujit); register each range once");
+  cr_assert_null(again);
+  cujit_buffer *view;
+  EXPECT_OK(cujit_host_map(h, CUJIT_F32, &view));
+  cr_assert_eq(cujit_buffer_devptr(view), (uint64_t)(uintptr_t)mem);
+  cr_assert_eq(cujit_buffer_size(view), bytes);
+  cr_assert_eq(cujit_buffer_host_ptr(view), mem);
+  float back[4];
+  EXPECT_OK(cujit_memcpy_dtoh(back, view, 64, sizeof back, NULL));
+  cr_assert_arr_eq(back, mem + 16, sizeof back);
+  cujit_buffer_free(view);
+  cujit_host_free(h);
+  cr_assert_eq(seen("registered"), before, "the free unregistered the memory");
+  free(mem);
+}
