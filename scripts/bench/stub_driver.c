@@ -274,6 +274,9 @@ static CUresult device_attribute(int *v, CUdevice_attribute a, CUdevice d) {
   case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
     *v = 1;
     break;
+  case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
+    *v = 1;
+    break;
   case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
     *v = cj_stub_env_int("CUJIT_STUB_MANAGED", 1);
     break;
@@ -579,6 +582,13 @@ static CUresult occupancy(int *min_grid, int *block, CUfunction f, void *fn, siz
   return CUDA_SUCCESS;
 }
 
+static CUresult blocks_per_sm(int *n, CUfunction f, int threads, size_t shared) {
+  cj_stub_cost();
+  (void)f, (void)threads, (void)shared;
+  *n = 8;
+  return CUDA_SUCCESS;
+}
+
 static CUresult func_attribute(int *v, CUfunction_attribute a, CUfunction f) {
   cj_stub_cost();
   (void)f;
@@ -628,6 +638,7 @@ static const struct {
     ENTRY(cuDeviceGetDefaultMemPool, make_handle),
     ENTRY(cuFuncGetParamInfo, not_supported),
     ENTRY(cuOccupancyMaxPotentialBlockSize, occupancy),
+    ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor, blocks_per_sm),
     ENTRY(cuFuncGetAttribute, func_attribute),
     ENTRY(cuLaunchKernel, cj_stub_launch_plain),
     ENTRY(cuLaunchKernelEx, cj_stub_launch_ex),

@@ -1,0 +1,127 @@
+/*
+** test_stub_failures.c -- what the CUDA backend says when the driver refuses a program's load, a
+** kernel's lookup, a launch (out of resources: the block; a cooperative grid too large), the
+** opt-in to more dynamic shared memory, an attribute read or a global's lookup, against the
+** stand-in driver (CUJIT_STUB_FAIL names the call, CUJIT_STUB_FAIL_CODE the CUresult;
+** tests/CMakeLists.txt runs this program with the stand-in first on LD_LIBRARY_PATH, and nowhere
+** else): a GPU gives these only under load or with broken code, so no GPU test reaches them. Each
+** is the call's status and a message naming what failed, on which device, and what to do; the
+** same call works again once the driver does. Also the cooperative launch's fit (8 blocks per
+** multiprocessor in the stand-in, 132 multiprocessors).
+*/
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cujit.h"
+#include "expect.h"
+#include "scratch.h"
+#include "stub.h"
+
+static cujit_engine *engine;
+static cujit_kernel *kernel;
+static cujit_buffer *x;
+
+/* The engine with the stand-in failing `call` with CUresult `code`, and a kernel (compiled, not
+** yet loaded) to use it on. */
+static void open_failing(const char *call, const char *code) {
+  setenv("CUJIT_STUB_FAIL", call, 1);
+  setenv("CUJIT_STUB_FAIL_CODE", code, 1);
+  cj_stub_open(&engine);
+  EXPECT_OK(cujit_kernel_define(engine, "fill(float *x, int n)",
+                                "if (threadIdx.x < n) x[threadIdx.x] = 1.0f;", NULL, NULL,
+                                &kernel));
+  EXPECT_OK(cujit_buffer_alloc(engine, 256, CUJIT_F32, &x));
+}
+
+static void close_engine(void) {
+  cujit_kernel_free(kernel);
+  cujit_buffer_free(x);
+  cujit_close(engine);
+  engine = NULL;
+  unsetenv("CUJIT_STUB_FAIL");
+  unsetenv("CUJIT_STUB_FAIL_CODE");
+  cj_scratch_remove();
+}
+
+static cujit_status launch(unsigned blocks, unsigned threads, unsigned shared) {
+  cujit_launch_config c = CUJIT_LAUNCH_CONFIG_INIT;
+  c.grid[0] = blocks, c.block[0] = threads, c.shared_bytes = shared;
+  cujit_arg a[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_I(64)};
+  return cujit_launch(kernel, &c, a, 2);
+}
+
+Test(stub_failures, a_load_refused_names_the_program_and_device, .fini = close_engine) {
+  open_failing("cuLibraryLoadData", "218"); /* CUDA_ERROR_INVALID_PTX */
+  EXPECT_FAIL(launch(1, 64, 0), CUJIT_ERROR_DRIVER, "loading the code of ");
+  EXPECT_FAIL(launch(1, 64, 0), CUJIT_ERROR_DRIVER, " onto device 0");
+}
+
+Test(stub_failures, a_kernel_lookup_refused_names_the_kernel, .fini = close_engine) {
+  open_failing("cuLibraryGetKernel", "500"); /* CUDA_ERROR_NOT_FOUND */
+  EXPECT_FAIL(launch(1, 64, 0), CUJIT_ERROR_DRIVER, "loading kernel 'fill' on device 0");
+}
+
+Test(stub_failures, out_of_resources_says_to_try_a_smaller_block, .fini = close_engine) {
+  open_failing("cuLaunchKernel", "701"); /* CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES */
+  EXPECT_FAIL(launch(1, 1024, 0), CUJIT_ERROR_LAUNCH_CONFIG,
+              "launch of kernel 'fill' on device 0 (the block needs more registers than the "
+              "device has for that many threads: try a smaller block)");
+}
+
+Test(stub_failures, another_launch_failure_is_the_driver_s, .fini = close_engine) {
+  open_failing("cuLaunchKernel", "719"); /* CUDA_ERROR_LAUNCH_FAILED */
+  cujit_status st = launch(1, 64, 0);
+  cr_assert_neq(st, CUJIT_OK);
+  cr_assert_neq(st, CUJIT_ERROR_LAUNCH_CONFIG, "%s", cujit_errmsg(engine));
+  cr_assert(strstr(cujit_errmsg(engine), "launch of kernel 'fill' on device 0"), "%s",
+            cujit_errmsg(engine));
+  cr_assert_null(strstr(cujit_errmsg(engine), "smaller block"), "%s", cujit_errmsg(engine));
+}
+
+Test(stub_failures, more_shared_memory_refused_says_how_much, .fini = close_engine) {
+  open_failing("cuFuncSetAttribute", "1"); /* CUDA_ERROR_INVALID_VALUE */
+  EXPECT_OK(launch(1, 64, 48 * 1024));     /* 48 KiB needs no opt-in */
+  EXPECT_FAIL(launch(1, 64, 64 * 1024), CUJIT_ERROR_DRIVER,
+              "allowing a kernel 65536 bytes of dynamic shared memory");
+}
+
+Test(stub_failures, attributes_refused, .fini = close_engine) {
+  open_failing("cuFuncGetAttribute", "1");
+  cujit_kernel_attributes attrs = CUJIT_KERNEL_ATTRIBUTES_INIT;
+  EXPECT_FAIL(cujit_kernel_attributes_get(kernel, &attrs), CUJIT_ERROR_DRIVER,
+              "reading kernel attributes");
+}
+
+Test(stub_failures, a_global_the_driver_does_not_find_is_named, .fini = close_engine) {
+  open_failing("cuLibraryGetGlobal", "500"); /* CUDA_ERROR_NOT_FOUND */
+  cujit_program *p;
+  EXPECT_OK(
+      cujit_program_compile(engine,
+                            "__device__ float taps[4];\n"
+                            "extern \"C\" __global__ void use(float *o) { o[0] = taps[0]; }\n",
+                            "globals", NULL, &p));
+  cujit_buffer *g = NULL;
+  EXPECT_REFUSED(cujit_program_global(p, "taps", &g, NULL, NULL, NULL), CUJIT_ERROR_NOT_FOUND,
+                 "the program has no __device__ or __constant__ variable 'taps' (a variable of "
+                 "C++ linkage inside a namespace, or a static one, is not found by name: declare "
+                 "it at file scope, not static)");
+  cr_assert_null(g);
+  cujit_program_free(p);
+}
+
+Test(stub_failures, a_cooperative_grid_the_driver_refuses, .fini = close_engine) {
+  open_failing("cuLaunchCooperativeKernel", "720"); /* CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE */
+  unsigned long long fit = 0;
+  EXPECT_OK(cujit_kernel_max_cooperative_blocks(kernel, 128, 0, &fit));
+  cr_assert_eq(fit, 8ull * 132, "8 blocks a multiprocessor, 132 of them");
+  cujit_launch_config c = CUJIT_LAUNCH_CONFIG_INIT;
+  c.grid[0] = 8 * 132 + 1, c.block[0] = 128;
+  cujit_arg a[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_I(64)};
+  EXPECT_FAIL(cujit_launch_cooperative(kernel, &c, a, 2), CUJIT_ERROR_LAUNCH_CONFIG, "1056");
+  c.grid[0] = 8 * 132;
+  EXPECT_REFUSED(cujit_launch_cooperative(kernel, &c, a, 2), CUJIT_ERROR_LAUNCH_CONFIG,
+                 "a cooperative launch on device 0: the grid does not fit on the device at once; "
+                 "launch fewer blocks (cujit checks occupancy x SMs first; the driver also counts "
+                 "registers and shared memory)");
+}
