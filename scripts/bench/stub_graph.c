@@ -6,9 +6,11 @@
 ** cuGraphExecKernelNodeSetParams refuses a node of another graph (CUDA_ERROR_INVALID_VALUE), as
 ** the real driver does. cujit_stub_graph_replayed(node, ...) (dlsym it) tells what the last
 ** cuGraphLaunch would have run at a node: tests of the CUDA backend's graph bookkeeping
-** (tests/c/test_graph_stub.c). Kernels still do not run. One capture at a time.
+** (tests/c/test_graph_stub.c). CUJIT_STUB_UPDATE_RESULT=N makes cuGraphExecUpdate fail with that
+** CUgraphExecUpdateResult. Kernels still do not run. One capture at a time.
 */
 #include "stub_graph.h"
+#include "stub_attrs.h" /* cj_stub_env_int */
 
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +149,12 @@ CUresult cj_stub_exec_set_kernel(CUgraphExec exec, CUgraphNode node,
 CUresult cj_stub_exec_update(CUgraphExec exec, CUgraph graph, CUgraphExecUpdateResultInfo *info) {
   stub_exec *e = (stub_exec *)exec;
   const stub_graph *g = (const stub_graph *)graph;
+  /* CUJIT_STUB_UPDATE_RESULT=N: the update fails with that CUgraphExecUpdateResult */
+  int forced = cj_stub_env_int("CUJIT_STUB_UPDATE_RESULT", 0);
+  if (forced) {
+    if (info) info->result = (CUgraphExecUpdateResult)forced;
+    return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+  }
   if (g->count != e->graph->count) {
     if (info) info->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
     return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;

@@ -7,13 +7,17 @@
 ** even once that capture is freed) with the update's kernel (the other specialisation of a
 ** generic kernel) and grid; set_args before the first replay, on one node of two; and what each
 ** replay was given, read back from the stand-in (its kernels do not run: the values themselves
-** are checked on a GPU or the CPU device by c.test_graph_args).
+** are checked on a GPU or the CPU device by c.test_graph_args). Also what cujit says for each
+** reason the driver gives for refusing an update (CUJIT_STUB_UPDATE_RESULT), and the graph still
+** replaying as it was; a capture a driver call refuses or invalidated, said as such.
 */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cuda.h>
 
 #include "cujit.h"
 #include "scratch.h"
@@ -182,6 +186,47 @@ Test(graph_stub, set_args_before_the_first_replay_and_updates_in_a_row) {
   expect_node(0, fn32, 8, x, -5, 5, "set_args after two updates");
   expect_node(1, fn32, 9, y, 7, 8, "node 1 from the second update");
   cujit_graph_free(g3);
+  cujit_graph_free(g2);
+  cujit_graph_free(g);
+}
+
+Test(graph_stub, each_reason_an_update_is_refused_is_said) {
+  static const struct {
+    int result;
+    const char *why;
+  } reasons[] = {
+      {CU_GRAPH_EXEC_UPDATE_ERROR, "the driver cannot update this graph in place"},
+      {CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, "the topology differs (other nodes or edges)"},
+      {CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED,
+       "a node is of another kind (a kernel where a copy was, ...)"},
+      {CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED, "a kernel node launches another kernel"},
+      {CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED,
+       "a copy or fill changed in a way the driver cannot update (its memory or direction)"},
+      {CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED, "the driver cannot update this graph in place"},
+      {CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE,
+       "a kernel node launches another kernel"},
+      {CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED, "a node's attributes changed"},
+  };
+  cujit_buffer *x = buffer(CUJIT_F32), *y = buffer(CUJIT_F32);
+  cujit_graph *g = capture2(x, 2, 0, 1, y, 1, 1, 3), *g2 = capture2(y, 3, 4, 5, x, 5, 6, 7);
+  EXPECT_OK(cujit_graph_launch(g, stream));
+  for (size_t i = 0; i < sizeof reasons / sizeof *reasons; i++) {
+    char value[16], want[300];
+    snprintf(value, sizeof value, "%d", reasons[i].result);
+    setenv("CUJIT_STUB_UPDATE_RESULT", value, 1);
+    snprintf(want, sizeof want,
+             "cujit_graph_update: the new capture is not of the same shape: %s; instantiate the "
+             "new graph instead (cujit_graph_instantiate)",
+             reasons[i].why);
+    EXPECT_REFUSED(cujit_graph_update(g, g2), CUJIT_ERROR_INVALID_ARGUMENT, want);
+  }
+  unsetenv("CUJIT_STUB_UPDATE_RESULT");
+  EXPECT_OK(cujit_graph_launch(g, stream)); /* refused updates left it as it was */
+  expect_node(0, fn32, 1, x, 2, 0, "after the refused updates");
+  expect_node(1, fn32, 3, y, 1, 1, "after the refused updates");
+  EXPECT_OK(cujit_graph_update(g, g2));
+  EXPECT_OK(cujit_graph_launch(g, stream));
+  expect_node(0, fn32, 5, y, 3, 4, "after the update");
   cujit_graph_free(g2);
   cujit_graph_free(g);
 }

@@ -125,3 +125,36 @@ Test(stub_failures, a_cooperative_grid_the_driver_refuses, .fini = close_engine)
                  "launch fewer blocks (cujit checks occupancy x SMs first; the driver also counts "
                  "registers and shared memory)");
 }
+
+Test(stub_failures, a_call_a_capture_refuses_says_when_to_make_it, .fini = close_engine) {
+  open_failing("cuMemsetD8Async", "900"); /* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED */
+  EXPECT_FAIL(cujit_memset(x, 0, 1, 64, NULL), CUJIT_ERROR_UNSUPPORTED,
+              "cannot run while a stream of device 0 captures a graph");
+  EXPECT_FAIL(cujit_memset(x, 0, 1, 64, NULL), CUJIT_ERROR_UNSUPPORTED,
+              "do it before cujit_capture_begin or after cujit_capture_end");
+}
+
+Test(stub_failures, a_capture_invalidated_says_to_end_it, .fini = close_engine) {
+  open_failing("cuMemsetD8Async", "901"); /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED */
+  EXPECT_FAIL(cujit_memset(x, 0, 1, 64, NULL), CUJIT_ERROR_UNSUPPORTED,
+              "the graph capture was invalidated by an earlier call that cannot be captured");
+}
+
+Test(stub_failures, a_graph_drawing_the_driver_cannot_write, .fini = close_engine) {
+  open_failing("cuGraphDebugDotPrint", "304"); /* CUDA_ERROR_OPERATING_SYSTEM */
+  cujit_stream *s;
+  cujit_graph *g;
+  EXPECT_OK(cujit_stream_create(engine, &s));
+  EXPECT_OK(launch(1, 64, 0)); /* loads it: a capture cannot */
+  EXPECT_OK(cujit_capture_begin(s, CUJIT_CAPTURE_RELAXED));
+  cujit_launch_config c = CUJIT_LAUNCH_CONFIG_INIT;
+  c.grid[0] = 1, c.block[0] = 64, c.stream = s;
+  cujit_arg a[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_I(64)};
+  EXPECT_OK(cujit_launch(kernel, &c, a, 2));
+  EXPECT_OK(cujit_capture_end(s, &g));
+  EXPECT_REFUSED(cujit_graph_dot(g, "/nonexistent/g.dot"), CUJIT_ERROR_IO,
+                 "cujit_graph_dot: could not write '/nonexistent/g.dot'; check that its directory "
+                 "exists and is writable");
+  cujit_graph_free(g);
+  cujit_stream_free(s);
+}
