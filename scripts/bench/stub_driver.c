@@ -662,6 +662,7 @@ static const struct {
     ENTRY(cuCtxSynchronize, synchronize),
     ENTRY(cuPointerGetAttributes, pointer_attributes),
     ENTRY(cuMemAllocManaged, cj_stub_alloc_managed),
+    ENTRY(cuTensorMapEncodeTiled, cj_stub_tensor_map),
     ENTRY(cuMemPrefetchAsync, cj_stub_prefetch),
     ENTRY(cuMemAdvise, cj_stub_advise),
     ENTRY(cuMemHostRegister, cj_stub_host_register),

@@ -5,7 +5,8 @@
 ** and registered and mapped host memory (cuMemHostRegister keeps the ranges and refuses one
 ** registered twice, as the real driver does; a mapped address is the host address, as under
 ** unified addressing). cujit_stub_memory_seen tells tests what the calls were given, so that the
-** CUDA backend's translation of cujit's advice and locations is checked without a GPU.
+** CUDA backend's translation of cujit's advice and locations is checked without a GPU. Also
+** cuTensorMapEncodeTiled, which writes what it was given into the map (stub_memory.h's layout).
 */
 #include "stub_memory.h"
 
@@ -121,5 +122,26 @@ CUresult cj_stub_host_device_pointer(CUdeviceptr *d, void *p, unsigned flags) {
   cj_stub_cost();
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
   *d = (CUdeviceptr)(uintptr_t)p;
+  return CUDA_SUCCESS;
+}
+
+CUresult cj_stub_tensor_map(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank,
+                            void *address, const cuuint64_t *dims, const cuuint64_t *strides,
+                            const cuuint32_t *box, const cuuint32_t *element_strides,
+                            CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+                            CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob) {
+  cj_stub_cost();
+  if (rank < 1 || rank > 5) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t w[16] = {0};
+  memcpy(&w[0], "cjstubtm", 8);
+  w[1] = type, w[2] = rank, w[3] = (uint64_t)(uintptr_t)address;
+  for (cuuint32_t d = 0; d < rank; d++) {
+    w[4 + d] = dims[d];
+    if (d + 1 < rank) w[9 + d] = strides[d];
+    w[13] |= (uint64_t)box[d] << (12 * d);
+    w[14] |= (uint64_t)element_strides[d] << (12 * d);
+  }
+  w[15] = (uint64_t)swizzle | (uint64_t)interleave << 8 | (uint64_t)l2 << 16 | (uint64_t)oob << 24;
+  memcpy(map, w, sizeof w);
   return CUDA_SUCCESS;
 }

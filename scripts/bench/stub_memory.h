@@ -15,6 +15,16 @@ CUresult cj_stub_host_register(void *p, size_t bytes, unsigned flags);
 CUresult cj_stub_host_unregister(void *p);
 CUresult cj_stub_host_device_pointer(CUdeviceptr *d, void *p, unsigned flags);
 
+/* Writes its arguments into the map's 16 words: "cjstubtm", the data type, the rank, the address,
+** dims[0..4] (words 4-8), the driver's strides (dimension 1 on; words 9-12), the box and the
+** element strides 12 bits a dimension (words 13 and 14), and swizzle | interleave << 8 |
+** L2 promotion << 16 | out-of-bounds fill << 24 (word 15). */
+CUresult cj_stub_tensor_map(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank,
+                            void *address, const cuuint64_t *dims, const cuuint64_t *strides,
+                            const cuuint32_t *box, const cuuint32_t *element_strides,
+                            CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+                            CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob);
+
 /* For tests (dlsym it from libcuda.so.1): what the memory calls were last given: "prefetch" and
 ** "advise" (their counts), "prefetch.bytes", "prefetch.type" and "prefetch.id" (the location),
 ** "prefetch.stream" (nonzero: a stream was named), "advise.advice", "advise.type", "advise.id",

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda.h>
+
 #include "fixture.h"
 
 TestSuite(tensor_map, .init = cj_fixture_open, .fini = cj_fixture_close, .timeout = 300);
@@ -112,6 +114,78 @@ Test(tensor_map, every_rule_refused_with_its_message) {
   d = matrix(64, 64);
   cr_assert_eq(cujit_tensor_map_encode(b, &d, &m), CUJIT_OK, "%s", cujit_errmsg(engine));
   cujit_buffer_free(b), cujit_buffer_free(ints), cujit_buffer_free(bytes);
+}
+
+/* On the stand-in, whose cuTensorMapEncodeTiled writes what it was given into the map
+** (scripts/bench/stub_memory.h): the driver gets each dtype's element type, the dimensions, its
+** strides from dimension 1 on, the box, the swizzle, the address with the offset, and NaN fill
+** only when asked. A real GPU's map is opaque: checked there by the copies below. */
+Test(tensor_map, the_driver_gets_what_the_description_says) {
+  need_tma_gpu();
+  if (!on_stub()) cr_skip_test("reads the stand-in driver's own map layout");
+  static const struct {
+    cujit_dtype dtype;
+    CUtensorMapDataType type;
+  } types[] = {
+      {CUJIT_F16, CU_TENSOR_MAP_DATA_TYPE_FLOAT16}, {CUJIT_BF16, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16},
+      {CUJIT_F32, CU_TENSOR_MAP_DATA_TYPE_FLOAT32}, {CUJIT_F64, CU_TENSOR_MAP_DATA_TYPE_FLOAT64},
+      {CUJIT_I32, CU_TENSOR_MAP_DATA_TYPE_INT32},   {CUJIT_I64, CU_TENSOR_MAP_DATA_TYPE_INT64},
+      {CUJIT_U32, CU_TENSOR_MAP_DATA_TYPE_UINT32},  {CUJIT_U64, CU_TENSOR_MAP_DATA_TYPE_UINT64},
+      {CUJIT_I16, CU_TENSOR_MAP_DATA_TYPE_UINT16},  {CUJIT_U16, CU_TENSOR_MAP_DATA_TYPE_UINT16},
+      {CUJIT_I8, CU_TENSOR_MAP_DATA_TYPE_UINT8},    {CUJIT_U8, CU_TENSOR_MAP_DATA_TYPE_UINT8}};
+  cujit_tensor_map m;
+  for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+    cujit_buffer *b = cj_test_upload(NULL, 64 * 64 * 8, types[i].dtype);
+    cujit_tensor_map_desc d = matrix(64, 64);
+    cr_assert_eq(cujit_tensor_map_encode(b, &d, &m), CUJIT_OK, "%s", cujit_errmsg(engine));
+    cr_assert_eq(memcmp(&m.opaque[0], "cjstubtm", 8), 0, "the stand-in's encode ran");
+    cr_expect_eq(m.opaque[1], (uint64_t)types[i].type, "%s's element type",
+                 cujit_dtype_name(types[i].dtype));
+    cr_expect_eq(m.opaque[2], 2);
+    cr_expect_eq(m.opaque[3], cujit_buffer_devptr(b));
+    cr_expect_eq(m.opaque[4], 64);
+    cr_expect_eq(m.opaque[5], 64);
+    cr_expect_eq(m.opaque[9], 64 * cujit_dtype_size(types[i].dtype), "a packed row's bytes");
+    cr_expect_eq(m.opaque[13], 32 | 32 << 12, "the box");
+    cr_expect_eq(m.opaque[14], 1 | 1 << 12, "element strides of 1");
+    cr_expect_eq(m.opaque[15], (uint64_t)CU_TENSOR_MAP_SWIZZLE_NONE |
+                                   (uint64_t)CU_TENSOR_MAP_INTERLEAVE_NONE << 8 |
+                                   (uint64_t)CU_TENSOR_MAP_L2_PROMOTION_L2_128B << 16 |
+                                   (uint64_t)CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE << 24);
+    cujit_buffer_free(b);
+  }
+  /* three dimensions with strides of their own and an offset */
+  cujit_buffer *b = cj_test_upload(NULL, 4 * 2048 + 64, CUJIT_F32);
+  cujit_tensor_map_desc d = CUJIT_TENSOR_MAP_DESC_INIT;
+  d.rank = 3, d.dims[0] = 16, d.dims[1] = 8, d.dims[2] = 4;
+  d.strides[1] = 128, d.strides[2] = 2048, d.offset = 32;
+  d.box[0] = 8, d.box[1] = 4, d.box[2] = 2, d.oob_nan = 1;
+  cr_assert_eq(cujit_tensor_map_encode(b, &d, &m), CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_expect_eq(m.opaque[2], 3);
+  cr_expect_eq(m.opaque[3], cujit_buffer_devptr(b) + 32, "the address past the offset");
+  cr_expect_eq(m.opaque[4], 16);
+  cr_expect_eq(m.opaque[5], 8);
+  cr_expect_eq(m.opaque[6], 4);
+  cr_expect_eq(m.opaque[9], 128, "the driver's first stride is dimension 1's");
+  cr_expect_eq(m.opaque[10], 2048);
+  cr_expect_eq(m.opaque[11], 0, "no stride past the last dimension");
+  cr_expect_eq(m.opaque[13], 8 | 4 << 12 | 2 << 24);
+  cr_expect_eq(m.opaque[15] >> 24, (uint64_t)CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA);
+  /* each swizzle, with a box row that fits it */
+  static const struct {
+    cujit_tensor_swizzle swizzle;
+    CUtensorMapSwizzle driver;
+    unsigned row;
+  } swizzles[] = {{CUJIT_SWIZZLE_32B, CU_TENSOR_MAP_SWIZZLE_32B, 8},
+                  {CUJIT_SWIZZLE_64B, CU_TENSOR_MAP_SWIZZLE_64B, 16},
+                  {CUJIT_SWIZZLE_128B, CU_TENSOR_MAP_SWIZZLE_128B, 32}};
+  for (size_t i = 0; i < 3; i++) {
+    d = matrix(32, 64), d.swizzle = swizzles[i].swizzle, d.box[0] = swizzles[i].row;
+    cr_assert_eq(cujit_tensor_map_encode(b, &d, &m), CUJIT_OK, "%s", cujit_errmsg(engine));
+    cr_expect_eq(m.opaque[15] & 255, (uint64_t)swizzles[i].driver, "swizzle %d",
+                 swizzles[i].swizzle);
+  }
+  cujit_buffer_free(b);
 }
 
 /* On the stand-in, told to lack the entry point: the feature refused, the engine usable. */
