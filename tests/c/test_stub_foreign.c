@@ -264,3 +264,26 @@ Test(stub_foreign, a_driver_without_pointer_attributes_refuses_only_wrapping) {
   OK(cujit_buffer_wrap_on(cpu, (uint64_t)(uintptr_t)heap, sizeof heap, CUJIT_F32, NULL, NULL, &b));
   cujit_buffer_free(b);
 }
+
+/* The driver refusing the question: INVALID_VALUE is its answer for an address no allocation
+** holds (some drivers), so the memory is unknown; any other refusal is the driver's error, said. */
+Test(stub_foreign, a_pointer_query_the_driver_refuses) {
+  setenv("CUJIT_STUB_FAIL", "cuPointerGetAttributes", 1);
+  setenv("CUJIT_STUB_FAIL_CODE", "1", 1); /* CUDA_ERROR_INVALID_VALUE */
+  open_stub(NULL);
+  uint64_t mem = block(64, STUB_DEVICE, 0);
+  cujit_buffer *b = NULL;
+  REFUSED(cujit_buffer_wrap(engine, mem, 64, CUJIT_F32, NULL, NULL, &b),
+          CUJIT_ERROR_INVALID_ARGUMENT, "is not memory the CUDA driver allocated");
+  cr_assert_null(b);
+  close_engine();
+  setenv("CUJIT_STUB_FAIL_CODE", "201", 1); /* CUDA_ERROR_INVALID_CONTEXT */
+  open_stub(NULL);
+  char want[96];
+  snprintf(want, sizeof want, "asking the driver about address 0x%llx", (unsigned long long)mem);
+  REFUSED(cujit_buffer_wrap(engine, mem, 64, CUJIT_F32, NULL, NULL, &b), CUJIT_ERROR_DRIVER, want);
+  cr_assert_null(b);
+  stub_block_free((void *)(uintptr_t)mem);
+  unsetenv("CUJIT_STUB_FAIL");
+  unsetenv("CUJIT_STUB_FAIL_CODE");
+}
