@@ -1,0 +1,99 @@
+/*
+** test_cpu_signals.c -- the CPU device's crash handlers (cpu_pool.c) leave the application's own
+** crashes as they were: once a kernel has run (which installs cujit's handlers for SIGSEGV,
+** SIGBUS, SIGFPE and SIGILL), a fault outside any kernel goes to the handler the application had
+** installed before (a plain one or an SA_SIGINFO one), or, where it had none, takes the default
+** action and ends the process by that signal, as without cujit. Each case runs in a child
+** process (the default action must be free to kill it); the parent reads how the child ended.
+*/
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cujit.h"
+#include "scratch.h"
+
+static void plain_handler(int sig) {
+  _exit(sig == SIGSEGV ? 42 : 1);
+}
+
+static void info_handler(int sig, siginfo_t *info, void *context) {
+  (void)context;
+  _exit(sig == SIGSEGV && info && info->si_addr == NULL ? 43 : 2);
+}
+
+enum { PLAIN, SIGINFO, DEFAULT };
+
+/* In a child: the application's SIGSEGV disposition, then (with_kernel) a kernel run on the CPU
+** device, then a write through a null pointer outside any kernel. Returns the wait status. */
+static int child_fault(int disposition, int with_kernel) {
+  fflush(NULL);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    if (disposition == PLAIN) sa.sa_handler = plain_handler;
+    if (disposition == SIGINFO) sa.sa_sigaction = info_handler, sa.sa_flags = SA_SIGINFO;
+    if (disposition == DEFAULT) sa.sa_handler = SIG_DFL;
+    if (sigaction(SIGSEGV, &sa, NULL) != 0) _exit(90);
+    cujit_engine *e = NULL;
+    cujit_kernel *k = NULL;
+    cujit_buffer *b = NULL;
+    if (with_kernel) {
+      cujit_launch_config c = CUJIT_LAUNCH_CONFIG_INIT;
+      c.grid[0] = 2, c.block[0] = 32;
+      if (cujit_open(&e) != CUJIT_OK || cujit_set_device(e, CUJIT_DEVICE_CPU) != CUJIT_OK ||
+          cujit_kernel_define(e, "one(int *x)", "x[blockIdx.x * blockDim.x + threadIdx.x] = 1;",
+                              NULL, NULL, &k) != CUJIT_OK ||
+          cujit_buffer_alloc(e, 64 * 4, CUJIT_I32, &b) != CUJIT_OK)
+        _exit(91);
+      cujit_arg a[] = {CUJIT_ARG_BUF(b)};
+      int back[64] = {0};
+      if (cujit_launch(k, &c, a, 1) != CUJIT_OK ||
+          cujit_memcpy_dtoh(back, b, 0, sizeof back, NULL) != CUJIT_OK || back[33] != 1)
+        _exit(92);
+      /* the engine stays open: its workers and handlers live on */
+    }
+    static volatile int *volatile nowhere = NULL;
+    *nowhere = 1;
+    _exit(0); /* a handler that returned without fixing anything */
+  }
+  int status = 0;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  return status;
+}
+
+static void expect_exit(int status, int code, const char *what) {
+  cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == code, "%s: the child %s %d, want exit %d",
+            what, WIFEXITED(status) ? "exited" : "was killed by signal",
+            WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), code);
+}
+
+Test(cpu_signals, a_plain_handler_of_the_application_still_gets_its_faults) {
+  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
+  expect_exit(child_fault(PLAIN, 0), 42, "without cujit");
+  expect_exit(child_fault(PLAIN, 1), 42, "after a CPU-device kernel");
+}
+
+Test(cpu_signals, an_siginfo_handler_of_the_application_still_gets_its_faults) {
+  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
+  expect_exit(child_fault(SIGINFO, 0), 43, "without cujit");
+  expect_exit(child_fault(SIGINFO, 1), 43, "after a CPU-device kernel");
+}
+
+Test(cpu_signals, without_a_handler_a_fault_still_ends_the_process_by_its_signal) {
+  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
+  for (int with_kernel = 0; with_kernel < 2; with_kernel++) {
+    int status = child_fault(DEFAULT, with_kernel);
+    cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV,
+              "%s: the child %s %d, want killed by SIGSEGV (%d)",
+              with_kernel ? "after a CPU-device kernel" : "without cujit",
+              WIFEXITED(status) ? "exited" : "was killed by signal",
+              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), SIGSEGV);
+  }
+}
