@@ -317,6 +317,19 @@ Test(exceptions, handling_them_is_refused_as_nvrtc_does, .init = open_cpu, .fini
                                 "#ifndef __CUJIT_CPU__\nthrow;\n#endif\no[0] = n;",
                                 NULL, NULL, &k));
   cujit_kernel_free(k);
+  /* nor in the #else or #elif of a test of __CUJIT_CPU__, with other directives between and
+  ** around (each directive is followed: an #else is no new #if) */
+  static const char *const branches[] = {
+      "#ifdef __CUJIT_CPU__\no[0] = n;\n#else\nthrow;\n#endif",
+      "#if defined(__CUJIT_CPU__)\n#define V n\no[0] = V;\n#elif 1\nthrow;\n#endif",
+      "#ifdef NOT_DEFINED_HERE\n#else\n#ifdef __CUJIT_CPU__\n#pragma unroll 1\nfor (int i = 0; i < "
+      "1; i++) o[i] = n;\n#else\nthrow;\n#endif\n#endif",
+  };
+  for (size_t i = 0; i < sizeof branches / sizeof *branches; i++) {
+    k = NULL;
+    EXPECT_OK(cujit_kernel_define(engine, "quiet(float *o, int n)", branches[i], NULL, NULL, &k));
+    cujit_kernel_free(k);
+  }
 }
 
 /* --- float to integer conversions ------------------------------------------------------------
