@@ -177,6 +177,26 @@ Test(stub_context, cujit_device_past_the_gpus_says_which_there_are, .fini = clos
   cr_expect_eq(current, gpu);
 }
 
+/* The variable is read in base 10 (a 9 is a digit, 19 is nineteen) and at most 4 digits. */
+Test(stub_context, cujit_device_is_read_in_base_10, .fini = close_unset_device) {
+  setenv("CUJIT_DEVICE", "19", 1);
+  open_failing(NULL, NULL);
+  cujit_device *current = gpu;
+  EXPECT_FAIL(cujit_current_device(engine, &current), CUJIT_ERROR_NO_DEVICE,
+              "CUJIT_DEVICE=19 names device 19, which does not exist");
+  close_engine();
+  setenv("CUJIT_DEVICE", "0009", 1);
+  open_failing(NULL, NULL);
+  EXPECT_FAIL(cujit_current_device(engine, &current), CUJIT_ERROR_NO_DEVICE,
+              "names device 9, which does not exist");
+  close_engine();
+  setenv("CUJIT_DEVICE", "00000", 1); /* five digits: not a device number */
+  open_failing(NULL, NULL);
+  cujit_status st = cujit_current_device(engine, &current);
+  cr_expect_neq(st, CUJIT_OK, "CUJIT_DEVICE=00000 was taken");
+  cr_expect(strstr(cujit_errmsg(engine), "CUJIT_DEVICE"), "%s", cujit_errmsg(engine));
+}
+
 /* Past the classic 4096 bytes of parameters a kernel needs CUDA 12.1+ and compute capability
 ** 7.0+: on an older driver or GPU it is refused when first loaded there, naming both and the
 ** limit; on a newer one it launches (the stand-in runs nothing). */
