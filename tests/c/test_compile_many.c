@@ -425,6 +425,23 @@ Test(many, a_miss_starts_the_driver_and_leaves_no_thread) {
   cujit_program_free(p);
 }
 
+/* cujit_close waits for a starter still starting the driver: the engine it writes into is freed
+** by the close. Against the stand-in (c.test_compile_many.stub_driver), each of its calls is made
+** to take 0.3 s, so the starter is inside cuInit when the close comes; a real driver's cuInit
+** (about 0.2 s) often is too. */
+Test(many, close_joins_the_driver_starter) {
+  NEED_NVRTC();
+  setenv("CUJIT_STUB_CALL_NS", "300000000", 1); /* read at the stand-in's first call: none yet */
+  cujit_program *p;
+  EXPECT_OK(cujit_program_compile(engine, good_b, "b.cu", &sm90, &p));
+  int tid = starter_tid(engine);
+  cujit_program_free(p);
+  cujit_close(engine);
+  engine = NULL;
+  cr_assert(!thread_alive(tid), "the starter outlived cujit_close");
+  unsetenv("CUJIT_STUB_CALL_NS");
+}
+
 Test(many, the_driver_errors_are_those_of_an_engine_that_never_compiled) {
   NEED_NVRTC();
   cujit_engine *fresh;
