@@ -84,6 +84,9 @@ Test(multi_gpu, nccl_checks_before_nccl) {
               "rank 0 of 0 ranks");
   EXPECT_FAIL(cujit_nccl_comm_init_rank(cpu, 2, 1, "f00d", &comm), CUJIT_ERROR_INVALID_ARGUMENT,
               "a unique id is 256 hex digits, got 4 characters");
+  /* blanks around the digits are not counted (a line read from a pipe or file) */
+  EXPECT_FAIL(cujit_nccl_comm_init_rank(cpu, 2, 1, " \t f00d\n", &comm),
+              CUJIT_ERROR_INVALID_ARGUMENT, "a unique id is 256 hex digits, got 4 characters");
   EXPECT_FAIL(cujit_nccl_comm_init_rank(cpu, 2, 1, id, &comm), CUJIT_ERROR_UNSUPPORTED,
               "NCCL runs on GPUs");
   cr_expect_null(comm);
@@ -110,7 +113,14 @@ Test(multi_gpu, rendezvous_file) {
               "did not appear within 0.02 s");
   EXPECT_FAIL(cujit_nccl_id_write(engine, path, "xyz"), CUJIT_ERROR_INVALID_ARGUMENT,
               "a unique id is 256 hex digits");
-  FILE *f = fopen(path, "w");
+  FILE *f = fopen(path, "w"); /* blanks and newlines around the id, as an editor leaves them */
+  cr_assert_not_null(f);
+  fprintf(f, " \n\t%s\n\n", id);
+  fclose(f);
+  back[0] = '\0';
+  EXPECT_OK(cujit_nccl_id_read(engine, path, 1.0, back));
+  cr_expect_str_eq(back, id);
+  f = fopen(path, "w");
   cr_assert_not_null(f);
   fputs("  0g", f);
   fclose(f);
