@@ -400,6 +400,10 @@ if default_run or o.check then
   end
   for _, batch in ipairs(o.batch) do
     for _, precision in ipairs(o.precision) do
+      for _, exec in ipairs(o.exec) do -- every run asked for is there to compare
+        S.check(find(precision, exec, batch), "%s %s batch %d: a result to check", precision, exec,
+                batch)
+      end
       local g, l = find(precision, "graph", batch), find(precision, "launch", batch)
       if g and l then -- the same kernels in the same order: the same numbers, bit for bit
         local same = true

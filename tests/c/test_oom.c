@@ -521,3 +521,30 @@ Test(oom, a_cache_entry_unread_for_want_of_memory_is_kept) {
   cujit_close(engine);
   cj_scratch_remove();
 }
+
+/* cujit_open under each refused allocation: an engine, or CUJIT_ERROR_OUT_OF_HOST_MEMORY and
+** *out NULL (never CUJIT_OK without an engine); the engine it gives works. */
+Test(oom, an_engine_opens_whole_or_not_at_all) {
+  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
+  long n = 0;
+  for (;; n++) {
+    cujit_engine *e = (cujit_engine *)1;
+    arm(n);
+    cujit_status st = cujit_open(&e);
+    int was_refused = failed;
+    disarm();
+    if (st == CUJIT_OK) {
+      cr_assert_not_null(e, "allocation %ld refused: CUJIT_OK without an engine", n);
+      cujit_buffer *b = NULL; /* it works: the CPU device allocates */
+      cr_assert_eq(cujit_set_device(e, CUJIT_DEVICE_CPU), CUJIT_OK, "%s", cujit_errmsg(e));
+      cr_assert_eq(cujit_buffer_alloc(e, 64, CUJIT_U8, &b), CUJIT_OK, "%s", cujit_errmsg(e));
+      cujit_buffer_free(b);
+      cujit_close(e);
+    } else {
+      cr_assert_eq(st, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "allocation %ld refused: status %d", n, st);
+      cr_assert_null(e, "allocation %ld refused: an engine given with the failure", n);
+    }
+    if (!was_refused) break;
+  }
+  cr_assert_gt(n, 2, "cujit_open made %ld allocations", n);
+}
