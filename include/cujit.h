@@ -65,11 +65,11 @@
 **
 ** Streams. A NULL stream means the device's default stream everywhere (copies, fills, launches,
 ** library calls, event records and waits); cujit_stream_synchronize and cujit_stream_query take a
-** stream (cujit_device_synchronize waits for a whole device). Work queued on it is ordered after earlier work on it; launches, random fills
-** and cujit_memset return at once (a memset on it is ordered before all later work on every
-** stream, as cudaMemset of device memory is), while copies on it return when they are done, as
-** cudaMemcpy does (a non-NULL stream makes them asynchronous too), and reductions always wait for
-** their result.
+** stream (cujit_device_synchronize waits for a whole device). Work queued on the default stream is
+** ordered after earlier work on it; launches, random fills and cujit_memset return at once (a
+** memset on it is ordered before all later work on every stream, as cudaMemset of device memory
+** is), while copies on it return when they are done, as cudaMemcpy does (a non-NULL stream makes
+** them asynchronous too), and reductions always wait for their result.
 **
 ** C++. The header works unchanged from C++11 on (g++ and clang++, -pedantic): the declarations are
 ** extern "C", and the CUJIT_ARG_* and *_INIT macros, which C writes with compound literals and
