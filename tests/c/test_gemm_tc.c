@@ -94,6 +94,8 @@ Test(gemm_tc, path_choice_refusals) {
   EXPECT_OK(cujit_gemm(h, h, c, &o, NULL));
   force_path("auto");
   EXPECT_OK(cujit_gemm(h, h, c, &o, NULL));
+  force_path(""); /* set but empty: as unset, auto (cujit's rule for every variable) */
+  EXPECT_OK(cujit_gemm(h, h, c, &o, NULL));
   unsetenv("CUJIT_GEMM");
   cujit_buffer_free(f), cujit_buffer_free(h), cujit_buffer_free(c);
 }

@@ -286,6 +286,31 @@ Test(structs, compile_options_without_a_size_are_refused) {
   }
 }
 
+/* The two refusals' whole messages: a size of 0 (a struct never initialised with its macro, or
+** zeroed) says how to declare it; any other size that is no layout says which sizes are. */
+Test(structs, a_size_of_0_and_a_size_of_no_layout_are_told_apart) {
+  cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
+  cujit_program *p;
+  char want[512];
+  o.size = 0;
+  cr_expect_eq(cujit_program_compile(engine, "__global__ void k() {}", NULL, &o, &p),
+               CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_expect_str_eq(cujit_errmsg(engine),
+                   "cujit_program_compile: the cujit_compile_options's size field is 0; declare it "
+                   "with CUJIT_COMPILE_OPTIONS_INIT (cujit_compile_options x = "
+                   "CUJIT_COMPILE_OPTIONS_INIT;), or set .size = sizeof(cujit_compile_options), so "
+                   "that cujit knows which layout the program has");
+  o.size = 3;
+  cr_expect_eq(cujit_program_compile(engine, "__global__ void k() {}", NULL, &o, &p),
+               CUJIT_ERROR_INVALID_ARGUMENT);
+  snprintf(want, sizeof want,
+           "cujit_program_compile: the cujit_compile_options's size field is 3, which is no layout "
+           "of cujit_compile_options (from %zu to %d bytes; this library's is %zu): an "
+           "uninitialised struct? declare it with CUJIT_COMPILE_OPTIONS_INIT",
+           (size_t)CJ_COMPILE_OPTIONS_V1, CJ_STRUCT_SIZE_MAX, sizeof(cujit_compile_options));
+  cr_expect_str_eq(cujit_errmsg(engine), want);
+}
+
 Test(structs, launch_configs_keep_to_the_callers_size) {
   CJ_NEED_DEVICE(engine);
   const char *defines[] = {"SCALE=3", "OFFSET=0.5f"};

@@ -190,6 +190,17 @@ Test(stub_context, cujit_device_is_read_in_base_10, .fini = close_unset_device) 
   EXPECT_FAIL(cujit_current_device(engine, &current), CUJIT_ERROR_NO_DEVICE,
               "names device 9, which does not exist");
   close_engine();
+  setenv("CUJIT_DEVICE", "1024", 1); /* the largest number taken */
+  open_failing(NULL, NULL);
+  EXPECT_FAIL(cujit_current_device(engine, &current), CUJIT_ERROR_NO_DEVICE,
+              "CUJIT_DEVICE=1024 names device 1024, which does not exist");
+  close_engine();
+  setenv("CUJIT_DEVICE", "1025", 1);
+  open_failing(NULL, NULL);
+  cr_expect_neq(cujit_current_device(engine, &current), CUJIT_OK);
+  cr_expect_null(strstr(cujit_errmsg(engine), "names device 1025"), "%s", cujit_errmsg(engine));
+  cr_expect(strstr(cujit_errmsg(engine), "CUJIT_DEVICE"), "%s", cujit_errmsg(engine));
+  close_engine();
   setenv("CUJIT_DEVICE", "00000", 1); /* five digits: not a device number */
   open_failing(NULL, NULL);
   cujit_status st = cujit_current_device(engine, &current);
