@@ -2,19 +2,25 @@
 ** test_cpu_signals.c -- the CPU device's crash handlers (cpu_pool.c) leave the application's own
 ** crashes as they were: once a kernel has run (which installs cujit's handlers for SIGSEGV,
 ** SIGBUS, SIGFPE and SIGILL), a fault outside any kernel goes to the handler the application had
-** installed before (a plain one or an SA_SIGINFO one), or, where it had none, takes the default
-** action and ends the process by that signal, as without cujit. Each case runs in a child
-** process (the default action must be free to kill it); the parent reads how the child ended.
+** installed before (a plain one or an SA_SIGINFO one, told the faulting address), or, where it
+** had none, takes the default action and ends the process by that signal, as without cujit. Each
+** case runs in a child process (the default action must be free to kill it); the parent reads how
+** the child ended.
 */
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cujit.h"
 #include "scratch.h"
+
+/* A page the child may not touch: its write faults with SIGSEGV without being undefined
+** behaviour (a null pointer's would be, and UBSan would stop the child first). */
+static volatile int *volatile forbidden; /* set before the write: the handler reads it */
 
 static void plain_handler(int sig) {
   _exit(sig == SIGSEGV ? 42 : 1);
@@ -22,13 +28,13 @@ static void plain_handler(int sig) {
 
 static void info_handler(int sig, siginfo_t *info, void *context) {
   (void)context;
-  _exit(sig == SIGSEGV && info && info->si_addr == NULL ? 43 : 2);
+  _exit(sig == SIGSEGV && info && info->si_addr == (void *)forbidden ? 43 : 2);
 }
 
 enum { PLAIN, SIGINFO, DEFAULT };
 
 /* In a child: the application's SIGSEGV disposition, then (with_kernel) a kernel run on the CPU
-** device, then a write through a null pointer outside any kernel. Returns the wait status. */
+** device, then a write to a page it may not touch, outside any kernel. Returns the wait status. */
 static int child_fault(int disposition, int with_kernel) {
   fflush(NULL);
   pid_t pid = fork();
@@ -59,8 +65,10 @@ static int child_fault(int disposition, int with_kernel) {
         _exit(92);
       /* the engine stays open: its workers and handlers live on */
     }
-    static volatile int *volatile nowhere = NULL;
-    *nowhere = 1;
+    void *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) _exit(93);
+    forbidden = page;
+    *forbidden = 1;
     _exit(0); /* a handler that returned without fixing anything */
   }
   int status = 0;
