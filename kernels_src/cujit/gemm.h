@@ -36,7 +36,10 @@
 ** plain A, m for a transposed one), so a warp's loads are coalesced either way; they are one
 ** 16-byte (f32) or 8-byte load where the array is aligned to that and its contiguous dimension is
 ** a multiple of 4 (checked here, per operand), else 4 scalar loads. Steps whose slices lie inside
-** the matrices load without bounds checks; only the edge tiles check each element.
+** the matrices load without bounds checks; only the edge tiles check each element. A tile inside
+** C whose operands both allow those loads takes one branch a step (the general load's chain of
+** them cost some 15 % of the 128 tile's speed on an H200), and the staging stores carry no branch
+** (below), so the compiler mixes them into the FMAs.
 ** The tensor-core path of sm_90 (wgmma and TMA) is cujit::gemm_tc of <cujit/gemm_tc.h>, behind
 ** the same host call; this one is the path every device has.
 */
@@ -139,20 +142,20 @@ __device__ __forceinline__ void gemm_load(gemm_quad<T> &r, const gemm_loader<T> 
   }
 }
 
-/* The loaded elements into the k-major slice s[kk][o]: one 16-byte store when they run along o
-** (a k-major array), else 4 stores down a column. Those are conflict-free in the 128 tile: the
-** pitch's skew of 4 banks per row puts the two k quads of a warp's 16 rows on banks 0-15 and
-** 16-31 (the 64 tile's four k quads meet in pairs: 2-way, on a step twice as long). */
+/* The loaded elements into the k-major slice s[kk][o]: along o when they run along o (a k-major
+** array), else down a column. Four scalar stores at a stride of 1 or `pitch` either way, with no
+** branch: so the compiler may interleave them with the step's FMAs (a branch here would leave them
+** after the FMAs, right before the barrier, where their latency shows). Down a column they are
+** conflict-free in the 128 tile: the pitch's skew of 4 banks per row puts the two k quads of a
+** warp's 16 rows on banks 0-15 and 16-31 (the 64 tile's four k quads meet in pairs: 2-way, on a
+** step twice as long); along a row they meet 4-way, a few cycles a step. */
 template <int TILE, class T>
 __device__ __forceinline__ void gemm_stage(float (*s)[gemm_shape<TILE>::pitch],
                                            const gemm_loader<T> &l, const gemm_quad<T> &r) {
-  if (l.k_major) {
-    *reinterpret_cast<float4 *>(&s[l.kk][l.o]) =
-        make_float4(to_float(r.v[0]), to_float(r.v[1]), to_float(r.v[2]), to_float(r.v[3]));
-  } else {
+  float *const at = &s[l.kk][l.o];
+  const int stride = l.k_major ? 1 : gemm_shape<TILE>::pitch;
 #pragma unroll
-    for (int j = 0; j < 4; j++) s[l.kk + j][l.o] = to_float(r.v[j]);
-  }
+  for (int j = 0; j < 4; j++) at[j * stride] = to_float(r.v[j]);
 }
 
 /* One element of C after the epilogue (bits of gemm_epilogue: a constant where the kernel is
@@ -191,7 +194,10 @@ __device__ __forceinline__ void gemm_simt(const T *a, const T *b, O *c, const O 
   /* [buffer][k][row of A or column of B]; rows of whole 16-byte units, so aligned float4s */
   __shared__ __align__(16) float a_tile[2][BK][PITCH];
   __shared__ __align__(16) float b_tile[2][BK][PITCH];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  /* thread (tx, ty) of the 16 x 16; a warp is 8 x 4 of them, so that its reads of one k are 4
+  ** float4s of A and 8 of B, one shared-memory wavefront each (16 x 2 takes 2 for B's 16) */
+  const int warp = (int)threadIdx.x / 32, lane = (int)threadIdx.x % 32;
+  const int tx = warp % 2 * 8 + lane % 8, ty = warp / 2 * 4 + lane / 8;
   const long long col0 = (long long)blockIdx.x * TILE;
   const long long row_tiles = ((long long)m + TILE - 1) / TILE;
   /* k / BK whole steps and a partial one; counted so that k near INT_MAX does not overflow */
@@ -207,6 +213,9 @@ __device__ __forceinline__ void gemm_simt(const T *a, const T *b, O *c, const O 
     for (int i = 0; i < PER; i++)
 #pragma unroll
       for (int j = 0; j < PER; j++) acc[i][j] = 0.0f;
+    /* every step of this tile loads whole quads without checks (1 branch a step, not the
+    ** general load's chain of them): it lies inside C and both operands allow quads */
+    const bool plain = a_inside_m && b_inside_n && la.vec && lb.vec;
     gemm_quad<T> ra, rb; /* as loaded: converted to float when staged (half the registers) */
     bool whole = (long long)BK <= k; /* step 0's slices reach no further than k */
     gemm_load<BK>(ra, la, 0, k, a_inside_m && whole);
@@ -219,8 +228,13 @@ __device__ __forceinline__ void gemm_simt(const T *a, const T *b, O *c, const O 
       const bool more = step + 1 < steps;
       if (more) { /* the next step's elements, in flight during this step's FMAs */
         whole = (step + 2) * BK <= (long long)k;
-        gemm_load<BK>(ra, la, step + 1, k, a_inside_m && whole);
-        gemm_load<BK>(rb, lb, step + 1, k, b_inside_n && whole);
+        if (plain && whole) {
+          ra = *reinterpret_cast<const gemm_quad<T> *>(la.p + (step + 1) * la.advance);
+          rb = *reinterpret_cast<const gemm_quad<T> *>(lb.p + (step + 1) * lb.advance);
+        } else {
+          gemm_load<BK>(ra, la, step + 1, k, a_inside_m && whole);
+          gemm_load<BK>(rb, lb, step + 1, k, b_inside_n && whole);
+        }
       }
 #pragma unroll
       for (int kk = 0; kk < BK; kk++) {
