@@ -103,6 +103,62 @@ Test(scan_compiled, macro_kernels_take_explicit_signatures) {
   cujit_program_free(p);
 }
 
+/* A kernel a macro writes, its #define continued over lines, called without a `;` before a
+** kernel written out: the calls are not that kernel's name (the name follows __global__). NVRTC
+** compiles all three; cujit reads the one written out, with its parameters, and the others are
+** reached through explicit signatures. */
+static const char *macro_calls_src =
+    "#define KERNEL(name, T) \\\n"
+    "  extern \"C\" __global__ void name(T *x, \\\n"
+    "                                  int n) { x[n] = 0; }\n"
+    "KERNEL(one, float)\n"
+    "KERNEL(two, double)\n"
+    "extern \"C\" void __global__ plain(int *y, float z) { *y = (int)z; }\n";
+
+static void only_plain_is_read(const cujit_compile_options *options) {
+  cujit_program *p = compile_ok(macro_calls_src, options);
+  cr_assert_eq(cujit_program_kernel_count(p), 1);
+  cr_assert_str_eq(cujit_program_kernel_name(p, 0), "plain");
+  param_type(p, "plain", 0, "int *", CUJIT_I32);
+  param_type(p, "plain", 1, "float", CUJIT_F32);
+  cujit_program_free(p);
+}
+
+Test(scan_compiled, macro_calls_before_a_kernel_are_not_its_name) {
+  only_plain_is_read(&sm90);
+  if (cujit_set_device(engine, CUJIT_DEVICE_CPU) == CUJIT_OK) only_plain_is_read(NULL);
+  const char *sigs[] = {"one(float *x, int n)", "two(double *x, int n)", "plain(int *y, float z)"};
+  cujit_compile_options o = {.size = sizeof(cujit_compile_options),
+                             .arch = "sm_90",
+                             .signatures = sigs,
+                             .signature_count = 3};
+  cujit_program *p = compile_ok(macro_calls_src, &o);
+  cr_assert_eq(cujit_program_kernel_count(p), 3);
+  param_type(p, "two", 0, "double *", CUJIT_F64);
+  cujit_program_free(p);
+}
+
+/* Only kernels a macro writes: NVRTC's program names them; the CPU device, which has no such
+** list, says that a #define writes __global__ and what to do. */
+Test(scan_compiled, kernels_only_a_macro_writes_are_named_or_explained) {
+  const char *src = "#define KERNEL(name, T) \\\n"
+                    "  extern \"C\" __global__ void name(T *x) { *x = 0; }\n"
+                    "KERNEL(one, float)\n";
+  compile_fails(src, &sm90, CUJIT_ERROR_NOT_FOUND, "compiles kernel(s) one, which cujit",
+                "give their signatures in the signatures option");
+  if (cujit_set_device(engine, CUJIT_DEVICE_CPU) != CUJIT_OK) return;
+  compile_fails(src, NULL, CUJIT_ERROR_NOT_FOUND,
+                "no __global__ kernel in the source that cujit could read: a #define writes "
+                "__global__, and cujit does not expand macros",
+                "give the kernels' signatures in the signatures option");
+  const char *sigs[] = {"one(float *x)"};
+  cujit_compile_options o = {
+      .size = sizeof(cujit_compile_options), .signatures = sigs, .signature_count = 1};
+  cujit_program *p = compile_ok(src, &o);
+  cr_assert_str_eq(cujit_program_kernel_name(p, 0), "one");
+  cujit_program_free(p);
+}
+
 Test(scan_compiled, a_wrong_explicit_signature_is_a_compile_error) {
   const char *wrong[] = {"scale(double *x, int n)"};
   cujit_compile_options o = {.size = sizeof(cujit_compile_options),

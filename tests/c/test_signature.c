@@ -629,6 +629,61 @@ Test(scan, none_found) {
   cr_assert_eq(cj_scan_kernels("", &sigs, &n, err, sizeof err), CUJIT_ERROR_NOT_FOUND);
 }
 
+/* The reason given when nothing is read: a #define that writes __global__ (on one line or
+** continued onto the next, `#` spaced from `define`), and not for __global__ in a comment, a
+** string or a #define of something else. */
+Test(scan, none_found_names_a_macro_that_writes_kernels) {
+  static const char *with_macro[] = {
+      "#define K(n) extern \"C\" __global__ void n(int *x) {}\nK(a)\n",
+      "#define K(n) \\\n  extern \"C\" __global__ void n(int *x) {}\nK(a)\n",
+      "  #  define K(n) extern \"C\" \\\n \\\n __global__ void n(int *x) {}\nK(a)\n",
+  };
+  static const char *without[] = {
+      "// extern \"C\" __global__ void k(int *x) {}\n__device__ void f() {}\n",
+      "#define N 3\nconst char *s = \"__global__\";\n__device__ void f() {}\n",
+      "#define N \\\n 3\n// __global__\n__device__ void f() {}\n",
+      "#include <x.h> // __global__\n__device__ void f() {}\n",
+  };
+  cj_signature *sigs = NULL;
+  size_t n = 7;
+  char err[512];
+  for (size_t i = 0; i < sizeof with_macro / sizeof *with_macro; i++) {
+    cr_assert_eq(cj_scan_kernels(with_macro[i], &sigs, &n, err, sizeof err), CUJIT_ERROR_NOT_FOUND,
+                 "source %zu", i);
+    cr_assert_eq(n, 0);
+    cr_assert(strstr(err, "a #define writes __global__"), "source %zu: %s", i, err);
+    cr_assert(strstr(err, "signatures option"), "source %zu: %s", i, err);
+  }
+  for (size_t i = 0; i < sizeof without / sizeof *without; i++) {
+    cr_assert_eq(cj_scan_kernels(without[i], &sigs, &n, err, sizeof err), CUJIT_ERROR_NOT_FOUND,
+                 "source %zu", i);
+    cr_assert_str_eq(err, "no __global__ kernel in the source", "source %zu", i);
+  }
+}
+
+/* Macro calls that end without a `;` come before a kernel's specifiers, never after __global__:
+** the kernel's name and parameters are those after it, in either order of __global__ and the
+** return type. */
+Test(scan, macro_calls_before_a_kernel_are_not_its_name) {
+  const char *src = "#define K(n) extern \"C\" __global__ void n(int *x) {}\n"
+                    "K(a)\nK(b)\nextern \"C\" __global__ void first(float *p, int q) {}\n"
+                    "K(c) extern \"C\" void __global__ second(double d) {}\n"
+                    "F(1) G(2, 3) extern \"C\" __global__ __launch_bounds__(64) void third() {}\n";
+  cj_signature *sigs;
+  size_t n = scan(src, &sigs);
+  cr_assert_eq(n, 3);
+  cr_assert_str_eq(sigs[0].name, "first");
+  cr_assert_eq(sigs[0].nparams, 2);
+  cr_assert_str_eq(sigs[0].params[0].name, "p");
+  cr_assert_str_eq(sigs[0].params[1].name, "q");
+  cr_assert_str_eq(sigs[1].name, "second");
+  cr_assert_eq(sigs[1].nparams, 1);
+  cr_assert_str_eq(sigs[1].params[0].name, "d");
+  cr_assert_str_eq(sigs[2].name, "third");
+  cr_assert_eq(sigs[2].nparams, 0);
+  free_sigs(sigs, n);
+}
+
 Test(scan, kernels_made_by_codegen_are_found) {
   const char *src = "#line 1 \"k:generated\"\ntypedef float T;\n#line 1 \"k:signature\"\n"
                     "extern \"C\" __global__ void k(T a, const float *x) {\n#line 1 \"k\"\n"

@@ -406,7 +406,7 @@ static cujit_status compile_cpu(cujit_engine *engine, const cj_scan *scan, const
       cj_fail(engine, st, "out of memory");
     else if (n == 0) {
       char err[1024];
-      cj_scan_none_message(scan->templates, scan->mangled, err, sizeof err);
+      cj_scan_none_message(scan->templates, scan->mangled, scan->macros, err, sizeof err);
       st = cj_fail(engine, CUJIT_ERROR_NOT_FOUND, "'%s': %s", name, err);
     } else {
       cj_trace_push("cujit: compile %s (C++ compiler, cpu)", name);

@@ -28,7 +28,7 @@ typedef struct scanner {
   size_t nends, ecap;
   size_t body_kernel; /* 1 + the kernel whose body is open, or 0 */
   int body_depth;
-  int templates, mangled;
+  int templates, mangled, macros;
   cj_scan_template *tm; /* template kernels */
   size_t ntm, tmcap;
   char **td_names, **td_types; /* typedefs of the source ("uint" -> "unsigned int") */
@@ -318,9 +318,10 @@ static cujit_status add_kernel(scanner *sc, size_t name_i, size_t open_i, size_t
 /* A declaration or definition at namespace scope: is it an extern "C" __global__ kernel? */
 static cujit_status consider(scanner *sc, int definition) {
   int global = 0, extern_c = scope_holds(sc, 'E'), templ = 0;
+  size_t global_at = 0;
   for (size_t i = 0; i < sc->nstmt; i++) {
     if (stmt_is(sc, i, "__global__"))
-      global = 1;
+      global_at = global ? global_at : i, global = 1;
     else if (stmt_is(sc, i, "template"))
       templ = 1;
     else if (stmt_is(sc, i, "extern") && stmt_is(sc, i + 1, "\"C\""))
@@ -329,7 +330,10 @@ static cujit_status consider(scanner *sc, int definition) {
   if (!global) return note_typedef(sc);
   if (templ) return sc->templates++, add_template(sc);
   if (!extern_c) sc->mangled++;
-  for (size_t i = 0; i < sc->nstmt; i++) {
+  /* The name follows __global__ (a specifier: `__global__ void k(`, `void __global__ k(`); what
+  ** comes before it in the statement may be macro calls that end without a `;`, such as
+  ** `KERNEL(a, float)` before `extern "C" __global__ void b(...)`, which are not its name. */
+  for (size_t i = global_at + 1; i < sc->nstmt; i++) {
     cj_token t = sc->stmt[i];
     if (stmt_is(sc, i, "[") && stmt_is(sc, i + 1, "[")) {
       while (i < sc->nstmt && !(stmt_is(sc, i, "]") && stmt_is(sc, i + 1, "]"))) i++;
@@ -433,9 +437,37 @@ static void number_variants(cj_scan_kernel *ks, size_t n) {
   }
 }
 
+/* How many #define directives (continued lines included) mention __global__: kernels a macro
+** writes, which the scan cannot read (it skips preprocessor lines and does not expand macros). */
+static int global_macros(const char *source) {
+  int n = 0;
+  for (const char *line = source; *line;) {
+    const char *p = line;
+    while (*p == ' ' || *p == '\t') p++;
+    int define = *p == '#';
+    if (define) {
+      p++;
+      while (*p == ' ' || *p == '\t') p++;
+      define = strncmp(p, "define", 6) == 0;
+    }
+    const char *end = line; /* the logical line's end: a '\\' before a newline continues it */
+    while (*end && !(*end == '\n' && (end == line || end[-1] != '\\'))) end++;
+    if (define) {
+      for (const char *q = p; q + 10 <= end; q++)
+        if (memcmp(q, "__global__", 10) == 0) {
+          n++;
+          break;
+        }
+    }
+    line = *end ? end + 1 : end;
+  }
+  return n;
+}
+
 static cujit_status read_source(const char *source, scanner *sc, char *err, size_t err_len) {
   memset(sc, 0, sizeof *sc);
   sc->err = err, sc->err_len = err_len;
+  sc->macros = global_macros(source);
   char *blank = cj_blank_source(source);
   sc->text = blank;
   cujit_status st = blank ? scan_tokens(sc) : CUJIT_ERROR_OUT_OF_HOST_MEMORY; /* message below */
@@ -448,11 +480,14 @@ static cujit_status read_source(const char *source, scanner *sc, char *err, size
   return st;
 }
 
-void cj_scan_none_message(int templates, int mangled, char *err, size_t err_len) {
+void cj_scan_none_message(int templates, int mangled, int macros, char *err, size_t err_len) {
   if (err && err_len)
     snprintf(err, err_len, "no __global__ kernel in the source%s",
              templates ? " other than templates: name their instantiations in the "
                          "name_expressions option, such as {\"scale<float>\"}"
+             : macros  ? " that cujit could read: a #define writes __global__, and cujit does "
+                         "not expand macros; give the kernels' signatures in the signatures "
+                         "option, such as {\"scale(float *x, int n)\"}"
              : mangled ? " that cujit could read"
                        : "");
 }
@@ -472,7 +507,7 @@ cujit_status cj_scan_kernels(const char *source, cj_signature **out, size_t *cou
     if (err && err_len) snprintf(err, err_len, "out of memory reading the kernels of the source");
   }
   if (st == CUJIT_OK && sc.nks == 0) {
-    cj_scan_none_message(sc.templates, sc.mangled, err, err_len);
+    cj_scan_none_message(sc.templates, sc.mangled, sc.macros, err, err_len);
     st = CUJIT_ERROR_NOT_FOUND;
   }
   if (st == CUJIT_OK) {
@@ -537,7 +572,7 @@ cujit_status cj_scan_prepare(const char *source, const char *const *signatures,
   cujit_status st = out->given ? read_given(signatures, signature_count, &sc, err, err_len)
                                : read_source(source, &sc, err, err_len);
   out->kernels = sc.ks, out->count = sc.nks;
-  out->templates = sc.templates, out->mangled = sc.mangled;
+  out->templates = sc.templates, out->mangled = sc.mangled, out->macros = sc.macros;
   out->tmpls = sc.tm, out->ntmpls = sc.ntm;
   out->td_names = sc.td_names, out->td_types = sc.td_types, out->ntd = sc.ntd;
   if (st == CUJIT_OK &&

@@ -48,6 +48,7 @@ typedef struct cj_scan {
   int given;               /* from explicit signatures, not read from the source */
   int templates;           /* template kernels seen (for the message when no kernel is found) */
   int mangled;             /* __global__ functions without extern "C" seen (likewise) */
+  int macros;              /* #define directives that mention __global__ (likewise) */
   char *text;              /* the translation unit to compile and hash: source, markers, checks */
   cj_scan_template *tmpls; /* the template kernels, for name expressions */
   size_t ntmpls;
@@ -86,8 +87,8 @@ cujit_status cj_scan_copy_kernels(const cj_scan *scan, cj_signature **kernels, i
                                   size_t *count);
 
 /* The message for a source without a kernel cujit can launch, with the reason when it saw
-** template kernels or __global__ functions without extern "C". */
-void cj_scan_none_message(int templates, int mangled, char *err, size_t err_len);
+** template kernels, __global__ functions without extern "C" or a #define that writes one. */
+void cj_scan_none_message(int templates, int mangled, int macros, char *err, size_t err_len);
 
 /* Reads the kernels of a translation unit without compiling: every extern "C" __global__ function
 ** (comments, strings and preprocessor lines skipped), one entry per distinct parameter list, into

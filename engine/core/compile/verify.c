@@ -334,7 +334,7 @@ static cujit_status verify(cj_scan *scan, const compiled *c, cj_signature **kern
                "are all inside inactive preprocessor conditions",
                scan->kernels[0].sig.name, scan->count > 1 ? ", ..." : "");
     else
-      cj_scan_none_message(scan->templates, scan->mangled, err, err_len);
+      cj_scan_none_message(scan->templates, scan->mangled, scan->macros, err, err_len);
     st = CUJIT_ERROR_NOT_FOUND;
   }
   if (st != CUJIT_OK) {
