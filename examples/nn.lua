@@ -5,7 +5,7 @@
 -- Every kernel is generic in its storage type T (f16, bf16, f32 or f64) and accumulates in float
 -- (double for f64). A net's products run on this file's GEMM or, with gemm = "library", on cujit's
 -- own (cuda.gemm: on an H200 its tensor-core path where the shapes fit), or with gemm = "tensor"
--- only for the products its tensor cores take. The host side (readers, epoch order, command line, chart) is nn_host.lua.
+-- only for the products its tensor cores take ("auto": only those large enough to gain). The host side (readers, epoch order, command line, chart) is nn_host.lua.
 -- Run as a script (`cujit nn.lua`, as ctest does) it only compiles its kernels for sm_90.
 local cuda = require "cujit"
 
@@ -66,33 +66,39 @@ __device__ __forceinline__ void gemm_tile(const T *A, const T *B, T *C, const T 
   for (int i = 0; i < TM; i++)
 #pragma unroll
     for (int j = 0; j < TN; j++) acc[i][j] = 0;
-  Acc ra[LA], rb[LB];
+  // The next tile waits in registers as loaded (T) and is widened when stored: widened at the
+  // load, a conversion would wait for each load in turn (8 global latencies a step, one after
+  // another: bf16 products ran 30-65 % longer than f32 ones on an H200), where raw values let
+  // every load of the step be in flight at once, behind the step's FMAs.
+  T ra[LA], rb[LB];
   auto load = [&](int k0) {
 #pragma unroll
     for (int l = 0; l < LA; l++) {
       const int e = tid + l * NT;
       const int m = ta ? e % BM : e / BK, k = ta ? e / BM : e % BK;
       const int gm = row0 + m, gk = k0 + k;
-      ra[l] = (gm < M && gk < K) ? widen(A[ta ? (size_t)gk * M + gm : (size_t)gm * K + gk]) : Acc(0);
+      ra[l] = (gm < M && gk < K) ? A[ta ? (size_t)gk * M + gm : (size_t)gm * K + gk]
+                                 : cujit::from_float<T>(0.0f);
     }
 #pragma unroll
     for (int l = 0; l < LB; l++) {
       const int e = tid + l * NT;
       const int n = tb ? e / BK : e % BN, k = tb ? e % BK : e / BN;
       const int gn = col0 + n, gk = k0 + k;
-      rb[l] = (gn < N && gk < K) ? widen(B[tb ? (size_t)gn * K + gk : (size_t)gk * N + gn]) : Acc(0);
+      rb[l] = (gn < N && gk < K) ? B[tb ? (size_t)gn * K + gk : (size_t)gk * N + gn]
+                                 : cujit::from_float<T>(0.0f);
     }
   };
   auto store = [&](int buf) {
 #pragma unroll
     for (int l = 0; l < LA; l++) {
       const int e = tid + l * NT;
-      As[buf][ta ? e / BM : e % BK][ta ? e % BM : e / BK] = ra[l];
+      As[buf][ta ? e / BM : e % BK][ta ? e % BM : e / BK] = widen(ra[l]);
     }
 #pragma unroll
     for (int l = 0; l < LB; l++) {
       const int e = tid + l * NT;
-      Bs[buf][tb ? e % BK : e / BN][tb ? e / BK : e % BN] = rb[l];
+      Bs[buf][tb ? e % BK : e / BN][tb ? e / BK : e % BN] = widen(rb[l]);
     }
   };
   // Split k (splits > 1): block z sums k in [kb, ke), a whole number of BK steps, into partial.
@@ -398,7 +404,8 @@ Net.__index = Net
 -- inputs are normalised by them), seed (He initialisation: N(0, 2 / fan_in) from cuda.random,
 -- biases zero), loss_scale (f16: the starting scale, dynamic), max_steps (batches per epoch), sms
 -- (for the tile choice), gemm ("nn", the default: this file's GEMM; "library": cuda.gemm; "tensor":
--- cuda.gemm for the products its tensor cores take, this file's GEMM for the rest). f16 and
+-- cuda.gemm for the products its tensor cores take, this file's GEMM for the rest; "auto": the
+-- same, but only for products of at least M.TENSOR_MIN_MACS multiply-adds). f16 and
 -- bf16 nets keep f32 master weights and a working copy in their dtype; f16's gradients are
 -- loss-scaled (bf16 has f32's range and needs no scale). The training recipe's parts, all off by
 -- default: weight_decay (added
@@ -417,8 +424,9 @@ function M.net(k, cfg)
                              total_steps = cfg.total_steps or 0, shift = cfg.shift or 0,
                              decay_steps = cfg.decay_steps or cfg.total_steps or 0,
                              width = cfg.width or 28, gemm = cfg.gemm or "nn"}, Net)
-  if self.gemm ~= "nn" and self.gemm ~= "library" and self.gemm ~= "tensor" then
-    error("gemm " .. tostring(self.gemm) .. " is not nn, library or tensor", 2)
+  local gemms = {nn = true, library = true, tensor = true, auto = true}
+  if not gemms[self.gemm] then
+    error("gemm " .. tostring(self.gemm) .. " is not nn, library, tensor or auto", 2)
   end
   if self.schedule ~= "constant" and self.schedule ~= "cosine" then
     error("schedule " .. tostring(self.schedule) .. " is not constant or cosine", 2)
@@ -482,14 +490,27 @@ function Net:workspace(rows)
   return ws
 end
 
--- C = op(A) op(B) with epilogue epi (M.gemm's arguments) on the net's GEMM. "tensor" asks
--- cuda.gemm which kernel it would run (cuda.gemm_kernel) and takes it only for its tensor cores:
--- its SIMT kernel has no split k, so the skinny products (the ten-wide last layer's) are faster
--- on this file's GEMM.
+-- The smallest product "auto" sends to the tensor cores: their kernel's persistent pipeline
+-- takes about 7 us to start whatever the size (an H200), in which this file's split-k kernel
+-- finishes products of fewer multiply-adds (the MLP's at batch 128, and its 128 x 128 layer's at
+-- 1024: 1024 x 128 x 128 is 2^24), while its first layer's products at batch 1024 (about 2^26.6)
+-- take half the time there.
+M.TENSOR_MIN_MACS = 1 << 25
+
+-- The GEMM the net runs C = op(A) op(B) (m x n, inner size kk) on: "library" (cuda.gemm) or "nn"
+-- (this file's). "tensor" and "auto" ask cuda.gemm which kernel it would run (cuda.gemm_kernel)
+-- and take it only for its tensor cores: its SIMT kernel has no split k, so the skinny products
+-- (the ten-wide last layer's) are faster on this file's GEMM.
+function Net:gemm_for(s, A, B, C, m, n, kk, ta, tb)
+  if self.gemm == "library" then return "library" end
+  if self.gemm == "nn" or self.gemm == "auto" and m * n * kk < M.TENSOR_MIN_MACS then return "nn" end
+  local kernel = cuda.gemm_kernel(A, B, C, {trans_a = ta == 1, trans_b = tb == 1, stream = s})
+  return kernel == "tensor" and "library" or "nn"
+end
+
+-- C = op(A) op(B) with epilogue epi (M.gemm's arguments) on the net's GEMM (Net:gemm_for).
 function Net:product(s, A, B, C, bias, mask, m, n, kk, ta, tb, epi)
-  if self.gemm == "library"
-     or self.gemm == "tensor" and cuda.gemm_kernel(A, B, C, {trans_a = ta == 1, trans_b = tb == 1,
-                                                             stream = s}) == "tensor" then
+  if self:gemm_for(s, A, B, C, m, n, kk, ta, tb) == "library" then
     M.library_gemm(s, A, B, C, bias, mask, ta, tb, epi)
   else
     M.gemm(self.k, s, A, B, C, bias, mask, m, n, kk, ta, tb, epi, self.sms, self.partial)

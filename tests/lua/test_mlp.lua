@@ -398,7 +398,7 @@ end)
 
 h.test("bf16 (no loss scale) ends within 0.02 of f32's loss on every GEMM, all right", function()
   local l32 = train("f32", "launch", "sgd", 0.05)
-  for _, gemm in ipairs({"nn", "library", "tensor"}) do
+  for _, gemm in ipairs({"nn", "library", "tensor", "auto"}) do
     local l, net, acc = train("bf16", gemm == "nn" and "launch" or "graph", "sgd", 0.05, gemm)
     h.check(math.abs(l - l32) <= 0.02, string.format("bf16 (%s) loss %.4g, f32 loss %.4g", gemm,
                                                      l, l32))
@@ -419,9 +419,44 @@ h.test("f16 on cuda.gemm ends within 0.02 of f32's loss; graph replays match lau
          nil, "layer 1 W: graph against launches")
 end)
 
-h.test("a net's gemm is nn, library or tensor", function()
-  h.raises({"gemm cublas is not nn, library or tensor"}, nn.net, k,
+h.test("a net's gemm is nn, library, tensor or auto", function()
+  h.raises({"gemm cublas is not nn, library, tensor or auto"}, nn.net, k,
            {sizes = {4, 2}, dtype = "f32", batch = 1, gemm = "cublas"})
+end)
+
+-- Which GEMM each mode takes for a product: "auto" as "tensor" (cuda.gemm where its tensor cores
+-- take the product, nn.lua's elsewhere), but only from nn.TENSOR_MIN_MACS multiply-adds. The
+-- shapes are the MLP's first layer's at batch 128 (2^23.6: below) and 1024 (2^26.6: above), in
+-- bf16, which an sm_90 GPU's tensor path takes; elsewhere cuda.gemm_kernel says "simt" and every
+-- mode but "library" keeps nn.lua's.
+h.test("auto sends a product to the tensor cores only when it is large enough", function()
+  local function arrays(m, n, kk)
+    return cuda.device_array({m, kk}, "bf16"), cuda.device_array({kk, n}, "bf16"),
+           cuda.device_array({m, n}, "bf16")
+  end
+  h.check(128 * 128 * 784 < nn.TENSOR_MIN_MACS and 1024 * 128 * 784 >= nn.TENSOR_MIN_MACS,
+          "the threshold lies between the two shapes")
+  local dev_info = cuda.device()
+  local sm90 = dev_info.arch ~= "cpu" and dev_info.cc_major == 9
+  for _, shape in ipairs({{128, 128, 784}, {1024, 128, 784}}) do
+    local m, n, kk = shape[1], shape[2], shape[3]
+    local A, B, C = arrays(m, n, kk)
+    local tensor = cuda.gemm_kernel(A, B, C) == "tensor"
+    if sm90 then h.check(tensor, string.format("sm_90 takes %dx%dx%d on tensor cores", m, n, kk)) end
+    local big = m * n * kk >= nn.TENSOR_MIN_MACS
+    local want = {nn = "nn", library = "library", tensor = tensor and "library" or "nn",
+                  auto = tensor and big and "library" or "nn"}
+    for mode, expected in pairs(want) do
+      local net = nn.net(k, {sizes = {4, 2}, dtype = "bf16", batch = 1, seed = 1, gemm = mode})
+      h.eq(net:gemm_for(nil, A, B, C, m, n, kk, 0, 0), expected,
+           string.format("%s for %dx%dx%d", mode, m, n, kk))
+    end
+    if sm90 then
+      local net = nn.net(k, {sizes = {4, 2}, dtype = "bf16", batch = 1, seed = 1, gemm = "auto"})
+      h.eq(net:gemm_for(nil, A, B, C, m, n, kk, 0, 0), big and "library" or "nn",
+           string.format("auto on sm_90 for %dx%dx%d", m, n, kk))
+    end
+  end
 end)
 
 h.run()
