@@ -45,6 +45,14 @@ static void param_type(cujit_program *p, const char *name, size_t index, const c
   cujit_kernel_free(k);
 }
 
+/* Options for sm_90 that give the kernels' signatures rather than have them read. */
+static cujit_compile_options sm90_given(const char *const *sigs, size_t count) {
+  return (cujit_compile_options){.size = sizeof(cujit_compile_options),
+                                 .arch = "sm_90",
+                                 .signatures = sigs,
+                                 .signature_count = count};
+}
+
 static const char *ifdef_src =
     "#ifdef D\n"
     "extern \"C\" __global__ void scale(double *x, int n) { x[n] *= 2; }\n"
@@ -92,10 +100,7 @@ Test(scan_compiled, macro_kernels_take_explicit_signatures) {
   compile_fails("__device__ void not_a_kernel(int *x) {}\n", &sm90, CUJIT_ERROR_NOT_FOUND,
                 "no __global__ kernel", NULL);
   const char *sigs[] = {"scale(float *x, int n)"};
-  cujit_compile_options o = {.size = sizeof(cujit_compile_options),
-                             .arch = "sm_90",
-                             .signatures = sigs,
-                             .signature_count = 1};
+  cujit_compile_options o = sm90_given(sigs, 1);
   cujit_program *p = compile_ok(macro_src, &o);
   cr_assert_eq(cujit_program_kernel_count(p), 1);
   param_type(p, "scale", 0, "float *", CUJIT_F32);
@@ -128,10 +133,7 @@ Test(scan_compiled, macro_calls_before_a_kernel_are_not_its_name) {
   only_plain_is_read(&sm90);
   if (cujit_set_device(engine, CUJIT_DEVICE_CPU) == CUJIT_OK) only_plain_is_read(NULL);
   const char *sigs[] = {"one(float *x, int n)", "two(double *x, int n)", "plain(int *y, float z)"};
-  cujit_compile_options o = {.size = sizeof(cujit_compile_options),
-                             .arch = "sm_90",
-                             .signatures = sigs,
-                             .signature_count = 3};
+  cujit_compile_options o = sm90_given(sigs, 3);
   cujit_program *p = compile_ok(macro_calls_src, &o);
   cr_assert_eq(cujit_program_kernel_count(p), 3);
   param_type(p, "two", 0, "double *", CUJIT_F64);
@@ -161,10 +163,7 @@ Test(scan_compiled, kernels_only_a_macro_writes_are_named_or_explained) {
 
 Test(scan_compiled, a_wrong_explicit_signature_is_a_compile_error) {
   const char *wrong[] = {"scale(double *x, int n)"};
-  cujit_compile_options o = {.size = sizeof(cujit_compile_options),
-                             .arch = "sm_90",
-                             .signatures = wrong,
-                             .signature_count = 1};
+  cujit_compile_options o = sm90_given(wrong, 1);
   compile_fails(macro_src, &o, CUJIT_ERROR_COMPILE, "kernel 'scale' is not compiled with",
                 "correct it in the signatures option");
   const char *absent[] = {"other(float *x, int n)"};
