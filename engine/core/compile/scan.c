@@ -5,10 +5,12 @@
 ** PTX side of the confirmation is in verify.c). See scan.h for the design.
 */
 #include "scan.h"
+#include "host_code.h"
 #include "base/base.h"
 #include "lang/lexicon.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,17 +319,17 @@ static cujit_status add_kernel(scanner *sc, size_t name_i, size_t open_i, size_t
 
 /* A declaration or definition at namespace scope: is it an extern "C" __global__ kernel? */
 static cujit_status consider(scanner *sc, int definition) {
-  int global = 0, extern_c = scope_holds(sc, 'E'), templ = 0;
-  size_t global_at = 0;
+  int extern_c = scope_holds(sc, 'E'), templ = 0;
+  size_t global_at = SIZE_MAX; /* the first __global__, if any */
   for (size_t i = 0; i < sc->nstmt; i++) {
-    if (stmt_is(sc, i, "__global__"))
-      global_at = global ? global_at : i, global = 1;
-    else if (stmt_is(sc, i, "template"))
+    if (stmt_is(sc, i, "__global__")) {
+      if (global_at == SIZE_MAX) global_at = i;
+    } else if (stmt_is(sc, i, "template"))
       templ = 1;
     else if (stmt_is(sc, i, "extern") && stmt_is(sc, i + 1, "\"C\""))
       extern_c = 1;
   }
-  if (!global) return note_typedef(sc);
+  if (global_at == SIZE_MAX) return note_typedef(sc);
   if (templ) return sc->templates++, add_template(sc);
   if (!extern_c) sc->mangled++;
   /* The name follows __global__ (a specifier: `__global__ void k(`, `void __global__ k(`); what
@@ -437,40 +439,39 @@ static void number_variants(cj_scan_kernel *ks, size_t n) {
   }
 }
 
-/* How many #define directives (continued lines included) mention __global__: kernels a macro
-** writes, which the scan cannot read (it skips preprocessor lines and does not expand macros). */
-static int global_macros(const char *source) {
-  int n = 0;
-  for (const char *line = source; *line;) {
-    const char *p = line;
-    while (*p == ' ' || *p == '\t') p++;
-    int define = *p == '#';
-    if (define) {
-      p++;
-      while (*p == ' ' || *p == '\t') p++;
-      define = strncmp(p, "define", 6) == 0;
+/* How many #defines say __global__ in their replacement: kernels a macro writes, which the scan
+** cannot read (it skips preprocessor lines and does not expand macros). The directives are found
+** as host code elision finds them (host_text.c: comments, literals and continued lines as the
+** preprocessor sees them). Asked only when no kernel was read, for the message; 0 when out of
+** memory (the message then goes without the hint). */
+static int global_macros(const char *source, const char *blanked) {
+  size_t n = strlen(source), count = 0;
+  if (!memchr(source, '#', n)) return 0;
+  char *dir = calloc(n, 1);
+  cj_host_macro *macros = NULL;
+  int found = 0;
+  if (dir) cj_host_mark_directives(source, blanked, n, dir);
+  if (dir && cj_host_read_macros(source, dir, &macros, &count))
+    for (size_t i = 0; i < count; i++) {
+      size_t pos = macros[i].body;
+      cj_token t;
+      while ((t = cj_next_token(source, &pos, macros[i].end)).kind != CJ_TK_END &&
+             !cj_tok_is(source, t, "__global__")) {
+      }
+      found += t.kind != CJ_TK_END;
     }
-    const char *end = line; /* the logical line's end: a '\\' before a newline continues it */
-    while (*end && !(*end == '\n' && (end == line || end[-1] != '\\'))) end++;
-    if (define) {
-      for (const char *q = p; q + 10 <= end; q++)
-        if (memcmp(q, "__global__", 10) == 0) {
-          n++;
-          break;
-        }
-    }
-    line = *end ? end + 1 : end;
-  }
-  return n;
+  free(macros);
+  free(dir);
+  return found;
 }
 
 static cujit_status read_source(const char *source, scanner *sc, char *err, size_t err_len) {
   memset(sc, 0, sizeof *sc);
   sc->err = err, sc->err_len = err_len;
-  sc->macros = global_macros(source);
   char *blank = cj_blank_source(source);
   sc->text = blank;
   cujit_status st = blank ? scan_tokens(sc) : CUJIT_ERROR_OUT_OF_HOST_MEMORY; /* message below */
+  if (st == CUJIT_OK && sc->nks == 0) sc->macros = global_macros(source, blank);
   free(sc->stmt);
   free(blank);
   sc->text = NULL, sc->stmt = NULL;

@@ -45,11 +45,11 @@ typedef struct cj_scan_template {
 typedef struct cj_scan {
   cj_scan_kernel *kernels; /* source order */
   size_t count;
-  int given;               /* from explicit signatures, not read from the source */
-  int templates;           /* template kernels seen (for the message when no kernel is found) */
-  int mangled;             /* __global__ functions without extern "C" seen (likewise) */
-  int macros;              /* #define directives that mention __global__ (likewise) */
-  char *text;              /* the translation unit to compile and hash: source, markers, checks */
+  int given;     /* from explicit signatures, not read from the source */
+  int templates; /* template kernels seen (for the message when no kernel is found) */
+  int mangled;   /* __global__ functions without extern "C" seen (likewise) */
+  int macros;    /* #defines that write __global__ (likewise; counted only when none was read) */
+  char *text;    /* the translation unit to compile and hash: source, markers, checks */
   cj_scan_template *tmpls; /* the template kernels, for name expressions */
   size_t ntmpls;
   char **td_names, **td_types; /* the source's typedefs ("uint" -> "unsigned int") */
