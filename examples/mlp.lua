@@ -193,7 +193,6 @@ local function gemm_bench()
   end
   -- each precision on nn.lua's GEMM and on cuda.gemm (the f32 rows first, as before)
   for _, dt in ipairs(o.precision) do
-    local dummy = cuda.zeros(1, dt)
     for _, kernel in ipairs({"nn", "library"}) do
       for _, sh in ipairs(shapes) do
         local m, n, kk, ta, tb, what = table.unpack(sh)
@@ -201,13 +200,13 @@ local function gemm_bench()
         local B32 = cuda.random.normal(cuda.device_array(tb == 1 and {n, kk} or {kk, n}), 2)
         local A, B = cast(A32, dt), cast(B32, dt)
         local C = cuda.device_array({m, n}, dt)
-        local partial = cuda.zeros(8 * m * n, "f32") -- split k where the MLP would
+        local work = nn.work(8 * m * n, ((m + 32) // 32) * ((n + 31) // 32)) -- split k where the MLP would
         local reps = m * n * kk > 1e9 and 10 or 200
         local function call(s)
           if kernel == "nn" then
-            nn.gemm(k, s, A, B, C, dummy, dummy, m, n, kk, ta, tb, 0, sms, partial)
+            nn.gemm(k, s, A, B, C, m, n, kk, ta, tb, 0, {sms = sms, work = work})
           else
-            nn.library_gemm(s, A, B, C, dummy, dummy, ta, tb, 0)
+            nn.library_gemm(s, A, B, C, nil, nil, ta, tb, 0)
           end
         end
         local ms = S.gpu_ms(call, reps, nil, true)

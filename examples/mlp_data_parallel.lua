@@ -122,12 +122,13 @@ function M.trainer(k, cfg)
     end
   end
   local uploads, streams = {}, {}
+  local grads = self:gradient_buffers(cfg)
   for r, d in ipairs(cfg.devices) do
     cuda.device(d) -- the net's arrays, the upload's launches and evaluate() go to d
     local net = nn.net(k, {sizes = cfg.sizes, dtype = cfg.dtype, batch = b,
                            optimizer = cfg.optimizer, lr = cfg.lr, momentum = cfg.momentum,
                            seed = cfg.seed, max_steps = cfg.steps, sms = cfg.sms,
-                           mean = cfg.mean, std = cfg.std})
+                           mean = cfg.mean, std = cfg.std, grad = grads[r]})
     uploads[d] = uploads[d] or nn.upload(k, cfg.train) -- replicas of one device share the data
     -- one stream per device: with "kernel" the average then follows every replica's backward
     streams[d] = streams[d] or cuda.stream{device = d}
@@ -136,7 +137,6 @@ function M.trainer(k, cfg)
                                 shifts = uploads[d].shifts, -- zero: no augmentation here
                                 order = cuda.zeros(cfg.steps * b, "i32", {device = d})}}
   end
-  self:flatten_gradients()
   self:sync()
   -- Every replica starts from replica 1's weights (what DDP's constructor broadcasts): the same
   -- seed gives the same weights anyway, but this way they are identical by construction.
@@ -155,29 +155,21 @@ function M.trainer(k, cfg)
   return self
 end
 
--- Points every parameter's gradient at its slice of the replica's flat buffer. With the kernel
--- all-reduce the flat buffers are the rows of one replicas x P array on the device.
-function Trainer:flatten_gradients()
-  local total = 0
-  for _, L in ipairs(self.replicas[1].net.layers) do
-    for _, p in ipairs(L.params) do total = total + p.grad.size end
-  end
+-- Every replica's flat gradient array (its net's, nn.layout's order): with the kernel
+-- all-reduce, the rows of one replicas x P array on the device (self.stacked), else one array on
+-- each replica's device.
+function Trainer:gradient_buffers(cfg)
+  local _, total = nn.layout(cfg.sizes)
   self.params = total
   local stacked = self.reduce == "kernel"
-                  and cuda.zeros(self.n * total, self.dtype, {device = self.replicas[1].device})
-  for r, rep in ipairs(self.replicas) do
-    rep.flat = stacked and stacked:slice((r - 1) * total + 1, r * total)
-               or cuda.zeros(total, self.dtype, {device = rep.device})
-    local at = 0
-    for _, L in ipairs(rep.net.layers) do
-      for _, p in ipairs(L.params) do
-        local shape = p.grad.shape
-        p.grad = rep.flat:slice(at + 1, at + p.grad.size):reshape(shape)
-        at = at + p.grad.size
-      end
-    end
+                  and cuda.zeros(self.n * total, self.dtype, {device = cfg.devices[1]})
+  local grads = {}
+  for r, d in ipairs(cfg.devices) do
+    grads[r] = stacked and stacked:slice((r - 1) * total + 1, r * total)
+               or cuda.zeros(total, self.dtype, {device = d})
   end
   self.stacked = stacked
+  return grads
 end
 
 -- Waits for every device of the replicas.
@@ -205,7 +197,7 @@ end
 function Trainer:all_reduce()
   if self.reduce == "nccl" then
     local flats, streams = {}, {}
-    for r, rep in ipairs(self.replicas) do flats[r], streams[r] = rep.flat, rep.stream end
+    for r, rep in ipairs(self.replicas) do flats[r], streams[r] = rep.net.flat.grad, rep.stream end
     self.comm:all_reduce(flats, "avg", nil, streams)
   elseif self.reduce == "kernel" then
     local s = self.replicas[1].stream -- every replica's: they share the device and its stream

@@ -8,6 +8,8 @@
 -- only for the products its tensor cores take ("auto": only those large enough to gain). The host side (readers, epoch order, command line, chart) is nn_host.lua.
 -- Run as a script (`cujit nn.lua`, as ctest does) it only compiles its kernels for sm_90.
 local cuda = require "cujit"
+package.path = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "?.lua;" .. package.path
+local G = require "nn_gemm"
 
 local M = {}
 
@@ -18,157 +20,19 @@ end
 
 -- Kernels -------------------------------------------------------------------------------------
 
-local PREAMBLE = [==[
-#include <cujit/bf16.h>
-#include <cujit/half.h>
-#include <cujit/reduce.h>
-template <class T> struct acc_of { typedef float type; };
-template <> struct acc_of<double> { typedef double type; };
-// Storage -> accumulator (f16, bf16 and f32 widen to float, f64 stays double).
-template <class T> __device__ __forceinline__ typename acc_of<T>::type widen(T x) {
-  return (typename acc_of<T>::type)cujit::to_float(x);
-}
-// The GEMM's epilogue on entry (r, c) of C: bit 1 adds bias[c], bit 2 applies ReLU, bit 4 keeps
-// the entry only where mask[r, c] > 0.
-template <class T, class Acc>
-__device__ __forceinline__ T epilogue(Acc v, const T *bias, const T *mask, int r, int c, int N,
-                                      int epi) {
-  if (epi & 1) v += widen(bias[c]);
-  if (epi & 2) v = v > Acc(0) ? v : Acc(0);
-  if ((epi & 4) && !(widen(mask[(size_t)r * N + c]) > Acc(0))) v = 0;
-  return T(v);
+-- The learning rate of step t (nn_host.lr_at, in f32): lr, times a linear warm-up over the first
+-- `warmup` steps, times (cosine = 1) a cosine decay to 0 over the last `decay` of the run's
+-- `total` steps (1 before them).
+local RATE = [==[
+__device__ __forceinline__ float rate_at(int step, float lr, int warmup, int total, int decay,
+                                         int cosine) {
+  const float t = (float)step, start = (float)(total - decay);
+  float f = 1.0f;
+  if (cosine && decay > 0 && t > start) f = 0.5f * (1.0f + cospif((t - start) / (float)decay));
+  if (warmup > 0 && t < (float)warmup) f *= (t + 1.0f) / (float)warmup;
+  return lr * f;
 }
 ]==]
-
--- The GEMM: C[M,N] = op(A)[M,K] * op(B)[K,N], op = transpose when ta/tb is 1 (A stored K x M,
--- B stored N x K), everything row-major. Epilogue bits: 1 adds bias[col], 2 applies ReLU, 4 keeps
--- only entries where mask[row, col] > 0 (the ReLU backward). A block computes a BM x BN tile of C,
--- each thread TM x TN entries in groups of up to 4 adjacent rows/columns (so shared-memory reads
--- vectorise and do not conflict); tiles of A and B go through registers into a double-buffered
--- shared memory, the next one loading while the current one is multiplied. Out-of-range loads read
--- zeros, so any M, N, K works.
-local GEMM_CORE = [==[
-template <int ta, int tb, class T>
-__device__ __forceinline__ void gemm_tile(const T *A, const T *B, T *C, const T *bias, const T *mask,
-                                          int M, int N, int K, int epi, float *partial,
-                                          int splits,
-                                          typename acc_of<T>::type (&As)[2][BK][BM + 4],
-                                          typename acc_of<T>::type (&Bs)[2][BK][BN + 4]) {
-  typedef typename acc_of<T>::type Acc;
-  constexpr int TX = BN / TN, TY = BM / TM, NT = TX * TY;
-  constexpr int GM = TM < 4 ? TM : 4, GN = TN < 4 ? TN : 4;
-  constexpr int LA = BM * BK / NT, LB = BN * BK / NT;
-  static_assert(LA * NT == BM * BK && LB * NT == BN * BK, "tile loads must divide evenly");
-  const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
-  const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
-  Acc acc[TM][TN];
-#pragma unroll
-  for (int i = 0; i < TM; i++)
-#pragma unroll
-    for (int j = 0; j < TN; j++) acc[i][j] = 0;
-  // The next tile waits in registers as loaded (T) and is widened when stored: widened at the
-  // load, a conversion would wait for each load in turn (8 global latencies a step, one after
-  // another: bf16 products ran 30-65 % longer than f32 ones on an H200), where raw values let
-  // every load of the step be in flight at once, behind the step's FMAs.
-  T ra[LA], rb[LB];
-  auto load = [&](int k0) {
-#pragma unroll
-    for (int l = 0; l < LA; l++) {
-      const int e = tid + l * NT;
-      const int m = ta ? e % BM : e / BK, k = ta ? e / BM : e % BK;
-      const int gm = row0 + m, gk = k0 + k;
-      ra[l] = (gm < M && gk < K) ? A[ta ? (size_t)gk * M + gm : (size_t)gm * K + gk]
-                                 : cujit::from_float<T>(0.0f);
-    }
-#pragma unroll
-    for (int l = 0; l < LB; l++) {
-      const int e = tid + l * NT;
-      const int n = tb ? e / BK : e % BN, k = tb ? e % BK : e / BN;
-      const int gn = col0 + n, gk = k0 + k;
-      rb[l] = (gn < N && gk < K) ? B[tb ? (size_t)gn * K + gk : (size_t)gk * N + gn]
-                                 : cujit::from_float<T>(0.0f);
-    }
-  };
-  auto store = [&](int buf) {
-#pragma unroll
-    for (int l = 0; l < LA; l++) {
-      const int e = tid + l * NT;
-      As[buf][ta ? e / BM : e % BK][ta ? e % BM : e / BK] = widen(ra[l]);
-    }
-#pragma unroll
-    for (int l = 0; l < LB; l++) {
-      const int e = tid + l * NT;
-      Bs[buf][tb ? e % BK : e / BN][tb ? e / BK : e % BN] = widen(rb[l]);
-    }
-  };
-  // Split k (splits > 1): block z sums k in [kb, ke), a whole number of BK steps, into partial.
-  const int chunk = ((K + splits - 1) / splits + BK - 1) / BK * BK;
-  const int kb = blockIdx.z * chunk, ke = min(K, kb + chunk);
-  load(kb);
-  store(0);
-  __syncthreads();
-  int buf = 0;
-  for (int k0 = kb; k0 < ke; k0 += BK) {
-    const bool more = k0 + BK < ke;
-    if (more) load(k0 + BK);
-#pragma unroll UNROLL
-    for (int k = 0; k < BK; k++) {
-      Acc a[TM], b[TN];
-#pragma unroll
-      for (int i = 0; i < TM; i++) a[i] = As[buf][k][(i / GM) * (BM / (TM / GM)) + ty * GM + i % GM];
-#pragma unroll
-      for (int j = 0; j < TN; j++) b[j] = Bs[buf][k][(j / GN) * (BN / (TN / GN)) + tx * GN + j % GN];
-#pragma unroll
-      for (int i = 0; i < TM; i++)
-#pragma unroll
-        for (int j = 0; j < TN; j++) acc[i][j] += a[i] * b[j];
-    }
-    if (more) store(buf ^ 1);
-    __syncthreads();
-    buf ^= 1;
-  }
-#pragma unroll
-  for (int i = 0; i < TM; i++) {
-    const int r = row0 + (i / GM) * (BM / (TM / GM)) + ty * GM + i % GM;
-    if (r >= M) continue;
-#pragma unroll
-    for (int j = 0; j < TN; j++) {
-      const int c = col0 + (j / GN) * (BN / (TN / GN)) + tx * GN + j % GN;
-      if (c >= N) continue;
-      if (splits > 1) partial[((size_t)blockIdx.z * M + r) * N + c] = (float)acc[i][j];
-      else C[(size_t)r * N + c] = epilogue(acc[i][j], bias, mask, r, c, N, epi);
-    }
-  }
-}
-]==]
-
--- The transposes are template arguments (each of the four cases gets its own simple addressing;
--- as run-time branches they cost the large tile 50 more registers).
-local GEMM_BODY = [==[
-  typedef typename acc_of<T>::type Acc;
-  __shared__ __align__(16) Acc As[2][BK][BM + 4]; // A's tile, transposed (k-major)
-  __shared__ __align__(16) Acc Bs[2][BK][BN + 4];
-  if (ta) {
-    if (tb) gemm_tile<1, 1>(A, B, C, bias, mask, M, N, K, epi, partial, splits, As, Bs);
-    else gemm_tile<1, 0>(A, B, C, bias, mask, M, N, K, epi, partial, splits, As, Bs);
-  } else {
-    if (tb) gemm_tile<0, 1>(A, B, C, bias, mask, M, N, K, epi, partial, splits, As, Bs);
-    else gemm_tile<0, 0>(A, B, C, bias, mask, M, N, K, epi, partial, splits, As, Bs);
-  }
-]==]
-
-local GEMM_SIGNATURE = "%s(const T *A, const T *B, T *C, const T *bias, const T *mask, int M, "
-                       .. "int N, int K, int ta, int tb, int epi, float *partial, int splits)"
-
--- The two tile shapes: 128 x 128 (8 x 8 per thread) for large products, 32 x 32 (2 x 2 per
--- thread) for the MLP's small ones, where a large tile would leave most of the GPU idle. The
--- large one keeps its k loop rolled and 128 registers (ptxas: no spills), so two blocks fit on
--- an SM; unrolled, ptxas hoists the shared loads of all 8 steps into 167 registers (one block).
--- UNROLL and the tile sizes reach the kernel as -D macros.
-M.TILES = {
-  large = {BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, UNROLL = 1, registers = 128},
-  small = {BM = 32, BN = 32, BK = 32, TM = 2, TN = 2, UNROLL = 8},
-}
 
 local KERNELS = {
   -- Bytes from a Lua table (copied to the device by the launch) into dst at offset.
@@ -205,14 +69,17 @@ local KERNELS = {
 ]==]},
   -- Softmax cross-entropy over rows of logits, numerically stable (the row maximum is taken
   -- out before exp), fused with its gradient: dlogits = (softmax - onehot) * scale / rows, where
-  -- scale is the loss scale amp[0]. One block; the loss sum and the count of right answers go to
-  -- stats[2 * step] and stats[2 * step + 1] in a fixed order (no atomics: runs repeat exactly).
+  -- scale is the loss scale amp[0]. A thread a row; each block's loss sum and count of right
+  -- answers go to parts[2 b] and parts[2 b + 1] (M.XENT_BLOCKS blocks at most), and the last
+  -- block to finish (counted in *done) adds them, block 0 first, into stats[2 * step] and
+  -- stats[2 * step + 1]: a fixed order, so runs repeat exactly.
   xent = {"xent(const T *logits, const int *labels, T *dlogits, const float *amp, double *stats, "
-          .. "const int *state, int rows, int classes, int want_grad)", [==[
+          .. "const int *state, double *parts, int *done, int rows, int classes, int want_grad)",
+          [==[
   typedef typename acc_of<T>::type Acc;
   const Acc scale = want_grad ? Acc(amp[0]) / Acc(rows) : Acc(0);
   Acc loss = 0, right = 0;
-  for (int r = threadIdx.x; r < rows; r += blockDim.x) {
+  for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += gridDim.x * blockDim.x) {
     const T *z = logits + (size_t)r * classes;
     Acc top = widen(z[0]);
     int arg = 0;
@@ -232,7 +99,12 @@ local KERNELS = {
   }
   loss = cujit::block_sum(loss);
   right = cujit::block_sum(right);
-  if (threadIdx.x == 0) stats[2 * state[0]] = loss, stats[2 * state[0] + 1] = right;
+  if (threadIdx.x == 0) parts[2 * blockIdx.x] = loss, parts[2 * blockIdx.x + 1] = right;
+  if (last_block(done, gridDim.x) && threadIdx.x == 0) {
+    double l = 0, n = 0;
+    for (int b = 0; b < (int)gridDim.x; b++) l += __ldcg(&parts[2 * b]), n += __ldcg(&parts[2 * b + 1]);
+    stats[2 * state[0]] = l, stats[2 * state[0] + 1] = n;
+  }
 ]==]},
   -- db[c] = sum over rows of dz[r, c]: blocks of 32 columns x 8 row lanes, summed in shared memory.
   colsum = {"colsum(const T *dz, T *db, int rows, int cols)", [==[
@@ -249,141 +121,100 @@ local KERNELS = {
     db[c] = T(s);
   }
 ]==]},
-  -- The end of a split-k GEMM: C = epilogue(sum of the splits' partial products), in a fixed
-  -- order (no atomics: runs repeat exactly).
-  splitk_reduce = {"splitk_reduce(const float *partial, T *C, const T *bias, const T *mask, "
-                   .. "int M, int N, int splits, int epi)", [==[
-  const long long total = (long long)M * N;
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
-       i += (long long)gridDim.x * blockDim.x) {
-    float v = 0.0f;
-    for (int z = 0; z < splits; z++) v += partial[z * total + i];
-    C[i] = epilogue(v, bias, mask, (int)(i / N), (int)(i % N), N, epi);
-  }
-]==]},
   -- Sets *flag when any gradient is infinite or NaN (an overflow of the scaled f16 gradients).
   check_finite = {"check_finite(const T *g, int *flag, int n)", [==[
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
     if (!isfinite(widen(g[i]))) *flag = 1;
 ]==]},
-  -- The step's learning rate into rate[0] (nn_host.lr_at, in f32): lr, times a linear warm-up
-  -- over the first `warmup` steps, times (cosine = 1) a cosine decay to 0 over the last `decay`
-  -- of the run's `total` steps (1 before them); t = clock[0], the steps taken.
-  schedule = {"schedule(const int *clock, float *rate, float lr, int warmup, int total, "
-              .. "int decay, int cosine)", [==[
-  const float t = (float)clock[0], start = (float)(total - decay);
-  float f = 1.0f;
-  if (cosine && decay > 0 && t > start) f = 0.5f * (1.0f + cospif((t - start) / (float)decay));
-  if (warmup > 0 && t < (float)warmup) f *= (t + 1.0f) / (float)warmup;
-  rate[0] = lr * f;
+  -- The master weights rounded to T: a working copy.
+  round_to = {"round_to(const float *master, T *w, int n)", [==[
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    w[i] = T(master[i]);
 ]==]},
-  -- SGD with momentum and weight decay (PyTorch's: g += weight_decay p; v = momentum v + g;
-  -- p -= lr v) on the f32 master weights, the gradient unscaled by amp[0], lr = rate[0]; w gets
-  -- the master rounded to T (w may be master itself). Skipped when *flag says the gradients
-  -- overflowed.
-  sgd = {"sgd(float *master, T *w, const T *grad, float *velocity, const float *amp, "
-         .. "const int *flag, const float *rate, float weight_decay, float momentum, int n)", [==[
-  if (*flag) return;
-  const float inv = 1.0f / amp[0], lr = rate[0];
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const float v = momentum * velocity[i] + (float)widen(grad[i]) * inv + weight_decay * master[i];
-    velocity[i] = v;
-    const float p = master[i] - lr * v;
-    master[i] = p;
-    w[i] = T(p);
+  -- A whole step's update of every parameter at once (nn.net keeps them in one array each):
+  -- the learning rate of step t = clock[0] (rate_at), then SGD with momentum and weight decay
+  -- (PyTorch's: g += weight_decay p; v = momentum v + g; p -= lr v; m1 is v) or, with adam = 1,
+  -- Adam (torch.optim.Adam, its weight decay added to the gradient, t + 1 steps taken) on the
+  -- f32 master weights, the gradient unscaled by amp[0]; w gets the master rounded to T.
+  -- Skipped when *flag says the gradients overflowed. The last block to finish (counted in
+  -- *done) ends the step, once every block has read flag, clock and scale: rate[0] = the rate,
+  -- the batch counter state[0] and (unless skipped) the step clock move on, and with dynamic
+  -- loss scaling (amp = {scale, good steps, skipped steps}) the scale halves on an overflow and
+  -- doubles after 1000 good steps; *flag is cleared.
+  update = {"update(float *master, T *w, const T *grad, float *m1, float *m2, float *amp, "
+            .. "int *flag, int *state, int *clock, float *rate, int *done, float lr, int warmup, "
+            .. "int total, int decay, int cosine, float weight_decay, float momentum, "
+            .. "float beta1, float beta2, float eps, int adam, int dynamic, int n)", [==[
+  const int skip = *flag, t = clock[0];
+  const float inv = 1.0f / amp[0], lr_t = rate_at(t, lr, warmup, total, decay, cosine);
+  const int first = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
+  if (!skip && adam) {
+    const float c1 = 1.0f - powf(beta1, (float)(t + 1));
+    const float c2 = sqrtf(1.0f - powf(beta2, (float)(t + 1)));
+    for (int i = first; i < n; i += stride) {
+      const float g = (float)widen(grad[i]) * inv + weight_decay * master[i];
+      const float a = beta1 * m1[i] + (1.0f - beta1) * g;
+      const float b = beta2 * m2[i] + (1.0f - beta2) * g * g;
+      m1[i] = a, m2[i] = b;
+      const float p = master[i] - (lr_t / c1) * a / (sqrtf(b) / c2 + eps);
+      master[i] = p;
+      w[i] = T(p);
+    }
+  } else if (!skip) {
+    for (int i = first; i < n; i += stride) {
+      const float v = momentum * m1[i] + (float)widen(grad[i]) * inv + weight_decay * master[i];
+      m1[i] = v;
+      const float p = master[i] - lr_t * v;
+      master[i] = p;
+      w[i] = T(p);
+    }
   }
-]==]},
-  -- Adam (PyTorch's torch.optim.Adam, its weight decay added to the gradient), t = clock[0] + 1
-  -- steps taken; otherwise as sgd.
-  adam = {"adam(float *master, T *w, const T *grad, float *m1, float *m2, const float *amp, "
-          .. "const int *flag, const int *clock, const float *rate, float weight_decay, "
-          .. "float beta1, float beta2, float eps, int n)", [==[
-  if (*flag) return;
-  const float inv = 1.0f / amp[0], t = (float)(clock[0] + 1), lr = rate[0];
-  const float c1 = 1.0f - powf(beta1, t), c2 = sqrtf(1.0f - powf(beta2, t));
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const float g = (float)widen(grad[i]) * inv + weight_decay * master[i];
-    const float a = beta1 * m1[i] + (1.0f - beta1) * g, b = beta2 * m2[i] + (1.0f - beta2) * g * g;
-    m1[i] = a, m2[i] = b;
-    const float p = master[i] - (lr / c1) * a / (sqrtf(b) / c2 + eps);
-    master[i] = p;
-    w[i] = T(p);
+  if (last_block(done, gridDim.x) && threadIdx.x == 0) {
+    rate[0] = lr_t;
+    state[0] += 1;
+    if (!skip) clock[0] += 1;
+    if (dynamic) {
+      if (skip) amp[0] *= 0.5f, amp[1] = 0.0f, amp[2] += 1.0f;
+      else if ((amp[1] += 1.0f) >= 1000.0f) amp[0] *= 2.0f, amp[1] = 0.0f;
+    }
+    *flag = 0;
   }
-]==]},
-  -- The end of a step: the batch counter and the step clock move on; with dynamic loss scaling
-  -- the scale halves on an overflow and doubles after 1000 good steps (amp = {scale, good steps,
-  -- skipped steps}). A skipped step does not count for Adam's clock.
-  advance = {"advance(float *amp, int *flag, int *state, int *clock, int dynamic)", [==[
-  state[0] += 1;
-  if (!*flag) clock[0] += 1;
-  if (dynamic) {
-    if (*flag) amp[0] *= 0.5f, amp[1] = 0.0f, amp[2] += 1.0f;
-    else if ((amp[1] += 1.0f) >= 1000.0f) amp[0] *= 2.0f, amp[1] = 0.0f;
-  }
-  *flag = 0;
 ]==]},
 }
 
 -- Compiles every kernel (options as cuda.jit takes them; arch = "sm_90" compiles without a GPU).
 -- The generic ones are compiled for each dtype in `dtypes` now, so that none compiles in the
--- middle of a timed run.
+-- middle of a timed run. The tensor-core GEMM (gemm_mma) is compiled for a GPU of sm_80 or later
+-- only: the CPU device runs no PTX, and mma.sync's bf16 needs sm_80.
 function M.kernels(options, dtypes)
   local k = {}
   local function with(extra)
-    local o = {preamble = PREAMBLE}
+    local o = {preamble = G.PREAMBLE .. RATE}
     for key, v in pairs(options or {}) do o[key] = v end
     for key, v in pairs(extra or {}) do o[key] = v end
     return o
   end
   for name, def in pairs(KERNELS) do k[name] = cuda.jit(def[1], def[2], with()) end
-  for size, t in pairs(M.TILES) do
-    local defines = {} -- a sorted list, so the cache key is the same from run to run
-    for name, v in pairs(t) do
-      if name:match("^%u+$") then defines[#defines + 1] = name .. "=" .. v end
-    end
-    table.sort(defines)
-    k["gemm_" .. size] = cuda.jit(string.format(GEMM_SIGNATURE, "gemm_" .. size), GEMM_BODY,
-                                  with({defines = defines, preamble = PREAMBLE .. GEMM_CORE,
-                                        flags = t.registers and {"-maxrregcount=" .. t.registers}}))
-  end
+  local arch = (options or {}).arch or cuda.device().arch
+  local sm = tonumber(tostring(arch):match("^sm_(%d+)"))
+  local gemms = G.kernels(function(signature, body, extra) return cuda.jit(signature, body, with(extra)) end,
+                          sm ~= nil and sm >= 80)
+  for name, kernel in pairs(gemms) do k[name] = kernel end
   for _, dt in ipairs(dtypes or {}) do
-    for _, kernel in pairs(k) do
-      if #kernel:type_vars() > 0 then kernel:specialize(dt) end
+    for name, kernel in pairs(k) do
+      local tensor_only = name == "gemm_mma" and dt ~= "f16" and dt ~= "bf16"
+      if #kernel:type_vars() > 0 and not tensor_only then kernel:specialize(dt) end
     end
   end
   return k
 end
 
--- The launch of C = op(A) op(B) (+ epilogue) on `stream`, with the tile shape that fills the GPU:
--- large tiles once there are at least `sms` of them. With small tiles that still leave SMs idle
--- and a long k (the first layer's 784, weight gradients at batch 1024), k is split over up to 8
--- blocks (each of 4 or more BK steps) when `partial` (an f32 array) has room for the partial
--- products, and a final kernel sums them with the epilogue: a long k loop of few
--- blocks is bound by the latency of its loads, not by arithmetic.
-function M.gemm(k, s, A, B, C, bias, mask, m, n, kk, ta, tb, epi, sms, partial)
-  sms = sms or 132
-  local t = M.TILES.large
-  local size = "large"
-  if ((m + t.BM - 1) // t.BM) * ((n + t.BN - 1) // t.BN) < sms then
-    t, size = M.TILES.small, "small"
-  end
-  local gx, gy = (n + t.BN - 1) // t.BN, (m + t.BM - 1) // t.BM
-  local splits = 1
-  if partial and size == "small" and C.dtype ~= "f64" then
-    local steps = (kk + t.BK - 1) // t.BK
-    splits = math.max(1, math.min(8, (2 * sms) // (gx * gy), steps // 4, partial.size // (m * n)))
-    local chunk = ((kk + splits - 1) // splits + t.BK - 1) // t.BK * t.BK
-    splits = (kk + chunk - 1) // chunk -- no split left without work
-  end
-  k.no_partial = k.no_partial or cuda.zeros(1, "f32")
-  local threads = (t.BM // t.TM) * (t.BN // t.TN)
-  k["gemm_" .. size][{grid = {gx, gy, splits}, block = threads, stream = s}](
-    A, B, C, bias, mask, m, n, kk, ta, tb, epi, partial or k.no_partial, splits)
-  if splits > 1 then
-    k.splitk_reduce[{blocks(m * n, 256, 1024), 256, stream = s}](partial, C, bias, mask, m, n,
-                                                                  splits, epi)
-  end
-end
+M.TILES = G.TILES
+M.work = G.work
+
+-- The launch of C = op(A) op(B) with epilogue epi on stream s: nn_gemm.lua's M.gemm (o: bias,
+-- mask, ones, sms, work, simt).
+M.gemm = G.gemm
 
 -- The same product through cujit's own GEMM, cuda.gemm (the epilogue bits as M.gemm's; bias and
 -- mask are used only where their bit is set): on an H200 its tensor-core path (wgmma fed by TMA)
@@ -437,47 +268,73 @@ function M.net(k, cfg)
   end
   local dt, f16 = cfg.dtype, cfg.dtype == "f16"
   local low = f16 or dt == "bf16" -- a working copy in dt beside the f32 master
-  self.layers = {}
+  -- Every parameter lives in one array per role (master, working copy, gradient, the
+  -- optimiser's m1 and m2) at its offset (M.layout): one kernel updates them all. A
+  -- parameter's arrays are views of them. cfg.grad, when given, is the gradients' array (a
+  -- data-parallel trainer's slice of its all-reduce buffer).
+  local layout, total = M.layout(cfg.sizes)
+  local master = cuda.zeros(total, dt == "f64" and "f64" or "f32")
+  local flat = {master = master, w = low and cuda.device_array(total, dt) or master,
+                grad = cfg.grad or cuda.zeros(total, dt), m1 = cuda.zeros(total, "f32"),
+                m2 = self.optimizer == "adam" and cuda.zeros(total, "f32") or nil}
+  if flat.grad.size ~= total or flat.grad.dtype ~= dt then
+    error(string.format("grad: %d %s values given, the net has %d %s", flat.grad.size,
+                        flat.grad.dtype, total, dt), 2)
+  end
+  local function view(a, p) return a:slice(p.offset + 1, p.offset + p.size):reshape(p.shape) end
+  self.flat, self.layers = flat, {}
   for l = 1, #cfg.sizes - 1 do
-    local fin, fout = cfg.sizes[l], cfg.sizes[l + 1]
-    local L = {fin = fin, fout = fout, params = {}}
-    for _, p in ipairs({{"W", {fin, fout}}, {"b", fout}}) do
+    local L = {fin = cfg.sizes[l], fout = cfg.sizes[l + 1], params = {}}
+    for _, p in ipairs(layout[l]) do
+      local P = {name = p.name, master = view(master, p), w = view(flat.w, p),
+                 grad = view(flat.grad, p), velocity = view(flat.m1, p),
+                 m2 = flat.m2 and view(flat.m2, p) or nil}
       -- f64 nets are for gradient checks: their master is their weights, never updated
-      local master = cuda.zeros(p[2], dt == "f64" and "f64" or "f32")
-      if p[1] == "W" then
-        cuda.random.normal(master, cfg.seed + l, 0, math.sqrt(2 / fin))
-      end
-      local w = master
-      if low then -- the working copy, rounded from the master
-        w = cuda.device_array(p[2], dt)
-        k.sgd[{blocks(master.size, 256), 256}](master, w, cuda.zeros(p[2], dt),
-                                              cuda.zeros(p[2], "f32"),
-                                              cuda.to_device({1, 0, 0}, "f32"),
-                                              cuda.zeros(1, "i32"), cuda.zeros(1, "f32"), 0, 0,
-                                              master.size)
-      end
-      L.params[#L.params + 1] = {name = p[1], master = master, w = w,
-                                 grad = cuda.zeros(p[2], dt), velocity = cuda.zeros(p[2], "f32"),
-                                 m2 = self.optimizer == "adam" and cuda.zeros(p[2], "f32") or nil}
+      if p.name == "W" then cuda.random.normal(P.master, cfg.seed + l, 0, math.sqrt(2 / L.fin)) end
+      L.params[#L.params + 1] = P
     end
     self.layers[l] = L
   end
+  if low then k.round_to[{blocks(total, 256, 1024), 256}](master, flat.w, total) end
   self.amp = cuda.to_device({f16 and (cfg.loss_scale or 1024) or 1, 0, 0}, "f32")
   self.flag = cuda.zeros(1, "i32")
   self.state = cuda.zeros(1, "i32") -- the batch within the epoch
   self.clock = cuda.zeros(1, "i32") -- steps taken (Adam's t, the schedule's)
-  self.rate = cuda.zeros(1, "f32") -- this step's learning rate (the schedule kernel's)
+  self.rate = cuda.zeros(1, "f32") -- the last step's learning rate (the update kernel's)
   self.stats = cuda.zeros(2 * math.max(cfg.max_steps or 1, 1), "f64")
+  self.parts = cuda.zeros(2 * M.XENT_BLOCKS, "f64") -- the loss's sums per block
+  self.done = cuda.zeros(2, "i32") -- blocks finished: the loss's, the update's (0 between launches)
   self.dummy = cuda.zeros(1, dt)
   self.ws = self:workspace(cfg.batch)
-  -- room for 8 splits of the largest product of a step (f64 nets never split)
-  local largest = 0
+  -- split k's room: 8 splits of the largest product of a step, a counter per 32 x 32 tile
+  local entries, tiles = 0, 0
   for l, L in ipairs(self.layers) do
-    largest = math.max(largest, cfg.batch * L.fout, L.fin * L.fout, l > 1 and cfg.batch * L.fin or 0)
+    for _, mn in ipairs({{cfg.batch, L.fout}, {L.fin + 1, L.fout}, {cfg.batch, L.fin}}) do
+      entries = math.max(entries, mn[1] * mn[2])
+      tiles = math.max(tiles, ((mn[1] + 31) // 32) * ((mn[2] + 31) // 32))
+    end
   end
-  self.partial = dt ~= "f64" and cuda.zeros(8 * largest, "f32") or nil
+  self.work = dt ~= "f64" and M.work(8 * entries, tiles) or nil
   return self
 end
+
+-- Where each parameter of a net of these layer sizes lives in the net's flat arrays: layout[l]
+-- = {{name = "W", shape = {fan_in, fan_out}, offset, size}, {name = "b", ...}}, each offset a
+-- multiple of 64 elements (so that every parameter starts 128-byte aligned); and the arrays' size.
+function M.layout(sizes)
+  local layout, total = {}, 0
+  for l = 1, #sizes - 1 do
+    layout[l] = {}
+    for _, p in ipairs({{"W", {sizes[l], sizes[l + 1]}}, {"b", {sizes[l + 1]}}}) do
+      local size = p[2][1] * (p[2][2] or 1)
+      layout[l][#layout[l] + 1] = {name = p[1], shape = p[2], offset = total, size = size}
+      total = total + (size + 63) // 64 * 64
+    end
+  end
+  return layout, total
+end
+
+M.XENT_BLOCKS = 64
 
 -- Activations and their gradients for `rows` rows.
 function Net:workspace(rows)
@@ -508,12 +365,13 @@ function Net:gemm_for(s, A, B, C, m, n, kk, ta, tb)
   return kernel == "tensor" and "library" or "nn"
 end
 
--- C = op(A) op(B) with epilogue epi (M.gemm's arguments) on the net's GEMM (Net:gemm_for).
+-- C = op(A) op(B) with epilogue epi (bits as M.gemm's) on the net's GEMM (Net:gemm_for).
 function Net:product(s, A, B, C, bias, mask, m, n, kk, ta, tb, epi)
   if self:gemm_for(s, A, B, C, m, n, kk, ta, tb) == "library" then
     M.library_gemm(s, A, B, C, bias, mask, ta, tb, epi)
   else
-    M.gemm(self.k, s, A, B, C, bias, mask, m, n, kk, ta, tb, epi, self.sms, self.partial)
+    M.gemm(self.k, s, A, B, C, m, n, kk, ta, tb, epi,
+           {bias = bias, mask = mask, sms = self.sms, work = self.work})
   end
 end
 
@@ -524,63 +382,54 @@ function Net:forward(ws, s, want_grad, stats, state)
   local input = ws.x
   for l = 1, n do
     local L = self.layers[l]
-    self:product(s, input, L.params[1].w, ws.h[l], L.params[2].w, self.dummy, ws.rows, L.fout,
-                 L.fin, 0, 0, l < n and 3 or 1)
+    self:product(s, input, L.params[1].w, ws.h[l], L.params[2].w, nil, ws.rows, L.fout, L.fin, 0,
+                 0, l < n and 3 or 1)
     input = ws.h[l]
   end
-  k.xent[{1, 256, stream = s}](ws.h[n], ws.y, ws.dz[n], self.amp, stats or self.stats,
-                               state or self.state, ws.rows, self.layers[n].fout,
-                               want_grad and 1 or 0)
+  k.xent[{blocks(ws.rows, 128, M.XENT_BLOCKS), 128, stream = s}](
+    ws.h[n], ws.y, ws.dz[n], self.amp, stats or self.stats, state or self.state, self.parts,
+    self.done:slice(1, 1), ws.rows, self.layers[n].fout, want_grad and 1 or 0)
 end
 
--- Issues the backward pass (after forward with want_grad): every parameter's gradient.
+-- Issues the backward pass (after forward with want_grad): every parameter's gradient. A layer's
+-- weight and bias gradients come from one product, dW = X^T dZ with a row of ones appended to
+-- X^T, whose output row is db = 1^T dZ (M.gemm's epilogue bit 8), unless cuda.gemm runs it.
 function Net:backward(ws, s)
   local k = self.k
   for l = #self.layers, 1, -1 do
     local L = self.layers[l]
+    local W, b = L.params[1], L.params[2]
     local input = l > 1 and ws.h[l - 1] or ws.x
-    self:product(s, input, ws.dz[l], L.params[1].grad, self.dummy, self.dummy, L.fin, L.fout,
-                 ws.rows, 1, 0, 0)                                        -- dW = X^T dZ
-    k.colsum[{grid = blocks(L.fout, 32), block = {32, 8}, stream = s}](ws.dz[l], L.params[2].grad,
-                                                                       ws.rows, L.fout) -- db
+    if self:gemm_for(s, input, ws.dz[l], W.grad, L.fin, L.fout, ws.rows, 1, 0) == "library" then
+      M.library_gemm(s, input, ws.dz[l], W.grad, nil, nil, 1, 0, 0)
+      k.colsum[{grid = blocks(L.fout, 32), block = {32, 8}, stream = s}](ws.dz[l], b.grad,
+                                                                         ws.rows, L.fout)
+    else
+      M.gemm(k, s, input, ws.dz[l], W.grad, L.fin, L.fout, ws.rows, 1, 0, 8,
+             {ones = b.grad, sms = self.sms, work = self.work})
+    end
     if l > 1 then                                                         -- dZ' = dZ W^T . [H > 0]
-      self:product(s, ws.dz[l], L.params[1].w, ws.dz[l - 1], self.dummy, ws.h[l - 1], ws.rows,
-                   L.fin, L.fout, 0, 1, 4)
+      self:product(s, ws.dz[l], W.w, ws.dz[l - 1], nil, ws.h[l - 1], ws.rows, L.fin, L.fout, 0, 1,
+                   4)
     end
   end
 end
 
--- Issues the update of every parameter (and, for f16, the overflow check first), then the end of
--- the step (the batch counter, the loss scale).
+-- Issues the update of every parameter (for f16, after the overflow check of every gradient),
+-- which ends the step (the batch counter, the step clock, the loss scale): two kernels for f16,
+-- one otherwise.
 function Net:update(s)
-  local k = self.k
+  local k, f = self.k, self.flat
   if self.dtype == "f64" then error("f64 nets are for gradient checks; train in f32 or f16", 2) end
-  for _, L in ipairs(self.layers) do
-    for _, p in ipairs(L.params) do
-      local n = p.grad.size
-      if self.dtype == "f16" then
-        k.check_finite[{blocks(n, 256, 256), 256, stream = s}](p.grad, self.flag, n)
-      end
-    end
+  local n = f.master.size
+  if self.dtype == "f16" then
+    k.check_finite[{blocks(n, 256, 256), 256, stream = s}](f.grad, self.flag, n)
   end
-  k.schedule[{1, 1, stream = s}](self.clock, self.rate, self.lr, self.warmup, self.total_steps,
-                                 self.decay_steps, self.schedule == "cosine" and 1 or 0)
-  for _, L in ipairs(self.layers) do
-    for _, p in ipairs(L.params) do
-      local n = p.grad.size
-      if self.optimizer == "adam" then
-        k.adam[{blocks(n, 256, 1024), 256, stream = s}](p.master, p.w, p.grad, p.velocity, p.m2,
-                                                        self.amp, self.flag, self.clock, self.rate,
-                                                        self.weight_decay, 0.9, 0.999, 1e-8, n)
-      else
-        k.sgd[{blocks(n, 256, 1024), 256, stream = s}](p.master, p.w, p.grad, p.velocity, self.amp,
-                                                       self.flag, self.rate, self.weight_decay,
-                                                       self.momentum, n)
-      end
-    end
-  end
-  k.advance[{1, 1, stream = s}](self.amp, self.flag, self.state, self.clock,
-                                self.dtype == "f16" and 1 or 0)
+  k.update[{blocks(n, 256, 1024), 256, stream = s}](
+    f.master, f.w, f.grad, f.m1, f.m2 or f.m1, self.amp, self.flag, self.state, self.clock,
+    self.rate, self.done:slice(2, 2), self.lr, self.warmup, self.total_steps, self.decay_steps,
+    self.schedule == "cosine" and 1 or 0, self.weight_decay, self.momentum or 0, 0.9, 0.999,
+    1e-8, self.optimizer == "adam" and 1 or 0, self.dtype == "f16" and 1 or 0, n)
 end
 
 -- One training step on the batch that data.order and the device's step counter name.

@@ -51,26 +51,66 @@ local function check_product(got, Ah, Bh, bh, mh, m, n, kk, ta, tb, epi, unit, r
   end
 end
 
-h.test("GEMM: the four products and the epilogues, both tiles, f64 and f32, odd sizes", function()
-  -- {m, n, k, split}: with split, nn.gemm gets room for partial products and splits k (f32)
-  for _, dt in ipairs({"f64", "f32"}) do
-    for tile, sms in pairs(TILE_SMS) do
-      for _, shape in ipairs({{37, 45, 70}, {130, 129, 17}, {37, 45, 300, true}}) do
-        local m, n, kk = shape[1], shape[2], shape[3]
-        local partial = shape[4] and cuda.zeros(8 * m * n, "f32") or nil
-        for _, op in ipairs({{0, 0}, {1, 0}, {0, 1}, {1, 1}}) do
-          for _, epi in ipairs({0, 3, 5}) do
-            local ta, tb = op[1], op[2]
-            local A, B = h.random_floats(m * kk), h.random_floats(kk * n)
-            local bias, mask = h.random_floats(n), h.random_floats(m * n)
-            local C = cuda.full({m, n}, h.POISON, dt)
-            nn.gemm(k, nil, dev(A, dt), dev(B, dt), C, dev(bias, dt), dev(mask, dt), m, n, kk, ta,
-                    tb, epi, sms, partial)
-            local got = C:copy_to_host()
-            local Ah, Bh = dev(A, dt):totable(), dev(B, dt):totable() -- as stored
-            local bh, mh = dev(bias, dt):totable(), dev(mask, dt):totable()
-            check_product(got, Ah, Bh, bh, mh, m, n, kk, ta, tb, epi,
-                          dt == "f64" and 2 ^ -52 or 2 ^ -23, 0, dt .. " " .. tile .. " tile")
+-- The kernels nn.gemm can take, {dtype, tile, options}: the SIMT tiles in f64 and f32 (the `sms`
+-- that makes it pick each), the SIMT kernel in bf16 (simt = true), and on a GPU of sm_80 or later
+-- the tensor-core kernel (mma) in f16 and bf16.
+local GEMM_KERNELS = {{"f64", "large", {sms = 1}}, {"f64", "small", {sms = 1 << 30}},
+                      {"f32", "large", {sms = 1}}, {"f32", "small", {sms = 1 << 30}},
+                      {"bf16", "small", {sms = 1 << 30, simt = true}}}
+if k.gemm_mma then
+  GEMM_KERNELS[#GEMM_KERNELS + 1] = {"f16", "mma", {}}
+  GEMM_KERNELS[#GEMM_KERNELS + 1] = {"bf16", "mma", {}}
+end
+-- C's own rounding to its dtype, relative (f32's and f64's are inside the accumulation's bound)
+local ROUND = {f64 = 0, f32 = 0, f16 = 2 ^ -11, bf16 = 2 ^ -8}
+
+h.test("GEMM: the four products, the epilogues and the ones row, every kernel, odd sizes, split k",
+       function()
+  -- {m, n, k, split}: with split, nn.gemm gets a work space and must split k (not the large tile)
+  for _, kernel in ipairs(GEMM_KERNELS) do
+    local dt, tile, opts = kernel[1], kernel[2], kernel[3]
+    for _, shape in ipairs({{37, 45, 70}, {130, 129, 17}, {37, 45, 300, true}}) do
+      local m, n, kk = shape[1], shape[2], shape[3]
+      local split = (shape[4] and tile ~= "large" and dt ~= "f64") == true
+      for _, op in ipairs({{0, 0}, {1, 0}, {0, 1}, {1, 1}}) do
+        for _, epi in ipairs({0, 3, 5, 8, 13}) do
+          local ta, tb = op[1], op[2]
+          local A, B = h.random_floats(m * kk), h.random_floats(kk * n)
+          local bias, mask = h.random_floats(n), h.random_floats(m * n)
+          local C, ones = cuda.full({m, n}, h.POISON, dt), cuda.full(n, h.POISON, dt)
+          local work = shape[4] and nn.work(8 * (m + 1) * n, 64) or nil
+          local o = {bias = dev(bias, dt), mask = dev(mask, dt), ones = ones, sms = opts.sms,
+                     simt = opts.simt, work = work}
+          local what = string.format("%s %s", dt, tile)
+          local size, splits = nn.gemm(k, nil, dev(A, dt), dev(B, dt), C, m, n, kk, ta, tb, epi, o)
+          h.eq(size, tile, what .. ": the kernel taken")
+          h.check((splits > 1) == split, string.format("%s: %d splits for %dx%dx%d", what, splits,
+                                                       m, n, kk))
+          local got = C:copy_to_host()
+          local Ah, Bh = dev(A, dt):totable(), dev(B, dt):totable() -- as stored
+          local bh, mh = dev(bias, dt):totable(), dev(mask, dt):totable()
+          local unit = dt == "f64" and 2 ^ -52 or 2 ^ -23
+          check_product(got, Ah, Bh, bh, mh, m, n, kk, ta, tb, epi, unit, ROUND[dt], what)
+          local sums = ones:copy_to_host()
+          for j = 1, n do -- row m of the product, the column sums of op(B); untouched without bit 8
+            local s, mag = 0, 0
+            for l = 1, kk do
+              local t = at(Bh, tb, l, j, kk, n)
+              s, mag = s + t, mag + math.abs(t)
+            end
+            local want = epi & 8 ~= 0 and s or h.POISON
+            if math.abs(sums[j] - want) > 2 * (kk + 1) * unit * mag + ROUND[dt] * math.abs(want) then
+              error(string.format("%s %dx%dx%d ta=%d tb=%d epi=%d: ones[%d] = %.17g, want %.17g",
+                                  what, m, n, kk, ta, tb, epi, j, sums[j], want))
+            end
+          end
+          if split then
+            local c = work.counters:copy_to_host()
+            for i = 1, #c do h.eq(c[i], 0, what .. ": tile counters back to 0") end
+            -- the splits are summed in a fixed order: the same product again, the same bits
+            local again = cuda.full({m, n}, h.POISON, dt)
+            nn.gemm(k, nil, dev(A, dt), dev(B, dt), again, m, n, kk, ta, tb, epi, o)
+            h.same(again:copy_to_host(), got, nil, what .. ": split k repeats exactly")
           end
         end
       end
@@ -136,8 +176,9 @@ h.test("softmax cross-entropy: loss, gradient, right answers, extreme logits", f
     local dlogits = cuda.full({#rows, 5}, h.POISON, dt)
     local stats, state = cuda.zeros(2, "f64"), cuda.zeros(1, "i32")
     local scale = 4 -- the loss scale multiplies the gradient only
+    local parts, done = cuda.zeros(2, "f64"), cuda.zeros(1, "i32")
     k.xent[{1, 256}](logits, dev(labels, "i32"), dlogits, dev({scale, 0, 0}, "f32"), stats, state,
-                     #rows, 5, 1)
+                     parts, done, #rows, 5, 1)
     local st, g = stats:copy_to_host(), dlogits:copy_to_host()
     local loss, right = 0, 0
     local tol = dt == "f64" and 1e-12 or 2e-6
@@ -157,8 +198,37 @@ h.test("softmax cross-entropy: loss, gradient, right answers, extreme logits", f
     -- without want_grad the gradient is left alone
     dlogits:fill(h.POISON)
     k.xent[{1, 256}](logits, dev(labels, "i32"), dlogits, dev({1, 0, 0}, "f32"), stats, state,
-                     #rows, 5, 0)
+                     parts, done, #rows, 5, 0)
     h.eq(dlogits:max(), h.POISON, dt .. ": no gradient written without want_grad")
+  end
+end)
+
+h.test("softmax cross-entropy over many blocks: their sums added once, at the step's place",
+       function()
+  local rows, classes = 1000, 10
+  local z, labels = h.random_floats(rows * classes), {}
+  for r = 1, rows do labels[r] = (r * 7) % classes end
+  for _, grid in ipairs({1, 3, 8}) do
+    local logits = dev(z, "f32")
+    local zh = logits:copy_to_host()
+    local stats = cuda.full(6, -1, "f64")
+    local state, done = dev({1}, "i32"), cuda.zeros(1, "i32")
+    local parts = cuda.full(2 * grid, h.POISON, "f64")
+    k.xent[{grid, 128}](logits, dev(labels, "i32"), cuda.zeros({rows, classes}, "f32"),
+                        dev({1, 0, 0}, "f32"), stats, state, parts, done, rows, classes, 1)
+    local loss, right = 0, 0
+    for r = 1, rows do
+      local row = {}
+      for c = 1, classes do row[c] = zh[(r - 1) * classes + c] end
+      local l, _, arg = xent_ref(row, labels[r])
+      loss, right = loss + l, right + (arg == labels[r] and 1 or 0)
+    end
+    local st = stats:copy_to_host()
+    local what = grid .. " blocks"
+    h.near(st[3], loss, 1e-5, what .. ": loss sum at step 1")
+    h.eq(st[4], right, what .. ": right answers at step 1")
+    h.same({st[1], st[2], st[5], st[6]}, {-1, -1, -1, -1}, nil, what .. ": other steps untouched")
+    h.eq(done:copy_to_host()[1], 0, what .. ": the block counter back to 0")
   end
 end)
 
@@ -224,56 +294,89 @@ h.test("f64 nets refuse to train (their master is their weights)", function()
   h.raises("f64 nets are for gradient checks", function() random_net(1):update(nil) end)
 end)
 
-h.test("SGD and Adam with weight decay: one step against their formulas; an overflow skips it",
+-- One launch of the update kernel (f16 working copy and gradients) over the parameters o.w0 with
+-- gradients o.g0, m1 = o.v0 and m2 = o.m2 on o.grid blocks; o also sets flag, state, clock, amp
+-- (default {2, 0, 0}: the gradients are scaled by 2), lr, warmup, total, decay, cosine, wd,
+-- momentum, adam, dynamic. Returns every array as the kernel left it, as host tables.
+local function run_update(o)
+  local n = #o.w0
+  local a = {master = dev(o.w0, "f32"), w = cuda.zeros(n, "f16"), grad = dev(o.g0, "f16"),
+             m1 = dev(o.v0, "f32"), m2 = dev(o.m2 or o.v0, "f32"), amp = dev(o.amp or {2, 0, 0}, "f32"),
+             flag = dev({o.flag or 0}, "i32"), state = dev({o.state or 5}, "i32"),
+             clock = dev({o.clock or 0}, "i32"), rate = cuda.full(1, -1, "f32"),
+             done = cuda.zeros(1, "i32")}
+  k.update[{o.grid or 1, 256}](a.master, a.w, a.grad, a.m1, a.m2, a.amp, a.flag, a.state, a.clock,
+                               a.rate, a.done, o.lr, o.warmup or 0, o.total or 0, o.decay or 0,
+                               o.cosine or 0, o.wd or 0, o.momentum or 0, 0.9, 0.999, 1e-8,
+                               o.adam or 0, o.dynamic or 0, n)
+  local r = {}
+  for name, arr in pairs(a) do r[name] = arr:copy_to_host() end
+  return r
+end
+
+h.test("the update: SGD and Adam with weight decay against their formulas, on every block",
        function()
-  local n, wd = 5, 0.03
-  local w0, g0, v0 = h.random_floats(n), h.random_floats(n), h.random_floats(n)
-  local function run(kernel, flag, ...)
-    local w, m1 = dev(w0, "f32"), dev(v0, "f32")
-    local wh = cuda.zeros(n, "f16")
-    local args = {...}
-    if kernel == "sgd" then
-      k.sgd[{1, 256}](w, wh, dev(g0, "f16"), m1, dev({2, 0, 0}, "f32"), dev({flag}, "i32"),
-                      dev({args[1]}, "f32"), wd, args[2], n)
-      return w:copy_to_host(), m1:copy_to_host(), wh:copy_to_host()
+  for _, n in ipairs({5, 3000}) do -- 3000 on 4 blocks of 256: each thread takes three
+    local wd = 0.03
+    local w0, g0, v0, m20 = h.random_floats(n), h.random_floats(n), h.random_floats(n), {}
+    for i = 1, n do m20[i] = 0.125 * (i % 5 + 1) end
+    local gh = dev(g0, "f16"):copy_to_host() -- the f16 gradients as stored; the loss scale is 2
+    local r = run_update({w0 = w0, g0 = g0, v0 = v0, lr = 0.1, momentum = 0.9, wd = wd,
+                          grid = n > 256 and 4 or 1})
+    for i = 1, n do
+      local vi = 0.9 * h.f32(v0[i]) + gh[i] / 2 + wd * h.f32(w0[i])
+      h.near(r.m1[i], vi, 1e-6, "sgd velocity " .. i)
+      h.near(r.master[i], h.f32(w0[i]) - 0.1 * vi, 1e-6, "sgd weight " .. i)
+      h.near(r.w[i], r.master[i], 1e-3, "sgd f16 copy " .. i)
     end
-    local m2 = dev({0.5, 0.25, 1, 2, 0.125}, "f32")
-    k.adam[{1, 256}](w, wh, dev(g0, "f16"), m1, m2, dev({2, 0, 0}, "f32"), dev({flag}, "i32"),
-                     dev({args[1]}, "i32"), dev({0.01}, "f32"), wd, 0.9, 0.999, 1e-8, n)
-    return w:copy_to_host(), m1:copy_to_host(), wh:copy_to_host(), m2:copy_to_host()
-  end
-  local gh = dev(g0, "f16"):copy_to_host() -- the f16 gradients as stored; the loss scale is 2
-  local w, v, wh = run("sgd", 0, 0.1, 0.9)
-  for i = 1, n do
-    local vi = 0.9 * h.f32(v0[i]) + gh[i] / 2 + wd * h.f32(w0[i])
-    h.near(v[i], vi, 1e-6, "sgd velocity " .. i)
-    h.near(w[i], h.f32(w0[i]) - 0.1 * vi, 1e-6, "sgd weight " .. i)
-    h.near(wh[i], w[i], 1e-3, "sgd f16 copy " .. i)
-  end
-  w = run("sgd", 1, 0.1, 0.9)
-  for i = 1, n do h.eq(w[i], h.f32(w0[i]), "skipped sgd step leaves weight " .. i) end
-  local w2, m1, _, m2 = run("adam", 0, 4) -- 4 steps taken before: t = 5
-  local v2 = {0.5, 0.25, 1, 2, 0.125}
-  for i = 1, n do
-    local g = gh[i] / 2 + wd * h.f32(w0[i])
-    local a, b = 0.9 * h.f32(v0[i]) + 0.1 * g, 0.999 * v2[i] + 0.001 * g * g
-    h.near(m1[i], a, 1e-6, "adam m " .. i)
-    h.near(m2[i], b, 1e-6, "adam v " .. i)
-    local step = 0.01 / (1 - 0.9 ^ 5) * a / (math.sqrt(b) / math.sqrt(1 - 0.999 ^ 5) + 1e-8)
-    h.near(w2[i], h.f32(w0[i]) - step, 1e-5, "adam weight " .. i)
+    h.near(r.rate[1], 0.1, 1e-7, "the step's rate")
+    r = run_update({w0 = w0, g0 = g0, v0 = v0, m2 = m20, lr = 0.01, adam = 1, clock = 4, wd = wd,
+                    grid = n > 256 and 4 or 1}) -- 4 steps taken before: t = 5
+    for i = 1, n do
+      local g = gh[i] / 2 + wd * h.f32(w0[i])
+      local a, b = 0.9 * h.f32(v0[i]) + 0.1 * g, 0.999 * m20[i] + 0.001 * g * g
+      h.near(r.m1[i], a, 1e-6, "adam m " .. i)
+      h.near(r.m2[i], b, 1e-6, "adam v " .. i)
+      local step = 0.01 / (1 - 0.9 ^ 5) * a / (math.sqrt(b) / math.sqrt(1 - 0.999 ^ 5) + 1e-8)
+      h.near(r.master[i], h.f32(w0[i]) - step, 1e-5, "adam weight " .. i)
+    end
+    h.eq(r.clock[1], 5, "Adam's clock moves on once")
   end
 end)
 
-h.test("the learning-rate schedule kernel against nn_host.lua's lr_at: warm-up, held, cosine", function()
-  local rate, clock = cuda.zeros(1, "f32"), cuda.zeros(1, "i32")
+h.test("the update ends the step once: counters, an overflow skips it, the dynamic loss scale",
+       function()
+  local w0, g0, v0 = h.random_floats(1000), h.random_floats(1000), h.random_floats(1000)
+  local function run(flag, amp, dynamic)
+    return run_update({w0 = w0, g0 = g0, v0 = v0, lr = 0.1, momentum = 0.9, flag = flag,
+                       amp = amp, dynamic = dynamic, state = 5, clock = 7, grid = 4})
+  end
+  local r = run(0, {2, 5, 0}, 0)
+  h.eq(r.state[1], 6, "the batch counter moves on by one, whatever the blocks")
+  h.eq(r.clock[1], 8, "the step clock moves on by one")
+  h.eq(r.done[1], 0, "the block counter back to 0")
+  h.same(r.amp, {2, 5, 0}, nil, "a static scale is left alone")
+  r = run(1, {2, 5, 0}, 1)
+  for i = 1, 1000 do h.eq(r.master[i], h.f32(w0[i]), "a skipped step leaves weight " .. i) end
+  h.same(r.m1, dev(v0, "f32"):copy_to_host(), nil, "a skipped step leaves the velocity")
+  h.eq(r.state[1], 6, "a skipped step still moves the batch on")
+  h.eq(r.clock[1], 7, "a skipped step is not counted")
+  h.eq(r.flag[1], 0, "the overflow flag is cleared")
+  h.same(r.amp, {1, 0, 1}, nil, "an overflow halves the scale, counts a skip")
+  h.same(run(0, {2, 5, 0}, 1).amp, {2, 6, 0}, nil, "a good step is counted")
+  h.same(run(0, {2, 999, 0}, 1).amp, {4, 0, 0}, nil, "the 1000th good step doubles the scale")
+end)
+
+h.test("the learning-rate schedule (the update's rate) against nn_host.lua's lr_at: warm-up, held, cosine",
+       function()
   for _, case in ipairs({{0.2, 6, 60, "cosine", 60}, {0.1, 0, 620, "cosine", 620},
                          {0.2, 4, 80, "cosine", 32}, {0.1, 32, 640, "cosine", 256},
                          {0.05, 4, 100, "constant", 100}, {0.3, 0, 0, "cosine", 0}}) do
     local lr, warmup, total, schedule, decay = table.unpack(case)
     for _, t in ipairs({0, 1, 3, 5, 6, 7, 30, 47, 48, 49, 59, 61, 79, 310, 383, 384, 385, 619}) do
-      clock:copy_from({t})
-      k.schedule[{1, 1}](clock, rate, lr, warmup, total, decay, schedule == "cosine" and 1 or 0)
-      h.near(rate:copy_to_host()[1], H.lr_at(t, lr, warmup, total, schedule, decay), 1e-6,
+      local r = run_update({w0 = {0}, g0 = {0}, v0 = {0}, lr = lr, warmup = warmup, total = total,
+                            decay = decay, cosine = schedule == "cosine" and 1 or 0, clock = t})
+      h.near(r.rate[1], H.lr_at(t, lr, warmup, total, schedule, decay), 1e-6,
              string.format("lr at step %d (lr %g, warm-up %d, %d steps, %s over the last %d)", t,
                            lr, warmup, total, schedule, decay))
     end

@@ -1,0 +1,434 @@
+-- nn_gemm.lua -- the GEMMs of examples/nn.lua, device side and launch: C = op(A) op(B) with the
+-- MLP's epilogues (bias, ReLU, the ReLU backward's mask), an optional row of ones appended to
+-- op(A) whose output row is op(B)'s column sums (a layer's bias gradient, taken in the same pass
+-- as its weight gradient), and split k finished inside the kernel (the last block of a tile to
+-- arrive sums the splits' partial products, in a fixed order: runs repeat exactly). Two kernels:
+-- a SIMT one (every dtype and device, two tile shapes) and, for f16 and bf16 on a GPU, one on
+-- the tensor cores through mma.sync. Also the preamble every nn.lua kernel starts with.
+local cuda = require "cujit"
+
+local M = {}
+
+-- The device-side basics of every kernel of nn.lua.
+M.PREAMBLE = [==[
+#include <cujit/bf16.h>
+#include <cujit/half.h>
+#include <cujit/reduce.h>
+template <class T> struct acc_of { typedef float type; };
+template <> struct acc_of<double> { typedef double type; };
+// Storage -> accumulator (f16, bf16 and f32 widen to float, f64 stays double).
+template <class T> __device__ __forceinline__ typename acc_of<T>::type widen(T x) {
+  return (typename acc_of<T>::type)cujit::to_float(x);
+}
+// The GEMM's epilogue on entry (r, c) of C: bit 1 adds bias[c], bit 2 applies ReLU, bit 4 keeps
+// the entry only where mask[r, c] > 0.
+template <class T, class Acc>
+__device__ __forceinline__ T epilogue(Acc v, const T *bias, const T *mask, int r, int c, int N,
+                                      int epi) {
+  if (epi & 1) v += widen(bias[c]);
+  if (epi & 2) v = v > Acc(0) ? v : Acc(0);
+  if ((epi & 4) && !(widen(mask[(size_t)r * N + c]) > Acc(0))) v = 0;
+  return T(v);
+}
+// Whether this block is the last of `blocks` to get here, counted in *done (after its threads'
+// writes, made visible to the last); the last one sets *done back to 0 for the next launch.
+// Every thread of the block calls it.
+__device__ __forceinline__ bool last_block(int *done, int blocks) {
+  __shared__ int last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x + threadIdx.y == 0) {
+    last = atomicAdd(done, 1) == blocks - 1;
+    if (last) *done = 0;
+  }
+  __syncthreads();
+  if (last) __threadfence();
+  return last;
+}
+]==]
+
+-- What both GEMM kernels share: op(A)'s entry as loaded (with epi bit 8, row M is all ones),
+-- where an output entry goes, and the end of a split-k tile.
+local GEMM_COMMON = [==[
+// Entry (m, k) of op(A), M x K, stored K x M when ta: zero outside, one on row M with epi & 8.
+template <int ta, class T>
+__device__ __forceinline__ T a_at(const T *A, int m, int k, int M, int K, int epi) {
+  if (k >= K) return cujit::from_float<T>(0.0f);
+  if (m < M) return A[ta ? (size_t)k * M + m : (size_t)m * K + k];
+  return cujit::from_float<T>(m == M && (epi & 8) ? 1.0f : 0.0f);
+}
+// Entry (k, n) of op(B), K x N, stored N x K when tb; zero outside.
+template <int tb, class T>
+__device__ __forceinline__ T b_at(const T *B, int k, int n, int K, int N) {
+  if (k >= K || n >= N) return cujit::from_float<T>(0.0f);
+  return B[tb ? (size_t)n * K + k : (size_t)k * N + n];
+}
+// Entry (r, c) of the product, finished: through the epilogue into C, or (row M with epi & 8,
+// the column sums of op(B)) as it is into ones.
+template <class T, class Acc>
+__device__ __forceinline__ void put(Acc v, T *C, const T *bias, const T *mask, T *ones, int r,
+                                    int c, int M, int N, int epi) {
+  if (c >= N) return;
+  if (r < M) C[(size_t)r * N + c] = epilogue(v, bias, mask, r, c, N, epi);
+  else if (r == M && (epi & 8)) ones[c] = T(v);
+}
+// Split k: after a block has written its partial products (rows < Mx = M + the ones row) of its
+// BM x BN tile, the last block of the tile to arrive sums every split's, z = 0, 1, ... in turn
+// (the order, not the arrival, fixes the result), puts them, and sets the tile's counter back
+// to 0 for the next launch.
+template <class T>
+__device__ void finish_split(const float *partial, int *counters, T *C, const T *bias,
+                             const T *mask, T *ones, int M, int N, int epi, int splits, int tile_m,
+                             int tile_n) {
+  const int Mx = M + ((epi & 8) ? 1 : 0);
+  if (!last_block(&counters[blockIdx.y * gridDim.x + blockIdx.x], splits)) return;
+  const long long plane = (long long)Mx * N;
+  for (int e = threadIdx.x; e < tile_m * tile_n; e += blockDim.x) {
+    const int r = blockIdx.y * tile_m + e / tile_n, c = blockIdx.x * tile_n + e % tile_n;
+    if (r >= Mx || c >= N) continue;
+    float v = 0.0f;
+    for (int z = 0; z < splits; z++) v += __ldcg(&partial[z * plane + (long long)r * N + c]);
+    put(v, C, bias, mask, ones, r, c, M, N, epi);
+  }
+}
+]==]
+
+-- The SIMT GEMM: a block computes a BM x BN tile of C, each thread TM x TN entries in groups of
+-- up to 4 adjacent rows/columns (so shared-memory reads vectorise and do not conflict); tiles of
+-- A and B go through registers into a double-buffered shared memory, the next one loading while
+-- the current one is multiplied. Out-of-range loads read zeros, so any M, N, K works.
+local SIMT_CORE = [==[
+template <int ta, int tb, class T>
+__device__ __forceinline__ void gemm_tile(const T *A, const T *B, T *C, const T *bias,
+                                          const T *mask, T *ones, int M, int N, int K, int epi,
+                                          float *partial, int *counters, int splits,
+                                          typename acc_of<T>::type (&As)[2][BK][BM + 4],
+                                          typename acc_of<T>::type (&Bs)[2][BK][BN + 4]) {
+  typedef typename acc_of<T>::type Acc;
+  constexpr int TX = BN / TN, TY = BM / TM, NT = TX * TY;
+  constexpr int GM = TM < 4 ? TM : 4, GN = TN < 4 ? TN : 4;
+  constexpr int LA = BM * BK / NT, LB = BN * BK / NT;
+  static_assert(LA * NT == BM * BK && LB * NT == BN * BK, "tile loads must divide evenly");
+  const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
+  const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+  Acc acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; i++)
+#pragma unroll
+    for (int j = 0; j < TN; j++) acc[i][j] = 0;
+  // The next tile waits in registers as loaded (T) and is widened when stored: widened at the
+  // load, a conversion would wait for each load in turn (8 global latencies a step, one after
+  // another: bf16 products ran 30-65 % longer than f32 ones on an H200), where raw values let
+  // every load of the step be in flight at once, behind the step's FMAs.
+  T ra[LA], rb[LB];
+  auto load = [&](int k0) {
+#pragma unroll
+    for (int l = 0; l < LA; l++) {
+      const int e = tid + l * NT;
+      ra[l] = a_at<ta>(A, row0 + (ta ? e % BM : e / BK), k0 + (ta ? e / BM : e % BK), M, K, epi);
+    }
+#pragma unroll
+    for (int l = 0; l < LB; l++) {
+      const int e = tid + l * NT;
+      rb[l] = b_at<tb>(B, k0 + (tb ? e % BK : e / BN), col0 + (tb ? e / BK : e % BN), K, N);
+    }
+  };
+  auto store = [&](int buf) {
+#pragma unroll
+    for (int l = 0; l < LA; l++) {
+      const int e = tid + l * NT;
+      As[buf][ta ? e / BM : e % BK][ta ? e % BM : e / BK] = widen(ra[l]);
+    }
+#pragma unroll
+    for (int l = 0; l < LB; l++) {
+      const int e = tid + l * NT;
+      Bs[buf][tb ? e % BK : e / BN][tb ? e / BK : e % BN] = widen(rb[l]);
+    }
+  };
+  // Split k (splits > 1): block z sums k in [kb, ke), a whole number of BK steps, into partial.
+  const int chunk = ((K + splits - 1) / splits + BK - 1) / BK * BK;
+  const int kb = blockIdx.z * chunk, ke = min(K, kb + chunk);
+  load(kb);
+  store(0);
+  __syncthreads();
+  int buf = 0;
+  for (int k0 = kb; k0 < ke; k0 += BK) {
+    const bool more = k0 + BK < ke;
+    if (more) load(k0 + BK);
+#pragma unroll UNROLL
+    for (int k = 0; k < BK; k++) {
+      Acc a[TM], b[TN];
+#pragma unroll
+      for (int i = 0; i < TM; i++) a[i] = As[buf][k][(i / GM) * (BM / (TM / GM)) + ty * GM + i % GM];
+#pragma unroll
+      for (int j = 0; j < TN; j++) b[j] = Bs[buf][k][(j / GN) * (BN / (TN / GN)) + tx * GN + j % GN];
+#pragma unroll
+      for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN; j++) acc[i][j] += a[i] * b[j];
+    }
+    if (more) store(buf ^ 1);
+    __syncthreads();
+    buf ^= 1;
+  }
+  const int Mx = M + ((epi & 8) ? 1 : 0);
+#pragma unroll
+  for (int i = 0; i < TM; i++) {
+    const int r = row0 + (i / GM) * (BM / (TM / GM)) + ty * GM + i % GM;
+#pragma unroll
+    for (int j = 0; j < TN; j++) {
+      const int c = col0 + (j / GN) * (BN / (TN / GN)) + tx * GN + j % GN;
+      if (splits == 1) put(acc[i][j], C, bias, mask, ones, r, c, M, N, epi);
+      else if (r < Mx && c < N) partial[((size_t)blockIdx.z * Mx + r) * N + c] = (float)acc[i][j];
+    }
+  }
+  if (splits > 1) finish_split(partial, counters, C, bias, mask, ones, M, N, epi, splits, BM, BN);
+}
+]==]
+
+-- The transposes are template arguments (each of the four cases gets its own simple addressing;
+-- as run-time branches they cost the large tile 50 more registers).
+local SIMT_BODY = [==[
+  typedef typename acc_of<T>::type Acc;
+  __shared__ __align__(16) Acc As[2][BK][BM + 4]; // A's tile, transposed (k-major)
+  __shared__ __align__(16) Acc Bs[2][BK][BN + 4];
+  if (ta) {
+    if (tb) gemm_tile<1, 1>(A, B, C, bias, mask, ones, M, N, K, epi, partial, counters, splits, As, Bs);
+    else gemm_tile<1, 0>(A, B, C, bias, mask, ones, M, N, K, epi, partial, counters, splits, As, Bs);
+  } else {
+    if (tb) gemm_tile<0, 1>(A, B, C, bias, mask, ones, M, N, K, epi, partial, counters, splits, As, Bs);
+    else gemm_tile<0, 0>(A, B, C, bias, mask, ones, M, N, K, epi, partial, counters, splits, As, Bs);
+  }
+]==]
+
+-- The tensor-core GEMM (f16 and bf16, f32 accumulation): a 64 x 64 tile a block of four warps,
+-- each warp 32 x 32 of it as 2 x 4 mma.sync.m16n8k16 tiles. Shared memory holds op(A)'s tile
+-- with k contiguous and op(B)'s transposed (n rows, k contiguous), so every fragment register is
+-- one 32-bit read (a pair along k); rows are padded to 40 elements, which puts a fragment's eight
+-- rows in distinct banks. Loads and split k as the SIMT kernel's.
+local MMA_CORE = [==[
+template <class T> struct mma_kind;
+template <> struct mma_kind<__half> { static constexpr bool bf16 = false; };
+template <> struct mma_kind<__nv_bfloat16> { static constexpr bool bf16 = true; };
+template <class T>
+__device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0,
+                                         unsigned b1) {
+  if (mma_kind<T>::bf16)
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+constexpr int MBM = 64, MBN = 64, MBK = 32, MPAD = 8, MNT = 128;
+template <int ta, int tb, class T>
+__device__ __forceinline__ void mma_tile(const T *A, const T *B, T *C, const T *bias,
+                                         const T *mask, T *ones, int M, int N, int K, int epi,
+                                         float *partial, int *counters, int splits,
+                                         T (&As)[2][MBM][MBK + MPAD], T (&Bs)[2][MBN][MBK + MPAD]) {
+  constexpr int LA = MBM * MBK / MNT, LB = MBN * MBK / MNT;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int wm = warp / 2 * 32, wn = warp % 2 * 32;
+  const int row0 = blockIdx.y * MBM, col0 = blockIdx.x * MBN;
+  float acc[2][4][4] = {};
+  T ra[LA], rb[LB];
+  auto load = [&](int k0) {
+#pragma unroll
+    for (int l = 0; l < LA; l++) {
+      const int e = tid + l * MNT;
+      ra[l] = a_at<ta>(A, row0 + (ta ? e % MBM : e / MBK), k0 + (ta ? e / MBM : e % MBK), M, K, epi);
+    }
+#pragma unroll
+    for (int l = 0; l < LB; l++) {
+      const int e = tid + l * MNT;
+      rb[l] = b_at<tb>(B, k0 + (tb ? e % MBK : e / MBN), col0 + (tb ? e / MBK : e % MBN), K, N);
+    }
+  };
+  auto store = [&](int buf) {
+#pragma unroll
+    for (int l = 0; l < LA; l++) {
+      const int e = tid + l * MNT;
+      As[buf][ta ? e % MBM : e / MBK][ta ? e / MBM : e % MBK] = ra[l];
+    }
+#pragma unroll
+    for (int l = 0; l < LB; l++) {
+      const int e = tid + l * MNT;
+      Bs[buf][tb ? e / MBK : e % MBN][tb ? e % MBK : e / MBN] = rb[l];
+    }
+  };
+  auto pair = [](const T *p) { return *reinterpret_cast<const unsigned *>(p); };
+  const int chunk = ((K + splits - 1) / splits + MBK - 1) / MBK * MBK;
+  const int kb = blockIdx.z * chunk, ke = min(K, kb + chunk);
+  load(kb);
+  store(0);
+  __syncthreads();
+  int buf = 0;
+  for (int k0 = kb; k0 < ke; k0 += MBK) {
+    const bool more = k0 + MBK < ke;
+    if (more) load(k0 + MBK);
+#pragma unroll
+    for (int ks = 0; ks < MBK; ks += 16) {
+      unsigned a[2][4], b[4][2];
+#pragma unroll
+      for (int i = 0; i < 2; i++) {
+        const int r = wm + i * 16 + g;
+        a[i][0] = pair(&As[buf][r][ks + 2 * t]);
+        a[i][1] = pair(&As[buf][r + 8][ks + 2 * t]);
+        a[i][2] = pair(&As[buf][r][ks + 2 * t + 8]);
+        a[i][3] = pair(&As[buf][r + 8][ks + 2 * t + 8]);
+      }
+#pragma unroll
+      for (int j = 0; j < 4; j++) {
+        const int n = wn + j * 8 + g;
+        b[j][0] = pair(&Bs[buf][n][ks + 2 * t]);
+        b[j][1] = pair(&Bs[buf][n][ks + 2 * t + 8]);
+      }
+#pragma unroll
+      for (int i = 0; i < 2; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
+    }
+    if (more) store(buf ^ 1);
+    __syncthreads();
+    buf ^= 1;
+  }
+  // acc[i][j]: rows g and g + 8 of m16 tile i, columns 2t and 2t + 1 of n8 tile j
+  const int Mx = M + ((epi & 8) ? 1 : 0);
+#pragma unroll
+  for (int i = 0; i < 2; i++)
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+      for (int q = 0; q < 4; q++) {
+        const int r = row0 + wm + i * 16 + g + (q / 2) * 8, c = col0 + wn + j * 8 + 2 * t + q % 2;
+        if (splits == 1) put(acc[i][j][q], C, bias, mask, ones, r, c, M, N, epi);
+        else if (r < Mx && c < N) partial[((size_t)blockIdx.z * Mx + r) * N + c] = acc[i][j][q];
+      }
+  if (splits > 1) finish_split(partial, counters, C, bias, mask, ones, M, N, epi, splits, MBM, MBN);
+}
+]==]
+
+local MMA_BODY = [==[
+  __shared__ __align__(16) T As[2][MBM][MBK + MPAD]; // op(A)'s tile, k contiguous
+  __shared__ __align__(16) T Bs[2][MBN][MBK + MPAD]; // op(B)'s, transposed: k contiguous
+  if (ta) {
+    if (tb) mma_tile<1, 1>(A, B, C, bias, mask, ones, M, N, K, epi, partial, counters, splits, As, Bs);
+    else mma_tile<1, 0>(A, B, C, bias, mask, ones, M, N, K, epi, partial, counters, splits, As, Bs);
+  } else {
+    if (tb) mma_tile<0, 1>(A, B, C, bias, mask, ones, M, N, K, epi, partial, counters, splits, As, Bs);
+    else mma_tile<0, 0>(A, B, C, bias, mask, ones, M, N, K, epi, partial, counters, splits, As, Bs);
+  }
+]==]
+
+local SIGNATURE = "%s(const T *A, const T *B, T *C, const T *bias, const T *mask, T *ones, int M, "
+                  .. "int N, int K, int ta, int tb, int epi, float *partial, int *counters, "
+                  .. "int splits)"
+
+-- The SIMT kernel's two tile shapes: 128 x 128 (8 x 8 per thread) for large products, 32 x 32
+-- (2 x 2 per thread) for the MLP's small ones, where a large tile would leave most of the GPU
+-- idle. The large one keeps its k loop rolled and 128 registers (ptxas: no spills), so two
+-- blocks fit on an SM; unrolled, ptxas hoists the shared loads of all 8 steps into 167 registers
+-- (one block). UNROLL and the tile sizes reach the kernel as -D macros. The tensor-core kernel's
+-- tile is fixed (mma).
+M.TILES = {
+  large = {BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, UNROLL = 1, registers = 128},
+  small = {BM = 32, BN = 32, BK = 32, TM = 2, TN = 2, UNROLL = 8},
+  mma = {BM = 64, BN = 64, BK = 32, threads = 128},
+}
+
+-- The GEMM kernels: gemm_large, gemm_small and (with tensor_cores) gemm_mma, compiled by `jit`
+-- (a function of signature, body and extra options, as cuda.jit takes them).
+function M.kernels(jit, tensor_cores)
+  local k = {}
+  for _, size in ipairs({"large", "small"}) do
+    local t, defines = M.TILES[size], {}
+    for name, v in pairs(t) do
+      if name:match("^%u+$") then defines[#defines + 1] = name .. "=" .. v end
+    end
+    table.sort(defines) -- so that the cache key is the same from run to run
+    k["gemm_" .. size] = jit(string.format(SIGNATURE, "gemm_" .. size), SIMT_BODY,
+                             {defines = defines, preamble = M.PREAMBLE .. GEMM_COMMON .. SIMT_CORE,
+                              flags = t.registers and {"-maxrregcount=" .. t.registers}})
+  end
+  if tensor_cores then
+    k.gemm_mma = jit(string.format(SIGNATURE, "gemm_mma"), MMA_BODY,
+                     {preamble = M.PREAMBLE .. GEMM_COMMON .. MMA_CORE})
+  end
+  return k
+end
+
+-- The work space of split k: room for the partial products of `values` entries (8 splits of the
+-- largest product) and one counter per tile, all zero.
+function M.work(values, tiles)
+  return {partial = cuda.zeros(values, "f32"), counters = cuda.zeros(tiles, "i32")}
+end
+
+-- A one-element array of dtype dt standing for an argument a launch does not use (k's, kept).
+local function dummy(k, dt)
+  k.dummies = k.dummies or {}
+  k.dummies[dt] = k.dummies[dt] or cuda.zeros(1, dt)
+  return k.dummies[dt]
+end
+
+-- The launch of C = op(A) op(B) (m x n, inner size kk) with epilogue bits epi on stream s (bits 1
+-- bias, 2 ReLU, 4 mask as the preamble's epilogue; 8 appends a row of ones to op(A), whose
+-- output row, the column sums of op(B), goes to o.ones). o: bias, mask, ones (arrays of C's
+-- dtype where their bit is set), sms (132 by default: the tile choice), work (M.work: split k
+-- allowed), simt (f16 and bf16 on CUDA cores even where gemm_mma exists). f16 and bf16 products
+-- run on the tensor cores where k.gemm_mma is compiled; otherwise large tiles once there are at
+-- least `sms` of them. When the tiles still leave SMs idle and k is long (the first layer's 784,
+-- weight gradients at batch 1024), k is split over up to 8 blocks (each of 4 or more k steps)
+-- when the work space has room: a long k loop of few blocks is bound by the latency of its
+-- loads, not by arithmetic. Returns the kernel's tile ("large", "small" or "mma") and the
+-- number of splits. One work space serves one stream: its counters are in use while a split
+-- product runs.
+function M.gemm(k, s, A, B, C, m, n, kk, ta, tb, epi, o)
+  o = o or {}
+  local sms, dt = o.sms or 132, C.dtype
+  local mx = m + (epi & 8 ~= 0 and 1 or 0)
+  local size
+  if k.gemm_mma and not o.simt and (dt == "f16" or dt == "bf16") then
+    size = "mma"
+  else
+    local large = M.TILES.large
+    size = ((mx + large.BM - 1) // large.BM) * ((n + large.BN - 1) // large.BN) < sms and "small"
+           or "large"
+  end
+  local t = M.TILES[size]
+  local gx, gy = (n + t.BN - 1) // t.BN, (mx + t.BM - 1) // t.BM
+  local splits, work = 1, o.work
+  if work and size ~= "large" and dt ~= "f64" and work.counters.size >= gx * gy then
+    local steps = (kk + t.BK - 1) // t.BK
+    splits = math.max(1, math.min(8, (2 * sms) // (gx * gy), steps // 4,
+                                  work.partial.size // (mx * n)))
+    local chunk = ((kk + splits - 1) // splits + t.BK - 1) // t.BK * t.BK
+    splits = (kk + chunk - 1) // chunk -- no split left without work
+  end
+  local threads = t.threads or (t.BM // t.TM) * (t.BN // t.TN)
+  local partial = splits > 1 and work.partial or dummy(k, "f32")
+  local counters = splits > 1 and work.counters or dummy(k, "i32")
+  local none = dummy(k, dt)
+  k["gemm_" .. size][{grid = {gx, gy, splits}, block = threads, stream = s}](
+    A, B, C, o.bias or none, o.mask or none, o.ones or none, m, n, kk, ta, tb, epi, partial,
+    counters, splits)
+  return size, splits
+end
+
+-- Run as a script (`cujit nn_gemm.lua`, as ctest does): compile the kernels for sm_90, the
+-- tensor-core one in f16 and bf16, the SIMT ones in f32 (the example is mlp.lua).
+if ... ~= "nn_gemm" then
+  local k = M.kernels(function(signature, body, extra)
+    extra.arch = "sm_90"
+    return cuda.jit(signature, body, extra)
+  end, true)
+  for name, kernel in pairs(k) do
+    for _, dt in ipairs(name == "gemm_mma" and {"f16", "bf16"} or {"f32"}) do kernel:specialize(dt) end
+  end
+  print("nn_gemm.lua: GEMM kernels compiled for sm_90 (mma in f16 and bf16); the example is mlp.lua")
+end
+
+return M
