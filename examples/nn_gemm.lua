@@ -225,46 +225,87 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], 
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 constexpr int MBM = 64, MBN = 64, MBK = 32, MPAD = 8, MNT = 128;
+// Elements pos..pos + 7 of line `line` of X, stored `len` elements a line (len a multiple of 8,
+// X 16-byte aligned): zeros past `lines` or `len`; with ones = 1 the line just past the last
+// reads ones, with ones = 2 the position just past the last does (op(A)'s row of ones, A stored
+// k-major or m-major).
+template <class T>
+__device__ __forceinline__ uint4 chunk8(const T *X, int line, int pos, int lines, int len, int ones) {
+  if (line < lines && pos < len) return *reinterpret_cast<const uint4 *>(X + (size_t)line * len + pos);
+  const unsigned short one = mma_kind<T>::bf16 ? 0x3F80 : 0x3C00;
+  uint4 v = make_uint4(0, 0, 0, 0);
+  if (ones == 1 && line == lines && pos < len) {
+    const unsigned two = one | (unsigned)one << 16;
+    v = make_uint4(two, two, two, two);
+  }
+  if (ones == 2 && pos == len && line < lines) v.x = one;
+  return v;
+}
 template <int ta, int tb, class T>
 __device__ __forceinline__ void mma_tile(const T *A, const T *B, T *C, const T *bias,
                                          const T *mask, T *ones, int M, int N, int K, int epi,
                                          float *partial, int *counters, int splits,
                                          T (&As)[2][MBM][MBK + MPAD], T (&Bs)[2][MBN][MBK + MPAD]) {
-  constexpr int LA = MBM * MBK / MNT, LB = MBN * MBK / MNT;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int wm = warp / 2 * 32, wn = warp % 2 * 32;
   const int row0 = blockIdx.y * MBM, col0 = blockIdx.x * MBN;
   float acc[2][4][4] = {};
-  T ra[LA], rb[LB];
+  // Operands whose contiguous extent is a multiple of 8 (and 16-byte aligned) load 8 elements a
+  // time (two 16-byte loads a thread and operand a step instead of sixteen 2-byte ones, each
+  // with its own bounds check: the scalar loads' instructions were most of the kernel's).
+  const bool va = (ta ? M : K) % 8 == 0 && (size_t)A % 16 == 0;
+  const bool vb = (tb ? K : N) % 8 == 0 && (size_t)B % 16 == 0;
+  uint4 qa[2], qb[2];
   auto load = [&](int k0) {
 #pragma unroll
-    for (int l = 0; l < LA; l++) {
+    for (int l = 0; l < 2; l++) {
       const int e = tid + l * MNT;
-      ra[l] = a_at<ta>(A, row0 + (ta ? e % MBM : e / MBK), k0 + (ta ? e / MBM : e % MBK), M, K, epi);
-    }
-#pragma unroll
-    for (int l = 0; l < LB; l++) {
-      const int e = tid + l * MNT;
-      rb[l] = b_at<tb>(B, k0 + (tb ? e % MBK : e / MBN), col0 + (tb ? e / MBK : e % MBN), K, N);
+      if (va)
+        qa[l] = ta ? chunk8(A, k0 + e / 8, row0 + e % 8 * 8, K, M, 2)
+                   : chunk8(A, row0 + e / 4, k0 + e % 4 * 8, M, K, (epi & 8) ? 1 : 0);
+      if (vb)
+        qb[l] = tb ? chunk8(B, col0 + e / 4, k0 + e % 4 * 8, N, K, 0)
+                   : chunk8(B, k0 + e / 8, col0 + e % 8 * 8, K, N, 0);
     }
   };
-  auto store = [&](int buf) {
-#pragma unroll
-    for (int l = 0; l < LA; l++) {
-      const int e = tid + l * MNT;
-      As[buf][ta ? e % MBM : e / MBK][ta ? e / MBM : e % MBK] = ra[l];
+  // A chunk along k is one 16-byte store into its row; one along m or n, eight 2-byte ones down
+  // a column. The other operands (rare: the ten-wide layer's) load element by element here,
+  // straight into shared memory, without overlapping the step before.
+  auto put8 = [](T (&S)[MBM][MBK + MPAD], uint4 q, bool along_k, int e) {
+    if (along_k) {
+      *reinterpret_cast<uint4 *>(&S[e / 4][e % 4 * 8]) = q;
+    } else {
+      unsigned short *col = reinterpret_cast<unsigned short *>(&S[e % 8 * 8][e / 8]);
+      constexpr int pitch = MBK + MPAD;
+      col[0 * pitch] = (unsigned short)q.x, col[1 * pitch] = (unsigned short)(q.x >> 16);
+      col[2 * pitch] = (unsigned short)q.y, col[3 * pitch] = (unsigned short)(q.y >> 16);
+      col[4 * pitch] = (unsigned short)q.z, col[5 * pitch] = (unsigned short)(q.z >> 16);
+      col[6 * pitch] = (unsigned short)q.w, col[7 * pitch] = (unsigned short)(q.w >> 16);
     }
+  };
+  auto store = [&](int buf, int k0) {
+    if (va) {
 #pragma unroll
-    for (int l = 0; l < LB; l++) {
-      const int e = tid + l * MNT;
-      Bs[buf][tb ? e / MBK : e % MBN][tb ? e % MBK : e / MBN] = rb[l];
+      for (int l = 0; l < 2; l++) put8(As[buf], qa[l], !ta, tid + l * MNT);
+    } else {
+      for (int e = tid; e < MBM * MBK; e += MNT)
+        As[buf][ta ? e % MBM : e / MBK][ta ? e / MBM : e % MBK] =
+          a_at<ta>(A, row0 + (ta ? e % MBM : e / MBK), k0 + (ta ? e / MBM : e % MBK), M, K, epi);
+    }
+    if (vb) {
+#pragma unroll
+      for (int l = 0; l < 2; l++) put8(Bs[buf], qb[l], tb, tid + l * MNT);
+    } else {
+      for (int e = tid; e < MBN * MBK; e += MNT)
+        Bs[buf][tb ? e / MBK : e % MBN][tb ? e % MBK : e / MBN] =
+          b_at<tb>(B, k0 + (tb ? e % MBK : e / MBN), col0 + (tb ? e / MBK : e % MBN), K, N);
     }
   };
   auto pair = [](const T *p) { return *reinterpret_cast<const unsigned *>(p); };
   const int chunk = ((K + splits - 1) / splits + MBK - 1) / MBK * MBK;
   const int kb = blockIdx.z * chunk, ke = min(K, kb + chunk);
   load(kb);
-  store(0);
+  store(0, kb);
   __syncthreads();
   int buf = 0;
   for (int k0 = kb; k0 < ke; k0 += MBK) {
@@ -292,7 +333,7 @@ __device__ __forceinline__ void mma_tile(const T *A, const T *B, T *C, const T *
 #pragma unroll
         for (int j = 0; j < 4; j++) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
     }
-    if (more) store(buf ^ 1);
+    if (more) store(buf ^ 1, k0 + MBK);
     __syncthreads();
     buf ^= 1;
   }
