@@ -1,11 +1,14 @@
--- nn.lua -- the small neural-network module behind mlp.lua, its device side: the kernels (one
--- tiled GEMM for A*B, A^T*B and A*B^T with bias/ReLU/ReLU-mask epilogues and split k, a fused
--- softmax cross-entropy, column sums for bias gradients, SGD with momentum or Adam on f32 master
--- weights, loss scaling), a multilayer perceptron built from them, and the upload of a data set.
--- Every kernel is generic in its storage type T (f16, bf16, f32 or f64) and accumulates in float
--- (double for f64). A net's products run on this file's GEMM or, with gemm = "library", on cujit's
--- own (cuda.gemm: on an H200 its tensor-core path where the shapes fit), or with gemm = "tensor"
--- only for the products its tensor cores take ("auto": only those large enough to gain). The host side (readers, epoch order, command line, chart) is nn_host.lua.
+-- nn.lua -- the small neural-network module behind mlp.lua, its device side: the kernels (the
+-- GEMMs of nn_gemm.lua, with bias/ReLU/ReLU-mask epilogues, split k and a row of ones that
+-- gives bias gradients in the weight gradients' product; a fused softmax cross-entropy; one
+-- update of every parameter, SGD with momentum or Adam on f32 master weights with loss scaling
+-- and the learning-rate schedule), a multilayer perceptron built from them, and the upload of a
+-- data set. A training step is 11 kernels (12 for f16). Every kernel is generic in its storage
+-- type T (f16, bf16, f32 or f64) and accumulates in float (double for f64). A net's products run
+-- on nn_gemm.lua's GEMM or, with gemm = "library", on cujit's own (cuda.gemm: on an H200 its
+-- tensor-core path where the shapes fit), or with gemm = "tensor" only for the products its
+-- tensor cores take ("auto": only those large enough to gain). The host side (readers, epoch
+-- order, command line, chart) is nn_host.lua.
 -- Run as a script (`cujit nn.lua`, as ctest does) it only compiles its kernels for sm_90.
 local cuda = require "cujit"
 package.path = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "?.lua;" .. package.path
@@ -213,7 +216,7 @@ M.TILES = G.TILES
 M.work = G.work
 
 -- The launch of C = op(A) op(B) with epilogue epi on stream s: nn_gemm.lua's M.gemm (o: bias,
--- mask, ones, sms, work, simt).
+-- mask, ones, sms, work, mma).
 M.gemm = G.gemm
 
 -- The same product through cujit's own GEMM, cuda.gemm (the epilogue bits as M.gemm's; bias and

@@ -419,9 +419,9 @@ end
 -- bias, 2 ReLU, 4 mask as the preamble's epilogue; 8 appends a row of ones to op(A), whose
 -- output row, the column sums of op(B), goes to o.ones). o: bias, mask, ones (arrays of C's
 -- dtype where their bit is set), sms (132 by default: the tile choice), work (M.work: split k
--- allowed), simt (f16 and bf16 on CUDA cores even where gemm_mma exists). f16 and bf16 products
--- run on the tensor cores where k.gemm_mma is compiled; otherwise large tiles once there are at
--- least `sms` of them. When the tiles still leave SMs idle and k is long (the first layer's 784,
+-- allowed), mma (f16 and bf16 on the tensor-core kernel, where k.gemm_mma is compiled: measured
+-- on an H200 2-4x slower than the SIMT kernel on the MLP's small products, so not the default).
+-- Otherwise large SIMT tiles once there are at least `sms` of them. When the tiles still leave SMs idle and k is long (the first layer's 784,
 -- weight gradients at batch 1024), k is split over up to 8 blocks (each of 4 or more k steps)
 -- when the work space has room: a long k loop of few blocks is bound by the latency of its
 -- loads, not by arithmetic. Returns the kernel's tile ("large", "small" or "mma") and the
@@ -432,7 +432,7 @@ function M.gemm(k, s, A, B, C, m, n, kk, ta, tb, epi, o)
   local sms, dt = o.sms or 132, C.dtype
   local mx = m + (epi & 8 ~= 0 and 1 or 0)
   local size
-  if k.gemm_mma and not o.simt and (dt == "f16" or dt == "bf16") then
+  if o.mma and k.gemm_mma and (dt == "f16" or dt == "bf16") then
     size = "mma"
   else
     local large = M.TILES.large

@@ -52,14 +52,14 @@ local function check_product(got, Ah, Bh, bh, mh, m, n, kk, ta, tb, epi, unit, r
 end
 
 -- The kernels nn.gemm can take, {dtype, tile, options}: the SIMT tiles in f64 and f32 (the `sms`
--- that makes it pick each), the SIMT kernel in bf16 (simt = true), and on a GPU of sm_80 or later
--- the tensor-core kernel (mma) in f16 and bf16.
+-- that makes it pick each), the SIMT kernel in bf16, and on a GPU of sm_80 or later the
+-- tensor-core kernel (mma = true) in f16 and bf16.
 local GEMM_KERNELS = {{"f64", "large", {sms = 1}}, {"f64", "small", {sms = 1 << 30}},
                       {"f32", "large", {sms = 1}}, {"f32", "small", {sms = 1 << 30}},
-                      {"bf16", "small", {sms = 1 << 30, simt = true}}}
+                      {"bf16", "small", {sms = 1 << 30}}}
 if k.gemm_mma then
-  GEMM_KERNELS[#GEMM_KERNELS + 1] = {"f16", "mma", {}}
-  GEMM_KERNELS[#GEMM_KERNELS + 1] = {"bf16", "mma", {}}
+  GEMM_KERNELS[#GEMM_KERNELS + 1] = {"f16", "mma", {mma = true}}
+  GEMM_KERNELS[#GEMM_KERNELS + 1] = {"bf16", "mma", {mma = true}}
 end
 -- C's own rounding to its dtype, relative (f32's and f64's are inside the accumulation's bound)
 local ROUND = {f64 = 0, f32 = 0, f16 = 2 ^ -11, bf16 = 2 ^ -8}
@@ -89,7 +89,7 @@ h.test("GEMM: the four products, the epilogues and the ones row, every kernel, o
           local C, ones = cuda.full({m, n}, h.POISON, dt), cuda.full(n, h.POISON, dt)
           local work = shape[4] and nn.work(8 * (m + 1) * n, 64) or nil
           local o = {bias = dev(bias, dt), mask = dev(mask, dt), ones = ones, sms = opts.sms,
-                     simt = opts.simt, work = work}
+                     mma = opts.mma, work = work}
           local what = string.format("%s %s", dt, tile)
           local size, splits = nn.gemm(k, nil, dev_a(A), dev(B, dt), C, m, n, kk, ta, tb, epi, o)
           h.eq(size, tile, what .. ": the kernel taken")
