@@ -187,8 +187,8 @@ local KERNELS = {
 
 -- Compiles every kernel (options as cuda.jit takes them; arch = "sm_90" compiles without a GPU).
 -- The generic ones are compiled for each dtype in `dtypes` now, so that none compiles in the
--- middle of a timed run. The tensor-core GEMM (gemm_mma) is compiled for a GPU of sm_80 or later
--- only: the CPU device runs no PTX, and mma.sync's bf16 needs sm_80.
+-- middle of a timed run. The tensor-core GEMM (gemm_mma) exists for a GPU of sm_80 or later only
+-- (the CPU device runs no PTX, and mma.sync's bf16 needs sm_80) and compiles at its first use.
 function M.kernels(options, dtypes)
   local k = {}
   local function with(extra)
@@ -200,13 +200,11 @@ function M.kernels(options, dtypes)
   for name, def in pairs(KERNELS) do k[name] = cuda.jit(def[1], def[2], with()) end
   local arch = (options or {}).arch or cuda.device().arch
   local sm = tonumber(tostring(arch):match("^sm_(%d+)"))
-  local gemms = G.kernels(function(signature, body, extra) return cuda.jit(signature, body, with(extra)) end,
-                          sm ~= nil and sm >= 80)
-  for name, kernel in pairs(gemms) do k[name] = kernel end
+  local function jit(signature, body, extra) return cuda.jit(signature, body, with(extra)) end
+  for name, kernel in pairs(G.kernels(jit, sm ~= nil and sm >= 80)) do k[name] = kernel end
   for _, dt in ipairs(dtypes or {}) do
-    for name, kernel in pairs(k) do
-      local tensor_only = name == "gemm_mma" and dt ~= "f16" and dt ~= "bf16"
-      if #kernel:type_vars() > 0 and not tensor_only then kernel:specialize(dt) end
+    for name, kernel in pairs(k) do -- gemm_mma compiles when first asked for (mma = true)
+      if #kernel:type_vars() > 0 and name ~= "gemm_mma" then kernel:specialize(dt) end
     end
   end
   return k
@@ -247,7 +245,8 @@ Net.__index = Net
 -- to 0 by a cosine over the last decay_steps of total_steps, all of them by default; otherwise
 -- constant), warmup (steps of linear warm-up), shift (the
 -- augmentation's radius in pixels, the images `width` pixels a row, 28 by default; the moves
--- are the codes in the data's `shifts`, nn_host.shift_codes).
+-- are the codes in the data's `shifts`, nn_host.shift_codes). grad: the array the gradients are
+-- to live in (M.layout's size, the net's dtype; a data-parallel trainer's slice), else the net's.
 -- Layer l's weights are stored fan_in x fan_out, so the forward pass is X * W.
 function M.net(k, cfg)
   local self = setmetatable({k = k, sizes = cfg.sizes, dtype = cfg.dtype, batch = cfg.batch,

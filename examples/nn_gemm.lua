@@ -186,20 +186,28 @@ __device__ __forceinline__ void gemm_tile(const T *A, const T *B, T *C, const T 
 }
 ]==]
 
--- The transposes are template arguments (each of the four cases gets its own simple addressing;
--- as run-time branches they cost the large tile 50 more registers).
-local SIMT_BODY = [==[
+-- A kernel's body: its shared tiles, then its tile function for the launch's transposes, which
+-- are template arguments (each of the four cases gets its own simple addressing; as run-time
+-- branches they cost the large SIMT tile 50 more registers).
+local function dispatch(shared, tile)
+  local call = tile .. "<%d, %d>(A, B, C, bias, mask, ones, M, N, K, epi, partial, counters, "
+               .. "splits, As, Bs);"
+  return shared .. string.format([==[
+  if (ta) {
+    if (tb) %s
+    else %s
+  } else {
+    if (tb) %s
+    else %s
+  }
+]==], call:format(1, 1), call:format(1, 0), call:format(0, 1), call:format(0, 0))
+end
+
+local SIMT_BODY = dispatch([==[
   typedef typename acc_of<T>::type Acc;
   __shared__ __align__(16) Acc As[2][BK][BM + 4]; // A's tile, transposed (k-major)
   __shared__ __align__(16) Acc Bs[2][BK][BN + 4];
-  if (ta) {
-    if (tb) gemm_tile<1, 1>(A, B, C, bias, mask, ones, M, N, K, epi, partial, counters, splits, As, Bs);
-    else gemm_tile<1, 0>(A, B, C, bias, mask, ones, M, N, K, epi, partial, counters, splits, As, Bs);
-  } else {
-    if (tb) gemm_tile<0, 1>(A, B, C, bias, mask, ones, M, N, K, epi, partial, counters, splits, As, Bs);
-    else gemm_tile<0, 0>(A, B, C, bias, mask, ones, M, N, K, epi, partial, counters, splits, As, Bs);
-  }
-]==]
+]==], "gemm_tile")
 
 -- The tensor-core GEMM (f16 and bf16, f32 accumulation): a 64 x 64 tile a block of four warps,
 -- each warp 32 x 32 of it as 2 x 4 mma.sync.m16n8k16 tiles. Shared memory holds op(A)'s tile
@@ -353,17 +361,10 @@ __device__ __forceinline__ void mma_tile(const T *A, const T *B, T *C, const T *
 }
 ]==]
 
-local MMA_BODY = [==[
+local MMA_BODY = dispatch([==[
   __shared__ __align__(16) T As[2][MBM][MBK + MPAD]; // op(A)'s tile, k contiguous
   __shared__ __align__(16) T Bs[2][MBN][MBK + MPAD]; // op(B)'s, transposed: k contiguous
-  if (ta) {
-    if (tb) mma_tile<1, 1>(A, B, C, bias, mask, ones, M, N, K, epi, partial, counters, splits, As, Bs);
-    else mma_tile<1, 0>(A, B, C, bias, mask, ones, M, N, K, epi, partial, counters, splits, As, Bs);
-  } else {
-    if (tb) mma_tile<0, 1>(A, B, C, bias, mask, ones, M, N, K, epi, partial, counters, splits, As, Bs);
-    else mma_tile<0, 0>(A, B, C, bias, mask, ones, M, N, K, epi, partial, counters, splits, As, Bs);
-  }
-]==]
+]==], "mma_tile")
 
 local SIGNATURE = "%s(const T *A, const T *B, T *C, const T *bias, const T *mask, T *ones, int M, "
                   .. "int N, int K, int ta, int tb, int epi, float *partial, int *counters, "

@@ -531,6 +531,34 @@ h.test("f16 on cuda.gemm ends within 0.02 of f32's loss; graph replays match lau
          nil, "layer 1 W: graph against launches")
 end)
 
+h.test("parameters live in flat arrays at aligned offsets; a given gradient array is used, or refused",
+       function()
+  local layout, total = nn.layout({7, 6, 5})
+  h.eq(#layout, 2, "two layers")
+  local at = 0
+  for l, shape in ipairs({{7, 6}, {6, 5}}) do
+    local W, b = layout[l][1], layout[l][2]
+    h.check(W.name == "W" and b.name == "b", "W, then b")
+    h.eq(W.size, shape[1] * shape[2], "W's size")
+    h.eq(b.size, shape[2], "b's size")
+    h.eq(W.offset, at, "W follows the parameter before, at a multiple of 64")
+    h.eq(b.offset, W.offset + 64, "b at the next multiple of 64")
+    at = b.offset + 64
+  end
+  h.eq(total, at, "the arrays' size")
+  local grad = cuda.zeros(total, "f32")
+  local net = nn.net(k, {sizes = {7, 6, 5}, dtype = "f32", batch = 2, seed = 1, grad = grad})
+  local b2 = net.layers[2].params[2].grad
+  b2:fill(3)
+  local flat = grad:copy_to_host()
+  h.eq(flat[layout[2][2].offset + 1], 3, "a parameter's gradient is a view of the given array")
+  h.eq(flat[layout[2][2].offset], 0, "and only of its place")
+  h.raises({"grad: 5 f32 values given, the net has " .. total .. " f32"}, nn.net, k,
+           {sizes = {7, 6, 5}, dtype = "f32", batch = 2, seed = 1, grad = cuda.zeros(5, "f32")})
+  h.raises({"grad: " .. total .. " f64 values given, the net has " .. total .. " f32"}, nn.net, k,
+           {sizes = {7, 6, 5}, dtype = "f32", batch = 2, seed = 1, grad = cuda.zeros(total, "f64")})
+end)
+
 h.test("a net's gemm is nn, library, tensor or auto", function()
   h.raises({"gemm cublas is not nn, library, tensor or auto"}, nn.net, k,
            {sizes = {4, 2}, dtype = "f32", batch = 1, gemm = "cublas"})
