@@ -305,8 +305,9 @@ function M.net(k, cfg)
   self.rate = cuda.zeros(1, "f32") -- the last step's learning rate (the update kernel's)
   self.stats = cuda.zeros(2 * math.max(cfg.max_steps or 1, 1), "f64")
   self.parts = cuda.zeros(2 * M.XENT_BLOCKS, "f64") -- the loss's sums per block
-  self.done = cuda.zeros(2, "i32") -- blocks finished: the loss's, the update's (0 between launches)
-  self.dummy = cuda.zeros(1, dt)
+  -- blocks finished, the loss's and the update's (0 between launches): views made once, not per step
+  local done = cuda.zeros(2, "i32")
+  self.xent_done, self.update_done = done:slice(1, 1), done:slice(2, 2)
   self.ws = self:workspace(cfg.batch)
   -- split k's room: 8 splits of the largest product of a step, a counter per 32 x 32 tile
   local entries, tiles = 0, 0
@@ -390,7 +391,7 @@ function Net:forward(ws, s, want_grad, stats, state)
   end
   k.xent[{blocks(ws.rows, 128, M.XENT_BLOCKS), 128, stream = s}](
     ws.h[n], ws.y, ws.dz[n], self.amp, stats or self.stats, state or self.state, self.parts,
-    self.done:slice(1, 1), ws.rows, self.layers[n].fout, want_grad and 1 or 0)
+    self.xent_done, ws.rows, self.layers[n].fout, want_grad and 1 or 0)
 end
 
 -- Issues the backward pass (after forward with want_grad): every parameter's gradient. A layer's
@@ -429,7 +430,7 @@ function Net:update(s)
   end
   k.update[{blocks(n, 256, 1024), 256, stream = s}](
     f.master, f.w, f.grad, f.m1, f.m2 or f.m1, self.amp, self.flag, self.state, self.clock,
-    self.rate, self.done:slice(2, 2), self.lr, self.warmup, self.total_steps, self.decay_steps,
+    self.rate, self.update_done, self.lr, self.warmup, self.total_steps, self.decay_steps,
     self.schedule == "cosine" and 1 or 0, self.weight_decay, self.momentum or 0, 0.9, 0.999,
     1e-8, self.optimizer == "adam" and 1 or 0, self.dtype == "f16" and 1 or 0, n)
 end
