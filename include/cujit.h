@@ -1308,9 +1308,10 @@ typedef struct cujit_cache_stats {
   uint64_t bytes;     /* on disk */
   uint64_t max_bytes; /* the LRU bound */
   int disk_enabled;   /* 0 when CUJIT_CACHE=off or the directory is unwritable */
-  /* NVRTC's precompiled headers (CUJIT_PCH, README's Environment): compiles of this engine that
-  ** made one, and that used one made before in this process. A PCH never changes what is
-  ** compiled; it makes a later compile with the same headers several times faster. */
+  /* Precompiled headers (CUJIT_PCH, README's Environment): compiles of this engine that made
+  ** one, and that used one made before: NVRTC's, made in this process; the CPU device's
+  ** precompiled prelude, kept in the disk cache by any process. A PCH never changes what is
+  ** compiled; it makes a later compile with the same headers faster. */
   uint64_t pch_created, pch_used;
   /* Compiles of this engine that ran in a worker process (cujit-nvrtc-worker) because another
   ** NVRTC compile of the process was running: NVRTC runs one compile of a process at a time.

@@ -14,6 +14,10 @@
 **             each time, as the worker processes do);
 **   minimal   a small kernel (cujit_kernel_define) with NVRTC's -minimal, as cujit now compiles
 **             it, and with CUJIT_MINIMAL=off: minimal_on, minimal_off;
+**   cpu-prelude  the CPU device's compile of a new text with its precompiled prelude, kept in
+**             the disk cache (CUJIT_CACHE_DIR: this figure turns the cache on), and without
+**             (CUJIT_PCH=off): cpu_prelude_on, cpu_prelude_off, and cpu_prelude_make (the
+**             compile that makes it);
 **   first-cujit, first-cujit-device, first-nvrtc
 **             ONE figure per process (run.sh runs several processes and takes the median): a
 **             trivial kernel's first compile of a process, from main() until the program is
@@ -22,10 +26,11 @@
 **             thread (cujit_current_device then waits for it); first_cujit_device_first: no arch,
 **             so the device is asked first and the compile follows; first_nvrtc (system nvrtc):
 **             NVRTC alone, which NVRTC 13 starts the driver inside, then cuInit and cuDeviceGet.
-** Every compile is a real one: the disk cache off (CUJIT_CACHE=off) and each text made new with
+** Every compile is a real one: the disk cache off (CUJIT_CACHE=off, but for cpu-prelude) and each
+*text made new with
 ** the process id and a counter, so neither cujit's caches nor NVRTC's own can answer.
 **   usage: cujit_bench_compile [--short] [--arch ARCH]
-*many|many-heavy|minimal|first-cujit|first-cujit-device|
+*many|many-heavy|minimal|cpu-prelude|first-cujit|first-cujit-device|
 **                              first-nvrtc
 */
 #include "common.h"
@@ -198,6 +203,56 @@ static int minimal(cujit_engine *e, const char *arch, int reps) {
   return 0;
 }
 
+/* ---- the CPU device's precompiled prelude ------------------------------------------------------
+ */
+
+/* The CPU device's compile of a new text (kernel_text) with its precompiled prelude (CUJIT_PCH
+** unset: kept in the disk cache, the caller's CUJIT_CACHE_DIR) and without (CUJIT_PCH=off),
+** interleaved; first the compile that makes it, after the cache was cleared. Every text is new,
+** so no cache entry answers. */
+static int cpu_prelude(int reps) {
+  unsetenv("CUJIT_CACHE"); /* the disk cache on: the prelude's PCH lives there */
+  cujit_engine *e;
+  if (cujit_open(&e) != CUJIT_OK) return 1;
+  cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
+  o.arch = "cpu";
+  double made = 0, on[16], off[16];
+  for (int r = -1; r < reps; r++)
+    for (int way = 0; way < 2; way++) {
+      int without = r >= 0 && (way + r) % 2;
+      if (r < 0 && way == 1) continue; /* the first round: only the compile that makes it */
+      if (r < 0) cujit_cache_clear(e);
+      without ? setenv("CUJIT_PCH", "off", 1) : unsetenv("CUJIT_PCH");
+      char src[2048];
+      kernel_text(src, sizeof src, "prelude");
+      cujit_program *p;
+      double t0 = bench_now_us();
+      cujit_status st = cujit_program_compile(e, src, "prelude.cu", &o, &p);
+      double ms = (bench_now_us() - t0) / 1000;
+      if (st != CUJIT_OK) {
+        bench_missing(CASE, "cujit_c", "cpu_prelude_on", 1, cujit_errmsg(e));
+        cujit_close(e);
+        return 0;
+      }
+      cujit_program_free(p);
+      if (r < 0)
+        made = ms;
+      else
+        (without ? off : on)[r] = ms;
+    }
+  unsetenv("CUJIT_PCH");
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
+  cujit_cache_stats_get(e, &s);
+  cujit_close(e);
+  char d[160];
+  snprintf(d, sizeof d, "the CPU device's g++; %llu compiles used the precompiled prelude",
+           (unsigned long long)s.pch_used);
+  row("cpu_prelude_make", "sm_90", &made, 1, "the first compile: makes the precompiled prelude");
+  row("cpu_prelude_off", "sm_90", off, reps, "the CPU device's g++; CUJIT_PCH=off");
+  row("cpu_prelude_on", "sm_90", on, reps, d);
+  return 0;
+}
+
 /* ---- a process's first compile --------------------------------------------------------------- */
 
 static int first_cujit(const char *arch, int device_first, double t0) {
@@ -280,7 +335,7 @@ int main(int argc, char **argv) {
   }
   if (!what) {
     fprintf(stderr,
-            "usage: %s [--short] [--arch ARCH] many|many-heavy|minimal|first-cujit|"
+            "usage: %s [--short] [--arch ARCH] many|many-heavy|minimal|cpu-prelude|first-cujit|"
             "first-cujit-device|first-nvrtc\n",
             argv[0]);
     return 2;
@@ -292,6 +347,7 @@ int main(int argc, char **argv) {
   int cpu = strcmp(arch, "cpu") == 0; /* g++ takes a second a program: fewer rounds on the CPU */
   if (strcmp(what, "many") == 0) return many(arch, short_mode ? 1 : cpu ? 3 : 5, 0);
   if (strcmp(what, "many-heavy") == 0) return many(arch, short_mode ? 1 : cpu ? 1 : 3, 1);
+  if (strcmp(what, "cpu-prelude") == 0) return cpu_prelude(short_mode ? 2 : 6);
   cujit_engine *e;
   if (cujit_open(&e) != CUJIT_OK) return 1;
   int rc = 2;

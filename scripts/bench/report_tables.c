@@ -190,19 +190,25 @@ static void compile_table(void) {
                                      "heavy8_nopch_parallel_first",
                                      "many8_serial_cpu",
                                      "many8_parallel_cpu",
+                                     "cpu_prelude_make",
+                                     "cpu_prelude_off",
+                                     "cpu_prelude_on",
                                      "minimal_off",
                                      "minimal_on",
                                      "first_nvrtc",
                                      "first_cujit",
                                      "first_cujit_device_first"};
-  simple_table("18. Compiling: eight programs one after another and at once (GPU: NVRTC, with "
-               "worker processes and without; heavy8: each including <cooperative_groups.h>, with "
-               "precompiled headers and without; cpu: the CPU device's g++), a small kernel "
-               "without and with -minimal, and a trivial "
-               "kernel's first compile of a process until the driver is started (NVRTC alone; "
-               "cujit with the arch given, the driver starting beside; cujit asking the device "
-               "first), ms",
-               "compile", ways, sizeof ways / sizeof *ways, NULL, NULL, 0);
+  simple_table(
+      "18. Compiling: eight programs one after another and at once (GPU: NVRTC, with "
+      "worker processes and without; heavy8: each including <cooperative_groups.h>, with "
+      "precompiled headers and without; cpu: the CPU device's g++; cpu_prelude: a CPU device "
+      "compile with its precompiled prelude and without, and the one that makes it), a small "
+      "kernel "
+      "without and with -minimal, and a trivial "
+      "kernel's first compile of a process until the driver is started (NVRTC alone; "
+      "cujit with the arch given, the driver starting beside; cujit asking the device "
+      "first), ms",
+      "compile", ways, sizeof ways / sizeof *ways, NULL, NULL, 0);
 }
 
 void tables(void) {

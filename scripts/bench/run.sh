@@ -242,6 +242,8 @@ if wants compile; then
       --short many-heavy
     step cujit_c compile "$csv" env CUJIT_CACHE_DIR="$work/cache-compile" "$compile" "${short[@]}" \
       --arch cpu many
+    step cujit_c compile "$csv" env CUJIT_CACHE_DIR="$work/cache-prelude" "$compile" "${short[@]}" \
+      cpu-prelude
     # One figure per process, the three ways interleaved; the median of each (median_rows).
     : >"$work/first"
     for ((r = 1; r <= proc_reps; r++)); do

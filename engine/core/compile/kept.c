@@ -10,6 +10,7 @@
 #include "kept.h"
 #include "base/files.h"
 #include "cache.h"
+#include "cxx_pch.h"
 #include "source.h"
 
 #include <errno.h>
@@ -282,5 +283,6 @@ cujit_status cujit_cache_clear(cujit_engine *engine) {
   char path[PATH_MAX];
   if (st == CUJIT_OK && *cache && snprintf(path, sizeof path, "%s/sources", cache) < PATH_MAX)
     remove_tree(path);
+  if (st == CUJIT_OK) cj_cxx_pch_clear(cache); /* and the CPU device's precompiled preludes */
   return st;
 }
