@@ -241,16 +241,19 @@ h.test("softmax cross-entropy over many blocks: their sums added once, at the st
   end
 end)
 
-h.test("column sums (bias gradients): rows and columns past the block's lanes", function()
+h.test("column sums (bias gradients): rows and columns past the block's lanes, 1 to 32 rows of "
+       .. "lanes", function()
   local rows, cols = 300, 45
   local x = h.random_floats(rows * cols)
-  local db = cuda.full(cols, h.POISON, "f64")
-  k.colsum[{grid = 2, block = {32, 8}}](dev(x, "f64"), db, rows, cols)
-  local got = db:copy_to_host()
-  for c = 1, cols do
-    local s = 0
-    for r = 1, rows do s = s + x[(r - 1) * cols + c] end
-    h.near(got[c], s, 1e-12, "db[" .. c .. "]")
+  for _, lanes in ipairs({8, 32, 5, 1}) do -- nn.lua's launch takes 32
+    local db = cuda.full(cols, h.POISON, "f64")
+    k.colsum[{grid = 2, block = {32, lanes}}](dev(x, "f64"), db, rows, cols)
+    local got = db:copy_to_host()
+    for c = 1, cols do
+      local s = 0
+      for r = 1, rows do s = s + x[(r - 1) * cols + c] end
+      h.near(got[c], s, 1e-12, lanes .. " rows of lanes: db[" .. c .. "]")
+    end
   end
 end)
 
