@@ -101,8 +101,6 @@ static const goal goals[] = {
      "heavy8_nopch_serial", RATIO_MAX, 0.2, 0},
     {"the same on the CPU device (g++)", "compile", "cujit_c", "many8_parallel_cpu", "cujit_c",
      "many8_serial_cpu", RATIO_MAX, 0.2, 0},
-    {"the CPU device's compile with its precompiled prelude <= 0.7x without", "compile", "cujit_c",
-     "cpu_prelude_on", "cujit_c", "cpu_prelude_off", RATIO_MAX, 0.7, 0},
     {"a trivial kernel's first compile of a process, cuInit included, <= 0.8x NVRTC alone with "
      "the driver started inside it",
      "compile", "cujit_c", "first_cujit", "nvrtc", "first_nvrtc", RATIO_MAX, 0.8, 0},
