@@ -119,6 +119,28 @@ static void the_key(char key[64]) {
   snprintf(key, 64, "%s", names[0]);
 }
 
+/* A first compile in an engine of its own, which makes the PCH: its key, and its file in gch. */
+static void make_pch(char key[64], char gch[900]) {
+  cujit_engine *e = open_engine();
+  compile_and_run(e, 3, NULL);
+  cr_assert_eq(stats(e).pch_created, 1);
+  cujit_close(e);
+  the_key(key);
+  path_of(gch, 900, key, "cujit/cpu_prelude.h.gch");
+}
+
+/* A compile and run of a new program in a new engine (as a new process): the PCHs it made and
+** used are `created` and `used`. */
+static void new_engine_compiles(int c, unsigned created, unsigned used, const char *why) {
+  cujit_engine *e = open_engine();
+  compile_and_run(e, c, NULL);
+  cujit_cache_stats st = stats(e);
+  cujit_close(e);
+  cr_assert(st.pch_created == created && st.pch_used == used,
+            "%s: %llu made and %llu used, not %u and %u", why, (unsigned long long)st.pch_created,
+            (unsigned long long)st.pch_used, created, used);
+}
+
 Test(cxx_pch, the_first_compile_makes_it_and_later_ones_of_any_engine_use_it) {
   cujit_engine *e = open_engine();
   char names[8][64];
@@ -269,41 +291,21 @@ static void overwrite(const char *path, long offset, const char *bytes, size_t n
 }
 
 Test(cxx_pch, a_changed_pch_is_made_again_and_the_result_stands) {
-  cujit_engine *e = open_engine();
-  compile_and_run(e, 3, NULL);
-  char key[64], gch[900];
-  the_key(key);
-  path_of(gch, sizeof gch, key, "cujit/cpu_prelude.h.gch");
-  cujit_close(e);
+  char key[64], gch[900], sum[900];
+  make_pch(key, gch);
   overwrite(gch, 4096, "cujit", 5); /* one flipped run of bytes in the middle */
-  e = open_engine();
-  compile_and_run(e, 6, NULL);
-  cr_assert_eq(stats(e).pch_used, 0, "a PCH whose bytes changed was used");
-  cr_assert_eq(stats(e).pch_created, 1, "the changed PCH was not made again");
-  cujit_close(e);
+  new_engine_compiles(6, 1, 0, "a PCH whose bytes changed");
   cr_assert_eq(truncate(gch, 1000), 0); /* a short one */
-  e = open_engine();
-  compile_and_run(e, 8, NULL);
-  cr_assert_eq(stats(e).pch_created, 1, "the truncated PCH was not made again");
-  cujit_close(e);
-  char sum[900];
+  new_engine_compiles(8, 1, 0, "a PCH cut short");
   path_of(sum, sizeof sum, key, "sum");
   cr_assert_eq(unlink(sum), 0); /* a PCH without its checksum */
-  e = open_engine();
-  compile_and_run(e, 9, NULL);
-  cr_assert_eq(stats(e).pch_used, 0, "a PCH without a checksum was used");
-  cr_assert_eq(stats(e).pch_created, 1);
-  cujit_close(e);
+  new_engine_compiles(9, 1, 0, "a PCH without a checksum");
 }
 
 Test(cxx_pch, a_pch_that_passes_its_checksum_but_g_plus_plus_cannot_read_is_dropped) {
-  cujit_engine *e = open_engine();
-  compile_and_run(e, 3, NULL);
   char key[64], gch[900], sum[900];
-  the_key(key);
-  path_of(gch, sizeof gch, key, "cujit/cpu_prelude.h.gch");
+  make_pch(key, gch);
   path_of(sum, sizeof sum, key, "sum");
-  cujit_close(e);
   /* cut short, with a checksum that matches the cut bytes: g++ says it cannot read the PCH */
   size_t len = 100000;
   cr_assert_eq(truncate(gch, (off_t)len), 0);
@@ -317,55 +319,35 @@ Test(cxx_pch, a_pch_that_passes_its_checksum_but_g_plus_plus_cannot_read_is_drop
   fprintf(f, "%016llx%016llx %lld\n", (unsigned long long)h.high64, (unsigned long long)h.low64,
           (long long)len);
   fclose(f);
-  e = open_engine();
-  compile_and_run(e, 4, NULL); /* built without it, right */
-  cr_assert_eq(stats(e).pch_used, 1, "the cut PCH passed its checksum: it was handed to g++");
+  /* handed to g++ (it passed its checksum), the unit built again without it, right */
+  new_engine_compiles(4, 0, 1, "the cut PCH with a matching checksum");
   cr_assert(!exists(gch), "the PCH g++ could not read stays");
-  compile_and_run(e, 5, NULL);
-  cr_assert_eq(stats(e).pch_created, 1, "not made again after it was dropped");
-  cujit_close(e);
+  new_engine_compiles(5, 1, 0, "after it was dropped");
 }
 
 Test(cxx_pch, a_pch_others_may_write_is_not_used) {
-  cujit_engine *e = open_engine();
-  compile_and_run(e, 3, NULL);
   char key[64], gch[900], dir[900];
-  the_key(key);
-  path_of(gch, sizeof gch, key, "cujit/cpu_prelude.h.gch");
-  cujit_close(e);
+  make_pch(key, gch);
   cr_assert_eq(chmod(gch, 0666), 0);
-  e = open_engine();
-  compile_and_run(e, 4, NULL);
-  cr_assert_eq(stats(e).pch_used, 0, "a PCH anyone may write was used");
-  cujit_close(e);
+  new_engine_compiles(4, 1, 0, "a PCH anyone may write (made again)");
   path_of(dir, sizeof dir, key, "");
   cr_assert_eq(chmod(dir, 0777), 0); /* the key's directory open to all: nothing made or used */
-  e = open_engine();
-  compile_and_run(e, 5, NULL);
-  cr_assert_eq(stats(e).pch_created + stats(e).pch_used, 0);
-  cujit_close(e);
+  new_engine_compiles(5, 0, 0, "a key directory anyone may write");
 }
 
 Test(cxx_pch, a_compile_does_not_wait_for_another_making_it) {
-  cujit_engine *e = open_engine();
-  compile_and_run(e, 3, NULL);
   char key[64], gch[900], lock[900];
-  the_key(key);
-  path_of(gch, sizeof gch, key, "cujit/cpu_prelude.h.gch");
+  make_pch(key, gch);
   path_of(lock, sizeof lock, key, "lock");
   cr_assert_eq(unlink(gch), 0);
   int fd = open(lock, O_RDWR);
   cr_assert_geq(fd, 0);
   cr_assert_eq(flock(fd, LOCK_EX), 0); /* as a maker in another process holds it */
-  compile_and_run(e, 4, NULL);
-  cr_assert_eq(stats(e).pch_created, 1, "made a second one while another held the lock");
-  cr_assert_eq(stats(e).pch_used, 0);
+  new_engine_compiles(4, 0, 0, "while another held the lock");
   cr_assert(!exists(gch));
   close(fd); /* released: the next compile makes it */
-  compile_and_run(e, 5, NULL);
-  cr_assert_eq(stats(e).pch_created, 2);
+  new_engine_compiles(5, 1, 0, "after the lock was released");
   cr_assert(exists(gch));
-  cujit_close(e);
 }
 
 Test(cxx_pch, flags_key_it_and_macros_do_not) {

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,4 +256,14 @@ cujit_status cj_file_read(cujit_engine *engine, const char *path, size_t max, ch
   }
   *out = b.data ? b.data : cj_strdup("");
   return *out ? CUJIT_OK : cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  remove(path);
+  return 0;
+}
+
+void cj_remove_tree(const char *path) {
+  nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -1,6 +1,6 @@
 /*
-** files.h -- reading a source file, and writing a file the user named without harming what was
-** there (files.c).
+** files.h -- reading a source file, writing a file the user named without harming what was
+** there, and removing a directory cujit made (files.c).
 */
 #ifndef CUJIT_FILES_H
 #define CUJIT_FILES_H
@@ -15,5 +15,9 @@ cujit_status cj_file_write(cujit_engine *engine, const char *fn, const char *pat
 /* The whole text file at path in *out (malloc'd, NUL-terminated), refused when it holds NUL bytes
 ** or reaches max bytes; the message names the file and why. */
 cujit_status cj_file_read(cujit_engine *engine, const char *path, size_t max, char **out);
+
+/* Removes path and everything under it, never following a symbolic link out of it; what cannot be
+** removed stays, silently (the cleanup of a directory cujit made: kept sources, PCHs). */
+void cj_remove_tree(const char *path);
 
 #endif

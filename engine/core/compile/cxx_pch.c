@@ -10,16 +10,15 @@
 ** hash, so a cujit with other headers has another key. One process makes a key's PCH at a time
 ** (a lock file); the others compile without it meanwhile rather than wait.
 */
-#define _XOPEN_SOURCE 700 /* nftw */
 #include "cxx_pch.h"
 #include "cache.h"
 #include "source.h"
 #include "base/env.h"
+#include "base/files.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,16 +35,6 @@
 ** not compile with the flags fails every time, a full disk or a killed compiler only once. */
 #define FAILED_SECONDS 3600
 #define PCH_NAME "cpu_prelude.h.gch"
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st, (void)flag, (void)ftw;
-  remove(path);
-  return 0;
-}
-
-static void remove_tree(const char *path) {
-  nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 /* A directory of this user's, no one else may write in: made 0700 or found so (not a link). */
 static int own_dir(const char *path) {
@@ -237,7 +226,7 @@ static void evict(const char *root, const char *keep) {
     if (count <= CJ_CXX_PCH_KEEP || !oldest[0]) return;
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/%s", root, oldest);
-    remove_tree(path);
+    cj_remove_tree(path);
   }
 }
 
@@ -303,5 +292,5 @@ int cj_cxx_pch_named(const char *log) {
 void cj_cxx_pch_clear(const char *cache_dir) {
   char path[PATH_MAX];
   if (cache_dir && *cache_dir && snprintf(path, sizeof path, "%s/" ROOT, cache_dir) < PATH_MAX)
-    remove_tree(path);
+    cj_remove_tree(path);
 }

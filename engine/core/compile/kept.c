@@ -6,7 +6,6 @@
 ** them by cujit_cache_clear) or, with the disk cache off, in a private directory of the engine.
 ** The kept copies are for people and their tools: nothing reads them back to compile.
 */
-#define _XOPEN_SOURCE 700 /* nftw */
 #include "kept.h"
 #include "base/files.h"
 #include "cache.h"
@@ -14,7 +13,6 @@
 #include "source.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,17 +236,6 @@ cujit_status cj_kept_header(cujit_engine *engine, const char *name, const char *
   return CUJIT_OK;
 }
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st, (void)flag, (void)ftw;
-  remove(path);
-  return 0;
-}
-
-/* Removes a root of kept copies and everything under it, never following a link out of it. */
-static void remove_tree(const char *root) {
-  nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 cujit_status cj_kept_headers(cujit_engine *engine, const cj_includes *inc, int line_info,
                              char ***out) {
   *out = NULL;
@@ -271,7 +258,7 @@ cujit_status cj_kept_headers(cujit_engine *engine, const cj_includes *inc, int l
 }
 
 void cj_kept_close(cujit_engine *engine) {
-  if (engine->kept_dir && engine->kept_private) remove_tree(engine->kept_dir);
+  if (engine->kept_dir && engine->kept_private) cj_remove_tree(engine->kept_dir);
   free(engine->kept_dir);
   engine->kept_dir = NULL;
 }
@@ -282,7 +269,7 @@ cujit_status cujit_cache_clear(cujit_engine *engine) {
   const char *cache = cj_cache_dir_path(engine->cache); /* the kept copies go with the entries */
   char path[PATH_MAX];
   if (st == CUJIT_OK && *cache && snprintf(path, sizeof path, "%s/sources", cache) < PATH_MAX)
-    remove_tree(path);
+    cj_remove_tree(path);
   if (st == CUJIT_OK) cj_cxx_pch_clear(cache); /* and the CPU device's precompiled preludes */
   return st;
 }

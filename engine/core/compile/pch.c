@@ -6,15 +6,14 @@
 ** addresses in NVRTC's PCH heap, so it is valid only in the process (and NVRTC instance) that
 ** made it: the directories live under one private root per engine, removed at cujit_close.
 */
-#define _XOPEN_SOURCE 700 /* nftw */
 #include "pch.h"
 #include "cache.h"
 #include "cxx_scratch.h"
 #include "base/env.h"
+#include "base/files.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -51,16 +50,10 @@ static void state_init(void *p, cujit_engine *engine) {
   pthread_mutex_init(&((pch_state *)p)->lock, NULL);
 }
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st, (void)flag, (void)ftw;
-  remove(path);
-  return 0;
-}
-
 static void state_destroy(void *p) {
   pch_state *s = p;
   if (s->made && s->pid == getpid()) /* never a parent's; never following a link */
-    nftw(s->root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+    cj_remove_tree(s->root);
   pthread_mutex_destroy(&s->lock);
 }
 
@@ -100,7 +93,7 @@ static void collect_litter(void) {
         snprintf(path, sizeof path, "%s/%s", tmp_root(), e->d_name) < (int)sizeof path &&
         lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
         (st.st_mode & 0777) == 0700)
-      nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+      cj_remove_tree(path);
   closedir(d);
 }
 
@@ -292,7 +285,7 @@ static int take_set(pch_state *s, const char *name, const char *dir) {
       char gone[PATH_MAX + 40];
       snprintf(gone, sizeof gone, "%s/%s", s->root, s->sets[at]);
       pthread_rwlock_wrlock(&heap_lock);
-      nftw(gone, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+      cj_remove_tree(gone);
       pthread_rwlock_unlock(&heap_lock);
     }
     snprintf(s->sets[at], sizeof s->sets[at], "%s", name);
