@@ -267,3 +267,14 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
 void cj_remove_tree(const char *path) {
   nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
+
+int cj_file_holds(const char *path, const char *text, size_t len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  char *have = malloc(len + 1);
+  size_t got = have ? fread(have, 1, len + 1, f) : 0;
+  int same = have && got == len && memcmp(have, text, len) == 0;
+  free(have);
+  fclose(f);
+  return same;
+}

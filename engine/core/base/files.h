@@ -16,6 +16,10 @@ cujit_status cj_file_write(cujit_engine *engine, const char *fn, const char *pat
 ** or reaches max bytes; the message names the file and why. */
 cujit_status cj_file_read(cujit_engine *engine, const char *path, size_t max, char **out);
 
+/* 1 when the file at path holds exactly the len bytes of text (0 when it differs, is missing or
+** cannot be read): a file cujit keeps is rewritten only when it is not what it should be. */
+int cj_file_holds(const char *path, const char *text, size_t len);
+
 /* Removes path and everything under it, never following a symbolic link out of it; what cannot be
 ** removed stays, silently (the cleanup of a directory cujit made: kept sources, PCHs). */
 void cj_remove_tree(const char *path);

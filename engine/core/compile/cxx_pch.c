@@ -133,15 +133,7 @@ static int prelude_copy(const char *keydir) {
   size_t len = strlen(text);
   char path[PATH_MAX], tmp[PATH_MAX];
   snprintf(path, sizeof path, "%s/cujit/cpu_prelude.h", keydir);
-  FILE *f = fopen(path, "re");
-  if (f) {
-    char *have = malloc(len + 1);
-    size_t got = have ? fread(have, 1, len + 1, f) : 0;
-    int same = have && got == len && memcmp(have, text, len) == 0;
-    free(have);
-    fclose(f);
-    if (same) return 1;
-  }
+  if (cj_file_holds(path, text, len)) return 1;
   snprintf(tmp, sizeof tmp, "%s/cujit/.prelude-XXXXXX", keydir);
   int fd = mkstemp(tmp);
   if (fd < 0) return 0;

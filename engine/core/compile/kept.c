@@ -66,17 +66,9 @@ static cujit_status kept_root(cujit_engine *engine, char *root, size_t len) {
 ** unless it already does. */
 static cujit_status keep(cujit_engine *engine, const char *dir, const char *file, const char *text,
                          size_t len) {
-  char path[PATH_MAX + 64];
+  char path[2 * PATH_MAX]; /* dir and a file name, whole */
   snprintf(path, sizeof path, "%s/%s", dir, file);
-  FILE *f = fopen(path, "rb");
-  if (f) {
-    char *have = malloc(len + 1);
-    size_t got = have ? fread(have, 1, len + 1, f) : 0;
-    int same = have && got == len && memcmp(have, text, len) == 0;
-    free(have);
-    fclose(f);
-    if (same) return CUJIT_OK;
-  }
+  if (cj_file_holds(path, text, len)) return CUJIT_OK;
   return cj_file_write(engine, "line info", path, text, len);
 }
 
