@@ -54,6 +54,25 @@ static cujit_cache_stats stats(cujit_engine *e) {
   return s;
 }
 
+/* Runs kernel `name` of p on one block of `threads` threads of the CPU device, its one argument
+** a buffer of threads elements of dtype (4 bytes each), and copies that buffer into host. */
+static void run_one_block(cujit_engine *e, cujit_program *p, const char *name, int threads,
+                          cujit_dtype dtype, void *host) {
+  cujit_kernel *k;
+  cr_assert_eq(cujit_program_kernel(p, name, &k), CUJIT_OK, "%s", cujit_errmsg(e));
+  cujit_device *cpu;
+  cr_assert_eq(cujit_device_get(e, CUJIT_DEVICE_CPU, &cpu), CUJIT_OK, "%s", cujit_errmsg(e));
+  cujit_buffer *y;
+  cr_assert_eq(cujit_buffer_alloc_on(cpu, (size_t)threads * 4, dtype, &y), CUJIT_OK);
+  cujit_launch_config cfg = {
+      .size = sizeof cfg, .grid = {1, 1, 1}, .block = {(unsigned)threads, 1, 1}};
+  cujit_arg args[] = {CUJIT_ARG_BUF(y)};
+  cr_assert_eq(cujit_launch(k, &cfg, args, 1), CUJIT_OK, "%s", cujit_errmsg(e));
+  cr_assert_eq(cujit_memcpy_dtoh(host, y, 0, (size_t)threads * 4, NULL), CUJIT_OK, "%s",
+               cujit_errmsg(e));
+  cujit_buffer_free(y);
+}
+
 /* Compiles y[i] = i * c + ADD (+ 100 when __CUDA_ARCH__ is 700; ADD from the options' defines when
 ** given, else 0), runs it on 64 threads of the CPU device, and checks every value. */
 static void compile_and_run(cujit_engine *e, int c, const cujit_compile_options *options) {
@@ -67,17 +86,8 @@ static void compile_and_run(cujit_engine *e, int c, const cujit_compile_options 
   cujit_program *p;
   cr_assert_eq(cujit_program_compile(e, src, "line.cu", options ? options : &on_cpu, &p), CUJIT_OK,
                "%s", cujit_errmsg(e));
-  cujit_kernel *k;
-  cr_assert_eq(cujit_program_kernel(p, "line", &k), CUJIT_OK, "%s", cujit_errmsg(e));
-  cujit_device *cpu;
-  cr_assert_eq(cujit_device_get(e, CUJIT_DEVICE_CPU, &cpu), CUJIT_OK, "%s", cujit_errmsg(e));
-  cujit_buffer *y;
-  cr_assert_eq(cujit_buffer_alloc_on(cpu, 64 * sizeof(float), CUJIT_F32, &y), CUJIT_OK);
-  cujit_launch_config cfg = {.size = sizeof cfg, .grid = {1, 1, 1}, .block = {64, 1, 1}};
-  cujit_arg args[] = {CUJIT_ARG_BUF(y)};
-  cr_assert_eq(cujit_launch(k, &cfg, args, 1), CUJIT_OK, "%s", cujit_errmsg(e));
   float host[64];
-  cr_assert_eq(cujit_memcpy_dtoh(host, y, 0, sizeof host, NULL), CUJIT_OK, "%s", cujit_errmsg(e));
+  run_one_block(e, p, "line", 64, CUJIT_F32, host);
   int add = 0;
   for (size_t i = 0; options && i < options->define_count; i++)
     if (strncmp(options->defines[i], "ADD=", 4) == 0)
@@ -86,7 +96,6 @@ static void compile_and_run(cujit_engine *e, int c, const cujit_compile_options 
       add += 100; /* the prelude's own is 800: the unit must see the one given */
   for (int i = 0; i < 64; i++)
     cr_assert_eq(host[i], (float)(i * c + add), "y[%d] = %g, not %d", i, host[i], i * c + add);
-  cujit_buffer_free(y);
   cujit_program_free(p);
 }
 
@@ -223,19 +232,9 @@ Test(cxx_pch, a_header_that_includes_the_prelude_again_compiles_through_it) {
   cr_assert_eq(cujit_program_compile(e, src, "cg.cu", &on_cpu, &p), CUJIT_OK, "%s",
                cujit_errmsg(e));
   cr_assert_eq(stats(e).pch_used, 1);
-  cujit_kernel *k;
-  cr_assert_eq(cujit_program_kernel(p, "ranks", &k), CUJIT_OK);
-  cujit_device *cpu;
-  cr_assert_eq(cujit_device_get(e, CUJIT_DEVICE_CPU, &cpu), CUJIT_OK);
-  cujit_buffer *y;
-  cr_assert_eq(cujit_buffer_alloc_on(cpu, 32 * sizeof(int), CUJIT_I32, &y), CUJIT_OK);
-  cujit_launch_config cfg = {.size = sizeof cfg, .grid = {1, 1, 1}, .block = {32, 1, 1}};
-  cujit_arg args[] = {CUJIT_ARG_BUF(y)};
-  cr_assert_eq(cujit_launch(k, &cfg, args, 1), CUJIT_OK, "%s", cujit_errmsg(e));
   int host[32];
-  cr_assert_eq(cujit_memcpy_dtoh(host, y, 0, sizeof host, NULL), CUJIT_OK);
+  run_one_block(e, p, "ranks", 32, CUJIT_I32, host);
   for (int i = 0; i < 32; i++) cr_assert_eq(host[i], 2 * i + 1);
-  cujit_buffer_free(y);
   cujit_program_free(p);
   cujit_close(e);
 }
