@@ -11,8 +11,11 @@
 ** kernel of its own: a counter in its text), each timing cujit_open to the kernel ready (compiled,
 ** and with a GPU loaded and launched once). Variants: `linked` and `whole` for a kernel calling
 ** three library functions (link-time optimisation drops the rest), `linked_all` and `whole_all`
-** for one calling the library's dispatcher (every function reachable); `library` the library's
-** own first compile to LTO-IR; `run_linked` and `run_whole` the kernel's time, us per launch.
+** for one calling the library's dispatcher (every function reachable); `linked_arch` and
+** `whole_arch` as `linked` and `whole` with the device's arch given (what a user who names it
+** gets: no device query before the compile, so the driver starts beside it instead of before it);
+** `library` the library's own first compile to LTO-IR; `run_linked` and `run_whole` the kernel's
+** time, us per launch.
 */
 #include "common.h"
 
@@ -60,12 +63,14 @@ static int has_gpu(cujit_engine *e) {
 }
 
 /* Compiles `source` (with the library linked, or its text in front) and, with a GPU, launches its
-** kernel once; the time from cujit_open, ms, or a negative number (message on stderr). */
-static double child(const char *lib_path, const char *arch, int linked, const char *source) {
+** kernel once; the time from cujit_open, ms, or a negative number (message on stderr). With
+** `arch_given` the arch is named and the device asked for only after the compile. */
+static double child(const char *lib_path, const char *arch, int linked, int arch_given,
+                    const char *source) {
   double t0 = bench_now_us();
   cujit_engine *e;
   if (cujit_open(&e) != CUJIT_OK) return -1;
-  int gpu = has_gpu(e);
+  int gpu = arch_given ? 0 : has_gpu(e);
   cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
   o.arch = gpu ? NULL : arch;
   const char *files[] = {lib_path};
@@ -84,6 +89,7 @@ static double child(const char *lib_path, const char *arch, int linked, const ch
     fprintf(stderr, "cujit_bench_link: %s\n", cujit_errmsg(e));
     return -1;
   }
+  if (arch_given) gpu = has_gpu(e);
   if (gpu) {
     cujit_kernel *k;
     cujit_buffer *y;
@@ -171,7 +177,8 @@ int main(int argc, char **argv) {
     const char *mode = argv[2];
     snprintf(lib_path, sizeof lib_path, "%s/linklib.cu", argv[3]);
     kernel_text(source, sizeof source, strstr(mode, "_all") != NULL, atol(argv[5]));
-    printf("%.3f\n", child(lib_path, argv[4], !strncmp(mode, "linked", 6), source));
+    printf("%.3f\n", child(lib_path, argv[4], !strncmp(mode, "linked", 6),
+                           strstr(mode, "_arch") != NULL, source));
     return 0;
   }
   if (argc < 2) {
@@ -180,7 +187,20 @@ int main(int argc, char **argv) {
   }
   const char *kernels = argv[1];
   int procs = argc > 2 ? atoi(argv[2]) : 5;
-  const char *arch = argc > 3 ? argv[3] : "sm_90";
+  char arch[32] = "sm_90"; /* given, else the GPU's, else sm_90 */
+  if (argc > 3) {
+    snprintf(arch, sizeof arch, "%s", argv[3]);
+  } else {
+    cujit_engine *e;
+    cujit_device *d;
+    if (cujit_open(&e) == CUJIT_OK) {
+      char got[32];
+      if (cujit_device_get(e, 0, &d) == CUJIT_OK &&
+          cujit_device_arch(d, got, sizeof got) == CUJIT_OK && !strncmp(got, "sm_", 3))
+        snprintf(arch, sizeof arch, "%s", got);
+      cujit_close(e);
+    }
+  }
   if (procs < 1) procs = 1;
   snprintf(lib_path, sizeof lib_path, "%s/linklib.cu", kernels);
   char self[2048];
@@ -196,16 +216,18 @@ int main(int argc, char **argv) {
   long nonce = (long)getpid() * 1000;
   double lib_ms = spawn(self, "linked", kernels, arch, nonce++); /* the library's LTO-IR, cold */
   if (lib_ms < 0) {
-    static const char *const all[] = {"library", "linked", "whole", "linked_all", "whole_all"};
-    for (size_t i = 0; i < 5; i++)
+    static const char *const all[] = {"library",   "linked",      "whole",     "linked_all",
+                                      "whole_all", "linked_arch", "whole_arch"};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
       bench_missing("link", "cujit_c", all[i], 0, "the first linked compile failed (see stderr)");
     snprintf(self, sizeof self, "rm -rf '%s'", cache);
     return system(self) == 0 ? 0 : 1;
   }
   bench_row("link", "cujit_c", "library", 1, lib_ms, "ms");
   printf("library to LTO-IR + first kernel linked: %.1f ms\n", lib_ms);
-  static const char *const modes[] = {"linked", "whole", "linked_all", "whole_all"};
-  for (size_t m = 0; m < 4; m++) {
+  static const char *const modes[] = {"linked",    "whole",       "linked_all",
+                                      "whole_all", "linked_arch", "whole_arch"};
+  for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
     double *ms = malloc((size_t)procs * sizeof *ms);
     int got = 0;
     for (int i = 0; ms && i < procs; i++) {

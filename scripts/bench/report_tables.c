@@ -162,14 +162,16 @@ static void redefine_table(void) {
 /* Issue 25: a new process compiling a new kernel against a library kept as LTO-IR, or whole
 ** (cujit_bench_link); the kernel's run time both ways. */
 static void link_table(void) {
-  static const char *const v[] = {"library", "linked", "whole", "linked_all", "whole_all"};
+  static const char *const v[] = {"library",   "linked",      "whole",     "linked_all",
+                                  "whole_all", "linked_arch", "whole_arch"};
   static const char *const run[] = {"run_linked", "run_whole"};
   static const column cols[] = {{"cujit_c", NULL}};
   column_table("16. A new process compiling a kernel it never compiled, ms to the kernel ready: "
                "linked with a device library already kept as LTO-IR (link = {\"linklib.cu\"}) or "
                "compiled whole with the library's text (library: its own first compile); _all: the "
-               "kernel calls the library's dispatcher, every function reachable",
-               "link", v, 5, cols, 1, NULL, 0);
+               "kernel calls the library's dispatcher, every function reachable; _arch: the "
+               "device's arch given, so no device query before the compile",
+               "link", v, 7, cols, 1, NULL, 0);
   column_table("17. That library's kernel run time, linked and compiled whole, us per launch",
                "link", run, 2, cols, 1, NULL, 0);
 }

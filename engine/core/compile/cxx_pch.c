@@ -212,7 +212,7 @@ static void evict(const char *root, const char *keep) {
       count++;
       time_t t = last_used(root, de->d_name);
       if (strcmp(de->d_name, keep) != 0 && (!oldest[0] || t < when))
-        snprintf(oldest, sizeof oldest, "%s", de->d_name), when = t;
+        memcpy(oldest, de->d_name, 33), when = t; /* 32 hex digits and the NUL, checked above */
     }
     closedir(d);
     if (count <= CJ_CXX_PCH_KEEP || !oldest[0]) return;
