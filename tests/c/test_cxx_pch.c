@@ -168,6 +168,14 @@ Test(cxx_pch, the_first_compile_makes_it_and_later_ones_of_any_engine_use_it) {
   cr_assert_eq(st.st_mode & 077, 0, "the PCH is the user's alone");
   path_of(path, sizeof path, key, "sum");
   cr_assert(exists(path), "its checksum is beside it");
+  /* as the cache's own directory: no one else may list, read or write them */
+  const char *private_paths[] = {"..", "", "cujit", "sum", "cujit/cpu_prelude.h"};
+  for (size_t i = 0; i < sizeof private_paths / sizeof *private_paths; i++) {
+    path_of(path, sizeof path, key, private_paths[i]);
+    cr_assert_eq(stat(path, &st), 0, "no %s", path);
+    cr_assert_eq(st.st_mode & 077, 0, "%s is open to others (mode %o)", path,
+                 (unsigned)st.st_mode & 0777);
+  }
   compile_and_run(e, 4, NULL); /* another program, the same engine */
   cr_assert_eq(stats(e).pch_created, 1);
   cr_assert_eq(stats(e).pch_used, 1);

@@ -39,7 +39,7 @@
 /* A directory of this user's, no one else may write in: made 0700 or found so (not a link). */
 static int own_dir(const char *path) {
   struct stat st;
-  if (mkdir(path, 0700) != 0 && errno != EEXIST) return 0;
+  (void)mkdir(path, 0700); /* made now, there already, or not makeable: lstat says which */
   return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
          (st.st_mode & 022) == 0;
 }
@@ -242,9 +242,11 @@ int cj_cxx_pch_made(cujit_engine *engine, cj_cxx_pch *p, int ok) {
   ok = fd >= 0 && fstat(fd, &st) == 0 && fchmod(fd, 0600) == 0 &&
        checksum_of(fd, st.st_size, line, sizeof line);
   if (fd >= 0) close(fd);
-  FILE *f = ok ? fopen(tmp, "we") : NULL;
-  ok = f && fputs(line, f) >= 0;
-  if (f && fclose(f) != 0) ok = 0;
+  /* the user's alone, as the PCH and the cache's entries (fopen would make it 0666 - umask) */
+  fd = ok ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+  size_t len = strlen(line);
+  ok = fd >= 0 && write(fd, line, len) == (ssize_t)len;
+  if (fd >= 0 && close(fd) != 0) ok = 0;
   /* the checksum first: a PCH in place always has its own beside it */
   ok = ok && prelude_copy(p->dir) && rename(tmp, sum) == 0 && rename(p->made, path) == 0;
   if (!ok) {
