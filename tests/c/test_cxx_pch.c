@@ -342,6 +342,20 @@ Test(cxx_pch, a_pch_others_may_write_is_not_used) {
   new_engine_compiles(5, 0, 0, "a key directory anyone may write");
 }
 
+Test(cxx_pch, a_pch_or_directory_of_another_user_is_not_used) {
+  if (geteuid() != 0) cr_skip_test("needs root, to give a file to another user");
+  char key[64], gch[900], dir[900];
+  make_pch(key, gch);
+  cr_assert_eq(chown(gch, 65534, 65534), 0);
+  new_engine_compiles(4, 1, 0, "a PCH of another user's (made again)");
+  struct stat st;
+  cr_assert_eq(stat(gch, &st), 0);
+  cr_assert_eq(st.st_uid, 0, "the other user's PCH stayed in place");
+  path_of(dir, sizeof dir, key, "");
+  cr_assert_eq(chown(dir, 65534, 65534), 0); /* the key's directory another's: left alone */
+  new_engine_compiles(5, 0, 0, "a key directory of another user's");
+}
+
 Test(cxx_pch, a_compile_does_not_wait_for_another_making_it) {
   char key[64], gch[900], lock[900];
   make_pch(key, gch);
