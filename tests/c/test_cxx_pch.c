@@ -335,11 +335,20 @@ Test(cxx_pch, a_pch_that_passes_its_checksum_but_g_plus_plus_cannot_read_is_drop
 Test(cxx_pch, a_pch_others_may_write_is_not_used) {
   char key[64], gch[900], dir[900];
   make_pch(key, gch);
-  cr_assert_eq(chmod(gch, 0666), 0);
-  new_engine_compiles(4, 1, 0, "a PCH anyone may write (made again)");
+  cr_assert_eq(chmod(gch, 0602), 0);
+  new_engine_compiles(4, 1, 0, "a PCH others may write (made again)");
+  cr_assert_eq(chmod(gch, 0620), 0);
+  new_engine_compiles(5, 1, 0, "a PCH its group may write (made again)");
+  cr_assert_eq(chmod(gch, 0644), 0); /* others may read it: used */
+  new_engine_compiles(6, 0, 1, "a PCH others may only read");
   path_of(dir, sizeof dir, key, "");
-  cr_assert_eq(chmod(dir, 0777), 0); /* the key's directory open to all: nothing made or used */
-  new_engine_compiles(5, 0, 0, "a key directory anyone may write");
+  /* the key's directory writable by others, or by its group: nothing made or used */
+  cr_assert_eq(chmod(dir, 0702), 0);
+  new_engine_compiles(7, 0, 0, "a key directory others may write");
+  cr_assert_eq(chmod(dir, 0720), 0);
+  new_engine_compiles(8, 0, 0, "a key directory its group may write");
+  cr_assert_eq(chmod(dir, 0755), 0);
+  new_engine_compiles(9, 0, 1, "a key directory others may only read");
 }
 
 Test(cxx_pch, a_pch_or_directory_of_another_user_is_not_used) {
