@@ -332,6 +332,19 @@ Test(cxx_pch, a_pch_that_passes_its_checksum_but_g_plus_plus_cannot_read_is_drop
   new_engine_compiles(5, 1, 0, "after it was dropped");
 }
 
+Test(cxx_pch, a_process_reads_a_pchs_checksum_once) {
+  /* a PCH is tens of megabytes: once its bytes were seen right, this process trusts the same file
+  ** (same inode, size and time) without its checksum; a changed file is checked again (above) */
+  char key[64], gch[900], sum[900];
+  make_pch(key, gch);
+  new_engine_compiles(4, 0, 1, "the PCH, checked");
+  path_of(sum, sizeof sum, key, "sum");
+  cr_assert_eq(unlink(sum), 0);
+  new_engine_compiles(5, 0, 1, "the PCH this process checked, its checksum gone since");
+  cr_assert_eq(truncate(gch, 1000), 0); /* another file now: checked, no checksum, made again */
+  new_engine_compiles(6, 1, 0, "a PCH changed after this process checked it");
+}
+
 Test(cxx_pch, a_pch_others_may_write_is_not_used) {
   char key[64], gch[900], dir[900];
   make_pch(key, gch);
