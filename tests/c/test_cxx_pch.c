@@ -288,6 +288,47 @@ Test(cxx_pch, off_makes_none_and_neither_does_the_check_build) {
   cujit_close(e);
 }
 
+Test(cxx_pch, without_the_disk_cache_there_is_none) {
+  setenv("CUJIT_CACHE", "off", 1);
+  cujit_engine *e = open_engine();
+  compile_and_run(e, 3, NULL);
+  compile_and_run(e, 4, NULL);
+  cr_assert_eq(stats(e).pch_created + stats(e).pch_used, 0, "a PCH without a disk cache");
+  cujit_close(e);
+  char names[8][64];
+  cr_assert_eq(key_dirs(names), -1, "CUJIT_CACHE=off wrote a PCH into the cache directory");
+}
+
+/* The engine's warnings, one after another (cujit_set_warning_handler). */
+static void keep_warning(void *user, const char *message) {
+  char *all = user;
+  size_t used = strlen(all);
+  snprintf(all + used, 1024 - used, "%s\n", message);
+}
+
+Test(cxx_pch, an_unknown_cujit_pch_value_is_auto_with_a_warning) {
+  setenv("CUJIT_PCH", "sometimes", 1);
+  char warnings[1024] = "";
+  cujit_engine *e = open_engine();
+  cujit_set_warning_handler(e, keep_warning, warnings);
+  compile_and_run(e, 3, NULL);
+  cr_assert_eq(stats(e).pch_created, 1, "CUJIT_PCH=sometimes did not use auto");
+  cr_assert(strstr(warnings, "CUJIT_PCH") && strstr(warnings, "sometimes") &&
+                strstr(warnings, "auto is used"),
+            "the warning does not name the value and what is done: %s", warnings);
+  cujit_close(e);
+}
+
+/* The process's open file descriptors. */
+static int open_fds(void) {
+  DIR *d = opendir("/proc/self/fd");
+  cr_assert(d);
+  int n = 0;
+  for (struct dirent *de; (de = readdir(d)) != NULL;) n += de->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
 /* Writes `bytes` at `offset` of the file at path (in place: the same inode). */
 static void overwrite(const char *path, long offset, const char *bytes, size_t n) {
   FILE *f = fopen(path, "r+b");
@@ -482,10 +523,12 @@ Test(cxx_pch, the_least_recently_used_beyond_the_limit_go) {
     snprintf(cmd, sizeof cmd, "touch -d '2020-01-0%d' '%s'", i + 1, path);
     cr_assert_eq(system(cmd), 0);
   }
+  int fds = open_fds();
   cujit_engine *e = open_engine();
   compile_and_run(e, 3, NULL);
   cr_assert_eq(stats(e).pch_created, 1);
   cujit_close(e);
+  cr_assert_eq(open_fds(), fds, "a compile that evicted left descriptors open");
   char names[8][64];
   cr_assert_eq(key_dirs(names), CJ_CXX_PCH_KEEP);
   snprintf(path, sizeof path, "%s/%032x", root, 0);
