@@ -319,12 +319,20 @@ Test(cxx_pch, an_unknown_cujit_pch_value_is_auto_with_a_warning) {
   cujit_close(e);
 }
 
-/* The process's open file descriptors. */
-static int open_fds(void) {
+/* The process's open file descriptors on files or directories under the test's cache (a GPU's
+** driver keeps descriptors of its own open after cujit_close: they are not counted). */
+static int fds_in_cache(void) {
   DIR *d = opendir("/proc/self/fd");
   cr_assert(d);
   int n = 0;
-  for (struct dirent *de; (de = readdir(d)) != NULL;) n += de->d_name[0] != '.';
+  for (struct dirent *de; (de = readdir(d)) != NULL;) {
+    char fd_path[300], target[1024];
+    snprintf(fd_path, sizeof fd_path, "/proc/self/fd/%s", de->d_name);
+    ssize_t len = de->d_name[0] == '.' ? -1 : readlink(fd_path, target, sizeof target - 1);
+    if (len <= 0) continue;
+    target[len] = '\0';
+    n += strncmp(target, cache_dir, strlen(cache_dir)) == 0;
+  }
   closedir(d);
   return n;
 }
@@ -523,12 +531,11 @@ Test(cxx_pch, the_least_recently_used_beyond_the_limit_go) {
     snprintf(cmd, sizeof cmd, "touch -d '2020-01-0%d' '%s'", i + 1, path);
     cr_assert_eq(system(cmd), 0);
   }
-  int fds = open_fds();
   cujit_engine *e = open_engine();
   compile_and_run(e, 3, NULL);
   cr_assert_eq(stats(e).pch_created, 1);
   cujit_close(e);
-  cr_assert_eq(open_fds(), fds, "a compile that evicted left descriptors open");
+  cr_assert_eq(fds_in_cache(), 0, "a compile that evicted left descriptors open in the cache");
   char names[8][64];
   cr_assert_eq(key_dirs(names), CJ_CXX_PCH_KEEP);
   snprintf(path, sizeof path, "%s/%032x", root, 0);
