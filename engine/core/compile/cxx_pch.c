@@ -244,7 +244,7 @@ int cj_cxx_pch_made(cujit_engine *engine, cj_cxx_pch *p, int ok) {
   if (fd >= 0) close(fd);
   /* the user's alone, as the PCH and the cache's entries (fopen would make it 0666 - umask) */
   fd = ok ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
-  size_t len = strlen(line);
+  size_t len = fd >= 0 ? strlen(line) : 0; /* line is written only when ok */
   ok = fd >= 0 && write(fd, line, len) == (ssize_t)len;
   if (fd >= 0 && close(fd) != 0) ok = 0;
   /* the checksum first: a PCH in place always has its own beside it */
