@@ -157,6 +157,11 @@ static void run_time(const char *lib_path) {
          bench_median(us[0], REPS));
 }
 
+/* The timed variants, each a child mode (the header comment says what each is). */
+static const char *const modes[] = {"linked",    "whole",       "linked_all",
+                                    "whole_all", "linked_arch", "whole_arch"};
+#define MODES (sizeof modes / sizeof *modes)
+
 /* This program again, in a new process: its one line, the time in ms. */
 static double spawn(const char *self, const char *mode, const char *kernels, const char *arch,
                     long nonce) {
@@ -216,18 +221,15 @@ int main(int argc, char **argv) {
   long nonce = (long)getpid() * 1000;
   double lib_ms = spawn(self, "linked", kernels, arch, nonce++); /* the library's LTO-IR, cold */
   if (lib_ms < 0) {
-    static const char *const all[] = {"library",   "linked",      "whole",     "linked_all",
-                                      "whole_all", "linked_arch", "whole_arch"};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-      bench_missing("link", "cujit_c", all[i], 0, "the first linked compile failed (see stderr)");
+    bench_missing("link", "cujit_c", "library", 0, "the first linked compile failed (see stderr)");
+    for (size_t m = 0; m < MODES; m++)
+      bench_missing("link", "cujit_c", modes[m], 0, "the first linked compile failed (see stderr)");
     snprintf(self, sizeof self, "rm -rf '%s'", cache);
     return system(self) == 0 ? 0 : 1;
   }
   bench_row("link", "cujit_c", "library", 1, lib_ms, "ms");
   printf("library to LTO-IR + first kernel linked: %.1f ms\n", lib_ms);
-  static const char *const modes[] = {"linked",    "whole",       "linked_all",
-                                      "whole_all", "linked_arch", "whole_arch"};
-  for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+  for (size_t m = 0; m < MODES; m++) {
     double *ms = malloc((size_t)procs * sizeof *ms);
     int got = 0;
     for (int i = 0; ms && i < procs; i++) {
