@@ -65,13 +65,20 @@ size_t repl_session_count(const repl_session *s) {
 /* --- statements that write files ----------------------------------------------------------------
  */
 
-/* A short string literal such as "w", 'ab' or "r+": an io.open mode that writes. */
+/* Whether the literal at p follows a comma (blanks between): an argument after the first. */
+static int after_comma(const char *text, const char *p) {
+  while (p > text && (p[-1] == ' ' || p[-1] == '\t')) p--;
+  return p > text && p[-1] == ',';
+}
+
+/* A short string literal such as "w", 'ab' or "r+" after a comma: an io.open mode that writes
+** (a file named "raw" or "a", the first argument, is not one). */
 static int has_writing_mode(const char *text) {
   for (const char *p = text; *p; p++) {
     if (*p != '"' && *p != '\'') continue;
     const char *q = p + 1;
     while (*q && strchr("rwab+", *q)) q++;
-    if (*q == *p && q - p - 1 >= 1 && q - p - 1 <= 3)
+    if (*q == *p && q - p - 1 >= 1 && q - p - 1 <= 3 && after_comma(text, p))
       for (const char *m = p + 1; m < q; m++)
         if (*m == 'w' || *m == 'a' || *m == '+') return 1;
     for (q = p + 1; *q && *q != *p; q += (*q == '\\' && q[1]) ? 2 : 1) {

@@ -190,6 +190,8 @@ static int graph_set_args(lua_State *L) {
   lua_Integer i = luaL_checkinteger(L, 2);
   cujit_kernel *k = i >= 1 ? cujit_graph_kernel(g->graph, (size_t)(i - 1)) : NULL;
   size_t nodes = cujit_graph_node_count(g->graph, CUJIT_GRAPH_NODE_KERNEL);
+  if (!k && nodes == 0)
+    return luaL_argerror(L, 2, "the graph has no kernel nodes: its capture launched no kernel");
   if (!k)
     return luaL_argerror(L, 2,
                          lua_pushfstring(L, "the graph has %d kernel node%s (1 to %d)", (int)nodes,

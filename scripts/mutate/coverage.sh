@@ -38,9 +38,16 @@ covmap="$here/scripts/mutate/covmap.py"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 
 mutate_sync_copy "$here" "$src"
-if [ ! -f "$build/build.ninja" ]; then
+# execv keeps no counters (gcov writes them at exit): every executable is linked with a wrapper
+# that writes them first (gcov_exec.c), or what runs before the REPL's :restart would be mapped
+# as executed by no test.
+gcc -O0 -c "$here/scripts/mutate/gcov_exec.c" -o "$work/gcov_exec.o" ||
+  { echo "coverage.sh: cannot compile scripts/mutate/gcov_exec.c" >&2; exit 1; }
+exe_flags="--coverage -Wl,--wrap=execv $work/gcov_exec.o"
+if [ ! -f "$build/build.ninja" ] || ! grep -qF -- "$exe_flags" "$build/CMakeCache.txt"; then
   cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Coverage "-DCMAKE_C_FLAGS=--coverage -O0 -DNDEBUG" \
-    -DCMAKE_{EXE,SHARED,MODULE}_LINKER_FLAGS=--coverage > "$work/configure-coverage.log" 2>&1 ||
+    "-DCMAKE_EXE_LINKER_FLAGS=$exe_flags" -DCMAKE_{SHARED,MODULE}_LINKER_FLAGS=--coverage \
+    > "$work/configure-coverage.log" 2>&1 ||
     { echo "coverage.sh: configure failed, see $work/configure-coverage.log" >&2; exit 1; }
 fi
 nice -n 19 cmake --build "$build" -j1 > "$work/build-coverage.log" 2>&1 ||

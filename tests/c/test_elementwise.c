@@ -222,6 +222,36 @@ Test(elementwise, elementwise_text_reads_like_signatures) {
   cj_elementwise_text_free(&text);
 }
 
+/* The generated kernel includes half.h only where __half or a type variable may appear, and
+** bf16.h only where __nv_bfloat16 is named (a type variable bound to it needs no bf16.h: the
+** toolkit's header is large, and every generic kernel would pay for it). */
+Test(elementwise, elementwise_includes_only_the_headers_its_types_need) {
+  static const struct {
+    const char *params;
+    int half, bf16;
+  } cases[] = {
+      {"float x -> float y", 0, 0},          {"double x, int k -> double y", 0, 0},
+      {"__half x -> float y", 1, 0},         {"T x -> T y", 1, 0},
+      {"scalar T2 a, T2 x -> T2 y", 1, 0},   {"__nv_bfloat16 x -> float y", 0, 1},
+      {"float x -> __nv_bfloat16 y", 0, 1},  {"__half x, __nv_bfloat16 b -> float y", 1, 1},
+      {"T x, __nv_bfloat16 b -> T y", 1, 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    cj_elementwise_kernel text;
+    cr_assert_eq(cj_elementwise_text(engine, cases[i].params, "y = x", "f", &text), CUJIT_OK,
+                 "%s: %s", cases[i].params, cujit_errmsg(engine));
+    cr_assert(strstr(text.preamble, "#include <cujit/library_kernels.h>"), "%s: %s",
+              cases[i].params, text.preamble);
+    cr_expect_eq(strstr(text.preamble, "#include <cujit/half.h>") != NULL, cases[i].half,
+                 "%s: half.h %s wanted: %s", cases[i].params, cases[i].half ? "" : "not",
+                 text.preamble);
+    cr_expect_eq(strstr(text.preamble, "#include <cujit/bf16.h>") != NULL, cases[i].bf16,
+                 "%s: bf16.h %s wanted: %s", cases[i].params, cases[i].bf16 ? "" : "not",
+                 text.preamble);
+    cj_elementwise_text_free(&text);
+  }
+}
+
 Test(elementwise, elementwise_expression_errors_name_the_kernel) {
   cujit_kernel *k;
   cujit_status st = cujit_elementwise_define(engine, "float x, float y -> float z",

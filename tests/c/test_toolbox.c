@@ -67,6 +67,31 @@ Test(toolbox, views_copy_fill_and_launch_into_their_part_of_the_buffer) {
   cujit_buffer_free(vv);
 }
 
+/* A buffer keeps every view made of it, not only the latest: freeing it loses them all, and a
+** view freed before it leaves the others in place. */
+Test(toolbox, every_view_of_a_freed_buffer_is_lost_not_only_the_latest) {
+  CJ_NEED_DEVICE(engine);
+  enum { VIEWS = 4 };
+  int host[64] = {0};
+  cujit_buffer *b = cj_test_upload(host, sizeof host, CUJIT_I32), *v[VIEWS];
+  for (int i = 0; i < VIEWS; i++)
+    OK(cujit_buffer_view(b, (size_t)i * 16 * sizeof(int), 16 * sizeof(int), CUJIT_I32, &v[i]));
+  cujit_buffer_free(v[2]);                         /* out of the middle of the buffer's list */
+  OK(cujit_memset(v[0], 0, 0, sizeof(int), NULL)); /* the others still work */
+  OK(cujit_memset(v[3], 0, 0, sizeof(int), NULL));
+  cujit_buffer_free(b);
+  int x;
+  for (int i = 0; i < VIEWS; i++) {
+    if (i == 2) continue;
+    cr_assert_eq(cujit_buffer_devptr(v[i]), 0, "view %d of a freed buffer still has an address", i);
+    cr_assert_eq(cujit_memcpy_dtoh(&x, v[i], 0, sizeof x, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "view %d of a freed buffer was read", i);
+    cr_assert(strstr(cujit_errmsg(engine), "a view of memory that has been freed"), "view %d: %s",
+              i, cujit_errmsg(engine));
+    cujit_buffer_free(v[i]);
+  }
+}
+
 Test(toolbox, managed_memory_is_written_by_the_host_and_the_device) {
   CJ_NEED_DEVICE(engine);
   enum { N = 1000 };

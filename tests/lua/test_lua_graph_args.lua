@@ -123,6 +123,12 @@ h.test("kernel nodes are counted apart from the copies between them", function()
   check(z, "z: kernel node 2 after set_args")
   h.raises({"bad argument #1", "the graph has 2 kernel nodes (1 to 2)"},
            function() g:set_args(3, z.d, 1, 1, N) end)
+  h.raises({"bad argument #1", "the graph has 2 kernel nodes (1 to 2)"},
+           function() g:set_args(0, z.d, 1, 1, N) end)
+  local copies = cuda.graph(function(s) tmp.d:copy_from(x.d, s) end)
+  h.eq(copies:nodes().kernel, 0, "kernel nodes of a graph of one copy")
+  h.raises({"bad argument #1", "the graph has no kernel nodes: its capture launched no kernel"},
+           function() copies:set_args(1, z.d, 1, 1, N) end)
 end)
 
 h.test("an update brings its grid: set_args afterwards keeps it", function()

@@ -68,9 +68,11 @@ same "a traceback after each string error" "$(grep -c '^stack traceback:$' <<<"$
 writers=(
   'os.remove("f")' 'os.rename("a", "b")' 'os.execute("true")' 'k:save("f")'
   'io.output("f")' 'io.open("f", "w")' "io.open('f', 'a')" 'io.open("f", "r+")' 'io.open("f", "wb")'
+  'io.open("a","w")' 'io.open(name,	"ab")'
 )
 readers=(
   'io.open("f")' 'io.open("f", "r")' 'io.open("f", "rb")' 'io.output()' 'y = "w"' 'os.getenv("w")'
+  'io.open("weights.bin", "rb")' 'io.open("a+b.txt")' "io.open('raw')" 'io.open("w", "r")'
 )
 text="" want=""
 i=0
