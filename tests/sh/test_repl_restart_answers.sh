@@ -61,5 +61,28 @@ s.send(":quit\n")
 rc = s.finish(limit=30)
 if rc == 0: ok("the session ends with status 0")
 else: fail("exit status %r" % rc)
+
+# No replay file can be written (TMPDIR missing): :restart says where and why, and the session
+# goes on in the same process, its statements kept.
+missing = os.path.join(tmp, "no-such-dir")
+s = Session(cujit, {"TMPDIR": missing})
+s.expect("prompt", r"^> ")
+s.send("kept = 41\n")
+s.send(":restart\n")
+s.expect("asked which to drop", r"drop which\? .*$")
+s.send("\n")
+s.expect("the replay file's failure names the directory and the reason",
+         r"cannot write a replay file in %s \(No such file or directory\)" % missing)
+s.send("print(kept + 1)\n")
+s.expect("the session goes on with its statements", r"^42$")
+s.send(":history\n")
+s.expect("its history is intact", r"^   1  kept = 41\n   2  print\(kept \+ 1\)")
+s.send(":quit\n")
+rc = s.finish(limit=30)
+if rc == 0: ok("that session ends with status 0")
+else: fail("exit status %r after the failed restart" % rc)
+if os.listdir(tmp) == ["cache"] or not any(n.startswith("cujit-replay-") for n in os.listdir(tmp)):
+    ok("no replay file is left behind")
+else: fail("left in TMPDIR: %r" % os.listdir(tmp))
 verdict()
 EOF
