@@ -58,9 +58,15 @@ tools="$here/scripts/mutate" map="$work/coverage.map" equivalents="$here/scripts
 luac=$(command -v luac5.4 || command -v luac)
 
 # Warnings are not errors here: a mutant that only draws a warning (`a || b && c`) is a program.
-src="$work/src" build="$work/build" results="$work/results" config=(-DCMAKE_BUILD_TYPE=Release -DCUJIT_WERROR=OFF)
+# But one that breaks a constraint of the C language (a pointer passed for an integer, or one
+# pointer type for another, as swapped arguments do) is not: GCC 12 only warns where the standard
+# requires a diagnostic and GCC 14 refuses, so those stay errors and such a mutant is invalid.
+constraints="-Werror=incompatible-pointer-types -Werror=int-conversion -Werror=implicit-function-declaration"
+src="$work/src" build="$work/build" results="$work/results"
+config=(-DCMAKE_BUILD_TYPE=Release -DCUJIT_WERROR=OFF "-DCMAKE_C_FLAGS=$constraints")
 if [ "$sanitize" = 1 ]; then
-  build="$work/build-san" config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUJIT_SANITIZE=address,undefined -DCUJIT_WERROR=OFF)
+  build="$work/build-san"
+  config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUJIT_SANITIZE=address,undefined -DCUJIT_WERROR=OFF "-DCMAKE_C_FLAGS=$constraints")
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
   export LSAN_OPTIONS=suppressions=$here/scripts/sanitize.supp:print_suppressions=0
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -68,7 +74,8 @@ fi
 mkdir -p "$results"
 mutate_sync_copy "$here" "$src"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-if [ ! -f "$build/build.ninja" ] || ! grep -q '^CUJIT_WERROR:BOOL=OFF' "$build/CMakeCache.txt"; then
+if [ ! -f "$build/build.ninja" ] || ! grep -q '^CUJIT_WERROR:BOOL=OFF' "$build/CMakeCache.txt" ||
+  ! grep -qF -- "CMAKE_C_FLAGS:STRING=$constraints" "$build/CMakeCache.txt"; then
   cmake -S "$src" -B "$build" -G Ninja "${config[@]}" > "$work/configure.log" 2>&1 ||
     { echo "mutate.sh: configure failed, see $work/configure.log" >&2; exit 1; }
 fi

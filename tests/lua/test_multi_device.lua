@@ -15,6 +15,7 @@ T.test("{device = 'cpu'} places arrays on the CPU device, whatever the current d
   T.same(f:totable(), {7, 7, 7}, nil, "full's values")
   local t = cuda.to_device({1, 2, 3}, "f32", {device = "cpu"})
   T.same(t:totable(), {1, 2, 3}, nil, "to_device's values")
+  T.eq(t.device, -1, "to_device's device")
   T.eq(cuda.to_device(cuda.host_array({5, 6}, "i64"), {device = "cpu"}).device, -1,
        "to_device of a host array, the options in the dtype's place")
 end)
@@ -48,6 +49,9 @@ T.test("a device that does not exist, or a malformed one, is refused with what e
   T.raises(why, cuda.device_array, 4, "f32", {device = missing})
   T.raises("option 'device' is an ordinal", cuda.device_array, 4, "f32", {device = 1.5})
   T.raises("option 'device' is an ordinal", cuda.zeros, 4, {device = {}})
+  T.raises(why, cuda.to_device, {1, 2}, "f32", {device = missing})
+  T.raises("option 'device' is an ordinal", cuda.to_device, {1, 2}, "f32", {device = 1.5})
+  T.raises("option 'device' is an ordinal", cuda.to_device, cuda.host_array(2), {device = true})
   local a = cuda.device_array(2, "f32", {device = "cpu"})
   T.raises(why, a.copy_to, a, missing)
   T.raises('an ordinal (0, 1, ...) or "cpu"', a.copy_to, a, "gpu")

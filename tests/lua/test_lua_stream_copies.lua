@@ -1,0 +1,84 @@
+-- test_lua_stream_copies.lua -- what a copy queued on a stream reads from must outlive every
+-- reference the script holds (issue 28). A pinned host array is read when the stream gets to the
+-- copy, not when it is queued: the binding keeps it alive until then. A Lua table's converted
+-- elements and a pageable host array are staged when the copy is queued (CUDA's rule for
+-- pageable memory, which the CPU device follows), and must be right too. Each copy is queued
+-- behind a kernel that keeps the stream busy for a while, the script drops its references and
+-- collects its garbage, then allocates memory of the same size full of other values (where the
+-- freed source would be reused); after the stream is synchronized the device array must hold the
+-- source's values. On a GPU when there is one (pinned memory there), else on the CPU device.
+local h = require "helper"
+local cuda = require "cujit"
+
+h.need_gpu(cuda)
+
+local N = 4096
+-- Keeps the stream busy: a loop the compiler cannot drop, about `rounds` dependent steps long.
+local busy = cuda.jit("busy(unsigned *out, long long rounds)", [[
+  unsigned x = 1u;
+  for (long long r = 0; r < rounds; r++) x = x * 1664525u + 1013904223u;
+  out[0] = x;
+]])
+local sink = cuda.device_array(1, "u32")
+
+-- Makes garbage where the dropped source was: new scratch memory of the same size, other values.
+local function reuse_memory()
+  for _ = 1, 8 do
+    local t = {}
+    for i = 1, N do t[i] = -1.0 end
+    local other = cuda.to_device(t, "f32")
+    other:free()
+    local ha = cuda.host_array(N, "f32", {pinned = h.has_gpu(cuda)})
+    ha:fill(-2.0)
+    ha:free()
+  end
+end
+
+local function check(d, what)
+  local got = d:totable()
+  local wrong = 0
+  for i = 1, N do
+    if got[i] ~= i * 0.5 then wrong = wrong + 1 end
+  end
+  h.eq(wrong, 0, what .. ": elements that are not the source's")
+end
+
+local function rounds()
+  -- Long enough that the queued copy is still waiting when the garbage is made (a second or so
+  -- on the CPU device, less on a GPU); correct code passes whatever the timing.
+  return cuda.device().arch == "cpu" and 60000000 or 400000000
+end
+
+h.test("a table copied on a stream is kept until the stream has copied it", function()
+  local s = cuda.stream()
+  local d = cuda.device_array(N, "f32")
+  busy[{1, 1, stream = s}](sink, rounds())
+  do
+    local t = {}
+    for i = 1, N do t[i] = i * 0.5 end
+    d:copy_from(t, s)
+  end
+  collectgarbage()
+  collectgarbage()
+  reuse_memory()
+  s:synchronize()
+  check(d, "the table's copy")
+end)
+
+h.test("a host array copied on a stream is kept until the stream has copied it", function()
+  local s = cuda.stream()
+  local d = cuda.device_array(N, "f32")
+  busy[{1, 1, stream = s}](sink, rounds())
+  do
+    local ha = cuda.host_array(N, "f32", {pinned = h.has_gpu(cuda)})
+    for i = 1, N do ha[i] = i * 0.5 end
+    d:copy_from(ha, s)
+  end
+  collectgarbage()
+  collectgarbage()
+  reuse_memory()
+  s:synchronize()
+  check(d, "the host array's copy")
+end)
+
+h.run()
