@@ -1,12 +1,15 @@
 -- test_lua_stream_copies.lua -- what a copy queued on a stream reads from must outlive every
--- reference the script holds (issue 28). A pinned host array is read when the stream gets to the
--- copy, not when it is queued: the binding keeps it alive until then. A Lua table's converted
--- elements and a pageable host array are staged when the copy is queued (CUDA's rule for
--- pageable memory, which the CPU device follows), and must be right too. Each copy is queued
--- behind a kernel that keeps the stream busy for a while, the script drops its references and
--- collects its garbage, then allocates memory of the same size full of other values (where the
--- freed source would be reused); after the stream is synchronized the device array must hold the
--- source's values. On a GPU when there is one (pinned memory there), else on the CPU device.
+-- reference the script holds (issue 28). The source is protected twice: the copy stages pageable
+-- memory (a Lua table's converted elements, a plain host array) when it is queued, as CUDA does
+-- and the CPU device follows, and the binding keeps the source alive on the stream until the
+-- stream is synchronized (for a pinned host array, which a GPU reads when it gets to the copy,
+-- the second is what counts; cuMemFreeHost's own wait is a third). Either alone suffices, so
+-- this test fails only when both are lost (checked by hand on the CPU device: without staging and
+-- keep, 2 and 4088 of 4096 elements came out wrong). Each copy is queued behind a kernel that
+-- keeps the stream busy for a while, the script drops its references and collects its garbage,
+-- then allocates memory of the same size full of other values (where the freed source would be
+-- reused); after the stream is synchronized the device array must hold the source's values. On
+-- a GPU when there is one (pinned memory there), else on the CPU device.
 local h = require "helper"
 local cuda = require "cujit"
 
