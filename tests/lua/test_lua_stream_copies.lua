@@ -84,4 +84,21 @@ h.test("a host array copied on a stream is kept until the stream has copied it",
   check(d, "the host array's copy")
 end)
 
+-- The other direction, h:copy_from(device array): the host array gets the device's values; a
+-- device array of another dtype or count, or one freed, is refused naming both.
+h.test("a host array copies from a device array of its dtype and count", function()
+  local d = cuda.to_device({1.5, 2.5, -3}, "f32")
+  local ha = cuda.host_array(3, "f32")
+  h.eq(ha:copy_from(d), ha, "copy_from returns the host array")
+  h.same(ha:totable(), {1.5, 2.5, -3}, nil, "the device's values")
+  h.raises("cannot copy f32[2] into f32[3] (same dtype and element count needed)", ha.copy_from, ha,
+           cuda.to_device({1, 2}, "f32"))
+  h.raises("cannot copy f32[3] into f64[3] (same dtype and element count needed)",
+           cuda.host_array(3, "f64").copy_from, cuda.host_array(3, "f64"), d)
+  local gone = cuda.device_array(3, "f32")
+  gone:free()
+  h.raises("device array has been freed", ha.copy_from, ha, gone)
+  h.same(ha:totable(), {1.5, 2.5, -3}, nil, "a refused copy changes nothing")
+end)
+
 h.run()
