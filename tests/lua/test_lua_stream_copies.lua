@@ -52,36 +52,36 @@ local function rounds()
   return cuda.device().arch == "cpu" and 60000000 or 400000000
 end
 
-h.test("a table copied on a stream is kept until the stream has copied it", function()
+-- Queues a copy from the source make_source() returns behind the busy kernel, drops the source,
+-- collects the garbage and reuses its memory, then checks what the copy wrote.
+local function copy_after_the_source_is_dropped(make_source, what)
   local s = cuda.stream()
   local d = cuda.device_array(N, "f32")
   busy[{1, 1, stream = s}](sink, rounds())
   do
-    local t = {}
-    for i = 1, N do t[i] = i * 0.5 end
-    d:copy_from(t, s)
+    d:copy_from(make_source(), s)
   end
   collectgarbage()
   collectgarbage()
   reuse_memory()
   s:synchronize()
-  check(d, "the table's copy")
+  check(d, what)
+end
+
+h.test("a table copied on a stream is kept until the stream has copied it", function()
+  copy_after_the_source_is_dropped(function()
+    local t = {}
+    for i = 1, N do t[i] = i * 0.5 end
+    return t
+  end, "the table's copy")
 end)
 
 h.test("a host array copied on a stream is kept until the stream has copied it", function()
-  local s = cuda.stream()
-  local d = cuda.device_array(N, "f32")
-  busy[{1, 1, stream = s}](sink, rounds())
-  do
+  copy_after_the_source_is_dropped(function()
     local ha = cuda.host_array(N, "f32", {pinned = h.has_gpu(cuda)})
     for i = 1, N do ha[i] = i * 0.5 end
-    d:copy_from(ha, s)
-  end
-  collectgarbage()
-  collectgarbage()
-  reuse_memory()
-  s:synchronize()
-  check(d, "the host array's copy")
+    return ha
+  end, "the host array's copy")
 end)
 
 -- The other direction, h:copy_from(device array): the host array gets the device's values; a
