@@ -62,15 +62,14 @@ luac=$(command -v luac5.4 || command -v luac)
 # pointer type for another, as swapped arguments do) is not: GCC 12 only warns where the standard
 # requires a diagnostic and GCC 14 refuses, so those stay errors and such a mutant is invalid.
 constraints="-Werror=incompatible-pointer-types -Werror=int-conversion -Werror=implicit-function-declaration"
-src="$work/src" build="$work/build" results="$work/results"
-config=(-DCMAKE_BUILD_TYPE=Release -DCUJIT_WERROR=OFF "-DCMAKE_C_FLAGS=$constraints")
+src="$work/src" build="$work/build" results="$work/results" config=(-DCMAKE_BUILD_TYPE=Release)
 if [ "$sanitize" = 1 ]; then
-  build="$work/build-san"
-  config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUJIT_SANITIZE=address,undefined -DCUJIT_WERROR=OFF "-DCMAKE_C_FLAGS=$constraints")
+  build="$work/build-san" config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUJIT_SANITIZE=address,undefined)
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
   export LSAN_OPTIONS=suppressions=$here/scripts/sanitize.supp:print_suppressions=0
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
+config+=(-DCUJIT_WERROR=OFF "-DCMAKE_C_FLAGS=$constraints")
 mkdir -p "$results"
 mutate_sync_copy "$here" "$src"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}

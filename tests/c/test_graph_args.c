@@ -191,6 +191,14 @@ Test(graph_args, refusals_leave_the_graph_as_it_was) {
               "must be the same");
   EXPECT_FAIL(cujit_graph_update(g, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
               "`from` must be a graph captured on the same device");
+  cujit_graph *copies; /* a capture of no kernel: nothing to set */
+  EXPECT_OK(cujit_capture_begin(stream, CUJIT_CAPTURE_RELAXED));
+  EXPECT_OK(cujit_memset(x.b, 0, 0, sizeof(float), stream));
+  EXPECT_OK(cujit_capture_end(stream, &copies));
+  EXPECT_FAIL(set(copies, 0, x.b, 1, 1), CUJIT_ERROR_INVALID_ARGUMENT,
+              "cujit_graph_set_args: the graph has no kernel nodes: its capture launched no "
+              "kernel");
+  cujit_graph_free(copies);
   replay(g, 1); /* still set_args's node 0 and the captured node 1 */
   host_axpb(&z, 1, 2), host_axpb(&y, 1, 1);
   vec_check(&z, "node 0 after the refusals"), vec_check(&y, "node 1 after the refusals");

@@ -73,6 +73,23 @@ function M.need_gpu(cuda)
   print("runs on: CPU device (no GPU: " .. tostring(why):match("^[^\n]*") .. ")")
 end
 
+-- A launcher that keeps a stream busy, for tests of what happens while work is still queued:
+-- busy(stream [, scale]) starts one thread on a loop the compiler cannot drop, about a second on
+-- the CPU device and less on a GPU, `scale` times that. Call after need_gpu (it compiles for the
+-- current device).
+function M.busy_launcher(cuda)
+  local k = cuda.jit("busy(unsigned *out, long long rounds)", [[
+  unsigned x = 1u;
+  for (long long r = 0; r < rounds; r++) x = x * 1664525u + 1013904223u;
+  out[0] = x;
+]])
+  local sink = cuda.device_array(1, "u32")
+  local rounds = cuda.device().arch == "cpu" and 100000000 or 600000000
+  return function(stream, scale)
+    k[{1, 1, stream = stream}](sink, rounds * (scale or 1))
+  end
+end
+
 -- The GPUs the driver sees (0 without a driver).
 function M.gpu_count(cuda)
   local n = 0

@@ -7,21 +7,14 @@ local cuda = require "cujit"
 
 h.need_gpu(cuda)
 
--- Keeps a stream busy: a loop the compiler cannot drop, `rounds` dependent steps long.
-local busy = cuda.jit("busy(unsigned *out, long long rounds)", [[
-  unsigned x = 1u;
-  for (long long r = 0; r < rounds; r++) x = x * 1664525u + 1013904223u;
-  out[0] = x;
-]])
-local sink = cuda.device_array(1, "u32")
-local rounds = cuda.device().arch == "cpu" and 100000000 or 600000000
+local busy = h.busy_launcher(cuda)
 
 h.test("elapsed is refused while either event is still queued, and answers after", function()
   local s1, s2 = cuda.stream(), cuda.stream()
   for _, queued_one in ipairs {"start", "stop"} do
     -- The busy kernel lasts about a second; if the machine was so slow that it ended before the
     -- events could be looked at, try again with a longer one (a test of order, not of time).
-    local refused, n = false, rounds
+    local refused, scale = false, 1
     for _ = 1, 4 do
       local start, stop = cuda.event(), cuda.event()
       local slow = queued_one == "start" and start or stop
@@ -29,7 +22,7 @@ h.test("elapsed is refused while either event is still queued, and answers after
       quick:record(s2) -- done before the other is queued
       quick:synchronize()
       h.eq(quick:query(), true, "the event recorded first is done")
-      busy[{1, 1, stream = s1}](sink, n)
+      busy(s1, scale)
       slow:record(s1)
       if not slow:query() then
         h.raises("cujit_event_elapsed: an event has not completed yet", start.elapsed, start, stop)
@@ -40,7 +33,7 @@ h.test("elapsed is refused while either event is still queued, and answers after
       local ms = start:elapsed(stop)
       h.eq(math.type(ms), "float", "elapsed answers in milliseconds once both are done")
       if refused then break end
-      n = n * 4
+      scale = scale * 4
     end
     h.eq(refused, true, "the " .. queued_one .. " event was seen queued and elapsed refused")
   end

@@ -16,13 +16,7 @@ local cuda = require "cujit"
 h.need_gpu(cuda)
 
 local N = 4096
--- Keeps the stream busy: a loop the compiler cannot drop, about `rounds` dependent steps long.
-local busy = cuda.jit("busy(unsigned *out, long long rounds)", [[
-  unsigned x = 1u;
-  for (long long r = 0; r < rounds; r++) x = x * 1664525u + 1013904223u;
-  out[0] = x;
-]])
-local sink = cuda.device_array(1, "u32")
+local busy = h.busy_launcher(cuda)
 
 -- Makes garbage where the dropped source was: new scratch memory of the same size, other values.
 local function reuse_memory()
@@ -46,18 +40,12 @@ local function check(d, what)
   h.eq(wrong, 0, what .. ": elements that are not the source's")
 end
 
-local function rounds()
-  -- Long enough that the queued copy is still waiting when the garbage is made (a second or so
-  -- on the CPU device, less on a GPU); correct code passes whatever the timing.
-  return cuda.device().arch == "cpu" and 60000000 or 400000000
-end
-
 -- Queues a copy from the source make_source() returns behind the busy kernel, drops the source,
 -- collects the garbage and reuses its memory, then checks what the copy wrote.
 local function copy_after_the_source_is_dropped(make_source, what)
   local s = cuda.stream()
   local d = cuda.device_array(N, "f32")
-  busy[{1, 1, stream = s}](sink, rounds())
+  busy(s) -- still running when the garbage is made; correct code passes whatever the timing
   do
     d:copy_from(make_source(), s)
   end

@@ -81,8 +81,8 @@ s.send(":quit\n")
 rc = s.finish(limit=30)
 if rc == 0: ok("that session ends with status 0")
 else: fail("exit status %r after the failed restart" % rc)
-if os.listdir(tmp) == ["cache"] or not any(n.startswith("cujit-replay-") for n in os.listdir(tmp)):
-    ok("no replay file is left behind")
+if not any(n.startswith("cujit-replay-") for n in os.listdir(tmp)):
+    ok("no replay file is left behind (the restarted process removed the one it read)")
 else: fail("left in TMPDIR: %r" % os.listdir(tmp))
 verdict()
 EOF

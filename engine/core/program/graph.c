@@ -172,6 +172,9 @@ cujit_status cujit_graph_set_args(cujit_graph *graph, size_t index, const cujit_
   cujit_status st = enter_graph(graph, NULL, fn);
   if (st != CUJIT_OK) return st;
   cujit_device *dev = graph->device;
+  if (graph->nkernels == 0)
+    return cj_fail(dev->engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s: the graph has no kernel nodes: its capture launched no kernel", fn);
   if (index >= graph->nkernels)
     return cj_fail(dev->engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "%s: the graph has %zu kernel node%s (counted from 0 in capture order), so "
