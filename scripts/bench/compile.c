@@ -12,6 +12,12 @@
 **   many-heavy  the same, each program including <cooperative_groups.h> (heavy8_*; with
 **             CUJIT_PCH=off, heavy8_nopch_*: one after another then pays the whole front end
 **             each time, as the worker processes do);
+**   heavy-floor  the machine's own floor for many-heavy with PCH: NVRTC alone (no cujit) in eight
+**             processes, each having made its PCH (--pch, a directory of its own) with an untimed
+**             compile, each compiling one new heavy text at once (heavy8_floor_parallel, system
+**             nvrtc), against one such process compiling eight one after another
+**             (heavy8_floor_serial): what independent processes with a PCH each get from this
+**             machine's cores, which cujit's worker processes are;
 **   minimal   a small kernel (cujit_kernel_define) with NVRTC's -minimal, as cujit now compiles
 **             it, and with CUJIT_MINIMAL=off: minimal_on, minimal_off;
 **   cpu-prelude  the CPU device's compile of a new text with its precompiled prelude, kept in
@@ -30,7 +36,7 @@
 *text made new with
 ** the process id and a counter, so neither cujit's caches nor NVRTC's own can answer.
 **   usage: cujit_bench_compile [--short] [--arch ARCH]
-*many|many-heavy|minimal|cpu-prelude|first-cujit|first-cujit-device|
+*many|many-heavy|heavy-floor|minimal|cpu-prelude|first-cujit|first-cujit-device|
 **                              first-nvrtc
 */
 #include "common.h"
@@ -40,9 +46,11 @@
 #include <nvrtc.h>
 
 #include <dlfcn.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define CASE "compile"
@@ -253,6 +261,178 @@ static int cpu_prelude(int reps) {
   return 0;
 }
 
+/* NVRTC as cujit opens it: CUJIT_NVRTC, else libnvrtc.so.13, .12; NULL when there is none. */
+static void *nvrtc_library(void) {
+  const char *env = getenv("CUJIT_NVRTC");
+  void *h = env && *env ? dlopen(env, RTLD_NOW | RTLD_LOCAL) : NULL;
+  if (!h) h = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
+  if (!h) h = dlopen("libnvrtc.so.12", RTLD_NOW | RTLD_LOCAL);
+  return h;
+}
+
+/* ---- the machine's floor for eight heavy programs at once ------------------------------------ */
+
+/* NVRTC alone, with its automatic precompiled headers as cujit's compiles use them. */
+static struct {
+  __typeof__(&nvrtcCreateProgram) create;
+  __typeof__(&nvrtcCompileProgram) compile;
+  __typeof__(&nvrtcDestroyProgram) destroy;
+  __typeof__(&nvrtcGetPCHCreateStatus) pch_status;
+  __typeof__(&nvrtcGetPCHHeapSizeRequired) pch_heap_required;
+  __typeof__(&nvrtcSetPCHHeapSize) set_pch_heap;
+} floor_nv;
+
+static int floor_open(void) {
+  void *h = nvrtc_library();
+  if (!h) return 0;
+  *(void **)&floor_nv.create = dlsym(h, "nvrtcCreateProgram");
+  *(void **)&floor_nv.compile = dlsym(h, "nvrtcCompileProgram");
+  *(void **)&floor_nv.destroy = dlsym(h, "nvrtcDestroyProgram");
+  *(void **)&floor_nv.pch_status = dlsym(h, "nvrtcGetPCHCreateStatus");
+  *(void **)&floor_nv.pch_heap_required = dlsym(h, "nvrtcGetPCHHeapSizeRequired");
+  *(void **)&floor_nv.set_pch_heap = dlsym(h, "nvrtcSetPCHHeapSize");
+  return floor_nv.create && floor_nv.compile && floor_nv.destroy && floor_nv.pch_status &&
+         floor_nv.pch_heap_required && floor_nv.set_pch_heap;
+}
+
+/* A heavy text (as many_round's), new each call, compiled by NVRTC alone with the options cujit
+** gives it (the arch, the toolkit's include directories) and PCH on in `pch_dir`. In ms, < 0 when
+** it failed. When NVRTC could not make the PCH for want of heap, the heap is set to what it
+** asked for and the text compiled again, as cujit does (engine/core/compile/pch.c). */
+static double floor_compile(const char *arch, const char *pch_dir) {
+  char text[2400], a[64], dir[600], inc[600], cccl[600];
+  int at = snprintf(text, sizeof text,
+                    "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n");
+  kernel_text(text + at, sizeof text - (size_t)at, "heavy");
+  const char *home = getenv("CUDA_HOME");
+  home = home && *home && strlen(home) < 500 ? home : "/usr/local/cuda";
+  snprintf(a, sizeof a, "--gpu-architecture=%s", arch);
+  snprintf(dir, sizeof dir, "--pch-dir=%s", pch_dir);
+  snprintf(inc, sizeof inc, "--include-path=%s/include", home);
+  snprintf(cccl, sizeof cccl, "--include-path=%s/include/cccl", home);
+  const char *opts[] = {a, "--pch", dir, inc, cccl};
+  for (int attempt = 0; attempt < 2; attempt++) {
+    nvrtcProgram p;
+    if (floor_nv.create(&p, text, "floor.cu", 0, NULL, NULL) != NVRTC_SUCCESS) return -1;
+    double t0 = bench_now_us();
+    nvrtcResult r = floor_nv.compile(p, 5, opts);
+    double ms = (bench_now_us() - t0) / 1000;
+    size_t need = 0;
+    int grow = r == NVRTC_SUCCESS && attempt == 0 &&
+               floor_nv.pch_status(p) == NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED &&
+               floor_nv.pch_heap_required(p, &need) == NVRTC_SUCCESS;
+    floor_nv.destroy(&p);
+    if (r != NVRTC_SUCCESS) return -1;
+    if (!grow) return ms;
+    floor_nv.set_pch_heap(need);
+  }
+  return -1;
+}
+
+/* Removes a PCH directory: NVRTC writes its files directly in it. */
+static void remove_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  for (struct dirent *f; d && (f = readdir(d));) {
+    char path[1024];
+    if (strcmp(f->d_name, ".") && strcmp(f->d_name, "..") &&
+        snprintf(path, sizeof path, "%s/%s", dir, f->d_name) < (int)sizeof path)
+      remove(path);
+  }
+  if (d) closedir(d);
+  rmdir(dir);
+}
+
+/* A floor process: makes its PCH (two untimed compiles: the first makes it, the second is the
+** first to use it), says 'R' on `out`, then answers each request on `in` until it closes: 'P' one
+** compile, 'S' MANY one after another, with the ms (a double) they took. */
+static void floor_child(const char *arch, int in, int out) {
+  char dir[512];
+  const char *tmp = getenv("TMPDIR");
+  snprintf(dir, sizeof dir, "%s/cujit-bench-pch-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  int ok = mkdtemp(dir) != NULL;
+  double made = ok ? floor_compile(arch, dir) : -1,
+         used = made >= 0 ? floor_compile(arch, dir) : -1;
+  double ready[2] = {made, used};
+  if (write(out, ready, sizeof ready) == (ssize_t)sizeof ready && used >= 0) {
+    char what;
+    while (read(in, &what, 1) == 1) {
+      double ms = 0;
+      for (int i = 0; i < (what == 'S' ? MANY : 1) && ms >= 0; i++) {
+        double t = floor_compile(arch, dir);
+        ms = t < 0 ? -1 : ms + t;
+      }
+      if (write(out, &ms, sizeof ms) != (ssize_t)sizeof ms) break;
+    }
+  }
+  if (ok) remove_dir(dir);
+  _exit(0);
+}
+
+/* Asks floor processes [0, n) for `what` at once; the wall time until all answered, in ms (< 0
+** when one failed). */
+static double floor_round(int n, const int *to, const int *from, char what) {
+  double t0 = bench_now_us(), ms = 0;
+  for (int i = 0; i < n; i++)
+    if (write(to[i], &what, 1) != 1) return -1;
+  for (int i = 0; i < n; i++)
+    if (read(from[i], &ms, sizeof ms) != (ssize_t)sizeof ms || ms < 0) return -1;
+  return (bench_now_us() - t0) / 1000;
+}
+
+static int heavy_floor(const char *arch, int reps) {
+  if (!floor_open())
+    return bench_missing(CASE, "nvrtc", "heavy8_nvrtc_parallel", MANY,
+                         "no NVRTC with PCH (12.8 or later)"),
+           0;
+  int to[MANY], from[MANY], started = 0;
+  pid_t pid[MANY];
+  fflush(stdout); /* the children leave through _exit: nothing of the parent's printed twice */
+  for (; started < MANY; started++) {
+    int down[2], up[2];
+    if (pipe(down) != 0) break;
+    if (pipe(up) != 0) {
+      close(down[0]), close(down[1]);
+      break;
+    }
+    pid_t child = fork();
+    if (child == 0) {
+      for (int i = 0; i < started; i++) close(to[i]), close(from[i]);
+      close(down[1]), close(up[0]);
+      floor_child(arch, down[0], up[1]);
+    }
+    close(down[0]), close(up[1]);
+    if (child < 0) {
+      close(down[1]), close(up[0]);
+      break;
+    }
+    pid[started] = child, to[started] = down[1], from[started] = up[0];
+  }
+  int ok = started == MANY;
+  double made = 0, used = 0;
+  for (int i = 0; i < started && ok; i++) { /* they make their PCHs at once */
+    double ready[2];
+    ok = read(from[i], ready, sizeof ready) == (ssize_t)sizeof ready && ready[1] >= 0;
+    if (ok) made = ready[0], used = ready[1]; /* the last process's, for the detail */
+  }
+  double serial[16], parallel[16];
+  for (int r = 0; r < reps && ok; r++) /* interleaved, so drift touches both alike */
+    ok = (serial[r] = floor_round(1, to, from, 'S')) >= 0 &&
+         (parallel[r] = floor_round(MANY, to, from, 'P')) >= 0;
+  for (int i = 0; i < started; i++) close(to[i]), close(from[i]), waitpid(pid[i], NULL, 0);
+  if (!ok)
+    return bench_missing(CASE, "nvrtc", "heavy8_nvrtc_parallel", MANY,
+                         "a floor process's compile failed"),
+           0;
+  char d[240];
+  snprintf(d, sizeof d,
+           "NVRTC alone in %d processes with a PCH each (made in %.0f ms; a compile with it %.0f "
+           "ms); cores: %ld",
+           MANY, made, used, sysconf(_SC_NPROCESSORS_ONLN));
+  row("heavy8_nvrtc_serial", arch, serial, reps, d);
+  row("heavy8_nvrtc_parallel", arch, parallel, reps, d);
+  return 0;
+}
+
 /* ---- a process's first compile --------------------------------------------------------------- */
 
 static int first_cujit(const char *arch, int device_first, double t0) {
@@ -285,10 +465,7 @@ static int first_nvrtc(const char *arch, double t0) {
   char src[2048], why[512], opt[64];
   kernel_text(src, sizeof src, "first");
   snprintf(opt, sizeof opt, "--gpu-architecture=%s", arch);
-  const char *env = getenv("CUJIT_NVRTC");
-  void *h = env && *env ? dlopen(env, RTLD_NOW | RTLD_LOCAL) : NULL;
-  if (!h) h = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
-  if (!h) h = dlopen("libnvrtc.so.12", RTLD_NOW | RTLD_LOCAL);
+  void *h = nvrtc_library();
   __typeof__(&nvrtcCreateProgram) create = NULL;
   __typeof__(&nvrtcCompileProgram) compile = NULL;
   __typeof__(&nvrtcGetCUBINSize) size = NULL;
@@ -335,7 +512,8 @@ int main(int argc, char **argv) {
   }
   if (!what) {
     fprintf(stderr,
-            "usage: %s [--short] [--arch ARCH] many|many-heavy|minimal|cpu-prelude|first-cujit|"
+            "usage: %s [--short] [--arch ARCH] "
+            "many|many-heavy|heavy-floor|minimal|cpu-prelude|first-cujit|"
             "first-cujit-device|first-nvrtc\n",
             argv[0]);
     return 2;
@@ -347,6 +525,7 @@ int main(int argc, char **argv) {
   int cpu = strcmp(arch, "cpu") == 0; /* g++ takes a second a program: fewer rounds on the CPU */
   if (strcmp(what, "many") == 0) return many(arch, short_mode ? 1 : cpu ? 3 : 5, 0);
   if (strcmp(what, "many-heavy") == 0) return many(arch, short_mode ? 1 : cpu ? 1 : 3, 1);
+  if (strcmp(what, "heavy-floor") == 0) return heavy_floor(arch, short_mode ? 1 : 3);
   if (strcmp(what, "cpu-prelude") == 0) return cpu_prelude(short_mode ? 2 : 6);
   cujit_engine *e;
   if (cujit_open(&e) != CUJIT_OK) return 1;

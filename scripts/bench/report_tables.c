@@ -186,6 +186,8 @@ static void compile_table(void) {
                                      "heavy8_parallel",
                                      "heavy8_parallel_noworkers",
                                      "heavy8_parallel_first",
+                                     "heavy8_nvrtc_serial",
+                                     "heavy8_nvrtc_parallel",
                                      "heavy8_nopch_serial",
                                      "heavy8_nopch_parallel",
                                      "heavy8_nopch_parallel_noworkers",
@@ -203,7 +205,9 @@ static void compile_table(void) {
   simple_table(
       "18. Compiling: eight programs one after another and at once (GPU: NVRTC, with "
       "worker processes and without; heavy8: each including <cooperative_groups.h>, with "
-      "precompiled headers and without; cpu: the CPU device's g++; cpu_prelude: a CPU device "
+      "precompiled headers and without; heavy8_nvrtc: NVRTC alone in eight processes with a "
+      "precompiled header each, the machine's floor for heavy8; cpu: the CPU device's g++; "
+      "cpu_prelude: a CPU device "
       "compile with its precompiled prelude and without, and the one that makes it), a small "
       "kernel "
       "without and with -minimal, and a trivial "

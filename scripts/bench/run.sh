@@ -235,7 +235,7 @@ fi
 if wants compile; then
   if why=$(have "$compile"); then
     short=(); [ "$mode" = short ] && short=(--short)
-    for what in many many-heavy minimal; do
+    for what in many many-heavy heavy-floor minimal; do
       step cujit_c compile "$csv" env CUJIT_CACHE_DIR="$work/cache-compile" "$compile" "${short[@]}" "$what"
     done
     step cujit_c compile "$csv" env CUJIT_CACHE_DIR="$work/cache-compile" CUJIT_PCH=off "$compile" \

@@ -68,6 +68,10 @@ for pair in launch,raw launch,cujit_c launch,raw_c_same launch,cujit_lua launch,
   pch,cujit_c link,cujit_c; do
   grep -q "^$pair," "$csv" || fail "no row for $pair"
 done
+# The compile case's floor for eight heavy programs at once: NVRTC alone in eight processes.
+for v in heavy8_nvrtc_serial heavy8_nvrtc_parallel; do
+  grep -q "^compile,nvrtc,$v,.*,\(ok\|missing\)," "$csv" || fail "no compile row for $v"
+done
 # The C API bench always measures the library's elementwise kernels beside the hand-written ones.
 for variant in vadd_ew saxpy_ew; do
   grep -q "^bandwidth,cujit_c,$variant," "$csv" || fail "no bandwidth row for $variant"
