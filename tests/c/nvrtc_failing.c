@@ -4,9 +4,16 @@
 ** NVRTC_ERROR_INTERNAL_ERROR; $CJ_TEST_NVRTC_VERSION ("12.9") replaces the version it reports.
 ** So the suite sees cujit handle each NVRTC failure, which the real library never gives on a
 ** valid program, and versions other than the installed one.
+**
+** Built twice: nvrtc_failing exports no precompiled-header calls (an NVRTC older than 12.8);
+** nvrtc_with_pch (CJ_STANDIN_PCH) forwards them too. With $CJ_TEST_NVRTC_BUSY_LOG set, each call
+** made while another thread's nvrtcCompileProgram runs in the process appends its name to that
+** file: NVRTC 13 runs a process's calls one at a time, so such a call waits for that compile.
 */
 #include <dlfcn.h>
 #include <nvrtc.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +28,18 @@ static int fails(const char *name) {
   return f && strcmp(f, name) == 0;
 }
 
+static atomic_int compiles_running;        /* nvrtcCompileProgram calls of this process now */
+static _Thread_local int compiling_here; /* ... one of them on this thread */
+
+static void note_if_busy(const char *name) {
+  const char *log = getenv("CJ_TEST_NVRTC_BUSY_LOG");
+  if (!log || atomic_load(&compiles_running) - compiling_here <= 0) return;
+  FILE *f = fopen(log, "a");
+  if (f) fprintf(f, "%s\n", name), fclose(f);
+}
+
 #define FORWARD(name, ...)                                                                         \
+  note_if_busy(#name);                                                                             \
   __typeof__(&name) fn;                                                                            \
   *(void **)&fn = real(#name);                                                                     \
   if (fails(#name) || !fn) return NVRTC_ERROR_INTERNAL_ERROR;                                      \
@@ -60,8 +78,15 @@ nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog) {
   FORWARD(nvrtcDestroyProgram, prog);
 }
 
-nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char *const *options) {
+static nvrtcResult compile_program(nvrtcProgram prog, int numOptions, const char *const *options) {
   FORWARD(nvrtcCompileProgram, prog, numOptions, options);
+}
+
+nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char *const *options) {
+  atomic_fetch_add(&compiles_running, 1), compiling_here = 1;
+  nvrtcResult r = compile_program(prog, numOptions, options);
+  atomic_fetch_sub(&compiles_running, 1), compiling_here = 0;
+  return r;
 }
 
 nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t *size) {
@@ -96,3 +121,21 @@ nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog, const char *const name_expres
                                 const char **lowered_name) {
   FORWARD(nvrtcGetLoweredName, prog, name_expression, lowered_name);
 }
+
+#ifdef CJ_STANDIN_PCH
+nvrtcResult nvrtcGetPCHHeapSize(size_t *ret) {
+  FORWARD(nvrtcGetPCHHeapSize, ret);
+}
+
+nvrtcResult nvrtcSetPCHHeapSize(size_t size) {
+  FORWARD(nvrtcSetPCHHeapSize, size);
+}
+
+nvrtcResult nvrtcGetPCHCreateStatus(nvrtcProgram prog) {
+  FORWARD(nvrtcGetPCHCreateStatus, prog);
+}
+
+nvrtcResult nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog, size_t *size) {
+  FORWARD(nvrtcGetPCHHeapSizeRequired, prog, size);
+}
+#endif

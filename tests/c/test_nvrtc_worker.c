@@ -349,3 +349,47 @@ Test(worker, a_worker_makes_and_uses_its_own_precompiled_headers) {
   engine = mine;
   unsetenv("CUJIT_PCH");
 }
+
+/* NVRTC 13 runs a process's calls one at a time: a call made while the process's own compile runs
+** waits for it. So a compile sent to a worker beside that one must make no NVRTC call for its
+** request (it used to ask NVRTC the PCH heap's size, and waited: on the H200 host eight heavy
+** programs at once took twice as long as one). The stand-in NVRTC notes each call made during
+** another thread's compile: four heavy programs at once, twice (the first round starts the
+** workers, the second finds them), and none is noted. */
+Test(worker, a_compile_sent_to_a_worker_never_waits_for_the_process_own) {
+  const char *log = cj_scratch_path("busy.log");
+  setenv("CJ_TEST_NVRTC_BUSY_LOG", log, 1);
+  setenv("CUJIT_NVRTC", CJ_TEST_NVRTC_WITH_PCH, 1);
+  setenv("CUJIT_PCH", "auto", 1);
+  cujit_engine *mine = engine;
+  EXPECT_OK(cujit_open(&engine));
+  enum { N = 4 };
+  char texts[N][512];
+  const char *srcs[N];
+  const cujit_compile_options *opts[N];
+  cujit_program *p[N];
+  for (int round = 0; round < 2; round++) {
+    for (int i = 0; i < N; i++) {
+      snprintf(texts[i], sizeof texts[i], "%s__global__ void busy%d_%d(int *x) { x[0] = %d; }\n",
+               heavy, round, i, i);
+      srcs[i] = texts[i], opts[i] = &sm90;
+    }
+    EXPECT_OK(cujit_program_compile_many(engine, N, srcs, NULL, opts, p, NULL));
+    for (int i = 0; i < N; i++) cujit_program_free(p[i]);
+  }
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
+  EXPECT_OK(cujit_cache_stats_get(engine, &s));
+  cujit_close(engine);
+  engine = mine;
+  unsetenv("CJ_TEST_NVRTC_BUSY_LOG"), unsetenv("CUJIT_NVRTC"), unsetenv("CUJIT_PCH");
+  cr_assert_geq(s.compiles_in_workers, 2, "only %d compiles ran in workers",
+                (int)s.compiles_in_workers);
+  cr_assert_geq(s.pch_created, 1, "no precompiled header was made: the stand-in's PCH calls?");
+  char noted[512] = "";
+  FILE *f = fopen(log, "r");
+  size_t n = f ? fread(noted, 1, sizeof noted - 1, f) : 0;
+  if (f) fclose(f);
+  noted[n] = '\0';
+  cr_assert_eq(n, 0, "NVRTC was called while the process's compile ran, so waited for it:\n%s",
+               noted);
+}

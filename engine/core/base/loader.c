@@ -94,14 +94,15 @@ static int nvrtc_resolve(cj_nvrtc *nv, char *why, size_t why_len) {
   return 1;
 }
 
-static int nvrtc_highest_arch(cj_nvrtc *nv) {
-  int n = 0, best = 0;
-  if (nv->nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256) return 0;
-  int archs[256];
-  if (nv->nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS) return 0;
+/* The archs it supports, into nv->archs, and the highest of them. */
+static void nvrtc_archs(cj_nvrtc *nv) {
+  int n = 0;
+  if (nv->nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256 ||
+      nv->nvrtcGetSupportedArchs(nv->archs) != NVRTC_SUCCESS)
+    return;
+  nv->arch_count = n;
   for (int i = 0; i < n; i++)
-    if (archs[i] > best) best = archs[i];
-  return best;
+    if (nv->archs[i] > nv->max_arch) nv->max_arch = nv->archs[i];
 }
 
 int cj_nvrtc_open(cj_nvrtc *nv, char *why, size_t why_len) {
@@ -134,7 +135,7 @@ int cj_nvrtc_open(cj_nvrtc *nv, char *why, size_t why_len) {
   int major = 0, minor = 0;
   nv->nvrtcVersion(&major, &minor);
   nv->version = major * 1000 + minor * 10;
-  nv->max_arch = nvrtc_highest_arch(nv);
+  nvrtc_archs(nv);
   return 1;
 }
 

@@ -44,24 +44,18 @@ int cj_arch_make_specific(const char *source, char *arch, size_t len) {
   return 0;
 }
 
-static void supported_list(cj_nvrtc *nv, char *buf, size_t len) {
-  int n = 0, archs[256];
+static void supported_list(const cj_nvrtc *nv, char *buf, size_t len) {
   buf[0] = '\0';
-  if (nv->nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256 ||
-      nv->nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS)
-    return;
   size_t used = 0;
-  for (int i = 0; i < n && used < len; i++)
-    used += (size_t)snprintf(buf + used, len - used, "%ssm_%d", i ? ", " : "", archs[i]);
+  for (int i = 0; i < nv->arch_count && used < len; i++)
+    used += (size_t)snprintf(buf + used, len - used, "%ssm_%d", i ? ", " : "", nv->archs[i]);
 }
 
-static int arch_supported(cj_nvrtc *nv, int number) {
-  int n = 0, archs[256];
-  if (nv->nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256 ||
-      nv->nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS)
-    return 1; /* cannot tell: let NVRTC judge */
-  for (int i = 0; i < n; i++)
-    if (archs[i] == number) return 1;
+/* From the list asked at open (loader.h says why not asked again). */
+static int arch_supported(const cj_nvrtc *nv, int number) {
+  if (nv->arch_count <= 0) return 1; /* cannot tell: let NVRTC judge */
+  for (int i = 0; i < nv->arch_count; i++)
+    if (nv->archs[i] == number) return 1;
   return 0;
 }
 

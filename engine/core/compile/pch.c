@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,21 @@
 ** (which makes every PCH made before unusable: NVRTC then says so and makes a new one). So
 ** compiles hold it shared, and a resize waits for them. */
 static pthread_rwlock_t heap_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+/* The heap's size as NVRTC last said or was told (0: not asked yet). Kept because NVRTC 13 runs
+** its calls one at a time in a process: asking it while a compile runs here waits for that
+** compile, and a compile sent to a worker, which asks it for its request, waited so for the one
+** in the process (measured on the H200 host: eight heavy programs at once took 2.2 times as long
+** as one, against 1.1 times with the size kept). Read before each compile here begins, so never
+** asked while one runs; set under the heap's write lock. */
+static _Atomic size_t heap_bytes;
+
+static size_t heap_read(cj_nvrtc *nv) {
+  size_t have = atomic_load(&heap_bytes);
+  if (!have && nv->nvrtcGetPCHHeapSize && nv->nvrtcGetPCHHeapSize(&have) == NVRTC_SUCCESS)
+    atomic_store(&heap_bytes, have);
+  return have;
+}
 
 /* The most header sets an engine keeps a directory for: each PCH is a file of about 100 MB, and a
 ** header edited again and again in a session makes a new set each time. Past it, the set used
@@ -343,22 +359,24 @@ void cj_pch_start(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc, cj
   }
   pch->on = 1, pch->added = o->n - n0;
   pthread_rwlock_rdlock(&heap_lock);
+  heap_read(nv); /* known before this compile starts: a request for a worker never waits for it */
 }
 
 size_t cj_pch_heap_size(cj_nvrtc *nv) {
-  size_t have = 0;
   pthread_rwlock_rdlock(&heap_lock);
-  if (!nv->nvrtcGetPCHHeapSize || nv->nvrtcGetPCHHeapSize(&have) != NVRTC_SUCCESS) have = 0;
+  size_t have = heap_read(nv);
   pthread_rwlock_unlock(&heap_lock);
   return have;
 }
 
 void cj_pch_heap_reserve(cj_nvrtc *nv, size_t bytes) {
-  size_t have = 0;
   if (!nv->nvrtcGetPCHHeapSize || !nv->nvrtcSetPCHHeapSize) return;
   pthread_rwlock_wrlock(&heap_lock); /* no PCH compile runs while the heap is replaced */
-  if (nv->nvrtcGetPCHHeapSize(&have) == NVRTC_SUCCESS && have < bytes)
-    nv->nvrtcSetPCHHeapSize(bytes);
+  size_t have = 0;
+  if (nv->nvrtcGetPCHHeapSize(&have) == NVRTC_SUCCESS && have < bytes &&
+      nv->nvrtcSetPCHHeapSize(bytes) == NVRTC_SUCCESS)
+    have = bytes;
+  if (have) atomic_store(&heap_bytes, have);
   pthread_rwlock_unlock(&heap_lock);
 }
 

@@ -42,7 +42,8 @@ int cj_pch_wanted(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc,
 void cj_pch_start(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc, cj_option_list *o,
                   cj_pch *pch);
 
-/* The process's PCH heap: its size now (0 without the PCH calls), and grown to at least `bytes`
+/* The process's PCH heap: its size as NVRTC last said or was told (0 without the PCH calls; asked
+** once, so never waiting for a compile running in the process), and grown to at least `bytes`
 ** (a worker process takes the size its engine's process needed, so that its first PCH is made
 ** rather than refused for want of heap). */
 size_t cj_pch_heap_size(cj_nvrtc *nv);
