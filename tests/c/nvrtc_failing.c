@@ -28,7 +28,7 @@ static int fails(const char *name) {
   return f && strcmp(f, name) == 0;
 }
 
-static atomic_int compiles_running;        /* nvrtcCompileProgram calls of this process now */
+static atomic_int compiles_running;      /* nvrtcCompileProgram calls of this process now */
 static _Thread_local int compiling_here; /* ... one of them on this thread */
 
 static void note_if_busy(const char *name) {
