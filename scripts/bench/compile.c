@@ -24,20 +24,22 @@
 **             the disk cache (CUJIT_CACHE_DIR: this figure turns the cache on), and without
 **             (CUJIT_PCH=off): cpu_prelude_on, cpu_prelude_off, and cpu_prelude_make (the
 **             compile that makes it);
-**   first-cujit, first-cujit-device, first-nvrtc
+**   first-cujit, first-cujit-device, first-nvrtc, first-driver
 **             ONE figure per process (run.sh runs several processes and takes the median): a
 **             trivial kernel's first compile of a process, from main() until the program is
 **             compiled and the driver is started (cuInit, device 0). first_cujit: the arch given
 **             (--arch), so the compile starts at once and the driver starts beside it on its own
 **             thread (cujit_current_device then waits for it); first_cujit_device_first: no arch,
 **             so the device is asked first and the compile follows; first_nvrtc (system nvrtc):
-**             NVRTC alone, which NVRTC 13 starts the driver inside, then cuInit and cuDeviceGet.
+**             NVRTC alone, which NVRTC 13 starts the driver inside, then cuInit and cuDeviceGet;
+**             first_driver (system raw): cuInit and cuDeviceGet alone, nothing compiled: the
+**             floor of first_cujit, whose compile runs beside them.
 ** Every compile is a real one: the disk cache off (CUJIT_CACHE=off, but for cpu-prelude) and each
 *text made new with
 ** the process id and a counter, so neither cujit's caches nor NVRTC's own can answer.
 **   usage: cujit_bench_compile [--short] [--arch ARCH]
 *many|many-heavy|heavy-floor|minimal|cpu-prelude|first-cujit|first-cujit-device|
-**                              first-nvrtc
+**                              first-nvrtc|first-driver
 */
 #include "common.h"
 
@@ -88,7 +90,10 @@ static void row(const char *variant, const char *arch, double *ms, int n, const 
   double median = bench_median(ms, n);
   printf("%-28s %9.2f ms  (median of %d; %s)\n", v, median, n, detail);
   printf(CASE ",%s,%s,%d,%.6g,ms,ok,median of %d; %s\n",
-         strstr(variant, "nvrtc") ? "nvrtc" : "cujit_c", v, n, median, n, detail);
+         strstr(variant, "nvrtc")    ? "nvrtc"
+         : strstr(variant, "driver") ? "raw"
+                                     : "cujit_c",
+         v, n, median, n, detail);
 }
 
 /* The ways of `many`: one after another, at once (NVRTC's in worker processes beside the
@@ -496,6 +501,21 @@ static int first_nvrtc(const char *arch, double t0) {
   return 0;
 }
 
+/* The driver alone in a new process: what first_cujit cannot go below, its compile running beside
+** the driver's start. */
+static int first_driver(double t0) {
+  static const char variant[] = "first_driver";
+  char why[512];
+  CUdevice dev;
+  if (!bench_driver_open(why, sizeof why) ||
+      !bench_cu_check(bench_cu.cuInit(0), "cuInit", why, sizeof why) ||
+      !bench_cu_check(bench_cu.cuDeviceGet(&dev, 0), "cuDeviceGet", why, sizeof why))
+    return bench_missing(CASE, "raw", variant, 1, why), 0;
+  double ms = (bench_now_us() - t0) / 1000;
+  row(variant, "sm_90", &ms, 1, "the driver alone: cuInit and cuDeviceGet; nothing compiled");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   double t0 = bench_now_us();
   const char *arch = "sm_90", *what = NULL;
@@ -514,12 +534,13 @@ int main(int argc, char **argv) {
     fprintf(stderr,
             "usage: %s [--short] [--arch ARCH] "
             "many|many-heavy|heavy-floor|minimal|cpu-prelude|first-cujit|"
-            "first-cujit-device|first-nvrtc\n",
+            "first-cujit-device|first-nvrtc|first-driver\n",
             argv[0]);
     return 2;
   }
   setenv("CUJIT_CACHE", "off", 1); /* every compile a real one */
   if (strcmp(what, "first-nvrtc") == 0) return first_nvrtc(arch, t0);
+  if (strcmp(what, "first-driver") == 0) return first_driver(t0);
   if (strcmp(what, "first-cujit") == 0) return first_cujit(arch, 0, t0);
   if (strcmp(what, "first-cujit-device") == 0) return first_cujit(arch, 1, t0);
   int cpu = strcmp(arch, "cpu") == 0; /* g++ takes a second a program: fewer rounds on the CPU */

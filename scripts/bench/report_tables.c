@@ -201,7 +201,8 @@ static void compile_table(void) {
                                      "minimal_on",
                                      "first_nvrtc",
                                      "first_cujit",
-                                     "first_cujit_device_first"};
+                                     "first_cujit_device_first",
+                                     "first_driver"};
   simple_table(
       "18. Compiling: eight programs one after another and at once (GPU: NVRTC, with "
       "worker processes and without; heavy8: each including <cooperative_groups.h>, with "
@@ -213,7 +214,7 @@ static void compile_table(void) {
       "without and with -minimal, and a trivial "
       "kernel's first compile of a process until the driver is started (NVRTC alone; "
       "cujit with the arch given, the driver starting beside; cujit asking the device "
-      "first), ms",
+      "first; the driver alone, its floor), ms",
       "compile", ways, sizeof ways / sizeof *ways, NULL, NULL, 0);
 }
 

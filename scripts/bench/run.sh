@@ -247,7 +247,7 @@ if wants compile; then
     # One figure per process, the three ways interleaved; the median of each (median_rows).
     : >"$work/first"
     for ((r = 1; r <= proc_reps; r++)); do
-      for what in first-nvrtc first-cujit first-cujit-device; do
+      for what in first-nvrtc first-cujit first-cujit-device first-driver; do
         step cujit_c compile "$work/first" env CUJIT_CACHE_DIR="$work/cache-compile" "$compile" "$what"
       done
     done

@@ -72,6 +72,8 @@ done
 for v in heavy8_nvrtc_serial heavy8_nvrtc_parallel; do
   grep -q "^compile,nvrtc,$v,.*,\(ok\|missing\)," "$csv" || fail "no compile row for $v"
 done
+# ... and for a process's first compile, the driver's start alone.
+grep -q "^compile,raw,first_driver,.*,\(ok\|missing\)," "$csv" || fail "no compile row for first_driver"
 # The C API bench always measures the library's elementwise kernels beside the hand-written ones.
 for variant in vadd_ew saxpy_ew; do
   grep -q "^bandwidth,cujit_c,$variant," "$csv" || fail "no bandwidth row for $variant"
