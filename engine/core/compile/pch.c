@@ -32,9 +32,9 @@ static pthread_rwlock_t heap_lock = PTHREAD_RWLOCK_INITIALIZER;
 /* The heap's size as NVRTC last said or was told (0: not asked yet). Kept because NVRTC 13 runs
 ** its calls one at a time in a process: asking it while a compile runs here waits for that
 ** compile, and a compile sent to a worker, which asks it for its request, waited so for the one
-** in the process (measured on the H200 host: eight heavy programs at once took 2.2 times as long
-** as one, against 1.1 times with the size kept). Read before each compile here begins, so never
-** asked while one runs; set under the heap's write lock. */
+** in the process (on the H200 host eight heavy programs at once took 326 ms, and 164 ms once
+** neither this nor NVRTC's archs, loader.h, was asked per compile). Read before each compile
+** here begins, so never asked while one runs; set under the heap's write lock. */
 static _Atomic size_t heap_bytes;
 
 static size_t heap_read(cj_nvrtc *nv) {
