@@ -61,6 +61,14 @@ h.test("a managed array: written by the host, by a kernel, read back in place", 
   local s = m:slice(2, 4)
   h.eq(s[1], 3, "a view of managed memory is indexed too")
   s:prefetch("host")
+  -- the stream is the third argument, checked as every stream argument is
+  local st = cuda.stream()
+  h.eq(m:prefetch("device", st), m, "prefetch on a stream returns the array")
+  st:synchronize()
+  h.eq(m[3], 5, "still there after a prefetch on a stream")
+  h.raises({"cujit.stream expected, got number"}, m.prefetch, m, "device", 42)
+  st:free()
+  h.raises({"stream has been freed"}, m.prefetch, m, "host", st)
 end)
 
 h.test("a mapped host array: a kernel writes host memory directly", function()
