@@ -3,7 +3,8 @@
 # EFBIG instead of SIGXFSZ ending the process, and cujit leaves SIGXFSZ's disposition alone: with
 # a limit of 0 the CPU device's compile fails with a message that names the limit (exit 1, not
 # 153, a death by SIGXFSZ); with a limit the compile fits in but the cache entry does not, the
-# cache write degrades to a warning and the kernel runs. Needs g++ (the CPU device's compiler).
+# cache write degrades to a warning and the kernel runs; a kept program whose shared object is over
+# the limit fails to load, saying why. Needs g++ (the CPU device's compiler).
 . "$(dirname "$0")/lib.sh"
 command -v g++ >/dev/null || { echo "skip: g++ is needed (the CPU device's compiler)"; exit 77; }
 export CUJIT_DEVICE=cpu
@@ -57,4 +58,24 @@ same "no entry, and no partial file" "$(ls "$TMP/cache1" | grep -c 'cjc')" 0
 run "$CUJIT" "$TMP/k.lua"
 check_rc "without the limit" 0
 same "the entry is kept" "$(ls "$TMP/cache1" | grep -c '\.cjc$')" 1
+
+# A program from the cache is loaded by writing its shared object (some 30 KB) into a memfd,
+# which counts against the limit too: under 8 KiB the load fails, saying so. Again with stdin
+# closed, where the memfd is descriptor 0 (a valid one, as any other).
+unset CUJIT_CXX
+export CUJIT_CACHE_DIR="$TMP/cache2"
+prog="local cuda = require'cujit' local k = cuda.jit('km(float *o)', 'o[0] = 5;')
+local o = cuda.zeros(1) k[{1, 1}](o) print('o[0] = ' .. o:totable()[1])"
+run "$CUJIT" -e "$prog"
+check_rc "no limit: compiled, kept and run" 0
+check "its result" "$out" "^o\[0\] = 5"
+limited 8 -e "$prog"
+check_rc "limit 8 KiB: loading the kept program fails, the process is not killed" 1
+check "it says why and what to do" "$out" \
+  "loading 'km' on the CPU device failed: File too large to write into memory \(a memfd counts against the file size limit, ulimit -f: raise it\)"
+out=$(bash -c 'ulimit -S -f 8 && exec "$@" 0<&-' limited "$CUJIT" -e "$prog" 2>&1)
+rc=$?
+check_rc "the same with stdin closed" 1
+check "the same message (the memfd is descriptor 0)" "$out" \
+  "File too large to write into memory \(a memfd counts against the file size limit"
 finish
