@@ -82,11 +82,21 @@ def sha1_of(path):
         return hashlib.sha1(f.read()).hexdigest()
 
 
+REQUIRE = re.compile(r"""\brequire\s*\(?\s*["']([\w.]+)["']""")
+
+
 def lua_examples_named(src, test_commands):
-    """examples/*.lua by test: a test covers an example it names on its command line or in its
-    own script (tests/sh, tests/lua). Lua lines are not traced: the whole file is mapped."""
+    """examples/*.lua by test: a test covers an example it names (NAME.lua) or requires
+    (require "NAME") on its command line or in its own script (tests/sh, tests/lua), and every
+    example those require, transitively (mlp.lua requires nn, nn requires nn_gemm: a test of
+    mlp.lua runs all three). Lua lines are not traced: the whole file is mapped."""
     covered = {}
     examples = sorted(f for f in os.listdir(os.path.join(src, "examples")) if f.endswith(".lua"))
+    requires = {}  # example -> the examples its text requires
+    for example in examples:
+        with open(os.path.join(src, "examples", example), errors="replace") as f:
+            names = REQUIRE.findall(f.read())
+        requires[example] = {n + ".lua" for n in names if n + ".lua" in examples}
     for name, command in test_commands.items():
         text = command
         for word in command.split():
@@ -96,9 +106,15 @@ def lua_examples_named(src, test_commands):
                         text += f.read()
                 except OSError:
                     pass
-        for example in examples:
-            if re.search(r"(^|[^\w])%s\b" % re.escape(example), text):
-                covered.setdefault("examples/" + example, set()).add(name)
+        reached = {e for e in examples if re.search(r"(^|[^\w])%s\b" % re.escape(e), text)}
+        reached |= {n + ".lua" for n in REQUIRE.findall(text) if n + ".lua" in examples}
+        todo = list(reached)
+        while todo:
+            for more in requires[todo.pop()] - reached:
+                reached.add(more)
+                todo.append(more)
+        for example in reached:
+            covered.setdefault("examples/" + example, set()).add(name)
     return covered
 
 
