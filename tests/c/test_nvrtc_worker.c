@@ -393,3 +393,47 @@ Test(worker, a_compile_sent_to_a_worker_never_waits_for_the_process_own) {
   cr_assert_eq(n, 0, "NVRTC was called while the process's compile ran, so waited for it:\n%s",
                noted);
 }
+
+/* How many entries of `dir` are precompiled-header roots (cujit-pch-*). */
+static int pch_roots(const char *dir) {
+  DIR *d = opendir(dir);
+  cr_assert(d, "%s", dir);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));) n += strncmp(e->d_name, "cujit-pch-", 10) == 0;
+  closedir(d);
+  return n;
+}
+
+/* A worker's precompiled headers live in a directory of its own under TMPDIR, which it removes
+** when it ends (its engine's close), as the engine's own: after the engine that started it
+** closes, nothing of either is left. */
+Test(worker, a_worker_removes_its_precompiled_headers_when_it_ends) {
+  char tmp[512];
+  snprintf(tmp, sizeof tmp, "%s", cj_scratch_path("tmp"));
+  cr_assert(mkdir(tmp, 0700) == 0, "%s: %s", tmp, strerror(errno));
+  const char *kept = getenv("TMPDIR");
+  char *was = kept ? strdup(kept) : NULL;
+  setenv("TMPDIR", tmp, 1); /* the workers started below inherit it */
+  setenv("CUJIT_NVRTC_WORKER", "always", 1);
+  setenv("CUJIT_PCH", "auto", 1);
+  cujit_engine *mine = engine;
+  EXPECT_OK(cujit_open(&engine));
+  char src[512];
+  snprintf(src, sizeof src, "%s__global__ void roots(int *x) { x[0] = 1; }\n", heavy);
+  cujit_program *p;
+  EXPECT_OK(cujit_program_compile(engine, src, "roots.cu", &sm90, &p));
+  cujit_program_free(p);
+  cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
+  EXPECT_OK(cujit_cache_stats_get(engine, &s));
+  int during = pch_roots(tmp);
+  cujit_close(engine);
+  engine = mine;
+  int after = pch_roots(tmp);
+  was ? setenv("TMPDIR", was, 1) : unsetenv("TMPDIR");
+  free(was);
+  unsetenv("CUJIT_PCH");
+  cr_assert_eq(s.compiles_in_workers, 1);
+  cr_assert_geq(s.pch_created, 1, "the worker made no PCH");
+  cr_assert_geq(during, 1, "the worker's PCH root is not in its TMPDIR");
+  cr_assert_eq(after, 0, "%d precompiled-header roots left after the engine closed", after);
+}
