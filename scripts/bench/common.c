@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static void usage(const char *program) {
@@ -389,4 +390,33 @@ int bench_raw_graph(CUfunction fn, void **params, int nodes, CUstream stream, CU
   if (graph) bench_cu.cuGraphDestroy(graph);
   *capture_us = t1 - t0, *instantiate_us = t2 - t1;
   return ok;
+}
+
+/* ---- NVRTC alone ---------------------------------------------------------------------------- */
+
+void *bench_nvrtc_library(char *why, size_t why_len) {
+  const char *env = getenv("CUJIT_NVRTC");
+  void *h = env && *env ? dlopen(env, RTLD_NOW | RTLD_LOCAL) : NULL;
+  if (!h) h = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
+  if (!h) h = dlopen("libnvrtc.so.12", RTLD_NOW | RTLD_LOCAL);
+  if (!h)
+    snprintf(why, why_len,
+             "no NVRTC (libnvrtc.so.13 / .12; add the toolkit's lib64 to LD_LIBRARY_PATH)");
+  return h;
+}
+
+int bench_nvrtc_include_options(const char *opts[2]) {
+  static char cccl[600], inc[600];
+  const char *home = getenv("CUDA_HOME");
+  struct stat st;
+  int n = 0;
+  home = home && *home && strlen(home) < 512 ? home : "/usr/local/cuda";
+  snprintf(cccl, sizeof cccl, "%s/include/cccl", home);
+  if (stat(cccl, &st) == 0) {
+    snprintf(cccl, sizeof cccl, "--include-path=%s/include/cccl", home);
+    opts[n++] = cccl;
+  }
+  snprintf(inc, sizeof inc, "--include-path=%s/include", home);
+  opts[n++] = inc;
+  return n;
 }

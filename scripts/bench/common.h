@@ -112,6 +112,18 @@ extern bench_driver bench_cu;
 ** and writes why into `why` when there is no driver or it lacks one of them. */
 int bench_driver_open(char *why, size_t why_len);
 
+/* ---- NVRTC alone, as cujit opens it and with the include directories cujit gives it ----------
+ */
+
+/* dlopen of $CUJIT_NVRTC, else libnvrtc.so.13, else .12 (RTLD_LOCAL); NULL, with `why` saying what
+** to do, when there is none. */
+void *bench_nvrtc_library(char *why, size_t why_len);
+
+/* The toolkit's include directories as NVRTC options (--include-path=HOME/include/cccl where it
+** exists, then --include-path=HOME/include; HOME is $CUDA_HOME, else /usr/local/cuda) into
+** opts[0..]; returns how many (at most 2). The strings are static, the same for every call. */
+int bench_nvrtc_include_options(const char *opts[2]);
+
 /* 1 when rc is CUDA_SUCCESS; else 0, and `why` says which call failed with the driver's name of
 ** the error. */
 int bench_cu_check(CUresult rc, const char *what, char *why, size_t why_len);

@@ -14,9 +14,9 @@
 **             each time, as the worker processes do);
 **   heavy-floor  the machine's own floor for many-heavy with PCH: NVRTC alone (no cujit) in eight
 **             processes, each having made its PCH (--pch, a directory of its own) with an untimed
-**             compile, each compiling one new heavy text at once (heavy8_floor_parallel, system
+**             compile, each compiling one new heavy text at once (heavy8_nvrtc_parallel, system
 **             nvrtc), against one such process compiling eight one after another
-**             (heavy8_floor_serial): what independent processes with a PCH each get from this
+**             (heavy8_nvrtc_serial): what independent processes with a PCH each get from this
 **             machine's cores, which cujit's worker processes are;
 **   minimal   a small kernel (cujit_kernel_define) with NVRTC's -minimal, as cujit now compiles
 **             it, and with CUJIT_MINIMAL=off: minimal_on, minimal_off;
@@ -82,18 +82,20 @@ static void kernel_text(char *buf, size_t len, const char *name) {
       (long)getpid(), counter++, name, name, name);
 }
 
-/* `detail` holds no comma: it is the CSV row's last field. */
-static void row(const char *variant, const char *arch, double *ms, int n, const char *detail) {
+/* One figure of `system` (cujit_c, nvrtc, raw): a line and a CSV row; `detail` holds no comma
+** (it is the row's last field). */
+static void row_of(const char *system, const char *variant, const char *arch, double *ms, int n,
+                   const char *detail) {
   int other = strcmp(arch, "sm_90") != 0;
   char v[64];
   snprintf(v, sizeof v, "%s%s%s", variant, other ? "_" : "", other ? arch : "");
   double median = bench_median(ms, n);
   printf("%-28s %9.2f ms  (median of %d; %s)\n", v, median, n, detail);
-  printf(CASE ",%s,%s,%d,%.6g,ms,ok,median of %d; %s\n",
-         strstr(variant, "nvrtc")    ? "nvrtc"
-         : strstr(variant, "driver") ? "raw"
-                                     : "cujit_c",
-         v, n, median, n, detail);
+  printf(CASE ",%s,%s,%d,%.6g,ms,ok,median of %d; %s\n", system, v, n, median, n, detail);
+}
+
+static void row(const char *variant, const char *arch, double *ms, int n, const char *detail) {
+  row_of("cujit_c", variant, arch, ms, n, detail);
 }
 
 /* The ways of `many`: one after another, at once (NVRTC's in worker processes beside the
@@ -266,15 +268,6 @@ static int cpu_prelude(int reps) {
   return 0;
 }
 
-/* NVRTC as cujit opens it: CUJIT_NVRTC, else libnvrtc.so.13, .12; NULL when there is none. */
-static void *nvrtc_library(void) {
-  const char *env = getenv("CUJIT_NVRTC");
-  void *h = env && *env ? dlopen(env, RTLD_NOW | RTLD_LOCAL) : NULL;
-  if (!h) h = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
-  if (!h) h = dlopen("libnvrtc.so.12", RTLD_NOW | RTLD_LOCAL);
-  return h;
-}
-
 /* ---- the machine's floor for eight heavy programs at once ------------------------------------ */
 
 /* NVRTC alone, with its automatic precompiled headers as cujit's compiles use them. */
@@ -288,7 +281,8 @@ static struct {
 } floor_nv;
 
 static int floor_open(void) {
-  void *h = nvrtc_library();
+  char why[256];
+  void *h = bench_nvrtc_library(why, sizeof why);
   if (!h) return 0;
   *(void **)&floor_nv.create = dlsym(h, "nvrtcCreateProgram");
   *(void **)&floor_nv.compile = dlsym(h, "nvrtcCompileProgram");
@@ -305,22 +299,19 @@ static int floor_open(void) {
 ** it failed. When NVRTC could not make the PCH for want of heap, the heap is set to what it
 ** asked for and the text compiled again, as cujit does (engine/core/compile/pch.c). */
 static double floor_compile(const char *arch, const char *pch_dir) {
-  char text[2400], a[64], dir[600], inc[600], cccl[600];
+  char text[2400], a[64], dir[600];
   int at = snprintf(text, sizeof text,
                     "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n");
   kernel_text(text + at, sizeof text - (size_t)at, "heavy");
-  const char *home = getenv("CUDA_HOME");
-  home = home && *home && strlen(home) < 500 ? home : "/usr/local/cuda";
   snprintf(a, sizeof a, "--gpu-architecture=%s", arch);
   snprintf(dir, sizeof dir, "--pch-dir=%s", pch_dir);
-  snprintf(inc, sizeof inc, "--include-path=%s/include", home);
-  snprintf(cccl, sizeof cccl, "--include-path=%s/include/cccl", home);
-  const char *opts[] = {a, "--pch", dir, inc, cccl};
+  const char *opts[5] = {a, "--pch", dir};
+  int nopts = 3 + bench_nvrtc_include_options(opts + 3);
   for (int attempt = 0; attempt < 2; attempt++) {
     nvrtcProgram p;
     if (floor_nv.create(&p, text, "floor.cu", 0, NULL, NULL) != NVRTC_SUCCESS) return -1;
     double t0 = bench_now_us();
-    nvrtcResult r = floor_nv.compile(p, 5, opts);
+    nvrtcResult r = floor_nv.compile(p, nopts, opts);
     double ms = (bench_now_us() - t0) / 1000;
     size_t need = 0;
     int grow = r == NVRTC_SUCCESS && attempt == 0 &&
@@ -348,7 +339,8 @@ static void remove_dir(const char *dir) {
 }
 
 /* A floor process: makes its PCH (two untimed compiles: the first makes it, the second is the
-** first to use it), says 'R' on `out`, then answers each request on `in` until it closes: 'P' one
+** first to use it), writes their two times (doubles; < 0: failed) on `out`, then answers each
+*request on `in` until it closes: 'P' one
 ** compile, 'S' MANY one after another, with the ms (a double) they took. */
 static void floor_child(const char *arch, int in, int out) {
   char dir[512];
@@ -387,7 +379,7 @@ static double floor_round(int n, const int *to, const int *from, char what) {
 static int heavy_floor(const char *arch, int reps) {
   if (!floor_open())
     return bench_missing(CASE, "nvrtc", "heavy8_nvrtc_parallel", MANY,
-                         "no NVRTC with PCH (12.8 or later)"),
+                         "no NVRTC with precompiled headers (12.8 or later)"),
            0;
   int to[MANY], from[MANY], started = 0;
   pid_t pid[MANY];
@@ -433,8 +425,8 @@ static int heavy_floor(const char *arch, int reps) {
            "NVRTC alone in %d processes with a PCH each (made in %.0f ms; a compile with it %.0f "
            "ms); cores: %ld",
            MANY, made, used, sysconf(_SC_NPROCESSORS_ONLN));
-  row("heavy8_nvrtc_serial", arch, serial, reps, d);
-  row("heavy8_nvrtc_parallel", arch, parallel, reps, d);
+  row_of("nvrtc", "heavy8_nvrtc_serial", arch, serial, reps, d);
+  row_of("nvrtc", "heavy8_nvrtc_parallel", arch, parallel, reps, d);
   return 0;
 }
 
@@ -465,12 +457,19 @@ static int first_cujit(const char *arch, int device_first, double t0) {
   return 0; /* a figure not measured is a "missing" row, not a failure */
 }
 
+/* The driver started as a program's first use of it does: cuInit, then device 0; 0 with `why`. */
+static int start_driver(char *why, size_t len) {
+  CUdevice dev;
+  return bench_driver_open(why, len) && bench_cu_check(bench_cu.cuInit(0), "cuInit", why, len) &&
+         bench_cu_check(bench_cu.cuDeviceGet(&dev, 0), "cuDeviceGet", why, len);
+}
+
 static int first_nvrtc(const char *arch, double t0) {
   static const char variant[] = "first_nvrtc";
   char src[2048], why[512], opt[64];
   kernel_text(src, sizeof src, "first");
   snprintf(opt, sizeof opt, "--gpu-architecture=%s", arch);
-  void *h = nvrtc_library();
+  void *h = bench_nvrtc_library(why, sizeof why);
   __typeof__(&nvrtcCreateProgram) create = NULL;
   __typeof__(&nvrtcCompileProgram) compile = NULL;
   __typeof__(&nvrtcGetCUBINSize) size = NULL;
@@ -482,22 +481,18 @@ static int first_nvrtc(const char *arch, double t0) {
     *(void **)&destroy = dlsym(h, "nvrtcDestroyProgram");
   }
   if (!create || !compile || !size || !destroy)
-    return bench_missing(CASE, "nvrtc", variant, 1, "no NVRTC"), 0;
+    return bench_missing(CASE, "nvrtc", variant, 1, h ? "NVRTC lacks a basic call" : why), 0;
   nvrtcProgram prog;
   const char *opts[] = {opt};
   size_t bytes = 0;
   int ok = create(&prog, src, "first.cu", 0, NULL, NULL) == NVRTC_SUCCESS;
   if (ok) ok = compile(prog, 1, opts) == NVRTC_SUCCESS && size(prog, &bytes) == NVRTC_SUCCESS;
   if (ok) destroy(&prog);
-  CUdevice dev;
   if (!ok) return bench_missing(CASE, "nvrtc", variant, 1, "NVRTC failed"), 0;
-  if (!bench_driver_open(why, sizeof why) ||
-      !bench_cu_check(bench_cu.cuInit(0), "cuInit", why, sizeof why) ||
-      !bench_cu_check(bench_cu.cuDeviceGet(&dev, 0), "cuDeviceGet", why, sizeof why))
-    return bench_missing(CASE, "nvrtc", variant, 1, why), 0;
+  if (!start_driver(why, sizeof why)) return bench_missing(CASE, "nvrtc", variant, 1, why), 0;
   double ms = (bench_now_us() - t0) / 1000;
-  row(variant, "sm_90", &ms, 1,
-      "NVRTC (which starts the driver inside); then cuInit and cuDeviceGet");
+  row_of("nvrtc", variant, "sm_90", &ms, 1,
+         "NVRTC (which starts the driver inside); then cuInit and cuDeviceGet");
   return 0;
 }
 
@@ -506,13 +501,10 @@ static int first_nvrtc(const char *arch, double t0) {
 static int first_driver(double t0) {
   static const char variant[] = "first_driver";
   char why[512];
-  CUdevice dev;
-  if (!bench_driver_open(why, sizeof why) ||
-      !bench_cu_check(bench_cu.cuInit(0), "cuInit", why, sizeof why) ||
-      !bench_cu_check(bench_cu.cuDeviceGet(&dev, 0), "cuDeviceGet", why, sizeof why))
-    return bench_missing(CASE, "raw", variant, 1, why), 0;
+  if (!start_driver(why, sizeof why)) return bench_missing(CASE, "raw", variant, 1, why), 0;
   double ms = (bench_now_us() - t0) / 1000;
-  row(variant, "sm_90", &ms, 1, "the driver alone: cuInit and cuDeviceGet; nothing compiled");
+  row_of("raw", variant, "sm_90", &ms, 1,
+         "the driver alone: cuInit and cuDeviceGet; nothing compiled");
   return 0;
 }
 

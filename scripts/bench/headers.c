@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char *cg_source = "#include <cooperative_groups.h>\n"
                                "namespace cg = cooperative_groups;\n"
@@ -41,18 +40,15 @@ static struct {
 } nv;
 
 static int open_nvrtc(char *why, size_t len) {
-  const char *env = getenv("CUJIT_NVRTC");
-  void *h = env && *env ? dlopen(env, RTLD_NOW | RTLD_LOCAL) : NULL;
-  if (!h) h = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
-  if (!h) h = dlopen("libnvrtc.so.12", RTLD_NOW | RTLD_LOCAL);
+  void *h = bench_nvrtc_library(why, len);
   if (h) {
     *(void **)&nv.version = dlsym(h, "nvrtcVersion");
     *(void **)&nv.create = dlsym(h, "nvrtcCreateProgram");
     *(void **)&nv.compile = dlsym(h, "nvrtcCompileProgram");
     *(void **)&nv.destroy = dlsym(h, "nvrtcDestroyProgram");
+    if (nv.version && nv.create && nv.compile && nv.destroy) return 1;
+    snprintf(why, len, "NVRTC lacks one of its basic calls");
   }
-  if (h && nv.version && nv.create && nv.compile && nv.destroy) return 1;
-  snprintf(why, len, "no NVRTC (libnvrtc.so.13 / .12; add the toolkit's lib64 to LD_LIBRARY_PATH)");
   return 0;
 }
 
@@ -62,19 +58,10 @@ static const char *opts[8];
 static int nopts;
 
 static void nvrtc_options(const char *arch, int no_cache) {
-  static char a[64], cccl[600], inc[600];
-  const char *home = getenv("CUDA_HOME");
-  struct stat st;
-  home = home && *home && strlen(home) < 512 ? home : "/usr/local/cuda";
+  static char a[64];
   snprintf(a, sizeof a, "-arch=%s", arch);
   opts[nopts++] = a;
-  snprintf(cccl, sizeof cccl, "%s/include/cccl", home);
-  if (stat(cccl, &st) == 0) {
-    snprintf(cccl, sizeof cccl, "--include-path=%s/include/cccl", home);
-    opts[nopts++] = cccl;
-  }
-  snprintf(inc, sizeof inc, "--include-path=%s/include", home);
-  opts[nopts++] = inc;
+  nopts += bench_nvrtc_include_options(opts + nopts);
   if (no_cache) opts[nopts++] = "-no-cache";
 }
 

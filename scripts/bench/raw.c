@@ -59,16 +59,8 @@ static int open_device(void) {
 
 static int open_nvrtc(void) {
   if (cu.nvrtc_handle) return 1;
-  const char *env = getenv("CUJIT_NVRTC");
-  void *h = env && *env ? dlopen(env, RTLD_NOW | RTLD_LOCAL) : NULL;
-  if (!h) h = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
-  if (!h) h = dlopen("libnvrtc.so.12", RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    snprintf(why, sizeof why,
-             "no NVRTC (libnvrtc.so.13 / .12; add the toolkit's lib64 to "
-             "LD_LIBRARY_PATH)");
-    return 0;
-  }
+  void *h = bench_nvrtc_library(why, sizeof why);
+  if (!h) return 0;
 #define RESOLVE(name)                                                                              \
   if (!(*(void **)&cu.name = dlsym(h, #name))) {                                                   \
     snprintf(why, sizeof why, "NVRTC lacks %s", #name);                                            \

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "scratch.h"
+#include "compile/compile.h"
 #include "program/program.h"
 
 static cujit_engine *engine;
@@ -466,6 +467,18 @@ Test(compile, arch_checks) {
   cr_assert(strstr(cujit_errmsg(engine), by), "names NVRTC's version (%s): %s", by,
             cujit_errmsg(engine));
   cr_assert(strstr(cujit_errmsg(engine), "sm_90"), "lists the supported: %s", cujit_errmsg(engine));
+  /* A device newer than NVRTC, no arch given: the highest NVRTC supports instead (an explicit
+  ** one was refused above). */
+  cr_assert_eq(cj_compile_arch(engine, NULL, "sm_999", arch, sizeof arch), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  int highest = 0;
+  cr_assert(sscanf(arch, "sm_%d", &highest) == 1 && highest >= 90 && highest < 999, "%s", arch);
+  snprintf(by, sizeof by, "sm_%d", highest + 1);
+  cr_assert_eq(cj_compile_arch(engine, NULL, by, arch, sizeof arch), CUJIT_OK);
+  cr_assert_eq(atoi(arch + 3), highest, "%s: the same highest for any newer device", arch);
+  snprintf(by, sizeof by, "sm_%d", highest);
+  cr_assert_eq(cj_compile_arch(engine, NULL, by, arch, sizeof arch), CUJIT_OK);
+  cr_assert_str_eq(arch, by, "its own highest is kept");
 }
 
 Test(compile, arch_from_the_device) {

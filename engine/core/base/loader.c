@@ -94,15 +94,12 @@ static int nvrtc_resolve(cj_nvrtc *nv, char *why, size_t why_len) {
   return 1;
 }
 
-/* The archs it supports, into nv->archs, and the highest of them. */
+/* The archs it supports, into nv->archs (none when it cannot say). */
 static void nvrtc_archs(cj_nvrtc *nv) {
   int n = 0;
-  if (nv->nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256 ||
-      nv->nvrtcGetSupportedArchs(nv->archs) != NVRTC_SUCCESS)
-    return;
-  nv->arch_count = n;
-  for (int i = 0; i < n; i++)
-    if (nv->archs[i] > nv->max_arch) nv->max_arch = nv->archs[i];
+  if (nv->nvrtcGetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0 && n <= 256 &&
+      nv->nvrtcGetSupportedArchs(nv->archs) == NVRTC_SUCCESS)
+    nv->arch_count = n;
 }
 
 int cj_nvrtc_open(cj_nvrtc *nv, char *why, size_t why_len) {

@@ -164,7 +164,6 @@ typedef struct cj_nvrtc {
   void *handle;
   char path[256]; /* what was opened, for `cujit --version` */
   int version;    /* major*1000 + minor*10 */
-  int max_arch;   /* highest sm_XX it supports, e.g. 90 or 120 */
   int arch_count; /* the sm_XX it supports, asked once at open (0: it could not say): NVRTC 13
                   ** runs a process's calls one at a time, so a call per compile would wait for
                   ** any compile running in the process */

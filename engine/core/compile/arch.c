@@ -64,8 +64,11 @@ cujit_status cj_nvrtc_fit_arch(cujit_engine *engine, cj_nvrtc *nv, int explicit_
   int number, cubin;
   if (!cj_parse_arch(arch, &number, &cubin)) return CUJIT_ERROR_INVALID_ARGUMENT;
   if (arch_supported(nv, number)) return CUJIT_OK;
-  if (!explicit_arch && nv->max_arch > 0 && number > nv->max_arch) {
-    snprintf(arch, len, "sm_%d", nv->max_arch);
+  int highest = 0;
+  for (int i = 0; i < nv->arch_count; i++)
+    if (nv->archs[i] > highest) highest = nv->archs[i];
+  if (!explicit_arch && highest > 0 && number > highest) {
+    snprintf(arch, len, "sm_%d", highest);
     return CUJIT_OK;
   }
   char list[1024];
