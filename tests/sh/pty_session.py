@@ -66,6 +66,17 @@ class Session:
                 fail("%s: no /%s/ in: %r" % (what, pattern, self.buf[self.seen:]))
                 return None
 
+    def show_sanitizer_report(self):
+        """A sanitizer's report (the sanitizer build) goes to the terminal, so into buf, not the
+        test's output: copied to stderr, where ctest's log and scripts/sanitize.sh can see it (its
+        rerun of a crash of the sanitizer's own, "Tracer caught signal", depends on that)."""
+        marks = ("==ERROR: ", "Tracer caught signal", "Sanitizer has encountered", "runtime error:")
+        found = [at for at in (self.buf.find(mark) for mark in marks) if at >= 0]
+        if found:
+            at = min(found)
+            print("the session's terminal, from the sanitizer's report on:\n" + self.buf[at:],
+                  file=sys.stderr)
+
     def send(self, text):
         self.sent_at = len(self.buf)
         os.write(self.fd, text.encode())
@@ -76,6 +87,7 @@ class Session:
             pid, status = os.waitpid(self.pid, os.WNOHANG)
             if pid:
                 self.read(0.2)
+                self.show_sanitizer_report()
                 return os.waitstatus_to_exitcode(status)
             self.read(0.1)
         os.kill(self.pid, 9)
