@@ -559,8 +559,8 @@ typedef enum cujit_dtype {
 } cujit_dtype;
 
 /* "f32", "i64", ... ("bytes" for NONE), the C type ("float", "long long", "__half",
-** "__nv_bfloat16", ...), the
-** size in bytes, and the dtype named by either spelling (CUJIT_DTYPE_NONE when unknown). */
+** "__nv_bfloat16", ...), the size in bytes ("?", "?" and 0 for a value that is no dtype), and
+** the dtype named by either spelling (CUJIT_DTYPE_NONE when unknown or NULL). */
 CUJIT_API const char *cujit_dtype_name(cujit_dtype dtype);
 CUJIT_API const char *cujit_dtype_ctype(cujit_dtype dtype);
 CUJIT_API size_t cujit_dtype_size(cujit_dtype dtype);

@@ -64,6 +64,41 @@ Test(bf16, named_sized_and_numbered_after_the_others) {
   cr_expect_eq((int)CUJIT_DTYPE_COUNT_, 13);
 }
 
+/* The whole table, written here from the header's words: each dtype by either spelling, and a
+** value that is no dtype ("?", size 0) read nowhere past the table's end. */
+Test(bf16, every_dtype_by_either_name_and_no_dtype_past_the_end) {
+  static const struct {
+    cujit_dtype d;
+    const char *name, *ctype;
+    size_t size;
+  } want[] = {{CUJIT_F16, "f16", "__half", 2},          {CUJIT_F32, "f32", "float", 4},
+              {CUJIT_F64, "f64", "double", 8},          {CUJIT_I8, "i8", "signed char", 1},
+              {CUJIT_I16, "i16", "short", 2},           {CUJIT_I32, "i32", "int", 4},
+              {CUJIT_I64, "i64", "long long", 8},       {CUJIT_U8, "u8", "unsigned char", 1},
+              {CUJIT_U16, "u16", "unsigned short", 2},  {CUJIT_U32, "u32", "unsigned int", 4},
+              {CUJIT_U64, "u64", "unsigned long long", 8}, {CUJIT_BF16, "bf16", "__nv_bfloat16", 2}};
+  cr_assert_eq(sizeof want / sizeof *want, (size_t)CUJIT_DTYPE_COUNT_ - 1, "every dtype listed");
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    cr_expect_str_eq(cujit_dtype_name(want[i].d), want[i].name);
+    cr_expect_str_eq(cujit_dtype_ctype(want[i].d), want[i].ctype, "%s", want[i].name);
+    cr_expect_eq(cujit_dtype_size(want[i].d), want[i].size, "%s", want[i].name);
+    cr_expect_eq(cujit_dtype_from_name(want[i].name), want[i].d, "%s", want[i].name);
+    cr_expect_eq(cujit_dtype_from_name(want[i].ctype), want[i].d, "%s", want[i].ctype);
+  }
+  cr_expect_str_eq(cujit_dtype_name(CUJIT_DTYPE_NONE), "bytes");
+  cr_expect_eq(cujit_dtype_size(CUJIT_DTYPE_NONE), 1);
+  const int none[] = {CUJIT_DTYPE_COUNT_, CUJIT_DTYPE_COUNT_ + 1, 1000, -1, -1000};
+  for (size_t i = 0; i < sizeof none / sizeof *none; i++) {
+    cr_expect_str_eq(cujit_dtype_name((cujit_dtype)none[i]), "?", "dtype %d", none[i]);
+    cr_expect_str_eq(cujit_dtype_ctype((cujit_dtype)none[i]), "?", "dtype %d", none[i]);
+    cr_expect_eq(cujit_dtype_size((cujit_dtype)none[i]), 0, "dtype %d", none[i]);
+  }
+  const char *unknown[] = {NULL, "", "f128", "F32", "float ", "bytes"};
+  for (size_t i = 0; i < sizeof unknown / sizeof *unknown; i++)
+    cr_expect_eq(cujit_dtype_from_name(unknown[i]), CUJIT_DTYPE_NONE, "%s",
+                 unknown[i] ? unknown[i] : "NULL");
+}
+
 /* Packs a double for parameter 0 of `k` (no device needed). */
 static cujit_status pack(cujit_kernel *k, double v, uint16_t *bits) {
   _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];

@@ -240,6 +240,50 @@ Test(cpu_backend, work_is_asynchronous_and_events_follow_it, .init = open_all, .
   ops->stream_destroy(dev, stream);
 }
 
+static double host_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* An event's time is when the queue reached it, in milliseconds: the time between two events lies
+** within what the host saw of them. The start is seen done before the host waits 100 ms and lets
+** the kernel go, so the events are at least that far apart; both happened between the host's
+** first and last reading, so they are at most that far apart. */
+Test(cpu_backend, elapsed_time_lies_within_what_the_host_saw, .init = open_all, .fini = close_all) {
+  int flag = 0;
+  uint64_t flag_addr = addr(&flag);
+  void *args[] = {&flag_addr};
+  void *start = NULL, *end = NULL, *stream = NULL;
+  EXPECT_OK(ops->event_create(dev, &start));
+  EXPECT_OK(ops->event_create(dev, &end));
+  EXPECT_OK(ops->stream_create(dev, &stream));
+  double before = host_ms();
+  EXPECT_OK(ops->event_record(dev, start, stream));
+  EXPECT_OK(launch("wait_flag", 1, 1, stream, args));
+  EXPECT_OK(ops->event_record(dev, end, stream));
+  EXPECT_OK(ops->event_synchronize(dev, start));
+  double start_seen = host_ms();
+  struct timespec nap = {0, 100 * 1000 * 1000};
+  nanosleep(&nap, NULL);
+  double released = host_ms();
+  __atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
+  EXPECT_OK(ops->event_synchronize(dev, end));
+  double after = host_ms();
+  float ms = -1;
+  EXPECT_OK(ops->event_elapsed(dev, start, end, &ms));
+  cr_expect_geq(ms, released - start_seen - 0.01, "%g ms between the events, at least %g", ms,
+                released - start_seen);
+  cr_expect_leq(ms, after - before + 0.01, "%g ms between the events, at most %g", ms,
+                after - before);
+  float back = 1;
+  EXPECT_OK(ops->event_elapsed(dev, end, start, &back));
+  cr_expect_eq(back, -ms, "the other way round: %g, want %g", back, -ms);
+  ops->event_destroy(dev, start);
+  ops->event_destroy(dev, end);
+  ops->stream_destroy(dev, stream);
+}
+
 Test(cpu_backend, event_destroyed_while_pending, .init = open_all, .fini = close_all) {
   int flag = 0;
   uint64_t flag_addr = addr(&flag);

@@ -87,6 +87,17 @@ static void check_fill(const char *fn, const char *type, const char *macro, size
                       today - sizeof(size_t)),
                0, "%s: the fields it knows are filled", type);
 
+  /* The largest layout a later library may have is a layout: filled as any newer one. */
+  static _Alignas(16) unsigned char largest[CJ_STRUCT_SIZE_MAX];
+  memset(largest, PATTERN, sizeof largest);
+  set_size(largest, sizeof largest);
+  cr_assert_eq(fill(ctx, largest), CUJIT_OK, "%s of size %zu: %s", type, sizeof largest,
+               cujit_errmsg(engine));
+  cr_expect_eq(size_in(largest), today, "%s of the largest size: size says how much was filled",
+               type);
+  cr_expect(all_pattern(largest + today, sizeof largest - today),
+            "%s of the largest size: the bytes this library does not know are left", type);
+
   cr_expect_eq(fill(ctx, NULL), CUJIT_ERROR_INVALID_ARGUMENT, "%s: NULL is refused", type);
   const size_t bad[] = {0, 1, sizeof(size_t), CJ_STRUCT_SIZE_MAX + 1, (size_t)-1};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
