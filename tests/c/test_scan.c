@@ -373,6 +373,11 @@ Test(scan_ptx, kernels_in_comments_strings_and_directives_are_not_read) {
       "b(int *x) {}\n// last line without a newline: extern \"C\" __global__ void c(int x)",
       names, sizeof names);
   cr_assert_str_eq(names, "a,b");
+  /* "/" then "*" then "/" opens a comment without closing it: the opening's star is no end's. */
+  scanned_names("/*/ extern \"C\" __global__ void still_a_comment(int *x) {} */\n"
+                "/**/ extern \"C\" __global__ void g(int *x) {}\n",
+                names, sizeof names);
+  cr_assert_str_eq(names, "g");
   /* A division is not a comment: "/ (" must not hide the kernels after it. */
   scanned_names("extern \"C\" __global__ void d(int *x, int n) { x[0] = 1 / (n + 1); }\n"
                 "extern \"C\" __global__ void e(int *x) { x[0] = 2 /1; }\n"
