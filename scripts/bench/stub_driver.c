@@ -1,7 +1,8 @@
 /*
 ** stub_driver.c -- a stand-in libcuda.so.1 for profiling cujit's own host work without a GPU
-** (scripts/bench/profile_launch.lua): one pretend sm_90 device whose memory is host memory, whose
-** launches, waits and loads succeed at once and do nothing. Built into
+** (scripts/bench/profile_launch.lua): one pretend sm_90 device (CUJIT_STUB_DEVICES=N for more:
+** stub_peer.c) whose memory is host memory, whose launches, waits and loads succeed at once and do
+** nothing. Built into
 ** BUILD/scripts/bench/stubcuda/libcuda.so.1; only what puts that directory on LD_LIBRARY_PATH
 ** sees it. Never a test of correctness: kernels do not run.
 ** CUJIT_STUB_CALL_NS=N makes every driver call spin N ns (the H200 driver's calls cost roughly
@@ -39,6 +40,7 @@
 #include "stub_graph.h"
 #include "stub_ipc.h"
 #include "stub_memory.h"
+#include "stub_peer.h"
 
 #include <cuda.h>
 #include <pthread.h>
@@ -219,14 +221,15 @@ static CUresult driver_version(int *v) {
 
 static CUresult device_count(int *n) {
   cj_stub_cost();
-  *n = 1;
+  *n = cj_stub_device_count();
   return CUDA_SUCCESS;
 }
 
 static CUresult device_get(CUdevice *d, int ordinal) {
   cj_stub_cost();
   *d = ordinal;
-  return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+  return ordinal >= 0 && ordinal < cj_stub_device_count() ? CUDA_SUCCESS
+                                                          : CUDA_ERROR_INVALID_DEVICE;
 }
 
 static CUresult device_name(char *name, int len, CUdevice d) {
@@ -303,11 +306,10 @@ static CUresult mem_info(size_t *free_bytes, size_t *total) {
   return CUDA_SUCCESS;
 }
 
-static CUresult retain(CUcontext *ctx, CUdevice d) {
+static CUresult retain(CUcontext *ctx, CUdevice d) { /* device 0's is &object_: stub_peer.c */
   cj_stub_cost();
-  (void)d;
-  *ctx = (CUcontext)&object_;
-  return CUDA_SUCCESS;
+  *ctx = d == 0 ? (CUcontext)&object_ : cj_stub_primary(d);
+  return *ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
 static CUresult get_current(CUcontext *ctx) { /* a thread-local read in the real driver: free */
@@ -359,15 +361,22 @@ static CUresult ctx_create(CUcontext *ctx, CUctxCreateParams *params, unsigned f
   return CUDA_SUCCESS;
 }
 
+int cj_stub_context_device(CUcontext ctx) {
+  char *c = (char *)ctx;
+  if (c == &object_) return 0;
+  if (c >= contexts && c < contexts + STUB_CONTEXTS) return context_device[c - contexts];
+  return cj_stub_primary_device(ctx);
+}
+
+int cj_stub_current_device(void) {
+  return cj_stub_context_device(current);
+}
+
 static CUresult ctx_get_device(CUdevice *d) {
   cj_stub_cost();
-  char *c = (char *)current;
-  if (c == &object_)
-    *d = 0;
-  else if (c >= contexts && c < contexts + STUB_CONTEXTS)
-    *d = context_device[c - contexts];
-  else
-    return CUDA_ERROR_INVALID_CONTEXT;
+  int device = cj_stub_current_device();
+  if (device < 0) return CUDA_ERROR_INVALID_CONTEXT;
+  *d = device;
   return CUDA_SUCCESS;
 }
 
@@ -673,6 +682,12 @@ static const struct {
     ENTRY(cuIpcCloseMemHandle, cj_stub_ipc_close_mem),
     ENTRY(cuIpcGetEventHandle, cj_stub_ipc_get_event),
     ENTRY(cuIpcOpenEventHandle, cj_stub_ipc_open_event),
+    ENTRY(cuDeviceCanAccessPeer, cj_stub_can_access_peer),
+    ENTRY(cuCtxEnablePeerAccess, cj_stub_enable_peer),
+    ENTRY(cuDevicePrimaryCtxReset, cj_stub_primary_reset),
+    ENTRY(cuMemcpyPeer, cj_stub_copy_peer),
+    ENTRY(cuMemcpyPeerAsync, cj_stub_copy_peer_async),
+    ENTRY(cuMemPoolSetAccess, cj_stub_pool_set_access),
 };
 
 /* Everything else (launches, waits, queries, releases, attributes set) succeeds doing nothing;

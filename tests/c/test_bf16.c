@@ -71,12 +71,18 @@ Test(bf16, every_dtype_by_either_name_and_no_dtype_past_the_end) {
     cujit_dtype d;
     const char *name, *ctype;
     size_t size;
-  } want[] = {{CUJIT_F16, "f16", "__half", 2},          {CUJIT_F32, "f32", "float", 4},
-              {CUJIT_F64, "f64", "double", 8},          {CUJIT_I8, "i8", "signed char", 1},
-              {CUJIT_I16, "i16", "short", 2},           {CUJIT_I32, "i32", "int", 4},
-              {CUJIT_I64, "i64", "long long", 8},       {CUJIT_U8, "u8", "unsigned char", 1},
-              {CUJIT_U16, "u16", "unsigned short", 2},  {CUJIT_U32, "u32", "unsigned int", 4},
-              {CUJIT_U64, "u64", "unsigned long long", 8}, {CUJIT_BF16, "bf16", "__nv_bfloat16", 2}};
+  } want[] = {{CUJIT_F16, "f16", "__half", 2},
+              {CUJIT_F32, "f32", "float", 4},
+              {CUJIT_F64, "f64", "double", 8},
+              {CUJIT_I8, "i8", "signed char", 1},
+              {CUJIT_I16, "i16", "short", 2},
+              {CUJIT_I32, "i32", "int", 4},
+              {CUJIT_I64, "i64", "long long", 8},
+              {CUJIT_U8, "u8", "unsigned char", 1},
+              {CUJIT_U16, "u16", "unsigned short", 2},
+              {CUJIT_U32, "u32", "unsigned int", 4},
+              {CUJIT_U64, "u64", "unsigned long long", 8},
+              {CUJIT_BF16, "bf16", "__nv_bfloat16", 2}};
   cr_assert_eq(sizeof want / sizeof *want, (size_t)CUJIT_DTYPE_COUNT_ - 1, "every dtype listed");
   for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
     cr_expect_str_eq(cujit_dtype_name(want[i].d), want[i].name);
