@@ -1,7 +1,8 @@
 /*
 ** stub_driver.c -- a stand-in libcuda.so.1 for profiling cujit's own host work without a GPU
 ** (scripts/bench/profile_launch.lua): one pretend sm_90 device (CUJIT_STUB_DEVICES=N for more:
-** stub_peer.c) whose memory is host memory, whose launches, waits and loads succeed at once and do
+** stub_devices.c) whose memory is host memory, whose launches, waits and loads succeed at once and
+*do
 ** nothing. Built into
 ** BUILD/scripts/bench/stubcuda/libcuda.so.1; only what puts that directory on LD_LIBRARY_PATH
 ** sees it. Never a test of correctness: kernels do not run.
@@ -21,6 +22,8 @@
 ** launch or stream made: where cujit did its work (tests/c/test_embedding.c).
 ** cujit_stub_live_allocations() (dlsym it from libcuda.so.1) counts the device and pinned blocks
 ** allocated and not yet freed: what a real driver would report leaked at context destruction.
+** CUJIT_STUB_MEMORY=BYTES is the device's memory (80 GiB unless set): an allocation past what its
+** live device blocks leave is refused as out of memory, as the real driver's.
 ** cuPointerGetAttributes answers for every pretend block (memory type, the context and device
 ** current when it was allocated, managed or not, its range) and with defaults for any other
 ** address, as the real driver does;
@@ -40,7 +43,7 @@
 #include "stub_graph.h"
 #include "stub_ipc.h"
 #include "stub_memory.h"
-#include "stub_peer.h"
+#include "stub_devices.h"
 
 #include <cuda.h>
 #include <pthread.h>
@@ -73,6 +76,7 @@ static char other_context_; /* the pretend context of CJ_STUB_OTHER_CONTEXT bloc
 
 static block_header live = {&live, &live, 0, 0, 0, NULL, {0}};
 static long live_allocations;
+static size_t live_device_bytes; /* of CJ_STUB_DEVICE blocks: within CUJIT_STUB_MEMORY */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 
 long cujit_stub_live_allocations(void);
@@ -90,6 +94,7 @@ static void *block_alloc_in(size_t bytes, int kind, int ordinal, void *ctx) {
   pthread_mutex_lock(&live_lock);
   h->prev = &live, h->next = live.next, live.next->prev = h, live.next = h;
   live_allocations++;
+  if (kind == CJ_STUB_DEVICE) live_device_bytes += bytes;
   pthread_mutex_unlock(&live_lock);
   return h + 1;
 }
@@ -117,6 +122,7 @@ static void block_free(void *block) {
   pthread_mutex_lock(&live_lock);
   h->prev->next = h->next, h->next->prev = h->prev;
   live_allocations--;
+  if (h->kind == CJ_STUB_DEVICE) live_device_bytes -= h->bytes;
   pthread_mutex_unlock(&live_lock);
   free(h);
 }
@@ -219,94 +225,17 @@ static CUresult driver_version(int *v) {
   return CUDA_SUCCESS;
 }
 
-static CUresult device_count(int *n) {
-  cj_stub_cost();
-  *n = cj_stub_device_count();
-  return CUDA_SUCCESS;
-}
-
-static CUresult device_get(CUdevice *d, int ordinal) {
-  cj_stub_cost();
-  *d = ordinal;
-  return ordinal >= 0 && ordinal < cj_stub_device_count() ? CUDA_SUCCESS
-                                                          : CUDA_ERROR_INVALID_DEVICE;
-}
-
-static CUresult device_name(char *name, int len, CUdevice d) {
-  cj_stub_cost();
-  (void)d;
-  strncpy(name, "stub sm_90 (no GPU)", (size_t)len - 1);
-  name[len - 1] = '\0';
-  return CUDA_SUCCESS;
-}
-
-static CUresult device_attribute(int *v, CUdevice_attribute a, CUdevice d) {
-  cj_stub_cost();
-  (void)d;
-  switch (a) {
-  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
-    *v = cj_stub_env_int("CUJIT_STUB_CC", 9);
-    break;
-  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
-    *v = 132;
-    break;
-  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
-  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
-  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
-    *v = 1024;
-    break;
-  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:
-    *v = 64;
-    break;
-  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
-    *v = 2147483647;
-    break;
-  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
-  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
-    *v = 65535;
-    break;
-  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
-    *v = 49152;
-    break;
-  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
-    *v = 232448;
-    break;
-  case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
-    *v = 32;
-    break;
-  case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
-    *v = 1;
-    break;
-  case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
-    *v = 1;
-    break;
-  case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
-    *v = cj_stub_env_int("CUJIT_STUB_MANAGED", 1);
-    break;
-  case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH:
-    *v = cj_stub_env_int("CUJIT_STUB_CC", 9) >= 9;
-    break;
-  default:
-    *v = 0;
-  }
-  return CUDA_SUCCESS;
-}
-
-static CUresult total_mem(size_t *bytes, CUdevice d) {
-  cj_stub_cost();
-  (void)d;
-  *bytes = (size_t)80 << 30;
-  return CUDA_SUCCESS;
-}
-
 static CUresult mem_info(size_t *free_bytes, size_t *total) {
   cj_stub_cost();
   if (!current) return CUDA_ERROR_INVALID_CONTEXT; /* as the real driver answers */
-  *free_bytes = *total = (size_t)80 << 30;
+  *total = cj_stub_device_memory();
+  pthread_mutex_lock(&live_lock);
+  *free_bytes = *total > live_device_bytes ? *total - live_device_bytes : 0;
+  pthread_mutex_unlock(&live_lock);
   return CUDA_SUCCESS;
 }
 
-static CUresult retain(CUcontext *ctx, CUdevice d) { /* device 0's is &object_: stub_peer.c */
+static CUresult retain(CUcontext *ctx, CUdevice d) { /* device 0's is &object_: stub_devices.c */
   cj_stub_cost();
   *ctx = d == 0 ? (CUcontext)&object_ : cj_stub_primary(d);
   return *ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
@@ -477,6 +406,9 @@ static CUresult mem_alloc(CUdeviceptr *p, size_t bytes) {
   note_work();
   CUdevice d = 0; /* device memory of the context current now, as the real driver's */
   if (current && ctx_get_device(&d) != CUDA_SUCCESS) d = 0;
+  size_t free_bytes = 0, total = 0;
+  if (mem_info(&free_bytes, &total) == CUDA_SUCCESS && bytes > free_bytes)
+    return CUDA_ERROR_OUT_OF_MEMORY;
   void *m = block_alloc_in(bytes, CJ_STUB_DEVICE, (int)d, current ? (void *)current : &object_);
   *p = (CUdeviceptr)(uintptr_t)m;
   return m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
@@ -615,11 +547,11 @@ static const struct {
     ENTRY(cuGetErrorName, get_error_text),
     ENTRY(cuGetErrorString, get_error_text),
     ENTRY(cuDriverGetVersion, driver_version),
-    ENTRY(cuDeviceGetCount, device_count),
-    ENTRY(cuDeviceGet, device_get),
-    ENTRY(cuDeviceGetName, device_name),
-    ENTRY(cuDeviceGetAttribute, device_attribute),
-    ENTRY(cuDeviceTotalMem, total_mem),
+    ENTRY(cuDeviceGetCount, cj_stub_get_count),
+    ENTRY(cuDeviceGet, cj_stub_device_get),
+    ENTRY(cuDeviceGetName, cj_stub_device_name),
+    ENTRY(cuDeviceGetAttribute, cj_stub_device_attribute),
+    ENTRY(cuDeviceTotalMem, cj_stub_total_mem),
     ENTRY(cuMemGetInfo, mem_info),
     ENTRY(cuDevicePrimaryCtxRetain, retain),
     ENTRY(cuCtxGetCurrent, get_current),
@@ -688,6 +620,9 @@ static const struct {
     ENTRY(cuMemcpyPeer, cj_stub_copy_peer),
     ENTRY(cuMemcpyPeerAsync, cj_stub_copy_peer_async),
     ENTRY(cuMemPoolSetAccess, cj_stub_pool_set_access),
+    ENTRY(cuMemPoolTrimTo, cj_stub_pool_trim_to),
+    ENTRY(cuEventRecord, cj_stub_event_record),
+    ENTRY(cuStreamWaitEvent, cj_stub_stream_wait_event),
 };
 
 /* Everything else (launches, waits, queries, releases, attributes set) succeeds doing nothing;

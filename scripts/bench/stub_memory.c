@@ -6,7 +6,8 @@
 ** registered twice, as the real driver does; a mapped address is the host address, as under
 ** unified addressing). cujit_stub_memory_seen tells tests what the calls were given, so that the
 ** CUDA backend's translation of cujit's advice and locations is checked without a GPU. Also
-** cuTensorMapEncodeTiled, which writes what it was given into the map (stub_memory.h's layout).
+** cuTensorMapEncodeTiled, which writes what it was given into the map (stub_memory.h's layout),
+** and the pool's trims and the stream-ordering calls (cuEventRecord, cuStreamWaitEvent), counted.
 */
 #include "stub_memory.h"
 
@@ -30,12 +31,15 @@ enum {
   SEEN_ADVISE_ID,
   SEEN_REGISTER_FLAGS,
   SEEN_REGISTERED,
+  SEEN_TRIM,
+  SEEN_EVENT_RECORD,
+  SEEN_STREAM_WAIT,
   SEEN_COUNT
 };
 static const char *const seen_names[SEEN_COUNT] = {
-    "prefetch",        "prefetch.bytes", "prefetch.type", "prefetch.id",
-    "prefetch.stream", "advise",         "advise.advice", "advise.type",
-    "advise.id",       "register.flags", "registered"};
+    "prefetch",   "prefetch.bytes", "prefetch.type", "prefetch.id", "prefetch.stream",
+    "advise",     "advise.advice",  "advise.type",   "advise.id",   "register.flags",
+    "registered", "trim",           "event_record",  "stream_wait"};
 static long seen[SEEN_COUNT];
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -144,4 +148,28 @@ CUresult cj_stub_tensor_map(CUtensorMap *map, CUtensorMapDataType type, cuuint32
   w[15] = (uint64_t)swizzle | (uint64_t)interleave << 8 | (uint64_t)l2 << 16 | (uint64_t)oob << 24;
   memcpy(map, w, sizeof w);
   return CUDA_SUCCESS;
+}
+
+/* The pool's trims, and the events and waits that order streams (cuda_pool.c's joins): counted. */
+static CUresult count(int what) {
+  cj_stub_cost();
+  pthread_mutex_lock(&seen_lock);
+  seen[what]++;
+  pthread_mutex_unlock(&seen_lock);
+  return CUDA_SUCCESS;
+}
+
+CUresult cj_stub_pool_trim_to(CUmemoryPool pool, size_t keep) {
+  (void)pool, (void)keep;
+  return count(SEEN_TRIM);
+}
+
+CUresult cj_stub_event_record(CUevent event, CUstream s) {
+  (void)event, (void)s;
+  return count(SEEN_EVENT_RECORD);
+}
+
+CUresult cj_stub_stream_wait_event(CUstream s, CUevent event, unsigned flags) {
+  (void)s, (void)event, (void)flags;
+  return count(SEEN_STREAM_WAIT);
 }

@@ -25,10 +25,15 @@ CUresult cj_stub_tensor_map(CUtensorMap *map, CUtensorMapDataType type, cuuint32
                             CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
                             CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob);
 
+CUresult cj_stub_pool_trim_to(CUmemoryPool pool, size_t keep);
+CUresult cj_stub_event_record(CUevent event, CUstream s);
+CUresult cj_stub_stream_wait_event(CUstream s, CUevent event, unsigned flags);
+
 /* For tests (dlsym it from libcuda.so.1): what the memory calls were last given: "prefetch" and
 ** "advise" (their counts), "prefetch.bytes", "prefetch.type" and "prefetch.id" (the location),
 ** "prefetch.stream" (nonzero: a stream was named), "advise.advice", "advise.type", "advise.id",
-** "register.flags", "registered" (ranges registered now); -1 for a name it does not know. */
+** "register.flags", "registered" (ranges registered now); the counts of calls "trim"
+** (cuMemPoolTrimTo), "event_record" and "stream_wait"; -1 for a name it does not know. */
 long cujit_stub_memory_seen(const char *name);
 
 #endif

@@ -1,6 +1,6 @@
 /*
 ** test_stub_peer.c -- several GPUs through the CUDA backend (cuda_peer.c, run/peer.c), against the
-** stand-in driver's several devices (scripts/bench/stub_peer.c; CUJIT_STUB_DEVICES is set here
+** stand-in driver's several devices (scripts/bench/stub_devices.c; CUJIT_STUB_DEVICES is set here
 ** before each engine opens; tests/CMakeLists.txt runs this program with the stand-in first on
 ** LD_LIBRARY_PATH), so that what only two GPUs reach runs without one: peer access from one device
 ** to another (the driver asked whether it can, the access enabled from the device's own context

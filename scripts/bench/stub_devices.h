@@ -1,9 +1,9 @@
 /*
-** stub_peer.h -- the stand-in driver's several devices and what passes between them (stub_peer.c),
+** stub_devices.h -- the stand-in driver's devices and what passes between them (stub_devices.c),
 ** named in stub_driver.c's table.
 */
-#ifndef CJ_STUB_PEER_H
-#define CJ_STUB_PEER_H
+#ifndef CJ_STUB_DEVICES_H
+#define CJ_STUB_DEVICES_H
 
 #include <cuda.h>
 
@@ -11,6 +11,13 @@
  */
 #define CJ_STUB_DEVICES_MAX 8
 int cj_stub_device_count(void);
+CUresult cj_stub_get_count(int *n);
+CUresult cj_stub_device_get(CUdevice *d, int ordinal);
+CUresult cj_stub_device_name(char *name, int len, CUdevice d);
+CUresult cj_stub_device_attribute(int *v, CUdevice_attribute a, CUdevice d);
+/* CUJIT_STUB_MEMORY (bytes; 80 GiB unless set): each device's memory. */
+size_t cj_stub_device_memory(void);
+CUresult cj_stub_total_mem(size_t *bytes, CUdevice d);
 
 /* The primary context of device d >= 1 (device 0's is stub_driver.c's), and the device of such a
 ** context, or -1 for any other. */

@@ -1,18 +1,20 @@
 /*
-** stub_peer.c -- the stand-in driver's several devices: CUJIT_STUB_DEVICES=N gives N pretend sm_90
-** devices (1 unless set), each with a primary context of its own, and what passes between them,
-** as the real driver does it: cuDeviceCanAccessPeer (yes for two different devices unless
-** CUJIT_STUB_PEER=0), cuCtxEnablePeerAccess from the current context to another device's (a
-** second time answers "already enabled"; a reset of either device's primary context drops it),
+** stub_devices.c -- the stand-in driver's devices: how many (CUJIT_STUB_DEVICES=N pretend sm_90
+** devices, 1 unless set), what each is (its name, attributes and memory: CUJIT_STUB_CC,
+** CUJIT_STUB_MANAGED, CUJIT_STUB_MEMORY), a primary context of its own for each, and what passes
+** between them, as the real driver does it: cuDeviceCanAccessPeer (yes for two different devices
+** unless CUJIT_STUB_PEER=0), cuCtxEnablePeerAccess from the current context to another device's
+** (a second time answers "already enabled"; a reset of either device's primary context drops it),
 ** cuMemcpyPeer and cuMemcpyPeerAsync (a copy of host memory, as every pretend block is; contexts
 ** the stand-in never made refused) and cuMemPoolSetAccess (noted). cujit_stub_peer_seen tells tests
 ** what the calls were given, so that the CUDA backend's peer paths run without two GPUs.
 */
-#include "stub_peer.h"
+#include "stub_devices.h"
 
 #include <pthread.h>
-#include <stdio.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void cj_stub_cost(void);                             /* stub_driver.c */
@@ -42,6 +44,93 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 int cj_stub_device_count(void) {
   int n = cj_stub_env_int("CUJIT_STUB_DEVICES", 1);
   return n < 1 ? 1 : n > CJ_STUB_DEVICES_MAX ? CJ_STUB_DEVICES_MAX : n;
+}
+
+CUresult cj_stub_get_count(int *n) {
+  cj_stub_cost();
+  *n = cj_stub_device_count();
+  return CUDA_SUCCESS;
+}
+
+CUresult cj_stub_device_get(CUdevice *d, int ordinal) {
+  cj_stub_cost();
+  *d = ordinal;
+  return ordinal >= 0 && ordinal < cj_stub_device_count() ? CUDA_SUCCESS
+                                                          : CUDA_ERROR_INVALID_DEVICE;
+}
+
+CUresult cj_stub_device_name(char *name, int len, CUdevice d) {
+  cj_stub_cost();
+  (void)d;
+  strncpy(name, "stub sm_90 (no GPU)", (size_t)len - 1);
+  name[len - 1] = '\0';
+  return CUDA_SUCCESS;
+}
+
+CUresult cj_stub_device_attribute(int *v, CUdevice_attribute a, CUdevice d) {
+  cj_stub_cost();
+  (void)d;
+  switch (a) {
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+    *v = cj_stub_env_int("CUJIT_STUB_CC", 9);
+    break;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+    *v = 132;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
+    *v = 1024;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:
+    *v = 64;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
+    *v = 2147483647;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
+    *v = 65535;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+    *v = 49152;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+    *v = 232448;
+    break;
+  case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
+    *v = 32;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+    *v = 1;
+    break;
+  case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
+    *v = 1;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
+    *v = cj_stub_env_int("CUJIT_STUB_MANAGED", 1);
+    break;
+  case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH:
+    *v = cj_stub_env_int("CUJIT_STUB_CC", 9) >= 9;
+    break;
+  default:
+    *v = 0;
+  }
+  return CUDA_SUCCESS;
+}
+
+/* CUJIT_STUB_MEMORY=BYTES: the device's memory (80 GiB unless set), which its device blocks fill.
+ */
+size_t cj_stub_device_memory(void) {
+  const char *env = getenv("CUJIT_STUB_MEMORY");
+  return env && *env ? (size_t)strtoull(env, NULL, 10) : (size_t)80 << 30;
+}
+
+CUresult cj_stub_total_mem(size_t *bytes, CUdevice d) {
+  cj_stub_cost();
+  (void)d;
+  *bytes = cj_stub_device_memory();
+  return CUDA_SUCCESS;
 }
 
 CUcontext cj_stub_primary(CUdevice d) {

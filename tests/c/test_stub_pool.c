@@ -1,0 +1,201 @@
+/*
+** test_stub_pool.c -- the CUDA backend's memory pool (cuda_pool.c), whose bookkeeping only a GPU
+** reached, against the stand-in driver (scripts/bench/stub_driver.c; its device blocks are counted
+** while they live, CUJIT_STUB_MEMORY bounds them, and its cuMemPoolTrimTo, cuEventRecord and
+** cuStreamWaitEvent calls are counted; tests/CMakeLists.txt runs this program with the stand-in
+** first on LD_LIBRARY_PATH): a freed block kept and handed out again for its size, past the
+** first table of blocks too; a trim giving every free block back and asking the pool to trim; out
+** of memory answered by giving the pool's free blocks back and trying once more, then the usual
+** message; a reused block joining the streams that had work since the last join, and no stream
+** when none had; and with CUJIT_POOL=off, each buffer the driver's own from its allocation to its
+** free. Kernels do not run there: what is checked is what reaches the driver.
+*/
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cujit.h"
+#include "expect.h"
+#include "scratch.h"
+#include "stub.h"
+
+static cujit_engine *engine;
+static cujit_device *gpu;
+
+static long live(void) {
+  long (*fn)(void) = (long (*)(void))cj_stub_symbol("cujit_stub_live_allocations");
+  return fn();
+}
+
+/* A count the stand-in keeps (cujit_stub_memory_seen): "trim", "event_record", "stream_wait". */
+static long seen(const char *name) {
+  long (*fn)(const char *) = (long (*)(const char *))cj_stub_symbol("cujit_stub_memory_seen");
+  long v = fn(name);
+  cr_assert_neq(v, -1, "the stand-in counts nothing called '%s'", name);
+  return v;
+}
+
+static void open_engine(void) {
+  gpu = cj_stub_open(&engine);
+}
+
+static void close_engine(void) {
+  cujit_close(engine);
+  engine = NULL;
+  unsetenv("CUJIT_STUB_MEMORY");
+  unsetenv("CUJIT_POOL");
+  cj_scratch_remove();
+}
+
+TestSuite(stub_pool, .fini = close_engine); /* each test opens its engine, its settings first */
+
+static int by_address(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* 150 blocks, more than the first table of blocks holds (64): every one found again at its free,
+** kept, and handed out again; a trim gives them all back. */
+Test(stub_pool, freed_blocks_are_kept_and_handed_out_again_past_the_first_table) {
+  open_engine();
+  enum { N = 150 };
+  cujit_buffer *b[N];
+  uint64_t first[N], again[N];
+  long before = live();
+  for (int i = 0; i < N; i++) {
+    EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_F32, &b[i]));
+    first[i] = cujit_buffer_devptr(b[i]);
+  }
+  cr_expect_eq(live(), before + N, "one driver block each");
+  for (int i = 0; i < N; i++) cujit_buffer_free(b[i]);
+  cr_expect_eq(live(), before + N, "the pool keeps freed blocks");
+  size_t reserved = 0;
+  EXPECT_OK(cujit_device_pool_reserved(gpu, &reserved));
+  for (int i = 0; i < N; i++) {
+    EXPECT_OK(cujit_buffer_alloc(engine, 4000, CUJIT_F32, &b[i])); /* rounded as 4096 is */
+    again[i] = cujit_buffer_devptr(b[i]);
+  }
+  cr_expect_eq(live(), before + N, "every buffer got a kept block, none a new one");
+  qsort(first, N, sizeof *first, by_address);
+  qsort(again, N, sizeof *again, by_address);
+  cr_expect_arr_eq(first, again, sizeof first, "the same blocks handed out again");
+  for (int i = 0; i < N; i++) cujit_buffer_free(b[i]);
+
+  long trims = seen("trim");
+  EXPECT_OK(cujit_device_trim(gpu));
+  cr_expect_eq(live(), before, "a trim gives every free block back");
+  cr_expect_eq(seen("trim"), trims + 1, "and asks the driver's pool to trim");
+  cujit_buffer *one;
+  EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_F32, &one));
+  cr_expect_eq(live(), before + 1, "after a trim a buffer is a new block");
+  cujit_buffer_free(one);
+}
+
+/* Only the free blocks go back at a trim: a live buffer keeps its block and its bytes. */
+Test(stub_pool, a_trim_leaves_live_buffers_alone) {
+  open_engine();
+  cujit_buffer *kept, *freed;
+  unsigned char data[64], back[64];
+  for (int i = 0; i < 64; i++) data[i] = (unsigned char)(7 * i + 1);
+  /* The pinned staging blocks of small copies, made first: they stay. */
+  EXPECT_OK(cujit_buffer_alloc(engine, 64, CUJIT_U8, &kept));
+  EXPECT_OK(cujit_memcpy_htod(kept, 0, data, sizeof data, NULL));
+  EXPECT_OK(cujit_memcpy_dtoh(back, kept, 0, sizeof back, NULL));
+  cujit_buffer_free(kept);
+  EXPECT_OK(cujit_device_trim(gpu));
+  long before = live();
+  EXPECT_OK(cujit_buffer_alloc(engine, 1 << 20, CUJIT_U8, &kept));
+  EXPECT_OK(cujit_buffer_alloc(engine, 1 << 20, CUJIT_U8, &freed));
+  EXPECT_OK(cujit_memcpy_htod(kept, 1000, data, sizeof data, NULL));
+  cujit_buffer_free(freed);
+  EXPECT_OK(cujit_device_trim(gpu));
+  cr_expect_eq(live(), before + 1);
+  EXPECT_OK(cujit_memcpy_dtoh(back, kept, 1000, sizeof back, NULL));
+  cr_expect_arr_eq(back, data, sizeof data);
+  cujit_buffer_free(kept);
+}
+
+/* A device of 4 MiB: two freed blocks of 1.5 MiB stay in the pool, so 3 MiB fits only once they
+** went back, which the allocation does itself before it gives up. */
+Test(stub_pool, out_of_memory_gives_the_pools_free_blocks_back_and_tries_again) {
+  setenv("CUJIT_STUB_MEMORY", "4194304", 1);
+  open_engine();
+  const size_t mib = (size_t)1 << 20;
+  long before = live(), trims = seen("trim");
+  cujit_buffer *a, *b, *big, *more = NULL;
+  EXPECT_OK(cujit_buffer_alloc(engine, 3 * mib / 2, CUJIT_U8, &a));
+  EXPECT_OK(cujit_buffer_alloc(engine, 3 * mib / 2, CUJIT_U8, &b));
+  cujit_buffer_free(a);
+  cujit_buffer_free(b);
+  cr_expect_eq(live(), before + 2, "the freed blocks stay in the pool");
+  EXPECT_OK(cujit_buffer_alloc(engine, 3 * mib, CUJIT_U8, &big));
+  cr_expect_eq(seen("trim"), trims + 1, "the pool trimmed once, on the way");
+  cr_expect_eq(live(), before + 1, "only the new block lives");
+  /* 3 MiB live, nothing free: 2 MiB does not fit even after a trim. */
+  cr_expect_eq(cujit_buffer_alloc(engine, 2 * mib, CUJIT_U8, &more), CUJIT_ERROR_DEVICE_MEMORY);
+  cr_expect(strstr(cujit_errmsg(engine), "out of device memory: asked for 2.0 MiB") != NULL, "%s",
+            cujit_errmsg(engine));
+  cr_expect_null(more);
+  EXPECT_OK(cujit_device_status(gpu));
+  cr_expect_eq(live(), before + 1, "nothing left behind by the refusal");
+  cujit_buffer_free(big);
+}
+
+/* A freed block may still be in use by work queued on a stream; before it is handed out again
+** for the default stream the streams that had work are joined (an event recorded on each and
+** waited for), once, and not again while no stream got new work. */
+Test(stub_pool, a_reused_block_joins_the_streams_that_had_work_once) {
+  open_engine();
+  cujit_stream *s1, *s2;
+  EXPECT_OK(cujit_stream_create(engine, &s1));
+  EXPECT_OK(cujit_stream_create(engine, &s2));
+  cujit_buffer *b;
+  EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_U8, &b));
+  cujit_buffer_free(b);
+  long waits = seen("stream_wait"); /* counted from here: a stream's own wait for the default */
+  EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_U8, &b)); /* stream comes with its work */
+  cr_expect_eq(seen("stream_wait"), waits, "no stream had work: no join");
+
+  EXPECT_OK(cujit_memset(b, 0, 1, 4096, s1));
+  EXPECT_OK(cujit_memset(b, 0, 2, 4096, s2));
+  cujit_buffer_free(b);
+  waits = seen("stream_wait");
+  EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_U8, &b));
+  cr_expect_eq(seen("stream_wait"), waits + 2, "both streams joined before the block came back");
+  cujit_buffer_free(b);
+  waits = seen("stream_wait");
+  EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_U8, &b));
+  cr_expect_eq(seen("stream_wait"), waits, "no stream got work since: no second join");
+
+  EXPECT_OK(cujit_memset(b, 0, 3, 4096, s2));
+  cujit_buffer_free(b);
+  waits = seen("stream_wait");
+  EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_U8, &b));
+  cr_expect_eq(seen("stream_wait"), waits + 2, "work again: every stream joined again");
+  cujit_buffer_free(b);
+  waits = seen("stream_wait");
+  EXPECT_OK(cujit_buffer_alloc(engine, 8192, CUJIT_U8, &b)); /* a new block: nothing to join */
+  cr_expect_eq(seen("stream_wait"), waits);
+  cujit_buffer_free(b);
+  cujit_stream_free(s1);
+  cujit_stream_free(s2);
+}
+
+/* CUJIT_POOL=off: each buffer is the driver's from its allocation to its free; nothing is kept. */
+Test(stub_pool, with_the_pool_off_a_free_gives_the_block_back) {
+  setenv("CUJIT_POOL", "off", 1);
+  open_engine();
+  long before = live(), trims = seen("trim");
+  cujit_buffer *b;
+  EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_U8, &b));
+  cr_expect_eq(live(), before + 1);
+  cujit_buffer_free(b);
+  cr_expect_eq(live(), before, "freed at once");
+  size_t reserved = 1;
+  EXPECT_OK(cujit_device_pool_reserved(gpu, &reserved));
+  cr_expect_eq(reserved, 0);
+  EXPECT_OK(cujit_device_trim(gpu));
+  cr_expect_eq(seen("trim"), trims, "no pool to trim");
+}
