@@ -38,3 +38,24 @@ extern "C" __global__ void count_odd(const int *in, int *out, int n) {
     out[blockIdx.x] = c;
   }
 }
+
+// Declarations split over lines, as a formatter leaves long ones: at file scope and in a kernel.
+extern __shared__ __align__(16)
+    unsigned int
+    file_scope_words
+    [];
+
+extern "C" __global__ void count_even_split(const int *in, int *out, int n) {
+  extern __shared__
+      int
+      local_ints
+      [];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  local_ints[threadIdx.x] = i < n && (in[i] & 1) == 0;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned c = 0;
+    for (unsigned t = 0; t < blockDim.x; t++) c += file_scope_words[t]; /* the same memory */
+    out[blockIdx.x] = (int)c;
+  }
+}

@@ -160,6 +160,38 @@ h.test("extern __shared__ in every spelling, in headers and templates", function
   end
   h.same(host(sums), want_sums, 1e-4, "block sums (tree order)")
   h.same(host(odd), want_odd, nil, "odd counts through a file-scope extern __shared__")
+  local even, want_even = cuda.full(blocks, -1, "i32"), {}
+  m.count_even_split[{blocks, block, shared = block * 4}](xi, even, n)
+  for b = 0, blocks - 1 do
+    local c = 0
+    for i = b * block, math.min(n, (b + 1) * block) - 1 do c = c + (1 - (ints[i + 1] & 1)) end
+    want_even[b + 1] = c
+  end
+  h.same(host(even), want_even, nil, "even counts through declarations split over lines")
+end)
+
+-- The line an error names, after `extern __shared__` declarations split over lines at file scope
+-- and in a kernel, which the CPU device rewrites: the user's line, as NVRTC names it.
+h.test("an error after extern __shared__ split over lines names the user's line", function()
+  local sources = {
+    {6, "extern __shared__ float a[];\nextern __shared__ float\n  b[];\n" ..
+        "extern \"C\" __global__ void k(float *x) {\n  a[0] = b[0];\n  x[0] = undefined_name;\n}\n"},
+    {8, "extern __shared__\n  float a[];\nextern __shared__ __align__(8) int\n  b\n  [];\n" ..
+        "extern \"C\" __global__ void k(float *x) {\n  a[0] = b[0];\n  x[0] = undefined_name;\n}\n"},
+    {6, "extern \"C\" __global__ void k(float *x) {\n  extern __shared__\n    float inner\n" ..
+        "    [];\n  inner[threadIdx.x] = x[0];\n  x[0] = undefined_name;\n}\n"},
+  }
+  for _, case in ipairs(sources) do
+    local line, src = case[1], case[2]
+    local ok, err = pcall(cuda.source, src)
+    h.check(not ok, "an undefined name is a compile error")
+    local said = tostring(err):match("<source>:(%d+):%d*:? ?error") or
+                 tostring(err):match("<source>%((%d+)%): error")
+    h.check(tonumber(said) == line, ("line %s, want %d, in: %s"):format(said, line,
+                                                                        tostring(err):sub(1, 300)))
+    local good = src:gsub("undefined_name", "1")
+    h.check(pcall(cuda.source, good), "without the error it compiles")
+  end
 end)
 
 h.test("__half2 arithmetic rounds each lane to nearest even", function()

@@ -330,20 +330,28 @@ static int extern_shared(scan *sc, size_t after_extern) {
       }
       continue;
     }
-    cj_buf_add(&type, sc->s + k, 1);
+    /* One line: at file scope the type goes into a #define, which a newline would end. */
+    if (isspace((unsigned char)sc->s[k]))
+      cj_buf_add(&type, " ", type.len && type.data[type.len - 1] != ' ');
+    else
+      cj_buf_add(&type, sc->s + k, 1);
   }
   int name_len = (int)(name_end - name_start);
   const char *name = sc->s + name_start;
   long newlines = 0;
   for (size_t k = sc->i; k <= semi; k++) newlines += sc->s[k] == '\n';
-  if (sc->function >> sc->depth & 1ul)
+  /* The lines after the declaration keep their numbers: in a function its newlines follow the
+  ** statement that replaces it; at file scope a #line says where the text goes on. */
+  if (sc->function >> sc->depth & 1ul) {
     cj_buf_printf(&sc->out, "%s (&%.*s)[] = *(%s(*)[])::cj_cpu::dyn_shared();",
                   type.data ? type.data : "", name_len, name, type.data ? type.data : "");
-  else
+    for (long k = 0; k < newlines; k++) cj_buf_puts(&sc->out, "\n");
+  } else {
     cj_buf_printf(
         &sc->out,
         "\n#undef %.*s\n#define %.*s (*(%s(*)[])::cj_cpu::dyn_shared())\n#line %ld \"%s\"\n",
         name_len, name, name_len, name, type.data ? type.data : "", sc->line + newlines, sc->file);
+  }
   sc->line += newlines;
   cj_buf_free(&type);
   sc->i = semi + 1;
