@@ -5,7 +5,7 @@
 ** lowered names of C++ kernels, compile errors with their lines); CUJIT_NVRTC_WORKER=off, a path
 ** that is no program, a program that exits at once and one that answers garbage all leave the
 ** compiles to the process, right and with at most one warning; the workers end with the engine,
-** none left behind. Needs NVRTC, no GPU (an explicit sm_90).
+** none left behind, each with status 0. Needs NVRTC, no GPU (an explicit sm_90).
 */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -237,6 +237,42 @@ Test(worker, the_workers_end_with_the_engine) {
   cr_assert(!children_running(), "a worker outlived cujit_close");
   EXPECT_OK(cujit_open(&engine)); /* for the fixture's close */
   free_outcome(&o);
+}
+
+/* The workers end well: each one started through a script that notes its exit status, and every
+** status 0 once the engine closed (a worker that leaks, under the sanitizer suite, or crashes at
+** its end, says so here; cujit itself only waits for them). */
+Test(worker, every_worker_ends_with_status_0) {
+  char body[8192], statuses[4200];
+  snprintf(statuses, sizeof statuses, "%s/statuses", getenv("CUJIT_CACHE_DIR"));
+  snprintf(body, sizeof body, "'%s' \"$@\"\necho $? >> '%s'", CJ_TEST_WORKER, statuses);
+  char wrapper[4096];
+  snprintf(wrapper, sizeof wrapper, "%s/wrapper", getenv("CUJIT_CACHE_DIR"));
+  FILE *f = fopen(wrapper, "w");
+  cr_assert(f);
+  fprintf(f, "#!/bin/sh\n%s\n", body);
+  fclose(f);
+  chmod(wrapper, 0755);
+  setenv("CUJIT_NVRTC_WORKER", wrapper, 1);
+  outcome o[2];
+  for (int round = 0; round < 2; round++) {
+    compile_items(&o[round], round);
+    expect_items_right(&o[round]);
+  }
+  cr_assert_geq(o[1].in_workers, 1, "no compile ran in a worker");
+  cujit_close(engine);
+  engine = NULL;
+  f = fopen(statuses, "r");
+  cr_assert(f, "no worker ended (no status noted)");
+  int ended = 0, status;
+  while (fscanf(f, "%d", &status) == 1) {
+    ended++;
+    cr_expect_eq(status, 0, "a worker ended with status %d", status);
+  }
+  fclose(f);
+  cr_assert_geq(ended, 1);
+  EXPECT_OK(cujit_open(&engine)); /* for the fixture's close */
+  for (int round = 0; round < 2; round++) free_outcome(&o[round]);
 }
 
 static int warnings;
