@@ -118,8 +118,10 @@ static cujit_status fill_from_object(const unsigned char *object, size_t object_
     memcpy(&size, d + 8 * (1 + i), 8);
     memcpy(&align, d + 8 * (2 + count + i), 8);
     cj_param *pr = &sig->params[i];
-    if (pr->size == 0 && pr->kind == CUJIT_PARAM_SCALAR && size && align && size < (1u << 20) &&
-        (align & (align - 1)) == 0)
+    /* Any size g++ gave, however large: one past the parameter space is then refused with the
+    ** GPU's limit, as NVRTC refuses it, not left unsized (1 << 40 only keeps the sums exact). */
+    if (pr->size == 0 && pr->kind == CUJIT_PARAM_SCALAR && size && align &&
+        size < ((uint64_t)1 << 40) && (align & (align - 1)) == 0)
       pr->size = (size_t)size, pr->align = (size_t)align;
     if (pr->align == 0) pr->align = 1;
     off = (off + pr->align - 1) / pr->align * pr->align;
