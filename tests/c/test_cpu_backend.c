@@ -209,14 +209,20 @@ Test(cpu_backend, launch_then_copy_on_one_stream, .init = open_all, .fini = clos
   free(y);
 }
 
+/* Two events and a stream of the device. */
+static void events_and_stream(void **start, void **end, void **stream) {
+  *start = *end = *stream = NULL;
+  EXPECT_OK(ops->event_create(dev, start));
+  EXPECT_OK(ops->event_create(dev, end));
+  EXPECT_OK(ops->stream_create(dev, stream));
+}
+
 Test(cpu_backend, work_is_asynchronous_and_events_follow_it, .init = open_all, .fini = close_all) {
   int flag = 0;
   uint64_t flag_addr = addr(&flag);
   void *args[] = {&flag_addr};
-  void *start = NULL, *end = NULL, *stream = NULL;
-  EXPECT_OK(ops->event_create(dev, &start));
-  EXPECT_OK(ops->event_create(dev, &end));
-  EXPECT_OK(ops->stream_create(dev, &stream));
+  void *start, *end, *stream;
+  events_and_stream(&start, &end, &stream);
   EXPECT_OK(ops->event_record(dev, start, stream));
   EXPECT_OK(launch("wait_flag", 1, 1, stream, args));
   EXPECT_OK(ops->event_record(dev, end, stream));
@@ -254,10 +260,8 @@ Test(cpu_backend, elapsed_time_lies_within_what_the_host_saw, .init = open_all, 
   int flag = 0;
   uint64_t flag_addr = addr(&flag);
   void *args[] = {&flag_addr};
-  void *start = NULL, *end = NULL, *stream = NULL;
-  EXPECT_OK(ops->event_create(dev, &start));
-  EXPECT_OK(ops->event_create(dev, &end));
-  EXPECT_OK(ops->stream_create(dev, &stream));
+  void *start, *end, *stream;
+  events_and_stream(&start, &end, &stream);
   double before = host_ms();
   EXPECT_OK(ops->event_record(dev, start, stream));
   EXPECT_OK(launch("wait_flag", 1, 1, stream, args));

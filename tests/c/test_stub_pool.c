@@ -146,6 +146,15 @@ Test(stub_pool, out_of_memory_gives_the_pools_free_blocks_back_and_tries_again) 
 /* A freed block may still be in use by work queued on a stream; before it is handed out again
 ** for the default stream the streams that had work are joined (an event recorded on each and
 ** waited for), once, and not again while no stream got new work. */
+/* *b freed and a buffer of its size made again, which takes its block: the streams joined on the
+** way (their cuStreamWaitEvent calls). */
+static long joins_at_reuse(cujit_buffer **b, size_t bytes) {
+  cujit_buffer_free(*b);
+  long waits = seen("stream_wait");
+  EXPECT_OK(cujit_buffer_alloc(engine, bytes, CUJIT_U8, b));
+  return seen("stream_wait") - waits;
+}
+
 Test(stub_pool, a_reused_block_joins_the_streams_that_had_work_once) {
   open_engine();
   cujit_stream *s1, *s2;
@@ -153,31 +162,16 @@ Test(stub_pool, a_reused_block_joins_the_streams_that_had_work_once) {
   EXPECT_OK(cujit_stream_create(engine, &s2));
   cujit_buffer *b;
   EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_U8, &b));
-  cujit_buffer_free(b);
-  long waits = seen("stream_wait"); /* counted from here: a stream's own wait for the default */
-  EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_U8, &b)); /* stream comes with its work */
-  cr_expect_eq(seen("stream_wait"), waits, "no stream had work: no join");
-
+  /* counted from the free: a stream's own wait for the default stream comes with its work */
+  cr_expect_eq(joins_at_reuse(&b, 4096), 0, "no stream had work: no join");
   EXPECT_OK(cujit_memset(b, 0, 1, 4096, s1));
   EXPECT_OK(cujit_memset(b, 0, 2, 4096, s2));
-  cujit_buffer_free(b);
-  waits = seen("stream_wait");
-  EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_U8, &b));
-  cr_expect_eq(seen("stream_wait"), waits + 2, "both streams joined before the block came back");
-  cujit_buffer_free(b);
-  waits = seen("stream_wait");
-  EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_U8, &b));
-  cr_expect_eq(seen("stream_wait"), waits, "no stream got work since: no second join");
-
+  cr_expect_eq(joins_at_reuse(&b, 4096), 2, "both streams joined before the block came back");
+  cr_expect_eq(joins_at_reuse(&b, 4096), 0, "no stream got work since: no second join");
   EXPECT_OK(cujit_memset(b, 0, 3, 4096, s2));
-  cujit_buffer_free(b);
-  waits = seen("stream_wait");
-  EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_U8, &b));
-  cr_expect_eq(seen("stream_wait"), waits + 2, "work again: every stream joined again");
-  cujit_buffer_free(b);
-  waits = seen("stream_wait");
-  EXPECT_OK(cujit_buffer_alloc(engine, 8192, CUJIT_U8, &b)); /* a new block: nothing to join */
-  cr_expect_eq(seen("stream_wait"), waits);
+  cr_expect_eq(joins_at_reuse(&b, 4096), 2, "work again: every stream joined again");
+  EXPECT_OK(cujit_memset(b, 0, 4, 4096, s1));
+  cr_expect_eq(joins_at_reuse(&b, 8192), 0, "a new block: nothing to join");
   cujit_buffer_free(b);
   cujit_stream_free(s1);
   cujit_stream_free(s2);
