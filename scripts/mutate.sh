@@ -65,7 +65,7 @@ constraints="-Werror=incompatible-pointer-types -Werror=int-conversion -Werror=i
 src="$work/src" build="$work/build" results="$work/results" config=(-DCMAKE_BUILD_TYPE=Release)
 if [ "$sanitize" = 1 ]; then
   build="$work/build-san" config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUJIT_SANITIZE=address,undefined)
-  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1:intercept_tls_get_addr=0 # sanitize.sh says why
   export LSAN_OPTIONS=suppressions=$here/scripts/sanitize.supp:print_suppressions=0
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
