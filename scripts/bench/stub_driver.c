@@ -135,6 +135,7 @@ static long now_ns(void) {
 
 /* The pretend cost of one driver call. */
 void cj_stub_cost(void) {
+  cj_stub_flush_copies(); /* every call comes after the copies queued before it (stub_memory.c) */
   if (call_ns < 0) {
     const char *env = getenv("CUJIT_STUB_CALL_NS");
     call_ns = env ? atol(env) : 0;
@@ -462,6 +463,11 @@ static const block_header *block_at(uintptr_t p) {
   return found;
 }
 
+int cj_stub_is_pinned(const void *p) {
+  const block_header *h = block_at((uintptr_t)p);
+  return h && h->kind == CJ_STUB_PINNED;
+}
+
 /* As the real driver: defaults (0, NULL, -1 ordinal unset) for an address it never allocated. */
 static CUresult pointer_attributes(unsigned n, CUpointer_attribute *which, void **data,
                                    CUdeviceptr p) {
@@ -562,7 +568,7 @@ static const struct {
     ENTRY(cuMemFreeAsync, mem_free),
     ENTRY(cuMemHostAlloc, host_alloc),
     ENTRY(cuMemFreeHost, host_free),
-    ENTRY(cuMemcpyHtoDAsync, copy),
+    ENTRY(cuMemcpyHtoDAsync, cj_stub_copy_htod),
     ENTRY(cuMemcpyDtoHAsync, copy),
     ENTRY(cuMemcpyDtoDAsync, copy),
     ENTRY(cuMemsetD8Async, memset8),

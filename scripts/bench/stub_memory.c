@@ -7,7 +7,8 @@
 ** unified addressing). cujit_stub_memory_seen tells tests what the calls were given, so that the
 ** CUDA backend's translation of cujit's advice and locations is checked without a GPU. Also
 ** cuTensorMapEncodeTiled, which writes what it was given into the map (stub_memory.h's layout),
-** and the pool's trims and the stream-ordering calls (cuEventRecord, cuStreamWaitEvent), counted.
+** and the pool's trims and the stream-ordering calls (cuEventRecord, cuStreamWaitEvent), counted;
+** with CUJIT_STUB_DEFER_COPIES=1 a copy from pinned memory lands at the next driver call.
 */
 #include "stub_memory.h"
 
@@ -16,6 +17,7 @@
 #include <string.h>
 
 void cj_stub_cost(void);                                     /* stub_driver.c */
+int cj_stub_env_int(const char *name, int fallback);         /* stub_driver.c */
 void *cujit_stub_block(size_t bytes, int kind, int ordinal); /* stub_driver.c */
 enum { STUB_MANAGED = 2 };                                   /* stub_driver.c's CJ_STUB_MANAGED */
 
@@ -172,4 +174,42 @@ CUresult cj_stub_event_record(CUevent event, CUstream s) {
 CUresult cj_stub_stream_wait_event(CUstream s, CUevent event, unsigned flags) {
   (void)s, (void)event, (void)flags;
   return count(SEEN_STREAM_WAIT);
+}
+
+/* CUJIT_STUB_DEFER_COPIES=1: a copy from pinned host memory to the device is done at the next
+** driver call, not at once, as a GPU reads pinned memory only when the copy runs in its stream: a
+** caller that writes the source again before a driver call (an event, a query, a wait, another
+** copy) has changed what lands. Copies from other host memory are done at once, as the real
+** driver stages pageable memory before it returns. */
+static struct {
+  CUdeviceptr dst;
+  const void *src;
+  size_t bytes;
+} pending[64];
+static int npending, defer = -1;
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void cj_stub_flush_copies(void) {
+  int on = __atomic_load_n(&defer, __ATOMIC_RELAXED);
+  if (on < 0) /* read once; every thread reads the same value */
+    __atomic_store_n(&defer, on = cj_stub_env_int("CUJIT_STUB_DEFER_COPIES", 0), __ATOMIC_RELAXED);
+  if (!on) return;
+  pthread_mutex_lock(&pending_lock);
+  for (int i = 0; i < npending; i++)
+    memmove((void *)(uintptr_t)pending[i].dst, pending[i].src, pending[i].bytes);
+  npending = 0;
+  pthread_mutex_unlock(&pending_lock);
+}
+
+CUresult cj_stub_copy_htod(CUdeviceptr dst, const void *src, size_t bytes, CUstream s) {
+  cj_stub_cost(); /* which does the copies queued before, and reads the variable */
+  (void)s;
+  pthread_mutex_lock(&pending_lock);
+  int later = __atomic_load_n(&defer, __ATOMIC_RELAXED) && cj_stub_is_pinned(src) &&
+              npending < (int)(sizeof pending / sizeof *pending);
+  if (later)
+    pending[npending].dst = dst, pending[npending].src = src, pending[npending++].bytes = bytes;
+  pthread_mutex_unlock(&pending_lock);
+  if (!later) memmove((void *)(uintptr_t)dst, src, bytes);
+  return CUDA_SUCCESS;
 }

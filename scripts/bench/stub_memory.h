@@ -25,6 +25,11 @@ CUresult cj_stub_tensor_map(CUtensorMap *map, CUtensorMapDataType type, cuuint32
                             CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
                             CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob);
 
+/* CUJIT_STUB_DEFER_COPIES=1: cuMemcpyHtoDAsync from pinned memory lands at the next driver call
+** (cj_stub_flush_copies, which cj_stub_cost calls), as a GPU reads it when the copy runs. */
+CUresult cj_stub_copy_htod(CUdeviceptr dst, const void *src, size_t bytes, CUstream s);
+void cj_stub_flush_copies(void);
+int cj_stub_is_pinned(const void *p); /* stub_driver.c: p lies in a pinned block */
 CUresult cj_stub_pool_trim_to(CUmemoryPool pool, size_t keep);
 CUresult cj_stub_event_record(CUevent event, CUstream s);
 CUresult cj_stub_stream_wait_event(CUstream s, CUevent event, unsigned flags);

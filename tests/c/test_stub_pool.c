@@ -7,8 +7,10 @@
 ** first table of blocks too; a trim giving every free block back and asking the pool to trim; out
 ** of memory answered by giving the pool's free blocks back and trying once more, then the usual
 ** message; a reused block joining the streams that had work since the last join, and no stream
-** when none had; and with CUJIT_POOL=off, each buffer the driver's own from its allocation to its
-** free. Kernels do not run there: what is checked is what reaches the driver.
+** when none had; small uploads through the pinned staging ring each landing with their own bytes
+** when the driver reads pinned memory late (CUJIT_STUB_DEFER_COPIES); and with CUJIT_POOL=off,
+** each buffer the driver's own from its allocation to its free. Kernels do not run there: what
+** is checked is what reaches the driver.
 */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -46,6 +48,7 @@ static void close_engine(void) {
   engine = NULL;
   unsetenv("CUJIT_STUB_MEMORY");
   unsetenv("CUJIT_POOL");
+  unsetenv("CUJIT_STUB_DEFER_COPIES");
   cj_scratch_remove();
 }
 
@@ -175,6 +178,31 @@ Test(stub_pool, a_reused_block_joins_the_streams_that_had_work_once) {
   cujit_buffer_free(b);
   cujit_stream_free(s1);
   cujit_stream_free(s2);
+}
+
+/* Small uploads go through the pinned staging ring and return at once; with the stand-in reading
+** pinned memory only at its next call, as a GPU does when the copy runs, each upload must land
+** with its own bytes: its own place in the ring, and a segment reused only after its copies ran
+** (600 uploads of 4 KiB: the ring, 16 segments of 64 KiB, goes round twice). The caller's memory
+** is written again at once after each call, as the API allows. */
+Test(stub_pool, small_uploads_land_with_their_own_bytes_when_the_driver_reads_late) {
+  setenv("CUJIT_STUB_DEFER_COPIES", "1", 1);
+  open_engine();
+  enum { N = 600, CHUNK = 1024 }; /* floats: 4 KiB each */
+  cujit_buffer *b;
+  EXPECT_OK(cujit_buffer_alloc(engine, (size_t)N * CHUNK * 4, CUJIT_F32, &b));
+  static float chunk[CHUNK], back[(size_t)N * CHUNK];
+  for (int u = 0; u < N; u++) {
+    for (int i = 0; i < CHUNK; i++) chunk[i] = (float)(u * CHUNK + i);
+    EXPECT_OK(cujit_memcpy_htod(b, (size_t)u * CHUNK * 4, chunk, sizeof chunk, NULL));
+    memset(chunk, 0xff, sizeof chunk); /* the caller's memory is its own again */
+  }
+  EXPECT_OK(cujit_memcpy_dtoh(back, b, 0, sizeof back, NULL));
+  int bad = -1;
+  for (int i = 0; i < N * CHUNK && bad < 0; i++)
+    if (back[i] != (float)i) bad = i;
+  cr_expect_eq(bad, -1, "float %d is %g (upload %d)", bad, bad >= 0 ? back[bad] : 0.0, bad / CHUNK);
+  cujit_buffer_free(b);
 }
 
 /* CUJIT_POOL=off: each buffer is the driver's from its allocation to its free; nothing is kept. */
