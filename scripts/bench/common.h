@@ -112,8 +112,7 @@ extern bench_driver bench_cu;
 ** and writes why into `why` when there is no driver or it lacks one of them. */
 int bench_driver_open(char *why, size_t why_len);
 
-/* ---- NVRTC alone, as cujit opens it and with the include directories cujit gives it ----------
- */
+/* ---- NVRTC alone, as cujit opens it, with the include directories cujit gives it ---------- */
 
 /* dlopen of $CUJIT_NVRTC, else libnvrtc.so.13, else .12 (RTLD_LOCAL); NULL, with `why` saying what
 ** to do, when there is none. */

@@ -340,8 +340,8 @@ static void remove_dir(const char *dir) {
 
 /* A floor process: makes its PCH (two untimed compiles: the first makes it, the second is the
 ** first to use it), writes their two times (doubles; < 0: failed) on `out`, then answers each
-*request on `in` until it closes: 'P' one
-** compile, 'S' MANY one after another, with the ms (a double) they took. */
+** request on `in` until it closes: 'P' one compile, 'S' MANY one after another, with the ms (a
+** double) they took. */
 static void floor_child(const char *arch, int in, int out) {
   char dir[512];
   const char *tmp = getenv("TMPDIR");

@@ -1,11 +1,9 @@
 /*
 ** stub_driver.c -- a stand-in libcuda.so.1 for profiling cujit's own host work without a GPU
 ** (scripts/bench/profile_launch.lua): one pretend sm_90 device (CUJIT_STUB_DEVICES=N for more:
-** stub_devices.c) whose memory is host memory, whose launches, waits and loads succeed at once and
-*do
-** nothing. Built into
-** BUILD/scripts/bench/stubcuda/libcuda.so.1; only what puts that directory on LD_LIBRARY_PATH
-** sees it. Never a test of correctness: kernels do not run.
+** stub_devices.c) whose memory is host memory, whose launches, waits and loads succeed at once
+** and do nothing. Built into BUILD/scripts/bench/stubcuda/libcuda.so.1; only what puts that
+** directory on LD_LIBRARY_PATH sees it. Never a test of correctness: kernels do not run.
 ** CUJIT_STUB_CALL_NS=N makes every driver call spin N ns (the H200 driver's calls cost roughly
 ** 100-1000 ns each), so a figure also shows how many driver calls a path makes.
 ** CUJIT_STUB_KERNEL_NS=N makes every launch pretend to run N ns: queries answer NOT_READY until
@@ -22,8 +20,8 @@
 ** launch or stream made: where cujit did its work (tests/c/test_embedding.c).
 ** cujit_stub_live_allocations() (dlsym it from libcuda.so.1) counts the device and pinned blocks
 ** allocated and not yet freed: what a real driver would report leaked at context destruction.
-** CUJIT_STUB_MEMORY=BYTES is the device's memory (80 GiB unless set): an allocation past what its
-** live device blocks leave is refused as out of memory, as the real driver's.
+** CUJIT_STUB_MEMORY=BYTES is each device's memory (80 GiB unless set): an allocation past what
+** that device's live blocks leave is refused as out of memory, as the real driver's.
 ** cuPointerGetAttributes answers for every pretend block (memory type, the context and device
 ** current when it was allocated, managed or not, its range) and with defaults for any other
 ** address, as the real driver does;
@@ -76,7 +74,7 @@ static char other_context_; /* the pretend context of CJ_STUB_OTHER_CONTEXT bloc
 
 static block_header live = {&live, &live, 0, 0, 0, NULL, {0}};
 static long live_allocations;
-static size_t live_device_bytes; /* of CJ_STUB_DEVICE blocks: within CUJIT_STUB_MEMORY */
+static size_t device_bytes[CJ_STUB_DEVICES_MAX]; /* each device's live CJ_STUB_DEVICE blocks */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 
 long cujit_stub_live_allocations(void);
@@ -87,16 +85,31 @@ long cujit_stub_live_allocations(void) {
   return n;
 }
 
+/* The bytes a device's blocks count against its memory, or NULL for a block that counts none. */
+static size_t *counted(int kind, int ordinal) {
+  return kind == CJ_STUB_DEVICE && ordinal >= 0 && ordinal < CJ_STUB_DEVICES_MAX
+             ? &device_bytes[ordinal]
+             : NULL;
+}
+
+/* NULL when the host is out of memory, or a device block would not fit the device's memory. */
 static void *block_alloc_in(size_t bytes, int kind, int ordinal, void *ctx) {
   block_header *h = bytes > SIZE_MAX - sizeof *h ? NULL : malloc(sizeof *h + bytes);
   if (!h) return NULL;
   h->bytes = bytes, h->kind = kind, h->ordinal = ordinal, h->ctx = ctx;
+  size_t *used = counted(kind, ordinal);
   pthread_mutex_lock(&live_lock);
-  h->prev = &live, h->next = live.next, live.next->prev = h, live.next = h;
-  live_allocations++;
-  if (kind == CJ_STUB_DEVICE) live_device_bytes += bytes;
+  size_t memory = cj_stub_device_memory();
+  int fits = !used || (*used <= memory && bytes <= memory - *used);
+  if (fits) {
+    h->prev = &live, h->next = live.next, live.next->prev = h, live.next = h;
+    live_allocations++;
+    if (used) *used += bytes;
+  }
   pthread_mutex_unlock(&live_lock);
-  return h + 1;
+  if (fits) return h + 1;
+  free(h);
+  return NULL;
 }
 
 /* A block of the primary context (&object_, device 0), or of the other context. */
@@ -122,7 +135,8 @@ static void block_free(void *block) {
   pthread_mutex_lock(&live_lock);
   h->prev->next = h->next, h->next->prev = h->prev;
   live_allocations--;
-  if (h->kind == CJ_STUB_DEVICE) live_device_bytes -= h->bytes;
+  size_t *used = counted(h->kind, h->ordinal);
+  if (used) *used -= h->bytes;
   pthread_mutex_unlock(&live_lock);
   free(h);
 }
@@ -229,9 +243,10 @@ static CUresult driver_version(int *v) {
 static CUresult mem_info(size_t *free_bytes, size_t *total) {
   cj_stub_cost();
   if (!current) return CUDA_ERROR_INVALID_CONTEXT; /* as the real driver answers */
+  size_t *used = counted(CJ_STUB_DEVICE, cj_stub_current_device());
   *total = cj_stub_device_memory();
   pthread_mutex_lock(&live_lock);
-  *free_bytes = *total > live_device_bytes ? *total - live_device_bytes : 0;
+  *free_bytes = used && *total > *used ? *total - *used : 0;
   pthread_mutex_unlock(&live_lock);
   return CUDA_SUCCESS;
 }
@@ -405,12 +420,10 @@ static CUresult make_handle(void **out) {
 static CUresult mem_alloc(CUdeviceptr *p, size_t bytes) {
   cj_stub_cost();
   note_work();
-  CUdevice d = 0; /* device memory of the context current now, as the real driver's */
-  if (current && ctx_get_device(&d) != CUDA_SUCCESS) d = 0;
-  size_t free_bytes = 0, total = 0;
-  if (mem_info(&free_bytes, &total) == CUDA_SUCCESS && bytes > free_bytes)
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  void *m = block_alloc_in(bytes, CJ_STUB_DEVICE, (int)d, current ? (void *)current : &object_);
+  /* device memory of the context current now, as the real driver's (no second pretend call) */
+  int d = current ? cj_stub_current_device() : 0;
+  if (d < 0) d = 0;
+  void *m = block_alloc_in(bytes, CJ_STUB_DEVICE, d, current ? (void *)current : &object_);
   *p = (CUdeviceptr)(uintptr_t)m;
   return m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }

@@ -3,7 +3,7 @@
 ** LD_LIBRARY_PATH for the tests tests/CMakeLists.txt lists as stub tests) share: an engine opened
 ** on it with a scratch cache, the stand-in's device 0, asserted to be there (the message says what
 ** is wrong when the stand-in is not the driver found), and its own functions (cujit_stub_*),
-** looked up in the loaded libcuda.so.1.
+** looked up in the loaded libcuda.so.1: what it noted, and the blocks it holds.
 */
 #ifndef CUJIT_TEST_STUB_H
 #define CUJIT_TEST_STUB_H
@@ -41,6 +41,21 @@ static inline void *cj_stub_symbol(const char *name) {
   cr_assert_not_null(fn, "libcuda.so.1 is not the stand-in driver (scripts/bench/stubcuda): no %s",
                      name);
   return fn;
+}
+
+/* What the stand-in's `getter` (cujit_stub_seen, cujit_stub_memory_seen, cujit_stub_peer_seen)
+** noted under `name`; the name must be one it knows (else -1, which fails the test). */
+static inline long cj_stub_seen(const char *getter, const char *name) {
+  long (*get)(const char *) = (long (*)(const char *))cj_stub_symbol(getter);
+  long v = get(name);
+  cr_assert_neq(v, -1, "the stand-in (%s) notes nothing called '%s'", getter, name);
+  return v;
+}
+
+/* The stand-in's device and pinned blocks not yet freed (cujit_stub_live_allocations). */
+static inline long cj_stub_live_allocations(void) {
+  long (*count)(void) = (long (*)(void))cj_stub_symbol("cujit_stub_live_allocations");
+  return count();
 }
 
 #endif

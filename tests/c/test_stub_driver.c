@@ -40,11 +40,6 @@ static void close_engine(void) {
 }
 
 /* Device and pinned blocks the stand-in handed out and got no free for. */
-static long live_allocations(void) {
-  long (*count)(void) = (long (*)(void))cj_stub_symbol("cujit_stub_live_allocations");
-  return count();
-}
-
 /* A buffer of `bytes` from the pool, filled through the staging ring and read back through the
 ** pinned download buffer (both are made at their first use). */
 static cujit_buffer *used_buffer(size_t bytes) {
@@ -86,45 +81,50 @@ Test(stub_context, a_context_that_cannot_be_made_is_an_error_and_a_clean_close,
 
 Test(stub_context, close_gives_back_the_pool_and_the_staging_buffers, .fini = close_engine) {
   open_failing(NULL, NULL);
-  long before = live_allocations();
+  long before = cj_stub_live_allocations();
   cujit_buffer *kept = used_buffer(512);
   cujit_buffer_free(used_buffer(256)); /* a free block in the pool's cache */
-  cr_assert_gt(live_allocations(), before + 2, "two blocks, the ring and the download buffer");
+  cr_assert_gt(cj_stub_live_allocations(), before + 2,
+               "two blocks, the ring and the download buffer");
   (void)kept; /* freed by cujit_close */
   cujit_close(engine);
   engine = NULL;
-  cr_expect_eq(live_allocations(), before, "cujit_close left blocks or pinned buffers behind");
+  cr_expect_eq(cj_stub_live_allocations(), before,
+               "cujit_close left blocks or pinned buffers behind");
 }
 
 Test(stub_context, a_reset_gives_back_the_pool_and_the_staging_buffers, .fini = close_engine) {
   open_failing(NULL, NULL);
-  long before = live_allocations();
+  long before = cj_stub_live_allocations();
   cujit_buffer *lost = used_buffer(512);
   cujit_buffer_free(used_buffer(256));
-  cr_assert_gt(live_allocations(), before + 2);
+  cr_assert_gt(cj_stub_live_allocations(), before + 2);
   EXPECT_OK(cujit_device_reset(gpu));
   /* The stand-in's reset frees nothing: what is still counted, cujit left to the context. */
-  cr_expect_eq(live_allocations(), before, "the reset left blocks or pinned buffers behind");
+  cr_expect_eq(cj_stub_live_allocations(), before,
+               "the reset left blocks or pinned buffers behind");
   cujit_buffer_free(lost); /* lost: freed without a driver call */
-  cr_expect_eq(live_allocations(), before);
+  cr_expect_eq(cj_stub_live_allocations(), before);
   cujit_buffer *again = used_buffer(512); /* the pool and the staging buffers, made anew */
-  cr_expect_gt(live_allocations(), before);
+  cr_expect_gt(cj_stub_live_allocations(), before);
   cujit_buffer_free(again);
 }
 
 Test(stub_context, a_faulted_reset_still_gives_back, .fini = close_engine) {
   open_failing("cuStreamQuery", "700"); /* CUDA_ERROR_ILLEGAL_ADDRESS at the first wait */
-  long before = live_allocations();
+  long before = cj_stub_live_allocations();
   cujit_buffer *b;
   unsigned char data[256] = {1}, got[256];
   EXPECT_OK(cujit_buffer_alloc(engine, sizeof data, CUJIT_DTYPE_NONE, &b));
   EXPECT_OK(cujit_memcpy_htod(b, 0, data, sizeof data, NULL));
   cr_assert_eq(cujit_memcpy_dtoh(got, b, 0, sizeof got, NULL), CUJIT_ERROR_DEVICE_FAULT);
   cr_assert_eq(cujit_device_status(gpu), CUJIT_ERROR_DEVICE_FAULT);
-  cr_assert_gt(live_allocations(), before + 2, "the block, the ring and the download buffer");
+  cr_assert_gt(cj_stub_live_allocations(), before + 2,
+               "the block, the ring and the download buffer");
   EXPECT_OK(cujit_device_reset(gpu));
   EXPECT_OK(cujit_device_status(gpu));
-  cr_expect_eq(live_allocations(), before, "a faulted reset left blocks or pinned buffers behind");
+  cr_expect_eq(cj_stub_live_allocations(), before,
+               "a faulted reset left blocks or pinned buffers behind");
   cujit_buffer_free(b);
 }
 

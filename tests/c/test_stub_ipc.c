@@ -36,11 +36,6 @@ static long stub_ipc(const char *what) {
   return fn(what);
 }
 
-static long live_allocations(void) {
-  long (*count)(void) = (long (*)(void))cj_stub_symbol("cujit_stub_live_allocations");
-  return count();
-}
-
 /* The stand-in's handle (stub_ipc.h: magic, process id, address, little-endian) as cujit's hex. */
 static void stub_hex(const char *magic, uint64_t pid, uint64_t address, char *hex) {
   unsigned char h[64] = {0};
@@ -76,7 +71,7 @@ Test(stub_ipc, memory_round_trip_through_the_text, .fini = close_engine) {
   stub_hex("cjstubmm", (uint64_t)getpid() + 1, cujit_buffer_devptr(exported), hex);
   snprintf(text, sizeof text, "cujit-ipc-mem:f32:48:%s", hex);
   EXPECT_OK(cujit_memcpy_dtoh(got, exported, 0, sizeof got, NULL)); /* the staging buffers made */
-  long live = live_allocations();
+  long live = cj_stub_live_allocations();
   memset(got, 0, sizeof got);
   EXPECT_OK(cujit_buffer_ipc_open(engine, text, &opened));
   cr_assert_eq(stub_ipc("opened"), 1);
@@ -89,7 +84,7 @@ Test(stub_ipc, memory_round_trip_through_the_text, .fini = close_engine) {
               "only a buffer allocated shareable can be exported");
   cujit_buffer_free(opened); /* closes the handle; the memory stays the exporter's */
   cr_assert_eq(stub_ipc("closed"), 1);
-  cr_assert_eq(live_allocations(), live, "the opened buffer's free freed memory");
+  cr_assert_eq(cj_stub_live_allocations(), live, "the opened buffer's free freed memory");
   memset(got, 0, sizeof got);
   EXPECT_OK(cujit_memcpy_dtoh(got, exported, 0, sizeof got, NULL));
   cr_assert_arr_eq(got, data, sizeof data);

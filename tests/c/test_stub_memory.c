@@ -31,8 +31,7 @@ static void close_engine(void) {
 }
 
 static long seen(const char *name) {
-  long (*fn)(const char *) = (long (*)(const char *))cj_stub_symbol("cujit_stub_memory_seen");
-  return fn(name);
+  return cj_stub_seen("cujit_stub_memory_seen", name);
 }
 
 Test(stub_memory, managed_memory_prefetched_and_advised, .fini = close_engine) {

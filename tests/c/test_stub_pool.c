@@ -26,17 +26,9 @@
 static cujit_engine *engine;
 static cujit_device *gpu;
 
-static long live(void) {
-  long (*fn)(void) = (long (*)(void))cj_stub_symbol("cujit_stub_live_allocations");
-  return fn();
-}
-
 /* A count the stand-in keeps (cujit_stub_memory_seen): "trim", "event_record", "stream_wait". */
 static long seen(const char *name) {
-  long (*fn)(const char *) = (long (*)(const char *))cj_stub_symbol("cujit_stub_memory_seen");
-  long v = fn(name);
-  cr_assert_neq(v, -1, "the stand-in counts nothing called '%s'", name);
-  return v;
+  return cj_stub_seen("cujit_stub_memory_seen", name);
 }
 
 static void open_engine(void) {
@@ -66,21 +58,22 @@ Test(stub_pool, freed_blocks_are_kept_and_handed_out_again_past_the_first_table)
   enum { N = 150 };
   cujit_buffer *b[N];
   uint64_t first[N], again[N];
-  long before = live();
+  long before = cj_stub_live_allocations();
   for (int i = 0; i < N; i++) {
     EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_F32, &b[i]));
     first[i] = cujit_buffer_devptr(b[i]);
   }
-  cr_expect_eq(live(), before + N, "one driver block each");
+  cr_expect_eq(cj_stub_live_allocations(), before + N, "one driver block each");
   for (int i = 0; i < N; i++) cujit_buffer_free(b[i]);
-  cr_expect_eq(live(), before + N, "the pool keeps freed blocks");
+  cr_expect_eq(cj_stub_live_allocations(), before + N, "the pool keeps freed blocks");
   size_t reserved = 0;
   EXPECT_OK(cujit_device_pool_reserved(gpu, &reserved));
   for (int i = 0; i < N; i++) {
     EXPECT_OK(cujit_buffer_alloc(engine, 4000, CUJIT_F32, &b[i])); /* rounded as 4096 is */
     again[i] = cujit_buffer_devptr(b[i]);
   }
-  cr_expect_eq(live(), before + N, "every buffer got a kept block, none a new one");
+  cr_expect_eq(cj_stub_live_allocations(), before + N,
+               "every buffer got a kept block, none a new one");
   qsort(first, N, sizeof *first, by_address);
   qsort(again, N, sizeof *again, by_address);
   cr_expect_arr_eq(first, again, sizeof first, "the same blocks handed out again");
@@ -88,11 +81,11 @@ Test(stub_pool, freed_blocks_are_kept_and_handed_out_again_past_the_first_table)
 
   long trims = seen("trim");
   EXPECT_OK(cujit_device_trim(gpu));
-  cr_expect_eq(live(), before, "a trim gives every free block back");
+  cr_expect_eq(cj_stub_live_allocations(), before, "a trim gives every free block back");
   cr_expect_eq(seen("trim"), trims + 1, "and asks the driver's pool to trim");
   cujit_buffer *one;
   EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_F32, &one));
-  cr_expect_eq(live(), before + 1, "after a trim a buffer is a new block");
+  cr_expect_eq(cj_stub_live_allocations(), before + 1, "after a trim a buffer is a new block");
   cujit_buffer_free(one);
 }
 
@@ -108,13 +101,13 @@ Test(stub_pool, a_trim_leaves_live_buffers_alone) {
   EXPECT_OK(cujit_memcpy_dtoh(back, kept, 0, sizeof back, NULL));
   cujit_buffer_free(kept);
   EXPECT_OK(cujit_device_trim(gpu));
-  long before = live();
+  long before = cj_stub_live_allocations();
   EXPECT_OK(cujit_buffer_alloc(engine, 1 << 20, CUJIT_U8, &kept));
   EXPECT_OK(cujit_buffer_alloc(engine, 1 << 20, CUJIT_U8, &freed));
   EXPECT_OK(cujit_memcpy_htod(kept, 1000, data, sizeof data, NULL));
   cujit_buffer_free(freed);
   EXPECT_OK(cujit_device_trim(gpu));
-  cr_expect_eq(live(), before + 1);
+  cr_expect_eq(cj_stub_live_allocations(), before + 1);
   EXPECT_OK(cujit_memcpy_dtoh(back, kept, 1000, sizeof back, NULL));
   cr_expect_arr_eq(back, data, sizeof data);
   cujit_buffer_free(kept);
@@ -126,23 +119,23 @@ Test(stub_pool, out_of_memory_gives_the_pools_free_blocks_back_and_tries_again) 
   setenv("CUJIT_STUB_MEMORY", "4194304", 1);
   open_engine();
   const size_t mib = (size_t)1 << 20;
-  long before = live(), trims = seen("trim");
+  long before = cj_stub_live_allocations(), trims = seen("trim");
   cujit_buffer *a, *b, *big, *more = NULL;
   EXPECT_OK(cujit_buffer_alloc(engine, 3 * mib / 2, CUJIT_U8, &a));
   EXPECT_OK(cujit_buffer_alloc(engine, 3 * mib / 2, CUJIT_U8, &b));
   cujit_buffer_free(a);
   cujit_buffer_free(b);
-  cr_expect_eq(live(), before + 2, "the freed blocks stay in the pool");
+  cr_expect_eq(cj_stub_live_allocations(), before + 2, "the freed blocks stay in the pool");
   EXPECT_OK(cujit_buffer_alloc(engine, 3 * mib, CUJIT_U8, &big));
   cr_expect_eq(seen("trim"), trims + 1, "the pool trimmed once, on the way");
-  cr_expect_eq(live(), before + 1, "only the new block lives");
+  cr_expect_eq(cj_stub_live_allocations(), before + 1, "only the new block lives");
   /* 3 MiB live, nothing free: 2 MiB does not fit even after a trim. */
   cr_expect_eq(cujit_buffer_alloc(engine, 2 * mib, CUJIT_U8, &more), CUJIT_ERROR_DEVICE_MEMORY);
   cr_expect(strstr(cujit_errmsg(engine), "out of device memory: asked for 2.0 MiB") != NULL, "%s",
             cujit_errmsg(engine));
   cr_expect_null(more);
   EXPECT_OK(cujit_device_status(gpu));
-  cr_expect_eq(live(), before + 1, "nothing left behind by the refusal");
+  cr_expect_eq(cj_stub_live_allocations(), before + 1, "nothing left behind by the refusal");
   cujit_buffer_free(big);
 }
 
@@ -209,12 +202,12 @@ Test(stub_pool, small_uploads_land_with_their_own_bytes_when_the_driver_reads_la
 Test(stub_pool, with_the_pool_off_a_free_gives_the_block_back) {
   setenv("CUJIT_POOL", "off", 1);
   open_engine();
-  long before = live(), trims = seen("trim");
+  long before = cj_stub_live_allocations(), trims = seen("trim");
   cujit_buffer *b;
   EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_U8, &b));
-  cr_expect_eq(live(), before + 1);
+  cr_expect_eq(cj_stub_live_allocations(), before + 1);
   cujit_buffer_free(b);
-  cr_expect_eq(live(), before, "freed at once");
+  cr_expect_eq(cj_stub_live_allocations(), before, "freed at once");
   size_t reserved = 1;
   EXPECT_OK(cujit_device_pool_reserved(gpu, &reserved));
   cr_expect_eq(reserved, 0);
