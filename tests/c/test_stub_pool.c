@@ -8,7 +8,8 @@
 ** of memory answered by giving the pool's free blocks back and trying once more, then the usual
 ** message; a reused block joining the streams that had work since the last join, and no stream
 ** when none had; small uploads through the pinned staging ring each landing with their own bytes
-** when the driver reads pinned memory late (CUJIT_STUB_DEFER_COPIES); and with CUJIT_POOL=off,
+** when the driver reads pinned memory late (CUJIT_STUB_DEFER_COPIES); downloads of up to 64 KiB
+** through one pinned segment, larger ones straight; and with CUJIT_POOL=off,
 ** each buffer the driver's own from its allocation to its free. Kernels do not run there: what
 ** is checked is what reaches the driver.
 */
@@ -195,6 +196,32 @@ Test(stub_pool, small_uploads_land_with_their_own_bytes_when_the_driver_reads_la
   for (int i = 0; i < N * CHUNK && bad < 0; i++)
     if (back[i] != (float)i) bad = i;
   cr_expect_eq(bad, -1, "float %d is %g (upload %d)", bad, bad >= 0 ? back[bad] : 0.0, bad / CHUNK);
+  cujit_buffer_free(b);
+}
+
+/* Downloads of up to 64 KiB (CJ_STAGE_SEGMENT) go through one pinned segment, made at the first
+** of them and kept; a larger one goes straight to the caller's memory and pins nothing. Each
+** brings its own bytes back. */
+Test(stub_pool, downloads_of_up_to_64_KiB_share_one_pinned_segment_and_larger_ones_pin_nothing) {
+  open_engine();
+  enum { SEGMENT = 64 * 1024, BIG = 2 * SEGMENT };
+  static unsigned char pattern[BIG], back[BIG];
+  for (size_t i = 0; i < BIG; i++) pattern[i] = (unsigned char)(i * 7 + 3);
+  cujit_buffer *b;
+  EXPECT_OK(cujit_buffer_alloc(engine, BIG, CUJIT_U8, &b));
+  EXPECT_OK(cujit_memcpy_htod(b, 0, pattern, BIG, NULL)); /* larger than a segment: not staged */
+  long live = cj_stub_live_allocations();
+  EXPECT_OK(cujit_memcpy_dtoh(back, b, 0, SEGMENT + 1, NULL));
+  cr_expect_eq(cj_stub_live_allocations(), live, "a download of 64 KiB + 1 pinned memory");
+  cr_expect_eq(memcmp(back, pattern, SEGMENT + 1), 0, "64 KiB + 1 came back wrong");
+  memset(back, 0, sizeof back);
+  EXPECT_OK(cujit_memcpy_dtoh(back, b, 1, SEGMENT, NULL));
+  cr_expect_eq(cj_stub_live_allocations(), live + 1,
+               "a download of exactly 64 KiB made no pinned segment: it was not staged");
+  cr_expect_eq(memcmp(back, pattern + 1, SEGMENT), 0, "64 KiB came back wrong");
+  EXPECT_OK(cujit_memcpy_dtoh(back, b, BIG - 3, 3, NULL));
+  cr_expect_eq(cj_stub_live_allocations(), live + 1, "the segment was not reused");
+  cr_expect_eq(memcmp(back, pattern + BIG - 3, 3), 0, "the last 3 bytes came back wrong");
   cujit_buffer_free(b);
 }
 
