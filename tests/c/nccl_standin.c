@@ -65,6 +65,9 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t joined = PTHREAD_COND_INITIALIZER;
 static clique *cliques; /* those made by ncclCommInitRank, found by their id */
 static int live_comms, group_depth;
+/* Every communicator not destroyed: one whose device was reset is never destroyed (its context is
+** gone), and stays reachable here rather than a leak to LeakSanitizer. */
+static comm_t *live[256];
 static char last_error[256];
 
 int ncclStandinLiveComms(void);
@@ -145,6 +148,11 @@ int ncclGetUniqueId(unique_id *id) {
 static comm_t *new_comm(clique *c, int rank) {
   comm_t *m = calloc(1, sizeof *m);
   if (m) m->c = c, m->rank = rank, c->live++, live_comms++;
+  for (size_t i = 0; m && i < sizeof live / sizeof live[0]; i++)
+    if (!live[i]) {
+      live[i] = m;
+      break;
+    }
   return m;
 }
 
@@ -204,6 +212,8 @@ static int drop(void *comm, const char *call) {
   pthread_mutex_lock(&lock);
   clique *c = m->c;
   live_comms--;
+  for (size_t i = 0; i < sizeof live / sizeof live[0]; i++)
+    if (live[i] == m) live[i] = NULL;
   if (--c->live == 0 && c->joined == c->nranks) {
     for (clique **p = &cliques; *p; p = &(*p)->next)
       if (*p == c) {
