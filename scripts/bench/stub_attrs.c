@@ -6,10 +6,14 @@
 ** "max_dynamic_shared" and "non_portable" for the two function attributes) or the last value given
 ** ("grid.x", "shared", "cluster.x", "cluster.y", "cluster.z", "programmatic", "priority", "attrs"
 ** (their count), and "max_dynamic_shared.value"); -1 for a name it does not know.
+** cuFuncGetParamInfo answers from CUJIT_STUB_PARAM_SIZES (a kernel's parameter sizes in bytes,
+** "8,4": each placed at the next multiple of its size, at most 8), for every kernel alike; unset,
+** it is not supported, as on a driver before CUDA 12.4.
 */
 #include "stub_attrs.h"
 #include "stub_graph.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 enum {
@@ -104,4 +108,26 @@ CUresult cj_stub_max_active_clusters(int *clusters, CUfunction f, const CUlaunch
   __atomic_add_fetch(&seen[SEEN_OCCUPANCY], 1, __ATOMIC_RELAXED);
   *clusters = cj_stub_env_int("CUJIT_STUB_CLUSTERS", 16);
   return CUDA_SUCCESS;
+}
+
+CUresult cj_stub_param_info(CUfunction f, size_t index, size_t *offset, size_t *size) {
+  (void)f;
+  cj_stub_cost();
+  const char *list = getenv("CUJIT_STUB_PARAM_SIZES");
+  if (!list || !*list) return CUDA_ERROR_NOT_SUPPORTED;
+  size_t at = 0;
+  for (size_t i = 0;; i++) {
+    char *end;
+    size_t bytes = strtoul(list, &end, 10);
+    if (end == list) return CUDA_ERROR_INVALID_VALUE; /* past the last parameter */
+    size_t align = bytes >= 8 ? 8 : bytes >= 4 ? 4 : bytes >= 2 ? 2 : 1;
+    at = (at + align - 1) / align * align;
+    if (i == index) {
+      if (offset) *offset = at;
+      if (size) *size = bytes;
+      return CUDA_SUCCESS;
+    }
+    at += bytes;
+    list = *end == ',' ? end + 1 : end;
+  }
 }

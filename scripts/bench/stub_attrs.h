@@ -17,5 +17,6 @@ CUresult cj_stub_launch_plain(CUfunction f, unsigned gx, unsigned gy, unsigned g
 CUresult cj_stub_launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra);
 CUresult cj_stub_func_set_attribute(CUfunction f, CUfunction_attribute a, int value);
 CUresult cj_stub_max_active_clusters(int *clusters, CUfunction f, const CUlaunchConfig *c);
+CUresult cj_stub_param_info(CUfunction f, size_t index, size_t *offset, size_t *size);
 
 #endif

@@ -530,11 +530,6 @@ static int listed_in(const char *variable, const char *symbol) {
   return 0;
 }
 
-static CUresult not_supported(void) {
-  cj_stub_cost();
-  return CUDA_ERROR_NOT_SUPPORTED;
-}
-
 static CUresult occupancy(int *min_grid, int *block, CUfunction f, void *fn, size_t s, int l) {
   cj_stub_cost();
   (void)f, (void)fn, (void)s, (void)l;
@@ -596,7 +591,7 @@ static const struct {
     ENTRY(cuLibraryGetKernel, library_get_kernel),
     ENTRY(cuKernelGetFunction, kernel_get_function),
     ENTRY(cuDeviceGetDefaultMemPool, make_handle),
-    ENTRY(cuFuncGetParamInfo, not_supported),
+    ENTRY(cuFuncGetParamInfo, cj_stub_param_info),
     ENTRY(cuOccupancyMaxPotentialBlockSize, occupancy),
     ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor, blocks_per_sm),
     ENTRY(cuFuncGetAttribute, func_attribute),

@@ -6,7 +6,9 @@
 ** tests/CMakeLists.txt runs this program with the stand-in first on LD_LIBRARY_PATH, and nowhere
 ** else): a GPU gives these only under load or with broken code, so no GPU test reaches them. Each
 ** is the call's status and a message naming what failed, on which device, and what to do; the
-** same call works again once the driver does. Also the cooperative launch's fit (8 blocks per
+** same call works again once the driver does. A parameter the driver sizes otherwise than cujit
+** (cuFuncGetParamInfo) is refused before the launch. Also the cooperative launch's fit (8 blocks
+*per
 ** multiprocessor in the stand-in, 132 multiprocessors).
 */
 #include <criterion/criterion.h>
@@ -41,6 +43,7 @@ static void close_engine(void) {
   engine = NULL;
   unsetenv("CUJIT_STUB_FAIL");
   unsetenv("CUJIT_STUB_FAIL_CODE");
+  unsetenv("CUJIT_STUB_PARAM_SIZES");
   cj_scratch_remove();
 }
 
@@ -49,6 +52,24 @@ static cujit_status launch(unsigned blocks, unsigned threads, unsigned shared) {
   c.grid[0] = blocks, c.block[0] = threads, c.shared_bytes = shared;
   cujit_arg a[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_I(64)};
   return cujit_launch(kernel, &c, a, 2);
+}
+
+/* The driver's own view of the compiled kernel's parameters (cuFuncGetParamInfo, CUDA 12.4+;
+** CUJIT_STUB_PARAM_SIZES in the stand-in): one cujit sized otherwise is refused before the launch,
+** naming it, both sizes and its offset; where they agree the launch goes. */
+Test(stub_failures, a_parameter_the_compiled_kernel_sizes_otherwise_is_refused,
+     .fini = close_engine) {
+  setenv("CUJIT_STUB_PARAM_SIZES", "8,4", 1);
+  open_failing("none", "1");
+  EXPECT_OK(launch(1, 64, 0));
+  cujit_kernel_free(kernel);
+  setenv("CUJIT_STUB_PARAM_SIZES", "8,8", 1); /* a kernel loaded now reads the new sizes */
+  EXPECT_OK(cujit_kernel_define(engine, "fill(float *x, int n)",
+                                "if (threadIdx.x < n) x[threadIdx.x] = 2.0f;", NULL, NULL,
+                                &kernel));
+  EXPECT_FAIL(launch(1, 64, 0), CUJIT_ERROR_SIGNATURE,
+              "kernel 'fill', parameter 2 'n' (int): cujit reads it as 4 bytes, but the compiled "
+              "kernel's is 8 bytes (at offset 8); check the type");
 }
 
 Test(stub_failures, a_load_refused_names_the_program_and_device, .fini = close_engine) {

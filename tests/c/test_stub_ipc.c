@@ -140,6 +140,28 @@ Test(stub_ipc, event_round_trip_through_the_text, .fini = close_engine) {
               "is not a cujit IPC handle");
 }
 
+/* An export the driver refuses is an error with the call's name, and no handle is written. */
+Test(stub_ipc, an_export_the_driver_refuses_writes_no_handle, .fini = close_engine) {
+  setenv("CUJIT_STUB_FAIL", "cuIpcGetMemHandle,cuIpcGetEventHandle", 1);
+  setenv("CUJIT_STUB_FAIL_CODE", "1", 1); /* CUDA_ERROR_INVALID_VALUE */
+  cj_stub_open(&engine);
+  cujit_buffer *b;
+  EXPECT_OK(cujit_buffer_alloc_shareable(engine, 16, CUJIT_F32, &b));
+  char text[CUJIT_IPC_HANDLE_MAX] = "untouched";
+  EXPECT_FAIL(cujit_buffer_ipc_handle(b, text), CUJIT_ERROR_DRIVER,
+              "exporting device memory (cuIpcGetMemHandle) failed");
+  cr_expect_str_eq(text, "untouched");
+  cujit_event *e;
+  EXPECT_OK(cujit_event_create_shareable(engine, &e));
+  EXPECT_FAIL(cujit_event_ipc_handle(e, text), CUJIT_ERROR_DRIVER,
+              "exporting an event (cuIpcGetEventHandle) failed");
+  cr_expect_str_eq(text, "untouched");
+  cujit_event_free(e);
+  cujit_buffer_free(b);
+  unsetenv("CUJIT_STUB_FAIL");
+  unsetenv("CUJIT_STUB_FAIL_CODE");
+}
+
 Test(stub_ipc, a_driver_without_ipc_refuses_only_ipc, .fini = close_engine) {
   setenv("CUJIT_STUB_ABSENT", "cuIpcGetMemHandle,cuIpcOpenMemHandle,cuIpcGetEventHandle", 1);
   cj_stub_open(&engine);

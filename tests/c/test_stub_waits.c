@@ -6,7 +6,8 @@
 ** of it, with no figure of time asserted: a second thread reads the waiting thread's timer slack
 ** (/proc/TID/timerslack_ns) throughout the wait. A wait that naps (CUJIT_WAIT=0) lowers
 ** it while it waits and gives the caller's own back after; a wait told to spin (CUJIT_WAIT=spin)
-** never sleeps, so never touches it. CUJIT_WAIT is read once per process: each case is one.
+** never sleeps, so never touches it. CUJIT_WAIT is read once per process: each case is one. And
+** a device's wait lasts until the work on the default stream and on cujit's streams has ended.
 */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -116,4 +117,38 @@ Test(stub_waits, a_wait_told_to_spin_never_sleeps) {
                "CUJIT_WAIT=spin, yet the slack was lowered to %lu: the wait napped", w.lowest);
   cr_expect_eq(w.highest, CALLER_SLACK_NS, "the slack became %lu", w.highest);
   cr_expect_eq(after, CALLER_SLACK_NS);
+}
+
+/* A device's wait covers the default stream and every stream of cujit's: after it, work queued on
+** either has ended (the stand-in's kernel pretends to run 200 ms). */
+Test(stub_waits, a_device_wait_ends_after_the_default_stream_and_every_stream) {
+  setenv("CUJIT_STUB_KERNEL_NS", "200000000", 1);
+  cujit_device *gpu = cj_stub_open(&engine);
+  int v;
+  if (cujit_nvrtc_version(engine, &v) != CUJIT_OK)
+    cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(engine, "mark(int *x)", "x[0] = 1;", NULL, NULL, &k));
+  cujit_buffer *b;
+  EXPECT_OK(cujit_buffer_alloc(engine, 4, CUJIT_I32, &b));
+  cujit_stream *s;
+  EXPECT_OK(cujit_stream_create(engine, &s));
+  cujit_event *e;
+  EXPECT_OK(cujit_event_create(engine, &e));
+  cujit_arg a[] = {CUJIT_ARG_BUF(b)};
+  for (int on_stream = 0; on_stream < 2; on_stream++) {
+    cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
+    cfg.grid[0] = cfg.block[0] = 1;
+    cfg.stream = on_stream ? s : NULL;
+    EXPECT_OK(cujit_launch(k, &cfg, a, 1));
+    EXPECT_OK(cujit_event_record(e, cfg.stream));
+    cr_expect_eq(cujit_event_query(e), CUJIT_ERROR_NOT_READY, "the kernel still runs");
+    EXPECT_OK(cujit_device_synchronize(gpu));
+    cr_expect_eq(cujit_event_query(e), CUJIT_OK, "the device's wait ended before the work %s",
+                 on_stream ? "on a stream" : "on the default stream");
+  }
+  cujit_event_free(e);
+  cujit_stream_free(s);
+  cujit_buffer_free(b);
+  cujit_kernel_free(k);
 }
