@@ -3,7 +3,8 @@
 ** socket), that a replaced file keeps its mode and a link its target, that a file with other hard
 ** links is written in place, that a new name is made 0666 less the umask, that a failed write
 ** leaves the old file and no temporary file (a dangling link stays dangling), that each failure
-** gives its true reason, and that SIGXFSZ does not end the process. The
+** gives its true reason (a mode that cannot be set on the new file among them: fchmod made to fail
+** through the link's --wrap), and that SIGXFSZ does not end the process. The
 ** front ends (compile -o, image.write, :save, history) are in tests/sh/test_output_files.sh.
 */
 #include "scratch.h"
@@ -24,6 +25,15 @@
 
 static cujit_engine *engine;
 static const char *dir;
+
+/* fchmod, failing with fchmod_errno while it is not 0 (tests/CMakeLists.txt: --wrap=fchmod). */
+int __real_fchmod(int fd, mode_t mode);
+int __wrap_fchmod(int fd, mode_t mode);
+static int fchmod_errno;
+int __wrap_fchmod(int fd, mode_t mode) {
+  if (fchmod_errno) return errno = fchmod_errno, -1;
+  return __real_fchmod(fd, mode);
+}
 static char path[600];
 
 static void setup(void) {
@@ -183,6 +193,28 @@ Test(files, past_the_size_limit_the_old_file_stays_and_the_process_lives) {
   sigset_t pending;
   sigpending(&pending);
   cr_assert(!sigismember(&pending, SIGXFSZ), "no SIGXFSZ left pending");
+}
+
+/* The new file's mode cannot be set: the write fails with the reason, and what was there stays
+** (a new file with the wrong mode never replaces it). */
+Test(files, a_mode_that_cannot_be_set_fails_the_write_and_the_old_file_stays) {
+  put("moded", "the old contents");
+  cr_assert_eq(chmod(at("moded"), 0640), 0);
+  fchmod_errno = EIO;
+  cujit_status st = cujit_file_write(engine, at("moded"), "new", 3);
+  fchmod_errno = 0;
+  cr_assert_eq(st, CUJIT_ERROR_IO);
+  cr_assert(strstr(cujit_errmsg(engine), "Input/output error") &&
+                strstr(cujit_errmsg(engine), "what was there is as it was"),
+            "%s", cujit_errmsg(engine));
+  cr_assert_str_eq(slurp("moded"), "the old contents");
+  cr_assert_eq(temporaries(), 0, "the temporary file is removed");
+  cr_assert_eq(cujit_file_write(engine, at("moded"), "new", 3), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  struct stat s;
+  cr_assert_eq(stat(at("moded"), &s), 0);
+  cr_assert_eq(s.st_mode & 07777, 0640, "the mode kept: %o", s.st_mode & 07777);
+  cr_assert_str_eq(slurp("moded"), "new");
 }
 
 /* A file with other hard links is written in place and cannot be kept as it was: a write cut
