@@ -185,6 +185,7 @@ local d_in = img:to_device()
 local montage = cuda.full({h, w * (#filters + 1), c}, 0, "u8")
 local place_launch = place[{S.blocks(h * w * c, 256), 256}]
 place_launch(d_in, montage, h, w, c, w * (#filters + 1), 0)
+local panels = {d_in:copy_to_host()} -- what each column of the montage must hold
 local crops = {{0, 0}, {w - 40, h - 40}, {w // 2 - 20, h // 2 - 20}, {0, h - 40}, {w - 40, 0}}
 for k, f in ipairs(filters) do
   local d_out = cuda.full({h, w, c}, 0, "u8")
@@ -201,8 +202,19 @@ for k, f in ipairs(filters) do
   local path = string.format("%s/shapes_%s.png", out_dir, f.name)
   cuda.image.write(path, d_out) -- straight from the device array
   place_launch(d_out, montage, h, w, c, w * (#filters + 1), k * w)
+  panels[k + 1] = out
   print("wrote " .. path)
 end
+local m, mw, wrong = montage:copy_to_host(), w * (#filters + 1), 0
+for k, p in ipairs(panels) do
+  for y = 0, h - 1 do
+    for i = 1, w * c do
+      if m[(y * mw + (k - 1) * w) * c + i] ~= p[y * w * c + i] then wrong = wrong + 1 end
+    end
+  end
+end
+S.check(wrong == 0, "the montage holds the input and each filter's output side by side "
+        .. "(%d values differ)", wrong)
 cuda.image.write(out_dir .. "/shapes_montage.png", montage)
 S.printf("wrote %s/shapes_montage.png (input | blur | sharpen | edges); %s part %.1f ms wall",
          out_dir, S.on_cpu and "CPU device" or "GPU", (S.clock() - started) * 1e3)

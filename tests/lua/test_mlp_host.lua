@@ -92,6 +92,16 @@ h.test("arguments: values, lists, flags and every kind of mistake", function()
   h.raises("--gemm takes no value", H.parse_args, {"--gemm=1"}, spec)
   h.raises('argument 1 ("epochs") is not an option --name', H.parse_args, {"epochs"}, spec)
   h.raises("--batch: empty list", H.parse_args, {"--batch", ","}, spec)
+  -- each is the whole message a user sees, with no position in nn_host.lua before it
+  for _, case in ipairs({{{"--epoch", "3"}, "unknown option --epoch"},
+                         {{"--epochs"}, "--epochs needs a value"},
+                         {{"--gemm=1"}, "--gemm takes no value"},
+                         {{"epochs"}, 'argument 1 ("epochs") is not an option --name'},
+                         {{"--epochs", "x"}, '--epochs: "x" is not a number'}}) do
+    local ok, err = pcall(H.parse_args, case[1], spec)
+    h.check(not ok, case[2] .. ": refused")
+    h.eq(err, case[2], "the message alone")
+  end
 end)
 
 h.test("epoch order: permutations, reproducible, the same as the PyTorch twin's", function()
