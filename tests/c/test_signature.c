@@ -139,6 +139,7 @@ Test(signature, vector_types) {
       {"double2", 16, 16},   {"double3", 24, 8},       {"double4", 32, 16},
       {"longlong2", 16, 16}, {"ulong3", 24, 8},        {"double4_32a", 32, 32},
       {"__half2", 4, 4},     {"__nv_bfloat162", 4, 4}, {"nv_bfloat162", 4, 4},
+      {"half2", 4, 4}, /* cuda_fp16.h's other spelling, as nv_bfloat162 is */
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char text[128];
