@@ -71,7 +71,8 @@ Test(args, standard_typedefs_have_the_targets_sizes) {
   cr_assert(strstr(err, "int_fast16_t"), "%s", err);
 }
 
-Test(args, compiled_names_read_back_into_the_sources_words) {
+Test(args, compiled_names_read_back_into_the_sources_words,
+     .timeout = 30) { /* a loop that never ends fails */
   static const struct {
     const char *symbol, *name;
     int fits;
@@ -101,6 +102,8 @@ Test(args, compiled_names_read_back_into_the_sources_words) {
       {"_ZN2ns5scaleE_", "ns::scale", 0},
       {"_ZN2ns99scaleE", "ns::scale", 0}, /* a length past the end */
       {"_Z", "x", 0},
+      {"_ZNSt1xE", "x", 0}, /* a substitution (St: std) first: not read, and not looped on */
+      {"_ZN2nsIiE1vE", "ns::v", 0}, /* template arguments inside */
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     cr_assert_eq(cj_symbol_names_variable(cases[i].symbol, strlen(cases[i].symbol), cases[i].name),
