@@ -108,6 +108,9 @@ Test(args, compiled_names_read_back_into_the_sources_words,
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     cr_assert_eq(cj_symbol_names_variable(cases[i].symbol, strlen(cases[i].symbol), cases[i].name),
                  cases[i].fits, "'%s' as '%s'", cases[i].symbol, cases[i].name);
+  /* a name ends at its NUL: what lies past it (here ":b") is never read as more of it */
+  static const char past_the_end[] = "a\0:b";
+  cr_assert_eq(cj_symbol_names_variable("_ZN1a1bE", 8, past_the_end), 0, "a::b as 'a'");
 }
 
 static const char *src =
