@@ -200,14 +200,28 @@ Test(worker, workers_are_started_for_later_within_the_thread_count) {
   cr_assert(workers >= 1 && workers <= 2, "%d workers for 3 threads", workers);
 }
 
+/* A worker that cannot be started at all (posix_spawn refused: the machine's process limit, met
+** when the whole suite runs at once on a many-core host, as seen once on the H200 machine) leaves
+** its compile here, as designed; so up to three rounds of new texts, one of which must run every
+** compile in a worker. Code that does not send them fails all three. */
 Test(worker, always_sends_every_compile_to_a_worker_with_the_same_bytes) {
   outcome there, here;
   setenv("CUJIT_NVRTC_WORKER", "always", 1);
-  compile_items(&there, 0);
-  cr_assert_geq(there.in_workers, ITEMS, "only %d of the compiles ran in workers",
-                (int)there.in_workers);
+  uint64_t before = 0, in_round[3] = {0};
+  int round = 0;
+  for (;;) {
+    compile_items(&there, round);
+    in_round[round] = there.in_workers - before;
+    if (in_round[round] >= ITEMS || round == 2) break;
+    before = there.in_workers;
+    free_outcome(&there);
+    round++;
+  }
+  cr_assert_geq(in_round[round], ITEMS,
+                "only %d, %d and %d of the %d compiles of each round ran in workers",
+                (int)in_round[0], (int)in_round[1], (int)in_round[2], ITEMS);
   expect_items_right(&there);
-  compile_here(&here, 0);
+  compile_here(&here, round);
   expect_same(&there, &here);
   free_outcome(&there), free_outcome(&here);
 }
