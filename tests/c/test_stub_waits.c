@@ -66,19 +66,26 @@ static void *watch_slack(void *arg) {
   return NULL;
 }
 
-/* With CUJIT_WAIT=`wait_env`, a launch pretending to run 300 ms, then a wait for it
-** (cujit_device_synchronize), watched from a second thread. The caller's slack after the wait. */
-static unsigned long watched_wait(const char *wait_env, watch *w) {
-  setenv("CUJIT_WAIT", wait_env, 1);
-  setenv("CUJIT_STUB_KERNEL_NS", "300000000", 1);
+/* The engine on the stand-in, whose launches pretend to run `kernel_ns`; a kernel and a buffer to
+** launch it on. */
+static cujit_device *open_with_kernel(const char *kernel_ns, cujit_kernel **k, cujit_buffer **b) {
+  setenv("CUJIT_STUB_KERNEL_NS", kernel_ns, 1);
   cujit_device *gpu = cj_stub_open(&engine);
   int v;
   if (cujit_nvrtc_version(engine, &v) != CUJIT_OK)
     cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
+  EXPECT_OK(cujit_kernel_define(engine, "mark(int *x)", "x[0] = 1;", NULL, NULL, k));
+  EXPECT_OK(cujit_buffer_alloc(engine, 4, CUJIT_I32, b));
+  return gpu;
+}
+
+/* With CUJIT_WAIT=`wait_env`, a launch pretending to run 300 ms, then a wait for it
+** (cujit_device_synchronize), watched from a second thread. The caller's slack after the wait. */
+static unsigned long watched_wait(const char *wait_env, watch *w) {
+  setenv("CUJIT_WAIT", wait_env, 1);
   cujit_kernel *k;
-  EXPECT_OK(cujit_kernel_define(engine, "mark(int *x)", "x[0] = 1;", NULL, NULL, &k));
   cujit_buffer *b;
-  EXPECT_OK(cujit_buffer_alloc(engine, 4, CUJIT_I32, &b));
+  cujit_device *gpu = open_with_kernel("300000000", &k, &b);
   cr_assert_eq(prctl(PR_SET_TIMERSLACK, CALLER_SLACK_NS, 0, 0, 0), 0);
   snprintf(w->path, sizeof w->path, "/proc/%ld/timerslack_ns", (long)syscall(SYS_gettid));
   if (read_slack(w->path) != CALLER_SLACK_NS)
@@ -122,15 +129,9 @@ Test(stub_waits, a_wait_told_to_spin_never_sleeps) {
 /* A device's wait covers the default stream and every stream of cujit's: after it, work queued on
 ** either has ended (the stand-in's kernel pretends to run 200 ms). */
 Test(stub_waits, a_device_wait_ends_after_the_default_stream_and_every_stream) {
-  setenv("CUJIT_STUB_KERNEL_NS", "200000000", 1);
-  cujit_device *gpu = cj_stub_open(&engine);
-  int v;
-  if (cujit_nvrtc_version(engine, &v) != CUJIT_OK)
-    cr_skip_test("no NVRTC: %s", cujit_errmsg(engine));
   cujit_kernel *k;
-  EXPECT_OK(cujit_kernel_define(engine, "mark(int *x)", "x[0] = 1;", NULL, NULL, &k));
   cujit_buffer *b;
-  EXPECT_OK(cujit_buffer_alloc(engine, 4, CUJIT_I32, &b));
+  cujit_device *gpu = open_with_kernel("200000000", &k, &b);
   cujit_stream *s;
   EXPECT_OK(cujit_stream_create(engine, &s));
   cujit_event *e;
