@@ -150,6 +150,41 @@ Test(cxx_kernels, unknown_names_say_how) {
   cr_assert(strstr(cujit_errmsg(engine), "takes 2 argument(s), not 1"), "%s", cujit_errmsg(engine));
 }
 
+/* The list itself malformed: refused before any compile, each with its reason, and no program. */
+Test(cxx_kernels, malformed_name_expression_lists_are_refused) {
+  cujit_compile_options o = {
+      .size = sizeof(cujit_compile_options), .arch = "sm_90", .name_expression_count = 1};
+  cujit_program *p = NULL;
+  cr_assert_eq(cujit_program_compile(engine, src, "k.cu", &o, &p), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine),
+                   "'k.cu': name_expression_count is 1 but name_expressions is NULL"),
+            "%s", cujit_errmsg(engine));
+  const char *empty[] = {"scale<float, 4>", ""}, *null[] = {"scale<float, 4>", NULL},
+             *twice[] = {"scale<float, 4>", "scale<double, 2>", "scale<float, 4>"};
+  o.name_expressions = empty;
+  o.name_expression_count = 2;
+  cr_assert_eq(cujit_program_compile(engine, src, "k.cu", &o, &p), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "'k.cu': name expression 2 is NULL or empty"), "%s",
+            cujit_errmsg(engine));
+  o.name_expressions = null;
+  cr_assert_eq(cujit_program_compile(engine, src, "k.cu", &o, &p), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), "name expression 2 is NULL or empty"), "%s",
+            cujit_errmsg(engine));
+  o.name_expressions = twice;
+  o.name_expression_count = 3;
+  cr_assert_eq(cujit_program_compile(engine, src, "k.cu", &o, &p), CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert(
+      strstr(cujit_errmsg(engine), "'k.cu': name expression 'scale<float, 4>' is given twice"),
+      "%s", cujit_errmsg(engine));
+  cr_assert_null(p, "a refused compile gives no program");
+  /* The same list without its repeat compiles. */
+  o.name_expression_count = 2;
+  need_nvrtc();
+  cr_assert_eq(cujit_program_compile(engine, src, "k.cu", &o, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cujit_program_free(p);
+}
+
 Test(cxx_kernels, the_log_comes_back_on_a_hit) {
   need_nvrtc();
   const char *warns = "extern \"C\" __global__ void w(int *x) { int unused_here; *x = 1; }\n";

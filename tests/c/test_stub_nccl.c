@@ -45,14 +45,19 @@ static void close_engine(void) {
 
 TestSuite(stub_nccl, .init = open_engine, .fini = close_engine);
 
-/* The stand-in NCCL's communicators not yet destroyed. */
-static int live_comms(void) {
+/* A counter the stand-in NCCL (tests/c/nccl_standin.c, loaded by cujit) exports. */
+static int (*standin_counter(const char *name))(void) {
   void *lib = dlopen(CJ_TEST_NCCL_STANDIN, RTLD_NOW | RTLD_NOLOAD);
   cr_assert_not_null(lib, "the stand-in NCCL is not loaded");
-  int (*live)(void) = (int (*)(void))dlsym(lib, "ncclStandinLiveComms");
+  int (*counter)(void) = (int (*)(void))dlsym(lib, name);
   dlclose(lib);
-  cr_assert_not_null(live);
-  return live();
+  cr_assert_not_null(counter, "the stand-in NCCL exports no %s", name);
+  return counter;
+}
+
+/* The stand-in NCCL's communicators not yet destroyed. */
+static int live_comms(void) {
+  return standin_counter("ncclStandinLiveComms")();
 }
 
 static cujit_nccl_comm *comm_all(void) {
@@ -347,12 +352,7 @@ Test(stub_nccl, buffers_and_streams_are_checked_against_each_ranks_device) {
 
 /* The stand-in NCCL's groups still open (ncclGroupStart without its ncclGroupEnd). */
 static int open_groups(void) {
-  void *lib = dlopen(CJ_TEST_NCCL_STANDIN, RTLD_NOW | RTLD_NOLOAD);
-  cr_assert_not_null(lib, "the stand-in NCCL is not loaded");
-  int (*depth)(void) = (int (*)(void))dlsym(lib, "ncclStandinGroupDepth");
-  dlclose(lib);
-  cr_assert_not_null(depth);
-  return depth();
+  return standin_counter("ncclStandinGroupDepth")();
 }
 
 /* `call` of NCCL fails with `result` (for local rank `rank` only when >= 0) under a collective on a
