@@ -81,4 +81,11 @@ out=$(printf ':help no_such_function\n' | "$CUJIT" -i 2>&1)
 check "an unknown name lists the documented ones, the new ones too" "$out" \
   "^no reference for 'no_such_function'.* cuda\.zeros .* cuda\.random\.uniform "
 check_not "links are shown as their text" "$(printf ':help a:sum\n' | "$CUJIT" -i 2>&1)" '\]\('
+# Brackets that are not a link stay, beside a link shown as its text; optional arguments keep
+# theirs.
+out=$(printf ':help cuda.managed_array\n:help comm:reduce_scatter\n' | "$CUJIT" -i 2>&1)
+check "an index beside a link: both kept, the link as its text" "$out" \
+  '^cuda\.managed_array\(shape \[, dtype\]\): a zeroed device array the host indexes too, m\[i\] \(Managed'
+check "an index in a row: kept" "$out" \
+  '^comm:reduce_scatter\(arrays, out \[, op \[, streams\]\]\): each array holds ranks x #out\[i\] elements$'
 finish
