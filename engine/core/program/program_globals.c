@@ -169,6 +169,7 @@ cujit_status cujit_program_global(cujit_program *program, const char *name, cuji
                                   cujit_dtype *dtype, int *ndim, size_t shape[3]) {
   CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_program_global";
+  if (out) *out = NULL;
   if (!program || !name || !out)
     return cj_fail(program ? program->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "%s needs a program, a variable name and an output pointer", fn);

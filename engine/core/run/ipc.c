@@ -77,8 +77,8 @@ cujit_status cujit_buffer_ipc_handle(const cujit_buffer *buffer, char text[CUJIT
   CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_buffer_ipc_handle";
   if (!buffer || !text)
-    return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
-                   buffer ? "text" : "the buffer");
+    return cj_fail(buffer ? buffer->device->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s: %s is NULL", fn, buffer ? "text" : "the buffer");
   cujit_device *device = buffer->device;
   if (buffer->orphaned) return cj_buffer_orphan_error(device->engine, fn);
   if (buffer->kind != CJ_BUFFER_SHAREABLE)
@@ -158,8 +158,8 @@ cujit_status cujit_event_ipc_handle(const cujit_event *event, char text[CUJIT_IP
   CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_event_ipc_handle";
   if (!event || !text)
-    return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
-                   event ? "text" : "the event");
+    return cj_fail(event ? event->device->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s: %s is NULL", fn, event ? "text" : "the event");
   char hex[2 * CJ_IPC_HANDLE_BYTES + 1];
   cujit_status st = export_hex(fn, event->device, event->generation, 0, event->handle, hex);
   if (st != CUJIT_OK) return st;

@@ -90,6 +90,7 @@ cujit_status cujit_buffer_view(cujit_buffer *buffer, size_t offset, size_t bytes
                                cujit_buffer **out) {
   CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_buffer_view";
+  if (out) *out = NULL;
   if (!buffer || !out)
     return cj_fail(buffer ? buffer->device->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "%s: %s is NULL", fn, buffer ? "out" : "buffer");
@@ -139,6 +140,7 @@ cujit_status cujit_buffer_view(cujit_buffer *buffer, size_t offset, size_t bytes
 cujit_status cujit_host_map(cujit_host_buffer *host, cujit_dtype dtype, cujit_buffer **out) {
   CJ_KEEP_CALLER_CONTEXT;
   static const char fn[] = "cujit_host_map";
+  if (out) *out = NULL;
   if (!host || !out)
     return cj_fail(host ? host->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                    host ? "out" : "host");
