@@ -4,7 +4,11 @@
 -- past either end and out of the dtype's range, a freed host array, reshapes to another element
 -- count, a:cols of arrays that are not matrices, what a strided view of columns cannot do
 -- (reduce, launch), and specialising a kernel with no type variables or with too few or too many
--- dtypes. On a GPU when there is one, else on the CPU device.
+-- dtypes. A third pass (the coverage map's refusals no test executed): copies from what is not
+-- an array, images wider than PNG's side, compile options of the wrong type, shapes past memory,
+-- a launcher whose stream was freed, globals smaller than the view asked, untyped globals reduced,
+-- a generic kernel's globals, and a kernel of exactly 128 parameters launched (129 refused). On a
+-- GPU when there is one, else on the CPU device.
 local h = require "helper"
 local cuda = require "cujit"
 
@@ -85,6 +89,93 @@ h.test("specialising needs a generic kernel and one dtype per type variable", fu
   local x, y = cuda.to_device({1, 2, 3}, "f64"), cuda.to_device({10, 20, 30}, "f64")
   s[{1, 32}](2, x, y, 3)
   h.same(y:totable(), {12, 24, 36}, nil, "the f64 specialisation runs")
+end)
+
+h.test("a copy from what is not an array, and images past 65536 pixels a side", function()
+  local a = cuda.to_device({1, 2, 3, 4}, "f32")
+  h.raises({"bad argument #2", "(table, cujit.host_array or cujit.device_array "
+           .. "expected, got string)"}, a.copy_from, a, "1234")
+  h.raises({"bad argument #2", "(table, cujit.host_array or cujit.device_array "
+           .. "expected, got number)"}, a.copy_from, a, 5)
+  h.same(a:totable(), {1, 2, 3, 4}, nil, "the array after the refused copies")
+  local path = h.tmpname(".png")
+  for _, shape in ipairs({{1, 65537}, {65537, 1}}) do
+    h.raises({"bad argument #2", "(images are limited to 65536 pixels a side)"},
+             cuda.image.write, path, cuda.zeros(shape, "u8"))
+  end
+  h.eq(io.open(path), nil, "nothing written")
+  cuda.image.write(path, cuda.zeros({1, 65536}, "u8")) -- the widest accepted
+  local back = cuda.image.read(path)
+  h.eq(back.shape[1] .. "x" .. back.shape[2], "1x65536", "the widest image read back")
+  os.remove(path)
+end)
+
+h.test("compile options of the wrong type, and shapes past any memory", function()
+  local src = 'extern "C" __global__ void k(int *x) { x[0] = N; }'
+  h.raises({"bad argument #2", "(option 'defines' must be a table ({'NAME', "
+           .. "'NAME=value'} or {NAME = value}))"}, cuda.source, src, {defines = "N=1"})
+  h.raises({"bad argument #2", "(option 'uses' must be a table of "
+           .. "cuda.device_function objects)"}, cuda.source, src, {defines = {N = 1}, uses = 5})
+  h.raises({"bad argument #3", "(option 'uses' must be a table of cuda.device_function "
+           .. "objects)"}, cuda.jit, "k(int *x)", "x[0] = 1;", {uses = 5})
+  h.raises({"bad argument #3", "(option 'uses'[2] must be a cujit.device_function, got "
+           .. "string)"}, cuda.jit, "k(int *x)", "x[0] = 1;",
+           {uses = {cuda.device_function("__device__ int one() { return 1; }"), "two"}})
+  local big = {2 ^ 30, 2 ^ 30, 2 ^ 30}
+  h.raises({"bad argument #1", "(shape too large)"}, cuda.zeros, big)
+  h.raises({"bad argument #1", "(shape too large)"}, cuda.host_array, big)
+  h.raises({"bad argument #1", "(shape too large)"}, cuda.zeros, {2 ^ 31, 2 ^ 31})
+end)
+
+h.test("a launcher whose stream was freed refuses, the kernel still launches elsewhere", function()
+  local k = cuda.jit("ones(float *x)", "x[threadIdx.x] = 1.0f;")
+  local s = cuda.stream()
+  local a = cuda.zeros(4, "f32")
+  local on_s = k[{1, 4, stream = s}]
+  on_s(a)
+  s:synchronize()
+  h.same(a:totable(), {1, 1, 1, 1}, nil, "the launch on the live stream")
+  a:fill(0)
+  s:free()
+  h.raises("the stream of this launch of 'ones' has been freed", on_s, a)
+  h.same(a:totable(), {0, 0, 0, 0}, nil, "nothing ran")
+  k[{1, 4}](a)
+  h.same(a:totable(), {1, 1, 1, 1}, nil, "the default stream's launcher")
+end)
+
+h.test("globals: a view larger than the variable, untyped bytes, a generic kernel's", function()
+  local p = cuda.source("__device__ int taps[4] = {1, 2, 3, 4};\n"
+                        .. "struct pair { int a; float b; };\n"
+                        .. "__device__ pair pp = {5, 6.0f};\n"
+                        .. 'extern "C" __global__ void q(int *x) { x[0] = taps[0] + pp.a; }')
+  h.raises("the global 'taps' holds 16 bytes, fewer than the 64 bytes of the dtype and shape "
+           .. "given", p.global, p, "taps", "f64", {8})
+  h.raises("the global 'taps' holds 16 bytes, fewer than the 20 bytes of the dtype and shape "
+           .. "given", p.global, p, "taps", "i32", {5})
+  h.same(p:global("taps", "i32", {4}):totable(), {1, 2, 3, 4}, nil, "exactly its size")
+  local bytes = p:global("pp")
+  h.eq(bytes.dtype, "bytes", "a struct's global is untyped")
+  h.raises("(the array holds untyped bytes; give it an element type)",
+           bytes.sum, bytes)
+  local g = cuda.jit("fill(T *x)", "x[0] = v;", {preamble = "__device__ int v = 3;"})
+  h.raises("kernel 'fill' is generic: specialise it first (k:specialize{...}), each "
+           .. "specialisation has its own globals", g.global, g, "v")
+  h.same(g:specialize("i32"):global("v", "i32"):totable(), {3}, nil, "a specialisation's global")
+end)
+
+h.test("a kernel of 128 parameters launches; 129 are refused", function()
+  local function params(n)
+    local t = {}
+    for i = 1, n do t[i] = "int a" .. i end
+    return table.concat(t, ", ")
+  end
+  local k = cuda.jit("widest(int *out, " .. params(127) .. ")", "out[0] = a1 + a64 + a127;")
+  local out, args = cuda.zeros(1, "i32"), {}
+  for i = 1, 127 do args[i] = i end
+  k[{1, 1}](out, table.unpack(args))
+  h.eq(out:totable()[1], 1 + 64 + 127, "the first, a middle and the last argument arrive")
+  h.raises("more than 128 parameters, the most cujit launches", cuda.jit,
+           "wider(int *out, " .. params(128) .. ")", "out[0] = a1;")
 end)
 
 h.run()
