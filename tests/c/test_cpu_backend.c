@@ -569,6 +569,63 @@ Test(cpu_backend, identity_and_missing_compiler, .init = open_device, .fini = cl
   unsetenv("CUJIT_CXX");
 }
 
+/* Each way the C++ compiler named by CUJIT_CXX can fail, told apart: it cannot be run (not
+** executable), `--version` fails, the variable is blank, or it answers `--version` but fails the
+** compile without a word. Nothing is left cached: the real compiler works again after. */
+Test(cpu_backend, each_way_the_compiler_can_fail, .init = open_device, .fini = close_all) {
+  const char *dir = cj_scratch_make("cxx");
+  char plain_file[600], silent[600], want[1400];
+  snprintf(plain_file, sizeof plain_file, "%s/not-executable", dir);
+  cj_scratch_write("not-executable", "g++ \"$@\"\n"); /* mode 0644: not a program */
+  const char *identity = NULL;
+  setenv("CUJIT_CXX", plain_file, 1);
+  snprintf(want, sizeof want,
+           "the CPU device could not run the C++ compiler '%s': Permission denied; set CUJIT_CXX "
+           "to a C++17 compiler that can be run",
+           plain_file);
+  EXPECT_REFUSED(cj_cxx_identity(engine, 0, &identity), CUJIT_ERROR_COMPILE, want);
+  char refusing[600];
+  snprintf(refusing, sizeof refusing, "%s/refusing-cxx", dir);
+  cj_scratch_write("refusing-cxx", "#!/bin/sh\necho \"unknown option $1\" >&2\nexit 2\n");
+  cr_assert_eq(chmod(refusing, 0755), 0);
+  setenv("CUJIT_CXX", refusing, 1);
+  snprintf(want, sizeof want,
+           "'%s --version' failed (exit status 2); set CUJIT_CXX to a C++17 compiler. It said:\n"
+           "unknown option --version\n",
+           refusing);
+  EXPECT_REFUSED(cj_cxx_identity(engine, 0, &identity), CUJIT_ERROR_COMPILE, want);
+  setenv("CUJIT_CXX", " \t ", 1);
+  EXPECT_REFUSED(cj_cxx_identity(engine, 0, &identity), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "CUJIT_CXX is blank: set it to a C++17 compiler such as g++, or unset it");
+  /* g++ for everything but a compile of a translation unit, which fails with nothing said */
+  snprintf(silent, sizeof silent, "%s/silent-g++", dir);
+  cj_scratch_write("silent-g++", "#!/bin/sh\n"
+                                 "case \"$*\" in *.cpp*) exit 3 ;; esac\n"
+                                 "exec g++ \"$@\"\n");
+  cr_assert_eq(chmod(silent, 0755), 0);
+  setenv("CUJIT_CXX", silent, 1);
+  cj_signature *sig = NULL;
+  size_t n = 0;
+  char err[256];
+  const char *src = "extern \"C\" __global__ void quiet(float *x) { x[0] = 1.0f; }\n";
+  cr_assert_eq(cj_scan_kernels(src, &sig, &n, err, sizeof err), CUJIT_OK, "%s", err);
+  cj_cache_entry e = {0};
+  snprintf(want, sizeof want,
+           "'quiet.cu' failed to compile for the CPU device: %s exited with status 3\n\n"
+           "(the compiler wrote nothing)",
+           silent);
+  EXPECT_REFUSED(cj_cxx_compile(engine, src, "quiet.cu", NULL, sig, NULL, n, &e),
+                 CUJIT_ERROR_COMPILE, want);
+  cr_expect_null(e.cubin, "no object from a failed compile");
+  unsetenv("CUJIT_CXX");
+  EXPECT_OK(cj_cxx_compile(engine, src, "quiet.cu", NULL, sig, NULL, n, &e));
+  cr_expect_not_null(e.cubin, "g++ itself compiles it");
+  cj_cache_entry_free(&e);
+  for (size_t i = 0; i < n; i++) cj_signature_free(&sig[i]);
+  free(sig);
+  cj_scratch_remove();
+}
+
 Test(cpu_backend, checked_build_needs_the_sanitizer_runtime_first, .init = open_device,
      .fini = close_all) {
   setenv("CUJIT_CPU_CHECK", "1", 1);
