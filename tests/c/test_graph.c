@@ -124,6 +124,14 @@ Test(graph, capture_records_and_replay_runs_in_order) {
   cr_expect_gt(fread(text, 1, sizeof text - 1, f), 0);
   fclose(f);
   cr_expect(strstr(text, "digraph") != NULL, "dot output starts: %s", text);
+  /* a directory that is not there: refused with the path, nothing written */
+  snprintf(path, sizeof path, "%s/none/g.dot", cj_scratch);
+  char want[sizeof path + 128];
+  snprintf(want, sizeof want,
+           "cujit_graph_dot: could not write '%s'; check that its directory exists and is "
+           "writable",
+           path);
+  EXPECT_REFUSED(cujit_graph_dot(g, path), CUJIT_ERROR_IO, want);
   cujit_graph_free(g);
 }
 

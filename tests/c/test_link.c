@@ -408,6 +408,16 @@ Test(link, files_cujit_cannot_link_are_refused_with_the_reason) {
   const char *empty_ptx[] = {write_text("empty.ptx", "")};
   o = with_link("sm_90", empty_ptx, 1);
   expect_refused(program, &o, CUJIT_ERROR_INVALID_ARGUMENT, "empty.ptx' is empty");
+  /* the unit's own lists given by count without their items */
+  const char *lib[] = {write_text("lib.cu", lib_defining(3.0f))};
+  o = with_link("sm_90", lib, 1);
+  o.extra_flag_count = 2;
+  expect_refused(program, &o, CUJIT_ERROR_INVALID_ARGUMENT,
+                 "extra_flag_count is 2 but extra_flags is NULL");
+  o = with_link("sm_90", lib, 1);
+  o.include_dir_count = 3;
+  expect_refused(program, &o, CUJIT_ERROR_INVALID_ARGUMENT,
+                 "include_dir_count is 3 but include_dirs is NULL");
 }
 
 /* The CPU device compiles .cu files with g++ and refuses the binary kinds, saying why. */
@@ -421,6 +431,17 @@ Test(link, the_cpu_device_takes_cu_files_only) {
   expect_refused(program, &o, CUJIT_ERROR_UNSUPPORTED,
                  "lib.cubin' is a CUBIN, which the CPU device cannot link");
   const char *cu[] = {write_text("lib.cu", lib_defining(9.0f))};
+  o = with_link(NULL, cu, 1);
+  /* g++ is given the file's path in a #line: one it could not quote is refused */
+  const char *quoted[] = {write_text("it\"s.cu", lib_defining(9.0f))};
+  o = with_link(NULL, quoted, 1);
+  expect_refused(program, &o, CUJIT_ERROR_INVALID_ARGUMENT,
+                 "s.cu': cujit cannot name a file whose path holds a quote, a backslash or a "
+                 "newline; rename it");
+  o = with_link(NULL, cu, 1);
+  o.include_dir_count = 1;
+  expect_refused(program, &o, CUJIT_ERROR_INVALID_ARGUMENT,
+                 "include_dir_count is 1 but include_dirs is NULL");
   o = with_link(NULL, cu, 1);
   cujit_program *p = compile_ok(program, &o);
   launch_and_check(p, 9.0f);
