@@ -8,7 +8,9 @@
 ** taking another device's buffer refused before it, in the other direction, and after a reset of
 ** either device; each refusal of cujit_device_enable_peer by its message; copies between two GPUs
 ** (cuMemcpyPeer with no stream, the async one on a stream of either device, a stream of a third
-** device or of a reset one refused, offsets kept) and between a GPU and the CPU device. Kernels
+** device or of a reset one refused, offsets kept) and between a GPU and the CPU device; the
+** library's calls (random fills, reductions, dot products, GEMM) refusing a buffer of another
+** device than the one their work runs on, with or without peer access. Kernels
 ** do not run there: what is checked is what reaches the driver and what cujit answers.
 */
 #include <criterion/criterion.h>
@@ -286,4 +288,62 @@ Test(stub_peer, copies_between_a_gpu_and_the_cpu_device) {
   cujit_stream_free(on_gpu);
   cujit_buffer_free(g);
   cujit_buffer_free(c);
+}
+
+/* cj_library_work_device's refusal: `fn`'s buffer on device `have`, the work on `want`. */
+static const char *elsewhere(const char *fn, int have, int want) {
+  static char text[512];
+  snprintf(text, sizeof text,
+           "%s: the buffer lives on device %d but the work would run on device %d; pass a stream "
+           "of the buffer's device or make it current (cujit_set_device)",
+           fn, have, want);
+  return text;
+}
+
+/* The library's calls (random fills, reductions, dot products, GEMM) run on the stream's device, or
+** the current one: a buffer of another device is refused before anything is compiled or queued,
+** naming the call, the operand and both devices; peer access does not change that. */
+Test(stub_peer, library_calls_refuse_a_buffer_of_another_device) {
+  cujit_buffer *here = NULL, *there = NULL, *c_there = NULL, *c_here = NULL;
+  EXPECT_OK(cujit_buffer_alloc_on(gpu[0], 64 * sizeof(float), CUJIT_F32, &here));
+  EXPECT_OK(cujit_buffer_alloc_on(gpu[1], 64 * sizeof(float), CUJIT_F32, &there));
+  EXPECT_OK(cujit_buffer_alloc_on(gpu[1], 64 * sizeof(float), CUJIT_F32, &c_there));
+  EXPECT_OK(cujit_buffer_alloc_on(gpu[0], 64 * sizeof(float), CUJIT_F32, &c_here));
+  EXPECT_OK(cujit_set_device(engine, 0));
+  long launches = cj_stub_seen("cujit_stub_seen", "cuLaunchKernel");
+  cujit_scalar r = CUJIT_SCALAR_INIT;
+  EXPECT_REFUSED(cujit_random_uniform(there, 1, 0, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+                 elsewhere("cujit_random_uniform", 1, 0));
+  EXPECT_REFUSED(cujit_random_normal(there, 1, 0, 0, 1, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+                 elsewhere("cujit_random_normal", 1, 0));
+  EXPECT_REFUSED(cujit_reduce(there, CUJIT_REDUCE_SUM, 64, &r, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+                 elsewhere("cujit_reduce", 1, 0));
+  EXPECT_REFUSED(cujit_dot(here, there, 64, &r, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+                 elsewhere("cujit_dot", 1, 0)); /* the second buffer checked too */
+  EXPECT_REFUSED(cujit_dot(there, here, 64, &r, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+                 elsewhere("cujit_dot", 1, 0));
+  cujit_gemm_options o = CUJIT_GEMM_OPTIONS_INIT;
+  o.m = o.n = o.k = 8;
+  EXPECT_REFUSED(cujit_gemm(here, here, c_there, &o, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+                 elsewhere("cujit_gemm (c)", 1, 0));
+  EXPECT_REFUSED(cujit_gemm(here, there, c_here, &o, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+                 elsewhere("cujit_gemm (b)", 1, 0));
+  cujit_gemm_kernel which;
+  EXPECT_REFUSED(cujit_gemm_kernel_for(there, here, c_here, &o, NULL, &which),
+                 CUJIT_ERROR_INVALID_ARGUMENT, elsewhere("cujit_gemm (a)", 1, 0));
+  /* a stream of the other device: the current device's buffer is the stranger now */
+  cujit_stream *s1 = NULL;
+  EXPECT_OK(cujit_stream_create_on(gpu[1], &s1));
+  EXPECT_REFUSED(cujit_random_uniform(here, 1, 0, s1), CUJIT_ERROR_INVALID_ARGUMENT,
+                 elsewhere("cujit_random_uniform", 0, 1));
+  EXPECT_REFUSED(cujit_reduce(here, CUJIT_REDUCE_MAX, 64, &r, s1), CUJIT_ERROR_INVALID_ARGUMENT,
+                 elsewhere("cujit_reduce", 0, 1));
+  EXPECT_OK(cujit_device_enable_peer(gpu[0], gpu[1]));
+  EXPECT_REFUSED(cujit_reduce(there, CUJIT_REDUCE_MAX, 64, &r, NULL), CUJIT_ERROR_INVALID_ARGUMENT,
+                 elsewhere("cujit_reduce", 1, 0));
+  cr_expect_eq(cj_stub_seen("cujit_stub_seen", "cuLaunchKernel"), launches,
+               "a refused call launched nothing");
+  cujit_stream_free(s1);
+  cujit_buffer_free(here), cujit_buffer_free(there);
+  cujit_buffer_free(c_here), cujit_buffer_free(c_there);
 }
