@@ -179,3 +179,16 @@ Test(stub_failures, a_graph_drawing_the_driver_cannot_write, .fini = close_engin
   cujit_graph_free(g);
   cujit_stream_free(s);
 }
+
+/* The driver refusing to say how much memory there is: the call fails with the driver's reason,
+** and both answers are 0, not whatever the caller's variables held. */
+Test(stub_failures, memory_the_driver_will_not_count, .fini = close_engine) {
+  open_failing("cuMemGetInfo", "999");
+  cujit_device *dev = NULL;
+  EXPECT_OK(cujit_current_device(engine, &dev));
+  size_t free_bytes = 12345, total_bytes = 67890;
+  EXPECT_FAIL(cujit_device_memory(dev, &free_bytes, &total_bytes), CUJIT_ERROR_DRIVER,
+              "cuMemGetInfo");
+  cr_expect_eq(free_bytes, 0, "free bytes after the refusal: %zu", free_bytes);
+  cr_expect_eq(total_bytes, 0, "total bytes after the refusal: %zu", total_bytes);
+}
