@@ -147,7 +147,7 @@ static int graph_instantiate(lua_State *L) {
 
 /* Argument `idx` for parameter `param` of kernel k as the engine takes it; the engine checks it
 ** against the signature (type, range, dtype) as for a launch. A string is a struct's bytes: only
-** for a parameter of no scalar type, as for a launch. */
+** for a parameter of no scalar type and of exactly its size, as for a launch. */
 static void to_arg(lua_State *L, int idx, const cujit_kernel *k, size_t param, cujit_arg *out) {
   cujit_param_info info = CUJIT_PARAM_INFO_INIT;
   int known = cujit_kernel_param(k, param, &info) == CUJIT_OK;
@@ -168,9 +168,19 @@ static void to_arg(lua_State *L, int idx, const cujit_kernel *k, size_t param, c
   case LUA_TBOOLEAN:
     *out = (cujit_arg){.kind = CUJIT_ARG_INT, .v.i = lua_toboolean(L, idx)};
     return;
-  case LUA_TSTRING: /* a struct's bytes, as for a launch */
-    *out = (cujit_arg){.kind = CUJIT_ARG_BYTES, .v.bytes = lua_tostring(L, idx)};
+  case LUA_TSTRING: { /* a struct's bytes, as for a launch: exactly its size, for the engine
+                       ** copies that many (a shorter string would be read past its end) */
+    size_t len = 0;
+    const char *bytes = lua_tolstring(L, idx, &len);
+    if (known && info.size && len != info.size)
+      luaL_argerror(L, idx,
+                    lua_pushfstring(L,
+                                    "a string of its %d bytes expected for '%s' (see "
+                                    "string.pack), got %d bytes",
+                                    (int)info.size, info.name, (int)len));
+    *out = (cujit_arg){.kind = CUJIT_ARG_BYTES, .v.bytes = bytes};
     return;
+  }
   default:
     if (cjl_test_array(L, idx)) {
       *out = (cujit_arg){.kind = CUJIT_ARG_BUFFER, .v.buffer = cjl_check_array(L, idx, NULL)};

@@ -2,8 +2,10 @@
 -- map showed them never executed, so a bug planted in them would pass the suite): how streams and
 -- events print, alive and freed; cuda.trim() leaving live arrays alone; cuda.clear_cache()
 -- emptying the cache so that the next compile is a miss; cuda.cache_dir() with the disk cache off;
--- cuda.to_device of a device array (a copy, its own dtype only) and of what is not an array. On a
--- GPU when there is one, else on the CPU device.
+-- cuda.to_device of a device array (a copy, its own dtype only) and of what is not an array; a
+-- strided view's fields; a freed array's and a freed program's; integral floats past Lua's
+-- integers stored into 64-bit host arrays; a device function's source; g:set_args with a bool and
+-- with a struct's bytes. On a GPU when there is one, else on the CPU device.
 local h = require "helper"
 local cuda = require "cujit"
 
@@ -98,6 +100,83 @@ h.test("cuda.to_device of a device array copies it; of anything else it says wha
   end
   a:free()
   h.raises("freed", cuda.to_device, a)
+end)
+
+h.test("a strided view's fields, a freed array's and a freed program's", function()
+  local m = cuda.to_device({{1, 2, 3}, {4, 5, 6}}, "f32")
+  local c = m:cols(2, 3)
+  h.eq(c.dtype, "f32", "dtype")
+  h.eq(c.size, 4, "size: rows times columns")
+  h.eq(c.ndim, 2, "ndim")
+  h.eq(c.contiguous, false, "contiguous")
+  h.same(c.shape, {2, 3 - 2 + 1}, nil, "shape")
+  local tail = ": kernels, reductions and elementwise kernels need contiguous memory; v:copy() "
+               .. "makes a contiguous array"
+  h.raises("a strided view (columns of a matrix) has no 'data'" .. tail,
+           function() return c.data end)
+  h.raises("a strided view (columns of a matrix) has no '1'" .. tail, function() return c[1] end)
+  local a = cuda.zeros(4, "f32")
+  h.eq(a.nothing_here, nil, "an unknown field of an array")
+  a:free()
+  h.eq(a.device, nil, "a freed array has no device")
+  local p = cuda.source('extern "C" __global__ void gone(int *x) { x[0] = 1; }')
+  h.eq(tostring(p):match("^cujit%.program"), "cujit.program", "a live program")
+  p:free()
+  h.eq(tostring(p), "cujit.program (freed)", "a freed program")
+end)
+
+h.test("integral floats past Lua's integers into 64-bit host arrays", function()
+  local u = cuda.host_array(2, "u64")
+  u[1] = 1.5e19 -- a float: no Lua integer holds it, a u64 does
+  h.eq(u[1], 15000000000000000000 - 18446744073709551616 | 0, "1.5e19 read back (wrapped)")
+  h.check(math.ult(9223372036854775807, u[1]), "it is above 2^63 - 1 as a u64")
+  h.raises("cannot store into host array at index 2: value 1.844674407371e+19 out of range for "
+           .. "u64 (0 to 18446744073709551615)", function() u[2] = 2 ^ 64 end)
+  h.raises("out of range for u64", function() u[2] = -1.0 * 2 ^ 63 end)
+  local i = cuda.host_array(2, "i64")
+  h.raises("cannot store into host array at index 1: value 1e+19 out of range for i64 "
+           .. "(-9223372036854775808 to 9223372036854775807)", function() i[1] = 1e19 end)
+  h.raises("out of range for i64", function() i[1] = 2 ^ 63 end)
+  i[2] = -2 ^ 63 -- the least i64, given as a float
+  h.eq(i[2], math.mininteger, "-2^63")
+end)
+
+h.test("a device function gives its source back", function()
+  local text = "__device__ int one_more(int v) { return v + 1; }"
+  local d = cuda.device_function(text)
+  h.eq(d:source(), text, "d:source()")
+  h.eq(tostring(d), "cujit.device_function one_more", "tostring")
+end)
+
+h.test("g:set_args takes booleans and a struct's bytes as a launch does", function()
+  local x = cuda.zeros(1, "i32")
+  local k = cuda.jit("flagged(int *x, bool f, float v)", "x[0] = f ? (int)v : -1;")
+  k[{1, 1}](x, false, 0) -- loaded before the capture
+  local g = cuda.graph(function(s) k[{1, 1, stream = s}](x, true, 3) end)
+  local function replay()
+    g:launch()
+    return x:totable()[1]
+  end
+  h.eq(replay(), 3, "as captured")
+  g:set_args(1, x, false, 3)
+  h.eq(replay(), -1, "false")
+  g:set_args(1, x, true, 5)
+  h.eq(replay(), 5, "true again")
+  local p = cuda.source("struct pr { int a; int b; };\n"
+                        .. 'extern "C" __global__ void packed(int *x, pr p) { x[0] = p.a * 10 + p.b; }')
+  p.packed[{1, 1}](x, string.pack("<i4i4", 0, 0))
+  local g2 = cuda.graph(function(s) p.packed[{1, 1, stream = s}](x, string.pack("<i4i4", 1, 2)) end)
+  g2:launch()
+  h.eq(x:totable()[1], 12, "the struct as captured")
+  g2:set_args(1, x, string.pack("<i4i4", 3, 4))
+  g2:launch()
+  h.eq(x:totable()[1], 34, "the struct's new bytes")
+  for _, bytes in ipairs({string.pack("<i4", 3), string.pack("<i4i4i4", 5, 6, 7), ""}) do
+    h.raises({"bad argument #4", "(a string of its 8 bytes expected for 'p' (see "
+              .. "string.pack), got " .. #bytes .. " bytes)"}, g2.set_args, g2, 1, x, bytes)
+  end
+  g2:launch()
+  h.eq(x:totable()[1], 34, "a refused set_args changes nothing")
 end)
 
 h.run()
