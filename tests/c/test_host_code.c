@@ -15,6 +15,7 @@
 #include "compile/compile.h"
 #include "program/program.h"
 #include "compile/host_code.h"
+#include "compile/scan.h"
 #include "fixture.h"
 
 static size_t lines(const char *s) {
@@ -315,6 +316,9 @@ Test(host_code, the_quick_look_misses_no_host_code) {
     char *out = elide(srcs[i], &n, why);
     cr_assert_geq(n, 1, "source %zu: %s", i, out);
     free(out);
+    char *b = cj_blank_source(srcs[i]);
+    cr_expect_eq(cj_host_may_hold_host_code(b), 1, "the quick look passed source %zu", i);
+    free(b);
   }
   static const char kernels[] = "namespace a {\nextern \"C\" __global__ void k(int *x) {}\n"
                                 "template <typename T> __global__ void t(T *x) { if (x) {} }\n}\n"
@@ -325,6 +329,19 @@ Test(host_code, the_quick_look_misses_no_host_code) {
   cr_assert_str_eq(out, kernels);
   cr_assert_eq(n, 0);
   free(out);
+  /* ... and the quick look sees through namespaces and extern "C" blocks (spaced or not) itself,
+  ** so that a kernel's source is not read in full */
+  static const char *const through[] = {
+      kernels,
+      "extern \"C\"{__global__ void k(int *x) {}}\n",
+      "extern\t\"C\" \n {\n__global__ void k(int *x) {}\n}\n",
+      "inline namespace v1 { extern \"C\" { __device__ int d; } }\n",
+  };
+  for (size_t i = 0; i < sizeof through / sizeof *through; i++) {
+    char *b = cj_blank_source(through[i]);
+    cr_expect_eq(cj_host_may_hold_host_code(b), 0, "the quick look stopped at:\n%s", through[i]);
+    free(b);
+  }
 }
 
 /* Text it cannot read as declarations comes back unchanged, with the reason and the line. */
