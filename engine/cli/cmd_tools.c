@@ -403,8 +403,6 @@ static void print_summary(const cujit_program *prog, const char *input, const ch
   fprintf(stderr, ") for %s, %s in %.1f ms -> %s\n", arch,
           cujit_program_from_cache(prog) ? "from the cache" : "compiled",
           cujit_program_milliseconds(prog), strcmp(output, "-") == 0 ? "stdout" : output);
-  if (n == 0)
-    fprintf(stderr, CLI_NAME ": warning: %s defines no extern \"C\" __global__ kernel\n", input);
 }
 
 /* The engine's message, with the options it names as C fields (extra_flags, std, arch) named as

@@ -6,7 +6,8 @@
 # default output beside the input wherever it is, the summary's singular, NVRTC's warnings shown
 # before it, -o - leaving stdout to the code alone (even with -v), options in any order, -D / -X /
 # --std given twice, and the exact refusal of an empty input or output name and of --sass beside
-# --ptx or --cubin.
+# --ptx or --cubin; a source with no kernel cujit can name refused, and --time without a TMPDIR to
+# write in.
 # Run by ctest as: bash test_cli_tools_edges.sh /path/to/cujit. No GPU; the compile part needs NVRTC
 # (it skips, exit 77, without it, after the checks that need none).
 set -u
@@ -242,5 +243,28 @@ refused "--ptx with --sass" \
   k.cu --arch sm_90 --ptx --sass
 refused "-h joined to a value is no request for help" \
   "cujit compile: unknown option '-hx' (see 'cujit help')" k.cu --arch sm_90 -hx
+
+# --- a source without a kernel cujit can name, and --time without a place to write -------------
+# A template kernel no name expression instantiates, and kernels only inside #if 0: refused with
+# the reason (cujit_program_compile's), nothing written.
+printf 'template <typename T> __global__ void t(T *x) { x[0] = 1; }\n' >templ.cu
+printf '#if 0\nextern "C" __global__ void gone(int *x) { x[0] = 1; }\n#endif\n' >inactive.cu
+before=$(find . -path ./cache -prune -o -print | sort) # the cache may gain entries
+run "$CUJIT" compile templ.cu --arch sm_90 -o templ.ptx
+check_rc "only a template kernel" 1
+same "only a template kernel: the message" "$err" \
+  "cujit compile: 'templ.cu': no __global__ kernel in the source other than templates: name their instantiations in the name_expressions option, such as {\"scale<float>\"}"
+run "$CUJIT" compile inactive.cu --arch sm_90 -o inactive.ptx
+check_rc "kernels only inside #if 0" 1
+same "kernels only inside #if 0: the message" "$err" \
+  "cujit compile: 'inactive.cu': none of the kernels read from the source (gone) is in the compiled program: they are all inside inactive preprocessor conditions"
+same "neither wrote a file" "$(find . -path ./cache -prune -o -print | sort)" "$before"
+before=$(find . -path ./cache -prune -o -print | sort) # the cache may gain entries
+TMPDIR="$TMP/not-there" run "$CUJIT" compile k.cu --arch sm_90 --time -o k2.ptx
+check_rc "--time with TMPDIR missing" 1
+same "--time with TMPDIR missing: the message" "$err" \
+  "cujit compile: --time: cannot make a directory in TMPDIR"
+same "--time with TMPDIR missing: nothing written" "$(find . -path ./cache -prune -o -print | sort)" \
+  "$before"
 
 finish
