@@ -8,6 +8,7 @@
 */
 #include "repl.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -344,15 +345,20 @@ const char *repl_replay_next(repl_replay *rp) {
   free(rp->current);
   rp->current = NULL;
   if (rp->pos >= rp->len) return NULL;
-  char *end;
-  unsigned long long n = strtoull(rp->data + rp->pos, &end, 10);
-  if (*end != '\n' || n > rp->len - (size_t)(end + 1 - rp->data)) {
+  /* A record as write_replay writes it: digits, a newline, that many bytes, a newline. Anything
+  ** else (a length with spaces or a sign, one that runs past the end or stops short of the
+  ** newline) means the file was changed: what follows is not read as statements. */
+  char *end = rp->data + rp->pos;
+  unsigned long long n = isdigit((unsigned char)*end) ? strtoull(end, &end, 10) : 0;
+  size_t start = (size_t)(end + 1 - rp->data);
+  if (end == rp->data + rp->pos || *end != '\n' || n >= rp->len - start ||
+      rp->data[start + n] != '\n') {
     cli_message("the replay file is damaged; the rest of it is not replayed");
     rp->pos = rp->len;
     return NULL;
   }
   rp->current = strndup(end + 1, (size_t)n);
-  rp->pos = (size_t)(end + 1 - rp->data) + (size_t)n + 1;
+  rp->pos = start + (size_t)n + 1;
   return rp->current;
 }
 
