@@ -37,11 +37,26 @@ Test(args, standard_typedefs_have_the_targets_sizes) {
       {"uintptr_t", "uintptr_t", CUJIT_U64, 8},
       {"intmax_t", "intmax_t", CUJIT_I64, 8},
       {"uintmax_t", "uintmax_t", CUJIT_U64, 8},
+      {"ptrdiff_t", "ptrdiff_t", CUJIT_I64, 8},
+      {"int8_t", "int8_t", CUJIT_I8, 1},
+      {"int16_t", "int16_t", CUJIT_I16, 2},
+      {"int32_t", "int32_t", CUJIT_I32, 4},
+      {"int64_t", "int64_t", CUJIT_I64, 8},
+      {"uint8_t", "uint8_t", CUJIT_U8, 1},
+      {"uint16_t", "uint16_t", CUJIT_U16, 2},
+      {"uint32_t", "uint32_t", CUJIT_U32, 4},
+      {"uint64_t", "uint64_t", CUJIT_U64, 8},
       {"int_least8_t", "int_least8_t", CUJIT_I8, 1},
       {"int_least16_t", "int_least16_t", CUJIT_I16, 2},
+      {"int_least32_t", "int_least32_t", CUJIT_I32, 4},
+      {"int_least64_t", "int_least64_t", CUJIT_I64, 8},
+      {"uint_least8_t", "uint_least8_t", CUJIT_U8, 1},
+      {"uint_least16_t", "uint_least16_t", CUJIT_U16, 2},
       {"uint_least32_t", "uint_least32_t", CUJIT_U32, 4},
       {"uint_least64_t", "uint_least64_t", CUJIT_U64, 8},
       {"int_fast8_t", "int_fast8_t", CUJIT_I8, 1},
+      {"int_fast64_t", "int_fast64_t", CUJIT_I64, 8},
+      {"uint_fast8_t", "uint_fast8_t", CUJIT_U8, 1},
       {"uint_fast64_t", "uint_fast64_t", CUJIT_U64, 8},
       {"uint", "unsigned int", CUJIT_U32, 4},
       {"ushort", "unsigned short", CUJIT_U16, 2},
@@ -65,10 +80,15 @@ Test(args, standard_typedefs_have_the_targets_sizes) {
     cj_signature_free(&s);
   }
   /* 2 and 4 bytes under NVRTC's libcu++, 8 under glibc: no one size, so not read. */
-  cj_signature s;
-  char err[512];
-  cr_assert_eq(cj_signature_parse("k(int_fast16_t v)", &s, err, sizeof err), CUJIT_ERROR_SIGNATURE);
-  cr_assert(strstr(err, "int_fast16_t"), "%s", err);
+  static const char *const unsized[] = {"int_fast16_t", "int_fast32_t", "uint_fast16_t",
+                                        "uint_fast32_t"};
+  for (size_t i = 0; i < sizeof unsized / sizeof *unsized; i++) {
+    cj_signature s;
+    char err[512], text[64];
+    snprintf(text, sizeof text, "k(%s v)", unsized[i]);
+    cr_assert_eq(cj_signature_parse(text, &s, err, sizeof err), CUJIT_ERROR_SIGNATURE, "%s", text);
+    cr_assert(strstr(err, unsized[i]), "%s", err);
+  }
 }
 
 Test(args, compiled_names_read_back_into_the_sources_words,
