@@ -8,7 +8,9 @@
 # so is one given to examples/vector_add.lua, to each of its two checks, whose printed bandwidth
 # must be the bytes it moves over the time it prints; so must examples/reduce.lua's, whose checks
 # of its planted minimum and maximum fail when given one beyond it. The DLPack example
-# (examples/c/dlpack.c) names its device as saxpy does (CUJIT_DEVICE=cpu; no GPU, required or not).
+# (examples/c/dlpack.c) names its device as saxpy does (CUJIT_DEVICE=cpu; no GPU, required or not),
+# and so does examples/embed, whose C side's check fails when the script's kernel did otherwise than
+# it says, or it returns no constants, and which reports a script's error.
 . "$(dirname "$0")/lib.sh"
 saxpy="$CUJIT_BINARY_DIR/examples/example_saxpy"
 [ -x "$saxpy" ] || { echo "skip: $saxpy is not built"; exit 77; }
@@ -43,6 +45,34 @@ check_rc "CUJIT_EXAMPLE_COMPILE_ONLY=1" 0
 check "compiles for sm_90, saying how" "$out" \
   '^compiled saxpy\(float a, const float \*x, float \*y, int n\) for sm_90 \((NVRTC|cache hit), [0-9.]+ ms\)$'
 check_not "and runs nothing" "$out" 'runs on|saxpy on'
+
+# examples/embed (C hands a buffer to a Lua script and checks what it did): a script that raises is
+# reported with the script's own message; one whose kernel did something else than the constants
+# it returns, or that returns no constants, fails the C side's check (every element counted).
+embed="$CUJIT_BINARY_DIR/examples/example_embed"
+if [ -x "$embed" ]; then
+  CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$embed" "$CUJIT_SOURCE_DIR/examples/embed/script.lua"
+  check_rc "embed on the CPU device" 0
+  check "embed checks every element" "$out" '^C sees the script.s result on 100000 floats: ok \(0 mismatches\)$'
+  printf 'error("the script gave up")\n' >"$TMP/raises.lua"
+  CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$embed" "$TMP/raises.lua"
+  check_rc "embed with a script that raises" 1
+  same "embed reports the script's error" "$err" "embed: $TMP/raises.lua:1: the script gave up"
+  # the example's script, its returned scale one more than the kernel used
+  sed 's/^return scale, shift$/return scale + 1, shift/' "$CUJIT_SOURCE_DIR/examples/embed/script.lua" \
+    >"$TMP/lies.lua"
+  CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$embed" "$TMP/lies.lua"
+  check_rc "embed with a script whose kernel did otherwise" 1
+  check "embed's check counts the wrong elements" "$out" \
+    '^C sees the script.s result on 100000 floats: FAILED \(100000 mismatches\)$'
+  sed 's/^return scale, shift$/return "three", shift/' "$CUJIT_SOURCE_DIR/examples/embed/script.lua" \
+    >"$TMP/words.lua"
+  CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$embed" "$TMP/words.lua"
+  check_rc "embed with a script that returns no constants" 1
+  check "embed says what the script must return" "$err" '^embed: the script must return scale, shift$'
+else
+  fail "$embed is not built"
+fi
 
 # A Lua example's check can fail too: with one element of each array copied back spoilt (LUA_INIT
 # wraps copy_to_host), vector_add.lua counts the one wrong element and exits non-zero.
@@ -167,4 +197,16 @@ check "dlpack says a GPU was required, and why there is none" "$err" \
 CUJIT_CACHE_DIR="$TMP/cache" run "$dlpack"
 check_rc "dlpack without a GPU runs on the CPU device" 0
 check "dlpack says so and why, on one line" "$out" '^runs on: CPU device \(no GPU: .*no CUDA (driver|device).*\)$'
+script="$CUJIT_SOURCE_DIR/examples/embed/script.lua"
+CUJIT_REQUIRE_GPU=1 run "$embed" "$script"
+check_rc "embed: CUJIT_REQUIRE_GPU=1 without a GPU" 1
+check "embed says a GPU was required, and why there is none" "$err" \
+  '^embed: CUJIT_REQUIRE_GPU=1 but there is no GPU: .*no CUDA (driver|device)'
+check_not "embed ran nothing" "$out" 'runs on|C sees'
+CUJIT_EXAMPLE_NO_CPU=1 run "$embed" "$script"
+check_rc "embed: CUJIT_EXAMPLE_NO_CPU=1 without a GPU skips" 77
+check "embed says why it skipped" "$out" '^no GPU \(.*no CUDA (driver|device).*\): skipped$'
+CUJIT_CACHE_DIR="$TMP/cache" run "$embed" "$script"
+check_rc "embed without a GPU runs on the CPU device" 0
+check "embed says so and why, on one line" "$out" '^runs on: CPU device \(no GPU: .*no CUDA (driver|device).*\)$'
 finish
