@@ -42,62 +42,16 @@ void cj_cpu_module_free(cj_cpu_module *m) {
   free(m);
 }
 
-/* A generic kernel's program binds each type variable with a line "typedef <C type> <T>;" ahead
-** of the kernel (source.c); the scan of the program does not read typedefs, so its signature
-** leaves those parameters unsized. Reading the typedefs back gives the types bound. */
-static int bound_types(const cj_image *p, const cj_signature *sig, cujit_dtype *types) {
-  for (size_t v = 0; v < sig->ntype_vars; v++) {
-    types[v] = CUJIT_DTYPE_NONE;
-    for (const char *s = strstr(p->source, "typedef "); s && !types[v];
-         s = strstr(s + 1, "typedef ")) {
-      const char *text = s + 8, *end = strchr(text, ';');
-      char line[64];
-      if (!end || (size_t)(end - text) >= sizeof line) continue;
-      memcpy(line, text, (size_t)(end - text));
-      line[end - text] = '\0';
-      char *space = strrchr(line, ' ');
-      if (!space || strcmp(space + 1, sig->type_vars[v]) != 0) continue;
-      *space = '\0';
-      types[v] = cujit_dtype_from_name(line);
-    }
-    if (types[v] == CUJIT_DTYPE_NONE) return 0;
-  }
-  return 1;
-}
-
-/* The signature of a specialised generic kernel, as the kernel layer lays it out: the scanned one
-** parsed again (its single upper-case names become type variables), then bound. */
-static int concrete_signature(const cj_image *p, const cj_signature *scanned, cj_signature *out) {
-  char *text = cj_signature_format(scanned), err[256];
-  cj_signature generic;
-  cujit_dtype types[CJ_MAX_TYPE_VARS];
-  int ok = text && cj_signature_parse(text, &generic, err, sizeof err) == CUJIT_OK;
-  free(text);
-  if (!ok) return 0;
-  ok = cj_signature_is_generic(&generic) && bound_types(p, &generic, types) &&
-       cj_signature_specialize(&generic, types, generic.ntype_vars, out, err, sizeof err) ==
-           CUJIT_OK;
-  cj_signature_free(&generic);
-  return ok;
-}
-
-static int unsized(const cj_signature *sig) {
-  for (size_t i = 0; i < sig->nparams; i++)
-    if (sig->params[i].size == 0) return 1;
-  return 0;
-}
-
-/* The parameter layout of each kernel, from the signatures scanned out of the program: the queue
-** copies the arguments of a launch, since the caller's buffer is gone when the kernel runs. */
+/* The parameter layout of each kernel, from the signatures scanned out of the program and sized
+** from the object (verify.c: a generic kernel's specialisation and a struct by value included):
+** the queue copies the arguments of a launch, since the caller's buffer is gone when the kernel
+** runs. A parameter left unsized is refused at launch (cpu_program.c). */
 static int copy_layouts(cj_cpu_module *m, const cj_image *image) {
   m->functions = calloc(image->nkernels ? image->nkernels : 1, sizeof *m->functions);
   if (!m->functions) return 0;
   m->nfunctions = image->nkernels;
   for (size_t i = 0; i < image->nkernels; i++) {
     const cj_signature *sig = &image->kernels[i];
-    cj_signature concrete;
-    int specialized = unsized(sig) && concrete_signature(image, sig, &concrete);
-    if (specialized) sig = &concrete;
     cj_cpu_function *f = &m->functions[i];
     f->module = m;
     f->name = cj_strdup(sig->name);
@@ -107,7 +61,6 @@ static int copy_layouts(cj_cpu_module *m, const cj_image *image) {
     f->sizes = calloc(sig->nparams + 1, sizeof *f->sizes);
     for (size_t p = 0; f->offsets && f->sizes && p < sig->nparams; p++)
       f->offsets[p] = sig->params[p].offset, f->sizes[p] = sig->params[p].size;
-    if (specialized) cj_signature_free(&concrete);
     if (!f->name || !f->offsets || !f->sizes) return 0;
   }
   return 1;
