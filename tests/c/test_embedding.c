@@ -338,6 +338,47 @@ Test(embedding, the_applications_stream_runs_cujits_work_and_is_never_destroyed,
   ((PFN_cuStreamDestroy_v4000)driver("cuStreamDestroy", 4000))(native);
 }
 
+/* Several of cujit's streams and of the application's (wrapped) at once, freed in an order
+** unlike their making: each of cujit's own is destroyed at its free (the stand-in knows its
+** handles no more), and not one of the application's is, whichever the device's list of streams
+** held beside it. */
+Test(embedding, streams_of_both_kinds_freed_in_any_order, .fini = close_engine) {
+  open_gpu();
+  void *primary = NULL;
+  EXPECT_OK(cujit_device_context(gpu, &primary));
+  enum { EACH = 4 };
+  CUstream natives[EACH];
+  cujit_stream *wrapped[EACH], *own[EACH];
+  void *own_native[EACH];
+  for (int i = 0; i < EACH; i++) { /* made in turn: the list holds them interleaved */
+    natives[i] = native_stream(primary);
+    EXPECT_OK(cujit_stream_wrap(engine, natives[i], &wrapped[i]));
+    EXPECT_OK(cujit_stream_create(engine, &own[i]));
+    EXPECT_OK(cujit_stream_handle(own[i], &own_native[i]));
+  }
+  static const int order[EACH] = {2, 0, 3, 1};
+  for (int j = 0; j < EACH; j++) {
+    int i = order[j];
+    cujit_stream_free(own[i]);
+    if (on_stub())
+      cr_expect(!stream_alive((CUstream)own_native[i]), "cujit's stream %d lives on its free", i);
+    for (int a = 0; a < EACH; a++)
+      cr_expect(stream_alive(natives[a]), "the application's stream %d died at the free of %d", a,
+                i);
+  }
+  for (int j = 0; j < EACH; j++) {
+    int i = order[EACH - 1 - j];
+    cujit_stream_free(wrapped[i]);
+    for (int a = 0; a < EACH; a++)
+      cr_expect(stream_alive(natives[a]), "the application's stream %d died at unwrapping %d", a,
+                i);
+  }
+  EXPECT_OK(cujit_device_synchronize(gpu)); /* a list with no dead stream in it */
+  for (int i = 0; i < EACH; i++)
+    cr_expect_eq(((PFN_cuStreamDestroy_v4000)driver("cuStreamDestroy", 4000))(natives[i]),
+                 CUDA_SUCCESS, "the application destroys its stream %d itself", i);
+}
+
 /* Graph capture on the application's stream, and the graph replayed there. */
 Test(embedding, the_applications_stream_captures_and_replays_graphs, .fini = close_engine) {
   open_gpu();
