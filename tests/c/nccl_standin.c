@@ -15,8 +15,9 @@
 ** For the error paths: CJ_TEST_NCCL_FAIL=<entry point> (ncclAllReduce, ncclGroupEnd, ...) makes
 ** that call return CJ_TEST_NCCL_FAIL_RESULT (default 3, ncclInternalError), for the local rank
 ** CJ_TEST_NCCL_FAIL_RANK only when set, and ncclGetLastError then says so. What it holds is
-** counted: ncclStandinLiveComms() (communicators made and not destroyed or aborted) and
-** ncclStandinGroupDepth() (groups started and not ended).
+** counted: ncclStandinLiveComms() (communicators made and not destroyed or aborted),
+** ncclStandinGroupDepth() (groups started and not ended) and ncclStandinPendingOps() (collectives
+** some ranks issued and the others not: a real NCCL would wait for them forever).
 ** Built twice: nccl_standin_old (CJ_NCCL_STANDIN_OLD) lacks ncclReduceScatter, as an NCCL too old
 ** for cujit, and ncclGetLastError, as NCCL before 2.13.
 */
@@ -100,6 +101,22 @@ int ncclStandinGroupDepth(void);
 int ncclStandinGroupDepth(void) {
   pthread_mutex_lock(&lock);
   int n = group_depth;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+/* Collectives that some ranks of a clique issued and the others never did (a real NCCL's would
+** wait for the missing ranks forever), over the cliques of the communicators still live. */
+int ncclStandinPendingOps(void);
+int ncclStandinPendingOps(void) {
+  pthread_mutex_lock(&lock);
+  int n = 0;
+  for (size_t i = 0; i < sizeof live / sizeof live[0]; i++) {
+    if (!live[i]) continue;
+    int first = 1; /* each clique once, at its first live communicator */
+    for (size_t j = 0; j < i && first; j++) first = !live[j] || live[j]->c != live[i]->c;
+    for (int k = 0; first && k < MAX_PENDING; k++) n += live[i]->c->pending[k].used;
+  }
   pthread_mutex_unlock(&lock);
   return n;
 }

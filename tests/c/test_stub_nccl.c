@@ -8,7 +8,9 @@
 ** rank), every dtype NCCL has through cujit, the checks of buffers and streams against each
 ** rank's device, and what cujit says when NCCL fails: the failing local rank and ncclGetLastError's
 ** words, each failing call by its name, argument errors told from the rest; communicators given
-** back at their free and at the engine's close, and not touched on a device that was reset.
+** back at their free and at the engine's close, and not touched on a device that was reset; a
+** rank's device faulted stopping a collective before any rank's call reaches NCCL (a collective
+** some ranks issued and the others never will is one a real NCCL waits on forever).
 */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -355,6 +357,11 @@ static int open_groups(void) {
   return standin_counter("ncclStandinGroupDepth")();
 }
 
+/* Collectives some ranks issued and the others not (a real NCCL would wait for them forever). */
+static int pending_ops(void) {
+  return standin_counter("ncclStandinPendingOps")();
+}
+
 /* `call` of NCCL fails with `result` (for local rank `rank` only when >= 0) under a collective on a
 ** new communicator of three ranks: the status and message cujit gives, and the group closed. */
 static void fail_nccl(const char *call, int rank, int result, cujit_status want, const char *part,
@@ -452,4 +459,41 @@ Test(stub_nccl, communicators_are_given_back_and_a_reset_rank_is_left_alone) {
   cujit_close(engine);
   engine = NULL;
   cr_expect_eq(live_comms(), 1, "ranks 0 and 2 destroyed at the close; rank 1's device was reset");
+}
+
+/* A rank's device faulted (the stand-in driver fails its stream queries with
+** CUDA_ERROR_ILLEGAL_ADDRESS, so the first wait on device 1 faults it): a collective is refused
+** before NCCL's group opens, naming the fault, for a group missing that rank's call would wait for
+** it forever; no rank's call reaches NCCL. */
+static void open_failing_waits(void) {
+  setenv("CUJIT_STUB_FAIL", "cuStreamQuery", 1);
+  setenv("CUJIT_STUB_FAIL_CODE", "700", 1);
+  open_engine();
+}
+
+static void close_failing_waits(void) {
+  close_engine();
+  unsetenv("CUJIT_STUB_FAIL");
+  unsetenv("CUJIT_STUB_FAIL_CODE");
+}
+
+Test(stub_nccl_fault, a_rank_on_a_faulted_device_stops_the_collective_before_nccl,
+     .init = open_failing_waits, .fini = close_failing_waits) {
+  cujit_nccl_comm *comm = comm_all();
+  cujit_buffer *b[RANKS]; /* not written: an upload would wait, and fault, every device */
+  for (int r = 0; r < RANKS; r++)
+    EXPECT_OK(cujit_buffer_alloc_on(gpu[r], 4 * sizeof(float), CUJIT_F32, &b[r]));
+  cr_assert_eq(cujit_device_synchronize(gpu[1]), CUJIT_ERROR_DEVICE_FAULT, "%s",
+               cujit_errmsg(engine));
+  cr_assert_eq(cujit_device_status(gpu[0]), CUJIT_OK, "device 0 is not faulted");
+  EXPECT_FAIL(cujit_nccl_all_reduce(comm, b, NULL, 4, CUJIT_NCCL_SUM, NULL),
+              CUJIT_ERROR_DEVICE_FAULT, "device 1");
+  cr_expect_eq(open_groups(), 0, "no group left open");
+  cr_expect_eq(pending_ops(), 0, "ranks 0 and 2 issued a collective rank 1 never will");
+  EXPECT_FAIL(cujit_nccl_broadcast(comm, b, NULL, 4, 0, NULL), CUJIT_ERROR_DEVICE_FAULT,
+              "device 1");
+  cr_expect_eq(open_groups(), 0);
+  cr_expect_eq(pending_ops(), 0);
+  free_all(b);
+  cujit_nccl_comm_free(comm);
 }
