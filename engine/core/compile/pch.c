@@ -4,7 +4,8 @@
 ** changed (cujit hands it every header in memory): each header set therefore gets a directory of
 ** its own, named by a hash of the headers' names and bytes and of the options. A PCH holds
 ** addresses in NVRTC's PCH heap, so it is valid only in the process (and NVRTC instance) that
-** made it: the directories live under one private root per engine, removed at cujit_close.
+** made it: the directories live under one private root per engine, removed at cujit_close, or at
+** the process's exit when it ends without one.
 */
 #include "pch.h"
 #include "cache.h"
@@ -61,6 +62,43 @@ typedef struct pch_state {
 
 static const char pch_tag = 0; /* its address names the slot */
 
+/* The roots of this process's engines not yet removed, so that a process ending without
+** cujit_close removes them at its exit all the same: Lua's os.exit() does not close the Lua state
+** (the examples end so in compile-only runs, leaving 100 MB a PCH in TMPDIR until a later PCH
+** compile collected them), and a C program may exit() with engines open. A root made past the
+** table's end is left to collect_litter. In a library, atexit's handler runs at the library's
+** unloading too (glibc: __cxa_atexit with the object's handle), when no engine is left. */
+#define EXIT_ROOTS 64
+static pthread_mutex_t exit_lock = PTHREAD_MUTEX_INITIALIZER;
+static const pch_state *exit_roots[EXIT_ROOTS];
+
+static void remove_at_exit(void) {
+  pthread_mutex_lock(&exit_lock);
+  for (int i = 0; i < EXIT_ROOTS; i++)
+    if (exit_roots[i] && exit_roots[i]->pid == getpid()) /* a fork's child: its parent's */
+      cj_remove_tree(exit_roots[i]->root), exit_roots[i] = NULL;
+  pthread_mutex_unlock(&exit_lock);
+}
+
+static void remember_root(const pch_state *s) {
+  static int registered;
+  pthread_mutex_lock(&exit_lock);
+  if (!registered) registered = atexit(remove_at_exit) == 0 ? 1 : -1;
+  for (int i = 0; i < EXIT_ROOTS; i++)
+    if (!exit_roots[i]) {
+      exit_roots[i] = s;
+      break;
+    }
+  pthread_mutex_unlock(&exit_lock);
+}
+
+static void forget_root(const pch_state *s) {
+  pthread_mutex_lock(&exit_lock);
+  for (int i = 0; i < EXIT_ROOTS; i++)
+    if (exit_roots[i] == s) exit_roots[i] = NULL;
+  pthread_mutex_unlock(&exit_lock);
+}
+
 static void state_init(void *p, cujit_engine *engine) {
   (void)engine;
   pthread_mutex_init(&((pch_state *)p)->lock, NULL);
@@ -68,6 +106,7 @@ static void state_init(void *p, cujit_engine *engine) {
 
 static void state_destroy(void *p) {
   pch_state *s = p;
+  forget_root(s);
   if (s->made && s->pid == getpid()) /* never a parent's; never following a link */
     cj_remove_tree(s->root);
   pthread_mutex_destroy(&s->lock);
@@ -128,9 +167,10 @@ static int make_root(cujit_engine *engine, pch_state *s) {
     pthread_once(&collected, collect_litter);
     snprintf(path, sizeof path, "%s/" ROOT_PREFIX "%llu-%ld-XXXXXX", tmp_root(), cj_pid_namespace(),
              (long)getpid());
-    if (mkdtemp(path)) /* 0700, a new name: no other engine or process shares it */
+    if (mkdtemp(path)) { /* 0700, a new name: no other engine or process shares it */
       snprintf(s->root, sizeof s->root, "%s", path), s->made = 1, s->pid = getpid();
-    else
+      remember_root(s);
+    } else
       s->failed = warn = 1;
   }
   ok = s->made;
