@@ -37,6 +37,8 @@ CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$dlpack"
 check_rc "dlpack on the CPU device by CUJIT_DEVICE=cpu" 0
 check "dlpack names the device it runs on" "$out" '^runs on: CPU device \(CPU .+\)$'
 check_not "and no GPU" "$out" 'runs on: GPU'
+check "dlpack prints the tensor it exports: DLPack 1, the CPU (kDLCPU), 512 x 1024, row-major" \
+  "$out" '^exported: DLPack 1\.[0-9]+, device type 1, 2-D 512 x 1024, strides 1024, 1$'
 check "dlpack's round trip is exact" "$out" \
   '^round trip of 524288 floats, no copy: ok \(0 mismatches seen by the producer, 0 by the consumer after the producer.s free\)$'
 
