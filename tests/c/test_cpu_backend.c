@@ -569,12 +569,20 @@ Test(cpu_backend, identity_and_missing_compiler, .init = open_device, .fini = cl
   unsetenv("CUJIT_CXX");
 }
 
+/* A program `name` in the scratch directory, `text` its script: its path (valid for a while). */
+static const char *program_file(const char *name, const char *text) {
+  cj_scratch_write(name, text);
+  const char *path = cj_scratch_path(name);
+  cr_assert_eq(chmod(path, 0755), 0, "%s", path);
+  return path;
+}
+
 /* Each way the C++ compiler named by CUJIT_CXX can fail, told apart: it cannot be run (not
 ** executable), `--version` fails, the variable is blank, or it answers `--version` but fails the
 ** compile without a word. Nothing is left cached: the real compiler works again after. */
 Test(cpu_backend, each_way_the_compiler_can_fail, .init = open_device, .fini = close_all) {
   const char *dir = cj_scratch_make("cxx");
-  char plain_file[600], silent[600], want[1400];
+  char plain_file[600], want[1400];
   snprintf(plain_file, sizeof plain_file, "%s/not-executable", dir);
   cj_scratch_write("not-executable", "g++ \"$@\"\n"); /* mode 0644: not a program */
   const char *identity = NULL;
@@ -584,10 +592,8 @@ Test(cpu_backend, each_way_the_compiler_can_fail, .init = open_device, .fini = c
            "to a C++17 compiler that can be run",
            plain_file);
   EXPECT_REFUSED(cj_cxx_identity(engine, 0, &identity), CUJIT_ERROR_COMPILE, want);
-  char refusing[600];
-  snprintf(refusing, sizeof refusing, "%s/refusing-cxx", dir);
-  cj_scratch_write("refusing-cxx", "#!/bin/sh\necho \"unknown option $1\" >&2\nexit 2\n");
-  cr_assert_eq(chmod(refusing, 0755), 0);
+  const char *refusing =
+      program_file("refusing-cxx", "#!/bin/sh\necho \"unknown option $1\" >&2\nexit 2\n");
   setenv("CUJIT_CXX", refusing, 1);
   snprintf(want, sizeof want,
            "'%s --version' failed (exit status 2); set CUJIT_CXX to a C++17 compiler. It said:\n"
@@ -598,11 +604,9 @@ Test(cpu_backend, each_way_the_compiler_can_fail, .init = open_device, .fini = c
   EXPECT_REFUSED(cj_cxx_identity(engine, 0, &identity), CUJIT_ERROR_INVALID_ARGUMENT,
                  "CUJIT_CXX is blank: set it to a C++17 compiler such as g++, or unset it");
   /* g++ for everything but a compile of a translation unit, which fails with nothing said */
-  snprintf(silent, sizeof silent, "%s/silent-g++", dir);
-  cj_scratch_write("silent-g++", "#!/bin/sh\n"
-                                 "case \"$*\" in *.cpp*) exit 3 ;; esac\n"
-                                 "exec g++ \"$@\"\n");
-  cr_assert_eq(chmod(silent, 0755), 0);
+  const char *silent = program_file("silent-g++", "#!/bin/sh\n"
+                                                  "case \"$*\" in *.cpp*) exit 3 ;; esac\n"
+                                                  "exec g++ \"$@\"\n");
   setenv("CUJIT_CXX", silent, 1);
   cj_signature *sig = NULL;
   size_t n = 0;

@@ -21,20 +21,7 @@
 static cujit_engine *engine;
 static cujit_device *gpu;
 
-typedef struct job {
-  int id;
-  char failure[512];
-} job;
-
-#define EXPECT_OK(call)                                                                            \
-  do {                                                                                             \
-    cujit_status st_ = (call);                                                                     \
-    if (st_ != CUJIT_OK) {                                                                         \
-      snprintf(j->failure, sizeof j->failure, "thread %d round %d: %s: status %d: %s", j->id, r,   \
-               #call, (int)st_, cujit_errmsg(engine));                                             \
-      return NULL;                                                                                 \
-    }                                                                                              \
-  } while (0)
+#include "jobs.h"
 
 static void *work(void *arg) {
   job *j = arg;
@@ -77,17 +64,7 @@ int main(void) {
     cujit_close(engine);
     return 77;
   }
-  pthread_t t[THREADS];
-  job jobs[THREADS];
-  for (int i = 0; i < THREADS; i++) {
-    jobs[i] = (job){.id = i};
-    if (pthread_create(&t[i], NULL, work, &jobs[i]) != 0) return 1;
-  }
-  int rc = 0;
-  for (int i = 0; i < THREADS; i++) {
-    pthread_join(t[i], NULL);
-    if (jobs[i].failure[0]) fprintf(stderr, "FAIL: %s\n", jobs[i].failure), rc = 1;
-  }
+  int rc = run_jobs(work);
   if (!rc)
     printf("%d threads x %d rounds of streams, events and buffers: all succeeded\n", THREADS,
            ROUNDS);
