@@ -49,6 +49,7 @@
 
 #include <dlfcn.h>
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,11 +339,22 @@ static void remove_dir(const char *dir) {
   rmdir(dir);
 }
 
+static volatile sig_atomic_t floor_stopped;
+
+static void floor_stop(int sig) {
+  (void)sig;
+  floor_stopped = 1;
+}
+
 /* A floor process: makes its PCH (two untimed compiles: the first makes it, the second is the
 ** first to use it), writes their two times (doubles; < 0: failed) on `out`, then answers each
 ** request on `in` until it closes: 'P' one compile, 'S' MANY one after another, with the ms (a
-** double) they took. */
+** double) they took. Its PCH directory goes however it ends: run.sh's time limit sends SIGTERM to
+** the whole process group, and a parent gone makes the next write fail (SIGPIPE ignored), so it
+** finishes the compile at hand and removes the directory (seen: eight left under load). */
 static void floor_child(const char *arch, int in, int out) {
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGTERM, floor_stop);
   char dir[512];
   const char *tmp = getenv("TMPDIR");
   snprintf(dir, sizeof dir, "%s/cujit-bench-pch-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -350,9 +362,9 @@ static void floor_child(const char *arch, int in, int out) {
   double made = ok ? floor_compile(arch, dir) : -1,
          used = made >= 0 ? floor_compile(arch, dir) : -1;
   double ready[2] = {made, used};
-  if (write(out, ready, sizeof ready) == (ssize_t)sizeof ready && used >= 0) {
+  if (!floor_stopped && write(out, ready, sizeof ready) == (ssize_t)sizeof ready && used >= 0) {
     char what;
-    while (read(in, &what, 1) == 1) {
+    while (!floor_stopped && read(in, &what, 1) == 1) {
       double ms = 0;
       for (int i = 0; i < (what == 'S' ? MANY : 1) && ms >= 0; i++) {
         double t = floor_compile(arch, dir);
