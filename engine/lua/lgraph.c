@@ -9,6 +9,7 @@
 
 #include "larray.h"
 #include "lstream.h"
+#include "ltma.h"
 
 #include <string.h>
 
@@ -146,50 +147,40 @@ static int graph_instantiate(lua_State *L) {
 /* --- changing a graph ------------------------------------------------------------------------- */
 
 /* Argument `idx` for parameter `param` of kernel k as the engine takes it; the engine checks it
-** against the signature (type, range, dtype) as for a launch. A string is a struct's bytes: only
-** for a parameter of no scalar type and of exactly its size, as for a launch. */
+** against the signature (type, range, dtype) as for a launch. A string or a tensor map is a
+** struct's bytes, only for a parameter of no scalar type (a struct, a vector type, a CUtensorMap),
+** checked by the launch's own rule (cjl_struct_bytes). */
 static void to_arg(lua_State *L, int idx, const cujit_kernel *k, size_t param, cujit_arg *out) {
   cujit_param_info info = CUJIT_PARAM_INFO_INIT;
   int known = cujit_kernel_param(k, param, &info) == CUJIT_OK;
-  if (lua_type(L, idx) == LUA_TSTRING && known &&
-      (info.kind != CUJIT_PARAM_SCALAR || info.dtype != CUJIT_DTYPE_NONE))
+  int takes_bytes = !known || (info.kind == CUJIT_PARAM_SCALAR && info.dtype == CUJIT_DTYPE_NONE);
+  int type = lua_type(L, idx);
+  if (type == LUA_TSTRING && !takes_bytes)
     luaL_argerror(
         L, idx,
         lua_pushfstring(L, "%s expected for '%s', got string",
                         info.kind == CUJIT_PARAM_POINTER ? "cujit.device_array" : "number",
                         info.name));
-  switch (lua_type(L, idx)) {
-  case LUA_TNUMBER:
+  if (type == LUA_TNUMBER) {
     if (lua_isinteger(L, idx))
       *out = (cujit_arg){.kind = CUJIT_ARG_INT, .v.i = (int64_t)lua_tointeger(L, idx)};
     else
       *out = (cujit_arg){.kind = CUJIT_ARG_FLOAT, .v.f = lua_tonumber(L, idx)};
-    return;
-  case LUA_TBOOLEAN:
+  } else if (type == LUA_TBOOLEAN) {
     *out = (cujit_arg){.kind = CUJIT_ARG_INT, .v.i = lua_toboolean(L, idx)};
-    return;
-  case LUA_TSTRING: { /* a struct's bytes, as for a launch: exactly its size, for the engine
-                       ** copies that many (a shorter string would be read past its end) */
-    size_t len = 0;
-    const char *bytes = lua_tolstring(L, idx, &len);
-    if (known && info.size && len != info.size)
-      luaL_argerror(L, idx,
-                    lua_pushfstring(L,
-                                    "a string of its %d bytes expected for '%s' (see "
-                                    "string.pack), got %d bytes",
-                                    (int)info.size, info.name, (int)len));
+  } else if (cjl_test_array(L, idx)) {
+    *out = (cujit_arg){.kind = CUJIT_ARG_BUFFER, .v.buffer = cjl_check_array(L, idx, NULL)};
+  } else if (type == LUA_TSTRING || (takes_bytes && type == LUA_TUSERDATA)) {
+    const void *bytes = NULL;
+    const char *why = cjl_struct_bytes(L, idx, known ? info.size : 0, &bytes);
+    if (why) luaL_argerror(L, idx, lua_pushfstring(L, "'%s': %s", info.name, why));
     *out = (cujit_arg){.kind = CUJIT_ARG_BYTES, .v.bytes = bytes};
-    return;
-  }
-  default:
-    if (cjl_test_array(L, idx)) {
-      *out = (cujit_arg){.kind = CUJIT_ARG_BUFFER, .v.buffer = cjl_check_array(L, idx, NULL)};
-      return;
-    }
+  } else {
     luaL_argerror(L, idx,
                   lua_pushfstring(L,
-                                  "a number, boolean, string or cujit.device_array expected for "
-                                  "'%s' (a graph takes no host arrays or tables), got %s",
+                                  "a number, boolean, string, tensor map or cujit.device_array "
+                                  "expected for '%s' (a graph takes no host arrays or tables), "
+                                  "got %s",
                                   cujit_kernel_name(k), luaL_typename(L, idx)));
   }
 }

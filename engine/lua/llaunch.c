@@ -349,16 +349,9 @@ static void convert_scalar(lua_State *L, const cjl_kernel *k, int i, int idx, cu
     return;
   }
   if (p->dtype == CUJIT_DTYPE_NONE && p->type_var < 0) { /* a struct or vector: its bytes */
-    size_t len = 0;
-    const char *bytes = type == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
-    if (type == LUA_TUSERDATA && (bytes = cjl_test_tensor_map(L, idx))) /* a CUtensorMap */
-      len = sizeof(cujit_tensor_map);
-    if (p->size && (!bytes || len != p->size)) /* no size: the engine says what to do */
-      arg_error(L, k, i,
-                lua_pushfstring(L,
-                                "a string of its %d bytes expected (see string.pack; a "
-                                "CUtensorMap takes a:tensor_map{...}), got %s",
-                                (int)p->size, luaL_typename(L, idx)));
+    const void *bytes = NULL;
+    const char *why = cjl_struct_bytes(L, idx, p->size, &bytes);
+    if (why) arg_error(L, k, i, why);
     *arg = (cujit_arg){.kind = CUJIT_ARG_BYTES, .v.bytes = bytes};
     return;
   }

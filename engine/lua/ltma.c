@@ -24,9 +24,23 @@ typedef struct cjl_tensor_map {
 
 static const char *const swizzle_names[] = {"none", "32B", "64B", "128B", NULL};
 
-const void *cjl_test_tensor_map(lua_State *L, int idx) {
+const char *cjl_struct_bytes(lua_State *L, int idx, size_t size, const void **bytes) {
+  size_t len = 0;
   cjl_tensor_map *m = luaL_testudata(L, idx, CJL_TENSOR_MAP);
-  return m ? m->map.opaque : NULL;
+  *bytes = NULL;
+  if (m)
+    *bytes = m->map.opaque, len = sizeof m->map.opaque;
+  else if (lua_type(L, idx) == LUA_TSTRING)
+    *bytes = lua_tolstring(L, idx, &len);
+  if (size == 0 || (*bytes && len == size)) return NULL;
+  const char *got = !*bytes ? luaL_typename(L, idx)
+                    : m     ? "a tensor map (128 bytes)"
+                            : lua_pushfstring(L, "a string of %d bytes", (int)len);
+  *bytes = NULL;
+  return lua_pushfstring(L,
+                         "a string of its %d bytes expected (see string.pack; a CUtensorMap "
+                         "takes a:tensor_map{...}), got %s",
+                         (int)size, got);
 }
 
 /* opts.box: one positive integer per dimension of the array, outermost first. */

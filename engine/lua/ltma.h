@@ -7,8 +7,13 @@
 
 #include "lstate.h"
 
-/* The 128 bytes of the tensor map at `idx`, or NULL when the value is no tensor map. */
-const void *cjl_test_tensor_map(lua_State *L, int idx);
+/* The bytes the value at `idx` gives a by-value parameter of `size` bytes (a struct, a vector
+** type, a CUtensorMap), for a launch as for g:set_args, in *bytes: a string of exactly that size
+** (the engine copies `size` bytes: a shorter string would be read past its end) or a tensor map
+** (its 128 bytes). Returns NULL, or why the value is neither (on Lua's stack). Size 0 (cujit
+** could not size the type) takes any value, a string's bytes or NULL: the engine then says what
+** to do. */
+const char *cjl_struct_bytes(lua_State *L, int idx, size_t size, const void **bytes);
 
 void cjl_open_tensor_maps(lua_State *L);
 

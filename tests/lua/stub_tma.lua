@@ -82,9 +82,19 @@ extern "C" __global__ void takes_int2(int2 v, int *out) { out[0] = v.x; }
   local m = cuda.device_array({64, 64}, "f32"):tensor_map{box = {8, 8}}
   local out = cuda.device_array(1, "i32")
   p:kernel("takes_map")[{1, 1}](m, out) -- the stand-in runs nothing; the launch is accepted
-  h.raises({"a string of its 8 bytes expected", "a CUtensorMap takes a:tensor_map", "got userdata"},
+  h.raises({"a string of its 8 bytes expected", "a CUtensorMap takes a:tensor_map",
+            "got a tensor map (128 bytes)"},
            function() p:kernel("takes_int2")[{1, 1}](m, out) end)
   h.raises({"CUtensorMap"}, function() p:kernel("takes_map")[{1, 1}](out, out) end)
+  -- a graph's node takes a map through g:set_args by the same rule
+  local g = cuda.graph(function(s) p:kernel("takes_map")[{1, 1, stream = s}](m, out) end)
+  g:set_args(1, m, out)
+  h.raises({"bad argument #3", "'m': a string of its 128 bytes expected", "got a string of 4 bytes"},
+           g.set_args, g, 1, "abcd", out)
+  p:kernel("takes_int2")[{1, 1}](string.pack("<i4i4", 1, 2), out) -- loaded before the capture
+  local g2 = cuda.graph(function(s) p:kernel("takes_int2")[{1, 1, stream = s}](string.pack("<i4i4", 1, 2), out) end)
+  h.raises({"bad argument #3", "'v': a string of its 8 bytes expected", "got a tensor map (128 bytes)"},
+           g2.set_args, g2, 1, m, out)
 end)
 
 h.run()

@@ -172,9 +172,19 @@ h.test("g:set_args takes booleans and a struct's bytes as a launch does", functi
   g2:launch()
   h.eq(x:totable()[1], 34, "the struct's new bytes")
   for _, bytes in ipairs({string.pack("<i4", 3), string.pack("<i4i4i4", 5, 6, 7), ""}) do
-    h.raises({"bad argument #4", "(a string of its 8 bytes expected for 'p' (see "
-              .. "string.pack), got " .. #bytes .. " bytes)"}, g2.set_args, g2, 1, x, bytes)
+    h.raises({"bad argument #4", "('p': a string of its 8 bytes expected (see string.pack; a "
+              .. "CUtensorMap takes a:tensor_map{...}), got a string of " .. #bytes .. " bytes)"},
+             g2.set_args, g2, 1, x, bytes)
   end
+  h.raises({"'p' to 'set_args' of kernel 'packed' (expects 8 raw bytes"}, g2.set_args, g2, 1, x, 12)
+  -- a graph takes no host arrays or tables: their copies around a launch are not in the graph
+  h.raises({"bad argument #3", "a number, boolean, string, tensor map or cujit.device_array "
+            .. "expected for 'packed' (a graph takes no host arrays or tables), got table"},
+           g2.set_args, g2, 1, {1}, string.pack("<i4i4", 0, 0))
+  h.raises({"bad argument #3", "(a graph takes no host arrays or tables), got userdata"},
+           g2.set_args, g2, 1, cuda.host_array(1, "i32"), string.pack("<i4i4", 0, 0))
+  h.raises({"bad argument #3", "cujit.device_array expected for 'x', got string"},
+           g2.set_args, g2, 1, "abcd", string.pack("<i4i4", 0, 0))
   g2:launch()
   h.eq(x:totable()[1], 34, "a refused set_args changes nothing")
 end)

@@ -125,9 +125,41 @@ h.test("a map keeps its array alive and is refused for a parameter of another si
   h.eq(m:array().shape[1], 64, "the array behind the map")
   h.eq(#m:bytes(), 128, "a CUtensorMap's bytes")
   local k = cuda.jit("takes_struct(int2 v, int *out)", "out[0] = v.x + v.y;")
-  h.raises({"a string of its 8 bytes expected", "a CUtensorMap takes a:tensor_map", "got userdata"}, function()
+  h.raises({"a string of its 8 bytes expected", "a CUtensorMap takes a:tensor_map",
+            "got a tensor map (128 bytes)"}, function()
     k[{1, 1}](m, cuda.device_array(1, "i32"))
   end)
+end)
+
+h.test("a graph's kernel node takes new maps through g:set_args, checked as a launch's", function()
+  if not tma then return end
+  local rows, cols = 64, 64
+  local function array(v)
+    local a = cuda.device_array({rows, cols}, "f32")
+    a:fill(v)
+    return a
+  end
+  local a, b, c = array(1), array(0), array(10)
+  local k = add:kernel("plain_tiles")
+  local grid = {cols // 32, rows // 16}
+  local ma, mb, mc = a:tensor_map{box = {16, 32}}, b:tensor_map{box = {16, 32}}, c:tensor_map{box = {16, 32}}
+  k[{grid, 128}](ma, mb, 0) -- loaded before the capture
+  local g = cuda.graph(function(s) k[{grid, 128, stream = s}](ma, mb, 0.5) end)
+  g:launch()
+  cuda.synchronize()
+  h.eq(b:totable()[rows][cols], 1.5, "as captured: a + 0.5 into b")
+  g:set_args(1, mc, mb, 0.25) -- another array behind the first map
+  g:launch()
+  cuda.synchronize()
+  local got = b:totable()
+  for r = 1, rows do
+    for col = 1, cols do
+      if got[r][col] ~= 10.25 then error(string.format("b[%d][%d] = %s, want 10.25", r, col, got[r][col])) end
+    end
+  end
+  h.raises({"bad argument #3", "'in': a string of its 128 bytes expected", "got a string of 8 bytes"},
+           g.set_args, g, 1, string.pack("<i4i4", 1, 2), mb, 0.25)
+  h.raises({"bad argument #4", "expected for 'plain_tiles'", "got table"}, g.set_args, g, 1, mc, {}, 0.25)
 end)
 
 h.test("a 1-D bulk copy through shared memory", function()
