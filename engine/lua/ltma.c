@@ -3,6 +3,7 @@
 ** to the Tensor Memory Accelerator in the array's own order (box = {rows, cols} for a matrix, as
 ** a.shape), which cujit_tensor_map_encode takes the other way round (the contiguous dimension
 ** first). The map keeps its array alive (its uservalue), since it holds the array's address.
+** Also the rule for a struct's bytes from Lua (a string or a map), for launches and g:set_args.
 */
 #include "ltma.h"
 #include "larray.h"

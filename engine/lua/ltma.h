@@ -1,6 +1,7 @@
 /*
 ** ltma.h -- tensor maps from Lua (issue 26): a:tensor_map{box = {...}, swizzle = ..., oob = ...},
-** a cujit.tensor_map that a kernel takes as its `const __grid_constant__ CUtensorMap` parameter.
+** a cujit.tensor_map that a kernel takes as its `const __grid_constant__ CUtensorMap` parameter;
+** and the bytes a by-value struct parameter takes from Lua, a string or a map.
 */
 #ifndef CUJIT_LTMA_H
 #define CUJIT_LTMA_H
