@@ -81,7 +81,9 @@ class Session:
         self.sent_at = len(self.buf)
         os.write(self.fd, text.encode())
 
-    def finish(self, limit=30):
+    def finish(self, limit=30, kill=True):
+        """The session's exit status once it ends within `limit` seconds; else None, after killing
+        it unless kill is False (the caller then may still send it something)."""
         end = time.time() + limit
         while time.time() < end:
             pid, status = os.waitpid(self.pid, os.WNOHANG)
@@ -90,8 +92,9 @@ class Session:
                 self.show_sanitizer_report()
                 return os.waitstatus_to_exitcode(status)
             self.read(0.1)
-        os.kill(self.pid, 9)
-        os.waitpid(self.pid, 0)
+        if kill:
+            os.kill(self.pid, 9)
+            os.waitpid(self.pid, 0)
         return None
 
 
@@ -106,7 +109,7 @@ def ctrl_d_exits_0(s, what):
     while not re.search(r"(^|\n)>>? $", s.buf[s.sent_at:]) and time.time() < end:
         s.read(0.1)
     s.send("\x04")
-    rc = s.finish(5)
+    rc = s.finish(5, kill=False)
     if rc is None:  # taken by the line discipline while a restarted REPL set its terminal up
         s.send("\x04")  # (CI, under load, after :restart): a user would press it again
         rc = s.finish(25)
