@@ -43,7 +43,7 @@ local SPEC = {
   precision = {"f32", "f16", "bf16"}, exec = {"graph", "launch"}, optimizer = "sgd", lr = 0,
   momentum = 0.9, weight_decay = 5e-4, schedule = "cosine", decay = 0.4, warmup = 1, shift = 1,
   seed = 1, train_limit = 0, chart = "", init_out = "", gemm = false, gemm_size = 4096,
-  check = false, quiet = false, gemm_kernel = "auto",
+  gemm_reps = 0, check = false, quiet = false, gemm_kernel = "auto",
 }
 local USAGE = [==[
 usage: cujit mlp.lua [--data mnist5k|fashion|synthetic|DIR] [--data-dir DIR] [--epochs N]
@@ -52,7 +52,9 @@ usage: cujit mlp.lua [--data mnist5k|fashion|synthetic|DIR] [--data-dir DIR] [--
          [--momentum X (sgd)] [--weight-decay X] [--schedule cosine|constant]
          [--decay SHARE (the cosine's share of the run, at its end; 1 = all)] [--warmup EPOCHS]
          [--shift PIXELS] [--seed N] [--train-limit N] [--chart FILE.png] [--init-out FILE] [--gemm]
-         [--gemm-size N (the square GEMM, default 4096)] [--check] [--quiet]
+         [--gemm-size N (the square GEMM, default 4096)]
+         [--gemm-reps N (timed calls of each product: default 200, 10 past 2^30 multiply-adds)]
+         [--check] [--quiet]
          [--gemm-kernel auto|nn|library|tensor (auto: tensor for f16 and bf16, nn for f32)]
   --init-out writes the initial weights for scripts/bench/mlp_torch.py --init]==]
 
@@ -89,6 +91,7 @@ local function options(argv)
   end
   if o.train_limit < 0 then error("--train-limit must be >= 0", 0) end
   positive_int("gemm-size", o.gemm_size)
+  if o.gemm_reps ~= 0 then positive_int("gemm-reps", o.gemm_reps) end -- 0: by the product's size
   local kernels = {auto = true, nn = true, library = true, tensor = true}
   if not kernels[o.gemm_kernel] then
     error("--gemm-kernel: " .. o.gemm_kernel .. " is not auto, nn, library or tensor", 0)
@@ -136,6 +139,9 @@ do
   ok, err = pcall(options, {"--gemm-kernel", "cublas"})
   S.check(not ok and err:find("cublas is not auto, nn, library or tensor", 1, true),
           "arguments: an unknown GEMM is refused")
+  ok, err = pcall(options, {"--gemm-reps", "0.5"})
+  S.check(not ok and err:find("--gemm-reps: 0.5 is not a positive integer", 1, true),
+          "arguments: a fractional --gemm-reps is refused")
   ok, err = pcall(options, {"--schedule", "step"})
   S.check(not ok and err:find("step is not cosine or constant", 1, true),
           "arguments: an unknown schedule is refused")
@@ -191,6 +197,43 @@ local function gemm_bench()
     convert[{math.min((x.size + 255) // 256, 4096), 256}](x, y, x.size)
     return y
   end
+  -- The rounding unit of each storage type (C is stored in the inputs' dtype).
+  local unit = {f32 = 2 ^ -24, f16 = 2 ^ -11, bf16 = 2 ^ -8}
+  -- C = op(A) op(B) checked at 121 entries (the corners, the middle rows and columns, and eight
+  -- rows and columns spread by primes) against the host's product in double of the same stored
+  -- inputs. Bound: 2^-16 of the sum of |a b| (f32 accumulation over up to 8192 terms; a wrong
+  -- product, a transpose missed, is off by the size of the sum itself) plus two rounding units of
+  -- the dtype C is stored in. Every product the bench times is checked, so a figure stands for the
+  -- product its row names.
+  local function check_product(A, B, C, m, n, kk, ta, tb, dt, what, kernel)
+    local a, b, c = A:copy_to_host(), B:copy_to_host(), C:copy_to_host()
+    local rows, cols = {1, m // 2 + 1, m}, {1, n // 2 + 1, n}
+    for i = 1, 8 do
+      rows[#rows + 1], cols[#cols + 1] = 1 + (i * 7919) % m, 1 + (i * 104729) % n
+    end
+    local worst, first_bad = 0, nil
+    for _, r in ipairs(rows) do
+      for _, col in ipairs(cols) do
+        local sum, mag = 0.0, 0.0
+        for p = 1, kk do
+          local x = ta == 1 and a[(p - 1) * m + r] or a[(r - 1) * kk + p]
+          local y = tb == 1 and b[(col - 1) * kk + p] or b[(p - 1) * n + col]
+          sum, mag = sum + x * y, mag + math.abs(x * y)
+        end
+        local bound = 2 ^ -16 * mag + 2 * unit[dt] * math.abs(sum) + 1e-30
+        local err = math.abs(c[(r - 1) * n + col] - sum) / bound
+        if not (err <= 1) and not first_bad then
+          first_bad = string.format("; C[%d][%d] = %.6g, the host's %.6g", r, col,
+                                    c[(r - 1) * n + col], sum)
+        end
+        worst = (err ~= err or err > worst) and err or worst -- a NaN stays
+      end
+    end
+    a:free(); b:free(); c:free()
+    S.check(worst <= 1, "GEMM %s %s %s: C at %d entries within the bound of the host's product "
+            .. "(the worst at %.2f of it%s)", dt, kernel, what, #rows * #cols, worst,
+            first_bad or "")
+  end
   -- each precision on nn.lua's GEMM and on cuda.gemm (the f32 rows first, as before)
   for _, dt in ipairs(o.precision) do
     for _, kernel in ipairs({"nn", "library"}) do
@@ -201,7 +244,8 @@ local function gemm_bench()
         local A, B = cast(A32, dt), cast(B32, dt)
         local C = cuda.device_array({m, n}, dt)
         local work = nn.work(8 * m * n, ((m + 32) // 32) * ((n + 31) // 32)) -- split k where the MLP would
-        local reps = m * n * kk > 1e9 and 10 or 200
+        local reps = o.gemm_reps > 0 and o.gemm_reps or m * n * kk > 1e9 and 10 or 200
+        local in_graph = math.min(20, reps)
         local function call(s)
           if kernel == "nn" then
             nn.gemm(k, s, A, B, C, m, n, kk, ta, tb, 0, {sms = sms, work = work})
@@ -212,9 +256,9 @@ local function gemm_bench()
         local ms = S.gpu_ms(call, reps, nil, true)
         -- the same product 20 times in a graph, as a training step replays it: the GPU's own
         -- time, where launching from Lua may take longer than a small product runs
-        local graph = cuda.graph(function(s) for _ = 1, 20 do call(s) end end)
-        local graph_ms = S.gpu_ms(function() graph:replay(1) end, math.max(1, reps // 20), nil,
-                                  true) / 20
+        local graph = cuda.graph(function(s) for _ = 1, in_graph do call(s) end end)
+        local graph_ms = S.gpu_ms(function() graph:replay(1) end, math.max(1, reps // in_graph),
+                                  nil, true) / in_graph
         graph:free()
         S.printf("GEMM %-4s %-7s %-9s %5dx%5dx%5d  %8.4f ms  %7.2f TFLOP/s  in a graph %8.4f ms "
                  .. "%7.2f TFLOP/s", dt, kernel, what, m, n, kk, ms, 2 * m * n * kk / ms / 1e9,
@@ -222,6 +266,7 @@ local function gemm_bench()
         print(string.format("GEMMRESULT op=%s m=%d n=%d k=%d ms=%.5f tflops=%.3f dtype=%s "
                             .. "kernel=%s graph_ms=%.5f", what, m, n, kk, ms,
                             2 * m * n * kk / ms / 1e9, dt, kernel, graph_ms))
+        check_product(A, B, C, m, n, kk, ta, tb, dt, what, kernel)
       end
     end
   end

@@ -10,7 +10,8 @@
 # of its planted minimum and maximum fail when given one beyond it. The DLPack example
 # (examples/c/dlpack.c) names its device as saxpy does (CUJIT_DEVICE=cpu; no GPU, required or not),
 # and so does examples/embed, whose C side's check fails when the script's kernel did otherwise than
-# it says, or it returns no constants, and which reports a script's error.
+# it says, or it returns no constants, and which reports a script's error. mlp.lua --gemm's check
+# of each product it times fails on a wrong element.
 . "$(dirname "$0")/lib.sh"
 saxpy="$CUJIT_BINARY_DIR/examples/example_saxpy"
 [ -x "$saxpy" ] || { echo "skip: $saxpy is not built"; exit 77; }
@@ -176,6 +177,25 @@ for m in min max; do
     LUA_INIT="@$TMP/spoil.lua" run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/reduce.lua"
   check_rc "reduce.lua given a $m beyond the planted one" 1
   check "its check of the planted $m fails" "$err" "check failed: $m found the value planted at"
+done
+
+# mlp.lua --gemm checks every product it times (C at 121 entries against the host's product in
+# double): 20 products here (f32 and bf16, nn.lua's GEMM and cuda.gemm, the square one and the
+# MLP's four), each timed and checked. With one element spoilt on its way back (copy 1 is A of the
+# first product, copy 3 its C: the middle element, row 33 of 64), that product's check fails and
+# names the first entry off.
+mlp_gemm=("$CUJIT" "$CUJIT_SOURCE_DIR/examples/mlp.lua" --gemm --gemm-size 64 --batch 4
+  --precision f32,bf16 --gemm-reps 1)
+CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "${mlp_gemm[@]}"
+check_rc "mlp.lua --gemm on the CPU device" 0
+same "mlp.lua --gemm times 20 products" "$(grep -c '^GEMMRESULT op=' <<<"$out")" 20
+same "and checks each" "$(grep -Ec '^ok   GEMM (f32|bf16) (nn|library) +[^ ]+: C at 121 entries within the bound of the host.s product \(the worst at 0\.[0-9]+ of it\)$' <<<"$out")" 20
+for copy in 1 3; do
+  CJ_SPOIL_COPY=$copy CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" LUA_INIT="@$TMP/spoil.lua" \
+    run "${mlp_gemm[@]}"
+  check_rc "mlp.lua --gemm given a wrong element (copy $copy)" 1
+  check "its product check fails, naming the entry (copy $copy)" "$err" \
+    'check failed: GEMM f32 nn +A\*B: C at 121 entries within the bound of the host.s product \(the worst at [0-9.e+]+ of it; C\[33\]\[1\] = '
 done
 
 export CUDA_VISIBLE_DEVICES=
