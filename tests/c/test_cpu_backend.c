@@ -577,6 +577,14 @@ static const char *program_file(const char *name, const char *text) {
   return path;
 }
 
+/* CUJIT_CXX set to `cxx`: asking for the compiler's identity is refused with `status` and the
+** message `want`, exactly. */
+static void expect_identity_refused(const char *cxx, cujit_status status, const char *want) {
+  const char *identity = NULL;
+  setenv("CUJIT_CXX", cxx, 1);
+  EXPECT_REFUSED(cj_cxx_identity(engine, 0, &identity), status, want);
+}
+
 /* Each way the C++ compiler named by CUJIT_CXX can fail, told apart: it cannot be run (not
 ** executable), `--version` fails, the variable is blank, or it answers `--version` but fails the
 ** compile without a word. Nothing is left cached: the real compiler works again after. */
@@ -585,24 +593,21 @@ Test(cpu_backend, each_way_the_compiler_can_fail, .init = open_device, .fini = c
   char plain_file[600], want[1400];
   snprintf(plain_file, sizeof plain_file, "%s/not-executable", dir);
   cj_scratch_write("not-executable", "g++ \"$@\"\n"); /* mode 0644: not a program */
-  const char *identity = NULL;
-  setenv("CUJIT_CXX", plain_file, 1);
   snprintf(want, sizeof want,
            "the CPU device could not run the C++ compiler '%s': Permission denied; set CUJIT_CXX "
            "to a C++17 compiler that can be run",
            plain_file);
-  EXPECT_REFUSED(cj_cxx_identity(engine, 0, &identity), CUJIT_ERROR_COMPILE, want);
+  expect_identity_refused(plain_file, CUJIT_ERROR_COMPILE, want);
   const char *refusing =
       program_file("refusing-cxx", "#!/bin/sh\necho \"unknown option $1\" >&2\nexit 2\n");
-  setenv("CUJIT_CXX", refusing, 1);
   snprintf(want, sizeof want,
            "'%s --version' failed (exit status 2); set CUJIT_CXX to a C++17 compiler. It said:\n"
            "unknown option --version\n",
            refusing);
-  EXPECT_REFUSED(cj_cxx_identity(engine, 0, &identity), CUJIT_ERROR_COMPILE, want);
-  setenv("CUJIT_CXX", " \t ", 1);
-  EXPECT_REFUSED(cj_cxx_identity(engine, 0, &identity), CUJIT_ERROR_INVALID_ARGUMENT,
-                 "CUJIT_CXX is blank: set it to a C++17 compiler such as g++, or unset it");
+  expect_identity_refused(refusing, CUJIT_ERROR_COMPILE, want);
+  expect_identity_refused(
+      " \t ", CUJIT_ERROR_INVALID_ARGUMENT,
+      "CUJIT_CXX is blank: set it to a C++17 compiler such as g++, or unset it");
   /* g++ for everything but a compile of a translation unit, which fails with nothing said */
   const char *silent = program_file("silent-g++", "#!/bin/sh\n"
                                                   "case \"$*\" in *.cpp*) exit 3 ;; esac\n"
