@@ -51,20 +51,16 @@ __device__ __forceinline__ bool last_block(int *done, int blocks) {
 -- where an output entry goes, and the end of a split-k tile.
 local GEMM_COMMON = [==[
 // Entry (m, k) of op(A), M x K, stored K x M when ta: zero outside, one on row M with epi & 8.
-// Zero is T{} (all bits clear in every dtype), not from_float(0.0f): for f16 and bf16 that is a
-// conversion (inline assembly the compiler does not fold), which put a branch around each
-// load of a tile (bf16 products 5-10 % longer than f32 ones on an H200 and an H100). Only the
-// row of ones converts, in the one block that holds it.
 template <int ta, class T>
 __device__ __forceinline__ T a_at(const T *A, int m, int k, int M, int K, int epi) {
-  if (m < M && k < K) return A[ta ? (size_t)k * M + m : (size_t)m * K + k];
-  if (m == M && k < K && (epi & 8)) return cujit::from_float<T>(1.0f);
-  return T{};
+  if (k >= K) return cujit::from_float<T>(0.0f);
+  if (m < M) return A[ta ? (size_t)k * M + m : (size_t)m * K + k];
+  return cujit::from_float<T>(m == M && (epi & 8) ? 1.0f : 0.0f);
 }
 // Entry (k, n) of op(B), K x N, stored N x K when tb; zero outside.
 template <int tb, class T>
 __device__ __forceinline__ T b_at(const T *B, int k, int n, int K, int N) {
-  if (k >= K || n >= N) return T{};
+  if (k >= K || n >= N) return cujit::from_float<T>(0.0f);
   return B[tb ? (size_t)n * K + k : (size_t)k * N + n];
 }
 // Entry (r, c) of the product, finished: through the epilogue into C, or (row M with epi & 8,
