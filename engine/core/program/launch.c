@@ -348,10 +348,6 @@ cujit_status cj_launch_pack(const cujit_kernel *k, const cujit_arg *args, size_t
     if (st != CUJIT_OK) return st;
     pointers[i] = dst;
   }
-  /* The driver reads as many pointers as the kernel's image says it has; the list still ends
-  ** visibly, for a reader that cannot see the image (the stand-in driver records what a graph's
-  ** node was given), instead of in whatever the caller's stack held. */
-  if (nargs < CJ_MAX_PARAMS) pointers[nargs] = NULL;
   return CUJIT_OK;
 }
 

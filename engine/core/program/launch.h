@@ -27,9 +27,8 @@ typedef struct cj_capture {
 } cj_capture;
 
 /* Checks `args` against the concrete kernel's signature and packs them at its offsets into
-** params (CJ_MAX_PARAM_BYTES, 16-byte aligned), pointers[i] at argument i, as a launch does,
-** and pointers[nargs] NULL where there is room (CJ_MAX_PARAMS entries); dev NULL skips the
-** checks that need the device. */
+** params (CJ_MAX_PARAM_BYTES, 16-byte aligned), pointers[i] at argument i, as a launch does;
+** dev NULL skips the checks that need the device. */
 cujit_status cj_launch_pack(const cujit_kernel *k, const cujit_arg *args, size_t nargs,
                             const cujit_device *dev, unsigned char *params, void **pointers);
 
