@@ -27,11 +27,13 @@ static const char *const swizzle_names[] = {"none", "32B", "64B", "128B", NULL};
 
 const char *cjl_struct_bytes(lua_State *L, int idx, size_t size, const void **bytes) {
   size_t len = 0;
-  cjl_tensor_map *m = luaL_testudata(L, idx, CJL_TENSOR_MAP);
+  /* a string, the common case on a launch, costs no registry lookup */
+  int type = lua_type(L, idx);
+  cjl_tensor_map *m = type == LUA_TUSERDATA ? luaL_testudata(L, idx, CJL_TENSOR_MAP) : NULL;
   *bytes = NULL;
   if (m)
     *bytes = m->map.opaque, len = sizeof m->map.opaque;
-  else if (lua_type(L, idx) == LUA_TSTRING)
+  else if (type == LUA_TSTRING)
     *bytes = lua_tolstring(L, idx, &len);
   if (size == 0 || (*bytes && len == size)) return NULL;
   const char *got = !*bytes ? luaL_typename(L, idx)
