@@ -42,8 +42,10 @@ static stub_node replayed[STUB_NODES];
 static size_t replayed_count;
 
 static void read_params(stub_node *n, void **params) {
-  for (int i = 0; i < STUB_PARAMS; i++) /* cujit packs every parameter in one large buffer */
-    if (params && params[i]) memcpy(&n->param[i], params[i], sizeof n->param[i]);
+  /* cujit packs every parameter in one large buffer and ends the list with a NULL (a stand-in
+  ** has no image to count a kernel's parameters from) */
+  for (int i = 0; params && i < STUB_PARAMS && params[i]; i++)
+    memcpy(&n->param[i], params[i], sizeof n->param[i]);
 }
 
 CUresult cj_stub_capture_begin(CUstream s, CUstreamCaptureMode mode) {

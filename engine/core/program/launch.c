@@ -419,6 +419,9 @@ static cujit_status launch_placed(cujit_kernel *k, cujit_device *dev, cj_kernel_
   cj_launch_attrs attrs;
   int attributed = cj_launch_has_attrs(config); /* else the plain launch, as before them */
   cujit_status st = cj_launch_pack(k, args, nargs, dev, params, pointers);
+  /* The driver reads as many pointers as the image's kernel has; the stand-in driver, which has
+  ** no image to count them from, stops at a NULL. */
+  if (k->sig.nparams < CJ_MAX_PARAMS) pointers[k->sig.nparams] = NULL;
   if (st == CUJIT_OK) st = check_config(k, dev, config, grid, block);
   if (st == CUJIT_OK) st = allow_shared(dev, on, config->shared_bytes);
   if (st == CUJIT_OK && attributed)
