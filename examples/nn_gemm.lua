@@ -51,16 +51,20 @@ __device__ __forceinline__ bool last_block(int *done, int blocks) {
 -- where an output entry goes, and the end of a split-k tile.
 local GEMM_COMMON = [==[
 // Entry (m, k) of op(A), M x K, stored K x M when ta: zero outside, one on row M with epi & 8.
+// Zero is T{} (all bits clear in every dtype), not from_float(0.0f): for f16 and bf16 that is a
+// conversion (inline assembly the compiler does not fold), which put a branch around each
+// load of a tile (bf16 products 5-10 % longer than f32 ones on an H200 and an H100). Only the
+// row of ones converts, in the one block that holds it.
 template <int ta, class T>
 __device__ __forceinline__ T a_at(const T *A, int m, int k, int M, int K, int epi) {
-  if (k >= K) return cujit::from_float<T>(0.0f);
-  if (m < M) return A[ta ? (size_t)k * M + m : (size_t)m * K + k];
-  return cujit::from_float<T>(m == M && (epi & 8) ? 1.0f : 0.0f);
+  if (m < M && k < K) return A[ta ? (size_t)k * M + m : (size_t)m * K + k];
+  if (m == M && k < K && (epi & 8)) return cujit::from_float<T>(1.0f);
+  return T{};
 }
 // Entry (k, n) of op(B), K x N, stored N x K when tb; zero outside.
 template <int tb, class T>
 __device__ __forceinline__ T b_at(const T *B, int k, int n, int K, int N) {
-  if (k >= K || n >= N) return cujit::from_float<T>(0.0f);
+  if (k >= K || n >= N) return T{};
   return B[tb ? (size_t)n * K + k : (size_t)k * N + n];
 }
 // Entry (r, c) of the product, finished: through the epilogue into C, or (row M with epi & 8,
@@ -108,7 +112,8 @@ __device__ __forceinline__ void gemm_tile(const T *A, const T *B, T *C, const T 
   constexpr int TX = BN / TN, TY = BM / TM, NT = TX * TY;
   constexpr int GM = TM < 4 ? TM : 4, GN = TN < 4 ? TN : 4;
   constexpr int LA = BM * BK / NT, LB = BN * BK / NT;
-  static_assert(LA * NT == BM * BK && LB * NT == BN * BK, "tile loads must divide evenly");
+  static_assert(LA * NT == BM * BK && LB * NT == BN * BK && LA % 2 == 0 && LB % 2 == 0,
+                "tile loads must divide evenly, in pairs");
   const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
   const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
   Acc acc[TM][TN];
@@ -119,29 +124,51 @@ __device__ __forceinline__ void gemm_tile(const T *A, const T *B, T *C, const T 
   // The next tile waits in registers as loaded (T) and is widened when stored: widened at the
   // load, a conversion would wait for each load in turn (8 global latencies a step, one after
   // another: bf16 products ran 30-65 % longer than f32 ones on an H200), where raw values let
-  // every load of the step be in flight at once, behind the step's FMAs.
+  // every load of the step be in flight at once, behind the step's FMAs. A thread's elements go
+  // in pairs (2p, 2p + 1), adjacent in memory (BM, BN and BK are even, and so is a tile's start):
+  // one load of both where the operand's rows have an even length and it is aligned to a pair
+  // (all of the MLP's), else one at a time, for the edges and the ones row.
+  struct alignas(2 * sizeof(T)) pair_t { T lo, hi; };
+  const bool va = (ta ? M : K) % 2 == 0 && (size_t)A % sizeof(pair_t) == 0;
+  const bool vb = (tb ? K : N) % 2 == 0 && (size_t)B % sizeof(pair_t) == 0;
   T ra[LA], rb[LB];
   auto load = [&](int k0) {
 #pragma unroll
-    for (int l = 0; l < LA; l++) {
-      const int e = tid + l * NT;
-      ra[l] = a_at<ta>(A, row0 + (ta ? e % BM : e / BK), k0 + (ta ? e / BM : e % BK), M, K, epi);
+    for (int l = 0; l < LA / 2; l++) {
+      const int e = 2 * (tid + l * NT);
+      const int m = row0 + (ta ? e % BM : e / BK), k = k0 + (ta ? e / BM : e % BK);
+      if (va && m < M && k < K) {
+        const pair_t v =
+          *reinterpret_cast<const pair_t *>(A + (ta ? (size_t)k * M + m : (size_t)m * K + k));
+        ra[2 * l] = v.lo, ra[2 * l + 1] = v.hi;
+      } else {
+        ra[2 * l] = a_at<ta>(A, m, k, M, K, epi);
+        ra[2 * l + 1] = a_at<ta>(A, m + ta, k + 1 - ta, M, K, epi);
+      }
     }
 #pragma unroll
-    for (int l = 0; l < LB; l++) {
-      const int e = tid + l * NT;
-      rb[l] = b_at<tb>(B, k0 + (tb ? e % BK : e / BN), col0 + (tb ? e / BK : e % BN), K, N);
+    for (int l = 0; l < LB / 2; l++) {
+      const int e = 2 * (tid + l * NT);
+      const int k = k0 + (tb ? e % BK : e / BN), n = col0 + (tb ? e / BK : e % BN);
+      if (vb && k < K && n < N) {
+        const pair_t v =
+          *reinterpret_cast<const pair_t *>(B + (tb ? (size_t)n * K + k : (size_t)k * N + n));
+        rb[2 * l] = v.lo, rb[2 * l + 1] = v.hi;
+      } else {
+        rb[2 * l] = b_at<tb>(B, k, n, K, N);
+        rb[2 * l + 1] = b_at<tb>(B, k + tb, n + 1 - tb, K, N);
+      }
     }
   };
   auto store = [&](int buf) {
 #pragma unroll
     for (int l = 0; l < LA; l++) {
-      const int e = tid + l * NT;
+      const int e = 2 * (tid + l / 2 * NT) + l % 2;
       As[buf][ta ? e / BM : e % BK][ta ? e % BM : e / BK] = widen(ra[l]);
     }
 #pragma unroll
     for (int l = 0; l < LB; l++) {
-      const int e = tid + l * NT;
+      const int e = 2 * (tid + l / 2 * NT) + l % 2;
       Bs[buf][tb ? e % BK : e / BN][tb ? e / BK : e % BN] = widen(rb[l]);
     }
   };

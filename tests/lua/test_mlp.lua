@@ -68,13 +68,14 @@ h.test("GEMM: the four products, the epilogues and the ones row, every kernel, o
        function()
   -- {m, n, k, split, misaligned}: with split, nn.gemm gets a work space and must split k (not
   -- the large tile); sizes that are multiples of 8 take the tensor-core kernel's 16-byte loads,
-  -- unless A starts an element past 16 bytes (misaligned)
+  -- even sizes the SIMT kernel's loads of two elements, unless A and B start an element past
+  -- 16 bytes (misaligned: on a GPU a pair's load there faults)
   for _, kernel in ipairs(GEMM_KERNELS) do
     local dt, tile, opts = kernel[1], kernel[2], kernel[3]
     for _, shape in ipairs({{37, 45, 70}, {130, 129, 17}, {37, 45, 300, true}, {64, 40, 96},
                             {72, 24, 264, true}, {64, 40, 96, false, true}}) do
       local m, n, kk = shape[1], shape[2], shape[3]
-      local function dev_a(values) -- A on the device, a view one element in when misaligned
+      local function dev_operand(values) -- A or B on the device, a view one element in when misaligned
         if not shape[5] then return dev(values, dt) end
         local padded = {0}
         for i, v in ipairs(values) do padded[i + 1] = v end
@@ -91,7 +92,7 @@ h.test("GEMM: the four products, the epilogues and the ones row, every kernel, o
           local o = {bias = dev(bias, dt), mask = dev(mask, dt), ones = ones, sms = opts.sms,
                      mma = opts.mma, work = work}
           local what = string.format("%s %s", dt, tile)
-          local size, splits = nn.gemm(k, nil, dev_a(A), dev(B, dt), C, m, n, kk, ta, tb, epi, o)
+          local size, splits = nn.gemm(k, nil, dev_operand(A), dev_operand(B), C, m, n, kk, ta, tb, epi, o)
           h.eq(size, tile, what .. ": the kernel taken")
           h.check((splits > 1) == split, string.format("%s: %d splits for %dx%dx%d", what, splits,
                                                        m, n, kk))
@@ -118,7 +119,7 @@ h.test("GEMM: the four products, the epilogues and the ones row, every kernel, o
             for i = 1, #c do h.eq(c[i], 0, what .. ": tile counters back to 0") end
             -- the splits are summed in a fixed order: the same product again, the same bits
             local again = cuda.full({m, n}, h.POISON, dt)
-            nn.gemm(k, nil, dev_a(A), dev(B, dt), again, m, n, kk, ta, tb, epi, o)
+            nn.gemm(k, nil, dev_operand(A), dev_operand(B), again, m, n, kk, ta, tb, epi, o)
             h.same(again:copy_to_host(), got, nil, what .. ": split k repeats exactly")
           end
         end
