@@ -219,10 +219,18 @@ static CUresult init(unsigned flags) {
   return CUDA_SUCCESS;
 }
 
-static CUresult get_error_text(CUresult rc, const char **text) {
+/* A name and a description told apart, so that tests see which goes where in a message. */
+static CUresult get_error_name(CUresult rc, const char **name) {
   cj_stub_cost();
   (void)rc;
-  *text = "stub driver";
+  *name = "stub error name";
+  return CUDA_SUCCESS;
+}
+
+static CUresult get_error_string(CUresult rc, const char **text) {
+  cj_stub_cost();
+  (void)rc;
+  *text = "stub error text";
   return CUDA_SUCCESS;
 }
 
@@ -558,8 +566,8 @@ static const struct {
   void (*fn)(void);
 } entries[] = {
     ENTRY(cuInit, init),
-    ENTRY(cuGetErrorName, get_error_text),
-    ENTRY(cuGetErrorString, get_error_text),
+    ENTRY(cuGetErrorName, get_error_name),
+    ENTRY(cuGetErrorString, get_error_string),
     ENTRY(cuDriverGetVersion, driver_version),
     ENTRY(cuDeviceGetCount, cj_stub_get_count),
     ENTRY(cuDeviceGet, cj_stub_device_get),

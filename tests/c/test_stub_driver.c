@@ -118,6 +118,12 @@ Test(stub_context, a_faulted_reset_still_gives_back, .fini = close_engine) {
   EXPECT_OK(cujit_buffer_alloc(engine, sizeof data, CUJIT_DTYPE_NONE, &b));
   EXPECT_OK(cujit_memcpy_htod(b, 0, data, sizeof data, NULL));
   cr_assert_eq(cujit_memcpy_dtoh(got, b, 0, sizeof got, NULL), CUJIT_ERROR_DEVICE_FAULT);
+  /* the driver's description and name of the fault, what saw it, the way out */
+  cr_expect_str_eq(cujit_errmsg(engine),
+                   "device 0 faulted: stub error text (stub error name), seen by "
+                   "cujit_stream_synchronize; the device refuses further work until reset: call "
+                   "cujit_device_reset (Lua: cuda.reset()), which loses the device's buffers, "
+                   "streams and events (host data is untouched)");
   cr_assert_eq(cujit_device_status(gpu), CUJIT_ERROR_DEVICE_FAULT);
   cr_assert_gt(cj_stub_live_allocations(), before + 2,
                "the block, the ring and the download buffer");

@@ -97,7 +97,7 @@ if [ -e "$stub/libcuda.so.1" ]; then
   CUJIT_DEVICE=0 CUJIT_STUB_FAIL=cuDeviceGetCount with_stub run "$CUJIT" devices
   check_rc "devices when the driver fails" 1
   same "devices when the driver fails (CUJIT_DEVICE=0): its reason, and the CPU device" "$err" \
-    "cujit devices: reading the CUDA devices failed: stub driver (stub driver, code 2) (without a GPU, kernels run on the CPU device: CUJIT_DEVICE=cpu, or cuda.device(\"cpu\") in Lua; 'cujit compile --arch sm_90' needs no GPU)"
+    "cujit devices: reading the CUDA devices failed: stub error text (stub error name, code 2) (without a GPU, kernels run on the CPU device: CUJIT_DEVICE=cpu, or cuda.device(\"cpu\") in Lua; 'cujit compile --arch sm_90' needs no GPU)"
   CUJIT_DEVICE=cpu CUJIT_STUB_FAIL=cuDeviceGetCount with_stub run "$CUJIT" devices
   check "devices when the driver fails, the CPU device chosen: said so" "$err" \
     "\(kernels run on the CPU device, as CUJIT_DEVICE=cpu asks; 'cujit compile --arch sm_90' needs no GPU\)$"

@@ -25,7 +25,6 @@ typedef struct cuda_cache {
   cuda_block **by_addr; /* every block taken from the driver and not given back, by address */
   size_t nbuckets, nblocks;
   cuda_block *free[CJ_CACHE_BINS]; /* free blocks, by rounded size */
-  size_t free_bytes;
   unsigned long joins; /* joins of every stream into the default stream made for reuse */
 } cuda_cache;
 

@@ -129,7 +129,6 @@ static CUresult take(cujit_device *dev, size_t size, cuda_block **out) {
   }
   *p = b->next_free;
   b->in_use = 1;
-  k->free_bytes -= b->size;
   *out = b;
   return CUDA_SUCCESS;
 }
@@ -155,7 +154,6 @@ static CUresult release_free(cujit_device *dev) {
     }
     k->free[i] = NULL;
   }
-  k->free_bytes = 0;
   return CUDA_SUCCESS;
 }
 
@@ -237,7 +235,6 @@ void cj_cuda_free(cujit_device *dev, uint64_t addr) {
     b->after = after ? k->joins + 1 : 0;
     cuda_block **list = free_list(k, b->size);
     b->next_free = *list, *list = b;
-    k->free_bytes += b->size;
   }
   pthread_mutex_unlock(&k->lock);
   if (b) return;
@@ -414,7 +411,7 @@ void cj_cuda_pool_forget(cuda_device *c) {
   for (size_t i = 0; i < k->nbuckets; i++)
     for (cuda_block *b = k->by_addr[i], *next; b; b = next) next = b->next, free(b);
   free(k->by_addr);
-  k->by_addr = NULL, k->nbuckets = k->nblocks = 0, k->free_bytes = 0, k->joins = 0;
+  k->by_addr = NULL, k->nbuckets = k->nblocks = 0, k->joins = 0;
   memset(k->free, 0, sizeof k->free);
   pthread_mutex_unlock(&k->lock);
   pthread_mutex_lock(&c->stage.lock);
