@@ -330,6 +330,27 @@ Test(direct, the_store_reads_back_only_what_it_wrote) {
   same_signature(&sig, &back[0]);
   cj_signature_free(&back[0]);
   free(back);
+  /* every dtype, the last (bf16) included, comes back as it went */
+  cj_signature all, *every;
+  cr_assert_eq(cj_signature_parse("k(__half *f16, float *f32, double *f64, signed char *i8, "
+                                  "short *i16, int *i32, long long *i64, unsigned char *u8, "
+                                  "unsigned short *u16, unsigned *u32, unsigned long long *u64, "
+                                  "__nv_bfloat16 *bf16)",
+                                  &all, err, sizeof err),
+               CUJIT_OK, "%s", err);
+  cr_assert_eq(all.nparams, CUJIT_DTYPE_COUNT_ - 1);
+  for (size_t i = 0; i < all.nparams; i++)
+    cr_assert_eq(all.params[i].dtype, (cujit_dtype)(i + 1), "%s", all.params[i].name);
+  cj_buf ball = {0};
+  cj_signatures_store(&ball, &all, 1);
+  cr_assert_eq(cj_signatures_load(ball.data, ball.len, &every, &n), CUJIT_OK, "%.*s", (int)ball.len,
+               ball.data);
+  cr_assert_eq(n, 1);
+  same_signature(&all, &every[0]);
+  cj_signature_free(&every[0]);
+  free(every);
+  cj_signature_free(&all);
+  cj_buf_free(&ball);
   /* cut short anywhere, or one byte more: refused */
   for (size_t cut = 0; cut < b.len; cut++)
     cr_assert_eq(cj_signatures_load(b.data, cut, &back, &n), CUJIT_ERROR_INVALID_ARGUMENT,
