@@ -41,9 +41,11 @@ static stub_graph *capture; /* what it recorded */
 static stub_node replayed[STUB_NODES];
 static size_t replayed_count;
 
+/* The first 8 bytes of each of the first STUB_PARAMS parameters, up to the NULL that ends cujit's
+** list (cj_launch_pack): the stand-in reads no kernel image, so it cannot know the count, and
+** entries past it are not the caller's. Eight bytes of a smaller parameter stay inside cujit's
+** one buffer of every parameter. */
 static void read_params(stub_node *n, void **params) {
-  /* cujit packs every parameter in one large buffer and ends the list with a NULL (a stand-in
-  ** has no image to count a kernel's parameters from) */
   for (int i = 0; params && i < STUB_PARAMS && params[i]; i++)
     memcpy(&n->param[i], params[i], sizeof n->param[i]);
 }

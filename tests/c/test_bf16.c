@@ -109,7 +109,7 @@ Test(bf16, every_dtype_by_either_name_and_no_dtype_past_the_end) {
 static cujit_status pack(cujit_kernel *k, double v, uint16_t *bits) {
   _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
   cujit_arg args[2] = {CUJIT_ARG_F(v), {.kind = CUJIT_ARG_DEVPTR, .v.devptr = 0}};
-  void *pointers[2];
+  void *pointers[CJ_MAX_PARAMS];
   memset(params, 0xee, 16);
   cujit_status st = cj_launch_pack(k, args, 2, NULL, params, pointers);
   memcpy(bits, params, 2);

@@ -160,7 +160,7 @@ Test(kernel, argument_checks) {
 /* Packs one float argument for parameter 0 of `k` (no device needed); returns the status. */
 static cujit_status pack_one(cujit_kernel *k, cujit_arg a, unsigned char *params) {
   cujit_arg args[2] = {a, {.kind = CUJIT_ARG_DEVPTR, .v.devptr = 0}};
-  void *pointers[2];
+  void *pointers[CJ_MAX_PARAMS];
   memset(params, 0xee, 16);
   return cj_launch_pack(k, args, 2, NULL, params, pointers);
 }
@@ -255,7 +255,7 @@ Test(kernel, integers_pack_at_their_width) {
                           "out[0] = 1;", NULL, &sm90, &k),
       CUJIT_OK, "%s", cujit_errmsg(engine));
   _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
-  void *pointers[7];
+  void *pointers[CJ_MAX_PARAMS];
   cujit_arg args[7] = {CUJIT_ARG_I(-2),
                        CUJIT_ARG_U(65535),
                        CUJIT_ARG_U(4294967295u),
@@ -326,7 +326,7 @@ Test(kernel, bool_takes_0_and_1) {
   cr_assert_eq(cujit_kernel_define(engine, "bk(bool b, int *out)", "out[0] = b;", NULL, &sm90, &k),
                CUJIT_OK, "%s", cujit_errmsg(engine));
   _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
-  void *pointers[2];
+  void *pointers[CJ_MAX_PARAMS];
   cujit_arg args[2] = {CUJIT_ARG_I(1), {.kind = CUJIT_ARG_DEVPTR, .v.devptr = 0x1000}};
   cr_assert_eq(cj_launch_pack(k, args, 2, NULL, params, pointers), CUJIT_OK, "%s",
                cujit_errmsg(engine));
@@ -355,7 +355,7 @@ Test(kernel, a_parameter_type_cujit_cannot_size) {
   cujit_kernel *k;
   cr_assert_eq(cujit_program_kernel(p, "sk", &k), CUJIT_OK, "%s", cujit_errmsg(engine));
   _Alignas(16) unsigned char params[CJ_MAX_PARAM_BYTES];
-  void *pointers[2];
+  void *pointers[CJ_MAX_PARAMS];
   cujit_arg args[2] = {CUJIT_ARG_I(1), {.kind = CUJIT_ARG_DEVPTR, .v.devptr = 0}};
   /* Its size comes from the PTX (.param .align 4 .b8 v[8]): it takes its 8 bytes. */
   cr_assert_eq(cj_launch_pack(k, args, 2, NULL, params, pointers), CUJIT_ERROR_ARGUMENT);

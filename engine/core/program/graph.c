@@ -189,7 +189,6 @@ cujit_status cujit_graph_set_args(cujit_graph *graph, size_t index, const cujit_
   cj_kernel_on_device *on = NULL;
   if ((st = cj_kernel_resolve(&k, args, nargs)) != CUJIT_OK) return st;
   if ((st = cj_launch_pack(k, args, nargs, dev, params, pointers)) != CUJIT_OK) return st;
-  if (k->sig.nparams < CJ_MAX_PARAMS) pointers[k->sig.nparams] = NULL; /* as the launch's */
   if (k != node->kernel || !(on = cj_kernel_ready(k, dev)))
     return cj_fail(dev->engine, CUJIT_ERROR_ARGUMENT,
                    "%s: kernel node %zu launches '%s' specialised for other dtypes; pass buffers "

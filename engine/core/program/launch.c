@@ -348,6 +348,10 @@ cujit_status cj_launch_pack(const cujit_kernel *k, const cujit_arg *args, size_t
     if (st != CUJIT_OK) return st;
     pointers[i] = dst;
   }
+  /* The driver reads as many pointers as the kernel's image says it has; the list still ends
+  ** visibly, for a reader that cannot see the image (the stand-in driver records what a graph's
+  ** node was given), instead of in whatever the caller's stack held. */
+  if (nargs < CJ_MAX_PARAMS) pointers[nargs] = NULL;
   return CUJIT_OK;
 }
 
@@ -419,9 +423,6 @@ static cujit_status launch_placed(cujit_kernel *k, cujit_device *dev, cj_kernel_
   cj_launch_attrs attrs;
   int attributed = cj_launch_has_attrs(config); /* else the plain launch, as before them */
   cujit_status st = cj_launch_pack(k, args, nargs, dev, params, pointers);
-  /* The driver reads as many pointers as the image's kernel has; the stand-in driver, which has
-  ** no image to count them from, stops at a NULL. */
-  if (k->sig.nparams < CJ_MAX_PARAMS) pointers[k->sig.nparams] = NULL;
   if (st == CUJIT_OK) st = check_config(k, dev, config, grid, block);
   if (st == CUJIT_OK) st = allow_shared(dev, on, config->shared_bytes);
   if (st == CUJIT_OK && attributed)

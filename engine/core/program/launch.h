@@ -27,8 +27,10 @@ typedef struct cj_capture {
 } cj_capture;
 
 /* Checks `args` against the concrete kernel's signature and packs them at its offsets into
-** params (CJ_MAX_PARAM_BYTES, 16-byte aligned), pointers[i] at argument i, as a launch does;
-** dev NULL skips the checks that need the device. */
+** params (CJ_MAX_PARAM_BYTES, 16-byte aligned), pointers[i] at argument i, as a launch does,
+** and pointers[nargs] NULL where there is room (pointers holds CJ_MAX_PARAMS entries, as params
+** holds CJ_MAX_PARAM_BYTES, whatever the kernel's count); dev NULL skips the checks that need
+** the device. */
 cujit_status cj_launch_pack(const cujit_kernel *k, const cujit_arg *args, size_t nargs,
                             const cujit_device *dev, unsigned char *params, void **pointers);
 
