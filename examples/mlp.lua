@@ -55,7 +55,8 @@ usage: cujit mlp.lua [--data mnist5k|fashion|synthetic|DIR] [--data-dir DIR] [--
          [--gemm-size N (the square GEMM, default 4096)]
          [--gemm-reps N (timed calls of each product: default 200, 10 past 2^30 multiply-adds)]
          [--check] [--quiet]
-         [--gemm-kernel auto|nn|library|tensor (auto: tensor for f16 and bf16, nn for f32)]
+         [--gemm-kernel auto|nn|library|tensor|mma (auto: tensor for f16 and bf16, nn for f32;
+          mma: auto with nn.lua's f16 and bf16 products on its mma.sync kernel)]
   --init-out writes the initial weights for scripts/bench/mlp_torch.py --init]==]
 
 -- Options, checked: every value in range, every list entry known.
@@ -92,9 +93,9 @@ local function options(argv)
   if o.train_limit < 0 then error("--train-limit must be >= 0", 0) end
   positive_int("gemm-size", o.gemm_size)
   if o.gemm_reps ~= 0 then positive_int("gemm-reps", o.gemm_reps) end -- 0: by the product's size
-  local kernels = {auto = true, nn = true, library = true, tensor = true}
+  local kernels = {auto = true, nn = true, library = true, tensor = true, mma = true}
   if not kernels[o.gemm_kernel] then
-    error("--gemm-kernel: " .. o.gemm_kernel .. " is not auto, nn, library or tensor", 0)
+    error("--gemm-kernel: " .. o.gemm_kernel .. " is not auto, nn, library, tensor or mma", 0)
   end
   return o
 end
@@ -137,7 +138,7 @@ do
   S.check(not ok and err:find("f8 is not f32, f16 or bf16", 1, true),
           "arguments: a bad precision is refused")
   ok, err = pcall(options, {"--gemm-kernel", "cublas"})
-  S.check(not ok and err:find("cublas is not auto, nn, library or tensor", 1, true),
+  S.check(not ok and err:find("cublas is not auto, nn, library, tensor or mma", 1, true),
           "arguments: an unknown GEMM is refused")
   ok, err = pcall(options, {"--gemm-reps", "0.5"})
   S.check(not ok and err:find("--gemm-reps: 0.5 is not a positive integer", 1, true),
@@ -236,7 +237,9 @@ local function gemm_bench()
   end
   -- each precision on nn.lua's GEMM and on cuda.gemm (the f32 rows first, as before)
   for _, dt in ipairs(o.precision) do
-    for _, kernel in ipairs({"nn", "library"}) do
+    local kernels = {"nn", "library"} -- and nn.lua's tensor-core kernel where it takes dt
+    if k.gemm_mma and dt ~= "f32" then table.insert(kernels, 2, "mma") end
+    for _, kernel in ipairs(kernels) do
       for _, sh in ipairs(shapes) do
         local m, n, kk, ta, tb, what = table.unpack(sh)
         local A32 = cuda.random.normal(cuda.device_array(ta == 1 and {kk, m} or {m, kk}), 1)
@@ -247,8 +250,9 @@ local function gemm_bench()
         local reps = o.gemm_reps > 0 and o.gemm_reps or m * n * kk > 1e9 and 10 or 200
         local in_graph = math.min(20, reps)
         local function call(s)
-          if kernel == "nn" then
-            nn.gemm(k, s, A, B, C, m, n, kk, ta, tb, 0, {sms = sms, work = work})
+          if kernel ~= "library" then
+            nn.gemm(k, s, A, B, C, m, n, kk, ta, tb, 0, {sms = sms, work = work,
+                                                          mma = kernel == "mma"})
           else
             nn.library_gemm(s, A, B, C, nil, nil, ta, tb, 0)
           end

@@ -238,7 +238,8 @@ Net.__index = Net
 -- biases zero), loss_scale (f16: the starting scale, dynamic), max_steps (batches per epoch), sms
 -- (for the tile choice), gemm ("nn", the default: this file's GEMM; "library": cuda.gemm; "tensor":
 -- cuda.gemm for the products its tensor cores take, this file's GEMM for the rest; "auto": the
--- same, but only for products of at least M.TENSOR_MIN_MACS multiply-adds). f16 and
+-- same, but only for products of at least M.TENSOR_MIN_MACS multiply-adds; "mma": as "auto", with
+-- this file's products of f16 and bf16 on its tensor-core kernel, gemm_mma, where compiled). f16 and
 -- bf16 nets keep f32 master weights and a working copy in their dtype; f16's gradients are
 -- loss-scaled (bf16 has f32's range and needs no scale). The training recipe's parts, all off by
 -- default: weight_decay (added
@@ -258,10 +259,11 @@ function M.net(k, cfg)
                              total_steps = cfg.total_steps or 0, shift = cfg.shift or 0,
                              decay_steps = cfg.decay_steps or cfg.total_steps or 0,
                              width = cfg.width or 28, gemm = cfg.gemm or "nn"}, Net)
-  local gemms = {nn = true, library = true, tensor = true, auto = true}
+  local gemms = {nn = true, library = true, tensor = true, auto = true, mma = true}
   if not gemms[self.gemm] then
-    error("gemm " .. tostring(self.gemm) .. " is not nn, library, tensor or auto", 2)
+    error("gemm " .. tostring(self.gemm) .. " is not nn, library, tensor, auto or mma", 2)
   end
+  self.mma = self.gemm == "mma" -- M.gemm's option: its tensor-core kernel for f16 and bf16
   if self.schedule ~= "constant" and self.schedule ~= "cosine" then
     error("schedule " .. tostring(self.schedule) .. " is not constant or cosine", 2)
   end
@@ -359,12 +361,12 @@ end
 M.TENSOR_MIN_MACS = 1 << 25
 
 -- The GEMM the net runs C = op(A) op(B) (m x n, inner size kk) on: "library" (cuda.gemm) or "nn"
--- (this file's). "tensor" and "auto" ask cuda.gemm which kernel it would run (cuda.gemm_kernel)
+-- (this file's). "tensor", "auto" and "mma" ask cuda.gemm which kernel it would run (cuda.gemm_kernel)
 -- and take it only for its tensor cores: its SIMT kernel has no split k, so the skinny products
 -- (the ten-wide last layer's) are faster on this file's GEMM.
 function Net:gemm_for(s, A, B, C, m, n, kk, ta, tb)
   if self.gemm == "library" then return "library" end
-  if self.gemm == "nn" or self.gemm == "auto" and m * n * kk < M.TENSOR_MIN_MACS then return "nn" end
+  if self.gemm == "nn" or self.gemm ~= "tensor" and m * n * kk < M.TENSOR_MIN_MACS then return "nn" end
   local kernel = cuda.gemm_kernel(A, B, C, {trans_a = ta == 1, trans_b = tb == 1, stream = s})
   return kernel == "tensor" and "library" or "nn"
 end
@@ -375,7 +377,7 @@ function Net:product(s, A, B, C, bias, mask, m, n, kk, ta, tb, epi)
     M.library_gemm(s, A, B, C, bias, mask, ta, tb, epi)
   else
     M.gemm(self.k, s, A, B, C, m, n, kk, ta, tb, epi,
-           {bias = bias, mask = mask, sms = self.sms, work = self.work})
+           {bias = bias, mask = mask, sms = self.sms, work = self.work, mma = self.mma})
   end
 end
 
@@ -412,7 +414,7 @@ function Net:backward(ws, s)
                                                                           ws.rows, L.fout)
     else
       M.gemm(k, s, input, ws.dz[l], W.grad, L.fin, L.fout, ws.rows, 1, 0, 8,
-             {ones = b.grad, sms = self.sms, work = self.work})
+             {ones = b.grad, sms = self.sms, work = self.work, mma = self.mma})
     end
     if l > 1 then                                                         -- dZ' = dZ W^T . [H > 0]
       self:product(s, ws.dz[l], W.w, ws.dz[l - 1], nil, ws.h[l - 1], ws.rows, L.fin, L.fout, 0, 1,

@@ -239,11 +239,15 @@ local SIMT_BODY = dispatch([==[
   __shared__ __align__(16) Acc Bs[2][BK][BN + 4];
 ]==], "gemm_tile")
 
--- The tensor-core GEMM (f16 and bf16, f32 accumulation): a 64 x 64 tile a block of four warps,
--- each warp 32 x 32 of it as 2 x 4 mma.sync.m16n8k16 tiles. Shared memory holds op(A)'s tile
--- with k contiguous and op(B)'s transposed (n rows, k contiguous), so every fragment register is
--- one 32-bit read (a pair along k); rows are padded to 40 elements, which puts a fragment's eight
--- rows in distinct banks. Loads and split k as the SIMT kernel's.
+-- The tensor-core GEMM (f16 and bf16, f32 accumulation): a BM x BN tile a block of WM x WN
+-- warps, each warp (BM / WM) x (BN / WN) of it as m16n8k16 tiles of mma.sync. Shared memory holds
+-- op(A)'s tile with k contiguous and op(B)'s transposed (n rows, k contiguous), so every fragment
+-- register is one 32-bit read (a pair along k); rows are padded by 8 elements (BK + 8 = 40: a
+-- fragment's eight rows fall in distinct banks). Loads and split k as the SIMT kernel's. The
+-- tile is 32 x 32 of four warps (M.TILES.mma), the SIMT small tile's size: with 64 x 64 tiles
+-- the MLP's small products had a quarter of the blocks, one warp a scheduler waiting on every
+-- load, and 280 KB of unrolled epilogue code (32 stores a thread, four transposes) fetched from
+-- L2 as they ran, 2-4x slower than the SIMT kernel (ncu, an H200); a warp's 16 x 16 now stores 8.
 local MMA_CORE = [==[
 template <class T> struct mma_kind;
 template <> struct mma_kind<__half> { static constexpr bool bf16 = false; };
@@ -262,7 +266,13 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], 
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
-constexpr int MBM = 64, MBN = 64, MBK = 32, MPAD = 8, MNT = 128;
+constexpr int MPAD = 8, MNT = 32 * WM * WN;
+constexpr int IT = BM / WM / 16, JT = BN / WN / 8; // a warp's m16 and n8 tiles
+constexpr int QA = BM * BK / 8 / MNT, QB = BN * BK / 8 / MNT; // a thread's 16-byte loads a step
+static_assert(IT >= 1 && JT >= 1 && IT * 16 * WM == BM && JT * 8 * WN == BN && BK % 16 == 0,
+              "warps must tile the block's tile in m16n8k16 pieces");
+static_assert(QA >= 1 && QB >= 1 && QA * MNT * 8 == BM * BK && QB * MNT * 8 == BN * BK,
+              "16-byte loads must divide the tiles evenly");
 // Elements pos..pos + 7 of line `line` of X, stored `len` elements a line (len a multiple of 8,
 // X 16-byte aligned): zeros past `lines` or `len`; with ones = 1 the line just past the last
 // reads ones, with ones = 2 the position just past the last does (op(A)'s row of ones, A stored
@@ -279,81 +289,88 @@ __device__ __forceinline__ uint4 chunk8(const T *X, int line, int pos, int lines
   if (ones == 2 && pos == len && line < lines) v.x = one;
   return v;
 }
+// Chunk e of a tile of R rows (m or n) by BK, k contiguous in shared memory: a chunk along k
+// (the operand stored k-contiguous) is one 16-byte store into its row, chunk e % (BK / 8) of row
+// e / (BK / 8); one along the rows is eight 2-byte stores down column e / (R / 8).
+template <int R, class T>
+__device__ __forceinline__ void put8(T (&S)[R][BK + MPAD], uint4 q, bool along_k, int e) {
+  if (along_k) {
+    *reinterpret_cast<uint4 *>(&S[e / (BK / 8)][e % (BK / 8) * 8]) = q;
+  } else {
+    unsigned short *col = reinterpret_cast<unsigned short *>(&S[e % (R / 8) * 8][e / (R / 8)]);
+    constexpr int pitch = BK + MPAD;
+    col[0 * pitch] = (unsigned short)q.x, col[1 * pitch] = (unsigned short)(q.x >> 16);
+    col[2 * pitch] = (unsigned short)q.y, col[3 * pitch] = (unsigned short)(q.y >> 16);
+    col[4 * pitch] = (unsigned short)q.z, col[5 * pitch] = (unsigned short)(q.z >> 16);
+    col[6 * pitch] = (unsigned short)q.w, col[7 * pitch] = (unsigned short)(q.w >> 16);
+  }
+}
 template <int ta, int tb, class T>
 __device__ __forceinline__ void mma_tile(const T *A, const T *B, T *C, const T *bias,
                                          const T *mask, T *ones, int M, int N, int K, int epi,
                                          float *partial, int *counters, int splits,
-                                         T (&As)[2][MBM][MBK + MPAD], T (&Bs)[2][MBN][MBK + MPAD]) {
+                                         T (&As)[2][BM][BK + MPAD], T (&Bs)[2][BN][BK + MPAD]) {
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-  const int wm = warp / 2 * 32, wn = warp % 2 * 32;
-  const int row0 = blockIdx.y * MBM, col0 = blockIdx.x * MBN;
-  float acc[2][4][4] = {};
+  const int wm = warp / WN * (BM / WM), wn = warp % WN * (BN / WN);
+  const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+  float acc[IT][JT][4] = {};
   // Operands whose contiguous extent is a multiple of 8 (and 16-byte aligned) load 8 elements a
-  // time (two 16-byte loads a thread and operand a step instead of sixteen 2-byte ones, each
-  // with its own bounds check: the scalar loads' instructions were most of the kernel's).
+  // time (one 16-byte load a chunk instead of eight 2-byte ones, each with its own bounds check:
+  // the scalar loads' instructions were most of the kernel's).
   const bool va = (ta ? M : K) % 8 == 0 && (size_t)A % 16 == 0;
   const bool vb = (tb ? K : N) % 8 == 0 && (size_t)B % 16 == 0;
-  uint4 qa[2], qb[2];
+  uint4 qa[QA], qb[QB];
   auto load = [&](int k0) {
 #pragma unroll
-    for (int l = 0; l < 2; l++) {
+    for (int l = 0; l < QA; l++) {
       const int e = tid + l * MNT;
       if (va)
-        qa[l] = ta ? chunk8(A, k0 + e / 8, row0 + e % 8 * 8, K, M, 2)
-                   : chunk8(A, row0 + e / 4, k0 + e % 4 * 8, M, K, (epi & 8) ? 1 : 0);
+        qa[l] = ta ? chunk8(A, k0 + e / (BM / 8), row0 + e % (BM / 8) * 8, K, M, 2)
+                   : chunk8(A, row0 + e / (BK / 8), k0 + e % (BK / 8) * 8, M, K, (epi & 8) ? 1 : 0);
+    }
+#pragma unroll
+    for (int l = 0; l < QB; l++) {
+      const int e = tid + l * MNT;
       if (vb)
-        qb[l] = tb ? chunk8(B, col0 + e / 4, k0 + e % 4 * 8, N, K, 0)
-                   : chunk8(B, k0 + e / 8, col0 + e % 8 * 8, K, N, 0);
+        qb[l] = tb ? chunk8(B, col0 + e / (BK / 8), k0 + e % (BK / 8) * 8, N, K, 0)
+                   : chunk8(B, k0 + e / (BN / 8), col0 + e % (BN / 8) * 8, K, N, 0);
     }
   };
-  // A chunk along k is one 16-byte store into its row; one along m or n, eight 2-byte ones down
-  // a column. The other operands (rare: the ten-wide layer's) load element by element here,
-  // straight into shared memory, without overlapping the step before.
-  auto put8 = [](T (&S)[MBM][MBK + MPAD], uint4 q, bool along_k, int e) {
-    if (along_k) {
-      *reinterpret_cast<uint4 *>(&S[e / 4][e % 4 * 8]) = q;
-    } else {
-      unsigned short *col = reinterpret_cast<unsigned short *>(&S[e % 8 * 8][e / 8]);
-      constexpr int pitch = MBK + MPAD;
-      col[0 * pitch] = (unsigned short)q.x, col[1 * pitch] = (unsigned short)(q.x >> 16);
-      col[2 * pitch] = (unsigned short)q.y, col[3 * pitch] = (unsigned short)(q.y >> 16);
-      col[4 * pitch] = (unsigned short)q.z, col[5 * pitch] = (unsigned short)(q.z >> 16);
-      col[6 * pitch] = (unsigned short)q.w, col[7 * pitch] = (unsigned short)(q.w >> 16);
-    }
-  };
+  // The other operands (rare: the ten-wide layer's) load element by element here, straight into
+  // shared memory, without overlapping the step before.
   auto store = [&](int buf, int k0) {
     if (va) {
 #pragma unroll
-      for (int l = 0; l < 2; l++) put8(As[buf], qa[l], !ta, tid + l * MNT);
+      for (int l = 0; l < QA; l++) put8<BM>(As[buf], qa[l], !ta, tid + l * MNT);
     } else {
-      for (int e = tid; e < MBM * MBK; e += MNT)
-        As[buf][ta ? e % MBM : e / MBK][ta ? e / MBM : e % MBK] =
-          a_at<ta>(A, row0 + (ta ? e % MBM : e / MBK), k0 + (ta ? e / MBM : e % MBK), M, K, epi);
+      for (int e = tid; e < BM * BK; e += MNT)
+        As[buf][ta ? e % BM : e / BK][ta ? e / BM : e % BK] =
+          a_at<ta>(A, row0 + (ta ? e % BM : e / BK), k0 + (ta ? e / BM : e % BK), M, K, epi);
     }
     if (vb) {
 #pragma unroll
-      for (int l = 0; l < 2; l++) put8(Bs[buf], qb[l], tb, tid + l * MNT);
+      for (int l = 0; l < QB; l++) put8<BN>(Bs[buf], qb[l], tb, tid + l * MNT);
     } else {
-      for (int e = tid; e < MBN * MBK; e += MNT)
-        Bs[buf][tb ? e / MBK : e % MBN][tb ? e % MBK : e / MBN] =
-          b_at<tb>(B, k0 + (tb ? e % MBK : e / MBN), col0 + (tb ? e / MBK : e % MBN), K, N);
+      for (int e = tid; e < BN * BK; e += MNT)
+        Bs[buf][tb ? e / BK : e % BN][tb ? e % BK : e / BN] =
+          b_at<tb>(B, k0 + (tb ? e % BK : e / BN), col0 + (tb ? e / BK : e % BN), K, N);
     }
   };
   auto pair = [](const T *p) { return *reinterpret_cast<const unsigned *>(p); };
-  const int chunk = ((K + splits - 1) / splits + MBK - 1) / MBK * MBK;
+  const int chunk = ((K + splits - 1) / splits + BK - 1) / BK * BK;
   const int kb = blockIdx.z * chunk, ke = min(K, kb + chunk);
   load(kb);
   store(0, kb);
   __syncthreads();
   int buf = 0;
-  for (int k0 = kb; k0 < ke; k0 += MBK) {
-    const bool more = k0 + MBK < ke;
-    if (more) load(k0 + MBK);
+  for (int k0 = kb; k0 < ke; k0 += BK) {
+    const bool more = k0 + BK < ke;
+    if (more) load(k0 + BK);
 #pragma unroll
-    for (int ks = 0; ks < MBK; ks += 16) {
-      unsigned a[2][4], b[4][2];
+    for (int ks = 0; ks < BK; ks += 16) {
+      unsigned a[IT][4], b[JT][2];
 #pragma unroll
-      for (int i = 0; i < 2; i++) {
+      for (int i = 0; i < IT; i++) {
         const int r = wm + i * 16 + g;
         a[i][0] = pair(&As[buf][r][ks + 2 * t]);
         a[i][1] = pair(&As[buf][r + 8][ks + 2 * t]);
@@ -361,39 +378,39 @@ __device__ __forceinline__ void mma_tile(const T *A, const T *B, T *C, const T *
         a[i][3] = pair(&As[buf][r + 8][ks + 2 * t + 8]);
       }
 #pragma unroll
-      for (int j = 0; j < 4; j++) {
+      for (int j = 0; j < JT; j++) {
         const int n = wn + j * 8 + g;
         b[j][0] = pair(&Bs[buf][n][ks + 2 * t]);
         b[j][1] = pair(&Bs[buf][n][ks + 2 * t + 8]);
       }
 #pragma unroll
-      for (int i = 0; i < 2; i++)
+      for (int i = 0; i < IT; i++)
 #pragma unroll
-        for (int j = 0; j < 4; j++) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
+        for (int j = 0; j < JT; j++) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
     }
-    if (more) store(buf ^ 1, k0 + MBK);
+    if (more) store(buf ^ 1, k0 + BK);
     __syncthreads();
     buf ^= 1;
   }
   // acc[i][j]: rows g and g + 8 of m16 tile i, columns 2t and 2t + 1 of n8 tile j
   const int Mx = M + ((epi & 8) ? 1 : 0);
 #pragma unroll
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < IT; i++)
 #pragma unroll
-    for (int j = 0; j < 4; j++)
+    for (int j = 0; j < JT; j++)
 #pragma unroll
       for (int q = 0; q < 4; q++) {
         const int r = row0 + wm + i * 16 + g + (q / 2) * 8, c = col0 + wn + j * 8 + 2 * t + q % 2;
         if (splits == 1) put(acc[i][j][q], C, bias, mask, ones, r, c, M, N, epi);
         else if (r < Mx && c < N) partial[((size_t)blockIdx.z * Mx + r) * N + c] = acc[i][j][q];
       }
-  if (splits > 1) finish_split(partial, counters, C, bias, mask, ones, M, N, epi, splits, MBM, MBN);
+  if (splits > 1) finish_split(partial, counters, C, bias, mask, ones, M, N, epi, splits, BM, BN);
 }
 ]==]
 
 local MMA_BODY = dispatch([==[
-  __shared__ __align__(16) T As[2][MBM][MBK + MPAD]; // op(A)'s tile, k contiguous
-  __shared__ __align__(16) T Bs[2][MBN][MBK + MPAD]; // op(B)'s, transposed: k contiguous
+  __shared__ __align__(16) T As[2][BM][BK + MPAD]; // op(A)'s tile, k contiguous
+  __shared__ __align__(16) T Bs[2][BN][BK + MPAD]; // op(B)'s, transposed: k contiguous
 ]==], "mma_tile")
 
 local SIGNATURE = "%s(const T *A, const T *B, T *C, const T *bias, const T *mask, T *ones, int M, "
@@ -404,31 +421,39 @@ local SIGNATURE = "%s(const T *A, const T *B, T *C, const T *bias, const T *mask
 -- (2 x 2 per thread) for the MLP's small ones, where a large tile would leave most of the GPU
 -- idle. The large one keeps its k loop rolled and 128 registers (ptxas: no spills), so two
 -- blocks fit on an SM; unrolled, ptxas hoists the shared loads of all 8 steps into 167 registers
--- (one block). UNROLL and the tile sizes reach the kernel as -D macros. The tensor-core kernel's
--- tile is fixed (mma).
+-- (one block). The tensor-core kernel's tile: 32 x 32 of 2 x 2 warps. The upper-case entries
+-- reach the kernels as -D macros.
 M.TILES = {
   large = {BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, UNROLL = 1, registers = 128},
   small = {BM = 32, BN = 32, BK = 32, TM = 2, TN = 2, UNROLL = 8},
-  mma = {BM = 64, BN = 64, BK = 32, threads = 128},
+  mma = {BM = 32, BN = 32, BK = 32, WM = 2, WN = 2, threads = 128},
 }
+
+-- A tile's -D macros, sorted (so that the cache key is the same from run to run).
+local function tile_defines(t)
+  local defines = {}
+  for name, v in pairs(t) do
+    if name:match("^%u+$") then defines[#defines + 1] = name .. "=" .. v end
+  end
+  table.sort(defines)
+  return defines
+end
 
 -- The GEMM kernels: gemm_large, gemm_small and (with tensor_cores) gemm_mma, compiled by `jit`
 -- (a function of signature, body and extra options, as cuda.jit takes them).
 function M.kernels(jit, tensor_cores)
   local k = {}
   for _, size in ipairs({"large", "small"}) do
-    local t, defines = M.TILES[size], {}
-    for name, v in pairs(t) do
-      if name:match("^%u+$") then defines[#defines + 1] = name .. "=" .. v end
-    end
-    table.sort(defines) -- so that the cache key is the same from run to run
+    local t = M.TILES[size]
     k["gemm_" .. size] = jit(string.format(SIGNATURE, "gemm_" .. size), SIMT_BODY,
-                             {defines = defines, preamble = M.PREAMBLE .. GEMM_COMMON .. SIMT_CORE,
+                             {defines = tile_defines(t),
+                              preamble = M.PREAMBLE .. GEMM_COMMON .. SIMT_CORE,
                               flags = t.registers and {"-maxrregcount=" .. t.registers}})
   end
   if tensor_cores then
     k.gemm_mma = jit(string.format(SIGNATURE, "gemm_mma"), MMA_BODY,
-                     {preamble = M.PREAMBLE .. GEMM_COMMON .. MMA_CORE})
+                     {defines = tile_defines(M.TILES.mma),
+                      preamble = M.PREAMBLE .. GEMM_COMMON .. MMA_CORE})
   end
   return k
 end

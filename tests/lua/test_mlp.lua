@@ -524,6 +524,38 @@ h.test("bf16 (no loss scale) ends within 0.02 of f32's loss on every GEMM, all r
   end
 end)
 
+-- "mma": nn.lua's products of f16 and bf16 on its tensor-core kernel where it is compiled (a GPU
+-- of sm_80 or later), counted by a stand-in for k.gemm_mma that passes each launch on; where it
+-- is not (the CPU device), the SIMT kernel's, as "auto". A net of another mode never takes it.
+h.test("mma: f16 and bf16 nets run on the tensor-core kernel and end within 0.02 of f32's loss",
+       function()
+  local real, launches = k.gemm_mma, 0
+  if real then
+    k.gemm_mma = setmetatable({}, {__index = function(_, config)
+      launches = launches + 1
+      return real[config]
+    end})
+  end
+  local ok, err = pcall(function()
+    local l32 = train("f32", "launch", "sgd", 0.05)
+    for _, dt in ipairs({"bf16", "f16"}) do
+      launches = 0
+      train(dt, "launch", "sgd", 0.05, "auto")
+      h.eq(launches, 0, dt .. ": auto never takes nn.lua's tensor-core kernel")
+      local l, net, acc = train(dt, "launch", "sgd", 0.05, "mma")
+      -- 200 steps of 3 forward, 3 weight-gradient and 2 input-gradient products (all below
+      -- nn.TENSOR_MIN_MACS: none goes to cuda.gemm), and the final evaluation's 3
+      if real then h.eq(launches, 200 * 8 + 3, dt .. ": every product on the tensor-core kernel") end
+      h.check(math.abs(l - l32) <= 0.02, string.format("%s (mma) loss %.4g, f32 loss %.4g", dt, l,
+                                                       l32))
+      h.eq(acc, 1, dt .. " (mma) accuracy on the training set")
+      h.eq(net.amp:copy_to_host()[3], 0, dt .. " (mma): skipped steps")
+    end
+  end)
+  k.gemm_mma = real
+  if not ok then error(err, 0) end
+end)
+
 h.test("f16 on cuda.gemm ends within 0.02 of f32's loss; graph replays match launches", function()
   local l32 = train("f32", "launch", "sgd", 0.05)
   local l16, net16 = train("f16", "launch", "sgd", 0.05, "library")
@@ -563,8 +595,8 @@ h.test("parameters live in flat arrays at aligned offsets; a given gradient arra
            {sizes = {7, 6, 5}, dtype = "f32", batch = 2, seed = 1, grad = cuda.zeros(total, "f64")})
 end)
 
-h.test("a net's gemm is nn, library, tensor or auto", function()
-  h.raises({"gemm cublas is not nn, library, tensor or auto"}, nn.net, k,
+h.test("a net's gemm is nn, library, tensor, auto or mma", function()
+  h.raises({"gemm cublas is not nn, library, tensor, auto or mma"}, nn.net, k,
            {sizes = {4, 2}, dtype = "f32", batch = 1, gemm = "cublas"})
 end)
 
@@ -589,7 +621,7 @@ h.test("auto sends a product to the tensor cores only when it is large enough", 
     if sm90 then h.check(tensor, string.format("sm_90 takes %dx%dx%d on tensor cores", m, n, kk)) end
     local big = m * n * kk >= nn.TENSOR_MIN_MACS
     local want = {nn = "nn", library = "library", tensor = tensor and "library" or "nn",
-                  auto = tensor and big and "library" or "nn"}
+                  auto = tensor and big and "library" or "nn", mma = tensor and big and "library" or "nn"}
     for mode, expected in pairs(want) do
       local net = nn.net(k, {sizes = {4, 2}, dtype = "bf16", batch = 1, seed = 1, gemm = mode})
       h.eq(net:gemm_for(nil, A, B, C, m, n, kk, 0, 0), expected,
