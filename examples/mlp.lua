@@ -56,7 +56,7 @@ usage: cujit mlp.lua [--data mnist5k|fashion|synthetic|DIR] [--data-dir DIR] [--
          [--gemm-reps N (timed calls of each product: default 200, 10 past 2^30 multiply-adds)]
          [--check] [--quiet]
          [--gemm-kernel auto|nn|library|tensor|mma (auto: tensor for f16 and bf16, nn for f32;
-          mma: auto with nn.lua's f16 and bf16 products on its mma.sync kernel)]
+          mma: nn.lua's GEMM, f16 and bf16 on its mma.sync kernel)]
   --init-out writes the initial weights for scripts/bench/mlp_torch.py --init]==]
 
 -- Options, checked: every value in range, every list entry known.

@@ -238,8 +238,8 @@ Net.__index = Net
 -- biases zero), loss_scale (f16: the starting scale, dynamic), max_steps (batches per epoch), sms
 -- (for the tile choice), gemm ("nn", the default: this file's GEMM; "library": cuda.gemm; "tensor":
 -- cuda.gemm for the products its tensor cores take, this file's GEMM for the rest; "auto": the
--- same, but only for products of at least M.TENSOR_MIN_MACS multiply-adds; "mma": as "auto", with
--- this file's products of f16 and bf16 on its tensor-core kernel, gemm_mma, where compiled). f16 and
+-- same, but only for products of at least M.TENSOR_MIN_MACS multiply-adds; "mma": this file's GEMM
+-- for every product, f16 and bf16 on its tensor-core kernel, gemm_mma, where compiled). f16 and
 -- bf16 nets keep f32 master weights and a working copy in their dtype; f16's gradients are
 -- loss-scaled (bf16 has f32's range and needs no scale). The training recipe's parts, all off by
 -- default: weight_decay (added
@@ -361,12 +361,13 @@ end
 M.TENSOR_MIN_MACS = 1 << 25
 
 -- The GEMM the net runs C = op(A) op(B) (m x n, inner size kk) on: "library" (cuda.gemm) or "nn"
--- (this file's). "tensor", "auto" and "mma" ask cuda.gemm which kernel it would run (cuda.gemm_kernel)
+-- (this file's). "tensor" and "auto" ask cuda.gemm which kernel it would run (cuda.gemm_kernel)
 -- and take it only for its tensor cores: its SIMT kernel has no split k, so the skinny products
 -- (the ten-wide last layer's) are faster on this file's GEMM.
 function Net:gemm_for(s, A, B, C, m, n, kk, ta, tb)
   if self.gemm == "library" then return "library" end
-  if self.gemm == "nn" or self.gemm ~= "tensor" and m * n * kk < M.TENSOR_MIN_MACS then return "nn" end
+  if self.gemm == "nn" or self.gemm == "mma" then return "nn" end
+  if self.gemm == "auto" and m * n * kk < M.TENSOR_MIN_MACS then return "nn" end
   local kernel = cuda.gemm_kernel(A, B, C, {trans_a = ta == 1, trans_b = tb == 1, stream = s})
   return kernel == "tensor" and "library" or "nn"
 end
