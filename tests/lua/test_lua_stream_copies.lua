@@ -72,6 +72,38 @@ h.test("a host array copied on a stream is kept until the stream has copied it",
   end, "the host array's copy")
 end)
 
+-- What a stream keeps alive for its pending copies it lets go of once it is synchronized, or once
+-- a query finds it idle: until then the source stays, the script's references dropped; after that
+-- it can be collected (a table of weak values watches it). Kept for ever, every source of a
+-- long-lived stream's copies would stay in memory.
+h.test("a stream lets go of a copy's source once synchronized, or once a query finds it idle",
+       function()
+  for _, finish in ipairs({"synchronize", "query"}) do
+    local s = cuda.stream()
+    local d = cuda.device_array(N, "f32")
+    local watch = setmetatable({}, {__mode = "v"})
+    do
+      local ha = cuda.host_array(N, "f32")
+      for i = 1, N do ha[i] = i * 0.5 end
+      watch[1] = ha
+      d:copy_from(ha, s)
+    end
+    collectgarbage()
+    collectgarbage()
+    h.check(watch[1] ~= nil, finish .. ": the stream keeps the source until it is done")
+    if finish == "synchronize" then
+      s:synchronize()
+    else
+      while not s:query() do end
+    end
+    collectgarbage()
+    collectgarbage()
+    h.check(watch[1] == nil, finish .. ": the stream lets go of the source once done")
+    check(d, finish .. ": the copy")
+    s:free()
+  end
+end)
+
 -- The other direction, h:copy_from(device array): the host array gets the device's values; a
 -- device array of another dtype or count, or one freed, is refused naming both.
 h.test("a host array copies from a device array of its dtype and count", function()
