@@ -460,13 +460,6 @@ static CUresult host_free(void *p) {
   return CUDA_SUCCESS;
 }
 
-static CUresult copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
-  cj_stub_cost();
-  (void)s;
-  memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
-  return CUDA_SUCCESS;
-}
-
 static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t bytes, CUstream s) {
   cj_stub_cost();
   (void)s;
@@ -487,6 +480,33 @@ static const block_header *block_at(uintptr_t p) {
 int cj_stub_is_pinned(const void *p) {
   const block_header *h = block_at((uintptr_t)p);
   return h && h->kind == CJ_STUB_PINNED;
+}
+
+/* Whether [p, p + bytes) lies in one block the stand-in made, or in registered host memory: the
+*memory a copy may take as the
+** device's. The real driver refuses an address it never allocated there (plain host memory
+** given as a device address, or the two sides of a copy swapped) with CUDA_ERROR_INVALID_VALUE. */
+int cj_stub_is_driver_memory(CUdeviceptr p, size_t bytes) {
+  const block_header *h = block_at((uintptr_t)p);
+  return bytes == 0 || (h && p + bytes - (uintptr_t)(h + 1) <= h->bytes) ||
+         cj_stub_is_registered(p, bytes);
+}
+
+static CUresult copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
+  cj_stub_cost();
+  (void)s;
+  if (!cj_stub_is_driver_memory(dst, bytes) || !cj_stub_is_driver_memory(src, bytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+  return CUDA_SUCCESS;
+}
+
+static CUresult copy_dtoh(void *dst, CUdeviceptr src, size_t bytes, CUstream s) {
+  cj_stub_cost();
+  (void)s;
+  if (!cj_stub_is_driver_memory(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  memmove(dst, (const void *)(uintptr_t)src, bytes);
+  return CUDA_SUCCESS;
 }
 
 /* As the real driver: defaults (0, NULL, -1 ordinal unset) for an address it never allocated. */
@@ -585,8 +605,8 @@ static const struct {
     ENTRY(cuMemHostAlloc, host_alloc),
     ENTRY(cuMemFreeHost, host_free),
     ENTRY(cuMemcpyHtoDAsync, cj_stub_copy_htod),
-    ENTRY(cuMemcpyDtoHAsync, copy),
-    ENTRY(cuMemcpyDtoDAsync, copy),
+    ENTRY(cuMemcpyDtoHAsync, copy_dtoh),
+    ENTRY(cuMemcpyDtoDAsync, copy_dtod),
     ENTRY(cuMemsetD8Async, memset8),
     ENTRY(cuStreamCreate, stream_create),
     ENTRY(cuStreamDestroy, stream_destroy),

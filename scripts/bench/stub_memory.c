@@ -47,6 +47,7 @@ static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define MAX_REGISTERED 64
 static void *registered[MAX_REGISTERED];
+static size_t registered_bytes[MAX_REGISTERED];
 
 long cujit_stub_memory_seen(const char *name) {
   long v = -1;
@@ -105,7 +106,7 @@ CUresult cj_stub_host_register(void *p, size_t bytes, unsigned flags) {
   if (twice) {
     rc = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
   } else if (free_slot >= 0) {
-    registered[free_slot] = p;
+    registered[free_slot] = p, registered_bytes[free_slot] = bytes;
     seen[SEEN_REGISTER_FLAGS] = flags;
     seen[SEEN_REGISTERED]++;
     rc = CUDA_SUCCESS;
@@ -122,6 +123,18 @@ CUresult cj_stub_host_unregister(void *p) {
     if (p && registered[i] == p) registered[i] = NULL, seen[SEEN_REGISTERED]--, rc = CUDA_SUCCESS;
   pthread_mutex_unlock(&seen_lock);
   return rc;
+}
+
+int cj_stub_is_registered(CUdeviceptr p, size_t bytes) {
+  int in = 0;
+  pthread_mutex_lock(&seen_lock);
+  for (int i = 0; i < MAX_REGISTERED && !in; i++) {
+    uintptr_t start = (uintptr_t)registered[i];
+    in = start && p >= start && p - start <= registered_bytes[i] &&
+         bytes <= registered_bytes[i] - (p - start);
+  }
+  pthread_mutex_unlock(&seen_lock);
+  return in;
 }
 
 CUresult cj_stub_host_device_pointer(CUdeviceptr *d, void *p, unsigned flags) {
@@ -204,6 +217,7 @@ void cj_stub_flush_copies(void) {
 CUresult cj_stub_copy_htod(CUdeviceptr dst, const void *src, size_t bytes, CUstream s) {
   cj_stub_cost(); /* which does the copies queued before, and reads the variable */
   (void)s;
+  if (!cj_stub_is_driver_memory(dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&pending_lock);
   int later = __atomic_load_n(&defer, __ATOMIC_RELAXED) && cj_stub_is_pinned(src) &&
               npending < (int)(sizeof pending / sizeof *pending);

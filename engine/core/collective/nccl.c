@@ -10,7 +10,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 struct cujit_nccl_comm {
   cj_link link;
@@ -131,10 +130,8 @@ cujit_status cujit_nccl_comm_init_all(cujit_engine *engine, const int *ordinals,
     st = rank_device(engine, fn, ordinals[i], &c->devices[i]);
   if (st == CUJIT_OK) {
     cj_nccl_result rc = lib->CommInitAll(c->comms, count, ordinals);
-    if (rc != CJ_NCCL_SUCCESS) {
-      memset(c->comms, 0, (size_t)count * sizeof *c->comms);
-      st = cj_nccl_fail(engine, lib, NULL, rc, "ncclCommInitAll");
-    }
+    /* On failure what comms[] holds is never read: the record is freed below, nothing destroyed. */
+    if (rc != CJ_NCCL_SUCCESS) st = cj_nccl_fail(engine, lib, NULL, rc, "ncclCommInitAll");
     /* It may leave another device's context current: enter the engine's current GPU again
     ** (quietly: its failure is not this call's). */
     int current = __atomic_load_n(&engine->current_device, __ATOMIC_RELAXED);
