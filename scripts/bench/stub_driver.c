@@ -483,9 +483,9 @@ int cj_stub_is_pinned(const void *p) {
 }
 
 /* Whether [p, p + bytes) lies in one block the stand-in made, or in registered host memory: the
-*memory a copy may take as the
-** device's. The real driver refuses an address it never allocated there (plain host memory
-** given as a device address, or the two sides of a copy swapped) with CUDA_ERROR_INVALID_VALUE. */
+** memory a copy may take as the device's. The real driver refuses an address it never allocated
+** there (plain host memory given as a device address, or the two sides of a copy swapped) with
+** CUDA_ERROR_INVALID_VALUE. */
 int cj_stub_is_driver_memory(CUdeviceptr p, size_t bytes) {
   const block_header *h = block_at((uintptr_t)p);
   return bytes == 0 || (h && p + bytes - (uintptr_t)(h + 1) <= h->bytes) ||
