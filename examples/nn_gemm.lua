@@ -475,9 +475,10 @@ end
 -- bias, 2 ReLU, 4 mask as the preamble's epilogue; 8 appends a row of ones to op(A), whose
 -- output row, the column sums of op(B), goes to o.ones). o: bias, mask, ones (arrays of C's
 -- dtype where their bit is set), sms (132 by default: the tile choice), work (M.work: split k
--- allowed), mma (f16 and bf16 on the tensor-core kernel, where k.gemm_mma is compiled: measured
--- on an H200 2-4x slower than the SIMT kernel on the MLP's small products, so not the default).
--- Otherwise large SIMT tiles once there are at least `sms` of them. When the tiles still leave SMs idle and k is long (the first layer's 784,
+-- allowed), mma (f16 and bf16 on the tensor-core kernel, where k.gemm_mma is compiled; not the
+-- default: with 64 x 64 tiles it ran the MLP's small products 2-4x slower than the SIMT kernel on
+-- an H200, and its 32 x 32 tiles are not measured yet). Otherwise large SIMT tiles once there are
+-- at least `sms` of them. When the tiles still leave SMs idle and k is long (the first layer's 784,
 -- weight gradients at batch 1024), k is split over up to 8 blocks (each of 4 or more k steps)
 -- when the work space has room: a long k loop of few blocks is bound by the latency of its
 -- loads, not by arithmetic. Returns the kernel's tile ("large", "small" or "mma") and the
