@@ -271,6 +271,7 @@ Test(host_code, a_kept_class_loses_its_host_members) {
   static const char src[] =
       "struct Particle {\n"
       "  float x, v;\n"
+      "  float mass = std::sqrt(4.0f), charge{0};\n" /* data: its '=' comes before the '(' */
       " public:\n"
       "  Particle() : x{0}, v(0) {}\n"
       "  void print() const { std::printf(\"%f\\n\", x); describe(); }\n"
@@ -287,6 +288,7 @@ Test(host_code, a_kept_class_loses_its_host_members) {
   char why[256];
   char *out = elide(src, &n, why);
   KEPT(out, "float x, v;");
+  KEPT(out, "float mass = std::sqrt(4.0f), charge{0};");
   KEPT(out, "Particle() : x{0}, v(0) {}");
   GONE(out, "print");
   GONE(out, "describe"); /* called only by a member that went */

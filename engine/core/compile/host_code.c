@@ -554,7 +554,9 @@ static size_t walk_members(hc *h, const item *x, char *out) {
       break;
     }
     i = mend;
-    if (paren == NONE || pc(h, paren + 1, '*') || (eq != NONE && eq < paren)) {
+    /* No '(' before any '=' (paren is taken only while eq is unset): a data member, as one
+    ** whose '(' starts a pointer to function. */
+    if (paren == NONE || pc(h, paren + 1, '*')) {
       if (!out) add_range(h, x, m0, mend); /* data */
       continue;
     }
