@@ -263,7 +263,6 @@ function M.net(k, cfg)
   if not gemms[self.gemm] then
     error("gemm " .. tostring(self.gemm) .. " is not nn, library, tensor, auto or mma", 2)
   end
-  self.mma = self.gemm == "mma" -- M.gemm's option: its tensor-core kernel for f16 and bf16
   if self.schedule ~= "constant" and self.schedule ~= "cosine" then
     error("schedule " .. tostring(self.schedule) .. " is not constant or cosine", 2)
   end
@@ -378,7 +377,7 @@ function Net:product(s, A, B, C, bias, mask, m, n, kk, ta, tb, epi)
     M.library_gemm(s, A, B, C, bias, mask, ta, tb, epi)
   else
     M.gemm(self.k, s, A, B, C, m, n, kk, ta, tb, epi,
-           {bias = bias, mask = mask, sms = self.sms, work = self.work, mma = self.mma})
+           {bias = bias, mask = mask, sms = self.sms, work = self.work, mma = self.gemm == "mma"})
   end
 end
 
@@ -415,7 +414,7 @@ function Net:backward(ws, s)
                                                                           ws.rows, L.fout)
     else
       M.gemm(k, s, input, ws.dz[l], W.grad, L.fin, L.fout, ws.rows, 1, 0, 8,
-             {ones = b.grad, sms = self.sms, work = self.work, mma = self.mma})
+             {ones = b.grad, sms = self.sms, work = self.work, mma = self.gemm == "mma"})
     end
     if l > 1 then                                                         -- dZ' = dZ W^T . [H > 0]
       self:product(s, ws.dz[l], W.w, ws.dz[l - 1], nil, ws.h[l - 1], ws.rows, L.fin, L.fout, 0, 1,

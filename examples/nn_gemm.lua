@@ -426,7 +426,7 @@ local SIGNATURE = "%s(const T *A, const T *B, T *C, const T *bias, const T *mask
 M.TILES = {
   large = {BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, UNROLL = 1, registers = 128},
   small = {BM = 32, BN = 32, BK = 32, TM = 2, TN = 2, UNROLL = 8},
-  mma = {BM = 32, BN = 32, BK = 32, WM = 2, WN = 2, threads = 128},
+  mma = {BM = 32, BN = 32, BK = 32, WM = 2, WN = 2},
 }
 
 -- A tile's -D macros, sorted (so that the cache key is the same from run to run).
@@ -506,7 +506,7 @@ function M.gemm(k, s, A, B, C, m, n, kk, ta, tb, epi, o)
     local chunk = ((kk + splits - 1) // splits + t.BK - 1) // t.BK * t.BK
     splits = (kk + chunk - 1) // chunk -- no split left without work
   end
-  local threads = t.threads or (t.BM // t.TM) * (t.BN // t.TN)
+  local threads = t.WM and 32 * t.WM * t.WN or (t.BM // t.TM) * (t.BN // t.TN) -- WM x WN warps
   local partial = splits > 1 and work.partial or dummy(k, "f32")
   local counters = splits > 1 and work.counters or dummy(k, "i32")
   local none = dummy(k, dt)

@@ -460,13 +460,6 @@ static CUresult host_free(void *p) {
   return CUDA_SUCCESS;
 }
 
-static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t bytes, CUstream s) {
-  cj_stub_cost();
-  (void)s;
-  memset((void *)(uintptr_t)dst, v, bytes);
-  return CUDA_SUCCESS;
-}
-
 /* The block holding `p`, or NULL. */
 static const block_header *block_at(uintptr_t p) {
   const block_header *found = NULL;
@@ -498,6 +491,14 @@ static CUresult copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstre
   if (!cj_stub_is_driver_memory(dst, bytes) || !cj_stub_is_driver_memory(src, bytes))
     return CUDA_ERROR_INVALID_VALUE;
   memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+  return CUDA_SUCCESS;
+}
+
+static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t bytes, CUstream s) {
+  cj_stub_cost();
+  (void)s;
+  if (!cj_stub_is_driver_memory(dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  memset((void *)(uintptr_t)dst, v, bytes);
   return CUDA_SUCCESS;
 }
 

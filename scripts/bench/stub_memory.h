@@ -30,10 +30,10 @@ CUresult cj_stub_tensor_map(CUtensorMap *map, CUtensorMapDataType type, cuuint32
 CUresult cj_stub_copy_htod(CUdeviceptr dst, const void *src, size_t bytes, CUstream s);
 void cj_stub_flush_copies(void);
 int cj_stub_is_pinned(const void *p); /* stub_driver.c: p lies in a pinned block */
-int cj_stub_is_driver_memory(CUdeviceptr p,
-                             size_t bytes); /* stub_driver.c: in a block, or registered */
-int cj_stub_is_registered(CUdeviceptr p,
-                          size_t bytes); /* [p, p + bytes) in registered host memory */
+/* stub_driver.c: [p, p + bytes) in a block the stand-in made, or in registered host memory */
+int cj_stub_is_driver_memory(CUdeviceptr p, size_t bytes);
+/* [p, p + bytes) in registered host memory */
+int cj_stub_is_registered(CUdeviceptr p, size_t bytes);
 CUresult cj_stub_pool_trim_to(CUmemoryPool pool, size_t keep);
 CUresult cj_stub_event_record(CUevent event, CUstream s);
 CUresult cj_stub_stream_wait_event(CUstream s, CUevent event, unsigned flags);
