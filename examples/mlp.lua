@@ -2,8 +2,10 @@
 -- with cujit kernels only (examples/nn.lua): a tiled GEMM with bias+ReLU fused into its epilogue,
 -- a fused softmax cross-entropy, bias gradients by column sums, SGD with momentum (or Adam);
 -- optionally in mixed precision (f16 or bf16 weights and activations, f32 accumulation and
--- master weights, f16 with a dynamic loss scale), whose products run on cujit's own GEMM
--- (cuda.gemm) where its tensor cores take them (an H200; --gemm-kernel says which GEMM). The training recipe (docs/examples.md says why): inputs
+-- master weights, f16 with a dynamic loss scale), whose products run on tensor cores on a GPU:
+-- the large ones on cujit's own GEMM (cuda.gemm) where its tensor cores take them (an H200), the
+-- rest on nn.lua's mma.sync kernel (--gemm-kernel says which GEMM). The training recipe
+-- (docs/examples.md says why): inputs
 -- standardised, SGD with momentum 0.9 and weight decay 5e-4, a learning rate of
 -- 0.1 x (batch / 128)^(1/3) warmed up linearly over the first epoch, held, and decayed to 0 by a
 -- cosine over the last 40 % of the run, every training image moved by a random shift of up to
@@ -55,7 +57,8 @@ usage: cujit mlp.lua [--data mnist5k|fashion|synthetic|DIR] [--data-dir DIR] [--
          [--gemm-size N (the square GEMM, default 4096)]
          [--gemm-reps N (timed calls of each product: default 200, 10 past 2^30 multiply-adds)]
          [--check] [--quiet]
-         [--gemm-kernel auto|nn|library|tensor|mma (auto: tensor for f16 and bf16, nn for f32;
+         [--gemm-kernel auto|nn|library|tensor|mma (auto: for f16 and bf16 cuda.gemm's tensor
+          cores for large products, nn.lua's mma.sync kernel for the rest; nn for f32;
           mma: nn.lua's GEMM, f16 and bf16 on its mma.sync kernel)]
   --init-out writes the initial weights for scripts/bench/mlp_torch.py --init]==]
 
@@ -169,9 +172,9 @@ local k = nn.kernels(S.options(), S.compile_only and {"f32", "f16", "bf16"} or d
 
 -- The GEMM a precision's products run on: --gemm-kernel, or (auto) for f16 and bf16 cujit's own
 -- where its tensor cores take the product and it is large enough to gain (nn.lua's "auto":
--- nn.TENSOR_MIN_MACS), nn.lua's for the rest (its split k suits the MLP's skinny and small
--- products, which cuda.gemm runs on CUDA cores without one, or on tensor cores that take longer
--- to start than they save), and nn.lua's for f32.
+-- nn.TENSOR_MIN_MACS), nn.lua's tensor-core kernel for the rest (its split k suits the MLP's
+-- skinny and small products, which cuda.gemm runs on CUDA cores without one, or on tensor cores
+-- that take longer to start than they save), and nn.lua's SIMT kernel for f32.
 local function gemm_kernel(precision)
   if o.gemm_kernel ~= "auto" then return o.gemm_kernel end
   return precision == "f32" and "nn" or "auto"

@@ -7,8 +7,9 @@
 -- type T (f16, bf16, f32 or f64) and accumulates in float (double for f64). A net's products run
 -- on nn_gemm.lua's GEMM or, with gemm = "library", on cujit's own (cuda.gemm: on an H200 its
 -- tensor-core path where the shapes fit), or with gemm = "tensor" only for the products its
--- tensor cores take ("auto": only those large enough to gain). The host side (readers, epoch
--- order, command line, chart) is nn_host.lua.
+-- tensor cores take ("auto": only those large enough to gain, and f16 and bf16 products below
+-- that on nn_gemm.lua's tensor-core kernel). The host side (readers, epoch order, command line,
+-- chart) is nn_host.lua.
 -- Run as a script (`cujit nn.lua`, as ctest does) it only compiles its kernels for sm_90.
 local cuda = require "cujit"
 package.path = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "?.lua;" .. package.path
@@ -237,9 +238,10 @@ Net.__index = Net
 -- inputs are normalised by them), seed (He initialisation: N(0, 2 / fan_in) from cuda.random,
 -- biases zero), loss_scale (f16: the starting scale, dynamic), max_steps (batches per epoch), sms
 -- (for the tile choice), gemm ("nn", the default: this file's GEMM; "library": cuda.gemm; "tensor":
--- cuda.gemm for the products its tensor cores take, this file's GEMM for the rest; "auto": the
--- same, but only for products of at least M.TENSOR_MIN_MACS multiply-adds; "mma": this file's GEMM
--- for every product, f16 and bf16 on its tensor-core kernel, gemm_mma, where compiled). f16 and
+-- cuda.gemm for the products its tensor cores take, this file's SIMT GEMM for the rest; "mma":
+-- this file's GEMM for every product, f16 and bf16 on its tensor-core kernel, gemm_mma, where
+-- compiled; "auto": cuda.gemm's tensor cores for products of at least M.TENSOR_MIN_MACS
+-- multiply-adds that they take, the rest as "mma"; Net:gemm_for). f16 and
 -- bf16 nets keep f32 master weights and a working copy in their dtype; f16's gradients are
 -- loss-scaled (bf16 has f32's range and needs no scale). The training recipe's parts, all off by
 -- default: weight_decay (added
@@ -359,25 +361,36 @@ end
 -- take half the time there.
 M.TENSOR_MIN_MACS = 1 << 25
 
--- The GEMM the net runs C = op(A) op(B) (m x n, inner size kk) on: "library" (cuda.gemm) or "nn"
--- (this file's). "tensor" and "auto" ask cuda.gemm which kernel it would run (cuda.gemm_kernel)
--- and take it only for its tensor cores: its SIMT kernel has no split k, so the skinny products
--- (the ten-wide last layer's) are faster on this file's GEMM.
+-- The GEMM the net runs C = op(A) op(B) (m x n, inner size kk) on: "library" (cuda.gemm), "mma"
+-- (this file's tensor-core kernel) or "nn" (this file's SIMT one). "tensor" and "auto" ask
+-- cuda.gemm which kernel it would run (cuda.gemm_kernel) and take it only for its tensor cores:
+-- its SIMT kernel has no split k, so the skinny products (the ten-wide last layer's) are faster
+-- on this file's GEMM. "mma" and "auto" run this file's products of f16 and bf16 on its
+-- tensor-core kernel where it is compiled (a GPU of sm_80 or later; elsewhere the SIMT one): on
+-- an H100 it ran each of the MLP's products below M.TENSOR_MIN_MACS faster than the SIMT kernel
+-- in f32 or bf16, except the first layer's at batch 128 (10.6 against 9.0 us), and the MLP's bf16
+-- epochs at batch 128 in 1.79 ms against 1.92 on the SIMT kernel (6 Dec).
 function Net:gemm_for(s, A, B, C, m, n, kk, ta, tb)
   if self.gemm == "library" then return "library" end
-  if self.gemm == "nn" or self.gemm == "mma" then return "nn" end
-  if self.gemm == "auto" and m * n * kk < M.TENSOR_MIN_MACS then return "nn" end
+  local own = "nn"
+  if (self.gemm == "mma" or self.gemm == "auto") and self.k.gemm_mma
+     and (C.dtype == "f16" or C.dtype == "bf16") then
+    own = "mma"
+  end
+  if self.gemm == "nn" or self.gemm == "mma" then return own end
+  if self.gemm == "auto" and m * n * kk < M.TENSOR_MIN_MACS then return own end
   local kernel = cuda.gemm_kernel(A, B, C, {trans_a = ta == 1, trans_b = tb == 1, stream = s})
-  return kernel == "tensor" and "library" or "nn"
+  return kernel == "tensor" and "library" or own
 end
 
 -- C = op(A) op(B) with epilogue epi (bits as M.gemm's) on the net's GEMM (Net:gemm_for).
 function Net:product(s, A, B, C, bias, mask, m, n, kk, ta, tb, epi)
-  if self:gemm_for(s, A, B, C, m, n, kk, ta, tb) == "library" then
+  local gemm = self:gemm_for(s, A, B, C, m, n, kk, ta, tb)
+  if gemm == "library" then
     M.library_gemm(s, A, B, C, bias, mask, ta, tb, epi)
   else
     M.gemm(self.k, s, A, B, C, m, n, kk, ta, tb, epi,
-           {bias = bias, mask = mask, sms = self.sms, work = self.work, mma = self.gemm == "mma"})
+           {bias = bias, mask = mask, sms = self.sms, work = self.work, mma = gemm == "mma"})
   end
 end
 
@@ -406,7 +419,8 @@ function Net:backward(ws, s)
     local L = self.layers[l]
     local W, b = L.params[1], L.params[2]
     local input = l > 1 and ws.h[l - 1] or ws.x
-    if self:gemm_for(s, input, ws.dz[l], W.grad, L.fin, L.fout, ws.rows, 1, 0) == "library" then
+    local gemm = self:gemm_for(s, input, ws.dz[l], W.grad, L.fin, L.fout, ws.rows, 1, 0)
+    if gemm == "library" then
       M.library_gemm(s, input, ws.dz[l], W.grad, nil, nil, 1, 0, 0)
       -- 32 rows of lanes a block, each lane walking rows / 32 rows (with 8, ncu timed 16 us at
       -- batch 1024 on an H200; the step's time did not move measurably with 32)
@@ -414,7 +428,7 @@ function Net:backward(ws, s)
                                                                           ws.rows, L.fout)
     else
       M.gemm(k, s, input, ws.dz[l], W.grad, L.fin, L.fout, ws.rows, 1, 0, 8,
-             {ones = b.grad, sms = self.sms, work = self.work, mma = self.gemm == "mma"})
+             {ones = b.grad, sms = self.sms, work = self.work, mma = gemm == "mma"})
     end
     if l > 1 then                                                         -- dZ' = dZ W^T . [H > 0]
       self:product(s, ws.dz[l], W.w, ws.dz[l - 1], nil, ws.h[l - 1], ws.rows, L.fin, L.fout, 0, 1,

@@ -242,12 +242,16 @@ local SIMT_BODY = dispatch([==[
 -- The tensor-core GEMM (f16 and bf16, f32 accumulation): a BM x BN tile a block of WM x WN
 -- warps, each warp (BM / WM) x (BN / WN) of it as m16n8k16 tiles of mma.sync. Shared memory holds
 -- op(A)'s tile with k contiguous and op(B)'s transposed (n rows, k contiguous), so every fragment
--- register is one 32-bit read (a pair along k); rows are padded by 8 elements (BK + 8 = 40: a
--- fragment's eight rows fall in distinct banks). Loads and split k as the SIMT kernel's. The
--- tile is 32 x 32 of four warps (M.TILES.mma), the SIMT small tile's size: with 64 x 64 tiles
--- the MLP's small products had a quarter of the blocks, one warp a scheduler waiting on every
--- load, and 280 KB of unrolled epilogue code (32 stores a thread, four transposes) fetched from
--- L2 as they ran, 2-4x slower than the SIMT kernel (ncu, an H200); a warp's 16 x 16 now stores 8.
+-- register is one 32-bit read (a pair along k); rows are padded by 8 elements (BK + 8 = 72
+-- elements, 36 words: a fragment's eight rows fall in distinct banks). Loads and split k as the
+-- SIMT kernel's. The tile is 32 x 32 of four warps, 64 of k a step (M.TILES.mma): with 64 x 64
+-- tiles the MLP's small products had a quarter of the blocks, one warp a scheduler waiting on
+-- every load, and 280 KB of unrolled epilogue code (32 stores a thread, four transposes) fetched
+-- from L2 as they ran, 2-4x slower than the SIMT kernel (ncu, an H200); a warp's 16 x 16 stores
+-- 8. Of the 32 x 32 tiles measured on an H100 (6 Dec: 64 or 32 of k a step, 2 x 2, 1 x 2 or
+-- 2 x 1 warps; 16 x 32, 32 x 64 and 64 x 32), 64 of k with 2 x 2 warps ran every MLP product
+-- fastest: its k = 128 products in 3.1-3.5 us in a graph against 4.6-5.1 for the SIMT kernel's
+-- f32 and 3.9-4.2 for 32 of k (half the steps, and the barriers between them).
 local MMA_CORE = [==[
 template <class T> struct mma_kind;
 template <> struct mma_kind<__half> { static constexpr bool bf16 = false; };
@@ -421,12 +425,12 @@ local SIGNATURE = "%s(const T *A, const T *B, T *C, const T *bias, const T *mask
 -- (2 x 2 per thread) for the MLP's small ones, where a large tile would leave most of the GPU
 -- idle. The large one keeps its k loop rolled and 128 registers (ptxas: no spills), so two
 -- blocks fit on an SM; unrolled, ptxas hoists the shared loads of all 8 steps into 167 registers
--- (one block). The tensor-core kernel's tile: 32 x 32 of 2 x 2 warps. The upper-case entries
--- reach the kernels as -D macros.
+-- (one block). The tensor-core kernel's tile: 32 x 32 of 2 x 2 warps, 64 of k a step. The
+-- upper-case entries reach the kernels as -D macros.
 M.TILES = {
   large = {BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, UNROLL = 1, registers = 128},
   small = {BM = 32, BN = 32, BK = 32, TM = 2, TN = 2, UNROLL = 8},
-  mma = {BM = 32, BN = 32, BK = 32, WM = 2, WN = 2},
+  mma = {BM = 32, BN = 32, BK = 64, WM = 2, WN = 2},
 }
 
 -- A tile's -D macros, sorted (so that the cache key is the same from run to run).
@@ -475,11 +479,10 @@ end
 -- bias, 2 ReLU, 4 mask as the preamble's epilogue; 8 appends a row of ones to op(A), whose
 -- output row, the column sums of op(B), goes to o.ones). o: bias, mask, ones (arrays of C's
 -- dtype where their bit is set), sms (132 by default: the tile choice), work (M.work: split k
--- allowed), mma (f16 and bf16 on the tensor-core kernel, where k.gemm_mma is compiled; not the
--- default: with 64 x 64 tiles it ran the MLP's small products 2-4x slower than the SIMT kernel on
--- an H200, and its 32 x 32 tiles are not measured yet). Otherwise large SIMT tiles once there are
+-- allowed), mma (f16 and bf16 on the tensor-core kernel, where k.gemm_mma is compiled: nn.lua's
+-- nets ask for it in their "mma" and "auto" modes). Otherwise large SIMT tiles once there are
 -- at least `sms` of them. When the tiles still leave SMs idle and k is long (the first layer's 784,
--- weight gradients at batch 1024), k is split over up to 8 blocks (each of 4 or more k steps)
+-- weight gradients at batch 1024), k is split over up to 8 blocks (each of 128 or more of k)
 -- when the work space has room: a long k loop of few blocks is bound by the latency of its
 -- loads, not by arithmetic. Returns the kernel's tile ("large", "small" or "mma") and the
 -- number of splits. One work space serves one stream: its counters are in use while a split
@@ -501,7 +504,7 @@ function M.gemm(k, s, A, B, C, m, n, kk, ta, tb, epi, o)
   local splits, work = 1, o.work
   if work and size ~= "large" and dt ~= "f64" and work.counters.size >= gx * gy then
     local steps = (kk + t.BK - 1) // t.BK
-    splits = math.max(1, math.min(8, (2 * sms) // (gx * gy), steps // 4,
+    splits = math.max(1, math.min(8, (2 * sms) // (gx * gy), steps * t.BK // 128,
                                   work.partial.size // (mx * n)))
     local chunk = ((kk + splits - 1) // splits + t.BK - 1) // t.BK * t.BK
     splits = (kk + chunk - 1) // chunk -- no split left without work

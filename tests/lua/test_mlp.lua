@@ -526,7 +526,8 @@ end)
 
 -- "mma": nn.lua's products of f16 and bf16 on its tensor-core kernel where it is compiled (a GPU
 -- of sm_80 or later), counted by a stand-in for k.gemm_mma that passes each launch on; where it
--- is not (the CPU device), the SIMT kernel's, as "auto". A net of another mode never takes it.
+-- is not (the CPU device), the SIMT kernel's. "auto" takes it too for products below
+-- nn.TENSOR_MIN_MACS (all of this net's); "nn" and "tensor" never do.
 h.test("mma: f16 and bf16 nets run on the tensor-core kernel and end within 0.02 of f32's loss",
        function()
   local real, launches = k.gemm_mma, 0
@@ -536,21 +537,31 @@ h.test("mma: f16 and bf16 nets run on the tensor-core kernel and end within 0.02
       return real[config]
     end})
   end
+  -- 200 steps of 3 forward, 3 weight-gradient and 2 input-gradient products, and the final
+  -- evaluation's 3: every one on the tensor-core kernel where it is compiled
+  local every = real and 200 * 8 + 3 or 0
   local ok, err = pcall(function()
     local l32 = train("f32", "launch", "sgd", 0.05)
     for _, dt in ipairs({"bf16", "f16"}) do
+      for _, mode in ipairs({"nn", "tensor"}) do
+        launches = 0
+        train(dt, "launch", "sgd", 0.05, mode)
+        h.eq(launches, 0, dt .. ": " .. mode .. " never takes nn.lua's tensor-core kernel")
+      end
       launches = 0
       train(dt, "launch", "sgd", 0.05, "auto")
-      h.eq(launches, 0, dt .. ": auto never takes nn.lua's tensor-core kernel")
+      h.eq(launches, every, dt .. ": auto takes it for every product below nn.TENSOR_MIN_MACS")
+      launches = 0
       local l, net, acc = train(dt, "launch", "sgd", 0.05, "mma")
-      -- 200 steps of 3 forward, 3 weight-gradient and 2 input-gradient products, and the final
-      -- evaluation's 3
-      if real then h.eq(launches, 200 * 8 + 3, dt .. ": every product on the tensor-core kernel") end
+      h.eq(launches, every, dt .. ": every product on the tensor-core kernel")
       h.check(math.abs(l - l32) <= 0.02, string.format("%s (mma) loss %.4g, f32 loss %.4g", dt, l,
                                                        l32))
       h.eq(acc, 1, dt .. " (mma) accuracy on the training set")
       h.eq(net.amp:copy_to_host()[3], 0, dt .. " (mma): skipped steps")
     end
+    launches = 0
+    train("f32", "launch", "sgd", 0.05, "mma")
+    h.eq(launches, 0, "f32 (mma): the SIMT kernel, the tensor-core one takes no f32")
   end)
   k.gemm_mma = real
   if not ok then error(err, 0) end
@@ -601,10 +612,11 @@ h.test("a net's gemm is nn, library, tensor, auto or mma", function()
 end)
 
 -- Which GEMM each mode takes for a product: "auto" as "tensor" (cuda.gemm where its tensor cores
--- take the product, nn.lua's elsewhere), but only from nn.TENSOR_MIN_MACS multiply-adds. The
--- shapes are the MLP's first layer's at batch 128 (2^23.6: below) and 1024 (2^26.6: above), in
--- bf16, which an sm_90 GPU's tensor path takes; elsewhere cuda.gemm_kernel says "simt" and every
--- mode but "library" keeps nn.lua's.
+-- take the product), but only from nn.TENSOR_MIN_MACS multiply-adds, and nn.lua's tensor-core
+-- kernel for the rest, as "mma", where it is compiled (else nn.lua's SIMT one). The shapes are
+-- the MLP's first layer's at batch 128 (2^23.6: below) and 1024 (2^26.6: above), in bf16, which
+-- an sm_90 GPU's tensor path takes; elsewhere cuda.gemm_kernel says "simt" and every mode but
+-- "library" keeps nn.lua's. f32 products never go to nn.lua's tensor-core kernel.
 h.test("auto sends a product to the tensor cores only when it is large enough", function()
   local function arrays(m, n, kk)
     return cuda.device_array({m, kk}, "bf16"), cuda.device_array({kk, n}, "bf16"),
@@ -620,16 +632,24 @@ h.test("auto sends a product to the tensor cores only when it is large enough", 
     local tensor = cuda.gemm_kernel(A, B, C) == "tensor"
     if sm90 then h.check(tensor, string.format("sm_90 takes %dx%dx%d on tensor cores", m, n, kk)) end
     local big = m * n * kk >= nn.TENSOR_MIN_MACS
+    local own = k.gemm_mma and "mma" or "nn" -- nn.lua's bf16 products in "mma" and "auto"
     local want = {nn = "nn", library = "library", tensor = tensor and "library" or "nn",
-                  auto = tensor and big and "library" or "nn", mma = "nn"}
+                  auto = tensor and big and "library" or own, mma = own}
     for mode, expected in pairs(want) do
       local net = nn.net(k, {sizes = {4, 2}, dtype = "bf16", batch = 1, seed = 1, gemm = mode})
       h.eq(net:gemm_for(nil, A, B, C, m, n, kk, 0, 0), expected,
            string.format("%s for %dx%dx%d", mode, m, n, kk))
     end
+    local A32, B32, C32 = cuda.device_array({m, kk}), cuda.device_array({kk, n}),
+                          cuda.device_array({m, n})
+    for _, mode in ipairs({"mma", "auto", "nn"}) do
+      local net = nn.net(k, {sizes = {4, 2}, dtype = "f32", batch = 1, seed = 1, gemm = mode})
+      h.eq(net:gemm_for(nil, A32, B32, C32, m, n, kk, 0, 0), "nn",
+           string.format("%s for %dx%dx%d in f32", mode, m, n, kk))
+    end
     if sm90 then
       local net = nn.net(k, {sizes = {4, 2}, dtype = "bf16", batch = 1, seed = 1, gemm = "auto"})
-      h.eq(net:gemm_for(nil, A, B, C, m, n, kk, 0, 0), big and "library" or "nn",
+      h.eq(net:gemm_for(nil, A, B, C, m, n, kk, 0, 0), big and "library" or "mma",
            string.format("auto on sm_90 for %dx%dx%d", m, n, kk))
     end
   end
