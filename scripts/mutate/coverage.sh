@@ -93,11 +93,17 @@ while IFS=$'\t' read -r name command; do
   # a mutant's build must relink for this test (shared libraries and modules are added by mutate.sh).
   gcdas=$(find "$build" -name '*.gcda')
   targets=$(printf '%s\n' "$gcdas" | sed -n 's|.*CMakeFiles/\([^/]*\)\.dir/.*|\1|p' | sort -u)
+  # The test's own program too, where the build makes it: one whose objects leave no coverage
+  # data (examples/c/interop_runtime.cu, compiled by nvcc) must still be built for the test.
+  exe=$(basename "${command%% *}")
+  if find "$build" -type d -name "$exe.dir" -path '*/CMakeFiles/*' | grep -q .; then
+    targets=$(printf '%s\n%s\n' "$targets" "$exe" | sed '/^$/d' | sort -u)
+  fi
   if [ -n "$gcdas" ]; then
     (cd "$records" && printf '%s\n' "$gcdas" | nice -n 19 xargs gcov --json-format --stdout 2> /dev/null) |
       python3 "$covmap" collect "$src" "$records/$name.cov" $targets
   else
-    python3 "$covmap" collect "$src" "$records/$name.cov" < /dev/null
+    python3 "$covmap" collect "$src" "$records/$name.cov" $targets < /dev/null
   fi
   printf '%s\t%s\t%s\t%s\n' "$name" "$status" "$secs" "$command" >> "$records/tests.new"
   echo "coverage.sh: $name $status ${secs}s ($(grep -c '^X ' "$records/$name.cov") files executed)"
