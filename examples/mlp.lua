@@ -241,7 +241,7 @@ local function gemm_bench()
   -- each precision on nn.lua's GEMM and on cuda.gemm (the f32 rows first, as before)
   for _, dt in ipairs(o.precision) do
     local kernels = {"nn", "library"} -- and nn.lua's tensor-core kernel where it takes dt
-    if k.gemm_mma and dt ~= "f32" then table.insert(kernels, 2, "mma") end
+    if nn.mma_takes(k, dt) then table.insert(kernels, 2, "mma") end
     for _, kernel in ipairs(kernels) do
       for _, sh in ipairs(shapes) do
         local m, n, kk, ta, tb, what = table.unpack(sh)

@@ -214,6 +214,7 @@ end
 
 M.TILES = G.TILES
 M.work = G.work
+M.mma_takes = G.mma_takes
 
 -- The launch of C = op(A) op(B) with epilogue epi on stream s: nn_gemm.lua's M.gemm (o: bias,
 -- mask, ones, sms, work, mma).
@@ -372,11 +373,8 @@ M.TENSOR_MIN_MACS = 1 << 25
 -- epochs at batch 128 in 1.79 ms against 1.92 on the SIMT kernel (6 Dec).
 function Net:gemm_for(s, A, B, C, m, n, kk, ta, tb)
   if self.gemm == "library" then return "library" end
-  local own = "nn"
-  if (self.gemm == "mma" or self.gemm == "auto") and self.k.gemm_mma
-     and (C.dtype == "f16" or C.dtype == "bf16") then
-    own = "mma"
-  end
+  local own = (self.gemm == "mma" or self.gemm == "auto") and G.mma_takes(self.k, C.dtype)
+              and "mma" or "nn"
   if self.gemm == "nn" or self.gemm == "mma" then return own end
   if self.gemm == "auto" and m * n * kk < M.TENSOR_MIN_MACS then return own end
   local kernel = cuda.gemm_kernel(A, B, C, {trans_a = ta == 1, trans_b = tb == 1, stream = s})

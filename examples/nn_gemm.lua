@@ -475,6 +475,12 @@ local function dummy(k, dt)
   return k.dummies[dt]
 end
 
+-- Whether the tensor-core kernel takes products stored in dtype: f16 and bf16, where it is
+-- compiled (k.gemm_mma: a GPU of sm_80 or later).
+function M.mma_takes(k, dtype)
+  return k.gemm_mma ~= nil and (dtype == "f16" or dtype == "bf16")
+end
+
 -- The launch of C = op(A) op(B) (m x n, inner size kk) with epilogue bits epi on stream s (bits 1
 -- bias, 2 ReLU, 4 mask as the preamble's epilogue; 8 appends a row of ones to op(A), whose
 -- output row, the column sums of op(B), goes to o.ones). o: bias, mask, ones (arrays of C's
@@ -492,7 +498,7 @@ function M.gemm(k, s, A, B, C, m, n, kk, ta, tb, epi, o)
   local sms, dt = o.sms or 132, C.dtype
   local mx = m + (epi & 8 ~= 0 and 1 or 0)
   local size
-  if o.mma and k.gemm_mma and (dt == "f16" or dt == "bf16") then
+  if o.mma and M.mma_takes(k, dt) then
     size = "mma"
   else
     local large = M.TILES.large
