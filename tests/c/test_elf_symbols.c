@@ -17,11 +17,21 @@
 ** .symtab, .strtab, then the section headers [0] null, [1] .data, [2] .symtab, [3] .strtab,
 ** [4] .bss (NOBITS). The string table's last name, "lastvar", has no NUL: the table ends inside
 ** it. */
-enum { DATA_OFF = 64, DATA_SIZE = 32, SYMS_OFF = 96, NSYMS = 10, STR_OFF = SYMS_OFF + NSYMS * 24 };
+enum {
+  DATA_OFF = 64,
+  DATA_SIZE = 32,
+  SYMS_OFF = 96,
+  NSYMS = 10,
+  STR_OFF = SYMS_OFF + NSYMS * sizeof(Elf64_Sym)
+};
 static const char STRINGS[] = "\0cj_var\0undef_sym\0tls_shared_a\0tls_shared_b\0other_tls\0"
                               "twice\0_ZN2ns3varE\0lastvar";
 enum { STR_SIZE = sizeof STRINGS - 1 }; /* without the literal's own NUL: "lastvar" is cut */
-enum { SH_OFF = (STR_OFF + STR_SIZE + 7) / 8 * 8, NSECT = 5, IMAGE = SH_OFF + NSECT * 64 };
+enum {
+  SH_OFF = (STR_OFF + STR_SIZE + 7) / 8 * 8,
+  NSECT = 5,
+  IMAGE = SH_OFF + NSECT * sizeof(Elf64_Shdr)
+};
 
 typedef struct {
   unsigned char bytes[IMAGE];
@@ -66,7 +76,7 @@ static void build(image *im) {
       .sh_type = SHT_PROGBITS, .sh_addr = 0x1000, .sh_offset = DATA_OFF, .sh_size = DATA_SIZE};
   im->sh[2] = (Elf64_Shdr){.sh_type = SHT_SYMTAB,
                            .sh_offset = SYMS_OFF,
-                           .sh_size = NSYMS * 24,
+                           .sh_size = NSYMS * sizeof(Elf64_Sym),
                            .sh_link = 3,
                            .sh_entsize = sizeof(Elf64_Sym)};
   im->sh[3] = (Elf64_Shdr){.sh_type = SHT_STRTAB, .sh_offset = STR_OFF, .sh_size = STR_SIZE};
@@ -143,7 +153,7 @@ Test(elf_symbols, not_elf64_or_cut_short) {
   cr_assert_eq(cj_elf_defines(NULL, IMAGE, "cj_var"), -1);
   cr_assert_eq(cj_elf_defines(im.bytes, IMAGE, NULL), -1);
   cr_assert_eq(cj_elf_defines(im.bytes, sizeof(Elf64_Ehdr) - 1, "cj_var"), -1, "a header cut");
-  cr_assert_eq(cj_elf_defines(im.bytes, SH_OFF + 3 * 64, "cj_var"), -1,
+  cr_assert_eq(cj_elf_defines(im.bytes, SH_OFF + 3 * sizeof(Elf64_Shdr), "cj_var"), -1,
                "the section headers cut (the fourth, .strtab's, missing)");
   cr_assert_eq(cj_elf_defines(im.bytes, SH_OFF, "cj_var"), -1, "cut before the section headers");
   cr_assert_eq(cj_elf_tls_bytes(im.bytes, SH_OFF, "tls_"), -1);
