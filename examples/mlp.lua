@@ -45,7 +45,7 @@ local SPEC = {
   precision = {"f32", "f16", "bf16"}, exec = {"graph", "launch"}, optimizer = "sgd", lr = 0,
   momentum = 0.9, weight_decay = 5e-4, schedule = "cosine", decay = 0.4, warmup = 1, shift = 1,
   seed = 1, train_limit = 0, chart = "", init_out = "", gemm = false, gemm_size = 4096,
-  gemm_reps = 0, check = false, quiet = false, gemm_kernel = "auto",
+  gemm_reps = 0, check = false, quiet = false, gemm_kernel = "auto", pdl = "auto",
 }
 local USAGE = [==[
 usage: cujit mlp.lua [--data mnist5k|fashion|synthetic|DIR] [--data-dir DIR] [--epochs N]
@@ -60,6 +60,8 @@ usage: cujit mlp.lua [--data mnist5k|fashion|synthetic|DIR] [--data-dir DIR] [--
          [--gemm-kernel auto|nn|library|tensor|mma (auto: for f16 and bf16 cuda.gemm's tensor
           cores for large products, nn.lua's mma.sync kernel for the rest; nn for f32;
           mma: nn.lua's GEMM, f16 and bf16 on its mma.sync kernel)]
+         [--pdl auto|on|off (a step's kernels launched with programmatic dependent launch, each
+          starting while the one before it ends; auto: on a GPU of sm_90 or newer)]
   --init-out writes the initial weights for scripts/bench/mlp_torch.py --init]==]
 
 -- Options, checked: every value in range, every list entry known.
@@ -99,6 +101,9 @@ local function options(argv)
   local kernels = {auto = true, nn = true, library = true, tensor = true, mma = true}
   if not kernels[o.gemm_kernel] then
     error("--gemm-kernel: " .. o.gemm_kernel .. " is not auto, nn, library, tensor or mma", 0)
+  end
+  if o.pdl ~= "auto" and o.pdl ~= "on" and o.pdl ~= "off" then
+    error("--pdl: " .. tostring(o.pdl) .. " is not auto, on or off", 0)
   end
   return o
 end
@@ -146,6 +151,9 @@ do
   ok, err = pcall(options, {"--gemm-reps", "0.5"})
   S.check(not ok and err:find("--gemm-reps: 0.5 is not a positive integer", 1, true),
           "arguments: a fractional --gemm-reps is refused")
+  ok, err = pcall(options, {"--pdl", "yes"})
+  S.check(not ok and err:find("--pdl: yes is not auto, on or off", 1, true),
+          "arguments: an unknown --pdl is refused")
   ok, err = pcall(options, {"--schedule", "step"})
   S.check(not ok and err:find("step is not cosine or constant", 1, true),
           "arguments: an unknown schedule is refused")
@@ -178,6 +186,13 @@ local k = nn.kernels(S.options(), S.compile_only and {"f32", "f16", "bf16"} or d
 local function gemm_kernel(precision)
   if o.gemm_kernel ~= "auto" then return o.gemm_kernel end
   return precision == "f32" and "nn" or "auto"
+end
+
+-- Whether a step's kernels are launched with programmatic dependent launch: --pdl, or (auto) on
+-- a GPU of sm_90 or newer (cujit refuses it on older ones; on the CPU device it changes nothing).
+local function pdl()
+  if o.pdl ~= "auto" then return o.pdl == "on" end
+  return not on_cpu and (info.cc_major or 0) >= 9
 end
 S.host_checks_done()
 
@@ -344,7 +359,7 @@ local function train_run(precision, exec, batch)
                          warmup = math.floor(o.warmup * steps + 0.5),
                          total_steps = steps * o.epochs, shift = o.shift,
                          decay_steps = math.floor(o.decay * steps * o.epochs + 0.5),
-                         gemm = gemm_kernel(precision)})
+                         gemm = gemm_kernel(precision), pdl = pdl()})
   if o.init_out ~= "" and not init_written then -- every run starts from these (the same seed)
     H.write_weights(o.init_out, net:weights())
     init_written = true
@@ -412,11 +427,12 @@ for _, batch in ipairs(o.batch) do
       local ms = typical_ms(r.epoch_ms)
       print(string.format("RESULT data=%s precision=%s exec=%s batch=%d epochs=%d train_n=%d "
                           .. "optimizer=%s lr=%g test_acc=%.4f train_acc=%.4f loss=%.5f "
-                          .. "epoch_ms=%.3f step_us=%.2f skipped=%d gemm=%s", o.data, precision,
+                          .. "epoch_ms=%.3f step_us=%.2f skipped=%d gemm=%s pdl=%s", o.data,
+                          precision,
                           exec, batch, o.epochs, train.n, o.optimizer, lr_for(batch),
                           r.test_acc[o.epochs], r.train_acc[o.epochs], r.loss[o.epochs], ms,
                           ms * 1e3 / ((train.n + batch - 1) // batch), r.skipped,
-                          gemm_kernel(precision)))
+                          gemm_kernel(precision), pdl() and "on" or "off"))
       if exec == o.exec[1] then
         local loss = {}
         local top = math.max(table.unpack(r.loss))

@@ -187,7 +187,8 @@ local KERNELS = {
 ]==]},
 }
 
--- Compiles every kernel (options as cuda.jit takes them; arch = "sm_90" compiles without a GPU).
+-- Compiles every kernel (options as cuda.jit takes them; arch = "sm_90" compiles without a GPU),
+-- each body after G.ENTRY (a net's launches with pdl may start before the kernel before ends).
 -- The generic ones are compiled for each dtype in `dtypes` now, so that none compiles in the
 -- middle of a timed run. The tensor-core GEMM (gemm_mma) exists for a GPU of sm_80 or later only
 -- (the CPU device runs no PTX, and mma.sync's bf16 needs sm_80) and compiles at its first use.
@@ -199,7 +200,7 @@ function M.kernels(options, dtypes)
     for key, v in pairs(extra or {}) do o[key] = v end
     return o
   end
-  for name, def in pairs(KERNELS) do k[name] = cuda.jit(def[1], def[2], with()) end
+  for name, def in pairs(KERNELS) do k[name] = cuda.jit(def[1], G.ENTRY .. def[2], with()) end
   local arch = (options or {}).arch or cuda.device().arch
   local sm = tonumber(tostring(arch):match("^sm_(%d+)"))
   local function jit(signature, body, extra) return cuda.jit(signature, body, with(extra)) end
@@ -252,6 +253,9 @@ Net.__index = Net
 -- augmentation's radius in pixels, the images `width` pixels a row, 28 by default; the moves
 -- are the codes in the data's `shifts`, nn_host.shift_codes). grad: the array the gradients are
 -- to live in (M.layout's size, the net's dtype; a data-parallel trainer's slice), else the net's.
+-- pdl = true launches every kernel of a step with programmatic dependent launch (each may start
+-- while the one before it ends; G.ENTRY): a GPU of sm_90 or newer (cujit refuses it on older
+-- ones) or the CPU device (where it changes nothing).
 -- Layer l's weights are stored fan_in x fan_out, so the forward pass is X * W.
 function M.net(k, cfg)
   local self = setmetatable({k = k, sizes = cfg.sizes, dtype = cfg.dtype, batch = cfg.batch,
@@ -261,10 +265,14 @@ function M.net(k, cfg)
                              schedule = cfg.schedule or "constant", warmup = cfg.warmup or 0,
                              total_steps = cfg.total_steps or 0, shift = cfg.shift or 0,
                              decay_steps = cfg.decay_steps or cfg.total_steps or 0,
-                             width = cfg.width or 28, gemm = cfg.gemm or "nn"}, Net)
+                             width = cfg.width or 28, gemm = cfg.gemm or "nn",
+                             pdl = cfg.pdl or nil}, Net)
   local gemms = {nn = true, library = true, tensor = true, auto = true, mma = true}
   if not gemms[self.gemm] then
     error("gemm " .. tostring(self.gemm) .. " is not nn, library, tensor, auto or mma", 2)
+  end
+  if cfg.pdl ~= nil and type(cfg.pdl) ~= "boolean" then
+    error("pdl must be true or false, not " .. tostring(cfg.pdl), 2)
   end
   if self.schedule ~= "constant" and self.schedule ~= "cosine" then
     error("schedule " .. tostring(self.schedule) .. " is not constant or cosine", 2)
@@ -388,7 +396,8 @@ function Net:product(s, A, B, C, bias, mask, m, n, kk, ta, tb, epi)
     M.library_gemm(s, A, B, C, bias, mask, ta, tb, epi)
   else
     M.gemm(self.k, s, A, B, C, m, n, kk, ta, tb, epi,
-           {bias = bias, mask = mask, sms = self.sms, work = self.work, mma = gemm == "mma"})
+           {bias = bias, mask = mask, sms = self.sms, work = self.work, mma = gemm == "mma",
+            pdl = self.pdl})
   end
 end
 
@@ -403,7 +412,7 @@ function Net:forward(ws, s, want_grad, stats, state)
                  0, l < n and 3 or 1)
     input = ws.h[l]
   end
-  k.xent[{blocks(ws.rows, 128, M.XENT_BLOCKS), 128, stream = s}](
+  k.xent[{blocks(ws.rows, 128, M.XENT_BLOCKS), 128, stream = s, pdl = self.pdl}](
     ws.h[n], ws.y, ws.dz[n], self.amp, stats or self.stats, state or self.state, self.parts,
     self.xent_done, ws.rows, self.layers[n].fout, want_grad and 1 or 0)
 end
@@ -422,11 +431,12 @@ function Net:backward(ws, s)
       M.library_gemm(s, input, ws.dz[l], W.grad, nil, nil, 1, 0, 0)
       -- 32 rows of lanes a block, each lane walking rows / 32 rows (with 8, ncu timed 16 us at
       -- batch 1024 on an H200; the step's time did not move measurably with 32)
-      k.colsum[{grid = blocks(L.fout, 32), block = {32, 32}, stream = s}](ws.dz[l], b.grad,
-                                                                          ws.rows, L.fout)
+      k.colsum[{grid = blocks(L.fout, 32), block = {32, 32}, stream = s, pdl = self.pdl}](
+        ws.dz[l], b.grad, ws.rows, L.fout)
     else
       M.gemm(k, s, input, ws.dz[l], W.grad, L.fin, L.fout, ws.rows, 1, 0, 8,
-             {ones = b.grad, sms = self.sms, work = self.work, mma = gemm == "mma"})
+             {ones = b.grad, sms = self.sms, work = self.work, mma = gemm == "mma",
+              pdl = self.pdl})
     end
     if l > 1 then                                                         -- dZ' = dZ W^T . [H > 0]
       self:product(s, ws.dz[l], W.w, ws.dz[l - 1], nil, ws.h[l - 1], ws.rows, L.fin, L.fout, 0, 1,
@@ -443,9 +453,9 @@ function Net:update(s)
   if self.dtype == "f64" then error("f64 nets are for gradient checks; train in f32 or f16", 2) end
   local n = f.master.size
   if self.dtype == "f16" then
-    k.check_finite[{blocks(n, 256, 256), 256, stream = s}](f.grad, self.flag, n)
+    k.check_finite[{blocks(n, 256, 256), 256, stream = s, pdl = self.pdl}](f.grad, self.flag, n)
   end
-  k.update[{blocks(n, 256, 1024), 256, stream = s}](
+  k.update[{blocks(n, 256, 1024), 256, stream = s, pdl = self.pdl}](
     f.master, f.w, f.grad, f.m1, f.m2 or f.m1, self.amp, self.flag, self.state, self.clock,
     self.rate, self.update_done, self.lr, self.warmup, self.total_steps, self.decay_steps,
     self.schedule == "cosine" and 1 or 0, self.weight_decay, self.momentum or 0, 0.9, 0.999,
@@ -455,7 +465,7 @@ end
 -- One training step on the batch that data.order and the device's step counter name.
 function Net:step(data, s)
   local ws = self.ws
-  self.k.gather[{blocks(ws.rows * self.sizes[1], 256, 1024), 256, stream = s}](
+  self.k.gather[{blocks(ws.rows * self.sizes[1], 256, 1024), 256, stream = s, pdl = self.pdl}](
     data.images, data.labels, data.order, data.shifts, self.state, ws.x, ws.y, ws.rows,
     self.sizes[1], self.width, self.shift, self.mean, 1 / self.std)
   self:forward(ws, s, true)

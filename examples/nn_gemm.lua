@@ -216,13 +216,22 @@ __device__ __forceinline__ void gemm_tile(const T *A, const T *B, T *C, const T 
 }
 ]==]
 
--- A kernel's body: its shared tiles, then its tile function for the launch's transposes, which
--- are template arguments (each of the four cases gets its own simple addressing; as run-time
--- branches they cost the large SIMT tile 50 more registers).
+-- The first statements of every kernel of nn.lua and of this file. Launched with programmatic
+-- dependent launch (pdl = true: M.gemm's o.pdl, nn.lua's nets with pdl) a kernel may start while
+-- the kernel before it on the stream still runs: it waits for that one to end (and for its
+-- memory) before it reads or writes anything, then lets the kernel after it start at once, so
+-- that kernel's launch overlaps this one's run instead of following it. (The driver launches the
+-- next kernel only once every block of this one has said so or ended, so its waiting blocks never
+-- keep this one's from the SMs.) Without pdl, on older GPUs and on the CPU device both do nothing.
+M.ENTRY = "  cudaGridDependencySynchronize();\n  cudaTriggerProgrammaticLaunchCompletion();\n"
+
+-- A kernel's body: M.ENTRY, its shared tiles, then its tile function for the launch's
+-- transposes, which are template arguments (each of the four cases gets its own simple
+-- addressing; as run-time branches they cost the large SIMT tile 50 more registers).
 local function dispatch(shared, tile)
   local call = tile .. "<%d, %d>(A, B, C, bias, mask, ones, M, N, K, epi, partial, counters, "
                .. "splits, As, Bs);"
-  return shared .. string.format([==[
+  return M.ENTRY .. shared .. string.format([==[
   if (ta) {
     if (tb) %s
     else %s
@@ -486,7 +495,8 @@ end
 -- output row, the column sums of op(B), goes to o.ones). o: bias, mask, ones (arrays of C's
 -- dtype where their bit is set), sms (132 by default: the tile choice), work (M.work: split k
 -- allowed), mma (f16 and bf16 on the tensor-core kernel, where k.gemm_mma is compiled: nn.lua's
--- nets ask for it in their "mma" and "auto" modes). Otherwise large SIMT tiles once there are
+-- nets ask for it in their "mma" and "auto" modes), pdl (launched with programmatic dependent
+-- launch, M.ENTRY: an sm_90 GPU or the CPU device). Otherwise large SIMT tiles once there are
 -- at least `sms` of them. When the tiles still leave SMs idle and k is long (the first layer's 784,
 -- weight gradients at batch 1024), k is split over up to 8 blocks (each of 128 or more of k)
 -- when the work space has room: a long k loop of few blocks is bound by the latency of its
@@ -519,7 +529,7 @@ function M.gemm(k, s, A, B, C, m, n, kk, ta, tb, epi, o)
   local partial = splits > 1 and work.partial or dummy(k, "f32")
   local counters = splits > 1 and work.counters or dummy(k, "i32")
   local none = dummy(k, dt)
-  k["gemm_" .. size][{grid = {gx, gy, splits}, block = threads, stream = s}](
+  k["gemm_" .. size][{grid = {gx, gy, splits}, block = threads, stream = s, pdl = o.pdl or nil}](
     A, B, C, o.bias or none, o.mask or none, o.ones or none, m, n, kk, ta, tb, epi, partial,
     counters, splits)
   return size, splits

@@ -454,10 +454,10 @@ local data = synthetic()
 
 -- Trains 200 steps; exec "launch" or "graph" (first step launched, then captured and replayed).
 -- Returns the last epoch's mean loss, the net, and the accuracy on the whole set.
-local function train(dtype, exec, optimizer, lr, gemm)
+local function train(dtype, exec, optimizer, lr, gemm, pdl)
   local net = nn.net(k, {sizes = {64, 32, 32, 10}, dtype = dtype, batch = 32, seed = 11,
                          max_steps = 20, optimizer = optimizer, lr = lr, momentum = 0.9,
-                         gemm = gemm})
+                         gemm = gemm, pdl = pdl})
   local next_order = H.shuffler(7, 640)
   local graph
   for _ = 1, 10 do
@@ -565,6 +565,70 @@ h.test("mma: f16 and bf16 nets run on the tensor-core kernel and end within 0.02
   end)
   k.gemm_mma = real
   if not ok then error(err, 0) end
+end)
+
+-- pdl = true: every kernel of a step launched with programmatic dependent launch (nn_gemm.lua's
+-- ENTRY makes each wait for the kernel before it, which lets it start at once). Each launch's
+-- configuration is seen by a stand-in for every kernel of k that passes the launch on. On a GPU
+-- of sm_90 the kernels really overlap, so a kernel that touched memory before its wait would
+-- show here as a difference from the same training without pdl, which must end on exactly the
+-- same weights (the kernels' sums are in fixed orders), as launches and as graph replays.
+local function watching(fn)
+  local seen, real = {}, {}
+  for name, kernel in pairs(k) do
+    if name ~= "dummies" then -- nn_gemm.lua's stand-in arguments, not a kernel
+      real[name] = kernel
+      k[name] = setmetatable({}, {__index = function(_, config)
+        local n = seen[name] or {pdl = 0, plain = 0, other = 0}
+        seen[name] = n
+        local key = config.pdl == true and "pdl" or config.pdl == nil and "plain" or "other"
+        n[key] = n[key] + 1
+        return kernel[config]
+      end})
+    end
+  end
+  local ok, loss, net = pcall(fn)
+  for name, kernel in pairs(real) do k[name] = kernel end
+  if not ok then error(loss, 0) end
+  return seen, loss, net
+end
+
+h.test("pdl: every launch of a step carries it, and training ends exactly where it does without",
+       function()
+  local d = cuda.device()
+  if d.arch ~= "cpu" and d.cc_major < 9 then
+    h.raises("sm_90", train, "f16", "launch", "sgd", 0.05, "auto", true)
+    return
+  end
+  h.raises("pdl must be true or false, not on", nn.net, k,
+           {sizes = {4, 2}, dtype = "f32", batch = 1, seed = 1, pdl = "on"})
+  for _, exec in ipairs({"launch", "graph"}) do
+    local plain, l0, net0 = watching(function() return train("f16", exec, "sgd", 0.05, "auto") end)
+    local seen, l1, net1 = watching(function()
+      return train("f16", exec, "sgd", 0.05, "auto", true)
+    end)
+    for name, n in pairs(plain) do
+      h.eq(n.pdl + n.other, 0, exec .. ": without pdl no launch of " .. name .. " names it")
+    end
+    -- f16: the overflow check runs too; the GEMMs are nn.lua's (gemm_mma on a GPU)
+    for _, name in ipairs({"gather", "xent", "check_finite", "update"}) do
+      h.check(seen[name] and seen[name].pdl > 0, exec .. ": " .. name .. " launched with pdl")
+    end
+    h.check((seen.gemm_small or seen.gemm_mma or {pdl = 0}).pdl > 0, exec .. ": GEMMs with pdl")
+    for name, n in pairs(seen) do
+      -- only the net's set-up (round_to) and the evaluation's gather are not a step's launches
+      local outside = ({round_to = 1, gather = 1})[name] or 0
+      h.eq(n.plain, outside, exec .. ": " .. name .. "'s launches without pdl")
+      h.eq(n.other, 0, exec .. ": " .. name .. ": pdl is true or absent")
+    end
+    h.eq(l1, l0, exec .. ": the loss with pdl and without")
+    for l, L in ipairs(net0.layers) do
+      for j, p in ipairs(L.params) do
+        h.same(net1.layers[l].params[j].master:copy_to_host(), p.master:copy_to_host(), nil,
+               string.format("%s: layer %d %s with pdl and without", exec, l, p.name))
+      end
+    end
+  end
 end)
 
 h.test("f16 on cuda.gemm ends within 0.02 of f32's loss; graph replays match launches", function()
