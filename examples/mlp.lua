@@ -61,7 +61,8 @@ usage: cujit mlp.lua [--data mnist5k|fashion|synthetic|DIR] [--data-dir DIR] [--
           cores for large products, nn.lua's mma.sync kernel for the rest; nn for f32;
           mma: nn.lua's GEMM, f16 and bf16 on its mma.sync kernel)]
          [--pdl auto|on|off (a step's kernels launched with programmatic dependent launch, each
-          starting while the one before it ends; auto: on a GPU of sm_90 or newer)]
+          starting while the one before it ends; auto: f16 and bf16 on nn.lua's mma.sync
+          kernel, on a GPU of sm_90 or newer)]
   --init-out writes the initial weights for scripts/bench/mlp_torch.py --init]==]
 
 -- Options, checked: every value in range, every list entry known.
@@ -188,11 +189,18 @@ local function gemm_kernel(precision)
   return precision == "f32" and "nn" or "auto"
 end
 
--- Whether a step's kernels are launched with programmatic dependent launch: --pdl, or (auto) on
--- a GPU of sm_90 or newer (cujit refuses it on older ones; on the CPU device it changes nothing).
-local function pdl()
+-- Whether a precision's steps launch their kernels with programmatic dependent launch: --pdl,
+-- or (auto) for f16 and bf16 nets on nn.lua's tensor-core kernel (--gemm-kernel auto or mma) on
+-- a GPU of sm_90 or newer (cujit refuses pdl on older ones; on the CPU device it changes
+-- nothing). On an H100 (6 Dec, graphs, two runs each) it took those nets' epochs at batch 128 from
+-- 1.767-1.803 to 1.735-1.776 ms (bf16) and 1.868-1.882 to 1.803-1.818 (f16), and left batch 1024
+-- as it was (0.354-0.372 both ways), but slowed every net on the SIMT kernel: f32 from 1.754 to
+-- 1.945-1.965 ms at batch 128 and from 0.397-0.402 to 0.490-0.496 at 1024.
+local function pdl(precision)
   if o.pdl ~= "auto" then return o.pdl == "on" end
-  return not on_cpu and (info.cc_major or 0) >= 9
+  local kernel = gemm_kernel(precision)
+  return precision ~= "f32" and (kernel == "auto" or kernel == "mma") and not on_cpu
+         and (info.cc_major or 0) >= 9
 end
 S.host_checks_done()
 
@@ -359,7 +367,7 @@ local function train_run(precision, exec, batch)
                          warmup = math.floor(o.warmup * steps + 0.5),
                          total_steps = steps * o.epochs, shift = o.shift,
                          decay_steps = math.floor(o.decay * steps * o.epochs + 0.5),
-                         gemm = gemm_kernel(precision), pdl = pdl()})
+                         gemm = gemm_kernel(precision), pdl = pdl(precision)})
   if o.init_out ~= "" and not init_written then -- every run starts from these (the same seed)
     H.write_weights(o.init_out, net:weights())
     init_written = true
@@ -432,7 +440,7 @@ for _, batch in ipairs(o.batch) do
                           exec, batch, o.epochs, train.n, o.optimizer, lr_for(batch),
                           r.test_acc[o.epochs], r.train_acc[o.epochs], r.loss[o.epochs], ms,
                           ms * 1e3 / ((train.n + batch - 1) // batch), r.skipped,
-                          gemm_kernel(precision), pdl() and "on" or "off"))
+                          gemm_kernel(precision), pdl(precision) and "on" or "off"))
       if exec == o.exec[1] then
         local loss = {}
         local top = math.max(table.unpack(r.loss))
