@@ -39,6 +39,8 @@ s.send('_PROMPT = "lua$ " _PROMPT2 = "more$ "\n')
 s.expect("_PROMPT is the new prompt", r"^lua\$ ")
 s.send("function h()\n")
 s.expect("_PROMPT2 is the new continuation prompt", r"^more\$ ")
+if not s.wait_for_input(r"more\$ $"):  # a ^D before libedit's raw mode is lost (pty_session.py)
+    fail("no continuation prompt waiting for a key: " + s.describe())
 s.send("\x04")
 s.expect("Ctrl-D at the continuation prompt: Lua's error for the unfinished statement",
          r"'end' expected near <eof>")
