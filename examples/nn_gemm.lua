@@ -286,21 +286,37 @@ static_assert(IT >= 1 && JT >= 1 && IT * 16 * WM == BM && JT * 8 * WN == BN && B
               "warps must tile the block's tile in m16n8k16 pieces");
 static_assert(QA >= 1 && QB >= 1 && QA * MNT * 8 == BM * BK && QB * MNT * 8 == BN * BK,
               "16-byte loads must divide the tiles evenly");
-// Elements pos..pos + 7 of line `line` of X, stored `len` elements a line (len a multiple of 8,
-// X 16-byte aligned): zeros past `lines` or `len`; with ones = 1 the line just past the last
-// reads ones, with ones = 2 the position just past the last does (op(A)'s row of ones, A stored
-// k-major or m-major).
+// Elements pos..pos + 7 (pos a multiple of 8) of line `line` of X, stored `len` elements a
+// line: zeros past `lines` or `len`; with ones = 1 the line just past the last reads ones, with
+// ones = 2 the position just past the last does (op(A)'s row of ones, A stored k-major or
+// m-major). With `whole` (len a multiple of 8, X 16-byte aligned) one 16-byte load; otherwise
+// (the ten-wide layer's operands) eight 2-byte ones, each checked, all issued before any is used.
 template <class T>
-__device__ __forceinline__ uint4 chunk8(const T *X, int line, int pos, int lines, int len, int ones) {
-  if (line < lines && pos < len) return *reinterpret_cast<const uint4 *>(X + (size_t)line * len + pos);
+__device__ __forceinline__ uint4 chunk8(const T *X, int line, int pos, int lines, int len, int ones,
+                                        bool whole) {
   const unsigned short one = mma_kind<T>::bf16 ? 0x3F80 : 0x3C00;
-  uint4 v = make_uint4(0, 0, 0, 0);
-  if (ones == 1 && line == lines && pos < len) {
-    const unsigned two = one | (unsigned)one << 16;
-    v = make_uint4(two, two, two, two);
+  if (whole) {
+    if (line < lines && pos < len) return *reinterpret_cast<const uint4 *>(X + (size_t)line * len + pos);
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (ones == 1 && line == lines && pos < len) {
+      const unsigned two = one | (unsigned)one << 16;
+      v = make_uint4(two, two, two, two);
+    }
+    if (ones == 2 && pos == len && line < lines) v.x = one;
+    return v;
   }
-  if (ones == 2 && pos == len && line < lines) v.x = one;
-  return v;
+  unsigned short h[8];
+  const unsigned short *row = reinterpret_cast<const unsigned short *>(X) + (size_t)line * len;
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    const int p = pos + i;
+    const bool in = line < lines && p < len;
+    h[i] = in ? row[p]
+              : (ones == 1 && line == lines && p < len) || (ones == 2 && p == len && line < lines)
+                ? one : (unsigned short)0;
+  }
+  return make_uint4(h[0] | (unsigned)h[1] << 16, h[2] | (unsigned)h[3] << 16,
+                    h[4] | (unsigned)h[5] << 16, h[6] | (unsigned)h[7] << 16);
 }
 // Chunk e of a tile of R rows (m or n) by BK, k contiguous in shared memory: a chunk along k
 // (the operand stored k-contiguous) is one 16-byte store into its row, chunk e % (BK / 8) of row
@@ -327,9 +343,14 @@ __device__ __forceinline__ void mma_tile(const T *A, const T *B, T *C, const T *
   const int wm = warp / WN * (BM / WM), wn = warp % WN * (BN / WN);
   const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
   float acc[IT][JT][4] = {};
-  // Operands whose contiguous extent is a multiple of 8 (and 16-byte aligned) load 8 elements a
-  // time (one 16-byte load a chunk instead of eight 2-byte ones, each with its own bounds check:
-  // the scalar loads' instructions were most of the kernel's).
+  // A step's tiles load as chunks of 8 elements along the operand's contiguous extent into
+  // registers (the next step's while this one multiplies), and are stored to shared memory after
+  // it. Where that extent is a multiple of 8 (and the operand 16-byte aligned) a chunk is one
+  // 16-byte load (eight 2-byte ones, each with its own bounds check, were most of the kernel's
+  // instructions); elsewhere (the ten-wide layer's operands) eight 2-byte loads, all in flight
+  // at once: loaded element by element straight into shared memory, one load waited for after
+  // another, those products took 6-7.5 us against 5 for their 128-wide neighbours (ncu, an
+  // H100, batch 128).
   const bool va = (ta ? M : K) % 8 == 0 && (size_t)A % 16 == 0;
   const bool vb = (tb ? K : N) % 8 == 0 && (size_t)B % 16 == 0;
   uint4 qa[QA], qb[QB];
@@ -337,43 +358,28 @@ __device__ __forceinline__ void mma_tile(const T *A, const T *B, T *C, const T *
 #pragma unroll
     for (int l = 0; l < QA; l++) {
       const int e = tid + l * MNT;
-      if (va)
-        qa[l] = ta ? chunk8(A, k0 + e / (BM / 8), row0 + e % (BM / 8) * 8, K, M, 2)
-                   : chunk8(A, row0 + e / (BK / 8), k0 + e % (BK / 8) * 8, M, K, (epi & 8) ? 1 : 0);
+      qa[l] = ta ? chunk8(A, k0 + e / (BM / 8), row0 + e % (BM / 8) * 8, K, M, 2, va)
+                 : chunk8(A, row0 + e / (BK / 8), k0 + e % (BK / 8) * 8, M, K, (epi & 8) ? 1 : 0,
+                          va);
     }
 #pragma unroll
     for (int l = 0; l < QB; l++) {
       const int e = tid + l * MNT;
-      if (vb)
-        qb[l] = tb ? chunk8(B, col0 + e / (BK / 8), k0 + e % (BK / 8) * 8, N, K, 0)
-                   : chunk8(B, k0 + e / (BN / 8), col0 + e % (BN / 8) * 8, K, N, 0);
+      qb[l] = tb ? chunk8(B, col0 + e / (BK / 8), k0 + e % (BK / 8) * 8, N, K, 0, vb)
+                 : chunk8(B, k0 + e / (BN / 8), col0 + e % (BN / 8) * 8, K, N, 0, vb);
     }
   };
-  // The other operands (rare: the ten-wide layer's) load element by element here, straight into
-  // shared memory, without overlapping the step before.
-  auto store = [&](int buf, int k0) {
-    if (va) {
+  auto store = [&](int buf) {
 #pragma unroll
-      for (int l = 0; l < QA; l++) put8<BM>(As[buf], qa[l], !ta, tid + l * MNT);
-    } else {
-      for (int e = tid; e < BM * BK; e += MNT)
-        As[buf][ta ? e % BM : e / BK][ta ? e / BM : e % BK] =
-          a_at<ta>(A, row0 + (ta ? e % BM : e / BK), k0 + (ta ? e / BM : e % BK), M, K, epi);
-    }
-    if (vb) {
+    for (int l = 0; l < QA; l++) put8<BM>(As[buf], qa[l], !ta, tid + l * MNT);
 #pragma unroll
-      for (int l = 0; l < QB; l++) put8<BN>(Bs[buf], qb[l], tb, tid + l * MNT);
-    } else {
-      for (int e = tid; e < BN * BK; e += MNT)
-        Bs[buf][tb ? e / BK : e % BN][tb ? e % BK : e / BN] =
-          b_at<tb>(B, k0 + (tb ? e % BK : e / BN), col0 + (tb ? e / BK : e % BN), K, N);
-    }
+    for (int l = 0; l < QB; l++) put8<BN>(Bs[buf], qb[l], tb, tid + l * MNT);
   };
   auto pair = [](const T *p) { return *reinterpret_cast<const unsigned *>(p); };
   const int chunk = ((K + splits - 1) / splits + BK - 1) / BK * BK;
   const int kb = blockIdx.z * chunk, ke = min(K, kb + chunk);
   load(kb);
-  store(0, kb);
+  store(0);
   __syncthreads();
   int buf = 0;
   for (int k0 = kb; k0 < ke; k0 += BK) {
@@ -401,7 +407,7 @@ __device__ __forceinline__ void mma_tile(const T *A, const T *B, T *C, const T *
 #pragma unroll
         for (int j = 0; j < JT; j++) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
     }
-    if (more) store(buf ^ 1, k0 + BK);
+    if (more) store(buf ^ 1);
     __syncthreads();
     buf ^= 1;
   }
