@@ -45,7 +45,7 @@ local SPEC = {
   precision = {"f32", "f16", "bf16"}, exec = {"graph", "launch"}, optimizer = "sgd", lr = 0,
   momentum = 0.9, weight_decay = 5e-4, schedule = "cosine", decay = 0.4, warmup = 1, shift = 1,
   seed = 1, train_limit = 0, chart = "", init_out = "", gemm = false, gemm_size = 4096,
-  gemm_reps = 0, check = false, quiet = false, gemm_kernel = "auto", pdl = "auto",
+  gemm_reps = 0, check = false, quiet = false, gemm_kernel = "auto", pdl = "off",
 }
 local USAGE = [==[
 usage: cujit mlp.lua [--data mnist5k|fashion|synthetic|DIR] [--data-dir DIR] [--epochs N]
@@ -60,9 +60,8 @@ usage: cujit mlp.lua [--data mnist5k|fashion|synthetic|DIR] [--data-dir DIR] [--
          [--gemm-kernel auto|nn|library|tensor|mma (auto: for f16 and bf16 cuda.gemm's tensor
           cores for large products, nn.lua's mma.sync kernel for the rest; nn for f32;
           mma: nn.lua's GEMM, f16 and bf16 on its mma.sync kernel)]
-         [--pdl auto|on|off (a step's kernels launched with programmatic dependent launch, each
-          starting while the one before it ends; auto: f16 and bf16 on nn.lua's mma.sync
-          kernel, on a GPU of sm_90 or newer)]
+         [--pdl on|off (a step's kernels launched with programmatic dependent launch, each
+          starting while the one before it ends: a GPU of sm_90 or newer; default off)]
   --init-out writes the initial weights for scripts/bench/mlp_torch.py --init]==]
 
 -- Options, checked: every value in range, every list entry known.
@@ -103,8 +102,8 @@ local function options(argv)
   if not kernels[o.gemm_kernel] then
     error("--gemm-kernel: " .. o.gemm_kernel .. " is not auto, nn, library, tensor or mma", 0)
   end
-  if o.pdl ~= "auto" and o.pdl ~= "on" and o.pdl ~= "off" then
-    error("--pdl: " .. tostring(o.pdl) .. " is not auto, on or off", 0)
+  if o.pdl ~= "on" and o.pdl ~= "off" then
+    error("--pdl: " .. tostring(o.pdl) .. " is not on or off", 0)
   end
   return o
 end
@@ -152,8 +151,8 @@ do
   ok, err = pcall(options, {"--gemm-reps", "0.5"})
   S.check(not ok and err:find("--gemm-reps: 0.5 is not a positive integer", 1, true),
           "arguments: a fractional --gemm-reps is refused")
-  ok, err = pcall(options, {"--pdl", "yes"})
-  S.check(not ok and err:find("--pdl: yes is not auto, on or off", 1, true),
+  ok, err = pcall(options, {"--pdl", "auto"})
+  S.check(not ok and err:find("--pdl: auto is not on or off", 1, true),
           "arguments: an unknown --pdl is refused")
   ok, err = pcall(options, {"--schedule", "step"})
   S.check(not ok and err:find("step is not cosine or constant", 1, true),
@@ -189,19 +188,12 @@ local function gemm_kernel(precision)
   return precision == "f32" and "nn" or "auto"
 end
 
--- Whether a precision's steps launch their kernels with programmatic dependent launch: --pdl,
--- or (auto) for f16 and bf16 nets on nn.lua's tensor-core kernel (--gemm-kernel auto or mma) on
--- a GPU of sm_90 or newer (cujit refuses pdl on older ones; on the CPU device it changes
--- nothing). On an H100 (6 Dec, graphs, two runs each) it took those nets' epochs at batch 128 from
--- 1.767-1.803 to 1.735-1.776 ms (bf16) and 1.868-1.882 to 1.803-1.818 (f16), and left batch 1024
--- as it was (0.354-0.372 both ways), but slowed every net on the SIMT kernel: f32 from 1.754 to
--- 1.945-1.965 ms at batch 128 and from 0.397-0.402 to 0.490-0.496 at 1024.
-local function pdl(precision)
-  if o.pdl ~= "auto" then return o.pdl == "on" end
-  local kernel = gemm_kernel(precision)
-  return precision ~= "f32" and (kernel == "auto" or kernel == "mma") and not on_cpu
-         and (info.cc_major or 0) >= 9
-end
+-- Whether a step's kernels are launched with programmatic dependent launch (--pdl; cujit
+-- refuses it on a GPU older than sm_90, and on the CPU device it changes nothing). Off by default:
+-- on an H100 (6 Dec) it made the nets on the SIMT GEMM 11-25 % slower, and the f16 and bf16 nets
+-- on the mma kernel 2-4 % faster at batch 128 in one run and 3-7 % slower in the next (with the
+-- ten-wide layer's products faster), 2-3 % faster at batch 1024: no dependable gain.
+local function pdl() return o.pdl == "on" end
 S.host_checks_done()
 
 -- The GEMM benchmark ---------------------------------------------------------------------------
@@ -367,7 +359,7 @@ local function train_run(precision, exec, batch)
                          warmup = math.floor(o.warmup * steps + 0.5),
                          total_steps = steps * o.epochs, shift = o.shift,
                          decay_steps = math.floor(o.decay * steps * o.epochs + 0.5),
-                         gemm = gemm_kernel(precision), pdl = pdl(precision)})
+                         gemm = gemm_kernel(precision), pdl = pdl()})
   if o.init_out ~= "" and not init_written then -- every run starts from these (the same seed)
     H.write_weights(o.init_out, net:weights())
     init_written = true
@@ -440,7 +432,7 @@ for _, batch in ipairs(o.batch) do
                           exec, batch, o.epochs, train.n, o.optimizer, lr_for(batch),
                           r.test_acc[o.epochs], r.train_acc[o.epochs], r.loss[o.epochs], ms,
                           ms * 1e3 / ((train.n + batch - 1) // batch), r.skipped,
-                          gemm_kernel(precision), pdl(precision) and "on" or "off"))
+                          gemm_kernel(precision), pdl() and "on" or "off"))
       if exec == o.exec[1] then
         local loss = {}
         local top = math.max(table.unpack(r.loss))
