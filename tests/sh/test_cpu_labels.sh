@@ -14,7 +14,7 @@ if command -v python3 >/dev/null; then
   PYTHONDONTWRITEBYTECODE=1 python3 - "$CUJIT" "$(cd "$(dirname "$0")" && pwd)" >"$TMP/pty" 2>&1 <<'PY'
 import random, sys
 sys.path.insert(0, sys.argv[2])
-from pty_session import Session, fail, ok, verdict
+from pty_session import Session, ctrl_d_exits_0, fail, ok, verdict
 s = Session(sys.argv[1], {})
 s.expect("a prompt", r"^> ")
 name = "label_%d" % random.randint(1, 10**9)  # a fresh kernel: a compile, not a cache hit
@@ -26,8 +26,7 @@ if "NVRTC" in s.buf:
     fail("the note names NVRTC, which compiled nothing: " + s.buf[-300:])
 else:
     ok("no NVRTC in the note")
-s.send("\x04")
-s.finish()
+ctrl_d_exits_0(s, "the compile note's session")  # waits for libedit's raw mode (pty_session.py)
 verdict()
 PY
   rc=$?

@@ -148,7 +148,7 @@ if command -v python3 >/dev/null; then
   PYTHONDONTWRITEBYTECODE=1 python3 - "$CUJIT" "$TMP" "$here" "$hist_dev" <<'EOF' || fails=$((fails + 1))
 import os, stat, subprocess, sys, threading
 sys.path.insert(0, sys.argv[3])
-from pty_session import Session, fail, ok, verdict
+from pty_session import Session, ctrl_d_exits_0, fail, ok, verdict
 cujit, tmp, hist_dev = sys.argv[1], sys.argv[2], sys.argv[4]
 os.chdir(tmp)
 
@@ -177,8 +177,7 @@ s.send(":save save.link\n")
 s.expect(":save through a link", r"^saved 1 statement to save.link")
 s.send(":save adir\n")
 s.expect(":save to a directory is refused", r"'adir' is a directory")
-s.send("\x04")
-s.finish()
+ctrl_d_exits_0(s, ":save")  # waits for libedit's raw mode first (pty_session.py)
 if kind("save.fifo") == "fifo": ok(":save leaves the FIFO a FIFO")
 else: fail(":save replaced the FIFO with a %s" % kind("save.fifo"))
 if kind("save.link") == "link" and "x = 41" in open("save.target").read(): ok(":save keeps the link, writes its target")
@@ -194,8 +193,7 @@ for path, want in targets:
     if not s.expect("starts with the history in a %s" % want, r"^> ", limit=10): continue
     s.send("=6 * 7\n")
     s.expect("runs with the history in a %s" % want, r"^42$")
-    s.send("\x04")
-    s.finish()
+    ctrl_d_exits_0(s, "history in a %s" % want)
     if kind(path) == want and os.stat(path).st_mode == mode: ok("history: the %s is as it was" % want)
     else: fail("history: the %s became %s, mode %o" % (want, kind(path), os.stat(path).st_mode))
 if not hist_dev: print("skip: history in a character device (mknod needs root)")
@@ -205,8 +203,7 @@ s = Session(cujit, {"CUJIT_HISTORY": os.path.join(tmp, "hist.link")})
 s.expect("prompt, history through a link", r"^> ")
 s.send("=1 + 1\n")
 s.expect("runs", r"^2$")
-s.send("\x04")
-s.finish()
+ctrl_d_exits_0(s, "history through a link")
 if kind("hist.link") == "link" and "=1" in open("hist.target").read(): ok("history through a link: the target has it")
 else: fail("history through a link: %s, %r" % (kind("hist.link"), open("hist.target").read()))
 
@@ -214,8 +211,7 @@ else: fail("history through a link: %s, %r" % (kind("hist.link"), open("hist.tar
 with open("precious.lua", "w") as f: f.write("print('mine')\n")
 s = Session(cujit, {"CUJIT_HISTORY": "", "CUJIT_REPL_REPLAY": os.path.join(tmp, "precious.lua")})
 s.expect("a foreign replay file is refused", r"not a replay file that :restart wrote; nothing replayed")
-s.send("\x04")
-s.finish()
+ctrl_d_exits_0(s, "a foreign replay file")
 if os.path.exists("precious.lua") and open("precious.lua").read() == "print('mine')\n": ok("the foreign file is still there")
 else: fail("the file named by CUJIT_REPL_REPLAY was removed or changed")
 verdict()

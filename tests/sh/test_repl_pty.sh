@@ -49,6 +49,9 @@ s.expect("Ctrl-C interrupts it", r"interrupted!")
 s.send("print('alive', n > 0)\n")
 s.expect("the session goes on after Ctrl-C", r"^alive\ttrue$")
 
+# typed before libedit's raw mode, the half line is the terminal's, echoed with the ^C by it
+if not s.wait_for_input(r"\n> $"):
+    fail("no prompt waiting for a key before the half line: " + s.describe())
 s.send("print('never run %d'" % a)
 time.sleep(0.3)
 s.send("\x03")
@@ -71,6 +74,8 @@ s.send(":time on\n")
 s.expect(":time on", r"^timing is on$")
 s.send("=%d\n" % b)
 s.expect("timing line", r"^time: wall [0-9.]+ ms")
+if not s.wait_for_input(r"\n> $"):  # a ^D before libedit's raw mode is lost (pty_session.py)
+    fail("no prompt waiting for a key: " + s.describe())
 s.send("\x04")
 rc = s.finish()
 if rc == 0: ok("Ctrl-D exits 0")
@@ -99,6 +104,8 @@ s = Session({"CUJIT_HISTORY": history})
 s.expect("second session prompt", r"^> ")
 s.send("\x1b[A\n")  # up arrow: the last statement of session 1, =b
 s.expect("up arrow recalls the last entry", r"^> =%d\n%d$" % (b, b))
+if not s.wait_for_input(r"\n> $"):
+    fail("second session: no prompt waiting for a key: " + s.describe())
 s.send("\x04")
 rc = s.finish()
 if rc == 0: ok("second session exits 0")
@@ -110,6 +117,8 @@ s.expect("prompt with a bad history path", r"^> ")
 for i in range(3):
     s.send("=%d\n" % (a + i))
     s.expect("statement %d runs" % (i + 1), r"^%d$" % (a + i))
+if not s.wait_for_input(r"\n> $"):
+    fail("third session: no prompt waiting for a key: " + s.describe())
 s.send("\x04")
 rc = s.finish()
 warnings = len(re.findall(r"warning: cannot write the history to .*no/such/dir/history", s.buf))

@@ -90,6 +90,8 @@ else: ok("the replay file was removed")
 s.send(":history\n")
 s.expect("the new session's history holds the replayed statements",
          r"^   5  x \+ 1\n")
+if not s.wait_for_input(r"\n> $"):  # a ^D before libedit's raw mode is lost (pty_session.py)
+    fail("no prompt waiting for a key: " + s.describe())
 s.send("\x04")
 rc = s.finish()
 if rc == 0: ok("the restarted REPL exits 0")
