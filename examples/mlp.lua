@@ -192,7 +192,7 @@ end
 -- refuses it on a GPU older than sm_90, and on the CPU device it changes nothing). Off by default:
 -- on an H100 (6 Dec) it made the nets on the SIMT GEMM 11-25 % slower, and the f16 and bf16 nets
 -- on the mma kernel 2-4 % faster at batch 128 in one run and 3-7 % slower in the next (with the
--- ten-wide layer's products faster), 2-3 % faster at batch 1024: no dependable gain.
+-- ten-wide layer's products faster), 0-3 % faster at batch 1024: no dependable gain.
 local function pdl() return o.pdl == "on" end
 S.host_checks_done()
 
