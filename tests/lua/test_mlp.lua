@@ -524,55 +524,8 @@ h.test("bf16 (no loss scale) ends within 0.02 of f32's loss on every GEMM, all r
   end
 end)
 
--- "mma": nn.lua's products of f16 and bf16 on its tensor-core kernel where it is compiled (a GPU
--- of sm_80 or later), counted by a stand-in for k.gemm_mma that passes each launch on; where it
--- is not (the CPU device), the SIMT kernel's. "auto" takes it too for products below
--- nn.TENSOR_MIN_MACS (all of this net's); "nn" and "tensor" never do.
-h.test("mma: f16 and bf16 nets run on the tensor-core kernel and end within 0.02 of f32's loss",
-       function()
-  local real, launches = k.gemm_mma, 0
-  if real then
-    k.gemm_mma = setmetatable({}, {__index = function(_, config)
-      launches = launches + 1
-      return real[config]
-    end})
-  end
-  -- 200 steps of 3 forward, 3 weight-gradient and 2 input-gradient products, and the final
-  -- evaluation's 3: every one on the tensor-core kernel where it is compiled
-  local every = real and 200 * 8 + 3 or 0
-  local ok, err = pcall(function()
-    local l32 = train("f32", "launch", "sgd", 0.05)
-    for _, dt in ipairs({"bf16", "f16"}) do
-      for _, mode in ipairs({"nn", "tensor"}) do
-        launches = 0
-        train(dt, "launch", "sgd", 0.05, mode)
-        h.eq(launches, 0, dt .. ": " .. mode .. " never takes nn.lua's tensor-core kernel")
-      end
-      launches = 0
-      train(dt, "launch", "sgd", 0.05, "auto")
-      h.eq(launches, every, dt .. ": auto takes it for every product below nn.TENSOR_MIN_MACS")
-      launches = 0
-      local l, net, acc = train(dt, "launch", "sgd", 0.05, "mma")
-      h.eq(launches, every, dt .. ": every product on the tensor-core kernel")
-      h.check(math.abs(l - l32) <= 0.02, string.format("%s (mma) loss %.4g, f32 loss %.4g", dt, l,
-                                                       l32))
-      h.eq(acc, 1, dt .. " (mma) accuracy on the training set")
-      h.eq(net.amp:copy_to_host()[3], 0, dt .. " (mma): skipped steps")
-    end
-    launches = 0
-    train("f32", "launch", "sgd", 0.05, "mma")
-    h.eq(launches, 0, "f32 (mma): the SIMT kernel, the tensor-core one takes no f32")
-  end)
-  k.gemm_mma = real
-  if not ok then error(err, 0) end
-end)
-
--- pdl = true: every kernel of a step launched with programmatic dependent launch (nn_gemm.lua's
--- ENTRY makes each wait for the kernel before it, which lets it start at once). Each launch's
--- configuration is seen by a stand-in for every kernel of k that passes the launch on. On a GPU
--- of sm_90 the kernels really overlap, so a kernel that touched memory before its wait would
--- show here as a difference from the same training without pdl, which must end on exactly the
--- same weights (the kernels' sums are in fixed orders), as launches and as graph replays.
+-- Each launch's configuration is seen by a stand-in for every kernel of k that passes the launch
+-- on (watching: per kernel, the launches with pdl, without, and with another value).
 local function watching(fn)
   local seen, real = {}, {}
   for name, kernel in pairs(k) do
@@ -593,6 +546,44 @@ local function watching(fn)
   return seen, loss, net
 end
 
+-- "mma": nn.lua's products of f16 and bf16 on its tensor-core kernel where it is compiled (a GPU
+-- of sm_80 or later), counted by watching; where it is not (the CPU device), the SIMT kernel's.
+-- "auto" takes it too for products below nn.TENSOR_MIN_MACS (all of this net's); "nn" and
+-- "tensor" never do.
+h.test("mma: f16 and bf16 nets run on the tensor-core kernel and end within 0.02 of f32's loss",
+       function()
+  local function launches(fn) -- of gemm_mma while fn runs
+    local n = watching(fn).gemm_mma
+    return n and n.pdl + n.plain + n.other or 0
+  end
+  -- 200 steps of 3 forward, 3 weight-gradient and 2 input-gradient products, and the final
+  -- evaluation's 3: every one on the tensor-core kernel where it is compiled
+  local every = k.gemm_mma and 200 * 8 + 3 or 0
+  local l32 = train("f32", "launch", "sgd", 0.05)
+  for _, dt in ipairs({"bf16", "f16"}) do
+    for _, mode in ipairs({"nn", "tensor"}) do
+      h.eq(launches(function() train(dt, "launch", "sgd", 0.05, mode) end), 0,
+           dt .. ": " .. mode .. " never takes nn.lua's tensor-core kernel")
+    end
+    h.eq(launches(function() train(dt, "launch", "sgd", 0.05, "auto") end), every,
+         dt .. ": auto takes it for every product below nn.TENSOR_MIN_MACS")
+    local l, net, acc
+    h.eq(launches(function() l, net, acc = train(dt, "launch", "sgd", 0.05, "mma") end), every,
+         dt .. ": every product on the tensor-core kernel")
+    h.check(math.abs(l - l32) <= 0.02, string.format("%s (mma) loss %.4g, f32 loss %.4g", dt, l,
+                                                     l32))
+    h.eq(acc, 1, dt .. " (mma) accuracy on the training set")
+    h.eq(net.amp:copy_to_host()[3], 0, dt .. " (mma): skipped steps")
+  end
+  h.eq(launches(function() train("f32", "launch", "sgd", 0.05, "mma") end), 0,
+       "f32 (mma): the SIMT kernel, the tensor-core one takes no f32")
+end)
+
+-- pdl = true: every kernel of a step launched with programmatic dependent launch (nn_gemm.lua's
+-- ENTRY makes each wait for the kernel before it, which lets it start at once), seen by watching.
+-- On a GPU of sm_90 the kernels really overlap, so a kernel that touched memory before its wait
+-- would show here as a difference from the same training without pdl, which must end on exactly
+-- the same weights (the kernels' sums are in fixed orders), as launches and as graph replays.
 h.test("pdl: every launch of a step carries it, and training ends exactly where it does without",
        function()
   local d = cuda.device()
