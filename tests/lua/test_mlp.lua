@@ -213,6 +213,57 @@ h.test("softmax cross-entropy: loss, gradient, right answers, extreme logits", f
   end
 end)
 
+-- The kernel gives a row to a group of lanes (nn.xent_lanes: up to 32, a power of two; one lane a
+-- row in blocks that are not whole warps): every width, classes past 32 (two a lane), rows not
+-- filling the last group, and the maximum tied between lanes (the first index must win).
+h.test("softmax cross-entropy: every group width, more classes than lanes, ties across lanes",
+       function()
+  h.eq(nn.xent_lanes(1), 1, "lanes for 1 class")
+  h.eq(nn.xent_lanes(10), 16, "lanes for 10 classes")
+  h.eq(nn.xent_lanes(32), 32, "lanes for 32 classes")
+  h.eq(nn.xent_lanes(45), 32, "lanes for 45 classes")
+  for _, classes in ipairs({1, 2, 5, 10, 17, 32, 33, 45}) do
+    for _, block in ipairs({128, 96, 100}) do
+      local rows = 37
+      local z, labels = h.random_floats(rows * classes), {}
+      for r = 1, rows do
+        labels[r] = (r * 7) % classes
+        if classes >= 4 then -- the row's maximum at two classes in different lanes
+          local hi, at, tie = 50 + r, (r % 3), classes - 1 - (r % 2)
+          z[(r - 1) * classes + at + 1], z[(r - 1) * classes + tie + 1] = hi, hi
+          if r % 4 == 0 then labels[r] = at end -- right answers too
+        end
+      end
+      local logits = dev(z, "f32")
+      local zh = logits:copy_to_host()
+      local dlogits = cuda.full({rows, classes}, h.POISON, "f32")
+      local stats, state = cuda.zeros(2, "f64"), cuda.zeros(1, "i32")
+      local grid = 3
+      local parts, done = cuda.zeros(2 * grid, "f64"), cuda.zeros(1, "i32")
+      k.xent[{grid, block}](logits, dev(labels, "i32"), dlogits, dev({2, 0, 0}, "f32"), stats,
+                            state, parts, done, rows, classes, 1)
+      local st, g = stats:copy_to_host(), dlogits:copy_to_host()
+      local loss, right = 0, 0
+      local what = string.format("%d classes, blocks of %d", classes, block)
+      for r = 1, rows do
+        local row = {}
+        for c = 1, classes do row[c] = zh[(r - 1) * classes + c] end
+        local l, grad, arg = xent_ref(row, labels[r])
+        loss, right = loss + l, right + (arg == labels[r] and 1 or 0)
+        for c = 1, classes do
+          local got, want = g[(r - 1) * classes + c], grad[c] * 2 / rows
+          if math.abs(got - want) > 2e-6 then
+            h.near(got, want, 2e-6, string.format("%s: dlogits[%d,%d]", what, r, c))
+          end
+        end
+      end
+      h.near(st[1], loss, 1e-4, what .. ": loss sum")
+      h.eq(st[2], right, what .. ": right answers (the first of tied maxima)")
+      h.eq(done:copy_to_host()[1], 0, what .. ": the block counter back to 0")
+    end
+  end
+end)
+
 h.test("softmax cross-entropy over many blocks: their sums added once, at the step's place",
        function()
   local rows, classes = 1000, 10
