@@ -128,6 +128,47 @@ h.test("GEMM: the four products, the epilogues and the ones row, every kernel, o
   end
 end)
 
+-- x rounded to f32, as the device's float arithmetic rounds each step (a sum of two floats
+-- computed in double and rounded once is the float sum).
+local function f32(x)
+  return (string.unpack("f", string.pack("f", x)))
+end
+
+h.test("split k: each entry is its splits' partials added z = 0, 1, ... in turn, any number of "
+       .. "splits (more than the end loads at once), the ones row and the bias included", function()
+  local m, n, kk, epi = 45, 37, 700, 9 -- bias and the ones row; 2 x 2 tiles of 32
+  local kernels = {{"f32", "small"}}
+  if k.gemm_mma then kernels[#kernels + 1], kernels[#kernels + 2] = {"bf16", "mma"}, {"f16", "mma"} end
+  for _, kernel in ipairs(kernels) do
+    local dt, size = kernel[1], kernel[2]
+    local t = nn.TILES[size]
+    local gx, gy = (n + t.BN - 1) // t.BN, (m + 1 + t.BM - 1) // t.BM
+    local threads = t.WM and 32 * t.WM * t.WN or (t.BM // t.TM) * (t.BN // t.TN)
+    for _, splits in ipairs({2, 8, 9, 11}) do
+      local what = string.format("%s %s, %d splits", dt, size, splits)
+      local A, B, bias = dev(h.random_floats(m * kk), dt), dev(h.random_floats(kk * n), dt),
+                         dev(h.random_floats(n), dt)
+      local C, ones = cuda.full({m, n}, h.POISON, dt), cuda.full(n, h.POISON, dt)
+      local partial, counters = cuda.full(splits * (m + 1) * n, h.POISON, "f32"), cuda.zeros(gx * gy, "i32")
+      k["gemm_" .. size][{grid = {gx, gy, splits}, block = threads}](
+        A, B, C, bias, cuda.zeros(1, dt), ones, m, n, kk, 0, 0, epi, partial, counters, splits)
+      local p, bh = partial:copy_to_host(), bias:totable()
+      local want, want_ones = {}, {}
+      for r = 0, m do
+        for c = 0, n - 1 do
+          local v = 0.0
+          for z = 0, splits - 1 do v = f32(v + p[z * (m + 1) * n + r * n + c + 1]) end
+          if r < m then want[r * n + c + 1] = f32(v + bh[c + 1]) else want_ones[c + 1] = v end
+        end
+      end
+      h.same(C:copy_to_host(), dev(want, dt):copy_to_host(), nil, what .. ": C")
+      h.same(ones:copy_to_host(), dev(want_ones, dt):copy_to_host(), nil, what .. ": the ones row")
+      h.same(counters:copy_to_host(), cuda.zeros(gx * gy, "i32"):copy_to_host(), nil,
+             what .. ": tile counters back to 0")
+    end
+  end
+end)
+
 h.test("library GEMM (cuda.gemm): the four products and the epilogues as nn.gemm's, f32 and bf16",
        function()
   -- {m, n, k}: the last fits the tensor-core path of an H200 (m, n >= 128, k >= 64, rows of whole
@@ -266,10 +307,10 @@ end)
 
 h.test("softmax cross-entropy over many blocks: their sums added once, at the step's place",
        function()
-  local rows, classes = 1000, 10
+  local rows, classes = 2000, 10 -- 200 blocks of 8 rows a pass: every block has rows
   local z, labels = h.random_floats(rows * classes), {}
   for r = 1, rows do labels[r] = (r * 7) % classes end
-  for _, grid in ipairs({1, 3, 8}) do
+  for _, grid in ipairs({1, 3, 8, 200}) do
     local logits = dev(z, "f32")
     local zh = logits:copy_to_host()
     local stats = cuda.full(6, -1, "f64")
