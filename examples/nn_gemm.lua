@@ -79,10 +79,7 @@ __device__ __forceinline__ void put(Acc v, T *C, const T *bias, const T *mask, T
 // Split k: after a block has written its partial products (rows < Mx = M + the ones row) of its
 // BM x BN tile, the last block of the tile to arrive sums every split's, z = 0, 1, ... in turn
 // (the order, not the arrival, fixes the result), puts them, and sets the tile's counter back
-// to 0 for the next launch. A thread loads SPLIT_ENTRIES entries' partials of up to SPLIT_LOADS
-// splits at once before adding any: loaded one after another, each load waited for, this end
-// took about 5 us of the MLP's split products on an H100.
-constexpr int SPLIT_ENTRIES = 4, SPLIT_LOADS = 8;
+// to 0 for the next launch.
 template <class T>
 __device__ void finish_split(const float *partial, int *counters, T *C, const T *bias,
                              const T *mask, T *ones, int M, int N, int epi, int splits, int tile_m,
@@ -90,35 +87,12 @@ __device__ void finish_split(const float *partial, int *counters, T *C, const T 
   const int Mx = M + ((epi & 8) ? 1 : 0);
   if (!last_block(&counters[blockIdx.y * gridDim.x + blockIdx.x], splits)) return;
   const long long plane = (long long)Mx * N;
-  const int entries = tile_m * tile_n;
-  for (int e0 = threadIdx.x; e0 < entries; e0 += SPLIT_ENTRIES * blockDim.x) {
-    int row[SPLIT_ENTRIES], col[SPLIT_ENTRIES];
-    float v[SPLIT_ENTRIES];
-#pragma unroll
-    for (int i = 0; i < SPLIT_ENTRIES; i++) {
-      const int e = e0 + i * blockDim.x;
-      row[i] = blockIdx.y * tile_m + e / tile_n, col[i] = blockIdx.x * tile_n + e % tile_n;
-      if (e >= entries || row[i] >= Mx || col[i] >= N) row[i] = -1; // nothing to put
-      v[i] = 0.0f;
-    }
-    for (int z0 = 0; z0 < splits; z0 += SPLIT_LOADS) {
-      float p[SPLIT_ENTRIES][SPLIT_LOADS];
-#pragma unroll
-      for (int i = 0; i < SPLIT_ENTRIES; i++)
-#pragma unroll
-        for (int z = 0; z < SPLIT_LOADS; z++)
-          p[i][z] = row[i] >= 0 && z0 + z < splits
-                      ? __ldcg(&partial[(z0 + z) * plane + (long long)row[i] * N + col[i]])
-                      : 0.0f;
-#pragma unroll
-      for (int i = 0; i < SPLIT_ENTRIES; i++)
-#pragma unroll
-        for (int z = 0; z < SPLIT_LOADS; z++)
-          if (z0 + z < splits) v[i] += p[i][z];
-    }
-#pragma unroll
-    for (int i = 0; i < SPLIT_ENTRIES; i++)
-      if (row[i] >= 0) put(v[i], C, bias, mask, ones, row[i], col[i], M, N, epi);
+  for (int e = threadIdx.x; e < tile_m * tile_n; e += blockDim.x) {
+    const int r = blockIdx.y * tile_m + e / tile_n, c = blockIdx.x * tile_n + e % tile_n;
+    if (r >= Mx || c >= N) continue;
+    float v = 0.0f;
+    for (int z = 0; z < splits; z++) v += __ldcg(&partial[z * plane + (long long)r * N + c]);
+    put(v, C, bias, mask, ones, r, c, M, N, epi);
   }
 }
 ]==]
