@@ -344,81 +344,72 @@ __device__ __forceinline__ void mma_tile(const T *A, const T *B, T *C, const T *
   const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
   float acc[IT][JT][4] = {};
   // A step's tiles load as chunks of 8 elements along the operand's contiguous extent into
-  // registers, LOADS steps ahead (LOADS sets of registers: the loads of the next LOADS - 1
-  // steps are in flight while one multiplies), and are stored to shared memory (two buffers) in
-  // the step before their own. A step's multiplies are few (a warp's eight mma.sync), so with
-  // one step in flight the k loop waited for each load's round trip. Where the contiguous extent
-  // is a multiple of 8 (and the operand 16-byte aligned) a chunk is one 16-byte load (eight
-  // 2-byte ones, each with its own bounds check, were most of the kernel's instructions);
-  // elsewhere (the ten-wide layer's operands) eight 2-byte loads, all in flight at once: loaded
-  // element by element straight into shared memory, one load waited for after another, those
-  // products took 6-7.5 us against 5 for their 128-wide neighbours (ncu, an H100, batch 128).
+  // registers (the next step's while this one multiplies), and are stored to shared memory after
+  // it. Where that extent is a multiple of 8 (and the operand 16-byte aligned) a chunk is one
+  // 16-byte load (eight 2-byte ones, each with its own bounds check, were most of the kernel's
+  // instructions); elsewhere (the ten-wide layer's operands) eight 2-byte loads, all in flight
+  // at once: loaded element by element straight into shared memory, one load waited for after
+  // another, those products took 6-7.5 us against 5 for their 128-wide neighbours (ncu, an
+  // H100, batch 128).
   const bool va = (ta ? M : K) % 8 == 0 && (size_t)A % 16 == 0;
   const bool vb = (tb ? K : N) % 8 == 0 && (size_t)B % 16 == 0;
-  uint4 qa[LOADS][QA], qb[LOADS][QB];
-  auto load = [&](int set, int k0) {
+  uint4 qa[QA], qb[QB];
+  auto load = [&](int k0) {
 #pragma unroll
     for (int l = 0; l < QA; l++) {
       const int e = tid + l * MNT;
-      qa[set][l] = ta ? chunk8(A, k0 + e / (BM / 8), row0 + e % (BM / 8) * 8, K, M, 2, va)
-                      : chunk8(A, row0 + e / (BK / 8), k0 + e % (BK / 8) * 8, M, K,
-                               (epi & 8) ? 1 : 0, va);
+      qa[l] = ta ? chunk8(A, k0 + e / (BM / 8), row0 + e % (BM / 8) * 8, K, M, 2, va)
+                 : chunk8(A, row0 + e / (BK / 8), k0 + e % (BK / 8) * 8, M, K, (epi & 8) ? 1 : 0,
+                          va);
     }
 #pragma unroll
     for (int l = 0; l < QB; l++) {
       const int e = tid + l * MNT;
-      qb[set][l] = tb ? chunk8(B, col0 + e / (BK / 8), k0 + e % (BK / 8) * 8, N, K, 0, vb)
-                      : chunk8(B, k0 + e / (BN / 8), col0 + e % (BN / 8) * 8, K, N, 0, vb);
+      qb[l] = tb ? chunk8(B, col0 + e / (BK / 8), k0 + e % (BK / 8) * 8, N, K, 0, vb)
+                 : chunk8(B, k0 + e / (BN / 8), col0 + e % (BN / 8) * 8, K, N, 0, vb);
     }
   };
-  auto store = [&](int set, int buf) {
+  auto store = [&](int buf) {
 #pragma unroll
-    for (int l = 0; l < QA; l++) put8<BM>(As[buf], qa[set][l], !ta, tid + l * MNT);
+    for (int l = 0; l < QA; l++) put8<BM>(As[buf], qa[l], !ta, tid + l * MNT);
 #pragma unroll
-    for (int l = 0; l < QB; l++) put8<BN>(Bs[buf], qb[set][l], tb, tid + l * MNT);
+    for (int l = 0; l < QB; l++) put8<BN>(Bs[buf], qb[l], tb, tid + l * MNT);
   };
   auto pair = [](const T *p) { return *reinterpret_cast<const unsigned *>(p); };
   const int chunk = ((K + splits - 1) / splits + BK - 1) / BK * BK;
   const int kb = blockIdx.z * chunk, ke = min(K, kb + chunk);
-  const int steps = ke > kb ? (ke - kb + BK - 1) / BK : 0; // a split past K adds zeros
-#pragma unroll
-  for (int set = 0; set < LOADS; set++)
-    if (set < steps) load(set, kb + set * BK);
-  if (steps > 0) store(0, 0);
+  load(kb);
+  store(0);
   __syncthreads();
-  // Step i's registers are set i % LOADS (the inner loop unrolled, so every set is named by a
-  // constant and stays in registers).
-  for (int first = 0; first < steps; first += LOADS) {
+  int buf = 0;
+  for (int k0 = kb; k0 < ke; k0 += BK) {
+    const bool more = k0 + BK < ke;
+    if (more) load(k0 + BK);
 #pragma unroll
-    for (int set = 0; set < LOADS; set++) {
-      const int step = first + set, buf = step & 1;
-      if (step >= steps) break;
-      if (step + LOADS < steps) load(set, kb + (step + LOADS) * BK); // stored in the last step
+    for (int ks = 0; ks < BK; ks += 16) {
+      unsigned a[IT][4], b[JT][2];
 #pragma unroll
-      for (int ks = 0; ks < BK; ks += 16) {
-        unsigned a[IT][4], b[JT][2];
-#pragma unroll
-        for (int i = 0; i < IT; i++) {
-          const int r = wm + i * 16 + g;
-          a[i][0] = pair(&As[buf][r][ks + 2 * t]);
-          a[i][1] = pair(&As[buf][r + 8][ks + 2 * t]);
-          a[i][2] = pair(&As[buf][r][ks + 2 * t + 8]);
-          a[i][3] = pair(&As[buf][r + 8][ks + 2 * t + 8]);
-        }
-#pragma unroll
-        for (int j = 0; j < JT; j++) {
-          const int n = wn + j * 8 + g;
-          b[j][0] = pair(&Bs[buf][n][ks + 2 * t]);
-          b[j][1] = pair(&Bs[buf][n][ks + 2 * t + 8]);
-        }
-#pragma unroll
-        for (int i = 0; i < IT; i++)
-#pragma unroll
-          for (int j = 0; j < JT; j++) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
+      for (int i = 0; i < IT; i++) {
+        const int r = wm + i * 16 + g;
+        a[i][0] = pair(&As[buf][r][ks + 2 * t]);
+        a[i][1] = pair(&As[buf][r + 8][ks + 2 * t]);
+        a[i][2] = pair(&As[buf][r][ks + 2 * t + 8]);
+        a[i][3] = pair(&As[buf][r + 8][ks + 2 * t + 8]);
       }
-      if (step + 1 < steps) store((set + 1) % LOADS, buf ^ 1);
-      __syncthreads();
+#pragma unroll
+      for (int j = 0; j < JT; j++) {
+        const int n = wn + j * 8 + g;
+        b[j][0] = pair(&Bs[buf][n][ks + 2 * t]);
+        b[j][1] = pair(&Bs[buf][n][ks + 2 * t + 8]);
+      }
+#pragma unroll
+      for (int i = 0; i < IT; i++)
+#pragma unroll
+        for (int j = 0; j < JT; j++) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
     }
+    if (more) store(buf ^ 1);
+    __syncthreads();
+    buf ^= 1;
   }
   // acc[i][j]: rows g and g + 8 of m16 tile i, columns 2t and 2t + 1 of n8 tile j
   const int Mx = M + ((epi & 8) ? 1 : 0);
@@ -454,7 +445,7 @@ local SIGNATURE = "%s(const T *A, const T *B, T *C, const T *bias, const T *mask
 M.TILES = {
   large = {BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, UNROLL = 1, registers = 128},
   small = {BM = 32, BN = 32, BK = 32, TM = 2, TN = 2, UNROLL = 8},
-  mma = {BM = 32, BN = 32, BK = 64, WM = 2, WN = 2, LOADS = 3},
+  mma = {BM = 32, BN = 32, BK = 64, WM = 2, WN = 2},
 }
 
 -- A tile's -D macros, sorted (so that the cache key is the same from run to run).
@@ -486,9 +477,6 @@ function M.kernels(jit, tensor_cores)
   return k
 end
 
--- The least of k a split of a product takes.
-M.SPLIT_MIN_K = 128
-
 -- The work space of split k: room for the partial products of `values` entries (8 splits of the
 -- largest product) and one counter per tile, all zero.
 function M.work(values, tiles)
@@ -516,7 +504,7 @@ end
 -- nets ask for it in their "mma" and "auto" modes), pdl (launched with programmatic dependent
 -- launch, M.ENTRY: an sm_90 GPU or the CPU device). Otherwise large SIMT tiles once there are
 -- at least `sms` of them. When the tiles still leave SMs idle and k is long (the first layer's 784,
--- weight gradients at batch 1024), k is split over up to 8 blocks (each of M.SPLIT_MIN_K or more of k)
+-- weight gradients at batch 1024), k is split over up to 8 blocks (each of 128 or more of k)
 -- when the work space has room: a long k loop of few blocks is bound by the latency of its
 -- loads, not by arithmetic. Returns the kernel's tile ("large", "small" or "mma") and the
 -- number of splits. One work space serves one stream: its counters are in use while a split
@@ -538,7 +526,7 @@ function M.gemm(k, s, A, B, C, m, n, kk, ta, tb, epi, o)
   local splits, work = 1, o.work
   if work and size ~= "large" and dt ~= "f64" and work.counters.size >= gx * gy then
     local steps = (kk + t.BK - 1) // t.BK
-    splits = math.max(1, math.min(8, (2 * sms) // (gx * gy), steps * t.BK // M.SPLIT_MIN_K,
+    splits = math.max(1, math.min(8, (2 * sms) // (gx * gy), steps * t.BK // 128,
                                   work.partial.size // (mx * n)))
     local chunk = ((kk + splits - 1) // splits + t.BK - 1) // t.BK * t.BK
     splits = (kk + chunk - 1) // chunk -- no split left without work

@@ -7,15 +7,23 @@
 **
 ** Built twice: nvrtc_failing exports no precompiled-header calls (an NVRTC older than 12.8);
 ** nvrtc_with_pch (CJ_STANDIN_PCH) forwards them too. With $CJ_TEST_NVRTC_BUSY_LOG set, each call
-** made while another thread's nvrtcCompileProgram runs in the process appends its name to that
-** file: NVRTC 13 runs a process's calls one at a time, so such a call waits for that compile.
+** made while another thread's nvrtcCompileProgram runs in the process appends a line to that
+** file: NVRTC 13 runs a process's calls one at a time, so such a call waits for that compile. The
+** line names the call, the process and thread that made it and the thread last to start a compile
+** ("nvrtcGetPCHHeapSize pid 12 tid 14 while tid 13 compiles"): the engine's workers load this
+** library too (they inherit CUJIT_NVRTC) and write to the same file, so a failure says who called.
+** $CJ_TEST_NVRTC_PCH_HEAP_UNKNOWN=1 makes nvrtcGetPCHHeapSize report 0 (NVRTC's heap unchanged),
+** so the engine never learns the size; cj_standin_compiles_running() says how many
+** nvrtcCompileProgram calls of the process run now (a test waits for one to have begun).
 */
+#define _GNU_SOURCE /* gettid */
 #include <dlfcn.h>
 #include <nvrtc.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void *real(const char *name) {
   static void *handle;
@@ -29,13 +37,22 @@ static int fails(const char *name) {
 }
 
 static atomic_int compiles_running;      /* nvrtcCompileProgram calls of this process now */
+static atomic_int compiler_tid;          /* the thread that started the last of them */
 static _Thread_local int compiling_here; /* ... one of them on this thread */
+
+int cj_standin_compiles_running(void); /* for tests, through dlsym: none of NVRTC's */
+int cj_standin_compiles_running(void) {
+  return atomic_load(&compiles_running);
+}
 
 static void note_if_busy(const char *name) {
   const char *log = getenv("CJ_TEST_NVRTC_BUSY_LOG");
   if (!log || atomic_load(&compiles_running) - compiling_here <= 0) return;
   FILE *f = fopen(log, "a");
-  if (f) fprintf(f, "%s\n", name), fclose(f);
+  if (!f) return;
+  fprintf(f, "%s pid %d tid %d while tid %d compiles\n", name, (int)getpid(), (int)gettid(),
+          atomic_load(&compiler_tid));
+  fclose(f);
 }
 
 #define FORWARD(name, ...)                                                                         \
@@ -83,6 +100,7 @@ static nvrtcResult compile_program(nvrtcProgram prog, int numOptions, const char
 }
 
 nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char *const *options) {
+  atomic_store(&compiler_tid, (int)gettid());
   atomic_fetch_add(&compiles_running, 1), compiling_here = 1;
   nvrtcResult r = compile_program(prog, numOptions, options);
   atomic_fetch_sub(&compiles_running, 1), compiling_here = 0;
@@ -123,8 +141,15 @@ nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog, const char *const name_expres
 }
 
 #ifdef CJ_STANDIN_PCH
-nvrtcResult nvrtcGetPCHHeapSize(size_t *ret) {
+static nvrtcResult get_pch_heap_size(size_t *ret) {
   FORWARD(nvrtcGetPCHHeapSize, ret);
+}
+
+nvrtcResult nvrtcGetPCHHeapSize(size_t *ret) {
+  nvrtcResult r = get_pch_heap_size(ret);
+  const char *unknown = getenv("CJ_TEST_NVRTC_PCH_HEAP_UNKNOWN");
+  if (r == NVRTC_SUCCESS && unknown && strcmp(unknown, "1") == 0) *ret = 0;
+  return r;
 }
 
 nvrtcResult nvrtcSetPCHHeapSize(size_t size) {

@@ -5,11 +5,15 @@
 ** lowered names of C++ kernels, compile errors with their lines); CUJIT_NVRTC_WORKER=off, a path
 ** that is no program, a program that exits at once and one that answers garbage all leave the
 ** compiles to the process, right and with at most one warning; the workers end with the engine,
-** none left behind, each with status 0. Needs NVRTC, no GPU (an explicit sm_90).
+** none left behind, each with status 0; a compile sent to a worker makes no NVRTC call in the
+** process while the process's own compile runs. Needs NVRTC, no GPU (an explicit sm_90).
 */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -400,13 +404,26 @@ Test(worker, a_worker_makes_and_uses_its_own_precompiled_headers) {
   unsetenv("CUJIT_PCH");
 }
 
+/* No line in the stand-in's log of calls made during another thread's compile (each names its
+** process: the test's, or a worker's, which loads the stand-in too). */
+static void expect_nothing_noted(const char *log) {
+  char noted[2048] = "";
+  FILE *f = fopen(log, "r");
+  size_t n = f ? fread(noted, 1, sizeof noted - 1, f) : 0;
+  if (f) fclose(f);
+  noted[n] = '\0';
+  cr_assert_eq(n, 0,
+               "NVRTC was called while the process's compile ran, so waited for it (this test's "
+               "process is pid %d):\n%s",
+               (int)getpid(), noted);
+}
+
 /* NVRTC 13 runs a process's calls one at a time: a call made while the process's own compile runs
 ** waits for it. So a compile sent to a worker beside that one must make no NVRTC call (each used
 ** to ask NVRTC the PCH heap's size and the archs it supports, and so waited: on the H200 host
 ** eight heavy programs at once took 326 ms, and 164 ms without those calls). The stand-in NVRTC
-*notes each call made during
-** another thread's compile: four heavy programs at once, twice (the first round starts the
-** workers, the second finds them), and none is noted. */
+** notes each call made during another thread's compile: four heavy programs at once, twice (the
+** first round starts the workers, the second finds them), and none is noted. */
 Test(worker, a_compile_sent_to_a_worker_never_waits_for_the_process_own) {
   const char *log = cj_scratch_path("busy.log");
   setenv("CJ_TEST_NVRTC_BUSY_LOG", log, 1);
@@ -436,13 +453,65 @@ Test(worker, a_compile_sent_to_a_worker_never_waits_for_the_process_own) {
   cr_assert_geq(s.compiles_in_workers, 2, "only %d compiles ran in workers",
                 (int)s.compiles_in_workers);
   cr_assert_geq(s.pch_created, 1, "no precompiled header was made: the stand-in's PCH calls?");
-  char noted[512] = "";
-  FILE *f = fopen(log, "r");
-  size_t n = f ? fread(noted, 1, sizeof noted - 1, f) : 0;
-  if (f) fclose(f);
-  noted[n] = '\0';
-  cr_assert_eq(n, 0, "NVRTC was called while the process's compile ran, so waited for it:\n%s",
-               noted);
+  expect_nothing_noted(log);
+}
+
+/* The process's first compile with a PCH asks NVRTC the heap's size just before it begins; a
+** request for a worker made then used to ask too, when it read the size as not known yet, and so
+** could call NVRTC just after that compile began (seen once in CI, above). Here the stand-in
+** reports the size as 0, so it is never known, and the request is made while the process's
+** compile surely runs (the stand-in says so): that code would call NVRTC every time. */
+static void *compile_heavy(void *src) {
+  cujit_program *p = NULL;
+  cujit_status st = cujit_program_compile(engine, src, "first.cu", &sm90, &p);
+  if (p) cujit_program_free(p);
+  return (void *)(intptr_t)st;
+}
+
+Test(worker, a_request_for_a_worker_asks_nvrtc_nothing_while_the_heap_size_is_unknown) {
+  const char *log = cj_scratch_path("busy.log");
+  setenv("CJ_TEST_NVRTC_BUSY_LOG", log, 1);
+  setenv("CJ_TEST_NVRTC_PCH_HEAP_UNKNOWN", "1", 1);
+  setenv("CUJIT_NVRTC", CJ_TEST_NVRTC_WITH_PCH, 1);
+  setenv("CUJIT_PCH", "auto", 1);
+  cujit_engine *mine = engine;
+  EXPECT_OK(cujit_open(&engine));
+  int v = 0;
+  EXPECT_OK(cujit_nvrtc_version(engine, &v)); /* the stand-in loaded, to be asked below */
+  void *standin = dlopen(CJ_TEST_NVRTC_WITH_PCH, RTLD_NOW | RTLD_NOLOAD);
+  cr_assert(standin, "the engine did not load the stand-in NVRTC");
+  int (*running)(void);
+  *(void **)&running = dlsym(standin, "cj_standin_compiles_running");
+  cr_assert(running);
+  char first[3][512], second[3][512];
+  uint64_t sent = 0;
+  /* the second compile goes to a worker only when the first still runs: under a heavy load the
+  ** first may end first, so up to three tries */
+  for (int round = 0; round < 3 && !sent; round++) {
+    snprintf(first[round], sizeof first[round], "%s__global__ void first%d(int *x) { *x = 1; }\n",
+             heavy, round);
+    snprintf(second[round], sizeof second[round],
+             "%s__global__ void second%d(int *x) { *x = 2; }\n", heavy, round);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, compile_heavy, first[round]), 0);
+    for (int ms = 0; !running() && ms < 60000; ms++) usleep(1000);
+    cujit_program *p;
+    EXPECT_OK(cujit_program_compile(engine, second[round], "second.cu", &sm90, &p));
+    cujit_program_free(p);
+    void *st;
+    pthread_join(t, &st);
+    cr_assert_eq((intptr_t)st, CUJIT_OK, "the first compile failed");
+    cujit_cache_stats s = CUJIT_CACHE_STATS_INIT;
+    EXPECT_OK(cujit_cache_stats_get(engine, &s));
+    sent = s.compiles_in_workers;
+  }
+  dlclose(standin);
+  cujit_close(engine);
+  engine = mine;
+  unsetenv("CJ_TEST_NVRTC_BUSY_LOG"), unsetenv("CJ_TEST_NVRTC_PCH_HEAP_UNKNOWN");
+  unsetenv("CUJIT_NVRTC"), unsetenv("CUJIT_PCH");
+  cr_assert_geq(sent, 1, "no compile went to a worker in three tries");
+  expect_nothing_noted(log);
 }
 
 /* How many entries of `dir` are precompiled-header roots (cujit-pch-*). */

@@ -30,14 +30,19 @@
 ** compiles hold it shared, and a resize waits for them. */
 static pthread_rwlock_t heap_lock = PTHREAD_RWLOCK_INITIALIZER;
 
-/* The heap's size as NVRTC last said or was told (0: not asked yet). Kept because NVRTC 13 runs
-** its calls one at a time in a process: asking it while a compile runs here waits for that
-** compile, and a compile sent to a worker, which asks it for its request, waited so for the one
-** in the process (on the H200 host eight heavy programs at once took 326 ms, and 164 ms once
-** neither this nor NVRTC's archs, loader.h, was asked per compile). Read before each compile
-** here begins, so never asked while one runs; set under the heap's write lock. */
+/* The heap's size as NVRTC last said or was told (0: not asked yet, so NVRTC's default). Kept
+** because NVRTC 13 runs its calls one at a time in a process: asking it while a compile runs here
+** waits for that compile, and a compile sent to a worker, which asked it for its request, waited so
+** for the one in the process (on the H200 host eight heavy programs at once took 326 ms, and
+** 164 ms once neither this nor NVRTC's archs, loader.h, was asked per compile). Asked by a PCH
+** compile of this process before it begins (heap_read); set under the heap's write lock. A request
+** for a worker only reads it (cj_pch_heap_size): when it too asked NVRTC while this was still 0,
+** it could read 0 just as the process's first compile read 0, asked, stored and began, and then
+** ask NVRTC during that compile and wait for all of it (c.test_nvrtc_worker failed so once). */
 static _Atomic size_t heap_bytes;
 
+/* The heap's size, asking NVRTC the first time: only for a compile about to run in this process,
+** whose own NVRTC calls wait for any compile running here anyway. */
 static size_t heap_read(cj_nvrtc *nv) {
   size_t have = atomic_load(&heap_bytes);
   if (!have && nv->nvrtcGetPCHHeapSize && nv->nvrtcGetPCHHeapSize(&have) == NVRTC_SUCCESS)
@@ -399,14 +404,15 @@ void cj_pch_start(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc, cj
   }
   pch->on = 1, pch->added = o->n - n0;
   pthread_rwlock_rdlock(&heap_lock);
-  heap_read(nv); /* known before this compile starts: a request for a worker never waits for it */
+  heap_read(nv); /* known before this compile starts, for the requests of workers beside it */
 }
 
-size_t cj_pch_heap_size(cj_nvrtc *nv) {
-  pthread_rwlock_rdlock(&heap_lock);
-  size_t have = heap_read(nv);
-  pthread_rwlock_unlock(&heap_lock);
-  return have;
+/* No NVRTC call and no lock (a resize holds the write lock while it calls NVRTC): a request for a
+** worker waits for nothing of this process. 0, not asked yet, leaves the worker NVRTC's default,
+** which this process's heap then still is (every change goes through cj_pch_heap_reserve); a size
+** read just before a resize only leaves the worker to grow its heap itself. */
+size_t cj_pch_heap_size(void) {
+  return atomic_load(&heap_bytes);
 }
 
 void cj_pch_heap_reserve(cj_nvrtc *nv, size_t bytes) {

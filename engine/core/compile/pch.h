@@ -42,11 +42,11 @@ int cj_pch_wanted(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc,
 void cj_pch_start(cujit_engine *engine, cj_nvrtc *nv, const cj_includes *inc, cj_option_list *o,
                   cj_pch *pch);
 
-/* The process's PCH heap: its size as NVRTC last said or was told (0 without the PCH calls; asked
-** once, so never waiting for a compile running in the process), and grown to at least `bytes`
-** (a worker process takes the size its engine's process needed, so that its first PCH is made
-** rather than refused for want of heap). */
-size_t cj_pch_heap_size(cj_nvrtc *nv);
+/* The process's PCH heap: its size as NVRTC last said or was told (0 when not known yet: NVRTC's
+** default, or no PCH calls), read without calling NVRTC, so never waiting for a compile running in
+** the process; and grown to at least `bytes` (a worker process takes the size its engine's
+** process needed, so that its first PCH is made rather than refused for want of heap). */
+size_t cj_pch_heap_size(void);
 void cj_pch_heap_reserve(cj_nvrtc *nv, size_t bytes);
 
 /* After nvrtcCompileProgram and its log (`log`, NUL-terminated, may be NULL): counts a PCH made

@@ -439,7 +439,7 @@ static void put_request(cj_buf *b, cj_nvrtc *nv, const cj_nvrtc_job *job) {
   put_number(b, nv->version);
   put_number(b, job->want_cubin);
   put_number(b, job->pch != NULL);
-  put_number(b, job->pch ? (long long)cj_pch_heap_size(nv) : 0);
+  put_number(b, job->pch ? (long long)cj_pch_heap_size() : 0);
   put_text(b, job->name);
   put_text(b, job->source);
   put_field(b, job->exprs, job->exprs_len);
