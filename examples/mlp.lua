@@ -180,9 +180,10 @@ local k = nn.kernels(S.options(), S.compile_only and {"f32", "f16", "bf16"} or d
 
 -- The GEMM a precision's products run on: --gemm-kernel, or (auto) for f16 and bf16 cujit's own
 -- where its tensor cores take the product and it is large enough to gain (nn.lua's "auto":
--- nn.TENSOR_MIN_MACS), nn.lua's tensor-core kernel for the rest (its split k suits the MLP's
--- skinny and small products, which cuda.gemm runs on CUDA cores without one, or on tensor cores
--- that take longer to start than they save), and nn.lua's SIMT kernel for f32.
+-- nn.TENSOR_MIN_MACS, more than any of this MLP's products up to batch 2048), nn.lua's
+-- tensor-core kernel for the rest (its split k suits the MLP's skinny and small products, which
+-- cuda.gemm runs on CUDA cores without one, or on tensor cores that take longer to start than
+-- they save), and nn.lua's SIMT kernel for f32.
 local function gemm_kernel(precision)
   if o.gemm_kernel ~= "auto" then return o.gemm_kernel end
   return precision == "f32" and "nn" or "auto"

@@ -408,12 +408,13 @@ function Net:workspace(rows)
   return ws
 end
 
--- The smallest product "auto" sends to the tensor cores: their kernel's persistent pipeline
--- takes about 7 us to start whatever the size (an H200), in which this file's split-k kernel
--- finishes products of fewer multiply-adds (the MLP's at batch 128, and its 128 x 128 layer's at
--- 1024: 1024 x 128 x 128 is 2^24), while its first layer's products at batch 1024 (about 2^26.6)
--- take half the time there.
-M.TENSOR_MIN_MACS = 1 << 25
+-- The smallest product "auto" sends to cuda.gemm's tensor cores: their kernel's persistent
+-- pipeline takes about 7 us to start whatever the size (an H200), and runs the MLP's first-layer
+-- products at batch 1024 (about 2^26.6 multiply-adds) on 7-8 blocks of 128 x 128. On an H100 (6
+-- Dec, bf16) this file's tensor-core kernel ran them faster, unsplit: X*W1 in 7.8 us in a graph
+-- against cuda.gemm's 14.4 under ncu (about 1.5 us more than in a graph), X^T*dZ1 in 10.9 against
+-- 14.0 plus 3.9 for the bias gradient's column sums. So none of the MLP's products goes there.
+M.TENSOR_MIN_MACS = 1 << 28
 
 -- The GEMM the net runs C = op(A) op(B) (m x n, inner size kk) on: "library" (cuda.gemm), "mma"
 -- (this file's tensor-core kernel) or "nn" (this file's SIMT one). "tensor" and "auto" ask

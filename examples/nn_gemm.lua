@@ -477,6 +477,9 @@ function M.kernels(jit, tensor_cores)
   return k
 end
 
+-- The least steps of k (of M.TILES.mma.BK) a product on the tensor-core kernel needs to be split.
+M.MMA_SPLIT_STEPS = 16
+
 -- The work space of split k: room for the partial products of `values` entries (8 splits of the
 -- largest product) and one counter per tile, all zero.
 function M.work(values, tiles)
@@ -506,7 +509,8 @@ end
 -- at least `sms` of them. When the tiles still leave SMs idle and k is long (the first layer's 784,
 -- weight gradients at batch 1024), k is split over up to 8 blocks (each of 128 or more of k)
 -- when the work space has room: a long k loop of few blocks is bound by the latency of its
--- loads, not by arithmetic. Returns the kernel's tile ("large", "small" or "mma") and the
+-- loads, not by arithmetic (on the tensor-core kernel only loops of M.MMA_SPLIT_STEPS steps or
+-- more, at least four ways). Returns the kernel's tile ("large", "small" or "mma") and the
 -- number of splits. One work space serves one stream: its counters are in use while a split
 -- product runs.
 function M.gemm(k, s, A, B, C, m, n, kk, ta, tb, epi, o)
@@ -530,6 +534,14 @@ function M.gemm(k, s, A, B, C, m, n, kk, ta, tb, epi, o)
                                   work.partial.size // (mx * n)))
     local chunk = ((kk + splits - 1) // splits + t.BK - 1) // t.BK * t.BK
     splits = (kk + chunk - 1) // chunk -- no split left without work
+    -- The tensor-core kernel's split end (partials written, the tile's last block summing them)
+    -- costs more than short k loops gain (an H100, bf16, in a graph: the first layer's X*W1, 13
+    -- steps of k, in 7.4 us unsplit against 9.9 split five ways at batch 128, 7.8 against 12.2
+    -- split two ways at 1024; its X^T*dZ1 at 1024, 16 steps, 100 tiles, 10.9 against 15.0 split
+    -- two ways); split at least four ways, long loops pay (the 128- and ten-wide layers' weight
+    -- gradients at 1024, 16 steps, 20 and 5 tiles: 8.9-9.4 and 7.7-8.4 us split eight ways
+    -- against 10.5-11.5 and 12.4-13.9 unsplit).
+    if size == "mma" and (steps < M.MMA_SPLIT_STEPS or splits < 4) then splits = 1 end
   end
   local threads = t.WM and 32 * t.WM * t.WN or (t.BM // t.TM) * (t.BN // t.TN) -- WM x WN warps
   local partial = splits > 1 and work.partial or dummy(k, "f32")

@@ -10,6 +10,7 @@ local h = require "helper"
 local cuda = require "cujit"
 package.path = h.here() .. "../../examples/?.lua;" .. package.path
 local nn = require "nn"
+local G = require "nn_gemm"
 local H = require "nn_host"
 
 h.need_gpu(cuda)
@@ -73,7 +74,7 @@ h.test("GEMM: the four products, the epilogues and the ones row, every kernel, o
   for _, kernel in ipairs(GEMM_KERNELS) do
     local dt, tile, opts = kernel[1], kernel[2], kernel[3]
     for _, shape in ipairs({{37, 45, 70}, {130, 129, 17}, {37, 45, 300, true}, {64, 40, 96},
-                            {72, 24, 264, true}, {64, 40, 96, false, true}}) do
+                            {72, 24, 264, true}, {64, 40, 96, false, true}, {12, 16, 1030, true}}) do
       local m, n, kk = shape[1], shape[2], shape[3]
       local function dev_operand(values) -- A or B on the device, a view one element in when misaligned
         if not shape[5] then return dev(values, dt) end
@@ -81,7 +82,9 @@ h.test("GEMM: the four products, the epilogues and the ones row, every kernel, o
         for i, v in ipairs(values) do padded[i + 1] = v end
         return dev(padded, dt):slice(2)
       end
-      local split = (shape[4] and tile ~= "large" and dt ~= "f64") == true
+      -- (the tensor-core kernel splits only k loops of nn_gemm.MMA_SPLIT_STEPS steps or more)
+      local long = kk >= G.MMA_SPLIT_STEPS * G.TILES.mma.BK
+      local split = (shape[4] and tile ~= "large" and dt ~= "f64" and (tile ~= "mma" or long)) == true
       for _, op in ipairs({{0, 0}, {1, 0}, {0, 1}, {1, 1}}) do
         for _, epi in ipairs({0, 3, 5, 8, 13}) do
           local ta, tb = op[1], op[2]
@@ -135,7 +138,7 @@ local function f32(x)
 end
 
 h.test("split k: each entry is its splits' partials added z = 0, 1, ... in turn, any number of "
-       .. "splits (more than the end loads at once), the ones row and the bias included", function()
+       .. "splits (past the eight nn.gemm takes), the ones row and the bias included", function()
   local m, n, kk, epi = 45, 37, 700, 9 -- bias and the ones row; 2 x 2 tiles of 32
   local kernels = {{"f32", "small"}}
   if k.gemm_mma then kernels[#kernels + 1], kernels[#kernels + 2] = {"bf16", "mma"}, {"f16", "mma"} end
@@ -769,11 +772,11 @@ h.test("auto sends a product to the tensor cores only when it is large enough", 
     return cuda.device_array({m, kk}, "bf16"), cuda.device_array({kk, n}, "bf16"),
            cuda.device_array({m, n}, "bf16")
   end
-  h.check(128 * 128 * 784 < nn.TENSOR_MIN_MACS and 1024 * 128 * 784 >= nn.TENSOR_MIN_MACS,
+  h.check(1024 * 128 * 784 < nn.TENSOR_MIN_MACS and 4096 * 128 * 784 >= nn.TENSOR_MIN_MACS,
           "the threshold lies between the two shapes")
   local dev_info = cuda.device()
   local sm90 = dev_info.arch ~= "cpu" and dev_info.cc_major == 9
-  for _, shape in ipairs({{128, 128, 784}, {1024, 128, 784}}) do
+  for _, shape in ipairs({{1024, 128, 784}, {4096, 128, 784}}) do
     local m, n, kk = shape[1], shape[2], shape[3]
     local A, B, C = arrays(m, n, kk)
     local tensor = cuda.gemm_kernel(A, B, C) == "tensor"
