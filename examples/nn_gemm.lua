@@ -81,7 +81,7 @@ __device__ __forceinline__ void put(Acc v, T *C, const T *bias, const T *mask, T
 // (the order, not the arrival, fixes the result), puts them, and sets the tile's counter back
 // to 0 for the next launch.
 template <class T>
-__device__ __noinline__ void finish_split(const float *partial, int *counters, T *C, const T *bias,
+__device__ void finish_split(const float *partial, int *counters, T *C, const T *bias,
                              const T *mask, T *ones, int M, int N, int epi, int splits, int tile_m,
                              int tile_n) {
   const int Mx = M + ((epi & 8) ? 1 : 0);
@@ -292,23 +292,6 @@ static_assert(QA >= 1 && QB >= 1 && QA * MNT * 8 == BM * BK && QB * MNT * 8 == B
 // m-major). With `whole` (len a multiple of 8, X 16-byte aligned) one 16-byte load; otherwise
 // (the ten-wide layer's operands) eight 2-byte ones, each checked, all issued before any is used.
 template <class T>
-__device__ __noinline__ uint4 chunk8_each(const T *X, int line, int pos, int lines, int len,
-                                          int ones) {
-  const unsigned short one = mma_kind<T>::bf16 ? 0x3F80 : 0x3C00;
-  unsigned short h[8];
-  const unsigned short *row = reinterpret_cast<const unsigned short *>(X) + (size_t)line * len;
-#pragma unroll
-  for (int i = 0; i < 8; i++) {
-    const int p = pos + i;
-    const bool in = line < lines && p < len;
-    h[i] = in ? row[p]
-              : (ones == 1 && line == lines && p < len) || (ones == 2 && p == len && line < lines)
-                ? one : (unsigned short)0;
-  }
-  return make_uint4(h[0] | (unsigned)h[1] << 16, h[2] | (unsigned)h[3] << 16,
-                    h[4] | (unsigned)h[5] << 16, h[6] | (unsigned)h[7] << 16);
-}
-template <class T>
 __device__ __forceinline__ uint4 chunk8(const T *X, int line, int pos, int lines, int len, int ones,
                                         bool whole) {
   const unsigned short one = mma_kind<T>::bf16 ? 0x3F80 : 0x3C00;
@@ -322,7 +305,18 @@ __device__ __forceinline__ uint4 chunk8(const T *X, int line, int pos, int lines
     if (ones == 2 && pos == len && line < lines) v.x = one;
     return v;
   }
-  return chunk8_each(X, line, pos, lines, len, ones);
+  unsigned short h[8];
+  const unsigned short *row = reinterpret_cast<const unsigned short *>(X) + (size_t)line * len;
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    const int p = pos + i;
+    const bool in = line < lines && p < len;
+    h[i] = in ? row[p]
+              : (ones == 1 && line == lines && p < len) || (ones == 2 && p == len && line < lines)
+                ? one : (unsigned short)0;
+  }
+  return make_uint4(h[0] | (unsigned)h[1] << 16, h[2] | (unsigned)h[3] << 16,
+                    h[4] | (unsigned)h[5] << 16, h[6] | (unsigned)h[7] << 16);
 }
 // Chunk e of a tile of R rows (m or n) by BK, k contiguous in shared memory: a chunk along k
 // (the operand stored k-contiguous) is one 16-byte store into its row, chunk e % (BK / 8) of row
@@ -417,27 +411,18 @@ __device__ __forceinline__ void mma_tile(const T *A, const T *B, T *C, const T *
     __syncthreads();
     buf ^= 1;
   }
-  // acc[i][j]: rows g and g + 8 of m16 tile i, columns 2t and 2t + 1 of n8 tile j. The tile
-  // goes through shared memory (As, free after the k loop's last barrier) so that the epilogue
-  // is one rolled loop, a row's entries stored by adjacent threads.
-  float(*tile)[BN + 1] = reinterpret_cast<float(*)[BN + 1]>(&As[0][0][0]);
-  static_assert(sizeof(float) * BM * (BN + 1) <= sizeof(T) * 2 * BM * (BK + MPAD),
-                "the finished tile must fit in As");
+  // acc[i][j]: rows g and g + 8 of m16 tile i, columns 2t and 2t + 1 of n8 tile j
+  const int Mx = M + ((epi & 8) ? 1 : 0);
 #pragma unroll
   for (int i = 0; i < IT; i++)
 #pragma unroll
     for (int j = 0; j < JT; j++)
 #pragma unroll
-      for (int q = 0; q < 4; q++)
-        tile[wm + i * 16 + g + (q / 2) * 8][wn + j * 8 + 2 * t + q % 2] = acc[i][j][q];
-  __syncthreads();
-  const int Mx = M + ((epi & 8) ? 1 : 0);
-#pragma unroll 1
-  for (int e = tid; e < BM * BN; e += MNT) {
-    const int r = row0 + e / BN, c = col0 + e % BN;
-    if (splits == 1) put(tile[e / BN][e % BN], C, bias, mask, ones, r, c, M, N, epi);
-    else if (r < Mx && c < N) partial[((size_t)blockIdx.z * Mx + r) * N + c] = tile[e / BN][e % BN];
-  }
+      for (int q = 0; q < 4; q++) {
+        const int r = row0 + wm + i * 16 + g + (q / 2) * 8, c = col0 + wn + j * 8 + 2 * t + q % 2;
+        if (splits == 1) put(acc[i][j][q], C, bias, mask, ones, r, c, M, N, epi);
+        else if (r < Mx && c < N) partial[((size_t)blockIdx.z * Mx + r) * N + c] = acc[i][j][q];
+      }
   if (splits > 1) finish_split(partial, counters, C, bias, mask, ones, M, N, epi, splits, BM, BN);
 }
 ]==]
