@@ -530,9 +530,10 @@ end)
 -- Training on a made-up, separable set: 640 items of 64 pixels, class c = (i - 1) % 10 lighting
 -- the pixels f with f % 10 == c over uniform noise (a fixed LCG), 32 a batch, 20 batches an
 -- epoch, 10 epochs = 200 steps.
-local function synthetic()
+local function synthetic(n)
+  n = n or 640
   local x, bytes, labels = 12345, {}, {}
-  for i = 1, 640 do
+  for i = 1, n do
     local c = (i - 1) % 10
     labels[i] = string.char(c)
     local row = {}
@@ -542,10 +543,27 @@ local function synthetic()
     end
     bytes[i] = string.char(table.unpack(row))
   end
-  return nn.upload(k, {n = 640, features = 64, images = table.concat(bytes),
+  return nn.upload(k, {n = n, features = 64, images = table.concat(bytes),
                        labels = table.concat(labels)})
 end
 local data = synthetic()
+
+h.test("evaluate: each data set on its own rows, a smaller set after a larger one and back",
+       function()
+  local function fresh()
+    return nn.net(k, {sizes = {64, 32, 32, 10}, dtype = "f32", batch = 32, seed = 11})
+  end
+  local small = synthetic(100) -- the first 100 items of data
+  local net = fresh()
+  local big_loss, big_acc = net:evaluate(data)
+  local small_loss, small_acc = net:evaluate(small)
+  local alone_loss, alone_acc = fresh():evaluate(small)
+  h.eq(small_loss, alone_loss, "the small set's loss after the large set, as on its own")
+  h.eq(small_acc, alone_acc, "its accuracy")
+  local again_loss, again_acc = net:evaluate(data)
+  h.eq(again_loss, big_loss, "the large set's loss again")
+  h.eq(again_acc, big_acc, "its accuracy")
+end)
 
 -- Trains 200 steps; exec "launch" or "graph" (first step launched, then captured and replayed).
 -- Returns the last epoch's mean loss, the net, and the accuracy on the whole set.
