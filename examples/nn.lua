@@ -355,6 +355,7 @@ function M.net(k, cfg)
   self.rate = cuda.zeros(1, "f32") -- the last step's learning rate (the update kernel's)
   self.stats = cuda.zeros(2 * math.max(cfg.max_steps or 1, 1), "f64")
   self.parts = cuda.zeros(2 * M.XENT_BLOCKS, "f64") -- the loss's sums per block
+  self.xent_lanes = M.xent_lanes(self.layers[#self.layers].fout) -- the loss's lanes a row
   -- blocks finished, the loss's and the update's (0 between launches): views made once, not per step
   local done = cuda.zeros(2, "i32")
   self.xent_done, self.update_done = done:slice(1, 1), done:slice(2, 2)
@@ -458,8 +459,8 @@ function Net:forward(ws, s, want_grad, stats, state)
                  0, l < n and 3 or 1)
     input = ws.h[l]
   end
-  local lanes = M.xent_lanes(self.layers[n].fout)
-  k.xent[{blocks(ws.rows * lanes, 128, M.XENT_BLOCKS), 128, stream = s, pdl = self.pdl}](
+  k.xent[{blocks(ws.rows * self.xent_lanes, 128, M.XENT_BLOCKS), 128, stream = s,
+          pdl = self.pdl}](
     ws.h[n], ws.y, ws.dz[n], self.amp, stats or self.stats, state or self.state, self.parts,
     self.xent_done, ws.rows, self.layers[n].fout, want_grad and 1 or 0)
 end
