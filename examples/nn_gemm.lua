@@ -248,19 +248,23 @@ local SIMT_BODY = dispatch([==[
   __shared__ __align__(16) Acc Bs[2][BK][BN + 4];
 ]==], "gemm_tile")
 
--- The tensor-core GEMM (f16 and bf16, f32 accumulation): a BM x BN tile a block of WM x WN
--- warps, each warp (BM / WM) x (BN / WN) of it as m16n8k16 tiles of mma.sync. Shared memory holds
--- op(A)'s tile with k contiguous and op(B)'s transposed (n rows, k contiguous), so every fragment
--- register is one 32-bit read (a pair along k); rows are padded by 8 elements (BK + 8 = 72
--- elements, 36 words: a fragment's eight rows fall in distinct banks). Loads and split k as the
--- SIMT kernel's. The tile is 32 x 32 of four warps, 64 of k a step (M.TILES.mma): with 64 x 64
--- tiles the MLP's small products had a quarter of the blocks, one warp a scheduler waiting on
--- every load, and 280 KB of unrolled epilogue code (32 stores a thread, four transposes) fetched
--- from L2 as they ran, 2-4x slower than the SIMT kernel (ncu, an H200); a warp's 16 x 16 stores
--- 8. Of the 32 x 32 tiles measured on an H100 (6 Dec: 64 or 32 of k a step, 2 x 2, 1 x 2 or
--- 2 x 1 warps; 16 x 32, 32 x 64 and 64 x 32), 64 of k with 2 x 2 warps ran every MLP product
--- fastest: its k = 128 products in 3.1-3.5 us in a graph against 4.6-5.1 for the SIMT kernel's
--- f32 and 3.9-4.2 for 32 of k (half the steps, and the barriers between them).
+-- The tensor-core GEMM (f16 and bf16, f32 accumulation): a BM x BN tile a block of KS k slices
+-- of WM x WN warps, each warp (BM / WM) x (BN / WN) of the tile as m16n8k16 tiles of mma.sync,
+-- over every KS-th step of k; the slices' sums are added at the end. Shared memory (dynamic)
+-- holds the operands' tiles as they are stored (k or m/n contiguous), read into fragments by
+-- ldmatrix (transposing where the operand is not k contiguous). Loads and split k as the SIMT
+-- kernel's. On an H100 (bf16, in a graph, batch 1024) the slices and ldmatrix took the first
+-- layer's X*W1 from 8.4 to 6.0 us and X^T*dZ1 from 12.2 to 7.3: one slice storing its tiles
+-- transposed (eight 2-byte stores a chunk) ran them as slowly with 4, 8 or 16 slices as with 2.
+-- Of 1, 2, 4 and 8 slices of 32 or 64 of k, 4 of 64 were fastest on the long products (2 of 64
+-- within 0.4 us, 0.2 faster on the short ones). The tile is 32 x 32 of four warps a slice
+-- (M.TILES.mma): with 64 x 64 tiles the MLP's small products had a quarter of the blocks, one
+-- warp a scheduler waiting on every load, and 280 KB of unrolled epilogue code (32 stores a
+-- thread, four transposes) fetched from L2 as they ran, 2-4x slower than the SIMT kernel (ncu,
+-- an H200); a warp's 16 x 16 stores 8. Of the 32 x 32 tiles measured on an H100 (6 Dec, one
+-- slice: 64 or 32 of k a step, 2 x 2, 1 x 2 or 2 x 1 warps; 16 x 32, 32 x 64 and 64 x 32), 64 of
+-- k with 2 x 2 warps ran every MLP product fastest: its k = 128 products in 3.1-3.5 us in a graph
+-- against 4.6-5.1 for the SIMT kernel's f32 and 3.9-4.2 for 32 of k.
 local MMA_CORE = [==[
 template <class T> struct mma_kind;
 template <> struct mma_kind<__half> { static constexpr bool bf16 = false; };
@@ -279,11 +283,11 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], 
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
-constexpr int MPAD = 8, MNT = 32 * WM * WN;
+constexpr int MNT = 32 * WM * WN; // a k slice's threads (the block has KS slices)
 constexpr int IT = BM / WM / 16, JT = BN / WN / 8; // a warp's m16 and n8 tiles
 constexpr int QA = BM * BK / 8 / MNT, QB = BN * BK / 8 / MNT; // a thread's 16-byte loads a step
-static_assert(IT >= 1 && JT >= 1 && IT * 16 * WM == BM && JT * 8 * WN == BN && BK % 16 == 0,
-              "warps must tile the block's tile in m16n8k16 pieces");
+static_assert(IT >= 1 && JT % 2 == 0 && IT * 16 * WM == BM && JT * 8 * WN == BN && BK % 16 == 0,
+              "warps must tile the block's tile in m16n8k16 pieces, n8 tiles in pairs");
 static_assert(QA >= 1 && QB >= 1 && QA * MNT * 8 == BM * BK && QB * MNT * 8 == BN * BK,
               "16-byte loads must divide the tiles evenly");
 // Elements pos..pos + 7 (pos a multiple of 8) of line `line` of X, stored `len` elements a
@@ -318,30 +322,49 @@ __device__ __forceinline__ uint4 chunk8(const T *X, int line, int pos, int lines
   return make_uint4(h[0] | (unsigned)h[1] << 16, h[2] | (unsigned)h[3] << 16,
                     h[4] | (unsigned)h[5] << 16, h[6] | (unsigned)h[7] << 16);
 }
-// Chunk e of a tile of R rows (m or n) by BK, k contiguous in shared memory: a chunk along k
-// (the operand stored k-contiguous) is one 16-byte store into its row, chunk e % (BK / 8) of row
-// e / (BK / 8); one along the rows is eight 2-byte stores down column e / (R / 8).
-template <int R, class T>
-__device__ __forceinline__ void put8(T (&S)[R][BK + MPAD], uint4 q, bool along_k, int e) {
-  if (along_k) {
-    *reinterpret_cast<uint4 *>(&S[e / (BK / 8)][e % (BK / 8) * 8]) = q;
-  } else {
-    unsigned short *col = reinterpret_cast<unsigned short *>(&S[e % (R / 8) * 8][e / (R / 8)]);
-    constexpr int pitch = BK + MPAD;
-    col[0 * pitch] = (unsigned short)q.x, col[1 * pitch] = (unsigned short)(q.x >> 16);
-    col[2 * pitch] = (unsigned short)q.y, col[3 * pitch] = (unsigned short)(q.y >> 16);
-    col[4 * pitch] = (unsigned short)q.z, col[5 * pitch] = (unsigned short)(q.z >> 16);
-    col[6 * pitch] = (unsigned short)q.w, col[7 * pitch] = (unsigned short)(q.w >> 16);
-  }
+// A tile of R lines (m or n) by BK of k in shared memory, laid out as its operand is stored:
+// k contiguous (R lines of BK) or m or n contiguous (BK lines of R), lines padded by MPAD
+// elements (the eight 16-byte rows an ldmatrix reads fall in distinct banks). Either way a chunk
+// of 8 loaded elements is one 16-byte store: chunk e is at e % (BK / 8) * 8 of line e / (BK / 8),
+// or at e % (R / 8) * 8 of line e / (R / 8). (Transposed on the way in, eight 2-byte stores a
+// chunk, 4-way bank conflicts, bound the long-k products: X^T*dZ1 at batch 1024 took 11 us
+// however its k was spread over a block's warps, an H100.) tile_elems: either layout's room.
+__host__ __device__ constexpr int tile_elems(int R) {
+  return R * (BK + MPAD) > BK * (R + MPAD) ? R * (BK + MPAD) : BK * (R + MPAD);
+}
+template <int R, bool kc, class T>
+__device__ __forceinline__ void put8(T *S, uint4 q, int e) {
+  T *at = kc ? S + e / (BK / 8) * (BK + MPAD) + e % (BK / 8) * 8
+             : S + e / (R / 8) * (R + MPAD) + e % (R / 8) * 8;
+  *reinterpret_cast<uint4 *>(at) = q;
+}
+// Four 8 x 8 matrices of 2-byte elements from shared memory, lane l giving the address of row l
+// % 8 of matrix l / 8; transposed with trans. Lane l gets row l / 4, elements 2 (l % 4) and 2 (l %
+// 4) + 1, of each matrix (of its transpose with trans): an mma.sync fragment register each.
+template <bool trans>
+__device__ __forceinline__ void ldsm4(unsigned (&r)[4], const void *row) {
+  const unsigned at = (unsigned)__cvta_generic_to_shared(row);
+  if (trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(at));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(at));
 }
 template <int ta, int tb, class T>
 __device__ __forceinline__ void mma_tile(const T *A, const T *B, T *C, const T *bias,
                                          const T *mask, T *ones, int M, int N, int K, int epi,
                                          float *partial, int *counters, int splits,
-                                         T (&As)[2][BM][BK + MPAD], T (&Bs)[2][BN][BK + MPAD]) {
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+                                         T *Ass, T *Bss) {
+  // The block's KS slices of MNT threads each take every KS-th step of k (slice s steps s, s +
+  // KS, ...: together KS adjacent steps at a time), each in its own shared memory, and add their
+  // sums at the end, slice 1, 2, ... into slice 0's: a fixed order.
+  const int slice = threadIdx.x / MNT, tid = threadIdx.x % MNT;
+  const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int wm = warp / WN * (BM / WM), wn = warp % WN * (BN / WN);
   const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+  constexpr int TA = tile_elems(BM), TB = tile_elems(BN);
+  T *As = Ass + slice * 2 * TA, *Bs = Bss + slice * 2 * TB; // the slice's two of each
   float acc[IT][JT][4] = {};
   // A step's tiles load as chunks of 8 elements along the operand's contiguous extent into
   // registers (the next step's while this one multiplies), and are stored to shared memory after
@@ -371,65 +394,94 @@ __device__ __forceinline__ void mma_tile(const T *A, const T *B, T *C, const T *
   };
   auto store = [&](int buf) {
 #pragma unroll
-    for (int l = 0; l < QA; l++) put8<BM>(As[buf], qa[l], !ta, tid + l * MNT);
+    for (int l = 0; l < QA; l++) put8<BM, !ta>(As + buf * TA, qa[l], tid + l * MNT);
 #pragma unroll
-    for (int l = 0; l < QB; l++) put8<BN>(Bs[buf], qb[l], tb, tid + l * MNT);
+    for (int l = 0; l < QB; l++) put8<BN, tb == 1>(Bs + buf * TB, qb[l], tid + l * MNT);
   };
-  auto pair = [](const T *p) { return *reinterpret_cast<const unsigned *>(p); };
+  const int q8 = lane / 8, r8 = lane % 8; // the ldmatrix row this lane addresses
   const int chunk = ((K + splits - 1) / splits + BK - 1) / BK * BK;
   const int kb = blockIdx.z * chunk, ke = min(K, kb + chunk);
-  load(kb);
-  store(0);
+  // Every slice goes round the loop as often as the first (one barrier for the block); a slice
+  // whose step lies past the split's end loads and multiplies nothing.
+  const int rounds = ((ke - kb + BK - 1) / BK + KS - 1) / KS;
+  int k0 = kb + slice * BK;
+  if (k0 < ke) {
+    load(k0);
+    store(0);
+  }
   __syncthreads();
   int buf = 0;
-  for (int k0 = kb; k0 < ke; k0 += BK) {
-    const bool more = k0 + BK < ke;
-    if (more) load(k0 + BK);
+  for (int round = 0; round < rounds; round++, k0 += KS * BK) {
+    const bool more = k0 + KS * BK < ke;
+    if (more) load(k0 + KS * BK);
+    if (k0 < ke) // a live step
 #pragma unroll
-    for (int ks = 0; ks < BK; ks += 16) {
-      unsigned a[IT][4], b[JT][2];
+      for (int ks = 0; ks < BK; ks += 16) {
+        // a[i]: rows g, g + 8 by k 2t, 2t + 8 of m16 tile i; b[j], b[j + 1]: n8 tiles j and j + 1
+        unsigned a[IT][4], b[JT][2];
+        const T *SA = As + buf * TA, *SB = Bs + buf * TB;
 #pragma unroll
-      for (int i = 0; i < IT; i++) {
-        const int r = wm + i * 16 + g;
-        a[i][0] = pair(&As[buf][r][ks + 2 * t]);
-        a[i][1] = pair(&As[buf][r + 8][ks + 2 * t]);
-        a[i][2] = pair(&As[buf][r][ks + 2 * t + 8]);
-        a[i][3] = pair(&As[buf][r + 8][ks + 2 * t + 8]);
+        for (int i = 0; i < IT; i++) {
+          const int r = wm + i * 16 + q8 % 2 * 8, kk = ks + q8 / 2 * 8;
+          if (ta) ldsm4<true>(a[i], SA + (kk + r8) * (BM + MPAD) + r);
+          else ldsm4<false>(a[i], SA + (r + r8) * (BK + MPAD) + kk);
+        }
+#pragma unroll
+        for (int j = 0; j < JT; j += 2) {
+          const int n = wn + j * 8 + q8 / 2 * 8, kk = ks + q8 % 2 * 8;
+          unsigned f[4];
+          if (tb) ldsm4<false>(f, SB + (n + r8) * (BK + MPAD) + kk);
+          else ldsm4<true>(f, SB + (kk + r8) * (BN + MPAD) + n);
+          b[j][0] = f[0], b[j][1] = f[1], b[j + 1][0] = f[2], b[j + 1][1] = f[3];
+        }
+#pragma unroll
+        for (int i = 0; i < IT; i++)
+#pragma unroll
+          for (int j = 0; j < JT; j++) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
       }
-#pragma unroll
-      for (int j = 0; j < JT; j++) {
-        const int n = wn + j * 8 + g;
-        b[j][0] = pair(&Bs[buf][n][ks + 2 * t]);
-        b[j][1] = pair(&Bs[buf][n][ks + 2 * t + 8]);
-      }
-#pragma unroll
-      for (int i = 0; i < IT; i++)
-#pragma unroll
-        for (int j = 0; j < JT; j++) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
-    }
     if (more) store(buf ^ 1);
     __syncthreads();
     buf ^= 1;
   }
+  if (KS > 1) { // slices 1.. leave their sums in the (no longer read) shared memory for slice 0
+    static_assert((KS - 1) * BM * BN * sizeof(float) <= KS * 2 * TA * sizeof(T),
+                  "room for the slices' sums");
+    float *sums = reinterpret_cast<float *>(Ass);
+    constexpr int PER = IT * JT * 4; // a thread's sums, stored a lane apart
+#pragma unroll
+    for (int e = 0; e < PER; e++)
+      if (slice > 0) sums[((slice - 1) * PER + e) * MNT + tid] = (&acc[0][0][0])[e];
+    __syncthreads();
+    if (slice == 0)
+      for (int s = 0; s < KS - 1; s++) {
+#pragma unroll
+        for (int e = 0; e < PER; e++) (&acc[0][0][0])[e] += sums[(s * PER + e) * MNT + tid];
+      }
+  }
   // acc[i][j]: rows g and g + 8 of m16 tile i, columns 2t and 2t + 1 of n8 tile j
   const int Mx = M + ((epi & 8) ? 1 : 0);
+  if (slice == 0) {
 #pragma unroll
-  for (int i = 0; i < IT; i++)
+    for (int i = 0; i < IT; i++)
 #pragma unroll
-    for (int j = 0; j < JT; j++)
+      for (int j = 0; j < JT; j++)
 #pragma unroll
-      for (int q = 0; q < 4; q++) {
-        const int r = row0 + wm + i * 16 + g + (q / 2) * 8, c = col0 + wn + j * 8 + 2 * t + q % 2;
-        if (splits == 1) put(acc[i][j][q], C, bias, mask, ones, r, c, M, N, epi);
-        else if (r < Mx && c < N) partial[((size_t)blockIdx.z * Mx + r) * N + c] = acc[i][j][q];
-      }
+        for (int q = 0; q < 4; q++) {
+          const int r = row0 + wm + i * 16 + g + (q / 2) * 8;
+          const int c = col0 + wn + j * 8 + 2 * t + q % 2;
+          if (splits == 1) put(acc[i][j][q], C, bias, mask, ones, r, c, M, N, epi);
+          else if (r < Mx && c < N) partial[((size_t)blockIdx.z * Mx + r) * N + c] = acc[i][j][q];
+        }
+  }
   if (splits > 1) finish_split(partial, counters, C, bias, mask, ones, M, N, epi, splits, BM, BN);
 }
 ]==]
 
 local MMA_BODY = dispatch([==[
-  __shared__ __align__(16) T As[2][BM][BK + MPAD]; // op(A)'s tile, k contiguous
-  __shared__ __align__(16) T Bs[2][BN][BK + MPAD]; // op(B)'s, transposed: k contiguous
+  // Each k slice's two tiles of op(A), then each one's two of op(B) (tile_elems each), in dynamic
+  // shared memory (M.mma_shared bytes: it may pass the 48 KiB of static arrays)
+  extern __shared__ __align__(16) unsigned char mma_shared[];
+  T *As = reinterpret_cast<T *>(mma_shared), *Bs = As + KS * 2 * tile_elems(BM);
 ]==], "mma_tile")
 
 local SIGNATURE = "%s(const T *A, const T *B, T *C, const T *bias, const T *mask, T *ones, int M, "
@@ -440,12 +492,13 @@ local SIGNATURE = "%s(const T *A, const T *B, T *C, const T *bias, const T *mask
 -- (2 x 2 per thread) for the MLP's small ones, where a large tile would leave most of the GPU
 -- idle. The large one keeps its k loop rolled and 128 registers (ptxas: no spills), so two
 -- blocks fit on an SM; unrolled, ptxas hoists the shared loads of all 8 steps into 167 registers
--- (one block). The tensor-core kernel's tile: 32 x 32 of 2 x 2 warps, 64 of k a step. The
+-- (one block). The tensor-core kernel's tile: 32 x 32 of 2 x 2 warps, 64 of k a step, 4 k slices
+-- (512 threads, 80 KiB of shared memory: M.mma_shared), lines padded by MPAD elements. The
 -- upper-case entries reach the kernels as -D macros.
 M.TILES = {
   large = {BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, UNROLL = 1, registers = 128},
   small = {BM = 32, BN = 32, BK = 32, TM = 2, TN = 2, UNROLL = 8},
-  mma = {BM = 32, BN = 32, BK = 64, WM = 2, WN = 2},
+  mma = {BM = 32, BN = 32, BK = 64, WM = 2, WN = 2, KS = 4, MPAD = 8},
 }
 
 -- A tile's -D macros, sorted (so that the cache key is the same from run to run).
@@ -475,6 +528,13 @@ function M.kernels(jit, tensor_cores)
                       preamble = M.PREAMBLE .. GEMM_COMMON .. MMA_CORE})
   end
   return k
+end
+
+-- The dynamic shared memory of the tensor-core kernel with tile t (M.TILES.mma), bytes: a pair of
+-- tiles of op(A) and of op(B) for each of its KS slices, 2-byte elements, rows padded by MPAD.
+function M.mma_shared(t)
+  local function tile(r) return math.max(r * (t.BK + t.MPAD), t.BK * (r + t.MPAD)) end -- tile_elems
+  return t.KS * 2 * (tile(t.BM) + tile(t.BN)) * 2
 end
 
 -- The least steps of k (of M.TILES.mma.BK) a product on the tensor-core kernel needs to be split.
@@ -530,24 +590,33 @@ function M.gemm(k, s, A, B, C, m, n, kk, ta, tb, epi, o)
   local splits, work = 1, o.work
   if work and size ~= "large" and dt ~= "f64" and work.counters.size >= gx * gy then
     local steps = (kk + t.BK - 1) // t.BK
-    splits = math.max(1, math.min(8, (2 * sms) // (gx * gy), steps * t.BK // 128,
-                                  work.partial.size // (mx * n)))
+    -- two SIMT blocks an SM; one of the tensor-core kernel's (KS slices of warps), in powers of
+    -- two (an H100, bf16, in a graph: the 128-wide layer's weight gradient at batch 1024, 20
+    -- tiles, in 5.7 us split four ways against 7.9 eight ways; the ten-wide one's, 5 tiles, 5.0
+    -- eight ways against 5.3 four ways)
+    local most = (2 * sms) // (gx * gy)
+    if size == "mma" then
+      most = 1
+      while most * 2 * gx * gy <= sms do most = most * 2 end
+    end
+    splits = math.max(1, math.min(8, most, steps * t.BK // 128, work.partial.size // (mx * n)))
     local chunk = ((kk + splits - 1) // splits + t.BK - 1) // t.BK * t.BK
     splits = (kk + chunk - 1) // chunk -- no split left without work
     -- The tensor-core kernel's split end (partials written, the tile's last block summing them)
     -- costs more than short k loops gain (an H100, bf16, in a graph: the first layer's X*W1, 13
-    -- steps of k, in 7.4 us unsplit against 9.9 split five ways at batch 128, 7.8 against 12.2
-    -- split two ways at 1024; its X^T*dZ1 at 1024, 16 steps, 100 tiles, 10.9 against 15.0 split
-    -- two ways); split at least four ways, long loops pay (the 128- and ten-wide layers' weight
-    -- gradients at 1024, 16 steps, 20 and 5 tiles: 8.9-9.4 and 7.7-8.4 us split eight ways
-    -- against 10.5-11.5 and 12.4-13.9 unsplit).
+    -- steps of k, in 6.0 us unsplit against 10.4 split two ways at batch 1024; its X^T*dZ1 at
+    -- 1024, 16 steps, 100 tiles, 7.3 against 11.5 split two ways); split at least four ways,
+    -- long loops pay (the 128- and ten-wide layers' weight gradients at 1024, 16 steps, 20 and 5
+    -- tiles: 5.7 and 5.0 us split four and eight ways against 6.7 and 7.1 unsplit).
     if size == "mma" and (steps < M.MMA_SPLIT_STEPS or splits < 4) then splits = 1 end
   end
-  local threads = t.WM and 32 * t.WM * t.WN or (t.BM // t.TM) * (t.BN // t.TN) -- WM x WN warps
+  -- WM x WN warps a k slice, KS slices
+  local threads = t.WM and 32 * t.WM * t.WN * t.KS or (t.BM // t.TM) * (t.BN // t.TN)
   local partial = splits > 1 and work.partial or dummy(k, "f32")
   local counters = splits > 1 and work.counters or dummy(k, "i32")
   local none = dummy(k, dt)
-  k["gemm_" .. size][{grid = {gx, gy, splits}, block = threads, stream = s, pdl = o.pdl or nil}](
+  k["gemm_" .. size][{grid = {gx, gy, splits}, block = threads, stream = s, pdl = o.pdl or nil,
+                      shared = size == "mma" and M.mma_shared(t) or nil}](
     A, B, C, o.bias or none, o.mask or none, o.ones or none, m, n, kk, ta, tb, epi, partial,
     counters, splits)
   return size, splits

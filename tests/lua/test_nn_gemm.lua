@@ -142,14 +142,15 @@ h.test("split k: each entry is its splits' partials added z = 0, 1, ... in turn,
     local dt, size = kernel[1], kernel[2]
     local t = nn.TILES[size]
     local gx, gy = (n + t.BN - 1) // t.BN, (m + 1 + t.BM - 1) // t.BM
-    local threads = t.WM and 32 * t.WM * t.WN or (t.BM // t.TM) * (t.BN // t.TN)
+    local threads = t.WM and 32 * t.WM * t.WN * t.KS or (t.BM // t.TM) * (t.BN // t.TN)
     for _, splits in ipairs({2, 8, 9, 11}) do
       local what = string.format("%s %s, %d splits", dt, size, splits)
       local A, B, bias = dev(h.random_floats(m * kk), dt), dev(h.random_floats(kk * n), dt),
                          dev(h.random_floats(n), dt)
       local C, ones = cuda.full({m, n}, h.POISON, dt), cuda.full(n, h.POISON, dt)
       local partial, counters = cuda.full(splits * (m + 1) * n, h.POISON, "f32"), cuda.zeros(gx * gy, "i32")
-      k["gemm_" .. size][{grid = {gx, gy, splits}, block = threads}](
+      k["gemm_" .. size][{grid = {gx, gy, splits}, block = threads,
+                          shared = size == "mma" and G.mma_shared(t) or nil}](
         A, B, C, bias, cuda.zeros(1, dt), ones, m, n, kk, 0, 0, epi, partial, counters, splits)
       local p, bh = partial:copy_to_host(), bias:totable()
       local want, want_ones = {}, {}
@@ -166,6 +167,54 @@ h.test("split k: each entry is its splits' partials added z = 0, 1, ... in turn,
              what .. ": tile counters back to 0")
     end
   end
+end)
+
+h.test("split k on the tensor-core kernel: one block an SM at most, in powers of two, at least "
+       .. "four ways, only loops of nn_gemm.MMA_SPLIT_STEPS steps or more; its block and shared "
+       .. "memory", function()
+  -- The launch nn.gemm makes, caught by a stand-in for the kernel (so this runs on every device):
+  -- {grid, block, shared} of the last launch.
+  local caught
+  local stand_in = setmetatable({}, {__index = function(_, cfg)
+    return function() caught = cfg end
+  end})
+  local kk = {gemm_mma = stand_in}
+  local t = G.TILES.mma
+  local long = G.MMA_SPLIT_STEPS * t.BK -- the shortest k that may split
+  -- {m, n, k, epi, sms, splits wanted}; epi 8 adds the ones row (m + 1 rows of tiles)
+  for _, c in ipairs({{128, 128, long, 8, 132, 4},      -- 5 x 4 tiles: four fit 132 SMs, not eight
+                      {128, 128, long, 8, 80, 4},       -- 20 x 4 = 80: exactly
+                      {128, 128, long, 8, 79, 1},       -- two ways fit; fewer than four: none
+                      {128, 10, long, 8, 132, 8},       -- 5 tiles: eight, the most
+                      {128, 10, long - t.BK, 8, 132, 1}, -- a step short
+                      {127, 10, 2 * long, 0, 132, 8},   -- 4 tiles
+                      {127, 10, 2 * long, 0, 31, 4},    -- 4 tiles x 4 <= 31 < 4 x 8
+                      {784, 128, long, 8, 132, 1}}) do  -- 100 tiles: one each
+    local m, n, k_, epi, sms, want = table.unpack(c)
+    local A, B, C = cuda.zeros({m, k_}, "bf16"), cuda.zeros({k_, n}, "bf16"), cuda.zeros({m, n}, "bf16")
+    local mx = m + (epi & 8 ~= 0 and 1 or 0)
+    local gx, gy = (n + t.BN - 1) // t.BN, (mx + t.BM - 1) // t.BM
+    local work = nn.work(8 * mx * n, gx * gy)
+    local what = string.format("%dx%dx%d epi %d on %d SMs", m, n, k_, epi, sms)
+    local size, splits = nn.gemm(kk, nil, A, B, C, m, n, k_, 0, 0, epi,
+                                 {ones = cuda.zeros(n, "bf16"), sms = sms, work = work, mma = true})
+    h.eq(size, "mma", what .. ": the kernel")
+    h.eq(splits, want, what .. ": splits")
+    h.same(caught.grid, {gx, gy, want}, nil, what .. ": the grid")
+    h.eq(caught.block, 32 * t.WM * t.WN * t.KS, what .. ": KS slices of WM x WN warps")
+    h.eq(caught.shared, G.mma_shared(t), what .. ": shared memory")
+    -- without a work space nothing splits
+    nn.gemm(kk, nil, A, B, C, m, n, k_, 0, 0, epi, {ones = cuda.zeros(n, "bf16"), sms = sms, mma = true})
+    h.same(caught.grid, {gx, gy, 1}, nil, what .. ": no work space, no split")
+  end
+  -- two tiles of op(A) and two of op(B) for each slice, either layout's room (lines of k padded
+  -- by MPAD, or lines of m or n padded by MPAD), 2-byte elements
+  local tile = {BM = 32, BN = 32, BK = 64, KS = 4, MPAD = 8}
+  h.eq(G.mma_shared(tile), 4 * 2 * (2 * 64 * 40) * 2, "m/n lines the larger: 64 x (32 + 8)")
+  tile.BK = 16
+  h.eq(G.mma_shared(tile), 4 * 2 * (2 * 32 * 24) * 2, "k lines the larger: 32 x (16 + 8)")
+  tile.BM, tile.BK, tile.KS = 64, 32, 3
+  h.eq(G.mma_shared(tile), 3 * 2 * (64 * 40 + 32 * 40) * 2, "op(A) and op(B) each their own")
 end)
 
 h.test("library GEMM (cuda.gemm): the four products and the epilogues as nn.gemm's, f32 and bf16",
