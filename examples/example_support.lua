@@ -20,6 +20,30 @@ local function summary()
   print(string.format("%d checks passed in %.2f s", checks, cuda.clock() - started))
 end
 
+-- Under ctest, CUJIT_EXAMPLE_CHECKS names a list (tests/example_checks.lua) of how many checks
+-- each example makes as ctest runs it, by script and arguments ("cluster_reduce --sweep"), in each
+-- mode it runs in there: compile (CUJIT_EXAMPLE_COMPILE_ONLY=1) and cpu (the CPU device). A run
+-- that ends with another count fails: a check removed, or one that no longer runs, would
+-- otherwise go unseen, since an example's test only sees checks that fail. Runs on a GPU are not
+-- counted (what runs there depends on the GPUs present), nor runs without the variable.
+local function count_checked(mode)
+  local path = os.getenv("CUJIT_EXAMPLE_CHECKS")
+  if not path or path == "" or not mode then return end
+  local name = tostring(arg and arg[0] or "?"):match("([^/]+)%.lua$") or tostring(arg and arg[0])
+  local key = table.concat({name, table.unpack(arg or {})}, " ")
+  local listed = dofile(path)[key]
+  local want = listed and listed[mode]
+  if want == nil then
+    error(string.format("%s (%s): %d checks passed, and %s lists no count for it: add it there",
+                        key, mode, checks, path), 0)
+  end
+  if want ~= checks then
+    error(string.format("%s (%s): %d checks passed, %s lists %d: a check was removed or added, or "
+                        .. "no longer runs (change the list with the example)", key, mode, checks,
+                        path, want), 0)
+  end
+end
+
 -- Compile options for the example's kernels: an explicit sm_90 in compile-only mode (there may
 -- be no GPU to ask), the current GPU's otherwise; `extra` entries are added.
 function M.options(extra)
@@ -72,6 +96,7 @@ end
 
 function M.host_checks_done()
   if not M.compile_only then return end
+  count_checked("compile")
   print(string.format("compile-only: kernels compiled for sm_90, %d host checks passed in %.2f s; " ..
                       "nothing ran on a device (unset CUJIT_EXAMPLE_COMPILE_ONLY for that)",
                       checks, cuda.clock() - started))
@@ -80,6 +105,7 @@ end
 
 -- The end of a full run: how many checks passed, and the wall time of the whole script.
 function M.done()
+  count_checked(M.on_cpu and "cpu" or nil)
   summary()
 end
 
