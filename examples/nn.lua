@@ -73,22 +73,26 @@ local KERNELS = {
 ]==]},
   -- Softmax cross-entropy over rows of logits, numerically stable (the row maximum is taken
   -- out before exp), fused with its gradient: dlogits = (softmax - onehot) * scale / rows, where
-  -- scale is the loss scale amp[0]. A row to a group of G lanes (M.xent_lanes: the smallest power
-  -- of two >= classes, at most 32; 1 where blocks are not whole warps): lane q takes classes q,
-  -- q + G, ..., and the group's maximum (the first index of equals), and its sum of exponentials,
-  -- are combined by shuffles, so a row's logits are read at once (a thread a row read its ten
-  -- one after another: 6.3 us at batch 128, an H100). Each block's loss sum and count of right
+  -- scale is the loss scale amp[0]. A row to a group of G = lanes lanes (M.xent_lanes: the
+  -- smallest power of two >= classes, at most 32; 1 where blocks are not whole warps): lane q
+  -- takes classes q, q + G, ..., and the group's maximum (the first index of equals), and its sum
+  -- of exponentials, are combined by shuffles, so a row's logits are read at once (a thread a row
+  -- read its ten one after another: 6.3 us at batch 128, an H100). Each block's loss sum and count of right
   -- answers go to parts[2 b] and parts[2 b + 1] (M.XENT_BLOCKS blocks at most), and the last
   -- block to finish (counted in *done) adds them, block 0 first, into stats[2 * step] and
   -- stats[2 * step + 1]: a fixed order, so runs repeat exactly.
   xent = {"xent(const T *logits, const int *labels, T *dlogits, const float *amp, double *stats, "
-          .. "const int *state, double *parts, int *done, int rows, int classes, int want_grad)",
+          .. "const int *state, double *parts, int *done, int rows, int classes, int lanes, "
+          .. "int want_grad)",
           [==[
   typedef typename acc_of<T>::type Acc;
   const Acc scale = want_grad ? Acc(amp[0]) / Acc(rows) : Acc(0);
-  int G = 1;
-  if (blockDim.x % 32 == 0)
-    while (G < classes && G < 32) G *= 2;
+  // Any power of two up to 32 gives the loss and gradient, up to the order of a row's sum (more
+  // lanes than classes stand for class 0 again, fewer take several classes each); a group must lie
+  // in one warp. Other values take one lane a row: slower, as right.
+  const bool grouped =
+    lanes > 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0 && blockDim.x % 32 == 0;
+  const int G = grouped ? lanes : 1;
   const int q = threadIdx.x % G;
   const unsigned group = G == 32 ? 0xffffffffu : ((1u << G) - 1u) << (threadIdx.x % 32 - q);
   Acc loss = 0, right = 0;
@@ -355,7 +359,7 @@ function M.net(k, cfg)
   self.rate = cuda.zeros(1, "f32") -- the last step's learning rate (the update kernel's)
   self.stats = cuda.zeros(2 * math.max(cfg.max_steps or 1, 1), "f64")
   self.parts = cuda.zeros(2 * M.XENT_BLOCKS, "f64") -- the loss's sums per block
-  self.xent_lanes = M.xent_lanes(self.layers[#self.layers].fout) -- the loss's lanes a row
+  self.xent_lanes = M.xent_lanes(self.layers[#self.layers].fout, M.XENT_BLOCK) -- its lanes a row
   -- blocks finished, the loss's and the update's (0 between launches): views made once, not per step
   local done = cuda.zeros(2, "i32")
   self.xent_done, self.update_done = done:slice(1, 1), done:slice(2, 2)
@@ -388,11 +392,14 @@ function M.layout(sizes)
   return layout, total
 end
 
-M.XENT_BLOCKS = 64
+M.XENT_BLOCKS = 64 -- the loss kernel's blocks at most, of M.XENT_BLOCK threads
+M.XENT_BLOCK = 128
 
--- The lanes of the loss kernel's group for a row of `classes` logits (the kernel's own rule, for
--- blocks of whole warps): the smallest power of two >= classes, at most 32.
-function M.xent_lanes(classes)
+-- The lanes of the loss kernel's group for a row of `classes` logits in blocks of `block` threads
+-- (its `lanes` argument): the smallest power of two >= classes, at most 32; 1 unless the blocks
+-- are whole warps (a group must lie in one warp).
+function M.xent_lanes(classes, block)
+  if block % 32 ~= 0 then return 1 end
   local g = 1
   while g < classes and g < 32 do g = g * 2 end
   return g
@@ -459,10 +466,10 @@ function Net:forward(ws, s, want_grad, stats, state)
                  0, l < n and 3 or 1)
     input = ws.h[l]
   end
-  k.xent[{blocks(ws.rows * self.xent_lanes, 128, M.XENT_BLOCKS), 128, stream = s,
+  k.xent[{blocks(ws.rows * self.xent_lanes, M.XENT_BLOCK, M.XENT_BLOCKS), M.XENT_BLOCK, stream = s,
           pdl = self.pdl}](
     ws.h[n], ws.y, ws.dz[n], self.amp, stats or self.stats, state or self.state, self.parts,
-    self.xent_done, ws.rows, self.layers[n].fout, want_grad and 1 or 0)
+    self.xent_done, ws.rows, self.layers[n].fout, self.xent_lanes, want_grad and 1 or 0)
 end
 
 -- Issues the backward pass (after forward with want_grad): every parameter's gradient. A layer's

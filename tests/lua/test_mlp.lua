@@ -52,7 +52,7 @@ h.test("softmax cross-entropy: loss, gradient, right answers, extreme logits", f
     local scale = 4 -- the loss scale multiplies the gradient only
     local parts, done = cuda.zeros(2, "f64"), cuda.zeros(1, "i32")
     k.xent[{1, 256}](logits, dev(labels, "i32"), dlogits, dev({scale, 0, 0}, "f32"), stats, state,
-                     parts, done, #rows, 5, 1)
+                     parts, done, #rows, 5, nn.xent_lanes(5, 256), 1)
     local st, g = stats:copy_to_host(), dlogits:copy_to_host()
     local loss, right = 0, 0
     local tol = dt == "f64" and 1e-12 or 2e-6
@@ -72,22 +72,29 @@ h.test("softmax cross-entropy: loss, gradient, right answers, extreme logits", f
     -- without want_grad the gradient is left alone
     dlogits:fill(h.POISON)
     k.xent[{1, 256}](logits, dev(labels, "i32"), dlogits, dev({1, 0, 0}, "f32"), stats, state,
-                     parts, done, #rows, 5, 0)
+                     parts, done, #rows, 5, nn.xent_lanes(5, 256), 0)
     h.eq(dlogits:max(), h.POISON, dt .. ": no gradient written without want_grad")
   end
 end)
 
--- The kernel gives a row to a group of lanes (nn.xent_lanes: up to 32, a power of two; one lane a
--- row in blocks that are not whole warps): every width, classes past 32 (two a lane), rows not
--- filling the last group, and the maximum tied between lanes (the first index must win).
+-- The kernel gives a row to a group of `lanes` lanes (nn.xent_lanes: up to 32, a power of two;
+-- one lane a row in blocks that are not whole warps): every width nn.xent_lanes gives and every
+-- other power of two (more lanes than classes, fewer), widths it must not take as groups (3, 64,
+-- 0, or any in blocks of 100 threads), classes past 32, rows not filling the last group, and the
+-- maximum tied between lanes (the first index must win).
 h.test("softmax cross-entropy: every group width, more classes than lanes, ties across lanes",
        function()
-  h.eq(nn.xent_lanes(1), 1, "lanes for 1 class")
-  h.eq(nn.xent_lanes(10), 16, "lanes for 10 classes")
-  h.eq(nn.xent_lanes(32), 32, "lanes for 32 classes")
-  h.eq(nn.xent_lanes(45), 32, "lanes for 45 classes")
+  h.eq(nn.xent_lanes(1, 128), 1, "lanes for 1 class")
+  h.eq(nn.xent_lanes(10, 128), 16, "lanes for 10 classes")
+  h.eq(nn.xent_lanes(32, 128), 32, "lanes for 32 classes")
+  h.eq(nn.xent_lanes(45, 96), 32, "lanes for 45 classes")
+  h.eq(nn.xent_lanes(10, 100), 1, "one lane a row in blocks that are not whole warps")
+  h.eq(nn.xent_lanes(10, 16), 1, "nor in blocks of half a warp")
   for _, classes in ipairs({1, 2, 5, 10, 17, 32, 33, 45}) do
-    for _, block in ipairs({128, 96, 100}) do
+    for _, shape in ipairs({{128, nn.xent_lanes(classes, 128)}, {96, nn.xent_lanes(classes, 96)},
+                            {100, nn.xent_lanes(classes, 100)}, {128, 1}, {128, 2}, {128, 32},
+                            {128, 4}, {96, 3}, {128, 64}, {128, 0}, {100, 16}}) do
+      local block, lanes = shape[1], shape[2]
       local rows = 37
       local z, labels = h.random_floats(rows * classes), {}
       for r = 1, rows do
@@ -105,10 +112,10 @@ h.test("softmax cross-entropy: every group width, more classes than lanes, ties 
       local grid = 3
       local parts, done = cuda.zeros(2 * grid, "f64"), cuda.zeros(1, "i32")
       k.xent[{grid, block}](logits, dev(labels, "i32"), dlogits, dev({2, 0, 0}, "f32"), stats,
-                            state, parts, done, rows, classes, 1)
+                            state, parts, done, rows, classes, lanes, 1)
       local st, g = stats:copy_to_host(), dlogits:copy_to_host()
       local loss, right = 0, 0
-      local what = string.format("%d classes, blocks of %d", classes, block)
+      local what = string.format("%d classes, blocks of %d, %d lanes", classes, block, lanes)
       for r = 1, rows do
         local row = {}
         for c = 1, classes do row[c] = zh[(r - 1) * classes + c] end
@@ -140,7 +147,8 @@ h.test("softmax cross-entropy over many blocks: their sums added once, at the st
     local state, done = dev({1}, "i32"), cuda.zeros(1, "i32")
     local parts = cuda.full(2 * grid, h.POISON, "f64")
     k.xent[{grid, 128}](logits, dev(labels, "i32"), cuda.zeros({rows, classes}, "f32"),
-                        dev({1, 0, 0}, "f32"), stats, state, parts, done, rows, classes, 1)
+                        dev({1, 0, 0}, "f32"), stats, state, parts, done, rows, classes,
+                        nn.xent_lanes(classes, 128), 1)
     local loss, right = 0, 0
     for r = 1, rows do
       local row = {}
