@@ -376,85 +376,72 @@ __device__ __forceinline__ void mma_tile(const T *A, const T *B, T *C, const T *
   // H100, batch 128).
   const bool va = (ta ? M : K) % 8 == 0 && (size_t)A % 16 == 0;
   const bool vb = (tb ? K : N) % 8 == 0 && (size_t)B % 16 == 0;
-  // Two register sets of a step's tiles: with AHEAD = 1 set 0 takes the next round's while this
-  // one multiplies; with AHEAD = 2 round r's set (r % 2), stored before the round, takes round r +
-  // 2's, and the other set, loaded a round earlier, is stored for round r + 1.
-  uint4 qa[2][QA], qb[2][QB];
-  auto load = [&](int set, int k0) {
+  uint4 qa[QA], qb[QB];
+  auto load = [&](int k0) {
 #pragma unroll
     for (int l = 0; l < QA; l++) {
       const int e = tid + l * MNT;
-      qa[set][l] = ta ? chunk8(A, k0 + e / (BM / 8), row0 + e % (BM / 8) * 8, K, M, 2, va)
-                      : chunk8(A, row0 + e / (BK / 8), k0 + e % (BK / 8) * 8, M, K,
-                               (epi & 8) ? 1 : 0, va);
+      qa[l] = ta ? chunk8(A, k0 + e / (BM / 8), row0 + e % (BM / 8) * 8, K, M, 2, va)
+                 : chunk8(A, row0 + e / (BK / 8), k0 + e % (BK / 8) * 8, M, K, (epi & 8) ? 1 : 0,
+                          va);
     }
 #pragma unroll
     for (int l = 0; l < QB; l++) {
       const int e = tid + l * MNT;
-      qb[set][l] = tb ? chunk8(B, col0 + e / (BK / 8), k0 + e % (BK / 8) * 8, N, K, 0, vb)
-                      : chunk8(B, k0 + e / (BN / 8), col0 + e % (BN / 8) * 8, K, N, 0, vb);
+      qb[l] = tb ? chunk8(B, col0 + e / (BK / 8), k0 + e % (BK / 8) * 8, N, K, 0, vb)
+                 : chunk8(B, k0 + e / (BN / 8), col0 + e % (BN / 8) * 8, K, N, 0, vb);
     }
   };
-  auto store = [&](int set, int buf) {
+  auto store = [&](int buf) {
 #pragma unroll
-    for (int l = 0; l < QA; l++) put8<BM, !ta>(As + buf * TA, qa[set][l], tid + l * MNT);
+    for (int l = 0; l < QA; l++) put8<BM, !ta>(As + buf * TA, qa[l], tid + l * MNT);
 #pragma unroll
-    for (int l = 0; l < QB; l++) put8<BN, tb == 1>(Bs + buf * TB, qb[set][l], tid + l * MNT);
+    for (int l = 0; l < QB; l++) put8<BN, tb == 1>(Bs + buf * TB, qb[l], tid + l * MNT);
   };
   const int q8 = lane / 8, r8 = lane % 8; // the ldmatrix row this lane addresses
-  auto multiply = [&](int buf) {
-#pragma unroll
-    for (int ks = 0; ks < BK; ks += 16) {
-      // a[i]: rows g, g + 8 by k 2t, 2t + 8 of m16 tile i; b[j], b[j + 1]: n8 tiles j and j + 1
-      unsigned a[IT][4], b[JT][2];
-      const T *SA = As + buf * TA, *SB = Bs + buf * TB;
-#pragma unroll
-      for (int i = 0; i < IT; i++) {
-        const int r = wm + i * 16 + q8 % 2 * 8, kk = ks + q8 / 2 * 8;
-        if (ta) ldsm4<true>(a[i], SA + (kk + r8) * (BM + MPAD) + r);
-        else ldsm4<false>(a[i], SA + (r + r8) * (BK + MPAD) + kk);
-      }
-#pragma unroll
-      for (int j = 0; j < JT; j += 2) {
-        const int n = wn + j * 8 + q8 / 2 * 8, kk = ks + q8 % 2 * 8;
-        unsigned f[4];
-        if (tb) ldsm4<false>(f, SB + (n + r8) * (BK + MPAD) + kk);
-        else ldsm4<true>(f, SB + (kk + r8) * (BN + MPAD) + n);
-        b[j][0] = f[0], b[j][1] = f[1], b[j + 1][0] = f[2], b[j + 1][1] = f[3];
-      }
-#pragma unroll
-      for (int i = 0; i < IT; i++)
-#pragma unroll
-        for (int j = 0; j < JT; j++) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
-    }
-  };
   const int chunk = ((K + splits - 1) / splits + BK - 1) / BK * BK;
   const int kb = blockIdx.z * chunk, ke = min(K, kb + chunk);
   // Every slice goes round the loop as often as the first (one barrier for the block); a slice
   // whose step lies past the split's end loads and multiplies nothing.
-  const int rounds = ((ke - kb + BK - 1) / BK + KS - 1) / KS, stride = KS * BK;
+  const int rounds = ((ke - kb + BK - 1) / BK + KS - 1) / KS;
   int k0 = kb + slice * BK;
   if (k0 < ke) {
-    load(0, k0);
-    store(0, 0);
+    load(k0);
+    store(0);
   }
-  if (AHEAD > 1 && k0 + stride < ke) load(1, k0 + stride);
   __syncthreads();
-  // Round r multiplies shared buffer p = r % 2 (a literal below, so the sets stay registers).
-  auto round_of = [&](int p) {
-    if (AHEAD > 1) {
-      if (k0 + 2 * stride < ke) load(p, k0 + 2 * stride);
-    } else if (k0 + stride < ke) {
-      load(0, k0 + stride);
-    }
-    if (k0 < ke) multiply(p);
-    if (k0 + stride < ke) store(AHEAD > 1 ? p ^ 1 : 0, p ^ 1);
+  int buf = 0;
+  for (int round = 0; round < rounds; round++, k0 += KS * BK) {
+    const bool more = k0 + KS * BK < ke;
+    if (more) load(k0 + KS * BK);
+    if (k0 < ke) // a live step
+#pragma unroll
+      for (int ks = 0; ks < BK; ks += 16) {
+        // a[i]: rows g, g + 8 by k 2t, 2t + 8 of m16 tile i; b[j], b[j + 1]: n8 tiles j and j + 1
+        unsigned a[IT][4], b[JT][2];
+        const T *SA = As + buf * TA, *SB = Bs + buf * TB;
+#pragma unroll
+        for (int i = 0; i < IT; i++) {
+          const int r = wm + i * 16 + q8 % 2 * 8, kk = ks + q8 / 2 * 8;
+          if (ta) ldsm4<true>(a[i], SA + (kk + r8) * (BM + MPAD) + r);
+          else ldsm4<false>(a[i], SA + (r + r8) * (BK + MPAD) + kk);
+        }
+#pragma unroll
+        for (int j = 0; j < JT; j += 2) {
+          const int n = wn + j * 8 + q8 / 2 * 8, kk = ks + q8 % 2 * 8;
+          unsigned f[4];
+          if (tb) ldsm4<false>(f, SB + (n + r8) * (BK + MPAD) + kk);
+          else ldsm4<true>(f, SB + (kk + r8) * (BN + MPAD) + n);
+          b[j][0] = f[0], b[j][1] = f[1], b[j + 1][0] = f[2], b[j + 1][1] = f[3];
+        }
+#pragma unroll
+        for (int i = 0; i < IT; i++)
+#pragma unroll
+          for (int j = 0; j < JT; j++) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
+      }
+    if (more) store(buf ^ 1);
     __syncthreads();
-    k0 += stride;
-  };
-  for (int round = 0; round < rounds; round += 2) {
-    round_of(0);
-    if (round + 1 < rounds) round_of(1);
+    buf ^= 1;
   }
   if (KS > 1) { // slices 1.. leave their sums in the (no longer read) shared memory for slice 0
     static_assert((KS - 1) * BM * BN * sizeof(float) <= KS * 2 * TA * sizeof(T),
@@ -511,7 +498,7 @@ local SIGNATURE = "%s(const T *A, const T *B, T *C, const T *bias, const T *mask
 M.TILES = {
   large = {BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, UNROLL = 1, registers = 128},
   small = {BM = 32, BN = 32, BK = 32, TM = 2, TN = 2, UNROLL = 8},
-  mma = {BM = 32, BN = 32, BK = 64, WM = 2, WN = 2, KS = 4, MPAD = 8, AHEAD = 2},
+  mma = {BM = 32, BN = 32, BK = 64, WM = 2, WN = 2, KS = 4, MPAD = 8},
 }
 
 -- A tile's -D macros, sorted (so that the cache key is the same from run to run).
