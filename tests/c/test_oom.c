@@ -9,7 +9,8 @@
 ** graph's instantiation on the CPU device (its plan is one aligned_alloc), and foreign memory's
 ** wrap, DLPack export and import (a refusal takes nothing: no release, no deleter), and a cache
 ** entry read back (a refusal leaves the entry empty: nothing half-made for the caller to leak; on
-** disk, a refusal is a miss that says so and keeps the entry).
+** disk, a refusal is a miss that says so and keeps the entry), and cujit_gemm's kernels (made all
+** or none: the next product works).
 */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -524,6 +525,73 @@ Test(oom, a_cache_entry_unread_for_want_of_memory_is_kept) {
 
 /* cujit_open under each refused allocation: an engine, or CUJIT_ERROR_OUT_OF_HOST_MEMORY and
 ** *out NULL (never CUJIT_OK without an engine); the engine it gives works. */
+/* A 2 x 3 by 3 x 2 product in f32: its operands and C (filled with -1) made on e's device. */
+typedef struct small_product {
+  cujit_buffer *a, *b, *c;
+  cujit_gemm_options o;
+} small_product;
+
+static small_product small_product_make(cujit_engine *e) {
+  const float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, c[4] = {-1, -1, -1, -1};
+  small_product p = {.o = CUJIT_GEMM_OPTIONS_INIT};
+  p.o.m = 2, p.o.n = 2, p.o.k = 3;
+  cr_assert_eq(cujit_buffer_alloc(e, sizeof a, CUJIT_F32, &p.a), CUJIT_OK, "%s", cujit_errmsg(e));
+  cr_assert_eq(cujit_buffer_alloc(e, sizeof b, CUJIT_F32, &p.b), CUJIT_OK, "%s", cujit_errmsg(e));
+  cr_assert_eq(cujit_buffer_alloc(e, sizeof c, CUJIT_F32, &p.c), CUJIT_OK, "%s", cujit_errmsg(e));
+  cr_assert_eq(cujit_memcpy_htod(p.a, 0, a, sizeof a, NULL), CUJIT_OK, "%s", cujit_errmsg(e));
+  cr_assert_eq(cujit_memcpy_htod(p.b, 0, b, sizeof b, NULL), CUJIT_OK, "%s", cujit_errmsg(e));
+  cr_assert_eq(cujit_memcpy_htod(p.c, 0, c, sizeof c, NULL), CUJIT_OK, "%s", cujit_errmsg(e));
+  return p;
+}
+
+/* The product computed again, every allocation granted, and C read back: the product's. */
+static void small_product_check(cujit_engine *e, small_product *p, long n) {
+  const float want[4] = {4, 5, 10, 11};
+  float c[4];
+  cr_assert_eq(cujit_gemm(p->a, p->b, p->c, &p->o, NULL), CUJIT_OK,
+               "after allocation %ld refused: %s", n, cujit_errmsg(e));
+  cr_assert_eq(cujit_memcpy_dtoh(c, p->c, 0, sizeof c, NULL), CUJIT_OK, "%s", cujit_errmsg(e));
+  for (int i = 0; i < 4; i++)
+    cr_assert_eq(c[i], want[i], "after allocation %ld refused: C[%d] is %g, want %g", n, i, c[i],
+                 want[i]);
+  cujit_buffer_free(p->a), cujit_buffer_free(p->b), cujit_buffer_free(p->c);
+}
+
+/* cujit_gemm's kernels are made all or none (gemm.c): each refused allocation of an engine's first
+** product answers out of host memory, saying so, and the same engine's next product, every
+** allocation granted, makes them again and is right. (A kernel kept from a set whose later kernel
+** failed would pass for the whole set.) The disk cache is filled first, so that every try loads
+** the compiled program instead of running the C++ compiler. */
+Test(oom, a_gemm_fails_whole_and_the_next_one_works) {
+  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
+  cujit_engine *e;
+  cr_assert_eq(cujit_open(&e), CUJIT_OK);
+  cr_assert_eq(cujit_set_device(e, CUJIT_DEVICE_CPU), CUJIT_OK, "%s", cujit_errmsg(e));
+  small_product p = small_product_make(e);
+  small_product_check(e, &p, -1);
+  cujit_close(e);
+  long n = 0;
+  for (;; n++) {
+    cr_assert_eq(cujit_open(&e), CUJIT_OK);
+    cr_assert_eq(cujit_set_device(e, CUJIT_DEVICE_CPU), CUJIT_OK, "%s", cujit_errmsg(e));
+    p = small_product_make(e);
+    arm(n);
+    cujit_status st = cujit_gemm(p.a, p.b, p.c, &p.o, NULL);
+    int was_refused = failed;
+    disarm();
+    if (st != CUJIT_OK) {
+      cr_assert_eq(st, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "allocation %ld refused: status %d (%s)", n,
+                   st, cujit_errmsg(e));
+      cr_assert(strstr(cujit_errmsg(e), "memory"), "allocation %ld refused: '%s'", n,
+                cujit_errmsg(e)); /* its own words ("out of host memory", "free some memory") */
+    }
+    small_product_check(e, &p, n);
+    cujit_close(e);
+    if (!was_refused) break;
+  }
+  cr_assert_gt(n, 3, "the first product made %ld allocations", n);
+}
+
 Test(oom, an_engine_opens_whole_or_not_at_all) {
   setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
   long n = 0;

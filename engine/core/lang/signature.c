@@ -644,7 +644,7 @@ cujit_status cj_signature_specialize(const cj_signature *generic, const cujit_dt
                types[i] == CUJIT_DTYPE_NONE ? "untyped bytes" : "an unknown dtype");
       return CUJIT_ERROR_ARGUMENT;
     }
-  if (cj_signature_copy(generic, out) != CUJIT_OK) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+  if (cj_signature_copy(generic, out) != CUJIT_OK) goto oom;
   out->specialized = 1;
   for (size_t i = 0; i < ntypes; i++) out->bound[i] = types[i];
   size_t off = 0;
@@ -656,7 +656,7 @@ cujit_status cj_signature_specialize(const cj_signature *generic, const cujit_dt
       char *t = cj_replace_words(pr->type, strlen(pr->type), &var, &ctype, 1); /* T* -> float* */
       if (!t) {
         cj_signature_free(out);
-        return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
+        goto oom;
       }
       free(pr->type);
       pr->type = t;
@@ -675,6 +675,9 @@ cujit_status cj_signature_specialize(const cj_signature *generic, const cujit_dt
     return CUJIT_ERROR_SIGNATURE;
   }
   return CUJIT_OK;
+oom: /* said in err too: the callers record err as the message */
+  snprintf(err, err_len, "kernel '%s': out of host memory", generic->name);
+  return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
 }
 
 void cj_signature_write(struct cj_buf *b, const cj_signature *sig) {

@@ -50,7 +50,8 @@ cujit_status cj_signature_parse(const char *text, cj_signature *out, char *err, 
 
 /* A concrete copy of a generic signature with types[i] for type variable i. The copy keeps the
 ** names of the type variables (type_vars, ntype_vars) and each parameter's type_var (where it came
-** from), sets specialized = 1 and bound[], and has every type resolved ("const float *"). */
+** from), sets specialized = 1 and bound[], and has every type resolved ("const float *"). A
+** failure, out of memory included, is said in err. */
 cujit_status cj_signature_specialize(const cj_signature *generic, const cujit_dtype *types,
                                      size_t ntypes, cj_signature *out, char *err, size_t err_len);
 

@@ -66,14 +66,12 @@ struct cj_program_map {
 static void code_release(cj_code *k);
 
 /* A record of the compiled bytes in `c` (which it takes), with the kernels of `scan` confirmed
-** against what the compiler built (scan.h, verify.h); NULL on failure (recorded). */
-static cj_code *code_new(cujit_engine *engine, const char *source, const char *name, cj_compiled *c,
-                         cj_scan *scan) {
+** against what the compiler built (scan.h, verify.h), in *out; a failure is recorded and returned. */
+static cujit_status code_new(cujit_engine *engine, const char *source, const char *name,
+                             cj_compiled *c, cj_scan *scan, cj_code **out) {
+  *out = NULL;
   cj_code *k = calloc(1, sizeof *k);
-  if (!k) {
-    cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-    return NULL;
-  }
+  if (!k) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   atomic_init(&k->refs, 1);
   pthread_mutex_init(&k->load_lock, NULL);
   k->engine = engine;
@@ -92,10 +90,16 @@ static cj_code *code_new(cujit_engine *engine, const char *source, const char *n
           ? cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory")
           : cj_compiler_for(k->arch)->verify(scan, k->ptx, k->cubin, k->cubin_len, &k->kernels,
                                              &k->nkernels, err, sizeof err);
-  if (st == CUJIT_OK) return k;
-  if (st != CUJIT_ERROR_OUT_OF_HOST_MEMORY) cj_fail(engine, st, "'%s': %s", name, err);
+  if (st == CUJIT_OK) {
+    *out = k;
+    return CUJIT_OK;
+  }
   code_release(k);
-  return NULL;
+  /* The verifier has no engine: its out of memory is recorded here too. (Left unrecorded, the
+  ** caller read the thread's last error back, an older call's: out of memory became "no CUDA
+  ** driver" on the CPU device.) */
+  return st == CUJIT_ERROR_OUT_OF_HOST_MEMORY ? cj_fail(engine, st, "'%s': out of memory", name)
+                                              : cj_fail(engine, st, "'%s': %s", name, err);
 }
 
 /* Unloads from every device the record was loaded on: modules outlive resets (a CUlibrary belongs
@@ -451,10 +455,10 @@ static cujit_status build(cujit_engine *engine, const char *source, const char *
   /* A hit in the byte cache whose record is already here skips the verification and the loads. */
   cj_code *k = c.from_cache ? map_find(engine->programs, &c.key) : NULL;
   if (!k) {
-    if (!(k = code_new(engine, scan.text, name, &c, &scan))) {
+    if ((st = code_new(engine, scan.text, name, &c, &scan, &k)) != CUJIT_OK) {
       cj_cache_entry_free(&c.entry);
       cj_scan_free(&scan);
-      return cujit_errcode(engine);
+      return st;
     }
     map_put(engine->programs, k);
   }
