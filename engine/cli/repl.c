@@ -355,21 +355,31 @@ static void set_timing(repl *r, const char *arg) {
   }
 }
 
-/* The rest of a command line after its word, without surrounding blanks. */
-static void command_argument(const char *line, char *arg, size_t len) {
+/* The rest of a command line after its word, without surrounding blanks, into arg: 0 when it
+** does not fit in len bytes (cut short, a file name would name another file). */
+static int command_argument(const char *line, char *arg, size_t len) {
   line += strspn(line, " \t");
   line += strcspn(line, " \t");
   line += strspn(line, " \t");
-  snprintf(arg, len, "%s", line);
-  size_t n = strlen(arg);
-  while (n > 0 && (arg[n - 1] == ' ' || arg[n - 1] == '\t')) arg[--n] = '\0';
+  size_t n = strlen(line);
+  while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t')) n--;
+  if (n >= len) return 0;
+  memcpy(arg, line, n);
+  arg[n] = '\0';
+  return 1;
 }
 
 /* A line ":word ..." (but not a Lua label "::name::"). Returns STMT_NONE or STMT_QUIT. */
 static int run_command(repl *r, const char *line) {
   char word[32] = "", arg[1024] = "";
   sscanf(line + 1, "%31s", word);
-  command_argument(line + 1, arg, sizeof arg);
+  if (!command_argument(line + 1, arg, sizeof arg)) {
+    fprintf(stderr,
+            CLI_NAME ": :%s: its argument is longer than the %zu bytes a command takes; "
+                     "nothing was done\n",
+            word, sizeof arg - 1);
+    return STMT_NONE;
+  }
   if ((strcmp(word, "help") == 0 || strcmp(word, "h") == 0) && *arg)
     repl_help(arg);
   else if (strcmp(word, "help") == 0 || strcmp(word, "h") == 0)

@@ -4,7 +4,8 @@
 # Where stock lua 5.4 is installed (lua5.4), cujit's exit status and stdout are compared with its
 # own for the same command line: the options are documented as lua's. The REPL's commands: short
 # forms, blanks around them, :time without an argument, :save with no name, to a directory, to
-# /dev/stdout, and what :save writes for an expression that printed no value. Stdin is read as the
+# /dev/stdout, and what :save writes for an expression that printed no value; an argument of 1024
+# bytes or more refused whole, 1023 taken. Stdin is read as the
 # script only with no script, -e or -v (`-- -` is the file called -); LUA_INIT_5_4 errors are named so.
 # Run by ctest as: bash test_cli_options.sh /path/to/cujit. Needs no GPU and no compiler.
 set -u
@@ -205,6 +206,27 @@ repl 'x = 1
 :save adir'
 check ":save to a directory is refused" "$err" "^cujit: :save: 'adir' is a directory"
 [ -d adir ] && [ -z "$(ls -A adir)" ] && ok ":save left the directory alone" || fail "adir: $(ls -A adir)"
+# A command's argument is at most 1023 bytes: a longer one is refused whole, never cut short (a
+# file name cut short would name another file). Relative paths of exactly 1023 and 1024 bytes.
+d=$(printf 'd%.0s' $(seq 200))
+mkdir -p "$d/$d/$d/$d"
+long="$d/$d/$d/$d/$(printf 's%.0s' $(seq 214))" # 4 x 201 + 214 = 1018 bytes
+repl "x = 1
+:save $long.lua"
+same ":save to a path of 1022 bytes" "$err" ""
+[ -f "$long.lua" ] && ok ":save wrote the file" || fail ":save wrote no $long.lua"
+repl "x = 1
+:save ${long}0.lua"
+same ":save to a path of 1023 bytes" "$err" ""
+[ -f "${long}0.lua" ] && ok ":save wrote the file" || fail ":save wrote no ${long}0.lua"
+repl "x = 1
+:save ${long}00.lua  "
+same ":save to a path of 1024 bytes" "$err" \
+  "cujit: :save: its argument is longer than the 1023 bytes a command takes; nothing was done"
+[ -z "$(find "$d" -name "${long##*/}0*" ! -name "${long##*/}0.lua")" ] && ok "and wrote nothing" ||
+  fail ":save wrote $(find "$d" -name "${long##*/}*")"
+repl ':time on'"$(printf ' %.0s' $(seq 2000))"
+check ":time with 2000 blanks after its argument" "$out" '^timing is on$'
 repl ':restart'
 same ":restart on a pipe" "$err" \
   "cujit: :restart needs a terminal: input read from a pipe could not follow into the new process"
