@@ -11,7 +11,8 @@
 # (examples/c/dlpack.c) names its device as saxpy does (CUJIT_DEVICE=cpu; no GPU, required or not),
 # and so does examples/embed, whose C side's check fails when the script's kernel did otherwise than
 # it says, or it returns no constants, and which reports a script's error. mlp.lua --gemm's check
-# of each product it times fails on a wrong element.
+# of each product it times fails on a wrong element. mlp.lua and mlp_data_parallel.lua asked for
+# data that is missing skip, saying which file and how to fetch it.
 . "$(dirname "$0")/lib.sh"
 saxpy="$CUJIT_BINARY_DIR/examples/example_saxpy"
 [ -x "$saxpy" ] || { echo "skip: $saxpy is not built"; exit 77; }
@@ -235,4 +236,14 @@ check "embed says why it skipped" "$out" '^no GPU \(.*no CUDA (driver|device).*\
 CUJIT_CACHE_DIR="$TMP/cache" run "$embed" "$script"
 check_rc "embed without a GPU runs on the CPU device" 0
 check "embed says so and why, on one line" "$out" '^runs on: CPU device \(no GPU: .*no CUDA (driver|device).*\)$'
+
+# The MLP examples asked for data that is not there (not their default run, which trains on
+# synthetic digits on the CPU device instead) skip (77), saying what is missing and how to fetch it.
+for ex in mlp mlp_data_parallel; do
+  CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/$ex.lua" \
+    --data-dir "$TMP/no-data" --epochs 1
+  check_rc "$ex.lua with no data in --data-dir" 77
+  check "$ex.lua names the missing file" "$out" "skip: no (MNIST )?data \($TMP/no-data/mnist_5k\.csv\.gz not found\)"
+  check "$ex.lua says how to fetch it" "$out" 'fetch the data once with:? +scripts/fetch_mnist\.sh'
+done
 finish
