@@ -416,6 +416,7 @@ local function typical_ms(t)
 end
 
 local results = {}
+local charts = 0 -- drawn: one a precision and batch, from the first execution's run
 for _, batch in ipairs(o.batch) do
   for _, precision in ipairs(o.precision) do
     for _, exec in ipairs(o.exec) do
@@ -446,6 +447,7 @@ for _, batch in ipairs(o.batch) do
                         {values = r.test_acc, color = {30, 160, 60}}})
         S.printf("  chart: %s (red: loss / its maximum, blue: train accuracy, green: test "
                  .. "accuracy; grid every 10%%)", path)
+        charts = charts + 1
       end
     end
   end
@@ -460,6 +462,7 @@ local function find(precision, exec, batch)
 end
 
 if default_run or o.check then
+  S.check(charts == #o.batch * #o.precision, "one chart a precision and batch: %d", charts)
   for _, x in ipairs(results) do
     local r, tag = x.r, string.format("%s %s batch %d", x.precision, x.exec, x.batch)
     S.check(r.last_loss < r.first_loss, "%s: the loss falls (first batch %.3f, last %.3f)", tag,
