@@ -17,7 +17,13 @@
 #endif
 
 cujit_status cj_device_refuse(cujit_device *dev) {
-  return cj_fail(dev->engine, CUJIT_ERROR_DEVICE_FAULT, "%s", dev->fault_msg);
+  /* Copied under the lock its writers hold: a reset on another thread may be clearing it. */
+  char msg[sizeof dev->fault_msg];
+  pthread_mutex_lock(&dev->engine->lock);
+  memcpy(msg, dev->fault_msg, sizeof msg);
+  pthread_mutex_unlock(&dev->engine->lock);
+  msg[sizeof msg - 1] = '\0';
+  return cj_fail(dev->engine, CUJIT_ERROR_DEVICE_FAULT, "%s", msg);
 }
 
 cujit_status cj_device_fault(cujit_device *dev, const char *fmt, ...) {

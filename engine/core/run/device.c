@@ -278,7 +278,7 @@ cujit_status cujit_device_status(cujit_device *device) {
   CJ_KEEP_CALLER_CONTEXT;
   NEED_DEVICE(device, "cujit_device_status");
   if (__atomic_load_n(&device->fault, __ATOMIC_ACQUIRE) != CUJIT_OK)
-    return cj_fail(device->engine, CUJIT_ERROR_DEVICE_FAULT, "%s", device->fault_msg);
+    return cj_device_refuse(device);
   return CUJIT_OK;
 }
 
