@@ -66,8 +66,8 @@ struct cj_program_map {
 static void code_release(cj_code *k);
 
 /* A record of the compiled bytes in `c` (which it takes), with the kernels of `scan` confirmed
-** against what the compiler built (scan.h, verify.h), in *out; a failure is recorded and returned.
- */
+** against what the compiler built (scan.h, verify.h), in *out. A failure is recorded, and
+** returned. */
 static cujit_status code_new(cujit_engine *engine, const char *source, const char *name,
                              cj_compiled *c, cj_scan *scan, cj_code **out) {
   *out = NULL;
