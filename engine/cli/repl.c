@@ -364,8 +364,7 @@ static int command_argument(const char *line, char *arg, size_t len) {
   size_t n = strlen(line);
   while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t')) n--;
   if (n >= len) return 0;
-  memcpy(arg, line, n);
-  arg[n] = '\0';
+  snprintf(arg, len, "%.*s", (int)n, line);
   return 1;
 }
 
@@ -374,9 +373,7 @@ static int run_command(repl *r, const char *line) {
   char word[32] = "", arg[1024] = "";
   sscanf(line + 1, "%31s", word);
   if (!command_argument(line + 1, arg, sizeof arg)) {
-    fprintf(stderr,
-            CLI_NAME ": :%s: its argument is longer than the %zu bytes a command takes; "
-                     "nothing was done\n",
+    fprintf(stderr, CLI_NAME ": :%s: its argument is longer than %zu bytes; nothing was done\n",
             word, sizeof arg - 1);
     return STMT_NONE;
   }

@@ -222,7 +222,7 @@ same ":save to a path of 1023 bytes" "$err" ""
 repl "x = 1
 :save ${long}00.lua  "
 same ":save to a path of 1024 bytes" "$err" \
-  "cujit: :save: its argument is longer than the 1023 bytes a command takes; nothing was done"
+  "cujit: :save: its argument is longer than 1023 bytes; nothing was done"
 [ -z "$(find "$d" -name "${long##*/}0*" ! -name "${long##*/}0.lua")" ] && ok "and wrote nothing" ||
   fail ":save wrote $(find "$d" -name "${long##*/}*")"
 repl ':time on'"$(printf ' %.0s' $(seq 2000))"

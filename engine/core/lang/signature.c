@@ -654,17 +654,13 @@ cujit_status cj_signature_specialize(const cj_signature *generic, const cujit_dt
       cujit_dtype d = types[pr->type_var];
       const char *var = out->type_vars[pr->type_var], *ctype = cujit_dtype_ctype(d);
       char *t = cj_replace_words(pr->type, strlen(pr->type), &var, &ctype, 1); /* T* -> float* */
-      if (!t) {
-        cj_signature_free(out);
-        goto oom;
-      }
+      if (!t) goto oom;
       free(pr->type);
       pr->type = t;
       pr->dtype = pr->kind == CUJIT_PARAM_POINTER && strstr(t, "**") ? CUJIT_DTYPE_NONE : d;
       if (pr->kind == CUJIT_PARAM_SCALAR) pr->size = pr->align = cujit_dtype_size(d);
     }
-    off = align_up(off, pr->align);
-    pr->offset = off;
+    pr->offset = off = align_up(off, pr->align);
     off += pr->size;
   }
   out->param_bytes = off;
@@ -675,7 +671,8 @@ cujit_status cj_signature_specialize(const cj_signature *generic, const cujit_dt
     return CUJIT_ERROR_SIGNATURE;
   }
   return CUJIT_OK;
-oom: /* said in err too: the callers record err as the message */
+oom: /* said in err too, which the callers record; a copy that failed left out zeroed */
+  cj_signature_free(out);
   snprintf(err, err_len, "kernel '%s': out of host memory", generic->name);
   return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
 }
