@@ -537,6 +537,12 @@ function M.mma_shared(t)
   return t.KS * 2 * (tile(t.BM) + tile(t.BN)) * 2
 end
 
+-- A block's threads for tile t: KS k slices of WM x WN warps (the tensor-core kernel), or one
+-- thread a TM x TN piece of the tile (the SIMT kernels).
+function M.threads(t)
+  return t.WM and 32 * t.WM * t.WN * t.KS or (t.BM // t.TM) * (t.BN // t.TN)
+end
+
 -- The least steps of k (of M.TILES.mma.BK) a product on the tensor-core kernel needs to be split.
 M.MMA_SPLIT_STEPS = 16
 
@@ -610,8 +616,7 @@ function M.gemm(k, s, A, B, C, m, n, kk, ta, tb, epi, o)
     -- tiles: 5.7 and 5.0 us split four and eight ways against 6.7 and 7.1 unsplit).
     if size == "mma" and (steps < M.MMA_SPLIT_STEPS or splits < 4) then splits = 1 end
   end
-  -- WM x WN warps a k slice, KS slices
-  local threads = t.WM and 32 * t.WM * t.WN * t.KS or (t.BM // t.TM) * (t.BN // t.TN)
+  local threads = M.threads(t)
   local partial = splits > 1 and work.partial or dummy(k, "f32")
   local counters = splits > 1 and work.counters or dummy(k, "i32")
   local none = dummy(k, dt)

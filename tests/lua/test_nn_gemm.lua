@@ -142,7 +142,7 @@ h.test("split k: each entry is its splits' partials added z = 0, 1, ... in turn,
     local dt, size = kernel[1], kernel[2]
     local t = nn.TILES[size]
     local gx, gy = (n + t.BN - 1) // t.BN, (m + 1 + t.BM - 1) // t.BM
-    local threads = t.WM and 32 * t.WM * t.WN * t.KS or (t.BM // t.TM) * (t.BN // t.TN)
+    local threads = G.threads(t)
     for _, splits in ipairs({2, 8, 9, 11}) do
       local what = string.format("%s %s, %d splits", dt, size, splits)
       local A, B, bias = dev(h.random_floats(m * kk), dt), dev(h.random_floats(kk * n), dt),
