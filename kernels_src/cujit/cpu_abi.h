@@ -15,7 +15,7 @@
 #ifndef CUJIT_CPU_ABI_H
 #define CUJIT_CPU_ABI_H
 
-#define CJ_CPU_ABI_VERSION 4
+#define CJ_CPU_ABI_VERSION 5
 
 #include <stddef.h>
 
@@ -81,6 +81,11 @@ typedef struct cj_cpu_cluster_group {
 typedef struct cj_cpu_worker {
   int index;   /* 0 .. workers-1 */
   void *state; /* the shared object's own per-worker state, NULL at first */
+  /* The calling OS thread's record of the CUDA thread it runs (a thread_local of the shared
+  ** object), stored by the entry as it starts; the engine clears it before each call. A fault
+  ** handler hands it to cj_cpu_where, which so never reaches the object's thread-locals itself:
+  ** the first touch of a dlopen'd object's thread-local on a thread may allocate. */
+  void *regs;
 } cj_cpu_worker;
 
 typedef void (*cj_cpu_entry_fn)(cj_cpu_launch *launch, cj_cpu_worker *worker);
@@ -89,11 +94,12 @@ typedef void (*cj_cpu_entry_fn)(cj_cpu_launch *launch, cj_cpu_worker *worker);
 **   int  cj_cpu_abi_version(void);                  returns CJ_CPU_ABI_VERSION
 **   void cj_cpu_worker_release(cj_cpu_worker *w);   frees w->state, sets it to NULL
 **   void cjk_<name>(cj_cpu_launch *, cj_cpu_worker *) for each kernel
-**   int  cj_cpu_where(char *buf, size_t len);       (version 2) when the calling OS thread is
-**        inside an entry of this object: writes "block (x,y,z) thread (a,b,c)" (the CUDA thread
-**        running now) and returns 1; else returns 0. For a fault handler on a worker thread (a
-**        wild pointer, a fiber's stack overflow): no allocation, no stdio. */
-typedef int (*cj_cpu_where_fn)(char *buf, size_t len);
+**   int  cj_cpu_where(const cj_cpu_worker *w, char *buf, size_t len);   (version 5) when w's
+**        thread is inside an entry of this object (w->regs set, the CUDA thread's block known):
+**        writes "block (x,y,z) thread (a,b,c)" (the CUDA thread running now) and returns 1; else
+**        returns 0. For a fault handler on a worker thread (a wild pointer, a fiber's stack
+**        overflow, an abandoning reset): no allocation, no stdio, no thread-local. */
+typedef int (*cj_cpu_where_fn)(const cj_cpu_worker *w, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -42,9 +42,8 @@ static inline size_t put_triple(char *buf, size_t at, size_t len, const char *na
   at = put_uint(buf, at, len, v.z);
   return put_text(buf, at, len, ")");
 }
-static inline int where_now(char *buf, size_t len) {
-  const regs *r = me();
-  if (!r->ex || !buf || len == 0) return 0;
+static inline int where_now(const regs *r, char *buf, size_t len) {
+  if (!r || !r->ex || !buf || len == 0) return 0;
   size_t at = put_triple(buf, 0, len, "block (", r->bid);
   at = put_triple(buf, at, len, " thread (", r->tid);
 #if defined(CJ_CPU_CHECK)
@@ -154,6 +153,7 @@ static inline bool begin_launch(exec *ex, cj_cpu_launch *L) {
 template <auto K> static void entry(cj_cpu_launch *L, cj_cpu_worker *w) {
   typedef params<decltype(K)> P;
   typedef typename P::tuple Args;
+  w->regs = me(); /* for cj_cpu_where in a fault handler: here, outside any handler */
   exec *ex = worker_exec(w);
   if (!ex) {
     int expected = 0;

@@ -184,8 +184,8 @@ void cpu_unload(cpu_module *m) {
   free(m);
 }
 
-int cpu_where(cpu_module *m, char *buf, size_t len) {
+int cpu_where(cpu_module *m, int worker, char *buf, size_t len) {
   cj_cpu_where_fn where;
   LOOKUP(where, m->so, "cj_cpu_where");
-  return where ? where(buf, len) : -1;
+  return where ? where(worker >= 0 && worker < WORKERS ? &m->workers[worker] : NULL, buf, len) : -1;
 }

@@ -30,7 +30,8 @@ typedef struct cpu_launch_opts {
 int cpu_launch(cpu_module *m, const char *kernel, const cpu_launch_opts *o, void **args, char *err,
                size_t err_len);
 
-/* The shared object's cj_cpu_where, called on this thread. */
-int cpu_where(cpu_module *m, char *buf, size_t len);
+/* The shared object's cj_cpu_where for worker `worker`'s record (-1: none), called on this
+** thread. */
+int cpu_where(cpu_module *m, int worker, char *buf, size_t len);
 
 #endif

@@ -173,7 +173,7 @@ static const char MAIN_SRC[] =
     /* What cj_cpu_where tells a fault handler on a worker thread. */
     KERNEL("whereami", "char *out",
            "  if (blockIdx.x == 2 && threadIdx.y == 1 && threadIdx.x == 5)\n"
-           "    ::cj_cpu::where_now(out, 64);");
+           "    ::cj_cpu::where_now(::cj_cpu::me(), out, 64);");
 // clang-format on
 
 static const char *const ERROR_KERNELS[] = {

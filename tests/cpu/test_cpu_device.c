@@ -355,7 +355,8 @@ static void test_indices(cpu_module *m) {
   void *a3[] = {&pw};
   launch(m, "whereami", shape(3, 1, 1, 8, 2, 1), a3);
   CHECK(strcmp(where, "block (2,0,0) thread (5,1,0)") == 0, "where_now: '%s'", where);
-  CHECK(cpu_where(m, where, sizeof where) == 0, "cj_cpu_where outside a launch says '%s'", where);
+  for (int w = -1; w < 2; w++) /* no record, and each worker's after its entry returned */
+    CHECK(cpu_where(m, w, where, sizeof where) == 0, "worker %d outside a launch: '%s'", w, where);
 }
 
 /* Philox4x32-10 written independently from the paper, for random inputs beyond the KATs. */

@@ -315,6 +315,12 @@ cujit_status cj_device_fault(cujit_device *dev, const char *fmt, ...)
 /* Records the device's fault as this thread's error and returns DEVICE_FAULT. */
 cujit_status cj_device_refuse(cujit_device *dev);
 
+/* The device has a sticky fault: everything but releases is refused. Read without the engine's
+** lock, beside a reset that clears it under the lock: hence the atomic load. */
+static inline int cj_device_faulted(const cujit_device *dev) {
+  return __atomic_load_n(&dev->fault, __ATOMIC_ACQUIRE) != CUJIT_OK;
+}
+
 /* --- the caller's current context (issue 24) ---------------------------------------------------
 ** A program that embeds cujit may have its own context current on a thread (a context it made, or
 ** another device's); every public call leaves it as it found it. A public call that reaches a

@@ -119,6 +119,7 @@ void cj_cpu_write_entries(cj_buf *out, const char *const *kernel_names, const in
               "{\n  return CJ_CPU_ABI_VERSION;\n}\n"
               "extern \"C\" __attribute__((visibility(\"default\"))) void "
               "cj_cpu_worker_release(cj_cpu_worker *w) {\n  ::cj_cpu::worker_release(w);\n}\n"
-              "extern \"C\" __attribute__((visibility(\"default\"))) int cj_cpu_where(char *buf, "
-              "size_t len) {\n  return ::cj_cpu::where_now(buf, len);\n}\n");
+              "extern \"C\" __attribute__((visibility(\"default\"))) int cj_cpu_where(const "
+              "cj_cpu_worker *w, char *buf, size_t len) {\n  return ::cj_cpu::where_now(w ? "
+              "(const ::cj_cpu::regs *)w->regs : nullptr, buf, len);\n}\n");
 }

@@ -260,7 +260,7 @@ cujit_status cujit_device_pool_reserved(cujit_device *device, size_t *bytes) {
     return cj_fail(device->engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "cujit_device_pool_reserved: bytes is NULL; pass a size_t to fill");
   *bytes = 0;
-  if (!device->ops->enter_quiet(device) && device->fault == CUJIT_OK)
+  if (!device->ops->enter_quiet(device) && !cj_device_faulted(device))
     return CUJIT_OK; /* nothing was ever allocated on it */
   cujit_status st = cj_device_enter(device);
   return st == CUJIT_OK ? device->ops->pool_reserved(device, bytes) : st;
@@ -269,7 +269,7 @@ cujit_status cujit_device_pool_reserved(cujit_device *device, size_t *bytes) {
 cujit_status cujit_device_trim(cujit_device *device) {
   CJ_KEEP_CALLER_CONTEXT;
   NEED_DEVICE(device, "cujit_device_trim");
-  if (!device->ops->enter_quiet(device) && device->fault == CUJIT_OK) return CUJIT_OK;
+  if (!device->ops->enter_quiet(device) && !cj_device_faulted(device)) return CUJIT_OK;
   cujit_status st = cj_device_enter(device);
   return st == CUJIT_OK ? device->ops->pool_trim(device) : st;
 }
@@ -277,8 +277,7 @@ cujit_status cujit_device_trim(cujit_device *device) {
 cujit_status cujit_device_status(cujit_device *device) {
   CJ_KEEP_CALLER_CONTEXT;
   NEED_DEVICE(device, "cujit_device_status");
-  if (__atomic_load_n(&device->fault, __ATOMIC_ACQUIRE) != CUJIT_OK)
-    return cj_device_refuse(device);
+  if (cj_device_faulted(device)) return cj_device_refuse(device);
   return CUJIT_OK;
 }
 
@@ -299,7 +298,7 @@ cujit_status cujit_device_use_context(cujit_device *device, void *context) {
                    "%s: context is NULL; pass the CUcontext to use (cuCtxCreate's, or "
                    "cuCtxGetCurrent's after the runtime API made one current)",
                    fn);
-  if (device->fault != CUJIT_OK) return cj_device_refuse(device);
+  if (cj_device_faulted(device)) return cj_device_refuse(device);
   return device->ops->use_context(device, context);
 }
 
@@ -331,7 +330,7 @@ cujit_status cujit_device_context(cujit_device *device, void **context) {
     return cj_fail(device->engine, CUJIT_ERROR_UNSUPPORTED,
                    "%s: %s has no native context; contexts exist on GPUs only", fn,
                    cj_device_name(device, name, sizeof name));
-  if (device->fault != CUJIT_OK) return cj_device_refuse(device);
+  if (cj_device_faulted(device)) return cj_device_refuse(device);
   return device->ops->context(device, context);
 }
 
@@ -367,7 +366,7 @@ cujit_status cj_new_on_current(cujit_engine *engine, const char *fn, const char 
 /* --- entering --------------------------------------------------------------------------------- */
 
 int cj_device_enter_quiet(cujit_device *device) {
-  if (!device || __atomic_load_n(&device->fault, __ATOMIC_ACQUIRE) != CUJIT_OK) return 0;
+  if (!device || cj_device_faulted(device)) return 0;
   return device->ops->enter_quiet(device);
 }
 
@@ -378,8 +377,7 @@ cujit_status cj_check_alive(cujit_device *device, unsigned generation, const cha
                    "%s was made on %s before the device was reset, so it is lost; make a new "
                    "one (freeing the old one is still fine)",
                    what, cj_device_name(device, name, sizeof name));
-  if (__atomic_load_n(&device->fault, __ATOMIC_ACQUIRE) != CUJIT_OK)
-    return cj_device_refuse(device);
+  if (cj_device_faulted(device)) return cj_device_refuse(device);
   return CUJIT_OK;
 }
 

@@ -24,8 +24,7 @@ cujit_status cj_current_device(cujit_engine *engine, cujit_device **out);
 /* Makes the device usable on this thread, or fails with its fault. The launch path calls this:
 ** one load and the backend's enter, which is cheap when the device is already entered. */
 static inline cujit_status cj_device_enter(cujit_device *device) {
-  if (__atomic_load_n(&device->fault, __ATOMIC_ACQUIRE) != CUJIT_OK)
-    return cj_device_refuse(device);
+  if (cj_device_faulted(device)) return cj_device_refuse(device);
   return device->ops->enter(device);
 }
 

@@ -167,8 +167,7 @@ static cujit_status check_stream(cujit_engine *engine, const char *fn, cujit_dev
 static cujit_status check_buffer(const char *fn, const char *which, const cujit_buffer *b) {
   cujit_device *device = b->device;
   if (b->orphaned) return cj_buffer_orphan_error(device->engine, fn);
-  if (buffer_is_current(b) && __atomic_load_n(&device->fault, __ATOMIC_ACQUIRE) == CUJIT_OK)
-    return CUJIT_OK;
+  if (buffer_is_current(b) && !cj_device_faulted(device)) return CUJIT_OK;
   char what[64];
   snprintf(what, sizeof what, "%s: the %s buffer", fn, which);
   return cj_check_alive(device, b->generation, what);

@@ -20,7 +20,7 @@ cujit_status cujit_device_synchronize(cujit_device *device) {
   CJ_KEEP_CALLER_CONTEXT;
   if (!device)
     return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "cujit_device_synchronize: device is NULL");
-  if (!device->ops->enter_quiet(device) && device->fault == CUJIT_OK)
+  if (!device->ops->enter_quiet(device) && !cj_device_faulted(device))
     return CUJIT_OK; /* nothing was ever queued on it */
   cujit_status st = cj_device_enter(device);
   return st == CUJIT_OK ? device->ops->synchronize(device) : st;
@@ -299,7 +299,7 @@ void cujit_event_free(cujit_event *event) {
 
 static cujit_status check_event(cujit_event *event, const char *fn, const char *which) {
   if (!event) return cj_fail(NULL, CUJIT_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, which);
-  if (cj_device_current(event->device, event->generation) && event->device->fault == CUJIT_OK)
+  if (cj_device_current(event->device, event->generation) && !cj_device_faulted(event->device))
     return CUJIT_OK;
   char what[80];
   snprintf(what, sizeof what, "%s: %s", fn, which);

@@ -78,11 +78,6 @@ static inline cpu_dev *cpu_of(cujit_device *dev) {
   return (cpu_dev *)dev->impl;
 }
 
-/* The device faulted: everything but releases is refused (cj_device_refuse). */
-static inline int faulted(const cujit_device *dev) {
-  return __atomic_load_n(&dev->fault, __ATOMIC_ACQUIRE) != CUJIT_OK;
-}
-
 /* A zeroed op of `kind` with `extra` bytes after it; NULL (recorded) when out of memory. */
 cpu_op *cj_cpu_new_op(cujit_device *dev, enum op_kind kind, size_t extra);
 

@@ -30,11 +30,11 @@
  */
 
 static cujit_status cpu_enter(cujit_device *dev) {
-  return faulted(dev) ? cj_device_refuse(dev) : CUJIT_OK;
+  return cj_device_faulted(dev) ? cj_device_refuse(dev) : CUJIT_OK;
 }
 
 static int cpu_enter_quiet(cujit_device *dev) {
-  return dev && !faulted(dev);
+  return dev && !cj_device_faulted(dev);
 }
 
 /* MemTotal and MemAvailable from /proc/meminfo, else the page counts. */
@@ -59,7 +59,7 @@ static cujit_status cpu_mem_info(cujit_device *dev, size_t *free_bytes, size_t *
 }
 
 static cujit_status cpu_synchronize(cujit_device *dev) {
-  if (faulted(dev)) return cj_device_refuse(dev);
+  if (cj_device_faulted(dev)) return cj_device_refuse(dev);
   return cj_cpu_wait_for(dev, cj_cpu_queued(cpu_of(dev)), "cujit_device_synchronize");
 }
 
@@ -180,7 +180,7 @@ static void untrack(cujit_device *dev, void *p) {
 }
 
 static cujit_status cpu_alloc(cujit_device *dev, size_t bytes, uint64_t *addr) {
-  if (faulted(dev)) return cj_device_refuse(dev);
+  if (cj_device_faulted(dev)) return cj_device_refuse(dev);
   void *p = NULL;
   cujit_status st = track(dev, bytes, &p);
   if (st == CUJIT_OK) *addr = (uint64_t)(uintptr_t)p;
@@ -192,7 +192,7 @@ static void cpu_free(cujit_device *dev, uint64_t addr) {
 }
 
 static cujit_status cpu_host_alloc(cujit_device *dev, size_t bytes, void **ptr) {
-  return faulted(dev) ? cj_device_refuse(dev) : track(dev, bytes, ptr);
+  return cj_device_faulted(dev) ? cj_device_refuse(dev) : track(dev, bytes, ptr);
 }
 
 static void cpu_host_free(cujit_device *dev, void *ptr) {
@@ -204,7 +204,7 @@ static void cpu_host_free(cujit_device *dev, void *ptr) {
 ** memory. */
 static cujit_status cpu_copy(cujit_device *dev, cj_copy_kind kind, uint64_t dst, uint64_t src,
                              size_t bytes, void *stream) {
-  if (faulted(dev)) return cj_device_refuse(dev);
+  if (cj_device_faulted(dev)) return cj_device_refuse(dev);
   void *d = (void *)(uintptr_t)dst;
   const void *s = (const void *)(uintptr_t)src;
   if (!stream) {
@@ -225,7 +225,7 @@ static cujit_status cpu_copy(cujit_device *dev, cj_copy_kind kind, uint64_t dst,
 
 static cujit_status cpu_memset8(cujit_device *dev, uint64_t dst, unsigned char value, size_t bytes,
                                 void *stream) {
-  if (faulted(dev)) return cj_device_refuse(dev);
+  if (cj_device_faulted(dev)) return cj_device_refuse(dev);
   cpu_dev *c = cpu_of(dev);
   if (!stream && cj_cpu_queued(c) == cj_cpu_completed(c)) { /* nothing before it: done now */
     if (bytes) memset((void *)(uintptr_t)dst, value, bytes);
@@ -280,7 +280,7 @@ static void cpu_host_unregister(cujit_device *dev, void *host) {
 /* A zeroed stream or event record, recorded with the memory: a reset frees it with the rest, as
 ** the layer above no longer destroys what a reset made lost. */
 static cujit_status new_handle(cujit_device *dev, size_t size, void **out) {
-  if (faulted(dev)) return cj_device_refuse(dev);
+  if (cj_device_faulted(dev)) return cj_device_refuse(dev);
   cujit_status st = track(dev, size, out);
   if (st == CUJIT_OK) memset(*out, 0, size);
   return st;
@@ -307,7 +307,7 @@ static uint64_t stream_end(cujit_device *dev, void *stream) {
 }
 
 static cujit_status done_by(cujit_device *dev, uint64_t seq) {
-  if (faulted(dev)) return cj_device_refuse(dev);
+  if (cj_device_faulted(dev)) return cj_device_refuse(dev);
   cpu_dev *c = cpu_of(dev);
   pthread_mutex_lock(&c->lock);
   int done = c->completed >= seq;
@@ -320,14 +320,14 @@ static cujit_status cpu_stream_query(cujit_device *dev, void *stream) {
 }
 
 static cujit_status cpu_stream_synchronize(cujit_device *dev, void *stream) {
-  if (faulted(dev)) return cj_device_refuse(dev);
+  if (cj_device_faulted(dev)) return cj_device_refuse(dev);
   return cj_cpu_wait_for(dev, stream_end(dev, stream), "cujit_stream_synchronize");
 }
 
 /* One queue runs every stream in the order work was queued, so the event's record, queued
 ** before this call, is always behind us: nothing to wait for. */
 static cujit_status cpu_stream_wait_event(cujit_device *dev, void *stream, void *event) {
-  if (faulted(dev)) return cj_device_refuse(dev);
+  if (cj_device_faulted(dev)) return cj_device_refuse(dev);
   return cj_cpu_event_uncaptured(dev, event, "cujit_stream_wait_event");
 }
 
@@ -347,7 +347,7 @@ static void cpu_event_destroy(cujit_device *dev, void *event) {
 }
 
 static cujit_status cpu_event_record(cujit_device *dev, void *event, void *stream) {
-  if (faulted(dev)) return cj_device_refuse(dev);
+  if (cj_device_faulted(dev)) return cj_device_refuse(dev);
   cpu_op *op = cj_cpu_new_op(dev, OP_RECORD, 0);
   if (!op) return CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   op->event = event;
@@ -369,7 +369,7 @@ static cujit_status cpu_event_query(cujit_device *dev, void *event) {
 
 static cujit_status cpu_event_synchronize(cujit_device *dev, void *event) {
   cujit_status st = cj_cpu_event_uncaptured(dev, event, "cujit_event_synchronize");
-  if (st != CUJIT_OK || faulted(dev)) return st != CUJIT_OK ? st : cj_device_refuse(dev);
+  if (st != CUJIT_OK || cj_device_faulted(dev)) return st != CUJIT_OK ? st : cj_device_refuse(dev);
   return cj_cpu_wait_for(dev, event_seq(dev, event), "cujit_event_synchronize");
 }
 

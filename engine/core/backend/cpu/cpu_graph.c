@@ -50,7 +50,7 @@ cujit_status cj_cpu_pool_reserved(cujit_device *dev, size_t *bytes) {
 
 cujit_status cj_cpu_capture_begin(cujit_device *dev, void *stream, int mode) {
   (void)mode; /* one queue, run by its own thread: no call of another thread can join it */
-  if (faulted(dev)) return cj_device_refuse(dev);
+  if (cj_device_faulted(dev)) return cj_device_refuse(dev);
   cpu_capture *capture = calloc(1, sizeof *capture);
   if (!capture)
     return cj_fail(dev->engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY,
@@ -313,7 +313,7 @@ void cj_cpu_exec_destroy(cujit_device *dev, void *exec) {
 /* --- replay ----------------------------------------------------------------------------------- */
 
 cujit_status cj_cpu_graph_launch(cujit_device *dev, void *exec, void *stream) {
-  if (faulted(dev)) return cj_device_refuse(dev);
+  if (cj_device_faulted(dev)) return cj_device_refuse(dev);
   cpu_dev *c = cpu_of(dev);
   cpu_plan *plan = ((cpu_exec *)exec)->plan;
   cpu_op *op = NULL;

@@ -24,7 +24,7 @@ struct cj_cpu_module {
   void *handle;
   int fd; /* the memfd it was loaded from, open while it is loaded: its name stays unique */
   void (*release)(cj_cpu_worker *worker); /* the shared object's cj_cpu_worker_release */
-  int (*where)(char *buf, size_t len);    /* its cj_cpu_where, NULL when it has none */
+  cj_cpu_where_fn where;                  /* its cj_cpu_where, NULL when it has none */
   cj_cpu_worker *workers;                 /* one per pool worker */
   int nworkers;
   cj_cpu_function *functions; /* one per kernel of the program, in its order */

@@ -52,14 +52,46 @@ static const int caught[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 static struct sigaction previous[NCAUGHT];
 static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
 
-/* Set while this thread runs a kernel; the handler jumps to it. */
-static __thread sigjmp_buf *kernel_jump;
-static __thread int (*kernel_where)(char *buf, size_t len);
-static __thread int crash_signal;
-static __thread void *crash_address;
-static __thread char crash_where[256]; /* "block (x,y,z) thread (a,b,c)[ (...)]", or "" */
-static __thread void *alt_stack;
-static __thread cj_cpu_pool *kernel_pool; /* the pool of the kernel this thread runs */
+/* What a worker's handler needs while the worker runs a kernel, on run_part's stack. */
+typedef struct kernel_run {
+  sigjmp_buf jump; /* the handler jumps here */
+  cj_cpu_pool *pool;
+  const cj_cpu_job *job;
+  cj_cpu_worker *worker;
+  struct signal_stack *stack; /* the thread's alternate stack, whose header points here */
+  int signal;                 /* what ended the kernel, set by the handler */
+  void *address;
+  char where[256]; /* "block (x,y,z) thread (a,b,c)[ (...)]", or "" */
+} kernel_run;
+
+/* A worker's alternate signal stack begins with this header, which says which kernel the thread
+** runs. The handlers find it through sigaltstack, a system call: they read no thread-local, for
+** the first read of one in a thread (of cujit when it is dlopen'd, as the Lua module is) may go
+** through __tls_get_addr, and that may call malloc or free after any dlopen or dlclose in the
+** process (the CPU device loads and unloads kernels' objects all the time): neither may be
+** called in a signal handler. */
+typedef struct signal_stack {
+  unsigned long long magic;        /* SIGNAL_STACK_MAGIC: one of ours, not another library's */
+  const struct signal_stack *self; /* and where it is */
+  kernel_run *running;             /* the run of the kernel the thread is in, else NULL */
+} signal_stack;
+#define SIGNAL_STACK_MAGIC 0x636a5f616c747374ull /* "cj_altst" */
+
+static __thread signal_stack *alt_stack; /* this thread's, read outside the handlers only */
+
+/* The run of the kernel the interrupted thread is in, from its alternate stack's header; NULL
+** when it runs none or its alternate stack is not ours. Async-signal-safe: the header lies at
+** the lowest address of the registered stack, mapped memory whoever registered it. */
+static kernel_run *running_here(void) {
+  stack_t ss;
+  if (sigaltstack(NULL, &ss) != 0 || (ss.ss_flags & SS_DISABLE) || !ss.ss_sp ||
+      ss.ss_size < sizeof(signal_stack))
+    return NULL;
+  const signal_stack *header = ss.ss_sp;
+  if (header->magic != SIGNAL_STACK_MAGIC || header->self != header) return NULL;
+  return header->running;
+}
+
 static struct sigaction previous_abandon;
 static pthread_once_t abandon_once = PTHREAD_ONCE_INIT;
 
@@ -79,39 +111,40 @@ static void pass_on(int sig, siginfo_t *info, void *context) {
   }
 }
 
+/* Leaves the kernel of `run`, saying why and where: its block and thread from the shared
+** object's cj_cpu_where, which reads only what the entry stored in the worker. */
+static void leave_kernel(kernel_run *run, int sig, void *address) {
+  run->stack->running = NULL;
+  run->signal = sig;
+  run->address = address;
+  run->where[0] = '\0';
+  const cj_cpu_job *job = run->job;
+  if (job->where && !job->where(run->worker, run->where, sizeof run->where)) run->where[0] = '\0';
+  siglongjmp(run->jump, 1);
+}
+
 static void on_crash(int sig, siginfo_t *info, void *context) {
-  sigjmp_buf *jump = kernel_jump;
-  if (!jump) {
+  kernel_run *run = running_here();
+  if (!run) {
     pass_on(sig, info, context);
     return;
   }
   if (sig == SIGFPE && info && cj_div_resume(info->si_code, context)) return; /* GPU's value */
-  kernel_jump = NULL;
-  crash_signal = sig;
-  crash_address = info ? info->si_addr : NULL;
-  crash_where[0] = '\0';
-  if (kernel_where && !kernel_where(crash_where, sizeof crash_where)) crash_where[0] = '\0';
-  siglongjmp(*jump, 1);
+  leave_kernel(run, sig, info ? info->si_addr : NULL);
 }
 
 /* Jumps out of the kernel when its pool is abandoning; any other arrival (the kernel already
 ** ended, or someone else's signal of this number) goes to the previous handler, if any. */
 static void on_abandon(int sig, siginfo_t *info, void *context) {
-  sigjmp_buf *jump = kernel_jump;
-  cj_cpu_pool *pool = kernel_pool;
-  if (!jump || !pool || !__atomic_load_n(&pool->abandoning, __ATOMIC_SEQ_CST)) {
+  kernel_run *run = running_here();
+  if (!run || !__atomic_load_n(&run->pool->abandoning, __ATOMIC_SEQ_CST)) {
     if ((previous_abandon.sa_flags & SA_SIGINFO) && previous_abandon.sa_sigaction)
       previous_abandon.sa_sigaction(sig, info, context);
     else if (previous_abandon.sa_handler != SIG_DFL && previous_abandon.sa_handler != SIG_IGN)
       previous_abandon.sa_handler(sig);
     return;
   }
-  kernel_jump = NULL;
-  crash_signal = sig;
-  crash_address = NULL;
-  crash_where[0] = '\0';
-  if (kernel_where && !kernel_where(crash_where, sizeof crash_where)) crash_where[0] = '\0';
-  siglongjmp(*jump, 1);
+  leave_kernel(run, sig, NULL);
 }
 
 static void install_abandon(void) {
@@ -139,12 +172,15 @@ int cj_cpu_thread_begin(void) {
   sigaddset(&abandon, ABANDON_SIGNAL);
   pthread_sigmask(SIG_UNBLOCK, &abandon, NULL);
   if (alt_stack) return 1;
-  stack_t ss = {.ss_sp = malloc(ALT_STACK_BYTES), .ss_size = ALT_STACK_BYTES, .ss_flags = 0};
-  if (!ss.ss_sp || sigaltstack(&ss, NULL) != 0) {
-    free(ss.ss_sp);
+  signal_stack *header = malloc(ALT_STACK_BYTES); /* the handlers' frames begin at its top */
+  if (!header) return 0;
+  *header = (signal_stack){.magic = SIGNAL_STACK_MAGIC, .self = header, .running = NULL};
+  stack_t ss = {.ss_sp = header, .ss_size = ALT_STACK_BYTES, .ss_flags = 0};
+  if (sigaltstack(&ss, NULL) != 0) {
+    free(header);
     return 0;
   }
-  alt_stack = ss.ss_sp;
+  alt_stack = header;
   return 1;
 }
 
@@ -170,16 +206,20 @@ static const char *signal_meaning(int sig) {
 }
 
 /* The first failure wins the launch's error slot; the others keep theirs out. */
-static void report_crash(cj_cpu_launch *launch) {
+static int claim_error(cj_cpu_launch *launch) {
   int expected = 0;
-  if (!__atomic_compare_exchange_n(&launch->error_set, &expected, 1, 0, __ATOMIC_ACQ_REL,
-                                   __ATOMIC_ACQUIRE))
-    return;
-  if (crash_signal == ABANDON_SIGNAL) {
+  return __atomic_compare_exchange_n(&launch->error_set, &expected, 1, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE);
+}
+
+static void report_crash(const kernel_run *run) {
+  cj_cpu_launch *launch = run->job->launch;
+  if (!claim_error(launch)) return;
+  if (run->signal == ABANDON_SIGNAL) {
     snprintf(launch->error, sizeof launch->error,
              "kernel '%s' was abandoned on the CPU device%s%s while it still ran (a reset, or "
              "cujit_close after waiting for it): its work is unfinished",
-             launch->kernel ? launch->kernel : "?", crash_where[0] ? " in " : "", crash_where);
+             launch->kernel ? launch->kernel : "?", run->where[0] ? " in " : "", run->where);
     return;
   }
   /* Under the check build the sanitizer already watched every buffer: what still crashes is a
@@ -187,44 +227,51 @@ static void report_crash(cj_cpu_launch *launch) {
   ** or an address outside any buffer. */
   snprintf(launch->error, sizeof launch->error,
            "kernel '%s' crashed on the CPU device%s%s with %s (address %p); %s",
-           launch->kernel ? launch->kernel : "?", crash_where[0] ? " in " : "", crash_where,
-           signal_meaning(crash_signal), crash_address,
+           launch->kernel ? launch->kernel : "?", run->where[0] ? " in " : "", run->where,
+           signal_meaning(run->signal), run->address,
            cj_env_cpu_check()
                ? "under CUJIT_CPU_CHECK=1 that is a stack overflow or a pointer "
                  "outside every buffer, which AddressSanitizer does not report"
                : "run it with CUJIT_CPU_CHECK=1 to have AddressSanitizer name the line");
 }
 
-/* Worker `index`'s part of the job. volatile: read after a siglongjmp. The abandoning flag is
-** read after kernel_jump is set, and cj_cpu_pool_abandon sets it before signalling: either the
+/* Worker `index`'s part of the job. `run` lives in memory (its address is published), and what
+** the handler writes into it is read after the siglongjmp. The abandoning flag is read after
+** `running` is set, and cj_cpu_pool_abandon sets it before signalling: either the
 ** part never starts, or the signal finds it in the kernel. The floating-point environment (a
 ** fast-math kernel's flush to zero, a rounding mode a kernel set) is the kernel's own, as on a
 ** GPU: put back after it, also when a crash jumped out of it (Linux starts a signal handler
 ** with the default environment; elsewhere the kernel's could stay). */
 static int run_part(cj_cpu_pool *pool, const cj_cpu_job *job, int index) {
-  sigjmp_buf jump;
-  cj_cpu_worker *volatile worker = &job->workers[index];
+  kernel_run run = {.pool = pool, .job = job, .worker = &job->workers[index]};
+  if (!cj_cpu_thread_begin()) { /* made at the thread's start; only its allocation can fail */
+    if (claim_error(job->launch))
+      snprintf(job->launch->error, sizeof job->launch->error,
+               "kernel '%s': out of host memory for a CPU worker's signal stack",
+               job->launch->kernel ? job->launch->kernel : "?");
+    return 1;
+  }
+  run.stack = alt_stack;
+  run.worker->regs = NULL; /* the entry stores this thread's when it starts */
   fenv_t fenv;
   fegetenv(&fenv);
-  if (sigsetjmp(jump, 1) == 0) {
-    kernel_where = job->where;
-    kernel_pool = pool;
-    kernel_jump = &jump;
+  if (sigsetjmp(run.jump, 1) == 0) {
+    run.stack->running = &run;
     atomic_signal_fence(memory_order_seq_cst);
     if (!__atomic_load_n(&pool->abandoning, __ATOMIC_SEQ_CST)) {
-      job->entry(job->launch, worker);
-      kernel_jump = NULL;
+      job->entry(job->launch, run.worker);
+      run.stack->running = NULL;
       fesetenv(&fenv);
       return 0;
     }
-    kernel_jump = NULL;
-    crash_signal = ABANDON_SIGNAL, crash_where[0] = '\0';
-    report_crash(job->launch);
+    run.stack->running = NULL;
+    run.signal = ABANDON_SIGNAL;
+    report_crash(&run);
     return 1;
   }
   fesetenv(&fenv);
-  report_crash(job->launch);
-  if (job->release) job->release(worker); /* its fibers stopped mid-way */
+  report_crash(&run);
+  if (job->release) job->release(run.worker); /* its fibers stopped mid-way */
   return 1;
 }
 

@@ -19,9 +19,9 @@ typedef struct cj_cpu_job {
   cj_cpu_launch *launch;
   cj_cpu_worker *workers;
   void (*release)(cj_cpu_worker *worker);
-  /* The shared object's cj_cpu_where (ABI version 2), or NULL: called by the crash handler to
-  ** name the block and thread that crashed. */
-  int (*where)(char *buf, size_t len);
+  /* The shared object's cj_cpu_where, or NULL: called by the crash handler to name the block and
+  ** thread that crashed. */
+  cj_cpu_where_fn where;
 } cj_cpu_job;
 
 /* A pool of `threads` workers (the calling thread of cj_cpu_pool_run is worker 0, so threads - 1

@@ -24,7 +24,7 @@
 /* --- programs (cpu_module.c) ------------------------------------------------------------------ */
 
 cujit_status cj_cpu_load(cujit_device *dev, const cj_image *image, void **module) {
-  if (faulted(dev)) return cj_device_refuse(dev);
+  if (cj_device_faulted(dev)) return cj_device_refuse(dev);
   cj_cpu_module *m = NULL;
   cujit_status st = cj_cpu_module_load(dev->engine, image, cpu_of(dev)->workers, &m);
   *module = m;
@@ -49,7 +49,7 @@ cujit_status cj_cpu_get_function(cujit_device *dev, void *module, const char *na
 static cujit_status enqueue_launch(cujit_device *dev, void *fn, const unsigned grid[3],
                                    const unsigned block[3], unsigned shared_bytes, void *stream,
                                    void **args, int cooperative, const unsigned cluster[3]) {
-  if (faulted(dev)) return cj_device_refuse(dev);
+  if (cj_device_faulted(dev)) return cj_device_refuse(dev);
   cj_cpu_function *f = fn;
   for (size_t i = 0; i < f->nparams; i++)
     if (f->sizes[i] == 0)

@@ -50,7 +50,7 @@ cujit_status cj_cpu_wait_for(cujit_device *dev, uint64_t seq, const char *what) 
   }
   c->waiting--;
   pthread_mutex_unlock(&c->lock);
-  return faulted(dev) ? cj_device_refuse(dev) : CUJIT_OK;
+  return cj_device_faulted(dev) ? cj_device_refuse(dev) : CUJIT_OK;
 }
 
 void cj_cpu_drain(cpu_dev *c) {
@@ -108,7 +108,7 @@ static void run_op(cujit_device *dev, cpu_dev *c, cpu_op *op);
 static void run_graph(cujit_device *dev, cpu_dev *c, const cpu_op *op) {
   const cpu_plan *plan = op->plan;
   for (size_t r = 0; r <= op->repeat; r++)
-    for (size_t i = 0; i < plan->count && !faulted(dev); i++) {
+    for (size_t i = 0; i < plan->count && !cj_device_faulted(dev); i++) {
       cpu_op *node = &plan->nodes[i];
       if (node->kind == OP_LAUNCH)
         run_launch(dev, c, node, op->seq + r, " (in a kernel node of a replayed cujit_graph)");
@@ -168,7 +168,7 @@ static void *queue_main(void *p) {
       free(op->dst);
     else if (op->kind == OP_UNLOAD)
       cj_cpu_module_free(op->dst);
-    else if (!faulted(dev))
+    else if (!cj_device_faulted(dev))
       run_op(dev, c, op); /* after a fault, queued work is dropped */
     pthread_mutex_lock(&c->lock);
     c->running = NULL;

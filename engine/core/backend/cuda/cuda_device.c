@@ -449,7 +449,7 @@ static cujit_status cuda_reset(cujit_device *dev) {
                    "recover in the application (destroy that context and make a new one), then "
                    "open a new engine on it",
                    dev->ordinal);
-  int faulted = __atomic_load_n(&dev->fault, __ATOMIC_ACQUIRE) != CUJIT_OK;
+  int faulted = cj_device_faulted(dev);
   if (cuda_enter_quiet(dev)) cj_cuda_pool_give_back(dev, 1);
   pthread_mutex_lock(&c->lock);
   CUresult rc = c->ctx ? c->drv->cuDevicePrimaryCtxReset(c->handle) : CUDA_SUCCESS, again = rc;

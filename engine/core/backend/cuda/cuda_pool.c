@@ -438,7 +438,7 @@ void cj_cuda_pool_forget(cuda_device *c) {
 void cj_cuda_pool_give_back(cujit_device *dev, int with_live_buffers) {
   cuda_device *c = CU(dev);
   cj_driver *drv = c->drv;
-  if (__atomic_load_n(&dev->fault, __ATOMIC_ACQUIRE) == CUJIT_OK) drv->cuCtxSynchronize();
+  if (!cj_device_faulted(dev)) drv->cuCtxSynchronize();
   cuda_cache *k = &c->cache;
   pthread_mutex_lock(&k->lock);
   for (size_t i = 0; i < k->nbuckets; i++)
