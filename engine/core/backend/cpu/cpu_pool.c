@@ -244,7 +244,7 @@ static void report_crash(const kernel_run *run) {
 ** with the default environment; elsewhere the kernel's could stay). */
 static int run_part(cj_cpu_pool *pool, const cj_cpu_job *job, int index) {
   kernel_run run = {.pool = pool, .job = job, .worker = &job->workers[index]};
-  if (!cj_cpu_thread_begin()) { /* made at the thread's start; only its allocation can fail */
+  if (!alt_stack && !cj_cpu_thread_begin()) { /* made as the thread began, unless out of memory */
     if (claim_error(job->launch))
       snprintf(job->launch->error, sizeof job->launch->error,
                "kernel '%s': out of host memory for a CPU worker's signal stack",
