@@ -1,84 +1,107 @@
 /*
-** test_cpu_signals.c -- the CPU device's crash handlers take only the faults of its own kernels.
-** Once the device has run a kernel its handlers for SIGSEGV and the like stay installed for the
-** process; a fault in the program's own code afterwards must reach the handler the program had
-** before, or kill the process as it would have without cujit (never be swallowed, never loop).
-** Each test runs in a process of its own (Criterion's). Needs g++ only.
+** test_cpu_signals.c -- the CPU device's crash handlers (cpu_pool.c) leave the application's own
+** crashes as they were: once a kernel has run (which installs cujit's handlers for SIGSEGV,
+** SIGBUS, SIGFPE and SIGILL), a fault outside any kernel goes to the handler the application had
+** installed before (a plain one or an SA_SIGINFO one, told the faulting address), or, where it
+** had none, takes the default action and ends the process by that signal, as without cujit. Each
+** case runs in a child process (the default action must be free to kill it); the parent reads how
+** the child ended.
 */
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cujit.h"
-#include "expect.h"
 #include "scratch.h"
 
-/* Runs one kernel on the CPU device (its queue thread starts and installs the handlers), checks
-** its result, and closes the engine: what the test does next is the program's own code. */
-static void run_a_kernel_and_close(void) {
-  cujit_engine *engine;
-  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cpu_signals"), 1);
-  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
-  EXPECT_OK(cujit_set_device(engine, CUJIT_DEVICE_CPU));
-  cujit_kernel *k;
-  EXPECT_OK(cujit_kernel_define(engine, "ones(int *y)", "y[threadIdx.x] = 1;", NULL, NULL, &k));
-  cujit_buffer *y;
-  EXPECT_OK(cujit_buffer_alloc(engine, 32 * sizeof(int), CUJIT_I32, &y));
-  cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
-  cfg.grid[0] = 1, cfg.block[0] = 32;
-  cujit_arg a[] = {CUJIT_ARG_BUF(y)};
-  EXPECT_OK(cujit_launch(k, &cfg, a, 1));
-  int got[32] = {0};
-  EXPECT_OK(cujit_memcpy_dtoh(got, y, 0, sizeof got, NULL));
-  for (int i = 0; i < 32; i++) cr_assert_eq(got[i], 1, "y[%d] = %d", i, got[i]);
-  cujit_buffer_free(y);
-  cujit_kernel_free(k);
-  cujit_close(engine);
-  cj_scratch_remove();
+/* A page the child may not touch: its write faults with SIGSEGV without being undefined
+** behaviour (a null pointer's would be, and UBSan would stop the child first). */
+static volatile int *volatile forbidden; /* set before the write: the handler reads it */
+
+static void plain_handler(int sig) {
+  _exit(sig == SIGSEGV ? 42 : 1);
 }
 
-/* A page no one may touch: a real SIGSEGV at a known address, which no sanitizer reports first
-** (a store through NULL is UndefinedBehaviorSanitizer's). */
-static void *forbidden;
-
-static void fault_here(void) {
-  forbidden = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  cr_assert_neq(forbidden, MAP_FAILED);
-  *(volatile int *)forbidden = 7;
-}
-
-static void programs_handler(int sig, siginfo_t *info, void *context) {
+static void info_handler(int sig, siginfo_t *info, void *context) {
   (void)context;
-  _exit(sig == SIGSEGV && info && info->si_addr == forbidden ? 42 : 43);
+  _exit(sig == SIGSEGV && info && info->si_addr == (void *)forbidden ? 43 : 2);
 }
 
-Test(cpu_signals, a_fault_outside_a_kernel_reaches_the_programs_own_handler, .exit_code = 42,
-     .timeout = 60) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = programs_handler;
-  sa.sa_flags = SA_SIGINFO;
-  sigemptyset(&sa.sa_mask);
-  cr_assert_eq(sigaction(SIGSEGV, &sa, NULL), 0);
-  run_a_kernel_and_close();
-  struct sigaction now;
-  cr_assert_eq(sigaction(SIGSEGV, NULL, &now), 0);
-  cr_assert_neq(now.sa_sigaction, programs_handler, "cujit's handler is installed over it");
-  fault_here();
-  cr_assert_fail("the fault outside a kernel was swallowed");
+enum { PLAIN, SIGINFO, DEFAULT };
+
+/* In a child: the application's SIGSEGV disposition, then (with_kernel) a kernel run on the CPU
+** device, then a write to a page it may not touch, outside any kernel. Returns the wait status. */
+static int child_fault(int disposition, int with_kernel) {
+  fflush(NULL);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    if (disposition == PLAIN) sa.sa_handler = plain_handler;
+    if (disposition == SIGINFO) sa.sa_sigaction = info_handler, sa.sa_flags = SA_SIGINFO;
+    if (disposition == DEFAULT) sa.sa_handler = SIG_DFL;
+    if (sigaction(SIGSEGV, &sa, NULL) != 0) _exit(90);
+    cujit_engine *e = NULL;
+    cujit_kernel *k = NULL;
+    cujit_buffer *b = NULL;
+    if (with_kernel) {
+      cujit_launch_config c = CUJIT_LAUNCH_CONFIG_INIT;
+      c.grid[0] = 2, c.block[0] = 32;
+      if (cujit_open(&e) != CUJIT_OK || cujit_set_device(e, CUJIT_DEVICE_CPU) != CUJIT_OK ||
+          cujit_kernel_define(e, "one(int *x)", "x[blockIdx.x * blockDim.x + threadIdx.x] = 1;",
+                              NULL, NULL, &k) != CUJIT_OK ||
+          cujit_buffer_alloc(e, 64 * 4, CUJIT_I32, &b) != CUJIT_OK)
+        _exit(91);
+      cujit_arg a[] = {CUJIT_ARG_BUF(b)};
+      int back[64] = {0};
+      if (cujit_launch(k, &c, a, 1) != CUJIT_OK ||
+          cujit_memcpy_dtoh(back, b, 0, sizeof back, NULL) != CUJIT_OK || back[33] != 1)
+        _exit(92);
+      /* the engine stays open: its workers and handlers live on */
+    }
+    void *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) _exit(93);
+    forbidden = page;
+    *forbidden = 1;
+    _exit(0); /* a handler that returned without fixing anything */
+  }
+  int status = 0;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  return status;
 }
 
-Test(cpu_signals, a_fault_outside_a_kernel_kills_as_without_cujit, .signal = SIGSEGV,
-     .timeout = 60) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = SIG_DFL; /* a sanitizer's own handler, if any, out of the way */
-  sigemptyset(&sa.sa_mask);
-  cr_assert_eq(sigaction(SIGSEGV, &sa, NULL), 0);
-  run_a_kernel_and_close();
-  fault_here();
-  cr_assert_fail("the fault outside a kernel was swallowed");
+static void expect_exit(int status, int code, const char *what) {
+  cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == code, "%s: the child %s %d, want exit %d",
+            what, WIFEXITED(status) ? "exited" : "was killed by signal",
+            WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), code);
+}
+
+Test(cpu_signals, a_plain_handler_of_the_application_still_gets_its_faults) {
+  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
+  expect_exit(child_fault(PLAIN, 0), 42, "without cujit");
+  expect_exit(child_fault(PLAIN, 1), 42, "after a CPU-device kernel");
+}
+
+Test(cpu_signals, an_siginfo_handler_of_the_application_still_gets_its_faults) {
+  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
+  expect_exit(child_fault(SIGINFO, 0), 43, "without cujit");
+  expect_exit(child_fault(SIGINFO, 1), 43, "after a CPU-device kernel");
+}
+
+Test(cpu_signals, without_a_handler_a_fault_still_ends_the_process_by_its_signal) {
+  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
+  for (int with_kernel = 0; with_kernel < 2; with_kernel++) {
+    int status = child_fault(DEFAULT, with_kernel);
+    cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV,
+              "%s: the child %s %d, want killed by SIGSEGV (%d)",
+              with_kernel ? "after a CPU-device kernel" : "without cujit",
+              WIFEXITED(status) ? "exited" : "was killed by signal",
+              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), SIGSEGV);
+  }
 }
