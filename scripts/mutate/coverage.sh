@@ -38,12 +38,13 @@ covmap="$here/scripts/mutate/covmap.py"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 
 mutate_sync_copy "$here" "$src"
-# execv keeps no counters (gcov writes them at exit): every executable is linked with a wrapper
-# that writes them first (gcov_exec.c), or what runs before the REPL's :restart would be mapped
-# as executed by no test.
-gcc -O0 -c "$here/scripts/mutate/gcov_exec.c" -o "$work/gcov_exec.o" ||
-  { echo "coverage.sh: cannot compile scripts/mutate/gcov_exec.c" >&2; exit 1; }
-exe_flags="--coverage -Wl,--wrap=execv $work/gcov_exec.o"
+# gcov writes a process's counters at a normal exit only: every executable is linked with
+# gcov_flush.c, which writes them first where a process ends otherwise (execv, _exit, a fatal
+# signal's default action), or what such a process ran would be mapped as executed by no test.
+gcc -O0 -Wall -Werror -c "$here/scripts/mutate/gcov_flush.c" -o "$work/gcov_flush.o" ||
+  { echo "coverage.sh: cannot compile scripts/mutate/gcov_flush.c" >&2; exit 1; }
+exe_flags="--coverage -Wl,--wrap=execv -Wl,--wrap=signal -Wl,--export-dynamic-symbol=_exit"
+exe_flags+=" -Wl,--export-dynamic-symbol=_Exit $work/gcov_flush.o"
 if [ ! -f "$build/build.ninja" ] || ! grep -qF -- "$exe_flags" "$build/CMakeCache.txt"; then
   cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Coverage "-DCMAKE_C_FLAGS=--coverage -O0 -DNDEBUG" \
     "-DCMAKE_EXE_LINKER_FLAGS=$exe_flags" -DCMAKE_{SHARED,MODULE}_LINKER_FLAGS=--coverage \
