@@ -578,6 +578,44 @@ Test(compile, programs_of_one_key_share_a_record) {
   cujit_kernel_free(k2);
 }
 
+/* The map of loaded programs past its first size (64 buckets, grown past 2 records a bucket) and
+** past its bound (1,024 records, past which the records no program holds are dropped): 1,100
+** programs of their own (PTX only, for speed), every fourth held. Compiled again, each comes back
+** with its own code, and each held one with its record (the same bytes): found after every growth
+** and every drop, twice over (the second round passes the bound again). Under the sanitizers a
+** record lost from the buckets, or freed while held, is a leak or a use after free. */
+Test(compile, the_program_map_grows_and_drops_only_records_nothing_holds) {
+  need_nvrtc();
+  enum { N = 1100, EVERY = 4 };
+  static cujit_program *held[N / EVERY];
+  const cujit_compile_options ptx_only = {.size = sizeof(cujit_compile_options),
+                                          .arch = "compute_90"};
+  char src[128], value[16];
+  for (int round = 0; round < 3; round++) {
+    for (int i = 0; i < N; i++) {
+      snprintf(src, sizeof src, "extern \"C\" __global__ void k(int *x) { *x = %d; }", 100000 + i);
+      snprintf(value, sizeof value, "%d", 100000 + i);
+      cujit_program *p;
+      cr_assert_eq(cujit_program_compile(engine, src, NULL, &ptx_only, &p), CUJIT_OK,
+                   "round %d, program %d: %s", round, i, cujit_errmsg(engine));
+      cr_assert_eq(cujit_program_from_cache(p), round > 0, "round %d, program %d", round, i);
+      cr_assert(strstr(cujit_program_ptx(p, NULL), value), "round %d: program %d's own code", round,
+                i);
+      if (i % EVERY) {
+        cujit_program_free(p);
+      } else if (round == 0) {
+        held[i / EVERY] = p;
+      } else {
+        cr_assert_eq(cujit_program_ptx(p, NULL), cujit_program_ptx(held[i / EVERY], NULL),
+                     "round %d: held program %d found in the map (its record, not a new one)",
+                     round, i);
+        cujit_program_free(p);
+      }
+    }
+  }
+  for (int i = 0; i < N / EVERY; i++) cujit_program_free(held[i]);
+}
+
 /* Each NVRTC call that fails is an error naming the call (a stand-in NVRTC fails the one named
 ** by CJ_TEST_NVRTC_FAIL, tests/c/nvrtc_failing.c); the program log unavailable is no error. */
 Test(compile, nvrtc_failures_are_errors_naming_the_call) {
