@@ -233,6 +233,19 @@ Test(kernel, float_limits_one_rule) {
                                          "largest is 3.40282347e+38)"),
             "%s", cujit_errmsg(engine));
   cr_assert_eq(pack_one(f, CUJIT_ARG_F(-1e39), params), CUJIT_ERROR_ARGUMENT);
+  /* Integers for a float, each read as its own kind: an unsigned past INT64_MAX is no negative. */
+  cr_assert_eq(pack_one(f, CUJIT_ARG_U(UINT64_MAX), params), CUJIT_OK, "%s", cujit_errmsg(engine));
+  memcpy(&got, params, sizeof got);
+  cr_assert_eq(got, 0x1p64f, "UINT64_MAX rounds to 2^64, not -1: %g", got);
+  cr_assert_eq(pack_one(f, CUJIT_ARG_U(3000000000u), params), CUJIT_OK, "%s", cujit_errmsg(engine));
+  memcpy(&got, params, sizeof got);
+  cr_assert_eq(got, 3e9f, "%g", got);
+  cr_assert_eq(pack_one(f, CUJIT_ARG_I(-3), params), CUJIT_OK, "%s", cujit_errmsg(engine));
+  memcpy(&got, params, sizeof got);
+  cr_assert_eq(got, -3.0f, "%g", got);
+  cr_assert_eq(pack_one(h, CUJIT_ARG_U(UINT64_MAX), params), CUJIT_ERROR_ARGUMENT,
+               "2^64 is past the largest half");
+  cr_assert(strstr(cujit_errmsg(engine), "out of range for f16"), "%s", cujit_errmsg(engine));
   cujit_kernel_free(h);
   cujit_kernel_free(f);
 }

@@ -4,8 +4,10 @@
 ** that do not fit or are misaligned (also a view of a view whose own offset would misalign a wider
 ** element: a GPU faults on such a pointer), an elementwise launch over more elements than a buffer
 ** holds, and malformed IPC handles (cut, padded, upper-case, a size that is negative, signed,
-** spaced or not whole elements), all refused before any device sees them. On a GPU when there is
-** one, else on the CPU device.
+** spaced or not whole elements), all refused before any device sees them; cujit_launch_n past
+** the grid's limit, a source file holding NUL bytes, a cooperative launch on a capturing stream
+** (the capture goes on), and a graph node's arguments that would select another specialisation.
+** On a GPU when there is one, else on the CPU device.
 */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -219,4 +221,135 @@ Test(refusals, malformed_ipc_handles) {
   cujit_event *e = NULL;
   EXPECT_REFUSED(cujit_event_ipc_open(engine, text, &e), CUJIT_ERROR_INVALID_ARGUMENT,
                  bad_handle("cujit_event_ipc_open", text, "cujit_event_ipc_handle"));
+}
+
+/* "the CPU device" or "device N", as the engine names a device in its messages. */
+static const char *device_name(char *buf, size_t len) {
+  int ordinal = cujit_device_ordinal(current());
+  if (ordinal == CUJIT_DEVICE_CPU)
+    snprintf(buf, len, "the CPU device");
+  else
+    snprintf(buf, len, "device %d", ordinal);
+  return buf;
+}
+
+/* cujit_launch_n over more elements than the grid's first dimension can cover with the block it
+** picks: refused before anything runs, with the numbers and the way out; the kernel still works. */
+Test(refusals, launch_n_past_the_grid_limit) {
+  CJ_NEED_DEVICE(engine);
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(engine, "ones(float *x, unsigned long long n)",
+                                "unsigned long long i = blockIdx.x * (unsigned long long)"
+                                "blockDim.x + threadIdx.x;\nif (i < n) x[i] = 1;",
+                                NULL, NULL, &k));
+  int block = 0, min_grid = 0;
+  EXPECT_OK(cujit_kernel_suggest_block(k, &block, &min_grid));
+  cujit_device_info info = CUJIT_DEVICE_INFO_INIT;
+  EXPECT_OK(cujit_device_info_get(current(), &info));
+  cr_assert_gt(block, 0);
+  size_t grid = (size_t)info.max_grid_dim[0], n = grid * (size_t)block + 1;
+  cujit_buffer *x = counting(0);
+  cujit_arg a[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_U(n)};
+  char name[32], want[512];
+  snprintf(want, sizeof want,
+           "kernel 'ones': %zu elements need %zu blocks of %d, over %s's grid limit of %d; use a "
+           "grid-stride loop and an explicit grid",
+           n, grid + 1, block, device_name(name, sizeof name), info.max_grid_dim[0]);
+  EXPECT_REFUSED(cujit_launch_n(k, n, NULL, a, 2), CUJIT_ERROR_LAUNCH_CONFIG, want);
+  check_values(x, 0, "after the refusal"); /* nothing ran */
+  cujit_arg few[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_U(N)};
+  EXPECT_OK(cujit_launch_n(k, N, NULL, few, 2));
+  float h[N];
+  cj_test_download(h, x, sizeof h);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(h[i], 1.0f, "x[%d] = %g after a launch that fits", i, h[i]);
+  cujit_kernel_free(k);
+}
+
+/* A file with a NUL byte in it is no CUDA source: refused by name, before any compile. */
+Test(refusals, a_source_file_holding_nul_bytes) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/nul.cu", cj_scratch); /* the fixture's cache directory */
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f);
+  static const char text[] = "extern \"C\" __global__ void k(int *x) { *x = 1; }\0// after\n";
+  cr_assert_eq(fwrite(text, 1, sizeof text - 1, f), sizeof text - 1);
+  cr_assert_eq(fclose(f), 0);
+  cujit_program *p = (cujit_program *)&p;
+  char want[700];
+  snprintf(want, sizeof want, "'%s' holds NUL bytes: it is not a CUDA source file", path);
+  EXPECT_REFUSED(cujit_program_compile_file(engine, path, &sm90, &p), CUJIT_ERROR_IO, want);
+  cr_assert_null(p, "no program from a refused file");
+}
+
+/* A cooperative launch on a capturing stream is refused, and the capture goes on as it was: the
+** graph holds the launches around it, and replays them. */
+Test(refusals, a_cooperative_launch_while_capturing) {
+  CJ_NEED_DEVICE(engine);
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(engine, "plus(float *x, float v)", "x[threadIdx.x] += v;", NULL,
+                                NULL, &k));
+  cujit_buffer *x = counting(0);
+  cujit_stream *s;
+  EXPECT_OK(cujit_stream_create(engine, &s));
+  cujit_launch_config c = CUJIT_LAUNCH_CONFIG_INIT;
+  c.grid[0] = 1, c.block[0] = N, c.stream = s;
+  cujit_arg zero[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_F(0)};
+  EXPECT_OK(cujit_launch(k, &c, zero, 2)); /* loaded on the device before the capture */
+  EXPECT_OK(cujit_stream_synchronize(s));
+  EXPECT_OK(cujit_capture_begin(s, CUJIT_CAPTURE_RELAXED));
+  cujit_arg one[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_F(1)};
+  EXPECT_OK(cujit_launch(k, &c, one, 2));
+  EXPECT_REFUSED(cujit_launch_cooperative(k, &c, one, 2), CUJIT_ERROR_UNSUPPORTED,
+                 "kernel 'plus': a cooperative launch cannot be captured into a graph by cujit; "
+                 "launch it outside the capture");
+  cr_assert(cujit_stream_capturing(s), "the refusal ends no capture");
+  cujit_arg ten[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_F(10)};
+  EXPECT_OK(cujit_launch(k, &c, ten, 2));
+  cujit_graph *g;
+  EXPECT_OK(cujit_capture_end(s, &g));
+  cr_assert_eq(cujit_graph_node_count(g, CUJIT_GRAPH_NODE_KERNEL), 2, "the two launches");
+  check_values(x, 0, "nothing ran during the capture");
+  EXPECT_OK(cujit_graph_replay(g, s, 2));
+  EXPECT_OK(cujit_stream_synchronize(s));
+  check_values(x, 22, "two replays of +1 and +10");
+  EXPECT_OK(cujit_launch_cooperative(k, &c, one, 2)); /* outside a capture it runs */
+  EXPECT_OK(cujit_stream_synchronize(s));
+  check_values(x, 23, "the cooperative launch after the capture");
+  cujit_graph_free(g);
+  cujit_stream_free(s);
+  cujit_kernel_free(k);
+}
+
+/* cujit_graph_set_args with buffers that would select another specialisation of a generic kernel
+** than the one captured: the node launches that specialisation, so they are refused as its launch
+** refuses them, and the node keeps its arguments. */
+Test(refusals, graph_arguments_of_another_specialisation) {
+  CJ_NEED_DEVICE(engine);
+  cujit_kernel *k;
+  EXPECT_OK(cujit_kernel_define(engine, "bump(T *x)", "x[threadIdx.x] += (T)1;", NULL, NULL, &k));
+  cujit_buffer *x = counting(0), *d;
+  EXPECT_OK(cujit_buffer_alloc(engine, N * sizeof(double), CUJIT_F64, &d));
+  cujit_stream *s;
+  EXPECT_OK(cujit_stream_create(engine, &s));
+  cujit_launch_config c = CUJIT_LAUNCH_CONFIG_INIT;
+  c.grid[0] = 1, c.block[0] = N, c.stream = s;
+  cujit_arg floats[] = {CUJIT_ARG_BUF(x)}, doubles[] = {CUJIT_ARG_BUF(d)};
+  EXPECT_OK(cujit_launch(k, &c, floats, 1)); /* both specialisations loaded */
+  EXPECT_OK(cujit_launch(k, &c, doubles, 1));
+  EXPECT_OK(cujit_stream_synchronize(s));
+  EXPECT_OK(cujit_capture_begin(s, CUJIT_CAPTURE_RELAXED));
+  EXPECT_OK(cujit_launch(k, &c, floats, 1));
+  cujit_graph *g;
+  EXPECT_OK(cujit_capture_end(s, &g));
+  EXPECT_REFUSED(cujit_graph_set_args(g, 0, doubles, 1), CUJIT_ERROR_ARGUMENT,
+                 "kernel 'bump', argument 1 'x' (float *): the buffer holds f64 but the parameter "
+                 "points to f32");
+  EXPECT_OK(cujit_graph_launch(g, s));
+  EXPECT_OK(cujit_stream_synchronize(s));
+  check_values(x, 2, "the node kept its buffer (one launch, one replay)");
+  cujit_graph_free(g);
+  cujit_stream_free(s);
+  cujit_buffer_free(d);
+  cujit_kernel_free(k);
 }

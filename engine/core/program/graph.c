@@ -188,12 +188,18 @@ cujit_status cujit_graph_set_args(cujit_graph *graph, size_t index, const cujit_
   void *pointers[CJ_MAX_PARAMS];
   cj_kernel_on_device *on = NULL;
   if ((st = cj_kernel_resolve(&k, args, nargs)) != CUJIT_OK) return st;
+  /* A node's kernel is the specialisation the capture launched, so resolving keeps it: buffers
+  ** of other dtypes are refused by the pack, as a launch of it refuses them. */
   if ((st = cj_launch_pack(k, args, nargs, dev, params, pointers)) != CUJIT_OK) return st;
-  if (k != node->kernel || !(on = cj_kernel_ready(k, dev)))
-    return cj_fail(dev->engine, CUJIT_ERROR_ARGUMENT,
-                   "%s: kernel node %zu launches '%s' specialised for other dtypes; pass buffers "
-                   "of the dtypes it was captured with",
-                   fn, index, k->sig.name);
+  /* Loaded since the capture; only a reset on another thread since enter_graph unloads it. */
+  if (!(on = cj_kernel_ready(k, dev))) {
+    st = cj_check_alive(dev, graph->generation, "the graph");
+    return st != CUJIT_OK ? st
+                          : cj_fail(dev->engine, CUJIT_ERROR_DEVICE_FAULT,
+                                    "%s: kernel node %zu's kernel '%s' is no longer loaded on "
+                                    "the device",
+                                    fn, index, k->sig.name);
+  }
   if ((st = instantiate(graph)) != CUJIT_OK) return st;
   return dev->ops->graph_set_kernel(dev, graph->exec, node->node, on->fn, node->grid, node->block,
                                     node->shared_bytes, pointers);
