@@ -414,6 +414,44 @@ Test(host_code, the_source_keeps_what_its_headers_name) {
   free(out);
 }
 
+/* Declarations whose shape the simple ones lack: a constructor defined outside its class with a
+** member initialiser list (braces and parentheses), a template with a parenthesised default, an
+** explicit specialisation, a pointer to a function, and a macro invocation without ';' before a
+** namespace's end. Each host one goes whole, each device one stays whole, and the text after each
+** is read as it should be (the kernel after them stays, and keeps its line). */
+Test(host_code, constructors_specialisations_and_function_pointers) {
+  static const char src[] =
+      "struct Clock { Clock(int s); int start_, stop_[2]; };\n"
+      "Clock::Clock(int s) : start_(s), stop_{0, 1} { start_ += 1; }\n"
+      "template <typename T, int K = sizeof(T) * (2 + 1)> void host_fill(T *p) { p[0] = K; }\n"
+      "template <> void host_fill<int, 4>(int *p) { p[0] = -4; }\n"
+      "template <typename T, int K = (sizeof(T) > 2)> __device__ T dev_pick(T x) { return x * K; "
+      "}\n"
+      "template <> __device__ float dev_pick<float, 1>(float x) { return x + 1; }\n"
+      "static void (*g_report)(int) = nullptr;\n"
+      "namespace tools {\n"
+      "REGISTER_TOOL(clock)\n"
+      "}\n"
+      "__global__ void k(float *x) { x[0] = dev_pick<float, 1>(x[0]); }\n";
+  size_t n;
+  char why[256];
+  char *out = elide(src, &n, why);
+  cr_assert_str_empty(why, "%s", why);
+  GONE(out, "Clock::Clock");
+  GONE(out, "start_ += 1");
+  GONE(out, "stop_{0, 1}");
+  GONE(out, "host_fill");
+  GONE(out, "p[0] = -4");
+  KEPT(out, "template <typename T, int K = (sizeof(T) > 2)> __device__ T dev_pick(T x) { return x "
+            "* K; }");
+  KEPT(out, "template <> __device__ float dev_pick<float, 1>(float x) { return x + 1; }");
+  GONE(out, "g_report");
+  KEPT(out, "REGISTER_TOOL(clock)"); /* cannot tell what it makes: kept as it is */
+  KEPT(out, "__global__ void k(float *x) { x[0] = dev_pick<float, 1>(x[0]); }");
+  cr_assert_eq(line_at(out, "__global__ void k"), line_at(src, "__global__ void k"));
+  free(out);
+}
+
 Test(host_code, malformed_text_comes_back_unchanged_with_the_reason) {
   unchanged("int main() {\n  return 0;\n", "never closed", 3);
   unchanged("void f() {}\n}\n__global__ void k() {}\n", "closes nothing", 2);

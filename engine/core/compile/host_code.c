@@ -342,6 +342,17 @@ static int operator_symbol(const hc *h, size_t from, size_t k) {
   return k > from && is(h, k - 1, "operator");
 }
 
+/* Whether the group from '(' at `open` to `end` (past its ')') declares a pointer to a function or
+** an array, as in void (*fp)(int) or int (*rows)[4]: a '*' or '&' first, no parameter list inside
+** (void (*handler(int))(int) is a function returning one), and a list or bounds after it (FOO(*x);
+** is a macro's invocation, kept as such). */
+static int pointer_declarator(const hc *h, size_t open, size_t end) {
+  if (!pc(h, open + 1, '*') && !pc(h, open + 1, '&')) return 0;
+  for (size_t k = open + 1; k + 1 < end; k++)
+    if (pc(h, k, '(')) return 0;
+  return pc(h, end, '(') || pc(h, end, '[');
+}
+
 /* Reads one declaration from token i0 and records it; returns the token after it. */
 static size_t parse_scope(hc *h, size_t i, int depth);
 
@@ -376,18 +387,23 @@ static size_t parse_item(hc *h, size_t i0, int depth) {
     }
   }
   size_t paren = NONE, body = NONE, end = NONE, eq = NONE;
-  int class_key = 0, ctor_init = 0;
+  int class_key = 0, ctor_init = 0, pointer = 0;
   size_t i = i0;
   for (; i < h->nt && end == NONE; i++) {
     if (is(h, i, "template") && pc(h, i + 1, '<')) {
       if ((i = skip_angle(h, i + 1)) == NONE) return h->nt;
       i--;
     } else if (pc(h, i, '(') || pc(h, i, '[')) {
-      if (pc(h, i, '(') && paren == NONE && eq == NONE && body == NONE && i > i0 &&
-          !in_list(h, i - 1, attribute_words))
-        paren = i;
-      if ((i = skip_group(h, i)) == NONE) return h->nt;
-      i--;
+      size_t e = skip_group(h, i);
+      if (e == NONE) return h->nt;
+      if (pc(h, i, '(') && paren == NONE && !pointer && eq == NONE && body == NONE && i > i0 &&
+          !in_list(h, i - 1, attribute_words)) {
+        if (pointer_declarator(h, i, e))
+          pointer = 1; /* void (*fp)(int): a variable; the list after it is the pointee's */
+        else
+          paren = i;
+      }
+      i = e - 1;
     } else if (pc(h, i, ')') || pc(h, i, ']')) {
       fail(h, i, "a bracket that closes nothing");
       return h->nt;

@@ -22,7 +22,7 @@
 
 /* The rules' version, in the key of the include manifest (compile.c): a hit by the manifest
 ** stands for the headers' elided text, so a change of what is elided must change it. */
-#define CJ_HOST_CODE_RULES "host code rules 3"
+#define CJ_HOST_CODE_RULES "host code rules 4"
 
 /* The source with its host-only declarations blanked (malloc'd; NULL when out of memory), and
 ** in *elided how many were blanked. Text cujit cannot read as declarations (a brace or
