@@ -3,8 +3,9 @@
 # character device, FIFO or hard-linked file is written in place and never replaced, a symbolic
 # link keeps pointing where it did (a link to nothing gets its target, or is left as it was), a
 # directory is refused; each failure says its true reason. Checked through `cujit compile -o`,
-# cuda.image.write, cuda.write_file, the REPL's :save and history, and the :restart replay file
-# (only the replay file :restart wrote is ever removed). Issue 23: `-o /dev/null` as root turned
+# cuda.image.write, cuda.write_file, the REPL's :save and history (without CUJIT_HISTORY in
+# $HOME/.cujit_history; none with HOME empty or unset), and the :restart replay file (only the
+# replay file :restart wrote is ever removed). Issue 23: `-o /dev/null` as root turned
 # /dev/null into a regular file, and a failed image write deleted the target.
 # Device nodes are made privately with mknod when run as root (never /dev's own); as another user
 # those cases are skipped, said so below. Needs NVRTC for `compile` (skips those without it).
@@ -206,6 +207,40 @@ s.expect("runs", r"^2$")
 ctrl_d_exits_0(s, "history through a link")
 if kind("hist.link") == "link" and "=1" in open("hist.target").read(): ok("history through a link: the target has it")
 else: fail("history through a link: %s, %r" % (kind("hist.link"), open("hist.target").read()))
+
+# Without CUJIT_HISTORY the history is $HOME/.cujit_history; with HOME empty or unset, there is none
+# (and nothing is written in the working directory or at the root).
+saved = os.environ.pop("CUJIT_HISTORY", None)
+home = os.path.join(tmp, "home")
+os.mkdir(home)
+s = Session(cujit, {"HOME": home})
+s.expect("prompt, history in $HOME", r"^> ")
+s.send("=20 + 22\n")
+s.expect("runs, history in $HOME", r"^42$")
+ctrl_d_exits_0(s, "history in $HOME")
+hist = os.path.join(home, ".cujit_history")
+if os.path.isfile(hist) and "=20" in open(hist).read(): ok("the history went to $HOME/.cujit_history")
+else: fail("no $HOME/.cujit_history with the statement: %s" % sorted(os.listdir(home)))
+root_had = os.path.exists("/.cujit_history")
+for label, env in (("HOME empty", {"HOME": ""}), ("HOME unset", None)):
+    before = sorted(os.listdir(tmp))
+    if env is None:
+        saved_home = os.environ.pop("HOME", None)
+        s = Session(cujit, {})
+        if saved_home is not None: os.environ["HOME"] = saved_home
+    else:
+        s = Session(cujit, env)
+    s.expect("prompt, " + label, r"^> ")
+    s.send("=5 * 5\n")
+    s.expect("runs, " + label, r"^25$")
+    ctrl_d_exits_0(s, label)
+    if "warning" in s.buf: fail("%s: a warning: %r" % (label, s.buf))
+    else: ok("%s: no warning" % label)
+    if sorted(os.listdir(tmp)) == before and os.path.exists("/.cujit_history") == root_had:
+        ok("%s: no history file written" % label)
+    else:
+        fail("%s: a file appeared: %s" % (label, sorted(set(os.listdir(tmp)) - set(before))))
+if saved is not None: os.environ["CUJIT_HISTORY"] = saved
 
 # The replay variable names a file that :restart did not write: it is not removed.
 with open("precious.lua", "w") as f: f.write("print('mine')\n")
