@@ -1,6 +1,7 @@
 # test_repl_comforts.sh -- the REPL's comforts on a terminal (a pseudo-terminal, see
-# pty_session.py): Tab completion of globals, table fields, the methods of cujit's host arrays
-# and kernels (read from their metatables) and cuda.jit's option names; the listing of several
+# pty_session.py): Tab completion of globals, table fields (also of a table behind __index), the
+# methods of cujit's host arrays and kernels (read from their metatables) and cuda.jit's option
+# names (also past long strings holding brackets); the listing of several
 # candidates; tables printed as nested values with limits; :help NAME giving docs/lua.md's own
 # text. Needs python3 (skips without) and NVRTC for one sm_90 kernel (no GPU).
 # Run by ctest as: bash test_repl_comforts.sh /path/to/cujit.
@@ -39,6 +40,17 @@ s.send('k = cuda.jit("kc%d(int *x)", "x[0] = 1;", {ar\t = "sm_90"})\n' % n)
 # (a slow compile may print its notes, "still running ...", before the prompt)
 s.expect("cuda.jit's option name completes inside its options table",
          r'ch = "sm_90"\}\)\n(cujit: [^\n]*\n)*> ')
+# A long string of another level, holding what would open or close brackets, is skipped whole.
+s.send('k2 = cuda.jit([[kd%d(int *x)]], [==[x[0] = 2; /* ]] ( { ]=] */]==], {ar\t = "sm_90"})\n' % n)
+# (libedit redraws the long line with cursor moves: the kernel's signature shows the option took)
+s.expect("a statement with long strings holding brackets runs", r'sm_90"\}\)\n(cujit: [^\n]*\n)*> ')
+s.send("k2:sig\t)\n")
+s.expect("the option name completed after long strings holding brackets", r"^kd%d\(int \*x\)$" % n)
+# The path to the completed name is read through a table's __index (a prototype) too.
+s.send("proto = {inner_part = {zeta_field = %d}}\n" % n)
+s.send("obj = setmetatable({}, {__index = proto})\n")
+s.send("obj.inner_part.zeta_f\t\n")
+s.expect("a field of a field behind __index completes", r"^%d$" % n)
 s.send("k:sig\t)\n")
 s.expect("a kernel method completes (methods behind its __index closure)",
          r"^kc%d\(int \*x\)$" % n)
