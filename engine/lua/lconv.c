@@ -84,17 +84,11 @@ static const char *to_integer(lua_State *L, int idx, cujit_dtype dtype, cjl_scal
   double d = lua_tonumber(L, idx); /* past lua_Integer's range, or not integral */
   if (isinf(d) || d != floor(d))   /* NaN fails d == floor(d) */
     return lua_pushstring(L, "number has no integer representation");
-  if (cjl_is_unsigned(dtype)) {
-    if (d < 0 || d >= 18446744073709551616.0 || (uint64_t)d > max)
-      return out_of_range(L, idx, dtype);
-    out->u = (uint64_t)d;
-  } else {
-    if (d < -9223372036854775808.0 || d >= 9223372036854775808.0)
-      return out_of_range(L, idx, dtype);
-    int64_t i = (int64_t)d;
-    if (i < min || (i > 0 && (uint64_t)i > max)) return out_of_range(L, idx, dtype);
-    out->i = i;
-  }
+  /* Integral but past lua_Integer's range (lua_tointegerx took every value inside it): only an
+  ** unsigned type of 64 bits may hold it, up to 2^64. */
+  if (!cjl_is_unsigned(dtype) || d < 0 || d >= 18446744073709551616.0 || (uint64_t)d > max)
+    return out_of_range(L, idx, dtype);
+  out->u = (uint64_t)d;
   return NULL;
 }
 
