@@ -7,7 +7,8 @@
 ** this very process is refused as the driver refuses it, with cujit's message; a handle naming
 ** another process (forged here: the stand-in's memory is this process's) opens as a buffer of the
 ** dtype and size the text says, reads the exporter's bytes, and its free closes the handle without
-** freeing the memory; events alike; a driver without the entry points refuses the feature alone.
+** freeing the memory; events alike (only one made shareable, or the application's, is exported);
+** a driver without the entry points refuses the feature alone.
 ** lua.test_lua_managed opens a handle in a real second process on a GPU.
 */
 #include <criterion/criterion.h>
@@ -129,6 +130,29 @@ Test(stub_ipc, event_round_trip_through_the_text, .fini = close_engine) {
   cr_assert_eq(strlen(forged), strlen(text), "%s", forged);
   EXPECT_OK(cujit_event_ipc_open(engine, forged, &opened));
   cr_assert_eq(stub_ipc("events_opened"), 1);
+  /* only an event made shareable is exported: an ordinary one, or one opened from a handle, is
+  ** refused by cujit (the stand-in would export it; a driver refuses it in its own words) */
+  static const char only_shareable[] =
+      "cujit_event_ipc_handle: only an event made shareable can be exported (an ordinary one keeps "
+      "timing, which a shared event cannot); make it with cujit_event_create_shareable (Lua: "
+      "cuda.shareable_event())";
+  char untouched[CUJIT_IPC_HANDLE_MAX] = "untouched";
+  cujit_event *ordinary;
+  EXPECT_OK(cujit_event_create(engine, &ordinary));
+  EXPECT_REFUSED(cujit_event_ipc_handle(ordinary, untouched), CUJIT_ERROR_INVALID_ARGUMENT,
+                 only_shareable);
+  EXPECT_REFUSED(cujit_event_ipc_handle(opened, untouched), CUJIT_ERROR_INVALID_ARGUMENT,
+                 only_shareable);
+  cr_assert_str_eq(untouched, "untouched");
+  /* an application's event may have been made for IPC: the driver decides */
+  cujit_event *wrapped;
+  void *native = NULL;
+  EXPECT_OK(cujit_event_handle(ordinary, &native));
+  EXPECT_OK(cujit_event_wrap(engine, native, &wrapped));
+  EXPECT_OK(cujit_event_ipc_handle(wrapped, untouched));
+  cr_assert_eq(strncmp(untouched, "cujit-ipc-event:", 16), 0, "%s", untouched);
+  cujit_event_free(wrapped);
+  cujit_event_free(ordinary);
   EXPECT_OK(cujit_event_record(shared, NULL));
   EXPECT_OK(cujit_stream_wait_event(NULL, opened));
   EXPECT_OK(cujit_event_synchronize(opened));

@@ -160,6 +160,14 @@ cujit_status cujit_event_ipc_handle(const cujit_event *event, char text[CUJIT_IP
   if (!event || !text)
     return cj_fail(event ? event->device->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "%s: %s is NULL", fn, event ? "text" : "the event");
+  /* The driver refuses an event made without CU_EVENT_INTERPROCESS in its own words; an
+  ** application's event (cujit_event_wrap) may have been made so: the driver decides. */
+  if (!event->exportable && !event->foreign)
+    return cj_fail(event->device->engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s: only an event made shareable can be exported (an ordinary one keeps "
+                   "timing, which a shared event cannot); make it with "
+                   "cujit_event_create_shareable (Lua: cuda.shareable_event())",
+                   fn);
   char hex[2 * CJ_IPC_HANDLE_BYTES + 1];
   cujit_status st = export_hex(fn, event->device, event->generation, 0, event->handle, hex);
   if (st != CUJIT_OK) return st;

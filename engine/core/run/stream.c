@@ -217,6 +217,7 @@ static cujit_status event_create(cujit_engine *engine, cujit_device *device, con
   }
   e->device = device;
   e->generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
+  e->exportable = shareable && !ipc_handle;
   cj_track(engine, &e->link, event_destroy);
   *out = e;
   return CUJIT_OK;

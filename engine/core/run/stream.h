@@ -22,8 +22,9 @@ struct cujit_event {
   cujit_device *device;
   unsigned generation;
   void *handle;
-  int recorded; /* elapsed time needs both events recorded */
-  int foreign;  /* the application's (cujit_event_wrap): never destroyed by cujit */
+  int recorded;   /* elapsed time needs both events recorded */
+  int foreign;    /* the application's (cujit_event_wrap): never destroyed by cujit */
+  int exportable; /* made by cujit_event_create_shareable: its IPC handle may be taken */
 };
 
 /* A new event on the current device (`fn` names the call): an ordinary one, or a shareable one
