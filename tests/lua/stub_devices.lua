@@ -1,0 +1,41 @@
+-- stub_devices.lua -- the Lua binding over two pretend GPUs (the stand-in driver with
+-- CUJIT_STUB_DEVICES=2; tests/CMakeLists.txt runs it as lua.stub_devices, and nowhere else):
+-- cuda.has_gpu says yes; a launch taking an array of the other GPU is refused, naming both devices
+-- and cuda.enable_peer, which then lets it through (the stand-in runs no kernel: what is checked
+-- is what cujit answers); cuda.enable_peer's refusals come back as Lua errors with their reasons.
+-- Two real GPUs: lua.test_multi_gpu.
+local h = require "helper"
+local cuda = require "cujit"
+
+h.need_nvrtc(cuda)
+local devices = cuda.devices()
+if #devices < 3 or not tostring(devices[1].name):find("^stub ") then
+  io.stderr:write("FAIL: stub_devices.lua runs against the stand-in driver's two devices only\n")
+  os.exit(1)
+end
+
+h.test("has_gpu with the stand-in's devices", function()
+  local yes, why = cuda.has_gpu()
+  h.eq(yes, true, "a GPU: " .. tostring(why))
+  h.eq(why, nil, "no reason given with a yes")
+end)
+
+h.test("an array of the other GPU: refused, then taken after enable_peer", function()
+  cuda.device(0)
+  local poke = cuda.jit("poke(int *x)", "x[0] = 1;")
+  local there = cuda.device_array(4, "i32", {device = 1})
+  h.raises({"the buffer lives on device 1 but the launch is on device 0", "cuda.enable_peer"},
+           function() poke[{1, 1}](there) end)
+  cuda.enable_peer(0, 1)
+  poke[{1, 1}](there)
+  cuda.synchronize()
+  cuda.device(1)
+  local back = cuda.device_array(4, "i32", {device = 0})
+  h.raises({"the buffer lives on device 0 but the launch is on device 1"},
+           function() poke[{1, 1}](back) end) -- access is one way
+  h.raises({"device 1 and its peer are the same device"}, cuda.enable_peer, 1, 1)
+  h.raises({"the CPU device shares no memory with a GPU"}, cuda.enable_peer, 0, "cpu")
+  h.raises({"bad argument"}, cuda.enable_peer, 0)
+end)
+
+h.run()
