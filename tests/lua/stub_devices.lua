@@ -2,7 +2,8 @@
 -- CUJIT_STUB_DEVICES=2; tests/CMakeLists.txt runs it as lua.stub_devices, and nowhere else):
 -- cuda.has_gpu says yes; a launch taking an array of the other GPU is refused, naming both devices
 -- and cuda.enable_peer, which then lets it through (the stand-in runs no kernel: what is checked
--- is what cujit answers); cuda.enable_peer's refusals come back as Lua errors with their reasons.
+-- is what cujit answers); cuda.enable_peer's refusals come back as Lua errors with their reasons;
+-- a stream's and an event's native address; cujit's own stream not wrapped a second time.
 -- Two real GPUs: lua.test_multi_gpu.
 local h = require "helper"
 local cuda = require "cujit"
@@ -36,6 +37,23 @@ h.test("an array of the other GPU: refused, then taken after enable_peer", funct
   h.raises({"device 1 and its peer are the same device"}, cuda.enable_peer, 1, 1)
   h.raises({"the CPU device shares no memory with a GPU"}, cuda.enable_peer, 0, "cpu")
   h.raises({"bad argument"}, cuda.enable_peer, 0)
+end)
+
+h.test("native handles: a stream's and an event's address; cujit's own stream not wrapped again", function()
+  local s = cuda.stream({device = 1})
+  local address = s:handle()
+  h.check(math.type(address) == "integer" and address ~= 0, "a stream's address: " .. tostring(address))
+  h.raises({"cujit_stream_wrap: the stream is already a cujit stream on device 1"},
+           cuda.external_stream, address, {device = 1})
+  h.raises({"the stream is already a cujit stream on device 1"}, cuda.external_stream, address)
+  local e = cuda.event()
+  local native = e:handle()
+  h.check(math.type(native) == "integer" and native ~= 0, "an event's address")
+  h.raises({"the stream's address (an integer, as s:handle() gives) expected, got string"},
+           cuda.external_stream, tostring(address))
+  h.raises({"the stream's address is 0"}, cuda.external_stream, 0)
+  h.raises({"the event's address is 0", "cuEventCreate"}, cuda.external_event, 0)
+  s:free()
 end)
 
 h.run()
