@@ -5,7 +5,8 @@
 ** installed before (a plain one or an SA_SIGINFO one, told the faulting address), or, where it
 ** had none, takes the default action and ends the process by that signal, as without cujit. Each
 ** case runs in a child process (the default action must be free to kill it); the parent reads how
-** the child ended.
+** the child ended. Inside a kernel, each of those signals is the kernel's fault, its message naming
+** the signal and what it means.
 */
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -104,4 +105,55 @@ Test(cpu_signals, without_a_handler_a_fault_still_ends_the_process_by_its_signal
               WIFEXITED(status) ? "exited" : "was killed by signal",
               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), SIGSEGV);
   }
+}
+
+/* Inside a kernel each signal the handlers catch is that kernel's fault, named by the signal and
+** what it means: SIGILL from an illegal instruction, and SIGBUS and SIGFPE sent to the thread (the
+** divisions the GPU defines are resumed with its values, test_cpu_divide); the device works again
+** after a reset. */
+Test(cpu_signals, each_signal_inside_a_kernel_is_its_fault_named) {
+  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
+  cujit_engine *e = NULL;
+  cr_assert_eq(cujit_open(&e), CUJIT_OK);
+  cr_assert_eq(cujit_set_device(e, CUJIT_DEVICE_CPU), CUJIT_OK, "%s", cujit_errmsg(e));
+  cujit_device *dev = NULL;
+  cr_assert_eq(cujit_current_device(e, &dev), CUJIT_OK);
+  static const struct {
+    const char *body, *says;
+  } cases[] = {
+      {"if (threadIdx.x == 3) __builtin_trap();", "with SIGILL, an illegal instruction"},
+      {"if (threadIdx.x == 3) raise(SIGBUS);", "with SIGBUS, a misaligned or unmapped access"},
+      {"if (threadIdx.x == 3) raise(SIGFPE);",
+       "with SIGFPE, an integer division by zero or overflow"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char name[32], source[512];
+    snprintf(name, sizeof name, "sig%zu", i);
+    snprintf(
+        source, sizeof source,
+        "#include <signal.h>\nextern \"C\" __global__ void %s(int *x) {\n  %s\n  x[threadIdx.x] = "
+        "1;\n}\n",
+        name, cases[i].body);
+    cujit_program *p = NULL;
+    cr_assert_eq(cujit_program_compile(e, source, NULL, NULL, &p), CUJIT_OK, "%s", cujit_errmsg(e));
+    cujit_kernel *k = NULL;
+    cr_assert_eq(cujit_program_kernel(p, name, &k), CUJIT_OK, "%s", cujit_errmsg(e));
+    cujit_buffer *b = NULL;
+    cr_assert_eq(cujit_buffer_alloc(e, 32 * 4, CUJIT_I32, &b), CUJIT_OK);
+    cujit_launch_config c = CUJIT_LAUNCH_CONFIG_INIT;
+    c.grid[0] = 1, c.block[0] = 32;
+    cujit_arg a[] = {CUJIT_ARG_BUF(b)};
+    cujit_status st = cujit_launch(k, &c, a, 1);
+    if (st == CUJIT_OK) st = cujit_device_synchronize(dev);
+    cr_expect_eq(st, CUJIT_ERROR_DEVICE_FAULT, "%s: %s", cases[i].body, cujit_errmsg(e));
+    char want[96];
+    snprintf(want, sizeof want, "kernel '%s' crashed on the CPU device", name);
+    cr_expect(strstr(cujit_errmsg(e), want), "%s", cujit_errmsg(e));
+    cr_expect(strstr(cujit_errmsg(e), cases[i].says), "%s: %s", cases[i].says, cujit_errmsg(e));
+    cr_expect(strstr(cujit_errmsg(e), "thread (3,0,0)"), "the thread named: %s", cujit_errmsg(e));
+    cr_assert_eq(cujit_device_reset(dev), CUJIT_OK, "%s", cujit_errmsg(e));
+    cujit_kernel_free(k);
+    cujit_program_free(p);
+  }
+  cujit_close(e);
 }
