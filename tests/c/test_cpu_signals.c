@@ -6,10 +6,12 @@
 ** had none, takes the default action and ends the process by that signal, as without cujit. Each
 ** case runs in a child process (the default action must be free to kill it); the parent reads how
 ** the child ended. Inside a kernel, each of those signals is the kernel's fault, its message naming
-** the signal and what it means.
+** the signal and what it means. The signal that abandons a kernel (SIGRTMAX-2), once cujit's
+** handler for it is installed, still reaches the application's own handler outside a kernel.
 */
 #include <criterion/criterion.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -156,4 +158,71 @@ Test(cpu_signals, each_signal_inside_a_kernel_is_its_fault_named) {
     cujit_program_free(p);
   }
   cujit_close(e);
+}
+
+/* --- the abandon signal (SIGRTMAX-2, cpu_pool.c) -------------------------------------------- */
+
+static volatile sig_atomic_t abandon_got;
+
+static void abandon_plain(int sig) {
+  abandon_got = sig;
+}
+
+static void abandon_info(int sig, siginfo_t *info, void *context) {
+  (void)context;
+  abandon_got = info && info->si_signo == sig ? sig : -1;
+}
+
+/* In a child: the application's handler for SIGRTMAX-2, then a kernel that never ends, abandoned by
+** a reset (which installs cujit's handler in its place), then the signal sent to the main thread,
+** outside any kernel. Exits 44 when the application's handler got it, 70 when the reset abandoned
+** nothing (cujit's handler not installed: the check would prove nothing). */
+static int child_abandon(int disposition) {
+  fflush(NULL);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    const int sig = SIGRTMAX - 2;
+    struct sigaction sa, now;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    if (disposition == PLAIN) sa.sa_handler = abandon_plain;
+    if (disposition == SIGINFO) sa.sa_sigaction = abandon_info, sa.sa_flags = SA_SIGINFO;
+    if (sigaction(sig, &sa, NULL) != 0) _exit(90);
+    cujit_engine *e = NULL;
+    cujit_kernel *k = NULL;
+    cujit_buffer *b = NULL;
+    cujit_device *dev = NULL;
+    cujit_launch_config c = CUJIT_LAUNCH_CONFIG_INIT;
+    c.grid[0] = 1, c.block[0] = 1;
+    if (cujit_open(&e) != CUJIT_OK || cujit_set_device(e, CUJIT_DEVICE_CPU) != CUJIT_OK ||
+        cujit_current_device(e, &dev) != CUJIT_OK ||
+        cujit_kernel_define(e, "forever(volatile int *x)", "while (x[0] == 0) x[1]++;", NULL, NULL,
+                            &k) != CUJIT_OK ||
+        cujit_buffer_alloc(e, 64, CUJIT_I32, &b) != CUJIT_OK ||
+        cujit_memset(b, 0, 0, 64, NULL) != CUJIT_OK)
+      _exit(91);
+    cujit_arg a[] = {CUJIT_ARG_BUF(b)};
+    if (cujit_launch(k, &c, a, 1) != CUJIT_OK) _exit(92);
+    /* the CPU device's memory is the host's: wait until the kernel counts, up to 20 s */
+    volatile int *seen = (volatile int *)(uintptr_t)cujit_buffer_devptr(b);
+    for (int i = 0; i < 2000 && seen[1] == 0; i++) usleep(10 * 1000);
+    if (seen[1] == 0) _exit(95);
+    if (cujit_device_reset(dev) != CUJIT_OK) _exit(93);
+    if (sigaction(sig, NULL, &now) != 0) _exit(94);
+    if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == abandon_info) _exit(70);
+    if (!(now.sa_flags & SA_SIGINFO) && now.sa_handler == abandon_plain) _exit(70);
+    abandon_got = 0;
+    raise(sig);
+    _exit(abandon_got == sig ? 44 : 3);
+  }
+  int status = 0;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  return status;
+}
+
+Test(cpu_signals, the_abandon_signal_outside_a_kernel_reaches_the_applications_handler) {
+  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
+  expect_exit(child_abandon(PLAIN), 44, "a plain handler");
+  expect_exit(child_abandon(SIGINFO), 44, "an SA_SIGINFO handler");
 }
