@@ -1,7 +1,8 @@
 /*
 ** test_stub_failures.c -- what the CUDA backend says when the driver refuses a program's load, a
 ** kernel's lookup, a launch (out of resources: the block; a cooperative grid too large), the
-** opt-in to more dynamic shared memory, an attribute read or a global's lookup, against the
+** opt-in to more dynamic shared memory, an attribute read, a global's lookup or a stream's query
+** (not ready is no error), against the
 ** stand-in driver (CUJIT_STUB_FAIL names the call, CUJIT_STUB_FAIL_CODE the CUresult;
 ** tests/CMakeLists.txt runs this program with the stand-in first on LD_LIBRARY_PATH, and nowhere
 ** else): a GPU gives these only under load or with broken code, so no GPU test reaches them. Each
@@ -191,4 +192,20 @@ Test(stub_failures, memory_the_driver_will_not_count, .fini = close_engine) {
               "cuMemGetInfo");
   cr_expect_eq(free_bytes, 0, "free bytes after the refusal: %zu", free_bytes);
   cr_expect_eq(total_bytes, 0, "total bytes after the refusal: %zu", total_bytes);
+}
+
+/* cujit_stream_query is the driver's answer: CUDA_ERROR_NOT_READY is "not yet" (no error, no
+** fault), anything else the driver's failure named with the call. */
+Test(stub_failures, a_stream_query_is_the_driver_s_answer, .fini = close_engine) {
+  open_failing("cuStreamQuery", "600"); /* CUDA_ERROR_NOT_READY */
+  cujit_stream *s;
+  EXPECT_OK(cujit_stream_create(engine, &s));
+  cr_assert_eq(cujit_stream_query(s), CUJIT_ERROR_NOT_READY, "%s", cujit_errmsg(engine));
+  cujit_device *dev;
+  EXPECT_OK(cujit_current_device(engine, &dev));
+  EXPECT_OK(cujit_device_status(dev));      /* not ready is no fault */
+  setenv("CUJIT_STUB_FAIL_CODE", "999", 1); /* CUDA_ERROR_UNKNOWN */
+  EXPECT_FAIL(cujit_stream_query(s), CUJIT_ERROR_DRIVER, "cujit_stream_query failed: ");
+  EXPECT_FAIL(cujit_stream_query(s), CUJIT_ERROR_DRIVER, "code 999");
+  cujit_stream_free(s);
 }
