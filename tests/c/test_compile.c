@@ -430,6 +430,32 @@ Test(compile, bad_options) {
                CUJIT_ERROR_INVALID_ARGUMENT);
   cr_assert(strstr(cujit_errmsg(engine), "std '' is not a language standard"), "%s",
             cujit_errmsg(engine));
+  /* an include directory that is a file, or is not there: its path and the reason */
+  char file[300], missing[300];
+  snprintf(file, sizeof file, "%s/plain.h", tmpdir);
+  snprintf(missing, sizeof missing, "%s/no-such-dir", tmpdir);
+  FILE *f = fopen(file, "w");
+  cr_assert_not_null(f);
+  fclose(f);
+  const char *dirs[] = {file};
+  o = (cujit_compile_options){.size = sizeof(cujit_compile_options),
+                              .arch = "sm_90",
+                              .include_dirs = dirs,
+                              .include_dir_count = 1};
+  char want[700];
+  snprintf(want, sizeof want, "'%s' is not a directory", file);
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p),
+               CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), want), "%s", cujit_errmsg(engine));
+  dirs[0] = missing;
+  snprintf(want, sizeof want, "'%s' cannot be used: No such file or directory", missing);
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p),
+               CUJIT_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(cujit_errmsg(engine), want), "%s", cujit_errmsg(engine));
+  dirs[0] = tmpdir; /* a directory is taken */
+  cr_assert_eq(cujit_program_compile(engine, saxpy_src, NULL, &o, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  cujit_program_free(p);
 }
 
 Test(compile, arch_checks) {
