@@ -27,10 +27,12 @@ check "checks every element" "$out" '^saxpy on 1048576 floats: ok \(0 mismatches
 # Its check can fail: one float spoilt on its way back is caught. (A sanitized build's runtime
 # must come first among the libraries; the stand-in is loaded before it.)
 spoil="$CUJIT_BINARY_DIR/tests/libdtoh_corrupting.so"
-LD_PRELOAD=$spoil ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
-  CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
-check_rc "saxpy given a wrong result" 1
-check "counts the one wrong element" "$out" '^saxpy on 1048576 floats: FAILED \(1 mismatches\)$'
+for delta in 1 -1; do
+  CJ_TEST_SPOIL=$delta LD_PRELOAD=$spoil ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+    CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
+  check_rc "saxpy given a wrong result (off by $delta)" 1
+  check "counts the one wrong element (off by $delta)" "$out" '^saxpy on 1048576 floats: FAILED \(1 mismatches\)$'
+done
 
 # examples/c/dlpack.c names its device the same way, and its round trip checks every element.
 dlpack="$CUJIT_BINARY_DIR/examples/example_dlpack"
@@ -43,6 +45,16 @@ check "dlpack prints the tensor it exports: DLPack 1, the CPU (kDLCPU), 512 x 10
   "$out" '^exported: DLPack 1\.[0-9]+, device type 1, 2-D 512 x 1024, strides 1024, 1$'
 check "dlpack's round trip is exact" "$out" \
   '^round trip of 524288 floats, no copy: ok \(0 mismatches seen by the producer, 0 by the consumer after the producer.s free\)$'
+
+# Its check fails on a wrong element either way, too large or too small (one float spoilt in each
+# of its two read-backs).
+for delta in 1 -1; do
+  CJ_TEST_SPOIL=$delta LD_PRELOAD=$spoil ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+    CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$dlpack"
+  check_rc "dlpack given a wrong result (off by $delta)" 1
+  check "dlpack counts the wrong element of each read-back (off by $delta)" "$out" \
+    '^round trip of 524288 floats, no copy: FAILED \(1 mismatches seen by the producer, 1 by the consumer after the producer.s free\)$'
+done
 
 CUJIT_EXAMPLE_COMPILE_ONLY=1 CUJIT_CACHE_DIR="$TMP/cache" run "$saxpy"
 check_rc "CUJIT_EXAMPLE_COMPILE_ONLY=1" 0
