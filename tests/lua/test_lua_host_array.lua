@@ -1,5 +1,6 @@
 -- test_lua_host_array.lua -- typed host arrays (no GPU needed): creation, 1-based indexing with
--- dtype conversion and range checks, f16 and bf16 rounding, shapes, iteration, tostring, copies.
+-- dtype conversion and range checks (indices outside 1..#a too), f16 and bf16 rounding, shapes,
+-- iteration, tostring, copies.
 local h = require "helper"
 local cuda = require "cujit"
 
@@ -13,6 +14,24 @@ h.test("host_array is zeroed, typed and sized", function()
   h.eq(a.pinned, false, "pinned")
   for i = 1, 5 do h.eq(a[i], 0, "a[" .. i .. "]") end
   h.eq(cuda.host_array(3).dtype, "f32", "default dtype")
+end)
+
+h.test("indices outside 1..#a: nil to read, an error naming them to write", function()
+  local a = cuda.host_array(3, "i32")
+  a[1], a[3] = 5, 7 -- the first and the last are in
+  h.eq(a[1], 5, "a[1]")
+  h.eq(a[3], 7, "a[3]")
+  h.eq(a[0], nil, "a[0] reads as nil, as a table's")
+  h.eq(a[4], nil, "a[4] reads as nil")
+  h.raises({"index 0 out of range for a host array of 3 elements (1 to 3)"},
+           function() a[0] = 1 end)
+  h.raises({"index 4 out of range for a host array of 3 elements (1 to 3)"},
+           function() a[4] = 1 end)
+  h.raises({"index 2.5 out of range for a host array of 3 elements"}, function() a[2.5] = 1 end)
+  h.raises({"cannot set field 'size' of a host array"}, function() a.size = 1 end)
+  h.eq(a[2], 0, "nothing written by the refused stores")
+  h.raises({"cujit.host_array expected, got number"}, cuda.to_device_async, 5)
+  h.raises({"cujit.host_array expected, got table"}, a.copy_from, {}, a)
 end)
 
 h.test("elements round-trip with their dtype", function()
