@@ -150,6 +150,23 @@ h.test("device functions shared by kernels", function()
   h.contains(err, "nope", "log")
   h.raises("must be a cujit.device_function", cuda.jit, "k4(float *y)", "", {arch = "sm_90", uses = {"x"}})
   h.raises("unknown option", cuda.device_function, "__device__ int f(){return 1;}", {nme = "f"})
+  -- the name its lines are compiled under: the one given, else its first __device__ function's,
+  -- else "device_function"
+  local named = cuda.device_function("__device__ float oops2(float x) { return nope2; }",
+                                     {name = "mathlib.cuh"})
+  h.contains(h.raises("nope2", cuda.jit, "k5(float *y)", "y[0] = oops2(1);",
+                      {arch = "sm_90", uses = {named}}), "mathlib.cuh:1: error", "the name given")
+  local first = cuda.device_function("__device__  float   first_fn (float x) { return nope3; }")
+  h.contains(h.raises("nope3", cuda.jit, "k6(float *y)", "y[0] = first_fn(1);",
+                      {arch = "sm_90", uses = {first}}), "first_fn:1: error", "the first function's name")
+  local plain = cuda.device_function("static const int helper_count = nope4;")
+  h.contains(h.raises("nope4", cuda.jit, "k7(float *y)", "y[0] = 1;",
+                      {arch = "sm_90", uses = {plain}}), "device_function:1: error",
+             "no function: the default")
+  h.raises({"name may not hold quotes"}, cuda.device_function, "__device__ int g() { return 1; }",
+           {name = 'a"b'})
+  h.raises({"option 'name' must be a string"}, cuda.device_function,
+           "__device__ int g() { return 1; }", {name = 5})
 end)
 
 local TWO_KERNELS = [[
