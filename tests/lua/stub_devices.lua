@@ -3,7 +3,8 @@
 -- cuda.has_gpu says yes; a launch taking an array of the other GPU is refused, naming both devices
 -- and cuda.enable_peer, which then lets it through (the stand-in runs no kernel: what is checked
 -- is what cujit answers); cuda.enable_peer's refusals come back as Lua errors with their reasons;
--- a stream's and an event's native address; cujit's own stream not wrapped a second time.
+-- a stream's and an event's native address; cujit's own stream not wrapped a second time; what an
+-- array and a graph of a GPU print.
 -- Two real GPUs: lua.test_multi_gpu.
 local h = require "helper"
 local cuda = require "cujit"
@@ -54,6 +55,22 @@ h.test("native handles: a stream's and an event's address; cujit's own stream no
   h.raises({"the stream's address is 0"}, cuda.external_stream, 0)
   h.raises({"the event's address is 0", "cuEventCreate"}, cuda.external_event, 0)
   s:free()
+end)
+
+h.test("what an array and a graph of a GPU say they are", function()
+  cuda.device(1)
+  local poke = cuda.jit("poke(int *x)", "x[0] = 1;")
+  local a = cuda.device_array(4, "i32")
+  h.eq(tostring(a), "cujit.device_array i32[4] on device 1", "an array on device 1")
+  poke[{1, 1}](a) -- loaded on device 1 before a capture
+  local one = cuda.graph(function(s) poke[{1, 1, stream = s}](a) end)
+  h.eq(tostring(one), "cujit.graph: 1 kernel node on device 1", "one node")
+  local two = cuda.graph(function(s)
+    poke[{1, 1, stream = s}](a)
+    poke[{1, 1, stream = s}](a)
+  end)
+  h.eq(tostring(two), "cujit.graph: 2 kernel nodes on device 1", "two nodes")
+  cuda.device(0)
 end)
 
 h.run()
