@@ -157,6 +157,16 @@ T.test("the checks before NCCL: one array per rank, on its device, one dtype NCC
   local short = {}
   for i, d in ipairs(devices) do short[i] = cuda.zeros(8, "f32", {device = d}) end
   T.raises("holds 8 elements, fewer than the 16", comm.all_reduce, comm, arrays, "sum", short)
+  if #devices >= 2 then -- several local ranks: one array, or one stream, is not a list
+    T.raises({"a list of " .. #devices .. " device arrays expected (one per local rank)"},
+             comm.all_reduce, comm, arrays[1], "sum")
+    T.raises({"a list of streams expected (one per local rank)"}, comm.all_reduce, comm, arrays,
+             "sum", nil, cuda.stream({device = 0}))
+    T.raises({"one stream per local rank expected"}, comm.all_reduce, comm, arrays, "sum", nil,
+             {cuda.stream({device = 0})})
+  end
+  T.eq(comm.no_such_field, nil, "a field it does not have")
+  T.eq(comm["local"], #devices, "every rank is local")
 end)
 
 T.test("one rank through a unique id: the per-process path, in one process", function()
@@ -173,6 +183,8 @@ T.test("one rank through a unique id: the per-process path, in one process", fun
   T.same(a:totable(), xs, nil, "a sum over one rank")
   c1:free()
   T.raises("has been freed", c1.all_reduce, c1, a, "sum")
+  T.eq(tostring(c1), "cujit.nccl_comm (freed)", "a freed communicator says so")
+  T.eq(c1.ranks, nil, "and has no ranks")
 end)
 
 T.run()
