@@ -218,6 +218,12 @@ T.test("PNG kinds libpng converts: palette, tRNS, 16-bit, low-bit grey, grey + a
   -- the hand-made encoder agrees with libpng on a plain RGB file
   img = cuda.image.read(write_file(tmp .. "/rgb8.png", png_bytes(2, 1, 8, 2, {"\1\2\3\4\5\6"})))
   T.same(pixels(img), {1, 2, 3, 4, 5, 6}, nil, "8-bit RGB")
+  -- an ancillary chunk whose CRC is wrong is libpng's warning, not an error: the pixels read
+  local comment = chunk("tEXt", "Comment\0made by hand")
+  local spoilt = comment:sub(1, -5) .. "\0\0\0\0"
+  img = cuda.image.read(write_file(tmp .. "/comment-crc.png",
+                                   png_bytes(2, 1, 8, 2, {"\1\2\3\4\5\6"}, spoilt)))
+  T.same(pixels(img), {1, 2, 3, 4, 5, 6}, nil, "the pixels past a comment with a wrong CRC")
 end)
 
 T.test("PNG read errors: missing, not a PNG, truncated, corrupt", function()
