@@ -156,4 +156,25 @@ same "fault notes: after each of the engine's two wordings, and only those" \
 check "fault note on a pipe: no :restart offered" "$err" "^$(sed 's/[.()]/\\&/g' <<<"$pipe_note")$"
 check_not "fault note on a pipe: never 'type :restart'" "$err" "type :restart"
 
+# --- a real fault of the CPU device, timed: the note names it; its time is unavailable, said why;
+# after cuda.reset() the timing takes events made afresh ------------------------------------------------
+CUJIT_DEVICE=cpu repl 'cuda = require "cujit"
+boom = cuda.jit("boom(int *x)", "if (threadIdx.x == 0) __trap();")
+a = cuda.device_array(1, "i32")
+:time on
+boom[{1, 1}](a) cuda.synchronize()
+cuda.reset()
+a = cuda.device_array(1, "i32")
+_ = a:fill(7)
+print("after the reset", a:copy_to_host()[1])'
+same "a CPU device fault timed: the session goes on" "$out" "timing is on
+after the reset	7"
+check "the note names the CPU device, not a GPU" "$err" \
+  '^cujit: the CPU device faulted\. cuda\.reset\(\) may bring it back; when it cannot'
+check_not "and no GPU" "$err" "the GPU faulted"
+check "the faulting statement's device time is unavailable, with the fault" "$err" \
+  '^time: wall [0-9.]+ ms, CPU device time unavailable: the CPU device faulted: kernel .boom.'
+check "after the reset, statements are timed on the device again" "$err" \
+  '^time: wall [0-9.]+ ms, CPU device [0-9.]+ ms$'
+
 finish
