@@ -2,7 +2,8 @@
 # (each kernel's registers, spills, local and shared memory, threads per block, from ptxas's
 # report), cujit_kernel_resources_get through Lua's k:info(), `cujit compile --sass` (the
 # toolkit's cuobjdump, else nvdisasm, found under CUDA_HOME/bin, /usr/local/cuda/bin or PATH;
-# stand-in tools check what cujit hands them, the real ones when present), and `--time` (NVRTC's
+# stand-in tools check what cujit hands them, the real ones when present; a tool that fails or
+# cannot start, and a TMPDIR that is not there, each said), and `--time` (NVRTC's
 # phase times, with -v too, every time from a real compile, its file removed). Run by ctest as:
 # bash test_cli_inspect.sh /path/to/cujit. Needs NVRTC, not a GPU.
 set -u
@@ -149,6 +150,25 @@ if [ ! -x /usr/local/cuda/bin/cuobjdump ]; then
 fi
 PATH="$TMP/fake/cuobj/bin:$PATH" CUDA_HOME="$TMP/empty" run "$CUJIT" compile res.cu --arch sm_90 --sass
 check "cuobjdump is found on PATH too" "$out" "cuobjdump args: -sass|Function : "
+# The tool failing, not starting, or no file to hand it: each said, exit status 1, nothing left.
+mkdir -p fake/failing/bin fake/broken/bin
+printf '#!/bin/sh\necho "cannot read it" >&2\nexit 3\n' >fake/failing/bin/cuobjdump
+printf '#!%s/no/such/interpreter\n' "$TMP" >fake/broken/bin/cuobjdump
+chmod +x fake/failing/bin/cuobjdump fake/broken/bin/cuobjdump
+CUDA_HOME="$TMP/fake/failing" TMPDIR="$TMP/sasstmp" run "$CUJIT" compile res.cu --arch sm_90 --sass
+check_rc "--sass with a tool that fails" 1
+check "the tool's failure and its status" "$err" \
+  "^cujit compile --sass: $TMP/fake/failing/bin/cuobjdump failed \(exit status 3\)\$"
+same "its CUBIN removed" "$(ls -A sasstmp)" ""
+CUDA_HOME="$TMP/fake/broken" TMPDIR="$TMP/sasstmp" run "$CUJIT" compile res.cu --arch sm_90 --sass
+check_rc "--sass with a tool that cannot start" 1
+check "why it could not be run" "$err" \
+  "^cujit compile --sass: cannot run $TMP/fake/broken/bin/cuobjdump: No such file or directory\$"
+same "its CUBIN removed" "$(ls -A sasstmp)" ""
+CUDA_HOME="$TMP/fake/cuobj" TMPDIR="$TMP/no/such/dir" run "$CUJIT" compile res.cu --arch sm_90 --sass
+check_rc "--sass with a TMPDIR that is not there" 1
+check "the file it could not make, and why" "$err" \
+  "^cujit compile --sass: cannot make $TMP/no/such/dir/cujit-sass-[A-Za-z0-9]{6}: No such file or directory\$"
 run "$CUJIT" compile res.cu --arch compute_90 --sass
 check_rc "--sass for compute_90" 1
 check "compute_90 has no CUBIN to disassemble" "$err" "compute_90 gives no CUBIN"
