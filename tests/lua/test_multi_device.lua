@@ -78,6 +78,11 @@ T.test("comm_rank checks its table, the rank and the id before NCCL", function()
            {device = "cpu", ranks = 2, rank = 0, id = "abc"})
   T.raises("has 'z' at position 5, which is not a hex digit", cuda.nccl.comm_rank,
            {device = "cpu", ranks = 2, rank = 0, id = "0000z" .. string.rep("0", 251)})
+  -- a digit's second character, and one far in: each named by itself and its place
+  T.raises("has 'y' at position 6, which is not a hex digit", cuda.nccl.comm_rank,
+           {device = "cpu", ranks = 2, rank = 0, id = "00000y" .. string.rep("1", 250)})
+  T.raises("has 'q' at position 200, which is not a hex digit", cuda.nccl.comm_rank,
+           {device = "cpu", ranks = 2, rank = 0, id = string.rep("a", 199) .. "q" .. string.rep("b", 56)})
   T.raises("more than one word", cuda.nccl.comm_rank,
            {device = "cpu", ranks = 2, rank = 0, id = string.rep("0", 256) .. " x"})
 end)
