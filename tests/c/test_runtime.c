@@ -453,6 +453,23 @@ Test(runtime_device, reset_loses_old_objects, .init = open_device, .fini = close
   EXPECT_FAIL(cujit_stream_synchronize(old_stream), CUJIT_ERROR_BUFFER_LOST, "the stream");
   EXPECT_FAIL(cujit_stream_query(old_stream), CUJIT_ERROR_BUFFER_LOST, "lost");
   EXPECT_FAIL(cujit_event_record(old_event, NULL), CUJIT_ERROR_BUFFER_LOST, "the event");
+  /* every call that takes an old object says which it was and why it is lost, and makes nothing */
+  static const char lost[] = " before the device was reset, so it is lost; make a new one";
+  cujit_buffer *view = (cujit_buffer *)&view;
+  EXPECT_FAIL(cujit_buffer_view(old, 0, 8, CUJIT_DTYPE_NONE, &view), CUJIT_ERROR_BUFFER_LOST,
+              "cujit_buffer_view: the buffer was made on ");
+  EXPECT_FAIL(cujit_buffer_view(old, 0, 8, CUJIT_DTYPE_NONE, &view), CUJIT_ERROR_BUFFER_LOST, lost);
+  cr_expect_null(view, "no view of a lost buffer");
+  cujit_buffer *mapped = (cujit_buffer *)&mapped;
+  EXPECT_FAIL(cujit_host_map(old_host, CUJIT_U8, &mapped), CUJIT_ERROR_BUFFER_LOST,
+              "cujit_host_map: the host buffer was made on ");
+  EXPECT_FAIL(cujit_host_map(old_host, CUJIT_U8, &mapped), CUJIT_ERROR_BUFFER_LOST, lost);
+  cr_expect_null(mapped, "no mapping of a lost host buffer");
+  void *tensor = &tensor;
+  EXPECT_FAIL(cujit_buffer_to_dlpack(old, 1, (const int64_t[]){N}, &tensor),
+              CUJIT_ERROR_BUFFER_LOST, "cujit_buffer_to_dlpack: the buffer was made on ");
+  EXPECT_FAIL(cujit_buffer_prefetch(old, 0, NULL), CUJIT_ERROR_BUFFER_LOST,
+              "cujit_buffer_prefetch: the buffer was made on ");
 
   /* New objects work, old ones free without touching the driver's stale handles. */
   unsigned char fresh[N];

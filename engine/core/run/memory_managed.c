@@ -6,6 +6,8 @@
 #include "backend/backend.h"
 #include "memory.h"
 
+#include <stdio.h>
+
 cujit_status cujit_buffer_alloc_managed(cujit_engine *engine, size_t bytes, cujit_dtype dtype,
                                         cujit_buffer **out) {
   CJ_KEEP_CALLER_CONTEXT;
@@ -26,8 +28,11 @@ static cujit_status check_managed(const char *fn, cujit_buffer *buffer, cujit_st
   cujit_device *device = buffer->device;
   cujit_engine *engine = device->engine;
   if (buffer->orphaned) return cj_buffer_orphan_error(engine, fn);
-  if (!cj_device_current(device, buffer->generation))
-    return cj_check_alive(device, buffer->generation, fn);
+  char what[64]; /* "cujit_buffer_prefetch: the buffer was made on ... before the reset" */
+  if (!cj_device_current(device, buffer->generation)) {
+    snprintf(what, sizeof what, "%s: the buffer", fn);
+    return cj_check_alive(device, buffer->generation, what);
+  }
   /* Mapped host memory is host_visible too (CJ_HOST_MAPPED), but it never migrates. */
   if (buffer->host_visible != CJ_HOST_MANAGED)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
@@ -40,8 +45,10 @@ static cujit_status check_managed(const char *fn, cujit_buffer *buffer, cujit_st
                    "%s: the stream is on %s but the buffer on %s", fn,
                    cj_device_name_in(stream->device, engine, s, sizeof s),
                    cj_device_name_in(device, engine, b, sizeof b));
-  if (stream && !cj_device_current(device, stream->generation))
-    return cj_check_alive(device, stream->generation, "the stream");
+  if (stream && !cj_device_current(device, stream->generation)) {
+    snprintf(what, sizeof what, "%s: the stream", fn);
+    return cj_check_alive(device, stream->generation, what);
+  }
   return cj_device_enter(device);
 }
 
