@@ -110,6 +110,32 @@ Test(stub_context, a_reset_gives_back_the_pool_and_the_staging_buffers, .fini = 
   cujit_buffer_free(again);
 }
 
+/* A stream's and an event's native handle after a reset: the object is lost, said by name, and
+** no stale handle is given out. */
+Test(stub_context, native_handles_of_objects_lost_in_a_reset, .fini = close_engine) {
+  open_failing(NULL, NULL);
+  cujit_stream *s;
+  cujit_event *e;
+  EXPECT_OK(cujit_stream_create(engine, &s));
+  EXPECT_OK(cujit_event_create(engine, &e));
+  void *native = NULL;
+  EXPECT_OK(cujit_stream_handle(s, &native));
+  cr_assert_not_null(native, "a live stream's handle");
+  EXPECT_OK(cujit_event_handle(e, &native));
+  cr_assert_not_null(native, "a live event's handle");
+  EXPECT_OK(cujit_device_reset(gpu));
+  native = &native;
+  EXPECT_FAIL(cujit_stream_handle(s, &native), CUJIT_ERROR_BUFFER_LOST,
+              "cujit_stream_handle: the stream was made on device 0 before the device was reset");
+  cr_expect_null(native, "no stale stream handle");
+  native = &native;
+  EXPECT_FAIL(cujit_event_handle(e, &native), CUJIT_ERROR_BUFFER_LOST,
+              "cujit_event_handle: the event was made on device 0 before the device was reset");
+  cr_expect_null(native, "no stale event handle");
+  cujit_event_free(e);
+  cujit_stream_free(s);
+}
+
 Test(stub_context, a_faulted_reset_still_gives_back, .fini = close_engine) {
   open_failing("cuStreamQuery", "700"); /* CUDA_ERROR_ILLEGAL_ADDRESS at the first wait */
   long before = cj_stub_live_allocations();
