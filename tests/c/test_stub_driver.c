@@ -209,6 +209,27 @@ Test(stub_context, cujit_device_past_the_gpus_says_which_there_are, .fini = clos
   cr_expect_eq(current, gpu);
 }
 
+/* An ordinal past the GPUs, or below 0 and not the CPU device's, given by the program: refused
+** with what there is, and the current device stays as it was. */
+Test(stub_context, cujit_set_device_past_the_gpus_says_which_there_are, .fini = close_engine) {
+  open_failing(NULL, NULL);
+  static const char there[] =
+      " does not exist: this machine has 1 GPU (0..0); set CUJIT_DEVICE or call cujit_set_device "
+      "with one of those, or with CUJIT_DEVICE_CPU (CUJIT_DEVICE=cpu) for the CPU device";
+  char want[300];
+  snprintf(want, sizeof want, "device 1%s", there);
+  EXPECT_REFUSED(cujit_set_device(engine, 1), CUJIT_ERROR_NO_DEVICE, want);
+  snprintf(want, sizeof want, "device -5%s", there);
+  EXPECT_REFUSED(cujit_set_device(engine, -5), CUJIT_ERROR_NO_DEVICE, want);
+  cujit_device *d = gpu;
+  snprintf(want, sizeof want, "device 2%s", there);
+  EXPECT_REFUSED(cujit_device_get(engine, 2, &d), CUJIT_ERROR_NO_DEVICE, want);
+  cr_expect_null(d);
+  cujit_device *current = NULL;
+  EXPECT_OK(cujit_current_device(engine, &current));
+  cr_expect_eq(current, gpu, "still device 0");
+}
+
 /* The variable is read in base 10 (a 9 is a digit, 19 is nineteen) and at most 4 digits. */
 Test(stub_context, cujit_device_is_read_in_base_10, .fini = close_unset_device) {
   setenv("CUJIT_DEVICE", "19", 1);
