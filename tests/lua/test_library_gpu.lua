@@ -285,6 +285,13 @@ T.test("elementwise call errors with arrays", function()
   local freed = cuda.full(4, 1)
   freed:free()
   T.raises({"#1 'x'", "freed"}, add, freed, a)
+  -- an output whose type variable no input sets cannot be allocated: pass it
+  local widen = cuda.elementwise("T x -> U z", "z = (U)x", "widen")
+  T.raises({"'z'", "missing: its type variable is not set by any input array; pass the output array"},
+           widen, a)
+  local z = cuda.full(4, 0, "f64")
+  widen(a, z)
+  T.same(z:totable(), {1, 1, 1, 1}, nil, "with the output given, U is its dtype")
 end)
 
 T.test("images from device arrays", function()
