@@ -610,7 +610,7 @@ Test(compile, programs_of_one_key_share_a_record) {
 ** with its own code, and each held one with its record (the same bytes): found after every growth
 ** and every drop, twice over (the second round passes the bound again). Under the sanitizers a
 ** record lost from the buckets, or freed while held, is a leak or a use after free. */
-Test(compile, the_program_map_grows_and_drops_only_records_nothing_holds) {
+Test(compile, the_program_map_grows_and_drops_only_records_nothing_holds, .timeout = 600) {
   need_nvrtc();
   enum { N = 1100, EVERY = 4 };
   static cujit_program *held[N / EVERY];
