@@ -62,6 +62,12 @@ h.test("generic kernels specialise per dtype", function()
   h.raises("give one dtype for each", axpy.specialize, axpy, "f32", "f64")
   h.raises("unknown dtype", axpy.specialize, axpy, "float128")
   h.raises("not generic", f32.specialize, f32, "f32")
+  h.raises({"kernel 'axpy' is generic: specialise it first"}, axpy.suggest_block, axpy)
+  -- a specialisation that does not compile is that compile's error; another one still does
+  local rem = cuda.jit("rem2(T *x)", "x[0] = x[0] % 2;", SM90)
+  h.raises({"kernel 'rem2' failed to compile", "integral or unscoped enum type"}, rem.specialize,
+           rem, "f32")
+  h.contains(rem:specialize("i32"):signature(), "int *x", "the integer one compiles")
 end)
 
 h.test("compile errors name the kernel and the line", function()
