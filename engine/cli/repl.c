@@ -565,22 +565,20 @@ static void offer_restart(repl *r, const char *msg) {
     }
   if (!faulted) return;
   /* The CPU device's faults say so (cj_device_refuse); every other is a GPU's. */
-  const char *which = strstr(msg, "the CPU device faulted") ? "the CPU device" : "the GPU";
-  size_t n = repl_session_count(r->session);
-  if (!r->interactive) { /* :restart needs a terminal: offering it here would be refused */
-    fprintf(stderr,
-            CLI_NAME ": %s faulted. cuda.reset() may bring it back; when it cannot (the "
-                     "message says to restart the program), run %s again (:restart, which replays "
-                     "a session, needs a terminal)\n",
-            which, CLI_NAME);
-    return;
-  }
   fprintf(stderr,
           CLI_NAME ": %s faulted. cuda.reset() may bring it back; when it cannot (the message "
-                   "says to restart the program), type :restart for a new %s process that replays "
-                   "the %zu statement%s that ran without error (:history lists them; you choose "
-                   "which to drop)\n",
-          which, CLI_NAME, n, n == 1 ? "" : "s");
+                   "says to restart the program), ",
+          strstr(msg, "the CPU device faulted") ? "the CPU device" : "the GPU");
+  if (!r->interactive) { /* :restart needs a terminal: offering it here would be refused */
+    fprintf(stderr, "run %s again (:restart, which replays a session, needs a terminal)\n",
+            CLI_NAME);
+    return;
+  }
+  size_t n = repl_session_count(r->session);
+  fprintf(stderr,
+          "type :restart for a new %s process that replays the %zu statement%s that ran without "
+          "error (:history lists them; you choose which to drop)\n",
+          CLI_NAME, n, n == 1 ? "" : "s");
 }
 
 static void run_statement(repl *r) {
