@@ -8,6 +8,7 @@
 ** another process (forged here: the stand-in's memory is this process's) opens as a buffer of the
 ** dtype and size the text says, reads the exporter's bytes, and its free closes the handle without
 ** freeing the memory; events alike (only one made shareable, or the application's, is exported);
+** an open the driver fails otherwise than by refusing the handle is the driver's error;
 ** a driver without the entry points refuses the feature alone.
 ** lua.test_lua_managed opens a handle in a real second process on a GPU.
 */
@@ -182,6 +183,49 @@ Test(stub_ipc, an_export_the_driver_refuses_writes_no_handle, .fini = close_engi
   cr_expect_str_eq(text, "untouched");
   cujit_event_free(e);
   cujit_buffer_free(b);
+  unsetenv("CUJIT_STUB_FAIL");
+  unsetenv("CUJIT_STUB_FAIL_CODE");
+}
+
+/* An open the driver refuses: its two refusals of a handle (CUDA_ERROR_INVALID_VALUE,
+** CUDA_ERROR_INVALID_CONTEXT) are cujit's message of the rule; any other failure is the driver's,
+** named with the call, not taken for a refused handle. */
+Test(stub_ipc, an_open_the_driver_fails_says_which_way, .fini = close_engine) {
+  setenv("CUJIT_STUB_FAIL", "cuIpcOpenMemHandle,cuIpcOpenEventHandle", 1);
+  cj_stub_open(&engine);
+  char text[CUJIT_IPC_HANDLE_MAX], hex[129];
+  stub_hex("cjstubmm", (uint64_t)getpid() + 1, 4096, hex);
+  snprintf(text, sizeof text, "cujit-ipc-mem:f32:16:%s", hex);
+  char event_text[CUJIT_IPC_HANDLE_MAX];
+  stub_hex("cjstubev", (uint64_t)getpid() + 1, 4096, hex);
+  snprintf(event_text, sizeof event_text, "cujit-ipc-event:%s", hex);
+  static const char *const refusals[] = {"1", "201"}; /* INVALID_VALUE, INVALID_CONTEXT */
+  for (int i = 0; i < 2; i++) {
+    setenv("CUJIT_STUB_FAIL_CODE", refusals[i], 1);
+    cujit_buffer *b = (cujit_buffer *)&b;
+    EXPECT_FAIL(cujit_buffer_ipc_open(engine, text, &b), CUJIT_ERROR_INVALID_ARGUMENT,
+                "opening memory of another process on device 0: the driver refused the handle");
+    cr_expect_null(b);
+    cujit_event *e = (cujit_event *)&e;
+    EXPECT_FAIL(cujit_event_ipc_open(engine, event_text, &e), CUJIT_ERROR_INVALID_ARGUMENT,
+                "opening an event of another process on device 0: the driver refused the handle");
+    cr_expect_null(e);
+  }
+  setenv("CUJIT_STUB_FAIL_CODE", "2", 1); /* CUDA_ERROR_OUT_OF_MEMORY */
+  cujit_buffer *b = (cujit_buffer *)&b;
+  cujit_status st = cujit_buffer_ipc_open(engine, text, &b);
+  cr_expect_neq(st, CUJIT_OK);
+  cr_expect_neq(st, CUJIT_ERROR_INVALID_ARGUMENT, "%s", cujit_errmsg(engine));
+  cr_expect(strstr(cujit_errmsg(engine), "opening memory of another process (cuIpcOpenMemHandle)"),
+            "%s", cujit_errmsg(engine));
+  cr_expect_null(strstr(cujit_errmsg(engine), "refused the handle"), "%s", cujit_errmsg(engine));
+  cr_expect_null(b);
+  setenv("CUJIT_STUB_FAIL_CODE", "999", 1); /* CUDA_ERROR_UNKNOWN */
+  cujit_event *e = (cujit_event *)&e;
+  EXPECT_FAIL(cujit_event_ipc_open(engine, event_text, &e), CUJIT_ERROR_DRIVER,
+              "cuIpcOpenEventHandle");
+  cr_expect_null(strstr(cujit_errmsg(engine), "refused the handle"), "%s", cujit_errmsg(engine));
+  cr_expect_null(e);
   unsetenv("CUJIT_STUB_FAIL");
   unsetenv("CUJIT_STUB_FAIL_CODE");
 }
