@@ -9,8 +9,8 @@
 ** graph's instantiation on the CPU device (its plan is one aligned_alloc), and foreign memory's
 ** wrap, DLPack export and import (a refusal takes nothing: no release, no deleter), and a cache
 ** entry read back (a refusal leaves the entry empty: nothing half-made for the caller to leak; on
-** disk, a refusal is a miss that says so and keeps the entry), and cujit_gemm's kernels (made all
-** or none: the next product works).
+** disk, a refusal is a miss that says so and keeps the entry), cujit_gemm's kernels (made all
+** or none: the next product works), and cujit_file_write (whole, or the file as it was).
 */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -621,4 +621,55 @@ Test(oom, an_engine_opens_whole_or_not_at_all) {
     if (!was_refused) break;
   }
   cr_assert_gt(n, 2, "cujit_open made %ld allocations", n);
+}
+
+/* cujit_file_write (a new file, and one replaced) under each allocation refused in turn: written
+** whole, or refused saying why with what was there as it was, and no temporary file left beside. */
+Test(oom, a_file_write_is_whole_or_leaves_the_file_as_it_was) {
+  const char *dir = cj_scratch_make("files");
+  char path[600], other[600];
+  snprintf(path, sizeof path, "%s/out.txt", dir);
+  snprintf(other, sizeof other, "%s/new.txt", dir);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs("old", f);
+  fclose(f);
+  static const char data[] = "the new contents";
+  long n = 0;
+  for (;; n++) {
+    remove(other);
+    arm(n);
+    cujit_status replaced = cujit_file_write(NULL, path, data, sizeof data - 1);
+    cujit_status created = cujit_file_write(NULL, other, data, sizeof data - 1);
+    int was_refused = failed;
+    disarm();
+    const char *files[] = {path, other};
+    cujit_status got[] = {replaced, created};
+    for (int i = 0; i < 2; i++) {
+      char back[64] = "";
+      FILE *r = fopen(files[i], "r");
+      if (r) {
+        back[fread(back, 1, sizeof back - 1, r)] = '\0';
+        fclose(r);
+      }
+      if (got[i] == CUJIT_OK) {
+        cr_assert_str_eq(back, data, "allocation %ld refused: %s not written whole", n, files[i]);
+        continue;
+      }
+      cr_assert_eq(got[i], CUJIT_ERROR_IO, "allocation %ld refused: status %d", n, got[i]);
+      if (i == 0)
+        cr_assert_str_eq(back, "old", "allocation %ld refused: the file replaced is not as it was",
+                         n);
+      else
+        cr_assert_null(r, "allocation %ld refused: the new file made anyway", n);
+    }
+    /* nothing but the two files (and no .out.txt.cujit-XXXXXX) in the directory */
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -le 2", dir);
+    cr_assert_eq(system(cmd), 0, "allocation %ld refused: a temporary file left in %s", n, dir);
+    if (!was_refused) break;
+    snprintf(cmd, sizeof cmd, "printf old > '%s'", path); /* the old contents again */
+    cr_assert_eq(system(cmd), 0);
+  }
+  cr_assert_gt(n, 0, "cujit_file_write made no allocation");
 }
