@@ -339,6 +339,16 @@ Test(stub_nccl, buffers_and_streams_are_checked_against_each_ranks_device) {
               "root -1 is not a rank");
   EXPECT_FAIL(cujit_nccl_all_reduce(comm, b, NULL, 8, (cujit_nccl_op)5, NULL),
               CUJIT_ERROR_INVALID_ARGUMENT, "5 is not a cujit_nccl_op");
+  /* every collective that reduces checks its operation, before NCCL sees it */
+  EXPECT_FAIL(cujit_nccl_reduce(comm, b, NULL, 8, (cujit_nccl_op)-1, 0, NULL),
+              CUJIT_ERROR_INVALID_ARGUMENT,
+              "cujit_nccl_reduce: -1 is not a cujit_nccl_op; use CUJIT_NCCL_SUM, _PROD, _MIN, "
+              "_MAX or _AVG");
+  cujit_buffer *quarter[RANKS];
+  per_rank(quarter, 2, CUJIT_F32, NULL);
+  EXPECT_FAIL(cujit_nccl_reduce_scatter(comm, b, quarter, 2, (cujit_nccl_op)9, NULL),
+              CUJIT_ERROR_INVALID_ARGUMENT, "cujit_nccl_reduce_scatter: 9 is not a cujit_nccl_op");
+  for (int r = 0; r < RANKS; r++) cujit_buffer_free(quarter[r]);
   cujit_stream *s[RANKS];
   for (int r = 0; r < RANKS; r++) EXPECT_OK(cujit_stream_create_on(gpu[r], &s[r]));
   cujit_stream *wrong[RANKS] = {s[0], s[1], s[0]};
@@ -413,7 +423,9 @@ Test(stub_nccl, a_failing_nccl_call_is_named_with_its_rank_and_nccls_words) {
   fail_nccl("ncclGroupStart", -1, 3, CUJIT_ERROR_DRIVER, "ncclGroupStart failed", all_reduce);
   setenv("CJ_TEST_NCCL_FAIL", "ncclGetUniqueId", 1);
   char id[CUJIT_NCCL_ID_HEX];
+  memset(id, 'x', sizeof id);
   EXPECT_FAIL(cujit_nccl_unique_id(engine, id), CUJIT_ERROR_DRIVER, "ncclGetUniqueId failed");
+  cr_expect_str_eq(id, "", "a failed unique id leaves an empty string, not a stale one");
   setenv("CJ_TEST_NCCL_FAIL", "ncclCommInitAll", 1);
   int ordinals[2] = {2, 0};
   cujit_nccl_comm *other = NULL;
