@@ -157,6 +157,28 @@ do
   ok, err = pcall(options, {"--schedule", "step"})
   S.check(not ok and err:find("step is not cosine or constant", 1, true),
           "arguments: an unknown schedule is refused")
+  local refused = { -- each option out of its range, on either side of it
+    {{"--schedule", "bogus"}, "bogus is not cosine or constant"},
+    {{"--decay", "0"}, "--decay must be in (0, 1]"}, {{"--decay", "1.5"}, "--decay must be in"},
+    {{"--shift", "8"}, "is not a whole number of pixels 0..7"},
+    {{"--shift", "1.5"}, "1.5 is not a whole number"}, {{"--shift", "-1"}, "0..7"},
+    {{"--momentum", "1"}, "--momentum in [0, 1)"}, {{"--lr", "-0.1"}, "--lr must be > 0"},
+    {{"--weight-decay", "-1"}, "must be >= 0"}, {{"--warmup", "-1"}, "must be >= 0"},
+    {{"--train-limit", "-1"}, "--train-limit must be >= 0"},
+    {{"--optimizer", "sgdm"}, "sgdm is not sgd or adam"},
+  }
+  local all = true
+  for _, case in ipairs(refused) do
+    ok, err = pcall(options, case[1])
+    if ok or not tostring(err):find(case[2], 1, true) then
+      all = false
+      print(string.format("  %s %s: %s", case[1][1], case[1][2], ok and "taken" or tostring(err)))
+    end
+  end
+  local taken = pcall(options, {"--schedule", "cosine", "--decay", "1", "--shift", "7",
+                                "--momentum", "0"})
+        and pcall(options, {"--schedule", "constant", "--shift", "0", "--warmup", "0"})
+  S.check(all and taken, "arguments: each option out of its range refused, its edges taken")
   local perm = H.shuffler(1, 10)()
   local seen = {}
   for _, v in ipairs(perm) do seen[v] = true end

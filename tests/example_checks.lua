@@ -14,7 +14,7 @@ return {
   ["graphs"] = {compile = 1, cpu = 7},
   ["half"] = {compile = 2, cpu = 7},
   ["matmul"] = {compile = 3, cpu = 12},
-  ["mlp"] = {compile = 7, cpu = 15},
+  ["mlp"] = {compile = 8, cpu = 16},
   ["mlp_data_parallel"] = {compile = 3, cpu = 6},
   ["monte_carlo"] = {compile = 5, cpu = 11},
   ["multi_gpu"] = {compile = 5, cpu = 6},
