@@ -107,6 +107,21 @@ function M.required_gpus()
   return required("CUJIT_REQUIRE_GPU") and 1 or 0
 end
 
+-- For a script run only against the stand-in driver (tests/CMakeLists.txt puts it first on
+-- LD_LIBRARY_PATH for that test alone): fails unless the first `gpus` (default 1) GPUs are the
+-- stand-in's, whose names begin "stub ".
+function M.need_stand_in(cuda, script, gpus)
+  gpus = gpus or 1
+  local devices = cuda.devices()
+  local ok = M.gpu_count(cuda) >= gpus
+  for i = 1, gpus do ok = ok and tostring(devices[i].name):find("^stub ") ~= nil end
+  if not ok then
+    io.stderr:write("FAIL: ", script, " runs against the stand-in driver's ", gpus,
+                    " GPU(s) only; the first device is ", tostring(devices[1].name), "\n")
+    os.exit(1)
+  end
+end
+
 -- For what needs `n` GPUs (several devices): skips the script with the reason when there are
 -- fewer, and fails instead when CUJIT_REQUIRE_GPUS asks for at least n. Returns the count.
 function M.need_gpus(cuda, n)

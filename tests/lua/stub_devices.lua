@@ -10,11 +10,7 @@ local h = require "helper"
 local cuda = require "cujit"
 
 h.need_nvrtc(cuda)
-local devices = cuda.devices()
-if #devices < 3 or not tostring(devices[1].name):find("^stub ") then
-  io.stderr:write("FAIL: stub_devices.lua runs against the stand-in driver's two devices only\n")
-  os.exit(1)
-end
+h.need_stand_in(cuda, "stub_devices.lua", 2)
 
 h.test("has_gpu with the stand-in's devices", function()
   local yes, why = cuda.has_gpu()

@@ -9,12 +9,7 @@
 local h = require "helper"
 local cuda = require "cujit"
 
-local d = cuda.device()
-if d.arch == "cpu" or not tostring(d.name):find("^stub ") then
-  io.stderr:write("FAIL: stub_ipc.lua runs against the stand-in driver only; the device is ",
-                  tostring(d.name), "\n")
-  os.exit(1)
-end
+h.need_stand_in(cuda, "stub_ipc.lua")
 
 local function my_pid()
   local f = assert(io.open("/proc/self/stat"))

@@ -11,12 +11,7 @@ local h = require "helper"
 local cuda = require "cujit"
 
 h.need_nvrtc(cuda)
-local d = cuda.device()
-if d.arch == "cpu" or not tostring(d.name):find("^stub ") then
-  io.stderr:write("FAIL: stub_tma.lua runs against the stand-in driver only; the device is ",
-                  tostring(d.name), "\n")
-  os.exit(1)
-end
+h.need_stand_in(cuda, "stub_tma.lua")
 
 -- The stand-in's record in a map's bytes.
 local function record(m)

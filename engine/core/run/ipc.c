@@ -160,9 +160,9 @@ cujit_status cujit_event_ipc_handle(const cujit_event *event, char text[CUJIT_IP
   if (!event || !text)
     return cj_fail(event ? event->device->engine : NULL, CUJIT_ERROR_INVALID_ARGUMENT,
                    "%s: %s is NULL", fn, event ? "text" : "the event");
-  /* The driver refuses an event made without CU_EVENT_INTERPROCESS in its own words; an
-  ** application's event (cujit_event_wrap) may have been made so: the driver decides. */
-  if (!event->exportable && !event->foreign)
+  /* The driver refuses an event made without CU_EVENT_INTERPROCESS in its own words; cujit
+  ** knows which of its own events were (an application's is taken as exportable: stream.c). */
+  if (!event->exportable)
     return cj_fail(event->device->engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "%s: only an event made shareable can be exported (an ordinary one keeps "
                    "timing, which a shared event cannot); make it with "

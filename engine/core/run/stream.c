@@ -238,7 +238,8 @@ cujit_status cujit_event_wrap(cujit_engine *engine, void *native, cujit_event **
     return st;
   e->handle = native;
   e->foreign = 1;
-  e->recorded = 1; /* by the application, maybe: the driver answers for it */
+  e->recorded = 1;   /* by the application, maybe: the driver answers for it */
+  e->exportable = 1; /* made for IPC, maybe: the driver answers for that too */
   e->device = device;
   e->generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
   cj_track(engine, &e->link, event_destroy);

@@ -24,7 +24,7 @@ struct cujit_event {
   void *handle;
   int recorded;   /* elapsed time needs both events recorded */
   int foreign;    /* the application's (cujit_event_wrap): never destroyed by cujit */
-  int exportable; /* made by cujit_event_create_shareable: its IPC handle may be taken */
+  int exportable; /* its IPC handle may be asked of the driver: made shareable, or foreign */
 };
 
 /* A new event on the current device (`fn` names the call): an ordinary one, or a shareable one
