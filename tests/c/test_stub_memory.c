@@ -7,7 +7,8 @@
 ** names the device or the host, the bytes of the buffer or view and the stream; a device without
 ** managed memory refuses it, saying what to use; host memory registered once is registered
 ** portable and mapped, a second registration is refused with the reason, a mapped view is the
-** host address (unified addressing) and the free unregisters. Kernels do not run there.
+** host address (unified addressing), the free unregisters and so does cujit_close for a host
+** buffer never freed. Kernels do not run there.
 */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -136,5 +137,30 @@ Test(stub_memory, host_memory_registered_once_and_mapped, .fini = close_engine) 
   cujit_buffer_free(view);
   cujit_host_free(h);
   cr_assert_eq(seen("registered"), before, "the free unregistered the memory");
+  free(mem);
+}
+
+/* A registration the application never frees is undone by cujit_close (the engine tracks the host
+** buffer), and so is one made while another engine's was alive: each close undoes its own. */
+Test(stub_memory, host_memory_left_registered_undone_by_close, .fini = close_engine) {
+  cj_stub_open(&engine);
+  const size_t bytes = 8192;
+  char *mem = aligned_alloc(4096, bytes);
+  cr_assert_not_null(mem);
+  long before = seen("registered");
+  cujit_host_buffer *h, *tail;
+  EXPECT_OK(cujit_host_register(engine, mem, 4096, &h));
+  EXPECT_OK(cujit_host_register(engine, mem + 4096, 4096, &tail));
+  cr_assert_eq(seen("registered"), before + 2);
+  cujit_host_free(tail);
+  cr_assert_eq(seen("registered"), before + 1);
+  cujit_close(engine); /* h is still registered: the close unregisters it */
+  engine = NULL;
+  cr_assert_eq(seen("registered"), before, "cujit_close left host memory registered");
+  /* The memory can be registered again by a new engine: nothing of the old one holds it. */
+  cr_assert_eq(cujit_open(&engine), CUJIT_OK); /* the same scratch cache */
+  EXPECT_OK(cujit_host_register(engine, mem, bytes, &h));
+  cujit_host_free(h);
+  cr_assert_eq(seen("registered"), before);
   free(mem);
 }
