@@ -311,8 +311,8 @@ local function gemm_bench()
                  .. "%7.2f TFLOP/s", dt, kernel, what, m, n, kk, ms, 2 * m * n * kk / ms / 1e9,
                  graph_ms, 2 * m * n * kk / graph_ms / 1e9)
         print(string.format("GEMMRESULT op=%s m=%d n=%d k=%d ms=%.5f tflops=%.3f dtype=%s "
-                            .. "kernel=%s graph_ms=%.5f", what, m, n, kk, ms,
-                            2 * m * n * kk / ms / 1e9, dt, kernel, graph_ms))
+                            .. "kernel=%s graph_ms=%.5f ta=%d tb=%d", what, m, n, kk, ms,
+                            2 * m * n * kk / ms / 1e9, dt, kernel, graph_ms, ta, tb))
         check_product(A, B, C, m, n, kk, ta, tb, dt, what, kernel)
       end
     end

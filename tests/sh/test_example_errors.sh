@@ -202,6 +202,11 @@ mlp_gemm=("$CUJIT" "$CUJIT_SOURCE_DIR/examples/mlp.lua" --gemm --gemm-size 64 --
 CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "${mlp_gemm[@]}"
 check_rc "mlp.lua --gemm on the CPU device" 0
 same "mlp.lua --gemm times 20 products" "$(grep -c '^GEMMRESULT op=' <<<"$out")" 20
+# A row's name is the product it times: the transposes each name stands for, in every row.
+same "each row times the product its name says (transposes)" \
+  "$(grep '^GEMMRESULT' <<<"$out" | sed -E 's/^GEMMRESULT op=([^ ]+) .* ta=([01]) tb=([01])$/\1 \2\3/' |
+    LC_ALL=C sort | uniq -c | tr -s ' \n' '  ')" \
+  " 4 A*B 00 4 H1*W2 00 4 X*W1 00 4 X^T*dZ1 10 4 dZ1*W1^T 01 "
 same "and checks each" "$(grep -Ec '^ok   GEMM (f32|bf16) (nn|library) +[^ ]+: C at 121 entries within the bound of the host.s product \(the worst at 0\.[0-9]+ of it\)$' <<<"$out")" 20
 for copy in 1 3; do
   CJ_SPOIL_COPY=$copy CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" LUA_INIT="@$TMP/spoil.lua" \
