@@ -7,7 +7,9 @@
 ** case runs in a child process (the default action must be free to kill it); the parent reads how
 ** the child ended. Inside a kernel, each of those signals is the kernel's fault, its message naming
 ** the signal and what it means. The signal that abandons a kernel (SIGRTMAX-2), once cujit's
-** handler for it is installed, still reaches the application's own handler outside a kernel.
+** handler for it is installed, still reaches the application's own handler outside a kernel; with
+** none, it still ends the process (a real-time signal's default action), and ignored, it is still
+** ignored.
 */
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -34,7 +36,7 @@ static void info_handler(int sig, siginfo_t *info, void *context) {
   _exit(sig == SIGSEGV && info && info->si_addr == (void *)forbidden ? 43 : 2);
 }
 
-enum { PLAIN, SIGINFO, DEFAULT };
+enum { PLAIN, SIGINFO, DEFAULT, IGNORE };
 
 /* In a child: the application's SIGSEGV disposition, then (with_kernel) a kernel run on the CPU
 ** device, then a write to a page it may not touch, outside any kernel. Returns the wait status. */
@@ -173,10 +175,11 @@ static void abandon_info(int sig, siginfo_t *info, void *context) {
   abandon_got = info && info->si_signo == sig ? sig : -1;
 }
 
-/* In a child: the application's handler for SIGRTMAX-2, then a kernel that never ends, abandoned by
-** a reset (which installs cujit's handler in its place), then the signal sent to the main thread,
-** outside any kernel. Exits 44 when the application's handler got it, 70 when the reset abandoned
-** nothing (cujit's handler not installed: the check would prove nothing). */
+/* In a child: the application's disposition for SIGRTMAX-2 (a handler, the default, or ignored),
+** then a kernel that never ends, abandoned by a reset (which installs cujit's handler in its
+** place), then the signal sent to the main thread, outside any kernel. Exits 44 when the
+** application's handler got it, 45 when the child went on without a handler getting it, 70 when
+** the reset abandoned nothing (cujit's handler not installed: the check would prove nothing). */
 static int child_abandon(int disposition) {
   fflush(NULL);
   pid_t pid = fork();
@@ -188,6 +191,8 @@ static int child_abandon(int disposition) {
     sigemptyset(&sa.sa_mask);
     if (disposition == PLAIN) sa.sa_handler = abandon_plain;
     if (disposition == SIGINFO) sa.sa_sigaction = abandon_info, sa.sa_flags = SA_SIGINFO;
+    if (disposition == DEFAULT) sa.sa_handler = SIG_DFL;
+    if (disposition == IGNORE) sa.sa_handler = SIG_IGN;
     if (sigaction(sig, &sa, NULL) != 0) _exit(90);
     cujit_engine *e = NULL;
     cujit_kernel *k = NULL;
@@ -211,10 +216,12 @@ static int child_abandon(int disposition) {
     if (cujit_device_reset(dev) != CUJIT_OK) _exit(93);
     if (sigaction(sig, NULL, &now) != 0) _exit(94);
     if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == abandon_info) _exit(70);
-    if (!(now.sa_flags & SA_SIGINFO) && now.sa_handler == abandon_plain) _exit(70);
+    if (!(now.sa_flags & SA_SIGINFO) &&
+        (now.sa_handler == abandon_plain || now.sa_handler == SIG_DFL || now.sa_handler == SIG_IGN))
+      _exit(70);
     abandon_got = 0;
     raise(sig);
-    _exit(abandon_got == sig ? 44 : 3);
+    _exit(abandon_got == sig ? 44 : abandon_got == 0 ? 45 : 3);
   }
   int status = 0;
   cr_assert_eq(waitpid(pid, &status, 0), pid);
@@ -225,4 +232,14 @@ Test(cpu_signals, the_abandon_signal_outside_a_kernel_reaches_the_applications_h
   setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
   expect_exit(child_abandon(PLAIN), 44, "a plain handler");
   expect_exit(child_abandon(SIGINFO), 44, "an SA_SIGINFO handler");
+}
+
+Test(cpu_signals, the_abandon_signal_outside_a_kernel_keeps_the_default_action_or_is_ignored) {
+  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
+  int status = child_abandon(DEFAULT);
+  cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGRTMAX - 2,
+            "no handler: the child %s %d, want killed by SIGRTMAX-2 (%d), as without cujit",
+            WIFEXITED(status) ? "exited" : "was killed by signal",
+            WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), SIGRTMAX - 2);
+  expect_exit(child_abandon(IGNORE), 45, "the signal ignored");
 }

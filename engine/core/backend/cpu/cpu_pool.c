@@ -7,6 +7,7 @@
 ** Abandoning a kernel (a reset or cujit_close that cannot wait for it) takes the same way out: the
 ** pool sends its threads ABANDON_SIGNAL, whose handler jumps back when the thread is in a kernel.
 */
+#define _GNU_SOURCE /* pthread_sigqueue */
 #include "cpu_pool.h"
 #include "cpu_divide.h"
 #include "base/env.h"
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define ALT_STACK_BYTES (64 * 1024)
 /* Installed only when a kernel is first abandoned; a real-time signal, unlikely to be in use. */
@@ -133,18 +135,34 @@ static void on_crash(int sig, siginfo_t *info, void *context) {
   leave_kernel(run, sig, info ? info->si_addr : NULL);
 }
 
-/* Jumps out of the kernel when its pool is abandoning; any other arrival (the kernel already
-** ended, or someone else's signal of this number) goes to the previous handler, if any. */
+/* What cujit's own abandon signals carry (pthread_sigqueue), so that one arriving after its kernel
+** ended is told from the application's signal of the same number, or another process's. */
+static char abandon_cookie;
+
+static int sent_by_cujit(const siginfo_t *info) {
+  return info && info->si_code == SI_QUEUE && info->si_pid == getpid() &&
+         info->si_value.sival_ptr == (void *)&abandon_cookie;
+}
+
+/* Jumps out of the kernel when its pool is abandoning. Any other arrival goes where it would have
+** gone without cujit: cujit's own signal, late (its kernel already ended), is dropped; someone
+** else's goes to the previous handler, or takes the default action (a real-time signal's ends the
+** process), or is ignored, as the previous disposition says. */
 static void on_abandon(int sig, siginfo_t *info, void *context) {
   kernel_run *run = running_here();
-  if (!run || !__atomic_load_n(&run->pool->abandoning, __ATOMIC_SEQ_CST)) {
-    if ((previous_abandon.sa_flags & SA_SIGINFO) && previous_abandon.sa_sigaction)
-      previous_abandon.sa_sigaction(sig, info, context);
-    else if (previous_abandon.sa_handler != SIG_DFL && previous_abandon.sa_handler != SIG_IGN)
-      previous_abandon.sa_handler(sig);
-    return;
+  if (run && __atomic_load_n(&run->pool->abandoning, __ATOMIC_SEQ_CST)) {
+    leave_kernel(run, sig, NULL);
+    return; /* not reached: leave_kernel jumps */
   }
-  leave_kernel(run, sig, NULL);
+  if (sent_by_cujit(info)) return;
+  if ((previous_abandon.sa_flags & SA_SIGINFO) && previous_abandon.sa_sigaction) {
+    previous_abandon.sa_sigaction(sig, info, context);
+  } else if (previous_abandon.sa_handler == SIG_DFL) {
+    signal(sig, SIG_DFL); /* delivered once this handler returns and unblocks it */
+    raise(sig);
+  } else if (previous_abandon.sa_handler != SIG_IGN) {
+    previous_abandon.sa_handler(sig);
+  }
 }
 
 static void install_abandon(void) {
@@ -371,8 +389,9 @@ void cj_cpu_pool_abandon(cj_cpu_pool *pool) {
   pthread_once(&abandon_once, install_abandon);
   __atomic_store_n(&pool->abandoning, 1, __ATOMIC_SEQ_CST);
   pthread_mutex_lock(&pool->lock);
-  for (int i = 0; i + 1 < pool->threads; i++) pthread_kill(pool->made[i], ABANDON_SIGNAL);
-  if (pool->has_caller) pthread_kill(pool->caller, ABANDON_SIGNAL);
+  const union sigval ours = {.sival_ptr = &abandon_cookie};
+  for (int i = 0; i + 1 < pool->threads; i++) pthread_sigqueue(pool->made[i], ABANDON_SIGNAL, ours);
+  if (pool->has_caller) pthread_sigqueue(pool->caller, ABANDON_SIGNAL, ours);
   pthread_mutex_unlock(&pool->lock);
 }
 
