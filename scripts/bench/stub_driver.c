@@ -235,8 +235,7 @@ static CUresult get_error_string(CUresult rc, const char **text) {
 }
 
 /* CUJIT_STUB_DRIVER_VERSION (13000 unless set) and CUJIT_STUB_CC (the major compute capability, 9
- *unless set): an older
- ** driver or GPU, for the checks that depend on them (test_stub_driver). */
+** unless set): an older driver or GPU, for the checks that depend on them (test_stub_driver). */
 int cj_stub_env_int(const char *name, int fallback) {
   const char *env = getenv(name);
   return env && *env ? atoi(env) : fallback;
@@ -507,6 +506,7 @@ static CUresult copy_dtoh(void *dst, CUdeviceptr src, size_t bytes, CUstream s) 
   (void)s;
   if (!cj_stub_is_driver_memory(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
   memmove(dst, (const void *)(uintptr_t)src, bytes);
+  cj_stub_note_dtoh(dst);
   return CUDA_SUCCESS;
 }
 

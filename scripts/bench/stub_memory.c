@@ -36,12 +36,15 @@ enum {
   SEEN_TRIM,
   SEEN_EVENT_RECORD,
   SEEN_STREAM_WAIT,
+  SEEN_DTOH,
+  SEEN_DTOH_PINNED,
   SEEN_COUNT
 };
 static const char *const seen_names[SEEN_COUNT] = {
-    "prefetch",   "prefetch.bytes", "prefetch.type", "prefetch.id", "prefetch.stream",
-    "advise",     "advise.advice",  "advise.type",   "advise.id",   "register.flags",
-    "registered", "trim",           "event_record",  "stream_wait"};
+    "prefetch",        "prefetch.bytes", "prefetch.type", "prefetch.id",
+    "prefetch.stream", "advise",         "advise.advice", "advise.type",
+    "advise.id",       "register.flags", "registered",    "trim",
+    "event_record",    "stream_wait",    "dtoh",          "dtoh.pinned"};
 static long seen[SEEN_COUNT];
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -91,6 +94,14 @@ CUresult cj_stub_advise(CUdeviceptr p, size_t bytes, CUmem_advise advice, CUmemL
   seen[SEEN_ADVISE_ID] = where.id;
   pthread_mutex_unlock(&seen_lock);
   return CUDA_SUCCESS;
+}
+
+void cj_stub_note_dtoh(const void *dst) {
+  int pinned = cj_stub_is_pinned(dst);
+  pthread_mutex_lock(&seen_lock);
+  seen[SEEN_DTOH]++;
+  seen[SEEN_DTOH_PINNED] += pinned;
+  pthread_mutex_unlock(&seen_lock);
 }
 
 CUresult cj_stub_host_register(void *p, size_t bytes, unsigned flags) {

@@ -37,12 +37,15 @@ int cj_stub_is_registered(CUdeviceptr p, size_t bytes);
 CUresult cj_stub_pool_trim_to(CUmemoryPool pool, size_t keep);
 CUresult cj_stub_event_record(CUevent event, CUstream s);
 CUresult cj_stub_stream_wait_event(CUstream s, CUevent event, unsigned flags);
+void cj_stub_note_dtoh(const void *dst); /* a device-to-host copy into dst, counted */
 
 /* For tests (dlsym it from libcuda.so.1): what the memory calls were last given: "prefetch" and
 ** "advise" (their counts), "prefetch.bytes", "prefetch.type" and "prefetch.id" (the location),
 ** "prefetch.stream" (nonzero: a stream was named), "advise.advice", "advise.type", "advise.id",
 ** "register.flags", "registered" (ranges registered now); the counts of calls "trim"
-** (cuMemPoolTrimTo), "event_record" and "stream_wait"; -1 for a name it does not know. */
+** (cuMemPoolTrimTo), "event_record" and "stream_wait"; "dtoh" (device-to-host copies) and
+** "dtoh.pinned" (those of them into the stand-in's pinned memory); -1 for a name it does not know.
+ */
 long cujit_stub_memory_seen(const char *name);
 
 #endif

@@ -8,7 +8,8 @@
 ** managed memory refuses it, saying what to use; host memory registered once is registered
 ** portable and mapped, a second registration is refused with the reason, a mapped view is the
 ** host address (unified addressing), the free unregisters and so does cujit_close for a host
-** buffer never freed. Kernels do not run there.
+** buffer never freed; a download of at most 64 KiB is staged in pinned memory, a larger one not.
+** Kernels do not run there.
 */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -163,4 +164,32 @@ Test(stub_memory, host_memory_left_registered_undone_by_close, .fini = close_eng
   cujit_host_free(h);
   cr_assert_eq(seen("registered"), before);
   free(mem);
+}
+
+/* A download of at most 64 KiB lands in cujit's pinned staging buffer (docs/ARCHITECTURE.md, "Small
+** copies"), a larger one goes straight to the caller's memory; either way the bytes are the
+** buffer's, at its end too. */
+Test(stub_memory, downloads_up_to_64_KiB_staged_in_pinned_memory, .fini = close_engine) {
+  cj_stub_open(&engine);
+  const size_t limit = 64 * 1024, bytes = limit + 64;
+  cujit_buffer *b;
+  EXPECT_OK(cujit_buffer_alloc(engine, bytes, CUJIT_U8, &b));
+  unsigned char *up = malloc(bytes), *back = malloc(bytes);
+  cr_assert(up && back);
+  for (size_t i = 0; i < bytes; i++) up[i] = (unsigned char)(i * 7 + 3);
+  EXPECT_OK(cujit_memcpy_htod(b, 0, up, bytes, NULL));
+  const size_t sizes[] = {1, 4096, limit - 1, limit, limit + 1, bytes};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    size_t n = sizes[i];
+    long copies = seen("dtoh"), pinned = seen("dtoh.pinned");
+    memset(back, 0, bytes);
+    EXPECT_OK(cujit_memcpy_dtoh(back, b, bytes - n, n, NULL));
+    cr_assert_arr_eq(back, up + bytes - n, n, "the last %zu bytes downloaded", n);
+    cr_assert_eq(seen("dtoh"), copies + 1, "%zu bytes: one copy from the device", n);
+    cr_assert_eq(seen("dtoh.pinned"), pinned + (n <= limit), "%zu bytes: %s", n,
+                 n <= limit ? "staged in pinned memory" : "not staged");
+  }
+  cujit_buffer_free(b);
+  free(up);
+  free(back);
 }
