@@ -1,7 +1,9 @@
 /*
 ** stub_attrs.c -- the stand-in driver's launch attributes (issue 26): cuLaunchKernel,
 ** cuLaunchKernelEx, cuFuncSetAttribute and cuOccupancyMaxActiveClusters (CUJIT_STUB_CLUSTERS
-** clusters fit, 16 unless set) note what they are given; cujit_stub_seen(name) (dlsym it) tells it
+** clusters fit, 16 unless set; a negative count: a cluster size the device does not take,
+** CUDA_ERROR_INVALID_CLUSTER_SIZE) note what they are given; cujit_stub_seen(name) (dlsym it) tells
+*it
 ** back: a call's count ("cuLaunchKernel", "cuLaunchKernelEx", "cuOccupancyMaxActiveClusters",
 ** "max_dynamic_shared" and "non_portable" for the two function attributes) or the last value given
 ** ("grid.x", "shared", "cluster.x", "cluster.y", "cluster.z", "programmatic", "priority", "attrs"
@@ -106,7 +108,9 @@ CUresult cj_stub_max_active_clusters(int *clusters, CUfunction f, const CUlaunch
   cj_stub_cost();
   (void)f, (void)c;
   __atomic_add_fetch(&seen[SEEN_OCCUPANCY], 1, __ATOMIC_RELAXED);
-  *clusters = cj_stub_env_int("CUJIT_STUB_CLUSTERS", 16);
+  int fit = cj_stub_env_int("CUJIT_STUB_CLUSTERS", 16);
+  if (fit < 0) return CUDA_ERROR_INVALID_CLUSTER_SIZE; /* *clusters left as it was */
+  *clusters = fit;
   return CUDA_SUCCESS;
 }
 

@@ -151,6 +151,19 @@ Test(stub_attrs, no_cluster_that_fits_is_refused) {
   cr_expect_eq(seen("cuLaunchKernelEx"), 0, "nothing launched");
 }
 
+/* The occupancy query refusing the size itself (CUDA_ERROR_INVALID_CLUSTER_SIZE, its count left
+** unwritten) means no cluster of that size fits: the same refusal, not a launch. */
+Test(stub_attrs, a_cluster_size_the_device_does_not_take_is_refused) {
+  open_with("CUJIT_STUB_CLUSTERS", "-1");
+  cujit_launch_config c = config(8, 4, 1);
+  EXPECT_FAIL(launch(&c), CUJIT_ERROR_LAUNCH_CONFIG,
+              "kernel 'fill': not one cluster of 4 x 1 x 1 blocks of "
+              "128 threads with 0 bytes of dynamic shared memory fits "
+              "on device 0 at once");
+  cr_expect_eq(seen("cuOccupancyMaxActiveClusters"), 1, "the device was asked");
+  cr_expect_eq(seen("cuLaunchKernelEx"), 0, "nothing launched");
+}
+
 Test(stub_attrs, clusters_and_programmatic_launches_are_refused_below_sm_90) {
   open_with("CUJIT_STUB_CC", "8");
   cujit_launch_config c = config(8, 2, 1);
