@@ -3,8 +3,10 @@
 ** __device__ functions linked with the files defining them. The NVRTC + nvJitLink cases need no
 ** GPU (an explicit sm_90); the launches run on the GPU, or on the CPU device without one. Each
 ** case runs in its own process (Criterion's), so CUJIT_NVJITLINK set in one reaches that case's
-** first link alone.
+** first link alone. This file defines dlopen, which the engine linked into it calls: a case may
+** make it refuse every nvJitLink, noting the paths the engine tried.
 */
+#define _GNU_SOURCE /* RTLD_NEXT */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <dlfcn.h>
@@ -16,6 +18,21 @@
 #include "gpu.h"
 
 TestSuite(link, .init = cj_fixture_open, .fini = cj_fixture_close);
+
+static int refuse_nvjitlink; /* set by a case: no nvJitLink opens, each path tried is noted */
+static char tried[16][600];
+static int tried_count;
+
+void *dlopen(const char *file, int mode) {
+  if (refuse_nvjitlink && file && strstr(file, "nvJitLink")) {
+    if (tried_count < 16) snprintf(tried[tried_count], sizeof tried[0], "%s", file);
+    tried_count++;
+    return NULL;
+  }
+  void *(*real)(const char *, int) = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+  cr_assert_not_null(real, "libc's dlopen: %s", dlerror());
+  return real(file, mode);
+}
 
 static const char *program = "extern __device__ float twice_plus(float x);\n"
                              "extern \"C\" __global__ void apply(float *y, int n) {\n"
@@ -309,6 +326,50 @@ Test(link, without_nvjitlink_cu_files_compile_as_one_unit) {
   expect_refused(program, &o, CUJIT_ERROR_UNSUPPORTED, "link file '");
   expect_refused(program, &o, CUJIT_ERROR_UNSUPPORTED, "lib.ptx' (PTX) needs nvJitLink");
   expect_refused(program, &o, CUJIT_ERROR_UNSUPPORTED, "could not be opened");
+}
+
+/* Without CUJIT_NVJITLINK the engine looks for nvJitLink (once a process) by the loader's path,
+** then under $CUDA_HOME, $CUDA_PATH and /usr/local/cuda, each set one tried (the .13 then the .12),
+** an unset or empty one skipped; found nowhere, the warning names where it looked and the files
+** compile as one unit. */
+static void look_for_nvjitlink(int cuda_path_empty) {
+  need_nvrtc();
+  unsetenv("CUJIT_NVJITLINK");
+  setenv("CUDA_HOME", "/opt/cuda-home", 1);
+  setenv("CUDA_PATH", cuda_path_empty ? "" : "/opt/cuda-path", 1);
+  refuse_nvjitlink = 1, tried_count = 0;
+  warnings[0] = '\0';
+  cujit_set_warning_handler(engine, on_warning, NULL);
+  const char *files[] = {write_text("lib.cu", lib_defining(5.0f))};
+  cujit_compile_options o = with_link("sm_90", files, 1);
+  cujit_program_free(compile_ok(program, &o));
+  const char *want[] = {"libnvJitLink.so.13",
+                        "libnvJitLink.so.12",
+                        "/opt/cuda-home/lib64/libnvJitLink.so.13",
+                        "/opt/cuda-home/lib64/libnvJitLink.so.12",
+                        "/opt/cuda-path/lib64/libnvJitLink.so.13",
+                        "/opt/cuda-path/lib64/libnvJitLink.so.12",
+                        "/usr/local/cuda/lib64/libnvJitLink.so.13",
+                        "/usr/local/cuda/lib64/libnvJitLink.so.12"};
+  int n = 0;
+  for (int i = 0; i < 8; i++) {
+    if (cuda_path_empty && (i == 4 || i == 5)) continue;
+    cr_assert(n < tried_count && strcmp(tried[n], want[i]) == 0, "path %d tried: '%s', want '%s'",
+              n + 1, n < tried_count ? tried[n] : "(none)", want[i]);
+    n++;
+  }
+  cr_assert_eq(tried_count, n, "%d paths tried, want %d", tried_count, n);
+  cr_expect(strstr(warnings, "neither libnvJitLink.so.13 nor libnvJitLink.so.12 could be opened"),
+            "warnings: '%s'", warnings);
+  cr_expect(strstr(warnings, "compiled with each program as one unit"), "warnings: '%s'", warnings);
+}
+
+Test(link, nvjitlink_is_looked_for_in_each_place_in_turn) {
+  look_for_nvjitlink(0);
+}
+
+Test(link, nvjitlink_is_not_looked_for_under_an_empty_cuda_path) {
+  look_for_nvjitlink(1);
 }
 
 /* A library that is no nvJitLink (NVRTC's, say): refused naming what it lacks. */
