@@ -77,10 +77,12 @@ int nanosleep(const struct timespec *req, struct timespec *rem) {
 static long started, until;
 static long polls;
 
+static cujit_status ends_with = CUJIT_OK; /* what the poll says once the work has ended */
+
 static cujit_status done_at(cujit_device *dev, void *handle) {
   (void)dev, (void)handle;
   polls++;
-  return fake_now - started >= until ? CUJIT_OK : CUJIT_ERROR_NOT_READY;
+  return fake_now - started >= until ? ends_with : CUJIT_ERROR_NOT_READY;
 }
 
 static void close_engine(void) {
@@ -184,4 +186,33 @@ Test(wait_policy, an_interrupt_ends_the_wait_at_its_next_look) {
   cr_assert_eq(naps, 3, "the wait napped %d times, the interrupt came in the 3rd", naps);
   cr_assert_str_eq(cujit_errmsg(engine), "the test's wait was interrupted (cujit_interrupt); the "
                                          "work already queued on the CPU device goes on running");
+}
+
+/* Work already ended costs one poll and no clock read, whatever the poll says; an error met later
+** in the wait ends it with that error. Statuses on both sides of CUJIT_ERROR_NOT_READY. */
+static void ends_at_once_with(cujit_status status) {
+  ends_with = status;
+  cr_assert_eq(wait_for(NULL, 0), status);
+  cr_assert_eq(polls, 1, "%s at once: %ld polls", cujit_status_string(status), polls);
+  cr_assert_eq(reads, 0, "%s at once: %ld clock reads", cujit_status_string(status), reads);
+}
+
+Test(wait_policy, work_done_at_once_costs_one_poll) {
+  ends_at_once_with(CUJIT_OK);
+}
+
+Test(wait_policy, a_fault_at_once_costs_one_poll) {
+  ends_at_once_with(CUJIT_ERROR_DEVICE_FAULT);
+}
+
+Test(wait_policy, a_driver_error_at_once_costs_one_poll) {
+  ends_at_once_with(CUJIT_ERROR_DRIVER);
+}
+
+Test(wait_policy, an_error_met_while_waiting_ends_the_wait) {
+  ends_with = CUJIT_ERROR_DRIVER;
+  cr_assert_eq(wait_for(NULL, 2 * 1000 * 1000L), CUJIT_ERROR_DRIVER);
+  cr_assert_gt(naps, 0, "the error came before the naps");
+  cr_assert_lt(fake_now - started, 2 * 1000 * 1000L + 1000000 + 200,
+               "the wait went on %ld ns past the error", fake_now - started - until);
 }
