@@ -9,13 +9,15 @@
 ** window); phase 2 yields between polls until the window (CUJIT_WAIT microseconds, 1000 unless
 ** set); phase 3 naps 1/32 of the time waited so far, at least 20 us and at most 1 ms;
 ** CUJIT_WAIT=spin polls back to back throughout; cujit_interrupt ends a wait at its next look.
-** CUJIT_WAIT is read once a process: each case is one (Criterion's).
+** CUJIT_WAIT is read once a process: each case is one (Criterion's). Also the wait for rank 0's
+** unique-id file (cujit_nccl_id_read), which looks every 10 ms.
 */
 #define _GNU_SOURCE /* RTLD_NEXT */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "backend/backend.h"
@@ -215,4 +217,32 @@ Test(wait_policy, an_error_met_while_waiting_ends_the_wait) {
   cr_assert_gt(naps, 0, "the error came before the naps");
   cr_assert_lt(fake_now - started, 2 * 1000 * 1000L + 1000000 + 200,
                "the wait went on %ld ns past the error", fake_now - started - until);
+}
+
+/* A CUJIT_WAIT that is neither a count of microseconds nor "spin" keeps the default window. */
+Test(wait_policy, a_bad_window_keeps_the_default) {
+  EXPECT_OK(wait_for("soon", 2 * 1000 * 1000L));
+  cr_assert_eq(since_start(first_yield_at), 50000, "the first yield came %ld ns in",
+               since_start(first_yield_at));
+  cr_assert(waited_before(0) >= 1000000 && waited_before(0) < 1000000 + 1100,
+            "the first nap came %ld ns in, want the default window's 1 ms", waited_before(0));
+}
+
+/* Waiting for rank 0's unique-id file (cujit_nccl_id_read) looks again every 10 ms until its
+** timeout, then says the file did not appear. */
+Test(wait_policy, a_unique_id_file_is_looked_for_every_10_ms) {
+  setenv("CUJIT_CACHE_DIR", cj_scratch_make("cache"), 1);
+  cr_assert_eq(cujit_open(&engine), CUJIT_OK);
+  char hex[CUJIT_NCCL_ID_HEX];
+  const char *path = cj_scratch_path("never-written.id");
+  fake_now = 2000000000L - 20 * 1000 * 1000L, started = fake_now;
+  faking = 1;
+  cujit_status st = cujit_nccl_id_read(engine, path, 0.1, hex);
+  faking = 0;
+  cr_assert_eq(st, CUJIT_ERROR_IO, "status %s: %s", cujit_status_string(st), cujit_errmsg(engine));
+  cr_assert(strstr(cujit_errmsg(engine), "did not appear within 0.1 s"), "%s",
+            cujit_errmsg(engine));
+  cr_assert(naps >= 9 && naps <= 11, "%d looks in 100 ms", naps);
+  for (int i = 0; i < naps; i++)
+    cr_assert_eq(nap_asked[i], 10 * 1000 * 1000L, "pause %d: %ld ns, want 10 ms", i, nap_asked[i]);
 }
