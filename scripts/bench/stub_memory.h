@@ -44,8 +44,7 @@ void cj_stub_note_dtoh(const void *dst); /* a device-to-host copy into dst, coun
 ** "prefetch.stream" (nonzero: a stream was named), "advise.advice", "advise.type", "advise.id",
 ** "register.flags", "registered" (ranges registered now); the counts of calls "trim"
 ** (cuMemPoolTrimTo), "event_record" and "stream_wait"; "dtoh" (device-to-host copies) and
-** "dtoh.pinned" (those of them into the stand-in's pinned memory); -1 for a name it does not know.
- */
+** "dtoh.pinned" (those into the stand-in's pinned memory); -1 for a name it does not know. */
 long cujit_stub_memory_seen(const char *name);
 
 #endif
