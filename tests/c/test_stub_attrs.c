@@ -12,6 +12,7 @@
 ** before cujit_open (every case runs in a process of its own).
 */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,27 +142,29 @@ Test(stub_attrs, dynamic_shared_memory_past_48_kib_is_allowed_once_per_size) {
               "limit of 232448 bytes per block");
 }
 
-Test(stub_attrs, no_cluster_that_fits_is_refused) {
-  open_with("CUJIT_STUB_CLUSTERS", "0");
-  cujit_launch_config c = config(8, 2, 1);
-  EXPECT_FAIL(launch(&c), CUJIT_ERROR_LAUNCH_CONFIG,
-              "kernel 'fill': not one cluster of 2 x 1 x 1 blocks of "
-              "128 threads with 0 bytes of dynamic shared memory fits "
-              "on device 0 at once");
+/* With the stand-in's occupancy answer `clusters` (CUJIT_STUB_CLUSTERS), a cluster of `size` blocks
+** is refused as not fitting, after asking the device once, and nothing is launched. */
+static void expect_no_cluster_fits(const char *clusters, unsigned size) {
+  open_with("CUJIT_STUB_CLUSTERS", clusters);
+  cujit_launch_config c = config(8, size, 1);
+  char want[256];
+  snprintf(want, sizeof want,
+           "kernel 'fill': not one cluster of %u x 1 x 1 blocks of 128 threads with 0 bytes of "
+           "dynamic shared memory fits on device 0 at once",
+           size);
+  EXPECT_FAIL(launch(&c), CUJIT_ERROR_LAUNCH_CONFIG, want);
+  cr_expect_eq(seen("cuOccupancyMaxActiveClusters"), 1, "the device was asked once");
   cr_expect_eq(seen("cuLaunchKernelEx"), 0, "nothing launched");
+}
+
+Test(stub_attrs, no_cluster_that_fits_is_refused) {
+  expect_no_cluster_fits("0", 2);
 }
 
 /* The occupancy query refusing the size itself (CUDA_ERROR_INVALID_CLUSTER_SIZE, its count left
 ** unwritten) means no cluster of that size fits: the same refusal, not a launch. */
 Test(stub_attrs, a_cluster_size_the_device_does_not_take_is_refused) {
-  open_with("CUJIT_STUB_CLUSTERS", "-1");
-  cujit_launch_config c = config(8, 4, 1);
-  EXPECT_FAIL(launch(&c), CUJIT_ERROR_LAUNCH_CONFIG,
-              "kernel 'fill': not one cluster of 4 x 1 x 1 blocks of "
-              "128 threads with 0 bytes of dynamic shared memory fits "
-              "on device 0 at once");
-  cr_expect_eq(seen("cuOccupancyMaxActiveClusters"), 1, "the device was asked");
-  cr_expect_eq(seen("cuLaunchKernelEx"), 0, "nothing launched");
+  expect_no_cluster_fits("-1", 4);
 }
 
 Test(stub_attrs, clusters_and_programmatic_launches_are_refused_below_sm_90) {

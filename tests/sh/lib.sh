@@ -44,5 +44,16 @@ need_nvrtc() {
   echo "skip: no NVRTC ($("$CUJIT" --version | grep NVRTC))"
   exit 77
 }
+# need_stand_in: puts the stand-in driver (scripts/bench/stubcuda, built into the build tree
+# ctest names in CUJIT_BINARY_DIR) first on LD_LIBRARY_PATH, or skips (exit 77) where it is not
+# built; sets $stub to its directory.
+need_stand_in() {
+  stub="${CUJIT_BINARY_DIR:?run through ctest}/scripts/bench/stubcuda"
+  if [ ! -e "$stub/libcuda.so.1" ]; then
+    echo "skip: the stand-in driver is not built ($stub/libcuda.so.1)"
+    exit 77
+  fi
+  export LD_LIBRARY_PATH="$stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+}
 # repl TEXT: TEXT (a newline added) fed to the REPL on a pipe, `cujit -i`; sets $out, $err, $rc.
 repl() { run "$CUJIT" -i <<<"$1"; }

@@ -6,13 +6,8 @@
 # Run by ctest as: bash test_stub_context.sh /path/to/cujit.
 set -u
 source "$(dirname "$0")/lib.sh"
-stub="${CUJIT_BINARY_DIR:?run through ctest}/scripts/bench/stubcuda"
-if [ ! -e "$stub/libcuda.so.1" ]; then
-  echo "skip: the stand-in driver is not built ($stub/libcuda.so.1)"
-  exit 77
-fi
+need_stand_in
 export CUJIT_CACHE_DIR="$TMP/cache" CUJIT_STUB_FAIL=cuDevicePrimaryCtxRetain
-export LD_LIBRARY_PATH="$stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 unset CUJIT_DEVICE
 cd "$TMP" || exit 1
 WHY='retaining the primary context of device 0 failed: device 0 is out of memory'

@@ -10,15 +10,10 @@
 # Run by ctest as: bash test_stub_examples.sh /path/to/cujit.
 set -u
 source "$(dirname "$0")/lib.sh"
-stub="${CUJIT_BINARY_DIR:?run through ctest}/scripts/bench/stubcuda"
-if [ ! -e "$stub/libcuda.so.1" ]; then
-  echo "skip: the stand-in driver is not built ($stub/libcuda.so.1)"
-  exit 77
-fi
+need_stand_in
 need_nvrtc
 examples=$(cd "$(dirname "$0")/../../examples" && pwd)
 export CUJIT_CACHE_DIR="$TMP/cache"
-export LD_LIBRARY_PATH="$stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 unset CUJIT_DEVICE CUJIT_EXAMPLE_COMPILE_ONLY CUJIT_EXAMPLE_CHECKS CUJIT_REQUIRE_GPU
 cd "$examples" || exit 1
 # devices.lua: the listing of each pretend GPU (CUJIT_STUB_MEMORY sets its memory) and its check,
