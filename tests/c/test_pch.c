@@ -231,6 +231,11 @@ Test(pch, auto_reads_the_programs_own_includes) {
                               "__device__ int hv() { return 1; }\n");
   cujit_program_free(compile(e, "indirect", NULL));
   counts(e, 1, 0, "<cujit/random.h> from a user header");
+  /* a header whose last line is blanks without a newline: read to its end, not past it */
+  cj_scratch_write("inc/h.h", "#pragma once\n#include <cujit/random.h>\n#define VAL 2.0f\n"
+                              "__device__ int hv() { return 2; }\n \t ");
+  cujit_program_free(compile(e, "trailing_blanks", NULL));
+  counts(e, 2, 0, "<cujit/random.h> from a header ending in blanks");
   cujit_close(e);
 }
 

@@ -608,6 +608,26 @@ Test(scan, unknown_types_are_opaque) {
   free_sigs(sigs, n);
 }
 
+/* A comma inside a template's brackets, with the spaces people write after it, does not end the
+** parameter: three template arguments, two, and brackets within brackets. */
+Test(scan, commas_inside_template_arguments_stay_in_their_parameter) {
+  const char *src =
+      "extern \"C\" __global__ void k(Triple<int, float, double> t, float *out,\n"
+      "                               Pair<short, Box< long, char >, int> p, int n) {}\n";
+  cj_signature *sigs;
+  size_t n = scan(src, &sigs);
+  cr_assert_eq(n, 1);
+  cr_assert_eq(sigs[0].nparams, 4, "%zu parameters", sigs[0].nparams);
+  const char *names[] = {"t", "out", "p", "n"};
+  for (int i = 0; i < 4; i++) cr_assert_str_eq(sigs[0].params[i].name, names[i], "parameter %d", i);
+  cr_assert_eq(sigs[0].params[0].kind, CUJIT_PARAM_SCALAR);
+  cr_assert_eq(sigs[0].params[0].dtype, CUJIT_DTYPE_NONE);
+  cr_assert_eq(sigs[0].params[1].dtype, CUJIT_F32);
+  cr_assert_eq(sigs[0].params[2].dtype, CUJIT_DTYPE_NONE);
+  cr_assert_eq(sigs[0].params[3].dtype, CUJIT_I32);
+  free_sigs(sigs, n);
+}
+
 Test(scan, unnamed_parameters) {
   cj_signature *sigs;
   size_t n = scan("extern \"C\" __global__ void k(float *, int) {}", &sigs);
