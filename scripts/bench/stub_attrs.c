@@ -1,10 +1,9 @@
 /*
 ** stub_attrs.c -- the stand-in driver's launch attributes (issue 26): cuLaunchKernel,
 ** cuLaunchKernelEx, cuFuncSetAttribute and cuOccupancyMaxActiveClusters (CUJIT_STUB_CLUSTERS
-** clusters fit, 16 unless set; a negative count: a cluster size the device does not take,
-** CUDA_ERROR_INVALID_CLUSTER_SIZE) note what they are given; cujit_stub_seen(name) (dlsym it) tells
-*it
-** back: a call's count ("cuLaunchKernel", "cuLaunchKernelEx", "cuOccupancyMaxActiveClusters",
+** clusters fit, 16 unless set; a negative count: a size the device does not take at all,
+** CUDA_ERROR_INVALID_CLUSTER_SIZE) note what they are given; cujit_stub_seen(name) (dlsym it)
+** tells back: a call's count ("cuLaunchKernel", "cuLaunchKernelEx", "cuOccupancyMaxActiveClusters",
 ** "max_dynamic_shared" and "non_portable" for the two function attributes) or the last value given
 ** ("grid.x", "shared", "cluster.x", "cluster.y", "cluster.z", "programmatic", "priority", "attrs"
 ** (their count), and "max_dynamic_shared.value"); -1 for a name it does not know.
