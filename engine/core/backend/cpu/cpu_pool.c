@@ -115,7 +115,7 @@ static void pass_on(int sig, siginfo_t *info, void *context) {
 
 /* Leaves the kernel of `run`, saying why and where: its block and thread from the shared
 ** object's cj_cpu_where, which reads only what the entry stored in the worker. */
-static void leave_kernel(kernel_run *run, int sig, void *address) {
+_Noreturn static void leave_kernel(kernel_run *run, int sig, void *address) {
   run->stack->running = NULL;
   run->signal = sig;
   run->address = address;
@@ -150,10 +150,8 @@ static int sent_by_cujit(const siginfo_t *info) {
 ** process), or is ignored, as the previous disposition says. */
 static void on_abandon(int sig, siginfo_t *info, void *context) {
   kernel_run *run = running_here();
-  if (run && __atomic_load_n(&run->pool->abandoning, __ATOMIC_SEQ_CST)) {
+  if (run && __atomic_load_n(&run->pool->abandoning, __ATOMIC_SEQ_CST))
     leave_kernel(run, sig, NULL);
-    return; /* not reached: leave_kernel jumps */
-  }
   if (sent_by_cujit(info)) return;
   if ((previous_abandon.sa_flags & SA_SIGINFO) && previous_abandon.sa_sigaction) {
     previous_abandon.sa_sigaction(sig, info, context);
