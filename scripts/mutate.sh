@@ -11,7 +11,8 @@
 # build, or Lua that luac refuses: not counted); equivalent (its object code, or Lua bytecode, is
 # the original's; or its id is in scripts/mutate/equivalents with a reason: not counted).
 #
-#   scripts/mutate.sh [-n N] [-s SEED] [-w WORKDIR] [-i IDS] [-b SECONDS] [-a] [--folder DIR]... [FILE|DIR]...
+#   scripts/mutate.sh [-n N] [-s SEED] [-w WORKDIR] [-i IDS] [-b SECONDS] [-a] [-p PATCHES]...
+#                     [--folder DIR]... [FILE|DIR]...
 #     FILE        one file, sampled alone (C, or Lua under examples/)
 #     DIR, --folder DIR
 #                 the .c (and, under examples/, .lua) files directly in DIR, sampled together
@@ -23,6 +24,10 @@
 #     -b SECONDS  stop judging a mutant once its tests have run this long without a failure, the
 #                 rest of its tests not run: "undecided", reported apart, not in the score
 #                 (default 0: no budget, every covering test runs)
+#     -p PATCHES  hand-written mutants, one group: every PATCHES/*.patch, a bug someone planted as
+#                 a diff of one file (scripts/mutate/patches.py; PATCHES/<name>.txt describes it),
+#                 judged like the others by the tests that executed its changed lines; a device
+#                 header (kernels_src/) by every test that compiled a kernel
 #     -a          build with AddressSanitizer, LeakSanitizer and UBSan (WORKDIR/build-san): a
 #                 mutant that only leaks or overruns is killed too
 # Results: WORKDIR/results/<group>.tsv (one mutant a line: number, file, line, class, id, change,
@@ -30,13 +35,13 @@
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 sample=15 seed=1 work="$here/build-mutate" ids="" sanitize=0 budget=0 groups=()
-usage() { sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '3,35p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 args=()
 while [ $# -gt 0 ]; do # --folder DIR is -d DIR
   case $1 in --folder) args+=(-d "${2:-}") && shift 2 ;; --folder=*) args+=(-d "${1#--folder=}") && shift ;; *) args+=("$1") && shift ;; esac
 done
 set -- "${args[@]}"
-while getopts "n:s:w:i:d:b:ah" opt; do
+while getopts "n:s:w:i:d:b:p:ah" opt; do
   case $opt in
     n) sample=$OPTARG ;;
     s) seed=$OPTARG ;;
@@ -44,6 +49,8 @@ while getopts "n:s:w:i:d:b:ah" opt; do
     i) ids=$(cd "$(dirname "$OPTARG")" && pwd)/$(basename "$OPTARG") ;;
     d) groups+=("${OPTARG%/}") ;;
     b) budget=$OPTARG ;;
+    p) [ -d "$OPTARG" ] || { echo "mutate.sh: -p $OPTARG: no such directory" >&2; exit 2; }
+       groups+=("@$(cd "$OPTARG" && pwd)") ;; # @: a directory of patches
     a) sanitize=1 ;;
     *) usage ;;
   esac
@@ -123,6 +130,7 @@ same_program() { # FILE EXT: is the rebuilt mutant the original program?
     cmp -s <("$luac" -s -o - "$src/$f" 2> /dev/null) "$work/orig/$f.luac"
     return
   fi
+  case $f in *.c) ;; *) return 1 ;; esac # a header (a device header is embedded): no object of its own
   for o in $(objects_of "$f"); do cmp -s "$build/$o" "$work/orig/$f.objs/$(echo "$o" | tr / _)" || return 1; done
   return 0
 }
@@ -131,7 +139,14 @@ echo "# scripts/mutate.sh ${args[*]} ($(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C
 # 1. The mutants of each group, and which tests judge each (the map's, fastest first).
 slugs=()
 for group in "${groups[@]}"; do
-  if [ -d "$here/$group" ]; then
+  slug=$(echo "${group#@}" | tr '/' '_')
+  mdir="$work/mutants/$slug"
+  rm -rf "$mdir"
+  if [ "${group:0:1}" = @ ]; then # hand-written: the files are the ones the patches change
+    (cd "$src" && python3 "$tools/patches.py" -o "$mdir" "${group#@}") > "$work/mutants-$slug.log" 2>&1 ||
+      { cat "$work/mutants-$slug.log" >&2 && exit 1; }
+    files=$(cut -f2 "$mdir/index.tsv" | sort -u)
+  elif [ -d "$here/$group" ]; then
     files=$(cd "$here" && ls "$group"/*.c 2> /dev/null; case $group in examples*) cd "$here" && ls "$group"/*.lua 2> /dev/null ;; esac)
   else
     files=$group
@@ -144,13 +159,11 @@ for group in "${groups[@]}"; do
     [ -z "$mapped" ] || [ "$mapped" = "$(sha1sum < "$src/$f" | cut -c1-40)" ] ||
       { echo "mutate.sh: $f changed since the coverage map was made: run scripts/mutate/coverage.sh again" >&2; exit 2; }
   done
-  slug=$(echo "$group" | tr '/' '_')
   slugs+=("$slug")
-  mdir="$work/mutants/$slug"
-  rm -rf "$mdir"
   id_args=()
   [ -n "$ids" ] && id_args=(--ids "$ids")
-  (cd "$src" && python3 "$tools/mutants.py" sample -n "$sample" -s "$seed" -o "$mdir" "${id_args[@]}" $files) > "$work/mutants-$slug.log" ||
+  [ "${group:0:1}" = @ ] ||
+    (cd "$src" && python3 "$tools/mutants.py" sample -n "$sample" -s "$seed" -o "$mdir" "${id_args[@]}" $files) > "$work/mutants-$slug.log" ||
     { echo "mutate.sh: mutants.py failed, see $work/mutants-$slug.log" >&2; exit 1; }
   echo "$group" > "$mdir/group"
   echo "$files" > "$mdir/files"
@@ -212,8 +225,9 @@ for slug in "${slugs[@]}"; do
       if [ "$ext" = lua ]; then
         "$luac" -p "$src/$f" > /dev/null 2>&1 || verdict=invalid
       else
-        objs=$(objects_of "$f")
-        nice -n 19 cmake --build "$build" -j1 $(for o in $objs; do echo --target "$o"; done) > "$work/build.log" 2>&1 || verdict=invalid
+        objs=$(objects_of "$f") # none for a header: its tests' targets are rebuilt before each runs
+        [ -z "$objs" ] ||
+          nice -n 19 cmake --build "$build" -j1 $(for o in $objs; do echo --target "$o"; done) > "$work/build.log" 2>&1 || verdict=invalid
       fi
       if [ -z "$verdict" ] && same_program "$f" "$ext"; then
         verdict="equivalent (same code)"

@@ -9,7 +9,7 @@ executed a mutant's line. Python 3 standard library only.
   covmap.py collect SRC OUT TARGET...   gcov --json-format --stdout on stdin -> OUT (one test)
   covmap.py merge SRC WORKDIR MAP        WORKDIR/coverage/{tests.txt,<test>.cov} -> MAP
   covmap.py tests MAP FILE LINE          the tests that cover FILE:LINE, one a line (exit 3: none)
-  covmap.py judges MAP INDEX             for mutants.py's index: number, tests (fastest first), targets
+  covmap.py judges MAP INDEX             for the index of mutants.py or patches.py: number, tests (fastest first), targets
   covmap.py limits MAP                   test names on stdin -> "name seconds targets": how long
                                          each may run, what it needs built
   covmap.py summary MAP [FILE...]        per file: instrumented lines, covered lines, tests
@@ -159,6 +159,8 @@ def merge(src, work, out):
 
 
 class CoverageMap:
+    RUNTIME_COMPILERS = ("engine/core/compile/cxx.c", "engine/core/compile/nvrtc_job.c")
+
     def __init__(self, path):
         self.tests, self.sha1, self.lines, self.targets, self.status = [], {}, {}, {}, {}
         self.seconds = {}
@@ -184,6 +186,14 @@ class CoverageMap:
     def covering(self, rel, line):
         """(tests, how): the tests that executed the line, and whether that is exact."""
         per_file = self.lines.get(rel, {})
+        if not per_file and rel.startswith("kernels_src/"):
+            # The device headers are embedded in the library and compiled at run time (by the
+            # C++ compiler for the CPU device, by NVRTC for a GPU), where gcov does not see them:
+            # they are judged by every test that compiled a kernel either way.
+            users = set()
+            for compiler in self.RUNTIME_COMPILERS:
+                users.update(t for tests in self.lines.get(compiler, {}).values() for t in tests)
+            return sorted(users, key=self.tests.index), "file"
         if 0 in per_file:
             return per_file[0], "file"
         if line in per_file:
@@ -209,8 +219,10 @@ def judges(map_path, index_path):
     cmap = CoverageMap(map_path)
     with open(index_path) as index:
         for record in index:
-            number, rel, line = record.split("\t")[:3]
-            tests, _ = cmap.covering(rel, int(line))
+            number, rel, lines = record.split("\t")[:3]
+            tests = set()  # a hand-written mutant (patches.py) changes several lines: A,B,...
+            for line in lines.split(","):
+                tests.update(cmap.covering(rel, int(line))[0])
             tests = sorted(tests, key=lambda t: (cmap.seconds.get(t, 0), t))
             targets = sorted({x for t in tests for x in cmap.targets.get(t, [])})
             print("%s\t%s\t%s" % (number, ",".join(tests), ",".join(targets)))

@@ -122,6 +122,11 @@ h.test("defines, flags and fast_math reach the compiler", function()
                                              fast_math = true, line_info = true, flags = {"-DEXTRA=1"}})
   h.contains(k:ptx(), ".target sm_90", "compiled")
   h.raises("defines did not arrive", cuda.jit, "defs2(float *y)", body, {arch = "sm_90", defines = {ON = true}})
+  -- NAME = false is not "defined": refused, as a table or a function value is, rather than defining it
+  for _, bad in ipairs({false, {}, print}) do
+    h.raises({"option 'defines' must hold strings", "(a string, number or true)"}, cuda.jit, "defs3(float *y)",
+             "y[0] = 1;", {arch = "sm_90", defines = {OFF = bad}})
+  end
 end)
 
 h.test("an option NVRTC refuses: the message names the Lua option, flags", function()
