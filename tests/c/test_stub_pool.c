@@ -7,11 +7,12 @@
 ** first table of blocks too; a trim giving every free block back and asking the pool to trim; out
 ** of memory answered by giving the pool's free blocks back and trying once more, then the usual
 ** message; a reused block joining the streams that had work since the last join, and no stream
-** when none had; small uploads through the pinned staging ring each landing with their own bytes
-** when the driver reads pinned memory late (CUJIT_STUB_DEFER_COPIES); downloads of up to 64 KiB
-** through one pinned segment, larger ones straight; and with CUJIT_POOL=off,
-** each buffer the driver's own from its allocation to its free. Kernels do not run there: what
-** is checked is what reaches the driver.
+** when none had; a stream freed with work queued handing that work to the default stream (an
+** event recorded on it, waited for); small uploads through the pinned staging ring each landing
+** with their own bytes when the driver reads pinned memory late (CUJIT_STUB_DEFER_COPIES);
+** downloads of up to 64 KiB through one pinned segment, larger ones straight; and with
+** CUJIT_POOL=off, each buffer the driver's own from its allocation to its free. Kernels do not
+** run there: what is checked is what reaches the driver.
 */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -172,6 +173,23 @@ Test(stub_pool, a_reused_block_joins_the_streams_that_had_work_once) {
   cujit_buffer_free(b);
   cujit_stream_free(s1);
   cujit_stream_free(s2);
+}
+
+/* A stream freed with work still queued: the default stream is made to wait for that work (an
+** event recorded on the stream, waited for), so a device synchronize and the pool's reuse, which
+** no longer see the stream, still come after it. One join for each stream freed. */
+Test(stub_pool, a_freed_stream_hands_its_queued_work_to_the_default_stream) {
+  open_engine();
+  cujit_stream *s;
+  cujit_buffer *b;
+  EXPECT_OK(cujit_stream_create(engine, &s));
+  EXPECT_OK(cujit_buffer_alloc(engine, 4096, CUJIT_U8, &b));
+  EXPECT_OK(cujit_memset(b, 0, 7, 4096, s));
+  long records = seen("event_record"), waits = seen("stream_wait");
+  cujit_stream_free(s);
+  cr_expect_eq(seen("event_record") - records, 1, "an event recorded on the freed stream");
+  cr_expect_eq(seen("stream_wait") - waits, 1, "the default stream waits for it");
+  cujit_buffer_free(b);
 }
 
 /* Small uploads go through the pinned staging ring and return at once; with the stand-in reading

@@ -1,7 +1,8 @@
 -- test_lua_graph.lua -- cuda.graph: the capture records instead of running, replays run the work
 -- in order, g:set_args checks arguments as a launch does, g:update takes a capture of the same
 -- shape, the graph keeps alive the kernels and arrays it uses, an error in the capture function
--- ends the capture and is raised again with its traceback, and what cannot be captured is
+-- ends the capture and is raised again with its traceback (the garbage collector, stopped during
+-- the capture, put back as it was), and what cannot be captured is
 -- refused with the way out. The argument checks that need no device run first, everywhere; the
 -- rest on a GPU, else on the CPU device.
 local h = require "helper"
@@ -144,7 +145,14 @@ h.test("an error in the capture function ends the capture and keeps its tracebac
                          inner()
                        end)
   h.check(#err > 0)
+  -- the collector, stopped during the capture, is as it was before it, after a failure too
+  h.check(collectgarbage("isrunning"), "the collector runs again after a capture that raised")
+  collectgarbage("stop")
+  h.check(not pcall(cuda.graph, function() error("again") end), "raised")
+  h.check(not collectgarbage("isrunning"), "a collector stopped before the capture stays stopped")
+  collectgarbage("restart")
   local g = cuda.graph(function(s) axpb[{cfg_blocks, 128, stream = s}](x, 1, 1, N) end)
+  h.check(collectgarbage("isrunning"), "the collector runs again after a capture")
   g:launch()
   cuda.synchronize()
   h.same(x:copy_to_host(), apply(cuda.zeros(N, "f32"):copy_to_host(), {{1, 1}}), nil,
