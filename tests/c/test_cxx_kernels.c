@@ -150,6 +150,41 @@ Test(cxx_kernels, unknown_names_say_how) {
   cr_assert(strstr(cujit_errmsg(engine), "takes 2 argument(s), not 1"), "%s", cujit_errmsg(engine));
 }
 
+/* Template parameters with defaults: a name expression may leave out any of the trailing ones,
+** the last included, and each left out takes its default (one may name an earlier parameter). */
+Test(cxx_kernels, name_expressions_take_the_defaults_they_leave_out) {
+  need_nvrtc();
+  const char *with_defaults = "template <typename T, int N = 3, typename U = T>\n"
+                              "__global__ void blend(T *x, U a) { for (int i = 0; i < N; i++) "
+                              "x[i] += (T)a; }\n";
+  const char *names[] = {"blend<float>", "blend<int, 2>", "blend<double, 2, float>"};
+  const char *want[][2] = {{"float *", "float"}, {"int *", "int"}, {"double *", "float"}};
+  cujit_compile_options o = {.size = sizeof(cujit_compile_options),
+                             .arch = "sm_90",
+                             .name_expressions = names,
+                             .name_expression_count = 3};
+  cujit_program *p = NULL;
+  cr_assert_eq(cujit_program_compile(engine, with_defaults, "d.cu", &o, &p), CUJIT_OK, "%s",
+               cujit_errmsg(engine));
+  for (int i = 0; i < 3; i++) {
+    cujit_kernel *k;
+    cr_assert_eq(cujit_program_kernel(p, names[i], &k), CUJIT_OK, "%s", cujit_errmsg(engine));
+    for (int j = 0; j < 2; j++) {
+      cujit_param_info info = CUJIT_PARAM_INFO_INIT;
+      cr_assert_eq(cujit_kernel_param(k, j, &info), CUJIT_OK);
+      cr_assert_str_eq(info.type, want[i][j], "%s: parameter %d is %s", names[i], j, info.type);
+    }
+    cujit_kernel_free(k);
+  }
+  cujit_program_free(p);
+  const char *none[] = {"blend<>"};
+  o.name_expressions = none, o.name_expression_count = 1;
+  cr_assert_eq(cujit_program_compile(engine, with_defaults, "d.cu", &o, &p), CUJIT_ERROR_SIGNATURE);
+  cr_assert(
+      strstr(cujit_errmsg(engine), "name expression 'blend<>': template kernel 'blend' takes 3"),
+      "T has no default: %s", cujit_errmsg(engine));
+}
+
 /* The list itself malformed: refused before any compile, each with its reason, and no program. */
 Test(cxx_kernels, malformed_name_expression_lists_are_refused) {
   cujit_compile_options o = {
