@@ -2,8 +2,8 @@
 ** test_memo.c -- the program layer's memo (program.c): building what was built before skips the
 ** scan and the key only while the result cannot differ. Each test changes one input (the source,
 ** an option, a header the source reads, a pre-included or probed file, the C++ compiler's
-** checks, the cache) and checks the PTX or the cache's answer follows; a memo that handed back
-** the earlier program would fail. NVRTC compiles for an explicit sm_90 (no GPU needed).
+** checks, with and without an included header, the cache) and checks the PTX or the cache's
+** answer follows; a memo that handed back the earlier program would fail. NVRTC compiles for an explicit sm_90 (no GPU needed).
 */
 #include <string.h>
 
@@ -188,15 +188,19 @@ Test(memo, cache_clear_and_stats) {
 }
 
 /* The CPU device's key holds the C++ compiler's identity, which CUJIT_CPU_CHECK changes. */
-static int compile_cpu(const char *source) {
+static int compile_cpu_named(const char *source, const char *name) {
   cujit_compile_options o = CUJIT_COMPILE_OPTIONS_INIT;
   o.arch = "cpu";
   cujit_program *p;
-  cujit_status st = cujit_program_compile(engine, source, "k.cu", &o, &p);
+  cujit_status st = cujit_program_compile(engine, source, name, &o, &p);
   if (st != CUJIT_OK) cr_skip_test("no C++ compiler for the CPU device: %s", cujit_errmsg(engine));
   int from_cache = cujit_program_from_cache(p);
   cujit_program_free(p);
   return from_cache;
+}
+
+static int compile_cpu(const char *source) {
+  return compile_cpu_named(source, "k.cu");
 }
 
 Test(memo, cpu_compiler_checks_change) {
@@ -207,4 +211,23 @@ Test(memo, cpu_compiler_checks_change) {
   cr_expect_eq(compile_cpu(store_source(575757)), 0);
   unsetenv("CUJIT_CPU_CHECK");
   cr_expect_eq(compile_cpu(store_source(575757)), 1);
+}
+
+/* The same with a header the source includes: the key is then made from the files read (the
+** full key), and the compiler's identity must be in that one too, or CUJIT_CPU_CHECK=1 would load
+** the object built without AddressSanitizer. */
+Test(memo, cpu_compiler_checks_change_with_an_included_header) {
+  char name[600], path[600];
+  snprintf(name, sizeof name, "%s/k.cu", dir);
+  snprintf(path, sizeof path, "%s/cpu_value.h", dir);
+  write_file(path, "#define VALUE 585858\n");
+  const char *source = "#include \"cpu_value.h\"\n"
+                       "extern \"C\" __global__ void store(int *y) { y[threadIdx.x] = VALUE; }\n";
+  unsetenv("CUJIT_CPU_CHECK");
+  cr_expect_eq(compile_cpu_named(source, name), 0);
+  cr_expect_eq(compile_cpu_named(source, name), 1);
+  setenv("CUJIT_CPU_CHECK", "1", 1);
+  cr_expect_eq(compile_cpu_named(source, name), 0, "checks on: another compiler identity");
+  unsetenv("CUJIT_CPU_CHECK");
+  cr_expect_eq(compile_cpu_named(source, name), 1);
 }
