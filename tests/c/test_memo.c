@@ -3,7 +3,8 @@
 ** scan and the key only while the result cannot differ. Each test changes one input (the source,
 ** an option, a header the source reads, a pre-included or probed file, the C++ compiler's
 ** checks, with and without an included header, the cache) and checks the PTX or the cache's
-** answer follows; a memo that handed back the earlier program would fail. NVRTC compiles for an explicit sm_90 (no GPU needed).
+** answer follows; a memo that handed back the earlier program would fail. NVRTC compiles for an
+** explicit sm_90 (no GPU needed).
 */
 #include <string.h>
 
