@@ -114,6 +114,34 @@ Test(kernel, generic_specialises_once_per_type) {
   cujit_kernel_free(g);
 }
 
+/* Two type variables: a specialisation is found again only by its whole list, so lists that
+** share a first type (f32,i32 / f32,f64 / i32,f64: dtypes differing in any byte) are three. */
+Test(kernel, generic_lists_that_share_a_type_are_other_specialisations) {
+  cujit_kernel *g;
+  cr_assert_eq(cujit_kernel_define(engine, "mix(const T *x, U *y, int n)",
+                                   "int i = threadIdx.x;\nif (i < n) y[i] = (U)x[i];", NULL, &sm90,
+                                   &g),
+               CUJIT_OK, "%s", cujit_errmsg(engine));
+  cr_assert_eq(cujit_kernel_type_var_count(g), 2);
+  const cujit_dtype lists[][2] = {
+      {CUJIT_F32, CUJIT_I32}, {CUJIT_F32, CUJIT_F64}, {CUJIT_I32, CUJIT_F64}};
+  cujit_kernel *k[3];
+  for (int i = 0; i < 3; i++) {
+    cr_assert_eq(cujit_kernel_specialize(g, lists[i], 2, &k[i]), CUJIT_OK, "%s",
+                 cujit_errmsg(engine));
+    for (int j = 0; j < 2; j++) {
+      cujit_param_info p = CUJIT_PARAM_INFO_INIT;
+      cr_assert_eq(cujit_kernel_param(k[i], j, &p), CUJIT_OK);
+      cr_assert_eq(p.dtype, lists[i][j], "list %d, parameter %d: dtype %d", i, j, (int)p.dtype);
+    }
+  }
+  cr_assert(k[0] != k[1] && k[1] != k[2] && k[0] != k[2], "three lists, three kernels");
+  cujit_kernel *again;
+  cr_assert_eq(cujit_kernel_specialize(g, lists[1], 2, &again), CUJIT_OK);
+  cr_assert_eq(again, k[1], "the same list: the same kernel");
+  cujit_kernel_free(g);
+}
+
 /* Argument checks happen before the device is needed, so they run on CI too. */
 static cujit_kernel *define_saxpy(void) {
   cujit_kernel *k;
