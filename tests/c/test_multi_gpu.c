@@ -113,6 +113,12 @@ Test(multi_gpu, rendezvous_file) {
               "did not appear within 0.02 s");
   EXPECT_FAIL(cujit_nccl_id_write(engine, path, "xyz"), CUJIT_ERROR_INVALID_ARGUMENT,
               "a unique id is 256 hex digits");
+  char padded[CUJIT_NCCL_ID_HEX + 8]; /* as read from a file or a variable: blanks before it */
+  snprintf(padded, sizeof padded, " \n\t%s\n", id);
+  EXPECT_OK(cujit_nccl_id_write(engine, path, padded));
+  back[0] = '\0';
+  EXPECT_OK(cujit_nccl_id_read(engine, path, 1.0, back));
+  cr_expect_str_eq(back, id, "the id written whole, without the blanks it was given with");
   FILE *f = fopen(path, "w"); /* blanks and newlines around the id, as an editor leaves them */
   cr_assert_not_null(f);
   fprintf(f, " \n\t%s\n\n", id);
