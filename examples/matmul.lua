@@ -107,6 +107,10 @@ do
   S.check(max_rel_error(A, B, C, 2, 3, 3) == 0, "host reference: 2x3 * 3x3 exact")
   C[5] = 11.01
   S.check(max_rel_error(A, B, C, 2, 3, 3) > tolerance(3), "host reference: a wrong entry is caught")
+  -- the tolerance is float32's: an entry off by 1e-5 (ten times its worst case over 3 terms) fails
+  C[5] = 11 * (1 + 1e-5)
+  S.check(max_rel_error(A, B, C, 2, 3, 3) > tolerance(3), "host reference: an entry off by 1e-5 "
+          .. "is caught (the tolerance %.2e is float32's)", tolerance(3))
   S.check(max_rel_error(A, B, C, 2, 3, 3, 200) > tolerance(3), "host reference: sampled check "
           .. "covers the edges")
 end

@@ -7,7 +7,9 @@
 # check can fail: a wrong result (one float spoilt by tests/c/dtoh_corrupting.c) is caught; and
 # so is one given to examples/vector_add.lua, to each of its two checks, whose printed bandwidth
 # must be the bytes it moves over the time it prints; so must examples/reduce.lua's, whose checks
-# of its planted minimum and maximum fail when given one beyond it. The DLPack example
+# of its planted minimum and maximum fail when given one beyond it, and of 2^20 normals when one
+# of the two is wrong; half.lua's check against the half-rounded inputs fails on a row off by 1;
+# cluster_reduce.lua refuses an option other than --sweep with its usage. The DLPack example
 # (examples/c/dlpack.c) names its device as saxpy does (CUJIT_DEVICE=cpu; no GPU, required or not),
 # and so does examples/embed, whose C side's check fails when the script's kernel did otherwise than
 # it says, or it returns no constants, and which reports a script's error. mlp.lua --gemm's check
@@ -190,6 +192,32 @@ for m in min max; do
     LUA_INIT="@$TMP/spoil.lua" run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/reduce.lua"
   check_rc "reduce.lua given a $m beyond the planted one" 1
   check "its check of the planted $m fails" "$err" "check failed: $m found the value planted at"
+done
+
+# The 2^20 check wants both extremes right: a wrong min alone (or max alone) fails it.
+for m in min max; do
+  CJ_SPOIL_METHOD=$m CJ_SPOIL_FROM=1 CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" \
+    LUA_INIT="@$TMP/spoil.lua" run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/reduce.lua"
+  check_rc "reduce.lua given a wrong $m of 2^20 normals, the other right" 1
+  check "its check of both extremes fails ($m)" "$err" "check failed: min .* and max .* match Lua exactly"
+done
+
+# half.lua's check that the half kernel computes the product of the half-rounded inputs within
+# 1e-5 of sum |a x|: one row's result off by 1 (the 3rd copy back is y_half; every sampled row is
+# that row) is about 8e-4 of it, within what the input rounding allows, but not within 1e-5.
+CJ_SPOIL_COPY=3 CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" LUA_INIT="@$TMP/spoil.lua" \
+  run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/half.lua"
+check_rc "half.lua given a half result off by 1" 1
+check "its check against the half-rounded inputs fails" "$err" \
+  "check failed: half kernel = float64 product of the half-rounded inputs within 1e-5"
+
+# cluster_reduce.lua takes --sweep and nothing else: any other word is its usage and status 2.
+for bad in --swep --help sweep; do
+  CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/cluster_reduce.lua" "$bad"
+  check_rc "cluster_reduce.lua $bad" 2
+  check "says the option and the usage ($bad)" "$err" "unknown option '$bad'"
+  check "and its usage" "$err" 'usage: cujit cluster_reduce.lua \[--sweep\]'
+  check_not "runs nothing ($bad)" "$out" 'checks passed'
 done
 
 # mlp.lua --gemm checks every product it times (C at 121 entries against the host's product in
