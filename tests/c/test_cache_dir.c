@@ -422,6 +422,19 @@ Test(cache_dir, group_or_world_writable_directory_is_refused) {
   check_refused(dir, "group or others may write it");
 }
 
+/* Writable by the group alone, or by others alone: each is enough to be refused. */
+Test(cache_dir, group_only_or_others_only_writable_directory_is_refused) {
+  const mode_t modes[] = {0770, 0720, 0703};
+  for (int i = 0; i < 3; i++) {
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/shared%o", tmpdir, (unsigned)modes[i]);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    cr_assert_eq(chmod(dir, modes[i]), 0);
+    nwarnings = 0;
+    check_refused(dir, "group or others may write it");
+  }
+}
+
 Test(cache_dir, directory_of_another_user_is_refused) {
   if (geteuid() != 0) cr_skip_test("needs root to give a directory away");
   char dir[400];
