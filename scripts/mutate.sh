@@ -35,7 +35,7 @@
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 sample=15 seed=1 work="$here/build-mutate" ids="" sanitize=0 budget=0 groups=()
-usage() { sed -n '3,35p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '3,34p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 args=()
 while [ $# -gt 0 ]; do # --folder DIR is -d DIR
   case $1 in --folder) args+=(-d "${2:-}") && shift 2 ;; --folder=*) args+=(-d "${1#--folder=}") && shift ;; *) args+=("$1") && shift ;; esac
