@@ -185,19 +185,20 @@ fi
 log_n=$(sed -En 's/^sum +of 2\^([0-9]+) f32:.*/\1/p' <<<"$out")
 gib=$(awk -v n="${log_n:-0}" 'BEGIN { printf "%.2f", 4 * 2 ^ n / 2 ^ 30 }')
 check "and the size of one f32 array of 2^$log_n" "$out" "^\\($gib GiB per f32 array; the reductions read the input once\\)$"
-# Its checks of the planted extremes want them exactly: a min below the planted one (or a max
-# above it) fails. (The first call of each is the 2^20 check's, left right.)
-for m in min max; do
-  CJ_SPOIL_METHOD=$m CJ_SPOIL_FROM=2 CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" \
+# reduce_spoilt METHOD FROM: reduce.lua with x:METHOD() one beyond the right answer from its
+# FROM-th call on (the first call of each is the 2^20 check's, the second the planted one's).
+reduce_spoilt() {
+  CJ_SPOIL_METHOD=$1 CJ_SPOIL_FROM=$2 CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" \
     LUA_INIT="@$TMP/spoil.lua" run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/reduce.lua"
+}
+for m in min max; do
+  # Its checks of the planted extremes want them exactly: a min below the planted one (or a max
+  # above it) fails.
+  reduce_spoilt $m 2
   check_rc "reduce.lua given a $m beyond the planted one" 1
   check "its check of the planted $m fails" "$err" "check failed: $m found the value planted at"
-done
-
-# The 2^20 check wants both extremes right: a wrong min alone (or max alone) fails it.
-for m in min max; do
-  CJ_SPOIL_METHOD=$m CJ_SPOIL_FROM=1 CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" \
-    LUA_INIT="@$TMP/spoil.lua" run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/reduce.lua"
+  # The 2^20 check wants both extremes right: a wrong min alone (or max alone) fails it.
+  reduce_spoilt $m 1
   check_rc "reduce.lua given a wrong $m of 2^20 normals, the other right" 1
   check "its check of both extremes fails ($m)" "$err" "check failed: min .* and max .* match Lua exactly"
 done

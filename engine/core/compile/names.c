@@ -76,12 +76,14 @@ static cujit_status instantiate(cj_scan *scan, const char *expr, char *err, size
   char *args[CJ_MAX_TYPE_VARS * 4] = {0};
   size_t nargs = template_args(lt, gt, args, sizeof args / sizeof args[0]);
   cujit_status st = CUJIT_OK;
-  /* A default may name the parameters before it (`typename U = T`): those are put in first. */
-  for (size_t i = nargs; i < t->ntparams && st == CUJIT_OK; i++)
-    if (i < sizeof args / sizeof args[0] && t->tdefaults[i] && nargs == i &&
-        !(args[nargs++] =
-              cj_replace_words(t->tdefaults[i], strlen(t->tdefaults[i]),
-                               (const char *const *)t->tparams, (const char *const *)args, i)))
+  /* The trailing arguments left out take their defaults, up to the first parameter without one;
+  ** a default may name the parameters before it (`typename U = T`): those are put in first. */
+  for (; nargs < t->ntparams && nargs < sizeof args / sizeof args[0] && t->tdefaults[nargs] &&
+         st == CUJIT_OK;
+       nargs++)
+    if (!(args[nargs] =
+              cj_replace_words(t->tdefaults[nargs], strlen(t->tdefaults[nargs]),
+                               (const char *const *)t->tparams, (const char *const *)args, nargs)))
       st = CUJIT_ERROR_OUT_OF_HOST_MEMORY;
   if (st == CUJIT_OK && nargs != t->ntparams) {
     snprintf(err, err_len,
