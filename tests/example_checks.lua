@@ -21,5 +21,5 @@ return {
   ["reduce"] = {compile = 2, cpu = 12},
   ["streams"] = {compile = 1, cpu = 3},
   ["tma_copy"] = {compile = 0},
-  ["vector_add"] = {compile = 0, cpu = 2},
+  ["vector_add"] = {compile = 0, cpu = 3},
 }

@@ -5,10 +5,11 @@
 # saying why, CUJIT_EXAMPLE_NO_CPU=1 skips (77), and a plain run falls back to the CPU device,
 # saying so and why on one line. CUJIT_EXAMPLE_COMPILE_ONLY=1 compiles and runs nothing. Its
 # check can fail: a wrong result (one float spoilt by tests/c/dtoh_corrupting.c) is caught; and
-# so is one given to examples/vector_add.lua, to each of its two checks, whose printed bandwidth
-# must be the bytes it moves over the time it prints; so must examples/reduce.lua's, whose checks
-# of its planted minimum and maximum fail when given one beyond it, and of 2^20 normals when one
-# of the two is wrong; half.lua's check against the half-rounded inputs fails on a row off by 1;
+# so is one given to examples/vector_add.lua, to each of its three checks (the third: its inputs
+# are the stream's numbers it says), whose printed bandwidth must be the bytes it moves over the
+# time it prints; so must examples/reduce.lua's, whose checks of its planted minimum and maximum
+# fail when given one beyond it, and of 2^20 normals when one of the two is wrong; a sum off by
+# 1e-4 fails its double-precision check of 2^20 normals, and its exact one of the pattern; half.lua's check against the half-rounded inputs fails on a row off by 1;
 # cluster_reduce.lua refuses an option other than --sweep with its usage. The DLPack example
 # (examples/c/dlpack.c) names its device as saxpy does (CUJIT_DEVICE=cpu; no GPU, required or not),
 # and so does examples/embed, whose C side's check fails when the script's kernel did otherwise than
@@ -100,13 +101,14 @@ fi
 # wraps copy_to_host), vector_add.lua counts the one wrong element and exits non-zero.
 # CJ_SPOIL_COPY=N spoils the N-th copy only, and pins the positions math.random(1, n) draws to the
 # spoilt one, so a check of sampled positions sees it at every draw. CJ_SPOIL_METHOD=min (or max)
-# spoils that reduction's result instead, from its CJ_SPOIL_FROM-th call on: one beyond the right
-# answer (min - 1, max + 1).
+# (or sum) spoils that reduction's result instead, from its CJ_SPOIL_FROM-th call on: CJ_SPOIL_BY
+# (default 1) beyond the right answer (min - 1, max + 1, sum + 1).
 cat > "$TMP/spoil.lua" << 'EOF'
 require "cujit"
 local only, copies = tonumber(os.getenv("CJ_SPOIL_COPY") or ""), 0
 local spoilt = os.getenv("CJ_SPOIL_METHOD") or "copy_to_host"
 local from = tonumber(os.getenv("CJ_SPOIL_FROM") or "1")
+local by = tonumber(os.getenv("CJ_SPOIL_BY") or "1")
 local arrays = debug.getregistry()["cujit.device_array"]
 local index = arrays.__index
 arrays.__index = function(a, key)
@@ -116,7 +118,7 @@ arrays.__index = function(a, key)
     local h = method(...)
     copies = copies + 1
     if key ~= "copy_to_host" then
-      return copies < from and h or key == "max" and h + 1 or h - 1
+      return copies < from and h or key == "min" and h - by or h + by
     end
     if only and copies ~= only then return h end
     local i = #h // 2 + 1
@@ -159,6 +161,13 @@ CJ_SPOIL_COPY=4 CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" LUA_INIT="@$TMP/sp
 check_rc "vector_add.lua given a wrong result in its big arrays" 1
 check "its second check counts every draw of the wrong element" "$err" \
   'check failed: 2\^24 elements: 10000 random positions match the host \(10000 wrong\)'
+# Its third checks the inputs: a the first n normals of the seed's stream and b the next n (the
+# 7th copy is those 2n drawn at once): one number drawn otherwise fails it.
+CJ_SPOIL_COPY=7 CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" LUA_INIT="@$TMP/spoil.lua" \
+  run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/vector_add.lua"
+check_rc "vector_add.lua given one input number drawn otherwise" 1
+check "its check of the inputs counts it" "$err" \
+  'check failed: a and b are the first 2 x [0-9]+ normals of one stream \(1 differ\)'
 # The bandwidth it prints is 3 x 4 bytes per element over the time it prints, within what the
 # rounding of the two printed figures allows (bandwidth.awk): relative, never a fixed number of
 # GB/s, so the check is as sharp on a loaded machine as on an idle one.
@@ -185,10 +194,10 @@ fi
 log_n=$(sed -En 's/^sum +of 2\^([0-9]+) f32:.*/\1/p' <<<"$out")
 gib=$(awk -v n="${log_n:-0}" 'BEGIN { printf "%.2f", 4 * 2 ^ n / 2 ^ 30 }')
 check "and the size of one f32 array of 2^$log_n" "$out" "^\\($gib GiB per f32 array; the reductions read the input once\\)$"
-# reduce_spoilt METHOD FROM: reduce.lua with x:METHOD() one beyond the right answer from its
-# FROM-th call on (the first call of each is the 2^20 check's, the second the planted one's).
+# reduce_spoilt METHOD FROM [BY]: reduce.lua with x:METHOD() BY (1) beyond the right answer from
+# its FROM-th call on (the first call of each is the 2^20 check's, the second the planted one's).
 reduce_spoilt() {
-  CJ_SPOIL_METHOD=$1 CJ_SPOIL_FROM=$2 CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" \
+  CJ_SPOIL_METHOD=$1 CJ_SPOIL_FROM=$2 CJ_SPOIL_BY=${3:-1} CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" \
     LUA_INIT="@$TMP/spoil.lua" run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/reduce.lua"
 }
 for m in min max; do
@@ -202,6 +211,17 @@ for m in min max; do
   check_rc "reduce.lua given a wrong $m of 2^20 normals, the other right" 1
   check "its check of both extremes fails ($m)" "$err" "check failed: min .* and max .* match Lua exactly"
 done
+
+# Its sum of 2^20 normals is held to 1e-12 of sum |x| (about 8e-7: a double sum's rounding), not a
+# float's: a sum off by 1e-4, 1.2e-10 of sum |x|, fails it. (The sum is called twice there.)
+reduce_spoilt sum 1 1e-4
+check_rc "reduce.lua given a sum of 2^20 normals off by 1e-4" 1
+check "its check of that sum fails" "$err" "check failed: sum of 2\\^20 normals"
+# and the sum of the planted pattern must be exact: off by 1e-4 (of about 4.7e8) fails.
+reduce_spoilt sum 3 1e-4
+check_rc "reduce.lua given a planted sum off by 1e-4" 1
+check "its exact check of the planted sum fails" "$err" "check failed: sum of 2\\^24 = .*, exactly the closed form"
+check_not "while the 2^20 sum passed" "$err" "check failed: sum of 2\\^20 normals"
 
 # half.lua's check that the half kernel computes the product of the half-rounded inputs within
 # 1e-5 of sum |a x|: one row's result off by 1 (the 3rd copy back is y_half; every sampled row is
