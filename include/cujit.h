@@ -1082,7 +1082,8 @@ CUJIT_API cujit_status cujit_event_record(cujit_event *event, cujit_stream *stre
 CUJIT_API cujit_status cujit_event_synchronize(cujit_event *event);
 /* As cujit_stream_query, for the work before the event's record. */
 CUJIT_API cujit_status cujit_event_query(cujit_event *event);
-/* Milliseconds between two recorded, completed events. */
+/* Milliseconds between two recorded, completed events; a shareable event (below) has no timing
+** and is refused (CUJIT_ERROR_INVALID_ARGUMENT). */
 CUJIT_API cujit_status cujit_event_elapsed(cujit_event *start, cujit_event *end, float *ms);
 
 /* ---------------------------------------------------------------------------------------------

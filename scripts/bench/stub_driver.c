@@ -31,6 +31,7 @@
 ** Launch attributes (issue 26) are noted (stub_attrs.c): cujit_stub_seen(name) tells them back.
 ** Managed memory, its prefetches and advice, registered and mapped host memory: stub_memory.c
 ** (CUJIT_STUB_MANAGED=0: a device without managed memory).
+** Events (stub_events.c) remember their flags: cuEventElapsedTime refuses one without timing.
 ** IPC handles (stub_ipc.c) name the address and the process; a handle of another process opens.
 ** Graphs are recorded (stub_graph.c): what each replay was given, for tests of the CUDA backend's
 ** graph bookkeeping; each loaded library and each of its kernels has a handle of its own.
@@ -38,6 +39,7 @@
 ** it lives (a dlclose that really unloads) crashes the process, as it does with the real driver.
 */
 #include "stub_attrs.h"
+#include "stub_events.h"
 #include "stub_graph.h"
 #include "stub_ipc.h"
 #include "stub_memory.h"
@@ -615,7 +617,9 @@ static const struct {
     ENTRY(cuCtxCreate, ctx_create),
     ENTRY(cuCtxGetDevice, ctx_get_device),
     ENTRY(cuLibraryGetModule, make_handle),
-    ENTRY(cuEventCreate, make_handle),
+    ENTRY(cuEventCreate, cj_stub_event_create),
+    ENTRY(cuEventDestroy, cj_stub_event_destroy),
+    ENTRY(cuEventElapsedTime, cj_stub_event_elapsed),
     ENTRY(cuLibraryLoadData, library_load_data),
     ENTRY(cuLibraryGetKernel, library_get_kernel),
     ENTRY(cuKernelGetFunction, kernel_get_function),

@@ -12,6 +12,8 @@
 */
 #include "stub_memory.h"
 
+#include "stub_events.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -191,7 +193,8 @@ CUresult cj_stub_pool_trim_to(CUmemoryPool pool, size_t keep) {
 }
 
 CUresult cj_stub_event_record(CUevent event, CUstream s) {
-  (void)event, (void)s;
+  (void)s;
+  cj_stub_event_recorded(event);
   return count(SEEN_EVENT_RECORD);
 }
 

@@ -7,7 +7,8 @@
 ** this very process is refused as the driver refuses it, with cujit's message; a handle naming
 ** another process (forged here: the stand-in's memory is this process's) opens as a buffer of the
 ** dtype and size the text says, reads the exporter's bytes, and its free closes the handle without
-** freeing the memory; events alike (only one made shareable, or the application's, is exported);
+** freeing the memory; events alike (only one made shareable, or the application's, is exported;
+** a shareable one, made or opened, is refused a time, saying so);
 ** an open the driver fails otherwise than by refusing the handle is the driver's error;
 ** a driver without the entry points refuses the feature alone.
 ** lua.test_lua_managed opens a handle in a real second process on a GPU.
@@ -153,8 +154,19 @@ Test(stub_ipc, event_round_trip_through_the_text, .fini = close_engine) {
   EXPECT_OK(cujit_event_ipc_handle(wrapped, untouched));
   cr_assert_eq(strncmp(untouched, "cujit-ipc-event:", 16), 0, "%s", untouched);
   cujit_event_free(wrapped);
-  cujit_event_free(ordinary);
+  /* a shareable event, made or opened, has no timing: cujit says so, whichever end it is (the
+  ** driver's own answer would be "invalid resource handle") */
+  EXPECT_OK(cujit_event_record(ordinary, NULL));
   EXPECT_OK(cujit_event_record(shared, NULL));
+  float ms = -1;
+  EXPECT_REFUSED(cujit_event_elapsed(ordinary, shared, &ms), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "cujit_event_elapsed: the end event is shareable between processes, and those "
+                 "have no timing; time with events from cujit_event_create (Lua: cuda.event())");
+  EXPECT_REFUSED(cujit_event_elapsed(opened, ordinary, &ms), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "cujit_event_elapsed: the start event is shareable between processes, and those "
+                 "have no timing; time with events from cujit_event_create (Lua: cuda.event())");
+  cr_expect_eq(ms, 0, "a refused elapsed time leaves 0 ms, not %g", ms);
+  cujit_event_free(ordinary);
   EXPECT_OK(cujit_stream_wait_event(NULL, opened));
   EXPECT_OK(cujit_event_synchronize(opened));
   cujit_event_free(opened);

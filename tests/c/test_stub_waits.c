@@ -7,7 +7,8 @@
 ** (/proc/TID/timerslack_ns) throughout the wait. A wait that naps (CUJIT_WAIT=0) lowers
 ** it while it waits and gives the caller's own back after; a wait told to spin (CUJIT_WAIT=spin)
 ** never sleeps, so never touches it. CUJIT_WAIT is read once per process: each case is one. And
-** a device's wait lasts until the work on the default stream and on cujit's streams has ended.
+** a device's wait lasts until the work on the default stream and on cujit's streams has ended;
+** two events time the work between them (the backend's events are made with timing).
 */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -149,6 +150,39 @@ Test(stub_waits, a_device_wait_ends_after_the_default_stream_and_every_stream) {
                  on_stream ? "on a stream" : "on the default stream");
   }
   cujit_event_free(e);
+  cujit_stream_free(s);
+  cujit_buffer_free(b);
+  cujit_kernel_free(k);
+}
+
+/* Two events time the work between them on the default stream and on a stream: the backend makes
+** its events with timing (the stand-in, like the driver, refuses a time between events made
+** without it; it answers 0 ms, as no kernel takes time there). */
+Test(stub_waits, two_events_time_the_work_between_them_on_any_stream) {
+  cujit_kernel *k;
+  cujit_buffer *b;
+  open_with_kernel("1000000", &k, &b);
+  cujit_stream *s;
+  EXPECT_OK(cujit_stream_create(engine, &s));
+  cujit_event *start, *end;
+  EXPECT_OK(cujit_event_create(engine, &start));
+  EXPECT_OK(cujit_event_create(engine, &end));
+  cujit_arg a[] = {CUJIT_ARG_BUF(b)};
+  for (int on_stream = 0; on_stream < 2; on_stream++) {
+    cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
+    cfg.grid[0] = cfg.block[0] = 1;
+    cfg.stream = on_stream ? s : NULL;
+    EXPECT_OK(cujit_event_record(start, cfg.stream));
+    EXPECT_OK(cujit_launch(k, &cfg, a, 1));
+    EXPECT_OK(cujit_event_record(end, cfg.stream));
+    EXPECT_OK(cujit_event_synchronize(end));
+    float ms = -1;
+    cr_expect_eq(cujit_event_elapsed(start, end, &ms), CUJIT_OK, "timing %s: %s",
+                 on_stream ? "a stream" : "the default stream", cujit_errmsg(engine));
+    cr_expect_eq(ms, 0, "the stand-in's time is 0 ms, not %g", ms);
+  }
+  cujit_event_free(end);
+  cujit_event_free(start);
   cujit_stream_free(s);
   cujit_buffer_free(b);
   cujit_kernel_free(k);

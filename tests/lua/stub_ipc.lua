@@ -87,6 +87,11 @@ h.test("events: the handle's text, refused in this process, opened as another's"
   h.raises({"only an event made shareable can be exported", "cuda.shareable_event()"},
            ordinary.ipc_handle, ordinary)
   h.raises({"only an event made shareable"}, opened.ipc_handle, opened)
+  -- a shareable event, made or opened, has no timing: refused, saying what to time with
+  ordinary:record()
+  h.raises({"the end event is shareable between processes", "cuda.event()"}, ordinary.elapsed,
+           ordinary, ev)
+  h.raises({"the start event is shareable between processes"}, cuda.elapsed, opened, ordinary)
 end)
 
 h.run()

@@ -218,6 +218,7 @@ static cujit_status event_create(cujit_engine *engine, cujit_device *device, con
   e->device = device;
   e->generation = __atomic_load_n(&device->generation, __ATOMIC_ACQUIRE);
   e->exportable = shareable && !ipc_handle;
+  e->untimed = shareable;
   cj_track(engine, &e->link, event_destroy);
   *out = e;
   return CUJIT_OK;
@@ -366,6 +367,11 @@ cujit_status cujit_event_elapsed(cujit_event *start, cujit_event *end, float *ms
                    "%s: the events are on different devices (%d and %d); time with two events "
                    "of one device",
                    fn, device->ordinal, end->device->ordinal);
+  if (start->untimed || end->untimed)
+    return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "%s: the %s event is shareable between processes, and those have no timing; "
+                   "time with events from cujit_event_create (Lua: cuda.event())",
+                   fn, start->untimed ? "start" : "end");
   if (!start->recorded || !end->recorded)
     return cj_fail(engine, CUJIT_ERROR_INVALID_ARGUMENT,
                    "%s: the %s event was never recorded; record both with cujit_event_record", fn,

@@ -25,6 +25,7 @@ struct cujit_event {
   int recorded;   /* elapsed time needs both events recorded */
   int foreign;    /* the application's (cujit_event_wrap): never destroyed by cujit */
   int exportable; /* its IPC handle may be asked of the driver: made shareable, or foreign */
+  int untimed;    /* shareable (made or opened): the driver makes those without timing */
 };
 
 /* A new event on the current device (`fn` names the call): an ordinary one, or a shareable one
