@@ -217,6 +217,33 @@ Test(stub_pool, small_uploads_land_with_their_own_bytes_when_the_driver_reads_la
   cujit_buffer_free(b);
 }
 
+/* The same with uploads of every size from 1 byte to 700, not whole 256-byte slots: each takes
+** its size rounded up in the ring, never less, so none is overwritten by the next before the
+** driver read it. */
+Test(stub_pool, small_uploads_of_odd_sizes_land_whole_when_the_driver_reads_late) {
+  setenv("CUJIT_STUB_DEFER_COPIES", "1", 1);
+  open_engine();
+  enum { N = 700 };
+  static unsigned char want[N * (N + 1) / 2], back[sizeof want], chunk[N];
+  cujit_buffer *b;
+  EXPECT_OK(cujit_buffer_alloc(engine, sizeof want, CUJIT_U8, &b));
+  size_t at = 0;
+  for (int u = 0; u < N; u++) {
+    size_t bytes = 1 + (size_t)(u * 97) % N; /* 1 to 700, each once */
+    for (size_t i = 0; i < bytes; i++) chunk[i] = want[at + i] = (unsigned char)(u * 131 + i);
+    EXPECT_OK(cujit_memcpy_htod(b, at, chunk, bytes, NULL));
+    memset(chunk, 0xff, bytes); /* the caller's memory is its own again */
+    at += bytes;
+  }
+  cr_assert_eq(at, sizeof want);
+  EXPECT_OK(cujit_memcpy_dtoh(back, b, 0, sizeof back, NULL));
+  size_t bad = 0;
+  while (bad < sizeof want && back[bad] == want[bad]) bad++;
+  cr_expect_eq(bad, sizeof want, "byte %zu of %zu is %d, not %d", bad, sizeof want,
+               bad < sizeof want ? back[bad] : 0, bad < sizeof want ? want[bad] : 0);
+  cujit_buffer_free(b);
+}
+
 /* Downloads of up to 64 KiB (CJ_STAGE_SEGMENT) go through one pinned segment, made at the first
 ** of them and kept; a larger one goes straight to the caller's memory and pins nothing. Each
 ** brings its own bytes back. */
