@@ -4,7 +4,10 @@
 ** STUB_PARAMS parameters), an instantiated graph keeps its own copy of those node parameters
 ** addressed by the captured graph's node handles, as the real driver's is, and
 ** cuGraphExecKernelNodeSetParams refuses a node of another graph (CUDA_ERROR_INVALID_VALUE), as
-** the real driver does. cujit_stub_graph_replayed(node, ...) (dlsym it) tells what the last
+** the real driver does. A copy or fill on the capturing stream is a node of its type too
+** (cuGraphNodeGetType tells it), but is done at once, not at replay: no kernel of a replay runs
+** here either, and a test reads its bytes after the capture. cujit_stub_graph_replayed(node, ...)
+*(dlsym it) tells what the last
 ** cuGraphLaunch would have run at a node: tests of the CUDA backend's graph bookkeeping
 ** (tests/c/test_graph_stub.c). CUJIT_STUB_UPDATE_RESULT=N makes cuGraphExecUpdate fail with that
 ** CUgraphExecUpdateResult. Kernels still do not run. One capture at a time.
@@ -20,6 +23,7 @@
 
 typedef struct stub_node {
   struct stub_graph *owner;
+  CUgraphNodeType type; /* a kernel, or a copy or fill captured (done at once: see below) */
   CUfunction func;
   unsigned grid[3], block[3];
   unsigned long long param[STUB_PARAMS];
@@ -66,10 +70,18 @@ CUresult cj_stub_launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
   if (!capturing || s != capturing) return cj_stub_launch();
   stub_node *n = capture->count < STUB_NODES ? calloc(1, sizeof *n) : NULL;
   if (!n) return CUDA_ERROR_OUT_OF_MEMORY;
-  *n = (stub_node){capture, f, {gx, gy, gz}, {bx, by, bz}, {0}};
+  *n = (stub_node){capture, CU_GRAPH_NODE_TYPE_KERNEL, f, {gx, gy, gz}, {bx, by, bz}, {0}};
   read_params(n, params);
   capture->nodes[capture->count++] = n;
   return CUDA_SUCCESS;
+}
+
+void cj_stub_capture_other(CUstream s, CUgraphNodeType type) {
+  if (!capturing || s != capturing || capture->count >= STUB_NODES) return;
+  stub_node *n = calloc(1, sizeof *n);
+  if (!n) return;
+  *n = (stub_node){.owner = capture, .type = type};
+  capture->nodes[capture->count++] = n;
 }
 
 CUresult cj_stub_capture_info(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id,
@@ -109,8 +121,7 @@ CUresult cj_stub_graph_nodes(CUgraph graph, CUgraphNode *nodes, size_t *n) {
 }
 
 CUresult cj_stub_node_type(CUgraphNode node, CUgraphNodeType *type) {
-  (void)node;
-  *type = CU_GRAPH_NODE_TYPE_KERNEL;
+  *type = ((const stub_node *)node)->type;
   return CUDA_SUCCESS;
 }
 

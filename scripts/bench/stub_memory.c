@@ -13,6 +13,7 @@
 #include "stub_memory.h"
 
 #include "stub_events.h"
+#include "stub_graph.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -230,7 +231,7 @@ void cj_stub_flush_copies(void) {
 
 CUresult cj_stub_copy_htod(CUdeviceptr dst, const void *src, size_t bytes, CUstream s) {
   cj_stub_cost(); /* which does the copies queued before, and reads the variable */
-  (void)s;
+  cj_stub_capture_other(s, CU_GRAPH_NODE_TYPE_MEMCPY);
   if (!cj_stub_is_driver_memory(dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&pending_lock);
   int later = __atomic_load_n(&defer, __ATOMIC_RELAXED) && cj_stub_is_pinned(src) &&

@@ -9,7 +9,8 @@
 ** replay was given, read back from the stand-in (its kernels do not run: the values themselves
 ** are checked on a GPU or the CPU device by c.test_graph_args). Also what cujit says for each
 ** reason the driver gives for refusing an update (CUJIT_STUB_UPDATE_RESULT), and the graph still
-** replaying as it was; a capture a driver call refuses or invalidated, said as such.
+** replaying as it was; a capture a driver call refuses or invalidated, said as such; a capture's
+** nodes counted by the kind the driver gives each (kernels, fills, copies).
 */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -106,6 +107,31 @@ static cujit_status launch(cujit_buffer *x, double a, double b, unsigned blocks)
 static cujit_status set(cujit_graph *g, size_t node, cujit_buffer *x, double a, double b) {
   cujit_arg args[] = {CUJIT_ARG_BUF(x), CUJIT_ARG_F(a), CUJIT_ARG_F(b), CUJIT_ARG_I(N)};
   return cujit_graph_set_args(g, node, args, 4);
+}
+
+/* A capture's nodes are counted by kind from what the driver says of each (cuGraphNodeGetType):
+** a kernel, a fill, a copy and a kernel again are 2, 1 and 1; the kernels are those of kernel
+** nodes alone. */
+Test(graph_stub, a_capture_counts_its_nodes_by_the_kind_the_driver_gives) {
+  cujit_buffer *x = buffer(CUJIT_F32), *y = buffer(CUJIT_F32);
+  cujit_graph *g;
+  EXPECT_OK(cujit_capture_begin(stream, CUJIT_CAPTURE_RELAXED));
+  EXPECT_OK(launch(x, 2, 1, 8));
+  EXPECT_OK(cujit_memset(x, 0, 0, 4, stream));
+  EXPECT_OK(cujit_memcpy_dtod(y, 0, x, 0, 4 * N, stream));
+  EXPECT_OK(launch(y, 3, 1, 8));
+  EXPECT_OK(cujit_capture_end(stream, &g));
+  cr_expect_eq(cujit_graph_node_count(g, CUJIT_GRAPH_NODE_KERNEL), 2);
+  cr_expect_eq(cujit_graph_node_count(g, CUJIT_GRAPH_NODE_MEMSET), 1);
+  cr_expect_eq(cujit_graph_node_count(g, CUJIT_GRAPH_NODE_COPY), 1);
+  cr_expect_eq(cujit_graph_node_count(g, CUJIT_GRAPH_NODE_OTHER), 0);
+  cr_expect_eq(cujit_graph_node_count(g, CUJIT_GRAPH_NODE_KINDS), 4);
+  cr_expect_eq(cujit_graph_kernel(g, 0), k32, "the first node runs axpb's f32 specialisation");
+  cr_expect_eq(cujit_graph_kernel(g, 1), k32, "kernel nodes are counted past the fill and copy");
+  cr_expect_null(cujit_graph_kernel(g, 2), "two kernel nodes, not four");
+  cujit_graph_free(g);
+  cujit_buffer_free(y);
+  cujit_buffer_free(x);
 }
 
 /* Two nodes: axpb(x, a0, b0) on `blocks0` blocks, axpb(y, a1, b1) on `blocks1`. */
