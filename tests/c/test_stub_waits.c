@@ -80,6 +80,15 @@ static cujit_device *open_with_kernel(const char *kernel_ns, cujit_kernel **k, c
   return gpu;
 }
 
+/* One block of mark(b) on `stream` (NULL: the default stream). */
+static void launch_mark(cujit_kernel *k, cujit_buffer *b, cujit_stream *stream) {
+  cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
+  cfg.grid[0] = cfg.block[0] = 1;
+  cfg.stream = stream;
+  cujit_arg a[] = {CUJIT_ARG_BUF(b)};
+  EXPECT_OK(cujit_launch(k, &cfg, a, 1));
+}
+
 /* With CUJIT_WAIT=`wait_env`, a launch pretending to run 300 ms, then a wait for it
 ** (cujit_device_synchronize), watched from a second thread. The caller's slack after the wait. */
 static unsigned long watched_wait(const char *wait_env, watch *w) {
@@ -95,10 +104,7 @@ static unsigned long watched_wait(const char *wait_env, watch *w) {
   pthread_t t;
   cr_assert_eq(pthread_create(&t, NULL, watch_slack, w), 0);
   while (w->reads == 0) usleep(100); /* the watcher runs before the wait starts */
-  cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
-  cfg.grid[0] = cfg.block[0] = 1;
-  cujit_arg a[] = {CUJIT_ARG_BUF(b)};
-  EXPECT_OK(cujit_launch(k, &cfg, a, 1));
+  launch_mark(k, b, NULL);
   EXPECT_OK(cujit_device_synchronize(gpu));
   unsigned long after = (unsigned long)prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
   w->done = 1;
@@ -137,13 +143,9 @@ Test(stub_waits, a_device_wait_ends_after_the_default_stream_and_every_stream) {
   EXPECT_OK(cujit_stream_create(engine, &s));
   cujit_event *e;
   EXPECT_OK(cujit_event_create(engine, &e));
-  cujit_arg a[] = {CUJIT_ARG_BUF(b)};
   for (int on_stream = 0; on_stream < 2; on_stream++) {
-    cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
-    cfg.grid[0] = cfg.block[0] = 1;
-    cfg.stream = on_stream ? s : NULL;
-    EXPECT_OK(cujit_launch(k, &cfg, a, 1));
-    EXPECT_OK(cujit_event_record(e, cfg.stream));
+    launch_mark(k, b, on_stream ? s : NULL);
+    EXPECT_OK(cujit_event_record(e, on_stream ? s : NULL));
     cr_expect_eq(cujit_event_query(e), CUJIT_ERROR_NOT_READY, "the kernel still runs");
     EXPECT_OK(cujit_device_synchronize(gpu));
     cr_expect_eq(cujit_event_query(e), CUJIT_OK, "the device's wait ended before the work %s",
@@ -167,14 +169,11 @@ Test(stub_waits, two_events_time_the_work_between_them_on_any_stream) {
   cujit_event *start, *end;
   EXPECT_OK(cujit_event_create(engine, &start));
   EXPECT_OK(cujit_event_create(engine, &end));
-  cujit_arg a[] = {CUJIT_ARG_BUF(b)};
   for (int on_stream = 0; on_stream < 2; on_stream++) {
-    cujit_launch_config cfg = CUJIT_LAUNCH_CONFIG_INIT;
-    cfg.grid[0] = cfg.block[0] = 1;
-    cfg.stream = on_stream ? s : NULL;
-    EXPECT_OK(cujit_event_record(start, cfg.stream));
-    EXPECT_OK(cujit_launch(k, &cfg, a, 1));
-    EXPECT_OK(cujit_event_record(end, cfg.stream));
+    cujit_stream *on = on_stream ? s : NULL;
+    EXPECT_OK(cujit_event_record(start, on));
+    launch_mark(k, b, on);
+    EXPECT_OK(cujit_event_record(end, on));
     EXPECT_OK(cujit_event_synchronize(end));
     float ms = -1;
     cr_expect_eq(cujit_event_elapsed(start, end, &ms), CUJIT_OK, "timing %s: %s",
