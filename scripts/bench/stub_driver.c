@@ -488,25 +488,25 @@ int cj_stub_is_driver_memory(CUdeviceptr p, size_t bytes) {
 
 static CUresult copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
   cj_stub_cost();
-  cj_stub_capture_other(s, CU_GRAPH_NODE_TYPE_MEMCPY);
   if (!cj_stub_is_driver_memory(dst, bytes) || !cj_stub_is_driver_memory(src, bytes))
     return CUDA_ERROR_INVALID_VALUE;
+  cj_stub_capture_other(s, CU_GRAPH_NODE_TYPE_MEMCPY);
   memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
   return CUDA_SUCCESS;
 }
 
 static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t bytes, CUstream s) {
   cj_stub_cost();
-  cj_stub_capture_other(s, CU_GRAPH_NODE_TYPE_MEMSET);
   if (!cj_stub_is_driver_memory(dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  cj_stub_capture_other(s, CU_GRAPH_NODE_TYPE_MEMSET);
   memset((void *)(uintptr_t)dst, v, bytes);
   return CUDA_SUCCESS;
 }
 
 static CUresult copy_dtoh(void *dst, CUdeviceptr src, size_t bytes, CUstream s) {
   cj_stub_cost();
-  cj_stub_capture_other(s, CU_GRAPH_NODE_TYPE_MEMCPY);
   if (!cj_stub_is_driver_memory(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  cj_stub_capture_other(s, CU_GRAPH_NODE_TYPE_MEMCPY);
   memmove(dst, (const void *)(uintptr_t)src, bytes);
   cj_stub_note_dtoh(dst);
   return CUDA_SUCCESS;

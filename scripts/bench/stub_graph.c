@@ -6,11 +6,11 @@
 ** cuGraphExecKernelNodeSetParams refuses a node of another graph (CUDA_ERROR_INVALID_VALUE), as
 ** the real driver does. A copy or fill on the capturing stream is a node of its type too
 ** (cuGraphNodeGetType tells it), but is done at once, not at replay: no kernel of a replay runs
-** here either, and a test reads its bytes after the capture. cujit_stub_graph_replayed(node, ...)
-*(dlsym it) tells what the last
-** cuGraphLaunch would have run at a node: tests of the CUDA backend's graph bookkeeping
-** (tests/c/test_graph_stub.c). CUJIT_STUB_UPDATE_RESULT=N makes cuGraphExecUpdate fail with that
-** CUgraphExecUpdateResult. Kernels still do not run. One capture at a time.
+** here either, and a test reads its bytes after the capture. cujit_stub_graph_replayed(node,
+** ...) (dlsym it) tells what the last cuGraphLaunch would have run at a node: tests of the CUDA
+** backend's graph bookkeeping (tests/c/test_graph_stub.c). CUJIT_STUB_UPDATE_RESULT=N makes
+** cuGraphExecUpdate fail with that CUgraphExecUpdateResult. Kernels still do not run. One capture
+** at a time.
 */
 #include "stub_graph.h"
 #include "stub_attrs.h" /* cj_stub_env_int */
