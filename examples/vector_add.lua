@@ -44,8 +44,8 @@ for _ = 1, 10000 do
 end
 S.check(bad == 0, "2^%d elements: 10000 random positions match the host (%d wrong)", LOG_BIG, bad)
 
--- The inputs are what they say: a the first n normals of the seed's stream, b the next n (a
--- b drawn like a would make c = 2a, which an add of a to itself passes too).
+-- The inputs are what they say: a the first n normals of the seed's stream, b the next n. (Were
+-- b the same numbers as a, c would be 2a, and a kernel adding a to itself would pass too.)
 local ab, differ = cuda.random.normal(cuda.device_array(2 * n), seed):copy_to_host(), 0
 for i = 1, n do
   if ab[i] ~= ha[i] or ab[n + i] ~= hb[i] then differ = differ + 1 end

@@ -490,7 +490,8 @@ static CUresult copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstre
   cj_stub_cost();
   if (!cj_stub_is_driver_memory(dst, bytes) || !cj_stub_is_driver_memory(src, bytes))
     return CUDA_ERROR_INVALID_VALUE;
-  cj_stub_capture_other(s, CU_GRAPH_NODE_TYPE_MEMCPY);
+  CUresult captured = cj_stub_capture_other(s, CU_GRAPH_NODE_TYPE_MEMCPY);
+  if (captured != CUDA_SUCCESS) return captured;
   memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
   return CUDA_SUCCESS;
 }
@@ -498,7 +499,8 @@ static CUresult copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstre
 static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t bytes, CUstream s) {
   cj_stub_cost();
   if (!cj_stub_is_driver_memory(dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  cj_stub_capture_other(s, CU_GRAPH_NODE_TYPE_MEMSET);
+  CUresult captured = cj_stub_capture_other(s, CU_GRAPH_NODE_TYPE_MEMSET);
+  if (captured != CUDA_SUCCESS) return captured;
   memset((void *)(uintptr_t)dst, v, bytes);
   return CUDA_SUCCESS;
 }
@@ -506,7 +508,8 @@ static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t bytes, CUstream
 static CUresult copy_dtoh(void *dst, CUdeviceptr src, size_t bytes, CUstream s) {
   cj_stub_cost();
   if (!cj_stub_is_driver_memory(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  cj_stub_capture_other(s, CU_GRAPH_NODE_TYPE_MEMCPY);
+  CUresult captured = cj_stub_capture_other(s, CU_GRAPH_NODE_TYPE_MEMCPY);
+  if (captured != CUDA_SUCCESS) return captured;
   memmove(dst, (const void *)(uintptr_t)src, bytes);
   cj_stub_note_dtoh(dst);
   return CUDA_SUCCESS;

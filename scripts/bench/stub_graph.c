@@ -63,25 +63,33 @@ CUresult cj_stub_capture_begin(CUstream s, CUstreamCaptureMode mode) {
   return CUDA_SUCCESS;
 }
 
+/* A new node of `type` at the end of the capture, or NULL when the capture is full or out of
+** memory (the launch or copy that made it is then refused as out of memory). */
+static stub_node *add_node(CUgraphNodeType type) {
+  stub_node *n = capture->count < STUB_NODES ? calloc(1, sizeof *n) : NULL;
+  if (!n) return NULL;
+  *n = (stub_node){.owner = capture, .type = type};
+  capture->nodes[capture->count++] = n;
+  return n;
+}
+
 CUresult cj_stub_launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                unsigned by, unsigned bz, unsigned shared, CUstream s, void **params,
                                void **extra) {
   (void)shared, (void)extra;
   if (!capturing || s != capturing) return cj_stub_launch();
-  stub_node *n = capture->count < STUB_NODES ? calloc(1, sizeof *n) : NULL;
+  stub_node *n = add_node(CU_GRAPH_NODE_TYPE_KERNEL);
   if (!n) return CUDA_ERROR_OUT_OF_MEMORY;
-  *n = (stub_node){capture, CU_GRAPH_NODE_TYPE_KERNEL, f, {gx, gy, gz}, {bx, by, bz}, {0}};
+  n->func = f;
+  n->grid[0] = gx, n->grid[1] = gy, n->grid[2] = gz;
+  n->block[0] = bx, n->block[1] = by, n->block[2] = bz;
   read_params(n, params);
-  capture->nodes[capture->count++] = n;
   return CUDA_SUCCESS;
 }
 
-void cj_stub_capture_other(CUstream s, CUgraphNodeType type) {
-  if (!capturing || s != capturing || capture->count >= STUB_NODES) return;
-  stub_node *n = calloc(1, sizeof *n);
-  if (!n) return;
-  *n = (stub_node){.owner = capture, .type = type};
-  capture->nodes[capture->count++] = n;
+CUresult cj_stub_capture_other(CUstream s, CUgraphNodeType type) {
+  if (!capturing || s != capturing) return CUDA_SUCCESS;
+  return add_node(type) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 CUresult cj_stub_capture_info(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id,

@@ -14,8 +14,9 @@ CUresult cj_stub_launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
 CUresult cj_stub_capture_begin(CUstream s, CUstreamCaptureMode mode);
 CUresult cj_stub_capture_info(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id,
                               CUgraph *graph, const CUgraphNode **deps, size_t *ndeps);
-/* A copy or fill on stream s: a node of `type` in the capture when s is capturing. */
-void cj_stub_capture_other(CUstream s, CUgraphNodeType type);
+/* A copy or fill on stream s: a node of `type` in the capture when s is capturing; out of
+** memory when the capture has no room for it. */
+CUresult cj_stub_capture_other(CUstream s, CUgraphNodeType type);
 CUresult cj_stub_capture_end(CUstream s, CUgraph *graph);
 CUresult cj_stub_graph_destroy(CUgraph graph);
 CUresult cj_stub_graph_nodes(CUgraph graph, CUgraphNode *nodes, size_t *n);

@@ -232,7 +232,8 @@ void cj_stub_flush_copies(void) {
 CUresult cj_stub_copy_htod(CUdeviceptr dst, const void *src, size_t bytes, CUstream s) {
   cj_stub_cost(); /* which does the copies queued before, and reads the variable */
   if (!cj_stub_is_driver_memory(dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  cj_stub_capture_other(s, CU_GRAPH_NODE_TYPE_MEMCPY);
+  CUresult captured = cj_stub_capture_other(s, CU_GRAPH_NODE_TYPE_MEMCPY);
+  if (captured != CUDA_SUCCESS) return captured;
   pthread_mutex_lock(&pending_lock);
   int later = __atomic_load_n(&defer, __ATOMIC_RELAXED) && cj_stub_is_pinned(src) &&
               npending < (int)(sizeof pending / sizeof *pending);

@@ -425,7 +425,7 @@ Test(cache_dir, group_or_world_writable_directory_is_refused) {
 /* Writable by the group alone, or by others alone: each is enough to be refused. */
 Test(cache_dir, group_only_or_others_only_writable_directory_is_refused) {
   const mode_t modes[] = {0770, 0720, 0703};
-  for (int i = 0; i < 3; i++) {
+  for (size_t i = 0; i < sizeof modes / sizeof *modes; i++) {
     char dir[400];
     snprintf(dir, sizeof dir, "%s/shared%o", tmpdir, (unsigned)modes[i]);
     cr_assert_eq(mkdir(dir, 0700), 0);

@@ -9,8 +9,9 @@
 # are the stream's numbers it says), whose printed bandwidth must be the bytes it moves over the
 # time it prints; so must examples/reduce.lua's, whose checks of its planted minimum and maximum
 # fail when given one beyond it, and of 2^20 normals when one of the two is wrong; a sum off by
-# 1e-4 fails its double-precision check of 2^20 normals, and its exact one of the pattern; half.lua's check against the half-rounded inputs fails on a row off by 1;
-# cluster_reduce.lua refuses an option other than --sweep with its usage. The DLPack example
+# 1e-4 fails its double-precision check of 2^20 normals, and its exact one of the pattern;
+# half.lua's check against the half-rounded inputs fails on a row off by 1; cluster_reduce.lua
+# refuses an option other than --sweep with its usage. The DLPack example
 # (examples/c/dlpack.c) names its device as saxpy does (CUJIT_DEVICE=cpu; no GPU, required or not),
 # and so does examples/embed, whose C side's check fails when the script's kernel did otherwise than
 # it says, or it returns no constants, and which reports a script's error. mlp.lua --gemm's check
@@ -197,8 +198,8 @@ check "and the size of one f32 array of 2^$log_n" "$out" "^\\($gib GiB per f32 a
 # reduce_spoilt METHOD FROM [BY]: reduce.lua with x:METHOD() BY (1) beyond the right answer from
 # its FROM-th call on (the first call of each is the 2^20 check's, the second the planted one's).
 reduce_spoilt() {
-  CJ_SPOIL_METHOD=$1 CJ_SPOIL_FROM=$2 CJ_SPOIL_BY=${3:-1} CUJIT_DEVICE=cpu CUJIT_CACHE_DIR="$TMP/cache" \
-    LUA_INIT="@$TMP/spoil.lua" run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/reduce.lua"
+  CJ_SPOIL_METHOD=$1 CJ_SPOIL_FROM=$2 CJ_SPOIL_BY=${3:-1} CUJIT_DEVICE=cpu \
+    CUJIT_CACHE_DIR="$TMP/cache" LUA_INIT="@$TMP/spoil.lua" run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/reduce.lua"
 }
 for m in min max; do
   # Its checks of the planted extremes want them exactly: a min below the planted one (or a max
