@@ -1130,8 +1130,9 @@ CUJIT_API cujit_status cujit_device_context(cujit_device *device, void **context
 CUJIT_API cujit_status cujit_stream_wrap(cujit_engine *engine, void *native, cujit_stream **out);
 CUJIT_API cujit_status cujit_stream_wrap_on(cujit_device *device, void *native, cujit_stream **out);
 /* The application's event `native` (a CUevent or cudaEvent_t of the current device's context) as
-** a cujit event: record, wait, query and time with it (timing needs an event made with timing,
-** which the driver checks). cujit_event_free forgets it and never destroys it. */
+** a cujit event: record, wait, query and time with it (timing needs an event made with timing and
+** recorded, which the driver checks: cujit_event_elapsed refuses one without, INVALID_ARGUMENT).
+** cujit_event_free forgets it and never destroys it. */
 CUJIT_API cujit_status cujit_event_wrap(cujit_engine *engine, void *native, cujit_event **out);
 
 /* The native handles of cujit's objects, for the application's own driver or runtime calls. Each

@@ -324,6 +324,27 @@ Test(embedding, the_applications_stream_runs_cujits_work_and_is_never_destroyed,
   EXPECT_OK(cujit_event_record(e, s));
   EXPECT_OK(cujit_event_synchronize(e));
   if (!on_stub()) cr_expect_eq(host[4095], 100 + 4095, "the application's copy ran first");
+  /* one the application made without timing: the driver refuses to time it, and cujit says why */
+  CUevent untimed_native = NULL;
+  cr_assert_eq(((PFN_cuEventCreate_v2000)driver("cuEventCreate", 2000))(&untimed_native,
+                                                                        CU_EVENT_DISABLE_TIMING),
+               CUDA_SUCCESS);
+  cujit_event *untimed = NULL;
+  EXPECT_OK(cujit_event_wrap(engine, untimed_native, &untimed));
+  EXPECT_OK(cujit_event_record(untimed, s));
+  EXPECT_OK(cujit_event_synchronize(untimed));
+  float ms = -1;
+  EXPECT_REFUSED(cujit_event_elapsed(e, untimed, &ms), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "cujit_event_elapsed: the driver cannot time these events (invalid resource "
+                 "handle): a wrapped event made without timing (CU_EVENT_DISABLE_TIMING, "
+                 "cudaEventDisableTiming) or never recorded has no time; time with events from "
+                 "cujit_event_create, or record the wrapped ones");
+  EXPECT_OK(cujit_event_record(e, s)); /* the application's timed event is timed, twice recorded */
+  EXPECT_OK(cujit_event_synchronize(e));
+  EXPECT_OK(cujit_event_elapsed(e, e, &ms));
+  cr_expect_eq(ms, 0, "an event timed against itself: %g ms", ms);
+  cujit_event_free(untimed);
+  ((PFN_cuEventDestroy_v4000)driver("cuEventDestroy", 4000))(untimed_native);
   cujit_event_free(e);
   cr_expect_eq(((PFN_cuEventQuery_v2000)driver("cuEventQuery", 2000))(native_event), CUDA_SUCCESS,
                "the event was destroyed by cujit_event_free");

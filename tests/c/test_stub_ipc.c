@@ -166,6 +166,17 @@ Test(stub_ipc, event_round_trip_through_the_text, .fini = close_engine) {
                  "cujit_event_elapsed: the start event is shareable between processes, and those "
                  "have no timing; time with events from cujit_event_create (Lua: cuda.event())");
   cr_expect_eq(ms, 0, "a refused elapsed time leaves 0 ms, not %g", ms);
+  /* the same event wrapped as an application's: cujit cannot know it has no timing, the driver
+  ** refuses, and cujit says what its refusal means */
+  EXPECT_OK(cujit_event_handle(shared, &native));
+  EXPECT_OK(cujit_event_wrap(engine, native, &wrapped));
+  ms = -1;
+  EXPECT_REFUSED(cujit_event_elapsed(ordinary, wrapped, &ms), CUJIT_ERROR_INVALID_ARGUMENT,
+                 "cujit_event_elapsed: the driver cannot time these events (invalid resource "
+                 "handle): a wrapped event made without timing (CU_EVENT_DISABLE_TIMING, "
+                 "cudaEventDisableTiming) or never recorded has no time; time with events from "
+                 "cujit_event_create, or record the wrapped ones");
+  cujit_event_free(wrapped);
   cujit_event_free(ordinary);
   EXPECT_OK(cujit_stream_wait_event(NULL, opened));
   EXPECT_OK(cujit_event_synchronize(opened));

@@ -158,5 +158,13 @@ cujit_status cj_cuda_event_elapsed(cujit_device *dev, void *start, void *end, fl
     return cj_fail(dev->engine, CUJIT_ERROR_NOT_READY,
                    "cujit_event_elapsed: an event has not completed yet; call "
                    "cujit_event_synchronize on the end event first");
+  /* cujit's own events have timing and cujit_event_elapsed saw them recorded, so this is an
+  ** application's event from cujit_event_wrap, made without timing or never recorded */
+  if (rc == CUDA_ERROR_INVALID_HANDLE)
+    return cj_fail(dev->engine, CUJIT_ERROR_INVALID_ARGUMENT,
+                   "cujit_event_elapsed: the driver cannot time these events (invalid resource "
+                   "handle): a wrapped event made without timing (CU_EVENT_DISABLE_TIMING, "
+                   "cudaEventDisableTiming) or never recorded has no time; time with events from "
+                   "cujit_event_create, or record the wrapped ones");
   return cj_cuda_check(dev, rc, "cujit_event_elapsed");
 }
