@@ -658,7 +658,9 @@ CUJIT_API cujit_status cujit_kernel_attributes_get(cujit_kernel *kernel,
 /* The same attributes as the compiler reported them, with no device: read from the kernel's
 ** compiled program alone (ptxas's report in its log, its PTX), so it works where no GPU is, for
 ** a target other than the current device's. The report is there when the compile was given
-** --ptxas-options=-v (extra_flags; `cujit compile -v` passes it):
+** --ptxas-options=-v or -Xptxas=-v (extra_flags; `cujit compile -v` passes it), which also keeps
+** NVRTC and nvJitLink from handing back a binary from their own cache (the driver's compute cache,
+** CUDA 12.9+), since such a binary comes without the report:
 **   registers, local_bytes (the stack frame), spill_store_bytes, spill_load_bytes and
 **   static_shared_bytes from the report; max_threads_per_block from the PTX's launch bounds
 **   (.maxntid, .reqntid) and the registers (given out per warp in units of 256 from four

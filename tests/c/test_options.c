@@ -160,6 +160,43 @@ Test(options, nvrtc_list_keeps_its_order) {
   cj_option_list_free(&l);
 }
 
+/* Which flags ask ptxas for its report (then NVRTC's and nvJitLink's own caches are bypassed, since
+** a binary from them comes without it): -v or --verbose as the value of either spelling, and
+** nothing that merely looks like it (NVRTC hands ptxas one option per flag: ptxas refuses "-O3,-v"
+** and "-v -O3"). */
+Test(options, ptxas_report_asked_by_either_spelling) {
+  static const struct {
+    const char *flag;
+    int verbose;
+  } cases[] = {
+      {"--ptxas-options=-v", 1},
+      {"-Xptxas=-v", 1},
+      {"--ptxas-options=--verbose", 1},
+      {"-Xptxas=--verbose", 1},
+      {"--ptxas-options=-O3", 0},
+      {"-Xptxas=-vv", 0},
+      {"-Xptxas=--verbosee", 0},
+      {"-Xptxas=-v ", 0},
+      {"-v", 0},
+      {"--verbose", 0},
+      {"--ptxas-options=", 0},
+      {"-Xptxas-v", 0},
+      {"-DV=--ptxas-options=-v", 0},
+      {"--ptxas-options-v", 0},
+      {"-Xptxas=-O3,-v", 0},
+      {"--ptxas-options=-warn-spills", 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *one[] = {cases[i].flag};
+    cr_expect_eq(cj_options_ptxas_verbose(one, 1), cases[i].verbose, "%s", cases[i].flag);
+    const char *among[] = {"-Xptxas=-O3", cases[i].flag, "--use_fast_math"};
+    cr_expect_eq(cj_options_ptxas_verbose(among, 3), cases[i].verbose, "%s among others",
+                 cases[i].flag);
+    cr_expect_eq(cj_options_ptxas_verbose(among, 1), 0, "past the count: %s", cases[i].flag);
+  }
+  cr_expect_eq(cj_options_ptxas_verbose(NULL, 0), 0);
+}
+
 /* Each row set alone: the memo key always changes; NVRTC's list and g++'s line change when the
 ** row puts the option on them, holding its spelling, and stay as they were when it does not. */
 Test(options, every_option_reaches_every_consumer) {

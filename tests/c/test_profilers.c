@@ -4,7 +4,9 @@
 ** line info (the memo key and the cache keys see the variable) and unset gives the first back; a
 ** value not understood refuses the compile, naming it; the kept body exists while the engine is
 ** open; cujit_kernel_resources_get reads ptxas's report and refuses what it cannot read, each
-** refusal saying what to do; cujit_kernel_attributes' spills are -1 on the CPU device; without a
+** refusal saying what to do, and reads it again when the same compile runs in another engine
+** (NVRTC's own cache, on a GPU machine, must not hand back a binary without it);
+** cujit_kernel_attributes' spills are -1 on the CPU device; without a
 ** profiler NVTX ranges stay off (nothing registered, nothing recorded: tests/sh/test_nvtx.sh has
 ** them with one).
 */
@@ -106,6 +108,35 @@ Test(profilers, resources_from_the_report) {
   cr_assert_eq(a.binary_version, 90);
   cr_assert_gt(a.ptx_version, 0);
   cr_assert_eq(a.const_bytes, -1, "not reported");
+}
+
+/* The report again from a second engine with no disk cache: the same compile once more. On a GPU
+** machine NVRTC 12.9+ keeps the CUBIN in the driver's compute cache (~/.nv/ComputeCache) and hands
+** it back without running ptxas, so without its report, unless cujit says --no-cache when the
+** report is asked for. Without a driver NVRTC keeps nothing, and both compiles run ptxas. */
+Test(profilers, resources_again_when_nvrtc_has_the_binary) {
+  const char *flags[] = {"-Xptxas=-O3", "-Xptxas=-v"};
+  cujit_compile_options o = sm90;
+  o.extra_flags = flags, o.extra_flag_count = 2;
+  static const char again_sig[] = "again(float *x)";
+  static const char again_body[] = "__shared__ float s[32];\n"
+                                   "s[threadIdx.x & 31] = x[threadIdx.x];\n__syncthreads();\n"
+                                   "x[threadIdx.x] = s[(threadIdx.x + 3) & 31];\n";
+  for (int round = 0; round < 2; round++) {
+    cujit_engine *other;
+    setenv("CUJIT_CACHE", "off", 1);
+    cr_assert_eq(cujit_open(&other), CUJIT_OK);
+    unsetenv("CUJIT_CACHE");
+    cujit_kernel *k;
+    cr_assert_eq(cujit_kernel_define(other, again_sig, again_body, NULL, &o, &k), CUJIT_OK, "%s",
+                 cujit_errmsg(other));
+    cujit_kernel_attributes a = CUJIT_KERNEL_ATTRIBUTES_INIT;
+    cr_expect_eq(cujit_kernel_resources_get(k, &a), CUJIT_OK, "compile %d: %s", round + 1,
+                 cujit_errmsg(other));
+    cr_expect_eq(a.static_shared_bytes, 128, "compile %d: 32 floats of static shared memory: %d",
+                 round + 1, a.static_shared_bytes);
+    cujit_close(other);
+  }
 }
 
 Test(profilers, resources_refusals_say_what_to_do) {

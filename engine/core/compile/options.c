@@ -295,6 +295,19 @@ void cj_options_cxx(const cujit_compile_options *op, cj_option_list *out, cj_buf
   }
 }
 
+int cj_options_ptxas_verbose(const char *const *flags, size_t n) {
+  static const char *const to_ptxas[] = {"--ptxas-options=", "-Xptxas="};
+  for (size_t i = 0; flags && i < n; i++)
+    for (size_t k = 0; flags[i] && k < 2; k++) {
+      size_t prefix = strlen(to_ptxas[k]);
+      const char *value = flags[i] + prefix;
+      if (strncmp(flags[i], to_ptxas[k], prefix) == 0 &&
+          (strcmp(value, "-v") == 0 || strcmp(value, "--verbose") == 0))
+        return 1;
+    }
+  return 0;
+}
+
 int cj_options_memo(cj_key_builder *kb, const cujit_compile_options *op) {
   char why[PATH_MAX + 256];
   for (size_t r = 0; r < cj_option_count; r++) {

@@ -121,6 +121,13 @@ void cj_options_cxx(const cujit_compile_options *op, cj_option_list *out, cj_buf
 ** value the compile refuses (cj_options_nvrtc says why). */
 int cj_options_switch_on(const cujit_compile_options *op, size_t offset);
 
+/* 1 when `flags` ask ptxas for its report: --ptxas-options=-v or -Xptxas=-v (or --verbose; NVRTC
+** hands ptxas one option per flag). Such a compile must not be served by the cache of NVRTC or
+** nvJitLink (CUDA 12.9+; the driver's compute cache, ~/.nv/ComputeCache), which hands back the
+** binary of an earlier compile without running ptxas, and so without the report that
+** cujit_kernel_resources_get and `cujit compile -v` read. */
+int cj_options_ptxas_verbose(const char *const *flags, size_t n);
+
 /* Adds every option as given (but the target, the caller's) to the memo key. 0 when the compile
 ** would refuse one of them (a count with a NULL array, a bad value): no memo then, and the
 ** compile says what was wrong. */
