@@ -199,7 +199,8 @@ check "and the size of one f32 array of 2^$log_n" "$out" "^\\($gib GiB per f32 a
 # its FROM-th call on (the first call of each is the 2^20 check's, the second the planted one's).
 reduce_spoilt() {
   CJ_SPOIL_METHOD=$1 CJ_SPOIL_FROM=$2 CJ_SPOIL_BY=${3:-1} CUJIT_DEVICE=cpu \
-    CUJIT_CACHE_DIR="$TMP/cache" LUA_INIT="@$TMP/spoil.lua" run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/reduce.lua"
+    CUJIT_CACHE_DIR="$TMP/cache" LUA_INIT="@$TMP/spoil.lua" \
+    run "$CUJIT" "$CUJIT_SOURCE_DIR/examples/reduce.lua"
 }
 for m in min max; do
   # Its checks of the planted extremes want them exactly: a min below the planted one (or a max

@@ -41,9 +41,7 @@ static int default_device(const cj_option_list *o) {
 ** it is given in memory are named by kept copies (cj_kept_headers), which the keys say: entries of
 ** cujit versions that named them otherwise are not taken. */
 static int line_info_in(const cj_option_list *o) {
-  for (size_t i = 0; i < o->n; i++)
-    if (!strcmp(o->v[i], "-lineinfo") || !strcmp(o->v[i], "-G")) return 1;
-  return 0;
+  return cj_option_list_has(o, "-lineinfo") || cj_option_list_has(o, "-G");
 }
 
 /* The source key: what the caller gave, before any header is read. It names the include
@@ -179,14 +177,6 @@ static cujit_status compile_status(cujit_engine *engine, cj_nvrtc *nv, nvrtcResu
                  nv->nvrtcGetErrorString(cr), log);
 }
 
-#define NO_CACHE_NVRTC 12090 /* NVRTC 12.9 added its cache and --no-cache */
-
-static int listed(const cj_option_list *o, const char *flag) {
-  for (size_t i = 0; i < o->n; i++)
-    if (strcmp(o->v[i], flag) == 0) return 1;
-  return 0;
-}
-
 /* Compiles `inc` when its includes were resolved (NVRTC then reads no file: every header is
 ** given in memory), else the source as it is, NVRTC finding its headers itself. While another
 ** compile runs in this process's NVRTC, which runs one at a time, in a worker process
@@ -204,8 +194,9 @@ static cujit_status run_nvrtc(cujit_engine *engine, cj_nvrtc *nv, const cj_inclu
     }
   const char *tk = toolkit_include();
   if (tk) cj_option_list_add(o, "--include-path=", tk);
-  if (nv->version >= NO_CACHE_NVRTC && cj_options_ptxas_verbose((const char *const *)o->v, o->n) &&
-      !listed(o, "--no-cache")) /* ptxas's report asked: never a binary from NVRTC's cache */
+  if (nv->version >= CJ_NO_CACHE_VERSION &&
+      cj_options_ptxas_verbose((const char *const *)o->v, o->n) &&
+      !cj_option_list_has(o, "--no-cache")) /* ptxas's report asked: none from NVRTC's cache */
     cj_option_list_add(o, "--no-cache", NULL);
   if (o->failed) return cj_fail(engine, CUJIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   char **lined = NULL; /* with line info, the in-memory headers named by their kept copies */

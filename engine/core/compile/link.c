@@ -397,7 +397,8 @@ static void link_flags(const cujit_compile_options *op, const char *arch, cj_opt
     }
   }
   /* ptxas's report asked: never a binary from nvJitLink's cache (12.9+), which has none */
-  if (linker.version >= 12090 && cj_options_ptxas_verbose(op->extra_flags, op->extra_flag_count))
+  if (linker.version >= CJ_NO_CACHE_VERSION &&
+      cj_options_ptxas_verbose(op->extra_flags, op->extra_flag_count))
     cj_option_list_add(l, "-no-cache", NULL);
 }
 

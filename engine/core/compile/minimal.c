@@ -51,9 +51,7 @@ static int names_omitted(const char *text) {
 }
 
 static int has_minimal(const cj_option_list *o) {
-  for (size_t i = 0; i < o->n; i++)
-    if (strcmp(o->v[i], "-minimal") == 0 || strcmp(o->v[i], "--minimal") == 0) return 1;
-  return 0;
+  return cj_option_list_has(o, "-minimal") || cj_option_list_has(o, "--minimal");
 }
 
 int cj_minimal_add(cujit_engine *engine, int nvrtc_version, const cj_includes *inc,

@@ -143,6 +143,12 @@ void cj_option_list_add(cj_option_list *o, const char *flag, const char *value) 
   o->v[o->n++] = s;
 }
 
+int cj_option_list_has(const cj_option_list *o, const char *flag) {
+  for (size_t i = 0; i < o->n; i++)
+    if (strcmp(o->v[i], flag) == 0) return 1;
+  return 0;
+}
+
 void cj_option_list_free(cj_option_list *o) {
   for (size_t i = 0; i < o->n; i++) free(o->v[i]);
   free(o->v);

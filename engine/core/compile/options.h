@@ -103,6 +103,8 @@ typedef struct cj_option_list {
 
 /* Adds `flag` followed by `value` (when given), concatenated. */
 void cj_option_list_add(cj_option_list *o, const char *flag, const char *value);
+/* 1 when the list holds `flag` exactly, as one item. */
+int cj_option_list_has(const cj_option_list *o, const char *flag);
 void cj_option_list_free(cj_option_list *o);
 
 /* Checks every option (an error naming the one at fault and what to write) and writes NVRTC's
@@ -127,6 +129,9 @@ int cj_options_switch_on(const cujit_compile_options *op, size_t offset);
 ** binary of an earlier compile without running ptxas, and so without the report that
 ** cujit_kernel_resources_get and `cujit compile -v` read. */
 int cj_options_ptxas_verbose(const char *const *flags, size_t n);
+/* The version of NVRTC and of nvJitLink (major*1000 + minor*10) that added the cache and the
+** option to bypass it (NVRTC --no-cache, nvJitLink -no-cache). */
+#define CJ_NO_CACHE_VERSION 12090
 
 /* Adds every option as given (but the target, the caller's) to the memo key. 0 when the compile
 ** would refuse one of them (a count with a NULL array, a bad value): no memo then, and the
